@@ -1,0 +1,289 @@
+package config
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"reflect"
+	"sort"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+)
+
+// Error is a problem with one field of the spec. Field is the dotted path
+// ("engine.scheduler.max_num_seqs"); Python's ConfigError carries the same path.
+type Error struct {
+	Field string
+	Msg   string
+}
+
+func (e *Error) Error() string {
+	if e.Field == "" {
+		return e.Msg
+	}
+	return e.Field + ": " + e.Msg
+}
+
+func errorf(field, format string, args ...any) *Error {
+	return &Error{Field: field, Msg: fmt.Sprintf(format, args...)}
+}
+
+// Decode reads a JSON spec strictly (an unknown field, a wrong type or a
+// non-finite number is an *Error naming its dotted path), fills the defaults of
+// defaults.go and validates the result. Relative paths are kept as given.
+func Decode(data []byte) (*Spec, error) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	var raw any
+	if err := dec.Decode(&raw); err != nil {
+		return nil, &Error{Msg: "spec is not valid JSON: " + err.Error()}
+	}
+	if dec.More() {
+		return nil, &Error{Msg: "spec has trailing data after the JSON object"}
+	}
+	return fromRaw(raw)
+}
+
+// DecodeYAML is Decode for YAML text.
+func DecodeYAML(data []byte) (*Spec, error) {
+	var raw any
+	if err := yaml.Unmarshal(data, &raw); err != nil {
+		return nil, &Error{Msg: "spec is not valid YAML: " + err.Error()}
+	}
+	return fromRaw(raw)
+}
+
+// DecodeFile reads a YAML or JSON spec file and resolves its relative paths
+// against the file's folder.
+func DecodeFile(path string) (*Spec, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, &Error{Msg: err.Error()}
+	}
+	s, err := DecodeYAML(data) // YAML is a superset of JSON
+	if err != nil {
+		return nil, err
+	}
+	s.ResolvePaths(filepath.Dir(path))
+	return s, nil
+}
+
+// ResolvePaths makes the spec's relative file paths absolute against dir. Names
+// that are not paths (a built-in model or system name) are left alone.
+func (s *Spec) ResolvePaths(dir string) {
+	abs := func(p string) string {
+		if p == "" || filepath.IsAbs(p) {
+			return p
+		}
+		return filepath.Join(dir, p)
+	}
+	s.Traffic.Source.Path = abs(s.Traffic.Source.Path)
+	s.Engine.ModelConfigDir = abs(s.Engine.ModelConfigDir)
+	if looksLikePath(s.Engine.Model) {
+		s.Engine.Model = abs(s.Engine.Model)
+	}
+	if looksLikePath(s.Engine.System) {
+		s.Engine.System = abs(s.Engine.System)
+	}
+}
+
+// looksLikePath tells a file path from a name: paths end in .json/.yaml/.yml or
+// start with "." or "/".
+func looksLikePath(s string) bool {
+	return strings.HasPrefix(s, ".") || strings.HasPrefix(s, "/") ||
+		strings.HasSuffix(s, ".json") || strings.HasSuffix(s, ".yaml") || strings.HasSuffix(s, ".yml")
+}
+
+// JSON is the canonical form of a spec: defaults filled, keys in struct order.
+func (s *Spec) JSON() []byte {
+	b, err := json.Marshal(s)
+	if err != nil {
+		panic("config: marshal of a decoded spec failed: " + err.Error())
+	}
+	return b
+}
+
+func fromRaw(raw any) (*Spec, error) {
+	if raw == nil {
+		return nil, &Error{Msg: "spec is empty"}
+	}
+	var s Spec
+	seen := map[string]bool{}
+	if err := decodeValue(raw, reflect.ValueOf(&s).Elem(), "", seen); err != nil {
+		return nil, err
+	}
+	applyDefaults(&s, func(p string) bool { return seen[p] })
+	if err := s.Validate(); err != nil {
+		return nil, err
+	}
+	return &s, nil
+}
+
+var distType = reflect.TypeOf(Dist{})
+
+// decodeValue stores raw (from encoding/json with UseNumber, or from yaml.v3)
+// into v, strictly, recording every dotted path present in seen.
+func decodeValue(raw any, v reflect.Value, path string, seen map[string]bool) error {
+	if path != "" {
+		seen[path] = true
+	}
+	if v.Kind() == reflect.Pointer {
+		if raw == nil {
+			return nil
+		}
+		p := reflect.New(v.Type().Elem())
+		if err := decodeValue(raw, p.Elem(), path, seen); err != nil {
+			return err
+		}
+		v.Set(p)
+		return nil
+	}
+	if raw == nil {
+		return errorf(path, "must not be null")
+	}
+	if v.Type() == distType {
+		if n, ok := raw.(map[string]any); !ok {
+			i, err := toInt(raw, path)
+			if err != nil {
+				return errorf(path, "expected an integer or a mapping {kind, min, max, mean, std}, got %s", describe(raw))
+			}
+			v.Set(reflect.ValueOf(Dist{Kind: "fixed", Value: i}))
+			return nil
+		} else {
+			raw = n
+		}
+	}
+	switch v.Kind() {
+	case reflect.Struct:
+		m, ok := raw.(map[string]any)
+		if !ok {
+			return errorf(path, "expected a mapping, got %s", describe(raw))
+		}
+		fields := map[string]int{}
+		var names []string
+		for i := 0; i < v.NumField(); i++ {
+			name := strings.Split(v.Type().Field(i).Tag.Get("json"), ",")[0]
+			fields[name] = i
+			names = append(names, name)
+		}
+		keys := make([]string, 0, len(m))
+		for k := range m {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys) // deterministic: the first bad key in sorted order is reported
+		for _, k := range keys {
+			i, ok := fields[k]
+			if !ok {
+				return errorf(join(path, k), "unknown field (known: %s)", strings.Join(names, ", "))
+			}
+			if err := decodeValue(m[k], v.Field(i), join(path, k), seen); err != nil {
+				return err
+			}
+		}
+		return nil
+	case reflect.String:
+		s, ok := raw.(string)
+		if !ok {
+			return errorf(path, "expected a string, got %s", describe(raw))
+		}
+		v.SetString(s)
+	case reflect.Bool:
+		b, ok := raw.(bool)
+		if !ok {
+			return errorf(path, "expected true or false, got %s", describe(raw))
+		}
+		v.SetBool(b)
+	case reflect.Int:
+		i, err := toInt(raw, path)
+		if err != nil {
+			return err
+		}
+		v.SetInt(int64(i))
+	case reflect.Uint64:
+		i, err := toInt(raw, path)
+		if err != nil {
+			return err
+		}
+		if i < 0 {
+			return errorf(path, "must be ≥ 0, got %d", i)
+		}
+		v.SetUint(uint64(i))
+	case reflect.Float64:
+		f, err := toFloat(raw, path)
+		if err != nil {
+			return err
+		}
+		v.SetFloat(f)
+	default:
+		panic("config: unsupported field kind " + v.Kind().String() + " at " + path)
+	}
+	return nil
+}
+
+func join(path, key string) string {
+	if path == "" {
+		return key
+	}
+	return path + "." + key
+}
+
+func describe(raw any) string {
+	switch x := raw.(type) {
+	case string:
+		return fmt.Sprintf("the string %q", x)
+	case bool:
+		return fmt.Sprintf("the boolean %v", x)
+	case map[string]any:
+		return "a mapping"
+	case []any:
+		return "a list"
+	case json.Number:
+		return "the number " + x.String()
+	case int, float64:
+		return fmt.Sprintf("the number %v", x)
+	}
+	return fmt.Sprintf("%T", raw)
+}
+
+func toFloat(raw any, path string) (float64, error) {
+	var f float64
+	switch x := raw.(type) {
+	case json.Number:
+		var err error
+		if f, err = x.Float64(); err != nil {
+			return 0, errorf(path, "expected a number, got %s", x)
+		}
+	case int:
+		f = float64(x)
+	case float64:
+		f = x
+	default:
+		return 0, errorf(path, "expected a number, got %s", describe(raw))
+	}
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return 0, errorf(path, "must be a finite number, got %v", f)
+	}
+	return f, nil
+}
+
+func toInt(raw any, path string) (int, error) {
+	switch x := raw.(type) {
+	case json.Number:
+		if i, err := x.Int64(); err == nil {
+			return int(i), nil
+		}
+	case int:
+		return x, nil
+	case float64:
+		if x == math.Trunc(x) && math.Abs(x) < 1<<53 {
+			return int(x), nil
+		}
+	default:
+		return 0, errorf(path, "expected an integer, got %s", describe(raw))
+	}
+	return 0, errorf(path, "expected an integer, got %s", describe(raw))
+}

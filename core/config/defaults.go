@@ -1,0 +1,83 @@
+package config
+
+// The defaults of every optional spec field live here and nowhere else; the Python
+// compiler obtains them from Normalize. Each value and its reason:
+const (
+	DefaultBackend = "vllm"
+	// DefaultPerfSource needs no data files.
+	DefaultPerfSource = "roofline"
+	// DefaultMaxNumSeqs, DefaultMaxNumBatchedTokens and DefaultBlockSize are vLLM
+	// v1's defaults for online serving on a data-centre GPU (vllm/engine/arg_utils.py).
+	DefaultMaxNumSeqs          = 256
+	DefaultMaxNumBatchedTokens = 8192
+	DefaultBlockSize           = 16
+	// DefaultGPUMemoryUtilization is vLLM's --gpu-memory-utilization default.
+	DefaultGPUMemoryUtilization = 0.9
+	DefaultPlacement            = "round_robin"
+	DefaultWorkerCount          = 1
+	DefaultTP                   = 1
+	DefaultSpeedup              = 1.0
+	DefaultArrival              = "poisson"
+	// DefaultGammaCV is the coefficient of variation of gamma arrivals (1 = Poisson).
+	DefaultGammaCV       = 1.0
+	DefaultExecutionMode = "offline"
+)
+
+// DefaultEnablePrefixCaching: vLLM v1 enables automatic prefix caching by default.
+const DefaultEnablePrefixCaching = true
+
+// applyDefaults fills every optional field that the input left unset. present
+// reports whether a dotted key was given, so that an explicit false or 0 is kept.
+func applyDefaults(s *Spec, present func(path string) bool) {
+	e := &s.Engine
+	if e.Backend == "" {
+		e.Backend = DefaultBackend
+	}
+	if e.Perf.Source == "" {
+		e.Perf.Source = DefaultPerfSource
+	}
+	if e.Workers.Aggregated == nil {
+		e.Workers.Aggregated = &Aggregated{}
+	}
+	a := e.Workers.Aggregated
+	if !present("engine.workers.aggregated.count") {
+		a.Count = DefaultWorkerCount
+	}
+	if !present("engine.workers.aggregated.tp") {
+		a.TP = DefaultTP
+	}
+	if a.Placement == "" {
+		a.Placement = DefaultPlacement
+	}
+	sc := &e.Scheduler
+	if !present("engine.scheduler.max_num_seqs") {
+		sc.MaxNumSeqs = DefaultMaxNumSeqs
+	}
+	if !present("engine.scheduler.max_num_batched_tokens") {
+		sc.MaxNumBatchedTokens = DefaultMaxNumBatchedTokens
+	}
+	if !present("engine.scheduler.block_size") {
+		sc.BlockSize = DefaultBlockSize
+	}
+	if !present("engine.scheduler.enable_prefix_caching") {
+		sc.EnablePrefixCaching = DefaultEnablePrefixCaching
+	}
+	if !present("engine.scheduler.gpu_memory_utilization") {
+		sc.GPUMemoryUtilization = DefaultGPUMemoryUtilization
+	}
+	l := &s.Traffic.Load
+	if !present("traffic.load.speedup") {
+		l.Speedup = DefaultSpeedup
+	}
+	if l.Mode == "rate" {
+		if l.Arrival == "" {
+			l.Arrival = DefaultArrival
+		}
+		if l.Arrival == "gamma" && !present("traffic.load.cv") {
+			l.CV = DefaultGammaCV
+		}
+	}
+	if s.Execution.Mode == "" {
+		s.Execution.Mode = DefaultExecutionMode
+	}
+}

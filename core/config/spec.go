@@ -1,0 +1,124 @@
+package config
+
+// Spec is one replay: a deployment (Engine), a workload (Traffic) and how to run it
+// (Execution). Field names are the YAML/JSON keys of the spec; they are a contract.
+type Spec struct {
+	Engine    Engine    `json:"engine"`
+	Traffic   Traffic   `json:"traffic"`
+	Execution Execution `json:"execution"`
+}
+
+// Engine describes the serving deployment.
+type Engine struct {
+	// Model is a Hugging Face name (built in, or looked up in ModelConfigDir as
+	// Org--Name_config.json) or a path to a config.json.
+	Model string `json:"model"`
+	// ModelConfigDir is the folder of Org--Name_config.json files; empty means
+	// built-in models and paths only.
+	ModelConfigDir string `json:"model_config_dir,omitempty"`
+	// System is a built-in GPU system name (h100_sxm, h200_sxm, b200_sxm, a100_sxm)
+	// or a path to a system YAML in the AIConfigurator schema.
+	System    string    `json:"system"`
+	Backend   string    `json:"backend"`
+	Perf      Perf      `json:"perf"`
+	Workers   Workers   `json:"workers"`
+	Scheduler Scheduler `json:"scheduler"`
+}
+
+// Perf selects and parameterises the pass-time model.
+type Perf struct {
+	// Source is "roofline" (built in) or "linear".
+	Source string `json:"source"`
+	// linear: pass ms = BaseMs + PerPrefillTokenMs × prompt tokens computed
+	// + PerDecodeSeqMs × decoding requests.
+	BaseMs            *float64 `json:"base_ms,omitempty"`
+	PerPrefillTokenMs *float64 `json:"per_prefill_token_ms,omitempty"`
+	PerDecodeSeqMs    *float64 `json:"per_decode_seq_ms,omitempty"`
+	// roofline: efficiencies in (0, 1] and a fixed per-pass overhead (µs).
+	ComputeEfficiency *float64 `json:"compute_efficiency,omitempty"`
+	MemoryEfficiency  *float64 `json:"memory_efficiency,omitempty"`
+	PassOverheadUs    *float64 `json:"pass_overhead_us,omitempty"`
+}
+
+// Workers describes the worker pools.
+type Workers struct {
+	Aggregated *Aggregated `json:"aggregated,omitempty"`
+}
+
+// Aggregated is a pool of identical workers that each run prefill and decode.
+type Aggregated struct {
+	Count int `json:"count"`
+	// TP is the tensor-parallel degree of one worker (GPUs per worker).
+	TP int `json:"tp"`
+	// Placement is "round_robin" or "least_outstanding" (fewest requests in flight).
+	Placement string `json:"placement"`
+}
+
+// Scheduler holds the vLLM engine arguments the scheduler and KV manager use.
+type Scheduler struct {
+	MaxNumSeqs          int  `json:"max_num_seqs"`
+	MaxNumBatchedTokens int  `json:"max_num_batched_tokens"`
+	BlockSize           int  `json:"block_size"`
+	EnablePrefixCaching bool `json:"enable_prefix_caching"`
+	// MaxModelLen caps prompt + output tokens; 0 in the input means the model's
+	// max_position_embeddings (filled in by the replay, reported in metadata).
+	MaxModelLen int `json:"max_model_len"`
+	// NumGPUBlocks overrides the KV capacity derived from GPU memory; 0 = derive.
+	NumGPUBlocks         int     `json:"num_gpu_blocks"`
+	GPUMemoryUtilization float64 `json:"gpu_memory_utilization"`
+}
+
+// Traffic is the workload: where requests come from, when they are sent, when to stop.
+type Traffic struct {
+	Source Source `json:"source"`
+	Load   Load   `json:"load"`
+	Stop   Stop   `json:"stop"`
+}
+
+// Source says where requests come from.
+type Source struct {
+	// Type is "mooncake" (JSONL), "azure" (CSV) or "synthetic".
+	Type string `json:"type"`
+	Path string `json:"path,omitempty"`
+	// synthetic only
+	NumRequests int   `json:"num_requests,omitempty"`
+	ISL         *Dist `json:"isl,omitempty"`
+	OSL         *Dist `json:"osl,omitempty"`
+}
+
+// Dist is a token-length distribution. In YAML it is either a plain integer (fixed)
+// or a mapping {kind: uniform|normal|lognormal, min, max, mean, std}.
+type Dist struct {
+	Kind  string  `json:"kind"`
+	Value int     `json:"value,omitempty"`
+	Min   int     `json:"min,omitempty"`
+	Max   int     `json:"max,omitempty"`
+	Mean  float64 `json:"mean,omitempty"`
+	Std   float64 `json:"std,omitempty"`
+}
+
+// Load says when requests are sent.
+type Load struct {
+	// Mode is "trace" (source timestamps / Speedup), "rate" (RateRPS with Arrival
+	// poisson|constant|gamma) or "concurrency" (a closed loop of Concurrency clients).
+	Mode        string  `json:"mode"`
+	Speedup     float64 `json:"speedup,omitempty"`
+	RateRPS     float64 `json:"rate_rps,omitempty"`
+	Arrival     string  `json:"arrival,omitempty"`
+	CV          float64 `json:"cv,omitempty"`
+	Concurrency int     `json:"concurrency,omitempty"`
+}
+
+// Stop ends the replay: after MaxRequests requests are sent (0 = all the source
+// has) and/or once the virtual clock passes MaxDurationS seconds (0 = no limit).
+type Stop struct {
+	MaxRequests  int     `json:"max_requests"`
+	MaxDurationS float64 `json:"max_duration_s"`
+}
+
+// Execution says how to run the replay.
+type Execution struct {
+	// Mode is "offline" (the only mode the core runs).
+	Mode string `json:"mode"`
+	Seed uint64 `json:"seed"`
+}

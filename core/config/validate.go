@@ -1,0 +1,241 @@
+package config
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Validate checks ranges and enumerations after defaults are filled. The first
+// problem is returned as an *Error with its dotted path.
+func (s *Spec) Validate() error {
+	for _, check := range []func() error{s.validateEngine, s.validateTraffic, s.validateExecution} {
+		if err := check(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func oneOf(field, got string, allowed ...string) error {
+	for _, a := range allowed {
+		if got == a {
+			return nil
+		}
+	}
+	if got == "" {
+		return errorf(field, "is required (one of %s)", strings.Join(allowed, ", "))
+	}
+	return errorf(field, "%q is not supported (one of %s)", got, strings.Join(allowed, ", "))
+}
+
+func atLeast(field string, got, min int) error {
+	if got < min {
+		return errorf(field, "must be ≥ %d, got %d", min, got)
+	}
+	return nil
+}
+
+func positive(field string, got float64) error {
+	if !(got > 0) {
+		return errorf(field, "must be > 0, got %v", got)
+	}
+	return nil
+}
+
+func nonNegative(field string, p *float64) error {
+	if p != nil && !(*p >= 0) {
+		return errorf(field, "must be ≥ 0, got %v", *p)
+	}
+	return nil
+}
+
+func fraction(field string, p *float64) error {
+	if p != nil && !(*p > 0 && *p <= 1) {
+		return errorf(field, "must be in (0, 1], got %v", *p)
+	}
+	return nil
+}
+
+func firstErr(errs ...error) error {
+	for _, e := range errs {
+		if e != nil {
+			return e
+		}
+	}
+	return nil
+}
+
+func (s *Spec) validateEngine() error {
+	e := &s.Engine
+	if e.Model == "" {
+		return errorf("engine.model", "is required (a Hugging Face name or a path to config.json)")
+	}
+	if e.System == "" {
+		return errorf("engine.system", "is required (h100_sxm, h200_sxm, b200_sxm, a100_sxm or a system YAML path)")
+	}
+	if err := oneOf("engine.backend", e.Backend, "vllm"); err != nil {
+		return err
+	}
+	p := &e.Perf
+	if err := oneOf("engine.perf.source", p.Source, "roofline", "linear"); err != nil {
+		return err
+	}
+	switch p.Source {
+	case "linear":
+		names := []string{"base_ms", "per_prefill_token_ms", "per_decode_seq_ms"}
+		for i, v := range []*float64{p.BaseMs, p.PerPrefillTokenMs, p.PerDecodeSeqMs} {
+			if v == nil {
+				return errorf("engine.perf."+names[i], "is required for source linear")
+			}
+		}
+		if err := firstErr(nonNegative("engine.perf.base_ms", p.BaseMs),
+			nonNegative("engine.perf.per_prefill_token_ms", p.PerPrefillTokenMs),
+			nonNegative("engine.perf.per_decode_seq_ms", p.PerDecodeSeqMs)); err != nil {
+			return err
+		}
+		if *p.BaseMs+*p.PerPrefillTokenMs+*p.PerDecodeSeqMs == 0 {
+			return errorf("engine.perf", "a linear model with every coefficient 0 never advances the clock")
+		}
+		if p.ComputeEfficiency != nil || p.MemoryEfficiency != nil || p.PassOverheadUs != nil {
+			return errorf("engine.perf", "compute_efficiency, memory_efficiency and pass_overhead_us belong to source roofline")
+		}
+	case "roofline":
+		if p.BaseMs != nil || p.PerPrefillTokenMs != nil || p.PerDecodeSeqMs != nil {
+			return errorf("engine.perf", "base_ms, per_prefill_token_ms and per_decode_seq_ms belong to source linear")
+		}
+		if err := firstErr(fraction("engine.perf.compute_efficiency", p.ComputeEfficiency),
+			fraction("engine.perf.memory_efficiency", p.MemoryEfficiency),
+			nonNegative("engine.perf.pass_overhead_us", p.PassOverheadUs)); err != nil {
+			return err
+		}
+	}
+	a := e.Workers.Aggregated
+	if err := firstErr(atLeast("engine.workers.aggregated.count", a.Count, 1),
+		atLeast("engine.workers.aggregated.tp", a.TP, 1),
+		oneOf("engine.workers.aggregated.placement", a.Placement, "round_robin", "least_outstanding")); err != nil {
+		return err
+	}
+	if a.TP > 8 {
+		return errorf("engine.workers.aggregated.tp", "must be ≤ 8 (one node), got %d", a.TP)
+	}
+	sc := &e.Scheduler
+	if err := firstErr(atLeast("engine.scheduler.max_num_seqs", sc.MaxNumSeqs, 1),
+		atLeast("engine.scheduler.max_num_batched_tokens", sc.MaxNumBatchedTokens, 1),
+		atLeast("engine.scheduler.block_size", sc.BlockSize, 1),
+		atLeast("engine.scheduler.max_model_len", sc.MaxModelLen, 0),
+		atLeast("engine.scheduler.num_gpu_blocks", sc.NumGPUBlocks, 0)); err != nil {
+		return err
+	}
+	if !(sc.GPUMemoryUtilization > 0 && sc.GPUMemoryUtilization <= 1) {
+		return errorf("engine.scheduler.gpu_memory_utilization", "must be in (0, 1], got %v", sc.GPUMemoryUtilization)
+	}
+	return nil
+}
+
+func (s *Spec) validateDist(field string, d *Dist, min int) error {
+	if d == nil {
+		return errorf(field, "is required for a synthetic source")
+	}
+	switch d.Kind {
+	case "fixed":
+		return atLeast(field, d.Value, min)
+	case "uniform":
+		if err := atLeast(field+".min", d.Min, min); err != nil {
+			return err
+		}
+		if d.Max < d.Min {
+			return errorf(field+".max", "must be ≥ min (%d), got %d", d.Min, d.Max)
+		}
+	case "normal", "lognormal":
+		if err := firstErr(positive(field+".mean", d.Mean), atLeast(field+".min", d.Min, min)); err != nil {
+			return err
+		}
+		if !(d.Std >= 0) {
+			return errorf(field+".std", "must be ≥ 0, got %v", d.Std)
+		}
+		if d.Max < d.Min || d.Max < 1 {
+			return errorf(field+".max", "must be ≥ min and ≥ 1, got %d", d.Max)
+		}
+	default:
+		return oneOf(field+".kind", d.Kind, "uniform", "normal", "lognormal")
+	}
+	return nil
+}
+
+func (s *Spec) validateTraffic() error {
+	t := &s.Traffic
+	src := &t.Source
+	if err := oneOf("traffic.source.type", src.Type, "mooncake", "azure", "synthetic"); err != nil {
+		return err
+	}
+	if src.Type == "synthetic" {
+		if src.Path != "" {
+			return errorf("traffic.source.path", "a synthetic source reads no file")
+		}
+		if err := firstErr(atLeast("traffic.source.num_requests", src.NumRequests, 1),
+			s.validateDist("traffic.source.isl", src.ISL, 1),
+			s.validateDist("traffic.source.osl", src.OSL, 0)); err != nil {
+			return err
+		}
+	} else {
+		if src.Path == "" {
+			return errorf("traffic.source.path", "is required for a %s trace", src.Type)
+		}
+		if src.NumRequests != 0 || src.ISL != nil || src.OSL != nil {
+			return errorf("traffic.source", "num_requests, isl and osl belong to a synthetic source; a %s trace has its own", src.Type)
+		}
+	}
+	l := &t.Load
+	if err := oneOf("traffic.load.mode", l.Mode, "trace", "rate", "concurrency"); err != nil {
+		return err
+	}
+	if err := positive("traffic.load.speedup", l.Speedup); err != nil {
+		return err
+	}
+	switch l.Mode {
+	case "trace":
+		if src.Type == "synthetic" {
+			return errorf("traffic.load.mode", "trace timestamps need a trace source; use rate or concurrency for a synthetic source")
+		}
+	case "rate":
+		if err := firstErr(positive("traffic.load.rate_rps", l.RateRPS),
+			oneOf("traffic.load.arrival", l.Arrival, "poisson", "constant", "gamma")); err != nil {
+			return err
+		}
+		if l.Arrival == "gamma" {
+			if err := positive("traffic.load.cv", l.CV); err != nil {
+				return err
+			}
+		}
+	case "concurrency":
+		if err := atLeast("traffic.load.concurrency", l.Concurrency, 1); err != nil {
+			return err
+		}
+	}
+	if l.Mode != "rate" && (l.RateRPS != 0 || l.Arrival != "" || l.CV != 0) {
+		return errorf("traffic.load", "rate_rps, arrival and cv belong to mode rate, not %s", l.Mode)
+	}
+	if l.Mode != "concurrency" && l.Concurrency != 0 {
+		return errorf("traffic.load.concurrency", "belongs to mode concurrency, not %s", l.Mode)
+	}
+	if err := atLeast("traffic.stop.max_requests", t.Stop.MaxRequests, 0); err != nil {
+		return err
+	}
+	if !(t.Stop.MaxDurationS >= 0) {
+		return errorf("traffic.stop.max_duration_s", "must be ≥ 0, got %v", t.Stop.MaxDurationS)
+	}
+	return nil
+}
+
+func (s *Spec) validateExecution() error {
+	if s.Execution.Mode != "offline" {
+		return errorf("execution.mode", "%q is not supported: the core runs offline replays only", s.Execution.Mode)
+	}
+	return nil
+}
+
+// String is a one-line summary for logs.
+func (s *Spec) String() string {
+	a := s.Engine.Workers.Aggregated
+	return fmt.Sprintf("%s on %s, %d×TP%d, %s load of %s", s.Engine.Model, s.Engine.System, a.Count, a.TP, s.Traffic.Load.Mode, s.Traffic.Source.Type)
+}

@@ -1,0 +1,23 @@
+// Package engine models one serving worker: a vLLM v1-style scheduler that forms
+// passes (continuous batching with chunked prefill) over a KV block manager with
+// prefix caching, LRU eviction and preemption by recompute.
+//
+// Read first:
+//   - worker.go: Worker, the two calls the replay makes (Add at arrival, then
+//     StartPass / FinishPass around each pass) and what a pass emits.
+//   - scheduler.go: how a pass is formed at its start (DESIGN.md §4): running
+//     requests first, then FCFS admission that stops at the first request that
+//     does not fit; preemption of the newest running request.
+//   - kv.go: the block manager: refcounted blocks, the hash → block map of the
+//     prefix cache and the LRU list of unreferenced cached blocks.
+//
+// Units: time in integer nanoseconds of the virtual clock; lengths in tokens;
+// capacity in KV blocks of BlockSize tokens. The pass duration comes from a
+// perf.Model. The engine knows nothing of clients, traces or other workers.
+//
+// Token accounting follows vLLM v1: a request has Prompt+generated tokens; each
+// pass computes some of the tokens not yet in the KV cache, and the pass that
+// brings the cache up to all of them samples one new token. A decode is the case
+// of exactly one new token after the prompt is done. A preempted request loses
+// its cache and recomputes prompt and generated tokens as a prefill.
+package engine

@@ -1,0 +1,97 @@
+package engine
+
+import "github.com/aisimulate/aisimulate/core/perf"
+
+// schedule forms the next pass into w.batch (vLLM v1 Scheduler.schedule, without
+// speculative decoding or LoRA). It returns false when no request can run.
+//
+//  1. Running requests, oldest first: each takes its next tokens (1 for a decode,
+//     the rest of its prompt up to the remaining token budget for a prefill). If
+//     its KV blocks cannot be had, the newest running request is preempted
+//     (blocks released, back to the head of the waiting queue) until they can;
+//     a request that has to preempt itself is not scheduled.
+//  2. If nothing was preempted, waiting requests are admitted first come first
+//     served while a sequence slot and token budget remain and their KV blocks
+//     fit (counting their prefix-cache hit); admission stops at the first
+//     request that does not fit.
+func (w *Worker) schedule() bool {
+	budget := w.cfg.MaxNumBatchedTokens
+	b := &w.batch
+	b.Prefill = b.Prefill[:0]
+	b.DecodeKVLens = b.DecodeKVLens[:0]
+	b.Samplers = 0
+	preempted := false
+
+	for i := 0; i < len(w.running) && budget > 0; i++ {
+		r := w.running[i]
+		n := min(r.tokens()-r.computed, budget)
+		need := w.blocksFor(r.computed+n) - len(r.blocks)
+		for need > w.kv.available() {
+			victim := w.running[len(w.running)-1]
+			w.running = w.running[:len(w.running)-1]
+			w.preempt(victim)
+			preempted = true
+			if victim == r {
+				break
+			}
+		}
+		if i >= len(w.running) { // r preempted itself
+			break
+		}
+		for ; need > 0; need-- {
+			r.blocks = append(r.blocks, w.kv.take())
+		}
+		w.addToBatch(r, n)
+		budget -= n
+	}
+
+	for !preempted && budget > 0 && w.waiting.Len() > 0 && len(w.running) < w.cfg.MaxNumSeqs {
+		r := w.waiting.Front()
+		// The last token is always computed so that the pass can sample: a prompt
+		// fully in the cache still recomputes its last block.
+		hits, idle := w.kv.lookup(r.Hashes, (r.tokens()-1)/w.cfg.BlockSize)
+		computed := hits * w.cfg.BlockSize
+		n := min(r.tokens()-computed, budget)
+		need := w.blocksFor(computed+n) - hits
+		if need > w.kv.available()-idle {
+			break
+		}
+		w.waiting.PopFront()
+		r.blocks = w.kv.touch(r.Hashes, hits, r.blocks[:0])
+		r.computed, r.registered = computed, hits
+		if !r.admitted {
+			r.admitted, r.CachedTokens = true, computed
+		}
+		for ; need > 0; need-- {
+			r.blocks = append(r.blocks, w.kv.take())
+		}
+		w.running = append(w.running, r)
+		w.addToBatch(r, n)
+		budget -= n
+	}
+	return len(b.Prefill)+len(b.DecodeKVLens) > 0
+}
+
+// addToBatch records that r computes n tokens in this pass.
+func (w *Worker) addToBatch(r *Request, n int) {
+	r.scheduled = n
+	b := &w.batch
+	if n == 1 && r.computed >= r.Prompt && r.Generated > 0 {
+		b.DecodeKVLens = append(b.DecodeKVLens, r.computed)
+	} else {
+		b.Prefill = append(b.Prefill, perf.Chunk{NewTokens: n, PrefixTokens: r.computed})
+	}
+	if r.computed+n == r.tokens() && r.Generated < r.Output {
+		b.Samplers++
+	}
+}
+
+// preempt releases r's blocks and puts it back at the head of the waiting
+// queue to be recomputed (vLLM v1 preemption by recompute).
+func (w *Worker) preempt(r *Request) {
+	w.kv.release(r.blocks)
+	r.blocks = r.blocks[:0]
+	r.computed, r.registered, r.scheduled = 0, 0, 0
+	r.Preemptions++
+	w.waiting.PushFront(r)
+}

@@ -1,0 +1,47 @@
+package perf
+
+// Chunk is one prefill chunk of one request inside a pass.
+type Chunk struct {
+	// NewTokens is the number of prompt tokens computed in this pass (≥ 1).
+	NewTokens int
+	// PrefixTokens is the number of tokens already in the KV cache before this
+	// chunk: the prefix-cache hit plus earlier chunks of the same prompt.
+	PrefixTokens int
+}
+
+// Batch is one engine pass as formed at pass start.
+type Batch struct {
+	// Prefill holds one chunk per request that computes prompt tokens.
+	Prefill []Chunk
+	// DecodeKVLens holds, for every request decoding one token in this pass,
+	// its KV length in tokens (context already in cache, excluding the token
+	// being computed).
+	DecodeKVLens []int
+	// Samplers is the number of sequences that sample a token at the end of
+	// the pass: every decode plus every prefill chunk that completes its prompt.
+	Samplers int
+}
+
+// PrefillTokens is the number of prompt tokens computed in the pass.
+func (b *Batch) PrefillTokens() int {
+	n := 0
+	for i := range b.Prefill {
+		n += b.Prefill[i].NewTokens
+	}
+	return n
+}
+
+// Tokens is the number of tokens the non-attention ops run over:
+// prompt tokens computed plus one per decoding request.
+func (b *Batch) Tokens() int { return b.PrefillTokens() + len(b.DecodeKVLens) }
+
+// Model prices one pass.
+type Model interface {
+	// PassTime returns the duration of the pass in nanoseconds; it is at
+	// least 1 so that the virtual clock always advances. The batch is not
+	// retained after the call returns.
+	PassTime(b *Batch) int64
+	// Name identifies the source and its version for the report metadata,
+	// for example "linear" or "roofline-v1".
+	Name() string
+}

@@ -1,0 +1,99 @@
+package replay
+
+import (
+	"github.com/aisimulate/aisimulate/core/config"
+	"github.com/aisimulate/aisimulate/core/engine"
+	"github.com/aisimulate/aisimulate/core/hardware"
+	"github.com/aisimulate/aisimulate/core/model"
+	"github.com/aisimulate/aisimulate/core/perf"
+)
+
+// deployment is everything built from spec.engine.
+type deployment struct {
+	arch      *model.Arch
+	sys       *hardware.System
+	perf      perf.Model
+	engineCfg engine.Config
+	count, tp int
+	placement string
+}
+
+func cfgErr(field string, err error) error { return &config.Error{Field: field, Msg: err.Error()} }
+
+func buildDeployment(s *config.Spec) (*deployment, error) {
+	e := &s.Engine
+	arch, err := model.Load(e.Model, e.ModelConfigDir)
+	if err != nil {
+		return nil, cfgErr("engine.model", err)
+	}
+	sys, err := hardware.Lookup(e.System)
+	if err != nil {
+		return nil, cfgErr("engine.system", err)
+	}
+	a := e.Workers.Aggregated
+	if err := arch.Validate(a.TP); err != nil {
+		return nil, cfgErr("engine.workers.aggregated.tp", err)
+	}
+	d := &deployment{arch: arch, sys: sys, count: a.Count, tp: a.TP, placement: a.Placement}
+	kvDtype := model.BF16 // KV cache stays bf16 unless the spec says otherwise (issue 5 adds the field)
+
+	switch e.Perf.Source {
+	case "linear":
+		d.perf = &perf.Linear{BaseMs: *e.Perf.BaseMs, PerPrefillTokenMs: *e.Perf.PerPrefillTokenMs, PerDecodeSeqMs: *e.Perf.PerDecodeSeqMs}
+	case "roofline":
+		p := perf.DefaultRooflineParams()
+		if v := e.Perf.ComputeEfficiency; v != nil {
+			p.ComputeEfficiency = *v
+		}
+		if v := e.Perf.MemoryEfficiency; v != nil {
+			p.MemoryEfficiency = *v
+		}
+		if v := e.Perf.PassOverheadUs; v != nil {
+			p.PassOverheadUs = *v
+		}
+		rl, err := perf.NewRoofline(arch, sys, perf.RooflineOptions{TP: a.TP, WeightDtype: arch.WeightDtype, KVDtype: kvDtype, Params: p})
+		if err != nil {
+			return nil, cfgErr("engine.perf", err)
+		}
+		d.perf = rl
+	}
+
+	sc := &e.Scheduler
+	blocks := sc.NumGPUBlocks
+	if blocks == 0 {
+		blocks, err = perf.KVCapacityBlocks(arch, sys, a.TP, kvDtype, sc.MaxNumBatchedTokens, sc.GPUMemoryUtilization, sc.BlockSize)
+		if err != nil {
+			return nil, cfgErr("engine.scheduler.gpu_memory_utilization", err)
+		}
+	}
+	maxLen := sc.MaxModelLen
+	if maxLen == 0 {
+		maxLen = arch.MaxPositionEmbeddings
+	}
+	d.engineCfg = engine.Config{
+		MaxNumSeqs: sc.MaxNumSeqs, MaxNumBatchedTokens: sc.MaxNumBatchedTokens, BlockSize: sc.BlockSize,
+		NumBlocks: blocks, MaxModelLen: maxLen, PrefixCaching: sc.EnablePrefixCaching,
+	}
+	return d, nil
+}
+
+func (d *deployment) metadata(s *config.Spec) map[string]any {
+	return map[string]any{
+		"aisimulate_version": Version,
+		"perf_model":         d.perf.Name(),
+		"model":              d.arch.Name,
+		"system":             d.sys.Name,
+		"workers":            d.count,
+		"tp":                 d.tp,
+		"gpus":               d.count * d.tp,
+		"num_gpu_blocks":     d.engineCfg.NumBlocks,
+		"block_size":         d.engineCfg.BlockSize,
+		"max_model_len":      d.engineCfg.MaxModelLen,
+		"kv_bytes_per_token": d.arch.KVBytesPerToken(d.tp, model.BF16.Bytes()),
+		"weight_dtype":       string(d.arch.WeightDtype),
+		"spec":               jsonRaw(s.JSON()),
+	}
+}
+
+// Version of the simulation core, reported in metadata.
+const Version = "0.1.0"

@@ -1,0 +1,77 @@
+package replay
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/aisimulate/aisimulate/core/config"
+	"github.com/aisimulate/aisimulate/core/report"
+)
+
+// linearEngine is the engine of notes/worked-examples.md: pass ms = 2.0 +
+// 0.01 × prompt tokens computed + 0.1 × decoding requests.
+const linearEngine = `
+engine:
+  model: Qwen/Qwen3-32B
+  system: h100_sxm
+  perf: {source: linear, base_ms: 2.0, per_prefill_token_ms: 0.01, per_decode_seq_ms: 0.1}
+  scheduler: {max_num_batched_tokens: 512, max_num_seqs: 4, block_size: 16, enable_prefix_caching: true, num_gpu_blocks: %d}
+`
+
+// traceRow is one Mooncake JSONL row.
+type traceRow struct {
+	ts      float64
+	in, out int
+	hashes  []int
+}
+
+func writeTrace(t *testing.T, rows []traceRow) string {
+	t.Helper()
+	var b strings.Builder
+	for _, r := range rows {
+		ids := make([]string, len(r.hashes))
+		for i, h := range r.hashes {
+			ids[i] = fmt.Sprint(h)
+		}
+		fmt.Fprintf(&b, `{"timestamp": %v, "input_length": %d, "output_length": %d, "hash_ids": [%s]}`+"\n",
+			r.ts, r.in, r.out, strings.Join(ids, ", "))
+	}
+	path := filepath.Join(t.TempDir(), "trace.jsonl")
+	require.NoError(t, os.WriteFile(path, []byte(b.String()), 0o644))
+	return path
+}
+
+// runYAML decodes a YAML spec and replays it.
+func runYAML(t *testing.T, yml string) *report.Report {
+	t.Helper()
+	s, err := config.DecodeYAML([]byte(yml))
+	require.NoError(t, err)
+	rep, err := Run(s)
+	require.NoError(t, err)
+	return rep
+}
+
+// traceSpec is the linear engine replaying rows in trace mode.
+func traceSpec(t *testing.T, blocks int, rows []traceRow, extra string) string {
+	return fmt.Sprintf(linearEngine, blocks) + fmt.Sprintf(`
+traffic:
+  source: {type: mooncake, path: %s}
+  load: {mode: trace}
+%s`, writeTrace(t, rows), extra)
+}
+
+// msOf converts a report time back to ms with nanosecond exactness.
+func msOf(ns int64) float64 { return float64(ns) / 1e6 }
+
+func replaceOnce(s, old, new string) string {
+	i := strings.Index(s, old)
+	if i < 0 {
+		panic("replaceOnce: " + old + " not found")
+	}
+	return s[:i] + new + s[i+len(old):]
+}

@@ -1,0 +1,113 @@
+package replay
+
+import (
+	"errors"
+	"io"
+	"math"
+
+	"github.com/aisimulate/aisimulate/core/config"
+	"github.com/aisimulate/aisimulate/core/workload"
+)
+
+// traffic sends the workload's requests: it streams the source, applies the
+// stop conditions and gives each request its send time.
+type traffic struct {
+	src         workload.Source
+	closer      io.Closer
+	mode        string // "trace", "rate" or "concurrency"
+	speedup     float64
+	arrival     workload.Arrival // rate mode
+	concurrency int
+	maxRequests int   // 0: no limit
+	stopNs      int64 // no send at or after this time; math.MaxInt64: no limit
+	sent        int
+	done        bool
+}
+
+func openTraffic(s *config.Spec, blockSize int) (*traffic, error) {
+	t := &s.Traffic
+	tr := &traffic{mode: t.Load.Mode, speedup: t.Load.Speedup, concurrency: t.Load.Concurrency,
+		maxRequests: t.Stop.MaxRequests, stopNs: math.MaxInt64}
+	if t.Stop.MaxDurationS > 0 {
+		tr.stopNs = int64(math.Round(t.Stop.MaxDurationS * 1e9))
+	}
+	streams := workload.NewStreams(s.Execution.Seed)
+	var err error
+	switch t.Source.Type {
+	case "mooncake":
+		tr.src, tr.closer, err = workload.OpenMooncake(t.Source.Path)
+	case "azure":
+		tr.src, tr.closer, err = workload.OpenAzure(t.Source.Path)
+	case "synthetic":
+		tr.src, err = workload.NewSynthetic(workload.SyntheticSpec{
+			NumRequests: t.Source.NumRequests, ISL: dist(t.Source.ISL), OSL: dist(t.Source.OSL),
+		}, streams)
+	}
+	if err != nil {
+		var de *workload.DataError
+		if errors.As(err, &de) {
+			return nil, err
+		}
+		return nil, cfgErr("traffic.source", err)
+	}
+	if tr.mode == "rate" {
+		rng := streams.Get("arrival")
+		switch t.Load.Arrival {
+		case "poisson":
+			tr.arrival, err = workload.NewPoisson(t.Load.RateRPS, rng)
+		case "constant":
+			tr.arrival, err = workload.NewConstant(t.Load.RateRPS)
+		case "gamma":
+			tr.arrival, err = workload.NewGamma(t.Load.RateRPS, t.Load.CV, rng)
+		}
+		if err != nil {
+			return nil, cfgErr("traffic.load", err)
+		}
+	}
+	return tr, nil
+}
+
+func dist(d *config.Dist) workload.Dist {
+	return workload.Dist{Kind: d.Kind, Value: d.Value, Min: d.Min, Max: d.Max, Mean: d.Mean, Std: d.Std}
+}
+
+func (tr *traffic) close() {
+	if tr.closer != nil {
+		tr.closer.Close()
+	}
+}
+
+// next reads the next request and its send time (ns). For a closed loop the
+// caller passes now, the time its client is ready. ok is false when the
+// workload is over: the source is exhausted or a stop condition is reached.
+func (tr *traffic) next(r *workload.Request, now int64) (sendNs int64, ok bool, err error) {
+	if tr.done || (tr.maxRequests > 0 && tr.sent >= tr.maxRequests) {
+		tr.done = true
+		return 0, false, nil
+	}
+	if err := tr.src.Next(r); err != nil {
+		tr.done = true
+		if err == io.EOF {
+			return 0, false, nil
+		}
+		return 0, false, err
+	}
+	switch tr.mode {
+	case "trace":
+		sendNs = int64(math.Round(float64(r.Timestamp) / tr.speedup))
+	case "rate":
+		var more bool
+		if sendNs, more = tr.arrival.Next(); !more {
+			tr.done = true
+			return 0, false, nil
+		}
+	default:
+		sendNs = now
+	}
+	if sendNs >= tr.stopNs {
+		tr.done = true
+		return 0, false, nil
+	}
+	tr.sent++
+	return sendNs, true, nil
+}

@@ -1,0 +1,53 @@
+package report
+
+// Request statuses (terminal).
+const (
+	StatusCompleted = "completed"
+	StatusRejected  = "rejected"
+	StatusFailed    = "failed"
+	StatusCanceled  = "canceled"
+)
+
+// NoTime marks a timestamp that never happened (a rejected request's first token).
+const NoTime int64 = -1
+
+// Record is one request's timeline (ns from the start of the replay) and counts.
+type Record struct {
+	RequestID    int64
+	Status       string
+	Reason       string
+	InputTokens  int
+	OutputTokens int // tokens produced and received
+	CachedTokens int
+	SendNs       int64 // the client sent the request
+	ArrivalNs    int64 // the request reached the engine
+	FirstTokenNs int64 // the client received the first token (NoTime without output)
+	EndNs        int64 // the client received the end of the response
+	ReleaseNs    int64 // the client acted on the response
+	Worker       int
+	Preemptions  int
+	SessionID    int64 // -1 outside a session
+	Turn         int
+}
+
+func ms(ns int64) float64 { return float64(ns) / 1e6 }
+
+// TTFT is time to first token, first_token − send (ms); ok is false without output.
+func (r *Record) TTFT() (float64, bool) {
+	if r.FirstTokenNs == NoTime {
+		return 0, false
+	}
+	return ms(r.FirstTokenNs - r.SendNs), true
+}
+
+// E2E is end-to-end latency, end − send (ms).
+func (r *Record) E2E() float64 { return ms(r.EndNs - r.SendNs) }
+
+// TPOT is time per output token after the first, (e2e − ttft)/(output − 1) (ms),
+// defined for two or more output tokens (AIPerf's inter-token latency).
+func (r *Record) TPOT() (float64, bool) {
+	if r.OutputTokens < 2 || r.FirstTokenNs == NoTime {
+		return 0, false
+	}
+	return ms(r.EndNs-r.FirstTokenNs) / float64(r.OutputTokens-1), true
+}

@@ -1,0 +1,73 @@
+// Package pybind is the facade that gopy wraps into the Python extension
+// aisimulate._core. Calls are coarse: JSON text in, JSON text out, one call per
+// replay. Every exported function recovers panics, so a Go panic never aborts
+// the Python interpreter.
+//
+// Every result is an envelope, a JSON object with exactly one of:
+//
+//	{"spec": {...}}        Normalize: the canonical spec, defaults filled
+//	{"report": {...}}      Run: metadata, summary and per-request records
+//	{"error": {"kind": K, "message": M, "field": F, "file": P, "line": N}}
+//
+// where K is "config" (F is the dotted spec path), "data" (workload data: P and
+// N name the file and line), "simulation" (any other core error) or "panic"
+// (a bug in the core, recovered here).
+package pybind
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"runtime/debug"
+
+	"github.com/aisimulate/aisimulate/core/config"
+)
+
+// Version returns the core's version string.
+func Version() string { return "0.1.0" }
+
+type errorBody struct {
+	Kind    string `json:"kind"`
+	Message string `json:"message"`
+	Field   string `json:"field,omitempty"`
+	File    string `json:"file,omitempty"`
+	Line    int    `json:"line,omitempty"`
+}
+
+func errorEnvelope(err error) string {
+	body := errorBody{Kind: "simulation", Message: err.Error()}
+	var ce *config.Error
+	if errors.As(err, &ce) {
+		body.Kind, body.Field = "config", ce.Field
+	}
+	if df, ok := asDataError(err); ok {
+		body.Kind, body.File, body.Line, body.Field = "data", df.file, df.line, df.field
+	}
+	b, _ := json.Marshal(map[string]errorBody{"error": body})
+	return string(b)
+}
+
+// guard runs f and turns a panic into an error envelope.
+func guard(f func() string) (out string) {
+	defer func() {
+		if r := recover(); r != nil {
+			b, _ := json.Marshal(map[string]errorBody{"error": {
+				Kind:    "panic",
+				Message: fmt.Sprintf("aisimulate core panic: %v\n%s", r, debug.Stack()),
+			}})
+			out = string(b)
+		}
+	}()
+	return f()
+}
+
+// Normalize validates a JSON spec and returns it with every default filled.
+func Normalize(spec string) string {
+	return guard(func() string {
+		s, err := config.Decode([]byte(spec))
+		if err != nil {
+			return errorEnvelope(err)
+		}
+		return `{"spec":` + string(s.JSON()) + `}`
+	})
+}
