@@ -77,8 +77,18 @@ func buildDeployment(s *config.Spec) (*deployment, error) {
 	return d, nil
 }
 
-func (d *deployment) metadata(s *config.Spec) map[string]any {
+func (d *deployment) metadata(s *config.Spec, workers []*engine.Worker) map[string]any {
+	kv := make([]map[string]int64, len(workers))
+	busy := make([]float64, len(workers))
+	for i, w := range workers {
+		st := w.KVStats()
+		kv[i] = map[string]int64{"allocated": st.Allocated, "reused": st.Reused, "released": st.Released,
+			"evicted": st.Evicted, "free": int64(w.KVFree() - w.KVCached()), "cached": int64(w.KVCached())}
+		busy[i] = float64(w.BusyNs) / 1e6
+	}
 	return map[string]any{
+		"kv_blocks":          kv,
+		"worker_busy_ms":     busy,
 		"aisimulate_version": Version,
 		"perf_model":         d.perf.Name(),
 		"model":              d.arch.Name,

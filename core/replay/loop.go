@@ -73,7 +73,7 @@ func Run(s *config.Spec) (*report.Report, error) {
 		return nil, err
 	}
 	return &report.Report{
-		Metadata: dep.metadata(s),
+		Metadata: dep.metadata(s, m.workers),
 		Summary:  m.acc.Close(dep.count * dep.tp),
 		Records:  m.records,
 	}, nil

@@ -1,0 +1,64 @@
+package hardware
+
+import "sort"
+
+// builtinSystems returns fresh copies of the built-in systems. Every value is
+// read from ../shared/data/aic/systems/<name>.yaml (source:
+// ai-dynamo/aiconfigurator, aic-core/src/aiconfigurator_core/systems/, commit
+// 095f58a51c4ca8e61b66ec108d86f223f8d559ce); TestBuiltinsMatchYAML checks
+// them against the files.
+func builtinSystems() []System {
+	// misc.nccl_mem is the same in all four files.
+	nccl := func() map[int]int64 {
+		return map[int]int64{1: 0, 2: 358612992, 4: 411041792, 8: 411041792}
+	}
+	const otherMem = 3758096384 // 3.5 GiB, misc.other_mem in all four files
+	return []System{
+		{ // h100_sxm.yaml
+			Name: "h100_sxm", MemBW: 3350e9, MemCapacity: 85899345920, // 80 GiB
+			BF16Flops: 989e12, FP8Flops: 1978e12,
+			MemBWScaling: 0.8, MemConstLatency: 3e-6,
+			GPUsPerNode: 8, IntraNodeBW: 450e9, OtherMem: otherMem, NCCLMem: nccl(),
+		},
+		{ // h200_sxm.yaml
+			Name: "h200_sxm", MemBW: 4800e9, MemCapacity: 151397597184, // 141 GiB
+			BF16Flops: 989e12, FP8Flops: 1978e12,
+			MemBWScaling: 0.8, MemConstLatency: 3e-6,
+			GPUsPerNode: 8, IntraNodeBW: 450e9, OtherMem: otherMem, NCCLMem: nccl(),
+		},
+		{ // b200_sxm.yaml
+			Name: "b200_sxm", MemBW: 7700e9, MemCapacity: 193273528320, // 180 GiB
+			BF16Flops: 2250e12, FP8Flops: 4500e12,
+			MemBWScaling: 0.8, MemConstLatency: 3e-6,
+			GPUsPerNode: 8, IntraNodeBW: 900e9, OtherMem: otherMem, NCCLMem: nccl(),
+		},
+		{ // a100_sxm.yaml: no fp8_tc_flops
+			Name: "a100_sxm", MemBW: 2039e9, MemCapacity: 85899345920, // 80 GiB
+			BF16Flops: 312e12, FP8Flops: 0,
+			MemBWScaling: 0.8, MemConstLatency: 3e-6,
+			GPUsPerNode: 8, IntraNodeBW: 300e9, OtherMem: otherMem, NCCLMem: nccl(),
+		},
+	}
+}
+
+// Builtin returns a copy of the built-in system called name and true, or
+// nil and false.
+func Builtin(name string) (*System, bool) {
+	for _, s := range builtinSystems() {
+		if s.Name == name {
+			s := s
+			return &s, true
+		}
+	}
+	return nil, false
+}
+
+// BuiltinNames lists the built-in system names, sorted.
+func BuiltinNames() []string {
+	var names []string
+	for _, s := range builtinSystems() {
+		names = append(names, s.Name)
+	}
+	sort.Strings(names)
+	return names
+}

@@ -1,0 +1,20 @@
+// Package hardware describes GPU systems, per GPU: HBM size and bandwidth,
+// peak tensor-core FLOP/s by dtype, NVLink bandwidth and the memory that
+// vLLM cannot give to the KV cache (NCCL buffers, a fixed reserve).
+//
+// # Reading order
+//
+//  1. system.go: the System type and Flops (peak by weight dtype).
+//  2. builtin.go: h100_sxm, h200_sxm, b200_sxm, a100_sxm, with values read
+//     from ../shared/data/aic/systems/<name>.yaml (ai-dynamo/aiconfigurator,
+//     aic-core/src/aiconfigurator_core/systems/).
+//  3. yaml.go: ReadYAML (the AIConfigurator system schema) and Lookup
+//     (a built-in name, else a YAML path).
+//
+// # Units
+//
+// Bandwidths in bytes per second (B/s, one direction, per GPU), capacities
+// and reserves in bytes, compute in FLOP/s (dense tensor-core peak),
+// latencies in seconds. Nothing here applies an efficiency: the perf models
+// in core/perf do.
+package hardware

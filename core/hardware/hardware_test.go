@@ -1,0 +1,148 @@
+package hardware
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/aisimulate/aisimulate/core/model"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// sharedSystems is the AIConfigurator systems directory, read in place.
+const sharedSystems = "../../../shared/data/aic/systems"
+
+func TestBuiltinsMatchYAML(t *testing.T) {
+	require.Equal(t, []string{"a100_sxm", "b200_sxm", "h100_sxm", "h200_sxm"}, BuiltinNames())
+	for _, name := range BuiltinNames() {
+		t.Run(name, func(t *testing.T) {
+			path := filepath.Join(sharedSystems, name+".yaml")
+			if _, err := os.Stat(path); err != nil {
+				t.Skipf("shared system file %s absent", path)
+			}
+			want, err := ReadYAML(path)
+			require.NoError(t, err)
+			got, ok := Builtin(name)
+			require.True(t, ok)
+			assert.Equal(t, want, got)
+		})
+	}
+}
+
+func TestBuiltinValues(t *testing.T) {
+	// Spot values from perf-tables.md "System spec fields".
+	h100, ok := Builtin("h100_sxm")
+	require.True(t, ok)
+	assert.Equal(t, 3.35e12, h100.MemBW)
+	assert.Equal(t, int64(80)<<30, h100.MemCapacity)
+	assert.Equal(t, 989e12, h100.BF16Flops)
+	assert.Equal(t, 4.5e11, h100.IntraNodeBW)
+	h200, _ := Builtin("h200_sxm")
+	assert.Equal(t, int64(141)<<30, h200.MemCapacity)
+	// A copy: mutating it does not change the next lookup.
+	h100.NCCLMem[2] = 1
+	again, _ := Builtin("h100_sxm")
+	assert.Equal(t, int64(358612992), again.NCCLMem[2])
+}
+
+func TestFlops(t *testing.T) {
+	h100, _ := Builtin("h100_sxm")
+	a100, _ := Builtin("a100_sxm")
+	assert.Equal(t, 989e12, h100.Flops(model.BF16))
+	assert.Equal(t, 1978e12, h100.Flops(model.FP8))
+	assert.Equal(t, 1978e12, h100.Flops(model.FP8Block))
+	// A100 has no fp8 tensor cores: fp8 weights run with bf16 math.
+	assert.Equal(t, 312e12, a100.Flops(model.FP8))
+	assert.Equal(t, 312e12, a100.Flops(model.BF16))
+}
+
+func TestNCCLMemFor(t *testing.T) {
+	s := &System{NCCLMem: map[int]int64{1: 0, 2: 10, 4: 20, 8: 30}}
+	assert.Equal(t, int64(0), s.NCCLMemFor(1))
+	assert.Equal(t, int64(10), s.NCCLMemFor(2))
+	assert.Equal(t, int64(10), s.NCCLMemFor(3)) // largest listed degree ≤ 3 is 2
+	assert.Equal(t, int64(20), s.NCCLMemFor(6)) // … ≤ 6 is 4
+	assert.Equal(t, int64(0), (&System{}).NCCLMemFor(2))
+}
+
+func writeFile(t *testing.T, name, body string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), name)
+	require.NoError(t, os.WriteFile(p, []byte(body), 0o644))
+	return p
+}
+
+const minimalYAML = `
+gpu:
+  mem_bw: 1000
+  mem_capacity: 2048
+  bfloat16_tc_flops: 5.0e+12
+node:
+  num_gpus_per_node: 4
+  intra_node_bw: 300
+misc:
+  other_mem: 7
+`
+
+func TestReadYAMLDefaults(t *testing.T) {
+	s, err := ReadYAML(writeFile(t, "tiny_gpu.yaml", minimalYAML))
+	require.NoError(t, err)
+	assert.Equal(t, &System{Name: "tiny_gpu", MemBW: 1000, MemCapacity: 2048, BF16Flops: 5e12,
+		MemBWScaling: 1, GPUsPerNode: 4, IntraNodeBW: 300, OtherMem: 7, NCCLMem: map[int]int64{}}, s)
+}
+
+func TestReadYAMLErrors(t *testing.T) {
+	tests := []struct {
+		name, body, want string
+	}{
+		{"missing mem_bw", `
+gpu: {mem_capacity: 1, bfloat16_tc_flops: 1}
+node: {num_gpus_per_node: 1, intra_node_bw: 1}
+misc: {other_mem: 0}`, "gpu.mem_bw is missing"},
+		{"zero flops", `
+gpu: {mem_bw: 1, mem_capacity: 1, bfloat16_tc_flops: 0}
+node: {num_gpus_per_node: 1, intra_node_bw: 1}
+misc: {other_mem: 0}`, "gpu.bfloat16_tc_flops = 0"},
+		{"missing capacity", `
+gpu: {mem_bw: 1, bfloat16_tc_flops: 1}
+node: {num_gpus_per_node: 1, intra_node_bw: 1}
+misc: {other_mem: 0}`, "gpu.mem_capacity is missing"},
+		{"missing other_mem", `
+gpu: {mem_bw: 1, mem_capacity: 1, bfloat16_tc_flops: 1}
+node: {num_gpus_per_node: 1, intra_node_bw: 1}`, "misc.other_mem is missing"},
+		{"bad scaling", `
+gpu: {mem_bw: 1, mem_capacity: 1, bfloat16_tc_flops: 1, mem_bw_empirical_scaling_factor: 2}
+node: {num_gpus_per_node: 1, intra_node_bw: 1}
+misc: {other_mem: 0}`, "mem_bw_empirical_scaling_factor = 2"},
+		{"not yaml", "gpu: [", "bad.yaml"},
+		{"wrong type", "gpu: {mem_bw: fast}", "bad.yaml"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			p := writeFile(t, "bad.yaml", tc.body)
+			_, err := ReadYAML(p)
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tc.want)
+			assert.Contains(t, err.Error(), p)
+		})
+	}
+	_, err := ReadYAML(filepath.Join(t.TempDir(), "absent.yaml"))
+	assert.ErrorContains(t, err, "absent.yaml")
+}
+
+func TestLookup(t *testing.T) {
+	s, err := Lookup("h200_sxm")
+	require.NoError(t, err)
+	assert.Equal(t, 4.8e12, s.MemBW)
+
+	p := writeFile(t, "custom.yaml", minimalYAML)
+	s, err = Lookup(p)
+	require.NoError(t, err)
+	assert.Equal(t, "custom", s.Name)
+
+	_, err = Lookup("tpu_v9")
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), `"tpu_v9"`)
+	assert.Contains(t, err.Error(), "a100_sxm, b200_sxm, h100_sxm, h200_sxm")
+}

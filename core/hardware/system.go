@@ -1,0 +1,64 @@
+package hardware
+
+import "github.com/aisimulate/aisimulate/core/model"
+
+// System is the spec of one GPU type and its node, per GPU.
+type System struct {
+	// Name is the system name, for example "h100_sxm".
+	Name string
+	// MemBW is the HBM bandwidth, B/s (gpu.mem_bw).
+	MemBW float64
+	// MemCapacity is the HBM size, bytes (gpu.mem_capacity).
+	MemCapacity int64
+	// BF16Flops is the dense bf16 tensor-core peak, FLOP/s
+	// (gpu.bfloat16_tc_flops).
+	BF16Flops float64
+	// FP8Flops is the dense fp8 tensor-core peak, FLOP/s (gpu.fp8_tc_flops);
+	// 0 on GPUs without fp8 tensor cores (A100).
+	FP8Flops float64
+	// MemBWScaling is the empirical fraction of MemBW that small memory-bound
+	// ops reach (gpu.mem_bw_empirical_scaling_factor), dimensionless.
+	MemBWScaling float64
+	// MemConstLatency is the empirical fixed latency of a memory-bound op,
+	// seconds (gpu.mem_empirical_constant_latency).
+	MemConstLatency float64
+	// GPUsPerNode is node.num_gpus_per_node.
+	GPUsPerNode int
+	// IntraNodeBW is the NVLink bandwidth per GPU, one direction, B/s
+	// (node.intra_node_bw).
+	IntraNodeBW float64
+	// OtherMem is memory reserved outside weights, activations and KV cache
+	// (CUDA context, allocator slack), bytes (misc.other_mem).
+	OtherMem int64
+	// NCCLMem is the NCCL buffer memory per GPU by TP degree, bytes
+	// (misc.nccl_mem); keys are TP degrees (1, 2, 4, 8).
+	NCCLMem map[int]int64
+}
+
+// Flops is the dense tensor-core peak, FLOP/s, for GEMMs with weights of
+// dtype d: FP8Flops for fp8 and fp8_block, BF16Flops otherwise. A GPU
+// without fp8 tensor cores (FP8Flops = 0, such as A100) runs fp8 checkpoints
+// as weight-only fp8 with bf16 math (vLLM's Marlin fp8 kernel), so Flops
+// returns BF16Flops there. Never an error.
+func (s *System) Flops(d model.Dtype) float64 {
+	if (d == model.FP8 || d == model.FP8Block) && s.FP8Flops > 0 {
+		return s.FP8Flops
+	}
+	return s.BF16Flops
+}
+
+// NCCLMemFor is the NCCL buffer memory for TP degree tp, bytes: the entry of
+// NCCLMem for tp, else the entry of the largest listed degree below tp
+// (tp = 3 uses the tp = 2 entry), else 0.
+func (s *System) NCCLMemFor(tp int) int64 {
+	if v, ok := s.NCCLMem[tp]; ok {
+		return v
+	}
+	best, v := 0, int64(0)
+	for k, m := range s.NCCLMem {
+		if k <= tp && k > best {
+			best, v = k, m
+		}
+	}
+	return v
+}

@@ -1,0 +1,138 @@
+package hardware
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+)
+
+// systemYAML is the part of an AIConfigurator system file that System needs.
+// Pointers distinguish a missing field from zero.
+type systemYAML struct {
+	GPU struct {
+		MemBW           *float64 `yaml:"mem_bw"`
+		MemBWScaling    *float64 `yaml:"mem_bw_empirical_scaling_factor"`
+		MemConstLatency *float64 `yaml:"mem_empirical_constant_latency"`
+		MemCapacity     *int64   `yaml:"mem_capacity"`
+		BF16Flops       *float64 `yaml:"bfloat16_tc_flops"`
+		FP8Flops        *float64 `yaml:"fp8_tc_flops"`
+	} `yaml:"gpu"`
+	Node struct {
+		GPUsPerNode *int     `yaml:"num_gpus_per_node"`
+		IntraNodeBW *float64 `yaml:"intra_node_bw"`
+	} `yaml:"node"`
+	Misc struct {
+		NCCLMem  map[int]int64 `yaml:"nccl_mem"`
+		OtherMem *int64        `yaml:"other_mem"`
+	} `yaml:"misc"`
+}
+
+// ReadYAML reads a system spec in the AIConfigurator schema
+// (aic-core/src/aiconfigurator_core/systems/<name>.yaml). The System is named
+// after the file without its extension. Required: gpu.mem_bw,
+// gpu.mem_capacity, gpu.bfloat16_tc_flops (all > 0), node.intra_node_bw,
+// node.num_gpus_per_node (> 0), misc.other_mem (≥ 0). Optional:
+// gpu.fp8_tc_flops (0 when absent), gpu.mem_bw_empirical_scaling_factor
+// (1 when absent), gpu.mem_empirical_constant_latency (0), misc.nccl_mem
+// (empty). Unknown fields are ignored: the files carry many that the
+// simulator does not use. Errors name the file and the field.
+func ReadYAML(path string) (*System, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("hardware: %w", err)
+	}
+	var y systemYAML
+	if err := yaml.Unmarshal(data, &y); err != nil {
+		return nil, fmt.Errorf("hardware: %s: %w", path, err)
+	}
+	name := strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))
+	s := &System{Name: name, MemBWScaling: 1, NCCLMem: map[int]int64{}}
+
+	posF := func(field string, v *float64, dst *float64) error {
+		if v == nil {
+			return fmt.Errorf("hardware: %s: field %s is missing", path, field)
+		}
+		if !(*v > 0) {
+			return fmt.Errorf("hardware: %s: field %s = %g, want > 0", path, field, *v)
+		}
+		*dst = *v
+		return nil
+	}
+	for _, f := range []struct {
+		field string
+		v     *float64
+		dst   *float64
+	}{
+		{"gpu.mem_bw", y.GPU.MemBW, &s.MemBW},
+		{"gpu.bfloat16_tc_flops", y.GPU.BF16Flops, &s.BF16Flops},
+		{"node.intra_node_bw", y.Node.IntraNodeBW, &s.IntraNodeBW},
+	} {
+		if err := posF(f.field, f.v, f.dst); err != nil {
+			return nil, err
+		}
+	}
+	if y.GPU.MemCapacity == nil {
+		return nil, fmt.Errorf("hardware: %s: field gpu.mem_capacity is missing", path)
+	}
+	if *y.GPU.MemCapacity <= 0 {
+		return nil, fmt.Errorf("hardware: %s: field gpu.mem_capacity = %d, want > 0", path, *y.GPU.MemCapacity)
+	}
+	s.MemCapacity = *y.GPU.MemCapacity
+	if y.Node.GPUsPerNode == nil {
+		return nil, fmt.Errorf("hardware: %s: field node.num_gpus_per_node is missing", path)
+	}
+	if *y.Node.GPUsPerNode <= 0 {
+		return nil, fmt.Errorf("hardware: %s: field node.num_gpus_per_node = %d, want > 0", path, *y.Node.GPUsPerNode)
+	}
+	s.GPUsPerNode = *y.Node.GPUsPerNode
+	if y.Misc.OtherMem == nil {
+		return nil, fmt.Errorf("hardware: %s: field misc.other_mem is missing", path)
+	}
+	if *y.Misc.OtherMem < 0 {
+		return nil, fmt.Errorf("hardware: %s: field misc.other_mem = %d, want ≥ 0", path, *y.Misc.OtherMem)
+	}
+	s.OtherMem = *y.Misc.OtherMem
+
+	if v := y.GPU.FP8Flops; v != nil {
+		if *v < 0 {
+			return nil, fmt.Errorf("hardware: %s: field gpu.fp8_tc_flops = %g, want ≥ 0", path, *v)
+		}
+		s.FP8Flops = *v
+	}
+	if v := y.GPU.MemBWScaling; v != nil {
+		if !(*v > 0 && *v <= 1) {
+			return nil, fmt.Errorf("hardware: %s: field gpu.mem_bw_empirical_scaling_factor = %g, want in (0, 1]", path, *v)
+		}
+		s.MemBWScaling = *v
+	}
+	if v := y.GPU.MemConstLatency; v != nil {
+		if *v < 0 {
+			return nil, fmt.Errorf("hardware: %s: field gpu.mem_empirical_constant_latency = %g, want ≥ 0", path, *v)
+		}
+		s.MemConstLatency = *v
+	}
+	for tp, m := range y.Misc.NCCLMem {
+		if tp <= 0 || m < 0 {
+			return nil, fmt.Errorf("hardware: %s: field misc.nccl_mem[%d] = %d, want TP > 0 and bytes ≥ 0", path, tp, m)
+		}
+		s.NCCLMem[tp] = m
+	}
+	return s, nil
+}
+
+// Lookup returns the built-in system called nameOrPath, else the system read
+// from the YAML file at nameOrPath. When neither exists, the error lists the
+// built-in names.
+func Lookup(nameOrPath string) (*System, error) {
+	if s, ok := Builtin(nameOrPath); ok {
+		return s, nil
+	}
+	if fi, err := os.Stat(nameOrPath); err == nil && fi.Mode().IsRegular() {
+		return ReadYAML(nameOrPath)
+	}
+	return nil, fmt.Errorf("hardware: unknown system %q: not a built-in (%s) and not a YAML file",
+		nameOrPath, strings.Join(BuiltinNames(), ", "))
+}

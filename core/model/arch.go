@@ -1,0 +1,152 @@
+package model
+
+import "fmt"
+
+// MaxTP is the largest tensor-parallel degree accepted by Validate: one
+// NVLink node of 8 GPUs (the perf tables measure all-reduce on 2, 4 and 8).
+const MaxTP = 8
+
+// Arch is the architecture of a dense decoder, as read from config.json.
+// All counts are per model (not per GPU).
+type Arch struct {
+	// Name is the model name or path the architecture was loaded as.
+	Name string
+	// Architecture is the first entry of config.json "architectures",
+	// for example "Qwen3ForCausalLM".
+	Architecture string
+	// Layers is num_hidden_layers (L).
+	Layers int
+	// Hidden is hidden_size (h), elements.
+	Hidden int
+	// Heads is num_attention_heads (n).
+	Heads int
+	// KVHeads is num_key_value_heads (kv); defaults to Heads.
+	KVHeads int
+	// HeadDim is head_dim (d), elements; defaults to Hidden/Heads.
+	HeadDim int
+	// Intermediate is intermediate_size (I), elements.
+	Intermediate int
+	// Vocab is vocab_size (V), tokens.
+	Vocab int
+	// MaxPositionEmbeddings is max_position_embeddings, tokens.
+	MaxPositionEmbeddings int
+	// QKNorm is true when the attention applies RMSNorm to q and k per head
+	// (Qwen3).
+	QKNorm bool
+	// TieEmbeddings is tie_word_embeddings: the logits GEMM reuses the
+	// embedding matrix.
+	TieEmbeddings bool
+	// WeightDtype is the checkpoint's GEMM weight format: FP8 or FP8Block
+	// from quantization_config, else BF16.
+	WeightDtype Dtype
+}
+
+// Validate checks the architecture for a tensor-parallel degree tp: every
+// count is positive, KVHeads divides Heads (grouped-query attention), tp is in
+// 1..MaxTP and divides Heads. The error names the field and the values.
+func (a *Arch) Validate(tp int) error {
+	if a == nil {
+		return fmt.Errorf("model: nil architecture")
+	}
+	for _, f := range []struct {
+		name string
+		v    int
+	}{
+		{"num_hidden_layers", a.Layers},
+		{"hidden_size", a.Hidden},
+		{"num_attention_heads", a.Heads},
+		{"num_key_value_heads", a.KVHeads},
+		{"head_dim", a.HeadDim},
+		{"intermediate_size", a.Intermediate},
+		{"vocab_size", a.Vocab},
+	} {
+		if f.v <= 0 {
+			return fmt.Errorf("model %s: %s = %d, want > 0", a.Name, f.name, f.v)
+		}
+	}
+	if a.Heads%a.KVHeads != 0 {
+		return fmt.Errorf("model %s: num_key_value_heads = %d does not divide num_attention_heads = %d",
+			a.Name, a.KVHeads, a.Heads)
+	}
+	if !a.WeightDtype.Valid() {
+		return fmt.Errorf("model %s: unknown weight dtype %q", a.Name, a.WeightDtype)
+	}
+	if tp < 1 || tp > MaxTP {
+		return fmt.Errorf("model %s: tensor parallel size %d out of range 1..%d", a.Name, tp, MaxTP)
+	}
+	if a.Heads%tp != 0 {
+		return fmt.Errorf("model %s: tensor parallel size %d does not divide num_attention_heads = %d",
+			a.Name, tp, a.Heads)
+	}
+	return nil
+}
+
+// ceilDiv is ⌈a/b⌉ for a ≥ 0, b > 0.
+func ceilDiv(a, b int) int { return (a + b - 1) / b }
+
+// KVHeadsPerGPU is ceil(kv/t): vLLM splits KV heads across TP ranks and
+// replicates them when t > kv.
+func (a *Arch) KVHeadsPerGPU(tp int) int { return ceilDiv(a.KVHeads, tp) }
+
+// KVBytesPerToken is the KV cache size of one token on one GPU, in bytes:
+//
+//	ceil(kv/t) · d · L · 2 · b_kv
+//
+// kv KV heads, t TP degree, d head_dim (elements), L layers, 2 for K and V,
+// b_kv bytes per KV element (2 for bf16, 1 for fp8). Source: vLLM
+// FullAttentionSpec.page_size_bytes per layer, summed over layers; see
+// ../shared/notes/perf-tables.md "Memory → KV capacity". Qwen3-32B, bf16,
+// t = 1: 8·128·64·2·2 = 262,144 bytes. tp must be ≥ 1 (see Validate).
+func (a *Arch) KVBytesPerToken(tp int, kvBytes float64) int64 {
+	return int64(float64(a.KVHeadsPerGPU(tp)*a.HeadDim*a.Layers*2) * kvBytes)
+}
+
+// GEMMShape is one weight GEMM of a decoder layer on one GPU: the output
+// features N and the input features K (elements); the weight matrix is N×K.
+type GEMMShape struct {
+	Name string
+	N, K int
+}
+
+// LayerGEMMs returns the four weight GEMMs of one decoder layer on one GPU
+// under tensor parallelism t (perf-tables.md "A dense decoder pass"):
+//
+//	qkv:     N = (n/t + 2·ceil(kv/t))·d, K = h   (column parallel)
+//	o_proj:  N = h, K = (n/t)·d                  (row parallel)
+//	gate_up: N = 2·ceil(I/t), K = h              (column parallel)
+//	down:    N = h, K = ceil(I/t)                (row parallel)
+//
+// With t dividing kv this is the table's (n + 2kv)·d/t; when t > kv the KV
+// heads are replicated, as vLLM's QKVParallelLinear does.
+func (a *Arch) LayerGEMMs(tp int) [4]GEMMShape {
+	inter := ceilDiv(a.Intermediate, tp)
+	return [4]GEMMShape{
+		{"qkv", (a.Heads/tp + 2*a.KVHeadsPerGPU(tp)) * a.HeadDim, a.Hidden},
+		{"o_proj", a.Hidden, a.Heads / tp * a.HeadDim},
+		{"gate_up", 2 * inter, a.Hidden},
+		{"down", a.Hidden, inter},
+	}
+}
+
+// WeightBytesPerGPU is the weight memory of one GPU under tensor parallelism
+// t, in bytes (perf-tables.md "Memory → KV capacity"):
+//
+//	L · Σ_GEMM N·K · b_w  +  ceil(V/t)·h·2 (embedding)  +  ceil(V/t)·h·2 (logits)
+//
+// N, K the per-GPU shapes of LayerGEMMs, b_w the weight dtype's bytes per
+// element, V vocab, h hidden. The embedding and the logits (lm_head) stay
+// bf16 in fp8 checkpoints; with tied embeddings they are one matrix and
+// count once. Norm weights (a few h per layer) are ignored.
+// Qwen3-32B-FP8 at t = 1: 64·487,587,840·1 + 2·151,936·5,120·2 = 34,317,271,040.
+func (a *Arch) WeightBytesPerGPU(tp int) int64 {
+	var perLayer int64
+	for _, g := range a.LayerGEMMs(tp) {
+		perLayer += int64(g.N) * int64(g.K)
+	}
+	gemm := int64(float64(perLayer*int64(a.Layers)) * a.WeightDtype.Bytes())
+	embed := int64(ceilDiv(a.Vocab, tp)) * int64(a.Hidden) * 2
+	if a.TieEmbeddings {
+		return gemm + embed
+	}
+	return gemm + 2*embed
+}

@@ -1,0 +1,184 @@
+package model
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// SupportedArchitectures lists the config.json "architectures" values that
+// Parse accepts: dense decoders with standard GQA attention and a SwiGLU MLP.
+func SupportedArchitectures() []string {
+	return []string{"LlamaForCausalLM", "MistralForCausalLM", "Qwen2ForCausalLM", "Qwen3ForCausalLM"}
+}
+
+// hfConfig is the subset of a Hugging Face config.json that Parse reads.
+// Pointers distinguish a missing (or null) field from zero.
+type hfConfig struct {
+	Architectures         []string     `json:"architectures"`
+	NumHiddenLayers       *int         `json:"num_hidden_layers"`
+	HiddenSize            *int         `json:"hidden_size"`
+	NumAttentionHeads     *int         `json:"num_attention_heads"`
+	NumKeyValueHeads      *int         `json:"num_key_value_heads"`
+	HeadDim               *int         `json:"head_dim"`
+	IntermediateSize      *int         `json:"intermediate_size"`
+	VocabSize             *int         `json:"vocab_size"`
+	MaxPositionEmbeddings *int         `json:"max_position_embeddings"`
+	TieWordEmbeddings     bool         `json:"tie_word_embeddings"`
+	QuantizationConfig    *quantConfig `json:"quantization_config"`
+}
+
+type quantConfig struct {
+	QuantMethod     string `json:"quant_method"`
+	QuantAlgo       string `json:"quant_algo"`
+	WeightBlockSize []int  `json:"weight_block_size"`
+}
+
+// Parse reads a Hugging Face config.json and returns its architecture, named
+// name. Defaults: head_dim = hidden_size / num_attention_heads,
+// num_key_value_heads = num_attention_heads. Weight dtype:
+// quantization_config.quant_method "fp8" gives FP8, or FP8Block when
+// weight_block_size is set; a ModelOpt-style quant_algo "FP8" gives FP8;
+// no quantization_config gives BF16; any other quantization is an error.
+//
+// Errors name the model and the config field: invalid JSON, a missing or
+// non-positive count, an architecture outside SupportedArchitectures
+// ("not supported: … dense decoders only"), or an unsupported quantization.
+func Parse(data []byte, name string) (*Arch, error) {
+	var c hfConfig
+	if err := json.Unmarshal(data, &c); err != nil {
+		return nil, fmt.Errorf("model %s: config.json: %w", name, err)
+	}
+	if len(c.Architectures) == 0 {
+		return nil, fmt.Errorf("model %s: config.json field architectures is missing or empty", name)
+	}
+	arch := c.Architectures[0]
+	supported := false
+	for _, s := range SupportedArchitectures() {
+		supported = supported || s == arch
+	}
+	if !supported {
+		return nil, fmt.Errorf("model %s: not supported: architectures = %s: dense decoders only (%s)",
+			name, arch, strings.Join(SupportedArchitectures(), ", "))
+	}
+
+	a := &Arch{Name: name, Architecture: arch, QKNorm: arch == "Qwen3ForCausalLM", TieEmbeddings: c.TieWordEmbeddings}
+	for _, f := range []struct {
+		field string
+		src   *int
+		dst   *int
+	}{
+		{"num_hidden_layers", c.NumHiddenLayers, &a.Layers},
+		{"hidden_size", c.HiddenSize, &a.Hidden},
+		{"num_attention_heads", c.NumAttentionHeads, &a.Heads},
+		{"intermediate_size", c.IntermediateSize, &a.Intermediate},
+		{"vocab_size", c.VocabSize, &a.Vocab},
+		{"max_position_embeddings", c.MaxPositionEmbeddings, &a.MaxPositionEmbeddings},
+	} {
+		if f.src == nil {
+			return nil, fmt.Errorf("model %s: config.json field %s is missing", name, f.field)
+		}
+		if *f.src <= 0 {
+			return nil, fmt.Errorf("model %s: config.json field %s = %d, want > 0", name, f.field, *f.src)
+		}
+		*f.dst = *f.src
+	}
+
+	a.KVHeads = a.Heads
+	if c.NumKeyValueHeads != nil {
+		if *c.NumKeyValueHeads <= 0 {
+			return nil, fmt.Errorf("model %s: config.json field num_key_value_heads = %d, want > 0", name, *c.NumKeyValueHeads)
+		}
+		a.KVHeads = *c.NumKeyValueHeads
+	}
+	if c.HeadDim != nil {
+		if *c.HeadDim <= 0 {
+			return nil, fmt.Errorf("model %s: config.json field head_dim = %d, want > 0", name, *c.HeadDim)
+		}
+		a.HeadDim = *c.HeadDim
+	} else {
+		if a.Hidden%a.Heads != 0 {
+			return nil, fmt.Errorf("model %s: config.json has no head_dim and hidden_size = %d is not a multiple of num_attention_heads = %d",
+				name, a.Hidden, a.Heads)
+		}
+		a.HeadDim = a.Hidden / a.Heads
+	}
+	if a.Heads%a.KVHeads != 0 {
+		return nil, fmt.Errorf("model %s: config.json field num_key_value_heads = %d does not divide num_attention_heads = %d",
+			name, a.KVHeads, a.Heads)
+	}
+
+	dt, err := weightDtype(c.QuantizationConfig)
+	if err != nil {
+		return nil, fmt.Errorf("model %s: %w", name, err)
+	}
+	a.WeightDtype = dt
+	return a, nil
+}
+
+// weightDtype maps quantization_config to the GEMM weight dtype.
+func weightDtype(q *quantConfig) (Dtype, error) {
+	switch {
+	case q == nil:
+		return BF16, nil
+	case q.QuantMethod == "fp8" && len(q.WeightBlockSize) > 0:
+		return FP8Block, nil
+	case q.QuantMethod == "fp8":
+		return FP8, nil
+	case (q.QuantMethod == "" || q.QuantMethod == "modelopt") && q.QuantAlgo == "FP8":
+		return FP8, nil
+	}
+	return "", fmt.Errorf("config.json field quantization_config: quant_method %q, quant_algo %q not supported (fp8 only)",
+		q.QuantMethod, q.QuantAlgo)
+}
+
+// ConfigFileName is the file name under which the AIConfigurator data keeps
+// a model's config.json: "Qwen/Qwen3-32B" → "Qwen--Qwen3-32B_config.json".
+func ConfigFileName(name string) string {
+	return strings.ReplaceAll(name, "/", "--") + "_config.json"
+}
+
+// Load returns the architecture of nameOrPath, trying in order:
+//  1. nameOrPath is an existing file: Parse it;
+//  2. nameOrPath is a built-in name (BuiltinNames): a copy of the built-in;
+//  3. configDir (if not empty) holds ConfigFileName(nameOrPath): Parse it.
+//
+// The returned Arch is named nameOrPath. When nothing matches, the error
+// names the model and every place searched; a file that exists but does not
+// parse gives Parse's error with the file path.
+func Load(nameOrPath, configDir string) (*Arch, error) {
+	if fi, err := os.Stat(nameOrPath); err == nil && fi.Mode().IsRegular() {
+		return parseFile(nameOrPath, nameOrPath)
+	}
+	if a, ok := Builtin(nameOrPath); ok {
+		return a, nil
+	}
+	searched := []string{"a file at " + nameOrPath, "built-ins " + strings.Join(BuiltinNames(), ", ")}
+	if configDir != "" {
+		p := filepath.Join(configDir, ConfigFileName(nameOrPath))
+		_, err := os.Stat(p)
+		if err == nil {
+			return parseFile(p, nameOrPath)
+		}
+		if !errors.Is(err, os.ErrNotExist) {
+			return nil, fmt.Errorf("model %s: %w", nameOrPath, err)
+		}
+		searched = append(searched, p)
+	}
+	return nil, fmt.Errorf("model %q not found; searched: %s", nameOrPath, strings.Join(searched, "; "))
+}
+
+func parseFile(path, name string) (*Arch, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("model %s: %w", name, err)
+	}
+	a, err := Parse(data, name)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return a, nil
+}

@@ -1,0 +1,32 @@
+// Package model describes the architecture of a dense decoder-only LLM, read
+// from a Hugging Face config.json, and derives the byte counts that serving
+// needs: KV cache bytes per token and weight bytes per GPU.
+//
+// # Reading order
+//
+//  1. arch.go: the Arch type, Validate, KVBytesPerToken and WeightBytesPerGPU
+//     (the formulas, with units, are on each method).
+//  2. config.go: Parse (config.json bytes → Arch) and Load (a path, a
+//     built-in name, or a file Org--Name_config.json in a config directory).
+//  3. builtin.go: the built-in architectures, so that the default replay
+//     needs no data files.
+//  4. dtype.go: the Dtype strings shared with the perf tables.
+//
+// # Scope
+//
+// Only dense decoders are accepted: LlamaForCausalLM, Qwen2ForCausalLM,
+// Qwen3ForCausalLM and MistralForCausalLM. Mixture-of-experts, multimodal and
+// MLA models are rejected by Parse with an error that names the architecture.
+//
+// # Units
+//
+// Counts (layers, heads, hidden size…) are plain ints. Byte counts are int64
+// bytes; bytes per element are float64 (Dtype.Bytes). TP is the
+// tensor-parallel degree t: each GPU holds Heads/t query heads and
+// ceil(KVHeads/t) KV heads (KV heads are replicated when t > KVHeads, as in
+// vLLM).
+//
+// The notation in the formulas follows ../shared/notes/perf-tables.md:
+// h hidden size, n heads, d head_dim, kv KV heads, I intermediate size,
+// V vocab size, L layers, t TP.
+package model

@@ -1,0 +1,49 @@
+package model
+
+import "fmt"
+
+// Dtype is a numeric format of weights or KV cache. The strings match the
+// gemm_dtype and kv_cache_dtype columns of the AIConfigurator perf tables.
+type Dtype string
+
+// Supported dtypes.
+const (
+	// BF16 is 16-bit brain float (also used for fp16 checkpoints: same size).
+	BF16 Dtype = "bfloat16"
+	// FP8 is 8-bit float (e4m3) with per-tensor scales.
+	FP8 Dtype = "fp8"
+	// FP8Block is 8-bit float with block-wise scales (weight_block_size,
+	// for example 128×128, as in Qwen3-32B-FP8). Scales are ignored in the
+	// byte count.
+	FP8Block Dtype = "fp8_block"
+)
+
+// Bytes is the size of one element in bytes: 2 for BF16, 1 for FP8 and
+// FP8Block, 0 for an unknown dtype (check with Valid).
+func (d Dtype) Bytes() float64 {
+	switch d {
+	case BF16:
+		return 2
+	case FP8, FP8Block:
+		return 1
+	}
+	return 0
+}
+
+// Valid reports whether d is one of the supported dtypes.
+func (d Dtype) Valid() bool { return d.Bytes() > 0 }
+
+// ParseDtype accepts the canonical strings and the aliases "bf16", "float16",
+// "fp16" (as BF16: same size and peak), "float8" and "fp8_e4m3" (as FP8).
+// It returns an error that names the string and the accepted values.
+func ParseDtype(s string) (Dtype, error) {
+	switch s {
+	case string(BF16), "bf16", "float16", "fp16":
+		return BF16, nil
+	case string(FP8), "float8", "fp8_e4m3":
+		return FP8, nil
+	case string(FP8Block):
+		return FP8Block, nil
+	}
+	return "", fmt.Errorf("model: unknown dtype %q (want %s, %s or %s)", s, BF16, FP8, FP8Block)
+}

@@ -1,0 +1,259 @@
+package model
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// sharedConfigs is the AIConfigurator model_configs directory, read in place.
+const sharedConfigs = "../../../shared/data/aic/model_configs"
+
+func TestDtypeBytes(t *testing.T) {
+	assert.Equal(t, 2.0, BF16.Bytes())
+	assert.Equal(t, 1.0, FP8.Bytes())
+	assert.Equal(t, 1.0, FP8Block.Bytes())
+	assert.Equal(t, 0.0, Dtype("int4").Bytes())
+	assert.False(t, Dtype("int4").Valid())
+
+	d, err := ParseDtype("bf16")
+	require.NoError(t, err)
+	assert.Equal(t, BF16, d)
+	_, err = ParseDtype("nvfp4")
+	assert.ErrorContains(t, err, `"nvfp4"`)
+}
+
+func TestParse(t *testing.T) {
+	tests := []struct {
+		name string
+		json string
+		want Arch
+	}{
+		{
+			// head_dim absent → 64/8 = 8; num_key_value_heads absent → heads = 8.
+			name: "defaults",
+			json: `{"architectures":["LlamaForCausalLM"],"num_hidden_layers":2,"hidden_size":64,
+				"num_attention_heads":8,"intermediate_size":128,"vocab_size":1000,"max_position_embeddings":512}`,
+			want: Arch{Name: "defaults", Architecture: "LlamaForCausalLM", Layers: 2, Hidden: 64, Heads: 8,
+				KVHeads: 8, HeadDim: 8, Intermediate: 128, Vocab: 1000, MaxPositionEmbeddings: 512, WeightDtype: BF16},
+		},
+		{
+			// head_dim null is a default too; Qwen3 → QKNorm; tied embeddings kept.
+			name: "qwen3 null head_dim tied",
+			json: `{"architectures":["Qwen3ForCausalLM"],"num_hidden_layers":2,"hidden_size":64,"head_dim":null,
+				"num_attention_heads":8,"num_key_value_heads":2,"intermediate_size":128,"vocab_size":1000,
+				"max_position_embeddings":512,"tie_word_embeddings":true}`,
+			want: Arch{Name: "qwen3 null head_dim tied", Architecture: "Qwen3ForCausalLM", Layers: 2, Hidden: 64, Heads: 8,
+				KVHeads: 2, HeadDim: 8, Intermediate: 128, Vocab: 1000, MaxPositionEmbeddings: 512,
+				QKNorm: true, TieEmbeddings: true, WeightDtype: BF16},
+		},
+		{
+			name: "fp8 per tensor",
+			json: `{"architectures":["Qwen2ForCausalLM"],"num_hidden_layers":1,"hidden_size":32,"head_dim":16,
+				"num_attention_heads":4,"num_key_value_heads":4,"intermediate_size":64,"vocab_size":10,
+				"max_position_embeddings":8,"quantization_config":{"quant_method":"fp8"}}`,
+			want: Arch{Name: "fp8 per tensor", Architecture: "Qwen2ForCausalLM", Layers: 1, Hidden: 32, Heads: 4,
+				KVHeads: 4, HeadDim: 16, Intermediate: 64, Vocab: 10, MaxPositionEmbeddings: 8, WeightDtype: FP8},
+		},
+		{
+			name: "fp8 block",
+			json: `{"architectures":["MistralForCausalLM"],"num_hidden_layers":1,"hidden_size":32,
+				"num_attention_heads":4,"intermediate_size":64,"vocab_size":10,"max_position_embeddings":8,
+				"quantization_config":{"quant_method":"fp8","weight_block_size":[128,128]}}`,
+			want: Arch{Name: "fp8 block", Architecture: "MistralForCausalLM", Layers: 1, Hidden: 32, Heads: 4,
+				KVHeads: 4, HeadDim: 8, Intermediate: 64, Vocab: 10, MaxPositionEmbeddings: 8, WeightDtype: FP8Block},
+		},
+		{
+			name: "modelopt fp8",
+			json: `{"architectures":["Qwen3ForCausalLM"],"num_hidden_layers":1,"hidden_size":32,
+				"num_attention_heads":4,"intermediate_size":64,"vocab_size":10,"max_position_embeddings":8,
+				"quantization_config":{"quant_algo":"FP8"}}`,
+			want: Arch{Name: "modelopt fp8", Architecture: "Qwen3ForCausalLM", Layers: 1, Hidden: 32, Heads: 4,
+				KVHeads: 4, HeadDim: 8, Intermediate: 64, Vocab: 10, MaxPositionEmbeddings: 8, QKNorm: true, WeightDtype: FP8},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := Parse([]byte(tc.json), tc.name)
+			require.NoError(t, err)
+			assert.Equal(t, tc.want, *got)
+		})
+	}
+}
+
+func TestParseErrors(t *testing.T) {
+	const base = `"num_hidden_layers":2,"hidden_size":64,"num_attention_heads":8,"intermediate_size":128,"vocab_size":1000,"max_position_embeddings":512`
+	tests := []struct {
+		name, json, want string
+	}{
+		{"bad json", `{`, "config.json"},
+		{"no architectures", `{` + base + `}`, "architectures"},
+		{"moe", `{"architectures":["Qwen3MoeForCausalLM"],` + base + `}`, "not supported: architectures = Qwen3MoeForCausalLM: dense decoders only"},
+		{"missing layers", `{"architectures":["LlamaForCausalLM"],"hidden_size":64,"num_attention_heads":8,
+			"intermediate_size":128,"vocab_size":1000,"max_position_embeddings":512}`, "num_hidden_layers is missing"},
+		{"zero vocab", `{"architectures":["LlamaForCausalLM"],"num_hidden_layers":2,"hidden_size":64,"num_attention_heads":8,
+			"intermediate_size":128,"vocab_size":0,"max_position_embeddings":512}`, "vocab_size = 0"},
+		{"negative kv heads", `{"architectures":["LlamaForCausalLM"],"num_key_value_heads":-1,` + base + `}`, "num_key_value_heads = -1"},
+		{"kv heads do not divide", `{"architectures":["LlamaForCausalLM"],"num_key_value_heads":3,` + base + `}`, "num_key_value_heads = 3 does not divide"},
+		{"zero head_dim", `{"architectures":["LlamaForCausalLM"],"head_dim":0,` + base + `}`, "head_dim = 0"},
+		{"nvfp4", `{"architectures":["LlamaForCausalLM"],"quantization_config":{"quant_method":"modelopt","quant_algo":"NVFP4"},` + base + `}`, "quantization_config"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Parse([]byte(tc.json), "m")
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tc.want)
+		})
+	}
+}
+
+// TestBuiltinsMatchConfigFiles checks each built-in against Parse of the
+// config.json it was copied from.
+func TestBuiltinsMatchConfigFiles(t *testing.T) {
+	files := map[string]string{
+		"Qwen/Qwen3-32B":                    "Qwen--Qwen3-32B_config.json",
+		"Qwen/Qwen3-8B":                     "Qwen--Qwen3-8B_config.json",
+		"meta-llama/Llama-3.1-8B-Instruct":  "meta-llama--Meta-Llama-3.1-8B_config.json",
+		"meta-llama/Llama-3.1-70B-Instruct": "meta-llama--Meta-Llama-3.1-70B_config.json",
+	}
+	require.ElementsMatch(t, BuiltinNames(), []string{"Qwen/Qwen3-32B", "Qwen/Qwen3-8B",
+		"meta-llama/Llama-3.1-8B-Instruct", "meta-llama/Llama-3.1-70B-Instruct"})
+	for _, name := range BuiltinNames() {
+		t.Run(name, func(t *testing.T) {
+			data, err := os.ReadFile(filepath.Join(sharedConfigs, files[name]))
+			if os.IsNotExist(err) {
+				t.Skipf("shared config %s absent", files[name])
+			}
+			require.NoError(t, err)
+			want, err := Parse(data, name)
+			require.NoError(t, err)
+			got, ok := Builtin(name)
+			require.True(t, ok)
+			assert.Equal(t, *want, *got)
+			require.NoError(t, got.Validate(1))
+		})
+	}
+}
+
+func TestBuiltinReturnsCopy(t *testing.T) {
+	a, ok := Builtin("Qwen/Qwen3-8B")
+	require.True(t, ok)
+	a.Layers = 1
+	b, _ := Builtin("Qwen/Qwen3-8B")
+	assert.Equal(t, 36, b.Layers)
+}
+
+func TestLoad(t *testing.T) {
+	dir := t.TempDir()
+	cfg := `{"architectures":["LlamaForCausalLM"],"num_hidden_layers":2,"hidden_size":64,"num_attention_heads":8,
+		"intermediate_size":128,"vocab_size":1000,"max_position_embeddings":512}`
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "Org--Tiny_config.json"), []byte(cfg), 0o644))
+	path := filepath.Join(dir, "plain.json")
+	require.NoError(t, os.WriteFile(path, []byte(cfg), 0o644))
+
+	t.Run("path", func(t *testing.T) {
+		a, err := Load(path, "")
+		require.NoError(t, err)
+		assert.Equal(t, path, a.Name)
+		assert.Equal(t, 2, a.Layers)
+	})
+	t.Run("builtin", func(t *testing.T) {
+		a, err := Load("Qwen/Qwen3-32B", dir)
+		require.NoError(t, err)
+		assert.Equal(t, 64, a.Layers)
+	})
+	t.Run("config dir", func(t *testing.T) {
+		a, err := Load("Org/Tiny", dir)
+		require.NoError(t, err)
+		assert.Equal(t, "Org/Tiny", a.Name)
+		assert.Equal(t, 8, a.HeadDim)
+	})
+	t.Run("not found", func(t *testing.T) {
+		_, err := Load("Org/Missing", dir)
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), `"Org/Missing"`)
+		assert.Contains(t, err.Error(), filepath.Join(dir, "Org--Missing_config.json"))
+		assert.Contains(t, err.Error(), "Qwen/Qwen3-32B")
+	})
+	t.Run("bad file names path", func(t *testing.T) {
+		bad := filepath.Join(dir, "bad.json")
+		require.NoError(t, os.WriteFile(bad, []byte(`{"architectures":["Qwen3MoeForCausalLM"]}`), 0o644))
+		_, err := Load(bad, "")
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), bad)
+		assert.Contains(t, err.Error(), "dense decoders only")
+	})
+	t.Run("shared fp8 config", func(t *testing.T) {
+		if _, err := os.Stat(filepath.Join(sharedConfigs, "Qwen--Qwen3-32B-FP8_config.json")); err != nil {
+			t.Skip("shared model_configs absent")
+		}
+		a, err := Load("Qwen/Qwen3-32B-FP8", sharedConfigs)
+		require.NoError(t, err)
+		assert.Equal(t, FP8Block, a.WeightDtype)
+	})
+}
+
+func TestValidate(t *testing.T) {
+	a, _ := Builtin("Qwen/Qwen3-32B") // 64 heads
+	for _, tp := range []int{1, 2, 4, 8} {
+		assert.NoError(t, a.Validate(tp), "tp=%d", tp)
+	}
+	assert.ErrorContains(t, a.Validate(0), "out of range")
+	assert.ErrorContains(t, a.Validate(16), "out of range")
+	assert.ErrorContains(t, a.Validate(3), "does not divide num_attention_heads = 64")
+	b := *a
+	b.Intermediate = 0
+	assert.ErrorContains(t, b.Validate(1), "intermediate_size = 0")
+}
+
+func TestKVBytesPerToken(t *testing.T) {
+	q32, _ := Builtin("Qwen/Qwen3-32B") // kv 8, d 128, L 64
+	tests := []struct {
+		name    string
+		tp      int
+		kvBytes float64
+		want    int64
+	}{
+		{"bf16 tp1", 1, 2, 262144}, // 8·128·64·2·2
+		{"bf16 tp2", 2, 2, 131072}, // 4·128·64·2·2
+		{"fp8 tp1", 1, 1, 131072},  // 8·128·64·2·1
+		{"bf16 tp8", 8, 2, 32768},  // 1·128·64·2·2
+	}
+	for _, tc := range tests {
+		assert.Equal(t, tc.want, q32.KVBytesPerToken(tc.tp, tc.kvBytes), tc.name)
+	}
+	// kv = 2 heads at tp = 4: replicated, ceil(2/4) = 1 head per GPU:
+	// 1·8·3·2·2 = 96 bytes.
+	small := Arch{KVHeads: 2, HeadDim: 8, Layers: 3}
+	assert.Equal(t, int64(96), small.KVBytesPerToken(4, 2))
+}
+
+func TestWeightBytesPerGPU(t *testing.T) {
+	// Tiny model: h 4, n 2, kv 1, d 2, I 8, V 16, L 1, bf16.
+	tiny := Arch{Layers: 1, Hidden: 4, Heads: 2, KVHeads: 1, HeadDim: 2, Intermediate: 8, Vocab: 16, WeightDtype: BF16}
+	// t = 1: qkv (2+2)·2·4 = 32, o 4·4 = 16, gate_up 16·4 = 64, down 4·8 = 32
+	// → 144 elements ·2 B = 288; embedding 16·4·2 = 128, logits 128 → 544.
+	assert.Equal(t, int64(544), tiny.WeightBytesPerGPU(1))
+	// t = 2: qkv (1+2·1)·2·4 = 24 (KV replicated), o 4·2 = 8, gate_up 8·4 = 32,
+	// down 4·4 = 16 → 80·2 = 160; embedding 8·4·2 = 64, logits 64 → 288.
+	assert.Equal(t, int64(288), tiny.WeightBytesPerGPU(2))
+	// Tied: the embedding counts once: 544 − 128 = 416.
+	tied := tiny
+	tied.TieEmbeddings = true
+	assert.Equal(t, int64(416), tied.WeightBytesPerGPU(1))
+
+	// Qwen3-32B-FP8 (fp8_block), t = 1. Per layer: qkv (64+16)·128·5120 =
+	// 52,428,800; o 5120·8192 = 41,943,040; gate_up 51200·5120 = 262,144,000;
+	// down 5120·25600 = 131,072,000; sum 487,587,840 ·64 layers ·1 B =
+	// 31,205,621,760; embedding + logits 2·151,936·5,120·2 = 3,111,649,280
+	// → 34,317,271,040.
+	q, _ := Builtin("Qwen/Qwen3-32B")
+	q.WeightDtype = FP8Block
+	assert.Equal(t, int64(34_317_271_040), q.WeightBytesPerGPU(1))
+	// bf16 at t = 2: 31,205,621,760·2/2 + 3,111,649,280/2 = 32,761,446,400.
+	q.WeightDtype = BF16
+	assert.Equal(t, int64(32_761_446_400), q.WeightBytesPerGPU(2))
+}

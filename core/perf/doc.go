@@ -1,0 +1,35 @@
+// Package perf prices one engine pass: given the prefill chunks (new tokens
+// and cached prefix) and the decodes (KV lengths) of a pass, it returns the
+// pass duration in nanoseconds. It also derives the KV cache capacity of a
+// worker from GPU memory.
+//
+// # Reading order
+//
+//  1. perf.go: Batch, Chunk and the Model interface (ns, at least 1, the
+//     pass as formed at pass start). The engine consumes Model.
+//  2. linear.go: Linear, base + per prompt token + per decoding request
+//     ("linear"; the worked examples in ../shared/notes/worked-examples.md).
+//  3. roofline.go: Roofline ("roofline-v1"), a dense decoder priced op by op
+//     as max(FLOPs / (peak · e_c), bytes / (HBM bandwidth · e_m)); the
+//     formulas with units are on gemmSeconds, contextAttentionSeconds,
+//     generationAttentionSeconds and the Roofline type. DefaultRooflineParams
+//     documents the defaults.
+//  4. memory.go: PlanMemory and KVCapacityBlocks, vLLM's KV budget
+//     (utilization × HBM − weights − activations − NCCL − reserve).
+//
+// Sources: DESIGN.md §5 and ../shared/notes/perf-tables.md ("A dense
+// decoder pass", "Roofline bounds", "Memory → KV capacity").
+//
+// # Units
+//
+// Pass times are int64 ns (Model.PassTime); Breakdown reports float ns.
+// Internally the roofline works in seconds, bytes, FLOPs, FLOP/s and B/s.
+// Parameters carry their unit as a suffix (PassOverheadUs, BaseMs). Memory
+// is in bytes, KV capacity in blocks of block_size tokens.
+//
+// # Performance
+//
+// PassTime is called millions of times per replay: NewRoofline precomputes
+// every per-(model, system, TP) constant, and PassTime does not allocate
+// (TestRooflinePassTimeDoesNotAllocate, BenchmarkRooflinePassTime).
+package perf

@@ -1,0 +1,136 @@
+package perf
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/aisimulate/aisimulate/core/hardware"
+	"github.com/aisimulate/aisimulate/core/model"
+)
+
+// minActivationBytes is the floor of the activation estimate: 70 MiB.
+const minActivationBytes = 70 << 20
+
+// activationFactor is c(t) of the activation estimate, by TP degree
+// (perf-tables.md "Memory → KV capacity"): 11, 6.5, 5, 5 for t = 1, 2, 4, 8.
+// A degree between listed ones uses the next smaller listed degree.
+func activationFactor(tp int) float64 {
+	switch {
+	case tp >= 4:
+		return 5
+	case tp >= 2:
+		return 6.5
+	}
+	return 11
+}
+
+// MemoryPlan is the per-GPU memory budget of one worker, bytes, and the KV
+// blocks it leaves (perf-tables.md "Memory → KV capacity"; vLLM
+// Worker.determine_available_memory and get_kv_cache_config).
+type MemoryPlan struct {
+	// UsableBytes is floor(gpu_memory_utilization × MemCapacity).
+	UsableBytes int64
+	// WeightBytes is model.Arch.WeightBytesPerGPU.
+	WeightBytes int64
+	// ActivationBytes is the peak activation estimate of a
+	// max_num_batched_tokens pass.
+	ActivationBytes int64
+	// NCCLBytes is System.NCCLMemFor(tp).
+	NCCLBytes int64
+	// OtherBytes is System.OtherMem.
+	OtherBytes int64
+	// KVBudgetBytes is Usable − Weight − Activation − NCCL − Other.
+	KVBudgetBytes int64
+	// KVBytesPerToken is the KV size of one token on one GPU.
+	KVBytesPerToken int64
+	// Blocks is floor(KVBudget / KVBytesPerToken / blockSize): KV blocks of
+	// the worker (vLLM num_gpu_blocks).
+	Blocks int
+	// BlockSize is the block size the plan was made for, tokens.
+	BlockSize int
+}
+
+// Tokens is the KV capacity in tokens, Blocks × BlockSize.
+func (p MemoryPlan) Tokens() int64 { return int64(p.Blocks) * int64(p.BlockSize) }
+
+// PlanMemory derives the KV cache capacity of a worker of tp GPUs, per GPU:
+//
+//	usable = ⌊u · C⌋
+//	A      = max(2 · M · n·d · c(t), 70 MiB)
+//	budget = usable − W(t) − A − nccl(t) − other
+//	blocks = ⌊budget / (kv_bytes_per_token(t) · block_size)⌋
+//
+// u gpu_memory_utilization (0, 1]; C HBM capacity (bytes); W(t)
+// model.Arch.WeightBytesPerGPU; M max_num_batched_tokens; n·d the attention
+// width (elements, whole model; the fall of c with t carries the TP split);
+// c(t) = 11, 6.5, 5, 5 for t = 1, 2, 4, 8; nccl(t) and other from the system
+// spec; kv_bytes_per_token(t) = ceil(kv/t)·d·L·2·b_kv (model.Arch.KVBytesPerToken).
+// Source: ../shared/notes/perf-tables.md, which follows AIConfigurator's
+// memory model of vLLM. Each GPU of the worker holds its share of the KV heads
+// of the same tokens, so the per-GPU quotient is the worker's block count,
+// as vLLM reports num_gpu_blocks.
+//
+// Errors: invalid inputs (each named), or a budget too small for one block
+// ("does not fit", naming every term in GiB).
+func PlanMemory(arch *model.Arch, sys *hardware.System, tp int, kvDtype model.Dtype,
+	maxNumBatchedTokens int, gpuMemoryUtilization float64, blockSize int) (MemoryPlan, error) {
+	if arch == nil || sys == nil {
+		return MemoryPlan{}, fmt.Errorf("perf: memory plan needs a model and a system")
+	}
+	if err := arch.Validate(tp); err != nil {
+		return MemoryPlan{}, fmt.Errorf("perf: memory plan: %w", err)
+	}
+	if kvDtype != model.BF16 && kvDtype != model.FP8 {
+		return MemoryPlan{}, fmt.Errorf("perf: memory plan: kv dtype %q, want %s or %s", kvDtype, model.BF16, model.FP8)
+	}
+	if maxNumBatchedTokens <= 0 {
+		return MemoryPlan{}, fmt.Errorf("perf: memory plan: max_num_batched_tokens = %d, want > 0", maxNumBatchedTokens)
+	}
+	if !(gpuMemoryUtilization > 0 && gpuMemoryUtilization <= 1) {
+		return MemoryPlan{}, fmt.Errorf("perf: memory plan: gpu_memory_utilization = %g, want in (0, 1]", gpuMemoryUtilization)
+	}
+	if blockSize <= 0 {
+		return MemoryPlan{}, fmt.Errorf("perf: memory plan: block_size = %d, want > 0", blockSize)
+	}
+	if sys.MemCapacity <= 0 {
+		return MemoryPlan{}, fmt.Errorf("perf: memory plan: system %s mem_capacity = %d, want > 0", sys.Name, sys.MemCapacity)
+	}
+
+	act := int64(math.Ceil(2 * float64(maxNumBatchedTokens) * float64(arch.Heads*arch.HeadDim) * activationFactor(tp)))
+	if act < minActivationBytes {
+		act = minActivationBytes
+	}
+	p := MemoryPlan{
+		UsableBytes:     int64(math.Floor(gpuMemoryUtilization * float64(sys.MemCapacity))),
+		WeightBytes:     arch.WeightBytesPerGPU(tp),
+		ActivationBytes: act,
+		NCCLBytes:       sys.NCCLMemFor(tp),
+		OtherBytes:      sys.OtherMem,
+		KVBytesPerToken: arch.KVBytesPerToken(tp, kvDtype.Bytes()),
+		BlockSize:       blockSize,
+	}
+	p.KVBudgetBytes = p.UsableBytes - p.WeightBytes - p.ActivationBytes - p.NCCLBytes - p.OtherBytes
+	if p.KVBudgetBytes > 0 {
+		p.Blocks = int(p.KVBudgetBytes / (p.KVBytesPerToken * int64(blockSize)))
+	}
+	if p.Blocks < 1 {
+		const gib = 1 << 30
+		return p, fmt.Errorf("perf: model %s does not fit on %s at TP %d: usable %.2f GiB (%.2f × %.2f GiB) − weights %.2f GiB − activations %.2f GiB − nccl %.2f GiB − other %.2f GiB = KV budget %.2f GiB, less than one block of %d tokens (%d bytes)",
+			arch.Name, sys.Name, tp,
+			float64(p.UsableBytes)/gib, gpuMemoryUtilization, float64(sys.MemCapacity)/gib,
+			float64(p.WeightBytes)/gib, float64(p.ActivationBytes)/gib, float64(p.NCCLBytes)/gib,
+			float64(p.OtherBytes)/gib, float64(p.KVBudgetBytes)/gib, blockSize, p.KVBytesPerToken*int64(blockSize))
+	}
+	return p, nil
+}
+
+// KVCapacityBlocks is PlanMemory(…).Blocks: the KV blocks of a worker of tp
+// GPUs. Errors as PlanMemory.
+func KVCapacityBlocks(arch *model.Arch, sys *hardware.System, tp int, kvDtype model.Dtype,
+	maxNumBatchedTokens int, gpuMemoryUtilization float64, blockSize int) (int, error) {
+	p, err := PlanMemory(arch, sys, tp, kvDtype, maxNumBatchedTokens, gpuMemoryUtilization, blockSize)
+	if err != nil {
+		return 0, err
+	}
+	return p.Blocks, nil
+}

@@ -1,0 +1,357 @@
+package perf
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/aisimulate/aisimulate/core/hardware"
+	"github.com/aisimulate/aisimulate/core/model"
+)
+
+// RooflineName is the Name of the roofline model. Bump the version when a
+// formula below changes (STYLE.md §1.3).
+const RooflineName = "roofline-v1"
+
+// RooflineParams are the knobs that calibration fits.
+type RooflineParams struct {
+	// ComputeEfficiency is the fraction of the peak tensor-core FLOP/s that
+	// GEMMs and attention reach, in (0, 1].
+	ComputeEfficiency float64
+	// MemoryEfficiency is the fraction of HBM bandwidth that memory-bound ops
+	// reach, in (0, 1].
+	MemoryEfficiency float64
+	// PassOverheadUs is a fixed cost per pass (scheduling, input preparation,
+	// sampling, launch gaps), µs, ≥ 0.
+	PassOverheadUs float64
+	// AllReduceLatencyUs is the fixed cost of one TP all-reduce, µs, ≥ 0.
+	AllReduceLatencyUs float64
+}
+
+// DefaultRooflineParams are starting values for an H100/H200-class node
+// running vLLM with CUDA graphs; calibration replaces them.
+//
+//   - ComputeEfficiency 0.7: large bf16 GEMMs reach about 0.8 of peak in the
+//     h200_sxm tables (n = 6144, k = 4096, m = 8192: 0.507 ms against a 0.417 ms
+//     roofline) while flash attention and fp8 GEMMs reach less, about 0.5–0.7.
+//   - MemoryEfficiency 0.8: the gpu.mem_bw_empirical_scaling_factor of every
+//     AIConfigurator system file.
+//   - PassOverheadUs 500: the CPU-side cost of a vLLM v1 engine step
+//     (schedule, prepare inputs, sample, hand results back) is a few hundred
+//     µs to about 1 ms on current hosts; 0.5 ms is the middle.
+//   - AllReduceLatencyUs 5: the h200_sxm custom all-reduce table gives
+//     0.0044 ms for 128 elements on 2 GPUs (CUDA graph), a latency-only
+//     message.
+func DefaultRooflineParams() RooflineParams {
+	return RooflineParams{
+		ComputeEfficiency:  0.7,
+		MemoryEfficiency:   0.8,
+		PassOverheadUs:     500,
+		AllReduceLatencyUs: 5,
+	}
+}
+
+// Validate checks the ranges documented on each field; the error names the
+// field and the value.
+func (p RooflineParams) Validate() error {
+	if !(p.ComputeEfficiency > 0 && p.ComputeEfficiency <= 1) {
+		return fmt.Errorf("perf: roofline compute_efficiency = %g, want in (0, 1]", p.ComputeEfficiency)
+	}
+	if !(p.MemoryEfficiency > 0 && p.MemoryEfficiency <= 1) {
+		return fmt.Errorf("perf: roofline memory_efficiency = %g, want in (0, 1]", p.MemoryEfficiency)
+	}
+	if !(p.PassOverheadUs >= 0) || math.IsInf(p.PassOverheadUs, 0) {
+		return fmt.Errorf("perf: roofline pass_overhead_us = %g, want finite ≥ 0", p.PassOverheadUs)
+	}
+	if !(p.AllReduceLatencyUs >= 0) || math.IsInf(p.AllReduceLatencyUs, 0) {
+		return fmt.Errorf("perf: roofline allreduce_latency_us = %g, want finite ≥ 0", p.AllReduceLatencyUs)
+	}
+	return nil
+}
+
+// RooflineOptions configure NewRoofline.
+type RooflineOptions struct {
+	// TP is the tensor-parallel degree t (1..8, divides the head count).
+	TP int
+	// WeightDtype is the GEMM weight format; "" uses the checkpoint's
+	// (model.Arch.WeightDtype). The logits GEMM is always bf16.
+	WeightDtype model.Dtype
+	// KVDtype is the KV cache format, bfloat16 or fp8; "" means bfloat16.
+	KVDtype model.Dtype
+	// Params are the efficiencies and overheads; the zero value means
+	// DefaultRooflineParams.
+	Params RooflineParams
+}
+
+// gemmConst is one weight GEMM on one GPU: N output and K input features.
+type gemmConst struct{ n, k, nk float64 }
+
+// Roofline prices a pass of a dense decoder (Llama, Qwen2, Qwen3, Mistral)
+// on one TP group from peak FLOP/s and HBM bandwidth (DESIGN.md §5;
+// ../shared/notes/perf-tables.md "A dense decoder pass"). Every op costs
+//
+//	T_op = max(F / (P · e_c), B / (W · e_m))
+//
+// F FLOPs and B HBM bytes of the op on one GPU, P peak FLOP/s for the op's
+// dtype, W HBM bandwidth (B/s), e_c and e_m the efficiencies. Per layer
+// (× L): two RMSNorm+residual, Qwen3 q/k norms and the SwiGLU activation
+// (memory only), the QKV, output, gate/up and down GEMMs over all x tokens of
+// the pass, context attention per prefill chunk, generation attention over
+// the decode batch, and two all-reduces when t > 1. Once per pass: the
+// embedding and its all-reduce, the logits GEMM over the s sampling
+// sequences, and the fixed pass overhead. Ops run back to back (no overlap).
+//
+// Not modelled: rotary embedding, residual adds fused into norms, the
+// logits all-gather, sampling kernels, and the per-kernel launch floor; the
+// efficiencies and the pass overhead absorb them.
+//
+// A Roofline is immutable after NewRoofline and safe for concurrent use.
+type Roofline struct {
+	layers float64
+	gemms  [4]gemmConst
+	logits gemmConst
+
+	flopsW    float64 // P·e_c at the weight dtype, FLOP/s
+	flopsBF16 float64 // P·e_c at bf16 (attention, logits), FLOP/s
+	memBW     float64 // W·e_m, B/s
+	wBytes    float64 // bytes per weight (and GEMM input) element
+
+	memOpBytesPerToken float64 // per layer, norms + q/k norm + activation
+	embedBytesPerToken float64
+	nd                 float64 // query heads per GPU × head_dim
+	kvBytesTokenLayer  float64 // K and V of one token in one layer, bytes
+	qoBytesPerToken    float64 // read Q, write O, one token, bf16
+
+	numAllReduce   float64 // 2L + 1 when t > 1, else 0
+	arFixedS       float64 // latency of one all-reduce, s
+	arSPerToken    float64 // ring transfer time per token of one all-reduce, s
+	passOverheadNs float64
+}
+
+var _ Model = (*Roofline)(nil)
+
+// NewRoofline precomputes the per-(model, system, TP) constants. Errors: a
+// nil arch or sys, an arch that fails Validate(TP), an unknown weight dtype,
+// a KV dtype other than bfloat16 or fp8, a system without positive MemBW and
+// BF16Flops (and IntraNodeBW when TP > 1), TP above GPUsPerNode (the
+// all-reduce model is intra-node), or params out of range.
+func NewRoofline(arch *model.Arch, sys *hardware.System, opt RooflineOptions) (*Roofline, error) {
+	if arch == nil || sys == nil {
+		return nil, fmt.Errorf("perf: roofline needs a model and a system")
+	}
+	tp := opt.TP
+	if err := arch.Validate(tp); err != nil {
+		return nil, fmt.Errorf("perf: roofline: %w", err)
+	}
+	wd := opt.WeightDtype
+	if wd == "" {
+		wd = arch.WeightDtype
+	}
+	if !wd.Valid() {
+		return nil, fmt.Errorf("perf: roofline: unknown weight dtype %q", wd)
+	}
+	kd := opt.KVDtype
+	if kd == "" {
+		kd = model.BF16
+	}
+	if kd != model.BF16 && kd != model.FP8 {
+		return nil, fmt.Errorf("perf: roofline: kv dtype %q, want %s or %s", kd, model.BF16, model.FP8)
+	}
+	p := opt.Params
+	if p == (RooflineParams{}) {
+		p = DefaultRooflineParams()
+	}
+	if err := p.Validate(); err != nil {
+		return nil, err
+	}
+	if !(sys.MemBW > 0) || !(sys.BF16Flops > 0) {
+		return nil, fmt.Errorf("perf: roofline: system %s needs MemBW > 0 and BF16Flops > 0 (have %g, %g)",
+			sys.Name, sys.MemBW, sys.BF16Flops)
+	}
+	if tp > 1 && !(sys.IntraNodeBW > 0) {
+		return nil, fmt.Errorf("perf: roofline: system %s needs IntraNodeBW > 0 for TP %d", sys.Name, tp)
+	}
+	if sys.GPUsPerNode > 0 && tp > sys.GPUsPerNode {
+		return nil, fmt.Errorf("perf: roofline: TP %d exceeds the %d GPUs of a %s node", tp, sys.GPUsPerNode, sys.Name)
+	}
+
+	h := float64(arch.Hidden)
+	d := float64(arch.HeadDim)
+	qHeads := float64(arch.Heads / tp)
+	kvHeads := float64(arch.KVHeadsPerGPU(tp))
+	inter := float64((arch.Intermediate + tp - 1) / tp)
+	vocab := float64((arch.Vocab + tp - 1) / tp)
+
+	r := &Roofline{
+		layers:    float64(arch.Layers),
+		flopsW:    sys.Flops(wd) * p.ComputeEfficiency,
+		flopsBF16: sys.BF16Flops * p.ComputeEfficiency,
+		memBW:     sys.MemBW * p.MemoryEfficiency,
+		wBytes:    wd.Bytes(),
+		logits:    gemmConst{n: vocab, k: h, nk: vocab * h},
+
+		// Two RMSNorm+residual (≈ 8h bytes per token each: read x and the
+		// residual, write both, bf16) and the SwiGLU activation (read 2·I/t,
+		// write I/t, bf16: 6·I/t bytes).
+		memOpBytesPerToken: 2*8*h + 6*inter,
+		// Embedding: gather a row and write the output, bf16: 4h bytes.
+		embedBytesPerToken: 4 * h,
+		nd:                 qHeads * d,
+		kvBytesTokenLayer:  2 * kvHeads * d * kd.Bytes(),
+		qoBytesPerToken:    2 * 2 * qHeads * d,
+		passOverheadNs:     p.PassOverheadUs * 1e3,
+	}
+	if arch.QKNorm {
+		// Qwen3 per-head RMSNorm on q and k: read and write both, bf16.
+		r.memOpBytesPerToken += 2 * 2 * (qHeads + kvHeads) * d
+	}
+	for i, g := range arch.LayerGEMMs(tp) {
+		r.gemms[i] = gemmConst{n: float64(g.N), k: float64(g.K), nk: float64(g.N) * float64(g.K)}
+	}
+	if tp > 1 {
+		t := float64(tp)
+		r.numAllReduce = 2*r.layers + 1
+		r.arFixedS = p.AllReduceLatencyUs * 1e-6
+		// Ring all-reduce of x·h bf16 elements: each GPU sends and receives
+		// 2(t−1)/t of the message over NVLink.
+		r.arSPerToken = 2 * (t - 1) / t * h * 2 / sys.IntraNodeBW
+	}
+	return r, nil
+}
+
+// Name is "roofline-v1".
+func (r *Roofline) Name() string { return RooflineName }
+
+// opSeconds is the roofline of one op: max(flops / flopsRate, bytes / bw),
+// seconds; flopsRate in FLOP/s and bw in B/s already include efficiencies.
+func opSeconds(flops, bytes, flopsRate, bw float64) float64 {
+	return math.Max(flops/flopsRate, bytes/bw)
+}
+
+// gemmSeconds prices a GEMM of m tokens against an N×K weight matrix:
+//
+//	F = 2·m·N·K                     (one multiply-add per output element per k)
+//	B = b_w·N·K + b_w·m·K + 2·m·N   (weights and input at the weight dtype —
+//	                                 fp8 GEMMs quantize their input — output bf16)
+//
+// perf-tables.md "Roofline bounds". m ≤ 0 costs nothing (the GEMM does not
+// run).
+func gemmSeconds(m float64, g gemmConst, wBytes, flopsRate, bw float64) float64 {
+	if m <= 0 {
+		return 0
+	}
+	return opSeconds(2*m*g.nk, wBytes*g.nk+m*(wBytes*g.k+2*g.n), flopsRate, bw)
+}
+
+// contextAttentionSeconds prices causal attention of one prefill chunk of
+// sNew new tokens after a cached prefix of p tokens (S = p + sNew), one
+// layer, one GPU:
+//
+//	pairs = Σ_{i=p+1..S} i = sNew·(S + p + 1)/2   (query–key pairs, causal)
+//	F = 4 · (n/t)·d · pairs                       (QKᵀ and PV, 2 FLOP per MAC)
+//	B = 2·kv·d·b_kv · (S + sNew) + 4·(n/t)·d·sNew (read K,V of S tokens, write
+//	                                                the new ones; Q in, O out, bf16)
+//
+// F ≈ 2·(S² − p²)·(n/t)·d, the bound in perf-tables.md; attention math is
+// bf16.
+func (r *Roofline) contextAttentionSeconds(sNew, p float64) float64 {
+	S := p + sNew
+	pairs := sNew * (S + p + 1) / 2
+	return opSeconds(4*r.nd*pairs, r.kvBytesTokenLayer*(S+sNew)+r.qoBytesPerToken*sNew, r.flopsBF16, r.memBW)
+}
+
+// generationAttentionSeconds prices decode attention for D requests whose
+// KV lengths (excluding the token being computed) sum to kvSum, one layer,
+// one GPU. Each attends over kv_i + 1 tokens; ctx = kvSum + D:
+//
+//	F = 4 · (n/t)·d · ctx
+//	B = 2·kv·d·b_kv · (ctx + D) + 4·(n/t)·d·D   (read all K,V, write the new
+//	                                            token's; Q in, O out)
+//
+// Memory bound for GQA (F/B ≈ n/kv FLOP per byte at bf16 KV).
+func (r *Roofline) generationAttentionSeconds(D, kvSum float64) float64 {
+	if D <= 0 {
+		return 0
+	}
+	ctx := kvSum + D
+	return opSeconds(4*r.nd*ctx, r.kvBytesTokenLayer*(ctx+D)+r.qoBytesPerToken*D, r.flopsBF16, r.memBW)
+}
+
+// Breakdown is the pass time by op family, in ns (float, before rounding),
+// summed over layers.
+type Breakdown struct {
+	// GEMMNs: QKV, output, gate/up and down GEMMs, all layers.
+	GEMMNs float64
+	// ContextAttentionNs: attention of every prefill chunk, all layers.
+	ContextAttentionNs float64
+	// GenerationAttentionNs: attention of the decode batch, all layers.
+	GenerationAttentionNs float64
+	// MemoryOpsNs: norms, q/k norms and activation, all layers.
+	MemoryOpsNs float64
+	// AllReduceNs: 2L + 1 TP all-reduces (0 at TP 1).
+	AllReduceNs float64
+	// EmbeddingNs: the token embedding lookup.
+	EmbeddingNs float64
+	// LogitsNs: the logits GEMM over the sampling sequences.
+	LogitsNs float64
+	// OverheadNs: the fixed pass overhead.
+	OverheadNs float64
+}
+
+// TotalNs is the sum of all parts, ns.
+func (b Breakdown) TotalNs() float64 {
+	return b.GEMMNs + b.ContextAttentionNs + b.GenerationAttentionNs + b.MemoryOpsNs +
+		b.AllReduceNs + b.EmbeddingNs + b.LogitsNs + b.OverheadNs
+}
+
+// Breakdown prices the pass op family by op family (see Roofline); it does
+// not allocate. x = prompt tokens computed + decoding requests; an empty
+// pass costs only the overhead.
+func (r *Roofline) Breakdown(b *Batch) Breakdown {
+	var out Breakdown
+	out.OverheadNs = r.passOverheadNs
+
+	var ctxS, prefill float64
+	for i := range b.Prefill {
+		c := &b.Prefill[i]
+		if c.NewTokens <= 0 {
+			continue
+		}
+		n := float64(c.NewTokens)
+		prefill += n
+		ctxS += r.contextAttentionSeconds(n, float64(c.PrefixTokens))
+	}
+	var kvSum float64
+	for _, kv := range b.DecodeKVLens {
+		kvSum += float64(kv)
+	}
+	D := float64(len(b.DecodeKVLens))
+	x := prefill + D
+	if x <= 0 {
+		return out
+	}
+
+	var gemmS float64
+	for i := range r.gemms {
+		gemmS += gemmSeconds(x, r.gemms[i], r.wBytes, r.flopsW, r.memBW)
+	}
+	L := r.layers
+	out.GEMMNs = L * gemmS * 1e9
+	out.ContextAttentionNs = L * ctxS * 1e9
+	out.GenerationAttentionNs = L * r.generationAttentionSeconds(D, kvSum) * 1e9
+	out.MemoryOpsNs = L * x * r.memOpBytesPerToken / r.memBW * 1e9
+	out.EmbeddingNs = x * r.embedBytesPerToken / r.memBW * 1e9
+	out.AllReduceNs = r.numAllReduce * (r.arFixedS + x*r.arSPerToken) * 1e9
+	out.LogitsNs = gemmSeconds(float64(b.Samplers), r.logits, 2, r.flopsBF16, r.memBW) * 1e9
+	return out
+}
+
+// PassTime is Breakdown(b).TotalNs() rounded to the nearest ns, at least 1.
+// It does not allocate; its cost is linear in the number of chunks and
+// decodes.
+func (r *Roofline) PassTime(b *Batch) int64 {
+	ns := math.Round(r.Breakdown(b).TotalNs())
+	if !(ns >= 1) {
+		return 1
+	}
+	return int64(ns)
+}

@@ -1,0 +1,392 @@
+package perf
+
+import (
+	"math/rand/v2"
+	"testing"
+
+	"github.com/aisimulate/aisimulate/core/hardware"
+	"github.com/aisimulate/aisimulate/core/model"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// tinyArch is small enough to price by hand: h 4, n 2, kv 1, d 2, I 8, V 16,
+// L 1, bf16, no q/k norm.
+func tinyArch() *model.Arch {
+	return &model.Arch{Name: "tiny", Architecture: "LlamaForCausalLM", Layers: 1, Hidden: 4, Heads: 2,
+		KVHeads: 1, HeadDim: 2, Intermediate: 8, Vocab: 16, MaxPositionEmbeddings: 64, WeightDtype: model.BF16}
+}
+
+// exactParams removes efficiencies and overheads: time = max(F/P, B/W).
+var exactParams = RooflineParams{ComputeEfficiency: 1, MemoryEfficiency: 1}
+
+func builtinSystem(t testing.TB, name string) *hardware.System {
+	t.Helper()
+	s, ok := hardware.Builtin(name)
+	require.True(t, ok)
+	return s
+}
+
+func builtinArch(t testing.TB, name string) *model.Arch {
+	t.Helper()
+	a, ok := model.Builtin(name)
+	require.True(t, ok)
+	return a
+}
+
+// TestGEMMRoofline checks one GEMM's roofline against the hand count and
+// against the h200_sxm measurements quoted in perf-tables.md (a roofline is
+// a lower bound, so it must not exceed them).
+func TestGEMMRoofline(t *testing.T) {
+	const P, W = 989e12, 4.8e12 // h200 bf16 FLOP/s, B/s
+	g := gemmConst{n: 6144, k: 4096, nk: 6144 * 4096}
+	tests := []struct {
+		name       string
+		m, wBytes  float64
+		flops      float64
+		want       float64 // s
+		measuredMs float64 // 0: no measurement quoted
+	}{
+		// F = 2·128·25,165,824 = 6,442,450,944 → 6.51 µs;
+		// B = 2·25,165,824 + 128·(2·4096 + 2·6144) = 52,953,088 → 11.03 µs: memory bound.
+		{"m128 bf16 memory bound", 128, 2, P, 52_953_088 / W, 0.0180},
+		// F = 2·1024·25,165,824 = 51,539,607,552 → 52.11 µs;
+		// B = 50,331,648 + 1024·20,480 = 71,303,168 → 14.85 µs: compute bound.
+		{"m1024 bf16 compute bound", 1024, 2, P, 51_539_607_552 / P, 0.0648},
+		// F = 2·8192·25,165,824 = 412,316,860,416 → 416.9 µs; B → 45.4 µs.
+		{"m8192 bf16 compute bound", 8192, 2, P, 412_316_860_416 / P, 0.507},
+		// fp8 at 1978e12: 412,316,860,416 / 1978e12 = 208.4 µs;
+		// B = 25,165,824 + 8192·(4096 + 2·6144) = 159,383,552 → 33.2 µs.
+		{"m8192 fp8 compute bound", 8192, 1, 2 * P, 412_316_860_416 / (2 * P), 0},
+		// m = 0: the GEMM does not run.
+		{"m0", 0, 2, P, 0, 0},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got := gemmSeconds(tc.m, g, tc.wBytes, tc.flops, W)
+			assert.InEpsilon(t, tc.want+1e-30, got+1e-30, 1e-12)
+			if tc.measuredMs > 0 {
+				assert.LessOrEqual(t, got*1e3, tc.measuredMs)
+			}
+		})
+	}
+}
+
+// toySystem makes every count easy: 1 TFLOP/s bf16, 2 TFLOP/s fp8,
+// 1 GB/s HBM (1 byte = 1 ns), 1 GB/s NVLink.
+func toySystem() *hardware.System {
+	return &hardware.System{Name: "toy", MemBW: 1e9, MemCapacity: 1 << 30, BF16Flops: 1e12, FP8Flops: 2e12,
+		MemBWScaling: 1, GPUsPerNode: 8, IntraNodeBW: 1e9}
+}
+
+// assertBreakdown compares every field within 1e-6 ns (float rounding).
+func assertBreakdown(t *testing.T, want, got Breakdown) {
+	t.Helper()
+	assert.InDelta(t, want.GEMMNs, got.GEMMNs, 1e-6, "GEMMNs")
+	assert.InDelta(t, want.ContextAttentionNs, got.ContextAttentionNs, 1e-6, "ContextAttentionNs")
+	assert.InDelta(t, want.GenerationAttentionNs, got.GenerationAttentionNs, 1e-6, "GenerationAttentionNs")
+	assert.InDelta(t, want.MemoryOpsNs, got.MemoryOpsNs, 1e-6, "MemoryOpsNs")
+	assert.InDelta(t, want.AllReduceNs, got.AllReduceNs, 1e-6, "AllReduceNs")
+	assert.InDelta(t, want.EmbeddingNs, got.EmbeddingNs, 1e-6, "EmbeddingNs")
+	assert.InDelta(t, want.LogitsNs, got.LogitsNs, 1e-6, "LogitsNs")
+	assert.InDelta(t, want.OverheadNs, got.OverheadNs, 1e-6, "OverheadNs")
+}
+
+// TestRooflineTinyPassByHand prices whole passes of tinyArch on toySystem.
+// At 1 GB/s and ≥ 1 TFLOP/s every op is memory bound and costs 1 ns per byte.
+func TestRooflineTinyPassByHand(t *testing.T) {
+	r, err := NewRoofline(tinyArch(), toySystem(), RooflineOptions{TP: 1, Params: exactParams})
+	require.NoError(t, err)
+
+	t.Run("one decode", func(t *testing.T) {
+		// x = 1 token, one decode at KV 3, 1 sampler. GEMM bytes 2·N·K + m·(2K + 2N):
+		//   qkv (2+2·1)·2 = 8×4: 64 + (8+16) = 88; o 4×4: 32 + 16 = 48;
+		//   gate_up 16×4: 128 + 40 = 168; down 4×8: 64 + 24 = 88 → 392.
+		// Memory ops per token: norms 2·8·4 = 64, activation 6·8 = 48 → 112.
+		// Generation attention: K,V per token-layer 2·1·2·2 = 8 B; ctx 3+1 = 4;
+		//   B = 8·(4+1) + 4·(2·2)·1 = 56 (F = 64 FLOP: 0.064 ns, below).
+		// Embedding 4·4 = 16. Logits 16×4 bf16, m = 1: 128 + (8+32) = 168.
+		// Total 392 + 112 + 56 + 16 + 168 = 744 ns.
+		b := Batch{DecodeKVLens: []int{3}, Samplers: 1}
+		assertBreakdown(t, Breakdown{GEMMNs: 392, GenerationAttentionNs: 56, MemoryOpsNs: 112,
+			EmbeddingNs: 16, LogitsNs: 168}, r.Breakdown(&b))
+		assert.Equal(t, int64(744), r.PassTime(&b))
+	})
+	t.Run("one chunk with prefix", func(t *testing.T) {
+		// x = 3 new tokens after a 2-token prefix, completing (1 sampler).
+		// GEMMs, m = 3: qkv 64 + 3·24 = 136; o 32 + 3·16 = 80;
+		//   gate_up 128 + 3·40 = 248; down 64 + 3·24 = 136 → 600.
+		// Memory ops 3·112 = 336; embedding 3·16 = 48; logits 168.
+		// Context attention: S = 5, p = 2, pairs 3 + 4 + 5 = 12 = 3·(5+2+1)/2;
+		//   F = 4·4·12 = 192 FLOP (0.192 ns); B = 8·(5+3) + 16·3 = 112.
+		// Total 600 + 336 + 48 + 168 + 112 = 1264 ns.
+		b := Batch{Prefill: []Chunk{{NewTokens: 3, PrefixTokens: 2}}, Samplers: 1}
+		assertBreakdown(t, Breakdown{GEMMNs: 600, ContextAttentionNs: 112, MemoryOpsNs: 336,
+			EmbeddingNs: 48, LogitsNs: 168}, r.Breakdown(&b))
+		assert.Equal(t, int64(1264), r.PassTime(&b))
+	})
+	t.Run("partial chunk has no logits", func(t *testing.T) {
+		// As above without the sampler: 1264 − 168 = 1096 ns.
+		b := Batch{Prefill: []Chunk{{NewTokens: 3, PrefixTokens: 2}}}
+		assert.Equal(t, int64(1096), r.PassTime(&b))
+	})
+	t.Run("compute bound", func(t *testing.T) {
+		// HBM 1e15 B/s (bytes ≈ free), 1 GFLOP/s bf16: 1 FLOP = 1 ns.
+		sys := toySystem()
+		sys.MemBW, sys.BF16Flops, sys.FP8Flops = 1e15, 1e9, 1e9
+		rc, err := NewRoofline(tinyArch(), sys, RooflineOptions{TP: 1, Params: exactParams})
+		require.NoError(t, err)
+		// One decode at KV 3: GEMMs 2·1·(32 + 16 + 64 + 32) = 288; attention
+		// 4·4·4 = 64; logits 2·1·64 = 128; memory ops and embedding
+		// (128 B at 1e15 B/s = 0.000128 ns) round away → 480 ns.
+		assert.Equal(t, int64(480), rc.PassTime(&Batch{DecodeKVLens: []int{3}, Samplers: 1}))
+	})
+	t.Run("overhead", func(t *testing.T) {
+		p := exactParams
+		p.PassOverheadUs = 2 // 2,000 ns
+		ro, err := NewRoofline(tinyArch(), toySystem(), RooflineOptions{TP: 1, Params: p})
+		require.NoError(t, err)
+		assert.Equal(t, int64(2744), ro.PassTime(&Batch{DecodeKVLens: []int{3}, Samplers: 1}))
+		assert.Equal(t, int64(2000), ro.PassTime(&Batch{}))
+	})
+}
+
+func TestRooflineAllReduceByHand(t *testing.T) {
+	p := exactParams
+	p.AllReduceLatencyUs = 1
+	r, err := NewRoofline(tinyArch(), toySystem(), RooflineOptions{TP: 2, Params: p})
+	require.NoError(t, err)
+	// TP 2, x = 1: each all-reduce 1,000 ns + 2·(2−1)/2 · 1·4·2 B / 1 GB/s
+	// = 1,008 ns; 2 per layer · 1 layer + 1 (embedding) = 3 → 3,024 ns.
+	bd := r.Breakdown(&Batch{DecodeKVLens: []int{3}, Samplers: 1})
+	assert.InDelta(t, 3024, bd.AllReduceNs, 1e-9)
+	// TP 1 has none.
+	r1, err := NewRoofline(tinyArch(), toySystem(), RooflineOptions{TP: 1, Params: p})
+	require.NoError(t, err)
+	assert.Zero(t, r1.Breakdown(&Batch{DecodeKVLens: []int{3}, Samplers: 1}).AllReduceNs)
+}
+
+func TestRooflineEmptyPassAndName(t *testing.T) {
+	r, err := NewRoofline(tinyArch(), toySystem(), RooflineOptions{TP: 1})
+	require.NoError(t, err)
+	assert.Equal(t, "roofline-v1", r.Name())
+	// Zero Params → defaults: an empty pass costs the 500 µs overhead.
+	assert.Equal(t, int64(500_000), r.PassTime(&Batch{}))
+	r0, err := NewRoofline(tinyArch(), toySystem(), RooflineOptions{TP: 1, Params: exactParams})
+	require.NoError(t, err)
+	assert.Equal(t, int64(1), r0.PassTime(&Batch{}))
+}
+
+// randomBatch draws 0–4 chunks and 0–64 decodes.
+func randomBatch(rng *rand.Rand) Batch {
+	var b Batch
+	for range rng.IntN(5) {
+		b.Prefill = append(b.Prefill, Chunk{NewTokens: 1 + rng.IntN(2048), PrefixTokens: rng.IntN(8192)})
+	}
+	for range rng.IntN(65) {
+		b.DecodeKVLens = append(b.DecodeKVLens, rng.IntN(16384))
+	}
+	b.Samplers = len(b.DecodeKVLens) + rng.IntN(len(b.Prefill)+1)
+	return b
+}
+
+func cloneBatch(b Batch) Batch {
+	return Batch{Prefill: append([]Chunk(nil), b.Prefill...),
+		DecodeKVLens: append([]int(nil), b.DecodeKVLens...), Samplers: b.Samplers}
+}
+
+// TestRooflineMonotone: adding a token, a chunk, a decode, KV or prefix
+// never shortens a pass.
+func TestRooflineMonotone(t *testing.T) {
+	q32 := builtinArch(t, "Qwen/Qwen3-32B")
+	h100 := builtinSystem(t, "h100_sxm")
+	cases := []struct {
+		name string
+		arch *model.Arch
+		sys  *hardware.System
+		opt  RooflineOptions
+	}{
+		{"qwen3-32b h100 tp1", q32, h100, RooflineOptions{TP: 1}},
+		{"qwen3-32b h100 tp4 fp8", q32, h100, RooflineOptions{TP: 4, WeightDtype: model.FP8, KVDtype: model.FP8}},
+		{"tiny toy tp2", tinyArch(), toySystem(), RooflineOptions{TP: 2}},
+	}
+	mutations := []struct {
+		name  string
+		apply func(rng *rand.Rand, b *Batch) bool // false: not applicable
+	}{
+		{"token to a chunk", func(rng *rand.Rand, b *Batch) bool {
+			if len(b.Prefill) == 0 {
+				return false
+			}
+			b.Prefill[rng.IntN(len(b.Prefill))].NewTokens++
+			return true
+		}},
+		{"prefix to a chunk", func(rng *rand.Rand, b *Batch) bool {
+			if len(b.Prefill) == 0 {
+				return false
+			}
+			b.Prefill[rng.IntN(len(b.Prefill))].PrefixTokens += 1 + rng.IntN(100)
+			return true
+		}},
+		{"new chunk", func(rng *rand.Rand, b *Batch) bool {
+			b.Prefill = append(b.Prefill, Chunk{NewTokens: 1 + rng.IntN(100), PrefixTokens: rng.IntN(100)})
+			return true
+		}},
+		{"new decode", func(rng *rand.Rand, b *Batch) bool {
+			b.DecodeKVLens = append(b.DecodeKVLens, rng.IntN(4096))
+			b.Samplers++
+			return true
+		}},
+		{"more decode KV", func(rng *rand.Rand, b *Batch) bool {
+			if len(b.DecodeKVLens) == 0 {
+				return false
+			}
+			b.DecodeKVLens[rng.IntN(len(b.DecodeKVLens))] += 1 + rng.IntN(100)
+			return true
+		}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r, err := NewRoofline(c.arch, c.sys, c.opt)
+			require.NoError(t, err)
+			rng := rand.New(rand.NewPCG(1, 2))
+			applied := make([]int, len(mutations))
+			for range 2000 {
+				b := randomBatch(rng)
+				before := r.PassTime(&b)
+				for i, m := range mutations {
+					after := cloneBatch(b)
+					if !m.apply(rng, &after) {
+						continue
+					}
+					applied[i]++
+					require.GreaterOrEqual(t, r.PassTime(&after), before, "%s on %+v", m.name, b)
+				}
+			}
+			for i, m := range mutations {
+				assert.Greater(t, applied[i], 100, "mutation %q must be exercised", m.name)
+			}
+		})
+	}
+}
+
+func TestRooflineTP2FasterForLargePrefill(t *testing.T) {
+	q32 := builtinArch(t, "Qwen/Qwen3-32B")
+	h100 := builtinSystem(t, "h100_sxm")
+	b := Batch{Prefill: []Chunk{{NewTokens: 8192}}, Samplers: 1}
+	r1, err := NewRoofline(q32, h100, RooflineOptions{TP: 1})
+	require.NoError(t, err)
+	r2, err := NewRoofline(q32, h100, RooflineOptions{TP: 2})
+	require.NoError(t, err)
+	t1, t2 := r1.PassTime(&b), r2.PassTime(&b)
+	// Compute bound: ≈ 2·8192·31.2e9 FLOP / (989e12·0.7) ≈ 0.74 s at TP 1;
+	// TP 2 halves it and adds 129 all-reduces of 8192·5120·2 B (≈ 0.19 ms each).
+	assert.Less(t, t2, t1)
+	assert.Less(t, float64(t2), 0.6*float64(t1))
+}
+
+// TestRooflineQwen3_32BDecodeSanity: Qwen3-32B on h100_sxm at TP 2, one
+// decode at KV 1000. Reading the bf16 weights of one GPU (32.76e9 B, see
+// model.TestWeightBytesPerGPU) at the full 3.35e12 B/s takes 9.78 ms, a hard
+// floor; at 0.8 efficiency 12.2 ms, plus ≈ 0.65 ms of all-reduces and the
+// 0.5 ms overhead ≈ 13.4 ms. A plausible TPOT is 10–20 ms.
+func TestRooflineQwen3_32BDecodeSanity(t *testing.T) {
+	q32 := builtinArch(t, "Qwen/Qwen3-32B")
+	h100 := builtinSystem(t, "h100_sxm")
+	r, err := NewRoofline(q32, h100, RooflineOptions{TP: 2})
+	require.NoError(t, err)
+	b := Batch{DecodeKVLens: []int{1000}, Samplers: 1}
+	ns := r.PassTime(&b)
+	floor := float64(q32.WeightBytesPerGPU(2)) / h100.MemBW * 1e9
+	assert.InDelta(t, 9.78e6, floor, 0.01e6)
+	assert.Greater(t, float64(ns), floor)
+	assert.Less(t, float64(ns), 20e6)
+	assert.InEpsilon(t, 13.4e6, float64(ns), 0.05)
+}
+
+func TestRooflineDtypes(t *testing.T) {
+	q32 := builtinArch(t, "Qwen/Qwen3-32B")
+	h100 := builtinSystem(t, "h100_sxm")
+	bf16, err := NewRoofline(q32, h100, RooflineOptions{TP: 1})
+	require.NoError(t, err)
+	fp8, err := NewRoofline(q32, h100, RooflineOptions{TP: 1, WeightDtype: model.FP8Block, KVDtype: model.FP8})
+	require.NoError(t, err)
+	for _, b := range []Batch{
+		{DecodeKVLens: []int{4000, 4000, 4000, 4000}, Samplers: 4},
+		{Prefill: []Chunk{{NewTokens: 4096}}, Samplers: 1},
+	} {
+		// fp8 halves the weight bytes (decode) and doubles peak FLOP/s (prefill).
+		assert.Less(t, fp8.PassTime(&b), bf16.PassTime(&b))
+	}
+	// fp8 KV halves the bytes of the memory-bound decode attention.
+	b := Batch{DecodeKVLens: []int{4000}, Samplers: 1}
+	assert.InEpsilon(t, bf16.Breakdown(&b).GenerationAttentionNs/2,
+		fp8.Breakdown(&b).GenerationAttentionNs, 0.02)
+}
+
+func TestNewRooflineErrors(t *testing.T) {
+	q32 := builtinArch(t, "Qwen/Qwen3-32B")
+	h100 := builtinSystem(t, "h100_sxm")
+	noBW := *h100
+	noBW.MemBW = 0
+	small := *h100
+	small.GPUsPerNode = 2
+	tests := []struct {
+		name string
+		arch *model.Arch
+		sys  *hardware.System
+		opt  RooflineOptions
+		want string
+	}{
+		{"nil arch", nil, h100, RooflineOptions{TP: 1}, "needs a model"},
+		{"tp 0", q32, h100, RooflineOptions{}, "out of range"},
+		{"tp 3", q32, h100, RooflineOptions{TP: 3}, "does not divide"},
+		{"weight dtype", q32, h100, RooflineOptions{TP: 1, WeightDtype: "int4"}, `"int4"`},
+		{"kv dtype", q32, h100, RooflineOptions{TP: 1, KVDtype: model.FP8Block}, "kv dtype"},
+		{"efficiency", q32, h100, RooflineOptions{TP: 1, Params: RooflineParams{ComputeEfficiency: 1.2, MemoryEfficiency: 1}}, "compute_efficiency = 1.2"},
+		{"memory efficiency", q32, h100, RooflineOptions{TP: 1, Params: RooflineParams{ComputeEfficiency: 1}}, "memory_efficiency = 0"},
+		{"overhead", q32, h100, RooflineOptions{TP: 1, Params: RooflineParams{ComputeEfficiency: 1, MemoryEfficiency: 1, PassOverheadUs: -1}}, "pass_overhead_us = -1"},
+		{"system", q32, &noBW, RooflineOptions{TP: 1}, "MemBW"},
+		{"tp beyond node", q32, &small, RooflineOptions{TP: 4}, "exceeds the 2 GPUs"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := NewRoofline(tc.arch, tc.sys, tc.opt)
+			assert.ErrorContains(t, err, tc.want)
+		})
+	}
+}
+
+// mixedBatch is 64 decodes at KV 1000–4150 and one 512-token chunk after a
+// 1024-token prefix.
+func mixedBatch() Batch {
+	b := Batch{Prefill: []Chunk{{NewTokens: 512, PrefixTokens: 1024}}, Samplers: 64}
+	for i := range 64 {
+		b.DecodeKVLens = append(b.DecodeKVLens, 1000+50*i)
+	}
+	return b
+}
+
+func TestRooflinePassTimeDoesNotAllocate(t *testing.T) {
+	r, err := NewRoofline(builtinArch(t, "Qwen/Qwen3-32B"), builtinSystem(t, "h100_sxm"), RooflineOptions{TP: 2})
+	require.NoError(t, err)
+	b := mixedBatch()
+	var sink int64
+	allocs := testing.AllocsPerRun(100, func() { sink += r.PassTime(&b) })
+	assert.Zero(t, allocs)
+	assert.Positive(t, sink)
+}
+
+func BenchmarkRooflinePassTime(b *testing.B) {
+	r, err := NewRoofline(builtinArch(b, "Qwen/Qwen3-32B"), builtinSystem(b, "h100_sxm"), RooflineOptions{TP: 2})
+	require.NoError(b, err)
+	batch := mixedBatch()
+	b.ReportAllocs()
+	var sink int64
+	for b.Loop() {
+		sink += r.PassTime(&batch)
+	}
+	if sink <= 0 {
+		b.Fatal("no time")
+	}
+}
