@@ -1,0 +1,92 @@
+package config
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+const minimal = `
+engine: {model: Qwen/Qwen3-32B, system: h100_sxm}
+traffic:
+  source: {type: synthetic, num_requests: 10, isl: 1024, osl: 128}
+  load: {mode: concurrency, concurrency: 4}
+`
+
+func TestDefaultsFilled(t *testing.T) {
+	s, err := DecodeYAML([]byte(minimal))
+	require.NoError(t, err)
+	assert.Equal(t, "roofline", s.Engine.Perf.Source)
+	assert.Equal(t, 256, s.Engine.Scheduler.MaxNumSeqs)
+	assert.Equal(t, 8192, s.Engine.Scheduler.MaxNumBatchedTokens)
+	assert.True(t, s.Engine.Scheduler.EnablePrefixCaching)
+	assert.Equal(t, 1, s.Engine.Workers.Aggregated.Count)
+	assert.Equal(t, Dist{Kind: "fixed", Value: 1024}, *s.Traffic.Source.ISL)
+	assert.Equal(t, "offline", s.Execution.Mode)
+}
+
+// An explicit false or 0 is kept, not replaced by the default.
+func TestExplicitFalseKept(t *testing.T) {
+	s, err := DecodeYAML([]byte(minimal + "\n" + `execution: {seed: 0}`))
+	require.NoError(t, err)
+	assert.Equal(t, uint64(0), s.Execution.Seed)
+	s, err = Decode([]byte(`{"engine":{"model":"m","system":"h100_sxm","scheduler":{"enable_prefix_caching":false}},
+		"traffic":{"source":{"type":"synthetic","num_requests":1,"isl":1,"osl":0},"load":{"mode":"concurrency","concurrency":1}}}`))
+	require.NoError(t, err)
+	assert.False(t, s.Engine.Scheduler.EnablePrefixCaching)
+}
+
+// Canonical JSON decodes to the same spec (Normalize is idempotent).
+func TestCanonicalRoundTrip(t *testing.T) {
+	s, err := DecodeYAML([]byte(minimal))
+	require.NoError(t, err)
+	again, err := Decode(s.JSON())
+	require.NoError(t, err)
+	assert.Equal(t, string(s.JSON()), string(again.JSON()))
+}
+
+func TestErrorsNameTheField(t *testing.T) {
+	cases := []struct{ yaml, field, msg string }{
+		{minimal + "bogus: 1\n", "bogus", "unknown field"},
+		{`engine: {model: m, system: h100_sxm, scheduler: {max_num_seqs: 0}}` + "\n" + minimal[len("\nengine: {model: Qwen/Qwen3-32B, system: h100_sxm}\n"):], "engine.scheduler.max_num_seqs", "must be ≥ 1, got 0"},
+		{`engine: {model: m, system: h100_sxm, scheduler: {max_num_seqs: 1.5}}`, "engine.scheduler.max_num_seqs", "expected an integer"},
+		{`engine: {model: m, system: h100_sxm, scheduler: {gpu_memory_utilization: .nan}}`, "engine.scheduler.gpu_memory_utilization", "finite"},
+		{`engine: {model: m, system: h100_sxm, perf: {source: linear, base_ms: .inf, per_prefill_token_ms: 0, per_decode_seq_ms: 0}}`, "engine.perf.base_ms", "finite"},
+		{`engine: {model: m, system: h100_sxm, perf: {source: linear, base_ms: -1, per_prefill_token_ms: 0, per_decode_seq_ms: 0}}` + "\n" + minimal[len("\nengine: {model: Qwen/Qwen3-32B, system: h100_sxm}\n"):], "engine.perf.base_ms", "must be ≥ 0"},
+		{`engine: {model: m, system: h100_sxm, workers: {aggregated: {count: "two"}}}`, "engine.workers.aggregated.count", "expected an integer, got the string"},
+		{minimal + "execution: {mode: online}\n", "execution.mode", "not supported"},
+		{`engine: {model: m, system: h100_sxm}` + "\ntraffic: {source: {path: x.jsonl}, load: {mode: trace}}\n", "traffic.source.type", "is required"},
+	}
+	for _, c := range cases {
+		_, err := DecodeYAML([]byte(c.yaml))
+		var ce *Error
+		require.True(t, errors.As(err, &ce), "%q: got %v", c.yaml, err)
+		assert.Equal(t, c.field, ce.Field, c.yaml)
+		assert.Contains(t, ce.Msg, c.msg, c.yaml)
+	}
+}
+
+func TestResolvePaths(t *testing.T) {
+	s, err := DecodeYAML([]byte(`
+engine: {model: ./cfg.json, system: h100_sxm}
+traffic: {source: {type: mooncake, path: t.jsonl}, load: {mode: trace}}`))
+	require.NoError(t, err)
+	s.ResolvePaths("/data")
+	assert.Equal(t, "/data/cfg.json", s.Engine.Model)
+	assert.Equal(t, "h100_sxm", s.Engine.System)
+	assert.Equal(t, "/data/t.jsonl", s.Traffic.Source.Path)
+}
+
+func FuzzDecode(f *testing.F) {
+	f.Add([]byte(`{"engine":{"model":"m","system":"s"}}`))
+	f.Add([]byte(`{"traffic":{"source":{"isl":{"kind":"normal"}}}}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		s, err := Decode(data)
+		if err == nil {
+			_, err = Decode(s.JSON())
+			require.NoError(t, err, "canonical spec must decode")
+		}
+	})
+}

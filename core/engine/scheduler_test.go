@@ -1,0 +1,147 @@
+package engine
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/aisimulate/aisimulate/core/perf"
+)
+
+// recorder is a perf model that keeps a copy of every batch it priced.
+type recorder struct{ batches []perf.Batch }
+
+func (r *recorder) PassTime(b *perf.Batch) int64 {
+	c := perf.Batch{Samplers: b.Samplers}
+	c.Prefill = append(c.Prefill, b.Prefill...)
+	c.DecodeKVLens = append(c.DecodeKVLens, b.DecodeKVLens...)
+	r.batches = append(r.batches, c)
+	return 1000
+}
+func (r *recorder) Name() string { return "recorder" }
+
+func newTestWorker(t *testing.T, cfg Config) (*Worker, *recorder) {
+	rec := &recorder{}
+	w, err := NewWorker(cfg, rec)
+	require.NoError(t, err)
+	return w, rec
+}
+
+func run(w *Worker) (outs [][]Out) {
+	for w.HasWork() {
+		_, ok := w.StartPass()
+		if !ok {
+			break
+		}
+		outs = append(outs, append([]Out(nil), w.FinishPass()...))
+	}
+	return outs
+}
+
+// Chunked prefill under a 512-token budget: a 1000-token prompt takes 512 then
+// 488 tokens (the second chunk sees a 512-token prefix) and samples once.
+func TestChunkedPrefillBudget(t *testing.T) {
+	w, rec := newTestWorker(t, Config{MaxNumSeqs: 4, MaxNumBatchedTokens: 512, BlockSize: 16, NumBlocks: 100, MaxModelLen: 4096})
+	w.Add(&Request{ID: 1, Prompt: 1000, Output: 2})
+	outs := run(w)
+	require.Len(t, rec.batches, 3)
+	assert.Equal(t, []perf.Chunk{{NewTokens: 512, PrefixTokens: 0}}, rec.batches[0].Prefill)
+	assert.Equal(t, 0, rec.batches[0].Samplers)
+	assert.Equal(t, []perf.Chunk{{NewTokens: 488, PrefixTokens: 512}}, rec.batches[1].Prefill)
+	assert.Equal(t, 1, rec.batches[1].Samplers)
+	assert.Equal(t, []int{1000}, rec.batches[2].DecodeKVLens) // token 2 reads 1000 cached tokens
+	assert.Empty(t, outs[0])
+	assert.Equal(t, []Out{{Req: outs[1][0].Req, Kind: OutToken}}, outs[1])
+	assert.Equal(t, OutFinished, outs[2][1].Kind)
+}
+
+// FCFS admission stops at the first request that does not fit, even if a later
+// one would (no skipping): 10 blocks; r1 takes 6, r2 needs 5, r3 needs 1.
+func TestAdmissionStopsAtFirstThatDoesNotFit(t *testing.T) {
+	w, rec := newTestWorker(t, Config{MaxNumSeqs: 8, MaxNumBatchedTokens: 4096, BlockSize: 16, NumBlocks: 10, MaxModelLen: 4096})
+	w.Add(&Request{ID: 1, Prompt: 96, Output: 1})
+	w.Add(&Request{ID: 2, Prompt: 80, Output: 1})
+	w.Add(&Request{ID: 3, Prompt: 16, Output: 1})
+	_, ok := w.StartPass()
+	require.True(t, ok)
+	assert.Equal(t, []perf.Chunk{{NewTokens: 96}}, rec.batches[0].Prefill)
+	w.FinishPass()
+	_, ok = w.StartPass() // r1 done and released: r2 and r3 now fit
+	require.True(t, ok)
+	assert.Equal(t, []perf.Chunk{{NewTokens: 80}, {NewTokens: 16}}, rec.batches[1].Prefill)
+}
+
+// max_num_seqs caps the running set.
+func TestMaxNumSeqs(t *testing.T) {
+	w, rec := newTestWorker(t, Config{MaxNumSeqs: 2, MaxNumBatchedTokens: 4096, BlockSize: 16, NumBlocks: 100, MaxModelLen: 4096})
+	for i := 0; i < 3; i++ {
+		w.Add(&Request{ID: int64(i), Prompt: 10, Output: 3})
+	}
+	w.StartPass()
+	assert.Len(t, rec.batches[0].Prefill, 2)
+	w.FinishPass()
+	w.StartPass()
+	assert.Len(t, rec.batches[1].DecodeKVLens, 2)
+	assert.Empty(t, rec.batches[1].Prefill)
+}
+
+// Preemption by recompute: the newest running request loses its blocks, goes
+// back to the head of the queue and is recomputed as a prefill of prompt +
+// tokens produced so far; it keeps its produced tokens.
+func TestPreemptNewestRecomputes(t *testing.T) {
+	// 4 blocks of 4 tokens. r1 and r2: 6-token prompts (2 blocks each).
+	w, rec := newTestWorker(t, Config{MaxNumSeqs: 4, MaxNumBatchedTokens: 64, BlockSize: 4, NumBlocks: 4, MaxModelLen: 64})
+	r1 := &Request{ID: 1, Prompt: 6, Output: 4}
+	r2 := &Request{ID: 2, Prompt: 6, Output: 4}
+	w.Add(r1)
+	w.Add(r2)
+	w.StartPass() // both prefill, 2 blocks each, cache full
+	w.FinishPass()
+	assert.Equal(t, 1, r1.Generated)
+	w.StartPass() // decode token 2: KV 6 + 1 = 7 tokens, 2 blocks
+	w.FinishPass()
+	w.StartPass() // decode token 3: 8 tokens, still 2 blocks each
+	w.FinishPass()
+	// fourth pass: r1 needs a 3rd block for its 9th token → r2 (newest) is preempted
+	w.StartPass()
+	b := rec.batches[3]
+	assert.Equal(t, []int{8}, b.DecodeKVLens)
+	assert.Empty(t, b.Prefill)
+	assert.Equal(t, 1, r2.Preemptions)
+	assert.Equal(t, 3, r2.Generated)
+	w.FinishPass()
+	run(w)
+	assert.Equal(t, 4, r1.Generated)
+	assert.Equal(t, 4, r2.Generated)
+	// r2's recompute is one prefill of its 6 prompt + 3 produced tokens
+	found := false
+	for _, b := range rec.batches[4:] {
+		for _, c := range b.Prefill {
+			if c.NewTokens == 9 && c.PrefixTokens == 0 {
+				found = true
+			}
+		}
+	}
+	assert.True(t, found, "r2 must be recomputed as a 9-token prefill")
+	st := w.KVStats()
+	assert.Equal(t, st.Released, st.Allocated+st.Reused)
+	assert.Equal(t, 4, w.KVFree())
+}
+
+// A request with no output finishes with its prefill and emits no token.
+func TestZeroOutputPrefillOnly(t *testing.T) {
+	w, rec := newTestWorker(t, Config{MaxNumSeqs: 4, MaxNumBatchedTokens: 64, BlockSize: 4, NumBlocks: 8, MaxModelLen: 64})
+	w.Add(&Request{ID: 1, Prompt: 10, Output: 0})
+	outs := run(w)
+	require.Len(t, outs, 1)
+	assert.Equal(t, []Out{{Req: outs[0][0].Req, Kind: OutFinished}}, outs[0])
+	assert.Equal(t, 0, rec.batches[0].Samplers)
+}
+
+func TestCheckFits(t *testing.T) {
+	w, _ := newTestWorker(t, Config{MaxNumSeqs: 4, MaxNumBatchedTokens: 64, BlockSize: 16, NumBlocks: 4, MaxModelLen: 100})
+	assert.Equal(t, "", w.CheckFits(60, 5))     // ⌈(60+4)/16⌉ = 4 blocks
+	assert.NotEqual(t, "", w.CheckFits(60, 6))  // 65 tokens in cache → 5 blocks
+	assert.NotEqual(t, "", w.CheckFits(90, 11)) // 101 > max_model_len
+}

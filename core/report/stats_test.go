@@ -1,0 +1,63 @@
+package report
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// Values from numpy 2.x: np.percentile([15, 20, 35, 40, 50], q) with the default
+// linear method: q=50 → 35.0, q=90 → 46.0 (v = 3.6: 40 + 0.6·10),
+// q=95 → 48.0, q=99 → 49.6 (v = 3.96).
+func TestPercentileMatchesNumpyLinear(t *testing.T) {
+	xs := []float64{15, 20, 35, 40, 50}
+	assert.Equal(t, 35.0, Percentile(xs, 50))
+	assert.InDelta(t, 46.0, Percentile(xs, 90), 1e-12)
+	assert.InDelta(t, 48.0, Percentile(xs, 95), 1e-12)
+	assert.InDelta(t, 49.6, Percentile(xs, 99), 1e-12)
+	assert.Equal(t, 7.0, Percentile([]float64{7}, 99))
+}
+
+func TestComputeStats(t *testing.T) {
+	assert.Nil(t, Compute(nil))
+	s := Compute([]float64{4, 2, 6, 8}) // unsorted on purpose
+	require.NotNil(t, s)
+	assert.Equal(t, 5.0, s.Mean)
+	assert.InDelta(t, 2.2360679775, s.Std, 1e-9) // sqrt((9+1+1+9)/4)
+	assert.Equal(t, 2.0, s.Min)
+	assert.Equal(t, 8.0, s.Max)
+	assert.Equal(t, 5.0, s.P50) // v = 1.5: 4 + 0.5·2
+}
+
+// TPOT is null below two output tokens; TTFT is null without a token.
+func TestRecordUndefinedMetrics(t *testing.T) {
+	r := Record{SendNs: 0, FirstTokenNs: 5e6, EndNs: 5e6, OutputTokens: 1}
+	_, ok := r.TPOT()
+	assert.False(t, ok)
+	v, ok := r.TTFT()
+	assert.True(t, ok)
+	assert.Equal(t, 5.0, v)
+	r = Record{FirstTokenNs: NoTime, EndNs: 3e6}
+	_, ok = r.TTFT()
+	assert.False(t, ok)
+	b := AppendRecordJSON(nil, &Record{RequestID: 1, Status: StatusRejected, Reason: "x", FirstTokenNs: NoTime, EndNs: 2500000, SessionID: -1})
+	assert.Contains(t, string(b), `"first_token_ms":null,"end_ms":2.5,`)
+	assert.Contains(t, string(b), `"ttft_ms":null,"e2e_ms":2.5,"tpot_ms":null`)
+}
+
+// Duration runs to the last response; throughputs divide by it; zero duration
+// gives zero rates, never NaN.
+func TestAccumulatorClose(t *testing.T) {
+	var a Accumulator
+	assert.Equal(t, 0.0, a.Close(2).RequestThroughputRPS)
+	a.Add(&Record{Status: StatusCompleted, FirstTokenNs: 1e9, EndNs: 2e9, OutputTokens: 11, InputTokens: 5}, []int64{1e8, 1e8})
+	a.Add(&Record{Status: StatusRejected, FirstTokenNs: NoTime, EndNs: 4e9}, nil)
+	s := a.Close(8)
+	assert.Equal(t, 4000.0, s.DurationMs)
+	assert.Equal(t, 0.25, s.RequestThroughputRPS)       // 1 / 4 s
+	assert.Equal(t, 11/4.0, s.OutputTokenThroughputTPS) // 11 tokens / 4 s
+	assert.InDelta(t, 8*4/3600.0, s.GPUHours, 1e-15)
+	assert.Equal(t, 1, s.Rejected)
+	assert.Equal(t, 100.0, s.ITL.Mean)
+}

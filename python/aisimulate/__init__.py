@@ -1,0 +1,59 @@
+"""aisimulate: a GPU-free simulator of LLM inference serving.
+
+Replays a request workload (a recorded trace or a synthetic generator) against a
+modelled deployment on a virtual clock and predicts what a load generator would measure:
+TTFT, TPOT, inter-token latency, end-to-end latency (ms), throughput, GPU hours.
+
+>>> import aisimulate
+>>> spec = aisimulate.load_config("replay.yaml")   # or a dict; raises ConfigError
+>>> report = aisimulate.replay(spec)               # also accepts a path or a dict
+>>> report.summary, report.requests                 # dict, list of dicts (DESIGN.md §8)
+>>> report.to_pandas(); print(report.table()); report.save("out/")
+
+The simulation runs in the native core (Go, built by ``make build`` into
+``aisimulate._core``); it is imported on first use.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any, Mapping
+
+from . import _native
+from .config import Spec, load_config
+from .errors import ConfigError, DataError, SimulationError
+from .report import ReplayReport
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "ConfigError",
+    "DataError",
+    "ReplayReport",
+    "SimulationError",
+    "Spec",
+    "__version__",
+    "load_config",
+    "replay",
+]
+
+
+def replay(src: str | os.PathLike[str] | Mapping[str, Any] | Spec) -> ReplayReport:
+    """Run one replay and return its report.
+
+    Args:
+        src: a config path (YAML or JSON), a dict, or a :class:`Spec` from
+            :func:`load_config`.
+
+    Returns:
+        The :class:`ReplayReport` (summary, per-request records, metadata).
+
+    Raises:
+        ConfigError: the config is invalid or selects an unsupported mode (``.field`` is
+            the dotted path).
+        DataError: the workload data is invalid (``.file``, ``.line``).
+        SimulationError: any other error in the core, including a recovered panic.
+        ImportError: the native core has not been built (``make build``).
+    """
+    spec = load_config(src)
+    return ReplayReport.from_dict(_native.call("Run", spec.to_json(), "report"))

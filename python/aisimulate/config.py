@@ -1,0 +1,402 @@
+"""The config compiler: YAML, JSON or a dict in, a canonical replay :class:`Spec` out.
+
+:func:`load_config` is the only way a spec reaches the core. It
+
+1. parses the source (``yaml.safe_load`` semantics, plus: duplicate keys, non-string
+   keys, dates and non-finite numbers are rejected with their dotted path);
+2. rejects, before calling Go, the modes aisimulate does not support — online replay,
+   attention-FFN disaggregation (AFD), agentic profiles and traces, worker scaling /
+   planners, analytical encode-prefill-decode (EPD) — and a ``traffic.source`` without
+   a ``type``;
+3. makes relative file paths absolute (see "Paths" below) and checks that the files
+   exist;
+4. asks the core (``pybind.Normalize``) to decode the spec strictly, validate types and
+   ranges, and fill every default. Defaults live in ``core/config/defaults.go`` only;
+   this module never restates them.
+
+Paths. ``traffic.source.path`` and ``engine.model_config_dir`` are resolved against the
+folder of the config file (for a dict: the current working directory); so are
+``engine.model`` and ``engine.system`` when they look like paths (start with ``.`` or
+``/``, or end in ``.json``/``.yaml``/``.yml`` — the rule of Go's ``looksLikePath`` in
+``core/config/decode.go``); otherwise they are names (``Qwen/Qwen3-32B``, ``h100_sxm``).
+
+Model configs. When ``engine.model`` is a name and ``engine.model_config_dir`` is not
+given, the folder comes from the environment variable ``AISIMULATE_MODEL_CONFIGS`` (a
+path, relative to the working directory), else from ``<repo>/../shared/data/aic/
+model_configs`` when that folder exists, where ``<repo>`` is two levels above this
+package's folder (the checkout root when running from source: ``python/aisimulate`` →
+``python`` → ``<repo>``). Otherwise the core's built-in models are the only names known.
+An explicit ``model_config_dir: ""`` keeps it that way (built-in models and paths only).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from pathlib import Path
+from typing import Any, Mapping
+
+import yaml
+
+from . import _native
+from .errors import ConfigError
+
+__all__ = ["Spec", "load_config", "MODEL_CONFIGS_ENV"]
+
+#: Environment variable naming the folder of ``Org--Name_config.json`` model configs.
+MODEL_CONFIGS_ENV = "AISIMULATE_MODEL_CONFIGS"
+
+_REPO_ROOT = Path(__file__).resolve().parent.parent.parent
+_DEFAULT_MODEL_CONFIGS = _REPO_ROOT.parent / "shared" / "data" / "aic" / "model_configs"
+
+
+class Spec:
+    """A validated replay spec in canonical form.
+
+    Attributes:
+        data: the canonical spec as a dict, exactly as the core's ``Normalize`` returned
+            it: every default filled, file paths absolute. Its schema is the Go structs
+            of ``core/config/spec.go`` (JSON keys = YAML keys).
+        source: absolute path of the config file it came from, or ``None`` (a dict).
+
+    Build one with :func:`load_config`; ``Spec(data)`` does no validation itself (the
+    core validates again when the spec is run).
+    """
+
+    __slots__ = ("data", "source")
+
+    def __init__(self, data: dict[str, Any], source: str | None = None) -> None:
+        self.data = data
+        self.source = source
+
+    def to_json(self) -> str:
+        """The spec as compact JSON text, the form the core's ``Run`` takes.
+
+        Raises:
+            ValueError: ``data`` holds a non-finite float (only after manual edits).
+        """
+        return json.dumps(self.data, separators=(",", ":"), allow_nan=False)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Spec):
+            return NotImplemented
+        return self.data == other.data
+
+    __hash__ = None  # type: ignore[assignment]  # mutable
+
+    def __repr__(self) -> str:
+        def get(*keys: str) -> Any:
+            node: Any = self.data
+            for k in keys:
+                node = node.get(k) if isinstance(node, dict) else None
+            return node
+
+        agg = get("engine", "workers", "aggregated") or {}
+        workers = f"{agg.get('count', '?')}×TP{agg.get('tp', '?')}" if isinstance(agg, dict) else "?"
+        return (f"Spec(model={get('engine', 'model')!r}, system={get('engine', 'system')!r}, "
+                f"workers={workers}, perf={get('engine', 'perf', 'source')!r}, "
+                f"source={get('traffic', 'source', 'type')!r}, load={get('traffic', 'load', 'mode')!r}, "
+                f"file={self.source!r})")
+
+
+def load_config(src: str | os.PathLike[str] | Mapping[str, Any] | Spec) -> Spec:
+    """Compile a replay config into a canonical :class:`Spec`.
+
+    Args:
+        src: a path to a YAML (or ``.json``) file, a dict with the same structure, or a
+            :class:`Spec` (returned unchanged). A dict is not modified.
+
+    Returns:
+        The canonical spec (defaults filled by the core, paths absolute).
+
+    Raises:
+        ConfigError: the file is missing or unreadable, is not valid YAML/JSON (the
+            message names the file and line), is not a mapping; a mode is not supported;
+            a referenced file is missing; or the core rejects a field (unknown key,
+            wrong type, out of range, non-finite). ``.field`` is the dotted path.
+        TypeError: ``src`` is none of the accepted types.
+        ImportError: the native core has not been built (``make build``).
+    """
+    if isinstance(src, Spec):
+        return src
+    if isinstance(src, Mapping):
+        data = _plain(src, "")
+        base = os.getcwd()
+        source = None
+    elif isinstance(src, (str, os.PathLike)):
+        source = os.path.abspath(os.fspath(src))
+        data = _plain(_read(source), "")
+        base = os.path.dirname(source)
+    else:
+        raise TypeError(f"load_config takes a path, a dict or a Spec, not {type(src).__name__}")
+
+    if data is None:
+        raise ConfigError("", "the config is empty", file=source)
+    if not isinstance(data, dict):
+        raise ConfigError("", f"the config must be a mapping at the top level, got {_describe(data)}",
+                          file=source)
+    _reject_unsupported(data)
+    _resolve_paths(data, base)
+    _check_files(data)
+    canonical = _native.call("Normalize", json.dumps(data, allow_nan=False), "spec")
+    return Spec(canonical, source)
+
+
+# --- reading ---------------------------------------------------------------------------
+
+class _StrictLoader(yaml.SafeLoader):
+    """``yaml.SafeLoader`` that rejects a key given twice in one mapping."""
+
+
+def _construct_mapping(loader: _StrictLoader, node: yaml.MappingNode, deep: bool = False) -> Any:
+    seen: set[Any] = set()
+    for key_node, _ in node.value:
+        if key_node.tag == "tag:yaml.org,2002:merge":
+            continue
+        key = loader.construct_object(key_node, deep=True)
+        try:
+            duplicate = key in seen
+        except TypeError:
+            continue  # unhashable key: construct_mapping reports it
+        if duplicate:
+            raise yaml.constructor.ConstructorError(
+                None, None, f"duplicate key {key!r}", key_node.start_mark)
+        seen.add(key)
+    return loader.construct_mapping(node, deep=deep)
+
+
+_StrictLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
+
+
+def _read(path: str) -> Any:
+    """Parse the YAML or JSON file at ``path`` (absolute)."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+    except FileNotFoundError:
+        raise ConfigError("", f"config file not found: {path}") from None
+    except IsADirectoryError:
+        raise ConfigError("", f"config path is a folder, not a file: {path}") from None
+    except UnicodeDecodeError as exc:
+        raise ConfigError("", f"config file is not UTF-8 text ({exc.reason})", file=path) from None
+    except OSError as exc:
+        raise ConfigError("", f"cannot read config file: {exc.strerror or exc}", file=path) from None
+
+    if path.endswith(".json"):
+        def no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+            out: dict[str, Any] = {}
+            for k, v in pairs:
+                if k in out:
+                    raise ValueError(f"duplicate key {k!r}")
+                out[k] = v
+            return out
+        try:
+            return json.loads(text, object_pairs_hook=no_duplicates)
+        except json.JSONDecodeError as exc:
+            raise ConfigError("", f"invalid JSON: {exc.msg}", file=path, line=exc.lineno) from None
+        except ValueError as exc:
+            raise ConfigError("", f"invalid JSON: {exc}", file=path) from None
+    try:
+        return yaml.load(text, Loader=_StrictLoader)  # noqa: S506 - a SafeLoader subclass
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        what = exc.problem or exc.context or "syntax error"
+        if exc.context and exc.problem:
+            what = f"{exc.problem} ({exc.context})"
+        raise ConfigError("", f"invalid YAML: {what}", file=path,
+                          line=mark.line + 1 if mark is not None else None) from None
+    except yaml.YAMLError as exc:
+        raise ConfigError("", f"invalid YAML: {exc}", file=path) from None
+
+
+def _plain(value: Any, path: str) -> Any:
+    """Deep-copy ``value`` into JSON types, rejecting what JSON cannot carry.
+
+    Raises:
+        ConfigError: a non-string key, a NaN or infinite float (YAML ``.nan``, ``.inf``),
+            or a value of another type (a date, a set, bytes), naming its dotted path.
+    """
+    if isinstance(value, Mapping):
+        out: dict[str, Any] = {}
+        for k, v in value.items():
+            if not isinstance(k, str):
+                raise ConfigError(_join(path, str(k)),
+                                  f"keys must be strings, got {_describe(k)} (quote it in YAML)")
+            out[k] = _plain(v, _join(path, k))
+        return out
+    if isinstance(value, (list, tuple)):
+        return [_plain(v, f"{path}[{i}]") for i, v in enumerate(value)]
+    if value is None or isinstance(value, (str, bool, int)):
+        return value
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise ConfigError(path, f"must be a finite number, got {value}")
+        return value
+    raise ConfigError(path, f"unsupported value {_describe(value)} (quote it to make it a string)")
+
+
+def _join(path: str, key: str) -> str:
+    return f"{path}.{key}" if path else key
+
+
+def _describe(value: Any) -> str:
+    if isinstance(value, bool):
+        return f"the boolean {str(value).lower()}"
+    if isinstance(value, (int, float)):
+        return f"the number {value}"
+    if isinstance(value, str):
+        return f"the string {value!r}"
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, dict):
+        return "a mapping"
+    return f"a {type(value).__name__}"
+
+
+# --- unsupported modes -----------------------------------------------------------------
+
+# Key names that select a mode aisimulate does not simulate: the first three wherever they
+# appear under `engine`, the agentic ones directly under `traffic` or `traffic.source`.
+_AFD_KEYS = frozenset({"afd", "attention_ffn", "attention_ffn_disaggregation", "attn_ffn"})
+_SCALING_KEYS = frozenset({"planner", "scaling", "autoscale", "autoscaling", "autoscaler"})
+_EPD_KEYS = frozenset({"epd", "encode", "encoder", "encode_workers", "encode_prefill_decode"})
+_AGENTIC_KEYS = frozenset({"agentic", "profile", "agentic_profile"})
+
+
+def _engine_keys(node: Any, path: str) -> list[tuple[str, str]]:
+    """(dotted path, key) of every mapping key under ``node``, depth first in file order."""
+    found: list[tuple[str, str]] = []
+    if isinstance(node, dict):
+        for k, v in node.items():
+            p = _join(path, k)
+            found.append((p, k))
+            found.extend(_engine_keys(v, p))
+    return found
+
+
+def _reject_unsupported(data: dict[str, Any]) -> None:
+    """Raise ConfigError for a mode the core does not run (DESIGN.md §9)."""
+    execution = data.get("execution")
+    if isinstance(execution, dict):
+        mode = execution.get("mode")
+        if isinstance(mode, str) and mode.strip().lower() == "online":
+            raise ConfigError("execution.mode", "online replay is not supported: aisimulate "
+                              "runs offline replays on a virtual clock (execution.mode: offline)")
+
+    engine_keys = _engine_keys(data.get("engine"), "engine")
+    for path, k in engine_keys:
+        if k.lower() in _AFD_KEYS:
+            raise ConfigError(path, "attention-FFN disaggregation (AFD) is not supported: "
+                              "aisimulate simulates workers that run whole model passes")
+
+    traffic = data.get("traffic")
+    if isinstance(traffic, dict):
+        for k in traffic:
+            if k.lower() in _AGENTIC_KEYS:
+                raise ConfigError(f"traffic.{k}", "agentic profiles and traces are not supported")
+        source = traffic.get("source")
+        if isinstance(source, dict):
+            stype = source.get("type")
+            if isinstance(stype, str) and stype.strip().lower().startswith("agentic"):
+                raise ConfigError("traffic.source.type", f"{stype!r}: agentic profiles and "
+                                  "traces are not supported")
+            for k in source:
+                if k.lower() in _AGENTIC_KEYS:
+                    raise ConfigError(f"traffic.source.{k}",
+                                      "agentic profiles and traces are not supported")
+        load = traffic.get("load")
+        if isinstance(load, dict):
+            lmode = load.get("mode")
+            if isinstance(lmode, str) and lmode.strip().lower().startswith("agentic"):
+                raise ConfigError("traffic.load.mode", f"{lmode!r}: agentic profiles and "
+                                  "traces are not supported")
+
+    for path, k in engine_keys:
+        if k.lower() in _SCALING_KEYS:
+            raise ConfigError(path, "worker scaling (planners, autoscaling) is not supported: "
+                              "the worker pools are fixed for the whole replay")
+    for path, k in engine_keys:
+        if k.lower() in _EPD_KEYS:
+            raise ConfigError(path, "analytical encode-prefill-decode (EPD) is not supported")
+
+    if traffic is None or isinstance(traffic, dict):
+        source = (traffic or {}).get("source")
+        if source is None or (isinstance(source, dict) and source.get("type") in (None, "")):
+            raise ConfigError("traffic.source.type", "is required (mooncake, azure or "
+                              "synthetic): a workload without a source type is not supported")
+
+
+# --- paths -----------------------------------------------------------------------------
+
+def looks_like_path(s: str) -> bool:
+    """Whether a model/system value is a file path rather than a name.
+
+    The rule of Go's ``looksLikePath`` (``core/config/decode.go``): it starts with ``.``
+    or ``/``, or ends in ``.json``, ``.yaml`` or ``.yml``.
+    """
+    return s.startswith((".", "/")) or s.endswith((".json", ".yaml", ".yml"))
+
+
+def _abs(p: str, base: str) -> str:
+    return os.path.normpath(os.path.join(base, p))
+
+
+def _resolve_paths(data: dict[str, Any], base: str) -> None:
+    """Make the spec's relative paths absolute against ``base``, in place, and fill
+    ``engine.model_config_dir`` from the environment or the shared data folder."""
+    traffic = data.get("traffic")
+    source = traffic.get("source") if isinstance(traffic, dict) else None
+    if isinstance(source, dict) and isinstance(source.get("path"), str) and source["path"]:
+        source["path"] = _abs(source["path"], base)
+
+    engine = data.get("engine")
+    if not isinstance(engine, dict):
+        return
+    for key in ("model", "system"):
+        v = engine.get(key)
+        if isinstance(v, str) and looks_like_path(v):
+            engine[key] = _abs(v, base)
+    mcd = engine.get("model_config_dir")
+    if isinstance(mcd, str) and mcd:
+        engine["model_config_dir"] = _abs(mcd, base)
+    elif "model_config_dir" not in engine:
+        model = engine.get("model")
+        if isinstance(model, str) and model and not looks_like_path(model):
+            env = os.environ.get(MODEL_CONFIGS_ENV)
+            if env:
+                folder = _abs(env, os.getcwd())
+                if not os.path.isdir(folder):
+                    raise ConfigError("engine.model_config_dir", f"folder not found: {folder} "
+                                      f"(from the environment variable {MODEL_CONFIGS_ENV})")
+                engine["model_config_dir"] = folder
+            elif _DEFAULT_MODEL_CONFIGS.is_dir():
+                engine["model_config_dir"] = str(_DEFAULT_MODEL_CONFIGS)
+
+
+def _check_files(data: dict[str, Any]) -> None:
+    """Raise ConfigError (with the field path) for a referenced file that is missing."""
+    traffic = data.get("traffic")
+    source = traffic.get("source") if isinstance(traffic, dict) else None
+    if isinstance(source, dict):
+        p = source.get("path")
+        if isinstance(p, str) and p:
+            _need_file("traffic.source.path", p)
+    engine = data.get("engine")
+    if not isinstance(engine, dict):
+        return
+    mcd = engine.get("model_config_dir")
+    if isinstance(mcd, str) and mcd and not os.path.isdir(mcd):
+        raise ConfigError("engine.model_config_dir",
+                          f"{'not a folder' if os.path.exists(mcd) else 'folder not found'}: {mcd}")
+    for key in ("model", "system"):
+        v = engine.get(key)
+        if isinstance(v, str) and looks_like_path(v):
+            _need_file(f"engine.{key}", v)
+
+
+def _need_file(field: str, path: str) -> None:
+    if not os.path.exists(path):
+        raise ConfigError(field, f"file not found: {path}")
+    if not os.path.isfile(path):
+        raise ConfigError(field, f"not a file: {path}")

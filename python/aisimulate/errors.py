@@ -1,0 +1,126 @@
+"""The exceptions aisimulate raises, and the mapping from the core's error envelope.
+
+Three classes cover every failure a user can act on:
+
+- :class:`ConfigError` (a ``ValueError``): the replay spec is wrong. ``.field`` is the
+  dotted path of the offending key (``"engine.scheduler.max_num_seqs"``), the same path
+  the Go core's ``config.Error`` carries; it is ``""`` when the problem is the whole
+  document (a YAML syntax error, a file that is not a mapping), and then ``.file`` and
+  ``.line`` locate it when they are known.
+- :class:`DataError` (a ``ValueError``): the workload data is wrong (a trace row without
+  an output length, a non-numeric field). ``.file`` and ``.line`` (1-based) locate it;
+  ``.field`` is the column or key as spelled in the file, or ``""``.
+- :class:`SimulationError` (a ``RuntimeError``): any other error from the core.
+  ``.kind`` is ``"simulation"`` or ``"panic"`` (a bug in the core, recovered by pybind).
+
+The core reports errors as ``{"error": {"kind", "message", "field", "file", "line"}}``
+(see ``pybind/pybind.go``); :func:`from_envelope` turns that object into one of these.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+__all__ = ["ConfigError", "DataError", "SimulationError", "from_envelope"]
+
+
+class ConfigError(ValueError):
+    """A problem with one field of the replay spec.
+
+    Attributes:
+        field: dotted path of the offending key, e.g. ``"traffic.source.path"``;
+            ``""`` when the problem concerns the whole document.
+        reason: the message without the field prefix.
+        file: the config file, when the problem is located in it (else ``None``).
+        line: 1-based line in ``file`` (else ``None``).
+
+    ``str(err)`` is ``"field: reason"`` (or ``"file:line: reason"`` for a document-level
+    problem located in a file, or just ``reason``).
+    """
+
+    def __init__(self, field: str | None, reason: str, *, file: str | None = None,
+                 line: int | None = None) -> None:
+        self.field = field or ""
+        self.reason = _strip_prefix(reason, self.field)
+        self.file = file
+        self.line = line
+        if self.field:
+            text = f"{self.field}: {self.reason}"
+        elif file is not None and line is not None:
+            text = f"{file}:{line}: {self.reason}"
+        elif file is not None:
+            text = f"{file}: {self.reason}"
+        else:
+            text = self.reason
+        super().__init__(text)
+
+
+class DataError(ValueError):
+    """A problem in the workload data (a trace file), found while replaying it.
+
+    Attributes:
+        file: the data file, as the core opened it (an absolute path after
+            :func:`aisimulate.load_config`), or ``None``.
+        line: 1-based physical line of the bad row, or ``None`` when the problem
+            concerns the whole file.
+        field: the column or key as spelled in the file (``"output_length"``), or ``""``.
+        reason: the core's message.
+
+    ``str(err)`` starts with ``"file:line: "`` whenever the file is known.
+    """
+
+    def __init__(self, reason: str, *, file: str | None = None, line: int | None = None,
+                 field: str | None = None) -> None:
+        self.file = file or None
+        self.line = line or None
+        self.field = field or ""
+        self.reason = reason
+        where = ""
+        if self.file:
+            where = f"{self.file}:{self.line}" if self.line else self.file
+        text = reason if (not where or reason.startswith(where)) else f"{where}: {reason}"
+        super().__init__(text)
+
+
+class SimulationError(RuntimeError):
+    """Any other error from the simulation core.
+
+    Attributes:
+        kind: ``"simulation"`` for an error the core returned, ``"panic"`` for a Go
+            panic recovered at the boundary (a bug: please report it with the spec).
+    """
+
+    def __init__(self, message: str, *, kind: str = "simulation") -> None:
+        self.kind = kind
+        super().__init__(message)
+
+
+def _strip_prefix(message: str, field: str) -> str:
+    """Drop a leading ``"field: "`` so that a message is never prefixed twice."""
+    if field and message.startswith(field + ": "):
+        return message[len(field) + 2:]
+    return message
+
+
+def from_envelope(err: Mapping[str, Any]) -> Exception:
+    """Build the exception for the core's error object.
+
+    Args:
+        err: the value of ``"error"`` in a pybind result:
+            ``{"kind": "config"|"data"|"simulation"|"panic", "message": str,
+            "field"?: str, "file"?: str, "line"?: int}``.
+
+    Returns:
+        ConfigError for kind ``config``, DataError for ``data``, SimulationError
+        otherwise (an unknown kind is treated as ``simulation``).
+    """
+    kind = err.get("kind", "simulation")
+    message = str(err.get("message", "")) or "unknown error from the core"
+    if kind == "config":
+        return ConfigError(err.get("field") or "", message)
+    if kind == "data":
+        return DataError(message, file=err.get("file"), line=err.get("line"),
+                         field=err.get("field"))
+    if kind == "panic":
+        return SimulationError(message, kind="panic")
+    return SimulationError(message, kind="simulation")

@@ -1,0 +1,256 @@
+"""The result of one replay: per-request records, a summary, run metadata.
+
+Formulas, units and inclusion rules of every field are in ``docs/metrics.md`` (DESIGN.md
+§8). In short, all times are milliseconds from the start of the replay (virtual clock);
+token counts are tokens:
+
+- ``requests``: one dict per request, keys in this order (:data:`REQUEST_FIELDS`):
+  ``request_id``, ``status`` (``completed`` | ``rejected`` | ``failed`` | ``canceled``),
+  ``reason``, ``input_tokens``, ``output_tokens``, ``cached_tokens``, ``send_ms``,
+  ``arrival_ms``, ``first_token_ms``, ``end_ms``, ``release_ms``, ``ttft_ms``
+  (first_token − send), ``e2e_ms`` (end − send), ``tpot_ms`` ((e2e − ttft) /
+  (output_tokens − 1), ``None`` below 2 output tokens), ``worker``, ``preemptions``,
+  ``session_id``, ``turn``; any further keys the core adds follow.
+- ``summary``: ``completed``, ``rejected``, ``failed``, ``canceled`` (counts),
+  ``duration_ms``, ``request_throughput_rps`` (completed / s), ``output_token_throughput_tps``
+  (tokens / s), ``gpu_hours``, and for each of ``ttft_ms``, ``tpot_ms``, ``e2e_ms``,
+  ``itl_ms`` a dict ``{mean, std, min, max, p50, p90, p95, p99}`` in ms over completed
+  requests (numpy's linear percentiles), or ``None`` when there is no value; the core
+  also reports ``total_input_tokens``, ``total_output_tokens``, ``total_cached_tokens``
+  (completed requests) and ``preemptions`` (all requests).
+- ``metadata``: facts about the run (spec, versions, derived capacities) as the core
+  reports them.
+
+The numbers are the core's; this module never rescales or recomputes them.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from pathlib import Path
+from typing import Any, Iterable, Mapping
+
+__all__ = ["ReplayReport", "REQUEST_FIELDS", "LATENCY_METRICS", "STAT_FIELDS"]
+
+#: Per-request keys in DESIGN.md §8 order (the column order of requests.jsonl and pandas).
+REQUEST_FIELDS: tuple[str, ...] = (
+    "request_id", "status", "reason", "input_tokens", "output_tokens", "cached_tokens",
+    "send_ms", "arrival_ms", "first_token_ms", "end_ms", "release_ms", "ttft_ms", "e2e_ms",
+    "tpot_ms", "worker", "preemptions", "session_id", "turn",
+)
+
+#: Summary latency metrics (each a stats dict or None), in table order.
+LATENCY_METRICS: tuple[str, ...] = ("ttft_ms", "tpot_ms", "itl_ms", "e2e_ms")
+
+#: Keys of a latency stats dict; the table shows all but ``std``.
+STAT_FIELDS: tuple[str, ...] = ("mean", "std", "min", "max", "p50", "p90", "p95", "p99")
+
+_TABLE_STATS = ("mean", "p50", "p90", "p95", "p99", "min", "max")
+_DASH = "\u2014"
+
+
+def _ordered(record: Mapping[str, Any]) -> dict[str, Any]:
+    """``record`` with the §8 keys first (those present), then the rest in their order."""
+    out = {k: record[k] for k in REQUEST_FIELDS if k in record}
+    for k, v in record.items():
+        if k not in out:
+            out[k] = v
+    return out
+
+
+def _sort_key(record: Mapping[str, Any]) -> tuple[int, Any]:
+    rid = record.get("request_id")
+    if isinstance(rid, (int, float)) and not isinstance(rid, bool):
+        return (0, rid)
+    return (1, str(rid))
+
+
+class ReplayReport:
+    """The report of one replay.
+
+    Attributes:
+        summary: dict, see the module docstring (DESIGN.md §8).
+        requests: list of per-request dicts in ``request_id`` order, keys in
+            :data:`REQUEST_FIELDS` order.
+        metadata: dict of run facts from the core.
+
+    Build it from the core's ``{"metadata", "summary", "requests"}`` object with
+    :meth:`from_dict`; :func:`aisimulate.replay` does that for you.
+    """
+
+    __slots__ = ("summary", "requests", "metadata")
+
+    def __init__(self, summary: Mapping[str, Any], requests: Iterable[Mapping[str, Any]],
+                 metadata: Mapping[str, Any] | None = None) -> None:
+        self.summary: dict[str, Any] = dict(summary)
+        self.requests: list[dict[str, Any]] = sorted((_ordered(r) for r in requests), key=_sort_key)
+        self.metadata: dict[str, Any] = dict(metadata or {})
+
+    @classmethod
+    def from_dict(cls, report: Mapping[str, Any]) -> "ReplayReport":
+        """Build a report from the core's JSON object ``{"metadata", "summary", "requests"}``.
+
+        Raises:
+            ValueError: ``summary`` is missing or not a dict, or ``requests`` not a list.
+        """
+        summary = report.get("summary")
+        requests = report.get("requests") or []
+        if not isinstance(summary, Mapping):
+            raise ValueError("report has no 'summary' object")
+        if not isinstance(requests, list):
+            raise ValueError("report 'requests' is not a list")
+        return cls(summary, requests, report.get("metadata") or {})
+
+    def __repr__(self) -> str:
+        s = self.summary
+        return (f"ReplayReport(requests={len(self.requests)}, completed={s.get('completed')}, "
+                f"rejected={s.get('rejected')}, failed={s.get('failed')}, "
+                f"canceled={s.get('canceled')}, duration_ms={s.get('duration_ms')})")
+
+    # --- views -------------------------------------------------------------------------
+
+    def to_pandas(self):  # -> pandas.DataFrame
+        """The per-request records as a ``pandas.DataFrame``, one row per request.
+
+        Columns are :data:`REQUEST_FIELDS` then any extra keys, in order; a missing or
+        null value is ``None``/``NaN`` as pandas makes it.
+
+        Raises:
+            ImportError: pandas is not installed (``pip install 'aisimulate[pandas]'``).
+        """
+        try:
+            import pandas as pd
+        except ImportError as exc:
+            raise ImportError("ReplayReport.to_pandas() needs pandas: "
+                              "pip install 'aisimulate[pandas]' (or pandas>=2.0)") from exc
+        columns = list(REQUEST_FIELDS)
+        for r in self.requests:
+            for k in r:
+                if k not in columns:
+                    columns.append(k)
+        return pd.DataFrame.from_records(self.requests, columns=columns)
+
+    def table(self) -> str:
+        """A fixed-width, human-readable summary (like vLLM's benchmark_serving output).
+
+        Counts, duration (ms), throughputs, GPU hours, then one row per latency metric
+        (``ttft_ms``, ``tpot_ms``, ``itl_ms``, ``e2e_ms``) with mean, p50, p90, p95, p99,
+        min and max in ms. A missing value shows as ``—``.
+        """
+        s = self.summary
+        width = 11 + 10 * len(_TABLE_STATS)  # label column + 7 stat columns
+        lines = [" aisimulate replay ".center(width, "=")]
+        title = self._title()
+        if title:
+            lines.append(title)
+        rows = [
+            ("Completed requests", _fmt_int(s.get("completed"))),
+            ("Rejected requests", _fmt_int(s.get("rejected"))),
+            ("Failed requests", _fmt_int(s.get("failed"))),
+            ("Canceled requests", _fmt_int(s.get("canceled"))),
+            ("Duration (ms)", _fmt(s.get("duration_ms"), 2)),
+            ("Request throughput (req/s)", _fmt(s.get("request_throughput_rps"), 3)),
+            ("Output token throughput (tok/s)", _fmt(s.get("output_token_throughput_tps"), 2)),
+            ("GPU hours", _fmt_small(s.get("gpu_hours"))),
+        ]
+        # Totals the core adds (completed requests' tokens, all requests' preemptions).
+        for key, label in (("total_input_tokens", "Total input tokens"),
+                           ("total_output_tokens", "Total output tokens"),
+                           ("total_cached_tokens", "Total cached (prefix-hit) tokens"),
+                           ("preemptions", "Preemptions")):
+            if key in s:
+                rows.append((label, _fmt_int(s[key])))
+        for label, value in rows:
+            lines.append(f"{label + ':':<40}{value:>{width - 40}}")
+        lines.append("-" * width)
+        header = f"{'metric (ms)':<11}" + "".join(f" {h:>9}" for h in _TABLE_STATS)
+        lines.append(header)
+        for metric in LATENCY_METRICS:
+            stats = s.get(metric)
+            cells = []
+            for h in _TABLE_STATS:
+                v = stats.get(h) if isinstance(stats, Mapping) else None
+                cells.append(f" {_fmt(v, 2):>9}")  # always one space between cells
+            lines.append(f"{metric:<11}" + "".join(cells))
+        lines.append("=" * width)
+        return "\n".join(lines)
+
+    def _title(self) -> str:
+        m = self.metadata
+        spec = m.get("spec") if isinstance(m.get("spec"), Mapping) else {}
+        engine = spec.get("engine") if isinstance(spec.get("engine"), Mapping) else {}
+        model = m.get("model") or engine.get("model")
+        system = m.get("system") or engine.get("system")
+        if not isinstance(model, str) or not isinstance(system, str):
+            return ""
+        title = f"{model} on {system}"
+        workers, tp, perf = m.get("workers"), m.get("tp"), m.get("perf_model")
+        if isinstance(workers, int) and isinstance(tp, int):
+            title += f", {workers} worker{'s' if workers != 1 else ''} \u00d7 TP{tp}"
+        if isinstance(perf, str):
+            title += f", {perf} perf model"
+        return title
+
+    # --- files -------------------------------------------------------------------------
+
+    def to_json(self) -> str:
+        """``{"metadata", "summary"}`` as JSON text (sorted keys, indent 2, newline-ended):
+        the content of ``prediction.json``; byte-identical for an identical report."""
+        return json.dumps({"metadata": self.metadata, "summary": self.summary},
+                          sort_keys=True, indent=2, allow_nan=False) + "\n"
+
+    def save(self, directory: str | os.PathLike[str]) -> dict[str, Path]:
+        """Write the report into ``directory`` (created if needed).
+
+        Files:
+            ``prediction.json``: metadata and summary (see :meth:`to_json`).
+            ``requests.jsonl``: one JSON object per request, in ``request_id`` order,
+            keys in :data:`REQUEST_FIELDS` order.
+
+        Returns:
+            ``{"prediction": path, "requests": path}``.
+
+        Raises:
+            OSError: the folder or a file cannot be written.
+        """
+        out = Path(directory)
+        out.mkdir(parents=True, exist_ok=True)
+        prediction = out / "prediction.json"
+        requests = out / "requests.jsonl"
+        prediction.write_text(self.to_json(), encoding="utf-8")
+        with requests.open("w", encoding="utf-8", newline="\n") as f:
+            for r in self.requests:
+                f.write(json.dumps(r, allow_nan=False))
+                f.write("\n")
+        return {"prediction": prediction, "requests": requests}
+
+
+def _bad(v: Any) -> bool:
+    return v is None or isinstance(v, bool) or not isinstance(v, (int, float)) or (
+        isinstance(v, float) and not math.isfinite(v))
+
+
+def _fmt(v: Any, decimals: int) -> str:
+    """A number with ``decimals`` decimals (4 when it is small but not zero), or ``—``."""
+    if _bad(v):
+        return _DASH
+    if v != 0 and abs(v) < 0.1:
+        decimals = max(decimals, 4)
+    return f"{v:.{decimals}f}"
+
+
+def _fmt_int(v: Any) -> str:
+    if _bad(v):
+        return _DASH
+    return str(int(v))
+
+
+def _fmt_small(v: Any) -> str:
+    """GPU hours: 4 decimals, or 3 significant digits in scientific notation below 0.01."""
+    if _bad(v):
+        return _DASH
+    if v != 0 and abs(v) < 0.01:
+        return f"{v:.3e}"
+    return f"{v:.4f}"

@@ -1,0 +1,65 @@
+"""Shared fixtures: small replay configs whose outcomes can be worked out by hand."""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+
+# The linear pass-time model of /work/shared/notes/worked-examples.md:
+# pass ms = 2.0 + 0.01 × prompt tokens computed + 0.1 × decoding requests.
+LINEAR_PERF = {"source": "linear", "base_ms": 2.0, "per_prefill_token_ms": 0.01,
+               "per_decode_seq_ms": 0.1}
+
+BASE_SPEC = {
+    "engine": {
+        "model": "Qwen/Qwen3-32B",
+        "system": "h100_sxm",
+        "perf": LINEAR_PERF,
+        "scheduler": {"num_gpu_blocks": 1000},
+    },
+    "traffic": {
+        "source": {"type": "synthetic", "num_requests": 5, "isl": 100, "osl": 4},
+        "load": {"mode": "rate", "rate_rps": 10.0, "arrival": "constant"},
+    },
+}
+
+
+@pytest.fixture
+def base_spec() -> dict:
+    """A valid synthetic spec (deep copy: tests may mutate it)."""
+    return copy.deepcopy(BASE_SPEC)
+
+
+def write_mooncake(path: Path, rows: list[dict]) -> Path:
+    """Write Mooncake JSONL rows (timestamp ms, input_length, output_length, hash_ids)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    return path
+
+
+# Worked example 1: r1 sent at 0 (ISL 1000, OSL 3), r2 at 10 ms (ISL 100, OSL 2), no
+# shared prefix (distinct 512-token block hashes).
+EXAMPLE1_ROWS = [
+    {"timestamp": 0, "input_length": 1000, "output_length": 3, "hash_ids": [1, 2]},
+    {"timestamp": 10, "input_length": 100, "output_length": 2, "hash_ids": [3]},
+]
+
+
+def example1_spec(trace: Path) -> dict:
+    return {
+        "engine": {
+            "model": "Qwen/Qwen3-32B",
+            "system": "h100_sxm",
+            "perf": dict(LINEAR_PERF),
+            "workers": {"aggregated": {"count": 1}},
+            "scheduler": {"max_num_batched_tokens": 512, "max_num_seqs": 4, "block_size": 16,
+                          "enable_prefix_caching": True, "num_gpu_blocks": 1000},
+        },
+        "traffic": {"source": {"type": "mooncake", "path": str(trace)},
+                    "load": {"mode": "trace"}},
+    }

@@ -1,0 +1,145 @@
+"""ReplayReport views and files, on a hand-built report (no core needed)."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+
+from aisimulate import ReplayReport
+from aisimulate.errors import ConfigError, DataError, SimulationError, from_envelope
+from aisimulate.report import REQUEST_FIELDS
+
+
+def _record(rid, status="completed", **kw):
+    r = {k: None for k in REQUEST_FIELDS}
+    r.update(request_id=rid, status=status, reason="", worker=0, preemptions=0)
+    r.update(kw)
+    return r
+
+
+def _stats(mean, lo, hi):
+    return {"mean": mean, "std": 0.5, "min": lo, "max": hi, "p50": mean, "p90": hi,
+            "p95": hi, "p99": hi}
+
+
+def _report():
+    # Keys deliberately shuffled and records out of order: the report must reorder both.
+    r2 = dict(reversed(list(_record(2, ttft_ms=7.1, e2e_ms=9.3, tpot_ms=2.2,
+                                    output_tokens=2).items())))
+    r1 = _record(1, ttft_ms=14.0, e2e_ms=19.3, tpot_ms=2.65, output_tokens=3)
+    r10 = _record(10, status="rejected", reason="prompt longer than max_model_len")
+    return {
+        "metadata": {"model": "Qwen/Qwen3-32B", "system": "h100_sxm", "z": 1, "a": 2},
+        "summary": {
+            "completed": 2, "rejected": 1, "failed": 0, "canceled": 0,
+            "duration_ms": 19.3, "request_throughput_rps": 103.6269430051813,
+            "output_token_throughput_tps": 259.0673575129534, "gpu_hours": 5.3611e-06,
+            "ttft_ms": _stats(10.55, 7.1, 14.0), "tpot_ms": _stats(2.425, 2.2, 2.65),
+            "e2e_ms": _stats(14.3, 9.3, 19.3), "itl_ms": None,
+        },
+        "requests": [r10, r2, r1],
+    }
+
+
+def test_requests_are_in_request_id_order_with_section8_keys():
+    rep = ReplayReport.from_dict(_report())
+    assert [r["request_id"] for r in rep.requests] == [1, 2, 10]  # numeric, not "1","10","2"
+    for r in rep.requests:
+        assert tuple(r)[:len(REQUEST_FIELDS)] == REQUEST_FIELDS
+
+
+def test_extra_keys_follow_section8_keys():
+    raw = _report()
+    raw["requests"][0] = {"itl_ms": [], **raw["requests"][0]}
+    rep = ReplayReport.from_dict(raw)
+    rec = next(r for r in rep.requests if r["request_id"] == 10)
+    assert list(rec)[-1] == "itl_ms"
+
+
+def test_table_shows_counts_metrics_and_dashes():
+    text = ReplayReport.from_dict(_report()).table()
+    assert "Qwen/Qwen3-32B on h100_sxm" in text
+    assert "nan" not in text.lower()
+    lines = text.splitlines()
+    header = next(line for line in lines if line.startswith("metric (ms)"))
+    assert header.split()[2:] == ["mean", "p50", "p90", "p95", "p99", "min", "max"]
+    ttft = next(line for line in lines if line.startswith("ttft_ms")).split()
+    assert ttft[1:] == ["10.55", "10.55", "14.00", "14.00", "14.00", "7.10", "14.00"]
+    itl = next(line for line in lines if line.startswith("itl_ms")).split()
+    assert itl[1:] == ["\u2014"] * 7  # null stats
+    completed = next(line for line in lines if line.startswith("Completed requests"))
+    assert completed.split()[-1] == "2"
+    assert next(line for line in lines if line.startswith("Duration")).split()[-1] == "19.30"
+    assert next(line for line in lines if line.startswith("GPU hours")).split()[-1] == "5.361e-06"
+    widths = {len(line) for line in lines}
+    assert max(widths) <= 90
+    assert len(widths) <= 2  # rules, rows and header share one width (title may differ)
+
+
+def test_table_with_missing_values_never_shows_nan():
+    raw = _report()
+    raw["summary"]["duration_ms"] = None
+    raw["summary"]["ttft_ms"]["p99"] = float("nan")
+    text = ReplayReport.from_dict(raw).table()
+    assert "nan" not in text.lower()
+    assert next(line for line in text.splitlines()
+                if line.startswith("Duration")).split()[-1] == "\u2014"
+
+
+def test_save_writes_deterministic_files(tmp_path):
+    rep = ReplayReport.from_dict(_report())
+    written = rep.save(tmp_path / "a" / "b")
+    assert set(written) == {"prediction", "requests"}
+    pred = json.loads((tmp_path / "a/b/prediction.json").read_text())
+    assert set(pred) == {"metadata", "summary"}
+    assert pred["summary"] == _report()["summary"]
+    text = (tmp_path / "a/b/prediction.json").read_text()
+    assert text.index('"a"') < text.index('"z"')  # sorted keys
+    lines = (tmp_path / "a/b/requests.jsonl").read_text().splitlines()
+    assert [json.loads(x)["request_id"] for x in lines] == [1, 2, 10]
+    assert list(json.loads(lines[0])) == list(REQUEST_FIELDS)
+    # A second report built from a reordered copy writes the same bytes.
+    raw = _report()
+    raw["metadata"] = dict(reversed(list(raw["metadata"].items())))
+    raw["requests"].reverse()
+    ReplayReport.from_dict(raw).save(tmp_path / "c")
+    for name in ("prediction.json", "requests.jsonl"):
+        assert (tmp_path / "a/b" / name).read_bytes() == (tmp_path / "c" / name).read_bytes()
+
+
+def test_to_pandas():
+    df = ReplayReport.from_dict(_report()).to_pandas()
+    assert df.shape == (3, len(REQUEST_FIELDS))
+    assert list(df.columns) == list(REQUEST_FIELDS)
+    assert list(df["request_id"]) == [1, 2, 10]
+    assert math.isnan(df["ttft_ms"].iloc[2])
+
+
+def test_from_dict_needs_a_summary():
+    with pytest.raises(ValueError):
+        ReplayReport.from_dict({"requests": []})
+
+
+@pytest.mark.parametrize("err, cls, text", [
+    ({"kind": "config", "message": "engine.model: is required", "field": "engine.model"},
+     ConfigError, "engine.model: is required"),
+    ({"kind": "data", "message": "/t.jsonl:2: output_length: missing", "file": "/t.jsonl",
+      "line": 2, "field": "output_length"}, DataError, "/t.jsonl:2: output_length: missing"),
+    ({"kind": "data", "message": "output_length: missing", "file": "/t.jsonl", "line": 2},
+     DataError, "/t.jsonl:2: output_length: missing"),
+    ({"kind": "simulation", "message": "boom"}, SimulationError, "boom"),
+    ({"kind": "panic", "message": "core panic"}, SimulationError, "core panic"),
+])
+def test_error_envelope_mapping(err, cls, text):
+    exc = from_envelope(err)
+    assert type(exc) is cls
+    assert str(exc) == text
+    if cls is ConfigError:
+        assert exc.field == "engine.model"
+    if cls is DataError:
+        assert (exc.file, exc.line) == ("/t.jsonl", 2)
+    if cls is SimulationError:
+        assert exc.kind == err["kind"]
+    assert isinstance(exc, ValueError if cls is not SimulationError else RuntimeError)
