@@ -1,0 +1,220 @@
+package workload
+
+import (
+	"encoding/csv"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"strings"
+	"time"
+)
+
+// Azure LLM inference trace column names (Azure/AzurePublicDataset, data/
+// AzureLLMInferenceTrace_{code,conv}.csv). Matched case-insensitively after
+// trimming spaces.
+const (
+	AzureColTimestamp = "TIMESTAMP"
+	AzureColInput     = "ContextTokens"
+	AzureColOutput    = "GeneratedTokens"
+)
+
+// OpenAzure opens an Azure LLM inference trace CSV for streaming.
+//
+// Format: a header row naming the columns, then one request per row. Columns
+// are found by header name (AzureColTimestamp, AzureColInput, AzureColOutput;
+// other columns are ignored, order is free):
+//
+//	TIMESTAMP        "2023-11-16 18:15:46.6805900": date, time of day and an
+//	                 optional fraction of up to 9 digits (the files have 7),
+//	                 no zone; a 'T' may replace the space
+//	ContextTokens    prompt tokens, an integer ≥ 1
+//	GeneratedTokens  output tokens, an integer ≥ 0; empty or absent is a
+//	                 DataError, never a silent zero
+//
+// Request.Timestamp is the row's time minus the first row's time, exact to the
+// ns (the 7 fractional digits are 100 ns units); rows must not go backwards.
+// Requests have HashIDs nil (the trace carries no prefix information),
+// SessionID -1, Turn 0 and Line the 1-based CSV line. "\r\n" line endings,
+// blank lines and a UTF-8 byte-order mark are accepted.
+//
+// Errors: the os.Open error (wrapped); a *DataError when the header is missing
+// or lacks a column (line 1), and from Next for malformed CSV, a short row, a
+// bad value or a timestamp going backwards. The caller closes the returned
+// Closer (the file).
+func OpenAzure(path string) (Source, io.Closer, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, nil, fmt.Errorf("workload: open Azure trace: %w", err)
+	}
+	src, err := NewAzureSource(f, path)
+	if err != nil {
+		_ = f.Close()
+		return nil, nil, err
+	}
+	return src, f, nil
+}
+
+// NewAzureSource streams an Azure trace CSV (see OpenAzure) from r; name is
+// used as DataError.File. It reads and checks the header now, the rows lazily,
+// and never closes r.
+func NewAzureSource(r io.Reader, name string) (Source, error) {
+	cr := csv.NewReader(r)
+	cr.FieldsPerRecord = -1 // short rows get a DataError naming the missing column
+	cr.ReuseRecord = true
+	s := &azureSource{name: name, cr: cr}
+	header, err := cr.Read()
+	if err == io.EOF {
+		return nil, &DataError{File: name, Msg: "empty file: no header row"}
+	}
+	if err != nil {
+		return nil, s.csvError(err)
+	}
+	line, _ := cr.FieldPos(0)
+	cols := [3]string{AzureColTimestamp, AzureColInput, AzureColOutput}
+	idx := [3]int{-1, -1, -1}
+	for i, h := range header {
+		if i == 0 {
+			h = strings.TrimPrefix(h, "\ufeff")
+		}
+		h = strings.TrimSpace(h)
+		for c, want := range cols {
+			if strings.EqualFold(h, want) {
+				if idx[c] >= 0 {
+					return nil, &DataError{File: name, Line: line, Field: want, Msg: "column appears twice in the header"}
+				}
+				idx[c] = i
+			}
+		}
+	}
+	for c, want := range cols {
+		if idx[c] < 0 {
+			return nil, &DataError{File: name, Line: line, Field: want, Msg: "column missing from the header"}
+		}
+	}
+	s.colTs, s.colIn, s.colOut = idx[0], idx[1], idx[2]
+	return s, nil
+}
+
+type azureSource struct {
+	name                 string
+	cr                   *csv.Reader
+	colTs, colIn, colOut int
+	id                   int64
+	err                  error
+
+	haveFirst bool
+	first     time.Time // first row's time, the origin of Request.Timestamp
+	prevNs    int64
+	prevLine  int
+}
+
+func (s *azureSource) csvError(err error) error {
+	var pe *csv.ParseError
+	if errors.As(err, &pe) {
+		return &DataError{File: s.name, Line: pe.Line, Msg: "malformed CSV: " + pe.Err.Error()}
+	}
+	return fmt.Errorf("workload: read %s: %w", s.name, err)
+}
+
+// Next implements Source.
+func (s *azureSource) Next(r *Request) error {
+	if s.err != nil {
+		return s.err
+	}
+	rec, err := s.cr.Read()
+	if err == io.EOF {
+		s.err = io.EOF
+		return s.err
+	}
+	if err != nil {
+		s.err = s.csvError(err)
+		return s.err
+	}
+	line, _ := s.cr.FieldPos(0)
+	req, derr := s.parse(rec, line)
+	if derr != nil {
+		s.err = derr
+		return s.err
+	}
+	*r = req
+	return nil
+}
+
+func (s *azureSource) parse(rec []string, line int) (Request, *DataError) {
+	fail := func(field, msg string) (Request, *DataError) {
+		return Request{}, &DataError{File: s.name, Line: line, Field: field, Msg: msg}
+	}
+	field := func(i int) (string, bool) {
+		if i >= len(rec) {
+			return "", false
+		}
+		return strings.TrimSpace(rec[i]), true
+	}
+	tsText, ok := field(s.colTs)
+	if !ok {
+		return fail(AzureColTimestamp, fmt.Sprintf("missing (row has %d fields)", len(rec)))
+	}
+	t, msg := parseAzureTime(tsText)
+	if msg != "" {
+		return fail(AzureColTimestamp, msg)
+	}
+	counts := [2]int{}
+	for k, c := range [2]struct {
+		col  int
+		name string
+		min  int
+	}{{s.colIn, AzureColInput, 1}, {s.colOut, AzureColOutput, 0}} {
+		text, ok := field(c.col)
+		if !ok {
+			return fail(c.name, fmt.Sprintf("missing (row has %d fields)", len(rec)))
+		}
+		n, msg := parseCount(text, c.min)
+		if msg != "" {
+			return fail(c.name, msg)
+		}
+		counts[k] = n
+	}
+	if !s.haveFirst {
+		s.haveFirst, s.first = true, t
+	}
+	d := t.Sub(s.first)
+	if d == math.MaxInt64 || d == math.MinInt64 { // time.Time.Sub saturates
+		return fail(AzureColTimestamp, "more than 292 years from the first row")
+	}
+	ns := int64(d)
+	if ns < s.prevNs {
+		return fail(AzureColTimestamp, fmt.Sprintf("goes backwards: %s is before the row on line %d", tsText, s.prevLine))
+	}
+	s.prevNs, s.prevLine = ns, line
+	req := Request{
+		ID:           s.id,
+		Timestamp:    ns,
+		InputTokens:  counts[0],
+		OutputTokens: counts[1],
+		SessionID:    -1,
+		Line:         line,
+	}
+	s.id++
+	return req, nil
+}
+
+// parseAzureTime parses "YYYY-MM-DD hh:mm:ss[.fffffff]" (space or 'T') in UTC,
+// exact to the ns.
+func parseAzureTime(text string) (time.Time, string) {
+	if text == "" {
+		return time.Time{}, "missing (empty value)"
+	}
+	layout := "2006-01-02 15:04:05"
+	if len(text) > 10 && text[10] == 'T' {
+		layout = "2006-01-02T15:04:05"
+	}
+	// time.Parse accepts a fractional second after the seconds field even
+	// though the layout does not show one, and keeps all of its digits (≤ 9).
+	t, err := time.Parse(layout, text)
+	if err != nil {
+		return time.Time{}, fmt.Sprintf("cannot parse %s: want YYYY-MM-DD hh:mm:ss[.fraction]", quoteShort(text))
+	}
+	return t, ""
+}

@@ -1,0 +1,147 @@
+package workload
+
+import (
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func openAzureAll(t *testing.T, path string) ([]Request, error) {
+	t.Helper()
+	src, c, err := OpenAzure(path)
+	if err != nil {
+		return nil, err
+	}
+	defer c.Close()
+	return drain(src)
+}
+
+func TestAzure_RealCodeTrace(t *testing.T) {
+	path := realTrace(t, azureCodePath)
+	reqs, err := openAzureAll(t, path)
+	require.NoError(t, err)
+	// 8,820 lines (header + 8,819 rows; the last has no newline), CRLF endings.
+	require.Len(t, reqs, 8819)
+
+	// Line 2: 2023-11-16 18:17:03.9799600,4808,10 — the origin.
+	assert.Equal(t, Request{ID: 0, Timestamp: 0, InputTokens: 4808, OutputTokens: 10, SessionID: -1, Line: 2}, reqs[0])
+	// Line 3: 2023-11-16 18:17:04.0319600,3180,8
+	// 04.0319600 − 03.9799600 = 0.0520000 s = 52,000,000 ns.
+	assert.Equal(t, Request{ID: 1, Timestamp: 52_000_000, InputTokens: 3180, OutputTokens: 8, SessionID: -1, Line: 3}, reqs[1])
+	// Line 4: 2023-11-16 18:17:04.0781490 → 0.0981890 s = 98,189,000 ns.
+	assert.Equal(t, int64(98_189_000), reqs[2].Timestamp)
+	// Last line 8820: 2023-11-16 19:14:19.9280160,549,173
+	// 18:17:03.9799600 → 19:14:03.9799600 is 57 min = 3420 s, plus 15.9480560 s
+	// = 3435.9480560 s = 3,435,948,056,000 ns.
+	last := reqs[len(reqs)-1]
+	assert.Equal(t, Request{ID: 8818, Timestamp: 3_435_948_056_000, InputTokens: 549, OutputTokens: 173, SessionID: -1, Line: 8820}, last)
+}
+
+func TestAzure_RealConvTrace(t *testing.T) {
+	path := realTrace(t, azureConvPath)
+	reqs, err := openAzureAll(t, path)
+	require.NoError(t, err)
+	require.Len(t, reqs, 19366)
+	// 18:15:50.9951690 − 18:15:46.6805900 = 4.3145790 s
+	assert.Equal(t, int64(4_314_579_000), reqs[1].Timestamp)
+	assert.Equal(t, 396, reqs[1].InputTokens)
+	assert.Equal(t, 109, reqs[1].OutputTokens)
+}
+
+func TestAzure_Parse(t *testing.T) {
+	cases := []struct {
+		name    string
+		content string
+		want    []Request
+	}{
+		{
+			name: "columns found by name in any order, extra column, whole-second time",
+			content: "GeneratedTokens,Extra,TIMESTAMP,ContextTokens\n" +
+				"7,x,2023-11-16 18:17:03,100\n" +
+				"0,y,2023-11-16 18:17:04.5,1\n",
+			want: []Request{
+				{ID: 0, Timestamp: 0, InputTokens: 100, OutputTokens: 7, SessionID: -1, Line: 2},
+				// 04.5 − 03 = 1.5 s = 1,500,000,000 ns; output 0 is allowed
+				{ID: 1, Timestamp: 1_500_000_000, InputTokens: 1, OutputTokens: 0, SessionID: -1, Line: 3},
+			},
+		},
+		{
+			name: "BOM, CRLF, case-insensitive header, blank line, midnight, 9 digits, T separator",
+			content: "\ufefftimestamp, contexttokens ,GENERATEDTOKENS\r\n" +
+				"2023-11-16 23:59:59.9999999,5,1\r\n" +
+				"\r\n" +
+				"2023-11-17T00:00:00.000000123,6,2\r\n",
+			want: []Request{
+				{ID: 0, Timestamp: 0, InputTokens: 5, OutputTokens: 1, SessionID: -1, Line: 2},
+				// 23:59:59.9999999 → 00:00:00.000000123 = 100 ns + 123 ns = 223 ns;
+				// the blank line 3 is skipped but counted
+				{ID: 1, Timestamp: 223, InputTokens: 6, OutputTokens: 2, SessionID: -1, Line: 4},
+			},
+		},
+		{
+			name:    "header only",
+			content: "TIMESTAMP,ContextTokens,GeneratedTokens\n",
+			want:    nil,
+		},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			src, err := NewAzureSource(strings.NewReader(tc.content), "t.csv")
+			require.NoError(t, err)
+			got, err := drain(src)
+			require.NoError(t, err)
+			assert.Equal(t, tc.want, got)
+		})
+	}
+}
+
+func TestAzure_Errors(t *testing.T) {
+	const header = "TIMESTAMP,ContextTokens,GeneratedTokens\n"
+	const row = "2023-11-16 18:17:03.9799600,4808,10\n"
+	cases := []struct {
+		name    string
+		content string
+		want    string // message after the path
+	}{
+		{"empty file", "", ": empty file: no header row"},
+		{"missing column", "TIMESTAMP,ContextTokens\n" + row,
+			":1: GeneratedTokens: column missing from the header"},
+		{"duplicate column", "TIMESTAMP,ContextTokens,GeneratedTokens,contexttokens\n",
+			":1: ContextTokens: column appears twice in the header"},
+		{"empty output", header + "2023-11-16 18:17:03.9799600,4808,\n",
+			":2: GeneratedTokens: missing (empty value)"},
+		{"short row", header + row + "2023-11-16 18:17:04.0319600,3180\n",
+			":3: GeneratedTokens: missing (row has 2 fields)"},
+		{"context tokens 0", header + row + "2023-11-16 18:17:04.0319600,0,8\n",
+			":3: ContextTokens: must be ≥ 1, got 0"},
+		{"negative output", header + "2023-11-16 18:17:03.9799600,4808,-1\n",
+			":2: GeneratedTokens: must be ≥ 0, got -1"},
+		{"non-numeric output", header + "2023-11-16 18:17:03.9799600,4808,abc\n",
+			":2: GeneratedTokens: not a number: abc"},
+		{"fractional output", header + "2023-11-16 18:17:03.9799600,4808,2.5\n",
+			":2: GeneratedTokens: not an integer: 2.5"},
+		{"bad timestamp", header + "2023/11/16 18:17:03,4808,10\n",
+			":2: TIMESTAMP: cannot parse 2023/11/16 18:17:03: want YYYY-MM-DD hh:mm:ss[.fraction]"},
+		{"timestamp goes backwards", header + row + "2023-11-16 18:17:03.0000000,1,1\n",
+			":3: TIMESTAMP: goes backwards: 2023-11-16 18:17:03.0000000 is before the row on line 2"},
+		{"malformed CSV", header + row + "2023-11-16 18:17:04,1\"2,3\n",
+			":3: malformed CSV: bare \" in non-quoted-field"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			path := writeTemp(t, "trace.csv", tc.content)
+			_, err := openAzureAll(t, path)
+			var de *DataError
+			require.ErrorAs(t, err, &de)
+			assert.Equal(t, path+tc.want, err.Error())
+		})
+	}
+}
+
+func TestOpenAzure_MissingFile(t *testing.T) {
+	_, _, err := OpenAzure("/nonexistent/trace.csv")
+	assert.ErrorIs(t, err, os.ErrNotExist)
+}

@@ -1,0 +1,78 @@
+package workload
+
+import "math"
+
+// goldenGamma is 2^64 / φ, the splitmix64 increment; it spreads small
+// integers over the 64-bit space before mixing.
+const goldenGamma = 0x9e3779b97f4a7c15
+
+// mix64 is the splitmix64 finalizer (Steele, Lea, Flood, "Fast splittable
+// pseudorandom number generators", OOPSLA 2014; constants of Stafford's
+// variant 13): a bijection on uint64 in which every input bit affects every
+// output bit. Not cryptographic.
+func mix64(x uint64) uint64 {
+	x ^= x >> 30
+	x *= 0xbf58476d1ce4e5b9
+	x ^= x >> 27
+	x *= 0x94d049bb133111eb
+	x ^= x >> 31
+	return x
+}
+
+// combine folds v into the running hash h. Order matters:
+// combine(combine(h, a), b) ≠ combine(combine(h, b), a) in general.
+func combine(h, v uint64) uint64 {
+	return mix64(h ^ mix64(v+goldenGamma))
+}
+
+// BlockHashes re-blocks a request's source prefix-block ids into the hash
+// chain of its full engine blocks of blockSize tokens, for prefix caching.
+// It appends to dst[:0] and returns the result; it allocates only when dst
+// lacks capacity for the result.
+//
+// With S = r.HashBlockTokens (tokens per source id), bs = blockSize, and
+// L = min(r.InputTokens, len(r.HashIDs)·S), engine block j covers prompt
+// tokens [j·bs, (j+1)·bs) and is included iff (j+1)·bs ≤ L, so the result has
+// ⌊L / bs⌋ entries: partial engine blocks are never hashed, and tokens beyond
+// the source ids cannot be matched. Its hash is
+//
+//	h_j = combine(… combine(combine(h_{j−1}, o_j), id[a_j]) …, id[b_j])
+//	h_{−1} = mix64(S)
+//
+// where a_j = ⌊j·bs / S⌋ and b_j = ⌊((j+1)·bs − 1) / S⌋ are the first and last
+// source blocks the range touches and o_j = j·bs − a_j·S is the range's start
+// offset in source block a_j. Because h_j chains h_{j−1}, two requests with
+// the same S share h_j iff their source ids over tokens [0, (j+1)·bs) agree
+// (up to 64-bit hash collisions). This holds whether or not bs divides S:
+// with S = 512 and bs = 48, engine block 10 covers tokens [480, 528) and
+// mixes ids 0 and 1.
+//
+// Returns dst[:0] (nil when dst is nil) when r.HashIDs is empty,
+// r.HashBlockTokens ≤ 0 or blockSize ≤ 0. The hashes are the same on every
+// run and machine.
+func BlockHashes(r *Request, blockSize int, dst []uint64) []uint64 {
+	dst = dst[:0]
+	S, bs := r.HashBlockTokens, blockSize
+	if len(r.HashIDs) == 0 || S <= 0 || bs <= 0 {
+		return dst
+	}
+	limit := r.InputTokens
+	if len(r.HashIDs) <= math.MaxInt/S { // otherwise the ids cover more than any int
+		limit = min(limit, len(r.HashIDs)*S)
+	}
+	n := limit / bs
+	if n <= 0 {
+		return dst
+	}
+	h := mix64(uint64(S))
+	for j := 0; j < n; j++ {
+		start := j * bs // (j+1)·bs ≤ limit, so no overflow
+		a, b := start/S, (start+bs-1)/S
+		h = combine(h, uint64(start-a*S))
+		for k := a; k <= b; k++ {
+			h = combine(h, uint64(r.HashIDs[k]))
+		}
+		dst = append(dst, h)
+	}
+	return dst
+}

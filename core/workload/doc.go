@@ -1,0 +1,51 @@
+// Package workload produces the requests a replay sends and the times it sends
+// them: trace readers, a synthetic generator, arrival processes, the named
+// random streams they draw from, and the re-blocking of trace prefix ids into
+// engine block hashes (DESIGN.md §7).
+//
+// # Reading order
+//
+//  1. request.go — Request (one request, in source order), the Source
+//     interface every reader and generator implements (Next fills a Request,
+//     io.EOF at the end, streaming), and DataError ("file:line: field: msg").
+//  2. mooncake.go, azure.go — the trace readers: OpenMooncake (JSONL with
+//     512-token hash_ids) and OpenAzure (CSV found by header names). Both
+//     stream row by row and reject bad rows with a DataError; a missing output
+//     length is an error, never a silent zero. number.go holds the shared
+//     integer-count parsing.
+//  3. arrival.go — the Arrival interface (next send time in ns) and its
+//     processes Constant, Poisson and Gamma, plus TraceArrival, which maps
+//     trace timestamps through a speed-up factor.
+//  4. synthetic.go — Dist (fixed, uniform, normal, lognormal token counts) and
+//     NewSynthetic.
+//  5. streams.go — Streams: one deterministic generator per named subsystem
+//     ("isl", "osl", "arrival"), derived from the run seed.
+//  6. blockhash.go — BlockHashes: a request's source hash ids re-blocked into
+//     the chain of hashes of its full engine blocks, for the prefix cache.
+//
+// # Extension points
+//
+// Source (Next(*Request) error) and Arrival (Next() (int64, bool)) are the
+// only interfaces; a new trace format or arrival law implements one of them
+// and asserts it at compile time.
+//
+// # Contracts
+//
+//   - W1 Streaming: readers keep O(longest line) memory, never the whole trace
+//     (TestMooncake_StreamsMillionRows).
+//   - W2 No silent zeros: every malformed or missing value is a *DataError
+//     naming file, line and field; readers never panic
+//     (TestMooncake_Errors, TestAzure_Errors, FuzzMooncake, FuzzAzure).
+//   - W3 Time order: trace Timestamps and Arrival send times never decrease
+//     (TestMooncake_Errors, TestAzure_Errors, TestTraceArrival_MonotonicProperty,
+//     the arrival statistics tests and the fuzz targets).
+//   - W4 Stream independence: draws on one named stream never shift another
+//     (TestSynthetic_OSLStreamDoesNotShiftISL).
+//   - W5 Block hashes: two requests share engine block j iff their source ids
+//     over tokens [0, (j+1)·bs) agree (TestBlockHashes_*, FuzzBlockHashes).
+//
+// Units: times are int64 ns, lengths are tokens, rates are requests/s.
+//
+// This package imports no other aisimulate package (TestStatic_NoProjectImports);
+// the engine and replay sit above it.
+package workload

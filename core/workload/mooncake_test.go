@@ -1,0 +1,328 @@
+package workload
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func openMooncakeAll(t *testing.T, path string) ([]Request, error) {
+	t.Helper()
+	src, c, err := OpenMooncake(path)
+	require.NoError(t, err)
+	defer c.Close()
+	return drain(src)
+}
+
+func TestMooncake_RealConversationTrace(t *testing.T) {
+	path := realTrace(t, mooncakeConversationPath)
+	reqs, err := openMooncakeAll(t, path)
+	require.NoError(t, err)
+	// GIVEN the FAST25 conversation trace: 12,031 rows (wc -l), no blank lines.
+	require.Len(t, reqs, 12031)
+
+	// Line 1 of the file:
+	// {"timestamp": 0, "input_length": 6758, "output_length": 500, "hash_ids": [0, 1, …, 13]}
+	// 14 ids = ⌈6758 / 512⌉ (13·512 = 6656 < 6758 ≤ 7168 = 14·512).
+	assert.Equal(t, Request{
+		ID: 0, Timestamp: 0, InputTokens: 6758, OutputTokens: 500,
+		HashIDs: seq(0, 13), HashBlockTokens: 512, SessionID: -1, Turn: 0, Line: 1,
+	}, reqs[0])
+	// Line 2: {"timestamp": 0, "input_length": 7322, "output_length": 490, "hash_ids": [0, 14, …, 27]}
+	assert.Equal(t, Request{
+		ID: 1, Timestamp: 0, InputTokens: 7322, OutputTokens: 490,
+		HashIDs: append([]int64{0}, seq(14, 27)...), HashBlockTokens: 512, SessionID: -1, Line: 2,
+	}, reqs[1])
+	// Last line: timestamp 3536999 ms = 3,536,999,000,000 ns, input 20774, output 508.
+	last := reqs[len(reqs)-1]
+	assert.Equal(t, int64(12030), last.ID)
+	assert.Equal(t, 12031, last.Line)
+	assert.Equal(t, int64(3_536_999_000_000), last.Timestamp)
+	assert.Equal(t, 20774, last.InputTokens)
+	assert.Equal(t, 508, last.OutputTokens)
+	assert.Equal(t, []int64{0, 182750}, last.HashIDs[:2])
+
+	// THEN the first two rows share only source block 0 (id 0): with 16-token
+	// engine blocks they share exactly 512/16 = 32 block hashes.
+	h0 := BlockHashes(&reqs[0], 16, nil)
+	h1 := BlockHashes(&reqs[1], 16, nil)
+	assert.Len(t, h0, 6758/16) // 422: the input limits, not the ids (14·512/16 = 448)
+	assert.Equal(t, 32, sharedPrefix(h0, h1))
+
+	// Every row: ids cover the prompt (⌈in/512⌉ ids) and times never go back.
+	for i, r := range reqs {
+		require.Equal(t, (r.InputTokens+511)/512, len(r.HashIDs), "row %d", i)
+		if i > 0 {
+			require.GreaterOrEqual(t, r.Timestamp, reqs[i-1].Timestamp)
+		}
+	}
+}
+
+func TestMooncake_RealSyntheticTrace(t *testing.T) {
+	path := realTrace(t, mooncakeSyntheticPath)
+	reqs, err := openMooncakeAll(t, path)
+	require.NoError(t, err)
+	assert.Len(t, reqs, 3993) // wc -l
+}
+
+func TestMooncake_Parse(t *testing.T) {
+	cases := []struct {
+		name    string
+		content string
+		want    []Request
+	}{
+		{
+			name:    "integer row",
+			content: `{"timestamp": 7, "input_length": 10, "output_length": 3, "hash_ids": [4, 5]}` + "\n",
+			// 7 ms = 7,000,000 ns
+			want: []Request{{ID: 0, Timestamp: 7_000_000, InputTokens: 10, OutputTokens: 3,
+				HashIDs: []int64{4, 5}, HashBlockTokens: 512, SessionID: -1, Line: 1}},
+		},
+		{
+			name: "float timestamps, whole-valued float lengths, output 0",
+			content: `{"timestamp": 1.5, "input_length": 12.0, "output_length": 0, "hash_ids": [1]}` + "\n" +
+				`{"timestamp": 1.25e3, "input_length": 1, "output_length": 2e0, "hash_ids": [1]}` + "\n" +
+				`{"timestamp": 1250.000001, "input_length": 1, "output_length": 1}` + "\n",
+			want: []Request{
+				// 1.5 ms = 1,500,000 ns
+				{ID: 0, Timestamp: 1_500_000, InputTokens: 12, OutputTokens: 0, HashIDs: []int64{1}, HashBlockTokens: 512, SessionID: -1, Line: 1},
+				// 1.25e3 ms = 1250 ms = 1,250,000,000 ns
+				{ID: 1, Timestamp: 1_250_000_000, InputTokens: 1, OutputTokens: 2, HashIDs: []int64{1}, HashBlockTokens: 512, SessionID: -1, Line: 2},
+				// 1250.000001 ms = 1,250,000,001 ns; no hash_ids → nil, block tokens 0
+				{ID: 2, Timestamp: 1_250_000_001, InputTokens: 1, OutputTokens: 1, SessionID: -1, Line: 3},
+			},
+		},
+		{
+			name: "blank lines, CRLF, extra keys, empty and null hash_ids, no final newline",
+			content: "\r\n" +
+				`{"timestamp": 0, "input_length": 5, "output_length": 1, "hash_ids": [], "extra": "x"}` + "\r\n" +
+				"   \n" +
+				`{"timestamp": 0, "input_length": 6, "output_length": 2, "hash_ids": null}`,
+			want: []Request{
+				// line 1 is blank: the first request is on line 2 but keeps ID 0
+				{ID: 0, Timestamp: 0, InputTokens: 5, OutputTokens: 1, SessionID: -1, Line: 2},
+				{ID: 1, Timestamp: 0, InputTokens: 6, OutputTokens: 2, SessionID: -1, Line: 4},
+			},
+		},
+		{name: "empty file", content: "", want: nil},
+		{name: "only blank lines", content: "\n\n  \n", want: nil},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := drain(NewMooncakeSource(strings.NewReader(tc.content), "t.jsonl"))
+			require.NoError(t, err)
+			assert.Equal(t, tc.want, got)
+		})
+	}
+}
+
+func TestMooncake_Errors(t *testing.T) {
+	const ok = `{"timestamp": 0, "input_length": 10, "output_length": 5, "hash_ids": [1]}` + "\n"
+	cases := []struct {
+		name    string
+		content string
+		want    string // message after "path"
+	}{
+		{"missing output_length on line 2",
+			ok + `{"timestamp": 1, "input_length": 10, "hash_ids": [1]}` + "\n",
+			":2: output_length: missing"},
+		{"null output_length", `{"timestamp": 0, "input_length": 10, "output_length": null}`,
+			":1: output_length: missing (null)"},
+		{"negative output_length", `{"timestamp": 0, "input_length": 10, "output_length": -3}`,
+			":1: output_length: must be ≥ 0, got -3"},
+		{"fractional output_length", `{"timestamp": 0, "input_length": 10, "output_length": 1.5}`,
+			":1: output_length: not an integer: 1.5"},
+		{"string output_length", `{"timestamp": 0, "input_length": 10, "output_length": "12"}`,
+			`:1: output_length: must be a number, got string "12"`},
+		{"boolean output_length", `{"timestamp": 0, "input_length": 10, "output_length": true}`,
+			":1: output_length: must be a number, got true"},
+		{"input_length 0", `{"timestamp": 0, "input_length": 0, "output_length": 1}`,
+			":1: input_length: must be ≥ 1, got 0"},
+		{"missing input_length", `{"timestamp": 0, "output_length": 1}`,
+			":1: input_length: missing"},
+		{"input_length beyond int64", `{"timestamp": 0, "input_length": 99999999999999999999, "output_length": 1}`,
+			":1: input_length: out of range: 99999999999999999999"},
+		{"input_length 1e30", `{"timestamp": 0, "input_length": 1e30, "output_length": 1}`,
+			":1: input_length: out of range: 1e30"},
+		{"missing timestamp", `{"input_length": 1, "output_length": 1}`,
+			":1: timestamp: missing"},
+		{"negative timestamp", `{"timestamp": -1, "input_length": 1, "output_length": 1}`,
+			":1: timestamp: must be ≥ 0, got -1"},
+		// 1e300 ms · 10⁶ does not fit in int64 ns
+		{"timestamp out of range", `{"timestamp": 1e300, "input_length": 1, "output_length": 1}`,
+			":1: timestamp: out of range: 1e300"},
+		// 9223372036855 ms · 10⁶ = 9.223372036855e18 > MaxInt64 ≈ 9.223372036854775807e18
+		{"integer timestamp out of range", `{"timestamp": 9223372036855, "input_length": 1, "output_length": 1}`,
+			":1: timestamp: out of range: 9223372036855"},
+		{"timestamp goes backwards",
+			`{"timestamp": 10, "input_length": 1, "output_length": 1}` + "\n" + `{"timestamp": 5.5, "input_length": 1, "output_length": 1}`,
+			":2: timestamp: goes backwards: 5.5 ms is before 10 ms on line 1"},
+		{"truncated JSON", `{"timestamp": 0,`,
+			":1: invalid JSON: unexpected end of JSON input"},
+		{"bad JSON after blank lines", "\n\n{bad}\n",
+			":3: invalid JSON: invalid character 'b' looking for beginning of object key string"},
+		{"array row", `[1, 2]`,
+			":1: row is not a JSON object"},
+		{"hash_ids not an array", `{"timestamp": 0, "input_length": 1, "output_length": 1, "hash_ids": "x"}`,
+			`:1: hash_ids: must be an array of integers, got "x"`},
+		{"fractional hash id", `{"timestamp": 0, "input_length": 1, "output_length": 1, "hash_ids": [1.5]}`,
+			":1: hash_ids: must be an array of integers"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			path := writeTemp(t, "trace.jsonl", tc.content)
+			_, err := openMooncakeAll(t, path)
+			var de *DataError
+			require.ErrorAs(t, err, &de)
+			assert.Equal(t, path+tc.want, err.Error())
+		})
+	}
+}
+
+func TestMooncake_ErrorIsSticky(t *testing.T) {
+	src := NewMooncakeSource(strings.NewReader(
+		`{"timestamp": 0, "input_length": 1}`+"\n"+`{"timestamp": 0, "input_length": 1, "output_length": 1}`), "s.jsonl")
+	var r Request
+	err1 := src.Next(&r)
+	require.EqualError(t, err1, "s.jsonl:1: output_length: missing")
+	assert.Equal(t, Request{}, r, "r is unchanged on error")
+	assert.Same(t, err1, src.Next(&r), "the error repeats; the valid line 2 is not read")
+}
+
+func TestMooncake_EOFRepeats(t *testing.T) {
+	src := NewMooncakeSource(strings.NewReader(`{"timestamp": 0, "input_length": 1, "output_length": 1}`), "e.jsonl")
+	var r Request
+	require.NoError(t, src.Next(&r))
+	assert.ErrorIs(t, src.Next(&r), io.EOF)
+	assert.ErrorIs(t, src.Next(&r), io.EOF)
+}
+
+func TestMooncake_HashIDsNotShared(t *testing.T) {
+	// GIVEN a caller that reuses one Request for every Next
+	src := NewMooncakeSource(strings.NewReader(
+		`{"timestamp": 0, "input_length": 1, "output_length": 1, "hash_ids": [1, 2]}`+"\n"+
+			`{"timestamp": 0, "input_length": 1, "output_length": 1, "hash_ids": [3, 4]}`), "h.jsonl")
+	var r Request
+	require.NoError(t, src.Next(&r))
+	kept := r.HashIDs
+	require.NoError(t, src.Next(&r))
+	// THEN the first request's ids are not overwritten by the second's
+	assert.Equal(t, []int64{1, 2}, kept)
+	assert.Equal(t, []int64{3, 4}, r.HashIDs)
+}
+
+func TestMooncake_LongLines(t *testing.T) {
+	// A 200,000-id line (≈1.3 MB) spans many 64 KiB reads and is still parsed.
+	var b strings.Builder
+	b.WriteString(`{"timestamp": 0, "input_length": 1, "output_length": 1, "hash_ids": [0`)
+	for i := 1; i < 200_000; i++ {
+		fmt.Fprintf(&b, ", %d", i)
+	}
+	b.WriteString("]}\n")
+	b.WriteString(`{"timestamp": 0, "input_length": 2, "output_length": 1}`)
+	got, err := drain(NewMooncakeSource(strings.NewReader(b.String()), "l.jsonl"))
+	require.NoError(t, err)
+	require.Len(t, got, 2)
+	assert.Len(t, got[0].HashIDs, 200_000)
+	assert.Equal(t, int64(199_999), got[0].HashIDs[199_999])
+	assert.Equal(t, 2, got[1].Line)
+
+	// A line over the 16 MiB bound is a DataError, not unbounded memory.
+	huge := strings.Repeat(" ", maxLineBytes+1)
+	_, err = drain(NewMooncakeSource(strings.NewReader("\n"+huge), "big.jsonl"))
+	assert.EqualError(t, err, fmt.Sprintf("big.jsonl:2: line longer than %d bytes", maxLineBytes))
+}
+
+func TestOpenMooncake_MissingFile(t *testing.T) {
+	_, _, err := OpenMooncake("/nonexistent/trace.jsonl")
+	assert.ErrorIs(t, err, os.ErrNotExist)
+}
+
+// rowReader generates n Mooncake rows on the fly, so the test input itself is
+// never held in memory.
+type rowReader struct {
+	i, n int
+	buf  []byte
+}
+
+func (g *rowReader) Read(p []byte) (int, error) {
+	for len(g.buf) == 0 {
+		if g.i == g.n {
+			return 0, io.EOF
+		}
+		g.buf = fmt.Appendf(g.buf[:0], `{"timestamp": %d, "input_length": 600, "output_length": 10, "hash_ids": [%d, %d]}`+"\n", g.i, g.i, g.i+1)
+		g.i++
+	}
+	n := copy(p, g.buf)
+	g.buf = g.buf[n:]
+	return n, nil
+}
+
+// W1: a 1M-request trace streams — the live heap after half of it has been
+// read is a small constant, far below the ≈ 85 MB of text read so far.
+func TestMooncake_StreamsMillionRows(t *testing.T) {
+	if testing.Short() {
+		t.Skip("reads 1M generated rows")
+	}
+	const n = 1_000_000
+	src := NewMooncakeSource(&rowReader{n: n}, "gen.jsonl")
+	runtime.GC()
+	var before, mid runtime.MemStats
+	runtime.ReadMemStats(&before)
+	var r Request
+	count := 0
+	for {
+		err := src.Next(&r)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		require.NoError(t, err)
+		count++
+		if count == n/2 {
+			runtime.GC()
+			runtime.ReadMemStats(&mid)
+		}
+	}
+	assert.Equal(t, n, count)
+	assert.Equal(t, int64(n-1), r.ID)
+	assert.Equal(t, int64(n-1)*1_000_000, r.Timestamp) // (n−1) ms
+	grew := int64(mid.HeapAlloc) - int64(before.HeapAlloc)
+	assert.Less(t, grew, int64(4<<20), "live heap grew by %d bytes while streaming", grew)
+}
+
+func BenchmarkMooncakeRead(b *testing.B) {
+	path := realTrace(b, mooncakeConversationPath)
+	st, err := os.Stat(path)
+	require.NoError(b, err)
+	b.SetBytes(st.Size())
+	b.ReportAllocs()
+	var r Request
+	for b.Loop() {
+		src, c, err := OpenMooncake(path)
+		if err != nil {
+			b.Fatal(err)
+		}
+		n := 0
+		for {
+			err := src.Next(&r)
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				b.Fatal(err)
+			}
+			n++
+		}
+		c.Close()
+		if n != 12031 {
+			b.Fatalf("read %d rows, want 12031", n)
+		}
+	}
+}

@@ -1,0 +1,79 @@
+package workload
+
+import (
+	"strconv"
+	"strings"
+)
+
+// Request is one request of a workload, in source order.
+//
+// A Source fills every field on each successful Next; the HashIDs slice is
+// freshly allocated per request (never shared with an earlier request), so a
+// caller may keep it.
+type Request struct {
+	// ID is the 0-based index of the request in source order (blank lines and
+	// headers are not counted).
+	ID int64
+	// Timestamp is the request's time in ns from the start of the trace
+	// (trace sources); 0 for generators. Non-decreasing along a source.
+	Timestamp int64
+	// InputTokens is the prompt length in tokens, ≥ 1.
+	InputTokens int
+	// OutputTokens is the number of tokens to generate, ≥ 0 (0 = prefill only).
+	OutputTokens int
+	// HashIDs are the prompt's prefix-block ids as given by the source: entry k
+	// covers prompt tokens [k·HashBlockTokens, (k+1)·HashBlockTokens); equal
+	// ids mean equal block content. nil = no prefix reuse possible.
+	HashIDs []int64
+	// HashBlockTokens is the number of tokens each HashIDs entry covers (512
+	// for Mooncake); 0 when HashIDs is nil.
+	HashBlockTokens int
+	// SessionID is the session the request belongs to, or -1 when it is not
+	// part of a session.
+	SessionID int64
+	// Turn is the 0-based turn within its session (0 outside sessions).
+	Turn int
+	// Line is the 1-based source line the request came from (0 for
+	// generators), for error messages.
+	Line int
+}
+
+// Source yields requests in order. Next fills r and returns nil, or returns
+// io.EOF after the last request (and on every later call). Any other error
+// (a *DataError for bad data, a wrapped I/O error otherwise) is sticky: every
+// later call returns it again. On error r is left unchanged.
+//
+// Streaming: a Source must not hold the whole trace in memory; memory use is
+// bounded by the longest line, not by the number of requests.
+type Source interface {
+	Next(r *Request) error
+}
+
+// DataError names the file, line and field of bad workload data.
+//
+// Error() formats it as "file:line: field: msg"; the line is omitted when it
+// is 0 (a file-level problem such as an empty file) and the field when it is
+// empty (a problem with the row as a whole, such as invalid JSON).
+type DataError struct {
+	File  string // path as given to the reader (or the name given to New*Source)
+	Line  int    // 1-based physical line, 0 when the error concerns the whole file
+	Field string // source field name as spelled in the file ("output_length", "GeneratedTokens"); may be empty
+	Msg   string // what is wrong, with the offending value where there is one
+}
+
+// Error implements error: "file:line: field: msg".
+func (e *DataError) Error() string {
+	var b strings.Builder
+	b.WriteString(e.File)
+	if e.Line > 0 {
+		b.WriteByte(':')
+		b.WriteString(strconv.Itoa(e.Line))
+	}
+	b.WriteString(": ")
+	if e.Field != "" {
+		b.WriteString(e.Field)
+		b.WriteString(": ")
+	}
+	b.WriteString(e.Msg)
+	return b.String()
+}
