@@ -23,6 +23,24 @@ type Engine struct {
 	Perf      Perf      `json:"perf"`
 	Workers   Workers   `json:"workers"`
 	Scheduler Scheduler `json:"scheduler"`
+	// Tokenization is the send leg (client → engine); absent = 0.
+	Tokenization *Tokenization `json:"tokenization,omitempty"`
+	// Detokenization is each worker's FIFO output processor; absent = none
+	// (the client receives outputs at their pass end).
+	Detokenization *Detokenization `json:"detokenization,omitempty"`
+}
+
+// Tokenization: a request sent at t reaches the engine at t + SendMs.
+type Tokenization struct {
+	SendMs float64 `json:"send_ms"`
+}
+
+// Detokenization: each pass with outputs is one job of BaseUs + PerTokenUs ×
+// tokens on its worker's output processor; the client receives the pass's
+// outputs when the job completes.
+type Detokenization struct {
+	BaseUs     float64 `json:"base_us"`
+	PerTokenUs float64 `json:"per_token_us"`
 }
 
 // Perf selects and parameterises the pass-time model.
@@ -77,13 +95,19 @@ type Traffic struct {
 
 // Source says where requests come from.
 type Source struct {
-	// Type is "mooncake" (JSONL), "azure" (CSV) or "synthetic".
+	// Type is "mooncake" (JSONL; rows may carry session_id and delay), "azure"
+	// (CSV), "synthetic" or "sessions" (multi-turn conversations).
 	Type string `json:"type"`
 	Path string `json:"path,omitempty"`
 	// synthetic only
-	NumRequests int   `json:"num_requests,omitempty"`
-	ISL         *Dist `json:"isl,omitempty"`
-	OSL         *Dist `json:"osl,omitempty"`
+	NumRequests int `json:"num_requests,omitempty"`
+	// sessions only: NumSessions conversations of Turns turns; each turn adds
+	// ISL new input tokens to the conversation so far and produces OSL tokens.
+	NumSessions int   `json:"num_sessions,omitempty"`
+	Turns       *Dist `json:"turns,omitempty"`
+	// synthetic and sessions
+	ISL *Dist `json:"isl,omitempty"`
+	OSL *Dist `json:"osl,omitempty"`
 }
 
 // Dist is a token-length distribution. In YAML it is either a plain integer (fixed)
@@ -107,6 +131,19 @@ type Load struct {
 	Arrival     string  `json:"arrival,omitempty"`
 	CV          float64 `json:"cv,omitempty"`
 	Concurrency int     `json:"concurrency,omitempty"`
+	// InterTurnDelayMs is the authored wait between a session turn's release
+	// and the next turn's send (a trace row's own delay takes precedence).
+	InterTurnDelayMs float64 `json:"inter_turn_delay_ms,omitempty"`
+	// ResponseOverhead is the load generator's cost of finishing a response;
+	// absent = 0 (a finished response is acted on when it is received).
+	ResponseOverhead *ResponseOverhead `json:"response_overhead,omitempty"`
+}
+
+// ResponseOverhead: whatever waits on a response is released at response end
+// received + BaseMs + PerOutputTokenUs × output tokens.
+type ResponseOverhead struct {
+	BaseMs           float64 `json:"base_ms"`
+	PerOutputTokenUs float64 `json:"per_output_token_us"`
 }
 
 // Stop ends the replay: after MaxRequests requests are sent (0 = all the source

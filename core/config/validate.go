@@ -49,6 +49,15 @@ func nonNegative(field string, p *float64) error {
 	return nil
 }
 
+// finite checks a client-path cost: a finite number ≥ 0 (the decoder already
+// refused NaN and ±inf).
+func finite(field string, v float64) error {
+	if !(v >= 0) {
+		return errorf(field, "must be ≥ 0, got %v", v)
+	}
+	return nil
+}
+
 func fraction(field string, p *float64) error {
 	if p != nil && !(*p > 0 && *p <= 1) {
 		return errorf(field, "must be in (0, 1], got %v", *p)
@@ -126,6 +135,17 @@ func (s *Spec) validateEngine() error {
 		atLeast("engine.scheduler.num_gpu_blocks", sc.NumGPUBlocks, 0)); err != nil {
 		return err
 	}
+	if tk := e.Tokenization; tk != nil {
+		if err := finite("engine.tokenization.send_ms", tk.SendMs); err != nil {
+			return err
+		}
+	}
+	if d := e.Detokenization; d != nil {
+		if err := firstErr(finite("engine.detokenization.base_us", d.BaseUs),
+			finite("engine.detokenization.per_token_us", d.PerTokenUs)); err != nil {
+			return err
+		}
+	}
 	if !(sc.GPUMemoryUtilization > 0 && sc.GPUMemoryUtilization <= 1) {
 		return errorf("engine.scheduler.gpu_memory_utilization", "must be in (0, 1], got %v", sc.GPUMemoryUtilization)
 	}
@@ -165,10 +185,26 @@ func (s *Spec) validateDist(field string, d *Dist, min int) error {
 func (s *Spec) validateTraffic() error {
 	t := &s.Traffic
 	src := &t.Source
-	if err := oneOf("traffic.source.type", src.Type, "mooncake", "azure", "synthetic"); err != nil {
+	if err := oneOf("traffic.source.type", src.Type, "mooncake", "azure", "synthetic", "sessions"); err != nil {
 		return err
 	}
-	if src.Type == "synthetic" {
+	if src.Type != "sessions" && (src.NumSessions != 0 || src.Turns != nil) {
+		return errorf("traffic.source", "num_sessions and turns belong to a sessions source, not %s", src.Type)
+	}
+	if src.Type == "sessions" {
+		if src.Path != "" {
+			return errorf("traffic.source.path", "a sessions source reads no file")
+		}
+		if src.NumRequests != 0 {
+			return errorf("traffic.source.num_requests", "a sessions source takes num_sessions and turns")
+		}
+		if err := firstErr(atLeast("traffic.source.num_sessions", src.NumSessions, 1),
+			s.validateDist("traffic.source.turns", src.Turns, 1),
+			s.validateDist("traffic.source.isl", src.ISL, 1),
+			s.validateDist("traffic.source.osl", src.OSL, 0)); err != nil {
+			return err
+		}
+	} else if src.Type == "synthetic" {
 		if src.Path != "" {
 			return errorf("traffic.source.path", "a synthetic source reads no file")
 		}
@@ -194,8 +230,8 @@ func (s *Spec) validateTraffic() error {
 	}
 	switch l.Mode {
 	case "trace":
-		if src.Type == "synthetic" {
-			return errorf("traffic.load.mode", "trace timestamps need a trace source; use rate or concurrency for a synthetic source")
+		if src.Type == "synthetic" || src.Type == "sessions" {
+			return errorf("traffic.load.mode", "trace timestamps need a trace source; use rate or concurrency for a %s source", src.Type)
 		}
 	case "rate":
 		if err := firstErr(positive("traffic.load.rate_rps", l.RateRPS),
@@ -217,6 +253,15 @@ func (s *Spec) validateTraffic() error {
 	}
 	if l.Mode != "concurrency" && l.Concurrency != 0 {
 		return errorf("traffic.load.concurrency", "belongs to mode concurrency, not %s", l.Mode)
+	}
+	if err := firstErr(finite("traffic.load.inter_turn_delay_ms", l.InterTurnDelayMs)); err != nil {
+		return err
+	}
+	if o := l.ResponseOverhead; o != nil {
+		if err := firstErr(finite("traffic.load.response_overhead.base_ms", o.BaseMs),
+			finite("traffic.load.response_overhead.per_output_token_us", o.PerOutputTokenUs)); err != nil {
+			return err
+		}
 	}
 	if err := atLeast("traffic.stop.max_requests", t.Stop.MaxRequests, 0); err != nil {
 		return err

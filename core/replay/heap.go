@@ -7,6 +7,8 @@ const (
 	evArrival         // a request reaches the engine
 	evRelease         // the client acts on a finished response
 	evSlotStart       // a closed-loop client sends its first request
+	evTurnSend        // a session's next turn is sent
+	evReceive         // a worker's detokenization job completes
 )
 
 type event struct {

@@ -75,3 +75,10 @@ func replaceOnce(s, old, new string) string {
 	}
 	return s[:i] + new + s[i+len(old):]
 }
+
+func writeRaw(t *testing.T, text string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "trace.jsonl")
+	require.NoError(t, os.WriteFile(path, []byte(text), 0o644))
+	return path
+}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/aisimulate/aisimulate/core/client"
 	"github.com/aisimulate/aisimulate/core/config"
 	"github.com/aisimulate/aisimulate/core/engine"
 	"github.com/aisimulate/aisimulate/core/report"
@@ -15,6 +16,7 @@ type jsonRaw = json.RawMessage
 // flight is one request between its send and the client acting on its end.
 type flight struct {
 	rec    int // index into sim.records
+	req    workload.Request
 	eng    engine.Request
 	lastNs int64   // last token received by the client
 	gaps   []int64 // gaps between received tokens, ns
@@ -37,16 +39,56 @@ type sim struct {
 
 	records []report.Record
 	acc     report.Accumulator
-	req     workload.Request // scratch for the source
 	pending workload.Request // open loop: the next request to send
 	rr      int              // round-robin cursor
+
+	path  client.Path
+	procs []client.OutputProcessor // one per worker, when detokenizing
+	outQ  []outQueue               // per worker: outputs waiting for their job
+}
+
+// outQueue holds, in FIFO order, the outputs of each pass whose detokenization
+// job has not completed yet. Jobs complete in submission order (one FIFO server
+// per worker), so a job's outputs are always at the head.
+type outQueue struct {
+	outs []engine.Out
+	jobs []int // outputs per job
+	oh   int   // head of outs
+	jh   int   // head of jobs
+}
+
+func (q *outQueue) push(outs []engine.Out) {
+	q.outs = append(q.outs, outs...)
+	q.jobs = append(q.jobs, len(outs))
+}
+
+// pop returns the head job's outputs; they stay valid until the next push.
+func (q *outQueue) pop() []engine.Out {
+	n := q.jobs[q.jh]
+	q.jh++
+	outs := q.outs[q.oh : q.oh+n]
+	q.oh += n
+	if q.jh == len(q.jobs) { // drained: reuse the buffers from the start
+		q.outs, q.jobs, q.oh, q.jh = q.outs[:0], q.jobs[:0], 0, 0
+	}
+	return outs
 }
 
 // Run replays a decoded spec and returns its report. Errors: *config.Error for a
 // spec the core cannot build (with the field), *workload.DataError for bad
 // workload data (file and line), other errors for simulation failures.
-func Run(s *config.Spec) (*report.Report, error) {
+func Run(s *config.Spec, opts ...Option) (*report.Report, error) {
+	for _, o := range opts {
+		o(s)
+	}
+	if err := s.Validate(); err != nil {
+		return nil, err
+	}
 	dep, err := buildDeployment(s)
+	if err != nil {
+		return nil, err
+	}
+	path, err := clientPath(s)
 	if err != nil {
 		return nil, err
 	}
@@ -55,7 +97,11 @@ func Run(s *config.Spec) (*report.Report, error) {
 		return nil, err
 	}
 	defer tr.close()
-	m := &sim{spec: s, dep: dep, tr: tr}
+	m := &sim{spec: s, dep: dep, tr: tr, path: path}
+	if path.Detokenize {
+		m.procs = make([]client.OutputProcessor, dep.count)
+		m.outQ = make([]outQueue, dep.count)
+	}
 	for i := 0; i < dep.count; i++ {
 		w, err := engine.NewWorker(dep.engineCfg, dep.perf)
 		if err != nil {
@@ -124,8 +170,12 @@ func (m *sim) dispatch(e *event) error {
 	case evPassEnd:
 		m.passEnd(int(e.idx))
 	case evSend:
-		m.send(&m.pending, -1)
+		m.send(m.newFlight(&m.pending, -1))
 		return m.prefetch()
+	case evTurnSend:
+		m.send(e.idx)
+	case evReceive:
+		m.deliver(m.outQ[e.idx].pop())
 	case evArrival:
 		m.arrive(e.idx)
 	case evRelease:
@@ -136,15 +186,32 @@ func (m *sim) dispatch(e *event) error {
 	return nil
 }
 
-// send starts a flight for r at m.now.
-func (m *sim) send(r *workload.Request, slot int32) {
-	idx := m.newFlight()
+// newFlight takes a flight for request r of closed-loop client slot (−1: open loop).
+func (m *sim) newFlight(r *workload.Request, slot int32) int32 {
+	m.active++
+	var idx int32
+	if n := len(m.free); n > 0 {
+		idx = m.free[n-1]
+		m.free = m.free[:n-1]
+	} else {
+		m.flights = append(m.flights, &flight{})
+		idx = int32(len(m.flights) - 1)
+	}
 	f := m.flights[idx]
-	f.slot, f.lastNs = slot, report.NoTime
+	f.req, f.slot = *r, slot
+	return idx
+}
+
+// send: the client sends flight idx's request at m.now; it reaches the engine
+// after the send leg.
+func (m *sim) send(idx int32) {
+	f := m.flights[idx]
+	r := &f.req
+	f.lastNs = report.NoTime
 	f.gaps = f.gaps[:0]
 	f.rec = len(m.records)
 	m.records = append(m.records, report.Record{
-		RequestID: r.ID, InputTokens: r.InputTokens, SendNs: m.now, ArrivalNs: m.now,
+		RequestID: r.ID, InputTokens: r.InputTokens, SendNs: m.now, ArrivalNs: report.NoTime,
 		FirstTokenNs: report.NoTime, Worker: -1, SessionID: r.SessionID, Turn: r.Turn,
 	})
 	f.eng = engine.Request{ID: int64(idx), Prompt: r.InputTokens, Output: r.OutputTokens}
@@ -152,18 +219,7 @@ func (m *sim) send(r *workload.Request, slot int32) {
 		f.hashes = workload.BlockHashes(r, m.dep.engineCfg.BlockSize, f.hashes)
 		f.eng.Hashes = f.hashes
 	}
-	m.h.push(m.now, phaseArrival, evArrival, idx)
-}
-
-func (m *sim) newFlight() int32 {
-	m.active++
-	if n := len(m.free); n > 0 {
-		idx := m.free[n-1]
-		m.free = m.free[:n-1]
-		return idx
-	}
-	m.flights = append(m.flights, &flight{})
-	return int32(len(m.flights) - 1)
+	m.h.push(m.now+m.path.SendNs, phaseArrival, evArrival, idx)
 }
 
 // arrive places a request that reached the engine on a worker, or rejects it.
@@ -208,9 +264,31 @@ func (m *sim) startPasses() {
 	}
 }
 
-// passEnd applies a finished pass; the client receives its outputs at once.
+// passEnd applies a finished pass. Without detokenization the client receives
+// its outputs at once; with it, they become one job of the worker's output
+// processor and reach the client when the job completes.
 func (m *sim) passEnd(w int) {
-	for _, o := range m.workers[w].FinishPass() {
+	outs := m.workers[w].FinishPass()
+	if !m.path.Detokenize {
+		m.deliver(outs)
+		return
+	}
+	if len(outs) == 0 {
+		return
+	}
+	tokens := 0
+	for i := range outs {
+		if outs[i].Kind == engine.OutToken {
+			tokens++
+		}
+	}
+	m.outQ[w].push(outs)
+	m.h.push(m.procs[w].Submit(&m.path, m.now, tokens), phaseClientReceive, evReceive, int32(w))
+}
+
+// deliver: the client receives outputs at m.now.
+func (m *sim) deliver(outs []engine.Out) {
+	for _, o := range outs {
 		idx := int32(o.Req.ID)
 		switch o.Kind {
 		case engine.OutToken:
@@ -242,17 +320,28 @@ func (m *sim) end(idx int32, status string) {
 	rec.CachedTokens = f.eng.CachedTokens
 	rec.Preemptions = f.eng.Preemptions
 	m.acc.Add(rec, f.gaps)
-	m.h.push(m.now, phaseClientAction, evRelease, idx)
+	m.h.push(m.path.ReleaseNs(m.now, rec.OutputTokens), phaseClientAction, evRelease, idx)
 }
 
-// release: the client acts on the finished response; a closed-loop client sends
-// its next request.
+// release: the client acts on the finished response. A session's next turn is
+// sent after its delay; otherwise a closed-loop client sends its next request.
 func (m *sim) release(idx int32) error {
 	f := m.flights[idx]
 	m.records[f.rec].ReleaseNs = m.now
 	slot := f.slot
 	m.free = append(m.free, idx)
 	m.active--
+	if f.req.SessionID >= 0 {
+		var next workload.Request
+		at, ok, err := m.tr.nextTurn(&f.req, &next, m.now, &m.path)
+		if err != nil {
+			return err
+		}
+		if ok {
+			m.h.push(at, phaseClientAction, evTurnSend, m.newFlight(&next, slot))
+			return nil
+		}
+	}
 	if slot >= 0 {
 		return m.slotNext(slot)
 	}
@@ -261,11 +350,12 @@ func (m *sim) release(idx int32) error {
 
 // slotNext sends closed-loop client slot's next request at m.now, if any.
 func (m *sim) slotNext(slot int32) error {
-	_, ok, err := m.tr.next(&m.req, m.now)
+	var r workload.Request
+	_, ok, err := m.tr.next(&r, m.now)
 	if err != nil || !ok {
 		return err
 	}
-	m.send(&m.req, slot)
+	m.send(m.newFlight(&r, slot))
 	return nil
 }
 

@@ -5,6 +5,7 @@ import (
 	"io"
 	"math"
 
+	"github.com/aisimulate/aisimulate/core/client"
 	"github.com/aisimulate/aisimulate/core/config"
 	"github.com/aisimulate/aisimulate/core/workload"
 )
@@ -12,7 +13,7 @@ import (
 // traffic sends the workload's requests: it streams the source, applies the
 // stop conditions and gives each request its send time.
 type traffic struct {
-	src         workload.Source
+	feed        *client.Feed
 	closer      io.Closer
 	mode        string // "trace", "rate" or "concurrency"
 	speedup     float64
@@ -32,15 +33,20 @@ func openTraffic(s *config.Spec, blockSize int) (*traffic, error) {
 		tr.stopNs = int64(math.Round(t.Stop.MaxDurationS * 1e9))
 	}
 	streams := workload.NewStreams(s.Execution.Seed)
+	var src workload.Source
 	var err error
 	switch t.Source.Type {
 	case "mooncake":
-		tr.src, tr.closer, err = workload.OpenMooncake(t.Source.Path)
+		src, tr.closer, err = workload.OpenMooncake(t.Source.Path)
 	case "azure":
-		tr.src, tr.closer, err = workload.OpenAzure(t.Source.Path)
+		src, tr.closer, err = workload.OpenAzure(t.Source.Path)
 	case "synthetic":
-		tr.src, err = workload.NewSynthetic(workload.SyntheticSpec{
+		src, err = workload.NewSynthetic(workload.SyntheticSpec{
 			NumRequests: t.Source.NumRequests, ISL: dist(t.Source.ISL), OSL: dist(t.Source.OSL),
+		}, streams)
+	case "sessions":
+		src, err = workload.NewSessions(workload.SessionsSpec{
+			NumSessions: t.Source.NumSessions, Turns: dist(t.Source.Turns), ISL: dist(t.Source.ISL), OSL: dist(t.Source.OSL),
 		}, streams)
 	}
 	if err != nil {
@@ -50,6 +56,7 @@ func openTraffic(s *config.Spec, blockSize int) (*traffic, error) {
 		}
 		return nil, cfgErr("traffic.source", err)
 	}
+	tr.feed = client.NewFeed(src)
 	if tr.mode == "rate" {
 		rng := streams.Get("arrival")
 		switch t.Load.Arrival {
@@ -77,19 +84,37 @@ func (tr *traffic) close() {
 	}
 }
 
-// next reads the next request and its send time (ns). For a closed loop the
-// caller passes now, the time its client is ready. ok is false when the
-// workload is over: the source is exhausted or a stop condition is reached.
+// allowed reports whether one more request may be sent at sendNs.
+func (tr *traffic) allowed(sendNs int64) bool {
+	return (tr.maxRequests == 0 || tr.sent < tr.maxRequests) && sendNs < tr.stopNs
+}
+
+// nextTurn reads the turn after prev in its session and the time it is sent:
+// prev's release plus the turn's own delay (or the path's inter-turn delay).
+// ok is false when the session is over or a stop condition is reached.
+func (tr *traffic) nextTurn(prev, r *workload.Request, releaseNs int64, path *client.Path) (sendNs int64, ok bool, err error) {
+	if ok, err = tr.feed.NextTurn(prev, r); !ok {
+		return 0, false, err
+	}
+	sendNs = releaseNs + path.TurnDelayNs(r.DelayNs, r.HasDelay)
+	if !tr.allowed(sendNs) {
+		return 0, false, nil
+	}
+	tr.sent++
+	return sendNs, true, nil
+}
+
+// next reads the next request that starts something (a lone request or a
+// session's first turn) and its send time (ns). For a closed loop the caller
+// passes now, the time its client is ready. ok is false when the workload is
+// over: the source is exhausted or a stop condition is reached.
 func (tr *traffic) next(r *workload.Request, now int64) (sendNs int64, ok bool, err error) {
-	if tr.done || (tr.maxRequests > 0 && tr.sent >= tr.maxRequests) {
+	if tr.done || !tr.allowed(now) {
 		tr.done = true
 		return 0, false, nil
 	}
-	if err := tr.src.Next(r); err != nil {
+	if ok, err := tr.feed.NextStart(r); !ok {
 		tr.done = true
-		if err == io.EOF {
-			return 0, false, nil
-		}
 		return 0, false, err
 	}
 	switch tr.mode {
@@ -104,7 +129,7 @@ func (tr *traffic) next(r *workload.Request, now int64) (sendNs int64, ok bool, 
 	default:
 		sendNs = now
 	}
-	if sendNs >= tr.stopNs {
+	if !tr.allowed(sendNs) {
 		tr.done = true
 		return 0, false, nil
 	}

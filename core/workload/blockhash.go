@@ -52,6 +52,9 @@ func combine(h, v uint64) uint64 {
 // run and machine.
 func BlockHashes(r *Request, blockSize int, dst []uint64) []uint64 {
 	dst = dst[:0]
+	if r.ContentKey != 0 {
+		return streamHashes(r, blockSize, dst)
+	}
 	S, bs := r.HashBlockTokens, blockSize
 	if len(r.HashIDs) == 0 || S <= 0 || bs <= 0 {
 		return dst
@@ -72,6 +75,28 @@ func BlockHashes(r *Request, blockSize int, dst []uint64) []uint64 {
 		for k := a; k <= b; k++ {
 			h = combine(h, uint64(r.HashIDs[k]))
 		}
+		dst = append(dst, h)
+	}
+	return dst
+}
+
+// streamHashes is BlockHashes for a request whose prompt is a prefix of the token
+// stream r.ContentKey (a session's conversation). Engine block j covers stream
+// tokens [j·bs, (j+1)·bs), the same content in every turn, so
+//
+//	h_j = combine(h_{j−1}, j),  h_{−1} = mix64(ContentKey)
+//
+// for every full block of the tokens whose KV the request writes: its prompt and
+// all output tokens but the last (sampled, never written). The blocks of one
+// turn's output are thus the next turn's prompt blocks.
+func streamHashes(r *Request, bs int, dst []uint64) []uint64 {
+	if bs <= 0 {
+		return dst
+	}
+	n := (r.InputTokens + max(r.OutputTokens-1, 0)) / bs
+	h := mix64(r.ContentKey)
+	for j := 0; j < n; j++ {
+		h = combine(h, uint64(j))
 		dst = append(dst, h)
 	}
 	return dst

@@ -79,6 +79,8 @@ type mooncakeRow struct {
 	InputLength  rawRef `json:"input_length"`
 	OutputLength rawRef `json:"output_length"`
 	HashIDs      rawRef `json:"hash_ids"`
+	SessionID    rawRef `json:"session_id"`
+	Delay        rawRef `json:"delay"`
 }
 
 // rawRef is json.RawMessage without the copy: it points into the line being
@@ -192,13 +194,32 @@ func (s *mooncakeSource) parse(line []byte) (Request, *DataError) {
 		return Request{}, s.fail("timestamp", fmt.Sprintf("goes backwards: %s ms is before %s ms on line %d",
 			formatMs(ts), formatMs(s.prevNs), s.prevLine))
 	}
+	session, delay, hasDelay := int64(-1), int64(0), false
+	if len(row.SessionID) > 0 && string(row.SessionID) != "null" {
+		n, msg := parseCountLiteral(row.SessionID, 0)
+		if msg != "" {
+			return Request{}, s.fail("session_id", msg)
+		}
+		session = int64(n)
+	}
+	if len(row.Delay) > 0 && string(row.Delay) != "null" {
+		if delay, msg = parseMsLiteral(row.Delay); msg != "" {
+			return Request{}, s.fail("delay", msg)
+		}
+		hasDelay = true
+		if session < 0 {
+			return Request{}, s.fail("delay", "a delay needs a session_id (it is the wait after the previous turn)")
+		}
+	}
 	s.havePrev, s.prevNs, s.prevLine = true, ts, s.line
 	req := Request{
 		ID:           s.id,
 		Timestamp:    ts,
 		InputTokens:  in,
 		OutputTokens: out,
-		SessionID:    -1,
+		SessionID:    session,
+		DelayNs:      delay,
+		HasDelay:     hasDelay,
 		Line:         s.line,
 	}
 	if ids != nil {

@@ -33,6 +33,19 @@ type Request struct {
 	SessionID int64
 	// Turn is the 0-based turn within its session (0 outside sessions).
 	Turn int
+	// DelayNs is the authored wait between the previous turn's release by the
+	// client and this turn's send (a trace row's "delay"), valid when HasDelay;
+	// otherwise the load's inter_turn_delay_ms applies.
+	DelayNs  int64
+	HasDelay bool
+	// LastTurn is true when the source knows this is its session's last turn
+	// (generators); false when it cannot know (traces).
+	LastTurn bool
+	// ContentKey, when non-zero, says the prompt is a prefix of one token
+	// stream identified by the key (a session's conversation: each turn's prompt
+	// is the previous prompt, its output and new input). Prefix hashes then
+	// cover the prompt and the output, so a later turn can reuse both.
+	ContentKey uint64
 	// Line is the 1-based source line the request came from (0 for
 	// generators), for error messages.
 	Line int

@@ -1,0 +1,109 @@
+package client
+
+import (
+	"io"
+
+	"github.com/aisimulate/aisimulate/core/workload"
+)
+
+// Feed reads a workload in source order and hands out requests in the order a
+// client needs them. A request "starts" something when it has no session or
+// is the first turn of a session not seen before; later turns of a session are
+// held until the client asks for them (they are sent after the previous turn is
+// released, whatever their timestamps).
+//
+// Rows are read ahead only as far as needed: NextStart skips over (and holds)
+// later turns of open sessions, and NextTurn reads forward until it finds the
+// session's next turn. A generator marks each session's last turn, so nothing is
+// read ahead for it; for a trace, the end of a session is only known at the end
+// of the file, so a session's last NextTurn reads (and holds) the rest of it.
+type Feed struct {
+	src    workload.Source
+	starts []workload.Request
+	head   int
+	turns  map[int64][]workload.Request // held later turns by session
+	count  map[int64]int                // turns read so far by session
+	done   bool
+}
+
+// NewFeed wraps src.
+func NewFeed(src workload.Source) *Feed {
+	return &Feed{src: src, turns: map[int64][]workload.Request{}, count: map[int64]int{}}
+}
+
+// pull reads one row and files it as a start or a held turn. It returns false
+// at the end of the source.
+func (f *Feed) pull() (bool, error) {
+	if f.done {
+		return false, nil
+	}
+	var r workload.Request
+	if err := f.src.Next(&r); err != nil {
+		f.done = true
+		if err == io.EOF {
+			return false, nil
+		}
+		return false, err
+	}
+	if r.SessionID < 0 {
+		f.starts = append(f.starts, r)
+		return true, nil
+	}
+	n, seen := f.count[r.SessionID]
+	r.Turn = n
+	f.count[r.SessionID] = n + 1
+	if !seen {
+		f.starts = append(f.starts, r)
+	} else {
+		f.turns[r.SessionID] = append(f.turns[r.SessionID], r)
+	}
+	return true, nil
+}
+
+// NextStart fills r with the next request that starts something. ok is false
+// when the workload has no more.
+func (f *Feed) NextStart(r *workload.Request) (ok bool, err error) {
+	for f.head == len(f.starts) {
+		if ok, err := f.pull(); !ok {
+			return false, err
+		}
+	}
+	*r = f.starts[f.head]
+	f.starts[f.head] = workload.Request{}
+	f.head++
+	if f.head == len(f.starts) { // reuse the buffer once drained
+		f.starts, f.head = f.starts[:0], 0
+	}
+	return true, nil
+}
+
+// NextTurn fills r with the turn that follows prev in prev's session. ok is
+// false when the session has ended (prev.LastTurn, or no further row).
+func (f *Feed) NextTurn(prev *workload.Request, r *workload.Request) (ok bool, err error) {
+	s := prev.SessionID
+	if s < 0 {
+		return false, nil
+	}
+	if !prev.LastTurn {
+		for len(f.turns[s]) == 0 {
+			if ok, err := f.pull(); !ok {
+				if err != nil {
+					return false, err
+				}
+				break
+			}
+		}
+		if q := f.turns[s]; len(q) > 0 {
+			*r = q[0]
+			if len(q) == 1 {
+				delete(f.turns, s)
+			} else {
+				f.turns[s] = q[1:]
+			}
+			return true, nil
+		}
+	}
+	delete(f.turns, s)
+	delete(f.count, s)
+	return false, nil
+}

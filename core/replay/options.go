@@ -1,0 +1,54 @@
+package replay
+
+import (
+	"github.com/aisimulate/aisimulate/core/client"
+	"github.com/aisimulate/aisimulate/core/config"
+)
+
+// Option changes the spec of one Run, for Go users who build a replay without
+// YAML. Options run before validation, so a bad value is a *config.Error.
+type Option func(*config.Spec)
+
+// WithResponseOverhead sets traffic.load.response_overhead: whatever waits on a
+// response is released at end received + baseMs + perOutputTokenUs × output tokens.
+func WithResponseOverhead(baseMs, perOutputTokenUs float64) Option {
+	return func(s *config.Spec) {
+		s.Traffic.Load.ResponseOverhead = &config.ResponseOverhead{BaseMs: baseMs, PerOutputTokenUs: perOutputTokenUs}
+	}
+}
+
+// WithDetokenization sets engine.detokenization (µs per job and per token).
+func WithDetokenization(baseUs, perTokenUs float64) Option {
+	return func(s *config.Spec) {
+		s.Engine.Detokenization = &config.Detokenization{BaseUs: baseUs, PerTokenUs: perTokenUs}
+	}
+}
+
+// WithSendLeg sets engine.tokenization.send_ms.
+func WithSendLeg(sendMs float64) Option {
+	return func(s *config.Spec) { s.Engine.Tokenization = &config.Tokenization{SendMs: sendMs} }
+}
+
+// WithInterTurnDelay sets traffic.load.inter_turn_delay_ms.
+func WithInterTurnDelay(ms float64) Option {
+	return func(s *config.Spec) { s.Traffic.Load.InterTurnDelayMs = ms }
+}
+
+// clientPath converts the spec's client-path blocks into ns costs.
+func clientPath(s *config.Spec) (client.Path, error) {
+	c := client.Costs{InterTurnDelayMs: s.Traffic.Load.InterTurnDelayMs}
+	if t := s.Engine.Tokenization; t != nil {
+		c.SendMs = t.SendMs
+	}
+	if d := s.Engine.Detokenization; d != nil {
+		c.Detokenize, c.DetokBaseUs, c.DetokPerTokenUs = true, d.BaseUs, d.PerTokenUs
+	}
+	if o := s.Traffic.Load.ResponseOverhead; o != nil {
+		c.OverheadBaseMs, c.OverheadPerOutputTokenUs = o.BaseMs, o.PerOutputTokenUs
+	}
+	p, err := client.NewPath(c)
+	if err != nil {
+		return p, &config.Error{Field: "client path", Msg: err.Error()}
+	}
+	return p, nil
+}
