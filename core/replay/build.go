@@ -6,6 +6,7 @@ import (
 	"github.com/aisimulate/aisimulate/core/hardware"
 	"github.com/aisimulate/aisimulate/core/model"
 	"github.com/aisimulate/aisimulate/core/perf"
+	"github.com/aisimulate/aisimulate/core/perf/aic"
 )
 
 // deployment is everything built from spec.engine.
@@ -13,6 +14,7 @@ type deployment struct {
 	arch      *model.Arch
 	sys       *hardware.System
 	perf      perf.Model
+	kvDtype   model.Dtype
 	engineCfg engine.Config
 	count, tp int
 	placement string
@@ -35,9 +37,42 @@ func buildDeployment(s *config.Spec) (*deployment, error) {
 		return nil, cfgErr("engine.workers.aggregated.tp", err)
 	}
 	d := &deployment{arch: arch, sys: sys, count: a.Count, tp: a.TP, placement: a.Placement}
-	kvDtype := model.BF16 // KV cache stays bf16 unless the spec says otherwise (issue 5 adds the field)
+	// engine.quantization: weights default to the checkpoint's (config.json),
+	// the KV cache to config.DefaultKVCacheDtype. The weight format also sets
+	// the weight memory of the KV budget.
+	kvName := config.DefaultKVCacheDtype
+	if q := e.Quantization; q != nil {
+		if q.Weights != "" {
+			wd, err := model.ParseDtype(q.Weights)
+			if err != nil {
+				return nil, cfgErr("engine.quantization.weights", err)
+			}
+			arch.WeightDtype = wd
+		}
+		if q.KVCache != "" {
+			kvName = q.KVCache
+		}
+	}
+	kvDtype, err := model.ParseDtype(kvName)
+	if err != nil {
+		return nil, cfgErr("engine.quantization.kv_cache", err)
+	}
+	d.kvDtype = kvDtype
 
 	switch e.Perf.Source {
+	case "aic":
+		opt := aic.Options{Database: e.Perf.Database, Backend: e.Backend, Version: e.Perf.BackendVersion, TP: a.TP,
+			WeightDtype: arch.WeightDtype, KVDtype: kvDtype, MaxTokens: e.Scheduler.MaxNumBatchedTokens}
+		if v := e.Perf.PassOverheadUs; v != nil {
+			opt.PassOverheadUs = *v
+		} else {
+			opt.PassOverheadUs = aic.DefaultPassOverheadUs
+		}
+		m, err := aic.New(arch, sys, opt)
+		if err != nil {
+			return nil, cfgErr("engine.perf", err)
+		}
+		d.perf = m
 	case "linear":
 		d.perf = &perf.Linear{BaseMs: *e.Perf.BaseMs, PerPrefillTokenMs: *e.Perf.PerPrefillTokenMs, PerDecodeSeqMs: *e.Perf.PerDecodeSeqMs}
 	case "roofline":
@@ -80,15 +115,18 @@ func buildDeployment(s *config.Spec) (*deployment, error) {
 func (d *deployment) metadata(s *config.Spec, workers []*engine.Worker) map[string]any {
 	kv := make([]map[string]int64, len(workers))
 	busy := make([]float64, len(workers))
+	passes := make([]int64, len(workers))
 	for i, w := range workers {
 		st := w.KVStats()
 		kv[i] = map[string]int64{"allocated": st.Allocated, "reused": st.Reused, "released": st.Released,
 			"evicted": st.Evicted, "free": int64(w.KVFree() - w.KVCached()), "cached": int64(w.KVCached())}
 		busy[i] = float64(w.BusyNs) / 1e6
+		passes[i] = w.Passes
 	}
-	return map[string]any{
+	out := map[string]any{
 		"kv_blocks":          kv,
 		"worker_busy_ms":     busy,
+		"worker_passes":      passes,
 		"aisimulate_version": Version,
 		"perf_model":         d.perf.Name(),
 		"model":              d.arch.Name,
@@ -99,10 +137,16 @@ func (d *deployment) metadata(s *config.Spec, workers []*engine.Worker) map[stri
 		"num_gpu_blocks":     d.engineCfg.NumBlocks,
 		"block_size":         d.engineCfg.BlockSize,
 		"max_model_len":      d.engineCfg.MaxModelLen,
-		"kv_bytes_per_token": d.arch.KVBytesPerToken(d.tp, model.BF16.Bytes()),
+		"kv_bytes_per_token": d.arch.KVBytesPerToken(d.tp, d.kvDtype.Bytes()),
+		"kv_cache_dtype":     string(d.kvDtype),
 		"weight_dtype":       string(d.arch.WeightDtype),
 		"spec":               jsonRaw(s.JSON()),
 	}
+	// perf models with provenance (aic: the tables read, versions, stand-ins)
+	if pm, ok := d.perf.(interface{ Metadata() map[string]any }); ok {
+		out["perf_metadata"] = pm.Metadata()
+	}
+	return out
 }
 
 // Version of the simulation core, reported in metadata.

@@ -18,9 +18,8 @@ type flight struct {
 	rec    int // index into sim.records
 	req    workload.Request
 	eng    engine.Request
-	lastNs int64   // last token received by the client
-	gaps   []int64 // gaps between received tokens, ns
-	slot   int32   // closed-loop client, -1 in an open loop
+	lastNs int64 // last token received by the client
+	slot   int32 // closed-loop client, -1 in an open loop
 	hashes []uint64
 }
 
@@ -208,7 +207,6 @@ func (m *sim) send(idx int32) {
 	f := m.flights[idx]
 	r := &f.req
 	f.lastNs = report.NoTime
-	f.gaps = f.gaps[:0]
 	f.rec = len(m.records)
 	m.records = append(m.records, report.Record{
 		RequestID: r.ID, InputTokens: r.InputTokens, SendNs: m.now, ArrivalNs: report.NoTime,
@@ -305,7 +303,7 @@ func (m *sim) token(idx int32) {
 	if f.lastNs == report.NoTime {
 		m.records[f.rec].FirstTokenNs = m.now
 	} else {
-		f.gaps = append(f.gaps, m.now-f.lastNs)
+		m.acc.AddGap(m.now - f.lastNs)
 	}
 	f.lastNs = m.now
 }
@@ -319,7 +317,10 @@ func (m *sim) end(idx int32, status string) {
 	rec.OutputTokens = f.eng.Generated
 	rec.CachedTokens = f.eng.CachedTokens
 	rec.Preemptions = f.eng.Preemptions
-	m.acc.Add(rec, f.gaps)
+	if status != report.StatusCompleted && f.lastNs != report.NoTime {
+		panic("replay: a request that received tokens ended " + status + "; its ITL gaps are pooled")
+	}
+	m.acc.Add(rec)
 	m.h.push(m.path.ReleaseNs(m.now, rec.OutputTokens), phaseClientAction, evRelease, idx)
 }
 

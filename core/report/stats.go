@@ -54,7 +54,11 @@ func Percentile(sorted []float64, p float64) float64 {
 	if i >= n-1 {
 		return sorted[n-1]
 	}
-	a, b := sorted[i], sorted[i+1]
+	return lerp(sorted[i], sorted[i+1], t)
+}
+
+// lerp is numpy's _lerp: a + (b − a)·t, evaluated from b when t ≥ 0.5.
+func lerp(a, b, t float64) float64 {
 	d := b - a
 	if t >= 0.5 {
 		return b - d*(1-t)

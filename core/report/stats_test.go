@@ -51,8 +51,10 @@ func TestRecordUndefinedMetrics(t *testing.T) {
 func TestAccumulatorClose(t *testing.T) {
 	var a Accumulator
 	assert.Equal(t, 0.0, a.Close(2).RequestThroughputRPS)
-	a.Add(&Record{Status: StatusCompleted, FirstTokenNs: 1e9, EndNs: 2e9, OutputTokens: 11, InputTokens: 5}, []int64{1e8, 1e8})
-	a.Add(&Record{Status: StatusRejected, FirstTokenNs: NoTime, EndNs: 4e9}, nil)
+	a.AddGap(1e8)
+	a.AddGap(1e8)
+	a.Add(&Record{Status: StatusCompleted, FirstTokenNs: 1e9, EndNs: 2e9, OutputTokens: 11, InputTokens: 5})
+	a.Add(&Record{Status: StatusRejected, FirstTokenNs: NoTime, EndNs: 4e9})
 	s := a.Close(8)
 	assert.Equal(t, 4000.0, s.DurationMs)
 	assert.Equal(t, 0.25, s.RequestThroughputRPS)       // 1 / 4 s
@@ -60,4 +62,27 @@ func TestAccumulatorClose(t *testing.T) {
 	assert.InDelta(t, 8*4/3600.0, s.GPUHours, 1e-15)
 	assert.Equal(t, 1, s.Rejected)
 	assert.Equal(t, 100.0, s.ITL.Mean)
+}
+
+// The pooled gap statistics equal Compute over the expanded list (runs, repeats
+// and interleavings of values).
+func TestGapPoolMatchesExpandedList(t *testing.T) {
+	var p gapPool
+	var flat []float64
+	gaps := []int64{5e6, 5e6, 5e6, 2e6, 9e6, 5e6, 2e6, 2e6, 7_123_457, 1e6, 5e6}
+	for rep := 0; rep < 3; rep++ {
+		for _, g := range gaps {
+			p.add(g)
+			flat = append(flat, ms(g))
+		}
+	}
+	got, want := p.stats(), Compute(flat)
+	assert.InDelta(t, want.Mean, got.Mean, 1e-12)
+	assert.InDelta(t, want.Std, got.Std, 1e-12)
+	for _, pair := range [][2]float64{{want.P50, got.P50}, {want.P90, got.P90}, {want.P95, got.P95}, {want.P99, got.P99},
+		{want.Min, got.Min}, {want.Max, got.Max}} {
+		assert.Equal(t, pair[0], pair[1])
+	}
+	var empty gapPool
+	assert.Nil(t, empty.stats())
 }

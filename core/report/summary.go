@@ -31,14 +31,18 @@ type Summary struct {
 
 // Accumulator collects records and closes into a Summary in one step.
 type Accumulator struct {
-	s                   Summary
-	ttft, tpot, e2e, it []float64
-	lastEndNs           int64
+	s               Summary
+	ttft, tpot, e2e []float64
+	itl             gapPool
+	lastEndNs       int64
 }
 
-// Add counts one terminal record. gapsNs are the gaps between consecutive
-// tokens the client received for it (output − 1 values for a completed request).
-func (a *Accumulator) Add(r *Record, gapsNs []int64) {
+// AddGap pools one gap (ns) between consecutive tokens a client received.
+// Only completed requests receive tokens, so every gap belongs to the ITL pool.
+func (a *Accumulator) AddGap(gapNs int64) { a.itl.add(gapNs) }
+
+// Add counts one terminal record.
+func (a *Accumulator) Add(r *Record) {
 	a.lastEndNs = max(a.lastEndNs, r.EndNs)
 	a.s.Preemptions += int64(r.Preemptions)
 	switch r.Status {
@@ -66,9 +70,6 @@ func (a *Accumulator) Add(r *Record, gapsNs []int64) {
 		a.tpot = append(a.tpot, v)
 	}
 	a.e2e = append(a.e2e, r.E2E())
-	for _, g := range gapsNs {
-		a.it = append(a.it, ms(g))
-	}
 }
 
 // LastEndNs is the latest response end received so far.
@@ -84,6 +85,6 @@ func (a *Accumulator) Close(gpus int) Summary {
 		s.OutputTokenThroughputTPS = float64(s.TotalOutputTokens) / sec
 		s.GPUHours = float64(gpus) * sec / 3600
 	}
-	s.TTFT, s.TPOT, s.E2E, s.ITL = Compute(a.ttft), Compute(a.tpot), Compute(a.e2e), Compute(a.it)
+	s.TTFT, s.TPOT, s.E2E, s.ITL = Compute(a.ttft), Compute(a.tpot), Compute(a.e2e), a.itl.stats()
 	return s
 }

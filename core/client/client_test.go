@@ -1,0 +1,112 @@
+package client
+
+import (
+	"io"
+	"math"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/aisimulate/aisimulate/core/workload"
+)
+
+func TestNewPathUnits(t *testing.T) {
+	p, err := NewPath(Costs{SendMs: 0.255, Detokenize: true, DetokBaseUs: 150, DetokPerTokenUs: 2,
+		OverheadBaseMs: 1.40, OverheadPerOutputTokenUs: 3.65, InterTurnDelayMs: 10})
+	require.NoError(t, err)
+	assert.Equal(t, int64(255_000), p.SendNs)
+	assert.Equal(t, int64(10_000_000), p.InterTurnDelayNs)
+	// 1.40 ms + 3.65 µs × 128 = 1.8672 ms
+	assert.Equal(t, int64(1_867_200), p.ReleaseNs(0, 128))
+	// no output: base only
+	assert.Equal(t, int64(5+1_400_000), p.ReleaseNs(5, 0))
+	assert.Equal(t, int64(7), p.TurnDelayNs(7, true))
+	assert.Equal(t, int64(10_000_000), p.TurnDelayNs(0, false))
+}
+
+func TestNewPathRejectsBadCosts(t *testing.T) {
+	for _, c := range []Costs{{SendMs: -1}, {DetokBaseUs: math.NaN()}, {OverheadPerOutputTokenUs: math.Inf(1)}} {
+		_, err := NewPath(c)
+		assert.Error(t, err, "%+v", c)
+	}
+}
+
+// The output processor is a FIFO server: a job starts at max(pass end, previous
+// job done). base 500 µs, 2,000 µs per token (worked example 2's queueing case):
+// jobs at 14.00 (1 token) → 16.50; 17.10 (2) → 21.60; 19.30 (2) → 26.10.
+func TestOutputProcessorFIFO(t *testing.T) {
+	p, err := NewPath(Costs{Detokenize: true, DetokBaseUs: 500, DetokPerTokenUs: 2000})
+	require.NoError(t, err)
+	var o OutputProcessor
+	assert.Equal(t, int64(16_500_000), o.Submit(&p, 14_000_000, 1))
+	assert.Equal(t, int64(21_600_000), o.Submit(&p, 17_100_000, 2))
+	assert.Equal(t, int64(26_100_000), o.Submit(&p, 19_300_000, 2)) // waited 2.3 ms
+	assert.Equal(t, int64(2_500_000+4_500_000+4_500_000), o.BusyNs)
+}
+
+// sliceSource replays fixed requests.
+type sliceSource struct {
+	rs []workload.Request
+	i  int
+}
+
+func (s *sliceSource) Next(r *workload.Request) error {
+	if s.i == len(s.rs) {
+		return io.EOF
+	}
+	*r = s.rs[s.i]
+	s.i++
+	return nil
+}
+
+// Rows a0, b0, a1, c (no session), b1, a2: starts are a0, b0, c in order; the
+// later turns of a and b come out on demand, numbered by session.
+func TestFeedStartsAndTurns(t *testing.T) {
+	a, b := int64(1), int64(2)
+	src := &sliceSource{rs: []workload.Request{
+		{ID: 0, SessionID: a}, {ID: 1, SessionID: b}, {ID: 2, SessionID: a},
+		{ID: 3, SessionID: -1}, {ID: 4, SessionID: b}, {ID: 5, SessionID: a},
+	}}
+	f := NewFeed(src)
+	var r, next workload.Request
+	var ids []int64
+	for {
+		ok, err := f.NextStart(&r)
+		require.NoError(t, err)
+		if !ok {
+			break
+		}
+		ids = append(ids, r.ID)
+	}
+	assert.Equal(t, []int64{0, 1, 3}, ids)
+	prev := workload.Request{ID: 0, SessionID: a}
+	var turns []int
+	for {
+		ok, err := f.NextTurn(&prev, &next)
+		require.NoError(t, err)
+		if !ok {
+			break
+		}
+		turns = append(turns, int(next.ID), next.Turn)
+		prev = next
+	}
+	assert.Equal(t, []int{2, 1, 5, 2}, turns) // ids 2 and 5 are a's turns 1 and 2
+	prev = workload.Request{ID: 1, SessionID: b}
+	ok, err := f.NextTurn(&prev, &next)
+	require.NoError(t, err)
+	require.True(t, ok)
+	assert.Equal(t, int64(4), next.ID)
+}
+
+// A generator's LastTurn ends a session without reading ahead.
+func TestFeedLastTurnReadsNothing(t *testing.T) {
+	src := &sliceSource{rs: []workload.Request{{ID: 0, SessionID: 0, LastTurn: true}, {ID: 1, SessionID: 1}}}
+	f := NewFeed(src)
+	var r, next workload.Request
+	ok, _ := f.NextStart(&r)
+	require.True(t, ok)
+	ok, _ = f.NextTurn(&r, &next)
+	assert.False(t, ok)
+	assert.Equal(t, 1, src.i, "nothing beyond the first row was read")
+}
