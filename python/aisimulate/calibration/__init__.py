@@ -1,0 +1,24 @@
+"""Calibration helpers: fit aisimulate's cost models from measurements.
+
+Client path (DESIGN.md §6): :func:`fit_response_overhead`, :func:`fit_detokenization`,
+:func:`detokenization_costs` (``calibration/client.py``) and the AIPerf per-request
+export reader :func:`read_aiperf_records` (``calibration/aiperf.py``).
+"""
+
+from .aiperf import read_aiperf_records
+from .client import (
+    DetokenizationFit,
+    ResponseOverheadFit,
+    detokenization_costs,
+    fit_detokenization,
+    fit_response_overhead,
+)
+
+__all__ = [
+    "DetokenizationFit",
+    "ResponseOverheadFit",
+    "detokenization_costs",
+    "fit_detokenization",
+    "fit_response_overhead",
+    "read_aiperf_records",
+]

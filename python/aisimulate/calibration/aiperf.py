@@ -1,0 +1,145 @@
+"""Reader of AIPerf per-request export records (``profile_export.jsonl``).
+
+AIPerf writes one JSON object per line per request sent, shaped (only the parts read
+here are shown)::
+
+    {"metadata": {"request_start_ns": <int>, "request_end_ns": <int>, ...},
+     "metrics":  {"output_sequence_length": {"value": <int>, "unit": "tokens"},
+                  "output_token_count":     {"value": <int>, "unit": "tokens"}, ...},
+     "error":    null | {"code": ..., "type": ..., "message": ...}}
+
+Field meanings, per AIPerf's documentation ("Working with Profile Export Files" and the
+metrics reference): ``request_start_ns`` is the wall-clock epoch time in ns at which
+AIPerf initiated the request; ``request_end_ns`` the epoch time in ns at which the last
+response was received; ``output_sequence_length`` the completion tokens of the request
+(output + reasoning), ``output_token_count`` the output tokens excluding reasoning.
+Metrics are null/absent for failed requests, which carry a non-null ``error``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from numbers import Real
+from typing import Any
+
+from ..errors import DataError
+
+__all__ = ["OUTPUT_TOKEN_METRICS", "read_aiperf_records"]
+
+#: Metrics tried, in order, for a record's output token count. The engine generates
+#: reasoning tokens too, so the total (output_sequence_length) comes first.
+OUTPUT_TOKEN_METRICS = ("output_sequence_length", "output_token_count")
+
+
+def read_aiperf_records(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
+    """Read an AIPerf ``profile_export.jsonl`` into the records the client fits take.
+
+    Fields needed in every record (line):
+
+    - ``metadata.request_start_ns`` and ``metadata.request_end_ns``: numbers (epoch ns);
+    - for a successful record (``error`` absent or null): an output token count,
+      ``metrics.output_sequence_length.value``, else ``metrics.output_token_count.value``
+      (a number ≥ 0; a bare number instead of ``{"value": ...}`` is accepted too).
+
+    A failed record (non-null ``error``) needs only the timestamps: its output count is
+    not read. Blank lines are skipped. Records are returned in file order.
+
+    Args:
+        path: the JSONL file.
+
+    Returns:
+        One dict per record, with keys
+
+        - ``line``: 1-based line in the file;
+        - ``request_start_ns``, ``request_end_ns``: the raw timestamps (int ns);
+        - ``start_ms``, ``end_ms``: the same in ms relative to the earliest
+          ``request_start_ns`` in the file (differences taken in integer ns first, so
+          no precision is lost to the ~1.7e18 epoch);
+        - ``output_tokens``: int (float if the file has a fraction), or ``None`` for a
+          failed record;
+        - ``error``: ``None``, or the error's ``type`` (or ``"error"``) for a failed record.
+
+        This is the records form :func:`fit_response_overhead` accepts directly (and
+        ``pandas.DataFrame(records)`` works too).
+
+    Raises:
+        DataError (a ValueError): the file has no records, a line is not a JSON object,
+            or a record lacks a needed field or has a non-numeric / negative / non-finite
+            value there; ``str(err)`` starts with ``"file:line: "`` and ``err.field`` is
+            the dotted field path (e.g. ``"metadata.request_end_ns"``).
+        OSError: the file cannot be opened.
+    """
+    file = os.fspath(path)
+    raw: list[dict[str, Any]] = []
+    with open(file, encoding="utf-8") as handle:
+        for line_no, text in enumerate(handle, start=1):
+            if not text.strip():
+                continue
+            try:
+                obj = json.loads(text)
+            except json.JSONDecodeError as exc:
+                raise DataError(f"not valid JSON ({exc.msg} at column {exc.colno})",
+                                file=file, line=line_no) from None
+            if not isinstance(obj, dict):
+                raise DataError(f"expected a JSON object per line, got "
+                                f"{type(obj).__name__}", file=file, line=line_no)
+            raw.append(_parse_record(obj, file, line_no))
+    if not raw:
+        raise DataError("no AIPerf records in the file", file=file)
+    origin = min(r["request_start_ns"] for r in raw)
+    for r in raw:
+        r["start_ms"] = (r["request_start_ns"] - origin) / 1e6
+        r["end_ms"] = (r["request_end_ns"] - origin) / 1e6
+    return raw
+
+
+def _parse_record(obj: dict[str, Any], file: str, line: int) -> dict[str, Any]:
+    metadata = obj.get("metadata")
+    if not isinstance(metadata, dict):
+        raise DataError("missing field 'metadata' (an object)", file=file, line=line,
+                        field="metadata")
+    start = _timestamp(metadata, "request_start_ns", file, line)
+    end = _timestamp(metadata, "request_end_ns", file, line)
+    error = obj.get("error")
+    if error is not None:
+        kind = error.get("type") if isinstance(error, dict) else None
+        return {"line": line, "request_start_ns": start, "request_end_ns": end,
+                "output_tokens": None, "error": str(kind or "error")}
+    metrics = obj.get("metrics")
+    if not isinstance(metrics, dict):
+        raise DataError("missing field 'metrics' (an object) in a record without an error",
+                        file=file, line=line, field="metrics")
+    tokens = None
+    for name in OUTPUT_TOKEN_METRICS:
+        if metrics.get(name) is not None:
+            tokens = _metric_value(metrics[name], f"metrics.{name}", file, line)
+            break
+    if tokens is None:
+        wanted = " or ".join(f"metrics.{n}.value" for n in OUTPUT_TOKEN_METRICS)
+        raise DataError(f"missing field {wanted} (the output token count) in a record "
+                        f"without an error", file=file, line=line,
+                        field=f"metrics.{OUTPUT_TOKEN_METRICS[0]}")
+    return {"line": line, "request_start_ns": start, "request_end_ns": end,
+            "output_tokens": tokens, "error": None}
+
+
+def _timestamp(metadata: dict[str, Any], key: str, file: str, line: int) -> int:
+    field = f"metadata.{key}"
+    if metadata.get(key) is None:
+        raise DataError(f"missing field {field!r}", file=file, line=line, field=field)
+    value = metadata[key]
+    if isinstance(value, bool) or not isinstance(value, Real) or not math.isfinite(value):
+        raise DataError(f"field {field!r} must be a number of ns, got {value!r}",
+                        file=file, line=line, field=field)
+    return int(value)
+
+
+def _metric_value(entry: Any, field: str, file: str, line: int) -> int | float:
+    value = entry.get("value") if isinstance(entry, dict) else entry
+    if (isinstance(value, bool) or not isinstance(value, Real)
+            or not math.isfinite(value) or value < 0):
+        raise DataError(f"field '{field}.value' must be a token count ≥ 0, got {value!r}",
+                        file=file, line=line, field=field)
+    return int(value) if float(value).is_integer() else float(value)
