@@ -34,7 +34,7 @@ type kvManager struct {
 	lruHead int32   // oldest unreferenced cached block
 	lruTail int32
 	lruLen  int
-	cache   map[uint64]int32 // prefix hash → block (only when caching is on)
+	cache   *blockTable // prefix hash → block (nil when caching is off)
 	stats   KVStats
 }
 
@@ -45,7 +45,7 @@ func newKVManager(numBlocks int, prefixCaching bool) *kvManager {
 		m.free[i] = int32(numBlocks - 1 - i)
 	}
 	if prefixCaching {
-		m.cache = make(map[uint64]int32)
+		m.cache = newBlockTable(numBlocks)
 	}
 	return m
 }
@@ -91,7 +91,7 @@ func (m *kvManager) take() int32 {
 		id = m.lruHead
 		m.lruRemove(id)
 		b := &m.blocks[id]
-		delete(m.cache, b.hash)
+		m.cache.del(b.hash)
 		b.hashed = false
 		m.stats.Evicted++
 	}
@@ -107,7 +107,7 @@ func (m *kvManager) lookup(hashes []uint64, limit int) (hits, idle int) {
 		return 0, 0
 	}
 	for hits < limit && hits < len(hashes) {
-		id, ok := m.cache[hashes[hits]]
+		id, ok := m.cache.get(hashes[hits])
 		if !ok {
 			break
 		}
@@ -123,7 +123,7 @@ func (m *kvManager) lookup(hashes []uint64, limit int) (hits, idle int) {
 // their ids to dst. The caller has checked them with lookup.
 func (m *kvManager) touch(hashes []uint64, n int, dst []int32) []int32 {
 	for j := 0; j < n; j++ {
-		id := m.cache[hashes[j]]
+		id, _ := m.cache.get(hashes[j])
 		b := &m.blocks[id]
 		if b.ref == 0 {
 			m.lruRemove(id)
@@ -141,10 +141,9 @@ func (m *kvManager) register(id int32, hash uint64) {
 	if m.cache == nil {
 		return
 	}
-	if _, dup := m.cache[hash]; dup {
+	if !m.cache.put(hash, id) {
 		return
 	}
-	m.cache[hash] = id
 	b := &m.blocks[id]
 	b.hashed, b.hash = true, hash
 }

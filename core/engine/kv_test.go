@@ -64,7 +64,8 @@ func TestKVManagerDuplicateHashKeepsFirst(t *testing.T) {
 	assert.Equal(t, 1, m.lruLen) // b had no hash: free
 	hits, _ := m.lookup([]uint64{5}, 1)
 	require.Equal(t, 1, hits)
-	assert.Equal(t, a, m.cache[5])
+	got, _ := m.cache.get(5)
+	assert.Equal(t, a, got)
 }
 
 func TestDequeFrontAndBack(t *testing.T) {
@@ -80,4 +81,31 @@ func TestDequeFrontAndBack(t *testing.T) {
 		assert.Equal(t, int64(i), d.PopFront().ID)
 	}
 	assert.Equal(t, 0, d.Len())
+}
+
+// The table agrees with a Go map under random puts and deletes that force long
+// probe chains and wrap-around (keys share their low bits).
+func TestBlockTableMatchesMap(t *testing.T) {
+	tb := newBlockTable(8) // 16 slots
+	ref := map[uint64]int32{}
+	rng := uint64(1)
+	for step := 0; step < 20000; step++ {
+		rng = rng*6364136223846793005 + 1442695040888963407
+		key := (rng>>33)%24<<4 | 0xF // 24 keys, all with home slot 15
+		if _, ok := ref[key]; ok && rng&1 == 0 {
+			tb.del(key)
+			delete(ref, key)
+		} else if len(ref) < 8 {
+			id := int32(step)
+			if _, ok := ref[key]; !ok {
+				ref[key] = id
+			}
+			tb.put(key, id)
+		}
+		for k, v := range ref {
+			got, ok := tb.get(k)
+			require.True(t, ok)
+			require.Equal(t, v, got)
+		}
+	}
 }
