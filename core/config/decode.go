@@ -125,6 +125,11 @@ func fromRaw(raw any) (*Spec, error) {
 
 var distType = reflect.TypeOf(Dist{})
 
+// emptyOK lists the string fields where "" is a setting, not a mistake.
+var emptyOK = map[string]bool{
+	"engine.model_config_dir": true, // no folder: built-in models and paths only
+}
+
 // decodeValue stores raw (from encoding/json with UseNumber, or from yaml.v3)
 // into v, strictly, recording every dotted path present in seen.
 func decodeValue(raw any, v reflect.Value, path string, seen map[string]bool) error {
@@ -189,6 +194,9 @@ func decodeValue(raw any, v reflect.Value, path string, seen map[string]bool) er
 		s, ok := raw.(string)
 		if !ok {
 			return errorf(path, "expected a string, got %s", describe(raw))
+		}
+		if s == "" && !emptyOK[path] {
+			return errorf(path, "must not be empty (leave the field out for its default)")
 		}
 		v.SetString(s)
 	case reflect.Bool:
@@ -275,6 +283,10 @@ func toInt(raw any, path string) (int, error) {
 	case json.Number:
 		if i, err := x.Int64(); err == nil {
 			return int(i), nil
+		}
+		// 1e5 or 2.0: a whole number written as a float is that integer
+		if f, err := x.Float64(); err == nil && f == math.Trunc(f) && math.Abs(f) < 1<<53 {
+			return int(f), nil
 		}
 	case int:
 		return x, nil

@@ -23,8 +23,29 @@ const (
 	DefaultExecutionMode = "offline"
 )
 
+// Upper bounds that keep a replay within one machine's memory; each is far beyond
+// a real deployment.
+const (
+	MaxWorkers     = 4096    // workers in one pool
+	MaxBlockSize   = 1024    // tokens per KV block (vLLM's CUDA kernels stop at 256)
+	MaxGPUBlocks   = 1 << 30 // KV blocks per worker (block ids are int32)
+	MaxConcurrency = 1 << 24 // closed-loop clients
+)
+
 // DefaultEnablePrefixCaching: vLLM v1 enables automatic prefix caching by default.
 const DefaultEnablePrefixCaching = true
+
+// DefaultAICBackendVersion is the vLLM version whose perf tables source aic
+// reads when engine.perf.backend_version is not given: the newest measured on
+// h100_sxm, h200_sxm and b200_sxm (and the one to use on h200_sxm, whose 0.19.0
+// context-attention table is known bad).
+const DefaultAICBackendVersion = "0.24.0"
+
+// DefaultKVCacheDtype is the KV cache format when engine.quantization.kv_cache
+// is not given: vLLM's kv_cache_dtype "auto" keeps the model's bf16 activations.
+// The weight format defaults to the checkpoint's (config.json), which only the
+// replay can read, so it has no constant here.
+const DefaultKVCacheDtype = "bf16"
 
 // applyDefaults fills every optional field that the input left unset. present
 // reports whether a dotted key was given, so that an explicit false or 0 is kept.
@@ -35,6 +56,12 @@ func applyDefaults(s *Spec, present func(path string) bool) {
 	}
 	if e.Perf.Source == "" {
 		e.Perf.Source = DefaultPerfSource
+	}
+	if e.Perf.Source == "aic" && e.Perf.BackendVersion == "" {
+		e.Perf.BackendVersion = DefaultAICBackendVersion
+	}
+	if q := e.Quantization; q != nil && q.KVCache == "" {
+		q.KVCache = DefaultKVCacheDtype
 	}
 	if e.Workers.Aggregated == nil {
 		e.Workers.Aggregated = &Aggregated{}

@@ -28,6 +28,9 @@ type Engine struct {
 	// Detokenization is each worker's FIFO output processor; absent = none
 	// (the client receives outputs at their pass end).
 	Detokenization *Detokenization `json:"detokenization,omitempty"`
+	// Quantization overrides the weight and KV cache formats; absent = the
+	// checkpoint's weights and DefaultKVCacheDtype.
+	Quantization *Quantization `json:"quantization,omitempty"`
 }
 
 // Tokenization: a request sent at t reaches the engine at t + SendMs.
@@ -55,7 +58,22 @@ type Perf struct {
 	// roofline: efficiencies in (0, 1] and a fixed per-pass overhead (µs).
 	ComputeEfficiency *float64 `json:"compute_efficiency,omitempty"`
 	MemoryEfficiency  *float64 `json:"memory_efficiency,omitempty"`
-	PassOverheadUs    *float64 `json:"pass_overhead_us,omitempty"`
+	// PassOverheadUs is also accepted by aic (µs per pass).
+	PassOverheadUs *float64 `json:"pass_overhead_us,omitempty"`
+	// aic: Database is the root of the AIConfigurator perf tables (the systems
+	// folder holding data/<system>/…, or its parent); BackendVersion the serving
+	// framework version whose tables to use (nearest when missing; the report's
+	// metadata says which).
+	Database       string `json:"database,omitempty"`
+	BackendVersion string `json:"backend_version,omitempty"`
+}
+
+// Quantization is the numeric format of the GEMM weights (bf16, fp8, fp8_block;
+// empty = the checkpoint's, from config.json quantization_config) and of the KV
+// cache (bf16 or fp8; empty = DefaultKVCacheDtype).
+type Quantization struct {
+	Weights string `json:"weights,omitempty"`
+	KVCache string `json:"kv_cache,omitempty"`
 }
 
 // Workers describes the worker pools.

@@ -86,10 +86,32 @@ func (s *Spec) validateEngine() error {
 		return err
 	}
 	p := &e.Perf
-	if err := oneOf("engine.perf.source", p.Source, "roofline", "linear"); err != nil {
+	if err := oneOf("engine.perf.source", p.Source, "roofline", "linear", "aic"); err != nil {
+		return err
+	}
+	if p.Source != "aic" && (p.Database != "" || p.BackendVersion != "") {
+		return errorf("engine.perf", "database and backend_version belong to source aic, not %s", p.Source)
+	}
+	if err := validateQuantization(e.Quantization); err != nil {
 		return err
 	}
 	switch p.Source {
+	case "aic":
+		if p.Database == "" {
+			return errorf("engine.perf.database", "is required for source aic (the folder of the AIConfigurator perf tables)")
+		}
+		if !versionLike(p.BackendVersion) {
+			return errorf("engine.perf.backend_version", "%q is not a version (want MAJOR.MINOR[.PATCH], for example \"0.24.0\")", p.BackendVersion)
+		}
+		if p.BaseMs != nil || p.PerPrefillTokenMs != nil || p.PerDecodeSeqMs != nil {
+			return errorf("engine.perf", "base_ms, per_prefill_token_ms and per_decode_seq_ms belong to source linear")
+		}
+		if p.ComputeEfficiency != nil || p.MemoryEfficiency != nil {
+			return errorf("engine.perf", "compute_efficiency and memory_efficiency belong to source roofline")
+		}
+		if err := nonNegative("engine.perf.pass_overhead_us", p.PassOverheadUs); err != nil {
+			return err
+		}
 	case "linear":
 		names := []string{"base_ms", "per_prefill_token_ms", "per_decode_seq_ms"}
 		for i, v := range []*float64{p.BaseMs, p.PerPrefillTokenMs, p.PerDecodeSeqMs} {
@@ -124,6 +146,9 @@ func (s *Spec) validateEngine() error {
 		oneOf("engine.workers.aggregated.placement", a.Placement, "round_robin", "least_outstanding")); err != nil {
 		return err
 	}
+	if a.Count > MaxWorkers {
+		return errorf("engine.workers.aggregated.count", "must be ≤ %d, got %d", MaxWorkers, a.Count)
+	}
 	if a.TP > 8 {
 		return errorf("engine.workers.aggregated.tp", "must be ≤ 8 (one node), got %d", a.TP)
 	}
@@ -146,10 +171,49 @@ func (s *Spec) validateEngine() error {
 			return err
 		}
 	}
+	if sc.BlockSize > MaxBlockSize {
+		return errorf("engine.scheduler.block_size", "must be ≤ %d tokens, got %d", MaxBlockSize, sc.BlockSize)
+	}
+	if sc.NumGPUBlocks > MaxGPUBlocks {
+		return errorf("engine.scheduler.num_gpu_blocks", "must be ≤ %d, got %d", MaxGPUBlocks, sc.NumGPUBlocks)
+	}
+	if sc.MaxNumBatchedTokens < sc.MaxNumSeqs {
+		// vLLM's SchedulerConfig refuses this too: a pass could not hold one
+		// token for every running sequence.
+		return errorf("engine.scheduler.max_num_batched_tokens", "must be ≥ max_num_seqs (%d), got %d", sc.MaxNumSeqs, sc.MaxNumBatchedTokens)
+	}
 	if !(sc.GPUMemoryUtilization > 0 && sc.GPUMemoryUtilization <= 1) {
 		return errorf("engine.scheduler.gpu_memory_utilization", "must be in (0, 1], got %v", sc.GPUMemoryUtilization)
 	}
 	return nil
+}
+
+// validateQuantization checks engine.quantization (nil = absent, fine).
+func validateQuantization(q *Quantization) error {
+	if q == nil {
+		return nil
+	}
+	if q.Weights != "" {
+		if err := oneOf("engine.quantization.weights", q.Weights, "bf16", "fp8", "fp8_block"); err != nil {
+			return err
+		}
+	}
+	return oneOf("engine.quantization.kv_cache", q.KVCache, "bf16", "fp8")
+}
+
+// versionLike reports whether v is MAJOR.MINOR[.PATCH[suffix]] with numeric
+// major and minor parts.
+func versionLike(v string) bool {
+	parts := strings.SplitN(v, ".", 3)
+	if len(parts) < 2 {
+		return false
+	}
+	for _, p := range parts[:2] {
+		if p == "" || strings.Trim(p, "0123456789") != "" {
+			return false
+		}
+	}
+	return true
 }
 
 func (s *Spec) validateDist(field string, d *Dist, min int) error {
@@ -158,8 +222,14 @@ func (s *Spec) validateDist(field string, d *Dist, min int) error {
 	}
 	switch d.Kind {
 	case "fixed":
-		return atLeast(field, d.Value, min)
+		if d.Min != 0 || d.Max != 0 || d.Mean != 0 || d.Std != 0 {
+			return errorf(field, "kind fixed takes only value (min, max, mean and std belong to uniform, normal, lognormal)")
+		}
+		return atLeast(field+".value", d.Value, min)
 	case "uniform":
+		if d.Value != 0 || d.Mean != 0 || d.Std != 0 {
+			return errorf(field, "kind uniform takes min and max only")
+		}
 		if err := atLeast(field+".min", d.Min, min); err != nil {
 			return err
 		}
@@ -167,8 +237,14 @@ func (s *Spec) validateDist(field string, d *Dist, min int) error {
 			return errorf(field+".max", "must be ≥ min (%d), got %d", d.Min, d.Max)
 		}
 	case "normal", "lognormal":
-		if err := firstErr(positive(field+".mean", d.Mean), atLeast(field+".min", d.Min, min)); err != nil {
+		if d.Value != 0 {
+			return errorf(field+".value", "belongs to kind fixed")
+		}
+		if err := positive(field+".mean", d.Mean); err != nil {
 			return err
+		}
+		if d.Min < min {
+			return errorf(field+".min", "must be ≥ %d, got %d (a %s distribution needs min and max to bound it)", min, d.Min, d.Kind)
 		}
 		if !(d.Std >= 0) {
 			return errorf(field+".std", "must be ≥ 0, got %v", d.Std)
@@ -177,7 +253,7 @@ func (s *Spec) validateDist(field string, d *Dist, min int) error {
 			return errorf(field+".max", "must be ≥ min and ≥ 1, got %d", d.Max)
 		}
 	default:
-		return oneOf(field+".kind", d.Kind, "uniform", "normal", "lognormal")
+		return oneOf(field+".kind", d.Kind, "fixed", "uniform", "normal", "lognormal")
 	}
 	return nil
 }
@@ -246,6 +322,9 @@ func (s *Spec) validateTraffic() error {
 	case "concurrency":
 		if err := atLeast("traffic.load.concurrency", l.Concurrency, 1); err != nil {
 			return err
+		}
+		if l.Concurrency > MaxConcurrency {
+			return errorf("traffic.load.concurrency", "must be ≤ %d, got %d", MaxConcurrency, l.Concurrency)
 		}
 	}
 	if l.Mode != "rate" && (l.RateRPS != 0 || l.Arrival != "" || l.CV != 0) {

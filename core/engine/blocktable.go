@@ -6,26 +6,35 @@ package engine
 // Why not a Go map: a replay of a long-prompt trace registers and evicts a block
 // per 16 prompt tokens, millions of map assignments and deletes that dominated
 // the profile. The keys are already well-mixed 64-bit hashes (workload's
-// combine/mix64), so the low bits index the table directly; the table never
-// holds more entries than the worker has blocks, so it is sized once at twice
-// that (load ≤ 0.5) and never grows; deletion shifts the probe chain back, so
-// no tombstones accumulate.
+// combine/mix64), so the low bits index the table directly; the load stays ≤ 1/2
+// (the table doubles past it, and never holds more entries than the worker has
+// blocks); deletion shifts the probe chain back, so no tombstones accumulate.
 type blockTable struct {
 	keys []uint64
 	vals []int32 // block id, or blockNone for an empty slot
 	mask uint64
+	n    int
 }
 
-func newBlockTable(maxEntries int) *blockTable {
-	n := 16
-	for n < 2*maxEntries {
-		n <<= 1
-	}
-	t := &blockTable{keys: make([]uint64, n), vals: make([]int32, n), mask: uint64(n - 1)}
+func newBlockTable() *blockTable { return makeBlockTable(1024) }
+
+func makeBlockTable(slots int) *blockTable {
+	t := &blockTable{keys: make([]uint64, slots), vals: make([]int32, slots), mask: uint64(slots - 1)}
 	for i := range t.vals {
 		t.vals[i] = blockNone
 	}
 	return t
+}
+
+// grow doubles the table and re-inserts every entry.
+func (t *blockTable) grow() {
+	bigger := makeBlockTable(2 * len(t.keys))
+	for i, v := range t.vals {
+		if v != blockNone {
+			bigger.put(t.keys[i], v)
+		}
+	}
+	*t = *bigger
 }
 
 func (t *blockTable) get(h uint64) (int32, bool) {
@@ -42,9 +51,13 @@ func (t *blockTable) get(h uint64) (int32, bool) {
 
 // put stores h → id unless h is present; it reports whether it stored.
 func (t *blockTable) put(h uint64, id int32) bool {
+	if 2*(t.n+1) > len(t.keys) {
+		t.grow()
+	}
 	for i := h & t.mask; ; i = (i + 1) & t.mask {
 		if t.vals[i] == blockNone {
 			t.keys[i], t.vals[i] = h, id
+			t.n++
 			return true
 		}
 		if t.keys[i] == h {
@@ -69,4 +82,5 @@ func (t *blockTable) del(h uint64) {
 		}
 	}
 	t.vals[i] = blockNone
+	t.n--
 }

@@ -29,8 +29,11 @@ type KVStats struct {
 // free (no content worth keeping) or cached (registered under a prefix hash, kept
 // in an LRU list and evicted oldest first when the free pool is empty).
 type kvManager struct {
+	// blocks grows as blocks are first used: a block id ≥ len(blocks) has never
+	// held content, so capacity costs memory only once it is touched.
 	blocks  []kvBlock
-	free    []int32 // stack of free block ids
+	total   int     // capacity in blocks
+	free    []int32 // stack of released, uncached block ids
 	lruHead int32   // oldest unreferenced cached block
 	lruTail int32
 	lruLen  int
@@ -39,19 +42,15 @@ type kvManager struct {
 }
 
 func newKVManager(numBlocks int, prefixCaching bool) *kvManager {
-	m := &kvManager{blocks: make([]kvBlock, numBlocks), free: make([]int32, numBlocks), lruHead: blockNone, lruTail: blockNone}
-	for i := range m.free {
-		// Pop order 0, 1, 2, … so that runs are easy to read in tests.
-		m.free[i] = int32(numBlocks - 1 - i)
-	}
+	m := &kvManager{total: numBlocks, lruHead: blockNone, lruTail: blockNone}
 	if prefixCaching {
-		m.cache = newBlockTable(numBlocks)
+		m.cache = newBlockTable()
 	}
 	return m
 }
 
 // available is the number of blocks an allocation can take now.
-func (m *kvManager) available() int { return len(m.free) + m.lruLen }
+func (m *kvManager) available() int { return len(m.free) + m.lruLen + m.total - len(m.blocks) }
 
 func (m *kvManager) lruRemove(id int32) {
 	b := &m.blocks[id]
@@ -87,6 +86,9 @@ func (m *kvManager) take() int32 {
 	if n := len(m.free); n > 0 {
 		id = m.free[n-1]
 		m.free = m.free[:n-1]
+	} else if len(m.blocks) < m.total { // a never-used block
+		id = int32(len(m.blocks))
+		m.blocks = append(m.blocks, kvBlock{})
 	} else {
 		id = m.lruHead
 		m.lruRemove(id)

@@ -1,6 +1,8 @@
 package replay
 
 import (
+	"fmt"
+
 	"github.com/aisimulate/aisimulate/core/config"
 	"github.com/aisimulate/aisimulate/core/engine"
 	"github.com/aisimulate/aisimulate/core/hardware"
@@ -104,6 +106,10 @@ func buildDeployment(s *config.Spec) (*deployment, error) {
 	maxLen := sc.MaxModelLen
 	if maxLen == 0 {
 		maxLen = arch.MaxPositionEmbeddings
+	} else if maxLen > arch.MaxPositionEmbeddings {
+		// vLLM refuses a max_model_len beyond the model's trained context.
+		return nil, &config.Error{Field: "engine.scheduler.max_model_len",
+			Msg: fmt.Sprintf("%d exceeds %s's max_position_embeddings (%d)", maxLen, arch.Name, arch.MaxPositionEmbeddings)}
 	}
 	d.engineCfg = engine.Config{
 		MaxNumSeqs: sc.MaxNumSeqs, MaxNumBatchedTokens: sc.MaxNumBatchedTokens, BlockSize: sc.BlockSize,

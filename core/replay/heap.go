@@ -2,13 +2,12 @@ package replay
 
 // event kinds
 const (
-	evPassEnd   uint8 = iota
-	evSend            // open loop: the next request of the source is sent
-	evArrival         // a request reaches the engine
-	evRelease         // the client acts on a finished response
-	evSlotStart       // a closed-loop client sends its first request
-	evTurnSend        // a session's next turn is sent
-	evReceive         // a worker's detokenization job completes
+	evPassEnd  uint8 = iota
+	evSend           // open loop: the next request of the source is sent
+	evArrival        // a request reaches the engine
+	evRelease        // the client acts on a finished response
+	evTurnSend       // a session's next turn is sent
+	evReceive        // a worker's detokenization job completes
 )
 
 type event struct {

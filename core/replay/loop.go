@@ -117,6 +117,9 @@ func Run(s *config.Spec, opts ...Option) (*report.Report, error) {
 	if err := m.checkEnd(); err != nil {
 		return nil, err
 	}
+	if len(m.records) == 0 && s.Traffic.Source.Path != "" {
+		return nil, &workload.DataError{File: s.Traffic.Source.Path, Msg: "the trace has no requests"}
+	}
 	return &report.Report{
 		Metadata: dep.metadata(s, m.workers),
 		Summary:  m.acc.Close(dep.count * dep.tp),
@@ -128,8 +131,12 @@ func Run(s *config.Spec, opts ...Option) (*report.Report, error) {
 // request per closed-loop client at time 0.
 func (m *sim) start() error {
 	if m.tr.mode == "concurrency" {
-		for c := 0; c < m.tr.concurrency; c++ {
-			m.h.push(0, phaseClientAction, evSlotStart, int32(c))
+		// Every client sends at 0, in client order; a client that finds the
+		// workload exhausted stays idle, so the loop stops at the first one.
+		for c := 0; c < m.tr.concurrency && !m.tr.done; c++ {
+			if err := m.slotNext(int32(c)); err != nil {
+				return err
+			}
 		}
 		return nil
 	}
@@ -179,8 +186,6 @@ func (m *sim) dispatch(e *event) error {
 		m.arrive(e.idx)
 	case evRelease:
 		return m.release(e.idx)
-	case evSlotStart:
-		return m.slotNext(e.idx)
 	}
 	return nil
 }

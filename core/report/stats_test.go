@@ -50,15 +50,15 @@ func TestRecordUndefinedMetrics(t *testing.T) {
 // gives zero rates, never NaN.
 func TestAccumulatorClose(t *testing.T) {
 	var a Accumulator
-	assert.Equal(t, 0.0, a.Close(2).RequestThroughputRPS)
+	assert.Nil(t, a.Close(2).RequestThroughputRPS)
 	a.AddGap(1e8)
 	a.AddGap(1e8)
 	a.Add(&Record{Status: StatusCompleted, FirstTokenNs: 1e9, EndNs: 2e9, OutputTokens: 11, InputTokens: 5})
 	a.Add(&Record{Status: StatusRejected, FirstTokenNs: NoTime, EndNs: 4e9})
 	s := a.Close(8)
 	assert.Equal(t, 4000.0, s.DurationMs)
-	assert.Equal(t, 0.25, s.RequestThroughputRPS)       // 1 / 4 s
-	assert.Equal(t, 11/4.0, s.OutputTokenThroughputTPS) // 11 tokens / 4 s
+	assert.Equal(t, 0.25, *s.RequestThroughputRPS)       // 1 / 4 s
+	assert.Equal(t, 11/4.0, *s.OutputTokenThroughputTPS) // 11 tokens / 4 s
 	assert.InDelta(t, 8*4/3600.0, s.GPUHours, 1e-15)
 	assert.Equal(t, 1, s.Rejected)
 	assert.Equal(t, 100.0, s.ITL.Mean)

@@ -10,10 +10,11 @@ type Summary struct {
 	// DurationMs runs from the start of the replay to the last response received
 	// by the client (not including the client's response overhead).
 	DurationMs float64 `json:"duration_ms"`
-	// RequestThroughputRPS = completed / duration (requests per second).
-	RequestThroughputRPS float64 `json:"request_throughput_rps"`
+	// RequestThroughputRPS = completed / duration (requests per second); null
+	// when the duration is 0 (nothing was received after the start).
+	RequestThroughputRPS *float64 `json:"request_throughput_rps"`
 	// OutputTokenThroughputTPS = output tokens of completed requests / duration.
-	OutputTokenThroughputTPS float64 `json:"output_token_throughput_tps"`
+	OutputTokenThroughputTPS *float64 `json:"output_token_throughput_tps"`
 	// GPUHours = GPUs of every worker × duration (the deployment is provisioned
 	// for the whole run, idle or not).
 	GPUHours float64 `json:"gpu_hours"`
@@ -81,8 +82,8 @@ func (a *Accumulator) Close(gpus int) Summary {
 	s.DurationMs = ms(a.lastEndNs)
 	if a.lastEndNs > 0 {
 		sec := float64(a.lastEndNs) / 1e9
-		s.RequestThroughputRPS = float64(s.Completed) / sec
-		s.OutputTokenThroughputTPS = float64(s.TotalOutputTokens) / sec
+		rps, tps := float64(s.Completed)/sec, float64(s.TotalOutputTokens)/sec
+		s.RequestThroughputRPS, s.OutputTokenThroughputTPS = &rps, &tps
 		s.GPUHours = float64(gpus) * sec / 3600
 	}
 	s.TTFT, s.TPOT, s.E2E, s.ITL = Compute(a.ttft), Compute(a.tpot), Compute(a.e2e), a.itl.stats()

@@ -14,7 +14,8 @@
    ranges, and fill every default. Defaults live in ``core/config/defaults.go`` only;
    this module never restates them.
 
-Paths. ``traffic.source.path`` and ``engine.model_config_dir`` are resolved against the
+Paths. ``traffic.source.path``, ``engine.model_config_dir`` and ``engine.perf.database``
+(the perf tables of source ``aic``, a folder) are resolved against the
 folder of the config file (for a dict: the current working directory); so are
 ``engine.model`` and ``engine.system`` when they look like paths (start with ``.`` or
 ``/``, or end in ``.json``/``.yaml``/``.yml`` — the rule of Go's ``looksLikePath`` in
@@ -33,6 +34,8 @@ from __future__ import annotations
 
 import json
 import math
+import numbers
+import re
 import os
 from pathlib import Path
 from typing import Any, Mapping
@@ -168,6 +171,14 @@ def _construct_mapping(loader: _StrictLoader, node: yaml.MappingNode, deep: bool
 
 _StrictLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
 
+# PyYAML follows YAML 1.1, whose float pattern needs a dot: ``1e-3`` and ``2e5`` would be
+# read as strings. YAML 1.2 (and every other reader) takes them as numbers; so do we.
+_StrictLoader.add_implicit_resolver(
+    "tag:yaml.org,2002:float",
+    re.compile(r"^[-+]?(?:[0-9][0-9_]*)(?:\.[0-9_]*)?[eE][-+]?[0-9]+$"),
+    list("-+0123456789"),
+)
+
 
 def _read(path: str) -> Any:
     """Parse the YAML or JSON file at ``path`` (absolute)."""
@@ -229,11 +240,15 @@ def _plain(value: Any, path: str) -> Any:
         return [_plain(v, f"{path}[{i}]") for i, v in enumerate(value)]
     if value is None or isinstance(value, (str, bool, int)):
         return value
-    if isinstance(value, float):
+    if isinstance(value, numbers.Integral):  # numpy integers and the like
+        return int(value)
+    if isinstance(value, (float, numbers.Real)):
+        value = float(value)
         if not math.isfinite(value):
             raise ConfigError(path, f"must be a finite number, got {value}")
         return value
-    raise ConfigError(path, f"unsupported value {_describe(value)} (quote it to make it a string)")
+    raise ConfigError(path, f"{_describe(value)} is not a config value: use a string, number, "
+                            "boolean, list or mapping")
 
 
 def _join(path: str, key: str) -> str:
@@ -357,6 +372,9 @@ def _resolve_paths(data: dict[str, Any], base: str) -> None:
         v = engine.get(key)
         if isinstance(v, str) and looks_like_path(v):
             engine[key] = _abs(v, base)
+    perf = engine.get("perf")
+    if isinstance(perf, dict) and isinstance(perf.get("database"), str) and perf["database"]:
+        perf["database"] = _abs(perf["database"], base)
     mcd = engine.get("model_config_dir")
     if isinstance(mcd, str) and mcd:
         engine["model_config_dir"] = _abs(mcd, base)
@@ -389,6 +407,11 @@ def _check_files(data: dict[str, Any]) -> None:
     if isinstance(mcd, str) and mcd and not os.path.isdir(mcd):
         raise ConfigError("engine.model_config_dir",
                           f"{'not a folder' if os.path.exists(mcd) else 'folder not found'}: {mcd}")
+    perf = engine.get("perf")
+    db = perf.get("database") if isinstance(perf, dict) else None
+    if isinstance(db, str) and db and not os.path.isdir(db):
+        raise ConfigError("engine.perf.database",
+                          f"{'not a folder' if os.path.exists(db) else 'folder not found'}: {db}")
     for key in ("model", "system"):
         v = engine.get(key)
         if isinstance(v, str) and looks_like_path(v):

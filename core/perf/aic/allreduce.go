@@ -1,0 +1,79 @@
+package aic
+
+import (
+	"fmt"
+	"math"
+)
+
+// allReduceCurve is the measured CUDA-graph custom all-reduce of one TP
+// degree: latency (s) over message size (bf16 elements), ascending.
+type allReduceCurve struct {
+	gpus       int64
+	sizes, sec []float64
+	// bw is the NVLink bandwidth per GPU (B/s) of the roofline.
+	bw float64
+	// note says when another GPU count stood in.
+	note string
+}
+
+// newAllReduceCurve picks the rows of tp GPUs; when tp was not measured the
+// nearest measured count stands in (noted). Error: the table has no rows.
+func newAllReduceCurve(rows []allReduceRow, tp int64, bw float64) (*allReduceCurve, error) {
+	best := int64(0)
+	for i := range rows {
+		g := rows[i].NumGPUs
+		if best == 0 || abs64(g-tp) < abs64(best-tp) || (abs64(g-tp) == abs64(best-tp) && g > best) {
+			best = g
+		}
+	}
+	if best == 0 {
+		return nil, fmt.Errorf("no CUDA-graph all-reduce rows")
+	}
+	c := &allReduceCurve{gpus: best, bw: bw}
+	if best != tp {
+		c.note = fmt.Sprintf("all-reduce of %d GPUs not measured; %d GPUs used", tp, best)
+	}
+	var sizes []float64
+	for i := range rows {
+		if rows[i].NumGPUs == best {
+			sizes = append(sizes, float64(rows[i].MessageSize))
+		}
+	}
+	c.sizes = sortedUnique(sizes)
+	c.sec = make([]float64, len(c.sizes))
+	for i := range rows {
+		if rows[i].NumGPUs == best {
+			c.sec[indexOf(c.sizes, float64(rows[i].MessageSize))] = rows[i].Latency * 1e-3
+		}
+	}
+	return c, nil
+}
+
+func abs64(x int64) int64 {
+	if x < 0 {
+		return -x
+	}
+	return x
+}
+
+// roofline of a ring all-reduce of e bf16 elements on t GPUs, seconds:
+// 2·(t−1)/t · 2·e / B, B the NVLink bandwidth per GPU (B/s).
+func (c *allReduceCurve) roofline(e float64) float64 {
+	t := float64(c.gpus)
+	return 2 * (t - 1) / t * 2 * e / c.bw
+}
+
+// Seconds is the all-reduce time of e elements: linear between measured
+// sizes; below the smallest size its latency (a latency floor); above the
+// largest, its efficiency times the roofline.
+func (c *allReduceCurve) Seconds(e float64) float64 {
+	if e <= 0 {
+		return 0
+	}
+	i0, i1, w, clamped := bracket(c.sizes, e)
+	t := lerp(c.sec[i0], c.sec[i1], w)
+	if clamped && e > c.sizes[len(c.sizes)-1] {
+		return keepEfficiency(t, c.roofline(c.sizes[i0]), c.roofline(e))
+	}
+	return math.Max(t, c.roofline(e))
+}

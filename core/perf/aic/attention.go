@@ -1,0 +1,223 @@
+package aic
+
+import (
+	"fmt"
+	"math"
+)
+
+// attnKind selects the roofline and the length axis of an attention grid.
+type attnKind int
+
+const (
+	// contextKind: prefill attention; length axis isl (S), compute bound.
+	contextKind attnKind = iota
+	// generationKind: decode attention; length axis kv = isl + step, memory bound.
+	generationKind
+)
+
+// attnGrid is one attention table restricted to a model's heads per GPU,
+// head_dim and KV dtype (window 0 = full attention): latency (s) on a
+// batch × length grid, every cell filled (see fill).
+type attnGrid struct {
+	kind    attnKind
+	batches []float64 // ascending
+	lengths []float64 // ascending: isl (context) or kv length (generation)
+	sec     [][]float64
+	sqrtLen bool // interpolate along length on √latency (context)
+	heads   float64
+	kvHeads float64
+	headDim float64
+	kvBytes float64
+	flops   float64 // bf16 peak, FLOP/s
+	memBW   float64 // HBM, B/s
+	// Source of the measurements: the (heads, kv heads) pair measured and
+	// the factor applied (1 when the model's own pair was measured).
+	measuredHeads, measuredKVHeads int64
+	scale                          float64
+}
+
+// roofline is the attention bound of perf-tables.md, seconds, for b
+// sequences of length y (no cached prefix):
+//
+//	context:    2·b·y²·n·d / P            (causal QKᵀ and PV, bf16 math)
+//	generation: b·y·2·kv·d·b_kv / W       (read K and V of y tokens)
+//
+// n, kv heads per GPU, d head_dim, b_kv KV bytes per element, P bf16 peak
+// FLOP/s, W HBM bandwidth B/s.
+func (g *attnGrid) roofline(b, y float64) float64 {
+	if g.kind == contextKind {
+		return 2 * b * y * y * g.heads * g.headDim / g.flops
+	}
+	return b * y * 2 * g.kvHeads * g.headDim * g.kvBytes / g.memBW
+}
+
+// Seconds is the latency of b sequences of length y: bilinear on the grid
+// (linear in batch; along the length on √latency for context attention,
+// whose cost is near quadratic there, linear for generation); outside the
+// grid, the efficiency of the nearest edge point times the query's roofline.
+// Never below the roofline. It does not allocate.
+func (g *attnGrid) Seconds(b, y float64) float64 {
+	if b <= 0 || y <= 0 {
+		return 0
+	}
+	b0, b1, wb, cb := bracket(g.batches, b)
+	y0, y1, wy, cy := bracket(g.lengths, y)
+	along := func(row []float64) float64 {
+		if g.sqrtLen {
+			s := lerp(math.Sqrt(row[y0]), math.Sqrt(row[y1]), wy)
+			return s * s
+		}
+		return lerp(row[y0], row[y1], wy)
+	}
+	t := lerp(along(g.sec[b0]), along(g.sec[b1]), wb)
+	roof := g.roofline(b, y)
+	if cb || cy {
+		return keepEfficiency(t, g.roofline(clampTo(g.batches, b), clampTo(g.lengths, y)), roof)
+	}
+	return math.Max(roof, t)
+}
+
+// attnSelect says which rows of an attention table make a model's grid.
+type attnSelect struct {
+	kind           attnKind
+	heads, kvHeads int64 // per GPU
+	headDim        int64
+	kvDtype        string
+	kvBytes        float64
+	flops, memBW   float64
+}
+
+// newAttnGrid restricts the rows to the selection. When the model's (heads,
+// kv heads) pair was not measured, the nearest measured pair (Euclidean in
+// log2 heads, log2 kv heads, among pairs with the same head_dim and KV
+// dtype) stands in, scaled by heads/heads' for context attention (compute
+// ∝ query heads) or kv/kv' for generation attention (bytes ∝ KV heads);
+// the generation tables stop at 8 KV heads per GPU. Errors: no rows for
+// the head_dim and KV dtype.
+func newAttnGrid(rows []attnRow, sel attnSelect) (*attnGrid, error) {
+	type pair struct{ h, kv int64 }
+	pairs := map[pair]bool{}
+	for i := range rows {
+		r := &rows[i]
+		if r.HeadDim == sel.headDim && r.KVDtype == sel.kvDtype && r.Window == 0 {
+			pairs[pair{r.Heads, r.KVHeads}] = true
+		}
+	}
+	if len(pairs) == 0 {
+		return nil, fmt.Errorf("no rows with head_dim %d, kv_cache_dtype %s, window 0", sel.headDim, sel.kvDtype)
+	}
+	want := pair{sel.heads, sel.kvHeads}
+	best, bestD := want, math.Inf(1)
+	if !pairs[want] {
+		for p := range pairs {
+			d := math.Hypot(math.Log2(float64(p.h)/float64(want.h)), math.Log2(float64(p.kv)/float64(want.kv)))
+			// deterministic tie-break: smaller heads, then smaller kv heads
+			if d < bestD || (d == bestD && (p.h < best.h || (p.h == best.h && p.kv < best.kv))) {
+				best, bestD = p, d
+			}
+		}
+	}
+	g := &attnGrid{kind: sel.kind, sqrtLen: sel.kind == contextKind,
+		heads: float64(sel.heads), kvHeads: float64(sel.kvHeads), headDim: float64(sel.headDim),
+		kvBytes: sel.kvBytes, flops: sel.flops, memBW: sel.memBW,
+		measuredHeads: best.h, measuredKVHeads: best.kv, scale: 1}
+	if sel.kind == contextKind {
+		g.scale = float64(sel.heads) / float64(best.h)
+	} else {
+		g.scale = float64(sel.kvHeads) / float64(best.kv)
+	}
+	length := func(r *attnRow) float64 {
+		if sel.kind == contextKind {
+			return float64(r.ISL)
+		}
+		return float64(r.ISL + r.Step)
+	}
+	var bs, ys []float64
+	var picked []*attnRow
+	for i := range rows {
+		r := &rows[i]
+		if r.HeadDim == sel.headDim && r.KVDtype == sel.kvDtype && r.Window == 0 && r.Heads == best.h && r.KVHeads == best.kv {
+			picked = append(picked, r)
+			bs, ys = append(bs, float64(r.Batch)), append(ys, length(r))
+		}
+	}
+	g.batches, g.lengths = sortedUnique(bs), sortedUnique(ys)
+	g.sec = make([][]float64, len(g.batches))
+	for i := range g.sec {
+		g.sec[i] = make([]float64, len(g.lengths))
+		for j := range g.sec[i] {
+			g.sec[i][j] = math.NaN()
+		}
+	}
+	for _, r := range picked {
+		// first row wins (loadRows already dropped exact duplicates; two
+		// rows differing only in step and isl with the same kv length keep
+		// the first)
+		i, j := indexOf(g.batches, float64(r.Batch)), indexOf(g.lengths, length(r))
+		if math.IsNaN(g.sec[i][j]) {
+			g.sec[i][j] = r.Latency * 1e-3 * g.scale
+		}
+	}
+	g.fill()
+	return g, nil
+}
+
+// fill completes the grid where the tables stop (large batch × length):
+// a missing cell takes the efficiency of the nearest measured cell of its
+// batch row (by length index, the shorter one on a tie), times its own
+// roofline; a row with no measurement takes the nearest such row (by batch
+// index, the smaller on a tie), scaled the same way.
+func (g *attnGrid) fill() {
+	measured := func(i, j int) bool { return !math.IsNaN(g.sec[i][j]) }
+	nearest := func(n, at int, ok func(int) bool) int {
+		for d := 1; d < n; d++ {
+			if at-d >= 0 && ok(at-d) {
+				return at - d
+			}
+			if at+d < n && ok(at+d) {
+				return at + d
+			}
+		}
+		return -1
+	}
+	rowHas := make([]bool, len(g.sec))
+	for i := range g.sec {
+		for j := range g.lengths {
+			rowHas[i] = rowHas[i] || measured(i, j)
+		}
+	}
+	for i := range g.sec {
+		if !rowHas[i] {
+			continue
+		}
+		var missing []int
+		for j := range g.lengths {
+			if !measured(i, j) {
+				missing = append(missing, j)
+			}
+		}
+		for _, j := range missing {
+			src := nearest(len(g.lengths), j, func(jj int) bool { return measured(i, jj) && !contains(missing, jj) })
+			b := g.batches[i]
+			g.sec[i][j] = keepEfficiency(g.sec[i][src], g.roofline(b, g.lengths[src]), g.roofline(b, g.lengths[j]))
+		}
+	}
+	for i := range g.sec {
+		if rowHas[i] {
+			continue
+		}
+		src := nearest(len(g.sec), i, func(ii int) bool { return rowHas[ii] })
+		for j, y := range g.lengths {
+			g.sec[i][j] = keepEfficiency(g.sec[src][j], g.roofline(g.batches[src], y), g.roofline(g.batches[i], y))
+		}
+	}
+}
+
+func contains(xs []int, v int) bool {
+	for _, x := range xs {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,159 @@
+package aic
+
+import (
+	"fmt"
+	"math"
+)
+
+// gemmCurve is one measured (n, k) site: latency (s) over m, m ascending.
+type gemmCurve struct {
+	m, sec []float64
+}
+
+// gemmGrid holds the measured sites of one GEMM dtype of one table and the
+// peak rates of its roofline.
+type gemmGrid struct {
+	dtype string
+	// ns and ks are the distinct site axes (ascending); log2 copies for the
+	// efficiency blend off-site.
+	ns, ks       []float64
+	logNs, logKs []float64
+	sites        map[[2]float64]*gemmCurve
+	// flops is the dtype's peak tensor-core FLOP/s, memBW the HBM B/s,
+	// elemBytes the bytes per element of the dtype.
+	flops, memBW, elemBytes float64
+}
+
+// newGEMMGrid builds the sites of dtype from the rows (ms → s). Error: the
+// dtype has no rows.
+func newGEMMGrid(rows []gemmRow, dtype string, flops, memBW, elemBytes float64) (*gemmGrid, error) {
+	g := &gemmGrid{dtype: dtype, sites: map[[2]float64]*gemmCurve{}, flops: flops, memBW: memBW, elemBytes: elemBytes}
+	type pt struct{ m, s float64 }
+	pts := map[[2]float64][]pt{}
+	var ns, ks []float64
+	for i := range rows {
+		r := &rows[i]
+		if r.Dtype != dtype {
+			continue
+		}
+		key := [2]float64{float64(r.N), float64(r.K)}
+		if _, ok := pts[key]; !ok {
+			ns, ks = append(ns, key[0]), append(ks, key[1])
+		}
+		pts[key] = append(pts[key], pt{float64(r.M), r.Latency * 1e-3})
+	}
+	if len(pts) == 0 {
+		return nil, fmt.Errorf("no %s rows", dtype)
+	}
+	for key, ps := range pts {
+		ms := make([]float64, len(ps))
+		for i, p := range ps {
+			ms[i] = p.m
+		}
+		ms = sortedUnique(ms)
+		c := &gemmCurve{m: ms, sec: make([]float64, len(ms))}
+		for _, p := range ps {
+			c.sec[indexOf(ms, p.m)] = p.s
+		}
+		g.sites[key] = c
+	}
+	g.ns, g.ks = sortedUnique(ns), sortedUnique(ks)
+	for _, n := range g.ns {
+		g.logNs = append(g.logNs, math.Log2(n))
+	}
+	for _, k := range g.ks {
+		g.logKs = append(g.logKs, math.Log2(k))
+	}
+	return g, nil
+}
+
+// roofline is the GEMM bound of perf-tables.md, seconds:
+//
+//	T = max(2·m·n·k / P, b·(m·n + m·k + n·k) / W)
+//
+// m tokens, n output and k input features, P peak FLOP/s of the dtype,
+// W HBM bandwidth (B/s), b bytes per element of the dtype.
+func (g *gemmGrid) roofline(m, n, k float64) float64 {
+	return math.Max(2*m*n*k/g.flops, g.elemBytes*(m*n+m*k+n*k)/g.memBW)
+}
+
+// siteSeconds is the time of m tokens at a measured site: linear in m
+// between measured points, and the edge's efficiency times the roofline
+// outside them.
+func (g *gemmGrid) siteSeconds(c *gemmCurve, m, n, k float64) float64 {
+	i0, i1, w, clamped := bracket(c.m, m)
+	t := lerp(c.sec[i0], c.sec[i1], w)
+	if clamped {
+		return keepEfficiency(t, g.roofline(c.m[i0], n, k), g.roofline(m, n, k))
+	}
+	return t
+}
+
+// siteEfficiency is siteSeconds over the site's roofline at m.
+func (g *gemmGrid) siteEfficiency(c *gemmCurve, m, n, k float64) float64 {
+	return g.siteSeconds(c, m, n, k) / g.roofline(m, n, k)
+}
+
+// Seconds prices one GEMM of m tokens against an n×k weight:
+//   - at a measured (n, k) site: linear in m between the measured rows (a
+//     query on a row returns that row's time exactly), the edge efficiency
+//     outside them;
+//   - elsewhere: the efficiency (measured / roofline) of the up to four
+//     sites around (log2 n, log2 k), blended bilinearly in log2 space
+//     (clamped to the measured axes; missing corners dropped, the nearest
+//     site when none is left), applied to the query's roofline.
+//
+// Never below the roofline. m ≤ 0 costs 0.
+func (g *gemmGrid) Seconds(m, n, k float64) float64 {
+	if m <= 0 {
+		return 0
+	}
+	if c, ok := g.sites[[2]float64{n, k}]; ok {
+		return math.Max(g.roofline(m, n, k), g.siteSeconds(c, m, n, k))
+	}
+	ln, lk := math.Log2(n), math.Log2(k)
+	n0, n1, wn, _ := bracket(g.logNs, ln)
+	k0, k1, wk, _ := bracket(g.logKs, lk)
+	var eff, wsum float64
+	for _, c := range [4]struct {
+		ni, ki int
+		w      float64
+	}{{n0, k0, (1 - wn) * (1 - wk)}, {n1, k0, wn * (1 - wk)}, {n0, k1, (1 - wn) * wk}, {n1, k1, wn * wk}} {
+		if c.w == 0 {
+			continue
+		}
+		sn, sk := g.ns[c.ni], g.ks[c.ki]
+		site, ok := g.sites[[2]float64{sn, sk}]
+		if !ok {
+			continue
+		}
+		eff += c.w * g.siteEfficiency(site, m, sn, sk)
+		wsum += c.w
+	}
+	if wsum == 0 {
+		sn, sk, site := g.nearestSite(ln, lk)
+		eff, wsum = g.siteEfficiency(site, m, sn, sk), 1
+	}
+	roof := g.roofline(m, n, k)
+	return math.Max(roof, eff/wsum*roof)
+}
+
+// nearestSite is the measured site closest to (log2 n, log2 k) in
+// Euclidean log2 distance; ties go to the smaller n, then k (sites are
+// visited in axis order, so the result is deterministic).
+func (g *gemmGrid) nearestSite(ln, lk float64) (n, k float64, c *gemmCurve) {
+	best := math.Inf(1)
+	for i, sn := range g.ns {
+		for j, sk := range g.ks {
+			s, ok := g.sites[[2]float64{sn, sk}]
+			if !ok {
+				continue
+			}
+			d := math.Hypot(g.logNs[i]-ln, g.logKs[j]-lk)
+			if d < best {
+				best, n, k, c = d, sn, sk, s
+			}
+		}
+	}
+	return n, k, c
+}

@@ -1,0 +1,418 @@
+package aic
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/aisimulate/aisimulate/core/hardware"
+	"github.com/aisimulate/aisimulate/core/model"
+	"github.com/aisimulate/aisimulate/core/perf"
+)
+
+// Name is the Name of the aic model. Bump the version when a formula
+// changes (STYLE.md §1.3); the parity goldens pin it.
+const Name = "aic-v1"
+
+// DefaultMaxTokens is the pass size (tokens) up to which New precomputes the
+// per-token-count costs when Options.MaxTokens is 0: vLLM's default
+// max_num_batched_tokens.
+const DefaultMaxTokens = 8192
+
+// Options configure New.
+type Options struct {
+	// Database is the root of the tables: the AIConfigurator systems folder
+	// (holding data/<system>/...) or its parent.
+	Database string
+	// Backend is the serving framework folder, "vllm".
+	Backend string
+	// Version is the backend version wanted, for example "0.24.0"; each
+	// table uses the nearest version that has it (Sources says which).
+	Version string
+	// TP is the tensor-parallel degree (1..8, divides the head count).
+	TP int
+	// WeightDtype is the GEMM weight format; "" uses the checkpoint's. The
+	// logits GEMM is always bf16.
+	WeightDtype model.Dtype
+	// KVDtype is the KV cache format, bfloat16 or fp8; "" means bfloat16.
+	KVDtype model.Dtype
+	// MaxTokens is the largest pass (tokens) precomputed; larger passes are
+	// priced on the fly. 0 means DefaultMaxTokens.
+	MaxTokens int
+	// PassOverheadUs is a fixed cost per pass (CPU scheduling, input
+	// preparation, sampling), µs, ≥ 0.
+	PassOverheadUs float64
+}
+
+// Model prices a pass of a dense decoder from measured kernel tables
+// (DESIGN.md §5 "aic"; ../shared/notes/perf-tables.md). Per pass
+//
+//	T = L · (Σ_g G_g(x) + A_ctx + A_gen(D, k̄) + M(x) + 2·R(x·h))
+//	    + E(x) + R(x·h) + G_logits(s) + overhead
+//
+// x tokens of the pass (prompt tokens computed + decodes), s sequences that
+// sample, L layers, h hidden size; G_g the measured time of the QKV, output,
+// gate/up and down GEMMs at m = x (gemm_perf); A_ctx the context attention
+// of the prefill chunks (context_attention_perf, see contextSeconds);
+// A_gen the generation attention of the D decodes at their mean KV length k̄
+// (generation_attention_perf); R the CUDA-graph custom all-reduce of x·h
+// elements when TP > 1 (custom_allreduce_perf); M the memory-bound ops of a
+// layer and E the embedding, priced analytically (memOpSeconds). Every
+// lookup interpolates inside the measured axes and keeps the nearest
+// measured efficiency against the roofline outside them, never going below
+// the roofline.
+//
+// The costs that depend only on x (GEMMs, memory ops, all-reduces,
+// embedding) and on s (logits) are tabulated for x, s ≤ MaxTokens by New, so
+// PassTime does two attention lookups and a few array reads; it does not
+// allocate. A Model is immutable after New and safe for concurrent use.
+type Model struct {
+	layers    float64
+	hidden    float64
+	gemms     [4]model.GEMMShape
+	logitsN   float64
+	gemmW     *gemmGrid // weight dtype
+	gemmBF16  *gemmGrid // logits
+	ctx, gen  *attnGrid
+	allReduce *allReduceCurve // nil at TP 1
+	numAR     float64         // 2L + 1 at TP > 1, else 0
+
+	// memory-bound ops: bytes per token per layer and op count per layer;
+	// embedding bytes per token; rate and fixed latency
+	memBytesPerToken, memOpsPerLayer, embedBytesPerToken float64
+	memBW, memLatencyS                                   float64
+
+	// tabulated ns by token count (index x or s, 0..maxTokens)
+	gemmNs, memNs, arNs, embedNs, logitsNs []float64
+	overheadNs                             float64
+
+	sources []Source
+	notes   []string
+}
+
+var _ perf.Model = (*Model)(nil)
+
+// New loads the four tables of sys (cached per process), restricts them to
+// arch at opt.TP and tabulates the per-token costs. Errors name the option
+// or the table: a nil arch or sys, an arch that fails Validate(TP), an
+// unknown dtype, a missing table or database folder, or no rows for the
+// model's head_dim / KV dtype.
+func New(arch *model.Arch, sys *hardware.System, opt Options) (*Model, error) {
+	if arch == nil || sys == nil {
+		return nil, fmt.Errorf("aic: needs a model and a system")
+	}
+	if err := arch.Validate(opt.TP); err != nil {
+		return nil, fmt.Errorf("aic: %w", err)
+	}
+	if opt.Database == "" {
+		return nil, fmt.Errorf("aic: database is required")
+	}
+	if opt.Backend == "" {
+		opt.Backend = "vllm"
+	}
+	wd := opt.WeightDtype
+	if wd == "" {
+		wd = arch.WeightDtype
+	}
+	if !wd.Valid() {
+		return nil, fmt.Errorf("aic: unknown weight dtype %q", wd)
+	}
+	kd := opt.KVDtype
+	if kd == "" {
+		kd = model.BF16
+	}
+	if kd != model.BF16 && kd != model.FP8 {
+		return nil, fmt.Errorf("aic: kv dtype %q, want %s or %s", kd, model.BF16, model.FP8)
+	}
+	if !(opt.PassOverheadUs >= 0) || math.IsInf(opt.PassOverheadUs, 0) {
+		return nil, fmt.Errorf("aic: pass_overhead_us = %g, want finite ≥ 0", opt.PassOverheadUs)
+	}
+	if opt.MaxTokens < 0 {
+		return nil, fmt.Errorf("aic: max tokens = %d, want ≥ 0", opt.MaxTokens)
+	}
+	if opt.MaxTokens == 0 {
+		opt.MaxTokens = DefaultMaxTokens
+	}
+	if !(sys.MemBW > 0 && sys.BF16Flops > 0) {
+		return nil, fmt.Errorf("aic: system %s needs MemBW > 0 and BF16Flops > 0", sys.Name)
+	}
+	sysDir, err := systemDir(opt.Database, sys.Name)
+	if err != nil {
+		return nil, err
+	}
+	m := &Model{
+		layers: float64(arch.Layers), hidden: float64(arch.Hidden), gemms: arch.LayerGEMMs(opt.TP),
+		logitsN:    float64((arch.Vocab + opt.TP - 1) / opt.TP),
+		overheadNs: opt.PassOverheadUs * 1e3,
+	}
+	find := func(table string) (string, error) {
+		src, err := locate(sysDir, sys.Name, opt.Backend, opt.Version, table)
+		if err != nil {
+			return "", err
+		}
+		m.sources = append(m.sources, src)
+		return src.Path, nil
+	}
+
+	// GEMMs
+	p, err := find(TableGEMM)
+	if err != nil {
+		return nil, err
+	}
+	grows, err := loadGEMM(p)
+	if err != nil {
+		return nil, err
+	}
+	if m.gemmW, err = m.gemmGridFor(grows, wd, sys, p); err != nil {
+		return nil, err
+	}
+	if m.gemmBF16, err = m.gemmGridFor(grows, model.BF16, sys, p); err != nil {
+		return nil, err
+	}
+
+	// attention
+	heads, kvHeads := int64(arch.Heads/opt.TP), int64(arch.KVHeadsPerGPU(opt.TP))
+	for _, a := range []struct {
+		table string
+		kind  attnKind
+		dst   **attnGrid
+	}{{TableContextAttention, contextKind, &m.ctx}, {TableGenerationAttention, generationKind, &m.gen}} {
+		p, err := find(a.table)
+		if err != nil {
+			return nil, err
+		}
+		rows, err := loadAttention(p)
+		if err != nil {
+			return nil, err
+		}
+		sel := attnSelect{kind: a.kind, heads: heads, kvHeads: kvHeads, headDim: int64(arch.HeadDim),
+			kvDtype: string(kd), kvBytes: kd.Bytes(), flops: sys.BF16Flops, memBW: sys.MemBW}
+		g, err := newAttnGrid(rows, sel)
+		if err != nil && kd != model.BF16 {
+			// a table without fp8 KV rows: price the bf16 kernel
+			sel.kvDtype = string(model.BF16)
+			g, err = newAttnGrid(rows, sel)
+			if err == nil {
+				m.notes = append(m.notes, fmt.Sprintf("%s has no %s KV cache rows; bfloat16 used", a.table, kd))
+			}
+		}
+		if err != nil {
+			return nil, fmt.Errorf("aic: %s: %w", p, err)
+		}
+		if g.scale != 1 {
+			m.notes = append(m.notes, fmt.Sprintf("%s: %d heads / %d KV heads per GPU not measured; %d / %d scaled by %.3g",
+				a.table, heads, kvHeads, g.measuredHeads, g.measuredKVHeads, g.scale))
+		}
+		*a.dst = g
+	}
+
+	// all-reduce
+	if opt.TP > 1 {
+		if !(sys.IntraNodeBW > 0) {
+			return nil, fmt.Errorf("aic: system %s needs IntraNodeBW > 0 for TP %d", sys.Name, opt.TP)
+		}
+		p, err := find(TableAllReduce)
+		if err != nil {
+			return nil, err
+		}
+		rows, err := loadAllReduce(p)
+		if err != nil {
+			return nil, err
+		}
+		if m.allReduce, err = newAllReduceCurve(rows, int64(opt.TP), sys.IntraNodeBW); err != nil {
+			return nil, fmt.Errorf("aic: %s: %w", p, err)
+		}
+		if m.allReduce.note != "" {
+			m.notes = append(m.notes, m.allReduce.note)
+		}
+		m.numAR = 2*m.layers + 1
+	}
+
+	m.setMemoryOps(arch, sys, opt.TP)
+	m.tabulate(opt.MaxTokens)
+	return m, nil
+}
+
+// gemmGridFor builds the grid of dtype d, falling back to bfloat16 (noted)
+// when the table has no rows of d (a100_sxm has no fp8 GEMMs: vLLM runs fp8
+// checkpoints there as weight-only fp8 with bf16 math).
+func (m *Model) gemmGridFor(rows []gemmRow, d model.Dtype, sys *hardware.System, path string) (*gemmGrid, error) {
+	g, err := newGEMMGrid(rows, string(d), sys.Flops(d), sys.MemBW, d.Bytes())
+	if err != nil && d != model.BF16 {
+		g, err = newGEMMGrid(rows, string(model.BF16), sys.BF16Flops, sys.MemBW, 2)
+		if err == nil {
+			m.notes = append(m.notes, fmt.Sprintf("%s has no %s GEMMs; bfloat16 used", path, d))
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("aic: %s: %w", path, err)
+	}
+	return g, nil
+}
+
+// setMemoryOps sets the analytic memory-bound ops of one layer (bytes per
+// token, bf16): two fused residual-add + RMSNorm (read x and the residual,
+// write both: 8h each), SiLU-and-mul (read 2·I/t, write I/t: 6·I/t), rotary
+// embedding of q and k (read and write: 4·(n/t + kv/t)·d), and for Qwen3 the
+// per-head q/k RMSNorm (the same bytes). Each op costs
+//
+//	bytes / (W · s) + c
+//
+// W HBM bandwidth (B/s), s gpu.mem_bw_empirical_scaling_factor, c
+// gpu.mem_empirical_constant_latency (s): the AIConfigurator system file's
+// model of small memory-bound kernels. The embedding gathers a row and
+// writes it: 4h bytes per token, one op.
+func (m *Model) setMemoryOps(arch *model.Arch, sys *hardware.System, tp int) {
+	h := float64(arch.Hidden)
+	inter := float64((arch.Intermediate + tp - 1) / tp)
+	qk := float64(arch.Heads/tp+arch.KVHeadsPerGPU(tp)) * float64(arch.HeadDim)
+	m.memBytesPerToken = 2*8*h + 6*inter + 4*qk
+	m.memOpsPerLayer = 4
+	if arch.QKNorm {
+		m.memBytesPerToken += 4 * qk
+		m.memOpsPerLayer++
+	}
+	m.embedBytesPerToken = 4 * h
+	scaling := sys.MemBWScaling
+	if !(scaling > 0) {
+		scaling = 1
+	}
+	m.memBW = sys.MemBW * scaling
+	m.memLatencyS = sys.MemConstLatency
+}
+
+// tokenCosts prices the parts of a pass that depend only on its token
+// count x, ns: GEMMs, memory ops and all-reduces over all layers, and the
+// embedding.
+func (m *Model) tokenCosts(x float64) (gemmNs, memNs, arNs, embedNs float64) {
+	if x <= 0 {
+		return 0, 0, 0, 0
+	}
+	var g float64
+	for _, s := range m.gemms {
+		g += m.gemmW.Seconds(x, float64(s.N), float64(s.K))
+	}
+	gemmNs = m.layers * g * 1e9
+	memNs = m.layers * (x*m.memBytesPerToken/m.memBW + m.memOpsPerLayer*m.memLatencyS) * 1e9
+	embedNs = (x*m.embedBytesPerToken/m.memBW + m.memLatencyS) * 1e9
+	if m.allReduce != nil {
+		arNs = m.numAR * m.allReduce.Seconds(x*m.hidden) * 1e9
+	}
+	return gemmNs, memNs, arNs, embedNs
+}
+
+// logitsCost is the logits GEMM over s sampling sequences (bf16, n = V/t,
+// k = h), ns.
+func (m *Model) logitsCost(s float64) float64 {
+	return m.gemmBF16.Seconds(s, m.logitsN, m.hidden) * 1e9
+}
+
+func (m *Model) tabulate(maxTokens int) {
+	n := maxTokens + 1
+	m.gemmNs, m.memNs, m.arNs, m.embedNs, m.logitsNs =
+		make([]float64, n), make([]float64, n), make([]float64, n), make([]float64, n), make([]float64, n)
+	for x := 1; x < n; x++ {
+		m.gemmNs[x], m.memNs[x], m.arNs[x], m.embedNs[x] = m.tokenCosts(float64(x))
+		m.logitsNs[x] = m.logitsCost(float64(x))
+	}
+}
+
+// contextSeconds prices the context attention of all prefill chunks of a
+// pass, one layer. k chunks, chunk i with S_i = prefix + new tokens and
+// cached prefix p_i:
+//
+//	A_ctx = C(k, S_rms) · Σ(S_i² − p_i²) / Σ S_i²,   S_rms = √(Σ S_i² / k)
+//
+// C the measured context attention of k sequences of length S_rms. One
+// chunk gives C(1, S)·(S² − p²)/S² (perf-tables.md: the cached prefix
+// removes that share of the quadratic work); several chunks run as one
+// batched kernel, as vLLM does.
+func (m *Model) contextSeconds(b *perf.Batch) float64 {
+	var k, sumS2, sumWork float64
+	for i := range b.Prefill {
+		c := &b.Prefill[i]
+		if c.NewTokens <= 0 {
+			continue
+		}
+		S := float64(c.NewTokens + c.PrefixTokens)
+		p := float64(c.PrefixTokens)
+		k++
+		sumS2 += S * S
+		sumWork += S*S - p*p
+	}
+	if k == 0 {
+		return 0
+	}
+	return m.ctx.Seconds(k, math.Sqrt(sumS2/k)) * sumWork / sumS2
+}
+
+// generationSeconds prices decode attention, one layer: the measured
+// generation attention of D sequences at their mean KV length k̄ = Σkv/D + 1
+// (the token being computed attends to itself too). Decode attention is
+// memory bound, so the mean carries the total bytes.
+func (m *Model) generationSeconds(b *perf.Batch) float64 {
+	D := len(b.DecodeKVLens)
+	if D == 0 {
+		return 0
+	}
+	var sum float64
+	for _, kv := range b.DecodeKVLens {
+		sum += float64(kv)
+	}
+	return m.gen.Seconds(float64(D), sum/float64(D)+1)
+}
+
+// Breakdown prices the pass op family by op family, ns, summed over layers
+// (perf.Breakdown's fields: MemoryOpsNs holds norms, activation, rotary and
+// q/k norms). It does not allocate.
+func (m *Model) Breakdown(b *perf.Batch) perf.Breakdown {
+	out := perf.Breakdown{OverheadNs: m.overheadNs}
+	x := b.Tokens()
+	if x <= 0 {
+		return out
+	}
+	if x < len(m.gemmNs) {
+		out.GEMMNs, out.MemoryOpsNs, out.AllReduceNs, out.EmbeddingNs = m.gemmNs[x], m.memNs[x], m.arNs[x], m.embedNs[x]
+	} else {
+		out.GEMMNs, out.MemoryOpsNs, out.AllReduceNs, out.EmbeddingNs = m.tokenCosts(float64(x))
+	}
+	if s := b.Samplers; s > 0 && s < len(m.logitsNs) {
+		out.LogitsNs = m.logitsNs[s]
+	} else if s > 0 {
+		out.LogitsNs = m.logitsCost(float64(s))
+	}
+	out.ContextAttentionNs = m.layers * m.contextSeconds(b) * 1e9
+	out.GenerationAttentionNs = m.layers * m.generationSeconds(b) * 1e9
+	return out
+}
+
+// PassTime is Breakdown(b).TotalNs() rounded to the nearest ns, at least 1.
+// It does not allocate.
+func (m *Model) PassTime(b *perf.Batch) int64 {
+	ns := math.Round(m.Breakdown(b).TotalNs())
+	if !(ns >= 1) {
+		return 1
+	}
+	return int64(ns)
+}
+
+// Name is "aic-v1".
+func (m *Model) Name() string { return Name }
+
+// Sources lists, per table, the version asked for and the file read (a
+// copy; for the report's metadata).
+func (m *Model) Sources() []Source { return append([]Source(nil), m.sources...) }
+
+// Notes lists the stand-ins New chose (dtype fallbacks, scaled head
+// counts, another GPU count), in the order they were made.
+func (m *Model) Notes() []string { return append([]string(nil), m.notes...) }
+
+// Metadata is the report's perf metadata: the tables read and the notes.
+func (m *Model) Metadata() map[string]any {
+	return map[string]any{"tables": m.Sources(), "notes": m.Notes()}
+}
+
+// DefaultPassOverheadUs is the per-pass cost outside the kernels that the
+// tables do not measure (vLLM v1 engine step: schedule, prepare inputs,
+// sample, return outputs), µs, used when engine.perf.pass_overhead_us is not
+// given. See calibration notes in doc.go.
+const DefaultPassOverheadUs = 0.0

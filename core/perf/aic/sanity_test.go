@@ -1,0 +1,53 @@
+package aic
+
+import (
+	"testing"
+
+	"github.com/aisimulate/aisimulate/core/model"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestSanityValues checks the lookups against the values read off the
+// h200_sxm vLLM 0.24.0 tables in perf-tables.md ("Sanity values"); each
+// query sits exactly on a measured row, so the lookup returns the row.
+func TestSanityValues(t *testing.T) {
+	db := sharedDB(t)
+	sys := builtinSystem(t, "h200_sxm")
+	sysDir, err := systemDir(db, "h200_sxm")
+	require.NoError(t, err)
+
+	src, err := locate(sysDir, "h200_sxm", "vllm", "0.24.0", TableGEMM)
+	require.NoError(t, err)
+	rows, err := loadGEMM(src.Path)
+	require.NoError(t, err)
+	g, err := newGEMMGrid(rows, "bfloat16", sys.BF16Flops, sys.MemBW, 2)
+	require.NoError(t, err)
+	for _, c := range []struct{ m, ms float64 }{{128, 0.0180}, {1024, 0.0648}, {8192, 0.507}} {
+		// bf16 GEMM n = 6144, k = 4096 (perf-tables.md, 3 significant digits)
+		assert.InDelta(t, c.ms, g.Seconds(c.m, 6144, 4096)*1e3, 0.0006, "m = %v", c.m)
+	}
+
+	src, err = locate(sysDir, "h200_sxm", "vllm", "0.24.0", TableGenerationAttention)
+	require.NoError(t, err)
+	arows, err := loadAttention(src.Path)
+	require.NoError(t, err)
+	gen, err := newAttnGrid(arows, attnSelect{kind: generationKind, heads: 32, kvHeads: 8, headDim: 128,
+		kvDtype: "bfloat16", kvBytes: 2, flops: sys.BF16Flops, memBW: sys.MemBW})
+	require.NoError(t, err)
+	// 32 heads / 8 KV heads / d 128, batch 32, KV length 1024 (isl 1 + step 1023): 0.0468 ms
+	assert.InDelta(t, 0.0468, gen.Seconds(32, 1024)*1e3, 0.00006)
+	// roofline: 32·1024·2·8·128·2 B / 4.8e12 B/s = 27.96 µs ≈ 0.028 ms
+	assert.InDelta(t, 0.02796, gen.roofline(32, 1024)*1e3, 0.00001)
+
+	src, err = locate(sysDir, "h200_sxm", "vllm", "0.24.0", TableAllReduce)
+	require.NoError(t, err)
+	rrows, err := loadAllReduce(src.Path)
+	require.NoError(t, err)
+	ar, err := newAllReduceCurve(rrows, 2, sys.IntraNodeBW)
+	require.NoError(t, err)
+	// custom all-reduce, 2 GPUs, CUDA graph: 0.0044 ms at 128 elements, 0.0124 ms at 2^20
+	assert.InDelta(t, 0.0044, ar.Seconds(128)*1e3, 0.00005)
+	assert.InDelta(t, 0.0124, ar.Seconds(1<<20)*1e3, 0.00005)
+	_ = model.BF16
+}

@@ -1,0 +1,362 @@
+"""Accuracy of predicted TTFT and TPOT against measured serving results ("silicon").
+
+``scripts/accuracy.py`` is the command; this module is the library it calls (and that
+``tests/test_accuracy.py`` exercises on a three-row slice).
+
+A silicon CSV has the schema of ``../shared/data/silicon/vllm_dense_dev.csv``. Each row
+is one measured serving run: vLLM, one aggregated worker of ``tp_size`` GPUs, a closed
+loop of ``batch_size`` clients each sending its next request when the previous one ends,
+every request with ``isl`` prompt and ``osl`` output tokens, no prefix reuse; the columns
+``silicon_ttft_ms`` and ``silicon_tpot_ms`` are the measured means.
+
+How a row is simulated (:func:`row_spec`)
+    The same closed loop, synthetic fixed lengths, prefix caching off, vLLM's engine
+    defaults (``max_num_seqs`` 256, ``max_num_batched_tokens`` 8192, block 16,
+    ``gpu_memory_utilization`` 0.9 — filled by the core). Weights: ``precision`` empty
+    means the checkpoint's format; ``fp8`` means fp8 weights (the checkpoint's fp8 or
+    fp8_block format when it is one, else per-tensor fp8); KV cache bf16. Perf tables:
+    the row's ``backend_version`` (the nearest measured version stands in; the tables
+    read are in ``rows.csv``).
+
+Steady state and warm-up
+    The loop sends ``c · (1 + W + 1)`` requests (c = concurrency, W measured waves, at
+    least :data:`MIN_MEASURED` measured requests). Requests are numbered in send order.
+    The first wave (the c requests sent together at t = 0, which find an empty engine and
+    then queue behind each other's prefills) is warm-up and excluded; the last wave is
+    excluded too, because it runs while the loop drains (fewer than c requests in
+    flight). The means are over the W·c requests in between. The simulation is
+    deterministic, so no repetitions are needed.
+
+Outputs (:func:`evaluate`)
+    ``rows.csv`` (one line per input row, ``ok`` or ``skipped`` with the reason), a MAPE
+    table per (model, system, TP) and overall (printed and ``mape.csv``), and
+    ``predicted_vs_measured.png`` (log axes). MAPE = mean over ok rows of
+    ``|predicted − measured| / measured``, in %.
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+import os
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable, Sequence
+
+__all__ = ["MIN_MEASURED", "RowResult", "evaluate", "load_aliases", "mape_table",
+           "read_silicon", "row_spec", "run_row", "write_plot", "write_rows"]
+
+_REPO = Path(__file__).resolve().parent.parent.parent
+SHARED_DATA = _REPO.parent / "shared" / "data"
+DEFAULT_DATABASE = SHARED_DATA / "aic" / "systems"
+DEFAULT_MODEL_CONFIGS = SHARED_DATA / "aic" / "model_configs"
+
+#: Fewest requests a row's means are taken over (small concurrencies run more waves).
+MIN_MEASURED = 64
+#: Most measured waves (large concurrencies already average over many requests).
+MAX_WAVES = 8
+
+ROW_COLUMNS = ("id", "status", "reason", "model", "system", "tp", "isl", "osl", "concurrency",
+               "precision", "perf", "silicon_ttft_ms", "silicon_tpot_ms", "predicted_ttft_ms",
+               "predicted_tpot_ms", "ttft_error_pct", "tpot_error_pct", "measured_requests",
+               "perf_model", "tables")
+
+
+@dataclass
+class RowResult:
+    """One silicon row's outcome; the fields are the columns of ``rows.csv``."""
+    id: str
+    status: str  # "ok" | "skipped"
+    reason: str = ""
+    model: str = ""
+    system: str = ""
+    tp: int = 0
+    isl: int = 0
+    osl: int = 0
+    concurrency: int = 0
+    precision: str = ""
+    perf: str = ""
+    silicon_ttft_ms: float = math.nan
+    silicon_tpot_ms: float = math.nan
+    predicted_ttft_ms: float = math.nan
+    predicted_tpot_ms: float = math.nan
+    measured_requests: int = 0
+    perf_model: str = ""
+    tables: str = ""
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def ttft_error_pct(self) -> float:
+        return 100 * (self.predicted_ttft_ms - self.silicon_ttft_ms) / self.silicon_ttft_ms
+
+    @property
+    def tpot_error_pct(self) -> float:
+        return 100 * (self.predicted_tpot_ms - self.silicon_tpot_ms) / self.silicon_tpot_ms
+
+
+def read_silicon(path: str | os.PathLike[str]) -> list[dict[str, str]]:
+    """Rows of a silicon CSV as dicts of strings, in file order.
+
+    Raises:
+        ValueError: a required column is missing (names the file and the column).
+    """
+    with open(path, newline="", encoding="utf-8") as f:
+        rows = list(csv.DictReader(f))
+        cols = set(rows[0].keys()) if rows else set()
+    need = {"id", "model_path", "system", "isl", "osl", "batch_size", "tp_size",
+            "silicon_ttft_ms", "silicon_tpot_ms"}
+    missing = sorted(need - cols) if rows else []
+    if missing:
+        raise ValueError(f"{path}: missing column(s) {', '.join(missing)}")
+    return rows
+
+
+def load_aliases(path: str | os.PathLike[str]) -> dict[str, str]:
+    """``model_path`` → config file name, from ``model_aliases.csv``."""
+    with open(path, newline="", encoding="utf-8") as f:
+        return {r["model_path"]: r["config_file"] for r in csv.DictReader(f)}
+
+
+def _int(row: dict[str, str], key: str, default: int | None = None) -> int:
+    v = (row.get(key) or "").strip()
+    if v == "":
+        if default is None:
+            raise ValueError(f"column {key} is empty")
+        return default
+    return int(float(v))
+
+
+def _waves(concurrency: int) -> int:
+    return max(1, min(MAX_WAVES, math.ceil(MIN_MEASURED / concurrency)))
+
+
+def _weights_for(precision: str, config_path: str) -> str | None:
+    """Spec weight format for a silicon ``precision`` (None: the checkpoint's)."""
+    import json
+    p = precision.strip().lower()
+    if p in ("", "bf16", "bfloat16", "fp16", "float16"):
+        return None if p == "" else "bf16"
+    if p == "fp8":
+        with open(config_path, encoding="utf-8") as f:
+            q = json.load(f).get("quantization_config") or {}
+        if q.get("quant_method") == "fp8" and q.get("weight_block_size"):
+            return "fp8_block"
+        return "fp8"
+    if p == "fp8_block":
+        return "fp8_block"
+    raise ValueError(f"precision {precision!r} is not supported (empty, bf16, fp8, fp8_block)")
+
+
+def row_spec(row: dict[str, str], *, perf: str, aliases: dict[str, str],
+             model_configs: str | os.PathLike[str], database: str | os.PathLike[str],
+             perf_overrides: dict[str, Any] | None = None) -> tuple[dict[str, Any], int, int]:
+    """The replay spec of one silicon row, with the number of requests sent and the
+    index range start (warm-up count) of the measured requests.
+
+    Returns:
+        (spec dict, warm-up requests, measured requests).
+
+    Raises:
+        ValueError: the row cannot be simulated (the message is the skip reason).
+    """
+    mode = (row.get("mode") or "agg").strip()
+    if mode != "agg":
+        raise ValueError(f"mode {mode!r}: only aggregated serving is simulated")
+    for col in ("pp_size", "attention_dp_size"):
+        if _int(row, col, 1) > 1:
+            raise ValueError(f"{col} = {row[col]}: not simulated (TP only)")
+    backend = (row.get("backend") or "vllm").strip()
+    if backend != "vllm":
+        raise ValueError(f"backend {backend!r}: only vllm is simulated")
+    model_path = row["model_path"].strip()
+    if model_path not in aliases:
+        raise ValueError(f"unknown model {model_path!r} (not in model_aliases.csv)")
+    config = Path(model_configs) / aliases[model_path]
+    if not config.is_file():
+        raise ValueError(f"model config {config} not found")
+    c, tp = _int(row, "batch_size"), _int(row, "tp_size")
+    isl, osl = _int(row, "isl"), _int(row, "osl")
+    if min(c, tp, isl, osl) < 1:
+        raise ValueError("batch_size, tp_size, isl and osl must be ≥ 1")
+    weights = _weights_for(row.get("precision") or "", str(config))
+    perf_block: dict[str, Any] = {"source": perf}
+    if perf == "aic":
+        perf_block["database"] = str(database)
+        version = (row.get("backend_version") or "").strip()
+        if version:
+            perf_block["backend_version"] = version
+    perf_block.update(perf_overrides or {})
+    waves = _waves(c)
+    total = c * (waves + 2)
+    engine: dict[str, Any] = {
+        "model": str(config),
+        "system": row["system"].strip(),
+        "backend": backend,
+        "perf": perf_block,
+        "workers": {"aggregated": {"count": 1, "tp": tp}},
+        "scheduler": {"enable_prefix_caching": False},
+    }
+    quant: dict[str, str] = {"kv_cache": "bf16"}
+    if weights:
+        quant["weights"] = weights
+    engine["quantization"] = quant
+    spec = {
+        "engine": engine,
+        "traffic": {
+            "source": {"type": "synthetic", "num_requests": total, "isl": isl, "osl": osl},
+            "load": {"mode": "concurrency", "concurrency": c},
+        },
+        "execution": {"mode": "offline", "seed": 1},
+    }
+    return spec, c, waves * c
+
+
+def run_row(row: dict[str, str], perf: str, aliases: dict[str, str], model_configs: str,
+            database: str, perf_overrides: dict[str, Any] | None = None) -> RowResult:
+    """Simulate one silicon row; a row that cannot be served comes back ``skipped``."""
+    import aisimulate
+
+    res = RowResult(id=row.get("id", ""), status="skipped", model=row.get("model_path", ""),
+                    system=row.get("system", ""), precision=row.get("precision", ""), perf=perf)
+    try:
+        res.tp, res.isl, res.osl = _int(row, "tp_size"), _int(row, "isl"), _int(row, "osl")
+        res.concurrency = _int(row, "batch_size")
+        res.silicon_ttft_ms = float(row["silicon_ttft_ms"])
+        res.silicon_tpot_ms = float(row["silicon_tpot_ms"])
+        if not (res.silicon_ttft_ms > 0 and res.silicon_tpot_ms > 0):
+            raise ValueError("silicon_ttft_ms and silicon_tpot_ms must be > 0")
+        spec, warm, measured = row_spec(row, perf=perf, aliases=aliases, model_configs=model_configs,
+                                        database=database, perf_overrides=perf_overrides)
+    except (ValueError, KeyError) as exc:
+        res.reason = str(exc)
+        return res
+    try:
+        report = aisimulate.replay(spec)
+    except (aisimulate.ConfigError, aisimulate.SimulationError) as exc:
+        res.reason = f"simulation: {exc}"
+        return res
+    reqs = sorted(report.requests, key=lambda r: (r["send_ms"], r["request_id"]))
+    window = [r for r in reqs[warm:warm + measured] if r["status"] == "completed"]
+    if len(window) < measured:
+        res.reason = (f"only {len(window)} of {measured} measured requests completed "
+                      f"({report.summary.get('rejected', 0)} rejected)")
+        return res
+    res.predicted_ttft_ms = sum(r["ttft_ms"] for r in window) / len(window)
+    tpots = [r["tpot_ms"] for r in window if r["tpot_ms"] is not None]
+    res.predicted_tpot_ms = sum(tpots) / len(tpots) if tpots else math.nan
+    res.measured_requests = len(window)
+    md = report.metadata
+    res.perf_model = str(md.get("perf_model", ""))
+    tables = (md.get("perf_metadata") or {}).get("tables") or []
+    res.tables = ";".join(f"{t['table']}@{t['read_from_version']}" for t in tables)
+    res.status = "ok"
+    return res
+
+
+def _run_star(args: tuple) -> RowResult:
+    return run_row(*args)
+
+
+def evaluate(rows: Sequence[dict[str, str]], *, perf: str = "aic",
+             aliases: dict[str, str], model_configs: str | os.PathLike[str] = DEFAULT_MODEL_CONFIGS,
+             database: str | os.PathLike[str] = DEFAULT_DATABASE, jobs: int = 1,
+             perf_overrides: dict[str, Any] | None = None) -> list[RowResult]:
+    """Simulate every row (in input order); ``jobs`` > 1 uses that many processes."""
+    args = [(r, perf, aliases, str(model_configs), str(database), perf_overrides) for r in rows]
+    if jobs > 1 and len(args) > 1:
+        with ProcessPoolExecutor(max_workers=jobs) as ex:
+            return list(ex.map(_run_star, args, chunksize=1))
+    return [_run_star(a) for a in args]
+
+
+def _fmt(v: Any) -> str:
+    if isinstance(v, float):
+        return "" if math.isnan(v) else f"{v:.4f}"
+    return str(v)
+
+
+def write_rows(results: Iterable[RowResult], path: str | os.PathLike[str]) -> None:
+    """Write ``rows.csv``: :data:`ROW_COLUMNS`, one line per input row."""
+    with open(path, "w", newline="", encoding="utf-8") as f:
+        w = csv.writer(f)
+        w.writerow(ROW_COLUMNS)
+        for r in results:
+            ok = r.status == "ok"
+            w.writerow([_fmt(getattr(r, c)) if (ok or not c.endswith("error_pct")) else ""
+                        for c in ROW_COLUMNS])
+
+
+def mape_table(results: Sequence[RowResult]) -> list[dict[str, Any]]:
+    """MAPE of TTFT and TPOT (%) per (model, system, TP), then one ``overall`` line.
+
+    Each dict has ``model``, ``system``, ``tp``, ``rows`` (ok rows), ``ttft_mape_pct``,
+    ``tpot_mape_pct``. Groups are sorted by (model, system, TP).
+    """
+    ok = [r for r in results if r.status == "ok" and not math.isnan(r.predicted_tpot_ms)]
+    groups: dict[tuple[str, str, int], list[RowResult]] = {}
+    for r in ok:
+        groups.setdefault((r.model, r.system, r.tp), []).append(r)
+
+    def line(model: str, system: str, tp: Any, rs: list[RowResult]) -> dict[str, Any]:
+        n = len(rs)
+        return {"model": model, "system": system, "tp": tp, "rows": n,
+                "ttft_mape_pct": sum(abs(r.ttft_error_pct) for r in rs) / n if n else math.nan,
+                "tpot_mape_pct": sum(abs(r.tpot_error_pct) for r in rs) / n if n else math.nan}
+
+    out = [line(*k, groups[k]) for k in sorted(groups)]
+    out.append(line("overall", "", "", ok))
+    return out
+
+
+def format_mape(table: Sequence[dict[str, Any]], skipped: int, perf: str) -> str:
+    """The MAPE table as fixed-width text."""
+    lines = [f"perf source: {perf}",
+             f"{'model':36s} {'system':9s} {'TP':>3s} {'rows':>4s} {'TTFT MAPE %':>11s} {'TPOT MAPE %':>11s}"]
+    for t in table:
+        lines.append(f"{t['model']:36s} {t['system']:9s} {str(t['tp']):>3s} {t['rows']:4d} "
+                     f"{t['ttft_mape_pct']:11.1f} {t['tpot_mape_pct']:11.1f}")
+    lines.append(f"skipped rows: {skipped}")
+    return "\n".join(lines)
+
+
+def write_mape(table: Sequence[dict[str, Any]], path: str | os.PathLike[str]) -> None:
+    with open(path, "w", newline="", encoding="utf-8") as f:
+        w = csv.DictWriter(f, fieldnames=["model", "system", "tp", "rows", "ttft_mape_pct", "tpot_mape_pct"])
+        w.writeheader()
+        for t in table:
+            w.writerow({k: _fmt(v) if isinstance(v, float) else v for k, v in t.items()})
+
+
+def write_plot(results: Sequence[RowResult], path: str | os.PathLike[str], title: str) -> None:
+    """Predicted vs measured TTFT and TPOT, log axes, the y = x line and ±20 % / ±10 %."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    ok = [r for r in results if r.status == "ok"]
+    fig, axes = plt.subplots(1, 2, figsize=(11, 5))
+    for ax, metric, band in ((axes[0], "ttft", 0.20), (axes[1], "tpot", 0.10)):
+        xs = [getattr(r, f"silicon_{metric}_ms") for r in ok]
+        ys = [getattr(r, f"predicted_{metric}_ms") for r in ok]
+        systems = sorted({r.system for r in ok})
+        for s in systems:
+            pts = [(x, y) for x, y, r in zip(xs, ys, ok) if r.system == s]
+            ax.scatter([p[0] for p in pts], [p[1] for p in pts], s=14, label=s)
+        if xs:
+            lo, hi = min(xs + ys) / 1.5, max(xs + ys) * 1.5
+            ax.plot([lo, hi], [lo, hi], "k-", lw=0.8)
+            ax.plot([lo, hi], [lo * (1 + band), hi * (1 + band)], "k:", lw=0.6)
+            ax.plot([lo, hi], [lo * (1 - band), hi * (1 - band)], "k:", lw=0.6)
+            ax.set_xlim(lo, hi)
+            ax.set_ylim(lo, hi)
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_xlabel(f"measured mean {metric.upper()} (ms)")
+        ax.set_ylabel(f"predicted mean {metric.upper()} (ms)")
+        ax.set_title(f"{metric.upper()} (dotted: ±{int(band * 100)} %)")
+        ax.legend(fontsize=8)
+    fig.suptitle(title)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
