@@ -205,7 +205,7 @@ func decodeValue(raw any, v reflect.Value, path string, seen map[string]bool) er
 			return errorf(path, "expected true or false, got %s", describe(raw))
 		}
 		v.SetBool(b)
-	case reflect.Int:
+	case reflect.Int, reflect.Int64:
 		i, err := toInt(raw, path)
 		if err != nil {
 			return err

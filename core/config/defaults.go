@@ -63,18 +63,14 @@ func applyDefaults(s *Spec, present func(path string) bool) {
 	if q := e.Quantization; q != nil && q.KVCache == "" {
 		q.KVCache = DefaultKVCacheDtype
 	}
-	if e.Workers.Aggregated == nil {
-		e.Workers.Aggregated = &Aggregated{}
-	}
-	a := e.Workers.Aggregated
-	if !present("engine.workers.aggregated.count") {
-		a.Count = DefaultWorkerCount
-	}
-	if !present("engine.workers.aggregated.tp") {
-		a.TP = DefaultTP
-	}
-	if a.Placement == "" {
-		a.Placement = DefaultPlacement
+	if d := e.Workers.Disaggregated; d != nil {
+		poolDefaults(&d.Prefill, "engine.workers.disaggregated.prefill", present)
+		poolDefaults(&d.Decode, "engine.workers.disaggregated.decode", present)
+	} else {
+		if e.Workers.Aggregated == nil {
+			e.Workers.Aggregated = &Pool{}
+		}
+		poolDefaults(e.Workers.Aggregated, "engine.workers.aggregated", present)
 	}
 	sc := &e.Scheduler
 	if !present("engine.scheduler.max_num_seqs") {
@@ -106,5 +102,17 @@ func applyDefaults(s *Spec, present func(path string) bool) {
 	}
 	if s.Execution.Mode == "" {
 		s.Execution.Mode = DefaultExecutionMode
+	}
+}
+
+func poolDefaults(p *Pool, path string, present func(string) bool) {
+	if !present(path + ".count") {
+		p.Count = DefaultWorkerCount
+	}
+	if !present(path + ".tp") {
+		p.TP = DefaultTP
+	}
+	if p.Placement == "" {
+		p.Placement = DefaultPlacement
 	}
 }

@@ -76,13 +76,34 @@ type Quantization struct {
 	KVCache string `json:"kv_cache,omitempty"`
 }
 
-// Workers describes the worker pools.
+// Workers describes the worker pools: either one aggregated pool whose workers
+// run prefill and decode, or a prefill pool and a decode pool (P/D
+// disaggregation) joined by KV transfers. Exactly one of the two is set.
 type Workers struct {
-	Aggregated *Aggregated `json:"aggregated,omitempty"`
+	Aggregated    *Pool          `json:"aggregated,omitempty"`
+	Disaggregated *Disaggregated `json:"disaggregated,omitempty"`
 }
 
-// Aggregated is a pool of identical workers that each run prefill and decode.
-type Aggregated struct {
+// Disaggregated is P/D disaggregation: prefill workers compute prompts, their KV
+// moves to a decode worker, which produces every output token.
+type Disaggregated struct {
+	Prefill    Pool       `json:"prefill"`
+	Decode     Pool       `json:"decode"`
+	KVTransfer KVTransfer `json:"kv_transfer"`
+}
+
+// KVTransfer prices moving a prompt's KV from a prefill to a decode worker:
+// time = bytes / (BandwidthGBPerS × 1e9) + LatencyMs, bytes = prompt tokens ×
+// KV bytes per token (the model's, all layers and heads, unless given).
+type KVTransfer struct {
+	BandwidthGBPerS float64 `json:"bandwidth_gb_per_s"`
+	LatencyMs       float64 `json:"latency_ms"`
+	// KVBytesPerToken overrides the model's KV bytes per token (0 = the model's).
+	KVBytesPerToken int64 `json:"kv_bytes_per_token,omitempty"`
+}
+
+// Pool is a set of identical workers.
+type Pool struct {
 	Count int `json:"count"`
 	// TP is the tensor-parallel degree of one worker (GPUs per worker).
 	TP int `json:"tp"`

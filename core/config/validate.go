@@ -140,17 +140,22 @@ func (s *Spec) validateEngine() error {
 			return err
 		}
 	}
-	a := e.Workers.Aggregated
-	if err := firstErr(atLeast("engine.workers.aggregated.count", a.Count, 1),
-		atLeast("engine.workers.aggregated.tp", a.TP, 1),
-		oneOf("engine.workers.aggregated.placement", a.Placement, "round_robin", "least_outstanding")); err != nil {
+	if w := e.Workers; w.Disaggregated != nil {
+		if w.Aggregated != nil {
+			return errorf("engine.workers", "give aggregated or disaggregated, not both")
+		}
+		d := w.Disaggregated
+		if err := firstErr(validatePool("engine.workers.disaggregated.prefill", &d.Prefill),
+			validatePool("engine.workers.disaggregated.decode", &d.Decode),
+			positive("engine.workers.disaggregated.kv_transfer.bandwidth_gb_per_s", d.KVTransfer.BandwidthGBPerS),
+			finite("engine.workers.disaggregated.kv_transfer.latency_ms", d.KVTransfer.LatencyMs)); err != nil {
+			return err
+		}
+		if d.KVTransfer.KVBytesPerToken < 0 {
+			return errorf("engine.workers.disaggregated.kv_transfer.kv_bytes_per_token", "must be ≥ 0, got %d", d.KVTransfer.KVBytesPerToken)
+		}
+	} else if err := validatePool("engine.workers.aggregated", w.Aggregated); err != nil {
 		return err
-	}
-	if a.Count > MaxWorkers {
-		return errorf("engine.workers.aggregated.count", "must be ≤ %d, got %d", MaxWorkers, a.Count)
-	}
-	if a.TP > 8 {
-		return errorf("engine.workers.aggregated.tp", "must be ≤ 8 (one node), got %d", a.TP)
 	}
 	sc := &e.Scheduler
 	if err := firstErr(atLeast("engine.scheduler.max_num_seqs", sc.MaxNumSeqs, 1),
@@ -360,6 +365,26 @@ func (s *Spec) validateExecution() error {
 
 // String is a one-line summary for logs.
 func (s *Spec) String() string {
-	a := s.Engine.Workers.Aggregated
-	return fmt.Sprintf("%s on %s, %d×TP%d, %s load of %s", s.Engine.Model, s.Engine.System, a.Count, a.TP, s.Traffic.Load.Mode, s.Traffic.Source.Type)
+	workers := ""
+	if d := s.Engine.Workers.Disaggregated; d != nil {
+		workers = fmt.Sprintf("P %d×TP%d + D %d×TP%d", d.Prefill.Count, d.Prefill.TP, d.Decode.Count, d.Decode.TP)
+	} else {
+		a := s.Engine.Workers.Aggregated
+		workers = fmt.Sprintf("%d×TP%d", a.Count, a.TP)
+	}
+	return fmt.Sprintf("%s on %s, %s, %s load of %s", s.Engine.Model, s.Engine.System, workers, s.Traffic.Load.Mode, s.Traffic.Source.Type)
+}
+
+func validatePool(path string, a *Pool) error {
+	if err := firstErr(atLeast(path+".count", a.Count, 1), atLeast(path+".tp", a.TP, 1),
+		oneOf(path+".placement", a.Placement, "round_robin", "least_outstanding")); err != nil {
+		return err
+	}
+	if a.Count > MaxWorkers {
+		return errorf(path+".count", "must be ≤ %d, got %d", MaxWorkers, a.Count)
+	}
+	if a.TP > 8 {
+		return errorf(path+".tp", "must be ≤ 8 (one node), got %d", a.TP)
+	}
+	return nil
 }

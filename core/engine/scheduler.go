@@ -10,7 +10,8 @@ import "github.com/aisimulate/aisimulate/core/perf"
 //     its KV blocks cannot be had, the newest running request is preempted
 //     (blocks released, back to the head of the waiting queue) until they can;
 //     a request that has to preempt itself is not scheduled.
-//  2. If nothing was preempted, waiting requests are admitted first come first
+//  2. If nothing was preempted, P/D handoffs whose KV has arrived are admitted
+//     (FIFO; their blocks are already reserved), then waiting requests first come first
 //     served while a sequence slot and token budget remain and their KV blocks
 //     fit (counting their prefix-cache hit); admission stops at the first
 //     request that does not fit.
@@ -41,6 +42,24 @@ func (w *Worker) schedule() bool {
 		for ; need > 0; need-- {
 			r.blocks = append(r.blocks, w.kv.take())
 		}
+		w.addToBatch(r, n)
+		budget -= n
+	}
+
+	// P/D: handoffs whose KV arrived into reserved blocks go first (FIFO).
+	for !preempted && budget > 0 && w.handoffs.Len() > 0 && len(w.running) < w.cfg.MaxNumSeqs {
+		r := w.handoffs.Front()
+		n := min(r.tokens()-r.kvReady, budget)
+		need := w.blocksFor(r.kvReady+n) - len(r.blocks)
+		if need > w.kv.available() {
+			break
+		}
+		w.handoffs.PopFront()
+		r.computed = r.kvReady
+		for ; need > 0; need-- {
+			r.blocks = append(r.blocks, w.kv.take())
+		}
+		w.running = append(w.running, r)
 		w.addToBatch(r, n)
 		budget -= n
 	}
@@ -76,7 +95,9 @@ func (w *Worker) schedule() bool {
 func (w *Worker) addToBatch(r *Request, n int) {
 	r.scheduled = n
 	b := &w.batch
-	if n == 1 && r.computed >= r.Prompt && r.Generated > 0 {
+	// A decode: one token after the prompt, or a handed-off request's first
+	// pass (its KV holds the prompt; the pass starts its response).
+	if n == 1 && (r.computed >= r.Prompt && r.Generated > 0 || r.handoff && r.computed == r.kvReady) {
 		b.DecodeKVLens = append(b.DecodeKVLens, r.computed)
 	} else {
 		b.Prefill = append(b.Prefill, perf.Chunk{NewTokens: n, PrefixTokens: r.computed})
@@ -92,6 +113,7 @@ func (w *Worker) preempt(r *Request) {
 	w.kv.release(r.blocks)
 	r.blocks = r.blocks[:0]
 	r.computed, r.registered, r.scheduled = 0, 0, 0
+	r.handoff = false // its transferred KV is gone: recomputed here as a prefill
 	r.Preemptions++
 	w.waiting.PushFront(r)
 }

@@ -30,10 +30,15 @@ type Request struct {
 	Preemptions int
 	// Generated counts output tokens produced so far.
 	Generated int
+	// HoldKV (P/D prefill side): when the request finishes, its KV blocks stay
+	// held until the replay calls ReleaseHeld (after the KV transfer).
+	HoldKV bool
 
-	computed   int     // tokens whose KV is in the cache
-	scheduled  int     // tokens computed in the current pass
-	admitted   bool    // first admission done (CachedTokens set)
+	computed   int  // tokens whose KV is in the cache
+	scheduled  int  // tokens computed in the current pass
+	admitted   bool // first admission done (CachedTokens set)
+	handoff    bool // P/D decode side: blocks reserved, KV of kvReady tokens present
+	kvReady    int
 	registered int     // leading full blocks already offered to the prefix cache
 	blocks     []int32 // KV blocks held, in token order
 }
@@ -64,7 +69,11 @@ type Worker struct {
 	kv   *kvManager
 
 	waiting deque
-	running []*Request
+	// handoffs (P/D decode side) are requests whose KV arrived into reserved
+	// blocks; they are admitted before the waiting queue, since they need no
+	// new blocks and hold blocks that a waiting recompute may be starved of.
+	handoffs deque
+	running  []*Request
 
 	busy  bool
 	batch perf.Batch
@@ -104,18 +113,26 @@ func (w *Worker) CheckFits(prompt, output int) string {
 	return ""
 }
 
-// Add queues a request that arrived at the worker. The caller has checked it
-// with CheckFits.
-func (w *Worker) Add(r *Request) { w.waiting.PushBack(r) }
+// Add queues a request that arrived at the worker: a new request (checked with
+// CheckFits) or a reserved handoff whose KV has arrived.
+func (w *Worker) Add(r *Request) {
+	if r.handoff {
+		w.handoffs.PushBack(r)
+		return
+	}
+	w.waiting.PushBack(r)
+}
 
 // Busy reports whether a pass is running.
 func (w *Worker) Busy() bool { return w.busy }
 
 // HasWork reports whether a request is waiting or running.
-func (w *Worker) HasWork() bool { return len(w.running) > 0 || w.waiting.Len() > 0 }
+func (w *Worker) HasWork() bool {
+	return len(w.running) > 0 || w.waiting.Len() > 0 || w.handoffs.Len() > 0
+}
 
 // Outstanding is the number of requests on the worker (waiting or running).
-func (w *Worker) Outstanding() int { return len(w.running) + w.waiting.Len() }
+func (w *Worker) Outstanding() int { return len(w.running) + w.waiting.Len() + w.handoffs.Len() }
 
 // KVStats returns the block manager's counters.
 func (w *Worker) KVStats() KVStats { return w.kv.stats }
@@ -172,8 +189,10 @@ func (w *Worker) FinishPass() []Out {
 			w.outs = append(w.outs, Out{Req: r, Kind: OutToken})
 		}
 		if r.Generated >= r.Output {
-			w.kv.release(r.blocks)
-			r.blocks = r.blocks[:0]
+			if !r.HoldKV {
+				w.kv.release(r.blocks)
+				r.blocks = r.blocks[:0]
+			}
 			w.outs = append(w.outs, Out{Req: r, Kind: OutFinished})
 			continue
 		}
@@ -196,4 +215,44 @@ func (w *Worker) registerFull(r *Request) {
 	if full > r.registered {
 		r.registered = full
 	}
+}
+
+// ReleaseHeld releases the KV blocks of a finished HoldKV request.
+func (w *Worker) ReleaseHeld(r *Request) {
+	w.kv.release(r.blocks)
+	r.blocks = r.blocks[:0]
+}
+
+// Reserve (P/D decode side) takes the KV blocks for a request whose first
+// kvTokens tokens arrive by transfer, plus the one token its first pass
+// computes. It reports false, taking nothing, when the blocks are not free now.
+// A reserved request is queued with Add once its KV has arrived; its first pass
+// is a decode at KV length kvTokens.
+//
+// The request's Prompt must be kvTokens + 1: the handed-off prompt plus the
+// token whose decode starts the response, so that it produces Output tokens in
+// Output decode passes (notes/worked-examples.md example 5).
+func (w *Worker) Reserve(r *Request, kvTokens int) bool {
+	need := w.blocksFor(kvTokens + 1)
+	if need > w.kv.available() {
+		return false
+	}
+	r.blocks = r.blocks[:0]
+	for ; need > 0; need-- {
+		r.blocks = append(r.blocks, w.kv.take())
+	}
+	r.handoff, r.kvReady, r.admitted = true, kvTokens, true
+	return true
+}
+
+// CheckHandoff returns why this (decode) worker can never hold a handed-off
+// request of prompt tokens that will produce output tokens, or "": its cache
+// must hold prompt + output tokens (the transferred prompt, then one token per
+// decode pass but the last).
+func (w *Worker) CheckHandoff(prompt, output int) string {
+	need := w.blocksFor(prompt + output)
+	if need > w.cfg.NumBlocks {
+		return fmt.Sprintf("handoff needs %d KV blocks, more than the decode worker's whole cache (%d blocks of %d tokens)", need, w.cfg.NumBlocks, w.cfg.BlockSize)
+	}
+	return ""
 }

@@ -2,6 +2,7 @@ package replay
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/aisimulate/aisimulate/core/config"
 	"github.com/aisimulate/aisimulate/core/engine"
@@ -11,15 +12,29 @@ import (
 	"github.com/aisimulate/aisimulate/core/perf/aic"
 )
 
-// deployment is everything built from spec.engine.
-type deployment struct {
-	arch      *model.Arch
-	sys       *hardware.System
-	perf      perf.Model
-	kvDtype   model.Dtype
-	engineCfg engine.Config
+// pool is one set of identical workers as built from the spec.
+type pool struct {
+	name      string // "aggregated", "prefill" or "decode"
+	field     string // its spec path, for errors
 	count, tp int
 	placement string
+	perf      perf.Model
+	cfg       engine.Config
+}
+
+// deployment is everything built from spec.engine.
+type deployment struct {
+	arch    *model.Arch
+	sys     *hardware.System
+	kvDtype model.Dtype
+	// pools: one aggregated pool, or the prefill pool then the decode pool.
+	pools  []*pool
+	disagg bool
+	// P/D only: KV transfer bandwidth (bytes/ns), latency (ns) and bytes per
+	// prompt token moved.
+	transferBytesPerNs float64
+	transferLatencyNs  int64
+	transferBytesTok   int64
 }
 
 func cfgErr(field string, err error) error { return &config.Error{Field: field, Msg: err.Error()} }
@@ -34,11 +49,7 @@ func buildDeployment(s *config.Spec) (*deployment, error) {
 	if err != nil {
 		return nil, cfgErr("engine.system", err)
 	}
-	a := e.Workers.Aggregated
-	if err := arch.Validate(a.TP); err != nil {
-		return nil, cfgErr("engine.workers.aggregated.tp", err)
-	}
-	d := &deployment{arch: arch, sys: sys, count: a.Count, tp: a.TP, placement: a.Placement}
+	d := &deployment{arch: arch, sys: sys}
 	// engine.quantization: weights default to the checkpoint's (config.json),
 	// the KV cache to config.DefaultKVCacheDtype. The weight format also sets
 	// the weight memory of the KV budget.
@@ -61,9 +72,41 @@ func buildDeployment(s *config.Spec) (*deployment, error) {
 	}
 	d.kvDtype = kvDtype
 
+	if dg := e.Workers.Disaggregated; dg != nil {
+		d.disagg = true
+		d.pools = []*pool{
+			{name: "prefill", field: "engine.workers.disaggregated.prefill", count: dg.Prefill.Count, tp: dg.Prefill.TP, placement: dg.Prefill.Placement},
+			{name: "decode", field: "engine.workers.disaggregated.decode", count: dg.Decode.Count, tp: dg.Decode.TP, placement: dg.Decode.Placement},
+		}
+		t := dg.KVTransfer
+		d.transferBytesPerNs = t.BandwidthGBPerS // 1 GB/s = 1e9 B/s = 1 B/ns
+		d.transferLatencyNs = int64(math.Round(t.LatencyMs * 1e6))
+		d.transferBytesTok = t.KVBytesPerToken
+		if d.transferBytesTok == 0 {
+			d.transferBytesTok = arch.KVBytesPerToken(1, kvDtype.Bytes()) // every layer and head
+		}
+	} else {
+		a := e.Workers.Aggregated
+		d.pools = []*pool{{name: "aggregated", field: "engine.workers.aggregated", count: a.Count, tp: a.TP, placement: a.Placement}}
+	}
+	for _, p := range d.pools {
+		if err := d.buildPool(s, p); err != nil {
+			return nil, err
+		}
+	}
+	return d, nil
+}
+
+// buildPool makes the perf model and engine config of one pool (its TP sets
+// both the pass times and the KV capacity).
+func (d *deployment) buildPool(s *config.Spec, pl *pool) error {
+	e, arch, sys, kvDtype := &s.Engine, d.arch, d.sys, d.kvDtype
+	if err := arch.Validate(pl.tp); err != nil {
+		return cfgErr(pl.field+".tp", err)
+	}
 	switch e.Perf.Source {
 	case "aic":
-		opt := aic.Options{Database: e.Perf.Database, Backend: e.Backend, Version: e.Perf.BackendVersion, TP: a.TP,
+		opt := aic.Options{Database: e.Perf.Database, Backend: e.Backend, Version: e.Perf.BackendVersion, TP: pl.tp,
 			WeightDtype: arch.WeightDtype, KVDtype: kvDtype, MaxTokens: e.Scheduler.MaxNumBatchedTokens}
 		if v := e.Perf.PassOverheadUs; v != nil {
 			opt.PassOverheadUs = *v
@@ -72,11 +115,11 @@ func buildDeployment(s *config.Spec) (*deployment, error) {
 		}
 		m, err := aic.New(arch, sys, opt)
 		if err != nil {
-			return nil, cfgErr("engine.perf", err)
+			return cfgErr("engine.perf", err)
 		}
-		d.perf = m
+		pl.perf = m
 	case "linear":
-		d.perf = &perf.Linear{BaseMs: *e.Perf.BaseMs, PerPrefillTokenMs: *e.Perf.PerPrefillTokenMs, PerDecodeSeqMs: *e.Perf.PerDecodeSeqMs}
+		pl.perf = &perf.Linear{BaseMs: *e.Perf.BaseMs, PerPrefillTokenMs: *e.Perf.PerPrefillTokenMs, PerDecodeSeqMs: *e.Perf.PerDecodeSeqMs}
 	case "roofline":
 		p := perf.DefaultRooflineParams()
 		if v := e.Perf.ComputeEfficiency; v != nil {
@@ -88,19 +131,20 @@ func buildDeployment(s *config.Spec) (*deployment, error) {
 		if v := e.Perf.PassOverheadUs; v != nil {
 			p.PassOverheadUs = *v
 		}
-		rl, err := perf.NewRoofline(arch, sys, perf.RooflineOptions{TP: a.TP, WeightDtype: arch.WeightDtype, KVDtype: kvDtype, Params: p})
+		rl, err := perf.NewRoofline(arch, sys, perf.RooflineOptions{TP: pl.tp, WeightDtype: arch.WeightDtype, KVDtype: kvDtype, Params: p})
 		if err != nil {
-			return nil, cfgErr("engine.perf", err)
+			return cfgErr("engine.perf", err)
 		}
-		d.perf = rl
+		pl.perf = rl
 	}
 
 	sc := &e.Scheduler
 	blocks := sc.NumGPUBlocks
 	if blocks == 0 {
-		blocks, err = perf.KVCapacityBlocks(arch, sys, a.TP, kvDtype, sc.MaxNumBatchedTokens, sc.GPUMemoryUtilization, sc.BlockSize)
+		var err error
+		blocks, err = perf.KVCapacityBlocks(arch, sys, pl.tp, kvDtype, sc.MaxNumBatchedTokens, sc.GPUMemoryUtilization, sc.BlockSize)
 		if err != nil {
-			return nil, cfgErr("engine.scheduler.gpu_memory_utilization", err)
+			return cfgErr(pl.field+".tp", err)
 		}
 	}
 	maxLen := sc.MaxModelLen
@@ -108,48 +152,80 @@ func buildDeployment(s *config.Spec) (*deployment, error) {
 		maxLen = arch.MaxPositionEmbeddings
 	} else if maxLen > arch.MaxPositionEmbeddings {
 		// vLLM refuses a max_model_len beyond the model's trained context.
-		return nil, &config.Error{Field: "engine.scheduler.max_model_len",
+		return &config.Error{Field: "engine.scheduler.max_model_len",
 			Msg: fmt.Sprintf("%d exceeds %s's max_position_embeddings (%d)", maxLen, arch.Name, arch.MaxPositionEmbeddings)}
 	}
-	d.engineCfg = engine.Config{
+	pl.cfg = engine.Config{
 		MaxNumSeqs: sc.MaxNumSeqs, MaxNumBatchedTokens: sc.MaxNumBatchedTokens, BlockSize: sc.BlockSize,
 		NumBlocks: blocks, MaxModelLen: maxLen, PrefixCaching: sc.EnablePrefixCaching,
 	}
-	return d, nil
+	return nil
 }
 
-func (d *deployment) metadata(s *config.Spec, workers []*engine.Worker) map[string]any {
-	kv := make([]map[string]int64, len(workers))
-	busy := make([]float64, len(workers))
-	passes := make([]int64, len(workers))
-	for i, w := range workers {
-		st := w.KVStats()
-		kv[i] = map[string]int64{"allocated": st.Allocated, "reused": st.Reused, "released": st.Released,
-			"evicted": st.Evicted, "free": int64(w.KVFree() - w.KVCached()), "cached": int64(w.KVCached())}
-		busy[i] = float64(w.BusyNs) / 1e6
-		passes[i] = w.Passes
+// gpus is the GPU count of the deployment.
+func (d *deployment) gpus() int {
+	n := 0
+	for _, p := range d.pools {
+		n += p.count * p.tp
 	}
+	return n
+}
+
+// transferNs is the KV transfer time of a prompt of tokens:
+// bytes / bandwidth + latency, bytes = tokens × KV bytes per token.
+func (d *deployment) transferNs(tokens int) int64 {
+	return int64(math.Round(float64(tokens)*float64(d.transferBytesTok)/d.transferBytesPerNs)) + d.transferLatencyNs
+}
+
+// metadata describes the deployment as run: per pool its workers, KV capacity,
+// busy time, passes and KV block counters, and the GPU hours of the pool.
+func (d *deployment) metadata(s *config.Spec, m *sim) map[string]any {
+	pools := make([]map[string]any, len(d.pools))
+	durH := float64(m.acc.LastEndNs()) / 3.6e12
+	for pi, p := range d.pools {
+		ws := m.pools[pi].workers
+		kv := make([]map[string]int64, len(ws))
+		busy := make([]float64, len(ws))
+		passes := make([]int64, len(ws))
+		for i, w := range ws {
+			st := w.KVStats()
+			kv[i] = map[string]int64{"allocated": st.Allocated, "reused": st.Reused, "released": st.Released,
+				"evicted": st.Evicted, "free": int64(w.KVFree() - w.KVCached()), "cached": int64(w.KVCached())}
+			busy[i] = float64(w.BusyNs) / 1e6
+			passes[i] = w.Passes
+		}
+		pools[pi] = map[string]any{
+			"name": p.name, "workers": p.count, "tp": p.tp, "gpus": p.count * p.tp,
+			"gpu_hours": float64(p.count*p.tp) * durH, "num_gpu_blocks": p.cfg.NumBlocks,
+			"perf_model": p.perf.Name(), "kv_blocks": kv, "worker_busy_ms": busy, "worker_passes": passes,
+		}
+	}
+	first := d.pools[0]
 	out := map[string]any{
-		"kv_blocks":          kv,
-		"worker_busy_ms":     busy,
-		"worker_passes":      passes,
 		"aisimulate_version": Version,
-		"perf_model":         d.perf.Name(),
+		"pools":              pools,
+		"disaggregated":      d.disagg,
+		"perf_model":         first.perf.Name(),
 		"model":              d.arch.Name,
 		"system":             d.sys.Name,
-		"workers":            d.count,
-		"tp":                 d.tp,
-		"gpus":               d.count * d.tp,
-		"num_gpu_blocks":     d.engineCfg.NumBlocks,
-		"block_size":         d.engineCfg.BlockSize,
-		"max_model_len":      d.engineCfg.MaxModelLen,
-		"kv_bytes_per_token": d.arch.KVBytesPerToken(d.tp, d.kvDtype.Bytes()),
+		"gpus":               d.gpus(),
+		"block_size":         first.cfg.BlockSize,
+		"max_model_len":      first.cfg.MaxModelLen,
 		"kv_cache_dtype":     string(d.kvDtype),
 		"weight_dtype":       string(d.arch.WeightDtype),
 		"spec":               jsonRaw(s.JSON()),
 	}
+	if !d.disagg { // the aggregated pool's figures at the top level, as before
+		for _, k := range []string{"kv_blocks", "worker_busy_ms", "worker_passes", "num_gpu_blocks"} {
+			out[k] = pools[0][k]
+		}
+		out["workers"], out["tp"] = first.count, first.tp
+		out["kv_bytes_per_token"] = d.arch.KVBytesPerToken(first.tp, d.kvDtype.Bytes())
+	} else {
+		out["kv_transfer_bytes_per_token"] = d.transferBytesTok
+	}
 	// perf models with provenance (aic: the tables read, versions, stand-ins)
-	if pm, ok := d.perf.(interface{ Metadata() map[string]any }); ok {
+	if pm, ok := first.perf.(interface{ Metadata() map[string]any }); ok {
 		out["perf_metadata"] = pm.Metadata()
 	}
 	return out

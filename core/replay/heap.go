@@ -2,12 +2,13 @@ package replay
 
 // event kinds
 const (
-	evPassEnd  uint8 = iota
-	evSend           // open loop: the next request of the source is sent
-	evArrival        // a request reaches the engine
-	evRelease        // the client acts on a finished response
-	evTurnSend       // a session's next turn is sent
-	evReceive        // a worker's detokenization job completes
+	evPassEnd     uint8 = iota
+	evSend              // open loop: the next request of the source is sent
+	evArrival           // a request reaches the engine
+	evRelease           // the client acts on a finished response
+	evTurnSend          // a session's next turn is sent
+	evReceive           // a worker's detokenization job completes
+	evTransferEnd       // P/D: a prompt's KV reached its decode worker
 )
 
 type event struct {

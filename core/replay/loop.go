@@ -17,20 +17,27 @@ type jsonRaw = json.RawMessage
 type flight struct {
 	rec    int // index into sim.records
 	req    workload.Request
-	eng    engine.Request
-	lastNs int64 // last token received by the client
-	slot   int32 // closed-loop client, -1 in an open loop
+	eng    engine.Request // on its aggregated or prefill worker
+	dec    engine.Request // P/D: on its decode worker
+	pw, dw int32          // P/D: global ids of its prefill and decode workers
+	lastNs int64          // last token received by the client
+	slot   int32          // closed-loop client, -1 in an open loop
 	hashes []uint64
 }
 
 // sim is the state of one replay.
 type sim struct {
-	spec    *config.Spec
-	dep     *deployment
-	tr      *traffic
+	spec *config.Spec
+	dep  *deployment
+	tr   *traffic
+	h    eventHeap
+	now  int64
+
+	// Workers have global ids (event payloads, per-worker arrays); each pool
+	// holds a contiguous range of them.
 	workers []*engine.Worker
-	h       eventHeap
-	now     int64
+	poolOf  []*poolRT
+	pools   []*poolRT
 
 	flights []*flight
 	free    []int32 // unused flight slots
@@ -39,7 +46,6 @@ type sim struct {
 	records []report.Record
 	acc     report.Accumulator
 	pending workload.Request // open loop: the next request to send
-	rr      int              // round-robin cursor
 
 	path  client.Path
 	procs []client.OutputProcessor // one per worker, when detokenizing
@@ -91,22 +97,32 @@ func Run(s *config.Spec, opts ...Option) (*report.Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	tr, err := openTraffic(s, dep.engineCfg.BlockSize)
+	tr, err := openTraffic(s, dep.pools[0].cfg.BlockSize)
 	if err != nil {
 		return nil, err
 	}
 	defer tr.close()
 	m := &sim{spec: s, dep: dep, tr: tr, path: path}
-	if path.Detokenize {
-		m.procs = make([]client.OutputProcessor, dep.count)
-		m.outQ = make([]outQueue, dep.count)
-	}
-	for i := 0; i < dep.count; i++ {
-		w, err := engine.NewWorker(dep.engineCfg, dep.perf)
-		if err != nil {
-			return nil, err
+	for _, p := range dep.pools {
+		rt := &poolRT{pool: p, first: len(m.workers)}
+		for i := 0; i < p.count; i++ {
+			w, err := engine.NewWorker(p.cfg, p.perf)
+			if err != nil {
+				return nil, err
+			}
+			rt.workers = append(rt.workers, w)
+			m.workers = append(m.workers, w)
+			m.poolOf = append(m.poolOf, rt)
 		}
-		m.workers = append(m.workers, w)
+		if p.name == "decode" {
+			rt.handoffs = make([][]int32, p.count)
+			rt.pending = make([]int, p.count)
+		}
+		m.pools = append(m.pools, rt)
+	}
+	if path.Detokenize {
+		m.procs = make([]client.OutputProcessor, len(m.workers))
+		m.outQ = make([]outQueue, len(m.workers))
 	}
 	if err := m.start(); err != nil {
 		return nil, err
@@ -121,8 +137,8 @@ func Run(s *config.Spec, opts ...Option) (*report.Report, error) {
 		return nil, &workload.DataError{File: s.Traffic.Source.Path, Msg: "the trace has no requests"}
 	}
 	return &report.Report{
-		Metadata: dep.metadata(s, m.workers),
-		Summary:  m.acc.Close(dep.count * dep.tp),
+		Metadata: dep.metadata(s, m),
+		Summary:  m.acc.Close(dep.gpus()),
 		Records:  m.records,
 	}, nil
 }
@@ -186,6 +202,8 @@ func (m *sim) dispatch(e *event) error {
 		m.arrive(e.idx)
 	case evRelease:
 		return m.release(e.idx)
+	case evTransferEnd:
+		m.transferEnd(e.idx)
 	}
 	return nil
 }
@@ -215,23 +233,30 @@ func (m *sim) send(idx int32) {
 	f.rec = len(m.records)
 	m.records = append(m.records, report.Record{
 		RequestID: r.ID, InputTokens: r.InputTokens, SendNs: m.now, ArrivalNs: report.NoTime,
-		FirstTokenNs: report.NoTime, Worker: -1, SessionID: r.SessionID, Turn: r.Turn,
+		FirstTokenNs: report.NoTime, Worker: -1, PrefillWorker: -1, DecodeWorker: -1, SessionID: r.SessionID, Turn: r.Turn,
 	})
 	f.eng = engine.Request{ID: int64(idx), Prompt: r.InputTokens, Output: r.OutputTokens}
-	if m.dep.engineCfg.PrefixCaching {
-		f.hashes = workload.BlockHashes(r, m.dep.engineCfg.BlockSize, f.hashes)
+	f.dec = engine.Request{}
+	if cfg := &m.pools[0].cfg; cfg.PrefixCaching {
+		f.hashes = workload.BlockHashes(r, cfg.BlockSize, f.hashes)
 		f.eng.Hashes = f.hashes
 	}
 	m.h.push(m.now+m.path.SendNs, phaseArrival, evArrival, idx)
 }
 
-// arrive places a request that reached the engine on a worker, or rejects it.
+// arrive places a request that reached the engine on a worker of the first
+// pool (aggregated or prefill), or rejects it.
 func (m *sim) arrive(idx int32) {
 	f := m.flights[idx]
 	rec := &m.records[f.rec]
 	rec.ArrivalNs = m.now
-	w := m.place()
-	rec.Worker = w
+	p := m.pools[0]
+	w := p.place()
+	rec.Worker = w - p.first
+	if m.dep.disagg {
+		m.arrivePD(idx, w)
+		return
+	}
 	if reason := m.workers[w].CheckFits(f.eng.Prompt, f.eng.Output); reason != "" {
 		rec.Reason = reason
 		m.end(idx, report.StatusRejected)
@@ -240,22 +265,7 @@ func (m *sim) arrive(idx int32) {
 	m.workers[w].Add(&f.eng)
 }
 
-// place picks the worker for an arriving request.
-func (m *sim) place() int {
-	if m.dep.placement == "least_outstanding" {
-		best := 0
-		for i, w := range m.workers {
-			if w.Outstanding() < m.workers[best].Outstanding() {
-				best = i
-			}
-		}
-		return best
-	}
-	w := m.rr
-	m.rr = (m.rr + 1) % len(m.workers)
-	return w
-}
-
+// startPasses forms a pass on every idle worker with work, in global order.
 func (m *sim) startPasses() {
 	for i, w := range m.workers {
 		if w.Busy() || !w.HasWork() {
@@ -272,6 +282,13 @@ func (m *sim) startPasses() {
 // processor and reach the client when the job completes.
 func (m *sim) passEnd(w int) {
 	outs := m.workers[w].FinishPass()
+	if m.dep.disagg {
+		if m.poolOf[w].name == "prefill" {
+			m.prefillDone(outs)
+			return
+		}
+		m.retryHandoffs(w)
+	}
 	if !m.path.Detokenize {
 		m.deliver(outs)
 		return
@@ -319,9 +336,9 @@ func (m *sim) end(idx int32, status string) {
 	f := m.flights[idx]
 	rec := &m.records[f.rec]
 	rec.Status, rec.EndNs = status, m.now
-	rec.OutputTokens = f.eng.Generated
+	rec.OutputTokens = f.eng.Generated + f.dec.Generated
 	rec.CachedTokens = f.eng.CachedTokens
-	rec.Preemptions = f.eng.Preemptions
+	rec.Preemptions = f.eng.Preemptions + f.dec.Preemptions
 	if status != report.StatusCompleted && f.lastNs != report.NoTime {
 		panic("replay: a request that received tokens ended " + status + "; its ITL gaps are pooled")
 	}
@@ -372,9 +389,9 @@ func (m *sim) checkEnd() error {
 		return fmt.Errorf("replay: INV-1 broken: %d requests never finished (engine stalled)", m.active)
 	}
 	for i, w := range m.workers {
-		st := w.KVStats()
-		if st.Allocated+st.Reused != st.Released || w.KVFree() != m.dep.engineCfg.NumBlocks {
-			return fmt.Errorf("replay: INV-2 broken on worker %d: %+v, %d of %d blocks free", i, st, w.KVFree(), m.dep.engineCfg.NumBlocks)
+		st, total := w.KVStats(), m.poolOf[i].cfg.NumBlocks
+		if st.Allocated+st.Reused != st.Released || w.KVFree() != total {
+			return fmt.Errorf("replay: INV-2 broken on worker %d: %+v, %d of %d blocks free", i, st, w.KVFree(), total)
 		}
 	}
 	return nil

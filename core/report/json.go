@@ -32,7 +32,10 @@ func AppendRecordJSON(b []byte, r *Record) []byte {
 	b = appendOpt(b, "e2e_ms", r.E2E(), true)
 	v, ok = r.TPOT()
 	b = appendOpt(b, "tpot_ms", v, ok)
-	b = appendInt(b, "worker", r.Worker)
+	b = appendOptInt(b, "worker", r.Worker)
+	b = appendOptInt(b, "prefill_worker", r.PrefillWorker)
+	b = appendOptInt(b, "decode_worker", r.DecodeWorker)
+	b = appendOpt(b, "transfer_ms", ms(r.TransferNs), r.PrefillWorker >= 0 && r.TransferNs > 0)
 	b = appendInt(b, "preemptions", r.Preemptions)
 	if r.SessionID < 0 {
 		b = append(b, `,"session_id":null,"turn":null}`...)
@@ -49,6 +52,16 @@ func appendInt(b []byte, key string, v int) []byte {
 	b = append(b, key...)
 	b = append(b, '"', ':')
 	return strconv.AppendInt(b, int64(v), 10)
+}
+
+// appendOptInt writes a worker index, null when negative (none).
+func appendOptInt(b []byte, key string, v int) []byte {
+	if v < 0 {
+		b = append(b, ',', '"')
+		b = append(b, key...)
+		return append(b, `":null`...)
+	}
+	return appendInt(b, key, v)
 }
 
 func appendMs(b []byte, key string, ns int64) []byte {

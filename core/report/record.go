@@ -24,10 +24,15 @@ type Record struct {
 	FirstTokenNs int64 // the client received the first token (NoTime without output)
 	EndNs        int64 // the client received the end of the response
 	ReleaseNs    int64 // the client acted on the response
-	Worker       int
-	Preemptions  int
-	SessionID    int64 // -1 outside a session
-	Turn         int
+	Worker       int   // the worker that served the client (P/D: the decode worker)
+	// P/D only (−1 otherwise): the prefill and decode workers (indices in their
+	// pools) and the KV transfer time (0 when no transfer started).
+	PrefillWorker int
+	DecodeWorker  int
+	TransferNs    int64
+	Preemptions   int
+	SessionID     int64 // -1 outside a session
+	Turn          int
 }
 
 func ms(ns int64) float64 { return float64(ns) / 1e6 }

@@ -9,8 +9,10 @@ token counts are tokens:
   ``reason``, ``input_tokens``, ``output_tokens``, ``cached_tokens``, ``send_ms``,
   ``arrival_ms``, ``first_token_ms``, ``end_ms``, ``release_ms``, ``ttft_ms``
   (first_token − send), ``e2e_ms`` (end − send), ``tpot_ms`` ((e2e − ttft) /
-  (output_tokens − 1), ``None`` below 2 output tokens), ``worker``, ``preemptions``,
-  ``session_id``, ``turn``; any further keys the core adds follow.
+  (output_tokens − 1), ``None`` below 2 output tokens), ``worker``, ``prefill_worker``,
+  ``decode_worker``, ``transfer_ms`` (P/D only: worker indices in their pools and the KV
+  transfer time; ``None`` in aggregated replay), ``preemptions``, ``session_id``,
+  ``turn``; any further keys the core adds follow.
 - ``summary``: ``completed``, ``rejected``, ``failed``, ``canceled`` (counts),
   ``duration_ms``, ``request_throughput_rps`` (completed / s), ``output_token_throughput_tps``
   (tokens / s), ``gpu_hours``, and for each of ``ttft_ms``, ``tpot_ms``, ``e2e_ms``,
@@ -38,7 +40,8 @@ __all__ = ["ReplayReport", "REQUEST_FIELDS", "LATENCY_METRICS", "STAT_FIELDS"]
 REQUEST_FIELDS: tuple[str, ...] = (
     "request_id", "status", "reason", "input_tokens", "output_tokens", "cached_tokens",
     "send_ms", "arrival_ms", "first_token_ms", "end_ms", "release_ms", "ttft_ms", "e2e_ms",
-    "tpot_ms", "worker", "preemptions", "session_id", "turn",
+    "tpot_ms", "worker", "prefill_worker", "decode_worker", "transfer_ms", "preemptions",
+    "session_id", "turn",
 )
 
 #: Summary latency metrics (each a stats dict or None), in table order.
@@ -187,7 +190,11 @@ class ReplayReport:
             return ""
         title = f"{model} on {system}"
         workers, tp, perf = m.get("workers"), m.get("tp"), m.get("perf_model")
-        if isinstance(workers, int) and isinstance(tp, int):
+        pools = m.get("pools")
+        if m.get("disaggregated") and isinstance(pools, list):
+            title += ", P/D " + " + ".join(
+                f"{p.get('name')} {p.get('workers')} \u00d7 TP{p.get('tp')}" for p in pools)
+        elif isinstance(workers, int) and isinstance(tp, int):
             title += f", {workers} worker{'s' if workers != 1 else ''} \u00d7 TP{tp}"
         if isinstance(perf, str):
             title += f", {perf} perf model"

@@ -17,7 +17,8 @@ const (
 
 // attnGrid is one attention table restricted to a model's heads per GPU,
 // head_dim and KV dtype (window 0 = full attention): latency (s) on a
-// batch × length grid, every cell filled (see fill).
+// batch × length grid, every cell filled (see fill) and non-decreasing
+// along both axes (see monotone).
 type attnGrid struct {
 	kind    attnKind
 	batches []float64 // ascending
@@ -159,7 +160,24 @@ func newAttnGrid(rows []attnRow, sel attnSelect) (*attnGrid, error) {
 		}
 	}
 	g.fill()
+	g.monotone()
 	return g, nil
+}
+
+// monotone makes the grid non-decreasing along batch and length (a running
+// maximum): more sequences or longer ones never run faster, whatever the
+// kernel's tile and split heuristics measured.
+func (g *attnGrid) monotone() {
+	for i, row := range g.sec {
+		for j := range row {
+			if j > 0 {
+				row[j] = math.Max(row[j], row[j-1])
+			}
+			if i > 0 {
+				row[j] = math.Max(row[j], g.sec[i-1][j])
+			}
+		}
+	}
 }
 
 // fill completes the grid where the tables stop (large batch × length):

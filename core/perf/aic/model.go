@@ -62,7 +62,8 @@ type Options struct {
 // the roofline.
 //
 // The costs that depend only on x (GEMMs, memory ops, all-reduces,
-// embedding) and on s (logits) are tabulated for x, s ≤ MaxTokens by New, so
+// embedding) and on s (logits) are tabulated for x, s ≤ MaxTokens by New
+// (made non-decreasing in x: a running maximum over the tile-edge dips), so
 // PassTime does two attention lookups and a few array reads; it does not
 // allocate. A Model is immutable after New and safe for concurrent use.
 type Model struct {
@@ -313,6 +314,12 @@ func (m *Model) tabulate(maxTokens int) {
 	for x := 1; x < n; x++ {
 		m.gemmNs[x], m.memNs[x], m.arNs[x], m.embedNs[x] = m.tokenCosts(float64(x))
 		m.logitsNs[x] = m.logitsCost(float64(x))
+		// Measured kernels dip at tile edges (m = 33 can beat m = 32); a
+		// bigger pass must never be cheaper, or the scheduler would profit
+		// from padding. Keep the running maximum.
+		m.gemmNs[x] = math.Max(m.gemmNs[x], m.gemmNs[x-1])
+		m.arNs[x] = math.Max(m.arNs[x], m.arNs[x-1])
+		m.logitsNs[x] = math.Max(m.logitsNs[x], m.logitsNs[x-1])
 	}
 }
 

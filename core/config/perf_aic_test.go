@@ -1,0 +1,51 @@
+package config
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+const aicTraffic = `
+traffic:
+  source: {type: synthetic, num_requests: 10, isl: 1024, osl: 128}
+  load: {mode: concurrency, concurrency: 4}
+`
+
+// TestPerfAICAndQuantization covers issue 5's spec fields: source aic needs a
+// database; backend_version defaults to DefaultAICBackendVersion; a given
+// quantization block gets DefaultKVCacheDtype; errors carry dotted paths.
+func TestPerfAICAndQuantization(t *testing.T) {
+	s, err := DecodeYAML([]byte(`engine: {model: m, system: h100_sxm, perf: {source: aic, database: /db},
+  quantization: {weights: fp8}}` + aicTraffic))
+	require.NoError(t, err)
+	assert.Equal(t, DefaultAICBackendVersion, s.Engine.Perf.BackendVersion)
+	assert.Equal(t, "fp8", s.Engine.Quantization.Weights)
+	assert.Equal(t, DefaultKVCacheDtype, s.Engine.Quantization.KVCache)
+
+	s, err = DecodeYAML([]byte(`engine: {model: m, system: h100_sxm}` + aicTraffic))
+	require.NoError(t, err)
+	assert.Nil(t, s.Engine.Quantization, "absent stays absent (checkpoint weights, bf16 KV)")
+
+	bad := []struct{ engine, field, msg string }{
+		{`{model: m, system: h100_sxm, perf: {source: aic}}`, "engine.perf.database", "is required"},
+		{`{model: m, system: h100_sxm, perf: {source: aic, database: /db, backend_version: latest}}`, "engine.perf.backend_version", "not a version"},
+		{`{model: m, system: h100_sxm, perf: {source: aic, database: /db, compute_efficiency: 0.5}}`, "engine.perf", "belong to source roofline"},
+		{`{model: m, system: h100_sxm, perf: {source: roofline, database: /db}}`, "engine.perf", "belong to source aic"},
+		{`{model: m, system: h100_sxm, perf: {source: aic, database: /db, pass_overhead_us: -1}}`, "engine.perf.pass_overhead_us", "≥ 0"},
+		{`{model: m, system: h100_sxm, quantization: {weights: int4}}`, "engine.quantization.weights", "int4"},
+		{`{model: m, system: h100_sxm, quantization: {kv_cache: fp8_block}}`, "engine.quantization.kv_cache", "fp8_block"},
+	}
+	for _, tc := range bad {
+		t.Run(tc.field, func(t *testing.T) {
+			_, err := DecodeYAML([]byte("engine: " + tc.engine + aicTraffic))
+			var ce *Error
+			require.True(t, errors.As(err, &ce), "%v", err)
+			assert.Equal(t, tc.field, ce.Field)
+			assert.True(t, strings.Contains(ce.Msg, tc.msg), ce.Msg)
+		})
+	}
+}

@@ -1,0 +1,48 @@
+// Package aic is the measured perf source ("aic-v1"): it prices an engine
+// pass from the AIConfigurator-format kernel tables (parquet, zstd) of a
+// system, backend and version — GEMM, context attention, generation
+// attention and the CUDA-graph custom all-reduce — and implements
+// perf.Model (DESIGN.md §5; ../shared/notes/perf-tables.md).
+//
+// # Reading order
+//
+//  1. model.go: Model, New and PassTime — the pass formula with units, what
+//     is tabulated per (model, TP) and what is looked up per pass.
+//  2. database.go and version.go: where a table is read from. The version
+//     asked for, else the nearest (ties to the newer); reuse.yaml redirects
+//     win over a file in the same folder; knownBad tables (h200_sxm 0.19.0
+//     context attention) count as missing. Source records the choice and
+//     Model.Metadata puts it in the report.
+//  3. tables.go: the parquet rows, read once per process and path
+//     (tableCache, the package's only shared state: immutable once loaded),
+//     duplicates dropped keeping the first row.
+//  4. gemm.go, attention.go, allreduce.go: the lookups. GEMM: linear in m
+//     at a measured (n, k) site, the bilinear log2(n), log2(k) blend of the
+//     neighbouring sites' efficiencies elsewhere. Attention: a batch ×
+//     length grid for the model's heads per GPU (the nearest measured head
+//     pair scaled when missing), √latency along the length for context
+//     attention, holes where the tables stop filled by efficiency.
+//     All-reduce: linear in message size.
+//  5. interp.go: bracket/lerp and keepEfficiency, the one extrapolation
+//     rule: outside the measured range keep the nearest point's
+//     measured/roofline ratio and scale the query's roofline; never return
+//     less than the roofline.
+//
+// # Contracts
+//
+//   - PassTime returns ns ≥ 1, does not allocate, and costs two attention
+//     lookups and a few array reads (BenchmarkAICPassTime ≈ 0.15 µs).
+//   - A bigger pass is never cheaper: the tabulated token costs and the
+//     attention grids are non-decreasing (TestParityMonotone).
+//   - A GEMM on a measured row returns that row's time
+//     (TestGEMMOnATableRowReturnsThatRow); the perf-tables.md sanity values
+//     hold (TestSanityValues).
+//   - Pass times are pinned in tests/goldens/perf_parity.json
+//     (core/perf/parity); a formula change bumps Name or re-pins with a
+//     stated reason.
+//
+// # Units
+//
+// Tables are in ms; lookups work in seconds; PassTime and Breakdown in ns.
+// Message sizes are bf16 elements, memory in bytes, rates in FLOP/s and B/s.
+package aic

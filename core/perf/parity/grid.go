@@ -1,0 +1,96 @@
+package parity
+
+import (
+	"fmt"
+
+	"github.com/aisimulate/aisimulate/core/hardware"
+	"github.com/aisimulate/aisimulate/core/model"
+	"github.com/aisimulate/aisimulate/core/perf"
+	"github.com/aisimulate/aisimulate/core/perf/aic"
+)
+
+// Shape is one batch shape of the grid.
+type Shape struct {
+	Name  string
+	Batch perf.Batch
+}
+
+// Shapes are the batch shapes priced at every grid point.
+func Shapes() []Shape {
+	decodes := func(n, kv int) []int {
+		out := make([]int, n)
+		for i := range out {
+			out[i] = kv
+		}
+		return out
+	}
+	return []Shape{
+		{"prefill_2048", perf.Batch{Prefill: []perf.Chunk{{NewTokens: 2048}}, Samplers: 1}},
+		{"prefill_512_after_1536", perf.Batch{Prefill: []perf.Chunk{{NewTokens: 512, PrefixTokens: 1536}}, Samplers: 1}},
+		{"prefill_4x1024", perf.Batch{Prefill: []perf.Chunk{{NewTokens: 1024}, {NewTokens: 1024}, {NewTokens: 1024}, {NewTokens: 1024}}, Samplers: 4}},
+		{"decode_1_kv100", perf.Batch{DecodeKVLens: decodes(1, 100), Samplers: 1}},
+		{"decode_32_kv1024", perf.Batch{DecodeKVLens: decodes(32, 1024), Samplers: 32}},
+		{"decode_256_kv3000", perf.Batch{DecodeKVLens: decodes(256, 3000), Samplers: 256}},
+		{"mixed_1024_plus_16_kv2048", perf.Batch{Prefill: []perf.Chunk{{NewTokens: 1024, PrefixTokens: 0}}, DecodeKVLens: decodes(16, 2048), Samplers: 16}},
+	}
+}
+
+// Point is one (model, weights, system, TP) deployment of the grid.
+type Point struct {
+	Model   string
+	Weights model.Dtype
+	System  string
+	TP      int
+}
+
+// Key names a point and source in the golden file.
+func (p Point) Key(source string) string {
+	return fmt.Sprintf("%s|%s|%s|%s|tp%d", source, p.Model, p.Weights, p.System, p.TP)
+}
+
+// Points is the deployment grid.
+func Points() []Point {
+	var out []Point
+	for _, m := range []struct {
+		name string
+		w    model.Dtype
+	}{
+		{"Qwen/Qwen3-32B", model.BF16}, {"Qwen/Qwen3-32B-FP8", model.FP8Block},
+		{"meta-llama/Meta-Llama-3.1-8B", model.BF16}, {"meta-llama/Meta-Llama-3.1-8B", model.FP8},
+	} {
+		for _, sys := range []string{"h100_sxm", "h200_sxm"} {
+			for _, tp := range []int{1, 2, 8} {
+				out = append(out, Point{m.name, m.w, sys, tp})
+			}
+		}
+	}
+	return out
+}
+
+// AICVersion is the table version the aic goldens use.
+const AICVersion = "0.24.0"
+
+// Models builds both perf sources of a point: the roofline with its
+// default parameters, and aic on the tables under db (nil when db is "").
+func Models(p Point, modelDir, db string) (roof, measured perf.Model, err error) {
+	arch, err := model.Load(p.Model, modelDir)
+	if err != nil {
+		return nil, nil, err
+	}
+	sys, ok := hardware.Builtin(p.System)
+	if !ok {
+		return nil, nil, fmt.Errorf("unknown system %s", p.System)
+	}
+	rl, err := perf.NewRoofline(arch, sys, perf.RooflineOptions{TP: p.TP, WeightDtype: p.Weights})
+	if err != nil {
+		return nil, nil, err
+	}
+	if db == "" {
+		return rl, nil, nil
+	}
+	m, err := aic.New(arch, sys, aic.Options{Database: db, Version: AICVersion, TP: p.TP, WeightDtype: p.Weights})
+	if err != nil {
+		return nil, nil, err
+	}
+	return rl, m, nil
+}

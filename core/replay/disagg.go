@@ -1,0 +1,114 @@
+package replay
+
+import (
+	"fmt"
+
+	"github.com/aisimulate/aisimulate/core/engine"
+	"github.com/aisimulate/aisimulate/core/report"
+)
+
+// The P/D flow (DESIGN.md §4, issue 4):
+//
+//	arrive ─► prefill worker (prefix cache of that worker; KV held after the
+//	          prompt is computed) ─► handoff: pick a decode worker, reserve its
+//	          blocks (waiting FIFO if they are not free) ─► transfer of
+//	          prompt × KV bytes per token / bandwidth + latency ─► the prefill
+//	          worker frees its blocks; the decode worker queues the request ─►
+//	          decode passes produce every client-visible token.
+//
+// A handoff the decode pool can never hold fails; it reaches the client without
+// output when the prefill ends.
+
+// arrivePD places a request on prefill worker w (global id), or rejects it.
+func (m *sim) arrivePD(idx int32, w int) {
+	f := m.flights[idx]
+	rec := &m.records[f.rec]
+	f.pw, f.dw = int32(w), -1
+	rec.PrefillWorker, rec.DecodeWorker = w-m.pools[0].first, -1
+	pre := m.workers[w]
+	prompt, output := f.eng.Prompt, f.eng.Output
+	// The prompt must fit the prefill worker; prompt + output must fit the model.
+	reason := pre.CheckFits(prompt, 0)
+	if max := m.pools[0].cfg.MaxModelLen; prompt+output > max {
+		reason = fmt.Sprintf("prompt (%d) + output (%d) tokens exceed max_model_len (%d)", prompt, output, max)
+	}
+	if reason != "" {
+		rec.Reason = reason
+		m.end(idx, report.StatusRejected)
+		return
+	}
+	// The prefill worker computes the prompt and keeps its KV for the transfer;
+	// the decode side produces all output (a prompt-only request ends here).
+	f.eng.Output, f.eng.HoldKV = 0, output > 0
+	f.dec = engine.Request{ID: int64(idx), Prompt: prompt + 1, Output: output}
+	pre.Add(&f.eng)
+}
+
+// prefillDone handles a prefill pass's finished prompts: each is handed off.
+func (m *sim) prefillDone(outs []engine.Out) {
+	for _, o := range outs {
+		if o.Kind != engine.OutFinished {
+			panic("replay: a prefill worker produced a client token")
+		}
+		m.handoff(int32(o.Req.ID))
+	}
+}
+
+// handoff moves a prompt whose prefill ended at m.now toward a decode worker.
+func (m *sim) handoff(idx int32) {
+	f := m.flights[idx]
+	if f.dec.Output == 0 { // prompt only: nothing to decode
+		m.end(idx, report.StatusCompleted)
+		return
+	}
+	dp := m.pools[1]
+	w := dp.place()
+	f.dw = int32(w)
+	rec := &m.records[f.rec]
+	rec.DecodeWorker, rec.Worker = w-dp.first, w-dp.first
+	if reason := m.workers[w].CheckHandoff(f.eng.Prompt, f.dec.Output); reason != "" {
+		m.workers[f.pw].ReleaseHeld(&f.eng)
+		rec.Reason = reason
+		m.end(idx, report.StatusFailed)
+		return
+	}
+	local := w - dp.first
+	dp.pending[local]++
+	if len(dp.handoffs[local]) == 0 && m.workers[w].Reserve(&f.dec, f.eng.Prompt) {
+		m.startTransfer(idx)
+		return
+	}
+	dp.handoffs[local] = append(dp.handoffs[local], idx)
+}
+
+// retryHandoffs reserves blocks for waiting handoffs of decode worker w, in
+// order, after its pass freed blocks.
+func (m *sim) retryHandoffs(w int) {
+	dp := m.poolOf[w]
+	local := w - dp.first
+	q := dp.handoffs[local]
+	n := 0
+	for n < len(q) && m.workers[w].Reserve(&m.flights[q[n]].dec, m.flights[q[n]].eng.Prompt) {
+		m.startTransfer(q[n])
+		n++
+	}
+	if n > 0 {
+		dp.handoffs[local] = append(q[:0], q[n:]...)
+	}
+}
+
+// startTransfer: the decode blocks are reserved; the prompt's KV moves now.
+func (m *sim) startTransfer(idx int32) {
+	f := m.flights[idx]
+	d := m.dep.transferNs(f.eng.Prompt)
+	m.records[f.rec].TransferNs = d
+	m.h.push(m.now+d, phaseTransfer, evTransferEnd, idx)
+}
+
+// transferEnd: the KV is on the decode worker; the prefill worker frees it.
+func (m *sim) transferEnd(idx int32) {
+	f := m.flights[idx]
+	m.workers[f.pw].ReleaseHeld(&f.eng)
+	m.poolOf[f.dw].pending[int(f.dw)-m.poolOf[f.dw].first]--
+	m.workers[f.dw].Add(&f.dec)
+}

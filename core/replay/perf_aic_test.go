@@ -1,0 +1,61 @@
+package replay
+
+import (
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/aisimulate/aisimulate/core/config"
+	"github.com/aisimulate/aisimulate/core/perf/aic"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestBuildAICDeployment wires engine.perf source aic and
+// engine.quantization: the perf model is aic with its table provenance in
+// the metadata, and the KV capacity follows the chosen KV dtype (fp8 holds
+// twice the tokens of bf16 in the same budget, ± one block of rounding).
+func TestBuildAICDeployment(t *testing.T) {
+	_, file, _, _ := runtime.Caller(0)
+	shared := filepath.Join(filepath.Dir(file), "..", "..", "..", "shared", "data", "aic")
+	if _, err := os.Stat(filepath.Join(shared, "systems", "data")); err != nil {
+		t.Skip("shared perf tables not found")
+	}
+	build := func(kv string) *deployment {
+		s, err := config.DecodeYAML([]byte(specYAML(shared, kv)))
+		require.NoError(t, err)
+		d, err := buildDeployment(s)
+		require.NoError(t, err)
+		return d
+	}
+	bf, f8 := build("bf16"), build("fp8")
+	m, ok := f8.pools[0].perf.(*aic.Model)
+	require.True(t, ok)
+	assert.Equal(t, "0.14.0", m.Sources()[0].Version, "0.12.0 is not measured: nearest")
+	assert.InDelta(t, 2*bf.pools[0].cfg.NumBlocks, f8.pools[0].cfg.NumBlocks, 1)
+	assert.Equal(t, "fp8", string(f8.arch.WeightDtype))
+
+	s, err := config.DecodeYAML([]byte(strings.Replace(specYAML(shared, "fp8"), "num_requests: 1", "num_requests: 2", 1)))
+	require.NoError(t, err)
+	rep, err := Run(s)
+	require.NoError(t, err)
+	assert.Contains(t, rep.Metadata, "perf_metadata")
+	assert.Equal(t, "fp8", rep.Metadata["kv_cache_dtype"])
+	assert.Equal(t, "aic-v1", rep.Metadata["perf_model"])
+}
+
+func specYAML(shared, kv string) string {
+	return `engine:
+  model: Qwen/Qwen3-32B
+  model_config_dir: ` + filepath.Join(shared, "model_configs") + `
+  system: h100_sxm
+  perf: {source: aic, database: ` + filepath.Join(shared, "systems") + `, backend_version: "0.12.0"}
+  quantization: {weights: fp8, kv_cache: ` + kv + `}
+  workers: {aggregated: {tp: 2}}
+traffic:
+  source: {type: synthetic, num_requests: 1, isl: 10, osl: 2}
+  load: {mode: concurrency, concurrency: 1}
+`
+}

@@ -1,0 +1,43 @@
+package replay
+
+import "github.com/aisimulate/aisimulate/core/engine"
+
+// poolRT is a pool at run time: its workers (global ids first … first+count−1)
+// and placement state.
+type poolRT struct {
+	*pool
+	workers []*engine.Worker
+	first   int // global id of workers[0]
+	rr      int // round-robin cursor
+
+	// decode pool only, per worker: flights whose KV waits for free blocks
+	// (FIFO), and handoffs placed on it but not yet queued in the engine.
+	handoffs [][]int32
+	pending  []int
+}
+
+// place picks a worker for a new request and returns its global id:
+// round_robin cycles; least_outstanding takes the worker with the fewest
+// requests on it (waiting, running, or handed off to it), the lowest id on ties.
+func (p *poolRT) place() int {
+	if p.placement == "least_outstanding" {
+		best, load := 0, p.load(0)
+		for i := 1; i < len(p.workers); i++ {
+			if l := p.load(i); l < load {
+				best, load = i, l
+			}
+		}
+		return p.first + best
+	}
+	w := p.rr
+	p.rr = (p.rr + 1) % len(p.workers)
+	return p.first + w
+}
+
+func (p *poolRT) load(i int) int {
+	n := p.workers[i].Outstanding()
+	if p.pending != nil {
+		n += p.pending[i]
+	}
+	return n
+}
