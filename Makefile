@@ -14,7 +14,7 @@ export PATH := $(TOOLS):$(PATH)
 export CGO_LDFLAGS_ALLOW := -fwrapv
 export PYTHONPATH := $(CURDIR)/python
 
-.PHONY: build venv tools test gotest pytest demo quickstart bench clean
+.PHONY: build venv tools test gotest pytest demo quickstart bench goldens accuracy clean
 
 build: $(SO_STAMP)
 
@@ -23,7 +23,7 @@ venv: $(VENV)/.stamp
 $(VENV)/.stamp: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(VPY) -m pip install -q --upgrade pip
-	$(VPY) -m pip install -q "pybindgen>=0.22" "pytest>=7.2" "pyyaml>=6.0" "numpy>=1.24" "pandas>=2.0"
+	$(VPY) -m pip install -q "pybindgen>=0.22" "pytest>=7.2" "pyyaml>=6.0" "numpy>=1.24" "pandas>=2.0" "matplotlib>=3.7"
 	touch $@
 
 # gopy and goimports, pinned in go.mod with the `tool` directive.
@@ -57,6 +57,15 @@ demo: build
 
 quickstart: build
 	$(VPY) -m aisimulate replay --config examples/quickstart.yaml
+
+# Re-pin the parity goldens (tests/goldens/*.json) on purpose; say why in the commit.
+goldens:
+	AISIMULATE_UPDATE_GOLDENS=1 go test ./core/perf/parity/ -run TestParityGoldens -count=1
+
+# Accuracy against the silicon dev rows, both perf sources (out/accuracy-*/).
+accuracy: build
+	$(VPY) scripts/accuracy.py --silicon ../shared/data/silicon/vllm_dense_dev.csv --perf aic --out out/accuracy-aic
+	$(VPY) scripts/accuracy.py --silicon ../shared/data/silicon/vllm_dense_dev.csv --perf roofline --out out/accuracy-roofline
 
 bench: build
 	go test -run '^$$' -bench . -benchmem ./core/...

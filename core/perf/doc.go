@@ -16,6 +16,9 @@
 //     documents the defaults.
 //  4. memory.go: PlanMemory and KVCapacityBlocks, vLLM's KV budget
 //     (utilization × HBM − weights − activations − NCCL − reserve).
+//  5. aic/ (sub-package): the measured source ("aic-v1"), pass times from
+//     the AIConfigurator kernel tables; parity/ pins both sources' pass
+//     times (tests/goldens/perf_parity.json).
 //
 // Sources: DESIGN.md §5 and ../shared/notes/perf-tables.md ("A dense
 // decoder pass", "Roofline bounds", "Memory → KV capacity").

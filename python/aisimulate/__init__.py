@@ -56,4 +56,4 @@ def replay(src: str | os.PathLike[str] | Mapping[str, Any] | Spec) -> ReplayRepo
         ImportError: the native core has not been built (``make build``).
     """
     spec = load_config(src)
-    return ReplayReport.from_dict(_native.call("Run", spec.to_json(), "report"))
+    return ReplayReport.from_columnar(_native.call("RunColumnar", spec.to_json(), "report"))

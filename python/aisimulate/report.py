@@ -83,13 +83,57 @@ class ReplayReport:
     :meth:`from_dict`; :func:`aisimulate.replay` does that for you.
     """
 
-    __slots__ = ("summary", "requests", "metadata")
+    __slots__ = ("summary", "metadata", "_requests", "_columns")
 
     def __init__(self, summary: Mapping[str, Any], requests: Iterable[Mapping[str, Any]],
                  metadata: Mapping[str, Any] | None = None) -> None:
         self.summary: dict[str, Any] = dict(summary)
-        self.requests: list[dict[str, Any]] = sorted((_ordered(r) for r in requests), key=_sort_key)
+        self._requests: list[dict[str, Any]] | None = sorted(
+            (_ordered(r) for r in requests), key=_sort_key)
+        self._columns: dict[str, Any] | None = None
         self.metadata: dict[str, Any] = dict(metadata or {})
+
+    @property
+    def requests(self) -> list[dict[str, Any]]:
+        """Per-request dicts in ``request_id`` order (built on first use from the
+        columns when the report came from the core)."""
+        if self._requests is None:
+            self._requests = _columns_to_records(self._columns)
+        return self._requests
+
+    @classmethod
+    def from_columnar(cls, report: Mapping[str, Any]) -> "ReplayReport":
+        """Build a report from the core's columnar result (``pybind.RunColumnar``):
+        ``{"metadata", "summary", "columns": {n, columns, statuses, reasons}, "data"}``
+        where ``data`` is base64 of little-endian column arrays (a null is NaN in a
+        float column, -1 in an index column). Columns become numpy arrays, sorted by
+        ``request_id``; per-request dicts are only built if :attr:`requests` is read.
+
+        Raises:
+            ValueError: the result is not well formed.
+        """
+        import base64
+
+        import numpy as np
+
+        summary, layout = report.get("summary"), report.get("columns")
+        if not isinstance(summary, Mapping) or not isinstance(layout, Mapping):
+            raise ValueError("columnar report needs 'summary' and 'columns' objects")
+        buf = base64.b64decode(report.get("data") or "")
+        n = int(layout["n"])
+        cols: dict[str, Any] = {}
+        for c in layout["columns"]:
+            cols[c["name"]] = np.frombuffer(buf, dtype=np.dtype(c["dtype"]), count=n,
+                                            offset=int(c["offset"]))
+        order = np.argsort(cols["request_id"], kind="stable")
+        if n and not np.all(order[:-1] < order[1:]):
+            cols = {k: v[order] for k, v in cols.items()}
+        cols["_statuses"] = list(layout.get("statuses") or [])
+        cols["_reasons"] = list(layout.get("reasons") or [])
+        self = cls.__new__(cls)
+        self.summary, self.metadata = dict(summary), dict(report.get("metadata") or {})
+        self._requests, self._columns = None, cols
+        return self
 
     @classmethod
     def from_dict(cls, report: Mapping[str, Any]) -> "ReplayReport":
@@ -128,6 +172,8 @@ class ReplayReport:
         except ImportError as exc:
             raise ImportError("ReplayReport.to_pandas() needs pandas: "
                               "pip install 'aisimulate[pandas]' (or pandas>=2.0)") from exc
+        if self._columns is not None and self._requests is None:
+            return _columns_to_pandas(pd, self._columns)
         columns = list(REQUEST_FIELDS)
         for r in self.requests:
             for k in r:
@@ -261,3 +307,53 @@ def _fmt_small(v: Any) -> str:
     if v != 0 and abs(v) < 0.01:
         return f"{v:.3e}"
     return f"{v:.4f}"
+
+
+# --- columnar results -------------------------------------------------------------------
+
+#: Index columns where -1 means null (no reason, no worker, no session).
+_INDEX_COLUMNS = ("worker", "prefill_worker", "decode_worker", "session_id", "turn")
+
+
+def _columns_to_pandas(pd, cols: Mapping[str, Any]):
+    """A DataFrame straight from the column arrays: floats keep NaN for null, index
+    columns become pandas' nullable Int64, status and reason strings."""
+    import numpy as np
+
+    statuses = np.array(cols["_statuses"], dtype=object)
+    reasons = np.array(list(cols["_reasons"]) + [None], dtype=object)  # -1 → None
+    data: dict[str, Any] = {}
+    for name in REQUEST_FIELDS:
+        v = cols[name]
+        if name == "status":
+            data[name] = statuses[v]
+        elif name == "reason":
+            data[name] = reasons[v]
+        elif name in _INDEX_COLUMNS:
+            data[name] = pd.array(np.where(v < 0, 0, v), dtype="Int64")
+            data[name][v < 0] = pd.NA
+        else:
+            data[name] = v
+    return pd.DataFrame(data, columns=list(REQUEST_FIELDS))
+
+
+def _columns_to_records(cols: Mapping[str, Any] | None) -> list[dict[str, Any]]:
+    """Per-request dicts (REQUEST_FIELDS order; None for nulls) from the column arrays."""
+    if cols is None:
+        return []
+    import math
+
+    statuses, reasons = cols["_statuses"], cols["_reasons"]
+    lists = {}
+    for name in REQUEST_FIELDS:
+        values = cols[name].tolist()
+        if name == "status":
+            values = [statuses[v] for v in values]
+        elif name == "reason":
+            values = [None if v < 0 else reasons[v] for v in values]
+        elif name in _INDEX_COLUMNS:
+            values = [None if v < 0 else v for v in values]
+        elif cols[name].dtype.kind == "f":
+            values = [None if math.isnan(v) else v for v in values]
+        lists[name] = values
+    return [dict(zip(REQUEST_FIELDS, row)) for row in zip(*(lists[k] for k in REQUEST_FIELDS))]

@@ -1,0 +1,69 @@
+#!/usr/bin/env python3
+"""Accuracy harness: predicted vs measured mean TTFT and TPOT on a silicon CSV.
+
+Usage:
+    python scripts/accuracy.py --silicon ../shared/data/silicon/vllm_dense_dev.csv \
+        [--perf aic|roofline] [--out DIR] [--jobs N]
+
+Writes DIR/rows.csv (one line per input row: ok or skipped with a reason),
+DIR/mape.csv and DIR/predicted_vs_measured.png, and prints the MAPE table per
+(model, system, TP) and overall. How rows are simulated and how warm-up is treated:
+the docstring of python/aisimulate/accuracy.py. Exit 0 on success, 2 on bad input.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "python"))
+
+from aisimulate import accuracy  # noqa: E402
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--silicon", required=True, help="silicon CSV (schema of vllm_dense_dev.csv)")
+    ap.add_argument("--perf", choices=("aic", "roofline"), default="aic", help="perf source (default aic)")
+    ap.add_argument("--out", default="out/accuracy", help="output folder (default out/accuracy)")
+    ap.add_argument("--aliases", default=None,
+                    help="model_aliases.csv (default: beside the silicon CSV, else the shared one)")
+    ap.add_argument("--model-configs", default=str(accuracy.DEFAULT_MODEL_CONFIGS),
+                    help="folder of Org--Name_config.json files")
+    ap.add_argument("--database", default=str(accuracy.DEFAULT_DATABASE), help="aic perf tables root")
+    ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="parallel processes")
+    args = ap.parse_args(argv)
+
+    t0 = time.perf_counter()
+    silicon = Path(args.silicon)
+    aliases_path = Path(args.aliases) if args.aliases else silicon.parent / "model_aliases.csv"
+    if not aliases_path.is_file():
+        aliases_path = accuracy.SHARED_DATA / "silicon" / "model_aliases.csv"
+    try:
+        rows = accuracy.read_silicon(silicon)
+        aliases = accuracy.load_aliases(aliases_path)
+    except (OSError, ValueError) as exc:
+        print(f"accuracy: {exc}", file=sys.stderr)
+        return 2
+    results = accuracy.evaluate(rows, perf=args.perf, aliases=aliases, model_configs=args.model_configs,
+                                database=args.database, jobs=max(1, args.jobs))
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    accuracy.write_rows(results, out / "rows.csv")
+    table = accuracy.mape_table(results)
+    accuracy.write_mape(table, out / "mape.csv")
+    skipped = [r for r in results if r.status != "ok"]
+    accuracy.write_plot(results, out / "predicted_vs_measured.png",
+                        f"{silicon.name}: perf {args.perf}")
+    print(accuracy.format_mape(table, len(skipped), args.perf))
+    for r in skipped:
+        print(f"  skipped {r.id}: {r.reason}")
+    print(f"wall time {time.perf_counter() - t0:.1f} s; outputs in {out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,82 @@
+"""The accuracy harness (scripts/accuracy.py, aisimulate.accuracy) on a three-row slice."""
+
+from __future__ import annotations
+
+import csv
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from aisimulate import accuracy
+
+REPO = Path(__file__).resolve().parent.parent
+SILICON = accuracy.SHARED_DATA / "silicon" / "vllm_dense_dev.csv"
+ALIASES = accuracy.SHARED_DATA / "silicon" / "model_aliases.csv"
+
+pytestmark = pytest.mark.skipif(not SILICON.is_file(), reason="shared silicon data not found")
+
+
+@pytest.fixture
+def slice_csv(tmp_path) -> Path:
+    """Three dev rows (Qwen3-32B, 1024/128, c8, TP 2/4/8) plus one unknown model."""
+    rows = accuracy.read_silicon(SILICON)[:3]
+    bad = dict(rows[0], id="unknown_model_row", model_path="acme/NotAModel")
+    path = tmp_path / "slice.csv"
+    with open(path, "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=list(rows[0].keys()))
+        w.writeheader()
+        w.writerows(rows + [bad])
+    return path
+
+
+def test_script_writes_rows_mape_and_plot(tmp_path, slice_csv):
+    out = tmp_path / "out"
+    proc = subprocess.run([sys.executable, str(REPO / "scripts" / "accuracy.py"), "--silicon", str(slice_csv),
+                           "--perf", "aic", "--out", str(out), "--aliases", str(ALIASES), "--jobs", "1"],
+                          capture_output=True, text=True, check=True)
+    assert "overall" in proc.stdout and "TPOT MAPE" in proc.stdout
+    with open(out / "rows.csv", newline="") as f:
+        rows = list(csv.DictReader(f))
+    assert [r["status"] for r in rows] == ["ok", "ok", "ok", "skipped"]
+    for col in ("id", "status", "reason", "silicon_ttft_ms", "silicon_tpot_ms",
+                "predicted_ttft_ms", "predicted_tpot_ms"):
+        assert col in rows[0]
+    assert "unknown model 'acme/NotAModel'" in rows[3]["reason"]
+    assert all(float(r["predicted_tpot_ms"]) > 0 for r in rows[:3])
+    assert "gemm_perf@0.14.0" in rows[0]["tables"]  # 0.12.0 rows: nearest tables
+    assert (out / "predicted_vs_measured.png").stat().st_size > 1000
+    with open(out / "mape.csv", newline="") as f:
+        mape = list(csv.DictReader(f))
+    assert mape[-1]["model"] == "overall" and mape[-1]["rows"] == "3"
+
+
+def test_mape_is_mean_absolute_percentage_error():
+    r = [accuracy.RowResult(id="a", status="ok", model="m", system="s", tp=1, silicon_ttft_ms=100,
+                            silicon_tpot_ms=10, predicted_ttft_ms=110, predicted_tpot_ms=9),
+         accuracy.RowResult(id="b", status="ok", model="m", system="s", tp=1, silicon_ttft_ms=200,
+                            silicon_tpot_ms=20, predicted_ttft_ms=170, predicted_tpot_ms=20),
+         accuracy.RowResult(id="c", status="skipped", reason="x")]
+    table = accuracy.mape_table(r)
+    # TTFT: (10 % + 15 %) / 2 = 12.5 %; TPOT: (10 % + 0 %) / 2 = 5 %
+    assert table[-1]["ttft_mape_pct"] == pytest.approx(12.5)
+    assert table[-1]["tpot_mape_pct"] == pytest.approx(5.0)
+    assert table[-1]["rows"] == 2
+
+
+def test_row_spec_warmup_and_precision():
+    rows = accuracy.read_silicon(SILICON)
+    aliases = accuracy.load_aliases(ALIASES)
+    fp8 = next(r for r in rows if r["precision"] == "fp8" and r["model_path"] == "Qwen/Qwen3-32B")
+    spec, warm, measured = accuracy.row_spec(fp8, perf="aic", aliases=aliases,
+                                             model_configs=accuracy.DEFAULT_MODEL_CONFIGS,
+                                             database=accuracy.DEFAULT_DATABASE)
+    c = int(fp8["batch_size"])
+    assert warm == c and measured % c == 0 and measured >= accuracy.MIN_MEASURED
+    assert spec["traffic"]["source"]["num_requests"] == warm + measured + c  # + drain wave
+    assert spec["engine"]["quantization"] == {"weights": "fp8", "kv_cache": "fp8"}
+    assert spec["engine"]["scheduler"]["enable_prefix_caching"] is False
+    with pytest.raises(ValueError, match="only aggregated"):
+        accuracy.row_spec(dict(fp8, mode="disagg"), perf="aic", aliases=aliases,
+                          model_configs=accuracy.DEFAULT_MODEL_CONFIGS, database=accuracy.DEFAULT_DATABASE)

@@ -1,0 +1,41 @@
+"""Roofline calibration: a re-fit on a small slice recovers known parameters."""
+
+from __future__ import annotations
+
+import pytest
+
+from aisimulate import accuracy
+from aisimulate.calibration import fit_roofline, fitted_roofline
+
+SILICON = accuracy.SHARED_DATA / "silicon" / "vllm_dense_dev.csv"
+ALIASES = accuracy.SHARED_DATA / "silicon" / "model_aliases.csv"
+
+pytestmark = pytest.mark.skipif(not SILICON.is_file(), reason="shared silicon data not found")
+
+
+def test_stored_fit_has_provenance():
+    fit = fitted_roofline()
+    assert set(fit["params"]) == {"compute_efficiency", "memory_efficiency", "pass_overhead_us"}
+    for key in ("data", "command", "date"):
+        assert fit["provenance"][key]
+    assert 0 < fit["params"]["compute_efficiency"] <= 1
+
+
+def test_refit_recovers_the_stored_parameters():
+    # GIVEN "measurements" made by the roofline with the stored parameters on three rows
+    # of different shapes (prefill-heavy, decode-heavy, TP 2/4/8)
+    truth = fitted_roofline()["params"]
+    aliases = accuracy.load_aliases(ALIASES)
+    rows = accuracy.read_silicon(SILICON)
+    pick = [rows[i] for i in (0, 34, 47)]  # 1024/128 c8 TP2, 1024/1024 c16 TP8, 4096/128 c8 TP4
+    made = accuracy.evaluate(pick, perf="roofline", aliases=aliases, perf_overrides=truth)
+    assert all(r.status == "ok" for r in made)
+    synthetic = [dict(row, silicon_ttft_ms=str(r.predicted_ttft_ms), silicon_tpot_ms=str(r.predicted_tpot_ms))
+                 for row, r in zip(pick, made)]
+    # WHEN the fit starts from the roofline defaults
+    fit = fit_roofline(synthetic, aliases=aliases, max_evals=150, tol=1e-9)
+    # THEN it lands on the stored values
+    assert fit.loss < 1e-4
+    assert fit.compute_efficiency == pytest.approx(truth["compute_efficiency"], rel=0.05)
+    assert fit.memory_efficiency == pytest.approx(truth["memory_efficiency"], rel=0.05)
+    assert fit.pass_overhead_us == pytest.approx(truth["pass_overhead_us"], rel=0.05)
