@@ -1,9 +1,9 @@
 package pybind
 
 import (
-	"encoding/base64"
 	"encoding/json"
-	"strings"
+	"fmt"
+	"os"
 
 	"github.com/aisimulate/aisimulate/core/config"
 	"github.com/aisimulate/aisimulate/core/replay"
@@ -30,11 +30,14 @@ func Run(spec string) string {
 	})
 }
 
-// RunColumnar is Run with the per-request records as columns: {"report":
-// {"metadata", "summary", "columns": {n, columns, statuses, reasons}, "data":
-// base64 of the little-endian column buffer}}. Python decodes each column with
-// numpy.frombuffer; this is the bulk path (one string, no per-record parsing).
-func RunColumnar(spec string) string {
+// RunColumnar is Run with the per-request records as columns. It writes the
+// little-endian column buffer to dataPath (a file the caller creates and later
+// deletes) and returns {"report": {"metadata", "summary", "columns": {n,
+// columns, statuses, reasons}}}. Python maps each column with numpy: one file
+// read, no per-record parsing. (gopy strings cannot carry NUL bytes, and a
+// []byte result crosses the boundary one element at a time; base64 inside the
+// JSON cost more than the replay's own bookkeeping.)
+func RunColumnar(spec, dataPath string) string {
 	return guard(func() string {
 		s, err := config.Decode([]byte(spec))
 		if err != nil {
@@ -45,19 +48,14 @@ func RunColumnar(spec string) string {
 			return errorEnvelope(err)
 		}
 		cols := report.ToColumns(rep.Records)
-		head, err := json.Marshal(map[string]any{"metadata": rep.Metadata, "summary": rep.Summary, "columns": cols})
+		if err := os.WriteFile(dataPath, cols.Data, 0o600); err != nil {
+			return errorEnvelope(fmt.Errorf("writing the report columns: %w", err))
+		}
+		head, err := json.Marshal(map[string]any{"report": map[string]any{
+			"metadata": rep.Metadata, "summary": rep.Summary, "columns": cols}})
 		if err != nil {
 			return errorEnvelope(err)
 		}
-		var b strings.Builder
-		b.Grow(len(head) + base64.StdEncoding.EncodedLen(len(cols.Data)) + 32)
-		b.WriteString(`{"report":`)
-		b.Write(head[:len(head)-1]) // reopen the object to append the data
-		b.WriteString(`,"data":"`)
-		enc := base64.NewEncoder(base64.StdEncoding, &b)
-		enc.Write(cols.Data)
-		enc.Close()
-		b.WriteString(`"}}`)
-		return b.String()
+		return string(head)
 	})
 }

@@ -17,6 +17,7 @@ The simulation runs in the native core (Go, built by ``make build`` into
 from __future__ import annotations
 
 import os
+import tempfile
 from typing import Any, Mapping
 
 from . import _native
@@ -56,4 +57,14 @@ def replay(src: str | os.PathLike[str] | Mapping[str, Any] | Spec) -> ReplayRepo
         ImportError: the native core has not been built (``make build``).
     """
     spec = load_config(src)
-    return ReplayReport.from_columnar(_native.call("RunColumnar", spec.to_json(), "report"))
+    # The core writes the per-request columns to a private temporary file: one bulk
+    # read instead of per-record parsing (see pybind.RunColumnar).
+    fd, data_path = tempfile.mkstemp(prefix="aisimulate-", suffix=".cols")
+    os.close(fd)
+    try:
+        head = _native.call("RunColumnar", spec.to_json(), "report", data_path)
+        with open(data_path, "rb") as fh:
+            buf = fh.read()
+    finally:
+        os.unlink(data_path)
+    return ReplayReport.from_columnar(head, buf)

@@ -38,8 +38,9 @@ def pybind() -> ModuleType:
     return _module
 
 
-def call(name: str, payload: str, key: str) -> dict[str, Any]:
-    """Call ``pybind.<name>(payload)`` and return the ``key`` member of its envelope.
+def call(name: str, payload: str, key: str, *extra: str) -> dict[str, Any]:
+    """Call ``pybind.<name>(payload, *extra)`` and return the ``key`` member of its
+    envelope.
 
     Raises:
         ConfigError, DataError, SimulationError: mapped from the error envelope.
@@ -51,7 +52,7 @@ def call(name: str, payload: str, key: str) -> dict[str, Any]:
     if fn is None:
         raise SimulationError(
             f"the native core has no {name}(); rebuild it with `make build`")
-    text = fn(payload)
+    text = fn(payload, *extra)
     try:
         envelope = json.loads(text)
     except (TypeError, ValueError) as exc:

@@ -102,31 +102,30 @@ class ReplayReport:
         return self._requests
 
     @classmethod
-    def from_columnar(cls, report: Mapping[str, Any]) -> "ReplayReport":
+    def from_columnar(cls, report: Mapping[str, Any], buf: bytes) -> "ReplayReport":
         """Build a report from the core's columnar result (``pybind.RunColumnar``):
-        ``{"metadata", "summary", "columns": {n, columns, statuses, reasons}, "data"}``
-        where ``data`` is base64 of little-endian column arrays (a null is NaN in a
-        float column, -1 in an index column). Columns become numpy arrays, sorted by
-        ``request_id``; per-request dicts are only built if :attr:`requests` is read.
+        ``report`` is ``{"metadata", "summary", "columns": {n, columns, statuses,
+        reasons}}`` and ``buf`` the little-endian column arrays it describes (a null is
+        NaN in a float column, -1 in an index column). Columns become numpy arrays,
+        sorted by ``request_id``; per-request dicts are only built if :attr:`requests`
+        is read.
 
         Raises:
             ValueError: the result is not well formed.
         """
-        import base64
-
         import numpy as np
 
         summary, layout = report.get("summary"), report.get("columns")
         if not isinstance(summary, Mapping) or not isinstance(layout, Mapping):
             raise ValueError("columnar report needs 'summary' and 'columns' objects")
-        buf = base64.b64decode(report.get("data") or "")
         n = int(layout["n"])
         cols: dict[str, Any] = {}
         for c in layout["columns"]:
             cols[c["name"]] = np.frombuffer(buf, dtype=np.dtype(c["dtype"]), count=n,
                                             offset=int(c["offset"]))
-        order = np.argsort(cols["request_id"], kind="stable")
-        if n and not np.all(order[:-1] < order[1:]):
+        ids = cols["request_id"]
+        if n > 1 and not bool(np.all(ids[1:] >= ids[:-1])):  # the core sends in id order mostly
+            order = np.argsort(ids, kind="stable")
             cols = {k: v[order] for k, v in cols.items()}
         cols["_statuses"] = list(layout.get("statuses") or [])
         cols["_reasons"] = list(layout.get("reasons") or [])
