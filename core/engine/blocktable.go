@@ -10,28 +10,34 @@ package engine
 // (the table doubles past it, and never holds more entries than the worker has
 // blocks); deletion shifts the probe chain back, so no tombstones accumulate.
 type blockTable struct {
-	keys []uint64
-	vals []int32 // block id, or blockNone for an empty slot
-	mask uint64
-	n    int
+	// key and block id side by side: a probe touches one cache line, not two
+	// (the table is larger than the cache, so every probe is a miss).
+	slots []tableSlot
+	mask  uint64
+	n     int
+}
+
+type tableSlot struct {
+	key uint64
+	val int32 // block id, or blockNone for an empty slot
 }
 
 func newBlockTable() *blockTable { return makeBlockTable(1024) }
 
 func makeBlockTable(slots int) *blockTable {
-	t := &blockTable{keys: make([]uint64, slots), vals: make([]int32, slots), mask: uint64(slots - 1)}
-	for i := range t.vals {
-		t.vals[i] = blockNone
+	t := &blockTable{slots: make([]tableSlot, slots), mask: uint64(slots - 1)}
+	for i := range t.slots {
+		t.slots[i].val = blockNone
 	}
 	return t
 }
 
 // grow doubles the table and re-inserts every entry.
 func (t *blockTable) grow() {
-	bigger := makeBlockTable(2 * len(t.keys))
-	for i, v := range t.vals {
-		if v != blockNone {
-			bigger.put(t.keys[i], v)
+	bigger := makeBlockTable(2 * len(t.slots))
+	for _, e := range t.slots {
+		if e.val != blockNone {
+			bigger.put(e.key, e.val)
 		}
 	}
 	*t = *bigger
@@ -39,28 +45,29 @@ func (t *blockTable) grow() {
 
 func (t *blockTable) get(h uint64) (int32, bool) {
 	for i := h & t.mask; ; i = (i + 1) & t.mask {
-		v := t.vals[i]
-		if v == blockNone {
+		e := &t.slots[i]
+		if e.val == blockNone {
 			return blockNone, false
 		}
-		if t.keys[i] == h {
-			return v, true
+		if e.key == h {
+			return e.val, true
 		}
 	}
 }
 
 // put stores h → id unless h is present; it reports whether it stored.
 func (t *blockTable) put(h uint64, id int32) bool {
-	if 2*(t.n+1) > len(t.keys) {
+	if 2*(t.n+1) > len(t.slots) {
 		t.grow()
 	}
 	for i := h & t.mask; ; i = (i + 1) & t.mask {
-		if t.vals[i] == blockNone {
-			t.keys[i], t.vals[i] = h, id
+		e := &t.slots[i]
+		if e.val == blockNone {
+			*e = tableSlot{h, id}
 			t.n++
 			return true
 		}
-		if t.keys[i] == h {
+		if e.key == h {
 			return false
 		}
 	}
@@ -69,18 +76,18 @@ func (t *blockTable) put(h uint64, id int32) bool {
 // del removes h, which must be present.
 func (t *blockTable) del(h uint64) {
 	i := h & t.mask
-	for t.keys[i] != h || t.vals[i] == blockNone {
+	for t.slots[i].key != h || t.slots[i].val == blockNone {
 		i = (i + 1) & t.mask
 	}
 	// Backward shift: move later entries of the probe chain into the hole when
 	// their home slot is at or before it (cyclically).
-	for j := (i + 1) & t.mask; t.vals[j] != blockNone; j = (j + 1) & t.mask {
-		home := t.keys[j] & t.mask
+	for j := (i + 1) & t.mask; t.slots[j].val != blockNone; j = (j + 1) & t.mask {
+		home := t.slots[j].key & t.mask
 		if (j-home)&t.mask >= (j-i)&t.mask {
-			t.keys[i], t.vals[i] = t.keys[j], t.vals[j]
+			t.slots[i] = t.slots[j]
 			i = j
 		}
 	}
-	t.vals[i] = blockNone
+	t.slots[i].val = blockNone
 	t.n--
 }

@@ -256,3 +256,12 @@ func (w *Worker) CheckHandoff(prompt, output int) string {
 	}
 	return ""
 }
+
+// Reset makes r a new request (id, prompt and output tokens, prefix hashes),
+// keeping the capacity of its block list: a replay reuses Request values for
+// its requests in flight, so that admitting a long prompt does not regrow a
+// fresh block list every time.
+func (r *Request) Reset(id int64, prompt, output int, hashes []uint64) {
+	blocks := r.blocks[:0]
+	*r = Request{ID: id, Prompt: prompt, Output: output, Hashes: hashes, blocks: blocks}
+}

@@ -40,7 +40,7 @@ func (m *sim) arrivePD(idx int32, w int) {
 	// The prefill worker computes the prompt and keeps its KV for the transfer;
 	// the decode side produces all output (a prompt-only request ends here).
 	f.eng.Output, f.eng.HoldKV = 0, output > 0
-	f.dec = engine.Request{ID: int64(idx), Prompt: prompt + 1, Output: output}
+	f.dec.Reset(int64(idx), prompt+1, output, nil)
 	pre.Add(&f.eng)
 }
 

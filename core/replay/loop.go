@@ -235,12 +235,13 @@ func (m *sim) send(idx int32) {
 		RequestID: r.ID, InputTokens: r.InputTokens, SendNs: m.now, ArrivalNs: report.NoTime,
 		FirstTokenNs: report.NoTime, Worker: -1, PrefillWorker: -1, DecodeWorker: -1, SessionID: r.SessionID, Turn: r.Turn,
 	})
-	f.eng = engine.Request{ID: int64(idx), Prompt: r.InputTokens, Output: r.OutputTokens}
-	f.dec = engine.Request{}
+	var hashes []uint64
 	if cfg := &m.pools[0].cfg; cfg.PrefixCaching {
 		f.hashes = workload.BlockHashes(r, cfg.BlockSize, f.hashes)
-		f.eng.Hashes = f.hashes
+		hashes = f.hashes
 	}
+	f.eng.Reset(int64(idx), r.InputTokens, r.OutputTokens, hashes)
+	f.dec.Reset(0, 0, 0, nil)
 	m.h.push(m.now+m.path.SendNs, phaseArrival, evArrival, idx)
 }
 

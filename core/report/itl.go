@@ -1,25 +1,28 @@
 package report
 
 import (
+	"cmp"
 	"math"
 	"slices"
 )
 
-// gapPool is the pooled inter-token latency distribution, kept as exact counts
-// of each gap in ns rather than as one value per token.
+// gapPool is the pooled inter-token latency distribution, kept as runs of equal
+// gaps (value in ns, count) rather than as one value per token.
 //
 // Why: a replay receives tens of millions of tokens, but gaps repeat — every
 // request decoding in the same pass sees the same gap (the pass duration, or the
-// same detokenization job spacing) — so the number of distinct values is about
-// the number of passes. Counting them keeps memory bounded by passes, not
-// tokens, and the run-length cache below turns a pass's worth of equal gaps into
-// one map update. Statistics are the same as over the expanded list.
+// same detokenization job spacing) and a pass's outputs arrive together — so
+// the runs number about the passes, not the tokens. Appending a run is cheaper
+// than a map update; stats sorts the runs once. The statistics equal those of
+// the expanded list.
 type gapPool struct {
-	counts map[int64]int64
-	last   int64 // run-length cache: the current run's value and length
-	lastN  int64
-	n      int64
+	runs  []gapRun
+	last  int64 // the current run
+	lastN int64
+	n     int64
 }
+
+type gapRun struct{ v, n int64 }
 
 func (p *gapPool) add(gapNs int64) {
 	if p.lastN > 0 && gapNs == p.last {
@@ -34,10 +37,7 @@ func (p *gapPool) flush() {
 	if p.lastN == 0 {
 		return
 	}
-	if p.counts == nil {
-		p.counts = make(map[int64]int64)
-	}
-	p.counts[p.last] += p.lastN
+	p.runs = append(p.runs, gapRun{p.last, p.lastN})
 	p.n += p.lastN
 	p.lastN = 0
 }
@@ -49,25 +49,30 @@ func (p *gapPool) stats() *Stats {
 	if p.n == 0 {
 		return nil
 	}
-	vals := make([]int64, 0, len(p.counts))
-	for v := range p.counts {
-		vals = append(vals, v)
+	// merge the runs into distinct values with counts, ascending
+	slices.SortFunc(p.runs, func(a, b gapRun) int { return cmp.Compare(a.v, b.v) })
+	vals, counts := make([]int64, 0, len(p.runs)), make([]int64, 0, len(p.runs))
+	for _, r := range p.runs {
+		if k := len(vals); k > 0 && vals[k-1] == r.v {
+			counts[k-1] += r.n
+		} else {
+			vals, counts = append(vals, r.v), append(counts, r.n)
+		}
 	}
-	slices.Sort(vals)
 	cum := make([]int64, len(vals)) // cum[i] = values ≤ vals[i]
 	sum := 0.0
 	var c int64
 	for i, v := range vals {
-		c += p.counts[v]
+		c += counts[i]
 		cum[i] = c
-		sum += ms(v) * float64(p.counts[v])
+		sum += ms(v) * float64(counts[i])
 	}
 	n := float64(p.n)
 	mean := sum / n
 	ss := 0.0
-	for _, v := range vals {
+	for i, v := range vals {
 		d := ms(v) - mean
-		ss += d * d * float64(p.counts[v])
+		ss += d * d * float64(counts[i])
 	}
 	// at returns the k-th smallest value (0-based) of the expanded list.
 	at := func(k int64) float64 {

@@ -6,6 +6,14 @@ import "math"
 // integers over the 64-bit space before mixing.
 const goldenGamma = 0x9e3779b97f4a7c15
 
+// offsetMul and idMul are odd 64-bit constants (from splitmix64's and
+// murmur3's finalizers) that spread a block's offset and fold several source
+// ids in order before the block's single mix64.
+const (
+	offsetMul = 0xbf58476d1ce4e5b9
+	idMul     = 0xff51afd7ed558ccd
+)
+
 // mix64 is the splitmix64 finalizer (Steele, Lea, Flood, "Fast splittable
 // pseudorandom number generators", OOPSLA 2014; constants of Stafford's
 // variant 13): a bijection on uint64 in which every input bit affects every
@@ -36,8 +44,8 @@ func combine(h, v uint64) uint64 {
 // ⌊L / bs⌋ entries: partial engine blocks are never hashed, and tokens beyond
 // the source ids cannot be matched. Its hash is
 //
-//	h_j = combine(… combine(combine(h_{j−1}, o_j), id[a_j]) …, id[b_j])
-//	h_{−1} = mix64(S)
+//	h_j = mix64(h_{j−1} ⊕ v_j),  h_{−1} = mix64(S)
+//	v_j = fold(o_j·C_o, id[a_j], …, id[b_j]),  fold(v, id) = v·C_i ⊕ mix64(id + γ)
 //
 // where a_j = ⌊j·bs / S⌋ and b_j = ⌊((j+1)·bs − 1) / S⌋ are the first and last
 // source blocks the range touches and o_j = j·bs − a_j·S is the range's start
@@ -67,14 +75,22 @@ func BlockHashes(r *Request, blockSize int, dst []uint64) []uint64 {
 	if n <= 0 {
 		return dst
 	}
+	// Hot path (every prompt block of every request): the mixed id of a source
+	// block is computed once and reused by each engine block inside it, so an
+	// engine block costs one mix64 (see the formula above).
 	h := mix64(uint64(S))
+	lastK, idMix := -1, uint64(0)
 	for j := 0; j < n; j++ {
 		start := j * bs // (j+1)·bs ≤ limit, so no overflow
 		a, b := start/S, (start+bs-1)/S
-		h = combine(h, uint64(start-a*S))
+		v := uint64(start-a*S) * offsetMul
 		for k := a; k <= b; k++ {
-			h = combine(h, uint64(r.HashIDs[k]))
+			if k != lastK {
+				lastK, idMix = k, mix64(uint64(r.HashIDs[k])+goldenGamma)
+			}
+			v = v*idMul ^ idMix
 		}
+		h = mix64(h ^ v)
 		dst = append(dst, h)
 	}
 	return dst

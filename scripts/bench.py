@@ -1,0 +1,121 @@
+#!/usr/bin/env python3
+"""Time whole replays through the Python API and print one table (issue 6).
+
+Usage: PYTHONPATH=python .venv/bin/python scripts/bench.py [--perf roofline|aic|both] [--quick]
+
+Each workload runs in a fresh process (spawn), so its peak RSS is its own. Columns:
+workload, requests, output tokens, wall s (aisimulate.replay end to end), µs of host
+time per simulated output token, simulated requests per second of wall time, peak
+RSS (MiB), and the Python share: the part of the wall time spent outside the core's
+Run call (config compile, reading the columns).
+"""
+
+from __future__ import annotations
+
+import argparse
+import multiprocessing as mp
+import resource
+import sys
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+TRACE = REPO.parent / "shared" / "data" / "traces" / "mooncake" / "conversation_trace.jsonl"
+AIC_DB = REPO.parent / "shared" / "data" / "aic" / "systems"
+
+
+def engine(model: str, workers: int, tp: int, perf: str, seqs: int = 512) -> dict:
+    e = {"model": model, "system": "h100_sxm", "perf": {"source": perf},
+         "workers": {"aggregated": {"count": workers, "tp": tp}},
+         "scheduler": {"max_num_seqs": seqs, "max_num_batched_tokens": 8192}}
+    if perf == "aic":
+        e["perf"]["database"] = str(AIC_DB)
+    return e
+
+
+def closed_loop(clients: int, per_client: int, perf: str) -> dict:
+    return {"engine": engine("meta-llama/Llama-3.1-8B-Instruct", 8, 1, perf),
+            "traffic": {"source": {"type": "synthetic", "num_requests": clients * per_client,
+                                   "isl": 512, "osl": 128},
+                        "load": {"mode": "concurrency", "concurrency": clients}}}
+
+
+def workloads(perf: str, quick: bool) -> list[tuple[str, dict]]:
+    scale = 4 if quick else 1
+    out = [
+        (f"closed 1024 × 20", closed_loop(1024, 20, perf)),
+        (f"closed 4096 × 20", closed_loop(4096, 20, perf)),
+        (f"closed 4096 × 40", closed_loop(4096, 40, perf)),
+        (f"closed 16384 × 20", closed_loop(16384, 20 // scale or 1, perf)),
+        ("poisson 400/s × 120 s", {
+            "engine": engine("meta-llama/Llama-3.1-8B-Instruct", 8, 1, perf),
+            "traffic": {"source": {"type": "synthetic", "num_requests": 1_000_000, "isl": 512, "osl": 128},
+                        "load": {"mode": "rate", "rate_rps": 400, "arrival": "poisson"},
+                        "stop": {"max_duration_s": 120}}}),
+    ]
+    if TRACE.exists():
+        out.append(("mooncake 12,031 (4×TP2)", {
+            "engine": engine("Qwen/Qwen3-32B", 4, 2, perf, seqs=256),
+            "traffic": {"source": {"type": "mooncake", "path": str(TRACE)}, "load": {"mode": "trace"}}}))
+    n = 1_000_000 // scale
+    out.append((f"synthetic {n:,} (500/s)", {
+        "engine": engine("meta-llama/Llama-3.1-8B-Instruct", 8, 1, perf),
+        "traffic": {"source": {"type": "synthetic", "num_requests": n, "isl": 512, "osl": 128},
+                    "load": {"mode": "rate", "rate_rps": 500, "arrival": "poisson"}}}))
+    out.append((f"synthetic {n // 2:,} (500/s)", {
+        "engine": engine("meta-llama/Llama-3.1-8B-Instruct", 8, 1, perf),
+        "traffic": {"source": {"type": "synthetic", "num_requests": n // 2, "isl": 512, "osl": 128},
+                    "load": {"mode": "rate", "rate_rps": 500, "arrival": "poisson"}}}))
+    return out
+
+
+def _run(spec: dict) -> dict:
+    """One replay in this (fresh) process: timings and peak RSS."""
+    sys.path.insert(0, str(REPO / "python"))
+    import aisimulate
+    from aisimulate import _native
+
+    core = [0.0]
+    real_call = _native.call
+
+    def timed(name, *args):
+        t = time.perf_counter()
+        try:
+            return real_call(name, *args)
+        finally:
+            if name == "RunColumnar":
+                core[0] += time.perf_counter() - t
+
+    _native.call = timed
+    t0 = time.perf_counter()
+    report = aisimulate.replay(spec)
+    wall = time.perf_counter() - t0
+    s = report.summary
+    return {"requests": s["completed"] + s["rejected"] + s["failed"] + s["canceled"],
+            "tokens": s["total_output_tokens"], "wall": wall, "core": core[0],
+            "rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--perf", choices=["roofline", "aic", "both"], default="both")
+    ap.add_argument("--quick", action="store_true", help="smaller 16k-client and 1M runs")
+    args = ap.parse_args()
+    perfs = ["roofline", "aic"] if args.perf == "both" else [args.perf]
+    ctx = mp.get_context("spawn")  # fork is unsafe once the Go runtime has started
+    print(f"{'perf':<8} {'workload':<26} {'requests':>9} {'out tokens':>12} {'wall s':>7} "
+          f"{'µs/token':>8} {'sim req/s':>10} {'peak MiB':>8} {'python':>7}")
+    for perf in perfs:
+        if perf == "aic" and not AIC_DB.exists():
+            print(f"{perf:<8} (skipped: {AIC_DB} not found)")
+            continue
+        for name, spec in workloads(perf, args.quick):
+            with ctx.Pool(1, maxtasksperchild=1) as pool:
+                r = pool.apply(_run, (spec,))
+            print(f"{perf:<8} {name:<26} {r['requests']:>9,} {r['tokens']:>12,} {r['wall']:>7.2f} "
+                  f"{r['wall'] * 1e6 / max(r['tokens'], 1):>8.3f} {r['requests'] / r['wall']:>10,.0f} "
+                  f"{r['rss_mib']:>8.0f} {1 - r['core'] / r['wall']:>7.1%}", flush=True)
+
+
+if __name__ == "__main__":
+    main()
