@@ -67,8 +67,11 @@ accuracy: build
 	$(VPY) scripts/accuracy.py --silicon ../shared/data/silicon/vllm_dense_dev.csv --perf aic --out out/accuracy-aic
 	$(VPY) scripts/accuracy.py --silicon ../shared/data/silicon/vllm_dense_dev.csv --perf roofline --out out/accuracy-roofline
 
+# Go micro and replay benchmarks, then whole replays through the Python API
+# (docs/benchmarks.md records the results and the machine).
 bench: build
-	go test -run '^$$' -bench . -benchmem ./core/...
+	go test -run '^$$' -bench . -benchmem -benchtime 3x ./core/...
+	$(VPY) scripts/bench.py
 
 clean:
 	rm -rf $(GOPY_OUT) $(PYCORE) $(TOOLS)

@@ -47,8 +47,8 @@ def workloads(perf: str, quick: bool) -> list[tuple[str, dict]]:
         (f"closed 4096 × 20", closed_loop(4096, 20, perf)),
         (f"closed 4096 × 40", closed_loop(4096, 40, perf)),
         (f"closed 16384 × 20", closed_loop(16384, 20 // scale or 1, perf)),
-        ("poisson 400/s × 120 s", {
-            "engine": engine("meta-llama/Llama-3.1-8B-Instruct", 8, 1, perf),
+        ("poisson 400/s × 120 s", {  # 2 workers serve ~100/s: the queue grows
+            "engine": engine("meta-llama/Llama-3.1-8B-Instruct", 2, 1, perf),
             "traffic": {"source": {"type": "synthetic", "num_requests": 1_000_000, "isl": 512, "osl": 128},
                         "load": {"mode": "rate", "rate_rps": 400, "arrival": "poisson"},
                         "stop": {"max_duration_s": 120}}}),
@@ -87,6 +87,7 @@ def _run(spec: dict) -> dict:
                 core[0] += time.perf_counter() - t
 
     _native.call = timed
+    _native.pybind()  # load the extension before timing: a one-off cost per process
     t0 = time.perf_counter()
     report = aisimulate.replay(spec)
     wall = time.perf_counter() - t0

@@ -1,7 +1,6 @@
 package report
 
 import (
-	"cmp"
 	"math"
 	"slices"
 )
@@ -49,15 +48,20 @@ func (p *gapPool) stats() *Stats {
 	if p.n == 0 {
 		return nil
 	}
-	// merge the runs into distinct values with counts, ascending
-	slices.SortFunc(p.runs, func(a, b gapRun) int { return cmp.Compare(a.v, b.v) })
-	vals, counts := make([]int64, 0, len(p.runs)), make([]int64, 0, len(p.runs))
+	// merge the runs into distinct values with counts (far fewer than runs: one
+	// per distinct pass duration), then sort the distinct values
+	byValue := make(map[int64]int64, len(p.runs)/8)
 	for _, r := range p.runs {
-		if k := len(vals); k > 0 && vals[k-1] == r.v {
-			counts[k-1] += r.n
-		} else {
-			vals, counts = append(vals, r.v), append(counts, r.n)
-		}
+		byValue[r.v] += r.n
+	}
+	vals := make([]int64, 0, len(byValue))
+	for v := range byValue {
+		vals = append(vals, v)
+	}
+	slices.Sort(vals)
+	counts := make([]int64, len(vals))
+	for i, v := range vals {
+		counts[i] = byValue[v]
 	}
 	cum := make([]int64, len(vals)) // cum[i] = values ≤ vals[i]
 	sum := 0.0
