@@ -70,7 +70,7 @@ accuracy: build
 # Go micro and replay benchmarks, then whole replays through the Python API
 # (docs/benchmarks.md records the results and the machine).
 bench: build
-	go test -run '^$$' -bench . -benchmem -benchtime 3x ./core/...
+	go test -p 1 -run '^$$' -bench . -benchmem -benchtime 3x ./core/...
 	$(VPY) scripts/bench.py
 
 clean:

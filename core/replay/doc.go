@@ -2,17 +2,24 @@
 // returns the report.
 //
 // Read first:
-//   - loop.go: the event loop. Events are ordered by time, then by phase
-//     (phases.go: the DESIGN.md §3 order, one named constant each), then by a
-//     sequence number, so a replay is a pure function of its spec.
-//   - aggregated.go: the aggregated runtime: placement of arrivals on workers,
-//     pass starts and ends, what the client receives.
+//   - loop.go: Run and the event loop. Events are ordered by time, then by
+//     phase (phases.go: the DESIGN.md §3 order, one named constant each), then
+//     by a sequence number, so a replay is a pure function of its spec. The
+//     request's life: send → arrival (after the send leg) → placement → passes
+//     → outputs received (at pass end, or when the worker's detokenization job
+//     completes) → end → release (after the client's response overhead).
+//   - pools.go: worker pools (one aggregated pool, or prefill + decode) and
+//     placement (round robin, least outstanding).
+//   - disagg.go: the P/D flow: prefill with held KV, decode block reservation,
+//     KV transfer, failed handoffs.
 //   - traffic.go: how requests are sent: open loop (trace timestamps or a rate)
-//     or a closed loop of N clients that each send their next request when the
-//     previous one has been acted on.
-//   - build.go: spec → model, GPU system, perf model, workers, KV capacity.
+//     or a closed loop of N clients; sessions' next turns (via client.Feed).
+//   - build.go: spec → model, GPU system, perf model and KV capacity per pool;
+//     the report's metadata.
+//   - options.go: Go options that set the client path without YAML.
 //
 // Interfaces used: perf.Model (pass time in ns, ≥ 1), workload.Source (streamed
-// requests), workload.Arrival (send times in ns). Dependencies point one way:
-// replay → engine → perf; workload and report know nothing of the engine.
+// requests), workload.Arrival (send times in ns), client.Path (client costs in
+// ns). Dependencies point one way: replay → engine → perf; workload, client and
+// report know nothing of the engine's internals.
 package replay
