@@ -3,7 +3,12 @@ package client
 import (
 	"fmt"
 	"math"
+	"math/rand/v2"
 )
+
+// StreamJitter is the name of the random stream (workload.Streams) the
+// response-overhead jitter is drawn from, one draw per finished response.
+const StreamJitter = "client_jitter"
 
 // Path holds the client-path costs of a replay. The zero value costs nothing:
 // outputs reach the client at their pass end and a finished response is acted
@@ -20,9 +25,18 @@ type Path struct {
 	// generator's cost of finishing a response before it acts on it.
 	OverheadBaseNs     float64
 	OverheadPerTokenNs float64
+	// OverheadJitterNs is the mean of the exponential noise added to each
+	// response overhead (JitterNs); 0 turns it off.
+	OverheadJitterNs float64
+	// OverheadSerial: the client finishes one response at a time (a FIFO
+	// server); see SerialReleaseNs.
+	OverheadSerial bool
 	// InterTurnDelayNs is the authored wait between a session turn's release
 	// and the next turn's send, when the workload does not give one per turn.
 	InterTurnDelayNs int64
+	// TimeoutNs: the client cancels a request whose response has not ended
+	// TimeoutNs after its send (0 = never).
+	TimeoutNs int64
 }
 
 // Costs of the client path in the spec's units. Each must be finite and ≥ 0.
@@ -31,7 +45,10 @@ type Costs struct {
 	Detokenize                               bool
 	DetokBaseUs, DetokPerTokenUs             float64
 	OverheadBaseMs, OverheadPerOutputTokenUs float64
+	OverheadJitterMs                         float64
+	OverheadSerial                           bool
 	InterTurnDelayMs                         float64
+	RequestTimeoutMs                         float64
 }
 
 // NewPath converts spec units (ms, µs) to ns. The error names the bad cost.
@@ -41,7 +58,7 @@ func NewPath(c Costs) (Path, error) {
 		x    float64
 	}{{"send_ms", c.SendMs}, {"base_us", c.DetokBaseUs}, {"per_token_us", c.DetokPerTokenUs},
 		{"base_ms", c.OverheadBaseMs}, {"per_output_token_us", c.OverheadPerOutputTokenUs},
-		{"inter_turn_delay_ms", c.InterTurnDelayMs}} {
+		{"jitter_ms", c.OverheadJitterMs}, {"inter_turn_delay_ms", c.InterTurnDelayMs}} {
 		if math.IsNaN(v.x) || math.IsInf(v.x, 0) || v.x < 0 {
 			return Path{}, fmt.Errorf("%s must be a finite number ≥ 0, got %v", v.name, v.x)
 		}
@@ -50,7 +67,9 @@ func NewPath(c Costs) (Path, error) {
 		SendNs:     int64(math.Round(c.SendMs * 1e6)),
 		Detokenize: c.Detokenize, DetokBaseNs: c.DetokBaseUs * 1e3, DetokPerTokenNs: c.DetokPerTokenUs * 1e3,
 		OverheadBaseNs: c.OverheadBaseMs * 1e6, OverheadPerTokenNs: c.OverheadPerOutputTokenUs * 1e3,
+		OverheadJitterNs: c.OverheadJitterMs * 1e6, OverheadSerial: c.OverheadSerial,
 		InterTurnDelayNs: int64(math.Round(c.InterTurnDelayMs * 1e6)),
+		TimeoutNs:        int64(math.Round(c.RequestTimeoutMs * 1e6)),
 	}, nil
 }
 
@@ -62,6 +81,37 @@ func NewPath(c Costs) (Path, error) {
 // (DESIGN.md §6; a response without output waits base only). Rounded to the ns.
 func (p *Path) ReleaseNs(endNs int64, outputTokens int) int64 {
 	return endNs + int64(math.Round(p.OverheadBaseNs+p.OverheadPerTokenNs*float64(outputTokens)))
+}
+
+// SerialReleaseNs is ReleaseNs for a client that finishes one response at a
+// time: the overhead of a response received at endNs starts when the client
+// is free (busyNs, the previous release) and adds jitterNs:
+//
+//	release = max(end, busy) + base + per_output_token × output tokens + J
+//
+// Without OverheadSerial, busyNs is ignored (release = ReleaseNs + J).
+func (p *Path) SerialReleaseNs(endNs, busyNs int64, outputTokens int, jitterNs int64) int64 {
+	if p.OverheadSerial && busyNs > endNs {
+		endNs = busyNs
+	}
+	return p.ReleaseNs(endNs, outputTokens) + jitterNs
+}
+
+// JitterNs draws the client's timing noise added to one response overhead:
+//
+//	J = round(μ · E),  E ~ Exponential(1) (rng.ExpFloat64)
+//
+// μ = OverheadJitterNs (ns), so E[J] = μ and J ≥ 0: a real client's
+// network, scheduling and parsing delays are positive and occasionally long.
+// A closed loop whose c clients start together and see equal cycle lengths
+// stays in lockstep without it; with it, their phases random-walk apart as on
+// real hardware. With μ = 0 it returns 0 and draws nothing (the stream is not
+// advanced). rng must be non-nil when μ > 0.
+func (p *Path) JitterNs(rng *rand.Rand) int64 {
+	if !(p.OverheadJitterNs > 0) {
+		return 0
+	}
+	return int64(math.Round(p.OverheadJitterNs * rng.ExpFloat64()))
 }
 
 // TurnDelayNs is the wait before a session's next turn: the turn's own delay

@@ -176,13 +176,27 @@ type Load struct {
 	// ResponseOverhead is the load generator's cost of finishing a response;
 	// absent = 0 (a finished response is acted on when it is received).
 	ResponseOverhead *ResponseOverhead `json:"response_overhead,omitempty"`
+	// RequestTimeoutMs makes the client cancel a request whose response has not
+	// ended this long after it was sent (0 = never), as load generators do.
+	RequestTimeoutMs float64 `json:"request_timeout_ms,omitempty"`
 }
 
 // ResponseOverhead: whatever waits on a response is released at response end
-// received + BaseMs + PerOutputTokenUs × output tokens.
+// received + BaseMs + PerOutputTokenUs × output tokens + J, where J is the
+// client's timing noise (network, scheduling, response parsing): exponential
+// with mean JitterMs, drawn per response from the run's "client_jitter" stream
+// (absent or 0: no noise, J = 0). The noise is what desynchronises a closed
+// loop whose clients start together.
 type ResponseOverhead struct {
 	BaseMs           float64 `json:"base_ms"`
 	PerOutputTokenUs float64 `json:"per_output_token_us"`
+	JitterMs         float64 `json:"jitter_ms,omitempty"`
+	// Serial: the load generator finishes responses one at a time (one event
+	// loop), so a response's overhead starts when the previous one's ends:
+	// release = max(end, previous release) + overhead + J. Responses that end
+	// together are then released one overhead apart, as from a real
+	// single-threaded client. Absent or false: overheads run in parallel.
+	Serial bool `json:"serial,omitempty"`
 }
 
 // Stop ends the replay: after MaxRequests requests are sent (0 = all the source

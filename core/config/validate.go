@@ -338,12 +338,14 @@ func (s *Spec) validateTraffic() error {
 	if l.Mode != "concurrency" && l.Concurrency != 0 {
 		return errorf("traffic.load.concurrency", "belongs to mode concurrency, not %s", l.Mode)
 	}
-	if err := firstErr(finite("traffic.load.inter_turn_delay_ms", l.InterTurnDelayMs)); err != nil {
+	if err := firstErr(finite("traffic.load.inter_turn_delay_ms", l.InterTurnDelayMs),
+		finite("traffic.load.request_timeout_ms", l.RequestTimeoutMs)); err != nil {
 		return err
 	}
 	if o := l.ResponseOverhead; o != nil {
 		if err := firstErr(finite("traffic.load.response_overhead.base_ms", o.BaseMs),
-			finite("traffic.load.response_overhead.per_output_token_us", o.PerOutputTokenUs)); err != nil {
+			finite("traffic.load.response_overhead.per_output_token_us", o.PerOutputTokenUs),
+			finite("traffic.load.response_overhead.jitter_ms", o.JitterMs)); err != nil {
 			return err
 		}
 	}

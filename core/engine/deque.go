@@ -44,3 +44,19 @@ func (d *deque) PopFront() *Request {
 	d.n--
 	return r
 }
+
+// remove deletes r (O(n): only an aborted request leaves from the middle).
+func (d *deque) remove(r *Request) {
+	for i := 0; i < d.n; i++ {
+		if d.buf[(d.head+i)%len(d.buf)] != r {
+			continue
+		}
+		for j := i; j < d.n-1; j++ {
+			d.buf[(d.head+j)%len(d.buf)] = d.buf[(d.head+j+1)%len(d.buf)]
+		}
+		d.buf[(d.head+d.n-1)%len(d.buf)] = nil
+		d.n--
+		return
+	}
+	panic("engine: request not in the queue")
+}

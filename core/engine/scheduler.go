@@ -60,6 +60,7 @@ func (w *Worker) schedule() bool {
 			r.blocks = append(r.blocks, w.kv.take())
 		}
 		w.running = append(w.running, r)
+		r.where = onRunning
 		w.addToBatch(r, n)
 		budget -= n
 	}
@@ -85,6 +86,7 @@ func (w *Worker) schedule() bool {
 			r.blocks = append(r.blocks, w.kv.take())
 		}
 		w.running = append(w.running, r)
+		r.where = onRunning
 		w.addToBatch(r, n)
 		budget -= n
 	}
@@ -115,5 +117,6 @@ func (w *Worker) preempt(r *Request) {
 	r.computed, r.registered, r.scheduled = 0, 0, 0
 	r.handoff = false // its transferred KV is gone: recomputed here as a prefill
 	r.Preemptions++
+	r.where = onWaiting
 	w.waiting.PushFront(r)
 }

@@ -37,6 +37,7 @@ type Request struct {
 	computed   int  // tokens whose KV is in the cache
 	scheduled  int  // tokens computed in the current pass
 	admitted   bool // first admission done (CachedTokens set)
+	where      int8 // onNone, onWaiting, onHandoffs, onRunning, onHeld
 	handoff    bool // P/D decode side: blocks reserved, KV of kvReady tokens present
 	kvReady    int
 	registered int     // leading full blocks already offered to the prefix cache
@@ -117,10 +118,55 @@ func (w *Worker) CheckFits(prompt, output int) string {
 // CheckFits) or a reserved handoff whose KV has arrived.
 func (w *Worker) Add(r *Request) {
 	if r.handoff {
+		r.where = onHandoffs
 		w.handoffs.PushBack(r)
 		return
 	}
+	r.where = onWaiting
 	w.waiting.PushBack(r)
+}
+
+// Where a request is on its worker.
+const (
+	onNone     int8 = iota // not on the worker (finished, or never added)
+	onWaiting              // in the waiting queue
+	onHandoffs             // a P/D handoff whose KV arrived, not yet admitted
+	onRunning              // admitted: in the running set
+	onHeld                 // finished, KV held (HoldKV) or reserved (Reserve)
+)
+
+// Abort removes a request from the worker (a client canceled it) and releases
+// its KV blocks at once, wherever it is: queued, running (a pass computing it
+// still takes its time but emits nothing for it), or holding KV. After Abort
+// the worker keeps no reference to r, so the caller may reuse it. It is a
+// no-op for a request that is not on the worker.
+func (w *Worker) Abort(r *Request) {
+	switch r.where {
+	case onWaiting:
+		w.waiting.remove(r)
+	case onHandoffs:
+		w.handoffs.remove(r)
+	case onRunning:
+		w.running = removeRequest(w.running, r)
+		r.scheduled = 0
+	case onHeld:
+	default:
+		return
+	}
+	w.kv.release(r.blocks)
+	r.blocks = r.blocks[:0]
+	r.where = onNone
+}
+
+func removeRequest(rs []*Request, r *Request) []*Request {
+	for i, x := range rs {
+		if x == r {
+			copy(rs[i:], rs[i+1:])
+			rs[len(rs)-1] = nil
+			return rs[:len(rs)-1]
+		}
+	}
+	panic("engine: request not in the running set")
 }
 
 // Busy reports whether a pass is running.
@@ -189,7 +235,10 @@ func (w *Worker) FinishPass() []Out {
 			w.outs = append(w.outs, Out{Req: r, Kind: OutToken})
 		}
 		if r.Generated >= r.Output {
-			if !r.HoldKV {
+			r.where = onNone
+			if r.HoldKV {
+				r.where = onHeld
+			} else {
 				w.kv.release(r.blocks)
 				r.blocks = r.blocks[:0]
 			}
@@ -221,6 +270,7 @@ func (w *Worker) registerFull(r *Request) {
 func (w *Worker) ReleaseHeld(r *Request) {
 	w.kv.release(r.blocks)
 	r.blocks = r.blocks[:0]
+	r.where = onNone
 }
 
 // Reserve (P/D decode side) takes the KV blocks for a request whose first
@@ -241,7 +291,7 @@ func (w *Worker) Reserve(r *Request, kvTokens int) bool {
 	for ; need > 0; need-- {
 		r.blocks = append(r.blocks, w.kv.take())
 	}
-	r.handoff, r.kvReady, r.admitted = true, kvTokens, true
+	r.handoff, r.kvReady, r.admitted, r.where = true, kvTokens, true, onHeld
 	return true
 }
 

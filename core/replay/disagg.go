@@ -40,7 +40,7 @@ func (m *sim) arrivePD(idx int32, w int) {
 	// The prefill worker computes the prompt and keeps its KV for the transfer;
 	// the decode side produces all output (a prompt-only request ends here).
 	f.eng.Output, f.eng.HoldKV = 0, output > 0
-	f.dec.Reset(int64(idx), prompt+1, output, nil)
+	f.dec.Reset(engineID(idx, f.gen), prompt+1, output, nil)
 	pre.Add(&f.eng)
 }
 
@@ -50,7 +50,9 @@ func (m *sim) prefillDone(outs []engine.Out) {
 		if o.Kind != engine.OutFinished {
 			panic("replay: a prefill worker produced a client token")
 		}
-		m.handoff(int32(o.Req.ID))
+		if idx, f := m.flightOf(o.Req.ID); f != nil {
+			m.handoff(idx)
+		}
 	}
 }
 
@@ -78,6 +80,7 @@ func (m *sim) handoff(idx int32) {
 		m.startTransfer(idx)
 		return
 	}
+	f.stage = stageWaitKV
 	dp.handoffs[local] = append(dp.handoffs[local], idx)
 }
 
@@ -100,15 +103,53 @@ func (m *sim) retryHandoffs(w int) {
 // startTransfer: the decode blocks are reserved; the prompt's KV moves now.
 func (m *sim) startTransfer(idx int32) {
 	f := m.flights[idx]
+	f.stage = stageTransfer
 	d := m.dep.transferNs(f.eng.Prompt)
 	m.records[f.rec].TransferNs = d
-	m.h.push(m.now+d, phaseTransfer, evTransferEnd, idx)
+	m.h.pushGen(m.now+d, phaseTransfer, evTransferEnd, idx, f.gen)
 }
 
 // transferEnd: the KV is on the decode worker; the prefill worker frees it.
 func (m *sim) transferEnd(idx int32) {
 	f := m.flights[idx]
+	if f.ended { // canceled during the transfer: already released
+		return
+	}
+	f.stage = stageDecode
 	m.workers[f.pw].ReleaseHeld(&f.eng)
 	m.poolOf[f.dw].pending[int(f.dw)-m.poolOf[f.dw].first]--
 	m.workers[f.dw].Add(&f.dec)
+}
+
+// cancel: the client gives up on a request in flight (request_timeout_ms). The
+// engine drops it wherever it is, its KV blocks are released (on both pools in
+// P/D), and it ends now as canceled, with whatever tokens were received.
+func (m *sim) cancel(idx int32) {
+	f := m.flights[idx]
+	switch f.stage {
+	case stageEngine:
+		m.workers[f.pw].Abort(&f.eng)
+	case stageWaitKV:
+		dp := m.poolOf[f.dw]
+		local := int(f.dw) - dp.first
+		q := dp.handoffs[local]
+		for i, x := range q {
+			if x == idx {
+				dp.handoffs[local] = append(q[:i], q[i+1:]...)
+				break
+			}
+		}
+		dp.pending[local]--
+		m.workers[f.pw].ReleaseHeld(&f.eng)
+	case stageTransfer:
+		dp := m.poolOf[f.dw]
+		dp.pending[int(f.dw)-dp.first]--
+		m.workers[f.pw].ReleaseHeld(&f.eng)
+		m.workers[f.dw].Abort(&f.dec)
+	case stageDecode:
+		m.workers[f.dw].Abort(&f.dec)
+	}
+	rec := &m.records[f.rec]
+	rec.Reason = fmt.Sprintf("canceled by the client after request_timeout_ms (%g ms)", float64(m.path.TimeoutNs)/1e6)
+	m.end(idx, report.StatusCanceled)
 }

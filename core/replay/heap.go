@@ -9,6 +9,7 @@ const (
 	evTurnSend          // a session's next turn is sent
 	evReceive           // a worker's detokenization job completes
 	evTransferEnd       // P/D: a prompt's KV reached its decode worker
+	evTimeout           // the client cancels a request still in flight
 )
 
 type event struct {
@@ -16,7 +17,8 @@ type event struct {
 	seq   uint64 // insertion order, the last tie-breaker
 	phase uint8
 	kind  uint8
-	idx   int32 // worker index (evPassEnd) or in-flight slot (others)
+	idx   int32  // worker index (evPassEnd) or in-flight slot (others)
+	gen   uint32 // flight events: the flight's generation when it was scheduled
 }
 
 func (a *event) before(b *event) bool {
@@ -39,9 +41,11 @@ type eventHeap struct {
 
 func (h *eventHeap) Len() int { return len(h.ev) }
 
-func (h *eventHeap) push(t int64, phase, kind uint8, idx int32) {
+func (h *eventHeap) push(t int64, phase, kind uint8, idx int32) { h.pushGen(t, phase, kind, idx, 0) }
+
+func (h *eventHeap) pushGen(t int64, phase, kind uint8, idx int32, gen uint32) {
 	h.seq++
-	h.ev = append(h.ev, event{t: t, seq: h.seq, phase: phase, kind: kind, idx: idx})
+	h.ev = append(h.ev, event{t: t, seq: h.seq, phase: phase, kind: kind, idx: idx, gen: gen})
 	i := len(h.ev) - 1
 	for i > 0 {
 		p := (i - 1) / 2

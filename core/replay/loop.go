@@ -23,6 +23,36 @@ type flight struct {
 	lastNs int64          // last token received by the client
 	slot   int32          // closed-loop client, -1 in an open loop
 	hashes []uint64
+
+	gen      uint32  // bumped when the flight is freed: stale events and outputs are ignored
+	stage    uint8   // where the request is (stage* constants), for cancellation
+	ended    bool    // the client has its end (completed, rejected, failed, canceled)
+	received int     // output tokens received by the client
+	gaps     []int64 // with timeouts only: ITL gaps, pooled when the request completes
+}
+
+// Where a flight's request is, for cancellation.
+const (
+	stageSent     uint8 = iota // sent, not yet at the engine
+	stageEngine                // on its aggregated or prefill worker (queued, running or holding KV)
+	stageWaitKV                // P/D: waiting for decode blocks
+	stageTransfer              // P/D: KV moving to the decode worker
+	stageDecode                // P/D: on its decode worker
+)
+
+// engineID packs a flight's slot and generation into engine.Request.ID, so that
+// outputs of a canceled request still queued for detokenization are recognised.
+func engineID(idx int32, gen uint32) int64 { return int64(gen)<<32 | int64(uint32(idx)) }
+
+// flightOf returns the flight an engine output belongs to, or nil if that
+// request has since ended (canceled) or its flight was reused.
+func (m *sim) flightOf(id int64) (int32, *flight) {
+	idx := int32(uint32(id))
+	f := m.flights[idx]
+	if f.gen != uint32(id>>32) || f.ended {
+		return idx, nil
+	}
+	return idx, f
 }
 
 // sim is the state of one replay.
@@ -54,21 +84,31 @@ type sim struct {
 
 // outQueue holds, in FIFO order, the outputs of each pass whose detokenization
 // job has not completed yet. Jobs complete in submission order (one FIFO server
-// per worker), so a job's outputs are always at the head.
+// per worker), so a job's outputs are always at the head. Outputs are kept by
+// request id, not by pointer: a request canceled meanwhile may have had its
+// engine.Request reused, and its id tells the stale output apart.
 type outQueue struct {
-	outs []engine.Out
+	outs []output
 	jobs []int // outputs per job
 	oh   int   // head of outs
 	jh   int   // head of jobs
 }
 
+// output is one engine output as the client will receive it.
+type output struct {
+	id   int64 // engine.Request.ID: flight slot and generation
+	kind int   // engine.OutToken or engine.OutFinished
+}
+
 func (q *outQueue) push(outs []engine.Out) {
-	q.outs = append(q.outs, outs...)
+	for _, o := range outs {
+		q.outs = append(q.outs, output{o.Req.ID, o.Kind})
+	}
 	q.jobs = append(q.jobs, len(outs))
 }
 
 // pop returns the head job's outputs; they stay valid until the next push.
-func (q *outQueue) pop() []engine.Out {
+func (q *outQueue) pop() []output {
 	n := q.jobs[q.jh]
 	q.jh++
 	outs := q.outs[q.oh : q.oh+n]
@@ -197,13 +237,23 @@ func (m *sim) dispatch(e *event) error {
 	case evTurnSend:
 		m.send(e.idx)
 	case evReceive:
-		m.deliver(m.outQ[e.idx].pop())
+		for _, o := range m.outQ[e.idx].pop() {
+			m.receive(o.id, o.kind)
+		}
 	case evArrival:
-		m.arrive(e.idx)
+		if m.flights[e.idx].gen == e.gen {
+			m.arrive(e.idx)
+		}
 	case evRelease:
 		return m.release(e.idx)
 	case evTransferEnd:
-		m.transferEnd(e.idx)
+		if m.flights[e.idx].gen == e.gen {
+			m.transferEnd(e.idx)
+		}
+	case evTimeout:
+		if f := m.flights[e.idx]; f.gen == e.gen && !f.ended {
+			m.cancel(e.idx)
+		}
 	}
 	return nil
 }
@@ -221,6 +271,8 @@ func (m *sim) newFlight(r *workload.Request, slot int32) int32 {
 	}
 	f := m.flights[idx]
 	f.req, f.slot = *r, slot
+	f.stage, f.ended, f.received = stageSent, false, 0
+	f.gaps = f.gaps[:0]
 	return idx
 }
 
@@ -240,20 +292,27 @@ func (m *sim) send(idx int32) {
 		f.hashes = workload.BlockHashes(r, cfg.BlockSize, f.hashes)
 		hashes = f.hashes
 	}
-	f.eng.Reset(int64(idx), r.InputTokens, r.OutputTokens, hashes)
+	f.eng.Reset(engineID(idx, f.gen), r.InputTokens, r.OutputTokens, hashes)
 	f.dec.Reset(0, 0, 0, nil)
-	m.h.push(m.now+m.path.SendNs, phaseArrival, evArrival, idx)
+	m.h.pushGen(m.now+m.path.SendNs, phaseArrival, evArrival, idx, f.gen)
+	if m.path.TimeoutNs > 0 {
+		m.h.pushGen(m.now+m.path.TimeoutNs, phaseClientAction, evTimeout, idx, f.gen)
+	}
 }
 
 // arrive places a request that reached the engine on a worker of the first
 // pool (aggregated or prefill), or rejects it.
 func (m *sim) arrive(idx int32) {
 	f := m.flights[idx]
+	if f.ended { // canceled during the send leg
+		return
+	}
 	rec := &m.records[f.rec]
 	rec.ArrivalNs = m.now
 	p := m.pools[0]
 	w := p.place()
 	rec.Worker = w - p.first
+	f.pw, f.stage = int32(w), stageEngine
 	if m.dep.disagg {
 		m.arrivePD(idx, w)
 		return
@@ -291,7 +350,9 @@ func (m *sim) passEnd(w int) {
 		m.retryHandoffs(w)
 	}
 	if !m.path.Detokenize {
-		m.deliver(outs)
+		for _, o := range outs {
+			m.receive(o.Req.ID, o.Kind)
+		}
 		return
 	}
 	if len(outs) == 0 {
@@ -307,24 +368,28 @@ func (m *sim) passEnd(w int) {
 	m.h.push(m.procs[w].Submit(&m.path, m.now, tokens), phaseClientReceive, evReceive, int32(w))
 }
 
-// deliver: the client receives outputs at m.now.
-func (m *sim) deliver(outs []engine.Out) {
-	for _, o := range outs {
-		idx := int32(o.Req.ID)
-		switch o.Kind {
-		case engine.OutToken:
-			m.token(idx)
-		case engine.OutFinished:
-			m.end(idx, report.StatusCompleted)
-		}
+// receive: the client receives one output of request id at m.now.
+func (m *sim) receive(id int64, kind int) {
+	idx, f := m.flightOf(id)
+	if f == nil {
+		return // canceled after the pass emitted it
+	}
+	switch kind {
+	case engine.OutToken:
+		m.token(idx)
+	case engine.OutFinished:
+		m.end(idx, report.StatusCompleted)
 	}
 }
 
 // token records that the client received one output token at m.now.
 func (m *sim) token(idx int32) {
 	f := m.flights[idx]
+	f.received++
 	if f.lastNs == report.NoTime {
 		m.records[f.rec].FirstTokenNs = m.now
+	} else if m.path.TimeoutNs > 0 { // the request may yet be canceled: pool at completion
+		f.gaps = append(f.gaps, m.now-f.lastNs)
 	} else {
 		m.acc.AddGap(m.now - f.lastNs)
 	}
@@ -336,15 +401,23 @@ func (m *sim) token(idx int32) {
 func (m *sim) end(idx int32, status string) {
 	f := m.flights[idx]
 	rec := &m.records[f.rec]
+	f.ended = true
 	rec.Status, rec.EndNs = status, m.now
-	rec.OutputTokens = f.eng.Generated + f.dec.Generated
+	rec.OutputTokens = f.received
 	rec.CachedTokens = f.eng.CachedTokens
 	rec.Preemptions = f.eng.Preemptions + f.dec.Preemptions
-	if status != report.StatusCompleted && f.lastNs != report.NoTime {
+	switch {
+	case status == report.StatusCompleted:
+		for _, g := range f.gaps {
+			m.acc.AddGap(g)
+		}
+	case f.lastNs != report.NoTime && m.path.TimeoutNs == 0:
 		panic("replay: a request that received tokens ended " + status + "; its ITL gaps are pooled")
 	}
 	m.acc.Add(rec)
-	m.h.push(m.path.ReleaseNs(m.now, rec.OutputTokens), phaseClientAction, evRelease, idx)
+	rel := m.path.SerialReleaseNs(m.now, m.tr.clientBusyNs, rec.OutputTokens, m.path.JitterNs(m.tr.jitter))
+	m.tr.clientBusyNs = rel
+	m.h.push(rel, phaseClientAction, evRelease, idx)
 }
 
 // release: the client acts on the finished response. A session's next turn is
@@ -353,6 +426,7 @@ func (m *sim) release(idx int32) error {
 	f := m.flights[idx]
 	m.records[f.rec].ReleaseNs = m.now
 	slot := f.slot
+	f.gen++ // events and outputs still pending for this request are now stale
 	m.free = append(m.free, idx)
 	m.active--
 	if f.req.SessionID >= 0 {

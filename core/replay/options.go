@@ -36,7 +36,7 @@ func WithInterTurnDelay(ms float64) Option {
 
 // clientPath converts the spec's client-path blocks into ns costs.
 func clientPath(s *config.Spec) (client.Path, error) {
-	c := client.Costs{InterTurnDelayMs: s.Traffic.Load.InterTurnDelayMs}
+	c := client.Costs{InterTurnDelayMs: s.Traffic.Load.InterTurnDelayMs, RequestTimeoutMs: s.Traffic.Load.RequestTimeoutMs}
 	if t := s.Engine.Tokenization; t != nil {
 		c.SendMs = t.SendMs
 	}
@@ -45,10 +45,16 @@ func clientPath(s *config.Spec) (client.Path, error) {
 	}
 	if o := s.Traffic.Load.ResponseOverhead; o != nil {
 		c.OverheadBaseMs, c.OverheadPerOutputTokenUs = o.BaseMs, o.PerOutputTokenUs
+		c.OverheadJitterMs, c.OverheadSerial = o.JitterMs, o.Serial
 	}
 	p, err := client.NewPath(c)
 	if err != nil {
 		return p, &config.Error{Field: "client path", Msg: err.Error()}
 	}
 	return p, nil
+}
+
+// WithRequestTimeout sets traffic.load.request_timeout_ms (0 = never).
+func WithRequestTimeout(ms float64) Option {
+	return func(s *config.Spec) { s.Traffic.Load.RequestTimeoutMs = ms }
 }

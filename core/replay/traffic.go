@@ -4,6 +4,7 @@ import (
 	"errors"
 	"io"
 	"math"
+	"math/rand/v2"
 
 	"github.com/aisimulate/aisimulate/core/client"
 	"github.com/aisimulate/aisimulate/core/config"
@@ -22,7 +23,13 @@ type traffic struct {
 	maxRequests int   // 0: no limit
 	stopNs      int64 // no send at or after this time; math.MaxInt64: no limit
 	sent        int
-	done        bool
+	// jitter is the client_jitter stream (client.StreamJitter) that the
+	// response-overhead noise draws from.
+	jitter *rand.Rand
+	// clientBusyNs is the last release of a serial client (its event loop is
+	// busy until then).
+	clientBusyNs int64
+	done         bool
 }
 
 func openTraffic(s *config.Spec, blockSize int) (*traffic, error) {
@@ -33,6 +40,7 @@ func openTraffic(s *config.Spec, blockSize int) (*traffic, error) {
 		tr.stopNs = int64(math.Round(t.Stop.MaxDurationS * 1e9))
 	}
 	streams := workload.NewStreams(s.Execution.Seed)
+	tr.jitter = streams.Get(client.StreamJitter)
 	var src workload.Source
 	var err error
 	switch t.Source.Type {
