@@ -14,11 +14,7 @@ import (
 // "requests"}} or an error envelope (see the package doc).
 func Run(spec string) string {
 	return guard(func() string {
-		s, err := config.Decode([]byte(spec))
-		if err != nil {
-			return errorEnvelope(err)
-		}
-		rep, err := replay.Run(s)
+		rep, err := decodeAndRun(spec)
 		if err != nil {
 			return errorEnvelope(err)
 		}
@@ -39,11 +35,7 @@ func Run(spec string) string {
 // JSON cost more than the replay's own bookkeeping.)
 func RunColumnar(spec, dataPath string) string {
 	return guard(func() string {
-		s, err := config.Decode([]byte(spec))
-		if err != nil {
-			return errorEnvelope(err)
-		}
-		rep, err := replay.Run(s)
+		rep, err := decodeAndRun(spec)
 		if err != nil {
 			return errorEnvelope(err)
 		}
@@ -58,4 +50,13 @@ func RunColumnar(spec, dataPath string) string {
 		}
 		return string(head)
 	})
+}
+
+// decodeAndRun decodes a JSON spec strictly and replays it.
+func decodeAndRun(spec string) (*report.Report, error) {
+	s, err := config.Decode([]byte(spec))
+	if err != nil {
+		return nil, err
+	}
+	return replay.Run(s)
 }

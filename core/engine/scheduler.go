@@ -56,12 +56,7 @@ func (w *Worker) schedule() bool {
 		}
 		w.handoffs.PopFront()
 		r.computed = r.kvReady
-		for ; need > 0; need-- {
-			r.blocks = append(r.blocks, w.kv.take())
-		}
-		w.running = append(w.running, r)
-		r.where = onRunning
-		w.addToBatch(r, n)
+		w.admit(r, n, need)
 		budget -= n
 	}
 
@@ -82,15 +77,22 @@ func (w *Worker) schedule() bool {
 		if !r.admitted {
 			r.admitted, r.CachedTokens = true, computed
 		}
-		for ; need > 0; need-- {
-			r.blocks = append(r.blocks, w.kv.take())
-		}
-		w.running = append(w.running, r)
-		r.where = onRunning
-		w.addToBatch(r, n)
+		w.admit(r, n, need)
 		budget -= n
 	}
 	return len(b.Prefill)+len(b.DecodeKVLens) > 0
+}
+
+// admit moves a request that left a queue into the running set, takes the need
+// new blocks its first n tokens require (checked by the caller) and adds it to
+// the pass.
+func (w *Worker) admit(r *Request, n, need int) {
+	for ; need > 0; need-- {
+		r.blocks = append(r.blocks, w.kv.take())
+	}
+	w.running = append(w.running, r)
+	r.where = onRunning
+	w.addToBatch(r, n)
 }
 
 // addToBatch records that r computes n tokens in this pass.
