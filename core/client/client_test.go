@@ -110,3 +110,64 @@ func TestFeedLastTurnReadsNothing(t *testing.T) {
 	assert.False(t, ok)
 	assert.Equal(t, 1, src.i, "nothing beyond the first row was read")
 }
+
+// TestJitterNs_DeterministicMean: the jitter is exponential with the
+// configured mean, drawn from the client_jitter stream of the seed.
+// μ = 0.31 ms = 310,000 ns; 1e5 draws have a sample mean within 1 % of μ
+// (standard error μ/√1e5 ≈ 0.32 %) and a sample std ≈ μ (exponential);
+// none is negative. The same seed repeats the draws exactly; μ = 0 draws
+// nothing and returns 0.
+func TestJitterNs_DeterministicMean(t *testing.T) {
+	p, err := NewPath(Costs{OverheadBaseMs: 1.40, OverheadJitterMs: 0.31})
+	require.NoError(t, err)
+	require.Equal(t, 310_000.0, p.OverheadJitterNs)
+	draw := func(seed uint64) []int64 {
+		rng := workload.NewStreams(seed).Get(StreamJitter)
+		out := make([]int64, 100_000)
+		for i := range out {
+			out[i] = p.JitterNs(rng)
+		}
+		return out
+	}
+	a, b := draw(7), draw(7)
+	assert.Equal(t, a, b)
+	var sum, sum2 float64
+	for _, v := range a {
+		require.GreaterOrEqual(t, v, int64(0))
+		sum += float64(v)
+		sum2 += float64(v) * float64(v)
+	}
+	n := float64(len(a))
+	mean := sum / n
+	std := math.Sqrt(sum2/n - mean*mean)
+	assert.InEpsilon(t, 310_000.0, mean, 0.01)
+	assert.InEpsilon(t, 310_000.0, std, 0.02)
+	assert.NotEqual(t, a[:10], draw(8)[:10])
+
+	var off Path
+	rng := workload.NewStreams(7).Get(StreamJitter)
+	assert.Equal(t, int64(0), off.JitterNs(rng))
+	assert.Equal(t, draw(7)[0], p.JitterNs(rng), "μ = 0 must not advance the stream")
+
+	_, err = NewPath(Costs{OverheadJitterMs: -1})
+	assert.ErrorContains(t, err, "jitter_ms")
+}
+
+// TestSerialReleaseNs: a serial client finishes one response at a time.
+// base 1.40 ms, 3.65 µs/token, 128 tokens: overhead 1.8672 ms = 1,867,200 ns.
+// Two responses end together at t = 10 ms: the first is released at
+// 10 + 1.8672 = 11.8672 ms; the second starts when the client is free
+// (11.8672 ms) and is released at 13.7344 ms. A parallel client releases
+// both at 11.8672 ms. Jitter adds on top (here 500 ns).
+func TestSerialReleaseNs(t *testing.T) {
+	p, err := NewPath(Costs{OverheadBaseMs: 1.40, OverheadPerOutputTokenUs: 3.65, OverheadSerial: true})
+	require.NoError(t, err)
+	first := p.SerialReleaseNs(10_000_000, 0, 128, 0)
+	assert.Equal(t, int64(11_867_200), first)
+	assert.Equal(t, int64(13_734_400), p.SerialReleaseNs(10_000_000, first, 128, 0))
+	assert.Equal(t, int64(13_734_900), p.SerialReleaseNs(10_000_000, first, 128, 500))
+	// a response that ends after the client became free starts at its end
+	assert.Equal(t, int64(21_867_200), p.SerialReleaseNs(20_000_000, first, 128, 0))
+	p.OverheadSerial = false
+	assert.Equal(t, int64(11_867_200), p.SerialReleaseNs(10_000_000, first, 128, 0))
+}

@@ -57,6 +57,7 @@ func TestErrorsNameTheField(t *testing.T) {
 		{`engine: {model: m, system: h100_sxm, perf: {source: linear, base_ms: -1, per_prefill_token_ms: 0, per_decode_seq_ms: 0}}` + "\n" + minimal[len("\nengine: {model: Qwen/Qwen3-32B, system: h100_sxm}\n"):], "engine.perf.base_ms", "must be ≥ 0"},
 		{`engine: {model: m, system: h100_sxm, workers: {aggregated: {count: "two"}}}`, "engine.workers.aggregated.count", "expected an integer, got the string"},
 		{minimal + "execution: {mode: online}\n", "execution.mode", "not supported"},
+		{"engine: {model: Qwen/Qwen3-32B, system: h100_sxm}\ntraffic:\n  source: {type: synthetic, num_requests: 10, isl: 1024, osl: 128}\n  load: {mode: concurrency, concurrency: 4, response_overhead: {base_ms: 1, per_output_token_us: 0, jitter_ms: -0.5}}\n", "traffic.load.response_overhead.jitter_ms", "must be ≥ 0"},
 		{`engine: {model: m, system: h100_sxm}` + "\ntraffic: {source: {path: x.jsonl}, load: {mode: trace}}\n", "traffic.source.type", "is required"},
 	}
 	for _, c := range cases {

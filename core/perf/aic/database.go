@@ -119,6 +119,13 @@ func resolveFile(familyDir, ver, table string) (path, readFrom string, ok bool, 
 // reuse.yaml), else the nearest version that does, skipping knownBad
 // entries. Errors: no version of the table at all, or a bad version string.
 func locate(sysDir, system, backend, want, table string) (Source, error) {
+	return locateExcept(sysDir, system, backend, want, table, nil)
+}
+
+// locateExcept is locate that also skips the versions (read-from folder
+// names) in exclude, each with its reason: tables found implausible once
+// loaded (see plausibleLowPrecision). The reasons join the note.
+func locateExcept(sysDir, system, backend, want, table string, exclude map[string]string) (Source, error) {
 	src := Source{Table: table, Requested: want}
 	w, err := parseVersion(want)
 	if err != nil {
@@ -152,6 +159,10 @@ func locate(sysDir, system, backend, want, table string) (Source, error) {
 			continue
 		}
 		if why, bad := knownBad[system+"/"+table+"/"+from]; bad {
+			skipped = append(skipped, fmt.Sprintf("%s skipped: %s", from, why))
+			continue
+		}
+		if why, bad := exclude[from]; bad {
 			skipped = append(skipped, fmt.Sprintf("%s skipped: %s", from, why))
 			continue
 		}

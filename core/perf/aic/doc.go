@@ -12,7 +12,12 @@
 //     asked for, else the nearest (ties to the newer); reuse.yaml redirects
 //     win over a file in the same folder; knownBad tables (h200_sxm 0.19.0
 //     context attention) count as missing. Source records the choice and
-//     Model.Metadata puts it in the report.
+//     Model.Metadata puts it in the report. fp8 / fp8_block weights read
+//     their GEMMs from the nearest version whose low-precision rows are
+//     plausible (faster than its bf16 rows on compute-bound shapes,
+//     gemm.go MaxLowPrecisionRatio; model.go lowPrecisionGrid): vLLM 0.14.0
+//     fails on h100_sxm and h200_sxm, so 0.12.0 requests read fp8 from the
+//     next nearest version (a "gemm_perf (fp8)" source says which).
 //  3. tables.go: the parquet rows, read once per process and path
 //     (tableCache, the package's only shared state: immutable once loaded),
 //     duplicates dropped keeping the first row.

@@ -3,6 +3,7 @@ package aic
 import (
 	"fmt"
 	"math"
+	"sort"
 )
 
 // gemmCurve is one measured (n, k) site: latency (s) over m, m ascending.
@@ -136,6 +137,57 @@ func (g *gemmGrid) Seconds(m, n, k float64) float64 {
 	}
 	roof := g.roofline(m, n, k)
 	return math.Max(roof, eff/wsum*roof)
+}
+
+// MaxLowPrecisionRatio is the largest plausible ratio of a measured fp8 (or
+// fp8_block) GEMM time to the same table's bf16 GEMM time on compute-bound
+// shapes (see lowPrecisionRatio). Hopper and Blackwell fp8 tensor cores have
+// twice the bf16 peak (gpu.fp8_tc_flops = 2 × bfloat16_tc_flops), and tuned
+// fp8 kernels measure 0.5–0.8 × the bf16 time there (vLLM tables 0.18.0 to
+// 0.24.0 on h100_sxm and h200_sxm: 0.52–0.77). A table at or above 0.9 did
+// not time a tuned fp8 kernel: vLLM 0.14.0's fp8 rows measure 0.98 (h200_sxm)
+// and 1.21 (h100_sxm), its fp8_block rows 1.30 and 1.38, at m = 8192 —
+// slower than bf16 on the same GPU.
+const MaxLowPrecisionRatio = 0.9
+
+// lowPrecisionRatio compares a low-precision grid q with the bf16 grid ref of
+// the same table on compute-bound shapes: the median, over the (n, k) sites
+// both measured with n ≥ 1024 and k ≥ 1024, of
+//
+//	q(m*, n, k) / ref(m*, n, k),   m* the largest m both measured, ≥ 4096,
+//
+// (at such m·n·k the GEMM is compute bound on every listed GPU, so the ratio
+// is the kernels' speed ratio). ok is false when no site qualifies.
+func lowPrecisionRatio(q, ref *gemmGrid) (ratio float64, ok bool) {
+	var rs []float64
+	for key, c := range q.sites {
+		if key[0] < 1024 || key[1] < 1024 {
+			continue
+		}
+		r, has := ref.sites[key]
+		if !has {
+			continue
+		}
+		mStar := -1.0
+		for _, m := range c.m {
+			if m >= 4096 && m > mStar && indexOf(r.m, m) >= 0 {
+				mStar = m
+			}
+		}
+		if mStar < 0 {
+			continue
+		}
+		rs = append(rs, c.sec[indexOf(c.m, mStar)]/r.sec[indexOf(r.m, mStar)])
+	}
+	if len(rs) == 0 {
+		return 0, false
+	}
+	sort.Float64s(rs)
+	n := len(rs)
+	if n%2 == 1 {
+		return rs[n/2], true
+	}
+	return (rs[n/2-1] + rs[n/2]) / 2, true
 }
 
 // nearestSite is the measured site closest to (log2 n, log2 k) in

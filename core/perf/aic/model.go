@@ -163,10 +163,12 @@ func New(arch *model.Arch, sys *hardware.System, opt Options) (*Model, error) {
 	if err != nil {
 		return nil, err
 	}
-	if m.gemmW, err = m.gemmGridFor(grows, wd, sys, p); err != nil {
+	if m.gemmBF16, err = m.gemmGridFor(grows, model.BF16, sys, p); err != nil {
 		return nil, err
 	}
-	if m.gemmBF16, err = m.gemmGridFor(grows, model.BF16, sys, p); err != nil {
+	if wd == model.BF16 {
+		m.gemmW = m.gemmBF16
+	} else if m.gemmW, err = m.lowPrecisionGrid(grows, p, wd, sys, sysDir, opt); err != nil {
 		return nil, err
 	}
 
@@ -231,6 +233,64 @@ func New(arch *model.Arch, sys *hardware.System, opt Options) (*Model, error) {
 	m.setMemoryOps(arch, sys, opt.TP)
 	m.tabulate(opt.MaxTokens)
 	return m, nil
+}
+
+// lowPrecisionGrid builds the fp8 or fp8_block grid of the weights from the
+// nearest GEMM table whose rows of that dtype are plausible: a table whose
+// low-precision GEMMs are not faster than its own bf16 GEMMs on
+// compute-bound shapes (lowPrecisionRatio ≥ MaxLowPrecisionRatio) is
+// skipped, the next nearest version stands in, and the sources list and notes
+// say so. rows and path are the nearest table's (already loaded). When no
+// version is plausible the nearest is kept, with a note; a table without rows
+// of wd falls back to bf16 (gemmGridFor).
+func (m *Model) lowPrecisionGrid(rows []gemmRow, path string, wd model.Dtype, sys *hardware.System,
+	sysDir string, opt Options) (*gemmGrid, error) {
+	first, err := m.gemmGridFor(rows, wd, sys, path)
+	if err != nil || first.dtype != string(wd) {
+		return first, err
+	}
+	curFrom := ""
+	for _, s := range m.sources {
+		if s.Path == path {
+			curFrom = s.ReadFrom
+		}
+	}
+	exclude := map[string]string{}
+	g, moved := first, false
+	for {
+		ratio, ok := 0.0, false
+		if ref, err := newGEMMGrid(rows, string(model.BF16), sys.BF16Flops, sys.MemBW, 2); err == nil {
+			ratio, ok = lowPrecisionRatio(g, ref)
+		}
+		if !ok || ratio < MaxLowPrecisionRatio {
+			if moved {
+				m.notes = append(m.notes, fmt.Sprintf("%s %s GEMMs read from %s", TableGEMM, wd, path))
+			}
+			return g, nil
+		}
+		exclude[curFrom] = fmt.Sprintf("its %s GEMMs take %.2f× its bfloat16 time on compute-bound shapes (implausible, want < %.2g)",
+			wd, ratio, MaxLowPrecisionRatio)
+		for {
+			next, err := locateExcept(sysDir, sys.Name, opt.Backend, opt.Version, TableGEMM, exclude)
+			if err != nil {
+				m.notes = append(m.notes, fmt.Sprintf("%s: no version with plausible %s GEMMs; the nearest kept (%s)",
+					TableGEMM, wd, exclude[m.sources[0].ReadFrom]))
+				return first, nil
+			}
+			if rows, err = loadGEMM(next.Path); err != nil {
+				return nil, err
+			}
+			cand, err := newGEMMGrid(rows, string(wd), sys.Flops(wd), sys.MemBW, wd.Bytes())
+			if err != nil {
+				exclude[next.ReadFrom] = fmt.Sprintf("no %s rows", wd)
+				continue
+			}
+			next.Table = TableGEMM + " (" + string(wd) + ")"
+			m.sources = append(m.sources, next)
+			g, curFrom, path, moved = cand, next.ReadFrom, next.Path, true
+			break
+		}
+	}
 }
 
 // gemmGridFor builds the grid of dtype d, falling back to bfloat16 (noted)
