@@ -23,7 +23,9 @@ venv: $(VENV)/.stamp
 $(VENV)/.stamp: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(VPY) -m pip install -q --upgrade pip
-	$(VPY) -m pip install -q "pybindgen>=0.22" "pytest>=7.2" "pyyaml>=6.0" "numpy>=1.24" "pandas>=2.0" "matplotlib>=3.7"
+	$(VPY) -m pip install -q "setuptools>=64" wheel "pybindgen>=0.22" "pytest>=7.2" "pyyaml>=6.0" "numpy>=1.24" "pandas>=2.0" "matplotlib>=3.7"
+	# the package itself, editable: `.venv/bin/python -m aisimulate` works from anywhere
+	$(VPY) -m pip install -q --no-deps --no-build-isolation -e .
 	touch $@
 
 # gopy and goimports, pinned in go.mod with the `tool` directive.
