@@ -1,0 +1,78 @@
+// Package core_test holds checks that span the core's packages.
+package core_test
+
+import (
+	"go/parser"
+	"go/token"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+)
+
+// allowed lists, for each core package, the core packages it may import
+// (DESIGN.md §1: replay → engine → perf; client and workload do not know the
+// engine; report knows nothing above it). A new import that breaks the layering
+// fails here; a deliberate one is added here, in review.
+var allowed = map[string][]string{
+	"config":      {},
+	"model":       {},
+	"hardware":    {"model"},
+	"perf":        {"model", "hardware"},
+	"perf/aic":    {"model", "hardware", "perf"},
+	"perf/parity": {"model", "hardware", "perf", "perf/aic"},
+	"engine":      {"perf"},
+	"workload":    {},
+	"client":      {"workload"},
+	"report":      {},
+	"replay":      {"config", "model", "hardware", "perf", "perf/aic", "engine", "workload", "client", "report"},
+}
+
+func TestLayering(t *testing.T) {
+	const module = "github.com/aisimulate/aisimulate/core/"
+	scanned := 0
+	err := filepath.WalkDir(".", func(path string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return err
+		}
+		pkg := filepath.ToSlash(filepath.Dir(path))
+		if pkg == "." {
+			return nil
+		}
+		ok, known := allowed[pkg]
+		if !known {
+			t.Errorf("%s: package %s is not in the layering table", path, pkg)
+			return nil
+		}
+		f, err := parser.ParseFile(token.NewFileSet(), path, nil, parser.ImportsOnly)
+		if err != nil {
+			return err
+		}
+		scanned++
+		for _, imp := range f.Imports {
+			p := strings.Trim(imp.Path.Value, `"`)
+			if !strings.HasPrefix(p, module) {
+				continue
+			}
+			dep := strings.TrimPrefix(p, module)
+			i := sort.SearchStrings(sorted(ok), dep)
+			if i == len(ok) || sorted(ok)[i] != dep {
+				t.Errorf("%s: %s imports core/%s, outside its layer (may import %v)", path, pkg, dep, ok)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if scanned < 20 {
+		t.Fatalf("scanned only %d files: the walk is broken", scanned)
+	}
+}
+
+func sorted(xs []string) []string {
+	out := append([]string(nil), xs...)
+	sort.Strings(out)
+	return out
+}
