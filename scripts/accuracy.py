@@ -35,6 +35,10 @@ def main(argv: list[str] | None = None) -> int:
                     help="folder of Org--Name_config.json files")
     ap.add_argument("--database", default=str(accuracy.DEFAULT_DATABASE), help="aic perf tables root")
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="parallel processes")
+    ap.add_argument("--length-ratio", type=float, default=1.0,
+                    help="draw ISL and OSL uniformly in [R·L, L] per request (default 1: fixed lengths)")
+    ap.add_argument("--include-warmup", action="store_true",
+                    help="average over 10 requests per client, first wave included (default: steady state only)")
     args = ap.parse_args(argv)
 
     t0 = time.perf_counter()
@@ -49,7 +53,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"accuracy: {exc}", file=sys.stderr)
         return 2
     results = accuracy.evaluate(rows, perf=args.perf, aliases=aliases, model_configs=args.model_configs,
-                                database=args.database, jobs=max(1, args.jobs))
+                                database=args.database, jobs=max(1, args.jobs),
+                                length_ratio=args.length_ratio, include_warmup=args.include_warmup)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     accuracy.write_rows(results, out / "rows.csv")

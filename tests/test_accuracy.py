@@ -80,3 +80,23 @@ def test_row_spec_warmup_and_precision():
     with pytest.raises(ValueError, match="only aggregated"):
         accuracy.row_spec(dict(fp8, mode="disagg"), perf="aic", aliases=aliases,
                           model_configs=accuracy.DEFAULT_MODEL_CONFIGS, database=accuracy.DEFAULT_DATABASE)
+
+
+def test_row_spec_length_ratio_and_warmup_options():
+    # Qwen3-32B 1024/128 at c = 8: R = 0.8 gives lengths uniform in [819, 1024] and
+    # [102, 128]; counting the warm-up sends 10 requests a client and measures them all.
+    row = accuracy.read_silicon(SILICON)[0]
+    aliases = accuracy.load_aliases(ALIASES)
+    spec, warm, measured = accuracy.row_spec(
+        row, perf="roofline", aliases=aliases, model_configs=accuracy.DEFAULT_MODEL_CONFIGS,
+        database=accuracy.DEFAULT_DATABASE, length_ratio=0.8, include_warmup=True)
+    src = spec["traffic"]["source"]
+    assert src["isl"] == {"kind": "uniform", "min": 819, "max": 1024}
+    assert src["osl"] == {"kind": "uniform", "min": 102, "max": 128}
+    assert (warm, measured, src["num_requests"]) == (0, 80, 80)
+    spec, warm, measured = accuracy.row_spec(
+        row, perf="roofline", aliases=aliases, model_configs=accuracy.DEFAULT_MODEL_CONFIGS,
+        database=accuracy.DEFAULT_DATABASE)
+    assert spec["traffic"]["source"]["isl"] == 1024 and warm == 8
+    with pytest.raises(ValueError):
+        accuracy.evaluate([row], aliases=aliases, length_ratio=0)

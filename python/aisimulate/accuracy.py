@@ -27,6 +27,12 @@ Steady state and warm-up
     flight). The means are over the W·c requests in between. The simulation is
     deterministic, so no repetitions are needed.
 
+    Two options follow a benchmark's own settings instead: ``length_ratio`` R < 1 draws
+    each request's ISL and OSL uniformly in [R·L, L] (a random dataset with a range
+    ratio; lengths that differ desynchronise the clients, as they do on real
+    hardware), and ``include_warmup`` averages over all of 10 requests per client, the
+    first wave included (a benchmark without warm-up requests).
+
 Outputs (:func:`evaluate`)
     ``rows.csv`` (one line per input row, ``ok`` or ``skipped`` with the reason), a MAPE
     table per (model, system, TP) and overall (printed and ``mape.csv``), and
@@ -54,6 +60,8 @@ DEFAULT_MODEL_CONFIGS = SHARED_DATA / "aic" / "model_configs"
 
 #: Fewest requests a row's means are taken over (small concurrencies run more waves).
 MIN_MEASURED = 64
+#: Requests per client when the warm-up is counted (--include-warmup).
+BENCHMARK_REQUESTS_PER_CLIENT = 10
 #: Most measured waves (large concurrencies already average over many requests).
 MAX_WAVES = 8
 
@@ -150,7 +158,8 @@ def _weights_for(precision: str, config_path: str) -> str | None:
 
 def row_spec(row: dict[str, str], *, perf: str, aliases: dict[str, str],
              model_configs: str | os.PathLike[str], database: str | os.PathLike[str],
-             perf_overrides: dict[str, Any] | None = None) -> tuple[dict[str, Any], int, int]:
+             perf_overrides: dict[str, Any] | None = None,
+             length_ratio: float = 1.0, include_warmup: bool = False) -> tuple[dict[str, Any], int, int]:
     """The replay spec of one silicon row, with the number of requests sent and the
     index range start (warm-up count) of the measured requests.
 
@@ -189,6 +198,8 @@ def row_spec(row: dict[str, str], *, perf: str, aliases: dict[str, str],
     perf_block.update(perf_overrides or {})
     waves = _waves(c)
     total = c * (waves + 2)
+    if include_warmup:  # like a benchmark without warm-up: 10 requests a client, all counted
+        total = c * BENCHMARK_REQUESTS_PER_CLIENT
     engine: dict[str, Any] = {
         "model": str(config),
         "system": row["system"].strip(),
@@ -207,16 +218,29 @@ def row_spec(row: dict[str, str], *, perf: str, aliases: dict[str, str],
     spec = {
         "engine": engine,
         "traffic": {
-            "source": {"type": "synthetic", "num_requests": total, "isl": isl, "osl": osl},
+            "source": {"type": "synthetic", "num_requests": total,
+                       "isl": _lengths(isl, length_ratio), "osl": _lengths(osl, length_ratio)},
             "load": {"mode": "concurrency", "concurrency": c},
         },
         "execution": {"mode": "offline", "seed": 1},
     }
+    if include_warmup:
+        return spec, 0, total
     return spec, c, waves * c
 
 
+def _lengths(n: int, ratio: float) -> Any:
+    """A token length for the synthetic source: ``n`` itself at ratio 1, else uniform
+    integers in [⌊ratio·n⌋, n] (how benchmark generators such as vLLM's random dataset
+    with a range ratio draw lengths)."""
+    if ratio >= 1:
+        return n
+    return {"kind": "uniform", "min": max(1, int(n * ratio)), "max": n}
+
+
 def run_row(row: dict[str, str], perf: str, aliases: dict[str, str], model_configs: str,
-            database: str, perf_overrides: dict[str, Any] | None = None) -> RowResult:
+            database: str, perf_overrides: dict[str, Any] | None = None,
+            length_ratio: float = 1.0, include_warmup: bool = False) -> RowResult:
     """Simulate one silicon row; a row that cannot be served comes back ``skipped``."""
     import aisimulate
 
@@ -230,7 +254,8 @@ def run_row(row: dict[str, str], perf: str, aliases: dict[str, str], model_confi
         if not (res.silicon_ttft_ms > 0 and res.silicon_tpot_ms > 0):
             raise ValueError("silicon_ttft_ms and silicon_tpot_ms must be > 0")
         spec, warm, measured = row_spec(row, perf=perf, aliases=aliases, model_configs=model_configs,
-                                        database=database, perf_overrides=perf_overrides)
+                                        database=database, perf_overrides=perf_overrides,
+                                        length_ratio=length_ratio, include_warmup=include_warmup)
     except (ValueError, KeyError) as exc:
         res.reason = str(exc)
         return res
@@ -264,9 +289,17 @@ def _run_star(args: tuple) -> RowResult:
 def evaluate(rows: Sequence[dict[str, str]], *, perf: str = "aic",
              aliases: dict[str, str], model_configs: str | os.PathLike[str] = DEFAULT_MODEL_CONFIGS,
              database: str | os.PathLike[str] = DEFAULT_DATABASE, jobs: int = 1,
-             perf_overrides: dict[str, Any] | None = None) -> list[RowResult]:
-    """Simulate every row (in input order); ``jobs`` > 1 uses that many processes."""
-    args = [(r, perf, aliases, str(model_configs), str(database), perf_overrides) for r in rows]
+             perf_overrides: dict[str, Any] | None = None,
+             length_ratio: float = 1.0, include_warmup: bool = False) -> list[RowResult]:
+    """Simulate every row (in input order); ``jobs`` > 1 uses that many processes.
+    ``length_ratio`` < 1 draws each request's ISL and OSL uniformly in [ratio·L, L]
+    instead of using the row's fixed lengths (1, the default). ``include_warmup``
+    averages over every request of a loop of 10 requests per client, first wave
+    included, as a benchmark run without warm-up reports."""
+    if not 0 < length_ratio <= 1:
+        raise ValueError(f"length_ratio must be in (0, 1], got {length_ratio}")
+    args = [(r, perf, aliases, str(model_configs), str(database), perf_overrides, length_ratio,
+             include_warmup) for r in rows]
     if jobs > 1 and len(args) > 1:
         with ProcessPoolExecutor(max_workers=jobs) as ex:
             return list(ex.map(_run_star, args, chunksize=1))
