@@ -7,10 +7,27 @@ const blockNone = -1
 type kvBlock struct {
 	ref    int32  // requests holding the block
 	hashed bool   // registered in the prefix cache under hash
+	off    uint8  // its slot in its group, valid when hashed
 	hash   uint64 // valid when hashed
+	group  int32  // index of its prefix group in kvManager.groups, valid when hashed
 	prev   int32  // LRU links, valid while ref == 0 && hashed
 	next   int32
 }
+
+// blockGroup is one prefix group (workload.BlockGroups): up to groupSize
+// consecutive blocks of a prompt whose content one key fixes. The prefix cache
+// indexes groups, not blocks: a replay registers and evicts millions of blocks,
+// and with a key per group the hash table sees one insert and one delete per
+// group (32 blocks of a 512-token Mooncake id) instead of per block; the blocks
+// of a group sit side by side in ids.
+type blockGroup struct {
+	key uint64
+	ids [groupSize]int32 // block holding each slot, or blockNone
+	n   int32            // slots in use
+}
+
+// groupSize is workload.GroupSize (the engine does not import workload).
+const groupSize = 32
 
 // KVStats counts block transitions; at the end of a replay (no request holding
 // a block) Allocated + Reused = Released (INV-2), and Free + Cached = Capacity.
@@ -37,7 +54,10 @@ type kvManager struct {
 	lruHead int32   // oldest unreferenced cached block
 	lruTail int32
 	lruLen  int
-	cache   *blockTable // prefix hash → block (nil when caching is off)
+	cache   *blockTable // prefix group key → index in groups (nil when caching is off)
+	groups  []blockGroup
+	freeGrp []int32 // unused group indices
+	hits    []int32 // scratch: blocks found by the last lookup
 	stats   KVStats
 }
 
@@ -92,9 +112,7 @@ func (m *kvManager) take() int32 {
 	} else {
 		id = m.lruHead
 		m.lruRemove(id)
-		b := &m.blocks[id]
-		m.cache.del(b.hash)
-		b.hashed = false
+		m.unregister(id)
 		m.stats.Evicted++
 	}
 	m.blocks[id].ref = 1
@@ -102,30 +120,41 @@ func (m *kvManager) take() int32 {
 	return id
 }
 
-// lookup counts how many leading hashes (at most limit) are cached, and how many
-// of those blocks are unreferenced (they leave the LRU list when touched).
-func (m *kvManager) lookup(hashes []uint64, limit int) (hits, idle int) {
+// lookup counts how many leading blocks of a prompt (at most limit) are cached,
+// and how many of those are unreferenced (they leave the LRU list when
+// touched). hashes, groups and offs describe the prompt's blocks (their hash,
+// prefix group key and slot in the group). The blocks found are kept for touch.
+func (m *kvManager) lookup(hashes, groups []uint64, offs []uint8, limit int) (hits, idle int) {
+	m.hits = m.hits[:0]
 	if m.cache == nil {
 		return 0, 0
 	}
+	var g *blockGroup
 	for hits < limit && hits < len(hashes) {
-		id, ok := m.cache.get(hashes[hits])
-		if !ok {
+		if hits == 0 || groups[hits] != groups[hits-1] {
+			gi, ok := m.cache.get(groups[hits])
+			if !ok {
+				break
+			}
+			g = &m.groups[gi]
+		}
+		id := g.ids[offs[hits]]
+		if id == blockNone || m.blocks[id].hash != hashes[hits] {
 			break
 		}
 		if m.blocks[id].ref == 0 {
 			idle++
 		}
+		m.hits = append(m.hits, id)
 		hits++
 	}
 	return hits, idle
 }
 
-// touch takes a reference on the first n cached blocks of the chain and appends
-// their ids to dst. The caller has checked them with lookup.
-func (m *kvManager) touch(hashes []uint64, n int, dst []int32) []int32 {
-	for j := 0; j < n; j++ {
-		id, _ := m.cache.get(hashes[j])
+// touch takes a reference on the first n blocks found by the last lookup and
+// appends their ids to dst.
+func (m *kvManager) touch(n int, dst []int32) []int32 {
+	for _, id := range m.hits[:n] {
 		b := &m.blocks[id]
 		if b.ref == 0 {
 			m.lruRemove(id)
@@ -137,17 +166,50 @@ func (m *kvManager) touch(hashes []uint64, n int, dst []int32) []int32 {
 	return dst
 }
 
-// register records a fully computed block under its prefix hash, unless another
-// block already holds that hash (two requests computed it at once: keep the first).
-func (m *kvManager) register(id int32, hash uint64) {
+// register records a fully computed block under its prefix hash, in slot off
+// of group key, unless another block already holds that slot (two requests
+// computed it at once: keep the first; a slot only ever holds one content).
+func (m *kvManager) register(id int32, hash, key uint64, off uint8) {
 	if m.cache == nil {
 		return
 	}
-	if !m.cache.put(hash, id) {
+	gi, ok := m.cache.get(key)
+	if !ok {
+		if n := len(m.freeGrp); n > 0 {
+			gi = m.freeGrp[n-1]
+			m.freeGrp = m.freeGrp[:n-1]
+		} else {
+			m.groups = append(m.groups, blockGroup{})
+			gi = int32(len(m.groups) - 1)
+		}
+		g := &m.groups[gi]
+		g.key, g.n = key, 0
+		for i := range g.ids {
+			g.ids[i] = blockNone
+		}
+		m.cache.put(key, gi)
+	}
+	g := &m.groups[gi]
+	if g.ids[off] != blockNone {
 		return
 	}
+	g.ids[off] = id
+	g.n++
 	b := &m.blocks[id]
-	b.hashed, b.hash = true, hash
+	b.hashed, b.hash, b.group, b.off = true, hash, gi, off
+}
+
+// unregister drops a cached block from its group (eviction); an emptied group
+// leaves the table.
+func (m *kvManager) unregister(id int32) {
+	b := &m.blocks[id]
+	g := &m.groups[b.group]
+	g.ids[b.off] = blockNone
+	b.hashed = false
+	if g.n--; g.n == 0 {
+		m.cache.del(g.key)
+		m.freeGrp = append(m.freeGrp, b.group)
+	}
 }
 
 // release drops one reference on each block, last block first, so that the tail

@@ -13,8 +13,8 @@ import (
 func TestKVManagerEvictsLRU(t *testing.T) {
 	m := newKVManager(4, true)
 	a := []int32{m.take(), m.take()} // blocks 0, 1
-	m.register(a[0], 100)
-	m.register(a[1], 101)
+	m.register(a[0], 100, 100, 0)
+	m.register(a[1], 101, 101, 0)
 	b := []int32{m.take()} // block 2, no hash
 	assert.Equal(t, []int32{0, 1}, a)
 	m.release(a) // released 1 then 0: LRU order 1, 0
@@ -22,14 +22,14 @@ func TestKVManagerEvictsLRU(t *testing.T) {
 	assert.Equal(t, 4, m.available())
 	assert.Equal(t, 2, m.lruLen)
 
-	hits, idle := m.lookup([]uint64{100, 101, 102}, 3)
+	hits, idle := m.lookup([]uint64{100, 101, 102}, []uint64{100, 101, 102}, []uint8{0, 0, 0}, 3)
 	assert.Equal(t, 2, hits)
 	assert.Equal(t, 2, idle)
 
 	assert.Equal(t, int32(2), m.take()) // the free pool first (stack top: 2)
 	assert.Equal(t, int32(3), m.take())
 	assert.Equal(t, int32(1), m.take()) // then the LRU head: block 1, hash 101 dropped
-	hits, _ = m.lookup([]uint64{100, 101}, 2)
+	hits, _ = m.lookup([]uint64{100, 101}, []uint64{100, 101}, []uint8{0, 0}, 2)
 	assert.Equal(t, 1, hits)
 	assert.Equal(t, int64(1), m.stats.Evicted)
 }
@@ -39,10 +39,12 @@ func TestKVManagerEvictsLRU(t *testing.T) {
 func TestKVManagerSharedBlockRefcount(t *testing.T) {
 	m := newKVManager(2, true)
 	id := m.take()
-	m.register(id, 7)
+	m.register(id, 7, 7, 0)
 	m.release([]int32{id})
-	got := m.touch([]uint64{7}, 1, nil)
-	got = append(got, m.touch([]uint64{7}, 1, nil)...)
+	m.lookup([]uint64{7}, []uint64{7}, []uint8{0}, 1)
+	got := m.touch(1, nil)
+	m.lookup([]uint64{7}, []uint64{7}, []uint8{0}, 1)
+	got = append(got, m.touch(1, nil)...)
 	assert.Equal(t, []int32{id, id}, got)
 	assert.Equal(t, int32(2), m.blocks[id].ref)
 	assert.Equal(t, 0, m.lruLen)
@@ -58,14 +60,13 @@ func TestKVManagerSharedBlockRefcount(t *testing.T) {
 func TestKVManagerDuplicateHashKeepsFirst(t *testing.T) {
 	m := newKVManager(2, true)
 	a, b := m.take(), m.take()
-	m.register(a, 5)
-	m.register(b, 5)
+	m.register(a, 5, 5, 0)
+	m.register(b, 5, 5, 0)
 	m.release([]int32{a, b})
 	assert.Equal(t, 1, m.lruLen) // b had no hash: free
-	hits, _ := m.lookup([]uint64{5}, 1)
+	hits, _ := m.lookup([]uint64{5}, []uint64{5}, []uint8{0}, 1)
 	require.Equal(t, 1, hits)
-	got, _ := m.cache.get(5)
-	assert.Equal(t, a, got)
+	assert.Equal(t, []int32{a}, m.hits)
 }
 
 func TestDequeFrontAndBack(t *testing.T) {
@@ -108,4 +109,34 @@ func TestBlockTableMatchesMap(t *testing.T) {
 			require.Equal(t, v, got)
 		}
 	}
+}
+
+// Blocks of one prefix group share a table entry: evicting one block empties
+// its slot and keeps the group; evicting the last one drops the group, whose
+// index is reused.
+func TestKVManagerPrefixGroups(t *testing.T) {
+	m := newKVManager(3, true)
+	a, b := m.take(), m.take()
+	m.register(a, 11, 900, 0)
+	m.register(b, 12, 900, 1)
+	require.Len(t, m.groups, 1)
+	m.release([]int32{a, b}) // LRU order: b, a
+	hits, idle := m.lookup([]uint64{11, 12}, []uint64{900, 900}, []uint8{0, 1}, 2)
+	assert.Equal(t, 2, hits)
+	assert.Equal(t, 2, idle)
+
+	assert.Equal(t, int32(2), m.take()) // a never-used block first
+	assert.Equal(t, b, m.take())        // then the LRU head: b leaves the group
+	hits, _ = m.lookup([]uint64{11, 12}, []uint64{900, 900}, []uint8{0, 1}, 2)
+	assert.Equal(t, 1, hits, "a is still cached")
+	_, ok := m.cache.get(900)
+	assert.True(t, ok)
+	assert.Equal(t, a, m.take()) // the group is empty now
+	_, ok = m.cache.get(900)
+	assert.False(t, ok)
+	assert.Equal(t, []int32{0}, m.freeGrp)
+	// a wrong hash in an occupied slot is a miss, not a hit
+	m.register(a, 21, 901, 0)
+	hits, _ = m.lookup([]uint64{99}, []uint64{901}, []uint8{0}, 1)
+	assert.Equal(t, 0, hits)
 }

@@ -64,7 +64,8 @@ func (w *Worker) schedule() bool {
 		r := w.waiting.Front()
 		// The last token is always computed so that the pass can sample: a prompt
 		// fully in the cache still recomputes its last block.
-		hits, idle := w.kv.lookup(r.Hashes, (r.tokens()-1)/w.cfg.BlockSize)
+		r.prefixSlots()
+		hits, idle := w.kv.lookup(r.Hashes, r.Groups, r.offs, (r.tokens()-1)/w.cfg.BlockSize)
 		computed := hits * w.cfg.BlockSize
 		n := min(r.tokens()-computed, budget)
 		need := w.blocksFor(computed+n) - hits
@@ -72,7 +73,7 @@ func (w *Worker) schedule() bool {
 			break
 		}
 		w.waiting.PopFront()
-		r.blocks = w.kv.touch(r.Hashes, hits, r.blocks[:0])
+		r.blocks = w.kv.touch(hits, r.blocks[:0])
 		r.computed, r.registered = computed, hits
 		if !r.admitted {
 			r.admitted, r.CachedTokens = true, computed

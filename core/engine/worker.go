@@ -23,6 +23,8 @@ type Request struct {
 	Prompt int      // prompt tokens
 	Output int      // output tokens to produce (0: prefill only)
 	Hashes []uint64 // prefix-cache hash chain of the prompt's full blocks (nil: no reuse)
+	// Groups is the prefix group key of each block of Hashes (workload.BlockGroups).
+	Groups []uint64
 
 	// CachedTokens is the prefix-cache hit of the request's first admission.
 	CachedTokens int
@@ -41,6 +43,7 @@ type Request struct {
 	handoff    bool // P/D decode side: blocks reserved, KV of kvReady tokens present
 	kvReady    int
 	registered int     // leading full blocks already offered to the prefix cache
+	offs       []uint8 // each block's slot in its group, from Groups
 	blocks     []int32 // KV blocks held, in token order
 }
 
@@ -259,7 +262,7 @@ func (w *Worker) registerFull(r *Request) {
 	}
 	full := min(r.computed/w.cfg.BlockSize, len(r.Hashes), len(r.blocks))
 	for j := r.registered; j < full; j++ {
-		w.kv.register(r.blocks[j], r.Hashes[j])
+		w.kv.register(r.blocks[j], r.Hashes[j], r.Groups[j], r.offs[j])
 	}
 	if full > r.registered {
 		r.registered = full
@@ -311,7 +314,28 @@ func (w *Worker) CheckHandoff(prompt, output int) string {
 // keeping the capacity of its block list: a replay reuses Request values for
 // its requests in flight, so that admitting a long prompt does not regrow a
 // fresh block list every time.
-func (r *Request) Reset(id int64, prompt, output int, hashes []uint64) {
-	blocks := r.blocks[:0]
-	*r = Request{ID: id, Prompt: prompt, Output: output, Hashes: hashes, blocks: blocks}
+func (r *Request) Reset(id int64, prompt, output int, hashes, groups []uint64) {
+	blocks, offs := r.blocks[:0], r.offs[:0]
+	*r = Request{ID: id, Prompt: prompt, Output: output, Hashes: hashes, Groups: groups, blocks: blocks, offs: offs}
+}
+
+// prefixSlots fills r.offs, each block's slot in its prefix group (its distance
+// from the start of its run of equal group keys), once per request. Without
+// Groups every block is a group of its own.
+func (r *Request) prefixSlots() {
+	if len(r.offs) == len(r.Hashes) {
+		return
+	}
+	if len(r.Groups) != len(r.Hashes) {
+		r.Groups = r.Hashes
+	}
+	offs := r.offs[:0]
+	for j, g := range r.Groups {
+		if j == 0 || g != r.Groups[j-1] || offs[j-1] == groupSize-1 {
+			offs = append(offs, 0)
+		} else {
+			offs = append(offs, offs[j-1]+1)
+		}
+	}
+	r.offs = offs
 }

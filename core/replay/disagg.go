@@ -40,7 +40,7 @@ func (m *sim) arrivePD(idx int32, w int) {
 	// The prefill worker computes the prompt and keeps its KV for the transfer;
 	// the decode side produces all output (a prompt-only request ends here).
 	f.eng.Output, f.eng.HoldKV = 0, output > 0
-	f.dec.Reset(engineID(idx, f.gen), prompt+1, output, nil)
+	f.dec.Reset(engineID(idx, f.gen), prompt+1, output, nil, nil)
 	pre.Add(&f.eng)
 }
 

@@ -22,7 +22,8 @@ type flight struct {
 	pw, dw int32          // P/D: global ids of its prefill and decode workers
 	lastNs int64          // last token received by the client
 	slot   int32          // closed-loop client, -1 in an open loop
-	hashes []uint64
+	hashes []uint64       // prefix-cache block hashes and their group keys (buffers reused)
+	groups []uint64
 
 	gen      uint32  // bumped when the flight is freed: stale events and outputs are ignored
 	stage    uint8   // where the request is (stage* constants), for cancellation
@@ -292,13 +293,14 @@ func (m *sim) send(idx int32) {
 		RequestID: r.ID, InputTokens: r.InputTokens, SendNs: m.now, ArrivalNs: report.NoTime,
 		FirstTokenNs: report.NoTime, Worker: -1, PrefillWorker: -1, DecodeWorker: -1, SessionID: r.SessionID, Turn: r.Turn,
 	})
-	var hashes []uint64
+	var hashes, groups []uint64
 	if cfg := &m.pools[0].cfg; cfg.PrefixCaching {
 		f.hashes = workload.BlockHashes(r, cfg.BlockSize, f.hashes)
-		hashes = f.hashes
+		f.groups = workload.BlockGroups(r, cfg.BlockSize, f.hashes, f.groups)
+		hashes, groups = f.hashes, f.groups
 	}
-	f.eng.Reset(engineID(idx, f.gen), r.InputTokens, r.OutputTokens, hashes)
-	f.dec.Reset(0, 0, 0, nil)
+	f.eng.Reset(engineID(idx, f.gen), r.InputTokens, r.OutputTokens, hashes, groups)
+	f.dec.Reset(0, 0, 0, nil, nil)
 	m.h.pushGen(m.now+m.path.SendNs, phaseArrival, evArrival, idx, f.gen)
 	if m.path.TimeoutNs > 0 {
 		m.h.pushGen(m.now+m.path.TimeoutNs, phaseClientAction, evTimeout, idx, f.gen)

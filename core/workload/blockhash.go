@@ -80,10 +80,10 @@ func BlockHashes(r *Request, blockSize int, dst []uint64) []uint64 {
 	// engine block costs one mix64 (see the formula above).
 	h := mix64(uint64(S))
 	lastK, idMix := -1, uint64(0)
+	a, o := 0, 0 // block j starts at token a·S + o of source block a (no division per block)
 	for j := 0; j < n; j++ {
-		start := j * bs // (j+1)·bs ≤ limit, so no overflow
-		a, b := start/S, (start+bs-1)/S
-		v := uint64(start-a*S) * offsetMul
+		v := uint64(o) * offsetMul
+		b := a + (o+bs-1)/S // the last source block the range touches
 		for k := a; k <= b; k++ {
 			if k != lastK {
 				lastK, idMix = k, mix64(uint64(r.HashIDs[k])+goldenGamma)
@@ -92,6 +92,9 @@ func BlockHashes(r *Request, blockSize int, dst []uint64) []uint64 {
 		}
 		h = mix64(h ^ v)
 		dst = append(dst, h)
+		if o += bs; o >= S {
+			a, o = a+o/S, o%S
+		}
 	}
 	return dst
 }
@@ -114,6 +117,67 @@ func streamHashes(r *Request, bs int, dst []uint64) []uint64 {
 	for j := 0; j < n; j++ {
 		h = combine(h, uint64(j))
 		dst = append(dst, h)
+	}
+	return dst
+}
+
+// GroupSize is the most engine blocks one prefix group holds (see BlockGroups).
+const GroupSize = 32
+
+// groupSalt and singletonSalt keep group keys apart from block hashes.
+const (
+	groupSalt     = 0x6a09e667f3bcc908
+	singletonSalt = 0xbb67ae8584caa73b
+)
+
+// BlockGroups gives, for each engine block of hashes (the result of
+// BlockHashes for the same request and block size), the key of its prefix
+// group, appended to dst[:0]. A group is a run of at most GroupSize consecutive
+// engine blocks whose content is fixed by the same key: the blocks inside one
+// source block (a Mooncake 512-token id), or one stretch of a session's token
+// stream. So two requests that share a group key share every block of the run
+// that both have, and a prefix cache can index groups instead of blocks:
+//
+//	key = mix64(h_{g0−1} ⊕ mix64(id_a + γ) ⊕ salt)   (source block a; run starts at g0)
+//	key = mix64(ContentKey ⊕ ⌊j / GroupSize⌋·C ⊕ salt) (session stream)
+//
+// An engine block that straddles two source blocks is a group of its own,
+// keyed by its hash. Groups restart every GroupSize blocks.
+func BlockGroups(r *Request, blockSize int, hashes []uint64, dst []uint64) []uint64 {
+	dst = dst[:0]
+	n := len(hashes)
+	if n == 0 {
+		return dst
+	}
+	if r.ContentKey != 0 {
+		for j := 0; j < n; j++ {
+			dst = append(dst, mix64(r.ContentKey^uint64(j/GroupSize)*offsetMul^groupSalt))
+		}
+		return dst
+	}
+	S, bs := r.HashBlockTokens, blockSize
+	var key uint64
+	run, lastA := 0, -1
+	a, o := 0, 0 // as in BlockHashes
+	for j := 0; j < n; j, o = j+1, o+bs {
+		if o >= S {
+			a, o = a+o/S, o%S
+		}
+		if o+bs > S { // straddles two source blocks
+			dst = append(dst, hashes[j]^singletonSalt)
+			lastA = -1
+			continue
+		}
+		if a != lastA || run == GroupSize {
+			prev := mix64(uint64(S))
+			if j > 0 {
+				prev = hashes[j-1]
+			}
+			key = mix64(prev ^ mix64(uint64(r.HashIDs[a])+goldenGamma) ^ groupSalt)
+			run, lastA = 0, a
+		}
+		run++
+		dst = append(dst, key)
 	}
 	return dst
 }

@@ -200,3 +200,38 @@ func BenchmarkBlockHashes(b *testing.B) {
 		dst = BlockHashes(r, 16, dst)
 	}
 }
+
+// Groups: runs of ≤ GroupSize blocks inside one source block share a key; two
+// requests share a group key only where they share the blocks (metamorphic:
+// a prefix request's groups are a prefix of the longer one's, and a request
+// that differs in its second source block differs from there on).
+func TestBlockGroups_RunsAndSharing(t *testing.T) {
+	long := mooncakeReq(2048, 1, 2, 3, 4)
+	h := BlockHashes(long, 16, nil)
+	g := BlockGroups(long, 16, h, nil)
+	require.Len(t, g, 128)
+	for j := range g { // 32 blocks of 16 tokens per 512-token id: one group each
+		assert.Equal(t, g[j/32*32], g[j], "block %d", j)
+		if j%32 == 0 && j > 0 {
+			assert.NotEqual(t, g[j-1], g[j])
+		}
+	}
+	short := mooncakeReq(1000, 1, 2)
+	gs := BlockGroups(short, 16, BlockHashes(short, 16, nil), nil)
+	assert.Equal(t, g[:len(gs)], gs)
+	other := mooncakeReq(2048, 1, 9, 3, 4)
+	gh := BlockGroups(other, 16, BlockHashes(other, 16, nil), nil)
+	assert.Equal(t, g[:32], gh[:32])
+	assert.NotEqual(t, g[32], gh[32])
+	assert.NotEqual(t, g[64], gh[64], "the chain carries the difference into later groups")
+
+	// bs 8: 64 blocks per id, split into two groups of 32
+	g8 := BlockGroups(long, 8, BlockHashes(long, 8, nil), nil)
+	assert.Equal(t, g8[0], g8[31])
+	assert.NotEqual(t, g8[31], g8[32])
+	// bs 48 does not divide 512: block 10 covers [480, 528) and stands alone
+	g48 := BlockGroups(long, 48, BlockHashes(long, 48, nil), nil)
+	assert.NotEqual(t, g48[9], g48[10])
+	assert.NotEqual(t, g48[10], g48[11])
+	assert.Equal(t, g48[11], g48[12])
+}
