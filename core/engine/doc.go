@@ -8,8 +8,10 @@
 //   - scheduler.go: how a pass is formed at its start (DESIGN.md §4): running
 //     requests first, then FCFS admission that stops at the first request that
 //     does not fit; preemption of the newest running request.
-//   - kv.go: the block manager: refcounted blocks, the hash → block map of the
-//     prefix cache and the LRU list of unreferenced cached blocks.
+//   - kv.go: the block manager: refcounted blocks, the prefix cache (prefix
+//     groups of up to 32 blocks, found by group key in blocktable.go, each
+//     block checked by its own hash) and the LRU list of unreferenced cached
+//     blocks.
 //
 // Units: time in integer nanoseconds of the virtual clock; lengths in tokens;
 // capacity in KV blocks of BlockSize tokens. The pass duration comes from a
