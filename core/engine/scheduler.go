@@ -46,6 +46,14 @@ func (w *Worker) schedule() bool {
 		budget -= n
 	}
 
+	// A step that preempted admits nothing (the cache is short), unless the
+	// preemptions emptied the pass: vLLM's next step would then admit, and a
+	// pass with nothing in it would stall the worker (a P/D decode worker whose
+	// cache is all reserved for handoffs that have not started yet).
+	if preempted && len(b.Prefill)+len(b.DecodeKVLens) == 0 {
+		preempted = false
+	}
+
 	// P/D: handoffs whose KV arrived into reserved blocks go first (FIFO).
 	for !preempted && budget > 0 && w.handoffs.Len() > 0 && len(w.running) < w.cfg.MaxNumSeqs {
 		r := w.handoffs.Front()

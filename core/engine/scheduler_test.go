@@ -145,3 +145,29 @@ func TestCheckFits(t *testing.T) {
 	assert.NotEqual(t, "", w.CheckFits(60, 6))  // 65 tokens in cache → 5 blocks
 	assert.NotEqual(t, "", w.CheckFits(90, 11)) // 101 > max_model_len
 }
+
+// A step whose preemptions leave nothing to run still admits: on a P/D decode
+// worker whose cache is all reserved, the request that had to preempt itself
+// must not stall the worker while a handoff that needs no new block waits.
+func TestPreemptionThatEmptiesThePassStillAdmits(t *testing.T) {
+	w, rec := newTestWorker(t, Config{MaxNumSeqs: 4, MaxNumBatchedTokens: 64, BlockSize: 4, NumBlocks: 4, MaxModelLen: 64})
+	r1 := &Request{ID: 1, Prompt: 3 + 1, Output: 5}
+	require.True(t, w.Reserve(r1, 3)) // 1 block
+	w.Add(r1)
+	_, ok := w.StartPass() // r1's first decode, KV 3
+	require.True(t, ok)
+	r2 := &Request{ID: 2, Prompt: 11 + 1, Output: 2}
+	require.True(t, w.Reserve(r2, 11)) // 3 blocks: the cache is full
+	w.Add(r2)
+	w.FinishPass()
+	// r1 now needs a second block: none is free, so it preempts itself; r2
+	// holds its blocks already and runs.
+	_, ok = w.StartPass()
+	require.True(t, ok, "the worker must not stall")
+	assert.Equal(t, []int{11}, rec.batches[1].DecodeKVLens)
+	assert.Equal(t, 1, r1.Preemptions)
+	w.FinishPass()
+	run(w)
+	assert.Equal(t, 5, r1.Generated)
+	assert.Equal(t, 2, r2.Generated)
+}
