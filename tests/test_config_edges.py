@@ -87,3 +87,51 @@ def test_empty_trace_is_a_data_error(tmp_path, base_spec):
         aisimulate.replay(base_spec)
     assert "no requests" in str(e.value)
     assert e.value.file == str(trace)
+
+
+@pytest.mark.parametrize("path,value,field", [
+    (("engine", "tokenization"), {"send_ms": 1e13}, "engine.tokenization.send_ms"),
+    (("traffic", "load", "response_overhead"), {"base_ms": 1e15, "per_output_token_us": 0},
+     "traffic.load.response_overhead.base_ms"),
+    (("traffic", "load", "inter_turn_delay_ms"), 1e300, "traffic.load.inter_turn_delay_ms"),
+    (("traffic", "stop"), {"max_duration_s": 1e10}, "traffic.stop.max_duration_s"),
+    (("traffic", "load", "rate_rps"), 1e-12, "traffic.load.rate_rps"),
+    (("engine", "perf", "base_ms"), 1e15, "engine.perf.base_ms"),
+])
+def test_huge_finite_values_are_config_errors(base_spec, path, value, field):
+    # the clock is int64 ns: a huge but finite value must not wrap it
+    node = base_spec
+    for part in path[:-1]:
+        node = node.setdefault(part, {})
+    node[path[-1]] = value
+    with pytest.raises(ConfigError) as e:
+        aisimulate.replay(base_spec)
+    assert e.value.field == field
+
+
+def test_pd_transfer_that_cannot_fit_the_clock(base_spec):
+    # a 131,072-token prompt × 1e9 bytes at 1 MB/s: 1.3e17 ns, beyond the clock's margin
+    base_spec["engine"]["model"] = "meta-llama/Llama-3.1-8B-Instruct"
+    base_spec["engine"]["workers"] = {"disaggregated": {
+        "prefill": {"count": 1}, "decode": {"count": 1},
+        "kv_transfer": {"bandwidth_gb_per_s": 0.001, "latency_ms": 0, "kv_bytes_per_token": 1_000_000_000}}}
+    with pytest.raises(ConfigError) as e:
+        aisimulate.replay(base_spec)
+    assert e.value.field == "engine.workers.disaggregated.kv_transfer"
+
+
+def test_stop_before_the_first_row_is_an_empty_report(tmp_path, base_spec):
+    trace = tmp_path / "one.jsonl"
+    trace.write_text('{"timestamp": 1000, "input_length": 100, "output_length": 5}\n')
+    base_spec["traffic"] = {"source": {"type": "mooncake", "path": str(trace)}, "load": {"mode": "trace"},
+                            "stop": {"max_duration_s": 0.5}}
+    report = aisimulate.replay(base_spec)
+    assert report.requests == []
+    assert report.summary["completed"] == 0
+    assert report.summary["request_throughput_rps"] is None
+
+
+def test_to_pandas_dtypes_do_not_depend_on_reading_requests(base_spec):
+    a, b = aisimulate.replay(base_spec), aisimulate.replay(base_spec)
+    _ = b.requests
+    assert list(a.to_pandas().dtypes) == list(b.to_pandas().dtypes)

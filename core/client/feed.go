@@ -24,7 +24,11 @@ type Feed struct {
 	turns  map[int64][]workload.Request // held later turns by session
 	count  map[int64]int                // turns read so far by session
 	done   bool
+	rows   int // rows read from the source
 }
+
+// Rows is the number of rows read from the source so far.
+func (f *Feed) Rows() int { return f.rows }
 
 // NewFeed wraps src.
 func NewFeed(src workload.Source) *Feed {
@@ -45,6 +49,7 @@ func (f *Feed) pull() (bool, error) {
 		}
 		return false, err
 	}
+	f.rows++
 	if r.SessionID < 0 {
 		f.starts = append(f.starts, r)
 		return true, nil

@@ -69,7 +69,7 @@ func NewPath(c Costs) (Path, error) {
 		OverheadBaseNs: c.OverheadBaseMs * 1e6, OverheadPerTokenNs: c.OverheadPerOutputTokenUs * 1e3,
 		OverheadJitterNs: c.OverheadJitterMs * 1e6, OverheadSerial: c.OverheadSerial,
 		InterTurnDelayNs: int64(math.Round(c.InterTurnDelayMs * 1e6)),
-		TimeoutNs:        int64(math.Round(c.RequestTimeoutMs * 1e6)),
+		TimeoutNs:        timeoutNs(c.RequestTimeoutMs),
 	}, nil
 }
 
@@ -121,4 +121,13 @@ func (p *Path) TurnDelayNs(own int64, hasOwn bool) int64 {
 		return own
 	}
 	return p.InterTurnDelayNs
+}
+
+// timeoutNs converts a timeout to ns; a positive timeout is at least 1 ns (it
+// must never round to 0, which means "no timeout").
+func timeoutNs(ms float64) int64 {
+	if ms <= 0 {
+		return 0
+	}
+	return max(1, int64(math.Round(ms*1e6)))
 }

@@ -8,7 +8,7 @@ import (
 // Validate checks ranges and enumerations after defaults are filled. The first
 // problem is returned as an *Error with its dotted path.
 func (s *Spec) Validate() error {
-	for _, check := range []func() error{s.validateEngine, s.validateTraffic, s.validateExecution} {
+	for _, check := range []func() error{s.validateEngine, s.validateTraffic, s.validateExecution, s.validateMagnitudes} {
 		if err := check(); err != nil {
 			return err
 		}
@@ -47,6 +47,14 @@ func nonNegative(field string, p *float64) error {
 		return errorf(field, "must be ≥ 0, got %v", *p)
 	}
 	return nil
+}
+
+// required checks a number that has no default: absent (0) is "is required".
+func required(field string, v float64) error {
+	if v == 0 {
+		return errorf(field, "is required (> 0)")
+	}
+	return positive(field, v)
 }
 
 // finite checks a client-path cost: a finite number ≥ 0 (the decoder already
@@ -147,7 +155,7 @@ func (s *Spec) validateEngine() error {
 		d := w.Disaggregated
 		if err := firstErr(validatePool("engine.workers.disaggregated.prefill", &d.Prefill),
 			validatePool("engine.workers.disaggregated.decode", &d.Decode),
-			positive("engine.workers.disaggregated.kv_transfer.bandwidth_gb_per_s", d.KVTransfer.BandwidthGBPerS),
+			required("engine.workers.disaggregated.kv_transfer.bandwidth_gb_per_s", d.KVTransfer.BandwidthGBPerS),
 			finite("engine.workers.disaggregated.kv_transfer.latency_ms", d.KVTransfer.LatencyMs)); err != nil {
 			return err
 		}
@@ -387,6 +395,70 @@ func validatePool(path string, a *Pool) error {
 	}
 	if a.TP > 8 {
 		return errorf(path+".tp", "must be ≤ 8 (one node), got %d", a.TP)
+	}
+	return nil
+}
+
+// Magnitude limits. The virtual clock is int64 nanoseconds (292 years); these
+// bounds keep every time the spec can produce far inside it, so that a huge but
+// finite value is refused here, with its field, instead of wrapping the clock.
+const (
+	MaxDelayMs         = 1e9  // any single delay or cost in ms (11.6 days)
+	MaxDelayUs         = 1e9  // any cost in µs (17 minutes)
+	MaxDurationS       = 1e9  // stop.max_duration_s (31.7 years)
+	MinRateRPS         = 1e-6 // one request per 11.6 days
+	MinSpeedup         = 1e-6
+	MinBandwidthGBPerS = 1e-3 // 1 MB/s
+	MaxKVBytesPerToken = 1e9
+)
+
+// validateMagnitudes refuses huge finite values (see the limits above).
+func (s *Spec) validateMagnitudes() error {
+	type lim struct {
+		field    string
+		v        float64
+		min, max float64
+	}
+	var ls []lim
+	add := func(field string, v, min, max float64) { ls = append(ls, lim{field, v, min, max}) }
+	opt := func(field string, p *float64, max float64) {
+		if p != nil {
+			add(field, *p, 0, max)
+		}
+	}
+	e, l := &s.Engine, &s.Traffic.Load
+	opt("engine.perf.base_ms", e.Perf.BaseMs, MaxDelayMs)
+	opt("engine.perf.per_prefill_token_ms", e.Perf.PerPrefillTokenMs, MaxDelayMs/1e4)
+	opt("engine.perf.per_decode_seq_ms", e.Perf.PerDecodeSeqMs, MaxDelayMs/1e4)
+	opt("engine.perf.pass_overhead_us", e.Perf.PassOverheadUs, MaxDelayUs)
+	if t := e.Tokenization; t != nil {
+		add("engine.tokenization.send_ms", t.SendMs, 0, MaxDelayMs)
+	}
+	if d := e.Detokenization; d != nil {
+		add("engine.detokenization.base_us", d.BaseUs, 0, MaxDelayUs)
+		add("engine.detokenization.per_token_us", d.PerTokenUs, 0, MaxDelayUs/1e4)
+	}
+	if d := e.Workers.Disaggregated; d != nil {
+		add("engine.workers.disaggregated.kv_transfer.bandwidth_gb_per_s", d.KVTransfer.BandwidthGBPerS, MinBandwidthGBPerS, 1e9)
+		add("engine.workers.disaggregated.kv_transfer.latency_ms", d.KVTransfer.LatencyMs, 0, MaxDelayMs)
+		add("engine.workers.disaggregated.kv_transfer.kv_bytes_per_token", float64(d.KVTransfer.KVBytesPerToken), 0, MaxKVBytesPerToken)
+	}
+	if o := l.ResponseOverhead; o != nil {
+		add("traffic.load.response_overhead.base_ms", o.BaseMs, 0, MaxDelayMs)
+		add("traffic.load.response_overhead.per_output_token_us", o.PerOutputTokenUs, 0, MaxDelayUs/1e4)
+		add("traffic.load.response_overhead.jitter_ms", o.JitterMs, 0, MaxDelayMs)
+	}
+	add("traffic.load.inter_turn_delay_ms", l.InterTurnDelayMs, 0, MaxDelayMs)
+	add("traffic.load.request_timeout_ms", l.RequestTimeoutMs, 0, MaxDelayMs)
+	add("traffic.load.speedup", l.Speedup, MinSpeedup, 1e12)
+	if l.Mode == "rate" {
+		add("traffic.load.rate_rps", l.RateRPS, MinRateRPS, 1e9)
+	}
+	add("traffic.stop.max_duration_s", s.Traffic.Stop.MaxDurationS, 0, MaxDurationS)
+	for _, x := range ls {
+		if x.v < x.min || x.v > x.max {
+			return errorf(x.field, "must be in [%g, %g], got %g (the virtual clock is int64 ns)", x.min, x.max, x.v)
+		}
 	}
 	return nil
 }

@@ -85,6 +85,12 @@ func buildDeployment(s *config.Spec) (*deployment, error) {
 		if d.transferBytesTok == 0 {
 			d.transferBytesTok = arch.KVBytesPerToken(1, kvDtype.Bytes()) // every layer and head
 		}
+		// the longest prompt's transfer must fit the virtual clock
+		longest := max(s.Engine.Scheduler.MaxModelLen, arch.MaxPositionEmbeddings)
+		if ns := float64(longest) * float64(d.transferBytesTok) / d.transferBytesPerNs; ns > maxClockNs/16 {
+			return nil, &config.Error{Field: "engine.workers.disaggregated.kv_transfer",
+				Msg: fmt.Sprintf("a %d-token prompt would take %.3g s to move: raise bandwidth_gb_per_s or lower kv_bytes_per_token", longest, ns/1e9)}
+		}
 	} else {
 		a := e.Workers.Aggregated
 		d.pools = []*pool{{name: "aggregated", field: "engine.workers.aggregated", count: a.Count, tp: a.TP, placement: a.Placement}}

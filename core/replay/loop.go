@@ -179,7 +179,7 @@ func Run(s *config.Spec, opts ...Option) (*report.Report, error) {
 	if err := m.checkEnd(); err != nil {
 		return nil, err
 	}
-	if len(m.records) == 0 && s.Traffic.Source.Path != "" {
+	if len(m.records) == 0 && s.Traffic.Source.Path != "" && tr.feed.Rows() == 0 {
 		return nil, &workload.DataError{File: s.Traffic.Source.Path, Msg: "the trace has no requests"}
 	}
 	return &report.Report{

@@ -2,6 +2,7 @@ package replay
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"math"
 	"math/rand/v2"
@@ -37,7 +38,7 @@ func openTraffic(s *config.Spec, blockSize int) (*traffic, error) {
 	tr := &traffic{mode: t.Load.Mode, speedup: t.Load.Speedup, concurrency: t.Load.Concurrency,
 		maxRequests: t.Stop.MaxRequests, stopNs: math.MaxInt64}
 	if t.Stop.MaxDurationS > 0 {
-		tr.stopNs = int64(math.Round(t.Stop.MaxDurationS * 1e9))
+		tr.stopNs = max(1, int64(math.Round(t.Stop.MaxDurationS*1e9))) // a positive limit is never "no limit"
 	}
 	streams := workload.NewStreams(s.Execution.Seed)
 	tr.jitter = streams.Get(client.StreamJitter)
@@ -127,12 +128,15 @@ func (tr *traffic) next(r *workload.Request, now int64) (sendNs int64, ok bool, 
 	}
 	switch tr.mode {
 	case "trace":
-		sendNs = int64(math.Round(float64(r.Timestamp) / tr.speedup))
+		f := math.Round(float64(r.Timestamp) / tr.speedup)
+		if f > maxClockNs {
+			return 0, false, cfgErr("traffic.load.speedup", fmt.Errorf("row %d's timestamp / speedup (%g ns) passes the end of the virtual clock", r.ID, f))
+		}
+		sendNs = int64(f)
 	case "rate":
 		var more bool
 		if sendNs, more = tr.arrival.Next(); !more {
-			tr.done = true
-			return 0, false, nil
+			return 0, false, cfgErr("traffic.load.rate_rps", fmt.Errorf("arrivals run past the end of the virtual clock (int64 ns) after %d requests", tr.sent))
 		}
 	default:
 		sendNs = now
@@ -144,3 +148,7 @@ func (tr *traffic) next(r *workload.Request, now int64) (sendNs int64, ok bool, 
 	tr.sent++
 	return sendNs, true, nil
 }
+
+// maxClockNs bounds every time a spec may produce: an eighth of int64 ns
+// (36 years), so that sums of delays on top of it cannot wrap.
+const maxClockNs = float64(1 << 60)

@@ -171,7 +171,7 @@ class ReplayReport:
         except ImportError as exc:
             raise ImportError("ReplayReport.to_pandas() needs pandas: "
                               "pip install 'aisimulate[pandas]' (or pandas>=2.0)") from exc
-        if self._columns is not None and self._requests is None:
+        if self._columns is not None:  # the same dtypes whether or not .requests was read
             return _columns_to_pandas(pd, self._columns)
         columns = list(REQUEST_FIELDS)
         for r in self.requests:
