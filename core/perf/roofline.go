@@ -142,19 +142,9 @@ func NewRoofline(arch *model.Arch, sys *hardware.System, opt RooflineOptions) (*
 	if err := arch.Validate(tp); err != nil {
 		return nil, fmt.Errorf("perf: roofline: %w", err)
 	}
-	wd := opt.WeightDtype
-	if wd == "" {
-		wd = arch.WeightDtype
-	}
-	if !wd.Valid() {
-		return nil, fmt.Errorf("perf: roofline: unknown weight dtype %q", wd)
-	}
-	kd := opt.KVDtype
-	if kd == "" {
-		kd = model.BF16
-	}
-	if kd != model.BF16 && kd != model.FP8 {
-		return nil, fmt.Errorf("perf: roofline: kv dtype %q, want %s or %s", kd, model.BF16, model.FP8)
+	wd, kd, err := ResolveDtypes(arch, opt.WeightDtype, opt.KVDtype)
+	if err != nil {
+		return nil, fmt.Errorf("perf: roofline: %w", err)
 	}
 	p := opt.Params
 	if p == (RooflineParams{}) {

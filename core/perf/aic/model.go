@@ -110,19 +110,9 @@ func New(arch *model.Arch, sys *hardware.System, opt Options) (*Model, error) {
 	if opt.Backend == "" {
 		opt.Backend = "vllm"
 	}
-	wd := opt.WeightDtype
-	if wd == "" {
-		wd = arch.WeightDtype
-	}
-	if !wd.Valid() {
-		return nil, fmt.Errorf("aic: unknown weight dtype %q", wd)
-	}
-	kd := opt.KVDtype
-	if kd == "" {
-		kd = model.BF16
-	}
-	if kd != model.BF16 && kd != model.FP8 {
-		return nil, fmt.Errorf("aic: kv dtype %q, want %s or %s", kd, model.BF16, model.FP8)
+	wd, kd, err := perf.ResolveDtypes(arch, opt.WeightDtype, opt.KVDtype)
+	if err != nil {
+		return nil, fmt.Errorf("aic: %w", err)
 	}
 	if !(opt.PassOverheadUs >= 0) || math.IsInf(opt.PassOverheadUs, 0) {
 		return nil, fmt.Errorf("aic: pass_overhead_us = %g, want finite ≥ 0", opt.PassOverheadUs)
