@@ -17,9 +17,9 @@ import (
 type traffic struct {
 	feed        *client.Feed
 	closer      io.Closer
-	mode        string // "trace", "rate" or "concurrency"
-	speedup     float64
-	arrival     workload.Arrival // rate mode
+	mode        string                 // "trace", "rate" or "concurrency"
+	trace       *workload.TraceArrival // trace mode: send = timestamp / speedup
+	arrival     workload.Arrival       // rate mode
 	concurrency int
 	maxRequests int   // 0: no limit
 	stopNs      int64 // no send at or after this time; math.MaxInt64: no limit
@@ -35,7 +35,7 @@ type traffic struct {
 
 func openTraffic(s *config.Spec, blockSize int) (*traffic, error) {
 	t := &s.Traffic
-	tr := &traffic{mode: t.Load.Mode, speedup: t.Load.Speedup, concurrency: t.Load.Concurrency,
+	tr := &traffic{mode: t.Load.Mode, trace: workload.NewTraceArrival(t.Load.Speedup), concurrency: t.Load.Concurrency,
 		maxRequests: t.Stop.MaxRequests, stopNs: math.MaxInt64}
 	if t.Stop.MaxDurationS > 0 {
 		tr.stopNs = max(1, int64(math.Round(t.Stop.MaxDurationS*1e9))) // a positive limit is never "no limit"
@@ -128,11 +128,9 @@ func (tr *traffic) next(r *workload.Request, now int64) (sendNs int64, ok bool, 
 	}
 	switch tr.mode {
 	case "trace":
-		f := math.Round(float64(r.Timestamp) / tr.speedup)
-		if f > maxClockNs {
-			return 0, false, cfgErr("traffic.load.speedup", fmt.Errorf("row %d's timestamp / speedup (%g ns) passes the end of the virtual clock", r.ID, f))
+		if sendNs = tr.trace.At(r.Timestamp); sendNs > int64(maxClockNs) {
+			return 0, false, cfgErr("traffic.load.speedup", fmt.Errorf("row %d's timestamp / speedup (%d ns) passes the end of the virtual clock", r.ID, sendNs))
 		}
-		sendNs = int64(f)
 	case "rate":
 		var more bool
 		if sendNs, more = tr.arrival.Next(); !more {
