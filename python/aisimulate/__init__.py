@@ -24,6 +24,7 @@ from . import _native
 from .config import Spec, load_config
 from .errors import ConfigError, DataError, SimulationError
 from .report import ReplayReport
+from .sweep import sweep
 
 __version__ = "0.1.0"
 
@@ -36,6 +37,7 @@ __all__ = [
     "__version__",
     "load_config",
     "replay",
+    "sweep",
 ]
 
 
