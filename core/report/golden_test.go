@@ -1,0 +1,57 @@
+package report
+
+import (
+	"flag"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
+
+// golden compares got with testdata/<test name>.golden.json byte for byte
+// (rewritten with `go test -run NAME -update`; review the diff).
+func golden(t *testing.T, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", t.Name()+".golden.json")
+	if *update {
+		require.NoError(t, os.WriteFile(path, got, 0o644))
+	}
+	want, err := os.ReadFile(path)
+	require.NoError(t, err, "run with -update to create %s", path)
+	assert.Equal(t, string(want), string(got))
+}
+
+// The report JSON of worked example 1 (notes/worked-examples.md): two completed
+// requests, plus a rejected one and a P/D record, so every key and null rule of
+// DESIGN.md §8 is pinned.
+func TestReportJSON(t *testing.T) {
+	recs := []Record{
+		{RequestID: 0, Status: StatusCompleted, InputTokens: 1000, OutputTokens: 3, SendNs: 0, ArrivalNs: 0,
+			FirstTokenNs: 14_000_000, EndNs: 19_300_000, ReleaseNs: 19_300_000, Worker: 0,
+			PrefillWorker: -1, DecodeWorker: -1, SessionID: -1},
+		{RequestID: 1, Status: StatusCompleted, InputTokens: 100, OutputTokens: 2, SendNs: 10_000_000,
+			ArrivalNs: 10_000_000, FirstTokenNs: 17_100_000, EndNs: 19_300_000, ReleaseNs: 19_300_000,
+			Worker: 0, PrefillWorker: -1, DecodeWorker: -1, SessionID: 3, Turn: 1},
+		{RequestID: 2, Status: StatusRejected, Reason: "prompt (50000) + output (10) tokens exceed max_model_len (40960)",
+			InputTokens: 50000, SendNs: 20_000_000, ArrivalNs: 20_000_000, FirstTokenNs: NoTime,
+			EndNs: 20_000_000, ReleaseNs: 21_000_000, Worker: 0, PrefillWorker: -1, DecodeWorker: -1, SessionID: -1},
+		{RequestID: 3, Status: StatusCompleted, InputTokens: 1000, OutputTokens: 3, FirstTokenNs: 18_300_000,
+			EndNs: 22_500_000, ReleaseNs: 22_500_000, Worker: 0, PrefillWorker: 0, DecodeWorker: 0,
+			TransferNs: 2_200_000, SessionID: -1},
+	}
+	var acc Accumulator
+	for _, g := range []int64{3_100_000, 2_200_000, 2_200_000, 2_100_000, 2_100_000} {
+		acc.AddGap(g)
+	}
+	for i := range recs {
+		acc.Add(&recs[i])
+	}
+	rep := Report{Metadata: map[string]any{"model": "Qwen/Qwen3-32B", "gpus": 1}, Summary: acc.Close(1), Records: recs}
+	b, err := rep.JSON()
+	require.NoError(t, err)
+	golden(t, b)
+}
