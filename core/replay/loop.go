@@ -19,7 +19,7 @@ type flight struct {
 	req    workload.Request
 	eng    engine.Request // on its aggregated or prefill worker
 	dec    engine.Request // P/D: on its decode worker
-	pw, dw int32          // P/D: global ids of its prefill and decode workers
+	pw, dw int32          // global ids of its first worker (aggregated or prefill) and its decode worker
 	lastNs int64          // last token received by the client
 	slot   int32          // closed-loop client, -1 in an open loop
 	hashes []uint64       // prefix-cache block hashes and their group keys (buffers reused)
