@@ -66,3 +66,17 @@ def test_sessions_reuse_the_conversation(base_spec):
         assert cur["send_ms"] == pytest.approx(prev["release_ms"] + 2.5, abs=1e-9)
         assert cur["input_tokens"] == prev["input_tokens"] + 10 + 300
         assert cur["cached_tokens"] > 0
+
+
+def test_pd_table_shows_each_pool(base_spec):
+    base_spec["engine"]["workers"] = {"disaggregated": {
+        "prefill": {"count": 1}, "decode": {"count": 1},
+        "kv_transfer": {"bandwidth_gb_per_s": 50, "latency_ms": 0.2}}}
+    report = aisimulate.replay(base_spec)
+    table = report.table()
+    assert "P/D prefill 1 × TP1 + decode 1 × TP1" in table
+    pools = report.metadata["pools"]
+    # each pool holds one GPU for the whole run: half of the total GPU hours
+    assert pools[0]["gpu_hours"] == pytest.approx(report.summary["gpu_hours"] / 2)
+    assert "Prefill pool:" in table and "Decode pool:" in table
+    assert all(r["transfer_ms"] is not None for r in report.requests if r["output_tokens"] > 0)

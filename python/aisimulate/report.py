@@ -210,6 +210,15 @@ class ReplayReport:
                            ("preemptions", "Preemptions")):
             if key in s:
                 rows.append((label, _fmt_int(s[key])))
+        # P/D: each pool's GPU hours and busy share (time in passes / duration).
+        pools = self.metadata.get("pools")
+        if self.metadata.get("disaggregated") and isinstance(pools, list):
+            duration = s.get("duration_ms") or 0
+            for p in pools:
+                busy = p.get("worker_busy_ms") or []
+                share = (sum(busy) / (len(busy) * duration)) if busy and duration else None
+                value = f"{_fmt_small(p.get('gpu_hours'))} GPU h, busy {_fmt(None if share is None else 100 * share, 1)} %"
+                rows.append((f"{str(p.get('name')).capitalize()} pool", value))
         for label, value in rows:
             lines.append(f"{label + ':':<40}{value:>{width - 40}}")
         lines.append("-" * width)
