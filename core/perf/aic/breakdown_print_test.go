@@ -1,0 +1,66 @@
+package aic
+
+import (
+	"fmt"
+	"os"
+	"testing"
+
+	"github.com/aisimulate/aisimulate/core/model"
+	"github.com/aisimulate/aisimulate/core/perf"
+	"github.com/stretchr/testify/require"
+)
+
+// TestPrintBreakdown is a diagnostic, not a check: with AIC_BREAKDOWN=1 it
+// prints the per-op breakdown (ms) of representative passes of
+// Llama-3.1-8B (fp8 weights, fp8 KV cache) on h200_sxm at TP 1/2/4/8, as
+// the accuracy harness prices the vllm_dense_dev.csv rows (backend 0.12.0),
+// with each layer GEMM's and the all-reduce's measured/roofline ratio.
+//
+//	AIC_BREAKDOWN=1 go test ./core/perf/aic -run PrintBreakdown -v
+//
+// docs/accuracy-llama8b-fp8.md records what it printed and what follows.
+func TestPrintBreakdown(t *testing.T) {
+	if os.Getenv("AIC_BREAKDOWN") == "" {
+		t.Skip("diagnostic; set AIC_BREAKDOWN=1")
+	}
+	db := sharedDB(t)
+	sys := builtinSystem(t, "h200_sxm")
+	arch := sharedModel(t, "meta-llama--Meta-Llama-3.1-8B")
+	dec := make([]int, 64)
+	for i := range dec {
+		dec[i] = 4000
+	}
+	passes := []struct {
+		name string
+		b    perf.Batch
+	}{
+		{"decode 64 @ KV 4000", perf.Batch{DecodeKVLens: dec, Samplers: 64}},
+		{"mixed 2x4096 + 64 decodes", perf.Batch{Prefill: []perf.Chunk{{NewTokens: 4096}, {NewTokens: 4096}}, DecodeKVLens: dec, Samplers: 66}},
+		{"prefill 1 x 8192", perf.Batch{Prefill: []perf.Chunk{{NewTokens: 8192}}, Samplers: 1}},
+	}
+	for _, tp := range []int{1, 2, 4, 8} {
+		m, err := New(arch, sys, Options{Database: db, Backend: "vllm", Version: "0.12.0", TP: tp,
+			WeightDtype: model.FP8, KVDtype: model.FP8, PassOverheadUs: DefaultPassOverheadUs})
+		require.NoError(t, err)
+		for _, p := range passes {
+			bd := m.Breakdown(&p.b)
+			fmt.Printf("TP%d %-26s GEMM %7.3f ctx %6.3f gen %6.3f AR %6.3f mem %6.3f emb %5.3f logits %5.3f ovh %5.3f = %7.3f ms\n",
+				tp, p.name, bd.GEMMNs/1e6, bd.ContextAttentionNs/1e6, bd.GenerationAttentionNs/1e6, bd.AllReduceNs/1e6,
+				bd.MemoryOpsNs/1e6, bd.EmbeddingNs/1e6, bd.LogitsNs/1e6, bd.OverheadNs/1e6, bd.TotalNs()/1e6)
+		}
+		for i, s := range m.gemms {
+			for _, x := range []float64{64, 8256} {
+				sec := m.gemmW.Seconds(x, float64(s.N), float64(s.K))
+				fmt.Printf("    GEMM %d n %5d k %5d m %4v: %.4f ms, roofline/measured %.2f\n",
+					i, s.N, s.K, x, sec*1e3, m.gemmW.roofline(x, float64(s.N), float64(s.K))/sec)
+			}
+		}
+		if m.allReduce != nil {
+			for _, e := range []float64{64 * 4096, 8256 * 4096} {
+				sec := m.allReduce.Seconds(e)
+				fmt.Printf("    all-reduce %8.0f elements (%5.1f MB): %.4f ms, roofline/measured %.2f\n",
+					e, 2*e/1e6, sec*1e3, m.allReduce.roofline(e)/sec)
+			}
+		}
+	}
+}
