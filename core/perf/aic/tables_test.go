@@ -58,6 +58,9 @@ func TestGEMMOnATableRowReturnsThatRow(t *testing.T) {
 			if want < g.roofline(float64(r.M), float64(r.N), float64(r.K)) {
 				continue // a row below its roofline is clamped up, by design
 			}
+			if c := g.sites[[2]float64{float64(r.N), float64(r.K)}]; c.sec[indexOf(c.m, float64(r.M))] < want {
+				continue // a row slower than a larger m at its site is lowered to it, by design (padEnvelope)
+			}
 			assert.InEpsilon(t, want, g.Seconds(float64(r.M), float64(r.N), float64(r.K)), 1e-12,
 				"%s m=%d n=%d k=%d", dt, r.M, r.N, r.K)
 			checked++
@@ -83,4 +86,51 @@ func TestKeepEfficiency(t *testing.T) {
 	assert.InDelta(t, 15.0, keepEfficiency(3, 2, 10), 1e-12)
 	// an edge measured below its roofline (1 s vs 2 s) would give 5 s: clamped to 10 s
 	assert.InDelta(t, 10.0, keepEfficiency(1, 2, 10), 1e-12)
+}
+
+// TestPadEnvelope: hand-worked. Times 1, 5, 3, 4, 2 (an ascending size
+// axis) become 1, 2, 2, 2, 2: each is capped by the fastest larger size;
+// an already non-decreasing curve is unchanged.
+func TestPadEnvelope(t *testing.T) {
+	s := []float64{1, 5, 3, 4, 2}
+	padEnvelope(s)
+	assert.Equal(t, []float64{1, 2, 2, 2, 2}, s)
+	u := []float64{1, 2, 2, 7}
+	padEnvelope(u)
+	assert.Equal(t, []float64{1, 2, 2, 7}, u)
+	padEnvelope(nil) // no panic
+}
+
+// TestGEMMGlitchLowered: the h100_sxm vLLM 0.14.0 bf16 row n 6144, k 5120,
+// m 4096 measures 0.19 of the roofline (2·4096·6144·5120 / 989e12 = 0.261 ms
+// bound, so ≈ 1.37 ms) between m 2048 and m 8192 at ~0.78; m 8192 takes
+// ≈ 0.686 ms (0.76 of its 0.521 ms bound). The lookup at m 4096 returns the
+// m 8192 time: ≤ 0.70 ms, efficiency ≥ 0.37, and not above the m 8192 time.
+func TestGEMMGlitchLowered(t *testing.T) {
+	db := sharedDB(t)
+	dir, err := systemDir(db, "h100_sxm")
+	require.NoError(t, err)
+	src, err := locate(dir, "h100_sxm", "vllm", "0.14.0", TableGEMM)
+	require.NoError(t, err)
+	rows, err := loadGEMM(src.Path)
+	require.NoError(t, err)
+	var raw4096, raw8192 float64
+	for _, r := range rows {
+		if r.Dtype == "bfloat16" && r.N == 6144 && r.K == 5120 {
+			switch r.M {
+			case 4096:
+				raw4096 = r.Latency * 1e-3
+			case 8192:
+				raw8192 = r.Latency * 1e-3
+			}
+		}
+	}
+	require.Greater(t, raw4096, raw8192, "the glitch is in the table")
+	sys := builtinSystem(t, "h100_sxm")
+	g, err := newGEMMGrid(rows, "bfloat16", sys.BF16Flops, sys.MemBW, 2)
+	require.NoError(t, err)
+	got := g.Seconds(4096, 6144, 5120)
+	assert.InDelta(t, raw8192, got, 1e-12)
+	assert.InDelta(t, 0.000686, got, 0.00002)
+	assert.Greater(t, g.roofline(4096, 6144, 5120)/got, 0.37)
 }
