@@ -43,10 +43,10 @@ func positive(field string, got float64) error {
 }
 
 func nonNegative(field string, p *float64) error {
-	if p != nil && !(*p >= 0) {
-		return errorf(field, "must be ≥ 0, got %v", *p)
+	if p == nil {
+		return nil
 	}
-	return nil
+	return notNegative(field, *p)
 }
 
 // required checks a number that has no default: absent (0) is "is required".
@@ -57,9 +57,9 @@ func required(field string, v float64) error {
 	return positive(field, v)
 }
 
-// finite checks a client-path cost: a finite number ≥ 0 (the decoder already
-// refused NaN and ±inf).
-func finite(field string, v float64) error {
+// notNegative checks a cost or delay: ≥ 0 (the decoder already refused NaN and
+// ±inf; validateMagnitudes bounds it above).
+func notNegative(field string, v float64) error {
 	if !(v >= 0) {
 		return errorf(field, "must be ≥ 0, got %v", v)
 	}
@@ -156,7 +156,7 @@ func (s *Spec) validateEngine() error {
 		if err := firstErr(validatePool("engine.workers.disaggregated.prefill", &d.Prefill),
 			validatePool("engine.workers.disaggregated.decode", &d.Decode),
 			required("engine.workers.disaggregated.kv_transfer.bandwidth_gb_per_s", d.KVTransfer.BandwidthGBPerS),
-			finite("engine.workers.disaggregated.kv_transfer.latency_ms", d.KVTransfer.LatencyMs)); err != nil {
+			notNegative("engine.workers.disaggregated.kv_transfer.latency_ms", d.KVTransfer.LatencyMs)); err != nil {
 			return err
 		}
 		if d.KVTransfer.KVBytesPerToken < 0 {
@@ -174,13 +174,13 @@ func (s *Spec) validateEngine() error {
 		return err
 	}
 	if tk := e.Tokenization; tk != nil {
-		if err := finite("engine.tokenization.send_ms", tk.SendMs); err != nil {
+		if err := notNegative("engine.tokenization.send_ms", tk.SendMs); err != nil {
 			return err
 		}
 	}
 	if d := e.Detokenization; d != nil {
-		if err := firstErr(finite("engine.detokenization.base_us", d.BaseUs),
-			finite("engine.detokenization.per_token_us", d.PerTokenUs)); err != nil {
+		if err := firstErr(notNegative("engine.detokenization.base_us", d.BaseUs),
+			notNegative("engine.detokenization.per_token_us", d.PerTokenUs)); err != nil {
 			return err
 		}
 	}
@@ -346,14 +346,14 @@ func (s *Spec) validateTraffic() error {
 	if l.Mode != "concurrency" && l.Concurrency != 0 {
 		return errorf("traffic.load.concurrency", "belongs to mode concurrency, not %s", l.Mode)
 	}
-	if err := firstErr(finite("traffic.load.inter_turn_delay_ms", l.InterTurnDelayMs),
-		finite("traffic.load.request_timeout_ms", l.RequestTimeoutMs)); err != nil {
+	if err := firstErr(notNegative("traffic.load.inter_turn_delay_ms", l.InterTurnDelayMs),
+		notNegative("traffic.load.request_timeout_ms", l.RequestTimeoutMs)); err != nil {
 		return err
 	}
 	if o := l.ResponseOverhead; o != nil {
-		if err := firstErr(finite("traffic.load.response_overhead.base_ms", o.BaseMs),
-			finite("traffic.load.response_overhead.per_output_token_us", o.PerOutputTokenUs),
-			finite("traffic.load.response_overhead.jitter_ms", o.JitterMs)); err != nil {
+		if err := firstErr(notNegative("traffic.load.response_overhead.base_ms", o.BaseMs),
+			notNegative("traffic.load.response_overhead.per_output_token_us", o.PerOutputTokenUs),
+			notNegative("traffic.load.response_overhead.jitter_ms", o.JitterMs)); err != nil {
 			return err
 		}
 	}

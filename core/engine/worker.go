@@ -106,11 +106,20 @@ func (w *Worker) blocksFor(n int) int { return (n + w.cfg.BlockSize - 1) / w.cfg
 // CheckFits returns why the request can never run on this worker, or "" if it can:
 // prompt + output longer than max_model_len, or more KV blocks than the whole cache.
 func (w *Worker) CheckFits(prompt, output int) string {
+	// The last output token is sampled, never written to the cache.
+	return w.checkFits(prompt, output, prompt+max(output-1, 0))
+}
+
+// CheckPrefill is CheckFits for a P/D prefill worker, which holds the KV of the
+// prompt only (the decode worker holds the output).
+func (w *Worker) CheckPrefill(prompt, output int) string { return w.checkFits(prompt, output, prompt) }
+
+// checkFits: prompt + output must fit max_model_len, and kvTokens the cache.
+func (w *Worker) checkFits(prompt, output, kvTokens int) string {
 	if prompt+output > w.cfg.MaxModelLen {
 		return fmt.Sprintf("prompt (%d) + output (%d) tokens exceed max_model_len (%d)", prompt, output, w.cfg.MaxModelLen)
 	}
-	// The last output token is sampled, never written to the cache.
-	need := w.blocksFor(prompt + max(output-1, 0))
+	need := w.blocksFor(kvTokens)
 	if need > w.cfg.NumBlocks {
 		return fmt.Sprintf("needs %d KV blocks, more than the whole cache (%d blocks of %d tokens)", need, w.cfg.NumBlocks, w.cfg.BlockSize)
 	}

@@ -27,12 +27,7 @@ func (m *sim) arrivePD(idx int32, w int) {
 	rec.PrefillWorker, rec.DecodeWorker = w-m.pools[0].first, -1
 	pre := m.workers[w]
 	prompt, output := f.eng.Prompt, f.eng.Output
-	// The prompt must fit the prefill worker; prompt + output must fit the model.
-	reason := pre.CheckFits(prompt, 0)
-	if max := m.pools[0].cfg.MaxModelLen; prompt+output > max {
-		reason = fmt.Sprintf("prompt (%d) + output (%d) tokens exceed max_model_len (%d)", prompt, output, max)
-	}
-	if reason != "" {
+	if reason := pre.CheckPrefill(prompt, output); reason != "" {
 		rec.Reason = reason
 		m.end(idx, report.StatusRejected)
 		return

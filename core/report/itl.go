@@ -1,7 +1,6 @@
 package report
 
 import (
-	"math"
 	"slices"
 )
 
@@ -59,39 +58,9 @@ func (p *gapPool) stats() *Stats {
 		vals = append(vals, v)
 	}
 	slices.Sort(vals)
-	counts := make([]int64, len(vals))
+	msVals, counts := make([]float64, len(vals)), make([]int64, len(vals))
 	for i, v := range vals {
-		counts[i] = byValue[v]
+		msVals[i], counts[i] = ms(v), byValue[v]
 	}
-	cum := make([]int64, len(vals)) // cum[i] = values ≤ vals[i]
-	sum := 0.0
-	var c int64
-	for i, v := range vals {
-		c += counts[i]
-		cum[i] = c
-		sum += ms(v) * float64(counts[i])
-	}
-	n := float64(p.n)
-	mean := sum / n
-	ss := 0.0
-	for i, v := range vals {
-		d := ms(v) - mean
-		ss += d * d * float64(counts[i])
-	}
-	// at returns the k-th smallest value (0-based) of the expanded list.
-	at := func(k int64) float64 {
-		i, _ := slices.BinarySearch(cum, k+1)
-		return ms(vals[i])
-	}
-	pct := func(q float64) float64 {
-		v := float64(p.n-1) * (q / 100)
-		lo := math.Floor(v)
-		k := int64(lo)
-		if k >= p.n-1 {
-			return at(p.n - 1)
-		}
-		return lerp(at(k), at(k+1), v-lo)
-	}
-	return &Stats{Mean: mean, Std: math.Sqrt(ss / n), Min: ms(vals[0]), Max: ms(vals[len(vals)-1]),
-		P50: pct(50), P90: pct(90), P95: pct(95), P99: pct(99)}
+	return weightedStats(msVals, counts)
 }

@@ -23,38 +23,71 @@ type Stats struct {
 
 // Compute returns the statistics of xs (sorted in place), or nil for no values.
 func Compute(xs []float64) *Stats {
-	n := len(xs)
-	if n == 0 {
+	slices.Sort(xs)
+	return weightedStats(xs, nil)
+}
+
+// weightedStats is the Stats of the list in which vals[i] (ascending) appears
+// counts[i] times (once each when counts is nil), or nil when it is empty.
+// Compute and the pooled ITL share it, so both follow the same formulas.
+func weightedStats(vals []float64, counts []int64) *Stats {
+	if len(vals) == 0 {
 		return nil
 	}
-	slices.Sort(xs)
-	sum := 0.0
-	for _, x := range xs {
-		sum += x
+	count := func(i int) float64 {
+		if counts == nil {
+			return 1
+		}
+		return float64(counts[i])
+	}
+	var cum []int64 // cum[i] = values ≤ vals[i], for the weighted case
+	n, sum := int64(len(vals)), 0.0
+	if counts != nil {
+		cum, n = make([]int64, len(vals)), 0
+		for i, c := range counts {
+			n += c
+			cum[i] = n
+		}
+	}
+	for i, v := range vals {
+		sum += v * count(i)
 	}
 	mean := sum / float64(n)
 	ss := 0.0
-	for _, x := range xs {
-		d := x - mean
-		ss += d * d
+	for i, v := range vals {
+		d := v - mean
+		ss += d * d * count(i)
+	}
+	// at is the k-th smallest value (0-based) of the expanded list.
+	at := func(k int64) float64 {
+		if counts == nil {
+			return vals[k]
+		}
+		i, _ := slices.BinarySearch(cum, k+1)
+		return vals[i]
 	}
 	return &Stats{
-		Mean: mean, Std: math.Sqrt(ss / float64(n)), Min: xs[0], Max: xs[n-1],
-		P50: Percentile(xs, 50), P90: Percentile(xs, 90), P95: Percentile(xs, 95), P99: Percentile(xs, 99),
+		Mean: mean, Std: math.Sqrt(ss / float64(n)), Min: vals[0], Max: vals[len(vals)-1],
+		P50: linearPercentile(n, 50, at), P90: linearPercentile(n, 90, at),
+		P95: linearPercentile(n, 95, at), P99: linearPercentile(n, 99, at),
 	}
 }
 
 // Percentile is numpy.percentile(xs, p, method="linear") for sorted, non-empty xs.
 func Percentile(sorted []float64, p float64) float64 {
-	n := len(sorted)
+	return linearPercentile(int64(len(sorted)), p, func(k int64) float64 { return sorted[k] })
+}
+
+// linearPercentile is the numpy-linear p-th percentile of n sorted values, the
+// k-th of which is at(k).
+func linearPercentile(n int64, p float64, at func(int64) float64) float64 {
 	v := float64(n-1) * (p / 100)
 	lo := math.Floor(v)
-	t := v - lo
-	i := int(lo)
-	if i >= n-1 {
-		return sorted[n-1]
+	k := int64(lo)
+	if k >= n-1 {
+		return at(n - 1)
 	}
-	return lerp(sorted[i], sorted[i+1], t)
+	return lerp(at(k), at(k+1), v-lo)
 }
 
 // lerp is numpy's _lerp: a + (b − a)·t, evaluated from b when t ≥ 0.5.
