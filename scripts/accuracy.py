@@ -4,6 +4,7 @@
 Usage:
     python scripts/accuracy.py --silicon ../shared/data/silicon/vllm_dense_dev.csv \
         [--perf aic|roofline] [--out DIR] [--jobs N]
+        [--deployment aic-generator|vllm-defaults] [--steady-state] [--length-ratio R]
 
 Writes DIR/rows.csv (one line per input row: ok or skipped with a reason),
 DIR/mape.csv and DIR/predicted_vs_measured.png, and prints the MAPE table per
@@ -37,8 +38,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="parallel processes")
     ap.add_argument("--length-ratio", type=float, default=1.0,
                     help="draw ISL and OSL uniformly in [R·L, L] per request (default 1: fixed lengths)")
-    ap.add_argument("--include-warmup", action="store_true",
-                    help="average over 10 requests per client, first wave included (default: steady state only)")
+    ap.add_argument("--deployment", choices=accuracy.DEPLOYMENTS, default="aic-generator",
+                    help="engine limits: AIConfigurator's generated vLLM launch (default) or vLLM's defaults")
+    ap.add_argument("--steady-state", action="store_true",
+                    help="measure whole waves after the first instead of the benchmark window "
+                         "(10 requests per client from an idle engine, all counted)")
     args = ap.parse_args(argv)
 
     t0 = time.perf_counter()
@@ -54,7 +58,8 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     results = accuracy.evaluate(rows, perf=args.perf, aliases=aliases, model_configs=args.model_configs,
                                 database=args.database, jobs=max(1, args.jobs),
-                                length_ratio=args.length_ratio, include_warmup=args.include_warmup)
+                                length_ratio=args.length_ratio, steady_state=args.steady_state,
+                                deployment=args.deployment)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     accuracy.write_rows(results, out / "rows.csv")
@@ -62,7 +67,7 @@ def main(argv: list[str] | None = None) -> int:
     accuracy.write_mape(table, out / "mape.csv")
     skipped = [r for r in results if r.status != "ok"]
     accuracy.write_plot(results, out / "predicted_vs_measured.png",
-                        f"{silicon.name}: perf {args.perf}")
+                        f"{silicon.name}: perf {args.perf}, {args.deployment}")
     print(accuracy.format_mape(table, len(skipped), args.perf))
     for r in skipped:
         print(f"  skipped {r.id}: {r.reason}")

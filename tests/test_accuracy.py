@@ -65,38 +65,50 @@ def test_mape_is_mean_absolute_percentage_error():
     assert table[-1]["rows"] == 2
 
 
-def test_row_spec_warmup_and_precision():
+def test_row_spec_window_deployment_and_precision():
     rows = accuracy.read_silicon(SILICON)
     aliases = accuracy.load_aliases(ALIASES)
     fp8 = next(r for r in rows if r["precision"] == "fp8" and r["model_path"] == "Qwen/Qwen3-32B")
-    spec, warm, measured = accuracy.row_spec(fp8, perf="aic", aliases=aliases,
-                                             model_configs=accuracy.DEFAULT_MODEL_CONFIGS,
-                                             database=accuracy.DEFAULT_DATABASE)
-    c = int(fp8["batch_size"])
+    kw = dict(perf="aic", aliases=aliases, model_configs=accuracy.DEFAULT_MODEL_CONFIGS,
+              database=accuracy.DEFAULT_DATABASE)
+    c, isl, osl = int(fp8["batch_size"]), int(fp8["isl"]), int(fp8["osl"])
+    # default: the benchmark window, 10·c requests from an idle engine, all measured;
+    # AIConfigurator's generated limits: 512 seqs, 512 + ISL + 1500 tokens, ISL + OSL + 1500 long
+    spec, warm, measured = accuracy.row_spec(fp8, **kw)
+    assert (warm, measured, spec["traffic"]["source"]["num_requests"]) == (0, 10 * c, 10 * c)
+    assert spec["engine"]["scheduler"] == {"enable_prefix_caching": False, "max_num_seqs": 512,
+                                           "max_num_batched_tokens": 512 + isl + 1500,
+                                           "max_model_len": isl + osl + 1500}
+    assert spec["engine"]["quantization"] == {"weights": "fp8", "kv_cache": "fp8"}
+    # steady state: first and last waves unmeasured; vLLM defaults: 8192 tokens
+    spec, warm, measured = accuracy.row_spec(fp8, steady_state=True, deployment="vllm-defaults", **kw)
     assert warm == c and measured % c == 0 and measured >= accuracy.MIN_MEASURED
     assert spec["traffic"]["source"]["num_requests"] == warm + measured + c  # + drain wave
-    assert spec["engine"]["quantization"] == {"weights": "fp8", "kv_cache": "fp8"}
-    assert spec["engine"]["scheduler"]["enable_prefix_caching"] is False
+    assert spec["engine"]["scheduler"]["max_num_batched_tokens"] == 8192
+    with pytest.raises(ValueError, match="deployment 'sglang'"):
+        accuracy.row_spec(fp8, deployment="sglang", **kw)
     with pytest.raises(ValueError, match="only aggregated"):
         accuracy.row_spec(dict(fp8, mode="disagg"), perf="aic", aliases=aliases,
                           model_configs=accuracy.DEFAULT_MODEL_CONFIGS, database=accuracy.DEFAULT_DATABASE)
 
 
-def test_row_spec_length_ratio_and_warmup_options():
+def test_row_spec_length_ratio_option():
     # Qwen3-32B 1024/128 at c = 8: R = 0.8 gives lengths uniform in [819, 1024] and
-    # [102, 128]; counting the warm-up sends 10 requests a client and measures them all.
+    # [102, 128]; the benchmark window sends 10 requests a client and measures them all.
     row = accuracy.read_silicon(SILICON)[0]
     aliases = accuracy.load_aliases(ALIASES)
     spec, warm, measured = accuracy.row_spec(
         row, perf="roofline", aliases=aliases, model_configs=accuracy.DEFAULT_MODEL_CONFIGS,
-        database=accuracy.DEFAULT_DATABASE, length_ratio=0.8, include_warmup=True)
+        database=accuracy.DEFAULT_DATABASE, length_ratio=0.8)
     src = spec["traffic"]["source"]
     assert src["isl"] == {"kind": "uniform", "min": 819, "max": 1024}
     assert src["osl"] == {"kind": "uniform", "min": 102, "max": 128}
     assert (warm, measured, src["num_requests"]) == (0, 80, 80)
     spec, warm, measured = accuracy.row_spec(
         row, perf="roofline", aliases=aliases, model_configs=accuracy.DEFAULT_MODEL_CONFIGS,
-        database=accuracy.DEFAULT_DATABASE)
+        database=accuracy.DEFAULT_DATABASE, steady_state=True)
     assert spec["traffic"]["source"]["isl"] == 1024 and warm == 8
     with pytest.raises(ValueError):
         accuracy.evaluate([row], aliases=aliases, length_ratio=0)
+    with pytest.raises(ValueError, match="deployment"):
+        accuracy.evaluate([row], aliases=aliases, deployment="tgi")

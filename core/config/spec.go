@@ -60,6 +60,9 @@ type Perf struct {
 	MemoryEfficiency  *float64 `json:"memory_efficiency,omitempty"`
 	// PassOverheadUs is also accepted by aic (µs per pass).
 	PassOverheadUs *float64 `json:"pass_overhead_us,omitempty"`
+	// PerSequenceOverheadUs (roofline and aic): µs per request scheduled in a
+	// pass (each decode and each prefill chunk).
+	PerSequenceOverheadUs *float64 `json:"per_sequence_overhead_us,omitempty"`
 	// aic: Database is the root of the AIConfigurator perf tables (the systems
 	// folder holding data/<system>/…, or its parent); BackendVersion the serving
 	// framework version whose tables to use (nearest when missing; the report's

@@ -35,6 +35,20 @@ func (b *Batch) PrefillTokens() int {
 // prompt tokens computed plus one per decoding request.
 func (b *Batch) Tokens() int { return b.PrefillTokens() + len(b.DecodeKVLens) }
 
+// Sequences is the number of requests scheduled in the pass: every prefill
+// chunk and every decode.
+func (b *Batch) Sequences() int { return len(b.Prefill) + len(b.DecodeKVLens) }
+
+// OverheadNs is the CPU-side cost of a pass outside the kernels, ns:
+//
+//	fixedNs + perSeqNs × sequences
+//
+// vLLM's engine step prepares inputs, samples and hands outputs back once per
+// pass and once per scheduled request; both perf sources charge it this way.
+func OverheadNs(fixedNs, perSeqNs float64, b *Batch) float64 {
+	return fixedNs + perSeqNs*float64(b.Sequences())
+}
+
 // Model prices one pass.
 type Model interface {
 	// PassTime returns the duration of the pass in nanoseconds; it is at

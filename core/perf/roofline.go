@@ -23,6 +23,10 @@ type RooflineParams struct {
 	// PassOverheadUs is a fixed cost per pass (scheduling, input preparation,
 	// sampling, launch gaps), µs, ≥ 0.
 	PassOverheadUs float64
+	// SequenceOverheadUs is the cost per sequence scheduled in a pass (each
+	// decode and each prefill chunk: input preparation, sampling and output
+	// handling grow with the batch), µs, ≥ 0.
+	SequenceOverheadUs float64
 	// AllReduceLatencyUs is the fixed cost of one TP all-reduce, µs, ≥ 0.
 	AllReduceLatencyUs float64
 }
@@ -61,6 +65,9 @@ func (p RooflineParams) Validate() error {
 	}
 	if !(p.PassOverheadUs >= 0) || math.IsInf(p.PassOverheadUs, 0) {
 		return fmt.Errorf("perf: roofline pass_overhead_us = %g, want finite ≥ 0", p.PassOverheadUs)
+	}
+	if !(p.SequenceOverheadUs >= 0) || math.IsInf(p.SequenceOverheadUs, 0) {
+		return fmt.Errorf("perf: roofline per_sequence_overhead_us = %g, want finite ≥ 0", p.SequenceOverheadUs)
 	}
 	if !(p.AllReduceLatencyUs >= 0) || math.IsInf(p.AllReduceLatencyUs, 0) {
 		return fmt.Errorf("perf: roofline allreduce_latency_us = %g, want finite ≥ 0", p.AllReduceLatencyUs)
@@ -125,6 +132,7 @@ type Roofline struct {
 	arFixedS       float64 // latency of one all-reduce, s
 	arSPerToken    float64 // ring transfer time per token of one all-reduce, s
 	passOverheadNs float64
+	seqOverheadNs  float64
 }
 
 var _ Model = (*Roofline)(nil)
@@ -189,6 +197,7 @@ func NewRoofline(arch *model.Arch, sys *hardware.System, opt RooflineOptions) (*
 		kvBytesTokenLayer:  2 * kvHeads * d * kd.Bytes(),
 		qoBytesPerToken:    2 * 2 * qHeads * d,
 		passOverheadNs:     p.PassOverheadUs * 1e3,
+		seqOverheadNs:      p.SequenceOverheadUs * 1e3,
 	}
 	if arch.QKNorm {
 		// Qwen3 per-head RMSNorm on q and k: read and write both, bf16.
@@ -283,7 +292,8 @@ type Breakdown struct {
 	EmbeddingNs float64
 	// LogitsNs: the logits GEMM over the sampling sequences.
 	LogitsNs float64
-	// OverheadNs: the fixed pass overhead.
+	// OverheadNs: the pass overhead outside the kernels (fixed plus per
+	// scheduled sequence).
 	OverheadNs float64
 }
 
@@ -298,7 +308,7 @@ func (b Breakdown) TotalNs() float64 {
 // pass costs only the overhead.
 func (r *Roofline) Breakdown(b *Batch) Breakdown {
 	var out Breakdown
-	out.OverheadNs = r.passOverheadNs
+	out.OverheadNs = OverheadNs(r.passOverheadNs, r.seqOverheadNs, b)
 
 	var ctxS, prefill float64
 	for i := range b.Prefill {

@@ -149,6 +149,23 @@ func TestRooflineTinyPassByHand(t *testing.T) {
 		assert.Equal(t, int64(2744), ro.PassTime(&Batch{DecodeKVLens: []int{3}, Samplers: 1}))
 		assert.Equal(t, int64(2000), ro.PassTime(&Batch{}))
 	})
+	t.Run("per-sequence overhead", func(t *testing.T) {
+		// 2,000 ns fixed + 0.5 µs per scheduled sequence. One decode: 744 +
+		// 2,000 + 500 = 3,244 ns. The chunk with prefix plus the decode: two
+		// sequences, kernels priced as a whole pass; the overhead part is
+		// 2,000 + 2·500 = 3,000 ns.
+		p := exactParams
+		p.PassOverheadUs, p.SequenceOverheadUs = 2, 0.5
+		ro, err := NewRoofline(tinyArch(), toySystem(), RooflineOptions{TP: 1, Params: p})
+		require.NoError(t, err)
+		assert.Equal(t, int64(3244), ro.PassTime(&Batch{DecodeKVLens: []int{3}, Samplers: 1}))
+		two := Batch{Prefill: []Chunk{{NewTokens: 3, PrefixTokens: 2}}, DecodeKVLens: []int{3}, Samplers: 2}
+		assert.InDelta(t, 3000, ro.Breakdown(&two).OverheadNs, 1e-9)
+		assert.Equal(t, int64(2000), ro.PassTime(&Batch{}))
+		p.SequenceOverheadUs = -1
+		_, err = NewRoofline(tinyArch(), toySystem(), RooflineOptions{TP: 1, Params: p})
+		assert.ErrorContains(t, err, "per_sequence_overhead_us = -1")
+	})
 }
 
 func TestRooflineAllReduceByHand(t *testing.T) {

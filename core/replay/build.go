@@ -119,6 +119,10 @@ func (d *deployment) buildPool(s *config.Spec, pl *pool) error {
 		} else {
 			opt.PassOverheadUs = aic.DefaultPassOverheadUs
 		}
+		opt.SequenceOverheadUs = aic.DefaultSequenceOverheadUs
+		if v := e.Perf.PerSequenceOverheadUs; v != nil {
+			opt.SequenceOverheadUs = *v
+		}
 		m, err := aic.New(arch, sys, opt)
 		if err != nil {
 			return cfgErr("engine.perf", err)
@@ -136,6 +140,9 @@ func (d *deployment) buildPool(s *config.Spec, pl *pool) error {
 		}
 		if v := e.Perf.PassOverheadUs; v != nil {
 			p.PassOverheadUs = *v
+		}
+		if v := e.Perf.PerSequenceOverheadUs; v != nil {
+			p.SequenceOverheadUs = *v
 		}
 		rl, err := perf.NewRoofline(arch, sys, perf.RooflineOptions{TP: pl.tp, WeightDtype: arch.WeightDtype, KVDtype: kvDtype, Params: p})
 		if err != nil {

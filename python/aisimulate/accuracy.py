@@ -10,28 +10,48 @@ every request with ``isl`` prompt and ``osl`` output tokens, no prefix reuse; th
 ``silicon_ttft_ms`` and ``silicon_tpot_ms`` are the measured means.
 
 How a row is simulated (:func:`row_spec`)
-    The same closed loop, synthetic fixed lengths, prefix caching off, vLLM's engine
-    defaults (``max_num_seqs`` 256, ``max_num_batched_tokens`` 8192, block 16,
-    ``gpu_memory_utilization`` 0.9 — filled by the core). Weights: ``precision`` empty
-    means the checkpoint's format; ``fp8`` means fp8 weights (the checkpoint's fp8 or
-    fp8_block format when it is one, else per-tensor fp8); KV cache bf16. Perf tables:
-    the row's ``backend_version`` (the nearest measured version stands in; the tables
-    read are in ``rows.csv``).
+    The same closed loop, synthetic fixed lengths, prefix caching off. Weights:
+    ``precision`` empty means the checkpoint's format; ``fp8`` means fp8 weights (the
+    checkpoint's fp8 or fp8_block format when it is one, else per-tensor fp8) with an
+    fp8 KV cache, else the KV cache is bf16. Perf tables: the row's ``backend_version``
+    (the nearest measured version stands in; the tables read are in ``rows.csv``).
 
-Steady state and warm-up
-    The loop sends ``c · (1 + W + 1)`` requests (c = concurrency, W measured waves, at
-    least :data:`MIN_MEASURED` measured requests). Requests are numbered in send order.
-    The first wave (the c requests sent together at t = 0, which find an empty engine and
-    then queue behind each other's prefills) is warm-up and excluded; the last wave is
-    excluded too, because it runs while the loop drains (fewer than c requests in
-    flight). The means are over the W·c requests in between. The simulation is
-    deterministic, so no repetitions are needed.
+Deployment (``deployment``)
+    ``"aic-generator"`` (default): the engine limits AIConfigurator's generator writes
+    into a vLLM aggregated launch (its rule file ``generator/rule_plugin/vllm.rule``):
+    ``max_num_seqs`` 512 (the rule lifts batch sizes below 512 to 512),
+    ``max_num_batched_tokens`` = 512 + ISL + 1500 and ``max_model_len`` =
+    ISL + OSL + 1500. The dev rows come from AIConfigurator's gap analysis
+    (their ``silicon_data_source`` column), whose evaluation deploys generated
+    configs. ``"vllm-defaults"``: vLLM's own limits for an API server on an
+    80 GB GPU (``max_num_seqs`` 256 as the spec default, ``max_num_batched_tokens``
+    8192). Either way ``gpu_memory_utilization`` is 0.9 and the block size 16.
+    The token budget matters: it caps how many prompts share a pass, which decides
+    how the clients that start together stay grouped (see below).
 
-    Two options follow a benchmark's own settings instead: ``length_ratio`` R < 1 draws
-    each request's ISL and OSL uniformly in [R·L, L] (a random dataset with a range
-    ratio; lengths that differ desynchronise the clients, as they do on real
-    hardware), and ``include_warmup`` averages over all of 10 requests per client, the
-    first wave included (a benchmark without warm-up requests).
+Measured window and warm-up (``steady_state``)
+    Default: the benchmark's own window. AIConfigurator's evaluation measures a
+    closed loop with genai-perf / AIPerf: ``--concurrency c --request-count 10·c
+    --warmup-request-count 2·c`` and fixed ISL/OSL
+    (``eval/benchmarks/genai_perf_runner.py``), and AIPerf waits for every warm-up
+    response before profiling starts (its warm-up tutorial, "Grace Period"). So the
+    measured requests begin with c requests sent together to an idle engine and end
+    with the loop draining, and the reported means are over all 10·c of them. The
+    harness simulates exactly that: 10·c requests from an empty engine, every one
+    counted; the warm-up requests themselves change nothing in a simulator (no
+    JIT, no allocation) and are not simulated. The first wave matters: c prompts
+    queue behind each other's prefills, and with fixed lengths the clients that
+    finish together come back together, so the grouping the first wave leaves
+    persists (the token budget splits it). That is why the measured mean TTFT grows
+    about linearly with c at every ISL, TP and OSL.
+
+    ``steady_state=True`` instead sends ``c · (1 + W + 1)`` requests (W measured
+    waves, at least :data:`MIN_MEASURED` measured requests), drops the first wave
+    (warm-up) and the last (drain), and averages the W·c requests in between.
+
+    ``length_ratio`` R < 1 draws each request's ISL and OSL uniformly in [R·L, L]
+    (a random dataset with a range ratio) instead of fixed lengths.
+    The simulation is deterministic, so no repetitions are needed.
 
 Outputs (:func:`evaluate`)
     ``rows.csv`` (one line per input row, ``ok`` or ``skipped`` with the reason), a MAPE
@@ -60,15 +80,23 @@ DEFAULT_MODEL_CONFIGS = SHARED_DATA / "aic" / "model_configs"
 
 #: Fewest requests a row's means are taken over (small concurrencies run more waves).
 MIN_MEASURED = 64
-#: Requests per client when the warm-up is counted (--include-warmup).
+#: Measured requests per client in the benchmark window (genai-perf/AIPerf
+#: ``--request-count 10·c`` in AIConfigurator's evaluation).
 BENCHMARK_REQUESTS_PER_CLIENT = 10
+#: Deployments a row can be simulated under (see the module docstring).
+DEPLOYMENTS = ("aic-generator", "vllm-defaults")
+#: AIConfigurator's generator rule for vLLM aggregated workers: max_num_seqs is at
+#: least 512; max_num_batched_tokens = max_num_seqs + ISL + 1500; max_model_len =
+#: ISL + OSL + 1500 (generator/rule_plugin/vllm.rule).
+AIC_GENERATOR_MAX_NUM_SEQS = 512
+AIC_GENERATOR_TOKEN_SLACK = 1500
 #: Most measured waves (large concurrencies already average over many requests).
 MAX_WAVES = 8
 
 ROW_COLUMNS = ("id", "status", "reason", "model", "system", "tp", "isl", "osl", "concurrency",
                "precision", "perf", "silicon_ttft_ms", "silicon_tpot_ms", "predicted_ttft_ms",
                "predicted_tpot_ms", "ttft_error_pct", "tpot_error_pct", "measured_requests",
-               "perf_model", "tables")
+               "deployment", "max_num_batched_tokens", "max_num_seqs", "perf_model", "tables")
 
 
 @dataclass
@@ -90,6 +118,9 @@ class RowResult:
     predicted_ttft_ms: float = math.nan
     predicted_tpot_ms: float = math.nan
     measured_requests: int = 0
+    deployment: str = ""
+    max_num_batched_tokens: int = 0
+    max_num_seqs: int = 0
     perf_model: str = ""
     tables: str = ""
     extra: dict[str, Any] = field(default_factory=dict)
@@ -159,9 +190,10 @@ def _weights_for(precision: str, config_path: str) -> str | None:
 def row_spec(row: dict[str, str], *, perf: str, aliases: dict[str, str],
              model_configs: str | os.PathLike[str], database: str | os.PathLike[str],
              perf_overrides: dict[str, Any] | None = None,
-             length_ratio: float = 1.0, include_warmup: bool = False) -> tuple[dict[str, Any], int, int]:
-    """The replay spec of one silicon row, with the number of requests sent and the
-    index range start (warm-up count) of the measured requests.
+             length_ratio: float = 1.0, steady_state: bool = False,
+             deployment: str = "aic-generator") -> tuple[dict[str, Any], int, int]:
+    """The replay spec of one silicon row, with the number of requests sent first and
+    not measured (0 in the benchmark window) and the number measured after them.
 
     Returns:
         (spec dict, warm-up requests, measured requests).
@@ -196,17 +228,22 @@ def row_spec(row: dict[str, str], *, perf: str, aliases: dict[str, str],
         if version:
             perf_block["backend_version"] = version
     perf_block.update(perf_overrides or {})
-    waves = _waves(c)
-    total = c * (waves + 2)
-    if include_warmup:  # like a benchmark without warm-up: 10 requests a client, all counted
-        total = c * BENCHMARK_REQUESTS_PER_CLIENT
+    if deployment not in DEPLOYMENTS:
+        raise ValueError(f"deployment {deployment!r}: want one of {', '.join(DEPLOYMENTS)}")
+    scheduler: dict[str, Any] = {"enable_prefix_caching": False}
+    if deployment == "aic-generator":
+        seqs = max(AIC_GENERATOR_MAX_NUM_SEQS, c)
+        scheduler.update(max_num_seqs=seqs, max_num_batched_tokens=seqs + isl + AIC_GENERATOR_TOKEN_SLACK,
+                         max_model_len=isl + osl + AIC_GENERATOR_TOKEN_SLACK)
+    else:
+        scheduler.update(max_num_seqs=max(256, c), max_num_batched_tokens=8192)
     engine: dict[str, Any] = {
         "model": str(config),
         "system": row["system"].strip(),
         "backend": backend,
         "perf": perf_block,
         "workers": {"aggregated": {"count": 1, "tp": tp}},
-        "scheduler": {"enable_prefix_caching": False},
+        "scheduler": scheduler,
     }
     # fp8 serving quantizes the KV cache too: NVIDIA's FP8 checkpoints carry an fp8
     # KV scale, and the measured fp8 TPOTs sit below the bf16-KV memory bound.
@@ -215,6 +252,12 @@ def row_spec(row: dict[str, str], *, perf: str, aliases: dict[str, str],
     if weights:
         quant["weights"] = weights
     engine["quantization"] = quant
+    if steady_state:
+        waves = _waves(c)
+        warm, measured, total = c, waves * c, c * (waves + 2)
+    else:
+        warm, measured = 0, c * BENCHMARK_REQUESTS_PER_CLIENT
+        total = measured
     spec = {
         "engine": engine,
         "traffic": {
@@ -224,9 +267,7 @@ def row_spec(row: dict[str, str], *, perf: str, aliases: dict[str, str],
         },
         "execution": {"mode": "offline", "seed": 1},
     }
-    if include_warmup:
-        return spec, 0, total
-    return spec, c, waves * c
+    return spec, warm, measured
 
 
 def _lengths(n: int, ratio: float) -> Any:
@@ -240,7 +281,8 @@ def _lengths(n: int, ratio: float) -> Any:
 
 def run_row(row: dict[str, str], perf: str, aliases: dict[str, str], model_configs: str,
             database: str, perf_overrides: dict[str, Any] | None = None,
-            length_ratio: float = 1.0, include_warmup: bool = False) -> RowResult:
+            length_ratio: float = 1.0, steady_state: bool = False,
+            deployment: str = "aic-generator") -> RowResult:
     """Simulate one silicon row; a row that cannot be served comes back ``skipped``."""
     import aisimulate
 
@@ -255,7 +297,8 @@ def run_row(row: dict[str, str], perf: str, aliases: dict[str, str], model_confi
             raise ValueError("silicon_ttft_ms and silicon_tpot_ms must be > 0")
         spec, warm, measured = row_spec(row, perf=perf, aliases=aliases, model_configs=model_configs,
                                         database=database, perf_overrides=perf_overrides,
-                                        length_ratio=length_ratio, include_warmup=include_warmup)
+                                        length_ratio=length_ratio, steady_state=steady_state,
+                                        deployment=deployment)
     except (ValueError, KeyError) as exc:
         res.reason = str(exc)
         return res
@@ -274,6 +317,9 @@ def run_row(row: dict[str, str], perf: str, aliases: dict[str, str], model_confi
     tpots = [r["tpot_ms"] for r in window if r["tpot_ms"] is not None]
     res.predicted_tpot_ms = sum(tpots) / len(tpots) if tpots else math.nan
     res.measured_requests = len(window)
+    sched = spec["engine"]["scheduler"]
+    res.deployment = deployment
+    res.max_num_batched_tokens, res.max_num_seqs = sched["max_num_batched_tokens"], sched["max_num_seqs"]
     md = report.metadata
     res.perf_model = str(md.get("perf_model", ""))
     tables = (md.get("perf_metadata") or {}).get("tables") or []
@@ -290,16 +336,23 @@ def evaluate(rows: Sequence[dict[str, str]], *, perf: str = "aic",
              aliases: dict[str, str], model_configs: str | os.PathLike[str] = DEFAULT_MODEL_CONFIGS,
              database: str | os.PathLike[str] = DEFAULT_DATABASE, jobs: int = 1,
              perf_overrides: dict[str, Any] | None = None,
-             length_ratio: float = 1.0, include_warmup: bool = False) -> list[RowResult]:
+             length_ratio: float = 1.0, steady_state: bool = False,
+             deployment: str = "aic-generator") -> list[RowResult]:
     """Simulate every row (in input order); ``jobs`` > 1 uses that many processes.
     ``length_ratio`` < 1 draws each request's ISL and OSL uniformly in [ratio·L, L]
-    instead of using the row's fixed lengths (1, the default). ``include_warmup``
-    averages over every request of a loop of 10 requests per client, first wave
-    included, as a benchmark run without warm-up reports."""
+    instead of using the row's fixed lengths (1, the default). ``steady_state``
+    measures whole waves after the first instead of the benchmark window of 10·c
+    requests from an idle engine; ``deployment`` chooses the engine limits (module
+    docstring).
+
+    Raises:
+        ValueError: ``length_ratio`` outside (0, 1] or an unknown ``deployment``."""
     if not 0 < length_ratio <= 1:
         raise ValueError(f"length_ratio must be in (0, 1], got {length_ratio}")
+    if deployment not in DEPLOYMENTS:
+        raise ValueError(f"deployment {deployment!r}: want one of {', '.join(DEPLOYMENTS)}")
     args = [(r, perf, aliases, str(model_configs), str(database), perf_overrides, length_ratio,
-             include_warmup) for r in rows]
+             steady_state, deployment) for r in rows]
     if jobs > 1 and len(args) > 1:
         with ProcessPoolExecutor(max_workers=jobs) as ex:
             return list(ex.map(_run_star, args, chunksize=1))

@@ -41,6 +41,9 @@ type Options struct {
 	// PassOverheadUs is a fixed cost per pass (CPU scheduling, input
 	// preparation, sampling), µs, ≥ 0.
 	PassOverheadUs float64
+	// SequenceOverheadUs is the cost per sequence scheduled in a pass (each
+	// decode and each prefill chunk), µs, ≥ 0.
+	SequenceOverheadUs float64
 }
 
 // Model prices a pass of a dense decoder from measured kernel tables
@@ -84,7 +87,7 @@ type Model struct {
 
 	// tabulated ns by token count (index x or s, 0..maxTokens)
 	gemmNs, memNs, arNs, embedNs, logitsNs []float64
-	overheadNs                             float64
+	overheadNs, seqOverheadNs              float64
 
 	sources []Source
 	notes   []string
@@ -117,6 +120,9 @@ func New(arch *model.Arch, sys *hardware.System, opt Options) (*Model, error) {
 	if !(opt.PassOverheadUs >= 0) || math.IsInf(opt.PassOverheadUs, 0) {
 		return nil, fmt.Errorf("aic: pass_overhead_us = %g, want finite ≥ 0", opt.PassOverheadUs)
 	}
+	if !(opt.SequenceOverheadUs >= 0) || math.IsInf(opt.SequenceOverheadUs, 0) {
+		return nil, fmt.Errorf("aic: per_sequence_overhead_us = %g, want finite ≥ 0", opt.SequenceOverheadUs)
+	}
 	if opt.MaxTokens < 0 {
 		return nil, fmt.Errorf("aic: max tokens = %d, want ≥ 0", opt.MaxTokens)
 	}
@@ -133,7 +139,7 @@ func New(arch *model.Arch, sys *hardware.System, opt Options) (*Model, error) {
 	m := &Model{
 		layers: float64(arch.Layers), hidden: float64(arch.Hidden), gemms: arch.LayerGEMMs(opt.TP),
 		logitsN:    float64((arch.Vocab + opt.TP - 1) / opt.TP),
-		overheadNs: opt.PassOverheadUs * 1e3,
+		overheadNs: opt.PassOverheadUs * 1e3, seqOverheadNs: opt.SequenceOverheadUs * 1e3,
 	}
 	find := func(table string) (string, error) {
 		src, err := locate(sysDir, sys.Name, opt.Backend, opt.Version, table)
@@ -422,7 +428,7 @@ func (m *Model) generationSeconds(b *perf.Batch) float64 {
 // (perf.Breakdown's fields: MemoryOpsNs holds norms, activation, rotary and
 // q/k norms). It does not allocate.
 func (m *Model) Breakdown(b *perf.Batch) perf.Breakdown {
-	out := perf.Breakdown{OverheadNs: m.overheadNs}
+	out := perf.Breakdown{OverheadNs: perf.OverheadNs(m.overheadNs, m.seqOverheadNs, b)}
 	x := b.Tokens()
 	if x <= 0 {
 		return out
@@ -478,3 +484,17 @@ func (m *Model) Metadata() map[string]any {
 // 11.6/7.4/10.7 % and leaves TTFT MAPE unchanged (50.6 → 50.7 %). The parity
 // goldens price kernels only (overhead 0) and do not move.
 const DefaultPassOverheadUs = 1000.0
+
+// DefaultSequenceOverheadUs is the per-sequence part of the pass overhead, µs
+// per request scheduled in the pass (perf.OverheadNs), used when
+// engine.perf.per_sequence_overhead_us is not given. vLLM's step builds
+// inputs, samples and processes outputs request by request, so its CPU time
+// grows with the batch. Fitted on the dev silicon rows
+// (../shared/data/silicon/vllm_dense_dev.csv, Qwen3-32B bf16, 93 rows,
+// `scripts/accuracy.py --perf aic`, 2026-11-29): the TPOT gap between silicon
+// and the kernel sum grew by about 45 µs per concurrent request at every TP
+// (TP 2 ISL 1024 OSL 1024: +0.5 ms at c = 8, +6.8 ms at c = 128), which no
+// kernel table explains (it did not grow with the KV length). A grid over
+// 0/25/35/42/50/60 µs gave Qwen3-32B TPOT MAPE 8.8/5.8/5.2/5.2/5.4/6.4 %;
+// 40 µs is the chosen value.
+const DefaultSequenceOverheadUs = 40.0

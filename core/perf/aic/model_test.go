@@ -48,6 +48,22 @@ func TestPassTimeBasics(t *testing.T) {
 	assert.Equal(t, "0.24.0", srcs[0].ReadFrom)
 }
 
+// TestSequenceOverhead: the overhead is fixed + per sequence × (prefill
+// chunks + decodes): the mixed batch has 2 chunks and 64 decodes, so 1 ms +
+// 66 × 40 µs = 3.64 ms, and the kernels are priced as without it.
+func TestSequenceOverhead(t *testing.T) {
+	bare := qwenTP2(t)
+	m, err := New(sharedModel(t, "Qwen/Qwen3-32B"), builtinSystem(t, "h100_sxm"),
+		Options{Database: sharedDB(t), Version: "0.24.0", TP: 2, PassOverheadUs: 1000, SequenceOverheadUs: 40})
+	require.NoError(t, err)
+	b := mixedBatch()
+	assert.InDelta(t, 3_640_000, m.Breakdown(b).OverheadNs, 1e-6)
+	assert.InDelta(t, bare.Breakdown(b).TotalNs()+3_640_000, m.Breakdown(b).TotalNs(), 1e-3)
+	_, err = New(sharedModel(t, "Qwen/Qwen3-32B"), builtinSystem(t, "h100_sxm"),
+		Options{Database: sharedDB(t), Version: "0.24.0", TP: 2, SequenceOverheadUs: -2})
+	assert.ErrorContains(t, err, "per_sequence_overhead_us = -2")
+}
+
 // TestCachedPrefixReducesContextAttention: a 512-token chunk after a
 // 1536-token prefix does (2048² − 1536²)/2048² = 7/16 of the work of a
 // 2048-token prompt's attention (perf-tables.md).
