@@ -1,5 +1,10 @@
 package perf
 
+import (
+	"fmt"
+	"math"
+)
+
 // Chunk is one prefill chunk of one request inside a pass.
 type Chunk struct {
 	// NewTokens is the number of prompt tokens computed in this pass (≥ 1).
@@ -47,6 +52,16 @@ func (b *Batch) Sequences() int { return len(b.Prefill) + len(b.DecodeKVLens) }
 // pass and once per scheduled request; both perf sources charge it this way.
 func OverheadNs(fixedNs, perSeqNs float64, b *Batch) float64 {
 	return fixedNs + perSeqNs*float64(b.Sequences())
+}
+
+// CheckCost returns an error "<prefix><name> = v, want finite ≥ 0" unless v is
+// a finite number ≥ 0 (the check every overhead and latency parameter of the
+// perf sources shares).
+func CheckCost(prefix, name string, v float64) error {
+	if !(v >= 0) || math.IsInf(v, 0) {
+		return fmt.Errorf("%s%s = %g, want finite ≥ 0", prefix, name, v)
+	}
+	return nil
 }
 
 // Model prices one pass.

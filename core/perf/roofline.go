@@ -63,14 +63,14 @@ func (p RooflineParams) Validate() error {
 	if !(p.MemoryEfficiency > 0 && p.MemoryEfficiency <= 1) {
 		return fmt.Errorf("perf: roofline memory_efficiency = %g, want in (0, 1]", p.MemoryEfficiency)
 	}
-	if !(p.PassOverheadUs >= 0) || math.IsInf(p.PassOverheadUs, 0) {
-		return fmt.Errorf("perf: roofline pass_overhead_us = %g, want finite ≥ 0", p.PassOverheadUs)
-	}
-	if !(p.SequenceOverheadUs >= 0) || math.IsInf(p.SequenceOverheadUs, 0) {
-		return fmt.Errorf("perf: roofline per_sequence_overhead_us = %g, want finite ≥ 0", p.SequenceOverheadUs)
-	}
-	if !(p.AllReduceLatencyUs >= 0) || math.IsInf(p.AllReduceLatencyUs, 0) {
-		return fmt.Errorf("perf: roofline allreduce_latency_us = %g, want finite ≥ 0", p.AllReduceLatencyUs)
+	for _, c := range []struct {
+		name string
+		v    float64
+	}{{"pass_overhead_us", p.PassOverheadUs}, {"per_sequence_overhead_us", p.SequenceOverheadUs},
+		{"allreduce_latency_us", p.AllReduceLatencyUs}} {
+		if err := CheckCost("perf: roofline ", c.name, c.v); err != nil {
+			return err
+		}
 	}
 	return nil
 }

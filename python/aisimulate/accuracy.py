@@ -90,6 +90,10 @@ DEPLOYMENTS = ("aic-generator", "vllm-defaults")
 #: ISL + OSL + 1500 (generator/rule_plugin/vllm.rule).
 AIC_GENERATOR_MAX_NUM_SEQS = 512
 AIC_GENERATOR_TOKEN_SLACK = 1500
+#: vLLM's limits for an OpenAI API server on a GPU with ≥ 70 GiB (H100/H200):
+#: 8192 batched tokens; max_num_seqs as the spec default (256), raised to c.
+VLLM_API_SERVER_MAX_NUM_BATCHED_TOKENS = 8192
+VLLM_DEFAULT_MAX_NUM_SEQS = 256
 #: Most measured waves (large concurrencies already average over many requests).
 MAX_WAVES = 8
 
@@ -228,15 +232,15 @@ def row_spec(row: dict[str, str], *, perf: str, aliases: dict[str, str],
         if version:
             perf_block["backend_version"] = version
     perf_block.update(perf_overrides or {})
-    if deployment not in DEPLOYMENTS:
-        raise ValueError(f"deployment {deployment!r}: want one of {', '.join(DEPLOYMENTS)}")
+    _check_deployment(deployment)
     scheduler: dict[str, Any] = {"enable_prefix_caching": False}
     if deployment == "aic-generator":
         seqs = max(AIC_GENERATOR_MAX_NUM_SEQS, c)
         scheduler.update(max_num_seqs=seqs, max_num_batched_tokens=seqs + isl + AIC_GENERATOR_TOKEN_SLACK,
                          max_model_len=isl + osl + AIC_GENERATOR_TOKEN_SLACK)
     else:
-        scheduler.update(max_num_seqs=max(256, c), max_num_batched_tokens=8192)
+        scheduler.update(max_num_seqs=max(VLLM_DEFAULT_MAX_NUM_SEQS, c),
+                         max_num_batched_tokens=VLLM_API_SERVER_MAX_NUM_BATCHED_TOKENS)
     engine: dict[str, Any] = {
         "model": str(config),
         "system": row["system"].strip(),
@@ -268,6 +272,11 @@ def row_spec(row: dict[str, str], *, perf: str, aliases: dict[str, str],
         "execution": {"mode": "offline", "seed": 1},
     }
     return spec, warm, measured
+
+
+def _check_deployment(deployment: str) -> None:
+    if deployment not in DEPLOYMENTS:
+        raise ValueError(f"deployment {deployment!r}: want one of {', '.join(DEPLOYMENTS)}")
 
 
 def _lengths(n: int, ratio: float) -> Any:
@@ -349,8 +358,7 @@ def evaluate(rows: Sequence[dict[str, str]], *, perf: str = "aic",
         ValueError: ``length_ratio`` outside (0, 1] or an unknown ``deployment``."""
     if not 0 < length_ratio <= 1:
         raise ValueError(f"length_ratio must be in (0, 1], got {length_ratio}")
-    if deployment not in DEPLOYMENTS:
-        raise ValueError(f"deployment {deployment!r}: want one of {', '.join(DEPLOYMENTS)}")
+    _check_deployment(deployment)
     args = [(r, perf, aliases, str(model_configs), str(database), perf_overrides, length_ratio,
              steady_state, deployment) for r in rows]
     if jobs > 1 and len(args) > 1:

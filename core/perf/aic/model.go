@@ -117,11 +117,11 @@ func New(arch *model.Arch, sys *hardware.System, opt Options) (*Model, error) {
 	if err != nil {
 		return nil, fmt.Errorf("aic: %w", err)
 	}
-	if !(opt.PassOverheadUs >= 0) || math.IsInf(opt.PassOverheadUs, 0) {
-		return nil, fmt.Errorf("aic: pass_overhead_us = %g, want finite ≥ 0", opt.PassOverheadUs)
+	if err := perf.CheckCost("aic: ", "pass_overhead_us", opt.PassOverheadUs); err != nil {
+		return nil, err
 	}
-	if !(opt.SequenceOverheadUs >= 0) || math.IsInf(opt.SequenceOverheadUs, 0) {
-		return nil, fmt.Errorf("aic: per_sequence_overhead_us = %g, want finite ≥ 0", opt.SequenceOverheadUs)
+	if err := perf.CheckCost("aic: ", "per_sequence_overhead_us", opt.SequenceOverheadUs); err != nil {
+		return nil, err
 	}
 	if opt.MaxTokens < 0 {
 		return nil, fmt.Errorf("aic: max tokens = %d, want ≥ 0", opt.MaxTokens)
@@ -490,7 +490,7 @@ const DefaultPassOverheadUs = 1000.0
 // engine.perf.per_sequence_overhead_us is not given. vLLM's step builds
 // inputs, samples and processes outputs request by request, so its CPU time
 // grows with the batch. Fitted on the dev silicon rows
-// (../shared/data/silicon/vllm_dense_dev.csv, Qwen3-32B bf16, 93 rows,
+// (../shared/data/silicon/vllm_dense_dev.csv, Qwen3-32B bf16, 90 rows,
 // `scripts/accuracy.py --perf aic`, 2026-11-29): the TPOT gap between silicon
 // and the kernel sum grew by about 45 µs per concurrent request at every TP
 // (TP 2 ISL 1024 OSL 1024: +0.5 ms at c = 8, +6.8 ms at c = 128), which no
