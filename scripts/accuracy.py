@@ -4,7 +4,8 @@
 Usage:
     python scripts/accuracy.py --silicon ../shared/data/silicon/vllm_dense_dev.csv \
         [--perf aic|roofline] [--out DIR] [--jobs N]
-        [--deployment aic-generator|vllm-defaults] [--steady-state] [--length-ratio R]
+        [--deployment aic-generator|aic-generator-0.7|vllm-defaults] [--client aiperf|none]
+        [--steady-state] [--length-ratio R]
 
 Writes DIR/rows.csv (one line per input row: ok or skipped with a reason),
 DIR/mape.csv and DIR/predicted_vs_measured.png, and prints the MAPE table per
@@ -39,7 +40,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--length-ratio", type=float, default=1.0,
                     help="draw ISL and OSL uniformly in [R·L, L] per request (default 1: fixed lengths)")
     ap.add_argument("--deployment", choices=accuracy.DEPLOYMENTS, default="aic-generator",
-                    help="engine limits: AIConfigurator's generated vLLM launch (default) or vLLM's defaults")
+                    help="engine limits: AIConfigurator 0.5.0's generated vLLM launch (default), "
+                         "its 0.7.0 rule, or vLLM's defaults")
+    ap.add_argument("--client", choices=accuracy.CLIENTS, default="aiperf",
+                    help="load generator path: DESIGN.md's AIPerf reference (send leg, "
+                         "detokenization, response overhead; default) or none (instant)")
     ap.add_argument("--steady-state", action="store_true",
                     help="measure whole waves after the first instead of the benchmark window "
                          "(10 requests per client from an idle engine, all counted)")
@@ -59,7 +64,7 @@ def main(argv: list[str] | None = None) -> int:
     results = accuracy.evaluate(rows, perf=args.perf, aliases=aliases, model_configs=args.model_configs,
                                 database=args.database, jobs=max(1, args.jobs),
                                 length_ratio=args.length_ratio, steady_state=args.steady_state,
-                                deployment=args.deployment)
+                                deployment=args.deployment, client=args.client)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     accuracy.write_rows(results, out / "rows.csv")
@@ -67,7 +72,7 @@ def main(argv: list[str] | None = None) -> int:
     accuracy.write_mape(table, out / "mape.csv")
     skipped = [r for r in results if r.status != "ok"]
     accuracy.write_plot(results, out / "predicted_vs_measured.png",
-                        f"{silicon.name}: perf {args.perf}, {args.deployment}")
+                        f"{silicon.name}: perf {args.perf}, {args.deployment}, client {args.client}")
     print(accuracy.format_mape(table, len(skipped), args.perf))
     for r in skipped:
         print(f"  skipped {r.id}: {r.reason}")

@@ -73,13 +73,27 @@ def test_row_spec_window_deployment_and_precision():
               database=accuracy.DEFAULT_DATABASE)
     c, isl, osl = int(fp8["batch_size"]), int(fp8["isl"]), int(fp8["osl"])
     # default: the benchmark window, 10·c requests from an idle engine, all measured;
-    # AIConfigurator's generated limits: 512 seqs, 512 + ISL + 1500 tokens, ISL + OSL + 1500 long
+    # AIConfigurator 0.5.0's generated limits: c seqs, c + ISL + 1500 tokens
     spec, warm, measured = accuracy.row_spec(fp8, **kw)
     assert (warm, measured, spec["traffic"]["source"]["num_requests"]) == (0, 10 * c, 10 * c)
+    assert spec["engine"]["scheduler"] == {"enable_prefix_caching": False, "max_num_seqs": c,
+                                           "max_num_batched_tokens": c + isl + 1500}
+    # aiconfigurator 0.7.0's rule: at least 512 seqs, 512 + ISL + 1500 tokens, ISL + OSL + 1500 long
+    spec, _, _ = accuracy.row_spec(fp8, deployment="aic-generator-0.7", **kw)
     assert spec["engine"]["scheduler"] == {"enable_prefix_caching": False, "max_num_seqs": 512,
                                            "max_num_batched_tokens": 512 + isl + 1500,
                                            "max_model_len": isl + osl + 1500}
     assert spec["engine"]["quantization"] == {"weights": "fp8", "kv_cache": "fp8"}
+    # default client: DESIGN.md §6's AIPerf reference path
+    assert spec["engine"]["tokenization"] == {"send_ms": 0.255}
+    assert spec["engine"]["detokenization"] == {"base_us": 150.0, "per_token_us": 2.0}
+    assert spec["traffic"]["load"] == {"mode": "concurrency", "concurrency": c,
+                                       "response_overhead": {"base_ms": 1.40, "per_output_token_us": 3.65}}
+    bare, _, _ = accuracy.row_spec(fp8, client="none", **kw)
+    assert "tokenization" not in bare["engine"] and "detokenization" not in bare["engine"]
+    assert bare["traffic"]["load"] == {"mode": "concurrency", "concurrency": c}
+    with pytest.raises(ValueError, match="client 'locust'"):
+        accuracy.row_spec(fp8, client="locust", **kw)
     # steady state: first and last waves unmeasured; vLLM defaults: 8192 tokens
     spec, warm, measured = accuracy.row_spec(fp8, steady_state=True, deployment="vllm-defaults", **kw)
     assert warm == c and measured % c == 0 and measured >= accuracy.MIN_MEASURED
@@ -112,3 +126,5 @@ def test_row_spec_length_ratio_option():
         accuracy.evaluate([row], aliases=aliases, length_ratio=0)
     with pytest.raises(ValueError, match="deployment"):
         accuracy.evaluate([row], aliases=aliases, deployment="tgi")
+    with pytest.raises(ValueError, match="client"):
+        accuracy.evaluate([row], aliases=aliases, client="wrk")

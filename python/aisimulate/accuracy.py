@@ -18,16 +18,31 @@ How a row is simulated (:func:`row_spec`)
 
 Deployment (``deployment``)
     ``"aic-generator"`` (default): the engine limits AIConfigurator's generator writes
-    into a vLLM aggregated launch (its rule file ``generator/rule_plugin/vllm.rule``):
-    ``max_num_seqs`` 512 (the rule lifts batch sizes below 512 to 512),
-    ``max_num_batched_tokens`` = 512 + ISL + 1500 and ``max_model_len`` =
-    ISL + OSL + 1500. The dev rows come from AIConfigurator's gap analysis
-    (their ``silicon_data_source`` column), whose evaluation deploys generated
-    configs. ``"vllm-defaults"``: vLLM's own limits for an API server on an
-    80 GB GPU (``max_num_seqs`` 256 as the spec default, ``max_num_batched_tokens``
-    8192). Either way ``gpu_memory_utilization`` is 0.9 and the block size 16.
-    The token budget matters: it caps how many prompts share a pass, which decides
-    how the clients that start together stay grouped (see below).
+    into a vLLM aggregated launch, as its rule file ``generator/rule_plugin/vllm.rule``
+    stood in aiconfigurator 0.5.0, the release contemporary with the rows' vLLM 0.12.0:
+    ``max_num_seqs`` = the worker's batch size (the row's ``batch_size``) and
+    ``max_num_batched_tokens`` = batch size + ISL + 1500. The dev rows come from
+    AIConfigurator's gap analysis (their ``silicon_data_source`` column), whose
+    evaluation deploys generated configs. ``"aic-generator-0.7"``: the rule from
+    aiconfigurator 0.7.0 on, which lifts the batch size to at least 512 (so 512 +
+    ISL + 1500 tokens) and sets ``max_model_len`` = ISL + OSL + 1500.
+    ``"vllm-defaults"``: vLLM's own limits for an API server on an 80 GB GPU
+    (``max_num_seqs`` 256 as the spec default, ``max_num_batched_tokens`` 8192).
+    In every case ``gpu_memory_utilization`` is 0.9 and the block size 16. The token
+    budget matters: it caps how many prompts share a pass, which decides how the
+    clients that start together stay grouped (see below).
+
+Client (``client``)
+    ``"aiperf"`` (default): the load generator's path of DESIGN.md §6 with its reference
+    values (:data:`AIPERF_CLIENT`): send leg 0.255 ms, the engine's output processor
+    150 µs + 2 µs per token of a pass, response overhead 1.40 ms + 3.65 µs per output
+    token before a client sends its next request. In a real server the engine starts
+    its next pass as soon as one ends, while the finished response still has to reach
+    the client and the next request the engine, so a closed-loop replacement always
+    misses the pass that follows the one that finished its predecessor (AIConfigurator
+    names the same boundary in ``docs/design/queueing_model.md``, failure mode 13).
+    ``"none"``: the client acts at the pass end, so the replacement can join the very
+    next pass (an idealised loop, for comparison).
 
 Measured window and warm-up (``steady_state``)
     Default: the benchmark's own window. AIConfigurator's evaluation measures a
@@ -84,23 +99,36 @@ MIN_MEASURED = 64
 #: ``--request-count 10·c`` in AIConfigurator's evaluation).
 BENCHMARK_REQUESTS_PER_CLIENT = 10
 #: Deployments a row can be simulated under (see the module docstring).
-DEPLOYMENTS = ("aic-generator", "vllm-defaults")
-#: AIConfigurator's generator rule for vLLM aggregated workers: max_num_seqs is at
-#: least 512; max_num_batched_tokens = max_num_seqs + ISL + 1500; max_model_len =
-#: ISL + OSL + 1500 (generator/rule_plugin/vllm.rule).
-AIC_GENERATOR_MAX_NUM_SEQS = 512
+DEPLOYMENTS = ("aic-generator", "aic-generator-0.7", "vllm-defaults")
+#: AIConfigurator's generator rule for vLLM aggregated workers
+#: (generator/rule_plugin/vllm.rule): max_num_batched_tokens = max_batch_size + ISL + 1500.
+#: In aiconfigurator 0.5.0 (the release of vLLM 0.12.0's time) max_batch_size is the
+#: worker's batch size, the row's ``batch_size``; from 0.7.0 it is lifted to at least
+#: 512, and max_model_len = ISL + OSL + 1500 is set too.
 AIC_GENERATOR_TOKEN_SLACK = 1500
+AIC_GENERATOR_07_MAX_NUM_SEQS = 512
 #: vLLM's limits for an OpenAI API server on a GPU with ≥ 70 GiB (H100/H200):
 #: 8192 batched tokens; max_num_seqs as the spec default (256), raised to c.
 VLLM_API_SERVER_MAX_NUM_BATCHED_TOKENS = 8192
 VLLM_DEFAULT_MAX_NUM_SEQS = 256
+#: Client models a row can be simulated with (see the module docstring).
+CLIENTS = ("aiperf", "none")
+#: The reference client path of DESIGN.md §6 (one public AIPerf calibration at
+#: concurrency 1): send leg 0.255 ms; response overhead 1.40 ms + 3.65 µs per output
+#: token; the engine's output processor 150 µs + 2 µs per token of a pass.
+AIPERF_CLIENT = {
+    "tokenization": {"send_ms": 0.255},
+    "detokenization": {"base_us": 150.0, "per_token_us": 2.0},
+    "response_overhead": {"base_ms": 1.40, "per_output_token_us": 3.65},
+}
 #: Most measured waves (large concurrencies already average over many requests).
 MAX_WAVES = 8
 
 ROW_COLUMNS = ("id", "status", "reason", "model", "system", "tp", "isl", "osl", "concurrency",
                "precision", "perf", "silicon_ttft_ms", "silicon_tpot_ms", "predicted_ttft_ms",
                "predicted_tpot_ms", "ttft_error_pct", "tpot_error_pct", "measured_requests",
-               "deployment", "max_num_batched_tokens", "max_num_seqs", "perf_model", "tables")
+               "deployment", "client", "max_num_batched_tokens", "max_num_seqs", "perf_model",
+               "tables")
 
 
 @dataclass
@@ -123,6 +151,7 @@ class RowResult:
     predicted_tpot_ms: float = math.nan
     measured_requests: int = 0
     deployment: str = ""
+    client: str = ""
     max_num_batched_tokens: int = 0
     max_num_seqs: int = 0
     perf_model: str = ""
@@ -195,7 +224,8 @@ def row_spec(row: dict[str, str], *, perf: str, aliases: dict[str, str],
              model_configs: str | os.PathLike[str], database: str | os.PathLike[str],
              perf_overrides: dict[str, Any] | None = None,
              length_ratio: float = 1.0, steady_state: bool = False,
-             deployment: str = "aic-generator") -> tuple[dict[str, Any], int, int]:
+             deployment: str = "aic-generator",
+             client: str = "aiperf") -> tuple[dict[str, Any], int, int]:
     """The replay spec of one silicon row, with the number of requests sent first and
     not measured (0 in the benchmark window) and the number measured after them.
 
@@ -233,9 +263,12 @@ def row_spec(row: dict[str, str], *, perf: str, aliases: dict[str, str],
             perf_block["backend_version"] = version
     perf_block.update(perf_overrides or {})
     _check_deployment(deployment)
+    _check_client(client)
     scheduler: dict[str, Any] = {"enable_prefix_caching": False}
     if deployment == "aic-generator":
-        seqs = max(AIC_GENERATOR_MAX_NUM_SEQS, c)
+        scheduler.update(max_num_seqs=c, max_num_batched_tokens=c + isl + AIC_GENERATOR_TOKEN_SLACK)
+    elif deployment == "aic-generator-0.7":
+        seqs = max(AIC_GENERATOR_07_MAX_NUM_SEQS, c)
         scheduler.update(max_num_seqs=seqs, max_num_batched_tokens=seqs + isl + AIC_GENERATOR_TOKEN_SLACK,
                          max_model_len=isl + osl + AIC_GENERATOR_TOKEN_SLACK)
     else:
@@ -256,6 +289,11 @@ def row_spec(row: dict[str, str], *, perf: str, aliases: dict[str, str],
     if weights:
         quant["weights"] = weights
     engine["quantization"] = quant
+    load: dict[str, Any] = {"mode": "concurrency", "concurrency": c}
+    if client == "aiperf":
+        engine["tokenization"] = dict(AIPERF_CLIENT["tokenization"])
+        engine["detokenization"] = dict(AIPERF_CLIENT["detokenization"])
+        load["response_overhead"] = dict(AIPERF_CLIENT["response_overhead"])
     if steady_state:
         waves = _waves(c)
         warm, measured, total = c, waves * c, c * (waves + 2)
@@ -267,7 +305,7 @@ def row_spec(row: dict[str, str], *, perf: str, aliases: dict[str, str],
         "traffic": {
             "source": {"type": "synthetic", "num_requests": total,
                        "isl": _lengths(isl, length_ratio), "osl": _lengths(osl, length_ratio)},
-            "load": {"mode": "concurrency", "concurrency": c},
+            "load": load,
         },
         "execution": {"mode": "offline", "seed": 1},
     }
@@ -277,6 +315,11 @@ def row_spec(row: dict[str, str], *, perf: str, aliases: dict[str, str],
 def _check_deployment(deployment: str) -> None:
     if deployment not in DEPLOYMENTS:
         raise ValueError(f"deployment {deployment!r}: want one of {', '.join(DEPLOYMENTS)}")
+
+
+def _check_client(client: str) -> None:
+    if client not in CLIENTS:
+        raise ValueError(f"client {client!r}: want one of {', '.join(CLIENTS)}")
 
 
 def _lengths(n: int, ratio: float) -> Any:
@@ -291,7 +334,7 @@ def _lengths(n: int, ratio: float) -> Any:
 def run_row(row: dict[str, str], perf: str, aliases: dict[str, str], model_configs: str,
             database: str, perf_overrides: dict[str, Any] | None = None,
             length_ratio: float = 1.0, steady_state: bool = False,
-            deployment: str = "aic-generator") -> RowResult:
+            deployment: str = "aic-generator", client: str = "aiperf") -> RowResult:
     """Simulate one silicon row; a row that cannot be served comes back ``skipped``."""
     import aisimulate
 
@@ -307,7 +350,7 @@ def run_row(row: dict[str, str], perf: str, aliases: dict[str, str], model_confi
         spec, warm, measured = row_spec(row, perf=perf, aliases=aliases, model_configs=model_configs,
                                         database=database, perf_overrides=perf_overrides,
                                         length_ratio=length_ratio, steady_state=steady_state,
-                                        deployment=deployment)
+                                        deployment=deployment, client=client)
     except (ValueError, KeyError) as exc:
         res.reason = str(exc)
         return res
@@ -327,7 +370,7 @@ def run_row(row: dict[str, str], perf: str, aliases: dict[str, str], model_confi
     res.predicted_tpot_ms = sum(tpots) / len(tpots) if tpots else math.nan
     res.measured_requests = len(window)
     sched = spec["engine"]["scheduler"]
-    res.deployment = deployment
+    res.deployment, res.client = deployment, client
     res.max_num_batched_tokens, res.max_num_seqs = sched["max_num_batched_tokens"], sched["max_num_seqs"]
     md = report.metadata
     res.perf_model = str(md.get("perf_model", ""))
@@ -346,21 +389,23 @@ def evaluate(rows: Sequence[dict[str, str]], *, perf: str = "aic",
              database: str | os.PathLike[str] = DEFAULT_DATABASE, jobs: int = 1,
              perf_overrides: dict[str, Any] | None = None,
              length_ratio: float = 1.0, steady_state: bool = False,
-             deployment: str = "aic-generator") -> list[RowResult]:
+             deployment: str = "aic-generator", client: str = "aiperf") -> list[RowResult]:
     """Simulate every row (in input order); ``jobs`` > 1 uses that many processes.
     ``length_ratio`` < 1 draws each request's ISL and OSL uniformly in [ratio·L, L]
     instead of using the row's fixed lengths (1, the default). ``steady_state``
     measures whole waves after the first instead of the benchmark window of 10·c
-    requests from an idle engine; ``deployment`` chooses the engine limits (module
-    docstring).
+    requests from an idle engine; ``deployment`` chooses the engine limits and
+    ``client`` the load generator's path (module docstring).
 
     Raises:
-        ValueError: ``length_ratio`` outside (0, 1] or an unknown ``deployment``."""
+        ValueError: ``length_ratio`` outside (0, 1], an unknown ``deployment`` or an
+            unknown ``client``."""
     if not 0 < length_ratio <= 1:
         raise ValueError(f"length_ratio must be in (0, 1], got {length_ratio}")
     _check_deployment(deployment)
+    _check_client(client)
     args = [(r, perf, aliases, str(model_configs), str(database), perf_overrides, length_ratio,
-             steady_state, deployment) for r in rows]
+             steady_state, deployment, client) for r in rows]
     if jobs > 1 and len(args) > 1:
         with ProcessPoolExecutor(max_workers=jobs) as ex:
             return list(ex.map(_run_star, args, chunksize=1))
