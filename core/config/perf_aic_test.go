@@ -39,6 +39,9 @@ func TestPerfAICAndQuantization(t *testing.T) {
 		{`{model: m, system: h100_sxm, perf: {source: aic, database: /db, per_sequence_overhead_us: -3}}`, "engine.perf.per_sequence_overhead_us", "≥ 0"},
 		{`{model: m, system: h100_sxm, perf: {source: roofline, per_sequence_overhead_us: -3}}`, "engine.perf.per_sequence_overhead_us", "≥ 0"},
 		{`{model: m, system: h100_sxm, perf: {source: linear, base_ms: 1, per_prefill_token_ms: 0, per_decode_seq_ms: 0, per_sequence_overhead_us: 3}}`, "engine.perf", "belong to source roofline"},
+		{`{model: m, system: h100_sxm, perf: {source: roofline, layer_latency_us: -1}}`, "engine.perf.layer_latency_us", "≥ 0"},
+		{`{model: m, system: h100_sxm, perf: {source: aic, database: /db, layer_latency_us: 40}}`, "engine.perf", "layer_latency_us belong to source roofline"},
+		{`{model: m, system: h100_sxm, perf: {source: linear, base_ms: 1, per_prefill_token_ms: 0, per_decode_seq_ms: 0, layer_latency_us: 3}}`, "engine.perf", "belong to source roofline"},
 		{`{model: m, system: h100_sxm, quantization: {weights: int4}}`, "engine.quantization.weights", "int4"},
 		{`{model: m, system: h100_sxm, quantization: {kv_cache: fp8_block}}`, "engine.quantization.kv_cache", "fp8_block"},
 	}

@@ -63,6 +63,8 @@ type Perf struct {
 	// PerSequenceOverheadUs (roofline and aic): µs per request scheduled in a
 	// pass (each decode and each prefill chunk).
 	PerSequenceOverheadUs *float64 `json:"per_sequence_overhead_us,omitempty"`
+	// LayerLatencyUs (roofline): fixed kernel time per decoder layer per pass, µs.
+	LayerLatencyUs *float64 `json:"layer_latency_us,omitempty"`
 	// aic: Database is the root of the AIConfigurator perf tables (the systems
 	// folder holding data/<system>/…, or its parent); BackendVersion the serving
 	// framework version whose tables to use (nearest when missing; the report's

@@ -114,8 +114,8 @@ func (s *Spec) validateEngine() error {
 		if p.BaseMs != nil || p.PerPrefillTokenMs != nil || p.PerDecodeSeqMs != nil {
 			return errorf("engine.perf", "base_ms, per_prefill_token_ms and per_decode_seq_ms belong to source linear")
 		}
-		if p.ComputeEfficiency != nil || p.MemoryEfficiency != nil {
-			return errorf("engine.perf", "compute_efficiency and memory_efficiency belong to source roofline")
+		if p.ComputeEfficiency != nil || p.MemoryEfficiency != nil || p.LayerLatencyUs != nil {
+			return errorf("engine.perf", "compute_efficiency, memory_efficiency and layer_latency_us belong to source roofline")
 		}
 		if err := firstErr(nonNegative("engine.perf.pass_overhead_us", p.PassOverheadUs),
 			nonNegative("engine.perf.per_sequence_overhead_us", p.PerSequenceOverheadUs)); err != nil {
@@ -136,8 +136,9 @@ func (s *Spec) validateEngine() error {
 		if *p.BaseMs+*p.PerPrefillTokenMs+*p.PerDecodeSeqMs == 0 {
 			return errorf("engine.perf", "a linear model with every coefficient 0 never advances the clock")
 		}
-		if p.ComputeEfficiency != nil || p.MemoryEfficiency != nil || p.PassOverheadUs != nil || p.PerSequenceOverheadUs != nil {
-			return errorf("engine.perf", "compute_efficiency, memory_efficiency, pass_overhead_us and per_sequence_overhead_us belong to source roofline")
+		if p.ComputeEfficiency != nil || p.MemoryEfficiency != nil || p.PassOverheadUs != nil ||
+			p.PerSequenceOverheadUs != nil || p.LayerLatencyUs != nil {
+			return errorf("engine.perf", "compute_efficiency, memory_efficiency, pass_overhead_us, per_sequence_overhead_us and layer_latency_us belong to source roofline")
 		}
 	case "roofline":
 		if p.BaseMs != nil || p.PerPrefillTokenMs != nil || p.PerDecodeSeqMs != nil {
@@ -146,7 +147,8 @@ func (s *Spec) validateEngine() error {
 		if err := firstErr(fraction("engine.perf.compute_efficiency", p.ComputeEfficiency),
 			fraction("engine.perf.memory_efficiency", p.MemoryEfficiency),
 			nonNegative("engine.perf.pass_overhead_us", p.PassOverheadUs),
-			nonNegative("engine.perf.per_sequence_overhead_us", p.PerSequenceOverheadUs)); err != nil {
+			nonNegative("engine.perf.per_sequence_overhead_us", p.PerSequenceOverheadUs),
+			nonNegative("engine.perf.layer_latency_us", p.LayerLatencyUs)); err != nil {
 			return err
 		}
 	}
@@ -434,6 +436,7 @@ func (s *Spec) validateMagnitudes() error {
 	opt("engine.perf.per_decode_seq_ms", e.Perf.PerDecodeSeqMs, MaxDelayMs/1e4)
 	opt("engine.perf.pass_overhead_us", e.Perf.PassOverheadUs, MaxDelayUs)
 	opt("engine.perf.per_sequence_overhead_us", e.Perf.PerSequenceOverheadUs, MaxDelayUs/1e4)
+	opt("engine.perf.layer_latency_us", e.Perf.LayerLatencyUs, MaxDelayUs/1e4)
 	if t := e.Tokenization; t != nil {
 		add("engine.tokenization.send_ms", t.SendMs, 0, MaxDelayMs)
 	}

@@ -9,7 +9,7 @@
 //     pass as formed at pass start). The engine consumes Model.
 //  2. linear.go: Linear, base + per prompt token + per decoding request
 //     ("linear"; the worked examples in ../shared/notes/worked-examples.md).
-//  3. roofline.go: Roofline ("roofline-v1"), a dense decoder priced op by op
+//  3. roofline.go: Roofline ("roofline-v2"), a dense decoder priced op by op
 //     as max(FLOPs / (peak · e_c), bytes / (HBM bandwidth · e_m)); the
 //     formulas with units are on gemmSeconds, contextAttentionSeconds,
 //     generationAttentionSeconds and the Roofline type. DefaultRooflineParams

@@ -144,6 +144,9 @@ func (d *deployment) buildPool(s *config.Spec, pl *pool) error {
 		if v := e.Perf.PerSequenceOverheadUs; v != nil {
 			p.SequenceOverheadUs = *v
 		}
+		if v := e.Perf.LayerLatencyUs; v != nil {
+			p.LayerLatencyUs = *v
+		}
 		rl, err := perf.NewRoofline(arch, sys, perf.RooflineOptions{TP: pl.tp, WeightDtype: arch.WeightDtype, KVDtype: kvDtype, Params: p})
 		if err != nil {
 			return cfgErr("engine.perf", err)

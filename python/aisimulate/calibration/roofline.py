@@ -1,15 +1,20 @@
 """Fit the roofline's efficiency factors and per-pass overhead to measured serving rows.
 
 The roofline (``core/perf/roofline.go``) prices every op as
-``max(FLOPs / (peak · e_c), bytes / (HBM · e_m))`` and adds ``pass_overhead_us`` per pass.
-:func:`fit_roofline` chooses ``(e_c, e_m, pass_overhead_us)`` that minimise
+``max(FLOPs / (peak · e_c), bytes / (HBM · e_m))``, adds ``layer_latency_us`` of fixed
+kernel time per decoder layer, and ``pass_overhead_us`` per pass plus
+``per_sequence_overhead_us`` per decode and per prefill chunk in the pass.
+:func:`fit_roofline` chooses some of these five values (by default all but the layer
+latency, which the kernel tables give) to minimise
 
     L = mean over rows of  [ln(pred_TTFT / meas_TTFT)² + ln(pred_TPOT / meas_TPOT)²]
 
 where the predictions are full closed-loop replays of each silicon row, exactly as the
 accuracy harness runs them (:mod:`aisimulate.accuracy`). Log errors weigh a row's
 relative error, so short and long rows count alike. The search is Nelder–Mead on
-``(e_c, e_m, overhead/1000 µs)``, clipped to ``e ∈ [0.05, 1]``, overhead ∈ [0, 5000] µs.
+``(e_c, e_m, pass overhead / 1000 µs, per-sequence overhead / 100 µs, layer latency /
+100 µs)``, clipped to ``e ∈ [0.05, 1]``, pass overhead ∈ [0, 5000] µs, per-sequence
+overhead ∈ [0, 500] µs, layer latency ∈ [0, 500] µs.
 
 The values fitted on ``../shared/data/silicon/vllm_dense_dev.csv`` are stored with their
 provenance (data, command, date, loss) in ``roofline_fit.json`` beside this module;
@@ -29,13 +34,19 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-__all__ = ["FIT_FILE", "RooflineFit", "fit_roofline", "fitted", "roofline_loss"]
+__all__ = ["DEFAULT_FREE", "DEFAULT_START", "FIT_FILE", "RooflineFit", "aic_priced_rows", "fit_roofline",
+           "fitted", "roofline_loss"]
 
 #: The stored fit (JSON) with its provenance.
 FIT_FILE = Path(__file__).with_name("roofline_fit.json")
 
-_LO = np.array([0.05, 0.05, 0.0])
-_HI = np.array([1.0, 1.0, 5.0])  # overhead in ms (scaled so the simplex is round)
+# (e_c, e_m, pass overhead in ms, per-sequence overhead in 100 µs, layer latency in
+# 100 µs): scaled so the simplex is round
+_NAMES = ("compute_efficiency", "memory_efficiency", "pass_overhead_us", "per_sequence_overhead_us",
+          "layer_latency_us")
+_SCALE = np.array([1.0, 1.0, 1000.0, 100.0, 100.0])
+_LO = np.array([0.05, 0.05, 0.0, 0.0, 0.0])
+_HI = np.array([1.0, 1.0, 5.0, 5.0, 5.0])
 
 
 @dataclass(frozen=True)
@@ -46,6 +57,8 @@ class RooflineFit:
         compute_efficiency: e_c, fraction of peak FLOP/s, (0, 1].
         memory_efficiency: e_m, fraction of HBM bandwidth, (0, 1].
         pass_overhead_us: fixed cost per pass, µs.
+        per_sequence_overhead_us: cost per decode and per prefill chunk in a pass, µs.
+        layer_latency_us: fixed kernel time per decoder layer per pass, µs.
         loss: the fitted L (see module docstring), dimensionless.
         rows: silicon rows used.
         evaluations: loss evaluations the search made.
@@ -53,6 +66,8 @@ class RooflineFit:
     compute_efficiency: float
     memory_efficiency: float
     pass_overhead_us: float
+    per_sequence_overhead_us: float
+    layer_latency_us: float
     loss: float
     rows: int
     evaluations: int
@@ -61,7 +76,9 @@ class RooflineFit:
         """The ``engine.perf`` fields of a roofline spec with these values."""
         return {"compute_efficiency": round(self.compute_efficiency, 4),
                 "memory_efficiency": round(self.memory_efficiency, 4),
-                "pass_overhead_us": round(self.pass_overhead_us, 1)}
+                "pass_overhead_us": round(self.pass_overhead_us, 1),
+                "per_sequence_overhead_us": round(self.per_sequence_overhead_us, 1),
+                "layer_latency_us": round(self.layer_latency_us, 1)}
 
 
 def fitted(path: str | os.PathLike[str] = FIT_FILE) -> dict[str, Any]:
@@ -71,9 +88,8 @@ def fitted(path: str | os.PathLike[str] = FIT_FILE) -> dict[str, Any]:
 
 
 def _params(x: np.ndarray) -> dict[str, float]:
-    x = np.clip(x, _LO, _HI)
-    return {"compute_efficiency": float(x[0]), "memory_efficiency": float(x[1]),
-            "pass_overhead_us": float(x[2] * 1000)}
+    x = np.clip(x, _LO, _HI) * _SCALE
+    return {name: float(v) for name, v in zip(_NAMES, x)}
 
 
 def roofline_loss(rows: Sequence[dict[str, str]], params: dict[str, float], *,
@@ -89,6 +105,24 @@ def roofline_loss(rows: Sequence[dict[str, str]], params: dict[str, float], *,
     if not errs:
         raise ValueError("no silicon row could be simulated")
     return sum(errs) / len(errs)
+
+
+def aic_priced_rows(rows: Sequence[dict[str, str]], *, aliases: dict[str, str], jobs: int = 1,
+                    **kw: Any) -> list[dict[str, str]]:
+    """The rows with ``silicon_ttft_ms`` / ``silicon_tpot_ms`` replaced by the ``aic``
+    perf source's predictions for the same closed loops (rows ``aic`` cannot price are
+    left out). Fitting the roofline to these fits it to the measured kernel tables
+    over the rows' batch shapes, without the serving measurements' own errors.
+
+    Raises:
+        ValueError: ``aic`` can price none of the rows."""
+    from .. import accuracy
+    res = accuracy.evaluate(rows, perf="aic", aliases=aliases, jobs=jobs, **kw)
+    out = [dict(row, silicon_ttft_ms=repr(r.predicted_ttft_ms), silicon_tpot_ms=repr(r.predicted_tpot_ms))
+           for row, r in zip(rows, res) if r.status == "ok"]
+    if not out:
+        raise ValueError("the aic perf source could price none of the rows")
+    return out
 
 
 def _nelder_mead(f: Callable[[np.ndarray], float], x0: np.ndarray, step: np.ndarray,
@@ -131,28 +165,52 @@ def _nelder_mead(f: Callable[[np.ndarray], float], x0: np.ndarray, step: np.ndar
     return pts[i], vals[i], evals
 
 
+#: The roofline defaults (core/perf/roofline.go DefaultRooflineParams), where a fit starts.
+DEFAULT_START = {"compute_efficiency": 0.7, "memory_efficiency": 0.8, "pass_overhead_us": 1000.0,
+                 "per_sequence_overhead_us": 40.0, "layer_latency_us": 40.0}
+#: The parameters :func:`fit_roofline` fits unless told otherwise. ``layer_latency_us``
+#: is read off the kernel tables and held: with one model it is indistinguishable from
+#: ``pass_overhead_us`` (both are per-pass constants).
+DEFAULT_FREE = ("compute_efficiency", "memory_efficiency", "pass_overhead_us",
+                "per_sequence_overhead_us")
+
+
 def fit_roofline(rows: Sequence[dict[str, str]], *, aliases: dict[str, str],
-                 start: dict[str, float] | None = None, max_evals: int = 120,
-                 tol: float = 1e-5, jobs: int = 1, **kw: Any) -> RooflineFit:
-    """Fit ``(compute_efficiency, memory_efficiency, pass_overhead_us)`` to silicon rows.
+                 start: dict[str, float] | None = None, free: Sequence[str] = DEFAULT_FREE,
+                 max_evals: int = 120, tol: float = 1e-5, jobs: int = 1, **kw: Any) -> RooflineFit:
+    """Fit the roofline parameters named in ``free`` to silicon rows; the others stay
+    at their ``start`` values.
 
     Args:
         rows: silicon rows (:func:`aisimulate.accuracy.read_silicon`).
         aliases: ``model_path`` → config file (:func:`aisimulate.accuracy.load_aliases`).
-        start: starting values (default: the roofline defaults 0.7, 0.8, 500 µs).
+        start: starting values by name (missing names: :data:`DEFAULT_START`).
+        free: names of the parameters to fit, a non-empty subset of
+            ``compute_efficiency, memory_efficiency, pass_overhead_us,
+            per_sequence_overhead_us, layer_latency_us``.
         max_evals: most loss evaluations (each replays every row).
         tol: stop when the simplex's losses differ by less than this.
         jobs: processes per evaluation.
         **kw: ``model_configs`` / ``database`` for :func:`aisimulate.accuracy.evaluate`.
 
     Raises:
-        ValueError: no row can be simulated.
+        ValueError: an unknown or empty ``free``, or no row can be simulated.
     """
-    s = start or {"compute_efficiency": 0.7, "memory_efficiency": 0.8, "pass_overhead_us": 500.0}
-    x0 = np.array([s["compute_efficiency"], s["memory_efficiency"], s["pass_overhead_us"] / 1000])
+    bad = [n for n in free if n not in _NAMES]
+    if bad or not free:
+        raise ValueError(f"free must name some of {', '.join(_NAMES)}; got {list(free)}")
+    s = dict(DEFAULT_START, **(start or {}))
+    base = np.array([s[n] for n in _NAMES]) / _SCALE
+    idx = [_NAMES.index(n) for n in free]
     cache: dict[tuple[float, ...], float] = {}
 
-    def f(x: np.ndarray) -> float:
+    def full(y: np.ndarray) -> np.ndarray:
+        x = base.copy()
+        x[idx] = y
+        return x
+
+    def f(y: np.ndarray) -> float:
+        x = full(y)
         p = _params(x)
         key = tuple(round(v, 9) for v in p.values())
         if key not in cache:
@@ -160,11 +218,10 @@ def fit_roofline(rows: Sequence[dict[str, str]], *, aliases: dict[str, str],
             cache[key] = roofline_loss(rows, p, aliases=aliases, jobs=jobs, **kw)
         return cache[key] + float(np.sum((x - np.clip(x, _LO, _HI)) ** 2))
 
-    x, loss, evals = _nelder_mead(f, x0, np.array([0.1, 0.1, 0.2]), max_evals, tol)
-    p = _params(x)
-    n_ok = len(rows)
-    return RooflineFit(p["compute_efficiency"], p["memory_efficiency"], p["pass_overhead_us"],
-                       float(loss), n_ok, evals)
+    steps = np.array([0.1, 0.1, 0.2, 0.2, 0.2])[idx]
+    y, loss, evals = _nelder_mead(f, base[idx], steps, max_evals, tol)
+    p = _params(full(y))
+    return RooflineFit(**p, loss=float(loss), rows=len(rows), evaluations=evals)
 
 
 def write_fit(fit: RooflineFit, path: str | os.PathLike[str], provenance: dict[str, Any]) -> None:
