@@ -6,11 +6,14 @@
 // # Reading order
 //
 //  1. perf.go: Batch, Chunk and the Model interface (ns, at least 1, the
-//     pass as formed at pass start). The engine consumes Model.
+//     pass as formed at pass start). The engine consumes Model. Also the
+//     engine step's CPU cost both sources charge (OverheadNs,
+//     DefaultPassOverheadUs, DefaultSequenceOverheadUs).
 //  2. linear.go: Linear, base + per prompt token + per decoding request
 //     ("linear"; the worked examples in ../shared/notes/worked-examples.md).
 //  3. roofline.go: Roofline ("roofline-v2"), a dense decoder priced op by op
-//     as max(FLOPs / (peak · e_c), bytes / (HBM bandwidth · e_m)); the
+//     as max(FLOPs / (peak · e_c), bytes / (HBM bandwidth · e_m)) plus a
+//     fixed kernel latency per layer; the
 //     formulas with units are on gemmSeconds, contextAttentionSeconds,
 //     generationAttentionSeconds and the Roofline type. DefaultRooflineParams
 //     documents the defaults.
