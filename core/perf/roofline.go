@@ -154,6 +154,7 @@ type Roofline struct {
 	passOverheadNs float64
 	seqOverheadNs  float64
 	layerLatencyNs float64
+	params         RooflineParams
 }
 
 var _ Model = (*Roofline)(nil)
@@ -220,6 +221,7 @@ func NewRoofline(arch *model.Arch, sys *hardware.System, opt RooflineOptions) (*
 		passOverheadNs:     p.PassOverheadUs * 1e3,
 		seqOverheadNs:      p.SequenceOverheadUs * 1e3,
 		layerLatencyNs:     p.LayerLatencyUs * 1e3,
+		params:             p,
 	}
 	if arch.QKNorm {
 		// Qwen3 per-head RMSNorm on q and k: read and write both, bf16.
@@ -241,6 +243,17 @@ func NewRoofline(arch *model.Arch, sys *hardware.System, opt RooflineOptions) (*
 
 // Name is "roofline-v2" (v2 added the per-layer kernel latency).
 func (r *Roofline) Name() string { return RooflineName }
+
+// Metadata is the report's perf metadata: the parameters in effect (the
+// engine.perf field names; µs and fractions).
+func (r *Roofline) Metadata() map[string]any {
+	p := r.params
+	return map[string]any{"params": map[string]float64{
+		"compute_efficiency": p.ComputeEfficiency, "memory_efficiency": p.MemoryEfficiency,
+		"pass_overhead_us": p.PassOverheadUs, "per_sequence_overhead_us": p.SequenceOverheadUs,
+		"allreduce_latency_us": p.AllReduceLatencyUs, "layer_latency_us": p.LayerLatencyUs,
+	}}
+}
 
 // opSeconds is the roofline of one op: max(flops / flopsRate, bytes / bw),
 // seconds; flopsRate in FLOP/s and bw in B/s already include efficiencies.

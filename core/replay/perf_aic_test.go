@@ -44,6 +44,31 @@ func TestBuildAICDeployment(t *testing.T) {
 	assert.Contains(t, rep.Metadata, "perf_metadata")
 	assert.Equal(t, "fp8", rep.Metadata["kv_cache_dtype"])
 	assert.Equal(t, "aic-v1", rep.Metadata["perf_model"])
+	// the overheads in effect are reported: the engine step's defaults
+	params := rep.Metadata["perf_metadata"].(map[string]any)["params"]
+	assert.Equal(t, map[string]float64{"pass_overhead_us": 1000, "per_sequence_overhead_us": 40}, params)
+}
+
+// TestRooflineParamsInMetadata: the report names the roofline parameters in
+// effect, defaults and overrides alike, under the engine.perf field names.
+func TestRooflineParamsInMetadata(t *testing.T) {
+	s, err := config.DecodeYAML([]byte(`
+engine:
+  model: Qwen/Qwen3-32B
+  system: h100_sxm
+  perf: {source: roofline, memory_efficiency: 0.75, layer_latency_us: 30}
+  workers: {aggregated: {tp: 2}}
+  scheduler: {num_gpu_blocks: 4000}
+traffic:
+  source: {type: synthetic, num_requests: 2, isl: 64, osl: 4}
+  load: {mode: concurrency, concurrency: 1}
+`))
+	require.NoError(t, err)
+	rep, err := Run(s)
+	require.NoError(t, err)
+	assert.Equal(t, map[string]float64{"compute_efficiency": 0.7, "memory_efficiency": 0.75,
+		"pass_overhead_us": 1000, "per_sequence_overhead_us": 40, "allreduce_latency_us": 5, "layer_latency_us": 30},
+		rep.Metadata["perf_metadata"].(map[string]any)["params"])
 }
 
 func specYAML(shared, kv string) string {

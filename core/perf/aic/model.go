@@ -469,9 +469,11 @@ func (m *Model) Sources() []Source { return append([]Source(nil), m.sources...) 
 // counts, another GPU count), in the order they were made.
 func (m *Model) Notes() []string { return append([]string(nil), m.notes...) }
 
-// Metadata is the report's perf metadata: the tables read and the notes.
+// Metadata is the report's perf metadata: the tables read, the notes and
+// the overheads in effect (the engine.perf field names, µs).
 func (m *Model) Metadata() map[string]any {
-	return map[string]any{"tables": m.Sources(), "notes": m.Notes()}
+	return map[string]any{"tables": m.Sources(), "notes": m.Notes(), "params": map[string]float64{
+		"pass_overhead_us": m.overheadNs / 1e3, "per_sequence_overhead_us": m.seqOverheadNs / 1e3}}
 }
 
 // DefaultPassOverheadUs and DefaultSequenceOverheadUs are the engine step's
