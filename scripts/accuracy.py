@@ -10,7 +10,8 @@ Usage:
 Writes DIR/rows.csv (one line per input row: ok or skipped with a reason),
 DIR/mape.csv and DIR/predicted_vs_measured.png, and prints the MAPE table per
 (model, system, TP) and overall. How rows are simulated and how warm-up is treated:
-the docstring of python/aisimulate/accuracy.py. Exit 0 on success, 2 on bad input.
+the docstring of python/aisimulate/accuracy.py. Exit 0 on success, 2 on bad input (a
+missing file or folder, a bad option, a malformed CSV, or no row that can be simulated).
 """
 
 from __future__ import annotations
@@ -26,6 +27,25 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "python"))
 from aisimulate import accuracy  # noqa: E402
 
 
+def _positive_int(text: str) -> int:
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+    if v < 1:
+        raise argparse.ArgumentTypeError(f"{v}: want ≥ 1")
+    return v
+
+
+def _ratio(text: str) -> float:
+    try:
+        v = float(text)
+        accuracy.check_length_ratio(v)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    return v
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--silicon", required=True, help="silicon CSV (schema of vllm_dense_dev.csv)")
@@ -36,9 +56,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--model-configs", default=str(accuracy.DEFAULT_MODEL_CONFIGS),
                     help="folder of Org--Name_config.json files")
     ap.add_argument("--database", default=str(accuracy.DEFAULT_DATABASE), help="aic perf tables root")
-    ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="parallel processes")
-    ap.add_argument("--length-ratio", type=float, default=1.0,
-                    help="draw ISL and OSL uniformly in [R·L, L] per request (default 1: fixed lengths)")
+    ap.add_argument("--jobs", type=_positive_int, default=os.cpu_count() or 1, help="parallel processes (≥ 1)")
+    ap.add_argument("--length-ratio", type=_ratio, default=1.0,
+                    help="draw ISL and OSL uniformly in [R·L, L] per request, 0 < R ≤ 1 (default 1: fixed lengths)")
     ap.add_argument("--deployment", choices=accuracy.DEPLOYMENTS, default="aic-generator",
                     help="engine limits: AIConfigurator 0.5.0's generated vLLM launch (default), "
                          "its 0.7.0 rule, or vLLM's defaults")
@@ -50,32 +70,53 @@ def main(argv: list[str] | None = None) -> int:
                          "(10 requests per client from an idle engine, all counted)")
     args = ap.parse_args(argv)
 
+    def fail(msg: str) -> int:
+        print(f"accuracy: {msg}", file=sys.stderr)
+        return 2
+
     t0 = time.perf_counter()
     silicon = Path(args.silicon)
-    aliases_path = Path(args.aliases) if args.aliases else silicon.parent / "model_aliases.csv"
-    if not aliases_path.is_file():
-        aliases_path = accuracy.SHARED_DATA / "silicon" / "model_aliases.csv"
+    if args.aliases:
+        aliases_path = Path(args.aliases)
+        if not aliases_path.is_file():
+            return fail(f"--aliases {aliases_path}: no such file")
+    else:
+        aliases_path = silicon.parent / "model_aliases.csv"
+        if not aliases_path.is_file():
+            aliases_path = accuracy.SHARED_DATA / "silicon" / "model_aliases.csv"
+    if not Path(args.model_configs).is_dir():
+        return fail(f"--model-configs {args.model_configs}: no such folder")
+    if args.perf == "aic" and not Path(args.database).is_dir():
+        return fail(f"--database {args.database}: no such folder")
     try:
         rows = accuracy.read_silicon(silicon)
         aliases = accuracy.load_aliases(aliases_path)
     except (OSError, ValueError) as exc:
-        print(f"accuracy: {exc}", file=sys.stderr)
-        return 2
+        return fail(str(exc))
+    out = Path(args.out)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        (out / "rows.csv").touch()
+    except OSError as exc:
+        return fail(f"--out {out}: {exc.strerror or exc}")
     results = accuracy.evaluate(rows, perf=args.perf, aliases=aliases, model_configs=args.model_configs,
-                                database=args.database, jobs=max(1, args.jobs),
+                                database=args.database, jobs=args.jobs,
                                 length_ratio=args.length_ratio, steady_state=args.steady_state,
                                 deployment=args.deployment, client=args.client)
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
     accuracy.write_rows(results, out / "rows.csv")
-    table = accuracy.mape_table(results)
-    accuracy.write_mape(table, out / "mape.csv")
+    settings = accuracy.settings_text(deployment=args.deployment, client=args.client,
+                                      steady_state=args.steady_state, length_ratio=args.length_ratio)
     skipped = [r for r in results if r.status != "ok"]
-    accuracy.write_plot(results, out / "predicted_vs_measured.png",
-                        f"{silicon.name}: perf {args.perf}, {args.deployment}, client {args.client}")
-    print(accuracy.format_mape(table, len(skipped), args.perf))
     for r in skipped:
-        print(f"  skipped {r.id}: {r.reason}")
+        print(f"  skipped {r.id or '(no id)'}: {r.reason}")
+    table = accuracy.mape_table(results)
+    if not table:
+        return fail(f"no row of {silicon} could be simulated ({len(skipped)} skipped, listed above; "
+                    f"reasons in {out / 'rows.csv'})")
+    accuracy.write_mape(table, out / "mape.csv")
+    accuracy.write_plot(results, out / "predicted_vs_measured.png",
+                        f"{silicon.name}: perf {args.perf}\n{settings}")
+    print(accuracy.format_mape(table, len(skipped), args.perf, settings))
     print(f"wall time {time.perf_counter() - t0:.1f} s; outputs in {out}")
     return 0
 

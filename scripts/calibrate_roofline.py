@@ -28,42 +28,75 @@ from aisimulate import accuracy  # noqa: E402
 from aisimulate.calibration import roofline  # noqa: E402
 
 
+def _positive_int(text: str) -> int:
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+    if v < 1:
+        raise argparse.ArgumentTypeError(f"{v}: want ≥ 1")
+    return v
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--silicon", required=True)
-    ap.add_argument("--out", default=str(roofline.FIT_FILE))
-    ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
-    ap.add_argument("--max-evals", type=int, default=200)
+    ap.add_argument("--silicon", required=True, help="silicon CSV (schema of vllm_dense_dev.csv)")
+    ap.add_argument("--aliases", default=None,
+                    help="model_aliases.csv (default: beside the silicon CSV, else the shared one)")
+    ap.add_argument("--out", default=str(roofline.FIT_FILE), help="fit JSON to write (default: the stored fit)")
+    ap.add_argument("--jobs", type=_positive_int, default=os.cpu_count() or 1, help="parallel processes (≥ 1)")
+    ap.add_argument("--max-evals", type=_positive_int, default=200, help="most loss evaluations (≥ 1)")
     ap.add_argument("--target", choices=("silicon", "aic"), default="silicon")
     ap.add_argument("--free", default=",".join(roofline.DEFAULT_FREE),
                     help="comma-separated parameters to fit (default: %(default)s)")
     args = ap.parse_args(argv)
+
+    def fail(msg: str) -> int:
+        print(f"calibrate_roofline: {msg}", file=sys.stderr)
+        return 2
+
     t0 = time.perf_counter()
     silicon = Path(args.silicon)
-    aliases_path = silicon.parent / "model_aliases.csv"
-    rows = accuracy.read_silicon(silicon)
-    aliases = accuracy.load_aliases(aliases_path)
-    if args.target == "aic":
-        rows = roofline.aic_priced_rows(rows, aliases=aliases, jobs=args.jobs)
+    if args.aliases:
+        aliases_path = Path(args.aliases)
+        if not aliases_path.is_file():
+            return fail(f"--aliases {aliases_path}: no such file")
+    else:
+        aliases_path = silicon.parent / "model_aliases.csv"
+        if not aliases_path.is_file():
+            aliases_path = accuracy.SHARED_DATA / "silicon" / "model_aliases.csv"
     free = tuple(n.strip() for n in args.free.split(",") if n.strip())
+    out = Path(args.out)
     try:
+        rows = accuracy.read_silicon(silicon)
+        aliases = accuracy.load_aliases(aliases_path)
+        if out.is_dir() or not out.parent.is_dir():
+            return fail(f"--out {out}: not a file in an existing folder")
+        skipped = []
+        if args.target == "aic":
+            rows, skipped = roofline.aic_priced_rows(rows, aliases=aliases, jobs=args.jobs)
         fit = roofline.fit_roofline(rows, aliases=aliases, jobs=args.jobs, max_evals=args.max_evals, free=free)
-    except ValueError as exc:
-        print(f"calibrate_roofline: {exc}", file=sys.stderr)
-        return 2
+    except (OSError, ValueError) as exc:
+        return fail(str(exc))
+    left_out = [f"{r.id or '(no id)'}: {r.reason}" for r in skipped] + list(fit.skipped)
+    for line in left_out:
+        print(f"  skipped {line}")
     prov = {
-        "data": f"{silicon.name} ({len(rows)} rows; ../shared/data/silicon/, source ai-dynamo/aiconfigurator systems/silicon_sample.csv)",
+        "data": f"{silicon} ({fit.rows} rows used, {len(left_out)} skipped)",
         "command": (f"python scripts/calibrate_roofline.py --silicon {args.silicon} --target {args.target}"
-                    f" --free {','.join(free)}"),
+                    f" --free {','.join(free)} --max-evals {args.max_evals}"),
         "free": list(free),
         "target": ("measured silicon_ttft_ms / silicon_tpot_ms" if args.target == "silicon"
                    else "the aic perf source's predicted TTFT / TPOT for the same rows"),
         "date": dt.date.today().isoformat(),
         "loss": "mean over rows of ln(pred/target TTFT)^2 + ln(pred/target TPOT)^2, closed-loop replays as scripts/accuracy.py (default harness)",
     }
-    roofline.write_fit(fit, args.out, prov)
+    try:
+        roofline.write_fit(fit, out, prov)
+    except OSError as exc:
+        return fail(f"--out {out}: {exc.strerror or exc}")
     print(fit)
-    print(f"wrote {args.out} in {time.perf_counter() - t0:.0f} s")
+    print(f"wrote {out} in {time.perf_counter() - t0:.0f} s")
     return 0
 
 

@@ -138,7 +138,7 @@ func (s *Spec) validateEngine() error {
 		}
 		if p.ComputeEfficiency != nil || p.MemoryEfficiency != nil || p.PassOverheadUs != nil ||
 			p.PerSequenceOverheadUs != nil || p.LayerLatencyUs != nil {
-			return errorf("engine.perf", "compute_efficiency, memory_efficiency, pass_overhead_us, per_sequence_overhead_us and layer_latency_us belong to source roofline")
+			return errorf("engine.perf", "compute_efficiency, memory_efficiency and layer_latency_us belong to source roofline, pass_overhead_us and per_sequence_overhead_us to roofline and aic")
 		}
 	case "roofline":
 		if p.BaseMs != nil || p.PerPrefillTokenMs != nil || p.PerDecodeSeqMs != nil {

@@ -127,8 +127,13 @@ MAX_WAVES = 8
 ROW_COLUMNS = ("id", "status", "reason", "model", "system", "tp", "isl", "osl", "concurrency",
                "precision", "perf", "silicon_ttft_ms", "silicon_tpot_ms", "predicted_ttft_ms",
                "predicted_tpot_ms", "ttft_error_pct", "tpot_error_pct", "measured_requests",
-               "deployment", "client", "max_num_batched_tokens", "max_num_seqs", "perf_model",
-               "tables")
+               "deployment", "client", "window", "length_ratio", "max_num_batched_tokens", "max_num_seqs",
+               "perf_model", "tables")
+#: Columns a silicon CSV must have.
+REQUIRED_COLUMNS = ("id", "model_path", "system", "isl", "osl", "batch_size", "tp_size",
+                    "silicon_ttft_ms", "silicon_tpot_ms")
+#: Key under which :func:`read_silicon` stores each row's line number in the file.
+LINE_KEY = "_line"
 
 
 @dataclass
@@ -139,21 +144,23 @@ class RowResult:
     reason: str = ""
     model: str = ""
     system: str = ""
-    tp: int = 0
-    isl: int = 0
-    osl: int = 0
-    concurrency: int = 0
+    tp: int | None = None
+    isl: int | None = None
+    osl: int | None = None
+    concurrency: int | None = None
     precision: str = ""
     perf: str = ""
     silicon_ttft_ms: float = math.nan
     silicon_tpot_ms: float = math.nan
     predicted_ttft_ms: float = math.nan
     predicted_tpot_ms: float = math.nan
-    measured_requests: int = 0
+    measured_requests: int | None = None
     deployment: str = ""
     client: str = ""
-    max_num_batched_tokens: int = 0
-    max_num_seqs: int = 0
+    window: str = ""
+    length_ratio: float = math.nan
+    max_num_batched_tokens: int | None = None
+    max_num_seqs: int | None = None
     perf_model: str = ""
     tables: str = ""
     extra: dict[str, Any] = field(default_factory=dict)
@@ -168,35 +175,86 @@ class RowResult:
 
 
 def read_silicon(path: str | os.PathLike[str]) -> list[dict[str, str]]:
-    """Rows of a silicon CSV as dicts of strings, in file order.
+    """Rows of a silicon CSV as dicts of strings, in file order, each with its line
+    number in the file under :data:`LINE_KEY` (the header is line 1). A UTF-8 byte-order
+    mark is allowed. Values are checked per row when the row is simulated
+    (:func:`run_row`), so one bad row is skipped with its reason, not the whole file.
 
     Raises:
-        ValueError: a required column is missing (names the file and the column).
+        OSError: the file cannot be read.
+        ValueError: no header, a required column missing, no data rows, or an ``id``
+            used twice (the message names the file, the column or the lines).
     """
-    with open(path, newline="", encoding="utf-8") as f:
-        rows = list(csv.DictReader(f))
-        cols = set(rows[0].keys()) if rows else set()
-    need = {"id", "model_path", "system", "isl", "osl", "batch_size", "tp_size",
-            "silicon_ttft_ms", "silicon_tpot_ms"}
-    missing = sorted(need - cols) if rows else []
-    if missing:
-        raise ValueError(f"{path}: missing column(s) {', '.join(missing)}")
+    with open(path, newline="", encoding="utf-8-sig") as f:
+        reader = csv.DictReader(f)
+        cols = set(reader.fieldnames or [])
+        if not cols:
+            raise ValueError(f"{path}: empty file (no header line)")
+        missing = [c for c in REQUIRED_COLUMNS if c not in cols]
+        if missing:
+            raise ValueError(f"{path}: missing column(s) {', '.join(missing)}")
+        rows = []
+        for r in reader:
+            r[LINE_KEY] = str(reader.line_num)
+            rows.append(r)
+    if not rows:
+        raise ValueError(f"{path}: no data rows after the header")
+    seen: dict[str, str] = {}
+    for r in rows:
+        rid = (r.get("id") or "").strip()
+        if rid and rid in seen:
+            raise ValueError(f"{path}: id {rid!r} on lines {seen[rid]} and {r[LINE_KEY]}")
+        seen.setdefault(rid, r[LINE_KEY])
     return rows
 
 
 def load_aliases(path: str | os.PathLike[str]) -> dict[str, str]:
-    """``model_path`` → config file name, from ``model_aliases.csv``."""
-    with open(path, newline="", encoding="utf-8") as f:
-        return {r["model_path"]: r["config_file"] for r in csv.DictReader(f)}
+    """``model_path`` → config file name, from ``model_aliases.csv``.
+
+    Raises:
+        OSError: the file cannot be read.
+        ValueError: the ``model_path`` or ``config_file`` column is missing."""
+    with open(path, newline="", encoding="utf-8-sig") as f:
+        reader = csv.DictReader(f)
+        missing = [c for c in ("model_path", "config_file") if c not in (reader.fieldnames or [])]
+        if missing:
+            raise ValueError(f"{path}: missing column(s) {', '.join(missing)}")
+        return {r["model_path"]: r["config_file"] for r in reader}
 
 
 def _int(row: dict[str, str], key: str, default: int | None = None) -> int:
+    """Column ``key`` as an integer ("8" or "8.0"); empty gives ``default``.
+
+    Raises:
+        ValueError: empty without a default, or not a finite whole number (names the
+            column and the value)."""
     v = (row.get(key) or "").strip()
     if v == "":
         if default is None:
-            raise ValueError(f"column {key} is empty")
+            raise ValueError(f"{key} is empty")
         return default
-    return int(float(v))
+    try:
+        x = float(v)
+    except ValueError:
+        raise ValueError(f"{key} = {v!r} is not a number") from None
+    if not math.isfinite(x) or x != int(x):
+        raise ValueError(f"{key} = {v!r} is not a whole number")
+    return int(x)
+
+
+def _positive(row: dict[str, str], key: str) -> float:
+    """Column ``key`` as a finite number > 0.
+
+    Raises:
+        ValueError: empty, not a number, not finite or ≤ 0 (names the column and the value)."""
+    v = (row.get(key) or "").strip()
+    try:
+        x = float(v)
+    except ValueError:
+        raise ValueError(f"{key} = {v!r}: want a finite number > 0") from None
+    if not (math.isfinite(x) and x > 0):
+        raise ValueError(f"{key} = {v!r}: want a finite number > 0")
+    return x
 
 
 def _waves(concurrency: int) -> int:
@@ -254,6 +312,8 @@ def row_spec(row: dict[str, str], *, perf: str, aliases: dict[str, str],
     isl, osl = _int(row, "isl"), _int(row, "osl")
     if min(c, tp, isl, osl) < 1:
         raise ValueError("batch_size, tp_size, isl and osl must be ≥ 1")
+    if osl < 2:
+        raise ValueError(f"osl = {osl}: a TPOT needs at least 2 output tokens")
     weights = _weights_for(row.get("precision") or "", str(config))
     perf_block: dict[str, Any] = {"source": perf}
     if perf == "aic":
@@ -339,38 +399,49 @@ def run_row(row: dict[str, str], perf: str, aliases: dict[str, str], model_confi
     import aisimulate
 
     res = RowResult(id=row.get("id", ""), status="skipped", model=row.get("model_path", ""),
-                    system=row.get("system", ""), precision=row.get("precision", ""), perf=perf)
+                    system=row.get("system", ""), precision=row.get("precision", ""), perf=perf,
+                    deployment=deployment, client=client,
+                    window="steady-state" if steady_state else "benchmark", length_ratio=length_ratio)
+    where = f"line {row[LINE_KEY]}: " if row.get(LINE_KEY) else ""
+    # every column on its own, so the valid ones still reach rows.csv
+    problems = []
+    for attr, key, parse in (("tp", "tp_size", _int), ("isl", "isl", _int), ("osl", "osl", _int),
+                             ("concurrency", "batch_size", _int), ("silicon_ttft_ms", "silicon_ttft_ms", _positive),
+                             ("silicon_tpot_ms", "silicon_tpot_ms", _positive)):
+        try:
+            setattr(res, attr, parse(row, key))
+        except ValueError as exc:
+            problems.append(str(exc))
+    if problems:
+        res.reason = where + "; ".join(problems)
+        return res
     try:
-        res.tp, res.isl, res.osl = _int(row, "tp_size"), _int(row, "isl"), _int(row, "osl")
-        res.concurrency = _int(row, "batch_size")
-        res.silicon_ttft_ms = float(row["silicon_ttft_ms"])
-        res.silicon_tpot_ms = float(row["silicon_tpot_ms"])
-        if not (res.silicon_ttft_ms > 0 and res.silicon_tpot_ms > 0):
-            raise ValueError("silicon_ttft_ms and silicon_tpot_ms must be > 0")
         spec, warm, measured = row_spec(row, perf=perf, aliases=aliases, model_configs=model_configs,
                                         database=database, perf_overrides=perf_overrides,
                                         length_ratio=length_ratio, steady_state=steady_state,
                                         deployment=deployment, client=client)
     except (ValueError, KeyError) as exc:
-        res.reason = str(exc)
+        res.reason = where + str(exc)
         return res
     try:
         report = aisimulate.replay(spec)
     except (aisimulate.ConfigError, aisimulate.SimulationError) as exc:
-        res.reason = f"simulation: {exc}"
+        res.reason = f"{where}simulation: {exc}"
         return res
     reqs = sorted(report.requests, key=lambda r: (r["send_ms"], r["request_id"]))
     window = [r for r in reqs[warm:warm + measured] if r["status"] == "completed"]
     if len(window) < measured:
-        res.reason = (f"only {len(window)} of {measured} measured requests completed "
+        res.reason = (f"{where}only {len(window)} of {measured} measured requests completed "
                       f"({report.summary.get('rejected', 0)} rejected)")
         return res
     res.predicted_ttft_ms = sum(r["ttft_ms"] for r in window) / len(window)
     tpots = [r["tpot_ms"] for r in window if r["tpot_ms"] is not None]
-    res.predicted_tpot_ms = sum(tpots) / len(tpots) if tpots else math.nan
+    if len(tpots) < len(window):
+        res.reason = f"{where}{len(window) - len(tpots)} measured requests have no TPOT"
+        return res
+    res.predicted_tpot_ms = sum(tpots) / len(tpots)
     res.measured_requests = len(window)
     sched = spec["engine"]["scheduler"]
-    res.deployment, res.client = deployment, client
     res.max_num_batched_tokens, res.max_num_seqs = sched["max_num_batched_tokens"], sched["max_num_seqs"]
     md = report.metadata
     res.perf_model = str(md.get("perf_model", ""))
@@ -378,6 +449,12 @@ def run_row(row: dict[str, str], perf: str, aliases: dict[str, str], model_confi
     res.tables = ";".join(f"{t['table']}@{t['read_from_version']}" for t in tables)
     res.status = "ok"
     return res
+
+
+def check_length_ratio(ratio: float) -> None:
+    """Raises ValueError unless 0 < ratio ≤ 1 (NaN included)."""
+    if not 0 < ratio <= 1:
+        raise ValueError(f"length_ratio must be in (0, 1], got {ratio}")
 
 
 def _run_star(args: tuple) -> RowResult:
@@ -400,8 +477,7 @@ def evaluate(rows: Sequence[dict[str, str]], *, perf: str = "aic",
     Raises:
         ValueError: ``length_ratio`` outside (0, 1], an unknown ``deployment`` or an
             unknown ``client``."""
-    if not 0 < length_ratio <= 1:
-        raise ValueError(f"length_ratio must be in (0, 1], got {length_ratio}")
+    check_length_ratio(length_ratio)
     _check_deployment(deployment)
     _check_client(client)
     args = [(r, perf, aliases, str(model_configs), str(database), perf_overrides, length_ratio,
@@ -413,6 +489,8 @@ def evaluate(rows: Sequence[dict[str, str]], *, perf: str = "aic",
 
 
 def _fmt(v: Any) -> str:
+    if v is None:
+        return ""
     if isinstance(v, float):
         return "" if math.isnan(v) else f"{v:.4f}"
     return str(v)
@@ -430,12 +508,17 @@ def write_rows(results: Iterable[RowResult], path: str | os.PathLike[str]) -> No
 
 
 def mape_table(results: Sequence[RowResult]) -> list[dict[str, Any]]:
-    """MAPE of TTFT and TPOT (%) per (model, system, TP), then one ``overall`` line.
+    """MAPE of TTFT and TPOT (%) per (model, system, TP), then one ``overall`` line and,
+    when the ok rows mix precisions, one ``overall [precision]`` line per precision
+    (``[checkpoint]`` for an empty one).
 
     Each dict has ``model``, ``system``, ``tp``, ``rows`` (ok rows), ``ttft_mape_pct``,
-    ``tpot_mape_pct``. Groups are sorted by (model, system, TP).
+    ``tpot_mape_pct``. Groups are sorted by (model, system, TP). With no ok row the
+    list is empty (a MAPE of nothing is not a number).
     """
-    ok = [r for r in results if r.status == "ok" and not math.isnan(r.predicted_tpot_ms)]
+    ok = [r for r in results if r.status == "ok"]
+    if not ok:
+        return []
     groups: dict[tuple[str, str, int], list[RowResult]] = {}
     for r in ok:
         groups.setdefault((r.model, r.system, r.tp), []).append(r)
@@ -443,23 +526,36 @@ def mape_table(results: Sequence[RowResult]) -> list[dict[str, Any]]:
     def line(model: str, system: str, tp: Any, rs: list[RowResult]) -> dict[str, Any]:
         n = len(rs)
         return {"model": model, "system": system, "tp": tp, "rows": n,
-                "ttft_mape_pct": sum(abs(r.ttft_error_pct) for r in rs) / n if n else math.nan,
-                "tpot_mape_pct": sum(abs(r.tpot_error_pct) for r in rs) / n if n else math.nan}
+                "ttft_mape_pct": sum(abs(r.ttft_error_pct) for r in rs) / n,
+                "tpot_mape_pct": sum(abs(r.tpot_error_pct) for r in rs) / n}
 
     out = [line(*k, groups[k]) for k in sorted(groups)]
     out.append(line("overall", "", "", ok))
+    by_precision: dict[str, list[RowResult]] = {}
+    for r in ok:
+        by_precision.setdefault(r.precision.strip() or "checkpoint", []).append(r)
+    if len(by_precision) > 1:
+        out += [line(f"overall [{p}]", "", "", by_precision[p]) for p in sorted(by_precision)]
     return out
 
 
-def format_mape(table: Sequence[dict[str, Any]], skipped: int, perf: str) -> str:
-    """The MAPE table as fixed-width text."""
-    lines = [f"perf source: {perf}",
+def format_mape(table: Sequence[dict[str, Any]], skipped: int, perf: str, settings: str = "") -> str:
+    """The MAPE table as fixed-width text; ``settings`` (how the rows were simulated)
+    goes on the first line after the perf source."""
+    lines = [f"perf source: {perf}" + (f"; {settings}" if settings else ""),
              f"{'model':36s} {'system':9s} {'TP':>3s} {'rows':>4s} {'TTFT MAPE %':>11s} {'TPOT MAPE %':>11s}"]
     for t in table:
         lines.append(f"{t['model']:36s} {t['system']:9s} {str(t['tp']):>3s} {t['rows']:4d} "
                      f"{t['ttft_mape_pct']:11.1f} {t['tpot_mape_pct']:11.1f}")
     lines.append(f"skipped rows: {skipped}")
     return "\n".join(lines)
+
+
+def settings_text(*, deployment: str, client: str, steady_state: bool, length_ratio: float) -> str:
+    """How the rows were simulated, in one line (for the printed table and the plot)."""
+    window = "steady-state waves" if steady_state else "benchmark window (10·c from idle)"
+    lengths = "fixed lengths" if length_ratio >= 1 else f"lengths uniform in [{length_ratio:g}·L, L]"
+    return f"deployment {deployment}; client {client}; {window}; {lengths}"
 
 
 def write_mape(table: Sequence[dict[str, Any]], path: str | os.PathLike[str]) -> None:

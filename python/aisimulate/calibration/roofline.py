@@ -35,7 +35,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 __all__ = ["DEFAULT_FREE", "DEFAULT_START", "FIT_FILE", "RooflineFit", "aic_priced_rows", "fit_roofline",
-           "fitted", "roofline_loss"]
+           "fitted", "roofline_loss", "usable_rows"]
 
 #: The stored fit (JSON) with its provenance.
 FIT_FILE = Path(__file__).with_name("roofline_fit.json")
@@ -60,8 +60,9 @@ class RooflineFit:
         per_sequence_overhead_us: cost per decode and per prefill chunk in a pass, µs.
         layer_latency_us: fixed kernel time per decoder layer per pass, µs.
         loss: the fitted L (see module docstring), dimensionless.
-        rows: silicon rows used.
+        rows: silicon rows used (those the roofline can simulate).
         evaluations: loss evaluations the search made.
+        skipped: the rows left out, each as "id: reason".
     """
     compute_efficiency: float
     memory_efficiency: float
@@ -71,6 +72,7 @@ class RooflineFit:
     loss: float
     rows: int
     evaluations: int
+    skipped: tuple[str, ...] = ()
 
     def perf_spec(self) -> dict[str, float]:
         """The ``engine.perf`` fields of a roofline spec with these values."""
@@ -107,12 +109,31 @@ def roofline_loss(rows: Sequence[dict[str, str]], params: dict[str, float], *,
     return sum(errs) / len(errs)
 
 
+def usable_rows(rows: Sequence[dict[str, str]], *, aliases: dict[str, str], jobs: int = 1,
+                params: dict[str, float] | None = None, **kw: Any) -> tuple[list[dict[str, str]], list[Any]]:
+    """Split ``rows`` into those the roofline (with ``params``) can simulate and the
+    results of the others (:class:`aisimulate.accuracy.RowResult`, ``skipped`` with the
+    reason), in input order.
+
+    Raises:
+        ValueError: no row can be simulated (the message gives the first reasons)."""
+    from .. import accuracy
+    res = accuracy.evaluate(rows, perf="roofline", aliases=aliases, jobs=jobs, perf_overrides=params, **kw)
+    ok = [row for row, r in zip(rows, res) if r.status == "ok"]
+    skipped = [r for r in res if r.status != "ok"]
+    if not ok:
+        first = "; ".join(f"{r.id or '(no id)'}: {r.reason}" for r in skipped[:3])
+        raise ValueError(f"no silicon row could be simulated ({first})")
+    return ok, skipped
+
+
 def aic_priced_rows(rows: Sequence[dict[str, str]], *, aliases: dict[str, str], jobs: int = 1,
-                    **kw: Any) -> list[dict[str, str]]:
+                    **kw: Any) -> tuple[list[dict[str, str]], list[Any]]:
     """The rows with ``silicon_ttft_ms`` / ``silicon_tpot_ms`` replaced by the ``aic``
-    perf source's predictions for the same closed loops (rows ``aic`` cannot price are
-    left out). Fitting the roofline to these fits it to the measured kernel tables
-    over the rows' batch shapes, without the serving measurements' own errors.
+    perf source's predictions for the same closed loops, and the results of the rows
+    ``aic`` cannot price (``skipped``, with the reason). Fitting the roofline to these
+    fits it to the measured kernel tables over the rows' batch shapes, without the
+    serving measurements' own errors.
 
     Raises:
         ValueError: ``aic`` can price none of the rows."""
@@ -120,49 +141,66 @@ def aic_priced_rows(rows: Sequence[dict[str, str]], *, aliases: dict[str, str], 
     res = accuracy.evaluate(rows, perf="aic", aliases=aliases, jobs=jobs, **kw)
     out = [dict(row, silicon_ttft_ms=repr(r.predicted_ttft_ms), silicon_tpot_ms=repr(r.predicted_tpot_ms))
            for row, r in zip(rows, res) if r.status == "ok"]
+    skipped = [r for r in res if r.status != "ok"]
     if not out:
-        raise ValueError("the aic perf source could price none of the rows")
-    return out
+        first = "; ".join(f"{r.id or '(no id)'}: {r.reason}" for r in skipped[:3])
+        raise ValueError(f"the aic perf source could price none of the rows ({first})")
+    return out, skipped
+
+
+class _OutOfBudget(Exception):
+    """The search has made its allowed number of evaluations."""
 
 
 def _nelder_mead(f: Callable[[np.ndarray], float], x0: np.ndarray, step: np.ndarray,
                  max_evals: int, tol: float) -> tuple[np.ndarray, float, int]:
     """Minimise f from x0 (standard reflection/expansion/contraction/shrink
-    coefficients 1, 2, 0.5, 0.5); stops when the simplex's loss spread < tol or after
-    max_evals evaluations. Deterministic."""
+    coefficients 1, 2, 0.5, 0.5); stops when the simplex's loss spread < tol or once
+    max_evals evaluations are made (never more). Returns the best point seen, its
+    value and the evaluations made. Deterministic."""
+    best: list[Any] = [x0, math.inf]
+    count = 0
+
+    def g(x: np.ndarray) -> float:
+        nonlocal count
+        if count >= max_evals:
+            raise _OutOfBudget
+        count += 1
+        v = f(x)
+        if v < best[1]:
+            best[0], best[1] = x, v
+        return v
+
     n = len(x0)
-    pts = [x0] + [x0 + np.eye(n)[i] * step[i] for i in range(n)]
-    vals = [f(p) for p in pts]
-    evals = len(pts)
-    while evals < max_evals:
-        order = np.argsort(vals, kind="stable")
-        pts, vals = [pts[i] for i in order], [vals[i] for i in order]
-        if vals[-1] - vals[0] < tol:
-            break
-        centroid = np.mean(pts[:-1], axis=0)
-        xr = centroid + (centroid - pts[-1])
-        fr = f(xr)
-        evals += 1
-        if fr < vals[0]:
-            xe = centroid + 2 * (centroid - pts[-1])
-            fe = f(xe)
-            evals += 1
-            pts[-1], vals[-1] = (xe, fe) if fe < fr else (xr, fr)
-        elif fr < vals[-2]:
-            pts[-1], vals[-1] = xr, fr
-        else:
-            xc = centroid + 0.5 * (pts[-1] - centroid)
-            fc = f(xc)
-            evals += 1
-            if fc < vals[-1]:
-                pts[-1], vals[-1] = xc, fc
+    try:
+        pts = [x0] + [x0 + np.eye(n)[i] * step[i] for i in range(n)]
+        vals = [g(p) for p in pts]
+        while True:
+            order = np.argsort(vals, kind="stable")
+            pts, vals = [pts[i] for i in order], [vals[i] for i in order]
+            if vals[-1] - vals[0] < tol:
+                break
+            centroid = np.mean(pts[:-1], axis=0)
+            xr = centroid + (centroid - pts[-1])
+            fr = g(xr)
+            if fr < vals[0]:
+                xe = centroid + 2 * (centroid - pts[-1])
+                fe = g(xe)
+                pts[-1], vals[-1] = (xe, fe) if fe < fr else (xr, fr)
+            elif fr < vals[-2]:
+                pts[-1], vals[-1] = xr, fr
             else:
-                for i in range(1, n + 1):
-                    pts[i] = pts[0] + 0.5 * (pts[i] - pts[0])
-                    vals[i] = f(pts[i])
-                    evals += 1
-    i = int(np.argmin(vals))
-    return pts[i], vals[i], evals
+                xc = centroid + 0.5 * (pts[-1] - centroid)
+                fc = g(xc)
+                if fc < vals[-1]:
+                    pts[-1], vals[-1] = xc, fc
+                else:
+                    for i in range(1, n + 1):
+                        pts[i] = pts[0] + 0.5 * (pts[i] - pts[0])
+                        vals[i] = g(pts[i])
+    except _OutOfBudget:
+        pass
+    return best[0], best[1], count
 
 
 #: The roofline defaults (core/perf/roofline.go DefaultRooflineParams), where a fit starts.
@@ -194,12 +232,16 @@ def fit_roofline(rows: Sequence[dict[str, str]], *, aliases: dict[str, str],
         **kw: ``model_configs`` / ``database`` for :func:`aisimulate.accuracy.evaluate`.
 
     Raises:
-        ValueError: an unknown or empty ``free``, or no row can be simulated.
+        ValueError: an unknown, repeated or empty ``free``, ``max_evals`` < 1, or no
+            row can be simulated.
     """
     bad = [n for n in free if n not in _NAMES]
-    if bad or not free:
-        raise ValueError(f"free must name some of {', '.join(_NAMES)}; got {list(free)}")
+    if bad or not free or len(set(free)) != len(free):
+        raise ValueError(f"free must name some of {', '.join(_NAMES)}, each once; got {list(free)}")
+    if max_evals < 1:
+        raise ValueError(f"max_evals must be ≥ 1, got {max_evals}")
     s = dict(DEFAULT_START, **(start or {}))
+    rows, skipped = usable_rows(rows, aliases=aliases, jobs=jobs, params=s, **kw)
     base = np.array([s[n] for n in _NAMES]) / _SCALE
     idx = [_NAMES.index(n) for n in free]
     cache: dict[tuple[float, ...], float] = {}
@@ -221,7 +263,8 @@ def fit_roofline(rows: Sequence[dict[str, str]], *, aliases: dict[str, str],
     steps = np.array([0.1, 0.1, 0.2, 0.2, 0.2])[idx]
     y, loss, evals = _nelder_mead(f, base[idx], steps, max_evals, tol)
     p = _params(full(y))
-    return RooflineFit(**p, loss=float(loss), rows=len(rows), evaluations=evals)
+    return RooflineFit(**p, loss=float(loss), rows=len(rows), evaluations=evals,
+                       skipped=tuple(f"{r.id or '(no id)'}: {r.reason}" for r in skipped))
 
 
 def write_fit(fit: RooflineFit, path: str | os.PathLike[str], provenance: dict[str, Any]) -> None:
