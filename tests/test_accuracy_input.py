@@ -51,6 +51,11 @@ def test_read_silicon_lines_bom_and_file_errors(tmp_path, dev_rows):
     (tmp_path / "zero.csv").write_text("")
     with pytest.raises(ValueError, match="empty file"):
         accuracy.read_silicon(tmp_path / "zero.csv")
+    extra = tmp_path / "extra.csv"
+    _write(extra, dev_rows)
+    extra.write_text(extra.read_text().rstrip("\n") + ",surplus\n")
+    with pytest.raises(ValueError, match="line 4 has 1 field.s. more than the header"):
+        accuracy.read_silicon(extra)
     dup = [dev_rows[0], dict(dev_rows[1], id=dev_rows[0]["id"])]
     with pytest.raises(ValueError, match="on lines 2 and 3"):
         accuracy.read_silicon(_write(tmp_path / "dup.csv", dup))

@@ -182,8 +182,9 @@ def read_silicon(path: str | os.PathLike[str]) -> list[dict[str, str]]:
 
     Raises:
         OSError: the file cannot be read.
-        ValueError: no header, a required column missing, no data rows, or an ``id``
-            used twice (the message names the file, the column or the lines).
+        ValueError: no header, a required column missing, a line with more fields than
+            the header, no data rows, or an ``id`` used twice (the message names the
+            file, the column or the lines).
     """
     with open(path, newline="", encoding="utf-8-sig") as f:
         reader = csv.DictReader(f)
@@ -195,6 +196,8 @@ def read_silicon(path: str | os.PathLike[str]) -> list[dict[str, str]]:
             raise ValueError(f"{path}: missing column(s) {', '.join(missing)}")
         rows = []
         for r in reader:
+            if None in r:
+                raise ValueError(f"{path}: line {reader.line_num} has {len(r[None])} field(s) more than the header")
             r[LINE_KEY] = str(reader.line_num)
             rows.append(r)
     if not rows:
