@@ -10,7 +10,7 @@ Usage:
 Writes DIR/rows.csv (one line per input row: ok or skipped with a reason),
 DIR/mape.csv and DIR/predicted_vs_measured.png, and prints the MAPE table per
 (model, system, TP) and overall. How rows are simulated and how warm-up is treated:
-the docstring of python/aisimulate/accuracy.py. Exit 0 on success, 2 on bad input (a
+the docstring of python/aisimulate/accuracy/__init__.py. Exit 0 on success, 2 on bad input (a
 missing file or folder, a bad option, a malformed CSV, or no row that can be simulated).
 """
 
@@ -27,25 +27,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "python"))
 from aisimulate import accuracy  # noqa: E402
 
 
-def _positive_int(text: str) -> int:
-    try:
-        v = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
-    if v < 1:
-        raise argparse.ArgumentTypeError(f"{v}: want ≥ 1")
-    return v
-
-
-def _ratio(text: str) -> float:
-    try:
-        v = float(text)
-        accuracy.check_length_ratio(v)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
-    return v
-
-
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--silicon", required=True, help="silicon CSV (schema of vllm_dense_dev.csv)")
@@ -56,8 +37,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--model-configs", default=str(accuracy.DEFAULT_MODEL_CONFIGS),
                     help="folder of Org--Name_config.json files")
     ap.add_argument("--database", default=str(accuracy.DEFAULT_DATABASE), help="aic perf tables root")
-    ap.add_argument("--jobs", type=_positive_int, default=os.cpu_count() or 1, help="parallel processes (≥ 1)")
-    ap.add_argument("--length-ratio", type=_ratio, default=1.0,
+    ap.add_argument("--jobs", type=accuracy.args.positive_int, default=os.cpu_count() or 1, help="parallel processes (≥ 1)")
+    ap.add_argument("--length-ratio", type=accuracy.args.length_ratio, default=1.0,
                     help="draw ISL and OSL uniformly in [R·L, L] per request, 0 < R ≤ 1 (default 1: fixed lengths)")
     ap.add_argument("--deployment", choices=accuracy.DEPLOYMENTS, default="aic-generator",
                     help="engine limits: AIConfigurator 0.5.0's generated vLLM launch (default), "
@@ -76,14 +57,10 @@ def main(argv: list[str] | None = None) -> int:
 
     t0 = time.perf_counter()
     silicon = Path(args.silicon)
-    if args.aliases:
-        aliases_path = Path(args.aliases)
-        if not aliases_path.is_file():
-            return fail(f"--aliases {aliases_path}: no such file")
-    else:
-        aliases_path = silicon.parent / "model_aliases.csv"
-        if not aliases_path.is_file():
-            aliases_path = accuracy.SHARED_DATA / "silicon" / "model_aliases.csv"
+    try:
+        aliases_path = accuracy.resolve_aliases(silicon, args.aliases)
+    except ValueError as exc:
+        return fail(str(exc))
     if not Path(args.model_configs).is_dir():
         return fail(f"--model-configs {args.model_configs}: no such folder")
     if args.perf == "aic" and not Path(args.database).is_dir():

@@ -28,24 +28,14 @@ from aisimulate import accuracy  # noqa: E402
 from aisimulate.calibration import roofline  # noqa: E402
 
 
-def _positive_int(text: str) -> int:
-    try:
-        v = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
-    if v < 1:
-        raise argparse.ArgumentTypeError(f"{v}: want ≥ 1")
-    return v
-
-
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--silicon", required=True, help="silicon CSV (schema of vllm_dense_dev.csv)")
     ap.add_argument("--aliases", default=None,
                     help="model_aliases.csv (default: beside the silicon CSV, else the shared one)")
     ap.add_argument("--out", default=str(roofline.FIT_FILE), help="fit JSON to write (default: the stored fit)")
-    ap.add_argument("--jobs", type=_positive_int, default=os.cpu_count() or 1, help="parallel processes (≥ 1)")
-    ap.add_argument("--max-evals", type=_positive_int, default=200, help="most loss evaluations (≥ 1)")
+    ap.add_argument("--jobs", type=accuracy.args.positive_int, default=os.cpu_count() or 1, help="parallel processes (≥ 1)")
+    ap.add_argument("--max-evals", type=accuracy.args.positive_int, default=200, help="most loss evaluations (≥ 1)")
     ap.add_argument("--target", choices=("silicon", "aic"), default="silicon")
     ap.add_argument("--free", default=",".join(roofline.DEFAULT_FREE),
                     help="comma-separated parameters to fit (default: %(default)s)")
@@ -57,14 +47,10 @@ def main(argv: list[str] | None = None) -> int:
 
     t0 = time.perf_counter()
     silicon = Path(args.silicon)
-    if args.aliases:
-        aliases_path = Path(args.aliases)
-        if not aliases_path.is_file():
-            return fail(f"--aliases {aliases_path}: no such file")
-    else:
-        aliases_path = silicon.parent / "model_aliases.csv"
-        if not aliases_path.is_file():
-            aliases_path = accuracy.SHARED_DATA / "silicon" / "model_aliases.csv"
+    try:
+        aliases_path = accuracy.resolve_aliases(silicon, args.aliases)
+    except ValueError as exc:
+        return fail(str(exc))
     free = tuple(n.strip() for n in args.free.split(",") if n.strip())
     out = Path(args.out)
     try:

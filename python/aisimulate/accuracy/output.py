@@ -1,0 +1,121 @@
+"""The harness's outputs: rows.csv, the MAPE table (printed and mape.csv), the plot."""
+
+from __future__ import annotations
+
+import csv
+import math
+import os
+from typing import Any, Iterable, Sequence
+
+from .run import ROW_COLUMNS, RowResult
+
+def _fmt(v: Any) -> str:
+    if v is None:
+        return ""
+    if isinstance(v, float):
+        return "" if math.isnan(v) else f"{v:.4f}"
+    return str(v)
+
+
+def write_rows(results: Iterable[RowResult], path: str | os.PathLike[str]) -> None:
+    """Write ``rows.csv``: :data:`ROW_COLUMNS`, one line per input row."""
+    with open(path, "w", newline="", encoding="utf-8") as f:
+        w = csv.writer(f)
+        w.writerow(ROW_COLUMNS)
+        for r in results:
+            ok = r.status == "ok"
+            w.writerow([_fmt(getattr(r, c)) if (ok or not c.endswith("error_pct")) else ""
+                        for c in ROW_COLUMNS])
+
+
+def mape_table(results: Sequence[RowResult]) -> list[dict[str, Any]]:
+    """MAPE of TTFT and TPOT (%) per (model, system, TP), then one ``overall`` line and,
+    when the ok rows mix precisions, one ``overall [precision]`` line per precision
+    (``[checkpoint]`` for an empty one).
+
+    Each dict has ``model``, ``system``, ``tp``, ``rows`` (ok rows), ``ttft_mape_pct``,
+    ``tpot_mape_pct``. Groups are sorted by (model, system, TP). With no ok row the
+    list is empty (a MAPE of nothing is not a number).
+    """
+    ok = [r for r in results if r.status == "ok"]
+    if not ok:
+        return []
+    groups: dict[tuple[str, str, int], list[RowResult]] = {}
+    for r in ok:
+        groups.setdefault((r.model, r.system, r.tp), []).append(r)
+
+    def line(model: str, system: str, tp: Any, rs: list[RowResult]) -> dict[str, Any]:
+        n = len(rs)
+        return {"model": model, "system": system, "tp": tp, "rows": n,
+                "ttft_mape_pct": sum(abs(r.ttft_error_pct) for r in rs) / n,
+                "tpot_mape_pct": sum(abs(r.tpot_error_pct) for r in rs) / n}
+
+    out = [line(*k, groups[k]) for k in sorted(groups)]
+    out.append(line("overall", "", "", ok))
+    by_precision: dict[str, list[RowResult]] = {}
+    for r in ok:
+        by_precision.setdefault(r.precision.strip() or "checkpoint", []).append(r)
+    if len(by_precision) > 1:
+        out += [line(f"overall [{p}]", "", "", by_precision[p]) for p in sorted(by_precision)]
+    return out
+
+
+def format_mape(table: Sequence[dict[str, Any]], skipped: int, perf: str, settings: str = "") -> str:
+    """The MAPE table as fixed-width text; ``settings`` (how the rows were simulated)
+    goes on the first line after the perf source."""
+    lines = [f"perf source: {perf}" + (f"; {settings}" if settings else ""),
+             f"{'model':36s} {'system':9s} {'TP':>3s} {'rows':>4s} {'TTFT MAPE %':>11s} {'TPOT MAPE %':>11s}"]
+    for t in table:
+        lines.append(f"{t['model']:36s} {t['system']:9s} {str(t['tp']):>3s} {t['rows']:4d} "
+                     f"{t['ttft_mape_pct']:11.1f} {t['tpot_mape_pct']:11.1f}")
+    lines.append(f"skipped rows: {skipped}")
+    return "\n".join(lines)
+
+
+def settings_text(*, deployment: str, client: str, steady_state: bool, length_ratio: float) -> str:
+    """How the rows were simulated, in one line (for the printed table and the plot)."""
+    window = "steady-state waves" if steady_state else "benchmark window (10·c from idle)"
+    lengths = "fixed lengths" if length_ratio >= 1 else f"lengths uniform in [{length_ratio:g}·L, L]"
+    return f"deployment {deployment}; client {client}; {window}; {lengths}"
+
+
+def write_mape(table: Sequence[dict[str, Any]], path: str | os.PathLike[str]) -> None:
+    with open(path, "w", newline="", encoding="utf-8") as f:
+        w = csv.DictWriter(f, fieldnames=["model", "system", "tp", "rows", "ttft_mape_pct", "tpot_mape_pct"])
+        w.writeheader()
+        for t in table:
+            w.writerow({k: _fmt(v) if isinstance(v, float) else v for k, v in t.items()})
+
+
+def write_plot(results: Sequence[RowResult], path: str | os.PathLike[str], title: str) -> None:
+    """Predicted vs measured TTFT and TPOT, log axes, the y = x line and ±20 % / ±10 %."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    ok = [r for r in results if r.status == "ok"]
+    fig, axes = plt.subplots(1, 2, figsize=(11, 5))
+    for ax, metric, band in ((axes[0], "ttft", 0.20), (axes[1], "tpot", 0.10)):
+        xs = [getattr(r, f"silicon_{metric}_ms") for r in ok]
+        ys = [getattr(r, f"predicted_{metric}_ms") for r in ok]
+        systems = sorted({r.system for r in ok})
+        for s in systems:
+            pts = [(x, y) for x, y, r in zip(xs, ys, ok) if r.system == s]
+            ax.scatter([p[0] for p in pts], [p[1] for p in pts], s=14, label=s)
+        if xs:
+            lo, hi = min(xs + ys) / 1.5, max(xs + ys) * 1.5
+            ax.plot([lo, hi], [lo, hi], "k-", lw=0.8)
+            ax.plot([lo, hi], [lo * (1 + band), hi * (1 + band)], "k:", lw=0.6)
+            ax.plot([lo, hi], [lo * (1 - band), hi * (1 - band)], "k:", lw=0.6)
+            ax.set_xlim(lo, hi)
+            ax.set_ylim(lo, hi)
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_xlabel(f"measured mean {metric.upper()} (ms)")
+        ax.set_ylabel(f"predicted mean {metric.upper()} (ms)")
+        ax.set_title(f"{metric.upper()} (dotted: ±{int(band * 100)} %)")
+        ax.legend(fontsize=8)
+    fig.suptitle(title)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)

@@ -1,0 +1,153 @@
+"""Simulating silicon rows: one row (:func:`run_row`) or many in parallel (:func:`evaluate`)."""
+
+from __future__ import annotations
+
+import math
+import os
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+from .rows import LINE_KEY, _int, _positive
+from .spec import DEFAULT_DATABASE, DEFAULT_MODEL_CONFIGS, _check_client, _check_deployment, row_spec
+
+ROW_COLUMNS = ("id", "status", "reason", "model", "system", "tp", "isl", "osl", "concurrency",
+               "precision", "perf", "silicon_ttft_ms", "silicon_tpot_ms", "predicted_ttft_ms",
+               "predicted_tpot_ms", "ttft_error_pct", "tpot_error_pct", "measured_requests",
+               "deployment", "client", "window", "length_ratio", "max_num_batched_tokens", "max_num_seqs",
+               "perf_model", "tables")
+
+
+@dataclass
+class RowResult:
+    """One silicon row's outcome; the fields are the columns of ``rows.csv``."""
+    id: str
+    status: str  # "ok" | "skipped"
+    reason: str = ""
+    model: str = ""
+    system: str = ""
+    tp: int | None = None
+    isl: int | None = None
+    osl: int | None = None
+    concurrency: int | None = None
+    precision: str = ""
+    perf: str = ""
+    silicon_ttft_ms: float = math.nan
+    silicon_tpot_ms: float = math.nan
+    predicted_ttft_ms: float = math.nan
+    predicted_tpot_ms: float = math.nan
+    measured_requests: int | None = None
+    deployment: str = ""
+    client: str = ""
+    window: str = ""
+    length_ratio: float = math.nan
+    max_num_batched_tokens: int | None = None
+    max_num_seqs: int | None = None
+    perf_model: str = ""
+    tables: str = ""
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def ttft_error_pct(self) -> float:
+        return 100 * (self.predicted_ttft_ms - self.silicon_ttft_ms) / self.silicon_ttft_ms
+
+    @property
+    def tpot_error_pct(self) -> float:
+        return 100 * (self.predicted_tpot_ms - self.silicon_tpot_ms) / self.silicon_tpot_ms
+
+
+def run_row(row: dict[str, str], perf: str, aliases: dict[str, str], model_configs: str,
+            database: str, perf_overrides: dict[str, Any] | None = None,
+            length_ratio: float = 1.0, steady_state: bool = False,
+            deployment: str = "aic-generator", client: str = "aiperf") -> RowResult:
+    """Simulate one silicon row; a row that cannot be served comes back ``skipped``."""
+    import aisimulate
+
+    res = RowResult(id=row.get("id", ""), status="skipped", model=row.get("model_path", ""),
+                    system=row.get("system", ""), precision=row.get("precision", ""), perf=perf,
+                    deployment=deployment, client=client,
+                    window="steady-state" if steady_state else "benchmark", length_ratio=length_ratio)
+    where = f"line {row[LINE_KEY]}: " if row.get(LINE_KEY) else ""
+    # every column on its own, so the valid ones still reach rows.csv
+    problems = []
+    for attr, key, parse in (("tp", "tp_size", _int), ("isl", "isl", _int), ("osl", "osl", _int),
+                             ("concurrency", "batch_size", _int), ("silicon_ttft_ms", "silicon_ttft_ms", _positive),
+                             ("silicon_tpot_ms", "silicon_tpot_ms", _positive)):
+        try:
+            setattr(res, attr, parse(row, key))
+        except ValueError as exc:
+            problems.append(str(exc))
+    if problems:
+        res.reason = where + "; ".join(problems)
+        return res
+    try:
+        spec, warm, measured = row_spec(row, perf=perf, aliases=aliases, model_configs=model_configs,
+                                        database=database, perf_overrides=perf_overrides,
+                                        length_ratio=length_ratio, steady_state=steady_state,
+                                        deployment=deployment, client=client)
+    except (ValueError, KeyError) as exc:
+        res.reason = where + str(exc)
+        return res
+    try:
+        report = aisimulate.replay(spec)
+    except (aisimulate.ConfigError, aisimulate.SimulationError) as exc:
+        res.reason = f"{where}simulation: {exc}"
+        return res
+    reqs = sorted(report.requests, key=lambda r: (r["send_ms"], r["request_id"]))
+    window = [r for r in reqs[warm:warm + measured] if r["status"] == "completed"]
+    if len(window) < measured:
+        res.reason = (f"{where}only {len(window)} of {measured} measured requests completed "
+                      f"({report.summary.get('rejected', 0)} rejected)")
+        return res
+    res.predicted_ttft_ms = sum(r["ttft_ms"] for r in window) / len(window)
+    tpots = [r["tpot_ms"] for r in window if r["tpot_ms"] is not None]
+    if len(tpots) < len(window):
+        res.reason = f"{where}{len(window) - len(tpots)} measured requests have no TPOT"
+        return res
+    res.predicted_tpot_ms = sum(tpots) / len(tpots)
+    res.measured_requests = len(window)
+    sched = spec["engine"]["scheduler"]
+    res.max_num_batched_tokens, res.max_num_seqs = sched["max_num_batched_tokens"], sched["max_num_seqs"]
+    md = report.metadata
+    res.perf_model = str(md.get("perf_model", ""))
+    tables = (md.get("perf_metadata") or {}).get("tables") or []
+    res.tables = ";".join(f"{t['table']}@{t['read_from_version']}" for t in tables)
+    res.status = "ok"
+    return res
+
+
+def check_length_ratio(ratio: float) -> None:
+    """Raises ValueError unless 0 < ratio ≤ 1 (NaN included)."""
+    if not 0 < ratio <= 1:
+        raise ValueError(f"length_ratio must be in (0, 1], got {ratio}")
+
+
+def _run_star(args: tuple) -> RowResult:
+    return run_row(*args)
+
+
+def evaluate(rows: Sequence[dict[str, str]], *, perf: str = "aic",
+             aliases: dict[str, str], model_configs: str | os.PathLike[str] = DEFAULT_MODEL_CONFIGS,
+             database: str | os.PathLike[str] = DEFAULT_DATABASE, jobs: int = 1,
+             perf_overrides: dict[str, Any] | None = None,
+             length_ratio: float = 1.0, steady_state: bool = False,
+             deployment: str = "aic-generator", client: str = "aiperf") -> list[RowResult]:
+    """Simulate every row (in input order); ``jobs`` > 1 uses that many processes.
+    ``length_ratio`` < 1 draws each request's ISL and OSL uniformly in [ratio·L, L]
+    instead of using the row's fixed lengths (1, the default). ``steady_state``
+    measures whole waves after the first instead of the benchmark window of 10·c
+    requests from an idle engine; ``deployment`` chooses the engine limits and
+    ``client`` the load generator's path (module docstring).
+
+    Raises:
+        ValueError: ``length_ratio`` outside (0, 1], an unknown ``deployment`` or an
+            unknown ``client``."""
+    check_length_ratio(length_ratio)
+    _check_deployment(deployment)
+    _check_client(client)
+    args = [(r, perf, aliases, str(model_configs), str(database), perf_overrides, length_ratio,
+             steady_state, deployment, client) for r in rows]
+    if jobs > 1 and len(args) > 1:
+        with ProcessPoolExecutor(max_workers=jobs) as ex:
+            return list(ex.map(_run_star, args, chunksize=1))
+    return [_run_star(a) for a in args]

@@ -1,0 +1,177 @@
+"""How one silicon row becomes a replay spec: deployments, clients, the measured window."""
+
+from __future__ import annotations
+
+import math
+import os
+from pathlib import Path
+from typing import Any
+
+from .paths import DEFAULT_DATABASE, DEFAULT_MODEL_CONFIGS, SHARED_DATA  # noqa: F401 (re-exported)
+from .rows import _int
+
+
+#: Fewest requests a row's means are taken over (small concurrencies run more waves).
+MIN_MEASURED = 64
+#: Measured requests per client in the benchmark window (genai-perf/AIPerf
+#: ``--request-count 10·c`` in AIConfigurator's evaluation).
+BENCHMARK_REQUESTS_PER_CLIENT = 10
+#: Deployments a row can be simulated under (see the module docstring).
+DEPLOYMENTS = ("aic-generator", "aic-generator-0.7", "vllm-defaults")
+#: AIConfigurator's generator rule for vLLM aggregated workers
+#: (generator/rule_plugin/vllm.rule): max_num_batched_tokens = max_batch_size + ISL + 1500.
+#: In aiconfigurator 0.5.0 (the release of vLLM 0.12.0's time) max_batch_size is the
+#: worker's batch size, the row's ``batch_size``; from 0.7.0 it is lifted to at least
+#: 512, and max_model_len = ISL + OSL + 1500 is set too.
+AIC_GENERATOR_TOKEN_SLACK = 1500
+AIC_GENERATOR_07_MAX_NUM_SEQS = 512
+#: vLLM's limits for an OpenAI API server on a GPU with ≥ 70 GiB (H100/H200):
+#: 8192 batched tokens; max_num_seqs as the spec default (256), raised to c.
+VLLM_API_SERVER_MAX_NUM_BATCHED_TOKENS = 8192
+VLLM_DEFAULT_MAX_NUM_SEQS = 256
+#: Client models a row can be simulated with (see the module docstring).
+CLIENTS = ("aiperf", "none")
+#: The reference client path of DESIGN.md §6 (one public AIPerf calibration at
+#: concurrency 1): send leg 0.255 ms; response overhead 1.40 ms + 3.65 µs per output
+#: token; the engine's output processor 150 µs + 2 µs per token of a pass.
+AIPERF_CLIENT = {
+    "tokenization": {"send_ms": 0.255},
+    "detokenization": {"base_us": 150.0, "per_token_us": 2.0},
+    "response_overhead": {"base_ms": 1.40, "per_output_token_us": 3.65},
+}
+#: Most measured waves (large concurrencies already average over many requests).
+MAX_WAVES = 8
+
+
+def _waves(concurrency: int) -> int:
+    return max(1, min(MAX_WAVES, math.ceil(MIN_MEASURED / concurrency)))
+
+
+def _weights_for(precision: str, config_path: str) -> str | None:
+    """Spec weight format for a silicon ``precision`` (None: the checkpoint's)."""
+    import json
+    p = precision.strip().lower()
+    if p in ("", "bf16", "bfloat16", "fp16", "float16"):
+        return None if p == "" else "bf16"
+    if p == "fp8":
+        with open(config_path, encoding="utf-8") as f:
+            q = json.load(f).get("quantization_config") or {}
+        if q.get("quant_method") == "fp8" and q.get("weight_block_size"):
+            return "fp8_block"
+        return "fp8"
+    if p == "fp8_block":
+        return "fp8_block"
+    raise ValueError(f"precision {precision!r} is not supported (empty, bf16, fp8, fp8_block)")
+
+
+def row_spec(row: dict[str, str], *, perf: str, aliases: dict[str, str],
+             model_configs: str | os.PathLike[str], database: str | os.PathLike[str],
+             perf_overrides: dict[str, Any] | None = None,
+             length_ratio: float = 1.0, steady_state: bool = False,
+             deployment: str = "aic-generator",
+             client: str = "aiperf") -> tuple[dict[str, Any], int, int]:
+    """The replay spec of one silicon row, with the number of requests sent first and
+    not measured (0 in the benchmark window) and the number measured after them.
+
+    Returns:
+        (spec dict, warm-up requests, measured requests).
+
+    Raises:
+        ValueError: the row cannot be simulated (the message is the skip reason).
+    """
+    mode = (row.get("mode") or "agg").strip()
+    if mode != "agg":
+        raise ValueError(f"mode {mode!r}: only aggregated serving is simulated")
+    for col in ("pp_size", "attention_dp_size"):
+        if _int(row, col, 1) > 1:
+            raise ValueError(f"{col} = {row[col]}: not simulated (TP only)")
+    backend = (row.get("backend") or "vllm").strip()
+    if backend != "vllm":
+        raise ValueError(f"backend {backend!r}: only vllm is simulated")
+    model_path = row["model_path"].strip()
+    if model_path not in aliases:
+        raise ValueError(f"unknown model {model_path!r} (not in model_aliases.csv)")
+    config = Path(model_configs) / aliases[model_path]
+    if not config.is_file():
+        raise ValueError(f"model config {config} not found")
+    c, tp = _int(row, "batch_size"), _int(row, "tp_size")
+    isl, osl = _int(row, "isl"), _int(row, "osl")
+    if min(c, tp, isl, osl) < 1:
+        raise ValueError("batch_size, tp_size, isl and osl must be ≥ 1")
+    if osl < 2:
+        raise ValueError(f"osl = {osl}: a TPOT needs at least 2 output tokens")
+    weights = _weights_for(row.get("precision") or "", str(config))
+    perf_block: dict[str, Any] = {"source": perf}
+    if perf == "aic":
+        perf_block["database"] = str(database)
+        version = (row.get("backend_version") or "").strip()
+        if version:
+            perf_block["backend_version"] = version
+    perf_block.update(perf_overrides or {})
+    _check_deployment(deployment)
+    _check_client(client)
+    scheduler: dict[str, Any] = {"enable_prefix_caching": False}
+    if deployment == "aic-generator":
+        scheduler.update(max_num_seqs=c, max_num_batched_tokens=c + isl + AIC_GENERATOR_TOKEN_SLACK)
+    elif deployment == "aic-generator-0.7":
+        seqs = max(AIC_GENERATOR_07_MAX_NUM_SEQS, c)
+        scheduler.update(max_num_seqs=seqs, max_num_batched_tokens=seqs + isl + AIC_GENERATOR_TOKEN_SLACK,
+                         max_model_len=isl + osl + AIC_GENERATOR_TOKEN_SLACK)
+    else:
+        scheduler.update(max_num_seqs=max(VLLM_DEFAULT_MAX_NUM_SEQS, c),
+                         max_num_batched_tokens=VLLM_API_SERVER_MAX_NUM_BATCHED_TOKENS)
+    engine: dict[str, Any] = {
+        "model": str(config),
+        "system": row["system"].strip(),
+        "backend": backend,
+        "perf": perf_block,
+        "workers": {"aggregated": {"count": 1, "tp": tp}},
+        "scheduler": scheduler,
+    }
+    # fp8 serving quantizes the KV cache too: NVIDIA's FP8 checkpoints carry an fp8
+    # KV scale, and the measured fp8 TPOTs sit below the bf16-KV memory bound.
+    fp8 = weights in ("fp8", "fp8_block") or (weights is None and "fp8" in (row.get("precision") or ""))
+    quant: dict[str, str] = {"kv_cache": "fp8" if fp8 else "bf16"}
+    if weights:
+        quant["weights"] = weights
+    engine["quantization"] = quant
+    load: dict[str, Any] = {"mode": "concurrency", "concurrency": c}
+    if client == "aiperf":
+        engine["tokenization"] = dict(AIPERF_CLIENT["tokenization"])
+        engine["detokenization"] = dict(AIPERF_CLIENT["detokenization"])
+        load["response_overhead"] = dict(AIPERF_CLIENT["response_overhead"])
+    if steady_state:
+        waves = _waves(c)
+        warm, measured, total = c, waves * c, c * (waves + 2)
+    else:
+        warm, measured = 0, c * BENCHMARK_REQUESTS_PER_CLIENT
+        total = measured
+    spec = {
+        "engine": engine,
+        "traffic": {
+            "source": {"type": "synthetic", "num_requests": total,
+                       "isl": _lengths(isl, length_ratio), "osl": _lengths(osl, length_ratio)},
+            "load": load,
+        },
+        "execution": {"mode": "offline", "seed": 1},
+    }
+    return spec, warm, measured
+
+
+def _check_deployment(deployment: str) -> None:
+    if deployment not in DEPLOYMENTS:
+        raise ValueError(f"deployment {deployment!r}: want one of {', '.join(DEPLOYMENTS)}")
+
+
+def _check_client(client: str) -> None:
+    if client not in CLIENTS:
+        raise ValueError(f"client {client!r}: want one of {', '.join(CLIENTS)}")
+
+
+def _lengths(n: int, ratio: float) -> Any:
+    """A token length for the synthetic source: ``n`` itself at ratio 1, else uniform
+    integers in [⌊ratio·n⌋, n] (how benchmark generators such as vLLM's random dataset
+    with a range ratio draw lengths)."""
+    if ratio >= 1:
+        return n
+    return {"kind": "uniform", "min": max(1, int(n * ratio)), "max": n}
