@@ -81,6 +81,17 @@ def test_bad_value_skips_the_row_with_line_and_column(tmp_path, dev_rows, column
     assert "nan" not in ",".join(out.values()).lower()
 
 
+def test_model_without_alias_found_by_config_file_name(tmp_path, dev_rows):
+    # Qwen/Qwen3-8B is not in model_aliases.csv; Qwen--Qwen3-8B_config.json is in the folder
+    row = dict(dev_rows[0], model_path="Qwen/Qwen3-8B", tp_size="1")
+    rows = accuracy.read_silicon(_write(tmp_path / "q8.csv", [row]))
+    [res] = accuracy.evaluate(rows, perf="roofline", aliases=accuracy.load_aliases(ALIASES))
+    assert res.status == "ok", res.reason
+    spec, _, _ = accuracy.row_spec(rows[0], perf="roofline", aliases=accuracy.load_aliases(ALIASES),
+                                   model_configs=accuracy.DEFAULT_MODEL_CONFIGS, database=accuracy.DEFAULT_DATABASE)
+    assert spec["engine"]["model"].endswith("Qwen--Qwen3-8B_config.json")
+
+
 def test_mape_table_empty_and_per_precision_lines():
     assert accuracy.mape_table([accuracy.RowResult(id="x", status="skipped", reason="r")]) == []
 

@@ -146,6 +146,8 @@ func ConfigFileName(name string) string {
 //  2. nameOrPath is a built-in name (BuiltinNames): a copy of the built-in;
 //  3. configDir (if not empty) holds ConfigFileName(nameOrPath): Parse it.
 //
+// A config file without quantization_config takes its weight format from a
+// ModelOpt hf_quant_config.json beside it when there is one (hfQuantConfigPath).
 // The returned Arch is named nameOrPath. When nothing matches, the error
 // names the model and every place searched; a file that exists but does not
 // parse gives Parse's error with the file path.
@@ -180,5 +182,55 @@ func parseFile(path, name string) (*Arch, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
+	// BF16 means config.json has no quantization_config (any other gives FP8,
+	// FP8Block or an error): a ModelOpt checkpoint keeps it in a sibling file.
+	if a.WeightDtype == BF16 {
+		if err := applyHFQuantConfig(a, hfQuantConfigPath(path)); err != nil {
+			return nil, err
+		}
+	}
 	return a, nil
+}
+
+// hfQuantConfigPath is where a ModelOpt checkpoint keeps its quantization
+// beside config.json: hf_quant_config.json in the same folder, or, in the
+// AIConfigurator data's naming, Org--Name_hf_quant_config.json beside
+// Org--Name_config.json.
+func hfQuantConfigPath(configPath string) string {
+	dir, base := filepath.Split(configPath)
+	if strings.HasSuffix(base, "_config.json") {
+		return filepath.Join(dir, strings.TrimSuffix(base, "_config.json")+"_hf_quant_config.json")
+	}
+	return filepath.Join(dir, "hf_quant_config.json")
+}
+
+// applyHFQuantConfig sets a's weight dtype from a ModelOpt hf_quant_config.json
+// ({"quantization": {"quant_algo": "FP8", …}}) when the file exists: FP8 gives
+// FP8 weights; any other algorithm is an error naming the file. An absent file
+// changes nothing. (The KV cache format is a serving choice, vLLM's
+// --kv-cache-dtype, so kv_cache_quant_algo is not read.)
+func applyHFQuantConfig(a *Arch, path string) error {
+	data, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("model %s: %w", a.Name, err)
+	}
+	var hq struct {
+		Quantization *struct {
+			QuantAlgo string `json:"quant_algo"`
+		} `json:"quantization"`
+	}
+	if err := json.Unmarshal(data, &hq); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	if hq.Quantization == nil {
+		return fmt.Errorf("%s: no quantization object", path)
+	}
+	if hq.Quantization.QuantAlgo != "FP8" {
+		return fmt.Errorf("%s: quantization.quant_algo %q not supported (FP8 only)", path, hq.Quantization.QuantAlgo)
+	}
+	a.WeightDtype = FP8
+	return nil
 }

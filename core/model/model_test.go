@@ -171,6 +171,35 @@ func TestLoad(t *testing.T) {
 		assert.Equal(t, "Org/Tiny", a.Name)
 		assert.Equal(t, 8, a.HeadDim)
 	})
+	t.Run("ModelOpt hf_quant_config beside the config", func(t *testing.T) {
+		// Org--Q_config.json has no quantization_config; Org--Q_hf_quant_config.json says FP8.
+		require.NoError(t, os.WriteFile(filepath.Join(dir, "Org--Q_config.json"), []byte(cfg), 0o644))
+		require.NoError(t, os.WriteFile(filepath.Join(dir, "Org--Q_hf_quant_config.json"),
+			[]byte(`{"quantization": {"quant_algo": "FP8", "kv_cache_quant_algo": "FP8"}}`), 0o644))
+		a, err := Load("Org/Q", dir)
+		require.NoError(t, err)
+		assert.Equal(t, FP8, a.WeightDtype)
+		// a plain config.json with hf_quant_config.json in its folder
+		sub := t.TempDir()
+		require.NoError(t, os.WriteFile(filepath.Join(sub, "config.json"), []byte(cfg), 0o644))
+		require.NoError(t, os.WriteFile(filepath.Join(sub, "hf_quant_config.json"),
+			[]byte(`{"quantization": {"quant_algo": "NVFP4"}}`), 0o644))
+		_, err = Load(filepath.Join(sub, "config.json"), "")
+		assert.ErrorContains(t, err, `hf_quant_config.json: quantization.quant_algo "NVFP4" not supported (FP8 only)`)
+		// without the sibling the checkpoint is bf16
+		a, err = Load("Org/Tiny", dir)
+		require.NoError(t, err)
+		assert.Equal(t, BF16, a.WeightDtype)
+	})
+	t.Run("shared nvidia FP8 checkpoint", func(t *testing.T) {
+		if _, err := os.Stat(sharedConfigs); err != nil {
+			t.Skip("shared model configs not found")
+		}
+		a, err := Load("nvidia/Llama-3.1-70B-Instruct-FP8", sharedConfigs)
+		require.NoError(t, err)
+		assert.Equal(t, FP8, a.WeightDtype)
+		assert.Equal(t, 80, a.Layers)
+	})
 	t.Run("not found", func(t *testing.T) {
 		_, err := Load("Org/Missing", dir)
 		require.Error(t, err)

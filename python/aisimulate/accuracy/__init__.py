@@ -10,7 +10,9 @@ every request with ``isl`` prompt and ``osl`` output tokens, no prefix reuse; th
 ``silicon_ttft_ms`` and ``silicon_tpot_ms`` are the measured means.
 
 How a row is simulated (:func:`row_spec`)
-    The same closed loop, synthetic fixed lengths, prefix caching off. Weights:
+    The same closed loop, synthetic fixed lengths, prefix caching off. Model: the
+    config file ``model_aliases.csv`` names for the row's ``model_path``, else
+    ``Org--Name_config.json`` in the model configs folder. Weights:
     ``precision`` empty means the checkpoint's format; ``fp8`` means fp8 weights (the
     checkpoint's fp8 or fp8_block format when it is one, else per-tensor fp8) with an
     fp8 KV cache, else the KV cache is bf16. Perf tables: the row's ``backend_version``

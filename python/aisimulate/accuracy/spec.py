@@ -89,11 +89,16 @@ def row_spec(row: dict[str, str], *, perf: str, aliases: dict[str, str],
     if backend != "vllm":
         raise ValueError(f"backend {backend!r}: only vllm is simulated")
     model_path = row["model_path"].strip()
-    if model_path not in aliases:
-        raise ValueError(f"unknown model {model_path!r} (not in model_aliases.csv)")
-    config = Path(model_configs) / aliases[model_path]
-    if not config.is_file():
-        raise ValueError(f"model config {config} not found")
+    if model_path in aliases:
+        config = Path(model_configs) / aliases[model_path]
+        if not config.is_file():
+            raise ValueError(f"model config {config} not found")
+    else:
+        # the model_configs naming: "Org/Name" → Org--Name_config.json
+        config = Path(model_configs) / (model_path.replace("/", "--") + "_config.json")
+        if not config.is_file():
+            raise ValueError(f"unknown model {model_path!r} (not in model_aliases.csv, "
+                             f"and no {config.name} in {model_configs})")
     c, tp = _int(row, "batch_size"), _int(row, "tp_size")
     isl, osl = _int(row, "isl"), _int(row, "osl")
     if min(c, tp, isl, osl) < 1:
