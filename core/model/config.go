@@ -180,6 +180,9 @@ func parseFile(path, name string) (*Arch, error) {
 	}
 	a, err := Parse(data, name)
 	if err != nil {
+		if name == path { // Parse's message already names the model, here the file
+			return nil, err
+		}
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	// BF16 means config.json has no quantization_config (any other gives FP8,
