@@ -57,17 +57,12 @@ def main(argv: list[str] | None = None) -> int:
 
     t0 = time.perf_counter()
     silicon = Path(args.silicon)
-    try:
-        aliases_path = accuracy.resolve_aliases(silicon, args.aliases)
-    except ValueError as exc:
-        return fail(str(exc))
     if not Path(args.model_configs).is_dir():
         return fail(f"--model-configs {args.model_configs}: no such folder")
     if args.perf == "aic" and not Path(args.database).is_dir():
         return fail(f"--database {args.database}: no such folder")
     try:
-        rows = accuracy.read_silicon(silicon)
-        aliases = accuracy.load_aliases(aliases_path)
+        rows, aliases = accuracy.read_inputs(silicon, args.aliases)
     except (OSError, ValueError) as exc:
         return fail(str(exc))
     out = Path(args.out)

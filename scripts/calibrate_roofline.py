@@ -47,15 +47,10 @@ def main(argv: list[str] | None = None) -> int:
 
     t0 = time.perf_counter()
     silicon = Path(args.silicon)
-    try:
-        aliases_path = accuracy.resolve_aliases(silicon, args.aliases)
-    except ValueError as exc:
-        return fail(str(exc))
     free = tuple(n.strip() for n in args.free.split(",") if n.strip())
     out = Path(args.out)
     try:
-        rows = accuracy.read_silicon(silicon)
-        aliases = accuracy.load_aliases(aliases_path)
+        rows, aliases = accuracy.read_inputs(silicon, args.aliases)
         if out.is_dir() or not out.parent.is_dir():
             return fail(f"--out {out}: not a file in an existing folder")
         skipped = []

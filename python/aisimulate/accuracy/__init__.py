@@ -83,7 +83,7 @@ types).
 
 from . import args
 from .output import format_mape, mape_table, settings_text, write_mape, write_plot, write_rows
-from .rows import LINE_KEY, REQUIRED_COLUMNS, load_aliases, read_silicon, resolve_aliases
+from .rows import LINE_KEY, REQUIRED_COLUMNS, load_aliases, read_inputs, read_silicon, resolve_aliases
 from .run import ROW_COLUMNS, RowResult, check_length_ratio, evaluate, run_row
 from .spec import (AIC_GENERATOR_07_MAX_NUM_SEQS, AIC_GENERATOR_TOKEN_SLACK, AIPERF_CLIENT,
                    BENCHMARK_REQUESTS_PER_CLIENT, CLIENTS, DEFAULT_DATABASE, DEFAULT_MODEL_CONFIGS,
@@ -108,6 +108,7 @@ __all__ = [
     "format_mape",
     "load_aliases",
     "mape_table",
+    "read_inputs",
     "read_silicon",
     "resolve_aliases",
     "row_spec",

@@ -102,6 +102,18 @@ def _positive(row: dict[str, str], key: str) -> float:
     return x
 
 
+def read_inputs(silicon: str | os.PathLike[str],
+                aliases: str | os.PathLike[str] | None = None) -> tuple[list[dict[str, str]], dict[str, str]]:
+    """The rows of a silicon CSV and the ``model_path`` → config map (:func:`resolve_aliases`
+    picks the aliases file).
+
+    Raises:
+        OSError: a file cannot be read.
+        ValueError: as :func:`read_silicon`, :func:`load_aliases` and :func:`resolve_aliases`."""
+    aliases_path = resolve_aliases(silicon, aliases)
+    return read_silicon(silicon), load_aliases(aliases_path)
+
+
 def resolve_aliases(silicon: str | os.PathLike[str], given: str | os.PathLike[str] | None = None) -> Path:
     """The ``model_aliases.csv`` to use: ``given``, else the one beside the silicon CSV,
     else the shared one.
