@@ -80,7 +80,7 @@ def main(argv: list[str] | None = None) -> int:
                                       steady_state=args.steady_state, length_ratio=args.length_ratio)
     skipped = [r for r in results if r.status != "ok"]
     for r in skipped:
-        print(f"  skipped {r.id or '(no id)'}: {r.reason}")
+        print(f"  skipped {r.skip_line()}")
     table = accuracy.mape_table(results)
     if not table:
         return fail(f"no row of {silicon} could be simulated ({len(skipped)} skipped, listed above; "

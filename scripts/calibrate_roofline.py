@@ -59,7 +59,7 @@ def main(argv: list[str] | None = None) -> int:
         fit = roofline.fit_roofline(rows, aliases=aliases, jobs=args.jobs, max_evals=args.max_evals, free=free)
     except (OSError, ValueError) as exc:
         return fail(str(exc))
-    left_out = [f"{r.id or '(no id)'}: {r.reason}" for r in skipped] + list(fit.skipped)
+    left_out = [r.skip_line() for r in skipped] + list(fit.skipped)
     for line in left_out:
         print(f"  skipped {line}")
     prov = {

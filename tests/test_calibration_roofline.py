@@ -51,3 +51,16 @@ def test_fit_rejects_unknown_free_parameter():
     rows = accuracy.read_silicon(SILICON)[:1]
     with pytest.raises(ValueError, match="free must name"):
         fit_roofline(rows, aliases=accuracy.load_aliases(ALIASES), free=("kernel_magic",))
+
+
+def test_fit_starts_from_the_core_roofline_defaults():
+    # DEFAULT_START mirrors core/perf/roofline.go DefaultRooflineParams: the report of a
+    # replay with no perf overrides names the values in effect
+    import aisimulate
+    from aisimulate.calibration.roofline import DEFAULT_START
+    rep = aisimulate.replay({"engine": {"model": "Qwen/Qwen3-32B", "system": "h100_sxm", "perf": {"source": "roofline"},
+                                        "scheduler": {"num_gpu_blocks": 100}},
+                             "traffic": {"source": {"type": "synthetic", "num_requests": 1, "isl": 16, "osl": 2},
+                                         "load": {"mode": "concurrency", "concurrency": 1}}})
+    params = rep.metadata["perf_metadata"]["params"]
+    assert {k: params[k] for k in DEFAULT_START} == DEFAULT_START

@@ -46,13 +46,14 @@ func (b *Batch) Sequences() int { return len(b.Prefill) + len(b.DecodeKVLens) }
 
 // DefaultPassOverheadUs is the per-pass cost outside the kernels (vLLM v1
 // engine step: schedule, prepare inputs, sample, return outputs), µs, used
-// when engine.perf.pass_overhead_us is not given. One global constant, on the order vLLM's own step profiles show for a
-// CUDA-graph decode step; chosen on the dev silicon rows
+// when engine.perf.pass_overhead_us is not given. One global constant, on the
+// order vLLM's own step profiles show for a CUDA-graph decode step; chosen on
+// the dev silicon rows
 // (../shared/data/silicon/vllm_dense_dev.csv, `scripts/accuracy.py --perf aic`):
 // 0 → 1000 µs moves Qwen3-32B TPOT MAPE at TP 2/4/8 from 14.5/11.1/12.9 % to
 // 11.6/7.4/10.7 % and leaves TTFT MAPE unchanged (50.6 → 50.7 %). Both perf
-// sources price the same engine step, so both use it (aic.DefaultPassOverheadUs,
-// DefaultRooflineParams).
+// sources price the same engine step, so both use it (replay's aic options,
+// DefaultRooflineParams); aic's tables time kernels only.
 const DefaultPassOverheadUs = 1000.0
 
 // DefaultSequenceOverheadUs is the per-sequence part of the pass overhead, µs

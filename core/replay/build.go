@@ -110,20 +110,14 @@ func (d *deployment) buildPool(s *config.Spec, pl *pool) error {
 	if err := arch.Validate(pl.tp); err != nil {
 		return cfgErr(pl.field+".tp", err)
 	}
+	// The engine step's CPU cost is the same whichever source prices the kernels.
+	passUs := valueOr(e.Perf.PassOverheadUs, perf.DefaultPassOverheadUs)
+	seqUs := valueOr(e.Perf.PerSequenceOverheadUs, perf.DefaultSequenceOverheadUs)
 	switch e.Perf.Source {
 	case "aic":
-		opt := aic.Options{Database: e.Perf.Database, Backend: e.Backend, Version: e.Perf.BackendVersion, TP: pl.tp,
-			WeightDtype: arch.WeightDtype, KVDtype: kvDtype, MaxTokens: e.Scheduler.MaxNumBatchedTokens}
-		if v := e.Perf.PassOverheadUs; v != nil {
-			opt.PassOverheadUs = *v
-		} else {
-			opt.PassOverheadUs = aic.DefaultPassOverheadUs
-		}
-		opt.SequenceOverheadUs = aic.DefaultSequenceOverheadUs
-		if v := e.Perf.PerSequenceOverheadUs; v != nil {
-			opt.SequenceOverheadUs = *v
-		}
-		m, err := aic.New(arch, sys, opt)
+		m, err := aic.New(arch, sys, aic.Options{Database: e.Perf.Database, Backend: e.Backend,
+			Version: e.Perf.BackendVersion, TP: pl.tp, WeightDtype: arch.WeightDtype, KVDtype: kvDtype,
+			MaxTokens: e.Scheduler.MaxNumBatchedTokens, PassOverheadUs: passUs, SequenceOverheadUs: seqUs})
 		if err != nil {
 			return cfgErr("engine.perf", err)
 		}
@@ -132,21 +126,10 @@ func (d *deployment) buildPool(s *config.Spec, pl *pool) error {
 		pl.perf = &perf.Linear{BaseMs: *e.Perf.BaseMs, PerPrefillTokenMs: *e.Perf.PerPrefillTokenMs, PerDecodeSeqMs: *e.Perf.PerDecodeSeqMs}
 	case "roofline":
 		p := perf.DefaultRooflineParams()
-		if v := e.Perf.ComputeEfficiency; v != nil {
-			p.ComputeEfficiency = *v
-		}
-		if v := e.Perf.MemoryEfficiency; v != nil {
-			p.MemoryEfficiency = *v
-		}
-		if v := e.Perf.PassOverheadUs; v != nil {
-			p.PassOverheadUs = *v
-		}
-		if v := e.Perf.PerSequenceOverheadUs; v != nil {
-			p.SequenceOverheadUs = *v
-		}
-		if v := e.Perf.LayerLatencyUs; v != nil {
-			p.LayerLatencyUs = *v
-		}
+		p.ComputeEfficiency = valueOr(e.Perf.ComputeEfficiency, p.ComputeEfficiency)
+		p.MemoryEfficiency = valueOr(e.Perf.MemoryEfficiency, p.MemoryEfficiency)
+		p.LayerLatencyUs = valueOr(e.Perf.LayerLatencyUs, p.LayerLatencyUs)
+		p.PassOverheadUs, p.SequenceOverheadUs = passUs, seqUs
 		rl, err := perf.NewRoofline(arch, sys, perf.RooflineOptions{TP: pl.tp, WeightDtype: arch.WeightDtype, KVDtype: kvDtype, Params: p})
 		if err != nil {
 			return cfgErr("engine.perf", err)
@@ -249,3 +232,11 @@ func (d *deployment) metadata(s *config.Spec, m *sim) map[string]any {
 
 // Version of the simulation core, reported in metadata.
 const Version = "0.1.0"
+
+// valueOr is *v when the spec gives v, else def.
+func valueOr(v *float64, def float64) float64 {
+	if v != nil {
+		return *v
+	}
+	return def
+}

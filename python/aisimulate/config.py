@@ -305,27 +305,28 @@ def _reject_unsupported(data: dict[str, Any]) -> None:
             raise ConfigError(path, "attention-FFN disaggregation (AFD) is not supported: "
                               "aisimulate simulates workers that run whole model passes")
 
+    agentic = "agentic profiles and traces are not supported"
+
+    def agentic_keys(block: dict[str, Any], path: str) -> None:
+        for k in block:
+            if k.lower() in _AGENTIC_KEYS:
+                raise ConfigError(f"{path}.{k}", agentic)
+
+    def agentic_value(block: dict[str, Any], path: str, key: str) -> None:
+        v = block.get(key)
+        if isinstance(v, str) and v.strip().lower().startswith("agentic"):
+            raise ConfigError(f"{path}.{key}", f"{v!r}: {agentic}")
+
     traffic = data.get("traffic")
     if isinstance(traffic, dict):
-        for k in traffic:
-            if k.lower() in _AGENTIC_KEYS:
-                raise ConfigError(f"traffic.{k}", "agentic profiles and traces are not supported")
+        agentic_keys(traffic, "traffic")
         source = traffic.get("source")
         if isinstance(source, dict):
-            stype = source.get("type")
-            if isinstance(stype, str) and stype.strip().lower().startswith("agentic"):
-                raise ConfigError("traffic.source.type", f"{stype!r}: agentic profiles and "
-                                  "traces are not supported")
-            for k in source:
-                if k.lower() in _AGENTIC_KEYS:
-                    raise ConfigError(f"traffic.source.{k}",
-                                      "agentic profiles and traces are not supported")
+            agentic_value(source, "traffic.source", "type")
+            agentic_keys(source, "traffic.source")
         load = traffic.get("load")
         if isinstance(load, dict):
-            lmode = load.get("mode")
-            if isinstance(lmode, str) and lmode.strip().lower().startswith("agentic"):
-                raise ConfigError("traffic.load.mode", f"{lmode!r}: agentic profiles and "
-                                  "traces are not supported")
+            agentic_value(load, "traffic.load", "mode")
 
     for path, k in engine_keys:
         if k.lower() in _SCALING_KEYS:

@@ -40,7 +40,7 @@ func TestPrintBreakdown(t *testing.T) {
 	}
 	for _, tp := range []int{1, 2, 4, 8} {
 		m, err := New(arch, sys, Options{Database: db, Backend: "vllm", Version: "0.12.0", TP: tp,
-			WeightDtype: model.FP8, KVDtype: model.FP8, PassOverheadUs: DefaultPassOverheadUs})
+			WeightDtype: model.FP8, KVDtype: model.FP8, PassOverheadUs: perf.DefaultPassOverheadUs})
 		require.NoError(t, err)
 		for _, p := range passes {
 			bd := m.Breakdown(&p.b)

@@ -475,13 +475,3 @@ func (m *Model) Metadata() map[string]any {
 	return map[string]any{"tables": m.Sources(), "notes": m.Notes(), "params": map[string]float64{
 		"pass_overhead_us": m.overheadNs / 1e3, "per_sequence_overhead_us": m.seqOverheadNs / 1e3}}
 }
-
-// DefaultPassOverheadUs and DefaultSequenceOverheadUs are the engine step's
-// CPU costs outside the kernels (perf.DefaultPassOverheadUs and
-// perf.DefaultSequenceOverheadUs, shared with the roofline), used when
-// engine.perf.pass_overhead_us / per_sequence_overhead_us are not given. The
-// tables time kernels only; the parity goldens price kernels only (overhead 0).
-const (
-	DefaultPassOverheadUs     = perf.DefaultPassOverheadUs
-	DefaultSequenceOverheadUs = perf.DefaultSequenceOverheadUs
-)

@@ -47,6 +47,10 @@ class RowResult:
     tables: str = ""
     extra: dict[str, Any] = field(default_factory=dict)
 
+    def skip_line(self) -> str:
+        """``"id: reason"`` (``(no id)`` for an empty id), how a skipped row is listed."""
+        return f"{self.id or '(no id)'}: {self.reason}"
+
     @property
     def ttft_error_pct(self) -> float:
         return 100 * (self.predicted_ttft_ms - self.silicon_ttft_ms) / self.silicon_ttft_ms

@@ -119,12 +119,7 @@ def usable_rows(rows: Sequence[dict[str, str]], *, aliases: dict[str, str], jobs
         ValueError: no row can be simulated (the message gives the first reasons)."""
     from .. import accuracy
     res = accuracy.evaluate(rows, perf="roofline", aliases=aliases, jobs=jobs, perf_overrides=params, **kw)
-    ok = [row for row, r in zip(rows, res) if r.status == "ok"]
-    skipped = [r for r in res if r.status != "ok"]
-    if not ok:
-        first = "; ".join(f"{r.id or '(no id)'}: {r.reason}" for r in skipped[:3])
-        raise ValueError(f"no silicon row could be simulated ({first})")
-    return ok, skipped
+    return _split(rows, res, "no silicon row could be simulated")
 
 
 def aic_priced_rows(rows: Sequence[dict[str, str]], *, aliases: dict[str, str], jobs: int = 1,
@@ -139,13 +134,20 @@ def aic_priced_rows(rows: Sequence[dict[str, str]], *, aliases: dict[str, str], 
         ValueError: ``aic`` can price none of the rows."""
     from .. import accuracy
     res = accuracy.evaluate(rows, perf="aic", aliases=aliases, jobs=jobs, **kw)
-    out = [dict(row, silicon_ttft_ms=repr(r.predicted_ttft_ms), silicon_tpot_ms=repr(r.predicted_tpot_ms))
-           for row, r in zip(rows, res) if r.status == "ok"]
-    skipped = [r for r in res if r.status != "ok"]
-    if not out:
-        first = "; ".join(f"{r.id or '(no id)'}: {r.reason}" for r in skipped[:3])
-        raise ValueError(f"the aic perf source could price none of the rows ({first})")
-    return out, skipped
+    priced = [dict(row, silicon_ttft_ms=repr(r.predicted_ttft_ms), silicon_tpot_ms=repr(r.predicted_tpot_ms))
+              for row, r in zip(rows, res)]
+    return _split(priced, res, "the aic perf source could price none of the rows")
+
+
+def _split(rows: Sequence[dict[str, str]], results: Sequence[Any],
+           none_ok: str) -> tuple[list[dict[str, str]], list[Any]]:
+    """The rows whose result is ok and the results that are not; ValueError with
+    ``none_ok`` and the first three reasons when no row is ok."""
+    ok = [row for row, r in zip(rows, results) if r.status == "ok"]
+    skipped = [r for r in results if r.status != "ok"]
+    if not ok:
+        raise ValueError(f"{none_ok} ({'; '.join(r.skip_line() for r in skipped[:3])})")
+    return ok, skipped
 
 
 class _OutOfBudget(Exception):
@@ -264,7 +266,7 @@ def fit_roofline(rows: Sequence[dict[str, str]], *, aliases: dict[str, str],
     y, loss, evals = _nelder_mead(f, base[idx], steps, max_evals, tol)
     p = _params(full(y))
     return RooflineFit(**p, loss=float(loss), rows=len(rows), evaluations=evals,
-                       skipped=tuple(f"{r.id or '(no id)'}: {r.reason}" for r in skipped))
+                       skipped=tuple(r.skip_line() for r in skipped))
 
 
 def write_fit(fit: RooflineFit, path: str | os.PathLike[str], provenance: dict[str, Any]) -> None:
