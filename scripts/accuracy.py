@@ -5,7 +5,7 @@ Usage:
     python scripts/accuracy.py --silicon ../shared/data/silicon/vllm_dense_dev.csv \
         [--perf aic|roofline] [--out DIR] [--jobs N]
         [--deployment aic-generator|aic-generator-0.7|vllm-defaults] [--client aiperf|none]
-        [--steady-state] [--length-ratio R]
+        [--steady-state] [--length-ratio R] [--dataset-entries N [--sampling S]]
 
 Writes DIR/rows.csv (one line per input row: ok or skipped with a reason),
 DIR/mape.csv and DIR/predicted_vs_measured.png, and prints the MAPE table per
@@ -49,6 +49,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--steady-state", action="store_true",
                     help="measure whole waves after the first instead of the benchmark window "
                          "(10 requests per client from an idle engine, all counted)")
+    ap.add_argument("--dataset-entries", type=accuracy.args.non_negative_int, default=0,
+                    help="the load generator's distinct prompts, sent again and again to an engine "
+                         "with prefix caching (AIPerf's --num-dataset-entries; default 0: every "
+                         "prompt new, caching off)")
+    ap.add_argument("--sampling", choices=accuracy.SAMPLINGS, default="shuffle",
+                    help="how the next dataset entry is picked (AIPerf's --dataset-sampling-strategy; "
+                         "default shuffle)")
     args = ap.parse_args(argv)
 
     def fail(msg: str) -> int:
@@ -74,10 +81,12 @@ def main(argv: list[str] | None = None) -> int:
     results = accuracy.evaluate(rows, perf=args.perf, aliases=aliases, model_configs=args.model_configs,
                                 database=args.database, jobs=args.jobs,
                                 length_ratio=args.length_ratio, steady_state=args.steady_state,
-                                deployment=args.deployment, client=args.client)
+                                deployment=args.deployment, client=args.client,
+                                dataset_entries=args.dataset_entries, sampling=args.sampling)
     accuracy.write_rows(results, out / "rows.csv")
     settings = accuracy.settings_text(deployment=args.deployment, client=args.client,
-                                      steady_state=args.steady_state, length_ratio=args.length_ratio)
+                                      steady_state=args.steady_state, length_ratio=args.length_ratio,
+                                      dataset_entries=args.dataset_entries, sampling=args.sampling)
     skipped = [r for r in results if r.status != "ok"]
     for r in skipped:
         print(f"  skipped {r.skip_line()}")

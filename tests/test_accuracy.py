@@ -128,3 +128,30 @@ def test_row_spec_length_ratio_option():
         accuracy.evaluate([row], aliases=aliases, deployment="tgi")
     with pytest.raises(ValueError, match="client"):
         accuracy.evaluate([row], aliases=aliases, client="wrk")
+
+
+def test_dataset_entries_reuse_prompts_with_prefix_caching():
+    # Qwen3-32B 1024/128 TP 2, one client (c = 1): the benchmark window is 10 requests.
+    # One dataset entry: the first request computes its prompt; the other nine find its
+    # 64 blocks of 16 cached and recompute the last (vLLM always computes the last
+    # token): 63 · 16 = 1008 cached tokens each.
+    row = dict(accuracy.read_silicon(SILICON)[0], batch_size="1")
+    aliases = accuracy.load_aliases(ALIASES)
+    kw = dict(perf="roofline", aliases=aliases, model_configs=accuracy.DEFAULT_MODEL_CONFIGS,
+              database=accuracy.DEFAULT_DATABASE)
+    spec, warm, measured = accuracy.row_spec(row, dataset_entries=1, sampling="sequential", **kw)
+    assert spec["traffic"]["source"]["dataset"] == {"entries": 1, "sampling": "sequential"}
+    assert spec["engine"]["scheduler"]["enable_prefix_caching"] is True
+    import aisimulate
+    rep = aisimulate.replay(spec)
+    assert [r["cached_tokens"] for r in rep.requests] == [0] + [1008] * 9
+    res = accuracy.run_row(row, dataset_entries=1, sampling="sequential", **kw)
+    assert res.status == "ok" and (res.dataset_entries, res.sampling) == (1, "sequential")
+    assert res.predicted_ttft_ms == pytest.approx(sum(r["ttft_ms"] for r in rep.requests) / 10)
+    fresh = accuracy.run_row(row, **kw)
+    assert (fresh.dataset_entries, fresh.sampling) == (0, "")
+    assert res.predicted_ttft_ms < 0.5 * fresh.predicted_ttft_ms  # 9 of 10 prefills nearly free
+    for bad, match in (({"dataset_entries": -1}, "dataset_entries -1"), ({"dataset_entries": 5, "sampling": "zipf"},
+                                                                        "sampling 'zipf'")):
+        with pytest.raises(ValueError, match=match):
+            accuracy.evaluate([row], aliases=aliases, **bad)

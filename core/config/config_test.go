@@ -25,6 +25,21 @@ func TestDefaultsFilled(t *testing.T) {
 	assert.Equal(t, 1, s.Engine.Workers.Aggregated.Count)
 	assert.Equal(t, Dist{Kind: "fixed", Value: 1024}, *s.Traffic.Source.ISL)
 	assert.Equal(t, "offline", s.Execution.Mode)
+	assert.Nil(t, s.Traffic.Source.Dataset, "no dataset unless asked: every prompt new")
+}
+
+// A synthetic dataset's sampling defaults to AIPerf's shuffle; an explicit one is kept.
+func TestDatasetDefaults(t *testing.T) {
+	yml := func(dataset string) []byte {
+		return []byte("engine: {model: m, system: h100_sxm}\ntraffic:\n  source: {type: synthetic, num_requests: 10, isl: 1024, osl: 128, dataset: " +
+			dataset + "}\n  load: {mode: concurrency, concurrency: 4}\n")
+	}
+	s, err := DecodeYAML(yml("{entries: 100}"))
+	require.NoError(t, err)
+	assert.Equal(t, Dataset{Entries: 100, Sampling: "shuffle"}, *s.Traffic.Source.Dataset)
+	s, err = DecodeYAML(yml("{entries: 3, sampling: sequential}"))
+	require.NoError(t, err)
+	assert.Equal(t, Dataset{Entries: 3, Sampling: "sequential"}, *s.Traffic.Source.Dataset)
 }
 
 // An explicit false or 0 is kept, not replaced by the default.
@@ -59,6 +74,11 @@ func TestErrorsNameTheField(t *testing.T) {
 		{minimal + "execution: {mode: online}\n", "execution.mode", "not supported"},
 		{"engine: {model: Qwen/Qwen3-32B, system: h100_sxm}\ntraffic:\n  source: {type: synthetic, num_requests: 10, isl: 1024, osl: 128}\n  load: {mode: concurrency, concurrency: 4, response_overhead: {base_ms: 1, per_output_token_us: 0, jitter_ms: -0.5}}\n", "traffic.load.response_overhead.jitter_ms", "must be ≥ 0"},
 		{`engine: {model: m, system: h100_sxm}` + "\ntraffic: {source: {path: x.jsonl}, load: {mode: trace}}\n", "traffic.source.type", "is required"},
+		{`engine: {model: m, system: h100_sxm}` + "\ntraffic: {source: {type: mooncake, path: x.jsonl, dataset: {entries: 5}}, load: {mode: trace}}\n", "traffic.source.dataset", "belongs to a synthetic source"},
+		{"engine: {model: m, system: h100_sxm}\ntraffic:\n  source: {type: synthetic, num_requests: 10, isl: 8, osl: 8, dataset: {entries: 0}}\n  load: {mode: concurrency, concurrency: 1}\n", "traffic.source.dataset.entries", "must be ≥ 1, got 0"},
+		{"engine: {model: m, system: h100_sxm}\ntraffic:\n  source: {type: synthetic, num_requests: 10, isl: 8, osl: 8, dataset: {entries: 1000001}}\n  load: {mode: concurrency, concurrency: 1}\n", "traffic.source.dataset.entries", "must be ≤ 1000000, got 1000001"},
+		{"engine: {model: m, system: h100_sxm}\ntraffic:\n  source: {type: synthetic, num_requests: 10, isl: 8, osl: 8, dataset: {entries: 5, sampling: zipf}}\n  load: {mode: concurrency, concurrency: 1}\n", "traffic.source.dataset.sampling", `"zipf" is not supported`},
+		{"engine: {model: m, system: h100_sxm}\ntraffic:\n  source: {type: synthetic, num_requests: 10, isl: 8, osl: 8, dataset: {entries: 5, size: 3}}\n  load: {mode: concurrency, concurrency: 1}\n", "traffic.source.dataset.size", "unknown field"},
 	}
 	for _, c := range cases {
 		_, err := DecodeYAML([]byte(c.yaml))

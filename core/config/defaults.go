@@ -21,6 +21,9 @@ const (
 	// DefaultGammaCV is the coefficient of variation of gamma arrivals (1 = Poisson).
 	DefaultGammaCV       = 1.0
 	DefaultExecutionMode = "offline"
+	// DefaultDatasetSampling is AIPerf's sampling strategy for synthetic data:
+	// every entry once per pass, in a new random order each pass.
+	DefaultDatasetSampling = "shuffle"
 )
 
 // Upper bounds that keep a replay within one machine's memory; each is far beyond
@@ -30,6 +33,9 @@ const (
 	MaxBlockSize   = 1024    // tokens per KV block (vLLM's CUDA kernels stop at 256)
 	MaxGPUBlocks   = 1 << 30 // KV blocks per worker (block ids are int32)
 	MaxConcurrency = 1 << 24 // closed-loop clients
+	// MaxDatasetEntries: a synthetic dataset's entries are held in memory
+	// (workload.MaxDatasetEntries, the same bound).
+	MaxDatasetEntries = 1_000_000
 )
 
 // DefaultEnablePrefixCaching: vLLM v1 enables automatic prefix caching by default.
@@ -87,6 +93,9 @@ func applyDefaults(s *Spec, present func(path string) bool) {
 	}
 	if !present("engine.scheduler.gpu_memory_utilization") {
 		sc.GPUMemoryUtilization = DefaultGPUMemoryUtilization
+	}
+	if d := s.Traffic.Source.Dataset; d != nil && d.Sampling == "" {
+		d.Sampling = DefaultDatasetSampling
 	}
 	l := &s.Traffic.Load
 	if !present("traffic.load.speedup") {

@@ -145,6 +145,9 @@ type Source struct {
 	Path string `json:"path,omitempty"`
 	// synthetic only
 	NumRequests int `json:"num_requests,omitempty"`
+	// Dataset, synthetic only: the load generator's prompt dataset, whose
+	// entries the requests send again and again; absent = every prompt new.
+	Dataset *Dataset `json:"dataset,omitempty"`
 	// sessions only: NumSessions conversations of Turns turns; each turn adds
 	// ISL new input tokens to the conversation so far and produces OSL tokens.
 	NumSessions int   `json:"num_sessions,omitempty"`
@@ -152,6 +155,15 @@ type Source struct {
 	// synthetic and sessions
 	ISL *Dist `json:"isl,omitempty"`
 	OSL *Dist `json:"osl,omitempty"`
+}
+
+// Dataset is a synthetic source's prompt dataset (AIPerf's --num-dataset-entries
+// and --dataset-sampling-strategy): Entries distinct prompts, each with lengths
+// drawn from isl and osl, picked per request by Sampling (sequential, random or
+// shuffle; default shuffle).
+type Dataset struct {
+	Entries  int    `json:"entries"`
+	Sampling string `json:"sampling"`
 }
 
 // Dist is a token-length distribution. In YAML it is either a plain integer (fixed)

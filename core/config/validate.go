@@ -281,6 +281,9 @@ func (s *Spec) validateTraffic() error {
 	if err := oneOf("traffic.source.type", src.Type, "mooncake", "azure", "synthetic", "sessions"); err != nil {
 		return err
 	}
+	if src.Type != "synthetic" && src.Dataset != nil {
+		return errorf("traffic.source.dataset", "belongs to a synthetic source, not %s", src.Type)
+	}
 	if src.Type != "sessions" && (src.NumSessions != 0 || src.Turns != nil) {
 		return errorf("traffic.source", "num_sessions and turns belong to a sessions source, not %s", src.Type)
 	}
@@ -305,6 +308,15 @@ func (s *Spec) validateTraffic() error {
 			s.validateDist("traffic.source.isl", src.ISL, 1),
 			s.validateDist("traffic.source.osl", src.OSL, 0)); err != nil {
 			return err
+		}
+		if d := src.Dataset; d != nil {
+			if err := firstErr(atLeast("traffic.source.dataset.entries", d.Entries, 1),
+				oneOf("traffic.source.dataset.sampling", d.Sampling, "sequential", "random", "shuffle")); err != nil {
+				return err
+			}
+			if d.Entries > MaxDatasetEntries {
+				return errorf("traffic.source.dataset.entries", "must be ≤ %d, got %d", MaxDatasetEntries, d.Entries)
+			}
 		}
 	} else {
 		if src.Path == "" {

@@ -50,9 +50,11 @@ func openTraffic(s *config.Spec, blockSize int) (*traffic, error) {
 	case "azure":
 		src, tr.closer, err = workload.OpenAzure(t.Source.Path)
 	case "synthetic":
-		src, err = workload.NewSynthetic(workload.SyntheticSpec{
-			NumRequests: t.Source.NumRequests, ISL: dist(t.Source.ISL), OSL: dist(t.Source.OSL),
-		}, streams)
+		spec := workload.SyntheticSpec{NumRequests: t.Source.NumRequests, ISL: dist(t.Source.ISL), OSL: dist(t.Source.OSL)}
+		if d := t.Source.Dataset; d != nil {
+			spec.Dataset = workload.DatasetSpec{Entries: d.Entries, Sampling: d.Sampling}
+		}
+		src, err = workload.NewSynthetic(spec, streams)
 	case "sessions":
 		src, err = workload.NewSessions(workload.SessionsSpec{
 			NumSessions: t.Source.NumSessions, Turns: dist(t.Source.Turns), ISL: dist(t.Source.ISL), OSL: dist(t.Source.OSL),

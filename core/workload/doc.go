@@ -17,9 +17,10 @@
 //     processes Constant, Poisson and Gamma, plus TraceArrival, which maps
 //     trace timestamps through a speed-up factor.
 //  4. synthetic.go — Dist (fixed, uniform, normal, lognormal token counts) and
-//     NewSynthetic.
+//     NewSynthetic; dataset.go — DatasetSpec, a load generator's prompt
+//     dataset (entries sent again and again: sequential, random or shuffle).
 //  5. streams.go — Streams: one deterministic generator per named subsystem
-//     ("isl", "osl", "arrival"), derived from the run seed.
+//     ("isl", "osl", "dataset", "arrival"), derived from the run seed.
 //  6. blockhash.go — BlockHashes: a request's source hash ids re-blocked into
 //     the chain of hashes of its full engine blocks, for the prefix cache.
 //

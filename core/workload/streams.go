@@ -8,6 +8,7 @@ const (
 	StreamISL     = "isl"     // synthetic prompt lengths (NewSynthetic)
 	StreamOSL     = "osl"     // synthetic output lengths (NewSynthetic)
 	StreamArrival = "arrival" // arrival gaps: pass Get(StreamArrival) to NewPoisson / NewGamma
+	StreamDataset = "dataset" // a synthetic dataset's random and shuffle sampling (NewSynthetic)
 )
 
 // Streams hands out one deterministic random generator per named subsystem,

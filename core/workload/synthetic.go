@@ -122,23 +122,37 @@ func roundClamp(x float64, lo, hi int) int {
 	return int(math.Round(x))
 }
 
-// SyntheticSpec describes a generated workload: NumRequests independent
-// requests whose prompt lengths come from ISL (≥ 1) and output lengths from
-// OSL (≥ 0).
+// SyntheticSpec describes a generated workload: NumRequests requests whose
+// prompt lengths come from ISL (≥ 1) and output lengths from OSL (≥ 0). With
+// a Dataset the requests send its entries' prompts again and again, as a load
+// generator does; without one, every prompt is new.
 type SyntheticSpec struct {
-	NumRequests int  // number of requests, ≥ 0
-	ISL         Dist // input sequence length, tokens
-	OSL         Dist // output sequence length, tokens
+	NumRequests int         // number of requests, ≥ 0
+	ISL         Dist        // input sequence length, tokens
+	OSL         Dist        // output sequence length, tokens
+	Dataset     DatasetSpec // the prompts the requests draw from; zero = none
 }
 
 // NewSynthetic returns a Source of spec.NumRequests requests. Request i has
-// ID i, Timestamp 0, Line 0, SessionID −1, HashIDs nil (no prefix reuse), its
+// ID i, Timestamp 0, Line 0 and SessionID −1. Send times come from an Arrival.
+//
+// Without a dataset, request i has HashIDs nil (no prefix reuse), its
 // InputTokens drawn from spec.ISL with streams.Get(StreamISL) and its
 // OutputTokens from spec.OSL with streams.Get(StreamOSL); draws happen in Next,
 // so the values depend only on the seed and on how many requests were taken
-// before, never on the other stream. Send times come from an Arrival.
+// before, never on the other stream.
 //
-// Errors name the field: "isl.min: must be ≥ 1, got 0"; a nil streams is an
+// With a dataset of N entries, NewSynthetic draws the N entries' lengths
+// first, entry k's ISL and OSL as the k-th draws of the same two streams.
+// Request i sends entry e(i): i mod N (sequential), a uniform draw from
+// streams.Get(StreamDataset) (random), or position i mod N of a permutation
+// of the entries drawn from that stream at the start of every pass of N
+// requests (shuffle). It has the entry's lengths and HashIDs = [e(i)] with
+// HashBlockTokens = its InputTokens: one source block covering the whole
+// prompt, so two requests share prompt blocks iff they send the same entry.
+//
+// Errors name the field: "isl.min: must be ≥ 1, got 0",
+// "dataset.entries: must be in [1, 1000000], got 0"; a nil streams is an
 // error.
 func NewSynthetic(spec SyntheticSpec, streams *Streams) (Source, error) {
 	if streams == nil {
@@ -153,12 +167,20 @@ func NewSynthetic(spec SyntheticSpec, streams *Streams) (Source, error) {
 	if err := spec.OSL.Validate(0); err != nil {
 		return nil, fmt.Errorf("workload: synthetic: osl.%w", err)
 	}
-	return &syntheticSource{spec: spec, isl: streams.Get(StreamISL), osl: streams.Get(StreamOSL)}, nil
+	if err := spec.Dataset.Validate(); err != nil {
+		return nil, fmt.Errorf("workload: synthetic: dataset.%w", err)
+	}
+	s := &syntheticSource{spec: spec, isl: streams.Get(StreamISL), osl: streams.Get(StreamOSL)}
+	if spec.Dataset.Entries > 0 {
+		s.dataset = newDataset(spec.Dataset, spec.ISL, spec.OSL, s.isl, s.osl, streams.Get(StreamDataset))
+	}
+	return s, nil
 }
 
 type syntheticSource struct {
 	spec     SyntheticSpec
 	isl, osl *rand.Rand
+	dataset  *dataset // nil: every prompt new
 	next     int
 }
 
@@ -167,11 +189,14 @@ func (s *syntheticSource) Next(r *Request) error {
 	if s.next >= s.spec.NumRequests {
 		return io.EOF
 	}
-	*r = Request{
-		ID:           int64(s.next),
-		InputTokens:  s.spec.ISL.Sample(s.isl),
-		OutputTokens: s.spec.OSL.Sample(s.osl),
-		SessionID:    -1,
+	*r = Request{ID: int64(s.next), SessionID: -1}
+	if ds := s.dataset; ds != nil {
+		e := ds.pick()
+		r.InputTokens, r.OutputTokens = ds.isl[e], ds.osl[e]
+		r.HashIDs, r.HashBlockTokens = []int64{int64(e)}, ds.isl[e]
+	} else {
+		r.InputTokens = s.spec.ISL.Sample(s.isl)
+		r.OutputTokens = s.spec.OSL.Sample(s.osl)
 	}
 	s.next++
 	return nil

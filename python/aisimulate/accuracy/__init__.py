@@ -70,6 +70,16 @@ Measured window and warm-up (``steady_state``)
     (a random dataset with a range ratio) instead of fixed lengths.
     The simulation is deterministic, so no repetitions are needed.
 
+Prompt reuse (``dataset_entries``, ``sampling``)
+    Default 0: every request has a prompt of its own and prefix caching is off, the
+    rows' "no prefix reuse". AIConfigurator's runner makes that so by asking
+    genai-perf for ``--num-dataset-entries 12·c``, one entry per warm-up and measured
+    request. A load generator left at its defaults does not: AIPerf and genai-perf
+    generate 100 entries and send them again and again (AIPerf in a shuffled order),
+    and vLLM caches prefixes by default. ``dataset_entries`` N > 0 simulates that:
+    the synthetic source's ``dataset`` of N entries picked by ``sampling`` (shuffle,
+    sequential or random), with prefix caching on.
+
 Outputs (:func:`evaluate`)
     ``rows.csv`` (one line per input row, ``ok`` or ``skipped`` with the reason), a MAPE
     table per (model, system, TP) and overall (printed and ``mape.csv``), and
@@ -87,7 +97,8 @@ from .rows import LINE_KEY, REQUIRED_COLUMNS, load_aliases, read_inputs, read_si
 from .run import ROW_COLUMNS, RowResult, check_length_ratio, evaluate, run_row
 from .spec import (AIC_GENERATOR_07_MAX_NUM_SEQS, AIC_GENERATOR_TOKEN_SLACK, AIPERF_CLIENT,
                    BENCHMARK_REQUESTS_PER_CLIENT, CLIENTS, DEFAULT_DATABASE, DEFAULT_MODEL_CONFIGS,
-                   DEPLOYMENTS, MAX_WAVES, MIN_MEASURED, SHARED_DATA, VLLM_API_SERVER_MAX_NUM_BATCHED_TOKENS,
+                   DEPLOYMENTS, MAX_WAVES, MIN_MEASURED, SAMPLINGS, SHARED_DATA,
+                   VLLM_API_SERVER_MAX_NUM_BATCHED_TOKENS,
                    VLLM_DEFAULT_MAX_NUM_SEQS, row_spec)
 
 __all__ = [
@@ -102,6 +113,7 @@ __all__ = [
     "REQUIRED_COLUMNS",
     "ROW_COLUMNS",
     "RowResult",
+    "SAMPLINGS",
     "SHARED_DATA",
     "check_length_ratio",
     "evaluate",

@@ -18,6 +18,17 @@ def positive_int(text: str) -> int:
     return v
 
 
+def non_negative_int(text: str) -> int:
+    """An integer ≥ 0 (dataset entries; 0 = none)."""
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+    if v < 0:
+        raise argparse.ArgumentTypeError(f"{v}: want ≥ 0")
+    return v
+
+
 def length_ratio(text: str) -> float:
     """A length ratio R, 0 < R ≤ 1."""
     try:

@@ -72,11 +72,14 @@ def format_mape(table: Sequence[dict[str, Any]], skipped: int, perf: str, settin
     return "\n".join(lines)
 
 
-def settings_text(*, deployment: str, client: str, steady_state: bool, length_ratio: float) -> str:
+def settings_text(*, deployment: str, client: str, steady_state: bool, length_ratio: float,
+                  dataset_entries: int = 0, sampling: str = "shuffle") -> str:
     """How the rows were simulated, in one line (for the printed table and the plot)."""
     window = "steady-state waves" if steady_state else "benchmark window (10·c from idle)"
     lengths = "fixed lengths" if length_ratio >= 1 else f"lengths uniform in [{length_ratio:g}·L, L]"
-    return f"deployment {deployment}; client {client}; {window}; {lengths}"
+    prompts = ("every prompt new" if dataset_entries <= 0
+               else f"{dataset_entries} prompts reused ({sampling}), prefix caching on")
+    return f"deployment {deployment}; client {client}; {window}; {lengths}; {prompts}"
 
 
 def write_mape(table: Sequence[dict[str, Any]], path: str | os.PathLike[str]) -> None:

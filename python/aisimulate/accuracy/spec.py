@@ -39,6 +39,9 @@ AIPERF_CLIENT = {
     "detokenization": {"base_us": 150.0, "per_token_us": 2.0},
     "response_overhead": {"base_ms": 1.40, "per_output_token_us": 3.65},
 }
+#: How a load generator picks its next dataset entry (``dataset_entries`` > 0):
+#: AIPerf's --dataset-sampling-strategy values; shuffle is its choice for synthetic data.
+SAMPLINGS = ("shuffle", "sequential", "random")
 #: Most measured waves (large concurrencies already average over many requests).
 MAX_WAVES = 8
 
@@ -69,9 +72,16 @@ def row_spec(row: dict[str, str], *, perf: str, aliases: dict[str, str],
              perf_overrides: dict[str, Any] | None = None,
              length_ratio: float = 1.0, steady_state: bool = False,
              deployment: str = "aic-generator",
-             client: str = "aiperf") -> tuple[dict[str, Any], int, int]:
+             client: str = "aiperf", dataset_entries: int = 0,
+             sampling: str = "shuffle") -> tuple[dict[str, Any], int, int]:
     """The replay spec of one silicon row, with the number of requests sent first and
     not measured (0 in the benchmark window) and the number measured after them.
+
+    ``dataset_entries`` = 0 (default): every request has a prompt of its own and
+    prefix caching is off (the rows' "no prefix reuse"). N > 0: the load generator
+    sends N distinct prompts again and again, picked by ``sampling``, to an engine
+    with prefix caching on (vLLM's default), as AIPerf and genai-perf do unless told
+    otherwise (100 entries by default).
 
     Returns:
         (spec dict, warm-up requests, measured requests).
@@ -115,7 +125,8 @@ def row_spec(row: dict[str, str], *, perf: str, aliases: dict[str, str],
     perf_block.update(perf_overrides or {})
     _check_deployment(deployment)
     _check_client(client)
-    scheduler: dict[str, Any] = {"enable_prefix_caching": False}
+    _check_dataset(dataset_entries, sampling)
+    scheduler: dict[str, Any] = {"enable_prefix_caching": dataset_entries > 0}
     if deployment == "aic-generator":
         scheduler.update(max_num_seqs=c, max_num_batched_tokens=c + isl + AIC_GENERATOR_TOKEN_SLACK)
     elif deployment == "aic-generator-0.7":
@@ -151,13 +162,13 @@ def row_spec(row: dict[str, str], *, perf: str, aliases: dict[str, str],
     else:
         warm, measured = 0, c * BENCHMARK_REQUESTS_PER_CLIENT
         total = measured
+    source: dict[str, Any] = {"type": "synthetic", "num_requests": total,
+                              "isl": _lengths(isl, length_ratio), "osl": _lengths(osl, length_ratio)}
+    if dataset_entries > 0:
+        source["dataset"] = {"entries": dataset_entries, "sampling": sampling}
     spec = {
         "engine": engine,
-        "traffic": {
-            "source": {"type": "synthetic", "num_requests": total,
-                       "isl": _lengths(isl, length_ratio), "osl": _lengths(osl, length_ratio)},
-            "load": load,
-        },
+        "traffic": {"source": source, "load": load},
         "execution": {"mode": "offline", "seed": 1},
     }
     return spec, warm, measured
@@ -171,6 +182,13 @@ def _check_deployment(deployment: str) -> None:
 def _check_client(client: str) -> None:
     if client not in CLIENTS:
         raise ValueError(f"client {client!r}: want one of {', '.join(CLIENTS)}")
+
+
+def _check_dataset(entries: int, sampling: str) -> None:
+    if isinstance(entries, bool) or not isinstance(entries, int) or entries < 0:
+        raise ValueError(f"dataset_entries {entries!r}: want an integer ≥ 0 (0 = every prompt new)")
+    if sampling not in SAMPLINGS:
+        raise ValueError(f"sampling {sampling!r}: want one of {', '.join(SAMPLINGS)}")
 
 
 def _lengths(n: int, ratio: float) -> Any:

@@ -1,0 +1,133 @@
+package workload
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// entriesOf returns each request's dataset entry (its single hash id).
+func entriesOf(t *testing.T, reqs []Request) []int64 {
+	t.Helper()
+	out := make([]int64, len(reqs))
+	for i, r := range reqs {
+		require.Len(t, r.HashIDs, 1, "request %d", i)
+		require.Equal(t, r.InputTokens, r.HashBlockTokens, "request %d: one source block covers the prompt", i)
+		out[i] = r.HashIDs[0]
+	}
+	return out
+}
+
+func TestDataset_SequentialWorkedValues(t *testing.T) {
+	// 3 entries, 7 requests: entries 0 1 2 0 1 2 0, and each entry keeps the
+	// lengths it was drawn with.
+	got := synthAll(t, SyntheticSpec{
+		NumRequests: 7,
+		ISL:         Dist{Kind: DistUniform, Min: 10, Max: 1000},
+		OSL:         Dist{Kind: DistUniform, Min: 1, Max: 50},
+		Dataset:     DatasetSpec{Entries: 3, Sampling: SamplingSequential},
+	}, NewStreams(5))
+	assert.Equal(t, []int64{0, 1, 2, 0, 1, 2, 0}, entriesOf(t, got))
+	for i, r := range got {
+		first := got[i%3]
+		assert.Equal(t, first.InputTokens, r.InputTokens, "request %d", i)
+		assert.Equal(t, first.OutputTokens, r.OutputTokens, "request %d", i)
+		assert.Equal(t, int64(i), r.ID)
+		assert.Equal(t, int64(-1), r.SessionID)
+	}
+}
+
+// The entries' lengths are the streams' first draws, entry by entry: a
+// sequential dataset with one entry per request has exactly the lengths of the
+// same source without a dataset.
+func TestDataset_EntryLengthsAreTheSourceDraws(t *testing.T) {
+	spec := SyntheticSpec{
+		NumRequests: 50,
+		ISL:         Dist{Kind: DistNormal, Mean: 2000, Std: 500, Min: 1, Max: 8000},
+		OSL:         Dist{Kind: DistUniform, Min: 0, Max: 500},
+	}
+	plain := synthAll(t, spec, NewStreams(9))
+	spec.Dataset = DatasetSpec{Entries: 50, Sampling: SamplingSequential}
+	pooled := synthAll(t, spec, NewStreams(9))
+	for i := range plain {
+		assert.Equal(t, plain[i].InputTokens, pooled[i].InputTokens, "request %d", i)
+		assert.Equal(t, plain[i].OutputTokens, pooled[i].OutputTokens, "request %d", i)
+	}
+}
+
+func TestDataset_ShuffleSendsEveryEntryOncePerPass(t *testing.T) {
+	const n = 10
+	got := entriesOf(t, synthAll(t, SyntheticSpec{
+		NumRequests: 3*n + 4,
+		ISL:         Dist{Kind: DistFixed, Value: 64},
+		OSL:         Dist{Kind: DistFixed, Value: 8},
+		Dataset:     DatasetSpec{Entries: n, Sampling: SamplingShuffle},
+	}, NewStreams(3)))
+	passes := [][]int64{got[:n], got[n : 2*n], got[2*n : 3*n]}
+	for p, pass := range passes {
+		assert.ElementsMatch(t, seq(0, n-1), pass, "pass %d is a permutation", p)
+	}
+	assert.NotEqual(t, passes[0], passes[1], "each pass is reshuffled")
+	assert.NotEqual(t, seq(0, n-1), passes[0], "not the sequential order")
+	for _, e := range got[3*n:] {
+		assert.True(t, e >= 0 && e < n)
+	}
+}
+
+func TestDataset_RandomDrawsWithReplacement(t *testing.T) {
+	// 2000 uniform draws over 4 entries: each count is 500 ± 4σ (σ = √(2000·¼·¾) ≈ 19.4),
+	// and some entry repeats within the first 5 requests (pigeonhole).
+	const n, reqs = 4, 2000
+	got := entriesOf(t, synthAll(t, SyntheticSpec{
+		NumRequests: reqs,
+		ISL:         Dist{Kind: DistFixed, Value: 16},
+		OSL:         Dist{Kind: DistFixed, Value: 2},
+		Dataset:     DatasetSpec{Entries: n, Sampling: SamplingRandom},
+	}, NewStreams(11)))
+	counts := make([]int, n)
+	for _, e := range got {
+		counts[e]++
+	}
+	for e, c := range counts {
+		assert.InDelta(t, 500, c, 78, "entry %d", e)
+	}
+}
+
+// Same entry, same engine blocks; other entries share none, even at the same
+// length (W5 through BlockHashes).
+func TestDataset_PromptBlocksShareOnlyWithinAnEntry(t *testing.T) {
+	got := synthAll(t, SyntheticSpec{
+		NumRequests: 4,
+		ISL:         Dist{Kind: DistFixed, Value: 100},
+		OSL:         Dist{Kind: DistFixed, Value: 1},
+		Dataset:     DatasetSpec{Entries: 2, Sampling: SamplingSequential},
+	}, NewStreams(1))
+	h := make([][]uint64, len(got))
+	for i := range got {
+		h[i] = BlockHashes(&got[i], 16, nil)
+		require.Len(t, h[i], 6, "⌊100 / 16⌋ full blocks")
+	}
+	assert.Equal(t, h[0], h[2])
+	assert.Equal(t, h[1], h[3])
+	for j := range h[0] {
+		assert.NotEqual(t, h[0][j], h[1][j], "block %d", j)
+	}
+}
+
+func TestDataset_Errors(t *testing.T) {
+	ok := Dist{Kind: DistFixed, Value: 1}
+	cases := []struct {
+		d    DatasetSpec
+		want string
+	}{
+		{DatasetSpec{Entries: 0, Sampling: SamplingShuffle}, "workload: synthetic: dataset.entries: must be in [1, 1000000], got 0"},
+		{DatasetSpec{Entries: MaxDatasetEntries + 1, Sampling: SamplingShuffle}, "workload: synthetic: dataset.entries: must be in [1, 1000000], got 1000001"},
+		{DatasetSpec{Entries: 5}, "workload: synthetic: dataset.sampling: missing (want sequential, random or shuffle)"},
+		{DatasetSpec{Entries: 5, Sampling: "zipf"}, `workload: synthetic: dataset.sampling: unknown "zipf" (want sequential, random or shuffle)`},
+	}
+	for _, tc := range cases {
+		_, err := NewSynthetic(SyntheticSpec{NumRequests: 1, ISL: ok, OSL: ok, Dataset: tc.d}, NewStreams(1))
+		assert.EqualError(t, err, tc.want)
+	}
+}
