@@ -49,14 +49,17 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--steady-state", action="store_true",
                     help="measure whole waves after the first instead of the benchmark window "
                          "(10 requests per client from an idle engine, all counted)")
-    ap.add_argument("--dataset-entries", type=accuracy.args.non_negative_int, default=0,
+    ap.add_argument("--dataset-entries", type=accuracy.args.dataset_entries, default=0,
                     help="the load generator's distinct prompts, sent again and again to an engine "
                          "with prefix caching (AIPerf's --num-dataset-entries; default 0: every "
                          "prompt new, caching off)")
-    ap.add_argument("--sampling", choices=accuracy.SAMPLINGS, default="shuffle",
+    ap.add_argument("--sampling", choices=accuracy.SAMPLINGS, default=None,
                     help="how the next dataset entry is picked (AIPerf's --dataset-sampling-strategy; "
-                         "default shuffle)")
+                         "default shuffle); needs --dataset-entries")
     args = ap.parse_args(argv)
+    if args.sampling is not None and args.dataset_entries == 0:
+        ap.error("--sampling needs --dataset-entries N > 0 (without a dataset every prompt is new)")
+    args.sampling = args.sampling or "shuffle"
 
     def fail(msg: str) -> int:
         print(f"accuracy: {msg}", file=sys.stderr)

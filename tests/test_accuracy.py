@@ -151,7 +151,12 @@ def test_dataset_entries_reuse_prompts_with_prefix_caching():
     fresh = accuracy.run_row(row, **kw)
     assert (fresh.dataset_entries, fresh.sampling) == (0, "")
     assert res.predicted_ttft_ms < 0.5 * fresh.predicted_ttft_ms  # 9 of 10 prefills nearly free
-    for bad, match in (({"dataset_entries": -1}, "dataset_entries -1"), ({"dataset_entries": 5, "sampling": "zipf"},
-                                                                        "sampling 'zipf'")):
+    for bad, match in (({"dataset_entries": -1}, "dataset_entries -1"),
+                       ({"dataset_entries": accuracy.MAX_DATASET_ENTRIES + 1}, r"want an integer in \[0, 1000000\]"),
+                       ({"dataset_entries": 5, "sampling": "zipf"}, "sampling 'zipf'")):
         with pytest.raises(ValueError, match=match):
             accuracy.evaluate([row], aliases=aliases, **bad)
+    # the harness's bound is the core's
+    spec["traffic"]["source"]["dataset"]["entries"] = accuracy.MAX_DATASET_ENTRIES + 1
+    with pytest.raises(aisimulate.ConfigError, match="must be ≤ 1000000"):
+        aisimulate.replay(spec)

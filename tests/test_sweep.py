@@ -30,3 +30,26 @@ def test_sweep_rejects_a_bad_value_before_running(base_spec):
     with pytest.raises(ConfigError) as e:
         aisimulate.sweep(base_spec, {"engine.scheduler.max_num_seqs": [4, 0]})
     assert e.value.field == "engine.scheduler.max_num_seqs"
+
+
+def test_sweep_over_dataset_entries_shows_cached_tokens(base_spec):
+    # One client, 12 requests of one fixed prompt length: with E dataset entries the
+    # first E requests compute their prompts and the other 12 − E find them cached.
+    src = base_spec["traffic"]["source"]
+    src.update(num_requests=12, isl=1000, osl=4)
+    base_spec["traffic"]["load"] = {"mode": "concurrency", "concurrency": 1}
+    df = aisimulate.sweep(base_spec, {"traffic.source.dataset.entries": [1, 3, 12]}, jobs=1)
+    per_hit = 62 * 16  # 1000 tokens: 62 full blocks of 16
+    assert list(df["total_cached_tokens"]) == [11 * per_hit, 9 * per_hit, 0]
+
+
+@pytest.mark.parametrize("source, field, message", [
+    ({"dataset": {"entries": 0}}, "traffic.source.dataset.entries", "must be ≥ 1"),
+    ({"dataset": {"entries": 4, "sampling": "zipf"}}, "traffic.source.dataset.sampling", "not supported"),
+    ({"dataset": [4]}, "traffic.source.dataset", "expected a mapping"),
+])
+def test_dataset_errors_name_the_field(base_spec, source, field, message):
+    base_spec["traffic"]["source"].update(source)
+    with pytest.raises(ConfigError) as e:
+        aisimulate.replay(base_spec)
+    assert e.value.field == field and message in str(e.value)

@@ -19,8 +19,8 @@ const (
 )
 
 // MaxDatasetEntries bounds DatasetSpec.Entries: the entries' lengths are held
-// in memory (16 bytes each, plus 8 for shuffle's order), so a million entries
-// cost at most 24 MB. Load generators use tens to thousands.
+// in memory (16 bytes each, plus 4 for shuffle's order), so a million entries
+// cost at most 20 MB. Load generators use tens to thousands.
 const MaxDatasetEntries = 1_000_000
 
 // DatasetSpec is a load generator's prompt dataset: Entries distinct prompts,
@@ -34,7 +34,8 @@ type DatasetSpec struct {
 	Sampling string // SamplingSequential, SamplingRandom or SamplingShuffle
 }
 
-// Validate checks d. Errors name the field: "entries: must be ≥ 1, got 0".
+// Validate checks d. Errors name the field: "entries: must be in [1, 1000000],
+// got 0".
 // The zero value is valid (no dataset).
 func (d DatasetSpec) Validate() error {
 	if d == (DatasetSpec{}) {

@@ -29,7 +29,7 @@ SUMMARY_COLUMNS: tuple[str, ...] = (
     "output_token_throughput_tps", "gpu_hours",
     "ttft_ms.mean", "ttft_ms.p50", "ttft_ms.p90", "ttft_ms.p99",
     "tpot_ms.mean", "tpot_ms.p50", "tpot_ms.p90", "tpot_ms.p99",
-    "itl_ms.mean", "itl_ms.p99", "e2e_ms.mean", "e2e_ms.p90",
+    "itl_ms.mean", "itl_ms.p99", "e2e_ms.mean", "e2e_ms.p90", "total_cached_tokens",
 )
 
 
@@ -63,7 +63,7 @@ def sweep(base: str | os.PathLike[str] | Mapping[str, Any] | Spec,
           grid: Mapping[str, Sequence[Any]], *, jobs: int | None = None):  # -> pandas.DataFrame
     """Replay every point of ``grid`` (dotted spec field → values; the cartesian product)
     on top of ``base`` and return one row per point: the grid's values, then
-    :data:`SUMMARY_COLUMNS` (ms, requests/s, tokens/s, GPU hours).
+    :data:`SUMMARY_COLUMNS` (ms, requests/s, tokens/s, GPU hours, cached prompt tokens).
 
     Every point is compiled (validated) before any runs, so a bad value fails fast.
 

@@ -97,7 +97,7 @@ from .rows import LINE_KEY, REQUIRED_COLUMNS, load_aliases, read_inputs, read_si
 from .run import ROW_COLUMNS, RowResult, check_length_ratio, evaluate, run_row
 from .spec import (AIC_GENERATOR_07_MAX_NUM_SEQS, AIC_GENERATOR_TOKEN_SLACK, AIPERF_CLIENT,
                    BENCHMARK_REQUESTS_PER_CLIENT, CLIENTS, DEFAULT_DATABASE, DEFAULT_MODEL_CONFIGS,
-                   DEPLOYMENTS, MAX_WAVES, MIN_MEASURED, SAMPLINGS, SHARED_DATA,
+                   DEPLOYMENTS, MAX_DATASET_ENTRIES, MAX_WAVES, MIN_MEASURED, SAMPLINGS, SHARED_DATA,
                    VLLM_API_SERVER_MAX_NUM_BATCHED_TOKENS,
                    VLLM_DEFAULT_MAX_NUM_SEQS, row_spec)
 
@@ -109,6 +109,7 @@ __all__ = [
     "DEFAULT_MODEL_CONFIGS",
     "DEPLOYMENTS",
     "LINE_KEY",
+    "MAX_DATASET_ENTRIES",
     "MIN_MEASURED",
     "REQUIRED_COLUMNS",
     "ROW_COLUMNS",

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 
 from .run import check_length_ratio
+from .spec import MAX_DATASET_ENTRIES
 
 
 def positive_int(text: str) -> int:
@@ -18,14 +19,14 @@ def positive_int(text: str) -> int:
     return v
 
 
-def non_negative_int(text: str) -> int:
-    """An integer ≥ 0 (dataset entries; 0 = none)."""
+def dataset_entries(text: str) -> int:
+    """A number of dataset entries, 0 (none) to :data:`MAX_DATASET_ENTRIES`."""
     try:
         v = int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
-    if v < 0:
-        raise argparse.ArgumentTypeError(f"{v}: want ≥ 0")
+    if not 0 <= v <= MAX_DATASET_ENTRIES:
+        raise argparse.ArgumentTypeError(f"{v}: want 0 to {MAX_DATASET_ENTRIES}")
     return v
 
 

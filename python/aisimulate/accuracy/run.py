@@ -154,7 +154,7 @@ def evaluate(rows: Sequence[dict[str, str]], *, perf: str = "aic",
 
     Raises:
         ValueError: ``length_ratio`` outside (0, 1], an unknown ``deployment``,
-            ``client`` or ``sampling``, or ``dataset_entries`` < 0."""
+            ``client`` or ``sampling``, or ``dataset_entries`` outside [0, 1000000]."""
     check_length_ratio(length_ratio)
     _check_deployment(deployment)
     _check_client(client)

@@ -42,6 +42,8 @@ AIPERF_CLIENT = {
 #: How a load generator picks its next dataset entry (``dataset_entries`` > 0):
 #: AIPerf's --dataset-sampling-strategy values; shuffle is its choice for synthetic data.
 SAMPLINGS = ("shuffle", "sequential", "random")
+#: Most dataset entries a spec takes (the core's ``traffic.source.dataset.entries`` bound).
+MAX_DATASET_ENTRIES = 1_000_000
 #: Most measured waves (large concurrencies already average over many requests).
 MAX_WAVES = 8
 
@@ -185,8 +187,9 @@ def _check_client(client: str) -> None:
 
 
 def _check_dataset(entries: int, sampling: str) -> None:
-    if isinstance(entries, bool) or not isinstance(entries, int) or entries < 0:
-        raise ValueError(f"dataset_entries {entries!r}: want an integer ≥ 0 (0 = every prompt new)")
+    if isinstance(entries, bool) or not isinstance(entries, int) or not 0 <= entries <= MAX_DATASET_ENTRIES:
+        raise ValueError(f"dataset_entries {entries!r}: want an integer in [0, {MAX_DATASET_ENTRIES}] "
+                         "(0 = every prompt new)")
     if sampling not in SAMPLINGS:
         raise ValueError(f"sampling {sampling!r}: want one of {', '.join(SAMPLINGS)}")
 
