@@ -44,6 +44,10 @@
 //     (TestSynthetic_OSLStreamDoesNotShiftISL).
 //   - W5 Block hashes: two requests share engine block j iff their source ids
 //     over tokens [0, (j+1)·bs) agree (TestBlockHashes_*, FuzzBlockHashes).
+//   - W6 Datasets: a synthetic dataset's requests send its entries in the
+//     sampling's order (shuffle: every entry once per pass), each with the
+//     lengths its entry was drawn with, and share prompt blocks iff they send
+//     the same entry (TestDataset_*).
 //
 // Units: times are int64 ns, lengths are tokens, rates are requests/s.
 //
