@@ -40,6 +40,13 @@ def closed_loop(clients: int, per_client: int, perf: str) -> dict:
                         "load": {"mode": "concurrency", "concurrency": clients}}}
 
 
+def with_dataset(spec: dict, entries: int) -> dict:
+    """The spec's synthetic requests drawn from a dataset of ``entries`` prompts (prefix
+    caching on, the default): the prefix cache's hashing and lookups on every request."""
+    spec["traffic"]["source"]["dataset"] = {"entries": entries}
+    return spec
+
+
 def workloads(perf: str, quick: bool) -> list[tuple[str, dict]]:
     scale = 4 if quick else 1
     out = [
@@ -47,6 +54,7 @@ def workloads(perf: str, quick: bool) -> list[tuple[str, dict]]:
         (f"closed 4096 × 20", closed_loop(4096, 20, perf)),
         (f"closed 4096 × 40", closed_loop(4096, 40, perf)),
         (f"closed 16384 × 20", closed_loop(16384, 20 // scale or 1, perf)),
+        ("closed 4096 × 20, 100 prompts", with_dataset(closed_loop(4096, 20, perf), 100)),
         ("poisson 400/s × 120 s", {  # 2 workers serve ~100/s: the queue grows
             "engine": engine("meta-llama/Llama-3.1-8B-Instruct", 2, 1, perf),
             "traffic": {"source": {"type": "synthetic", "num_requests": 1_000_000, "isl": 512, "osl": 128},
@@ -105,7 +113,7 @@ def main() -> None:
     args = ap.parse_args()
     perfs = ["roofline", "aic"] if args.perf == "both" else [args.perf]
     ctx = mp.get_context("spawn")  # fork is unsafe once the Go runtime has started
-    print(f"{'perf':<8} {'workload':<26} {'requests':>9} {'out tokens':>12} {'wall s':>7} "
+    print(f"{'perf':<8} {'workload':<30} {'requests':>9} {'out tokens':>12} {'wall s':>7} "
           f"{'µs/token':>8} {'sim req/s':>10} {'peak MiB':>8} {'python':>7}")
     for perf in perfs:
         if perf == "aic" and not AIC_DB.exists():
@@ -114,7 +122,7 @@ def main() -> None:
         for name, spec in workloads(perf, args.quick):
             with ctx.Pool(1, maxtasksperchild=1) as pool:
                 r = pool.apply(_run, (spec,))
-            print(f"{perf:<8} {name:<26} {r['requests']:>9,} {r['tokens']:>12,} {r['wall']:>7.2f} "
+            print(f"{perf:<8} {name:<30} {r['requests']:>9,} {r['tokens']:>12,} {r['wall']:>7.2f} "
                   f"{r['wall'] * 1e6 / max(r['tokens'], 1):>8.3f} {r['requests'] / r['wall']:>10,.0f} "
                   f"{r['rss_mib']:>8.0f} {1 - r['core'] / r['wall']:>7.1%}", flush=True)
 
