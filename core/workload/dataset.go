@@ -34,9 +34,8 @@ type DatasetSpec struct {
 	Sampling string // SamplingSequential, SamplingRandom or SamplingShuffle
 }
 
-// Validate checks d. Errors name the field: "entries: must be in [1, 1000000],
-// got 0".
-// The zero value is valid (no dataset).
+// Validate checks d; the zero value is valid (no dataset). Errors name the
+// field: "entries: must be in [1, 1000000], got 0".
 func (d DatasetSpec) Validate() error {
 	if d == (DatasetSpec{}) {
 		return nil
@@ -86,7 +85,7 @@ func (ds *dataset) pick() int {
 	case SamplingRandom:
 		return ds.rng.IntN(n)
 	case SamplingShuffle:
-		if i%n == 0 {
+		if i%n == 0 { // a new pass: a permutation of the entries, from the identity
 			for k := range ds.order {
 				ds.order[k] = int32(k)
 			}
