@@ -22,13 +22,14 @@ from typing import Any, Mapping
 
 from . import _native
 from .config import Spec, load_config
-from .errors import ConfigError, DataError, SimulationError
+from .errors import AisimulateError, ConfigError, DataError, SimulationError
 from .report import ReplayReport
 from .sweep import sweep
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "AisimulateError",
     "ConfigError",
     "DataError",
     "ReplayReport",

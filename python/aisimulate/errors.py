@@ -15,16 +15,52 @@ Three classes cover every failure a user can act on:
 
 The core reports errors as ``{"error": {"kind", "message", "field", "file", "line"}}``
 (see ``pybind/pybind.go``); :func:`from_envelope` turns that object into one of these.
+
+Every class here pickles to its constructor arguments and compares equal by type and
+attributes, so an error raised in a worker process (a sweep point, a Ray task) crosses
+back to the parent intact: the default exception pickling calls ``cls(*args)`` with the
+formatted message only, which fails for a keyword-carrying constructor and, inside
+``multiprocessing``, kills the pool's result thread and hangs the parent (issue 17).
 """
 
 from __future__ import annotations
 
 from typing import Any, Mapping
 
-__all__ = ["ConfigError", "DataError", "SimulationError", "from_envelope"]
+__all__ = ["AisimulateError", "ConfigError", "DataError", "SimulationError", "from_envelope"]
 
 
-class ConfigError(ValueError):
+def _rebuild(cls: type, args: tuple, kwargs: dict) -> BaseException:
+    """Unpickling hook: ``cls(*args, **kwargs)`` (module level so pickle can name it)."""
+    return cls(*args, **kwargs)
+
+
+class AisimulateError(Exception):
+    """Mixin of every aisimulate exception: value semantics across processes.
+
+    A subclass implements :meth:`_ctor`, the ``(args, kwargs)`` its constructor was
+    given; pickling replays that call, and two errors are equal when their types and
+    constructor arguments are.
+    """
+
+    def _ctor(self) -> tuple[tuple, dict]:  # pragma: no cover - every subclass defines it
+        raise NotImplementedError
+
+    def __reduce__(self):
+        args, kwargs = self._ctor()
+        return (_rebuild, (type(self), args, kwargs))
+
+    def __eq__(self, other: object) -> bool:
+        if type(other) is not type(self):
+            return NotImplemented
+        return self._ctor() == other._ctor()  # type: ignore[attr-defined]
+
+    def __hash__(self) -> int:
+        args, kwargs = self._ctor()
+        return hash((type(self), args, tuple(sorted(kwargs.items()))))
+
+
+class ConfigError(AisimulateError, ValueError):
     """A problem with one field of the replay spec.
 
     Attributes:
@@ -54,8 +90,11 @@ class ConfigError(ValueError):
             text = self.reason
         super().__init__(text)
 
+    def _ctor(self) -> tuple[tuple, dict]:
+        return (self.field, self.reason), {"file": self.file, "line": self.line}
 
-class DataError(ValueError):
+
+class DataError(AisimulateError, ValueError):
     """A problem in the workload data (a trace file), found while replaying it.
 
     Attributes:
@@ -81,8 +120,11 @@ class DataError(ValueError):
         text = reason if (not where or reason.startswith(where)) else f"{where}: {reason}"
         super().__init__(text)
 
+    def _ctor(self) -> tuple[tuple, dict]:
+        return (self.reason,), {"file": self.file, "line": self.line, "field": self.field}
 
-class SimulationError(RuntimeError):
+
+class SimulationError(AisimulateError, RuntimeError):
     """Any other error from the simulation core.
 
     Attributes:
@@ -93,6 +135,9 @@ class SimulationError(RuntimeError):
     def __init__(self, message: str, *, kind: str = "simulation") -> None:
         self.kind = kind
         super().__init__(message)
+
+    def _ctor(self) -> tuple[tuple, dict]:
+        return (self.args[0],), {"kind": self.kind}
 
 
 def _strip_prefix(message: str, field: str) -> str:
