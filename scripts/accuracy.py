@@ -10,7 +10,7 @@ Usage:
 Writes DIR/rows.csv (one line per input row: ok or skipped with a reason),
 DIR/mape.csv and DIR/predicted_vs_measured.png, and prints the MAPE table per
 (model, system, TP) and overall. How rows are simulated and how warm-up is treated:
-the docstring of python/aisimulate/accuracy/__init__.py. Exit 0 on success, 2 on bad input (a
+the docstring of python/aisimulate/tools/accuracy/__init__.py. Exit 0 on success, 2 on bad input (a
 missing file or folder, a bad option, a malformed CSV, or no row that can be simulated).
 """
 
@@ -24,7 +24,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "python"))
 
-from aisimulate import accuracy  # noqa: E402
+from aisimulate.tools import accuracy  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:

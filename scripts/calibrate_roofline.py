@@ -3,14 +3,14 @@
 
 Usage:
     python scripts/calibrate_roofline.py --silicon ../shared/data/silicon/vllm_dense_dev.csv \
-        [--target silicon|aic] [--free NAME,...] [--out python/aisimulate/calibration/roofline_fit.json]
+        [--target silicon|aic] [--free NAME,...] [--out python/aisimulate/tools/roofline_fit.json]
         [--jobs N]
 
 --target silicon (default) fits the measured TTFT/TPOT of the rows; --target aic fits the
 aic perf source's predictions for the same rows (the measured kernel tables). --free names
 the parameters to fit (default: all but layer_latency_us, which stays at its default).
 
-See python/aisimulate/calibration/roofline.py for the loss and the search.
+See python/aisimulate/tools/roofline_calibration.py for the loss and the search.
 """
 
 from __future__ import annotations
@@ -24,8 +24,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "python"))
 
-from aisimulate import accuracy  # noqa: E402
-from aisimulate.calibration import roofline  # noqa: E402
+from aisimulate.tools import accuracy  # noqa: E402
+from aisimulate.tools import roofline_calibration as roofline  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,4 +1,4 @@
-"""The accuracy harness (scripts/accuracy.py, aisimulate.accuracy) on a three-row slice."""
+"""The accuracy harness (scripts/accuracy.py, aisimulate.tools.accuracy) on a three-row slice."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from aisimulate import accuracy
+from aisimulate.tools import accuracy
 
 REPO = Path(__file__).resolve().parent.parent
 SILICON = accuracy.SHARED_DATA / "silicon" / "vllm_dense_dev.csv"

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from aisimulate import accuracy
-from aisimulate.calibration import fit_roofline
+from aisimulate.tools import accuracy
+from aisimulate.tools.roofline_calibration import fit_roofline
 
 REPO = Path(__file__).resolve().parent.parent
 SILICON = accuracy.SHARED_DATA / "silicon" / "vllm_dense_dev.csv"

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from aisimulate import accuracy
-from aisimulate.calibration import fit_roofline, fitted_roofline
+from aisimulate.tools import accuracy
+from aisimulate.tools.roofline_calibration import fit_roofline
+from aisimulate.tools.roofline_calibration import fitted as fitted_roofline
 
 SILICON = accuracy.SHARED_DATA / "silicon" / "vllm_dense_dev.csv"
 ALIASES = accuracy.SHARED_DATA / "silicon" / "model_aliases.csv"
@@ -57,7 +58,7 @@ def test_fit_starts_from_the_core_roofline_defaults():
     # DEFAULT_START mirrors core/perf/roofline.go DefaultRooflineParams: the report of a
     # replay with no perf overrides names the values in effect
     import aisimulate
-    from aisimulate.calibration.roofline import DEFAULT_START
+    from aisimulate.tools.roofline_calibration import DEFAULT_START
     rep = aisimulate.replay({"engine": {"model": "Qwen/Qwen3-32B", "system": "h100_sxm", "perf": {"source": "roofline"},
                                         "scheduler": {"num_gpu_blocks": 100}},
                              "traffic": {"source": {"type": "synthetic", "num_requests": 1, "isl": 16, "osl": 2},

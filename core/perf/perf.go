@@ -47,27 +47,22 @@ func (b *Batch) Sequences() int { return len(b.Prefill) + len(b.DecodeKVLens) }
 // DefaultPassOverheadUs is the per-pass cost outside the kernels (vLLM v1
 // engine step: schedule, prepare inputs, sample, return outputs), µs, used
 // when engine.perf.pass_overhead_us is not given. One global constant, on the
-// order vLLM's own step profiles show for a CUDA-graph decode step; chosen on
-// the dev silicon rows
-// (../shared/data/silicon/vllm_dense_dev.csv, `scripts/accuracy.py --perf aic`):
-// 0 → 1000 µs moves Qwen3-32B TPOT MAPE at TP 2/4/8 from 14.5/11.1/12.9 % to
-// 11.6/7.4/10.7 % and leaves TTFT MAPE unchanged (50.6 → 50.7 %). Both perf
-// sources price the same engine step, so both use it (replay's aic options,
-// DefaultRooflineParams); aic's tables time kernels only.
+// order vLLM's own step profiles show for a CUDA-graph decode step, chosen on
+// the dev silicon rows (docs/accuracy.md, "The perf defaults" gives the
+// measurement). Both perf sources price the same engine step, so both use it;
+// aic's tables time kernels only.
 const DefaultPassOverheadUs = 1000.0
 
 // DefaultSequenceOverheadUs is the per-sequence part of the pass overhead, µs
 // per request scheduled in the pass (perf.OverheadNs), used when
 // engine.perf.per_sequence_overhead_us is not given. vLLM's step builds
 // inputs, samples and processes outputs request by request, so its CPU time
-// grows with the batch. Fitted on the dev silicon rows
-// (../shared/data/silicon/vllm_dense_dev.csv, Qwen3-32B bf16, 90 rows,
-// `scripts/accuracy.py --perf aic`, 2026-11-29): the TPOT gap between silicon
-// and the kernel sum grew by about 45 µs per concurrent request at every TP
-// (TP 2 ISL 1024 OSL 1024: +0.5 ms at c = 8, +6.8 ms at c = 128), which no
-// kernel table explains (it did not grow with the KV length). A grid over
-// 0/25/35/42/50/60 µs gave Qwen3-32B TPOT MAPE 8.8/5.8/5.2/5.2/5.4/6.4 %;
-// 40 µs is the chosen value. Both perf sources use it.
+// grows with the batch: on the dev silicon rows the TPOT gap between the
+// measurements and the kernel sum grew by a fixed amount per concurrent
+// request at every TP and not with the KV length, which no kernel table
+// explains. docs/accuracy.md ("The per-sequence overhead", "The perf
+// defaults") gives the measurement and the grid that chose 40 µs. Both perf
+// sources use it.
 const DefaultSequenceOverheadUs = 40.0
 
 // OverheadNs is the CPU-side cost of a pass outside the kernels, ns:

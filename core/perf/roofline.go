@@ -55,10 +55,10 @@ type RooflineParams struct {
 //     TP 1–8) sits above this roofline, per layer, by 12.1–14.0 µs for
 //     decode attention and 12.0–15.0 µs for the norms and activation, and by
 //     2–14 µs for the four GEMMs where their weights are small (large weights
-//     stream faster than 0.8 of HBM): 30–40 µs per layer. On the dev silicon
-//     rows (scripts/accuracy.py --perf roofline, 2026-11-29) 0/30/40/50 µs
-//     give Qwen3-32B bf16 TPOT MAPE 15.0/5.7/4.0/4.7 %, so 40. Printed by
-//     AIC_LAYER_LATENCY=1 go test ./core/perf/aic -run PrintLayerLatency -v.
+//     stream faster than 0.8 of HBM): 30–40 µs per layer. Printed by
+//     AIC_LAYER_LATENCY=1 go test ./core/perf/aic -run PrintLayerLatency -v;
+//     the value within that range was chosen on the dev silicon rows
+//     (docs/accuracy.md, "The perf defaults").
 func DefaultRooflineParams() RooflineParams {
 	return RooflineParams{
 		ComputeEfficiency:  0.7,

@@ -10,7 +10,7 @@ latency, which the kernel tables give) to minimise
     L = mean over rows of  [ln(pred_TTFT / meas_TTFT)² + ln(pred_TPOT / meas_TPOT)²]
 
 where the predictions are full closed-loop replays of each silicon row, exactly as the
-accuracy harness runs them (:mod:`aisimulate.accuracy`). Log errors weigh a row's
+accuracy harness runs them (:mod:`aisimulate.tools.accuracy`). Log errors weigh a row's
 relative error, so short and long rows count alike. The search is Nelder–Mead on
 ``(e_c, e_m, pass overhead / 1000 µs, per-sequence overhead / 100 µs, layer latency /
 100 µs)``, clipped to ``e ∈ [0.05, 1]``, pass overhead ∈ [0, 5000] µs, per-sequence
@@ -98,7 +98,7 @@ def roofline_loss(rows: Sequence[dict[str, str]], params: dict[str, float], *,
                   aliases: dict[str, str], jobs: int = 1, **kw: Any) -> float:
     """L of the module docstring for one parameter set (rows that cannot be simulated
     are left out; ValueError when none can)."""
-    from .. import accuracy
+    from . import accuracy
     res = accuracy.evaluate(rows, perf="roofline", aliases=aliases, jobs=jobs,
                             perf_overrides=params, **kw)
     errs = [math.log(r.predicted_ttft_ms / r.silicon_ttft_ms) ** 2
@@ -112,12 +112,12 @@ def roofline_loss(rows: Sequence[dict[str, str]], params: dict[str, float], *,
 def usable_rows(rows: Sequence[dict[str, str]], *, aliases: dict[str, str], jobs: int = 1,
                 params: dict[str, float] | None = None, **kw: Any) -> tuple[list[dict[str, str]], list[Any]]:
     """Split ``rows`` into those the roofline (with ``params``) can simulate and the
-    results of the others (:class:`aisimulate.accuracy.RowResult`, ``skipped`` with the
+    results of the others (:class:`aisimulate.tools.accuracy.RowResult`, ``skipped`` with the
     reason), in input order.
 
     Raises:
         ValueError: no row can be simulated (the message gives the first reasons)."""
-    from .. import accuracy
+    from . import accuracy
     res = accuracy.evaluate(rows, perf="roofline", aliases=aliases, jobs=jobs, perf_overrides=params, **kw)
     return _split(rows, res, "no silicon row could be simulated")
 
@@ -132,7 +132,7 @@ def aic_priced_rows(rows: Sequence[dict[str, str]], *, aliases: dict[str, str], 
 
     Raises:
         ValueError: ``aic`` can price none of the rows."""
-    from .. import accuracy
+    from . import accuracy
     res = accuracy.evaluate(rows, perf="aic", aliases=aliases, jobs=jobs, **kw)
     priced = [dict(row, silicon_ttft_ms=repr(r.predicted_ttft_ms), silicon_tpot_ms=repr(r.predicted_tpot_ms))
               for row, r in zip(rows, res)]
@@ -222,8 +222,8 @@ def fit_roofline(rows: Sequence[dict[str, str]], *, aliases: dict[str, str],
     at their ``start`` values.
 
     Args:
-        rows: silicon rows (:func:`aisimulate.accuracy.read_silicon`).
-        aliases: ``model_path`` → config file (:func:`aisimulate.accuracy.load_aliases`).
+        rows: silicon rows (:func:`aisimulate.tools.accuracy.read_silicon`).
+        aliases: ``model_path`` → config file (:func:`aisimulate.tools.accuracy.load_aliases`).
         start: starting values by name (missing names: :data:`DEFAULT_START`).
         free: names of the parameters to fit, a non-empty subset of
             ``compute_efficiency, memory_efficiency, pass_overhead_us,
@@ -231,7 +231,7 @@ def fit_roofline(rows: Sequence[dict[str, str]], *, aliases: dict[str, str],
         max_evals: most loss evaluations (each replays every row).
         tol: stop when the simplex's losses differ by less than this.
         jobs: processes per evaluation.
-        **kw: ``model_configs`` / ``database`` for :func:`aisimulate.accuracy.evaluate`.
+        **kw: ``model_configs`` / ``database`` for :func:`aisimulate.tools.accuracy.evaluate`.
 
     Raises:
         ValueError: an unknown, repeated or empty ``free``, ``max_evals`` < 1, or no
