@@ -37,7 +37,8 @@ const (
 // ns (the 7 fractional digits are 100 ns units); rows must not go backwards.
 // Requests have HashIDs nil (the trace carries no prefix information),
 // SessionID -1, Turn 0 and Line the 1-based CSV line. "\r\n" line endings,
-// blank lines and a UTF-8 byte-order mark are accepted.
+// blank lines and a UTF-8 byte-order mark are accepted. A record longer than
+// MaxLineBytes is a DataError naming the line it starts on.
 //
 // Errors: the os.Open error (wrapped); a *DataError when the header is missing
 // or lacks a column (line 1), and from Next for malformed CSV, a short row, a
@@ -60,10 +61,11 @@ func OpenAzure(path string) (Source, io.Closer, error) {
 // used as DataError.File. It reads and checks the header now, the rows lazily,
 // and never closes r.
 func NewAzureSource(r io.Reader, name string) (Source, error) {
-	cr := csv.NewReader(r)
+	capped := &csvRecordCap{r: r}
+	cr := csv.NewReader(capped)
 	cr.FieldsPerRecord = -1 // short rows get a DataError naming the missing column
 	cr.ReuseRecord = true
-	s := &azureSource{name: name, cr: cr}
+	s := &azureSource{name: name, cr: cr, capped: capped}
 	header, err := cr.Read()
 	if err == io.EOF {
 		return nil, &DataError{File: name, Msg: "empty file: no header row"}
@@ -100,6 +102,7 @@ func NewAzureSource(r io.Reader, name string) (Source, error) {
 type azureSource struct {
 	name                 string
 	cr                   *csv.Reader
+	capped               *csvRecordCap
 	colTs, colIn, colOut int
 	id                   int64
 	err                  error
@@ -111,6 +114,9 @@ type azureSource struct {
 }
 
 func (s *azureSource) csvError(err error) error {
+	if errors.Is(err, errLineTooLong) {
+		return lineTooLong(s.name, s.capped.line())
+	}
 	var pe *csv.ParseError
 	if errors.As(err, &pe) {
 		return &DataError{File: s.name, Line: pe.Line, Msg: "malformed CSV: " + pe.Err.Error()}

@@ -145,3 +145,44 @@ func TestOpenAzure_MissingFile(t *testing.T) {
 	_, _, err := OpenAzure("/nonexistent/trace.csv")
 	assert.ErrorIs(t, err, os.ErrNotExist)
 }
+
+// Every reader bounds a line at MaxLineBytes, as Mooncake does: an Azure file
+// with one enormous line, header or never-closed quote is a DataError naming
+// the line the record starts on, read in bounded memory.
+func TestAzure_LongRecords(t *testing.T) {
+	const header = "TIMESTAMP,ContextTokens,GeneratedTokens\n"
+	const row = "2023-11-16 18:17:03,10,1\n"
+	huge := strings.Repeat("x", MaxLineBytes) // with the row's own bytes: over the bound
+	cases := []struct {
+		name, content, want string
+	}{
+		{"a data row without line breaks", header + row + "2023-11-16 18:17:04,1,1," + huge + "\n",
+			"t.csv:3: line longer than 16777216 bytes (16 MiB)"},
+		{"the header", "TIMESTAMP,ContextTokens,GeneratedTokens," + huge, "t.csv:1: line longer than 16777216 bytes (16 MiB)"},
+		// short physical lines, but the quote opened on line 2 never closes:
+		// one record of 17 MiB
+		{"an unterminated quote", header + "\"" + strings.Repeat("y\n", MaxLineBytes/2+1),
+			"t.csv:2: line longer than 16777216 bytes (16 MiB)"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			src, err := NewAzureSource(strings.NewReader(tc.content), "t.csv")
+			if err == nil {
+				_, err = drain(src)
+			}
+			var de *DataError
+			require.ErrorAs(t, err, &de)
+			assert.EqualError(t, err, tc.want)
+		})
+	}
+
+	// A quoted field that spans lines and closes is one record, under the
+	// bound: row 2's ContextTokens "3\n" (trimmed: 3) continues on line 4.
+	src, err := NewAzureSource(strings.NewReader(header+"2023-11-16 18:17:03,\"12\",1\n\"2023-11-16 18:17:04\",\"3\n\",2\n"), "q.csv")
+	require.NoError(t, err)
+	got, err := drain(src)
+	require.NoError(t, err)
+	// 04 − 03 = 1 s = 1e9 ns
+	assert.Equal(t, []Request{{ID: 0, InputTokens: 12, OutputTokens: 1, SessionID: -1, Line: 2},
+		{ID: 1, Timestamp: 1_000_000_000, InputTokens: 3, OutputTokens: 2, SessionID: -1, Line: 3}}, got)
+}

@@ -17,10 +17,6 @@ import (
 // 512-token prompt blocks).
 const MooncakeBlockTokens = 512
 
-// maxLineBytes bounds one physical line of a JSONL trace (16 MiB, about 1.5M
-// hash ids), so that a file without newlines cannot exhaust memory.
-const maxLineBytes = 16 << 20
-
 // OpenMooncake opens a Mooncake JSONL trace for streaming.
 //
 // Format: one JSON object per line with
@@ -34,7 +30,8 @@ const maxLineBytes = 16 << 20
 //	               prompt blocks; missing, null or [] gives HashIDs nil
 //
 // Other keys are ignored. Blank lines (also "\r\n" endings) are skipped but
-// counted for Request.Line. Timestamps are kept as given (not rebased to the
+// counted for Request.Line; a UTF-8 byte-order mark at the start of the file
+// is skipped. Timestamps are kept as given (not rebased to the
 // first row) and converted to ns: integer ms exactly, fractional ms rounded to
 // the nearest ns (exact for timestamps below 2^53 ns ≈ 104 days). Requests
 // have SessionID -1 and Turn 0.
@@ -42,7 +39,7 @@ const maxLineBytes = 16 << 20
 // Errors: OpenMooncake returns the os.Open error (wrapped); Next returns a
 // *DataError for bad data (invalid JSON, a missing, null, non-numeric,
 // non-integer, negative or out-of-range field, input_length < 1, a timestamp
-// going backwards, a line over 16 MiB). The caller closes the returned Closer
+// going backwards, a line over MaxLineBytes). The caller closes the returned Closer
 // (the file).
 func OpenMooncake(path string) (Source, io.Closer, error) {
 	f, err := os.Open(path)
@@ -94,8 +91,6 @@ func (r *rawRef) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-var errLineTooLong = errors.New("line too long")
-
 // Next implements Source.
 func (s *mooncakeSource) Next(r *Request) error {
 	if s.err != nil {
@@ -108,12 +103,15 @@ func (s *mooncakeSource) Next(r *Request) error {
 			return s.err
 		}
 		if err == errLineTooLong {
-			s.err = &DataError{File: s.name, Line: s.line + 1, Msg: fmt.Sprintf("line longer than %d bytes", maxLineBytes)}
+			s.err = lineTooLong(s.name, s.line+1)
 			return s.err
 		}
 		if err != nil {
 			s.err = fmt.Errorf("workload: read %s after line %d: %w", s.name, s.line, err)
 			return s.err
+		}
+		if s.line == 0 { // a UTF-8 byte-order mark before the first row, as Azure allows
+			line = bytes.TrimPrefix(line, []byte(utf8BOM))
 		}
 		s.line++
 		line = bytes.TrimSpace(line)

@@ -237,7 +237,25 @@ func TestMooncake_LongLines(t *testing.T) {
 	// A line over the 16 MiB bound is a DataError, not unbounded memory.
 	huge := strings.Repeat(" ", maxLineBytes+1)
 	_, err = drain(NewMooncakeSource(strings.NewReader("\n"+huge), "big.jsonl"))
-	assert.EqualError(t, err, fmt.Sprintf("big.jsonl:2: line longer than %d bytes", maxLineBytes))
+	assert.EqualError(t, err, "big.jsonl:2: line longer than 16777216 bytes (16 MiB)")
+}
+
+// A Mooncake file written with a UTF-8 byte-order mark (as some editors and
+// Windows tools save JSONL) reads like the same file without it, as Azure does.
+func TestMooncake_ByteOrderMark(t *testing.T) {
+	rows := `{"timestamp": 0, "input_length": 10, "output_length": 2}` + "\n" +
+		`{"timestamp": 5, "input_length": 20, "output_length": 3}` + "\n"
+	plain, err := drain(NewMooncakeSource(strings.NewReader(rows), "t.jsonl"))
+	require.NoError(t, err)
+	withBOM, err := drain(NewMooncakeSource(strings.NewReader("\ufeff"+rows), "t.jsonl"))
+	require.NoError(t, err)
+	assert.Equal(t, plain, withBOM)
+	// 5 ms = 5,000,000 ns on line 2
+	assert.Equal(t, Request{ID: 1, Timestamp: 5_000_000, InputTokens: 20, OutputTokens: 3, SessionID: -1, Line: 2}, withBOM[1])
+
+	// Only at the start of the file: a BOM before a later row is invalid JSON.
+	_, err = drain(NewMooncakeSource(strings.NewReader(rows+"\ufeff"+rows), "t.jsonl"))
+	assert.ErrorContains(t, err, "t.jsonl:3: invalid JSON")
 }
 
 func TestOpenMooncake_MissingFile(t *testing.T) {
