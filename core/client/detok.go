@@ -1,6 +1,6 @@
 package client
 
-import "math"
+import "github.com/aisimulate/aisimulate/core/clock"
 
 // OutputProcessor is one worker's detokenizer: a FIFO server. Each pass that
 // produced outputs hands it one job; the job starts when both the pass has ended
@@ -17,11 +17,13 @@ type OutputProcessor struct {
 }
 
 // Submit queues the job of a pass that ended at passEndNs with tokens output
-// tokens and returns the time its outputs reach the client.
+// tokens and returns the time its outputs reach the client (saturating: a
+// cost past the clock's range lands past clock.Horizon, where the replay
+// stops, instead of wrapping).
 func (o *OutputProcessor) Submit(p *Path, passEndNs int64, tokens int) int64 {
-	cost := int64(math.Round(p.DetokBaseNs + p.DetokPerTokenNs*float64(tokens)))
+	cost := clock.Span(p.DetokBaseNs + p.DetokPerTokenNs*float64(tokens))
 	start := max(passEndNs, o.busyUntil)
-	o.busyUntil = start + cost
-	o.BusyNs += cost
+	o.busyUntil = clock.Add(start, cost)
+	o.BusyNs = clock.Add(o.BusyNs, cost)
 	return o.busyUntil
 }

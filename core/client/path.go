@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+
+	"github.com/aisimulate/aisimulate/core/clock"
 )
 
 // StreamJitter is the name of the random stream (workload.Streams) the
@@ -64,11 +66,11 @@ func NewPath(c Costs) (Path, error) {
 		}
 	}
 	return Path{
-		SendNs:     int64(math.Round(c.SendMs * 1e6)),
+		SendNs:     clock.Span(c.SendMs * 1e6),
 		Detokenize: c.Detokenize, DetokBaseNs: c.DetokBaseUs * 1e3, DetokPerTokenNs: c.DetokPerTokenUs * 1e3,
 		OverheadBaseNs: c.OverheadBaseMs * 1e6, OverheadPerTokenNs: c.OverheadPerOutputTokenUs * 1e3,
 		OverheadJitterNs: c.OverheadJitterMs * 1e6, OverheadSerial: c.OverheadSerial,
-		InterTurnDelayNs: int64(math.Round(c.InterTurnDelayMs * 1e6)),
+		InterTurnDelayNs: clock.Span(c.InterTurnDelayMs * 1e6),
 		TimeoutNs:        timeoutNs(c.RequestTimeoutMs),
 	}, nil
 }
@@ -78,9 +80,11 @@ func NewPath(c Costs) (Path, error) {
 //
 //	release = end + base + per_output_token × output tokens
 //
-// (DESIGN.md §6; a response without output waits base only). Rounded to the ns.
+// (DESIGN.md §6; a response without output waits base only). Rounded to the
+// ns; the overhead saturates at clock.MaxSpan and the sum at math.MaxInt64, so
+// a huge overhead lands past clock.Horizon instead of wrapping.
 func (p *Path) ReleaseNs(endNs int64, outputTokens int) int64 {
-	return endNs + int64(math.Round(p.OverheadBaseNs+p.OverheadPerTokenNs*float64(outputTokens)))
+	return clock.Add(endNs, clock.Span(p.OverheadBaseNs+p.OverheadPerTokenNs*float64(outputTokens)))
 }
 
 // SerialReleaseNs is ReleaseNs for a client that finishes one response at a
@@ -94,7 +98,7 @@ func (p *Path) SerialReleaseNs(endNs, busyNs int64, outputTokens int, jitterNs i
 	if p.OverheadSerial && busyNs > endNs {
 		endNs = busyNs
 	}
-	return p.ReleaseNs(endNs, outputTokens) + jitterNs
+	return clock.Add(p.ReleaseNs(endNs, outputTokens), jitterNs)
 }
 
 // JitterNs draws the client's timing noise added to one response overhead:
@@ -111,7 +115,7 @@ func (p *Path) JitterNs(rng *rand.Rand) int64 {
 	if !(p.OverheadJitterNs > 0) {
 		return 0
 	}
-	return int64(math.Round(p.OverheadJitterNs * rng.ExpFloat64()))
+	return clock.Span(p.OverheadJitterNs * rng.ExpFloat64())
 }
 
 // TurnDelayNs is the wait before a session's next turn: the turn's own delay
@@ -129,5 +133,5 @@ func timeoutNs(ms float64) int64 {
 	if ms <= 0 {
 		return 0
 	}
-	return max(1, int64(math.Round(ms*1e6)))
+	return max(1, clock.Span(ms*1e6))
 }

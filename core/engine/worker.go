@@ -105,21 +105,26 @@ func (w *Worker) blocksFor(n int) int { return (n + w.cfg.BlockSize - 1) / w.cfg
 
 // CheckFits returns why the request can never run on this worker, or "" if it can:
 // prompt + output longer than max_model_len, or more KV blocks than the whole cache.
+// Any prompt and output ≥ 0 are checked without overflow (a trace may give
+// lengths up to 2^63 − 1), so every request admitted has prompt + output ≤
+// max_model_len and all its token and block counts fit an int.
 func (w *Worker) CheckFits(prompt, output int) string {
 	// The last output token is sampled, never written to the cache.
-	return w.checkFits(prompt, output, prompt+max(output-1, 0))
+	return w.checkFits(prompt, output, max(output-1, 0))
 }
 
 // CheckPrefill is CheckFits for a P/D prefill worker, which holds the KV of the
 // prompt only (the decode worker holds the output).
-func (w *Worker) CheckPrefill(prompt, output int) string { return w.checkFits(prompt, output, prompt) }
+func (w *Worker) CheckPrefill(prompt, output int) string { return w.checkFits(prompt, output, 0) }
 
-// checkFits: prompt + output must fit max_model_len, and kvTokens the cache.
-func (w *Worker) checkFits(prompt, output, kvTokens int) string {
-	if prompt+output > w.cfg.MaxModelLen {
+// checkFits: prompt + output must fit max_model_len, and prompt + kvOutput
+// tokens the cache. The sums are formed only once the first check has bounded
+// them by max_model_len.
+func (w *Worker) checkFits(prompt, output, kvOutput int) string {
+	if prompt > w.cfg.MaxModelLen || output > w.cfg.MaxModelLen-prompt {
 		return fmt.Sprintf("prompt (%d) + output (%d) tokens exceed max_model_len (%d)", prompt, output, w.cfg.MaxModelLen)
 	}
-	need := w.blocksFor(kvTokens)
+	need := w.blocksFor(prompt + kvOutput)
 	if need > w.cfg.NumBlocks {
 		return fmt.Sprintf("needs %d KV blocks, more than the whole cache (%d blocks of %d tokens)", need, w.cfg.NumBlocks, w.cfg.BlockSize)
 	}

@@ -1,7 +1,5 @@
 package perf
 
-import "math"
-
 // Linear is the linear pass-time model (DESIGN.md §5, notes/worked-examples.md):
 //
 //	T = BaseMs + PerPrefillTokenMs · P + PerDecodeSeqMs · D
@@ -9,7 +7,7 @@ import "math"
 // T pass time (ms), P prompt tokens computed in the pass
 // (Batch.PrefillTokens), D requests decoding one token (len(DecodeKVLens)).
 // A chunk that completes its prompt is a prefill, not a decode. PassTime
-// rounds T to the nearest ns and returns at least 1 ns. The coefficients are
+// rounds T to the nearest ns and returns at least 1 ns (PassNs). The coefficients are
 // used as given (a fitted model may carry a negative one); the floor of 1 ns
 // keeps the clock moving.
 type Linear struct {
@@ -26,11 +24,7 @@ var _ Model = Linear{}
 // PassTime returns T in ns (see Linear), at least 1.
 func (l Linear) PassTime(b *Batch) int64 {
 	ms := l.BaseMs + l.PerPrefillTokenMs*float64(b.PrefillTokens()) + l.PerDecodeSeqMs*float64(len(b.DecodeKVLens))
-	ns := math.Round(ms * 1e6)
-	if !(ns >= 1) { // also catches NaN
-		return 1
-	}
-	return int64(ns)
+	return PassNs(ms * 1e6)
 }
 
 // Name is "linear".

@@ -3,6 +3,8 @@ package perf
 import (
 	"fmt"
 	"math"
+
+	"github.com/aisimulate/aisimulate/core/clock"
 )
 
 // Chunk is one prefill chunk of one request inside a pass.
@@ -85,11 +87,23 @@ func CheckCost(prefix, name string, v float64) error {
 	return nil
 }
 
+// PassNs converts a pass time in ns, computed in float64, to the int64 ns a
+// Model returns: rounded, at least 1 (so that the clock always advances), at
+// most clock.MaxSpan; a time beyond that, or not finite, is clock.MaxSpan, and
+// the replay stops with an error naming engine.perf when it would carry the
+// clock past its horizon (a cast of +Inf to int64 used to turn the clock back).
+func PassNs(ns float64) int64 {
+	if math.IsNaN(ns) {
+		return clock.MaxSpan
+	}
+	return max(1, clock.Span(ns))
+}
+
 // Model prices one pass.
 type Model interface {
-	// PassTime returns the duration of the pass in nanoseconds; it is at
-	// least 1 so that the virtual clock always advances. The batch is not
-	// retained after the call returns.
+	// PassTime returns the duration of the pass in nanoseconds, in
+	// [1, clock.MaxSpan] (PassNs), so that the virtual clock always advances
+	// and never wraps. The batch is not retained after the call returns.
 	PassTime(b *Batch) int64
 	// Name identifies the source and its version for the report metadata,
 	// for example "linear" or "roofline-v2".

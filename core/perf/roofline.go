@@ -385,13 +385,9 @@ func (r *Roofline) Breakdown(b *Batch) Breakdown {
 	return out
 }
 
-// PassTime is Breakdown(b).TotalNs() rounded to the nearest ns, at least 1.
+// PassTime is PassNs(Breakdown(b).TotalNs()): rounded, in [1, clock.MaxSpan].
 // It does not allocate; its cost is linear in the number of chunks and
 // decodes.
 func (r *Roofline) PassTime(b *Batch) int64 {
-	ns := math.Round(r.Breakdown(b).TotalNs())
-	if !(ns >= 1) {
-		return 1
-	}
-	return int64(ns)
+	return PassNs(r.Breakdown(b).TotalNs())
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/aisimulate/aisimulate/core/clock"
 	"github.com/aisimulate/aisimulate/core/config"
 	"github.com/aisimulate/aisimulate/core/engine"
 	"github.com/aisimulate/aisimulate/core/hardware"
@@ -173,7 +174,7 @@ func (d *deployment) gpus() int {
 // transferNs is the KV transfer time of a prompt of tokens:
 // bytes / bandwidth + latency, bytes = tokens × KV bytes per token.
 func (d *deployment) transferNs(tokens int) int64 {
-	return int64(math.Round(float64(tokens)*float64(d.transferBytesTok)/d.transferBytesPerNs)) + d.transferLatencyNs
+	return clock.Add(clock.Span(float64(tokens)*float64(d.transferBytesTok)/d.transferBytesPerNs), d.transferLatencyNs)
 }
 
 // metadata describes the deployment as run: per pool its workers, KV capacity,

@@ -101,7 +101,7 @@ func (m *sim) startTransfer(idx int32) {
 	f.stage = stageTransfer
 	d := m.dep.transferNs(f.eng.Prompt)
 	m.records[f.rec].TransferNs = d
-	m.h.pushGen(m.now+d, phaseTransfer, evTransferEnd, idx, f.gen)
+	m.at(m.now+d, phaseTransfer, evTransferEnd, idx, f.gen)
 }
 
 // transferEnd: the KV is on the decode worker; the prefill worker frees it.

@@ -81,6 +81,10 @@ type sim struct {
 	path  client.Path
 	procs []client.OutputProcessor // one per worker, when detokenizing
 	outQ  []outQueue               // per worker: outputs waiting for their job
+
+	// clockErr is set when an event would pass clock.Horizon (see at); the
+	// loop stops with it.
+	clockErr error
 }
 
 // outQueue holds, in FIFO order, the outputs of each pass whose detokenization
@@ -211,7 +215,7 @@ func (m *sim) prefetch() error {
 	if err != nil || !ok {
 		return err
 	}
-	m.h.push(t, phaseArrival, evSend, -1)
+	m.at(t, phaseArrival, evSend, -1, 0)
 	return nil
 }
 
@@ -229,6 +233,9 @@ func (m *sim) loop() error {
 			}
 		}
 		m.startPasses()
+		if m.clockErr != nil {
+			return m.clockErr
+		}
 	}
 	return nil
 }
@@ -294,17 +301,29 @@ func (m *sim) send(idx int32) {
 		FirstTokenNs: report.NoTime, Worker: -1, PrefillWorker: -1, DecodeWorker: -1, SessionID: r.SessionID, Turn: r.Turn,
 	})
 	var hashes, groups []uint64
-	if cfg := &m.pools[0].cfg; cfg.PrefixCaching {
+	if cfg := &m.pools[0].cfg; cfg.PrefixCaching && m.canRun(r) {
 		f.hashes = workload.BlockHashes(r, cfg.BlockSize, f.hashes)
 		f.groups = workload.BlockGroups(r, cfg.BlockSize, f.hashes, f.groups)
 		hashes, groups = f.hashes, f.groups
 	}
 	f.eng.Reset(engineID(idx, f.gen), r.InputTokens, r.OutputTokens, hashes, groups)
 	f.dec.Reset(0, 0, 0, nil, nil)
-	m.h.pushGen(m.now+m.path.SendNs, phaseArrival, evArrival, idx, f.gen)
+	m.at(m.now+m.path.SendNs, phaseArrival, evArrival, idx, f.gen)
 	if m.path.TimeoutNs > 0 {
-		m.h.pushGen(m.now+m.path.TimeoutNs, phaseClientAction, evTimeout, idx, f.gen)
+		m.at(m.now+m.path.TimeoutNs, phaseClientAction, evTimeout, idx, f.gen)
 	}
+}
+
+// canRun reports whether r can ever run on the first pool's workers (all
+// alike). One that cannot is rejected when it arrives, so its prefix hashes
+// (one per block of a prompt of any length: a billion-token prompt's would
+// take 1 GB) are not built; the work stays proportional to what runs.
+func (m *sim) canRun(r *workload.Request) bool {
+	w := m.workers[m.pools[0].first]
+	if m.dep.disagg {
+		return w.CheckPrefill(r.InputTokens, r.OutputTokens) == ""
+	}
+	return w.CheckFits(r.InputTokens, r.OutputTokens) == ""
 }
 
 // arrive places a request that reached the engine on a worker of the first
@@ -339,7 +358,7 @@ func (m *sim) startPasses() {
 			continue
 		}
 		if d, ok := w.StartPass(); ok {
-			m.h.push(m.now+d, phasePassEnd, evPassEnd, int32(i))
+			m.at(m.now+d, phasePassEnd, evPassEnd, int32(i), 0)
 		}
 	}
 }
@@ -372,7 +391,7 @@ func (m *sim) passEnd(w int) {
 		}
 	}
 	m.outQ[w].push(outs)
-	m.h.push(m.procs[w].Submit(&m.path, m.now, tokens), phaseClientReceive, evReceive, int32(w))
+	m.at(m.procs[w].Submit(&m.path, m.now, tokens), phaseClientReceive, evReceive, int32(w), 0)
 }
 
 // receive: the client receives one output of request id at m.now.
@@ -424,7 +443,7 @@ func (m *sim) end(idx int32, status string) {
 	m.acc.Add(rec)
 	rel := m.path.SerialReleaseNs(m.now, m.tr.clientBusyNs, rec.OutputTokens, m.path.JitterNs(m.tr.jitter))
 	m.tr.clientBusyNs = rel
-	m.h.push(rel, phaseClientAction, evRelease, idx)
+	m.at(rel, phaseClientAction, evRelease, idx, 0)
 }
 
 // release: the client acts on the finished response. A session's next turn is
@@ -443,7 +462,7 @@ func (m *sim) release(idx int32) error {
 			return err
 		}
 		if ok {
-			m.h.push(at, phaseClientAction, evTurnSend, m.newFlight(&next, slot))
+			m.at(at, phaseClientAction, evTurnSend, m.newFlight(&next, slot), 0)
 			return nil
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 
 	"github.com/aisimulate/aisimulate/core/client"
+	"github.com/aisimulate/aisimulate/core/clock"
 	"github.com/aisimulate/aisimulate/core/config"
 	"github.com/aisimulate/aisimulate/core/workload"
 )
@@ -107,7 +108,7 @@ func (tr *traffic) nextTurn(prev, r *workload.Request, releaseNs int64, path *cl
 	if ok, err = tr.feed.NextTurn(prev, r); !ok {
 		return 0, false, err
 	}
-	sendNs = releaseNs + path.TurnDelayNs(r.DelayNs, r.HasDelay)
+	sendNs = clock.Add(releaseNs, path.TurnDelayNs(r.DelayNs, r.HasDelay)) // a trace delay may be up to 2^63 ns
 	if !tr.allowed(sendNs) {
 		return 0, false, nil
 	}

@@ -112,7 +112,7 @@ func streamHashes(r *Request, bs int, dst []uint64) []uint64 {
 	if bs <= 0 {
 		return dst
 	}
-	n := (r.InputTokens + max(r.OutputTokens-1, 0)) / bs
+	n := addTokens(r.InputTokens, max(r.OutputTokens-1, 0)) / bs
 	h := mix64(r.ContentKey)
 	for j := 0; j < n; j++ {
 		h = combine(h, uint64(j))

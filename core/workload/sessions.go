@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"math/rand/v2"
 )
 
@@ -27,7 +28,9 @@ type SessionsSpec struct {
 //
 //	input_k = Σ_{i<k} (new_i + output_i) + new_k
 //
-// so each prompt extends the previous prompt and its answer; the requests carry
+// so each prompt extends the previous prompt and its answer (a sum past
+// math.MaxInt stays math.MaxInt: such a prompt is longer than any
+// max_model_len and is rejected, never wrapped to a short one); the requests carry
 // the session's ContentKey, so the prefix cache can reuse the earlier turns.
 // Request IDs count turns in generation order. Turn counts come from stream
 // "turns", new input from "isl" and outputs from "osl".
@@ -69,7 +72,7 @@ func (s *sessionSource) Next(r *Request) error {
 		s.n, s.turn, s.history = s.spec.Turns.Sample(s.turns), 0, 0
 		s.session++
 	}
-	in := s.history + s.spec.ISL.Sample(s.isl)
+	in := addTokens(s.history, s.spec.ISL.Sample(s.isl))
 	out := s.spec.OSL.Sample(s.osl)
 	*r = Request{
 		ID: s.id, InputTokens: in, OutputTokens: out,
@@ -77,8 +80,16 @@ func (s *sessionSource) Next(r *Request) error {
 		// non-zero and distinct per session and seed
 		ContentKey: mix64(s.key^0x5e55_1045) ^ uint64(s.session),
 	}
-	s.history = in + out
+	s.history = addTokens(in, out)
 	s.turn++
 	s.id++
 	return nil
+}
+
+// addTokens is a + b for token counts ≥ 0, saturated at math.MaxInt.
+func addTokens(a, b int) int {
+	if a > math.MaxInt-b {
+		return math.MaxInt
+	}
+	return a + b
 }

@@ -448,14 +448,10 @@ func (m *Model) Breakdown(b *perf.Batch) perf.Breakdown {
 	return out
 }
 
-// PassTime is Breakdown(b).TotalNs() rounded to the nearest ns, at least 1.
+// PassTime is perf.PassNs(Breakdown(b).TotalNs()): rounded, in [1, clock.MaxSpan].
 // It does not allocate.
 func (m *Model) PassTime(b *perf.Batch) int64 {
-	ns := math.Round(m.Breakdown(b).TotalNs())
-	if !(ns >= 1) {
-		return 1
-	}
-	return int64(ns)
+	return perf.PassNs(m.Breakdown(b).TotalNs())
 }
 
 // Name is "aic-v1".
