@@ -1,6 +1,6 @@
 // Package clock holds the virtual clock's bounds and its overflow-safe
 // arithmetic. The clock is int64 nanoseconds from the start of a replay
-// (DESIGN: an integer clock keeps event order exact); every time an event may
+// (an integer clock keeps event order exact); every time an event may
 // carry is at most Horizon, and every single cost or delay is at most MaxSpan,
 // so that a time plus a cost never wraps int64:
 //
