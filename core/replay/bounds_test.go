@@ -62,15 +62,21 @@ func TestIssue19_HugeLengthsAreRejectedNotWrapped(t *testing.T) {
 	}
 }
 
+// oneSession is the linear engine serving one session of turns turns of isl
+// new input and osl output tokens each, from one client.
+func oneSession(turns, isl, osl int) string {
+	return fmt.Sprintf(linearEngine, 1000) + fmt.Sprintf(`
+traffic:
+  source: {type: sessions, num_sessions: 1, turns: %d, isl: %d, osl: %d}
+  load: {mode: concurrency, concurrency: 1}
+`, turns, isl, osl)
+}
+
 // A session whose conversation grows past int64 (2^61 new tokens a turn)
 // used to wrap to a short prompt; its turns are rejected instead.
 func TestIssue19_SessionHistoryDoesNotWrap(t *testing.T) {
 	withinSeconds(t, 20*time.Second, func() {
-		rep, err := runErr(t, fmt.Sprintf(linearEngine, 1000)+`
-traffic:
-  source: {type: sessions, num_sessions: 1, turns: 8, isl: 2305843009213693952, osl: 0}
-  load: {mode: concurrency, concurrency: 1}
-`)
+		rep, err := runErr(t, oneSession(8, 1<<61, 0))
 		require.NoError(t, err)
 		require.Len(t, rep.Records, 8)
 		// turn k's prompt is (k + 1) · 2^61 until it passes 2^63 − 1 at k = 3,
@@ -90,22 +96,15 @@ traffic:
 // a sessions source of one billion-token prompt used to hash 62.5M blocks
 // (1 GB) before rejecting it. Rejected at once, with no hashes.
 func TestIssue19_NoHashesForARequestThatCannotRun(t *testing.T) {
+	spec := oneSession(1, 1_000_000_000, 1)
 	withinSeconds(t, 10*time.Second, func() {
-		rep, err := runErr(t, fmt.Sprintf(linearEngine, 1000)+`
-traffic:
-  source: {type: sessions, num_sessions: 1, turns: 1, isl: 1000000000, osl: 1}
-  load: {mode: concurrency, concurrency: 1}
-`)
+		rep, err := runErr(t, spec)
 		require.NoError(t, err)
 		require.Len(t, rep.Records, 1)
 		assert.Equal(t, report.StatusRejected, rep.Records[0].Status)
 	})
-	// The sim's hash buffer stays empty for the rejected request.
-	s, err := config.DecodeYAML([]byte(fmt.Sprintf(linearEngine, 1000) + `
-traffic:
-  source: {type: sessions, num_sessions: 1, turns: 1, isl: 1000000000, osl: 1}
-  load: {mode: concurrency, concurrency: 1}
-`))
+	// canRun, which gates the hashing, says no to it (and yes to 100 tokens).
+	s, err := config.DecodeYAML([]byte(spec))
 	require.NoError(t, err)
 	m := buildSim(t, s)
 	r := workload.Request{InputTokens: 1_000_000_000, OutputTokens: 1, ContentKey: 7, SessionID: 0}
