@@ -84,6 +84,16 @@ def test_row_spec_window_deployment_and_precision():
                                            "max_num_batched_tokens": 512 + isl + 1500,
                                            "max_model_len": isl + osl + 1500}
     assert spec["engine"]["quantization"] == {"weights": "fp8", "kv_cache": "fp8"}
+    # fp4 rows: NVFP4 weights with an fp8 KV cache; bf16 a bf16 KV cache; an empty
+    # precision the checkpoint's own formats
+    for precision, quant in (("fp4", {"weights": "nvfp4", "kv_cache": "fp8"}),
+                             ("nvfp4", {"weights": "nvfp4", "kv_cache": "fp8"}),
+                             ("bf16", {"weights": "bf16", "kv_cache": "bf16"}),
+                             ("", {"kv_cache": "auto"})):
+        spec_p, _, _ = accuracy.row_spec(dict(fp8, precision=precision), **kw)
+        assert spec_p["engine"]["quantization"] == quant, precision
+    with pytest.raises(ValueError, match="precision 'int4' is not supported"):
+        accuracy.row_spec(dict(fp8, precision="int4"), **kw)
     # default client: DESIGN.md §6's AIPerf reference path
     assert spec["engine"]["tokenization"] == {"send_ms": 0.255}
     assert spec["engine"]["detokenization"] == {"base_us": 150.0, "per_token_us": 2.0}

@@ -29,7 +29,8 @@ def test_database_is_relative_to_the_config_file(tmp_path):
     spec = aisimulate.load_config(cfg)
     assert spec.data["engine"]["perf"]["database"] == str(tmp_path / "tables")
     assert spec.data["engine"]["perf"]["backend_version"] == "0.24.0"  # core default
-    assert spec.data["engine"]["quantization"] == {"weights": "fp8", "kv_cache": "bf16"}
+    # kv_cache "auto": the checkpoint's calibrated KV format (none here), else bf16
+    assert spec.data["engine"]["quantization"] == {"weights": "fp8", "kv_cache": "auto"}
 
 
 def test_missing_database_names_the_field(tmp_path):

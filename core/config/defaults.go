@@ -48,10 +48,12 @@ const DefaultEnablePrefixCaching = true
 const DefaultAICBackendVersion = "0.24.0"
 
 // DefaultKVCacheDtype is the KV cache format when engine.quantization.kv_cache
-// is not given: vLLM's kv_cache_dtype "auto" keeps the model's bf16 activations.
-// The weight format defaults to the checkpoint's (config.json), which only the
-// replay can read, so it has no constant here.
-const DefaultKVCacheDtype = "bf16"
+// is not given: vLLM's kv_cache_dtype "auto", the format the checkpoint's
+// quantization config calibrated (kv_cache_quant_algo FP8 in a ModelOpt
+// checkpoint, vLLM since December 2025) and otherwise the model's bf16
+// activations. The replay resolves it from the model (model.Arch.KVDtype);
+// the weight format likewise defaults to the checkpoint's.
+const DefaultKVCacheDtype = "auto"
 
 // applyDefaults fills every optional field that the input left unset. present
 // reports whether a dotted key was given, so that an explicit false or 0 is kept.

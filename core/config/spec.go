@@ -16,7 +16,7 @@ type Engine struct {
 	// ModelConfigDir is the folder of Org--Name_config.json files; empty means
 	// built-in models and paths only.
 	ModelConfigDir string `json:"model_config_dir,omitempty"`
-	// System is a built-in GPU system name (h100_sxm, h200_sxm, b200_sxm, a100_sxm)
+	// System is a built-in GPU system name (hardware.BuiltinNames: h100_sxm, b200_sxm, …)
 	// or a path to a system YAML in the AIConfigurator schema.
 	System    string    `json:"system"`
 	Backend   string    `json:"backend"`
@@ -73,9 +73,11 @@ type Perf struct {
 	BackendVersion string `json:"backend_version,omitempty"`
 }
 
-// Quantization is the numeric format of the GEMM weights (bf16, fp8, fp8_block;
-// empty = the checkpoint's, from config.json quantization_config) and of the KV
-// cache (bf16 or fp8; empty = DefaultKVCacheDtype).
+// Quantization is the numeric format of the GEMM weights (bf16, fp8,
+// fp8_block, nvfp4; empty = the checkpoint's, from config.json
+// quantization_config or a ModelOpt hf_quant_config.json) and of the KV cache
+// (auto, bf16 or fp8; empty = DefaultKVCacheDtype, auto: the checkpoint's
+// calibrated format, else bf16).
 type Quantization struct {
 	Weights string `json:"weights,omitempty"`
 	KVCache string `json:"kv_cache,omitempty"`

@@ -88,7 +88,7 @@ func (s *Spec) validateEngine() error {
 		return errorf("engine.model", "is required (a Hugging Face name or a path to config.json)")
 	}
 	if e.System == "" {
-		return errorf("engine.system", "is required (h100_sxm, h200_sxm, b200_sxm, a100_sxm or a system YAML path)")
+		return errorf("engine.system", "is required (a built-in system such as h100_sxm, or a system YAML path)")
 	}
 	if err := oneOf("engine.backend", e.Backend, "vllm"); err != nil {
 		return err
@@ -211,11 +211,11 @@ func validateQuantization(q *Quantization) error {
 		return nil
 	}
 	if q.Weights != "" {
-		if err := oneOf("engine.quantization.weights", q.Weights, "bf16", "fp8", "fp8_block"); err != nil {
+		if err := oneOf("engine.quantization.weights", q.Weights, "bf16", "fp8", "fp8_block", "nvfp4"); err != nil {
 			return err
 		}
 	}
-	return oneOf("engine.quantization.kv_cache", q.KVCache, "bf16", "fp8")
+	return oneOf("engine.quantization.kv_cache", q.KVCache, "auto", "bf16", "fp8")
 }
 
 // versionLike reports whether v is MAJOR.MINOR[.PATCH[suffix]] with numeric

@@ -8,11 +8,11 @@ import "sort"
 // 095f58a51c4ca8e61b66ec108d86f223f8d559ce); TestBuiltinsMatchYAML checks
 // them against the files.
 func builtinSystems() []System {
-	// misc.nccl_mem is the same in all four files.
+	// misc.nccl_mem is the same in all the files.
 	nccl := func() map[int]int64 {
 		return map[int]int64{1: 0, 2: 358612992, 4: 411041792, 8: 411041792}
 	}
-	const otherMem = 3758096384 // 3.5 GiB, misc.other_mem in all four files
+	const otherMem = 3758096384 // 3.5 GiB, misc.other_mem in all the files
 	return []System{
 		{ // h100_sxm.yaml
 			Name: "h100_sxm", MemBW: 3350e9, MemCapacity: 85899345920, // 80 GiB
@@ -28,7 +28,7 @@ func builtinSystems() []System {
 		},
 		{ // b200_sxm.yaml
 			Name: "b200_sxm", MemBW: 7700e9, MemCapacity: 193273528320, // 180 GiB
-			BF16Flops: 2250e12, FP8Flops: 4500e12,
+			BF16Flops: 2250e12, FP8Flops: 4500e12, FP4Flops: 9000e12,
 			MemBWScaling: 0.8, MemConstLatency: 3e-6,
 			GPUsPerNode: 8, IntraNodeBW: 900e9, OtherMem: otherMem, NCCLMem: nccl(),
 		},
@@ -37,6 +37,25 @@ func builtinSystems() []System {
 			BF16Flops: 312e12, FP8Flops: 0,
 			MemBWScaling: 0.8, MemConstLatency: 3e-6,
 			GPUsPerNode: 8, IntraNodeBW: 300e9, OtherMem: otherMem, NCCLMem: nccl(),
+		},
+		{ // b300_sxm.yaml
+			Name: "b300_sxm", MemBW: 7750e9, MemCapacity: 288400343040, // 275,040 MiB
+			BF16Flops: 2250e12, FP8Flops: 4500e12, FP4Flops: 14000e12,
+			MemBWScaling: 0.8, MemConstLatency: 3e-6,
+			GPUsPerNode: 8, IntraNodeBW: 900e9, OtherMem: otherMem, NCCLMem: nccl(),
+		},
+		{ // l40s.yaml: PCIe 4.0 between GPUs, no fp4
+			Name: "l40s", MemBW: 864e9, MemCapacity: 48305799168, // 46,068 MiB
+			BF16Flops: 362.05e12, FP8Flops: 733e12,
+			MemBWScaling: 0.8, MemConstLatency: 3e-6,
+			GPUsPerNode: 8, IntraNodeBW: 32e9, OtherMem: otherMem, NCCLMem: nccl(),
+		},
+		{ // rtx_pro_6000_server.yaml: RTX PRO 6000 Blackwell Server Edition,
+			// peaks scaled to its 2430 MHz SM clock; PCIe 5.0 between GPUs
+			Name: "rtx_pro_6000_server", MemBW: 1792e9, MemCapacity: 102641958912, // 97,887 MiB
+			BF16Flops: 467800534963698, FP8Flops: 935601069927397, FP4Flops: 1871202139854795,
+			MemBWScaling: 0.8, MemConstLatency: 3e-6,
+			GPUsPerNode: 8, IntraNodeBW: 64e9, OtherMem: otherMem, NCCLMem: nccl(),
 		},
 	}
 }

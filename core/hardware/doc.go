@@ -5,7 +5,8 @@
 // # Reading order
 //
 //  1. system.go: the System type and Flops (peak by weight dtype).
-//  2. builtin.go: h100_sxm, h200_sxm, b200_sxm, a100_sxm, with values read
+//  2. builtin.go: h100_sxm, h200_sxm, b200_sxm, b300_sxm, a100_sxm, l40s and
+//     rtx_pro_6000_server (RTX PRO 6000 Blackwell Server Edition), with values read
 //     from ../shared/data/aic/systems/<name>.yaml (ai-dynamo/aiconfigurator,
 //     aic-core/src/aiconfigurator_core/systems/).
 //  3. yaml.go: ReadYAML (the AIConfigurator system schema) and Lookup

@@ -14,7 +14,8 @@ import (
 const sharedSystems = "../../../shared/data/aic/systems"
 
 func TestBuiltinsMatchYAML(t *testing.T) {
-	require.Equal(t, []string{"a100_sxm", "b200_sxm", "h100_sxm", "h200_sxm"}, BuiltinNames())
+	require.Equal(t, []string{"a100_sxm", "b200_sxm", "b300_sxm", "h100_sxm", "h200_sxm", "l40s", "rtx_pro_6000_server"},
+		BuiltinNames())
 	for _, name := range BuiltinNames() {
 		t.Run(name, func(t *testing.T) {
 			path := filepath.Join(sharedSystems, name+".yaml")
@@ -55,6 +56,12 @@ func TestFlops(t *testing.T) {
 	// A100 has no fp8 tensor cores: fp8 weights run with bf16 math.
 	assert.Equal(t, 312e12, a100.Flops(model.FP8))
 	assert.Equal(t, 312e12, a100.Flops(model.BF16))
+	// NVFP4 on Blackwell's fp4 tensor cores (gpu.fp4_tc_flops); on Hopper,
+	// which has none, weight-only with bf16 math.
+	b200, _ := Builtin("b200_sxm")
+	assert.Equal(t, 9000e12, b200.Flops(model.NVFP4))
+	assert.Equal(t, 4500e12, b200.Flops(model.FP8))
+	assert.Equal(t, 989e12, h100.Flops(model.NVFP4))
 }
 
 func TestNCCLMemFor(t *testing.T) {
@@ -144,5 +151,5 @@ func TestLookup(t *testing.T) {
 	_, err = Lookup("tpu_v9")
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), `"tpu_v9"`)
-	assert.Contains(t, err.Error(), "a100_sxm, b200_sxm, h100_sxm, h200_sxm")
+	assert.Contains(t, err.Error(), "a100_sxm, b200_sxm, b300_sxm, h100_sxm, h200_sxm, l40s, rtx_pro_6000_server")
 }

@@ -16,6 +16,9 @@ type System struct {
 	// FP8Flops is the dense fp8 tensor-core peak, FLOP/s (gpu.fp8_tc_flops);
 	// 0 on GPUs without fp8 tensor cores (A100).
 	FP8Flops float64
+	// FP4Flops is the dense fp4 tensor-core peak, FLOP/s (gpu.fp4_tc_flops);
+	// 0 on GPUs without fp4 tensor cores (before Blackwell).
+	FP4Flops float64
 	// MemBWScaling is the empirical fraction of MemBW that small memory-bound
 	// ops reach (gpu.mem_bw_empirical_scaling_factor), dimensionless.
 	MemBWScaling float64
@@ -36,13 +39,17 @@ type System struct {
 }
 
 // Flops is the dense tensor-core peak, FLOP/s, for GEMMs with weights of
-// dtype d: FP8Flops for fp8 and fp8_block, BF16Flops otherwise. A GPU
-// without fp8 tensor cores (FP8Flops = 0, such as A100) runs fp8 checkpoints
-// as weight-only fp8 with bf16 math (vLLM's Marlin fp8 kernel), so Flops
-// returns BF16Flops there. Never an error.
+// dtype d: FP8Flops for fp8 and fp8_block, FP4Flops for nvfp4, BF16Flops
+// otherwise. A GPU without tensor cores of the format (FP8Flops or FP4Flops
+// = 0, such as A100 for fp8 or H100 for fp4) runs the checkpoint weight-only
+// with bf16 math (vLLM's Marlin fp8 and fp4 kernels), so Flops returns
+// BF16Flops there. Never an error.
 func (s *System) Flops(d model.Dtype) float64 {
-	if (d == model.FP8 || d == model.FP8Block) && s.FP8Flops > 0 {
+	switch {
+	case (d == model.FP8 || d == model.FP8Block) && s.FP8Flops > 0:
 		return s.FP8Flops
+	case d == model.NVFP4 && s.FP4Flops > 0:
+		return s.FP4Flops
 	}
 	return s.BF16Flops
 }

@@ -19,6 +19,7 @@ type systemYAML struct {
 		MemCapacity     *int64   `yaml:"mem_capacity"`
 		BF16Flops       *float64 `yaml:"bfloat16_tc_flops"`
 		FP8Flops        *float64 `yaml:"fp8_tc_flops"`
+		FP4Flops        *float64 `yaml:"fp4_tc_flops"`
 	} `yaml:"gpu"`
 	Node struct {
 		GPUsPerNode *int     `yaml:"num_gpus_per_node"`
@@ -35,7 +36,7 @@ type systemYAML struct {
 // after the file without its extension. Required: gpu.mem_bw,
 // gpu.mem_capacity, gpu.bfloat16_tc_flops (all > 0), node.intra_node_bw,
 // node.num_gpus_per_node (> 0), misc.other_mem (≥ 0). Optional:
-// gpu.fp8_tc_flops (0 when absent), gpu.mem_bw_empirical_scaling_factor
+// gpu.fp8_tc_flops and gpu.fp4_tc_flops (0 when absent), gpu.mem_bw_empirical_scaling_factor
 // (1 when absent), gpu.mem_empirical_constant_latency (0), misc.nccl_mem
 // (empty). Unknown fields are ignored: the files carry many that the
 // simulator does not use. Errors name the file and the field.
@@ -96,11 +97,18 @@ func ReadYAML(path string) (*System, error) {
 	}
 	s.OtherMem = *y.Misc.OtherMem
 
-	if v := y.GPU.FP8Flops; v != nil {
-		if *v < 0 {
-			return nil, fmt.Errorf("hardware: %s: field gpu.fp8_tc_flops = %g, want ≥ 0", path, *v)
+	for _, f := range []struct {
+		field string
+		v     *float64
+		dst   *float64
+	}{{"gpu.fp8_tc_flops", y.GPU.FP8Flops, &s.FP8Flops}, {"gpu.fp4_tc_flops", y.GPU.FP4Flops, &s.FP4Flops}} {
+		if f.v == nil {
+			continue
 		}
-		s.FP8Flops = *v
+		if !(*f.v >= 0) {
+			return nil, fmt.Errorf("hardware: %s: field %s = %g, want ≥ 0", path, f.field, *f.v)
+		}
+		*f.dst = *f.v
 	}
 	if v := y.GPU.MemBWScaling; v != nil {
 		if !(*v > 0 && *v <= 1) {

@@ -36,9 +36,15 @@ type Arch struct {
 	// TieEmbeddings is tie_word_embeddings: the logits GEMM reuses the
 	// embedding matrix.
 	TieEmbeddings bool
-	// WeightDtype is the checkpoint's GEMM weight format: FP8 or FP8Block
-	// from quantization_config, else BF16.
+	// WeightDtype is the checkpoint's GEMM weight format: FP8, FP8Block or
+	// NVFP4 from quantization_config (or a ModelOpt hf_quant_config.json),
+	// else BF16.
 	WeightDtype Dtype
+	// KVDtype is the KV cache format the checkpoint was calibrated for (FP8
+	// from kv_cache_quant_algo or kv_cache_scheme), or "" when it names
+	// none; vLLM's kv_cache_dtype "auto" serves it (config.json's activation
+	// dtype, bf16, otherwise).
+	KVDtype Dtype
 }
 
 // Validate checks the architecture for a tensor-parallel degree tp: every

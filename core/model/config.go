@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path"
 	"path/filepath"
 	"strings"
 )
@@ -31,22 +32,39 @@ type hfConfig struct {
 	QuantizationConfig    *quantConfig `json:"quantization_config"`
 }
 
+// quantConfig is config.json's quantization_config, or the "quantization"
+// object of a ModelOpt hf_quant_config.json (same quant_algo, exclusions
+// named exclude_modules there and ignore in config.json).
 type quantConfig struct {
-	QuantMethod     string `json:"quant_method"`
-	QuantAlgo       string `json:"quant_algo"`
-	WeightBlockSize []int  `json:"weight_block_size"`
+	QuantMethod      string   `json:"quant_method"`
+	QuantAlgo        string   `json:"quant_algo"`
+	WeightBlockSize  []int    `json:"weight_block_size"`
+	KVCacheQuantAlgo *string  `json:"kv_cache_quant_algo"`
+	KVCacheScheme    *kvQuant `json:"kv_cache_scheme"`
+	ExcludeModules   []string `json:"exclude_modules"`
+	Ignore           []string `json:"ignore"`
+}
+
+// kvQuant is a compressed-tensors style kv_cache_scheme.
+type kvQuant struct {
+	NumBits int    `json:"num_bits"`
+	Type    string `json:"type"`
 }
 
 // Parse reads a Hugging Face config.json and returns its architecture, named
 // name. Defaults: head_dim = hidden_size / num_attention_heads,
-// num_key_value_heads = num_attention_heads. Weight dtype:
-// quantization_config.quant_method "fp8" gives FP8, or FP8Block when
-// weight_block_size is set; a ModelOpt-style quant_algo "FP8" gives FP8;
-// no quantization_config gives BF16; any other quantization is an error.
+// num_key_value_heads = num_attention_heads. Quantization (quantConfig):
+// quant_method "fp8" gives FP8 weights, or FP8Block when weight_block_size
+// is set; a ModelOpt quant_algo "FP8" gives FP8 and "NVFP4" gives NVFP4; no
+// quantization_config gives BF16; any other quantization is an error. The
+// checkpoint's KV cache format (KVDtype) is FP8 when kv_cache_quant_algo is
+// "FP8" or kv_cache_scheme is an 8-bit float, else unset.
 //
 // Errors name the model and the config field: invalid JSON, a missing or
 // non-positive count, an architecture outside SupportedArchitectures
-// ("not supported: … dense decoders only"), or an unsupported quantization.
+// ("not supported: … dense decoders only"), an unsupported quantization, or
+// exclusions (exclude_modules / ignore) that leave a decoder layer's GEMMs
+// unquantized (mixed precision per layer is not modelled).
 func Parse(data []byte, name string) (*Arch, error) {
 	var c hfConfig
 	if err := json.Unmarshal(data, &c); err != nil {
@@ -111,28 +129,74 @@ func Parse(data []byte, name string) (*Arch, error) {
 			name, a.KVHeads, a.Heads)
 	}
 
-	dt, err := weightDtype(c.QuantizationConfig)
-	if err != nil {
+	a.WeightDtype = BF16
+	if err := applyQuant(a, c.QuantizationConfig, "config.json field quantization_config"); err != nil {
 		return nil, fmt.Errorf("model %s: %w", name, err)
 	}
-	a.WeightDtype = dt
 	return a, nil
 }
 
-// weightDtype maps quantization_config to the GEMM weight dtype.
-func weightDtype(q *quantConfig) (Dtype, error) {
-	switch {
-	case q == nil:
-		return BF16, nil
-	case q.QuantMethod == "fp8" && len(q.WeightBlockSize) > 0:
-		return FP8Block, nil
-	case q.QuantMethod == "fp8":
-		return FP8, nil
-	case (q.QuantMethod == "" || q.QuantMethod == "modelopt") && q.QuantAlgo == "FP8":
-		return FP8, nil
+// applyQuant sets a's weight and KV cache formats from a quantization
+// object q (nil changes nothing); where names it in errors.
+func applyQuant(a *Arch, q *quantConfig, where string) error {
+	if q == nil {
+		return nil
 	}
-	return "", fmt.Errorf("config.json field quantization_config: quant_method %q, quant_algo %q not supported (fp8 only)",
-		q.QuantMethod, q.QuantAlgo)
+	modelopt := q.QuantMethod == "" || q.QuantMethod == "modelopt"
+	switch {
+	case q.QuantMethod == "fp8" && len(q.WeightBlockSize) > 0:
+		a.WeightDtype = FP8Block
+	case q.QuantMethod == "fp8":
+		a.WeightDtype = FP8
+	case modelopt && q.QuantAlgo == "FP8":
+		a.WeightDtype = FP8
+	case modelopt && q.QuantAlgo == "NVFP4":
+		a.WeightDtype = NVFP4
+	default:
+		return fmt.Errorf("%s: quant_method %q, quant_algo %q not supported (fp8, fp8 with weight_block_size, ModelOpt FP8 or NVFP4)",
+			where, q.QuantMethod, q.QuantAlgo)
+	}
+	switch {
+	case q.KVCacheQuantAlgo != nil && *q.KVCacheQuantAlgo == "FP8":
+		a.KVDtype = FP8
+	case q.KVCacheQuantAlgo != nil:
+		return fmt.Errorf("%s: kv_cache_quant_algo %q not supported (FP8)", where, *q.KVCacheQuantAlgo)
+	case q.KVCacheScheme != nil && q.KVCacheScheme.NumBits == 8 && q.KVCacheScheme.Type == "float":
+		a.KVDtype = FP8
+	case q.KVCacheScheme != nil:
+		return fmt.Errorf("%s: kv_cache_scheme %d-bit %s not supported (8-bit float)",
+			where, q.KVCacheScheme.NumBits, q.KVCacheScheme.Type)
+	}
+	for _, p := range append(append([]string(nil), q.ExcludeModules...), q.Ignore...) {
+		if m, ok := excludesLayerGEMM(p, a.Layers); ok {
+			return fmt.Errorf("%s: excluded module %q leaves %s unquantized: per-layer mixed precision is not modelled",
+				where, p, m)
+		}
+	}
+	return nil
+}
+
+// layerGEMMModules are the Hugging Face module names of a dense decoder
+// layer's weight GEMMs (Llama, Mistral, Qwen2, Qwen3), after
+// "model.layers.<i>.".
+var layerGEMMModules = [...]string{"self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj", "self_attn.o_proj",
+	"mlp.gate_proj", "mlp.up_proj", "mlp.down_proj"}
+
+// excludesLayerGEMM reports whether the quantization exclusion pattern p
+// (ModelOpt's fnmatch glob, or a parent module name) covers a weight GEMM of
+// any of the layers decoder layers, and names the first one it covers.
+// Exclusions of lm_head, the embedding or modules outside the decoder
+// layers change nothing that is priced (the logits GEMM is bf16 anyway).
+func excludesLayerGEMM(p string, layers int) (string, bool) {
+	for i := 0; i < layers; i++ {
+		for _, g := range layerGEMMModules {
+			m := fmt.Sprintf("model.layers.%d.%s", i, g)
+			if ok, _ := path.Match(p, m); ok || strings.HasPrefix(m, p+".") {
+				return m, true
+			}
+		}
+	}
+	return "", false
 }
 
 // ConfigFileName is the file name under which the AIConfigurator data keeps
@@ -185,8 +249,9 @@ func parseFile(path, name string) (*Arch, error) {
 		}
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	// BF16 means config.json has no quantization_config (any other gives FP8,
-	// FP8Block or an error): a ModelOpt checkpoint keeps it in a sibling file.
+	// BF16 means config.json has no quantization_config (any other gives a
+	// quantized format or an error): a ModelOpt checkpoint keeps it in a
+	// sibling file.
 	if a.WeightDtype == BF16 {
 		if err := applyHFQuantConfig(a, hfQuantConfigPath(path)); err != nil {
 			return nil, err
@@ -207,11 +272,15 @@ func hfQuantConfigPath(configPath string) string {
 	return filepath.Join(dir, "hf_quant_config.json")
 }
 
-// applyHFQuantConfig sets a's weight dtype from a ModelOpt hf_quant_config.json
-// ({"quantization": {"quant_algo": "FP8", …}}) when the file exists: FP8 gives
-// FP8 weights; any other algorithm is an error naming the file. An absent file
-// changes nothing. (The KV cache format is a serving choice, vLLM's
-// --kv-cache-dtype, so kv_cache_quant_algo is not read.)
+// applyHFQuantConfig sets a's weight and KV cache formats from a ModelOpt
+// hf_quant_config.json ({"quantization": {"quant_algo": "FP8" | "NVFP4",
+// "kv_cache_quant_algo": "FP8", "exclude_modules": […]}}) when the file
+// exists (applyQuant's rules); anything else is an error naming the file. An
+// absent file changes nothing. vLLM reads kv_cache_quant_algo the same way:
+// with --kv-cache-dtype auto, a ModelOpt checkpoint whose KV cache was
+// calibrated to FP8 is served with an fp8 KV cache (vllm-project/vllm pull
+// requests 29980 and 30785, "Load kv-cache dtype from hf_quant_config.json
+// automatically", December 2025).
 func applyHFQuantConfig(a *Arch, path string) error {
 	data, err := os.ReadFile(path)
 	if errors.Is(err, os.ErrNotExist) {
@@ -221,9 +290,7 @@ func applyHFQuantConfig(a *Arch, path string) error {
 		return fmt.Errorf("model %s: %w", a.Name, err)
 	}
 	var hq struct {
-		Quantization *struct {
-			QuantAlgo string `json:"quant_algo"`
-		} `json:"quantization"`
+		Quantization *quantConfig `json:"quantization"`
 	}
 	if err := json.Unmarshal(data, &hq); err != nil {
 		return fmt.Errorf("%s: %w", path, err)
@@ -231,9 +298,11 @@ func applyHFQuantConfig(a *Arch, path string) error {
 	if hq.Quantization == nil {
 		return fmt.Errorf("%s: no quantization object", path)
 	}
-	if hq.Quantization.QuantAlgo != "FP8" {
-		return fmt.Errorf("%s: quantization.quant_algo %q not supported (FP8 only)", path, hq.Quantization.QuantAlgo)
+	if hq.Quantization.QuantMethod != "" {
+		return fmt.Errorf("%s: quantization.quant_method %q not expected in a ModelOpt file", path, hq.Quantization.QuantMethod)
 	}
-	a.WeightDtype = FP8
+	if err := applyQuant(a, hq.Quantization, path+": quantization"); err != nil {
+		return err
+	}
 	return nil
 }

@@ -16,16 +16,30 @@ const (
 	// for example 128×128, as in Qwen3-32B-FP8). Scales are ignored in the
 	// byte count.
 	FP8Block Dtype = "fp8_block"
+	// NVFP4 is NVIDIA's 4-bit float (e2m1) with one fp8 (e4m3) scale per
+	// 16 consecutive elements and one fp32 scale per tensor: ModelOpt's
+	// quant_algo "NVFP4" (weights and activations, W4A4). Blackwell runs it
+	// on its fp4 tensor cores.
+	NVFP4 Dtype = "nvfp4"
 )
 
-// Bytes is the size of one element in bytes: 2 for BF16, 1 for FP8 and
-// FP8Block, 0 for an unknown dtype (check with Valid).
+// NVFP4GroupSize is the number of fp4 elements that share one fp8 scale in
+// NVFP4 (ModelOpt's group_size 16).
+const NVFP4GroupSize = 16
+
+// Bytes is the size of one element in bytes, scales included where they
+// are per group: 2 for BF16; 1 for FP8 and FP8Block (per-tensor and
+// 128×128-block scales are negligible); 0.5 + 1/16 = 0.5625 for NVFP4 (four
+// bits plus a one-byte scale per NVFP4GroupSize elements); 0 for an unknown
+// dtype (check with Valid).
 func (d Dtype) Bytes() float64 {
 	switch d {
 	case BF16:
 		return 2
 	case FP8, FP8Block:
 		return 1
+	case NVFP4:
+		return 0.5 + 1.0/NVFP4GroupSize
 	}
 	return 0
 }
@@ -34,8 +48,9 @@ func (d Dtype) Bytes() float64 {
 func (d Dtype) Valid() bool { return d.Bytes() > 0 }
 
 // ParseDtype accepts the canonical strings and the aliases "bf16", "float16",
-// "fp16" (as BF16: same size and peak), "float8" and "fp8_e4m3" (as FP8).
-// It returns an error that names the string and the accepted values.
+// "fp16" (as BF16: same size and peak), "float8" and "fp8_e4m3" (as FP8),
+// "fp4" (as NVFP4, the only 4-bit float format supported). It returns an
+// error that names the string and the accepted values.
 func ParseDtype(s string) (Dtype, error) {
 	switch s {
 	case string(BF16), "bf16", "float16", "fp16":
@@ -44,6 +59,8 @@ func ParseDtype(s string) (Dtype, error) {
 		return FP8, nil
 	case string(FP8Block):
 		return FP8Block, nil
+	case string(NVFP4), "fp4":
+		return NVFP4, nil
 	}
-	return "", fmt.Errorf("model: unknown dtype %q (want %s, %s or %s)", s, BF16, FP8, FP8Block)
+	return "", fmt.Errorf("model: unknown dtype %q (want %s, %s, %s or %s)", s, BF16, FP8, FP8Block, NVFP4)
 }

@@ -16,14 +16,62 @@ func TestDtypeBytes(t *testing.T) {
 	assert.Equal(t, 2.0, BF16.Bytes())
 	assert.Equal(t, 1.0, FP8.Bytes())
 	assert.Equal(t, 1.0, FP8Block.Bytes())
+	// four bits plus one fp8 scale per 16 elements: 0.5 + 1/16
+	assert.Equal(t, 0.5625, NVFP4.Bytes())
 	assert.Equal(t, 0.0, Dtype("int4").Bytes())
 	assert.False(t, Dtype("int4").Valid())
 
 	d, err := ParseDtype("bf16")
 	require.NoError(t, err)
 	assert.Equal(t, BF16, d)
-	_, err = ParseDtype("nvfp4")
-	assert.ErrorContains(t, err, `"nvfp4"`)
+	for _, s := range []string{"nvfp4", "fp4"} {
+		d, err = ParseDtype(s)
+		require.NoError(t, err)
+		assert.Equal(t, NVFP4, d)
+	}
+	_, err = ParseDtype("mxfp4")
+	assert.ErrorContains(t, err, `"mxfp4"`)
+}
+
+func TestParseQuantization(t *testing.T) {
+	const base = `"architectures":["LlamaForCausalLM"],"num_hidden_layers":2,"hidden_size":64,"num_attention_heads":8,"intermediate_size":128,"vocab_size":1000,"max_position_embeddings":512`
+	tests := []struct {
+		name      string
+		quant     string
+		weight    Dtype
+		kv        Dtype
+		errSubstr string
+	}{
+		{"none", ``, BF16, "", ""},
+		{"fp8", `{"quant_method":"fp8"}`, FP8, "", ""},
+		{"modelopt nvfp4 with fp8 kv scheme", `{"quant_method":"modelopt","quant_algo":"NVFP4","kv_cache_scheme":{"num_bits":8,"type":"float"},"ignore":["lm_head"]}`, NVFP4, FP8, ""},
+		{"modelopt fp8 with kv algo", `{"quant_method":"modelopt","quant_algo":"FP8","kv_cache_quant_algo":"FP8"}`, FP8, FP8, ""},
+		{"mixed precision", `{"quant_method":"modelopt","quant_algo":"MIXED_PRECISION"}`, "", "", `quant_algo "MIXED_PRECISION" not supported`},
+		{"nvfp4 kv", `{"quant_method":"modelopt","quant_algo":"NVFP4","kv_cache_quant_algo":"NVFP4"}`, "", "", `kv_cache_quant_algo "NVFP4" not supported`},
+		{"attention excluded", `{"quant_method":"modelopt","quant_algo":"NVFP4","ignore":["lm_head","model.layers.1.self_attn*"]}`, "", "",
+			`"model.layers.1.self_attn*" leaves model.layers.1.self_attn.q_proj unquantized`},
+		{"a whole layer excluded", `{"quant_method":"modelopt","quant_algo":"NVFP4","exclude_modules":["model.layers.0"]}`, "", "",
+			`"model.layers.0" leaves model.layers.0.self_attn.q_proj unquantized`},
+		{"no such layer", `{"quant_method":"modelopt","quant_algo":"NVFP4","exclude_modules":["model.layers.2.mlp*","model.embed_tokens"]}`, NVFP4, "", ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := `{` + base + `}`
+			if tc.quant != "" {
+				cfg = `{` + base + `,"quantization_config":` + tc.quant + `}`
+			}
+			a, err := Parse([]byte(cfg), "m")
+			if tc.errSubstr != "" {
+				require.Error(t, err)
+				assert.Contains(t, err.Error(), "model m: config.json field quantization_config")
+				assert.Contains(t, err.Error(), tc.errSubstr)
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, tc.weight, a.WeightDtype)
+			assert.Equal(t, tc.kv, a.KVDtype)
+		})
+	}
 }
 
 func TestParse(t *testing.T) {
@@ -99,7 +147,7 @@ func TestParseErrors(t *testing.T) {
 		{"negative kv heads", `{"architectures":["LlamaForCausalLM"],"num_key_value_heads":-1,` + base + `}`, "num_key_value_heads = -1"},
 		{"kv heads do not divide", `{"architectures":["LlamaForCausalLM"],"num_key_value_heads":3,` + base + `}`, "num_key_value_heads = 3 does not divide"},
 		{"zero head_dim", `{"architectures":["LlamaForCausalLM"],"head_dim":0,` + base + `}`, "head_dim = 0"},
-		{"nvfp4", `{"architectures":["LlamaForCausalLM"],"quantization_config":{"quant_method":"modelopt","quant_algo":"NVFP4"},` + base + `}`, "quantization_config"},
+		{"awq", `{"architectures":["LlamaForCausalLM"],"quantization_config":{"quant_method":"awq"},` + base + `}`, "quantization_config"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -179,13 +227,19 @@ func TestLoad(t *testing.T) {
 		a, err := Load("Org/Q", dir)
 		require.NoError(t, err)
 		assert.Equal(t, FP8, a.WeightDtype)
+		assert.Equal(t, FP8, a.KVDtype, "kv_cache_quant_algo FP8: vLLM's auto KV cache is fp8")
 		// a plain config.json with hf_quant_config.json in its folder
 		sub := t.TempDir()
 		require.NoError(t, os.WriteFile(filepath.Join(sub, "config.json"), []byte(cfg), 0o644))
-		require.NoError(t, os.WriteFile(filepath.Join(sub, "hf_quant_config.json"),
-			[]byte(`{"quantization": {"quant_algo": "NVFP4"}}`), 0o644))
+		hq := filepath.Join(sub, "hf_quant_config.json")
+		require.NoError(t, os.WriteFile(hq, []byte(`{"quantization": {"quant_algo": "NVFP4", "group_size": 16, "exclude_modules": ["lm_head"]}}`), 0o644))
+		a, err = Load(filepath.Join(sub, "config.json"), "")
+		require.NoError(t, err)
+		assert.Equal(t, NVFP4, a.WeightDtype)
+		assert.Equal(t, Dtype(""), a.KVDtype)
+		require.NoError(t, os.WriteFile(hq, []byte(`{"quantization": {"quant_algo": "W4A16_AWQ"}}`), 0o644))
 		_, err = Load(filepath.Join(sub, "config.json"), "")
-		assert.ErrorContains(t, err, `hf_quant_config.json: quantization.quant_algo "NVFP4" not supported (FP8 only)`)
+		assert.ErrorContains(t, err, `hf_quant_config.json: quantization: quant_method "", quant_algo "W4A16_AWQ" not supported`)
 		// without the sibling the checkpoint is bf16
 		a, err = Load("Org/Tiny", dir)
 		require.NoError(t, err)
@@ -285,4 +339,14 @@ func TestWeightBytesPerGPU(t *testing.T) {
 	// bf16 at t = 2: 31,205,621,760·2/2 + 3,111,649,280/2 = 32,761,446,400.
 	q.WeightDtype = BF16
 	assert.Equal(t, int64(32_761_446_400), q.WeightBytesPerGPU(2))
+
+	// Llama-3.1-70B in NVFP4, t = 1. Per layer: qkv (64+16)·128·8192 =
+	// 83,886,080; o 8192·8192 = 67,108,864; gate_up 57344·8192 = 469,762,048;
+	// down 8192·28672 = 234,881,024; sum 855,638,016 ·80 layers = 68,451,041,280
+	// elements ·0.5625 B (4 bits + an fp8 scale per 16) = 38,503,710,720;
+	// embedding + logits stay bf16: 2·128,256·8,192·2 = 4,202,692,608
+	// → 42,706,403,328 (bf16 would be 141 GB: 3.3× less).
+	l, _ := Builtin("meta-llama/Llama-3.1-70B-Instruct")
+	l.WeightDtype = NVFP4
+	assert.Equal(t, int64(42_706_403_328), l.WeightBytesPerGPU(1))
 }

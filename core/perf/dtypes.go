@@ -7,7 +7,8 @@ import (
 )
 
 // ResolveDtypes gives the weight and KV cache formats a pass is priced at:
-// weights default to the checkpoint's (arch.WeightDtype), the KV cache to bf16.
+// weights default to the checkpoint's (arch.WeightDtype), the KV cache to the
+// checkpoint's (arch.KVDtype, vLLM's kv_cache_dtype "auto"), else bf16.
 // Errors name an unknown weight format or a KV format other than bf16 and fp8.
 func ResolveDtypes(arch *model.Arch, weights, kv model.Dtype) (model.Dtype, model.Dtype, error) {
 	if weights == "" {
@@ -15,6 +16,9 @@ func ResolveDtypes(arch *model.Arch, weights, kv model.Dtype) (model.Dtype, mode
 	}
 	if !weights.Valid() {
 		return "", "", fmt.Errorf("unknown weight dtype %q", weights)
+	}
+	if kv == "" {
+		kv = arch.KVDtype
 	}
 	if kv == "" {
 		kv = model.BF16

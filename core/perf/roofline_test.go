@@ -425,3 +425,30 @@ func BenchmarkRooflinePassTime(b *testing.B) {
 		b.Fatal("no time")
 	}
 }
+
+// TestRooflineNVFP4: NVFP4 weights run at the fp4 peak and read 0.5625 bytes
+// per weight (4 bits + an fp8 scale per 16). Llama-3.1-70B on one b200_sxm,
+// one decode at KV 0: the GEMMs are memory bound; per layer the four weights
+// hold 855,638,016 elements (model.TestWeightBytesPerGPU), so 80 layers read
+// 68,451,041,280 · 0.5625 = 38,503,710,720 bytes at 7.7e12 · 0.8 B/s = 6.251 ms
+// (bf16: 2 bytes, 22.22 ms); the inputs and outputs add 80 · (0.5625 ·
+// (8192 + 8192 + 8192 + 28672) + 2 · (10240 + 8192 + 57344 + 8192)) =
+// 15.8 MB, 0.0026 ms: 6.2532 ms.
+func TestRooflineNVFP4(t *testing.T) {
+	l70 := builtinArch(t, "meta-llama/Llama-3.1-70B-Instruct")
+	b200 := builtinSystem(t, "b200_sxm")
+	p := DefaultRooflineParams()
+	fp4, err := NewRoofline(l70, b200, RooflineOptions{TP: 1, WeightDtype: model.NVFP4, KVDtype: model.FP8, Params: p})
+	require.NoError(t, err)
+	bf16, err := NewRoofline(l70, b200, RooflineOptions{TP: 1, Params: p})
+	require.NoError(t, err)
+	b := Batch{DecodeKVLens: []int{0}, Samplers: 1}
+	assert.InDelta(t, 6.253e6, fp4.Breakdown(&b).GEMMNs, 0.003e6)
+	assert.InDelta(t, 22.22e6, bf16.Breakdown(&b).GEMMNs, 0.01e6)
+	// a compute-bound prefill of 8192 tokens: 2·8192·855,638,016·80 =
+	// 1.1215e15 FLOP at 9e15 · 0.7 FLOP/s: 178.0 ms (at the bf16 peak, 4×).
+	pre := Batch{Prefill: []Chunk{{NewTokens: 8192}}, Samplers: 1}
+	flops := 2 * 8192 * 855_638_016.0 * 80
+	assert.InEpsilon(t, flops/(9e15*0.7)*1e9, fp4.Breakdown(&pre).GEMMNs, 1e-9)
+	assert.InEpsilon(t, flops/(2.25e15*0.7)*1e9, bf16.Breakdown(&pre).GEMMNs, 1e-9)
+}

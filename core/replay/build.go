@@ -52,8 +52,9 @@ func buildDeployment(s *config.Spec) (*deployment, error) {
 	}
 	d := &deployment{arch: arch, sys: sys}
 	// engine.quantization: weights default to the checkpoint's (config.json),
-	// the KV cache to config.DefaultKVCacheDtype. The weight format also sets
-	// the weight memory of the KV budget.
+	// the KV cache to config.DefaultKVCacheDtype, "auto": the checkpoint's
+	// calibrated KV format (model.Arch.KVDtype), else bf16. The weight format
+	// also sets the weight memory of the KV budget.
 	kvName := config.DefaultKVCacheDtype
 	if q := e.Quantization; q != nil {
 		if q.Weights != "" {
@@ -67,9 +68,14 @@ func buildDeployment(s *config.Spec) (*deployment, error) {
 			kvName = q.KVCache
 		}
 	}
-	kvDtype, err := model.ParseDtype(kvName)
-	if err != nil {
-		return nil, cfgErr("engine.quantization.kv_cache", err)
+	kvDtype := arch.KVDtype
+	if kvName != "auto" || kvDtype == "" {
+		if kvName == "auto" {
+			kvName = string(model.BF16)
+		}
+		if kvDtype, err = model.ParseDtype(kvName); err != nil {
+			return nil, cfgErr("engine.quantization.kv_cache", err)
+		}
 	}
 	d.kvDtype = kvDtype
 

@@ -13,9 +13,10 @@ How a row is simulated (:func:`row_spec`)
     The same closed loop, synthetic fixed lengths, prefix caching off. Model: the
     config file ``model_aliases.csv`` names for the row's ``model_path``, else
     ``Org--Name_config.json`` in the model configs folder. Weights:
-    ``precision`` empty means the checkpoint's format; ``fp8`` means fp8 weights (the
-    checkpoint's fp8 or fp8_block format when it is one, else per-tensor fp8) with an
-    fp8 KV cache, else the KV cache is bf16. Perf tables: the row's ``backend_version``
+    ``precision`` empty means the checkpoint's formats (weights, and the KV cache it
+    was calibrated for, else bf16); ``fp8`` means fp8 weights (the checkpoint's fp8
+    or fp8_block format when it is one, else per-tensor fp8) with an fp8 KV cache;
+    ``fp4``/``nvfp4`` NVFP4 weights with an fp8 KV cache; ``bf16`` a bf16 KV cache. Perf tables: the row's ``backend_version``
     (the nearest measured version stands in; the tables read are in ``rows.csv``).
 
 Deployment (``deployment``)

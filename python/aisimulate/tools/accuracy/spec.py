@@ -66,7 +66,9 @@ def _weights_for(precision: str, config_path: str) -> str | None:
         return "fp8"
     if p == "fp8_block":
         return "fp8_block"
-    raise ValueError(f"precision {precision!r} is not supported (empty, bf16, fp8, fp8_block)")
+    if p in ("fp4", "nvfp4"):
+        return "nvfp4"
+    raise ValueError(f"precision {precision!r} is not supported (empty, bf16, fp8, fp8_block, fp4, nvfp4)")
 
 
 def row_spec(row: dict[str, str], *, perf: str, aliases: dict[str, str],
@@ -146,10 +148,17 @@ def row_spec(row: dict[str, str], *, perf: str, aliases: dict[str, str],
         "workers": {"aggregated": {"count": 1, "tp": tp}},
         "scheduler": scheduler,
     }
-    # fp8 serving quantizes the KV cache too: NVIDIA's FP8 checkpoints carry an fp8
-    # KV scale, and the measured fp8 TPOTs sit below the bf16-KV memory bound.
-    fp8 = weights in ("fp8", "fp8_block") or (weights is None and "fp8" in (row.get("precision") or ""))
-    quant: dict[str, str] = {"kv_cache": "fp8" if fp8 else "bf16"}
+    # fp8 and fp4 serving quantize the KV cache too: NVIDIA's FP8 and NVFP4
+    # checkpoints carry an fp8 KV scale (kv_cache_quant_algo FP8), and the measured
+    # fp8 TPOTs sit below the bf16-KV memory bound. An empty precision serves the
+    # checkpoint as it is: its calibrated KV format ("auto"), else bf16.
+    if weights in ("fp8", "fp8_block", "nvfp4"):
+        kv = "fp8"
+    elif weights is None:
+        kv = "auto"
+    else:
+        kv = "bf16"
+    quant: dict[str, str] = {"kv_cache": kv}
     if weights:
         quant["weights"] = weights
     engine["quantization"] = quant
