@@ -17,7 +17,15 @@ type allReduceCurve struct {
 }
 
 // newAllReduceCurve picks the rows of tp GPUs; when tp was not measured the
-// nearest measured count stands in (noted). Error: the table has no rows.
+// nearest measured count stands in (noted). The curve is then capped as a
+// GEMM site is (padEnvelope): a message can always be sent as a larger
+// measured one (pad it), so no size costs more than any larger size of the
+// same op. The tables hold bumps that break this: b200_sxm's 8-GPU curve
+// (vLLM 0.19.0 and 0.24.0) measures ~26 µs at 131,072 and 262,144 elements
+// between 9.4 µs at 65,536 and 16.7–17.2 µs at 524,288, which linear
+// interpolation would spread over every pass of 16–64 tokens (hidden 8192);
+// docs/accuracy.md lists the tables the cap changes. Error: the table has no
+// rows.
 func newAllReduceCurve(rows []allReduceRow, tp int64, bw float64) (*allReduceCurve, error) {
 	best := int64(0)
 	for i := range rows {
@@ -46,6 +54,7 @@ func newAllReduceCurve(rows []allReduceRow, tp int64, bw float64) (*allReduceCur
 			c.sec[indexOf(c.sizes, float64(rows[i].MessageSize))] = rows[i].Latency * 1e-3
 		}
 	}
+	padEnvelope(c.sec)
 	return c, nil
 }
 

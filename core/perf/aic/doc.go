@@ -17,7 +17,9 @@
 //     plausible (faster than its bf16 rows on compute-bound shapes,
 //     gemm.go MaxLowPrecisionRatio; model.go lowPrecisionGrid): vLLM 0.14.0
 //     fails on h100_sxm and h200_sxm, so 0.12.0 requests read fp8 from the
-//     next nearest version (a "gemm_perf (fp8)" source says which).
+//     next nearest version (a "gemm_perf (fp8)" source says which). nvfp4
+//     weights read the nvfp4 rows (Blackwell tables) against the fp4 peak;
+//     a table without them (Hopper) prices bf16 GEMMs, noted.
 //  3. tables.go: the parquet rows, read once per process and path
 //     (tableCache, the package's only shared state: immutable once loaded),
 //     duplicates dropped keeping the first row.
@@ -27,7 +29,8 @@
 //     length grid for the model's heads per GPU (the nearest measured head
 //     pair scaled when missing), √latency along the length for context
 //     attention, holes where the tables stop filled by efficiency.
-//     All-reduce: linear in message size.
+//     All-reduce: linear in message size, each measured size capped by
+//     the time of any larger size (padEnvelope, as for a GEMM site).
 //  5. interp.go: bracket/lerp and keepEfficiency, the one extrapolation
 //     rule: outside the measured range keep the nearest point's
 //     measured/roofline ratio and scale the query's roofline; never return
