@@ -55,10 +55,10 @@ pytest: build
 test: gotest pytest
 
 demo: build
-	$(VPY) -m aisimulate replay --config examples/mooncake-qwen3-32b-h100.yaml
+	$(VENV)/bin/aisimulate replay examples/mooncake-qwen3-32b-h100.yaml
 
 quickstart: build
-	$(VPY) -m aisimulate replay --config examples/quickstart.yaml
+	$(VENV)/bin/aisimulate replay examples/quickstart.yaml
 
 # Re-pin the parity goldens (tests/goldens/*.json) on purpose; say why in the commit.
 goldens:

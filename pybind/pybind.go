@@ -7,6 +7,8 @@
 //
 //	{"spec": {...}}        Normalize: the canonical spec, defaults filled
 //	{"report": {...}}      Run: metadata, summary and per-request records
+//	{"check": {...}}       Check: the metadata of the deployment, nothing run
+//	{"catalogue": {...}}   Catalogue: the models and systems a spec can name
 //	{"error": {"kind": K, "message": M, "field": F, "file": P, "line": N}}
 //
 // where K is "config" (F is the dotted spec path), "data" (workload data: P and

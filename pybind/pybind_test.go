@@ -73,3 +73,49 @@ func FuzzNormalize(f *testing.F) {
 		require.Len(t, out, 1)
 	})
 }
+
+// Check builds the deployment without replaying: the metadata of what would
+// run, or the error a replay would give for the same spec.
+func TestCheck(t *testing.T) {
+	spec := `{"engine": {"model": "Qwen/Qwen3-32B", "system": "h100_sxm", "scheduler": {"num_gpu_blocks": 100},
+	  "workers": {"aggregated": {"count": 3}}},
+	  "traffic": {"source": {"type": "synthetic", "num_requests": 1000000000, "isl": 10, "osl": 2},
+	  "load": {"mode": "concurrency", "concurrency": 1}}}`
+	e := envelope(t, Check(spec))
+	meta := e["check"]["metadata"].(map[string]any)
+	assert.Equal(t, 3.0, meta["workers"])
+	assert.Equal(t, 100.0, meta["num_gpu_blocks"])
+	e = envelope(t, Check(`{"engine": {"model": "nobody/None", "system": "h100_sxm"},
+	  "traffic": {"source": {"type": "synthetic", "num_requests": 1, "isl": 10, "osl": 2}, "load": {"mode": "concurrency", "concurrency": 1}}}`))
+	assert.Equal(t, "config", e["error"]["kind"])
+	assert.Equal(t, "engine.model", e["error"]["field"])
+}
+
+// Catalogue lists the built-ins, then each folder's entries sorted by name; a
+// name found twice is listed once, from the first folder (where a replay
+// finds it); a missing folder is reported in errors, not fatal.
+func TestCatalogue(t *testing.T) {
+	a, b := t.TempDir(), t.TempDir()
+	cfg := `{"architectures": ["LlamaForCausalLM"], "num_hidden_layers": 2, "hidden_size": 64,
+		"num_attention_heads": 4, "intermediate_size": 128, "vocab_size": 100, "max_position_embeddings": 512}`
+	for _, f := range []string{filepath.Join(a, "z--M_config.json"), filepath.Join(a, "b--M_config.json"),
+		filepath.Join(b, "z--M_config.json"), filepath.Join(b, "c--M_config.json"),
+		filepath.Join(b, "Qwen--Qwen3-8B_config.json")} {
+		require.NoError(t, os.WriteFile(f, []byte(cfg), 0o644))
+	}
+	req, _ := json.Marshal(map[string]any{"model_config_dirs": []string{a, "/nonexistent", b}})
+	e := envelope(t, Catalogue(string(req)))
+	cat := e["catalogue"]
+	var names, sources []string
+	for _, m := range cat["models"].([]any) {
+		names = append(names, m.(map[string]any)["name"].(string))
+		sources = append(sources, m.(map[string]any)["source"].(string))
+	}
+	assert.Equal(t, []string{"Qwen/Qwen3-32B", "Qwen/Qwen3-8B", "meta-llama/Llama-3.1-70B-Instruct",
+		"meta-llama/Llama-3.1-8B-Instruct", "b/M", "z/M", "c/M"}, names)
+	assert.Equal(t, filepath.Join(a, "z--M_config.json"), sources[5])
+	assert.Len(t, cat["systems"], 4)
+	assert.Equal(t, []any{"/nonexistent: open /nonexistent: no such file or directory"}, cat["errors"])
+	e = envelope(t, Catalogue(`[`))
+	assert.Equal(t, "config", e["error"]["kind"])
+}

@@ -60,3 +60,23 @@ func decodeAndRun(spec string) (*report.Report, error) {
 	}
 	return replay.Run(s)
 }
+
+// Check validates a JSON spec and builds its deployment without replaying it
+// (replay.Check): {"check": {"metadata": {...}}} or an error envelope.
+func Check(spec string) string {
+	return guard(func() string {
+		s, err := config.Decode([]byte(spec))
+		if err != nil {
+			return errorEnvelope(err)
+		}
+		meta, err := replay.Check(s)
+		if err != nil {
+			return errorEnvelope(err)
+		}
+		b, err := json.Marshal(map[string]any{"check": map[string]any{"metadata": meta}})
+		if err != nil {
+			return errorEnvelope(err)
+		}
+		return string(b)
+	})
+}

@@ -1,4 +1,4 @@
-"""`python -m aisimulate replay`: exit codes, messages, outputs."""
+"""`aisimulate replay` (and `python -m aisimulate`): exit codes, messages, outputs."""
 
 from __future__ import annotations
 
@@ -10,6 +10,9 @@ from pathlib import Path
 
 import pytest
 import yaml
+
+import csv
+import io
 
 from aisimulate import SimulationError, cli
 from conftest import EXAMPLE1_ROWS, REPO, example1_spec, write_mooncake
@@ -61,8 +64,7 @@ def test_yaml_syntax_error_exits_2_with_file_and_line(tmp_path):
 
 def test_missing_argument_exits_2():
     proc = run_cli("replay")
-    assert proc.returncode == 2
-    assert "--config" in proc.stderr
+    assert_input_error(proc, "a config is required", "CONFIG")
 
 
 def test_trace_row_without_output_length_exits_2_with_file_and_line(tmp_path):
@@ -110,11 +112,167 @@ def test_format_json_parses(tmp_path, base_spec):
     assert doc["summary"]["rejected"] == 0
 
 
-def test_simulation_error_exits_1(monkeypatch, capsys, base_spec):
+def test_simulation_error_exits_1(monkeypatch, capsys, tmp_path, base_spec):
     def boom(src):
         raise SimulationError("the core broke")
     monkeypatch.setattr(cli, "replay", boom)
-    assert cli.main(["replay", "--config", "whatever.yaml"]) == 1
+    cfg = write_config(tmp_path / "r.yaml", base_spec)
+    assert cli.main(["replay", "--config", str(cfg)]) == 1
     err = capsys.readouterr().err
     assert err.startswith("aisimulate: error: ")
     assert "the core broke" in err
+
+
+# --- the command people script --------------------------------------------------------
+
+def test_console_script_is_installed_beside_the_interpreter():
+    script = Path(sys.executable).parent / "aisimulate"
+    assert script.is_file(), "pip install (or make build) installs the `aisimulate` console script"
+    proc = subprocess.run([str(script), "--version"], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0 and proc.stdout.startswith("aisimulate ")
+
+
+def test_config_is_positional_and_help_shows_examples(tmp_path, base_spec):
+    cfg = write_config(tmp_path / "r.yaml", base_spec)
+    proc = run_cli("replay", str(cfg), "--format", "json")
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["summary"]["completed"] == 5
+    both = run_cli("replay", str(cfg), "--config", str(cfg))
+    assert_input_error(both, "not both")
+    help_text = run_cli("replay", "--help").stdout
+    assert "examples:" in help_text and "--set engine.workers.aggregated.count=4" in help_text
+
+
+def test_set_changes_typed_fields(tmp_path, base_spec):
+    cfg = write_config(tmp_path / "r.yaml", base_spec)
+    proc = run_cli("replay", str(cfg), "--format", "json",
+                   "--set", "engine.workers.aggregated.count=3",
+                   "--set", "traffic.source.num_requests=7",
+                   "--set", "traffic.source.osl={kind: uniform, min: 2, max: 3}",
+                   "--set", "engine.scheduler.enable_prefix_caching=false")
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads(proc.stdout)
+    spec = doc["metadata"]["spec"]
+    assert doc["metadata"]["workers"] == 3
+    assert spec["traffic"]["source"]["osl"] == {"kind": "uniform", "min": 2, "max": 3}
+    assert spec["engine"]["scheduler"]["enable_prefix_caching"] is False
+    assert doc["summary"]["completed"] == 7  # num_requests 5 → 7
+
+
+def test_set_errors_name_the_field(tmp_path, base_spec):
+    cfg = write_config(tmp_path / "r.yaml", base_spec)
+    assert_input_error(run_cli("replay", str(cfg), "--set", "engine.bogus=1"), "engine.bogus")
+    assert_input_error(run_cli("replay", str(cfg), "--set", "engine.model.name=x"),
+                       "engine.model: is the string", "not a mapping")
+    assert_input_error(run_cli("replay", str(cfg), "--set", "engine.workers"), "expected FIELD=VALUE")
+    assert_input_error(run_cli("replay", str(cfg), "--set", "traffic.load.rate_rps=[1"),
+                       "--set traffic.load.rate_rps")
+    assert_input_error(run_cli("replay", str(cfg), "--set", "traffic.load.rate_rps=fast"),
+                       "traffic.load.rate_rps")
+
+
+def test_config_from_stdin_resolves_paths_against_the_working_directory(tmp_path):
+    write_mooncake(tmp_path / "t.jsonl", EXAMPLE1_ROWS)
+    text = yaml.safe_dump(example1_spec(Path("t.jsonl")))
+    env = dict(os.environ, PYTHONPATH=str(REPO / "python"))
+    proc = subprocess.run([sys.executable, "-m", "aisimulate", "replay", "-", "--format", "json"],
+                          input=text, capture_output=True, text=True, env=env, cwd=tmp_path, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads(proc.stdout)
+    assert doc["metadata"]["spec"]["traffic"]["source"]["path"] == str(tmp_path / "t.jsonl")
+    assert doc["summary"]["completed"] == 2
+    bad = subprocess.run([sys.executable, "-m", "aisimulate", "replay", "-"], input="engine: [x\n",
+                         capture_output=True, text=True, env=env, cwd=tmp_path, timeout=120)
+    assert_input_error(bad, "<stdin>:")
+
+
+def test_format_csv_is_one_summary_row(tmp_path, base_spec):
+    cfg = write_config(tmp_path / "r.yaml", base_spec)
+    as_json = json.loads(run_cli("replay", str(cfg), "--format", "json").stdout)["summary"]
+    proc = run_cli("replay", str(cfg), "--format", "csv")
+    assert proc.returncode == 0, proc.stderr
+    rows = list(csv.DictReader(io.StringIO(proc.stdout)))
+    assert len(rows) == 1
+    row = rows[0]
+    assert int(row["completed"]) == 5
+    assert float(row["ttft_ms.p50"]) == as_json["ttft_ms"]["p50"]  # repr round-trips
+    assert float(row["duration_ms"]) == as_json["duration_ms"]
+
+
+def test_validate_checks_without_running(tmp_path, base_spec):
+    # 10^9 requests: a replay would run for hours; validate builds the deployment only.
+    base_spec["traffic"]["source"]["num_requests"] = 1_000_000_000
+    cfg = write_config(tmp_path / "r.yaml", base_spec)
+    proc = run_cli("validate", str(cfg))
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.startswith(f"{cfg}: valid")
+    assert "1000 KV blocks per worker" in proc.stdout  # num_gpu_blocks of base_spec
+    spec = json.loads(run_cli("validate", str(cfg), "--format", "json").stdout)
+    assert spec["engine"]["scheduler"]["max_num_seqs"] > 0  # defaults filled
+    # an error found only when the deployment is built (TP must divide the heads)
+    proc = run_cli("validate", str(cfg), "--set", "engine.workers.aggregated.tp=3")
+    assert_input_error(proc, "engine.workers.aggregated.tp")
+
+
+def _data_folder(root: Path) -> Path:
+    """An AISIMULATE_DATA folder with one model (Qwen3-8B's shape, renamed) and one
+    system (h100's figures, renamed)."""
+    models, systems = root / "aic" / "model_configs", root / "aic" / "systems"
+    models.mkdir(parents=True)
+    systems.mkdir(parents=True)
+    (models / "acme--Tiny-8B_config.json").write_text(json.dumps({
+        "architectures": ["Qwen3ForCausalLM"], "num_hidden_layers": 36, "hidden_size": 4096,
+        "num_attention_heads": 32, "num_key_value_heads": 8, "head_dim": 128,
+        "intermediate_size": 12288, "vocab_size": 151936, "max_position_embeddings": 40960}))
+    (models / "acme--Moe_config.json").write_text(json.dumps({"architectures": ["AcmeMoeForCausalLM"]}))
+    (systems / "acme_gpu.yaml").write_text(
+        "gpu: {mem_bw: 3350000000000, mem_capacity: 85899345920, bfloat16_tc_flops: 989000000000000,"
+        " fp8_tc_flops: 1978000000000000}\nnode: {num_gpus_per_node: 8, intra_node_bw: 450000000000}\n"
+        "misc: {other_mem: 3758096384}\n")
+    return root
+
+
+def test_models_and_systems_list_the_data_folder(tmp_path, base_spec, monkeypatch):
+    data = _data_folder(tmp_path / "data")
+    env = dict(os.environ, PYTHONPATH=str(REPO / "python"), AISIMULATE_DATA=str(data))
+    run = lambda *a: subprocess.run([sys.executable, "-m", "aisimulate", *a], capture_output=True,  # noqa: E731
+                                    text=True, env=env, timeout=120)
+    models = {m["name"]: m for m in json.loads(run("models", "--format", "json").stdout)}
+    assert models["Qwen/Qwen3-32B"]["source"] == "built-in"
+    assert models["acme/Tiny-8B"]["source"] == str(data / "aic/model_configs/acme--Tiny-8B_config.json")
+    assert models["acme/Tiny-8B"]["layers"] == 36
+    assert "acme/Moe" not in models  # not usable: listed only with --all, with the reason
+    everything = {m["name"]: m for m in json.loads(run("models", "--all", "--format", "json").stdout)}
+    assert everything["acme/Moe"]["supported"] is False
+    assert "AcmeMoeForCausalLM" in everything["acme/Moe"]["reason"]
+    table = run("models")
+    assert "acme/Tiny-8B" in table.stdout and "AISIMULATE_DATA" in table.stderr
+    systems = {s["name"]: s for s in json.loads(run("systems", "--format", "json").stdout)}
+    assert systems["h100_sxm"]["source"] == "built-in"
+    assert systems["acme_gpu"]["mem_capacity_bytes"] == 85899345920
+    assert systems["acme_gpu"]["kernel_tables"] is False
+    # both names work in a replay
+    base_spec["engine"].update(model="acme/Tiny-8B", system="acme_gpu")
+    cfg = write_config(tmp_path / "r.yaml", base_spec)
+    proc = run("replay", str(cfg), "--format", "json")
+    assert proc.returncode == 0, proc.stderr
+    meta = json.loads(proc.stdout)["metadata"]
+    assert (meta["model"], meta["system"]) == ("acme/Tiny-8B", "acme_gpu")
+
+
+def test_an_unknown_model_says_where_it_looked_and_how_to_add_more(tmp_path, base_spec):
+    data = _data_folder(tmp_path / "data")
+    base_spec["engine"]["model"] = "acme/Nowhere-1B"
+    cfg = write_config(tmp_path / "r.yaml", base_spec)
+    env = dict(os.environ, PYTHONPATH=str(REPO / "python"), AISIMULATE_DATA=str(data))
+    proc = subprocess.run([sys.executable, "-m", "aisimulate", "replay", str(cfg)], capture_output=True,
+                          text=True, env=env, timeout=120)
+    assert_input_error(proc, "engine.model", "acme/Nowhere-1B", "not found",
+                       str(data / "aic" / "model_configs"), "AISIMULATE_DATA", "aisimulate models")
+    base_spec["engine"]["model"] = "Qwen/Qwen3-32B"
+    base_spec["engine"]["system"] = "acme_gpu_9000"
+    cfg = write_config(tmp_path / "r.yaml", base_spec)
+    proc = subprocess.run([sys.executable, "-m", "aisimulate", "validate", str(cfg)], capture_output=True,
+                          text=True, env=env, timeout=120)
+    assert_input_error(proc, "engine.system", "acme_gpu_9000", str(data / "aic" / "systems"),
+                       "AISIMULATE_DATA")

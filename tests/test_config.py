@@ -298,9 +298,20 @@ def test_model_name_is_left_alone(base_spec):
 
 
 def test_model_config_dir_from_environment(tmp_path, monkeypatch, base_spec):
+    # The environment's folder is searched first: it is chosen when it holds the model.
+    (tmp_path / "Qwen--Qwen3-32B_config.json").write_text("{}")
     monkeypatch.setenv(aisimulate.config.MODEL_CONFIGS_ENV, str(tmp_path))
     data = load_config(base_spec).data
     assert data["engine"]["model_config_dir"] == str(tmp_path)
+    # A folder without it is passed over for the next folder that has it (here the
+    # data folder named by AISIMULATE_DATA), so the environment adds models.
+    (tmp_path / "Qwen--Qwen3-32B_config.json").unlink()
+    data_root = tmp_path / "data"
+    (data_root / "aic" / "model_configs").mkdir(parents=True)
+    (data_root / "aic" / "model_configs" / "Qwen--Qwen3-32B_config.json").write_text("{}")
+    monkeypatch.setenv("AISIMULATE_DATA", str(data_root))
+    data = load_config(base_spec).data
+    assert data["engine"]["model_config_dir"] == str(data_root / "aic" / "model_configs")
 
 
 def test_model_config_dir_from_missing_environment_folder(tmp_path, monkeypatch, base_spec):

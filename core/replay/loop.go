@@ -128,6 +128,52 @@ func (q *outQueue) pop() []output {
 // spec the core cannot build (with the field), *workload.DataError for bad
 // workload data (file and line), other errors for simulation failures.
 func Run(s *config.Spec, opts ...Option) (*report.Report, error) {
+	m, err := prepare(s, opts)
+	if err != nil {
+		return nil, err
+	}
+	defer m.tr.close()
+	// Growing the records slice copied every record log2(n) times (a sixth of a
+	// large closed loop's time); size it once when the count is known.
+	if n := expectedRequests(s); n > 0 {
+		m.records = make([]report.Record, 0, n)
+	}
+	if err := m.start(); err != nil {
+		return nil, err
+	}
+	if err := m.loop(); err != nil {
+		return nil, err
+	}
+	if err := m.checkEnd(); err != nil {
+		return nil, err
+	}
+	if len(m.records) == 0 && s.Traffic.Source.Path != "" && m.tr.feed.Rows() == 0 {
+		return nil, &workload.DataError{File: s.Traffic.Source.Path, Msg: "the trace has no requests"}
+	}
+	return &report.Report{
+		Metadata: m.dep.metadata(s, m),
+		Summary:  m.acc.Close(m.dep.gpus()),
+		Records:  m.records,
+	}, nil
+}
+
+// Check does everything Run does before the first request is sent — validate
+// the spec, build the model, GPU system, perf model and KV capacity of every
+// pool, the client path, and open the workload — and returns the deployment's
+// metadata as Run would report it before any request (zero busy time and KV
+// counters), or the first error, with Run's error types. It simulates nothing.
+func Check(s *config.Spec, opts ...Option) (map[string]any, error) {
+	m, err := prepare(s, opts)
+	if err != nil {
+		return nil, err
+	}
+	m.tr.close()
+	return m.dep.metadata(s, m), nil
+}
+
+// prepare builds a replay's state from its spec: deployment, client path,
+// traffic and workers. The caller closes m.tr.
+func prepare(s *config.Spec, opts []Option) (*sim, error) {
 	for _, o := range opts {
 		o(s)
 	}
@@ -146,18 +192,13 @@ func Run(s *config.Spec, opts ...Option) (*report.Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer tr.close()
 	m := &sim{spec: s, dep: dep, tr: tr, path: path}
-	// Growing the records slice copied every record log2(n) times (a sixth of a
-	// large closed loop's time); size it once when the count is known.
-	if n := expectedRequests(s); n > 0 {
-		m.records = make([]report.Record, 0, n)
-	}
 	for _, p := range dep.pools {
 		rt := &poolRT{pool: p, first: len(m.workers)}
 		for i := 0; i < p.count; i++ {
 			w, err := engine.NewWorker(p.cfg, p.perf)
 			if err != nil {
+				tr.close()
 				return nil, err
 			}
 			rt.workers = append(rt.workers, w)
@@ -174,23 +215,7 @@ func Run(s *config.Spec, opts ...Option) (*report.Report, error) {
 		m.procs = make([]client.OutputProcessor, len(m.workers))
 		m.outQ = make([]outQueue, len(m.workers))
 	}
-	if err := m.start(); err != nil {
-		return nil, err
-	}
-	if err := m.loop(); err != nil {
-		return nil, err
-	}
-	if err := m.checkEnd(); err != nil {
-		return nil, err
-	}
-	if len(m.records) == 0 && s.Traffic.Source.Path != "" && tr.feed.Rows() == 0 {
-		return nil, &workload.DataError{File: s.Traffic.Source.Path, Msg: "the trace has no requests"}
-	}
-	return &report.Report{
-		Metadata: dep.metadata(s, m),
-		Summary:  m.acc.Close(dep.gpus()),
-		Records:  m.records,
-	}, nil
+	return m, nil
 }
 
 // start schedules the first sends: the first request of an open loop, or one

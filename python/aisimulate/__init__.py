@@ -21,6 +21,7 @@ import tempfile
 from typing import Any, Mapping
 
 from . import _native
+from .catalogue import explain_not_found, list_models, list_systems
 from .config import Spec, load_config
 from .errors import AisimulateError, ConfigError, DataError, SimulationError
 from .report import ReplayReport
@@ -36,6 +37,9 @@ __all__ = [
     "SimulationError",
     "Spec",
     "__version__",
+    "check",
+    "list_models",
+    "list_systems",
     "load_config",
     "replay",
     "sweep",
@@ -68,6 +72,27 @@ def replay(src: str | os.PathLike[str] | Mapping[str, Any] | Spec) -> ReplayRepo
         head = _native.call("RunColumnar", spec.to_json(), "report", data_path)
         with open(data_path, "rb") as fh:
             buf = fh.read()
+    except ConfigError as exc:
+        raise explain_not_found(exc) from None
     finally:
         os.unlink(data_path)
     return ReplayReport.from_columnar(head, buf)
+
+
+def check(src: str | os.PathLike[str] | Mapping[str, Any] | Spec) -> dict[str, Any]:
+    """Check a config without replaying it: compile it (:func:`load_config`), then build
+    what the replay would run — model, GPU system, perf model, KV capacity of every
+    pool, client path — and open its workload.
+
+    Returns:
+        The run metadata the report would carry (model, system, gpus, num_gpu_blocks,
+        max_model_len, perf_model, the canonical spec …), with zero busy time.
+
+    Raises:
+        ConfigError, DataError: as :func:`replay` raises them, before any simulation.
+    """
+    spec = load_config(src)
+    try:
+        return _native.call("Check", spec.to_json(), "check")["metadata"]
+    except ConfigError as exc:
+        raise explain_not_found(exc) from None

@@ -1,57 +1,342 @@
-"""Command line: ``python -m aisimulate replay --config FILE [--output-dir DIR]
-[--format table|json]``.
+"""The ``aisimulate`` command (also ``python -m aisimulate``).
 
-stdout carries only the result (the table, or the JSON of metadata and summary);
-diagnostics go to stderr. Exit codes:
+Subcommands: ``replay`` (run a config and print the predicted metrics), ``validate``
+(check a config without running it), ``models`` and ``systems`` (what a config can
+name). Each reads its config from a path or, with ``-``, from stdin; ``--set
+dotted.field=VALUE`` (repeatable) changes one field before the config is compiled.
+
+stdout carries only the result (the table, JSON or CSV); diagnostics go to stderr.
+Exit codes:
 
 - 0: success;
 - 1: a simulation error (any other error from the core), a missing native build, or
   the output folder cannot be written;
 - 2: bad input: a config error (the message names the dotted field, or the file and
   line), a workload data error (file and line), or bad command-line arguments.
+
+Adding a subcommand: write ``_cmd_NAME(args) -> int`` and an ``_add_NAME(sub)`` that
+creates its parser with ``set_defaults(run=_cmd_NAME)``; register it in
+:data:`SUBCOMMANDS`. :func:`add_config_arguments` and :func:`config_from_args` give it
+the same CONFIG / ``--config`` / ``--set`` handling as ``replay``.
 """
 
 from __future__ import annotations
 
 import argparse
+import csv
+import io
+import json
 import sys
-from typing import Sequence
+from typing import Any, Callable, Mapping, Sequence
 
-from . import __version__, replay
+from . import __version__, check, replay
+from .config import Spec, load_config, parse_config_text
 from .errors import ConfigError, DataError, SimulationError
 
 PROG = "aisimulate"
 
+_EXAMPLES = """\
+examples:
+  aisimulate replay examples/quickstart.yaml
+  aisimulate replay examples/quickstart.yaml --set engine.workers.aggregated.count=4 \\
+      --set traffic.load.concurrency=64 --format json
+  cat replay.yaml | aisimulate replay - --format csv >> results.csv
+  aisimulate replay replay.yaml --output-dir out/run1
+  aisimulate validate replay.yaml
+  aisimulate models
+  aisimulate systems --format json
+"""
 
-def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog=PROG, description="GPU-free simulator of LLM inference serving.")
-    p.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
-    sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    r = sub.add_parser("replay", help="replay a workload against a modelled deployment",
-                       description="Replay a workload against a modelled deployment and "
-                                   "print the predicted metrics.")
-    r.add_argument("--config", required=True, metavar="FILE",
-                   help="replay config (YAML or JSON); relative paths in it are resolved "
-                        "against its folder")
-    r.add_argument("--output-dir", metavar="DIR",
-                   help="also write DIR/prediction.json and DIR/requests.jsonl")
-    r.add_argument("--format", choices=("table", "json"), default="table",
-                   help="stdout format: a readable table (default) or JSON of metadata "
-                        "and summary")
-    return p
+
+class InputError(Exception):
+    """A bad command-line value (exit 2, like a config error)."""
+
+
+# --- shared argument handling -----------------------------------------------------------
+
+def add_config_arguments(p: argparse.ArgumentParser) -> None:
+    """Give a subcommand the CONFIG positional, ``--config`` and ``--set``."""
+    p.add_argument("config", nargs="?", metavar="CONFIG",
+                   help="replay config (YAML or JSON), or - to read it from stdin; relative "
+                        "paths in it resolve against its folder (stdin: the working directory)")
+    p.add_argument("--config", dest="config_opt", metavar="FILE",
+                   help="the same as CONFIG (kept for scripts written before CONFIG was positional)")
+    p.add_argument("--set", dest="sets", action="append", default=[], metavar="FIELD=VALUE",
+                   help="set a dotted config field before the config is checked, e.g. "
+                        "--set engine.workers.aggregated.count=4; VALUE is read as YAML "
+                        "(4 is a number, true a boolean, {kind: uniform, min: 1, max: 8} a "
+                        "mapping); repeatable")
+
+
+def parse_sets(sets: Sequence[str]) -> dict[str, Any]:
+    """``["a.b=4", …]`` → ``{"a.b": 4, …}``, each value read as a YAML scalar or flow
+    collection (a later ``--set`` of the same field wins).
+
+    Raises:
+        InputError: an item without ``=`` or with an empty field, or a value that is not
+            valid YAML.
+    """
+    out: dict[str, Any] = {}
+    for item in sets:
+        field, sep, text = item.partition("=")
+        field = field.strip()
+        if not sep or not field:
+            raise InputError(f"--set {item!r}: expected FIELD=VALUE, e.g. "
+                             "engine.workers.aggregated.count=4")
+        try:
+            value = parse_config_text(text, name=f"--set {field}") if text.strip() else ""
+        except ConfigError as exc:
+            raise InputError(f"--set {field}: {exc.reason}") from None
+        out[field] = value
+    return out
+
+
+def config_from_args(args: argparse.Namespace) -> Spec:
+    """Compile the config a subcommand was given (CONFIG or ``--config``, ``-`` for stdin)
+    with its ``--set`` overrides.
+
+    Raises:
+        InputError: no config, or both CONFIG and ``--config``, or a bad ``--set``.
+        ConfigError: from :func:`aisimulate.load_config`.
+    """
+    if args.config and args.config_opt:
+        raise InputError("give the config once: as CONFIG or as --config, not both")
+    path = args.config or args.config_opt
+    if not path:
+        raise InputError("a config is required: aisimulate replay CONFIG (or - for stdin)")
+    overrides = parse_sets(args.sets)
+    if path == "-":
+        data = parse_config_text(sys.stdin.read(), name="<stdin>")
+        if data is None:
+            raise ConfigError("", "the config is empty", file="<stdin>")
+        if not isinstance(data, dict):
+            raise ConfigError("", "the config must be a mapping at the top level", file="<stdin>")
+        return load_config(data, overrides=overrides)
+    return load_config(path, overrides=overrides)
 
 
 def _error(message: str) -> None:
     print(f"{PROG}: error: {message}", file=sys.stderr)
 
 
+def _write(text: str) -> None:
+    sys.stdout.write(text)
+
+
+# --- replay -----------------------------------------------------------------------------
+
+def _add_replay(sub: argparse._SubParsersAction) -> None:
+    r = sub.add_parser(
+        "replay", help="replay a workload against a modelled deployment",
+        description="Replay a workload against a modelled deployment and print the "
+                    "predicted metrics (TTFT, TPOT, ITL, E2E in ms, throughput, GPU hours).",
+        epilog=_EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
+    add_config_arguments(r)
+    r.add_argument("--format", choices=("table", "json", "csv"), default="table",
+                   help="stdout: a readable table (default), JSON of metadata and summary, "
+                        "or CSV (a header and one row: the summary, latency stats flattened "
+                        "as metric.stat)")
+    r.add_argument("--output-dir", metavar="DIR",
+                   help="also write DIR/prediction.json and DIR/requests.jsonl")
+    r.set_defaults(run=_cmd_replay)
+
+
+def _cmd_replay(args: argparse.Namespace) -> int:
+    spec = config_from_args(args)
+    if args.output_dir is not None and not args.output_dir.strip():
+        raise InputError("--output-dir: the folder name is empty")
+    report = replay(spec)
+    if args.output_dir:
+        try:
+            written = report.save(args.output_dir)
+        except OSError as exc:
+            _error(f"cannot write to {args.output_dir}: {exc.strerror or exc}")
+            return 1
+        for path in written.values():
+            print(f"wrote {path}", file=sys.stderr)
+    if args.format == "json":
+        _write(report.to_json())
+    elif args.format == "csv":
+        _write(summary_csv(report.summary))
+    else:
+        _write(report.table() + "\n")
+    return 0
+
+
+def flatten_summary(summary: Mapping[str, Any]) -> dict[str, Any]:
+    """The summary as one flat row: scalars as they are, each stats dict as
+    ``metric.stat`` columns (``ttft_ms.p50``), a null stats dict as empty cells; nested
+    mappings (``goodput``) as ``key.sub``; lists are left out."""
+    row: dict[str, Any] = {}
+
+    def put(prefix: str, value: Any) -> None:
+        if isinstance(value, Mapping):
+            for k, v in value.items():
+                put(f"{prefix}.{k}", v)
+        elif not isinstance(value, list):
+            row[prefix] = value
+
+    for key, value in summary.items():
+        if value is None and key.endswith("_ms"):
+            from .report import STAT_FIELDS
+            for stat in STAT_FIELDS:
+                row[f"{key}.{stat}"] = None
+        else:
+            put(key, value)
+    return row
+
+
+def summary_csv(summary: Mapping[str, Any]) -> str:
+    """``--format csv``: a header line and one value line (nulls empty), RFC 4180."""
+    row = flatten_summary(summary)
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(row.keys())
+    w.writerow("" if v is None else v for v in row.values())
+    return buf.getvalue()
+
+
+# --- validate ---------------------------------------------------------------------------
+
+def _add_validate(sub: argparse._SubParsersAction) -> None:
+    v = sub.add_parser(
+        "validate", help="check a config without running it",
+        description="Check a config without replaying it: every field, the model and GPU "
+                    "system it names, the KV capacity of each pool, and the workload file. "
+                    "Prints what would run (or, with --format json, the canonical spec with "
+                    "every default filled).",
+        epilog="examples:\n  aisimulate validate replay.yaml\n"
+               "  aisimulate validate replay.yaml --set engine.workers.aggregated.tp=8 --format json\n",
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    add_config_arguments(v)
+    v.add_argument("--format", choices=("table", "json"), default="table",
+                   help="stdout: a one-paragraph description (default) or the canonical spec as JSON")
+    v.set_defaults(run=_cmd_validate)
+
+
+def _cmd_validate(args: argparse.Namespace) -> int:
+    spec = config_from_args(args)
+    meta = check(spec)
+    if args.format == "json":
+        _write(json.dumps(spec.data, indent=2, sort_keys=True) + "\n")
+        return 0
+    name = args.config or args.config_opt
+    lines = [f"{'<stdin>' if name == '-' else name}: valid"]
+    pools = meta.get("pools") or []
+    for p in pools:
+        lines.append(f"  {p['name']} pool: {p['workers']} worker(s) × TP{p['tp']} "
+                     f"({p['gpus']} GPU(s)), {p['num_gpu_blocks']} KV blocks per worker, "
+                     f"perf model {p['perf_model']}")
+    lines.append(f"  model {meta.get('model')} ({meta.get('weight_dtype')} weights, "
+                 f"{meta.get('kv_cache_dtype')} KV cache) on {meta.get('system')}; "
+                 f"max_model_len {meta.get('max_model_len')}, block_size {meta.get('block_size')}")
+    _write("\n".join(lines) + "\n")
+    return 0
+
+
+# --- models, systems --------------------------------------------------------------------
+
+def _add_listing(sub: argparse._SubParsersAction, name: str, what: str) -> None:
+    p = sub.add_parser(
+        name, help=f"list the {what} a config can name",
+        description=f"List the {what} a config can name: the core's built-ins and those "
+                    "found in the data folders (AISIMULATE_DATA, the checkout's "
+                    "../shared/data, the package's own data), with where each comes from.",
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--format", choices=("table", "json", "csv"), default="table")
+    p.add_argument("--all", action="store_true",
+                   help="also list entries that cannot be used, with the reason")
+    p.set_defaults(run=_cmd_models if name == "models" else _cmd_systems)
+
+
+def _table(rows: list[dict[str, Any]], columns: Sequence[tuple[str, str, Callable[[Any], str]]]) -> str:
+    cells = [[fmt(r.get(key)) for _, key, fmt in columns] for r in rows]
+    widths = [max([len(h)] + [len(c[i]) for c in cells]) for i, (h, _, _) in enumerate(columns)]
+    out = ["  ".join(h.ljust(w) for (h, _, _), w in zip(columns, widths)).rstrip()]
+    out += ["  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip() for row in cells]
+    return "\n".join(out) + "\n"
+
+
+def _emit(rows: list[dict[str, Any]], fmt: str, columns) -> None:
+    if fmt == "json":
+        _write(json.dumps(rows, indent=2) + "\n")
+    elif fmt == "csv":
+        buf = io.StringIO()
+        keys = list(dict.fromkeys(k for r in rows for k in r))
+        w = csv.DictWriter(buf, keys, lineterminator="\n")
+        w.writeheader()
+        w.writerows(rows)
+        _write(buf.getvalue())
+    else:
+        _write(_table(rows, columns))
+
+
+def _text(v: Any) -> str:
+    return "" if v is None else str(v)
+
+
+def _cmd_models(args: argparse.Namespace) -> int:
+    from .catalogue import list_models, searched_hint
+
+    rows = list_models(supported_only=not args.all)
+    _emit(rows, args.format, [("name", "name", _text), ("architecture", "architecture", _text),
+                              ("layers", "layers", _text), ("weights", "weight_dtype", _text),
+                              ("max_len", "max_position_embeddings", _text),
+                              ("source", "source", _text)]
+          + ([("reason", "reason", _text)] if args.all else []))
+    if args.format == "table":
+        print(searched_hint("models"), file=sys.stderr)
+    return 0
+
+
+def _cmd_systems(args: argparse.Namespace) -> int:
+    from .catalogue import list_systems, searched_hint
+
+    rows = [s for s in list_systems() if args.all or s["supported"]]
+    gib = lambda v: "" if not v else f"{v / 2**30:.0f}"  # noqa: E731
+    gb = lambda v: "" if not v else f"{v / 1e9:.0f}"  # noqa: E731
+    tflops = lambda v: "" if not v else f"{v / 1e12:.0f}"  # noqa: E731
+    _emit(rows, args.format, [("name", "name", _text), ("hbm_gib", "mem_capacity_bytes", gib),
+                              ("hbm_gb_per_s", "mem_bw_bytes_per_s", gb),
+                              ("bf16_tflops", "bf16_flops", tflops), ("fp8_tflops", "fp8_flops", tflops),
+                              ("kernel_tables", "kernel_tables", lambda v: "yes" if v else "no"),
+                              ("source", "source", _text)]
+          + ([("reason", "reason", _text)] if args.all else []))
+    if args.format == "table":
+        print(searched_hint("systems"), file=sys.stderr)
+    return 0
+
+
+# --- main -------------------------------------------------------------------------------
+
+#: Subcommand registrars, in ``--help`` order.
+SUBCOMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [
+    _add_replay,
+    _add_validate,
+    lambda sub: _add_listing(sub, "models", "models"),
+    lambda sub: _add_listing(sub, "systems", "GPU systems"),
+]
+
+
+def parser() -> argparse.ArgumentParser:
+    """The ``aisimulate`` argument parser with every subcommand."""
+    p = argparse.ArgumentParser(prog=PROG, description="GPU-free simulator of LLM inference serving.",
+                                epilog=_EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for add in SUBCOMMANDS:
+        add(sub)
+    return p
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI with ``argv`` (default ``sys.argv[1:]``); return the exit code."""
-    args = _parser().parse_args(argv)  # exits 2 on bad arguments
-    if args.command != "replay":  # pragma: no cover - argparse enforces the choice
-        return 2
+    args = parser().parse_args(argv)  # exits 2 on bad arguments
     try:
-        report = replay(args.config)
+        return args.run(args)
+    except InputError as exc:
+        _error(str(exc))
+        return 2
     except (ConfigError, DataError) as exc:
         _error(str(exc))
         return 2
@@ -62,20 +347,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         _error(str(exc))
         return 1
 
-    if args.output_dir:
-        try:
-            written = report.save(args.output_dir)
-        except OSError as exc:
-            _error(f"cannot write to {args.output_dir}: {exc.strerror or exc}")
-            return 1
-        for path in written.values():
-            print(f"wrote {path}", file=sys.stderr)
 
-    if args.format == "json":
-        sys.stdout.write(report.to_json())
-    else:
-        sys.stdout.write(report.table() + "\n")
-    return 0
+def console_main() -> None:  # pragma: no cover - the installed `aisimulate` script
+    """Entry point of the ``aisimulate`` console script."""
+    sys.exit(main())
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -21,13 +21,15 @@ folder of the config file (for a dict: the current working directory); so are
 ``/``, or end in ``.json``/``.yaml``/``.yml`` — the rule of Go's ``looksLikePath`` in
 ``core/config/decode.go``); otherwise they are names (``Qwen/Qwen3-32B``, ``h100_sxm``).
 
-Model configs. When ``engine.model`` is a name and ``engine.model_config_dir`` is not
-given, the folder comes from the environment variable ``AISIMULATE_MODEL_CONFIGS`` (a
-path, relative to the working directory), else from ``<repo>/../shared/data/aic/
-model_configs`` when that folder exists, where ``<repo>`` is two levels above this
-package's folder (the checkout root when running from source: ``python/aisimulate`` →
-``python`` → ``<repo>``). Otherwise the core's built-in models are the only names known.
-An explicit ``model_config_dir: ""`` keeps it that way (built-in models and paths only).
+Data folders (:mod:`aisimulate.catalogue`). When ``engine.model`` is a name and
+``engine.model_config_dir`` is not given, the folder is the first of
+:func:`aisimulate.catalogue.model_config_dirs` (``AISIMULATE_MODEL_CONFIGS``, then
+``aic/model_configs`` of each data folder: ``AISIMULATE_DATA``, the checkout's
+``../shared/data``, the package's own) that holds ``Org--Name_config.json``, else the
+first of them (the core's built-in models need none). An explicit
+``model_config_dir: ""`` keeps to built-in models and paths. A system name that is not
+built in becomes the path of ``<name>.yaml`` in the first systems folder that has it;
+``perf: {source: aic}`` without ``database`` takes the first folder with kernel tables.
 """
 
 from __future__ import annotations
@@ -37,21 +39,16 @@ import math
 import numbers
 import re
 import os
-from pathlib import Path
 from typing import Any, Mapping
 
 import yaml
 
-from . import _native
+from . import _native, catalogue
+from .catalogue import MODEL_CONFIGS_ENV
 from .errors import ConfigError
 
-__all__ = ["Spec", "load_config", "MODEL_CONFIGS_ENV"]
+__all__ = ["Spec", "load_config", "parse_config_text", "set_field", "MODEL_CONFIGS_ENV"]
 
-#: Environment variable naming the folder of ``Org--Name_config.json`` model configs.
-MODEL_CONFIGS_ENV = "AISIMULATE_MODEL_CONFIGS"
-
-_REPO_ROOT = Path(__file__).resolve().parent.parent.parent
-_DEFAULT_MODEL_CONFIGS = _REPO_ROOT.parent / "shared" / "data" / "aic" / "model_configs"
 
 
 class Spec:
@@ -103,12 +100,18 @@ class Spec:
                 f"file={self.source!r})")
 
 
-def load_config(src: str | os.PathLike[str] | Mapping[str, Any] | Spec) -> Spec:
+def load_config(src: str | os.PathLike[str] | Mapping[str, Any] | Spec, *,
+                overrides: Mapping[str, Any] | None = None) -> Spec:
     """Compile a replay config into a canonical :class:`Spec`.
 
     Args:
         src: a path to a YAML (or ``.json``) file, a dict with the same structure, or a
-            :class:`Spec` (returned unchanged). A dict is not modified.
+            :class:`Spec` (returned unchanged when there are no ``overrides``). A dict
+            is not modified.
+        overrides: dotted field → value, set on the config before it is compiled
+            (``{"engine.workers.aggregated.count": 4}``; missing mappings on the way
+            are created), as the CLI's ``--set`` does. Relative paths among them
+            resolve like the file's own.
 
     Returns:
         The canonical spec (defaults filled by the core, paths absolute).
@@ -122,8 +125,12 @@ def load_config(src: str | os.PathLike[str] | Mapping[str, Any] | Spec) -> Spec:
         ImportError: the native core has not been built (``make build``).
     """
     if isinstance(src, Spec):
-        return src
-    if isinstance(src, Mapping):
+        if not overrides:
+            return src
+        src, source = src.data, src.source
+        base = os.path.dirname(source) if source else os.getcwd()
+        data = _plain(src, "")
+    elif isinstance(src, Mapping):
         data = _plain(src, "")
         base = os.getcwd()
         source = None
@@ -139,6 +146,8 @@ def load_config(src: str | os.PathLike[str] | Mapping[str, Any] | Spec) -> Spec:
     if not isinstance(data, dict):
         raise ConfigError("", f"the config must be a mapping at the top level, got {_describe(data)}",
                           file=source)
+    for dotted, value in (overrides or {}).items():
+        set_field(data, dotted, _plain(value, dotted))
     _reject_unsupported(data)
     _resolve_paths(data, base)
     _check_files(data)
@@ -180,6 +189,39 @@ _StrictLoader.add_implicit_resolver(
 )
 
 
+def set_field(data: dict[str, Any], dotted: str, value: Any) -> None:
+    """Set the field at the dotted path ``dotted`` of ``data`` to ``value``, in place,
+    creating the mappings on the way.
+
+    Raises:
+        ConfigError: ``dotted`` is empty or has an empty part, or a part on the way
+            holds a value that is not a mapping (``.field`` names that part's path).
+    """
+    parts = dotted.split(".")
+    if not dotted or any(not p for p in parts):
+        raise ConfigError(dotted, "is not a dotted field path (e.g. engine.workers.aggregated.count)")
+    node = data
+    for i, p in enumerate(parts[:-1]):
+        nxt = node.setdefault(p, {})
+        if nxt is None:  # `key: null` leaves an optional block out: set inside a new one
+            nxt = node[p] = {}
+        if not isinstance(nxt, dict):
+            raise ConfigError(".".join(parts[:i + 1]),
+                              f"is {_describe(nxt)}, not a mapping: cannot set {dotted}")
+        node = nxt
+    node[parts[-1]] = value
+
+
+def parse_config_text(text: str, name: str = "<stdin>") -> Any:
+    """Parse config text (YAML, or JSON, which the YAML reader also takes) the way
+    :func:`load_config` parses a file; ``name`` is the file named in errors.
+
+    Raises:
+        ConfigError: invalid YAML (with ``name`` and the line).
+    """
+    return _parse(text, name, json_text=False)
+
+
 def _read(path: str) -> Any:
     """Parse the YAML or JSON file at ``path`` (absolute)."""
     try:
@@ -193,8 +235,12 @@ def _read(path: str) -> Any:
         raise ConfigError("", f"config file is not UTF-8 text ({exc.reason})", file=path) from None
     except OSError as exc:
         raise ConfigError("", f"cannot read config file: {exc.strerror or exc}", file=path) from None
+    return _parse(text, path, json_text=path.endswith(".json"))
 
-    if path.endswith(".json"):
+
+def _parse(text: str, path: str, *, json_text: bool) -> Any:
+    """Parse ``text`` as JSON (``json_text``) or YAML; ``path`` names it in errors."""
+    if json_text:
         def no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
             out: dict[str, Any] = {}
             for k, v in pairs:
@@ -382,15 +428,25 @@ def _resolve_paths(data: dict[str, Any], base: str) -> None:
     elif "model_config_dir" not in engine:
         model = engine.get("model")
         if isinstance(model, str) and model and not looks_like_path(model):
-            env = os.environ.get(MODEL_CONFIGS_ENV)
-            if env:
-                folder = _abs(env, os.getcwd())
-                if not os.path.isdir(folder):
-                    raise ConfigError("engine.model_config_dir", f"folder not found: {folder} "
-                                      f"(from the environment variable {MODEL_CONFIGS_ENV})")
-                engine["model_config_dir"] = folder
-            elif _DEFAULT_MODEL_CONFIGS.is_dir():
-                engine["model_config_dir"] = str(_DEFAULT_MODEL_CONFIGS)
+            dirs = catalogue.model_config_dirs()
+            file = model.replace("/", "--") + "_config.json"  # Go's model.ConfigFileName
+            having = [d for d in dirs if (d / file).is_file()]
+            if having or dirs:
+                engine["model_config_dir"] = str((having or dirs)[0])
+    system = engine.get("system")
+    if isinstance(system, str) and system and not looks_like_path(system) \
+            and system not in catalogue.builtin_systems():
+        for d in catalogue.system_dirs():
+            if (d / f"{system}.yaml").is_file():
+                engine["system"] = str(d / f"{system}.yaml")
+                break
+    if isinstance(perf, dict) and perf.get("source") == "aic" and "database" not in perf:
+        dbs = catalogue.perf_databases()
+        if not dbs:
+            raise ConfigError("engine.perf.database", "is required for source aic (the folder "
+                              "of the AIConfigurator kernel tables) and none was found: "
+                              + catalogue.searched_hint("kernel tables"))
+        perf["database"] = str(dbs[0])
 
 
 def _check_files(data: dict[str, Any]) -> None:

@@ -18,7 +18,7 @@ import multiprocessing as mp
 import os
 from typing import Any, Mapping, Sequence
 
-from .config import Spec, load_config
+from .config import Spec, load_config, set_field
 from .errors import ConfigError
 
 __all__ = ["sweep", "SUMMARY_COLUMNS"]
@@ -31,17 +31,6 @@ SUMMARY_COLUMNS: tuple[str, ...] = (
     "tpot_ms.mean", "tpot_ms.p50", "tpot_ms.p90", "tpot_ms.p99",
     "itl_ms.mean", "itl_ms.p99", "e2e_ms.mean", "e2e_ms.p90", "total_cached_tokens",
 )
-
-
-def _set(data: dict, dotted: str, value: Any) -> None:
-    node = data
-    parts = dotted.split(".")
-    for p in parts[:-1]:
-        nxt = node.setdefault(p, {})
-        if not isinstance(nxt, dict):
-            raise ConfigError(dotted, f"{p} is not a mapping in the base spec")
-        node = nxt
-    node[parts[-1]] = value
 
 
 def _flatten(summary: Mapping[str, Any]) -> dict[str, Any]:
@@ -82,7 +71,7 @@ def sweep(base: str | os.PathLike[str] | Mapping[str, Any] | Spec,
     for values in itertools.product(*(list(grid[k]) for k in keys)):
         data = copy.deepcopy(base_spec.data)
         for k, v in zip(keys, values):
-            _set(data, k, v)
+            set_field(data, k, v)
         points.append((dict(zip(keys, values)), load_config(data).data))
     jobs = max(1, min(jobs or os.cpu_count() or 1, len(points)))
     if jobs == 1:
