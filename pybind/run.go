@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"strings"
 
 	"github.com/aisimulate/aisimulate/core/config"
 	"github.com/aisimulate/aisimulate/core/replay"
@@ -33,23 +34,74 @@ func Run(spec string) string {
 // read, no per-record parsing. (gopy strings cannot carry NUL bytes, and a
 // []byte result crosses the boundary one element at a time; base64 inside the
 // JSON cost more than the replay's own bookkeeping.)
-func RunColumnar(spec, dataPath string) string {
+func RunColumnar(spec, dataPath string) string { return Replay(spec, "{}", dataPath) }
+
+// runOptions are Replay's options (JSON object; every member optional).
+type runOptions struct {
+	// Timeline records every engine pass (replay.WithTimeline).
+	Timeline bool `json:"timeline"`
+}
+
+// Replay is RunColumnar with options (a JSON object, runOptions): with
+// {"timeline": true} the report also has "timeline": {n, columns, pools,
+// kv_blocks_total} (report.TimelineColumns), whose columns follow the
+// records' in the same file (offsets are from the file's start).
+func Replay(spec, options, dataPath string) string {
 	return guard(func() string {
-		rep, err := decodeAndRun(spec)
+		var o runOptions
+		dec := json.NewDecoder(strings.NewReader(options))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&o); err != nil {
+			return errorEnvelope(fmt.Errorf("replay options: %w", err))
+		}
+		s, err := config.Decode([]byte(spec))
+		if err != nil {
+			return errorEnvelope(err)
+		}
+		var opts []replay.Option
+		if o.Timeline {
+			opts = append(opts, replay.WithTimeline())
+		}
+		rep, err := replay.Run(s, opts...)
 		if err != nil {
 			return errorEnvelope(err)
 		}
 		cols := report.ToColumns(rep.Records)
-		if err := os.WriteFile(dataPath, cols.Data, 0o600); err != nil {
+		out := map[string]any{"metadata": rep.Metadata, "summary": rep.Summary, "columns": cols}
+		data := [][]byte{cols.Data}
+		if rep.Timeline != nil {
+			tc := rep.Timeline.Columns()
+			for i := range tc.Columns {
+				tc.Columns[i].Offset += len(cols.Data) // 8-byte aligned: ToColumns pads every column
+			}
+			out["timeline"] = tc
+			data = append(data, tc.Data)
+		}
+		if err := writeFile(dataPath, data); err != nil {
 			return errorEnvelope(fmt.Errorf("writing the report columns: %w", err))
 		}
-		head, err := json.Marshal(map[string]any{"report": map[string]any{
-			"metadata": rep.Metadata, "summary": rep.Summary, "columns": cols}})
+		head, err := json.Marshal(map[string]any{"report": out})
 		if err != nil {
 			return errorEnvelope(err)
 		}
 		return string(head)
 	})
+}
+
+// writeFile writes the parts one after the other to path (created or
+// truncated, mode 0600).
+func writeFile(path string, parts [][]byte) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	if err != nil {
+		return err
+	}
+	for _, p := range parts {
+		if _, err := f.Write(p); err != nil {
+			f.Close()
+			return err
+		}
+	}
+	return f.Close()
 }
 
 // decodeAndRun decodes a JSON spec strictly and replays it.

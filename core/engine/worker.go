@@ -353,3 +353,30 @@ func (r *Request) prefixSlots() {
 	}
 	r.offs = offs
 }
+
+// PassStats describes the pass a worker is running, as formed at its start
+// (after scheduling: admissions and preemptions applied).
+type PassStats struct {
+	// PrefillTokens is the prompt tokens the pass computes, over
+	// PrefillRequests chunks; DecodeRequests is the requests decoding one
+	// token each.
+	PrefillTokens, PrefillRequests, DecodeRequests int
+	// Running is the running set (scheduled or not: a request whose turn the
+	// token budget did not reach still holds its blocks); Waiting is the
+	// queue left behind (waiting requests and, P/D decode side, handoffs
+	// whose KV arrived).
+	Running, Waiting int
+	// KVBlocksUsed is the blocks held by requests; KVBlocksCached the
+	// unreferenced blocks that still hold prefix-cache content (evictable).
+	KVBlocksUsed, KVBlocksCached int
+}
+
+// PassStats returns the stats of the running pass. Valid between StartPass
+// and FinishPass; it does not allocate.
+func (w *Worker) PassStats() PassStats {
+	return PassStats{
+		PrefillTokens: w.batch.PrefillTokens(), PrefillRequests: len(w.batch.Prefill), DecodeRequests: len(w.batch.DecodeKVLens),
+		Running: len(w.running), Waiting: w.waiting.Len() + w.handoffs.Len(),
+		KVBlocksUsed: w.cfg.NumBlocks - w.kv.available(), KVBlocksCached: w.kv.lruLen,
+	}
+}

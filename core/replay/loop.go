@@ -85,6 +85,8 @@ type sim struct {
 	// clockErr is set when an event would pass clock.Horizon (see at); the
 	// loop stops with it.
 	clockErr error
+
+	tl *report.Timeline // every pass, when WithTimeline; nil otherwise
 }
 
 // outQueue holds, in FIFO order, the outputs of each pass whose detokenization
@@ -154,6 +156,7 @@ func Run(s *config.Spec, opts ...Option) (*report.Report, error) {
 		Metadata: m.dep.metadata(s, m),
 		Summary:  m.acc.Close(m.dep.gpus()),
 		Records:  m.records,
+		Timeline: m.tl,
 	}, nil
 }
 
@@ -174,8 +177,9 @@ func Check(s *config.Spec, opts ...Option) (map[string]any, error) {
 // prepare builds a replay's state from its spec: deployment, client path,
 // traffic and workers. The caller closes m.tr.
 func prepare(s *config.Spec, opts []Option) (*sim, error) {
-	for _, o := range opts {
-		o(s)
+	o := runOptions{spec: s}
+	for _, opt := range opts {
+		opt(&o)
 	}
 	if err := s.Validate(); err != nil {
 		return nil, err
@@ -193,8 +197,15 @@ func prepare(s *config.Spec, opts []Option) (*sim, error) {
 		return nil, err
 	}
 	m := &sim{spec: s, dep: dep, tr: tr, path: path}
-	for _, p := range dep.pools {
-		rt := &poolRT{pool: p, first: len(m.workers)}
+	if o.timeline {
+		m.tl = &report.Timeline{}
+		for _, p := range dep.pools {
+			m.tl.Pools = append(m.tl.Pools, p.name)
+			m.tl.KVBlocksTotal = append(m.tl.KVBlocksTotal, p.cfg.NumBlocks)
+		}
+	}
+	for pi, p := range dep.pools {
+		rt := &poolRT{pool: p, first: len(m.workers), index: uint8(pi)}
 		for i := 0; i < p.count; i++ {
 			w, err := engine.NewWorker(p.cfg, p.perf)
 			if err != nil {
@@ -384,8 +395,24 @@ func (m *sim) startPasses() {
 		}
 		if d, ok := w.StartPass(); ok {
 			m.at(m.now+d, phasePassEnd, evPassEnd, int32(i), 0)
+			if m.tl != nil {
+				m.recordPass(i, d)
+			}
 		}
 	}
+}
+
+// recordPass appends worker w's pass, started at m.now and lasting d ns, to
+// the timeline.
+func (m *sim) recordPass(w int, d int64) {
+	st := m.workers[w].PassStats()
+	p := m.poolOf[w]
+	m.tl.Passes = append(m.tl.Passes, report.Pass{
+		Pool: p.index, Worker: int32(w - p.first), StartNs: m.now, EndNs: m.now + d,
+		PrefillTokens: int64(st.PrefillTokens), PrefillRequests: int32(st.PrefillRequests),
+		DecodeRequests: int32(st.DecodeRequests), Running: int32(st.Running), Waiting: int32(st.Waiting),
+		KVBlocksUsed: int64(st.KVBlocksUsed), KVBlocksCached: int64(st.KVBlocksCached),
+	})
 }
 
 // passEnd applies a finished pass. Without detokenization the client receives

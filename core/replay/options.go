@@ -5,33 +5,46 @@ import (
 	"github.com/aisimulate/aisimulate/core/config"
 )
 
-// Option changes the spec of one Run, for Go users who build a replay without
-// YAML. Options run before validation, so a bad value is a *config.Error.
-type Option func(*config.Spec)
+// Option changes one Run: its spec (for Go users who build a replay without
+// YAML; applied before validation, so a bad value is a *config.Error) or what
+// the run records and reports (WithTimeline).
+type Option func(*runOptions)
+
+// runOptions is what the Options of one Run set.
+type runOptions struct {
+	spec     *config.Spec
+	timeline bool
+}
+
+// WithTimeline records every engine pass (report.Timeline in Report.Timeline):
+// per pass its worker, start and end, prefill tokens, decode requests, queue
+// and KV blocks in use. Off by default; the loop's only cost when off is one
+// nil check per pass.
+func WithTimeline() Option { return func(o *runOptions) { o.timeline = true } }
 
 // WithResponseOverhead sets traffic.load.response_overhead: whatever waits on a
 // response is released at end received + baseMs + perOutputTokenUs × output tokens.
 func WithResponseOverhead(baseMs, perOutputTokenUs float64) Option {
-	return func(s *config.Spec) {
-		s.Traffic.Load.ResponseOverhead = &config.ResponseOverhead{BaseMs: baseMs, PerOutputTokenUs: perOutputTokenUs}
+	return func(o *runOptions) {
+		o.spec.Traffic.Load.ResponseOverhead = &config.ResponseOverhead{BaseMs: baseMs, PerOutputTokenUs: perOutputTokenUs}
 	}
 }
 
 // WithDetokenization sets engine.detokenization (µs per job and per token).
 func WithDetokenization(baseUs, perTokenUs float64) Option {
-	return func(s *config.Spec) {
-		s.Engine.Detokenization = &config.Detokenization{BaseUs: baseUs, PerTokenUs: perTokenUs}
+	return func(o *runOptions) {
+		o.spec.Engine.Detokenization = &config.Detokenization{BaseUs: baseUs, PerTokenUs: perTokenUs}
 	}
 }
 
 // WithSendLeg sets engine.tokenization.send_ms.
 func WithSendLeg(sendMs float64) Option {
-	return func(s *config.Spec) { s.Engine.Tokenization = &config.Tokenization{SendMs: sendMs} }
+	return func(o *runOptions) { o.spec.Engine.Tokenization = &config.Tokenization{SendMs: sendMs} }
 }
 
 // WithInterTurnDelay sets traffic.load.inter_turn_delay_ms.
 func WithInterTurnDelay(ms float64) Option {
-	return func(s *config.Spec) { s.Traffic.Load.InterTurnDelayMs = ms }
+	return func(o *runOptions) { o.spec.Traffic.Load.InterTurnDelayMs = ms }
 }
 
 // clientPath converts the spec's client-path blocks into ns costs.
@@ -56,5 +69,5 @@ func clientPath(s *config.Spec) (client.Path, error) {
 
 // WithRequestTimeout sets traffic.load.request_timeout_ms (0 = never).
 func WithRequestTimeout(ms float64) Option {
-	return func(s *config.Spec) { s.Traffic.Load.RequestTimeoutMs = ms }
+	return func(o *runOptions) { o.spec.Traffic.Load.RequestTimeoutMs = ms }
 }

@@ -7,8 +7,9 @@ import "github.com/aisimulate/aisimulate/core/engine"
 type poolRT struct {
 	*pool
 	workers []*engine.Worker
-	first   int // global id of workers[0]
-	rr      int // round-robin cursor
+	first   int   // global id of workers[0]
+	index   uint8 // position in the deployment's pools (report.Pass.Pool)
+	rr      int   // round-robin cursor
 
 	// decode pool only, per worker: flights whose KV waits for free blocks
 	// (FIFO), and handoffs placed on it but not yet queued in the engine.

@@ -96,6 +96,9 @@ type Report struct {
 	Metadata map[string]any
 	Summary  Summary
 	Records  []Record
+	// Timeline is every engine pass when the run recorded it
+	// (replay.WithTimeline), else nil. JSON leaves it out.
+	Timeline *Timeline
 }
 
 // JSON writes {"metadata":…, "summary":…, "requests":[…]}. Metadata and summary

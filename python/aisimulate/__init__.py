@@ -16,6 +16,7 @@ The simulation runs in the native core (Go, built by ``make build`` into
 
 from __future__ import annotations
 
+import json
 import os
 import tempfile
 from typing import Any, Mapping
@@ -46,12 +47,16 @@ __all__ = [
 ]
 
 
-def replay(src: str | os.PathLike[str] | Mapping[str, Any] | Spec) -> ReplayReport:
+def replay(src: str | os.PathLike[str] | Mapping[str, Any] | Spec, *,
+           timeline: bool = False) -> ReplayReport:
     """Run one replay and return its report.
 
     Args:
         src: a config path (YAML or JSON), a dict, or a :class:`Spec` from
             :func:`load_config`.
+        timeline: also record every engine pass (``report.timeline``: per pass its
+            worker, start and end ms, prefill tokens, decode requests, queue, KV blocks
+            in use). Off by default (it costs memory in proportion to the passes).
 
     Returns:
         The :class:`ReplayReport` (summary, per-request records, metadata).
@@ -64,12 +69,13 @@ def replay(src: str | os.PathLike[str] | Mapping[str, Any] | Spec) -> ReplayRepo
         ImportError: the native core has not been built (``make build``).
     """
     spec = load_config(src)
+    options = json.dumps({"timeline": bool(timeline)})
     # The core writes the per-request columns to a private temporary file: one bulk
-    # read instead of per-record parsing (see pybind.RunColumnar).
+    # read instead of per-record parsing (see pybind.Replay).
     fd, data_path = tempfile.mkstemp(prefix="aisimulate-", suffix=".cols")
     os.close(fd)
     try:
-        head = _native.call("RunColumnar", spec.to_json(), "report", data_path)
+        head = _native.call("Replay", spec.to_json(), "report", options, data_path)
         with open(data_path, "rb") as fh:
             buf = fh.read()
     except ConfigError as exc:

@@ -34,7 +34,7 @@ import os
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
-__all__ = ["ReplayReport", "REQUEST_FIELDS", "LATENCY_METRICS", "STAT_FIELDS"]
+__all__ = ["ReplayReport", "REQUEST_FIELDS", "LATENCY_METRICS", "STAT_FIELDS", "TIMELINE_FIELDS"]
 
 #: Per-request keys in DESIGN.md §8 order (the column order of requests.jsonl and pandas).
 REQUEST_FIELDS: tuple[str, ...] = (
@@ -42,6 +42,20 @@ REQUEST_FIELDS: tuple[str, ...] = (
     "send_ms", "arrival_ms", "first_token_ms", "end_ms", "release_ms", "ttft_ms", "e2e_ms",
     "tpot_ms", "worker", "prefill_worker", "decode_worker", "transfer_ms", "preemptions",
     "session_id", "turn",
+)
+
+#: Columns of :attr:`ReplayReport.timeline`, one value per engine pass (the Go type is
+#: ``report.Pass``): ``pool`` (``"aggregated"``, ``"prefill"`` or ``"decode"``),
+#: ``worker`` (index in its pool, as the records' ``worker``), ``start_ms`` and
+#: ``end_ms`` (virtual clock), ``prefill_tokens`` (prompt tokens computed) over
+#: ``prefill_requests`` chunks, ``decode_requests`` (one token each), ``running`` and
+#: ``waiting`` (the worker's running set and queue after scheduling),
+#: ``kv_blocks_used`` (held by requests), ``kv_blocks_cached`` (unreferenced, holding
+#: prefix-cache content) and ``kv_blocks_total`` (the worker's capacity), at the start.
+TIMELINE_FIELDS: tuple[str, ...] = (
+    "pool", "worker", "start_ms", "end_ms", "prefill_tokens", "prefill_requests",
+    "decode_requests", "running", "waiting", "kv_blocks_used", "kv_blocks_cached",
+    "kv_blocks_total",
 )
 
 #: Summary latency metrics (each a stats dict or None), in table order.
@@ -78,12 +92,16 @@ class ReplayReport:
         requests: list of per-request dicts in ``request_id`` order, keys in
             :data:`REQUEST_FIELDS` order.
         metadata: dict of run facts from the core.
+        timeline: every engine pass, when the replay recorded it
+            (``aisimulate.replay(spec, timeline=True)``), else ``None``: a dict of
+            equal-length numpy arrays, one entry per pass in start order
+            (:data:`TIMELINE_FIELDS`); :meth:`timeline_to_pandas` makes it a DataFrame.
 
     Build it from the core's ``{"metadata", "summary", "requests"}`` object with
     :meth:`from_dict`; :func:`aisimulate.replay` does that for you.
     """
 
-    __slots__ = ("summary", "metadata", "_requests", "_columns")
+    __slots__ = ("summary", "metadata", "timeline", "_requests", "_columns")
 
     def __init__(self, summary: Mapping[str, Any], requests: Iterable[Mapping[str, Any]],
                  metadata: Mapping[str, Any] | None = None) -> None:
@@ -92,6 +110,7 @@ class ReplayReport:
             (_ordered(r) for r in requests), key=_sort_key)
         self._columns: dict[str, Any] | None = None
         self.metadata: dict[str, Any] = dict(metadata or {})
+        self.timeline: dict[str, Any] | None = None
 
     @property
     def requests(self) -> list[dict[str, Any]]:
@@ -132,6 +151,7 @@ class ReplayReport:
         self = cls.__new__(cls)
         self.summary, self.metadata = dict(summary), dict(report.get("metadata") or {})
         self._requests, self._columns = None, cols
+        self.timeline = _timeline(report.get("timeline"), buf)
         return self
 
     @classmethod
@@ -179,6 +199,21 @@ class ReplayReport:
                 if k not in columns:
                     columns.append(k)
         return pd.DataFrame.from_records(self.requests, columns=columns)
+
+    def timeline_to_pandas(self):  # -> pandas.DataFrame
+        """The pass timeline as a ``pandas.DataFrame`` (columns :data:`TIMELINE_FIELDS`,
+        one row per pass in start order).
+
+        Raises:
+            ValueError: the replay did not record a timeline (pass ``timeline=True``).
+            ImportError: pandas is not installed.
+        """
+        if self.timeline is None:
+            raise ValueError("this report has no timeline: replay with timeline=True "
+                             "(aisimulate.replay(spec, timeline=True))")
+        import pandas as pd
+
+        return pd.DataFrame({k: self.timeline[k] for k in TIMELINE_FIELDS})
 
     def table(self) -> str:
         """A fixed-width, human-readable summary (like vLLM's benchmark_serving output).
@@ -321,6 +356,22 @@ def _fmt_small(v: Any) -> str:
 
 #: Index columns where -1 means null (no reason, no worker, no session).
 _INDEX_COLUMNS = ("worker", "prefill_worker", "decode_worker", "session_id", "turn")
+
+
+def _timeline(layout: Mapping[str, Any] | None, buf: bytes) -> dict[str, Any] | None:
+    """The timeline's column arrays (views into ``buf``) from the core's layout, with
+    ``pool`` as names and ``kv_blocks_total`` per pass; ``None`` without a layout."""
+    if not layout:
+        return None
+    import numpy as np
+
+    n = int(layout["n"])
+    cols = {c["name"]: np.frombuffer(buf, dtype=np.dtype(c["dtype"]), count=n, offset=int(c["offset"]))
+            for c in layout["columns"]}
+    codes = cols["pool"]
+    cols["pool"] = np.array(list(layout["pools"]), dtype=object)[codes]
+    cols["kv_blocks_total"] = np.array(layout["kv_blocks_total"], dtype=np.int64)[codes]
+    return {k: cols[k] for k in TIMELINE_FIELDS}
 
 
 def _columns_to_pandas(pd, cols: Mapping[str, Any]):
