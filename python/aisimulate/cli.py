@@ -48,7 +48,7 @@ examples:
 """
 
 
-class InputError(Exception):
+class _UsageError(Exception):
     """A bad command-line value (exit 2, like a config error)."""
 
 
@@ -73,7 +73,7 @@ def parse_sets(sets: Sequence[str]) -> dict[str, Any]:
     collection (a later ``--set`` of the same field wins).
 
     Raises:
-        InputError: an item without ``=`` or with an empty field, or a value that is not
+        _UsageError: an item without ``=`` or with an empty field, or a value that is not
             valid YAML.
     """
     out: dict[str, Any] = {}
@@ -81,12 +81,12 @@ def parse_sets(sets: Sequence[str]) -> dict[str, Any]:
         field, sep, text = item.partition("=")
         field = field.strip()
         if not sep or not field:
-            raise InputError(f"--set {item!r}: expected FIELD=VALUE, e.g. "
+            raise _UsageError(f"--set {item!r}: expected FIELD=VALUE, e.g. "
                              "engine.workers.aggregated.count=4")
         try:
             value = parse_config_text(text, name=f"--set {field}") if text.strip() else ""
         except ConfigError as exc:
-            raise InputError(f"--set {field}: {exc.reason}") from None
+            raise _UsageError(f"--set {field}: {exc.reason}") from None
         out[field] = value
     return out
 
@@ -96,14 +96,14 @@ def config_from_args(args: argparse.Namespace) -> Spec:
     with its ``--set`` overrides.
 
     Raises:
-        InputError: no config, or both CONFIG and ``--config``, or a bad ``--set``.
+        _UsageError: no config, or both CONFIG and ``--config``, or a bad ``--set``.
         ConfigError: from :func:`aisimulate.load_config`.
     """
     if args.config and args.config_opt:
-        raise InputError("give the config once: as CONFIG or as --config, not both")
+        raise _UsageError("give the config once: as CONFIG or as --config, not both")
     path = args.config or args.config_opt
     if not path:
-        raise InputError("a config is required: aisimulate replay CONFIG (or - for stdin)")
+        raise _UsageError("a config is required: aisimulate replay CONFIG (or - for stdin)")
     overrides = parse_sets(args.sets)
     if path == "-":
         data = parse_config_text(sys.stdin.read(), name="<stdin>")
@@ -144,7 +144,7 @@ def _add_replay(sub: argparse._SubParsersAction) -> None:
 def _cmd_replay(args: argparse.Namespace) -> int:
     spec = config_from_args(args)
     if args.output_dir is not None and not args.output_dir.strip():
-        raise InputError("--output-dir: the folder name is empty")
+        raise _UsageError("--output-dir: the folder name is empty")
     report = replay(spec)
     if args.output_dir:
         try:
@@ -334,7 +334,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser().parse_args(argv)  # exits 2 on bad arguments
     try:
         return args.run(args)
-    except InputError as exc:
+    except _UsageError as exc:
         _error(str(exc))
         return 2
     except (ConfigError, DataError) as exc:
