@@ -9,11 +9,12 @@
 //	{"report": {...}}      Run: metadata, summary and per-request records
 //	{"check": {...}}       Check: the metadata of the deployment, nothing run
 //	{"catalogue": {...}}   Catalogue: the models and systems a spec can name
-//	{"error": {"kind": K, "message": M, "field": F, "file": P, "line": N}}
+//	{"error": {"kind": K, "message": M, "field": F, "file": P, "line": N, "detail": D}}
 //
 // where K is "config" (F is the dotted spec path), "data" (workload data: P and
 // N name the file and line), "simulation" (any other core error) or "panic"
-// (a bug in the core, recovered here).
+// (a bug in the core, recovered here; M is one line and D the Go stack). A
+// message is at most 4 KiB.
 package pybind
 
 import (
@@ -21,6 +22,8 @@ import (
 	"errors"
 	"fmt"
 	"runtime/debug"
+	"strings"
+	"unicode/utf8"
 
 	"github.com/aisimulate/aisimulate/core/config"
 )
@@ -34,10 +37,30 @@ type errorBody struct {
 	Field   string `json:"field,omitempty"`
 	File    string `json:"file,omitempty"`
 	Line    int    `json:"line,omitempty"`
+	// Detail is the Go stack of a recovered panic (kind "panic"), kept out of
+	// the one-line message.
+	Detail string `json:"detail,omitempty"`
+}
+
+// maxMessageBytes bounds an error message: a value quoted in it (a data file
+// passed as a config, a megabyte-long name) must not flood the terminal.
+const maxMessageBytes = 4096
+
+// clipMessage cuts m to maxMessageBytes (at a UTF-8 boundary), saying how
+// much was cut.
+func clipMessage(m string) string {
+	if len(m) <= maxMessageBytes {
+		return m
+	}
+	cut := maxMessageBytes
+	for cut > 0 && !utf8.RuneStart(m[cut]) {
+		cut--
+	}
+	return fmt.Sprintf("%s… (%d more bytes)", m[:cut], len(m)-cut)
 }
 
 func errorEnvelope(err error) string {
-	body := errorBody{Kind: "simulation", Message: err.Error()}
+	body := errorBody{Kind: "simulation", Message: clipMessage(err.Error())}
 	var ce *config.Error
 	if errors.As(err, &ce) {
 		body.Kind, body.Field = "config", ce.Field
@@ -55,7 +78,8 @@ func guard(f func() string) (out string) {
 		if r := recover(); r != nil {
 			b, _ := json.Marshal(map[string]errorBody{"error": {
 				Kind:    "panic",
-				Message: fmt.Sprintf("aisimulate core panic: %v\n%s", r, debug.Stack()),
+				Message: clipMessage(strings.ReplaceAll(fmt.Sprintf("aisimulate core panic: %v", r), "\n", " ")),
+				Detail:  string(debug.Stack()),
 			}})
 			out = string(b)
 		}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/aisimulate/aisimulate/core/hardware"
@@ -21,9 +22,25 @@ func envelope(t *testing.T, s string) map[string]map[string]any {
 
 // A panic in the core becomes an error envelope, never a crash of the caller.
 func TestGuardRecoversPanics(t *testing.T) {
-	e := envelope(t, guard(func() string { panic("boom") }))
+	e := envelope(t, guard(func() string { panic("boom\nsecond line") }))
 	assert.Equal(t, "panic", e["error"]["kind"])
-	assert.Contains(t, e["error"]["message"], "boom")
+	// one line for the user; the Go stack apart, for the bug report
+	assert.Equal(t, "aisimulate core panic: boom second line", e["error"]["message"])
+	assert.Contains(t, e["error"]["detail"], "goroutine ")
+	assert.Contains(t, e["error"]["detail"], "TestGuardRecoversPanics")
+}
+
+// A message quoting a huge value is cut to 4 KiB, saying how much was cut.
+func TestErrorMessagesAreBounded(t *testing.T) {
+	long := strings.Repeat("é", 3000) // 6,000 bytes
+	got := clipMessage(long)
+	// 4096 is a rune boundary (é is 2 bytes): 2,048 é kept, 6,000 − 4,096 = 1,904 bytes cut
+	assert.Equal(t, strings.Repeat("é", 2048)+"… (1904 more bytes)", got)
+	assert.Equal(t, "short", clipMessage("short"))
+
+	e := envelope(t, Normalize(`{"engine": {"model": "`+strings.Repeat("m", 1_000_000)+`", "system": "h100_sxm"}}`))
+	assert.Equal(t, "engine.model", e["error"]["field"])
+	assert.Equal(t, "engine.model: is 1000000 bytes long, more than any name or path (at most 4096)", e["error"]["message"])
 }
 
 func TestErrorKinds(t *testing.T) {

@@ -4,13 +4,16 @@ error naming the field, file or line — never a hang, a panic or a wrapped cloc
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 
 import pytest
 
 import aisimulate
-from aisimulate import ConfigError, DataError
+from aisimulate import ConfigError, DataError, cli
 
-from conftest import write_mooncake
+from conftest import REPO, write_mooncake
 from test_cli import assert_input_error, run_cli, write_config
 
 I64 = 2**63 - 1
@@ -67,3 +70,159 @@ def test_mooncake_with_a_byte_order_mark(tmp_path, base_spec):
         base_spec["traffic"] = {"source": {"type": "mooncake", "path": str(p)}, "load": {"mode": "trace"}}
         runs.append(aisimulate.replay(base_spec).summary)
     assert runs[0] == runs[1] and runs[0]["completed"] == 1
+
+
+# --- untrusted YAML and JSON: every bound is a ConfigError (item 5) -------------------
+
+def _alias_bomb(levels: int = 10) -> str:
+    text, prev = "a: &a [x, x, x, x, x, x, x, x, x]\n", "a"
+    for i in range(levels):
+        text += f"b{i}: &b{i} [{', '.join([f'*{prev}'] * 9)}]\n"
+        prev = f"b{i}"
+    return text  # 9^11 ≈ 3e10 values from ~500 bytes
+
+
+@pytest.mark.parametrize("name,text,needle", [
+    ("bomb", _alias_bomb(), "holds more than 100,000 values once its aliases are expanded"),
+    ("recursive", "a: &a [1, *a]\n", "a value contains itself"),
+    ("deep list", "engine: " + "[" * 1000 + "]" * 1000 + "\n", "nested more than 64 levels deep"),
+    ("deep map", "engine: " + "{a: " * 1000 + "1" + "}" * 1000 + "\n", "nested more than 64 levels deep"),
+    ("deep block", "".join(" " * i + "a:\n" for i in range(300)) + " " * 300 + "a: 1\n",
+     "nested more than 64 levels deep"),
+    ("huge integer", "execution: {seed: " + "9" * 5000 + "}\n",
+     "an integer of 5,000 characters is too large (at most 100 digits)"),
+])
+def test_yaml_bounds(tmp_path, name, text, needle):
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text(text, encoding="utf-8")
+    with pytest.raises(ConfigError) as e:
+        aisimulate.load_config(cfg)
+    assert needle in str(e.value)
+    assert e.value.file == str(cfg) and e.value.line is not None
+
+
+def test_anchors_within_the_bounds_still_work(tmp_path):
+    # one anchored block used twice, as users write shared settings
+    text = ("engine: {model: Qwen/Qwen3-32B, system: h100_sxm, scheduler: {num_gpu_blocks: 1000},\n"
+            "         perf: &p {source: linear, base_ms: 2, per_prefill_token_ms: 0.01, per_decode_seq_ms: 0.1}}\n"
+            "traffic: {source: {type: synthetic, num_requests: 2, isl: &n 10, osl: *n},\n"
+            "          load: {mode: concurrency, concurrency: 1}}\n")
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text(text, encoding="utf-8")
+    spec = aisimulate.load_config(cfg)
+    assert spec.data["traffic"]["source"]["osl"] == {"kind": "fixed", "value": 10}
+
+
+@pytest.mark.parametrize("device", ["/dev/zero", "/dev/urandom"])
+def test_a_device_as_config_is_a_config_error(device):
+    # used to read forever (or run out of memory)
+    with pytest.raises(ConfigError) as e:
+        aisimulate.load_config(device)
+    assert "larger than 1 MiB" in str(e.value) or "not UTF-8" in str(e.value)
+
+
+def test_a_large_file_as_config_is_refused_before_parsing(tmp_path):
+    cfg = tmp_path / "big.yaml"
+    cfg.write_text("pad: [" + ",".join(["1"] * 600_000) + "]\n", encoding="utf-8")  # 1.2 MB
+    with pytest.raises(ConfigError) as e:
+        aisimulate.load_config(cfg)
+    assert str(e.value) == (f"{cfg}: the config is larger than 1 MiB: not a replay config "
+                            "(a trace goes in traffic.source.path)")
+
+
+def test_deep_json_is_a_config_error(tmp_path):
+    cfg = tmp_path / "deep.json"
+    cfg.write_text("[" * 100_000 + "]" * 100_000, encoding="utf-8")
+    with pytest.raises(ConfigError) as e:
+        aisimulate.load_config(cfg)
+    assert "nested more than 64 levels deep" in str(e.value)
+
+
+def test_dict_bounds(base_spec):
+    cyclic = {"engine": {}}
+    cyclic["engine"]["self"] = cyclic
+    with pytest.raises(ConfigError) as e:
+        aisimulate.load_config(cyclic)
+    assert "nested more than 64 levels deep (or the value contains itself)" in str(e.value)
+    shared = [1] * 10
+    for _ in range(12):  # 10^13 values by reference
+        shared = [shared] * 10
+    with pytest.raises(ConfigError) as e:
+        aisimulate.load_config({"engine": shared})
+    assert "holds more than 100,000 values" in str(e.value)
+    base_spec["execution"] = {"seed": 10**5000}
+    with pytest.raises(ConfigError) as e:
+        aisimulate.load_config(base_spec)
+    assert str(e.value) == "execution.seed: an integer of more than 100 digits is too large"
+
+
+# --- messages that name the right thing (item 10) -------------------------------------
+
+def test_a_data_file_as_config_gives_a_short_message(tmp_path):
+    csv = tmp_path / "trace.csv"
+    csv.write_text("TIMESTAMP,ContextTokens,GeneratedTokens\n" +
+                   "".join(f"2023-11-16 18:15:{i % 60:02d},{i + 1},7\n" for i in range(20_000)),
+                   encoding="utf-8")  # 700 KB, one YAML string
+    proc = run_cli("replay", "--config", str(csv))
+    assert_input_error(proc, "the config must be a mapping at the top level, got the string")
+    assert len(proc.stderr) < 400, proc.stderr
+
+
+def test_a_tiny_gpu_memory_utilization_is_named(base_spec):
+    del base_spec["engine"]["scheduler"]["num_gpu_blocks"]
+    base_spec["engine"]["model"] = "Qwen/Qwen3-8B"
+    base_spec["engine"]["scheduler"]["gpu_memory_utilization"] = 1e-9
+    with pytest.raises(ConfigError) as e:
+        aisimulate.replay(base_spec)
+    assert e.value.field == "engine.scheduler.gpu_memory_utilization"  # was blamed on tp
+
+
+@pytest.mark.parametrize("cv", [1e-200, 1e200])
+def test_gamma_cv_bounds_say_why(base_spec, cv):
+    base_spec["traffic"]["load"] = {"mode": "rate", "rate_rps": 10, "arrival": "gamma", "cv": cv}
+    with pytest.raises(ConfigError) as e:
+        aisimulate.load_config(base_spec)
+    assert e.value.field == "traffic.load.cv"
+    assert f"must be in [0.001, 1000], got {cv:g}" in str(e.value)
+
+
+def test_huge_names_are_refused_in_a_short_message(base_spec):
+    base_spec["engine"]["model"] = "m" * 1_000_000
+    with pytest.raises(ConfigError) as e:
+        aisimulate.load_config(base_spec)
+    assert str(e.value) == "engine.model: is 1000000 bytes long, more than any name or path (at most 4096)"
+
+
+@pytest.mark.parametrize("redirect", ["/dev/full", "closed"])
+def test_stdout_that_cannot_take_the_result(tmp_path, base_spec, redirect):
+    cfg = write_config(tmp_path / "r.yaml", base_spec)
+    env_cmd = [sys.executable, "-m", "aisimulate", "replay", "--config", str(cfg)]
+    if redirect == "closed":
+        cmd = ["bash", "-c", 'exec "$@" >&-', "x", *env_cmd]
+        proc = subprocess.run(cmd, capture_output=False, stderr=subprocess.PIPE, text=True,
+                              env=dict(os.environ, PYTHONPATH=str(REPO / "python")), timeout=120)
+        want = "aisimulate: error: cannot write the result: stdout is closed\n"
+    else:
+        with open("/dev/full", "w") as full:
+            proc = subprocess.run(env_cmd, stdout=full, stderr=subprocess.PIPE, text=True,
+                                  env=dict(os.environ, PYTHONPATH=str(REPO / "python")), timeout=120)
+        want = "aisimulate: error: cannot write the result to stdout: No space left on device\n"
+    assert proc.returncode == 1
+    assert proc.stderr == want  # one line, no traceback, no "Exception ignored"
+
+
+def test_a_core_panic_is_one_line_on_the_cli(monkeypatch, capsys, tmp_path, base_spec):
+    from aisimulate import SimulationError
+
+    def boom(_):
+        raise SimulationError("aisimulate core panic: runtime error: index out of range [3] with length 3",
+                              kind="panic", detail="goroutine 1 [running]:\nmain.f()\n")
+    monkeypatch.setattr(cli, "replay", boom)
+    monkeypatch.delenv("AISIMULATE_DEBUG", raising=False)
+    assert cli.main(["replay", "--config", "x.yaml"]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "goroutine" not in err
+    assert "index out of range [3] with length 3 [set AISIMULATE_DEBUG=1 for the Go stack]" in err
+    monkeypatch.setenv("AISIMULATE_DEBUG", "1")
+    assert cli.main(["replay", "--config", "x.yaml"]) == 1
+    assert "goroutine 1 [running]" in capsys.readouterr().err

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"sort"
+	"strconv"
 	"strings"
 
 	"gopkg.in/yaml.v3"
@@ -183,7 +184,7 @@ func decodeValue(raw any, v reflect.Value, path string, seen map[string]bool) er
 		for _, k := range keys {
 			i, ok := fields[k]
 			if !ok {
-				return errorf(join(path, k), "unknown field (known: %s)", strings.Join(names, ", "))
+				return errorf(join(path, clip(k)), "unknown field (known: %s)", strings.Join(names, ", "))
 			}
 			if err := decodeValue(m[k], v.Field(i), join(path, k), seen); err != nil {
 				return err
@@ -197,6 +198,9 @@ func decodeValue(raw any, v reflect.Value, path string, seen map[string]bool) er
 		}
 		if s == "" && !emptyOK[path] {
 			return errorf(path, "must not be empty (leave the field out for its default)")
+		}
+		if len(s) > MaxStringBytes {
+			return errorf(path, "is %d bytes long, more than any name or path (at most %d)", len(s), MaxStringBytes)
 		}
 		v.SetString(s)
 	case reflect.Bool:
@@ -212,6 +216,10 @@ func decodeValue(raw any, v reflect.Value, path string, seen map[string]bool) er
 		}
 		v.SetInt(int64(i))
 	case reflect.Uint64:
+		if u, ok := toUint64(raw); ok { // 2^63 … 2^64 − 1 (a seed) do not fit toInt
+			v.SetUint(u)
+			return nil
+		}
 		i, err := toInt(raw, path)
 		if err != nil {
 			return err
@@ -232,6 +240,23 @@ func decodeValue(raw any, v reflect.Value, path string, seen map[string]bool) er
 	return nil
 }
 
+// quote is s Go-quoted for a message, cut to 64 bytes ("…" marks a cut), so
+// that a huge value (a data file read as a config) cannot flood the message.
+func quote(s string) string {
+	if len(s) <= 64 {
+		return strconv.Quote(s)
+	}
+	return strconv.Quote(s[:64]) + "…"
+}
+
+// clip is quote without the quotes, for a key inside a dotted path.
+func clip(s string) string {
+	if len(s) <= 64 {
+		return s
+	}
+	return s[:64] + "…"
+}
+
 func join(path, key string) string {
 	if path == "" {
 		return key
@@ -242,7 +267,7 @@ func join(path, key string) string {
 func describe(raw any) string {
 	switch x := raw.(type) {
 	case string:
-		return fmt.Sprintf("the string %q", x)
+		return "the string " + quote(x)
 	case bool:
 		return fmt.Sprintf("the boolean %v", x)
 	case map[string]any:
@@ -251,7 +276,7 @@ func describe(raw any) string {
 		return "a list"
 	case json.Number:
 		return "the number " + x.String()
-	case int, float64:
+	case int, uint64, float64:
 		return fmt.Sprintf("the number %v", x)
 	}
 	return fmt.Sprintf("%T", raw)
@@ -278,11 +303,27 @@ func toFloat(raw any, path string) (float64, error) {
 	return f, nil
 }
 
+// toUint64 reads a whole number in [0, 2^64 − 1] written as an integer.
+func toUint64(raw any) (uint64, bool) {
+	switch x := raw.(type) {
+	case json.Number:
+		u, err := strconv.ParseUint(x.String(), 10, 64)
+		return u, err == nil
+	case uint64: // yaml.v3 gives uint64 for integers above 2^63 − 1
+		return x, true
+	}
+	return 0, false
+}
+
 func toInt(raw any, path string) (int, error) {
 	switch x := raw.(type) {
 	case json.Number:
-		if i, err := x.Int64(); err == nil {
+		i, err := x.Int64()
+		if err == nil {
 			return int(i), nil
+		}
+		if ne, ok := err.(*strconv.NumError); ok && ne.Err == strconv.ErrRange {
+			return 0, errorf(path, "the integer %s is out of range (at most 2^63 − 1)", clip(x.String()))
 		}
 		// 1e5 or 2.0: a whole number written as a float is that integer
 		if f, err := x.Float64(); err == nil && f == math.Trunc(f) && math.Abs(f) < 1<<53 {
@@ -290,6 +331,8 @@ func toInt(raw any, path string) (int, error) {
 		}
 	case int:
 		return x, nil
+	case uint64:
+		return 0, errorf(path, "the integer %d is out of range (at most 2^63 − 1)", x)
 	case float64:
 		if x == math.Trunc(x) && math.Abs(x) < 1<<53 {
 			return int(x), nil

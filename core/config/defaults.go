@@ -36,6 +36,9 @@ const (
 	// MaxDatasetEntries: a synthetic dataset's entries are held in memory
 	// (workload.MaxDatasetEntries, the same bound).
 	MaxDatasetEntries = 1_000_000
+	// MaxStringBytes bounds every string of a spec (names, paths, versions):
+	// PATH_MAX on Linux is 4096 bytes, and no name is longer.
+	MaxStringBytes = 4096
 )
 
 // DefaultEnablePrefixCaching: vLLM v1 enables automatic prefix caching by default.

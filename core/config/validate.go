@@ -25,7 +25,7 @@ func oneOf(field, got string, allowed ...string) error {
 	if got == "" {
 		return errorf(field, "is required (one of %s)", strings.Join(allowed, ", "))
 	}
-	return errorf(field, "%q is not supported (one of %s)", got, strings.Join(allowed, ", "))
+	return errorf(field, "%s is not supported (one of %s)", quote(got), strings.Join(allowed, ", "))
 }
 
 func atLeast(field string, got, min int) error {
@@ -109,7 +109,7 @@ func (s *Spec) validateEngine() error {
 			return errorf("engine.perf.database", "is required for source aic (the folder of the AIConfigurator perf tables)")
 		}
 		if !versionLike(p.BackendVersion) {
-			return errorf("engine.perf.backend_version", "%q is not a version (want MAJOR.MINOR[.PATCH], for example \"0.24.0\")", p.BackendVersion)
+			return errorf("engine.perf.backend_version", "%s is not a version (want MAJOR.MINOR[.PATCH], for example \"0.24.0\")", quote(p.BackendVersion))
 		}
 		if p.BaseMs != nil || p.PerPrefillTokenMs != nil || p.PerDecodeSeqMs != nil {
 			return errorf("engine.perf", "base_ms, per_prefill_token_ms and per_decode_seq_ms belong to source linear")
@@ -347,6 +347,10 @@ func (s *Spec) validateTraffic() error {
 			if err := positive("traffic.load.cv", l.CV); err != nil {
 				return err
 			}
+			if l.CV < MinGammaCV || l.CV > MaxGammaCV {
+				return errorf("traffic.load.cv", "must be in [%g, %g], got %g (a gamma process's shape is 1/cv²; below %g the arrivals are a constant rate: use arrival: constant)",
+					MinGammaCV, MaxGammaCV, l.CV, MinGammaCV)
+			}
 		}
 	case "concurrency":
 		if err := atLeast("traffic.load.concurrency", l.Concurrency, 1); err != nil {
@@ -384,7 +388,7 @@ func (s *Spec) validateTraffic() error {
 
 func (s *Spec) validateExecution() error {
 	if s.Execution.Mode != "offline" {
-		return errorf("execution.mode", "%q is not supported: the core runs offline replays only", s.Execution.Mode)
+		return errorf("execution.mode", "%s is not supported: the core runs offline replays only", quote(s.Execution.Mode))
 	}
 	return nil
 }
@@ -426,6 +430,11 @@ const (
 	MinSpeedup         = 1e-6
 	MinBandwidthGBPerS = 1e-3 // 1 MB/s
 	MaxKVBytesPerToken = 1e9
+	// MinGammaCV and MaxGammaCV bound a gamma process's coefficient of
+	// variation: its shape 1/cv² stays in [1e-6, 1e6], where the sampler
+	// (Marsaglia–Tsang) is exact and the gaps are neither all equal nor all 0.
+	MinGammaCV = 1e-3
+	MaxGammaCV = 1e3
 )
 
 // validateMagnitudes refuses huge finite values (see the limits above).

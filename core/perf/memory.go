@@ -8,8 +8,8 @@ import (
 	"github.com/aisimulate/aisimulate/core/model"
 )
 
-// minActivationBytes is the floor of the activation estimate: 70 MiB.
-const minActivationBytes = 70 << 20
+// MinActivationBytes is the floor of the activation estimate: 70 MiB.
+const MinActivationBytes = 70 << 20
 
 // activationFactor is c(t) of the activation estimate, by TP degree
 // (perf-tables.md "Memory → KV capacity"): 11, 6.5, 5, 5 for t = 1, 2, 4, 8.
@@ -97,8 +97,8 @@ func PlanMemory(arch *model.Arch, sys *hardware.System, tp int, kvDtype model.Dt
 	}
 
 	act := int64(math.Ceil(2 * float64(maxNumBatchedTokens) * float64(arch.Heads*arch.HeadDim) * activationFactor(tp)))
-	if act < minActivationBytes {
-		act = minActivationBytes
+	if act < MinActivationBytes {
+		act = MinActivationBytes
 	}
 	p := MemoryPlan{
 		UsableBytes:     int64(math.Floor(gpuMemoryUtilization * float64(sys.MemCapacity))),

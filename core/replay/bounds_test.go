@@ -216,3 +216,38 @@ traffic:
 	assert.Equal(t, "delay", de.Field)
 	assert.Contains(t, de.Msg, "session 0's turn 1 would be sent at")
 }
+
+// A deployment whose GPU memory leaves no KV block names the setting to
+// change: a tiny gpu_memory_utilization used to be blamed on tp.
+func TestIssue19_MemoryErrorNamesTheCulprit(t *testing.T) {
+	spec := func(model, scheduler string) string {
+		return fmt.Sprintf(`
+engine:
+  model: %s
+  system: h100_sxm
+  scheduler: {%s}
+traffic:
+  source: {type: synthetic, num_requests: 1, isl: 10, osl: 1}
+  load: {mode: concurrency, concurrency: 1}
+`, model, scheduler)
+	}
+	cases := []struct{ name, model, scheduler, field string }{
+		// 1e-9 × 80 GiB = 86 bytes usable; Qwen3-8B fits in the whole 80 GiB
+		{"utilization", "Qwen/Qwen3-8B", "gpu_memory_utilization: 1.0e-9", "engine.scheduler.gpu_memory_utilization"},
+		// Llama-3.1-70B in bf16: ≈ 141 GB of weights on one 80 GiB GPU
+		{"weights", "meta-llama/Llama-3.1-70B-Instruct", "", "engine.workers.aggregated.tp"},
+		// Qwen3-32B: 65.5 GB of weights + 3.5 GiB reserved fit in 80 GiB with the
+		// 70 MiB activation floor, but 2^24 batched tokens need 2 · 2^24 · 8192 ·
+		// 11 bytes ≈ 3.0 TB of activations
+		{"activations", "Qwen/Qwen3-32B", "max_num_batched_tokens: 16777216", "engine.scheduler.max_num_batched_tokens"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := runErr(t, spec(tc.model, tc.scheduler))
+			var ce *config.Error
+			require.ErrorAs(t, err, &ce)
+			assert.Equal(t, tc.field, ce.Field)
+			assert.Contains(t, ce.Msg, "does not fit")
+		})
+	}
+}

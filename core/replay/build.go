@@ -147,11 +147,16 @@ func (d *deployment) buildPool(s *config.Spec, pl *pool) error {
 	sc := &e.Scheduler
 	blocks := sc.NumGPUBlocks
 	if blocks == 0 {
-		var err error
-		blocks, err = perf.KVCapacityBlocks(arch, sys, pl.tp, kvDtype, sc.MaxNumBatchedTokens, sc.GPUMemoryUtilization, sc.BlockSize)
+		plan, err := perf.PlanMemory(arch, sys, pl.tp, kvDtype, sc.MaxNumBatchedTokens, sc.GPUMemoryUtilization, sc.BlockSize)
 		if err != nil {
-			return cfgErr(pl.field+".tp", err)
+			return cfgErr(memoryCulprit(plan, sys.MemCapacity, pl.field), err)
 		}
+		if plan.Blocks > config.MaxGPUBlocks {
+			return &config.Error{Field: "engine.scheduler.num_gpu_blocks", Msg: fmt.Sprintf(
+				"the GPU memory holds %d KV blocks of %d tokens, more than the simulator's %d per worker: set num_gpu_blocks (≤ %d) or a larger block_size",
+				plan.Blocks, sc.BlockSize, config.MaxGPUBlocks, config.MaxGPUBlocks)}
+		}
+		blocks = plan.Blocks
 	}
 	maxLen := sc.MaxModelLen
 	if maxLen == 0 {
@@ -166,6 +171,22 @@ func (d *deployment) buildPool(s *config.Spec, pl *pool) error {
 		NumBlocks: blocks, MaxModelLen: maxLen, PrefixCaching: sc.EnablePrefixCaching,
 	}
 	return nil
+}
+
+// memoryCulprit names the spec field to change when a worker's memory plan
+// leaves no KV block (capacity C bytes per GPU; pool is the pool's field):
+// gpu_memory_utilization when the model would fit with all of C usable,
+// max_num_batched_tokens when it would fit with the smallest activation
+// reserve, else the pool's tp (the weights per GPU are too large).
+func memoryCulprit(p perf.MemoryPlan, capacity int64, pool string) string {
+	fixed := p.WeightBytes + p.NCCLBytes + p.OtherBytes + p.KVBytesPerToken*int64(p.BlockSize)
+	switch {
+	case fixed+p.ActivationBytes <= capacity:
+		return "engine.scheduler.gpu_memory_utilization"
+	case fixed+perf.MinActivationBytes <= capacity:
+		return "engine.scheduler.max_num_batched_tokens"
+	}
+	return pool + ".tp"
 }
 
 // gpus is the GPU count of the deployment.

@@ -9,8 +9,10 @@ stdout carries only the result (the table, JSON or CSV); diagnostics go to stder
 Exit codes:
 
 - 0: success;
-- 1: a simulation error (any other error from the core), a missing native build, or
-  the output folder cannot be written;
+- 1: a simulation error (any other error from the core; an internal error is one line,
+  and ``AISIMULATE_DEBUG=1`` adds the Go stack), a missing native build, the output
+  folder cannot be written, or stdout cannot take the result (a full disk, a closed
+  pipe);
 - 2: bad input: a config error (the message names the dotted field, or the file and
   line), a workload data error (file and line), or bad command-line arguments.
 
@@ -26,14 +28,17 @@ import argparse
 import csv
 import io
 import json
+import os
 import sys
 from typing import Any, Callable, Mapping, Sequence
 
 from . import __version__, check, replay
-from .config import Spec, load_config, parse_config_text
+from .config import Spec, load_config, parse_config_text, read_config_bytes
 from .errors import ConfigError, DataError, SimulationError
 
 PROG = "aisimulate"
+#: Environment variable that makes the CLI print the Go stack of an internal error.
+DEBUG_ENV = "AISIMULATE_DEBUG"
 
 _EXAMPLES = """\
 examples:
@@ -106,7 +111,9 @@ def config_from_args(args: argparse.Namespace) -> Spec:
         raise _UsageError("a config is required: aisimulate replay CONFIG (or - for stdin)")
     overrides = parse_sets(args.sets)
     if path == "-":
-        data = parse_config_text(sys.stdin.read(), name="<stdin>")
+        if sys.stdin is None:
+            raise ConfigError("", "stdin is closed", file="<stdin>")
+        data = parse_config_text(read_config_bytes(sys.stdin.buffer, "<stdin>"), name="<stdin>")
         if data is None:
             raise ConfigError("", "the config is empty", file="<stdin>")
         if not isinstance(data, dict):
@@ -116,11 +123,35 @@ def config_from_args(args: argparse.Namespace) -> Spec:
 
 
 def _error(message: str) -> None:
-    print(f"{PROG}: error: {message}", file=sys.stderr)
+    if sys.stderr is not None:  # None when started with stderr closed
+        print(f"{PROG}: error: {message}", file=sys.stderr)
+
+
+class _StdoutError(Exception):
+    """stdout cannot take the result (exit 1, one line, never a traceback)."""
 
 
 def _write(text: str) -> None:
-    sys.stdout.write(text)
+    """Write a result to stdout.
+
+    Raises:
+        _StdoutError: stdout is closed (``>&-``), full (``/dev/full``, a full disk) or a
+            pipe closed early (``| head``).
+    """
+    out = sys.stdout
+    if out is None:
+        raise _StdoutError("cannot write the result: stdout is closed")
+    try:
+        out.write(text)
+        out.flush()
+    except OSError as exc:
+        # Python flushes stdout again at exit; point it at /dev/null so that the failed
+        # write is not reported a second time as an ignored exception.
+        try:
+            os.dup2(os.open(os.devnull, os.O_WRONLY), out.fileno())
+        except (OSError, ValueError):
+            pass
+        raise _StdoutError(f"cannot write the result to stdout: {exc.strerror or exc}") from None
 
 
 # --- replay -----------------------------------------------------------------------------
@@ -341,7 +372,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         _error(str(exc))
         return 2
     except SimulationError as exc:
+        if exc.kind == "panic":
+            # one line; the Go stack only on request (it is for the bug report)
+            debug = os.environ.get(DEBUG_ENV)
+            _error(f"internal error (a bug in aisimulate; please report it with the config): {exc}"
+                   + ("" if debug else f" [set {DEBUG_ENV}=1 for the Go stack]"))
+            if debug and exc.detail and sys.stderr is not None:
+                sys.stderr.write(exc.detail)
+            return 1
         _error(f"simulation failed: {exc}")
+        return 1
+    except _StdoutError as exc:
+        _error(str(exc))
         return 1
     except ImportError as exc:
         _error(str(exc))

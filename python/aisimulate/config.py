@@ -157,8 +157,99 @@ def load_config(src: str | os.PathLike[str] | Mapping[str, Any] | Spec, *,
 
 # --- reading ---------------------------------------------------------------------------
 
+#: The largest config file read, bytes. A replay config is a few KB; the bound keeps a
+#: device (``/dev/zero``) or a data file passed by mistake from being read whole.
+MAX_CONFIG_BYTES = 1 << 20
+#: The deepest nesting of mappings and lists in a config (the spec itself is 4 deep).
+MAX_CONFIG_DEPTH = 64
+#: The most values (mappings, lists, scalars) a config may hold once YAML aliases are
+#: expanded: a few hundred bytes of nested aliases (``&a [*a, *a, …]``) would otherwise
+#: expand to billions.
+MAX_CONFIG_VALUES = 100_000
+#: The most digits an integer in a config may have (Python refuses to read a decimal
+#: integer of more than 4,300 digits with a ValueError; no spec value needs 30).
+MAX_INT_DIGITS = 100
+_INT_BOUND = 10 ** MAX_INT_DIGITS
+
+
+class _TooBig(Exception):
+    """A YAML document beyond one of the bounds above, at ``mark``."""
+
+    def __init__(self, what: str, mark: Any) -> None:
+        super().__init__(what)
+        self.what, self.mark = what, mark
+
+
 class _StrictLoader(yaml.SafeLoader):
-    """``yaml.SafeLoader`` that rejects a key given twice in one mapping."""
+    """``yaml.SafeLoader`` that rejects a key given twice in one mapping, and a document
+    nested deeper than :data:`MAX_CONFIG_DEPTH`, holding more than
+    :data:`MAX_CONFIG_VALUES` values once its aliases are expanded, or an integer of more
+    than :data:`MAX_INT_DIGITS` digits (each a :class:`_TooBig`)."""
+
+    _depth = 0
+
+    def compose_node(self, parent: Any, index: Any) -> Any:
+        # PyYAML composes nested nodes recursively: a bound here stops a deep
+        # document before Python's recursion limit (a RecursionError traceback).
+        self._depth += 1
+        try:
+            if self._depth > MAX_CONFIG_DEPTH:
+                raise _TooBig(f"nested more than {MAX_CONFIG_DEPTH} levels deep",
+                              self.peek_event().start_mark)
+            return super().compose_node(parent, index)
+        finally:
+            self._depth -= 1
+
+    def compose_document(self) -> Any:
+        node = super().compose_document()
+        if node is not None:
+            _check_expanded_size(node)
+        return node
+
+
+def _check_expanded_size(root: Any) -> None:
+    """Raise :class:`_TooBig` when the node graph (an alias is a shared node) would
+    expand to more than :data:`MAX_CONFIG_VALUES` values, or contains itself. Each node's
+    expanded size is computed once, so an alias bomb is measured in time linear in its
+    text, without recursion."""
+    sizes: dict[int, int] = {}
+    visiting: set[int] = set()
+    stack: list[tuple[Any, bool]] = [(root, False)]
+    while stack:
+        node, done = stack.pop()
+        key = id(node)
+        if key in sizes:
+            continue
+        kids = _children(node)
+        if not done:
+            if key in visiting:
+                raise _TooBig("a value contains itself (a recursive alias)", node.start_mark)
+            visiting.add(key)
+            stack.append((node, True))
+            stack.extend((k, False) for k in kids if id(k) not in sizes)
+            continue
+        visiting.discard(key)
+        sizes[key] = 1 + sum(sizes[id(k)] for k in kids)
+        if sizes[key] > MAX_CONFIG_VALUES:
+            raise _TooBig(f"holds more than {MAX_CONFIG_VALUES:,} values once its aliases are "
+                          "expanded (an alias bomb?)", node.start_mark)
+
+
+def _children(node: Any) -> list[Any]:
+    if isinstance(node, yaml.MappingNode):
+        return [n for pair in node.value for n in pair]
+    if isinstance(node, yaml.SequenceNode):
+        return list(node.value)
+    return []
+
+
+def _construct_int(loader: _StrictLoader, node: yaml.ScalarNode) -> int:
+    """YAML 1.1 integers, refusing more than :data:`MAX_INT_DIGITS` digits (Python's
+    ``int()`` raises a ValueError past 4,300 decimal digits)."""
+    if len(node.value) > MAX_INT_DIGITS:
+        raise _TooBig(f"an integer of {len(node.value):,} characters is too large "
+                      f"(at most {MAX_INT_DIGITS} digits)", node.start_mark)
+    return yaml.SafeLoader.construct_yaml_int(loader, node)
 
 
 def _construct_mapping(loader: _StrictLoader, node: yaml.MappingNode, deep: bool = False) -> Any:
@@ -179,6 +270,7 @@ def _construct_mapping(loader: _StrictLoader, node: yaml.MappingNode, deep: bool
 
 
 _StrictLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
+_StrictLoader.add_constructor("tag:yaml.org,2002:int", _construct_int)
 
 # PyYAML follows YAML 1.1, whose float pattern needs a dot: ``1e-3`` and ``2e5`` would be
 # read as strings. YAML 1.2 (and every other reader) takes them as numbers; so do we.
@@ -223,19 +315,37 @@ def parse_config_text(text: str, name: str = "<stdin>") -> Any:
 
 
 def _read(path: str) -> Any:
-    """Parse the YAML or JSON file at ``path`` (absolute)."""
+    """Parse the YAML or JSON file at ``path`` (absolute), within the bounds of
+    :data:`MAX_CONFIG_BYTES`, :data:`MAX_CONFIG_DEPTH` and :data:`MAX_CONFIG_VALUES`."""
     try:
-        with open(path, encoding="utf-8") as f:
-            text = f.read()
+        with open(path, "rb") as f:
+            text = read_config_bytes(f, path)
     except FileNotFoundError:
         raise ConfigError("", f"config file not found: {path}") from None
     except IsADirectoryError:
         raise ConfigError("", f"config path is a folder, not a file: {path}") from None
-    except UnicodeDecodeError as exc:
-        raise ConfigError("", f"config file is not UTF-8 text ({exc.reason})", file=path) from None
     except OSError as exc:
         raise ConfigError("", f"cannot read config file: {exc.strerror or exc}", file=path) from None
     return _parse(text, path, json_text=path.endswith(".json"))
+
+
+def read_config_bytes(stream: Any, name: str) -> str:
+    """Read config text from the binary ``stream`` (a file, stdin's buffer): at most
+    :data:`MAX_CONFIG_BYTES`, UTF-8. ``name`` names it in errors.
+
+    Raises:
+        ConfigError: the stream holds more (a device such as ``/dev/zero``, a data file),
+            or is not UTF-8.
+        OSError: from the read.
+    """
+    raw = stream.read(MAX_CONFIG_BYTES + 1)  # a device never ends: never read it whole
+    if len(raw) > MAX_CONFIG_BYTES:
+        raise ConfigError("", f"the config is larger than {MAX_CONFIG_BYTES // (1 << 20)} MiB: "
+                              "not a replay config (a trace goes in traffic.source.path)", file=name)
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ConfigError("", f"config file is not UTF-8 text ({exc.reason})", file=name) from None
 
 
 def _parse(text: str, path: str, *, json_text: bool) -> Any:
@@ -253,9 +363,15 @@ def _parse(text: str, path: str, *, json_text: bool) -> Any:
         except json.JSONDecodeError as exc:
             raise ConfigError("", f"invalid JSON: {exc.msg}", file=path, line=exc.lineno) from None
         except ValueError as exc:
-            raise ConfigError("", f"invalid JSON: {exc}", file=path) from None
+            raise ConfigError("", f"invalid JSON: {_clip(str(exc))}", file=path) from None
+        except RecursionError:
+            raise ConfigError("", f"invalid JSON: nested more than {MAX_CONFIG_DEPTH} levels deep",
+                              file=path) from None
     try:
         return yaml.load(text, Loader=_StrictLoader)  # noqa: S506 - a SafeLoader subclass
+    except _TooBig as exc:
+        raise ConfigError("", f"invalid YAML: {exc.what}", file=path,
+                          line=exc.mark.line + 1 if exc.mark is not None else None) from None
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         what = exc.problem or exc.context or "syntax error"
@@ -272,29 +388,59 @@ def _plain(value: Any, path: str) -> Any:
 
     Raises:
         ConfigError: a non-string key, a NaN or infinite float (YAML ``.nan``, ``.inf``),
-            or a value of another type (a date, a set, bytes), naming its dotted path.
+            or a value of another type (a date, a set, bytes), naming its dotted path; a
+            value nested deeper than :data:`MAX_CONFIG_DEPTH` (or containing itself), or
+            more than :data:`MAX_CONFIG_VALUES` values in all (a dict that shares one
+            list many times over expands like a YAML alias bomb).
     """
-    if isinstance(value, Mapping):
-        out: dict[str, Any] = {}
-        for k, v in value.items():
-            if not isinstance(k, str):
-                raise ConfigError(_join(path, str(k)),
-                                  f"keys must be strings, got {_describe(k)} (quote it in YAML)")
-            out[k] = _plain(v, _join(path, k))
-        return out
-    if isinstance(value, (list, tuple)):
-        return [_plain(v, f"{path}[{i}]") for i, v in enumerate(value)]
-    if value is None or isinstance(value, (str, bool, int)):
-        return value
-    if isinstance(value, numbers.Integral):  # numpy integers and the like
-        return int(value)
-    if isinstance(value, (float, numbers.Real)):
-        value = float(value)
-        if not math.isfinite(value):
-            raise ConfigError(path, f"must be a finite number, got {value}")
-        return value
-    raise ConfigError(path, f"{_describe(value)} is not a config value: use a string, number, "
-                            "boolean, list or mapping")
+    return _Copier().copy(value, path, 0)
+
+
+class _Copier:
+    """One bounded deep copy (see :func:`_plain`); counts the values copied."""
+
+    def __init__(self) -> None:
+        self.values = 0
+
+    def copy(self, value: Any, path: str, depth: int) -> Any:
+        self.values += 1
+        if self.values > MAX_CONFIG_VALUES:
+            raise ConfigError(_clip(path), f"the config holds more than {MAX_CONFIG_VALUES:,} values")
+        if depth > MAX_CONFIG_DEPTH:
+            raise ConfigError(_clip(path), f"nested more than {MAX_CONFIG_DEPTH} levels deep "
+                                           "(or the value contains itself)")
+        if isinstance(value, Mapping):
+            out: dict[str, Any] = {}
+            for k, v in value.items():
+                if not isinstance(k, str):
+                    raise ConfigError(_join(path, _clip(str(k))),
+                                      f"keys must be strings, got {_describe(k)} (quote it in YAML)")
+                out[k] = self.copy(v, _join(path, k), depth + 1)
+            return out
+        if isinstance(value, (list, tuple)):
+            return [self.copy(v, f"{path}[{i}]", depth + 1) for i, v in enumerate(value)]
+        if isinstance(value, numbers.Integral) and not isinstance(value, bool):
+            value = int(value)  # numpy integers and the like
+            if abs(value) >= _INT_BOUND:  # json.dumps fails past 4,300 digits
+                raise ConfigError(path, f"an integer of more than {MAX_INT_DIGITS} digits is too large")
+            return value
+        if value is None or isinstance(value, (str, bool)):
+            return value
+        if isinstance(value, (float, numbers.Real)):
+            value = float(value)
+            if not math.isfinite(value):
+                raise ConfigError(path, f"must be a finite number, got {value}")
+            return value
+        raise ConfigError(path, f"{_describe(value)} is not a config value: use a string, number, "
+                                "boolean, list or mapping")
+
+
+def _clip(text: str, limit: int = 120) -> str:
+    """``text`` cut to ``limit`` characters for a message, so that a huge value (a whole
+    data file read as a config) cannot flood it."""
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}… ({len(text):,} characters)"
 
 
 def _join(path: str, key: str) -> str:
@@ -304,10 +450,12 @@ def _join(path: str, key: str) -> str:
 def _describe(value: Any) -> str:
     if isinstance(value, bool):
         return f"the boolean {str(value).lower()}"
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) >= _INT_BOUND:
+        return f"an integer of more than {MAX_INT_DIGITS} digits"
     if isinstance(value, (int, float)):
         return f"the number {value}"
     if isinstance(value, str):
-        return f"the string {value!r}"
+        return f"the string {_clip(repr(value))}"
     if isinstance(value, list):
         return "a list"
     if isinstance(value, dict):

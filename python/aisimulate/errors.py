@@ -130,14 +130,20 @@ class SimulationError(AisimulateError, RuntimeError):
     Attributes:
         kind: ``"simulation"`` for an error the core returned, ``"panic"`` for a Go
             panic recovered at the boundary (a bug: please report it with the spec).
+        detail: for a panic, the Go stack where it happened (for the bug report; the
+            message itself is one line); otherwise ``""``.
     """
 
-    def __init__(self, message: str, *, kind: str = "simulation") -> None:
+    def __init__(self, message: str, *, kind: str = "simulation", detail: str = "") -> None:
         self.kind = kind
+        self.detail = detail
         super().__init__(message)
 
     def _ctor(self) -> tuple[tuple, dict]:
-        return (self.args[0],), {"kind": self.kind}
+        kwargs = {"kind": self.kind}
+        if self.detail:
+            kwargs["detail"] = self.detail
+        return (self.args[0],), kwargs
 
 
 def _strip_prefix(message: str, field: str) -> str:
@@ -153,7 +159,7 @@ def from_envelope(err: Mapping[str, Any]) -> Exception:
     Args:
         err: the value of ``"error"`` in a pybind result:
             ``{"kind": "config"|"data"|"simulation"|"panic", "message": str,
-            "field"?: str, "file"?: str, "line"?: int}``.
+            "field"?: str, "file"?: str, "line"?: int, "detail"?: str}``.
 
     Returns:
         ConfigError for kind ``config``, DataError for ``data``, SimulationError
@@ -167,5 +173,5 @@ def from_envelope(err: Mapping[str, Any]) -> Exception:
         return DataError(message, file=err.get("file"), line=err.get("line"),
                          field=err.get("field"))
     if kind == "panic":
-        return SimulationError(message, kind="panic")
+        return SimulationError(message, kind="panic", detail=str(err.get("detail") or ""))
     return SimulationError(message, kind="simulation")
