@@ -36,7 +36,6 @@ func withinSeconds(t *testing.T, limit time.Duration, f func()) {
 	}
 }
 
-
 // A trace row whose lengths are near int64's top used to wrap prompt + output
 // to a negative number, pass the max_model_len check and be preempted and
 // recomputed forever. Each is now rejected as longer than max_model_len
