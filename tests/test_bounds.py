@@ -219,10 +219,11 @@ def test_a_core_panic_is_one_line_on_the_cli(monkeypatch, capsys, tmp_path, base
                               kind="panic", detail="goroutine 1 [running]:\nmain.f()\n")
     monkeypatch.setattr(cli, "replay", boom)
     monkeypatch.delenv("AISIMULATE_DEBUG", raising=False)
-    assert cli.main(["replay", "--config", "x.yaml"]) == 1
+    cfg = str(write_config(tmp_path / "r.yaml", base_spec))
+    assert cli.main(["replay", cfg]) == 1
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "goroutine" not in err
     assert "index out of range [3] with length 3 [set AISIMULATE_DEBUG=1 for the Go stack]" in err
     monkeypatch.setenv("AISIMULATE_DEBUG", "1")
-    assert cli.main(["replay", "--config", "x.yaml"]) == 1
+    assert cli.main(["replay", cfg]) == 1
     assert "goroutine 1 [running]" in capsys.readouterr().err

@@ -578,14 +578,16 @@ def _resolve_paths(data: dict[str, Any], base: str) -> None:
         if isinstance(model, str) and model and not looks_like_path(model):
             dirs = catalogue.model_config_dirs()
             file = model.replace("/", "--") + "_config.json"  # Go's model.ConfigFileName
-            having = [d for d in dirs if (d / file).is_file()]
+            # os.path.isfile, not Path.is_file: a name longer than a file name may be
+            # (255 bytes) is "not there", not an OSError
+            having = [d for d in dirs if os.path.isfile(d / file)]
             if having or dirs:
                 engine["model_config_dir"] = str((having or dirs)[0])
     system = engine.get("system")
     if isinstance(system, str) and system and not looks_like_path(system) \
             and system not in catalogue.builtin_systems():
         for d in catalogue.system_dirs():
-            if (d / f"{system}.yaml").is_file():
+            if os.path.isfile(d / f"{system}.yaml"):
                 engine["system"] = str(d / f"{system}.yaml")
                 break
     if isinstance(perf, dict) and perf.get("source") == "aic" and "database" not in perf:
