@@ -11,7 +11,8 @@
 //	{"catalogue": {...}}   Catalogue: the models and systems a spec can name
 //	{"error": {"kind": K, "message": M, "field": F, "file": P, "line": N, "detail": D}}
 //
-// where K is "config" (F is the dotted spec path), "data" (workload data: P and
+// where K is "config" (F is the dotted spec path; "infeasible": true when the
+// deployment cannot start, e.g. the model does not fit), "data" (workload data: P and
 // N name the file and line), "simulation" (any other core error) or "panic"
 // (a bug in the core, recovered here; M is one line and D the Go stack). A
 // message is at most 4 KiB.
@@ -40,6 +41,8 @@ type errorBody struct {
 	// Detail is the Go stack of a recovered panic (kind "panic"), kept out of
 	// the one-line message.
 	Detail string `json:"detail,omitempty"`
+	// Infeasible: a config error whose deployment cannot start (config.Error.Infeasible).
+	Infeasible bool `json:"infeasible,omitempty"`
 }
 
 // maxMessageBytes bounds an error message: a value quoted in it (a data file
@@ -63,7 +66,7 @@ func errorEnvelope(err error) string {
 	body := errorBody{Kind: "simulation", Message: clipMessage(err.Error())}
 	var ce *config.Error
 	if errors.As(err, &ce) {
-		body.Kind, body.Field = "config", ce.Field
+		body.Kind, body.Field, body.Infeasible = "config", ce.Field, ce.Infeasible
 	}
 	if df, ok := asDataError(err); ok {
 		body.Kind, body.File, body.Line, body.Field = "data", df.file, df.line, df.field

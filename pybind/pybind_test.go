@@ -50,6 +50,16 @@ func TestErrorKinds(t *testing.T) {
 
 	e = envelope(t, Run(`not json`))
 	assert.Equal(t, "config", e["error"]["kind"])
+	assert.NotContains(t, e["error"], "infeasible")
+
+	// Llama-3.1-70B bf16 (≈ 131 GiB of weights) on one 80 GiB H100: a valid spec
+	// whose deployment cannot start.
+	e = envelope(t, Run(`{"engine": {"model": "meta-llama/Llama-3.1-70B-Instruct", "system": "h100_sxm"},
+	  "traffic": {"source": {"type": "synthetic", "num_requests": 1, "isl": 8, "osl": 2},
+	    "load": {"mode": "concurrency", "concurrency": 1}}}`))
+	assert.Equal(t, "config", e["error"]["kind"])
+	assert.Equal(t, "engine.workers.aggregated.tp", e["error"]["field"])
+	assert.Equal(t, true, e["error"]["infeasible"])
 
 	trace := filepath.Join(t.TempDir(), "t.jsonl")
 	require.NoError(t, os.WriteFile(trace, []byte(`{"timestamp": 0, "input_length": 5, "output_length": 1}

@@ -17,7 +17,8 @@ import pkgutil
 import pytest
 
 import aisimulate
-from aisimulate.errors import AisimulateError, ConfigError, DataError, SimulationError, from_envelope
+from aisimulate.errors import (AisimulateError, ConfigError, DataError, InfeasibleError,
+                               SimulationError, from_envelope)
 
 #: One or more instances of every public exception class, covering each constructor form.
 EXAMPLES = [
@@ -26,6 +27,7 @@ EXAMPLES = [
     ConfigError("", "mapping at the top level expected", file="spec.yaml", line=3),
     ConfigError(None, "empty document", file="spec.yaml"),
     ConfigError("", "no source"),
+    InfeasibleError("engine.workers.aggregated.tp", "perf: model M does not fit on h100_sxm at TP 1"),
     DataError("missing output_length", file="/t/trace.jsonl", line=7, field="output_length"),
     DataError("/t/trace.jsonl:7: already located", file="/t/trace.jsonl", line=7),
     DataError("empty file", file="/t/trace.jsonl"),
@@ -33,6 +35,8 @@ EXAMPLES = [
     SimulationError("INV-3 clock went back"),
     SimulationError("runtime error: index out of range", kind="panic"),
     from_envelope({"kind": "config", "message": "x.y: must be ≥ 1", "field": "x.y"}),
+    from_envelope({"kind": "config", "message": "does not fit", "field": "engine.workers.decode.tp",
+                   "infeasible": True}),
     from_envelope({"kind": "data", "message": "bad row", "file": "a.csv", "line": 2}),
 ]
 
@@ -88,3 +92,18 @@ def test_error_crosses_a_process_pool():
         with pytest.raises(ConfigError) as err:
             pool.map(_raise_config_error, [1])
     assert err.value == ConfigError("engine.workers.aggregated.tp", "too small")
+
+
+def test_a_model_that_does_not_fit_is_infeasible(base_spec):
+    # Llama-3.1-70B bf16 (131 GiB of weights) on one 80 GiB H100 cannot start; at TP 4
+    # it can. InfeasibleError is a ConfigError, so existing handlers still catch it.
+    base_spec["engine"].update(model="meta-llama/Llama-3.1-70B-Instruct", system="h100_sxm",
+                               workers={"aggregated": {"count": 1, "tp": 1}}, scheduler={})
+    with pytest.raises(InfeasibleError) as err:
+        aisimulate.replay(base_spec)
+    assert isinstance(err.value, ConfigError)
+    assert err.value.field == "engine.workers.aggregated.tp" and "does not fit" in str(err.value)
+    base_spec["engine"]["scheduler"] = {"max_num_seqs": 0}  # a bad value: not infeasible
+    with pytest.raises(ConfigError) as err:
+        aisimulate.replay(base_spec)
+    assert type(err.value) is ConfigError

@@ -17,9 +17,14 @@ import (
 
 // Error is a problem with one field of the spec. Field is the dotted path
 // ("engine.scheduler.max_num_seqs"); Python's ConfigError carries the same path.
+// Infeasible marks a spec that is well formed but names a deployment that
+// cannot start (the model does not fit the GPUs, as vLLM refuses to start):
+// Python raises InfeasibleError, a ConfigError, and a sweep records the point
+// as "infeasible" rather than "error".
 type Error struct {
-	Field string
-	Msg   string
+	Field      string
+	Msg        string
+	Infeasible bool
 }
 
 func (e *Error) Error() string {

@@ -1,6 +1,7 @@
 package perf
 
 import (
+	"errors"
 	"fmt"
 	"math"
 
@@ -71,7 +72,7 @@ func (p MemoryPlan) Tokens() int64 { return int64(p.Blocks) * int64(p.BlockSize)
 // as vLLM reports num_gpu_blocks.
 //
 // Errors: invalid inputs (each named), or a budget too small for one block
-// ("does not fit", naming every term in GiB).
+// ("does not fit", naming every term in GiB; errors.Is(err, ErrDoesNotFit)).
 func PlanMemory(arch *model.Arch, sys *hardware.System, tp int, kvDtype model.Dtype,
 	maxNumBatchedTokens int, gpuMemoryUtilization float64, blockSize int) (MemoryPlan, error) {
 	if arch == nil || sys == nil {
@@ -115,14 +116,25 @@ func PlanMemory(arch *model.Arch, sys *hardware.System, tp int, kvDtype model.Dt
 	}
 	if p.Blocks < 1 {
 		const gib = 1 << 30
-		return p, fmt.Errorf("perf: model %s does not fit on %s at TP %d: usable %.2f GiB (%.2f × %.2f GiB) − weights %.2f GiB − activations %.2f GiB − nccl %.2f GiB − other %.2f GiB = KV budget %.2f GiB, less than one block of %d tokens (%d bytes)",
+		return p, doesNotFit{fmt.Sprintf("perf: model %s does not fit on %s at TP %d: usable %.2f GiB (%.2f × %.2f GiB) − weights %.2f GiB − activations %.2f GiB − nccl %.2f GiB − other %.2f GiB = KV budget %.2f GiB, less than one block of %d tokens (%d bytes)",
 			arch.Name, sys.Name, tp,
 			float64(p.UsableBytes)/gib, gpuMemoryUtilization, float64(sys.MemCapacity)/gib,
 			float64(p.WeightBytes)/gib, float64(p.ActivationBytes)/gib, float64(p.NCCLBytes)/gib,
-			float64(p.OtherBytes)/gib, float64(p.KVBudgetBytes)/gib, blockSize, p.KVBytesPerToken*int64(blockSize))
+			float64(p.OtherBytes)/gib, float64(p.KVBudgetBytes)/gib, blockSize, p.KVBytesPerToken*int64(blockSize))}
 	}
 	return p, nil
 }
+
+// ErrDoesNotFit is matched (errors.Is) by PlanMemory's error when the model
+// leaves no room for one KV block: a deployment vLLM would refuse to start.
+var ErrDoesNotFit = errors.New("perf: the model does not fit")
+
+// doesNotFit is PlanMemory's "does not fit" error: its message names every
+// memory term; it matches ErrDoesNotFit.
+type doesNotFit struct{ msg string }
+
+func (e doesNotFit) Error() string        { return e.msg }
+func (e doesNotFit) Is(target error) bool { return target == ErrDoesNotFit }
 
 // KVCapacityBlocks is PlanMemory(…).Blocks: the KV blocks of a worker of tp
 // GPUs. Errors as PlanMemory.

@@ -75,6 +75,7 @@ func TestKVCapacityDoesNotFit(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "does not fit")
 	assert.Contains(t, err.Error(), "weights 131.")
+	assert.ErrorIs(t, err, ErrDoesNotFit) // a sweep records the point as infeasible
 	// At TP 4 it fits (≈ 33 GiB of weights per GPU).
 	blocks, err := KVCapacityBlocks(arch, h100, 4, model.BF16, 8192, 0.9, 16)
 	require.NoError(t, err)

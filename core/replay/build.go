@@ -1,6 +1,7 @@
 package replay
 
 import (
+	"errors"
 	"fmt"
 	"math"
 
@@ -149,7 +150,8 @@ func (d *deployment) buildPool(s *config.Spec, pl *pool) error {
 	if blocks == 0 {
 		plan, err := perf.PlanMemory(arch, sys, pl.tp, kvDtype, sc.MaxNumBatchedTokens, sc.GPUMemoryUtilization, sc.BlockSize)
 		if err != nil {
-			return cfgErr(memoryCulprit(plan, sys.MemCapacity, pl.field), err)
+			return &config.Error{Field: memoryCulprit(plan, sys.MemCapacity, pl.field), Msg: err.Error(),
+				Infeasible: errors.Is(err, perf.ErrDoesNotFit)}
 		}
 		if plan.Blocks > config.MaxGPUBlocks {
 			return &config.Error{Field: "engine.scheduler.num_gpu_blocks", Msg: fmt.Sprintf(

@@ -24,7 +24,7 @@ from typing import Any, Mapping
 from . import _native
 from .catalogue import explain_not_found, list_models, list_systems
 from .config import Spec, load_config
-from .errors import AisimulateError, ConfigError, DataError, SimulationError
+from .errors import AisimulateError, ConfigError, DataError, InfeasibleError, SimulationError
 from .report import ReplayReport
 from .sweep import sweep
 
@@ -34,6 +34,7 @@ __all__ = [
     "AisimulateError",
     "ConfigError",
     "DataError",
+    "InfeasibleError",
     "ReplayReport",
     "SimulationError",
     "Spec",

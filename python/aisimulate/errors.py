@@ -7,6 +7,9 @@ Three classes cover every failure a user can act on:
   the Go core's ``config.Error`` carries; it is ``""`` when the problem is the whole
   document (a YAML syntax error, a file that is not a mapping), and then ``.file`` and
   ``.line`` locate it when they are known.
+- :class:`InfeasibleError` (a ``ConfigError``): the spec is well formed but names a
+  deployment that cannot start, as vLLM would refuse to (the model does not fit the
+  GPUs); a sweep records such a point as ``infeasible``.
 - :class:`DataError` (a ``ValueError``): the workload data is wrong (a trace row without
   an output length, a non-numeric field). ``.file`` and ``.line`` (1-based) locate it;
   ``.field`` is the column or key as spelled in the file, or ``""``.
@@ -27,7 +30,8 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-__all__ = ["AisimulateError", "ConfigError", "DataError", "SimulationError", "from_envelope"]
+__all__ = ["AisimulateError", "ConfigError", "DataError", "InfeasibleError", "SimulationError",
+           "from_envelope"]
 
 
 def _rebuild(cls: type, args: tuple, kwargs: dict) -> BaseException:
@@ -92,6 +96,13 @@ class ConfigError(AisimulateError, ValueError):
 
     def _ctor(self) -> tuple[tuple, dict]:
         return (self.field, self.reason), {"file": self.file, "line": self.line}
+
+
+class InfeasibleError(ConfigError):
+    """A well-formed spec whose deployment cannot start: the model does not fit the
+    GPUs of a worker (weights, activations and reserves leave no room for one KV block),
+    as vLLM refuses to start. ``.field`` names the parallelism that would have to change
+    (``engine.workers.aggregated.tp``); the message names every memory term in GiB."""
 
 
 class DataError(AisimulateError, ValueError):
@@ -159,14 +170,18 @@ def from_envelope(err: Mapping[str, Any]) -> Exception:
     Args:
         err: the value of ``"error"`` in a pybind result:
             ``{"kind": "config"|"data"|"simulation"|"panic", "message": str,
-            "field"?: str, "file"?: str, "line"?: int, "detail"?: str}``.
+            "field"?: str, "file"?: str, "line"?: int, "detail"?: str,
+            "infeasible"?: bool}``.
 
     Returns:
-        ConfigError for kind ``config``, DataError for ``data``, SimulationError
+        InfeasibleError for kind ``config`` with ``"infeasible": true``, ConfigError for
+        another ``config``, DataError for ``data``, SimulationError
         otherwise (an unknown kind is treated as ``simulation``).
     """
     kind = err.get("kind", "simulation")
     message = str(err.get("message", "")) or "unknown error from the core"
+    if kind == "config" and err.get("infeasible"):
+        return InfeasibleError(err.get("field") or "", message)
     if kind == "config":
         return ConfigError(err.get("field") or "", message)
     if kind == "data":
