@@ -1,82 +1,180 @@
-"""Sweep a replay over a grid of spec values, in parallel.
+"""Sweep a replay over many deployments or loads: one row per point, in parallel.
 
 >>> import aisimulate
 >>> df = aisimulate.sweep("examples/quickstart.yaml",
 ...                       {"engine.workers.aggregated.count": [1, 2, 4],
 ...                        "traffic.load.concurrency": [16, 64]})
->>> df[["engine.workers.aggregated.count", "traffic.load.concurrency", "ttft_ms.p50", "gpu_hours"]]
+>>> df[["engine.workers.aggregated.count", "traffic.load.concurrency", "status",
+...     "ttft_ms.p95", "output_tps_per_gpu"]]
 
-Each point is the base spec with the grid's dotted fields set; points run in separate
-processes (``spawn``: the Go runtime must not be forked), at most ``jobs`` at a time.
+Points are a grid (cartesian product; a tuple key couples fields) or a list of
+scenarios; each is the base spec with its dotted fields set. Every point becomes a row:
+its fields, ``status`` (``ok`` | ``infeasible`` | ``error``), ``reason``, then every
+summary metric flattened (:func:`metric_columns`). Points run on this machine's cores
+(``backend="local"``, loky worker processes; tiny grids serially) or as tasks on a Ray
+cluster (``backend="ray"``). A failing point never stops the others (unless
+``errors="raise"``), a worker that dies fails only its own point, and the rows are in
+point order whatever the order of completion, so a sweep's table is the same on every
+backend and every run.
 """
 
 from __future__ import annotations
 
-import copy
-import itertools
-import multiprocessing as mp
 import os
 from typing import Any, Mapping, Sequence
 
-from .config import Spec, load_config, set_field
+from ._sweep.local import run_local
+from ._sweep.point import SLO_FIELDS, PointResult, failed, metric_columns
+from ._sweep.points import apply, expand
+from .config import Spec, load_config
 from .errors import ConfigError
 
-__all__ = ["sweep", "SUMMARY_COLUMNS"]
+__all__ = ["sweep", "metric_columns", "SUMMARY_COLUMNS", "BACKENDS"]
 
-#: Summary values each sweep row carries (latency stats flattened as ``metric.stat``).
-SUMMARY_COLUMNS: tuple[str, ...] = (
-    "completed", "rejected", "failed", "canceled", "duration_ms", "request_throughput_rps",
-    "output_token_throughput_tps", "gpu_hours",
-    "ttft_ms.mean", "ttft_ms.p50", "ttft_ms.p90", "ttft_ms.p99",
-    "tpot_ms.mean", "tpot_ms.p50", "tpot_ms.p90", "tpot_ms.p99",
-    "itl_ms.mean", "itl_ms.p99", "e2e_ms.mean", "e2e_ms.p90", "total_cached_tokens",
-)
+#: The backends :func:`sweep` runs points on.
+BACKENDS = ("local", "ray")
+
+#: Every metric column of a sweep row without an SLO (see :func:`metric_columns`).
+SUMMARY_COLUMNS: tuple[str, ...] = tuple(metric_columns(None))
 
 
-def _flatten(summary: Mapping[str, Any]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for col in SUMMARY_COLUMNS:
-        metric, _, stat = col.partition(".")
-        v = summary.get(metric)
-        out[col] = (v or {}).get(stat) if stat else v
-    return out
-
-
-def _point(spec_data: dict) -> dict[str, Any]:
-    from . import replay  # in the worker process
-
-    return _flatten(replay(spec_data).summary)
+def _check_options(backend: str, errors: str, slo: Mapping[str, float] | None,
+                   columns: Sequence[str] | None) -> list[str]:
+    if backend not in BACKENDS:
+        raise ConfigError("", f"sweep backend {backend!r} is not supported: use one of {', '.join(BACKENDS)}")
+    if errors not in ("record", "raise"):
+        raise ConfigError("", f"sweep errors={errors!r}: use 'record' or 'raise'")
+    for key, limit in (slo or {}).items():
+        if key not in SLO_FIELDS:
+            raise ConfigError("", f"slo: {key!r} is not an SLO field: use {', '.join(SLO_FIELDS)}")
+        if isinstance(limit, bool) or not isinstance(limit, (int, float)) or not limit > 0:
+            raise ConfigError("", f"slo: {key} must be a number of ms > 0, got {limit!r}")
+    every = metric_columns(slo)
+    if columns is None:
+        return every
+    unknown = [c for c in columns if c not in every]
+    if unknown:
+        raise ConfigError("", f"unknown sweep column(s) {', '.join(map(repr, unknown))}; "
+                          f"known: {', '.join(every)}")
+    return list(columns)
 
 
 def sweep(base: str | os.PathLike[str] | Mapping[str, Any] | Spec,
-          grid: Mapping[str, Sequence[Any]], *, jobs: int | None = None):  # -> pandas.DataFrame
-    """Replay every point of ``grid`` (dotted spec field → values; the cartesian product)
-    on top of ``base`` and return one row per point: the grid's values, then
-    :data:`SUMMARY_COLUMNS` (ms, requests/s, tokens/s, GPU hours, cached prompt tokens).
+          points: Mapping[Any, Sequence[Any]] | Sequence[Mapping[str, Any]], *,
+          jobs: int | None = None, backend: str = "local", errors: str = "record",
+          columns: Sequence[str] | None = None, slo: Mapping[str, float] | None = None,
+          return_reports: bool = False, progress: bool | None = None,
+          ray_address: str | None = None, ray_files: str = "ship",
+          path_map: Mapping[str, str] | None = None, max_retries: int = 2):
+    """Replay every point of a sweep on top of ``base`` and return one row per point.
 
-    Every point is compiled (validated) before any runs, so a bad value fails fast.
+    Args:
+        base: the base config (path, dict or :class:`Spec`).
+        points: a grid ``{field: [values]}`` (cartesian product, last key fastest; a
+            tuple key couples fields, its values tuples) or a list of scenarios
+            ``[{field: value}, …]``. Fields are dotted spec paths.
+        jobs: local worker processes (default: the machine's cores); 1 runs every
+            point in this process.
+        backend: ``"local"`` (this machine's cores) or ``"ray"`` (tasks on the Ray
+            cluster that ``ray.init(address=ray_address)`` connects to; default a local
+            Ray; needs ``pip install 'aisimulate[ray]'``).
+        errors: ``"record"`` (default): a failing point becomes a row with its status
+            and reason and the sweep goes on; ``"raise"``: the first failure stops the
+            sweep and is raised (its original type, with a note naming the point).
+        columns: the metric columns to keep (default all, see :func:`metric_columns`);
+            the point's fields, ``status`` and ``reason`` are always kept.
+        slo: per-request thresholds in ms, ``{"ttft_ms": …, "tpot_ms": …, "e2e_ms":
+            …}`` (any subset): adds ``goodput_rps`` and ``slo_attainment``.
+        return_reports: also return each point's :class:`~aisimulate.ReplayReport`.
+        progress: show a tqdm progress bar (default: when stderr is a terminal).
+        ray_address: the Ray cluster to connect to (``"auto"``, ``"ray://host:10001"``,
+            ``"host:6379"``); ignored when Ray is already initialized.
+        ray_files: ``"ship"`` (default): every file a point reads (trace, model and
+            system files, the model's config) is sent through Ray's object store to the
+            workers; ``"shared"``: workers read the same paths, after ``path_map``.
+        path_map: ``{local prefix: cluster prefix}`` rewriting file paths for Ray
+            workers (``ray_files="shared"``), e.g. ``{"/home/me/data": "/mnt/data"}``.
+        max_retries: Ray retries of a point whose worker died before it is recorded
+            as failed.
+
+    Returns:
+        A ``pandas.DataFrame`` in point order: the point's fields, ``status``,
+        ``reason``, then the metric columns (``None``/NaN for a failed point). With
+        ``return_reports=True``, ``(df, reports)``, ``reports[i]`` the report of row i
+        or ``None`` for a failed point.
 
     Raises:
-        ConfigError: a grid field or value is invalid (``.field`` names it).
-        SimulationError, DataError: from a point's replay.
-        ImportError: pandas is not installed.
+        ConfigError: the points or options are malformed; with ``errors="raise"``, also a
+            point whose spec is invalid (checked before anything runs).
+        ConfigError, InfeasibleError, DataError, SimulationError: ``errors="raise"`` and a
+            point failed (``exc.__notes__`` names the point).
+        ImportError: pandas, or for ``backend="ray"`` Ray, is not installed.
     """
     import pandas as pd
 
+    keep = _check_options(backend, errors, slo, columns)
     base_spec = load_config(base)
-    keys = list(grid)
-    if not keys:
-        raise ConfigError("", "the sweep grid is empty")
-    points = []
-    for values in itertools.product(*(list(grid[k]) for k in keys)):
-        data = copy.deepcopy(base_spec.data)
-        for k, v in zip(keys, values):
-            set_field(data, k, v)
-        points.append((dict(zip(keys, values)), load_config(data).data))
-    jobs = max(1, min(jobs or os.cpu_count() or 1, len(points)))
-    if jobs == 1:
-        results = [_point(d) for _, d in points]
-    else:
-        with mp.get_context("spawn").Pool(jobs) as pool:
-            results = pool.map(_point, [d for _, d in points])
-    return pd.DataFrame([{**p, **r} for (p, _), r in zip(points, results)])
+    pts = expand(points)
+    results: list[PointResult | None] = [None] * len(pts)
+    tasks = []
+    for i, point in enumerate(pts):
+        try:
+            tasks.append((i, load_config(apply(base_spec.data, point)).data))
+        except ConfigError as exc:
+            if errors == "raise":
+                raise _named(exc, i, point)
+            results[i] = failed(i, exc)
+
+    bar = _progress_bar(len(pts), progress)
+    bar.update(len(pts) - len(tasks))
+
+    def on_result(r: PointResult) -> None:
+        results[r.index] = r
+        bar.update(1)
+        if r.status != "ok":
+            bar.set_postfix(failed=sum(1 for x in results if x is not None and x.status != "ok"))
+            if errors == "raise":
+                raise _named(r.error or RuntimeError(r.reason), r.index, pts[r.index])
+
+    try:
+        if backend == "ray":
+            from ._sweep.ray_backend import run_ray
+
+            run_ray(tasks, slo, return_reports, on_result, address=ray_address, files=ray_files,
+                    path_map=path_map, max_retries=max_retries)
+        else:
+            n = jobs if jobs is not None else (os.cpu_count() or 1)
+            if n < 1:
+                raise ConfigError("", f"sweep jobs must be ≥ 1, got {jobs}")
+            run_local(tasks, n, slo, return_reports, on_result)
+    finally:
+        bar.close()
+
+    rows = []
+    for point, r in zip(pts, results):
+        assert r is not None, "every point has a result"  # run_* report every task
+        row = dict(point)
+        row["status"], row["reason"] = r.status, r.reason
+        for c in keep:
+            row[c] = r.metrics.get(c)
+        rows.append(row)
+    fields = list(dict.fromkeys(k for p in pts for k in p))  # scenario fields may differ
+    df = pd.DataFrame(rows, columns=fields + ["status", "reason"] + keep)
+    if return_reports:
+        return df, [r.report if r is not None else None for r in results]
+    return df
+
+
+def _named(exc: BaseException, index: int, point: Mapping[str, Any]) -> BaseException:
+    """``exc`` with a note naming the sweep point it came from."""
+    desc = ", ".join(f"{k}={v!r}" for k, v in point.items())
+    exc.add_note(f"in sweep point {index} ({desc})")
+    return exc
+
+
+def _progress_bar(total: int, progress: bool | None):
+    from tqdm.auto import tqdm
+
+    # disable=None: tqdm shows the bar only when its stream (stderr) is a terminal
+    return tqdm(total=total, unit="point", desc="sweep", disable=None if progress is None else not progress,
+                dynamic_ncols=True)

@@ -1,0 +1,139 @@
+"""Run sweep points on this machine's cores.
+
+Points run in loky's reusable process pool (``joblib.externals.loky``, the executor
+behind joblib): its workers are started with fork+exec of a fresh interpreter (the Go
+runtime of the native core is never forked), they never re-run the caller's
+``__main__`` module (so a script without an ``if __name__ == "__main__":`` guard works),
+and they stay alive between points and between sweeps (``reuse``), so the core is
+loaded once per worker.
+
+Tiny grids run serially: the first point runs in this process and is timed; when the
+whole grid would take less than :data:`SERIAL_BELOW_S` that way, the rest follow it
+here, since starting worker processes would cost more than it saves. Otherwise points
+go to the pool in chunks of about :data:`CHUNK_TARGET_S` of work each.
+
+A worker that dies (killed, out of memory, a crash in native code) breaks every task
+in flight; their points are then re-run one at a time, alone in the pool, so the point
+that kills its worker is identified and recorded as failed, and no other point is lost
+or waited for forever.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections import deque
+from concurrent.futures import FIRST_COMPLETED, wait
+from concurrent.futures.process import BrokenProcessPool
+from typing import Any, Callable, Mapping, Sequence
+
+from .point import PointResult, run_point
+
+__all__ = ["run_local", "SERIAL_BELOW_S", "CHUNK_TARGET_S"]
+
+#: Below this estimated serial time (s) a sweep runs in the calling process. Starting
+#: two loky workers and loading the native core in them took 1.2–4.5 s on the 2-core
+#: development machine (docs/benchmarks.md, "Sweeps").
+SERIAL_BELOW_S = 2.0
+
+#: Seconds an idle worker waits for more points before exiting.
+IDLE_TIMEOUT_S = 300
+
+#: Target work per task sent to a worker (s): amortizes the ~1 ms of pickling and
+#: scheduling per task while keeping several tasks per worker for balance.
+CHUNK_TARGET_S = 0.25
+
+
+def _run_chunk(chunk: Sequence[tuple[int, Mapping[str, Any]]], slo, keep_report) -> list[PointResult]:
+    """Worker side: run each point of the chunk (module level, so loky can pickle it)."""
+    return [run_point(i, spec, slo, keep_report) for i, spec in chunk]
+
+
+def _died(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    detail = next((line for line in text if "exit code" in line), text[0] if text else "")
+    return f"WorkerDied: the worker process running this point died ({detail.strip()})"
+
+
+def run_local(tasks: list[tuple[int, Mapping[str, Any]]], jobs: int, slo, keep_report: bool,
+              on_result: Callable[[PointResult], None]) -> None:
+    """Run ``tasks`` (point index, compiled spec) on up to ``jobs`` processes, calling
+    ``on_result`` once per point, in completion order, from this thread. An exception
+    raised by ``on_result`` (``errors="raise"``) or a KeyboardInterrupt stops the sweep:
+    the workers are killed and the exception propagates."""
+    if not tasks:
+        return
+    todo = deque(tasks)
+    if jobs <= 1 or len(tasks) == 1:
+        for i, spec in todo:
+            on_result(run_point(i, spec, slo, keep_report))
+        return
+    i, spec = todo.popleft()
+    t0 = time.perf_counter()
+    on_result(run_point(i, spec, slo, keep_report))
+    per_point = max(time.perf_counter() - t0, 1e-4)
+    if per_point * len(todo) < SERIAL_BELOW_S:
+        for i, spec in todo:
+            on_result(run_point(i, spec, slo, keep_report))
+        return
+    size = max(1, min(math.ceil(CHUNK_TARGET_S / per_point), math.ceil(len(todo) / (4 * jobs))))
+    chunks = deque()
+    while todo:
+        chunks.append([todo.popleft() for _ in range(min(size, len(todo)))])
+    _pool(chunks, jobs, slo, keep_report, on_result)
+
+
+def _executor(jobs: int):
+    from joblib.externals.loky import get_reusable_executor
+
+    # A broken executor (a worker died) is replaced by a fresh one on this call; idle
+    # workers live IDLE_TIMEOUT_S, so back-to-back sweeps reuse them.
+    return get_reusable_executor(max_workers=jobs, reuse=True, timeout=IDLE_TIMEOUT_S)
+
+
+def _pool(chunks: deque, jobs: int, slo, keep_report: bool,
+          on_result: Callable[[PointResult], None]) -> None:
+    from joblib.externals.loky.process_executor import TerminatedWorkerError
+
+    suspects: deque = deque()  # points in flight when a worker died: rerun one by one
+    inflight: dict = {}
+    ex = _executor(jobs)
+    try:
+        while chunks or suspects or inflight:
+            # a suspect runs alone, so a death is attributed to it exactly
+            if suspects and not inflight:
+                chunk = [suspects.popleft()]
+                inflight[ex.submit(_run_chunk, chunk, slo, keep_report)] = (chunk, True)
+            while not suspects and chunks and len(inflight) < 2 * jobs:
+                chunk = chunks.popleft()
+                inflight[ex.submit(_run_chunk, chunk, slo, keep_report)] = (chunk, False)
+            done, _ = wait(list(inflight), return_when=FIRST_COMPLETED)
+            broken = None
+            for fut in done:
+                chunk, alone = inflight.pop(fut)
+                try:
+                    results = fut.result()
+                except (TerminatedWorkerError, BrokenProcessPool) as exc:
+                    if alone:
+                        on_result(PointResult(chunk[0][0], "error", _died(exc)))
+                    else:
+                        suspects.extend(chunk)
+                    broken = exc
+                    continue
+                for r in results:
+                    on_result(r)
+            if broken is not None:
+                # every task still in flight died with the pool: all are suspects
+                for fut, (chunk, _) in list(inflight.items()):
+                    try:
+                        for r in fut.result():
+                            on_result(r)
+                    except (TerminatedWorkerError, BrokenProcessPool):
+                        suspects.extend(chunk)
+                inflight.clear()
+                ex = _executor(jobs)
+    except BaseException:
+        for fut in inflight:
+            fut.cancel()
+        ex.shutdown(wait=False, kill_workers=True)
+        raise

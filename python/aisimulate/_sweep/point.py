@@ -1,0 +1,141 @@
+"""One sweep point: replay a compiled spec and flatten its report into a row of metrics.
+
+This runs in a worker process (loky or Ray) or in the caller's process; it never
+raises for a point's own failure: the outcome is a :class:`PointResult` whose
+``status`` is ``ok``, ``infeasible`` (the deployment cannot start:
+:class:`~aisimulate.errors.InfeasibleError`) or ``error`` (any other exception, with
+the exception kept so ``errors="raise"`` can re-raise it in the caller).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+from ..errors import InfeasibleError
+from ..report import LATENCY_METRICS, STAT_FIELDS
+
+__all__ = ["PointResult", "run_point", "metric_columns", "SUMMARY_SCALARS", "DERIVED", "SLO_FIELDS",
+           "SLO_COLUMNS"]
+
+#: Scalar summary values, in column order (docs/metrics.md).
+SUMMARY_SCALARS: tuple[str, ...] = (
+    "completed", "rejected", "failed", "canceled", "duration_ms", "request_throughput_rps",
+    "output_token_throughput_tps", "gpu_hours", "total_input_tokens", "total_output_tokens",
+    "total_cached_tokens", "preemptions",
+)
+
+#: Columns derived per point (docs/metrics.md, "Sweeps"): the deployment's GPU count
+#: (``metadata.gpus``); output tokens/s per GPU = output_token_throughput_tps / gpus;
+#: output tokens/s per user = AIPerf's output_token_throughput_per_user averaged over
+#: completed requests, mean of 1000 / tpot_ms (requests of ≥ 2 output tokens).
+DERIVED: tuple[str, ...] = ("gpus", "output_tps_per_gpu", "output_tps_per_user")
+
+#: SLO thresholds a sweep accepts (per-request fields, ms), as AIPerf's ``--goodput``
+#: constraints time_to_first_token, inter_token_latency and request_latency.
+SLO_FIELDS: tuple[str, ...] = ("ttft_ms", "tpot_ms", "e2e_ms")
+
+#: Columns added when an SLO is given: goodput_rps = completed requests meeting every
+#: threshold / duration (s) (AIPerf's goodput); slo_attainment = that count / completed.
+SLO_COLUMNS: tuple[str, ...] = ("goodput_rps", "slo_attainment")
+
+
+def metric_columns(slo: Mapping[str, float] | None) -> list[str]:
+    """Every metric column of a sweep row, in order: summary scalars, derived values,
+    the SLO columns when ``slo`` is given, then ``metric.stat`` for each latency metric
+    (ttft_ms, tpot_ms, itl_ms, e2e_ms) and stat (mean, std, min, max, p50, p90, p95, p99)."""
+    cols = list(SUMMARY_SCALARS) + list(DERIVED)
+    if slo:
+        cols += list(SLO_COLUMNS)
+    cols += [f"{m}.{s}" for m in LATENCY_METRICS for s in STAT_FIELDS]
+    return cols
+
+
+@dataclass
+class PointResult:
+    """The outcome of one point.
+
+    Attributes:
+        index: the point's position in the sweep.
+        status: ``ok``, ``infeasible`` or ``error``.
+        reason: ``None`` when ok, else ``"ExceptionType: message"``.
+        metrics: metric column → value (empty unless ok; a value the report does not
+            have is ``None``).
+        error: the exception of a failed point (pickled back from the worker intact).
+        report: the :class:`~aisimulate.ReplayReport` when reports were asked for.
+    """
+
+    index: int
+    status: str
+    reason: str | None = None
+    metrics: dict[str, Any] = field(default_factory=dict)
+    error: BaseException | None = None
+    report: Any = None
+
+
+def failed(index: int, exc: BaseException) -> PointResult:
+    """The result of a point that raised ``exc``."""
+    status = "infeasible" if isinstance(exc, InfeasibleError) else "error"
+    return PointResult(index, status, f"{type(exc).__name__}: {exc}", error=exc)
+
+
+def run_point(index: int, spec_data: Mapping[str, Any], slo: Mapping[str, float] | None = None,
+              keep_report: bool = False) -> PointResult:
+    """Replay ``spec_data`` (a compiled spec) and return its row; never raises for the
+    point's own errors (KeyboardInterrupt and SystemExit still propagate)."""
+    from .. import replay  # in the worker process: the native core loads here
+
+    try:
+        report = replay(dict(spec_data))
+        metrics = flatten(report, slo)
+    except Exception as exc:  # every failure of the point becomes its row
+        return failed(index, exc)
+    return PointResult(index, "ok", None, metrics, report=report if keep_report else None)
+
+
+def _number(v: Any) -> Any:
+    """A finite number as is; anything else (None, NaN, a non-number) as None."""
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        return None
+    return v if math.isfinite(v) else None
+
+
+def flatten(report: Any, slo: Mapping[str, float] | None) -> dict[str, Any]:
+    """The metric columns of ``report`` (see :func:`metric_columns`); summary values are
+    the core's, unchanged; summary keys not listed there follow, flattened the same way."""
+    s = report.summary
+    out: dict[str, Any] = {k: _number(s.get(k)) for k in SUMMARY_SCALARS}
+    gpus = _number(report.metadata.get("gpus"))
+    out["gpus"] = gpus
+    tps = out["output_token_throughput_tps"]
+    out["output_tps_per_gpu"] = tps / gpus if tps is not None and gpus else None
+    done = report.to_pandas()
+    done = done[done["status"] == "completed"]  # only completed requests enter latencies
+    tpot = done["tpot_ms"].dropna()
+    tpot = tpot[tpot > 0]
+    out["output_tps_per_user"] = float((1000.0 / tpot).mean()) if len(tpot) else None
+    if slo:
+        # a request meets the SLO when each of its values is within the threshold; a
+        # null TPOT (fewer than 2 output tokens) has no inter-token gap to miss
+        meets = done["status"] == "completed"
+        for key, limit in slo.items():
+            values = done[key]
+            meets &= (values.isna() | (values <= limit)) if key == "tpot_ms" else (values <= limit)
+        good = int(meets.sum())
+        dur = out["duration_ms"]
+        out["goodput_rps"] = good / (dur / 1000.0) if dur else None
+        out["slo_attainment"] = good / len(done) if len(done) else None
+    for m in LATENCY_METRICS:
+        stats = s.get(m)
+        for st in STAT_FIELDS:
+            out[f"{m}.{st}"] = _number(stats.get(st)) if isinstance(stats, Mapping) else None
+    for k, v in s.items():  # anything the core adds later
+        if k in out or k in LATENCY_METRICS:
+            continue
+        if isinstance(v, Mapping):
+            for st, x in v.items():
+                out.setdefault(f"{k}.{st}", _number(x))
+        else:
+            out[k] = _number(v)
+    return out
