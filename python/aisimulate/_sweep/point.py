@@ -13,6 +13,8 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
+import numpy as np
+
 from ..errors import InfeasibleError
 from ..report import LATENCY_METRICS, STAT_FIELDS
 
@@ -85,13 +87,30 @@ def run_point(index: int, spec_data: Mapping[str, Any], slo: Mapping[str, float]
     """Replay ``spec_data`` (a compiled spec) and return its row; never raises for the
     point's own errors (KeyboardInterrupt and SystemExit still propagate)."""
     from .. import replay  # in the worker process: the native core loads here
+    from ..config import Spec
 
     try:
-        report = replay(dict(spec_data))
+        report = replay(Spec(dict(spec_data)))  # compiled by the caller: not again
         metrics = flatten(report, slo)
     except Exception as exc:  # every failure of the point becomes its row
         return failed(index, exc)
     return PointResult(index, "ok", None, metrics, report=report if keep_report else None)
+
+
+def completed_values(report: Any, names: list[str]) -> dict[str, Any]:
+    """``{name: float64 array}`` of the per-request values of completed requests (NaN for
+    a null), straight from the report's columns when it has them (no pandas: this runs
+    once per sweep point)."""
+    cols = getattr(report, "_columns", None)
+    if cols is not None:
+        statuses = list(cols["_statuses"])
+        if "completed" not in statuses:
+            return {k: np.empty(0) for k in names}
+        mask = cols["status"] == statuses.index("completed")
+        return {k: np.asarray(cols[k], dtype=float)[mask] for k in names}
+    rows = [r for r in report.requests if r.get("status") == "completed"]
+    return {k: np.array([np.nan if r.get(k) is None else r[k] for r in rows], dtype=float)
+            for k in names}
 
 
 def _number(v: Any) -> Any:
@@ -110,22 +129,22 @@ def flatten(report: Any, slo: Mapping[str, float] | None) -> dict[str, Any]:
     out["gpus"] = gpus
     tps = out["output_token_throughput_tps"]
     out["output_tps_per_gpu"] = tps / gpus if tps is not None and gpus else None
-    done = report.to_pandas()
-    done = done[done["status"] == "completed"]  # only completed requests enter latencies
-    tpot = done["tpot_ms"].dropna()
-    tpot = tpot[tpot > 0]
-    out["output_tps_per_user"] = float((1000.0 / tpot).mean()) if len(tpot) else None
+    done = completed_values(report, [k for k in SLO_FIELDS])
+    tpot = done["tpot_ms"]
+    tpot = tpot[tpot > 0]  # NaN (fewer than 2 output tokens) compares False
+    out["output_tps_per_user"] = float(np.mean(1000.0 / tpot)) if len(tpot) else None
     if slo:
         # a request meets the SLO when each of its values is within the threshold; a
         # null TPOT (fewer than 2 output tokens) has no inter-token gap to miss
-        meets = done["status"] == "completed"
+        n = len(done["ttft_ms"])
+        meets = np.ones(n, dtype=bool)
         for key, limit in slo.items():
-            values = done[key]
-            meets &= (values.isna() | (values <= limit)) if key == "tpot_ms" else (values <= limit)
+            v = done[key]
+            meets &= (np.isnan(v) | (v <= limit)) if key == "tpot_ms" else (v <= limit)
         good = int(meets.sum())
         dur = out["duration_ms"]
         out["goodput_rps"] = good / (dur / 1000.0) if dur else None
-        out["slo_attainment"] = good / len(done) if len(done) else None
+        out["slo_attainment"] = good / n if n else None
     for m in LATENCY_METRICS:
         stats = s.get(m)
         for st in STAT_FIELDS:
