@@ -28,7 +28,7 @@ def _children(pid: int) -> list[int]:
     return out
 
 
-def _kill_readers_of(path: str, stop: threading.Event, kills: list[int]) -> None:
+def _kill_readers_of(path: str, stop: threading.Event, kills: set[int]) -> None:
     me = os.getpid()
     while not stop.is_set():
         for child in _children(me):
@@ -40,7 +40,7 @@ def _kill_readers_of(path: str, stop: threading.Event, kills: list[int]) -> None
                 try:
                     if os.readlink(f"/proc/{child}/fd/{fd}") == path:
                         os.kill(child, signal.SIGKILL)
-                        kills.append(child)
+                        kills.add(child)  # a dying process may be seen twice
                         break
                 except OSError:
                     continue
@@ -59,7 +59,7 @@ def test_a_killed_worker_fails_its_point_only(tmp_path, base_spec, monkeypatch):
     small = _trace(tmp_path / "small.jsonl", 20)
     victim = _trace(tmp_path / "victim.jsonl", 20000)  # ~1 s of replay: long enough to catch
     base_spec["traffic"] = {"source": {"type": "mooncake", "path": small}, "load": {"mode": "trace"}}
-    stop, kills = threading.Event(), []
+    stop, kills = threading.Event(), set()
     watcher = threading.Thread(target=_kill_readers_of, args=(victim, stop, kills), daemon=True)
     watcher.start()
     try:
@@ -72,5 +72,5 @@ def test_a_killed_worker_fails_its_point_only(tmp_path, base_spec, monkeypatch):
     assert df["reason"][1].startswith("WorkerDied: the worker process running this point died")
     assert "SIGKILL" in df["reason"][1]
     assert list(df["completed"][[0, 2, 3]]) == [20, 20, 20]
-    # killed in the pool with other work in flight, then once more when rerun alone
+    # its worker killed in the pool with other work in flight, then once more when rerun alone
     assert len(kills) == 2
