@@ -21,7 +21,7 @@ var allowed = map[string][]string{
 	"model":       {},
 	"hardware":    {"model"},
 	"perf":        {"clock", "model", "hardware"},
-	"perf/aic":    {"clock", "model", "hardware", "perf"},
+	"perf/aic":    {"model", "hardware", "perf"},
 	"perf/parity": {"model", "hardware", "perf", "perf/aic"},
 	"engine":      {"perf"},
 	"workload":    {},

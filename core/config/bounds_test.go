@@ -72,3 +72,24 @@ func TestIssue19_GammaCV(t *testing.T) {
 		assert.NoError(t, err, cv)
 	}
 }
+
+// Scheduler limits and roofline efficiencies are bounded where the engine's
+// arithmetic stays exact (and a pass time finite).
+func TestIssue19_SchedulerAndEfficiencyBounds(t *testing.T) {
+	yml := func(engine string) []byte {
+		return []byte("engine: {model: m, system: s, " + engine + "}\ntraffic: {source: {type: synthetic, num_requests: 1, isl: 1, osl: 1}, load: {mode: concurrency, concurrency: 1}}\n")
+	}
+	for _, c := range []struct{ engine, field, msg string }{
+		{"scheduler: {max_num_seqs: 16777217, max_num_batched_tokens: 16777217}", "engine.scheduler.max_num_seqs", "must be ≤ 16777216, got 16777217"},
+		{"scheduler: {max_num_batched_tokens: 4611686018427387904}", "engine.scheduler.max_num_batched_tokens", "must be ≤ 1073741824, got 4611686018427387904"},
+		{"scheduler: {max_model_len: 4611686018427387904}", "engine.scheduler.max_model_len", "must be ≤ 1073741824, got 4611686018427387904"},
+		{"perf: {source: roofline, compute_efficiency: 1.0e-300}", "engine.perf.compute_efficiency", "must be in [0.001, 1], got 1e-300"},
+		{"perf: {source: roofline, memory_efficiency: 0.0009}", "engine.perf.memory_efficiency", "must be in [0.001, 1], got 0.0009"},
+	} {
+		_, err := DecodeYAML(yml(c.engine))
+		var ce *Error
+		require.ErrorAs(t, err, &ce, c.engine)
+		assert.Equal(t, c.field, ce.Field)
+		assert.Equal(t, c.msg, ce.Msg)
+	}
+}

@@ -36,6 +36,12 @@ const (
 	// MaxDatasetEntries: a synthetic dataset's entries are held in memory
 	// (workload.MaxDatasetEntries, the same bound).
 	MaxDatasetEntries = 1_000_000
+	// MaxNumSeqs bounds engine.scheduler.max_num_seqs (the concurrency
+	// bound); MaxBatchedTokens max_num_batched_tokens; MaxModelLen
+	// max_model_len (no model's context is longer than 2^30 tokens).
+	MaxNumSeqs       = 1 << 24
+	MaxBatchedTokens = 1 << 30
+	MaxModelLen      = 1 << 30
 	// MaxStringBytes bounds every string of a spec (names, paths, versions):
 	// PATH_MAX on Linux is 4096 bytes, and no name is longer.
 	MaxStringBytes = 4096

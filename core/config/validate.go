@@ -73,6 +73,19 @@ func fraction(field string, p *float64) error {
 	return nil
 }
 
+// efficiency checks a roofline efficiency: a fraction of peak in
+// [MinEfficiency, 1] (a GPU reaching under 0.1 % of its peak is not a
+// calibration, and 1e-300 made every pass time infinite).
+func efficiency(field string, p *float64) error {
+	if err := fraction(field, p); err != nil {
+		return err
+	}
+	if p != nil && *p < MinEfficiency {
+		return errorf(field, "must be in [%g, 1], got %v", MinEfficiency, *p)
+	}
+	return nil
+}
+
 func firstErr(errs ...error) error {
 	for _, e := range errs {
 		if e != nil {
@@ -144,8 +157,8 @@ func (s *Spec) validateEngine() error {
 		if p.BaseMs != nil || p.PerPrefillTokenMs != nil || p.PerDecodeSeqMs != nil {
 			return errorf("engine.perf", "base_ms, per_prefill_token_ms and per_decode_seq_ms belong to source linear")
 		}
-		if err := firstErr(fraction("engine.perf.compute_efficiency", p.ComputeEfficiency),
-			fraction("engine.perf.memory_efficiency", p.MemoryEfficiency),
+		if err := firstErr(efficiency("engine.perf.compute_efficiency", p.ComputeEfficiency),
+			efficiency("engine.perf.memory_efficiency", p.MemoryEfficiency),
 			nonNegative("engine.perf.pass_overhead_us", p.PassOverheadUs),
 			nonNegative("engine.perf.per_sequence_overhead_us", p.PerSequenceOverheadUs),
 			nonNegative("engine.perf.layer_latency_us", p.LayerLatencyUs)); err != nil {
@@ -193,6 +206,16 @@ func (s *Spec) validateEngine() error {
 	}
 	if sc.NumGPUBlocks > MaxGPUBlocks {
 		return errorf("engine.scheduler.num_gpu_blocks", "must be ≤ %d, got %d", MaxGPUBlocks, sc.NumGPUBlocks)
+	}
+	for _, c := range []struct {
+		field    string
+		got, max int
+	}{{"engine.scheduler.max_num_seqs", sc.MaxNumSeqs, MaxNumSeqs},
+		{"engine.scheduler.max_num_batched_tokens", sc.MaxNumBatchedTokens, MaxBatchedTokens},
+		{"engine.scheduler.max_model_len", sc.MaxModelLen, MaxModelLen}} {
+		if c.got > c.max {
+			return errorf(c.field, "must be ≤ %d, got %d", c.max, c.got)
+		}
 	}
 	if sc.MaxNumBatchedTokens < sc.MaxNumSeqs {
 		// vLLM's SchedulerConfig refuses this too: a pass could not hold one
@@ -430,6 +453,8 @@ const (
 	MinSpeedup         = 1e-6
 	MinBandwidthGBPerS = 1e-3 // 1 MB/s
 	MaxKVBytesPerToken = 1e9
+	// MinEfficiency is the smallest roofline efficiency (0.1 % of peak).
+	MinEfficiency = 1e-3
 	// MinGammaCV and MaxGammaCV bound a gamma process's coefficient of
 	// variation: its shape 1/cv² stays in [1e-6, 1e6], where the sampler
 	// (Marsaglia–Tsang) is exact and the gaps are neither all equal nor all 0.

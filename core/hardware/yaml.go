@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/aisimulate/aisimulate/core/model"
 )
 
 // systemYAML is the part of an AIConfigurator system file that System needs.
@@ -39,9 +41,11 @@ type systemYAML struct {
 // gpu.fp8_tc_flops and gpu.fp4_tc_flops (0 when absent), gpu.mem_bw_empirical_scaling_factor
 // (1 when absent), gpu.mem_empirical_constant_latency (0), misc.nccl_mem
 // (empty). Unknown fields are ignored: the files carry many that the
-// simulator does not use. Errors name the file and the field.
+// simulator does not use. Every value must lie within the physical bounds
+// of System.Validate, and the file within model.MaxConfigFileBytes. Errors
+// name the file and the field.
 func ReadYAML(path string) (*System, error) {
-	data, err := os.ReadFile(path)
+	data, err := model.ReadConfigFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("hardware: %w", err)
 	}
@@ -127,6 +131,9 @@ func ReadYAML(path string) (*System, error) {
 			return nil, fmt.Errorf("hardware: %s: field misc.nccl_mem[%d] = %d, want TP > 0 and bytes ≥ 0", path, tp, m)
 		}
 		s.NCCLMem[tp] = m
+	}
+	if err := s.Validate(path); err != nil {
+		return nil, err
 	}
 	return s, nil
 }

@@ -48,7 +48,7 @@ type Arch struct {
 }
 
 // Validate checks the architecture for a tensor-parallel degree tp: every
-// count is positive, KVHeads divides Heads (grouped-query attention), tp is in
+// count is positive and within Limits, KVHeads divides Heads (grouped-query attention), tp is in
 // 1..MaxTP and divides Heads. The error names the field and the values.
 func (a *Arch) Validate(tp int) error {
 	if a == nil {
@@ -73,6 +73,9 @@ func (a *Arch) Validate(tp int) error {
 	if a.Heads%a.KVHeads != 0 {
 		return fmt.Errorf("model %s: num_key_value_heads = %d does not divide num_attention_heads = %d",
 			a.Name, a.KVHeads, a.Heads)
+	}
+	if err := a.checkLimits("field", false); err != nil {
+		return err
 	}
 	if !a.WeightDtype.Valid() {
 		return fmt.Errorf("model %s: unknown weight dtype %q", a.Name, a.WeightDtype)

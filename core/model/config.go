@@ -61,7 +61,7 @@ type kvQuant struct {
 // "FP8" or kv_cache_scheme is an 8-bit float, else unset.
 //
 // Errors name the model and the config field: invalid JSON, a missing or
-// non-positive count, an architecture outside SupportedArchitectures
+// non-positive count, a count beyond its physical bound (Limits), an architecture outside SupportedArchitectures
 // ("not supported: … dense decoders only"), an unsupported quantization, or
 // exclusions (exclude_modules / ignore) that leave a decoder layer's GEMMs
 // unquantized (mixed precision per layer is not modelled).
@@ -129,6 +129,9 @@ func Parse(data []byte, name string) (*Arch, error) {
 			name, a.KVHeads, a.Heads)
 	}
 
+	if err := a.checkLimits("config.json field", true); err != nil {
+		return nil, err
+	}
 	a.WeightDtype = BF16
 	if err := applyQuant(a, c.QuantizationConfig, "config.json field quantization_config"); err != nil {
 		return nil, fmt.Errorf("model %s: %w", name, err)
@@ -238,7 +241,7 @@ func Load(nameOrPath, configDir string) (*Arch, error) {
 }
 
 func parseFile(path, name string) (*Arch, error) {
-	data, err := os.ReadFile(path)
+	data, err := ReadConfigFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("model %s: %w", name, err)
 	}
@@ -282,7 +285,7 @@ func hfQuantConfigPath(configPath string) string {
 // requests 29980 and 30785, "Load kv-cache dtype from hf_quant_config.json
 // automatically", December 2025).
 func applyHFQuantConfig(a *Arch, path string) error {
-	data, err := os.ReadFile(path)
+	data, err := ReadConfigFile(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil
 	}

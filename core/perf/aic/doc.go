@@ -20,9 +20,11 @@
 //     next nearest version (a "gemm_perf (fp8)" source says which). nvfp4
 //     weights read the nvfp4 rows (Blackwell tables) against the fp4 peak;
 //     a table without them (Hopper) prices bf16 GEMMs, noted.
-//  3. tables.go: the parquet rows, read once per process and path
-//     (tableCache, the package's only shared state: immutable once loaded),
-//     duplicates dropped keeping the first row.
+//  3. tables.go: the parquet rows, read once per process and file version
+//     (tableCache, keyed by path, size and modification time: a replaced or
+//     repaired file is read again; the package's only shared state, immutable
+//     once loaded), duplicates dropped keeping the first row; a corrupt file
+//     is an error naming it, never a panic.
 //  4. gemm.go, attention.go, allreduce.go: the lookups. GEMM: linear in m
 //     at a measured (n, k) site, the bilinear log2(n), log2(k) blend of the
 //     neighbouring sites' efficiencies elsewhere. Attention: a batch ×

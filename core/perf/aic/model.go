@@ -18,6 +18,11 @@ const Name = "aic-v1"
 // max_num_batched_tokens.
 const DefaultMaxTokens = 8192
 
+// MaxTabulatedTokens bounds the precomputed table (five float64 arrays):
+// 2^20 tokens, 40 MB. A larger MaxTokens (max_num_batched_tokens of 2^62
+// asked for exabytes) tabulates this many and prices larger passes on the fly.
+const MaxTabulatedTokens = 1 << 20
+
 // Options configure New.
 type Options struct {
 	// Database is the root of the tables: the AIConfigurator systems folder
@@ -35,8 +40,9 @@ type Options struct {
 	WeightDtype model.Dtype
 	// KVDtype is the KV cache format, bfloat16 or fp8; "" means bfloat16.
 	KVDtype model.Dtype
-	// MaxTokens is the largest pass (tokens) precomputed; larger passes are
-	// priced on the fly. 0 means DefaultMaxTokens.
+	// MaxTokens is the largest pass (tokens) precomputed (at most
+	// MaxTabulatedTokens); larger passes are priced on the fly. 0 means
+	// DefaultMaxTokens.
 	MaxTokens int
 	// PassOverheadUs is a fixed cost per pass (CPU scheduling, input
 	// preparation, sampling), µs, ≥ 0.
@@ -227,7 +233,7 @@ func New(arch *model.Arch, sys *hardware.System, opt Options) (*Model, error) {
 	}
 
 	m.setMemoryOps(arch, sys, opt.TP)
-	m.tabulate(opt.MaxTokens)
+	m.tabulate(min(opt.MaxTokens, MaxTabulatedTokens))
 	return m, nil
 }
 

@@ -2,6 +2,8 @@ package aic
 
 import (
 	"fmt"
+	"os"
+	"reflect"
 	"sync"
 
 	"github.com/parquet-go/parquet-go"
@@ -52,11 +54,22 @@ type attnKey struct {
 
 type allReduceKey struct{ gpus, size int64 }
 
-// tableCache holds every parsed table of the process, keyed by parquet path.
-// The tables are immutable once loaded, so sharing them between replays
-// (and goroutines) is safe; loading happens once per path (issue 5: "load
-// tables once per process"). This is the package's only shared state.
-var tableCache sync.Map // path → *cacheEntry
+// tableCache holds every parsed table of the process, keyed by the file's
+// identity (path, size, modification time) and the row type. The tables are
+// immutable once loaded, so sharing them between replays (and goroutines) is
+// safe; a file is parsed once per process ("load tables once per process").
+// A file that failed to load is not kept (a repaired file is read again), and
+// a file replaced on disk has a new identity, so it is read again too. This is
+// the package's only shared state.
+var tableCache sync.Map // tableID → *cacheEntry
+
+// tableID identifies one version of a table file read as one row type.
+type tableID struct {
+	path  string
+	size  int64
+	mtime int64 // ns
+	rows  reflect.Type
+}
 
 type cacheEntry struct {
 	once sync.Once
@@ -64,45 +77,58 @@ type cacheEntry struct {
 	err  error
 }
 
-// loadRows reads and de-duplicates a table once per process. T is one of the
-// row types; dedupe returns the key of a row and whether to keep the row at
-// all (filters such as CUDA-graph all-reduce rows).
+// loadRows reads and de-duplicates a table once per file version. T is one
+// of the row types; key returns the key of a row and whether to keep the row
+// at all (filters such as CUDA-graph all-reduce rows). Errors name the file:
+// it is missing, corrupt (a panic inside the parquet reader is recovered
+// into an error), or has no usable row.
 func loadRows[T any, K comparable](path string, key func(*T) (K, bool)) ([]T, error) {
-	e, _ := tableCache.LoadOrStore(path, &cacheEntry{})
+	fi, err := os.Stat(path)
+	if err != nil {
+		return nil, fmt.Errorf("aic: reading %s: %w", path, err)
+	}
+	id := tableID{path: path, size: fi.Size(), mtime: fi.ModTime().UnixNano(), rows: reflect.TypeFor[T]()}
+	e, _ := tableCache.LoadOrStore(id, &cacheEntry{})
 	ce := e.(*cacheEntry)
-	ce.once.Do(func() {
-		rows, err := parquet.ReadFile[T](path)
-		if err != nil {
-			ce.err = fmt.Errorf("aic: reading %s: %w", path, err)
-			return
-		}
-		seen := make(map[K]struct{}, len(rows))
-		out := rows[:0]
-		for i := range rows {
-			k, keep := key(&rows[i])
-			if !keep {
-				continue
-			}
-			if _, dup := seen[k]; dup {
-				continue
-			}
-			seen[k] = struct{}{}
-			out = append(out, rows[i])
-		}
-		if len(out) == 0 {
-			ce.err = fmt.Errorf("aic: %s has no usable rows", path)
-			return
-		}
-		ce.rows = out
-	})
+	ce.once.Do(func() { ce.rows, ce.err = readRows(path, key) })
 	if ce.err != nil {
+		tableCache.CompareAndDelete(id, ce) // try again next time: the file may be repaired
 		return nil, ce.err
 	}
-	rows, ok := ce.rows.([]T)
-	if !ok {
-		return nil, fmt.Errorf("aic: %s was loaded as another table type", path)
+	return ce.rows.([]T), nil
+}
+
+// readRows parses the table at path and keeps the first row of each key.
+// A corrupt file can make the parquet reader panic (an index out of range on
+// a flipped length, about half of random byte flips); the panic is recovered
+// into an error naming the file.
+func readRows[T any, K comparable](path string, key func(*T) (K, bool)) (out []T, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			out, err = nil, fmt.Errorf("aic: reading %s: the file is corrupt (the parquet reader failed: %v)", path, r)
+		}
+	}()
+	rows, err := parquet.ReadFile[T](path)
+	if err != nil {
+		return nil, fmt.Errorf("aic: reading %s: %w", path, err)
 	}
-	return rows, nil
+	seen := make(map[K]struct{}, len(rows))
+	out = rows[:0]
+	for i := range rows {
+		k, keep := key(&rows[i])
+		if !keep {
+			continue
+		}
+		if _, dup := seen[k]; dup {
+			continue
+		}
+		seen[k] = struct{}{}
+		out = append(out, rows[i])
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("aic: %s has no usable rows", path)
+	}
+	return out, nil
 }
 
 func validLatency(ms float64) bool { return ms > 0 && ms < 1e9 }
