@@ -200,6 +200,15 @@ class ReplayReport:
                     columns.append(k)
         return pd.DataFrame.from_records(self.requests, columns=columns)
 
+    @property
+    def plot(self):
+        """Figures of this report (:class:`aisimulate.plot.ReportPlots`):
+        ``report.plot.cdf()``, ``.timeline()``, ``.throughput()``, each a matplotlib
+        Figure (needs matplotlib)."""
+        from .plot import ReportPlots
+
+        return ReportPlots(self)
+
     def timeline_to_pandas(self):  # -> pandas.DataFrame
         """The pass timeline as a ``pandas.DataFrame`` (columns :data:`TIMELINE_FIELDS`,
         one row per pass in start order).
