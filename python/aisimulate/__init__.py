@@ -27,6 +27,7 @@ from .config import Spec, load_config
 from .errors import AisimulateError, ConfigError, DataError, InfeasibleError, SimulationError
 from .report import ReplayReport
 from .sweep import sweep
+from .compare import compare  # noqa: E402  (after replay's imports; it calls replay)
 
 __version__ = "0.1.0"
 
@@ -40,6 +41,7 @@ __all__ = [
     "Spec",
     "__version__",
     "check",
+    "compare",
     "list_models",
     "list_systems",
     "load_config",

@@ -2,7 +2,8 @@
 
 Subcommands: ``replay`` (run a config and print the predicted metrics), ``validate``
 (check a config without running it), ``models`` and ``systems`` (what a config can
-name). Each reads its config from a path or, with ``-``, from stdin; ``--set
+name), ``sweep`` (a grid or scenario list, one row per point) and ``compare`` (against
+an AIPerf measurement; both in :mod:`aisimulate.cli_sweep`). Each reads its config from a path or, with ``-``, from stdin; ``--set
 dotted.field=VALUE`` (repeatable) changes one field before the config is compiled.
 
 stdout carries only the result (the table, JSON or CSV); diagnostics go to stderr.
@@ -50,6 +51,8 @@ examples:
   aisimulate validate replay.yaml
   aisimulate models
   aisimulate systems --format json
+  aisimulate sweep examples/quickstart.yaml --grid engine.workers.aggregated.tp=1,2,4 --out results.parquet
+  aisimulate compare --aiperf profile_export.jsonl --config deploy.yaml
 """
 
 
@@ -346,6 +349,8 @@ SUBCOMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [
     _add_validate,
     lambda sub: _add_listing(sub, "models", "models"),
     lambda sub: _add_listing(sub, "systems", "GPU systems"),
+    lambda sub: __import__("aisimulate.cli_sweep", fromlist=["_add_sweep"])._add_sweep(sub),
+    lambda sub: __import__("aisimulate.cli_sweep", fromlist=["_add_compare"])._add_compare(sub),
 ]
 
 

@@ -1,0 +1,238 @@
+"""``aisimulate sweep`` and ``aisimulate compare`` (registered in :mod:`aisimulate.cli`)."""
+
+from __future__ import annotations
+
+import argparse
+import io
+import json
+import os
+import sys
+import tempfile
+from typing import Any, Sequence
+
+from .cli import _UsageError, _write, add_config_arguments, config_from_args
+from .config import parse_config_text
+from .errors import ConfigError
+
+_SWEEP_EXAMPLES = """\
+examples:
+  aisimulate sweep examples/quickstart.yaml --grid engine.workers.aggregated.tp=1,2,4 \\
+      --grid traffic.load.concurrency=16,64 --out results.parquet
+  aisimulate sweep deploy.yaml --grid engine.workers.aggregated.count,engine.workers.aggregated.tp=8:1,4:2,2:4 \\
+      --slo ttft_ms=500 --slo tpot_ms=30 --format csv > results.csv
+  aisimulate sweep deploy.yaml --points scenarios.yaml --backend ray --ray-address auto
+"""
+
+#: Columns of the sweep's stdout table (the point's fields, status and these).
+TABLE_COLUMNS = ("gpus", "completed", "ttft_ms.p50", "ttft_ms.p90", "tpot_ms.mean", "e2e_ms.p90",
+                 "output_token_throughput_tps", "output_tps_per_gpu", "output_tps_per_user")
+
+
+def _value(text: str, where: str) -> Any:
+    try:
+        return parse_config_text(text, name=where) if text.strip() else ""
+    except ConfigError as exc:
+        raise _UsageError(f"{where}: {exc.reason}") from None
+
+
+def parse_grid(items: Sequence[str]) -> dict[Any, list[Any]]:
+    """``--grid FIELD=V1,V2`` (values read as YAML) or coupled
+    ``--grid F1,F2=a1:a2,b1:b2`` → the grid :func:`aisimulate.sweep` takes.
+
+    Raises:
+        _UsageError: an item without ``=``, an empty field or value list, or a coupled
+            value with the wrong number of parts.
+    """
+    grid: dict[Any, list[Any]] = {}
+    for item in items:
+        fields, sep, values = item.partition("=")
+        names = [f.strip() for f in fields.split(",")]
+        if not sep or not all(names) or not values.strip():
+            raise _UsageError(f"--grid {item!r}: expected FIELD=V1,V2,… (or F1,F2=a1:a2,b1:b2)")
+        parts = values.split(",")
+        if len(names) == 1:
+            grid[names[0]] = [_value(v, f"--grid {names[0]}") for v in parts]
+            continue
+        rows = []
+        for v in parts:
+            comps = v.split(":")
+            if len(comps) != len(names):
+                raise _UsageError(f"--grid {fields}: {v!r} needs {len(names)} values separated by ':'")
+            rows.append(tuple(_value(c, f"--grid {n}") for c, n in zip(comps, names)))
+        grid[tuple(names)] = rows
+    return grid
+
+
+def _add_sweep(sub: argparse._SubParsersAction) -> None:
+    s = sub.add_parser(
+        "sweep", help="replay a config over a grid or a list of scenarios",
+        description="Replay CONFIG once per point of a grid (--grid, cartesian product) or a "
+                    "scenario list (--points) and print one row per point: its fields, status "
+                    "(ok, infeasible, error), reason and the metrics. Points run on every core, "
+                    "or as tasks on a Ray cluster (--backend ray).",
+        epilog=_SWEEP_EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
+    add_config_arguments(s)
+    s.add_argument("--grid", action="append", default=[], metavar="FIELD=V1,V2",
+                   help="a dotted field and its values (read as YAML); repeatable (cartesian "
+                        "product); F1,F2=a1:a2,b1:b2 couples fields")
+    s.add_argument("--points", metavar="FILE",
+                   help="a YAML or JSON list of scenarios, each a mapping of dotted fields to values")
+    s.add_argument("--out", metavar="FILE",
+                   help="also write every column to FILE: .parquet, .csv or .jsonl (written whole or not at all)")
+    s.add_argument("--format", choices=("table", "csv", "json"), default="table",
+                   help="stdout: a table of the main columns (default), or every column as CSV / JSON lines")
+    s.add_argument("--slo", action="append", default=[], metavar="METRIC=MS",
+                   help="an SLO threshold: ttft_ms, tpot_ms or e2e_ms (adds goodput_rps, slo_attainment)")
+    s.add_argument("--columns", metavar="C1,C2", help="metric columns to keep (default all)")
+    s.add_argument("--errors", choices=("record", "raise"), default="record",
+                   help="record a failing point as a row (default) or stop at the first")
+    s.add_argument("--jobs", type=int, metavar="N", help="local worker processes (default: every core)")
+    s.add_argument("--backend", choices=("local", "ray"), default="local")
+    s.add_argument("--ray-address", metavar="ADDR", help="the Ray cluster (auto, ray://host:10001, host:6379)")
+    s.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
+    s.set_defaults(run=_cmd_sweep)
+
+
+def _read_points(path: str) -> list[Any]:
+    try:
+        with open(path, encoding="utf-8") as fh:
+            data = parse_config_text(fh.read(), name=path)
+    except OSError as exc:
+        raise _UsageError(f"--points: cannot read {path}: {exc.strerror or exc}") from None
+    if not isinstance(data, list):
+        raise ConfigError("", "a scenario list (a YAML/JSON list of mappings) is expected", file=path)
+    return data
+
+
+def _check_out(path: str) -> str:
+    ext = os.path.splitext(path)[1].lower()
+    if ext not in (".parquet", ".csv", ".jsonl", ".json"):
+        raise _UsageError(f"--out {path}: use a .parquet, .csv or .jsonl file")
+    return ext
+
+
+def write_table(df: Any, path: str) -> None:
+    """Write ``df`` to ``path`` by its extension (.parquet, .csv, .jsonl/.json), to a
+    temporary name in the same folder renamed when complete.
+
+    Raises:
+        _UsageError: an unknown extension.
+        OSError: the file cannot be written.
+    """
+    ext = _check_out(path)
+    folder = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(dir=folder, prefix=".aisimulate-sweep-", suffix=ext)
+    os.close(fd)
+    try:
+        if ext == ".parquet":
+            out = df.copy()
+            for c in out.columns:  # a mixed object column (a field's values) as text
+                if out[c].dtype == object and c not in ("status", "reason"):
+                    out[c] = out[c].map(lambda v: None if v is None else (v if isinstance(v, str) else json.dumps(v)))
+            out.to_parquet(tmp, index=False)
+        elif ext == ".csv":
+            df.to_csv(tmp, index=False)
+        else:
+            df.to_json(tmp, orient="records", lines=True)
+        os.replace(tmp, path)
+    except BaseException:
+        os.unlink(tmp)
+        raise
+
+
+def _cmd_sweep(args: argparse.Namespace) -> int:
+    from .sweep import sweep
+
+    spec = config_from_args(args)
+    if bool(args.grid) == bool(args.points):
+        raise _UsageError("give the points as --grid FIELD=V1,V2 (repeatable) or as --points FILE, one of the two")
+    points = parse_grid(args.grid) if args.grid else _read_points(args.points)
+    slo = {}
+    for item in args.slo:
+        k, sep, v = item.partition("=")
+        try:
+            slo[k.strip()] = float(v)
+        except ValueError:
+            raise _UsageError(f"--slo {item!r}: expected METRIC=MS, e.g. ttft_ms=500") from None
+        if not sep:
+            raise _UsageError(f"--slo {item!r}: expected METRIC=MS, e.g. ttft_ms=500")
+    columns = [c.strip() for c in args.columns.split(",")] if args.columns else None
+    if args.jobs is not None and args.jobs < 1:
+        raise _UsageError(f"--jobs {args.jobs}: must be ≥ 1")
+    if args.out is not None:  # fail before simulating, not after
+        _check_out(args.out)
+        write_check = os.path.dirname(os.path.abspath(args.out))
+        if not os.path.isdir(write_check):
+            raise _UsageError(f"--out {args.out}: folder not found: {write_check}")
+    df = sweep(spec, points, jobs=args.jobs, backend=args.backend, errors=args.errors, columns=columns,
+               slo=slo or None, progress=False if args.no_progress else None, ray_address=args.ray_address)
+    if args.out:
+        try:
+            write_table(df, args.out)
+        except OSError as exc:
+            print(f"aisimulate: error: cannot write {args.out}: {exc.strerror or exc}", file=sys.stderr)
+            return 1
+        print(f"wrote {args.out} ({len(df)} rows)", file=sys.stderr)
+    failed = int((df["status"] != "ok").sum())
+    if failed:
+        print(f"{failed} of {len(df)} points did not run: see the status and reason columns", file=sys.stderr)
+    if args.format == "csv":
+        _write(df.to_csv(index=False))
+    elif args.format == "json":
+        _write(df.to_json(orient="records", lines=True))
+    else:
+        fields = list(df.columns[:list(df.columns).index("status")])
+        cols = fields + ["status"] + [c for c in TABLE_COLUMNS if c in df.columns]
+        with_pd = df[cols].copy()
+        _write(with_pd.to_string(index=False, float_format=lambda v: f"{v:.4g}", na_rep="—") + "\n")
+    return 0
+
+
+def _add_compare(sub: argparse._SubParsersAction) -> None:
+    c = sub.add_parser(
+        "compare", help="compare a config's prediction with an AIPerf measurement",
+        description="Replay the requests of a measured AIPerf run (profile_export.jsonl: their "
+                    "ISL/OSL and send times, or a closed loop with --concurrency) on the "
+                    "deployment of CONFIG and report, per metric (TTFT, TPOT, ITL, E2E), the "
+                    "measured and predicted mean/p50/p90/p99 and, over requests, MAPE, bias and "
+                    "Pearson r.",
+        epilog="examples:\n  aisimulate compare --aiperf artifacts/run/profile_export.jsonl --config deploy.yaml\n"
+               "  aisimulate compare deploy.yaml --aiperf profile_export.jsonl --concurrency 32 "
+               "--plot pred_vs_meas.png --format json\n",
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    add_config_arguments(c)
+    c.add_argument("--aiperf", required=True, metavar="PROFILE_EXPORT.jsonl",
+                   help="AIPerf's per-request export of the measured run")
+    c.add_argument("--concurrency", type=int, metavar="N",
+                   help="replay as a closed loop of N clients instead of at the measured send times")
+    c.add_argument("--format", choices=("table", "json", "csv"), default="table",
+                   help="stdout: a table (default), JSON of counts and metrics, or CSV of the metrics")
+    c.add_argument("--plot", metavar="PNG", help="also save the predicted-vs-measured figure")
+    c.add_argument("--requests-out", metavar="CSV", help="also write the per-request pairs as CSV")
+    c.set_defaults(run=_cmd_compare)
+
+
+def _cmd_compare(args: argparse.Namespace) -> int:
+    from .compare import compare
+
+    spec = config_from_args(args)
+    if not os.path.isfile(args.aiperf):
+        raise _UsageError(f"--aiperf: file not found: {args.aiperf}")
+    if args.concurrency is not None and args.concurrency < 1:
+        raise _UsageError(f"--concurrency {args.concurrency}: must be ≥ 1")
+    result = compare(spec, args.aiperf, concurrency=args.concurrency)
+    if args.plot:
+        result.plot().savefig(args.plot, dpi=110)
+        print(f"wrote {args.plot}", file=sys.stderr)
+    if args.requests_out:
+        write_table(result.requests, args.requests_out)
+        print(f"wrote {args.requests_out}", file=sys.stderr)
+    if args.format == "json":
+        _write(json.dumps(result.to_dict(), indent=2) + "\n")
+    elif args.format == "csv":
+        buf = io.StringIO()
+        result.metrics.to_csv(buf, index_label="metric")
+        _write(buf.getvalue())
+    else:
+        _write(result.table() + "\n")
+    return 0

@@ -1,0 +1,344 @@
+"""Simulated vs measured: replay an AIPerf run's requests on a modelled deployment and
+report how far each latency metric is from what AIPerf measured.
+
+>>> import aisimulate
+>>> c = aisimulate.compare("deployment.yaml", "artifacts/run/profile_export.jsonl")
+>>> print(c.table()); c.metrics; c.requests; c.plot().savefig("pred_vs_meas.png")
+
+The measured requests (AIPerf's ``profile_export.jsonl``, one record per request) are
+replayed with their own prompt and output lengths (``input_sequence_length``,
+``output_sequence_length``), sent at their measured send times (``request_start_ns``,
+relative to the first) — or, with ``concurrency=N``, by a closed loop of N clients in
+their send order, as AIPerf's ``--concurrency`` sends them. Requests of one AIPerf
+conversation (``conversation_id``; turns by ``turn_index`` within a session
+``x_correlation_id``) share their prompt's 512-token blocks as far as the previous turn's
+prompt and output reach, so a prefix-caching engine finds them (AIPerf sends the
+conversation so far as each turn's prompt). The deployment, engine settings and client
+path come from the config; its ``traffic`` block is replaced (``traffic.load``'s
+``response_overhead`` and ``request_timeout_ms`` are kept).
+
+Metrics compared (AIPerf → aisimulate, both ms, per request): ``time_to_first_token`` →
+``ttft_ms``; ``inter_token_latency`` ((latency − TTFT) / (OSL − 1)) → ``tpot_ms``;
+``request_latency`` → ``e2e_ms``; and ``itl_ms``, every gap between received tokens
+pooled (AIPerf's ``inter_chunk_latency`` lists; one token per chunk assumed; predicted:
+the core's statistics of every simulated gap), which has no per-request pairing. For each: mean, p50, p90, p99 measured and predicted and their
+relative error (predicted − measured) / measured; over requests paired by position:
+MAPE = mean |p − m| / m, bias = mean (p − m) / m (both %), and Pearson's r. Failed
+measured records (``error`` set) are not replayed; a request the simulation did not
+complete is left out of the per-request numbers (counted in ``c.counts``).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import tempfile
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+import numpy as np
+
+from .calibration.aiperf import _metric_value, _timestamp
+from .config import Spec, load_config
+from .errors import ConfigError, DataError
+
+__all__ = ["compare", "Comparison", "read_profile_export", "METRICS", "BLOCK_TOKENS"]
+
+#: aisimulate metric → the AIPerf per-request metric it is compared with (ms).
+METRICS: dict[str, str] = {"ttft_ms": "time_to_first_token", "tpot_ms": "inter_token_latency",
+                           "itl_ms": "inter_chunk_latency", "e2e_ms": "request_latency"}
+
+#: The Mooncake block size the replayed trace's hash ids describe (tokens).
+BLOCK_TOKENS = 512
+
+_STATS = ("mean", "p50", "p90", "p99")
+
+
+def read_profile_export(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
+    """Read AIPerf's per-request ``profile_export.jsonl``.
+
+    Returns:
+        One dict per line in file order: ``line``; ``start_ns``, ``end_ns``;
+        ``isl``, ``osl`` (tokens; ``osl`` ``None`` for a failed record); ``ttft_ms``,
+        ``tpot_ms`` (AIPerf's ``inter_token_latency``), ``e2e_ms`` (``request_latency``),
+        ``icl_ms`` (list); ``conversation``, ``session``, ``turn``; ``error`` (``None`` or
+        its type).
+
+    Raises:
+        DataError: a line that is not a JSON object, a record without timestamps, or a
+            successful record without ``input_sequence_length``,
+            ``output_sequence_length``, ``time_to_first_token`` or ``request_latency``
+            (``.file``, ``.line`` and ``.field`` say where); a file without records.
+        OSError: the file cannot be read.
+    """
+    file = os.fspath(path)
+    out: list[dict[str, Any]] = []
+    with open(file, encoding="utf-8-sig") as fh:
+        for line, text in enumerate(fh, start=1):
+            if not text.strip():
+                continue
+            try:
+                obj = json.loads(text)
+            except json.JSONDecodeError as exc:
+                raise DataError(f"not valid JSON ({exc.msg} at column {exc.colno})", file=file, line=line) from None
+            if not isinstance(obj, dict) or not isinstance(obj.get("metadata"), dict):
+                raise DataError("expected an AIPerf record: a JSON object with 'metadata'", file=file,
+                                line=line, field="metadata")
+            md = obj["metadata"]
+            metrics = obj.get("metrics") if isinstance(obj.get("metrics"), dict) else {}
+            rec: dict[str, Any] = {
+                "line": line, "start_ns": _timestamp(md, "request_start_ns", file, line),
+                "end_ns": _timestamp(md, "request_end_ns", file, line),
+                "conversation": md.get("conversation_id") or md.get("x_correlation_id") or f"line{line}",
+                "session": md.get("x_correlation_id") or md.get("conversation_id") or f"line{line}",
+                "turn": int(md.get("turn_index") or 0), "error": None,
+            }
+            if obj.get("error") is not None:
+                err = obj["error"]
+                rec["error"] = str((err.get("type") if isinstance(err, dict) else None) or "error")
+                out.append(rec)
+                continue
+
+            def need(name: str) -> Any:
+                if metrics.get(name) is None:
+                    raise DataError(f"missing field 'metrics.{name}' in a record without an error",
+                                    file=file, line=line, field=f"metrics.{name}")
+                return _metric_value(metrics[name], f"metrics.{name}", file, line)
+
+            rec["isl"], rec["osl"] = int(need("input_sequence_length")), int(need("output_sequence_length"))
+            rec["ttft_ms"], rec["e2e_ms"] = float(need("time_to_first_token")), float(need("request_latency"))
+            itl = metrics.get("inter_token_latency")
+            rec["tpot_ms"] = float(_metric_value(itl, "metrics.inter_token_latency", file, line)) \
+                if itl is not None else None
+            icl = metrics.get("inter_chunk_latency")
+            icl = icl.get("value") if isinstance(icl, dict) else icl
+            rec["icl_ms"] = [float(x) for x in icl] if isinstance(icl, list) else []
+            out.append(rec)
+    if not out:
+        raise DataError("no AIPerf records in the file", file=file)
+    return out
+
+
+def _hash_ids(records: list[dict[str, Any]]) -> list[list[int]]:
+    """512-token block ids per replayed record: a conversation's turn shares the blocks
+    that lie wholly inside the previous turn's prompt + output of its session; the rest
+    of its prompt is its own. Equal (conversation, turn) prompts (a dataset entry sent
+    again) share every block."""
+    ids: dict[tuple, int] = {}
+    prev: dict[str, tuple[int, list[int]]] = {}  # session → (tokens so far, its block ids)
+    out = []
+    for r in sorted(records, key=lambda r: (r["start_ns"], r["line"])):
+        n = math.ceil(r["isl"] / BLOCK_TOKENS)
+        tokens, chain = prev.get(r["session"], (0, []))
+        shared = min(n, tokens // BLOCK_TOKENS, len(chain)) if r["turn"] > 0 else 0
+        row = chain[:shared] + [ids.setdefault((r["conversation"], r["turn"], j), len(ids) + 1)
+                                for j in range(shared, n)]
+        prev[r["session"]] = (r["isl"] + r["osl"], row)
+        r["_hash_ids"] = row
+        out.append(row)
+    return out
+
+
+@dataclass
+class Comparison:
+    """The result of :func:`compare`.
+
+    Attributes:
+        metrics: ``pandas.DataFrame`` indexed by metric (``ttft_ms``, ``tpot_ms``,
+            ``itl_ms``, ``e2e_ms``): ``n``; ``measured_<s>``, ``predicted_<s>`` and
+            ``error_<s>_pct`` for s in mean, p50, p90, p99; ``mape_pct``, ``bias_pct``,
+            ``pearson_r`` over paired requests (null for ``itl_ms``).
+        requests: ``pandas.DataFrame``, one row per replayed request in send order:
+            ``line`` (in the export), ``isl``, ``osl``, ``send_ms``, ``status`` (the
+            simulation's), ``measured_<m>`` and ``predicted_<m>`` for ttft_ms, tpot_ms,
+            e2e_ms.
+        report: the simulation's :class:`~aisimulate.ReplayReport`.
+        counts: records read, failed (not replayed), replayed, completed in simulation.
+    """
+
+    metrics: Any
+    requests: Any
+    report: Any
+    counts: dict[str, int] = field(default_factory=dict)
+
+    def table(self) -> str:
+        """A readable summary: per metric, measured vs predicted mean/p50/p90/p99 (ms)
+        with the relative error, then MAPE, bias and r."""
+        lines = [" aisimulate compare: predicted vs measured ".center(96, "="),
+                 ", ".join(f"{k} {v}" for k, v in self.counts.items())]
+        head = f"{'metric':<9}{'':<10}" + "".join(f"{s:>11}" for s in _STATS) + \
+            f"{'MAPE %':>10}{'bias %':>9}{'r':>7}"
+        lines += [head, "-" * len(head)]
+        for m, row in self.metrics.iterrows():
+            for kind in ("measured", "predicted", "error %"):
+                key = (lambda s: f"error_{s}_pct") if kind == "error %" else (lambda s, k=kind: f"{k}_{s}")
+                cells = "".join(f"{_f(row[key(s)]):>11}" for s in _STATS)
+                tail = ""
+                if kind == "measured":
+                    tail = f"{_f(row['mape_pct']):>10}{_f(row['bias_pct']):>9}{_f(row['pearson_r'], 3):>7}"
+                lines.append(f"{m if kind == 'measured' else '':<9}{kind:<10}{cells}{tail}")
+        lines.append("=" * len(head))
+        return "\n".join(lines)
+
+    def to_dict(self) -> dict[str, Any]:
+        """``{"counts", "metrics": {metric: {column: value}}}`` (JSON-ready, nulls None)."""
+        metrics = {m: {k: _none(v) for k, v in row.items()} for m, row in self.metrics.iterrows()}
+        return {"counts": dict(self.counts), "metrics": metrics}
+
+    def plot(self):
+        """Predicted against measured per request (TTFT, TPOT, E2E; the y = x line and
+        ±20 % dotted) and the pooled ITL distributions, as a matplotlib Figure."""
+        from .plot import _figure
+
+        fig, axes = _figure(1, 4, 17.0, 4.2)
+        done = self.requests[self.requests["status"] == "completed"]
+        for ax, m in zip(axes[0][:3], ("ttft_ms", "tpot_ms", "e2e_ms")):
+            x, y = done[f"measured_{m}"].to_numpy(float), done[f"predicted_{m}"].to_numpy(float)
+            ok = ~(np.isnan(x) | np.isnan(y))
+            ax.scatter(x[ok], y[ok], s=6, alpha=0.5)
+            if ok.any():
+                lo, hi = float(min(x[ok].min(), y[ok].min())), float(max(x[ok].max(), y[ok].max()))
+                t = np.linspace(lo, hi, 2)
+                ax.plot(t, t, "k-", lw=0.8)
+                ax.plot(t, 1.2 * t, "k:", lw=0.6)
+                ax.plot(t, 0.8 * t, "k:", lw=0.6)
+            r = self.metrics.loc[m]
+            ax.set_title(f"{m}: MAPE {_f(r['mape_pct'])} %, bias {_f(r['bias_pct'])} %, r {_f(r['pearson_r'], 3)}",
+                         fontsize="small")
+            ax.set_xlabel(f"measured {m} (AIPerf {METRICS[m]})")
+            ax.set_ylabel(f"predicted {m}")
+            ax.grid(alpha=0.3)
+        ax = axes[0][3]
+        v = np.sort(np.asarray(self._measured_itl if self._measured_itl is not None else [], dtype=float))
+        if len(v):
+            ax.step(v, np.arange(1, len(v) + 1) / len(v), where="post", label="measured (AIPerf chunks)")
+        r = self.metrics.loc["itl_ms"]
+        qs = [(r[f"predicted_{s}"], q) for s, q in (("p50", 0.5), ("p90", 0.9), ("p99", 0.99))]
+        ax.plot([x for x, _ in qs], [q for _, q in qs], "o", color="tab:orange", label="predicted p50/p90/p99")
+        ax.set_xlabel("ITL (ms), every gap pooled")
+        ax.set_ylabel("fraction of gaps")
+        ax.legend(fontsize="small")
+        ax.grid(alpha=0.3)
+        fig.suptitle("aisimulate vs AIPerf measurement", fontsize="medium")
+        return fig
+
+    _measured_itl: Any = None
+
+
+def _f(v: Any, d: int = 1) -> str:
+    return "—" if v is None or (isinstance(v, float) and math.isnan(v)) else f"{v:.{d}f}"
+
+
+def _none(v: Any) -> Any:
+    if isinstance(v, (np.floating, float)):
+        return None if math.isnan(v) else float(v)
+    if isinstance(v, np.integer):
+        return int(v)
+    return v
+
+
+def _stats(v: np.ndarray) -> dict[str, float]:
+    v = v[~np.isnan(v)]
+    if not len(v):
+        return {s: math.nan for s in _STATS}
+    return {"mean": float(np.mean(v)), "p50": float(np.percentile(v, 50)),
+            "p90": float(np.percentile(v, 90)), "p99": float(np.percentile(v, 99))}
+
+
+def _paired(m: np.ndarray, p: np.ndarray) -> tuple[int, float, float, float]:
+    ok = ~(np.isnan(m) | np.isnan(p)) & (m > 0)
+    m, p = m[ok], p[ok]
+    if not len(m):
+        return 0, math.nan, math.nan, math.nan
+    rel = (p - m) / m
+    r = float(np.corrcoef(m, p)[0, 1]) if len(m) > 1 and np.std(m) > 0 and np.std(p) > 0 else math.nan
+    return len(m), float(np.mean(np.abs(rel)) * 100), float(np.mean(rel) * 100), r
+
+
+def compare(config: str | os.PathLike[str] | Mapping[str, Any] | Spec, aiperf: str | os.PathLike[str], *,
+            concurrency: int | None = None, overrides: Mapping[str, Any] | None = None) -> Comparison:
+    """Replay the requests of an AIPerf run on the deployment of ``config`` and compare.
+
+    Args:
+        config: the deployment (path, dict or :class:`Spec`); its ``traffic`` is replaced.
+        aiperf: AIPerf's ``profile_export.jsonl`` of the measured run.
+        concurrency: replay as a closed loop of this many clients (AIPerf
+            ``--concurrency``) instead of at the measured send times.
+        overrides: dotted fields set on the config before it is compiled (as ``--set``).
+
+    Returns:
+        A :class:`Comparison`.
+
+    Raises:
+        DataError: the export is malformed or has no successful record.
+        ConfigError: the config is invalid, or ``concurrency`` < 1.
+        SimulationError: from the replay.
+    """
+    import pandas as pd
+
+    from . import replay
+
+    records = read_profile_export(aiperf)
+    ok = [r for r in records if r["error"] is None]
+    if not ok:
+        raise DataError("no successful request in the AIPerf export to replay", file=os.fspath(aiperf))
+    if concurrency is not None and (isinstance(concurrency, bool) or not isinstance(concurrency, int)
+                                    or concurrency < 1):
+        raise ConfigError("traffic.load.concurrency", f"must be an integer ≥ 1, got {concurrency!r}")
+    base = load_config(config, overrides=overrides) if overrides else load_config(config)
+    _hash_ids(ok)
+    ok.sort(key=lambda r: (r["start_ns"], r["line"]))
+    t0 = ok[0]["start_ns"]
+    keep = {k: v for k, v in ((base.data.get("traffic") or {}).get("load") or {}).items()
+            if k in ("response_overhead", "request_timeout_ms")}
+    fd, trace = tempfile.mkstemp(prefix="aisimulate-compare-", suffix=".jsonl")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            for r in ok:
+                fh.write(json.dumps({"timestamp": (r["start_ns"] - t0) / 1e6, "input_length": r["isl"],
+                                     "output_length": r["osl"], "hash_ids": r["_hash_ids"]}) + "\n")
+        data = dict(base.data)
+        load = {"mode": "concurrency", "concurrency": concurrency} if concurrency else {"mode": "trace"}
+        data["traffic"] = {"source": {"type": "mooncake", "path": trace}, "load": {**load, **keep}}
+        report = replay(data)
+    finally:
+        os.unlink(trace)
+
+    sim = {r["request_id"]: r for r in report.requests}
+    rows = []
+    for i, r in enumerate(ok):
+        s = sim.get(i, {})
+        row = {"line": r["line"], "isl": r["isl"], "osl": r["osl"], "send_ms": (r["start_ns"] - t0) / 1e6,
+               "status": s.get("status")}
+        for m in ("ttft_ms", "tpot_ms", "e2e_ms"):
+            row[f"measured_{m}"] = math.nan if r[m] is None else r[m]
+            pv = s.get(m) if s.get("status") == "completed" else None
+            row[f"predicted_{m}"] = math.nan if pv is None else pv
+        rows.append(row)
+    req = pd.DataFrame(rows)
+    done = req[req["status"] == "completed"]
+    measured_itl = np.array([x for r in ok for x in r["icl_ms"]], dtype=float)
+    itl = report.summary.get("itl_ms") or {}
+    table = {}
+    for m in METRICS:
+        if m == "itl_ms":  # the core's exact statistics of every simulated gap
+            ms = _stats(measured_itl)
+            ps = {s: math.nan if itl.get(s) is None else float(itl[s]) for s in _STATS}
+            n, mape, bias, r = len(measured_itl), math.nan, math.nan, math.nan
+        else:
+            pv = done[f"predicted_{m}"].to_numpy(float)
+            ms, ps = _stats(req[f"measured_{m}"].to_numpy(float)), _stats(pv)
+            n, mape, bias, r = _paired(done[f"measured_{m}"].to_numpy(float), pv)
+        row = {"n": n}
+        for s in _STATS:
+            row[f"measured_{s}"], row[f"predicted_{s}"] = ms[s], ps[s]
+            row[f"error_{s}_pct"] = (ps[s] - ms[s]) / ms[s] * 100 if ms[s] and not math.isnan(ms[s]) else math.nan
+        row.update(mape_pct=mape, bias_pct=bias, pearson_r=r)
+        table[m] = row
+    counts = {"records": len(records), "failed_in_measurement": len(records) - len(ok),
+              "replayed": len(ok), "completed_in_simulation": int(len(done))}
+    c = Comparison(pd.DataFrame.from_dict(table, orient="index"), req, report, counts)
+    c._measured_itl = measured_itl
+    return c
+

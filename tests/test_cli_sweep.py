@@ -1,0 +1,63 @@
+"""``aisimulate sweep`` on the command line: grids (coupled too), scenario files, output
+files written whole, and exit 2 for bad arguments."""
+
+from __future__ import annotations
+
+import io
+
+import pytest
+import yaml
+
+from aisimulate.cli import main
+from aisimulate.cli_sweep import parse_grid
+
+
+@pytest.fixture
+def cfg(tmp_path, base_spec):
+    path = tmp_path / "base.yaml"
+    path.write_text(yaml.safe_dump(base_spec))
+    return path
+
+
+def test_parse_grid():
+    assert parse_grid(["a.b=1,2", "c.d=x,{k: 1}"]) == {"a.b": [1, 2], "c.d": ["x", {"k": 1}]}
+    assert parse_grid(["a.n,a.tp=8:1,4:2"]) == {("a.n", "a.tp"): [(8, 1), (4, 2)]}
+
+
+def test_sweep_writes_parquet_and_prints_csv(cfg, tmp_path, capsys):
+    pd = pytest.importorskip("pandas")
+    pytest.importorskip("pyarrow")
+    out = tmp_path / "results.parquet"
+    assert main(["sweep", str(cfg), "--grid", "engine.scheduler.max_num_seqs=4,0,8",
+                 "--grid", "traffic.source.osl=4,6", "--out", str(out), "--format", "csv",
+                 "--no-progress", "--jobs", "1"]) == 0
+    captured = capsys.readouterr()
+    df = pd.read_parquet(out)
+    assert list(df["status"]) == ["ok", "ok", "error", "error", "ok", "ok"]
+    assert list(df["total_output_tokens"].dropna()) == [20, 30, 20, 30]  # 5 requests × osl
+    assert "2 of 6 points did not run" in captured.err
+    printed = pd.read_csv(io.StringIO(captured.out))
+    assert list(printed["status"]) == list(df["status"]) and len(printed.columns) == len(df.columns)
+
+
+def test_sweep_scenarios_file_and_table(cfg, tmp_path, capsys):
+    points = tmp_path / "points.yaml"
+    points.write_text("- {engine.workers.aggregated.count: 2}\n- {traffic.source.osl: 8}\n")
+    assert main(["sweep", str(cfg), "--points", str(points), "--no-progress", "--slo", "ttft_ms=100"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].split()[:3] == ["engine.workers.aggregated.count", "traffic.source.osl", "status"]
+    assert len(out) == 3
+
+
+@pytest.mark.parametrize("args, message", [
+    ([], "give the points as --grid"),
+    (["--grid", "a=1", "--points", "p.yaml"], "one of the two"),
+    (["--grid", "novalues"], "expected FIELD=V1,V2"),
+    (["--grid", "a,b=1:2,3"], "needs 2 values"),
+    (["--grid", "traffic.source.osl=4", "--out", "r.xlsx"], "use a .parquet, .csv or .jsonl"),
+    (["--grid", "traffic.source.osl=4", "--slo", "ttft_ms"], "expected METRIC=MS"),
+    (["--grid", "traffic.source.osl=4", "--slo", "ttft=5"], "not an SLO field"),
+])
+def test_bad_sweep_arguments_exit_2(cfg, capsys, args, message):
+    assert main(["sweep", str(cfg), "--no-progress", *args]) == 2
+    assert message in capsys.readouterr().err

@@ -1,0 +1,143 @@
+"""aisimulate.compare: an AIPerf profile_export.jsonl made from a simulation compares with
+zero error against the same deployment, and a measurement 25 % slower by hand gives the
+errors worked out below; multi-turn prefix sharing; the CLI."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+
+import aisimulate
+from aisimulate import DataError
+from aisimulate.compare import _hash_ids, read_profile_export
+from conftest import LINEAR_PERF, write_mooncake
+
+T0_NS = 1_759_813_207_532_900_363  # an epoch start, as AIPerf writes it
+
+
+def _deployment() -> dict:
+    return {"engine": {"model": "Qwen/Qwen3-32B", "system": "h100_sxm", "perf": LINEAR_PERF,
+                       "workers": {"aggregated": {"count": 1}}, "scheduler": {"num_gpu_blocks": 2000}},
+            "traffic": {"source": {"type": "synthetic", "num_requests": 1, "isl": 1, "osl": 1},
+                        "load": {"mode": "concurrency", "concurrency": 1}}}
+
+
+def _export(tmp_path, scale: dict[str, float] | None = None):
+    """Replay a 12-request trace (integer ms send times) and write what AIPerf would have
+    recorded of it, each metric multiplied by ``scale[metric]``."""
+    scale = scale or {}
+    rows = [{"timestamp": 7 * i, "input_length": 200 + 50 * (i % 4), "output_length": 5 + i % 3}
+            for i in range(12)]
+    spec = _deployment()
+    spec["traffic"] = {"source": {"type": "mooncake", "path": str(write_mooncake(tmp_path / "t.jsonl", rows))},
+                       "load": {"mode": "trace"}}
+    report = aisimulate.replay(spec)
+    path = tmp_path / "profile_export.jsonl"
+    with path.open("w") as fh:
+        for r in report.requests:
+            ttft, tpot, e2e = (r[k] * scale.get(k, 1.0) for k in ("ttft_ms", "tpot_ms", "e2e_ms"))
+            start = T0_NS + int(r["send_ms"] * 1_000_000)
+            fh.write(json.dumps({
+                "metadata": {"x_request_id": f"r{r['request_id']}", "conversation_id": f"c{r['request_id']}",
+                             "turn_index": 0, "request_start_ns": start,
+                             "request_end_ns": start + int(e2e * 1e6), "benchmark_phase": "profiling"},
+                "metrics": {"input_sequence_length": {"value": r["input_tokens"], "unit": "tokens"},
+                            "output_sequence_length": {"value": r["output_tokens"], "unit": "tokens"},
+                            "time_to_first_token": {"value": ttft, "unit": "ms"},
+                            "inter_token_latency": {"value": tpot, "unit": "ms"},
+                            "request_latency": {"value": e2e, "unit": "ms"},
+                            "inter_chunk_latency": {"value": [tpot] * (r["output_tokens"] - 1), "unit": "ms"}},
+                "error": None}) + "\n")
+        fh.write(json.dumps({"metadata": {"request_start_ns": T0_NS + 5, "request_end_ns": T0_NS + 9},
+                             "metrics": {"error_isl": {"value": 300, "unit": "tokens"}},
+                             "error": {"code": 499, "type": "RequestCancellationError", "message": "x"}}) + "\n")
+    return path, report
+
+
+def test_a_run_compared_with_itself_has_no_error(tmp_path):
+    path, report = _export(tmp_path)
+    c = aisimulate.compare(_deployment(), path)
+    assert c.counts == {"records": 13, "failed_in_measurement": 1, "replayed": 12, "completed_in_simulation": 12}
+    for m in ("ttft_ms", "tpot_ms", "e2e_ms"):
+        row = c.metrics.loc[m]
+        assert row["n"] == 12
+        assert row["mape_pct"] == pytest.approx(0, abs=1e-6) and row["bias_pct"] == pytest.approx(0, abs=1e-6)
+        assert row["pearson_r"] == pytest.approx(1.0)
+        assert row["predicted_p90"] == pytest.approx(report.summary[m]["p90"])
+    assert list(c.requests["predicted_ttft_ms"]) == pytest.approx([r["ttft_ms"] for r in report.requests])
+
+
+def test_a_slower_measurement_by_hand(tmp_path):
+    # measured TTFT = 1.25 × predicted for every request: each relative error is
+    # (p − 1.25 p) / 1.25 p = −0.2, so MAPE 20 %, bias −20 %, r = 1 (a linear relation),
+    # and every statistic's error −20 %. TPOT and E2E untouched: 0.
+    path, _ = _export(tmp_path, {"ttft_ms": 1.25})
+    c = aisimulate.compare(_deployment(), path)
+    ttft = c.metrics.loc["ttft_ms"]
+    assert ttft["mape_pct"] == pytest.approx(20.0) and ttft["bias_pct"] == pytest.approx(-20.0)
+    assert ttft["pearson_r"] == pytest.approx(1.0)
+    for s in ("mean", "p50", "p90", "p99"):
+        assert ttft[f"error_{s}_pct"] == pytest.approx(-20.0)
+    assert c.metrics.loc["e2e_ms"]["mape_pct"] == pytest.approx(0, abs=1e-6)
+    text = c.table()
+    assert "ttft_ms" in text and "-20.0" in text
+    d = c.to_dict()
+    assert d["metrics"]["ttft_ms"]["bias_pct"] == pytest.approx(-20.0)
+    json.dumps(d)  # JSON-ready
+    pytest.importorskip("matplotlib")
+    fig = c.plot()
+    assert len(fig.axes) == 4
+    fig.savefig(tmp_path / "c.png", dpi=50)
+
+
+def test_concurrency_replay(tmp_path):
+    path, _ = _export(tmp_path)
+    c = aisimulate.compare(_deployment(), path, concurrency=1)
+    # one client: each request is sent when the previous ends, so none waits (TTFT is
+    # its prefill pass alone: 2 + 0.01 × ISL ms); the first request's is 2 + 0.01·200 = 4 ms
+    assert c.requests["predicted_ttft_ms"][0] == pytest.approx(4.0)
+    assert (c.requests["predicted_ttft_ms"] == 2 + 0.01 * c.requests["isl"]).all()
+    with pytest.raises(aisimulate.ConfigError):
+        aisimulate.compare(_deployment(), path, concurrency=0)
+
+
+def test_multi_turn_prefix_blocks_by_hand():
+    # session s1, conversation c: turn 0 ISL 1000 (2 blocks of 512), OSL 100; turn 1 ISL
+    # 1600 (4 blocks): its first ⌊(1000 + 100) / 512⌋ = 2 blocks are turn 0's. Session s2
+    # sends the same dataset entry's turn 0: the same 2 blocks.
+    recs = [{"line": 1, "start_ns": 0, "isl": 1000, "osl": 100, "conversation": "c", "session": "s1", "turn": 0},
+            {"line": 2, "start_ns": 5, "isl": 1600, "osl": 10, "conversation": "c", "session": "s1", "turn": 1},
+            {"line": 3, "start_ns": 9, "isl": 1000, "osl": 80, "conversation": "c", "session": "s2", "turn": 0}]
+    assert _hash_ids(recs) == [[1, 2], [1, 2, 3, 4], [1, 2]]
+
+
+@pytest.mark.parametrize("line, field", [
+    ('{"metadata": {"request_start_ns": 1}}', "metadata.request_end_ns"),
+    ('{"metadata": {"request_start_ns": 1, "request_end_ns": 2}, "metrics": {}, "error": null}',
+     "metrics.input_sequence_length"),
+    ('[1, 2]', "metadata"),
+])
+def test_bad_export_names_the_line_and_field(tmp_path, line, field):
+    p = tmp_path / "e.jsonl"
+    p.write_text("\n" + line + "\n")
+    with pytest.raises(DataError) as e:
+        read_profile_export(p)
+    assert e.value.line == 2 and e.value.field == field
+
+
+def test_cli_compare(tmp_path, capsys):
+    from aisimulate.cli import main
+    import yaml
+
+    path, _ = _export(tmp_path, {"e2e_ms": 0.5})
+    cfg = tmp_path / "deploy.yaml"
+    cfg.write_text(yaml.safe_dump(_deployment()))
+    assert main(["compare", "--aiperf", str(path), "--config", str(cfg), "--format", "json",
+                 "--plot", str(tmp_path / "p.png")]) == 0
+    out = json.loads(capsys.readouterr().out)
+    # measured E2E = half the predicted: each error (p − p/2) / (p/2) = +100 %
+    assert out["metrics"]["e2e_ms"]["bias_pct"] == pytest.approx(100.0)
+    assert math.isnan(float("nan")) and (tmp_path / "p.png").stat().st_size > 2000
+    assert main(["compare", str(cfg), "--aiperf", str(tmp_path / "missing.jsonl")]) == 2
