@@ -1,8 +1,8 @@
 """Figures serving engineers draw, as matplotlib Figures (``pip install 'aisimulate[plot]'``).
 
 Every function returns a :class:`matplotlib.figure.Figure` built without pyplot's global
-state: it shows in a notebook (the last expression of a cell, or ``display(fig)``) and
-saves headless (``fig.savefig("ttft.png")``) on any backend.
+state: it shows in a notebook as the value of a cell (it has ``_repr_png_``) or with
+``display(fig)``, and saves headless (``fig.savefig("ttft.png")``) on any backend.
 
 - :func:`latency_cdf`: CDFs of TTFT, TPOT and E2E (ms) of one or several reports;
 - :func:`timeline`: per worker, batch size, KV blocks in use and queue length over
@@ -18,10 +18,12 @@ the same functions bound to a report.
 
 from __future__ import annotations
 
+import io
 import math
 from typing import Any, Mapping, Sequence
 
 import numpy as np
+from matplotlib.figure import Figure
 
 __all__ = ["latency_cdf", "timeline", "throughput", "pareto", "pareto_front", "ReportPlots"]
 
@@ -29,10 +31,18 @@ __all__ = ["latency_cdf", "timeline", "throughput", "pareto", "pareto_front", "R
 CDF_METRICS: dict[str, str] = {"ttft_ms": "TTFT (ms)", "tpot_ms": "TPOT (ms)", "e2e_ms": "E2E latency (ms)"}
 
 
-def _figure(rows: int, cols: int, width: float, height: float):
-    from matplotlib.figure import Figure
+class NotebookFigure(Figure):
+    """A Figure that Jupyter shows as PNG when it is a cell's value (``_repr_png_``), with
+    no pyplot or backend state involved."""
 
-    fig = Figure(figsize=(width, height), layout="constrained")
+    def _repr_png_(self) -> bytes:
+        buf = io.BytesIO()
+        self.savefig(buf, format="png", dpi=100)
+        return buf.getvalue()
+
+
+def _figure(rows: int, cols: int, width: float, height: float):
+    fig = NotebookFigure(figsize=(width, height), layout="constrained")
     axes = fig.subplots(rows, cols, squeeze=False)
     return fig, axes
 

@@ -173,7 +173,7 @@ def _named(exc: BaseException, index: int, point: Mapping[str, Any]) -> BaseExce
 
 
 def _progress_bar(total: int, progress: bool | None):
-    from tqdm.auto import tqdm
+    from tqdm import tqdm
 
     # disable=None: tqdm shows the bar only when its stream (stderr) is a terminal
     return tqdm(total=total, unit="point", desc="sweep", disable=None if progress is None else not progress,
