@@ -78,6 +78,7 @@ accuracy: build
 bench: build
 	go test -p 1 -run '^$$' -bench . -benchmem -benchtime 3x ./core/...
 	$(VPY) scripts/bench.py
+	$(VPY) scripts/bench_sweep.py --ray
 
 clean:
 	rm -rf $(GOPY_OUT) $(PYCORE) $(TOOLS)

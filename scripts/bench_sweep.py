@@ -4,8 +4,8 @@
 Usage: .venv/bin/python scripts/bench_sweep.py [--points N] [--ray] [--jobs J]
 
 Two point sizes: "tiny" (5 requests on the linear perf model, a few ms of replay) and
-"small" (quickstart: 500 requests of 1024/128 tokens at concurrency 32, roofline, about
-0.3 s). Rows: serial (jobs=1, in this process), local (loky, jobs=J, every core by
+"small" (quickstart's deployment: 4000 requests of 1024/128 tokens from 8–71 clients,
+roofline, about 0.2 s each). Rows: serial (jobs=1, in this process), local (loky, jobs=J, every core by
 default; cold = the first sweep of the process, which starts the workers; warm = the
 next, which reuses them), and with --ray a local Ray cluster (head + one worker node, one
 CPU each, on 127.0.0.1; cold and warm likewise). Every backend's rows are checked equal
@@ -36,7 +36,7 @@ SMALL = str(REPO / "examples" / "quickstart.yaml")
 def points(kind: str, n: int) -> list[dict]:
     if kind == "tiny":
         return [{"traffic.load.rate_rps": 1.0 + i} for i in range(n)]
-    return [{"traffic.load.concurrency": 1 + i % 64, "traffic.source.num_requests": 500 + i // 64}
+    return [{"traffic.load.concurrency": 8 + i % 64, "traffic.source.num_requests": 4000 + i // 64}
             for i in range(n)]
 
 
