@@ -117,7 +117,7 @@ def test_multi_turn_prefix_blocks_by_hand():
     ('{"metadata": {"request_start_ns": 1}}', "metadata.request_end_ns"),
     ('{"metadata": {"request_start_ns": 1, "request_end_ns": 2}, "metrics": {}, "error": null}',
      "metrics.input_sequence_length"),
-    ('[1, 2]', "metadata"),
+    ('{"metrics": {}}', "metadata"),
 ])
 def test_bad_export_names_the_line_and_field(tmp_path, line, field):
     p = tmp_path / "e.jsonl"

@@ -39,7 +39,7 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from .calibration.aiperf import _metric_value, _timestamp
+from .calibration.aiperf import _metric_value, _timestamp, json_objects
 from .config import Spec, load_config
 from .errors import ConfigError, DataError
 
@@ -74,47 +74,40 @@ def read_profile_export(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
     """
     file = os.fspath(path)
     out: list[dict[str, Any]] = []
-    with open(file, encoding="utf-8-sig") as fh:
-        for line, text in enumerate(fh, start=1):
-            if not text.strip():
-                continue
-            try:
-                obj = json.loads(text)
-            except json.JSONDecodeError as exc:
-                raise DataError(f"not valid JSON ({exc.msg} at column {exc.colno})", file=file, line=line) from None
-            if not isinstance(obj, dict) or not isinstance(obj.get("metadata"), dict):
-                raise DataError("expected an AIPerf record: a JSON object with 'metadata'", file=file,
-                                line=line, field="metadata")
-            md = obj["metadata"]
-            metrics = obj.get("metrics") if isinstance(obj.get("metrics"), dict) else {}
-            rec: dict[str, Any] = {
-                "line": line, "start_ns": _timestamp(md, "request_start_ns", file, line),
-                "end_ns": _timestamp(md, "request_end_ns", file, line),
-                "conversation": md.get("conversation_id") or md.get("x_correlation_id") or f"line{line}",
-                "session": md.get("x_correlation_id") or md.get("conversation_id") or f"line{line}",
-                "turn": int(md.get("turn_index") or 0), "error": None,
-            }
-            if obj.get("error") is not None:
-                err = obj["error"]
-                rec["error"] = str((err.get("type") if isinstance(err, dict) else None) or "error")
-                out.append(rec)
-                continue
-
-            def need(name: str) -> Any:
-                if metrics.get(name) is None:
-                    raise DataError(f"missing field 'metrics.{name}' in a record without an error",
-                                    file=file, line=line, field=f"metrics.{name}")
-                return _metric_value(metrics[name], f"metrics.{name}", file, line)
-
-            rec["isl"], rec["osl"] = int(need("input_sequence_length")), int(need("output_sequence_length"))
-            rec["ttft_ms"], rec["e2e_ms"] = float(need("time_to_first_token")), float(need("request_latency"))
-            itl = metrics.get("inter_token_latency")
-            rec["tpot_ms"] = float(_metric_value(itl, "metrics.inter_token_latency", file, line)) \
-                if itl is not None else None
-            icl = metrics.get("inter_chunk_latency")
-            icl = icl.get("value") if isinstance(icl, dict) else icl
-            rec["icl_ms"] = [float(x) for x in icl] if isinstance(icl, list) else []
+    for line, obj in json_objects(file):
+        if not isinstance(obj.get("metadata"), dict):
+            raise DataError("expected an AIPerf record: a JSON object with 'metadata'", file=file,
+                            line=line, field="metadata")
+        md = obj["metadata"]
+        metrics = obj.get("metrics") if isinstance(obj.get("metrics"), dict) else {}
+        rec: dict[str, Any] = {
+            "line": line, "start_ns": _timestamp(md, "request_start_ns", file, line),
+            "end_ns": _timestamp(md, "request_end_ns", file, line),
+            "conversation": md.get("conversation_id") or md.get("x_correlation_id") or f"line{line}",
+            "session": md.get("x_correlation_id") or md.get("conversation_id") or f"line{line}",
+            "turn": int(md.get("turn_index") or 0), "error": None,
+        }
+        if obj.get("error") is not None:
+            err = obj["error"]
+            rec["error"] = str((err.get("type") if isinstance(err, dict) else None) or "error")
             out.append(rec)
+            continue
+
+        def need(name: str) -> Any:
+            if metrics.get(name) is None:
+                raise DataError(f"missing field 'metrics.{name}' in a record without an error",
+                                file=file, line=line, field=f"metrics.{name}")
+            return _metric_value(metrics[name], f"metrics.{name}", file, line)
+
+        rec["isl"], rec["osl"] = int(need("input_sequence_length")), int(need("output_sequence_length"))
+        rec["ttft_ms"], rec["e2e_ms"] = float(need("time_to_first_token")), float(need("request_latency"))
+        itl = metrics.get("inter_token_latency")
+        rec["tpot_ms"] = float(_metric_value(itl, "metrics.inter_token_latency", file, line)) \
+            if itl is not None else None
+        icl = metrics.get("inter_chunk_latency")
+        icl = icl.get("value") if isinstance(icl, dict) else icl
+        rec["icl_ms"] = [float(x) for x in icl] if isinstance(icl, list) else []
+        out.append(rec)
     if not out:
         raise DataError("no AIPerf records in the file", file=file)
     return out

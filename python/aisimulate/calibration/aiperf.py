@@ -22,7 +22,7 @@ import json
 import math
 import os
 from numbers import Real
-from typing import Any
+from typing import Any, Iterator
 
 from ..errors import DataError
 
@@ -72,8 +72,25 @@ def read_aiperf_records(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
         OSError: the file cannot be opened.
     """
     file = os.fspath(path)
-    raw: list[dict[str, Any]] = []
-    with open(file, encoding="utf-8") as handle:
+    raw = [_parse_record(obj, file, line_no) for line_no, obj in json_objects(file)]
+    if not raw:
+        raise DataError("no AIPerf records in the file", file=file)
+    origin = min(r["request_start_ns"] for r in raw)
+    for r in raw:
+        r["start_ms"] = (r["request_start_ns"] - origin) / 1e6
+        r["end_ms"] = (r["request_end_ns"] - origin) / 1e6
+    return raw
+
+
+def json_objects(file: str) -> Iterator[tuple[int, dict[str, Any]]]:
+    """``(line, object)`` for each non-blank line of a JSON Lines file (a UTF-8 BOM is
+    accepted).
+
+    Raises:
+        DataError: a line is not valid JSON, or not a JSON object (file and line named).
+        OSError: the file cannot be opened.
+    """
+    with open(file, encoding="utf-8-sig") as handle:
         for line_no, text in enumerate(handle, start=1):
             if not text.strip():
                 continue
@@ -85,14 +102,7 @@ def read_aiperf_records(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
             if not isinstance(obj, dict):
                 raise DataError(f"expected a JSON object per line, got "
                                 f"{type(obj).__name__}", file=file, line=line_no)
-            raw.append(_parse_record(obj, file, line_no))
-    if not raw:
-        raise DataError("no AIPerf records in the file", file=file)
-    origin = min(r["request_start_ns"] for r in raw)
-    for r in raw:
-        r["start_ms"] = (r["request_start_ns"] - origin) / 1e6
-        r["end_ms"] = (r["request_end_ns"] - origin) / 1e6
-    return raw
+            yield line_no, obj
 
 
 def _parse_record(obj: dict[str, Any], file: str, line: int) -> dict[str, Any]:
