@@ -111,3 +111,31 @@ func FuzzDecode(f *testing.F) {
 		}
 	})
 }
+
+// engine.scheduler.async_scheduling is off unless asked (and then left out of the
+// spec's JSON, so reports of specs without it do not change); an llmservingsim
+// source is a trace: it needs a path and takes no synthetic lengths.
+func TestAsyncSchedulingAndLLMServingSimSource(t *testing.T) {
+	s, err := DecodeYAML([]byte(minimal))
+	require.NoError(t, err)
+	assert.False(t, s.Engine.Scheduler.AsyncScheduling)
+	assert.NotContains(t, string(s.JSON()), "async_scheduling")
+	s, err = DecodeYAML([]byte(`
+engine: {model: m, system: h100_sxm, scheduler: {async_scheduling: true}}
+traffic:
+  source: {type: llmservingsim, path: w.jsonl}
+  load: {mode: trace}
+`))
+	require.NoError(t, err)
+	assert.True(t, s.Engine.Scheduler.AsyncScheduling)
+	assert.Contains(t, string(s.JSON()), `"async_scheduling":true`)
+	for _, tc := range []struct{ src, field string }{
+		{"{type: llmservingsim}", "traffic.source.path"},
+		{"{type: llmservingsim, path: w.jsonl, isl: 10}", "traffic.source"},
+	} {
+		_, err := DecodeYAML([]byte("engine: {model: m, system: h100_sxm}\ntraffic:\n  source: " + tc.src + "\n  load: {mode: trace}\n"))
+		var ce *Error
+		require.True(t, errors.As(err, &ce), "%v", err)
+		assert.Equal(t, tc.field, ce.Field)
+	}
+}

@@ -130,6 +130,11 @@ type Scheduler struct {
 	// NumGPUBlocks overrides the KV capacity derived from GPU memory; 0 = derive.
 	NumGPUBlocks         int     `json:"num_gpu_blocks"`
 	GPUMemoryUtilization float64 `json:"gpu_memory_utilization"`
+	// AsyncScheduling is vLLM's async_scheduling (on by default from vLLM
+	// 0.14.0): the scheduler forms pass k+1 while pass k runs, so a request
+	// that reaches the engine during a pass first runs in the pass after
+	// next. Default false (the replay's behaviour before the option existed).
+	AsyncScheduling bool `json:"async_scheduling,omitempty"`
 }
 
 // Traffic is the workload: where requests come from, when they are sent, when to stop.
@@ -142,7 +147,9 @@ type Traffic struct {
 // Source says where requests come from.
 type Source struct {
 	// Type is "mooncake" (JSONL; rows may carry session_id and delay), "azure"
-	// (CSV), "synthetic" or "sessions" (multi-turn conversations).
+	// (CSV), "llmservingsim" (JSONL with each prompt's token ids, as
+	// LLMServingSim replays through vLLM), "synthetic" or "sessions"
+	// (multi-turn conversations).
 	Type string `json:"type"`
 	Path string `json:"path,omitempty"`
 	// synthetic only

@@ -301,7 +301,7 @@ func (s *Spec) validateDist(field string, d *Dist, min int) error {
 func (s *Spec) validateTraffic() error {
 	t := &s.Traffic
 	src := &t.Source
-	if err := oneOf("traffic.source.type", src.Type, "mooncake", "azure", "synthetic", "sessions"); err != nil {
+	if err := oneOf("traffic.source.type", src.Type, "mooncake", "azure", "llmservingsim", "synthetic", "sessions"); err != nil {
 		return err
 	}
 	if src.Type != "synthetic" && src.Dataset != nil {

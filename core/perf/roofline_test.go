@@ -452,3 +452,29 @@ func TestRooflineNVFP4(t *testing.T) {
 	assert.InEpsilon(t, flops/(9e15*0.7)*1e9, fp4.Breakdown(&pre).GEMMNs, 1e-9)
 	assert.InEpsilon(t, flops/(2.25e15*0.7)*1e9, bf16.Breakdown(&pre).GEMMNs, 1e-9)
 }
+
+// TestPassNsOverlapCPU: kernels 30 ms and CPU work 6.12 ms (1 ms + 128 × 40 µs)
+// take 36.12 ms one after the other and 30 ms side by side (async
+// scheduling); a pass whose CPU work is the longer (kernels 2 ms, CPU 6.12 ms)
+// takes the CPU time.
+func TestPassNsOverlapCPU(t *testing.T) {
+	b := Breakdown{GEMMNs: 20e6, GenerationAttentionNs: 10e6, OverheadNs: 6.12e6}
+	assert.InDelta(t, 36.12e6, b.PassNs(false), 1e-6)
+	assert.InDelta(t, 30e6, b.PassNs(true), 1e-6)
+	small := Breakdown{GEMMNs: 2e6, OverheadNs: 6.12e6}
+	assert.InDelta(t, 6.12e6, small.PassNs(true), 1e-6)
+
+	// the roofline with OverlapCPU prices a pass at max(kernels, CPU)
+	q32 := builtinArch(t, "Qwen/Qwen3-32B")
+	h100 := builtinSystem(t, "h100_sxm")
+	serial, err := NewRoofline(q32, h100, RooflineOptions{TP: 2})
+	require.NoError(t, err)
+	overlap, err := NewRoofline(q32, h100, RooflineOptions{TP: 2, OverlapCPU: true})
+	require.NoError(t, err)
+	pass := Batch{DecodeKVLens: make([]int, 64), Samplers: 64}
+	bd := serial.Breakdown(&pass)
+	assert.Equal(t, PassNs(bd.TotalNs()), serial.PassTime(&pass))
+	assert.Equal(t, PassNs(bd.TotalNs()-bd.OverheadNs), overlap.PassTime(&pass))
+	assert.Equal(t, true, overlap.Metadata()["cpu_overlap"])
+	assert.NotContains(t, serial.Metadata(), "cpu_overlap")
+}

@@ -125,7 +125,8 @@ func (d *deployment) buildPool(s *config.Spec, pl *pool) error {
 	case "aic":
 		m, err := aic.New(arch, sys, aic.Options{Database: e.Perf.Database, Backend: e.Backend,
 			Version: e.Perf.BackendVersion, TP: pl.tp, WeightDtype: arch.WeightDtype, KVDtype: kvDtype,
-			MaxTokens: e.Scheduler.MaxNumBatchedTokens, PassOverheadUs: passUs, SequenceOverheadUs: seqUs})
+			MaxTokens: e.Scheduler.MaxNumBatchedTokens, PassOverheadUs: passUs, SequenceOverheadUs: seqUs,
+			OverlapCPU: e.Scheduler.AsyncScheduling})
 		if err != nil {
 			return cfgErr("engine.perf", err)
 		}
@@ -138,7 +139,8 @@ func (d *deployment) buildPool(s *config.Spec, pl *pool) error {
 		p.MemoryEfficiency = valueOr(e.Perf.MemoryEfficiency, p.MemoryEfficiency)
 		p.LayerLatencyUs = valueOr(e.Perf.LayerLatencyUs, p.LayerLatencyUs)
 		p.PassOverheadUs, p.SequenceOverheadUs = passUs, seqUs
-		rl, err := perf.NewRoofline(arch, sys, perf.RooflineOptions{TP: pl.tp, WeightDtype: arch.WeightDtype, KVDtype: kvDtype, Params: p})
+		rl, err := perf.NewRoofline(arch, sys, perf.RooflineOptions{TP: pl.tp, WeightDtype: arch.WeightDtype, KVDtype: kvDtype, Params: p,
+			OverlapCPU: e.Scheduler.AsyncScheduling})
 		if err != nil {
 			return cfgErr("engine.perf", err)
 		}

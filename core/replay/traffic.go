@@ -50,6 +50,8 @@ func openTraffic(s *config.Spec, blockSize int) (*traffic, error) {
 		src, tr.closer, err = workload.OpenMooncake(t.Source.Path)
 	case "azure":
 		src, tr.closer, err = workload.OpenAzure(t.Source.Path)
+	case "llmservingsim":
+		src, tr.closer, err = workload.OpenLLMServingSim(t.Source.Path)
 	case "synthetic":
 		spec := workload.SyntheticSpec{NumRequests: t.Source.NumRequests, ISL: dist(t.Source.ISL), OSL: dist(t.Source.OSL)}
 		if d := t.Source.Dataset; d != nil {

@@ -8,11 +8,13 @@
 //  1. request.go — Request (one request, in source order), the Source
 //     interface every reader and generator implements (Next fills a Request,
 //     io.EOF at the end, streaming), and DataError ("file:line: field: msg").
-//  2. mooncake.go, azure.go — the trace readers: OpenMooncake (JSONL with
-//     512-token hash_ids) and OpenAzure (CSV found by header names). Both
+//  2. mooncake.go, azure.go, llmservingsim.go — the trace readers:
+//     OpenMooncake (JSONL with 512-token hash_ids), OpenAzure (CSV found by
+//     header names) and OpenLLMServingSim (JSONL with every prompt's token
+//     ids, hashed per token so shared prefixes hit exactly as in vLLM). All
 //     stream row by row and reject bad rows with a DataError; a missing output
-//     length is an error, never a silent zero. number.go holds the shared
-//     integer-count parsing.
+//     length is an error, never a silent zero. jsonl.go holds the JSONL line
+//     reading, number.go the shared integer-count parsing.
 //  3. arrival.go — the Arrival interface (next send time in ns) and its
 //     processes Constant, Poisson and Gamma, plus TraceArrival, which maps
 //     trace timestamps through a speed-up factor.

@@ -123,3 +123,13 @@ func FuzzBlockHashes(f *testing.F) {
 		}
 	})
 }
+
+func FuzzLLMServingSim(f *testing.F) {
+	f.Add([]byte(`{"input_toks": 3, "output_toks": 512, "arrival_time_ns": 47000000, "input_tok_ids": [9906, 1917, 13], "output_tok_ids": [1]}` + "\n"))
+	f.Add([]byte(`{"input_toks": 2, "output_toks": 0, "arrival_time_ns": 5, "input_tok_ids": [1, 2]}` + "\r\n\r\n" + `{"input_toks": 1, "output_toks": 1, "arrival_time_ns": 4, "input_tok_ids": [1]}`))
+	f.Add([]byte(`{"input_toks": 2, "output_toks": 1, "arrival_time_ns": 0.5, "input_tok_ids": [1]}`))
+	f.Add([]byte(`{"input_toks": 1, "output_toks": 1, "arrival_time_ns": 0}` + "\n[1]\n\x00\xff"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		checkSource(t, NewLLMServingSimSource(bytes.NewReader(data), "fuzz.jsonl"), "fuzz.jsonl", len(data)+1)
+	})
+}

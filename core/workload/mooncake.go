@@ -1,10 +1,7 @@
 package workload
 
 import (
-	"bufio"
 	"bytes"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -53,16 +50,15 @@ func OpenMooncake(path string) (Source, io.Closer, error) {
 // used as DataError.File. It reads r lazily through a 64 KiB buffer and never
 // closes it.
 func NewMooncakeSource(r io.Reader, name string) Source {
-	return &mooncakeSource{name: name, br: bufio.NewReaderSize(r, 64<<10)}
+	m := &mooncakeSource{}
+	m.src = jsonlSource{jsonlLines: newJSONLLines(r, name), parse: m.parse}
+	return &m.src
 }
 
+// mooncakeSource parses the rows of src.
 type mooncakeSource struct {
-	name string
-	br   *bufio.Reader
-	buf  []byte // scratch for lines longer than the bufio buffer
-	line int    // physical lines consumed so far
-	id   int64  // ID of the next request
-	err  error  // sticky error or io.EOF
+	src jsonlSource
+	id  int64 // ID of the next request
 
 	havePrev bool
 	prevNs   int64 // previous request's timestamp, ns
@@ -91,125 +87,49 @@ func (r *rawRef) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// Next implements Source.
-func (s *mooncakeSource) Next(r *Request) error {
-	if s.err != nil {
-		return s.err
-	}
-	for {
-		line, err := s.readLine()
-		if err == io.EOF {
-			s.err = io.EOF
-			return s.err
-		}
-		if err == errLineTooLong {
-			s.err = lineTooLong(s.name, s.line+1)
-			return s.err
-		}
-		if err != nil {
-			s.err = fmt.Errorf("workload: read %s after line %d: %w", s.name, s.line, err)
-			return s.err
-		}
-		if s.line == 0 { // a UTF-8 byte-order mark before the first row, as Azure allows
-			line = bytes.TrimPrefix(line, []byte(utf8BOM))
-		}
-		s.line++
-		line = bytes.TrimSpace(line)
-		if len(line) == 0 {
-			continue
-		}
-		req, derr := s.parse(line)
-		if derr != nil {
-			s.err = derr
-			return s.err
-		}
-		*r = req
-		return nil
-	}
-}
-
-// readLine returns the next physical line without its '\n' (a last line
-// without a newline included), io.EOF when nothing is left, or errLineTooLong.
-// The returned slice is valid until the next call.
-func (s *mooncakeSource) readLine() ([]byte, error) {
-	s.buf = s.buf[:0]
-	for {
-		chunk, err := s.br.ReadSlice('\n')
-		if err == bufio.ErrBufferFull {
-			if len(s.buf)+len(chunk) > maxLineBytes {
-				return nil, errLineTooLong
-			}
-			s.buf = append(s.buf, chunk...)
-			continue
-		}
-		if len(s.buf) > 0 {
-			if len(s.buf)+len(chunk) > maxLineBytes {
-				return nil, errLineTooLong
-			}
-			s.buf = append(s.buf, chunk...)
-			chunk = s.buf
-		}
-		if err == io.EOF && len(chunk) > 0 {
-			return chunk, nil // last line without '\n'; the next call gets io.EOF
-		}
-		if err != nil {
-			return nil, err
-		}
-		return chunk[:len(chunk)-1], nil
-	}
-}
-
-func (s *mooncakeSource) fail(field, msg string) *DataError {
-	return &DataError{File: s.name, Line: s.line, Field: field, Msg: msg}
-}
-
 func (s *mooncakeSource) parse(line []byte) (Request, *DataError) {
 	var row mooncakeRow
-	if err := json.Unmarshal(line, &row); err != nil {
-		var te *json.UnmarshalTypeError
-		if errors.As(err, &te) {
-			return Request{}, s.fail("", "row is not a JSON object")
-		}
-		return Request{}, s.fail("", "invalid JSON: "+err.Error())
+	if derr := s.src.decodeRow(line, &row); derr != nil {
+		return Request{}, derr
 	}
 	ts, msg := parseMsLiteral(row.Timestamp)
 	if msg != "" {
-		return Request{}, s.fail("timestamp", msg)
+		return Request{}, s.src.fail("timestamp", msg)
 	}
 	in, msg := parseCountLiteral(row.InputLength, 1)
 	if msg != "" {
-		return Request{}, s.fail("input_length", msg)
+		return Request{}, s.src.fail("input_length", msg)
 	}
 	out, msg := parseCountLiteral(row.OutputLength, 0)
 	if msg != "" {
-		return Request{}, s.fail("output_length", msg)
+		return Request{}, s.src.fail("output_length", msg)
 	}
 	ids, msg := parseHashIDs(row.HashIDs)
 	if msg != "" {
-		return Request{}, s.fail("hash_ids", msg)
+		return Request{}, s.src.fail("hash_ids", msg)
 	}
 	if s.havePrev && ts < s.prevNs {
-		return Request{}, s.fail("timestamp", fmt.Sprintf("goes backwards: %s ms is before %s ms on line %d",
+		return Request{}, s.src.fail("timestamp", fmt.Sprintf("goes backwards: %s ms is before %s ms on line %d",
 			formatMs(ts), formatMs(s.prevNs), s.prevLine))
 	}
 	session, delay, hasDelay := int64(-1), int64(0), false
 	if len(row.SessionID) > 0 && string(row.SessionID) != "null" {
 		n, msg := parseCountLiteral(row.SessionID, 0)
 		if msg != "" {
-			return Request{}, s.fail("session_id", msg)
+			return Request{}, s.src.fail("session_id", msg)
 		}
 		session = int64(n)
 	}
 	if len(row.Delay) > 0 && string(row.Delay) != "null" {
 		if delay, msg = parseMsLiteral(row.Delay); msg != "" {
-			return Request{}, s.fail("delay", msg)
+			return Request{}, s.src.fail("delay", msg)
 		}
 		hasDelay = true
 		if session < 0 {
-			return Request{}, s.fail("delay", "a delay needs a session_id (it is the wait after the previous turn)")
+			return Request{}, s.src.fail("delay", "a delay needs a session_id (it is the wait after the previous turn)")
 		}
 	}
-	s.havePrev, s.prevNs, s.prevLine = true, ts, s.line
+	s.havePrev, s.prevNs, s.prevLine = true, ts, s.src.line
 	req := Request{
 		ID:           s.id,
 		Timestamp:    ts,
@@ -218,7 +138,7 @@ func (s *mooncakeSource) parse(line []byte) (Request, *DataError) {
 		SessionID:    session,
 		DelayNs:      delay,
 		HasDelay:     hasDelay,
-		Line:         s.line,
+		Line:         s.src.line,
 	}
 	if ids != nil {
 		req.HashIDs, req.HashBlockTokens = ids, MooncakeBlockTokens

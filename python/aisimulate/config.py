@@ -533,8 +533,8 @@ def _reject_unsupported(data: dict[str, Any]) -> None:
     if traffic is None or isinstance(traffic, dict):
         source = (traffic or {}).get("source")
         if source is None or (isinstance(source, dict) and source.get("type") in (None, "")):
-            raise ConfigError("traffic.source.type", "is required (mooncake, azure or "
-                              "synthetic): a workload without a source type is not supported")
+            raise ConfigError("traffic.source.type", "is required (mooncake, azure, "
+                              "llmservingsim, synthetic or sessions): a workload without a source type is not supported")
 
 
 # --- paths -----------------------------------------------------------------------------

@@ -50,6 +50,9 @@ type Options struct {
 	// SequenceOverheadUs is the cost per sequence scheduled in a pass (each
 	// decode and each prefill chunk), µs, ≥ 0.
 	SequenceOverheadUs float64
+	// OverlapCPU runs the engine step's CPU work beside the kernels instead
+	// of after them (vLLM async scheduling; perf.Breakdown.PassNs).
+	OverlapCPU bool
 }
 
 // Model prices a pass of a dense decoder from measured kernel tables
@@ -94,6 +97,7 @@ type Model struct {
 	// tabulated ns by token count (index x or s, 0..maxTokens)
 	gemmNs, memNs, arNs, embedNs, logitsNs []float64
 	overheadNs, seqOverheadNs              float64
+	overlapCPU                             bool
 
 	sources []Source
 	notes   []string
@@ -146,6 +150,7 @@ func New(arch *model.Arch, sys *hardware.System, opt Options) (*Model, error) {
 		layers: float64(arch.Layers), hidden: float64(arch.Hidden), gemms: arch.LayerGEMMs(opt.TP),
 		logitsN:    float64((arch.Vocab + opt.TP - 1) / opt.TP),
 		overheadNs: opt.PassOverheadUs * 1e3, seqOverheadNs: opt.SequenceOverheadUs * 1e3,
+		overlapCPU: opt.OverlapCPU,
 	}
 	find := func(table string) (string, error) {
 		src, err := locate(sysDir, sys.Name, opt.Backend, opt.Version, table)
@@ -454,10 +459,10 @@ func (m *Model) Breakdown(b *perf.Batch) perf.Breakdown {
 	return out
 }
 
-// PassTime is perf.PassNs(Breakdown(b).TotalNs()): rounded, in [1, clock.MaxSpan].
+// PassTime is perf.PassNs(Breakdown(b).PassNs(OverlapCPU)): rounded, in [1, clock.MaxSpan].
 // It does not allocate.
 func (m *Model) PassTime(b *perf.Batch) int64 {
-	return perf.PassNs(m.Breakdown(b).TotalNs())
+	return perf.PassNs(m.Breakdown(b).PassNs(m.overlapCPU))
 }
 
 // Name is "aic-v1".
@@ -474,6 +479,10 @@ func (m *Model) Notes() []string { return append([]string(nil), m.notes...) }
 // Metadata is the report's perf metadata: the tables read, the notes and
 // the overheads in effect (the engine.perf field names, µs).
 func (m *Model) Metadata() map[string]any {
-	return map[string]any{"tables": m.Sources(), "notes": m.Notes(), "params": map[string]float64{
+	md := map[string]any{"tables": m.Sources(), "notes": m.Notes(), "params": map[string]float64{
 		"pass_overhead_us": m.overheadNs / 1e3, "per_sequence_overhead_us": m.seqOverheadNs / 1e3}}
+	if m.overlapCPU {
+		md["cpu_overlap"] = true
+	}
+	return md
 }
