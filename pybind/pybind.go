@@ -6,6 +6,7 @@
 // Every result is an envelope, a JSON object with exactly one of:
 //
 //	{"spec": {...}}        Normalize: the canonical spec, defaults filled
+//	{"enums": {...}}       Enums: each enumerated spec field's allowed values
 //	{"report": {...}}      Run: metadata, summary and per-request records
 //	{"check": {...}}       Check: the metadata of the deployment, nothing run
 //	{"catalogue": {...}}   Catalogue: the models and systems a spec can name
@@ -90,13 +91,29 @@ func guard(f func() string) (out string) {
 	return f()
 }
 
-// Normalize validates a JSON spec and returns it with every default filled.
-func Normalize(spec string) string {
+// Normalize validates a JSON spec and returns it with every default filled and
+// its relative file paths resolved against dir (config.Spec.ResolvePaths: the
+// folder of the config file, or the working directory for a dict).
+func Normalize(spec, dir string) string {
 	return guard(func() string {
 		s, err := config.Decode([]byte(spec))
 		if err != nil {
 			return errorEnvelope(err)
 		}
+		s.ResolvePaths(dir)
 		return `{"spec":` + string(s.JSON()) + `}`
+	})
+}
+
+// Enums returns {"enums": {dotted field: [allowed values]}} (config.Enums):
+// the one list of each enumerated field, for the Python compiler's messages.
+// The argument is ignored (gopy functions take the envelope's text form).
+func Enums(ignored string) string {
+	return guard(func() string {
+		b, err := json.Marshal(map[string]any{"enums": config.Enums()})
+		if err != nil {
+			return errorEnvelope(err)
+		}
+		return string(b)
 	})
 }

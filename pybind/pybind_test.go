@@ -38,13 +38,13 @@ func TestErrorMessagesAreBounded(t *testing.T) {
 	assert.Equal(t, strings.Repeat("é", 2048)+"… (1904 more bytes)", got)
 	assert.Equal(t, "short", clipMessage("short"))
 
-	e := envelope(t, Normalize(`{"engine": {"model": "`+strings.Repeat("m", 1_000_000)+`", "system": "h100_sxm"}}`))
+	e := envelope(t, Normalize(`{"engine": {"model": "`+strings.Repeat("m", 1_000_000)+`", "system": "h100_sxm"}}`, "/"))
 	assert.Equal(t, "engine.model", e["error"]["field"])
 	assert.Equal(t, "engine.model: is 1000000 bytes long, more than any name or path (at most 4096)", e["error"]["message"])
 }
 
 func TestErrorKinds(t *testing.T) {
-	e := envelope(t, Normalize(`{"engine": {"model": "m", "system": "h100_sxm", "bogus": 1}}`))
+	e := envelope(t, Normalize(`{"engine": {"model": "m", "system": "h100_sxm", "bogus": 1}}`, "/"))
 	assert.Equal(t, "config", e["error"]["kind"])
 	assert.Equal(t, "engine.bogus", e["error"]["field"])
 
@@ -97,7 +97,7 @@ func FuzzNormalize(f *testing.F) {
 	f.Add(`[]`)
 	f.Fuzz(func(t *testing.T, spec string) {
 		var out map[string]json.RawMessage
-		require.NoError(t, json.Unmarshal([]byte(Normalize(spec)), &out))
+		require.NoError(t, json.Unmarshal([]byte(Normalize(spec, "/data")), &out))
 		require.Len(t, out, 1)
 	})
 }
@@ -146,4 +146,20 @@ func TestCatalogue(t *testing.T) {
 	assert.Equal(t, []any{"/nonexistent: open /nonexistent: no such file or directory"}, cat["errors"])
 	e = envelope(t, Catalogue(`[`))
 	assert.Equal(t, "config", e["error"]["kind"])
+}
+
+// Normalize resolves relative paths against the folder it is given; Enums
+// lists the allowed values of the enumerated fields.
+func TestNormalizeResolvesPathsAndEnums(t *testing.T) {
+	e := envelope(t, Normalize(`{"engine": {"model": "m", "system": "sys.yaml", "perf": {"source": "aic", "database": "tables"}},
+	  "traffic": {"source": {"type": "mooncake", "path": "../t.jsonl"}, "load": {"mode": "trace"}}}`, "/data/configs"))
+	engine := e["spec"]["engine"].(map[string]any)
+	assert.Equal(t, "m", engine["model"])
+	assert.Equal(t, "/data/configs/sys.yaml", engine["system"])
+	assert.Equal(t, "/data/configs/tables", engine["perf"].(map[string]any)["database"])
+	assert.Equal(t, "/data/t.jsonl", e["spec"]["traffic"].(map[string]any)["source"].(map[string]any)["path"])
+
+	var enums map[string]map[string][]string
+	require.NoError(t, json.Unmarshal([]byte(Enums("")), &enums))
+	assert.Equal(t, []string{"mooncake", "azure", "llmservingsim", "synthetic", "sessions"}, enums["enums"]["traffic.source.type"])
 }

@@ -55,13 +55,17 @@ def test_fit_rejects_unknown_free_parameter():
 
 
 def test_fit_starts_from_the_core_roofline_defaults():
-    # DEFAULT_START mirrors core/perf/roofline.go DefaultRooflineParams: the report of a
-    # replay with no perf overrides names the values in effect
+    # default_start reads the canonical spec (core/config/defaults.go); the report of a
+    # replay with no perf overrides names the values the roofline model ran with
     import aisimulate
-    from aisimulate.tools.roofline_calibration import DEFAULT_START
+    from aisimulate.tools.roofline_calibration import default_start
     rep = aisimulate.replay({"engine": {"model": "Qwen/Qwen3-32B", "system": "h100_sxm", "perf": {"source": "roofline"},
                                         "scheduler": {"num_gpu_blocks": 100}},
                              "traffic": {"source": {"type": "synthetic", "num_requests": 1, "isl": 16, "osl": 2},
                                          "load": {"mode": "concurrency", "concurrency": 1}}})
     params = rep.metadata["perf_metadata"]["params"]
-    assert {k: params[k] for k in DEFAULT_START} == DEFAULT_START
+    start = default_start()
+    assert {k: params[k] for k in start} == start
+    # the values of core/config/defaults.go (docs/accuracy.md gives their evidence)
+    assert start == {"compute_efficiency": 0.7, "memory_efficiency": 0.8, "pass_overhead_us": 1000.0,
+                     "per_sequence_overhead_us": 40.0, "layer_latency_us": 40.0}

@@ -51,7 +51,8 @@ def test_empty_string_is_not_the_default(base_spec, section, key):
     (("engine", "scheduler", "block_size"), 10**9, "engine.scheduler.block_size"),
     (("engine", "scheduler", "max_num_batched_tokens"), 8, "engine.scheduler.max_num_batched_tokens"),
     (("engine", "workers"), {"aggregated": {"count": 10**6}}, "engine.workers.aggregated.count"),
-    (("traffic", "source", "isl"), {"kind": "fixed", "value": 10, "min": 3}, "traffic.source.isl"),
+    # a field of another kind names itself (it belongs to uniform, normal or lognormal)
+    (("traffic", "source", "isl"), {"kind": "fixed", "value": 10, "min": 3}, "traffic.source.isl.min"),
     (("traffic", "source", "isl"), {"kind": "normal", "mean": 100}, "traffic.source.isl.min"),
 ])
 def test_limits_and_dist_shapes(base_spec, path, value, field):

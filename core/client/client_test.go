@@ -12,9 +12,8 @@ import (
 )
 
 func TestNewPathUnits(t *testing.T) {
-	p, err := NewPath(Costs{SendMs: 0.255, Detokenize: true, DetokBaseUs: 150, DetokPerTokenUs: 2,
+	p := NewPath(Costs{SendMs: 0.255, Detokenize: true, DetokBaseUs: 150, DetokPerTokenUs: 2,
 		OverheadBaseMs: 1.40, OverheadPerOutputTokenUs: 3.65, InterTurnDelayMs: 10})
-	require.NoError(t, err)
 	assert.Equal(t, int64(255_000), p.SendNs)
 	assert.Equal(t, int64(10_000_000), p.InterTurnDelayNs)
 	// 1.40 ms + 3.65 µs × 128 = 1.8672 ms
@@ -25,19 +24,11 @@ func TestNewPathUnits(t *testing.T) {
 	assert.Equal(t, int64(10_000_000), p.TurnDelayNs(0, false))
 }
 
-func TestNewPathRejectsBadCosts(t *testing.T) {
-	for _, c := range []Costs{{SendMs: -1}, {DetokBaseUs: math.NaN()}, {OverheadPerOutputTokenUs: math.Inf(1)}} {
-		_, err := NewPath(c)
-		assert.Error(t, err, "%+v", c)
-	}
-}
-
 // The output processor is a FIFO server: a job starts at max(pass end, previous
 // job done). base 500 µs, 2,000 µs per token (worked example 2's queueing case):
 // jobs at 14.00 (1 token) → 16.50; 17.10 (2) → 21.60; 19.30 (2) → 26.10.
 func TestOutputProcessorFIFO(t *testing.T) {
-	p, err := NewPath(Costs{Detokenize: true, DetokBaseUs: 500, DetokPerTokenUs: 2000})
-	require.NoError(t, err)
+	p := NewPath(Costs{Detokenize: true, DetokBaseUs: 500, DetokPerTokenUs: 2000})
 	var o OutputProcessor
 	assert.Equal(t, int64(16_500_000), o.Submit(&p, 14_000_000, 1))
 	assert.Equal(t, int64(21_600_000), o.Submit(&p, 17_100_000, 2))
@@ -118,8 +109,7 @@ func TestFeedLastTurnReadsNothing(t *testing.T) {
 // none is negative. The same seed repeats the draws exactly; μ = 0 draws
 // nothing and returns 0.
 func TestJitterNs_DeterministicMean(t *testing.T) {
-	p, err := NewPath(Costs{OverheadBaseMs: 1.40, OverheadJitterMs: 0.31})
-	require.NoError(t, err)
+	p := NewPath(Costs{OverheadBaseMs: 1.40, OverheadJitterMs: 0.31})
 	require.Equal(t, 310_000.0, p.OverheadJitterNs)
 	draw := func(seed uint64) []int64 {
 		rng := workload.NewStreams(seed).Get(StreamJitter)
@@ -148,9 +138,6 @@ func TestJitterNs_DeterministicMean(t *testing.T) {
 	rng := workload.NewStreams(7).Get(StreamJitter)
 	assert.Equal(t, int64(0), off.JitterNs(rng))
 	assert.Equal(t, draw(7)[0], p.JitterNs(rng), "μ = 0 must not advance the stream")
-
-	_, err = NewPath(Costs{OverheadJitterMs: -1})
-	assert.ErrorContains(t, err, "jitter_ms")
 }
 
 // TestSerialReleaseNs: a serial client finishes one response at a time.
@@ -160,8 +147,7 @@ func TestJitterNs_DeterministicMean(t *testing.T) {
 // (11.8672 ms) and is released at 13.7344 ms. A parallel client releases
 // both at 11.8672 ms. Jitter adds on top (here 500 ns).
 func TestSerialReleaseNs(t *testing.T) {
-	p, err := NewPath(Costs{OverheadBaseMs: 1.40, OverheadPerOutputTokenUs: 3.65, OverheadSerial: true})
-	require.NoError(t, err)
+	p := NewPath(Costs{OverheadBaseMs: 1.40, OverheadPerOutputTokenUs: 3.65, OverheadSerial: true})
 	first := p.SerialReleaseNs(10_000_000, 0, 128, 0)
 	assert.Equal(t, int64(11_867_200), first)
 	assert.Equal(t, int64(13_734_400), p.SerialReleaseNs(10_000_000, first, 128, 0))

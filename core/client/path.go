@@ -1,8 +1,6 @@
 package client
 
 import (
-	"fmt"
-	"math"
 	"math/rand/v2"
 
 	"github.com/aisimulate/aisimulate/core/clock"
@@ -41,7 +39,8 @@ type Path struct {
 	TimeoutNs int64
 }
 
-// Costs of the client path in the spec's units. Each must be finite and ≥ 0.
+// Costs of the client path in the spec's units: each finite and ≥ 0, as the
+// spec's validation guarantees (config.Spec.Validate).
 type Costs struct {
 	SendMs                                   float64
 	Detokenize                               bool
@@ -53,18 +52,8 @@ type Costs struct {
 	RequestTimeoutMs                         float64
 }
 
-// NewPath converts spec units (ms, µs) to ns. The error names the bad cost.
-func NewPath(c Costs) (Path, error) {
-	for _, v := range []struct {
-		name string
-		x    float64
-	}{{"send_ms", c.SendMs}, {"base_us", c.DetokBaseUs}, {"per_token_us", c.DetokPerTokenUs},
-		{"base_ms", c.OverheadBaseMs}, {"per_output_token_us", c.OverheadPerOutputTokenUs},
-		{"jitter_ms", c.OverheadJitterMs}, {"inter_turn_delay_ms", c.InterTurnDelayMs}} {
-		if math.IsNaN(v.x) || math.IsInf(v.x, 0) || v.x < 0 {
-			return Path{}, fmt.Errorf("%s must be a finite number ≥ 0, got %v", v.name, v.x)
-		}
-	}
+// NewPath converts spec units (ms, µs) to ns.
+func NewPath(c Costs) Path {
 	return Path{
 		SendNs:     clock.Span(c.SendMs * 1e6),
 		Detokenize: c.Detokenize, DetokBaseNs: c.DetokBaseUs * 1e3, DetokPerTokenNs: c.DetokPerTokenUs * 1e3,
@@ -72,7 +61,7 @@ func NewPath(c Costs) (Path, error) {
 		OverheadJitterNs: c.OverheadJitterMs * 1e6, OverheadSerial: c.OverheadSerial,
 		InterTurnDelayNs: clock.Span(c.InterTurnDelayMs * 1e6),
 		TimeoutNs:        timeoutNs(c.RequestTimeoutMs),
-	}, nil
+	}
 }
 
 // ReleaseNs is when the client acts on a response whose end it received at

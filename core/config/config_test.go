@@ -18,14 +18,15 @@ traffic:
 func TestDefaultsFilled(t *testing.T) {
 	s, err := DecodeYAML([]byte(minimal))
 	require.NoError(t, err)
-	assert.Equal(t, "roofline", s.Engine.Perf.Source)
+	assert.Equal(t, DefaultRooflinePerf(), s.Engine.Perf.Source, "the default source with every parameter filled")
 	assert.Equal(t, 256, s.Engine.Scheduler.MaxNumSeqs)
 	assert.Equal(t, 8192, s.Engine.Scheduler.MaxNumBatchedTokens)
 	assert.True(t, s.Engine.Scheduler.EnablePrefixCaching)
 	assert.Equal(t, 1, s.Engine.Workers.Aggregated.Count)
-	assert.Equal(t, Dist{Kind: "fixed", Value: 1024}, *s.Traffic.Source.ISL)
+	src := s.Traffic.Source.Type.(SyntheticSource)
+	assert.Equal(t, Length{Kind: FixedLength{Value: 1024}}, src.ISL, "a plain integer is a fixed length")
 	assert.Equal(t, "offline", s.Execution.Mode)
-	assert.Nil(t, s.Traffic.Source.Dataset, "no dataset unless asked: every prompt new")
+	assert.Nil(t, src.Dataset, "no dataset unless asked: every prompt new")
 }
 
 // A synthetic dataset's sampling defaults to AIPerf's shuffle; an explicit one is kept.
@@ -36,10 +37,10 @@ func TestDatasetDefaults(t *testing.T) {
 	}
 	s, err := DecodeYAML(yml("{entries: 100}"))
 	require.NoError(t, err)
-	assert.Equal(t, Dataset{Entries: 100, Sampling: "shuffle"}, *s.Traffic.Source.Dataset)
+	assert.Equal(t, Dataset{Entries: 100, Sampling: "shuffle"}, *s.Traffic.Source.Type.(SyntheticSource).Dataset)
 	s, err = DecodeYAML(yml("{entries: 3, sampling: sequential}"))
 	require.NoError(t, err)
-	assert.Equal(t, Dataset{Entries: 3, Sampling: "sequential"}, *s.Traffic.Source.Dataset)
+	assert.Equal(t, Dataset{Entries: 3, Sampling: "sequential"}, *s.Traffic.Source.Type.(SyntheticSource).Dataset)
 }
 
 // An explicit false or 0 is kept, not replaced by the default.
@@ -74,7 +75,7 @@ func TestErrorsNameTheField(t *testing.T) {
 		{minimal + "execution: {mode: online}\n", "execution.mode", "not supported"},
 		{"engine: {model: Qwen/Qwen3-32B, system: h100_sxm}\ntraffic:\n  source: {type: synthetic, num_requests: 10, isl: 1024, osl: 128}\n  load: {mode: concurrency, concurrency: 4, response_overhead: {base_ms: 1, per_output_token_us: 0, jitter_ms: -0.5}}\n", "traffic.load.response_overhead.jitter_ms", "must be ≥ 0"},
 		{`engine: {model: m, system: h100_sxm}` + "\ntraffic: {source: {path: x.jsonl}, load: {mode: trace}}\n", "traffic.source.type", "is required"},
-		{`engine: {model: m, system: h100_sxm}` + "\ntraffic: {source: {type: mooncake, path: x.jsonl, dataset: {entries: 5}}, load: {mode: trace}}\n", "traffic.source.dataset", "belongs to a synthetic source"},
+		{`engine: {model: m, system: h100_sxm}` + "\ntraffic: {source: {type: mooncake, path: x.jsonl, dataset: {entries: 5}}, load: {mode: trace}}\n", "traffic.source.dataset", "belongs to type synthetic, not mooncake"},
 		{"engine: {model: m, system: h100_sxm}\ntraffic:\n  source: {type: synthetic, num_requests: 10, isl: 8, osl: 8, dataset: {entries: 0}}\n  load: {mode: concurrency, concurrency: 1}\n", "traffic.source.dataset.entries", "must be ≥ 1, got 0"},
 		{"engine: {model: m, system: h100_sxm}\ntraffic:\n  source: {type: synthetic, num_requests: 10, isl: 8, osl: 8, dataset: {entries: 1000001}}\n  load: {mode: concurrency, concurrency: 1}\n", "traffic.source.dataset.entries", "must be ≤ 1000000, got 1000001"},
 		{"engine: {model: m, system: h100_sxm}\ntraffic:\n  source: {type: synthetic, num_requests: 10, isl: 8, osl: 8, dataset: {entries: 5, sampling: zipf}}\n  load: {mode: concurrency, concurrency: 1}\n", "traffic.source.dataset.sampling", `"zipf" is not supported`},
@@ -97,7 +98,7 @@ traffic: {source: {type: mooncake, path: t.jsonl}, load: {mode: trace}}`))
 	s.ResolvePaths("/data")
 	assert.Equal(t, "/data/cfg.json", s.Engine.Model)
 	assert.Equal(t, "h100_sxm", s.Engine.System)
-	assert.Equal(t, "/data/t.jsonl", s.Traffic.Source.Path)
+	assert.Equal(t, "/data/t.jsonl", s.Traffic.Source.TracePath())
 }
 
 func FuzzDecode(f *testing.F) {
@@ -131,7 +132,7 @@ traffic:
 	assert.Contains(t, string(s.JSON()), `"async_scheduling":true`)
 	for _, tc := range []struct{ src, field string }{
 		{"{type: llmservingsim}", "traffic.source.path"},
-		{"{type: llmservingsim, path: w.jsonl, isl: 10}", "traffic.source"},
+		{"{type: llmservingsim, path: w.jsonl, isl: 10}", "traffic.source.isl"},
 	} {
 		_, err := DecodeYAML([]byte("engine: {model: m, system: h100_sxm}\ntraffic:\n  source: " + tc.src + "\n  load: {mode: trace}\n"))
 		var ce *Error

@@ -64,7 +64,7 @@ func DecodeYAML(data []byte) (*Spec, error) {
 }
 
 // DecodeFile reads a YAML or JSON spec file and resolves its relative paths
-// against the file's folder.
+// against the file's folder (ResolvePaths).
 func DecodeFile(path string) (*Spec, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
@@ -78,28 +78,50 @@ func DecodeFile(path string) (*Spec, error) {
 	return s, nil
 }
 
-// ResolvePaths makes the spec's relative file paths absolute against dir. Names
-// that are not paths (a built-in model or system name) are left alone.
+// ResolvePaths makes the spec's file paths absolute against dir and cleans
+// them (filepath.Join / filepath.Clean): traffic.source.path (a trace),
+// engine.perf.database (source aic), engine.model_config_dir, and
+// engine.model and engine.system when they look like paths (LooksLikePath);
+// a built-in model or system name is left alone. This is the one path rule:
+// the Python compiler asks the core to apply it (pybind.Normalize with the
+// config file's folder).
 func (s *Spec) ResolvePaths(dir string) {
 	abs := func(p string) string {
-		if p == "" || filepath.IsAbs(p) {
+		if p == "" {
 			return p
+		}
+		if filepath.IsAbs(p) {
+			return filepath.Clean(p)
 		}
 		return filepath.Join(dir, p)
 	}
-	s.Traffic.Source.Path = abs(s.Traffic.Source.Path)
+	switch t := s.Traffic.Source.Type.(type) {
+	case MooncakeSource:
+		t.Path = abs(t.Path)
+		s.Traffic.Source.Type = t
+	case AzureSource:
+		t.Path = abs(t.Path)
+		s.Traffic.Source.Type = t
+	case LLMServingSimSource:
+		t.Path = abs(t.Path)
+		s.Traffic.Source.Type = t
+	}
+	if p, ok := s.Engine.Perf.Source.(AICPerf); ok {
+		p.Database = abs(p.Database)
+		s.Engine.Perf.Source = p
+	}
 	s.Engine.ModelConfigDir = abs(s.Engine.ModelConfigDir)
-	if looksLikePath(s.Engine.Model) {
+	if LooksLikePath(s.Engine.Model) {
 		s.Engine.Model = abs(s.Engine.Model)
 	}
-	if looksLikePath(s.Engine.System) {
+	if LooksLikePath(s.Engine.System) {
 		s.Engine.System = abs(s.Engine.System)
 	}
 }
 
-// looksLikePath tells a file path from a name: paths end in .json/.yaml/.yml or
-// start with "." or "/".
-func looksLikePath(s string) bool {
+// LooksLikePath tells a file path from a name in engine.model and
+// engine.system: a path starts with "." or "/" or ends in .json, .yaml or .yml.
+func LooksLikePath(s string) bool {
 	return strings.HasPrefix(s, ".") || strings.HasPrefix(s, "/") ||
 		strings.HasSuffix(s, ".json") || strings.HasSuffix(s, ".yaml") || strings.HasSuffix(s, ".yml")
 }
@@ -129,7 +151,7 @@ func fromRaw(raw any) (*Spec, error) {
 	return &s, nil
 }
 
-var distType = reflect.TypeOf(Dist{})
+var lengthType = reflect.TypeOf(Length{})
 
 // emptyOK lists the string fields where "" is a setting, not a mistake.
 var emptyOK = map[string]bool{
@@ -156,16 +178,14 @@ func decodeValue(raw any, v reflect.Value, path string, seen map[string]bool) er
 	if raw == nil {
 		return errorf(path, "must not be null")
 	}
-	if v.Type() == distType {
-		if n, ok := raw.(map[string]any); !ok {
+	if v.Type() == lengthType {
+		if _, ok := raw.(map[string]any); !ok {
 			i, err := toInt(raw, path)
 			if err != nil {
-				return errorf(path, "expected an integer or a mapping {kind, min, max, mean, std}, got %s", describe(raw))
+				return errorf(path, "expected an integer or a mapping {kind, …}, got %s", describe(raw))
 			}
-			v.Set(reflect.ValueOf(Dist{Kind: "fixed", Value: i}))
+			v.Set(reflect.ValueOf(Length{Kind: FixedLength{Value: i}}))
 			return nil
-		} else {
-			raw = n
 		}
 	}
 	switch v.Kind() {
@@ -174,13 +194,10 @@ func decodeValue(raw any, v reflect.Value, path string, seen map[string]bool) er
 		if !ok {
 			return errorf(path, "expected a mapping, got %s", describe(raw))
 		}
-		fields := map[string]int{}
-		var names []string
-		for i := 0; i < v.NumField(); i++ {
-			name := strings.Split(v.Type().Field(i).Tag.Get("json"), ",")[0]
-			fields[name] = i
-			names = append(names, name)
+		if b, ok := v.Addr().Interface().(unionBlock); ok {
+			return decodeUnion(m, b, v, path, seen)
 		}
+		fields, names := fieldsOf(v.Type())
 		keys := make([]string, 0, len(m))
 		for k := range m {
 			keys = append(keys, k)

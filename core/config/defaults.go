@@ -1,11 +1,13 @@
 package config
 
-// The defaults of every optional spec field live here and nowhere else; the Python
-// compiler obtains them from Normalize. Each value and its reason:
+// The defaults of every optional spec field live here and nowhere else: the
+// perf models, the engine and the workload take complete values from the spec,
+// and the Python compiler obtains the defaults from Normalize, whose spec has
+// every one of them filled. Each value and its evidence:
 const (
-	DefaultBackend = "vllm"
+	DefaultBackend = BackendVLLM
 	// DefaultPerfSource needs no data files.
-	DefaultPerfSource = "roofline"
+	DefaultPerfSource = PerfRoofline
 	// DefaultMaxNumSeqs, DefaultMaxNumBatchedTokens and DefaultBlockSize are vLLM
 	// v1's defaults for online serving on a data-centre GPU (vllm/engine/arg_utils.py).
 	DefaultMaxNumSeqs          = 256
@@ -13,38 +15,17 @@ const (
 	DefaultBlockSize           = 16
 	// DefaultGPUMemoryUtilization is vLLM's --gpu-memory-utilization default.
 	DefaultGPUMemoryUtilization = 0.9
-	DefaultPlacement            = "round_robin"
+	DefaultPlacement            = PlacementRoundRobin
 	DefaultWorkerCount          = 1
 	DefaultTP                   = 1
 	DefaultSpeedup              = 1.0
-	DefaultArrival              = "poisson"
+	DefaultArrival              = ArrivalPoisson
 	// DefaultGammaCV is the coefficient of variation of gamma arrivals (1 = Poisson).
 	DefaultGammaCV       = 1.0
-	DefaultExecutionMode = "offline"
+	DefaultExecutionMode = ExecutionOffline
 	// DefaultDatasetSampling is AIPerf's sampling strategy for synthetic data:
 	// every entry once per pass, in a new random order each pass.
-	DefaultDatasetSampling = "shuffle"
-)
-
-// Upper bounds that keep a replay within one machine's memory; each is far beyond
-// a real deployment.
-const (
-	MaxWorkers     = 4096    // workers in one pool
-	MaxBlockSize   = 1024    // tokens per KV block (vLLM's CUDA kernels stop at 256)
-	MaxGPUBlocks   = 1 << 30 // KV blocks per worker (block ids are int32)
-	MaxConcurrency = 1 << 24 // closed-loop clients
-	// MaxDatasetEntries: a synthetic dataset's entries are held in memory
-	// (workload.MaxDatasetEntries, the same bound).
-	MaxDatasetEntries = 1_000_000
-	// MaxNumSeqs bounds engine.scheduler.max_num_seqs (the concurrency
-	// bound); MaxBatchedTokens max_num_batched_tokens; MaxModelLen
-	// max_model_len (no model's context is longer than 2^30 tokens).
-	MaxNumSeqs       = 1 << 24
-	MaxBatchedTokens = 1 << 30
-	MaxModelLen      = 1 << 30
-	// MaxStringBytes bounds every string of a spec (names, paths, versions):
-	// PATH_MAX on Linux is 4096 bytes, and no name is longer.
-	MaxStringBytes = 4096
+	DefaultDatasetSampling = SamplingShuffle
 )
 
 // DefaultEnablePrefixCaching: vLLM v1 enables automatic prefix caching by default.
@@ -62,7 +43,89 @@ const DefaultAICBackendVersion = "0.24.0"
 // checkpoint, vLLM since December 2025) and otherwise the model's bf16
 // activations. The replay resolves it from the model (model.Arch.KVDtype);
 // the weight format likewise defaults to the checkpoint's.
-const DefaultKVCacheDtype = "auto"
+const DefaultKVCacheDtype = DtypeAuto
+
+// The engine step's CPU cost, charged per pass by both the roofline and aic
+// (engine.perf.pass_overhead_us and per_sequence_overhead_us): aic's tables time
+// kernels only, and both sources price the same vLLM engine step.
+const (
+	// DefaultPassOverheadUs is the per-pass cost outside the kernels (vLLM v1
+	// engine step: schedule, prepare inputs, sample, return outputs), µs. One
+	// global constant, on the order vLLM's own step profiles show for a
+	// CUDA-graph decode step, chosen on the dev silicon rows
+	// (docs/accuracy.md, "The perf defaults").
+	DefaultPassOverheadUs = 1000.0
+	// DefaultPerSequenceOverheadUs is the per-request part, µs per request
+	// scheduled in the pass (each decode and each prefill chunk). vLLM's step
+	// builds inputs, samples and processes outputs request by request, so its
+	// CPU time grows with the batch: on the dev silicon rows the TPOT gap
+	// between the measurements and the kernel sum grew by a fixed amount per
+	// concurrent request at every TP and not with the KV length, which no
+	// kernel table explains. docs/accuracy.md ("The per-sequence overhead",
+	// "The perf defaults") gives the measurement and the grid that chose 40.
+	DefaultPerSequenceOverheadUs = 40.0
+)
+
+// The roofline's parameters (engine.perf with source roofline): starting values
+// for an H100/H200-class node running vLLM with CUDA graphs.
+const (
+	// DefaultComputeEfficiency: large bf16 GEMMs reach about 0.8 of peak in
+	// the h200_sxm tables (n = 6144, k = 4096, m = 8192: 0.507 ms against a
+	// 0.417 ms roofline) while flash attention and fp8 GEMMs reach less,
+	// about 0.5–0.7.
+	DefaultComputeEfficiency = 0.7
+	// DefaultMemoryEfficiency is the gpu.mem_bw_empirical_scaling_factor of
+	// every AIConfigurator system file.
+	DefaultMemoryEfficiency = 0.8
+	// DefaultLayerLatencyUs: in the measured kernel tables a one-request
+	// decode (vLLM 0.14.0 tables; h100_sxm Qwen3-32B and h200_sxm
+	// Llama-3.1-8B, TP 1–8) sits above the roofline, per layer, by 12.1–14.0
+	// µs for decode attention and 12.0–15.0 µs for the norms and activation,
+	// and by 2–14 µs for the four GEMMs where their weights are small (large
+	// weights stream faster than 0.8 of HBM): 30–40 µs per layer (printed by
+	// AIC_LAYER_LATENCY=1 go test ./core/perf/aic -run PrintLayerLatency -v).
+	// The value within that range was chosen on the dev silicon rows
+	// (docs/accuracy.md, "The perf defaults").
+	DefaultLayerLatencyUs = 40.0
+)
+
+// Upper bounds that keep a replay within one machine's memory; each is far beyond
+// a real deployment.
+const (
+	MaxWorkers     = 4096    // workers in one pool
+	MaxTP          = 8       // GPUs of one worker: one node
+	MaxBlockSize   = 1024    // tokens per KV block (vLLM's CUDA kernels stop at 256)
+	MaxGPUBlocks   = 1 << 30 // KV blocks per worker (block ids are int32)
+	MaxConcurrency = 1 << 24 // closed-loop clients
+	// MaxDatasetEntries: a synthetic dataset's entries are held in memory
+	// (16 bytes each, plus 4 for shuffle's order: 20 MB at the bound); load
+	// generators use tens to thousands.
+	MaxDatasetEntries = 1_000_000
+	// MaxNumSeqs bounds engine.scheduler.max_num_seqs (the concurrency
+	// bound); MaxBatchedTokens max_num_batched_tokens; MaxModelLen
+	// max_model_len (no model's context is longer than 2^30 tokens).
+	MaxNumSeqs       = 1 << 24
+	MaxBatchedTokens = 1 << 30
+	MaxModelLen      = 1 << 30
+	// MaxStringBytes bounds every string of a spec (names, paths, versions):
+	// PATH_MAX on Linux is 4096 bytes, and no name is longer.
+	MaxStringBytes = 4096
+)
+
+// DefaultRooflinePerf is engine.perf with source roofline and every parameter
+// at its default.
+func DefaultRooflinePerf() RooflinePerf {
+	return RooflinePerf{ComputeEfficiency: DefaultComputeEfficiency, MemoryEfficiency: DefaultMemoryEfficiency,
+		PassOverheadUs: DefaultPassOverheadUs, PerSequenceOverheadUs: DefaultPerSequenceOverheadUs,
+		LayerLatencyUs: DefaultLayerLatencyUs}
+}
+
+// DefaultAICPerf is engine.perf with source aic on the tables under database,
+// every other field at its default.
+func DefaultAICPerf(database string) AICPerf {
+	return AICPerf{Database: database, BackendVersion: DefaultAICBackendVersion,
+		PassOverheadUs: DefaultPassOverheadUs, PerSequenceOverheadUs: DefaultPerSequenceOverheadUs}
+}
 
 // applyDefaults fills every optional field that the input left unset. present
 // reports whether a dotted key was given, so that an explicit false or 0 is kept.
@@ -71,12 +134,7 @@ func applyDefaults(s *Spec, present func(path string) bool) {
 	if e.Backend == "" {
 		e.Backend = DefaultBackend
 	}
-	if e.Perf.Source == "" {
-		e.Perf.Source = DefaultPerfSource
-	}
-	if e.Perf.Source == "aic" && e.Perf.BackendVersion == "" {
-		e.Perf.BackendVersion = DefaultAICBackendVersion
-	}
+	perfDefaults(&e.Perf, "engine.perf", present)
 	if q := e.Quantization; q != nil && q.KVCache == "" {
 		q.KVCache = DefaultKVCacheDtype
 	}
@@ -105,23 +163,63 @@ func applyDefaults(s *Spec, present func(path string) bool) {
 	if !present("engine.scheduler.gpu_memory_utilization") {
 		sc.GPUMemoryUtilization = DefaultGPUMemoryUtilization
 	}
-	if d := s.Traffic.Source.Dataset; d != nil && d.Sampling == "" {
-		d.Sampling = DefaultDatasetSampling
+	if src, ok := s.Traffic.Source.Type.(SyntheticSource); ok && src.Dataset != nil && src.Dataset.Sampling == "" {
+		src.Dataset.Sampling = DefaultDatasetSampling
 	}
-	l := &s.Traffic.Load
-	if !present("traffic.load.speedup") {
-		l.Speedup = DefaultSpeedup
-	}
-	if l.Mode == "rate" {
+	switch l := s.Traffic.Load.Mode.(type) {
+	case TraceLoad:
+		if !present("traffic.load.speedup") {
+			l.Speedup = DefaultSpeedup
+		}
+		s.Traffic.Load.Mode = l
+	case RateLoad:
 		if l.Arrival == "" {
 			l.Arrival = DefaultArrival
 		}
-		if l.Arrival == "gamma" && !present("traffic.load.cv") {
+		if l.Arrival == ArrivalGamma && !present("traffic.load.cv") {
 			l.CV = DefaultGammaCV
 		}
+		s.Traffic.Load.Mode = l
 	}
 	if s.Execution.Mode == "" {
 		s.Execution.Mode = DefaultExecutionMode
+	}
+}
+
+// perfDefaults fills the parameters of engine.perf's variant that were not given.
+func perfDefaults(p *Perf, path string, present func(string) bool) {
+	given := func(key string) bool { return present(path + "." + key) }
+	if p.Source == nil { // engine.perf left out: the default source
+		p.Source = RooflinePerf{}
+	}
+	switch v := p.Source.(type) {
+	case RooflinePerf:
+		d := DefaultRooflinePerf()
+		for _, f := range []struct {
+			key  string
+			dst  *float64
+			from float64
+		}{{"compute_efficiency", &v.ComputeEfficiency, d.ComputeEfficiency},
+			{"memory_efficiency", &v.MemoryEfficiency, d.MemoryEfficiency},
+			{"pass_overhead_us", &v.PassOverheadUs, d.PassOverheadUs},
+			{"per_sequence_overhead_us", &v.PerSequenceOverheadUs, d.PerSequenceOverheadUs},
+			{"layer_latency_us", &v.LayerLatencyUs, d.LayerLatencyUs}} {
+			if !given(f.key) {
+				*f.dst = f.from
+			}
+		}
+		p.Source = v
+	case AICPerf:
+		if v.BackendVersion == "" {
+			v.BackendVersion = DefaultAICBackendVersion
+		}
+		if !given("pass_overhead_us") {
+			v.PassOverheadUs = DefaultPassOverheadUs
+		}
+		if !given("per_sequence_overhead_us") {
+			v.PerSequenceOverheadUs = DefaultPerSequenceOverheadUs
+		}
+		p.Source = v
 	}
 }
 

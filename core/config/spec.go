@@ -18,8 +18,10 @@ type Engine struct {
 	ModelConfigDir string `json:"model_config_dir,omitempty"`
 	// System is a built-in GPU system name (hardware.BuiltinNames: h100_sxm, b200_sxm, …)
 	// or a path to a system YAML in the AIConfigurator schema.
-	System    string    `json:"system"`
-	Backend   string    `json:"backend"`
+	System string `json:"system"`
+	// Backend is the serving framework, BackendVLLM.
+	Backend string `json:"backend"`
+	// Perf prices each engine pass (variants.go).
 	Perf      Perf      `json:"perf"`
 	Workers   Workers   `json:"workers"`
 	Scheduler Scheduler `json:"scheduler"`
@@ -44,33 +46,6 @@ type Tokenization struct {
 type Detokenization struct {
 	BaseUs     float64 `json:"base_us"`
 	PerTokenUs float64 `json:"per_token_us"`
-}
-
-// Perf selects and parameterises the pass-time model.
-type Perf struct {
-	// Source is "roofline" (built in) or "linear".
-	Source string `json:"source"`
-	// linear: pass ms = BaseMs + PerPrefillTokenMs × prompt tokens computed
-	// + PerDecodeSeqMs × decoding requests.
-	BaseMs            *float64 `json:"base_ms,omitempty"`
-	PerPrefillTokenMs *float64 `json:"per_prefill_token_ms,omitempty"`
-	PerDecodeSeqMs    *float64 `json:"per_decode_seq_ms,omitempty"`
-	// roofline: efficiencies in (0, 1] and a fixed per-pass overhead (µs).
-	ComputeEfficiency *float64 `json:"compute_efficiency,omitempty"`
-	MemoryEfficiency  *float64 `json:"memory_efficiency,omitempty"`
-	// PassOverheadUs is also accepted by aic (µs per pass).
-	PassOverheadUs *float64 `json:"pass_overhead_us,omitempty"`
-	// PerSequenceOverheadUs (roofline and aic): µs per request scheduled in a
-	// pass (each decode and each prefill chunk).
-	PerSequenceOverheadUs *float64 `json:"per_sequence_overhead_us,omitempty"`
-	// LayerLatencyUs (roofline): fixed kernel time per decoder layer per pass, µs.
-	LayerLatencyUs *float64 `json:"layer_latency_us,omitempty"`
-	// aic: Database is the root of the AIConfigurator perf tables (the systems
-	// folder holding data/<system>/…, or its parent); BackendVersion the serving
-	// framework version whose tables to use (nearest when missing; the report's
-	// metadata says which).
-	Database       string `json:"database,omitempty"`
-	BackendVersion string `json:"backend_version,omitempty"`
 }
 
 // Quantization is the numeric format of the GEMM weights (bf16, fp8,
@@ -114,7 +89,7 @@ type Pool struct {
 	Count int `json:"count"`
 	// TP is the tensor-parallel degree of one worker (GPUs per worker).
 	TP int `json:"tp"`
-	// Placement is "round_robin" or "least_outstanding" (fewest requests in flight).
+	// Placement is PlacementRoundRobin or PlacementLeastOutstanding.
 	Placement string `json:"placement"`
 }
 
@@ -137,74 +112,12 @@ type Scheduler struct {
 	AsyncScheduling bool `json:"async_scheduling,omitempty"`
 }
 
-// Traffic is the workload: where requests come from, when they are sent, when to stop.
+// Traffic is the workload: where requests come from, when they are sent, when
+// to stop (Source and Load are discriminated blocks, variants.go).
 type Traffic struct {
 	Source Source `json:"source"`
 	Load   Load   `json:"load"`
 	Stop   Stop   `json:"stop"`
-}
-
-// Source says where requests come from.
-type Source struct {
-	// Type is "mooncake" (JSONL; rows may carry session_id and delay), "azure"
-	// (CSV), "llmservingsim" (JSONL with each prompt's token ids, as
-	// LLMServingSim replays through vLLM), "synthetic" or "sessions"
-	// (multi-turn conversations).
-	Type string `json:"type"`
-	Path string `json:"path,omitempty"`
-	// synthetic only
-	NumRequests int `json:"num_requests,omitempty"`
-	// Dataset, synthetic only: the load generator's prompt dataset, whose
-	// entries the requests send again and again; absent = every prompt new.
-	Dataset *Dataset `json:"dataset,omitempty"`
-	// sessions only: NumSessions conversations of Turns turns; each turn adds
-	// ISL new input tokens to the conversation so far and produces OSL tokens.
-	NumSessions int   `json:"num_sessions,omitempty"`
-	Turns       *Dist `json:"turns,omitempty"`
-	// synthetic and sessions
-	ISL *Dist `json:"isl,omitempty"`
-	OSL *Dist `json:"osl,omitempty"`
-}
-
-// Dataset is a synthetic source's prompt dataset (AIPerf's --num-dataset-entries
-// and --dataset-sampling-strategy): Entries distinct prompts, each with lengths
-// drawn from isl and osl, picked per request by Sampling (sequential, random or
-// shuffle; default shuffle).
-type Dataset struct {
-	Entries  int    `json:"entries"`
-	Sampling string `json:"sampling"`
-}
-
-// Dist is a token-length distribution. In YAML it is either a plain integer (fixed)
-// or a mapping {kind: uniform|normal|lognormal, min, max, mean, std}.
-type Dist struct {
-	Kind  string  `json:"kind"`
-	Value int     `json:"value,omitempty"`
-	Min   int     `json:"min,omitempty"`
-	Max   int     `json:"max,omitempty"`
-	Mean  float64 `json:"mean,omitempty"`
-	Std   float64 `json:"std,omitempty"`
-}
-
-// Load says when requests are sent.
-type Load struct {
-	// Mode is "trace" (source timestamps / Speedup), "rate" (RateRPS with Arrival
-	// poisson|constant|gamma) or "concurrency" (a closed loop of Concurrency clients).
-	Mode        string  `json:"mode"`
-	Speedup     float64 `json:"speedup,omitempty"`
-	RateRPS     float64 `json:"rate_rps,omitempty"`
-	Arrival     string  `json:"arrival,omitempty"`
-	CV          float64 `json:"cv,omitempty"`
-	Concurrency int     `json:"concurrency,omitempty"`
-	// InterTurnDelayMs is the authored wait between a session turn's release
-	// and the next turn's send (a trace row's own delay takes precedence).
-	InterTurnDelayMs float64 `json:"inter_turn_delay_ms,omitempty"`
-	// ResponseOverhead is the load generator's cost of finishing a response;
-	// absent = 0 (a finished response is acted on when it is received).
-	ResponseOverhead *ResponseOverhead `json:"response_overhead,omitempty"`
-	// RequestTimeoutMs makes the client cancel a request whose response has not
-	// ended this long after it was sent (0 = never), as load generators do.
-	RequestTimeoutMs float64 `json:"request_timeout_ms,omitempty"`
 }
 
 // ResponseOverhead: whatever waits on a response is released at response end
@@ -234,7 +147,7 @@ type Stop struct {
 
 // Execution says how to run the replay.
 type Execution struct {
-	// Mode is "offline" (the only mode the core runs).
+	// Mode is ExecutionOffline (the only mode the core runs).
 	Mode string `json:"mode"`
 	Seed uint64 `json:"seed"`
 }

@@ -5,15 +5,11 @@ import (
 	"strings"
 )
 
-// Validate checks ranges and enumerations after defaults are filled. The first
+// Validate checks ranges, enumerations and combinations of a spec whose
+// defaults are filled (Decode's result, or a spec built in Go). The first
 // problem is returned as an *Error with its dotted path.
 func (s *Spec) Validate() error {
-	for _, check := range []func() error{s.validateEngine, s.validateTraffic, s.validateExecution, s.validateMagnitudes} {
-		if err := check(); err != nil {
-			return err
-		}
-	}
-	return nil
+	return firstErr(s.validateEngine(), s.validateTraffic(), s.validateExecution())
 }
 
 func oneOf(field, got string, allowed ...string) error {
@@ -42,46 +38,15 @@ func positive(field string, got float64) error {
 	return nil
 }
 
-func nonNegative(field string, p *float64) error {
-	if p == nil {
-		return nil
-	}
-	return notNegative(field, *p)
-}
-
-// required checks a number that has no default: absent (0) is "is required".
-func required(field string, v float64) error {
-	if v == 0 {
-		return errorf(field, "is required (> 0)")
-	}
-	return positive(field, v)
-}
-
-// notNegative checks a cost or delay: ≥ 0 (the decoder already refused NaN and
-// ±inf; validateMagnitudes bounds it above).
-func notNegative(field string, v float64) error {
-	if !(v >= 0) {
-		return errorf(field, "must be ≥ 0, got %v", v)
-	}
-	return nil
-}
-
-func fraction(field string, p *float64) error {
-	if p != nil && !(*p > 0 && *p <= 1) {
-		return errorf(field, "must be in (0, 1], got %v", *p)
-	}
-	return nil
-}
-
 // efficiency checks a roofline efficiency: a fraction of peak in
 // [MinEfficiency, 1] (a GPU reaching under 0.1 % of its peak is not a
 // calibration, and 1e-300 made every pass time infinite).
-func efficiency(field string, p *float64) error {
-	if err := fraction(field, p); err != nil {
-		return err
+func efficiency(field string, v float64) error {
+	if !(v > 0 && v <= 1) {
+		return errorf(field, "must be in (0, 1], got %v", v)
 	}
-	if p != nil && *p < MinEfficiency {
-		return errorf(field, "must be in [%g, 1], got %v", MinEfficiency, *p)
+	if v < MinEfficiency {
+		return errorf(field, "must be in [%g, 1], got %v", MinEfficiency, v)
 	}
 	return nil
 }
@@ -95,6 +60,19 @@ func firstErr(errs ...error) error {
 	return nil
 }
 
+// variantOf checks that a block holds a variant of its table: nil is "is
+// required"; a variant the table does not list cannot be built (the variant
+// interfaces are sealed), so it is a bug in this package.
+func variantOf(u *union, path string, v any) error {
+	if v == nil {
+		return u.required(path)
+	}
+	if u.nameOf(v) == "" {
+		panic(fmt.Sprintf("config: %T implements the %s variants of %s but is not in its table", v, u.key, path))
+	}
+	return nil
+}
+
 func (s *Spec) validateEngine() error {
 	e := &s.Engine
 	if e.Model == "" {
@@ -103,82 +81,33 @@ func (s *Spec) validateEngine() error {
 	if e.System == "" {
 		return errorf("engine.system", "is required (a built-in system such as h100_sxm, or a system YAML path)")
 	}
-	if err := oneOf("engine.backend", e.Backend, "vllm"); err != nil {
+	if err := oneOf("engine.backend", e.Backend, backends...); err != nil {
 		return err
 	}
-	p := &e.Perf
-	if err := oneOf("engine.perf.source", p.Source, "roofline", "linear", "aic"); err != nil {
+	if err := variantOf(perfUnion, "engine.perf", e.Perf.Source); err != nil {
 		return err
 	}
-	if p.Source != "aic" && (p.Database != "" || p.BackendVersion != "") {
-		return errorf("engine.perf", "database and backend_version belong to source aic, not %s", p.Source)
+	if err := e.Perf.Source.validate("engine.perf"); err != nil {
+		return err
 	}
 	if err := validateQuantization(e.Quantization); err != nil {
 		return err
-	}
-	switch p.Source {
-	case "aic":
-		if p.Database == "" {
-			return errorf("engine.perf.database", "is required for source aic (the folder of the AIConfigurator perf tables)")
-		}
-		if !versionLike(p.BackendVersion) {
-			return errorf("engine.perf.backend_version", "%s is not a version (want MAJOR.MINOR[.PATCH], for example \"0.24.0\")", quote(p.BackendVersion))
-		}
-		if p.BaseMs != nil || p.PerPrefillTokenMs != nil || p.PerDecodeSeqMs != nil {
-			return errorf("engine.perf", "base_ms, per_prefill_token_ms and per_decode_seq_ms belong to source linear")
-		}
-		if p.ComputeEfficiency != nil || p.MemoryEfficiency != nil || p.LayerLatencyUs != nil {
-			return errorf("engine.perf", "compute_efficiency, memory_efficiency and layer_latency_us belong to source roofline")
-		}
-		if err := firstErr(nonNegative("engine.perf.pass_overhead_us", p.PassOverheadUs),
-			nonNegative("engine.perf.per_sequence_overhead_us", p.PerSequenceOverheadUs)); err != nil {
-			return err
-		}
-	case "linear":
-		names := []string{"base_ms", "per_prefill_token_ms", "per_decode_seq_ms"}
-		for i, v := range []*float64{p.BaseMs, p.PerPrefillTokenMs, p.PerDecodeSeqMs} {
-			if v == nil {
-				return errorf("engine.perf."+names[i], "is required for source linear")
-			}
-		}
-		if err := firstErr(nonNegative("engine.perf.base_ms", p.BaseMs),
-			nonNegative("engine.perf.per_prefill_token_ms", p.PerPrefillTokenMs),
-			nonNegative("engine.perf.per_decode_seq_ms", p.PerDecodeSeqMs)); err != nil {
-			return err
-		}
-		if *p.BaseMs+*p.PerPrefillTokenMs+*p.PerDecodeSeqMs == 0 {
-			return errorf("engine.perf", "a linear model with every coefficient 0 never advances the clock")
-		}
-		if p.ComputeEfficiency != nil || p.MemoryEfficiency != nil || p.PassOverheadUs != nil ||
-			p.PerSequenceOverheadUs != nil || p.LayerLatencyUs != nil {
-			return errorf("engine.perf", "compute_efficiency, memory_efficiency and layer_latency_us belong to source roofline, pass_overhead_us and per_sequence_overhead_us to roofline and aic")
-		}
-	case "roofline":
-		if p.BaseMs != nil || p.PerPrefillTokenMs != nil || p.PerDecodeSeqMs != nil {
-			return errorf("engine.perf", "base_ms, per_prefill_token_ms and per_decode_seq_ms belong to source linear")
-		}
-		if err := firstErr(efficiency("engine.perf.compute_efficiency", p.ComputeEfficiency),
-			efficiency("engine.perf.memory_efficiency", p.MemoryEfficiency),
-			nonNegative("engine.perf.pass_overhead_us", p.PassOverheadUs),
-			nonNegative("engine.perf.per_sequence_overhead_us", p.PerSequenceOverheadUs),
-			nonNegative("engine.perf.layer_latency_us", p.LayerLatencyUs)); err != nil {
-			return err
-		}
 	}
 	if w := e.Workers; w.Disaggregated != nil {
 		if w.Aggregated != nil {
 			return errorf("engine.workers", "give aggregated or disaggregated, not both")
 		}
 		d := w.Disaggregated
+		const kv = "engine.workers.disaggregated.kv_transfer"
 		if err := firstErr(validatePool("engine.workers.disaggregated.prefill", &d.Prefill),
 			validatePool("engine.workers.disaggregated.decode", &d.Decode),
-			required("engine.workers.disaggregated.kv_transfer.bandwidth_gb_per_s", d.KVTransfer.BandwidthGBPerS),
-			notNegative("engine.workers.disaggregated.kv_transfer.latency_ms", d.KVTransfer.LatencyMs)); err != nil {
+			bounded(kv+".bandwidth_gb_per_s", d.KVTransfer.BandwidthGBPerS, MinBandwidthGBPerS, 1e9),
+			cost(kv+".latency_ms", d.KVTransfer.LatencyMs, MaxDelayMs),
+			cost(kv+".kv_bytes_per_token", float64(d.KVTransfer.KVBytesPerToken), MaxKVBytesPerToken)); err != nil {
 			return err
 		}
-		if d.KVTransfer.KVBytesPerToken < 0 {
-			return errorf("engine.workers.disaggregated.kv_transfer.kv_bytes_per_token", "must be ≥ 0, got %d", d.KVTransfer.KVBytesPerToken)
-		}
+	} else if w.Aggregated == nil {
+		return errorf("engine.workers", "give aggregated or disaggregated")
 	} else if err := validatePool("engine.workers.aggregated", w.Aggregated); err != nil {
 		return err
 	}
@@ -191,13 +120,13 @@ func (s *Spec) validateEngine() error {
 		return err
 	}
 	if tk := e.Tokenization; tk != nil {
-		if err := notNegative("engine.tokenization.send_ms", tk.SendMs); err != nil {
+		if err := cost("engine.tokenization.send_ms", tk.SendMs, MaxDelayMs); err != nil {
 			return err
 		}
 	}
 	if d := e.Detokenization; d != nil {
-		if err := firstErr(notNegative("engine.detokenization.base_us", d.BaseUs),
-			notNegative("engine.detokenization.per_token_us", d.PerTokenUs)); err != nil {
+		if err := firstErr(cost("engine.detokenization.base_us", d.BaseUs, MaxDelayUs),
+			cost("engine.detokenization.per_token_us", d.PerTokenUs, MaxDelayUs/1e4)); err != nil {
 			return err
 		}
 	}
@@ -234,11 +163,11 @@ func validateQuantization(q *Quantization) error {
 		return nil
 	}
 	if q.Weights != "" {
-		if err := oneOf("engine.quantization.weights", q.Weights, "bf16", "fp8", "fp8_block", "nvfp4"); err != nil {
+		if err := oneOf("engine.quantization.weights", q.Weights, weightDtypes...); err != nil {
 			return err
 		}
 	}
-	return oneOf("engine.quantization.kv_cache", q.KVCache, "auto", "bf16", "fp8")
+	return oneOf("engine.quantization.kv_cache", q.KVCache, kvCacheDtypes...)
 }
 
 // versionLike reports whether v is MAJOR.MINOR[.PATCH[suffix]] with numeric
@@ -256,161 +185,41 @@ func versionLike(v string) bool {
 	return true
 }
 
-func (s *Spec) validateDist(field string, d *Dist, min int) error {
-	if d == nil {
-		return errorf(field, "is required for a synthetic source")
-	}
-	switch d.Kind {
-	case "fixed":
-		if d.Min != 0 || d.Max != 0 || d.Mean != 0 || d.Std != 0 {
-			return errorf(field, "kind fixed takes only value (min, max, mean and std belong to uniform, normal, lognormal)")
-		}
-		return atLeast(field+".value", d.Value, min)
-	case "uniform":
-		if d.Value != 0 || d.Mean != 0 || d.Std != 0 {
-			return errorf(field, "kind uniform takes min and max only")
-		}
-		if err := atLeast(field+".min", d.Min, min); err != nil {
-			return err
-		}
-		if d.Max < d.Min {
-			return errorf(field+".max", "must be ≥ min (%d), got %d", d.Min, d.Max)
-		}
-	case "normal", "lognormal":
-		if d.Value != 0 {
-			return errorf(field+".value", "belongs to kind fixed")
-		}
-		if err := positive(field+".mean", d.Mean); err != nil {
-			return err
-		}
-		if d.Min < min {
-			return errorf(field+".min", "must be ≥ %d, got %d (a %s distribution needs min and max to bound it)", min, d.Min, d.Kind)
-		}
-		if !(d.Std >= 0) {
-			return errorf(field+".std", "must be ≥ 0, got %v", d.Std)
-		}
-		if d.Max < d.Min || d.Max < 1 {
-			return errorf(field+".max", "must be ≥ min and ≥ 1, got %d", d.Max)
-		}
-	default:
-		return oneOf(field+".kind", d.Kind, "fixed", "uniform", "normal", "lognormal")
-	}
-	return nil
-}
-
 func (s *Spec) validateTraffic() error {
 	t := &s.Traffic
-	src := &t.Source
-	if err := oneOf("traffic.source.type", src.Type, "mooncake", "azure", "llmservingsim", "synthetic", "sessions"); err != nil {
+	if err := variantOf(sourceUnion, "traffic.source", t.Source.Type); err != nil {
 		return err
 	}
-	if src.Type != "synthetic" && src.Dataset != nil {
-		return errorf("traffic.source.dataset", "belongs to a synthetic source, not %s", src.Type)
-	}
-	if src.Type != "sessions" && (src.NumSessions != 0 || src.Turns != nil) {
-		return errorf("traffic.source", "num_sessions and turns belong to a sessions source, not %s", src.Type)
-	}
-	if src.Type == "sessions" {
-		if src.Path != "" {
-			return errorf("traffic.source.path", "a sessions source reads no file")
-		}
-		if src.NumRequests != 0 {
-			return errorf("traffic.source.num_requests", "a sessions source takes num_sessions and turns")
-		}
-		if err := firstErr(atLeast("traffic.source.num_sessions", src.NumSessions, 1),
-			s.validateDist("traffic.source.turns", src.Turns, 1),
-			s.validateDist("traffic.source.isl", src.ISL, 1),
-			s.validateDist("traffic.source.osl", src.OSL, 0)); err != nil {
-			return err
-		}
-	} else if src.Type == "synthetic" {
-		if src.Path != "" {
-			return errorf("traffic.source.path", "a synthetic source reads no file")
-		}
-		if err := firstErr(atLeast("traffic.source.num_requests", src.NumRequests, 1),
-			s.validateDist("traffic.source.isl", src.ISL, 1),
-			s.validateDist("traffic.source.osl", src.OSL, 0)); err != nil {
-			return err
-		}
-		if d := src.Dataset; d != nil {
-			if err := firstErr(atLeast("traffic.source.dataset.entries", d.Entries, 1),
-				oneOf("traffic.source.dataset.sampling", d.Sampling, "sequential", "random", "shuffle")); err != nil {
-				return err
-			}
-			if d.Entries > MaxDatasetEntries {
-				return errorf("traffic.source.dataset.entries", "must be ≤ %d, got %d", MaxDatasetEntries, d.Entries)
-			}
-		}
-	} else {
-		if src.Path == "" {
-			return errorf("traffic.source.path", "is required for a %s trace", src.Type)
-		}
-		if src.NumRequests != 0 || src.ISL != nil || src.OSL != nil {
-			return errorf("traffic.source", "num_requests, isl and osl belong to a synthetic source; a %s trace has its own", src.Type)
-		}
+	if err := t.Source.Type.validate("traffic.source"); err != nil {
+		return err
 	}
 	l := &t.Load
-	if err := oneOf("traffic.load.mode", l.Mode, "trace", "rate", "concurrency"); err != nil {
+	if err := variantOf(loadUnion, "traffic.load", l.Mode); err != nil {
 		return err
 	}
-	if err := positive("traffic.load.speedup", l.Speedup); err != nil {
-		return err
+	if _, trace := l.Mode.(TraceLoad); trace && t.Source.TracePath() == "" {
+		return errorf("traffic.load.mode", "trace timestamps need a trace source; use rate or concurrency for a %s source", t.Source.Name())
 	}
-	switch l.Mode {
-	case "trace":
-		if src.Type == "synthetic" || src.Type == "sessions" {
-			return errorf("traffic.load.mode", "trace timestamps need a trace source; use rate or concurrency for a %s source", src.Type)
-		}
-	case "rate":
-		if err := firstErr(positive("traffic.load.rate_rps", l.RateRPS),
-			oneOf("traffic.load.arrival", l.Arrival, "poisson", "constant", "gamma")); err != nil {
-			return err
-		}
-		if l.Arrival == "gamma" {
-			if err := positive("traffic.load.cv", l.CV); err != nil {
-				return err
-			}
-			if l.CV < MinGammaCV || l.CV > MaxGammaCV {
-				return errorf("traffic.load.cv", "must be in [%g, %g], got %g (a gamma process's shape is 1/cv²; below %g the arrivals are a constant rate: use arrival: constant)",
-					MinGammaCV, MaxGammaCV, l.CV, MinGammaCV)
-			}
-		}
-	case "concurrency":
-		if err := atLeast("traffic.load.concurrency", l.Concurrency, 1); err != nil {
-			return err
-		}
-		if l.Concurrency > MaxConcurrency {
-			return errorf("traffic.load.concurrency", "must be ≤ %d, got %d", MaxConcurrency, l.Concurrency)
-		}
-	}
-	if l.Mode != "rate" && (l.RateRPS != 0 || l.Arrival != "" || l.CV != 0) {
-		return errorf("traffic.load", "rate_rps, arrival and cv belong to mode rate, not %s", l.Mode)
-	}
-	if l.Mode != "concurrency" && l.Concurrency != 0 {
-		return errorf("traffic.load.concurrency", "belongs to mode concurrency, not %s", l.Mode)
-	}
-	if err := firstErr(notNegative("traffic.load.inter_turn_delay_ms", l.InterTurnDelayMs),
-		notNegative("traffic.load.request_timeout_ms", l.RequestTimeoutMs)); err != nil {
+	if err := firstErr(l.Mode.validate("traffic.load"),
+		cost("traffic.load.inter_turn_delay_ms", l.InterTurnDelayMs, MaxDelayMs),
+		cost("traffic.load.request_timeout_ms", l.RequestTimeoutMs, MaxDelayMs)); err != nil {
 		return err
 	}
 	if o := l.ResponseOverhead; o != nil {
-		if err := firstErr(notNegative("traffic.load.response_overhead.base_ms", o.BaseMs),
-			notNegative("traffic.load.response_overhead.per_output_token_us", o.PerOutputTokenUs),
-			notNegative("traffic.load.response_overhead.jitter_ms", o.JitterMs)); err != nil {
+		if err := firstErr(cost("traffic.load.response_overhead.base_ms", o.BaseMs, MaxDelayMs),
+			cost("traffic.load.response_overhead.per_output_token_us", o.PerOutputTokenUs, MaxDelayUs/1e4),
+			cost("traffic.load.response_overhead.jitter_ms", o.JitterMs, MaxDelayMs)); err != nil {
 			return err
 		}
 	}
 	if err := atLeast("traffic.stop.max_requests", t.Stop.MaxRequests, 0); err != nil {
 		return err
 	}
-	if !(t.Stop.MaxDurationS >= 0) {
-		return errorf("traffic.stop.max_duration_s", "must be ≥ 0, got %v", t.Stop.MaxDurationS)
-	}
-	return nil
+	return cost("traffic.stop.max_duration_s", t.Stop.MaxDurationS, MaxDurationS)
 }
 
 func (s *Spec) validateExecution() error {
-	if s.Execution.Mode != "offline" {
+	if s.Execution.Mode != ExecutionOffline {
 		return errorf("execution.mode", "%s is not supported: the core runs offline replays only", quote(s.Execution.Mode))
 	}
 	return nil
@@ -421,23 +230,22 @@ func (s *Spec) String() string {
 	workers := ""
 	if d := s.Engine.Workers.Disaggregated; d != nil {
 		workers = fmt.Sprintf("P %d×TP%d + D %d×TP%d", d.Prefill.Count, d.Prefill.TP, d.Decode.Count, d.Decode.TP)
-	} else {
-		a := s.Engine.Workers.Aggregated
+	} else if a := s.Engine.Workers.Aggregated; a != nil {
 		workers = fmt.Sprintf("%d×TP%d", a.Count, a.TP)
 	}
-	return fmt.Sprintf("%s on %s, %s, %s load of %s", s.Engine.Model, s.Engine.System, workers, s.Traffic.Load.Mode, s.Traffic.Source.Type)
+	return fmt.Sprintf("%s on %s, %s, %s load of %s", s.Engine.Model, s.Engine.System, workers, s.Traffic.Load.Name(), s.Traffic.Source.Name())
 }
 
 func validatePool(path string, a *Pool) error {
 	if err := firstErr(atLeast(path+".count", a.Count, 1), atLeast(path+".tp", a.TP, 1),
-		oneOf(path+".placement", a.Placement, "round_robin", "least_outstanding")); err != nil {
+		oneOf(path+".placement", a.Placement, placements...)); err != nil {
 		return err
 	}
 	if a.Count > MaxWorkers {
 		return errorf(path+".count", "must be ≤ %d, got %d", MaxWorkers, a.Count)
 	}
-	if a.TP > 8 {
-		return errorf(path+".tp", "must be ≤ 8 (one node), got %d", a.TP)
+	if a.TP > MaxTP {
+		return errorf(path+".tp", "must be ≤ %d (one node), got %d", MaxTP, a.TP)
 	}
 	return nil
 }
@@ -461,56 +269,3 @@ const (
 	MinGammaCV = 1e-3
 	MaxGammaCV = 1e3
 )
-
-// validateMagnitudes refuses huge finite values (see the limits above).
-func (s *Spec) validateMagnitudes() error {
-	type lim struct {
-		field    string
-		v        float64
-		min, max float64
-	}
-	var ls []lim
-	add := func(field string, v, min, max float64) { ls = append(ls, lim{field, v, min, max}) }
-	opt := func(field string, p *float64, max float64) {
-		if p != nil {
-			add(field, *p, 0, max)
-		}
-	}
-	e, l := &s.Engine, &s.Traffic.Load
-	opt("engine.perf.base_ms", e.Perf.BaseMs, MaxDelayMs)
-	opt("engine.perf.per_prefill_token_ms", e.Perf.PerPrefillTokenMs, MaxDelayMs/1e4)
-	opt("engine.perf.per_decode_seq_ms", e.Perf.PerDecodeSeqMs, MaxDelayMs/1e4)
-	opt("engine.perf.pass_overhead_us", e.Perf.PassOverheadUs, MaxDelayUs)
-	opt("engine.perf.per_sequence_overhead_us", e.Perf.PerSequenceOverheadUs, MaxDelayUs/1e4)
-	opt("engine.perf.layer_latency_us", e.Perf.LayerLatencyUs, MaxDelayUs/1e4)
-	if t := e.Tokenization; t != nil {
-		add("engine.tokenization.send_ms", t.SendMs, 0, MaxDelayMs)
-	}
-	if d := e.Detokenization; d != nil {
-		add("engine.detokenization.base_us", d.BaseUs, 0, MaxDelayUs)
-		add("engine.detokenization.per_token_us", d.PerTokenUs, 0, MaxDelayUs/1e4)
-	}
-	if d := e.Workers.Disaggregated; d != nil {
-		add("engine.workers.disaggregated.kv_transfer.bandwidth_gb_per_s", d.KVTransfer.BandwidthGBPerS, MinBandwidthGBPerS, 1e9)
-		add("engine.workers.disaggregated.kv_transfer.latency_ms", d.KVTransfer.LatencyMs, 0, MaxDelayMs)
-		add("engine.workers.disaggregated.kv_transfer.kv_bytes_per_token", float64(d.KVTransfer.KVBytesPerToken), 0, MaxKVBytesPerToken)
-	}
-	if o := l.ResponseOverhead; o != nil {
-		add("traffic.load.response_overhead.base_ms", o.BaseMs, 0, MaxDelayMs)
-		add("traffic.load.response_overhead.per_output_token_us", o.PerOutputTokenUs, 0, MaxDelayUs/1e4)
-		add("traffic.load.response_overhead.jitter_ms", o.JitterMs, 0, MaxDelayMs)
-	}
-	add("traffic.load.inter_turn_delay_ms", l.InterTurnDelayMs, 0, MaxDelayMs)
-	add("traffic.load.request_timeout_ms", l.RequestTimeoutMs, 0, MaxDelayMs)
-	add("traffic.load.speedup", l.Speedup, MinSpeedup, 1e12)
-	if l.Mode == "rate" {
-		add("traffic.load.rate_rps", l.RateRPS, MinRateRPS, 1e9)
-	}
-	add("traffic.stop.max_duration_s", s.Traffic.Stop.MaxDurationS, 0, MaxDurationS)
-	for _, x := range ls {
-		if x.v < x.min || x.v > x.max {
-			return errorf(x.field, "must be in [%g, %g], got %g (the virtual clock is int64 ns)", x.min, x.max, x.v)
-		}
-	}
-	return nil
-}

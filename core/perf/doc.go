@@ -7,16 +7,16 @@
 //
 //  1. perf.go: Batch, Chunk and the Model interface (ns, at least 1, the
 //     pass as formed at pass start). The engine consumes Model. Also the
-//     engine step's CPU cost both sources charge (OverheadNs,
-//     DefaultPassOverheadUs, DefaultSequenceOverheadUs).
+//     engine step's CPU cost both sources charge (OverheadNs).
 //  2. linear.go: Linear, base + per prompt token + per decoding request
 //     ("linear"; the worked examples in ../shared/notes/worked-examples.md).
 //  3. roofline.go: Roofline ("roofline-v2"), a dense decoder priced op by op
 //     as max(FLOPs / (peak · e_c), bytes / (HBM bandwidth · e_m)) plus a
 //     fixed kernel latency per layer; the
 //     formulas with units are on gemmSeconds, contextAttentionSeconds,
-//     generationAttentionSeconds and the Roofline type. DefaultRooflineParams
-//     documents the defaults.
+//     generationAttentionSeconds and the Roofline type. The parameters have
+//     no defaults here: the spec's defaults (core/config/defaults.go) reach
+//     the models through the replay.
 //  4. memory.go: PlanMemory and KVCapacityBlocks, vLLM's KV budget
 //     (utilization × HBM − weights − activations − NCCL − reserve).
 //  5. aic/ (sub-package): the measured source ("aic-v1"), pass times from

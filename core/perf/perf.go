@@ -46,33 +46,14 @@ func (b *Batch) Tokens() int { return b.PrefillTokens() + len(b.DecodeKVLens) }
 // chunk and every decode.
 func (b *Batch) Sequences() int { return len(b.Prefill) + len(b.DecodeKVLens) }
 
-// DefaultPassOverheadUs is the per-pass cost outside the kernels (vLLM v1
-// engine step: schedule, prepare inputs, sample, return outputs), µs, used
-// when engine.perf.pass_overhead_us is not given. One global constant, on the
-// order vLLM's own step profiles show for a CUDA-graph decode step, chosen on
-// the dev silicon rows (docs/accuracy.md, "The perf defaults" gives the
-// measurement). Both perf sources price the same engine step, so both use it;
-// aic's tables time kernels only.
-const DefaultPassOverheadUs = 1000.0
-
-// DefaultSequenceOverheadUs is the per-sequence part of the pass overhead, µs
-// per request scheduled in the pass (perf.OverheadNs), used when
-// engine.perf.per_sequence_overhead_us is not given. vLLM's step builds
-// inputs, samples and processes outputs request by request, so its CPU time
-// grows with the batch: on the dev silicon rows the TPOT gap between the
-// measurements and the kernel sum grew by a fixed amount per concurrent
-// request at every TP and not with the KV length, which no kernel table
-// explains. docs/accuracy.md ("The per-sequence overhead", "The perf
-// defaults") gives the measurement and the grid that chose 40 µs. Both perf
-// sources use it.
-const DefaultSequenceOverheadUs = 40.0
-
 // OverheadNs is the CPU-side cost of a pass outside the kernels, ns:
 //
 //	fixedNs + perSeqNs × sequences
 //
 // vLLM's engine step prepares inputs, samples and hands outputs back once per
-// pass and once per scheduled request; both perf sources charge it this way.
+// pass and once per scheduled request; both perf sources charge it this way
+// (the spec's pass_overhead_us and per_sequence_overhead_us; their defaults
+// are in core/config/defaults.go).
 func OverheadNs(fixedNs, perSeqNs float64, b *Batch) float64 {
 	return fixedNs + perSeqNs*float64(b.Sequences())
 }

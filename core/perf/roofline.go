@@ -12,7 +12,9 @@ import (
 // formula below changes (STYLE.md §1.3).
 const RooflineName = "roofline-v2"
 
-// RooflineParams are the knobs that calibration fits.
+// RooflineParams are the knobs that calibration fits. Every field must be
+// given: the spec's values and their defaults (core/config/defaults.go) reach
+// NewRoofline through the replay.
 type RooflineParams struct {
 	// ComputeEfficiency is the fraction of the peak tensor-core FLOP/s that
 	// GEMMs and attention reach, in (0, 1].
@@ -36,39 +38,12 @@ type RooflineParams struct {
 	LayerLatencyUs float64
 }
 
-// DefaultRooflineParams are starting values for an H100/H200-class node
-// running vLLM with CUDA graphs; calibration replaces them.
-//
-//   - ComputeEfficiency 0.7: large bf16 GEMMs reach about 0.8 of peak in the
-//     h200_sxm tables (n = 6144, k = 4096, m = 8192: 0.507 ms against a 0.417 ms
-//     roofline) while flash attention and fp8 GEMMs reach less, about 0.5–0.7.
-//   - MemoryEfficiency 0.8: the gpu.mem_bw_empirical_scaling_factor of every
-//     AIConfigurator system file.
-//   - PassOverheadUs 1000 and SequenceOverheadUs 40: the vLLM engine step's
-//     CPU cost, the same for every perf source (DefaultPassOverheadUs,
-//     DefaultSequenceOverheadUs).
-//   - AllReduceLatencyUs 5: the h200_sxm custom all-reduce table gives
-//     0.0044 ms for 128 elements on 2 GPUs (CUDA graph), a latency-only
-//     message.
-//   - LayerLatencyUs 40: in the measured kernel tables a one-request decode
-//     (vLLM 0.14.0 tables; h100_sxm Qwen3-32B and h200_sxm Llama-3.1-8B,
-//     TP 1–8) sits above this roofline, per layer, by 12.1–14.0 µs for
-//     decode attention and 12.0–15.0 µs for the norms and activation, and by
-//     2–14 µs for the four GEMMs where their weights are small (large weights
-//     stream faster than 0.8 of HBM): 30–40 µs per layer. Printed by
-//     AIC_LAYER_LATENCY=1 go test ./core/perf/aic -run PrintLayerLatency -v;
-//     the value within that range was chosen on the dev silicon rows
-//     (docs/accuracy.md, "The perf defaults").
-func DefaultRooflineParams() RooflineParams {
-	return RooflineParams{
-		ComputeEfficiency:  0.7,
-		MemoryEfficiency:   0.8,
-		PassOverheadUs:     DefaultPassOverheadUs,
-		SequenceOverheadUs: DefaultSequenceOverheadUs,
-		AllReduceLatencyUs: 5,
-		LayerLatencyUs:     40,
-	}
-}
+// CustomAllReduceLatencyUs is the fixed latency of one TP all-reduce in vLLM's
+// CUDA-graph custom all-reduce, µs: the h200_sxm custom all-reduce table gives
+// 0.0044 ms for 128 elements on 2 GPUs, a latency-only message. The replay
+// sets RooflineParams.AllReduceLatencyUs to it (it is a property of the
+// kernel, not a spec field).
+const CustomAllReduceLatencyUs = 5.0
 
 // Validate checks the ranges documented on each field; the error names the
 // field and the value.
@@ -100,8 +75,8 @@ type RooflineOptions struct {
 	WeightDtype model.Dtype
 	// KVDtype is the KV cache format, bfloat16 or fp8; "" means bfloat16.
 	KVDtype model.Dtype
-	// Params are the efficiencies and overheads; the zero value means
-	// DefaultRooflineParams.
+	// Params are the efficiencies and overheads (Validate's ranges; the zero
+	// value is refused: efficiencies must be > 0).
 	Params RooflineParams
 	// OverlapCPU runs the engine step's CPU work beside the kernels instead
 	// of after them (vLLM async scheduling; Breakdown.PassNs).
@@ -181,9 +156,6 @@ func NewRoofline(arch *model.Arch, sys *hardware.System, opt RooflineOptions) (*
 		return nil, fmt.Errorf("perf: roofline: %w", err)
 	}
 	p := opt.Params
-	if p == (RooflineParams{}) {
-		p = DefaultRooflineParams()
-	}
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}

@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/aisimulate/aisimulate/core/config"
 	"github.com/aisimulate/aisimulate/core/hardware"
 	"github.com/aisimulate/aisimulate/core/model"
 	"github.com/stretchr/testify/assert"
@@ -16,6 +17,14 @@ import (
 func tinyArch() *model.Arch {
 	return &model.Arch{Name: "tiny", Architecture: "LlamaForCausalLM", Layers: 1, Hidden: 4, Heads: 2,
 		KVHeads: 1, HeadDim: 2, Intermediate: 8, Vocab: 16, MaxPositionEmbeddings: 64, WeightDtype: model.BF16}
+}
+
+// specDefaults are the parameters a spec runs with when engine.perf gives
+// none (core/config/defaults.go), as the replay builds them.
+func specDefaults() RooflineParams {
+	return RooflineParams{ComputeEfficiency: config.DefaultComputeEfficiency, MemoryEfficiency: config.DefaultMemoryEfficiency,
+		PassOverheadUs: config.DefaultPassOverheadUs, SequenceOverheadUs: config.DefaultPerSequenceOverheadUs,
+		LayerLatencyUs: config.DefaultLayerLatencyUs, AllReduceLatencyUs: CustomAllReduceLatencyUs}
 }
 
 // exactParams removes efficiencies and overheads: time = max(F/P, B/W).
@@ -200,15 +209,18 @@ func TestRooflineAllReduceByHand(t *testing.T) {
 }
 
 func TestRooflineEmptyPassAndName(t *testing.T) {
-	r, err := NewRoofline(tinyArch(), toySystem(), RooflineOptions{TP: 1})
+	r, err := NewRoofline(tinyArch(), toySystem(), RooflineOptions{TP: 1, Params: specDefaults()})
 	require.NoError(t, err)
 	assert.Equal(t, "roofline-v2", r.Name())
-	// Zero Params → defaults: an empty pass costs the 1,000 µs overhead (no
-	// sequence, no layer runs).
+	// At the spec's defaults an empty pass costs the 1,000 µs pass overhead
+	// (no sequence, no layer runs).
 	assert.Equal(t, int64(1_000_000), r.PassTime(&Batch{}))
 	r0, err := NewRoofline(tinyArch(), toySystem(), RooflineOptions{TP: 1, Params: exactParams})
 	require.NoError(t, err)
 	assert.Equal(t, int64(1), r0.PassTime(&Batch{}))
+	// No parameter has a default here: zero params are refused.
+	_, err = NewRoofline(tinyArch(), toySystem(), RooflineOptions{TP: 1})
+	assert.ErrorContains(t, err, "compute_efficiency = 0")
 }
 
 // randomBatch draws 0–4 chunks and 0–64 decodes.
@@ -240,9 +252,9 @@ func TestRooflineMonotone(t *testing.T) {
 		sys  *hardware.System
 		opt  RooflineOptions
 	}{
-		{"qwen3-32b h100 tp1", q32, h100, RooflineOptions{TP: 1}},
-		{"qwen3-32b h100 tp4 fp8", q32, h100, RooflineOptions{TP: 4, WeightDtype: model.FP8, KVDtype: model.FP8}},
-		{"tiny toy tp2", tinyArch(), toySystem(), RooflineOptions{TP: 2}},
+		{"qwen3-32b h100 tp1", q32, h100, RooflineOptions{Params: specDefaults(), TP: 1}},
+		{"qwen3-32b h100 tp4 fp8", q32, h100, RooflineOptions{Params: specDefaults(), TP: 4, WeightDtype: model.FP8, KVDtype: model.FP8}},
+		{"tiny toy tp2", tinyArch(), toySystem(), RooflineOptions{Params: specDefaults(), TP: 2}},
 	}
 	mutations := []struct {
 		name  string
@@ -308,9 +320,9 @@ func TestRooflineTP2FasterForLargePrefill(t *testing.T) {
 	q32 := builtinArch(t, "Qwen/Qwen3-32B")
 	h100 := builtinSystem(t, "h100_sxm")
 	b := Batch{Prefill: []Chunk{{NewTokens: 8192}}, Samplers: 1}
-	r1, err := NewRoofline(q32, h100, RooflineOptions{TP: 1})
+	r1, err := NewRoofline(q32, h100, RooflineOptions{Params: specDefaults(), TP: 1})
 	require.NoError(t, err)
-	r2, err := NewRoofline(q32, h100, RooflineOptions{TP: 2})
+	r2, err := NewRoofline(q32, h100, RooflineOptions{Params: specDefaults(), TP: 2})
 	require.NoError(t, err)
 	t1, t2 := r1.PassTime(&b), r2.PassTime(&b)
 	// Compute bound: ≈ 2·8192·31.2e9 FLOP / (989e12·0.7) ≈ 0.74 s at TP 1;
@@ -328,7 +340,7 @@ func TestRooflineTP2FasterForLargePrefill(t *testing.T) {
 func TestRooflineQwen3_32BDecodeSanity(t *testing.T) {
 	q32 := builtinArch(t, "Qwen/Qwen3-32B")
 	h100 := builtinSystem(t, "h100_sxm")
-	r, err := NewRoofline(q32, h100, RooflineOptions{TP: 2})
+	r, err := NewRoofline(q32, h100, RooflineOptions{Params: specDefaults(), TP: 2})
 	require.NoError(t, err)
 	b := Batch{DecodeKVLens: []int{1000}, Samplers: 1}
 	ns := r.PassTime(&b)
@@ -342,9 +354,9 @@ func TestRooflineQwen3_32BDecodeSanity(t *testing.T) {
 func TestRooflineDtypes(t *testing.T) {
 	q32 := builtinArch(t, "Qwen/Qwen3-32B")
 	h100 := builtinSystem(t, "h100_sxm")
-	bf16, err := NewRoofline(q32, h100, RooflineOptions{TP: 1})
+	bf16, err := NewRoofline(q32, h100, RooflineOptions{Params: specDefaults(), TP: 1})
 	require.NoError(t, err)
-	fp8, err := NewRoofline(q32, h100, RooflineOptions{TP: 1, WeightDtype: model.FP8Block, KVDtype: model.FP8})
+	fp8, err := NewRoofline(q32, h100, RooflineOptions{Params: specDefaults(), TP: 1, WeightDtype: model.FP8Block, KVDtype: model.FP8})
 	require.NoError(t, err)
 	for _, b := range []Batch{
 		{DecodeKVLens: []int{4000, 4000, 4000, 4000}, Samplers: 4},
@@ -373,16 +385,16 @@ func TestNewRooflineErrors(t *testing.T) {
 		opt  RooflineOptions
 		want string
 	}{
-		{"nil arch", nil, h100, RooflineOptions{TP: 1}, "needs a model"},
-		{"tp 0", q32, h100, RooflineOptions{}, "out of range"},
-		{"tp 3", q32, h100, RooflineOptions{TP: 3}, "does not divide"},
-		{"weight dtype", q32, h100, RooflineOptions{TP: 1, WeightDtype: "int4"}, `"int4"`},
-		{"kv dtype", q32, h100, RooflineOptions{TP: 1, KVDtype: model.FP8Block}, "kv dtype"},
+		{"nil arch", nil, h100, RooflineOptions{Params: specDefaults(), TP: 1}, "needs a model"},
+		{"tp 0", q32, h100, RooflineOptions{Params: specDefaults()}, "out of range"},
+		{"tp 3", q32, h100, RooflineOptions{Params: specDefaults(), TP: 3}, "does not divide"},
+		{"weight dtype", q32, h100, RooflineOptions{Params: specDefaults(), TP: 1, WeightDtype: "int4"}, `"int4"`},
+		{"kv dtype", q32, h100, RooflineOptions{Params: specDefaults(), TP: 1, KVDtype: model.FP8Block}, "kv dtype"},
 		{"efficiency", q32, h100, RooflineOptions{TP: 1, Params: RooflineParams{ComputeEfficiency: 1.2, MemoryEfficiency: 1}}, "compute_efficiency = 1.2"},
 		{"memory efficiency", q32, h100, RooflineOptions{TP: 1, Params: RooflineParams{ComputeEfficiency: 1}}, "memory_efficiency = 0"},
 		{"overhead", q32, h100, RooflineOptions{TP: 1, Params: RooflineParams{ComputeEfficiency: 1, MemoryEfficiency: 1, PassOverheadUs: -1}}, "pass_overhead_us = -1"},
-		{"system", q32, &noBW, RooflineOptions{TP: 1}, "MemBW"},
-		{"tp beyond node", q32, &small, RooflineOptions{TP: 4}, "exceeds the 2 GPUs"},
+		{"system", q32, &noBW, RooflineOptions{Params: specDefaults(), TP: 1}, "MemBW"},
+		{"tp beyond node", q32, &small, RooflineOptions{Params: specDefaults(), TP: 4}, "exceeds the 2 GPUs"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -403,7 +415,7 @@ func mixedBatch() Batch {
 }
 
 func TestRooflinePassTimeDoesNotAllocate(t *testing.T) {
-	r, err := NewRoofline(builtinArch(t, "Qwen/Qwen3-32B"), builtinSystem(t, "h100_sxm"), RooflineOptions{TP: 2})
+	r, err := NewRoofline(builtinArch(t, "Qwen/Qwen3-32B"), builtinSystem(t, "h100_sxm"), RooflineOptions{Params: specDefaults(), TP: 2})
 	require.NoError(t, err)
 	b := mixedBatch()
 	var sink int64
@@ -413,7 +425,7 @@ func TestRooflinePassTimeDoesNotAllocate(t *testing.T) {
 }
 
 func BenchmarkRooflinePassTime(b *testing.B) {
-	r, err := NewRoofline(builtinArch(b, "Qwen/Qwen3-32B"), builtinSystem(b, "h100_sxm"), RooflineOptions{TP: 2})
+	r, err := NewRoofline(builtinArch(b, "Qwen/Qwen3-32B"), builtinSystem(b, "h100_sxm"), RooflineOptions{Params: specDefaults(), TP: 2})
 	require.NoError(b, err)
 	batch := mixedBatch()
 	b.ReportAllocs()
@@ -437,7 +449,7 @@ func BenchmarkRooflinePassTime(b *testing.B) {
 func TestRooflineNVFP4(t *testing.T) {
 	l70 := builtinArch(t, "meta-llama/Llama-3.1-70B-Instruct")
 	b200 := builtinSystem(t, "b200_sxm")
-	p := DefaultRooflineParams()
+	p := specDefaults()
 	fp4, err := NewRoofline(l70, b200, RooflineOptions{TP: 1, WeightDtype: model.NVFP4, KVDtype: model.FP8, Params: p})
 	require.NoError(t, err)
 	bf16, err := NewRoofline(l70, b200, RooflineOptions{TP: 1, Params: p})
@@ -467,9 +479,9 @@ func TestPassNsOverlapCPU(t *testing.T) {
 	// the roofline with OverlapCPU prices a pass at max(kernels, CPU)
 	q32 := builtinArch(t, "Qwen/Qwen3-32B")
 	h100 := builtinSystem(t, "h100_sxm")
-	serial, err := NewRoofline(q32, h100, RooflineOptions{TP: 2})
+	serial, err := NewRoofline(q32, h100, RooflineOptions{TP: 2, Params: specDefaults()})
 	require.NoError(t, err)
-	overlap, err := NewRoofline(q32, h100, RooflineOptions{TP: 2, OverlapCPU: true})
+	overlap, err := NewRoofline(q32, h100, RooflineOptions{TP: 2, Params: specDefaults(), OverlapCPU: true})
 	require.NoError(t, err)
 	pass := Batch{DecodeKVLens: make([]int, 64), Samplers: 64}
 	bd := serial.Breakdown(&pass)

@@ -70,8 +70,8 @@ func buildDeployment(s *config.Spec) (*deployment, error) {
 		}
 	}
 	kvDtype := arch.KVDtype
-	if kvName != "auto" || kvDtype == "" {
-		if kvName == "auto" {
+	if kvName != config.DtypeAuto || kvDtype == "" {
+		if kvName == config.DtypeAuto {
 			kvName = string(model.BF16)
 		}
 		if kvDtype, err = model.ParseDtype(kvName); err != nil {
@@ -118,33 +118,30 @@ func (d *deployment) buildPool(s *config.Spec, pl *pool) error {
 	if err := arch.Validate(pl.tp); err != nil {
 		return cfgErr(pl.field+".tp", err)
 	}
-	// The engine step's CPU cost is the same whichever source prices the kernels.
-	passUs := valueOr(e.Perf.PassOverheadUs, perf.DefaultPassOverheadUs)
-	seqUs := valueOr(e.Perf.PerSequenceOverheadUs, perf.DefaultSequenceOverheadUs)
-	switch e.Perf.Source {
-	case "aic":
-		m, err := aic.New(arch, sys, aic.Options{Database: e.Perf.Database, Backend: e.Backend,
-			Version: e.Perf.BackendVersion, TP: pl.tp, WeightDtype: arch.WeightDtype, KVDtype: kvDtype,
-			MaxTokens: e.Scheduler.MaxNumBatchedTokens, PassOverheadUs: passUs, SequenceOverheadUs: seqUs,
+	switch p := e.Perf.Source.(type) {
+	case config.AICPerf:
+		m, err := aic.New(arch, sys, aic.Options{Database: p.Database, Backend: e.Backend,
+			Version: p.BackendVersion, TP: pl.tp, WeightDtype: arch.WeightDtype, KVDtype: kvDtype,
+			MaxTokens: e.Scheduler.MaxNumBatchedTokens, PassOverheadUs: p.PassOverheadUs, SequenceOverheadUs: p.PerSequenceOverheadUs,
 			OverlapCPU: e.Scheduler.AsyncScheduling})
 		if err != nil {
 			return cfgErr("engine.perf", err)
 		}
 		pl.perf = m
-	case "linear":
-		pl.perf = &perf.Linear{BaseMs: *e.Perf.BaseMs, PerPrefillTokenMs: *e.Perf.PerPrefillTokenMs, PerDecodeSeqMs: *e.Perf.PerDecodeSeqMs}
-	case "roofline":
-		p := perf.DefaultRooflineParams()
-		p.ComputeEfficiency = valueOr(e.Perf.ComputeEfficiency, p.ComputeEfficiency)
-		p.MemoryEfficiency = valueOr(e.Perf.MemoryEfficiency, p.MemoryEfficiency)
-		p.LayerLatencyUs = valueOr(e.Perf.LayerLatencyUs, p.LayerLatencyUs)
-		p.PassOverheadUs, p.SequenceOverheadUs = passUs, seqUs
-		rl, err := perf.NewRoofline(arch, sys, perf.RooflineOptions{TP: pl.tp, WeightDtype: arch.WeightDtype, KVDtype: kvDtype, Params: p,
+	case config.LinearPerf:
+		pl.perf = &perf.Linear{BaseMs: p.BaseMs, PerPrefillTokenMs: p.PerPrefillTokenMs, PerDecodeSeqMs: p.PerDecodeSeqMs}
+	case config.RooflinePerf:
+		params := perf.RooflineParams{ComputeEfficiency: p.ComputeEfficiency, MemoryEfficiency: p.MemoryEfficiency,
+			PassOverheadUs: p.PassOverheadUs, SequenceOverheadUs: p.PerSequenceOverheadUs,
+			LayerLatencyUs: p.LayerLatencyUs, AllReduceLatencyUs: perf.CustomAllReduceLatencyUs}
+		rl, err := perf.NewRoofline(arch, sys, perf.RooflineOptions{TP: pl.tp, WeightDtype: arch.WeightDtype, KVDtype: kvDtype, Params: params,
 			OverlapCPU: e.Scheduler.AsyncScheduling})
 		if err != nil {
 			return cfgErr("engine.perf", err)
 		}
 		pl.perf = rl
+	default:
+		panic(fmt.Sprintf("replay: engine.perf source %T has no builder", p))
 	}
 
 	sc := &e.Scheduler
@@ -264,11 +261,3 @@ func (d *deployment) metadata(s *config.Spec, m *sim) map[string]any {
 
 // Version of the simulation core, reported in metadata.
 const Version = "0.1.0"
-
-// valueOr is *v when the spec gives v, else def.
-func valueOr(v *float64, def float64) float64 {
-	if v != nil {
-		return *v
-	}
-	return def
-}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -81,4 +82,16 @@ func writeRaw(t *testing.T, text string) string {
 	path := filepath.Join(t.TempDir(), "trace.jsonl")
 	require.NoError(t, os.WriteFile(path, []byte(text), 0o644))
 	return path
+}
+
+// sharedAIC is ../shared/data/aic beside the checkout (model configs and the
+// perf tables); the test is skipped when its tables are absent.
+func sharedAIC(t *testing.T) string {
+	t.Helper()
+	_, file, _, _ := runtime.Caller(0)
+	shared := filepath.Join(filepath.Dir(file), "..", "..", "..", "shared", "data", "aic")
+	if _, err := os.Stat(filepath.Join(shared, "systems", "data")); err != nil {
+		t.Skip("shared perf tables not found")
+	}
+	return shared
 }

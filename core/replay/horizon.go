@@ -43,7 +43,7 @@ func (m *sim) horizonError(t int64, kind uint8, idx int32) error {
 	case evTurnSend:
 		r := &m.flights[idx].req
 		if r.HasDelay {
-			return &workload.DataError{File: m.spec.Traffic.Source.Path, Line: r.Line, Field: "delay",
+			return &workload.DataError{File: m.spec.Traffic.Source.TracePath(), Line: r.Line, Field: "delay",
 				Msg: fmt.Sprintf("session %d's turn %d would be sent at %s, past the end of the virtual clock (2^60 ns, %.1f years)",
 					r.SessionID, r.Turn, human(t), clock.Years(clock.Horizon))}
 		}
@@ -52,7 +52,7 @@ func (m *sim) horizonError(t int64, kind uint8, idx int32) error {
 		field, what = "engine.workers.disaggregated.kv_transfer", fmt.Sprintf("a KV transfer lasts %s", human(t-m.now))
 	default: // evSend: the next open-loop arrival
 		field, what = "traffic.load", fmt.Sprintf("the next request is sent at %s", human(t))
-		if m.tr.mode == "rate" {
+		if m.tr.mode == config.LoadRate {
 			field = "traffic.load.rate_rps"
 		}
 	}

@@ -129,15 +129,18 @@ func (q *outQueue) pop() []output {
 	return outs
 }
 
-// Run replays a decoded spec and returns its report. Errors: *config.Error for a
-// spec the core cannot build (with the field), *workload.DataError for bad
-// workload data (file and line), other errors for simulation failures.
-func Run(s *config.Spec, opts ...Option) (*report.Report, error) {
-	m, err := prepare(s, opts)
+// Run replays a spec (decoded, or built in Go with every field given) and
+// returns its report. spec is not changed: the options apply to Run's own
+// copy. Errors: *config.Error for a spec the core cannot build (with the
+// field), *workload.DataError for bad workload data (file and line), other
+// errors for simulation failures.
+func Run(spec *config.Spec, opts ...Option) (*report.Report, error) {
+	m, err := prepare(spec, opts)
 	if err != nil {
 		return nil, err
 	}
 	defer m.tr.close()
+	s := m.spec
 	// Growing the records slice copied every record log2(n) times (a sixth of a
 	// large closed loop's time); size it once when the count is known.
 	if n := expectedRequests(s); n > 0 {
@@ -152,8 +155,8 @@ func Run(s *config.Spec, opts ...Option) (*report.Report, error) {
 	if err := m.checkEnd(); err != nil {
 		return nil, err
 	}
-	if len(m.records) == 0 && s.Traffic.Source.Path != "" && m.tr.feed.Rows() == 0 {
-		return nil, &workload.DataError{File: s.Traffic.Source.Path, Msg: "the trace has no requests"}
+	if file := s.Traffic.Source.TracePath(); len(m.records) == 0 && file != "" && m.tr.feed.Rows() == 0 {
+		return nil, &workload.DataError{File: file, Msg: "the trace has no requests"}
 	}
 	return &report.Report{
 		Metadata: m.dep.metadata(s, m),
@@ -167,19 +170,22 @@ func Run(s *config.Spec, opts ...Option) (*report.Report, error) {
 // the spec, build the model, GPU system, perf model and KV capacity of every
 // pool, the client path, and open the workload — and returns the deployment's
 // metadata as Run would report it before any request (zero busy time and KV
-// counters), or the first error, with Run's error types. It simulates nothing.
-func Check(s *config.Spec, opts ...Option) (map[string]any, error) {
-	m, err := prepare(s, opts)
+// counters), or the first error, with Run's error types. It simulates nothing
+// and, like Run, leaves spec unchanged.
+func Check(spec *config.Spec, opts ...Option) (map[string]any, error) {
+	m, err := prepare(spec, opts)
 	if err != nil {
 		return nil, err
 	}
 	m.tr.close()
-	return m.dep.metadata(s, m), nil
+	return m.dep.metadata(m.spec, m), nil
 }
 
-// prepare builds a replay's state from its spec: deployment, client path,
-// traffic and workers. The caller closes m.tr.
-func prepare(s *config.Spec, opts []Option) (*sim, error) {
+// prepare builds a replay's state from a copy of spec with the options
+// applied (m.spec): deployment, client path, traffic and workers. The caller
+// closes m.tr.
+func prepare(spec *config.Spec, opts []Option) (*sim, error) {
+	s := spec.Clone()
 	o := runOptions{spec: s}
 	for _, opt := range opts {
 		opt(&o)
@@ -191,11 +197,8 @@ func prepare(s *config.Spec, opts []Option) (*sim, error) {
 	if err != nil {
 		return nil, err
 	}
-	path, err := clientPath(s)
-	if err != nil {
-		return nil, err
-	}
-	tr, err := openTraffic(s, dep.pools[0].cfg.BlockSize)
+	path := clientPath(s)
+	tr, err := openTraffic(s)
 	if err != nil {
 		return nil, err
 	}
@@ -238,7 +241,7 @@ func prepare(s *config.Spec, opts []Option) (*sim, error) {
 // start schedules the first sends: the first request of an open loop, or one
 // request per closed-loop client at time 0.
 func (m *sim) start() error {
-	if m.tr.mode == "concurrency" {
+	if m.tr.mode == config.LoadConcurrency {
 		// Every client sends at 0, in client order; a client that finds the
 		// workload exhausted stays idle, so the loop stops at the first one.
 		for c := 0; c < m.tr.concurrency && !m.tr.done; c++ {
@@ -617,7 +620,7 @@ func (m *sim) checkEnd() error {
 // says (a synthetic count, or stop.max_requests), else 0. Only a capacity hint.
 func expectedRequests(s *config.Spec) int {
 	n := 0
-	if src := s.Traffic.Source; src.Type == "synthetic" {
+	if src, ok := s.Traffic.Source.Type.(config.SyntheticSource); ok {
 		n = src.NumRequests
 	}
 	if m := s.Traffic.Stop.MaxRequests; m > 0 && (n == 0 || m < n) {

@@ -6,8 +6,9 @@ import (
 )
 
 // Option changes one Run: its spec (for Go users who build a replay without
-// YAML; applied before validation, so a bad value is a *config.Error) or what
-// the run records and reports (WithTimeline).
+// YAML; applied to Run's own copy, never the caller's, before validation, so
+// a bad value is a *config.Error) or what the run records and reports
+// (WithTimeline).
 type Option func(*runOptions)
 
 // runOptions is what the Options of one Run set.
@@ -48,7 +49,7 @@ func WithInterTurnDelay(ms float64) Option {
 }
 
 // clientPath converts the spec's client-path blocks into ns costs.
-func clientPath(s *config.Spec) (client.Path, error) {
+func clientPath(s *config.Spec) client.Path {
 	c := client.Costs{InterTurnDelayMs: s.Traffic.Load.InterTurnDelayMs, RequestTimeoutMs: s.Traffic.Load.RequestTimeoutMs}
 	if t := s.Engine.Tokenization; t != nil {
 		c.SendMs = t.SendMs
@@ -60,11 +61,7 @@ func clientPath(s *config.Spec) (client.Path, error) {
 		c.OverheadBaseMs, c.OverheadPerOutputTokenUs = o.BaseMs, o.PerOutputTokenUs
 		c.OverheadJitterMs, c.OverheadSerial = o.JitterMs, o.Serial
 	}
-	p, err := client.NewPath(c)
-	if err != nil {
-		return p, &config.Error{Field: "client path", Msg: err.Error()}
-	}
-	return p, nil
+	return client.NewPath(c)
 }
 
 // WithRequestTimeout sets traffic.load.request_timeout_ms (0 = never).

@@ -1,9 +1,7 @@
 package replay
 
 import (
-	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 
@@ -18,11 +16,7 @@ import (
 // the metadata, and the KV capacity follows the chosen KV dtype (fp8 holds
 // twice the tokens of bf16 in the same budget, ± one block of rounding).
 func TestBuildAICDeployment(t *testing.T) {
-	_, file, _, _ := runtime.Caller(0)
-	shared := filepath.Join(filepath.Dir(file), "..", "..", "..", "shared", "data", "aic")
-	if _, err := os.Stat(filepath.Join(shared, "systems", "data")); err != nil {
-		t.Skip("shared perf tables not found")
-	}
+	shared := sharedAIC(t)
 	build := func(kv string) *deployment {
 		s, err := config.DecodeYAML([]byte(specYAML(shared, kv)))
 		require.NoError(t, err)

@@ -1,6 +1,9 @@
 package replay
 
-import "github.com/aisimulate/aisimulate/core/engine"
+import (
+	"github.com/aisimulate/aisimulate/core/config"
+	"github.com/aisimulate/aisimulate/core/engine"
+)
 
 // poolRT is a pool at run time: its workers (global ids first … first+count−1)
 // and placement state.
@@ -21,7 +24,8 @@ type poolRT struct {
 // round_robin cycles; least_outstanding takes the worker with the fewest
 // requests on it (waiting, running, or handed off to it), the lowest id on ties.
 func (p *poolRT) place() int {
-	if p.placement == "least_outstanding" {
+	switch p.placement {
+	case config.PlacementLeastOutstanding:
 		best, load := 0, p.load(0)
 		for i := 1; i < len(p.workers); i++ {
 			if l := p.load(i); l < load {
@@ -29,10 +33,12 @@ func (p *poolRT) place() int {
 			}
 		}
 		return p.first + best
+	case config.PlacementRoundRobin:
+		w := p.rr
+		p.rr = (p.rr + 1) % len(p.workers)
+		return p.first + w
 	}
-	w := p.rr
-	p.rr = (p.rr + 1) % len(p.workers)
-	return p.first + w
+	panic("replay: placement " + p.placement + " has no policy")
 }
 
 func (p *poolRT) load(i int) int {

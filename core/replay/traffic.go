@@ -18,7 +18,7 @@ import (
 type traffic struct {
 	feed        *client.Feed
 	closer      io.Closer
-	mode        string                 // "trace", "rate" or "concurrency"
+	mode        string                 // config.LoadTrace, LoadRate or LoadConcurrency
 	trace       *workload.TraceArrival // trace mode: send = timestamp / speedup
 	arrival     workload.Arrival       // rate mode
 	concurrency int
@@ -34,10 +34,9 @@ type traffic struct {
 	done         bool
 }
 
-func openTraffic(s *config.Spec, blockSize int) (*traffic, error) {
+func openTraffic(s *config.Spec) (*traffic, error) {
 	t := &s.Traffic
-	tr := &traffic{mode: t.Load.Mode, trace: workload.NewTraceArrival(t.Load.Speedup), concurrency: t.Load.Concurrency,
-		maxRequests: t.Stop.MaxRequests, stopNs: math.MaxInt64}
+	tr := &traffic{maxRequests: t.Stop.MaxRequests, stopNs: math.MaxInt64}
 	if t.Stop.MaxDurationS > 0 {
 		tr.stopNs = max(1, int64(math.Round(t.Stop.MaxDurationS*1e9))) // a positive limit is never "no limit"
 	}
@@ -45,23 +44,19 @@ func openTraffic(s *config.Spec, blockSize int) (*traffic, error) {
 	tr.jitter = streams.Get(client.StreamJitter)
 	var src workload.Source
 	var err error
-	switch t.Source.Type {
-	case "mooncake":
-		src, tr.closer, err = workload.OpenMooncake(t.Source.Path)
-	case "azure":
-		src, tr.closer, err = workload.OpenAzure(t.Source.Path)
-	case "llmservingsim":
-		src, tr.closer, err = workload.OpenLLMServingSim(t.Source.Path)
-	case "synthetic":
-		spec := workload.SyntheticSpec{NumRequests: t.Source.NumRequests, ISL: dist(t.Source.ISL), OSL: dist(t.Source.OSL)}
-		if d := t.Source.Dataset; d != nil {
-			spec.Dataset = workload.DatasetSpec{Entries: d.Entries, Sampling: d.Sampling}
-		}
-		src, err = workload.NewSynthetic(spec, streams)
-	case "sessions":
-		src, err = workload.NewSessions(workload.SessionsSpec{
-			NumSessions: t.Source.NumSessions, Turns: dist(t.Source.Turns), ISL: dist(t.Source.ISL), OSL: dist(t.Source.OSL),
-		}, streams)
+	switch v := t.Source.Type.(type) {
+	case config.MooncakeSource:
+		src, tr.closer, err = workload.OpenMooncake(v.Path)
+	case config.AzureSource:
+		src, tr.closer, err = workload.OpenAzure(v.Path)
+	case config.LLMServingSimSource:
+		src, tr.closer, err = workload.OpenLLMServingSim(v.Path)
+	case config.SyntheticSource:
+		src, err = workload.NewSynthetic(v, streams)
+	case config.SessionsSource:
+		src, err = workload.NewSessions(v, streams)
+	default:
+		panic(fmt.Sprintf("replay: traffic.source type %T has no reader", v))
 	}
 	if err != nil {
 		var de *workload.DataError
@@ -71,25 +66,31 @@ func openTraffic(s *config.Spec, blockSize int) (*traffic, error) {
 		return nil, cfgErr("traffic.source", err)
 	}
 	tr.feed = client.NewFeed(src)
-	if tr.mode == "rate" {
+	switch l := t.Load.Mode.(type) {
+	case config.TraceLoad:
+		tr.mode, tr.trace = config.LoadTrace, workload.NewTraceArrival(l.Speedup)
+	case config.RateLoad:
+		tr.mode = config.LoadRate
 		rng := streams.Get("arrival")
-		switch t.Load.Arrival {
-		case "poisson":
-			tr.arrival, err = workload.NewPoisson(t.Load.RateRPS, rng)
-		case "constant":
-			tr.arrival, err = workload.NewConstant(t.Load.RateRPS)
-		case "gamma":
-			tr.arrival, err = workload.NewGamma(t.Load.RateRPS, t.Load.CV, rng)
+		switch l.Arrival {
+		case config.ArrivalPoisson:
+			tr.arrival, err = workload.NewPoisson(l.RateRPS, rng)
+		case config.ArrivalConstant:
+			tr.arrival, err = workload.NewConstant(l.RateRPS)
+		case config.ArrivalGamma:
+			tr.arrival, err = workload.NewGamma(l.RateRPS, l.CV, rng)
+		default:
+			panic("replay: traffic.load.arrival " + l.Arrival + " has no process")
 		}
 		if err != nil {
 			return nil, cfgErr("traffic.load", err)
 		}
+	case config.ConcurrencyLoad:
+		tr.mode, tr.concurrency = config.LoadConcurrency, l.Concurrency
+	default:
+		panic(fmt.Sprintf("replay: traffic.load mode %T has no sender", l))
 	}
 	return tr, nil
-}
-
-func dist(d *config.Dist) workload.Dist {
-	return workload.Dist{Kind: d.Kind, Value: d.Value, Min: d.Min, Max: d.Max, Mean: d.Mean, Std: d.Std}
 }
 
 func (tr *traffic) close() {
@@ -132,11 +133,11 @@ func (tr *traffic) next(r *workload.Request, now int64) (sendNs int64, ok bool, 
 		return 0, false, err
 	}
 	switch tr.mode {
-	case "trace":
+	case config.LoadTrace:
 		if sendNs = tr.trace.At(r.Timestamp); sendNs > int64(maxClockNs) {
 			return 0, false, cfgErr("traffic.load.speedup", fmt.Errorf("row %d's timestamp / speedup (%d ns) passes the end of the virtual clock", r.ID, sendNs))
 		}
-	case "rate":
+	case config.LoadRate:
 		var more bool
 		if sendNs, more = tr.arrival.Next(); !more {
 			return 0, false, cfgErr("traffic.load.rate_rps", fmt.Errorf("arrivals run past the end of the virtual clock (int64 ns) after %d requests", tr.sent))

@@ -6,9 +6,6 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/aisimulate/aisimulate/core/config"
-	"github.com/aisimulate/aisimulate/core/workload"
 )
 
 // Worked example 1 (notes/worked-examples.md): two requests on one worker.
@@ -127,10 +124,4 @@ traffic:
 	// Without the dataset every prompt is new: no request finds a block.
 	rep = runYAML(t, replaceOnce(yml, ", dataset: {entries: 2, sampling: sequential}", ""))
 	assert.Equal(t, int64(0), rep.Summary.TotalCachedTokens)
-}
-
-// The spec's bound on dataset entries is the workload's (config does not import
-// workload, so the two constants are pinned here).
-func TestDatasetBoundsAgree(t *testing.T) {
-	assert.Equal(t, workload.MaxDatasetEntries, config.MaxDatasetEntries)
 }

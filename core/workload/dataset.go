@@ -1,58 +1,15 @@
 package workload
 
 import (
-	"fmt"
 	"math/rand/v2"
+
+	"github.com/aisimulate/aisimulate/core/config"
 )
 
-// Sampling strategies of a synthetic dataset: how a load generator picks the
-// dataset entry of its next request (AIPerf's --dataset-sampling-strategy).
-const (
-	// SamplingSequential takes entries 0, 1, …, N−1, then starts again.
-	SamplingSequential = "sequential"
-	// SamplingRandom draws an entry uniformly, with replacement.
-	SamplingRandom = "random"
-	// SamplingShuffle takes the entries in a random order without
-	// replacement, reshuffling after each pass (AIPerf's choice for
-	// synthetic data).
-	SamplingShuffle = "shuffle"
-)
-
-// MaxDatasetEntries bounds DatasetSpec.Entries: the entries' lengths are held
-// in memory (16 bytes each, plus 4 for shuffle's order), so a million entries
-// cost at most 20 MB. Load generators use tens to thousands.
-const MaxDatasetEntries = 1_000_000
-
-// DatasetSpec is a load generator's prompt dataset: Entries distinct prompts,
-// each with its own length, that the requests reuse in the order Sampling
-// says. AIPerf and genai-perf generate 100 entries by default
-// (--num-dataset-entries) and reuse them until the benchmark ends, so a
-// prompt is sent again and an engine with prefix caching finds it cached.
-// The zero value means no dataset: every request has a prompt of its own.
-type DatasetSpec struct {
-	Entries  int    // distinct prompts, 1…MaxDatasetEntries; 0 = no dataset
-	Sampling string // SamplingSequential, SamplingRandom or SamplingShuffle
-}
-
-// Validate checks d; the zero value is valid (no dataset). Errors name the
-// field: "entries: must be in [1, 1000000], got 0".
-func (d DatasetSpec) Validate() error {
-	if d == (DatasetSpec{}) {
-		return nil
-	}
-	if d.Entries < 1 || d.Entries > MaxDatasetEntries {
-		return fmt.Errorf("entries: must be in [1, %d], got %d", MaxDatasetEntries, d.Entries)
-	}
-	switch d.Sampling {
-	case SamplingSequential, SamplingRandom, SamplingShuffle:
-		return nil
-	case "":
-		return fmt.Errorf("sampling: missing (want %s, %s or %s)", SamplingSequential, SamplingRandom, SamplingShuffle)
-	}
-	return fmt.Errorf("sampling: unknown %q (want %s, %s or %s)", d.Sampling, SamplingSequential, SamplingRandom, SamplingShuffle)
-}
-
-// dataset is a drawn DatasetSpec: the entries' lengths and the sampler's state.
+// dataset is a drawn config.Dataset, a load generator's prompt dataset (AIPerf
+// and genai-perf generate 100 entries by default and reuse them until the
+// benchmark ends, so an engine with prefix caching finds a prompt cached): the
+// entries' lengths and the sampler's state.
 type dataset struct {
 	isl, osl []int
 	sampling string
@@ -64,13 +21,13 @@ type dataset struct {
 // newDataset draws the entries' lengths, entry by entry, from the synthetic
 // source's isl and osl streams (so request i of a sequential dataset with as
 // many entries as requests has the lengths it has without a dataset).
-func newDataset(d DatasetSpec, isl, osl Dist, islRNG, oslRNG, rng *rand.Rand) *dataset {
+func newDataset(d config.Dataset, isl, osl config.Length, islRNG, oslRNG, rng *rand.Rand) *dataset {
 	ds := &dataset{isl: make([]int, d.Entries), osl: make([]int, d.Entries), sampling: d.Sampling, rng: rng}
 	for k := range ds.isl {
-		ds.isl[k] = isl.Sample(islRNG)
-		ds.osl[k] = osl.Sample(oslRNG)
+		ds.isl[k] = sampleLength(isl, islRNG)
+		ds.osl[k] = sampleLength(osl, oslRNG)
 	}
-	if d.Sampling == SamplingShuffle {
+	if d.Sampling == config.SamplingShuffle {
 		ds.order = make([]int32, d.Entries)
 	}
 	return ds
@@ -82,9 +39,9 @@ func (ds *dataset) pick() int {
 	i := ds.next
 	ds.next++
 	switch ds.sampling {
-	case SamplingRandom:
+	case config.SamplingRandom:
 		return ds.rng.IntN(n)
-	case SamplingShuffle:
+	case config.SamplingShuffle:
 		if i%n == 0 { // a new pass: a permutation of the entries, from the identity
 			for k := range ds.order {
 				ds.order[k] = int32(k)
@@ -92,6 +49,8 @@ func (ds *dataset) pick() int {
 			ds.rng.Shuffle(n, func(a, b int) { ds.order[a], ds.order[b] = ds.order[b], ds.order[a] })
 		}
 		return int(ds.order[i%n])
+	case config.SamplingSequential:
+		return i % n
 	}
-	return i % n
+	panic("workload: dataset sampling " + ds.sampling + " has no sampler")
 }

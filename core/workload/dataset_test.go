@@ -3,6 +3,7 @@ package workload
 import (
 	"testing"
 
+	"github.com/aisimulate/aisimulate/core/config"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -22,11 +23,11 @@ func entriesOf(t *testing.T, reqs []Request) []int64 {
 func TestDataset_SequentialWorkedValues(t *testing.T) {
 	// 3 entries, 7 requests: entries 0 1 2 0 1 2 0, and each entry keeps the
 	// lengths it was drawn with.
-	got := synthAll(t, SyntheticSpec{
+	got := synthAll(t, config.SyntheticSource{
 		NumRequests: 7,
-		ISL:         Dist{Kind: DistUniform, Min: 10, Max: 1000},
-		OSL:         Dist{Kind: DistUniform, Min: 1, Max: 50},
-		Dataset:     DatasetSpec{Entries: 3, Sampling: SamplingSequential},
+		ISL:         config.Length{Kind: config.UniformLength{Min: 10, Max: 1000}},
+		OSL:         config.Length{Kind: config.UniformLength{Min: 1, Max: 50}},
+		Dataset:     &config.Dataset{Entries: 3, Sampling: config.SamplingSequential},
 	}, NewStreams(5))
 	assert.Equal(t, []int64{0, 1, 2, 0, 1, 2, 0}, entriesOf(t, got))
 	for i, r := range got {
@@ -42,13 +43,13 @@ func TestDataset_SequentialWorkedValues(t *testing.T) {
 // sequential dataset with one entry per request has exactly the lengths of the
 // same source without a dataset.
 func TestDataset_EntryLengthsAreTheSourceDraws(t *testing.T) {
-	spec := SyntheticSpec{
+	spec := config.SyntheticSource{
 		NumRequests: 50,
-		ISL:         Dist{Kind: DistNormal, Mean: 2000, Std: 500, Min: 1, Max: 8000},
-		OSL:         Dist{Kind: DistUniform, Min: 0, Max: 500},
+		ISL:         config.Length{Kind: config.NormalLength{Mean: 2000, Std: 500, Min: 1, Max: 8000}},
+		OSL:         config.Length{Kind: config.UniformLength{Min: 0, Max: 500}},
 	}
 	plain := synthAll(t, spec, NewStreams(9))
-	spec.Dataset = DatasetSpec{Entries: 50, Sampling: SamplingSequential}
+	spec.Dataset = &config.Dataset{Entries: 50, Sampling: config.SamplingSequential}
 	pooled := synthAll(t, spec, NewStreams(9))
 	for i := range plain {
 		assert.Equal(t, plain[i].InputTokens, pooled[i].InputTokens, "request %d", i)
@@ -58,11 +59,11 @@ func TestDataset_EntryLengthsAreTheSourceDraws(t *testing.T) {
 
 func TestDataset_ShuffleSendsEveryEntryOncePerPass(t *testing.T) {
 	const n = 10
-	got := entriesOf(t, synthAll(t, SyntheticSpec{
+	got := entriesOf(t, synthAll(t, config.SyntheticSource{
 		NumRequests: 3*n + 4,
-		ISL:         Dist{Kind: DistFixed, Value: 64},
-		OSL:         Dist{Kind: DistFixed, Value: 8},
-		Dataset:     DatasetSpec{Entries: n, Sampling: SamplingShuffle},
+		ISL:         fixedLen(64),
+		OSL:         fixedLen(8),
+		Dataset:     &config.Dataset{Entries: n, Sampling: config.SamplingShuffle},
 	}, NewStreams(3)))
 	passes := [][]int64{got[:n], got[n : 2*n], got[2*n : 3*n]}
 	for p, pass := range passes {
@@ -79,11 +80,11 @@ func TestDataset_RandomDrawsWithReplacement(t *testing.T) {
 	// 2000 uniform draws over 4 entries: each count is 500 ± 4σ (σ = √(2000·¼·¾) ≈ 19.4),
 	// and some entry repeats within the first 5 requests (pigeonhole).
 	const n, reqs = 4, 2000
-	got := entriesOf(t, synthAll(t, SyntheticSpec{
+	got := entriesOf(t, synthAll(t, config.SyntheticSource{
 		NumRequests: reqs,
-		ISL:         Dist{Kind: DistFixed, Value: 16},
-		OSL:         Dist{Kind: DistFixed, Value: 2},
-		Dataset:     DatasetSpec{Entries: n, Sampling: SamplingRandom},
+		ISL:         fixedLen(16),
+		OSL:         fixedLen(2),
+		Dataset:     &config.Dataset{Entries: n, Sampling: config.SamplingRandom},
 	}, NewStreams(11)))
 	counts := make([]int, n)
 	for _, e := range got {
@@ -97,11 +98,11 @@ func TestDataset_RandomDrawsWithReplacement(t *testing.T) {
 // Same entry, same engine blocks; other entries share none, even at the same
 // length (W5 through BlockHashes).
 func TestDataset_PromptBlocksShareOnlyWithinAnEntry(t *testing.T) {
-	got := synthAll(t, SyntheticSpec{
+	got := synthAll(t, config.SyntheticSource{
 		NumRequests: 4,
-		ISL:         Dist{Kind: DistFixed, Value: 100},
-		OSL:         Dist{Kind: DistFixed, Value: 1},
-		Dataset:     DatasetSpec{Entries: 2, Sampling: SamplingSequential},
+		ISL:         fixedLen(100),
+		OSL:         fixedLen(1),
+		Dataset:     &config.Dataset{Entries: 2, Sampling: config.SamplingSequential},
 	}, NewStreams(1))
 	h := make([][]uint64, len(got))
 	for i := range got {
@@ -116,18 +117,18 @@ func TestDataset_PromptBlocksShareOnlyWithinAnEntry(t *testing.T) {
 }
 
 func TestDataset_Errors(t *testing.T) {
-	ok := Dist{Kind: DistFixed, Value: 1}
+	ok := fixedLen(1)
 	cases := []struct {
-		d    DatasetSpec
+		d    config.Dataset
 		want string
 	}{
-		{DatasetSpec{Entries: 0, Sampling: SamplingShuffle}, "workload: synthetic: dataset.entries: must be in [1, 1000000], got 0"},
-		{DatasetSpec{Entries: MaxDatasetEntries + 1, Sampling: SamplingShuffle}, "workload: synthetic: dataset.entries: must be in [1, 1000000], got 1000001"},
-		{DatasetSpec{Entries: 5}, "workload: synthetic: dataset.sampling: missing (want sequential, random or shuffle)"},
-		{DatasetSpec{Entries: 5, Sampling: "zipf"}, `workload: synthetic: dataset.sampling: unknown "zipf" (want sequential, random or shuffle)`},
+		{config.Dataset{Entries: 0, Sampling: config.SamplingShuffle}, "workload: synthetic: dataset.entries: must be ≥ 1, got 0"},
+		{config.Dataset{Entries: config.MaxDatasetEntries + 1, Sampling: config.SamplingShuffle}, "workload: synthetic: dataset.entries: must be ≤ 1000000, got 1000001"},
+		{config.Dataset{Entries: 5}, "workload: synthetic: dataset.sampling: is required (one of sequential, random, shuffle)"},
+		{config.Dataset{Entries: 5, Sampling: "zipf"}, `workload: synthetic: dataset.sampling: "zipf" is not supported (one of sequential, random, shuffle)`},
 	}
 	for _, tc := range cases {
-		_, err := NewSynthetic(SyntheticSpec{NumRequests: 1, ISL: ok, OSL: ok, Dataset: tc.d}, NewStreams(1))
+		_, err := NewSynthetic(config.SyntheticSource{NumRequests: 1, ISL: ok, OSL: ok, Dataset: &tc.d}, NewStreams(1))
 		assert.EqualError(t, err, tc.want)
 	}
 }

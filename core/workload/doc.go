@@ -18,9 +18,13 @@
 //  3. arrival.go — the Arrival interface (next send time in ns) and its
 //     processes Constant, Poisson and Gamma, plus TraceArrival, which maps
 //     trace timestamps through a speed-up factor.
-//  4. synthetic.go — Dist (fixed, uniform, normal, lognormal token counts) and
-//     NewSynthetic; dataset.go — DatasetSpec, a load generator's prompt
-//     dataset (entries sent again and again: sequential, random or shuffle).
+//  4. synthetic.go — NewSynthetic and the sampling of a token-length
+//     distribution (fixed, uniform, normal, lognormal); dataset.go — a load
+//     generator's prompt dataset (entries sent again and again: sequential,
+//     random or shuffle). The generators take their spec blocks
+//     (config.SyntheticSource, config.SessionsSource, config.Length,
+//     config.Dataset) and validate them with config's rules: one rule for the
+//     spec and the generator.
 //  5. streams.go — Streams: one deterministic generator per named subsystem
 //     ("isl", "osl", "dataset", "arrival"), derived from the run seed.
 //  6. blockhash.go — BlockHashes: a request's source hash ids re-blocked into
@@ -53,6 +57,6 @@
 //
 // Units: times are int64 ns, lengths are tokens, rates are requests/s.
 //
-// This package imports no other aisimulate package (TestStatic_NoProjectImports);
-// the engine and replay sit above it.
+// Of the aisimulate packages this one imports only core/config, a leaf
+// (TestStatic_NoProjectImports); the engine and replay sit above it.
 package workload

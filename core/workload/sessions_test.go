@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/aisimulate/aisimulate/core/config"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -12,8 +13,8 @@ import (
 // Two sessions of 3 fixed turns, 100 new input and 10 output tokens per turn:
 // input_k = k × (100 + 10) + 100 → 100, 210, 320.
 func TestSessions_ConversationGrows(t *testing.T) {
-	src, err := NewSessions(SessionsSpec{NumSessions: 2, Turns: Dist{Kind: DistFixed, Value: 3},
-		ISL: Dist{Kind: DistFixed, Value: 100}, OSL: Dist{Kind: DistFixed, Value: 10}}, NewStreams(1))
+	src, err := NewSessions(config.SessionsSource{NumSessions: 2, Turns: fixedLen(3),
+		ISL: fixedLen(100), OSL: fixedLen(10)}, NewStreams(1))
 	require.NoError(t, err)
 	var got []Request
 	for {

@@ -12,8 +12,10 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// core/workload sits below engine and replay: it must import no other
-// aisimulate package. The test fails if it scanned no files.
+// core/workload sits below engine and replay: of the aisimulate packages it
+// imports only core/config, the leaf that holds the spec's length
+// distributions and datasets (one type and one rule for the spec and the
+// generator). The test fails if it scanned no files.
 func TestStatic_NoProjectImports(t *testing.T) {
 	entries, err := os.ReadDir(".")
 	require.NoError(t, err)
@@ -30,8 +32,8 @@ func TestStatic_NoProjectImports(t *testing.T) {
 		for _, imp := range f.Imports {
 			path, err := strconv.Unquote(imp.Path.Value)
 			require.NoError(t, err)
-			assert.False(t, strings.HasPrefix(path, "github.com/aisimulate/aisimulate"),
-				"%s imports %s", name, path)
+			assert.False(t, strings.HasPrefix(path, "github.com/aisimulate/aisimulate") &&
+				path != "github.com/aisimulate/aisimulate/core/config", "%s imports %s", name, path)
 		}
 	}
 	require.Positive(t, scanned, "no Go files scanned")

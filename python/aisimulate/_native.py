@@ -64,3 +64,19 @@ def call(name: str, payload: str, key: str, *extra: str) -> dict[str, Any]:
     if key not in envelope or not isinstance(envelope[key], dict):
         raise SimulationError(f"{name}: the core's result has no {key!r} object")
     return envelope[key]
+
+
+_enums: dict[str, list[str]] | None = None
+
+
+def enums() -> dict[str, list[str]]:
+    """The allowed values of every enumerated spec field, by dotted path, from the
+    core (``pybind.Enums``, the one list of each field); fetched once.
+
+    Raises:
+        ImportError: the native core has not been built (``make build``).
+    """
+    global _enums
+    if _enums is None:
+        _enums = call("Enums", "", "enums")
+    return _enums

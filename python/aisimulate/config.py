@@ -8,18 +8,19 @@
    attention-FFN disaggregation (AFD), agentic profiles and traces, worker scaling /
    planners, analytical encode-prefill-decode (EPD) — and a ``traffic.source`` without
    a ``type``;
-3. makes relative file paths absolute (see "Paths" below) and checks that the files
-   exist;
-4. asks the core (``pybind.Normalize``) to decode the spec strictly, validate types and
-   ranges, and fill every default. Defaults live in ``core/config/defaults.go`` only;
-   this module never restates them.
+3. asks the core (``pybind.Normalize``) to decode the spec strictly, validate types and
+   ranges, fill every default, and resolve its relative file paths (see "Paths" below).
+   Defaults live in ``core/config/defaults.go`` only; this module never restates them;
+4. fills the data folders a name refers to (below) and checks that the files the
+   canonical spec names exist.
 
-Paths. ``traffic.source.path``, ``engine.model_config_dir`` and ``engine.perf.database``
-(the perf tables of source ``aic``, a folder) are resolved against the
-folder of the config file (for a dict: the current working directory); so are
-``engine.model`` and ``engine.system`` when they look like paths (start with ``.`` or
-``/``, or end in ``.json``/``.yaml``/``.yml`` — the rule of Go's ``looksLikePath`` in
-``core/config/decode.go``); otherwise they are names (``Qwen/Qwen3-32B``, ``h100_sxm``).
+Paths. The core applies its one path rule (``Spec.ResolvePaths`` in
+``core/config/decode.go``) against the folder of the config file (for a dict: the
+current working directory): ``traffic.source.path``, ``engine.model_config_dir`` and
+``engine.perf.database`` (the perf tables of source ``aic``, a folder) are resolved, and
+so are ``engine.model`` and ``engine.system`` when they look like paths (start with
+``.`` or ``/``, or end in ``.json``/``.yaml``/``.yml``); otherwise they are names
+(``Qwen/Qwen3-32B``, ``h100_sxm``). In the canonical spec a path is absolute.
 
 Data folders (:mod:`aisimulate.catalogue`). When ``engine.model`` is a name and
 ``engine.model_config_dir`` is not given, the folder is the first of
@@ -149,9 +150,11 @@ def load_config(src: str | os.PathLike[str] | Mapping[str, Any] | Spec, *,
     for dotted, value in (overrides or {}).items():
         set_field(data, dotted, _plain(value, dotted))
     _reject_unsupported(data)
-    _resolve_paths(data, base)
-    _check_files(data)
-    canonical = _native.call("Normalize", json.dumps(data, allow_nan=False), "spec")
+    _default_perf_database(data)
+    canonical = _native.call("Normalize", json.dumps(data, allow_nan=False), "spec", base)
+    engine = data.get("engine")
+    _data_folders(canonical, model_config_dir_given=isinstance(engine, dict) and "model_config_dir" in engine)
+    _check_files(canonical)
     return Spec(canonical, source)
 
 
@@ -533,63 +536,18 @@ def _reject_unsupported(data: dict[str, Any]) -> None:
     if traffic is None or isinstance(traffic, dict):
         source = (traffic or {}).get("source")
         if source is None or (isinstance(source, dict) and source.get("type") in (None, "")):
-            raise ConfigError("traffic.source.type", "is required (mooncake, azure, "
-                              "llmservingsim, synthetic or sessions): a workload without a source type is not supported")
+            types = ", ".join(_native.enums()["traffic.source.type"])
+            raise ConfigError("traffic.source.type", f"is required (one of {types}): a workload "
+                              "without a source type is not supported")
 
 
-# --- paths -----------------------------------------------------------------------------
+# --- data folders and files -------------------------------------------------------------
 
-def looks_like_path(s: str) -> bool:
-    """Whether a model/system value is a file path rather than a name.
-
-    The rule of Go's ``looksLikePath`` (``core/config/decode.go``): it starts with ``.``
-    or ``/``, or ends in ``.json``, ``.yaml`` or ``.yml``.
-    """
-    return s.startswith((".", "/")) or s.endswith((".json", ".yaml", ".yml"))
-
-
-def _abs(p: str, base: str) -> str:
-    return os.path.normpath(os.path.join(base, p))
-
-
-def _resolve_paths(data: dict[str, Any], base: str) -> None:
-    """Make the spec's relative paths absolute against ``base``, in place, and fill
-    ``engine.model_config_dir`` from the environment or the shared data folder."""
-    traffic = data.get("traffic")
-    source = traffic.get("source") if isinstance(traffic, dict) else None
-    if isinstance(source, dict) and isinstance(source.get("path"), str) and source["path"]:
-        source["path"] = _abs(source["path"], base)
-
+def _default_perf_database(data: dict[str, Any]) -> None:
+    """``perf: {source: aic}`` without ``database``: the first folder with kernel tables
+    (:func:`aisimulate.catalogue.perf_databases`), set in place before the core sees it."""
     engine = data.get("engine")
-    if not isinstance(engine, dict):
-        return
-    for key in ("model", "system"):
-        v = engine.get(key)
-        if isinstance(v, str) and looks_like_path(v):
-            engine[key] = _abs(v, base)
-    perf = engine.get("perf")
-    if isinstance(perf, dict) and isinstance(perf.get("database"), str) and perf["database"]:
-        perf["database"] = _abs(perf["database"], base)
-    mcd = engine.get("model_config_dir")
-    if isinstance(mcd, str) and mcd:
-        engine["model_config_dir"] = _abs(mcd, base)
-    elif "model_config_dir" not in engine:
-        model = engine.get("model")
-        if isinstance(model, str) and model and not looks_like_path(model):
-            dirs = catalogue.model_config_dirs()
-            file = model.replace("/", "--") + "_config.json"  # Go's model.ConfigFileName
-            # os.path.isfile, not Path.is_file: a name longer than a file name may be
-            # (255 bytes) is "not there", not an OSError
-            having = [d for d in dirs if os.path.isfile(d / file)]
-            if having or dirs:
-                engine["model_config_dir"] = str((having or dirs)[0])
-    system = engine.get("system")
-    if isinstance(system, str) and system and not looks_like_path(system) \
-            and system not in catalogue.builtin_systems():
-        for d in catalogue.system_dirs():
-            if os.path.isfile(d / f"{system}.yaml"):
-                engine["system"] = str(d / f"{system}.yaml")
-                break
+    perf = engine.get("perf") if isinstance(engine, dict) else None
     if isinstance(perf, dict) and perf.get("source") == "aic" and "database" not in perf:
         dbs = catalogue.perf_databases()
         if not dbs:
@@ -599,30 +557,48 @@ def _resolve_paths(data: dict[str, Any], base: str) -> None:
         perf["database"] = str(dbs[0])
 
 
-def _check_files(data: dict[str, Any]) -> None:
-    """Raise ConfigError (with the field path) for a referenced file that is missing."""
-    traffic = data.get("traffic")
-    source = traffic.get("source") if isinstance(traffic, dict) else None
-    if isinstance(source, dict):
-        p = source.get("path")
-        if isinstance(p, str) and p:
-            _need_file("traffic.source.path", p)
-    engine = data.get("engine")
-    if not isinstance(engine, dict):
-        return
-    mcd = engine.get("model_config_dir")
-    if isinstance(mcd, str) and mcd and not os.path.isdir(mcd):
-        raise ConfigError("engine.model_config_dir",
-                          f"{'not a folder' if os.path.exists(mcd) else 'folder not found'}: {mcd}")
-    perf = engine.get("perf")
-    db = perf.get("database") if isinstance(perf, dict) else None
-    if isinstance(db, str) and db and not os.path.isdir(db):
-        raise ConfigError("engine.perf.database",
-                          f"{'not a folder' if os.path.exists(db) else 'folder not found'}: {db}")
+def _data_folders(spec: dict[str, Any], *, model_config_dir_given: bool) -> None:
+    """Fill, in the canonical ``spec`` (in place), the folders a name refers to: the
+    model configs of a model name (unless the config gave ``model_config_dir``) and the
+    system YAML of a system name that is not built in. In the canonical spec a path is
+    absolute and a name is not."""
+    engine = spec["engine"]
+    model = engine["model"]
+    if not model_config_dir_given and not os.path.isabs(model):
+        dirs = catalogue.model_config_dirs()
+        file = model.replace("/", "--") + "_config.json"  # Go's model.ConfigFileName
+        # os.path.isfile, not Path.is_file: a name longer than a file name may be
+        # (255 bytes) is "not there", not an OSError
+        having = [d for d in dirs if os.path.isfile(d / file)]
+        if having or dirs:
+            ordered: dict[str, Any] = {}
+            for key, value in engine.items():  # in the canonical key order: after model
+                ordered[key] = value
+                if key == "model":
+                    ordered["model_config_dir"] = str((having or dirs)[0])
+            spec["engine"] = engine = ordered
+    system = engine["system"]
+    if not os.path.isabs(system) and system not in catalogue.builtin_systems():
+        for d in catalogue.system_dirs():
+            if os.path.isfile(d / f"{system}.yaml"):
+                engine["system"] = str(d / f"{system}.yaml")
+                break
+
+
+def _check_files(spec: dict[str, Any]) -> None:
+    """Raise ConfigError (with the field path) for a file the canonical ``spec`` names
+    that is missing (its paths are absolute; a built-in model or system is a name)."""
+    source = spec["traffic"]["source"]
+    if source.get("path"):
+        _need_file("traffic.source.path", source["path"])
+    engine = spec["engine"]
+    for field, folder in (("engine.model_config_dir", engine.get("model_config_dir")),
+                          ("engine.perf.database", engine["perf"].get("database"))):
+        if folder and not os.path.isdir(folder):
+            raise ConfigError(field, f"{'not a folder' if os.path.exists(folder) else 'folder not found'}: {folder}")
     for key in ("model", "system"):
-        v = engine.get(key)
-        if isinstance(v, str) and looks_like_path(v):
-            _need_file(f"engine.{key}", v)
+        if os.path.isabs(engine[key]):
+            _need_file(f"engine.{key}", engine[key])
 
 
 def _need_file(field: str, path: str) -> None:

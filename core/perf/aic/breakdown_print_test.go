@@ -5,6 +5,8 @@ import (
 	"os"
 	"testing"
 
+	"github.com/aisimulate/aisimulate/core/config"
+
 	"github.com/aisimulate/aisimulate/core/model"
 	"github.com/aisimulate/aisimulate/core/perf"
 	"github.com/stretchr/testify/require"
@@ -39,8 +41,8 @@ func TestPrintBreakdown(t *testing.T) {
 		{"prefill 1 x 8192", perf.Batch{Prefill: []perf.Chunk{{NewTokens: 8192}}, Samplers: 1}},
 	}
 	for _, tp := range []int{1, 2, 4, 8} {
-		m, err := New(arch, sys, Options{Database: db, Backend: "vllm", Version: "0.12.0", TP: tp,
-			WeightDtype: model.FP8, KVDtype: model.FP8, PassOverheadUs: perf.DefaultPassOverheadUs})
+		m, err := New(arch, sys, Options{MaxTokens: 8192, Database: db, Backend: "vllm", Version: "0.12.0", TP: tp,
+			WeightDtype: model.FP8, KVDtype: model.FP8, PassOverheadUs: config.DefaultPassOverheadUs})
 		require.NoError(t, err)
 		for _, p := range passes {
 			bd := m.Breakdown(&p.b)

@@ -5,6 +5,7 @@ import (
 	"os"
 	"testing"
 
+	"github.com/aisimulate/aisimulate/core/config"
 	"github.com/aisimulate/aisimulate/core/perf"
 	"github.com/stretchr/testify/require"
 )
@@ -13,8 +14,8 @@ import (
 // AIC_LAYER_LATENCY=1 it prints, for a one-request decode pass (KV 1500)
 // priced by the kernel tables (backend 0.12.0, overheads 0), how far each op
 // family sits above the roofline at the default efficiencies with no layer
-// latency, in µs per layer. The roofline's LayerLatencyUs default
-// (perf.DefaultRooflineParams) is read off these numbers.
+// latency, in µs per layer. The roofline's layer_latency_us default
+// (config.DefaultLayerLatencyUs) is read off these numbers.
 //
 //	AIC_LAYER_LATENCY=1 go test ./core/perf/aic -run PrintLayerLatency -v
 func TestPrintLayerLatency(t *testing.T) {
@@ -28,10 +29,10 @@ func TestPrintLayerLatency(t *testing.T) {
 		arch := sharedModel(t, c.model)
 		sys := builtinSystem(t, c.system)
 		for _, tp := range []int{1, 2, 4, 8} {
-			m, err := New(arch, sys, Options{Database: db, Backend: "vllm", Version: "0.12.0", TP: tp})
+			m, err := New(arch, sys, Options{MaxTokens: 8192, Database: db, Backend: "vllm", Version: "0.12.0", TP: tp})
 			require.NoError(t, err)
-			p := perf.DefaultRooflineParams()
-			p.PassOverheadUs, p.SequenceOverheadUs, p.LayerLatencyUs = 0, 0, 0
+			p := perf.RooflineParams{ComputeEfficiency: config.DefaultComputeEfficiency,
+				MemoryEfficiency: config.DefaultMemoryEfficiency, AllReduceLatencyUs: perf.CustomAllReduceLatencyUs}
 			r, err := perf.NewRoofline(arch, sys, perf.RooflineOptions{TP: tp, Params: p})
 			require.NoError(t, err)
 			b := perf.Batch{DecodeKVLens: []int{1500}, Samplers: 1}

@@ -13,11 +13,6 @@ import (
 // changes (STYLE.md §1.3); the parity goldens pin it.
 const Name = "aic-v1"
 
-// DefaultMaxTokens is the pass size (tokens) up to which New precomputes the
-// per-token-count costs when Options.MaxTokens is 0: vLLM's default
-// max_num_batched_tokens.
-const DefaultMaxTokens = 8192
-
 // MaxTabulatedTokens bounds the precomputed table (five float64 arrays):
 // 2^20 tokens, 40 MB. A larger MaxTokens (max_num_batched_tokens of 2^62
 // asked for exabytes) tabulates this many and prices larger passes on the fly.
@@ -28,7 +23,7 @@ type Options struct {
 	// Database is the root of the tables: the AIConfigurator systems folder
 	// (holding data/<system>/...) or its parent.
 	Database string
-	// Backend is the serving framework folder, "vllm".
+	// Backend is the serving framework folder, "vllm" (required).
 	Backend string
 	// Version is the backend version wanted, for example "0.24.0"; each
 	// table uses the nearest version that has it (Sources says which).
@@ -40,9 +35,10 @@ type Options struct {
 	WeightDtype model.Dtype
 	// KVDtype is the KV cache format, bfloat16 or fp8; "" means bfloat16.
 	KVDtype model.Dtype
-	// MaxTokens is the largest pass (tokens) precomputed (at most
-	// MaxTabulatedTokens); larger passes are priced on the fly. 0 means
-	// DefaultMaxTokens.
+	// MaxTokens is the largest pass (tokens) precomputed, ≥ 1 (at most
+	// MaxTabulatedTokens are tabulated); larger passes are priced on the fly.
+	// The replay gives the engine's max_num_batched_tokens, the largest pass
+	// it forms.
 	MaxTokens int
 	// PassOverheadUs is a fixed cost per pass (CPU scheduling, input
 	// preparation, sampling), µs, ≥ 0.
@@ -121,7 +117,7 @@ func New(arch *model.Arch, sys *hardware.System, opt Options) (*Model, error) {
 		return nil, fmt.Errorf("aic: database is required")
 	}
 	if opt.Backend == "" {
-		opt.Backend = "vllm"
+		return nil, fmt.Errorf("aic: backend is required")
 	}
 	wd, kd, err := perf.ResolveDtypes(arch, opt.WeightDtype, opt.KVDtype)
 	if err != nil {
@@ -133,11 +129,8 @@ func New(arch *model.Arch, sys *hardware.System, opt Options) (*Model, error) {
 	if err := perf.CheckCost("aic: ", "per_sequence_overhead_us", opt.SequenceOverheadUs); err != nil {
 		return nil, err
 	}
-	if opt.MaxTokens < 0 {
-		return nil, fmt.Errorf("aic: max tokens = %d, want ≥ 0", opt.MaxTokens)
-	}
-	if opt.MaxTokens == 0 {
-		opt.MaxTokens = DefaultMaxTokens
+	if opt.MaxTokens < 1 {
+		return nil, fmt.Errorf("aic: max tokens = %d, want ≥ 1", opt.MaxTokens)
 	}
 	if !(sys.MemBW > 0 && sys.BF16Flops > 0) {
 		return nil, fmt.Errorf("aic: system %s needs MemBW > 0 and BF16Flops > 0", sys.Name)

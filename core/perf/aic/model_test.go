@@ -12,7 +12,7 @@ import (
 func qwenTP2(t testing.TB) *Model {
 	t.Helper()
 	m, err := New(sharedModel(t, "Qwen/Qwen3-32B"), builtinSystem(t, "h100_sxm"),
-		Options{Database: sharedDB(t), Version: "0.24.0", TP: 2})
+		Options{MaxTokens: 8192, Backend: "vllm", Database: sharedDB(t), Version: "0.24.0", TP: 2})
 	require.NoError(t, err)
 	return m
 }
@@ -54,13 +54,13 @@ func TestPassTimeBasics(t *testing.T) {
 func TestSequenceOverhead(t *testing.T) {
 	bare := qwenTP2(t)
 	m, err := New(sharedModel(t, "Qwen/Qwen3-32B"), builtinSystem(t, "h100_sxm"),
-		Options{Database: sharedDB(t), Version: "0.24.0", TP: 2, PassOverheadUs: 1000, SequenceOverheadUs: 40})
+		Options{MaxTokens: 8192, Backend: "vllm", Database: sharedDB(t), Version: "0.24.0", TP: 2, PassOverheadUs: 1000, SequenceOverheadUs: 40})
 	require.NoError(t, err)
 	b := mixedBatch()
 	assert.InDelta(t, 3_640_000, m.Breakdown(b).OverheadNs, 1e-6)
 	assert.InDelta(t, bare.Breakdown(b).TotalNs()+3_640_000, m.Breakdown(b).TotalNs(), 1e-3)
 	_, err = New(sharedModel(t, "Qwen/Qwen3-32B"), builtinSystem(t, "h100_sxm"),
-		Options{Database: sharedDB(t), Version: "0.24.0", TP: 2, SequenceOverheadUs: -2})
+		Options{MaxTokens: 8192, Backend: "vllm", Database: sharedDB(t), Version: "0.24.0", TP: 2, SequenceOverheadUs: -2})
 	assert.ErrorContains(t, err, "per_sequence_overhead_us = -2")
 }
 
@@ -84,13 +84,13 @@ func TestNewErrors(t *testing.T) {
 	arch := sharedModel(t, "Qwen/Qwen3-32B")
 	sys := builtinSystem(t, "h100_sxm")
 	db := sharedDB(t)
-	_, err := New(arch, sys, Options{Version: "0.24.0", TP: 1})
+	_, err := New(arch, sys, Options{MaxTokens: 8192, Backend: "vllm", Version: "0.24.0", TP: 1})
 	assert.ErrorContains(t, err, "database is required")
-	_, err = New(arch, sys, Options{Database: t.TempDir(), Version: "0.24.0", TP: 1})
+	_, err = New(arch, sys, Options{MaxTokens: 8192, Backend: "vllm", Database: t.TempDir(), Version: "0.24.0", TP: 1})
 	assert.ErrorContains(t, err, "h100_sxm")
-	_, err = New(arch, sys, Options{Database: db, Version: "0.24.0", TP: 3})
+	_, err = New(arch, sys, Options{MaxTokens: 8192, Backend: "vllm", Database: db, Version: "0.24.0", TP: 3})
 	assert.ErrorContains(t, err, "does not divide")
-	_, err = New(arch, sys, Options{Database: db, Version: "0.24.0", TP: 1, KVDtype: model.FP8Block})
+	_, err = New(arch, sys, Options{MaxTokens: 8192, Backend: "vllm", Database: db, Version: "0.24.0", TP: 1, KVDtype: model.FP8Block})
 	assert.ErrorContains(t, err, "kv dtype")
 }
 
@@ -98,7 +98,7 @@ func TestNewErrors(t *testing.T) {
 // noted (a100_sxm has no fp8 GEMM rows).
 func TestStandIns(t *testing.T) {
 	m, err := New(sharedModel(t, "meta-llama/Meta-Llama-3.1-8B"), builtinSystem(t, "a100_sxm"),
-		Options{Database: sharedDB(t), Version: "0.14.0", TP: 1, WeightDtype: model.FP8})
+		Options{MaxTokens: 8192, Backend: "vllm", Database: sharedDB(t), Version: "0.14.0", TP: 1, WeightDtype: model.FP8})
 	require.NoError(t, err)
 	assert.Contains(t, m.Notes()[0], "no fp8 GEMMs; bfloat16 used")
 }

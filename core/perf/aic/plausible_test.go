@@ -53,7 +53,7 @@ func TestIssue5_FP8GEMMTableImplausible(t *testing.T) {
 	db := sharedDB(t)
 	arch := sharedModel(t, "meta-llama/Meta-Llama-3.1-8B")
 	sys := builtinSystem(t, "h200_sxm")
-	m, err := New(arch, sys, Options{Database: db, Version: "0.12.0", TP: 1, WeightDtype: model.FP8, KVDtype: model.FP8})
+	m, err := New(arch, sys, Options{MaxTokens: 8192, Backend: "vllm", Database: db, Version: "0.12.0", TP: 1, WeightDtype: model.FP8, KVDtype: model.FP8})
 	require.NoError(t, err)
 	var fp8Src *Source
 	for _, s := range m.Sources() {
@@ -72,7 +72,7 @@ func TestIssue5_FP8GEMMTableImplausible(t *testing.T) {
 	assert.InDelta(t, 0.5639, m.gemmBF16.Seconds(8192, 6144, 4096)*1e3, 0.00005)
 
 	// the 0.24.0 fp8 rows are plausible (ratio 0.69): no substitution
-	m24, err := New(arch, sys, Options{Database: db, Version: "0.24.0", TP: 1, WeightDtype: model.FP8})
+	m24, err := New(arch, sys, Options{MaxTokens: 8192, Backend: "vllm", Database: db, Version: "0.24.0", TP: 1, WeightDtype: model.FP8})
 	require.NoError(t, err)
 	for _, s := range m24.Sources() {
 		assert.NotEqual(t, TableGEMM+" (fp8)", s.Table)
@@ -87,7 +87,7 @@ func TestNVFP4GEMMsOnBlackwell(t *testing.T) {
 	db := sharedDB(t)
 	arch := sharedModel(t, "meta-llama/Meta-Llama-3.1-70B")
 	sys := builtinSystem(t, "b200_sxm")
-	m, err := New(arch, sys, Options{Database: db, Version: "0.19.0", TP: 4, WeightDtype: model.NVFP4, KVDtype: model.FP8})
+	m, err := New(arch, sys, Options{MaxTokens: 8192, Backend: "vllm", Database: db, Version: "0.19.0", TP: 4, WeightDtype: model.NVFP4, KVDtype: model.FP8})
 	require.NoError(t, err)
 	assert.Equal(t, "nvfp4", m.gemmW.dtype)
 	assert.Equal(t, 9e15, m.gemmW.flops)
@@ -99,7 +99,7 @@ func TestNVFP4GEMMsOnBlackwell(t *testing.T) {
 	}
 	assert.Empty(t, m.Notes())
 	// on h100_sxm (no nvfp4 rows, no fp4 tensor cores) the bf16 GEMMs stand in, noted
-	h, err := New(arch, builtinSystem(t, "h100_sxm"), Options{Database: db, Version: "0.24.0", TP: 4, WeightDtype: model.NVFP4})
+	h, err := New(arch, builtinSystem(t, "h100_sxm"), Options{MaxTokens: 8192, Backend: "vllm", Database: db, Version: "0.24.0", TP: 4, WeightDtype: model.NVFP4})
 	require.NoError(t, err)
 	assert.Equal(t, "bfloat16", h.gemmW.dtype)
 	assert.Contains(t, h.Notes()[0], "has no nvfp4 GEMMs; bfloat16 used")

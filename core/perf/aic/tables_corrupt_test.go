@@ -92,7 +92,7 @@ func TestIssue19_TableCacheFollowsTheFile(t *testing.T) {
 // MaxTabulatedTokens and a larger pass is priced on the fly.
 func TestIssue19_TabulationIsBounded(t *testing.T) {
 	m, err := New(sharedModel(t, "Qwen/Qwen3-32B"), builtinSystem(t, "h100_sxm"),
-		Options{Database: sharedDB(t), Version: "0.24.0", TP: 2, MaxTokens: 1 << 62})
+		Options{Backend: "vllm", Database: sharedDB(t), Version: "0.24.0", TP: 2, MaxTokens: 1 << 62})
 	require.NoError(t, err)
 	assert.Len(t, m.gemmNs, MaxTabulatedTokens+1)
 	huge := &perf.Batch{Prefill: []perf.Chunk{{NewTokens: 1<<20 + 1}}, Samplers: 1}

@@ -3,6 +3,7 @@ package parity
 import (
 	"fmt"
 
+	"github.com/aisimulate/aisimulate/core/config"
 	"github.com/aisimulate/aisimulate/core/hardware"
 	"github.com/aisimulate/aisimulate/core/model"
 	"github.com/aisimulate/aisimulate/core/perf"
@@ -70,8 +71,10 @@ func Points() []Point {
 // AICVersion is the table version the aic goldens use.
 const AICVersion = "0.24.0"
 
-// Models builds both perf sources of a point: the roofline with its
-// default parameters, and aic on the tables under db (nil when db is "").
+// Models builds both perf sources of a point: the roofline with the spec's
+// default parameters (core/config/defaults.go), and aic on the tables under
+// db (nil when db is "") with no engine-step overhead (kernels only) and the
+// default token budget.
 func Models(p Point, modelDir, db string) (roof, measured perf.Model, err error) {
 	arch, err := model.Load(p.Model, modelDir)
 	if err != nil {
@@ -81,14 +84,19 @@ func Models(p Point, modelDir, db string) (roof, measured perf.Model, err error)
 	if !ok {
 		return nil, nil, fmt.Errorf("unknown system %s", p.System)
 	}
-	rl, err := perf.NewRoofline(arch, sys, perf.RooflineOptions{TP: p.TP, WeightDtype: p.Weights})
+	params := perf.RooflineParams{ComputeEfficiency: config.DefaultComputeEfficiency,
+		MemoryEfficiency: config.DefaultMemoryEfficiency, PassOverheadUs: config.DefaultPassOverheadUs,
+		SequenceOverheadUs: config.DefaultPerSequenceOverheadUs, LayerLatencyUs: config.DefaultLayerLatencyUs,
+		AllReduceLatencyUs: perf.CustomAllReduceLatencyUs}
+	rl, err := perf.NewRoofline(arch, sys, perf.RooflineOptions{TP: p.TP, WeightDtype: p.Weights, Params: params})
 	if err != nil {
 		return nil, nil, err
 	}
 	if db == "" {
 		return rl, nil, nil
 	}
-	m, err := aic.New(arch, sys, aic.Options{Database: db, Version: AICVersion, TP: p.TP, WeightDtype: p.Weights})
+	m, err := aic.New(arch, sys, aic.Options{Database: db, Backend: config.BackendVLLM, Version: AICVersion, TP: p.TP,
+		WeightDtype: p.Weights, MaxTokens: config.DefaultMaxNumBatchedTokens})
 	if err != nil {
 		return nil, nil, err
 	}

@@ -29,7 +29,6 @@ import os
 import tempfile
 from typing import Any, Callable, Mapping
 
-from ..config import looks_like_path
 from ..errors import DataError
 from .point import PointResult, failed, run_point
 
@@ -58,11 +57,12 @@ def _set(data: dict, dotted: str, value: Any) -> None:
 
 
 def _file_fields(spec: Mapping[str, Any]) -> list[tuple[str, str]]:
-    """(dotted field, path) of every single file the point reads."""
+    """(dotted field, path) of every single file the point reads (in the canonical
+    spec a path is absolute and a name, a built-in model or system, is not)."""
     out = []
     for field in ("traffic.source.path", "engine.model", "engine.system"):
         v = _get(spec, field)
-        if isinstance(v, str) and v and (field == "traffic.source.path" or looks_like_path(v)):
+        if isinstance(v, str) and v and (field == "traffic.source.path" or os.path.isabs(v)):
             out.append((field, v))
     return out
 
@@ -71,7 +71,7 @@ def _model_files(spec: Mapping[str, Any]) -> tuple[str, list[str]] | None:
     """The named model's files in ``engine.model_config_dir``: ``Org--Name_*`` (its
     config.json and any hf_quant_config.json), the names core/model looks up."""
     folder, model = _get(spec, "engine.model_config_dir"), _get(spec, "engine.model")
-    if not (isinstance(folder, str) and folder and isinstance(model, str)) or looks_like_path(model):
+    if not (isinstance(folder, str) and folder and isinstance(model, str)) or os.path.isabs(model):
         return None
     prefix = model.replace("/", "--") + "_"
     try:

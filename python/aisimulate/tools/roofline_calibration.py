@@ -34,8 +34,8 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-__all__ = ["DEFAULT_FREE", "DEFAULT_START", "FIT_FILE", "RooflineFit", "aic_priced_rows", "fit_roofline",
-           "fitted", "roofline_loss", "usable_rows"]
+__all__ = ["DEFAULT_FREE", "FIT_FILE", "RooflineFit", "aic_priced_rows", "fit_roofline",
+           "default_start", "fitted", "roofline_loss", "usable_rows"]
 
 #: The stored fit (JSON) with its provenance.
 FIT_FILE = Path(__file__).with_name("roofline_fit.json")
@@ -205,9 +205,17 @@ def _nelder_mead(f: Callable[[np.ndarray], float], x0: np.ndarray, step: np.ndar
     return best[0], best[1], count
 
 
-#: The roofline defaults (core/perf/roofline.go DefaultRooflineParams), where a fit starts.
-DEFAULT_START = {"compute_efficiency": 0.7, "memory_efficiency": 0.8, "pass_overhead_us": 1000.0,
-                 "per_sequence_overhead_us": 40.0, "layer_latency_us": 40.0}
+def default_start() -> dict[str, float]:
+    """The roofline's defaults, where a fit starts: the ``engine.perf`` of a spec that
+    gives only ``source: roofline``, as the core fills it (core/config/defaults.go)."""
+    import aisimulate
+    spec = aisimulate.load_config({
+        "engine": {"model": "Qwen/Qwen3-32B", "system": "h100_sxm", "perf": {"source": "roofline"}},
+        "traffic": {"source": {"type": "synthetic", "num_requests": 1, "isl": 1, "osl": 0},
+                    "load": {"mode": "concurrency", "concurrency": 1}}})
+    return {name: float(spec.data["engine"]["perf"][name]) for name in _NAMES}
+
+
 #: The parameters :func:`fit_roofline` fits unless told otherwise. ``layer_latency_us``
 #: is read off the kernel tables and held: with one model it is indistinguishable from
 #: ``pass_overhead_us`` (both are per-pass constants).
@@ -224,7 +232,7 @@ def fit_roofline(rows: Sequence[dict[str, str]], *, aliases: dict[str, str],
     Args:
         rows: silicon rows (:func:`aisimulate.tools.accuracy.read_silicon`).
         aliases: ``model_path`` → config file (:func:`aisimulate.tools.accuracy.load_aliases`).
-        start: starting values by name (missing names: :data:`DEFAULT_START`).
+        start: starting values by name (missing names: :func:`default_start`).
         free: names of the parameters to fit, a non-empty subset of
             ``compute_efficiency, memory_efficiency, pass_overhead_us,
             per_sequence_overhead_us, layer_latency_us``.
@@ -242,7 +250,7 @@ def fit_roofline(rows: Sequence[dict[str, str]], *, aliases: dict[str, str],
         raise ValueError(f"free must name some of {', '.join(_NAMES)}, each once; got {list(free)}")
     if max_evals < 1:
         raise ValueError(f"max_evals must be ≥ 1, got {max_evals}")
-    s = dict(DEFAULT_START, **(start or {}))
+    s = dict(default_start(), **(start or {}))
     rows, skipped = usable_rows(rows, aliases=aliases, jobs=jobs, params=s, **kw)
     base = np.array([s[n] for n in _NAMES]) / _SCALE
     idx = [_NAMES.index(n) for n in free]

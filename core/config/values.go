@@ -1,0 +1,122 @@
+package config
+
+// The allowed values of every enumerated spec field, each listed once. Go
+// validation, the replay's builders and the Python compiler's messages (through
+// Enums) all read these lists; a value added here and not handled by a builder
+// fails the builder's coverage test in core/replay.
+
+// engine.perf.source: how a pass is priced (variants in variants.go).
+const (
+	PerfRoofline = "roofline"
+	PerfAIC      = "aic"
+	PerfLinear   = "linear"
+)
+
+// traffic.source.type: where requests come from.
+const (
+	SourceMooncake = "mooncake"
+	SourceAzure    = "azure"
+	// SourceLLMServingSim is a JSONL trace with each prompt's token ids, as
+	// LLMServingSim replays through vLLM.
+	SourceLLMServingSim = "llmservingsim"
+	SourceSynthetic     = "synthetic"
+	SourceSessions      = "sessions"
+)
+
+// traffic.load.mode: when requests are sent.
+const (
+	LoadTrace       = "trace"
+	LoadRate        = "rate"
+	LoadConcurrency = "concurrency"
+)
+
+// kind of a token-length distribution (isl, osl, turns).
+const (
+	LengthFixed     = "fixed"
+	LengthUniform   = "uniform"
+	LengthNormal    = "normal"
+	LengthLognormal = "lognormal"
+)
+
+// traffic.load.arrival: the inter-arrival process of mode rate.
+const (
+	ArrivalPoisson  = "poisson"
+	ArrivalConstant = "constant"
+	ArrivalGamma    = "gamma"
+)
+
+// traffic.source.dataset.sampling: how a load generator picks the dataset
+// entry of its next request (AIPerf's --dataset-sampling-strategy).
+const (
+	// SamplingSequential takes entries 0, 1, …, N−1, then starts again.
+	SamplingSequential = "sequential"
+	// SamplingRandom draws an entry uniformly, with replacement.
+	SamplingRandom = "random"
+	// SamplingShuffle takes the entries in a random order without
+	// replacement, reshuffling after each pass (AIPerf's choice for
+	// synthetic data).
+	SamplingShuffle = "shuffle"
+)
+
+// placement of a pool: which worker a new request goes to.
+const (
+	// PlacementRoundRobin cycles through the workers.
+	PlacementRoundRobin = "round_robin"
+	// PlacementLeastOutstanding takes the worker with the fewest requests
+	// on it (waiting, running or handed off to it), the lowest index on ties.
+	PlacementLeastOutstanding = "least_outstanding"
+)
+
+// Other enumerations.
+const (
+	BackendVLLM      = "vllm"
+	ExecutionOffline = "offline"
+	DtypeAuto        = "auto" // KV cache: the checkpoint's calibrated format, else bf16
+	DtypeBF16        = "bf16"
+	DtypeFP8         = "fp8"
+	DtypeFP8Block    = "fp8_block"
+	DtypeNVFP4       = "nvfp4"
+)
+
+// The lists, in documentation order. Unexported so that nothing can change
+// them; Enums hands out copies. A discriminator's list is its variant table's
+// (variants.go): adding a variant there adds its value here.
+var (
+	perfSources    = perfUnion.names()
+	sourceTypes    = sourceUnion.names()
+	loadModes      = loadUnion.names()
+	lengthKinds    = lengthUnion.names()
+	arrivals       = []string{ArrivalPoisson, ArrivalConstant, ArrivalGamma}
+	samplings      = []string{SamplingSequential, SamplingRandom, SamplingShuffle}
+	placements     = []string{PlacementRoundRobin, PlacementLeastOutstanding}
+	backends       = []string{BackendVLLM}
+	executionModes = []string{ExecutionOffline}
+	weightDtypes   = []string{DtypeBF16, DtypeFP8, DtypeFP8Block, DtypeNVFP4}
+	kvCacheDtypes  = []string{DtypeAuto, DtypeBF16, DtypeFP8}
+)
+
+// Enums returns, for every enumerated field of the spec (its dotted path), the
+// allowed values in documentation order. The slices are copies.
+func Enums() map[string][]string {
+	out := map[string][]string{
+		"engine.backend":                                 backends,
+		"engine.perf.source":                             perfSources,
+		"engine.quantization.weights":                    weightDtypes,
+		"engine.quantization.kv_cache":                   kvCacheDtypes,
+		"engine.workers.aggregated.placement":            placements,
+		"engine.workers.disaggregated.prefill.placement": placements,
+		"engine.workers.disaggregated.decode.placement":  placements,
+		"traffic.source.type":                            sourceTypes,
+		"traffic.source.dataset.sampling":                samplings,
+		"traffic.source.isl.kind":                        lengthKinds,
+		"traffic.source.osl.kind":                        lengthKinds,
+		"traffic.source.turns.kind":                      lengthKinds,
+		"traffic.load.mode":                              loadModes,
+		"traffic.load.arrival":                           arrivals,
+		"execution.mode":                                 executionModes,
+	}
+	for k, v := range out {
+		out[k] = append([]string(nil), v...)
+	}
+	return out
+}

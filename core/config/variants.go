@@ -1,0 +1,479 @@
+package config
+
+import "strings"
+
+// The discriminated blocks of the spec. Each block's variant is a struct of
+// its own, held by the block's variant field, and selected in YAML/JSON by one
+// key beside the variant's fields:
+//
+//	engine.perf     source: roofline | aic | linear         → RooflinePerf, AICPerf, LinearPerf
+//	traffic.source  type: mooncake | azure | llmservingsim | synthetic | sessions
+//	                                                         → MooncakeSource, AzureSource, LLMServingSimSource,
+//	                                                           SyntheticSource, SessionsSource
+//	traffic.load    mode: trace | rate | concurrency         → TraceLoad, RateLoad, ConcurrencyLoad
+//	a length        kind: fixed | uniform | normal | lognormal (or a plain integer: fixed)
+//	                                                         → FixedLength, UniformLength, NormalLength, LognormalLength
+//
+// The variant interfaces are sealed (an unexported method), so the tables
+// below list every variant there is; a field of another variant is refused by
+// the decoder with the dotted path and the variants it belongs to.
+
+// Perf is engine.perf: the model that prices each engine pass.
+type Perf struct {
+	// Source is the variant: RooflinePerf, AICPerf or LinearPerf.
+	Source PerfSource `json:"-"`
+}
+
+// PerfSource is one variant of engine.perf.
+type PerfSource interface {
+	validate(path string) error
+}
+
+// RooflinePerf (source roofline, no data files) prices each op of a dense
+// decoder as max(FLOPs / (peak × ComputeEfficiency), bytes / (HBM bandwidth ×
+// MemoryEfficiency)), adds LayerLatencyUs per decoder layer and the engine
+// step's CPU cost (docs/design.md, "Perf model"; core/perf/roofline.go).
+type RooflinePerf struct {
+	// ComputeEfficiency is the fraction of peak FLOP/s the kernels reach, (0, 1].
+	ComputeEfficiency float64 `json:"compute_efficiency"`
+	// MemoryEfficiency is the fraction of HBM bandwidth the kernels reach, (0, 1].
+	MemoryEfficiency float64 `json:"memory_efficiency"`
+	// PassOverheadUs is the engine step's CPU cost per pass, µs, ≥ 0.
+	PassOverheadUs float64 `json:"pass_overhead_us"`
+	// PerSequenceOverheadUs is the engine step's CPU cost per request
+	// scheduled in a pass (each decode and each prefill chunk), µs, ≥ 0.
+	PerSequenceOverheadUs float64 `json:"per_sequence_overhead_us"`
+	// LayerLatencyUs is the fixed kernel time of one decoder layer per pass
+	// beyond its roofline, µs, ≥ 0.
+	LayerLatencyUs float64 `json:"layer_latency_us"`
+}
+
+// AICPerf (source aic) prices passes from the measured kernel tables of the
+// AIConfigurator format (core/perf/aic) and adds the engine step's CPU cost.
+type AICPerf struct {
+	// PassOverheadUs and PerSequenceOverheadUs: as RooflinePerf's.
+	PassOverheadUs        float64 `json:"pass_overhead_us"`
+	PerSequenceOverheadUs float64 `json:"per_sequence_overhead_us"`
+	// Database is the root of the perf tables: the systems folder holding
+	// data/<system>/…, or its parent.
+	Database string `json:"database"`
+	// BackendVersion is the serving framework version whose tables to use,
+	// MAJOR.MINOR[.PATCH]; each table takes the nearest measured version when
+	// that one is missing (the report's perf_metadata says which).
+	BackendVersion string `json:"backend_version"`
+}
+
+// LinearPerf (source linear) is exact, for tests and fitted models:
+//
+//	pass ms = BaseMs + PerPrefillTokenMs × prompt tokens computed
+//	          + PerDecodeSeqMs × decoding requests
+//
+// Every coefficient is required (≥ 0, not all 0).
+type LinearPerf struct {
+	BaseMs            float64 `json:"base_ms" spec:"required"`
+	PerPrefillTokenMs float64 `json:"per_prefill_token_ms" spec:"required"`
+	PerDecodeSeqMs    float64 `json:"per_decode_seq_ms" spec:"required"`
+}
+
+// Source is traffic.source: where requests come from.
+type Source struct {
+	// Type is the variant: MooncakeSource, AzureSource, LLMServingSimSource,
+	// SyntheticSource or SessionsSource.
+	Type SourceType `json:"-"`
+}
+
+// SourceType is one variant of traffic.source.
+type SourceType interface {
+	validate(path string) error
+}
+
+// MooncakeSource (type mooncake) reads a Mooncake JSONL trace: timestamp (ms),
+// input_length, output_length, hash_ids of 512-token blocks, optional
+// session_id and delay (ms) that make rows into sessions.
+type MooncakeSource struct {
+	Path string `json:"path"`
+}
+
+// AzureSource (type azure) reads an Azure LLM inference trace (CSV).
+type AzureSource struct {
+	Path string `json:"path"`
+}
+
+// LLMServingSimSource (type llmservingsim) reads a JSONL trace with each
+// prompt's token ids, as LLMServingSim replays through vLLM.
+type LLMServingSimSource struct {
+	Path string `json:"path"`
+}
+
+// SyntheticSource (type synthetic) generates NumRequests requests whose
+// prompt lengths come from ISL and output lengths from OSL. With a Dataset
+// the requests send its entries' prompts again and again, as a load generator
+// does; without one, every prompt is new.
+type SyntheticSource struct {
+	NumRequests int      `json:"num_requests"`
+	Dataset     *Dataset `json:"dataset,omitempty"`
+	ISL         Length   `json:"isl"` // tokens, ≥ 1
+	OSL         Length   `json:"osl"` // tokens, ≥ 0
+}
+
+// SessionsSource (type sessions) generates NumSessions multi-turn
+// conversations of Turns turns; each turn adds ISL new input tokens to the
+// conversation so far and produces OSL tokens.
+type SessionsSource struct {
+	NumSessions int    `json:"num_sessions"`
+	Turns       Length `json:"turns"` // ≥ 1
+	ISL         Length `json:"isl"`   // tokens, ≥ 1
+	OSL         Length `json:"osl"`   // tokens, ≥ 0
+}
+
+// Dataset is a synthetic source's prompt dataset (AIPerf's
+// --num-dataset-entries and --dataset-sampling-strategy): Entries distinct
+// prompts, each with lengths drawn from isl and osl, picked per request by
+// Sampling (SamplingSequential, SamplingRandom or SamplingShuffle).
+type Dataset struct {
+	Entries  int    `json:"entries"`
+	Sampling string `json:"sampling"`
+}
+
+// Load is traffic.load: when requests are sent, and the client's own costs.
+type Load struct {
+	// Mode is the variant: TraceLoad, RateLoad or ConcurrencyLoad.
+	Mode LoadMode `json:"-"`
+	// InterTurnDelayMs is the authored wait between a session turn's release
+	// and the next turn's send (a trace row's own delay takes precedence).
+	InterTurnDelayMs float64 `json:"inter_turn_delay_ms,omitempty"`
+	// ResponseOverhead is the load generator's cost of finishing a response;
+	// absent = 0 (a finished response is acted on when it is received).
+	ResponseOverhead *ResponseOverhead `json:"response_overhead,omitempty"`
+	// RequestTimeoutMs makes the client cancel a request whose response has not
+	// ended this long after it was sent (0 = never), as load generators do.
+	RequestTimeoutMs float64 `json:"request_timeout_ms,omitempty"`
+}
+
+// LoadMode is one variant of traffic.load.
+type LoadMode interface {
+	validate(path string) error
+}
+
+// TraceLoad (mode trace) sends each row at its timestamp / Speedup.
+type TraceLoad struct {
+	Speedup float64 `json:"speedup"`
+}
+
+// RateLoad (mode rate) sends at RateRPS requests per second with Arrival
+// inter-arrival times (ArrivalPoisson, ArrivalConstant, or ArrivalGamma with
+// coefficient of variation CV; CV belongs to gamma only).
+type RateLoad struct {
+	RateRPS float64 `json:"rate_rps"`
+	Arrival string  `json:"arrival"`
+	CV      float64 `json:"cv,omitempty"`
+}
+
+// ConcurrencyLoad (mode concurrency) is a closed loop of Concurrency clients:
+// each sends its next request when the client has acted on the previous one.
+type ConcurrencyLoad struct {
+	Concurrency int `json:"concurrency"`
+}
+
+// Length is a distribution of token counts (isl, osl, turns). In YAML it is a
+// plain integer (fixed) or a mapping with its kind.
+type Length struct {
+	// Kind is the variant: FixedLength, UniformLength, NormalLength or
+	// LognormalLength.
+	Kind LengthKind `json:"-"`
+}
+
+// LengthKind is one variant of a Length.
+type LengthKind interface {
+	validate(path string, min int) error
+}
+
+// FixedLength: every draw is Value.
+type FixedLength struct {
+	Value int `json:"value"`
+}
+
+// UniformLength: an integer uniform on [Min, Max], both inclusive:
+// P(n) = 1 / (Max − Min + 1).
+type UniformLength struct {
+	Min int `json:"min"`
+	Max int `json:"max"`
+}
+
+// NormalLength: x ~ N(Mean, Std²); the draw is round(clamp(x, Min, Max)).
+// Mean and Std are in tokens.
+type NormalLength struct {
+	Min  int     `json:"min"`
+	Max  int     `json:"max"`
+	Mean float64 `json:"mean"`
+	Std  float64 `json:"std"`
+}
+
+// LognormalLength: x = exp(μ + σ·z), z ~ N(0, 1), with μ and σ chosen so that
+// x has mean Mean and standard deviation Std (tokens, not the log-space
+// parameters): σ² = ln(1 + Std²/Mean²), μ = ln(Mean) − σ²/2. The draw is
+// round(clamp(x, Min, Max)).
+type LognormalLength NormalLength
+
+// The variant tables: the discriminating key and, in documentation order, each
+// value with its variant type. Each is the one list of its key's values.
+var (
+	perfUnion = &union{key: "source", def: DefaultPerfSource, variants: []variant{
+		{PerfRoofline, RooflinePerf{}}, {PerfAIC, AICPerf{}}, {PerfLinear, LinearPerf{}}}}
+	sourceUnion = &union{key: "type", variants: []variant{
+		{SourceMooncake, MooncakeSource{}}, {SourceAzure, AzureSource{}}, {SourceLLMServingSim, LLMServingSimSource{}},
+		{SourceSynthetic, SyntheticSource{}}, {SourceSessions, SessionsSource{}}}}
+	loadUnion = &union{key: "mode", variants: []variant{
+		{LoadTrace, TraceLoad{}}, {LoadRate, RateLoad{}}, {LoadConcurrency, ConcurrencyLoad{}}}}
+	lengthUnion = &union{key: "kind", variants: []variant{
+		{LengthFixed, FixedLength{}}, {LengthUniform, UniformLength{}},
+		{LengthNormal, NormalLength{}}, {LengthLognormal, LognormalLength{}}}}
+)
+
+// Name is the source of p ("roofline", "aic", "linear"), "" when unset.
+func (p Perf) Name() string { return perfUnion.nameOf(p.Source) }
+
+// Name is the type of s ("mooncake", "azure", "llmservingsim", "synthetic",
+// "sessions"), "" when unset.
+func (s Source) Name() string { return sourceUnion.nameOf(s.Type) }
+
+// Name is the mode of l ("trace", "rate", "concurrency"), "" when unset.
+func (l Load) Name() string { return loadUnion.nameOf(l.Mode) }
+
+// Name is the kind of l ("fixed", "uniform", "normal", "lognormal"), "" when unset.
+func (l Length) Name() string { return lengthUnion.nameOf(l.Kind) }
+
+// TracePath is the file a trace source reads ("" for a generated source).
+func (s Source) TracePath() string {
+	switch t := s.Type.(type) {
+	case MooncakeSource:
+		return t.Path
+	case AzureSource:
+		return t.Path
+	case LLMServingSimSource:
+		return t.Path
+	}
+	return ""
+}
+
+func (p *Perf) unionOf() (*union, any)   { return perfUnion, p.Source }
+func (s *Source) unionOf() (*union, any) { return sourceUnion, s.Type }
+func (l *Load) unionOf() (*union, any)   { return loadUnion, l.Mode }
+func (l *Length) unionOf() (*union, any) { return lengthUnion, l.Kind }
+
+func (p *Perf) setVariant(v any)   { p.Source = v.(PerfSource) }
+func (s *Source) setVariant(v any) { s.Type = v.(SourceType) }
+func (l *Load) setVariant(v any)   { l.Mode = v.(LoadMode) }
+func (l *Length) setVariant(v any) { l.Kind = v.(LengthKind) }
+
+// MarshalJSON writes the block as its key, the variant's fields, then the
+// block's own fields (the canonical spec's form).
+func (p Perf) MarshalJSON() ([]byte, error) { return marshalUnion(perfUnion, p.Source, struct{}{}) }
+
+// MarshalJSON: see Perf.MarshalJSON.
+func (s Source) MarshalJSON() ([]byte, error) {
+	return marshalUnion(sourceUnion, s.Type, struct{}{})
+}
+
+// MarshalJSON: see Perf.MarshalJSON.
+func (l Load) MarshalJSON() ([]byte, error) {
+	type fields Load // without methods: its variant field is json:"-"
+	return marshalUnion(loadUnion, l.Mode, fields(l))
+}
+
+// MarshalJSON: see Perf.MarshalJSON.
+func (l Length) MarshalJSON() ([]byte, error) {
+	return marshalUnion(lengthUnion, l.Kind, struct{}{})
+}
+
+// --- validation of each variant (ranges; the decoder has refused the fields
+// of other variants, wrong types and non-finite numbers) ---
+
+func (p RooflinePerf) validate(path string) error {
+	return firstErr(efficiency(path+".compute_efficiency", p.ComputeEfficiency),
+		efficiency(path+".memory_efficiency", p.MemoryEfficiency),
+		cost(path+".pass_overhead_us", p.PassOverheadUs, MaxDelayUs),
+		cost(path+".per_sequence_overhead_us", p.PerSequenceOverheadUs, MaxDelayUs/1e4),
+		cost(path+".layer_latency_us", p.LayerLatencyUs, MaxDelayUs/1e4))
+}
+
+func (p AICPerf) validate(path string) error {
+	if p.Database == "" {
+		return errorf(path+".database", "is required for source aic (the folder of the AIConfigurator perf tables)")
+	}
+	if !versionLike(p.BackendVersion) {
+		return errorf(path+".backend_version", "%s is not a version (want MAJOR.MINOR[.PATCH], for example \"0.24.0\")", quote(p.BackendVersion))
+	}
+	return firstErr(cost(path+".pass_overhead_us", p.PassOverheadUs, MaxDelayUs),
+		cost(path+".per_sequence_overhead_us", p.PerSequenceOverheadUs, MaxDelayUs/1e4))
+}
+
+func (p LinearPerf) validate(path string) error {
+	if err := firstErr(cost(path+".base_ms", p.BaseMs, MaxDelayMs),
+		cost(path+".per_prefill_token_ms", p.PerPrefillTokenMs, MaxDelayMs/1e4),
+		cost(path+".per_decode_seq_ms", p.PerDecodeSeqMs, MaxDelayMs/1e4)); err != nil {
+		return err
+	}
+	if p.BaseMs+p.PerPrefillTokenMs+p.PerDecodeSeqMs == 0 {
+		return errorf(path, "a linear model with every coefficient 0 never advances the clock")
+	}
+	return nil
+}
+
+func (s MooncakeSource) validate(path string) error { return tracePath(path, SourceMooncake, s.Path) }
+func (s AzureSource) validate(path string) error    { return tracePath(path, SourceAzure, s.Path) }
+func (s LLMServingSimSource) validate(path string) error {
+	return tracePath(path, SourceLLMServingSim, s.Path)
+}
+
+func tracePath(path, typ, file string) error {
+	if file == "" {
+		return errorf(path+".path", "is required for a %s trace", typ)
+	}
+	return nil
+}
+
+func (s SyntheticSource) validate(path string) error {
+	if err := firstErr(atLeast(join(path, "num_requests"), s.NumRequests, 1),
+		s.ISL.validate(join(path, "isl"), 1), s.OSL.validate(join(path, "osl"), 0)); err != nil {
+		return err
+	}
+	if d := s.Dataset; d != nil {
+		return d.validate(join(path, "dataset"))
+	}
+	return nil
+}
+
+// Validate checks s on its own (for the workload generator); errors name the
+// field relative to traffic.source ("isl.min").
+func (s SyntheticSource) Validate() error { return s.validate("") }
+
+func (s SessionsSource) validate(path string) error {
+	return firstErr(atLeast(join(path, "num_sessions"), s.NumSessions, 1),
+		s.Turns.validate(join(path, "turns"), 1), s.ISL.validate(join(path, "isl"), 1),
+		s.OSL.validate(join(path, "osl"), 0))
+}
+
+// Validate checks s on its own (for the workload generator); errors name the
+// field relative to traffic.source ("turns.min").
+func (s SessionsSource) Validate() error { return s.validate("") }
+
+func (d Dataset) validate(path string) error {
+	if err := firstErr(atLeast(join(path, "entries"), d.Entries, 1),
+		oneOf(join(path, "sampling"), d.Sampling, samplings...)); err != nil {
+		return err
+	}
+	if d.Entries > MaxDatasetEntries {
+		return errorf(join(path, "entries"), "must be ≤ %d, got %d", MaxDatasetEntries, d.Entries)
+	}
+	return nil
+}
+
+// Validate checks d on its own; errors name the field relative to the
+// dataset block ("entries").
+func (d Dataset) Validate() error { return d.validate("") }
+
+func (l TraceLoad) validate(path string) error {
+	return bounded(path+".speedup", l.Speedup, MinSpeedup, 1e12)
+}
+
+func (l RateLoad) validate(path string) error {
+	if err := oneOf(path+".arrival", l.Arrival, arrivals...); err != nil {
+		return err
+	}
+	if l.Arrival == ArrivalGamma {
+		if err := positive(path+".cv", l.CV); err != nil {
+			return err
+		}
+		if l.CV < MinGammaCV || l.CV > MaxGammaCV {
+			return errorf(path+".cv", "must be in [%g, %g], got %g (a gamma process's shape is 1/cv²; below %g the arrivals are a constant rate: use arrival: constant)",
+				MinGammaCV, MaxGammaCV, l.CV, MinGammaCV)
+		}
+	} else if l.CV != 0 {
+		return errorf(path+".cv", "belongs to arrival %s, not %s", ArrivalGamma, l.Arrival)
+	}
+	return bounded(path+".rate_rps", l.RateRPS, MinRateRPS, 1e9)
+}
+
+func (l ConcurrencyLoad) validate(path string) error {
+	if err := atLeast(path+".concurrency", l.Concurrency, 1); err != nil {
+		return err
+	}
+	if l.Concurrency > MaxConcurrency {
+		return errorf(path+".concurrency", "must be ≤ %d, got %d", MaxConcurrency, l.Concurrency)
+	}
+	return nil
+}
+
+// validate checks a length whose draws must be ≥ min (1 for prompt lengths and
+// turns, 0 for output lengths).
+func (l Length) validate(path string, min int) error {
+	if l.Kind == nil {
+		return errorf(path, "is required (an integer, or a mapping with kind: %s)", strings.Join(lengthKinds, ", "))
+	}
+	return l.Kind.validate(path, min)
+}
+
+// Validate checks l for draws ≥ min; errors name the field relative to the
+// length ("min: must be ≥ 1, got 0").
+func (l Length) Validate(min int) error { return l.validate("", min) }
+
+func (d FixedLength) validate(path string, min int) error {
+	return atLeast(join(path, "value"), d.Value, min)
+}
+
+func (d UniformLength) validate(path string, min int) error {
+	if err := atLeast(join(path, "min"), d.Min, min); err != nil {
+		return err
+	}
+	if d.Max < d.Min {
+		return errorf(join(path, "max"), "must be ≥ min (%d), got %d", d.Min, d.Max)
+	}
+	return nil
+}
+
+func (d NormalLength) validate(path string, min int) error {
+	return boundedMoments(path, LengthNormal, d, min)
+}
+
+func (d LognormalLength) validate(path string, min int) error {
+	return boundedMoments(path, LengthLognormal, NormalLength(d), min)
+}
+
+// boundedMoments: mean > 0, std ≥ 0, min ≤ max, max ≥ 1 (one rule for normal
+// and lognormal: a token count's mean is positive).
+func boundedMoments(path, kind string, d NormalLength, min int) error {
+	if err := positive(join(path, "mean"), d.Mean); err != nil {
+		return err
+	}
+	if d.Min < min {
+		return errorf(join(path, "min"), "must be ≥ %d, got %d (a %s distribution needs min and max to bound it)", min, d.Min, kind)
+	}
+	if !(d.Std >= 0) {
+		return errorf(join(path, "std"), "must be ≥ 0, got %v", d.Std)
+	}
+	if d.Max < d.Min || d.Max < 1 {
+		return errorf(join(path, "max"), "must be ≥ min and ≥ 1, got %d", d.Max)
+	}
+	return nil
+}
+
+// cost checks a cost or delay: in [0, max] (the decoder has refused NaN and ±inf).
+func cost(field string, v, max float64) error {
+	if !(v >= 0) {
+		return errorf(field, "must be ≥ 0, got %v", v)
+	}
+	return bounded(field, v, 0, max)
+}
+
+// bounded refuses a value outside [min, max]: huge finite values would wrap the
+// int64-ns virtual clock.
+func bounded(field string, v, min, max float64) error {
+	if !(v >= min && v <= max) {
+		if min > 0 && !(v > 0) {
+			return errorf(field, "must be > 0, got %v", v)
+		}
+		return errorf(field, "must be in [%g, %g], got %g (the virtual clock is int64 ns)", min, max, v)
+	}
+	return nil
+}
