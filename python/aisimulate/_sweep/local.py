@@ -8,9 +8,13 @@ and they stay alive between points and between sweeps (``reuse``), so the core i
 loaded once per worker.
 
 Tiny grids run serially: the first point runs in this process and is timed; when the
-whole grid would take less than :data:`SERIAL_BELOW_S` that way, the rest follow it
-here, since starting worker processes would cost more than it saves. Otherwise points
-go to the pool in chunks of about :data:`CHUNK_TARGET_S` of work each.
+whole grid would take less than a threshold that way, the rest follow it here, since
+starting worker processes would cost more than it saves. The threshold is
+:data:`SERIAL_BELOW_S`, or twice the worker start-up last measured in this process if
+that is more (with 2 workers, a cold pool only wins once the serial time exceeds twice
+its start-up); while the pool is warm (used in the last :data:`IDLE_TIMEOUT_S`) it is a
+tenth of :data:`SERIAL_BELOW_S`. Otherwise points go to the pool in chunks of about
+:data:`CHUNK_TARGET_S` of work each.
 
 A worker that dies (killed, out of memory, a crash in native code) breaks every task
 in flight; their points are then re-run one at a time, alone in the pool, so the point
@@ -31,10 +35,25 @@ from .point import PointResult, run_point
 
 __all__ = ["run_local", "SERIAL_BELOW_S", "CHUNK_TARGET_S"]
 
-#: Below this estimated serial time (s) a sweep runs in the calling process. Starting
-#: two loky workers and loading the native core in them took 1.2–4.5 s on the 2-core
-#: development machine (docs/benchmarks.md, "Sweeps").
+#: Below this estimated serial time (s) a sweep runs in the calling process (0: always
+#: the pool). Starting two loky workers and loading the native core in them took
+#: 1.2–8 s on the 2-core development machine, depending on its load (docs/benchmarks.md,
+#: "Sweeps").
 SERIAL_BELOW_S = 2.0
+
+#: Worker start-up (s): an estimate until this process has started the pool once, then
+#: the last measurement. _last_pool_s: when the pool last finished work (monotonic s).
+_startup_s = 1.0
+_last_pool_s = -math.inf
+
+
+def serial_threshold() -> float:
+    """The estimated serial time (s) below which a sweep stays in this process."""
+    if SERIAL_BELOW_S <= 0:
+        return 0.0
+    if time.monotonic() - _last_pool_s < 0.9 * IDLE_TIMEOUT_S:  # the workers are still up
+        return SERIAL_BELOW_S / 10
+    return max(SERIAL_BELOW_S, 2 * _startup_s)
 
 #: Seconds an idle worker waits for more points before exiting.
 IDLE_TIMEOUT_S = 300
@@ -72,7 +91,7 @@ def run_local(tasks: list[tuple[int, Mapping[str, Any]]], jobs: int, slo, keep_r
     t0 = time.perf_counter()
     on_result(run_point(i, spec, slo, keep_report))
     per_point = max(time.perf_counter() - t0, 1e-4)
-    if per_point * len(todo) < SERIAL_BELOW_S:
+    if per_point * len(todo) < serial_threshold():
         for i, spec in todo:
             on_result(run_point(i, spec, slo, keep_report))
         return
@@ -80,7 +99,7 @@ def run_local(tasks: list[tuple[int, Mapping[str, Any]]], jobs: int, slo, keep_r
     chunks = deque()
     while todo:
         chunks.append([todo.popleft() for _ in range(min(size, len(todo)))])
-    _pool(chunks, jobs, slo, keep_report, on_result)
+    _pool(chunks, jobs, slo, keep_report, on_result, per_point)
 
 
 def _executor(jobs: int):
@@ -92,11 +111,14 @@ def _executor(jobs: int):
 
 
 def _pool(chunks: deque, jobs: int, slo, keep_report: bool,
-          on_result: Callable[[PointResult], None]) -> None:
+          on_result: Callable[[PointResult], None], per_point: float) -> None:
     from joblib.externals.loky.process_executor import TerminatedWorkerError
 
+    global _startup_s, _last_pool_s
     suspects: deque = deque()  # points in flight when a worker died: rerun one by one
     inflight: dict = {}
+    cold = time.monotonic() - _last_pool_s >= 0.9 * IDLE_TIMEOUT_S
+    t0, first = time.perf_counter(), True
     ex = _executor(jobs)
     try:
         while chunks or suspects or inflight:
@@ -120,6 +142,9 @@ def _pool(chunks: deque, jobs: int, slo, keep_report: bool,
                         suspects.extend(chunk)
                     broken = exc
                     continue
+                if first and cold:  # the first result of a cold pool: its start-up
+                    _startup_s = max(0.0, time.perf_counter() - t0 - per_point * len(chunk))
+                first = False
                 for r in results:
                     on_result(r)
             if broken is not None:
@@ -132,6 +157,7 @@ def _pool(chunks: deque, jobs: int, slo, keep_report: bool,
                         suspects.extend(chunk)
                 inflight.clear()
                 ex = _executor(jobs)
+        _last_pool_s = time.monotonic()
     except BaseException:
         for fut in inflight:
             fut.cancel()
