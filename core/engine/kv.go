@@ -4,13 +4,19 @@ package engine
 const blockNone = -1
 
 // kvBlock is one KV block of BlockSize tokens.
+//
+// A hashed block holds content a later lookup can find: shared content
+// (group ≥ 0: registered in its prefix group under hash) or private content
+// (group = blockNone: content only its own request can name, a prompt without
+// content ids or generated tokens; hash = privateKey(serial, position) and it
+// is found through its owner's saved block list, never through the table).
 type kvBlock struct {
 	ref    int32  // requests holding the block
-	hashed bool   // registered in the prefix cache under hash
-	off    uint8  // its slot in its group, valid when hashed
+	hashed bool   // holds findable content (shared or private)
+	off    uint8  // its slot in its group, valid when hashed and shared
 	hash   uint64 // valid when hashed
-	group  int32  // index of its prefix group in kvManager.groups, valid when hashed
-	prev   int32  // LRU links, valid while ref == 0 && hashed
+	group  int32  // index of its prefix group in kvManager.groups (shared), or blockNone (private)
+	prev   int32  // LRU links, valid while ref == 0 and the block is in the queue
 	next   int32
 }
 
@@ -42,18 +48,41 @@ type KVStats struct {
 	Evicted int64
 }
 
-// kvManager is the block manager of one worker. Unreferenced blocks are either
-// free (no content worth keeping) or cached (registered under a prefix hash, kept
-// in an LRU list and evicted oldest first when the free pool is empty).
+// PrefixCacheStats counts the prefix-cache lookups of a worker's admissions,
+// in tokens, under vLLM v1's names (vllm/v1/metrics/stats.py PrefixCacheStats,
+// recorded by KVCacheManager.record_prefix_cache_stats): a request admitted
+// for the first time counts in Requests, Queries (its tokens) and Hits (its
+// tokens found cached, its CachedTokens); a preempted request admitted again
+// counts in the Preempted* fields instead, so that recomputation never
+// inflates the first-admission hit rate. Nothing is counted with prefix
+// caching off (vLLM skips the lookup).
+type PrefixCacheStats struct {
+	Requests, Queries, Hits                            int64
+	PreemptedRequests, PreemptedQueries, PreemptedHits int64
+}
+
+// kvManager is the block manager of one worker.
+//
+// With prefix caching on it follows vLLM v1's BlockPool
+// (vllm/v1/core/block_pool.py, kv_cache_utils.FreeKVCacheBlockQueue): blocks
+// never used yet are taken first (vLLM's free queue starts in block id order),
+// then every released block, cached or not, waits in one queue in release
+// order and the least recently released is taken next, dropping its content
+// if it had any (eviction). A request releases its blocks last block first
+// (KVCacheManager.free), so a request's tail is evicted before its head.
+//
+// With prefix caching off nothing is ever found again, so the order is
+// irrelevant: released blocks go to a stack (cheaper than the queue).
 type kvManager struct {
 	// blocks grows as blocks are first used: a block id ≥ len(blocks) has never
 	// held content, so capacity costs memory only once it is touched.
 	blocks  []kvBlock
 	total   int     // capacity in blocks
-	free    []int32 // stack of released, uncached block ids
-	lruHead int32   // oldest unreferenced cached block
+	free    []int32 // caching off: stack of released block ids
+	lruHead int32   // caching on: the least recently released unreferenced block
 	lruTail int32
-	lruLen  int
+	lruLen  int         // blocks in the queue
+	idleHit int         // of which hashed (cached content nobody holds)
 	cache   *blockTable // prefix group key → index in groups (nil when caching is off)
 	groups  []blockGroup
 	freeGrp []int32 // unused group indices
@@ -72,8 +101,12 @@ func newKVManager(numBlocks int, prefixCaching bool) *kvManager {
 // available is the number of blocks an allocation can take now.
 func (m *kvManager) available() int { return len(m.free) + m.lruLen + m.total - len(m.blocks) }
 
+// lruRemove takes block id out of the queue.
 func (m *kvManager) lruRemove(id int32) {
 	b := &m.blocks[id]
+	if b.hashed {
+		m.idleHit--
+	}
 	if b.prev == blockNone {
 		m.lruHead = b.next
 	} else {
@@ -97,10 +130,14 @@ func (m *kvManager) lruPush(id int32) {
 	}
 	m.lruTail = id
 	m.lruLen++
+	if b.hashed {
+		m.idleHit++
+	}
 }
 
-// take returns a block for new content: a free one, else the least recently
-// used cached one (dropping its hash). The caller has checked available().
+// take returns a block for new content: a released one (caching off), a
+// never-used one, else the head of the queue (dropping its content, if any:
+// an eviction). The caller has checked available().
 func (m *kvManager) take() int32 {
 	var id int32
 	if n := len(m.free); n > 0 {
@@ -112,8 +149,10 @@ func (m *kvManager) take() int32 {
 	} else {
 		id = m.lruHead
 		m.lruRemove(id)
-		m.unregister(id)
-		m.stats.Evicted++
+		if m.blocks[id].hashed {
+			m.unregister(id)
+			m.stats.Evicted++
+		}
 	}
 	m.blocks[id].ref = 1
 	m.stats.Allocated++
@@ -149,6 +188,44 @@ func (m *kvManager) lookup(hashes, groups []uint64, offs []uint8, limit int) (hi
 		hits++
 	}
 	return hits, idle
+}
+
+// lookupSaved continues a lookup that found the first `from` blocks of a
+// request into the blocks it held before it was preempted (saved, by
+// position): block j counts while it still holds the private content the
+// request wrote there (privateKey(serial, j)), up to limit blocks in all. The
+// blocks found join those of the last lookup, for touch. It returns the blocks
+// found here; all are unreferenced (only their owner could hold them).
+func (m *kvManager) lookupSaved(saved []int32, serial uint32, from, limit int) int {
+	if m.cache == nil {
+		return 0
+	}
+	n := 0
+	for j := from; j < limit && j < len(saved); j++ {
+		b := &m.blocks[saved[j]]
+		if !b.hashed || b.group != blockNone || b.hash != privateKey(serial, j) {
+			break
+		}
+		m.hits = append(m.hits, saved[j])
+		n++
+	}
+	return n
+}
+
+// privateKey names the content a request (its worker-unique serial) wrote in
+// its block at position j: unique to the request, so no other lookup can
+// match it (vLLM hashes such a block from its token ids, chained on the
+// previous block; here the content is unknown, only its owner is).
+func privateKey(serial uint32, j int) uint64 { return uint64(serial)<<32 | uint64(uint32(j)) }
+
+// registerPrivate records that block id holds private content of request
+// serial at position j (a full block nobody else can name).
+func (m *kvManager) registerPrivate(id int32, serial uint32, j int) {
+	if m.cache == nil {
+		return
+	}
+	b := &m.blocks[id]
+	b.hashed, b.hash, b.group = true, privateKey(serial, j), blockNone
 }
 
 // touch takes a reference on the first n blocks found by the last lookup and
@@ -199,10 +276,14 @@ func (m *kvManager) register(id int32, hash, key uint64, off uint8) {
 	b.hashed, b.hash, b.group, b.off = true, hash, gi, off
 }
 
-// unregister drops a cached block from its group (eviction); an emptied group
-// leaves the table.
+// unregister drops a cached block's content (eviction): a shared block leaves
+// its group (an emptied group leaves the table).
 func (m *kvManager) unregister(id int32) {
 	b := &m.blocks[id]
+	if b.group == blockNone { // private: nothing indexes it
+		b.hashed = false
+		return
+	}
 	g := &m.groups[b.group]
 	g.ids[b.off] = blockNone
 	b.hashed = false
@@ -213,7 +294,7 @@ func (m *kvManager) unregister(id int32) {
 }
 
 // release drops one reference on each block, last block first, so that the tail
-// of a prompt (the least shared part) is evicted before its head, as vLLM does.
+// of a request (the least shared part) is evicted before its head, as vLLM does.
 func (m *kvManager) release(ids []int32) {
 	for i := len(ids) - 1; i >= 0; i-- {
 		id := ids[i]
@@ -223,7 +304,7 @@ func (m *kvManager) release(ids []int32) {
 			continue
 		}
 		m.stats.Released++
-		if b.hashed {
+		if m.cache != nil {
 			m.lruPush(id)
 		} else {
 			m.free = append(m.free, id)

@@ -7,9 +7,10 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// A block released by its last holder goes to the free pool when it has no
-// hash and to the LRU list when it is cached; allocation prefers free blocks and
-// evicts the least recently released cached block last-block-first.
+// Blocks never used are taken first; then every released block, cached or not,
+// waits in one queue in release order (vLLM v1's free block queue), and
+// taking its head evicts whatever content it held. A request's blocks are
+// released last block first, so its tail leaves the cache before its head.
 func TestKVManagerEvictsLRU(t *testing.T) {
 	m := newKVManager(4, true)
 	a := []int32{m.take(), m.take()} // blocks 0, 1
@@ -17,20 +18,49 @@ func TestKVManagerEvictsLRU(t *testing.T) {
 	m.register(a[1], 101, 101, 0)
 	b := []int32{m.take()} // block 2, no hash
 	assert.Equal(t, []int32{0, 1}, a)
-	m.release(a) // released 1 then 0: LRU order 1, 0
-	m.release(b) // block 2 → free pool
-	assert.Equal(t, 4, m.available())
-	assert.Equal(t, 2, m.lruLen)
+	m.release(a)                      // released 1 then 0: queue 1, 0
+	m.release(b)                      // queue 1, 0, 2
+	assert.Equal(t, 4, m.available()) // 3 queued + block 3 never used
+	assert.Equal(t, 3, m.lruLen)
+	assert.Equal(t, 2, m.idleHit) // blocks 1 and 0 hold content
 
 	hits, idle := m.lookup([]uint64{100, 101, 102}, []uint64{100, 101, 102}, []uint8{0, 0, 0}, 3)
 	assert.Equal(t, 2, hits)
 	assert.Equal(t, 2, idle)
 
-	assert.Equal(t, int32(2), m.take()) // the free pool first (stack top: 2)
-	assert.Equal(t, int32(3), m.take())
-	assert.Equal(t, int32(1), m.take()) // then the LRU head: block 1, hash 101 dropped
+	assert.Equal(t, int32(3), m.take()) // never used: first
+	assert.Equal(t, int32(1), m.take()) // the queue head: block 1, hash 101 dropped
 	hits, _ = m.lookup([]uint64{100, 101}, []uint64{100, 101}, []uint8{0, 0}, 2)
 	assert.Equal(t, 1, hits)
+	assert.Equal(t, int32(0), m.take()) // block 0, hash 100 dropped
+	assert.Equal(t, int32(2), m.take()) // block 2 had no content: not an eviction
+	assert.Equal(t, int64(2), m.stats.Evicted)
+	assert.Equal(t, 0, m.idleHit)
+}
+
+// A private block is found only through its owner's saved list and only while
+// it still holds the owner's content at that position.
+func TestKVManagerPrivateBlocks(t *testing.T) {
+	m := newKVManager(3, true)
+	ids := []int32{m.take(), m.take(), m.take()}
+	for j, id := range ids {
+		m.registerPrivate(id, 7, j)
+	}
+	m.release(ids) // queue 2, 1, 0
+	assert.Equal(t, 3, m.idleHit)
+	assert.Equal(t, 3, m.lookupSaved(ids, 7, 0, 3))
+	m.hits = m.hits[:0]
+	assert.Equal(t, 0, m.lookupSaved(ids, 8, 0, 3), "another serial never matches")
+	assert.Equal(t, 2, m.lookupSaved(ids, 7, 0, 2), "the limit caps the hit")
+	m.hits = m.hits[:0]
+	assert.Equal(t, int32(2), m.take()) // evicts position 2
+	assert.Equal(t, 2, m.lookupSaved(ids, 7, 0, 3))
+	m.hits = m.hits[:0]
+	// the evicted block reused by the same request at another position does
+	// not count for the old one
+	m.registerPrivate(2, 7, 0)
+	m.release([]int32{2})
+	assert.Equal(t, 2, m.lookupSaved(ids, 7, 0, 3))
 	assert.Equal(t, int64(1), m.stats.Evicted)
 }
 
@@ -63,7 +93,7 @@ func TestKVManagerDuplicateHashKeepsFirst(t *testing.T) {
 	m.register(a, 5, 5, 0)
 	m.register(b, 5, 5, 0)
 	m.release([]int32{a, b})
-	assert.Equal(t, 1, m.lruLen) // b had no hash: free
+	assert.Equal(t, 1, m.idleHit) // b had no hash: queued without content
 	hits, _ := m.lookup([]uint64{5}, []uint64{5}, []uint8{0}, 1)
 	require.Equal(t, 1, hits)
 	assert.Equal(t, []int32{a}, m.hits)

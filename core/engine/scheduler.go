@@ -73,7 +73,14 @@ func (w *Worker) schedule() bool {
 		// The last token is always computed so that the pass can sample: a prompt
 		// fully in the cache still recomputes its last block.
 		r.prefixSlots()
-		hits, idle := w.kv.lookup(r.Hashes, r.Groups, r.offs, (r.tokens()-1)/w.cfg.BlockSize)
+		limit := (r.tokens() - 1) / w.cfg.BlockSize
+		hits, idle := w.kv.lookup(r.Hashes, r.Groups, r.offs, limit)
+		if hits == len(r.Hashes) && len(r.saved) > 0 {
+			// A preempted request: past its shared blocks, its own blocks
+			// that were not evicted (all unreferenced).
+			own := w.kv.lookupSaved(r.saved, r.serial, hits, limit)
+			hits, idle = hits+own, idle+own
+		}
 		computed := hits * w.cfg.BlockSize
 		n := min(r.tokens()-computed, budget)
 		need := w.blocksFor(computed+n) - hits
@@ -81,7 +88,12 @@ func (w *Worker) schedule() bool {
 			break
 		}
 		w.waiting.PopFront()
+		w.recordLookup(r, computed)
+		if r.admitted { // KV it had computed before its preemption, computed again
+			w.RecomputedTokens += int64(max(r.lost-computed, 0))
+		}
 		r.blocks = w.kv.touch(hits, r.blocks[:0])
+		r.saved = r.saved[:0]
 		r.computed, r.registered = computed, hits
 		if !r.admitted {
 			r.admitted, r.CachedTokens = true, computed
@@ -120,9 +132,35 @@ func (w *Worker) addToBatch(r *Request, n int) {
 	}
 }
 
+// recordLookup counts an admission's prefix-cache lookup (PrefixCacheStats):
+// hit tokens of the request's tokens.
+func (w *Worker) recordLookup(r *Request, hit int) {
+	if w.kv.cache == nil {
+		return
+	}
+	p := &w.prefix
+	if r.admitted {
+		p.PreemptedRequests++
+		p.PreemptedQueries += int64(r.tokens())
+		p.PreemptedHits += int64(hit)
+		return
+	}
+	p.Requests++
+	p.Queries += int64(r.tokens())
+	p.Hits += int64(hit)
+}
+
 // preempt releases r's blocks and puts it back at the head of the waiting
-// queue to be recomputed (vLLM v1 preemption by recompute).
+// queue to be recomputed (vLLM v1 preemption by recompute: Scheduler.
+// _preempt_request → KVCacheManager.free). The blocks go to the queue last
+// block first, so its earliest blocks are evicted last; the request keeps
+// their ids (saved) to find those still holding its content when it is
+// admitted again.
 func (w *Worker) preempt(r *Request) {
+	if w.kv.cache != nil {
+		r.saved = append(r.saved[:0], r.blocks...)
+	}
+	r.lost = r.computed
 	w.kv.release(r.blocks)
 	r.blocks = r.blocks[:0]
 	r.computed, r.registered, r.scheduled = 0, 0, 0

@@ -45,6 +45,13 @@ type Request struct {
 	registered int     // leading full blocks already offered to the prefix cache
 	offs       []uint8 // each block's slot in its group, from Groups
 	blocks     []int32 // KV blocks held, in token order
+	// serial names the request on its worker (1, 2, …; 0 until it reaches
+	// one): the owner of its private blocks (kvBlock).
+	serial uint32
+	// saved: the blocks it held when last preempted (by position), where a
+	// re-admission looks for its private content (kvManager.lookupSaved).
+	saved []int32
+	lost  int // tokens in the KV cache when it was last preempted
 }
 
 // tokens is the number of tokens the request has: its prompt and every output
@@ -83,8 +90,14 @@ type Worker struct {
 	batch perf.Batch
 	outs  []Out
 
+	serials uint32 // last serial handed out
+	prefix  PrefixCacheStats
+
 	// BusyNs is the total time the worker spent in passes.
 	BusyNs int64
+	// RecomputedTokens counts tokens whose KV a preempted request had computed
+	// and computed again when it was admitted again (not found in the cache).
+	RecomputedTokens int64
 	// Passes counts the passes run.
 	Passes int64
 }
@@ -134,6 +147,7 @@ func (w *Worker) checkFits(prompt, output, kvOutput int) string {
 // Add queues a request that arrived at the worker: a new request (checked with
 // CheckFits) or a reserved handoff whose KV has arrived.
 func (w *Worker) Add(r *Request) {
+	w.name(r)
 	if r.handoff {
 		r.where = onHandoffs
 		w.handoffs.PushBack(r)
@@ -141,6 +155,14 @@ func (w *Worker) Add(r *Request) {
 	}
 	r.where = onWaiting
 	w.waiting.PushBack(r)
+}
+
+// name gives r its serial on this worker, once.
+func (w *Worker) name(r *Request) {
+	if r.serial == 0 {
+		w.serials++
+		r.serial = w.serials
+	}
 }
 
 // Where a request is on its worker.
@@ -171,7 +193,7 @@ func (w *Worker) Abort(r *Request) {
 		return
 	}
 	w.kv.release(r.blocks)
-	r.blocks = r.blocks[:0]
+	r.blocks, r.saved = r.blocks[:0], r.saved[:0]
 	r.where = onNone
 }
 
@@ -200,11 +222,14 @@ func (w *Worker) Outstanding() int { return len(w.running) + w.waiting.Len() + w
 // KVStats returns the block manager's counters.
 func (w *Worker) KVStats() KVStats { return w.kv.stats }
 
+// PrefixCacheStats returns the prefix cache's lookups at admission so far.
+func (w *Worker) PrefixCacheStats() PrefixCacheStats { return w.prefix }
+
 // KVFree is the number of unreferenced blocks (free or cached).
 func (w *Worker) KVFree() int { return w.kv.available() }
 
 // KVCached is the number of unreferenced blocks still holding cached content.
-func (w *Worker) KVCached() int { return w.kv.lruLen }
+func (w *Worker) KVCached() int { return w.kv.idleHit }
 
 // StartPass forms a pass at its start and returns its duration in ns (≥ 1).
 // ok is false when there is nothing to run. The worker must be idle.
@@ -269,18 +294,26 @@ func (w *Worker) FinishPass() []Out {
 	return w.outs
 }
 
-// registerFull offers each newly completed full prompt block to the prefix cache.
+// registerFull offers each newly completed full block to the prefix cache
+// (vLLM v1 caches every full block, prompt and generated: KVCacheManager.
+// allocate_slots → cache_blocks): blocks named by the request's Hashes as
+// shared content, the rest (a prompt without content ids, generated tokens)
+// as the request's private content. Work is done only when a block has
+// filled since the last call, once per BlockSize tokens of a request.
 func (w *Worker) registerFull(r *Request) {
-	if w.kv.cache == nil {
+	full := min(r.computed/w.cfg.BlockSize, len(r.blocks))
+	if full <= r.registered || w.kv.cache == nil {
 		return
 	}
-	full := min(r.computed/w.cfg.BlockSize, len(r.Hashes), len(r.blocks))
-	for j := r.registered; j < full; j++ {
+	shared := min(full, len(r.Hashes))
+	j := r.registered
+	for ; j < shared; j++ {
 		w.kv.register(r.blocks[j], r.Hashes[j], r.Groups[j], r.offs[j])
 	}
-	if full > r.registered {
-		r.registered = full
+	for ; j < full; j++ {
+		w.kv.registerPrivate(r.blocks[j], r.serial, j)
 	}
+	r.registered = full
 }
 
 // ReleaseHeld releases the KV blocks of a finished HoldKV request.
@@ -304,6 +337,7 @@ func (w *Worker) Reserve(r *Request, kvTokens int) bool {
 	if need > w.kv.available() {
 		return false
 	}
+	w.name(r)
 	r.blocks = r.blocks[:0]
 	for ; need > 0; need-- {
 		r.blocks = append(r.blocks, w.kv.take())
@@ -329,8 +363,8 @@ func (w *Worker) CheckHandoff(prompt, output int) string {
 // its requests in flight, so that admitting a long prompt does not regrow a
 // fresh block list every time.
 func (r *Request) Reset(id int64, prompt, output int, hashes, groups []uint64) {
-	blocks, offs := r.blocks[:0], r.offs[:0]
-	*r = Request{ID: id, Prompt: prompt, Output: output, Hashes: hashes, Groups: groups, blocks: blocks, offs: offs}
+	blocks, offs, saved := r.blocks[:0], r.offs[:0], r.saved[:0]
+	*r = Request{ID: id, Prompt: prompt, Output: output, Hashes: hashes, Groups: groups, blocks: blocks, offs: offs, saved: saved}
 }
 
 // prefixSlots fills r.offs, each block's slot in its prefix group (its distance

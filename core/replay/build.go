@@ -167,6 +167,9 @@ func (d *deployment) buildPool(s *config.Spec, pl *pool) error {
 		return &config.Error{Field: "engine.scheduler.max_model_len",
 			Msg: fmt.Sprintf("%d exceeds %s's max_position_embeddings (%d)", maxLen, arch.Name, arch.MaxPositionEmbeddings)}
 	}
+	if err := checkKVHoldsMaxModelLen(pl, sc, blocks, maxLen, arch.KVBytesPerToken(pl.tp, kvDtype.Bytes())); err != nil {
+		return err
+	}
 	pl.cfg = engine.Config{
 		MaxNumSeqs: sc.MaxNumSeqs, MaxNumBatchedTokens: sc.MaxNumBatchedTokens, BlockSize: sc.BlockSize,
 		NumBlocks: blocks, MaxModelLen: maxLen, PrefixCaching: sc.EnablePrefixCaching,
@@ -188,6 +191,40 @@ func memoryCulprit(p perf.MemoryPlan, capacity int64, pool string) string {
 		return "engine.scheduler.max_num_batched_tokens"
 	}
 	return pool + ".tp"
+}
+
+// checkKVHoldsMaxModelLen refuses a deployment whose KV cache cannot hold one
+// request of maxLen tokens, as vLLM refuses to start
+// (vllm/v1/core/kv_cache_utils.py check_enough_kv_cache_memory): one request
+// needs ⌈maxLen / block_size⌉ blocks, and the largest max_model_len that fits
+// is blocks × block_size (vLLM's estimate_max_model_len finds the same by
+// binary search). The cache is the worker's: derived from memory, or
+// num_gpu_blocks when the spec gives it (vLLM checks its memory before
+// applying num_gpu_blocks_override; here the cache the worker will run with
+// is the one that must hold the request). kvBytesPerToken (per GPU) puts the
+// sizes in GiB, as vLLM states them.
+func checkKVHoldsMaxModelLen(pl *pool, sc *config.Scheduler, blocks, maxLen int, kvBytesPerToken int64) error {
+	bs := sc.BlockSize
+	need := (maxLen + bs - 1) / bs
+	if need <= blocks {
+		return nil
+	}
+	const gib = 1 << 30
+	which := "set"
+	if sc.MaxModelLen == 0 {
+		which = "default: the model's max_position_embeddings"
+	}
+	cache := "derived from GPU memory"
+	if sc.NumGPUBlocks > 0 {
+		cache = "num_gpu_blocks"
+	}
+	return &config.Error{Field: "engine.scheduler.max_model_len", Infeasible: true, Msg: fmt.Sprintf(
+		"to serve one request of max_model_len (%d tokens, %s), a worker needs %d KV blocks of %d tokens "+
+			"(%.2f GiB of KV cache per GPU), more than the KV cache of one %s worker (tp %d) holds: %d blocks, %d tokens "+
+			"(%.2f GiB, %s). Based on the cache, the largest max_model_len that fits is %d: lower max_model_len, "+
+			"or give the KV cache more room (gpu_memory_utilization, tp, quantization.kv_cache: fp8)",
+		maxLen, which, need, bs, float64(int64(need*bs)*kvBytesPerToken)/gib, pl.name, pl.tp,
+		blocks, blocks*bs, float64(int64(blocks*bs)*kvBytesPerToken)/gib, cache, blocks*bs)}
 }
 
 // gpus is the GPU count of the deployment.
@@ -213,19 +250,26 @@ func (d *deployment) metadata(s *config.Spec, m *sim) map[string]any {
 	for pi, p := range d.pools {
 		ws := m.pools[pi].workers
 		kv := make([]map[string]int64, len(ws))
+		prefix := make([]map[string]int64, len(ws))
 		busy := make([]float64, len(ws))
 		passes := make([]int64, len(ws))
+		recomputed := make([]int64, len(ws))
 		for i, w := range ws {
 			st := w.KVStats()
 			kv[i] = map[string]int64{"allocated": st.Allocated, "reused": st.Reused, "released": st.Released,
 				"evicted": st.Evicted, "free": int64(w.KVFree() - w.KVCached()), "cached": int64(w.KVCached())}
+			ps := w.PrefixCacheStats()
+			prefix[i] = map[string]int64{"requests": ps.Requests, "queries": ps.Queries, "hits": ps.Hits,
+				"preempted_requests": ps.PreemptedRequests, "preempted_queries": ps.PreemptedQueries,
+				"preempted_hits": ps.PreemptedHits}
 			busy[i] = float64(w.BusyNs) / 1e6
 			passes[i] = w.Passes
+			recomputed[i] = w.RecomputedTokens
 		}
 		pools[pi] = map[string]any{
 			"name": p.name, "workers": p.count, "tp": p.tp, "gpus": p.count * p.tp,
 			"gpu_hours": float64(p.count*p.tp) * durH, "num_gpu_blocks": p.cfg.NumBlocks,
-			"perf_model": p.perf.Name(), "kv_blocks": kv, "worker_busy_ms": busy, "worker_passes": passes,
+			"perf_model": p.perf.Name(), "kv_blocks": kv, "prefix_cache": prefix, "worker_busy_ms": busy, "worker_passes": passes, "recomputed_tokens": recomputed,
 		}
 	}
 	first := d.pools[0]
@@ -244,7 +288,7 @@ func (d *deployment) metadata(s *config.Spec, m *sim) map[string]any {
 		"spec":               jsonRaw(s.JSON()),
 	}
 	if !d.disagg { // the aggregated pool's figures at the top level, as before
-		for _, k := range []string{"kv_blocks", "worker_busy_ms", "worker_passes", "num_gpu_blocks"} {
+		for _, k := range []string{"kv_blocks", "prefix_cache", "recomputed_tokens", "worker_busy_ms", "worker_passes", "num_gpu_blocks"} {
 			out[k] = pools[0][k]
 		}
 		out["workers"], out["tp"] = first.count, first.tp

@@ -15,7 +15,7 @@ import (
 // clientSpec is the linear engine of the worked examples plus engine-level
 // extras (indented under engine:) and a traffic block.
 func clientSpec(blocks int, engineExtra, traffic string) string {
-	return fmt.Sprintf(linearEngine, blocks) + engineExtra + traffic
+	return linearEngineFor(blocks) + engineExtra + traffic
 }
 
 const detokExample2 = "  detokenization: {base_us: 500, per_token_us: 100}\n"
@@ -136,7 +136,7 @@ func TestRejectionHoldsSlotUntilOverhead(t *testing.T) {
 		}
 		spec := clientSpec(1000, "  tokenization: {send_ms: 0.25}\n", traceTraffic(t, rows,
 			"{mode: concurrency, concurrency: 2, response_overhead: {base_ms: 1.5, per_output_token_us: 10}}"))
-		spec = replaceOnce(spec, "num_gpu_blocks: 1000", "num_gpu_blocks: 1000, max_model_len: 1024")
+		spec = replaceOnce(spec, "max_model_len: 16000", "max_model_len: 1024")
 		rep := runYAML(t, mode(spec))
 		rej, third := rep.Records[0], rep.Records[2]
 		require.Equal(t, "rejected", rej.Status)

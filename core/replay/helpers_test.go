@@ -15,14 +15,22 @@ import (
 )
 
 // linearEngine is the engine of notes/worked-examples.md: pass ms = 2.0 +
-// 0.01 × prompt tokens computed + 0.1 × decoding requests.
+// 0.01 × prompt tokens computed + 0.1 × decoding requests, with a KV cache of
+// %d blocks and a max_model_len of %d tokens (use linearEngineFor).
 const linearEngine = `
 engine:
   model: Qwen/Qwen3-32B
   system: h100_sxm
   perf: {source: linear, base_ms: 2.0, per_prefill_token_ms: 0.01, per_decode_seq_ms: 0.1}
-  scheduler: {max_num_batched_tokens: 512, max_num_seqs: 4, block_size: 16, enable_prefix_caching: true, num_gpu_blocks: %d}
+  scheduler: {max_num_batched_tokens: 512, max_num_seqs: 4, block_size: 16, enable_prefix_caching: true, num_gpu_blocks: %d, max_model_len: %d}
 `
+
+// linearEngineFor is linearEngine with a cache of blocks and the largest
+// max_model_len it holds (16 tokens a block), at most the model's 40,960:
+// the start-up check refuses a cache that cannot hold one max_model_len request.
+func linearEngineFor(blocks int) string {
+	return fmt.Sprintf(linearEngine, blocks, min(16*blocks, 40960))
+}
 
 // traceRow is one Mooncake JSONL row.
 type traceRow struct {
@@ -59,7 +67,7 @@ func runYAML(t *testing.T, yml string) *report.Report {
 
 // traceSpec is the linear engine replaying rows in trace mode.
 func traceSpec(t *testing.T, blocks int, rows []traceRow, extra string) string {
-	return fmt.Sprintf(linearEngine, blocks) + fmt.Sprintf(`
+	return linearEngineFor(blocks) + fmt.Sprintf(`
 traffic:
   source: {type: mooncake, path: %s}
   load: {mode: trace}

@@ -60,7 +60,7 @@ func TestRejectLongerThanMaxModelLen(t *testing.T) {
 		{ts: 0, in: 1000, out: 100, hashes: []int{1, 2}},
 		{ts: 5, in: 100, out: 2, hashes: []int{3}},
 	}, "")
-	yml = replaceOnce(yml, "num_gpu_blocks: 1000", "num_gpu_blocks: 1000, max_model_len: 1024")
+	yml = replaceOnce(yml, "max_model_len: 16000", "max_model_len: 1024")
 	rep := runYAML(t, yml)
 	r := rep.Records[0]
 	assert.Equal(t, "rejected", r.Status)
@@ -75,17 +75,10 @@ func TestRejectLongerThanMaxModelLen(t *testing.T) {
 	assert.InDelta(t, 3.00, ttft, 1e-12)
 }
 
-// A request needing more KV blocks than the whole cache is rejected too.
-func TestRejectLargerThanCache(t *testing.T) {
-	rep := runYAML(t, traceSpec(t, 4, []traceRow{{ts: 0, in: 100, out: 2, hashes: []int{1}}}, ""))
-	assert.Equal(t, "rejected", rep.Records[0].Status)
-	assert.Equal(t, "needs 7 KV blocks, more than the whole cache (4 blocks of 16 tokens)", rep.Records[0].Reason)
-}
-
 // TPOT, ITL and percentiles of a closed loop, checked against the records:
 // summary statistics equal those computed independently from the records.
 func TestSummaryMatchesRecords(t *testing.T) {
-	rep := runYAML(t, fmt.Sprintf(linearEngine, 2000)+`
+	rep := runYAML(t, linearEngineFor(2000)+`
 traffic:
   source: {type: synthetic, num_requests: 60, isl: {kind: uniform, min: 50, max: 700}, osl: {kind: uniform, min: 1, max: 30}}
   load: {mode: concurrency, concurrency: 5}
@@ -133,7 +126,7 @@ func countWhere(rs []report.Record, f func(report.Record) bool) int {
 // is released.
 func TestClosedLoopNeverExceedsConcurrency(t *testing.T) {
 	const c = 3
-	rep := runYAML(t, fmt.Sprintf(linearEngine, 2000)+fmt.Sprintf(`
+	rep := runYAML(t, linearEngineFor(2000)+fmt.Sprintf(`
 traffic:
   source: {type: synthetic, num_requests: 40, isl: {kind: uniform, min: 10, max: 900}, osl: {kind: uniform, min: 0, max: 20}}
   load: {mode: concurrency, concurrency: %d}
@@ -175,7 +168,7 @@ traffic:
 
 // Two runs of the same spec give byte-identical reports (INV-5).
 func TestINV5_Deterministic(t *testing.T) {
-	spec := fmt.Sprintf(linearEngine, 300) + `
+	spec := linearEngineFor(300) + `
   workers:
     aggregated: {count: 3, tp: 1, placement: least_outstanding}
 traffic:

@@ -1,7 +1,6 @@
 package replay
 
 import (
-	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -100,7 +99,7 @@ func TestPrefixCacheOff(t *testing.T) {
 // full blocks cached (worked example 4) and computes 8 tokens (TTFT 2.08 ms,
 // E2E 6.28 ms).
 func TestSyntheticDatasetReusesPrompts(t *testing.T) {
-	yml := fmt.Sprintf(linearEngine, 1000) + `
+	yml := linearEngineFor(1000) + `
 traffic:
   source: {type: synthetic, num_requests: 4, isl: 1000, osl: 3, dataset: {entries: 2, sampling: sequential}}
   load: {mode: concurrency, concurrency: 1}
