@@ -1,6 +1,7 @@
 package replay
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -12,6 +13,7 @@ import (
 	"github.com/aisimulate/aisimulate/core/model"
 	"github.com/aisimulate/aisimulate/core/perf"
 	"github.com/aisimulate/aisimulate/core/perf/aic"
+	"github.com/aisimulate/aisimulate/core/workload"
 )
 
 // pool is one set of identical workers as built from the spec.
@@ -246,7 +248,7 @@ func (d *deployment) transferNs(tokens int) int64 {
 // busy time, passes and KV block counters, and the GPU hours of the pool.
 func (d *deployment) metadata(s *config.Spec, m *sim) map[string]any {
 	pools := make([]map[string]any, len(d.pools))
-	durH := float64(m.acc.LastEndNs()) / 3.6e12
+	durH := float64(m.acc.WindowNs()) / 3.6e12
 	for pi, p := range d.pools {
 		ws := m.pools[pi].workers
 		kv := make([]map[string]int64, len(ws))
@@ -295,6 +297,18 @@ func (d *deployment) metadata(s *config.Spec, m *sim) map[string]any {
 		out["kv_bytes_per_token"] = d.arch.KVBytesPerToken(first.tp, d.kvDtype.Bytes())
 	} else {
 		out["kv_transfer_bytes_per_token"] = d.transferBytesTok
+	}
+	// the measured window's start (summary.duration_ms runs from it), and the
+	// trace's time origin: the offset removed from its timestamps
+	out["window_start_ms"] = float64(m.acc.FirstSendNs()) / 1e6
+	if o, ok := m.tr.src.(workload.TimeOriginer); ok {
+		if ms, text, ok := o.TimeOrigin(); ok {
+			out["trace_time_origin_ms"] = json.Number(ms)
+			out["trace_time_origin"] = text
+		}
+	}
+	if n, ok := m.tr.src.(workload.SessionNamer); ok && n.SessionNames() != nil {
+		out["trace_session_ids"] = n.SessionNames()
 	}
 	// perf models with provenance (aic: the tables read, versions, stand-ins)
 	if pm, ok := first.perf.(interface{ Metadata() map[string]any }); ok {

@@ -17,6 +17,8 @@ import (
 // stop conditions and gives each request its send time.
 type traffic struct {
 	feed        *client.Feed
+	src         workload.Source
+	path        string                 // the trace file, for errors
 	closer      io.Closer
 	mode        string                 // config.LoadTrace, LoadRate or LoadConcurrency
 	trace       *workload.TraceArrival // trace mode: send = timestamp / speedup
@@ -47,10 +49,13 @@ func openTraffic(s *config.Spec) (*traffic, error) {
 	switch v := t.Source.Type.(type) {
 	case config.MooncakeSource:
 		src, tr.closer, err = workload.OpenMooncake(v.Path)
+		tr.path = v.Path
 	case config.AzureSource:
 		src, tr.closer, err = workload.OpenAzure(v.Path)
+		tr.path = v.Path
 	case config.LLMServingSimSource:
 		src, tr.closer, err = workload.OpenLLMServingSim(v.Path)
+		tr.path = v.Path
 	case config.SyntheticSource:
 		src, err = workload.NewSynthetic(v, streams)
 	case config.SessionsSource:
@@ -65,7 +70,7 @@ func openTraffic(s *config.Spec) (*traffic, error) {
 		}
 		return nil, cfgErr("traffic.source", err)
 	}
-	tr.feed = client.NewFeed(src)
+	tr.feed, tr.src = client.NewFeed(src), src
 	switch l := t.Load.Mode.(type) {
 	case config.TraceLoad:
 		tr.mode, tr.trace = config.LoadTrace, workload.NewTraceArrival(l.Speedup)
@@ -134,8 +139,22 @@ func (tr *traffic) next(r *workload.Request, now int64) (sendNs int64, ok bool, 
 	}
 	switch tr.mode {
 	case config.LoadTrace:
+		if !r.HasTimestamp {
+			return 0, false, &workload.DataError{File: tr.path, Line: r.Line, Field: "timestamp",
+				Msg: "missing: load mode trace sends each request at its timestamp (only a later turn of a session, sent after the turn before it, may go without one)"}
+		}
 		if sendNs = tr.trace.At(r.Timestamp); sendNs > int64(maxClockNs) {
-			return 0, false, cfgErr("traffic.load.speedup", fmt.Errorf("row %d's timestamp / speedup (%d ns) passes the end of the virtual clock", r.ID, sendNs))
+			origin := "its first row"
+			if o, ok := tr.src.(workload.TimeOriginer); ok {
+				if ms, text, ok := o.TimeOrigin(); ok && text == ms {
+					origin = fmt.Sprintf("the trace's first timestamp, %s ms", ms)
+				} else if ok {
+					origin = fmt.Sprintf("the trace's first timestamp, %s (%s ms since the Unix epoch)", text, ms)
+				}
+			}
+			return 0, false, &workload.DataError{File: tr.path, Line: r.Line, Field: "timestamp", Msg: fmt.Sprintf(
+				"%.6g s after the time origin (%s) is past the end of the virtual clock (2^60 ns, 36 years) at speedup %g",
+				float64(r.Timestamp)/1e9, origin, tr.trace.Speedup())}
 		}
 	case config.LoadRate:
 		var more bool

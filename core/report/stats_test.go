@@ -64,6 +64,21 @@ func TestAccumulatorClose(t *testing.T) {
 	assert.Equal(t, 100.0, s.ITL.Mean)
 }
 
+// The window starts at the first request sent, not at the replay's start
+// (AIPerf's benchmark duration: max response − min request timestamp): sends
+// at 1.5 s and 2 s, last response received at 4 s → 2.5 s; 2 completed / 2.5 s
+// = 0.8 req/s; 3 GPUs × 2.5 s.
+func TestAccumulatorWindowFromFirstSend(t *testing.T) {
+	var a Accumulator
+	a.Add(&Record{Status: StatusCompleted, SendNs: 2e9, FirstTokenNs: 3e9, EndNs: 4e9, OutputTokens: 1})
+	a.Add(&Record{Status: StatusCompleted, SendNs: 1.5e9, FirstTokenNs: 2e9, EndNs: 3e9, OutputTokens: 1})
+	s := a.Close(3)
+	assert.Equal(t, 2500.0, s.DurationMs)
+	assert.Equal(t, 0.8, *s.RequestThroughputRPS)
+	assert.InDelta(t, 3*2.5/3600, s.GPUHours, 1e-15)
+	assert.Equal(t, int64(1.5e9), a.FirstSendNs())
+}
+
 // The pooled gap statistics equal Compute over the expanded list (runs, repeats
 // and interleavings of values).
 func TestGapPoolMatchesExpandedList(t *testing.T) {

@@ -7,8 +7,11 @@ type Summary struct {
 	Rejected  int `json:"rejected"`
 	Failed    int `json:"failed"`
 	Canceled  int `json:"canceled"`
-	// DurationMs runs from the start of the replay to the last response received
-	// by the client (not including the client's response overhead).
+	// DurationMs is the measured window: from the first request sent to the
+	// last response received by the client (not including the client's
+	// response overhead), AIPerf's benchmark duration (aiperf/metrics/types/
+	// benchmark_duration_metric.py: max response timestamp − min request
+	// timestamp).
 	DurationMs float64 `json:"duration_ms"`
 	// RequestThroughputRPS = completed / duration (requests per second); null
 	// when the duration is 0 (nothing was received after the start).
@@ -16,7 +19,7 @@ type Summary struct {
 	// OutputTokenThroughputTPS = output tokens of completed requests / duration.
 	OutputTokenThroughputTPS *float64 `json:"output_token_throughput_tps"`
 	// GPUHours = GPUs of every worker × duration (the deployment is provisioned
-	// for the whole run, idle or not).
+	// for the whole window, idle or not).
 	GPUHours float64 `json:"gpu_hours"`
 	TTFT     *Stats  `json:"ttft_ms"`
 	TPOT     *Stats  `json:"tpot_ms"`
@@ -36,6 +39,8 @@ type Accumulator struct {
 	ttft, tpot, e2e []float64
 	itl             gapPool
 	lastEndNs       int64
+	firstSendNs     int64 // NoTime until a record is added
+	added           bool
 }
 
 // AddGap pools one gap (ns) between consecutive tokens a client received.
@@ -45,6 +50,9 @@ func (a *Accumulator) AddGap(gapNs int64) { a.itl.add(gapNs) }
 // Add counts one terminal record.
 func (a *Accumulator) Add(r *Record) {
 	a.lastEndNs = max(a.lastEndNs, r.EndNs)
+	if !a.added || r.SendNs < a.firstSendNs {
+		a.firstSendNs, a.added = r.SendNs, true
+	}
 	a.s.Preemptions += int64(r.Preemptions)
 	switch r.Status {
 	case StatusCompleted:
@@ -73,15 +81,26 @@ func (a *Accumulator) Add(r *Record) {
 	a.e2e = append(a.e2e, r.E2E())
 }
 
-// LastEndNs is the latest response end received so far.
-func (a *Accumulator) LastEndNs() int64 { return a.lastEndNs }
+
+// FirstSendNs is the earliest send of the records added so far (0 before any).
+func (a *Accumulator) FirstSendNs() int64 {
+	if !a.added {
+		return 0
+	}
+	return a.firstSendNs
+}
+
+// WindowNs is the measured window: last response end received − first send
+// (0 before any record).
+func (a *Accumulator) WindowNs() int64 { return a.lastEndNs - a.FirstSendNs() }
 
 // Close computes the summary. gpus is the total GPU count of the deployment.
 func (a *Accumulator) Close(gpus int) Summary {
 	s := a.s
-	s.DurationMs = ms(a.lastEndNs)
-	if a.lastEndNs > 0 {
-		sec := float64(a.lastEndNs) / 1e9
+	win := a.WindowNs()
+	s.DurationMs = ms(win)
+	if win > 0 {
+		sec := float64(win) / 1e9
 		rps, tps := float64(s.Completed)/sec, float64(s.TotalOutputTokens)/sec
 		s.RequestThroughputRPS, s.OutputTokenThroughputTPS = &rps, &tps
 		s.GPUHours = float64(gpus) * sec / 3600

@@ -55,6 +55,9 @@ type TraceArrival struct {
 	speedup float64
 }
 
+// Speedup is the factor the mapping divides timestamps by.
+func (a *TraceArrival) Speedup() float64 { return a.speedup }
+
 // NewTraceArrival returns the timestamp mapping for speedup (> 0, finite).
 // It panics on any other speedup: the config layer validates it, so a bad
 // value here is a caller bug.

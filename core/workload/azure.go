@@ -7,6 +7,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -26,15 +27,19 @@ const (
 // are found by header name (AzureColTimestamp, AzureColInput, AzureColOutput;
 // other columns are ignored, order is free):
 //
-//	TIMESTAMP        "2023-11-16 18:15:46.6805900": date, time of day and an
-//	                 optional fraction of up to 9 digits (the files have 7),
-//	                 no zone; a 'T' may replace the space
+//	TIMESTAMP        "2023-11-16 18:15:46.6805900" (the 2023 release) or
+//	                 "2024-05-12 00:00:00.041683+00:00" (2024): date, time of
+//	                 day, an optional fraction of up to 9 digits (7 in 2023,
+//	                 up to 6 in 2024) and an optional UTC offset (±hh:mm or
+//	                 Z); a 'T' may replace the space. Times without an offset
+//	                 are UTC; an offset is applied (the 2024 files give +00:00)
 //	ContextTokens    prompt tokens, an integer ≥ 1
 //	GeneratedTokens  output tokens, an integer ≥ 0; empty or absent is a
 //	                 DataError, never a silent zero
 //
-// Request.Timestamp is the row's time minus the first row's time, exact to the
-// ns (the 7 fractional digits are 100 ns units); rows must not go backwards.
+// Request.Timestamp is the row's time minus the first row's time (the time
+// origin, TimeOrigin), exact to the ns (the 7 fractional digits are 100 ns
+// units); rows must not go backwards.
 // Requests have HashIDs nil (the trace carries no prefix information),
 // SessionID -1, Turn 0 and Line the 1-based CSV line. "\r\n" line endings,
 // blank lines and a UTF-8 byte-order mark are accepted. A record longer than
@@ -109,8 +114,22 @@ type azureSource struct {
 
 	haveFirst bool
 	first     time.Time // first row's time, the origin of Request.Timestamp
+	firstText string    // as written
 	prevNs    int64
 	prevLine  int
+}
+
+// TimeOrigin implements TimeOriginer: the first row's time in ms since the
+// Unix epoch (UTC, exact to the ns) and as written.
+func (s *azureSource) TimeOrigin() (ms string, text string, ok bool) {
+	if !s.haveFirst {
+		return "", "", false
+	}
+	ns := s.first.UnixNano()
+	if ns < 0 { // before 1970: no exact split needed for such a trace
+		return strconv.FormatFloat(float64(ns)/1e6, 'f', -1, 64), s.firstText, true
+	}
+	return msTime{ms: ns / nsPerMs, ns: ns % nsPerMs}.String(), s.firstText, true
 }
 
 func (s *azureSource) csvError(err error) error {
@@ -183,7 +202,7 @@ func (s *azureSource) parse(rec []string, line int) (Request, *DataError) {
 		counts[k] = n
 	}
 	if !s.haveFirst {
-		s.haveFirst, s.first = true, t
+		s.haveFirst, s.first, s.firstText = true, t, tsText
 	}
 	d := t.Sub(s.first)
 	if d == math.MaxInt64 || d == math.MinInt64 { // time.Time.Sub saturates
@@ -197,6 +216,7 @@ func (s *azureSource) parse(rec []string, line int) (Request, *DataError) {
 	req := Request{
 		ID:           s.id,
 		Timestamp:    ns,
+		HasTimestamp: true,
 		InputTokens:  counts[0],
 		OutputTokens: counts[1],
 		SessionID:    -1,
@@ -206,8 +226,8 @@ func (s *azureSource) parse(rec []string, line int) (Request, *DataError) {
 	return req, nil
 }
 
-// parseAzureTime parses "YYYY-MM-DD hh:mm:ss[.fffffff]" (space or 'T') in UTC,
-// exact to the ns.
+// parseAzureTime parses "YYYY-MM-DD hh:mm:ss[.fraction][±hh:mm|Z]" (space or
+// 'T'), exact to the ns; without an offset the time is UTC.
 func parseAzureTime(text string) (time.Time, string) {
 	if text == "" {
 		return time.Time{}, "missing (empty value)"
@@ -220,7 +240,10 @@ func parseAzureTime(text string) (time.Time, string) {
 	// though the layout does not show one, and keeps all of its digits (≤ 9).
 	t, err := time.Parse(layout, text)
 	if err != nil {
-		return time.Time{}, fmt.Sprintf("cannot parse %s: want YYYY-MM-DD hh:mm:ss[.fraction]", quoteShort(text))
+		t, err = time.Parse(layout+"Z07:00", text)
 	}
-	return t, ""
+	if err != nil {
+		return time.Time{}, fmt.Sprintf("cannot parse %s: want YYYY-MM-DD hh:mm:ss[.fraction][+hh:mm]", quoteShort(text))
+	}
+	return t.UTC(), ""
 }

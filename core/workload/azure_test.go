@@ -27,17 +27,17 @@ func TestAzure_RealCodeTrace(t *testing.T) {
 	require.Len(t, reqs, 8819)
 
 	// Line 2: 2023-11-16 18:17:03.9799600,4808,10 — the origin.
-	assert.Equal(t, Request{ID: 0, Timestamp: 0, InputTokens: 4808, OutputTokens: 10, SessionID: -1, Line: 2}, reqs[0])
+	assert.Equal(t, Request{ID: 0, Timestamp: 0, HasTimestamp: true, InputTokens: 4808, OutputTokens: 10, SessionID: -1, Line: 2}, reqs[0])
 	// Line 3: 2023-11-16 18:17:04.0319600,3180,8
 	// 04.0319600 − 03.9799600 = 0.0520000 s = 52,000,000 ns.
-	assert.Equal(t, Request{ID: 1, Timestamp: 52_000_000, InputTokens: 3180, OutputTokens: 8, SessionID: -1, Line: 3}, reqs[1])
+	assert.Equal(t, Request{ID: 1, Timestamp: 52_000_000, HasTimestamp: true, InputTokens: 3180, OutputTokens: 8, SessionID: -1, Line: 3}, reqs[1])
 	// Line 4: 2023-11-16 18:17:04.0781490 → 0.0981890 s = 98,189,000 ns.
 	assert.Equal(t, int64(98_189_000), reqs[2].Timestamp)
 	// Last line 8820: 2023-11-16 19:14:19.9280160,549,173
 	// 18:17:03.9799600 → 19:14:03.9799600 is 57 min = 3420 s, plus 15.9480560 s
 	// = 3435.9480560 s = 3,435,948,056,000 ns.
 	last := reqs[len(reqs)-1]
-	assert.Equal(t, Request{ID: 8818, Timestamp: 3_435_948_056_000, InputTokens: 549, OutputTokens: 173, SessionID: -1, Line: 8820}, last)
+	assert.Equal(t, Request{ID: 8818, Timestamp: 3_435_948_056_000, HasTimestamp: true, InputTokens: 549, OutputTokens: 173, SessionID: -1, Line: 8820}, last)
 }
 
 func TestAzure_RealConvTrace(t *testing.T) {
@@ -63,9 +63,9 @@ func TestAzure_Parse(t *testing.T) {
 				"7,x,2023-11-16 18:17:03,100\n" +
 				"0,y,2023-11-16 18:17:04.5,1\n",
 			want: []Request{
-				{ID: 0, Timestamp: 0, InputTokens: 100, OutputTokens: 7, SessionID: -1, Line: 2},
+				{ID: 0, Timestamp: 0, HasTimestamp: true, InputTokens: 100, OutputTokens: 7, SessionID: -1, Line: 2},
 				// 04.5 − 03 = 1.5 s = 1,500,000,000 ns; output 0 is allowed
-				{ID: 1, Timestamp: 1_500_000_000, InputTokens: 1, OutputTokens: 0, SessionID: -1, Line: 3},
+				{ID: 1, Timestamp: 1_500_000_000, HasTimestamp: true, InputTokens: 1, OutputTokens: 0, SessionID: -1, Line: 3},
 			},
 		},
 		{
@@ -75,10 +75,34 @@ func TestAzure_Parse(t *testing.T) {
 				"\r\n" +
 				"2023-11-17T00:00:00.000000123,6,2\r\n",
 			want: []Request{
-				{ID: 0, Timestamp: 0, InputTokens: 5, OutputTokens: 1, SessionID: -1, Line: 2},
+				{ID: 0, Timestamp: 0, HasTimestamp: true, InputTokens: 5, OutputTokens: 1, SessionID: -1, Line: 2},
 				// 23:59:59.9999999 → 00:00:00.000000123 = 100 ns + 123 ns = 223 ns;
 				// the blank line 3 is skipped but counted
-				{ID: 1, Timestamp: 223, InputTokens: 6, OutputTokens: 2, SessionID: -1, Line: 4},
+				{ID: 1, Timestamp: 223, HasTimestamp: true, InputTokens: 6, OutputTokens: 2, SessionID: -1, Line: 4},
+			},
+		},
+		{
+			// The 2024 release writes a UTC offset and drops the fraction at a
+			// whole second: 00:00:00.041683 − 00:00:00 = 41.683 ms
+			name: "2024 form: UTC offset, fraction optional",
+			content: "TIMESTAMP,ContextTokens,GeneratedTokens\n" +
+				"2024-05-12 00:00:00+00:00,374,44\n" +
+				"2024-05-12 00:00:00.041683+00:00,396,109\n",
+			want: []Request{
+				{ID: 0, Timestamp: 0, HasTimestamp: true, InputTokens: 374, OutputTokens: 44, SessionID: -1, Line: 2},
+				{ID: 1, Timestamp: 41_683_000, HasTimestamp: true, InputTokens: 396, OutputTokens: 109, SessionID: -1, Line: 3},
+			},
+		},
+		{
+			// An offset is applied: 01:00:01.5+01:00 is 00:00:01.5 UTC, 1.5 s
+			// after the first row (UTC, no offset: the 2023 form)
+			name: "offsets converted to UTC, mixed with the 2023 form",
+			content: "TIMESTAMP,ContextTokens,GeneratedTokens\n" +
+				"2024-05-12 00:00:00.0000000,1,1\n" +
+				"2024-05-12T01:00:01.5+01:00,2,2\n",
+			want: []Request{
+				{ID: 0, Timestamp: 0, HasTimestamp: true, InputTokens: 1, OutputTokens: 1, SessionID: -1, Line: 2},
+				{ID: 1, Timestamp: 1_500_000_000, HasTimestamp: true, InputTokens: 2, OutputTokens: 2, SessionID: -1, Line: 3},
 			},
 		},
 		{
@@ -96,6 +120,20 @@ func TestAzure_Parse(t *testing.T) {
 			assert.Equal(t, tc.want, got)
 		})
 	}
+}
+
+// The time origin is the first row's time: ms since the Unix epoch (UTC) and
+// as written. 2024-05-12 00:00:00.041683 UTC = 1715472000 s + 41.683 ms.
+func TestAzure_TimeOrigin(t *testing.T) {
+	src, err := NewAzureSource(strings.NewReader("TIMESTAMP,ContextTokens,GeneratedTokens\n"+
+		"2024-05-12 00:00:00.041683+00:00,1,1\n"), "o.csv")
+	require.NoError(t, err)
+	_, err = drain(src)
+	require.NoError(t, err)
+	ms, text, ok := src.(TimeOriginer).TimeOrigin()
+	assert.True(t, ok)
+	assert.Equal(t, "1715472000041.683", ms)
+	assert.Equal(t, "2024-05-12 00:00:00.041683+00:00", text)
 }
 
 func TestAzure_Errors(t *testing.T) {
@@ -124,7 +162,7 @@ func TestAzure_Errors(t *testing.T) {
 		{"fractional output", header + "2023-11-16 18:17:03.9799600,4808,2.5\n",
 			":2: GeneratedTokens: not an integer: 2.5"},
 		{"bad timestamp", header + "2023/11/16 18:17:03,4808,10\n",
-			":2: TIMESTAMP: cannot parse 2023/11/16 18:17:03: want YYYY-MM-DD hh:mm:ss[.fraction]"},
+			":2: TIMESTAMP: cannot parse 2023/11/16 18:17:03: want YYYY-MM-DD hh:mm:ss[.fraction][+hh:mm]"},
 		{"timestamp goes backwards", header + row + "2023-11-16 18:17:03.0000000,1,1\n",
 			":3: TIMESTAMP: goes backwards: 2023-11-16 18:17:03.0000000 is before the row on line 2"},
 		{"malformed CSV", header + row + "2023-11-16 18:17:04,1\"2,3\n",

@@ -11,10 +11,11 @@ import (
 // checkSource drains src (at most len(data)+1 requests: every request uses at
 // least one byte) and checks the contracts every trace reader keeps: errors
 // are *DataError naming the file; IDs count up from 0; lengths are in range;
-// timestamps never go back; HashBlockTokens is set iff HashIDs is.
+// timestamps (of the rows that have one) never go back and the first is 0
+// (the time origin); HashBlockTokens is set iff HashIDs is.
 func checkSource(t *testing.T, src Source, name string, limit int) {
 	var r Request
-	prev := int64(0)
+	prev, timed := int64(0), false
 	for i := 0; ; i++ {
 		if i > limit {
 			t.Fatalf("more than %d requests from %d bytes", limit, limit-1)
@@ -44,14 +45,20 @@ func checkSource(t *testing.T, src Source, name string, limit int) {
 			t.Fatalf("ID %d, want %d", r.ID, i)
 		case r.InputTokens < 1 || r.OutputTokens < 0:
 			t.Fatalf("lengths out of range: %+v", r)
-		case r.Timestamp < prev:
+		case r.HasTimestamp && r.Timestamp < prev:
 			t.Fatalf("timestamp went back: %d < %d", r.Timestamp, prev)
+		case r.HasTimestamp && !timed && r.Timestamp != 0:
+			t.Fatalf("the first timestamp is %d ns from the time origin, want 0", r.Timestamp)
+		case !r.HasTimestamp && r.Timestamp != 0:
+			t.Fatalf("timestamp %d on a row without one", r.Timestamp)
 		case (r.HashIDs == nil) != (r.HashBlockTokens == 0):
 			t.Fatalf("HashIDs %v with HashBlockTokens %d", r.HashIDs, r.HashBlockTokens)
 		case r.Line < 1:
 			t.Fatalf("line %d", r.Line)
 		}
-		prev = r.Timestamp
+		if r.HasTimestamp {
+			prev, timed = r.Timestamp, true
+		}
 		hs := BlockHashes(&r, 16, nil)
 		if want := min(r.InputTokens, len(r.HashIDs)*r.HashBlockTokens) / 16; len(hs) != want {
 			t.Fatalf("%d block hashes, want %d", len(hs), want)

@@ -2,11 +2,11 @@ package workload
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"io"
 	"math"
 	"os"
-	"strconv"
 )
 
 // MooncakeBlockTokens is the number of prompt tokens covered by one Mooncake
@@ -18,26 +18,41 @@ const MooncakeBlockTokens = 512
 //
 // Format: one JSON object per line with
 //
-//	timestamp      ms from the start of the trace, an integer or a float, ≥ 0,
-//	               non-decreasing along the file
+//	timestamp      ms, an integer or a float, ≥ 0, non-decreasing along the
+//	               rows that have one; optional (AIPerf's mooncake_trace makes
+//	               it optional too): a load that does not send by timestamp
+//	               (rate, concurrency) needs none, and a later turn of a
+//	               session is sent after the previous turn, so it may carry
+//	               only a delay; the replay's trace mode asks for it on every
+//	               row that starts something
 //	input_length   prompt tokens, an integer ≥ 1
 //	output_length  output tokens, an integer ≥ 0 — required: a row without it is
 //	               a DataError naming the file and line, never a silent zero
 //	hash_ids       optional array of integer ids of MooncakeBlockTokens-token
 //	               prompt blocks; missing, null or [] gives HashIDs nil
+//	session_id     optional: an integer ≥ 0, or a non-empty string (AIPerf
+//	               writes strings); rows of one session are its turns in file
+//	               order. One file uses one kind. Strings are numbered 0, 1, …
+//	               in order of first appearance (Request.SessionID; SessionNames
+//	               lists them).
+//	delay          optional ms (≥ 0) between the previous turn's end and this
+//	               turn's send; needs a session_id
 //
 // Other keys are ignored. Blank lines (also "\r\n" endings) are skipped but
 // counted for Request.Line; a UTF-8 byte-order mark at the start of the file
-// is skipped. Timestamps are kept as given (not rebased to the
-// first row) and converted to ns: integer ms exactly, fractional ms rounded to
-// the nearest ns (exact for timestamps below 2^53 ns ≈ 104 days). Requests
-// have SessionID -1 and Turn 0.
+// is skipped. Time origin: Request.Timestamp is the row's timestamp minus the
+// first timestamp of the file (TimeOrigin), exact to the ns (integer and
+// fixed-point literals are read exactly, so epoch milliseconds such as
+// 1715299200000.25 rebase exactly), so a trace whose first row is at 60,000
+// ms replays as the same rows at 0, as AIPerf's fixed schedule does. Requests
+// have Turn 0.
 //
 // Errors: OpenMooncake returns the os.Open error (wrapped); Next returns a
 // *DataError for bad data (invalid JSON, a missing, null, non-numeric,
 // non-integer, negative or out-of-range field, input_length < 1, a timestamp
-// going backwards, a line over MaxLineBytes). The caller closes the returned Closer
-// (the file).
+// going backwards or more than 292 years after the first, a line over
+// MaxLineBytes, session ids of both kinds). The caller closes the returned
+// Closer (the file).
 func OpenMooncake(path string) (Source, io.Closer, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -48,11 +63,11 @@ func OpenMooncake(path string) (Source, io.Closer, error) {
 
 // NewMooncakeSource streams Mooncake JSONL (see OpenMooncake) from r; name is
 // used as DataError.File. It reads r lazily through a 64 KiB buffer and never
-// closes it.
+// closes it. The Source is also a TimeOriginer and a SessionNamer.
 func NewMooncakeSource(r io.Reader, name string) Source {
 	m := &mooncakeSource{}
 	m.src = jsonlSource{jsonlLines: newJSONLLines(r, name), parse: m.parse}
-	return &m.src
+	return m
 }
 
 // mooncakeSource parses the rows of src.
@@ -61,9 +76,34 @@ type mooncakeSource struct {
 	id  int64 // ID of the next request
 
 	havePrev bool
-	prevNs   int64 // previous request's timestamp, ns
+	prev     msTime // the last timestamp read, as written
 	prevLine int
+	origin   msTime // the first timestamp of the file (valid when havePrev)
+	originAt int    // its line
+
+	// session ids: numbers, or strings numbered in order of first appearance
+	idKind    byte // 0 none yet, 'n' numbers, 's' strings
+	idKindAt  int  // line of the first session_id
+	names     map[string]int64
+	nameOrder []string
 }
+
+// Next implements Source.
+func (s *mooncakeSource) Next(r *Request) error { return s.src.Next(r) }
+
+// TimeOrigin implements TimeOriginer: the first timestamp of the trace, in ms
+// as written; ok is false until a row with a timestamp has been read.
+func (s *mooncakeSource) TimeOrigin() (ms string, text string, ok bool) {
+	if !s.havePrev {
+		return "", "", false
+	}
+	o := s.origin.String()
+	return o, o, true
+}
+
+// SessionNames implements SessionNamer: the string session ids in the order
+// they were numbered (nil when the trace numbers its sessions itself).
+func (s *mooncakeSource) SessionNames() []string { return s.nameOrder }
 
 // mooncakeRow holds the raw literals so that each field is checked on its own
 // and its error names it.
@@ -92,9 +132,13 @@ func (s *mooncakeSource) parse(line []byte) (Request, *DataError) {
 	if derr := s.src.decodeRow(line, &row); derr != nil {
 		return Request{}, derr
 	}
-	ts, msg := parseMsLiteral(row.Timestamp)
-	if msg != "" {
-		return Request{}, s.src.fail("timestamp", msg)
+	hasTs := present(row.Timestamp)
+	var ts msTime
+	if hasTs {
+		var msg string
+		if ts, msg = parseMsTime(row.Timestamp); msg != "" {
+			return Request{}, s.src.fail("timestamp", msg)
+		}
 	}
 	in, msg := parseCountLiteral(row.InputLength, 1)
 	if msg != "" {
@@ -108,31 +152,45 @@ func (s *mooncakeSource) parse(line []byte) (Request, *DataError) {
 	if msg != "" {
 		return Request{}, s.src.fail("hash_ids", msg)
 	}
-	if s.havePrev && ts < s.prevNs {
-		return Request{}, s.src.fail("timestamp", fmt.Sprintf("goes backwards: %s ms is before %s ms on line %d",
-			formatMs(ts), formatMs(s.prevNs), s.prevLine))
-	}
-	session, delay, hasDelay := int64(-1), int64(0), false
-	if len(row.SessionID) > 0 && string(row.SessionID) != "null" {
-		n, msg := parseCountLiteral(row.SessionID, 0)
-		if msg != "" {
-			return Request{}, s.src.fail("session_id", msg)
+	var tsNs int64
+	if hasTs {
+		if !s.havePrev {
+			s.havePrev, s.origin, s.prev, s.originAt = true, ts, ts, s.src.line
 		}
-		session = int64(n)
+		if ts.less(s.prev) {
+			return Request{}, s.src.fail("timestamp", fmt.Sprintf("goes backwards: %s ms is before %s ms on line %d",
+				ts, s.prev, s.prevLine))
+		}
+		var ok bool
+		if tsNs, ok = ts.since(s.origin); !ok {
+			return Request{}, s.src.fail("timestamp", fmt.Sprintf("%s ms is more than 292 years after the time origin (the first timestamp, %s ms on line %d)",
+				ts, s.origin, s.originAt))
+		}
+		s.prev, s.prevLine = ts, s.src.line
 	}
-	if len(row.Delay) > 0 && string(row.Delay) != "null" {
-		if delay, msg = parseMsLiteral(row.Delay); msg != "" {
+	session, msg := s.sessionID(row.SessionID)
+	if msg != "" {
+		return Request{}, s.src.fail("session_id", msg)
+	}
+	var delay int64
+	hasDelay := present(row.Delay)
+	if hasDelay {
+		d, msg := parseMsTime(row.Delay)
+		if msg != "" {
 			return Request{}, s.src.fail("delay", msg)
 		}
-		hasDelay = true
+		var ok bool
+		if delay, ok = d.since(msTime{}); !ok {
+			return Request{}, s.src.fail("delay", "out of range: "+quoteShort(string(row.Delay)))
+		}
 		if session < 0 {
 			return Request{}, s.src.fail("delay", "a delay needs a session_id (it is the wait after the previous turn)")
 		}
 	}
-	s.havePrev, s.prevNs, s.prevLine = true, ts, s.src.line
 	req := Request{
 		ID:           s.id,
-		Timestamp:    ts,
+		Timestamp:    tsNs,
+		HasTimestamp: hasTs,
 		InputTokens:  in,
 		OutputTokens: out,
 		SessionID:    session,
@@ -145,6 +203,50 @@ func (s *mooncakeSource) parse(line []byte) (Request, *DataError) {
 	}
 	s.id++
 	return req, nil
+}
+
+// present reports whether an optional JSON field is given (not missing, not null).
+func present(raw rawRef) bool { return len(raw) > 0 && string(raw) != "null" }
+
+// sessionID reads an optional session_id: -1 when absent; an integer ≥ 0 as
+// is; a non-empty string numbered in order of first appearance. One file
+// uses one kind (a number and a string could otherwise name one session).
+func (s *mooncakeSource) sessionID(raw rawRef) (int64, string) {
+	if !present(raw) {
+		return -1, ""
+	}
+	kind := byte('n')
+	if raw[0] == '"' {
+		kind = 's'
+	}
+	if s.idKind == 0 {
+		s.idKind, s.idKindAt = kind, s.src.line
+	} else if kind != s.idKind {
+		what := map[byte]string{'n': "a number", 's': "a string"}
+		return 0, fmt.Sprintf("%s, but line %d gave %s: use one kind of session id in a file",
+			what[kind], s.idKindAt, what[s.idKind])
+	}
+	if kind == 'n' {
+		n, msg := parseCountLiteral(raw, 0)
+		return int64(n), msg
+	}
+	var name string
+	if err := json.Unmarshal(raw, &name); err != nil {
+		return 0, "invalid string: " + quoteShort(string(raw))
+	}
+	if name == "" {
+		return 0, "empty string"
+	}
+	if n, ok := s.names[name]; ok {
+		return n, ""
+	}
+	if s.names == nil {
+		s.names = map[string]int64{}
+	}
+	n := int64(len(s.nameOrder))
+	s.names[name] = n
+	s.nameOrder = append(s.nameOrder, name)
+	return n, ""
 }
 
 // checkNumberLiteral reports why a raw JSON value is not a number literal,
@@ -169,39 +271,6 @@ func parseCountLiteral(raw rawRef, minValue int) (int, string) {
 		return 0, msg
 	}
 	return parseCount(string(raw), minValue)
-}
-
-// parseMsLiteral parses a JSON timestamp in ms (integer or float, ≥ 0) into
-// ns: ns = ms × 10^6, exact for integer literals, math.Round for fractional
-// ones. Values whose ns do not fit in int64 are out of range.
-func parseMsLiteral(raw rawRef) (int64, string) {
-	if msg := checkNumberLiteral(raw); msg != "" {
-		return 0, msg
-	}
-	lit := string(raw)
-	const nsPerMs = 1_000_000
-	if n, err := strconv.ParseInt(lit, 10, 64); err == nil {
-		if n < 0 {
-			return 0, "must be ≥ 0, got " + quoteShort(lit)
-		}
-		if n > math.MaxInt64/nsPerMs {
-			return 0, "out of range: " + quoteShort(lit)
-		}
-		return n * nsPerMs, ""
-	}
-	v, err := strconv.ParseFloat(lit, 64)
-	if err != nil {
-		// JSON already validated the literal, so only range errors remain.
-		return 0, "out of range: " + quoteShort(lit)
-	}
-	if v < 0 {
-		return 0, "must be ≥ 0, got " + quoteShort(lit)
-	}
-	ns := math.Round(v * nsPerMs)
-	if ns >= math.MaxInt64 { // float64(MaxInt64) is 2^63, one past the top
-		return 0, "out of range: " + quoteShort(lit)
-	}
-	return int64(ns), ""
 }
 
 // parseHashIDs parses an optional JSON array of int64 ids. Missing, null and
@@ -270,18 +339,4 @@ func parseHashIDs(raw rawRef) ([]int64, string) {
 			return nil, notInts
 		}
 	}
-}
-
-// formatMs writes ns as an exact decimal number of ms ("1.5" for 1500000).
-func formatMs(ns int64) string {
-	s := strconv.FormatInt(ns/1_000_000, 10)
-	frac := ns % 1_000_000
-	if frac == 0 {
-		return s
-	}
-	f := strconv.FormatInt(1_000_000+frac, 10)[1:] // zero-padded to 6 digits
-	for f[len(f)-1] == '0' {
-		f = f[:len(f)-1]
-	}
-	return s + "." + f
 }

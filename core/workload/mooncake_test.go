@@ -32,12 +32,12 @@ func TestMooncake_RealConversationTrace(t *testing.T) {
 	// {"timestamp": 0, "input_length": 6758, "output_length": 500, "hash_ids": [0, 1, …, 13]}
 	// 14 ids = ⌈6758 / 512⌉ (13·512 = 6656 < 6758 ≤ 7168 = 14·512).
 	assert.Equal(t, Request{
-		ID: 0, Timestamp: 0, InputTokens: 6758, OutputTokens: 500,
+		ID: 0, Timestamp: 0, HasTimestamp: true, InputTokens: 6758, OutputTokens: 500,
 		HashIDs: seq(0, 13), HashBlockTokens: 512, SessionID: -1, Turn: 0, Line: 1,
 	}, reqs[0])
 	// Line 2: {"timestamp": 0, "input_length": 7322, "output_length": 490, "hash_ids": [0, 14, …, 27]}
 	assert.Equal(t, Request{
-		ID: 1, Timestamp: 0, InputTokens: 7322, OutputTokens: 490,
+		ID: 1, Timestamp: 0, HasTimestamp: true, InputTokens: 7322, OutputTokens: 490,
 		HashIDs: append([]int64{0}, seq(14, 27)...), HashBlockTokens: 512, SessionID: -1, Line: 2,
 	}, reqs[1])
 	// Last line: timestamp 3536999 ms = 3,536,999,000,000 ns, input 20774, output 508.
@@ -79,11 +79,14 @@ func TestMooncake_Parse(t *testing.T) {
 		want    []Request
 	}{
 		{
-			name:    "integer row",
-			content: `{"timestamp": 7, "input_length": 10, "output_length": 3, "hash_ids": [4, 5]}` + "\n",
-			// 7 ms = 7,000,000 ns
-			want: []Request{{ID: 0, Timestamp: 7_000_000, InputTokens: 10, OutputTokens: 3,
-				HashIDs: []int64{4, 5}, HashBlockTokens: 512, SessionID: -1, Line: 1}},
+			name: "integer rows, timed from the first",
+			content: `{"timestamp": 7, "input_length": 10, "output_length": 3, "hash_ids": [4, 5]}` + "\n" +
+				`{"timestamp": 9, "input_length": 10, "output_length": 3}` + "\n",
+			// the first row is the time origin; 9 − 7 ms = 2,000,000 ns
+			want: []Request{
+				{ID: 0, Timestamp: 0, HasTimestamp: true, InputTokens: 10, OutputTokens: 3,
+					HashIDs: []int64{4, 5}, HashBlockTokens: 512, SessionID: -1, Line: 1},
+				{ID: 1, Timestamp: 2_000_000, HasTimestamp: true, InputTokens: 10, OutputTokens: 3, SessionID: -1, Line: 2}},
 		},
 		{
 			name: "float timestamps, whole-valued float lengths, output 0",
@@ -91,12 +94,12 @@ func TestMooncake_Parse(t *testing.T) {
 				`{"timestamp": 1.25e3, "input_length": 1, "output_length": 2e0, "hash_ids": [1]}` + "\n" +
 				`{"timestamp": 1250.000001, "input_length": 1, "output_length": 1}` + "\n",
 			want: []Request{
-				// 1.5 ms = 1,500,000 ns
-				{ID: 0, Timestamp: 1_500_000, InputTokens: 12, OutputTokens: 0, HashIDs: []int64{1}, HashBlockTokens: 512, SessionID: -1, Line: 1},
-				// 1.25e3 ms = 1250 ms = 1,250,000,000 ns
-				{ID: 1, Timestamp: 1_250_000_000, InputTokens: 1, OutputTokens: 2, HashIDs: []int64{1}, HashBlockTokens: 512, SessionID: -1, Line: 2},
-				// 1250.000001 ms = 1,250,000,001 ns; no hash_ids → nil, block tokens 0
-				{ID: 2, Timestamp: 1_250_000_001, InputTokens: 1, OutputTokens: 1, SessionID: -1, Line: 3},
+				// 1.5 ms is the time origin
+				{ID: 0, Timestamp: 0, HasTimestamp: true, InputTokens: 12, OutputTokens: 0, HashIDs: []int64{1}, HashBlockTokens: 512, SessionID: -1, Line: 1},
+				// 1.25e3 ms = 1250 ms; 1250 − 1.5 = 1248.5 ms = 1,248,500,000 ns
+				{ID: 1, Timestamp: 1_248_500_000, HasTimestamp: true, InputTokens: 1, OutputTokens: 2, HashIDs: []int64{1}, HashBlockTokens: 512, SessionID: -1, Line: 2},
+				// 1250.000001 − 1.5 ms = 1,248,500,001 ns; no hash_ids → nil, block tokens 0
+				{ID: 2, Timestamp: 1_248_500_001, HasTimestamp: true, InputTokens: 1, OutputTokens: 1, SessionID: -1, Line: 3},
 			},
 		},
 		{
@@ -107,8 +110,33 @@ func TestMooncake_Parse(t *testing.T) {
 				`{"timestamp": 0, "input_length": 6, "output_length": 2, "hash_ids": null}`,
 			want: []Request{
 				// line 1 is blank: the first request is on line 2 but keeps ID 0
-				{ID: 0, Timestamp: 0, InputTokens: 5, OutputTokens: 1, SessionID: -1, Line: 2},
-				{ID: 1, Timestamp: 0, InputTokens: 6, OutputTokens: 2, SessionID: -1, Line: 4},
+				{ID: 0, Timestamp: 0, HasTimestamp: true, InputTokens: 5, OutputTokens: 1, SessionID: -1, Line: 2},
+				{ID: 1, Timestamp: 0, HasTimestamp: true, InputTokens: 6, OutputTokens: 2, SessionID: -1, Line: 4},
+			},
+		},
+		{
+			// epoch milliseconds rebase exactly: .25 ms and .000001 ms survive
+			// (float64 ns would step by 256 ns at 1.7·10¹⁸)
+			name: "epoch milliseconds",
+			content: `{"timestamp": 1715299200000.25, "input_length": 1, "output_length": 1}` + "\n" +
+				`{"timestamp": 1715299200005.000001, "input_length": 1, "output_length": 1}` + "\n",
+			want: []Request{
+				{ID: 0, Timestamp: 0, HasTimestamp: true, InputTokens: 1, OutputTokens: 1, SessionID: -1, Line: 1},
+				// 5.000001 − 0.25 = 4.750001 ms
+				{ID: 1, Timestamp: 4_750_001, HasTimestamp: true, InputTokens: 1, OutputTokens: 1, SessionID: -1, Line: 2},
+			},
+		},
+		{
+			// AIPerf's forms: no timestamp (a load that does not send by
+			// timestamp), string session ids, a later turn with only a delay
+			name: "no timestamp, string session ids, delay only",
+			content: `{"input_length": 4, "output_length": 1, "session_id": "conv-a"}` + "\n" +
+				`{"timestamp": 3, "input_length": 5, "output_length": 1, "session_id": "conv-b"}` + "\n" +
+				`{"input_length": 6, "output_length": 1, "session_id": "conv-a", "delay": 2.5}` + "\n",
+			want: []Request{
+				{ID: 0, InputTokens: 4, OutputTokens: 1, SessionID: 0, Line: 1},
+				{ID: 1, HasTimestamp: true, InputTokens: 5, OutputTokens: 1, SessionID: 1, Line: 2},
+				{ID: 2, InputTokens: 6, OutputTokens: 1, SessionID: 0, DelayNs: 2_500_000, HasDelay: true, Line: 3},
 			},
 		},
 		{name: "empty file", content: "", want: nil},
@@ -151,16 +179,27 @@ func TestMooncake_Errors(t *testing.T) {
 			":1: input_length: out of range: 99999999999999999999"},
 		{"input_length 1e30", `{"timestamp": 0, "input_length": 1e30, "output_length": 1}`,
 			":1: input_length: out of range: 1e30"},
-		{"missing timestamp", `{"input_length": 1, "output_length": 1}`,
-			":1: timestamp: missing"},
 		{"negative timestamp", `{"timestamp": -1, "input_length": 1, "output_length": 1}`,
 			":1: timestamp: must be ≥ 0, got -1"},
 		// 1e300 ms · 10⁶ does not fit in int64 ns
 		{"timestamp out of range", `{"timestamp": 1e300, "input_length": 1, "output_length": 1}`,
 			":1: timestamp: out of range: 1e300"},
 		// 9223372036855 ms · 10⁶ = 9.223372036855e18 > MaxInt64 ≈ 9.223372036854775807e18
-		{"integer timestamp out of range", `{"timestamp": 9223372036855, "input_length": 1, "output_length": 1}`,
-			":1: timestamp: out of range: 9223372036855"},
+		{"timestamp too far after the origin", `{"timestamp": 0, "input_length": 1, "output_length": 1}` + "\n" +
+			`{"timestamp": 9223372036855, "input_length": 1, "output_length": 1}`,
+			":2: timestamp: 9223372036855 ms is more than 292 years after the time origin (the first timestamp, 0 ms on line 1)"},
+		{"null timestamp then backwards", `{"timestamp": 4, "input_length": 1, "output_length": 1}` + "\n" +
+			`{"timestamp": null, "input_length": 1, "output_length": 1}` + "\n" + `{"timestamp": 3, "input_length": 1, "output_length": 1}`,
+			":3: timestamp: goes backwards: 3 ms is before 4 ms on line 1"},
+		{"session ids of both kinds", `{"input_length": 1, "output_length": 1, "session_id": 3}` + "\n" +
+			`{"input_length": 1, "output_length": 1, "session_id": "3"}`,
+			":2: session_id: a string, but line 1 gave a number: use one kind of session id in a file"},
+		{"empty session id", `{"input_length": 1, "output_length": 1, "session_id": ""}`,
+			":1: session_id: empty string"},
+		{"boolean session id", `{"input_length": 1, "output_length": 1, "session_id": true}`,
+			":1: session_id: must be a number, got true"},
+		{"delay without a session", `{"input_length": 1, "output_length": 1, "delay": 5}`,
+			":1: delay: a delay needs a session_id (it is the wait after the previous turn)"},
 		{"timestamp goes backwards",
 			`{"timestamp": 10, "input_length": 1, "output_length": 1}` + "\n" + `{"timestamp": 5.5, "input_length": 1, "output_length": 1}`,
 			":2: timestamp: goes backwards: 5.5 ms is before 10 ms on line 1"},
@@ -184,6 +223,27 @@ func TestMooncake_Errors(t *testing.T) {
 			assert.Equal(t, path+tc.want, err.Error())
 		})
 	}
+}
+
+// The time origin and the string session ids are the reader's own to state
+// (the report's metadata): the first timestamp as written, the names by number.
+func TestMooncake_TimeOriginAndSessionNames(t *testing.T) {
+	src := NewMooncakeSource(strings.NewReader(
+		`{"input_length": 1, "output_length": 1, "session_id": "b"}`+"\n"+
+			`{"timestamp": 60000.5, "input_length": 1, "output_length": 1, "session_id": "a"}`+"\n"+
+			`{"timestamp": 60001, "input_length": 1, "output_length": 1, "session_id": "b"}`), "o.jsonl")
+	to := src.(TimeOriginer)
+	_, _, ok := to.TimeOrigin()
+	assert.False(t, ok, "nothing read yet")
+	reqs, err := drain(src)
+	require.NoError(t, err)
+	ms, text, ok := to.TimeOrigin()
+	assert.True(t, ok)
+	assert.Equal(t, "60000.5", ms)
+	assert.Equal(t, "60000.5", text)
+	assert.Equal(t, []string{"b", "a"}, src.(SessionNamer).SessionNames())
+	assert.Equal(t, []int64{0, 1, 0}, []int64{reqs[0].SessionID, reqs[1].SessionID, reqs[2].SessionID})
+	assert.Equal(t, int64(500_000), reqs[2].Timestamp) // 60001 − 60000.5 ms
 }
 
 func TestMooncake_ErrorIsSticky(t *testing.T) {

@@ -14,9 +14,13 @@ type Request struct {
 	// ID is the 0-based index of the request in source order (blank lines and
 	// headers are not counted).
 	ID int64
-	// Timestamp is the request's time in ns from the start of the trace
-	// (trace sources); 0 for generators. Non-decreasing along a source.
+	// Timestamp is the request's time in ns from the trace's time origin, its
+	// first timestamp (trace sources, when HasTimestamp); 0 for generators.
+	// Non-decreasing along the rows of a source that have one.
 	Timestamp int64
+	// HasTimestamp: the row gave a timestamp (always, for Azure; optional for
+	// Mooncake rows); false for generators.
+	HasTimestamp bool
 	// InputTokens is the prompt length in tokens, ≥ 1.
 	InputTokens int
 	// OutputTokens is the number of tokens to generate, ≥ 0 (0 = prefill only).
@@ -49,6 +53,23 @@ type Request struct {
 	// Line is the 1-based source line the request came from (0 for
 	// generators), for error messages.
 	Line int
+}
+
+// TimeOriginer is implemented by trace sources, whose Request.Timestamp
+// counts from the trace's first timestamp (its time origin).
+type TimeOriginer interface {
+	// TimeOrigin returns the first timestamp: in ms (Mooncake: as written;
+	// Azure: since the Unix epoch, UTC) and as written in the file; ok is
+	// false until a row with a timestamp has been read.
+	TimeOrigin() (ms, text string, ok bool)
+}
+
+// SessionNamer is implemented by sources whose sessions are named by strings
+// (numbered 0, 1, … in Request.SessionID in order of first appearance).
+type SessionNamer interface {
+	// SessionNames returns the names by number so far (nil when the source
+	// numbers its sessions itself).
+	SessionNames() []string
 }
 
 // Source yields requests in order. Next fills r and returns nil, or returns

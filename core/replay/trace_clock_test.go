@@ -1,0 +1,140 @@
+package replay
+
+import (
+	"errors"
+	"fmt"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/aisimulate/aisimulate/core/workload"
+)
+
+// clockEngine prices every pass at 1 ms + 0.01 ms per prompt token computed
+// (decodes cost nothing more), one worker, a roomy cache.
+const clockEngine = `
+engine:
+  model: Qwen/Qwen3-32B
+  system: h100_sxm
+  perf: {source: linear, base_ms: 1, per_prefill_token_ms: %v, per_decode_seq_ms: 0}
+  scheduler: {max_num_batched_tokens: 2048, max_num_seqs: 8, block_size: 16, num_gpu_blocks: 1000, max_model_len: 16000}
+traffic:
+  source: {type: mooncake, path: %s}
+  load: %s
+`
+
+func clockSpec(t *testing.T, perToken float64, rows, load string) string {
+	return fmt.Sprintf(clockEngine, perToken, writeRaw(t, rows), load)
+}
+
+// Two rows of 64 in / 5 out at 60,000 ms, 1 ms per pass: both prefill in pass
+// 1 (first tokens at 1 ms), then 4 decode passes: the last response at 5 ms.
+// The trace's clock starts at its first row, so the window is 5 ms and the
+// throughput 2 / 5 ms = 400 req/s, not 2 / 60.005 s. The same rows at 0, and
+// at the epoch millisecond 1715299200000, replay the same; the metadata
+// states the offset removed.
+func TestTraceClock_StartsAtTheFirstRow(t *testing.T) {
+	rows := func(ts string) string {
+		row := `{"timestamp": ` + ts + `, "input_length": 64, "output_length": 5, "hash_ids": [%d]}` + "\n"
+		return fmt.Sprintf(row, 1) + fmt.Sprintf(row, 2)
+	}
+	base := runYAML(t, clockSpec(t, 0, rows("0"), "{mode: trace}"))
+	for _, ts := range []string{"60000", "1715299200000"} {
+		rep := runYAML(t, clockSpec(t, 0, rows(ts), "{mode: trace}"))
+		assert.Equal(t, 5.0, rep.Summary.DurationMs, ts)
+		assert.Equal(t, 400.0, *rep.Summary.RequestThroughputRPS, ts)
+		assert.Equal(t, base.Records, rep.Records, ts)
+		assert.Equal(t, base.Summary, rep.Summary, ts)
+		assert.Equal(t, ts, fmt.Sprint(rep.Metadata["trace_time_origin_ms"]))
+		assert.Equal(t, 0.0, rep.Metadata["window_start_ms"])
+	}
+}
+
+// A real overflow (rows 1.2e9 ms apart replayed at speedup 1e-6: 1.2e15 ms,
+// past the 2^60 ns clock) names the time origin, not a raw epoch timestamp.
+func TestTraceClock_OverflowNamesTheOrigin(t *testing.T) {
+	rows := `{"timestamp": 1715299200000, "input_length": 8, "output_length": 1}` + "\n" +
+		`{"timestamp": 1716499200000, "input_length": 8, "output_length": 1}` + "\n"
+	err := runErr(t, clockSpec(t, 0, rows, "{mode: trace, speedup: 0.000001}"))
+	var de *workload.DataError
+	require.True(t, errors.As(err, &de), "got %v", err)
+	assert.Equal(t, 2, de.Line)
+	assert.Equal(t, "timestamp", de.Field)
+	assert.Contains(t, de.Msg, "1.2e+06 s after the time origin (the trace's first timestamp, 1715299200000 ms)")
+	assert.Contains(t, de.Msg, "at speedup 1e-06")
+}
+
+// The window runs from the first request sent (AIPerf's benchmark duration):
+// a Poisson load sends its first request after a random gap, which the
+// window leaves out.
+func TestTraceClock_WindowFromFirstSend(t *testing.T) {
+	rep := runYAML(t, linearEngineFor(2000)+`
+traffic:
+  source: {type: synthetic, num_requests: 20, isl: 100, osl: 4}
+  load: {mode: rate, rate_rps: 50, arrival: poisson}
+`)
+	first, last := rep.Records[0].SendNs, int64(0)
+	for _, r := range rep.Records {
+		first, last = min(first, r.SendNs), max(last, r.EndNs)
+	}
+	require.Positive(t, first)
+	assert.Equal(t, msOf(last-first), rep.Summary.DurationMs)
+	assert.Equal(t, msOf(first), rep.Metadata["window_start_ms"])
+	assert.InDelta(t, 20/(float64(last-first)/1e9), *rep.Summary.RequestThroughputRPS, 1e-9)
+}
+
+// AIPerf's trace forms (issue 16, item 7), 1 ms + 0.01 ms per prompt token.
+//
+// Without timestamps, a closed loop of one client: request 0 (100 in, 2 out)
+// is sent at 0, prefills in 1 + 1.00 ms and decodes once: ends at 3 ms;
+// request 1 (50 in, 3 out) is sent at 3, prefills in 1.5 ms (4.5) and decodes
+// twice: ends at 6.5 ms. At a constant 100 req/s the sends are 0 and 10 ms.
+// In trace mode the same file is refused, naming its line.
+func TestTraceForms_NoTimestamp(t *testing.T) {
+	rows := `{"input_length": 100, "output_length": 2}` + "\n" + `{"input_length": 50, "output_length": 3}` + "\n"
+	rep := runYAML(t, clockSpec(t, 0.01, rows, "{mode: concurrency, concurrency: 1}"))
+	require.Len(t, rep.Records, 2)
+	assert.Equal(t, []float64{0, 3}, []float64{msOf(rep.Records[0].SendNs), msOf(rep.Records[1].SendNs)})
+	assert.InDelta(t, 3.0, msOf(rep.Records[0].EndNs), 1e-9)
+	assert.InDelta(t, 6.5, msOf(rep.Records[1].EndNs), 1e-9)
+	_, has := rep.Metadata["trace_time_origin_ms"]
+	assert.False(t, has, "no timestamp, no origin")
+
+	rep = runYAML(t, clockSpec(t, 0.01, rows, "{mode: rate, rate_rps: 100, arrival: constant}"))
+	assert.Equal(t, []float64{0, 10}, []float64{msOf(rep.Records[0].SendNs), msOf(rep.Records[1].SendNs)})
+
+	err := runErr(t, clockSpec(t, 0.01, rows, "{mode: trace}"))
+	var de *workload.DataError
+	require.True(t, errors.As(err, &de), "got %v", err)
+	assert.Equal(t, 1, de.Line)
+	assert.Equal(t, "timestamp", de.Field)
+	assert.Contains(t, de.Msg, "missing: load mode trace sends each request at its timestamp")
+}
+
+// String session ids and a later turn with only a delay, in trace mode.
+// chat-1 turn 0 is sent at 0 (its timestamp 1000 is the origin): prefill of
+// 100 tokens 1 + 1 ms, one decode: ends at 3 ms. chat-2 is sent at 4 ms
+// (1004 − 1000): 50 tokens, 1.5 ms, one output token: ends at 5.5 ms. chat-1
+// turn 1 has no timestamp: it is sent at chat-1's end (3 ms, no response
+// overhead) + its delay of 10 ms = 13 ms; 300 new-content tokens, 1 + 3 ms,
+// one decode: ends at 18 ms. Sessions are numbered in order of appearance.
+func TestTraceForms_StringSessionsAndDelayOnlyTurns(t *testing.T) {
+	rows := `{"timestamp": 1000, "input_length": 100, "output_length": 2, "session_id": "chat-1"}` + "\n" +
+		`{"timestamp": 1004, "input_length": 50, "output_length": 1, "session_id": "chat-2"}` + "\n" +
+		`{"input_length": 300, "output_length": 2, "session_id": "chat-1", "delay": 10}` + "\n"
+	rep := runYAML(t, clockSpec(t, 0.01, rows, "{mode: trace}"))
+	require.Len(t, rep.Records, 3)
+	type send struct {
+		id, session   int64
+		turn          int
+		sendMs, endMs float64
+	}
+	var got []send
+	for _, r := range rep.Records {
+		got = append(got, send{r.RequestID, r.SessionID, r.Turn, msOf(r.SendNs), msOf(r.EndNs)})
+	}
+	assert.Equal(t, []send{{0, 0, 0, 0, 3}, {1, 1, 0, 4, 5.5}, {2, 0, 1, 13, 18}}, got)
+	assert.Equal(t, []string{"chat-1", "chat-2"}, rep.Metadata["trace_session_ids"])
+	assert.Equal(t, 18.0, rep.Summary.DurationMs)
+}
