@@ -18,7 +18,7 @@ import (
 type traffic struct {
 	feed        *client.Feed
 	src         workload.Source
-	path        string                 // the trace file, for errors
+	path        string // the trace file, for errors
 	closer      io.Closer
 	mode        string                 // config.LoadTrace, LoadRate or LoadConcurrency
 	trace       *workload.TraceArrival // trace mode: send = timestamp / speedup

@@ -81,7 +81,6 @@ func (a *Accumulator) Add(r *Record) {
 	a.e2e = append(a.e2e, r.E2E())
 }
 
-
 // FirstSendNs is the earliest send of the records added so far (0 before any).
 func (a *Accumulator) FirstSendNs() int64 {
 	if !a.added {
