@@ -65,7 +65,7 @@ func TestErrorKinds(t *testing.T) {
 	require.NoError(t, os.WriteFile(trace, []byte(`{"timestamp": 0, "input_length": 5, "output_length": 1}
 {"timestamp": 1, "input_length": 5}
 `), 0o644))
-	spec := `{"engine": {"model": "Qwen/Qwen3-32B", "system": "h100_sxm"},
+	spec := `{"engine": {"model": "Qwen/Qwen3-32B", "system": "h100_sxm", "workers": {"aggregated": {"tp": 2}}},
 	  "traffic": {"source": {"type": "mooncake", "path": "` + trace + `"}, "load": {"mode": "trace"}}}`
 	e = envelope(t, Run(spec))
 	assert.Equal(t, "data", e["error"]["kind"])
@@ -77,7 +77,7 @@ func TestErrorKinds(t *testing.T) {
 // RunColumnar writes the columns to the given file and describes them.
 func TestRunColumnar(t *testing.T) {
 	data := filepath.Join(t.TempDir(), "cols")
-	spec := `{"engine": {"model": "Qwen/Qwen3-32B", "system": "h100_sxm",
+	spec := `{"engine": {"model": "Qwen/Qwen3-32B", "system": "h100_sxm", "workers": {"aggregated": {"tp": 2}},
 	  "perf": {"source": "linear", "base_ms": 2, "per_prefill_token_ms": 0.01, "per_decode_seq_ms": 0.1}},
 	  "traffic": {"source": {"type": "synthetic", "num_requests": 3, "isl": 100, "osl": 2},
 	  "load": {"mode": "concurrency", "concurrency": 1}}}`
@@ -105,7 +105,7 @@ func FuzzNormalize(f *testing.F) {
 // Check builds the deployment without replaying: the metadata of what would
 // run, or the error a replay would give for the same spec.
 func TestCheck(t *testing.T) {
-	spec := `{"engine": {"model": "Qwen/Qwen3-32B", "system": "h100_sxm", "scheduler": {"num_gpu_blocks": 100},
+	spec := `{"engine": {"model": "Qwen/Qwen3-32B", "system": "h100_sxm", "scheduler": {"num_gpu_blocks": 100, "max_model_len": 1600},
 	  "workers": {"aggregated": {"count": 3}}},
 	  "traffic": {"source": {"type": "synthetic", "num_requests": 1000000000, "isl": 10, "osl": 2},
 	  "load": {"mode": "concurrency", "concurrency": 1}}}`

@@ -45,7 +45,7 @@ func TestIssue19_HugeLengthsAreRejectedNotWrapped(t *testing.T) {
 		trace := writeRaw(t, fmt.Sprintf(`{"timestamp": 0, "input_length": %d, "output_length": %d, "hash_ids": [1, 2]}`+"\n"+
 			`{"timestamp": 1, "input_length": 100, "output_length": 2}`+"\n", row[0], row[1]))
 		src := fmt.Sprintf("traffic:\n  source: {type: mooncake, path: %s}\n  load: {mode: trace}\n", trace)
-		for name, eng := range map[string]string{"aggregated": fmt.Sprintf(linearEngine, 1000), "pd": pdEngine(1000, 50, "")} {
+		for name, eng := range map[string]string{"aggregated": linearEngineFor(1000), "pd": pdEngine(1000, 50, "")} {
 			t.Run(fmt.Sprintf("%s/%d+%d", name, row[0], row[1]), func(t *testing.T) {
 				withinSeconds(t, 20*time.Second, func() {
 					rep, err := runErr(t, eng+src)
@@ -53,7 +53,7 @@ func TestIssue19_HugeLengthsAreRejectedNotWrapped(t *testing.T) {
 					require.Len(t, rep.Records, 2)
 					r := rep.Records[0]
 					assert.Equal(t, report.StatusRejected, r.Status)
-					assert.Equal(t, fmt.Sprintf("prompt (%d) + output (%d) tokens exceed max_model_len (40960)", row[0], row[1]), r.Reason)
+					assert.Equal(t, fmt.Sprintf("prompt (%d) + output (%d) tokens exceed max_model_len (16000)", row[0], row[1]), r.Reason)
 					assert.Equal(t, report.StatusCompleted, rep.Records[1].Status, "the next row still runs")
 				})
 			})
@@ -64,7 +64,7 @@ func TestIssue19_HugeLengthsAreRejectedNotWrapped(t *testing.T) {
 // oneSession is the linear engine serving one session of turns turns of isl
 // new input and osl output tokens each, from one client.
 func oneSession(turns, isl, osl int) string {
-	return fmt.Sprintf(linearEngine, 1000) + fmt.Sprintf(`
+	return linearEngineFor(1000) + fmt.Sprintf(`
 traffic:
   source: {type: sessions, num_sessions: 1, turns: %d, isl: %d, osl: %d}
   load: {mode: concurrency, concurrency: 1}
@@ -204,7 +204,7 @@ func TestIssue19_TraceDelayPastTheClock(t *testing.T) {
 	// 9.2e12 ms = 9.2e18 ns, past 2^60 on its own (and past 2^62: saturated)
 	trace := writeRaw(t, `{"timestamp": 0, "input_length": 10, "output_length": 1, "session_id": 0}`+"\n"+
 		`{"timestamp": 0, "input_length": 10, "output_length": 1, "session_id": 0, "delay": 9.2e12}`+"\n")
-	_, err := runErr(t, fmt.Sprintf(linearEngine, 1000)+fmt.Sprintf(`
+	_, err := runErr(t, linearEngineFor(1000)+fmt.Sprintf(`
 traffic:
   source: {type: mooncake, path: %s}
   load: {mode: concurrency, concurrency: 1}

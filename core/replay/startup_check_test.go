@@ -11,11 +11,10 @@ import (
 	"github.com/aisimulate/aisimulate/core/config"
 )
 
-func runErr(t *testing.T, yml string) error {
+// startErr is the error of replaying yml (nil when it runs).
+func startErr(t *testing.T, yml string) error {
 	t.Helper()
-	s, err := config.DecodeYAML([]byte(yml))
-	require.NoError(t, err)
-	_, err = Run(s)
+	_, err := runErr(t, yml)
 	return err
 }
 
@@ -36,7 +35,7 @@ traffic:
   source: {type: synthetic, num_requests: 2, isl: 128, osl: 4}
   load: {mode: concurrency, concurrency: 1}
 `
-	err := runErr(t, fmt.Sprintf(spec, ""))
+	err := startErr(t, fmt.Sprintf(spec, ""))
 	var ce *config.Error
 	require.True(t, errors.As(err, &ce), "got %v", err)
 	assert.Equal(t, "engine.scheduler.max_model_len", ce.Field)
@@ -45,7 +44,7 @@ traffic:
 		"the largest max_model_len that fits is 24992"} {
 		assert.Contains(t, ce.Msg, want)
 	}
-	assert.Error(t, runErr(t, fmt.Sprintf(spec, "max_model_len: 24993")), "one token more needs a 1,563rd block")
+	assert.Error(t, startErr(t, fmt.Sprintf(spec, "max_model_len: 24993")), "one token more needs a 1,563rd block")
 	rep := runYAML(t, fmt.Sprintf(spec, "max_model_len: 24992"))
 	assert.Equal(t, 2, rep.Summary.Completed)
 	// At TP 2 the same model holds 18,863 blocks (301,808 tokens): the default fits.
@@ -57,7 +56,7 @@ traffic:
 // largest that fits.
 func TestStartupKVCheck_ExplicitBlocks(t *testing.T) {
 	yml := traceSpec(t, 4, []traceRow{{ts: 0, in: 10, out: 2, hashes: []int{1}}}, "")
-	err := runErr(t, replaceOnce(yml, "max_model_len: 64", "max_model_len: 100"))
+	err := startErr(t, replaceOnce(yml, "max_model_len: 64", "max_model_len: 100"))
 	var ce *config.Error
 	require.True(t, errors.As(err, &ce), "got %v", err)
 	assert.Equal(t, "engine.scheduler.max_model_len", ce.Field)
@@ -84,7 +83,7 @@ traffic:
   source: {type: synthetic, num_requests: 1, isl: 128, osl: 4}
   load: {mode: concurrency, concurrency: 1}
 `
-	err := runErr(t, spec)
+	err := startErr(t, spec)
 	var ce *config.Error
 	require.True(t, errors.As(err, &ce), "got %v", err)
 	assert.Equal(t, "engine.scheduler.max_model_len", ce.Field)

@@ -56,7 +56,7 @@ func TestTraceClock_StartsAtTheFirstRow(t *testing.T) {
 func TestTraceClock_OverflowNamesTheOrigin(t *testing.T) {
 	rows := `{"timestamp": 1715299200000, "input_length": 8, "output_length": 1}` + "\n" +
 		`{"timestamp": 1716499200000, "input_length": 8, "output_length": 1}` + "\n"
-	err := runErr(t, clockSpec(t, 0, rows, "{mode: trace, speedup: 0.000001}"))
+	err := startErr(t, clockSpec(t, 0, rows, "{mode: trace, speedup: 0.000001}"))
 	var de *workload.DataError
 	require.True(t, errors.As(err, &de), "got %v", err)
 	assert.Equal(t, 2, de.Line)
@@ -104,7 +104,7 @@ func TestTraceForms_NoTimestamp(t *testing.T) {
 	rep = runYAML(t, clockSpec(t, 0.01, rows, "{mode: rate, rate_rps: 100, arrival: constant}"))
 	assert.Equal(t, []float64{0, 10}, []float64{msOf(rep.Records[0].SendNs), msOf(rep.Records[1].SendNs)})
 
-	err := runErr(t, clockSpec(t, 0.01, rows, "{mode: trace}"))
+	err := startErr(t, clockSpec(t, 0.01, rows, "{mode: trace}"))
 	var de *workload.DataError
 	require.True(t, errors.As(err, &de), "got %v", err)
 	assert.Equal(t, 1, de.Line)

@@ -221,6 +221,6 @@ func TestAzure_LongRecords(t *testing.T) {
 	got, err := drain(src)
 	require.NoError(t, err)
 	// 04 − 03 = 1 s = 1e9 ns
-	assert.Equal(t, []Request{{ID: 0, InputTokens: 12, OutputTokens: 1, SessionID: -1, Line: 2},
-		{ID: 1, Timestamp: 1_000_000_000, InputTokens: 3, OutputTokens: 2, SessionID: -1, Line: 3}}, got)
+	assert.Equal(t, []Request{{ID: 0, HasTimestamp: true, InputTokens: 12, OutputTokens: 1, SessionID: -1, Line: 2},
+		{ID: 1, Timestamp: 1_000_000_000, HasTimestamp: true, InputTokens: 3, OutputTokens: 2, SessionID: -1, Line: 3}}, got)
 }

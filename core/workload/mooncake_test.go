@@ -311,7 +311,7 @@ func TestMooncake_ByteOrderMark(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, plain, withBOM)
 	// 5 ms = 5,000,000 ns on line 2
-	assert.Equal(t, Request{ID: 1, Timestamp: 5_000_000, InputTokens: 20, OutputTokens: 3, SessionID: -1, Line: 2}, withBOM[1])
+	assert.Equal(t, Request{ID: 1, Timestamp: 5_000_000, HasTimestamp: true, InputTokens: 20, OutputTokens: 3, SessionID: -1, Line: 2}, withBOM[1])
 
 	// Only at the start of the file: a BOM before a later row is invalid JSON.
 	_, err = drain(NewMooncakeSource(strings.NewReader(rows+"\ufeff"+rows), "t.jsonl"))
