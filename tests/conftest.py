@@ -20,7 +20,9 @@ BASE_SPEC = {
         "model": "Qwen/Qwen3-32B",
         "system": "h100_sxm",
         "perf": LINEAR_PERF,
-        "scheduler": {"num_gpu_blocks": 1000},
+        # 1000 blocks of 16 hold 16,000 tokens: max_model_len must fit in them
+        # (the start-up KV check, as vLLM refuses to start otherwise)
+        "scheduler": {"num_gpu_blocks": 1000, "max_model_len": 16000},
     },
     "traffic": {
         "source": {"type": "synthetic", "num_requests": 5, "isl": 100, "osl": 4},
@@ -58,7 +60,8 @@ def example1_spec(trace: Path) -> dict:
             "perf": dict(LINEAR_PERF),
             "workers": {"aggregated": {"count": 1}},
             "scheduler": {"max_num_batched_tokens": 512, "max_num_seqs": 4, "block_size": 16,
-                          "enable_prefix_caching": True, "num_gpu_blocks": 1000},
+                          "enable_prefix_caching": True, "num_gpu_blocks": 1000,
+                          "max_model_len": 16000},
         },
         "traffic": {"source": {"type": "mooncake", "path": str(trace)},
                     "load": {"mode": "trace"}},

@@ -30,7 +30,7 @@ def test_trace_row_near_int64_is_rejected_not_hung(tmp_path, base_spec, inp, out
     first, second = rep.requests
     assert first["status"] == "rejected"
     # Qwen3-32B's max_position_embeddings is 40,960
-    assert first["reason"] == f"prompt ({inp}) + output ({out}) tokens exceed max_model_len (40960)"
+    assert first["reason"] == f"prompt ({inp}) + output ({out}) tokens exceed max_model_len (16000)"
     assert second["status"] == "completed"
 
 

@@ -60,7 +60,7 @@ def test_fit_starts_from_the_core_roofline_defaults():
     import aisimulate
     from aisimulate.tools.roofline_calibration import default_start
     rep = aisimulate.replay({"engine": {"model": "Qwen/Qwen3-32B", "system": "h100_sxm", "perf": {"source": "roofline"},
-                                        "scheduler": {"num_gpu_blocks": 100}},
+                                        "scheduler": {"num_gpu_blocks": 100, "max_model_len": 1600}},
                              "traffic": {"source": {"type": "synthetic", "num_requests": 1, "isl": 16, "osl": 2},
                                          "load": {"mode": "concurrency", "concurrency": 1}}})
     params = rep.metadata["perf_metadata"]["params"]

@@ -39,7 +39,7 @@ def test_worked_example_3_release_and_next_send(tmp_path, base_spec):
         {"timestamp": 0, "input_length": 100, "output_length": 2, "hash_ids": [3]},
     ])
     base_spec["engine"]["scheduler"] = {"max_num_batched_tokens": 512, "max_num_seqs": 4,
-                                        "block_size": 16, "num_gpu_blocks": 1000}
+                                        "block_size": 16, "num_gpu_blocks": 1000, "max_model_len": 16000}
     base_spec["engine"]["detokenization"] = {"base_us": 500, "per_token_us": 100}
     base_spec["traffic"] = {
         "source": {"type": "mooncake", "path": str(trace)},

@@ -121,15 +121,17 @@ def test_pd_transfer_that_cannot_fit_the_clock(base_spec):
     assert e.value.field == "engine.workers.disaggregated.kv_transfer"
 
 
-def test_stop_before_the_first_row_is_an_empty_report(tmp_path, base_spec):
-    trace = tmp_path / "one.jsonl"
-    trace.write_text('{"timestamp": 1000, "input_length": 100, "output_length": 5}\n')
+def test_stop_counts_from_the_traces_first_row(tmp_path, base_spec):
+    # The trace's clock starts at its first row (1000 ms → sent at 0); the row 600 ms
+    # later is past a 0.5 s stop and is not sent.
+    trace = tmp_path / "two.jsonl"
+    trace.write_text('{"timestamp": 1000, "input_length": 100, "output_length": 5}\n'
+                     '{"timestamp": 1600, "input_length": 100, "output_length": 5}\n')
     base_spec["traffic"] = {"source": {"type": "mooncake", "path": str(trace)}, "load": {"mode": "trace"},
                             "stop": {"max_duration_s": 0.5}}
     report = aisimulate.replay(base_spec)
-    assert report.requests == []
-    assert report.summary["completed"] == 0
-    assert report.summary["request_throughput_rps"] is None
+    assert [r["send_ms"] for r in report.requests] == [0.0]
+    assert report.metadata["trace_time_origin_ms"] == 1000
 
 
 def test_to_pandas_dtypes_do_not_depend_on_reading_requests(base_spec):
