@@ -170,3 +170,25 @@ def test_dataset_entries_reuse_prompts_with_prefix_caching():
     spec["traffic"]["source"]["dataset"]["entries"] = accuracy.MAX_DATASET_ENTRIES + 1
     with pytest.raises(aisimulate.ConfigError, match="must be ≤ 1000000"):
         aisimulate.replay(spec)
+
+
+def test_a_row_vllm_would_refuse_at_the_default_max_model_len_runs_as_launched():
+    # Qwen3-32B 1024/128 at TP 1 on one H100, c = 1 (max_num_batched_tokens 1 + 1024 +
+    # 1500): the KV cache holds 1,805 blocks (28,880 tokens), less than one request of
+    # the default max_model_len 40,960, so vLLM (and the core) refuse to start. The measured run started, so its operator lowered
+    # max_model_len; the harness uses AIConfigurator's generator value, ISL + OSL + 1500
+    # = 1024 + 128 + 1500 = 2652, and the row runs.
+    import aisimulate
+    row = dict(accuracy.read_silicon(SILICON)[0], tp_size="1", batch_size="1")
+    assert (row["isl"], row["osl"]) == ("1024", "128")
+    kw = dict(perf="roofline", aliases=accuracy.load_aliases(ALIASES), model_configs=accuracy.DEFAULT_MODEL_CONFIGS,
+              database=accuracy.DEFAULT_DATABASE)
+    spec, _, _ = accuracy.row_spec(row, **kw)
+    with pytest.raises(aisimulate.ConfigError, match="largest max_model_len that fits is 28880") as err:
+        aisimulate.replay(spec)
+    assert err.value.field == "engine.scheduler.max_model_len"
+    res = accuracy.run_row(row, **kw)
+    assert res.status == "ok", res.reason
+    spec["engine"]["scheduler"]["max_model_len"] = 2652
+    rep = aisimulate.replay(spec)
+    assert res.predicted_tpot_ms == pytest.approx(sum(r["tpot_ms"] for r in rep.requests) / 10)

@@ -31,6 +31,10 @@ Deployment (``deployment``)
     ISL + 1500 tokens) and sets ``max_model_len`` = ISL + OSL + 1500.
     ``"vllm-defaults"``: vLLM's own limits for an API server on an 80 GB GPU
     (``max_num_seqs`` 256 as the spec default, ``max_num_batched_tokens`` 8192).
+    A deployment whose KV cache cannot hold one request of the model's default
+    ``max_model_len`` is refused by the core, as vLLM refuses to start; since the
+    measured run started, the harness then sets ``max_model_len`` = ISL + OSL + 1500
+    (the generator's value) and replays.
     In every case ``gpu_memory_utilization`` is 0.9 and the block size 16. The token
     budget matters: it caps how many prompts share a pass, which decides how the
     clients that start together stay grouped (see below).

@@ -9,8 +9,8 @@ from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 from .rows import LINE_KEY, _int, _positive
-from .spec import (DEFAULT_DATABASE, DEFAULT_MODEL_CONFIGS, _check_client, _check_dataset, _check_deployment,
-                   row_spec)
+from .spec import (AIC_GENERATOR_TOKEN_SLACK, DEFAULT_DATABASE, DEFAULT_MODEL_CONFIGS, _check_client,
+                   _check_dataset, _check_deployment, row_spec)
 
 ROW_COLUMNS = ("id", "status", "reason", "model", "system", "tp", "isl", "osl", "concurrency",
                "precision", "perf", "silicon_ttft_ms", "silicon_tpot_ms", "predicted_ttft_ms",
@@ -100,7 +100,7 @@ def run_row(row: dict[str, str], perf: str, aliases: dict[str, str], model_confi
         res.reason = where + str(exc)
         return res
     try:
-        report = aisimulate.replay(spec)
+        report = _replay_as_launched(spec, res.isl + res.osl)
     except (aisimulate.ConfigError, aisimulate.SimulationError) as exc:
         res.reason = f"{where}simulation: {exc}"
         return res
@@ -125,6 +125,24 @@ def run_row(row: dict[str, str], perf: str, aliases: dict[str, str], model_confi
     res.tables = ";".join(f"{t['table']}@{t['read_from_version']}" for t in tables)
     res.status = "ok"
     return res
+
+
+def _replay_as_launched(spec: dict[str, Any], tokens: int):
+    """Replay ``spec``; if its KV cache cannot hold one request of the default
+    ``max_model_len`` (vLLM refuses to start: the core's start-up check), do what the
+    operator of the measured run must have done for vLLM to start, and lower it to the
+    value AIConfigurator's generator writes, ``tokens`` (ISL + OSL) + 1500 (its
+    ``max_seq_len`` rule). A row's requests fit that length, so only the refusal changes."""
+    import aisimulate
+
+    try:
+        return aisimulate.replay(spec)
+    except aisimulate.ConfigError as exc:
+        sched = spec["engine"]["scheduler"]
+        if exc.field != "engine.scheduler.max_model_len" or "max_model_len" in sched:
+            raise
+        sched["max_model_len"] = tokens + AIC_GENERATOR_TOKEN_SLACK
+        return aisimulate.replay(spec)
 
 
 def check_length_ratio(ratio: float) -> None:
