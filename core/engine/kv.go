@@ -228,6 +228,19 @@ func (m *kvManager) registerPrivate(id int32, serial uint32, j int) {
 	b.hashed, b.hash, b.group = true, privateKey(serial, j), blockNone
 }
 
+// forgetPrivate drops the private content (serial, j) from block id if it
+// still holds it: nobody will look for it again.
+func (m *kvManager) forgetPrivate(id int32, serial uint32, j int) {
+	b := &m.blocks[id]
+	if !b.hashed || b.group != blockNone || b.hash != privateKey(serial, j) {
+		return
+	}
+	if b.ref == 0 { // queued: no longer cached content
+		m.idleHit--
+	}
+	b.hashed = false
+}
+
 // touch takes a reference on the first n blocks found by the last lookup and
 // appends their ids to dst.
 func (m *kvManager) touch(n int, dst []int32) []int32 {

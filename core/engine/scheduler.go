@@ -158,6 +158,7 @@ func (w *Worker) recordLookup(r *Request, hit int) {
 // admitted again.
 func (w *Worker) preempt(r *Request) {
 	if w.kv.cache != nil {
+		w.nameOwn(r)
 		r.saved = append(r.saved[:0], r.blocks...)
 	}
 	r.lost = r.computed

@@ -129,6 +129,46 @@ func TestPreemptNewestRecomputes(t *testing.T) {
 	assert.Equal(t, 4, w.KVFree())
 }
 
+// The same run with prefix caching on: r2 held 8 tokens (2 full blocks of 4)
+// when preempted; they are released tail first, r1 takes the head of the queue
+// (r2's block 1) and r2, admitted again when r1 finishes, finds its block 0 and
+// computes 9 − 4 = 5 tokens on a 4-token prefix instead of all 9.
+func TestPreemptedRequestFindsItsBlocks(t *testing.T) {
+	start := func() (*Worker, *recorder, *Request, *Request) {
+		w, rec := newTestWorker(t, Config{MaxNumSeqs: 4, MaxNumBatchedTokens: 64, BlockSize: 4, NumBlocks: 4, MaxModelLen: 16, PrefixCaching: true})
+		r1, r2 := &Request{ID: 1, Prompt: 6, Output: 4}, &Request{ID: 2, Prompt: 6, Output: 4}
+		w.Add(r1)
+		w.Add(r2)
+		for i := 0; i < 4; i++ { // the fourth pass preempts r2
+			w.StartPass()
+			w.FinishPass()
+		}
+		require.Equal(t, 1, r2.Preemptions)
+		return w, rec, r1, r2
+	}
+	w, rec, _, r2 := start()
+	assert.Equal(t, 1, w.KVCached(), "r2's block 0 still holds its content")
+	assert.Equal(t, int64(1), w.KVStats().Evicted)
+	run(w)
+	assert.Equal(t, 4, r2.Generated)
+	// r2's re-admission is the last pass: it samples its 4th and last token
+	assert.Equal(t, []perf.Chunk{{NewTokens: 5, PrefixTokens: 4}}, rec.batches[len(rec.batches)-1].Prefill)
+	assert.Equal(t, PrefixCacheStats{Requests: 2, Queries: 12, PreemptedRequests: 1, PreemptedQueries: 9, PreemptedHits: 4},
+		w.PrefixCacheStats())
+	assert.Equal(t, int64(8-4), w.RecomputedTokens)
+	assert.Equal(t, 0, w.KVCached(), "a finished request's own content is not cached: nobody can name it")
+	assert.Equal(t, 4, w.KVFree())
+
+	// Aborted while it waits, r2's block 0 is not cached content any more.
+	w, _, _, r2 = start()
+	w.Abort(r2)
+	assert.Equal(t, 0, w.KVCached())
+	run(w)
+	st := w.KVStats()
+	assert.Equal(t, st.Released, st.Allocated+st.Reused)
+	assert.Equal(t, 4, w.KVFree())
+}
+
 // A request with no output finishes with its prefill and emits no token.
 func TestZeroOutputPrefillOnly(t *testing.T) {
 	w, rec := newTestWorker(t, Config{MaxNumSeqs: 4, MaxNumBatchedTokens: 64, BlockSize: 4, NumBlocks: 8, MaxModelLen: 64})

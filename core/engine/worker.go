@@ -51,7 +51,8 @@ type Request struct {
 	// saved: the blocks it held when last preempted (by position), where a
 	// re-admission looks for its private content (kvManager.lookupSaved).
 	saved []int32
-	lost  int // tokens in the KV cache when it was last preempted
+	lost  int  // tokens in the KV cache when it was last preempted
+	named bool // some of its blocks carry its private content (nameOwn)
 }
 
 // tokens is the number of tokens the request has: its prompt and every output
@@ -192,6 +193,7 @@ func (w *Worker) Abort(r *Request) {
 	default:
 		return
 	}
+	w.forgetOwn(r)
 	w.kv.release(r.blocks)
 	r.blocks, r.saved = r.blocks[:0], r.saved[:0]
 	r.where = onNone
@@ -277,6 +279,7 @@ func (w *Worker) FinishPass() []Out {
 			w.outs = append(w.outs, Out{Req: r, Kind: OutToken})
 		}
 		if r.Generated >= r.Output {
+			w.forgetOwn(r)
 			r.where = onNone
 			if r.HoldKV {
 				r.where = onHeld
@@ -294,26 +297,52 @@ func (w *Worker) FinishPass() []Out {
 	return w.outs
 }
 
-// registerFull offers each newly completed full block to the prefix cache
-// (vLLM v1 caches every full block, prompt and generated: KVCacheManager.
-// allocate_slots → cache_blocks): blocks named by the request's Hashes as
-// shared content, the rest (a prompt without content ids, generated tokens)
-// as the request's private content. Work is done only when a block has
-// filled since the last call, once per BlockSize tokens of a request.
+// registerFull offers each newly completed full block named by the request's
+// Hashes (shared content) to the prefix cache. vLLM v1 caches every full
+// block, prompt and generated (KVCacheManager.allocate_slots → cache_blocks);
+// the blocks beyond Hashes hold content only the request itself can name
+// (a prompt without content ids, generated tokens), and the only time anyone
+// can look for it is when the request is admitted again after a preemption,
+// so it is named then (nameOwn), at no cost to requests never preempted. Work
+// here is done only when a block has filled, once per BlockSize tokens.
 func (w *Worker) registerFull(r *Request) {
-	full := min(r.computed/w.cfg.BlockSize, len(r.blocks))
-	if full <= r.registered || w.kv.cache == nil {
+	if w.kv.cache == nil {
 		return
 	}
-	shared := min(full, len(r.Hashes))
-	j := r.registered
-	for ; j < shared; j++ {
+	full := min(r.computed/w.cfg.BlockSize, len(r.Hashes), len(r.blocks))
+	for j := r.registered; j < full; j++ {
 		w.kv.register(r.blocks[j], r.Hashes[j], r.Groups[j], r.offs[j])
 	}
-	for ; j < full; j++ {
+	if full > r.registered {
+		r.registered = full
+	}
+}
+
+// nameOwn names the request's full blocks beyond its Hashes as its private
+// content (before a preemption releases them), so that its re-admission can
+// find them (kvManager.lookupSaved).
+func (w *Worker) nameOwn(r *Request) {
+	full := min(r.computed/w.cfg.BlockSize, len(r.blocks))
+	for j := len(r.Hashes); j < full; j++ {
 		w.kv.registerPrivate(r.blocks[j], r.serial, j)
 	}
-	r.registered = full
+	r.named = full > len(r.Hashes)
+}
+
+// forgetOwn drops the private content of the blocks a request named (held, or
+// saved while it waits after a preemption) when nobody can look for it any
+// more (it finished or left): they keep their place in the queue, as
+// content-free blocks.
+func (w *Worker) forgetOwn(r *Request) {
+	if !r.named {
+		return
+	}
+	for _, ids := range [2][]int32{r.blocks, r.saved} {
+		for j := len(r.Hashes); j < len(ids); j++ {
+			w.kv.forgetPrivate(ids[j], r.serial, j)
+		}
+	}
+	r.named = false
 }
 
 // ReleaseHeld releases the KV blocks of a finished HoldKV request.
