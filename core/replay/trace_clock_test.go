@@ -28,6 +28,16 @@ func clockSpec(t *testing.T, perToken float64, rows, load string) string {
 	return fmt.Sprintf(clockEngine, perToken, writeRaw(t, rows), load)
 }
 
+// requireDataError asserts err is a *workload.DataError on line and field.
+func requireDataError(t *testing.T, err error, line int, field string) *workload.DataError {
+	t.Helper()
+	var de *workload.DataError
+	require.True(t, errors.As(err, &de), "got %v", err)
+	assert.Equal(t, line, de.Line)
+	assert.Equal(t, field, de.Field)
+	return de
+}
+
 // Two rows of 64 in / 5 out at 60,000 ms, 1 ms per pass: both prefill in pass
 // 1 (first tokens at 1 ms), then 4 decode passes: the last response at 5 ms.
 // The trace's clock starts at its first row, so the window is 5 ms and the
@@ -56,11 +66,7 @@ func TestTraceClock_StartsAtTheFirstRow(t *testing.T) {
 func TestTraceClock_OverflowNamesTheOrigin(t *testing.T) {
 	rows := `{"timestamp": 1715299200000, "input_length": 8, "output_length": 1}` + "\n" +
 		`{"timestamp": 1716499200000, "input_length": 8, "output_length": 1}` + "\n"
-	err := startErr(t, clockSpec(t, 0, rows, "{mode: trace, speedup: 0.000001}"))
-	var de *workload.DataError
-	require.True(t, errors.As(err, &de), "got %v", err)
-	assert.Equal(t, 2, de.Line)
-	assert.Equal(t, "timestamp", de.Field)
+	de := requireDataError(t, startErr(t, clockSpec(t, 0, rows, "{mode: trace, speedup: 0.000001}")), 2, "timestamp")
 	assert.Contains(t, de.Msg, "1.2e+06 s after the time origin (the trace's first timestamp, 1715299200000 ms)")
 	assert.Contains(t, de.Msg, "at speedup 1e-06")
 }
@@ -104,11 +110,7 @@ func TestTraceForms_NoTimestamp(t *testing.T) {
 	rep = runYAML(t, clockSpec(t, 0.01, rows, "{mode: rate, rate_rps: 100, arrival: constant}"))
 	assert.Equal(t, []float64{0, 10}, []float64{msOf(rep.Records[0].SendNs), msOf(rep.Records[1].SendNs)})
 
-	err := startErr(t, clockSpec(t, 0.01, rows, "{mode: trace}"))
-	var de *workload.DataError
-	require.True(t, errors.As(err, &de), "got %v", err)
-	assert.Equal(t, 1, de.Line)
-	assert.Equal(t, "timestamp", de.Field)
+	de := requireDataError(t, startErr(t, clockSpec(t, 0.01, rows, "{mode: trace}")), 1, "timestamp")
 	assert.Contains(t, de.Msg, "missing: load mode trace sends each request at its timestamp")
 }
 
