@@ -10,8 +10,10 @@
 //     does not fit; preemption of the newest running request.
 //   - kv.go: the block manager: refcounted blocks, the prefix cache (prefix
 //     groups of up to 32 blocks, found by group key in blocktable.go, each
-//     block checked by its own hash) and the LRU list of unreferenced cached
-//     blocks.
+//     block checked by its own hash; a request's private blocks, found only
+//     by itself after a preemption) and the queue of unreferenced blocks in
+//     release order (vLLM's free block queue). docs/kv-cache.md states the
+//     rules and the vLLM source of each.
 //
 // Units: time in integer nanoseconds of the virtual clock; lengths in tokens;
 // capacity in KV blocks of BlockSize tokens. The pass duration comes from a
@@ -20,6 +22,7 @@
 // Token accounting follows vLLM v1: a request has Prompt+generated tokens; each
 // pass computes some of the tokens not yet in the KV cache, and the pass that
 // brings the cache up to all of them samples one new token. A decode is the case
-// of exactly one new token after the prompt is done. A preempted request loses
-// its cache and recomputes prompt and generated tokens as a prefill.
+// of exactly one new token after the prompt is done. A preempted request
+// releases its blocks (tail first) and, admitted again, computes as a prefill
+// whatever of its prompt and generated tokens it does not find cached.
 package engine

@@ -43,9 +43,11 @@
 //   - W2 No silent zeros: every malformed or missing value is a *DataError
 //     naming file, line and field; readers never panic
 //     (TestMooncake_Errors, TestAzure_Errors, FuzzMooncake, FuzzAzure).
-//   - W3 Time order: trace Timestamps and Arrival send times never decrease
-//     (TestMooncake_Errors, TestAzure_Errors, TestTraceArrival_MonotonicProperty,
-//     the arrival statistics tests and the fuzz targets).
+//   - W3 Time order: trace Timestamps (of the rows that have one) and Arrival
+//     send times never decrease, and a trace's first timestamp is its time
+//     origin, 0 (TestMooncake_Errors, TestAzure_Errors, TestMooncake_Parse,
+//     TestTraceArrival_MonotonicProperty, the arrival statistics tests and the
+//     fuzz targets); docs/traces.md.
 //   - W4 Stream independence: draws on one named stream never shift another
 //     (TestSynthetic_OSLStreamDoesNotShiftISL).
 //   - W5 Block hashes: two requests share engine block j iff their source ids
