@@ -107,3 +107,18 @@ def test_a_model_that_does_not_fit_is_infeasible(base_spec):
     with pytest.raises(ConfigError) as err:
         aisimulate.replay(base_spec)
     assert type(err.value) is ConfigError
+
+
+def test_a_cache_that_cannot_hold_max_model_len_is_infeasible(base_spec):
+    # Qwen3-32B on one H100 at TP 1 holds 1,562 blocks of 16 (24,992 tokens), less than
+    # one request of its default max_model_len 40,960: vLLM refuses to start. A sweep
+    # over tp records TP 1 as infeasible and runs TP 2.
+    base_spec["engine"].update(model="Qwen/Qwen3-32B", system="h100_sxm",
+                               workers={"aggregated": {"count": 1, "tp": 1}}, scheduler={})
+    with pytest.raises(InfeasibleError) as err:
+        aisimulate.replay(base_spec)
+    assert err.value.field == "engine.scheduler.max_model_len"
+    assert "the largest max_model_len that fits is 24992" in str(err.value)
+    base_spec["traffic"]["source"].update(num_requests=2)
+    df = aisimulate.sweep(base_spec, {"engine.workers.aggregated.tp": [1, 2]}, jobs=1)
+    assert list(df["status"]) == ["infeasible", "ok"]

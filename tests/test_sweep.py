@@ -84,7 +84,8 @@ def test_errors_raise_names_the_point_before_running(base_spec):
 def test_infeasible_deployments_are_their_own_status(base_spec):
     # Llama-3.1-70B bf16 needs 131 GiB of weights: TP 1 on an 80 GiB H100 cannot start,
     # TP 2 can (65.7 GiB per GPU).
-    base_spec["engine"].update(model="meta-llama/Llama-3.1-70B-Instruct", scheduler={})
+    # (max_model_len 8192: at TP 2 the KV cache holds fewer tokens than its 131,072)
+    base_spec["engine"].update(model="meta-llama/Llama-3.1-70B-Instruct", scheduler={"max_model_len": 8192})
     base_spec["traffic"]["source"].update(num_requests=2)
     df = aisimulate.sweep(base_spec, {"engine.workers.aggregated.tp": [1, 2]}, jobs=2)
     assert list(df["status"]) == ["infeasible", "ok"]
@@ -184,6 +185,7 @@ def test_issue17_hangs_a_script_without_a_main_guard_and_a_config_error_in_a_wor
         print("script body ran")
         base = aisimulate.load_config({str(REPO / "examples" / "quickstart.yaml")!r}).data
         base["engine"]["model"] = "meta-llama/Llama-3.1-70B-Instruct"
+        base["engine"]["scheduler"] = {{"max_model_len": 8192}}  # TP 2's KV cannot hold 131,072
         base["traffic"]["source"]["num_requests"] = 20
         df = aisimulate.sweep(base, {{"engine.workers.aggregated.tp": [1, 2, 1, 2]}}, jobs=2)
         print(list(df["status"]))

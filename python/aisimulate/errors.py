@@ -9,7 +9,8 @@ Three classes cover every failure a user can act on:
   ``.line`` locate it when they are known.
 - :class:`InfeasibleError` (a ``ConfigError``): the spec is well formed but names a
   deployment that cannot start, as vLLM would refuse to (the model does not fit the
-  GPUs); a sweep records such a point as ``infeasible``.
+  GPUs, or its KV cache cannot hold one ``max_model_len`` request); a sweep records
+  such a point as ``infeasible``.
 - :class:`DataError` (a ``ValueError``): the workload data is wrong (a trace row without
   an output length, a non-numeric field). ``.file`` and ``.line`` (1-based) locate it;
   ``.field`` is the column or key as spelled in the file, or ``""``.
@@ -99,10 +100,12 @@ class ConfigError(AisimulateError, ValueError):
 
 
 class InfeasibleError(ConfigError):
-    """A well-formed spec whose deployment cannot start: the model does not fit the
-    GPUs of a worker (weights, activations and reserves leave no room for one KV block),
-    as vLLM refuses to start. ``.field`` names the parallelism that would have to change
-    (``engine.workers.aggregated.tp``); the message names every memory term in GiB."""
+    """A well-formed spec whose deployment cannot start, as vLLM refuses to start: the
+    model does not fit the GPUs of a worker (weights, activations and reserves leave no
+    room for one KV block; ``.field`` names the parallelism that would have to change,
+    ``engine.workers.aggregated.tp``, and the message every memory term in GiB), or the
+    KV cache cannot hold one request of ``max_model_len`` tokens (``.field`` is
+    ``engine.scheduler.max_model_len``; the message gives the largest that fits)."""
 
 
 class DataError(AisimulateError, ValueError):
