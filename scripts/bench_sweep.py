@@ -27,7 +27,7 @@ import aisimulate  # noqa: E402
 
 TINY = {"engine": {"model": "Qwen/Qwen3-32B", "system": "h100_sxm",
                    "perf": {"source": "linear", "base_ms": 2.0, "per_prefill_token_ms": 0.01,
-                            "per_decode_seq_ms": 0.1}, "scheduler": {"num_gpu_blocks": 1000}},
+                            "per_decode_seq_ms": 0.1}, "scheduler": {"num_gpu_blocks": 1000, "max_model_len": 16000}},
         "traffic": {"source": {"type": "synthetic", "num_requests": 5, "isl": 100, "osl": 4},
                     "load": {"mode": "rate", "rate_rps": 10.0, "arrival": "constant"}}}
 SMALL = str(REPO / "examples" / "quickstart.yaml")
