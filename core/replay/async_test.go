@@ -95,7 +95,7 @@ func TestLLMServingSimWorkloadHitsThePrefixCache(t *testing.T) {
 {"input_toks": 37, "output_toks": 2, "arrival_time_ns": 100000000, "input_tok_ids": `+ids(1, 35, 99, 99)+`}
 {"input_toks": 21, "output_toks": 2, "arrival_time_ns": 200000000, "input_tok_ids": `+ids(1, 20, 7)+`}
 `)
-	yml := fmt.Sprintf(linearEngine, 100) + fmt.Sprintf(`
+	yml := linearEngineFor(100) + fmt.Sprintf(`
 traffic:
   source: {type: llmservingsim, path: %s}
   load: {mode: trace}

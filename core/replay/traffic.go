@@ -149,7 +149,7 @@ func (tr *traffic) next(r *workload.Request, now int64) (sendNs int64, ok bool, 
 				if ms, text, ok := o.TimeOrigin(); ok && text == ms {
 					origin = fmt.Sprintf("the trace's first timestamp, %s ms", ms)
 				} else if ok {
-					origin = fmt.Sprintf("the trace's first timestamp, %s (%s ms since the Unix epoch)", text, ms)
+					origin = "the trace's first timestamp, " + text
 				}
 			}
 			return 0, false, &workload.DataError{File: tr.path, Line: r.Line, Field: "timestamp", Msg: fmt.Sprintf(

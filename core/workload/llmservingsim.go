@@ -15,8 +15,9 @@ import (
 //
 // Format: one JSON object per line with
 //
-//	arrival_time_ns  ns from the start of the replay, an integer ≥ 0,
-//	                 non-decreasing along the file
+//	arrival_time_ns  ns, an integer ≥ 0, non-decreasing along the file;
+//	                 Request.Timestamp counts from the first row's (the time
+//	                 origin, TimeOrigin), as every trace reader does
 //	input_toks       prompt tokens, an integer ≥ 1
 //	output_toks      output tokens to generate, an integer ≥ 0 (required)
 //	input_tok_ids    the prompt's token ids, an array of input_toks integers
@@ -50,7 +51,20 @@ func OpenLLMServingSim(path string) (Source, io.Closer, error) {
 func NewLLMServingSimSource(r io.Reader, name string) Source {
 	m := &llmServingSimSource{}
 	m.src = jsonlSource{jsonlLines: newJSONLLines(r, name), parse: m.parse}
-	return &m.src
+	return m
+}
+
+// Next implements Source.
+func (s *llmServingSimSource) Next(r *Request) error { return s.src.Next(r) }
+
+// TimeOrigin implements TimeOriginer: the first row's arrival_time_ns, in ms;
+// ok is false until a row has been read.
+func (s *llmServingSimSource) TimeOrigin() (ms string, text string, ok bool) {
+	if !s.havePrev {
+		return "", "", false
+	}
+	o := msTime{ms: s.originNs / nsPerMs, ns: s.originNs % nsPerMs}.String()
+	return o, strconv.FormatInt(s.originNs, 10) + " ns", true
 }
 
 // llmServingSimSource parses the rows of src.
@@ -61,6 +75,7 @@ type llmServingSimSource struct {
 	havePrev bool
 	prevNs   int64
 	prevLine int
+	originNs int64 // the first row's arrival_time_ns
 }
 
 type llmServingSimRow struct {
@@ -101,8 +116,11 @@ func (s *llmServingSimSource) parse(line []byte) (Request, *DataError) {
 		return Request{}, s.src.fail("arrival_time_ns", fmt.Sprintf("goes backwards: %d ns is before %d ns on line %d",
 			ts, s.prevNs, s.prevLine))
 	}
+	if !s.havePrev {
+		s.originNs = ts
+	}
 	s.havePrev, s.prevNs, s.prevLine = true, ts, s.src.line
-	req := Request{ID: s.id, Timestamp: ts, InputTokens: in, OutputTokens: out,
+	req := Request{ID: s.id, Timestamp: ts - s.originNs, HasTimestamp: true, InputTokens: in, OutputTokens: out,
 		HashIDs: ids, HashBlockTokens: 1, SessionID: -1, Line: s.src.line}
 	s.id++
 	return req, nil

@@ -40,6 +40,21 @@ func idsJSON(from, to int, tail ...int) string {
 // 99 (37 tokens); C = ids 1..20 then 7 (21 tokens). B agrees with A on its
 // first 35 tokens, so on full blocks 0 and 1 (tokens [0, 32)); C agrees on 20
 // tokens, so on block 0 only. A has ⌊40/16⌋ = 2 full blocks, B 2, C 1.
+// The first arrival is the time origin: rows at 46,926,808 and 48,426,808 ns
+// are at 0 and 1.5 ms (the shared workloads start 46.9 ms in).
+func TestLLMServingSim_TimedFromTheFirstRow(t *testing.T) {
+	src := NewLLMServingSimSource(strings.NewReader(
+		`{"input_toks": 1, "output_toks": 1, "arrival_time_ns": 46926808, "input_tok_ids": [1]}`+"\n"+
+			`{"input_toks": 1, "output_toks": 1, "arrival_time_ns": 48426808, "input_tok_ids": [2]}`), "l.jsonl")
+	rs, err := drain(src)
+	require.NoError(t, err)
+	assert.Equal(t, []int64{0, 1_500_000}, []int64{rs[0].Timestamp, rs[1].Timestamp})
+	ms, text, ok := src.(TimeOriginer).TimeOrigin()
+	assert.True(t, ok)
+	assert.Equal(t, "46.926808", ms)
+	assert.Equal(t, "46926808 ns", text)
+}
+
 func TestLLMServingSim_SharedPrefixBlocks(t *testing.T) {
 	content := `{"input_toks": 40, "output_toks": 5, "arrival_time_ns": 0, "input_tok_ids": ` + idsJSON(1, 40) + `}` + "\n" +
 		`{"input_toks": 37, "output_toks": 0, "arrival_time_ns": 1500000, "input_tok_ids": ` + idsJSON(1, 35, 99, 99) + `, "output_tok_ids": [4]}` + "\n\n" +
