@@ -19,7 +19,7 @@ T0_NS = 1_759_813_207_532_900_363  # an epoch start, as AIPerf writes it
 
 def _deployment() -> dict:
     return {"engine": {"model": "Qwen/Qwen3-32B", "system": "h100_sxm", "perf": LINEAR_PERF,
-                       "workers": {"aggregated": {"count": 1}}, "scheduler": {"num_gpu_blocks": 2000}},
+                       "workers": {"aggregated": {"count": 1}}, "scheduler": {"num_gpu_blocks": 2000, "max_model_len": 32000}},
             "traffic": {"source": {"type": "synthetic", "num_requests": 1, "isl": 1, "osl": 1},
                         "load": {"mode": "concurrency", "concurrency": 1}}}
 

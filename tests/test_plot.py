@@ -21,7 +21,7 @@ def report():
     spec = {"engine": {"model": "Qwen/Qwen3-32B", "system": "h100_sxm",
                        "perf": {"source": "linear", "base_ms": 2.0, "per_prefill_token_ms": 0.01,
                                 "per_decode_seq_ms": 0.1},
-                       "workers": {"aggregated": {"count": 2}}, "scheduler": {"num_gpu_blocks": 1000}},
+                       "workers": {"aggregated": {"count": 2}}, "scheduler": {"num_gpu_blocks": 1000, "max_model_len": 16000}},
             "traffic": {"source": {"type": "synthetic", "num_requests": 40, "isl": 300, "osl": 20},
                         "load": {"mode": "rate", "rate_rps": 200.0, "arrival": "constant"}}}
     return aisimulate.replay(spec, timeline=True)
