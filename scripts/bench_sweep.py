@@ -56,11 +56,12 @@ def main() -> int:
     if args.ray:
         os.environ["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"] = "0"  # loopback only
         os.environ.setdefault("RAY_raylet_start_wait_time_s", "180")
+        os.environ["RAY_USAGE_STATS_ENABLED"] = "0"  # no usage report sent anywhere
         import ray
         from ray.cluster_utils import Cluster
 
         t = time.perf_counter()
-        cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 1})
+        cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 1, "include_dashboard": False})
         cluster.add_node(num_cpus=1)
         ray.init(address=cluster.address, logging_level="WARNING", log_to_driver=False)
         cluster.wait_for_nodes()

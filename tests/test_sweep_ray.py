@@ -23,6 +23,7 @@ SCRIPT = r'''
 import json, os, signal, sys, threading, time
 os.environ["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"] = "0"  # bind every Ray process to 127.0.0.1
 os.environ.setdefault("RAY_raylet_start_wait_time_s", "180")  # a busy 2-core machine is slow to start
+os.environ["RAY_USAGE_STATS_ENABLED"] = "0"  # no usage report sent anywhere
 sys.path.insert(0, TESTS)
 t0 = time.perf_counter()
 import ray
@@ -45,7 +46,7 @@ for i in range(50):
         points.append({"traffic.source.num_requests": 3 + i % 7, "traffic.load.rate_rps": 2.0 + i})
 points[7] = {"engine.model": "meta-llama/Llama-3.1-70B-Instruct", "engine.scheduler": {}}  # infeasible
 
-cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 1})
+cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 1, "include_dashboard": False})
 cluster.add_node(num_cpus=1)
 ray.init(address=cluster.address, logging_level="WARNING", log_to_driver=False)
 cluster.wait_for_nodes()
