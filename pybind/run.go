@@ -132,3 +132,24 @@ func Check(spec string) string {
 		return string(b)
 	})
 }
+
+// Estimate validates a JSON spec, builds its deployment and returns its
+// memory estimate and budget (replay.EstimateMemory), simulating nothing:
+// {"estimate": {...}} or an error envelope.
+func Estimate(spec string) string {
+	return guard(func() string {
+		s, err := config.Decode([]byte(spec))
+		if err != nil {
+			return errorEnvelope(err)
+		}
+		e, err := replay.EstimateMemory(s)
+		if err != nil {
+			return errorEnvelope(err)
+		}
+		b, err := json.Marshal(map[string]any{"estimate": e})
+		if err != nil {
+			return errorEnvelope(err)
+		}
+		return string(b)
+	})
+}

@@ -1,6 +1,7 @@
 package client
 
 import (
+	"fmt"
 	"io"
 
 	"github.com/aisimulate/aisimulate/core/workload"
@@ -25,6 +26,21 @@ type Feed struct {
 	count  map[int64]int                // turns read so far by session
 	done   bool
 	rows   int // rows read from the source
+	// heldTurns counts the rows in turns.
+	heldTurns int
+	// MaxHeld, when > 0, bounds Held: reading further ahead is a
+	// *HeldLimitError (the replay sets it from its memory budget).
+	MaxHeld int
+}
+
+// HeldLimitError says the feed would hold more than MaxHeld rows to reach
+// the next request it was asked for: later turns of open sessions, read past
+// to find a session's start (a generator emits each session's turns before
+// the next session's).
+type HeldLimitError struct{ Held int }
+
+func (e *HeldLimitError) Error() string {
+	return fmt.Sprintf("the workload would be read %d rows ahead (later turns of open sessions) to reach the next session", e.Held)
 }
 
 // Rows is the number of rows read from the source so far.
@@ -50,6 +66,10 @@ func (f *Feed) pull() (bool, error) {
 		return false, err
 	}
 	f.rows++
+	if f.MaxHeld > 0 && f.Held() >= f.MaxHeld {
+		f.done = true
+		return false, &HeldLimitError{Held: f.Held()}
+	}
 	if r.SessionID < 0 {
 		f.starts = append(f.starts, r)
 		return true, nil
@@ -61,6 +81,7 @@ func (f *Feed) pull() (bool, error) {
 		f.starts = append(f.starts, r)
 	} else {
 		f.turns[r.SessionID] = append(f.turns[r.SessionID], r)
+		f.heldTurns++
 	}
 	return true, nil
 }
@@ -100,6 +121,7 @@ func (f *Feed) NextTurn(prev *workload.Request, r *workload.Request) (ok bool, e
 		}
 		if q := f.turns[s]; len(q) > 0 {
 			*r = q[0]
+			f.heldTurns--
 			if len(q) == 1 {
 				delete(f.turns, s)
 			} else {
@@ -108,7 +130,12 @@ func (f *Feed) NextTurn(prev *workload.Request, r *workload.Request) (ok bool, e
 			return true, nil
 		}
 	}
+	f.heldTurns -= len(f.turns[s])
 	delete(f.turns, s)
 	delete(f.count, s)
 	return false, nil
 }
+
+// Held is the number of rows read ahead and held (later turns of open
+// sessions, starts not yet sent): memory the feed keeps.
+func (f *Feed) Held() int { return len(f.starts) - f.head + f.heldTurns }

@@ -150,4 +150,10 @@ type Execution struct {
 	// Mode is ExecutionOffline (the only mode the core runs).
 	Mode string `json:"mode"`
 	Seed uint64 `json:"seed"`
+	// MaxMemoryGB is the memory budget of the replay, GB (1e9 bytes): a
+	// replay whose estimated peak passes it is refused before it runs, or
+	// stopped when it grows past it. Absent: half of this machine's memory
+	// (the smallest of physical memory, the cgroup limit and the address-
+	// space limit), decided at run time and not written into the spec.
+	MaxMemoryGB *float64 `json:"max_memory_gb,omitempty"`
 }

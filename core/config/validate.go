@@ -222,6 +222,9 @@ func (s *Spec) validateExecution() error {
 	if s.Execution.Mode != ExecutionOffline {
 		return errorf("execution.mode", "%s is not supported: the core runs offline replays only", quote(s.Execution.Mode))
 	}
+	if g := s.Execution.MaxMemoryGB; g != nil && !(*g >= MinMemoryGB && *g <= MaxMemoryGB) {
+		return errorf("execution.max_memory_gb", "must be in [%g, %g] GB, got %v", MinMemoryGB, MaxMemoryGB, *g)
+	}
 	return nil
 }
 
@@ -261,6 +264,11 @@ const (
 	MinSpeedup         = 1e-6
 	MinBandwidthGBPerS = 1e-3 // 1 MB/s
 	MaxKVBytesPerToken = 1e9
+	// MinMemoryGB and MaxMemoryGB bound execution.max_memory_gb: 10 MB (the
+	// interpreter and runtime alone take more, so smaller can never run) and
+	// 1e6 GB.
+	MinMemoryGB = 0.01
+	MaxMemoryGB = 1e6
 	// MinEfficiency is the smallest roofline efficiency (0.1 % of peak).
 	MinEfficiency = 1e-3
 	// MinGammaCV and MaxGammaCV bound a gamma process's coefficient of

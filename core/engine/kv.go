@@ -1,5 +1,7 @@
 package engine
 
+import "unsafe"
+
 // blockNone marks an empty link in the LRU list.
 const blockNone = -1
 
@@ -324,3 +326,11 @@ func (m *kvManager) release(ids []int32) {
 		}
 	}
 }
+
+// BytesPerBlock is the simulator's memory for one KV block the cache has
+// touched (its state, its share of the prefix table at half load and of its
+// prefix group), bytes: what a replay's memory estimate charges per block.
+// Blocks are materialised on first use, so a worker costs this for the
+// blocks it has used, never for its whole capacity.
+const BytesPerBlock = int64(unsafe.Sizeof(kvBlock{})) + 2*int64(unsafe.Sizeof(tableSlot{})) +
+	int64(unsafe.Sizeof(blockGroup{}))/groupSize

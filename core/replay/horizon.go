@@ -9,15 +9,15 @@ import (
 )
 
 // at schedules an event at time t (ns), or, when t is past clock.Horizon,
-// records in m.clockErr why the replay cannot go on: every cost is at most
+// records in m.halt why the replay cannot go on: every cost is at most
 // clock.MaxSpan and every scheduled time at most the horizon, so time + cost
 // never wraps (before this check, a wrapped sum turned the clock back and
-// the loop panicked on INV-3). The loop returns clockErr after the current
+// the loop panicked on INV-3). The loop returns m.halt after the current
 // timestamp's events.
 func (m *sim) at(t int64, phase, kind uint8, idx int32, gen uint32) {
 	if t > clock.Horizon {
-		if m.clockErr == nil {
-			m.clockErr = m.horizonError(t, kind, idx)
+		if m.halt == nil {
+			m.halt = m.horizonError(t, kind, idx)
 		}
 		return
 	}

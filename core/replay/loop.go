@@ -85,9 +85,12 @@ type sim struct {
 	// while a pass was running, added to its queue once the next pass is formed.
 	inbox [][]held
 
-	// clockErr is set when an event would pass clock.Horizon (see at); the
-	// loop stops with it.
-	clockErr error
+	// halt is set when the replay cannot go on: an event would pass
+	// clock.Horizon (at) or the replay grew past its memory budget
+	// (guardMemory); the loop stops with it after the current timestamp.
+	halt error
+	// mem is the replay's memory estimate and budget (memory.go).
+	mem *MemoryEstimate
 
 	tl *report.Timeline // every pass, when WithTimeline; nil otherwise
 }
@@ -142,9 +145,12 @@ func Run(spec *config.Spec, opts ...Option) (*report.Report, error) {
 	defer m.tr.close()
 	s := m.spec
 	// Growing the records slice copied every record log2(n) times (a sixth of a
-	// large closed loop's time); size it once when the count is known.
-	if n := expectedRequests(s); n > 0 {
-		m.records = make([]report.Record, 0, n)
+	// large closed loop's time); size it once when the count is known (an
+	// upper bound: a synthetic count, max_requests, a trace's lines, the
+	// arrivals a rate fits in max_duration_s), never from a count the run
+	// may not reach (1e9 requests stopped after 1 s preallocated 2.7 GB).
+	if m.mem.Exact && m.mem.Requests > 0 {
+		m.records = make([]report.Record, 0, min(m.mem.Requests, 1<<24))
 	}
 	if err := m.start(); err != nil {
 		return nil, err
@@ -198,11 +204,21 @@ func prepare(spec *config.Spec, opts []Option) (*sim, error) {
 		return nil, err
 	}
 	path := clientPath(s)
+	mem, err := estimate(s, dep)
+	if err != nil {
+		return nil, err
+	}
+	if err := mem.checkBudget(s); err != nil {
+		return nil, err
+	}
 	tr, err := openTraffic(s)
 	if err != nil {
 		return nil, err
 	}
-	m := &sim{spec: s, dep: dep, tr: tr, path: path}
+	m := &sim{spec: s, dep: dep, tr: tr, path: path, mem: mem}
+	// sessions' later turns held to reach the next session's start: at most
+	// what the budget leaves once everything else is counted
+	tr.feed.MaxHeld = int(max(1, (mem.Budget-(mem.Total-mem.Held))/requestB))
 	if o.timeline {
 		m.tl = &report.Timeline{}
 		for _, p := range dep.pools {
@@ -278,8 +294,8 @@ func (m *sim) loop() error {
 			}
 		}
 		m.startPasses()
-		if m.clockErr != nil {
-			return m.clockErr
+		if m.halt != nil {
+			return m.halt
 		}
 	}
 	return nil
@@ -326,6 +342,9 @@ func (m *sim) newFlight(r *workload.Request, slot int32) int32 {
 	} else {
 		m.flights = append(m.flights, &flight{})
 		idx = int32(len(m.flights) - 1)
+		if len(m.flights)%guardEvery == 0 {
+			m.guardMemory()
+		}
 	}
 	f := m.flights[idx]
 	f.req, f.slot = *r, slot
@@ -345,6 +364,9 @@ func (m *sim) send(idx int32) {
 		RequestID: r.ID, InputTokens: r.InputTokens, SendNs: m.now, ArrivalNs: report.NoTime,
 		FirstTokenNs: report.NoTime, Worker: -1, PrefillWorker: -1, DecodeWorker: -1, SessionID: r.SessionID, Turn: r.Turn,
 	})
+	if len(m.records)%guardEvery == 0 {
+		m.guardMemory()
+	}
 	var hashes, groups []uint64
 	if cfg := &m.pools[0].cfg; cfg.PrefixCaching && m.canRun(r) {
 		f.hashes = workload.BlockHashes(r, cfg.BlockSize, f.hashes)
@@ -616,15 +638,3 @@ func (m *sim) checkEnd() error {
 	return nil
 }
 
-// expectedRequests is the number of requests a replay will send when the spec
-// says (a synthetic count, or stop.max_requests), else 0. Only a capacity hint.
-func expectedRequests(s *config.Spec) int {
-	n := 0
-	if src, ok := s.Traffic.Source.Type.(config.SyntheticSource); ok {
-		n = src.NumRequests
-	}
-	if m := s.Traffic.Stop.MaxRequests; m > 0 && (n == 0 || m < n) {
-		n = m
-	}
-	return min(n, 1<<24)
-}

@@ -114,7 +114,7 @@ func (tr *traffic) allowed(sendNs int64) bool {
 // ok is false when the session is over or a stop condition is reached.
 func (tr *traffic) nextTurn(prev, r *workload.Request, releaseNs int64, path *client.Path) (sendNs int64, ok bool, err error) {
 	if ok, err = tr.feed.NextTurn(prev, r); !ok {
-		return 0, false, err
+		return 0, false, feedErr(err)
 	}
 	sendNs = clock.Add(releaseNs, path.TurnDelayNs(r.DelayNs, r.HasDelay)) // a trace delay may be up to 2^63 ns
 	if !tr.allowed(sendNs) {
@@ -135,7 +135,7 @@ func (tr *traffic) next(r *workload.Request, now int64) (sendNs int64, ok bool, 
 	}
 	if ok, err := tr.feed.NextStart(r); !ok {
 		tr.done = true
-		return 0, false, err
+		return 0, false, feedErr(err)
 	}
 	switch tr.mode {
 	case config.LoadTrace:
@@ -175,3 +175,14 @@ func (tr *traffic) next(r *workload.Request, now int64) (sendNs int64, ok bool, 
 // maxClockNs bounds every time a spec may produce: an eighth of int64 ns
 // (36 years), so that sums of delays on top of it cannot wrap.
 const maxClockNs = float64(1 << 60)
+
+// feedErr names the memory budget when the feed would read too far ahead
+// (client.HeldLimitError); other errors pass unchanged.
+func feedErr(err error) error {
+	var he *client.HeldLimitError
+	if errors.As(err, &he) {
+		return &config.Error{Field: "execution.max_memory_gb", Msg: he.Error() +
+			", which would pass the memory budget: lower traffic.source.turns or traffic.load.concurrency, or raise execution.max_memory_gb"}
+	}
+	return err
+}

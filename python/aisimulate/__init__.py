@@ -42,6 +42,7 @@ __all__ = [
     "__version__",
     "check",
     "compare",
+    "estimate_memory",
     "list_models",
     "list_systems",
     "load_config",
@@ -86,6 +87,30 @@ def replay(src: str | os.PathLike[str] | Mapping[str, Any] | Spec, *,
     finally:
         os.unlink(data_path)
     return ReplayReport.from_columnar(head, buf)
+
+
+def estimate_memory(src: str | os.PathLike[str] | Mapping[str, Any] | Spec) -> dict[str, Any]:
+    """Estimate a replay's peak memory before running it (nothing is simulated).
+
+    Returns:
+        ``{"requests", "exact", "in_flight", "base_bytes", "records_bytes",
+        "in_flight_bytes", "held_turns_bytes", "kv_index_bytes", "dataset_bytes",
+        "total_bytes", "budget_bytes", "budget_source"}``: bytes by part and in total,
+        the requests and requests in flight counted (``exact`` is false when the count
+        is only expected), and the budget the replay is held to (``execution.
+        max_memory_gb``, or half of this machine's memory). :func:`replay` refuses a
+        spec whose total passes its budget (ConfigError on
+        ``execution.max_memory_gb``) and stops one that grows past it. The estimate's
+        error against measured peaks is stated in docs/benchmarks.md ("Memory").
+
+    Raises:
+        ConfigError, DataError: as :func:`replay` raises them, before any simulation.
+    """
+    spec = load_config(src)
+    try:
+        return _native.call("Estimate", spec.to_json(), "estimate")
+    except ConfigError as exc:
+        raise explain_not_found(exc) from None
 
 
 def check(src: str | os.PathLike[str] | Mapping[str, Any] | Spec) -> dict[str, Any]:

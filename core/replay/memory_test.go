@@ -1,0 +1,143 @@
+package replay
+
+import (
+	"fmt"
+	"math"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/aisimulate/aisimulate/core/config"
+)
+
+// estimateYAML decodes a spec and returns its memory estimate.
+func estimateYAML(t *testing.T, yml string) *MemoryEstimate {
+	t.Helper()
+	s, err := config.DecodeYAML([]byte(yml))
+	require.NoError(t, err)
+	e, err := EstimateMemory(s)
+	require.NoError(t, err)
+	return e
+}
+
+// synthetic is the linear engine (1000 blocks of 16 tokens, max_num_seqs 4)
+// serving a synthetic source with the given source, load and stop fields.
+func synthetic(source, load, stop string) string {
+	return fmt.Sprintf(linearEngine, 1000) + fmt.Sprintf(`
+traffic:
+  source: {type: synthetic, %s}
+  load: {%s}
+  stop: {%s}
+`, source, load, stop)
+}
+
+// The requests and requests in flight an estimate counts, by hand.
+func TestIssue19_EstimateCounts(t *testing.T) {
+	trace := writeTrace(t, []traceRow{{0, 10, 1, nil}, {1, 10, 1, nil}, {2, 10, 1, nil}})
+	cases := []struct {
+		name           string
+		spec           string
+		requests, inFl int64
+		exact          bool
+	}{
+		{"a synthetic count", synthetic("num_requests: 5000, isl: 100, osl: 4", "mode: concurrency, concurrency: 8", ""), 5000, 8, true},
+		{"capped by max_requests", synthetic("num_requests: 5000, isl: 100, osl: 4", "mode: concurrency, concurrency: 8", "max_requests: 300"), 300, 8, true},
+		// 1e9 requests at 10/s stopped after 1 s: λT = 10, 10 + 5·√10 + 16 =
+		// 41.8 → 42 (this spec preallocated 2^24 records, 2.7 GB, for ~10); an
+		// open loop counts the workers' running sets in flight: 1 × 4
+		{"a rate stopped by duration", synthetic("num_requests: 1000000000, isl: 100, osl: 4", "mode: rate, rate_rps: 10", "max_duration_s: 1"), 42, 4, true},
+		// a closed loop stopped by duration: only its 8 first requests are
+		// certain; the rest is watched as it runs
+		{"a closed loop stopped by duration", synthetic("num_requests: 1000000000, isl: 100, osl: 4", "mode: concurrency, concurrency: 8", "max_duration_s: 1"), 8, 8, false},
+		// 200 sessions of uniform 2..8 turns: mean 5, 1000 requests expected
+		{"sessions", fmt.Sprintf(linearEngine, 1000) + `
+traffic:
+  source: {type: sessions, num_sessions: 200, turns: {kind: uniform, min: 2, max: 8}, isl: 10, osl: 2}
+  load: {mode: concurrency, concurrency: 16}
+`, 1000, 16, false},
+		// a trace of 3 lines: at most 3 requests
+		{"a trace", fmt.Sprintf(linearEngine, 1000) + fmt.Sprintf("traffic:\n  source: {type: mooncake, path: %s}\n  load: {mode: trace}\n", trace), 3, 3, true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			e := estimateYAML(t, tc.spec)
+			assert.Equal(t, tc.requests, e.Requests)
+			assert.Equal(t, tc.inFl, e.InFlight)
+			assert.Equal(t, tc.exact, e.Exact)
+			assert.Equal(t, e.Base+e.Records+e.Flights+e.Held+e.KVIndex+e.Dataset, e.Total)
+			assert.Equal(t, e.Requests*e.perRecord, e.Records)
+		})
+	}
+	// the preallocation follows the count: 42 records for the rate stopped by duration
+	rep := runYAML(t, cases[2].spec)
+	assert.Equal(t, 42, cap(rep.Records))
+	assert.LessOrEqual(t, len(rep.Records), 42)
+}
+
+// A replay whose estimate passes its budget is refused before it runs, with
+// the budget's field and the part that does not fit named.
+func TestIssue19_BudgetRefusesUpFront(t *testing.T) {
+	spec := synthetic("num_requests: 10000000, isl: 16, osl: 1", "mode: concurrency, concurrency: 64", "") + "execution: {max_memory_gb: 1}\n"
+	start := time.Now()
+	_, err := runErr(t, spec)
+	assert.Less(t, time.Since(start), 5*time.Second, "refused before simulating")
+	var ce *config.Error
+	require.ErrorAs(t, err, &ce)
+	assert.Equal(t, "execution.max_memory_gb", ce.Field)
+	assert.Contains(t, ce.Msg, "(10000000 request records: ")
+	assert.Contains(t, ce.Msg, "more than its budget of 1 GB (execution.max_memory_gb): lower traffic.stop.max_requests")
+	// about 640 bytes a record: 10M records need more than 6 GB
+	e := estimateYAML(t, spec)
+	assert.Greater(t, e.Total, int64(6e9))
+	assert.Equal(t, int64(1e9), e.Budget)
+}
+
+// A replay that grows past its budget as it runs (a closed loop stopped by
+// duration, whose count is not known up front) is stopped, not let run out
+// of memory.
+func TestIssue19_BudgetStopsARunThatGrows(t *testing.T) {
+	// 70 MB: the 64 MiB base and 8 clients fit; about 4,000 more records do not
+	spec := synthetic("num_requests: 100000000, isl: 16, osl: 1", "mode: concurrency, concurrency: 8", "max_duration_s: 1000000") +
+		"execution: {max_memory_gb: 0.07}\n"
+	_, err := runErr(t, spec)
+	var ce *config.Error
+	require.ErrorAs(t, err, &ce)
+	assert.Equal(t, "execution.max_memory_gb", ce.Field)
+	assert.Contains(t, ce.Msg, "the replay passed its memory budget of 0.07 GB (execution.max_memory_gb) after 8192 requests")
+}
+
+// A closed loop over sessions of up to 2^62 turns read the first session's
+// turns ahead forever to start the second client's session; the read-ahead
+// is bounded by the budget.
+func TestIssue19_SessionsReadAheadIsBounded(t *testing.T) {
+	spec := fmt.Sprintf(linearEngine, 1000) + `
+traffic:
+  source: {type: sessions, num_sessions: 2, turns: {kind: uniform, min: 1, max: 4611686018427387904}, isl: 10, osl: 1}
+  load: {mode: concurrency, concurrency: 4}
+  stop: {max_requests: 50}
+execution: {max_memory_gb: 0.1}
+`
+	withinSeconds(t, 30*time.Second, func() {
+		_, err := runErr(t, spec)
+		var ce *config.Error
+		require.ErrorAs(t, err, &ce)
+		assert.Equal(t, "execution.max_memory_gb", ce.Field)
+		assert.True(t, strings.HasPrefix(ce.Msg, "the workload would be read "), ce.Msg)
+		assert.Contains(t, ce.Msg, "rows ahead (later turns of open sessions) to reach the next session")
+	})
+}
+
+// The default budget is half of the machine's memory.
+func TestIssue19_DefaultBudget(t *testing.T) {
+	e := estimateYAML(t, synthetic("num_requests: 10, isl: 16, osl: 1", "mode: concurrency, concurrency: 1", ""))
+	if m := machineMemory(); m > 0 {
+		assert.Equal(t, m/2, e.Budget)
+	} else {
+		assert.Equal(t, int64(defaultBudgetUnknown), e.Budget)
+	}
+	assert.Equal(t, "the default, half of this machine's memory", e.BudgetSource)
+	assert.False(t, math.IsNaN(float64(e.Total)))
+}
