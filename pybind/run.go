@@ -116,16 +116,25 @@ func decodeAndRun(spec string) (*report.Report, error) {
 // Check validates a JSON spec and builds its deployment without replaying it
 // (replay.Check): {"check": {"metadata": {...}}} or an error envelope.
 func Check(spec string) string {
+	return decodeThen(spec, "check", func(s *config.Spec) (any, error) {
+		meta, err := replay.Check(s)
+		return map[string]any{"metadata": meta}, err
+	})
+}
+
+// decodeThen decodes a JSON spec strictly, calls f on it and returns
+// {key: result} or an error envelope.
+func decodeThen(spec, key string, f func(*config.Spec) (any, error)) string {
 	return guard(func() string {
 		s, err := config.Decode([]byte(spec))
 		if err != nil {
 			return errorEnvelope(err)
 		}
-		meta, err := replay.Check(s)
+		v, err := f(s)
 		if err != nil {
 			return errorEnvelope(err)
 		}
-		b, err := json.Marshal(map[string]any{"check": map[string]any{"metadata": meta}})
+		b, err := json.Marshal(map[string]any{key: v})
 		if err != nil {
 			return errorEnvelope(err)
 		}
@@ -137,19 +146,5 @@ func Check(spec string) string {
 // memory estimate and budget (replay.EstimateMemory), simulating nothing:
 // {"estimate": {...}} or an error envelope.
 func Estimate(spec string) string {
-	return guard(func() string {
-		s, err := config.Decode([]byte(spec))
-		if err != nil {
-			return errorEnvelope(err)
-		}
-		e, err := replay.EstimateMemory(s)
-		if err != nil {
-			return errorEnvelope(err)
-		}
-		b, err := json.Marshal(map[string]any{"estimate": e})
-		if err != nil {
-			return errorEnvelope(err)
-		}
-		return string(b)
-	})
+	return decodeThen(spec, "estimate", func(s *config.Spec) (any, error) { return replay.EstimateMemory(s) })
 }

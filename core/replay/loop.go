@@ -637,4 +637,3 @@ func (m *sim) checkEnd() error {
 	}
 	return nil
 }
-
