@@ -107,7 +107,7 @@ func FuzzNormalize(f *testing.F) {
 func TestCheck(t *testing.T) {
 	spec := `{"engine": {"model": "Qwen/Qwen3-32B", "system": "h100_sxm", "scheduler": {"num_gpu_blocks": 100, "max_model_len": 1600},
 	  "workers": {"aggregated": {"count": 3}}},
-	  "traffic": {"source": {"type": "synthetic", "num_requests": 1000000000, "isl": 10, "osl": 2},
+	  "traffic": {"source": {"type": "synthetic", "num_requests": 1000000, "isl": 10, "osl": 2},
 	  "load": {"mode": "concurrency", "concurrency": 1}}}`
 	e := envelope(t, Check(spec))
 	meta := e["check"]["metadata"].(map[string]any)
@@ -117,6 +117,19 @@ func TestCheck(t *testing.T) {
 	  "traffic": {"source": {"type": "synthetic", "num_requests": 1, "isl": 10, "osl": 2}, "load": {"mode": "concurrency", "concurrency": 1}}}`))
 	assert.Equal(t, "config", e["error"]["kind"])
 	assert.Equal(t, "engine.model", e["error"]["field"])
+	// a billion requests would need ~640 GB: Check says so before anything runs
+	e = envelope(t, Check(strings.Replace(spec, `"num_requests": 1000000,`, `"num_requests": 1000000000,`, 1)))
+	assert.Equal(t, "execution.max_memory_gb", e["error"]["field"])
+}
+
+// Estimate prices a spec without running it (numbers: core/replay memory tests).
+func TestEstimate(t *testing.T) {
+	e := envelope(t, Estimate(`{"engine": {"model": "Qwen/Qwen3-32B", "system": "h100_sxm", "scheduler": {"num_gpu_blocks": 100}},
+	  "traffic": {"source": {"type": "synthetic", "num_requests": 1000, "isl": 10, "osl": 2},
+	  "load": {"mode": "concurrency", "concurrency": 4}}, "execution": {"max_memory_gb": 1}}`))
+	assert.Equal(t, 1000.0, e["estimate"]["requests"])
+	assert.Equal(t, 4.0, e["estimate"]["in_flight"])
+	assert.Equal(t, 1e9, e["estimate"]["budget_bytes"])
 }
 
 // Catalogue lists the built-ins, then each folder's entries sorted by name; a
