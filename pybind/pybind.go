@@ -7,6 +7,7 @@
 //
 //	{"spec": {...}}        Normalize: the canonical spec, defaults filled
 //	{"enums": {...}}       Enums: each enumerated spec field's allowed values
+//	{"fields": {...}}      Fields: the per-request record schema
 //	{"report": {...}}      Run: metadata, summary and per-request records
 //	{"check": {...}}       Check: the metadata of the deployment, nothing run
 //	{"catalogue": {...}}   Catalogue: the models and systems a spec can name
@@ -28,6 +29,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/aisimulate/aisimulate/core/config"
+	"github.com/aisimulate/aisimulate/core/report"
 )
 
 // Version returns the core's version string.
@@ -111,6 +113,31 @@ func Normalize(spec, dir string) string {
 func Enums(ignored string) string {
 	return guard(func() string {
 		b, err := json.Marshal(map[string]any{"enums": config.Enums()})
+		if err != nil {
+			return errorEnvelope(err)
+		}
+		return string(b)
+	})
+}
+
+// Fields returns {"fields": {"fields": [{name, kind, dtype, unit, null, doc}]}}:
+// the per-request record schema (report.Fields) in record order. The argument
+// is ignored.
+func Fields(ignored string) string {
+	return guard(func() string {
+		type field struct {
+			Name  string `json:"name"`
+			Kind  string `json:"kind"`
+			Dtype string `json:"dtype"`
+			Unit  string `json:"unit"`
+			Null  string `json:"null"`
+			Doc   string `json:"doc"`
+		}
+		var out []field
+		for _, f := range report.Fields() {
+			out = append(out, field{f.Name, f.Kind(), f.Dtype, f.Unit, f.Null, f.Doc})
+		}
+		b, err := json.Marshal(map[string]any{"fields": map[string]any{"fields": out}})
 		if err != nil {
 			return errorEnvelope(err)
 		}

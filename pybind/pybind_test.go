@@ -124,7 +124,7 @@ func TestCheck(t *testing.T) {
 
 // Estimate prices a spec without running it (numbers: core/replay memory tests).
 func TestEstimate(t *testing.T) {
-	e := envelope(t, Estimate(`{"engine": {"model": "Qwen/Qwen3-32B", "system": "h100_sxm", "scheduler": {"num_gpu_blocks": 100}},
+	e := envelope(t, Estimate(`{"engine": {"model": "Qwen/Qwen3-32B", "system": "h100_sxm", "scheduler": {"num_gpu_blocks": 100, "max_model_len": 1600}},
 	  "traffic": {"source": {"type": "synthetic", "num_requests": 1000, "isl": 10, "osl": 2},
 	  "load": {"mode": "concurrency", "concurrency": 4}}, "execution": {"max_memory_gb": 1}}`))
 	assert.Equal(t, 1000.0, e["estimate"]["requests"])

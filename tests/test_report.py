@@ -1,4 +1,4 @@
-"""ReplayReport views and files, on a hand-built report (no core needed)."""
+"""ReplayReport views and files, on hand-built reports (the record schema comes from the core)."""
 
 from __future__ import annotations
 
@@ -143,3 +143,54 @@ def test_error_envelope_mapping(err, cls, text):
     if cls is SimulationError:
         assert exc.kind == err["kind"]
     assert isinstance(exc, ValueError if cls is not SimulationError else RuntimeError)
+
+
+def test_request_fields_are_the_core_schema():
+    # the names users see, in record order (core/report/fields.go)
+    assert REQUEST_FIELDS == (
+        "request_id", "status", "reason", "input_tokens", "output_tokens", "cached_tokens",
+        "send_ms", "arrival_ms", "first_token_ms", "end_ms", "release_ms", "ttft_ms", "e2e_ms",
+        "tpot_ms", "worker", "prefill_worker", "decode_worker", "transfer_ms", "preemptions",
+        "session_id", "turn")
+
+
+def _columnar(columns, n):
+    """A columnar result as the core lays it out: ``columns`` is a list of (header,
+    values); each column starts 8-byte aligned in one buffer."""
+    import numpy as np
+
+    buf, header = b"", []
+    for head, values in columns:
+        arr = np.asarray(values, dtype=np.dtype(head["dtype"]))
+        header.append(dict(head, offset=len(buf)))
+        buf += arr.tobytes()
+        buf += b"\0" * (-len(buf) % 8)
+    layout = {"n": n, "columns": header, "statuses": ["completed", "rejected", "failed", "canceled"],
+              "reasons": ["too long"]}
+    return {"metadata": {}, "summary": {"completed": 1}, "columns": layout}, buf
+
+
+def test_a_column_the_core_adds_reaches_requests_and_pandas():
+    # Python has no list of columns: a new float column (null NaN) and a new nullable
+    # integer column (null -1) come through by the header alone.
+    nan = float("nan")
+    head, buf = _columnar([
+        ({"name": "request_id", "dtype": "<i8"}, [1, 0]),
+        ({"name": "status", "dtype": "|u1", "labels": "statuses"}, [1, 0]),
+        ({"name": "reason", "dtype": "<i4", "labels": "reasons"}, [0, -1]),
+        ({"name": "ttft_ms", "dtype": "<f8"}, [nan, 12.5]),
+        ({"name": "queue_ms", "dtype": "<f8"}, [3.25, nan]),
+        ({"name": "replica", "dtype": "<i4", "nullable": True}, [-1, 7]),
+    ], 2)
+    rep = ReplayReport.from_columnar(head, buf)
+    assert rep.requests == [  # sorted by request_id
+        {"request_id": 0, "status": "completed", "reason": None, "ttft_ms": 12.5, "queue_ms": None, "replica": 7},
+        {"request_id": 1, "status": "rejected", "reason": "too long", "ttft_ms": None, "queue_ms": 3.25,
+         "replica": None},
+    ]
+    pd = pytest.importorskip("pandas")
+    df = rep.to_pandas()
+    assert list(df.columns) == ["request_id", "status", "reason", "ttft_ms", "queue_ms", "replica"]
+    assert str(df["replica"].dtype) == "Int64" and df["replica"].isna().tolist() == [False, True]
+    assert df["queue_ms"].tolist()[1] == 3.25 and math.isnan(df["queue_ms"].tolist()[0])
+    assert df["reason"].isna().tolist() == [True, False] and df["reason"][1] == "too long"

@@ -72,7 +72,7 @@ func TestAsyncSchedulingCanceledInInbox(t *testing.T) {
 	rep := runYAML(t, yml)
 	assert.Equal(t, "canceled", rep.Records[0].Status)
 	assert.Equal(t, "canceled", rep.Records[1].Status)
-	assert.Equal(t, []int64{1}, rep.Metadata["worker_passes"])
+	assert.Equal(t, []int64{1}, rep.Metadata.WorkerPasses)
 }
 
 // An LLMServingSim workload (token ids per prompt) replayed in trace mode with

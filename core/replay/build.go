@@ -13,6 +13,7 @@ import (
 	"github.com/aisimulate/aisimulate/core/model"
 	"github.com/aisimulate/aisimulate/core/perf"
 	"github.com/aisimulate/aisimulate/core/perf/aic"
+	"github.com/aisimulate/aisimulate/core/report"
 	"github.com/aisimulate/aisimulate/core/workload"
 )
 
@@ -245,74 +246,62 @@ func (d *deployment) transferNs(tokens int) int64 {
 }
 
 // metadata describes the deployment as run: per pool its workers, KV capacity,
-// busy time, passes and KV block counters, and the GPU hours of the pool.
-func (d *deployment) metadata(s *config.Spec, m *sim) map[string]any {
-	pools := make([]map[string]any, len(d.pools))
+// busy time, passes, KV block and prefix-cache counters, and the GPU hours of
+// the pool; the measured window's start and the trace's time origin.
+func (d *deployment) metadata(s *config.Spec, m *sim) report.Metadata {
+	pools := make([]report.Pool, len(d.pools))
 	durH := float64(m.acc.WindowNs()) / 3.6e12
 	for pi, p := range d.pools {
 		ws := m.pools[pi].workers
-		kv := make([]map[string]int64, len(ws))
-		prefix := make([]map[string]int64, len(ws))
-		busy := make([]float64, len(ws))
-		passes := make([]int64, len(ws))
-		recomputed := make([]int64, len(ws))
+		pl := report.Pool{Name: p.name, Workers: p.count, TP: p.tp, GPUs: p.count * p.tp,
+			GPUHours: float64(p.count*p.tp) * durH, NumGPUBlocks: p.cfg.NumBlocks, PerfModel: p.perf.Name(),
+			KVBlocks: make([]report.KVBlocks, len(ws)), PrefixCache: make([]report.PrefixCache, len(ws)),
+			WorkerBusyMs: make([]float64, len(ws)), WorkerPasses: make([]int64, len(ws)),
+			RecomputedTokens: make([]int64, len(ws))}
 		for i, w := range ws {
 			st := w.KVStats()
-			kv[i] = map[string]int64{"allocated": st.Allocated, "reused": st.Reused, "released": st.Released,
-				"evicted": st.Evicted, "free": int64(w.KVFree() - w.KVCached()), "cached": int64(w.KVCached())}
+			pl.KVBlocks[i] = report.KVBlocks{Allocated: st.Allocated, Reused: st.Reused, Released: st.Released,
+				Evicted: st.Evicted, Free: int64(w.KVFree() - w.KVCached()), Cached: int64(w.KVCached())}
 			ps := w.PrefixCacheStats()
-			prefix[i] = map[string]int64{"requests": ps.Requests, "queries": ps.Queries, "hits": ps.Hits,
-				"preempted_requests": ps.PreemptedRequests, "preempted_queries": ps.PreemptedQueries,
-				"preempted_hits": ps.PreemptedHits}
-			busy[i] = float64(w.BusyNs) / 1e6
-			passes[i] = w.Passes
-			recomputed[i] = w.RecomputedTokens
+			pl.PrefixCache[i] = report.PrefixCache{Requests: ps.Requests, Queries: ps.Queries, Hits: ps.Hits,
+				PreemptedRequests: ps.PreemptedRequests, PreemptedQueries: ps.PreemptedQueries, PreemptedHits: ps.PreemptedHits}
+			pl.WorkerBusyMs[i] = float64(w.BusyNs) / 1e6
+			pl.WorkerPasses[i] = w.Passes
+			pl.RecomputedTokens[i] = w.RecomputedTokens
 		}
-		pools[pi] = map[string]any{
-			"name": p.name, "workers": p.count, "tp": p.tp, "gpus": p.count * p.tp,
-			"gpu_hours": float64(p.count*p.tp) * durH, "num_gpu_blocks": p.cfg.NumBlocks,
-			"perf_model": p.perf.Name(), "kv_blocks": kv, "prefix_cache": prefix, "worker_busy_ms": busy, "worker_passes": passes, "recomputed_tokens": recomputed,
-		}
+		pools[pi] = pl
 	}
 	first := d.pools[0]
-	out := map[string]any{
-		"aisimulate_version": Version,
-		"pools":              pools,
-		"disaggregated":      d.disagg,
-		"perf_model":         first.perf.Name(),
-		"model":              d.arch.Name,
-		"system":             d.sys.Name,
-		"gpus":               d.gpus(),
-		"block_size":         first.cfg.BlockSize,
-		"max_model_len":      first.cfg.MaxModelLen,
-		"kv_cache_dtype":     string(d.kvDtype),
-		"weight_dtype":       string(d.arch.WeightDtype),
-		"spec":               jsonRaw(s.JSON()),
+	out := report.Metadata{
+		AisimulateVersion: Version, Pools: pools, Disaggregated: d.disagg, PerfModel: first.perf.Name(),
+		Model: d.arch.Name, System: d.sys.Name, GPUs: d.gpus(), BlockSize: first.cfg.BlockSize,
+		MaxModelLen: first.cfg.MaxModelLen, KVCacheDtype: string(d.kvDtype), WeightDtype: string(d.arch.WeightDtype),
+		Spec: s.JSON(),
 	}
 	if !d.disagg { // the aggregated pool's figures at the top level, as before
-		for _, k := range []string{"kv_blocks", "prefix_cache", "recomputed_tokens", "worker_busy_ms", "worker_passes", "num_gpu_blocks"} {
-			out[k] = pools[0][k]
-		}
-		out["workers"], out["tp"] = first.count, first.tp
-		out["kv_bytes_per_token"] = d.arch.KVBytesPerToken(first.tp, d.kvDtype.Bytes())
+		p := pools[0]
+		out.KVBlocks, out.PrefixCache, out.RecomputedTokens = p.KVBlocks, p.PrefixCache, p.RecomputedTokens
+		out.WorkerBusyMs, out.WorkerPasses = p.WorkerBusyMs, p.WorkerPasses
+		out.NumGPUBlocks, out.Workers, out.TP = &p.NumGPUBlocks, &p.Workers, &p.TP
+		kvb := d.arch.KVBytesPerToken(first.tp, d.kvDtype.Bytes())
+		out.KVBytesPerToken = &kvb
 	} else {
-		out["kv_transfer_bytes_per_token"] = d.transferBytesTok
+		out.KVTransferBytesPerToken = &d.transferBytesTok
 	}
 	// the measured window's start (summary.duration_ms runs from it), and the
 	// trace's time origin: the offset removed from its timestamps
-	out["window_start_ms"] = float64(m.acc.FirstSendNs()) / 1e6
+	out.WindowStartMs = float64(m.acc.FirstSendNs()) / 1e6
 	if o, ok := m.tr.src.(workload.TimeOriginer); ok {
 		if ms, text, ok := o.TimeOrigin(); ok {
-			out["trace_time_origin_ms"] = json.Number(ms)
-			out["trace_time_origin"] = text
+			out.TraceTimeOriginMs, out.TraceTimeOrigin = json.Number(ms), text
 		}
 	}
 	if n, ok := m.tr.src.(workload.SessionNamer); ok && n.SessionNames() != nil {
-		out["trace_session_ids"] = n.SessionNames()
+		out.TraceSessionIDs = n.SessionNames()
 	}
 	// perf models with provenance (aic: the tables read, versions, stand-ins)
 	if pm, ok := first.perf.(interface{ Metadata() map[string]any }); ok {
-		out["perf_metadata"] = pm.Metadata()
+		out.PerfMetadata = pm.Metadata()
 	}
 	return out
 }

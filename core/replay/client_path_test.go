@@ -53,8 +53,8 @@ func bothModes(t *testing.T, test func(t *testing.T, mode func(string) string)) 
 // busyMs is every worker's busy time, in pool order.
 func busyMs(rep *report.Report) []float64 {
 	var out []float64
-	for _, p := range rep.Metadata["pools"].([]map[string]any) {
-		out = append(out, p["worker_busy_ms"].([]float64)...)
+	for _, p := range rep.Metadata.Pools {
+		out = append(out, p.WorkerBusyMs...)
 	}
 	return out
 }
@@ -73,7 +73,7 @@ func TestWorkedExample2_Detokenization(t *testing.T) {
 	assert.InDelta(t, 10.00, r2.E2E(), 1e-12)
 	assert.InDelta(t, 20.00, rep.Summary.DurationMs, 1e-12)
 	// the engine's passes are unchanged: 7.12 + 6.88 + 3.10 + 2.20 = 19.30 ms busy
-	assert.InDelta(t, 19.30, rep.Metadata["worker_busy_ms"].([]float64)[0], 1e-9)
+	assert.InDelta(t, 19.30, rep.Metadata.WorkerBusyMs[0], 1e-9)
 }
 
 // Queueing: with 2,000 µs per token P3's job takes 4.5 ms (17.10 → 21.60) and
@@ -87,7 +87,7 @@ func TestWorkedExample2_DetokenizationQueues(t *testing.T) {
 	assert.InDelta(t, 26.10, r1.E2E(), 1e-12)
 	assert.InDelta(t, 21.60-10, ttftOf(r2), 1e-12)
 	assert.InDelta(t, 26.10-10, r2.E2E(), 1e-12)
-	assert.InDelta(t, 19.30, rep.Metadata["worker_busy_ms"].([]float64)[0], 1e-9)
+	assert.InDelta(t, 19.30, rep.Metadata.WorkerBusyMs[0], 1e-9)
 }
 
 // Worked example 3: concurrency 1, r1 alone then r3, detokenization of example 2

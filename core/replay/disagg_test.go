@@ -35,12 +35,12 @@ func TestWorkedExample5_Disaggregated(t *testing.T) {
 	assert.Equal(t, 3, r.OutputTokens)
 	// ITL gaps 2.1, 2.1
 	assert.InDelta(t, 2.1, rep.Summary.ITL.Mean, 1e-12)
-	pools := rep.Metadata["pools"].([]map[string]any)
-	assert.InDelta(t, 14.00, pools[0]["worker_busy_ms"].([]float64)[0], 1e-9)
-	assert.InDelta(t, 6.30, pools[1]["worker_busy_ms"].([]float64)[0], 1e-9)
+	pools := rep.Metadata.Pools
+	assert.InDelta(t, 14.00, pools[0].WorkerBusyMs[0], 1e-9)
+	assert.InDelta(t, 6.30, pools[1].WorkerBusyMs[0], 1e-9)
 	// two GPUs for 22.5 ms
 	assert.InDelta(t, 2*22.5/3.6e6, rep.Summary.GPUHours, 1e-15)
-	assert.InDelta(t, 22.5/3.6e6, pools[0]["gpu_hours"].(float64), 1e-15)
+	assert.InDelta(t, 22.5/3.6e6, pools[0].GPUHours, 1e-15)
 }
 
 // Halving the bandwidth grows TTFT by exactly the extra transfer time:

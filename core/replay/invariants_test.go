@@ -52,12 +52,12 @@ func TestINV1_RequestConservation(t *testing.T) {
 // the counters are read back through the metadata of a run that evicts.
 func TestINV2_KVBlocksConserved(t *testing.T) {
 	rep := runYAML(t, stressSpec(t))
-	kv := rep.Metadata["kv_blocks"].([]map[string]int64)
+	kv := rep.Metadata.KVBlocks
 	require.Len(t, kv, 2)
 	for _, w := range kv {
-		assert.Equal(t, w["allocated"]+w["reused"], w["released"])
-		assert.Equal(t, int64(4000), w["free"]+w["cached"])
-		assert.Positive(t, w["evicted"])
+		assert.Equal(t, w.Allocated+w.Reused, w.Released)
+		assert.Equal(t, int64(4000), w.Free+w.Cached)
+		assert.Positive(t, w.Evicted)
 	}
 }
 

@@ -1,7 +1,6 @@
 package replay
 
 import (
-	"encoding/json"
 	"fmt"
 
 	"github.com/aisimulate/aisimulate/core/client"
@@ -10,8 +9,6 @@ import (
 	"github.com/aisimulate/aisimulate/core/report"
 	"github.com/aisimulate/aisimulate/core/workload"
 )
-
-type jsonRaw = json.RawMessage
 
 // flight is one request between its send and the client acting on its end.
 type flight struct {
@@ -178,10 +175,10 @@ func Run(spec *config.Spec, opts ...Option) (*report.Report, error) {
 // metadata as Run would report it before any request (zero busy time and KV
 // counters), or the first error, with Run's error types. It simulates nothing
 // and, like Run, leaves spec unchanged.
-func Check(spec *config.Spec, opts ...Option) (map[string]any, error) {
+func Check(spec *config.Spec, opts ...Option) (report.Metadata, error) {
 	m, err := prepare(spec, opts)
 	if err != nil {
-		return nil, err
+		return report.Metadata{}, err
 	}
 	m.tr.close()
 	return m.dep.metadata(m.spec, m), nil

@@ -50,7 +50,7 @@ var (
 	flightB  = int64(unsafe.Sizeof(flight{})) + 3*int64(unsafe.Sizeof(event{}))
 	requestB = int64(unsafe.Sizeof(workload.Request{}))
 	passB    = int64(unsafe.Sizeof(report.Pass{}))
-	colB     = sync.OnceValue(func() int64 { return int64(len(report.ToColumns(make([]report.Record, 1)).Data)) })
+	colB     = int64(report.ColumnsBytes(1))
 )
 
 // MemoryEstimate is a replay's expected peak memory, bytes, by part.
@@ -169,7 +169,7 @@ func estimate(s *config.Spec, dep *deployment) (*MemoryEstimate, error) {
 	if cfg.PrefixCaching {
 		e.perFlight += int64(blocks) * 16 // hashes and group keys
 	}
-	e.perRecord = int64(heapFactor * float64(recordB+2*colB()+3*8))
+	e.perRecord = int64(heapFactor * float64(recordB+2*colB+3*8))
 	e.Records = sat(float64(e.Requests) * float64(e.perRecord))
 	e.Flights = sat(float64(e.InFlight) * float64(e.perFlight))
 	if _, ok := t.Source.Type.(config.SessionsSource); ok && isClosed {

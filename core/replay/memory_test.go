@@ -26,7 +26,7 @@ func estimateYAML(t *testing.T, yml string) *MemoryEstimate {
 // synthetic is the linear engine (1000 blocks of 16 tokens, max_num_seqs 4)
 // serving a synthetic source with the given source, load and stop fields.
 func synthetic(source, load, stop string) string {
-	return fmt.Sprintf(linearEngine, 1000) + fmt.Sprintf(`
+	return linearEngineFor(1000) + fmt.Sprintf(`
 traffic:
   source: {type: synthetic, %s}
   load: {%s}
@@ -53,13 +53,13 @@ func TestIssue19_EstimateCounts(t *testing.T) {
 		// certain; the rest is watched as it runs
 		{"a closed loop stopped by duration", synthetic("num_requests: 1000000000, isl: 100, osl: 4", "mode: concurrency, concurrency: 8", "max_duration_s: 1"), 8, 8, false},
 		// 200 sessions of uniform 2..8 turns: mean 5, 1000 requests expected
-		{"sessions", fmt.Sprintf(linearEngine, 1000) + `
+		{"sessions", linearEngineFor(1000) + `
 traffic:
   source: {type: sessions, num_sessions: 200, turns: {kind: uniform, min: 2, max: 8}, isl: 10, osl: 2}
   load: {mode: concurrency, concurrency: 16}
 `, 1000, 16, false},
 		// a trace of 3 lines: at most 3 requests
-		{"a trace", fmt.Sprintf(linearEngine, 1000) + fmt.Sprintf("traffic:\n  source: {type: mooncake, path: %s}\n  load: {mode: trace}\n", trace), 3, 3, true},
+		{"a trace", linearEngineFor(1000) + fmt.Sprintf("traffic:\n  source: {type: mooncake, path: %s}\n  load: {mode: trace}\n", trace), 3, 3, true},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -113,7 +113,7 @@ func TestIssue19_BudgetStopsARunThatGrows(t *testing.T) {
 // turns ahead forever to start the second client's session; the read-ahead
 // is bounded by the budget.
 func TestIssue19_SessionsReadAheadIsBounded(t *testing.T) {
-	spec := fmt.Sprintf(linearEngine, 1000) + `
+	spec := linearEngineFor(1000) + `
 traffic:
   source: {type: sessions, num_sessions: 2, turns: {kind: uniform, min: 1, max: 4611686018427387904}, isl: 10, osl: 1}
   load: {mode: concurrency, concurrency: 4}

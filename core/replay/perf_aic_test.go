@@ -35,11 +35,10 @@ func TestBuildAICDeployment(t *testing.T) {
 	require.NoError(t, err)
 	rep, err := Run(s)
 	require.NoError(t, err)
-	assert.Contains(t, rep.Metadata, "perf_metadata")
-	assert.Equal(t, "fp8", rep.Metadata["kv_cache_dtype"])
-	assert.Equal(t, "aic-v1", rep.Metadata["perf_model"])
+	assert.Equal(t, "fp8", rep.Metadata.KVCacheDtype)
+	assert.Equal(t, "aic-v1", rep.Metadata.PerfModel)
 	// the overheads in effect are reported: the engine step's defaults
-	params := rep.Metadata["perf_metadata"].(map[string]any)["params"]
+	params := rep.Metadata.PerfMetadata["params"]
 	assert.Equal(t, map[string]float64{"pass_overhead_us": 1000, "per_sequence_overhead_us": 40}, params)
 }
 
@@ -62,7 +61,7 @@ traffic:
 	require.NoError(t, err)
 	assert.Equal(t, map[string]float64{"compute_efficiency": 0.7, "memory_efficiency": 0.75,
 		"pass_overhead_us": 1000, "per_sequence_overhead_us": 40, "allreduce_latency_us": 5, "layer_latency_us": 30},
-		rep.Metadata["perf_metadata"].(map[string]any)["params"])
+		rep.Metadata.PerfMetadata["params"])
 }
 
 func specYAML(shared, kv string) string {

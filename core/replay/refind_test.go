@@ -24,9 +24,9 @@ engine:
   scheduler: {max_num_batched_tokens: 512, max_num_seqs: 8, block_size: 16, enable_prefix_caching: %s, num_gpu_blocks: %d, max_model_len: %d}
 `
 
-func prefixStats(t *testing.T, rep *report.Report) map[string]int64 {
+func prefixStats(t *testing.T, rep *report.Report) report.PrefixCache {
 	t.Helper()
-	ps := rep.Metadata["prefix_cache"].([]map[string]int64)
+	ps := rep.Metadata.PrefixCache
 	require.Len(t, ps, 1)
 	return ps[0]
 }
@@ -73,8 +73,8 @@ traffic:
 	assert.Equal(t, 0, r1.CachedTokens)
 	assert.Equal(t, 0, r2.CachedTokens)
 	ps := prefixStats(t, rep)
-	assert.Equal(t, map[string]int64{"requests": 2, "queries": 320, "hits": 0,
-		"preempted_requests": 1, "preempted_queries": 177, "preempted_hits": 144}, ps)
+	assert.Equal(t, report.PrefixCache{Requests: 2, Queries: 320, Hits: 0,
+		PreemptedRequests: 1, PreemptedQueries: 177, PreemptedHits: 144}, ps)
 	assert.Equal(t, int64(0), rep.Summary.TotalCachedTokens)
 
 	// The same two requests as a Mooncake trace with distinct hash_ids give the
@@ -123,13 +123,13 @@ traffic:
 	assert.InDelta(t, 75.81, r2.E2E(), 1e-9)
 	assert.Equal(t, 1, r2.Preemptions)
 	ps := prefixStats(t, rep)
-	assert.Equal(t, int64(97), ps["preempted_queries"])
-	assert.Equal(t, int64(80), ps["preempted_hits"])
+	assert.Equal(t, int64(97), ps.PreemptedQueries)
+	assert.Equal(t, int64(80), ps.PreemptedHits)
 }
 
 func recomputed(t *testing.T, rep *report.Report) int64 {
 	t.Helper()
-	r := rep.Metadata["recomputed_tokens"].([]int64)
+	r := rep.Metadata.RecomputedTokens
 	require.Len(t, r, 1)
 	return r[0]
 }
@@ -163,13 +163,13 @@ traffic:
 	assert.InDelta(t, 66.53, on.Records[1].E2E(), 1e-9)
 	assert.InDelta(t, 67.97, off.Records[1].E2E(), 1e-9)
 	ps := prefixStats(t, on)
-	assert.Equal(t, int64(177-144), ps["preempted_queries"]-ps["preempted_hits"], "the re-admission pass computes 33 tokens")
-	assert.Zero(t, prefixStats(t, off)["preempted_queries"], "nothing is looked up with caching off")
+	assert.Equal(t, int64(177-144), ps.PreemptedQueries-ps.PreemptedHits, "the re-admission pass computes 33 tokens")
+	assert.Zero(t, prefixStats(t, off).PreemptedQueries, "nothing is looked up with caching off")
 
 	on, off = runYAML(t, spec("true", 40, 640, 6, 200, 60)), runYAML(t, spec("false", 40, 640, 6, 200, 60))
 	require.Positive(t, off.Summary.Preemptions)
 	require.Equal(t, off.Summary.Preemptions, on.Summary.Preemptions)
-	require.Positive(t, prefixStats(t, on)["preempted_hits"])
+	require.Positive(t, prefixStats(t, on).PreemptedHits)
 	assert.Less(t, recomputed(t, on), recomputed(t, off))
 	assert.Less(t, on.Summary.DurationMs, off.Summary.DurationMs)
 	t.Logf("%d preemptions; recomputed tokens %d (on) vs %d (off); %.2f ms vs %.2f ms",

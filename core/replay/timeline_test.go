@@ -93,8 +93,8 @@ func TestTimelinePoolsAndQueue(t *testing.T) {
 	}
 	assert.Equal(t, map[int32]bool{0: true, 1: true}, decodeWorkers, "round robin over both decode workers")
 	passes := int64(0)
-	for _, w := range rep.Metadata["pools"].([]map[string]any) {
-		for _, n := range w["worker_passes"].([]int64) {
+	for _, w := range rep.Metadata.Pools {
+		for _, n := range w.WorkerPasses {
 			passes += n
 		}
 	}

@@ -56,8 +56,8 @@ func TestTraceClock_StartsAtTheFirstRow(t *testing.T) {
 		assert.Equal(t, 400.0, *rep.Summary.RequestThroughputRPS, ts)
 		assert.Equal(t, base.Records, rep.Records, ts)
 		assert.Equal(t, base.Summary, rep.Summary, ts)
-		assert.Equal(t, ts, fmt.Sprint(rep.Metadata["trace_time_origin_ms"]))
-		assert.Equal(t, 0.0, rep.Metadata["window_start_ms"])
+		assert.Equal(t, ts, string(rep.Metadata.TraceTimeOriginMs))
+		assert.Equal(t, 0.0, rep.Metadata.WindowStartMs)
 	}
 }
 
@@ -86,7 +86,7 @@ traffic:
 	}
 	require.Positive(t, first)
 	assert.Equal(t, msOf(last-first), rep.Summary.DurationMs)
-	assert.Equal(t, msOf(first), rep.Metadata["window_start_ms"])
+	assert.Equal(t, msOf(first), rep.Metadata.WindowStartMs)
 	assert.InDelta(t, 20/(float64(last-first)/1e9), *rep.Summary.RequestThroughputRPS, 1e-9)
 }
 
@@ -104,8 +104,7 @@ func TestTraceForms_NoTimestamp(t *testing.T) {
 	assert.Equal(t, []float64{0, 3}, []float64{msOf(rep.Records[0].SendNs), msOf(rep.Records[1].SendNs)})
 	assert.InDelta(t, 3.0, msOf(rep.Records[0].EndNs), 1e-9)
 	assert.InDelta(t, 6.5, msOf(rep.Records[1].EndNs), 1e-9)
-	_, has := rep.Metadata["trace_time_origin_ms"]
-	assert.False(t, has, "no timestamp, no origin")
+	assert.Empty(t, rep.Metadata.TraceTimeOriginMs, "no timestamp, no origin")
 
 	rep = runYAML(t, clockSpec(t, 0.01, rows, "{mode: rate, rate_rps: 100, arrival: constant}"))
 	assert.Equal(t, []float64{0, 10}, []float64{msOf(rep.Records[0].SendNs), msOf(rep.Records[1].SendNs)})
@@ -137,6 +136,6 @@ func TestTraceForms_StringSessionsAndDelayOnlyTurns(t *testing.T) {
 		got = append(got, send{r.RequestID, r.SessionID, r.Turn, msOf(r.SendNs), msOf(r.EndNs)})
 	}
 	assert.Equal(t, []send{{0, 0, 0, 0, 3}, {1, 1, 0, 4, 5.5}, {2, 0, 1, 13, 18}}, got)
-	assert.Equal(t, []string{"chat-1", "chat-2"}, rep.Metadata["trace_session_ids"])
+	assert.Equal(t, []string{"chat-1", "chat-2"}, rep.Metadata.TraceSessionIDs)
 	assert.Equal(t, 18.0, rep.Summary.DurationMs)
 }

@@ -112,6 +112,6 @@ func TestRunDoesNotChangeTheSpec(t *testing.T) {
 	assert.Equal(t, fresh.Records, without.Records, "no trace of the first run's options")
 	assert.NotEqual(t, with.Records, without.Records, "the options did change the first run")
 	// the options' spec reaches the first report's metadata only
-	assert.True(t, strings.Contains(string(with.Metadata["spec"].(jsonRaw)), `"response_overhead":{"base_ms":1,"per_output_token_us":100}`))
-	assert.False(t, strings.Contains(string(without.Metadata["spec"].(jsonRaw)), "response_overhead"))
+	assert.True(t, strings.Contains(string(with.Metadata.Spec), `"response_overhead":{"base_ms":1,"per_output_token_us":100}`))
+	assert.False(t, strings.Contains(string(without.Metadata.Spec), "response_overhead"))
 }

@@ -25,6 +25,25 @@ func golden(t *testing.T, got []byte) {
 	assert.Equal(t, string(want), string(got))
 }
 
+// exampleMetadata is an aggregated run's metadata with every key set, with
+// hand-made values consistent with INV-2 (allocated 70 + reused 2 = released
+// 72; free 930 + cached 70 = the 1,000 blocks), so that the golden pins the
+// metadata's keys and their order.
+func exampleMetadata() Metadata {
+	one, blocks, kvBytes := 1, 1000, int64(262144)
+	kv := []KVBlocks{{Allocated: 70, Reused: 2, Released: 72, Evicted: 0, Free: 930, Cached: 70}}
+	prefix := []PrefixCache{{Requests: 3, Queries: 2100, Hits: 32}}
+	recomputed := []int64{0}
+	return Metadata{AisimulateVersion: "0.1.0", BlockSize: 16, GPUs: 1, KVBlocks: kv, KVBytesPerToken: &kvBytes,
+		KVCacheDtype: "bfloat16", MaxModelLen: 40960, Model: "Qwen/Qwen3-32B", NumGPUBlocks: &blocks,
+		PerfModel: "linear", Pools: []Pool{{GPUHours: 22.5 / 3.6e6, GPUs: 1, KVBlocks: kv, Name: "aggregated",
+			NumGPUBlocks: blocks, PerfModel: "linear", PrefixCache: prefix, RecomputedTokens: recomputed, TP: 1,
+			WorkerBusyMs: []float64{19.3}, WorkerPasses: []int64{8}, Workers: 1}},
+		PrefixCache: prefix, RecomputedTokens: recomputed,
+		Spec: []byte(`{"engine":{"model":"Qwen/Qwen3-32B"}}`), System: "h100_sxm", TP: &one, WeightDtype: "bfloat16",
+		WorkerBusyMs: []float64{19.3}, WorkerPasses: []int64{8}, Workers: &one}
+}
+
 // The report JSON of worked example 1 (notes/worked-examples.md): two completed
 // requests, plus a rejected one and a P/D record, so every key and null rule of
 // DESIGN.md §8 is pinned.
@@ -50,7 +69,7 @@ func TestReportJSON(t *testing.T) {
 	for i := range recs {
 		acc.Add(&recs[i])
 	}
-	rep := Report{Metadata: map[string]any{"model": "Qwen/Qwen3-32B", "gpus": 1}, Summary: acc.Close(1), Records: recs}
+	rep := Report{Metadata: exampleMetadata(), Summary: acc.Close(1), Records: recs}
 	b, err := rep.JSON()
 	require.NoError(t, err)
 	golden(t, b)

@@ -4,15 +4,14 @@ Formulas, units and inclusion rules of every field are in ``docs/metrics.md`` (D
 §8). In short, all times are milliseconds from the start of the replay (virtual clock);
 token counts are tokens:
 
-- ``requests``: one dict per request, keys in this order (:data:`REQUEST_FIELDS`):
-  ``request_id``, ``status`` (``completed`` | ``rejected`` | ``failed`` | ``canceled``),
-  ``reason``, ``input_tokens``, ``output_tokens``, ``cached_tokens``, ``send_ms``,
-  ``arrival_ms``, ``first_token_ms``, ``end_ms``, ``release_ms``, ``ttft_ms``
-  (first_token − send), ``e2e_ms`` (end − send), ``tpot_ms`` ((e2e − ttft) /
-  (output_tokens − 1), ``None`` below 2 output tokens), ``worker``, ``prefill_worker``,
-  ``decode_worker``, ``transfer_ms`` (P/D only: worker indices in their pools and the KV
-  transfer time; ``None`` in aggregated replay), ``preemptions``, ``session_id``,
-  ``turn``; any further keys the core adds follow.
+- ``requests``: one dict per request, keys in the order of the core's record schema
+  (:data:`REQUEST_FIELDS`, from ``core/report/fields.go``; docs/metrics.md lists
+  them): ``request_id``, ``status``, ``reason``, token counts, the client's timeline
+  (``send_ms`` … ``release_ms``), ``ttft_ms``, ``e2e_ms``, ``tpot_ms``, the workers,
+  ``transfer_ms``, ``preemptions``, ``session_id``, ``turn``. A null is ``None``. The
+  columnar reader decodes whatever columns the core's header lists, so a field the
+  core adds reaches :attr:`ReplayReport.requests` and :meth:`ReplayReport.to_pandas`
+  without an edit here.
 - ``summary``: ``completed``, ``rejected``, ``failed``, ``canceled`` (counts),
   ``duration_ms``, ``request_throughput_rps`` (completed / s), ``output_token_throughput_tps``
   (tokens / s), ``gpu_hours``, and for each of ``ttft_ms``, ``tpot_ms``, ``e2e_ms``,
@@ -36,13 +35,24 @@ from typing import Any, Iterable, Mapping
 
 __all__ = ["ReplayReport", "REQUEST_FIELDS", "LATENCY_METRICS", "STAT_FIELDS", "TIMELINE_FIELDS"]
 
-#: Per-request keys in DESIGN.md §8 order (the column order of requests.jsonl and pandas).
-REQUEST_FIELDS: tuple[str, ...] = (
-    "request_id", "status", "reason", "input_tokens", "output_tokens", "cached_tokens",
-    "send_ms", "arrival_ms", "first_token_ms", "end_ms", "release_ms", "ttft_ms", "e2e_ms",
-    "tpot_ms", "worker", "prefill_worker", "decode_worker", "transfer_ms", "preemptions",
-    "session_id", "turn",
-)
+_request_fields: tuple[str, ...] | None = None
+
+
+def __getattr__(name: str) -> Any:
+    """``REQUEST_FIELDS``: the per-request keys in record order (the column order of
+    requests.jsonl and pandas), from the core's schema (``pybind.Fields``), read once.
+
+    Raises:
+        ImportError: the native core has not been built (``make build``).
+    """
+    global _request_fields
+    if name == "REQUEST_FIELDS":
+        if _request_fields is None:
+            from . import _native
+            _request_fields = tuple(f["name"] for f in _native.call("Fields", "", "fields")["fields"])
+        return _request_fields
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 #: Columns of :attr:`ReplayReport.timeline`, one value per engine pass (the Go type is
 #: ``report.Pass``): ``pool`` (``"aggregated"``, ``"prefill"`` or ``"decode"``),
@@ -70,7 +80,7 @@ _DASH = "\u2014"
 
 def _ordered(record: Mapping[str, Any]) -> dict[str, Any]:
     """``record`` with the §8 keys first (those present), then the rest in their order."""
-    out = {k: record[k] for k in REQUEST_FIELDS if k in record}
+    out = {k: record[k] for k in __getattr__("REQUEST_FIELDS") if k in record}
     for k, v in record.items():
         if k not in out:
             out[k] = v
@@ -122,12 +132,14 @@ class ReplayReport:
 
     @classmethod
     def from_columnar(cls, report: Mapping[str, Any], buf: bytes) -> "ReplayReport":
-        """Build a report from the core's columnar result (``pybind.RunColumnar``):
+        """Build a report from the core's columnar result (``pybind.Replay``):
         ``report`` is ``{"metadata", "summary", "columns": {n, columns, statuses,
-        reasons}}`` and ``buf`` the little-endian column arrays it describes (a null is
-        NaN in a float column, -1 in an index column). Columns become numpy arrays,
-        sorted by ``request_id``; per-request dicts are only built if :attr:`requests`
-        is read.
+        reasons}}`` and ``buf`` the little-endian column arrays it describes. Each
+        column of the header (``name``, ``dtype``, ``offset``) is read as it says: a
+        float column's null is NaN; a ``nullable`` integer column's null is -1; a
+        column with ``labels`` holds indices into that list of the header
+        (``statuses``, ``reasons``; -1 is null). Columns become numpy arrays, sorted by
+        ``request_id``; per-request dicts are only built if :attr:`requests` is read.
 
         Raises:
             ValueError: the result is not well formed.
@@ -142,12 +154,14 @@ class ReplayReport:
         for c in layout["columns"]:
             cols[c["name"]] = np.frombuffer(buf, dtype=np.dtype(c["dtype"]), count=n,
                                             offset=int(c["offset"]))
+        header = {c["name"]: c for c in layout["columns"]}
         ids = cols["request_id"]
         if n > 1 and not bool(np.all(ids[1:] >= ids[:-1])):  # the core sends in id order mostly
             order = np.argsort(ids, kind="stable")
             cols = {k: v[order] for k, v in cols.items()}
         cols["_statuses"] = list(layout.get("statuses") or [])
         cols["_reasons"] = list(layout.get("reasons") or [])
+        cols["_header"] = header
         self = cls.__new__(cls)
         self.summary, self.metadata = dict(summary), dict(report.get("metadata") or {})
         self._requests, self._columns = None, cols
@@ -180,8 +194,11 @@ class ReplayReport:
     def to_pandas(self):  # -> pandas.DataFrame
         """The per-request records as a ``pandas.DataFrame``, one row per request.
 
-        Columns are :data:`REQUEST_FIELDS` then any extra keys, in order; a missing or
-        null value is ``None``/``NaN`` as pandas makes it.
+        Columns are the core's columns in header order (:data:`REQUEST_FIELDS` for
+        a report from the core) or, for a report built from dicts, :data:`REQUEST_FIELDS`
+        then any extra keys. A null is ``NaN`` in a float column and ``<NA>`` in a
+        nullable integer column (pandas' ``Int64``); ``status`` and ``reason`` are
+        strings (``reason`` ``None`` when null).
 
         Raises:
             ImportError: pandas is not installed (``pip install 'aisimulate[pandas]'``).
@@ -193,7 +210,7 @@ class ReplayReport:
                               "pip install 'aisimulate[pandas]' (or pandas>=2.0)") from exc
         if self._columns is not None:  # the same dtypes whether or not .requests was read
             return _columns_to_pandas(pd, self._columns)
-        columns = list(REQUEST_FIELDS)
+        columns = list(__getattr__("REQUEST_FIELDS"))
         for r in self.requests:
             for k in r:
                 if k not in columns:
@@ -363,10 +380,6 @@ def _fmt_small(v: Any) -> str:
 
 # --- columnar results -------------------------------------------------------------------
 
-#: Index columns where -1 means null (no reason, no worker, no session).
-_INDEX_COLUMNS = ("worker", "prefill_worker", "decode_worker", "session_id", "turn")
-
-
 def _timeline(layout: Mapping[str, Any] | None, buf: bytes) -> dict[str, Any] | None:
     """The timeline's column arrays (views into ``buf``) from the core's layout, with
     ``pool`` as names and ``kv_blocks_total`` per pass; ``None`` without a layout."""
@@ -383,45 +396,46 @@ def _timeline(layout: Mapping[str, Any] | None, buf: bytes) -> dict[str, Any] | 
     return {k: cols[k] for k in TIMELINE_FIELDS}
 
 
-def _columns_to_pandas(pd, cols: Mapping[str, Any]):
-    """A DataFrame straight from the column arrays: floats keep NaN for null, index
-    columns become pandas' nullable Int64, status and reason strings."""
+def _labels(cols: Mapping[str, Any], info: Mapping[str, Any]):
+    """The strings a labelled column indexes, with ``None`` last (so -1 is null)."""
     import numpy as np
 
-    statuses = np.array(cols["_statuses"], dtype=object)
-    reasons = np.array(list(cols["_reasons"]) + [None], dtype=object)  # -1 → None
+    return np.array(list(cols["_" + info["labels"]]) + [None], dtype=object)
+
+
+def _columns_to_pandas(pd, cols: Mapping[str, Any]):
+    """A DataFrame straight from the column arrays, in header order: floats keep NaN
+    for null, nullable integer columns become pandas' Int64, labelled columns strings."""
+    import numpy as np
+
     data: dict[str, Any] = {}
-    for name in REQUEST_FIELDS:
+    for name, info in cols["_header"].items():
         v = cols[name]
-        if name == "status":
-            data[name] = statuses[v]
-        elif name == "reason":
-            data[name] = reasons[v]
-        elif name in _INDEX_COLUMNS:
+        if info.get("labels"):
+            data[name] = _labels(cols, info)[v]
+        elif info.get("nullable"):
             data[name] = pd.array(np.where(v < 0, 0, v), dtype="Int64")
             data[name][v < 0] = pd.NA
         else:
             data[name] = v
-    return pd.DataFrame(data, columns=list(REQUEST_FIELDS))
+    return pd.DataFrame(data, columns=list(cols["_header"]))
 
 
 def _columns_to_records(cols: Mapping[str, Any] | None) -> list[dict[str, Any]]:
-    """Per-request dicts (REQUEST_FIELDS order; None for nulls) from the column arrays."""
+    """Per-request dicts (header order; None for nulls) from the column arrays."""
     if cols is None:
         return []
-    import math
-
-    statuses, reasons = cols["_statuses"], cols["_reasons"]
-    lists = {}
-    for name in REQUEST_FIELDS:
-        values = cols[name].tolist()
-        if name == "status":
-            values = [statuses[v] for v in values]
-        elif name == "reason":
-            values = [None if v < 0 else reasons[v] for v in values]
-        elif name in _INDEX_COLUMNS:
-            values = [None if v < 0 else v for v in values]
-        elif cols[name].dtype.kind == "f":
-            values = [None if math.isnan(v) else v for v in values]
-        lists[name] = values
-    return [dict(zip(REQUEST_FIELDS, row)) for row in zip(*(lists[k] for k in REQUEST_FIELDS))]
+    names = list(cols["_header"])
+    lists = []
+    for name, info in cols["_header"].items():
+        v = cols[name]
+        if info.get("labels"):
+            values = _labels(cols, info)[v].tolist()
+        elif info.get("nullable"):
+            values = [None if x < 0 else x for x in v.tolist()]
+        elif v.dtype.kind == "f":
+            values = [None if math.isnan(x) else x for x in v.tolist()]
+        else:
+            values = v.tolist()
+        lists.append(values)
+    return [dict(zip(names, row)) for row in zip(*lists)]

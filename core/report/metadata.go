@@ -1,0 +1,130 @@
+package report
+
+import "encoding/json"
+
+// Metadata is the facts of a run (report.metadata): what ran and what the
+// deployment did. docs/metrics.md ("Metadata") has the key table. The fields
+// are declared in the alphabetical order of their JSON keys, so the JSON is
+// the same bytes as the sorted-key object it replaced (TestMetadataKeysSorted).
+type Metadata struct {
+	// AisimulateVersion is the core's version (the module's one version string).
+	AisimulateVersion string `json:"aisimulate_version"`
+	// BlockSize is the KV block size, tokens.
+	BlockSize int `json:"block_size"`
+	// Disaggregated is true for P/D disaggregation (Pools: prefill, decode).
+	Disaggregated bool `json:"disaggregated"`
+	// GPUs is the GPU count of every pool.
+	GPUs int `json:"gpus"`
+	// KVBlocks (aggregated only): Pools[0].KVBlocks.
+	KVBlocks []KVBlocks `json:"kv_blocks,omitempty"`
+	// KVBytesPerToken (aggregated only) is the KV cache bytes of one token on
+	// one GPU of a worker, bytes.
+	KVBytesPerToken *int64 `json:"kv_bytes_per_token,omitempty"`
+	// KVCacheDtype is the KV cache format in effect ("bfloat16", "fp8").
+	KVCacheDtype string `json:"kv_cache_dtype"`
+	// KVTransferBytesPerToken (P/D only) is the bytes a prompt token moves
+	// from the prefill to the decode worker, bytes.
+	KVTransferBytesPerToken *int64 `json:"kv_transfer_bytes_per_token,omitempty"`
+	// MaxModelLen is the max_model_len in effect (the model's context when
+	// the spec gives 0), tokens.
+	MaxModelLen int `json:"max_model_len"`
+	// Model is the model's name.
+	Model string `json:"model"`
+	// NumGPUBlocks (aggregated only): Pools[0].NumGPUBlocks.
+	NumGPUBlocks *int `json:"num_gpu_blocks,omitempty"`
+	// PerfMetadata is the perf model's provenance and parameters in effect
+	// (roofline and aic; none for linear): each source's own keys.
+	PerfMetadata map[string]any `json:"perf_metadata,omitempty"`
+	// PerfModel is the perf model's name and version ("roofline-v2", "aic-v1").
+	PerfModel string `json:"perf_model"`
+	// Pools is each worker pool: the aggregated one, or prefill then decode.
+	Pools []Pool `json:"pools"`
+	// PrefixCache (aggregated only): Pools[0].PrefixCache.
+	PrefixCache []PrefixCache `json:"prefix_cache,omitempty"`
+	// RecomputedTokens (aggregated only): Pools[0].RecomputedTokens.
+	RecomputedTokens []int64 `json:"recomputed_tokens,omitempty"`
+	// Spec is the canonical spec that ran (every default filled, paths absolute).
+	Spec json.RawMessage `json:"spec"`
+	// System is the GPU system's name.
+	System string `json:"system"`
+	// TP (aggregated only): Pools[0].TP.
+	TP *int `json:"tp,omitempty"`
+	// TraceSessionIDs (a Mooncake trace naming its sessions by strings): the
+	// names, by the number records carry in session_id.
+	TraceSessionIDs []string `json:"trace_session_ids,omitempty"`
+	// TraceTimeOrigin and TraceTimeOriginMs (trace sources with a timestamp):
+	// the offset removed from the trace's timestamps, as written in the file
+	// and in ms (docs/traces.md).
+	TraceTimeOrigin   string      `json:"trace_time_origin,omitempty"`
+	TraceTimeOriginMs json.Number `json:"trace_time_origin_ms,omitempty"`
+	// WeightDtype is the GEMM weight format in effect.
+	WeightDtype string `json:"weight_dtype"`
+	// WindowStartMs is when the first request was sent: summary.duration_ms
+	// runs from it to the last response received, ms.
+	WindowStartMs float64 `json:"window_start_ms"`
+	// WorkerBusyMs (aggregated only): Pools[0].WorkerBusyMs.
+	WorkerBusyMs []float64 `json:"worker_busy_ms,omitempty"`
+	// WorkerPasses (aggregated only): Pools[0].WorkerPasses.
+	WorkerPasses []int64 `json:"worker_passes,omitempty"`
+	// Workers (aggregated only): Pools[0].Workers.
+	Workers *int `json:"workers,omitempty"`
+}
+
+// Pool is one worker pool as run (fields in JSON key order, as Metadata's).
+type Pool struct {
+	// GPUHours is Workers × TP × the measured window, GPU·h.
+	GPUHours float64 `json:"gpu_hours"`
+	// GPUs is Workers × TP.
+	GPUs int `json:"gpus"`
+	// KVBlocks is each worker's KV block counters at the end of the run.
+	KVBlocks []KVBlocks `json:"kv_blocks"`
+	// Name is "aggregated", "prefill" or "decode".
+	Name string `json:"name"`
+	// NumGPUBlocks is one worker's KV capacity, blocks.
+	NumGPUBlocks int `json:"num_gpu_blocks"`
+	// PerfModel is the pool's perf model name and version.
+	PerfModel string `json:"perf_model"`
+	// PrefixCache is each worker's prefix-cache counters.
+	PrefixCache []PrefixCache `json:"prefix_cache"`
+	// RecomputedTokens is, per worker, the KV tokens preempted requests had
+	// computed and computed again on re-admission, tokens.
+	RecomputedTokens []int64 `json:"recomputed_tokens"`
+	// TP is each worker's tensor-parallel degree.
+	TP int `json:"tp"`
+	// WorkerBusyMs is each worker's time in passes, ms.
+	WorkerBusyMs []float64 `json:"worker_busy_ms"`
+	// WorkerPasses is each worker's pass count.
+	WorkerPasses []int64 `json:"worker_passes"`
+	// Workers is the pool's worker count.
+	Workers int `json:"workers"`
+}
+
+// KVBlocks is one worker's KV block counters (blocks). Allocated + Reused =
+// Released at the end of a run, and Free + Cached = the capacity (INV-2).
+type KVBlocks struct {
+	// Allocated counts blocks taken from the free pool or evicted from the cache.
+	Allocated int64 `json:"allocated"`
+	// Cached is the unreferenced blocks still holding prefix-cache content.
+	Cached int64 `json:"cached"`
+	// Evicted counts cached blocks dropped to serve an allocation.
+	Evicted int64 `json:"evicted"`
+	// Free is the unreferenced blocks without cached content.
+	Free int64 `json:"free"`
+	// Released counts blocks whose last holder let go (to the free pool or the cache).
+	Released int64 `json:"released"`
+	// Reused counts prefix-cache hits that took an unreferenced cached block.
+	Reused int64 `json:"reused"`
+}
+
+// PrefixCache is one worker's prefix-cache counters, vLLM's PrefixCacheStats
+// (docs/kv-cache.md): Requests, Queries and Hits (tokens) of first admissions;
+// the Preempted ones of re-admissions after a preemption. Zeros with prefix
+// caching off.
+type PrefixCache struct {
+	Hits              int64 `json:"hits"`
+	PreemptedHits     int64 `json:"preempted_hits"`
+	PreemptedQueries  int64 `json:"preempted_queries"`
+	PreemptedRequests int64 `json:"preempted_requests"`
+	Queries           int64 `json:"queries"`
+	Requests          int64 `json:"requests"`
+}
