@@ -193,3 +193,21 @@ def test_issue17_hangs_a_script_without_a_main_guard_and_a_config_error_in_a_wor
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.splitlines() == ["script body ran", "['infeasible', 'ok', 'infeasible', 'ok']"]
     assert "freeze_support" not in proc.stderr
+
+
+def test_ray_shared_paths_are_rewritten_by_the_longest_prefix():
+    # ray_files="shared": the driver's paths become the cluster's, longest prefix first;
+    # names (a built-in model, a system name) are left alone.
+    from aisimulate._sweep.ray_backend import _remap, _shared
+
+    pm = {"/home/me": "/mnt/home", "/home/me/data": "/mnt/data"}
+    assert _remap("/home/me/data/t.jsonl", pm) == "/mnt/data/t.jsonl"
+    assert _remap("/home/me/x.yaml", pm) == "/mnt/home/x.yaml"
+    assert _remap("/home/meet/x", pm) == "/home/meet/x"  # a prefix is a whole folder
+    spec = {"engine": {"model": "Qwen/Qwen3-32B", "system": "/home/me/sys.yaml",
+                       "model_config_dir": "/home/me/data/models", "perf": {"database": "/home/me/data/aic"}},
+            "traffic": {"source": {"path": "/home/me/data/t.jsonl"}}}
+    out = _shared(spec, pm)
+    assert out["engine"] == {"model": "Qwen/Qwen3-32B", "system": "/mnt/home/sys.yaml",
+                             "model_config_dir": "/mnt/data/models", "perf": {"database": "/mnt/data/aic"}}
+    assert out["traffic"]["source"]["path"] == "/mnt/data/t.jsonl"
