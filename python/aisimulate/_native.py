@@ -4,17 +4,37 @@ The extension is imported on first use, so that ``import aisimulate`` works (and
 what to do) on a checkout that has not been built yet. Every native function takes JSON
 text and returns an envelope ``{"<key>": {...}}`` or ``{"error": {...}}``; :func:`call`
 decodes it and raises the matching :mod:`aisimulate.errors` exception.
+
+Forked processes. The core's Go runtime starts threads when the extension is loaded; a
+process forked after that (``multiprocessing``'s default ``fork`` start method on Linux)
+inherits only the forking thread, and its first call into Go can hang forever (4 of 4
+children of a parent that ran a 20,000-request replay). A child forked after the
+extension was loaded therefore runs every native call in a fresh interpreter
+(``python -m aisimulate._fresh``), which works but pays an interpreter start per call
+(about a second); it warns once. Use the ``spawn`` or ``forkserver`` start method
+(``multiprocessing.get_context("spawn")``) to run at full speed.
 """
 
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
+import warnings
 from types import ModuleType
 from typing import Any
 
 from .errors import SimulationError, from_envelope
 
 _module: ModuleType | None = None
+#: True in a process forked after the extension was loaded (see the module docstring).
+_forked = False
+
+
+def _mark_forked() -> None:
+    global _forked
+    _forked = True
 
 
 def pybind() -> ModuleType:
@@ -35,6 +55,7 @@ def pybind() -> ModuleType:
                 f"({type(exc).__name__}: {exc})"
             ) from exc
         _module = mod
+        os.register_at_fork(after_in_child=_mark_forked)
     return _module
 
 
@@ -52,7 +73,7 @@ def call(name: str, payload: str, key: str, *extra: str) -> dict[str, Any]:
     if fn is None:
         raise SimulationError(
             f"the native core has no {name}(); rebuild it with `make build`")
-    text = fn(payload, *extra)
+    text = _call_fresh(name, payload, *extra) if _forked else fn(payload, *extra)
     try:
         envelope = json.loads(text)
     except (TypeError, ValueError) as exc:
@@ -64,6 +85,34 @@ def call(name: str, payload: str, key: str, *extra: str) -> dict[str, Any]:
     if key not in envelope or not isinstance(envelope[key], dict):
         raise SimulationError(f"{name}: the core's result has no {key!r} object")
     return envelope[key]
+
+
+_warned_fork = False
+
+
+def _call_fresh(name: str, *args: str) -> str:
+    """``pybind.<name>(*args)`` in a fresh interpreter: the Go runtime of a forked
+    process cannot be trusted (see the module docstring). Returns the envelope text.
+
+    Raises:
+        SimulationError: the fresh interpreter failed (its last stderr line).
+    """
+    global _warned_fork
+    if not _warned_fork:
+        _warned_fork = True
+        warnings.warn("aisimulate: this process was forked after aisimulate's Go core "
+                      "started (multiprocessing's default 'fork' start method); each "
+                      "native call now runs in a fresh interpreter, which is slower. Use "
+                      "multiprocessing.get_context('spawn') or 'forkserver'.",
+                      RuntimeWarning, stacklevel=3)
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
+    proc = subprocess.run([sys.executable, "-m", "aisimulate._fresh", name],
+                          input=json.dumps(list(args)), capture_output=True, text=True, env=env)
+    if proc.returncode != 0:
+        tail = (proc.stderr.strip().splitlines() or ["no message"])[-1]
+        raise SimulationError(f"{name} in a fresh interpreter (this process was forked) "
+                              f"failed with exit {proc.returncode}: {tail}")
+    return proc.stdout
 
 
 _enums: dict[str, list[str]] | None = None
