@@ -4,7 +4,11 @@
 //
 // Read first:
 //   - worker.go: Worker, the two calls the replay makes (Add at arrival, then
-//     StartPass / FinishPass around each pass) and what a pass emits.
+//     StartPass / FinishPass around each pass) and what a pass emits. A P/D
+//     decode worker takes its requests by Handoff (reserving their KV blocks,
+//     or waiting for them in order), ReserveWaiting after each pass, and
+//     KVArrived once the transfer is done: it holds every handoff placed on
+//     it, so its Outstanding is the whole of its load.
 //   - scheduler.go: how a pass is formed at its start (DESIGN.md §4): running
 //     requests first, then FCFS admission that stops at the first request that
 //     does not fit; preemption of the newest running request.

@@ -55,14 +55,14 @@ func (w *Worker) schedule() bool {
 	}
 
 	// P/D: handoffs whose KV arrived into reserved blocks go first (FIFO).
-	for !preempted && budget > 0 && w.handoffs.Len() > 0 && len(w.running) < w.cfg.MaxNumSeqs {
-		r := w.handoffs.Front()
+	for !preempted && budget > 0 && w.kvArrived.Len() > 0 && len(w.running) < w.cfg.MaxNumSeqs {
+		r := w.kvArrived.Front()
 		n := min(r.tokens()-r.kvReady, budget)
 		need := w.blocksFor(r.kvReady+n) - len(r.blocks)
 		if need > w.kv.available() {
 			break
 		}
-		w.handoffs.PopFront()
+		w.kvArrived.PopFront()
 		r.computed = r.kvReady
 		w.admit(r, n, need)
 		budget -= n
@@ -122,7 +122,7 @@ func (w *Worker) addToBatch(r *Request, n int) {
 	b := &w.batch
 	// A decode: one token after the prompt, or a handed-off request's first
 	// pass (its KV holds the prompt; the pass starts its response).
-	if n == 1 && (r.computed >= r.Prompt && r.Generated > 0 || r.handoff && r.computed == r.kvReady) {
+	if n == 1 && (r.computed >= r.Prompt && r.Generated > 0 || r.transferred && r.computed == r.kvReady) {
 		b.DecodeKVLens = append(b.DecodeKVLens, r.computed)
 	} else {
 		b.Prefill = append(b.Prefill, perf.Chunk{NewTokens: n, PrefixTokens: r.computed})
@@ -165,7 +165,7 @@ func (w *Worker) preempt(r *Request) {
 	w.kv.release(r.blocks)
 	r.blocks = r.blocks[:0]
 	r.computed, r.registered, r.scheduled = 0, 0, 0
-	r.handoff = false // its transferred KV is gone: recomputed here as a prefill
+	r.transferred = false // its transferred KV is gone: recomputed here as a prefill
 	r.Preemptions++
 	r.where = onWaiting
 	w.waiting.PushFront(r)

@@ -192,13 +192,13 @@ func TestCheckFits(t *testing.T) {
 func TestPreemptionThatEmptiesThePassStillAdmits(t *testing.T) {
 	w, rec := newTestWorker(t, Config{MaxNumSeqs: 4, MaxNumBatchedTokens: 64, BlockSize: 4, NumBlocks: 4, MaxModelLen: 64})
 	r1 := &Request{ID: 1, Prompt: 3 + 1, Output: 5}
-	require.True(t, w.Reserve(r1, 3)) // 1 block
-	w.Add(r1)
+	require.True(t, w.Handoff(r1, 3)) // 1 block
+	w.KVArrived(r1)
 	_, ok := w.StartPass() // r1's first decode, KV 3
 	require.True(t, ok)
 	r2 := &Request{ID: 2, Prompt: 11 + 1, Output: 2}
-	require.True(t, w.Reserve(r2, 11)) // 3 blocks: the cache is full
-	w.Add(r2)
+	require.True(t, w.Handoff(r2, 11)) // 3 blocks: the cache is full
+	w.KVArrived(r2)
 	w.FinishPass()
 	// r1 now needs a second block: none is free, so it preempts itself; r2
 	// holds its blocks already and runs.
@@ -210,4 +210,37 @@ func TestPreemptionThatEmptiesThePassStillAdmits(t *testing.T) {
 	run(w)
 	assert.Equal(t, 5, r1.Generated)
 	assert.Equal(t, 2, r2.Generated)
+}
+
+// A decode worker holds every handoff placed on it: waiting for blocks (FIFO,
+// no overtaking), in transfer with reserved blocks, arrived. Its Outstanding
+// counts all of them; Abort drops one wherever it is. 4 blocks of 4 tokens:
+// a handoff of kv tokens reserves ⌈(kv + 1) / 4⌉ blocks.
+func TestHandoffLifecycle(t *testing.T) {
+	w, _ := newTestWorker(t, Config{MaxNumSeqs: 4, MaxNumBatchedTokens: 64, BlockSize: 4, NumBlocks: 4, MaxModelLen: 64})
+	h1 := &Request{ID: 1, Prompt: 7 + 1, Output: 2}
+	h2 := &Request{ID: 2, Prompt: 11 + 1, Output: 2}
+	h3 := &Request{ID: 3, Prompt: 3 + 1, Output: 2}
+	require.True(t, w.Handoff(h1, 7)) // 2 blocks reserved, 2 free
+	assert.Equal(t, 2, w.KVFree())
+	assert.False(t, w.Handoff(h2, 11), "3 blocks, 2 free: it waits")
+	assert.False(t, w.Handoff(h3, 3), "1 block would do, but h2 waits ahead of it")
+	assert.Equal(t, 3, w.Outstanding())
+	assert.Empty(t, w.ReserveWaiting(), "h2 still does not fit")
+
+	w.Abort(h2) // canceled while waiting: it held nothing
+	assert.Equal(t, 2, w.Outstanding())
+	assert.Equal(t, []*Request{h3}, w.ReserveWaiting())
+	assert.Equal(t, 1, w.KVFree())
+
+	w.KVArrived(h1)
+	assert.Equal(t, 2, w.Outstanding(), "arrived and in transfer both count")
+	assert.True(t, w.HasWork())
+	w.Abort(h3) // canceled in transfer: its block comes back
+	assert.Equal(t, 2, w.KVFree())
+	assert.Equal(t, 1, w.Outstanding())
+	run(w)
+	assert.Equal(t, 2, h1.Generated)
+	assert.Equal(t, 0, w.Outstanding())
+	assert.Equal(t, 4, w.KVFree())
 }

@@ -39,9 +39,11 @@ type Request struct {
 	computed   int  // tokens whose KV is in the cache
 	scheduled  int  // tokens computed in the current pass
 	admitted   bool // first admission done (CachedTokens set)
-	where      int8 // onNone, onWaiting, onHandoffs, onRunning, onHeld
-	handoff    bool // P/D decode side: blocks reserved, KV of kvReady tokens present
-	kvReady    int
+	where      int8 // onNone, onWaiting, onKVArrived, onRunning, onHeld, onReserved, onAwaitingBlocks
+	// transferred (P/D decode side): the first kvReady tokens' KV arrives, or
+	// arrived, by transfer into reserved blocks (Handoff).
+	transferred bool
+	kvReady     int
 	registered int     // leading full blocks already offered to the prefix cache
 	offs       []uint8 // each block's slot in its group, from Groups
 	blocks     []int32 // KV blocks held, in token order
@@ -81,11 +83,17 @@ type Worker struct {
 	kv   *kvManager
 
 	waiting deque
-	// handoffs (P/D decode side) are requests whose KV arrived into reserved
-	// blocks; they are admitted before the waiting queue, since they need no
-	// new blocks and hold blocks that a waiting recompute may be starved of.
-	handoffs deque
-	running  []*Request
+	running []*Request
+
+	// The P/D decode side's handoffs, in their order of life: awaitingBlocks
+	// holds those waiting for their KV blocks (FIFO); inTransfer counts those
+	// whose blocks are reserved while their KV moves; kvArrived holds those
+	// whose KV arrived, admitted before the waiting queue since they need no
+	// new blocks and hold blocks a waiting recompute may be starved of.
+	awaitingBlocks deque
+	inTransfer     int
+	kvArrived      deque
+	reservedNow    []*Request // ReserveWaiting's result, reused
 
 	busy  bool
 	batch perf.Batch
@@ -145,15 +153,13 @@ func (w *Worker) checkFits(prompt, output, kvOutput int) string {
 	return ""
 }
 
-// Add queues a request that arrived at the worker: a new request (checked with
-// CheckFits) or a reserved handoff whose KV has arrived.
+// Add queues a new request that arrived at the worker (checked with
+// CheckFits). A P/D handoff comes through Handoff and KVArrived instead.
 func (w *Worker) Add(r *Request) {
-	w.name(r)
-	if r.handoff {
-		r.where = onHandoffs
-		w.handoffs.PushBack(r)
-		return
+	if r.transferred {
+		panic("engine: Add of a handed-off request (use KVArrived)")
 	}
+	w.name(r)
 	r.where = onWaiting
 	w.waiting.PushBack(r)
 }
@@ -168,11 +174,13 @@ func (w *Worker) name(r *Request) {
 
 // Where a request is on its worker.
 const (
-	onNone     int8 = iota // not on the worker (finished, or never added)
-	onWaiting              // in the waiting queue
-	onHandoffs             // a P/D handoff whose KV arrived, not yet admitted
-	onRunning              // admitted: in the running set
-	onHeld                 // finished, KV held (HoldKV) or reserved (Reserve)
+	onNone           int8 = iota // not on the worker (finished, or never added)
+	onWaiting                    // in the waiting queue
+	onKVArrived                  // a P/D handoff whose KV arrived, not yet admitted
+	onRunning                    // admitted: in the running set
+	onHeld                       // finished, KV held (HoldKV)
+	onReserved                   // a P/D handoff with reserved blocks, its KV in transfer
+	onAwaitingBlocks             // a P/D handoff waiting for its KV blocks
 )
 
 // Abort removes a request from the worker (a client canceled it) and releases
@@ -184,12 +192,18 @@ func (w *Worker) Abort(r *Request) {
 	switch r.where {
 	case onWaiting:
 		w.waiting.remove(r)
-	case onHandoffs:
-		w.handoffs.remove(r)
+	case onKVArrived:
+		w.kvArrived.remove(r)
 	case onRunning:
 		w.running = removeRequest(w.running, r)
 		r.scheduled = 0
 	case onHeld:
+	case onReserved:
+		w.inTransfer--
+	case onAwaitingBlocks: // no blocks yet
+		w.awaitingBlocks.remove(r)
+		r.where = onNone
+		return
 	default:
 		return
 	}
@@ -215,11 +229,16 @@ func (w *Worker) Busy() bool { return w.busy }
 
 // HasWork reports whether a request is waiting or running.
 func (w *Worker) HasWork() bool {
-	return len(w.running) > 0 || w.waiting.Len() > 0 || w.handoffs.Len() > 0
+	return len(w.running) > 0 || w.waiting.Len() > 0 || w.kvArrived.Len() > 0
 }
 
-// Outstanding is the number of requests on the worker (waiting or running).
-func (w *Worker) Outstanding() int { return len(w.running) + w.waiting.Len() + w.handoffs.Len() }
+// Outstanding is the number of requests on the worker: waiting or running,
+// and on a P/D decode worker every handoff placed on it (waiting for blocks,
+// in transfer, or arrived). It is the load least_outstanding placement
+// compares.
+func (w *Worker) Outstanding() int {
+	return len(w.running) + w.waiting.Len() + w.kvArrived.Len() + w.inTransfer + w.awaitingBlocks.Len()
+}
 
 // KVStats returns the block manager's counters.
 func (w *Worker) KVStats() KVStats { return w.kv.stats }
@@ -352,17 +371,30 @@ func (w *Worker) ReleaseHeld(r *Request) {
 	r.where = onNone
 }
 
-// Reserve (P/D decode side) takes the KV blocks for a request whose first
-// kvTokens tokens arrive by transfer, plus the one token its first pass
-// computes. It reports false, taking nothing, when the blocks are not free now.
-// A reserved request is queued with Add once its KV has arrived; its first pass
-// is a decode at KV length kvTokens.
+// Handoff (P/D decode side) takes a request whose first kvTokens tokens arrive
+// by transfer from a prefill worker. Its KV blocks (kvTokens, plus the one
+// token its first pass computes) are reserved now when they are free and no
+// earlier handoff waits for blocks (FIFO), and Handoff reports true: its
+// transfer may start. Otherwise it waits for blocks, and ReserveWaiting
+// returns it once they are reserved. Once its KV has arrived, KVArrived
+// queues it; its first pass is a decode at KV length kvTokens.
 //
 // The request's Prompt must be kvTokens + 1: the handed-off prompt plus the
 // token whose decode starts the response, so that it produces Output tokens in
-// Output decode passes (notes/worked-examples.md example 5).
-func (w *Worker) Reserve(r *Request, kvTokens int) bool {
-	need := w.blocksFor(kvTokens + 1)
+// Output decode passes (docs/design.md, "P/D disaggregation").
+func (w *Worker) Handoff(r *Request, kvTokens int) bool {
+	r.transferred, r.kvReady = true, kvTokens
+	if w.awaitingBlocks.Len() == 0 && w.reserve(r) {
+		return true
+	}
+	r.where = onAwaitingBlocks
+	w.awaitingBlocks.PushBack(r)
+	return false
+}
+
+// reserve takes r's KV blocks (kvReady + 1 tokens) if they are free now.
+func (w *Worker) reserve(r *Request) bool {
+	need := w.blocksFor(r.kvReady + 1)
 	if need > w.kv.available() {
 		return false
 	}
@@ -371,8 +403,30 @@ func (w *Worker) Reserve(r *Request, kvTokens int) bool {
 	for ; need > 0; need-- {
 		r.blocks = append(r.blocks, w.kv.take())
 	}
-	r.handoff, r.kvReady, r.admitted, r.where = true, kvTokens, true, onHeld
+	r.admitted, r.where = true, onReserved
+	w.inTransfer++
 	return true
+}
+
+// ReserveWaiting reserves blocks for the handoffs waiting for them, in order,
+// while blocks are free, and returns those reserved: their transfers may
+// start. The slice is reused by the next call.
+func (w *Worker) ReserveWaiting() []*Request {
+	w.reservedNow = w.reservedNow[:0]
+	for w.awaitingBlocks.Len() > 0 && w.reserve(w.awaitingBlocks.Front()) {
+		w.reservedNow = append(w.reservedNow, w.awaitingBlocks.PopFront())
+	}
+	return w.reservedNow
+}
+
+// KVArrived queues a reserved handoff whose KV has arrived.
+func (w *Worker) KVArrived(r *Request) {
+	if r.where != onReserved {
+		panic("engine: KVArrived of a request without reserved blocks")
+	}
+	w.inTransfer--
+	r.where = onKVArrived
+	w.kvArrived.PushBack(r)
 }
 
 // CheckHandoff returns why this (decode) worker can never hold a handed-off
@@ -439,7 +493,7 @@ type PassStats struct {
 func (w *Worker) PassStats() PassStats {
 	return PassStats{
 		PrefillTokens: w.batch.PrefillTokens(), PrefillRequests: len(w.batch.Prefill), DecodeRequests: len(w.batch.DecodeKVLens),
-		Running: len(w.running), Waiting: w.waiting.Len() + w.handoffs.Len(),
+		Running: len(w.running), Waiting: w.waiting.Len() + w.kvArrived.Len(),
 		KVBlocksUsed: w.cfg.NumBlocks - w.kv.available(), KVBlocksCached: w.kv.lruLen,
 	}
 }

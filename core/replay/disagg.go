@@ -7,17 +7,20 @@ import (
 	"github.com/aisimulate/aisimulate/core/report"
 )
 
-// The P/D flow (DESIGN.md §4, issue 4):
+// The P/D flow (docs/design.md, "P/D disaggregation"):
 //
 //	arrive ─► prefill worker (prefix cache of that worker; KV held after the
-//	          prompt is computed) ─► handoff: pick a decode worker, reserve its
-//	          blocks (waiting FIFO if they are not free) ─► transfer of
-//	          prompt × KV bytes per token / bandwidth + latency ─► the prefill
-//	          worker frees its blocks; the decode worker queues the request ─►
-//	          decode passes produce every client-visible token.
+//	          prompt is computed) ─► handoff: pick a decode worker, which
+//	          reserves its blocks (engine.Worker.Handoff: waiting FIFO if they
+//	          are not free) ─► transfer of prompt × KV bytes per token /
+//	          bandwidth + latency ─► the prefill worker frees its blocks; the
+//	          decode worker queues the request (KVArrived) ─► decode passes
+//	          produce every client-visible token.
 //
-// A handoff the decode pool can never hold fails; it reaches the client without
-// output when the prefill ends.
+// The decode worker holds every handoff placed on it in one place, its
+// engine.Worker (waiting for blocks, in transfer, arrived), so its load for
+// placement is its Outstanding alone. A handoff the decode pool can never hold
+// fails; it reaches the client without output when the prefill ends.
 
 // arrivePD places a request on prefill worker w (global id), or rejects it.
 func (m *sim) arrivePD(idx int32, w int) {
@@ -69,29 +72,22 @@ func (m *sim) handoff(idx int32) {
 		m.end(idx, report.StatusFailed)
 		return
 	}
-	local := w - dp.first
-	dp.pending[local]++
-	if len(dp.handoffs[local]) == 0 && m.workers[w].Reserve(&f.dec, f.eng.Prompt) {
+	if m.workers[w].Handoff(&f.dec, f.eng.Prompt) {
 		m.startTransfer(idx)
 		return
 	}
 	f.stage = stageWaitKV
-	dp.handoffs[local] = append(dp.handoffs[local], idx)
 }
 
-// retryHandoffs reserves blocks for waiting handoffs of decode worker w, in
-// order, after its pass freed blocks.
+// retryHandoffs starts the transfers of decode worker w's handoffs that were
+// waiting for blocks, in order, after its pass freed blocks.
 func (m *sim) retryHandoffs(w int) {
-	dp := m.poolOf[w]
-	local := w - dp.first
-	q := dp.handoffs[local]
-	n := 0
-	for n < len(q) && m.workers[w].Reserve(&m.flights[q[n]].dec, m.flights[q[n]].eng.Prompt) {
-		m.startTransfer(q[n])
-		n++
-	}
-	if n > 0 {
-		dp.handoffs[local] = append(q[:0], q[n:]...)
+	for _, r := range m.workers[w].ReserveWaiting() {
+		idx, f := m.flightOf(r.ID)
+		if f == nil {
+			panic("replay: a canceled handoff was still waiting for blocks")
+		}
+		m.startTransfer(idx)
 	}
 }
 
@@ -112,8 +108,7 @@ func (m *sim) transferEnd(idx int32) {
 	}
 	f.stage = stageDecode
 	m.workers[f.pw].ReleaseHeld(&f.eng)
-	m.poolOf[f.dw].pending[int(f.dw)-m.poolOf[f.dw].first]--
-	m.workers[f.dw].Add(&f.dec)
+	m.workers[f.dw].KVArrived(&f.dec)
 }
 
 // cancel: the client gives up on a request in flight (request_timeout_ms). The
@@ -124,21 +119,7 @@ func (m *sim) cancel(idx int32) {
 	switch f.stage {
 	case stageEngine:
 		m.workers[f.pw].Abort(&f.eng)
-	case stageWaitKV:
-		dp := m.poolOf[f.dw]
-		local := int(f.dw) - dp.first
-		q := dp.handoffs[local]
-		for i, x := range q {
-			if x == idx {
-				dp.handoffs[local] = append(q[:i], q[i+1:]...)
-				break
-			}
-		}
-		dp.pending[local]--
-		m.workers[f.pw].ReleaseHeld(&f.eng)
-	case stageTransfer:
-		dp := m.poolOf[f.dw]
-		dp.pending[int(f.dw)-dp.first]--
+	case stageWaitKV, stageTransfer: // the decode worker drops the handoff and any reserved blocks
 		m.workers[f.pw].ReleaseHeld(&f.eng)
 		m.workers[f.dw].Abort(&f.dec)
 	case stageDecode:

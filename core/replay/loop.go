@@ -235,10 +235,6 @@ func prepare(spec *config.Spec, opts []Option) (*sim, error) {
 			m.workers = append(m.workers, w)
 			m.poolOf = append(m.poolOf, rt)
 		}
-		if p.name == "decode" {
-			rt.handoffs = make([][]int32, p.count)
-			rt.pending = make([]int, p.count)
-		}
 		m.pools = append(m.pools, rt)
 	}
 	if path.Detokenize {

@@ -13,22 +13,18 @@ type poolRT struct {
 	first   int   // global id of workers[0]
 	index   uint8 // position in the deployment's pools (report.Pass.Pool)
 	rr      int   // round-robin cursor
-
-	// decode pool only, per worker: flights whose KV waits for free blocks
-	// (FIFO), and handoffs placed on it but not yet queued in the engine.
-	handoffs [][]int32
-	pending  []int
 }
 
 // place picks a worker for a new request and returns its global id:
 // round_robin cycles; least_outstanding takes the worker with the fewest
-// requests on it (waiting, running, or handed off to it), the lowest id on ties.
+// requests on it (engine.Worker.Outstanding: waiting, running, or handed off
+// to it), the lowest id on ties.
 func (p *poolRT) place() int {
 	switch p.placement {
 	case config.PlacementLeastOutstanding:
-		best, load := 0, p.load(0)
+		best, load := 0, p.workers[0].Outstanding()
 		for i := 1; i < len(p.workers); i++ {
-			if l := p.load(i); l < load {
+			if l := p.workers[i].Outstanding(); l < load {
 				best, load = i, l
 			}
 		}
@@ -39,12 +35,4 @@ func (p *poolRT) place() int {
 		return p.first + w
 	}
 	panic("replay: placement " + p.placement + " has no policy")
-}
-
-func (p *poolRT) load(i int) int {
-	n := p.workers[i].Outstanding()
-	if p.pending != nil {
-		n += p.pending[i]
-	}
-	return n
 }
