@@ -92,8 +92,8 @@ type attnSelect struct {
 // kv heads) pair was not measured, the nearest measured pair (Euclidean in
 // log2 heads, log2 kv heads, among pairs with the same head_dim and KV
 // dtype) stands in, scaled by heads/heads' for context attention (compute
-// ∝ query heads) or kv/kv' for generation attention (bytes ∝ KV heads);
-// the generation tables stop at 8 KV heads per GPU. Errors: no rows for
+// ∝ query heads) or, in its KV-bandwidth part, by kv/kv' for generation
+// attention (scaleHeads); the generation tables stop at 8 KV heads per GPU. Errors: no rows for
 // the head_dim and KV dtype.
 func newAttnGrid(rows []attnRow, sel attnSelect) (*attnGrid, error) {
 	type pair struct{ h, kv int64 }
@@ -156,12 +156,47 @@ func newAttnGrid(rows []attnRow, sel attnSelect) (*attnGrid, error) {
 		// the first)
 		i, j := indexOf(g.batches, float64(r.Batch)), indexOf(g.lengths, length(r))
 		if math.IsNaN(g.sec[i][j]) {
-			g.sec[i][j] = r.Latency * 1e-3 * g.scale
+			g.sec[i][j] = r.Latency * 1e-3
 		}
 	}
 	g.fill()
+	g.scaleHeads()
 	g.monotone()
 	return g, nil
+}
+
+// scaleHeads carries a stand-in head pair's times over to the model's pair
+// (g.scale = heads/heads' for context attention, kv/kv' for generation
+// attention). Context attention is compute bound: every time scales. A decode
+// kernel's time is a fixed latency (launch, ramp-up, the reduction over
+// splits) plus the KV bytes it streams; only the bytes grow with the KV heads,
+// so per batch row
+//
+//	T(n) = T'(n₀) + s·(T'(n) − T'(n₀))
+//
+// n the KV length, n₀ the shortest measured one (latency only: 2 tokens),
+// s = kv/kv'. Scaling the whole time instead multiplied the latency too: a
+// model whose KV heads equal its attention heads (no GQA; 32 per GPU against
+// a measured 8) came out ~4× too slow at short contexts.
+func (g *attnGrid) scaleHeads() {
+	if g.scale == 1 {
+		return
+	}
+	for _, row := range g.sec {
+		if g.kind == contextKind {
+			for j := range row {
+				row[j] *= g.scale
+			}
+			continue
+		}
+		floor := row[0]
+		for _, v := range row {
+			floor = math.Min(floor, v)
+		}
+		for j := range row {
+			row[j] = floor + g.scale*(row[j]-floor)
+		}
+	}
 }
 
 // monotone makes the grid non-decreasing along batch and length (a running

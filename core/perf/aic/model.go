@@ -202,7 +202,11 @@ func New(arch *model.Arch, sys *hardware.System, opt Options) (*Model, error) {
 			return nil, fmt.Errorf("aic: %s: %w", p, err)
 		}
 		if g.scale != 1 {
-			m.notes = append(m.notes, fmt.Sprintf("%s: %d heads / %d KV heads per GPU not measured; %d / %d scaled by %.3g",
+			how := "scaled by %.3g"
+			if a.kind == generationKind {
+				how = "latency kept, KV-bandwidth part scaled by %.3g"
+			}
+			m.notes = append(m.notes, fmt.Sprintf("%s: %d heads / %d KV heads per GPU not measured; %d / %d, "+how,
 				a.table, heads, kvHeads, g.measuredHeads, g.measuredKVHeads, g.scale))
 		}
 		*a.dst = g

@@ -51,3 +51,38 @@ func TestSanityValues(t *testing.T) {
 	assert.InDelta(t, 0.0124, ar.Seconds(1<<20)*1e3, 0.00005)
 	_ = model.BF16
 }
+
+// TestGenerationAttentionMHAStandIn: a model without GQA (32 query and 32 KV
+// heads per GPU) has no generation-attention rows; the nearest measured pair
+// (32 / 8) stands in with its latency kept and its KV-bandwidth part scaled
+// by 32/8 = 4 (scaleHeads). So at a 2-token context (latency only) it costs
+// about what the 32 / 8 kernel costs, not 4×, and at a long context (bytes
+// dominate) about 4× — and never less than the 32 / 8 kernel.
+func TestGenerationAttentionMHAStandIn(t *testing.T) {
+	db := sharedDB(t)
+	sysDir, err := systemDir(db, "h100_sxm")
+	require.NoError(t, err)
+	src, err := locate(sysDir, "h100_sxm", "vllm", "0.24.0", TableGenerationAttention)
+	require.NoError(t, err)
+	rows, err := loadAttention(src.Path)
+	require.NoError(t, err)
+	sys := builtinSystem(t, "h100_sxm")
+	sel := attnSelect{kind: generationKind, heads: 32, kvHeads: 8, headDim: 128, kvDtype: "bfloat16", kvBytes: 2,
+		flops: sys.BF16Flops, memBW: sys.MemBW}
+	gqa, err := newAttnGrid(rows, sel)
+	require.NoError(t, err)
+	sel.kvHeads = 32
+	mha, err := newAttnGrid(rows, sel)
+	require.NoError(t, err)
+	require.Equal(t, int64(8), mha.measuredKVHeads)
+	require.Equal(t, 4.0, mha.scale)
+	for _, b := range []float64{1, 16, 128} {
+		short := mha.Seconds(b, 2) / gqa.Seconds(b, 2)
+		assert.Less(t, short, 1.3, "batch %g, 2 tokens: latency, not 4× it", b)
+		for _, n := range []float64{2, 64, 1024, 4096} {
+			assert.GreaterOrEqual(t, mha.Seconds(b, n), gqa.Seconds(b, n), "batch %g, KV %g", b, n)
+		}
+	}
+	long := mha.Seconds(64, 4096) / gqa.Seconds(64, 4096)
+	assert.InDelta(t, 4.0, long, 0.6, "batch 64, KV 4096: bandwidth bound, ~4× the bytes")
+}
