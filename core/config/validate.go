@@ -197,6 +197,11 @@ func (s *Spec) validateTraffic() error {
 	if err := variantOf(loadUnion, "traffic.load", l.Mode); err != nil {
 		return err
 	}
+	if c, ok := l.Mode.(ConcurrencyLoad); ok && c.WarmupRequests > 0 {
+		if _, sessions := t.Source.Type.(SessionsSource); sessions {
+			return errorf("traffic.load.warmup_requests", "a sessions source has no warm-up phase")
+		}
+	}
 	if _, trace := l.Mode.(TraceLoad); trace && t.Source.TracePath() == "" {
 		return errorf("traffic.load.mode", "trace timestamps need a trace source; use rate or concurrency for a %s source", t.Source.Name())
 	}

@@ -173,6 +173,14 @@ type RateLoad struct {
 // each sends its next request when the client has acted on the previous one.
 type ConcurrencyLoad struct {
 	Concurrency int `json:"concurrency"`
+	// WarmupRequests: the source's first WarmupRequests requests are the load
+	// generator's warm-up phase (AIPerf's --warmup-request-count). The closed
+	// loop sends them, waits until every warm-up response has been acted on,
+	// then starts the measured requests with all clients at once. Warm-up
+	// requests run on the engine (they fill its prefix cache) but are not
+	// reported, so the measured window starts with the first measured send.
+	// 0 = no warm-up.
+	WarmupRequests int `json:"warmup_requests,omitempty"`
 }
 
 // Length is a distribution of token counts (isl, osl, turns). In YAML it is a
@@ -396,7 +404,8 @@ func (l RateLoad) validate(path string) error {
 }
 
 func (l ConcurrencyLoad) validate(path string) error {
-	if err := atLeast(path+".concurrency", l.Concurrency, 1); err != nil {
+	if err := firstErr(atLeast(path+".concurrency", l.Concurrency, 1),
+		atLeast(path+".warmup_requests", l.WarmupRequests, 0)); err != nil {
 		return err
 	}
 	if l.Concurrency > MaxConcurrency {

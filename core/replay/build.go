@@ -299,6 +299,10 @@ func (d *deployment) metadata(s *config.Spec, m *sim) report.Metadata {
 	if n, ok := m.tr.src.(workload.SessionNamer); ok && n.SessionNames() != nil {
 		out.TraceSessionIDs = n.SessionNames()
 	}
+	if n := m.tr.warmSent; n > 0 {
+		end := float64(m.tr.warmEndNs) / 1e6
+		out.WarmupRequests, out.WarmupEndMs = n, &end
+	}
 	// perf models with provenance (aic: the tables read, versions, stand-ins)
 	if pm, ok := first.perf.(interface{ Metadata() map[string]any }); ok {
 		out.PerfMetadata = pm.Metadata()

@@ -2,6 +2,7 @@ package replay
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/aisimulate/aisimulate/core/client"
 	"github.com/aisimulate/aisimulate/core/config"
@@ -27,6 +28,7 @@ type flight struct {
 	ended    bool    // the client has its end (completed, rejected, failed, canceled)
 	received int     // output tokens received by the client
 	gaps     []int64 // with timeouts only: ITL gaps, pooled when the request completes
+	warmup   bool    // sent in the load generator's warm-up phase: not reported
 }
 
 // Where a flight's request is, for cancellation.
@@ -161,8 +163,12 @@ func Run(spec *config.Spec, opts ...Option) (*report.Report, error) {
 	if file := s.Traffic.Source.TracePath(); len(m.records) == 0 && file != "" && m.tr.feed.Rows() == 0 {
 		return nil, &workload.DataError{File: file, Msg: "the trace has no requests"}
 	}
+	// The warm-up requests were sent before any measured one: the first
+	// warmSent records. They ran, but a load generator does not report them.
+	md := m.dep.metadata(s, m)
+	m.records = m.records[m.tr.warmSent:]
 	return &report.Report{
-		Metadata: m.dep.metadata(s, m),
+		Metadata: md,
 		Summary:  m.acc.Close(m.dep.gpus()),
 		Records:  m.records,
 		Timeline: m.tl,
@@ -341,7 +347,7 @@ func (m *sim) newFlight(r *workload.Request, slot int32) int32 {
 	}
 	f := m.flights[idx]
 	f.req, f.slot = *r, slot
-	f.stage, f.ended, f.received = stageSent, false, 0
+	f.stage, f.ended, f.received, f.warmup = stageSent, false, 0, false
 	f.gaps = f.gaps[:0]
 	return idx
 }
@@ -549,7 +555,7 @@ func (m *sim) token(idx int32) {
 		m.records[f.rec].FirstTokenNs = m.now
 	} else if m.path.TimeoutNs > 0 { // the request may yet be canceled: pool at completion
 		f.gaps = append(f.gaps, m.now-f.lastNs)
-	} else {
+	} else if !f.warmup {
 		m.acc.AddGap(m.now - f.lastNs)
 	}
 	f.lastNs = m.now
@@ -566,14 +572,16 @@ func (m *sim) end(idx int32, status string) {
 	rec.CachedTokens = f.eng.CachedTokens
 	rec.Preemptions = f.eng.Preemptions + f.dec.Preemptions
 	switch {
-	case status == report.StatusCompleted:
+	case status == report.StatusCompleted && !f.warmup:
 		for _, g := range f.gaps {
 			m.acc.AddGap(g)
 		}
-	case f.lastNs != report.NoTime && m.path.TimeoutNs == 0:
+	case f.lastNs != report.NoTime && m.path.TimeoutNs == 0 && status != report.StatusCompleted:
 		panic("replay: a request that received tokens ended " + status + "; its ITL gaps are pooled")
 	}
-	m.acc.Add(rec)
+	if !f.warmup {
+		m.acc.Add(rec)
+	}
 	rel := m.path.SerialReleaseNs(m.now, m.tr.clientBusyNs, rec.OutputTokens, m.path.JitterNs(m.tr.jitter))
 	m.tr.clientBusyNs = rel
 	m.at(rel, phaseClientAction, evRelease, idx, 0)
@@ -584,7 +592,7 @@ func (m *sim) end(idx int32, status string) {
 func (m *sim) release(idx int32) error {
 	f := m.flights[idx]
 	m.records[f.rec].ReleaseNs = m.now
-	slot := f.slot
+	slot, warm := f.slot, f.warmup
 	f.gen++ // events and outputs still pending for this request are now stale
 	m.free = append(m.free, idx)
 	m.active--
@@ -599,6 +607,9 @@ func (m *sim) release(idx int32) error {
 			return nil
 		}
 	}
+	if warm {
+		m.tr.warmActive--
+	}
 	if slot >= 0 {
 		return m.slotNext(slot)
 	}
@@ -606,13 +617,43 @@ func (m *sim) release(idx int32) error {
 }
 
 // slotNext sends closed-loop client slot's next request at m.now, if any.
+// During a warm-up phase (traffic.load.warmup_requests) the slot sends the
+// next warm-up request while any are left; after the last one it waits until
+// every warm-up response has been acted on (AIPerf waits for all of them
+// before profiling), and the client that acts on the last one starts the
+// measured phase: every waiting client sends then, in client order.
 func (m *sim) slotNext(slot int32) error {
+	tr := m.tr
+	warm := tr.inWarmup && tr.warmLeft > 0
+	if tr.inWarmup && !warm {
+		if tr.warmActive > 0 {
+			tr.parked = append(tr.parked, slot)
+			return nil
+		}
+		// the last warm-up response was acted on: every client starts
+		slots := append(tr.parked, slot)
+		tr.inWarmup, tr.parked, tr.warmEndNs = false, nil, m.now
+		slices.Sort(slots)
+		for _, s := range slots {
+			if err := m.slotNext(s); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
 	var r workload.Request
-	_, ok, err := m.tr.next(&r, m.now)
+	_, ok, err := tr.next(&r, m.now)
 	if err != nil || !ok {
 		return err
 	}
-	m.send(m.newFlight(&r, slot))
+	idx := m.newFlight(&r, slot)
+	if warm {
+		m.flights[idx].warmup = true
+		tr.warmLeft--
+		tr.warmActive++
+		tr.warmSent++
+	}
+	m.send(idx)
 	return nil
 }
 

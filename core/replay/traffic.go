@@ -34,6 +34,14 @@ type traffic struct {
 	// busy until then).
 	clientBusyNs int64
 	done         bool
+
+	// The warm-up phase (traffic.load.warmup_requests): warm-up requests
+	// still to send, in flight (sent, not yet acted on) and sent; the clients
+	// waiting for it to end; when it ended (ns).
+	inWarmup                       bool
+	warmLeft, warmActive, warmSent int
+	parked                         []int32
+	warmEndNs                      int64
 }
 
 func openTraffic(s *config.Spec) (*traffic, error) {
@@ -92,6 +100,7 @@ func openTraffic(s *config.Spec) (*traffic, error) {
 		}
 	case config.ConcurrencyLoad:
 		tr.mode, tr.concurrency = config.LoadConcurrency, l.Concurrency
+		tr.inWarmup, tr.warmLeft = l.WarmupRequests > 0, l.WarmupRequests
 	default:
 		panic(fmt.Sprintf("replay: traffic.load mode %T has no sender", l))
 	}

@@ -57,6 +57,12 @@ type Metadata struct {
 	// and in ms (docs/traces.md).
 	TraceTimeOrigin   string      `json:"trace_time_origin,omitempty"`
 	TraceTimeOriginMs json.Number `json:"trace_time_origin_ms,omitempty"`
+	// WarmupEndMs and WarmupRequests (a closed loop with
+	// traffic.load.warmup_requests): when the warm-up phase ended (every
+	// warm-up response acted on), ms, and how many warm-up requests ran; the
+	// warm-up requests are not in the records or the summary.
+	WarmupEndMs    *float64 `json:"warmup_end_ms,omitempty"`
+	WarmupRequests int      `json:"warmup_requests,omitempty"`
 	// WeightDtype is the GEMM weight format in effect.
 	WeightDtype string `json:"weight_dtype"`
 	// WindowStartMs is when the first request was sent: summary.duration_ms

@@ -1,0 +1,73 @@
+package replay
+
+import (
+	"testing"
+
+	"github.com/aisimulate/aisimulate/core/config"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// warmupSpec: the linear engine (2 ms + 0.01 ms per prompt token + 0.1 ms per
+// decode), a closed loop of 2 clients, three requests of 100 in / 2 out, the
+// first one a warm-up request.
+func warmupSpec(dataset string) string {
+	return linearEngineFor(1000) + `
+traffic:
+  source: {type: synthetic, num_requests: 3, isl: 100, osl: 2` + dataset + `}
+  load: {mode: concurrency, concurrency: 2, warmup_requests: 1}
+`
+}
+
+// GIVEN one warm-up request W and two clients, WHEN W runs alone (client 1
+// waits: AIPerf starts profiling only after every warm-up response), THEN
+// both measured requests start when W is acted on:
+//
+//	W: prefill [0, 3.0] (2 + 1.0), decode [3.0, 5.1] (2 + 0.1); window starts at 5.1
+//	A, B: prefill together [5.1, 9.1] (2 + 2.0), decode [9.1, 11.3] (2 + 0.2)
+//
+// so TTFT 4.0 ms, E2E 6.2 ms each, the window 6.2 ms; W is not reported.
+func TestWarmupPhaseThenAllClientsAtOnce(t *testing.T) {
+	rep := runYAML(t, warmupSpec(""))
+	require.Len(t, rep.Records, 2)
+	for _, r := range rep.Records {
+		assert.InDelta(t, 5.1, msOf(r.SendNs), 1e-9)
+		ttft, _ := r.TTFT()
+		assert.InDelta(t, 4.0, ttft, 1e-9)
+		assert.InDelta(t, 6.2, r.E2E(), 1e-9)
+	}
+	assert.Equal(t, int64(1), rep.Records[0].RequestID)
+	assert.Equal(t, 2, rep.Summary.Completed)
+	assert.InDelta(t, 6.2, rep.Summary.DurationMs, 1e-9)
+	assert.InDelta(t, 2/6.2e-3, *rep.Summary.RequestThroughputRPS, 1e-6)
+	assert.Equal(t, 1, rep.Metadata.WarmupRequests)
+	require.NotNil(t, rep.Metadata.WarmupEndMs)
+	assert.InDelta(t, 5.1, *rep.Metadata.WarmupEndMs, 1e-9)
+}
+
+// The warm-up fills the prefix cache: with one dataset entry every request
+// sends the same prompt, so A and B find W's 6 full blocks (96 tokens) and
+// compute 4 tokens each: prefill [5.1, 7.18] (2 + 0.08), TTFT 2.08 ms.
+func TestWarmupFillsThePrefixCache(t *testing.T) {
+	rep := runYAML(t, warmupSpec(", dataset: {entries: 1}"))
+	require.Len(t, rep.Records, 2)
+	for _, r := range rep.Records {
+		assert.Equal(t, 96, r.CachedTokens)
+		ttft, _ := r.TTFT()
+		assert.InDelta(t, 2.08, ttft, 1e-9)
+	}
+}
+
+// warmup_requests belongs to a closed loop.
+func TestWarmupNeedsConcurrency(t *testing.T) {
+	yml := replaceOnce(warmupSpec(""), "load: {mode: concurrency, concurrency: 2, warmup_requests: 1}",
+		"load: {mode: rate, rate_rps: 1, warmup_requests: 1}")
+	_, err := decodeForTest(yml)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "traffic.load.warmup_requests")
+}
+
+func decodeForTest(yml string) (any, error) {
+	return config.DecodeYAML([]byte(yml))
+}
