@@ -5,7 +5,8 @@ Usage:
     python scripts/accuracy.py --silicon ../shared/data/silicon/vllm_dense_dev.csv \
         [--perf aic|roofline] [--out DIR] [--jobs N]
         [--deployment aic-generator|aic-generator-0.7|vllm-defaults] [--client aiperf|none]
-        [--steady-state] [--length-ratio R] [--dataset-entries N [--sampling S]]
+        [--load-generator aiperf|aiperf-baremetal|genai-perf] [--steady-state]
+        [--length-ratio R] [--dataset-entries N [--sampling S]]
 
 Writes DIR/rows.csv (one line per input row: ok or skipped with a reason),
 DIR/mape.csv and DIR/predicted_vs_measured.png, and prints the MAPE table per
@@ -46,9 +47,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--client", choices=accuracy.CLIENTS, default="aiperf",
                     help="load generator path: DESIGN.md's AIPerf reference (send leg, "
                          "detokenization, response overhead; default) or none (instant)")
+    ap.add_argument("--load-generator", choices=tuple(accuracy.LOAD_GENERATORS), default=accuracy.DEFAULT_LOAD_GENERATOR,
+                    help="how the benchmark ran: AIPerf as AIConfigurator's cluster workflow runs it (c warm-up "
+                         "requests, then 20·c from an idle engine over 20·c dataset entries; default), its "
+                         "bare-metal script (2·c warm-up, 100 entries), or the earlier genai-perf evaluation "
+                         "(10·c, every prompt new)")
     ap.add_argument("--steady-state", action="store_true",
-                    help="measure whole waves after the first instead of the benchmark window "
-                         "(10 requests per client from an idle engine, all counted)")
+                    help="measure whole waves after the first instead of the benchmark window")
     ap.add_argument("--dataset-entries", type=accuracy.args.dataset_entries, default=0,
                     help="the load generator's distinct prompts, sent again and again to an engine "
                          "with prefix caching (AIPerf's --num-dataset-entries; default 0: every "
@@ -85,11 +90,13 @@ def main(argv: list[str] | None = None) -> int:
                                 database=args.database, jobs=args.jobs,
                                 length_ratio=args.length_ratio, steady_state=args.steady_state,
                                 deployment=args.deployment, client=args.client,
-                                dataset_entries=args.dataset_entries, sampling=args.sampling)
+                                dataset_entries=args.dataset_entries, sampling=args.sampling,
+                                load_generator=args.load_generator)
     accuracy.write_rows(results, out / "rows.csv")
     settings = accuracy.settings_text(deployment=args.deployment, client=args.client,
                                       steady_state=args.steady_state, length_ratio=args.length_ratio,
-                                      dataset_entries=args.dataset_entries, sampling=args.sampling)
+                                      dataset_entries=args.dataset_entries, sampling=args.sampling,
+                                      load_generator=args.load_generator)
     skipped = [r for r in results if r.status != "ok"]
     for r in skipped:
         print(f"  skipped {r.skip_line()}")

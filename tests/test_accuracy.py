@@ -72,15 +72,33 @@ def test_row_spec_window_deployment_and_precision():
     kw = dict(perf="aic", aliases=aliases, model_configs=accuracy.DEFAULT_MODEL_CONFIGS,
               database=accuracy.DEFAULT_DATABASE)
     c, isl, osl = int(fp8["batch_size"]), int(fp8["isl"]), int(fp8["osl"])
-    # default: the benchmark window, 10·c requests from an idle engine, all measured;
-    # AIConfigurator 0.5.0's generated limits: c seqs, c + ISL + 1500 tokens
+    # default: AIPerf as AIConfigurator's cluster workflow runs it: c warm-up requests
+    # (run, not reported), then 20·c measured from an idle engine, over a dataset of
+    # 20·c shuffled entries with vLLM's prefix caching; AIConfigurator 0.5.0's generated
+    # limits: c seqs, c + ISL + 1500 tokens; vLLM 0.12.0 schedules synchronously
     spec, warm, measured = accuracy.row_spec(fp8, **kw)
-    assert (warm, measured, spec["traffic"]["source"]["num_requests"]) == (0, 10 * c, 10 * c)
-    assert spec["engine"]["scheduler"] == {"enable_prefix_caching": False, "max_num_seqs": c,
+    assert (warm, measured, spec["traffic"]["source"]["num_requests"]) == (0, 20 * c, 21 * c)
+    assert spec["traffic"]["load"]["warmup_requests"] == c
+    assert spec["traffic"]["source"]["dataset"] == {"entries": 20 * c, "sampling": "shuffle"}
+    assert spec["engine"]["scheduler"] == {"enable_prefix_caching": True, "max_num_seqs": c,
                                            "max_num_batched_tokens": c + isl + 1500}
+    # the bare-metal script: 2·c warm-up requests, AIPerf's default 100 entries
+    spec, warm, measured = accuracy.row_spec(fp8, load_generator="aiperf-baremetal", **kw)
+    assert (measured, spec["traffic"]["source"]["num_requests"]) == (20 * c, 22 * c)
+    assert spec["traffic"]["source"]["dataset"]["entries"] == 100
+    # the earlier genai-perf evaluation: 10·c from idle, every prompt new, no warm-up
+    spec, warm, measured = accuracy.row_spec(fp8, load_generator="genai-perf", **kw)
+    assert (warm, measured, spec["traffic"]["source"]["num_requests"]) == (0, 10 * c, 10 * c)
+    assert "warmup_requests" not in spec["traffic"]["load"] and "dataset" not in spec["traffic"]["source"]
+    assert spec["engine"]["scheduler"]["enable_prefix_caching"] is False
+    # vLLM from 0.14.0 schedules asynchronously by default
+    spec, _, _ = accuracy.row_spec(dict(fp8, backend_version="0.19.0"), **kw)
+    assert spec["engine"]["scheduler"]["async_scheduling"] is True
+    with pytest.raises(ValueError, match="load_generator 'locust'"):
+        accuracy.row_spec(fp8, load_generator="locust", **kw)
     # aiconfigurator 0.7.0's rule: at least 512 seqs, 512 + ISL + 1500 tokens, ISL + OSL + 1500 long
     spec, _, _ = accuracy.row_spec(fp8, deployment="aic-generator-0.7", **kw)
-    assert spec["engine"]["scheduler"] == {"enable_prefix_caching": False, "max_num_seqs": 512,
+    assert spec["engine"]["scheduler"] == {"enable_prefix_caching": True, "max_num_seqs": 512,
                                            "max_num_batched_tokens": 512 + isl + 1500,
                                            "max_model_len": isl + osl + 1500}
     assert spec["engine"]["quantization"] == {"weights": "fp8", "kv_cache": "fp8"}
@@ -97,11 +115,11 @@ def test_row_spec_window_deployment_and_precision():
     # default client: DESIGN.md §6's AIPerf reference path
     assert spec["engine"]["tokenization"] == {"send_ms": 0.255}
     assert spec["engine"]["detokenization"] == {"base_us": 150.0, "per_token_us": 2.0}
-    assert spec["traffic"]["load"] == {"mode": "concurrency", "concurrency": c,
+    assert spec["traffic"]["load"] == {"mode": "concurrency", "concurrency": c, "warmup_requests": c,
                                        "response_overhead": {"base_ms": 1.40, "per_output_token_us": 3.65}}
     bare, _, _ = accuracy.row_spec(fp8, client="none", **kw)
     assert "tokenization" not in bare["engine"] and "detokenization" not in bare["engine"]
-    assert bare["traffic"]["load"] == {"mode": "concurrency", "concurrency": c}
+    assert bare["traffic"]["load"] == {"mode": "concurrency", "concurrency": c, "warmup_requests": c}
     with pytest.raises(ValueError, match="client 'locust'"):
         accuracy.row_spec(fp8, client="locust", **kw)
     # steady state: first and last waves unmeasured; vLLM defaults: 8192 tokens
@@ -118,12 +136,12 @@ def test_row_spec_window_deployment_and_precision():
 
 def test_row_spec_length_ratio_option():
     # Qwen3-32B 1024/128 at c = 8: R = 0.8 gives lengths uniform in [819, 1024] and
-    # [102, 128]; the benchmark window sends 10 requests a client and measures them all.
+    # [102, 128]; the earlier genai-perf window sends 10 requests a client, all measured.
     row = accuracy.read_silicon(SILICON)[0]
     aliases = accuracy.load_aliases(ALIASES)
     spec, warm, measured = accuracy.row_spec(
         row, perf="roofline", aliases=aliases, model_configs=accuracy.DEFAULT_MODEL_CONFIGS,
-        database=accuracy.DEFAULT_DATABASE, length_ratio=0.8)
+        database=accuracy.DEFAULT_DATABASE, length_ratio=0.8, load_generator="genai-perf")
     src = spec["traffic"]["source"]
     assert src["isl"] == {"kind": "uniform", "min": 819, "max": 1024}
     assert src["osl"] == {"kind": "uniform", "min": 102, "max": 128}
@@ -141,14 +159,14 @@ def test_row_spec_length_ratio_option():
 
 
 def test_dataset_entries_reuse_prompts_with_prefix_caching():
-    # Qwen3-32B 1024/128 TP 2, one client (c = 1): the benchmark window is 10 requests.
+    # Qwen3-32B 1024/128 TP 2, one client (c = 1), genai-perf's window of 10 requests.
     # One dataset entry: the first request computes its prompt; the other nine find its
     # 64 blocks of 16 cached and recompute the last (vLLM always computes the last
     # token): 63 · 16 = 1008 cached tokens each.
     row = dict(accuracy.read_silicon(SILICON)[0], batch_size="1")
     aliases = accuracy.load_aliases(ALIASES)
     kw = dict(perf="roofline", aliases=aliases, model_configs=accuracy.DEFAULT_MODEL_CONFIGS,
-              database=accuracy.DEFAULT_DATABASE)
+              database=accuracy.DEFAULT_DATABASE, load_generator="genai-perf")
     spec, warm, measured = accuracy.row_spec(row, dataset_entries=1, sampling="sequential", **kw)
     assert spec["traffic"]["source"]["dataset"] == {"entries": 1, "sampling": "sequential"}
     assert spec["engine"]["scheduler"]["enable_prefix_caching"] is True
@@ -191,4 +209,6 @@ def test_a_row_vllm_would_refuse_at_the_default_max_model_len_runs_as_launched()
     assert res.status == "ok", res.reason
     spec["engine"]["scheduler"]["max_model_len"] = 2652
     rep = aisimulate.replay(spec)
-    assert res.predicted_tpot_ms == pytest.approx(sum(r["tpot_ms"] for r in rep.requests) / 10)
+    # the c = 1 warm-up request is run but not reported: the 20 measured ones
+    assert len(rep.requests) == 20
+    assert res.predicted_tpot_ms == pytest.approx(sum(r["tpot_ms"] for r in rep.requests) / 20)

@@ -51,21 +51,25 @@ Client (``client``)
     ``"none"``: the client acts at the pass end, so the replacement can join the very
     next pass (an idealised loop, for comparison).
 
-Measured window and warm-up (``steady_state``)
-    Default: the benchmark's own window. AIConfigurator's evaluation measures a
-    closed loop with genai-perf / AIPerf: ``--concurrency c --request-count 10·c
-    --warmup-request-count 2·c`` and fixed ISL/OSL
-    (``eval/benchmarks/genai_perf_runner.py``), and AIPerf waits for every warm-up
-    response before profiling starts (its warm-up tutorial, "Grace Period"). So the
-    measured requests begin with c requests sent together to an idle engine and end
-    with the loop draining, and the reported means are over all 10·c of them. The
-    harness simulates exactly that: 10·c requests from an empty engine, every one
-    counted; the warm-up requests themselves change nothing in a simulator (no
-    JIT, no allocation) and are not simulated. The first wave matters: c prompts
-    queue behind each other's prefills, and with fixed lengths the clients that
-    finish together come back together, so the grouping the first wave leaves
-    persists (the token budget splits it). That is why the measured mean TTFT grows
-    about linearly with c at every ISL, TP and OSL.
+The load generator as it ran (``load_generator``, ``steady_state``)
+    Default ``"aiperf"``: AIConfigurator's benchmark generator runs AIPerf with
+    ``--concurrency c --request-count 20·c``, fixed synthetic ISL/OSL, ``ignore_eos``,
+    streaming chat completions; its cluster workflow adds ``--warmup-request-count c
+    --num-dataset-entries 20·c``. AIPerf waits for every warm-up response before
+    profiling starts (its warm-up guide, "Grace Period"), and one dataset sampler
+    (shuffled for synthetic data) serves both phases. The harness replays exactly
+    that: the c warm-up requests (``traffic.load.warmup_requests``: run, not
+    reported), then 20·c measured requests with every client starting together on
+    an idle engine, prompts drawn from 20·c shuffled entries (the last c measured
+    requests repeat an earlier prompt) with vLLM's default prefix caching.
+    ``"aiperf-baremetal"`` is the generator's bare-metal script: 2·c warm-up requests
+    and AIPerf's default dataset of 100 entries, so most prompts repeat.
+    ``"genai-perf"`` is the earlier evaluation (``eval/benchmarks/genai_perf_runner.py``:
+    10·c requests, 12·c entries, every prompt new): 10·c requests from an idle engine,
+    prefix caching off. Which procedure produced a given row is not recorded.
+
+    The row's vLLM version sets ``async_scheduling`` (vLLM's default from 0.14.0;
+    the dev rows' 0.12.0 schedules synchronously).
 
     ``steady_state=True`` instead sends ``c · (1 + W + 1)`` requests (W measured
     waves, at least :data:`MIN_MEASURED` measured requests), drops the first wave
@@ -76,14 +80,8 @@ Measured window and warm-up (``steady_state``)
     The simulation is deterministic, so no repetitions are needed.
 
 Prompt reuse (``dataset_entries``, ``sampling``)
-    Default 0: every request has a prompt of its own and prefix caching is off, the
-    rows' "no prefix reuse". AIConfigurator's runner makes that so by asking
-    genai-perf for ``--num-dataset-entries 12·c``, one entry per warm-up and measured
-    request. A load generator left at its defaults does not: AIPerf and genai-perf
-    generate 100 entries and send them again and again (AIPerf in a shuffled order),
-    and vLLM caches prefixes by default. ``dataset_entries`` N > 0 simulates that:
-    the synthetic source's ``dataset`` of N entries picked by ``sampling`` (shuffle,
-    sequential or random), with prefix caching on.
+    ``dataset_entries`` N > 0 overrides the load generator's dataset: N entries
+    picked by ``sampling`` (shuffle, sequential or random), with prefix caching on.
 
 Outputs (:func:`evaluate`)
     ``rows.csv`` (one line per input row, ``ok`` or ``skipped`` with the reason), a MAPE
@@ -101,19 +99,20 @@ from .output import format_mape, mape_table, settings_text, write_mape, write_pl
 from .rows import LINE_KEY, REQUIRED_COLUMNS, load_aliases, read_inputs, read_silicon, resolve_aliases
 from .run import ROW_COLUMNS, RowResult, check_length_ratio, evaluate, run_row
 from .spec import (AIC_GENERATOR_07_MAX_NUM_SEQS, AIC_GENERATOR_TOKEN_SLACK, AIPERF_CLIENT,
-                   BENCHMARK_REQUESTS_PER_CLIENT, CLIENTS, DEFAULT_DATABASE, DEFAULT_MODEL_CONFIGS,
+                   CLIENTS, DEFAULT_DATABASE, DEFAULT_LOAD_GENERATOR, DEFAULT_MODEL_CONFIGS, LOAD_GENERATORS,
                    DEPLOYMENTS, MAX_DATASET_ENTRIES, MAX_WAVES, MIN_MEASURED, SAMPLINGS, SHARED_DATA,
                    VLLM_API_SERVER_MAX_NUM_BATCHED_TOKENS,
                    VLLM_DEFAULT_MAX_NUM_SEQS, row_spec)
 
 __all__ = [
     "AIPERF_CLIENT",
-    "BENCHMARK_REQUESTS_PER_CLIENT",
     "CLIENTS",
     "DEFAULT_DATABASE",
+    "DEFAULT_LOAD_GENERATOR",
     "DEFAULT_MODEL_CONFIGS",
     "DEPLOYMENTS",
     "LINE_KEY",
+    "LOAD_GENERATORS",
     "MAX_DATASET_ENTRIES",
     "MIN_MEASURED",
     "REQUIRED_COLUMNS",

@@ -8,6 +8,8 @@ import os
 from typing import Any, Iterable, Sequence
 
 from .run import ROW_COLUMNS, RowResult
+from .spec import DEFAULT_LOAD_GENERATOR, LOAD_GENERATORS
+
 
 def _fmt(v: Any) -> str:
     if v is None:
@@ -73,12 +75,24 @@ def format_mape(table: Sequence[dict[str, Any]], skipped: int, perf: str, settin
 
 
 def settings_text(*, deployment: str, client: str, steady_state: bool, length_ratio: float,
-                  dataset_entries: int = 0, sampling: str = "shuffle") -> str:
+                  dataset_entries: int = 0, sampling: str = "shuffle",
+                  load_generator: str = DEFAULT_LOAD_GENERATOR) -> str:
     """How the rows were simulated, in one line (for the printed table and the plot)."""
-    window = "steady-state waves" if steady_state else "benchmark window (10·c from idle)"
+    gen = LOAD_GENERATORS[load_generator]
     lengths = "fixed lengths" if length_ratio >= 1 else f"lengths uniform in [{length_ratio:g}·L, L]"
-    prompts = ("every prompt new" if dataset_entries <= 0
-               else f"{dataset_entries} prompts reused ({sampling}), prefix caching on")
+    if steady_state:
+        window = "steady-state waves"
+    else:
+        warm = f"{gen.warmup}·c warm-up, then " if gen.warmup else ""
+        window = f"{load_generator}: {warm}{gen.requests}·c from idle"
+    if dataset_entries > 0:
+        prompts = f"{dataset_entries} prompts reused ({sampling}), prefix caching on"
+    elif steady_state or gen.entries(1) == 0:
+        prompts = "every prompt new"
+    else:
+        n1, n2 = gen.entries(1), gen.entries(2)
+        size = str(n1) if n1 == n2 else f"{n1}·c"
+        prompts = f"dataset of {size} entries ({sampling}), prefix caching on"
     return f"deployment {deployment}; client {client}; {window}; {lengths}; {prompts}"
 
 

@@ -9,13 +9,13 @@ from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 from .rows import LINE_KEY, _int, _positive
-from .spec import (AIC_GENERATOR_TOKEN_SLACK, DEFAULT_DATABASE, DEFAULT_MODEL_CONFIGS, _check_client,
-                   _check_dataset, _check_deployment, row_spec)
+from .spec import (AIC_GENERATOR_TOKEN_SLACK, DEFAULT_DATABASE, DEFAULT_LOAD_GENERATOR, DEFAULT_MODEL_CONFIGS,
+                   _check_client, _check_dataset, _check_deployment, _load_generator, row_spec)
 
 ROW_COLUMNS = ("id", "status", "reason", "model", "system", "tp", "isl", "osl", "concurrency",
                "precision", "perf", "silicon_ttft_ms", "silicon_tpot_ms", "predicted_ttft_ms",
                "predicted_tpot_ms", "ttft_error_pct", "tpot_error_pct", "measured_requests",
-               "deployment", "client", "window", "length_ratio", "dataset_entries", "sampling",
+               "deployment", "client", "load_generator", "window", "length_ratio", "dataset_entries", "sampling",
                "max_num_batched_tokens", "max_num_seqs",
                "perf_model", "tables")
 
@@ -41,6 +41,7 @@ class RowResult:
     measured_requests: int | None = None
     deployment: str = ""
     client: str = ""
+    load_generator: str = ""
     window: str = ""
     length_ratio: float = math.nan
     dataset_entries: int | None = None
@@ -68,13 +69,14 @@ def run_row(row: dict[str, str], perf: str, aliases: dict[str, str], model_confi
             database: str, perf_overrides: dict[str, Any] | None = None,
             length_ratio: float = 1.0, steady_state: bool = False,
             deployment: str = "aic-generator", client: str = "aiperf",
-            dataset_entries: int = 0, sampling: str = "shuffle") -> RowResult:
+            dataset_entries: int = 0, sampling: str = "shuffle",
+            load_generator: str = DEFAULT_LOAD_GENERATOR) -> RowResult:
     """Simulate one silicon row; a row that cannot be served comes back ``skipped``."""
     import aisimulate
 
     res = RowResult(id=row.get("id", ""), status="skipped", model=row.get("model_path", ""),
                     system=row.get("system", ""), precision=row.get("precision", ""), perf=perf,
-                    deployment=deployment, client=client,
+                    deployment=deployment, client=client, load_generator=load_generator,
                     window="steady-state" if steady_state else "benchmark", length_ratio=length_ratio,
                     dataset_entries=dataset_entries, sampling=sampling if dataset_entries > 0 else "")
     where = f"line {row[LINE_KEY]}: " if row.get(LINE_KEY) else ""
@@ -95,7 +97,8 @@ def run_row(row: dict[str, str], perf: str, aliases: dict[str, str], model_confi
                                         database=database, perf_overrides=perf_overrides,
                                         length_ratio=length_ratio, steady_state=steady_state,
                                         deployment=deployment, client=client,
-                                        dataset_entries=dataset_entries, sampling=sampling)
+                                        dataset_entries=dataset_entries, sampling=sampling,
+                                        load_generator=load_generator)
     except (ValueError, KeyError) as exc:
         res.reason = where + str(exc)
         return res
@@ -161,24 +164,28 @@ def evaluate(rows: Sequence[dict[str, str]], *, perf: str = "aic",
              perf_overrides: dict[str, Any] | None = None,
              length_ratio: float = 1.0, steady_state: bool = False,
              deployment: str = "aic-generator", client: str = "aiperf",
-             dataset_entries: int = 0, sampling: str = "shuffle") -> list[RowResult]:
+             dataset_entries: int = 0, sampling: str = "shuffle",
+             load_generator: str = DEFAULT_LOAD_GENERATOR) -> list[RowResult]:
     """Simulate every row (in input order); ``jobs`` > 1 uses that many processes.
     ``length_ratio`` < 1 draws each request's ISL and OSL uniformly in [ratio·L, L]
     instead of using the row's fixed lengths (1, the default). ``steady_state``
-    measures whole waves after the first instead of the benchmark window of 10·c
-    requests from an idle engine; ``deployment`` chooses the engine limits,
-    ``client`` the load generator's path and ``dataset_entries`` / ``sampling`` its
-    prompt reuse (module docstring).
+    measures whole waves after the first instead of the benchmark window;
+    ``load_generator`` is how the benchmark ran (warm-up, measured requests and
+    prompt dataset, :data:`LOAD_GENERATORS`), ``deployment`` chooses the engine
+    limits, ``client`` the load generator's path and ``dataset_entries`` /
+    ``sampling`` override its prompt reuse (module docstring).
 
     Raises:
         ValueError: ``length_ratio`` outside (0, 1], an unknown ``deployment``,
-            ``client`` or ``sampling``, or ``dataset_entries`` outside [0, 1000000]."""
+            ``client``, ``load_generator`` or ``sampling``, or ``dataset_entries``
+            outside [0, 1000000]."""
     check_length_ratio(length_ratio)
     _check_deployment(deployment)
     _check_client(client)
     _check_dataset(dataset_entries, sampling)
+    _load_generator(load_generator)
     args = [(r, perf, aliases, str(model_configs), str(database), perf_overrides, length_ratio,
-             steady_state, deployment, client, dataset_entries, sampling) for r in rows]
+             steady_state, deployment, client, dataset_entries, sampling, load_generator) for r in rows]
     if jobs > 1 and len(args) > 1:
         with ProcessPoolExecutor(max_workers=jobs) as ex:
             return list(ex.map(_run_star, args, chunksize=1))

@@ -4,18 +4,17 @@ from __future__ import annotations
 
 import math
 import os
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from .paths import DEFAULT_DATABASE, DEFAULT_MODEL_CONFIGS, SHARED_DATA  # noqa: F401 (re-exported)
+from ..vllm_defaults import async_default
 from .rows import _int
 
 
 #: Fewest requests a row's means are taken over (small concurrencies run more waves).
 MIN_MEASURED = 64
-#: Measured requests per client in the benchmark window (genai-perf/AIPerf
-#: ``--request-count 10·c`` in AIConfigurator's evaluation).
-BENCHMARK_REQUESTS_PER_CLIENT = 10
 #: Deployments a row can be simulated under (see the module docstring).
 DEPLOYMENTS = ("aic-generator", "aic-generator-0.7", "vllm-defaults")
 #: AIConfigurator's generator rule for vLLM aggregated workers
@@ -48,6 +47,37 @@ MAX_DATASET_ENTRIES = 1_000_000
 MAX_WAVES = 8
 
 
+@dataclass(frozen=True)
+class LoadGenerator:
+    """How a load generator ran a closed-loop row at concurrency c: ``warmup``·c
+    warm-up requests whose responses it waits for, then ``requests``·c measured
+    requests, all clients starting together, drawing prompts from a dataset of
+    ``entries(c)`` entries (0: a prompt of its own per request, prefix caching off;
+    otherwise AIPerf's shuffled sampling and vLLM's default prefix caching)."""
+    warmup: int
+    requests: int
+    entries: Callable[[int], int]
+    doc: str
+
+
+#: AIConfigurator's benchmark generator runs AIPerf with ``--concurrency c
+#: --request-count 20·c``, fixed synthetic ISL/OSL, ``ignore_eos``, streaming chat
+#: completions, seed 100: its cluster workflow with ``--warmup-request-count c
+#: --num-dataset-entries 20·c`` ("aiperf"), its bare-metal script with 2·c warm-up
+#: requests and AIPerf's default dataset of 100 entries ("aiperf-baremetal"). AIPerf
+#: waits for every warm-up response before profiling (its warm-up guide, "Grace
+#: Period") and keeps one dataset sampler across both phases, so the profiling phase
+#: continues the warm-up's shuffled pass over the entries. "genai-perf" is the
+#: earlier evaluation (``eval/benchmarks/genai_perf_runner.py``: 10·c requests, 12·c
+#: entries — every prompt new), simulated from an idle engine.
+LOAD_GENERATORS = {
+    "aiperf": LoadGenerator(1, 20, lambda c: 20 * c, "AIPerf, AIConfigurator's cluster workflow"),
+    "aiperf-baremetal": LoadGenerator(2, 20, lambda c: 100, "AIPerf, AIConfigurator's bare-metal script"),
+    "genai-perf": LoadGenerator(0, 10, lambda c: 0, "genai-perf, AIConfigurator's earlier evaluation"),
+}
+DEFAULT_LOAD_GENERATOR = "aiperf"
+
+
 def _waves(concurrency: int) -> int:
     return max(1, min(MAX_WAVES, math.ceil(MIN_MEASURED / concurrency)))
 
@@ -77,7 +107,8 @@ def row_spec(row: dict[str, str], *, perf: str, aliases: dict[str, str],
              length_ratio: float = 1.0, steady_state: bool = False,
              deployment: str = "aic-generator",
              client: str = "aiperf", dataset_entries: int = 0,
-             sampling: str = "shuffle") -> tuple[dict[str, Any], int, int]:
+             sampling: str = "shuffle",
+             load_generator: str = DEFAULT_LOAD_GENERATOR) -> tuple[dict[str, Any], int, int]:
     """The replay spec of one silicon row, with the number of requests sent first and
     not measured (0 in the benchmark window) and the number measured after them.
 
@@ -130,7 +161,12 @@ def row_spec(row: dict[str, str], *, perf: str, aliases: dict[str, str],
     _check_deployment(deployment)
     _check_client(client)
     _check_dataset(dataset_entries, sampling)
-    scheduler: dict[str, Any] = {"enable_prefix_caching": dataset_entries > 0}
+    gen = _load_generator(load_generator)
+    entries = dataset_entries if dataset_entries > 0 or steady_state else gen.entries(c)
+    scheduler: dict[str, Any] = {"enable_prefix_caching": entries > 0}
+    version = (row.get("backend_version") or "").strip()
+    if version and async_default(version):
+        scheduler["async_scheduling"] = True  # vLLM's default from 0.14.0
     if deployment == "aic-generator":
         scheduler.update(max_num_seqs=c, max_num_batched_tokens=c + isl + AIC_GENERATOR_TOKEN_SLACK)
     elif deployment == "aic-generator-0.7":
@@ -171,18 +207,27 @@ def row_spec(row: dict[str, str], *, perf: str, aliases: dict[str, str],
         waves = _waves(c)
         warm, measured, total = c, waves * c, c * (waves + 2)
     else:
-        warm, measured = 0, c * BENCHMARK_REQUESTS_PER_CLIENT
-        total = measured
+        # the warm-up requests run first and are not reported (warm = 0 here)
+        warm, measured = 0, c * gen.requests
+        total = measured + c * gen.warmup
+        if gen.warmup:
+            load["warmup_requests"] = c * gen.warmup
     source: dict[str, Any] = {"type": "synthetic", "num_requests": total,
                               "isl": _lengths(isl, length_ratio), "osl": _lengths(osl, length_ratio)}
-    if dataset_entries > 0:
-        source["dataset"] = {"entries": dataset_entries, "sampling": sampling}
+    if entries > 0:
+        source["dataset"] = {"entries": entries, "sampling": sampling}
     spec = {
         "engine": engine,
         "traffic": {"source": source, "load": load},
         "execution": {"mode": "offline", "seed": 1},
     }
     return spec, warm, measured
+
+
+def _load_generator(name: str) -> LoadGenerator:
+    if name not in LOAD_GENERATORS:
+        raise ValueError(f"load_generator {name!r}: want one of {', '.join(LOAD_GENERATORS)}")
+    return LOAD_GENERATORS[name]
 
 
 def _check_deployment(deployment: str) -> None:
