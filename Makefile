@@ -14,7 +14,7 @@ export PATH := $(TOOLS):$(PATH)
 export CGO_LDFLAGS_ALLOW := -fwrapv
 export PYTHONPATH := $(CURDIR)/python
 
-.PHONY: build venv tools test gotest pytest demo quickstart bench goldens accuracy clean
+.PHONY: build venv tools test gotest fuzz pytest demo quickstart bench goldens accuracy clean
 
 build: $(SO_STAMP)
 
@@ -24,7 +24,7 @@ $(VENV)/.stamp: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(VPY) -m pip install -q --upgrade pip
 	$(VPY) -m pip install -q "setuptools>=64" wheel "pybindgen>=0.22" "pytest>=7.2" "pyyaml>=6.0" "numpy>=1.24" "pandas>=2.0" "matplotlib>=3.7" \
-		"joblib>=1.3" "tqdm>=4.66" "pyarrow>=14"
+		"joblib>=1.3" "tqdm>=4.66" "pyarrow>=14" "hypothesis>=6.100"
 	# optional extras, so that their tests run: Ray (sweep backend="ray"), nbclient and
 	# ipykernel (the example notebook executed in a real kernel)
 	$(VPY) -m pip install -q "ray>=2.40" "nbclient>=0.10" "nbformat>=5.10" "ipykernel>=6.29"
@@ -53,10 +53,24 @@ gotest:
 	go vet ./...
 	go test ./...
 
+# Fuzz every reader and config entry point for a bounded time each (go test runs
+# their committed seeds on every `go test`; this explores beyond them). A failure
+# writes the input to the package's testdata/fuzz/ to keep once fixed.
+FUZZTIME ?= 3s
+FUZZ_TARGETS := core/config:FuzzDecode core/config:FuzzDecodeYAML core/model:FuzzParse \
+	core/hardware:FuzzReadYAML core/perf/aic:FuzzTable core/workload:FuzzMooncake \
+	core/workload:FuzzAzure core/workload:FuzzLLMServingSim core/replay:FuzzRun pybind:FuzzNormalize
+fuzz:
+	@for t in $(FUZZ_TARGETS); do \
+		out=$$(go test ./$${t%%:*}/ -run '^$$' -fuzz "^$${t#*:}$$" -fuzztime $(FUZZTIME) 2>&1) \
+			|| { echo "$$out"; echo "fuzz $${t#*:} failed"; exit 1; }; \
+		echo "fuzz $${t#*:} ($${t%%:*}, $(FUZZTIME)): $$(echo "$$out" | grep -o 'execs: [0-9]*' | tail -1)"; \
+	done
+
 pytest: build
 	$(VPY) -m pytest -q tests
 
-test: gotest pytest
+test: gotest fuzz pytest
 
 demo: build
 	$(VENV)/bin/aisimulate replay examples/mooncake-qwen3-32b-h100.yaml
