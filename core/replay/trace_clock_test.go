@@ -139,3 +139,32 @@ func TestTraceForms_StringSessionsAndDelayOnlyTurns(t *testing.T) {
 	assert.Equal(t, []string{"chat-1", "chat-2"}, rep.Metadata.TraceSessionIDs)
 	assert.Equal(t, 18.0, rep.Summary.DurationMs)
 }
+
+// Azure traces of both releases replay from their first row: the 2024 form
+// (UTC offset, fraction optional) 00:00:00+00:00 then 00:00:00.041683+00:00
+// is sent at 0 and 41.683 ms; the 2023 form 18:15:46.6805900 then
+// 18:15:47.0000000 at 0 and 319.41 ms.
+func TestTraceClock_AzureBothReleases(t *testing.T) {
+	for _, c := range []struct {
+		rows string
+		want float64
+	}{
+		{"2024-05-12 00:00:00+00:00,374,4\n2024-05-12 00:00:00.041683+00:00,396,4\n", 41.683},
+		{"2023-11-16 18:15:46.6805900,374,4\n2023-11-16 18:15:47.0000000,396,4\n", 319.41},
+	} {
+		yml := fmt.Sprintf(`
+engine:
+  model: Qwen/Qwen3-32B
+  system: h100_sxm
+  perf: {source: linear, base_ms: 1, per_prefill_token_ms: 0, per_decode_seq_ms: 0}
+  scheduler: {num_gpu_blocks: 1000, max_model_len: 16000}
+traffic:
+  source: {type: azure, path: %s}
+  load: {mode: trace}
+`, writeRaw(t, "TIMESTAMP,ContextTokens,GeneratedTokens\n"+c.rows))
+		rep := runYAML(t, yml)
+		require.Len(t, rep.Records, 2)
+		assert.Equal(t, 0.0, msOf(rep.Records[0].SendNs))
+		assert.InDelta(t, c.want, msOf(rep.Records[1].SendNs), 1e-9)
+	}
+}
