@@ -73,15 +73,20 @@ type PrefixCacheStats struct {
 // if it had any (eviction). A request releases its blocks last block first
 // (KVCacheManager.free), so a request's tail is evicted before its head.
 //
-// With prefix caching off nothing is ever found again, so the order is
-// irrelevant: released blocks go to a stack (cheaper than the queue).
+// Only the order of blocks that hold content is observable (which content is
+// evicted when); blocks without content are interchangeable. So a released
+// block without content that nothing with content precedes (the queue is
+// empty) goes to a stack instead, ahead of every queued block, as it would be
+// in vLLM's queue; the stack is taken before the never-used blocks (both hold
+// nothing) and the queue. A run that never queues content (prefix caching
+// off, or no content ids and no preemption) thus never touches the queue.
 type kvManager struct {
 	// blocks grows as blocks are first used: a block id ≥ len(blocks) has never
 	// held content, so capacity costs memory only once it is touched.
 	blocks  []kvBlock
 	total   int     // capacity in blocks
-	free    []int32 // caching off: stack of released block ids
-	lruHead int32   // caching on: the least recently released unreferenced block
+	free    []int32 // released blocks without content, ahead of the whole queue
+	lruHead int32   // the least recently released queued block
 	lruTail int32
 	lruLen  int         // blocks in the queue
 	idleHit int         // of which hashed (cached content nobody holds)
@@ -148,10 +153,17 @@ func (m *kvManager) take() int32 {
 	} else if len(m.blocks) < m.total { // a never-used block
 		id = int32(len(m.blocks))
 		m.blocks = append(m.blocks, kvBlock{})
-	} else {
+	} else { // the head of the queue
 		id = m.lruHead
-		m.lruRemove(id)
-		if m.blocks[id].hashed {
+		b := &m.blocks[id]
+		if m.lruHead = b.next; b.next == blockNone {
+			m.lruTail = blockNone
+		} else {
+			m.blocks[b.next].prev = blockNone
+		}
+		m.lruLen--
+		if b.hashed {
+			m.idleHit--
 			m.unregister(id)
 			m.stats.Evicted++
 		}
@@ -319,7 +331,7 @@ func (m *kvManager) release(ids []int32) {
 			continue
 		}
 		m.stats.Released++
-		if m.cache != nil {
+		if b.hashed || m.lruLen > 0 {
 			m.lruPush(id)
 		} else {
 			m.free = append(m.free, id)
