@@ -64,11 +64,7 @@ FUZZ_TARGETS := core/config:FuzzDecode core/config:FuzzDecodeYAML core/model:Fuz
 	core/hardware:FuzzReadYAML core/workload:FuzzMooncake \
 	core/workload:FuzzAzure core/workload:FuzzLLMServingSim core/replay:FuzzRun pybind:FuzzNormalize
 fuzz:
-	@for t in $(FUZZ_TARGETS); do \
-		out=$$(go test ./$${t%%:*}/ -run '^$$' -fuzz "^$${t#*:}$$" -fuzztime $(FUZZTIME) 2>&1) \
-			|| { echo "$$out"; echo "fuzz $${t#*:} failed"; exit 1; }; \
-		echo "fuzz $${t#*:} ($${t%%:*}, $(FUZZTIME)): $$(echo "$$out" | grep -o 'execs: [0-9]*' | tail -1)"; \
-	done
+	@scripts/fuzz.sh $(FUZZTIME) $(FUZZ_TARGETS)
 
 pytest: build
 	$(VPY) -m pytest -q tests
