@@ -157,3 +157,36 @@ func TestSerialReleaseNs(t *testing.T) {
 	p.OverheadSerial = false
 	assert.Equal(t, int64(11_867_200), p.SerialReleaseNs(10_000_000, first, 128, 0))
 }
+
+// Read-ahead is bounded: with MaxHeld 2, finding the start after session a's
+// three later turns (rows a0, a1, a2, a3, b0) stops with a HeldLimitError
+// once two rows are held, instead of holding the whole session; Held counts
+// what the feed keeps and drops as turns are handed out.
+func TestFeedReadAheadIsBounded(t *testing.T) {
+	a, b := int64(1), int64(2)
+	rows := []workload.Request{{ID: 0, SessionID: a}, {ID: 1, SessionID: a}, {ID: 2, SessionID: a},
+		{ID: 3, SessionID: a}, {ID: 4, SessionID: b}}
+	f := NewFeed(&sliceSource{rs: rows})
+	f.MaxHeld = 2
+	var r workload.Request
+	ok, err := f.NextStart(&r) // a0, held: nothing
+	require.NoError(t, err)
+	require.True(t, ok)
+	assert.Equal(t, 0, f.Held())
+	ok, err = f.NextStart(&r) // reads a1, a2 (held 2), then a3 would make 3
+	assert.False(t, ok)
+	var he *HeldLimitError
+	require.ErrorAs(t, err, &he)
+	assert.Equal(t, 2, he.Held)
+
+	f = NewFeed(&sliceSource{rs: rows}) // unbounded: b0 found, a1..a3 held, then handed out
+	require.NoError(t, firstErr(f.NextStart(&r)))
+	require.NoError(t, firstErr(f.NextStart(&r)))
+	assert.Equal(t, int64(4), r.ID)
+	assert.Equal(t, 3, f.Held())
+	prev := workload.Request{ID: 0, SessionID: a}
+	require.NoError(t, firstErr(f.NextTurn(&prev, &r)))
+	assert.Equal(t, 2, f.Held())
+}
+
+func firstErr(_ bool, err error) error { return err }

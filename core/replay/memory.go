@@ -172,11 +172,14 @@ func estimate(s *config.Spec, dep *deployment) (*MemoryEstimate, error) {
 	e.perRecord = int64(heapFactor * float64(recordB+2*colB+3*8))
 	e.Records = sat(float64(e.Requests) * float64(e.perRecord))
 	e.Flights = sat(float64(e.InFlight) * float64(e.perFlight))
-	if _, ok := t.Source.Type.(config.SessionsSource); ok && isClosed {
-		// a client starting a session reads the previous sessions' later turns
-		// ahead: about (clients − 1) sessions' turns held at once
-		held := math.Min(n, (inflight-1)*turns)
-		e.Held = sat(math.Max(held, 0) * float64(requestB))
+	if src, ok := t.Source.Type.(config.SessionsSource); ok && isClosed {
+		// Sessions are generated one after another, each with all its turns:
+		// to give each of its clients a session to start, the feed reads the
+		// first min(clients, sessions) sessions whole and holds their later
+		// turns, however few requests the run may send (max_requests); open
+		// sessions keep about as many held while the loop runs.
+		started := math.Min(float64(closed.Concurrency), float64(src.NumSessions))
+		e.Held = sat(math.Max(started*(turns-1), 0) * float64(requestB))
 	}
 	for _, p := range dep.pools {
 		perWorker := math.Min(float64(p.cfg.NumBlocks), math.Ceil(n/float64(p.count))*blocks)
@@ -270,8 +273,8 @@ func (e *MemoryEstimate) checkBudget(s *config.Spec) error {
 		what = fmt.Sprintf("%d requests in flight: %s", e.InFlight, gb(e.Flights))
 		change = "traffic.load.concurrency (or the workers' max_num_seqs)"
 	case e.Held:
-		what = fmt.Sprintf("session turns read ahead for %d clients: %s", e.InFlight, gb(e.Held))
-		change = "traffic.load.concurrency or traffic.source.turns"
+		what = fmt.Sprintf("the later turns of the sessions its %d clients start, read ahead since sessions are generated one after another: %s", e.InFlight, gb(e.Held))
+		change = "traffic.source.turns or traffic.load.concurrency"
 	case e.KVIndex:
 		what = fmt.Sprintf("the prefix cache's block index: %s", gb(e.KVIndex))
 		change = "engine.scheduler.num_gpu_blocks (or a larger block_size)"

@@ -109,25 +109,66 @@ func TestIssue19_BudgetStopsARunThatGrows(t *testing.T) {
 	assert.Contains(t, ce.Msg, "the replay passed its memory budget of 0.07 GB (execution.max_memory_gb) after 8192 requests")
 }
 
-// A closed loop over sessions of up to 2^62 turns read the first session's
-// turns ahead forever to start the second client's session; the read-ahead
-// is bounded by the budget.
+// A closed loop over sessions of up to 2^62 turns (1e9 in the battery) read
+// the first session's turns ahead forever to start the second client's
+// session, whatever stop.max_requests said: the read-ahead is estimated up
+// front (min(clients, sessions) × (mean turns − 1) rows) and refused.
 func TestIssue19_SessionsReadAheadIsBounded(t *testing.T) {
-	spec := linearEngineFor(1000) + `
+	for _, turns := range []string{"{kind: uniform, min: 1, max: 4611686018427387904}", "1000000000"} {
+		spec := linearEngineFor(1000) + `
 traffic:
-  source: {type: sessions, num_sessions: 2, turns: {kind: uniform, min: 1, max: 4611686018427387904}, isl: 10, osl: 1}
+  source: {type: sessions, num_sessions: 2, turns: ` + turns + `, isl: 10, osl: 1}
   load: {mode: concurrency, concurrency: 4}
   stop: {max_requests: 50}
-execution: {max_memory_gb: 0.1}
 `
-	withinSeconds(t, 30*time.Second, func() {
-		_, err := runErr(t, spec)
-		var ce *config.Error
-		require.ErrorAs(t, err, &ce)
-		assert.Equal(t, "execution.max_memory_gb", ce.Field)
-		assert.True(t, strings.HasPrefix(ce.Msg, "the workload would be read "), ce.Msg)
-		assert.Contains(t, ce.Msg, "rows ahead (later turns of open sessions) to reach the next session")
-	})
+		withinSeconds(t, 10*time.Second, func() {
+			_, err := runErr(t, spec)
+			var ce *config.Error
+			require.ErrorAs(t, err, &ce)
+			assert.Equal(t, "execution.max_memory_gb", ce.Field)
+			assert.Contains(t, ce.Msg, "(the later turns of the sessions its 4 clients start, read ahead since sessions are generated one after another: ")
+			assert.Contains(t, ce.Msg, "lower traffic.source.turns or traffic.load.concurrency")
+		})
+	}
+	// 2 sessions × (1e9 − 1) later turns × 112 bytes ≈ 224 GB
+	e := estimateYAML(t, linearEngineFor(1000)+`
+traffic:
+  source: {type: sessions, num_sessions: 2, turns: 1000000000, isl: 10, osl: 1}
+  load: {mode: concurrency, concurrency: 4}
+  stop: {max_requests: 50}
+`)
+	assert.Equal(t, int64(2*(1e9-1))*requestB, e.Held)
+	assert.Equal(t, int64(50), e.Requests)
+}
+
+// A trace's sessions end only where the file says so, so the estimate holds
+// nothing for them; the feed's read-ahead is bounded at run time by what the
+// budget leaves. Session 0 has 5000 turns before session 1's first row: the
+// second client's start needs 4999 rows held. A budget of the estimate plus
+// 1000 rows (1000 × requestB bytes) stops it at 1000 held rows.
+func TestIssue19_TraceReadAheadStopsAtTheBudget(t *testing.T) {
+	var b strings.Builder
+	for i := 0; i < 5000; i++ {
+		fmt.Fprintf(&b, `{"timestamp": 0, "input_length": 10, "output_length": 1, "session_id": 0}`+"\n")
+	}
+	b.WriteString(`{"timestamp": 0, "input_length": 10, "output_length": 1, "session_id": 1}` + "\n")
+	path := writeRaw(t, b.String())
+	spec := linearEngineFor(1000) + fmt.Sprintf(`
+traffic:
+  source: {type: mooncake, path: %s}
+  load: {mode: concurrency, concurrency: 2}
+`, path)
+	e := estimateYAML(t, spec)
+	assert.Equal(t, int64(0), e.Held)
+	assert.Equal(t, int64(5001), e.Requests)
+	budget := e.Total + 1000*requestB
+	_, err := runErr(t, spec+fmt.Sprintf("execution: {max_memory_gb: %.9f}\n", float64(budget)/1e9))
+	var ce *config.Error
+	require.ErrorAs(t, err, &ce)
+	assert.Equal(t, "execution.max_memory_gb", ce.Field)
+	assert.Equal(t, "the workload would be read 1000 rows ahead (later turns of open sessions) to reach the next session, "+
+		"which would pass the memory budget: lower the trace's rows between one session's start and the next ("+path+
+		") or traffic.load.concurrency, or raise execution.max_memory_gb", ce.Msg)
 }
 
 // The default budget is half of the machine's memory.

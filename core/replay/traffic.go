@@ -123,7 +123,7 @@ func (tr *traffic) allowed(sendNs int64) bool {
 // ok is false when the session is over or a stop condition is reached.
 func (tr *traffic) nextTurn(prev, r *workload.Request, releaseNs int64, path *client.Path) (sendNs int64, ok bool, err error) {
 	if ok, err = tr.feed.NextTurn(prev, r); !ok {
-		return 0, false, feedErr(err)
+		return 0, false, tr.feedErr(err)
 	}
 	sendNs = clock.Add(releaseNs, path.TurnDelayNs(r.DelayNs, r.HasDelay)) // a trace delay may be up to 2^63 ns
 	if !tr.allowed(sendNs) {
@@ -144,7 +144,7 @@ func (tr *traffic) next(r *workload.Request, now int64) (sendNs int64, ok bool, 
 	}
 	if ok, err := tr.feed.NextStart(r); !ok {
 		tr.done = true
-		return 0, false, feedErr(err)
+		return 0, false, tr.feedErr(err)
 	}
 	switch tr.mode {
 	case config.LoadTrace:
@@ -186,12 +186,21 @@ func (tr *traffic) next(r *workload.Request, now int64) (sendNs int64, ok bool, 
 const maxClockNs = float64(1 << 60)
 
 // feedErr names the memory budget when the feed would read too far ahead
-// (client.HeldLimitError); other errors pass unchanged.
-func feedErr(err error) error {
+// (client.HeldLimitError) and what to change: a generator's turns per
+// session, or a trace's sessions (rows of one session read past to reach
+// the next start); other errors pass unchanged.
+func (tr *traffic) feedErr(err error) error {
 	var he *client.HeldLimitError
-	if errors.As(err, &he) {
-		return &config.Error{Field: "execution.max_memory_gb", Msg: he.Error() +
-			", which would pass the memory budget: lower traffic.source.turns or traffic.load.concurrency, or raise execution.max_memory_gb"}
+	if !errors.As(err, &he) {
+		return err
 	}
-	return err
+	change := "traffic.source.turns"
+	if tr.path != "" {
+		change = "the trace's rows between one session's start and the next (" + tr.path + ")"
+	}
+	if tr.mode == config.LoadConcurrency {
+		change += " or traffic.load.concurrency"
+	}
+	return &config.Error{Field: "execution.max_memory_gb", Msg: he.Error() +
+		", which would pass the memory budget: lower " + change + ", or raise execution.max_memory_gb"}
 }
