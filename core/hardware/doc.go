@@ -1,14 +1,18 @@
 // Package hardware describes GPU systems, per GPU: HBM size and bandwidth,
-// peak tensor-core FLOP/s by dtype, NVLink bandwidth and the memory that
-// vLLM cannot give to the KV cache (NCCL buffers, a fixed reserve).
+// peak tensor-core FLOP/s by dtype, NVLink bandwidth, the measured TP
+// all-reduce, and the memory that vLLM cannot give to the KV cache (NCCL
+// buffers, a fixed reserve).
 //
 // # Reading order
 //
-//  1. system.go: the System type and Flops (peak by weight dtype).
+//  1. system.go: the System type, Flops (peak by weight dtype) and
+//     AllReduceFor (the measured all-reduce for a GPU count).
 //  2. builtin.go: h100_sxm, h200_sxm, b200_sxm, b300_sxm, a100_sxm, l40s and
 //     rtx_pro_6000_server (RTX PRO 6000 Blackwell Server Edition), with values read
 //     from ../shared/data/aic/systems/<name>.yaml (ai-dynamo/aiconfigurator,
-//     aic-core/src/aiconfigurator_core/systems/).
+//     aic-core/src/aiconfigurator_core/systems/), and each system's
+//     all-reduce fitted to its custom_allreduce_perf table
+//     (scripts/fit_allreduce.py).
 //  3. yaml.go: ReadYAML (the AIConfigurator system schema) and Lookup
 //     (a built-in name, else a YAML path).
 //

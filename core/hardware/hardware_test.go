@@ -26,6 +26,10 @@ func TestBuiltinsMatchYAML(t *testing.T) {
 			require.NoError(t, err)
 			got, ok := Builtin(name)
 			require.True(t, ok)
+			// The measured all-reduce is not in the files
+			// (tests/test_fit_allreduce.py checks it against its tables).
+			require.NotEmpty(t, got.AllReduce, "every built-in system has a measured all-reduce")
+			got.AllReduce = nil
 			assert.Equal(t, want, got)
 		})
 	}
@@ -71,6 +75,28 @@ func TestNCCLMemFor(t *testing.T) {
 	assert.Equal(t, int64(10), s.NCCLMemFor(3)) // largest listed degree ≤ 3 is 2
 	assert.Equal(t, int64(20), s.NCCLMemFor(6)) // … ≤ 6 is 4
 	assert.Equal(t, int64(0), (&System{}).NCCLMemFor(2))
+}
+
+func TestAllReduceFor(t *testing.T) {
+	s := &System{AllReduce: map[int]AllReduceLink{2: {LatencyS: 1e-6, BusBW: 10e9}, 4: {LatencyS: 2e-6, BusBW: 5e9}}}
+	l, ok := s.AllReduceFor(2)
+	assert.True(t, ok)
+	assert.Equal(t, AllReduceLink{LatencyS: 1e-6, BusBW: 10e9}, l)
+	l, ok = s.AllReduceFor(8) // not measured: the largest count below, 4
+	assert.True(t, ok)
+	assert.Equal(t, AllReduceLink{LatencyS: 2e-6, BusBW: 5e9}, l)
+	l, ok = s.AllReduceFor(3) // … below 3 is 2
+	assert.True(t, ok)
+	assert.Equal(t, 10e9, l.BusBW)
+	_, ok = s.AllReduceFor(1) // nothing measured at or below 1
+	assert.False(t, ok)
+	_, ok = (&System{}).AllReduceFor(2) // a YAML system has none
+	assert.False(t, ok)
+	// The PCIe pair of the RTX PRO 6000 server reaches 15.0 of its 64 GB/s.
+	rtx, _ := Builtin("rtx_pro_6000_server")
+	l, ok = rtx.AllReduceFor(2)
+	assert.True(t, ok)
+	assert.Equal(t, AllReduceLink{LatencyS: 18.6e-6, BusBW: 15.0e9}, l)
 }
 
 func writeFile(t *testing.T, name, body string) string {

@@ -36,6 +36,39 @@ type System struct {
 	// NCCLMem is the NCCL buffer memory per GPU by TP degree, bytes
 	// (misc.nccl_mem); keys are TP degrees (1, 2, 4, 8).
 	NCCLMem map[int]int64
+	// AllReduce is the measured TP all-reduce by GPU count (2, 4, 8): what
+	// vLLM's custom all-reduce reaches on this system, which IntraNodeBW (a
+	// link's nominal rate) does not say. nil when not measured (a YAML
+	// system): the roofline then runs the ring at IntraNodeBW.
+	AllReduce map[int]AllReduceLink
+}
+
+// AllReduceLink is one measured all-reduce: T(bytes) = LatencyS +
+// 2(t−1)/t · bytes / BusBW on t GPUs (nccl-tests' bus bandwidth), fitted to
+// a system's custom_allreduce_perf table (scripts/fit_allreduce.py: CUDA-graph
+// rows of 1,024 to 16,777,216 bf16 elements, least relative error).
+type AllReduceLink struct {
+	// LatencyS is the fixed cost of one all-reduce, seconds.
+	LatencyS float64
+	// BusBW is the bus bandwidth, B/s.
+	BusBW float64
+}
+
+// AllReduceFor is the measured all-reduce for t GPUs: the entry for t, else
+// that of the largest measured count below t (a stand-in that is, if
+// anything, fast: more GPUs never all-reduce faster over the same links);
+// false when none is measured at or below t.
+func (s *System) AllReduceFor(t int) (AllReduceLink, bool) {
+	if l, ok := s.AllReduce[t]; ok {
+		return l, true
+	}
+	best, l := 0, AllReduceLink{}
+	for k, v := range s.AllReduce {
+		if k <= t && k > best {
+			best, l = k, v
+		}
+	}
+	return l, best > 0
 }
 
 // Flops is the dense tensor-core peak, FLOP/s, for GEMMs with weights of

@@ -10,9 +10,10 @@
 //     engine step's CPU cost both sources charge (OverheadNs).
 //  2. linear.go: Linear, base + per prompt token + per decoding request
 //     ("linear"; the worked examples in ../shared/notes/worked-examples.md).
-//  3. roofline.go: Roofline ("roofline-v2"), a dense decoder priced op by op
+//  3. roofline.go: Roofline ("roofline-v3"), a dense decoder priced op by op
 //     as max(FLOPs / (peak · e_c), bytes / (HBM bandwidth · e_m)) plus a
-//     fixed kernel latency per layer; the
+//     fixed kernel latency per layer, its TP all-reduces at the system's
+//     measured latency and bus bandwidth (hardware.System.AllReduce); the
 //     formulas with units are on gemmSeconds, contextAttentionSeconds,
 //     generationAttentionSeconds and the Roofline type. The parameters have
 //     no defaults here: the spec's defaults (core/config/defaults.go) reach

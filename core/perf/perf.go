@@ -87,6 +87,6 @@ type Model interface {
 	// and never wraps. The batch is not retained after the call returns.
 	PassTime(b *Batch) int64
 	// Name identifies the source and its version for the report metadata,
-	// for example "linear" or "roofline-v2".
+	// for example "linear" or "roofline-v3".
 	Name() string
 }

@@ -10,7 +10,7 @@ import (
 
 // RooflineName is the Name of the roofline model. Bump the version when a
 // formula below changes (STYLE.md §1.3).
-const RooflineName = "roofline-v2"
+const RooflineName = "roofline-v3"
 
 // RooflineParams are the knobs that calibration fits. Every field must be
 // given: the spec's values and their defaults (core/config/defaults.go) reach
@@ -29,7 +29,8 @@ type RooflineParams struct {
 	// decode and each prefill chunk: input preparation, sampling and output
 	// handling grow with the batch), µs, ≥ 0.
 	SequenceOverheadUs float64
-	// AllReduceLatencyUs is the fixed cost of one TP all-reduce, µs, ≥ 0.
+	// AllReduceLatencyUs is the fixed cost of one TP all-reduce on a system
+	// without a measured all-reduce (hardware.System.AllReduce), µs, ≥ 0.
 	AllReduceLatencyUs float64
 	// LayerLatencyUs is the fixed GPU time of one decoder layer's kernels
 	// beyond their roofline (launch, ramp-up and tail of the four GEMMs,
@@ -129,6 +130,8 @@ type Roofline struct {
 	numAllReduce   float64 // 2L + 1 when t > 1, else 0
 	arFixedS       float64 // latency of one all-reduce, s
 	arSPerToken    float64 // ring transfer time per token of one all-reduce, s
+	arBusBW        float64 // bus bandwidth of the all-reduce, B/s
+	arMeasured     bool    // arFixedS and arBusBW are the system's measured all-reduce
 	passOverheadNs float64
 	seqOverheadNs  float64
 	layerLatencyNs float64
@@ -210,15 +213,21 @@ func NewRoofline(arch *model.Arch, sys *hardware.System, opt RooflineOptions) (*
 	if tp > 1 {
 		t := float64(tp)
 		r.numAllReduce = 2*r.layers + 1
-		r.arFixedS = p.AllReduceLatencyUs * 1e-6
-		// Ring all-reduce of x·h bf16 elements: each GPU sends and receives
-		// 2(t−1)/t of the message over NVLink.
-		r.arSPerToken = 2 * (t - 1) / t * h * 2 / sys.IntraNodeBW
+		// All-reduce of x·h bf16 elements: each GPU sends and receives
+		// 2(t−1)/t of the message. A built-in system carries what its
+		// measured all-reduce reaches (hardware.AllReduceLink); a YAML system
+		// runs the ring at the link's nominal rate with the kernel latency.
+		r.arFixedS, r.arBusBW, r.arMeasured = p.AllReduceLatencyUs*1e-6, sys.IntraNodeBW, false
+		if l, ok := sys.AllReduceFor(tp); ok {
+			r.arFixedS, r.arBusBW, r.arMeasured = l.LatencyS, l.BusBW, true
+		}
+		r.arSPerToken = 2 * (t - 1) / t * h * 2 / r.arBusBW
 	}
 	return r, nil
 }
 
-// Name is "roofline-v2" (v2 added the per-layer kernel latency).
+// Name is "roofline-v3" (v2 added the per-layer kernel latency, v3 the
+// system's measured all-reduce).
 func (r *Roofline) Name() string { return RooflineName }
 
 // Metadata is the report's perf metadata: the parameters in effect (the
@@ -232,6 +241,13 @@ func (r *Roofline) Metadata() map[string]any {
 	}}
 	if r.overlapCPU {
 		md["cpu_overlap"] = true
+	}
+	if r.numAllReduce > 0 {
+		src := "nominal link (node.intra_node_bw) and the kernel latency"
+		if r.arMeasured {
+			src = "measured on this system (custom_allreduce_perf fit, scripts/fit_allreduce.py)"
+		}
+		md["allreduce"] = map[string]any{"latency_us": r.arFixedS * 1e6, "bus_bw_gb_s": r.arBusBW / 1e9, "source": src}
 	}
 	return md
 }

@@ -206,12 +206,33 @@ func TestRooflineAllReduceByHand(t *testing.T) {
 	r1, err := NewRoofline(tinyArch(), toySystem(), RooflineOptions{TP: 1, Params: p})
 	require.NoError(t, err)
 	assert.Zero(t, r1.Breakdown(&Batch{DecodeKVLens: []int{3}, Samplers: 1}).AllReduceNs)
+	assert.Equal(t, map[string]any{"latency_us": 1.0, "bus_bw_gb_s": 1.0,
+		"source": "nominal link (node.intra_node_bw) and the kernel latency"}, r.Metadata()["allreduce"])
+	assert.NotContains(t, r1.Metadata(), "allreduce")
+}
+
+func TestRooflineMeasuredAllReduce(t *testing.T) {
+	// A system with a measured all-reduce uses it instead of IntraNodeBW and
+	// AllReduceLatencyUs: TP 2, x = 1: 2,000 ns + 2·(2−1)/2 · 1·4·2 B /
+	// 0.5 GB/s = 2,016 ns; × 3 all-reduces = 6,048 ns.
+	sys := toySystem()
+	sys.AllReduce = map[int]hardware.AllReduceLink{2: {LatencyS: 2e-6, BusBW: 0.5e9}}
+	p := exactParams
+	p.AllReduceLatencyUs = 1
+	r, err := NewRoofline(tinyArch(), sys, RooflineOptions{TP: 2, Params: p})
+	require.NoError(t, err)
+	bd := r.Breakdown(&Batch{DecodeKVLens: []int{3}, Samplers: 1})
+	assert.InDelta(t, 6048, bd.AllReduceNs, 1e-9)
+	md := r.Metadata()["allreduce"].(map[string]any)
+	assert.InDelta(t, 2.0, md["latency_us"], 1e-12)
+	assert.InDelta(t, 0.5, md["bus_bw_gb_s"], 1e-12)
+	assert.Contains(t, md["source"], "measured")
 }
 
 func TestRooflineEmptyPassAndName(t *testing.T) {
 	r, err := NewRoofline(tinyArch(), toySystem(), RooflineOptions{TP: 1, Params: specDefaults()})
 	require.NoError(t, err)
-	assert.Equal(t, "roofline-v2", r.Name())
+	assert.Equal(t, "roofline-v3", r.Name())
 	// At the spec's defaults an empty pass costs the 1,000 µs pass overhead
 	// (no sequence, no layer runs).
 	assert.Equal(t, int64(1_000_000), r.PassTime(&Batch{}))

@@ -35,7 +35,7 @@ type Metadata struct {
 	// PerfMetadata is the perf model's provenance and parameters in effect
 	// (roofline and aic; none for linear): each source's own keys.
 	PerfMetadata map[string]any `json:"perf_metadata,omitempty"`
-	// PerfModel is the perf model's name and version ("roofline-v2", "aic-v1").
+	// PerfModel is the perf model's name and version ("roofline-v3", "aic-v1").
 	PerfModel string `json:"perf_model"`
 	// Pools is each worker pool: the aggregated one, or prefill then decode.
 	Pools []Pool `json:"pools"`
