@@ -57,11 +57,8 @@ gotest:
 # their committed seeds on every `go test`; this explores beyond them). A failure
 # writes the input to the package's testdata/fuzz/ to keep once fixed.
 FUZZTIME ?= 3s
-# (FuzzTable, the perf tables, runs its seeds in go test only: one exploring run out of
-# five ended without a reproducible input, likely a corrupt length that makes the
-# parquet reader allocate past memory, which no recover catches.)
 FUZZ_TARGETS := core/config:FuzzDecode core/config:FuzzDecodeYAML core/model:FuzzParse \
-	core/hardware:FuzzReadYAML core/workload:FuzzMooncake \
+	core/hardware:FuzzReadYAML core/perf/aic:FuzzTable core/workload:FuzzMooncake \
 	core/workload:FuzzAzure core/workload:FuzzLLMServingSim core/replay:FuzzRun pybind:FuzzNormalize
 fuzz:
 	@scripts/fuzz.sh $(FUZZTIME) $(FUZZ_TARGETS)

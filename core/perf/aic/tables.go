@@ -5,8 +5,6 @@ import (
 	"os"
 	"reflect"
 	"sync"
-
-	"github.com/parquet-go/parquet-go"
 )
 
 // Rows as stored in the parquet files; only the columns the simulator uses.
@@ -108,7 +106,7 @@ func readRows[T any, K comparable](path string, key func(*T) (K, bool)) (out []T
 			out, err = nil, fmt.Errorf("aic: reading %s: the file is corrupt (the parquet reader failed: %v)", path, r)
 		}
 	}()
-	rows, err := parquet.ReadFile[T](path)
+	rows, err := readParquet[T](path)
 	if err != nil {
 		return nil, fmt.Errorf("aic: reading %s: %w", path, err)
 	}
