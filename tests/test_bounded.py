@@ -5,7 +5,9 @@ another exception.
 
 Hypothesis draws the configs from a fixed seed (``derandomize``), so a failure names a
 reproducible config; the memory bound is the replay's own budget
-(``execution.max_memory_gb``), the time bound is checked per replay.
+(``execution.max_memory_gb``), checked per replay as the growth of the process's peak
+RSS over its RSS before the replay (VmHWM, reset through /proc/self/clear_refs); the
+time bound is checked per replay.
 """
 
 from __future__ import annotations
@@ -93,6 +95,26 @@ def _set(spec: dict, dotted: str, value) -> None:
     node[last] = value
 
 
+#: Each replay's memory bound: the budget _bounded gives it (execution.max_memory_gb: 1).
+MEMORY_BOUND_BYTES = 1 << 30
+
+
+def _status_kb(key: str) -> int:
+    with open("/proc/self/status") as f:
+        return next(int(line.split()[1]) for line in f if line.startswith(key + ":"))
+
+
+def _reset_peak_rss() -> int | None:
+    """Reset the process's peak RSS (VmHWM) to its current RSS (Linux: writing 5 to
+    /proc/self/clear_refs) and return that RSS in bytes; None where it cannot be reset."""
+    try:
+        with open("/proc/self/clear_refs", "w") as f:
+            f.write("5")
+        return _status_kb("VmRSS") * 1024
+    except OSError:
+        return None
+
+
 #: Each replay's wall-time bound (s): the draws are small or refused, so even a busy
 #: shared machine finishes one in a few seconds.
 TIME_BOUND_S = 60
@@ -132,6 +154,7 @@ def _check_report(rep) -> None:
 @given(_spec())
 def test_any_config_ends_in_a_result_or_a_clean_error(spec):
     spec = _bounded(spec)
+    rss0 = _reset_peak_rss()
     start = time.monotonic()
     try:
         rep = aisimulate.replay(spec)
@@ -143,3 +166,5 @@ def test_any_config_ends_in_a_result_or_a_clean_error(spec):
         event("ran")
         _check_report(rep)
     assert time.monotonic() - start < TIME_BOUND_S, spec
+    if rss0 is not None:  # the replay's own peak: the process's high-water mark since the reset
+        assert _status_kb("VmHWM") * 1024 - rss0 <= MEMORY_BOUND_BYTES, spec
