@@ -72,6 +72,10 @@ func FuzzMooncake(f *testing.F) {
 	f.Add([]byte(`{"timestamp": 0, "input_length": 10}` + "\n"))
 	f.Add([]byte(`{"timestamp": -1e400, "input_length": "1", "output_length": null, "hash_ids": [1.5]}`))
 	f.Add([]byte("[1,2]\n{}\n\x00\xff"))
+	// issue 19: a UTF-8 byte order mark; lengths and a delay at int64's top
+	f.Add([]byte("\xef\xbb\xbf" + `{"timestamp": 0, "input_length": 10, "output_length": 1}` + "\n"))
+	f.Add([]byte(`{"timestamp": 0, "input_length": 9223372036854775807, "output_length": 9223372036854775807}` + "\n" +
+		`{"timestamp": 9.2e12, "input_length": 1, "output_length": 1, "session_id": 0, "delay": 9.2e12}` + "\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		checkSource(t, NewMooncakeSource(bytes.NewReader(data), "fuzz.jsonl"), "fuzz.jsonl", len(data)+1)
 	})
@@ -83,6 +87,7 @@ func FuzzAzure(f *testing.F) {
 	f.Add([]byte("TIMESTAMP,ContextTokens,GeneratedTokens\n2023-11-16 18:17:04,1,1\n2023-11-16 18:17:03,1,1\n"))
 	f.Add([]byte("TIMESTAMP,ContextTokens,GeneratedTokens\n\"2023-11-16 18:17:04\",1e2,2.0\n0000-01-01 00:00:00,1,1\n9999-12-31 23:59:59.999999999,1,1\n"))
 	f.Add([]byte("TIMESTAMP\n\"unterminated"))
+	f.Add([]byte("\xef\xbb\xbfTIMESTAMP,ContextTokens,GeneratedTokens\n2023-11-16 18:15:46.6805900,9223372036854775807,1\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		src, err := NewAzureSource(bytes.NewReader(data), "fuzz.csv")
 		if err != nil {
