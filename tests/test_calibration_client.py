@@ -341,3 +341,29 @@ def test_read_aiperf_records_bad_files(tmp_path):
     path.write_text("\n\n", encoding="utf-8")
     with pytest.raises(DataError, match="no AIPerf records"):
         read_aiperf_records(path)
+
+
+def test_read_aiperf_records_damaged_files(tmp_path):
+    """Issue 19: every reader ends in a DataError naming the file and line, never a
+    traceback or a line held whole in memory."""
+    path = tmp_path / "profile_export.jsonl"
+    good = json.dumps(AIPERF_LINES[0]) + "\n"
+    for body, line, message in [
+        (good + "[" * 100_000 + "]" * 100_000 + "\n", 2, "not valid JSON (nested too deeply)"),
+        (good + '{"metadata": {"request_start_ns": ' + "9" * 5000 + "}}\n", 2,
+         "not valid JSON (Exceeds the limit (4300 digits) for integer string conversion)"),
+        (good + '{"a": "\xff\xfe"}\n', 2, "not UTF-8 text (byte 8 of the line)"),
+        (good + '{"pad": "' + "x" * (16 << 20) + '"}\n', 2, f"line longer than {16 << 20} bytes (16 MiB)"),
+    ]:
+        path.write_bytes(body.encode("latin-1") if "\xff" in body else body.encode())
+        with pytest.raises(DataError) as info:
+            read_aiperf_records(path)
+        assert str(info.value) == f"{path}:{line}: {message}"
+    # a byte order mark, as some tools write, and a line of exactly MAX_LINE_BYTES
+    path.write_bytes(b"\xef\xbb\xbf" + good.encode())
+    assert len(read_aiperf_records(path)) == 1
+    pad = {**AIPERF_LINES[0], "pad": ""}
+    pad["pad"] = "x" * ((16 << 20) - len(json.dumps(pad)))
+    path.write_text(json.dumps(pad) + "\n", encoding="utf-8")
+    assert len(json.dumps(pad)) == 16 << 20
+    assert len(read_aiperf_records(path)) == 1

@@ -82,22 +82,47 @@ def read_aiperf_records(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
     return raw
 
 
+#: Longest line of a JSON Lines file, in bytes (16 MiB): the core's trace readers'
+#: bound (``core/workload.MaxLineBytes``); an AIPerf record is a few KB, so a longer
+#: line is a damaged file, refused before it is held in memory.
+MAX_LINE_BYTES = 16 << 20
+
+
 def json_objects(file: str) -> Iterator[tuple[int, dict[str, Any]]]:
     """``(line, object)`` for each non-blank line of a JSON Lines file (a UTF-8 BOM is
     accepted).
 
     Raises:
-        DataError: a line is not valid JSON, or not a JSON object (file and line named).
+        DataError: a line is longer than :data:`MAX_LINE_BYTES`, not UTF-8, not valid
+            JSON (including nesting past Python's recursion limit and an integer past its
+            4300 digits), or not a JSON object (file and line named).
         OSError: the file cannot be opened.
     """
-    with open(file, encoding="utf-8-sig") as handle:
-        for line_no, text in enumerate(handle, start=1):
+    with open(file, "rb") as handle:
+        line_no = 0
+        while raw := handle.readline(MAX_LINE_BYTES + 1):
+            line_no += 1
+            if len(raw) > MAX_LINE_BYTES and not raw.endswith(b"\n"):
+                raise DataError(f"line longer than {MAX_LINE_BYTES} bytes (16 MiB)",
+                                file=file, line=line_no)
+            if line_no == 1 and raw.startswith(b"\xef\xbb\xbf"):
+                raw = raw[3:]
+            try:
+                text = raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise DataError(f"not UTF-8 text (byte {exc.start + 1} of the line)",
+                                file=file, line=line_no) from None
             if not text.strip():
                 continue
             try:
                 obj = json.loads(text)
             except json.JSONDecodeError as exc:
                 raise DataError(f"not valid JSON ({exc.msg} at column {exc.colno})",
+                                file=file, line=line_no) from None
+            except RecursionError:
+                raise DataError("not valid JSON (nested too deeply)", file=file, line=line_no) from None
+            except ValueError as exc:  # an integer of more than 4300 digits
+                raise DataError(f"not valid JSON ({str(exc).split(':')[0]})",
                                 file=file, line=line_no) from None
             if not isinstance(obj, dict):
                 raise DataError(f"expected a JSON object per line, got "
