@@ -61,3 +61,14 @@ def test_sweep_scenarios_file_and_table(cfg, tmp_path, capsys):
 def test_bad_sweep_arguments_exit_2(cfg, capsys, args, message):
     assert main(["sweep", str(cfg), "--no-progress", *args]) == 2
     assert message in capsys.readouterr().err
+
+
+def test_a_points_file_is_read_within_the_config_bounds(cfg, tmp_path, capsys):
+    """Issue 19: a device never ends (it used to be read whole, forever) and a file that is
+    not UTF-8 was a traceback; both are errors naming the file (exit 2)."""
+    assert main(["sweep", str(cfg), "--no-progress", "--points", "/dev/zero"]) == 2
+    assert capsys.readouterr().err == "aisimulate: error: /dev/zero: the scenario list is larger than 1 MiB\n"
+    points = tmp_path / "points.yaml"
+    points.write_bytes(b"- {traffic.source.osl: \"\xff\"}\n")
+    assert main(["sweep", str(cfg), "--no-progress", "--points", str(points)]) == 2
+    assert capsys.readouterr().err == f"aisimulate: error: {points}: scenario list file is not UTF-8 text (invalid start byte)\n"

@@ -11,7 +11,7 @@ import tempfile
 from typing import Any, Sequence
 
 from .cli import _UsageError, _write, add_config_arguments, config_from_args
-from .config import parse_config_text
+from .config import parse_config_text, read_config_bytes
 from .errors import ConfigError
 
 _SWEEP_EXAMPLES = """\
@@ -95,8 +95,8 @@ def _add_sweep(sub: argparse._SubParsersAction) -> None:
 
 def _read_points(path: str) -> list[Any]:
     try:
-        with open(path, encoding="utf-8") as fh:
-            data = parse_config_text(fh.read(), name=path)
+        with open(path, "rb") as fh:  # bounded, like a config: a device never ends
+            data = parse_config_text(read_config_bytes(fh, path, "scenario list"), name=path)
     except OSError as exc:
         raise _UsageError(f"--points: cannot read {path}: {exc.strerror or exc}") from None
     if not isinstance(data, list):

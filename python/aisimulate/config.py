@@ -332,9 +332,10 @@ def _read(path: str) -> Any:
     return _parse(text, path, json_text=path.endswith(".json"))
 
 
-def read_config_bytes(stream: Any, name: str) -> str:
+def read_config_bytes(stream: Any, name: str, what: str = "config") -> str:
     """Read config text from the binary ``stream`` (a file, stdin's buffer): at most
-    :data:`MAX_CONFIG_BYTES`, UTF-8. ``name`` names it in errors.
+    :data:`MAX_CONFIG_BYTES`, UTF-8. ``name`` names it in errors, ``what`` says what it
+    should be (``"config"``, ``"scenario list"``).
 
     Raises:
         ConfigError: the stream holds more (a device such as ``/dev/zero``, a data file),
@@ -343,12 +344,13 @@ def read_config_bytes(stream: Any, name: str) -> str:
     """
     raw = stream.read(MAX_CONFIG_BYTES + 1)  # a device never ends: never read it whole
     if len(raw) > MAX_CONFIG_BYTES:
-        raise ConfigError("", f"the config is larger than {MAX_CONFIG_BYTES // (1 << 20)} MiB: "
-                              "not a replay config (a trace goes in traffic.source.path)", file=name)
+        hint = ": not a replay config (a trace goes in traffic.source.path)" if what == "config" else ""
+        raise ConfigError("", f"the {what} is larger than {MAX_CONFIG_BYTES // (1 << 20)} MiB{hint}",
+                          file=name)
     try:
         return raw.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise ConfigError("", f"config file is not UTF-8 text ({exc.reason})", file=name) from None
+        raise ConfigError("", f"{what} file is not UTF-8 text ({exc.reason})", file=name) from None
 
 
 def _parse(text: str, path: str, *, json_text: bool) -> Any:
