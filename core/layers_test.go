@@ -12,7 +12,7 @@ import (
 )
 
 // allowed lists, for each core package, the core packages it may import
-// (DESIGN.md §1: replay → engine → perf; client and workload do not know the
+// (docs/design.md, "Architecture": replay → engine → perf; client and workload do not know the
 // engine; report knows nothing above it). A new import that breaks the layering
 // fails here; a deliberate one is added here, in review.
 var allowed = map[string][]string{

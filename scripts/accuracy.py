@@ -45,7 +45,7 @@ def main(argv: list[str] | None = None) -> int:
                     help="engine limits: AIConfigurator 0.5.0's generated vLLM launch (default), "
                          "its 0.7.0 rule, or vLLM's defaults")
     ap.add_argument("--client", choices=accuracy.CLIENTS, default="aiperf",
-                    help="load generator path: DESIGN.md's AIPerf reference (send leg, "
+                    help="load generator path: the reference AIPerf client (docs/design.md; send leg, "
                          "detokenization, response overhead; default) or none (instant)")
     ap.add_argument("--load-generator", choices=tuple(accuracy.LOAD_GENERATORS), default=accuracy.DEFAULT_LOAD_GENERATOR,
                     help="how the benchmark ran: AIPerf as AIConfigurator's cluster workflow runs it (c warm-up "

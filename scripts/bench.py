@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Time whole replays through the Python API and print one table (issue 6).
+"""Time whole replays through the Python API and print one table.
 
 Usage: PYTHONPATH=python .venv/bin/python scripts/bench.py [--perf roofline|aic|both] [--quick]
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Sweep throughput (points per second of wall time) per backend (issue 17).
+"""Sweep throughput (points per second of wall time) per backend.
 
 Usage: .venv/bin/python scripts/bench_sweep.py [--points N] [--ray] [--jobs J]
 

@@ -10,7 +10,7 @@ import pytest
 
 REPO = Path(__file__).resolve().parent.parent
 
-# The linear pass-time model of /work/shared/notes/worked-examples.md:
+# The linear pass-time model of the worked examples (docs/design.md):
 # pass ms = 2.0 + 0.01 × prompt tokens computed + 0.1 × decoding requests.
 LINEAR_PERF = {"source": "linear", "base_ms": 2.0, "per_prefill_token_ms": 0.01,
                "per_decode_seq_ms": 0.1}

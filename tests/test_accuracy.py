@@ -112,7 +112,7 @@ def test_row_spec_window_deployment_and_precision():
         assert spec_p["engine"]["quantization"] == quant, precision
     with pytest.raises(ValueError, match="precision 'int4' is not supported"):
         accuracy.row_spec(dict(fp8, precision="int4"), **kw)
-    # default client: DESIGN.md §6's AIPerf reference path
+    # default client: the reference AIPerf client path (docs/design.md)
     assert spec["engine"]["tokenization"] == {"send_ms": 0.255}
     assert spec["engine"]["detokenization"] == {"base_us": 150.0, "per_token_us": 2.0}
     assert spec["traffic"]["load"] == {"mode": "concurrency", "concurrency": c, "warmup_requests": c,

@@ -1,4 +1,4 @@
-"""Bounded work for every input (issue 19): extreme inputs end in a result or a clean
+"""Bounded work for every input: extreme inputs end in a result or a clean
 error naming the field, file or line — never a hang, a panic or a wrapped clock."""
 
 from __future__ import annotations

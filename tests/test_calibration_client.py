@@ -1,4 +1,4 @@
-"""Calibration of the client path (issue 3): response overhead, detokenization, AIPerf.
+"""Calibration of the client path: response overhead, detokenization, AIPerf.
 
 Recovery tests draw data from known parameters with gaussian noise under a fixed seed and
 accept the fit within 5 standard errors of ordinary least squares, computed here from

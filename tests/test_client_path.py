@@ -1,4 +1,4 @@
-"""The client path through the Python API (issue 3): values, errors, sessions."""
+"""The client path through the Python API: values, errors, sessions."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Edge cases of the config compiler found by trying to break it (issue 2 review)."""
+"""Edge cases of the config compiler found by trying to break it."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Every exception aisimulate raises survives pickling (issue 17): a sweep point's error
+"""Every exception aisimulate raises survives pickling: a sweep point's error
 crosses from its worker process back to the parent as an equal exception.
 
 Before the fix, ``pickle.loads(pickle.dumps(ConfigError("a.b", "bad")))`` raised

@@ -1,4 +1,4 @@
-"""The memory budget (issue 19): a replay's peak memory is estimated from its spec before
+"""The memory budget: a replay's peak memory is estimated from its spec before
 it runs, refused past ``execution.max_memory_gb`` (default: half of the machine's
 memory), and the estimate's error against measured peaks is stated here."""
 

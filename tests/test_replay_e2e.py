@@ -26,7 +26,7 @@ def example1(tmp_path) -> ReplayReport:
 
 
 def test_worked_example_1(example1):
-    # /work/shared/notes/worked-examples.md §1, pass by pass (linear model: 2 ms +
+    # docs/design.md, worked example 1, pass by pass (linear model: 2 ms +
     # 0.01 ms/prompt token + 0.1 ms/decoding request; 512-token budget):
     #   P1  0     → 7.12   r1 prefill 512             2 + 5.12
     #   P2  7.12  → 14.00  r1 prefill 488, token #1   2 + 4.88

@@ -1,5 +1,5 @@
 """aisimulate.sweep: grids, coupled fields and scenarios; every point a row with its status;
-errors recorded or raised; derived and SLO columns worked out by hand; the issue-17 hangs
+errors recorded or raised; derived and SLO columns worked out by hand; the hangs
 as subprocesses that must finish."""
 
 from __future__ import annotations
@@ -173,7 +173,7 @@ def _run_script(tmp_path, body: str, timeout: float = 180) -> subprocess.Complet
                           text=True, timeout=timeout)
 
 
-def test_issue17_hangs_a_script_without_a_main_guard_and_a_config_error_in_a_worker(tmp_path):
+def test_sweep_hangs_a_script_without_a_main_guard_and_a_config_error_in_a_worker(tmp_path):
     # Before, each of these hung: (1) spawn re-ran a script without a __main__ guard in
     # every worker (hundreds of freeze_support() tracebacks); loky workers never re-run
     # __main__. (2) ConfigError did not unpickle, so multiprocessing's result thread died

@@ -1,5 +1,5 @@
-"""A sweep whose worker process dies reports that point as failed and never waits forever
-(issue 19 item 9): a watcher thread SIGKILLs whichever worker process has the victim
+"""A sweep whose worker process dies reports that point as failed and never waits forever:
+a watcher thread SIGKILLs whichever worker process has the victim
 point's trace open (the Mooncake reader streams it for the whole replay), every time that
 point runs."""
 

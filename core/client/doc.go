@@ -1,5 +1,5 @@
 // Package client models what happens outside the engine on a request's way
-// from the load generator and back (DESIGN.md §6):
+// from the load generator and back (docs/design.md, "The client path"):
 //
 //   - path.go: Path, the costs in ns: the send leg (client → engine), the
 //     engine's detokenization (one FIFO output processor per worker) and the

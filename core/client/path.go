@@ -69,7 +69,7 @@ func NewPath(c Costs) Path {
 //
 //	release = end + base + per_output_token × output tokens
 //
-// (DESIGN.md §6; a response without output waits base only). Rounded to the
+// (docs/design.md, "The client path"; a response without output waits base only). Rounded to the
 // ns; the overhead saturates at clock.MaxSpan and the sum at math.MaxInt64, so
 // a huge overhead lands past clock.Horizon instead of wrapping.
 func (p *Path) ReleaseNs(endNs int64, outputTokens int) int64 {

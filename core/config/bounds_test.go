@@ -10,7 +10,7 @@ import (
 
 // Messages quote a bad value in at most 64 bytes, so that a data file read
 // as a config, or a megabyte-long name, cannot flood the message.
-func TestIssue19_MessagesQuoteShortly(t *testing.T) {
+func TestMessagesQuoteShortly(t *testing.T) {
 	long := strings.Repeat("x", 100_000)
 	cases := []struct {
 		name, json, field, msg string
@@ -37,7 +37,7 @@ func TestIssue19_MessagesQuoteShortly(t *testing.T) {
 
 // Integers past int64 say so (they used to read "expected an integer"), and a
 // seed takes the whole uint64 range.
-func TestIssue19_IntegersOutOfRange(t *testing.T) {
+func TestIntegersOutOfRange(t *testing.T) {
 	spec := func(numRequests, seed string) string {
 		return `{"engine": {"model": "m", "system": "s"}, "traffic": {"source": {"type": "synthetic", "num_requests": ` +
 			numRequests + `, "isl": 1, "osl": 1}, "load": {"mode": "concurrency", "concurrency": 1}}, "execution": {"seed": ` + seed + `}}`
@@ -56,7 +56,7 @@ func TestIssue19_IntegersOutOfRange(t *testing.T) {
 
 // A gamma process's cv is bounded where its shape 1/cv² stays sampleable;
 // the message says why (it used to read "must be finite and > 0, got 1e-200").
-func TestIssue19_GammaCV(t *testing.T) {
+func TestGammaCV(t *testing.T) {
 	yml := func(cv string) []byte {
 		return []byte("engine: {model: m, system: s}\ntraffic: {source: {type: synthetic, num_requests: 1, isl: 1, osl: 1}, load: {mode: rate, rate_rps: 1, arrival: gamma, cv: " + cv + "}}\n")
 	}
@@ -75,7 +75,7 @@ func TestIssue19_GammaCV(t *testing.T) {
 
 // Scheduler limits and roofline efficiencies are bounded where the engine's
 // arithmetic stays exact (and a pass time finite).
-func TestIssue19_SchedulerAndEfficiencyBounds(t *testing.T) {
+func TestSchedulerAndEfficiencyBounds(t *testing.T) {
 	yml := func(engine string) []byte {
 		return []byte("engine: {model: m, system: s, " + engine + "}\ntraffic: {source: {type: synthetic, num_requests: 1, isl: 1, osl: 1}, load: {mode: concurrency, concurrency: 1}}\n")
 	}

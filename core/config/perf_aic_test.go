@@ -15,7 +15,7 @@ traffic:
   load: {mode: concurrency, concurrency: 4}
 `
 
-// TestPerfAICAndQuantization covers issue 5's spec fields: source aic needs a
+// TestPerfAICAndQuantization covers the aic and quantization spec fields: source aic needs a
 // database; backend_version defaults to DefaultAICBackendVersion; a given
 // quantization block gets DefaultKVCacheDtype; errors carry dotted paths.
 func TestPerfAICAndQuantization(t *testing.T) {

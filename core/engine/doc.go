@@ -9,7 +9,7 @@
 //     or waiting for them in order), ReserveWaiting after each pass, and
 //     KVArrived once the transfer is done: it holds every handoff placed on
 //     it, so its Outstanding is the whole of its load.
-//   - scheduler.go: how a pass is formed at its start (DESIGN.md §4): running
+//   - scheduler.go: how a pass is formed at its start (docs/design.md, "The engine"): running
 //     requests first, then FCFS admission that stops at the first request that
 //     does not fit; preemption of the newest running request.
 //   - kv.go: the block manager: refcounted blocks, the prefix cache (prefix

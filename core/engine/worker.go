@@ -36,17 +36,17 @@ type Request struct {
 	// held until the replay calls ReleaseHeld (after the KV transfer).
 	HoldKV bool
 
-	computed   int  // tokens whose KV is in the cache
-	scheduled  int  // tokens computed in the current pass
-	admitted   bool // first admission done (CachedTokens set)
-	where      int8 // onNone, onWaiting, onKVArrived, onRunning, onHeld, onReserved, onAwaitingBlocks
+	computed  int  // tokens whose KV is in the cache
+	scheduled int  // tokens computed in the current pass
+	admitted  bool // first admission done (CachedTokens set)
+	where     int8 // onNone, onWaiting, onKVArrived, onRunning, onHeld, onReserved, onAwaitingBlocks
 	// transferred (P/D decode side): the first kvReady tokens' KV arrives, or
 	// arrived, by transfer into reserved blocks (Handoff).
 	transferred bool
 	kvReady     int
-	registered int     // leading full blocks already offered to the prefix cache
-	offs       []uint8 // each block's slot in its group, from Groups
-	blocks     []int32 // KV blocks held, in token order
+	registered  int     // leading full blocks already offered to the prefix cache
+	offs        []uint8 // each block's slot in its group, from Groups
+	blocks      []int32 // KV blocks held, in token order
 	// serial names the request on its worker (1, 2, …; 0 until it reaches
 	// one): the owner of its private blocks (kvBlock).
 	serial uint32

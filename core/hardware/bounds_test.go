@@ -10,7 +10,7 @@ import (
 // Values beyond physical bounds are refused with the field named: a
 // bandwidth of 1e-300 B/s gave an infinite pass time (and a panic), a
 // capacity of 2^62 bytes an astronomical KV cache.
-func TestIssue19_SystemBounds(t *testing.T) {
+func TestSystemBounds(t *testing.T) {
 	cases := []struct{ from, to, msg string }{
 		{"mem_bw: 1000", "mem_bw: 1e-300", "field gpu.mem_bw = 1e-300, out of range [1, 1e+15]"},
 		{"bfloat16_tc_flops: 5.0e+12", "bfloat16_tc_flops: 1e-300", "field gpu.bfloat16_tc_flops = 1e-300, out of range [1, 1e+18]"},

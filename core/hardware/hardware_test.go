@@ -36,7 +36,7 @@ func TestBuiltinsMatchYAML(t *testing.T) {
 }
 
 func TestBuiltinValues(t *testing.T) {
-	// Spot values from perf-tables.md "System spec fields".
+	// Spot values from docs/design.md ("System specs").
 	h100, ok := Builtin("h100_sxm")
 	require.True(t, ok)
 	assert.Equal(t, 3.35e12, h100.MemBW)

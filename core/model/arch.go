@@ -104,7 +104,7 @@ func (a *Arch) KVHeadsPerGPU(tp int) int { return ceilDiv(a.KVHeads, tp) }
 // kv KV heads, t TP degree, d head_dim (elements), L layers, 2 for K and V,
 // b_kv bytes per KV element (2 for bf16, 1 for fp8). Source: vLLM
 // FullAttentionSpec.page_size_bytes per layer, summed over layers; see
-// ../shared/notes/perf-tables.md "Memory → KV capacity". Qwen3-32B, bf16,
+// docs/design.md ("The KV capacity"). Qwen3-32B, bf16,
 // t = 1: 8·128·64·2·2 = 262,144 bytes. tp must be ≥ 1 (see Validate).
 func (a *Arch) KVBytesPerToken(tp int, kvBytes float64) int64 {
 	return int64(float64(a.KVHeadsPerGPU(tp)*a.HeadDim*a.Layers*2) * kvBytes)
@@ -118,7 +118,7 @@ type GEMMShape struct {
 }
 
 // LayerGEMMs returns the four weight GEMMs of one decoder layer on one GPU
-// under tensor parallelism t (perf-tables.md "A dense decoder pass"):
+// under tensor parallelism t (docs/design.md, "The measured tables and the dense-decoder arithmetic"):
 //
 //	qkv:     N = (n/t + 2·ceil(kv/t))·d, K = h   (column parallel)
 //	o_proj:  N = h, K = (n/t)·d                  (row parallel)
@@ -138,7 +138,7 @@ func (a *Arch) LayerGEMMs(tp int) [4]GEMMShape {
 }
 
 // WeightBytesPerGPU is the weight memory of one GPU under tensor parallelism
-// t, in bytes (perf-tables.md "Memory → KV capacity"):
+// t, in bytes (docs/design.md, "The KV capacity"):
 //
 //	L · Σ_GEMM N·K · b_w  +  ceil(V/t)·h·2 (embedding)  +  ceil(V/t)·h·2 (logits)
 //

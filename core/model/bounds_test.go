@@ -14,7 +14,7 @@ import (
 // A config.json count beyond its physical bound is refused with the field
 // named: an intermediate_size of 2^62 wrapped the weight bytes negative, and
 // a max_position_embeddings of 2^62 let prompt + output lengths wrap.
-func TestIssue19_CountsOutOfBounds(t *testing.T) {
+func TestCountsOutOfBounds(t *testing.T) {
 	const base = `"architectures":["LlamaForCausalLM"],"num_hidden_layers":2,"hidden_size":64,"num_attention_heads":8,"intermediate_size":128,"vocab_size":1000,"max_position_embeddings":512`
 	valid := `{` + base + `}`
 	_, err := Parse([]byte(valid), "tiny")
@@ -50,7 +50,7 @@ func TestIssue19_CountsOutOfBounds(t *testing.T) {
 }
 
 // A model config file is read whole only up to 16 MiB.
-func TestIssue19_ConfigFileSize(t *testing.T) {
+func TestConfigFileSize(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "config.json")
 	require.NoError(t, os.WriteFile(path, []byte(`{"pad": "`+strings.Repeat("p", MaxConfigFileBytes)+`"}`), 0o644))
 	_, err := Load(path, "")

@@ -26,7 +26,7 @@
 // ceil(KVHeads/t) KV heads (KV heads are replicated when t > KVHeads, as in
 // vLLM).
 //
-// The notation in the formulas follows ../shared/notes/perf-tables.md:
+// The notation in the formulas follows docs/design.md ("Perf models"):
 // h hidden size, n heads, d head_dim, kv KV heads, I intermediate size,
 // V vocab size, L layers, t TP.
 package model

@@ -9,7 +9,7 @@
 //     pass as formed at pass start). The engine consumes Model. Also the
 //     engine step's CPU cost both sources charge (OverheadNs).
 //  2. linear.go: Linear, base + per prompt token + per decoding request
-//     ("linear"; the worked examples in ../shared/notes/worked-examples.md).
+//     ("linear"; the worked examples of docs/design.md use it).
 //  3. roofline.go: Roofline ("roofline-v3"), a dense decoder priced op by op
 //     as max(FLOPs / (peak · e_c), bytes / (HBM bandwidth · e_m)) plus a
 //     fixed kernel latency per layer, its TP all-reduces at the system's
@@ -24,8 +24,8 @@
 //     the AIConfigurator kernel tables; parity/ pins both sources' pass
 //     times (tests/goldens/perf_parity.json).
 //
-// Sources: DESIGN.md §5 and ../shared/notes/perf-tables.md ("A dense
-// decoder pass", "Roofline bounds", "Memory → KV capacity").
+// Sources: docs/design.md ("Perf models", "The measured tables and the
+// dense-decoder arithmetic", "The KV capacity").
 //
 // # Units
 //

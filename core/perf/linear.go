@@ -1,6 +1,6 @@
 package perf
 
-// Linear is the linear pass-time model (DESIGN.md §5, notes/worked-examples.md):
+// Linear is the linear pass-time model (docs/design.md, "Perf models" and the worked examples):
 //
 //	T = BaseMs + PerPrefillTokenMs · P + PerDecodeSeqMs · D
 //

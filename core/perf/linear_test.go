@@ -6,7 +6,7 @@ import (
 	"github.com/stretchr/testify/assert"
 )
 
-// TestLinearWorkedExamples replays the passes of worked-examples.md §1 with
+// TestLinearWorkedExamples replays the passes of worked example 1 (docs/design.md) with
 // base 2.0 ms, 0.01 ms per prompt token, 0.1 ms per decoding request.
 func TestLinearWorkedExamples(t *testing.T) {
 	l := Linear{BaseMs: 2.0, PerPrefillTokenMs: 0.01, PerDecodeSeqMs: 0.1}

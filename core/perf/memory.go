@@ -13,7 +13,7 @@ import (
 const MinActivationBytes = 70 << 20
 
 // activationFactor is c(t) of the activation estimate, by TP degree
-// (perf-tables.md "Memory → KV capacity"): 11, 6.5, 5, 5 for t = 1, 2, 4, 8.
+// (docs/design.md, "The KV capacity"): 11, 6.5, 5, 5 for t = 1, 2, 4, 8.
 // A degree between listed ones uses the next smaller listed degree.
 func activationFactor(tp int) float64 {
 	switch {
@@ -26,7 +26,7 @@ func activationFactor(tp int) float64 {
 }
 
 // MemoryPlan is the per-GPU memory budget of one worker, bytes, and the KV
-// blocks it leaves (perf-tables.md "Memory → KV capacity"; vLLM
+// blocks it leaves (docs/design.md, "The KV capacity"; vLLM
 // Worker.determine_available_memory and get_kv_cache_config).
 type MemoryPlan struct {
 	// UsableBytes is floor(gpu_memory_utilization × MemCapacity).
@@ -66,7 +66,7 @@ func (p MemoryPlan) Tokens() int64 { return int64(p.Blocks) * int64(p.BlockSize)
 // width (elements, whole model; the fall of c with t carries the TP split);
 // c(t) = 11, 6.5, 5, 5 for t = 1, 2, 4, 8; nccl(t) and other from the system
 // spec; kv_bytes_per_token(t) = ceil(kv/t)·d·L·2·b_kv (model.Arch.KVBytesPerToken).
-// Source: ../shared/notes/perf-tables.md, which follows AIConfigurator's
+// Source: docs/design.md ("The KV capacity"), after AIConfigurator's
 // memory model of vLLM. Each GPU of the worker holds its share of the KV heads
 // of the same tokens, so the per-GPU quotient is the worker's block count,
 // as vLLM reports num_gpu_blocks.

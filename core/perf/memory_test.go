@@ -13,7 +13,7 @@ import (
 
 const sharedConfigs = "../../../shared/data/aic/model_configs"
 
-// TestKVCapacityQwen3_32BFP8OnH200 is the perf-tables.md worked example:
+// TestKVCapacityQwen3_32BFP8OnH200 is the worked example of docs/design.md ("The KV capacity"):
 // Qwen3-32B-FP8 on one H200, 8192 batched tokens, utilization 0.9.
 func TestKVCapacityQwen3_32BFP8OnH200(t *testing.T) {
 	path := filepath.Join(sharedConfigs, "Qwen--Qwen3-32B-FP8_config.json")

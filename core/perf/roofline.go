@@ -9,7 +9,7 @@ import (
 )
 
 // RooflineName is the Name of the roofline model. Bump the version when a
-// formula below changes (STYLE.md §1.3).
+// formula below changes (docs/design.md, "Perf models").
 const RooflineName = "roofline-v3"
 
 // RooflineParams are the knobs that calibration fits. Every field must be
@@ -88,8 +88,8 @@ type RooflineOptions struct {
 type gemmConst struct{ n, k, nk float64 }
 
 // Roofline prices a pass of a dense decoder (Llama, Qwen2, Qwen3, Mistral)
-// on one TP group from peak FLOP/s and HBM bandwidth (DESIGN.md §5;
-// ../shared/notes/perf-tables.md "A dense decoder pass"). Every op costs
+// on one TP group from peak FLOP/s and HBM bandwidth (docs/design.md,
+// "The measured tables and the dense-decoder arithmetic"). Every op costs
 //
 //	T_op = max(F / (P · e_c), B / (W · e_m))
 //
@@ -264,7 +264,7 @@ func opSeconds(flops, bytes, flopsRate, bw float64) float64 {
 //	B = b_w·N·K + b_w·m·K + 2·m·N   (weights and input at the weight dtype —
 //	                                 fp8 GEMMs quantize their input — output bf16)
 //
-// perf-tables.md "Roofline bounds". m ≤ 0 costs nothing (the GEMM does not
+// docs/design.md ("Roofline bounds"). m ≤ 0 costs nothing (the GEMM does not
 // run).
 func gemmSeconds(m float64, g gemmConst, wBytes, flopsRate, bw float64) float64 {
 	if m <= 0 {
@@ -282,7 +282,7 @@ func gemmSeconds(m float64, g gemmConst, wBytes, flopsRate, bw float64) float64 
 //	B = 2·kv·d·b_kv · (S + sNew) + 4·(n/t)·d·sNew (read K,V of S tokens, write
 //	                                                the new ones; Q in, O out, bf16)
 //
-// F ≈ 2·(S² − p²)·(n/t)·d, the bound in perf-tables.md; attention math is
+// F ≈ 2·(S² − p²)·(n/t)·d, the bound in docs/design.md ("Roofline bounds"); attention math is
 // bf16.
 func (r *Roofline) contextAttentionSeconds(sNew, p float64) float64 {
 	S := p + sNew

@@ -45,7 +45,7 @@ func builtinArch(t testing.TB, name string) *model.Arch {
 }
 
 // TestGEMMRoofline checks one GEMM's roofline against the hand count and
-// against the h200_sxm measurements quoted in perf-tables.md (a roofline is
+// against the h200_sxm measurements quoted in docs/design.md ("Sanity values") (a roofline is
 // a lower bound, so it must not exceed them).
 func TestGEMMRoofline(t *testing.T) {
 	const P, W = 989e12, 4.8e12 // h200 bf16 FLOP/s, B/s

@@ -8,7 +8,7 @@ import (
 	"github.com/aisimulate/aisimulate/core/config"
 )
 
-// clientPathOn adds the reference client path of DESIGN.md §6 (AIPerf
+// clientPathOn adds the reference client path of docs/design.md (AIPerf
 // calibration: send leg 0.255 ms, overhead 1.40 ms + 3.65 µs/token) and a
 // detokenizer of 150 µs + 2 µs/token.
 func clientPathOn(yml string) string {

@@ -40,7 +40,7 @@ func withinSeconds(t *testing.T, limit time.Duration, f func()) {
 // to a negative number, pass the max_model_len check and be preempted and
 // recomputed forever. Each is now rejected as longer than max_model_len
 // (40,960 for Qwen3-32B), aggregated and P/D, as vLLM rejects it.
-func TestIssue19_HugeLengthsAreRejectedNotWrapped(t *testing.T) {
+func TestHugeLengthsAreRejectedNotWrapped(t *testing.T) {
 	for _, row := range [][2]int{{math.MaxInt64, 1}, {10, math.MaxInt64}, {1 << 62, 1 << 62}, {math.MaxInt64, math.MaxInt64}} {
 		trace := writeRaw(t, fmt.Sprintf(`{"timestamp": 0, "input_length": %d, "output_length": %d, "hash_ids": [1, 2]}`+"\n"+
 			`{"timestamp": 1, "input_length": 100, "output_length": 2}`+"\n", row[0], row[1]))
@@ -73,7 +73,7 @@ traffic:
 
 // A session whose conversation grows past int64 (2^61 new tokens a turn)
 // used to wrap to a short prompt; its turns are rejected instead.
-func TestIssue19_SessionHistoryDoesNotWrap(t *testing.T) {
+func TestSessionHistoryDoesNotWrap(t *testing.T) {
 	withinSeconds(t, 20*time.Second, func() {
 		rep, err := runErr(t, oneSession(8, 1<<61, 0))
 		require.NoError(t, err)
@@ -94,7 +94,7 @@ func TestIssue19_SessionHistoryDoesNotWrap(t *testing.T) {
 // The block hashes of a prompt are built only for a request that can run:
 // a sessions source of one billion-token prompt used to hash 62.5M blocks
 // (1 GB) before rejecting it. Rejected at once, with no hashes.
-func TestIssue19_NoHashesForARequestThatCannotRun(t *testing.T) {
+func TestNoHashesForARequestThatCannotRun(t *testing.T) {
 	spec := oneSession(1, 1_000_000_000, 1)
 	withinSeconds(t, 10*time.Second, func() {
 		rep, err := runErr(t, spec)
@@ -131,7 +131,7 @@ func buildSim(t *testing.T, s *config.Spec) *sim {
 // Costs each within its documented limit can still carry the clock past its
 // range (int64 ns) over a long run: the replay stops with an error naming the
 // field, instead of wrapping the clock and panicking "INV-3 clock went back".
-func TestIssue19_ClockHorizon(t *testing.T) {
+func TestClockHorizon(t *testing.T) {
 	linear := func(base, perToken, perDecode string) string {
 		return fmt.Sprintf(`
 engine:
@@ -200,7 +200,7 @@ traffic:
 }
 
 // A trace row's own delay is named by file and line.
-func TestIssue19_TraceDelayPastTheClock(t *testing.T) {
+func TestTraceDelayPastTheClock(t *testing.T) {
 	// 9.2e12 ms = 9.2e18 ns, past 2^60 on its own (and past 2^62: saturated)
 	trace := writeRaw(t, `{"timestamp": 0, "input_length": 10, "output_length": 1, "session_id": 0}`+"\n"+
 		`{"timestamp": 0, "input_length": 10, "output_length": 1, "session_id": 0, "delay": 9.2e12}`+"\n")
@@ -218,7 +218,7 @@ traffic:
 
 // A deployment whose GPU memory leaves no KV block names the setting to
 // change: a tiny gpu_memory_utilization used to be blamed on tp.
-func TestIssue19_MemoryErrorNamesTheCulprit(t *testing.T) {
+func TestMemoryErrorNamesTheCulprit(t *testing.T) {
 	spec := func(model, scheduler string) string {
 		return fmt.Sprintf(`
 engine:

@@ -44,7 +44,7 @@ func asPD(spec string) string {
 }
 
 // bothModes runs a client-path test in aggregated and in P/D replay: the
-// client path must behave the same in both (issue 4).
+// client path must behave the same in both.
 func bothModes(t *testing.T, test func(t *testing.T, mode func(string) string)) {
 	t.Run("aggregated", func(t *testing.T) { test(t, func(s string) string { return s }) })
 	t.Run("disaggregated", func(t *testing.T) { test(t, asPD) })

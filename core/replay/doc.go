@@ -3,7 +3,7 @@
 //
 // Read first:
 //   - loop.go: Run and the event loop. Events are ordered by time, then by
-//     phase (phases.go: the DESIGN.md §3 order, one named constant each), then
+//     phase (phases.go: docs/design.md's "Time and determinism" order, one named constant each), then
 //     by a sequence number, so a replay is a pure function of its spec. The
 //     request's life: send → arrival (after the send leg) → placement → passes
 //     → outputs received (at pass end, or when the worker's detokenization job

@@ -14,7 +14,7 @@ import (
 	"github.com/aisimulate/aisimulate/core/report"
 )
 
-// linearEngine is the engine of notes/worked-examples.md: pass ms = 2.0 +
+// linearEngine is the engine of the worked examples (docs/design.md): pass ms = 2.0 +
 // 0.01 × prompt tokens computed + 0.1 × decoding requests, with a KV cache of
 // %d blocks and a max_model_len of %d tokens (use linearEngineFor).
 const linearEngine = `

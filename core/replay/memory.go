@@ -36,8 +36,9 @@ import (
 // heapFactor covers what Go's collector lets the heap hold beyond the live
 // data between collections (the extension runs with GOGC=200) and the
 // growth of append-grown slices; see docs/benchmarks.md "Memory" for the
-// measured peaks the estimate is checked against (TestIssue19_MemoryEstimate
-// in tests/test_memory.py states the error).
+// measured peaks the estimate is checked against
+// (test_estimate_error_against_the_measured_peak in tests/test_memory.py
+// states the error).
 const (
 	memBaseBytes   = 64 << 20
 	heapFactor     = 1.4

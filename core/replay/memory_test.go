@@ -35,7 +35,7 @@ traffic:
 }
 
 // The requests and requests in flight an estimate counts, by hand.
-func TestIssue19_EstimateCounts(t *testing.T) {
+func TestEstimateCounts(t *testing.T) {
 	trace := writeTrace(t, []traceRow{{0, 10, 1, nil}, {1, 10, 1, nil}, {2, 10, 1, nil}})
 	cases := []struct {
 		name           string
@@ -79,7 +79,7 @@ traffic:
 
 // A replay whose estimate passes its budget is refused before it runs, with
 // the budget's field and the part that does not fit named.
-func TestIssue19_BudgetRefusesUpFront(t *testing.T) {
+func TestBudgetRefusesUpFront(t *testing.T) {
 	spec := synthetic("num_requests: 10000000, isl: 16, osl: 1", "mode: concurrency, concurrency: 64", "") + "execution: {max_memory_gb: 1}\n"
 	start := time.Now()
 	_, err := runErr(t, spec)
@@ -98,7 +98,7 @@ func TestIssue19_BudgetRefusesUpFront(t *testing.T) {
 // A replay that grows past its budget as it runs (a closed loop stopped by
 // duration, whose count is not known up front) is stopped, not let run out
 // of memory.
-func TestIssue19_BudgetStopsARunThatGrows(t *testing.T) {
+func TestBudgetStopsARunThatGrows(t *testing.T) {
 	// 70 MB: the 64 MiB base and 8 clients fit; about 4,000 more records do not
 	spec := synthetic("num_requests: 100000000, isl: 16, osl: 1", "mode: concurrency, concurrency: 8", "max_duration_s: 1000000") +
 		"execution: {max_memory_gb: 0.07}\n"
@@ -113,7 +113,7 @@ func TestIssue19_BudgetStopsARunThatGrows(t *testing.T) {
 // the first session's turns ahead forever to start the second client's
 // session, whatever stop.max_requests said: the read-ahead is estimated up
 // front (min(clients, sessions) × (mean turns − 1) rows) and refused.
-func TestIssue19_SessionsReadAheadIsBounded(t *testing.T) {
+func TestSessionsReadAheadIsBounded(t *testing.T) {
 	for _, turns := range []string{"{kind: uniform, min: 1, max: 4611686018427387904}", "1000000000"} {
 		spec := linearEngineFor(1000) + `
 traffic:
@@ -146,7 +146,7 @@ traffic:
 // budget leaves. Session 0 has 5000 turns before session 1's first row: the
 // second client's start needs 4999 rows held. A budget of the estimate plus
 // 1000 rows (1000 × requestB bytes) stops it at 1000 held rows.
-func TestIssue19_TraceReadAheadStopsAtTheBudget(t *testing.T) {
+func TestTraceReadAheadStopsAtTheBudget(t *testing.T) {
 	var b strings.Builder
 	for i := 0; i < 5000; i++ {
 		fmt.Fprintf(&b, `{"timestamp": 0, "input_length": 10, "output_length": 1, "session_id": 0}`+"\n")
@@ -172,7 +172,7 @@ traffic:
 }
 
 // The default budget is half of the machine's memory.
-func TestIssue19_DefaultBudget(t *testing.T) {
+func TestDefaultBudget(t *testing.T) {
 	e := estimateYAML(t, synthetic("num_requests: 10, isl: 16, osl: 1", "mode: concurrency, concurrency: 1", ""))
 	if m := machineMemory(); m > 0 {
 		assert.Equal(t, m/2, e.Budget)

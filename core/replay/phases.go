@@ -1,6 +1,6 @@
 package replay
 
-// Phases order the events that share a timestamp (DESIGN.md §3). Lower runs first.
+// Phases order the events that share a timestamp (docs/design.md, "Time and determinism"). Lower runs first.
 const (
 	// phasePassEnd comes first: tokens, completions and freed KV of a pass that
 	// ends at t are visible to everything else that happens at t.

@@ -90,7 +90,7 @@ traffic:
 	assert.InDelta(t, 20/(float64(last-first)/1e9), *rep.Summary.RequestThroughputRPS, 1e-9)
 }
 
-// AIPerf's trace forms (issue 16, item 7), 1 ms + 0.01 ms per prompt token.
+// AIPerf's trace forms, 1 ms + 0.01 ms per prompt token.
 //
 // Without timestamps, a closed loop of one client: request 0 (100 in, 2 out)
 // is sent at 0, prefills in 1 + 1.00 ms and decodes once: ends at 3 ms;

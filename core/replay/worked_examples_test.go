@@ -7,7 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// Worked example 1 (notes/worked-examples.md): two requests on one worker.
+// Worked example 1 (docs/design.md): two requests on one worker.
 //
 //	P1 0 → 7.12      r1 prefill 512              2 + 5.12
 //	P2 7.12 → 14.00  r1 prefill 488 (done)       2 + 4.88        r1 #1

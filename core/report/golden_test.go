@@ -44,9 +44,9 @@ func exampleMetadata() Metadata {
 		WorkerBusyMs: []float64{19.3}, WorkerPasses: []int64{8}, Workers: &one}
 }
 
-// The report JSON of worked example 1 (notes/worked-examples.md): two completed
+// The report JSON of worked example 1 (docs/design.md): two completed
 // requests, plus a rejected one and a P/D record, so every key and null rule of
-// DESIGN.md §8 is pinned.
+// the record schema (fields.go) is pinned.
 func TestReportJSON(t *testing.T) {
 	recs := []Record{
 		{RequestID: 0, Status: StatusCompleted, InputTokens: 1000, OutputTokens: 3, SendNs: 0, ArrivalNs: 0,

@@ -1,6 +1,6 @@
 package report
 
-// Summary is the aggregate of a replay (DESIGN.md §8). Latency statistics cover
+// Summary is the aggregate of a replay (docs/metrics.md). Latency statistics cover
 // completed requests only; a metric without any value is null.
 type Summary struct {
 	Completed int `json:"completed"`

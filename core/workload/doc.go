@@ -1,7 +1,7 @@
 // Package workload produces the requests a replay sends and the times it sends
 // them: trace readers, a synthetic generator, arrival processes, the named
 // random streams they draw from, and the re-blocking of trace prefix ids into
-// engine block hashes (DESIGN.md §7).
+// engine block hashes (docs/design.md, "The workload").
 //
 // # Reading order
 //

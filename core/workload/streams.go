@@ -12,7 +12,7 @@ const (
 )
 
 // Streams hands out one deterministic random generator per named subsystem,
-// all derived from one run seed (STYLE.md §1.4).
+// all derived from one run seed (docs/design.md, "Time and determinism").
 //
 // Derivation, fixed so that a seed means the same draws on every machine and
 // release: with h = FNV-1a-64(name),

@@ -490,7 +490,7 @@ def _engine_keys(node: Any, path: str) -> list[tuple[str, str]]:
 
 
 def _reject_unsupported(data: dict[str, Any]) -> None:
-    """Raise ConfigError for a mode the core does not run (DESIGN.md §9)."""
+    """Raise ConfigError for a mode the core does not run (docs/design.md, "What the compiler refuses")."""
     execution = data.get("execution")
     if isinstance(execution, dict):
         mode = execution.get("mode")

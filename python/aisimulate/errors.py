@@ -24,7 +24,7 @@ Every class here pickles to its constructor arguments and compares equal by type
 attributes, so an error raised in a worker process (a sweep point, a Ray task) crosses
 back to the parent intact: the default exception pickling calls ``cls(*args)`` with the
 formatted message only, which fails for a keyword-carrying constructor and, inside
-``multiprocessing``, kills the pool's result thread and hangs the parent (issue 17).
+``multiprocessing``, kills the pool's result thread and hangs the parent.
 """
 
 from __future__ import annotations

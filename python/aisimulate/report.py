@@ -1,7 +1,6 @@
 """The result of one replay: per-request records, a summary, run metadata.
 
-Formulas, units and inclusion rules of every field are in ``docs/metrics.md`` (DESIGN.md
-§8). In short, all times are milliseconds from the start of the replay (virtual clock);
+Formulas, units and inclusion rules of every field are in ``docs/metrics.md``. In short, all times are milliseconds from the start of the replay (virtual clock);
 token counts are tokens:
 
 - ``requests``: one dict per request, keys in the order of the core's record schema
@@ -79,7 +78,7 @@ _DASH = "\u2014"
 
 
 def _ordered(record: Mapping[str, Any]) -> dict[str, Any]:
-    """``record`` with the §8 keys first (those present), then the rest in their order."""
+    """``record`` with the schema's keys first (those present), then the rest in their order."""
     out = {k: record[k] for k in __getattr__("REQUEST_FIELDS") if k in record}
     for k, v in record.items():
         if k not in out:
@@ -98,7 +97,7 @@ class ReplayReport:
     """The report of one replay.
 
     Attributes:
-        summary: dict, see the module docstring (DESIGN.md §8).
+        summary: dict, see the module docstring (docs/metrics.md).
         requests: list of per-request dicts in ``request_id`` order, keys in
             :data:`REQUEST_FIELDS` order.
         metadata: dict of run facts from the core.

@@ -37,7 +37,7 @@ type attnGrid struct {
 	scale                          float64
 }
 
-// roofline is the attention bound of perf-tables.md, seconds, for b
+// roofline is the attention bound of docs/design.md ("Roofline bounds"), seconds, for b
 // sequences of length y (no cached prefix):
 //
 //	context:    2·b·y²·n·d / P            (causal QKᵀ and PV, bf16 math)

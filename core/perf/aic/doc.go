@@ -2,7 +2,7 @@
 // pass from the AIConfigurator-format kernel tables (parquet, zstd) of a
 // system, backend and version — GEMM, context attention, generation
 // attention and the CUDA-graph custom all-reduce — and implements
-// perf.Model (DESIGN.md §5; ../shared/notes/perf-tables.md).
+// perf.Model (docs/design.md, "Perf models").
 //
 // # Reading order
 //
@@ -45,7 +45,7 @@
 //   - A bigger pass is never cheaper: the tabulated token costs and the
 //     attention grids are non-decreasing (TestParityMonotone).
 //   - A GEMM on a measured row returns that row's time
-//     (TestGEMMOnATableRowReturnsThatRow); the perf-tables.md sanity values
+//     (TestGEMMOnATableRowReturnsThatRow); the sanity values of docs/design.md
 //     hold (TestSanityValues).
 //   - Pass times are pinned in tests/goldens/perf_parity.json
 //     (core/perf/parity); a formula change bumps Name or re-pins with a

@@ -86,7 +86,7 @@ func padEnvelope(sec []float64) {
 	}
 }
 
-// roofline is the GEMM bound of perf-tables.md, seconds:
+// roofline is the GEMM bound of docs/design.md ("Roofline bounds"), seconds:
 //
 //	T = max(2·m·n·k / P, b·(m·n + m·k + n·k) / W)
 //

@@ -55,7 +55,7 @@ func indexOf(xs []float64, v float64) int {
 }
 
 // keepEfficiency extrapolates a measurement to a query outside the measured
-// range (perf-tables.md "Lookups that behave"): the measured time at the
+// range (docs/design.md, "Lookups"): the measured time at the
 // nearest point, measured, over the roofline there, roofEdge, is the
 // efficiency kept; the answer is that ratio times the query's roofline
 // roofQuery, and never below roofQuery. Seconds in, seconds out.

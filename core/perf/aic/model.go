@@ -10,7 +10,7 @@ import (
 )
 
 // Name is the Name of the aic model. Bump the version when a formula
-// changes (STYLE.md §1.3); the parity goldens pin it.
+// changes (docs/design.md, "Perf models"); the parity goldens pin it.
 const Name = "aic-v1"
 
 // MaxTabulatedTokens bounds the precomputed table (five float64 arrays):
@@ -52,7 +52,7 @@ type Options struct {
 }
 
 // Model prices a pass of a dense decoder from measured kernel tables
-// (DESIGN.md §5 "aic"; ../shared/notes/perf-tables.md). Per pass
+// (docs/design.md, "The measured tables and the dense-decoder arithmetic"). Per pass
 //
 //	T = L · (Σ_g G_g(x) + A_ctx + A_gen(D, k̄) + M(x) + 2·R(x·h))
 //	    + E(x) + R(x·h) + G_logits(s) + overhead
@@ -394,7 +394,7 @@ func (m *Model) tabulate(maxTokens int) {
 //	A_ctx = C(k, S_rms) · Σ(S_i² − p_i²) / Σ S_i²,   S_rms = √(Σ S_i² / k)
 //
 // C the measured context attention of k sequences of length S_rms. One
-// chunk gives C(1, S)·(S² − p²)/S² (perf-tables.md: the cached prefix
+// chunk gives C(1, S)·(S² − p²)/S² (docs/design.md, "Lookups": the cached prefix
 // removes that share of the quadratic work); several chunks run as one
 // batched kernel, as vLLM does.
 func (m *Model) contextSeconds(b *perf.Batch) float64 {

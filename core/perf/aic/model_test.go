@@ -66,7 +66,7 @@ func TestSequenceOverhead(t *testing.T) {
 
 // TestCachedPrefixReducesContextAttention: a 512-token chunk after a
 // 1536-token prefix does (2048² − 1536²)/2048² = 7/16 of the work of a
-// 2048-token prompt's attention (perf-tables.md).
+// 2048-token prompt's attention (docs/design.md, "Lookups").
 func TestCachedPrefixReducesContextAttention(t *testing.T) {
 	m := qwenTP2(t)
 	full := m.Breakdown(&perf.Batch{Prefill: []perf.Chunk{{NewTokens: 2048}}, Samplers: 1}).ContextAttentionNs

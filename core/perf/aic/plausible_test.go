@@ -43,13 +43,13 @@ func TestLowPrecisionRatio_HandWorked(t *testing.T) {
 	assert.False(t, ok)
 }
 
-// TestIssue5_FP8GEMMTableImplausible: vLLM 0.14.0's fp8 GEMMs on h200_sxm
+// TestFP8GEMMTableImplausible: vLLM 0.14.0's fp8 GEMMs on h200_sxm
 // take 0.98× the bf16 time at m = 8192 (n = 6144, k = 4096: 0.5526 ms vs
 // 0.5639 ms), so a request for 0.12.0 (nearest 0.14.0) reads the fp8 rows
 // from 0.18.0 (0.2834 ms there) and keeps 0.14.0 for bf16 (logits).
 // Llama-3.1-8B fp8 on one H200 then decodes one sequence in 3.56 ms instead
 // of 4.67 ms, and the QKV GEMM at m = 8192 is 0.2834 ms, the 0.18.0 row.
-func TestIssue5_FP8GEMMTableImplausible(t *testing.T) {
+func TestFP8GEMMTableImplausible(t *testing.T) {
 	db := sharedDB(t)
 	arch := sharedModel(t, "meta-llama/Meta-Llama-3.1-8B")
 	sys := builtinSystem(t, "h200_sxm")

@@ -9,7 +9,7 @@ import (
 )
 
 // TestSanityValues checks the lookups against the values read off the
-// h200_sxm vLLM 0.24.0 tables in perf-tables.md ("Sanity values"); each
+// h200_sxm vLLM 0.24.0 tables in docs/design.md ("Sanity values"); each
 // query sits exactly on a measured row, so the lookup returns the row.
 func TestSanityValues(t *testing.T) {
 	db := sharedDB(t)
@@ -24,7 +24,7 @@ func TestSanityValues(t *testing.T) {
 	g, err := newGEMMGrid(rows, "bfloat16", sys.BF16Flops, sys.MemBW, 2)
 	require.NoError(t, err)
 	for _, c := range []struct{ m, ms float64 }{{128, 0.0180}, {1024, 0.0648}, {8192, 0.507}} {
-		// bf16 GEMM n = 6144, k = 4096 (perf-tables.md, 3 significant digits)
+		// bf16 GEMM n = 6144, k = 4096 (docs/design.md, 3 significant digits)
 		assert.InDelta(t, c.ms, g.Seconds(c.m, 6144, 4096)*1e3, 0.0006, "m = %v", c.m)
 	}
 

@@ -27,7 +27,7 @@ func realTable(t *testing.T) []byte {
 // A corrupted table is an error naming the file, never a panic: about half
 // of random byte flips used to panic inside the parquet reader. The flips
 // are seeded (one stream per variant), so a failure names its variant.
-func TestIssue19_CorruptTablesAreErrors(t *testing.T) {
+func TestCorruptTablesAreErrors(t *testing.T) {
 	good := realTable(t)
 	dir := t.TempDir()
 	errs, oks := 0, 0
@@ -59,7 +59,7 @@ func TestIssue19_CorruptTablesAreErrors(t *testing.T) {
 // replaced on disk is read again (the cache is keyed by path, size and
 // modification time); the same file read as another row type is its own
 // entry, not "loaded as another table type".
-func TestIssue19_TableCacheFollowsTheFile(t *testing.T) {
+func TestTableCacheFollowsTheFile(t *testing.T) {
 	good := realTable(t)
 	path := filepath.Join(t.TempDir(), "custom_allreduce_perf.parquet")
 	require.NoError(t, os.WriteFile(path, good[:len(good)/3], 0o644))
@@ -90,7 +90,7 @@ func TestIssue19_TableCacheFollowsTheFile(t *testing.T) {
 // max_num_batched_tokens of 2^62 used to size five tabulated arrays of
 // exabytes (a panic: len out of range); the table stops at
 // MaxTabulatedTokens and a larger pass is priced on the fly.
-func TestIssue19_TabulationIsBounded(t *testing.T) {
+func TestTabulationIsBounded(t *testing.T) {
 	m, err := New(sharedModel(t, "Qwen/Qwen3-32B"), builtinSystem(t, "h100_sxm"),
 		Options{Backend: "vllm", Database: sharedDB(t), Version: "0.24.0", TP: 2, MaxTokens: 1 << 62})
 	require.NoError(t, err)

@@ -30,7 +30,7 @@ func TestDuplicateRowsKeepFirst(t *testing.T) {
 	assert.Same(t, &got[0], &again[0], "loaded once per process")
 }
 
-// TestGEMMOnATableRowReturnsThatRow is the hand check of issue 5: a GEMM
+// TestGEMMOnATableRowReturnsThatRow is a hand check of the tables: a GEMM
 // exactly on a measured row returns the row's latency (ms → s), and a point
 // halfway between two rows of a site returns their mean.
 func TestGEMMOnATableRowReturnsThatRow(t *testing.T) {

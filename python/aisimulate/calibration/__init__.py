@@ -1,6 +1,6 @@
 """Calibration helpers: fit the client path's cost models from measurements.
 
-Client path (DESIGN.md §6): :func:`fit_response_overhead`,
+Client path (docs/design.md, "The client path"): :func:`fit_response_overhead`,
 :func:`fit_detokenization`, :func:`detokenization_costs` (``calibration/client.py``) and
 the AIPerf per-request export reader :func:`read_aiperf_records`
 (``calibration/aiperf.py``).

@@ -1,4 +1,4 @@
-"""Least-squares calibration of the client path (DESIGN.md §6).
+"""Least-squares calibration of the client path (docs/design.md, "The client path").
 
 Two linear cost models are fitted here, each by ordinary least squares
 (``numpy.linalg.lstsq`` on the design matrix ``[1, tokens]``):
@@ -109,7 +109,7 @@ def fit_response_overhead(data: Any, end_ms: Sequence[float] | None = None,
     """Fit the load generator's response overhead from concurrency-1 client records.
 
     At concurrency 1 the client sends its next request only after it has finished with
-    the previous response, so the idle gap between them is the overhead (DESIGN.md §6):
+    the previous response, so the idle gap between them is the overhead (docs/design.md, "The client path"):
 
         gap_ms = next_start_ms - end_ms = base_ms + per_output_token_us * 1e-3 * output_tokens
 
@@ -204,7 +204,7 @@ def fit_response_overhead(data: Any, end_ms: Sequence[float] | None = None,
 def fit_detokenization(data: Any, cost_us: Sequence[float] | None = None) -> DetokenizationFit:
     """Fit the engine's per-pass detokenization job cost.
 
-    Model (DESIGN.md §6): every engine pass that produced outputs hands its worker's
+    Model (docs/design.md, "The client path"): every engine pass that produced outputs hands its worker's
     output processor one job costing ``cost_us = base_us + per_token_us * tokens``, where
     ``tokens`` is the number of output tokens produced in that pass (one per request that
     emitted a token: decoding requests plus prefills that finished).

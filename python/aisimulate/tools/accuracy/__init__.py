@@ -40,7 +40,7 @@ Deployment (``deployment``)
     clients that start together stay grouped (see below).
 
 Client (``client``)
-    ``"aiperf"`` (default): the load generator's path of DESIGN.md §6 with its reference
+    ``"aiperf"`` (default): the load generator's path of docs/design.md ("The client path") with its reference
     values (:data:`AIPERF_CLIENT`): send leg 0.255 ms, the engine's output processor
     150 µs + 2 µs per token of a pass, response overhead 1.40 ms + 3.65 µs per output
     token before a client sends its next request. In a real server the engine starts

@@ -30,7 +30,7 @@ VLLM_API_SERVER_MAX_NUM_BATCHED_TOKENS = 8192
 VLLM_DEFAULT_MAX_NUM_SEQS = 256
 #: Client models a row can be simulated with (see the module docstring).
 CLIENTS = ("aiperf", "none")
-#: The reference client path of DESIGN.md §6 (one public AIPerf calibration at
+#: The reference client path of docs/design.md ("The client path": one public AIPerf calibration at
 #: concurrency 1): send leg 0.255 ms; response overhead 1.40 ms + 3.65 µs per output
 #: token; the engine's output processor 150 µs + 2 µs per token of a pass.
 AIPERF_CLIENT = {
