@@ -8,7 +8,7 @@ TOOLS     := $(CURDIR)/.tools
 GOPY_OUT  := _build/gopy
 PYCORE    := python/aisimulate/_core
 GO_PKGS   := ./pybind
-GO_SRC    := $(shell find core pybind -name '*.go' -not -name '*_test.go') go.mod go.sum
+GO_SRC    := $(shell find core pybind -name '*.go' -not -name '*_test.go') core/version/VERSION go.mod go.sum
 SO_STAMP  := $(PYCORE)/.stamp
 export PATH := $(TOOLS):$(PATH)
 export CGO_LDFLAGS_ALLOW := -fwrapv
@@ -20,7 +20,7 @@ build: $(SO_STAMP)
 
 # The project virtualenv, from the machine's python3 (3.11). pybindgen is needed by gopy.
 venv: $(VENV)/.stamp
-$(VENV)/.stamp: pyproject.toml
+$(VENV)/.stamp: pyproject.toml core/version/VERSION
 	$(PYTHON) -m venv $(VENV)
 	$(VPY) -m pip install -q --upgrade pip
 	$(VPY) -m pip install -q "setuptools>=64" wheel "pybindgen>=0.22" "pytest>=7.2" "pyyaml>=6.0" "numpy>=1.24" "pandas>=2.0" "matplotlib>=3.7" \

@@ -17,6 +17,7 @@ import (
 // fails here; a deliberate one is added here, in review.
 var allowed = map[string][]string{
 	"clock":       {},
+	"version":     {},
 	"config":      {},
 	"model":       {},
 	"hardware":    {"model"},
@@ -27,7 +28,7 @@ var allowed = map[string][]string{
 	"workload":    {"config"},
 	"client":      {"clock", "workload"},
 	"report":      {},
-	"replay":      {"clock", "config", "model", "hardware", "perf", "perf/aic", "engine", "workload", "client", "report"},
+	"replay":      {"clock", "version", "config", "model", "hardware", "perf", "perf/aic", "engine", "workload", "client", "report"},
 }
 
 func TestLayering(t *testing.T) {

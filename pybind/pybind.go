@@ -30,10 +30,11 @@ import (
 
 	"github.com/aisimulate/aisimulate/core/config"
 	"github.com/aisimulate/aisimulate/core/report"
+	"github.com/aisimulate/aisimulate/core/version"
 )
 
 // Version returns the core's version string.
-func Version() string { return "0.1.0" }
+func Version() string { return version.String() }
 
 type errorBody struct {
 	Kind    string `json:"kind"`

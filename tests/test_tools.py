@@ -27,3 +27,18 @@ def test_the_tools_import_on_their_own():
     # the probe itself works: importing a tool shows up in sys.modules
     loaded = _loaded_after("import aisimulate.tools.accuracy, aisimulate.tools.roofline_calibration")
     assert "aisimulate.tools.accuracy" in loaded and "aisimulate.tools.roofline_calibration" in loaded
+
+
+def test_one_version_string():
+    # core/version/VERSION is read by the Go core (pybind.Version, the report's
+    # metadata) and by the package's metadata (pyproject.toml): all agree with it.
+    import aisimulate
+    from aisimulate import _native
+
+    version = (PYTHON_DIR.parent / "core" / "version" / "VERSION").read_text().strip()
+    assert aisimulate.__version__ == version
+    assert _native.pybind().Version() == version
+    spec = {"engine": {"model": "Qwen/Qwen3-8B", "system": "h100_sxm"},
+            "traffic": {"source": {"type": "synthetic", "num_requests": 1, "isl": 8, "osl": 1},
+                        "load": {"mode": "concurrency", "concurrency": 1}}}
+    assert aisimulate.check(spec)["aisimulate_version"] == version

@@ -14,6 +14,7 @@ import (
 	"github.com/aisimulate/aisimulate/core/perf"
 	"github.com/aisimulate/aisimulate/core/perf/aic"
 	"github.com/aisimulate/aisimulate/core/report"
+	"github.com/aisimulate/aisimulate/core/version"
 	"github.com/aisimulate/aisimulate/core/workload"
 )
 
@@ -273,7 +274,7 @@ func (d *deployment) metadata(s *config.Spec, m *sim) report.Metadata {
 	}
 	first := d.pools[0]
 	out := report.Metadata{
-		AisimulateVersion: Version, Pools: pools, Disaggregated: d.disagg, PerfModel: first.perf.Name(),
+		AisimulateVersion: version.String(), Pools: pools, Disaggregated: d.disagg, PerfModel: first.perf.Name(),
 		Model: d.arch.Name, System: d.sys.Name, GPUs: d.gpus(), BlockSize: first.cfg.BlockSize,
 		MaxModelLen: first.cfg.MaxModelLen, KVCacheDtype: string(d.kvDtype), WeightDtype: string(d.arch.WeightDtype),
 		Spec: s.JSON(),
@@ -309,6 +310,3 @@ func (d *deployment) metadata(s *config.Spec, m *sim) report.Metadata {
 	}
 	return out
 }
-
-// Version of the simulation core, reported in metadata.
-const Version = "0.1.0"

@@ -29,7 +29,20 @@ from .report import ReplayReport
 from .sweep import sweep
 from .compare import compare  # noqa: E402  (after replay's imports; it calls replay)
 
-__version__ = "0.1.0"
+
+def _version() -> str:
+    """The installed package's version; from a source checkout that is not installed,
+    the file it comes from (``core/version/VERSION``, the project's one version)."""
+    from importlib import metadata
+    from pathlib import Path
+
+    try:
+        return metadata.version("aisimulate")
+    except metadata.PackageNotFoundError:  # pragma: no cover - uninstalled checkout
+        return (Path(__file__).resolve().parents[2] / "core" / "version" / "VERSION").read_text().strip()
+
+
+__version__ = _version()
 
 __all__ = [
     "AisimulateError",
