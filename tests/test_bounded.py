@@ -1,4 +1,4 @@
-"""Property test (issue 19): random and boundary configs each end, within a time and a
+"""Property test: random and boundary configs each end, within a time and a
 memory bound, in a result whose report invariants hold or in a clean error
 (ConfigError or DataError naming the field, file or line) — never a hang, a panic or
 another exception.

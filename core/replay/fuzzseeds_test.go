@@ -1,7 +1,7 @@
 package replay
 
 // fuzzSeeds are FuzzRun's seed specs: a plain replay of each kind, and the
-// extreme inputs of issue 19 that once hung, panicked or ran out of memory
+// extreme inputs that once hung, panicked or ran out of memory
 // (each of them a test of its own as well).
 var fuzzSeeds = []string{
 	// plain: roofline, a closed loop; linear P/D; sessions with the client path
