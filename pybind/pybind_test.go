@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/aisimulate/aisimulate/core/hardware"
+	"github.com/aisimulate/aisimulate/core/report"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -81,13 +82,18 @@ func TestRunColumnar(t *testing.T) {
 	  "perf": {"source": "linear", "base_ms": 2, "per_prefill_token_ms": 0.01, "per_decode_seq_ms": 0.1}},
 	  "traffic": {"source": {"type": "synthetic", "num_requests": 3, "isl": 100, "osl": 2},
 	  "load": {"mode": "concurrency", "concurrency": 1}}}`
-	e := envelope(t, RunColumnar(spec, data))
-	cols := e["report"]["columns"].(map[string]any)
-	assert.Equal(t, 3.0, cols["n"])
+	var out struct {
+		Report struct {
+			Columns report.Columnar `json:"columns"`
+			Summary report.Summary  `json:"summary"`
+		} `json:"report"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(RunColumnar(spec, data)), &out))
+	assert.Equal(t, 3, out.Report.Columns.N)
 	b, err := os.ReadFile(data)
 	require.NoError(t, err)
 	assert.NotEmpty(t, b)
-	assert.Equal(t, 3.0, e["report"]["summary"].(map[string]any)["completed"])
+	assert.Equal(t, 3, out.Report.Summary.Completed)
 }
 
 // The JSON entry point never panics past guard and always answers an envelope.
@@ -109,11 +115,18 @@ func TestCheck(t *testing.T) {
 	  "workers": {"aggregated": {"count": 3}}},
 	  "traffic": {"source": {"type": "synthetic", "num_requests": 1000000, "isl": 10, "osl": 2},
 	  "load": {"mode": "concurrency", "concurrency": 1}}}`
-	e := envelope(t, Check(spec))
-	meta := e["check"]["metadata"].(map[string]any)
-	assert.Equal(t, 3.0, meta["workers"])
-	assert.Equal(t, 100.0, meta["num_gpu_blocks"])
-	e = envelope(t, Check(`{"engine": {"model": "nobody/None", "system": "h100_sxm"},
+	var checked struct {
+		Check struct {
+			Metadata report.Metadata `json:"metadata"`
+		} `json:"check"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(Check(spec)), &checked))
+	meta := checked.Check.Metadata
+	require.NotNil(t, meta.Workers)
+	require.NotNil(t, meta.NumGPUBlocks)
+	assert.Equal(t, 3, *meta.Workers)
+	assert.Equal(t, 100, *meta.NumGPUBlocks)
+	e := envelope(t, Check(`{"engine": {"model": "nobody/None", "system": "h100_sxm"},
 	  "traffic": {"source": {"type": "synthetic", "num_requests": 1, "isl": 10, "osl": 2}, "load": {"mode": "concurrency", "concurrency": 1}}}`))
 	assert.Equal(t, "config", e["error"]["kind"])
 	assert.Equal(t, "engine.model", e["error"]["field"])
