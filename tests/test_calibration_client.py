@@ -344,7 +344,7 @@ def test_read_aiperf_records_bad_files(tmp_path):
 
 
 def test_read_aiperf_records_damaged_files(tmp_path):
-    """Issue 19: every reader ends in a DataError naming the file and line, never a
+    """Every reader ends in a DataError naming the file and line, never a
     traceback or a line held whole in memory."""
     path = tmp_path / "profile_export.jsonl"
     good = json.dumps(AIPERF_LINES[0]) + "\n"

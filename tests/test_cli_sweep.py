@@ -64,7 +64,7 @@ def test_bad_sweep_arguments_exit_2(cfg, capsys, args, message):
 
 
 def test_a_points_file_is_read_within_the_config_bounds(cfg, tmp_path, capsys):
-    """Issue 19: a device never ends (it used to be read whole, forever) and a file that is
+    """A device never ends (it used to be read whole, forever) and a file that is
     not UTF-8 was a traceback; both are errors naming the file (exit 2)."""
     assert main(["sweep", str(cfg), "--no-progress", "--points", "/dev/zero"]) == 2
     assert capsys.readouterr().err == "aisimulate: error: /dev/zero: the scenario list is larger than 1 MiB\n"

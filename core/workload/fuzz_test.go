@@ -72,7 +72,7 @@ func FuzzMooncake(f *testing.F) {
 	f.Add([]byte(`{"timestamp": 0, "input_length": 10}` + "\n"))
 	f.Add([]byte(`{"timestamp": -1e400, "input_length": "1", "output_length": null, "hash_ids": [1.5]}`))
 	f.Add([]byte("[1,2]\n{}\n\x00\xff"))
-	// issue 19: a UTF-8 byte order mark; lengths and a delay at int64's top
+	// a UTF-8 byte order mark; lengths and a delay at int64's top
 	f.Add([]byte("\xef\xbb\xbf" + `{"timestamp": 0, "input_length": 10, "output_length": 1}` + "\n"))
 	f.Add([]byte(`{"timestamp": 0, "input_length": 9223372036854775807, "output_length": 9223372036854775807}` + "\n" +
 		`{"timestamp": 9.2e12, "input_length": 1, "output_length": 1, "session_id": 0, "delay": 9.2e12}` + "\n"))

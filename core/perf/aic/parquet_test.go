@@ -42,7 +42,7 @@ func writeTable(t *testing.T, rows []allReduceRow, edit func(*format.FileMetaDat
 // parquet-go allocates what a file declares before reading it: the lengths
 // are checked against the file's size first, so a corrupt length is an error
 // naming the file instead of gigabytes allocated (or the process killed).
-func TestIssue19_TableLengthsAreBoundedByTheFile(t *testing.T) {
+func TestTableLengthsAreBoundedByTheFile(t *testing.T) {
 	rows := []allReduceRow{
 		{NumGPUs: 2, MessageSize: 1024, Backend: "vllm_graph", Latency: 0.01},
 		{NumGPUs: 2, MessageSize: 2048, Backend: "vllm_graph", Latency: 0.02},
