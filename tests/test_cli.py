@@ -102,6 +102,16 @@ def test_output_dir_writes_both_files(tmp_path, base_spec):
     assert f"wrote {out / 'requests.jsonl'}" in proc.stderr
 
 
+def test_ctrl_c_is_one_line_and_exit_130(monkeypatch, capsys, tmp_path, base_spec):
+    def interrupted(src):
+        raise KeyboardInterrupt
+    monkeypatch.setattr(cli, "replay", interrupted)
+    cfg = write_config(tmp_path / "r.yaml", base_spec)
+    assert cli.main(["replay", str(cfg), "--output-dir", str(tmp_path / "out")]) == 130  # 128 + SIGINT
+    assert capsys.readouterr().err == "aisimulate: error: interrupted\n"
+    assert not (tmp_path / "out").exists()
+
+
 def test_format_json_parses(tmp_path, base_spec):
     proc = run_cli("replay", "--config", str(write_config(tmp_path / "r.yaml", base_spec)),
                    "--format", "json")

@@ -4,6 +4,7 @@ files written whole, and exit 2 for bad arguments."""
 from __future__ import annotations
 
 import io
+import os
 
 import pytest
 import yaml
@@ -17,6 +18,12 @@ def cfg(tmp_path, base_spec):
     path = tmp_path / "base.yaml"
     path.write_text(yaml.safe_dump(base_spec))
     return path
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
 
 
 def test_parse_grid():
@@ -33,6 +40,7 @@ def test_sweep_writes_parquet_and_prints_csv(cfg, tmp_path, capsys):
                  "--no-progress", "--jobs", "1"]) == 0
     captured = capsys.readouterr()
     df = pd.read_parquet(out)
+    assert (out.stat().st_mode & 0o777) == 0o666 & ~_umask()  # as open() makes it, not mkstemp's 0600
     assert list(df["status"]) == ["ok", "ok", "error", "error", "ok", "ok"]
     assert list(df["total_output_tokens"].dropna()) == [20, 30, 20, 30]  # 5 requests × osl
     assert "2 of 6 points did not run" in captured.err
@@ -47,6 +55,19 @@ def test_sweep_scenarios_file_and_table(cfg, tmp_path, capsys):
     out = capsys.readouterr().out.splitlines()
     assert out[0].split()[:3] == ["engine.workers.aggregated.count", "traffic.source.osl", "status"]
     assert len(out) == 3
+
+
+def test_the_table_names_each_failed_points_reason(cfg, capsys):
+    # a misspelled field fails every point: the table (which has no reason column) shows
+    # "—" for the metrics, never "None", and stderr gives each point's reason
+    assert main(["sweep", str(cfg), "--grid", "engine.workers.aggregated.tpp=1,2", "--no-progress"]) == 0
+    captured = capsys.readouterr()
+    assert "None" not in captured.out
+    assert captured.out.splitlines()[1].split() == ["1", "error"] + ["—"] * 9  # the 9 TABLE_COLUMNS
+    reason = "ConfigError: engine.workers.aggregated.tpp: unknown field (known: count, tp, placement)"
+    assert captured.err.splitlines() == ["2 of 2 points did not run:",
+                                         f"  engine.workers.aggregated.tpp=1: error: {reason}",
+                                         f"  engine.workers.aggregated.tpp=2: error: {reason}"]
 
 
 @pytest.mark.parametrize("args, message", [

@@ -109,6 +109,24 @@ def test_save_writes_deterministic_files(tmp_path):
         assert (tmp_path / "a/b" / name).read_bytes() == (tmp_path / "c" / name).read_bytes()
 
 
+def test_an_interrupted_save_leaves_no_file_that_looks_whole(tmp_path, monkeypatch):
+    # Ctrl-C while requests.jsonl is being written (after its second of three rows):
+    # neither file exists afterwards, and no temporary file is left behind.
+    import aisimulate.report as report_mod
+    rows = []
+    real_dumps = json.dumps
+
+    def dumps(obj, **kw):
+        rows.append(obj)
+        if len(rows) == 3:
+            raise KeyboardInterrupt
+        return real_dumps(obj, **kw)
+    monkeypatch.setattr(report_mod.json, "dumps", dumps)
+    with pytest.raises(KeyboardInterrupt):
+        ReplayReport.from_dict(_report()).save(tmp_path / "x")
+    assert list((tmp_path / "x").iterdir()) == []
+
+
 def test_to_pandas():
     df = ReplayReport.from_dict(_report()).to_pandas()
     assert df.shape == (3, len(REQUEST_FIELDS))

@@ -15,7 +15,8 @@ Exit codes:
   folder cannot be written, or stdout cannot take the result (a full disk, a closed
   pipe);
 - 2: bad input: a config error (the message names the dotted field, or the file and
-  line), a workload data error (file and line), or bad command-line arguments.
+  line), a workload data error (file and line), or bad command-line arguments;
+- 130: interrupted (Ctrl-C): one line, and no output file is left half-written.
 
 Adding a subcommand: write ``_cmd_NAME(args) -> int`` and an ``_add_NAME(sub)`` that
 creates its parser with ``set_defaults(run=_cmd_NAME)``; register it in
@@ -393,6 +394,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ImportError as exc:
         _error(str(exc))
         return 1
+    except KeyboardInterrupt:
+        # Ctrl-C: the replay or sweep has stopped and nothing was written (outputs are
+        # renamed into place only when complete); one line, the shell's 128 + SIGINT
+        _error("interrupted")
+        return 130
 
 
 def console_main() -> None:  # pragma: no cover - the installed `aisimulate` script

@@ -23,6 +23,9 @@ examples:
   aisimulate sweep deploy.yaml --points scenarios.yaml --backend ray --ray-address auto
 """
 
+#: Failed points whose reason the table format prints (stderr) before "… and N more".
+_REASONS_SHOWN = 10
+
 #: Columns of the sweep's stdout table (the point's fields, status and these).
 TABLE_COLUMNS = ("gpus", "completed", "ttft_ms.p50", "ttft_ms.p90", "tpot_ms.mean", "e2e_ms.p90",
                  "output_token_throughput_tps", "output_tps_per_gpu", "output_tps_per_user")
@@ -134,6 +137,9 @@ def write_table(df: Any, path: str) -> None:
             df.to_csv(tmp, index=False)
         else:
             df.to_json(tmp, orient="records", lines=True)
+        umask = os.umask(0)  # mkstemp made it 0600: give it the mode open() would have
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)
         os.replace(tmp, path)
     except BaseException:
         os.unlink(tmp)
@@ -174,16 +180,29 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
             return 1
         print(f"wrote {args.out} ({len(df)} rows)", file=sys.stderr)
     failed = int((df["status"] != "ok").sum())
+    fields = list(df.columns[:list(df.columns).index("status")])  # the point's own fields
     if failed:
-        print(f"{failed} of {len(df)} points did not run: see the status and reason columns", file=sys.stderr)
+        if args.format == "table":  # the table has no reason column: name each failure here
+            print(f"{failed} of {len(df)} points did not run:", file=sys.stderr)
+            bad = df[df["status"] != "ok"]
+            for i, (_, row) in enumerate(bad.iterrows()):
+                if i == _REASONS_SHOWN:
+                    print(f"  … and {failed - i} more (--format csv has every reason)", file=sys.stderr)
+                    break
+                point = ", ".join(f"{f}={row[f]}" for f in fields)
+                print(f"  {point}: {row['status']}: {row['reason']}", file=sys.stderr)
+        else:
+            print(f"{failed} of {len(df)} points did not run: see the status and reason columns", file=sys.stderr)
     if args.format == "csv":
         _write(df.to_csv(index=False))
     elif args.format == "json":
         _write(df.to_json(orient="records", lines=True))
     else:
-        fields = list(df.columns[:list(df.columns).index("status")])
         cols = fields + ["status"] + [c for c in TABLE_COLUMNS if c in df.columns]
         with_pd = df[cols].copy()
+        for c in cols[len(fields) + 1:]:  # a metric no point has is None in an object column
+            if with_pd[c].isna().all():
+                with_pd[c] = float("nan")  # shown as na_rep, never as "None"
         _write(with_pd.to_string(index=False, float_format=lambda v: f"{v:.4g}", na_rep="—") + "\n")
     return 0
 

@@ -26,11 +26,12 @@ The numbers are the core's; this module never rescales or recomputes them.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import os
 from pathlib import Path
-from typing import Any, Iterable, Mapping
+from typing import IO, Any, Iterable, Iterator, Mapping
 
 __all__ = ["ReplayReport", "REQUEST_FIELDS", "LATENCY_METRICS", "STAT_FIELDS", "TIMELINE_FIELDS"]
 
@@ -340,12 +341,29 @@ class ReplayReport:
         out.mkdir(parents=True, exist_ok=True)
         prediction = out / "prediction.json"
         requests = out / "requests.jsonl"
-        prediction.write_text(self.to_json(), encoding="utf-8")
-        with requests.open("w", encoding="utf-8", newline="\n") as f:
+        # each file is written under a temporary name and renamed when complete, so an
+        # interrupted save (Ctrl-C, a full disk) never leaves a file that looks whole
+        with _written_whole(requests) as f:
             for r in self.requests:
                 f.write(json.dumps(r, allow_nan=False))
                 f.write("\n")
+        with _written_whole(prediction) as f:
+            f.write(self.to_json())
         return {"prediction": prediction, "requests": requests}
+
+
+@contextlib.contextmanager
+def _written_whole(path: Path) -> Iterator[IO[str]]:
+    """A text file opened at a temporary name beside ``path``, renamed to ``path`` when
+    the block completes and removed when it raises (KeyboardInterrupt included)."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.part")
+    try:
+        with tmp.open("w", encoding="utf-8", newline="\n") as f:
+            yield f
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
 
 
 def _bad(v: Any) -> bool:
