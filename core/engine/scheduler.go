@@ -1,6 +1,11 @@
 package engine
 
-import "github.com/aisimulate/aisimulate/core/perf"
+import (
+	"cmp"
+	"slices"
+
+	"github.com/aisimulate/aisimulate/core/perf"
+)
 
 // schedule forms the next pass into w.batch (vLLM v1 Scheduler.schedule, without
 // speculative decoding or LoRA). It returns false when no request can run.
@@ -15,47 +20,64 @@ import "github.com/aisimulate/aisimulate/core/perf"
 //     served while a sequence slot and token budget remain and their KV blocks
 //     fit (counting their prefix-cache hit); admission stops at the first
 //     request that does not fit.
+//
+// Step 1 visits only the explicit running requests when it can (fastRunning):
+// steady ones (steady.go) each take one token, and a block in their boundary
+// passes, in aggregate. With PerTokenDecode it is always the walk, request by
+// request: the reference the aggregate path is checked against.
 func (w *Worker) schedule() bool {
+	p := w.Passes + 1 // the pass being formed
 	budget := w.cfg.MaxNumBatchedTokens
 	b := &w.batch
 	b.Prefill = b.Prefill[:0]
-	b.DecodeKVLens = b.DecodeKVLens[:0]
-	b.Samplers = 0
+	b.Decodes, b.DecodeKVSum, b.Samplers = 0, 0, 0
 	preempted := false
 
-	for i := 0; i < len(w.running) && budget > 0; i++ {
-		r := w.running[i]
-		n := min(r.tokens()-r.computed, budget)
-		need := w.blocksFor(r.computed+n) - len(r.blocks)
-		for need > w.kv.available() {
-			victim := w.running[len(w.running)-1]
-			w.running = w.running[:len(w.running)-1]
-			w.preempt(victim)
-			preempted = true
-			if victim == r {
+	if h := w.steady.fin.ev; len(h) > 0 && h[0].pass <= p { // last tokens: explicit
+		w.scratch = w.dueFinish(p, w.scratch[:0])
+		w.active = w.mergeBySeq(w.active, w.scratch)
+	}
+	if w.cfg.PerTokenDecode || !w.fastRunning(p, &budget) {
+		w.leaveAll(p)
+		w.active = w.active[:0]
+		for r := w.head; r != nil; r = r.next {
+			w.active = append(w.active, r)
+		}
+		for i := 0; i < len(w.active) && budget > 0; i++ {
+			r := w.active[i]
+			n := min(r.tokens()-r.computed, budget)
+			need := w.blocksFor(r.computed+n) - len(r.blocks)
+			for need > w.kv.available() {
+				victim := w.active[len(w.active)-1]
+				w.active = w.active[:len(w.active)-1]
+				w.unlink(victim)
+				w.preempt(victim)
+				preempted = true
+				if victim == r {
+					break
+				}
+			}
+			if i >= len(w.active) { // r preempted itself
 				break
 			}
+			for ; need > 0; need-- {
+				r.blocks = append(r.blocks, w.kv.take())
+			}
+			w.addToBatch(r, n)
+			budget -= n
 		}
-		if i >= len(w.running) { // r preempted itself
-			break
-		}
-		for ; need > 0; need-- {
-			r.blocks = append(r.blocks, w.kv.take())
-		}
-		w.addToBatch(r, n)
-		budget -= n
 	}
 
 	// A step that preempted admits nothing (the cache is short), unless the
 	// preemptions emptied the pass: vLLM's next step would then admit, and a
 	// pass with nothing in it would stall the worker (a P/D decode worker whose
 	// cache is all reserved for handoffs that have not started yet).
-	if preempted && len(b.Prefill)+len(b.DecodeKVLens) == 0 {
+	if preempted && len(b.Prefill)+b.Decodes == 0 {
 		preempted = false
 	}
 
 	// P/D: handoffs whose KV arrived into reserved blocks go first (FIFO).
-	for !preempted && budget > 0 && w.kvArrived.Len() > 0 && len(w.running) < w.cfg.MaxNumSeqs {
+	for !preempted && budget > 0 && w.kvArrived.Len() > 0 && w.nRunning < w.cfg.MaxNumSeqs {
 		r := w.kvArrived.Front()
 		n := min(r.tokens()-r.kvReady, budget)
 		need := w.blocksFor(r.kvReady+n) - len(r.blocks)
@@ -68,7 +90,7 @@ func (w *Worker) schedule() bool {
 		budget -= n
 	}
 
-	for !preempted && budget > 0 && w.waiting.Len() > 0 && len(w.running) < w.cfg.MaxNumSeqs {
+	for !preempted && budget > 0 && w.waiting.Len() > 0 && w.nRunning < w.cfg.MaxNumSeqs {
 		r := w.waiting.Front()
 		// The last token is always computed so that the pass can sample: a prompt
 		// fully in the cache still recomputes its last block.
@@ -101,7 +123,81 @@ func (w *Worker) schedule() bool {
 		w.admit(r, n, need)
 		budget -= n
 	}
-	return len(b.Prefill)+len(b.DecodeKVLens) > 0
+
+	// the steady requests: one decode each, at KV length (computed − sPass) + p
+	if n := w.steady.n; n > 0 {
+		b.Decodes += n
+		b.DecodeKVSum += w.steady.key + int64(n)*p
+		b.Samplers += n
+	}
+	return len(b.Prefill)+b.Decodes > 0
+}
+
+// fastRunning forms the running requests' part of pass p without visiting
+// the steady ones, when vLLM's oldest-first walk would preempt nobody and
+// give every running request all its tokens but perhaps the newest (a
+// prompt's chunk, cut by the budget): every request but the newest takes one
+// token, the token budget reaches the newest (with at least one token), and
+// the blocks all of them need are free. Then neither the walk's order nor which request took which block
+// first changes anything (steady.go, takeSteadyBlocks). It returns false,
+// changing nothing, when the pass must be formed request by request.
+func (w *Worker) fastRunning(p int64, budget *int) bool {
+	n := w.nRunning
+	if n == 0 {
+		return true
+	}
+	if n > *budget { // not with max_num_seqs ≤ max_num_batched_tokens (validated)
+		return false
+	}
+	newest := *budget - (n - 1) // the budget left when the walk reaches the newest
+	need := 0
+	for _, r := range w.active {
+		d := r.tokens() - r.computed
+		if r == w.tail {
+			d = min(d, newest)
+		} else if d != 1 {
+			return false
+		}
+		need += max(0, w.blocksFor(r.computed+d)-len(r.blocks))
+	}
+	if need+w.steadyBlocks(p) > w.kv.available() {
+		return false
+	}
+	for _, r := range w.active {
+		d := r.tokens() - r.computed
+		if r == w.tail {
+			d = min(d, newest)
+		}
+		for k := w.blocksFor(r.computed+d) - len(r.blocks); k > 0; k-- {
+			r.blocks = append(r.blocks, w.kv.take())
+		}
+		w.addToBatch(r, d)
+		*budget -= d
+	}
+	w.takeSteadyBlocks(p)
+	*budget -= w.steady.n
+	return true
+}
+
+// mergeBySeq merges b (in seq order) into a (in seq order) and returns the
+// merged slice; b's backing array is reused as the next scratch.
+func (w *Worker) mergeBySeq(a, b []*Request) []*Request {
+	slices.SortFunc(b, func(x, y *Request) int { return cmp.Compare(x.seq, y.seq) })
+	out := w.merged[:0]
+	i, j := 0, 0
+	for i < len(a) && j < len(b) {
+		if a[i].seq < b[j].seq {
+			out = append(out, a[i])
+			i++
+		} else {
+			out = append(out, b[j])
+			j++
+		}
+	}
+	out = append(append(out, a[i:]...), b[j:]...)
+	clear(a)
+	w.merged = a[:0]
+	return out
 }
 
 // admit moves a request that left a queue into the running set, takes the need
@@ -111,7 +207,8 @@ func (w *Worker) admit(r *Request, n, need int) {
 	for ; need > 0; need-- {
 		r.blocks = append(r.blocks, w.kv.take())
 	}
-	w.running = append(w.running, r)
+	w.link(r)
+	w.active = append(w.active, r)
 	r.where = onRunning
 	w.addToBatch(r, n)
 }
@@ -123,7 +220,7 @@ func (w *Worker) addToBatch(r *Request, n int) {
 	// A decode: one token after the prompt, or a handed-off request's first
 	// pass (its KV holds the prompt; the pass starts its response).
 	if n == 1 && (r.computed >= r.Prompt && r.Generated > 0 || r.transferred && r.computed == r.kvReady) {
-		b.DecodeKVLens = append(b.DecodeKVLens, r.computed)
+		b.AddDecode(r.computed)
 	} else {
 		b.Prefill = append(b.Prefill, perf.Chunk{NewTokens: n, PrefixTokens: r.computed})
 	}

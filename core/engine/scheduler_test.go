@@ -13,9 +13,8 @@ import (
 type recorder struct{ batches []perf.Batch }
 
 func (r *recorder) PassTime(b *perf.Batch) int64 {
-	c := perf.Batch{Samplers: b.Samplers}
+	c := perf.Batch{Samplers: b.Samplers, Decodes: b.Decodes, DecodeKVSum: b.DecodeKVSum}
 	c.Prefill = append(c.Prefill, b.Prefill...)
-	c.DecodeKVLens = append(c.DecodeKVLens, b.DecodeKVLens...)
 	r.batches = append(r.batches, c)
 	return 1000
 }
@@ -34,7 +33,8 @@ func run(w *Worker) (outs [][]Out) {
 		if !ok {
 			break
 		}
-		outs = append(outs, append([]Out(nil), w.FinishPass()...))
+		o, _ := w.FinishPass()
+		outs = append(outs, append([]Out(nil), o...))
 	}
 	return outs
 }
@@ -50,7 +50,8 @@ func TestChunkedPrefillBudget(t *testing.T) {
 	assert.Equal(t, 0, rec.batches[0].Samplers)
 	assert.Equal(t, []perf.Chunk{{NewTokens: 488, PrefixTokens: 512}}, rec.batches[1].Prefill)
 	assert.Equal(t, 1, rec.batches[1].Samplers)
-	assert.Equal(t, []int{1000}, rec.batches[2].DecodeKVLens) // token 2 reads 1000 cached tokens
+	assert.Equal(t, 1, rec.batches[2].Decodes) // token 2 reads 1000 cached tokens
+	assert.Equal(t, int64(1000), rec.batches[2].DecodeKVSum)
 	assert.Empty(t, outs[0])
 	assert.Equal(t, []Out{{Req: outs[1][0].Req, Kind: OutToken}}, outs[1])
 	assert.Equal(t, OutFinished, outs[2][1].Kind)
@@ -82,7 +83,7 @@ func TestMaxNumSeqs(t *testing.T) {
 	assert.Len(t, rec.batches[0].Prefill, 2)
 	w.FinishPass()
 	w.StartPass()
-	assert.Len(t, rec.batches[1].DecodeKVLens, 2)
+	assert.Equal(t, 2, rec.batches[1].Decodes)
 	assert.Empty(t, rec.batches[1].Prefill)
 }
 
@@ -106,7 +107,8 @@ func TestPreemptNewestRecomputes(t *testing.T) {
 	// fourth pass: r1 needs a 3rd block for its 9th token → r2 (newest) is preempted
 	w.StartPass()
 	b := rec.batches[3]
-	assert.Equal(t, []int{8}, b.DecodeKVLens)
+	assert.Equal(t, 1, b.Decodes)
+	assert.Equal(t, int64(8), b.DecodeKVSum)
 	assert.Empty(t, b.Prefill)
 	assert.Equal(t, 1, r2.Preemptions)
 	assert.Equal(t, 3, r2.Generated)
@@ -204,7 +206,8 @@ func TestPreemptionThatEmptiesThePassStillAdmits(t *testing.T) {
 	// holds its blocks already and runs.
 	_, ok = w.StartPass()
 	require.True(t, ok, "the worker must not stall")
-	assert.Equal(t, []int{11}, rec.batches[1].DecodeKVLens)
+	assert.Equal(t, 1, rec.batches[1].Decodes)
+	assert.Equal(t, int64(11), rec.batches[1].DecodeKVSum)
 	assert.Equal(t, 1, r1.Preemptions)
 	w.FinishPass()
 	run(w)

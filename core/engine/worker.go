@@ -14,6 +14,12 @@ type Config struct {
 	NumBlocks           int  // KV capacity of the worker, in blocks
 	MaxModelLen         int  // prompt + output tokens a request may have
 	PrefixCaching       bool // reuse cached full prompt blocks
+	// PerTokenDecode handles every running request at every pass (no steady
+	// set, steady.go; the running set is walked request by request, as vLLM's
+	// scheduler does): each token is an OutToken. A replay whose client can
+	// cancel requests sets it, since it pools a request's gaps only once the
+	// request completes. Reports are the same either way.
+	PerTokenDecode bool
 }
 
 // Request is the engine's view of one request. The replay fills the first four
@@ -55,6 +61,17 @@ type Request struct {
 	saved []int32
 	lost  int  // tokens in the KV cache when it was last preempted
 	named bool // some of its blocks carry its private content (nameOwn)
+
+	// seq orders the running set: admission order on the worker.
+	seq        uint64
+	prev, next *Request // running list links
+	// Steady decoding (steady.go): computed and Generated are as of the
+	// start of pass sPass; bucket and bpos place it in its phase bucket;
+	// stamp changes whenever it leaves the steady set (stale finish events).
+	steady       bool
+	sPass        int64
+	bucket, bpos int32
+	stamp        uint32
 }
 
 // tokens is the number of tokens the request has: its prompt and every output
@@ -83,8 +100,6 @@ type Worker struct {
 	kv   *kvManager
 
 	waiting deque
-	running []*Request
-
 	// The P/D decode side's handoffs, in their order of life: awaitingBlocks
 	// holds those waiting for their KV blocks (FIFO); inTransfer counts those
 	// whose blocks are reserved while their KV moves; kvArrived holds those
@@ -95,9 +110,24 @@ type Worker struct {
 	kvArrived      deque
 	reservedNow    []*Request // ReserveWaiting's result, reused
 
+	// The running set, in admission order (seq): a list, so that a request
+	// leaves it in O(1). Requests in it are either steady (w.steady, handled
+	// in aggregate) or explicit (active, in seq order: handled one by one).
+	head, tail *Request
+	nRunning   int
+	seqs       uint64
+	active     []*Request
+	steady     steadySet
+	syncs      []Sync
+	scratch    []*Request // requests due this pass
+	merged     []*Request // spare buffer of mergeBySeq
+
 	busy  bool
 	batch perf.Batch
 	outs  []Out
+	// steadyOut is the number of steady requests of the running pass (each
+	// produces one token at its end, reported as a count).
+	steadyOut int
 
 	serials uint32 // last serial handed out
 	prefix  PrefixCacheStats
@@ -119,7 +149,8 @@ func NewWorker(cfg Config, pm perf.Model) (*Worker, error) {
 	case pm == nil:
 		return nil, fmt.Errorf("engine: no perf model")
 	}
-	return &Worker{cfg: cfg, perf: pm, kv: newKVManager(cfg.NumBlocks, cfg.PrefixCaching)}, nil
+	return &Worker{cfg: cfg, perf: pm, kv: newKVManager(cfg.NumBlocks, cfg.PrefixCaching),
+		steady: steadySet{buckets: make([][]*Request, cfg.BlockSize)}}, nil
 }
 
 // blocksFor is the number of KV blocks that hold n tokens.
@@ -195,7 +226,15 @@ func (w *Worker) Abort(r *Request) {
 	case onKVArrived:
 		w.kvArrived.remove(r)
 	case onRunning:
-		w.running = removeRequest(w.running, r)
+		if r.steady {
+			if w.busy { // the running pass counted it: it produces nothing now
+				w.steadyOut--
+			}
+			w.leaveSteady(r, w.Passes+1, false)
+		} else {
+			w.active = removeRequest(w.active, r)
+		}
+		w.unlink(r)
 		r.scheduled = 0
 	case onHeld:
 	case onReserved:
@@ -221,7 +260,36 @@ func removeRequest(rs []*Request, r *Request) []*Request {
 			return rs[:len(rs)-1]
 		}
 	}
-	panic("engine: request not in the running set")
+	panic("engine: request not in the explicit running set")
+}
+
+// link appends r to the running list (it is the newest: seq order).
+func (w *Worker) link(r *Request) {
+	w.seqs++
+	r.seq, r.prev, r.next = w.seqs, w.tail, nil
+	if w.tail == nil {
+		w.head = r
+	} else {
+		w.tail.next = r
+	}
+	w.tail = r
+	w.nRunning++
+}
+
+// unlink removes r from the running list.
+func (w *Worker) unlink(r *Request) {
+	if r.prev == nil {
+		w.head = r.next
+	} else {
+		r.prev.next = r.next
+	}
+	if r.next == nil {
+		w.tail = r.prev
+	} else {
+		r.next.prev = r.prev
+	}
+	r.prev, r.next = nil, nil
+	w.nRunning--
 }
 
 // Busy reports whether a pass is running.
@@ -229,7 +297,7 @@ func (w *Worker) Busy() bool { return w.busy }
 
 // HasWork reports whether a request is waiting or running.
 func (w *Worker) HasWork() bool {
-	return len(w.running) > 0 || w.waiting.Len() > 0 || w.kvArrived.Len() > 0
+	return w.nRunning > 0 || w.waiting.Len() > 0 || w.kvArrived.Len() > 0
 }
 
 // Outstanding is the number of requests on the worker: waiting or running,
@@ -237,7 +305,7 @@ func (w *Worker) HasWork() bool {
 // in transfer, or arrived). It is the load least_outstanding placement
 // compares.
 func (w *Worker) Outstanding() int {
-	return len(w.running) + w.waiting.Len() + w.kvArrived.Len() + w.inTransfer + w.awaitingBlocks.Len()
+	return w.nRunning + w.waiting.Len() + w.kvArrived.Len() + w.inTransfer + w.awaitingBlocks.Len()
 }
 
 // KVStats returns the block manager's counters.
@@ -254,10 +322,12 @@ func (w *Worker) KVCached() int { return w.kv.idleHit }
 
 // StartPass forms a pass at its start and returns its duration in ns (≥ 1).
 // ok is false when there is nothing to run. The worker must be idle.
+// Requests that stopped decoding implicitly are reported by Syncs.
 func (w *Worker) StartPass() (durNs int64, ok bool) {
 	if w.busy {
 		panic("engine: StartPass on a busy worker")
 	}
+	w.syncs = w.syncs[:0]
 	if !w.schedule() {
 		return 0, false
 	}
@@ -268,20 +338,31 @@ func (w *Worker) StartPass() (durNs int64, ok bool) {
 	w.busy = true
 	w.BusyNs += d
 	w.Passes++
+	w.steadyOut = w.steady.n
 	return d, true
 }
 
+// Syncs returns the requests that the last StartPass took out of the steady
+// set, with the tokens each produced implicitly (steady.go): in the passes up
+// to the previous one, the last of them in the previous pass. Valid until the
+// next StartPass.
+func (w *Worker) Syncs() []Sync { return w.syncs }
+
 // FinishPass applies the running pass at its end: KV written, tokens sampled,
-// finished requests released. It returns the pass's outputs in running order;
-// the slice is reused by the next call.
-func (w *Worker) FinishPass() []Out {
+// finished requests released. It returns the pass's explicit outputs in
+// running order (the slice is reused by the next call) and steady, the number
+// of steady requests that each produced one more token (steady.go): every
+// request of the pass produced a token that is either one OutToken here or
+// counted in steady.
+func (w *Worker) FinishPass() (outs []Out, steady int) {
 	if !w.busy {
 		panic("engine: FinishPass on an idle worker")
 	}
 	w.busy = false
 	w.outs = w.outs[:0]
-	kept := w.running[:0]
-	for _, r := range w.running {
+	next := w.Passes + 1 // the pass a request made steady now starts in
+	kept := w.active[:0]
+	for _, r := range w.active {
 		if r.scheduled == 0 {
 			kept = append(kept, r)
 			continue
@@ -299,6 +380,7 @@ func (w *Worker) FinishPass() []Out {
 		}
 		if r.Generated >= r.Output {
 			w.forgetOwn(r)
+			w.unlink(r)
 			r.where = onNone
 			if r.HoldKV {
 				r.where = onHeld
@@ -309,11 +391,15 @@ func (w *Worker) FinishPass() []Out {
 			w.outs = append(w.outs, Out{Req: r, Kind: OutFinished})
 			continue
 		}
+		if w.canSteady(r) {
+			w.enterSteady(r, next)
+			continue
+		}
 		kept = append(kept, r)
 	}
-	clear(w.running[len(kept):])
-	w.running = kept
-	return w.outs
+	clear(w.active[len(kept):])
+	w.active = kept
+	return w.outs, w.steadyOut
 }
 
 // registerFull offers each newly completed full block named by the request's
@@ -446,8 +532,11 @@ func (w *Worker) CheckHandoff(prompt, output int) string {
 // its requests in flight, so that admitting a long prompt does not regrow a
 // fresh block list every time.
 func (r *Request) Reset(id int64, prompt, output int, hashes, groups []uint64) {
-	blocks, offs, saved := r.blocks[:0], r.offs[:0], r.saved[:0]
-	*r = Request{ID: id, Prompt: prompt, Output: output, Hashes: hashes, Groups: groups, blocks: blocks, offs: offs, saved: saved}
+	if r.where != onNone {
+		panic("engine: Reset of a request still on a worker")
+	}
+	blocks, offs, saved, stamp := r.blocks[:0], r.offs[:0], r.saved[:0], r.stamp+1
+	*r = Request{ID: id, Prompt: prompt, Output: output, Hashes: hashes, Groups: groups, blocks: blocks, offs: offs, saved: saved, stamp: stamp}
 }
 
 // prefixSlots fills r.offs, each block's slot in its prefix group (its distance
@@ -492,8 +581,8 @@ type PassStats struct {
 // and FinishPass; it does not allocate.
 func (w *Worker) PassStats() PassStats {
 	return PassStats{
-		PrefillTokens: w.batch.PrefillTokens(), PrefillRequests: len(w.batch.Prefill), DecodeRequests: len(w.batch.DecodeKVLens),
-		Running: len(w.running), Waiting: w.waiting.Len() + w.kvArrived.Len(),
+		PrefillTokens: w.batch.PrefillTokens(), PrefillRequests: len(w.batch.Prefill), DecodeRequests: w.batch.Decodes,
+		Running: w.nRunning, Waiting: w.waiting.Len() + w.kvArrived.Len(),
 		KVBlocksUsed: w.cfg.NumBlocks - w.kv.available(), KVBlocksCached: w.kv.lruLen,
 	}
 }

@@ -5,7 +5,7 @@ package perf
 //	T = BaseMs + PerPrefillTokenMs · P + PerDecodeSeqMs · D
 //
 // T pass time (ms), P prompt tokens computed in the pass
-// (Batch.PrefillTokens), D requests decoding one token (len(DecodeKVLens)).
+// (Batch.PrefillTokens), D requests decoding one token (Batch.Decodes).
 // A chunk that completes its prompt is a prefill, not a decode. PassTime
 // rounds T to the nearest ns and returns at least 1 ns (PassNs). The coefficients are
 // used as given (a fitted model may carry a negative one); the floor of 1 ns
@@ -23,7 +23,7 @@ var _ Model = Linear{}
 
 // PassTime returns T in ns (see Linear), at least 1.
 func (l Linear) PassTime(b *Batch) int64 {
-	ms := l.BaseMs + l.PerPrefillTokenMs*float64(b.PrefillTokens()) + l.PerDecodeSeqMs*float64(len(b.DecodeKVLens))
+	ms := l.BaseMs + l.PerPrefillTokenMs*float64(b.PrefillTokens()) + l.PerDecodeSeqMs*float64(b.Decodes)
 	return PassNs(ms * 1e6)
 }
 

@@ -20,9 +20,9 @@ func TestLinearWorkedExamples(t *testing.T) {
 		// P2: 2 + 0.01·488 = 6.88 ms; the chunk completes the prompt (1 sampler).
 		{"P2 488-token last chunk", Batch{Prefill: []Chunk{{NewTokens: 488, PrefixTokens: 512}}, Samplers: 1}, 6_880_000},
 		// P3: 2 + 0.01·100 + 0.1·1 = 3.10 ms.
-		{"P3 decode plus completing prefill", Batch{Prefill: []Chunk{{NewTokens: 100}}, DecodeKVLens: []int{1000}, Samplers: 2}, 3_100_000},
+		{"P3 decode plus completing prefill", Batch{Prefill: []Chunk{{NewTokens: 100}}, Decodes: 1, DecodeKVSum: 1000, Samplers: 2}, 3_100_000},
 		// P4: 2 + 0.1·2 = 2.20 ms.
-		{"P4 two decodes", Batch{DecodeKVLens: []int{1001, 100}, Samplers: 2}, 2_200_000},
+		{"P4 two decodes", Batch{Decodes: 2, DecodeKVSum: 1101, Samplers: 2}, 2_200_000},
 		// Empty pass: the base, 2 ms.
 		{"empty", Batch{}, 2_000_000},
 	}
@@ -37,7 +37,7 @@ func TestLinearWorkedExamples(t *testing.T) {
 func TestLinearAtLeastOneNs(t *testing.T) {
 	// 0 + 0 + 0 = 0 ms → floored to 1 ns; a negative fit → 1 ns.
 	assert.Equal(t, int64(1), Linear{}.PassTime(&Batch{}))
-	assert.Equal(t, int64(1), Linear{BaseMs: -5}.PassTime(&Batch{DecodeKVLens: []int{1}}))
+	assert.Equal(t, int64(1), Linear{BaseMs: -5}.PassTime(&Batch{Decodes: 1, DecodeKVSum: 1}))
 	// 0.0000004 ms = 0.4 ns rounds to 0 → 1; 0.0000026 ms = 2.6 ns → 3.
 	assert.Equal(t, int64(1), Linear{BaseMs: 4e-7}.PassTime(&Batch{}))
 	assert.Equal(t, int64(3), Linear{BaseMs: 2.6e-6}.PassTime(&Batch{}))

@@ -20,10 +20,18 @@ type Chunk struct {
 type Batch struct {
 	// Prefill holds one chunk per request that computes prompt tokens.
 	Prefill []Chunk
-	// DecodeKVLens holds, for every request decoding one token in this pass,
-	// its KV length in tokens (context already in cache, excluding the token
-	// being computed).
-	DecodeKVLens []int
+	// Decodes is the number of requests decoding one token in this pass.
+	Decodes int
+	// DecodeKVSum is the sum of their KV lengths, tokens (each request's
+	// context already in cache, excluding the token being computed). The
+	// engine keeps it incrementally: a pass of steadily decoding requests is
+	// priced without visiting them (core/engine, steady.go). Both perf
+	// sources need only D and this sum (the roofline's bytes and FLOPs are
+	// linear in the KV lengths; aic prices the mean). As a float64 it equals
+	// the sum of the lengths taken one by one in float64, the sum the
+	// sources formed before, whenever that sum is below 2^53 tokens: every
+	// partial sum of integers below 2^53 is exact.
+	DecodeKVSum int64
 	// Samplers is the number of sequences that sample a token at the end of
 	// the pass: every decode plus every prefill chunk that completes its prompt.
 	Samplers int
@@ -40,11 +48,17 @@ func (b *Batch) PrefillTokens() int {
 
 // Tokens is the number of tokens the non-attention ops run over:
 // prompt tokens computed plus one per decoding request.
-func (b *Batch) Tokens() int { return b.PrefillTokens() + len(b.DecodeKVLens) }
+func (b *Batch) Tokens() int { return b.PrefillTokens() + b.Decodes }
 
 // Sequences is the number of requests scheduled in the pass: every prefill
 // chunk and every decode.
-func (b *Batch) Sequences() int { return len(b.Prefill) + len(b.DecodeKVLens) }
+func (b *Batch) Sequences() int { return len(b.Prefill) + b.Decodes }
+
+// AddDecode adds one request decoding a token after kvLen tokens in cache.
+func (b *Batch) AddDecode(kvLen int) {
+	b.Decodes++
+	b.DecodeKVSum += int64(kvLen)
+}
 
 // OverheadNs is the CPU-side cost of a pass outside the kernels, ns:
 //

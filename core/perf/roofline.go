@@ -377,11 +377,8 @@ func (r *Roofline) Breakdown(b *Batch) Breakdown {
 		prefill += n
 		ctxS += r.contextAttentionSeconds(n, float64(c.PrefixTokens))
 	}
-	var kvSum float64
-	for _, kv := range b.DecodeKVLens {
-		kvSum += float64(kv)
-	}
-	D := float64(len(b.DecodeKVLens))
+	kvSum := float64(b.DecodeKVSum) // Batch.DecodeKVSum: the same float as a sum over the requests
+	D := float64(b.Decodes)
 	x := prefill + D
 	if x <= 0 {
 		return out
@@ -404,8 +401,8 @@ func (r *Roofline) Breakdown(b *Batch) Breakdown {
 }
 
 // PassTime is PassNs(Breakdown(b).PassNs(OverlapCPU)): rounded, in [1, clock.MaxSpan].
-// It does not allocate; its cost is linear in the number of chunks and
-// decodes.
+// It does not allocate; its cost is linear in the number of prefill chunks
+// and independent of the number of decodes.
 func (r *Roofline) PassTime(b *Batch) int64 {
 	return PassNs(r.Breakdown(b).PassNs(r.overlapCPU))
 }

@@ -117,7 +117,7 @@ func TestRooflineTinyPassByHand(t *testing.T) {
 		//   B = 8·(4+1) + 4·(2·2)·1 = 56 (F = 64 FLOP: 0.064 ns, below).
 		// Embedding 4·4 = 16. Logits 16×4 bf16, m = 1: 128 + (8+32) = 168.
 		// Total 392 + 112 + 56 + 16 + 168 = 744 ns.
-		b := Batch{DecodeKVLens: []int{3}, Samplers: 1}
+		b := Batch{Decodes: 1, DecodeKVSum: 3, Samplers: 1}
 		assertBreakdown(t, Breakdown{GEMMNs: 392, GenerationAttentionNs: 56, MemoryOpsNs: 112,
 			EmbeddingNs: 16, LogitsNs: 168}, r.Breakdown(&b))
 		assert.Equal(t, int64(744), r.PassTime(&b))
@@ -149,14 +149,14 @@ func TestRooflineTinyPassByHand(t *testing.T) {
 		// One decode at KV 3: GEMMs 2·1·(32 + 16 + 64 + 32) = 288; attention
 		// 4·4·4 = 64; logits 2·1·64 = 128; memory ops and embedding
 		// (128 B at 1e15 B/s = 0.000128 ns) round away → 480 ns.
-		assert.Equal(t, int64(480), rc.PassTime(&Batch{DecodeKVLens: []int{3}, Samplers: 1}))
+		assert.Equal(t, int64(480), rc.PassTime(&Batch{Decodes: 1, DecodeKVSum: 3, Samplers: 1}))
 	})
 	t.Run("overhead", func(t *testing.T) {
 		p := exactParams
 		p.PassOverheadUs = 2 // 2,000 ns
 		ro, err := NewRoofline(tinyArch(), toySystem(), RooflineOptions{TP: 1, Params: p})
 		require.NoError(t, err)
-		assert.Equal(t, int64(2744), ro.PassTime(&Batch{DecodeKVLens: []int{3}, Samplers: 1}))
+		assert.Equal(t, int64(2744), ro.PassTime(&Batch{Decodes: 1, DecodeKVSum: 3, Samplers: 1}))
 		assert.Equal(t, int64(2000), ro.PassTime(&Batch{}))
 	})
 	t.Run("per-sequence overhead", func(t *testing.T) {
@@ -168,8 +168,8 @@ func TestRooflineTinyPassByHand(t *testing.T) {
 		p.PassOverheadUs, p.SequenceOverheadUs = 2, 0.5
 		ro, err := NewRoofline(tinyArch(), toySystem(), RooflineOptions{TP: 1, Params: p})
 		require.NoError(t, err)
-		assert.Equal(t, int64(3244), ro.PassTime(&Batch{DecodeKVLens: []int{3}, Samplers: 1}))
-		two := Batch{Prefill: []Chunk{{NewTokens: 3, PrefixTokens: 2}}, DecodeKVLens: []int{3}, Samplers: 2}
+		assert.Equal(t, int64(3244), ro.PassTime(&Batch{Decodes: 1, DecodeKVSum: 3, Samplers: 1}))
+		two := Batch{Prefill: []Chunk{{NewTokens: 3, PrefixTokens: 2}}, Decodes: 1, DecodeKVSum: 3, Samplers: 2}
 		assert.InDelta(t, 3000, ro.Breakdown(&two).OverheadNs, 1e-9)
 		assert.Equal(t, int64(2000), ro.PassTime(&Batch{}))
 		p.SequenceOverheadUs = -1
@@ -183,7 +183,7 @@ func TestRooflineTinyPassByHand(t *testing.T) {
 		p.LayerLatencyUs = 1.5
 		rl, err := NewRoofline(tinyArch(), toySystem(), RooflineOptions{TP: 1, Params: p})
 		require.NoError(t, err)
-		one := Batch{DecodeKVLens: []int{3}, Samplers: 1}
+		one := Batch{Decodes: 1, DecodeKVSum: 3, Samplers: 1}
 		assert.Equal(t, int64(2244), rl.PassTime(&one))
 		assert.InDelta(t, 1500, rl.Breakdown(&one).KernelLatencyNs, 1e-9)
 		assert.Equal(t, int64(1), rl.PassTime(&Batch{}))
@@ -200,12 +200,12 @@ func TestRooflineAllReduceByHand(t *testing.T) {
 	require.NoError(t, err)
 	// TP 2, x = 1: each all-reduce 1,000 ns + 2·(2−1)/2 · 1·4·2 B / 1 GB/s
 	// = 1,008 ns; 2 per layer · 1 layer + 1 (embedding) = 3 → 3,024 ns.
-	bd := r.Breakdown(&Batch{DecodeKVLens: []int{3}, Samplers: 1})
+	bd := r.Breakdown(&Batch{Decodes: 1, DecodeKVSum: 3, Samplers: 1})
 	assert.InDelta(t, 3024, bd.AllReduceNs, 1e-9)
 	// TP 1 has none.
 	r1, err := NewRoofline(tinyArch(), toySystem(), RooflineOptions{TP: 1, Params: p})
 	require.NoError(t, err)
-	assert.Zero(t, r1.Breakdown(&Batch{DecodeKVLens: []int{3}, Samplers: 1}).AllReduceNs)
+	assert.Zero(t, r1.Breakdown(&Batch{Decodes: 1, DecodeKVSum: 3, Samplers: 1}).AllReduceNs)
 	assert.Equal(t, map[string]any{"latency_us": 1.0, "bus_bw_gb_s": 1.0,
 		"source": "nominal link (node.intra_node_bw) and the kernel latency"}, r.Metadata()["allreduce"])
 	assert.NotContains(t, r1.Metadata(), "allreduce")
@@ -221,7 +221,7 @@ func TestRooflineMeasuredAllReduce(t *testing.T) {
 	p.AllReduceLatencyUs = 1
 	r, err := NewRoofline(tinyArch(), sys, RooflineOptions{TP: 2, Params: p})
 	require.NoError(t, err)
-	bd := r.Breakdown(&Batch{DecodeKVLens: []int{3}, Samplers: 1})
+	bd := r.Breakdown(&Batch{Decodes: 1, DecodeKVSum: 3, Samplers: 1})
 	assert.InDelta(t, 6048, bd.AllReduceNs, 1e-9)
 	md := r.Metadata()["allreduce"].(map[string]any)
 	assert.InDelta(t, 2.0, md["latency_us"], 1e-12)
@@ -251,15 +251,15 @@ func randomBatch(rng *rand.Rand) Batch {
 		b.Prefill = append(b.Prefill, Chunk{NewTokens: 1 + rng.IntN(2048), PrefixTokens: rng.IntN(8192)})
 	}
 	for range rng.IntN(65) {
-		b.DecodeKVLens = append(b.DecodeKVLens, rng.IntN(16384))
+		b.AddDecode(rng.IntN(16384))
 	}
-	b.Samplers = len(b.DecodeKVLens) + rng.IntN(len(b.Prefill)+1)
+	b.Samplers = b.Decodes + rng.IntN(len(b.Prefill)+1)
 	return b
 }
 
 func cloneBatch(b Batch) Batch {
 	return Batch{Prefill: append([]Chunk(nil), b.Prefill...),
-		DecodeKVLens: append([]int(nil), b.DecodeKVLens...), Samplers: b.Samplers}
+		Decodes: b.Decodes, DecodeKVSum: b.DecodeKVSum, Samplers: b.Samplers}
 }
 
 // TestRooflineMonotone: adding a token, a chunk, a decode, KV or prefix
@@ -300,15 +300,15 @@ func TestRooflineMonotone(t *testing.T) {
 			return true
 		}},
 		{"new decode", func(rng *rand.Rand, b *Batch) bool {
-			b.DecodeKVLens = append(b.DecodeKVLens, rng.IntN(4096))
+			b.AddDecode(rng.IntN(4096))
 			b.Samplers++
 			return true
 		}},
 		{"more decode KV", func(rng *rand.Rand, b *Batch) bool {
-			if len(b.DecodeKVLens) == 0 {
+			if b.Decodes == 0 {
 				return false
 			}
-			b.DecodeKVLens[rng.IntN(len(b.DecodeKVLens))] += 1 + rng.IntN(100)
+			b.DecodeKVSum += int64(1 + rng.IntN(100)) // one request's KV grows
 			return true
 		}},
 	}
@@ -363,7 +363,7 @@ func TestRooflineQwen3_32BDecodeSanity(t *testing.T) {
 	h100 := builtinSystem(t, "h100_sxm")
 	r, err := NewRoofline(q32, h100, RooflineOptions{Params: specDefaults(), TP: 2})
 	require.NoError(t, err)
-	b := Batch{DecodeKVLens: []int{1000}, Samplers: 1}
+	b := Batch{Decodes: 1, DecodeKVSum: 1000, Samplers: 1}
 	ns := r.PassTime(&b)
 	floor := float64(q32.WeightBytesPerGPU(2)) / h100.MemBW * 1e9
 	assert.InDelta(t, 9.78e6, floor, 0.01e6)
@@ -380,14 +380,14 @@ func TestRooflineDtypes(t *testing.T) {
 	fp8, err := NewRoofline(q32, h100, RooflineOptions{Params: specDefaults(), TP: 1, WeightDtype: model.FP8Block, KVDtype: model.FP8})
 	require.NoError(t, err)
 	for _, b := range []Batch{
-		{DecodeKVLens: []int{4000, 4000, 4000, 4000}, Samplers: 4},
+		{Decodes: 4, DecodeKVSum: 16000, Samplers: 4},
 		{Prefill: []Chunk{{NewTokens: 4096}}, Samplers: 1},
 	} {
 		// fp8 halves the weight bytes (decode) and doubles peak FLOP/s (prefill).
 		assert.Less(t, fp8.PassTime(&b), bf16.PassTime(&b))
 	}
 	// fp8 KV halves the bytes of the memory-bound decode attention.
-	b := Batch{DecodeKVLens: []int{4000}, Samplers: 1}
+	b := Batch{Decodes: 1, DecodeKVSum: 4000, Samplers: 1}
 	assert.InEpsilon(t, bf16.Breakdown(&b).GenerationAttentionNs/2,
 		fp8.Breakdown(&b).GenerationAttentionNs, 0.02)
 }
@@ -430,7 +430,7 @@ func TestNewRooflineErrors(t *testing.T) {
 func mixedBatch() Batch {
 	b := Batch{Prefill: []Chunk{{NewTokens: 512, PrefixTokens: 1024}}, Samplers: 64}
 	for i := range 64 {
-		b.DecodeKVLens = append(b.DecodeKVLens, 1000+50*i)
+		b.AddDecode(1000 + 50*i)
 	}
 	return b
 }
@@ -475,7 +475,7 @@ func TestRooflineNVFP4(t *testing.T) {
 	require.NoError(t, err)
 	bf16, err := NewRoofline(l70, b200, RooflineOptions{TP: 1, Params: p})
 	require.NoError(t, err)
-	b := Batch{DecodeKVLens: []int{0}, Samplers: 1}
+	b := Batch{Decodes: 1, DecodeKVSum: 0, Samplers: 1}
 	assert.InDelta(t, 6.253e6, fp4.Breakdown(&b).GEMMNs, 0.003e6)
 	assert.InDelta(t, 22.22e6, bf16.Breakdown(&b).GEMMNs, 0.01e6)
 	// a compute-bound prefill of 8192 tokens: 2·8192·855,638,016·80 =
@@ -504,7 +504,7 @@ func TestPassNsOverlapCPU(t *testing.T) {
 	require.NoError(t, err)
 	overlap, err := NewRoofline(q32, h100, RooflineOptions{TP: 2, Params: specDefaults(), OverlapCPU: true})
 	require.NoError(t, err)
-	pass := Batch{DecodeKVLens: make([]int, 64), Samplers: 64}
+	pass := Batch{Decodes: 64, Samplers: 64}
 	bd := serial.Breakdown(&pass)
 	assert.Equal(t, PassNs(bd.TotalNs()), serial.PassTime(&pass))
 	assert.Equal(t, PassNs(bd.TotalNs()-bd.OverheadNs), overlap.PassTime(&pass))

@@ -80,6 +80,10 @@ type sim struct {
 	path  client.Path
 	procs []client.OutputProcessor // one per worker, when detokenizing
 	outQ  []outQueue               // per worker: outputs waiting for their job
+	// recvNs, per worker: when the client received the worker's latest
+	// outputs (a pass end, or its detokenization job's end). A steadily
+	// decoding request's previous token is always there (stepOuts).
+	recvNs []int64
 	// inbox (async scheduling only), per worker: requests that reached it
 	// while a pass was running, added to its queue once the next pass is formed.
 	inbox [][]held
@@ -101,34 +105,54 @@ type sim struct {
 // engine.Request reused, and its id tells the stale output apart.
 type outQueue struct {
 	outs []output
-	jobs []int // outputs per job
-	oh   int   // head of outs
-	jh   int   // head of jobs
+	jobs []job
+	oh   int // head of outs
+	jh   int // head of jobs
 }
+
+// job is one pass's outputs: its explicit outputs and the count of steady
+// requests that each received a token (engine.Worker.FinishPass).
+type job struct{ outs, steady int }
 
 // output is one engine output as the client will receive it.
 type output struct {
-	id   int64 // engine.Request.ID: flight slot and generation
-	kind int   // engine.OutToken or engine.OutFinished
+	id     int64 // engine.Request.ID: flight slot and generation
+	kind   int   // engine.OutToken, engine.OutFinished or outSync
+	tokens int   // outSync: the tokens it received implicitly
 }
 
-func (q *outQueue) push(outs []engine.Out) {
+// outSync is an output that ends a request's implicit decoding: the tokens it
+// produced in the passes up to and including this job's (engine.Sync).
+const outSync = -1
+
+func (q *outQueue) push(outs []engine.Out, steady int) {
 	for _, o := range outs {
-		q.outs = append(q.outs, output{o.Req.ID, o.Kind})
+		q.outs = append(q.outs, output{id: o.Req.ID, kind: o.Kind})
 	}
-	q.jobs = append(q.jobs, len(outs))
+	q.jobs = append(q.jobs, job{len(outs), steady})
 }
 
-// pop returns the head job's outputs; they stay valid until the next push.
-func (q *outQueue) pop() []output {
-	n := q.jobs[q.jh]
+// pending reports whether a job is waiting for its detokenization.
+func (q *outQueue) pending() bool { return q.jh < len(q.jobs) }
+
+// sync adds a sync to the newest job (pending): the request's last implicit
+// token is among that job's.
+func (q *outQueue) sync(id int64, tokens int) {
+	q.outs = append(q.outs, output{id: id, kind: outSync, tokens: tokens})
+	q.jobs[len(q.jobs)-1].outs++
+}
+
+// pop returns the head job's outputs (valid until the next push) and steady
+// count.
+func (q *outQueue) pop() ([]output, int) {
+	j := q.jobs[q.jh]
 	q.jh++
-	outs := q.outs[q.oh : q.oh+n]
-	q.oh += n
+	outs := q.outs[q.oh : q.oh+j.outs]
+	q.oh += j.outs
 	if q.jh == len(q.jobs) { // drained: reuse the buffers from the start
 		q.outs, q.jobs, q.oh, q.jh = q.outs[:0], q.jobs[:0], 0, 0
 	}
-	return outs
+	return outs, j.steady
 }
 
 // Run replays a spec (decoded, or built in Go with every field given) and
@@ -231,8 +255,10 @@ func prepare(spec *config.Spec, opts []Option) (*sim, error) {
 	}
 	for pi, p := range dep.pools {
 		rt := &poolRT{pool: p, first: len(m.workers), index: uint8(pi)}
+		cfg := p.cfg
+		cfg.PerTokenDecode = o.perToken || path.TimeoutNs > 0 // a request's gaps are pooled once it completes
 		for i := 0; i < p.count; i++ {
-			w, err := engine.NewWorker(p.cfg, p.perf)
+			w, err := engine.NewWorker(cfg, p.perf)
 			if err != nil {
 				tr.close()
 				return nil, err
@@ -243,6 +269,7 @@ func prepare(spec *config.Spec, opts []Option) (*sim, error) {
 		}
 		m.pools = append(m.pools, rt)
 	}
+	m.recvNs = make([]int64, len(m.workers))
 	if path.Detokenize {
 		m.procs = make([]client.OutputProcessor, len(m.workers))
 		m.outQ = make([]outQueue, len(m.workers))
@@ -310,9 +337,15 @@ func (m *sim) dispatch(e *event) error {
 	case evTurnSend:
 		m.send(e.idx)
 	case evReceive:
-		for _, o := range m.outQ[e.idx].pop() {
-			m.receive(o.id, o.kind)
+		outs, steady := m.outQ[e.idx].pop()
+		for _, o := range outs {
+			if o.kind == outSync {
+				m.sync(o.id, o.tokens, m.now)
+			} else {
+				m.receive(o.id, o.kind)
+			}
 		}
+		m.steadyTokens(int(e.idx), steady, len(outs) > 0)
 	case evArrival:
 		if m.flights[e.idx].gen == e.gen {
 			m.arrive(e.idx)
@@ -462,6 +495,15 @@ func (m *sim) startPasses() {
 // startPass forms a pass on idle worker w; false when nothing can run.
 func (m *sim) startPass(w int) bool {
 	d, ok := m.workers[w].StartPass()
+	for _, s := range m.workers[w].Syncs() {
+		// the request's last implicit token was in the worker's latest
+		// outputs: still queued for detokenization, or already received
+		if m.path.Detokenize && m.outQ[w].pending() {
+			m.outQ[w].sync(s.Req.ID, s.Tokens)
+		} else {
+			m.sync(s.Req.ID, s.Tokens, m.recvNs[w])
+		}
+	}
 	if !ok {
 		return false
 	}
@@ -506,7 +548,7 @@ func (m *sim) recordPass(w int, d int64) {
 // its outputs at once; with it, they become one job of the worker's output
 // processor and reach the client when the job completes.
 func (m *sim) passEnd(w int) {
-	outs := m.workers[w].FinishPass()
+	outs, steady := m.workers[w].FinishPass()
 	if m.dep.disagg {
 		if m.poolOf[w].name == "prefill" {
 			m.prefillDone(outs)
@@ -518,18 +560,19 @@ func (m *sim) passEnd(w int) {
 		for _, o := range outs {
 			m.receive(o.Req.ID, o.Kind)
 		}
+		m.steadyTokens(w, steady, len(outs) > 0)
 		return
 	}
-	if len(outs) == 0 {
+	if len(outs) == 0 && steady == 0 {
 		return
 	}
-	tokens := 0
+	tokens := steady
 	for i := range outs {
 		if outs[i].Kind == engine.OutToken {
 			tokens++
 		}
 	}
-	m.outQ[w].push(outs)
+	m.outQ[w].push(outs, steady)
 	m.at(m.procs[w].Submit(&m.path, m.now, tokens), phaseClientReceive, evReceive, int32(w), 0)
 }
 
@@ -545,6 +588,32 @@ func (m *sim) receive(id int64, kind int) {
 	case engine.OutFinished:
 		m.end(idx, report.StatusCompleted)
 	}
+}
+
+// steadyTokens: the client receives, at m.now, one token for each of the
+// steady requests of worker w's pass (engine.Worker.FinishPass). Each one's
+// previous token came with the worker's previous outputs (it decoded in the
+// previous pass, implicitly or not), so all of them waited the same gap; the
+// pass's outputs become the worker's latest. explicit says the pass had other
+// outputs.
+func (m *sim) steadyTokens(w, steady int, explicit bool) {
+	if steady > 0 {
+		m.acc.AddGaps(m.now-m.recvNs[w], steady)
+	}
+	if steady > 0 || explicit {
+		m.recvNs[w] = m.now
+	}
+}
+
+// sync: request id's implicit decoding ended (engine.Sync); the client has
+// received its tokens implicitly, the last one at atNs.
+func (m *sim) sync(id int64, tokens int, atNs int64) {
+	_, f := m.flightOf(id)
+	if f == nil {
+		return
+	}
+	f.received += tokens
+	f.lastNs = atNs
 }
 
 // token records that the client received one output token at m.now.

@@ -15,6 +15,7 @@ type Option func(*runOptions)
 type runOptions struct {
 	spec     *config.Spec
 	timeline bool
+	perToken bool
 }
 
 // WithTimeline records every engine pass (report.Timeline in Report.Timeline):
@@ -22,6 +23,14 @@ type runOptions struct {
 // and KV blocks in use. Off by default; the loop's only cost when off is one
 // nil check per pass.
 func WithTimeline() Option { return func(o *runOptions) { o.timeline = true } }
+
+// WithPerTokenDecode handles every decoding request at every engine pass
+// (engine.Config.PerTokenDecode) instead of advancing steadily decoding
+// requests in aggregate. The report is the same byte for byte; the run costs
+// time in proportion to the batch at every pass. It is the reference the
+// aggregate path is checked against (tests), and what a replay with
+// request_timeout_ms does anyway.
+func WithPerTokenDecode() Option { return func(o *runOptions) { o.perToken = true } }
 
 // WithResponseOverhead sets traffic.load.response_overhead: whatever waits on a
 // response is released at end received + baseMs + perOutputTokenUs × output tokens.

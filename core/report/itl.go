@@ -22,13 +22,13 @@ type gapPool struct {
 
 type gapRun struct{ v, n int64 }
 
-func (p *gapPool) add(gapNs int64) {
+func (p *gapPool) add(gapNs, n int64) {
 	if p.lastN > 0 && gapNs == p.last {
-		p.lastN++
+		p.lastN += n
 		return
 	}
 	p.flush()
-	p.last, p.lastN = gapNs, 1
+	p.last, p.lastN = gapNs, n
 }
 
 func (p *gapPool) flush() {

@@ -87,9 +87,12 @@ func TestGapPoolMatchesExpandedList(t *testing.T) {
 	gaps := []int64{5e6, 5e6, 5e6, 2e6, 9e6, 5e6, 2e6, 2e6, 7_123_457, 1e6, 5e6}
 	for rep := 0; rep < 3; rep++ {
 		for _, g := range gaps {
-			p.add(g)
+			p.add(g, 1)
 			flat = append(flat, ms(g))
 		}
+		// a run of 4 equal gaps in one call (a pass's steady requests) counts 4
+		p.add(3e6, 4)
+		flat = append(flat, 3, 3, 3, 3)
 	}
 	got, want := p.stats(), Compute(flat)
 	assert.InDelta(t, want.Mean, got.Mean, 1e-12)

@@ -45,7 +45,13 @@ type Accumulator struct {
 
 // AddGap pools one gap (ns) between consecutive tokens a client received.
 // Only completed requests receive tokens, so every gap belongs to the ITL pool.
-func (a *Accumulator) AddGap(gapNs int64) { a.itl.add(gapNs) }
+func (a *Accumulator) AddGap(gapNs int64) { a.itl.add(gapNs, 1) }
+
+// AddGaps pools n gaps of gapNs each (n ≥ 1): the tokens a pass gave its
+// steadily decoding requests, which all waited the same gap since their
+// previous token. The pool keeps equal gaps as one run, so this costs the
+// same as one AddGap.
+func (a *Accumulator) AddGaps(gapNs int64, n int) { a.itl.add(gapNs, int64(n)) }
 
 // Add counts one terminal record.
 func (a *Accumulator) Add(r *Record) {

@@ -28,16 +28,12 @@ func TestPrintBreakdown(t *testing.T) {
 	db := sharedDB(t)
 	sys := builtinSystem(t, "h200_sxm")
 	arch := sharedModel(t, "meta-llama--Meta-Llama-3.1-8B")
-	dec := make([]int, 64)
-	for i := range dec {
-		dec[i] = 4000
-	}
 	passes := []struct {
 		name string
 		b    perf.Batch
 	}{
-		{"decode 64 @ KV 4000", perf.Batch{DecodeKVLens: dec, Samplers: 64}},
-		{"mixed 2x4096 + 64 decodes", perf.Batch{Prefill: []perf.Chunk{{NewTokens: 4096}, {NewTokens: 4096}}, DecodeKVLens: dec, Samplers: 66}},
+		{"decode 64 @ KV 4000", perf.Batch{Decodes: 64, DecodeKVSum: 64 * 4000, Samplers: 64}},
+		{"mixed 2x4096 + 64 decodes", perf.Batch{Prefill: []perf.Chunk{{NewTokens: 4096}, {NewTokens: 4096}}, Decodes: 64, DecodeKVSum: 64 * 4000, Samplers: 66}},
 		{"prefill 1 x 8192", perf.Batch{Prefill: []perf.Chunk{{NewTokens: 8192}}, Samplers: 1}},
 	}
 	for _, tp := range []int{1, 2, 4, 8} {

@@ -35,7 +35,7 @@ func TestPrintLayerLatency(t *testing.T) {
 				MemoryEfficiency: config.DefaultMemoryEfficiency, AllReduceLatencyUs: perf.CustomAllReduceLatencyUs}
 			r, err := perf.NewRoofline(arch, sys, perf.RooflineOptions{TP: tp, Params: p})
 			require.NoError(t, err)
-			b := perf.Batch{DecodeKVLens: []int{1500}, Samplers: 1}
+			b := perf.Batch{Decodes: 1, DecodeKVSum: 1500, Samplers: 1}
 			a, o := m.Breakdown(&b), r.Breakdown(&b)
 			us := func(x, y float64) float64 { return (x - y) / 1e3 / float64(arch.Layers) }
 			gemm, gen, mem := us(a.GEMMNs, o.GEMMNs), us(a.GenerationAttentionNs, o.GenerationAttentionNs),

@@ -421,14 +421,11 @@ func (m *Model) contextSeconds(b *perf.Batch) float64 {
 // (the token being computed attends to itself too). Decode attention is
 // memory bound, so the mean carries the total bytes.
 func (m *Model) generationSeconds(b *perf.Batch) float64 {
-	D := len(b.DecodeKVLens)
+	D := b.Decodes
 	if D == 0 {
 		return 0
 	}
-	var sum float64
-	for _, kv := range b.DecodeKVLens {
-		sum += float64(kv)
-	}
+	sum := float64(b.DecodeKVSum) // the same float as a sum over the requests (perf.Batch)
 	return m.gen.Seconds(float64(D), sum/float64(D)+1)
 }
 

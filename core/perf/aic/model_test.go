@@ -18,12 +18,11 @@ func qwenTP2(t testing.TB) *Model {
 }
 
 func mixedBatch() *perf.Batch {
-	kv := make([]int, 64)
-	for i := range kv {
-		kv[i] = 1000 + 37*i
+	b := &perf.Batch{Prefill: []perf.Chunk{{NewTokens: 512, PrefixTokens: 1024}, {NewTokens: 700}}, Samplers: 65}
+	for i := range 64 {
+		b.AddDecode(1000 + 37*i)
 	}
-	return &perf.Batch{Prefill: []perf.Chunk{{NewTokens: 512, PrefixTokens: 1024}, {NewTokens: 700}},
-		DecodeKVLens: kv, Samplers: 65}
+	return b
 }
 
 func TestPassTimeBasics(t *testing.T) {

@@ -18,21 +18,14 @@ type Shape struct {
 
 // Shapes are the batch shapes priced at every grid point.
 func Shapes() []Shape {
-	decodes := func(n, kv int) []int {
-		out := make([]int, n)
-		for i := range out {
-			out[i] = kv
-		}
-		return out
-	}
 	return []Shape{
 		{"prefill_2048", perf.Batch{Prefill: []perf.Chunk{{NewTokens: 2048}}, Samplers: 1}},
 		{"prefill_512_after_1536", perf.Batch{Prefill: []perf.Chunk{{NewTokens: 512, PrefixTokens: 1536}}, Samplers: 1}},
 		{"prefill_4x1024", perf.Batch{Prefill: []perf.Chunk{{NewTokens: 1024}, {NewTokens: 1024}, {NewTokens: 1024}, {NewTokens: 1024}}, Samplers: 4}},
-		{"decode_1_kv100", perf.Batch{DecodeKVLens: decodes(1, 100), Samplers: 1}},
-		{"decode_32_kv1024", perf.Batch{DecodeKVLens: decodes(32, 1024), Samplers: 32}},
-		{"decode_256_kv3000", perf.Batch{DecodeKVLens: decodes(256, 3000), Samplers: 256}},
-		{"mixed_1024_plus_16_kv2048", perf.Batch{Prefill: []perf.Chunk{{NewTokens: 1024, PrefixTokens: 0}}, DecodeKVLens: decodes(16, 2048), Samplers: 16}},
+		{"decode_1_kv100", perf.Batch{Decodes: 1, DecodeKVSum: 1 * 100, Samplers: 1}},
+		{"decode_32_kv1024", perf.Batch{Decodes: 32, DecodeKVSum: 32 * 1024, Samplers: 32}},
+		{"decode_256_kv3000", perf.Batch{Decodes: 256, DecodeKVSum: 256 * 3000, Samplers: 256}},
+		{"mixed_1024_plus_16_kv2048", perf.Batch{Prefill: []perf.Chunk{{NewTokens: 1024, PrefixTokens: 0}}, Decodes: 16, DecodeKVSum: 16 * 2048, Samplers: 16}},
 	}
 }
 

@@ -101,7 +101,7 @@ func TestParityMonotone(t *testing.T) {
 				base := src.PassTime(&b)
 				assert.GreaterOrEqual(t, base, int64(1))
 				more := b
-				more.DecodeKVLens = append(append([]int(nil), b.DecodeKVLens...), 1024)
+				more.AddDecode(1024)
 				more.Samplers++
 				assert.GreaterOrEqual(t, src.PassTime(&more), base, "%s %s + decode", p.Key(src.Name()), s.Name)
 				if len(b.Prefill) > 0 {

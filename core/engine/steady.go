@@ -1,0 +1,236 @@
+package engine
+
+// Steady decoding: a pass without per-request work for requests that only
+// decode.
+//
+// A running request that decodes one token per pass and needs nothing else
+// (no prefill chunk, no block to register) is "steady": it advances
+// implicitly. Its Generated and computed counts are stored as of the start of
+// pass sPass; at the start of pass P it has produced P − sPass more tokens
+// (tokens = passes since its last change). What a pass needs from the steady
+// set is kept in aggregates, updated only when a request joins or leaves:
+//
+//	D     = n                  (steady requests: one decode each)
+//	Σ kv  = key + n·P          (key = Σ (computed − sPass))
+//
+// so pricing a pass (perf.Batch's Decodes and DecodeKVSum), counting its
+// samplers and its outputs costs O(1) whatever the batch. The only per-request
+// work left is at the request's events, each known in advance:
+//
+//   - a KV block boundary: the pass in which its next token no longer fits its
+//     blocks takes one new block. A steady request's computed count at pass P
+//     is (computed − sPass) + P, so it crosses a boundary every BlockSize
+//     passes, in the passes P ≡ sPass − computed (mod BlockSize): the steady
+//     set is kept in BlockSize phase buckets, and pass P visits only bucket
+//     (−P mod BlockSize). The block a generated token fills holds content
+//     only the request can name, named only if it is preempted (nameOwn), so
+//     nothing is registered at a boundary.
+//   - its last token: the pass that produces it is scheduled when it becomes
+//     steady (a min-heap by pass); from that pass on it is handled explicitly
+//     (it finishes, its blocks are released in order).
+//   - anything irregular (KV too short for the pass, a token budget that does
+//     not reach every running request, a cancel): every steady request is made
+//     explicit first (materialize) and the pass is formed request by request,
+//     as vLLM's scheduler does (scheduler.go).
+//
+// When a request leaves the steady set its counts are brought up to date and
+// the tokens it produced implicitly are reported (Syncs), so that the replay
+// can account the client's tokens of those passes without a per-pass visit
+// either.
+
+// steadySet holds a worker's steady requests.
+type steadySet struct {
+	buckets [][]*Request // by phase: (computed − sPass) mod BlockSize
+	n       int          // steady requests
+	key     int64        // Σ (computed − sPass) over them
+	fin     finHeap      // each steady request's last pass
+}
+
+// Sync reports that a request's implicit decoding ended: it produced Tokens
+// output tokens implicitly, in the passes up to the one before the pass being
+// formed (its last one in that pass's predecessor). Syncs are reported by
+// StartPass (Worker.Syncs).
+type Sync struct {
+	Req    *Request
+	Tokens int
+}
+
+// mod is x mod m in [0, m).
+func mod(x int64, m int) int {
+	r := int(x % int64(m))
+	if r < 0 {
+		r += m
+	}
+	return r
+}
+
+// canSteady reports whether r, which just produced a token and decodes next
+// pass, may decode implicitly from the next pass: not its last token next
+// pass (that pass is handled explicitly anyway), and no prompt block left to
+// register.
+func (w *Worker) canSteady(r *Request) bool {
+	return !w.cfg.PerTokenDecode && r.Generated < r.Output-1 &&
+		(w.kv.cache == nil || r.registered == len(r.Hashes))
+}
+
+// enterSteady makes r steady from pass s: its counts are as of the start of s.
+func (w *Worker) enterSteady(r *Request, s int64) {
+	st := &w.steady
+	k := int64(r.computed) - s
+	b := mod(k, w.cfg.BlockSize)
+	r.steady, r.sPass = true, s
+	r.bucket, r.bpos = int32(b), int32(len(st.buckets[b]))
+	st.buckets[b] = append(st.buckets[b], r)
+	st.n++
+	st.key += k
+	// its last token is produced by the pass at which Generated reaches
+	// Output − 1 at the start: s + (Output − 1 − Generated)
+	st.fin.push(finEvent{pass: s + int64(r.Output-1-r.Generated), seq: r.seq, stamp: r.stamp, req: r})
+}
+
+// materialize brings a steady request's counts up to the start of pass p and
+// returns the tokens it produced implicitly since it became steady. It does
+// not remove r from the set.
+func (r *Request) materialize(p int64) int {
+	d := int(p - r.sPass)
+	r.computed += d
+	r.Generated += d
+	r.sPass = p
+	return d
+}
+
+// leaveSteady takes r out of the steady set at the start of pass p (its
+// counts brought up to date; its finish event goes stale) and records its
+// implicit tokens as a Sync when there are any.
+func (w *Worker) leaveSteady(r *Request, p int64, sync bool) {
+	st := &w.steady
+	st.key -= int64(r.computed) - r.sPass
+	st.n--
+	b := st.buckets[r.bucket]
+	last := b[len(b)-1]
+	b[r.bpos] = last
+	last.bpos = r.bpos
+	b[len(b)-1] = nil
+	st.buckets[r.bucket] = b[:len(b)-1]
+	r.steady = false
+	r.stamp++
+	if d := r.materialize(p); sync && d > 0 {
+		w.syncs = append(w.syncs, Sync{Req: r, Tokens: d})
+	}
+}
+
+// leaveAll makes every steady request explicit at the start of pass p (the
+// slow path of schedule): counts up to date, syncs recorded, set emptied.
+func (w *Worker) leaveAll(p int64) {
+	st := &w.steady
+	for i, b := range st.buckets {
+		for j, r := range b {
+			r.steady = false
+			r.stamp++
+			if d := r.materialize(p); d > 0 {
+				w.syncs = append(w.syncs, Sync{Req: r, Tokens: d})
+			}
+			b[j] = nil
+		}
+		st.buckets[i] = b[:0]
+	}
+	st.n, st.key = 0, 0
+	st.fin.ev = st.fin.ev[:0]
+}
+
+// dueFinish takes out of the steady set, in seq order, the requests whose
+// last token is produced by pass p (they are handled explicitly in it), and
+// appends them to dst.
+func (w *Worker) dueFinish(p int64, dst []*Request) []*Request {
+	h := &w.steady.fin
+	for len(h.ev) > 0 && h.ev[0].pass <= p {
+		e := h.pop()
+		if r := e.req; r.steady && r.stamp == e.stamp {
+			w.leaveSteady(r, p, true)
+			dst = append(dst, r)
+		}
+	}
+	return dst
+}
+
+// steadyBlocks counts the blocks the steady requests need in pass p: those of
+// the pass's phase bucket whose next token starts a new block.
+func (w *Worker) steadyBlocks(p int64) int {
+	bs := w.cfg.BlockSize
+	n := 0
+	for _, r := range w.steady.buckets[mod(-p, bs)] {
+		if int64(r.computed)-r.sPass+p >= int64(len(r.blocks)*bs) {
+			n++
+		}
+	}
+	return n
+}
+
+// takeSteadyBlocks gives each steady request that needs one in pass p its new
+// block. Which request gets which block does not matter: blocks just taken
+// are alike (referenced once, no content), so any order of takes within a
+// pass leaves the same cache up to block ids.
+func (w *Worker) takeSteadyBlocks(p int64) {
+	bs := w.cfg.BlockSize
+	for _, r := range w.steady.buckets[mod(-p, bs)] {
+		if int64(r.computed)-r.sPass+p >= int64(len(r.blocks)*bs) {
+			r.blocks = append(r.blocks, w.kv.take())
+		}
+	}
+}
+
+// finEvent is a steady request's last pass.
+type finEvent struct {
+	pass  int64
+	seq   uint64
+	stamp uint32 // the request's stamp when scheduled: stale once it left
+	req   *Request
+}
+
+func (a *finEvent) before(b *finEvent) bool {
+	if a.pass != b.pass {
+		return a.pass < b.pass
+	}
+	return a.seq < b.seq
+}
+
+// finHeap is a binary min-heap of finEvents by (pass, seq).
+type finHeap struct{ ev []finEvent }
+
+func (h *finHeap) push(e finEvent) {
+	h.ev = append(h.ev, e)
+	i := len(h.ev) - 1
+	for i > 0 {
+		p := (i - 1) / 2
+		if !h.ev[i].before(&h.ev[p]) {
+			break
+		}
+		h.ev[i], h.ev[p] = h.ev[p], h.ev[i]
+		i = p
+	}
+}
+
+func (h *finHeap) pop() finEvent {
+	top := h.ev[0]
+	n := len(h.ev) - 1
+	h.ev[0] = h.ev[n]
+	h.ev[n] = finEvent{}
+	h.ev = h.ev[:n]
+	i := 0
+	for {
+		l := 2*i + 1
+		if l >= n {
+			break
+		}
+		m := l
+		if r := l + 1; r < n && h.ev[r].before(&h.ev[l]) {
+			m = r
+		}
+		if !h.ev[m].before(&h.ev[i]) {
+			break
+		}
+		h.ev[i], h.ev[m] = h.ev[m], h.ev[i]
+		i = m
+	}
+	return top
+}

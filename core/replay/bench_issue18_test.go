@@ -1,0 +1,67 @@
+package replay
+
+import (
+	"fmt"
+	"os"
+	"testing"
+
+	"github.com/aisimulate/aisimulate/core/config"
+)
+
+// benchMooncakeLlama is the issue-18 Mooncake workload: the whole
+// conversation trace on 4 × Llama-3.1-8B TP1 (roofline, defaults).
+const benchMooncakeLlama = `
+engine:
+  model: meta-llama/Llama-3.1-8B-Instruct
+  system: h100_sxm
+  workers:
+    aggregated: {count: 4, tp: 1}
+traffic:
+  source: {type: mooncake, path: ` + mooncakeTrace + `}
+  load: {mode: trace}
+`
+
+// benchDecodeHeavy: 128-token prompts, 8,192-token outputs, one request per
+// client on one worker that holds them all (TP 8: 16 KB of KV per token per
+// GPU), so the batch is the client count for 8,192 passes.
+const benchDecodeHeavy = `
+engine:
+  model: meta-llama/Llama-3.1-8B-Instruct
+  system: h100_sxm
+  workers:
+    aggregated: {count: 1, tp: 8}
+  scheduler: {max_num_seqs: 256}
+traffic:
+  source: {type: synthetic, num_requests: %d, isl: 128, osl: 8192}
+  load: {mode: concurrency, concurrency: %d}
+`
+
+func BenchmarkReplayIssue18(b *testing.B) {
+	if _, err := os.Stat(mooncakeTrace); err == nil {
+		b.Run("mooncake-llama8b-tp1", func(b *testing.B) { benchReplay(b, benchMooncakeLlama) })
+	}
+	b.Run("closed1024x20", func(b *testing.B) { benchReplay(b, fmt.Sprintf(benchClosedLoop, 1024*20, 1024)) })
+}
+
+// BenchmarkDecodeHeavy reports host µs per engine pass at a steady batch.
+func BenchmarkDecodeHeavy(b *testing.B) {
+	for _, batch := range []int{16, 64, 256} {
+		b.Run(fmt.Sprintf("batch=%d", batch), func(b *testing.B) {
+			s, err := config.DecodeYAML([]byte(fmt.Sprintf(benchDecodeHeavy, batch, batch)))
+			if err != nil {
+				b.Fatal(err)
+			}
+			var passes int64
+			for i := 0; i < b.N; i++ {
+				rep, err := Run(s)
+				if err != nil {
+					b.Fatal(err)
+				}
+				for _, p := range rep.Metadata.WorkerPasses {
+					passes += p
+				}
+			}
+			b.ReportMetric(b.Elapsed().Seconds()*1e6/float64(passes), "µs/pass")
+		})
+	}
+}
