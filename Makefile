@@ -88,6 +88,7 @@ accuracy: build
 bench: build
 	go test -p 1 -run '^$$' -bench . -benchmem -benchtime 3x ./core/...
 	$(VPY) scripts/bench.py
+	$(VPY) scripts/bench_startup.py
 	$(VPY) scripts/bench_sweep.py --ray
 
 clean:

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 from typing import Any, Mapping
 
 from . import _native
@@ -89,6 +88,8 @@ def replay(src: str | os.PathLike[str] | Mapping[str, Any] | Spec, *,
     options = json.dumps({"timeline": bool(timeline)})
     # The core writes the per-request columns to a private temporary file: one bulk
     # read instead of per-record parsing (see pybind.Replay).
+    import tempfile
+
     fd, data_path = tempfile.mkstemp(prefix="aisimulate-", suffix=".cols")
     os.close(fd)
     try:

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 import warnings
 from types import ModuleType
@@ -106,6 +105,8 @@ def _call_fresh(name: str, *args: str) -> str:
                       "multiprocessing.get_context('spawn') or 'forkserver'.",
                       RuntimeWarning, stacklevel=3)
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
+    import subprocess  # only in a forked child
+
     proc = subprocess.run([sys.executable, "-m", "aisimulate._fresh", name],
                           input=json.dumps(list(args)), capture_output=True, text=True, env=env)
     if proc.returncode != 0:

@@ -33,15 +33,17 @@ from __future__ import annotations
 import json
 import math
 import os
-import tempfile
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import TYPE_CHECKING, Any, Mapping
 
-import numpy as np
-
-from .calibration.aiperf import _metric_value, _timestamp, json_objects
 from .config import Spec, load_config
 from .errors import ConfigError, DataError
+
+if TYPE_CHECKING:
+    import numpy as np
+
+# numpy, pandas and the AIPerf reader are imported where used, so that
+# `import aisimulate` (which exports compare) does not load them.
 
 __all__ = ["compare", "Comparison", "read_profile_export", "METRICS", "BLOCK_TOKENS"]
 
@@ -72,6 +74,8 @@ def read_profile_export(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
             (``.file``, ``.line`` and ``.field`` say where); a file without records.
         OSError: the file cannot be read.
     """
+    from .calibration.aiperf import _metric_value, _timestamp, json_objects
+
     file = os.fspath(path)
     out: list[dict[str, Any]] = []
     for line, obj in json_objects(file):
@@ -182,6 +186,8 @@ class Comparison:
     def plot(self):
         """Predicted against measured per request (TTFT, TPOT, E2E; the y = x line and
         ±20 % dotted) and the pooled ITL distributions, as a matplotlib Figure."""
+        import numpy as np
+
         from .plot import _figure
 
         fig, axes = _figure(1, 4, 17.0, 4.2)
@@ -224,6 +230,8 @@ def _f(v: Any, d: int = 1) -> str:
 
 
 def _none(v: Any) -> Any:
+    import numpy as np
+
     if isinstance(v, (np.floating, float)):
         return None if math.isnan(v) else float(v)
     if isinstance(v, np.integer):
@@ -232,6 +240,8 @@ def _none(v: Any) -> Any:
 
 
 def _stats(v: np.ndarray) -> dict[str, float]:
+    import numpy as np
+
     v = v[~np.isnan(v)]
     if not len(v):
         return {s: math.nan for s in _STATS}
@@ -240,6 +250,8 @@ def _stats(v: np.ndarray) -> dict[str, float]:
 
 
 def _paired(m: np.ndarray, p: np.ndarray) -> tuple[int, float, float, float]:
+    import numpy as np
+
     ok = ~(np.isnan(m) | np.isnan(p)) & (m > 0)
     m, p = m[ok], p[ok]
     if not len(m):
@@ -268,6 +280,7 @@ def compare(config: str | os.PathLike[str] | Mapping[str, Any] | Spec, aiperf: s
         ConfigError: the config is invalid, or ``concurrency`` < 1.
         SimulationError: from the replay.
     """
+    import numpy as np
     import pandas as pd
 
     from . import replay
@@ -285,6 +298,8 @@ def compare(config: str | os.PathLike[str] | Mapping[str, Any] | Spec, aiperf: s
     t0 = ok[0]["start_ns"]
     keep = {k: v for k, v in ((base.data.get("traffic") or {}).get("load") or {}).items()
             if k in ("response_overhead", "request_timeout_ms")}
+    import tempfile
+
     fd, trace = tempfile.mkstemp(prefix="aisimulate-compare-", suffix=".jsonl")
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:

@@ -27,8 +27,6 @@ from __future__ import annotations
 import math
 import time
 from collections import deque
-from concurrent.futures import FIRST_COMPLETED, wait
-from concurrent.futures.process import BrokenProcessPool
 from typing import Any, Callable, Mapping, Sequence
 
 from .point import PointResult, run_point
@@ -112,6 +110,9 @@ def _executor(jobs: int):
 
 def _pool(chunks: deque, jobs: int, slo, keep_report: bool,
           on_result: Callable[[PointResult], None], per_point: float) -> None:
+    from concurrent.futures import FIRST_COMPLETED, wait
+    from concurrent.futures.process import BrokenProcessPool
+
     from joblib.externals.loky.process_executor import TerminatedWorkerError
 
     global _startup_s, _last_pool_s
