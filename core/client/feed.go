@@ -31,6 +31,9 @@ type Feed struct {
 	// MaxHeld, when > 0, bounds Held: reading further ahead is a
 	// *HeldLimitError (the replay sets it from its memory budget).
 	MaxHeld int
+	// row is the row being read: the source writes through an interface,
+	// so a local would be allocated on the heap for every row.
+	row workload.Request
 }
 
 // HeldLimitError says the feed would hold more than MaxHeld rows to reach
@@ -57,8 +60,9 @@ func (f *Feed) pull() (bool, error) {
 	if f.done {
 		return false, nil
 	}
-	var r workload.Request
-	if err := f.src.Next(&r); err != nil {
+	f.row = workload.Request{}
+	r := &f.row
+	if err := f.src.Next(r); err != nil {
 		f.done = true
 		if err == io.EOF {
 			return false, nil
@@ -71,16 +75,16 @@ func (f *Feed) pull() (bool, error) {
 		return false, &HeldLimitError{Held: f.Held()}
 	}
 	if r.SessionID < 0 {
-		f.starts = append(f.starts, r)
+		f.starts = append(f.starts, *r)
 		return true, nil
 	}
 	n, seen := f.count[r.SessionID]
 	r.Turn = n
 	f.count[r.SessionID] = n + 1
 	if !seen {
-		f.starts = append(f.starts, r)
+		f.starts = append(f.starts, *r)
 	} else {
-		f.turns[r.SessionID] = append(f.turns[r.SessionID], r)
+		f.turns[r.SessionID] = append(f.turns[r.SessionID], *r)
 		f.heldTurns++
 	}
 	return true, nil

@@ -127,50 +127,66 @@ func (m *kvManager) lruRemove(id int32) {
 	m.lruLen--
 }
 
-func (m *kvManager) lruPush(id int32) {
-	b := &m.blocks[id]
-	b.prev, b.next = m.lruTail, blockNone
-	if m.lruTail == blockNone {
-		m.lruHead = id
-	} else {
-		m.blocks[m.lruTail].next = id
-	}
-	m.lruTail = id
-	m.lruLen++
-	if b.hashed {
-		m.idleHit++
-	}
+// take returns a block for new content: a released one without content (the
+// stack), a never-used one, else the head of the queue (dropping its content,
+// if any: an eviction). The caller has checked available().
+func (m *kvManager) take() int32 {
+	var one [1]int32
+	return m.takeN(1, one[:0])[0]
 }
 
-// take returns a block for new content: a released one (caching off), a
-// never-used one, else the head of the queue (dropping its content, if any:
-// an eviction). The caller has checked available().
-func (m *kvManager) take() int32 {
-	var id int32
-	if n := len(m.free); n > 0 {
-		id = m.free[n-1]
-		m.free = m.free[:n-1]
-	} else if len(m.blocks) < m.total { // a never-used block
-		id = int32(len(m.blocks))
-		m.blocks = append(m.blocks, kvBlock{})
-	} else { // the head of the queue
-		id = m.lruHead
-		b := &m.blocks[id]
-		if m.lruHead = b.next; b.next == blockNone {
-			m.lruTail = blockNone
-		} else {
-			m.blocks[b.next].prev = blockNone
+// takeN appends n blocks for new content to dst: the blocks n calls of take
+// would return, in that order (the stack from its top, never-used blocks in
+// id order, then the queue from its head, dropping each one's content, if
+// any). The caller has checked available(). One call per request and pass: a
+// prompt takes hundreds of blocks at once, and the queue's new head is linked
+// once.
+func (m *kvManager) takeN(n int, dst []int32) []int32 {
+	if n <= 0 {
+		return dst
+	}
+	m.stats.Allocated += int64(n)
+	if k := min(n, len(m.free)); k > 0 {
+		top := len(m.free)
+		for i := 1; i <= k; i++ {
+			id := m.free[top-i]
+			m.blocks[id].ref = 1
+			dst = append(dst, id)
 		}
-		m.lruLen--
+		m.free = m.free[:top-k]
+		n -= k
+	}
+	if k := min(n, m.total-len(m.blocks)); k > 0 { // never-used blocks
+		for range k {
+			dst = append(dst, int32(len(m.blocks)))
+			m.blocks = append(m.blocks, kvBlock{ref: 1})
+		}
+		n -= k
+	}
+	if n == 0 {
+		return dst
+	}
+	id := m.lruHead
+	for ; n > 0; n-- {
+		b := &m.blocks[id]
+		next := b.next
 		if b.hashed {
 			m.idleHit--
 			m.unregister(id)
 			m.stats.Evicted++
 		}
+		b.ref = 1
+		dst = append(dst, id)
+		m.lruLen--
+		id = next
 	}
-	m.blocks[id].ref = 1
-	m.stats.Allocated++
-	return id
+	m.lruHead = id
+	if id == blockNone {
+		m.lruTail = blockNone
+	} else {
+		m.blocks[id].prev = blockNone
+	}
+	return dst
 }
 
 // lookup counts how many leading blocks of a prompt (at most limit) are cached,
@@ -322,21 +338,36 @@ func (m *kvManager) unregister(id int32) {
 
 // release drops one reference on each block, last block first, so that the tail
 // of a request (the least shared part) is evicted before its head, as vLLM does.
+// A block nobody holds any more joins the queue's tail, or the stack when it
+// holds no content and the queue is empty; the queue's new tail is stored once.
 func (m *kvManager) release(ids []int32) {
+	tail, queued, hit := m.lruTail, 0, 0
 	for i := len(ids) - 1; i >= 0; i-- {
 		id := ids[i]
 		b := &m.blocks[id]
-		b.ref--
-		if b.ref > 0 {
+		if b.ref--; b.ref > 0 {
 			continue
 		}
 		m.stats.Released++
-		if b.hashed || m.lruLen > 0 {
-			m.lruPush(id)
-		} else {
+		if !b.hashed && m.lruLen+queued == 0 {
 			m.free = append(m.free, id)
+			continue
+		}
+		b.prev, b.next = tail, blockNone
+		if tail == blockNone {
+			m.lruHead = id
+		} else {
+			m.blocks[tail].next = id
+		}
+		tail = id
+		queued++
+		if b.hashed {
+			hit++
 		}
 	}
+	m.lruTail = tail
+	m.lruLen += queued
+	m.idleHit += hit
 }
 
 // BytesPerBlock is the simulator's memory for one KV block the cache has

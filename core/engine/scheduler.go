@@ -60,9 +60,7 @@ func (w *Worker) schedule() bool {
 			if i >= len(w.active) { // r preempted itself
 				break
 			}
-			for ; need > 0; need-- {
-				r.blocks = append(r.blocks, w.kv.take())
-			}
+			r.blocks = w.kv.takeN(need, r.blocks)
 			w.addToBatch(r, n)
 			budget -= n
 		}
@@ -168,9 +166,7 @@ func (w *Worker) fastRunning(p int64, budget *int) bool {
 		if r == w.tail {
 			d = min(d, newest)
 		}
-		for k := w.blocksFor(r.computed+d) - len(r.blocks); k > 0; k-- {
-			r.blocks = append(r.blocks, w.kv.take())
-		}
+		r.blocks = w.kv.takeN(w.blocksFor(r.computed+d)-len(r.blocks), r.blocks)
 		w.addToBatch(r, d)
 		*budget -= d
 	}
@@ -204,9 +200,7 @@ func (w *Worker) mergeBySeq(a, b []*Request) []*Request {
 // new blocks its first n tokens require (checked by the caller) and adds it to
 // the pass.
 func (w *Worker) admit(r *Request, n, need int) {
-	for ; need > 0; need-- {
-		r.blocks = append(r.blocks, w.kv.take())
-	}
+	r.blocks = w.kv.takeN(need, r.blocks)
 	w.link(r)
 	w.active = append(w.active, r)
 	r.where = onRunning

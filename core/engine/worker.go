@@ -486,9 +486,7 @@ func (w *Worker) reserve(r *Request) bool {
 	}
 	w.name(r)
 	r.blocks = r.blocks[:0]
-	for ; need > 0; need-- {
-		r.blocks = append(r.blocks, w.kv.take())
-	}
+	r.blocks = w.kv.takeN(need, r.blocks)
 	r.admitted, r.where = true, onReserved
 	w.inTransfer++
 	return true

@@ -2,7 +2,6 @@ package perf
 
 import (
 	"fmt"
-	"math"
 
 	"github.com/aisimulate/aisimulate/core/hardware"
 	"github.com/aisimulate/aisimulate/core/model"
@@ -254,8 +253,9 @@ func (r *Roofline) Metadata() map[string]any {
 
 // opSeconds is the roofline of one op: max(flops / flopsRate, bytes / bw),
 // seconds; flopsRate in FLOP/s and bw in B/s already include efficiencies.
+// (The builtin max follows math.Max's rules for NaN and ±0 and is inlined.)
 func opSeconds(flops, bytes, flopsRate, bw float64) float64 {
-	return math.Max(flops/flopsRate, bytes/bw)
+	return max(flops/flopsRate, bytes/bw)
 }
 
 // gemmSeconds prices a GEMM of m tokens against an N×K weight matrix:

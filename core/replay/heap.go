@@ -13,39 +13,74 @@ const (
 )
 
 type event struct {
-	t     int64  // virtual time, ns
-	seq   uint64 // insertion order, the last tie-breaker
-	phase uint8
-	kind  uint8
-	idx   int32  // worker index (evPassEnd) or in-flight slot (others)
-	gen   uint32 // flight events: the flight's generation when it was scheduled
+	t    int64  // virtual time, ns
+	ord  uint64 // phase << 56 | insertion order: ties at t by phase, then by insertion
+	kind uint8
+	idx  int32  // worker index (evPassEnd) or in-flight slot (others)
+	gen  uint32 // flight events: the flight's generation when it was scheduled
 }
+
+// phaseShift places the phase above the insertion counter in event.ord (a
+// replay inserts far fewer than 2^56 events).
+const phaseShift = 56
 
 func (a *event) before(b *event) bool {
-	if a.t != b.t {
-		return a.t < b.t
-	}
-	if a.phase != b.phase {
-		return a.phase < b.phase
-	}
-	return a.seq < b.seq
+	return a.t < b.t || a.t == b.t && a.ord < b.ord
 }
 
-// eventHeap is a binary min-heap of events by value. Hand-rolled rather than
-// container/heap so that pushes and pops do not box events into interfaces:
-// a replay pushes one event per pass and a few per request.
+// eventHeap orders the replay's events: a binary min-heap by value for
+// events after the time being processed, and a FIFO per phase for events at
+// that time. Hand-rolled rather than container/heap so that pushes and pops
+// do not box events into interfaces.
+//
+// Most events a request causes happen at the time that caused them (its
+// arrival after a send leg of 0, the client's action on a response without
+// overhead, the next send of a closed-loop client), so they never enter the
+// heap: the heap holds about one event per worker (its pass end) instead of
+// one per request in flight. The order is the same as one heap's: at time t,
+// by phase, then by insertion; an event pushed while t is processed has a
+// later insertion than every event of t already in the heap.
 type eventHeap struct {
-	ev  []event
-	seq uint64
+	ev   []event
+	seq  uint64
+	cur  int64            // the time being processed (setTime)
+	now  [phaseCount]fifo // events at cur, by phase
+	nNow int              // events in now
 }
 
-func (h *eventHeap) Len() int { return len(h.ev) }
+// fifo is a queue of events; its buffer is reused once drained.
+type fifo struct {
+	ev   []event
+	head int
+}
+
+// Len is the number of events waiting.
+func (h *eventHeap) Len() int { return len(h.ev) + h.nNow }
+
+// setTime starts processing time t (≥ every earlier time, ≤ every waiting
+// event's time).
+func (h *eventHeap) setTime(t int64) { h.cur = t }
+
+// next returns the time of the earliest waiting event; Len must be > 0.
+func (h *eventHeap) next() int64 {
+	if h.nNow > 0 {
+		return h.cur
+	}
+	return h.ev[0].t
+}
 
 func (h *eventHeap) push(t int64, phase, kind uint8, idx int32) { h.pushGen(t, phase, kind, idx, 0) }
 
 func (h *eventHeap) pushGen(t int64, phase, kind uint8, idx int32, gen uint32) {
 	h.seq++
-	h.ev = append(h.ev, event{t: t, seq: h.seq, phase: phase, kind: kind, idx: idx, gen: gen})
+	e := event{t: t, ord: uint64(phase)<<phaseShift | h.seq, kind: kind, idx: idx, gen: gen}
+	if t == h.cur {
+		q := &h.now[phase]
+		q.ev = append(q.ev, e)
+		h.nNow++
+		return
+	}
+	h.ev = append(h.ev, e)
 	i := len(h.ev) - 1
 	for i > 0 {
 		p := (i - 1) / 2
@@ -57,7 +92,33 @@ func (h *eventHeap) pushGen(t int64, phase, kind uint8, idx int32, gen uint32) {
 	}
 }
 
-func (h *eventHeap) peek() *event { return &h.ev[0] }
+// popAt removes and returns the first event at time t (the time being
+// processed), or false when none is left.
+func (h *eventHeap) popAt(t int64) (event, bool) {
+	heap := len(h.ev) > 0 && h.ev[0].t == t
+	if h.nNow > 0 {
+		for p := range h.now {
+			q := &h.now[p]
+			if q.head == len(q.ev) {
+				continue
+			}
+			if heap && h.ev[0].ord>>phaseShift <= uint64(p) {
+				break // the heap's event is of an earlier phase, or of this one and inserted earlier
+			}
+			e := q.ev[q.head]
+			q.head++
+			if q.head == len(q.ev) {
+				q.ev, q.head = q.ev[:0], 0
+			}
+			h.nNow--
+			return e, true
+		}
+	}
+	if !heap {
+		return event{}, false
+	}
+	return h.pop(), true
+}
 
 func (h *eventHeap) pop() event {
 	top := h.ev[0]

@@ -308,13 +308,17 @@ func (m *sim) prefetch() error {
 
 func (m *sim) loop() error {
 	for m.h.Len() > 0 {
-		t := m.h.peek().t
+		t := m.h.next()
 		if t < m.now {
 			panic(fmt.Sprintf("replay: INV-3 clock went back from %d to %d ns", m.now, t))
 		}
 		m.now = t
-		for m.h.Len() > 0 && m.h.peek().t == t {
-			e := m.h.pop()
+		m.h.setTime(t)
+		for {
+			e, ok := m.h.popAt(t)
+			if !ok {
+				break
+			}
 			if err := m.dispatch(&e); err != nil {
 				return err
 			}

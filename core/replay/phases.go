@@ -15,6 +15,7 @@ const (
 	// phaseArrival: requests sent or arriving at t join the waiting queues before
 	// the passes that start at t are formed.
 	phaseArrival
+	phaseCount // the number of phases
 )
 
 // Pass starts are not events: after every event at t has run, each idle worker

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"cmp"
 	"slices"
 )
 
@@ -47,20 +48,17 @@ func (p *gapPool) stats() *Stats {
 	if p.n == 0 {
 		return nil
 	}
-	// merge the runs into distinct values with counts (far fewer than runs: one
-	// per distinct pass duration), then sort the distinct values
-	byValue := make(map[int64]int64, len(p.runs)/8)
-	for _, r := range p.runs {
-		byValue[r.v] += r.n
-	}
-	vals := make([]int64, 0, len(byValue))
-	for v := range byValue {
-		vals = append(vals, v)
-	}
-	slices.Sort(vals)
-	msVals, counts := make([]float64, len(vals)), make([]int64, len(vals))
-	for i, v := range vals {
-		msVals[i], counts[i] = ms(v), byValue[v]
+	// sort the runs by value (about one per pass and worker, far fewer than
+	// tokens) and merge equal values; the statistics need only the sorted
+	// distinct values and their counts
+	slices.SortFunc(p.runs, func(a, b gapRun) int { return cmp.Compare(a.v, b.v) })
+	msVals, counts := make([]float64, 0, len(p.runs)), make([]int64, 0, len(p.runs))
+	for i, r := range p.runs {
+		if i > 0 && r.v == p.runs[i-1].v {
+			counts[len(counts)-1] += r.n
+			continue
+		}
+		msVals, counts = append(msVals, ms(r.v)), append(counts, r.n)
 	}
 	return weightedStats(msVals, counts)
 }

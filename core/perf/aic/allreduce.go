@@ -1,9 +1,6 @@
 package aic
 
-import (
-	"fmt"
-	"math"
-)
+import "fmt"
 
 // allReduceCurve is the measured CUDA-graph custom all-reduce of one TP
 // degree: latency (s) over message size (bf16 elements), ascending.
@@ -84,5 +81,5 @@ func (c *allReduceCurve) Seconds(e float64) float64 {
 	if clamped && e > c.sizes[len(c.sizes)-1] {
 		return keepEfficiency(t, c.roofline(c.sizes[i0]), c.roofline(e))
 	}
-	return math.Max(t, c.roofline(e))
+	return max(t, c.roofline(e))
 }

@@ -75,7 +75,7 @@ func (g *attnGrid) Seconds(b, y float64) float64 {
 	if cb || cy {
 		return keepEfficiency(t, g.roofline(clampTo(g.batches, b), clampTo(g.lengths, y)), roof)
 	}
-	return math.Max(roof, t)
+	return max(roof, t)
 }
 
 // attnSelect says which rows of an attention table make a model's grid.

@@ -93,7 +93,7 @@ func padEnvelope(sec []float64) {
 // m tokens, n output and k input features, P peak FLOP/s of the dtype,
 // W HBM bandwidth (B/s), b bytes per element of the dtype.
 func (g *gemmGrid) roofline(m, n, k float64) float64 {
-	return math.Max(2*m*n*k/g.flops, g.elemBytes*(m*n+m*k+n*k)/g.memBW)
+	return max(2*m*n*k/g.flops, g.elemBytes*(m*n+m*k+n*k)/g.memBW)
 }
 
 // siteSeconds is the time of m tokens at a measured site: linear in m
@@ -128,7 +128,7 @@ func (g *gemmGrid) Seconds(m, n, k float64) float64 {
 		return 0
 	}
 	if c, ok := g.sites[[2]float64{n, k}]; ok {
-		return math.Max(g.roofline(m, n, k), g.siteSeconds(c, m, n, k))
+		return max(g.roofline(m, n, k), g.siteSeconds(c, m, n, k))
 	}
 	ln, lk := math.Log2(n), math.Log2(k)
 	n0, n1, wn, _ := bracket(g.logNs, ln)
@@ -154,7 +154,7 @@ func (g *gemmGrid) Seconds(m, n, k float64) float64 {
 		eff, wsum = g.siteEfficiency(site, m, sn, sk), 1
 	}
 	roof := g.roofline(m, n, k)
-	return math.Max(roof, eff/wsum*roof)
+	return max(roof, eff/wsum*roof)
 }
 
 // MaxLowPrecisionRatio is the largest plausible ratio of a measured fp8 (or

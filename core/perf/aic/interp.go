@@ -1,9 +1,6 @@
 package aic
 
-import (
-	"math"
-	"sort"
-)
+import "sort"
 
 // bracket locates x on the ascending axis xs (len ≥ 1): x lies between
 // xs[i0] and xs[i1] at fraction w ∈ [0, 1] (x = (1−w)·xs[i0] + w·xs[i1]).
@@ -27,7 +24,7 @@ func bracket(xs []float64, x float64) (i0, i1 int, w float64, clamped bool) {
 
 // clampTo returns x limited to [xs[0], xs[len−1]].
 func clampTo(xs []float64, x float64) float64 {
-	return math.Min(math.Max(x, xs[0]), xs[len(xs)-1])
+	return min(max(x, xs[0]), xs[len(xs)-1])
 }
 
 func lerp(a, b, w float64) float64 { return a + (b-a)*w }
@@ -61,7 +58,7 @@ func indexOf(xs []float64, v float64) int {
 // roofQuery, and never below roofQuery. Seconds in, seconds out.
 func keepEfficiency(measured, roofEdge, roofQuery float64) float64 {
 	if !(roofEdge > 0) {
-		return math.Max(measured, roofQuery)
+		return max(measured, roofQuery)
 	}
-	return math.Max(roofQuery, measured/roofEdge*roofQuery)
+	return max(roofQuery, measured/roofEdge*roofQuery)
 }
