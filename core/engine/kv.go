@@ -2,7 +2,7 @@ package engine
 
 import "unsafe"
 
-// blockNone marks an empty link in the LRU list.
+// blockNone marks no block: an empty slot, a hole in the queue.
 const blockNone = -1
 
 // kvBlock is one KV block of BlockSize tokens.
@@ -18,8 +18,7 @@ type kvBlock struct {
 	off    uint8  // its slot in its group, valid when hashed and shared
 	hash   uint64 // valid when hashed
 	group  int32  // index of its prefix group in kvManager.groups (shared), or blockNone (private)
-	prev   int32  // LRU links, valid while ref == 0 and the block is in the queue
-	next   int32
+	qpos   int32  // its index in kvManager.queue, valid while ref == 0 and it is queued
 }
 
 // blockGroup is one prefix group (workload.BlockGroups): up to groupSize
@@ -86,8 +85,12 @@ type kvManager struct {
 	blocks  []kvBlock
 	total   int     // capacity in blocks
 	free    []int32 // released blocks without content, ahead of the whole queue
-	lruHead int32   // the least recently released queued block
-	lruTail int32
+	// queue[qHead:] is the queue, least recently released first: block ids,
+	// or blockNone where a block left from the middle (a prefix-cache hit
+	// took it). An array rather than a linked list: taking n blocks reads n
+	// consecutive ids instead of chasing n links through the block array.
+	queue   []int32
+	qHead   int
 	lruLen  int         // blocks in the queue
 	idleHit int         // of which hashed (cached content nobody holds)
 	cache   *blockTable // prefix group key → index in groups (nil when caching is off)
@@ -98,7 +101,7 @@ type kvManager struct {
 }
 
 func newKVManager(numBlocks int, prefixCaching bool) *kvManager {
-	m := &kvManager{total: numBlocks, lruHead: blockNone, lruTail: blockNone}
+	m := &kvManager{total: numBlocks}
 	if prefixCaching {
 		m.cache = newBlockTable()
 	}
@@ -108,23 +111,33 @@ func newKVManager(numBlocks int, prefixCaching bool) *kvManager {
 // available is the number of blocks an allocation can take now.
 func (m *kvManager) available() int { return len(m.free) + m.lruLen + m.total - len(m.blocks) }
 
-// lruRemove takes block id out of the queue.
+// lruRemove takes block id out of the middle of the queue, leaving a hole.
 func (m *kvManager) lruRemove(id int32) {
 	b := &m.blocks[id]
 	if b.hashed {
 		m.idleHit--
 	}
-	if b.prev == blockNone {
-		m.lruHead = b.next
-	} else {
-		m.blocks[b.prev].next = b.next
-	}
-	if b.next == blockNone {
-		m.lruTail = b.prev
-	} else {
-		m.blocks[b.next].prev = b.prev
-	}
+	m.queue[b.qpos] = blockNone
 	m.lruLen--
+}
+
+// compactQueue drops the taken head and the holes from the queue once they
+// outnumber its blocks (and a few thousand), so that its array stays within
+// about twice the blocks queued; each compaction moves at most half of what
+// was pushed since the last, so a push costs O(1) amortised.
+func (m *kvManager) compactQueue() {
+	if len(m.queue) <= 2*m.lruLen+4096 {
+		return
+	}
+	j := 0
+	for _, id := range m.queue[m.qHead:] {
+		if id != blockNone {
+			m.queue[j] = id
+			m.blocks[id].qpos = int32(j)
+			j++
+		}
+	}
+	m.queue, m.qHead = m.queue[:j], 0
 }
 
 // take returns a block for new content: a released one without content (the
@@ -139,8 +152,7 @@ func (m *kvManager) take() int32 {
 // would return, in that order (the stack from its top, never-used blocks in
 // id order, then the queue from its head, dropping each one's content, if
 // any). The caller has checked available(). One call per request and pass: a
-// prompt takes hundreds of blocks at once, and the queue's new head is linked
-// once.
+// prompt takes hundreds of blocks at once.
 func (m *kvManager) takeN(n int, dst []int32) []int32 {
 	if n <= 0 {
 		return dst
@@ -166,10 +178,13 @@ func (m *kvManager) takeN(n int, dst []int32) []int32 {
 	if n == 0 {
 		return dst
 	}
-	id := m.lruHead
-	for ; n > 0; n-- {
+	q, i := m.queue, m.qHead
+	for ; n > 0; i++ {
+		id := q[i]
+		if id == blockNone { // a hole
+			continue
+		}
 		b := &m.blocks[id]
-		next := b.next
 		if b.hashed {
 			m.idleHit--
 			m.unregister(id)
@@ -178,14 +193,12 @@ func (m *kvManager) takeN(n int, dst []int32) []int32 {
 		b.ref = 1
 		dst = append(dst, id)
 		m.lruLen--
-		id = next
+		n--
 	}
-	m.lruHead = id
-	if id == blockNone {
-		m.lruTail = blockNone
-	} else {
-		m.blocks[id].prev = blockNone
+	if i == len(q) { // drained: the array is reused from its start
+		m.queue, i = q[:0], 0
 	}
+	m.qHead = i
 	return dst
 }
 
@@ -339,9 +352,8 @@ func (m *kvManager) unregister(id int32) {
 // release drops one reference on each block, last block first, so that the tail
 // of a request (the least shared part) is evicted before its head, as vLLM does.
 // A block nobody holds any more joins the queue's tail, or the stack when it
-// holds no content and the queue is empty; the queue's new tail is stored once.
+// holds no content and the queue is empty.
 func (m *kvManager) release(ids []int32) {
-	tail, queued, hit := m.lruTail, 0, 0
 	for i := len(ids) - 1; i >= 0; i-- {
 		id := ids[i]
 		b := &m.blocks[id]
@@ -349,31 +361,25 @@ func (m *kvManager) release(ids []int32) {
 			continue
 		}
 		m.stats.Released++
-		if !b.hashed && m.lruLen+queued == 0 {
+		if !b.hashed && m.lruLen == 0 {
 			m.free = append(m.free, id)
 			continue
 		}
-		b.prev, b.next = tail, blockNone
-		if tail == blockNone {
-			m.lruHead = id
-		} else {
-			m.blocks[tail].next = id
-		}
-		tail = id
-		queued++
+		b.qpos = int32(len(m.queue))
+		m.queue = append(m.queue, id)
+		m.lruLen++
 		if b.hashed {
-			hit++
+			m.idleHit++
 		}
 	}
-	m.lruTail = tail
-	m.lruLen += queued
-	m.idleHit += hit
+	m.compactQueue()
 }
 
 // BytesPerBlock is the simulator's memory for one KV block the cache has
-// touched (its state, its share of the prefix table at half load and of its
-// prefix group), bytes: what a replay's memory estimate charges per block.
+// touched (its state, its queue entry with room for as many holes, its share
+// of the prefix table at half load and of its prefix group), bytes: what a
+// replay's memory estimate charges per block.
 // Blocks are materialised on first use, so a worker costs this for the
 // blocks it has used, never for its whole capacity.
-const BytesPerBlock = int64(unsafe.Sizeof(kvBlock{})) + 2*int64(unsafe.Sizeof(tableSlot{})) +
+const BytesPerBlock = int64(unsafe.Sizeof(kvBlock{})) + 2*4 + 2*int64(unsafe.Sizeof(tableSlot{})) +
 	int64(unsafe.Sizeof(blockGroup{}))/groupSize
