@@ -169,6 +169,13 @@ func (m *kvManager) takeN(n int, dst []int32) []int32 {
 		n -= k
 	}
 	if k := min(n, m.total-len(m.blocks)); k > 0 { // never-used blocks
+		if need := len(m.blocks) + k; need > cap(m.blocks) {
+			// double: append grows a large slice by 1.25×, so a worker's
+			// block array of 10^5 blocks was copied some 30 times as it filled
+			grown := make([]kvBlock, len(m.blocks), min(m.total, max(need, 2*cap(m.blocks), 1024)))
+			copy(grown, m.blocks)
+			m.blocks = grown
+		}
 		for range k {
 			dst = append(dst, int32(len(m.blocks)))
 			m.blocks = append(m.blocks, kvBlock{ref: 1})
