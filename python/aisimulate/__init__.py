@@ -41,7 +41,13 @@ def _version() -> str:
         return (Path(__file__).resolve().parents[2] / "core" / "version" / "VERSION").read_text().strip()
 
 
-__version__ = _version()
+def __getattr__(name: str) -> Any:
+    # __version__ on first use: importlib.metadata would load email, tempfile and
+    # more at `import aisimulate`
+    if name == "__version__":
+        globals()["__version__"] = v = _version()
+        return v
+    raise AttributeError(f"module 'aisimulate' has no attribute {name!r}")
 
 __all__ = [
     "AisimulateError",
