@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Start-up cost of aisimulate (issue 18, item 4): ``import aisimulate`` over a bare
+"""Start-up cost of aisimulate: ``import aisimulate`` over a bare
 interpreter, and a whole-process replay of a tiny config (``python -m aisimulate replay``
 of 2 requests, whose simulation takes well under a millisecond: the process's time is
 start-up: the interpreter, the imports, the native core and the config compile).

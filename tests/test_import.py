@@ -1,4 +1,4 @@
-"""``import aisimulate`` stays light (issue 18, item 4): numpy, pandas, PyYAML, the
+"""``import aisimulate`` stays light: numpy, pandas, PyYAML, the
 plotting and pool libraries and the native core load on first use, not at import.
 Measured by ``scripts/bench_startup.py`` (``make bench``); this checks what loads."""
 

@@ -10,7 +10,7 @@ import (
 	"github.com/aisimulate/aisimulate/core/config"
 )
 
-// benchMooncakeLlama is the issue-18 Mooncake workload: the whole
+// benchMooncakeLlama is the Mooncake workload on small workers: the whole
 // conversation trace on 4 × Llama-3.1-8B TP1 (roofline, defaults).
 const benchMooncakeLlama = `
 engine:
@@ -38,7 +38,7 @@ traffic:
   load: {mode: concurrency, concurrency: %d}
 `
 
-func BenchmarkReplayIssue18(b *testing.B) {
+func BenchmarkReplayLlama8B(b *testing.B) {
 	if _, err := os.Stat(mooncakeTrace); err == nil {
 		b.Run("mooncake-llama8b-tp1", func(b *testing.B) { benchReplay(b, benchMooncakeLlama) })
 	}
