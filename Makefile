@@ -82,6 +82,8 @@ goldens:
 accuracy: build
 	$(VPY) scripts/accuracy.py --silicon ../shared/data/silicon/vllm_dense_dev.csv --perf aic --out out/accuracy-aic
 	$(VPY) scripts/accuracy.py --silicon ../shared/data/silicon/vllm_dense_dev.csv --perf roofline --out out/accuracy-roofline
+	$(VPY) scripts/accuracy.py --silicon ../shared/data/silicon/vllm_moe_dev.csv --perf aic --out out/accuracy-moe-aic
+	$(VPY) scripts/accuracy.py --silicon ../shared/data/silicon/vllm_moe_dev.csv --perf roofline --out out/accuracy-moe-roofline
 
 # Go micro and replay benchmarks, then whole replays through the Python API
 # (docs/benchmarks.md records the results and the machine).

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Time whole replays through the Python API and print one table.
 
-Usage: PYTHONPATH=python .venv/bin/python scripts/bench.py [--perf roofline|aic|both] [--quick]
+Usage: PYTHONPATH=python .venv/bin/python scripts/bench.py [--perf roofline|aic|both] [--quick] [--only TEXT]
 
 Each workload runs in a fresh process (spawn), so its peak RSS is its own. Columns:
 workload, requests, output tokens, wall s (aisimulate.replay end to end), µs of host
@@ -31,6 +31,26 @@ def engine(model: str, workers: int, tp: int, perf: str, seqs: int = 512) -> dic
     if perf == "aic":
         e["perf"]["database"] = str(AIC_DB)
     return e
+
+
+MOE_CONFIG = REPO.parent / "shared" / "data" / "aic" / "model_configs" / "Qwen--Qwen3-30B-A3B_config.json"
+
+
+def dense_twin(moe_config: Path) -> Path:
+    """A dense Qwen3 config.json with the MoE model's attention and a dense FFN of the
+    active experts' width (num_experts_per_tok × moe_intermediate_size): the dense
+    model of the same active size. Written to a temporary folder."""
+    import json
+    import tempfile
+    cfg = json.loads(moe_config.read_text())
+    dense = {k: cfg[k] for k in ("num_hidden_layers", "hidden_size", "num_attention_heads",
+                                 "num_key_value_heads", "head_dim", "vocab_size", "max_position_embeddings",
+                                 "tie_word_embeddings")}
+    dense.update(architectures=["Qwen3ForCausalLM"],
+                 intermediate_size=cfg["num_experts_per_tok"] * cfg["moe_intermediate_size"])
+    path = Path(tempfile.mkdtemp()) / "config.json"
+    path.write_text(json.dumps(dense))
+    return path
 
 
 def closed_loop(clients: int, per_client: int, perf: str) -> dict:
@@ -65,6 +85,20 @@ def workloads(perf: str, quick: bool) -> list[tuple[str, dict]]:
         out.append(("mooncake 12,031 (4×TP2)", {
             "engine": engine("Qwen/Qwen3-32B", 4, 2, perf, seqs=256),
             "traffic": {"source": {"type": "mooncake", "path": str(TRACE)}, "load": {"mode": "trace"}}}))
+        if MOE_CONFIG.exists():
+            # a mixture-of-experts replay against its dense twin: the same model with
+            # one dense FFN of the active experts' width (top-k × expert size), so the
+            # two differ only in how the FFN is priced; then the MoE model with its
+            # data-parallel ranks in lockstep and expert parallelism
+            for name, model, pool in (
+                    ("mooncake MoE Qwen3-30B-A3B 4×TP2", str(MOE_CONFIG), {}),
+                    ("mooncake dense twin 4×TP2", str(dense_twin(MOE_CONFIG)), {}),
+                    ("mooncake MoE 2×TP2 DP2 EP", str(MOE_CONFIG),
+                     {"count": 2, "data_parallel_size": 2, "enable_expert_parallel": True})):
+                e = engine(model, 4, 2, perf, seqs=256)
+                e["workers"]["aggregated"].update(pool)
+                out.append((name, {"engine": e, "traffic": {"source": {"type": "mooncake", "path": str(TRACE)},
+                                                            "load": {"mode": "trace"}}}))
     n = 1_000_000 // scale
     out.append((f"synthetic {n:,} (500/s)", {
         "engine": engine("meta-llama/Llama-3.1-8B-Instruct", 8, 1, perf),
@@ -110,6 +144,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--perf", choices=["roofline", "aic", "both"], default="both")
     ap.add_argument("--quick", action="store_true", help="smaller 16k-client and 1M runs")
+    ap.add_argument("--only", default="", help="run only the workloads whose name contains this text")
     args = ap.parse_args()
     perfs = ["roofline", "aic"] if args.perf == "both" else [args.perf]
     ctx = mp.get_context("spawn")  # fork is unsafe once the Go runtime has started
@@ -120,6 +155,8 @@ def main() -> None:
             print(f"{perf:<8} (skipped: {AIC_DB} not found)")
             continue
         for name, spec in workloads(perf, args.quick):
+            if args.only not in name:
+                continue
             with ctx.Pool(1, maxtasksperchild=1) as pool:
                 r = pool.apply(_run, (spec,))
             print(f"{perf:<8} {name:<30} {r['requests']:>9,} {r['tokens']:>12,} {r['wall']:>7.2f} "

@@ -98,12 +98,15 @@ def test_llmservingsim_runs_match_the_headline_numbers():
 
 
 @needs_real
-def test_moe_run_is_skipped_with_the_loader_reason():
-    runs = [r for r in real.llmservingsim_runs(REAL / "llmservingsim", accuracy.DEFAULT_MODEL_CONFIGS)
-            if "A3B" in r.name]
-    [res] = real.evaluate(runs, ["roofline"], accuracy.DEFAULT_DATABASE)
-    assert res.status == "skipped"
-    assert "Qwen3MoeForCausalLM" in res.reason
+def test_moe_run_is_simulated_with_its_layout():
+    # Qwen3-30B-A3B on the RTX PRO 6000: vLLM launched with data_parallel_size 2 and
+    # enable_expert_parallel; the spec keeps both and the run is predicted
+    [run] = [r for r in real.llmservingsim_runs(REAL / "llmservingsim", accuracy.DEFAULT_MODEL_CONFIGS)
+             if "A3B" in r.name]
+    assert run.spec_for("roofline", "/db")["engine"]["workers"]["aggregated"] == {
+        "count": 1, "tp": 1, "data_parallel_size": 2, "enable_expert_parallel": True}
+    [res] = real.evaluate([run], ["roofline"], accuracy.DEFAULT_DATABASE)
+    assert res.status == "ok", res.reason
 
 
 def test_script_rejects_a_missing_data_folder(tmp_path):

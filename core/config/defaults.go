@@ -87,6 +87,16 @@ const (
 	// The value within that range was chosen on the dev silicon rows
 	// (docs/accuracy.md, "The perf defaults").
 	DefaultLayerLatencyUs = 40.0
+	// DefaultMoELatencyUs is the fixed GPU time of one MoE block's kernels
+	// beyond their roofline (router top-k, token alignment and permutation,
+	// the two grouped GEMMs' launch and tail, the weighted sum), µs per MoE
+	// layer per pass (engine.perf.moe_latency_us when not given). Read off
+	// the measured MoE tables at one and two tokens (balanced routing, every
+	// shape and layout measured): latency minus the roofline of the experts'
+	// weights at 0.8 of HBM bandwidth has a median of 31–45 µs on h100_sxm
+	// and h200_sxm (vLLM 0.14.0 to 0.24.0) and 19–31 µs on b200_sxm
+	// (docs/moe.md).
+	DefaultMoELatencyUs = 35.0
 )
 
 // Upper bounds that keep a replay within one machine's memory; each is far beyond

@@ -84,11 +84,23 @@ type KVTransfer struct {
 	KVBytesPerToken int64 `json:"kv_bytes_per_token,omitempty"`
 }
 
-// Pool is a set of identical workers.
+// Pool is a set of identical workers. A worker is one vLLM server instance
+// of TP × DataParallelSize GPUs.
 type Pool struct {
 	Count int `json:"count"`
-	// TP is the tensor-parallel degree of one worker (GPUs per worker).
+	// TP is the tensor-parallel degree of one worker (vLLM
+	// --tensor-parallel-size; GPUs per data-parallel rank).
 	TP int `json:"tp"`
+	// DataParallelSize is vLLM's --data-parallel-size: the worker's
+	// data-parallel ranks, each with TP GPUs, its own scheduler and KV cache,
+	// requests spread over them by vLLM's load balancer. A mixture-of-experts
+	// model's MoE layers span all TP × DataParallelSize GPUs and run in
+	// lockstep across the ranks. Absent = 1.
+	DataParallelSize *int `json:"data_parallel_size,omitempty"`
+	// EnableExpertParallel is vLLM's --enable-expert-parallel: the routed
+	// experts are spread whole over the TP × DataParallelSize GPUs instead of
+	// each being split across them (mixture-of-experts models only).
+	EnableExpertParallel bool `json:"enable_expert_parallel,omitempty"`
 	// Placement is PlacementRoundRobin or PlacementLeastOutstanding.
 	Placement string `json:"placement"`
 }

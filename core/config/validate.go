@@ -255,7 +255,23 @@ func validatePool(path string, a *Pool) error {
 	if a.TP > MaxTP {
 		return errorf(path+".tp", "must be ≤ %d (one node), got %d", MaxTP, a.TP)
 	}
+	if dp := a.DataParallelSize; dp != nil {
+		if *dp < 1 {
+			return errorf(path+".data_parallel_size", "must be ≥ 1, got %d", *dp)
+		}
+		if a.TP**dp > MaxTP {
+			return errorf(path+".data_parallel_size", "tp × data_parallel_size must be ≤ %d (one node), got %d × %d", MaxTP, a.TP, *dp)
+		}
+	}
 	return nil
+}
+
+// DP is the pool's data-parallel size: DataParallelSize, 1 when absent.
+func (a *Pool) DP() int {
+	if a.DataParallelSize == nil {
+		return 1
+	}
+	return *a.DataParallelSize
 }
 
 // Magnitude limits. The virtual clock is int64 nanoseconds (292 years); these

@@ -46,6 +46,19 @@ type RooflinePerf struct {
 	// LayerLatencyUs is the fixed kernel time of one decoder layer per pass
 	// beyond its roofline, µs, ≥ 0.
 	LayerLatencyUs float64 `json:"layer_latency_us"`
+	// MoELatencyUs is the fixed kernel time of one mixture-of-experts block
+	// per pass beyond its roofline (router, top-k, token permutation), µs,
+	// ≥ 0; mixture-of-experts models only. Absent = DefaultMoELatencyUs; not
+	// filled in by Normalize, so that dense specs stay as they were.
+	MoELatencyUs *float64 `json:"moe_latency_us,omitempty"`
+}
+
+// MoELatency is MoELatencyUs, DefaultMoELatencyUs when absent.
+func (p RooflinePerf) MoELatency() float64 {
+	if p.MoELatencyUs == nil {
+		return DefaultMoELatencyUs
+	}
+	return *p.MoELatencyUs
 }
 
 // AICPerf (source aic) prices passes from the measured kernel tables of the
@@ -302,7 +315,8 @@ func (p RooflinePerf) validate(path string) error {
 		efficiency(path+".memory_efficiency", p.MemoryEfficiency),
 		cost(path+".pass_overhead_us", p.PassOverheadUs, MaxDelayUs),
 		cost(path+".per_sequence_overhead_us", p.PerSequenceOverheadUs, MaxDelayUs/1e4),
-		cost(path+".layer_latency_us", p.LayerLatencyUs, MaxDelayUs/1e4))
+		cost(path+".layer_latency_us", p.LayerLatencyUs, MaxDelayUs/1e4),
+		cost(path+".moe_latency_us", p.MoELatency(), MaxDelayUs/1e4))
 }
 
 func (p AICPerf) validate(path string) error {

@@ -31,6 +31,7 @@ func (w *Worker) schedule() bool {
 	b := &w.batch
 	b.Prefill = b.Prefill[:0]
 	b.Decodes, b.DecodeKVSum, b.Samplers = 0, 0, 0
+	b.DecodeKVLens = b.DecodeKVLens[:0]
 	preempted := false
 
 	if h := w.steady.fin.ev; len(h) > 0 && h[0].pass <= p { // last tokens: explicit
@@ -215,6 +216,9 @@ func (w *Worker) addToBatch(r *Request, n int) {
 	// pass (its KV holds the prompt; the pass starts its response).
 	if n == 1 && (r.computed >= r.Prompt && r.Generated > 0 || r.transferred && r.computed == r.kvReady) {
 		b.AddDecode(r.computed)
+		if w.cfg.DecodeKVLens {
+			b.DecodeKVLens = append(b.DecodeKVLens, r.computed)
+		}
 	} else {
 		b.Prefill = append(b.Prefill, perf.Chunk{NewTokens: n, PrefixTokens: r.computed})
 	}

@@ -20,6 +20,10 @@ type Config struct {
 	// cancel requests sets it, since it pools a request's gaps only once the
 	// request completes. Reports are the same either way.
 	PerTokenDecode bool
+	// DecodeKVLens fills perf.Batch.DecodeKVLens (each decode's KV length) for
+	// a perf model that needs them (perf.KVLensUser); it requires
+	// PerTokenDecode, so that every decode is visited.
+	DecodeKVLens bool
 }
 
 // Request is the engine's view of one request. The replay fills the first four
@@ -308,6 +312,16 @@ func (w *Worker) Outstanding() int {
 	return w.nRunning + w.waiting.Len() + w.kvArrived.Len() + w.inTransfer + w.awaitingBlocks.Len()
 }
 
+// Waiting is the number of requests placed on the worker and not yet
+// admitted: new, preempted, and P/D handoffs (waiting for blocks, in
+// transfer, or arrived). Outstanding is Waiting + Running.
+func (w *Worker) Waiting() int {
+	return w.waiting.Len() + w.kvArrived.Len() + w.inTransfer + w.awaitingBlocks.Len()
+}
+
+// Running is the number of admitted requests.
+func (w *Worker) Running() int { return w.nRunning }
+
 // KVStats returns the block manager's counters.
 func (w *Worker) KVStats() KVStats { return w.kv.stats }
 
@@ -324,28 +338,53 @@ func (w *Worker) KVCached() int { return w.kv.idleHit }
 // ok is false when there is nothing to run. The worker must be idle.
 // Requests that stopped decoding implicitly are reported by Syncs.
 func (w *Worker) StartPass() (durNs int64, ok bool) {
-	if w.busy {
-		panic("engine: StartPass on a busy worker")
-	}
-	w.syncs = w.syncs[:0]
-	if !w.schedule() {
+	if !w.PlanPass() {
 		return 0, false
 	}
 	d := w.perf.PassTime(&w.batch)
-	if d < 1 {
-		panic(fmt.Sprintf("engine: perf model %s returned a pass time of %d ns", w.perf.Name(), d))
-	}
-	w.busy = true
-	w.BusyNs += d
-	w.Passes++
-	w.steadyOut = w.steady.n
+	w.BeginPass(d)
 	return d, true
 }
 
-// Syncs returns the requests that the last StartPass took out of the steady
-// set, with the tokens each produced implicitly (steady.go): in the passes up
-// to the previous one, the last of them in the previous pass. Valid until the
-// next StartPass.
+// PlanPass forms the next pass (the scheduler's decisions, KV blocks taken)
+// without pricing it, for a caller that prices several workers' passes
+// together (the data-parallel ranks of a mixture-of-experts model run in
+// lockstep). It reports false when nothing can run; the pass's batch is
+// then empty. The worker must be idle; BeginPass starts the pass. Requests
+// that stopped decoding implicitly are reported by Syncs, as for StartPass.
+func (w *Worker) PlanPass() bool {
+	if w.busy {
+		panic("engine: PlanPass on a busy worker")
+	}
+	w.syncs = w.syncs[:0]
+	return w.schedule()
+}
+
+// Batch is the pass formed by the last PlanPass (empty when it planned
+// nothing); it stays valid until the next PlanPass.
+func (w *Worker) Batch() *perf.Batch { return &w.batch }
+
+// BeginPass starts the planned pass, lasting durNs ≥ 1 ns. A worker that
+// planned nothing still runs it (a data-parallel rank's dummy pass, which
+// vLLM runs so the MoE collectives of the busy ranks can proceed): it is
+// busy for durNs and its FinishPass emits nothing.
+func (w *Worker) BeginPass(durNs int64) {
+	if w.busy {
+		panic("engine: BeginPass on a busy worker")
+	}
+	if durNs < 1 {
+		panic(fmt.Sprintf("engine: perf model %s returned a pass time of %d ns", w.perf.Name(), durNs))
+	}
+	w.busy = true
+	w.BusyNs += durNs
+	w.Passes++
+	w.steadyOut = w.steady.n
+}
+
+// Syncs returns the requests that the last StartPass (or PlanPass) took out
+// of the steady set, with the tokens each produced implicitly (steady.go): in
+// the passes up to the previous one, the last of them in the previous pass.
+// Valid until the next StartPass or PlanPass.
 func (w *Worker) Syncs() []Sync { return w.syncs }
 
 // FinishPass applies the running pass at its end: KV written, tokens sampled,

@@ -41,6 +41,11 @@ type System struct {
 	// link's nominal rate) does not say. nil when not measured (a YAML
 	// system): the roofline then runs the ring at IntraNodeBW.
 	AllReduce map[int]AllReduceLink
+	// NCCLVersion is the NCCL release the system's collectives were measured
+	// with (misc.nccl_version, for example "2.26.2"): the aic source reads
+	// comm/nccl/<version>/nccl_perf.parquet, the nearest when missing; ""
+	// means the newest measured.
+	NCCLVersion string
 }
 
 // AllReduceLink is one measured all-reduce: T(bytes) = LatencyS +

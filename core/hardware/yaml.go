@@ -28,8 +28,9 @@ type systemYAML struct {
 		IntraNodeBW *float64 `yaml:"intra_node_bw"`
 	} `yaml:"node"`
 	Misc struct {
-		NCCLMem  map[int]int64 `yaml:"nccl_mem"`
-		OtherMem *int64        `yaml:"other_mem"`
+		NCCLMem     map[int]int64 `yaml:"nccl_mem"`
+		OtherMem    *int64        `yaml:"other_mem"`
+		NCCLVersion string        `yaml:"nccl_version"`
 	} `yaml:"misc"`
 }
 
@@ -40,7 +41,7 @@ type systemYAML struct {
 // node.num_gpus_per_node (> 0), misc.other_mem (≥ 0). Optional:
 // gpu.fp8_tc_flops and gpu.fp4_tc_flops (0 when absent), gpu.mem_bw_empirical_scaling_factor
 // (1 when absent), gpu.mem_empirical_constant_latency (0), misc.nccl_mem
-// (empty). Unknown fields are ignored: the files carry many that the
+// (empty), misc.nccl_version (""). Unknown fields are ignored: the files carry many that the
 // simulator does not use. Every value must lie within the physical bounds
 // of System.Validate, and the file within model.MaxConfigFileBytes. Errors
 // name the file and the field.
@@ -100,6 +101,7 @@ func ReadYAML(path string) (*System, error) {
 		return nil, fmt.Errorf("hardware: %s: field misc.other_mem = %d, want ≥ 0", path, *y.Misc.OtherMem)
 	}
 	s.OtherMem = *y.Misc.OtherMem
+	s.NCCLVersion = y.Misc.NCCLVersion
 
 	for _, f := range []struct {
 		field string

@@ -6,8 +6,10 @@ import "fmt"
 // NVLink node of 8 GPUs (the perf tables measure all-reduce on 2, 4 and 8).
 const MaxTP = 8
 
-// Arch is the architecture of a dense decoder, as read from config.json.
-// All counts are per model (not per GPU).
+// Arch is the architecture of a decoder-only LLM, as read from config.json:
+// a dense decoder, or a mixture-of-experts model (MoE set) whose layers may
+// mix attention kinds (LayerKinds set). All counts are per model (not per
+// GPU).
 type Arch struct {
 	// Name is the model name or path the architecture was loaded as.
 	Name string
@@ -33,18 +35,45 @@ type Arch struct {
 	// QKNorm is true when the attention applies RMSNorm to q and k per head
 	// (Qwen3).
 	QKNorm bool
+	// QKNormAcrossHeads (with QKNorm): q and k are each normalised over the
+	// whole projection, all heads together (MiniMax-M2's qk_norm_type
+	// per_layer), so at TP > 1 the per-token variances are summed across
+	// the GPUs: vLLM runs a variance kernel, one all-reduce of two fp32 per
+	// token and a normalising kernel (MiniMaxText01RMSNormTP, q and k in one
+	// all-reduce since vLLM pull request 31493, December 2025).
+	QKNormAcrossHeads bool
 	// TieEmbeddings is tie_word_embeddings: the logits GEMM reuses the
 	// embedding matrix.
 	TieEmbeddings bool
 	// WeightDtype is the checkpoint's GEMM weight format: FP8, FP8Block or
 	// NVFP4 from quantization_config (or a ModelOpt hf_quant_config.json),
-	// else BF16.
+	// else BF16. In a MoE model it is the format of the attention
+	// projections, dense FFNs and shared experts; the routed experts may
+	// differ (ExpertDtype).
 	WeightDtype Dtype
 	// KVDtype is the KV cache format the checkpoint was calibrated for (FP8
 	// from kv_cache_quant_algo or kv_cache_scheme), or "" when it names
 	// none; vLLM's kv_cache_dtype "auto" serves it (config.json's activation
 	// dtype, bf16, otherwise).
 	KVDtype Dtype
+
+	// MoE is the mixture-of-experts FFN; nil for a dense decoder.
+	MoE *MoE
+	// LayerKinds gives each decoder layer's attention and FFN kind, in layer
+	// order (len = Layers); nil means every layer is full attention with a
+	// MoE FFN when MoE is set, a dense FFN otherwise.
+	LayerKinds []LayerKind
+	// SlidingWindow is the window of AttnSliding layers, tokens (0: none).
+	SlidingWindow int
+	// Sparse is the block-sparse attention of AttnSparse layers (nil: none).
+	Sparse *SparseAttention
+	// AttentionSinks is true when each attention head has a learned sink
+	// logit (gpt-oss); it adds one key per head, not priced.
+	AttentionSinks bool
+	// Approximations lists, in plain words, what the simulator prices
+	// differently from the checkpoint (a vision tower left out, a weight
+	// format priced as a stand-in); the report's perf metadata repeats them.
+	Approximations []string
 }
 
 // Validate checks the architecture for a tensor-parallel degree tp: every
@@ -99,15 +128,41 @@ func (a *Arch) KVHeadsPerGPU(tp int) int { return ceilDiv(a.KVHeads, tp) }
 
 // KVBytesPerToken is the KV cache size of one token on one GPU, in bytes:
 //
-//	ceil(kv/t) · d · L · 2 · b_kv
+//	ceil(kv/t) · d · L_kv · 2 · b_kv  +  L_sparse · d_idx · 2
 //
-// kv KV heads, t TP degree, d head_dim (elements), L layers, 2 for K and V,
-// b_kv bytes per KV element (2 for bf16, 1 for fp8). Source: vLLM
-// FullAttentionSpec.page_size_bytes per layer, summed over layers; see
-// docs/design.md ("The KV capacity"). Qwen3-32B, bf16,
-// t = 1: 8·128·64·2·2 = 262,144 bytes. tp must be ≥ 1 (see Validate).
+// kv KV heads, t TP degree, d head_dim (elements), L_kv the layers whose
+// cache grows with the context (FullKVLayers: every layer of a dense
+// decoder; sliding-window layers are left out, see
+// SlidingKVBytesPerSequence), 2 for K and V, b_kv bytes per KV element (2
+// for bf16, 1 for fp8). Source: vLLM FullAttentionSpec.page_size_bytes per
+// layer, summed over layers; see
+// docs/design.md ("The KV capacity"). Block-sparse layers (MiniMax-M3) also cache one indexer key of
+// d_idx elements per token, bf16, on every GPU (an approximation: the
+// indexer's key layout is not in config.json). Qwen3-32B, bf16, t = 1:
+// 8·128·64·2·2 = 262,144 bytes. tp must be ≥ 1 (see Validate).
 func (a *Arch) KVBytesPerToken(tp int, kvBytes float64) int64 {
-	return int64(float64(a.KVHeadsPerGPU(tp)*a.HeadDim*a.Layers*2) * kvBytes)
+	b := int64(float64(a.KVHeadsPerGPU(tp)*a.HeadDim*a.FullKVLayers()*2) * kvBytes)
+	if a.Sparse != nil {
+		b += int64(a.SparseLayers() * a.Sparse.IndexDim * 2)
+	}
+	return b
+}
+
+// SlidingKVBytesPerSequence is the KV cache one running sequence holds in
+// the sliding-window layers on one GPU, bytes:
+//
+//	ceil(kv/t) · d · L_sliding · 2 · b_kv · (W + B)
+//
+// W the window (tokens), B the block size (tokens): vLLM's sliding-window
+// KV manager keeps the blocks that cover the last W tokens, the partly
+// filled edge block included, and frees the rest (SlidingWindowSpec). 0 for
+// a model without sliding layers.
+func (a *Arch) SlidingKVBytesPerSequence(tp int, kvBytes float64, blockSize int) int64 {
+	l := a.SlidingLayers()
+	if l == 0 {
+		return 0
+	}
+	return int64(float64(a.KVHeadsPerGPU(tp)*a.HeadDim*l*2*(a.SlidingWindow+blockSize)) * kvBytes)
 }
 
 // GEMMShape is one weight GEMM of a decoder layer on one GPU: the output

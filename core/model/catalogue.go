@@ -25,6 +25,11 @@ type Listing struct {
 	Hidden                int    `json:"hidden_size,omitempty"`
 	WeightDtype           string `json:"weight_dtype,omitempty"`
 	MaxPositionEmbeddings int    `json:"max_position_embeddings,omitempty"`
+	// For a mixture-of-experts model: routed experts, experts per token and
+	// the experts' weight format.
+	Experts     int    `json:"num_experts,omitempty"`
+	TopK        int    `json:"num_experts_per_tok,omitempty"`
+	ExpertDtype string `json:"expert_dtype,omitempty"`
 }
 
 // configSuffix ends every model file of a config folder (ConfigFileName).
@@ -62,8 +67,12 @@ func ListFile(path, name string) Listing {
 }
 
 func listing(a *Arch, source string) Listing {
-	return Listing{Name: a.Name, Source: source, Architecture: a.Architecture, Supported: true,
+	l := Listing{Name: a.Name, Source: source, Architecture: a.Architecture, Supported: true,
 		Layers: a.Layers, Hidden: a.Hidden, WeightDtype: string(a.WeightDtype), MaxPositionEmbeddings: a.MaxPositionEmbeddings}
+	if m := a.MoE; m != nil {
+		l.Experts, l.TopK, l.ExpertDtype = m.Experts, m.TopK, string(a.ExpertDtype())
+	}
+	return l
 }
 
 // architectureOf reads config.json's first "architectures" entry, or "".

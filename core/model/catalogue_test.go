@@ -33,14 +33,21 @@ func TestListFile(t *testing.T) {
 	require.NoError(t, os.WriteFile(dense, []byte(`{"architectures": ["LlamaForCausalLM"], "num_hidden_layers": 2,
 		"hidden_size": 64, "num_attention_heads": 4, "intermediate_size": 128, "vocab_size": 100,
 		"max_position_embeddings": 512}`), 0o644))
-	moe := filepath.Join(dir, "aa--Moe_config.json")
-	require.NoError(t, os.WriteFile(moe, []byte(`{"architectures": ["MixtralForCausalLM"]}`), 0o644))
+	mla := filepath.Join(dir, "aa--Mla_config.json")
+	require.NoError(t, os.WriteFile(mla, []byte(`{"architectures": ["DeepseekV3ForCausalLM"]}`), 0o644))
+	moe := filepath.Join(dir, "bb--Moe_config.json")
+	require.NoError(t, os.WriteFile(moe, []byte(`{"architectures": ["MixtralForCausalLM"], "num_hidden_layers": 2,
+		"hidden_size": 64, "num_attention_heads": 4, "intermediate_size": 128, "vocab_size": 100,
+		"max_position_embeddings": 512, "num_local_experts": 8, "num_experts_per_tok": 2}`), 0o644))
 
 	assert.Equal(t, Listing{Name: "zz/Dense", Source: dense, Architecture: "LlamaForCausalLM", Supported: true,
 		Layers: 2, Hidden: 64, WeightDtype: "bfloat16", MaxPositionEmbeddings: 512}, ListFile(dense, "zz/Dense"))
-	l := ListFile(moe, "aa/Moe")
+	l := ListFile(mla, "aa/Mla")
 	assert.False(t, l.Supported)
-	assert.Equal(t, "MixtralForCausalLM", l.Architecture)
+	assert.Equal(t, "DeepseekV3ForCausalLM", l.Architecture)
 	assert.Contains(t, l.Reason, "not supported")
+	assert.Equal(t, Listing{Name: "bb/Moe", Source: moe, Architecture: "MixtralForCausalLM", Supported: true,
+		Layers: 2, Hidden: 64, WeightDtype: "bfloat16", MaxPositionEmbeddings: 512, Experts: 8, TopK: 2,
+		ExpertDtype: "bfloat16"}, ListFile(moe, "bb/Moe"))
 	assert.Len(t, BuiltinListings(), len(BuiltinNames()))
 }

@@ -61,10 +61,12 @@ type kvQuant struct {
 // "FP8" or kv_cache_scheme is an 8-bit float, else unset.
 //
 // Errors name the model and the config field: invalid JSON, a missing or
-// non-positive count, a count beyond its physical bound (Limits), an architecture outside SupportedArchitectures
-// ("not supported: … dense decoders only"), an unsupported quantization, or
-// exclusions (exclude_modules / ignore) that leave a decoder layer's GEMMs
-// unquantized (mixed precision per layer is not modelled).
+// non-positive count, a count beyond its physical bound (Limits), an
+// architecture outside SupportedArchitectures and MoEArchitectures ("not
+// supported: architectures = …", listing both), an unsupported
+// quantization, or exclusions (exclude_modules / ignore) that leave a decoder
+// layer's GEMMs unquantized (mixed precision per layer is not modelled for
+// dense decoders). A mixture-of-experts family is read by parseMoE.
 func Parse(data []byte, name string) (*Arch, error) {
 	var c hfConfig
 	if err := json.Unmarshal(data, &c); err != nil {
@@ -74,59 +76,21 @@ func Parse(data []byte, name string) (*Arch, error) {
 		return nil, fmt.Errorf("model %s: config.json field architectures is missing or empty", name)
 	}
 	arch := c.Architectures[0]
+	if _, moe := moeFamilies[arch]; moe {
+		return parseMoE(data, name, arch)
+	}
 	supported := false
 	for _, s := range SupportedArchitectures() {
 		supported = supported || s == arch
 	}
 	if !supported {
-		return nil, fmt.Errorf("model %s: not supported: architectures = %s: dense decoders only (%s)",
-			name, arch, strings.Join(SupportedArchitectures(), ", "))
+		return nil, fmt.Errorf("model %s: not supported: architectures = %s (dense decoders: %s; mixture-of-experts: %s)",
+			name, arch, strings.Join(SupportedArchitectures(), ", "), strings.Join(MoEArchitectures(), ", "))
 	}
 
 	a := &Arch{Name: name, Architecture: arch, QKNorm: arch == "Qwen3ForCausalLM", TieEmbeddings: c.TieWordEmbeddings}
-	for _, f := range []struct {
-		field string
-		src   *int
-		dst   *int
-	}{
-		{"num_hidden_layers", c.NumHiddenLayers, &a.Layers},
-		{"hidden_size", c.HiddenSize, &a.Hidden},
-		{"num_attention_heads", c.NumAttentionHeads, &a.Heads},
-		{"intermediate_size", c.IntermediateSize, &a.Intermediate},
-		{"vocab_size", c.VocabSize, &a.Vocab},
-		{"max_position_embeddings", c.MaxPositionEmbeddings, &a.MaxPositionEmbeddings},
-	} {
-		if f.src == nil {
-			return nil, fmt.Errorf("model %s: config.json field %s is missing", name, f.field)
-		}
-		if *f.src <= 0 {
-			return nil, fmt.Errorf("model %s: config.json field %s = %d, want > 0", name, f.field, *f.src)
-		}
-		*f.dst = *f.src
-	}
-
-	a.KVHeads = a.Heads
-	if c.NumKeyValueHeads != nil {
-		if *c.NumKeyValueHeads <= 0 {
-			return nil, fmt.Errorf("model %s: config.json field num_key_value_heads = %d, want > 0", name, *c.NumKeyValueHeads)
-		}
-		a.KVHeads = *c.NumKeyValueHeads
-	}
-	if c.HeadDim != nil {
-		if *c.HeadDim <= 0 {
-			return nil, fmt.Errorf("model %s: config.json field head_dim = %d, want > 0", name, *c.HeadDim)
-		}
-		a.HeadDim = *c.HeadDim
-	} else {
-		if a.Hidden%a.Heads != 0 {
-			return nil, fmt.Errorf("model %s: config.json has no head_dim and hidden_size = %d is not a multiple of num_attention_heads = %d",
-				name, a.Hidden, a.Heads)
-		}
-		a.HeadDim = a.Hidden / a.Heads
-	}
-	if a.Heads%a.KVHeads != 0 {
-		return nil, fmt.Errorf("model %s: config.json field num_key_value_heads = %d does not divide num_attention_heads = %d",
-			name, a.KVHeads, a.Heads)
+	if err := readCommon(&c, a, "", true); err != nil {
+		return nil, fmt.Errorf("model %s: %w", name, err)
 	}
 
 	if err := a.checkLimits("config.json field", true); err != nil {

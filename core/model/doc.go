@@ -1,6 +1,7 @@
-// Package model describes the architecture of a dense decoder-only LLM, read
-// from a Hugging Face config.json, and derives the byte counts that serving
-// needs: KV cache bytes per token and weight bytes per GPU.
+// Package model describes the architecture of a decoder-only LLM — a dense
+// decoder or a mixture-of-experts model — read from a Hugging Face
+// config.json, and derives the byte counts that serving needs: KV cache
+// bytes per token and weight bytes per GPU under a TP/DP/EP layout.
 //
 // # Reading order
 //
@@ -11,12 +12,23 @@
 //  3. builtin.go: the built-in architectures, so that the default replay
 //     needs no data files.
 //  4. dtype.go: the Dtype strings shared with the perf tables.
+//  5. layers.go: MoE, the per-layer attention and FFN kinds (LayerKind,
+//     Groups) and the layer counts the byte formulas use.
+//  6. moeconfig.go: the mixture-of-experts families' config.json fields
+//     (parseMoE), their weight formats (fp8, MXFP4, ModelOpt mixed
+//     precision) and Approximations.
+//  7. parallel.go: Parallel (TP, DP, EP in vLLM's terms), ValidateParallel
+//     (the layouts vLLM refuses), WeightBytesPerGPUParallel, Params.
+//  8. catalogue.go: listings of the models a replay can name.
 //
 // # Scope
 //
-// Only dense decoders are accepted: LlamaForCausalLM, Qwen2ForCausalLM,
-// Qwen3ForCausalLM and MistralForCausalLM. Mixture-of-experts, multimodal and
-// MLA models are rejected by Parse with an error that names the architecture.
+// Dense decoders: LlamaForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM and
+// MistralForCausalLM. Mixture-of-experts (MoEArchitectures): Qwen3-MoE,
+// Qwen2-MoE, Mixtral, MiniMax-M2, gpt-oss (sliding-window layers) and
+// MiniMax-M3 (block-sparse attention; the language model of its multimodal
+// checkpoint). MLA models are rejected by Parse with an error that names the
+// architecture. docs/moe.md describes the MoE families.
 //
 // # Units
 //

@@ -21,17 +21,27 @@ const (
 	// quant_algo "NVFP4" (weights and activations, W4A4). Blackwell runs it
 	// on its fp4 tensor cores.
 	NVFP4 Dtype = "nvfp4"
+	// MXFP4 is the OCP microscaling 4-bit float (e2m1) with one 8-bit
+	// power-of-two scale per 32 elements (config.json quant_method
+	// "mxfp4", gpt-oss's expert weights). vLLM runs it weight-only
+	// (activations bf16): the MoE tables call it "w4a16_mxfp4".
+	MXFP4 Dtype = "mxfp4"
 )
 
 // NVFP4GroupSize is the number of fp4 elements that share one fp8 scale in
 // NVFP4 (ModelOpt's group_size 16).
 const NVFP4GroupSize = 16
 
+// MXFP4GroupSize is the number of fp4 elements that share one 8-bit scale
+// in MXFP4 (the OCP microscaling block of 32).
+const MXFP4GroupSize = 32
+
 // Bytes is the size of one element in bytes, scales included where they
 // are per group: 2 for BF16; 1 for FP8 and FP8Block (per-tensor and
 // 128×128-block scales are negligible); 0.5 + 1/16 = 0.5625 for NVFP4 (four
-// bits plus a one-byte scale per NVFP4GroupSize elements); 0 for an unknown
-// dtype (check with Valid).
+// bits plus a one-byte scale per NVFP4GroupSize elements); 0.5 + 1/32 =
+// 0.53125 for MXFP4 (a one-byte scale per MXFP4GroupSize elements); 0 for
+// an unknown dtype (check with Valid).
 func (d Dtype) Bytes() float64 {
 	switch d {
 	case BF16:
@@ -40,6 +50,8 @@ func (d Dtype) Bytes() float64 {
 		return 1
 	case NVFP4:
 		return 0.5 + 1.0/NVFP4GroupSize
+	case MXFP4:
+		return 0.5 + 1.0/MXFP4GroupSize
 	}
 	return 0
 }

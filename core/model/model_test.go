@@ -16,8 +16,8 @@ func TestDtypeBytes(t *testing.T) {
 	assert.Equal(t, 2.0, BF16.Bytes())
 	assert.Equal(t, 1.0, FP8.Bytes())
 	assert.Equal(t, 1.0, FP8Block.Bytes())
-	// four bits plus one fp8 scale per 16 elements: 0.5 + 1/16
-	assert.Equal(t, 0.5625, NVFP4.Bytes())
+	assert.Equal(t, 0.5625, NVFP4.Bytes())  // 4 bits + one byte per 16
+	assert.Equal(t, 0.53125, MXFP4.Bytes()) // 4 bits + one byte per 32
 	assert.Equal(t, 0.0, Dtype("int4").Bytes())
 	assert.False(t, Dtype("int4").Valid())
 
@@ -139,7 +139,8 @@ func TestParseErrors(t *testing.T) {
 	}{
 		{"bad json", `{`, "config.json"},
 		{"no architectures", `{` + base + `}`, "architectures"},
-		{"moe", `{"architectures":["Qwen3MoeForCausalLM"],` + base + `}`, "not supported: architectures = Qwen3MoeForCausalLM: dense decoders only"},
+		{"moe without experts", `{"architectures":["Qwen3MoeForCausalLM"],` + base + `}`, "config.json field num_experts is missing"},
+		{"mla", `{"architectures":["DeepseekV3ForCausalLM"],` + base + `}`, "not supported: architectures = DeepseekV3ForCausalLM (dense decoders: "},
 		{"missing layers", `{"architectures":["LlamaForCausalLM"],"hidden_size":64,"num_attention_heads":8,
 			"intermediate_size":128,"vocab_size":1000,"max_position_embeddings":512}`, "num_hidden_layers is missing"},
 		{"zero vocab", `{"architectures":["LlamaForCausalLM"],"num_hidden_layers":2,"hidden_size":64,"num_attention_heads":8,
@@ -263,11 +264,11 @@ func TestLoad(t *testing.T) {
 	})
 	t.Run("bad file names path", func(t *testing.T) {
 		bad := filepath.Join(dir, "bad.json")
-		require.NoError(t, os.WriteFile(bad, []byte(`{"architectures":["Qwen3MoeForCausalLM"]}`), 0o644))
+		require.NoError(t, os.WriteFile(bad, []byte(`{"architectures":["DeepseekV3ForCausalLM"]}`), 0o644))
 		_, err := Load(bad, "")
 		require.Error(t, err)
 		assert.Contains(t, err.Error(), bad)
-		assert.Contains(t, err.Error(), "dense decoders only")
+		assert.Contains(t, err.Error(), "not supported: architectures = DeepseekV3ForCausalLM")
 	})
 	t.Run("shared fp8 config", func(t *testing.T) {
 		if _, err := os.Stat(filepath.Join(sharedConfigs, "Qwen--Qwen3-32B-FP8_config.json")); err != nil {

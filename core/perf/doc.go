@@ -19,8 +19,16 @@
 //     no defaults here: the spec's defaults (core/config/defaults.go) reach
 //     the models through the replay.
 //  4. memory.go: PlanMemory and KVCapacityBlocks, vLLM's KV budget
-//     (utilization × HBM − weights − activations − NCCL − reserve).
-//  5. aic/ (sub-package): the measured source ("aic-v1"), pass times from
+//     (utilization × HBM − weights − activations − NCCL − reserve);
+//     PlanMemoryParallel adds a layout's weights, the fused-MoE workspace
+//     and the sliding-window reservation.
+//  5. moe.go and roofline_moe.go: mixture-of-experts and mixed-attention
+//     models (Roofline.hy): ExpectedDistinctExperts (the experts n tokens
+//     reach under uniform routing), the routed experts' roofline, sliding-
+//     window and block-sparse attention, the data-parallel all-gather and
+//     reduce-scatter, and GroupPassTime (the lockstep pass of a worker's
+//     data-parallel ranks). docs/moe.md has the formulas.
+//  6. aic/ (sub-package): the measured source ("aic-v1"), pass times from
 //     the AIConfigurator kernel tables; parity/ pins both sources' pass
 //     times (tests/goldens/perf_parity.json).
 //

@@ -12,6 +12,11 @@ import (
 // MinActivationBytes is the floor of the activation estimate: 70 MiB.
 const MinActivationBytes = 70 << 20
 
+// fusedMoEChunkTokens is vLLM's VLLM_FUSED_MOE_CHUNK_SIZE default: the fused
+// MoE kernel works through at most this many tokens at a time, so its
+// workspace stops growing there.
+const fusedMoEChunkTokens = 32768
+
 // activationFactor is c(t) of the activation estimate, by TP degree
 // (docs/design.md, "The KV capacity"): 11, 6.5, 5, 5 for t = 1, 2, 4, 8.
 // A degree between listed ones uses the next smaller listed degree.
@@ -40,7 +45,10 @@ type MemoryPlan struct {
 	NCCLBytes int64
 	// OtherBytes is System.OtherMem.
 	OtherBytes int64
-	// KVBudgetBytes is Usable − Weight − Activation − NCCL − Other.
+	// SlidingBytes is the sliding-window layers' KV of MaxNumSeqs running
+	// sequences, reserved off the budget (0 without sliding layers).
+	SlidingBytes int64
+	// KVBudgetBytes is Usable − Weight − Activation − NCCL − Other − Sliding.
 	KVBudgetBytes int64
 	// KVBytesPerToken is the KV size of one token on one GPU.
 	KVBytesPerToken int64
@@ -75,10 +83,40 @@ func (p MemoryPlan) Tokens() int64 { return int64(p.Blocks) * int64(p.BlockSize)
 // ("does not fit", naming every term in GiB; errors.Is(err, ErrDoesNotFit)).
 func PlanMemory(arch *model.Arch, sys *hardware.System, tp int, kvDtype model.Dtype,
 	maxNumBatchedTokens int, gpuMemoryUtilization float64, blockSize int) (MemoryPlan, error) {
+	return PlanMemoryParallel(arch, sys, model.Parallel{TP: tp, DP: 1}, kvDtype, maxNumBatchedTokens, 0,
+		gpuMemoryUtilization, blockSize)
+}
+
+// PlanMemoryParallel is PlanMemory for one DP rank of a layout p (each rank
+// has its own KV cache; its GPUs hold the weights of
+// model.Arch.WeightBytesPerGPUParallel), with the terms a mixture-of-experts
+// or sliding-window model adds:
+//
+//	A      = max(2 · M · n·d · c(t), 70 MiB, A_moe)
+//	A_moe  = min(X, 32768) · k · (3·I_g + h) · 2          (MoE models)
+//	S      = maxNumSeqs · SlidingKVBytesPerSequence(t)    (sliding layers)
+//	budget = usable − W(p) − A − nccl(TP·DP) − other − S
+//
+// A_moe is vLLM's fused-MoE workspace (intermediate caches of X·k rows of
+// 2·I_g, I_g and h bf16 elements, X = DP·M tokens gathered, chunked at
+// VLLM_FUSED_MOE_CHUNK_SIZE = 32768); the peak is taken as the larger of the
+// attention and MoE phases. S reserves every sequence slot's sliding window
+// (vLLM shares one block pool between full and sliding layers and frees a
+// sliding layer's blocks as its window moves, so a full cache holds at most
+// max_num_seqs windows). maxNumSeqs only matters with sliding layers. The
+// NCCL buffers follow the GPUs of the MoE collectives (TP×DP; TP for a
+// dense model, whose DP ranks are separate engines). A dense decoder
+// at DP 1 gives exactly PlanMemory's plan.
+func PlanMemoryParallel(arch *model.Arch, sys *hardware.System, par model.Parallel, kvDtype model.Dtype,
+	maxNumBatchedTokens, maxNumSeqs int, gpuMemoryUtilization float64, blockSize int) (MemoryPlan, error) {
 	if arch == nil || sys == nil {
 		return MemoryPlan{}, fmt.Errorf("perf: memory plan needs a model and a system")
 	}
-	if err := arch.Validate(tp); err != nil {
+	tp := par.TP
+	if par.DP < 1 {
+		par.DP = 1
+	}
+	if err := arch.ValidateParallel(par); err != nil {
 		return MemoryPlan{}, fmt.Errorf("perf: memory plan: %w", err)
 	}
 	if kvDtype != model.BF16 && kvDtype != model.FP8 {
@@ -101,26 +139,44 @@ func PlanMemory(arch *model.Arch, sys *hardware.System, tp int, kvDtype model.Dt
 	if act < MinActivationBytes {
 		act = MinActivationBytes
 	}
+	if m := arch.MoE; m != nil {
+		x := math.Min(float64(par.DP*maxNumBatchedTokens), fusedMoEChunkTokens)
+		ig := float64((m.Intermediate + par.MoETP() - 1) / par.MoETP())
+		act = max(act, int64(math.Ceil(x*float64(m.TopK)*(3*ig+float64(arch.Hidden))*2)))
+	}
+	ncclGPUs := tp // a dense model's DP ranks are separate engines
+	if arch.MoE != nil {
+		ncclGPUs = par.GPUs() // the MoE layers' collectives span every rank
+	}
 	p := MemoryPlan{
 		UsableBytes:     int64(math.Floor(gpuMemoryUtilization * float64(sys.MemCapacity))),
-		WeightBytes:     arch.WeightBytesPerGPU(tp),
+		WeightBytes:     arch.WeightBytesPerGPUParallel(par),
 		ActivationBytes: act,
-		NCCLBytes:       sys.NCCLMemFor(tp),
+		NCCLBytes:       sys.NCCLMemFor(ncclGPUs),
 		OtherBytes:      sys.OtherMem,
+		SlidingBytes:    int64(maxNumSeqs) * arch.SlidingKVBytesPerSequence(tp, kvDtype.Bytes(), blockSize),
 		KVBytesPerToken: arch.KVBytesPerToken(tp, kvDtype.Bytes()),
 		BlockSize:       blockSize,
 	}
-	p.KVBudgetBytes = p.UsableBytes - p.WeightBytes - p.ActivationBytes - p.NCCLBytes - p.OtherBytes
+	p.KVBudgetBytes = p.UsableBytes - p.WeightBytes - p.ActivationBytes - p.NCCLBytes - p.OtherBytes - p.SlidingBytes
 	if p.KVBudgetBytes > 0 {
 		p.Blocks = int(p.KVBudgetBytes / (p.KVBytesPerToken * int64(blockSize)))
 	}
 	if p.Blocks < 1 {
 		const gib = 1 << 30
-		return p, doesNotFit{fmt.Sprintf("perf: model %s does not fit on %s at TP %d: usable %.2f GiB (%.2f × %.2f GiB) − weights %.2f GiB − activations %.2f GiB − nccl %.2f GiB − other %.2f GiB = KV budget %.2f GiB, less than one block of %d tokens (%d bytes)",
-			arch.Name, sys.Name, tp,
+		layout := fmt.Sprintf("TP %d", tp)
+		if par.DP > 1 || par.EP {
+			layout = par.String()
+		}
+		sliding := ""
+		if p.SlidingBytes > 0 {
+			sliding = fmt.Sprintf(" − sliding windows %.2f GiB", float64(p.SlidingBytes)/gib)
+		}
+		return p, doesNotFit{fmt.Sprintf("perf: model %s does not fit on %s at %s: usable %.2f GiB (%.2f × %.2f GiB) − weights %.2f GiB − activations %.2f GiB − nccl %.2f GiB − other %.2f GiB%s = KV budget %.2f GiB, less than one block of %d tokens (%d bytes)",
+			arch.Name, sys.Name, layout,
 			float64(p.UsableBytes)/gib, gpuMemoryUtilization, float64(sys.MemCapacity)/gib,
 			float64(p.WeightBytes)/gib, float64(p.ActivationBytes)/gib, float64(p.NCCLBytes)/gib,
-			float64(p.OtherBytes)/gib, float64(p.KVBudgetBytes)/gib, blockSize, p.KVBytesPerToken*int64(blockSize))}
+			float64(p.OtherBytes)/gib, sliding, float64(p.KVBudgetBytes)/gib, blockSize, p.KVBytesPerToken*int64(blockSize))}
 	}
 	return p, nil
 }

@@ -32,6 +32,12 @@ type Batch struct {
 	// sources formed before, whenever that sum is below 2^53 tokens: every
 	// partial sum of integers below 2^53 is exact.
 	DecodeKVSum int64
+	// DecodeKVLens holds each decoding request's KV length, tokens, in running
+	// order, only for a perf model whose price is not linear in the lengths
+	// (NeedsDecodeKVLens: attention over a sliding window or the top-k kept
+	// keys sums min(kv+1, w)); the engine then visits every decode
+	// (engine.Config.DecodeKVLens). Otherwise it stays empty.
+	DecodeKVLens []int
 	// Samplers is the number of sequences that sample a token at the end of
 	// the pass: every decode plus every prefill chunk that completes its prompt.
 	Samplers int
@@ -58,6 +64,20 @@ func (b *Batch) Sequences() int { return len(b.Prefill) + b.Decodes }
 func (b *Batch) AddDecode(kvLen int) {
 	b.Decodes++
 	b.DecodeKVSum += int64(kvLen)
+}
+
+// KVLensUser is implemented by a perf model that may need each decode's KV
+// length (Batch.DecodeKVLens), not only their sum.
+type KVLensUser interface {
+	// NeedsDecodeKVLens reports whether PassTime reads Batch.DecodeKVLens.
+	NeedsDecodeKVLens() bool
+}
+
+// NeedsDecodeKVLens reports whether model m prices decodes by their
+// individual KV lengths (KVLensUser).
+func NeedsDecodeKVLens(m any) bool {
+	u, ok := m.(KVLensUser)
+	return ok && u.NeedsDecodeKVLens()
 }
 
 // OverheadNs is the CPU-side cost of a pass outside the kernels, ns:

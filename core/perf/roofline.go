@@ -36,6 +36,10 @@ type RooflineParams struct {
 	// the attention kernel and the norm/activation kernels), µs per layer
 	// per non-empty pass, ≥ 0. The all-reduces carry AllReduceLatencyUs.
 	LayerLatencyUs float64
+	// MoELatencyUs is the fixed GPU time of one MoE block's kernels beyond
+	// their roofline, µs per MoE layer per non-empty pass, ≥ 0 (mixture-of-
+	// experts models only; config.DefaultMoELatencyUs).
+	MoELatencyUs float64
 }
 
 // CustomAllReduceLatencyUs is the fixed latency of one TP all-reduce in vLLM's
@@ -58,7 +62,8 @@ func (p RooflineParams) Validate() error {
 		name string
 		v    float64
 	}{{"pass_overhead_us", p.PassOverheadUs}, {"per_sequence_overhead_us", p.SequenceOverheadUs},
-		{"allreduce_latency_us", p.AllReduceLatencyUs}, {"layer_latency_us", p.LayerLatencyUs}} {
+		{"allreduce_latency_us", p.AllReduceLatencyUs}, {"layer_latency_us", p.LayerLatencyUs},
+		{"moe_latency_us", p.MoELatencyUs}} {
 		if err := CheckCost("perf: roofline ", c.name, c.v); err != nil {
 			return err
 		}
@@ -81,6 +86,11 @@ type RooflineOptions struct {
 	// OverlapCPU runs the engine step's CPU work beside the kernels instead
 	// of after them (vLLM async scheduling; Breakdown.PassNs).
 	OverlapCPU bool
+	// DP is the data-parallel size (0 or 1: none) and EP whether the routed
+	// experts are expert-parallel (model.Parallel); both matter only for a
+	// mixture-of-experts model, whose MoE layers span TP × DP GPUs.
+	DP int
+	EP bool
 }
 
 // gemmConst is one weight GEMM on one GPU: N output and K input features.
@@ -126,6 +136,9 @@ type Roofline struct {
 	kvBytesTokenLayer  float64 // K and V of one token in one layer, bytes
 	qoBytesPerToken    float64 // read Q, write O, one token, bf16
 
+	hy     *hybrid  // MoE and mixed-attention models; nil for a dense decoder
+	approx []string // the model's Approximations (perf metadata notes)
+
 	numAllReduce   float64 // 2L + 1 when t > 1, else 0
 	arFixedS       float64 // latency of one all-reduce, s
 	arSPerToken    float64 // ring transfer time per token of one all-reduce, s
@@ -150,7 +163,8 @@ func NewRoofline(arch *model.Arch, sys *hardware.System, opt RooflineOptions) (*
 		return nil, fmt.Errorf("perf: roofline needs a model and a system")
 	}
 	tp := opt.TP
-	if err := arch.Validate(tp); err != nil {
+	par := model.Parallel{TP: tp, DP: max(opt.DP, 1), EP: opt.EP}
+	if err := arch.ValidateParallel(par); err != nil {
 		return nil, fmt.Errorf("perf: roofline: %w", err)
 	}
 	wd, kd, err := ResolveDtypes(arch, opt.WeightDtype, opt.KVDtype)
@@ -222,6 +236,12 @@ func NewRoofline(arch *model.Arch, sys *hardware.System, opt RooflineOptions) (*
 		}
 		r.arSPerToken = 2 * (t - 1) / t * h * 2 / r.arBusBW
 	}
+	if arch.Hybrid() {
+		if r.hy, err = newHybrid(arch, sys, par, p); err != nil {
+			return nil, err
+		}
+		r.approx = append([]string(nil), arch.Approximations...)
+	}
 	return r, nil
 }
 
@@ -233,11 +253,12 @@ func (r *Roofline) Name() string { return RooflineName }
 // engine.perf field names; µs and fractions).
 func (r *Roofline) Metadata() map[string]any {
 	p := r.params
-	md := map[string]any{"params": map[string]float64{
+	params := map[string]float64{
 		"compute_efficiency": p.ComputeEfficiency, "memory_efficiency": p.MemoryEfficiency,
 		"pass_overhead_us": p.PassOverheadUs, "per_sequence_overhead_us": p.SequenceOverheadUs,
 		"allreduce_latency_us": p.AllReduceLatencyUs, "layer_latency_us": p.LayerLatencyUs,
-	}}
+	}
+	md := map[string]any{"params": params}
 	if r.overlapCPU {
 		md["cpu_overlap"] = true
 	}
@@ -248,6 +269,13 @@ func (r *Roofline) Metadata() map[string]any {
 		}
 		md["allreduce"] = map[string]any{"latency_us": r.arFixedS * 1e6, "bus_bw_gb_s": r.arBusBW / 1e9, "source": src}
 	}
+	if r.hy == nil {
+		return md
+	}
+	if r.hy.moeLayers > 0 {
+		params["moe_latency_us"] = p.MoELatencyUs
+	}
+	md["notes"] = append([]string{"routed experts priced at uniform routing: the expected distinct experts a pass's tokens reach (perf.ExpectedDistinctExperts)"}, r.approx...)
 	return md
 }
 
@@ -331,12 +359,19 @@ type Breakdown struct {
 	// LayerLatencyUs × layers; 0 for sources whose measured kernel times
 	// include it).
 	KernelLatencyNs float64
+	// ExpertsNs: the routed experts of every MoE layer (0 for a dense
+	// decoder; the roofline includes MoELatencyUs per MoE layer).
+	ExpertsNs float64
+	// DispatchNs: the MoE layers' token all-gather and reduce-scatter
+	// across data-parallel ranks (0 without data parallelism).
+	DispatchNs float64
 }
 
 // TotalNs is the sum of all parts, ns.
 func (b Breakdown) TotalNs() float64 {
 	return b.GEMMNs + b.ContextAttentionNs + b.GenerationAttentionNs + b.MemoryOpsNs +
-		b.AllReduceNs + b.EmbeddingNs + b.LogitsNs + b.OverheadNs + b.KernelLatencyNs
+		b.AllReduceNs + b.EmbeddingNs + b.LogitsNs + b.OverheadNs + b.KernelLatencyNs +
+		b.ExpertsNs + b.DispatchNs
 }
 
 // PassNs is the pass duration, ns: the kernels and the engine step's CPU work
@@ -364,6 +399,10 @@ func (b Breakdown) PassNs(overlapCPU bool) float64 {
 // not allocate. x = prompt tokens computed + decoding requests; an empty
 // pass costs only the overhead.
 func (r *Roofline) Breakdown(b *Batch) Breakdown {
+	if r.hy != nil {
+		// one batch stands for every DP rank (GroupPassTime prices them apart)
+		return r.hybridBreakdown(b, DPMoETokens(r.hy.dp, b.Tokens()))
+	}
 	var out Breakdown
 	out.OverheadNs = OverheadNs(r.passOverheadNs, r.seqOverheadNs, b)
 

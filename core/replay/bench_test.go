@@ -71,3 +71,45 @@ func BenchmarkReplay(b *testing.B) {
 	b.Run("closed4096/client=off", func(b *testing.B) { benchReplay(b, loop) })
 	b.Run("closed4096/client=on", func(b *testing.B) { benchReplay(b, clientPathOn(loop)) })
 }
+
+// benchMoEModel is Qwen3-30B-A3B (48 layers, 128 experts of 768, top 8);
+// its dense twin has the same attention and one dense FFN of the active
+// experts' width, 8 × 768 = 6144 (the dense model of the same active size).
+const benchMoEModel = sharedModelConfigs + "/Qwen--Qwen3-30B-A3B_config.json"
+
+const benchDenseTwin = `{"architectures": ["Qwen3ForCausalLM"], "num_hidden_layers": 48, "hidden_size": 2048,
+ "num_attention_heads": 32, "num_key_value_heads": 4, "head_dim": 128, "intermediate_size": 6144,
+ "vocab_size": 151936, "max_position_embeddings": 40960, "tie_word_embeddings": false}`
+
+const benchMoEMooncake = `
+engine:
+  model: %s
+  system: h100_sxm
+  workers:
+    aggregated: {count: %d, tp: 2%s}
+  scheduler: {max_num_seqs: 256, max_num_batched_tokens: 8192, block_size: 16}
+traffic:
+  source: {type: mooncake, path: ` + mooncakeTrace + `}
+  load: {mode: trace}
+`
+
+// BenchmarkReplayMoE: the Mooncake trace on a MoE model against its dense
+// twin (docs/benchmarks.md), and the MoE model with data-parallel ranks in
+// lockstep and expert parallelism.
+func BenchmarkReplayMoE(b *testing.B) {
+	if _, err := os.Stat(mooncakeTrace); err != nil {
+		b.Skip("shared Mooncake trace not present")
+	}
+	if _, err := os.Stat(benchMoEModel); err != nil {
+		b.Skip("shared model configs not present")
+	}
+	twin := b.TempDir() + "/config.json"
+	if err := os.WriteFile(twin, []byte(benchDenseTwin), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	b.Run("moe", func(b *testing.B) { benchReplay(b, fmt.Sprintf(benchMoEMooncake, benchMoEModel, 4, "")) })
+	b.Run("dense-twin", func(b *testing.B) { benchReplay(b, fmt.Sprintf(benchMoEMooncake, twin, 4, "")) })
+	b.Run("moe-dp2-ep", func(b *testing.B) {
+		benchReplay(b, fmt.Sprintf(benchMoEMooncake, benchMoEModel, 2, ", data_parallel_size: 2, enable_expert_parallel: true"))
+	})
+}

@@ -18,14 +18,28 @@ import (
 	"github.com/aisimulate/aisimulate/core/workload"
 )
 
-// pool is one set of identical workers as built from the spec.
+// pool is one set of identical workers as built from the spec. A worker
+// (one vLLM server) has dp data-parallel ranks, each an engine.Worker with
+// its own scheduler and KV cache.
 type pool struct {
 	name      string // "aggregated", "prefill" or "decode"
 	field     string // its spec path, for errors
 	count, tp int
+	dp        int  // data-parallel ranks per worker (1: none)
+	ep        bool // routed experts expert-parallel
+	// lockstep: the ranks of a worker run every pass together (a
+	// mixture-of-experts model with dp > 1: its MoE layers gather every
+	// rank's tokens), priced by perf's GroupPassTime
+	lockstep  bool
 	placement string
 	perf      perf.Model
 	cfg       engine.Config
+}
+
+// groupPricer prices the lockstep pass of a worker's data-parallel ranks
+// (perf.Roofline and aic.Model implement it).
+type groupPricer interface {
+	GroupPassTime(bs []perf.Batch) int64
 }
 
 // deployment is everything built from spec.engine.
@@ -68,6 +82,11 @@ func buildDeployment(s *config.Spec) (*deployment, error) {
 				return nil, cfgErr("engine.quantization.weights", err)
 			}
 			arch.WeightDtype = wd
+			if arch.MoE != nil && arch.MoE.Dtype != wd {
+				// vLLM's --quantization applies to every linear layer, the
+				// routed experts included
+				arch.MoE.Dtype = ""
+			}
 		}
 		if q.KVCache != "" {
 			kvName = q.KVCache
@@ -87,8 +106,8 @@ func buildDeployment(s *config.Spec) (*deployment, error) {
 	if dg := e.Workers.Disaggregated; dg != nil {
 		d.disagg = true
 		d.pools = []*pool{
-			{name: "prefill", field: "engine.workers.disaggregated.prefill", count: dg.Prefill.Count, tp: dg.Prefill.TP, placement: dg.Prefill.Placement},
-			{name: "decode", field: "engine.workers.disaggregated.decode", count: dg.Decode.Count, tp: dg.Decode.TP, placement: dg.Decode.Placement},
+			newPool("prefill", "engine.workers.disaggregated.prefill", &dg.Prefill),
+			newPool("decode", "engine.workers.disaggregated.decode", &dg.Decode),
 		}
 		t := dg.KVTransfer
 		d.transferBytesPerNs = t.BandwidthGBPerS // 1 GB/s = 1e9 B/s = 1 B/ns
@@ -104,8 +123,7 @@ func buildDeployment(s *config.Spec) (*deployment, error) {
 				Msg: fmt.Sprintf("a %d-token prompt would take %.3g s to move: raise bandwidth_gb_per_s or lower kv_bytes_per_token", longest, ns/1e9)}
 		}
 	} else {
-		a := e.Workers.Aggregated
-		d.pools = []*pool{{name: "aggregated", field: "engine.workers.aggregated", count: a.Count, tp: a.TP, placement: a.Placement}}
+		d.pools = []*pool{newPool("aggregated", "engine.workers.aggregated", e.Workers.Aggregated)}
 	}
 	for _, p := range d.pools {
 		if err := d.buildPool(s, p); err != nil {
@@ -115,17 +133,34 @@ func buildDeployment(s *config.Spec) (*deployment, error) {
 	return d, nil
 }
 
-// buildPool makes the perf model and engine config of one pool (its TP sets
-// both the pass times and the KV capacity).
+func newPool(name, field string, p *config.Pool) *pool {
+	return &pool{name: name, field: field, count: p.Count, tp: p.TP, dp: p.DP(), ep: p.EnableExpertParallel, placement: p.Placement}
+}
+
+// parallel is the pool's layout in model terms.
+func (pl *pool) parallel() model.Parallel { return model.Parallel{TP: pl.tp, DP: pl.dp, EP: pl.ep} }
+
+// buildPool makes the perf model and engine config of one pool (its TP, DP
+// and EP set both the pass times and the KV capacity).
 func (d *deployment) buildPool(s *config.Spec, pl *pool) error {
 	e, arch, sys, kvDtype := &s.Engine, d.arch, d.sys, d.kvDtype
 	if err := arch.Validate(pl.tp); err != nil {
 		return cfgErr(pl.field+".tp", err)
 	}
+	if err := arch.ValidateParallel(pl.parallel()); err != nil {
+		field := pl.field + ".data_parallel_size"
+		if pl.ep {
+			field = pl.field + ".enable_expert_parallel"
+		} else if pl.dp == 1 {
+			field = pl.field + ".tp"
+		}
+		return cfgErr(field, err)
+	}
+	pl.lockstep = arch.IsMoE() && pl.dp > 1
 	switch p := e.Perf.Source.(type) {
 	case config.AICPerf:
 		m, err := aic.New(arch, sys, aic.Options{Database: p.Database, Backend: e.Backend,
-			Version: p.BackendVersion, TP: pl.tp, WeightDtype: arch.WeightDtype, KVDtype: kvDtype,
+			Version: p.BackendVersion, TP: pl.tp, DP: pl.dp, EP: pl.ep, WeightDtype: arch.WeightDtype, KVDtype: kvDtype,
 			MaxTokens: e.Scheduler.MaxNumBatchedTokens, PassOverheadUs: p.PassOverheadUs, SequenceOverheadUs: p.PerSequenceOverheadUs,
 			OverlapCPU: e.Scheduler.AsyncScheduling})
 		if err != nil {
@@ -137,9 +172,10 @@ func (d *deployment) buildPool(s *config.Spec, pl *pool) error {
 	case config.RooflinePerf:
 		params := perf.RooflineParams{ComputeEfficiency: p.ComputeEfficiency, MemoryEfficiency: p.MemoryEfficiency,
 			PassOverheadUs: p.PassOverheadUs, SequenceOverheadUs: p.PerSequenceOverheadUs,
-			LayerLatencyUs: p.LayerLatencyUs, AllReduceLatencyUs: perf.CustomAllReduceLatencyUs}
-		rl, err := perf.NewRoofline(arch, sys, perf.RooflineOptions{TP: pl.tp, WeightDtype: arch.WeightDtype, KVDtype: kvDtype, Params: params,
-			OverlapCPU: e.Scheduler.AsyncScheduling})
+			LayerLatencyUs: p.LayerLatencyUs, AllReduceLatencyUs: perf.CustomAllReduceLatencyUs,
+			MoELatencyUs: p.MoELatency()}
+		rl, err := perf.NewRoofline(arch, sys, perf.RooflineOptions{TP: pl.tp, DP: pl.dp, EP: pl.ep,
+			WeightDtype: arch.WeightDtype, KVDtype: kvDtype, Params: params, OverlapCPU: e.Scheduler.AsyncScheduling})
 		if err != nil {
 			return cfgErr("engine.perf", err)
 		}
@@ -151,7 +187,8 @@ func (d *deployment) buildPool(s *config.Spec, pl *pool) error {
 	sc := &e.Scheduler
 	blocks := sc.NumGPUBlocks
 	if blocks == 0 {
-		plan, err := perf.PlanMemory(arch, sys, pl.tp, kvDtype, sc.MaxNumBatchedTokens, sc.GPUMemoryUtilization, sc.BlockSize)
+		plan, err := perf.PlanMemoryParallel(arch, sys, pl.parallel(), kvDtype, sc.MaxNumBatchedTokens, sc.MaxNumSeqs,
+			sc.GPUMemoryUtilization, sc.BlockSize)
 		if err != nil {
 			return &config.Error{Field: memoryCulprit(plan, sys.MemCapacity, pl.field), Msg: err.Error(),
 				Infeasible: errors.Is(err, perf.ErrDoesNotFit)}
@@ -177,6 +214,10 @@ func (d *deployment) buildPool(s *config.Spec, pl *pool) error {
 	pl.cfg = engine.Config{
 		MaxNumSeqs: sc.MaxNumSeqs, MaxNumBatchedTokens: sc.MaxNumBatchedTokens, BlockSize: sc.BlockSize,
 		NumBlocks: blocks, MaxModelLen: maxLen, PrefixCaching: sc.EnablePrefixCaching,
+	}
+	if _, ok := pl.perf.(groupPricer); pl.lockstep && !ok {
+		return &config.Error{Field: "engine.perf.source",
+			Msg: fmt.Sprintf("%s cannot price a data-parallel mixture-of-experts worker (use roofline or aic)", e.Perf.Source)}
 	}
 	return nil
 }
@@ -231,11 +272,14 @@ func checkKVHoldsMaxModelLen(pl *pool, sc *config.Scheduler, blocks, maxLen int,
 		blocks, blocks*bs, float64(int64(blocks*bs)*kvBytesPerToken)/gib, cache, blocks*bs)}
 }
 
+// gpus is the GPU count of the pool: workers × TP × DP.
+func (pl *pool) gpus() int { return pl.count * pl.tp * pl.dp }
+
 // gpus is the GPU count of the deployment.
 func (d *deployment) gpus() int {
 	n := 0
 	for _, p := range d.pools {
-		n += p.count * p.tp
+		n += p.gpus()
 	}
 	return n
 }
@@ -254,8 +298,8 @@ func (d *deployment) metadata(s *config.Spec, m *sim) report.Metadata {
 	durH := float64(m.acc.WindowNs()) / 3.6e12
 	for pi, p := range d.pools {
 		ws := m.pools[pi].workers
-		pl := report.Pool{Name: p.name, Workers: p.count, TP: p.tp, GPUs: p.count * p.tp,
-			GPUHours: float64(p.count*p.tp) * durH, NumGPUBlocks: p.cfg.NumBlocks, PerfModel: p.perf.Name(),
+		pl := report.Pool{Name: p.name, Workers: p.count, TP: p.tp, GPUs: p.gpus(),
+			GPUHours: float64(p.gpus()) * durH, NumGPUBlocks: p.cfg.NumBlocks, PerfModel: p.perf.Name(),
 			KVBlocks: make([]report.KVBlocks, len(ws)), PrefixCache: make([]report.PrefixCache, len(ws)),
 			WorkerBusyMs: make([]float64, len(ws)), WorkerPasses: make([]int64, len(ws)),
 			RecomputedTokens: make([]int64, len(ws))}
@@ -269,6 +313,10 @@ func (d *deployment) metadata(s *config.Spec, m *sim) report.Metadata {
 			pl.WorkerBusyMs[i] = float64(w.BusyNs) / 1e6
 			pl.WorkerPasses[i] = w.Passes
 			pl.RecomputedTokens[i] = w.RecomputedTokens
+		}
+		if p.dp > 1 || p.ep {
+			dp, ep := p.dp, p.ep
+			pl.DataParallelSize, pl.EnableExpertParallel = &dp, &ep
 		}
 		pools[pi] = pl
 	}
@@ -286,6 +334,7 @@ func (d *deployment) metadata(s *config.Spec, m *sim) report.Metadata {
 		out.NumGPUBlocks, out.Workers, out.TP = &p.NumGPUBlocks, &p.Workers, &p.TP
 		kvb := d.arch.KVBytesPerToken(first.tp, d.kvDtype.Bytes())
 		out.KVBytesPerToken = &kvb
+		out.DataParallelSize, out.EnableExpertParallel = p.DataParallelSize, p.EnableExpertParallel
 	} else {
 		out.KVTransferBytesPerToken = &d.transferBytesTok
 	}

@@ -27,7 +27,7 @@ func (m *sim) arrivePD(idx int32, w int) {
 	f := m.flights[idx]
 	rec := &m.records[f.rec]
 	f.pw, f.dw = int32(w), -1
-	rec.PrefillWorker, rec.DecodeWorker = w-m.pools[0].first, -1
+	rec.PrefillWorker, rec.DecodeWorker = m.pools[0].server(w), -1
 	pre := m.workers[w]
 	prompt, output := f.eng.Prompt, f.eng.Output
 	if reason := pre.CheckPrefill(prompt, output); reason != "" {
@@ -65,7 +65,7 @@ func (m *sim) handoff(idx int32) {
 	w := dp.place()
 	f.dw = int32(w)
 	rec := &m.records[f.rec]
-	rec.DecodeWorker, rec.Worker = w-dp.first, w-dp.first
+	rec.DecodeWorker, rec.Worker = dp.server(w), dp.server(w)
 	if reason := m.workers[w].CheckHandoff(f.eng.Prompt, f.dec.Output); reason != "" {
 		m.workers[f.pw].ReleaseHeld(&f.eng)
 		rec.Reason = reason

@@ -7,6 +7,7 @@ import (
 	"github.com/aisimulate/aisimulate/core/client"
 	"github.com/aisimulate/aisimulate/core/config"
 	"github.com/aisimulate/aisimulate/core/engine"
+	"github.com/aisimulate/aisimulate/core/perf"
 	"github.com/aisimulate/aisimulate/core/report"
 	"github.com/aisimulate/aisimulate/core/workload"
 )
@@ -257,7 +258,11 @@ func prepare(spec *config.Spec, opts []Option) (*sim, error) {
 		rt := &poolRT{pool: p, first: len(m.workers), index: uint8(pi)}
 		cfg := p.cfg
 		cfg.PerTokenDecode = o.perToken || path.TimeoutNs > 0 // a request's gaps are pooled once it completes
-		for i := 0; i < p.count; i++ {
+		if perf.NeedsDecodeKVLens(p.perf) {
+			// windowed attention: priced per request, so every decode is visited
+			cfg.PerTokenDecode, cfg.DecodeKVLens = true, true
+		}
+		for i := 0; i < p.count*p.dp; i++ {
 			w, err := engine.NewWorker(cfg, p.perf)
 			if err != nil {
 				tr.close()
@@ -266,6 +271,9 @@ func prepare(spec *config.Spec, opts []Option) (*sim, error) {
 			rt.workers = append(rt.workers, w)
 			m.workers = append(m.workers, w)
 			m.poolOf = append(m.poolOf, rt)
+		}
+		if p.lockstep {
+			rt.batches = make([]perf.Batch, p.dp)
 		}
 		m.pools = append(m.pools, rt)
 	}
@@ -440,7 +448,7 @@ func (m *sim) arrive(idx int32) {
 	rec.ArrivalNs = m.now
 	p := m.pools[0]
 	w := p.place()
-	rec.Worker = w - p.first
+	rec.Worker = p.server(w)
 	f.pw, f.stage = int32(w), stageEngine
 	if m.dep.disagg {
 		m.arrivePD(idx, w)
@@ -478,11 +486,16 @@ func (m *sim) admit(w int, idx int32) {
 }
 
 // startPasses forms a pass on every idle worker with work, in global order.
-// With async scheduling the worker's inbox joins its queue after the pass is
-// formed (the pass was scheduled before they arrived), or before it when the
-// worker has nothing else to run.
+// The data-parallel ranks of a lockstep worker start together
+// (startLockstep).
 func (m *sim) startPasses() {
 	for i, w := range m.workers {
+		if p := m.poolOf[i]; p.lockstep {
+			if (i-p.first)%p.dp == 0 {
+				m.startLockstep(p, i)
+			}
+			continue
+		}
 		if w.Busy() {
 			continue
 		}
@@ -499,6 +512,20 @@ func (m *sim) startPasses() {
 // startPass forms a pass on idle worker w; false when nothing can run.
 func (m *sim) startPass(w int) bool {
 	d, ok := m.workers[w].StartPass()
+	m.applySyncs(w)
+	if !ok {
+		return false
+	}
+	m.at(m.now+d, phasePassEnd, evPassEnd, int32(w), 0)
+	if m.tl != nil {
+		m.recordPass(w, d)
+	}
+	return true
+}
+
+// applySyncs hands the client the implicit tokens of the requests that worker
+// w's last StartPass or PlanPass took out of the steady set (engine.Sync).
+func (m *sim) applySyncs(w int) {
 	for _, s := range m.workers[w].Syncs() {
 		// the request's last implicit token was in the worker's latest
 		// outputs: still queued for detokenization, or already received
@@ -508,14 +535,6 @@ func (m *sim) startPass(w int) bool {
 			m.sync(s.Req.ID, s.Tokens, m.recvNs[w])
 		}
 	}
-	if !ok {
-		return false
-	}
-	m.at(m.now+d, phasePassEnd, evPassEnd, int32(w), 0)
-	if m.tl != nil {
-		m.recordPass(w, d)
-	}
-	return true
 }
 
 // flushInbox adds worker w's held requests to its queue in arrival order,
@@ -533,6 +552,60 @@ func (m *sim) flushInbox(w int) bool {
 	}
 	m.inbox[w] = m.inbox[w][:0]
 	return added
+}
+
+// startLockstep is startPasses for the dp ranks first … first+dp−1 of a
+// lockstep worker: the ranks' inboxes join their queues after the group's
+// pass is formed, or before it when no rank had anything to run.
+func (m *sim) startLockstep(p *poolRT, first int) {
+	started, idle := m.startGroup(p, first)
+	if !idle {
+		return
+	}
+	flushed := false
+	for r := 0; r < p.dp; r++ {
+		flushed = m.flushInbox(first+r) || flushed
+	}
+	if !started && flushed {
+		m.startGroup(p, first)
+	}
+}
+
+// startGroup starts a pass on the dp ranks first … first+dp−1 of a lockstep
+// worker when all of them are idle (idle) and one can run something
+// (started): each rank plans its own pass (an idle rank runs a dummy one),
+// the pool's perf model prices them together (the MoE layers gather every
+// rank's tokens) and all end together, at the slowest rank.
+func (m *sim) startGroup(p *poolRT, first int) (started, idle bool) {
+	ranks := m.workers[first : first+p.dp]
+	work := false
+	for _, w := range ranks {
+		if w.Busy() {
+			return false, false
+		}
+		work = work || w.HasWork()
+	}
+	if !work {
+		return false, true
+	}
+	planned := false
+	for r, w := range ranks {
+		planned = w.PlanPass() || planned
+		m.applySyncs(first + r)
+		p.batches[r] = *w.Batch()
+	}
+	if !planned {
+		return false, true
+	}
+	d := p.perf.(groupPricer).GroupPassTime(p.batches)
+	for r, w := range ranks {
+		w.BeginPass(d)
+		m.at(m.now+d, phasePassEnd, evPassEnd, int32(first+r), 0)
+		if m.tl != nil {
+			m.recordPass(first+r, d)
+		}
+	}
+	return true, true
 }
 
 // recordPass appends worker w's pass, started at m.now and lasting d ns, to

@@ -3,36 +3,71 @@ package replay
 import (
 	"github.com/aisimulate/aisimulate/core/config"
 	"github.com/aisimulate/aisimulate/core/engine"
+	"github.com/aisimulate/aisimulate/core/perf"
 )
 
-// poolRT is a pool at run time: its workers (global ids first … first+count−1)
-// and placement state.
+// poolRT is a pool at run time: its engine workers (global ids first …
+// first+count·dp−1), worker by worker and, within a worker, rank by rank
+// (a worker without data parallelism is one rank), and placement state.
 type poolRT struct {
 	*pool
-	workers []*engine.Worker
-	first   int   // global id of workers[0]
-	index   uint8 // position in the deployment's pools (report.Pass.Pool)
-	rr      int   // round-robin cursor
+	workers []*engine.Worker // every rank of every worker
+	first   int              // global id of workers[0]
+	index   uint8            // position in the deployment's pools (report.Pass.Pool)
+	rr      int              // round-robin cursor over workers
+
+	// lockstep pools: one batch per rank of the worker being priced
+	batches []perf.Batch
 }
 
-// place picks a worker for a new request and returns its global id:
-// round_robin cycles; least_outstanding takes the worker with the fewest
-// requests on it (engine.Worker.Outstanding: waiting, running, or handed off
-// to it), the lowest id on ties.
+// place picks the rank for a new request and returns its global id. The
+// worker (vLLM server) first: round_robin cycles; least_outstanding takes
+// the worker with the fewest requests on its ranks (engine.Worker.
+// Outstanding: waiting, running, or handed off to it), the lowest id on
+// ties. Then, with data parallelism, the rank of that worker with the
+// lowest 4 × waiting + running, the lowest rank on ties: vLLM's internal DP load balancer
+// (DPLBAsyncMPClient.get_core_engine_for_request, vllm/v1/engine/
+// core_client.py), here with exact counts where vLLM's front end sees them
+// refreshed every 100 ms.
 func (p *poolRT) place() int {
+	var server int
 	switch p.placement {
 	case config.PlacementLeastOutstanding:
-		best, load := 0, p.workers[0].Outstanding()
-		for i := 1; i < len(p.workers); i++ {
-			if l := p.workers[i].Outstanding(); l < load {
+		best, load := 0, p.serverLoad(0)
+		for i := 1; i < p.count; i++ {
+			if l := p.serverLoad(i); l < load {
 				best, load = i, l
 			}
 		}
-		return p.first + best
+		server = best
 	case config.PlacementRoundRobin:
-		w := p.rr
-		p.rr = (p.rr + 1) % len(p.workers)
-		return p.first + w
+		server = p.rr
+		p.rr = (p.rr + 1) % p.count
+	default:
+		panic("replay: placement " + p.placement + " has no policy")
 	}
-	panic("replay: placement " + p.placement + " has no policy")
+	rank := 0
+	if p.dp > 1 {
+		bestScore := -1
+		for r := 0; r < p.dp; r++ {
+			i := server*p.dp + r
+			w := p.workers[i]
+			if s := 4*w.Waiting() + w.Running(); bestScore < 0 || s < bestScore {
+				rank, bestScore = r, s
+			}
+		}
+	}
+	return p.first + server*p.dp + rank
 }
+
+// serverLoad is the requests on worker i's ranks.
+func (p *poolRT) serverLoad(i int) int {
+	n := 0
+	for r := 0; r < p.dp; r++ {
+		n += p.workers[i*p.dp+r].Outstanding()
+	}
+	return n
+}
+
+// server is the pool-local worker (vLLM server) of global rank id w.
+func (p *poolRT) server(w int) int { return (w - p.first) / p.dp }

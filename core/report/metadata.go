@@ -11,8 +11,12 @@ type Metadata struct {
 	AisimulateVersion string `json:"aisimulate_version"`
 	// BlockSize is the KV block size, tokens.
 	BlockSize int `json:"block_size"`
+	// DataParallelSize and EnableExpertParallel (aggregated only, a worker
+	// with data or expert parallelism): Pools[0]'s.
+	DataParallelSize *int `json:"data_parallel_size,omitempty"`
 	// Disaggregated is true for P/D disaggregation (Pools: prefill, decode).
-	Disaggregated bool `json:"disaggregated"`
+	Disaggregated        bool  `json:"disaggregated"`
+	EnableExpertParallel *bool `json:"enable_expert_parallel,omitempty"`
 	// GPUs is the GPU count of every pool.
 	GPUs int `json:"gpus"`
 	// KVBlocks (aggregated only): Pools[0].KVBlocks.
@@ -78,9 +82,16 @@ type Metadata struct {
 
 // Pool is one worker pool as run (fields in JSON key order, as Metadata's).
 type Pool struct {
-	// GPUHours is Workers × TP × the measured window, GPU·h.
+	// DataParallelSize and EnableExpertParallel (a worker with data or
+	// expert parallelism, else absent): the worker's data_parallel_size and
+	// enable_expert_parallel. With them the per-worker arrays (KVBlocks,
+	// PrefixCache, RecomputedTokens, WorkerBusyMs, WorkerPasses) list every
+	// data-parallel rank, worker by worker.
+	DataParallelSize     *int  `json:"data_parallel_size,omitempty"`
+	EnableExpertParallel *bool `json:"enable_expert_parallel,omitempty"`
+	// GPUHours is GPUs × the measured window, GPU·h.
 	GPUHours float64 `json:"gpu_hours"`
-	// GPUs is Workers × TP.
+	// GPUs is Workers × TP × data-parallel size.
 	GPUs int `json:"gpus"`
 	// KVBlocks is each worker's KV block counters at the end of the run.
 	KVBlocks []KVBlocks `json:"kv_blocks"`

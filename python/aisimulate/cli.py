@@ -259,8 +259,11 @@ def _cmd_validate(args: argparse.Namespace) -> int:
     lines = [f"{'<stdin>' if name == '-' else name}: valid"]
     pools = meta.get("pools") or []
     for p in pools:
-        lines.append(f"  {p['name']} pool: {p['workers']} worker(s) × TP{p['tp']} "
-                     f"({p['gpus']} GPU(s)), {p['num_gpu_blocks']} KV blocks per worker, "
+        dp = f" × DP{p['data_parallel_size']}" if p.get("data_parallel_size", 1) > 1 else ""
+        ep = " (EP)" if p.get("enable_expert_parallel") else ""
+        per = "data-parallel rank" if dp else "worker"
+        lines.append(f"  {p['name']} pool: {p['workers']} worker(s) × TP{p['tp']}{dp}{ep} "
+                     f"({p['gpus']} GPU(s)), {p['num_gpu_blocks']} KV blocks per {per}, "
                      f"perf model {p['perf_model']}")
     lines.append(f"  model {meta.get('model')} ({meta.get('weight_dtype')} weights, "
                  f"{meta.get('kv_cache_dtype')} KV cache) on {meta.get('system')}; "

@@ -308,9 +308,9 @@ class ReplayReport:
         pools = m.get("pools")
         if m.get("disaggregated") and isinstance(pools, list):
             title += ", P/D " + " + ".join(
-                f"{p.get('name')} {p.get('workers')} \u00d7 TP{p.get('tp')}" for p in pools)
+                f"{p.get('name')} {p.get('workers')} \u00d7 TP{p.get('tp')}{_layout(p)}" for p in pools)
         elif isinstance(workers, int) and isinstance(tp, int):
-            title += f", {workers} worker{'s' if workers != 1 else ''} \u00d7 TP{tp}"
+            title += f", {workers} worker{'s' if workers != 1 else ''} \u00d7 TP{tp}{_layout(m)}"
         if isinstance(perf, str):
             title += f", {perf} perf model"
         return title
@@ -456,3 +456,14 @@ def _columns_to_records(cols: Mapping[str, Any] | None) -> list[dict[str, Any]]:
             values = v.tolist()
         lists.append(values)
     return [dict(zip(names, row)) for row in zip(*lists)]
+
+
+def _layout(meta: Mapping[str, Any]) -> str:
+    """`` × DP2`` and `` (EP)`` for a data-parallel or expert-parallel worker, else ""."""
+    out = ""
+    dp = meta.get("data_parallel_size")
+    if isinstance(dp, int) and dp > 1:
+        out += f" \u00d7 DP{dp}"
+    if meta.get("enable_expert_parallel") is True:
+        out += " (EP)"
+    return out

@@ -3,12 +3,17 @@ package aic
 import "fmt"
 
 // allReduceCurve is the measured CUDA-graph custom all-reduce of one TP
-// degree: latency (s) over message size (bf16 elements), ascending.
+// degree: latency (s) over message size (bf16 elements), ascending. The
+// NCCL all-gather and reduce-scatter curves (nccl.go) are the same type with
+// phases 1.
 type allReduceCurve struct {
 	gpus       int64
 	sizes, sec []float64
 	// bw is the NVLink bandwidth per GPU (B/s) of the roofline.
 	bw float64
+	// phases of a ring collective: 2 for an all-reduce (reduce-scatter then
+	// all-gather), 1 for an all-gather or a reduce-scatter
+	phases float64
 	// note says when another GPU count stood in.
 	note string
 }
@@ -34,7 +39,7 @@ func newAllReduceCurve(rows []allReduceRow, tp int64, bw float64) (*allReduceCur
 	if best == 0 {
 		return nil, fmt.Errorf("no CUDA-graph all-reduce rows")
 	}
-	c := &allReduceCurve{gpus: best, bw: bw}
+	c := &allReduceCurve{gpus: best, bw: bw, phases: 2}
 	if best != tp {
 		c.note = fmt.Sprintf("all-reduce of %d GPUs not measured; %d GPUs used", tp, best)
 	}
@@ -62,11 +67,13 @@ func abs64(x int64) int64 {
 	return x
 }
 
-// roofline of a ring all-reduce of e bf16 elements on t GPUs, seconds:
-// 2·(t−1)/t · 2·e / B, B the NVLink bandwidth per GPU (B/s).
+// roofline of a ring collective of e bf16 elements on t GPUs, seconds:
+// phases·(t−1)/t · 2·e / B, B the NVLink bandwidth per GPU (B/s); an
+// all-reduce moves 2·(t−1)/t of the message, an all-gather or a
+// reduce-scatter (t−1)/t.
 func (c *allReduceCurve) roofline(e float64) float64 {
 	t := float64(c.gpus)
-	return 2 * (t - 1) / t * 2 * e / c.bw
+	return c.phases * (t - 1) / t * 2 * e / c.bw
 }
 
 // Seconds is the all-reduce time of e elements: linear between measured
@@ -76,10 +83,9 @@ func (c *allReduceCurve) Seconds(e float64) float64 {
 	if e <= 0 {
 		return 0
 	}
-	i0, i1, w, clamped := bracket(c.sizes, e)
-	t := lerp(c.sec[i0], c.sec[i1], w)
-	if clamped && e > c.sizes[len(c.sizes)-1] {
-		return keepEfficiency(t, c.roofline(c.sizes[i0]), c.roofline(e))
+	t, above := sizeAt(c.sizes, c.sec, e)
+	if above {
+		return keepEfficiency(t, c.roofline(c.sizes[len(c.sizes)-1]), c.roofline(e))
 	}
 	return max(t, c.roofline(e))
 }

@@ -86,6 +86,8 @@ type attnSelect struct {
 	kvDtype        string
 	kvBytes        float64
 	flops, memBW   float64
+	// window is the window_size of the rows (0: full attention)
+	window int64
 }
 
 // newAttnGrid restricts the rows to the selection. When the model's (heads,
@@ -100,12 +102,12 @@ func newAttnGrid(rows []attnRow, sel attnSelect) (*attnGrid, error) {
 	pairs := map[pair]bool{}
 	for i := range rows {
 		r := &rows[i]
-		if r.HeadDim == sel.headDim && r.KVDtype == sel.kvDtype && r.Window == 0 {
+		if r.HeadDim == sel.headDim && r.KVDtype == sel.kvDtype && r.Window == sel.window {
 			pairs[pair{r.Heads, r.KVHeads}] = true
 		}
 	}
 	if len(pairs) == 0 {
-		return nil, fmt.Errorf("no rows with head_dim %d, kv_cache_dtype %s, window 0", sel.headDim, sel.kvDtype)
+		return nil, fmt.Errorf("no rows with head_dim %d, kv_cache_dtype %s, window %d", sel.headDim, sel.kvDtype, sel.window)
 	}
 	want := pair{sel.heads, sel.kvHeads}
 	best, bestD := want, math.Inf(1)
@@ -137,7 +139,7 @@ func newAttnGrid(rows []attnRow, sel attnSelect) (*attnGrid, error) {
 	var picked []*attnRow
 	for i := range rows {
 		r := &rows[i]
-		if r.HeadDim == sel.headDim && r.KVDtype == sel.kvDtype && r.Window == 0 && r.Heads == best.h && r.KVHeads == best.kv {
+		if r.HeadDim == sel.headDim && r.KVDtype == sel.kvDtype && r.Window == sel.window && r.Heads == best.h && r.KVHeads == best.kv {
 			picked = append(picked, r)
 			bs, ys = append(bs, float64(r.Batch)), append(ys, length(r))
 		}

@@ -24,6 +24,8 @@ var tableFamily = map[string]string{
 	TableContextAttention:    "attention",
 	TableGenerationAttention: "attention",
 	TableAllReduce:           "comm",
+	TableMoE:                 "moe",
+	TableNCCL:                "comm",
 }
 
 // Source says which file priced one table: the version asked for, the
@@ -179,6 +181,7 @@ func locateExcept(sysDir, system, backend, want, table string, exclude map[strin
 		}
 	}
 	sort.Strings(skipped)
+	skipped = dedupe(skipped)
 	var note string
 	if src.Version != want {
 		note = fmt.Sprintf("version %s has no usable %s; nearest %s used", want, table, src.Version)
@@ -191,6 +194,18 @@ func locateExcept(sysDir, system, backend, want, table string, exclude map[strin
 	}
 	src.Note = note
 	return src, nil
+}
+
+// dedupe drops repeated entries of a sorted slice (a version redirected to
+// by another folder's reuse.yaml is skipped once per folder).
+func dedupe(s []string) []string {
+	out := s[:0]
+	for i, v := range s {
+		if i == 0 || v != s[i-1] {
+			out = append(out, v)
+		}
+	}
+	return out
 }
 
 func joinNote(a, b string) string {

@@ -1,8 +1,9 @@
 // Package aic is the measured perf source ("aic-v1"): it prices an engine
 // pass from the AIConfigurator-format kernel tables (parquet, zstd) of a
 // system, backend and version — GEMM, context attention, generation
-// attention and the CUDA-graph custom all-reduce — and implements
-// perf.Model (docs/design.md, "Perf models").
+// attention and the CUDA-graph custom all-reduce; for mixture-of-experts
+// models the fused-MoE table and the NCCL collectives — and implements
+// perf.Model (docs/design.md, "Perf models"; docs/moe.md).
 //
 // # Reading order
 //
@@ -37,6 +38,15 @@
 //     rule: outside the measured range keep the nearest point's
 //     measured/roofline ratio and scale the query's roofline; never return
 //     less than the roofline.
+//  6. hybrid.go, moe.go, nccl.go: mixture-of-experts and mixed-attention
+//     models. The routed experts from moe_perf's balanced curve of the
+//     model's shape, dtype and layout, corrected to uniform routing
+//     (moeCurve.Seconds) — a version whose low-precision rows are
+//     implausible is skipped, a shape no version measured borrows the
+//     nearest shape's curve scaled by the roofline ratio; the data-parallel
+//     all-gather and reduce-scatter from nccl_perf; sliding-window layers
+//     from the attention tables' window_size rows; GroupPassTime for a
+//     worker's lockstep data-parallel ranks.
 //
 // # Contracts
 //

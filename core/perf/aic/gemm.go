@@ -3,7 +3,6 @@ package aic
 import (
 	"fmt"
 	"math"
-	"sort"
 )
 
 // gemmCurve is one measured (n, k) site: latency (s) over m, m ascending.
@@ -197,15 +196,43 @@ func lowPrecisionRatio(q, ref *gemmGrid) (ratio float64, ok bool) {
 		}
 		rs = append(rs, c.sec[indexOf(c.m, mStar)]/r.sec[indexOf(r.m, mStar)])
 	}
-	if len(rs) == 0 {
-		return 0, false
+	return median(rs)
+}
+
+// MaxLowPrecisionMemoryRatio is the largest plausible ratio of a measured
+// low-precision GEMM time to the same table's bf16 time at one token (m = 1,
+// see memoryBoundRatio). There a GEMM reads its weights: an fp8 or fp4
+// weight is half a bf16 one or less, and a block-scaled fp8 GEMM adds one
+// kernel, the per-token-group quantization of its input, so two kernels
+// each no slower than the bf16 GEMM bound it at 2×. Measured medians (n, k
+// ≥ 1024): fp8 0.57–1.16 and nvfp4 0.68–0.94 on every system; fp8_block
+// 1.25–1.94 in h100_sxm 0.14.0/0.19.0, h200_sxm 0.19.0, b200_sxm 0.19.0,
+// but 2.4–3.6 in h100/h200 0.18.0, 0.22.0 and 0.24.0 and 11.6–15.5 in
+// b200_sxm 0.22.0/0.24.0 — 60–85 µs for a 4096 × 4096 fp8_block GEMM at one
+// token on H200, where vLLM 0.18.0 serves MiniMax-M2.5 (62 layers, two such
+// GEMMs each) at 8.0 ms per output token in all
+// (../shared/data/silicon/vllm_moe_dev.csv, TP 8, concurrency 4), less than
+// those tables' two GEMMs alone (7.9 ms). Those rows did not time the kernel
+// vLLM serves with.
+const MaxLowPrecisionMemoryRatio = 2.0
+
+// memoryBoundRatio compares a low-precision grid q with the bf16 grid ref of
+// the same table at one token: the median, over the (n, k) sites both
+// measured at m = 1 with n ≥ 1024 and k ≥ 1024, of q(1, n, k) / ref(1, n,
+// k). ok is false when no site qualifies.
+func memoryBoundRatio(q, ref *gemmGrid) (ratio float64, ok bool) {
+	var rs []float64
+	for key, c := range q.sites {
+		if key[0] < 1024 || key[1] < 1024 || c.m[0] != 1 {
+			continue
+		}
+		r, has := ref.sites[key]
+		if !has || r.m[0] != 1 {
+			continue
+		}
+		rs = append(rs, c.sec[0]/r.sec[0])
 	}
-	sort.Float64s(rs)
-	n := len(rs)
-	if n%2 == 1 {
-		return rs[n/2], true
-	}
-	return (rs[n/2-1] + rs[n/2]) / 2, true
+	return median(rs)
 }
 
 // nearestSite is the measured site closest to (log2 n, log2 k) in

@@ -62,3 +62,26 @@ func keepEfficiency(measured, roofEdge, roofQuery float64) float64 {
 	}
 	return max(roofQuery, measured/roofEdge*roofQuery)
 }
+
+// median of rs (sorted in place); ok is false for an empty slice.
+func median(rs []float64) (float64, bool) {
+	n := len(rs)
+	if n == 0 {
+		return 0, false
+	}
+	sort.Float64s(rs)
+	if n%2 == 1 {
+		return rs[n/2], true
+	}
+	return (rs[n/2-1] + rs[n/2]) / 2, true
+}
+
+// sizeAt interpolates a curve of times over ascending message sizes at e:
+// linear between measured sizes, the smallest size's time below them (a
+// latency floor); above the largest, t is the largest size's time and above
+// is true (the caller scales it by its roofline, keepEfficiency). Used by
+// the all-reduce and NCCL curves.
+func sizeAt(sizes, sec []float64, e float64) (t float64, above bool) {
+	i0, i1, w, clamped := bracket(sizes, e)
+	return lerp(sec[i0], sec[i1], w), clamped && e > sizes[len(sizes)-1]
+}

@@ -49,6 +49,14 @@ type Options struct {
 	// OverlapCPU runs the engine step's CPU work beside the kernels instead
 	// of after them (vLLM async scheduling; perf.Breakdown.PassNs).
 	OverlapCPU bool
+	// DP is the data-parallel size (0 or 1: none) and EP whether the routed
+	// experts are expert-parallel; both matter only for a mixture-of-experts
+	// model (model.Parallel). The MoE tables are read at moe_tp = TP×DP
+	// (EP off) or moe_ep = TP×DP (EP on); with DP > 1 the NCCL tables of the
+	// system's misc.nccl_version price the token all-gather and
+	// reduce-scatter.
+	DP int
+	EP bool
 }
 
 // Model prices a pass of a dense decoder from measured kernel tables
@@ -95,6 +103,10 @@ type Model struct {
 	overheadNs, seqOverheadNs              float64
 	overlapCPU                             bool
 
+	// hy: MoE and mixed-attention models (hybrid.go); nil for a dense decoder
+	hy     *hybrid
+	system string
+
 	sources []Source
 	notes   []string
 }
@@ -110,7 +122,8 @@ func New(arch *model.Arch, sys *hardware.System, opt Options) (*Model, error) {
 	if arch == nil || sys == nil {
 		return nil, fmt.Errorf("aic: needs a model and a system")
 	}
-	if err := arch.Validate(opt.TP); err != nil {
+	par := model.Parallel{TP: opt.TP, DP: max(opt.DP, 1), EP: opt.EP}
+	if err := arch.ValidateParallel(par); err != nil {
 		return nil, fmt.Errorf("aic: %w", err)
 	}
 	if opt.Database == "" {
@@ -140,6 +153,7 @@ func New(arch *model.Arch, sys *hardware.System, opt Options) (*Model, error) {
 		return nil, err
 	}
 	m := &Model{
+		system: sys.Name,
 		layers: float64(arch.Layers), hidden: float64(arch.Hidden), gemms: arch.LayerGEMMs(opt.TP),
 		logitsN:    float64((arch.Vocab + opt.TP - 1) / opt.TP),
 		overheadNs: opt.PassOverheadUs * 1e3, seqOverheadNs: opt.SequenceOverheadUs * 1e3,
@@ -235,6 +249,14 @@ func New(arch *model.Arch, sys *hardware.System, opt Options) (*Model, error) {
 	}
 
 	m.setMemoryOps(arch, sys, opt.TP)
+	if arch.Hybrid() {
+		if err := m.setupHybrid(arch, sys, par, sysDir, opt, kd, find); err != nil {
+			return nil, err
+		}
+		m.tabulateHybrid(min(opt.MaxTokens, MaxTabulatedTokens))
+		m.notes = append(m.notes, arch.Approximations...)
+		return m, nil
+	}
 	m.tabulate(min(opt.MaxTokens, MaxTabulatedTokens))
 	return m, nil
 }
@@ -262,18 +284,26 @@ func (m *Model) lowPrecisionGrid(rows []gemmRow, path string, wd model.Dtype, sy
 	exclude := map[string]string{}
 	g, moved := first, false
 	for {
-		ratio, ok := 0.0, false
+		ratio, ok, memRatio, memOK := 0.0, false, 0.0, false
 		if ref, err := newGEMMGrid(rows, string(model.BF16), sys.BF16Flops, sys.MemBW, 2); err == nil {
 			ratio, ok = lowPrecisionRatio(g, ref)
+			memRatio, memOK = memoryBoundRatio(g, ref)
 		}
-		if !ok || ratio < MaxLowPrecisionRatio {
+		computeBad := ok && ratio >= MaxLowPrecisionRatio
+		memoryBad := memOK && memRatio > MaxLowPrecisionMemoryRatio
+		if !computeBad && !memoryBad {
 			if moved {
 				m.notes = append(m.notes, fmt.Sprintf("%s %s GEMMs read from %s", TableGEMM, wd, path))
 			}
 			return g, nil
 		}
-		exclude[curFrom] = fmt.Sprintf("its %s GEMMs take %.2f× its bfloat16 time on compute-bound shapes (implausible, want < %.2g)",
-			wd, ratio, MaxLowPrecisionRatio)
+		if computeBad {
+			exclude[curFrom] = fmt.Sprintf("its %s GEMMs take %.2f× its bfloat16 time on compute-bound shapes (implausible, want < %.2g)",
+				wd, ratio, MaxLowPrecisionRatio)
+		} else {
+			exclude[curFrom] = fmt.Sprintf("its %s GEMMs take %.2f× its bfloat16 time at one token (implausible, want ≤ %.2g)",
+				wd, memRatio, MaxLowPrecisionMemoryRatio)
+		}
 		for {
 			next, err := locateExcept(sysDir, sys.Name, opt.Backend, opt.Version, TableGEMM, exclude)
 			if err != nil {
@@ -433,24 +463,39 @@ func (m *Model) generationSeconds(b *perf.Batch) float64 {
 // (perf.Breakdown's fields: MemoryOpsNs holds norms, activation, rotary and
 // q/k norms). It does not allocate.
 func (m *Model) Breakdown(b *perf.Batch) perf.Breakdown {
+	if m.hy != nil {
+		// one batch stands for every DP rank (GroupPassTime prices them apart)
+		return m.hybridBreakdown(b, int(perf.DPMoETokens(m.dp(), b.Tokens())))
+	}
+	out, ok := m.tokenBreakdown(b, m.tokenCosts)
+	if !ok {
+		return out
+	}
+	out.ContextAttentionNs = m.layers * m.contextSeconds(b) * 1e9
+	out.GenerationAttentionNs = m.layers * m.generationSeconds(b) * 1e9
+	return out
+}
+
+// tokenBreakdown fills the pass overhead and the parts that depend on the
+// token count x (from the tables tabulate filled, else costs(x)) and the
+// samplers (logits); ok is false for an empty pass (overhead only).
+func (m *Model) tokenBreakdown(b *perf.Batch, costs func(float64) (float64, float64, float64, float64)) (perf.Breakdown, bool) {
 	out := perf.Breakdown{OverheadNs: perf.OverheadNs(m.overheadNs, m.seqOverheadNs, b)}
 	x := b.Tokens()
 	if x <= 0 {
-		return out
+		return out, false
 	}
 	if x < len(m.gemmNs) {
 		out.GEMMNs, out.MemoryOpsNs, out.AllReduceNs, out.EmbeddingNs = m.gemmNs[x], m.memNs[x], m.arNs[x], m.embedNs[x]
 	} else {
-		out.GEMMNs, out.MemoryOpsNs, out.AllReduceNs, out.EmbeddingNs = m.tokenCosts(float64(x))
+		out.GEMMNs, out.MemoryOpsNs, out.AllReduceNs, out.EmbeddingNs = costs(float64(x))
 	}
 	if s := b.Samplers; s > 0 && s < len(m.logitsNs) {
 		out.LogitsNs = m.logitsNs[s]
 	} else if s > 0 {
 		out.LogitsNs = m.logitsCost(float64(s))
 	}
-	out.ContextAttentionNs = m.layers * m.contextSeconds(b) * 1e9
-	out.GenerationAttentionNs = m.layers * m.generationSeconds(b) * 1e9
-	return out
+	return out, true
 }
 
 // PassTime is perf.PassNs(Breakdown(b).PassNs(OverlapCPU)): rounded, in [1, clock.MaxSpan].

@@ -22,24 +22,44 @@ func Shapes() []Shape {
 		{"prefill_2048", perf.Batch{Prefill: []perf.Chunk{{NewTokens: 2048}}, Samplers: 1}},
 		{"prefill_512_after_1536", perf.Batch{Prefill: []perf.Chunk{{NewTokens: 512, PrefixTokens: 1536}}, Samplers: 1}},
 		{"prefill_4x1024", perf.Batch{Prefill: []perf.Chunk{{NewTokens: 1024}, {NewTokens: 1024}, {NewTokens: 1024}, {NewTokens: 1024}}, Samplers: 4}},
-		{"decode_1_kv100", perf.Batch{Decodes: 1, DecodeKVSum: 1 * 100, Samplers: 1}},
-		{"decode_32_kv1024", perf.Batch{Decodes: 32, DecodeKVSum: 32 * 1024, Samplers: 32}},
-		{"decode_256_kv3000", perf.Batch{Decodes: 256, DecodeKVSum: 256 * 3000, Samplers: 256}},
-		{"mixed_1024_plus_16_kv2048", perf.Batch{Prefill: []perf.Chunk{{NewTokens: 1024, PrefixTokens: 0}}, Decodes: 16, DecodeKVSum: 16 * 2048, Samplers: 16}},
+		{"decode_1_kv100", perf.Batch{Decodes: 1, DecodeKVSum: 1 * 100, DecodeKVLens: same(1, 100), Samplers: 1}},
+		{"decode_32_kv1024", perf.Batch{Decodes: 32, DecodeKVSum: 32 * 1024, DecodeKVLens: same(32, 1024), Samplers: 32}},
+		{"decode_256_kv3000", perf.Batch{Decodes: 256, DecodeKVSum: 256 * 3000, DecodeKVLens: same(256, 3000), Samplers: 256}},
+		{"mixed_1024_plus_16_kv2048", perf.Batch{Prefill: []perf.Chunk{{NewTokens: 1024, PrefixTokens: 0}}, Decodes: 16, DecodeKVSum: 16 * 2048, DecodeKVLens: same(16, 2048), Samplers: 16}},
 	}
 }
 
-// Point is one (model, weights, system, TP) deployment of the grid.
+// same is n decodes' KV lengths, each kv tokens (Batch.DecodeKVLens, read by
+// the windowed-attention models).
+func same(n, kv int) []int {
+	lens := make([]int, n)
+	for i := range lens {
+		lens[i] = kv
+	}
+	return lens
+}
+
+// Point is one (model, weights, system, layout) deployment of the grid.
 type Point struct {
 	Model   string
 	Weights model.Dtype
 	System  string
 	TP      int
+	DP      int  // data-parallel ranks (0 or 1: none); MoE points only
+	EP      bool // expert parallelism; MoE points only
 }
 
-// Key names a point and source in the golden file.
+// Key names a point and source in the golden file ("…|tpN", then "|dpN"
+// and "|ep" when set).
 func (p Point) Key(source string) string {
-	return fmt.Sprintf("%s|%s|%s|%s|tp%d", source, p.Model, p.Weights, p.System, p.TP)
+	k := fmt.Sprintf("%s|%s|%s|%s|tp%d", source, p.Model, p.Weights, p.System, p.TP)
+	if p.DP > 1 {
+		k += fmt.Sprintf("|dp%d", p.DP)
+	}
+	if p.EP {
+		k += "|ep"
+	}
+	return k
 }
 
 // Points is the deployment grid.
@@ -54,11 +74,20 @@ func Points() []Point {
 	} {
 		for _, sys := range []string{"h100_sxm", "h200_sxm"} {
 			for _, tp := range []int{1, 2, 8} {
-				out = append(out, Point{m.name, m.w, sys, tp})
+				out = append(out, Point{Model: m.name, Weights: m.w, System: sys, TP: tp})
 			}
 		}
 	}
-	return out
+	// mixture-of-experts shapes and layouts (a single batch stands for every
+	// DP rank's)
+	return append(out,
+		Point{Model: "Qwen/Qwen3-235B-A22B-FP8", Weights: model.FP8Block, System: "h200_sxm", TP: 4},
+		Point{Model: "Qwen/Qwen3-235B-A22B-FP8", Weights: model.FP8Block, System: "h200_sxm", TP: 2, EP: true},
+		Point{Model: "Qwen/Qwen3-235B-A22B-FP8", Weights: model.FP8Block, System: "h200_sxm", TP: 1, DP: 2},
+		Point{Model: "MiniMaxAI/MiniMax-M2.5", Weights: model.FP8Block, System: "h200_sxm", TP: 8, EP: true},
+		Point{Model: "openai/gpt-oss-120b", Weights: model.BF16, System: "h200_sxm", TP: 1},
+		Point{Model: "openai/gpt-oss-120b", Weights: model.BF16, System: "h200_sxm", TP: 2, DP: 2, EP: true},
+	)
 }
 
 // AICVersion is the table version the aic goldens use.
@@ -80,15 +109,16 @@ func Models(p Point, modelDir, db string) (roof, measured perf.Model, err error)
 	params := perf.RooflineParams{ComputeEfficiency: config.DefaultComputeEfficiency,
 		MemoryEfficiency: config.DefaultMemoryEfficiency, PassOverheadUs: config.DefaultPassOverheadUs,
 		SequenceOverheadUs: config.DefaultPerSequenceOverheadUs, LayerLatencyUs: config.DefaultLayerLatencyUs,
+		MoELatencyUs:       config.DefaultMoELatencyUs,
 		AllReduceLatencyUs: perf.CustomAllReduceLatencyUs}
-	rl, err := perf.NewRoofline(arch, sys, perf.RooflineOptions{TP: p.TP, WeightDtype: p.Weights, Params: params})
+	rl, err := perf.NewRoofline(arch, sys, perf.RooflineOptions{TP: p.TP, DP: p.DP, EP: p.EP, WeightDtype: p.Weights, Params: params})
 	if err != nil {
 		return nil, nil, err
 	}
 	if db == "" {
 		return rl, nil, nil
 	}
-	m, err := aic.New(arch, sys, aic.Options{Database: db, Backend: config.BackendVLLM, Version: AICVersion, TP: p.TP,
+	m, err := aic.New(arch, sys, aic.Options{Database: db, Backend: config.BackendVLLM, Version: AICVersion, TP: p.TP, DP: p.DP, EP: p.EP,
 		WeightDtype: p.Weights, MaxTokens: config.DefaultMaxNumBatchedTokens})
 	if err != nil {
 		return nil, nil, err

@@ -19,6 +19,16 @@ How a row is simulated (:func:`row_spec`)
     ``fp4``/``nvfp4`` NVFP4 weights with an fp8 KV cache; ``bf16`` a bf16 KV cache. Perf tables: the row's ``backend_version``
     (the nearest measured version stands in; the tables read are in ``rows.csv``).
 
+Parallel layout (:func:`row_layout`)
+    ``tp_size`` is vLLM's tensor parallelism per data-parallel rank; a mixture-of-experts
+    row's ``moe_tp_size`` / ``moe_ep_size`` / ``attention_dp_size`` become
+    ``data_parallel_size`` (tp × dp = moe_tp × moe_ep) and ``enable_expert_parallel``
+    (moe_ep > 1). Rows vLLM cannot run that way are skipped with the reason; a
+    block-fp8 row whose stated moe_tp vLLM refuses (expert width per GPU not a multiple
+    of 128) runs as vLLM's recipe serves that GPU count, expert parallel, and the
+    ``layout`` column of ``rows.csv`` says so. The MAPE table has one line per (model,
+    system, TP, layout).
+
 Deployment (``deployment``)
     ``"aic-generator"`` (default): the engine limits AIConfigurator's generator writes
     into a vLLM aggregated launch, as its rule file ``generator/rule_plugin/vllm.rule``
@@ -102,7 +112,7 @@ from .spec import (AIC_GENERATOR_07_MAX_NUM_SEQS, AIC_GENERATOR_TOKEN_SLACK, AIP
                    CLIENTS, DEFAULT_DATABASE, DEFAULT_LOAD_GENERATOR, DEFAULT_MODEL_CONFIGS, LOAD_GENERATORS,
                    DEPLOYMENTS, MAX_DATASET_ENTRIES, MAX_WAVES, MIN_MEASURED, SAMPLINGS, SHARED_DATA,
                    VLLM_API_SERVER_MAX_NUM_BATCHED_TOKENS,
-                   VLLM_DEFAULT_MAX_NUM_SEQS, row_spec)
+                   VLLM_DEFAULT_MAX_NUM_SEQS, layout_text, row_layout, row_spec)
 
 __all__ = [
     "AIPERF_CLIENT",
@@ -129,6 +139,8 @@ __all__ = [
     "read_silicon",
     "resolve_aliases",
     "row_spec",
+    "row_layout",
+    "layout_text",
     "run_row",
     "settings_text",
     "write_mape",

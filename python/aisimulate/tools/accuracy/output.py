@@ -31,34 +31,35 @@ def write_rows(results: Iterable[RowResult], path: str | os.PathLike[str]) -> No
 
 
 def mape_table(results: Sequence[RowResult]) -> list[dict[str, Any]]:
-    """MAPE of TTFT and TPOT (%) per (model, system, TP), then one ``overall`` line and,
+    """MAPE of TTFT and TPOT (%) per (model, system, TP, layout), then one ``overall`` line and,
     when the ok rows mix precisions, one ``overall [precision]`` line per precision
     (``[checkpoint]`` for an empty one).
 
-    Each dict has ``model``, ``system``, ``tp``, ``rows`` (ok rows), ``ttft_mape_pct``,
+    Each dict has ``model``, ``system``, ``tp``, ``layout`` (TP/DP/EP as simulated,
+    ``"TP2"`` for a TP-only row), ``rows`` (ok rows), ``ttft_mape_pct``,
     ``tpot_mape_pct``. Groups are sorted by (model, system, TP). With no ok row the
     list is empty (a MAPE of nothing is not a number).
     """
     ok = [r for r in results if r.status == "ok"]
     if not ok:
         return []
-    groups: dict[tuple[str, str, int], list[RowResult]] = {}
+    groups: dict[tuple[str, str, int, str], list[RowResult]] = {}
     for r in ok:
-        groups.setdefault((r.model, r.system, r.tp), []).append(r)
+        groups.setdefault((r.model, r.system, r.tp, r.layout.split(" (")[0]), []).append(r)
 
-    def line(model: str, system: str, tp: Any, rs: list[RowResult]) -> dict[str, Any]:
+    def line(model: str, system: str, tp: Any, layout: str, rs: list[RowResult]) -> dict[str, Any]:
         n = len(rs)
-        return {"model": model, "system": system, "tp": tp, "rows": n,
+        return {"model": model, "system": system, "tp": tp, "layout": layout, "rows": n,
                 "ttft_mape_pct": sum(abs(r.ttft_error_pct) for r in rs) / n,
                 "tpot_mape_pct": sum(abs(r.tpot_error_pct) for r in rs) / n}
 
     out = [line(*k, groups[k]) for k in sorted(groups)]
-    out.append(line("overall", "", "", ok))
+    out.append(line("overall", "", "", "", ok))
     by_precision: dict[str, list[RowResult]] = {}
     for r in ok:
         by_precision.setdefault(r.precision.strip() or "checkpoint", []).append(r)
     if len(by_precision) > 1:
-        out += [line(f"overall [{p}]", "", "", by_precision[p]) for p in sorted(by_precision)]
+        out += [line(f"overall [{p}]", "", "", "", by_precision[p]) for p in sorted(by_precision)]
     return out
 
 
@@ -66,9 +67,9 @@ def format_mape(table: Sequence[dict[str, Any]], skipped: int, perf: str, settin
     """The MAPE table as fixed-width text; ``settings`` (how the rows were simulated)
     goes on the first line after the perf source."""
     lines = [f"perf source: {perf}" + (f"; {settings}" if settings else ""),
-             f"{'model':36s} {'system':9s} {'TP':>3s} {'rows':>4s} {'TTFT MAPE %':>11s} {'TPOT MAPE %':>11s}"]
+             f"{'model':36s} {'system':9s} {'layout':10s} {'rows':>4s} {'TTFT MAPE %':>11s} {'TPOT MAPE %':>11s}"]
     for t in table:
-        lines.append(f"{t['model']:36s} {t['system']:9s} {str(t['tp']):>3s} {t['rows']:4d} "
+        lines.append(f"{t['model']:36s} {t['system']:9s} {t.get('layout') or str(t['tp']):10s} {t['rows']:4d} "
                      f"{t['ttft_mape_pct']:11.1f} {t['tpot_mape_pct']:11.1f}")
     lines.append(f"skipped rows: {skipped}")
     return "\n".join(lines)
@@ -98,7 +99,7 @@ def settings_text(*, deployment: str, client: str, steady_state: bool, length_ra
 
 def write_mape(table: Sequence[dict[str, Any]], path: str | os.PathLike[str]) -> None:
     with open(path, "w", newline="", encoding="utf-8") as f:
-        w = csv.DictWriter(f, fieldnames=["model", "system", "tp", "rows", "ttft_mape_pct", "tpot_mape_pct"])
+        w = csv.DictWriter(f, fieldnames=["model", "system", "tp", "layout", "rows", "ttft_mape_pct", "tpot_mape_pct"])
         w.writeheader()
         for t in table:
             w.writerow({k: _fmt(v) if isinstance(v, float) else v for k, v in t.items()})

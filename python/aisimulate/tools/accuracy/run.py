@@ -10,14 +10,15 @@ from typing import Any, Sequence
 
 from .rows import LINE_KEY, _int, _positive
 from .spec import (AIC_GENERATOR_TOKEN_SLACK, DEFAULT_DATABASE, DEFAULT_LOAD_GENERATOR, DEFAULT_MODEL_CONFIGS,
-                   _check_client, _check_dataset, _check_deployment, _load_generator, row_spec)
+                   _check_client, _check_dataset, _check_deployment, _load_generator, layout_text, row_layout,
+                   row_spec)
 
 ROW_COLUMNS = ("id", "status", "reason", "model", "system", "tp", "isl", "osl", "concurrency",
                "precision", "perf", "silicon_ttft_ms", "silicon_tpot_ms", "predicted_ttft_ms",
                "predicted_tpot_ms", "ttft_error_pct", "tpot_error_pct", "measured_requests",
                "deployment", "client", "load_generator", "window", "length_ratio", "dataset_entries", "sampling",
                "max_num_batched_tokens", "max_num_seqs",
-               "perf_model", "tables")
+               "perf_model", "tables", "layout")
 
 
 @dataclass
@@ -50,6 +51,9 @@ class RowResult:
     max_num_seqs: int | None = None
     perf_model: str = ""
     tables: str = ""
+    #: the row's parallel layout as simulated ("TP4", "TP1 DP2", "TP8 EP8"), with the
+    #: reason when it differs from the row's columns (spec.row_layout)
+    layout: str = ""
     extra: dict[str, Any] = field(default_factory=dict)
 
     def skip_line(self) -> str:
@@ -102,6 +106,11 @@ def run_row(row: dict[str, str], perf: str, aliases: dict[str, str], model_confi
     except (ValueError, KeyError) as exc:
         res.reason = where + str(exc)
         return res
+    pool = spec["engine"]["workers"]["aggregated"]
+    _, _, note = row_layout(row, spec["engine"]["model"])
+    res.layout = layout_text(pool["tp"], pool.get("data_parallel_size", 1), pool.get("enable_expert_parallel", False))
+    if note:
+        res.layout += f" ({note})"
     try:
         report = _replay_as_launched(spec, res.isl + res.osl)
     except (aisimulate.ConfigError, aisimulate.SimulationError) as exc:

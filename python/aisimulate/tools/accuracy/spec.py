@@ -127,9 +127,8 @@ def row_spec(row: dict[str, str], *, perf: str, aliases: dict[str, str],
     mode = (row.get("mode") or "agg").strip()
     if mode != "agg":
         raise ValueError(f"mode {mode!r}: only aggregated serving is simulated")
-    for col in ("pp_size", "attention_dp_size"):
-        if _int(row, col, 1) > 1:
-            raise ValueError(f"{col} = {row[col]}: not simulated (TP only)")
+    if _int(row, "pp_size", 1) > 1:
+        raise ValueError(f"pp_size = {row['pp_size']}: not simulated (pipeline parallelism)")
     backend = (row.get("backend") or "vllm").strip()
     if backend != "vllm":
         raise ValueError(f"backend {backend!r}: only vllm is simulated")
@@ -148,6 +147,7 @@ def row_spec(row: dict[str, str], *, perf: str, aliases: dict[str, str],
     isl, osl = _int(row, "isl"), _int(row, "osl")
     if min(c, tp, isl, osl) < 1:
         raise ValueError("batch_size, tp_size, isl and osl must be ≥ 1")
+    dp, ep, _ = row_layout(row, str(config))
     if osl < 2:
         raise ValueError(f"osl = {osl}: a TPOT needs at least 2 output tokens")
     weights = _weights_for(row.get("precision") or "", str(config))
@@ -181,7 +181,7 @@ def row_spec(row: dict[str, str], *, perf: str, aliases: dict[str, str],
         "system": row["system"].strip(),
         "backend": backend,
         "perf": perf_block,
-        "workers": {"aggregated": {"count": 1, "tp": tp}},
+        "workers": {"aggregated": _pool(tp, dp, ep)},
         "scheduler": scheduler,
     }
     # fp8 and fp4 serving quantize the KV cache too: NVIDIA's FP8 and NVFP4
@@ -228,6 +228,90 @@ def _load_generator(name: str) -> LoadGenerator:
     if name not in LOAD_GENERATORS:
         raise ValueError(f"load_generator {name!r}: want one of {', '.join(LOAD_GENERATORS)}")
     return LOAD_GENERATORS[name]
+
+
+def _pool(tp: int, dp: int, ep: bool) -> dict[str, Any]:
+    pool: dict[str, Any] = {"count": 1, "tp": tp}
+    if dp > 1:
+        pool["data_parallel_size"] = dp
+    if ep:
+        pool["enable_expert_parallel"] = True
+    return pool
+
+
+#: The fp8 weight block vLLM requires a block-quantized expert's per-GPU intermediate
+#: size to be a multiple of (``Fp8MoEMethod.create_weights``).
+FP8_WEIGHT_BLOCK = 128
+
+
+def row_layout(row: dict[str, str], config_path: str) -> tuple[int, bool, str]:
+    """The data-parallel size and expert parallelism of a row, in vLLM's terms.
+
+    The silicon CSVs give AIConfigurator's layout: ``tp_size`` (attention TP),
+    ``attention_dp_size`` (often empty), ``moe_tp_size`` and ``moe_ep_size``, with
+    ``tp_size × attention_dp_size = moe_tp_size × moe_ep_size`` (every GPU of the
+    instance holds a share of the experts). So an empty ``attention_dp_size`` is
+    ``moe_tp × moe_ep / tp_size``. vLLM has two expert layouts over the TP × DP GPUs:
+    ``--enable-expert-parallel`` (moe_ep = TP·DP, moe_tp = 1) or not (moe_tp = TP·DP,
+    moe_ep = 1); any other combination is a layout vLLM cannot run and the row is
+    skipped. Dense rows (no MoE columns) are TP only.
+
+    One mapping: a row whose experts are fp8 block-quantized and whose stated
+    moe_tp leaves a per-GPU expert width that is not a multiple of the 128-wide
+    weight block is a layout vLLM refuses to start ("The output_size of gate's and
+    up's weight = 192 is not divisible by weight quantization block_n = 128"); vLLM's
+    recipes for those checkpoints serve that GPU count with
+    ``--enable-expert-parallel`` (MiniMax-M2: "pure TP8 is not supported; use DP+EP
+    or TP+EP"). Such a row was measured, so it ran the only way vLLM can: it is
+    simulated with expert parallelism, and ``rows.csv``'s ``layout`` says so.
+
+    Returns:
+        (data_parallel_size, enable_expert_parallel, note): the note says when the
+        expert-parallel mapping above was applied ("" otherwise).
+
+    Raises:
+        ValueError: a layout vLLM cannot run (the skip reason)."""
+    import json
+    with open(config_path, encoding="utf-8") as f:
+        top = json.load(f)
+    cfg = top.get("text_config") or top
+    tp = _int(row, "tp_size")
+    moe_tp, moe_ep = _int(row, "moe_tp_size", 0), _int(row, "moe_ep_size", 0)
+    adp = _int(row, "attention_dp_size", 0)
+    if not ("num_experts" in cfg or "num_local_experts" in cfg):
+        # a dense model: the MoE columns (1 or 0 in the CSVs) say nothing
+        return max(adp, 1), False, ""
+    moe_tp, moe_ep = max(moe_tp, 1), max(moe_ep, 1)
+    width = moe_tp * moe_ep
+    if adp == 0:
+        if width % tp:
+            raise ValueError(f"moe_tp_size {moe_tp} × moe_ep_size {moe_ep} is not a multiple of tp_size {tp}")
+        adp = width // tp
+    if tp * adp != width:
+        raise ValueError(f"tp_size {tp} × attention_dp_size {adp} ≠ moe_tp_size {moe_tp} × moe_ep_size {moe_ep}")
+    if moe_tp > 1 and moe_ep > 1:
+        raise ValueError(f"moe_tp_size {moe_tp} with moe_ep_size {moe_ep}: vLLM splits experts one way "
+                         "(tensor or expert parallel), not both")
+    ep, note = moe_ep > 1, ""
+    if not ep and moe_tp > 1:
+        q = top.get("quantization_config") or {}
+        inter = cfg.get("moe_intermediate_size") or cfg.get("intermediate_size") or 0
+        block = q.get("quant_method") == "fp8" and q.get("weight_block_size")
+        if block and inter and (inter % moe_tp or (inter // moe_tp) % FP8_WEIGHT_BLOCK):
+            ep = True
+            note = (f"row's moe_tp {moe_tp} gives {inter}/{moe_tp} expert columns per GPU, not a multiple "
+                    f"of the {FP8_WEIGHT_BLOCK}-wide fp8 block (vLLM refuses it): run as vLLM's recipe, expert parallel")
+    return adp, ep, note
+
+
+def layout_text(tp: int, dp: int, ep: bool) -> str:
+    """``"TP4"``, ``"TP1 DP2"``, ``"TP8 EP8"``: a row's layout as simulated."""
+    s = f"TP{tp}"
+    if dp > 1:
+        s += f" DP{dp}"
+    if ep:
+        s += f" EP{tp * dp}"
+    return s
 
 
 def _check_deployment(deployment: str) -> None:

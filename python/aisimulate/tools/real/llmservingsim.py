@@ -96,18 +96,22 @@ def llmservingsim_runs(root: str | os.PathLike[str], model_configs: str | os.Pat
             sched["num_gpu_blocks"] = meta["kv_cache"]["num_gpu_blocks"]
         if async_default(version):
             sched["async_scheduling"] = True
-        dp = kw.get("data_parallel_size") or 1
+        # vLLM's parallel layout as launched: data-parallel ranks and expert
+        # parallelism (the Qwen3-30B-A3B run: DP 2 with EP)
+        pool: dict[str, Any] = {"count": 1, "tp": tp}
+        if (dp := kw.get("data_parallel_size") or 1) > 1:
+            pool["data_parallel_size"] = dp
+        if kw.get("enable_expert_parallel"):
+            pool["enable_expert_parallel"] = True
 
         spec = {
             "engine": {"model": model, "model_config_dir": str(model_configs), "system": system,
-                       "backend": "vllm", "workers": {"aggregated": {"count": 1, "tp": tp}}, "scheduler": sched},
+                       "backend": "vllm", "workers": {"aggregated": pool}, "scheduler": sched},
             "traffic": {"source": {"type": "llmservingsim", "path": str(root / meta["dataset_path"])},
                         "load": {"mode": "trace"}},
             "execution": {"mode": "offline", "seed": 0},
         }
         run = RealRun("llmservingsim", name, model, system, tp, version, measured_metrics(requests), spec,
                       exact_tables=system != "l40s", notes=[note] if note else [])
-        if dp > 1:  # checked after the model itself (evaluate): its loader's reason comes first
-            run.skip = f"data_parallel_size {dp} (one scheduler per DP rank): not simulated"
         runs.append(run)
     return runs

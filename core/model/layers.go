@@ -1,0 +1,186 @@
+package model
+
+// MoE is the mixture-of-experts FFN of a model (Arch.MoE; nil for a dense
+// decoder). Counts are per MoE layer and per model (not per GPU).
+type MoE struct {
+	// Experts is the number of routed experts E (num_experts /
+	// num_local_experts).
+	Experts int
+	// TopK is the number of routed experts k each token goes to
+	// (num_experts_per_tok).
+	TopK int
+	// Intermediate is one routed expert's intermediate size I_e, elements
+	// (moe_intermediate_size, or intermediate_size in families whose
+	// intermediate_size is the expert's).
+	Intermediate int
+	// SharedIntermediate is the intermediate size of the shared experts that
+	// every token also goes through, all of them together, elements
+	// (shared_intermediate_size × n_shared_experts,
+	// shared_expert_intermediate_size); 0 when there are none.
+	SharedIntermediate int
+	// Dtype is the routed experts' weight format when it differs from
+	// Arch.WeightDtype (gpt-oss: MXFP4 experts, bf16 attention); "" means
+	// Arch.WeightDtype (see Arch.ExpertDtype).
+	Dtype Dtype
+}
+
+// AttnKind is the attention of one decoder layer.
+type AttnKind uint8
+
+// Attention kinds.
+const (
+	// AttnFull attends to the whole context (causal).
+	AttnFull AttnKind = iota
+	// AttnSliding attends to the last Arch.SlidingWindow tokens only
+	// (gpt-oss "sliding_attention" layers); its KV cache holds the window.
+	AttnSliding
+	// AttnSparse is block-sparse attention (MiniMax-M3): an indexer scores
+	// every cached block and the layer attends to Arch.Sparse.KeptTokens()
+	// tokens at most; its KV cache holds the whole context plus the
+	// indexer's keys.
+	AttnSparse
+)
+
+// String is "full", "sliding" or "sparse".
+func (k AttnKind) String() string {
+	switch k {
+	case AttnSliding:
+		return "sliding"
+	case AttnSparse:
+		return "sparse"
+	}
+	return "full"
+}
+
+// LayerKind is the attention and FFN of one decoder layer.
+type LayerKind struct {
+	Attn AttnKind
+	// MoE is true for a mixture-of-experts FFN, false for a dense SwiGLU FFN
+	// of Arch.Intermediate.
+	MoE bool
+}
+
+// SparseAttention is MiniMax-M3's block-sparse attention
+// (text_config.sparse_attention_config). A lightweight indexer (IndexHeads
+// query heads of IndexDim against one IndexDim key per token) scores the
+// cached blocks of BlockSize tokens; the layer then attends to the TopKBlocks
+// best blocks plus InitBlocks at the start and LocalBlocks at the end.
+type SparseAttention struct {
+	IndexHeads, IndexDim    int
+	TopKBlocks, BlockSize   int
+	InitBlocks, LocalBlocks int
+}
+
+// KeptTokens is the most keys one query attends to in a sparse layer:
+// (TopKBlocks + InitBlocks + LocalBlocks) × BlockSize tokens.
+func (s *SparseAttention) KeptTokens() int {
+	return (s.TopKBlocks + s.InitBlocks + s.LocalBlocks) * s.BlockSize
+}
+
+// LayerGroup is a run of Count decoder layers of the same kind (not
+// necessarily adjacent: pricing does not depend on the order).
+type LayerGroup struct {
+	Kind  LayerKind
+	Count int
+}
+
+// Groups returns the model's layers grouped by kind, in the fixed order
+// full, sliding, sparse attention and, within each, dense before MoE FFN;
+// kinds without layers are left out. A dense decoder (LayerKinds nil and
+// MoE nil) is one group of Layers full-attention dense layers. The slice is
+// new on every call.
+func (a *Arch) Groups() []LayerGroup {
+	if a.LayerKinds == nil {
+		return []LayerGroup{{Kind: LayerKind{Attn: AttnFull, MoE: a.MoE != nil}, Count: a.Layers}}
+	}
+	var out []LayerGroup
+	for _, attn := range []AttnKind{AttnFull, AttnSliding, AttnSparse} {
+		for _, moe := range []bool{false, true} {
+			k := LayerKind{Attn: attn, MoE: moe}
+			n := 0
+			for _, l := range a.LayerKinds {
+				if l == k {
+					n++
+				}
+			}
+			if n > 0 {
+				out = append(out, LayerGroup{Kind: k, Count: n})
+			}
+		}
+	}
+	return out
+}
+
+// FFNIntermediate is the intermediate size of a layer's dense GEMM FFN,
+// elements: Intermediate for a dense-FFN layer, the shared experts'
+// SharedIntermediate for a MoE layer (0: the MoE layer has only routed
+// experts).
+func (a *Arch) FFNIntermediate(k LayerKind) int {
+	if !k.MoE {
+		return a.Intermediate
+	}
+	if a.MoE == nil {
+		return 0
+	}
+	return a.MoE.SharedIntermediate
+}
+
+// IsMoE reports whether the model has mixture-of-experts layers.
+func (a *Arch) IsMoE() bool { return a.MoE != nil }
+
+// Hybrid reports whether the model needs the per-layer-kind pricing: a MoE
+// model, or one with sliding-window or sparse attention layers. A plain
+// dense decoder is not hybrid and is priced exactly as before MoE support.
+func (a *Arch) Hybrid() bool { return a.MoE != nil || a.LayerKinds != nil }
+
+// ExpertDtype is the routed experts' weight format: MoE.Dtype when set,
+// else WeightDtype ("" for a dense model).
+func (a *Arch) ExpertDtype() Dtype {
+	if a.MoE == nil {
+		return ""
+	}
+	if a.MoE.Dtype != "" {
+		return a.MoE.Dtype
+	}
+	return a.WeightDtype
+}
+
+// countLayers is the number of layers whose kind satisfies f.
+func (a *Arch) countLayers(f func(LayerKind) bool) int {
+	if a.LayerKinds == nil {
+		if f(LayerKind{Attn: AttnFull, MoE: a.MoE != nil}) {
+			return a.Layers
+		}
+		return 0
+	}
+	n := 0
+	for _, l := range a.LayerKinds {
+		if f(l) {
+			n++
+		}
+	}
+	return n
+}
+
+// MoELayers is the number of layers with a mixture-of-experts FFN.
+func (a *Arch) MoELayers() int { return a.countLayers(func(l LayerKind) bool { return l.MoE }) }
+
+// DenseFFNLayers is the number of layers with a dense FFN.
+func (a *Arch) DenseFFNLayers() int { return a.countLayers(func(l LayerKind) bool { return !l.MoE }) }
+
+// FullKVLayers is the number of layers whose KV cache grows with the whole
+// context (full and sparse attention). Sliding-window layers hold only
+// their window (SlidingKVBytesPerSequence).
+func (a *Arch) FullKVLayers() int {
+	return a.countLayers(func(l LayerKind) bool { return l.Attn != AttnSliding })
+}
+
+// SlidingLayers is the number of sliding-window attention layers.
+func (a *Arch) SlidingLayers() int {
+	return a.countLayers(func(l LayerKind) bool { return l.Attn == AttnSliding })
+}
+
+// SparseLayers is the number of block-sparse attention layers.
+func (a *Arch) SparseLayers() int {
+	return a.countLayers(func(l LayerKind) bool { return l.Attn == AttnSparse })
+}

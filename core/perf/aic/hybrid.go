@@ -1,0 +1,486 @@
+package aic
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/aisimulate/aisimulate/core/hardware"
+	"github.com/aisimulate/aisimulate/core/model"
+	"github.com/aisimulate/aisimulate/core/perf"
+)
+
+// hybrid is what the aic source needs beyond a dense decoder: per layer
+// group its attention kind and FFN, the routed experts' curve, the
+// sliding-window attention grids and the data-parallel collectives, with
+// the per-token costs tabulated.
+type hybrid struct {
+	groups []aicGroup
+	par    model.Parallel
+
+	ctxW, genW   *attnGrid // sliding-window grids (window rows, or the full grids at min(S, W))
+	windowed     bool      // ctxW/genW are the tables' window rows
+	window, kept float64
+	idxHeads     float64
+	idxDim       float64
+
+	moe       *moeCurve
+	moeLayers float64
+	gather    *allReduceCurve // DP all-gather of X·h before the experts (nccl.go)
+	scatter   *allReduceCurve // DP reduce-scatter of X·h after them
+	routerN   float64
+	// qkNormARs is the all-reduces of the per-token q/k variances per pass
+	// (model.Arch.QKNormAcrossHeads at TP > 1: one per layer), each of two
+	// fp32 per token, priced as 4 bf16 elements on the TP all-reduce curve
+	qkNormARs  float64
+	anySliding bool
+	anySparse  bool
+
+	// tabulated ns by the rank's tokens x (0..maxTokens): GEMMs, memory
+	// ops; by the MoE tokens X (0..DP·maxTokens): experts, DP collectives
+	gemmNs, memNs []float64
+	expNs, dispNs []float64
+}
+
+// aicGroup is a group of layers of one kind.
+type aicGroup struct {
+	n   float64
+	k   model.LayerKind
+	ffn []model.GEMMShape // dense FFN or shared experts (gate_up, down)
+	idx []model.GEMMShape // sparse indexer projections
+	// memory-bound bytes per token and kernels per layer
+	memBytes, memOps float64
+}
+
+// setupHybrid builds the hybrid part of m for a MoE or mixed-attention
+// model at layout par (after the dense part of New has built the GEMM and
+// full-attention grids and the all-reduce curve). Errors name the table.
+func (m *Model) setupHybrid(arch *model.Arch, sys *hardware.System, par model.Parallel, sysDir string,
+	opt Options, kd model.Dtype, find func(string) (string, error)) error {
+	tp := par.TP
+	hy := &hybrid{par: par, window: float64(arch.SlidingWindow)}
+	h := float64(arch.Hidden)
+	qk := float64(arch.Heads/tp+arch.KVHeadsPerGPU(tp)) * float64(arch.HeadDim)
+	for _, g := range arch.Groups() {
+		gr := aicGroup{n: float64(g.Count), k: g.Kind, memBytes: 2*8*h + 4*qk, memOps: 4}
+		if arch.QKNorm {
+			gr.memBytes += 4 * qk
+			gr.memOps++
+			if arch.QKNormAcrossHeads && tp > 1 {
+				gr.memOps++ // the variance kernel before the all-reduce
+				hy.qkNormARs += float64(g.Count)
+			}
+		}
+		if inter := arch.FFNIntermediate(g.Kind); inter > 0 {
+			i := (inter + tp - 1) / tp
+			gr.ffn = []model.GEMMShape{{Name: "gate_up", N: 2 * i, K: arch.Hidden}, {Name: "down", N: arch.Hidden, K: i}}
+			gr.memBytes += 6 * float64(i)
+		} else {
+			gr.memOps-- // no SiLU-and-mul outside the experts
+		}
+		switch g.Kind.Attn {
+		case model.AttnSparse:
+			s := arch.Sparse
+			gr.idx = []model.GEMMShape{{Name: "index_q", N: s.IndexHeads * s.IndexDim, K: arch.Hidden}, {Name: "index_k", N: s.IndexDim, K: arch.Hidden}}
+			hy.kept, hy.idxHeads, hy.idxDim = float64(s.KeptTokens()), float64(s.IndexHeads), float64(s.IndexDim)
+			hy.anySparse = true
+		case model.AttnSliding:
+			hy.anySliding = true
+		}
+		hy.groups = append(hy.groups, gr)
+	}
+	if hy.anySliding {
+		if err := m.slidingGrids(arch, sys, hy, kd, find); err != nil {
+			return err
+		}
+	}
+	if arch.MoE != nil {
+		hy.moeLayers = float64(arch.MoELayers())
+		hy.routerN = float64(arch.MoE.Experts)
+		if err := m.moeCurveFor(arch, sys, par, sysDir, opt, hy); err != nil {
+			return err
+		}
+		if par.DP > 1 {
+			if err := m.dpCollectives(sys, par, sysDir, hy); err != nil {
+				return err
+			}
+		}
+	}
+	m.hy = hy
+	return nil
+}
+
+// slidingGrids builds the sliding-window attention grids from the
+// attention tables' rows measured with window_size = W; a table without
+// them prices a sliding layer with the full-attention grids over at most W
+// keys (noted).
+func (m *Model) slidingGrids(arch *model.Arch, sys *hardware.System, hy *hybrid, kd model.Dtype, find func(string) (string, error)) error {
+	heads, kvHeads := int64(arch.Heads/hy.par.TP), int64(arch.KVHeadsPerGPU(hy.par.TP))
+	for _, a := range []struct {
+		table string
+		kind  attnKind
+		dst   **attnGrid
+	}{{TableContextAttention, contextKind, &hy.ctxW}, {TableGenerationAttention, generationKind, &hy.genW}} {
+		var p string
+		for _, s := range m.sources {
+			if s.Table == a.table {
+				p = s.Path
+			}
+		}
+		rows, err := loadAttention(p)
+		if err != nil {
+			return err
+		}
+		sel := attnSelect{kind: a.kind, heads: heads, kvHeads: kvHeads, headDim: int64(arch.HeadDim),
+			kvDtype: string(kd), kvBytes: kd.Bytes(), flops: sys.BF16Flops, memBW: sys.MemBW, window: int64(arch.SlidingWindow)}
+		g, err := newAttnGrid(rows, sel)
+		if err != nil && kd != model.BF16 {
+			sel.kvDtype = string(model.BF16)
+			g, err = newAttnGrid(rows, sel)
+		}
+		if err != nil {
+			m.notes = append(m.notes, fmt.Sprintf("%s has no window_size %d rows (%v); sliding layers priced with the full-attention grid over at most %d keys",
+				a.table, arch.SlidingWindow, err, arch.SlidingWindow))
+			continue
+		}
+		*a.dst = g
+	}
+	hy.windowed = hy.ctxW != nil && hy.genW != nil
+	if !hy.windowed {
+		hy.ctxW, hy.genW = nil, nil
+	}
+	return nil
+}
+
+// moeCurveFor finds the routed experts' curve: the model's dtype, shape
+// and layout (moe_tp, moe_ep) in the nearest table version that measured
+// it plausibly; else, in the nearest version with that dtype and layout,
+// the nearest measured shape scaled by the roofline ratio (noted). A dtype
+// or layout no version measured is an error that lists what exists.
+func (m *Model) moeCurveFor(arch *model.Arch, sys *hardware.System, par model.Parallel, sysDir string, opt Options, hy *hybrid) error {
+	ed := arch.ExpertDtype()
+	label := moeDtypeLabel(ed)
+	mo := arch.MoE
+	shape := moeShape{h: int64(arch.Hidden), inter: int64(mo.Intermediate), k: int64(mo.TopK), e: int64(mo.Experts),
+		tp: int64(par.MoETP()), ep: int64(par.MoEEP())}
+	exclude := map[string]string{}
+	var standIn *moeCurve
+	var standInSrc Source
+	var standInShape moeShape
+	for {
+		src, err := locateExcept(sysDir, m.system, opt.Backend, opt.Version, TableMoE, exclude)
+		if err != nil {
+			break
+		}
+		rows, err := loadMoE(src.Path)
+		if err != nil {
+			return err
+		}
+		if c, ok := newMoECurve(rows, label, shape, sys, ed); ok {
+			if why := moeImplausible(rows, c, label); why != "" {
+				exclude[src.ReadFrom] = why
+				continue
+			}
+			src.Table = TableMoE + " (" + label + ")"
+			m.sources = append(m.sources, src)
+			hy.moe = c
+			return nil
+		}
+		exclude[src.ReadFrom] = fmt.Sprintf("no %s curve for hidden %d, experts %d × %d, top-%d at moe_tp %d, moe_ep %d",
+			label, shape.h, shape.e, shape.inter, shape.k, shape.tp, shape.ep)
+		if standIn == nil {
+			if near, ok := nearestMoEShape(rows, label, shape); ok {
+				if c, ok := newMoECurve(rows, label, near, sys, ed); ok && moeImplausible(rows, c, label) == "" {
+					standIn, standInSrc, standInShape = c, src, near
+				}
+			}
+		}
+	}
+	if standIn != nil {
+		standInSrc.Table = TableMoE + " (" + label + ", stand-in shape)"
+		m.sources = append(m.sources, standInSrc)
+		m.notes = append(m.notes, fmt.Sprintf("%s: no version measured %s experts of hidden %d × %d, %d experts top-%d at moe_tp %d, moe_ep %d; the nearest measured shape (hidden %d × %d, %d experts top-%d) scaled by the roofline ratio",
+			TableMoE, label, shape.h, shape.inter, shape.e, shape.k, shape.tp, shape.ep,
+			standInShape.h, standInShape.inter, standInShape.e, standInShape.k))
+		hy.moe = newMoEStandIn(standIn, shape, sys, ed)
+		return nil
+	}
+	return fmt.Errorf("aic: %s tables for %s measure no %s experts at moe_tp %d, moe_ep %d (versions tried: %v); use perf source roofline",
+		TableMoE, m.system, label, shape.tp, shape.ep, exclude)
+}
+
+// dpCollectives reads the NCCL all-gather and reduce-scatter over the DP
+// ranks (vLLM's default all2all backend for data parallelism,
+// allgather_reducescatter: the hidden states of every rank are gathered
+// before the experts and the expert outputs reduce-scattered after).
+func (m *Model) dpCollectives(sys *hardware.System, par model.Parallel, sysDir string, hy *hybrid) error {
+	want := sys.NCCLVersion
+	src, err := locateNewestIfEmpty(sysDir, m.system, want)
+	if err != nil {
+		return err
+	}
+	rows, err := loadNCCL(src.Path)
+	if err != nil {
+		return err
+	}
+	if hy.gather, err = newNCCLCurve(rows, "all_gather", int64(par.DP), sys.IntraNodeBW); err != nil {
+		return fmt.Errorf("aic: %s: %w", src.Path, err)
+	}
+	if hy.scatter, err = newNCCLCurve(rows, "reduce_scatter", int64(par.DP), sys.IntraNodeBW); err != nil {
+		return fmt.Errorf("aic: %s: %w", src.Path, err)
+	}
+	m.sources = append(m.sources, src)
+	return nil
+}
+
+// locateNewestIfEmpty locates the NCCL table of the system's NCCL version
+// (nearest), or the newest when the system names none.
+func locateNewestIfEmpty(sysDir, system, want string) (Source, error) {
+	if want == "" {
+		want = "999.0.0"
+	}
+	src, err := locate(sysDir, system, ncclBackend, want, TableNCCL)
+	if err != nil {
+		return src, err
+	}
+	if want == "999.0.0" {
+		src.Requested = ""
+		src.Note = "the system names no NCCL version; the newest table used"
+	}
+	return src, nil
+}
+
+// hybridTokenCosts prices what depends on the rank's token count x alone,
+// ns: per group the QKV and output GEMMs, the dense FFN or shared experts,
+// the router (bf16, N = E) and a sparse layer's indexer projections; the
+// memory-bound ops (bytes / (W·s) + c per kernel, as setMemoryOps); the TP
+// all-reduces and the embedding.
+func (m *Model) hybridTokenCosts(x float64) (gemmNs, memNs, arNs, embedNs float64) {
+	if x <= 0 {
+		return 0, 0, 0, 0
+	}
+	hy := m.hy
+	attn := m.gemmW.Seconds(x, float64(m.gemms[0].N), float64(m.gemms[0].K)) +
+		m.gemmW.Seconds(x, float64(m.gemms[1].N), float64(m.gemms[1].K))
+	var g, mem float64
+	for _, gr := range hy.groups {
+		s := attn
+		for _, f := range gr.ffn {
+			s += m.gemmW.Seconds(x, float64(f.N), float64(f.K))
+		}
+		for _, f := range gr.idx {
+			s += m.gemmW.Seconds(x, float64(f.N), float64(f.K))
+		}
+		if gr.k.MoE {
+			s += m.gemmBF16.Seconds(x, hy.routerN, m.hidden)
+		}
+		g += gr.n * s
+		mem += gr.n * (x*gr.memBytes/m.memBW + gr.memOps*m.memLatencyS)
+	}
+	gemmNs, memNs = g*1e9, mem*1e9
+	embedNs = (x*m.embedBytesPerToken/m.memBW + m.memLatencyS) * 1e9
+	if m.allReduce != nil {
+		arNs = (m.numAR*m.allReduce.Seconds(x*m.hidden) + hy.qkNormARs*m.allReduce.Seconds(x*4)) * 1e9
+	}
+	return gemmNs, memNs, arNs, embedNs
+}
+
+// moeTokenCosts prices what depends on the MoE tokens X alone, ns: the
+// routed experts of every MoE layer (moeCurve.Seconds) and, with data
+// parallelism, each MoE layer's all-gather and reduce-scatter of X·h bf16
+// elements over the DP ranks.
+func (m *Model) moeTokenCosts(X float64) (expNs, dispNs float64) {
+	hy := m.hy
+	if X <= 0 || hy.moe == nil {
+		return 0, 0
+	}
+	expNs = hy.moeLayers * hy.moe.Seconds(X) * 1e9
+	if hy.gather != nil {
+		e := X * m.hidden
+		dispNs = hy.moeLayers * (hy.gather.Seconds(e) + hy.scatter.Seconds(e)) * 1e9
+	}
+	return expNs, dispNs
+}
+
+// tabulateHybrid fills the per-x and per-X tables (running maximum: a
+// bigger pass is never cheaper).
+func (m *Model) tabulateHybrid(maxTokens int) {
+	hy := m.hy
+	n := maxTokens + 1
+	m.gemmNs, m.memNs, m.arNs, m.embedNs, m.logitsNs =
+		make([]float64, n), make([]float64, n), make([]float64, n), make([]float64, n), make([]float64, n)
+	for x := 1; x < n; x++ {
+		m.gemmNs[x], m.memNs[x], m.arNs[x], m.embedNs[x] = m.hybridTokenCosts(float64(x))
+		m.logitsNs[x] = m.logitsCost(float64(x))
+		m.gemmNs[x] = math.Max(m.gemmNs[x], m.gemmNs[x-1])
+		m.arNs[x] = math.Max(m.arNs[x], m.arNs[x-1])
+		m.logitsNs[x] = math.Max(m.logitsNs[x], m.logitsNs[x-1])
+	}
+	if hy.moe == nil {
+		return
+	}
+	nX := hy.par.DP*maxTokens + 1
+	hy.expNs, hy.dispNs = make([]float64, nX), make([]float64, nX)
+	for X := 1; X < nX; X++ {
+		hy.expNs[X], hy.dispNs[X] = m.moeTokenCosts(float64(X))
+		hy.expNs[X] = math.Max(hy.expNs[X], hy.expNs[X-1])
+		hy.dispNs[X] = math.Max(hy.dispNs[X], hy.dispNs[X-1])
+	}
+}
+
+// windowContext prices one layer's context attention of the prefill chunks
+// over at most w keys per query, with grids ctx (measured at that window
+// when the tables have it, else the full-attention grid):
+//
+//	A = C(k, S_rms) · Σ pairs_w(chunk) / Σ pairs_w(whole S)
+//
+// pairs_w the windowed query–key pairs (perf windowPairs: Σ min(i, w));
+// with the full grid and a window, C is looked up at min(S_rms, w)-long
+// keys and the ratio counts pairs against min(S, w)·S.
+func (m *Model) windowContext(b *perf.Batch, grid *attnGrid, w float64, measuredWindow bool) float64 {
+	var k, sumS2, work, whole float64
+	for i := range b.Prefill {
+		c := &b.Prefill[i]
+		if c.NewTokens <= 0 {
+			continue
+		}
+		S := float64(c.NewTokens + c.PrefixTokens)
+		k++
+		sumS2 += S * S
+		work += perf.WindowPairs(float64(c.NewTokens), float64(c.PrefixTokens), w)
+		whole += perf.WindowPairs(S, 0, w)
+	}
+	if k == 0 || whole == 0 {
+		return 0
+	}
+	sRMS := math.Sqrt(sumS2 / k)
+	if measuredWindow {
+		return grid.Seconds(k, sRMS) * work / whole
+	}
+	// full-attention kernel over min(S, w) keys: its S_rms² pairs scale to
+	// the windowed pairs
+	full := grid.Seconds(k, sRMS) / (sRMS * (sRMS + 1) / 2)
+	return full * work / k
+}
+
+// NeedsDecodeKVLens reports whether the model has sliding-window or sparse
+// (top-k) attention layers, whose decode attention reads min(kv+1, w) keys
+// per request (perf.KVLensUser).
+func (m *Model) NeedsDecodeKVLens() bool {
+	return m.hy != nil && (m.hy.anySliding || m.hy.anySparse)
+}
+
+// windowGeneration prices one layer's decode attention over at most w keys
+// per sequence: the generation grid at the mean of min(kv+1, w).
+func (m *Model) windowGeneration(b *perf.Batch, grid *attnGrid, w float64) float64 {
+	D := b.Decodes
+	if D == 0 {
+		return 0
+	}
+	var sum float64
+	for _, kv := range b.DecodeKVLens {
+		sum += math.Min(float64(kv)+1, w)
+	}
+	return grid.Seconds(float64(D), sum/float64(D))
+}
+
+// indexerSeconds prices a sparse layer's indexer for the pass: every new
+// query scores every cached key with H_idx heads of d_idx (2·H·d FLOPs per
+// pair, bf16) and reads the keys (2·d_idx bytes per key per sequence), at
+// the roofline of the system's memory-op model; not in the tables.
+func (m *Model) indexerSeconds(b *perf.Batch) float64 {
+	hy := m.hy
+	var pairs, keys float64
+	for i := range b.Prefill {
+		c := &b.Prefill[i]
+		if c.NewTokens <= 0 {
+			continue
+		}
+		pairs += perf.WindowPairs(float64(c.NewTokens), float64(c.PrefixTokens), 0)
+		keys += float64(c.NewTokens + c.PrefixTokens)
+	}
+	for _, kv := range b.DecodeKVLens { // sparse layers: lens are kept (NeedsDecodeKVLens)
+		pairs += float64(kv) + 1
+		keys += float64(kv) + 1
+	}
+	if pairs == 0 {
+		return 0
+	}
+	return math.Max(2*hy.idxHeads*hy.idxDim*pairs/m.gemmBF16.flops, 2*hy.idxDim*keys/m.memBW) + m.memLatencyS
+}
+
+// hybridBreakdown prices one DP rank's pass b of a hybrid model whose MoE
+// layers see X tokens (see perf.Roofline.hybridBreakdown for the op list;
+// here every op is measured: GEMMs, attention of each kind, custom
+// all-reduce, the fused-MoE table and the NCCL collectives).
+func (m *Model) hybridBreakdown(b *perf.Batch, X int) perf.Breakdown {
+	hy := m.hy
+	out, ok := m.tokenBreakdown(b, m.hybridTokenCosts)
+	if !ok {
+		return out
+	}
+	if X < len(hy.expNs) {
+		out.ExpertsNs, out.DispatchNs = hy.expNs[X], hy.dispNs[X]
+	} else {
+		out.ExpertsNs, out.DispatchNs = m.moeTokenCosts(float64(X))
+	}
+	var fullCtx, fullGen, winCtx, winGen, sparseCtx, sparseGen, idx float64
+	fullCtx, fullGen = m.contextSeconds(b), m.generationSeconds(b)
+	if hy.anySliding {
+		if hy.windowed {
+			winCtx, winGen = m.windowContext(b, hy.ctxW, hy.window, true), m.windowGeneration(b, hy.genW, math.Inf(1))
+		} else {
+			winCtx, winGen = m.windowContext(b, m.ctx, hy.window, false), m.windowGeneration(b, m.gen, hy.window)
+		}
+	}
+	if hy.anySparse {
+		sparseCtx, sparseGen = m.windowContext(b, m.ctx, hy.kept, false), m.windowGeneration(b, m.gen, hy.kept)
+		idx = m.indexerSeconds(b)
+	}
+	for _, g := range hy.groups {
+		switch g.k.Attn {
+		case model.AttnSliding:
+			out.ContextAttentionNs += g.n * winCtx * 1e9
+			out.GenerationAttentionNs += g.n * winGen * 1e9
+		case model.AttnSparse:
+			out.ContextAttentionNs += g.n * sparseCtx * 1e9
+			out.GenerationAttentionNs += g.n * (sparseGen + idx) * 1e9
+		default:
+			out.ContextAttentionNs += g.n * fullCtx * 1e9
+			out.GenerationAttentionNs += g.n * fullGen * 1e9
+		}
+	}
+	return out
+}
+
+// GroupPassTime prices the lockstep pass of a worker's DP ranks (one batch
+// per rank, an idle rank's batch empty): the MoE layers see X = DP × max_r
+// x_r tokens (perf.DPMoETokens), the pass ends with the slowest rank.
+func (m *Model) GroupPassTime(bs []perf.Batch) int64 {
+	if m.dp() <= 1 && len(bs) == 1 {
+		return m.PassTime(&bs[0])
+	}
+	if m.hy == nil { // a dense model's ranks do not wait for each other
+		var worst int64
+		for i := range bs {
+			worst = max(worst, m.PassTime(&bs[i]))
+		}
+		return worst
+	}
+	maxX := 1
+	for i := range bs {
+		maxX = max(maxX, bs[i].Tokens())
+	}
+	X := int(perf.DPMoETokens(m.dp(), maxX))
+	var worst float64
+	for i := range bs {
+		worst = math.Max(worst, m.hybridBreakdown(&bs[i], X).PassNs(m.overlapCPU))
+	}
+	return perf.PassNs(worst)
+}
+
+func (m *Model) dp() int {
+	if m.hy == nil {
+		return 1
+	}
+	return m.hy.par.DP
+}

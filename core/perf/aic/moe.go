@@ -1,0 +1,281 @@
+package aic
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/aisimulate/aisimulate/core/hardware"
+	"github.com/aisimulate/aisimulate/core/model"
+	"github.com/aisimulate/aisimulate/core/perf"
+)
+
+// TableMoE is the measured fused-MoE kernel table (moe/<backend>/<version>).
+const TableMoE = "moe_perf"
+
+// moeRow is one row of moe_perf: the time (ms) of one MoE layer's routed
+// experts on one GPU when num_tokens tokens (all data-parallel ranks' tokens
+// together) enter it, experts split moe_tp ways or spread over moe_ep GPUs.
+type moeRow struct {
+	Dtype        string  `parquet:"moe_dtype,optional"`
+	Tokens       int64   `parquet:"num_tokens,optional"`
+	Hidden       int64   `parquet:"hidden_size,optional"`
+	Inter        int64   `parquet:"inter_size,optional"`
+	TopK         int64   `parquet:"topk,optional"`
+	Experts      int64   `parquet:"num_experts,optional"`
+	TP           int64   `parquet:"moe_tp_size,optional"`
+	EP           int64   `parquet:"moe_ep_size,optional"`
+	Distribution string  `parquet:"distribution,optional"`
+	Latency      float64 `parquet:"latency,optional"`
+}
+
+type moeKey struct {
+	dtype, dist                    string
+	tokens, h, inter, k, e, tp, ep int64
+}
+
+func loadMoE(path string) ([]moeRow, error) {
+	return loadRows(path, func(r *moeRow) (moeKey, bool) {
+		return moeKey{r.Dtype, r.Distribution, r.Tokens, r.Hidden, r.Inter, r.TopK, r.Experts, r.TP, r.EP},
+			r.Tokens > 0 && r.Hidden > 0 && r.Inter > 0 && r.TopK > 0 && r.Experts > 0 && r.TP > 0 && r.EP > 0 && validLatency(r.Latency)
+	})
+}
+
+// moeDistribution is the routing of the rows used: "balanced", every
+// expert given the same number of tokens (n·k distinct experts below
+// saturation, every expert above it). The tables also hold power-law
+// routings (a few hot experts); uniform routing is what the roofline
+// assumes, and moeCurve.Seconds corrects "balanced" to it.
+const moeDistribution = "balanced"
+
+// moeDtypeLabel maps a weight format to the tables' moe_dtype.
+func moeDtypeLabel(d model.Dtype) string {
+	if d == model.MXFP4 {
+		return "w4a16_mxfp4" // vLLM runs gpt-oss's MXFP4 experts weight-only
+	}
+	return string(d)
+}
+
+// moeShape is what selects a curve: the model's expert shape and layout.
+type moeShape struct {
+	h, inter, k, e, tp, ep int64
+}
+
+// moeCurve is the measured balanced-routing time of one MoE layer's routed
+// experts on one GPU over the tokens entering it (ascending), with what the
+// roofline and the routing correction need.
+type moeCurve struct {
+	tokens, sec []float64
+	shape       moeShape
+	// scale multiplies the measured times (1, or the roofline ratio when a
+	// stand-in shape was measured instead of the model's)
+	scale float64
+	// perExpertS is the time of reading one more local expert, s, measured
+	// on the curve between one token and saturation (see newMoECurve)
+	perExpertS float64
+	local      float64 // ceil(E / moe_ep)
+	// roofline terms (per GPU): expert weight elements, bytes per weight,
+	// activation bytes per (token, expert) pair, peak FLOP/s, HBM B/s
+	expertW, wBytes, actBytes, flops, memBW float64
+}
+
+// newMoECurve builds the curve of dtype label and shape from rows. The
+// per-expert read time is the slope of the measured curve where balanced
+// routing adds experts but little compute:
+//
+//	w = (T(n_sat) − T(1)) / (local − k/moe_ep),  n_sat = E/k
+//
+// T interpolated linearly on the measured tokens; T(1) touches k experts in
+// all (k/moe_ep on this GPU), T(n_sat) every local expert. ok is false when
+// the rows hold no such curve.
+func newMoECurve(rows []moeRow, label string, s moeShape, sys *hardware.System, ed model.Dtype) (*moeCurve, bool) {
+	var ts []float64
+	lat := map[float64]float64{}
+	for i := range rows {
+		r := &rows[i]
+		if r.Dtype == label && r.Distribution == moeDistribution && r.Hidden == s.h && r.Inter == s.inter &&
+			r.TopK == s.k && r.Experts == s.e && r.TP == s.tp && r.EP == s.ep {
+			t := float64(r.Tokens)
+			if _, seen := lat[t]; !seen {
+				ts = append(ts, t)
+				lat[t] = r.Latency * 1e-3
+			}
+		}
+	}
+	if len(ts) < 2 {
+		return nil, false
+	}
+	c := &moeCurve{tokens: sortedUnique(ts), shape: s, scale: 1}
+	c.sec = make([]float64, len(c.tokens))
+	for i, t := range c.tokens {
+		c.sec[i] = lat[t]
+	}
+	// n tokens can always be padded to a larger measured count, so a larger
+	// count's time bounds every smaller one's: isolated glitches (b200_sxm
+	// vLLM 0.24.0 nvfp4, hidden 6144, 4 tokens: 1.647 ms between 0.069 and
+	// 0.142 ms) are lowered, as on the GEMM curves
+	padEnvelope(c.sec)
+	ig := float64((s.inter + s.tp - 1) / s.tp)
+	c.local = float64((s.e + s.ep - 1) / s.ep)
+	c.expertW = 3 * float64(s.h) * ig
+	c.wBytes = ed.Bytes()
+	c.actBytes = 2 * (2*float64(s.h) + 4*ig)
+	c.flops, c.memBW = sys.Flops(ed), sys.MemBW
+	if c.tokens[0] <= 1 {
+		nSat := float64(s.e) / float64(s.k)
+		if d := c.local - float64(s.k)/float64(s.ep); d > 0 && nSat > 1 {
+			c.perExpertS = math.Max(0, (c.measured(nSat)-c.measured(1))/d)
+		}
+	}
+	return c, true
+}
+
+// measured is the balanced curve at n tokens: linear between measured
+// token counts; beyond the largest, its efficiency against the balanced
+// roofline times the query's (below the smallest, the smallest's time).
+func (c *moeCurve) measured(n float64) float64 {
+	i0, i1, w, clamped := bracket(c.tokens, n)
+	t := lerp(c.sec[i0], c.sec[i1], w) * c.scale
+	if clamped && n > c.tokens[len(c.tokens)-1] {
+		return keepEfficiency(t, c.roofline(c.tokens[i0], c.balancedDistinct(c.tokens[i0])), c.roofline(n, c.balancedDistinct(n)))
+	}
+	return t
+}
+
+// balancedDistinct is the local experts a balanced routing of n tokens
+// touches: min(local, n·k/moe_ep).
+func (c *moeCurve) balancedDistinct(n float64) float64 {
+	return math.Min(c.local, n*float64(c.shape.k)/float64(c.shape.ep))
+}
+
+// uniformDistinct is the local experts uniform routing of n tokens touches
+// in expectation (perf.ExpectedDistinctExperts spread over moe_ep GPUs).
+func (c *moeCurve) uniformDistinct(n float64) float64 {
+	return c.local * perf.ExpectedDistinctExperts(n, int(c.shape.e), int(c.shape.k)) / float64(c.shape.e)
+}
+
+// roofline of the experts on one GPU at n tokens reading dist experts:
+// max(2·A·W_e / P, (b·dist·W_e + A·act) / B), A = n·k/moe_ep.
+func (c *moeCurve) roofline(n, dist float64) float64 {
+	a := perf.MoEAssignments(n, int(c.shape.k), int(c.shape.ep))
+	return math.Max(2*a*c.expertW/c.flops, (c.wBytes*dist*c.expertW+a*c.actBytes)/c.memBW)
+}
+
+// Seconds is the time of the routed experts of one MoE layer on one GPU
+// when n tokens enter it, routed uniformly at random:
+//
+//	T(n) = T_balanced(n) − w · (D_balanced(n) − D_uniform(n))
+//
+// T_balanced the measured curve, D_balanced = min(local, n·k/moe_ep) the
+// experts the measured (balanced) routing reads on this GPU, D_uniform the
+// expected experts a uniform routing reads (perf.ExpectedDistinctExperts),
+// w the measured per-expert read time (newMoECurve). Below saturation
+// balanced routing reads n·k distinct experts, more than random tokens hit
+// (8 tokens over 128 experts, top 8: 64 against 51.6), so a decode batch
+// reads fewer expert weights than the table's kernel did. Never below the
+// roofline at D_uniform. n ≤ 0 costs 0.
+func (c *moeCurve) Seconds(n float64) float64 {
+	if n <= 0 {
+		return 0
+	}
+	du := c.uniformDistinct(n)
+	t := c.measured(n) - c.perExpertS*c.scale*(c.balancedDistinct(n)-du)
+	return math.Max(t, c.roofline(n, du))
+}
+
+// newMoEStandIn builds the curve of the model's shape from a curve measured
+// for another shape of the same dtype and layout: the measured times scaled
+// by the ratio of the two shapes' rooflines at saturation,
+//
+//	scale = R_model(n_sat) / R_measured(n_sat')
+//
+// so the measured kernel's efficiency carries over. Used when no table
+// version measured the model's own shape (the report's notes say which).
+func newMoEStandIn(measured *moeCurve, s moeShape, sys *hardware.System, ed model.Dtype) *moeCurve {
+	c := *measured
+	c.shape = s
+	ig := float64((s.inter + s.tp - 1) / s.tp)
+	c.local = float64((s.e + s.ep - 1) / s.ep)
+	c.expertW = 3 * float64(s.h) * ig
+	c.actBytes = 2 * (2*float64(s.h) + 4*ig)
+	c.flops, c.memBW, c.wBytes = sys.Flops(ed), sys.MemBW, ed.Bytes()
+	mSat := float64(measured.shape.e) / float64(measured.shape.k)
+	qSat := float64(s.e) / float64(s.k)
+	c.scale = c.roofline(qSat, c.local) / measured.roofline(mSat, measured.local)
+	return &c
+}
+
+// nearestMoEShape finds, among the rows of label and layout (tp, ep), the
+// measured shape nearest to s: the smallest Euclidean distance in log2 of
+// hidden × expert intermediate size, experts and top-k (ties: the first in
+// (h, inter, k, e) order). ok is false when the layout was not measured in
+// that dtype at all.
+func nearestMoEShape(rows []moeRow, label string, s moeShape) (moeShape, bool) {
+	best, bestD, ok := moeShape{}, math.Inf(1), false
+	seen := map[moeShape]bool{}
+	for i := range rows {
+		r := &rows[i]
+		if r.Dtype != label || r.Distribution != moeDistribution || r.TP != s.tp || r.EP != s.ep {
+			continue
+		}
+		c := moeShape{r.Hidden, r.Inter, r.TopK, r.Experts, r.TP, r.EP}
+		if seen[c] {
+			continue
+		}
+		seen[c] = true
+		d := math.Sqrt(sq(math.Log2(float64(c.h*c.inter)/float64(s.h*s.inter))) +
+			sq(math.Log2(float64(c.e)/float64(s.e))) + sq(math.Log2(float64(c.k)/float64(s.k))))
+		if d < bestD || (d == bestD && less(c, best)) {
+			best, bestD, ok = c, d, true
+		}
+	}
+	return best, ok
+}
+
+func sq(x float64) float64 { return x * x }
+
+func less(a, b moeShape) bool {
+	if a.h != b.h {
+		return a.h < b.h
+	}
+	if a.inter != b.inter {
+		return a.inter < b.inter
+	}
+	if a.k != b.k {
+		return a.k < b.k
+	}
+	return a.e < b.e
+}
+
+// MaxMoELowPrecisionRatio is the largest plausible median ratio of a
+// low-precision MoE curve's time to the same table's bf16 curve (same shape
+// and layout) over the token counts ≤ 32 both measured. There the kernel reads expert weights (memory
+// bound), so fewer bytes cannot be much slower; launch latency dominates
+// the smallest points, where measured fp8_block/bf16 ratios reach 1.02–1.30
+// (h200_sxm vLLM 0.14.0–0.19.0, expert-parallel layouts). h200_sxm vLLM
+// 0.24.0's fp8 (per-tensor) rows time a FlashInfer kernel 3–6× slower than
+// its own bf16 rows.
+const MaxMoELowPrecisionRatio = 1.5
+
+// moeImplausible reports why a curve of a low-precision dtype must not be
+// used (its ratio to bf16 above MaxMoELowPrecisionRatio); "" when plausible
+// or not checkable.
+func moeImplausible(rows []moeRow, c *moeCurve, label string) string {
+	if label == string(model.BF16) {
+		return ""
+	}
+	ref, ok := newMoECurve(rows, string(model.BF16), c.shape, &hardware.System{MemBW: 1, BF16Flops: 1}, model.BF16)
+	if !ok {
+		return ""
+	}
+	var rs []float64
+	for _, n := range c.tokens {
+		if n > 32 || indexOf(ref.tokens, n) < 0 {
+			continue
+		}
+		rs = append(rs, c.sec[indexOf(c.tokens, n)]/ref.sec[indexOf(ref.tokens, n)])
+	}
+	if med, ok := median(rs); ok && med > MaxMoELowPrecisionRatio {
+		return fmt.Sprintf("its %s MoE rows take %.2f× its bfloat16 rows at ≤ 32 tokens (median; implausible, want ≤ %.2g)", label, med, MaxMoELowPrecisionRatio)
+	}
+	return ""
+}

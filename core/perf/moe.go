@@ -1,0 +1,50 @@
+package perf
+
+import (
+	"math"
+)
+
+// ExpectedDistinctExperts is the expected number of different experts that
+// n tokens reach when each picks k of E experts uniformly at random (k
+// distinct per token, tokens independent):
+//
+//	D(n) = E · (1 − (1 − k/E)^n)
+//
+// Each expert is in a token's uniformly random k-subset with probability
+// k/E, so it is missed by all n tokens with probability (1 − k/E)^n;
+// linearity of expectation sums that over the E experts. D(0) = 0, D(1) = k,
+// D(n) → E. n may be fractional (a mean token count); n ≤ 0 gives 0. With
+// expert parallelism over P ranks holding E/P experts each, a rank expects
+// D(n)/P of its own. Source: the occupancy problem (balls into bins, here
+// k-subsets into E bins); TestExpectedDistinctExpertsEnumeration checks it
+// against a direct enumeration.
+func ExpectedDistinctExperts(n float64, experts, topk int) float64 {
+	if n <= 0 || experts <= 0 || topk <= 0 {
+		return 0
+	}
+	e, k := float64(experts), float64(topk)
+	if k >= e {
+		return e
+	}
+	return e * (1 - math.Pow(1-k/e, n))
+}
+
+// MoEAssignments is the expected (token, expert) pairs one GPU computes
+// when n tokens enter a MoE layer: n·k / moe_ep (expert parallelism spreads
+// the experts, and with uniform routing their work, over moe_ep GPUs; with
+// tensor parallelism every GPU computes every pair on its 1/moe_tp slice).
+func MoEAssignments(n float64, topk, moeEP int) float64 {
+	return n * float64(topk) / float64(moeEP)
+}
+
+// DPMoETokens is the number of tokens one MoE layer of a data-parallel
+// worker computes, per GPU group: vLLM pads every DP rank's batch to the
+// largest (coordinate_batch_across_dp, so CUDA graphs and the all-gather
+// see one size) and gathers them all before the experts:
+//
+//	X = DP × max_r x_r
+//
+// x_r the tokens of rank r's pass (an idle rank runs a dummy batch).
+func DPMoETokens(dp int, maxRankTokens int) float64 {
+	return float64(dp) * float64(maxRankTokens)
+}

@@ -1,0 +1,81 @@
+package perf
+
+import (
+	"math"
+	"math/bits"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+)
+
+// subsets lists every k-subset of E experts as a bit mask.
+func subsets(e, k int) []uint32 {
+	var out []uint32
+	for m := uint32(0); m < 1<<e; m++ {
+		if bits.OnesCount32(m) == k {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// TestExpectedDistinctExpertsEnumeration checks D(n) = E·(1 − (1 − k/E)^n)
+// against a direct enumeration: every way n tokens can each pick a k-subset
+// of E experts (all C(E,k)^n equally likely), the mean size of their union.
+func TestExpectedDistinctExpertsEnumeration(t *testing.T) {
+	for e := 2; e <= 6; e++ {
+		for k := 1; k <= e; k++ {
+			subs := subsets(e, k)
+			for n := 1; n <= 3; n++ {
+				var total, count float64
+				var walk func(depth int, union uint32)
+				walk = func(depth int, union uint32) {
+					if depth == n {
+						total += float64(bits.OnesCount32(union))
+						count++
+						return
+					}
+					for _, s := range subs {
+						walk(depth+1, union|s)
+					}
+				}
+				walk(0, 0)
+				assert.InDelta(t, total/count, ExpectedDistinctExperts(float64(n), e, k), 1e-12, "E=%d k=%d n=%d", e, k, n)
+			}
+		}
+	}
+	// Hand values: one token reaches exactly k experts; E = 128, k = 8,
+	// n = 8: 128·(1 − (120/128)^8) = 128·(1 − 0.59676…) = 51.61.
+	assert.InDelta(t, 8, ExpectedDistinctExperts(1, 128, 8), 1e-12)
+	assert.InDelta(t, 128*(1-math.Pow(120.0/128, 8)), ExpectedDistinctExperts(8, 128, 8), 1e-12)
+	assert.InDelta(t, 51.61, ExpectedDistinctExperts(8, 128, 8), 0.01)
+	assert.Equal(t, 0.0, ExpectedDistinctExperts(0, 128, 8))
+	// never more than E, and non-decreasing in n
+	prev := 0.0
+	for n := 1.0; n < 2000; n *= 1.5 {
+		d := ExpectedDistinctExperts(n, 256, 8)
+		assert.LessOrEqual(t, d, 256.0)
+		assert.GreaterOrEqual(t, d, prev)
+		prev = d
+	}
+}
+
+// TestWindowPairs checks the closed form of Σ_{i=p+1..S} min(i, w) against
+// the sum itself.
+func TestWindowPairs(t *testing.T) {
+	for _, w := range []int{0, 1, 5, 16} {
+		for p := 0; p < 40; p += 3 {
+			for sNew := 1; sNew < 40; sNew += 4 {
+				var want float64
+				for i := p + 1; i <= p+sNew; i++ {
+					if w > 0 && i > w {
+						want += float64(w)
+					} else {
+						want += float64(i)
+					}
+				}
+				assert.Equal(t, want, WindowPairs(float64(sNew), float64(p), float64(w)), "w=%d p=%d sNew=%d", w, p, sNew)
+			}
+		}
+	}
+}

@@ -1,0 +1,357 @@
+package perf
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/aisimulate/aisimulate/core/hardware"
+	"github.com/aisimulate/aisimulate/core/model"
+)
+
+// hybrid holds what the roofline needs beyond a dense decoder: per layer
+// group its FFN and attention kind, and the MoE layer's constants.
+type hybrid struct {
+	groups []hyGroup
+	layers float64 // all layers (for the per-layer latency)
+
+	// routed experts of one MoE layer on one GPU
+	moeLayers    float64
+	experts      int
+	topk         int
+	moeEP        int
+	localExperts float64   // ceil(E / moe_ep)
+	expertW      float64   // weight elements of one expert on one GPU: 3·h·ceil(I_e/moe_tp)
+	expertInter  float64   // ceil(I_e/moe_tp)
+	expertBytes  float64   // b_e
+	flopsE       float64   // P·e_c at the experts' dtype
+	router       gemmConst // m = x, N = E, K = h, bf16
+	moeLatencyNs float64
+	// expS[X] is expertsSeconds(X) for X ≤ len−1, tabulated at build time
+	// so that a pass does not evaluate the distinct-experts power law
+	expS []float64
+
+	// data parallelism: all-gather and reduce-scatter of X·h bf16 elements
+	// over dp GPUs per MoE layer
+	dp           int
+	dpFixedS     float64 // latency of one collective, s
+	dpSPerToken  float64 // ring transfer time per gathered token, s
+	window       float64 // sliding window, tokens
+	kept         float64 // sparse attention: keys a query attends to
+	idxHeads     float64 // sparse indexer query heads
+	idxDim       float64 // sparse indexer key width
+	hidden       float64
+	actBytesTok  float64 // expert activations per (token, expert) pair, bytes
+	sliding      bool
+	sparseLayers bool
+	// qkNormARs: all-reduces of the per-token q/k variances per pass
+	// (model.Arch.QKNormAcrossHeads at TP > 1, one per layer), 8 bytes a
+	// token each
+	qkNormARs float64
+}
+
+// hyGroup is a group of layers of one kind.
+type hyGroup struct {
+	n    float64
+	attn model.AttnKind
+	moe  bool
+	// ffn: the dense FFN's gate_up and down GEMMs, or a MoE layer's shared
+	// experts' (nk = 0: none)
+	ffn [2]gemmConst
+	// idx: a sparse layer's indexer projections (q, k)
+	idx [2]gemmConst
+	// memory-bound bytes per token: norms, q/k norm, dense/shared activation
+	memBytesPerToken float64
+}
+
+// newHybrid builds the per-group constants of a MoE or mixed-attention
+// model for layout p (Parallel.TP = the roofline's TP).
+func newHybrid(arch *model.Arch, sys *hardware.System, p model.Parallel, prm RooflineParams) (*hybrid, error) {
+	tp := p.TP
+	h := float64(arch.Hidden)
+	d := float64(arch.HeadDim)
+	qHeads := float64(arch.Heads / tp)
+	kvHeads := float64(arch.KVHeadsPerGPU(tp))
+	hy := &hybrid{layers: float64(arch.Layers), hidden: h, dp: p.DP, window: float64(arch.SlidingWindow)}
+	for _, g := range arch.Groups() {
+		gr := hyGroup{n: float64(g.Count), attn: g.Kind.Attn, moe: g.Kind.MoE}
+		gr.memBytesPerToken = 2 * 8 * h
+		if arch.QKNorm {
+			gr.memBytesPerToken += 2 * 2 * (qHeads + kvHeads) * d
+			if arch.QKNormAcrossHeads && tp > 1 {
+				// the variance kernel reads q and k once more
+				gr.memBytesPerToken += 2 * (qHeads + kvHeads) * d
+				hy.qkNormARs += float64(g.Count)
+			}
+		}
+		if inter := arch.FFNIntermediate(g.Kind); inter > 0 {
+			i := float64((inter + tp - 1) / tp)
+			gr.ffn = [2]gemmConst{{n: 2 * i, k: h, nk: 2 * i * h}, {n: h, k: i, nk: h * i}}
+			gr.memBytesPerToken += 6 * i
+		}
+		if g.Kind.Attn == model.AttnSparse {
+			s := arch.Sparse
+			qn := float64(s.IndexHeads * s.IndexDim)
+			kn := float64(s.IndexDim)
+			gr.idx = [2]gemmConst{{n: qn, k: h, nk: qn * h}, {n: kn, k: h, nk: kn * h}}
+			hy.kept = float64(s.KeptTokens())
+			hy.idxHeads, hy.idxDim = float64(s.IndexHeads), kn
+			hy.sparseLayers = true
+		}
+		if g.Kind.Attn == model.AttnSliding {
+			hy.sliding = true
+		}
+		hy.groups = append(hy.groups, gr)
+	}
+	if m := arch.MoE; m != nil {
+		ed := arch.ExpertDtype()
+		hy.moeLayers = float64(arch.MoELayers())
+		hy.experts, hy.topk, hy.moeEP = m.Experts, m.TopK, p.MoEEP()
+		hy.localExperts = float64((m.Experts + p.MoEEP() - 1) / p.MoEEP())
+		hy.expertInter = float64((m.Intermediate + p.MoETP() - 1) / p.MoETP())
+		hy.expertW = 3 * h * hy.expertInter
+		hy.expertBytes = ed.Bytes()
+		hy.flopsE = sys.Flops(ed) * prm.ComputeEfficiency
+		e := float64(m.Experts)
+		hy.router = gemmConst{n: e, k: h, nk: e * h}
+		hy.moeLatencyNs = prm.MoELatencyUs * 1e3
+		// per (token, expert) pair: read the token (bf16), write the
+		// gate/up output and read it back (2·I_g each way, bf16), write
+		// the expert's output (bf16): 2·(2h + 4·I_g) bytes
+		hy.actBytesTok = 2 * (2*h + 4*hy.expertInter)
+		hy.expS = make([]float64, tabulatedMoETokens*p.DP+1)
+		for X := range hy.expS {
+			hy.expS[X] = hy.expertsSecondsAt(float64(X), sys.MemBW*prm.MemoryEfficiency)
+		}
+	}
+	if p.DP > 1 {
+		if !(sys.IntraNodeBW > 0) {
+			return nil, fmt.Errorf("perf: roofline: system %s needs IntraNodeBW > 0 for data parallelism", sys.Name)
+		}
+		dp := float64(p.DP)
+		hy.dpFixedS = prm.AllReduceLatencyUs * 1e-6
+		// ring all-gather (or reduce-scatter) of X·h bf16 elements over dp
+		// GPUs: each GPU moves (dp−1)/dp of the whole message
+		hy.dpSPerToken = (dp - 1) / dp * h * 2 / sys.IntraNodeBW
+	}
+	return hy, nil
+}
+
+// WindowPairs is Σ_{i=p+1..S} min(i, w): the query–key pairs of a causal
+// chunk of queries p+1..S when each attends to at most w keys (w ≤ 0: no
+// limit, sNew·(S + p + 1)/2).
+func WindowPairs(sNew, p, w float64) float64 {
+	S := p + sNew
+	if w <= 0 || S <= w {
+		return sNew * (S + p + 1) / 2
+	}
+	var pairs float64
+	if hi := math.Min(S, w); hi >= p+1 { // queries whose keys all fit the window
+		pairs += (hi - p) * (p + 1 + hi) / 2
+	}
+	lo := math.Max(p+1, w+1)
+	pairs += (S - lo + 1) * w
+	return pairs
+}
+
+// contextAttn prices the attention of one prefill chunk in a layer of kind
+// k (see contextAttentionSeconds for the full-attention formula):
+//   - sliding: queries see at most W keys, pairs = WindowPairs(sNew, p, W),
+//     and the chunk reads the K,V of min(S, W + sNew) tokens;
+//   - sparse: the attention sees at most K = KeptTokens keys the same way,
+//     and the indexer scores every cached key for every new query:
+//     F = 2·H_idx·d_idx·pairs_full, B = 2·d_idx·(S + sNew) (bf16 keys read
+//     and the new ones written).
+func (r *Roofline) contextAttn(k model.AttnKind, sNew, p float64) float64 {
+	hy := r.hy
+	switch k {
+	case model.AttnSliding:
+		S := p + sNew
+		return opSeconds(4*r.nd*WindowPairs(sNew, p, hy.window),
+			r.kvBytesTokenLayer*(math.Min(S, hy.window+sNew)+sNew)+r.qoBytesPerToken*sNew, r.flopsBF16, r.memBW)
+	case model.AttnSparse:
+		S := p + sNew
+		attn := opSeconds(4*r.nd*WindowPairs(sNew, p, hy.kept),
+			r.kvBytesTokenLayer*(math.Min(S, hy.kept+sNew)+sNew)+r.qoBytesPerToken*sNew, r.flopsBF16, r.memBW)
+		idx := opSeconds(2*hy.idxHeads*hy.idxDim*WindowPairs(sNew, p, 0), 2*hy.idxDim*(S+sNew), r.flopsBF16, r.memBW)
+		return attn + idx
+	}
+	return r.contextAttentionSeconds(sNew, p)
+}
+
+// generationAttn prices decode attention of a layer of kind k for the
+// decode batch: full attention over kv+1 keys each; sliding over min(kv+1,
+// W); sparse over min(kv+1, K) plus the indexer over all kv+1 keys
+// (F = 2·H_idx·d_idx·ctx, B = 2·d_idx·(ctx + D)). kvFull, kvWin, kvKept
+// are the sums of the keys each decode attends to.
+func (r *Roofline) generationAttn(k model.AttnKind, D, kvSum, ctxWin, ctxKept float64) float64 {
+	if D <= 0 {
+		return 0
+	}
+	hy := r.hy
+	keys := func(ctx float64) float64 {
+		return opSeconds(4*r.nd*ctx, r.kvBytesTokenLayer*(ctx+D)+r.qoBytesPerToken*D, r.flopsBF16, r.memBW)
+	}
+	switch k {
+	case model.AttnSliding:
+		return keys(ctxWin)
+	case model.AttnSparse:
+		ctx := kvSum + D
+		return keys(ctxKept) + opSeconds(2*hy.idxHeads*hy.idxDim*ctx, 2*hy.idxDim*(ctx+D), r.flopsBF16, r.memBW)
+	}
+	return r.generationAttentionSeconds(D, kvSum)
+}
+
+// expertsSeconds prices the routed experts of one MoE layer on one GPU
+// when X tokens enter it (uniform routing):
+//
+//	A = X·k / moe_ep                          (token, expert) pairs on this GPU
+//	D = ceil(E/moe_ep) · (1 − (1 − k/E)^X)     distinct local experts read
+//	F = 2 · A · 3·h·I_g                        (gate, up and down GEMMs)
+//	B = b_e · D · 3·h·I_g  +  A · 2·(2h + 4·I_g)
+//	T = max(F / (P_e·e_c), B / (W·e_m))
+//
+// I_g = ceil(I_e / moe_tp), b_e the experts' bytes per weight (scales
+// included), P_e the peak of their dtype (sys.Flops; weight-only formats
+// such as MXFP4 compute in bf16). Only the experts the pass's tokens touch
+// are read (ExpectedDistinctExperts), and only active pairs are computed.
+func (hy *hybrid) expertsSeconds(X float64, memBW float64) float64 {
+	if i := int(X); float64(i) == X && i < len(hy.expS) {
+		return hy.expS[i]
+	}
+	return hy.expertsSecondsAt(X, memBW)
+}
+
+// tabulatedMoETokens is the MoE token count per DP rank up to which the
+// experts' time is tabulated (vLLM's default max_num_batched_tokens).
+const tabulatedMoETokens = 8192
+
+// expertsSecondsAt evaluates expertsSeconds' formula.
+func (hy *hybrid) expertsSecondsAt(X float64, memBW float64) float64 {
+	if X <= 0 {
+		return 0
+	}
+	A := MoEAssignments(X, hy.topk, hy.moeEP)
+	D := hy.localExperts * ExpectedDistinctExperts(X, hy.experts, hy.topk) / float64(hy.experts)
+	return opSeconds(2*A*hy.expertW, hy.expertBytes*D*hy.expertW+A*hy.actBytesTok, hy.flopsE, memBW)
+}
+
+// hybridBreakdown prices one DP rank's pass b of a hybrid model whose MoE
+// layers see X tokens (X = b.Tokens() without data parallelism; the padded
+// gathered batch with it, DPMoETokens). Per layer group (n layers):
+// memory ops, QKV and output GEMMs (and a sparse layer's indexer
+// projections) and the attention of its kind over this rank's x tokens;
+// a dense FFN, or a MoE FFN: router GEMM and shared experts on x, routed
+// experts on X (expertsSeconds) plus MoELatencyUs, and with DP an
+// all-gather and a reduce-scatter of X·h over the DP ranks. Then the TP
+// all-reduces, embedding, logits, overhead and the per-layer latency as for
+// a dense decoder.
+func (r *Roofline) hybridBreakdown(b *Batch, X float64) Breakdown {
+	hy := r.hy
+	var out Breakdown
+	out.OverheadNs = OverheadNs(r.passOverheadNs, r.seqOverheadNs, b)
+
+	var prefill, kvSum, ctxWin, ctxKept float64
+	var ctxS [3]float64 // per attention kind, one layer
+	for i := range b.Prefill {
+		c := &b.Prefill[i]
+		if c.NewTokens <= 0 {
+			continue
+		}
+		n, p := float64(c.NewTokens), float64(c.PrefixTokens)
+		prefill += n
+		ctxS[model.AttnFull] += r.contextAttentionSeconds(n, p)
+		if hy.sliding {
+			ctxS[model.AttnSliding] += r.contextAttn(model.AttnSliding, n, p)
+		}
+		if hy.sparseLayers {
+			ctxS[model.AttnSparse] += r.contextAttn(model.AttnSparse, n, p)
+		}
+	}
+	windowed := r.NeedsDecodeKVLens()
+	kvSum = float64(b.DecodeKVSum) // the same float as a sum over the requests (Batch)
+	if windowed {
+		for _, kv := range b.DecodeKVLens {
+			k := float64(kv)
+			ctxWin += math.Min(k+1, hy.window)
+			ctxKept += math.Min(k+1, hy.kept)
+		}
+	}
+	D := float64(b.Decodes)
+	x := prefill + D
+	if x <= 0 {
+		return out
+	}
+	gemm := func(m float64, g gemmConst) float64 { return gemmSeconds(m, g, r.wBytes, r.flopsW, r.memBW) }
+	qkvO := gemm(x, r.gemms[0]) + gemm(x, r.gemms[1])
+	var gemmS, ctxAll, genAll, memS, expS, dispS float64
+	for _, g := range hy.groups {
+		s := qkvO + gemm(x, g.ffn[0]) + gemm(x, g.ffn[1]) + gemm(x, g.idx[0]) + gemm(x, g.idx[1])
+		if g.moe {
+			s += gemmSeconds(x, hy.router, 2, r.flopsBF16, r.memBW)
+			expS += g.n * (hy.expertsSeconds(X, r.memBW) + hy.moeLatencyNs*1e-9)
+			if hy.dp > 1 {
+				dispS += g.n * 2 * (hy.dpFixedS + X*hy.dpSPerToken)
+			}
+		}
+		gemmS += g.n * s
+		ctxAll += g.n * ctxS[g.attn]
+		genAll += g.n * r.generationAttn(g.attn, D, kvSum, ctxWin, ctxKept)
+		memS += g.n * x * g.memBytesPerToken / r.memBW
+	}
+	out.GEMMNs = gemmS * 1e9
+	out.ContextAttentionNs = ctxAll * 1e9
+	out.GenerationAttentionNs = genAll * 1e9
+	out.MemoryOpsNs = memS * 1e9
+	out.ExpertsNs = expS * 1e9
+	out.DispatchNs = dispS * 1e9
+	out.EmbeddingNs = x * r.embedBytesPerToken / r.memBW * 1e9
+	out.AllReduceNs = (r.numAllReduce*(r.arFixedS+x*r.arSPerToken) +
+		hy.qkNormARs*(r.arFixedS+x*r.arSPerToken*4/hy.hidden)) * 1e9
+	out.LogitsNs = gemmSeconds(float64(b.Samplers), r.logits, 2, r.flopsBF16, r.memBW) * 1e9
+	out.KernelLatencyNs = hy.layers * r.layerLatencyNs
+	return out
+}
+
+// GroupPassTime prices the lockstep pass of the DP ranks of one worker
+// (one batch per rank; an empty batch is an idle rank running vLLM's dummy
+// batch): every rank's MoE layers compute X = DP × max_r x_r tokens, and
+// the pass ends with the slowest rank. Without data parallelism it is
+// PassTime of the one batch.
+func (r *Roofline) GroupPassTime(bs []Batch) int64 {
+	return groupPassTime(bs, r.dp(), r.PassTime, func(b *Batch, X float64) float64 {
+		return r.hybridBreakdown(b, X).PassNs(r.overlapCPU)
+	})
+}
+
+// dp is the roofline's data-parallel size (1 for a dense decoder).
+func (r *Roofline) dp() int {
+	if r.hy == nil {
+		return 1
+	}
+	return r.hy.dp
+}
+
+// groupPassTime is GroupPassTime for any source: rankNs(b, X) prices rank
+// b's pass when the MoE layers see X tokens.
+func groupPassTime(bs []Batch, dp int, single func(*Batch) int64, rankNs func(*Batch, float64) float64) int64 {
+	if dp <= 1 && len(bs) == 1 {
+		return single(&bs[0])
+	}
+	maxX := 1 // an idle rank's dummy batch is one token
+	for i := range bs {
+		maxX = max(maxX, bs[i].Tokens())
+	}
+	X := DPMoETokens(dp, maxX)
+	var worst float64
+	for i := range bs {
+		worst = math.Max(worst, rankNs(&bs[i], X))
+	}
+	return PassNs(worst)
+}
+
+// NeedsDecodeKVLens reports whether the model has sliding-window or sparse
+// (top-k) attention layers, whose decode attention reads min(kv+1, w) keys
+// per request (KVLensUser).
+func (r *Roofline) NeedsDecodeKVLens() bool {
+	return r.hy != nil && (r.hy.sliding || r.hy.sparseLayers)
+}
