@@ -14,8 +14,8 @@ results). Data sets (``../shared/data/real/README.md`` describes every file and 
     exactly. Measured per request: TTFT from the frontend's arrival (anchor B of the
     README: the wall-clock arrival mapped onto the engine's monotonic clock), TPOT per
     request, E2E; percentiles with numpy's linear interpolation; throughput over the
-    makespan (first admission to last token). The MoE run (Qwen3-30B-A3B) is listed as
-    skipped with the loader's reason until mixture-of-experts models are supported.
+    makespan (first admission to last token). The MoE run (Qwen3-30B-A3B) replays with
+    its layout: ``data_parallel_size`` 2 and ``enable_expert_parallel``.
 
 ``apex_plus`` (:mod:`.apex`)
     94 vLLM 0.6.0 (V0 engine) runs on 8× H100-SXM: Llama-3.1-70B bf16 and Mistral-Large
