@@ -3,6 +3,8 @@ package aic
 import (
 	"fmt"
 	"math"
+	"sort"
+	"strings"
 
 	"github.com/aisimulate/aisimulate/core/hardware"
 	"github.com/aisimulate/aisimulate/core/model"
@@ -204,8 +206,43 @@ func (m *Model) moeCurveFor(arch *model.Arch, sys *hardware.System, par model.Pa
 		hy.moe = newMoEStandIn(standIn, shape, sys, ed)
 		return nil
 	}
-	return fmt.Errorf("aic: %s tables for %s measure no %s experts at moe_tp %d, moe_ep %d (versions tried: %v); use perf source roofline",
-		TableMoE, m.system, label, shape.tp, shape.ep, exclude)
+	return fmt.Errorf("aic: %s tables for %s measure no %s experts at moe_tp %d, moe_ep %d (versions tried: %s); use perf source roofline",
+		TableMoE, m.system, label, shape.tp, shape.ep, versionsTried(exclude))
+}
+
+// versionsTried lists the versions a table search passed over, each reason
+// once after the versions that gave it, in version order:
+// "0.14.0, 0.18.0: no nvfp4 curve …; 0.24.0: …" ("none" when empty).
+func versionsTried(why map[string]string) string {
+	vs := make([]string, 0, len(why))
+	for v := range why {
+		vs = append(vs, v)
+	}
+	sort.Slice(vs, func(i, j int) bool {
+		a, errA := parseVersion(vs[i])
+		b, errB := parseVersion(vs[j])
+		if errA != nil || errB != nil {
+			return vs[i] < vs[j]
+		}
+		return b.newer(a)
+	})
+	var reasons []string
+	byReason := map[string][]string{}
+	for _, v := range vs {
+		r := why[v]
+		if _, seen := byReason[r]; !seen {
+			reasons = append(reasons, r)
+		}
+		byReason[r] = append(byReason[r], v)
+	}
+	parts := make([]string, len(reasons))
+	for i, r := range reasons {
+		parts[i] = strings.Join(byReason[r], ", ") + ": " + r
+	}
+	if len(parts) == 0 {
+		return "none"
+	}
+	return strings.Join(parts, "; ")
 }
 
 // dpCollectives reads the NCCL all-gather and reduce-scatter over the DP

@@ -163,6 +163,17 @@ func TestMoEMissingDtypeIsAnError(t *testing.T) {
 	_, err := New(a, builtinSystem(t, "h200_sxm"), Options{MaxTokens: 8192, Backend: "vllm", Database: sharedDB(t), Version: "0.24.0", TP: 4})
 	assert.ErrorContains(t, err, "measure no nvfp4 experts at moe_tp 4, moe_ep 1")
 	assert.ErrorContains(t, err, "use perf source roofline")
+	// every moe_perf file h200_sxm has, in order, their one reason once
+	// (0.22.0's reuse.yaml reads 0.24.0's file)
+	assert.ErrorContains(t, err, "(versions tried: 0.14.0, 0.18.0, 0.19.0, 0.24.0: no nvfp4 curve for hidden 4096, experts 128 × 1536, top-8 at moe_tp 4, moe_ep 1);")
+}
+
+// TestVersionsTried: versions in numeric order (0.9.0 before 0.14.0), each
+// reason once after its versions.
+func TestVersionsTried(t *testing.T) {
+	assert.Equal(t, "0.9.0, 0.14.0: no rows; 0.12.0: implausible",
+		versionsTried(map[string]string{"0.14.0": "no rows", "0.12.0": "implausible", "0.9.0": "no rows"}))
+	assert.Equal(t, "none", versionsTried(nil))
 }
 
 func TestMoEPassTimeDoesNotAllocate(t *testing.T) {
