@@ -342,16 +342,7 @@ func (m *Model) moeTokenCosts(X float64) (expNs, dispNs float64) {
 // bigger pass is never cheaper).
 func (m *Model) tabulateHybrid(maxTokens int) {
 	hy := m.hy
-	n := maxTokens + 1
-	m.gemmNs, m.memNs, m.arNs, m.embedNs, m.logitsNs =
-		make([]float64, n), make([]float64, n), make([]float64, n), make([]float64, n), make([]float64, n)
-	for x := 1; x < n; x++ {
-		m.gemmNs[x], m.memNs[x], m.arNs[x], m.embedNs[x] = m.hybridTokenCosts(float64(x))
-		m.logitsNs[x] = m.logitsCost(float64(x))
-		m.gemmNs[x] = math.Max(m.gemmNs[x], m.gemmNs[x-1])
-		m.arNs[x] = math.Max(m.arNs[x], m.arNs[x-1])
-		m.logitsNs[x] = math.Max(m.logitsNs[x], m.logitsNs[x-1])
-	}
+	m.tabulate(maxTokens, m.hybridTokenCosts)
 	if hy.moe == nil {
 		return
 	}

@@ -257,7 +257,7 @@ func New(arch *model.Arch, sys *hardware.System, opt Options) (*Model, error) {
 		m.notes = append(m.notes, arch.Approximations...)
 		return m, nil
 	}
-	m.tabulate(min(opt.MaxTokens, MaxTabulatedTokens))
+	m.tabulate(min(opt.MaxTokens, MaxTabulatedTokens), m.tokenCosts)
 	return m, nil
 }
 
@@ -401,12 +401,14 @@ func (m *Model) logitsCost(s float64) float64 {
 	return m.gemmBF16.Seconds(s, m.logitsN, m.hidden) * 1e9
 }
 
-func (m *Model) tabulate(maxTokens int) {
+// tabulate fills the per-token tables for x = 1..maxTokens from costs (the
+// dense m.tokenCosts or the hybrid m.hybridTokenCosts).
+func (m *Model) tabulate(maxTokens int, costs func(float64) (float64, float64, float64, float64)) {
 	n := maxTokens + 1
 	m.gemmNs, m.memNs, m.arNs, m.embedNs, m.logitsNs =
 		make([]float64, n), make([]float64, n), make([]float64, n), make([]float64, n), make([]float64, n)
 	for x := 1; x < n; x++ {
-		m.gemmNs[x], m.memNs[x], m.arNs[x], m.embedNs[x] = m.tokenCosts(float64(x))
+		m.gemmNs[x], m.memNs[x], m.arNs[x], m.embedNs[x] = costs(float64(x))
 		m.logitsNs[x] = m.logitsCost(float64(x))
 		// Measured kernels dip at tile edges (m = 33 can beat m = 32); a
 		// bigger pass must never be cheaper, or the scheduler would profit
