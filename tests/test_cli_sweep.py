@@ -64,7 +64,7 @@ def test_the_table_names_each_failed_points_reason(cfg, capsys):
     captured = capsys.readouterr()
     assert "None" not in captured.out
     assert captured.out.splitlines()[1].split() == ["1", "error"] + ["—"] * 9  # the 9 TABLE_COLUMNS
-    reason = "ConfigError: engine.workers.aggregated.tpp: unknown field (known: count, tp, placement)"
+    reason = "ConfigError: engine.workers.aggregated.tpp: unknown field (known: count, tp, data_parallel_size, enable_expert_parallel, placement)"
     assert captured.err.splitlines() == ["2 of 2 points did not run:",
                                          f"  engine.workers.aggregated.tpp=1: error: {reason}",
                                          f"  engine.workers.aggregated.tpp=2: error: {reason}"]
