@@ -15,6 +15,7 @@ type recorder struct{ batches []perf.Batch }
 func (r *recorder) PassTime(b *perf.Batch) int64 {
 	c := perf.Batch{Samplers: b.Samplers, Decodes: b.Decodes, DecodeKVSum: b.DecodeKVSum}
 	c.Prefill = append(c.Prefill, b.Prefill...)
+	c.DecodeKVLens = append(c.DecodeKVLens, b.DecodeKVLens...)
 	r.batches = append(r.batches, c)
 	return 1000
 }
@@ -55,6 +56,32 @@ func TestChunkedPrefillBudget(t *testing.T) {
 	assert.Empty(t, outs[0])
 	assert.Equal(t, []Out{{Req: outs[1][0].Req, Kind: OutToken}}, outs[1])
 	assert.Equal(t, OutFinished, outs[2][1].Kind)
+}
+
+// With DecodeKVLens every decode's KV length reaches the perf model, in
+// running order: prompts of 100 and 300 tokens prefill together (400 ≤ 512),
+// then decode after 100 and 300 cached tokens, then after 101 and 301
+// (ΣKV 400, 402). Without it the lengths stay empty and only D and ΣKV are
+// given.
+func TestDecodeKVLensReachThePerfModel(t *testing.T) {
+	for _, keep := range []bool{true, false} {
+		w, rec := newTestWorker(t, Config{MaxNumSeqs: 4, MaxNumBatchedTokens: 512, BlockSize: 16, NumBlocks: 100, MaxModelLen: 4096,
+			PerTokenDecode: keep, DecodeKVLens: keep})
+		w.Add(&Request{ID: 1, Prompt: 100, Output: 3})
+		w.Add(&Request{ID: 2, Prompt: 300, Output: 3})
+		run(w)
+		require.Len(t, rec.batches, 3)
+		assert.Equal(t, 2, rec.batches[1].Decodes)
+		assert.Equal(t, int64(400), rec.batches[1].DecodeKVSum)
+		assert.Equal(t, int64(402), rec.batches[2].DecodeKVSum)
+		if keep {
+			assert.Equal(t, []int{100, 300}, rec.batches[1].DecodeKVLens)
+			assert.Equal(t, []int{101, 301}, rec.batches[2].DecodeKVLens)
+		} else {
+			assert.Empty(t, rec.batches[1].DecodeKVLens)
+			assert.Empty(t, rec.batches[2].DecodeKVLens)
+		}
+	}
 }
 
 // FCFS admission stops at the first request that does not fit, even if a later
