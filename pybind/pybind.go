@@ -15,12 +15,13 @@
 //
 // where K is "config" (F is the dotted spec path; "infeasible": true when the
 // deployment cannot start, e.g. the model does not fit), "data" (workload data: P and
-// N name the file and line), "simulation" (any other core error) or "panic"
-// (a bug in the core, recovered here; M is one line and D the Go stack). A
-// message is at most 4 KiB.
+// N name the file and line), "interrupted" (the run was stopped: Stop),
+// "simulation" (any other core error) or "panic" (a bug in the core, recovered
+// here; M is one line and D the Go stack). A message is at most 4 KiB.
 package pybind
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -29,6 +30,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/aisimulate/aisimulate/core/config"
+	"github.com/aisimulate/aisimulate/core/replay"
 	"github.com/aisimulate/aisimulate/core/report"
 	"github.com/aisimulate/aisimulate/core/version"
 )
@@ -74,6 +76,10 @@ func errorEnvelope(err error) string {
 	}
 	if df, ok := asDataError(err); ok {
 		body.Kind, body.File, body.Line, body.Field = "data", df.file, df.line, df.field
+	}
+	var st *replay.Stopped
+	if errors.As(err, &st) || errors.Is(err, context.Canceled) {
+		body.Kind = "interrupted"
 	}
 	b, _ := json.Marshal(map[string]errorBody{"error": body})
 	return string(b)

@@ -189,3 +189,37 @@ func TestNormalizeResolvesPathsAndEnums(t *testing.T) {
 	require.NoError(t, json.Unmarshal([]byte(Enums("")), &enums))
 	assert.Equal(t, []string{"mooncake", "azure", "llmservingsim", "synthetic", "sessions"}, enums["enums"]["traffic.source.type"])
 }
+
+// A run reports its progress to Progress and stops on Stop: stopped before it
+// starts, Replay answers an "interrupted" envelope at once; run to its end,
+// Progress shows every request sent and finished.
+func TestRunControl(t *testing.T) {
+	spec := `{"engine": {"model": "Qwen/Qwen3-32B", "system": "h100_sxm",
+	  "perf": {"source": "linear", "base_ms": 2, "per_prefill_token_ms": 0.01, "per_decode_seq_ms": 0.1}},
+	  "traffic": {"source": {"type": "synthetic", "num_requests": 50, "isl": 100, "osl": 2},
+	  "load": {"mode": "concurrency", "concurrency": 2}}}`
+	data := filepath.Join(t.TempDir(), "cols")
+
+	id := NewRun()
+	Stop(id)
+	e := envelope(t, Replay(spec, `{"run_id": "`+id+`"}`, data))
+	assert.Equal(t, "interrupted", e["error"]["kind"])
+	assert.Contains(t, e["error"]["message"], "replay stopped")
+	Forget(id)
+	assert.Equal(t, `{"progress":null}`, Progress(id))
+
+	id = NewRun()
+	defer Forget(id)
+	p := envelope(t, Progress(id))["progress"]
+	assert.Equal(t, false, p["started"])
+	e = envelope(t, Replay(spec, `{"run_id": "`+id+`"}`, data))
+	require.Contains(t, e, "report")
+	p = envelope(t, Progress(id))["progress"]
+	assert.Equal(t, true, p["ended"])
+	assert.Equal(t, 50.0, p["sent"])
+	assert.Equal(t, 50.0, p["finished"])
+	assert.Equal(t, 50.0, p["expected"])
+
+	e = envelope(t, Replay(spec, `{"bogus": 1}`, data))
+	assert.Contains(t, e["error"]["message"], "replay options")
+}

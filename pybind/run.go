@@ -1,6 +1,7 @@
 package pybind
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -40,6 +41,9 @@ func RunColumnar(spec, dataPath string) string { return Replay(spec, "{}", dataP
 type runOptions struct {
 	// Timeline records every engine pass (replay.WithTimeline).
 	Timeline bool `json:"timeline"`
+	// RunID is a run from NewRun: the replay reports its progress there and
+	// stops when it is stopped ("" = neither).
+	RunID string `json:"run_id"`
 }
 
 // Replay is RunColumnar with options (a JSON object, runOptions): with
@@ -62,7 +66,16 @@ func Replay(spec, options, dataPath string) string {
 		if o.Timeline {
 			opts = append(opts, replay.WithTimeline())
 		}
-		rep, err := replay.Run(s, opts...)
+		ctx := context.Background()
+		if r := lookupRun(o.RunID); r != nil {
+			ctx = r.ctx
+			opts = append(opts, r.options()...)
+			defer r.ended.Store(true)
+		}
+		rep, err := replay.RunContext(ctx, s, opts...)
+		if err == nil {
+			err = ctx.Err() // stopped while the report was being built
+		}
 		if err != nil {
 			return errorEnvelope(err)
 		}

@@ -7,7 +7,11 @@ Each workload runs in a fresh process (spawn), so its peak RSS is its own. Colum
 workload, requests, output tokens, wall s (aisimulate.replay end to end), µs of host
 time per simulated output token, simulated requests per second of wall time, peak
 RSS (MiB), and the Python share: the part of the wall time spent outside the core's
-Run call (config compile, reading the columns).
+Replay call (config compile, reading the columns).
+
+Then the stop latency: a replay of 10^7 requests is interrupted with SIGINT after
+1–3 s of wall time, and the time from the signal to the KeyboardInterrupt reaching the
+caller is printed (the target is 0.5 s).
 """
 
 from __future__ import annotations
@@ -125,7 +129,7 @@ def _run(spec: dict) -> dict:
         try:
             return real_call(name, *args)
         finally:
-            if name == "RunColumnar":
+            if name == "Replay":
                 core[0] += time.perf_counter() - t
 
     _native.call = timed
@@ -138,6 +142,47 @@ def _run(spec: dict) -> dict:
     return {"requests": s["completed"] + s["rejected"] + s["failed"] + s["canceled"],
             "tokens": s["total_output_tokens"], "wall": wall, "core": core[0],
             "rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
+
+
+ENDLESS = {
+    "engine": engine("meta-llama/Llama-3.1-8B-Instruct", 8, 1, "roofline"),
+    "traffic": {"source": {"type": "synthetic", "num_requests": 10_000_000, "isl": 512, "osl": 128},
+                "load": {"mode": "rate", "rate_rps": 500, "arrival": "poisson"}},
+}
+
+
+def _stop_latency(after_s: float) -> float:
+    """Seconds from a SIGINT sent ``after_s`` into a long replay to its KeyboardInterrupt."""
+    import os
+    import signal
+    import threading
+
+    sys.path.insert(0, str(REPO / "python"))
+    import aisimulate
+
+    sent = [0.0]
+
+    def interrupt() -> None:
+        sent[0] = time.perf_counter()
+        os.kill(os.getpid(), signal.SIGINT)
+
+    timer = threading.Timer(after_s, interrupt)
+    timer.start()
+    try:
+        aisimulate.replay(ENDLESS, progress=False)
+    except KeyboardInterrupt:
+        return time.perf_counter() - sent[0]
+    finally:
+        timer.join()
+    raise RuntimeError("the replay ended before the interrupt")
+
+
+def stop_latencies(ctx) -> None:
+    print("\nCtrl-C while replaying 10,000,000 requests (s from SIGINT to KeyboardInterrupt):")
+    for after in (1.0, 2.0, 3.0):
+        with ctx.Pool(1, maxtasksperchild=1) as pool:
+            dt = pool.apply(_stop_latency, (after,))
+        print(f"  interrupted after {after:.0f} s: {dt * 1000:6.1f} ms", flush=True)
 
 
 def main() -> None:
@@ -162,6 +207,7 @@ def main() -> None:
             print(f"{perf:<8} {name:<30} {r['requests']:>9,} {r['tokens']:>12,} {r['wall']:>7.2f} "
                   f"{r['wall'] * 1e6 / max(r['tokens'], 1):>8.3f} {r['requests'] / r['wall']:>10,.0f} "
                   f"{r['rss_mib']:>8.0f} {1 - r['core'] / r['wall']:>7.1%}", flush=True)
+    stop_latencies(ctx)
 
 
 if __name__ == "__main__":

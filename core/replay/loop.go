@@ -1,6 +1,7 @@
 package replay
 
 import (
+	"context"
 	"fmt"
 	"slices"
 
@@ -97,6 +98,13 @@ type sim struct {
 	mem *MemoryEstimate
 
 	tl *report.Timeline // every pass, when WithTimeline; nil otherwise
+
+	// Control (control.go): the context whose done channel the loop polls,
+	// the progress callback, and the count of requests that ended.
+	ctx        context.Context
+	done       <-chan struct{}
+	onProgress func(Progress)
+	ended      int64
 }
 
 // outQueue holds, in FIFO order, the outputs of each pass whose detokenization
@@ -162,12 +170,17 @@ func (q *outQueue) pop() ([]output, int) {
 // field), *workload.DataError for bad workload data (file and line), other
 // errors for simulation failures.
 func Run(spec *config.Spec, opts ...Option) (*report.Report, error) {
+	return run(context.Background(), spec, opts)
+}
+
+func run(ctx context.Context, spec *config.Spec, opts []Option) (*report.Report, error) {
 	m, err := prepare(spec, opts)
 	if err != nil {
 		return nil, err
 	}
 	defer m.tr.close()
 	s := m.spec
+	m.ctx, m.done = ctx, ctx.Done()
 	// Growing the records slice copied every record log2(n) times (a sixth of a
 	// large closed loop's time); size it once when the count is known (an
 	// upper bound: a synthetic count, max_requests, a trace's lines, the
@@ -180,6 +193,9 @@ func Run(spec *config.Spec, opts ...Option) (*report.Report, error) {
 		return nil, err
 	}
 	if err := m.loop(); err != nil {
+		return nil, err
+	}
+	if err := m.poll(); err != nil { // the last progress, and a stop during the last steps
 		return nil, err
 	}
 	if err := m.checkEnd(); err != nil {
@@ -243,7 +259,7 @@ func prepare(spec *config.Spec, opts []Option) (*sim, error) {
 	if err != nil {
 		return nil, err
 	}
-	m := &sim{spec: s, dep: dep, tr: tr, path: path, mem: mem}
+	m := &sim{spec: s, dep: dep, tr: tr, path: path, mem: mem, onProgress: o.progress}
 	// sessions' later turns held to reach the next session's start: at most
 	// what the budget leaves once everything else is counted
 	tr.feed.MaxHeld = int(max(1, (mem.Budget-(mem.Total-mem.Held))/requestB))
@@ -315,7 +331,15 @@ func (m *sim) prefetch() error {
 }
 
 func (m *sim) loop() error {
-	for m.h.Len() > 0 {
+	if err := m.poll(); err != nil { // stopped before it started
+		return err
+	}
+	for steps := 1; m.h.Len() > 0; steps++ {
+		if steps&(checkEvery-1) == 0 {
+			if err := m.poll(); err != nil {
+				return err
+			}
+		}
 		t := m.h.next()
 		if t < m.now {
 			panic(fmt.Sprintf("replay: INV-3 clock went back from %d to %d ns", m.now, t))
@@ -713,6 +737,7 @@ func (m *sim) end(idx int32, status string) {
 	f := m.flights[idx]
 	rec := &m.records[f.rec]
 	f.ended = true
+	m.ended++
 	rec.Status, rec.EndNs = status, m.now
 	rec.OutputTokens = f.received
 	rec.CachedTokens = f.eng.CachedTokens

@@ -16,6 +16,7 @@ type runOptions struct {
 	spec     *config.Spec
 	timeline bool
 	perToken bool
+	progress func(Progress)
 }
 
 // WithTimeline records every engine pass (report.Timeline in Report.Timeline):

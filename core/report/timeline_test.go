@@ -25,7 +25,9 @@ func TestTimelineColumns(t *testing.T) {
 		assert.Zero(t, k.Offset%8, k.Name)
 	}
 	le := binary.LittleEndian
-	f64 := func(name string, i int) float64 { return math.Float64frombits(le.Uint64(c.Data[col[name].Offset+8*i:])) }
+	f64 := func(name string, i int) float64 {
+		return math.Float64frombits(le.Uint64(c.Data[col[name].Offset+8*i:]))
+	}
 	i64 := func(name string, i int) int64 { return int64(le.Uint64(c.Data[col[name].Offset+8*i:])) }
 	i32 := func(name string, i int) int32 { return int32(le.Uint32(c.Data[col[name].Offset+4*i:])) }
 	assert.Equal(t, []byte{0, 1, 0}, c.Data[col["pool"].Offset:col["pool"].Offset+3])

@@ -16,11 +16,11 @@ The simulation runs in the native core (Go, built by ``make build`` into
 
 from __future__ import annotations
 
-import json
 import os
 from typing import Any, Mapping
 
 from . import _native
+from ._run import replay_native
 from .catalogue import explain_not_found, list_models, list_systems
 from .config import Spec, load_config
 from .errors import AisimulateError, ConfigError, DataError, InfeasibleError, SimulationError
@@ -70,7 +70,7 @@ __all__ = [
 
 
 def replay(src: str | os.PathLike[str] | Mapping[str, Any] | Spec, *,
-           timeline: bool = False) -> ReplayReport:
+           timeline: bool = False, progress: bool | None = None) -> ReplayReport:
     """Run one replay and return its report.
 
     Args:
@@ -79,6 +79,9 @@ def replay(src: str | os.PathLike[str] | Mapping[str, Any] | Spec, *,
         timeline: also record every engine pass (``report.timeline``: per pass its
             worker, start and end ms, prefill tokens, decode requests, queue, KV blocks
             in use). Off by default (it costs memory in proportion to the passes).
+        progress: show a progress bar (requests finished / expected, simulated time) on
+            stderr, or a widget in a notebook, once the replay has run for 2 s. ``None``
+            (default): when stderr is a terminal or in a Jupyter kernel.
 
     Returns:
         The :class:`ReplayReport` (summary, per-request records, metadata).
@@ -88,24 +91,13 @@ def replay(src: str | os.PathLike[str] | Mapping[str, Any] | Spec, *,
             the dotted path).
         DataError: the workload data is invalid (``.file``, ``.line``).
         SimulationError: any other error in the core, including a recovered panic.
+        KeyboardInterrupt: Ctrl-C (or a notebook's interrupt) while it ran: the core
+            stops within a few ms and no report is made.
         ImportError: the native core has not been built (``make build``).
     """
     spec = load_config(src)
-    options = json.dumps({"timeline": bool(timeline)})
-    # The core writes the per-request columns to a private temporary file: one bulk
-    # read instead of per-record parsing (see pybind.Replay).
-    import tempfile
-
-    fd, data_path = tempfile.mkstemp(prefix="aisimulate-", suffix=".cols")
-    os.close(fd)
-    try:
-        head = _native.call("Replay", spec.to_json(), "report", options, data_path)
-        with open(data_path, "rb") as fh:
-            buf = fh.read()
-    except ConfigError as exc:
-        raise explain_not_found(exc) from None
-    finally:
-        os.unlink(data_path)
+    head, buf = replay_native(spec.to_json(), {"timeline": bool(timeline)}, progress=progress,
+                              on_error=_explain)
     return ReplayReport.from_columnar(head, buf)
 
 
@@ -131,6 +123,10 @@ def estimate_memory(src: str | os.PathLike[str] | Mapping[str, Any] | Spec) -> d
         return _native.call("Estimate", spec.to_json(), "estimate")
     except ConfigError as exc:
         raise explain_not_found(exc) from None
+
+
+def _explain(exc: BaseException) -> BaseException:
+    return explain_not_found(exc) if isinstance(exc, ConfigError) else exc
 
 
 def check(src: str | os.PathLike[str] | Mapping[str, Any] | Spec) -> dict[str, Any]:

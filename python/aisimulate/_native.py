@@ -64,6 +64,7 @@ def call(name: str, payload: str, key: str, *extra: str) -> dict[str, Any]:
 
     Raises:
         ConfigError, DataError, SimulationError: mapped from the error envelope.
+        KeyboardInterrupt: the run was stopped (kind ``interrupted``).
         SimulationError: the function is missing from the build or the result is not
             a well-formed envelope.
     """
@@ -80,7 +81,10 @@ def call(name: str, payload: str, key: str, *extra: str) -> dict[str, Any]:
     if not isinstance(envelope, dict):
         raise SimulationError(f"{name}: the core returned a non-object result")
     if "error" in envelope:
-        raise from_envelope(envelope["error"] or {})
+        err = envelope["error"] or {}
+        if err.get("kind") == "interrupted":  # the run was stopped (pybind.Stop)
+            raise KeyboardInterrupt(str(err.get("message", "")))
+        raise from_envelope(err)
     if key not in envelope or not isinstance(envelope[key], dict):
         raise SimulationError(f"{name}: the core's result has no {key!r} object")
     return envelope[key]

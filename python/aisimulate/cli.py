@@ -16,7 +16,8 @@ Exit codes:
   pipe);
 - 2: bad input: a config error (the message names the dotted field, or the file and
   line), a workload data error (file and line), or bad command-line arguments;
-- 130: interrupted (Ctrl-C): one line, and no output file is left half-written.
+- 130: interrupted (Ctrl-C), 143: terminated (SIGTERM): one line; the replay is stopped at
+  once and no output file is left half-written.
 
 Adding a subcommand: write ``_cmd_NAME(args) -> int`` and an ``_add_NAME(sub)`` that
 creates its parser with ``set_defaults(run=_cmd_NAME)``; register it in
@@ -31,7 +32,9 @@ import csv
 import io
 import json
 import os
+import signal
 import sys
+import threading
 from typing import Any, Callable, Mapping, Sequence
 
 from . import __version__, check, replay
@@ -126,6 +129,18 @@ def config_from_args(args: argparse.Namespace) -> Spec:
     return load_config(path, overrides=overrides)
 
 
+def add_progress_argument(p: argparse.ArgumentParser) -> None:
+    """Give a subcommand ``--quiet`` (no progress bar)."""
+    p.add_argument("--quiet", "-q", action="store_true",
+                   help="no progress bar (by default one appears on stderr, when it is a "
+                        "terminal, for work that runs longer than 2 s)")
+
+
+def progress_of(args: argparse.Namespace) -> bool | None:
+    """The ``progress=`` argument for the API: off with ``--quiet``, else automatic."""
+    return False if getattr(args, "quiet", False) else None
+
+
 def _error(message: str) -> None:
     if sys.stderr is not None:  # None when started with stderr closed
         print(f"{PROG}: error: {message}", file=sys.stderr)
@@ -173,6 +188,7 @@ def _add_replay(sub: argparse._SubParsersAction) -> None:
                         "as metric.stat)")
     r.add_argument("--output-dir", metavar="DIR",
                    help="also write DIR/prediction.json and DIR/requests.jsonl")
+    add_progress_argument(r)
     r.set_defaults(run=_cmd_replay)
 
 
@@ -180,7 +196,7 @@ def _cmd_replay(args: argparse.Namespace) -> int:
     spec = config_from_args(args)
     if args.output_dir is not None and not args.output_dir.strip():
         raise _UsageError("--output-dir: the folder name is empty")
-    report = replay(spec)
+    report = replay(spec, progress=progress_of(args))
     if args.output_dir:
         try:
             written = report.save(args.output_dir)
@@ -369,11 +385,43 @@ def parser() -> argparse.ArgumentParser:
     return p
 
 
+#: Exit code after Ctrl-C (128 + SIGINT), as shells report it.
+EXIT_INTERRUPTED = 130
+#: Exit code after SIGTERM (128 + SIGTERM).
+EXIT_TERMINATED = 143
+
+
+class _Terminated(BaseException):
+    """Raised in the main thread by the SIGTERM handler, so that ``finally`` blocks
+    run (a replay is stopped, temporary files are removed) before the exit."""
+
+
+def _on_sigterm(signum, frame):  # pragma: no cover - exercised in a subprocess test
+    raise _Terminated()
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI with ``argv`` (default ``sys.argv[1:]``); return the exit code."""
     args = parser().parse_args(argv)  # exits 2 on bad arguments
+    previous = None
+    if threading.current_thread() is threading.main_thread():
+        previous = signal.signal(signal.SIGTERM, _on_sigterm)
+    try:
+        return _run(args)
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
+
+
+def _run(args: argparse.Namespace) -> int:
     try:
         return args.run(args)
+    except KeyboardInterrupt:
+        _error("interrupted")
+        return EXIT_INTERRUPTED
+    except _Terminated:
+        _error("terminated")
+        return EXIT_TERMINATED
     except _UsageError as exc:
         _error(str(exc))
         return 2

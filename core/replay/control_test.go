@@ -1,0 +1,82 @@
+package replay
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/aisimulate/aisimulate/core/config"
+)
+
+// A closed loop of 4 clients sending 3000 requests (linear perf): long
+// enough for several progress looks (checkEvery timestamps apart).
+func controlSpec(t *testing.T) *config.Spec {
+	s, err := config.DecodeYAML([]byte(linearEngineFor(1000) + `
+traffic:
+  source: {type: synthetic, num_requests: 3000, isl: 100, osl: 4}
+  load: {mode: concurrency, concurrency: 4}
+  stop: {max_duration_s: 3600}
+`))
+	require.NoError(t, err)
+	return s
+}
+
+// Progress is reported while the loop runs and once at its end, when every
+// request has been sent and finished; the report does not depend on it.
+func TestProgressReports(t *testing.T) {
+	var seen []Progress
+	rep, err := Run(controlSpec(t), WithProgress(func(p Progress) { seen = append(seen, p) }))
+	require.NoError(t, err)
+	require.GreaterOrEqual(t, len(seen), 3, "a look before the loop, some during it, one at its end")
+	for i := 1; i < len(seen); i++ {
+		assert.GreaterOrEqual(t, seen[i].Sent, seen[i-1].Sent)
+		assert.GreaterOrEqual(t, seen[i].Finished, seen[i-1].Finished)
+		assert.GreaterOrEqual(t, seen[i].NowNs, seen[i-1].NowNs)
+		assert.LessOrEqual(t, seen[i].Finished, seen[i].Sent)
+	}
+	lastRelease := int64(0) // the loop's last event: the client acting on the last response
+	for _, r := range rep.Records {
+		lastRelease = max(lastRelease, r.ReleaseNs)
+	}
+	assert.Equal(t, Progress{Sent: 3000, Finished: 3000, Expected: 3000, NowNs: lastRelease, StopNs: 3600e9},
+		seen[len(seen)-1])
+
+	plain, err := Run(controlSpec(t))
+	require.NoError(t, err)
+	assert.Equal(t, plain.Records, rep.Records)
+}
+
+// A context canceled before the replay stops it at its first look: the 4
+// clients' first requests are sent (at time 0), none finished.
+func TestRunContextCanceledBeforeStart(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	rep, err := RunContext(ctx, controlSpec(t))
+	assert.Nil(t, rep)
+	var st *Stopped
+	require.ErrorAs(t, err, &st)
+	assert.True(t, errors.Is(err, context.Canceled))
+	assert.Equal(t, int64(4), st.Sent)
+	assert.Equal(t, int64(0), st.Finished)
+	assert.Contains(t, err.Error(), "replay stopped after 4 of its requests were sent (0 finished)")
+}
+
+// A cancel during the run stops the loop at its next look: some requests
+// sent, not all.
+func TestRunContextCanceledWhileRunning(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	looks := 0
+	_, err := RunContext(ctx, controlSpec(t), WithProgress(func(p Progress) {
+		if looks++; looks == 2 { // the first look during the loop
+			cancel()
+		}
+	}))
+	var st *Stopped
+	require.ErrorAs(t, err, &st)
+	assert.Greater(t, st.Sent, int64(4))
+	assert.Less(t, st.Sent, int64(3000))
+	assert.Greater(t, st.NowNs, int64(0))
+}

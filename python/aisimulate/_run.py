@@ -1,0 +1,132 @@
+"""Running one replay in the native core so that it can be watched and stopped.
+
+The core's ``Replay`` call runs on a worker thread (gopy releases the GIL for the call);
+the calling thread waits on it in short, interruptible joins, updates a progress bar
+from ``pybind.Progress`` between them, and on Ctrl-C (``KeyboardInterrupt``) — or any
+other exception raised while waiting, such as the CLI's SIGTERM handler — calls
+``pybind.Stop``: the event loop returns at its next look (every 1,024 timestamps,
+well under a millisecond of host time), and the exception reaches the caller within
+:data:`STOP_WAIT_S`. A stopped replay leaves nothing behind: its columns go to an
+unnamed temporary file (``tempfile.TemporaryFile``, reached by the core through
+``/proc/self/fd``), which the operating system frees however the process ends.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import tempfile
+import threading
+from typing import Any, Callable
+
+from . import _native
+
+#: How long an interrupted replay is waited for before the interrupt is re-raised
+#: (the core stops within a few ms; the report it may be building is dropped).
+STOP_WAIT_S = 0.3
+
+#: Seconds a replay or save runs before its progress bar appears.
+PROGRESS_DELAY_S = 2.0
+
+#: How often (s) the waiting thread wakes to update the bar and take a Ctrl-C.
+_POLL_S = 0.05
+
+
+def progress_wanted(progress: bool | None) -> bool:
+    """``progress`` resolved: ``None`` means on when stderr is a terminal or the code
+    runs in a Jupyter/IPython kernel, off otherwise (pipes, files, CI logs)."""
+    if progress is not None:
+        return bool(progress)
+    if "ipykernel" in sys.modules:
+        return True
+    try:
+        return sys.stderr is not None and sys.stderr.isatty()
+    except (AttributeError, ValueError):
+        return False
+
+
+def make_bar(*, total: int | None, desc: str, unit: str):
+    """A tqdm bar on stderr that appears after :data:`PROGRESS_DELAY_S` (tqdm.auto:
+    a widget in notebooks, text in terminals)."""
+    from tqdm.auto import tqdm
+
+    return tqdm(total=total or None, desc=desc, unit=unit, delay=PROGRESS_DELAY_S, leave=False,
+                file=sys.stderr, dynamic_ncols=True)
+
+
+def _columns_file():
+    """An open, unnamed temporary file and the path the core writes it through."""
+    fh = tempfile.TemporaryFile(prefix="aisimulate-", suffix=".cols")
+    proc = f"/proc/self/fd/{fh.fileno()}"
+    if os.path.exists(proc):
+        return fh, proc, None
+    fh.close()  # no /proc (not Linux): a named file, removed in a finally
+    fd, path = tempfile.mkstemp(prefix="aisimulate-", suffix=".cols")
+    return os.fdopen(fd, "w+b"), path, path
+
+
+def replay_native(spec_json: str, options: dict[str, Any], *, progress: bool | None,
+                  on_error: Callable[[BaseException], BaseException] | None = None) -> tuple[dict, bytes]:
+    """Run ``pybind.Replay`` on a worker thread and return its ``report`` head and the
+    column bytes.
+
+    Raises:
+        KeyboardInterrupt: Ctrl-C while it ran (the replay is stopped; no result).
+        ConfigError, DataError, SimulationError: from the core (through ``on_error``
+            when given, which may return a replacement).
+    """
+    mod = _native.pybind()
+    run_id = mod.NewRun()
+    fh, path, named = _columns_file()
+    result: dict[str, Any] = {}
+
+    def work() -> None:
+        try:
+            head = _native.call("Replay", spec_json, "report",
+                                json.dumps({**options, "run_id": run_id}), path)
+            fh.seek(0)
+            result["value"] = (head, fh.read())
+        except BaseException as exc:  # noqa: BLE001 - handed to the caller's thread
+            result["error"] = exc
+        finally:
+            fh.close()
+            if named:
+                try:
+                    os.unlink(named)
+                except OSError:
+                    pass
+
+    worker = threading.Thread(target=work, name="aisimulate-replay", daemon=True)
+    bar = None
+    try:
+        worker.start()
+        show = progress_wanted(progress)
+        while worker.is_alive():
+            worker.join(_POLL_S)
+            if show:
+                bar = _update(bar, mod, run_id)
+        if "error" in result:
+            err = result["error"]
+            raise (on_error(err) if on_error else err) from None
+        return result["value"]
+    except BaseException:
+        if worker.is_alive():  # interrupted while waiting: stop the core, then re-raise
+            mod.Stop(run_id)
+            worker.join(STOP_WAIT_S)
+        raise
+    finally:
+        if bar is not None:
+            bar.close()
+        mod.Forget(run_id)
+
+
+def _update(bar, mod, run_id: str):
+    p = json.loads(mod.Progress(run_id)).get("progress")
+    if not p or not p.get("started"):
+        return bar
+    if bar is None:
+        bar = make_bar(total=p["expected"], desc="replay", unit="req")
+    bar.update(p["finished"] - bar.n)
+    bar.set_postfix_str(f"sent {p['sent']}, sim {p['now_ms'] / 1000:.1f} s", refresh=False)
+    return bar

@@ -1,0 +1,78 @@
+"""Progress bars and Ctrl-C: a replay shows how far it is and stops when asked."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+
+import aisimulate
+from aisimulate import _run
+from conftest import REPO
+
+# 10 million requests at 500 req/s on 8 workers: hours of host time, so any replay of it
+# that ends early was stopped.
+ENDLESS = {
+    "engine": {"model": "meta-llama/Llama-3.1-8B-Instruct", "system": "h100_sxm",
+               "workers": {"aggregated": {"count": 8, "tp": 1}}},
+    "traffic": {"source": {"type": "synthetic", "num_requests": 10_000_000, "isl": 512, "osl": 128},
+                "load": {"mode": "rate", "rate_rps": 500, "arrival": "poisson"}},
+}
+
+
+def test_progress_bar_counts_requests(monkeypatch, capsys, base_spec):
+    monkeypatch.setattr(_run, "PROGRESS_DELAY_S", 0)  # show at once (normally after 2 s)
+    base_spec["traffic"]["source"]["num_requests"] = 500
+    aisimulate.replay(base_spec, progress=True)
+    err = capsys.readouterr().err
+    assert "replay:" in err and "/500" in err and "req" in err  # finished / expected
+
+    aisimulate.replay(base_spec, progress=False)
+    assert capsys.readouterr().err == ""
+    aisimulate.replay(base_spec)  # automatic: stderr is not a terminal under pytest
+    assert capsys.readouterr().err == ""
+
+
+def test_ctrl_c_stops_a_replay_and_leaves_no_file(monkeypatch, tmp_path):
+    monkeypatch.setattr("tempfile.tempdir", str(tmp_path))
+    timer = threading.Timer(1.0, os.kill, (os.getpid(), signal.SIGINT))
+    timer.start()
+    start = time.monotonic()
+    with pytest.raises(KeyboardInterrupt):
+        aisimulate.replay(ENDLESS, progress=False)
+    # 10^7 requests would take far longer; the interrupt came after 1 s (this bound is
+    # loose on purpose: the stop latency itself is measured by `make bench`).
+    assert time.monotonic() - start < 30
+    timer.join()
+    assert list(tmp_path.iterdir()) == []  # no columns file, named or not
+
+
+def _cli(*args: str, tmp_path: Path) -> subprocess.Popen:
+    env = dict(os.environ, PYTHONPATH=str(REPO / "python"), TMPDIR=str(tmp_path / "tmp"))
+    (tmp_path / "tmp").mkdir(exist_ok=True)
+    return subprocess.Popen([sys.executable, "-m", "aisimulate", *args], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env=env)
+
+
+@pytest.mark.parametrize("sig,code,word", [(signal.SIGINT, 130, "interrupted"),
+                                           (signal.SIGTERM, 143, "terminated")])
+def test_cli_stops_on_signal_with_its_exit_code(tmp_path, sig, code, word):
+    cfg = tmp_path / "endless.yaml"
+    cfg.write_text(yaml.safe_dump(ENDLESS))
+    out = tmp_path / "out"
+    proc = _cli("replay", str(cfg), "--output-dir", str(out), tmp_path=tmp_path)
+    time.sleep(3)  # well into the replay (config compiled, core loaded)
+    proc.send_signal(sig)
+    stdout, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == code, stderr
+    assert stderr.strip() == f"aisimulate: error: {word}"
+    assert stdout == ""
+    assert not out.exists()  # nothing written, not even the folder
+    assert list((tmp_path / "tmp").iterdir()) == []
