@@ -15,7 +15,8 @@
 //
 // where K is "config" (F is the dotted spec path; "infeasible": true when the
 // deployment cannot start, e.g. the model does not fit), "data" (workload data: P and
-// N name the file and line), "interrupted" (the run was stopped: Stop),
+// N name the file and line), "interrupted" (the run was stopped: Stop), "io"
+// (a file could not be read or written: P names it, "errno" is the OS error),
 // "simulation" (any other core error) or "panic" (a bug in the core, recovered
 // here; M is one line and D the Go stack). A message is at most 4 KiB.
 package pybind
@@ -25,8 +26,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"runtime/debug"
 	"strings"
+	"syscall"
 	"unicode/utf8"
 
 	"github.com/aisimulate/aisimulate/core/config"
@@ -49,6 +52,7 @@ type errorBody struct {
 	Detail string `json:"detail,omitempty"`
 	// Infeasible: a config error whose deployment cannot start (config.Error.Infeasible).
 	Infeasible bool `json:"infeasible,omitempty"`
+	Errno      int  `json:"errno,omitempty"` // kind "io": the OS error number
 }
 
 // maxMessageBytes bounds an error message: a value quoted in it (a data file
@@ -80,6 +84,14 @@ func errorEnvelope(err error) string {
 	var st *replay.Stopped
 	if errors.As(err, &st) || errors.Is(err, context.Canceled) {
 		body.Kind = "interrupted"
+	}
+	var pe *fs.PathError
+	if body.Kind == "simulation" && errors.As(err, &pe) {
+		body.Kind, body.File = "io", pe.Path
+		var no syscall.Errno
+		if errors.As(err, &no) {
+			body.Errno = int(no)
+		}
 	}
 	b, _ := json.Marshal(map[string]errorBody{"error": body})
 	return string(b)

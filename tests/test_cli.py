@@ -89,17 +89,23 @@ def test_synthetic_replay_prints_a_table(tmp_path, base_spec):
     assert "wrote" not in proc.stderr  # nothing saved without --output-dir
 
 
-def test_output_dir_writes_both_files(tmp_path, base_spec):
+def test_output_dir_writes_the_table_and_prediction(tmp_path, base_spec):
     out = tmp_path / "out" / "run1"
     proc = run_cli("replay", "--config", str(write_config(tmp_path / "r.yaml", base_spec)),
-                   "--output-dir", str(out))
+                   "--output-dir", str(out), "--records", "parquet,jsonl")
     assert proc.returncode == 0, proc.stderr
     pred = json.loads((out / "prediction.json").read_text())
-    assert set(pred) == {"metadata", "summary"}
+    assert set(pred) == {"metadata", "records", "summary"}
+    assert pred["records"]["count"] == 5
     lines = (out / "requests.jsonl").read_text().splitlines()
     assert len(lines) == 5
-    assert f"wrote {out / 'prediction.json'}" in proc.stderr
-    assert f"wrote {out / 'requests.jsonl'}" in proc.stderr
+    assert (out / "requests.parquet").stat().st_size == pred["records"]["files"]["requests.parquet"]["bytes"]
+    assert not (out / "requests.csv").exists()
+    for name in ("requests.parquet", "requests.jsonl", "prediction.json"):
+        assert f"wrote {out / name}" in proc.stderr
+    assert_input_error(run_cli("replay", str(tmp_path / "r.yaml"), "--output-dir", ""), "--output-dir")
+    assert_input_error(run_cli("replay", str(tmp_path / "r.yaml"), "--output-dir", str(out),
+                               "--records", "parquet,xml"), "--records", "csv")
 
 
 def test_ctrl_c_is_one_line_and_exit_130(monkeypatch, capsys, tmp_path, base_spec):
@@ -123,7 +129,7 @@ def test_format_json_parses(tmp_path, base_spec):
 
 
 def test_simulation_error_exits_1(monkeypatch, capsys, tmp_path, base_spec):
-    def boom(src):
+    def boom(src, **options):
         raise SimulationError("the core broke")
     monkeypatch.setattr(cli, "replay", boom)
     cfg = write_config(tmp_path / "r.yaml", base_spec)

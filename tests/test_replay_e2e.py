@@ -156,9 +156,9 @@ def test_itl_pool_size_and_bounds(synthetic):
 
 def test_save_is_byte_deterministic(tmp_path, synthetic):
     again = aisimulate.replay(SYNTH_SPEC)
-    synthetic.save(tmp_path / "a")
-    again.save(tmp_path / "b")
-    for name in ("prediction.json", "requests.jsonl"):
+    synthetic.save(tmp_path / "a", formats=("parquet", "csv", "jsonl"))
+    again.save(tmp_path / "b", formats=("parquet", "csv", "jsonl"))
+    for name in ("prediction.json", "requests.jsonl", "requests.csv", "requests.parquet"):
         assert (tmp_path / "a" / name).read_bytes() == (tmp_path / "b" / name).read_bytes()
 
 
@@ -166,9 +166,9 @@ def test_two_runs_of_one_spec_are_identical(tmp_path):
     trace = write_mooncake(tmp_path / "example1.jsonl", EXAMPLE1_ROWS)
     spec = aisimulate.load_config(example1_spec(trace))
     first, second = aisimulate.replay(spec), aisimulate.replay(spec)
-    first.save(tmp_path / "1")
-    second.save(tmp_path / "2")
-    for name in ("prediction.json", "requests.jsonl"):
+    first.save(tmp_path / "1", formats=("parquet", "jsonl"))
+    second.save(tmp_path / "2", formats=("parquet", "jsonl"))
+    for name in ("prediction.json", "requests.jsonl", "requests.parquet"):
         assert (tmp_path / "1" / name).read_bytes() == (tmp_path / "2" / name).read_bytes()
 
 

@@ -90,10 +90,11 @@ def test_table_with_missing_values_never_shows_nan():
 
 def test_save_writes_deterministic_files(tmp_path):
     rep = ReplayReport.from_dict(_report())
-    written = rep.save(tmp_path / "a" / "b")
-    assert set(written) == {"prediction", "requests"}
+    written = rep.save(tmp_path / "a" / "b", formats=("jsonl", "csv", "parquet"))
+    assert list(written) == ["requests.jsonl", "requests.csv", "requests.parquet", "prediction.json"]
     pred = json.loads((tmp_path / "a/b/prediction.json").read_text())
-    assert set(pred) == {"metadata", "summary"}
+    assert set(pred) == {"metadata", "records", "summary"}
+    assert pred["records"]["count"] == 3
     assert pred["summary"] == _report()["summary"]
     text = (tmp_path / "a/b/prediction.json").read_text()
     assert text.index('"a"') < text.index('"z"')  # sorted keys
@@ -104,8 +105,8 @@ def test_save_writes_deterministic_files(tmp_path):
     raw = _report()
     raw["metadata"] = dict(reversed(list(raw["metadata"].items())))
     raw["requests"].reverse()
-    ReplayReport.from_dict(raw).save(tmp_path / "c")
-    for name in ("prediction.json", "requests.jsonl"):
+    ReplayReport.from_dict(raw).save(tmp_path / "c", formats=("jsonl", "csv", "parquet"))
+    for name in ("prediction.json", "requests.jsonl", "requests.csv", "requests.parquet"):
         assert (tmp_path / "a/b" / name).read_bytes() == (tmp_path / "c" / name).read_bytes()
 
 

@@ -65,6 +65,7 @@ def call(name: str, payload: str, key: str, *extra: str) -> dict[str, Any]:
     Raises:
         ConfigError, DataError, SimulationError: mapped from the error envelope.
         KeyboardInterrupt: the run was stopped (kind ``interrupted``).
+        OSError: a file the core read or wrote failed (kind ``io``; errno and filename set).
         SimulationError: the function is missing from the build or the result is not
             a well-formed envelope.
     """
@@ -84,6 +85,10 @@ def call(name: str, payload: str, key: str, *extra: str) -> dict[str, Any]:
         err = envelope["error"] or {}
         if err.get("kind") == "interrupted":  # the run was stopped (pybind.Stop)
             raise KeyboardInterrupt(str(err.get("message", "")))
+        if err.get("kind") == "io":  # a file the core read or wrote
+            errno = err.get("errno") or 0
+            raise OSError(errno, os.strerror(errno) if errno else str(err.get("message", "")),
+                          err.get("file"))
         raise from_envelope(err)
     if key not in envelope or not isinstance(envelope[key], dict):
         raise SimulationError(f"{name}: the core's result has no {key!r} object")

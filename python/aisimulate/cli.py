@@ -187,21 +187,28 @@ def _add_replay(sub: argparse._SubParsersAction) -> None:
                         "or CSV (a header and one row: the summary, latency stats flattened "
                         "as metric.stat)")
     r.add_argument("--output-dir", metavar="DIR",
-                   help="also write DIR/prediction.json and DIR/requests.jsonl")
+                   help="also write DIR/prediction.json (metadata, summary, record count) and "
+                        "the per-request table (see --records), atomically: a previous result "
+                        "there is replaced only once the new one is complete")
+    r.add_argument("--records", default="parquet", metavar="FORMATS",
+                   help="the per-request table's formats with --output-dir, comma-separated: "
+                        "parquet (default), csv, jsonl")
     add_progress_argument(r)
     r.set_defaults(run=_cmd_replay)
 
 
 def _cmd_replay(args: argparse.Namespace) -> int:
     spec = config_from_args(args)
+    formats = parse_records(args.records)
     if args.output_dir is not None and not args.output_dir.strip():
         raise _UsageError("--output-dir: the folder name is empty")
     report = replay(spec, progress=progress_of(args))
     if args.output_dir:
         try:
-            written = report.save(args.output_dir)
+            written = report.save(args.output_dir, formats=formats, progress=progress_of(args))
         except OSError as exc:
-            _error(f"cannot write to {args.output_dir}: {exc.strerror or exc}")
+            where = exc.filename or args.output_dir
+            _error(f"cannot write {where}: {exc.strerror or exc} (nothing was replaced)")
             return 1
         for path in written.values():
             print(f"wrote {path}", file=sys.stderr)
@@ -212,6 +219,22 @@ def _cmd_replay(args: argparse.Namespace) -> int:
     else:
         _write(report.table() + "\n")
     return 0
+
+
+def parse_records(text: str) -> list[str]:
+    """``--records parquet,csv`` → ``["parquet", "csv"]``.
+
+    Raises:
+        _UsageError: an empty list or an unknown format.
+    """
+    from ._tables import FILES
+
+    formats = [f.strip().lower() for f in text.split(",") if f.strip()]
+    bad = [f for f in formats if f not in FILES]
+    if not formats or bad:
+        raise _UsageError(f"--records {text!r}: choose one or more of {', '.join(FILES)}, "
+                          "comma-separated")
+    return formats
 
 
 def flatten_summary(summary: Mapping[str, Any]) -> dict[str, Any]:

@@ -26,12 +26,11 @@ The numbers are the core's; this module never rescales or recomputes them.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import math
 import os
 from pathlib import Path
-from typing import IO, Any, Iterable, Iterator, Mapping
+from typing import Any, Iterable, Mapping, Sequence
 
 __all__ = ["ReplayReport", "REQUEST_FIELDS", "LATENCY_METRICS", "STAT_FIELDS", "TIMELINE_FIELDS"]
 
@@ -323,47 +322,102 @@ class ReplayReport:
         return json.dumps({"metadata": self.metadata, "summary": self.summary},
                           sort_keys=True, indent=2, allow_nan=False) + "\n"
 
-    def save(self, directory: str | os.PathLike[str]) -> dict[str, Path]:
-        """Write the report into ``directory`` (created if needed).
+    def save(self, directory: str | os.PathLike[str], *, formats: Sequence[str] = ("parquet",),
+             progress: bool | None = None) -> dict[str, Path]:
+        """Write the report into ``directory`` (created if needed), atomically: every
+        file goes to a temporary name in the folder and is moved into place only when
+        all are complete, ``prediction.json`` last; until then the previous result in
+        the folder (if any) stays as it was, and a save that fails or is interrupted
+        leaves it so (see :mod:`aisimulate._files`).
 
         Files:
-            ``prediction.json``: metadata and summary (see :meth:`to_json`).
-            ``requests.jsonl``: one JSON object per request, in ``request_id`` order,
-            keys in :data:`REQUEST_FIELDS` order.
+            ``prediction.json``: metadata and summary (as :meth:`to_json`) plus
+            ``records``: ``{"count": N, "files": {name: {"format", "bytes"}}}``, the
+            record count and each table's size, so a reader can tell the files belong
+            together.
+            ``requests.parquet`` / ``requests.csv`` / ``requests.jsonl``, one per entry
+            of ``formats``: one row per request in ``request_id`` order, columns
+            :data:`REQUEST_FIELDS` (units as in :mod:`aisimulate.report`; null for a
+            value that does not apply). JSON lines are byte-identical to ``json.dumps``
+            of each of :attr:`requests`.
+
+        Args:
+            formats: any of ``"parquet"`` (default; pyarrow, zstd), ``"csv"``,
+                ``"jsonl"``.
+            progress: a progress bar for saves over 2 s (``None``: when stderr is a
+                terminal or in a notebook).
 
         Returns:
-            ``{"prediction": path, "requests": path}``.
+            file name → path of every file written, ``prediction.json`` last.
 
         Raises:
-            OSError: the folder or a file cannot be written.
+            ValueError: ``directory`` is empty, or a format is unknown.
+            ConfigError: a file would overwrite an input of the replay (its trace or
+                a config file), or ``directory`` is a file.
+            OSError: a file cannot be written (a full disk): nothing is replaced.
+            KeyboardInterrupt: Ctrl-C; nothing is replaced.
         """
-        out = Path(directory)
-        out.mkdir(parents=True, exist_ok=True)
-        prediction = out / "prediction.json"
-        requests = out / "requests.jsonl"
-        # each file is written under a temporary name and renamed when complete, so an
-        # interrupted save (Ctrl-C, a full disk) never leaves a file that looks whole
-        with _written_whole(requests) as f:
-            for r in self.requests:
-                f.write(json.dumps(r, allow_nan=False))
-                f.write("\n")
-        with _written_whole(prediction) as f:
-            f.write(self.to_json())
-        return {"prediction": prediction, "requests": requests}
+        from . import _files, _tables
+        from ._run import make_bar, progress_wanted
 
+        unknown = [f for f in formats if f not in _tables.FILES]
+        if unknown or not formats:
+            raise ValueError(f"unknown record format(s) {unknown or list(formats)}: "
+                             f"choose from {', '.join(_tables.FILES)}")
+        names = [_tables.FILES[f] for f in dict.fromkeys(formats)]
+        out = _files.ResultDir(directory, inputs=self._input_files())
+        out.check_names([*names, _files.MARKER])
+        n = self._count()
+        bar = make_bar(total=n * len(names), desc="save", unit="rec") if progress_wanted(progress) and n else None
+        advance = bar.update if bar is not None else (lambda k: None)
+        fields = list(REQUEST_FIELDS)
+        files: dict[str, dict[str, Any]] = {}
+        try:
+            with out:
+                for fmt in dict.fromkeys(formats):
+                    name = _tables.FILES[fmt]
+                    tmp = out.temp(name)
+                    if self._columns is None:
+                        _tables.write_records_slow(self.requests, fields, tmp, fmt)
+                        advance(n)
+                    elif fmt == "parquet":
+                        _tables.write_parquet(self._columns, fields, n, tmp, advance)
+                    else:
+                        _tables.write_text(self._columns, fields, n, tmp, fmt, advance)
+                    files[name] = {"format": fmt, "bytes": tmp.stat().st_size}
+                doc = {"metadata": self.metadata, "records": {"count": n, "files": files},
+                       "summary": self.summary}
+                out.temp(_files.MARKER).write_text(
+                    json.dumps(doc, sort_keys=True, indent=2, allow_nan=False) + "\n", encoding="utf-8")
+                return out.commit()
+        finally:
+            if bar is not None:
+                bar.close()
 
-@contextlib.contextmanager
-def _written_whole(path: Path) -> Iterator[IO[str]]:
-    """A text file opened at a temporary name beside ``path``, renamed to ``path`` when
-    the block completes and removed when it raises (KeyboardInterrupt included)."""
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.part")
-    try:
-        with tmp.open("w", encoding="utf-8", newline="\n") as f:
-            yield f
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
+    def _count(self) -> int:
+        """The number of per-request records."""
+        if self._columns is not None:
+            return len(self._columns["request_id"])
+        return len(self._requests or [])
+
+    def _input_files(self) -> list[str]:
+        """Files the replay read, from the spec in the metadata: the trace, and the
+        model and system files when given as paths."""
+        spec = self.metadata.get("spec")
+        if not isinstance(spec, Mapping):
+            return []
+        out = []
+        for section, key in (("traffic", "source"), ("engine", None)):
+            node = spec.get(section)
+            if isinstance(node, Mapping) and key:
+                node = node.get(key)
+            if not isinstance(node, Mapping):
+                continue
+            for k in ("path", "model", "system"):
+                v = node.get(k)
+                if isinstance(v, str) and os.path.isabs(v):
+                    out.append(v)
+        return out
 
 
 def _bad(v: Any) -> bool:

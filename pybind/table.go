@@ -1,0 +1,56 @@
+package pybind
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+
+	"github.com/aisimulate/aisimulate/core/report"
+)
+
+// tableRequest is WriteTable's request.
+type tableRequest struct {
+	N       int64                `json:"n"`
+	Columns []report.TableColumn `json:"columns"`
+	From    int64                `json:"from"`
+	To      int64                `json:"to"`
+	Format  string               `json:"format"`
+	// Append adds the rows to outPath; otherwise outPath is created or
+	// truncated first.
+	Append bool `json:"append"`
+}
+
+// WriteTable writes rows [from, to) of a per-request table (columns in
+// dataPath, described by the request; report.WriteTable) to outPath as JSON
+// lines or CSV, and returns {"written": {"rows": k}} or an error envelope.
+// Python calls it chunk by chunk to show progress and to take a Ctrl-C
+// between chunks.
+func WriteTable(request, dataPath, outPath string) string {
+	return guard(func() string {
+		var req tableRequest
+		if err := json.Unmarshal([]byte(request), &req); err != nil {
+			return errorEnvelope(fmt.Errorf("table request: %w", err))
+		}
+		data, err := os.Open(dataPath)
+		if err != nil {
+			return errorEnvelope(fmt.Errorf("reading the table columns: %w", err))
+		}
+		defer data.Close()
+		flags := os.O_WRONLY | os.O_CREATE | os.O_TRUNC
+		if req.Append {
+			flags = os.O_WRONLY | os.O_CREATE | os.O_APPEND
+		}
+		out, err := os.OpenFile(outPath, flags, 0o644)
+		if err != nil {
+			return errorEnvelope(err)
+		}
+		if err := report.WriteTable(out, data, req.N, req.Columns, req.From, req.To, req.Format); err != nil {
+			out.Close()
+			return errorEnvelope(fmt.Errorf("writing %s: %w", outPath, err))
+		}
+		if err := out.Close(); err != nil {
+			return errorEnvelope(err)
+		}
+		return fmt.Sprintf(`{"written":{"rows":%d}}`, req.To-req.From)
+	})
+}

@@ -1,0 +1,189 @@
+"""Writing a result into a folder so that it is whole or absent, never half there.
+
+A result is several files (``prediction.json`` and the per-request tables). Each is
+written to a temporary name in the destination folder (``.NAME.aisimulate-PID-TOKEN.tmp``:
+hidden, and never a name a reader looks for), flushed to disk, and only when every file
+is complete are they moved into place:
+
+1. the old ``prediction.json`` is removed, so from here until step 3 the folder holds
+   nothing that looks like a complete result;
+2. each table is renamed over its final name, and the tables the previous marker
+   listed that this result does not write are removed (never an input of the replay);
+3. the new ``prediction.json`` — the marker of a complete result, which names every
+   table with its byte size and the record count — is renamed into place, and the
+   folder is synced.
+
+A full disk, an exception, Ctrl-C or SIGTERM before step 1 leaves the previous result as
+it was (the temporary files are removed); a crash or SIGKILL before step 1 leaves it
+intact plus hidden temporary files, which the next save into the folder removes once
+their process is gone. A crash between steps 1 and 3 leaves no ``prediction.json``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import secrets
+from pathlib import Path
+from typing import Iterable
+
+from .errors import ConfigError
+
+#: The file that marks a complete result.
+MARKER = "prediction.json"
+
+_TEMP = re.compile(r"^\.(?P<name>.+)\.aisimulate-(?P<pid>\d+)-[0-9a-f]+\.tmp$")
+
+
+def _alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+class ResultDir:
+    """One atomic save into ``directory`` (see the module doc).
+
+    Use as a context manager: files are written to :meth:`temp` paths inside it and
+    :meth:`commit` moves them into place; leaving the block without a commit (an
+    exception, Ctrl-C) removes them.
+
+    Raises:
+        ValueError: ``directory`` is empty.
+        ConfigError: a file of the result would overwrite one of ``inputs`` (the files
+            the replay read), or the folder is a file.
+    """
+
+    def __init__(self, directory: str | os.PathLike[str], *, inputs: Iterable[str] = ()) -> None:
+        text = os.fspath(directory)
+        if not str(text).strip():
+            raise ValueError("the output folder name is empty")
+        self.dir = Path(text)
+        self._inputs = [p for p in inputs if p and os.path.isfile(p)]
+        self._temps: dict[str, Path] = {}
+        if self.dir.exists() and not self.dir.is_dir():
+            raise ConfigError("", f"the output folder {self.dir} is a file, not a folder")
+
+    def check_names(self, names: Iterable[str]) -> None:
+        """Refuse to write ``names`` into the folder when one of them is an input file.
+
+        Raises:
+            ConfigError: naming the output, the input and what to do.
+        """
+        for name in names:
+            out = self.dir / name
+            for src in self._inputs:
+                if out.exists() and os.path.samefile(out, src) or \
+                        os.path.realpath(out) == os.path.realpath(src):
+                    raise ConfigError("", f"writing {out} would overwrite the input file {src} "
+                                          "that this replay read: choose another output folder")
+
+    def __enter__(self) -> "ResultDir":
+        self.dir.mkdir(parents=True, exist_ok=True)
+        self._remove_stale_temps()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.abort()
+
+    def temp(self, name: str) -> Path:
+        """The temporary path to write final file ``name`` to."""
+        path = self.dir / f".{name}.aisimulate-{os.getpid()}-{secrets.token_hex(4)}.tmp"
+        self._temps[name] = path
+        return path
+
+    def abort(self) -> None:
+        """Remove every temporary file not yet committed."""
+        for path in self._temps.values():
+            try:
+                path.unlink()
+            except FileNotFoundError:
+                pass
+        self._temps.clear()
+
+    def commit(self) -> dict[str, Path]:
+        """Move every temporary file into place, :data:`MARKER` last, and remove the
+        tables the previous result's marker lists that this result does not write (never
+        an input file of the replay).
+
+        Returns:
+            final name → final path, in the order written.
+        """
+        for path in self._temps.values():
+            _fsync(path)
+        marker = self.dir / MARKER
+        previous = _listed_files(marker)
+        try:
+            marker.unlink()  # from here until the end, nothing looks complete
+        except FileNotFoundError:
+            pass
+        for name in previous:
+            stale = self.dir / name
+            if name in self._temps or any(os.path.realpath(stale) == os.path.realpath(i) for i in self._inputs):
+                continue
+            try:
+                stale.unlink()
+            except FileNotFoundError:
+                pass
+        done: dict[str, Path] = {}
+        for name, path in sorted(self._temps.items(), key=lambda kv: kv[0] == MARKER):
+            final = self.dir / name
+            os.replace(path, final)
+            done[name] = final
+        self._temps.clear()
+        _fsync_dir(self.dir)
+        return done
+
+    def _remove_stale_temps(self) -> None:
+        """Remove temporary files left by saves whose process is gone (SIGKILL, crash)."""
+        try:
+            entries = list(os.scandir(self.dir))
+        except OSError:
+            return
+        for e in entries:
+            m = _TEMP.match(e.name)
+            if m and not _alive(int(m.group("pid"))):
+                try:
+                    os.unlink(e.path)
+                except OSError:
+                    pass
+
+
+def _listed_files(marker: Path) -> list[str]:
+    """The table names a result's marker lists (``records.files``), plain names only."""
+    try:
+        doc = json.loads(marker.read_text(encoding="utf-8"))
+        files = doc["records"]["files"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return []
+    if not isinstance(files, dict):
+        return []
+    return [n for n in files if isinstance(n, str) and n == os.path.basename(n) and n not in ("", ".", "..")]
+
+
+def _fsync(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _fsync_dir(path: Path) -> None:
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)

@@ -1,0 +1,153 @@
+"""Writing a report's per-request table as Parquet, CSV or JSON lines, in bulk.
+
+The report holds its records as numpy columns (:meth:`ReplayReport.from_columnar`).
+Parquet goes through pyarrow (zero-copy arrays, one row group per chunk). CSV and JSON
+lines are formatted by the core (``pybind.WriteTable``) from the same column bytes,
+handed over in one unnamed temporary file; Python never loops over records. Both are
+written in chunks of :data:`CHUNK_ROWS`, so a progress bar can move and Ctrl-C is taken
+between chunks.
+
+Nulls: a NaN float, a negative index (``worker``, ``prefill_worker``, ``decode_worker``,
+``session_id``, ``turn``, ``reason``) is null — empty in CSV, ``null`` in JSON lines,
+null in Parquet. Floats are written as Python's ``repr`` writes them (the shortest text
+that reads back to the same number), so ``requests.jsonl`` is byte-identical to
+``json.dumps`` of each record of :attr:`ReplayReport.requests`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any, Callable, Mapping, Sequence
+
+from . import _native
+
+#: Rows per chunk (one Parquet row group, one core call for CSV and JSON lines).
+CHUNK_ROWS = 262_144
+
+#: Record table formats, with the file each writes.
+FILES = {"parquet": "requests.parquet", "csv": "requests.csv", "jsonl": "requests.jsonl"}
+
+#: Columns where a negative value means null (an index that does not apply).
+NEGATIVE_NULL = ("reason", "worker", "prefill_worker", "decode_worker", "session_id", "turn")
+
+
+def _labels(cols: Mapping[str, Any], name: str) -> list[str] | None:
+    if name == "status":
+        return list(cols["_statuses"])
+    if name == "reason":
+        return list(cols["_reasons"])
+    return None
+
+
+def arrow_table(cols: Mapping[str, Any], fields: Sequence[str], start: int = 0, stop: int | None = None):
+    """Rows [start, stop) of the columns as a ``pyarrow.Table`` (strings for status and
+    reason, nulls per the module doc)."""
+    import numpy as np
+    import pyarrow as pa
+
+    arrays = []
+    for name in fields:
+        v = cols[name][start:stop]
+        labels = _labels(cols, name)
+        if labels is not None:
+            codes = v.astype(np.int32)
+            dictionary = pa.array(labels, type=pa.string())
+            arr = pa.DictionaryArray.from_arrays(pa.array(codes, mask=codes < 0), dictionary)
+            arrays.append(arr.dictionary_decode())
+        elif name in NEGATIVE_NULL:
+            arrays.append(pa.array(v, mask=v < 0))
+        elif v.dtype.kind == "f":
+            arrays.append(pa.array(v, from_pandas=True))  # NaN → null
+        else:
+            arrays.append(pa.array(v))
+    return pa.Table.from_arrays(arrays, names=list(fields))
+
+
+def write_parquet(cols: Mapping[str, Any], fields: Sequence[str], n: int, path: Path,
+                  advance: Callable[[int], None]) -> None:
+    """Write the table to ``path`` as Parquet (zstd), one row group per chunk."""
+    import pyarrow.parquet as pq
+
+    writer = None
+    try:
+        for start in range(0, max(n, 1), CHUNK_ROWS):
+            table = arrow_table(cols, fields, start, min(start + CHUNK_ROWS, n))
+            if writer is None:
+                writer = pq.ParquetWriter(str(path), table.schema, compression="zstd")
+            writer.write_table(table)
+            advance(table.num_rows)
+    finally:
+        if writer is not None:
+            writer.close()
+
+
+def write_text(cols: Mapping[str, Any], fields: Sequence[str], n: int, path: Path, fmt: str,
+               advance: Callable[[int], None]) -> None:
+    """Write the table to ``path`` as ``"csv"`` or ``"jsonl"`` through the core."""
+    import numpy as np
+
+    layout = []
+    with tempfile.TemporaryFile(prefix="aisimulate-", suffix=".cols") as fh:
+        offset = 0
+        for name in fields:
+            v = np.ascontiguousarray(cols[name])
+            col = {"name": name, "dtype": v.dtype.str, "offset": offset}
+            if name in NEGATIVE_NULL:
+                col["null"] = "negative"
+            elif v.dtype.kind == "f":
+                col["null"] = "nan"
+            labels = _labels(cols, name)
+            if labels is not None:
+                col["labels"] = labels
+            layout.append(col)
+            fh.write(v.tobytes())  # one copy per column: C memcpy, no per-record work
+            offset += v.nbytes
+        fh.flush()
+        data = f"/proc/self/fd/{fh.fileno()}"
+        if not os.path.exists(data):  # not Linux: a named copy, removed below
+            fd, data = tempfile.mkstemp(prefix="aisimulate-", suffix=".cols")
+            with os.fdopen(fd, "wb") as named:
+                fh.seek(0)
+                named.write(fh.read())
+        try:
+            if n == 0:
+                _write_chunk(layout, n, 0, 0, fmt, data, path, append=False)
+            for start in range(0, n, CHUNK_ROWS):
+                stop = min(start + CHUNK_ROWS, n)
+                _write_chunk(layout, n, start, stop, fmt, data, path, append=start > 0)
+                advance(stop - start)
+        finally:
+            if not data.startswith("/proc/"):
+                os.unlink(data)
+
+
+def _write_chunk(layout, n, start, stop, fmt, data, path, *, append):
+    req = {"n": n, "columns": layout, "from": start, "to": stop, "format": fmt, "append": append}
+    _native.call("WriteTable", json.dumps(req), "written", data, str(path))
+
+
+def write_records_slow(records: Sequence[Mapping[str, Any]], fields: Sequence[str], path: Path,
+                       fmt: str) -> None:
+    """The same files from a report built of dicts (:meth:`ReplayReport.from_dict`,
+    small by nature): record by record."""
+    if fmt == "jsonl":
+        with path.open("w", encoding="utf-8", newline="\n") as f:
+            for r in records:
+                f.write(json.dumps(r, allow_nan=False))
+                f.write("\n")
+    elif fmt == "csv":
+        import csv
+
+        with path.open("w", encoding="utf-8", newline="") as f:
+            keys = list(dict.fromkeys([*fields, *(k for r in records for k in r)]))
+            w = csv.DictWriter(f, keys, lineterminator="\n", extrasaction="ignore")
+            w.writeheader()
+            w.writerows({k: ("" if v is None else v) for k, v in r.items()} for r in records)
+    else:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        pq.write_table(pa.Table.from_pylist(list(records)), str(path), compression="zstd")

@@ -1,0 +1,249 @@
+"""report.save / --output-dir: each format read back by its own reader, and a result that
+is whole or absent whatever happens while it is written."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pandas as pd
+import pyarrow.parquet as pq
+import pytest
+
+import aisimulate
+from aisimulate import ConfigError, _files, _tables
+from aisimulate.report import REQUEST_FIELDS
+from conftest import EXAMPLE1_ROWS, REPO, example1_spec, write_mooncake
+
+ALL = ("parquet", "csv", "jsonl")
+
+
+@pytest.fixture(scope="module")
+def pd_report(tmp_path_factory):
+    """A P/D replay with a rejected request and a session: every null rule appears
+    (no worker, no session, no reason, no first token)."""
+    tmp = tmp_path_factory.mktemp("pd")
+    rows = [dict(EXAMPLE1_ROWS[0]), dict(EXAMPLE1_ROWS[1]),
+            {"timestamp": 20, "input_length": 50_000, "output_length": 3},  # > max_model_len
+            {"timestamp": 30, "input_length": 64, "output_length": 2, "session_id": 7, "delay": 0}]
+    trace = write_mooncake(tmp / "t.jsonl", rows)
+    spec = example1_spec(trace)
+    spec["engine"]["workers"] = {"disaggregated": {
+        "prefill": {"count": 1}, "decode": {"count": 2},
+        "kv_transfer": {"bandwidth_gb_per_s": 50, "latency_ms": 0.2}}}
+    return aisimulate.replay(spec)
+
+
+def _same(a, b) -> bool:
+    """Equal, with None, NaN and pandas' NA all meaning null."""
+    null = lambda v: v is None or v is pd.NA or (isinstance(v, float) and math.isnan(v))  # noqa: E731
+    return (null(a) and null(b)) or a == b
+
+
+def test_each_format_reads_back_as_the_records(tmp_path, pd_report):
+    written = pd_report.save(tmp_path, formats=ALL)
+    records = pd_report.requests
+    assert {r["status"] for r in records} == {"completed", "rejected"}
+    assert any(r["session_id"] is not None for r in records)
+
+    # JSON lines: byte-identical to json.dumps of each record (the writer before 0.2).
+    expected = "".join(json.dumps(r, allow_nan=False) + "\n" for r in records)
+    assert written["requests.jsonl"].read_text() == expected
+
+    # Parquet, by pyarrow; CSV, by pandas.
+    table = pq.read_table(written["requests.parquet"])
+    assert table.column_names == list(REQUEST_FIELDS)
+    assert str(table.schema.field("status").type) == "string"
+    from_parquet = table.to_pylist()
+    from_csv = pd.read_csv(written["requests.csv"], keep_default_na=False, na_values=[""])
+    assert list(from_csv.columns) == list(REQUEST_FIELDS)
+    for i, r in enumerate(records):
+        for k in REQUEST_FIELDS:
+            assert _same(from_parquet[i][k], r[k]), (k, from_parquet[i][k], r[k])
+            assert _same(from_csv.iloc[i][k], r[k]), (k, from_csv.iloc[i][k], r[k])
+
+    pred = json.loads(written["prediction.json"].read_text())
+    assert pred["records"] == {"count": len(records), "files": {
+        name: {"format": fmt, "bytes": (tmp_path / name).stat().st_size}
+        for fmt, name in _tables.FILES.items()}}
+    assert list(written)[-1] == "prediction.json"
+
+
+def _snapshot(folder: Path) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in sorted(folder.iterdir())}
+
+
+def test_a_failed_save_leaves_the_previous_result(tmp_path, pd_report, base_spec, monkeypatch):
+    pd_report.save(tmp_path, formats=("parquet", "jsonl"))
+    before = _snapshot(tmp_path)
+    other = aisimulate.replay(base_spec)
+
+    def full_disk(*args, **kwargs):
+        raise OSError(28, "No space left on device")  # ENOSPC, after the parquet file
+
+    monkeypatch.setattr(_tables, "write_text", full_disk)
+    with pytest.raises(OSError, match="No space left"):
+        other.save(tmp_path, formats=("parquet", "csv"))
+    assert _snapshot(tmp_path) == before  # no temporary file left, nothing replaced
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(_tables, "write_parquet", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        other.save(tmp_path)
+    assert _snapshot(tmp_path) == before
+
+
+def test_a_new_result_replaces_the_old_one_whole(tmp_path, pd_report, base_spec):
+    pd_report.save(tmp_path, formats=("jsonl", "csv"))
+    other = aisimulate.replay(base_spec)
+    other.save(tmp_path, formats=("parquet",))
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["prediction.json", "requests.parquet"]
+    pred = json.loads((tmp_path / "prediction.json").read_text())
+    assert pred["records"]["count"] == 5  # base_spec's num_requests
+
+
+def test_a_real_write_error_leaves_nothing_behind(tmp_path, base_spec):
+    """A file-size limit (RLIMIT_FSIZE) makes the OS refuse writes part-way, as a full disk
+    does: in the core's CSV writer and in pyarrow's Parquet writer alike."""
+    out = tmp_path / "out"
+    script = textwrap.dedent(f"""
+        import json, resource, signal, sys
+        sys.path.insert(0, {str(REPO / 'python')!r})
+        import aisimulate
+        spec = json.loads({json.dumps(json.dumps(base_spec))})
+        spec["traffic"]["source"]["num_requests"] = 20000
+        rep = aisimulate.replay(spec)
+        rep.save({str(out)!r}, formats=("jsonl",))          # the previous result
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)       # writes past the limit fail (EFBIG)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (200_000, 200_000))
+        for fmt in ("csv", "parquet"):
+            try:
+                rep.save({str(out)!r}, formats=(fmt,))
+            except OSError as exc:
+                print(fmt, "OSError", exc.errno)
+    """)
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split("\n")[:2] == ["csv OSError 27", "parquet OSError 27"]  # EFBIG
+    assert sorted(p.name for p in out.iterdir()) == ["prediction.json", "requests.jsonl"]
+    pred = json.loads((out / "prediction.json").read_text())
+    assert pred["records"]["files"]["requests.jsonl"]["bytes"] == (out / "requests.jsonl").stat().st_size
+
+
+@pytest.mark.parametrize("stage", ["writing", "committing"])
+def test_sigkill_leaves_the_previous_result_and_the_next_save_cleans_up(tmp_path, base_spec, stage):
+    out = tmp_path / "out"
+    ready = tmp_path / "ready"
+    # A child saves once, then saves again and stops (a) in the middle of writing the
+    # table, (b) with every temporary file complete, just before moving them into place.
+    hook = ("_tables.CHUNK_ROWS = 1000\n"
+            "real = _tables.write_text\n"
+            "def slow(cols, fields, n, path, fmt, advance):\n"
+            "    def step(k):\n"
+            "        advance(k); open(READY, 'w').close(); time.sleep(600)\n"
+            "    real(cols, fields, n, path, fmt, step)\n"
+            "_tables.write_text = slow\n") if stage == "writing" else (
+            "def stop(self, **kw):\n"
+            "    open(READY, 'w').close(); time.sleep(600)\n"
+            "_files.ResultDir.commit = stop\n")
+    script = textwrap.dedent(f"""
+        import json, sys, time
+        sys.path.insert(0, {str(REPO / 'python')!r})
+        import aisimulate
+        from aisimulate import _files, _tables
+        READY = {str(ready)!r}
+        spec = json.loads({json.dumps(json.dumps(base_spec))})
+        spec["traffic"]["source"]["num_requests"] = 5000
+        rep = aisimulate.replay(spec)
+        rep.save({str(out)!r}, formats=("parquet",))
+    """) + hook + f"rep.save({str(out)!r}, formats=('parquet', 'csv'))\n"
+    child = subprocess.Popen([sys.executable, "-c", script], stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 120
+    while not ready.exists():
+        assert child.poll() is None, child.stderr.read()
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    os.kill(child.pid, signal.SIGKILL)
+    child.wait()
+    names = sorted(p.name for p in out.iterdir())
+    temps = [n for n in names if n.startswith(".")]
+    assert temps and all(_files._TEMP.match(n) for n in temps)  # hidden, marked temporary
+    assert [n for n in names if not n.startswith(".")] == ["prediction.json", "requests.parquet"]
+    pred = json.loads((out / "prediction.json").read_text())
+    assert pred["records"]["count"] == 5000
+    assert pred["records"]["files"]["requests.parquet"]["bytes"] == (out / "requests.parquet").stat().st_size
+
+    aisimulate.replay(base_spec).save(out, formats=("jsonl",))  # the next save removes them
+    assert sorted(p.name for p in out.iterdir()) == ["prediction.json", "requests.jsonl"]
+
+
+def test_refuses_to_overwrite_an_input(tmp_path):
+    trace = write_mooncake(tmp_path / "requests.jsonl", EXAMPLE1_ROWS)
+    before = trace.read_bytes()
+    rep = aisimulate.replay(example1_spec(trace))
+    with pytest.raises(ConfigError, match="would overwrite the input file"):
+        rep.save(tmp_path, formats=("jsonl",))
+    assert trace.read_bytes() == before
+    rep.save(tmp_path, formats=("parquet",))  # a name that is not the input is fine
+    assert trace.read_bytes() == before
+    with pytest.raises(ValueError, match="empty"):
+        rep.save("")
+    with pytest.raises(ValueError, match="unknown record format"):
+        rep.save(tmp_path / "x", formats=("xlsx",))
+
+
+def test_cli_refuses_an_input_in_the_output_folder(tmp_path):
+    trace = write_mooncake(tmp_path / "requests.csv", EXAMPLE1_ROWS)  # any name the table uses
+    cfg = tmp_path / "r.json"
+    cfg.write_text(json.dumps(example1_spec(trace)))
+    env = dict(os.environ, PYTHONPATH=str(REPO / "python"))
+    proc = subprocess.run([sys.executable, "-m", "aisimulate", "replay", str(cfg), "--output-dir",
+                           str(tmp_path), "--records", "csv"], capture_output=True, text=True, env=env,
+                          timeout=120)
+    assert proc.returncode == 2, proc.stderr
+    assert "would overwrite the input file" in proc.stderr and "Traceback" not in proc.stderr
+    assert not (tmp_path / "prediction.json").exists()
+
+
+def test_sigterm_during_a_cli_save_removes_its_temporary_files(tmp_path, base_spec):
+    out = tmp_path / "out"
+    ready = tmp_path / "ready"
+    base_spec["traffic"]["source"]["num_requests"] = 5000
+    cfg = tmp_path / "r.json"
+    cfg.write_text(json.dumps(base_spec))
+    aisimulate.replay(cfg).save(out, formats=("jsonl",))  # the previous result
+    before = _snapshot(out)
+    script = textwrap.dedent(f"""
+        import sys, time
+        sys.path.insert(0, {str(REPO / 'python')!r})
+        from aisimulate import _tables, cli
+        _tables.CHUNK_ROWS = 1000
+        real = _tables.write_text
+        def slow(cols, fields, n, path, fmt, advance):
+            def step(k):
+                advance(k); open({str(ready)!r}, "w").close(); time.sleep(600)
+            real(cols, fields, n, path, fmt, step)
+        _tables.write_text = slow
+        sys.exit(cli.main(["replay", {str(cfg)!r}, "--output-dir", {str(out)!r}, "--records", "parquet,csv"]))
+    """)
+    child = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             text=True)
+    deadline = time.monotonic() + 120
+    while not ready.exists():
+        assert child.poll() is None, child.stderr.read()
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    child.send_signal(signal.SIGTERM)
+    _, err = child.communicate(timeout=60)
+    assert child.returncode == 143, err
+    assert err.strip().endswith("aisimulate: error: terminated")
+    assert _snapshot(out) == before  # temporary parquet and csv files gone, nothing replaced
