@@ -61,6 +61,20 @@ def _cli(*args: str, tmp_path: Path) -> subprocess.Popen:
                             stderr=subprocess.PIPE, text=True, env=env)
 
 
+def _wait_for_cpu(proc: subprocess.Popen, seconds: float) -> None:
+    """Wait until ``proc`` has used ``seconds`` of CPU time (user + system, from
+    /proc/PID/stat), a point that does not move with the machine's load."""
+    tick = os.sysconf("SC_CLK_TCK")
+    deadline = time.monotonic() + 300
+    while True:
+        assert proc.poll() is None, proc.stderr.read()
+        fields = Path(f"/proc/{proc.pid}/stat").read_text().rsplit(")", 1)[1].split()
+        if (int(fields[11]) + int(fields[12])) / tick >= seconds:  # utime, stime
+            return
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+
+
 @pytest.mark.parametrize("sig,code,word", [(signal.SIGINT, 130, "interrupted"),
                                            (signal.SIGTERM, 143, "terminated")])
 def test_cli_stops_on_signal_with_its_exit_code(tmp_path, sig, code, word):
@@ -68,7 +82,7 @@ def test_cli_stops_on_signal_with_its_exit_code(tmp_path, sig, code, word):
     cfg.write_text(yaml.safe_dump(ENDLESS))
     out = tmp_path / "out"
     proc = _cli("replay", str(cfg), "--output-dir", str(out), tmp_path=tmp_path)
-    time.sleep(3)  # well into the replay (config compiled, core loaded)
+    _wait_for_cpu(proc, 4.0)  # well into the replay: imports and compiling take ~1 s of CPU
     proc.send_signal(sig)
     stdout, stderr = proc.communicate(timeout=60)
     assert proc.returncode == code, stderr
