@@ -44,6 +44,8 @@ type runOptions struct {
 	// RunID is a run from NewRun: the replay reports its progress there and
 	// stops when it is stopped ("" = neither).
 	RunID string `json:"run_id"`
+	// SLO adds the summary's goodput (replay.WithSLO).
+	SLO *report.SLO `json:"slo"`
 }
 
 // Replay is RunColumnar with options (a JSON object, runOptions): with
@@ -65,6 +67,9 @@ func Replay(spec, options, dataPath string) string {
 		var opts []replay.Option
 		if o.Timeline {
 			opts = append(opts, replay.WithTimeline())
+		}
+		if o.SLO != nil {
+			opts = append(opts, replay.WithSLO(*o.SLO))
 		}
 		ctx := context.Background()
 		if r := lookupRun(o.RunID); r != nil {

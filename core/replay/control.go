@@ -80,3 +80,19 @@ func (m *sim) poll() error {
 		return nil
 	}
 }
+
+// checkSLO requires every bound of an SLO to be a finite number > 0 (ms).
+func checkSLO(o *report.SLO) error {
+	for _, b := range []struct {
+		name string
+		v    *float64
+	}{{"ttft_ms", o.TTFTMs}, {"tpot_ms", o.TPOTMs}, {"e2e_ms", o.E2EMs}} {
+		if b.v != nil && !(*b.v > 0 && *b.v <= math.MaxFloat64) {
+			return &config.Error{Field: "slo." + b.name, Msg: fmt.Sprintf("must be a finite number of ms > 0, got %g", *b.v)}
+		}
+	}
+	if o.TTFTMs == nil && o.TPOTMs == nil && o.E2EMs == nil {
+		return &config.Error{Field: "slo", Msg: "has no bound: give ttft_ms, tpot_ms and/or e2e_ms"}
+	}
+	return nil
+}

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/aisimulate/aisimulate/core/config"
+	"github.com/aisimulate/aisimulate/core/report"
 )
 
 // A closed loop of 4 clients sending 3000 requests (linear perf): long
@@ -79,4 +80,40 @@ func TestRunContextCanceledWhileRunning(t *testing.T) {
 	assert.Greater(t, st.Sent, int64(4))
 	assert.Less(t, st.Sent, int64(3000))
 	assert.Greater(t, st.NowNs, int64(0))
+}
+
+// An SLO reaches the summary; a bad bound is a config error naming it.
+// Worked example 1 (TestWorkedExample1_TwoRequestsOneWorker): r1 ttft 14.00,
+// tpot 2.65; r2 ttft 7.10, tpot 2.20. Under tpot ≤ 2.5 ms only r2 is good:
+// 1 / 0.0193 s = 51.8 req/s. TTST: r1 3.10 (17.10 − 14.00), r2 2.20.
+func TestSLOAndTTSTOfWorkedExample1(t *testing.T) {
+	spec := func() *config.Spec {
+		s, err := config.DecodeYAML([]byte(traceSpec(t, 1000, []traceRow{
+			{ts: 0, in: 1000, out: 3, hashes: []int{1, 2}},
+			{ts: 10, in: 100, out: 2, hashes: []int{3}},
+		}, "")))
+		require.NoError(t, err)
+		return s
+	}
+	bound := 2.5
+	rep, err := Run(spec(), WithSLO(report.SLO{TPOTMs: &bound}))
+	require.NoError(t, err)
+	g := rep.Summary.Goodput
+	require.NotNil(t, g)
+	assert.Equal(t, 1, g.GoodRequests)
+	assert.InDelta(t, 1/0.0193, *g.GoodputRPS, 1e-9)
+	assert.InDelta(t, 0.5, *g.SLOAttainment, 1e-12)
+	ttst0, _ := rep.Records[0].TTST()
+	ttst1, _ := rep.Records[1].TTST()
+	assert.InDelta(t, 3.10, ttst0, 1e-12)
+	assert.InDelta(t, 2.20, ttst1, 1e-12)
+
+	bad := -1.0
+	_, err = Run(spec(), WithSLO(report.SLO{TTFTMs: &bad}))
+	var ce *config.Error
+	require.ErrorAs(t, err, &ce)
+	assert.Equal(t, "slo.ttft_ms", ce.Field)
+	_, err = Run(spec(), WithSLO(report.SLO{}))
+	require.ErrorAs(t, err, &ce)
+	assert.Equal(t, "slo", ce.Field)
 }

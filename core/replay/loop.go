@@ -263,6 +263,13 @@ func prepare(spec *config.Spec, opts []Option) (*sim, error) {
 	// sessions' later turns held to reach the next session's start: at most
 	// what the budget leaves once everything else is counted
 	tr.feed.MaxHeld = int(max(1, (mem.Budget-(mem.Total-mem.Held))/requestB))
+	if o.slo != nil {
+		if err := checkSLO(o.slo); err != nil {
+			tr.close()
+			return nil, err
+		}
+		m.acc.SetSLO(*o.slo)
+	}
 	if o.timeline {
 		m.tl = &report.Timeline{}
 		for _, p := range dep.pools {
@@ -430,7 +437,7 @@ func (m *sim) send(idx int32) {
 	f.rec = len(m.records)
 	m.records = append(m.records, report.Record{
 		RequestID: r.ID, InputTokens: r.InputTokens, SendNs: m.now, ArrivalNs: report.NoTime,
-		FirstTokenNs: report.NoTime, Worker: -1, PrefillWorker: -1, DecodeWorker: -1, SessionID: r.SessionID, Turn: r.Turn,
+		FirstTokenNs: report.NoTime, SecondTokenNs: report.NoTime, Worker: -1, PrefillWorker: -1, DecodeWorker: -1, SessionID: r.SessionID, Turn: r.Turn,
 	})
 	if len(m.records)%guardEvery == 0 {
 		m.guardMemory()
@@ -721,6 +728,9 @@ func (m *sim) sync(id int64, tokens int, atNs int64) {
 func (m *sim) token(idx int32) {
 	f := m.flights[idx]
 	f.received++
+	if f.received == 2 {
+		m.records[f.rec].SecondTokenNs = m.now
+	}
 	if f.lastNs == report.NoTime {
 		m.records[f.rec].FirstTokenNs = m.now
 	} else if m.path.TimeoutNs > 0 { // the request may yet be canceled: pool at completion

@@ -3,6 +3,7 @@ package replay
 import (
 	"github.com/aisimulate/aisimulate/core/client"
 	"github.com/aisimulate/aisimulate/core/config"
+	"github.com/aisimulate/aisimulate/core/report"
 )
 
 // Option changes one Run: its spec (for Go users who build a replay without
@@ -17,7 +18,13 @@ type runOptions struct {
 	timeline bool
 	perToken bool
 	progress func(Progress)
+	slo      *report.SLO
 }
+
+// WithSLO makes the summary count the completed requests within slo
+// (Summary.Goodput: good requests, goodput in requests/s, SLO attainment).
+// A bound must be finite and > 0 (a *config.Error names it otherwise).
+func WithSLO(slo report.SLO) Option { return func(o *runOptions) { o.slo = &slo } }
 
 // WithTimeline records every engine pass (report.Timeline in Report.Timeline):
 // per pass its worker, start and end, prefill tokens, decode requests, queue

@@ -50,15 +50,15 @@ func exampleMetadata() Metadata {
 func TestReportJSON(t *testing.T) {
 	recs := []Record{
 		{RequestID: 0, Status: StatusCompleted, InputTokens: 1000, OutputTokens: 3, SendNs: 0, ArrivalNs: 0,
-			FirstTokenNs: 14_000_000, EndNs: 19_300_000, ReleaseNs: 19_300_000, Worker: 0,
+			FirstTokenNs: 14_000_000, SecondTokenNs: 17_100_000, EndNs: 19_300_000, ReleaseNs: 19_300_000, Worker: 0,
 			PrefillWorker: -1, DecodeWorker: -1, SessionID: -1},
 		{RequestID: 1, Status: StatusCompleted, InputTokens: 100, OutputTokens: 2, SendNs: 10_000_000,
-			ArrivalNs: 10_000_000, FirstTokenNs: 17_100_000, EndNs: 19_300_000, ReleaseNs: 19_300_000,
+			ArrivalNs: 10_000_000, FirstTokenNs: 17_100_000, SecondTokenNs: 19_300_000, EndNs: 19_300_000, ReleaseNs: 19_300_000,
 			Worker: 0, PrefillWorker: -1, DecodeWorker: -1, SessionID: 3, Turn: 1},
 		{RequestID: 2, Status: StatusRejected, Reason: "prompt (50000) + output (10) tokens exceed max_model_len (40960)",
-			InputTokens: 50000, SendNs: 20_000_000, ArrivalNs: 20_000_000, FirstTokenNs: NoTime,
+			InputTokens: 50000, SendNs: 20_000_000, ArrivalNs: 20_000_000, FirstTokenNs: NoTime, SecondTokenNs: NoTime,
 			EndNs: 20_000_000, ReleaseNs: 21_000_000, Worker: 0, PrefillWorker: -1, DecodeWorker: -1, SessionID: -1},
-		{RequestID: 3, Status: StatusCompleted, InputTokens: 1000, OutputTokens: 3, FirstTokenNs: 18_300_000,
+		{RequestID: 3, Status: StatusCompleted, InputTokens: 1000, OutputTokens: 3, FirstTokenNs: 18_300_000, SecondTokenNs: 20_400_000,
 			EndNs: 22_500_000, ReleaseNs: 22_500_000, Worker: 0, PrefillWorker: 0, DecodeWorker: 0,
 			TransferNs: 2_200_000, SessionID: -1},
 	}

@@ -22,9 +22,11 @@ type Record struct {
 	SendNs       int64 // the client sent the request
 	ArrivalNs    int64 // the request reached the engine
 	FirstTokenNs int64 // the client received the first token (NoTime without output)
-	EndNs        int64 // the client received the end of the response
-	ReleaseNs    int64 // the client acted on the response
-	Worker       int   // the worker that served the client (P/D: the decode worker)
+	// SecondTokenNs: the client received the second token (NoTime below 2).
+	SecondTokenNs int64
+	EndNs         int64 // the client received the end of the response
+	ReleaseNs     int64 // the client acted on the response
+	Worker        int   // the worker that served the client (P/D: the decode worker)
 	// P/D only (−1 otherwise): the prefill and decode workers (indices in their
 	// pools) and the KV transfer time (0 when no transfer started).
 	PrefillWorker int
@@ -55,4 +57,26 @@ func (r *Record) TPOT() (float64, bool) {
 		return 0, false
 	}
 	return ms(r.EndNs-r.FirstTokenNs) / float64(r.OutputTokens-1), true
+}
+
+// TTST is AIPerf's time to second token: the gap between the first and the
+// second token received, second_token − first_token (ms); ok is false below
+// 2 tokens. (AIPerf, metrics/types/ttst_metric.py: content_responses[1] −
+// content_responses[0].)
+func (r *Record) TTST() (float64, bool) {
+	if r.SecondTokenNs == NoTime || r.FirstTokenNs == NoTime || r.OutputTokens < 2 || r.SecondTokenNs < r.FirstTokenNs {
+		return 0, false
+	}
+	return ms(r.SecondTokenNs - r.FirstTokenNs), true
+}
+
+// PerUserTPS is AIPerf's output token throughput per user: 1 / TPOT, tokens
+// per second, for two or more output tokens (AIPerf
+// output_token_throughput_per_user = 1 / inter_token_latency in seconds).
+func (r *Record) PerUserTPS() (float64, bool) {
+	tpot, ok := r.TPOT()
+	if !ok || tpot <= 0 {
+		return 0, false
+	}
+	return 1000 / tpot, true
 }

@@ -31,17 +31,68 @@ type Summary struct {
 	TotalOutputTokens int64 `json:"total_output_tokens"`
 	TotalCachedTokens int64 `json:"total_cached_tokens"`
 	Preemptions       int64 `json:"preemptions"`
+	// TTST is AIPerf's time to second token (Record.TTST), ms, over completed
+	// requests of two or more output tokens.
+	TTST *Stats `json:"ttst_ms"`
+	// OutputTPSPerUser is AIPerf's output token throughput per user
+	// (Record.PerUserTPS = 1000 / tpot_ms), tokens/s, over the same requests.
+	OutputTPSPerUser *Stats `json:"output_token_throughput_per_user"`
+	// InputSequenceLength and OutputSequenceLength are the prompt and output
+	// tokens of completed requests (AIPerf's ISL and OSL).
+	InputSequenceLength  *Stats `json:"input_sequence_length"`
+	OutputSequenceLength *Stats `json:"output_sequence_length"`
+	// Goodput is present when the replay was given an SLO (WithSLO).
+	Goodput *Goodput `json:"goodput,omitempty"`
+}
+
+// SLO is a per-request service level objective in ms; an unset (nil) bound
+// is not checked. A completed request is good when its TTFT, TPOT and E2E
+// are each at most the bound; a request below 2 output tokens has no TPOT
+// and cannot miss that bound (vLLM's benchmark counts its TPOT as 0).
+type SLO struct {
+	TTFTMs *float64 `json:"ttft_ms,omitempty"`
+	TPOTMs *float64 `json:"tpot_ms,omitempty"`
+	E2EMs  *float64 `json:"e2e_ms,omitempty"`
+}
+
+// meets reports whether completed record r is within every bound of o.
+func (o *SLO) meets(r *Record) bool {
+	if v, ok := r.TTFT(); o.TTFTMs != nil && (!ok || v > *o.TTFTMs) {
+		return false
+	}
+	if v, ok := r.TPOT(); o.TPOTMs != nil && ok && v > *o.TPOTMs {
+		return false
+	}
+	return o.E2EMs == nil || r.E2E() <= *o.E2EMs
+}
+
+// Goodput is the completed requests within an SLO (AIPerf's good request
+// count and goodput, vLLM's request_goodput): GoodputRPS = good requests /
+// the duration window (DurationMs; null when it is 0), SLOAttainment = good / completed (null
+// with nothing completed).
+type Goodput struct {
+	SLO           SLO      `json:"slo"`
+	GoodRequests  int      `json:"good_requests"`
+	GoodputRPS    *float64 `json:"goodput_rps"`
+	SLOAttainment *float64 `json:"slo_attainment"`
 }
 
 // Accumulator collects records and closes into a Summary in one step.
 type Accumulator struct {
-	s               Summary
-	ttft, tpot, e2e []float64
-	itl             gapPool
-	lastEndNs       int64
-	firstSendNs     int64 // NoTime until a record is added
-	added           bool
+	s                      Summary
+	ttft, tpot, e2e        []float64
+	ttst, perUser, isl, os []float64
+	itl                    gapPool
+	lastEndNs              int64
+	firstSendNs            int64 // NoTime until a record is added
+	added                  bool
+	slo                    *SLO
+	good                   int
 }
+
+// SetSLO makes the summary count the completed requests within slo (its
+// Goodput); call it before the first Add.
+func (a *Accumulator) SetSLO(slo SLO) { a.slo = &slo }
 
 // AddGap pools one gap (ns) between consecutive tokens a client received.
 // Only completed requests receive tokens, so every gap belongs to the ITL pool.
@@ -84,7 +135,18 @@ func (a *Accumulator) Add(r *Record) {
 	if v, ok := r.TPOT(); ok {
 		a.tpot = append(a.tpot, v)
 	}
+	if v, ok := r.TTST(); ok {
+		a.ttst = append(a.ttst, v)
+	}
+	if v, ok := r.PerUserTPS(); ok {
+		a.perUser = append(a.perUser, v)
+	}
+	a.isl = append(a.isl, float64(r.InputTokens))
+	a.os = append(a.os, float64(r.OutputTokens))
 	a.e2e = append(a.e2e, r.E2E())
+	if a.slo != nil && a.slo.meets(r) {
+		a.good++
+	}
 }
 
 // FirstSendNs is the earliest send of the records added so far (0 before any).
@@ -111,5 +173,19 @@ func (a *Accumulator) Close(gpus int) Summary {
 		s.GPUHours = float64(gpus) * sec / 3600
 	}
 	s.TTFT, s.TPOT, s.E2E, s.ITL = Compute(a.ttft), Compute(a.tpot), Compute(a.e2e), a.itl.stats()
+	s.TTST, s.OutputTPSPerUser = Compute(a.ttst), Compute(a.perUser)
+	s.InputSequenceLength, s.OutputSequenceLength = Compute(a.isl), Compute(a.os)
+	if a.slo != nil {
+		g := &Goodput{SLO: *a.slo, GoodRequests: a.good}
+		if win > 0 {
+			rps := float64(a.good) / (float64(win) / 1e9)
+			g.GoodputRPS = &rps
+		}
+		if s.Completed > 0 {
+			att := float64(a.good) / float64(s.Completed)
+			g.SLOAttainment = &att
+		}
+		s.Goodput = g
+	}
 	return s
 }

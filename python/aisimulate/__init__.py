@@ -65,12 +65,38 @@ __all__ = [
     "list_systems",
     "load_config",
     "replay",
+    "SLO_FIELDS",
     "sweep",
 ]
 
 
+#: SLO bounds :func:`replay` takes (per-request metrics, ms), as vLLM's ``--goodput``
+#: (ttft, tpot, e2el) and AIPerf's (time_to_first_token, inter_token_latency,
+#: request_latency) name them.
+SLO_FIELDS: tuple[str, ...] = ("ttft_ms", "tpot_ms", "e2e_ms")
+
+
+def check_slo(slo: Mapping[str, Any]) -> dict[str, float]:
+    """An SLO as the core takes it, or a :class:`ConfigError` naming the bad entry
+    (``slo.<name>``): keys from :data:`SLO_FIELDS`, values finite numbers of ms > 0."""
+    import math
+
+    out: dict[str, float] = {}
+    if not slo:
+        raise ConfigError("slo", f"has no bound: give {', '.join(SLO_FIELDS)} (ms)")
+    for key, value in slo.items():
+        if key not in SLO_FIELDS:
+            raise ConfigError(f"slo.{key}", f"is not an SLO bound: use {', '.join(SLO_FIELDS)}")
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or \
+                not math.isfinite(value) or value <= 0:
+            raise ConfigError(f"slo.{key}", f"must be a finite number of ms > 0, got {value!r}")
+        out[key] = float(value)
+    return out
+
+
 def replay(src: str | os.PathLike[str] | Mapping[str, Any] | Spec, *,
-           timeline: bool = False, progress: bool | None = None) -> ReplayReport:
+           timeline: bool = False, progress: bool | None = None,
+           slo: Mapping[str, float] | None = None) -> ReplayReport:
     """Run one replay and return its report.
 
     Args:
@@ -79,6 +105,10 @@ def replay(src: str | os.PathLike[str] | Mapping[str, Any] | Spec, *,
         timeline: also record every engine pass (``report.timeline``: per pass its
             worker, start and end ms, prefill tokens, decode requests, queue, KV blocks
             in use). Off by default (it costs memory in proportion to the passes).
+        slo: per-request bounds in ms, any of ``{"ttft_ms", "tpot_ms", "e2e_ms"}``: the
+            summary gains ``goodput`` (``good_requests``, ``goodput_rps`` = good /
+            duration s, ``slo_attainment`` = good / completed). A request of one output
+            token has no TPOT and cannot miss that bound.
         progress: show a progress bar (requests finished / expected, simulated time) on
             stderr, or a widget in a notebook, once the replay has run for 2 s. ``None``
             (default): when stderr is a terminal or in a Jupyter kernel.
@@ -95,9 +125,11 @@ def replay(src: str | os.PathLike[str] | Mapping[str, Any] | Spec, *,
             stops within a few ms and no report is made.
         ImportError: the native core has not been built (``make build``).
     """
+    options: dict[str, Any] = {"timeline": bool(timeline)}
+    if slo is not None:
+        options["slo"] = check_slo(slo)
     spec = load_config(src)
-    head, buf = replay_native(spec.to_json(), {"timeline": bool(timeline)}, progress=progress,
-                              on_error=_explain)
+    head, buf = replay_native(spec.to_json(), options, progress=progress, on_error=_explain)
     return ReplayReport.from_columnar(head, buf)
 
 

@@ -7,9 +7,10 @@ handed over in one unnamed temporary file; Python never loops over records. Both
 written in chunks of :data:`CHUNK_ROWS`, so a progress bar can move and Ctrl-C is taken
 between chunks.
 
-Nulls: a NaN float, a negative index (``worker``, ``prefill_worker``, ``decode_worker``,
-``session_id``, ``turn``, ``reason``) is null — empty in CSV, ``null`` in JSON lines,
-null in Parquet. Floats are written as Python's ``repr`` writes them (the shortest text
+Nulls follow the core's column header: a NaN float, and -1 in a ``nullable`` integer or a
+labelled column (``worker``, ``session_id``, ``reason`` …) is null — empty in CSV,
+``null`` in JSON lines, null in Parquet; labelled columns (``status``, ``reason``) are
+written as their strings. Floats are written as Python's ``repr`` writes them (the shortest text
 that reads back to the same number), so ``requests.jsonl`` is byte-identical to
 ``json.dumps`` of each record of :attr:`ReplayReport.requests`.
 """
@@ -30,16 +31,16 @@ CHUNK_ROWS = 262_144
 #: Record table formats, with the file each writes.
 FILES = {"parquet": "requests.parquet", "csv": "requests.csv", "jsonl": "requests.jsonl"}
 
-#: Columns where a negative value means null (an index that does not apply).
-NEGATIVE_NULL = ("reason", "worker", "prefill_worker", "decode_worker", "session_id", "turn")
-
-
 def _labels(cols: Mapping[str, Any], name: str) -> list[str] | None:
-    if name == "status":
-        return list(cols["_statuses"])
-    if name == "reason":
-        return list(cols["_reasons"])
-    return None
+    """The strings a labelled column (status, reason) indexes, from the core's header."""
+    info = cols["_header"][name]
+    return list(cols["_" + info["labels"]]) if info.get("labels") else None
+
+
+def _negative_null(cols: Mapping[str, Any], name: str) -> bool:
+    """Whether a negative value is null in this column (nullable integers, labels)."""
+    info = cols["_header"][name]
+    return bool(info.get("nullable") or info.get("labels"))
 
 
 def arrow_table(cols: Mapping[str, Any], fields: Sequence[str], start: int = 0, stop: int | None = None):
@@ -57,7 +58,7 @@ def arrow_table(cols: Mapping[str, Any], fields: Sequence[str], start: int = 0, 
             dictionary = pa.array(labels, type=pa.string())
             arr = pa.DictionaryArray.from_arrays(pa.array(codes, mask=codes < 0), dictionary)
             arrays.append(arr.dictionary_decode())
-        elif name in NEGATIVE_NULL:
+        elif _negative_null(cols, name):
             arrays.append(pa.array(v, mask=v < 0))
         elif v.dtype.kind == "f":
             arrays.append(pa.array(v, from_pandas=True))  # NaN → null
@@ -95,7 +96,7 @@ def write_text(cols: Mapping[str, Any], fields: Sequence[str], n: int, path: Pat
         for name in fields:
             v = np.ascontiguousarray(cols[name])
             col = {"name": name, "dtype": v.dtype.str, "offset": offset}
-            if name in NEGATIVE_NULL:
+            if _negative_null(cols, name):
                 col["null"] = "negative"
             elif v.dtype.kind == "f":
                 col["null"] = "nan"

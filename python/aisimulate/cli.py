@@ -193,6 +193,10 @@ def _add_replay(sub: argparse._SubParsersAction) -> None:
     r.add_argument("--records", default="parquet", metavar="FORMATS",
                    help="the per-request table's formats with --output-dir, comma-separated: "
                         "parquet (default), csv, jsonl")
+    r.add_argument("--slo", metavar="BOUNDS",
+                   help="per-request bounds in ms for goodput, e.g. ttft_ms=200,tpot_ms=50 "
+                        "(any of ttft_ms, tpot_ms, e2e_ms): the summary gains the good "
+                        "requests, goodput (req/s) and SLO attainment")
     add_progress_argument(r)
     r.set_defaults(run=_cmd_replay)
 
@@ -202,7 +206,7 @@ def _cmd_replay(args: argparse.Namespace) -> int:
     formats = parse_records(args.records)
     if args.output_dir is not None and not args.output_dir.strip():
         raise _UsageError("--output-dir: the folder name is empty")
-    report = replay(spec, progress=progress_of(args))
+    report = replay(spec, progress=progress_of(args), slo=parse_slo(args.slo))
     if args.output_dir:
         try:
             written = report.save(args.output_dir, formats=formats, progress=progress_of(args))
@@ -219,6 +223,29 @@ def _cmd_replay(args: argparse.Namespace) -> int:
     else:
         _write(report.table() + "\n")
     return 0
+
+
+def parse_slo(text: str | None) -> dict[str, float] | None:
+    """``--slo ttft_ms=200,tpot_ms=50`` → ``{"ttft_ms": 200.0, "tpot_ms": 50.0}``.
+
+    Raises:
+        _UsageError: an item without ``=`` or a value that is not a number (a bad
+            name or range is the API's ConfigError, naming ``slo.<name>``).
+    """
+    if text is None:
+        return None
+    out: dict[str, float] = {}
+    for item in (t.strip() for t in text.split(",")):
+        if not item:
+            continue
+        key, sep, value = item.partition("=")
+        try:
+            out[key.strip()] = float(value)
+        except ValueError:
+            raise _UsageError(f"--slo {item!r}: expected NAME=MS, e.g. ttft_ms=200,tpot_ms=50") from None
+        if not sep:
+            raise _UsageError(f"--slo {item!r}: expected NAME=MS, e.g. ttft_ms=200,tpot_ms=50")
+    return out
 
 
 def parse_records(text: str) -> list[str]:

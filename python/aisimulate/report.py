@@ -74,6 +74,8 @@ LATENCY_METRICS: tuple[str, ...] = ("ttft_ms", "tpot_ms", "itl_ms", "e2e_ms")
 STAT_FIELDS: tuple[str, ...] = ("mean", "std", "min", "max", "p50", "p90", "p95", "p99")
 
 _TABLE_STATS = ("mean", "p50", "p90", "p95", "p99", "min", "max")
+#: Rows of the table's latency section (ms).
+_TABLE_METRICS = ("ttft_ms", "ttst_ms", "tpot_ms", "itl_ms", "e2e_ms")
 _DASH = "\u2014"
 
 
@@ -243,9 +245,10 @@ class ReplayReport:
     def table(self) -> str:
         """A fixed-width, human-readable summary (like vLLM's benchmark_serving output).
 
-        Counts, duration (ms), throughputs, GPU hours, then one row per latency metric
-        (``ttft_ms``, ``tpot_ms``, ``itl_ms``, ``e2e_ms``) with mean, p50, p90, p95, p99,
-        min and max in ms. A missing value shows as ``—``.
+        Counts, duration (ms), throughputs (and the mean output tokens/s per user, the
+        goodput when the replay had an SLO), GPU hours, token totals, then one row per
+        latency metric (``ttft_ms``, ``ttst_ms``, ``tpot_ms``, ``itl_ms``, ``e2e_ms``)
+        with mean, p50, p90, p95, p99, min and max in ms. A missing value shows as ``—``.
         """
         s = self.summary
         width = 11 + 10 * len(_TABLE_STATS)  # label column + 7 stat columns
@@ -261,8 +264,20 @@ class ReplayReport:
             ("Duration (ms)", _fmt(s.get("duration_ms"), 2)),
             ("Request throughput (req/s)", _fmt(s.get("request_throughput_rps"), 3)),
             ("Output token throughput (tok/s)", _fmt(s.get("output_token_throughput_tps"), 2)),
-            ("GPU hours", _fmt_small(s.get("gpu_hours"))),
         ]
+        per_user = s.get("output_token_throughput_per_user")
+        if isinstance(per_user, Mapping) or "output_token_throughput_per_user" in s:
+            rows.append(("Output tok/s per user (mean)", _fmt(_stat(per_user, "mean"), 2)))
+        goodput = s.get("goodput")
+        if isinstance(goodput, Mapping):
+            bounds = ", ".join(f"{k} \u2264 {v:g}" for k, v in (goodput.get("slo") or {}).items())
+            att = goodput.get("slo_attainment")
+            rows.append(("SLO (ms)", bounds))
+            rows.append(("Good requests (within the SLO)",
+                         f"{_fmt_int(goodput.get('good_requests'))} "
+                         f"({_fmt(None if _bad(att) else 100 * att, 1)} %)"))
+            rows.append(("Request goodput (req/s)", _fmt(goodput.get("goodput_rps"), 3)))
+        rows.append(("GPU hours", _fmt_small(s.get("gpu_hours"))))
         # Totals the core adds (completed requests' tokens, all requests' preemptions).
         for key, label in (("total_input_tokens", "Total input tokens"),
                            ("total_output_tokens", "Total output tokens"),
@@ -270,6 +285,10 @@ class ReplayReport:
                            ("preemptions", "Preemptions")):
             if key in s:
                 rows.append((label, _fmt_int(s[key])))
+        if "input_sequence_length" in s:
+            rows.append(("Mean input / output tokens (completed)",
+                         f"{_fmt(_stat(s.get('input_sequence_length'), 'mean'), 1)} / "
+                         f"{_fmt(_stat(s.get('output_sequence_length'), 'mean'), 1)}"))
         # P/D: each pool's GPU hours and busy share (time in passes / duration).
         pools = self.metadata.get("pools")
         if self.metadata.get("disaggregated") and isinstance(pools, list):
@@ -284,7 +303,9 @@ class ReplayReport:
         lines.append("-" * width)
         header = f"{'metric (ms)':<11}" + "".join(f" {h:>9}" for h in _TABLE_STATS)
         lines.append(header)
-        for metric in LATENCY_METRICS:
+        for metric in _TABLE_METRICS:
+            if metric not in s and metric not in LATENCY_METRICS:
+                continue  # a report from before the metric existed
             stats = s.get(metric)
             cells = []
             for h in _TABLE_STATS:
@@ -370,7 +391,8 @@ class ReplayReport:
         n = self._count()
         bar = make_bar(total=n * len(names), desc="save", unit="rec") if progress_wanted(progress) and n else None
         advance = bar.update if bar is not None else (lambda k: None)
-        fields = list(REQUEST_FIELDS)
+        fields = list(self._columns["_header"]) if self._columns is not None \
+            else list(__getattr__("REQUEST_FIELDS"))
         files: dict[str, dict[str, Any]] = {}
         try:
             with out:
@@ -418,6 +440,11 @@ class ReplayReport:
                 if isinstance(v, str) and os.path.isabs(v):
                     out.append(v)
         return out
+
+
+def _stat(stats: Any, key: str) -> Any:
+    """``stats[key]`` of a stats dict, or None."""
+    return stats.get(key) if isinstance(stats, Mapping) else None
 
 
 def _bad(v: Any) -> bool:
