@@ -194,7 +194,7 @@ func TestNormalizeResolvesPathsAndEnums(t *testing.T) {
 // starts, Replay answers an "interrupted" envelope at once; run to its end,
 // Progress shows every request sent and finished.
 func TestRunControl(t *testing.T) {
-	spec := `{"engine": {"model": "Qwen/Qwen3-32B", "system": "h100_sxm",
+	spec := `{"engine": {"model": "Qwen/Qwen3-32B", "system": "h100_sxm", "scheduler": {"max_model_len": 4096},
 	  "perf": {"source": "linear", "base_ms": 2, "per_prefill_token_ms": 0.01, "per_decode_seq_ms": 0.1}},
 	  "traffic": {"source": {"type": "synthetic", "num_requests": 50, "isl": 100, "osl": 2},
 	  "load": {"mode": "concurrency", "concurrency": 2}}}`
