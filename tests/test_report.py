@@ -169,8 +169,8 @@ def test_request_fields_are_the_core_schema():
     assert REQUEST_FIELDS == (
         "request_id", "status", "reason", "input_tokens", "output_tokens", "cached_tokens",
         "send_ms", "arrival_ms", "first_token_ms", "end_ms", "release_ms", "ttft_ms", "e2e_ms",
-        "tpot_ms", "worker", "prefill_worker", "decode_worker", "transfer_ms", "preemptions",
-        "session_id", "turn")
+        "tpot_ms", "ttst_ms", "worker", "prefill_worker", "decode_worker", "transfer_ms",
+        "preemptions", "session_id", "turn")
 
 
 def _columnar(columns, n):
