@@ -247,3 +247,40 @@ def test_sigterm_during_a_cli_save_removes_its_temporary_files(tmp_path, base_sp
     assert child.returncode == 143, err
     assert err.strip().endswith("aisimulate: error: terminated")
     assert _snapshot(out) == before  # temporary parquet and csv files gone, nothing replaced
+
+
+def _save_in_child(out: str, queue) -> None:
+    try:
+        rep = aisimulate.replay({"engine": {"model": "Qwen/Qwen3-8B", "system": "h100_sxm"},
+                                 "traffic": {"source": {"type": "synthetic", "num_requests": 30,
+                                                        "isl": 100, "osl": 10},
+                                             "load": {"mode": "concurrency", "concurrency": 4}}})
+        rep.save(out, formats=("csv", "jsonl"))
+        queue.put("ok")
+    except Exception as exc:  # noqa: BLE001 - reported to the parent
+        queue.put(f"{type(exc).__name__}: {exc}")
+
+
+def test_a_forked_child_saves_through_the_fresh_interpreter(tmp_path):
+    """A child forked after the core started runs native calls in a fresh interpreter,
+    which cannot see the child's unnamed temporary files: the replay's columns and the
+    CSV/JSON-lines writer go through named files there (and leave none behind)."""
+    import multiprocessing as mp
+    import warnings
+
+    aisimulate.replay({"engine": {"model": "Qwen/Qwen3-8B", "system": "h100_sxm"},
+                       "traffic": {"source": {"type": "synthetic", "num_requests": 10, "isl": 100,
+                                              "osl": 10}, "load": {"mode": "concurrency",
+                                                                   "concurrency": 2}}})
+    ctx = mp.get_context("fork")
+    queue = ctx.Queue()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)  # fork with threads
+        proc = ctx.Process(target=_save_in_child, args=(str(tmp_path / "out"), queue))
+        proc.start()
+    proc.join(180)
+    assert not proc.is_alive()
+    assert queue.get(timeout=10) == "ok"
+    lines = (tmp_path / "out" / "requests.jsonl").read_text().splitlines()
+    assert len(lines) == 30 and json.loads(lines[0])["request_id"] == 0
+    assert len((tmp_path / "out" / "requests.csv").read_text().splitlines()) == 31

@@ -58,6 +58,12 @@ def pybind() -> ModuleType:
     return _module
 
 
+def forked() -> bool:
+    """Whether this process was forked after the core started, so that native calls
+    run in a fresh interpreter (:func:`call`)."""
+    return _forked
+
+
 def call(name: str, payload: str, key: str, *extra: str) -> dict[str, Any]:
     """Call ``pybind.<name>(payload, *extra)`` and return the ``key`` member of its
     envelope.

@@ -21,6 +21,7 @@ import threading
 from typing import Any, Callable
 
 from . import _native
+from .errors import ConfigError, DataError, SimulationError
 
 #: How long an interrupted replay is waited for before the interrupt is re-raised
 #: (the core stops within a few ms; the report it may be building is dropped).
@@ -55,13 +56,17 @@ def make_bar(*, total: int | None, desc: str, unit: str):
                 file=sys.stderr, dynamic_ncols=True)
 
 
-def _columns_file():
-    """An open, unnamed temporary file and the path the core writes it through."""
+def columns_file():
+    """An open temporary file and the path the core opens it by: unnamed (reached
+    through ``/proc/self/fd``) when the core runs in this process on Linux, else a
+    named file (the third item) that the caller removes in a ``finally`` — not Linux,
+    or a forked process whose native calls run in a fresh interpreter, which cannot
+    see this process's descriptors."""
     fh = tempfile.TemporaryFile(prefix="aisimulate-", suffix=".cols")
     proc = f"/proc/self/fd/{fh.fileno()}"
-    if os.path.exists(proc):
+    if os.path.exists(proc) and not _native.forked():
         return fh, proc, None
-    fh.close()  # no /proc (not Linux): a named file, removed in a finally
+    fh.close()
     fd, path = tempfile.mkstemp(prefix="aisimulate-", suffix=".cols")
     return os.fdopen(fd, "w+b"), path, path
 
@@ -76,9 +81,20 @@ def replay_native(spec_json: str, options: dict[str, Any], *, progress: bool | N
         ConfigError, DataError, SimulationError: from the core (through ``on_error``
             when given, which may return a replacement).
     """
+    if _native.forked():  # no run control across a fresh interpreter: the plain call
+        fh, path, named = columns_file()
+        try:
+            head = _native.call("Replay", spec_json, "report", json.dumps(options), path)
+            fh.seek(0)
+            return head, fh.read()
+        except (ConfigError, DataError, SimulationError) as exc:
+            raise (on_error(exc) if on_error else exc) from None
+        finally:
+            fh.close()
+            os.unlink(named)
     mod = _native.pybind()
     run_id = mod.NewRun()
-    fh, path, named = _columns_file()
+    fh, path, named = columns_file()
     result: dict[str, Any] = {}
 
     def work() -> None:

@@ -108,7 +108,7 @@ def write_text(cols: Mapping[str, Any], fields: Sequence[str], n: int, path: Pat
             offset += v.nbytes
         fh.flush()
         data = f"/proc/self/fd/{fh.fileno()}"
-        if not os.path.exists(data):  # not Linux: a named copy, removed below
+        if not os.path.exists(data) or _native.forked():  # a named copy, removed below
             fd, data = tempfile.mkstemp(prefix="aisimulate-", suffix=".cols")
             with os.fdopen(fd, "wb") as named:
                 fh.seek(0)
