@@ -42,7 +42,10 @@ func TestProgressReports(t *testing.T) {
 	for _, r := range rep.Records {
 		lastRelease = max(lastRelease, r.ReleaseNs)
 	}
-	assert.Equal(t, Progress{Sent: 3000, Finished: 3000, Expected: 3000, NowNs: lastRelease, StopNs: 3600e9},
+	// Expected is 0: with stop.max_duration_s the 3000 requests are only an upper
+	// bound (the memory estimate's count is not exact); pybind's TestRunControl
+	// sees an exact count.
+	assert.Equal(t, Progress{Sent: 3000, Finished: 3000, Expected: 0, NowNs: lastRelease, StopNs: 3600e9},
 		seen[len(seen)-1])
 
 	plain, err := Run(controlSpec(t))
