@@ -242,9 +242,9 @@ def parse_slo(text: str | None) -> dict[str, float] | None:
         try:
             out[key.strip()] = float(value)
         except ValueError:
-            raise _UsageError(f"--slo {item!r}: expected NAME=MS, e.g. ttft_ms=200,tpot_ms=50") from None
+            raise _UsageError(f"--slo {item!r}: expected METRIC=MS, e.g. ttft_ms=200,tpot_ms=50") from None
         if not sep:
-            raise _UsageError(f"--slo {item!r}: expected NAME=MS, e.g. ttft_ms=200,tpot_ms=50")
+            raise _UsageError(f"--slo {item!r}: expected METRIC=MS, e.g. ttft_ms=200,tpot_ms=50")
     return out
 
 

@@ -10,7 +10,7 @@ import sys
 import tempfile
 from typing import Any, Sequence
 
-from .cli import _UsageError, _write, add_config_arguments, config_from_args
+from .cli import _UsageError, _write, add_config_arguments, config_from_args, parse_slo
 from .config import parse_config_text, read_config_bytes
 from .errors import ConfigError
 
@@ -153,15 +153,9 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
     if bool(args.grid) == bool(args.points):
         raise _UsageError("give the points as --grid FIELD=V1,V2 (repeatable) or as --points FILE, one of the two")
     points = parse_grid(args.grid) if args.grid else _read_points(args.points)
-    slo = {}
-    for item in args.slo:
-        k, sep, v = item.partition("=")
-        try:
-            slo[k.strip()] = float(v)
-        except ValueError:
-            raise _UsageError(f"--slo {item!r}: expected METRIC=MS, e.g. ttft_ms=500") from None
-        if not sep:
-            raise _UsageError(f"--slo {item!r}: expected METRIC=MS, e.g. ttft_ms=500")
+    slo: dict[str, float] = {}
+    for item in args.slo:  # repeatable, and each may be a comma list as replay's
+        slo.update(parse_slo(item) or {})
     columns = [c.strip() for c in args.columns.split(",")] if args.columns else None
     if args.jobs is not None and args.jobs < 1:
         raise _UsageError(f"--jobs {args.jobs}: must be ≥ 1")
