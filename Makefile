@@ -5,7 +5,6 @@ PYTHON    ?= python3
 VENV      := $(CURDIR)/.venv
 VPY       := $(VENV)/bin/python
 TOOLS     := $(CURDIR)/.tools
-GOPY_OUT  := _build/gopy
 PYCORE    := python/aisimulate/_core
 GO_PKGS   := ./pybind
 GO_SRC    := $(shell find core pybind -name '*.go' -not -name '*_test.go') core/version/VERSION go.mod go.sum
@@ -14,7 +13,7 @@ export PATH := $(TOOLS):$(PATH)
 export CGO_LDFLAGS_ALLOW := -fwrapv
 export PYTHONPATH := $(CURDIR)/python
 
-.PHONY: build venv tools test gotest fuzz pytest demo quickstart bench goldens accuracy clean
+.PHONY: build venv tools test gotest fuzz pytest installcheck demo quickstart bench goldens accuracy clean
 
 build: $(SO_STAMP)
 
@@ -29,7 +28,8 @@ $(VENV)/.stamp: pyproject.toml core/version/VERSION
 	# ipykernel (the example notebook executed in a real kernel)
 	$(VPY) -m pip install -q "ray>=2.40" "nbclient>=0.10" "nbformat>=5.10" "ipykernel>=6.29"
 	# the package itself, editable: `.venv/bin/python -m aisimulate` works from anywhere
-	$(VPY) -m pip install -q --no-deps --no-build-isolation -e .
+	# (its native core is built by the rule below, which tracks the Go sources)
+	AISIMULATE_SKIP_NATIVE=1 $(VPY) -m pip install -q --no-deps --no-build-isolation -e .
 	touch $@
 
 # gopy and goimports, pinned in go.mod with the `tool` directive.
@@ -38,15 +38,21 @@ $(TOOLS)/gopy: go.mod go.sum
 	GOBIN=$(TOOLS) go install tool
 	touch $(TOOLS)/gopy $(TOOLS)/goimports
 
-# The native extension: generate into a staging folder, copy only the runtime files,
-# and drop the os.chdir that gopy puts in its import code.
-$(SO_STAMP): $(GO_SRC) $(VENV)/.stamp $(TOOLS)/gopy
-	rm -rf $(GOPY_OUT)
-	gopy build -vm=$(VPY) -dynamic-link=true -no-make=true -symbols=false -name=aisimcore -output=$(GOPY_OUT) $(GO_PKGS)
-	rm -rf $(PYCORE) && mkdir -p $(PYCORE)
-	cp $(GOPY_OUT)/*.py $(GOPY_OUT)/_aisimcore*.so $(PYCORE)/ && rm -f $(PYCORE)/build.py
-	sed -i -e '/^cwd = os.getcwd()$$/d' -e '/^currentdir = os.path.dirname/d' -e '/^os.chdir(/d' $(PYCORE)/*.py
+# The native extension, built as `pip install .` builds it (scripts/build_native.py: gopy
+# into a staging folder, only the runtime files copied, gopy's os.chdir dropped).
+$(SO_STAMP): $(GO_SRC) $(VENV)/.stamp $(TOOLS)/gopy scripts/build_native.py
+	$(VPY) scripts/build_native.py $(PYCORE) --tools $(TOOLS)
 	$(VPY) -c 'import aisimulate._core.pybind'
+	touch $@
+
+# What a user does: build the wheel in a fresh venv (PEP 517, isolated), install it in
+# another fresh venv, and replay the quickstart from outside the checkout. Repeated only
+# when the package's sources change.
+INSTALL_SRC := $(GO_SRC) setup.py pyproject.toml MANIFEST.in scripts/build_native.py \
+	$(shell find python/aisimulate -name '*.py' -not -path '*/_core/*')
+installcheck: _build/installcheck.stamp
+_build/installcheck.stamp: $(INSTALL_SRC)
+	scripts/installcheck.sh
 	touch $@
 
 gotest:
@@ -66,7 +72,7 @@ fuzz:
 pytest: build
 	$(VPY) -m pytest -q tests
 
-test: gotest fuzz pytest
+test: gotest fuzz pytest installcheck
 
 demo: build
 	$(VENV)/bin/aisimulate replay examples/mooncake-qwen3-32b-h100.yaml
@@ -94,4 +100,4 @@ bench: build
 	$(VPY) scripts/bench_sweep.py --ray
 
 clean:
-	rm -rf $(GOPY_OUT) $(PYCORE) $(TOOLS)
+	rm -rf _build $(PYCORE) $(TOOLS)

@@ -50,7 +50,8 @@ def pybind() -> ModuleType:
         except ImportError as exc:  # pragma: no cover - depends on the build state
             raise ImportError(
                 "aisimulate's native core (aisimulate._core) is missing or does not load; "
-                "run `make build` in the repository root to build it "
+                "install the package with `pip install .` (it builds the core; needs Go and "
+                "a C compiler), or in a checkout run `make build` "
                 f"({type(exc).__name__}: {exc})"
             ) from exc
         _module = mod
