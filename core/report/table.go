@@ -41,8 +41,8 @@ const (
 // is written when from is 0). Values are read with data.ReadAt one column
 // block at a time, so data can be a file of any size.
 func WriteTable(w io.Writer, data io.ReaderAt, n int64, cols []TableColumn, from, to int64, format string) error {
-	if format != FormatJSONL && format != FormatCSV {
-		return fmt.Errorf("table format %q: want %s or %s", format, FormatJSONL, FormatCSV)
+	if format != FormatJSONL && format != FormatCSV && format != FormatAIPerf {
+		return fmt.Errorf("table format %q: want %s, %s or %s", format, FormatJSONL, FormatCSV, FormatAIPerf)
 	}
 	if from < 0 || to > n || from > to {
 		return fmt.Errorf("rows [%d, %d) outside a table of %d", from, to, n)
@@ -61,6 +61,13 @@ func WriteTable(w io.Writer, data io.ReaderAt, n int64, cols []TableColumn, from
 		}
 		if c.Null != "" && c.Null != "nan" && c.Null != "negative" {
 			return fmt.Errorf("column %s: null rule %q is not nan or negative", c.Name, c.Null)
+		}
+	}
+	var aiperf aiperfCols
+	if format == FormatAIPerf {
+		var err error
+		if aiperf, err = newAIPerfCols(cols); err != nil {
+			return err
 		}
 	}
 	bw := bufio.NewWriterSize(w, 1<<20)
@@ -89,6 +96,17 @@ func WriteTable(w io.Writer, data io.ReaderAt, n int64, cols []TableColumn, from
 			}
 		}
 		for r := int64(0); r < end-start; r++ {
+			if format == FormatAIPerf {
+				row := aiperfRow{cols: cols, bufs: bufs, sizes: sizes, r: r}
+				line = append(appendAIPerfRecord(line, &aiperf, row), '\n')
+				if len(line) > 1<<16 {
+					if _, err := bw.Write(line); err != nil {
+						return err
+					}
+					line = line[:0]
+				}
+				continue
+			}
 			if format == FormatJSONL {
 				line = append(line, '{')
 			}

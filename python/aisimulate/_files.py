@@ -49,7 +49,8 @@ def _alive(pid: int) -> bool:
 
 
 class ResultDir:
-    """One atomic save into ``directory`` (see the module doc).
+    """One atomic save into ``directory`` (see the module doc); ``marker`` is the file
+    moved into place last (:data:`MARKER` for a saved report).
 
     Use as a context manager: files are written to :meth:`temp` paths inside it and
     :meth:`commit` moves them into place; leaving the block without a commit (an
@@ -61,13 +62,15 @@ class ResultDir:
             the replay read), or the folder is a file.
     """
 
-    def __init__(self, directory: str | os.PathLike[str], *, inputs: Iterable[str] = ()) -> None:
+    def __init__(self, directory: str | os.PathLike[str], *, inputs: Iterable[str] = (),
+                 marker: str = MARKER) -> None:
         text = os.fspath(directory)
         if not str(text).strip():
             raise ValueError("the output folder name is empty")
         self.dir = Path(text)
         self._inputs = [p for p in inputs if p and os.path.isfile(p)]
         self._temps: dict[str, Path] = {}
+        self._marker = marker  # the file written last, whose presence says "complete"
         if self.dir.exists() and not self.dir.is_dir():
             raise ConfigError("", f"the output folder {self.dir} is a file, not a folder")
 
@@ -118,7 +121,7 @@ class ResultDir:
         """
         for path in self._temps.values():
             _fsync(path)
-        marker = self.dir / MARKER
+        marker = self.dir / self._marker
         previous = _listed_files(marker)
         try:
             marker.unlink()  # from here until the end, nothing looks complete
@@ -133,7 +136,7 @@ class ResultDir:
             except FileNotFoundError:
                 pass
         done: dict[str, Path] = {}
-        for name, path in sorted(self._temps.items(), key=lambda kv: kv[0] == MARKER):
+        for name, path in sorted(self._temps.items(), key=lambda kv: kv[0] == self._marker):
             final = self.dir / name
             os.replace(path, final)
             done[name] = final

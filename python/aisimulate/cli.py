@@ -52,6 +52,7 @@ examples:
       --set traffic.load.concurrency=64 --format json
   cat replay.yaml | aisimulate replay - --format csv >> results.csv
   aisimulate replay replay.yaml --output-dir out/run1
+  aisimulate replay replay.yaml --output-dir out/run1 --export aiperf,vllm
   aisimulate validate replay.yaml
   aisimulate models
   aisimulate systems --format json
@@ -193,6 +194,12 @@ def _add_replay(sub: argparse._SubParsersAction) -> None:
     r.add_argument("--records", default="parquet", metavar="FORMATS",
                    help="the per-request table's formats with --output-dir, comma-separated: "
                         "parquet (default), csv, jsonl")
+    r.add_argument("--export", metavar="FORMATS",
+                   help="with --output-dir, also write the run in other tools' formats, "
+                        "comma-separated: aiperf (profile_export.jsonl, "
+                        "profile_export_aiperf.json and .csv, as AIPerf writes them), vllm "
+                        "(vllm_bench_result.json: the flat keys of vllm bench serve "
+                        "--save-result); part of the same atomic result")
     r.add_argument("--slo", metavar="BOUNDS",
                    help="per-request bounds in ms for goodput, e.g. ttft_ms=200,tpot_ms=50 "
                         "(any of ttft_ms, tpot_ms, e2e_ms): the summary gains the good "
@@ -206,10 +213,14 @@ def _cmd_replay(args: argparse.Namespace) -> int:
     formats = parse_records(args.records)
     if args.output_dir is not None and not args.output_dir.strip():
         raise _UsageError("--output-dir: the folder name is empty")
+    exports = parse_exports(args.export)
+    if exports and not args.output_dir:
+        raise _UsageError("--export writes into the result folder: give --output-dir DIR too")
     report = replay(spec, progress=progress_of(args), slo=parse_slo(args.slo))
     if args.output_dir:
         try:
-            written = report.save(args.output_dir, formats=formats, progress=progress_of(args))
+            written = report.save(args.output_dir, formats=formats, exports=exports,
+                                  progress=progress_of(args))
         except OSError as exc:
             where = exc.filename or args.output_dir
             _error(f"cannot write {where}: {exc.strerror or exc} (nothing was replaced)")
@@ -246,6 +257,25 @@ def parse_slo(text: str | None) -> dict[str, float] | None:
         if not sep:
             raise _UsageError(f"--slo {item!r}: expected METRIC=MS, e.g. ttft_ms=200,tpot_ms=50")
     return out
+
+
+#: ``--export`` formats.
+EXPORTS = ("aiperf", "vllm")
+
+
+def parse_exports(text: str | None) -> list[str]:
+    """``--export aiperf,vllm`` → ``["aiperf", "vllm"]`` (``[]`` without the option).
+
+    Raises:
+        _UsageError: an empty list or an unknown format.
+    """
+    if text is None:
+        return []
+    formats = [f.strip().lower() for f in text.split(",") if f.strip()]
+    bad = [f for f in formats if f not in EXPORTS]
+    if not formats or bad:
+        raise _UsageError(f"--export {text!r}: choose one or more of {', '.join(EXPORTS)}, comma-separated")
+    return formats
 
 
 def parse_records(text: str) -> list[str]:

@@ -344,7 +344,7 @@ class ReplayReport:
                           sort_keys=True, indent=2, allow_nan=False) + "\n"
 
     def save(self, directory: str | os.PathLike[str], *, formats: Sequence[str] = ("parquet",),
-             progress: bool | None = None) -> dict[str, Path]:
+             exports: Sequence[str] = (), progress: bool | None = None) -> dict[str, Path]:
         """Write the report into ``directory`` (created if needed), atomically: every
         file goes to a temporary name in the folder and is moved into place only when
         all are complete, ``prediction.json`` last; until then the previous result in
@@ -361,10 +361,15 @@ class ReplayReport:
             :data:`REQUEST_FIELDS` (units as in :mod:`aisimulate.report`; null for a
             value that does not apply). JSON lines are byte-identical to ``json.dumps``
             of each of :attr:`requests`.
+            With ``exports``: ``"aiperf"``, the files of :meth:`to_aiperf`;
+            ``"vllm"``, ``vllm_bench_result.json`` (:meth:`to_vllm_bench_json`). They
+            are part of the same atomic result and listed in ``records.files``, so a
+            later save into the folder without them removes them.
 
         Args:
             formats: any of ``"parquet"`` (default; pyarrow, zstd), ``"csv"``,
                 ``"jsonl"``.
+            exports: any of ``"aiperf"``, ``"vllm"``.
             progress: a progress bar for saves over 2 s (``None``: when stderr is a
                 terminal or in a notebook).
 
@@ -372,24 +377,29 @@ class ReplayReport:
             file name → path of every file written, ``prediction.json`` last.
 
         Raises:
-            ValueError: ``directory`` is empty, or a format is unknown.
+            ValueError: ``directory`` is empty, or a format or export is unknown.
             ConfigError: a file would overwrite an input of the replay (its trace or
                 a config file), or ``directory`` is a file.
             OSError: a file cannot be written (a full disk): nothing is replaced.
             KeyboardInterrupt: Ctrl-C; nothing is replaced.
         """
-        from . import _files, _tables
+        from . import _files, _tables, exports as _exports
         from ._run import make_bar, progress_wanted
 
         unknown = [f for f in formats if f not in _tables.FILES]
         if unknown or not formats:
             raise ValueError(f"unknown record format(s) {unknown or list(formats)}: "
                              f"choose from {', '.join(_tables.FILES)}")
+        bad = [e for e in exports if e not in _exports.EXPORT_FILES]
+        if bad:
+            raise ValueError(f"unknown export(s) {bad}: choose from {', '.join(_exports.EXPORT_FILES)}")
+        exports = list(dict.fromkeys(exports))
         names = [_tables.FILES[f] for f in dict.fromkeys(formats)]
         out = _files.ResultDir(directory, inputs=self._input_files())
-        out.check_names([*names, _files.MARKER])
+        out.check_names([*names, *(f for e in exports for f in _exports.EXPORT_FILES[e]), _files.MARKER])
         n = self._count()
-        bar = make_bar(total=n * len(names), desc="save", unit="rec") if progress_wanted(progress) and n else None
+        total = n * (len(names) + ("aiperf" in exports))
+        bar = make_bar(total=total, desc="save", unit="rec") if progress_wanted(progress) and n else None
         advance = bar.update if bar is not None else (lambda k: None)
         fields = list(self._columns["_header"]) if self._columns is not None \
             else list(__getattr__("REQUEST_FIELDS"))
@@ -407,6 +417,9 @@ class ReplayReport:
                     else:
                         _tables.write_text(self._columns, fields, n, tmp, fmt, advance)
                     files[name] = {"format": fmt, "bytes": tmp.stat().st_size}
+                for export in exports:
+                    for name, path in _exports.write_export(self, export, out, advance).items():
+                        files[name] = {"format": export, "bytes": path.stat().st_size}
                 doc = {"metadata": self.metadata, "records": {"count": n, "files": files},
                        "summary": self.summary}
                 out.temp(_files.MARKER).write_text(
@@ -415,6 +428,47 @@ class ReplayReport:
         finally:
             if bar is not None:
                 bar.close()
+
+    def to_aiperf(self, directory: str | os.PathLike[str], *, progress: bool | None = None) -> dict[str, Path]:
+        """Write the run as AIPerf writes a profile run, into ``directory`` (created),
+        atomically: ``profile_export.jsonl`` (one AIPerf record per request: metadata,
+        metrics with AIPerf's tags and units, error), ``profile_export_aiperf.json`` and
+        ``profile_export_aiperf.csv`` (per-metric statistics), so ``aiperf plot`` and
+        scripts written for AIPerf read a simulated run. docs/exports.md maps each field
+        and names the AIPerf metrics without a simulated counterpart.
+
+        Returns:
+            file name → path.
+
+        Raises:
+            ValueError: ``directory`` is empty.
+            ConfigError: a file would overwrite an input of the replay.
+            OSError: a file cannot be written; nothing is replaced.
+        """
+        from .exports import write_aiperf
+
+        return write_aiperf(self, directory, progress=progress, inputs=self._input_files())
+
+    def to_vllm_bench_json(self, percentiles: Sequence[float] = (99,)) -> dict[str, Any]:
+        """The summary as the flat keys ``vllm bench serve --save-result`` writes
+        (``completed``, ``duration`` in s, ``request_throughput``, ``output_throughput``,
+        ``mean_ttft_ms``, ``median_ttft_ms``, ``p99_ttft_ms`` … for ttft, tpot, itl and
+        e2el); see :func:`aisimulate.exports.vllm_bench_json`.
+
+        Raises:
+            ValueError: a percentile other than 50, 90, 95, 99.
+        """
+        from .exports import vllm_bench_json
+
+        return vllm_bench_json(self, percentiles)
+
+    def _table_columns(self) -> dict[str, Any]:
+        """The per-request columns as :meth:`from_columnar` holds them (numpy arrays,
+        ``_header``, ``_statuses``, ``_reasons``), built from the records for a report
+        made of dicts."""
+        if self._columns is not None:
+            return self._columns
+        return _records_to_columns(self.requests, list(__getattr__("REQUEST_FIELDS")))
 
     def _count(self) -> int:
         """The number of per-request records."""
@@ -548,3 +602,30 @@ def _layout(meta: Mapping[str, Any]) -> str:
     if meta.get("enable_expert_parallel") is True:
         out += " (EP)"
     return out
+
+
+def _records_to_columns(records: Sequence[Mapping[str, Any]], fields: Sequence[str]) -> dict[str, Any]:
+    """Column arrays in :meth:`ReplayReport.from_columnar`'s layout from per-request
+    dicts: ``status`` and ``reason`` as indices into ``_statuses`` / ``_reasons`` (-1
+    null), times (``*_ms``) and other columns with a float value float64 (NaN null),
+    the rest int64 (-1 null, marked ``nullable``)."""
+    import numpy as np
+
+    names = list(dict.fromkeys([*fields, *(k for r in records for k in r)]))
+    cols: dict[str, Any] = {"_header": {}, "_statuses": [], "_reasons": []}
+    for name in names:
+        values = [r.get(name) for r in records]
+        if name in ("status", "reason"):
+            labels = cols["_statuses" if name == "status" else "_reasons"]
+            for v in values:
+                if v is not None and v not in labels:
+                    labels.append(v)
+            cols[name] = np.array([-1 if v is None else labels.index(v) for v in values], dtype=np.int64)
+            cols["_header"][name] = {"name": name, "labels": "statuses" if name == "status" else "reasons"}
+        elif name.endswith("_ms") or any(isinstance(v, float) for v in values):
+            cols[name] = np.array([math.nan if v is None else float(v) for v in values], dtype=np.float64)
+            cols["_header"][name] = {"name": name}
+        elif all(v is None or (isinstance(v, int) and not isinstance(v, bool)) for v in values):
+            cols[name] = np.array([-1 if v is None else v for v in values], dtype=np.int64)
+            cols["_header"][name] = {"name": name, "nullable": any(v is None for v in values)}
+    return cols

@@ -1,0 +1,92 @@
+package report
+
+import (
+	"bytes"
+	"encoding/binary"
+	"encoding/json"
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// Three requests as the core's columns: 0 completed (10 output tokens),
+// 1 rejected, 2 a session turn canceled after its first token.
+func aiperfTable() ([]byte, []TableColumn) {
+	le := binary.LittleEndian
+	var data []byte
+	var cols []TableColumn
+	i64 := func(name, null string, v ...int64) {
+		cols = append(cols, TableColumn{Name: name, Dtype: "<i8", Offset: int64(len(data)), Null: null})
+		for _, x := range v {
+			data = le.AppendUint64(data, uint64(x))
+		}
+	}
+	f64 := func(name string, v ...float64) {
+		cols = append(cols, TableColumn{Name: name, Dtype: "<f8", Offset: int64(len(data)), Null: "nan"})
+		for _, x := range v {
+			data = le.AppendUint64(data, math.Float64bits(x))
+		}
+	}
+	nan := math.NaN()
+	i64("request_id", "", 0, 1, 2)
+	i64("status", "negative", 0, 1, 2)
+	cols[1].Labels = []string{"completed", "rejected", "canceled"}
+	i64("reason", "negative", -1, 0, 1)
+	cols[2].Labels = []string{"prompt longer than max_model_len", "request_timeout_ms"}
+	i64("input_tokens", "", 1000, 50000, 300)
+	i64("output_tokens", "", 10, 0, 1)
+	f64("send_ms", 2.5, 3, 10)
+	f64("end_ms", 102.5, 3, 60)
+	f64("ttft_ms", 40, nan, 20)
+	f64("ttst_ms", 5, nan, nan)
+	f64("tpot_ms", 6.25, nan, nan)
+	f64("e2e_ms", 100, 0, 50)
+	i64("session_id", "negative", -1, -1, 4)
+	i64("turn", "negative", -1, -1, 2)
+	return data, cols
+}
+
+func TestWriteTableAIPerfRecords(t *testing.T) {
+	data, cols := aiperfTable()
+	var out bytes.Buffer
+	require.NoError(t, WriteTable(&out, bytes.NewReader(data), 3, cols, 0, 3, FormatAIPerf))
+	lines := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
+	require.Len(t, lines, 3)
+	// Completed: e2e 100 ms = (102.5 − 2.5); tpot 6.25 ms = (100 − 40) / (10 − 1)
+	// would be 6.67 — the column's own value is written, never recomputed;
+	// per user 1000 / 6.25 = 160 tokens/s; prefill 1000 / 0.040 s = 25000 tokens/s.
+	assert.Equal(t, `{"metadata": {"session_num": 0, "x_request_id": "0", "x_correlation_id": "0", "conversation_id": "0", "turn_index": 0, `+
+		`"request_start_ns": 2500000, "request_ack_ns": null, "request_end_ns": 102500000, "worker_id": "aisimulate", "record_processor_id": "aisimulate", `+
+		`"benchmark_phase": "profiling", "was_cancelled": false, "cancellation_time_ns": null}, "metrics": {`+
+		`"input_sequence_length": {"value": 1000, "unit": "tokens"}, "time_to_first_token": {"value": 40.0, "unit": "ms"}, `+
+		`"time_to_second_token": {"value": 5.0, "unit": "ms"}, "request_latency": {"value": 100.0, "unit": "ms"}, `+
+		`"output_token_count": {"value": 10, "unit": "tokens"}, "output_sequence_length": {"value": 10, "unit": "tokens"}, `+
+		`"inter_token_latency": {"value": 6.25, "unit": "ms"}, "output_token_throughput_per_user": {"value": 160.0, "unit": "tokens/sec/user"}, `+
+		`"prefill_throughput_per_user": {"value": 25000.0, "unit": "tokens/sec/user"}}, "error": null}`, lines[0])
+	assert.Equal(t, `{"metadata": {"session_num": 1, "x_request_id": "1", "x_correlation_id": "1", "conversation_id": "1", "turn_index": 0, `+
+		`"request_start_ns": 3000000, "request_ack_ns": null, "request_end_ns": 3000000, "worker_id": "aisimulate", "record_processor_id": "aisimulate", `+
+		`"benchmark_phase": "profiling", "was_cancelled": false, "cancellation_time_ns": null}, "metrics": {"error_isl": {"value": 50000, "unit": "tokens"}}, `+
+		`"error": {"code": 400, "type": "RequestRejected", "message": "prompt longer than max_model_len"}}`, lines[1])
+	// A session turn: session_num and the correlation id are the session's.
+	assert.Equal(t, `{"metadata": {"session_num": 4, "x_request_id": "2", "x_correlation_id": "session-4", "conversation_id": "session-4", "turn_index": 2, `+
+		`"request_start_ns": 10000000, "request_ack_ns": null, "request_end_ns": 60000000, "worker_id": "aisimulate", "record_processor_id": "aisimulate", `+
+		`"benchmark_phase": "profiling", "was_cancelled": true, "cancellation_time_ns": 60000000}, "metrics": {"error_isl": {"value": 300, "unit": "tokens"}}, `+
+		`"error": {"code": 499, "type": "RequestCancellationError", "message": "request_timeout_ms"}}`, lines[2])
+	for _, l := range lines {
+		var v map[string]any
+		require.NoError(t, json.Unmarshal([]byte(l), &v), l)
+	}
+}
+
+func TestWriteTableAIPerfNeedsItsColumns(t *testing.T) {
+	data, cols := aiperfTable()
+	var out bytes.Buffer
+	err := WriteTable(&out, bytes.NewReader(data), 3, cols[:4], 0, 3, FormatAIPerf)
+	assert.ErrorContains(t, err, "needs the column")
+	unlabelled := append([]TableColumn{}, cols...)
+	unlabelled[1].Labels = nil
+	assert.ErrorContains(t, WriteTable(&out, bytes.NewReader(data), 3, unlabelled, 0, 3, FormatAIPerf), "labelled")
+}

@@ -1,0 +1,326 @@
+"""A report in the formats other tools read: AIPerf's profile exports and the JSON of
+``vllm bench serve --save-result``. docs/exports.md maps every field and lists what has
+no simulated counterpart.
+
+- :func:`write_aiperf` (``report.to_aiperf(dir)``, ``aisimulate replay --export aiperf``):
+  ``profile_export.jsonl`` (one AIPerf record per request, written by the core from the
+  report's columns, never record by record in Python), ``profile_export_aiperf.json``
+  (AIPerf's per-metric stats blocks) and ``profile_export_aiperf.csv`` (AIPerf's
+  two-section CSV), atomically (:mod:`aisimulate._files`).
+- :func:`vllm_bench_json` (``report.to_vllm_bench_json()``, ``--export vllm``): the flat
+  keys of vLLM's saved benchmark result.
+
+Times are the virtual clock: AIPerf's ``request_start_ns`` / ``request_end_ns`` are ns
+from the start of the replay (not the Unix epoch).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .report import ReplayReport
+
+__all__ = ["AIPERF_FILES", "AIPERF_STATS", "EXPORT_FILES", "aiperf_summary", "aiperf_csv",
+           "write_aiperf", "write_export", "vllm_bench_json", "VLLM_METRICS"]
+
+#: The files :func:`write_aiperf` writes, in AIPerf's names.
+AIPERF_FILES = ("profile_export.jsonl", "profile_export_aiperf.json", "profile_export_aiperf.csv")
+
+#: AIPerf's stat keys (its ``STAT_KEYS``), in its CSV column order.
+AIPERF_STATS = ("avg", "min", "max", "p1", "p5", "p10", "p25", "p50", "p75", "p90", "p95", "p99", "std")
+
+#: The AIPerf schema version whose fields the JSON carries (per-metric ``count`` and
+#: ``sum``: 1.1; the later additions — run_info, warmup_metrics, telemetry — have no
+#: simulated counterpart).
+AIPERF_SCHEMA_VERSION = "1.1"
+
+# AIPerf record metrics we simulate: tag → (header, unit). Order: AIPerf's console order.
+_AIPERF_RECORD = {
+    "time_to_first_token": ("Time to First Token", "ms"),
+    "time_to_second_token": ("Time to Second Token", "ms"),
+    "request_latency": ("Request Latency", "ms"),
+    "inter_token_latency": ("Inter Token Latency", "ms"),
+    "output_token_throughput_per_user": ("Output Token Throughput Per User", "tokens/sec/user"),
+    "prefill_throughput_per_user": ("Prefill Throughput Per User", "tokens/sec/user"),
+    "output_sequence_length": ("Output Sequence Length", "tokens"),
+    "input_sequence_length": ("Input Sequence Length", "tokens"),
+    "output_token_count": ("Output Token Count", "tokens"),
+}
+
+
+#: AIPerf's display header of each tag written (the CSV's metric names).
+_HEADERS: dict[str, str] = {
+    **{tag: header for tag, (header, _) in _AIPERF_RECORD.items()},
+    "request_count": "Request Count", "error_request_count": "Error Request Count",
+    "benchmark_duration": "Benchmark Duration", "request_throughput": "Request Throughput",
+    "output_token_throughput": "Output Token Throughput", "total_token_throughput": "Total Token Throughput",
+    "total_output_tokens": "Total Output Tokens", "total_osl": "Total Output Sequence Length",
+    "total_isl": "Total Input Sequence Length", "min_request_timestamp": "Minimum Request Timestamp",
+    "max_response_timestamp": "Maximum Response Timestamp", "good_request_count": "Good Request Count",
+    "goodput": "Goodput",
+}
+
+
+def _percentile(v, q: float) -> float:
+    import numpy as np
+
+    return float(np.percentile(v, q))  # numpy's linear interpolation, as AIPerf
+
+
+def _record_stats(v, unit: str) -> dict[str, Any] | None:
+    """AIPerf's stats block of a record metric (``None`` without observations): avg,
+    min, max, p1…p99, std (population, numpy's default, as AIPerf's
+    ``MetricResult``), count, sum."""
+    import numpy as np
+
+    v = np.asarray(v, dtype=np.float64)
+    v = v[~np.isnan(v)]
+    if v.size == 0:
+        return None
+    out: dict[str, Any] = {"unit": unit, "avg": float(v.mean()),
+                           "min": float(v.min()), "max": float(v.max())}
+    for q in (1, 5, 10, 25, 50, 75, 90, 95, 99):
+        out[f"p{q}"] = _percentile(v, q)
+    out["std"] = float(v.std())
+    out["count"] = int(v.size)
+    out["sum"] = float(v.sum())
+    return out
+
+
+def _scalar(value: Any, unit: str) -> dict[str, Any] | None:
+    if value is None or (isinstance(value, float) and not math.isfinite(value)):
+        return None
+    return {"unit": unit, "avg": value}
+
+
+def aiperf_summary(report: "ReplayReport") -> dict[str, Any]:
+    """The content of ``profile_export_aiperf.json``: ``schema_version``, provenance,
+    then one stats block per metric (AIPerf's tags, units and fields; see
+    docs/exports.md), from the report's per-request columns (numpy, no record loop) and
+    its summary. Record metrics are over completed requests, as AIPerf's are over valid
+    records.
+    """
+    import numpy as np
+
+    cols = report._table_columns()
+    s = report.summary
+    completed = cols["status"] == cols["_statuses"].index("completed") if "completed" in cols["_statuses"] \
+        else np.zeros(len(cols["request_id"]), dtype=bool)
+    isl = cols["input_tokens"][completed].astype(np.float64)
+    osl = cols["output_tokens"][completed].astype(np.float64)
+    ttft = cols["ttft_ms"][completed]
+    tpot = cols["tpot_ms"][completed]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        per_user = np.where(tpot > 0, 1000.0 / tpot, np.nan)
+        prefill = np.where(ttft > 0, isl / (ttft / 1000.0), np.nan)
+    record_values = {
+        "time_to_first_token": ttft,
+        "time_to_second_token": cols["ttst_ms"][completed] if "ttst_ms" in cols else np.array([]),
+        "request_latency": cols["e2e_ms"][completed],
+        "inter_token_latency": tpot,
+        "output_token_throughput_per_user": per_user,
+        "prefill_throughput_per_user": prefill,
+        "output_sequence_length": osl,
+        "input_sequence_length": isl,
+        "output_token_count": osl,
+    }
+    doc: dict[str, Any] = {"schema_version": AIPERF_SCHEMA_VERSION,
+                           "aisimulate_version": report.metadata.get("aisimulate_version"),
+                           "was_cancelled": False}
+    for tag, (_, unit) in _AIPERF_RECORD.items():
+        block = _record_stats(record_values[tag], unit)
+        if block is not None:
+            doc[tag] = block
+    errors = int(np.count_nonzero(~completed))
+    duration_s = s.get("duration_ms") / 1000.0 if s.get("duration_ms") is not None else None
+    total_isl, total_osl = int(isl.sum()), int(osl.sum())
+    # the measured window (AIPerf: first request sent, last response received)
+    start_ms = report.metadata.get("window_start_ms")
+    if not isinstance(start_ms, (int, float)):
+        start_ms = float(cols["send_ms"].min()) if len(cols["send_ms"]) else None
+    start_ns = None if start_ms is None else int(round(start_ms * 1e6))
+    scalars = {
+        "request_count": (int(np.count_nonzero(completed)), "requests"),
+        "error_request_count": (errors, "requests"),
+        "benchmark_duration": (duration_s, "sec"),
+        "request_throughput": (s.get("request_throughput_rps"), "requests/sec"),
+        "output_token_throughput": (s.get("output_token_throughput_tps"), "tokens/sec"),
+        "total_token_throughput": ((total_isl + total_osl) / duration_s if duration_s else None,
+                                   "tokens/sec"),
+        "total_output_tokens": (total_osl, "tokens"),
+        "total_osl": (total_osl, "tokens"),
+        "total_isl": (total_isl, "tokens"),
+        "min_request_timestamp": (start_ns, "ns"),
+        "max_response_timestamp": (start_ns + int(round(s["duration_ms"] * 1e6))
+                                   if start_ns is not None and duration_s is not None else None, "ns"),
+    }
+    goodput = s.get("goodput")
+    if isinstance(goodput, Mapping):
+        scalars["good_request_count"] = (goodput.get("good_requests"), "requests")
+        scalars["goodput"] = (goodput.get("goodput_rps"), "requests/sec")
+    for tag, (value, unit) in scalars.items():
+        block = _scalar(value, unit)
+        if block is not None:
+            doc[tag] = block
+    doc["input_config"] = {"aisimulate_spec": report.metadata.get("spec")}
+    return doc
+
+
+def aiperf_csv(doc: Mapping[str, Any]) -> str:
+    """``profile_export_aiperf.csv`` from :func:`aiperf_summary`'s document, in AIPerf's
+    two-section layout: ``Metric`` + :data:`AIPERF_STATS` rows for metrics with
+    percentiles (sorted by tag), a blank line, then ``Metric,Value`` rows; a metric is
+    named ``Header (unit)`` (no unit for requests); numbers with 2 decimals, integers
+    as integers."""
+    blocks = {k: v for k, v in doc.items() if isinstance(v, Mapping) and "unit" in v and "avg" in v}
+    request = {k: v for k, v in blocks.items() if "p50" in v}
+    system = {k: v for k, v in blocks.items() if "p50" not in v}
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\r\n")  # csv.writer's default, as AIPerf's
+
+    def name(tag: str, b: Mapping[str, Any]) -> str:
+        header = _HEADERS.get(tag, tag)
+        unit = b.get("unit") or ""
+        return f"{header} ({unit})" if unit and unit.lower() not in ("count", "requests") else header
+
+    def num(v: Any) -> str:
+        if v is None:
+            return ""
+        if isinstance(v, bool):
+            return str(v)
+        if isinstance(v, int):
+            return str(v)
+        return f"{float(v):.2f}"
+
+    if request:
+        w.writerow(["Metric", *AIPERF_STATS])
+        for tag, b in sorted(request.items()):
+            w.writerow([name(tag, b), *(num(b.get(k)) for k in AIPERF_STATS)])
+        if system:
+            w.writerow([])
+    if system:
+        w.writerow(["Metric", "Value"])
+        for tag, b in sorted(system.items()):
+            w.writerow([name(tag, b), num(b["avg"])])
+    return buf.getvalue()
+
+
+def write_aiperf(report: "ReplayReport", directory, *, progress: bool | None = None,
+                 inputs: Sequence[str] = ()) -> dict[str, Path]:
+    """Write :data:`AIPERF_FILES` into ``directory`` atomically (all or none replaced).
+
+    Returns:
+        file name → path.
+
+    Raises:
+        ValueError: ``directory`` is empty.
+        ConfigError: a file would overwrite an input of the replay, or ``directory`` is a file.
+        OSError: a file cannot be written (nothing is replaced).
+    """
+    from . import _files
+    from ._run import make_bar, progress_wanted
+
+    n = report._count()
+    out = _files.ResultDir(directory, inputs=inputs, marker=AIPERF_FILES[1])
+    out.check_names(AIPERF_FILES)
+    bar = make_bar(total=n, desc="aiperf export", unit="rec") if progress_wanted(progress) and n else None
+    advance: Callable[[int], None] = bar.update if bar is not None else (lambda k: None)
+    try:
+        with out:
+            write_export(report, "aiperf", out, advance)
+            return out.commit()
+    finally:
+        if bar is not None:
+            bar.close()
+
+
+#: Export name → the files it writes (the AIPerf JSON is the one written last).
+EXPORT_FILES = {"aiperf": AIPERF_FILES, "vllm": ("vllm_bench_result.json",)}
+
+
+def write_export(report: "ReplayReport", export: str, out, advance: Callable[[int], None]) -> dict[str, Path]:
+    """Write ``export``'s files to temporary paths of ``out`` (an open
+    :class:`aisimulate._files.ResultDir`; the caller commits).
+
+    Returns:
+        file name → temporary path.
+    """
+    from . import _tables
+
+    written: dict[str, Path] = {}
+    if export == "aiperf":
+        cols = report._table_columns()
+        n = len(cols["request_id"])
+        written[AIPERF_FILES[0]] = out.temp(AIPERF_FILES[0])
+        _tables.write_text(cols, list(cols["_header"]), n, written[AIPERF_FILES[0]], "aiperf", advance)
+        doc = aiperf_summary(report)
+        written[AIPERF_FILES[2]] = out.temp(AIPERF_FILES[2])
+        written[AIPERF_FILES[2]].write_text(aiperf_csv(doc), encoding="utf-8", newline="")
+        written[AIPERF_FILES[1]] = out.temp(AIPERF_FILES[1])
+        written[AIPERF_FILES[1]].write_text(json.dumps(doc, indent=2, allow_nan=False) + "\n", encoding="utf-8")
+    elif export == "vllm":
+        name = EXPORT_FILES["vllm"][0]
+        written[name] = out.temp(name)
+        written[name].write_text(json.dumps(vllm_bench_json(report), indent=2, allow_nan=False) + "\n",
+                                 encoding="utf-8")
+    else:
+        raise ValueError(f"unknown export {export!r}: choose from {', '.join(EXPORT_FILES)}")
+    return written
+
+
+#: vLLM's metric names (``--percentile-metrics``) → the summary's statistic.
+VLLM_METRICS = {"ttft": "ttft_ms", "tpot": "tpot_ms", "itl": "itl_ms", "e2el": "e2e_ms"}
+
+
+def vllm_bench_json(report: "ReplayReport", percentiles: Sequence[float] = (99,)) -> dict[str, Any]:
+    """The flat keys ``vllm bench serve --save-result`` writes, from the summary:
+    ``duration`` (s), ``completed``, ``failed``, ``total_input_tokens``,
+    ``total_output_tokens``, ``request_throughput``, ``request_goodput`` (None without
+    an SLO), ``output_throughput``, ``total_token_throughput``, and for each of ttft,
+    tpot, itl, e2el ``mean_X_ms``, ``median_X_ms``, ``std_X_ms`` (population, as
+    numpy's default that vLLM uses) and ``pP_X_ms`` per percentile.
+
+    Args:
+        percentiles: any of 50, 90, 95, 99 (the summary's percentiles; vLLM's default
+            ``--metric-percentiles`` is 99).
+
+    Raises:
+        ValueError: a percentile the summary does not hold.
+    """
+    s = report.summary
+    bad = [p for p in percentiles if float(p) not in (50.0, 90.0, 95.0, 99.0)]
+    if bad:
+        raise ValueError(f"percentiles {bad}: the report holds 50, 90, 95 and 99")
+    duration_s = s["duration_ms"] / 1000.0 if s.get("duration_ms") is not None else None
+    total_in, total_out = s.get("total_input_tokens"), s.get("total_output_tokens")
+    goodput = s.get("goodput")
+    out: dict[str, Any] = {
+        "backend": "aisimulate",
+        "model_id": report.metadata.get("model"),
+        "num_prompts": sum(int(s.get(k) or 0) for k in ("completed", "rejected", "failed", "canceled")),
+        "duration": duration_s,
+        "completed": s.get("completed"),
+        "failed": sum(int(s.get(k) or 0) for k in ("rejected", "failed", "canceled")),
+        "total_input_tokens": total_in,
+        "total_output_tokens": total_out,
+        "request_throughput": s.get("request_throughput_rps"),
+        "request_goodput": goodput.get("goodput_rps") if isinstance(goodput, Mapping) else None,
+        "output_throughput": s.get("output_token_throughput_tps"),
+        "total_token_throughput": (total_in + total_out) / duration_s
+        if duration_s and total_in is not None and total_out is not None else None,
+    }
+    for name, key in VLLM_METRICS.items():
+        st = s.get(key) if isinstance(s.get(key), Mapping) else {}
+        out[f"mean_{name}_ms"] = st.get("mean")
+        out[f"median_{name}_ms"] = st.get("p50")
+        out[f"std_{name}_ms"] = st.get("std")
+        for p in percentiles:
+            word = str(int(p)) if int(p) == p else str(p)
+            out[f"p{word}_{name}_ms"] = st.get(f"p{int(p)}")
+    return out
