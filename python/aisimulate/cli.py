@@ -53,6 +53,7 @@ examples:
   cat replay.yaml | aisimulate replay - --format csv >> results.csv
   aisimulate replay replay.yaml --output-dir out/run1
   aisimulate replay replay.yaml --output-dir out/run1 --export aiperf,vllm
+  aisimulate replay replay.yaml --trace-out run1.trace.json     # open in ui.perfetto.dev
   aisimulate validate replay.yaml
   aisimulate models
   aisimulate systems --format json
@@ -200,6 +201,10 @@ def _add_replay(sub: argparse._SubParsersAction) -> None:
                         "profile_export_aiperf.json and .csv, as AIPerf writes them), vllm "
                         "(vllm_bench_result.json: the flat keys of vllm bench serve "
                         "--save-result); part of the same atomic result")
+    r.add_argument("--trace-out", metavar="FILE",
+                   help="also write a Chrome/Perfetto trace (JSON; open it in ui.perfetto.dev): "
+                        "one track per worker with every engine pass and its KV blocks, each "
+                        "request as an async span")
     r.add_argument("--slo", metavar="BOUNDS",
                    help="per-request bounds in ms for goodput, e.g. ttft_ms=200,tpot_ms=50 "
                         "(any of ttft_ms, tpot_ms, e2e_ms): the summary gains the good "
@@ -216,7 +221,16 @@ def _cmd_replay(args: argparse.Namespace) -> int:
     exports = parse_exports(args.export)
     if exports and not args.output_dir:
         raise _UsageError("--export writes into the result folder: give --output-dir DIR too")
-    report = replay(spec, progress=progress_of(args), slo=parse_slo(args.slo))
+    if args.trace_out is not None and not args.trace_out.strip():
+        raise _UsageError("--trace-out: the file name is empty")
+    report = replay(spec, progress=progress_of(args), slo=parse_slo(args.slo),
+                    timeline=args.trace_out is not None)
+    if args.trace_out:
+        try:
+            print(f"wrote {report.to_chrome_trace(args.trace_out)}", file=sys.stderr)
+        except OSError as exc:
+            _error(f"cannot write {args.trace_out}: {exc.strerror or exc}")
+            return 1
     if args.output_dir:
         try:
             written = report.save(args.output_dir, formats=formats, exports=exports,

@@ -462,6 +462,20 @@ class ReplayReport:
 
         return vllm_bench_json(self, percentiles)
 
+    def to_chrome_trace(self, path: str | os.PathLike[str]) -> Path:
+        """Write the replay as a Chrome / Perfetto JSON trace (open it in
+        ui.perfetto.dev): one track per worker with each engine pass and its KV blocks,
+        and each request's lifetime as an async span (:mod:`aisimulate.chrome_trace`).
+        Needs the pass timeline (``aisimulate.replay(spec, timeline=True)``).
+
+        Raises:
+            ValueError: the report has no timeline, or ``path`` is empty.
+            OSError: the file cannot be written (nothing is left behind).
+        """
+        from .chrome_trace import write_chrome_trace
+
+        return write_chrome_trace(self, path)
+
     def _table_columns(self) -> dict[str, Any]:
         """The per-request columns as :meth:`from_columnar` holds them (numpy arrays,
         ``_header``, ``_statuses``, ``_reasons``), built from the records for a report
