@@ -23,7 +23,7 @@ $(VENV)/.stamp: pyproject.toml core/version/VERSION
 	$(PYTHON) -m venv $(VENV)
 	$(VPY) -m pip install -q --upgrade pip
 	$(VPY) -m pip install -q "setuptools>=64" wheel "pybindgen>=0.22" "pytest>=7.2" "pyyaml>=6.0" "numpy>=1.24" "pandas>=2.0" "matplotlib>=3.7" \
-		"joblib>=1.3" "tqdm>=4.66" "pyarrow>=14" "hypothesis>=6.100"
+		"joblib>=1.3" "tqdm>=4.66" "pyarrow>=14" "hypothesis>=6.100" "jsonschema>=4.18"
 	# optional extras, so that their tests run: Ray (sweep backend="ray"), nbclient and
 	# ipykernel (the example notebook executed in a real kernel)
 	$(VPY) -m pip install -q "ray>=2.40" "nbclient>=0.10" "nbformat>=5.10" "ipykernel>=6.29"

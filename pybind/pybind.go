@@ -139,6 +139,14 @@ func Enums(ignored string) string {
 	})
 }
 
+// Schema returns {"schema": <the config's JSON Schema>} (config.Schema). The
+// argument is ignored.
+func Schema(ignored string) string {
+	return guard(func() string {
+		return `{"schema":` + string(config.Schema()) + `}`
+	})
+}
+
 // Fields returns {"fields": {"fields": [{name, kind, dtype, unit, null, doc}]}}:
 // the per-request record schema (report.Fields) in record order. The argument
 // is ignored.

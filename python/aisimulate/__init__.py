@@ -60,6 +60,7 @@ __all__ = [
     "__version__",
     "check",
     "compare",
+    "config_schema",
     "estimate_memory",
     "list_models",
     "list_systems",
@@ -178,3 +179,17 @@ def check(src: str | os.PathLike[str] | Mapping[str, Any] | Spec) -> dict[str, A
         return _native.call("Check", spec.to_json(), "check")["metadata"]
     except ConfigError as exc:
         raise explain_not_found(exc) from None
+
+
+def config_schema() -> dict[str, Any]:
+    """The JSON Schema (draft 2020-12) of a replay config, generated from the core's
+    types (``core/config/schema.go``; published as docs/config.schema.json): objects
+    of the known fields only, each discriminated block (``engine.perf``,
+    ``traffic.source``, ``traffic.load``, a length) a ``oneOf`` of its variants keyed by
+    a ``const``. Ranges and allowed values are checked by :func:`load_config`, whose
+    errors name the dotted field.
+
+    Raises:
+        ImportError: the native core has not been built.
+    """
+    return _native.call("Schema", "", "schema")

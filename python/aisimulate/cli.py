@@ -57,6 +57,7 @@ examples:
   aisimulate validate replay.yaml
   aisimulate models
   aisimulate systems --format json
+  aisimulate schema > aisimulate.schema.json
   aisimulate sweep examples/quickstart.yaml --grid engine.workers.aggregated.tp=1,2,4 --out results.parquet
   aisimulate compare --aiperf profile_export.jsonl --config deploy.yaml
 """
@@ -455,6 +456,27 @@ def _cmd_systems(args: argparse.Namespace) -> int:
     return 0
 
 
+# --- schema -----------------------------------------------------------------------------
+
+def _add_schema(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "schema", help="print the config's JSON Schema",
+        description="Print the JSON Schema of a replay config (generated from the core's "
+                    "types; the same as docs/config.schema.json), for editors to complete "
+                    "and check configs: e.g. a '# yaml-language-server: $schema=PATH' line "
+                    "at the top of a YAML config.",
+        epilog="examples:\n  aisimulate schema > aisimulate.schema.json\n",
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.set_defaults(run=_cmd_schema)
+
+
+def _cmd_schema(args: argparse.Namespace) -> int:
+    from . import config_schema
+
+    _write(json.dumps(config_schema(), indent=2, sort_keys=True, ensure_ascii=False) + "\n")
+    return 0
+
+
 # --- main -------------------------------------------------------------------------------
 
 #: Subcommand registrars, in ``--help`` order.
@@ -463,6 +485,7 @@ SUBCOMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [
     _add_validate,
     lambda sub: _add_listing(sub, "models", "models"),
     lambda sub: _add_listing(sub, "systems", "GPU systems"),
+    _add_schema,
     lambda sub: __import__("aisimulate.cli_sweep", fromlist=["_add_sweep"])._add_sweep(sub),
     lambda sub: __import__("aisimulate.cli_sweep", fromlist=["_add_compare"])._add_compare(sub),
 ]

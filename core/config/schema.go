@@ -1,0 +1,127 @@
+package config
+
+import (
+	"encoding/json"
+	"reflect"
+	"strings"
+)
+
+// SchemaDraft is the JSON Schema dialect of Schema.
+const SchemaDraft = "https://json-schema.org/draft/2020-12/schema"
+
+// Schema is a JSON Schema of the replay config (YAML or JSON), generated from
+// the Spec types and the variant tables, so that it cannot drift from what
+// Decode accepts: every struct is an object of its json-tagged fields with no
+// others (additionalProperties false); a discriminated block (engine.perf,
+// traffic.source, traffic.load, a length) is a oneOf of its variants, each
+// with its key as a const, its own fields and the block's; a length may also
+// be a plain integer; integers, numbers, booleans and strings as the Go
+// field's kind; required: engine.model, engine.system, the key of a block
+// without a default variant, and fields tagged spec:"required". Ranges and
+// enumerations are checked by Validate, not by the schema (the errors name
+// the dotted field). docs/config.schema.json is this, indented.
+func Schema() []byte {
+	root := schemaOf(reflect.TypeOf(Spec{}))
+	root["$schema"] = SchemaDraft
+	root["title"] = "aisimulate replay config"
+	root["description"] = "A replay: the deployment (engine), the workload (traffic) and how to run it (execution). " +
+		"Ranges and allowed values are checked when the config is loaded (aisimulate validate CONFIG)."
+	engine := root["properties"].(map[string]any)["engine"].(map[string]any)
+	engine["required"] = []string{"model", "system"}
+	root["required"] = []string{"engine", "traffic"}
+	b, err := json.MarshalIndent(root, "", "  ")
+	if err != nil {
+		panic("config: schema: " + err.Error()) // only maps, slices, strings and bools: cannot fail
+	}
+	return append(b, '\n')
+}
+
+var unionBlockType = reflect.TypeOf((*unionBlock)(nil)).Elem()
+
+// schemaOf is the schema of a value of type t.
+func schemaOf(t reflect.Type) map[string]any {
+	if t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if reflect.PointerTo(t).Implements(unionBlockType) {
+		return unionSchema(t)
+	}
+	switch t.Kind() {
+	case reflect.Struct:
+		return objectSchema(t, nil)
+	case reflect.String:
+		return map[string]any{"type": "string", "minLength": 1}
+	case reflect.Bool:
+		return map[string]any{"type": "boolean"}
+	case reflect.Int, reflect.Int64:
+		return map[string]any{"type": "integer"}
+	case reflect.Uint64:
+		return map[string]any{"type": "integer", "minimum": 0}
+	case reflect.Float64:
+		return map[string]any{"type": "number"}
+	}
+	panic("config: schema: unsupported field kind " + t.Kind().String())
+}
+
+// objectSchema is struct t's fields as an object, with extra properties
+// (a variant's key) added.
+func objectSchema(t reflect.Type, extra map[string]any) map[string]any {
+	props := map[string]any{}
+	var required []string
+	for k, v := range extra {
+		props[k] = v
+		required = append(required, k)
+	}
+	addFields(t, props, &required)
+	out := map[string]any{"type": "object", "properties": props, "additionalProperties": false}
+	if len(required) > 0 {
+		out["required"] = required
+	}
+	return out
+}
+
+func addFields(t reflect.Type, props map[string]any, required *[]string) {
+	idx, names := fieldsOf(t)
+	for _, name := range names {
+		f := t.Field(idx[name])
+		props[name] = schemaOf(f.Type)
+		if strings.Contains(f.Tag.Get("spec"), "required") {
+			*required = append(*required, name)
+		}
+	}
+}
+
+// unionSchema is a discriminated block: oneOf its variants (each: its key as
+// a const, the variant's fields and the block's own); the key is required
+// unless the block has a default variant. A length also takes an integer.
+func unionSchema(t reflect.Type) map[string]any {
+	u, _ := reflect.New(t).Interface().(unionBlock).unionOf()
+	var alts []any
+	for _, v := range u.variants {
+		key := map[string]any{"const": v.name}
+		alt := objectSchema(reflect.TypeOf(v.zero), map[string]any{u.key: key})
+		addFields(t, alt["properties"].(map[string]any), new([]string))
+		if v.name == u.def { // the key may be left out for the default variant
+			alt["required"] = without(alt["required"].([]string), u.key)
+			if len(alt["required"].([]string)) == 0 {
+				delete(alt, "required")
+			}
+			alt["description"] = "(" + u.key + " defaults to " + v.name + ")"
+		}
+		alts = append(alts, alt)
+	}
+	if t == lengthType {
+		alts = append([]any{map[string]any{"type": "integer", "description": "a fixed length"}}, alts...)
+	}
+	return map[string]any{"oneOf": alts}
+}
+
+func without(list []string, drop string) []string {
+	out := []string{}
+	for _, s := range list {
+		if s != drop {
+			out = append(out, s)
+		}
+	}
+	return out
+}

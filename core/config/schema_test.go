@@ -1,0 +1,62 @@
+package config
+
+import (
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+var updateSchema = flag.Bool("update-schema", false, "rewrite docs/config.schema.json from Schema()")
+
+// docs/config.schema.json is Schema() as generated from the types: a change to
+// the Spec types regenerates it with
+// go test ./core/config -run TestSchemaIsPublished -update-schema.
+func TestSchemaIsPublished(t *testing.T) {
+	path := filepath.Join("..", "..", "docs", "config.schema.json")
+	if *updateSchema {
+		require.NoError(t, os.WriteFile(path, Schema(), 0o644))
+	}
+	published, err := os.ReadFile(path)
+	require.NoError(t, err)
+	assert.Equal(t, string(Schema()), string(published),
+		"docs/config.schema.json is stale: go test ./core/config -run TestSchemaIsPublished -update-schema")
+}
+
+func TestSchemaShape(t *testing.T) {
+	var s map[string]any
+	require.NoError(t, json.Unmarshal(Schema(), &s))
+	props := s["properties"].(map[string]any)
+	engine := props["engine"].(map[string]any)
+	assert.Equal(t, []any{"model", "system"}, engine["required"])
+	assert.Equal(t, false, engine["additionalProperties"])
+	// engine.perf: one alternative per variant, in the table's order, its key a const
+	perf := engine["properties"].(map[string]any)["perf"].(map[string]any)["oneOf"].([]any)
+	require.Len(t, perf, len(perfUnion.variants))
+	for i, alt := range perf {
+		key := alt.(map[string]any)["properties"].(map[string]any)["source"].(map[string]any)
+		assert.Equal(t, perfUnion.variants[i].name, key["const"])
+	}
+	// roofline is the default: its key may be left out; linear requires its three coefficients
+	rooflineRequired, _ := perf[0].(map[string]any)["required"].([]any)
+	assert.NotContains(t, rooflineRequired, "source")
+	assert.ElementsMatch(t, []any{"source", "base_ms", "per_prefill_token_ms", "per_decode_seq_ms"},
+		perf[2].(map[string]any)["required"])
+	// traffic.load: the block's own fields sit beside each variant's
+	load := props["traffic"].(map[string]any)["properties"].(map[string]any)["load"].(map[string]any)["oneOf"].([]any)
+	rate := load[1].(map[string]any)["properties"].(map[string]any)
+	assert.Contains(t, rate, "rate_rps")
+	assert.Contains(t, rate, "response_overhead")
+	assert.Contains(t, load[0].(map[string]any)["required"], "mode") // no default mode
+	// a length: an integer or a {kind, …} mapping
+	src := props["traffic"].(map[string]any)["properties"].(map[string]any)["source"].(map[string]any)["oneOf"].([]any)
+	isl := src[3].(map[string]any)["properties"].(map[string]any)["isl"].(map[string]any)["oneOf"].([]any)
+	assert.Equal(t, "integer", isl[0].(map[string]any)["type"])
+	assert.Len(t, isl, 1+len(lengthUnion.variants))
+	seed := props["execution"].(map[string]any)["properties"].(map[string]any)["seed"].(map[string]any)
+	assert.Equal(t, map[string]any{"type": "integer", "minimum": float64(0)}, seed)
+}

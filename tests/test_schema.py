@@ -1,0 +1,74 @@
+"""The config's JSON Schema (aisimulate.config_schema, `aisimulate schema`,
+docs/config.schema.json), checked by jsonschema against the example configs and bad ones."""
+
+from __future__ import annotations
+
+import json
+
+import jsonschema
+import pytest
+import yaml
+
+import aisimulate
+from aisimulate.cli import main
+from conftest import REPO
+
+EXAMPLES = sorted((REPO / "examples").glob("*.yaml"))
+
+
+@pytest.fixture(scope="module")
+def validator():
+    schema = aisimulate.config_schema()
+    jsonschema.Draft202012Validator.check_schema(schema)
+    return jsonschema.Draft202012Validator(schema)
+
+
+def test_published_schema_is_the_generated_one(capsys):
+    published = json.loads((REPO / "docs" / "config.schema.json").read_text(encoding="utf-8"))
+    assert aisimulate.config_schema() == published
+    assert main(["schema"]) == 0
+    assert json.loads(capsys.readouterr().out) == published
+
+
+@pytest.mark.parametrize("path", EXAMPLES, ids=lambda p: p.name)
+def test_every_example_config_is_valid(validator, path):
+    assert EXAMPLES, "examples/*.yaml"
+    validator.validate(yaml.safe_load(path.read_text(encoding="utf-8")))
+
+
+def _messages(errors):
+    """Every message, path and instance of the errors and of the oneOf alternatives'."""
+    for e in errors:
+        yield f"{e.message} {list(e.path)} {e.instance}"
+        yield from _messages(e.context or [])
+
+
+def _quickstart():
+    return yaml.safe_load((REPO / "examples" / "quickstart.yaml").read_text(encoding="utf-8"))
+
+
+@pytest.mark.parametrize("edit, where", [
+    (lambda c: c["engine"].update(modle="x"), "modle"),                            # unknown field
+    (lambda c: c["engine"].pop("model"), "model"),                                # required
+    (lambda c: c["engine"].update(perf={"source": "guess"}), "guess"),            # unknown variant
+    (lambda c: c["engine"].update(perf={"source": "linear", "base_ms": 1}), "per_prefill_token_ms"),
+    (lambda c: c["engine"].update(perf={"source": "roofline", "base_ms": 1}), "base_ms"),  # another variant's
+    (lambda c: c["traffic"]["source"].update(isl="ten"), "ten"),                  # a length: int or mapping
+    (lambda c: c["engine"].update(scheduler={"max_num_seqs": 2.5}), "2.5"),      # integer field
+    (lambda c: c["execution"].update(seed=-1), "-1"),
+])
+def test_bad_configs_fail_the_schema(validator, edit, where):
+    cfg = _quickstart()
+    edit(cfg)
+    errors = list(validator.iter_errors(cfg))
+    assert errors and where in " ".join(_messages(errors))
+    with pytest.raises(aisimulate.ConfigError):  # the loader refuses each too
+        aisimulate.load_config(cfg)
+
+
+def test_a_length_mapping_and_defaults(validator):
+    cfg = _quickstart()
+    cfg["traffic"]["source"]["isl"] = {"kind": "uniform", "min": 100, "max": 200}
+    cfg["engine"]["perf"] = {"compute_efficiency": 0.5}  # source defaults to roofline
+    validator.validate(cfg)
+    aisimulate.load_config(cfg)
