@@ -144,6 +144,11 @@ def test_aiperf_records_validate_with_aiperf_models(replayed, tmp_path):
     for line in (tmp_path / "profile_export.jsonl").read_text().splitlines():
         rec = models.MetricRecordInfo.model_validate_json(line)
         assert rec.metadata.benchmark_phase == "profiling"
+    from aiperf.common.models.export_models import JsonExportData
+
+    doc = JsonExportData.model_validate_json((tmp_path / "profile_export_aiperf.json").read_text())
+    assert doc.request_count.avg == replayed.summary["completed"]
+    assert doc.time_to_first_token.p99 == pytest.approx(replayed.summary["ttft_ms"]["p99"], rel=1e-12)
 
 
 def test_cli_export_is_part_of_the_atomic_result(tmp_path, capsys):

@@ -168,7 +168,8 @@ def aiperf_summary(report: "ReplayReport") -> dict[str, Any]:
         block = _scalar(value, unit)
         if block is not None:
             doc[tag] = block
-    doc["input_config"] = {"aisimulate_spec": report.metadata.get("spec")}
+    # AIPerf's input_config is its own BenchmarkConfig; the replay's spec has its own key
+    doc["aisimulate_spec"] = report.metadata.get("spec")
     return doc
 
 
