@@ -25,8 +25,9 @@ $(VENV)/.stamp: pyproject.toml core/version/VERSION
 	$(VPY) -m pip install -q "setuptools>=64" wheel "pybindgen>=0.22" "pytest>=7.2" "pyyaml>=6.0" "numpy>=1.24" "pandas>=2.0" "matplotlib>=3.7" \
 		"joblib>=1.3" "tqdm>=4.66" "pyarrow>=14" "hypothesis>=6.100" "jsonschema>=4.18"
 	# optional extras, so that their tests run: Ray (sweep backend="ray"), nbclient and
-	# ipykernel (the example notebook executed in a real kernel)
-	$(VPY) -m pip install -q "ray>=2.40" "nbclient>=0.10" "nbformat>=5.10" "ipykernel>=6.29"
+	# ipykernel (the example notebook executed in a real kernel), ipywidgets (its progress
+	# bars as widgets)
+	$(VPY) -m pip install -q "ray>=2.40" "nbclient>=0.10" "nbformat>=5.10" "ipykernel>=6.29" "ipywidgets>=8.0"
 	# the package itself, editable: `.venv/bin/python -m aisimulate` works from anywhere
 	# (its native core is built by the rule below, which tracks the Go sources)
 	AISIMULATE_SKIP_NATIVE=1 $(VPY) -m pip install -q --no-deps --no-build-isolation -e .

@@ -214,7 +214,7 @@ def test_stdout_that_cannot_take_the_result(tmp_path, base_spec, redirect):
 def test_a_core_panic_is_one_line_on_the_cli(monkeypatch, capsys, tmp_path, base_spec):
     from aisimulate import SimulationError
 
-    def boom(_):
+    def boom(src, **options):  # replay(spec, progress=…, slo=…, timeline=…)
         raise SimulationError("aisimulate core panic: runtime error: index out of range [3] with length 3",
                               kind="panic", detail="goroutine 1 [running]:\nmain.f()\n")
     monkeypatch.setattr(cli, "replay", boom)

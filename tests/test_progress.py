@@ -90,3 +90,20 @@ def test_cli_stops_on_signal_with_its_exit_code(tmp_path, sig, code, word):
     assert stdout == ""
     assert not out.exists()  # nothing written, not even the folder
     assert list((tmp_path / "tmp").iterdir()) == []
+
+
+def test_progress_follows_a_kernel_not_an_imported_ipykernel(monkeypatch):
+    """The automatic bar is on in a Jupyter kernel (an IPython shell with a kernel),
+    not in a process that merely imported ipykernel (nbclient driving a notebook)."""
+    import sys
+    import types
+
+    shell = types.SimpleNamespace(kernel=object())
+    fake = types.SimpleNamespace(get_ipython=lambda: shell)
+    monkeypatch.setitem(sys.modules, "IPython", fake)
+    assert _run.in_kernel() and _run.progress_wanted(None)
+    fake.get_ipython = lambda: None  # IPython imported, no shell running
+    assert not _run.in_kernel()
+    monkeypatch.setitem(sys.modules, "ipykernel", types.ModuleType("ipykernel"))
+    assert not _run.in_kernel()
+    assert _run.progress_wanted(True) and not _run.progress_wanted(False)

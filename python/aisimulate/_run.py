@@ -39,7 +39,7 @@ def progress_wanted(progress: bool | None) -> bool:
     runs in a Jupyter/IPython kernel, off otherwise (pipes, files, CI logs)."""
     if progress is not None:
         return bool(progress)
-    if "ipykernel" in sys.modules:
+    if in_kernel():
         return True
     try:
         return sys.stderr is not None and sys.stderr.isatty()
@@ -47,10 +47,34 @@ def progress_wanted(progress: bool | None) -> bool:
         return False
 
 
+def in_kernel() -> bool:
+    """Whether this code runs in a Jupyter/IPython kernel (a notebook): an IPython
+    shell with a kernel is active — not merely ipykernel imported, as in a process that
+    drives notebooks (nbclient under pytest)."""
+    ipython = sys.modules.get("IPython")
+    if ipython is None:
+        return False
+    try:
+        shell = ipython.get_ipython()
+    except Exception:  # an IPython too broken to ask: not a kernel we can draw in
+        return False
+    return shell is not None and getattr(shell, "kernel", None) is not None
+
+
 def make_bar(*, total: int | None, desc: str, unit: str):
-    """A tqdm bar on stderr that appears after :data:`PROGRESS_DELAY_S` (tqdm.auto:
-    a widget in notebooks, text in terminals)."""
-    from tqdm.auto import tqdm
+    """A tqdm bar that appears after :data:`PROGRESS_DELAY_S`: a widget in a notebook
+    with ipywidgets (tqdm.notebook), else text on stderr (tqdm's standard bar, also in a
+    notebook without ipywidgets, rather than tqdm.auto's warning)."""
+    if in_kernel():
+        try:
+            import ipywidgets  # noqa: F401
+            from tqdm.notebook import tqdm as notebook_tqdm
+
+            return notebook_tqdm(total=total or None, desc=desc, unit=unit, delay=PROGRESS_DELAY_S,
+                                 leave=False)
+        except ImportError:
+            pass
+    from tqdm import tqdm
 
     return tqdm(total=total or None, desc=desc, unit=unit, delay=PROGRESS_DELAY_S, leave=False,
                 file=sys.stderr, dynamic_ncols=True)
