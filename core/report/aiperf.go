@@ -76,20 +76,14 @@ func (r aiperfRow) int(i int) (v int64, ok bool) {
 	}
 	c := &r.cols[i]
 	b := r.cell(i)
-	switch c.Dtype {
-	case "<i8":
-		v = int64(binary.LittleEndian.Uint64(b))
-	case "<i4":
-		v = int64(int32(binary.LittleEndian.Uint32(b)))
-	case "|u1":
-		v = int64(b[0])
-	case "<f8":
+	if c.Dtype == "<f8" {
 		f := math.Float64frombits(binary.LittleEndian.Uint64(b))
 		if math.IsNaN(f) {
 			return 0, false
 		}
-		v = int64(f)
+		return int64(f), true
 	}
+	v = cellInt(c.Dtype, b)
 	if c.Null == "negative" && v < 0 {
 		return v, false
 	}
@@ -133,32 +127,30 @@ var aiperfErrors = map[string]struct {
 	"canceled": {499, "RequestCancellationError"}, // AIPerf's own code and type for a cancel
 }
 
-func appendMetric(b []byte, first *bool, name string, v float64, unit string) []byte {
+// metricStart writes `"name": {"value": ` (after a comma unless first).
+func metricStart(b []byte, first *bool, name string) []byte {
 	if !*first {
 		b = append(b, ", "...)
 	}
 	*first = false
 	b = append(b, '"')
 	b = append(b, name...)
-	b = append(b, `": {"value": `...)
-	b = AppendPyFloat(b, v)
+	return append(b, `": {"value": `...)
+}
+
+// metricEnd writes `, "unit": "unit"}`.
+func metricEnd(b []byte, unit string) []byte {
 	b = append(b, `, "unit": "`...)
 	b = append(b, unit...)
 	return append(b, `"}`...)
 }
 
+func appendMetric(b []byte, first *bool, name string, v float64, unit string) []byte {
+	return metricEnd(AppendPyFloat(metricStart(b, first, name), v), unit)
+}
+
 func appendIntMetric(b []byte, first *bool, name string, v int64, unit string) []byte {
-	if !*first {
-		b = append(b, ", "...)
-	}
-	*first = false
-	b = append(b, '"')
-	b = append(b, name...)
-	b = append(b, `": {"value": `...)
-	b = strconv.AppendInt(b, v, 10)
-	b = append(b, `, "unit": "`...)
-	b = append(b, unit...)
-	return append(b, `"}`...)
+	return metricEnd(strconv.AppendInt(metricStart(b, first, name), v, 10), unit)
 }
 
 // appendAIPerfRecord writes one row as an AIPerf record (without the newline).

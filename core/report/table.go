@@ -151,21 +151,14 @@ func appendCell(b []byte, c *TableColumn, v []byte, format string) []byte {
 		}
 		return b
 	}
-	var i int64
-	switch c.Dtype {
-	case "<f8":
+	if c.Dtype == "<f8" {
 		f := math.Float64frombits(binary.LittleEndian.Uint64(v))
 		if c.Null == "nan" && math.IsNaN(f) {
 			return null()
 		}
 		return AppendPyFloat(b, f)
-	case "<i8":
-		i = int64(binary.LittleEndian.Uint64(v))
-	case "<i4":
-		i = int64(int32(binary.LittleEndian.Uint32(v)))
-	case "|u1":
-		i = int64(v[0])
 	}
+	i := cellInt(c.Dtype, v)
 	if c.Null == "negative" && i < 0 {
 		return null()
 	}
@@ -179,6 +172,19 @@ func appendCell(b []byte, c *TableColumn, v []byte, format string) []byte {
 		return appendCSVString(b, c.Labels[i])
 	}
 	return strconv.AppendInt(b, i, 10)
+}
+
+// cellInt reads an integer value of dtype "<i8", "<i4" or "|u1".
+func cellInt(dtype string, v []byte) int64 {
+	switch dtype {
+	case "<i8":
+		return int64(binary.LittleEndian.Uint64(v))
+	case "<i4":
+		return int64(int32(binary.LittleEndian.Uint32(v)))
+	case "|u1":
+		return int64(v[0])
+	}
+	return 0
 }
 
 // AppendPyFloat writes f as Python's repr(float) does: the shortest digits
