@@ -54,7 +54,7 @@ INSTALL_SRC := $(GO_SRC) setup.py pyproject.toml MANIFEST.in scripts/build_nativ
 installcheck: _build/installcheck.stamp
 _build/installcheck.stamp: $(INSTALL_SRC)
 	scripts/installcheck.sh
-	touch $@
+	mkdir -p _build && touch $@
 
 gotest:
 	go vet ./...
