@@ -124,7 +124,7 @@ def test_an_interrupted_save_leaves_no_file_that_looks_whole(tmp_path, monkeypat
         return real_dumps(obj, **kw)
     monkeypatch.setattr(report_mod.json, "dumps", dumps)
     with pytest.raises(KeyboardInterrupt):
-        ReplayReport.from_dict(_report()).save(tmp_path / "x")
+        ReplayReport.from_dict(_report()).save(tmp_path / "x", formats=("jsonl",))
     assert list((tmp_path / "x").iterdir()) == []
 
 
