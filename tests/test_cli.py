@@ -109,7 +109,7 @@ def test_output_dir_writes_the_table_and_prediction(tmp_path, base_spec):
 
 
 def test_ctrl_c_is_one_line_and_exit_130(monkeypatch, capsys, tmp_path, base_spec):
-    def interrupted(src):
+    def interrupted(src, **options):  # replay(spec, progress=…, slo=…, timeline=…)
         raise KeyboardInterrupt
     monkeypatch.setattr(cli, "replay", interrupted)
     cfg = write_config(tmp_path / "r.yaml", base_spec)
