@@ -8,6 +8,9 @@
 # Used by `make test` (make installcheck). Exits non-zero at the first failure.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# A user's shell has no PYTHONPATH into the checkout (make exports one): with it, pip
+# would find python/aisimulate.egg-info, call the package installed, and skip the wheel.
+unset PYTHONPATH
 PYTHON=${PYTHON:-python3}
 work=$(mktemp -d "${TMPDIR:-/tmp}/aisimulate-installcheck-XXXXXX")
 trap 'rm -rf "$work"' EXIT
