@@ -16,7 +16,6 @@ from __future__ import annotations
 import json
 import os
 import sys
-import tempfile
 import threading
 from typing import Any, Callable
 
@@ -86,6 +85,8 @@ def columns_file():
     named file (the third item) that the caller removes in a ``finally`` — not Linux,
     or a forked process whose native calls run in a fresh interpreter, which cannot
     see this process's descriptors."""
+    import tempfile  # on first use: import aisimulate stays light
+
     fh = tempfile.TemporaryFile(prefix="aisimulate-", suffix=".cols")
     proc = f"/proc/self/fd/{fh.fileno()}"
     if os.path.exists(proc) and not _native.forked():

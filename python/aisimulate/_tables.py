@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
@@ -88,6 +87,8 @@ def write_parquet(cols: Mapping[str, Any], fields: Sequence[str], n: int, path: 
 def write_text(cols: Mapping[str, Any], fields: Sequence[str], n: int, path: Path, fmt: str,
                advance: Callable[[int], None]) -> None:
     """Write the table to ``path`` as ``"csv"`` or ``"jsonl"`` through the core."""
+    import tempfile
+
     import numpy as np
 
     layout = []
