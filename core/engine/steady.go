@@ -65,11 +65,12 @@ func mod(x int64, m int) int {
 }
 
 // canSteady reports whether r, which just produced a token and decodes next
-// pass, may decode implicitly from the next pass: not its last token next
-// pass (that pass is handled explicitly anyway), and no prompt block left to
-// register.
+// pass, may decode implicitly from the next pass: its second token already
+// produced (it was an explicit output, so the client records its time for
+// time to second token), not its last token next pass (that pass is handled
+// explicitly anyway), and no prompt block left to register.
 func (w *Worker) canSteady(r *Request) bool {
-	return !w.cfg.PerTokenDecode && r.Generated < r.Output-1 &&
+	return !w.cfg.PerTokenDecode && r.Generated >= 2 && r.Generated < r.Output-1 &&
 		(w.kv.cache == nil || r.registered == len(r.Hashes))
 }
 
