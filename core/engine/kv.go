@@ -82,9 +82,9 @@ type PrefixCacheStats struct {
 type kvManager struct {
 	// blocks grows as blocks are first used: a block id ≥ len(blocks) has never
 	// held content, so capacity costs memory only once it is touched.
-	blocks  []kvBlock
-	total   int     // capacity in blocks
-	free    []int32 // released blocks without content, ahead of the whole queue
+	blocks []kvBlock
+	total  int     // capacity in blocks
+	free   []int32 // released blocks without content, ahead of the whole queue
 	// queue[qHead:] is the queue, least recently released first: block ids,
 	// or blockNone where a block left from the middle (a prefix-cache hit
 	// took it). An array rather than a linked list: taking n blocks reads n
