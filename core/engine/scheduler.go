@@ -31,7 +31,10 @@ func (w *Worker) schedule() bool {
 	b := &w.batch
 	b.Prefill = b.Prefill[:0]
 	b.Decodes, b.DecodeKVSum, b.Samplers = 0, 0, 0
-	b.DecodeKVLens = b.DecodeKVLens[:0]
+	b.DecodeWindowSums = b.DecodeWindowSums[:0]
+	for range w.cfg.DecodeWindows {
+		b.DecodeWindowSums = append(b.DecodeWindowSums, 0)
+	}
 	preempted := false
 
 	if h := w.steady.fin.ev; len(h) > 0 && h[0].pass <= p { // last tokens: explicit
@@ -128,6 +131,7 @@ func (w *Worker) schedule() bool {
 		b.Decodes += n
 		b.DecodeKVSum += w.steady.key + int64(n)*p
 		b.Samplers += n
+		w.addSteadyWindows(p, b.DecodeWindowSums)
 	}
 	return len(b.Prefill)+b.Decodes > 0
 }
@@ -216,8 +220,8 @@ func (w *Worker) addToBatch(r *Request, n int) {
 	// pass (its KV holds the prompt; the pass starts its response).
 	if n == 1 && (r.computed >= r.Prompt && r.Generated > 0 || r.transferred && r.computed == r.kvReady) {
 		b.AddDecode(r.computed)
-		if w.cfg.DecodeKVLens {
-			b.DecodeKVLens = append(b.DecodeKVLens, r.computed)
+		for i, win := range w.cfg.DecodeWindows {
+			b.DecodeWindowSums[i] += int64(min(r.computed+1, win))
 		}
 	} else {
 		b.Prefill = append(b.Prefill, perf.Chunk{NewTokens: n, PrefixTokens: r.computed})

@@ -15,7 +15,7 @@ type recorder struct{ batches []perf.Batch }
 func (r *recorder) PassTime(b *perf.Batch) int64 {
 	c := perf.Batch{Samplers: b.Samplers, Decodes: b.Decodes, DecodeKVSum: b.DecodeKVSum}
 	c.Prefill = append(c.Prefill, b.Prefill...)
-	c.DecodeKVLens = append(c.DecodeKVLens, b.DecodeKVLens...)
+	c.DecodeWindowSums = append(c.DecodeWindowSums, b.DecodeWindowSums...)
 	r.batches = append(r.batches, c)
 	return 1000
 }
@@ -58,29 +58,35 @@ func TestChunkedPrefillBudget(t *testing.T) {
 	assert.Equal(t, OutFinished, outs[2][1].Kind)
 }
 
-// With DecodeKVLens every decode's KV length reaches the perf model, in
-// running order: prompts of 100 and 300 tokens prefill together (400 ≤ 512),
-// then decode after 100 and 300 cached tokens, then after 101 and 301
-// (ΣKV 400, 402). Without it the lengths stay empty and only D and ΣKV are
-// given.
-func TestDecodeKVLensReachThePerfModel(t *testing.T) {
-	for _, keep := range []bool{true, false} {
+// With DecodeWindows each pass gives the perf model Σ min(kv+1, W) per
+// window, whether the decodes are steady (kept in aggregate) or walked one by
+// one: prompts of 100 and 300 tokens prefill together (400 ≤ 512) in pass 0;
+// in decode pass j (1..19, 20 output tokens) their KV lengths are 99 + j and
+// 299 + j, so for W = 105 the sum is min(100 + j, 105) + 105 (the first
+// reaches the window at j = 5, the second is past it from the start) and for
+// W = 1000 it is (100 + j) + (300 + j) = 400 + 2j. Without windows the sums
+// stay empty.
+func TestDecodeWindowSumsReachThePerfModel(t *testing.T) {
+	for _, perToken := range []bool{false, true} {
 		w, rec := newTestWorker(t, Config{MaxNumSeqs: 4, MaxNumBatchedTokens: 512, BlockSize: 16, NumBlocks: 100, MaxModelLen: 4096,
-			PerTokenDecode: keep, DecodeKVLens: keep})
-		w.Add(&Request{ID: 1, Prompt: 100, Output: 3})
-		w.Add(&Request{ID: 2, Prompt: 300, Output: 3})
+			PerTokenDecode: perToken, DecodeWindows: []int{105, 1000}})
+		w.Add(&Request{ID: 1, Prompt: 100, Output: 20})
+		w.Add(&Request{ID: 2, Prompt: 300, Output: 20})
 		run(w)
-		require.Len(t, rec.batches, 3)
-		assert.Equal(t, 2, rec.batches[1].Decodes)
-		assert.Equal(t, int64(400), rec.batches[1].DecodeKVSum)
-		assert.Equal(t, int64(402), rec.batches[2].DecodeKVSum)
-		if keep {
-			assert.Equal(t, []int{100, 300}, rec.batches[1].DecodeKVLens)
-			assert.Equal(t, []int{101, 301}, rec.batches[2].DecodeKVLens)
-		} else {
-			assert.Empty(t, rec.batches[1].DecodeKVLens)
-			assert.Empty(t, rec.batches[2].DecodeKVLens)
+		require.Len(t, rec.batches, 20)
+		assert.Equal(t, []int64{0, 0}, rec.batches[0].DecodeWindowSums) // the prefill pass
+		for j := 1; j < 20; j++ {
+			assert.Equal(t, 2, rec.batches[j].Decodes)
+			assert.Equal(t, int64(398+2*j), rec.batches[j].DecodeKVSum)
+			assert.Equal(t, []int64{int64(min(100+j, 105) + 105), int64(400 + 2*j)}, rec.batches[j].DecodeWindowSums,
+				"perToken %v pass %d", perToken, j)
 		}
+	}
+	w, rec := newTestWorker(t, Config{MaxNumSeqs: 4, MaxNumBatchedTokens: 512, BlockSize: 16, NumBlocks: 100, MaxModelLen: 4096})
+	w.Add(&Request{ID: 1, Prompt: 100, Output: 3})
+	run(w)
+	for _, b := range rec.batches {
+		assert.Empty(t, b.DecodeWindowSums)
 	}
 }
 

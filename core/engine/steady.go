@@ -14,8 +14,20 @@ package engine
 //	Σ kv  = key + n·P          (key = Σ (computed − sPass))
 //
 // so pricing a pass (perf.Batch's Decodes and DecodeKVSum), counting its
-// samplers and its outputs costs O(1) whatever the batch. The only per-request
-// work left is at the request's events, each known in advance:
+// samplers and its outputs costs O(1) whatever the batch. A perf model with
+// decode windows (sliding-window or top-k sparse attention: a decode reads
+// min(kv+1, W) keys, perf.WindowUser) needs Σ min(kv+1, W) too; per window
+// the steady set splits into the requests still below W (b of them, their
+// key sum kb) and those at W (f of them):
+//
+//	Σ min(kv+1, W) = kb + b·(P+1) + f·W
+//
+// A request below W reaches it at a pass known when it becomes steady
+// (kv + 1 ≥ W from pass W − 1 − (computed − sPass) on), kept in a min-heap
+// per window: it moves from b to f once, at that pass.
+//
+// The only per-request work left is at the request's events, each known in
+// advance:
 //
 //   - a KV block boundary: the pass in which its next token no longer fits its
 //     blocks takes one new block. A steady request's computed count at pass P
@@ -44,6 +56,31 @@ type steadySet struct {
 	n       int          // steady requests
 	key     int64        // Σ (computed − sPass) over them
 	fin     finHeap      // each steady request's last pass
+	win     []windowAgg  // one per decode window (Config.DecodeWindows)
+}
+
+// maxWindows is the most decode windows a worker keeps (Request.winFull's
+// bits); models have at most two (a sliding window and sparse kept keys).
+const maxWindows = 8
+
+// windowAgg keeps Σ min(kv+1, W) over the steady requests for one window W:
+// below requests (kv + 1 < W) count kv + 1, full ones W.
+type windowAgg struct {
+	w     int64
+	below int     // steady requests below W
+	key   int64   // Σ (computed − sPass) over them
+	full  int     // steady requests at W
+	reach finHeap // each below request's first pass at W
+}
+
+// newSteadySet returns an empty steady set for blocks of bs tokens and the
+// given decode windows.
+func newSteadySet(bs int, windows []int) steadySet {
+	st := steadySet{buckets: make([][]*Request, bs)}
+	for _, w := range windows {
+		st.win = append(st.win, windowAgg{w: int64(w)})
+	}
+	return st
 }
 
 // Sync reports that a request's implicit decoding ended: it produced Tokens
@@ -84,6 +121,18 @@ func (w *Worker) enterSteady(r *Request, s int64) {
 	st.buckets[b] = append(st.buckets[b], r)
 	st.n++
 	st.key += k
+	for i := range st.win {
+		a := &st.win[i]
+		// its term at pass P is min(k + P + 1, W): W from pass W − 1 − k on
+		if at := a.w - 1 - k; s >= at {
+			a.full++
+			r.winFull |= 1 << i
+		} else {
+			a.below++
+			a.key += k
+			a.reach.push(finEvent{pass: at, seq: r.seq, stamp: r.stamp, req: r})
+		}
+	}
 	// its last token is produced by the pass at which Generated reaches
 	// Output − 1 at the start: s + (Output − 1 − Generated)
 	st.fin.push(finEvent{pass: s + int64(r.Output-1-r.Generated), seq: r.seq, stamp: r.stamp, req: r})
@@ -107,6 +156,16 @@ func (w *Worker) leaveSteady(r *Request, p int64, sync bool) {
 	st := &w.steady
 	st.key -= int64(r.computed) - r.sPass
 	st.n--
+	for i := range st.win {
+		a := &st.win[i]
+		if r.winFull&(1<<i) != 0 {
+			a.full--
+		} else {
+			a.below--
+			a.key -= int64(r.computed) - r.sPass
+		}
+	}
+	r.winFull = 0
 	b := st.buckets[r.bucket]
 	last := b[len(b)-1]
 	b[r.bpos] = last
@@ -128,6 +187,7 @@ func (w *Worker) leaveAll(p int64) {
 		for j, r := range b {
 			r.steady = false
 			r.stamp++
+			r.winFull = 0
 			if d := r.materialize(p); d > 0 {
 				w.syncs = append(w.syncs, Sync{Req: r, Tokens: d})
 			}
@@ -137,6 +197,32 @@ func (w *Worker) leaveAll(p int64) {
 	}
 	st.n, st.key = 0, 0
 	st.fin.ev = st.fin.ev[:0]
+	for i := range st.win {
+		a := &st.win[i]
+		a.below, a.key, a.full = 0, 0, 0
+		clear(a.reach.ev)
+		a.reach.ev = a.reach.ev[:0]
+	}
+}
+
+// addSteadyWindows adds the steady requests' Σ min(kv+1, W) in pass p to
+// sums (one per decode window): the requests whose KV length reaches W by
+// p move from below to full first.
+func (w *Worker) addSteadyWindows(p int64, sums []int64) {
+	st := &w.steady
+	for i := range st.win {
+		a := &st.win[i]
+		for h := &a.reach; len(h.ev) > 0 && h.ev[0].pass <= p; {
+			e := h.pop()
+			if r := e.req; r.steady && r.stamp == e.stamp {
+				a.below--
+				a.key -= int64(r.computed) - r.sPass
+				a.full++
+				r.winFull |= 1 << i
+			}
+		}
+		sums[i] += a.key + int64(a.below)*(p+1) + int64(a.full)*a.w
+	}
 }
 
 // dueFinish takes out of the steady set, in seq order, the requests whose

@@ -20,10 +20,11 @@ type Config struct {
 	// cancel requests sets it, since it pools a request's gaps only once the
 	// request completes. Reports are the same either way.
 	PerTokenDecode bool
-	// DecodeKVLens fills perf.Batch.DecodeKVLens (each decode's KV length) for
-	// a perf model that needs them (perf.KVLensUser); it requires
-	// PerTokenDecode, so that every decode is visited.
-	DecodeKVLens bool
+	// DecodeWindows are the perf model's decode windows (perf.DecodeWindows,
+	// at most maxWindows): each pass's Batch.DecodeWindowSums holds
+	// Σ min(kv+1, W) for each, kept in aggregate for the steady requests
+	// (steady.go). Empty for a model that reads only the KV sum.
+	DecodeWindows []int
 }
 
 // Request is the engine's view of one request. The replay fills the first four
@@ -76,6 +77,9 @@ type Request struct {
 	sPass        int64
 	bucket, bpos int32
 	stamp        uint32
+	// winFull: bit i set when, as a steady request, its KV length reached
+	// DecodeWindows[i] (each pass then reads W keys: windowAgg.full)
+	winFull uint8
 }
 
 // tokens is the number of tokens the request has: its prompt and every output
@@ -152,9 +156,16 @@ func NewWorker(cfg Config, pm perf.Model) (*Worker, error) {
 		return nil, fmt.Errorf("engine: invalid config %+v", cfg)
 	case pm == nil:
 		return nil, fmt.Errorf("engine: no perf model")
+	case len(cfg.DecodeWindows) > maxWindows:
+		return nil, fmt.Errorf("engine: %d decode windows, at most %d", len(cfg.DecodeWindows), maxWindows)
+	}
+	for _, w := range cfg.DecodeWindows {
+		if w < 1 {
+			return nil, fmt.Errorf("engine: decode window %d tokens, want ≥ 1", w)
+		}
 	}
 	return &Worker{cfg: cfg, perf: pm, kv: newKVManager(cfg.NumBlocks, cfg.PrefixCaching),
-		steady: steadySet{buckets: make([][]*Request, cfg.BlockSize)}}, nil
+		steady: newSteadySet(cfg.BlockSize, cfg.DecodeWindows)}, nil
 }
 
 // blocksFor is the number of KV blocks that hold n tokens.

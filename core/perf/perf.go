@@ -25,19 +25,22 @@ type Batch struct {
 	// DecodeKVSum is the sum of their KV lengths, tokens (each request's
 	// context already in cache, excluding the token being computed). The
 	// engine keeps it incrementally: a pass of steadily decoding requests is
-	// priced without visiting them (core/engine, steady.go). Both perf
-	// sources need only D and this sum (the roofline's bytes and FLOPs are
-	// linear in the KV lengths; aic prices the mean). As a float64 it equals
+	// priced without visiting them (core/engine, steady.go). For full
+	// attention both perf sources need only D and this sum (the roofline's
+	// bytes and FLOPs are linear in the KV lengths; aic prices the mean);
+	// windowed layers also read DecodeWindowSums. As a float64 it equals
 	// the sum of the lengths taken one by one in float64, the sum the
 	// sources formed before, whenever that sum is below 2^53 tokens: every
 	// partial sum of integers below 2^53 is exact.
 	DecodeKVSum int64
-	// DecodeKVLens holds each decoding request's KV length, tokens, in running
-	// order, only for a perf model whose price is not linear in the lengths
-	// (NeedsDecodeKVLens: attention over a sliding window or the top-k kept
-	// keys sums min(kv+1, w)); the engine then visits every decode
-	// (engine.Config.DecodeKVLens). Otherwise it stays empty.
-	DecodeKVLens []int
+	// DecodeWindowSums holds, for each window W of the perf model's
+	// DecodeWindows (in that order), Σ min(kv+1, W) over the decodes, tokens:
+	// the keys a decode reads in a sliding-window layer (W its window) or a
+	// top-k sparse layer (W the kept keys), a sum that is not a function of
+	// DecodeKVSum. The engine keeps these incrementally too (steady.go: a
+	// steady request's term grows by one a pass until it reaches W). Empty for
+	// a model with no windows.
+	DecodeWindowSums []int64
 	// Samplers is the number of sequences that sample a token at the end of
 	// the pass: every decode plus every prefill chunk that completes its prompt.
 	Samplers int
@@ -66,18 +69,50 @@ func (b *Batch) AddDecode(kvLen int) {
 	b.DecodeKVSum += int64(kvLen)
 }
 
-// KVLensUser is implemented by a perf model that may need each decode's KV
-// length (Batch.DecodeKVLens), not only their sum.
-type KVLensUser interface {
-	// NeedsDecodeKVLens reports whether PassTime reads Batch.DecodeKVLens.
-	NeedsDecodeKVLens() bool
+// AddDecodeWindows adds one request decoding a token after kvLen tokens in
+// cache, for a model with the given DecodeWindows: DecodeWindowSums grows to
+// one sum per window and each gains min(kvLen+1, W).
+func (b *Batch) AddDecodeWindows(kvLen int, windows []int) {
+	b.AddDecode(kvLen)
+	for len(b.DecodeWindowSums) < len(windows) {
+		b.DecodeWindowSums = append(b.DecodeWindowSums, 0)
+	}
+	for i, w := range windows {
+		b.DecodeWindowSums[i] += int64(min(kvLen+1, w))
+	}
 }
 
-// NeedsDecodeKVLens reports whether model m prices decodes by their
-// individual KV lengths (KVLensUser).
-func NeedsDecodeKVLens(m any) bool {
-	u, ok := m.(KVLensUser)
-	return ok && u.NeedsDecodeKVLens()
+// WindowSum is Σ min(kv+1, W) over the pass's decodes for window i of the
+// model's DecodeWindows, tokens, as a float64 (exact: an integer below 2^53,
+// so it equals the sum the sources formed term by term before). A batch with
+// decodes but without its sums was formed for another model: a programming
+// error, reported by a panic naming the window.
+func (b *Batch) WindowSum(i int) float64 {
+	if b.Decodes == 0 {
+		return 0
+	}
+	if i >= len(b.DecodeWindowSums) {
+		panic(fmt.Sprintf("perf: batch of %d decodes has no sum for decode window %d (DecodeWindowSums %v)", b.Decodes, i, b.DecodeWindowSums))
+	}
+	return float64(b.DecodeWindowSums[i])
+}
+
+// WindowUser is implemented by a perf model whose decode attention reads at
+// most W keys per request in some layers (sliding-window or top-k sparse
+// attention), so that it needs Batch.DecodeWindowSums, not only the KV sum.
+type WindowUser interface {
+	// DecodeWindows returns the windows W, tokens, whose sums PassTime reads
+	// (Batch.DecodeWindowSums, same order); nil for none.
+	DecodeWindows() []int
+}
+
+// DecodeWindows returns model m's decode windows (WindowUser), nil when it
+// has none.
+func DecodeWindows(m any) []int {
+	if u, ok := m.(WindowUser); ok {
+		return u.DecodeWindows()
+	}
+	return nil
 }
 
 // OverheadNs is the CPU-side cost of a pass outside the kernels, ns:

@@ -43,6 +43,11 @@ type hybrid struct {
 	actBytesTok  float64 // expert activations per (token, expert) pair, bytes
 	sliding      bool
 	sparseLayers bool
+	// decodeWindows: the windows whose Σ min(kv+1, W) a pass reads
+	// (DecodeWindows): the sliding window at winIdx, the kept keys at
+	// keptIdx, each present only for a model with such layers
+	decodeWindows   []int
+	winIdx, keptIdx int
 	// qkNormARs: all-reduces of the per-token q/k variances per pass
 	// (model.Arch.QKNormAcrossHeads at TP > 1, one per layer), 8 bytes a
 	// token each
@@ -101,6 +106,12 @@ func newHybrid(arch *model.Arch, sys *hardware.System, p model.Parallel, prm Roo
 			hy.sliding = true
 		}
 		hy.groups = append(hy.groups, gr)
+	}
+	if hy.sliding {
+		hy.winIdx, hy.decodeWindows = len(hy.decodeWindows), append(hy.decodeWindows, arch.SlidingWindow)
+	}
+	if hy.sparseLayers {
+		hy.keptIdx, hy.decodeWindows = len(hy.decodeWindows), append(hy.decodeWindows, arch.Sparse.KeptTokens())
 	}
 	if m := arch.MoE; m != nil {
 		ed := arch.ExpertDtype()
@@ -267,14 +278,12 @@ func (r *Roofline) hybridBreakdown(b *Batch, X float64) Breakdown {
 			ctxS[model.AttnSparse] += r.contextAttn(model.AttnSparse, n, p)
 		}
 	}
-	windowed := r.NeedsDecodeKVLens()
 	kvSum = float64(b.DecodeKVSum) // the same float as a sum over the requests (Batch)
-	if windowed {
-		for _, kv := range b.DecodeKVLens {
-			k := float64(kv)
-			ctxWin += math.Min(k+1, hy.window)
-			ctxKept += math.Min(k+1, hy.kept)
-		}
+	if hy.sliding {
+		ctxWin = b.WindowSum(hy.winIdx) // Σ min(kv+1, W), exact (Batch)
+	}
+	if hy.sparseLayers {
+		ctxKept = b.WindowSum(hy.keptIdx)
 	}
 	D := float64(b.Decodes)
 	x := prefill + D
@@ -349,9 +358,12 @@ func groupPassTime(bs []Batch, dp int, single func(*Batch) int64, rankNs func(*B
 	return PassNs(worst)
 }
 
-// NeedsDecodeKVLens reports whether the model has sliding-window or sparse
-// (top-k) attention layers, whose decode attention reads min(kv+1, w) keys
-// per request (KVLensUser).
-func (r *Roofline) NeedsDecodeKVLens() bool {
-	return r.hy != nil && (r.hy.sliding || r.hy.sparseLayers)
+// DecodeWindows returns the windows whose Σ min(kv+1, W) the model's pass
+// reads (perf.WindowUser): the sliding window and the sparse layers' kept
+// keys, those the model has; nil for a dense or full-attention model.
+func (r *Roofline) DecodeWindows() []int {
+	if r.hy == nil {
+		return nil
+	}
+	return r.hy.decodeWindows
 }

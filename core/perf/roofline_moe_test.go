@@ -105,8 +105,9 @@ func TestSlidingWindowRoofline(t *testing.T) {
 	r, err := NewRoofline(a, unitSystem(), RooflineOptions{TP: 1, Params: unitParams()})
 	require.NoError(t, err)
 	at := func(kv int) float64 {
-		return r.Breakdown(decodesP([]int{kv})).GenerationAttentionNs
+		return r.Breakdown(decodesP([]int{kv}, r.DecodeWindows()...)).GenerationAttentionNs
 	}
+	assert.Equal(t, []int{128}, r.DecodeWindows())
 	assert.Equal(t, at(127), at(5000)) // 128 keys either way
 	assert.Less(t, at(50), at(127))
 	// K and V of 4 heads of 16, bf16: 256 B per token; 128 keys + the new
@@ -151,18 +152,19 @@ func TestQKNormAcrossHeads(t *testing.T) {
 }
 
 // decodes is a pass of one decode per KV length in lens (tokens), with the
-// lengths kept as the engine keeps them for a model that needs them.
-func decodes(lens []int) Batch {
+// window sums of a model with the given decode windows (DecodeWindows), as
+// the engine fills them.
+func decodes(lens []int, windows ...int) Batch {
 	var b Batch
 	for _, kv := range lens {
-		b.AddDecode(kv)
+		b.AddDecodeWindows(kv, windows)
 	}
-	b.DecodeKVLens, b.Samplers = lens, len(lens)
+	b.Samplers = len(lens)
 	return b
 }
 
 // decodesP is decodes as a pointer.
-func decodesP(lens []int) *Batch {
-	b := decodes(lens)
+func decodesP(lens []int, windows ...int) *Batch {
+	b := decodes(lens, windows...)
 	return &b
 }

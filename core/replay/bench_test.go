@@ -112,4 +112,10 @@ func BenchmarkReplayMoE(b *testing.B) {
 	b.Run("moe-dp2-ep", func(b *testing.B) {
 		benchReplay(b, fmt.Sprintf(benchMoEMooncake, benchMoEModel, 2, ", data_parallel_size: 2, enable_expert_parallel: true"))
 	})
+	b.Run("sliding-window", func(b *testing.B) { benchReplay(b, fmt.Sprintf(benchMoEMooncake, benchSlidingModel, 4, "")) })
 }
+
+// benchSlidingModel is gpt-oss-20b (24 layers, every other one with a
+// sliding window of 128; 32 experts of 2880, top 4): its decodes need
+// Σ min(kv+1, 128), kept in aggregate like the KV sum (core/engine/steady.go).
+const benchSlidingModel = sharedModelConfigs + "/openai--gpt-oss-20b_config.json"

@@ -281,10 +281,7 @@ func prepare(spec *config.Spec, opts []Option) (*sim, error) {
 		rt := &poolRT{pool: p, first: len(m.workers), index: uint8(pi)}
 		cfg := p.cfg
 		cfg.PerTokenDecode = o.perToken || path.TimeoutNs > 0 // a request's gaps are pooled once it completes
-		if perf.NeedsDecodeKVLens(p.perf) {
-			// windowed attention: priced per request, so every decode is visited
-			cfg.PerTokenDecode, cfg.DecodeKVLens = true, true
-		}
+		cfg.DecodeWindows = perf.DecodeWindows(p.perf)        // windowed attention: Σ min(kv+1, W), kept in aggregate
 		for i := 0; i < p.count*p.dp; i++ {
 			w, err := engine.NewWorker(cfg, p.perf)
 			if err != nil {

@@ -3,6 +3,7 @@ package replay
 import (
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"strings"
 	"testing"
 
@@ -16,7 +17,9 @@ import (
 // budget that cuts prompts into chunks, P/D, sessions, Mooncake rows with
 // shared prefixes, open and closed loops, the client path (detokenization
 // jobs, send leg, response overhead, jitter, a serial client), async
-// scheduling, both block sizes of the checks and both analytic perf sources.
+// scheduling, both block sizes of the checks, both analytic perf sources, and
+// models whose decodes read at most W keys in some layers (sliding-window and
+// sparse attention: the window sums the steady set keeps in aggregate).
 func randomSpec(t *testing.T, rng *rand.Rand) string {
 	var b strings.Builder
 	blocks, bs := []int{24, 60, 200, 2000}[rng.IntN(4)], []int{4, 16}[rng.IntN(2)]
@@ -24,11 +27,31 @@ func randomSpec(t *testing.T, rng *rand.Rand) string {
 	if rng.IntN(3) == 0 {
 		perf = "{source: roofline}"
 	}
-	fmt.Fprintf(&b, "engine:\n  model: Qwen/Qwen3-8B\n  system: h100_sxm\n  perf: %s\n", perf)
-	if rng.IntN(3) == 0 {
+	// a model with decode windows (perf.WindowUser) in a third of the
+	// trials: gpt-oss-20b (sliding window of 128 on every other layer),
+	// alone or as two data-parallel ranks in lockstep, or MiniMax-M3's
+	// block-sparse layers (2,176 kept keys) at TP 4
+	windowed := ""
+	if _, err := os.Stat(sharedModelConfigs); err == nil && rng.IntN(3) == 0 {
+		windowed = []string{"gpt-oss", "gpt-oss-dp2", "m3"}[rng.IntN(3)]
+	}
+	switch windowed {
+	case "":
+		fmt.Fprintf(&b, "engine:\n  model: Qwen/Qwen3-8B\n  system: h100_sxm\n  perf: %s\n", perf)
+	case "m3":
+		fmt.Fprintf(&b, "engine:\n  model: nvidia/MiniMax-M3-NVFP4\n  model_config_dir: %s\n  system: b200_sxm\n  perf: {source: roofline}\n", sharedModelConfigs)
+	default:
+		fmt.Fprintf(&b, "engine:\n  model: openai/gpt-oss-20b\n  model_config_dir: %s\n  system: h100_sxm\n  perf: {source: roofline}\n", sharedModelConfigs)
+	}
+	switch {
+	case windowed == "m3":
+		fmt.Fprintf(&b, "  workers: {aggregated: {count: %d, tp: 4}}\n", 1+rng.IntN(2))
+	case windowed == "gpt-oss-dp2":
+		fmt.Fprintf(&b, "  workers: {aggregated: {count: 1, tp: 1, data_parallel_size: 2, enable_expert_parallel: %v}}\n", rng.IntN(2) == 0)
+	case rng.IntN(3) == 0:
 		fmt.Fprintf(&b, "  workers: {disaggregated: {prefill: {count: %d}, decode: {count: %d}, kv_transfer: {bandwidth_gb_per_s: %d, latency_ms: 0.2, kv_bytes_per_token: 100000}}}\n",
 			1+rng.IntN(2), 1+rng.IntN(2), []int{5, 50}[rng.IntN(2)])
-	} else {
+	default:
 		fmt.Fprintf(&b, "  workers: {aggregated: {count: %d, placement: %s}}\n", 1+rng.IntN(3),
 			[]string{"round_robin", "least_outstanding"}[rng.IntN(2)])
 	}

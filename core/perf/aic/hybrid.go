@@ -36,6 +36,11 @@ type hybrid struct {
 	qkNormARs  float64
 	anySliding bool
 	anySparse  bool
+	// decodeWindows: the windows whose Σ min(kv+1, W) a pass reads
+	// (DecodeWindows): the sliding window (at winIdx) when priced with the
+	// full-attention grid, the sparse layers' kept keys (at keptIdx)
+	decodeWindows   []int
+	winIdx, keptIdx int
 
 	// tabulated ns by the rank's tokens x (0..maxTokens): GEMMs, memory
 	// ops; by the MoE tokens X (0..DP·maxTokens): experts, DP collectives
@@ -94,6 +99,12 @@ func (m *Model) setupHybrid(arch *model.Arch, sys *hardware.System, par model.Pa
 		if err := m.slidingGrids(arch, sys, hy, kd, find); err != nil {
 			return err
 		}
+		if !hy.windowed {
+			hy.winIdx, hy.decodeWindows = len(hy.decodeWindows), append(hy.decodeWindows, arch.SlidingWindow)
+		}
+	}
+	if hy.anySparse {
+		hy.keptIdx, hy.decodeWindows = len(hy.decodeWindows), append(hy.decodeWindows, arch.Sparse.KeptTokens())
 	}
 	if arch.MoE != nil {
 		hy.moeLayers = float64(arch.MoELayers())
@@ -390,25 +401,26 @@ func (m *Model) windowContext(b *perf.Batch, grid *attnGrid, w float64, measured
 	return full * work / k
 }
 
-// NeedsDecodeKVLens reports whether the model has sliding-window or sparse
-// (top-k) attention layers, whose decode attention reads min(kv+1, w) keys
-// per request (perf.KVLensUser).
-func (m *Model) NeedsDecodeKVLens() bool {
-	return m.hy != nil && (m.hy.anySliding || m.hy.anySparse)
+// DecodeWindows returns the windows whose Σ min(kv+1, W) the model's pass
+// reads (perf.WindowUser): the sliding window when its layers are priced
+// with the full-attention grid (a measured window grid is read at the mean
+// context, Σ (kv+1) / D, from the KV sum), and the sparse layers' kept keys;
+// nil for a dense or full-attention model.
+func (m *Model) DecodeWindows() []int {
+	if m.hy == nil {
+		return nil
+	}
+	return m.hy.decodeWindows
 }
 
-// windowGeneration prices one layer's decode attention over at most w keys
-// per sequence: the generation grid at the mean of min(kv+1, w).
-func (m *Model) windowGeneration(b *perf.Batch, grid *attnGrid, w float64) float64 {
+// windowGeneration prices one layer's decode attention for keys = Σ over the
+// decodes of the keys each reads: the generation grid at their mean.
+func (m *Model) windowGeneration(b *perf.Batch, grid *attnGrid, keys float64) float64 {
 	D := b.Decodes
 	if D == 0 {
 		return 0
 	}
-	var sum float64
-	for _, kv := range b.DecodeKVLens {
-		sum += math.Min(float64(kv)+1, w)
-	}
-	return grid.Seconds(float64(D), sum/float64(D))
+	return grid.Seconds(float64(D), keys/float64(D))
 }
 
 // indexerSeconds prices a sparse layer's indexer for the pass: every new
@@ -426,10 +438,11 @@ func (m *Model) indexerSeconds(b *perf.Batch) float64 {
 		pairs += perf.WindowPairs(float64(c.NewTokens), float64(c.PrefixTokens), 0)
 		keys += float64(c.NewTokens + c.PrefixTokens)
 	}
-	for _, kv := range b.DecodeKVLens { // sparse layers: lens are kept (NeedsDecodeKVLens)
-		pairs += float64(kv) + 1
-		keys += float64(kv) + 1
-	}
+	// Σ (kv+1) over the decodes: an integer below 2^53, so the same float as
+	// the sum taken request by request
+	dec := float64(b.DecodeKVSum + int64(b.Decodes))
+	pairs += dec
+	keys += dec
 	if pairs == 0 {
 		return 0
 	}
@@ -455,13 +468,14 @@ func (m *Model) hybridBreakdown(b *perf.Batch, X int) perf.Breakdown {
 	fullCtx, fullGen = m.contextSeconds(b), m.generationSeconds(b)
 	if hy.anySliding {
 		if hy.windowed {
-			winCtx, winGen = m.windowContext(b, hy.ctxW, hy.window, true), m.windowGeneration(b, hy.genW, math.Inf(1))
+			all := float64(b.DecodeKVSum + int64(b.Decodes)) // Σ (kv+1), exact
+			winCtx, winGen = m.windowContext(b, hy.ctxW, hy.window, true), m.windowGeneration(b, hy.genW, all)
 		} else {
-			winCtx, winGen = m.windowContext(b, m.ctx, hy.window, false), m.windowGeneration(b, m.gen, hy.window)
+			winCtx, winGen = m.windowContext(b, m.ctx, hy.window, false), m.windowGeneration(b, m.gen, b.WindowSum(hy.winIdx))
 		}
 	}
 	if hy.anySparse {
-		sparseCtx, sparseGen = m.windowContext(b, m.ctx, hy.kept, false), m.windowGeneration(b, m.gen, hy.kept)
+		sparseCtx, sparseGen = m.windowContext(b, m.ctx, hy.kept, false), m.windowGeneration(b, m.gen, b.WindowSum(hy.keptIdx))
 		idx = m.indexerSeconds(b)
 	}
 	for _, g := range hy.groups {

@@ -206,18 +206,19 @@ func TestQKNormAcrossHeads(t *testing.T) {
 }
 
 // decodes is a pass of one decode per KV length in lens (tokens), with the
-// lengths kept as the engine keeps them for a model that needs them.
-func decodes(lens []int) perf.Batch {
+// window sums of a model with the given decode windows (DecodeWindows), as
+// the engine fills them.
+func decodes(lens []int, windows ...int) perf.Batch {
 	var b perf.Batch
 	for _, kv := range lens {
-		b.AddDecode(kv)
+		b.AddDecodeWindows(kv, windows)
 	}
-	b.DecodeKVLens, b.Samplers = lens, len(lens)
+	b.Samplers = len(lens)
 	return b
 }
 
 // decodesP is decodes as a pointer.
-func decodesP(lens []int) *perf.Batch {
-	b := decodes(lens)
+func decodesP(lens []int, windows ...int) *perf.Batch {
+	b := decodes(lens, windows...)
 	return &b
 }

@@ -16,27 +16,27 @@ type Shape struct {
 	Batch perf.Batch
 }
 
-// Shapes are the batch shapes priced at every grid point.
-func Shapes() []Shape {
+// Shapes are the batch shapes priced at every grid point, for a perf model
+// with the given decode windows (perf.DecodeWindows: the decodes' window sums
+// are filled for them).
+func Shapes(windows []int) []Shape {
 	return []Shape{
 		{"prefill_2048", perf.Batch{Prefill: []perf.Chunk{{NewTokens: 2048}}, Samplers: 1}},
 		{"prefill_512_after_1536", perf.Batch{Prefill: []perf.Chunk{{NewTokens: 512, PrefixTokens: 1536}}, Samplers: 1}},
 		{"prefill_4x1024", perf.Batch{Prefill: []perf.Chunk{{NewTokens: 1024}, {NewTokens: 1024}, {NewTokens: 1024}, {NewTokens: 1024}}, Samplers: 4}},
-		{"decode_1_kv100", perf.Batch{Decodes: 1, DecodeKVSum: 1 * 100, DecodeKVLens: same(1, 100), Samplers: 1}},
-		{"decode_32_kv1024", perf.Batch{Decodes: 32, DecodeKVSum: 32 * 1024, DecodeKVLens: same(32, 1024), Samplers: 32}},
-		{"decode_256_kv3000", perf.Batch{Decodes: 256, DecodeKVSum: 256 * 3000, DecodeKVLens: same(256, 3000), Samplers: 256}},
-		{"mixed_1024_plus_16_kv2048", perf.Batch{Prefill: []perf.Chunk{{NewTokens: 1024, PrefixTokens: 0}}, Decodes: 16, DecodeKVSum: 16 * 2048, DecodeKVLens: same(16, 2048), Samplers: 16}},
+		{"decode_1_kv100", same(perf.Batch{Samplers: 1}, 1, 100, windows)},
+		{"decode_32_kv1024", same(perf.Batch{Samplers: 32}, 32, 1024, windows)},
+		{"decode_256_kv3000", same(perf.Batch{Samplers: 256}, 256, 3000, windows)},
+		{"mixed_1024_plus_16_kv2048", same(perf.Batch{Prefill: []perf.Chunk{{NewTokens: 1024, PrefixTokens: 0}}, Samplers: 16}, 16, 2048, windows)},
 	}
 }
 
-// same is n decodes' KV lengths, each kv tokens (Batch.DecodeKVLens, read by
-// the windowed-attention models).
-func same(n, kv int) []int {
-	lens := make([]int, n)
-	for i := range lens {
-		lens[i] = kv
+// same adds n decodes of kv tokens each to b (with their window sums).
+func same(b perf.Batch, n, kv int, windows []int) perf.Batch {
+	for range n {
+		b.AddDecodeWindows(kv, windows)
 	}
-	return lens
+	return b
 }
 
 // Point is one (model, weights, system, layout) deployment of the grid.

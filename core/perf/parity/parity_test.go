@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sort"
 	"testing"
 
@@ -45,7 +46,7 @@ func compute(t *testing.T, modelDir, db string) goldenFile {
 			key := p.Key(src.Name())
 			g.Models[src.Name()[:len(src.Name())-3]] = src.Name()
 			g.PassTimeNs[key] = map[string]int64{}
-			for _, s := range Shapes() {
+			for _, s := range Shapes(perf.DecodeWindows(src)) {
 				b := s.Batch
 				g.PassTimeNs[key][s.Name] = src.PassTime(&b)
 			}
@@ -96,12 +97,14 @@ func TestParityMonotone(t *testing.T) {
 		rl, m, err := Models(p, modelDir, db)
 		require.NoError(t, err)
 		for _, src := range []perf.Model{rl, m} {
-			for _, s := range Shapes() {
+			windows := perf.DecodeWindows(src)
+			for _, s := range Shapes(windows) {
 				b := s.Batch
 				base := src.PassTime(&b)
 				assert.GreaterOrEqual(t, base, int64(1))
 				more := b
-				more.AddDecode(1024)
+				more.DecodeWindowSums = slices.Clone(b.DecodeWindowSums)
+				more.AddDecodeWindows(1024, windows)
 				more.Samplers++
 				assert.GreaterOrEqual(t, src.PassTime(&more), base, "%s %s + decode", p.Key(src.Name()), s.Name)
 				if len(b.Prefill) > 0 {
