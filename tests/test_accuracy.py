@@ -113,7 +113,7 @@ def test_row_spec_window_deployment_and_precision():
     with pytest.raises(ValueError, match="precision 'int4' is not supported"):
         accuracy.row_spec(dict(fp8, precision="int4"), **kw)
     # default client: the reference AIPerf client path (docs/design.md)
-    assert spec["engine"]["tokenization"] == {"send_ms": 0.255}
+    assert spec["engine"]["tokenization"] == {"send_ms": 0.255, "per_token_us": 2.0}
     assert spec["engine"]["detokenization"] == {"base_us": 150.0, "per_token_us": 2.0}
     assert spec["traffic"]["load"] == {"mode": "concurrency", "concurrency": c, "warmup_requests": c,
                                        "response_overhead": {"base_ms": 1.40, "per_output_token_us": 3.65}}

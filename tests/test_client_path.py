@@ -15,6 +15,8 @@ from conftest import write_mooncake
 @pytest.mark.parametrize("where,key,value", [
     ("engine.tokenization", "send_ms", -0.1),
     ("engine.tokenization", "send_ms", math.nan),
+    ("engine.tokenization", "per_token_us", -1),
+    ("engine.tokenization", "per_token_us", math.inf),
     ("engine.detokenization", "base_us", math.inf),
     ("engine.detokenization", "per_token_us", "2"),
     ("traffic.load.response_overhead", "base_ms", -1),

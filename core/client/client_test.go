@@ -24,6 +24,19 @@ func TestNewPathUnits(t *testing.T) {
 	assert.Equal(t, int64(10_000_000), p.TurnDelayNs(0, false))
 }
 
+// The arrival delay is the send leg plus the input processing per prompt
+// token: 0.255 ms + 2.5 µs × 4,096 = 10.495 ms; without a per-token cost it is
+// the send leg whatever the prompt; a huge cost saturates instead of wrapping.
+func TestArrivalDelayNs(t *testing.T) {
+	p := NewPath(Costs{SendMs: 0.255, IntakePerTokenUs: 2.5})
+	assert.Equal(t, int64(10_495_000), p.ArrivalDelayNs(4096))
+	assert.Equal(t, int64(255_000), p.ArrivalDelayNs(0))
+	plain := NewPath(Costs{SendMs: 0.255})
+	assert.Equal(t, int64(255_000), plain.ArrivalDelayNs(1_000_000))
+	huge := NewPath(Costs{SendMs: 1e9, IntakePerTokenUs: 1e5})
+	assert.Greater(t, huge.ArrivalDelayNs(math.MaxInt32), int64(0))
+}
+
 // The output processor is a FIFO server: a job starts at max(pass end, previous
 // job done). base 500 µs, 2,000 µs per token (worked example 2's queueing case):
 // jobs at 14.00 (1 token) → 16.50; 17.10 (2) → 21.60; 19.30 (2) → 26.10.

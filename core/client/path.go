@@ -14,8 +14,11 @@ const StreamJitter = "client_jitter"
 // outputs reach the client at their pass end and a finished response is acted
 // on at once.
 type Path struct {
-	// SendNs is the send leg: a request sent at t reaches the engine at t + SendNs.
-	SendNs int64
+	// SendNs is the send leg and IntakePerTokenNs the API server's input
+	// processing per prompt token: a request sent at t reaches the engine at
+	// t + ArrivalDelayNs (see there).
+	SendNs           int64
+	IntakePerTokenNs float64
 	// Detokenize turns on the output processors; DetokBaseNs + DetokPerTokenNs ×
 	// tokens is the cost of one pass's job.
 	Detokenize      bool
@@ -42,7 +45,7 @@ type Path struct {
 // Costs of the client path in the spec's units: each finite and ≥ 0, as the
 // spec's validation guarantees (config.Spec.Validate).
 type Costs struct {
-	SendMs                                   float64
+	SendMs, IntakePerTokenUs                 float64
 	Detokenize                               bool
 	DetokBaseUs, DetokPerTokenUs             float64
 	OverheadBaseMs, OverheadPerOutputTokenUs float64
@@ -55,13 +58,28 @@ type Costs struct {
 // NewPath converts spec units (ms, µs) to ns.
 func NewPath(c Costs) Path {
 	return Path{
-		SendNs:     clock.Span(c.SendMs * 1e6),
+		SendNs: clock.Span(c.SendMs * 1e6), IntakePerTokenNs: c.IntakePerTokenUs * 1e3,
 		Detokenize: c.Detokenize, DetokBaseNs: c.DetokBaseUs * 1e3, DetokPerTokenNs: c.DetokPerTokenUs * 1e3,
 		OverheadBaseNs: c.OverheadBaseMs * 1e6, OverheadPerTokenNs: c.OverheadPerOutputTokenUs * 1e3,
 		OverheadJitterNs: c.OverheadJitterMs * 1e6, OverheadSerial: c.OverheadSerial,
 		InterTurnDelayNs: clock.Span(c.InterTurnDelayMs * 1e6),
 		TimeoutNs:        timeoutNs(c.RequestTimeoutMs),
 	}
+}
+
+// ArrivalDelayNs is how long after its send a request with promptTokens
+// prompt tokens reaches the engine:
+//
+//	delay = send leg + intake per token × prompt tokens
+//
+// (docs/design.md, "The client path"), rounded to the ns and saturated at
+// clock.MaxSpan, so a huge cost lands past clock.Horizon instead of wrapping.
+// Without an intake cost it is the send leg alone.
+func (p *Path) ArrivalDelayNs(promptTokens int) int64 {
+	if !(p.IntakePerTokenNs > 0) {
+		return p.SendNs
+	}
+	return clock.Add(p.SendNs, clock.Span(p.IntakePerTokenNs*float64(promptTokens)))
 }
 
 // ReleaseNs is when the client acts on a response whose end it received at

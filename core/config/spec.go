@@ -35,9 +35,15 @@ type Engine struct {
 	Quantization *Quantization `json:"quantization,omitempty"`
 }
 
-// Tokenization: a request sent at t reaches the engine at t + SendMs.
+// Tokenization: a request sent at t with P prompt tokens reaches the engine at
+// t + SendMs + PerTokenUs × P: the send leg, then the API server's input
+// processing (request parsing, chat template, tokenization, validation), which
+// grows with the prompt. Requests in flight are processed side by side (vLLM's
+// front end tokenizes concurrent requests in one batch), not one at a time.
 type Tokenization struct {
 	SendMs float64 `json:"send_ms"`
+	// PerTokenUs is the input processing per prompt token, µs (0: none).
+	PerTokenUs float64 `json:"per_token_us,omitempty"`
 }
 
 // Detokenization: each pass with outputs is one job of BaseUs + PerTokenUs ×

@@ -120,7 +120,8 @@ func (s *Spec) validateEngine() error {
 		return err
 	}
 	if tk := e.Tokenization; tk != nil {
-		if err := cost("engine.tokenization.send_ms", tk.SendMs, MaxDelayMs); err != nil {
+		if err := firstErr(cost("engine.tokenization.send_ms", tk.SendMs, MaxDelayMs),
+			cost("engine.tokenization.per_token_us", tk.PerTokenUs, MaxDelayUs/1e4)); err != nil {
 			return err
 		}
 	}

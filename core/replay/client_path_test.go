@@ -277,3 +277,22 @@ func TestOptionsSetClientPath(t *testing.T) {
 	require.ErrorAs(t, err, &ce)
 	assert.Equal(t, "traffic.load.response_overhead.base_ms", ce.Field)
 }
+
+// The API server's input processing (engine.tokenization.per_token_us) delays
+// a request's arrival by its prompt: with send_ms 0.25 and 2 µs per prompt
+// token, the 1,000-token prompt of example 1 (sent at 0) arrives at
+// 0.25 + 2·1000/1000 = 2.25 ms and the 100-token one (sent at 10 ms) at
+// 10 + 0.25 + 0.2 = 10.45 ms; the send times do not move, so both TTFTs
+// include the processing.
+func TestInputProcessingDelaysArrivalByPrompt(t *testing.T) {
+	bothModes(t, func(t *testing.T, mode func(string) string) {
+		rep := runYAML(t, mode(clientSpec(1000, "  tokenization: {send_ms: 0.25, per_token_us: 2}\n",
+			traceTraffic(t, example1Rows(), "{mode: trace}"))))
+		r1, r2 := rep.Records[0], rep.Records[1]
+		assert.Equal(t, int64(0), r1.SendNs)
+		assert.Equal(t, int64(2_250_000), r1.ArrivalNs)
+		assert.Equal(t, int64(10_000_000), r2.SendNs)
+		assert.Equal(t, int64(10_450_000), r2.ArrivalNs)
+		assert.GreaterOrEqual(t, r1.FirstTokenNs, r1.ArrivalNs)
+	})
+}

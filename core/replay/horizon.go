@@ -34,6 +34,9 @@ func (m *sim) horizonError(t int64, kind uint8, idx int32) error {
 		field, what = "engine.perf", fmt.Sprintf("a pass of worker %d lasts %s", idx, human(t-m.now))
 	case evArrival:
 		field, what = "engine.tokenization.send_ms", fmt.Sprintf("a request's send leg lasts %s", human(m.path.SendNs))
+		if m.path.IntakePerTokenNs > 0 {
+			field, what = "engine.tokenization", fmt.Sprintf("a request's send leg and input processing last %s", human(t-m.now))
+		}
 	case evTimeout:
 		field, what = "traffic.load.request_timeout_ms", fmt.Sprintf("a request's timeout is %s", human(m.path.TimeoutNs))
 	case evReceive:

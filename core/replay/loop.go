@@ -447,7 +447,7 @@ func (m *sim) send(idx int32) {
 	}
 	f.eng.Reset(engineID(idx, f.gen), r.InputTokens, r.OutputTokens, hashes, groups)
 	f.dec.Reset(0, 0, 0, nil, nil)
-	m.at(m.now+m.path.SendNs, phaseArrival, evArrival, idx, f.gen)
+	m.at(m.now+m.path.ArrivalDelayNs(r.InputTokens), phaseArrival, evArrival, idx, f.gen)
 	if m.path.TimeoutNs > 0 {
 		m.at(m.now+m.path.TimeoutNs, phaseClientAction, evTimeout, idx, f.gen)
 	}

@@ -53,7 +53,10 @@ Client (``client``)
     ``"aiperf"`` (default): the load generator's path of docs/design.md ("The client path") with its reference
     values (:data:`AIPERF_CLIENT`): send leg 0.255 ms, the engine's output processor
     150 µs + 2 µs per token of a pass, response overhead 1.40 ms + 3.65 µs per output
-    token before a client sends its next request. In a real server the engine starts
+    token before a client sends its next request; and the OpenAI front end's input
+    processing, 2 µs per prompt token before the request reaches the engine
+    (:data:`API_SERVER_INPUT_US_PER_TOKEN`; long enough at ISL 4096 that a closed
+    loop's wave comes back bunched, docs/accuracy.md). In a real server the engine starts
     its next pass as soon as one ends, while the finished response still has to reach
     the client and the next request the engine, so a closed-loop replacement always
     misses the pass that follows the one that finished its predecessor (AIConfigurator
@@ -109,13 +112,14 @@ from .output import format_mape, mape_table, settings_text, write_mape, write_pl
 from .rows import LINE_KEY, REQUIRED_COLUMNS, load_aliases, read_inputs, read_silicon, resolve_aliases
 from .run import ROW_COLUMNS, RowResult, check_length_ratio, evaluate, run_row
 from .spec import (AIC_GENERATOR_07_MAX_NUM_SEQS, AIC_GENERATOR_TOKEN_SLACK, AIPERF_CLIENT,
-                   CLIENTS, DEFAULT_DATABASE, DEFAULT_LOAD_GENERATOR, DEFAULT_MODEL_CONFIGS, LOAD_GENERATORS,
+                   API_SERVER_INPUT_US_PER_TOKEN, CLIENTS, DEFAULT_DATABASE, DEFAULT_LOAD_GENERATOR, DEFAULT_MODEL_CONFIGS, LOAD_GENERATORS,
                    DEPLOYMENTS, MAX_DATASET_ENTRIES, MAX_WAVES, MIN_MEASURED, SAMPLINGS, SHARED_DATA,
                    VLLM_API_SERVER_MAX_NUM_BATCHED_TOKENS,
                    VLLM_DEFAULT_MAX_NUM_SEQS, layout_text, row_layout, row_spec)
 
 __all__ = [
     "AIPERF_CLIENT",
+    "API_SERVER_INPUT_US_PER_TOKEN",
     "CLIENTS",
     "DEFAULT_DATABASE",
     "DEFAULT_LOAD_GENERATOR",

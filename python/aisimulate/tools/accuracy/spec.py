@@ -30,11 +30,20 @@ VLLM_API_SERVER_MAX_NUM_BATCHED_TOKENS = 8192
 VLLM_DEFAULT_MAX_NUM_SEQS = 256
 #: Client models a row can be simulated with (see the module docstring).
 CLIENTS = ("aiperf", "none")
+#: vLLM's OpenAI front end turns a chat request into engine input before the engine
+#: core sees it: body parsing and validation, the chat template, tokenization, input
+#: checks, and the engine core's prefix-cache block hashes, all proportional to the
+#: prompt. Tokenization alone is ~1 µs a token (vLLM pull request 10635: a 256K-token
+#: prompt takes "a few hundred milliseconds"), and the rest of the path is of the same
+#: order, so 2 µs per prompt token (8 ms at 4,096 tokens, 2 ms at 1,024); docs/accuracy.md,
+#: "What spreads requests, and what does not", has what it does to the dev rows.
+API_SERVER_INPUT_US_PER_TOKEN = 2.0
 #: The reference client path of docs/design.md ("The client path": one public AIPerf calibration at
 #: concurrency 1): send leg 0.255 ms; response overhead 1.40 ms + 3.65 µs per output
-#: token; the engine's output processor 150 µs + 2 µs per token of a pass.
+#: token; the engine's output processor 150 µs + 2 µs per token of a pass; and the
+#: front end's input processing, :data:`API_SERVER_INPUT_US_PER_TOKEN` per prompt token.
 AIPERF_CLIENT = {
-    "tokenization": {"send_ms": 0.255},
+    "tokenization": {"send_ms": 0.255, "per_token_us": API_SERVER_INPUT_US_PER_TOKEN},
     "detokenization": {"base_us": 150.0, "per_token_us": 2.0},
     "response_overhead": {"base_ms": 1.40, "per_output_token_us": 3.65},
 }
