@@ -33,10 +33,12 @@ CLIENTS = ("aiperf", "none")
 #: vLLM's OpenAI front end turns a chat request into engine input before the engine
 #: core sees it: body parsing and validation, the chat template, tokenization, input
 #: checks, and the engine core's prefix-cache block hashes, all proportional to the
-#: prompt. Tokenization alone is ~1 µs a token (vLLM pull request 10635: a 256K-token
-#: prompt takes "a few hundred milliseconds"), and the rest of the path is of the same
-#: order, so 2 µs per prompt token (8 ms at 4,096 tokens, 2 ms at 1,024); docs/accuracy.md,
-#: "What spreads requests, and what does not", has what it does to the dev rows.
+#: prompt. Tokenization alone is ~1 µs a token on a DGX H100's CPU (vLLM issue 19012:
+#: "about 1k tokens/ms" at concurrency 1; 10.7 ms for 10,000 tokens), and the rest of the
+#: path is of the same order, so 2 µs per prompt token (8 ms at 4,096 tokens, 2 ms at
+#: 1,024); concurrent requests are tokenized in one batch (vLLM pull request 19334), so
+#: they do not queue. docs/accuracy.md, "What spreads requests, and what does not", has
+#: what it does to the dev rows.
 API_SERVER_INPUT_US_PER_TOKEN = 2.0
 #: The reference client path of docs/design.md ("The client path": one public AIPerf calibration at
 #: concurrency 1): send leg 0.255 ms; response overhead 1.40 ms + 3.65 µs per output
