@@ -25,11 +25,14 @@ def test_stored_fit_has_provenance():
 
 def test_refit_recovers_the_stored_parameters():
     # GIVEN "measurements" made by the roofline with the stored parameters on three rows
-    # of different shapes (prefill-heavy, decode-heavy, TP 2/4/8)
+    # of different shapes (prefill-heavy, decode-heavy, TP 2/4). Not a row whose
+    # replacement's turnaround (10.3 ms at ISL 4096) is within a decode pass of the
+    # threshold where its loop bunches (TP 8, 4096/128, c 8: pass 8.6 ms): there the
+    # predicted TTFT jumps as the parameters move, and no local fit can recover them.
     truth = fitted_roofline()["params"]
     aliases = accuracy.load_aliases(ALIASES)
     rows = accuracy.read_silicon(SILICON)
-    pick = [rows[i] for i in (0, 34, 47)]  # 1024/128 c8 TP2, 1024/1024 c16 TP8, 4096/128 c8 TP4
+    pick = [rows[i] for i in (0, 34, 45)]  # 1024/128 c8 TP2, 1024/1024 c16 TP4, 4096/128 c8 TP2
     made = accuracy.evaluate(pick, perf="roofline", aliases=aliases, perf_overrides=truth)
     assert all(r.status == "ok" for r in made)
     synthetic = [dict(row, silicon_ttft_ms=str(r.predicted_ttft_ms), silicon_tpot_ms=str(r.predicted_tpot_ms))
