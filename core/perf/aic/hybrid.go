@@ -333,20 +333,33 @@ func (m *Model) hybridTokenCosts(x float64) (gemmNs, memNs, arNs, embedNs float6
 }
 
 // moeTokenCosts prices what depends on the MoE tokens X alone, ns: the
-// routed experts of every MoE layer (moeCurve.Seconds) and, with data
-// parallelism, each MoE layer's all-gather and reduce-scatter of X·h bf16
-// elements over the DP ranks.
+// routed experts of every MoE layer (moeCurve.Seconds) plus its top-k
+// selection (topKSeconds) and, with data parallelism, each MoE layer's
+// all-gather and reduce-scatter of X·h bf16 elements over the DP ranks.
 func (m *Model) moeTokenCosts(X float64) (expNs, dispNs float64) {
 	hy := m.hy
 	if X <= 0 || hy.moe == nil {
 		return 0, 0
 	}
-	expNs = hy.moeLayers * hy.moe.Seconds(X) * 1e9
+	expNs = hy.moeLayers * (hy.moe.Seconds(X) + m.topKSeconds(X)) * 1e9
 	if hy.gather != nil {
 		e := X * m.hidden
 		dispNs = hy.moeLayers * (hy.gather.Seconds(e) + hy.scatter.Seconds(e)) * 1e9
 	}
 	return expNs, dispNs
+}
+
+// topKSeconds prices one MoE layer's expert selection over X tokens: one
+// memory-bound kernel (the system's memory-op model: bytes / (W·s) + c,
+// as setMemoryOps) that reads each token's E router logits (bf16) and
+// writes its k expert ids and weights (int32 and fp32). The fused-MoE
+// tables do not contain it: AIConfigurator's collector times vLLM's
+// fused_experts on precomputed top-k ids and weights, while a served MoE
+// layer selects them first (FusedMoE.select_experts: the fused top-k
+// softmax kernel, or top-k over sigmoid scores plus a correction bias).
+func (m *Model) topKSeconds(X float64) float64 {
+	k := float64(m.hy.moe.shape.k)
+	return X*(2*m.hy.routerN+8*k)/m.memBW + m.memLatencyS
 }
 
 // tabulateHybrid fills the per-x and per-X tables (running maximum: a

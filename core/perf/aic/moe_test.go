@@ -36,15 +36,19 @@ func moeTableRow(t *testing.T, path string, dtype string, tokens, h, inter, k, e
 }
 
 // TestMoEPassOnATableRow: a one-token decode's experts cost the table row's
-// time per MoE layer: one token reaches exactly k experts under both the
-// measured (balanced) and the uniform routing, so the routing correction is
-// zero there; at 8192 tokens (every expert loaded both ways up to 10⁻²²⁹)
-// likewise.
+// time per MoE layer plus the top-k selection the table leaves out: one
+// token reaches exactly k experts under both the measured (balanced) and
+// the uniform routing, so the routing correction is zero there; at 8192
+// tokens (every expert loaded both ways up to 10⁻²²⁹) likewise.
 func TestMoEPassOnATableRow(t *testing.T) {
 	m := qwenMoE(t, model.Parallel{TP: 4, DP: 1})
 	path := filepath.Join(sharedDB(t), "data", "h200_sxm", "moe", "vllm", "0.14.0", "moe_perf.parquet")
 	row1 := moeTableRow(t, path, "fp8_block", 1, 4096, 1536, 8, 128, 4, 1)
-	assert.InDelta(t, 94*row1*1e6, m.Breakdown(decodesP([]int{100})).ExpertsNs, 1e-3)
+	// top-k of one token: 2·128 logit bytes + 8·8 id and weight bytes =
+	// 320 B at 0.8 × 4.8 TB/s, plus h200_sxm's 3 µs memory-op constant
+	topK := 320/(0.8*4800e9) + 3e-6
+	assert.InDelta(t, topK, m.topKSeconds(1), 1e-18)
+	assert.InDelta(t, 94*(row1*1e-3+topK)*1e9, m.Breakdown(decodesP([]int{100})).ExpertsNs, 1e-3)
 	row8k := moeTableRow(t, path, "fp8_block", 8192, 4096, 1536, 8, 128, 4, 1)
 	assert.InDelta(t, row8k*1e-3, m.hy.moe.Seconds(8192), 1e-12)
 	// provenance: the MoE table and version read
