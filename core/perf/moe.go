@@ -48,3 +48,41 @@ func MoEAssignments(n float64, topk, moeEP int) float64 {
 func DPMoETokens(dp int, maxRankTokens int) float64 {
 	return float64(dp) * float64(maxRankTokens)
 }
+
+// CUDAGraphMaxTokens is the largest pass vLLM captures a CUDA graph for,
+// tokens: min(2 × max_num_seqs, 512, max_num_batched_tokens)
+// (VllmConfig._set_cudagraph_sizes, without speculative decoding). 0 when
+// either limit is not positive.
+func CUDAGraphMaxTokens(maxNumSeqs, maxNumBatchedTokens int) int {
+	if maxNumSeqs <= 0 || maxNumBatchedTokens <= 0 {
+		return 0
+	}
+	return min(2*maxNumSeqs, 512, maxNumBatchedTokens)
+}
+
+// CUDAGraphTokens is the token count vLLM runs a pass of x tokens at when
+// its CUDA graphs go up to top tokens (CUDAGraphMaxTokens): the smallest
+// capture size ≥ x among 1, 2, 4, the multiples of 8 below 256 and of 16
+// from 256, and top itself (vLLM's default cudagraph_capture_sizes); a pass
+// above top runs eagerly at x. The padded rows go through every layer, and
+// their rows of stale inputs are routed to experts like tokens (vLLM pull
+// requests 38128 and 46428: padding tokens flow through the MoE router and
+// are computed as real tokens), so a MoE layer computes this many tokens.
+// top ≤ 0 (no CUDA graphs) gives x.
+func CUDAGraphTokens(x, top int) int {
+	if x <= 0 || top <= 0 || x > top {
+		return x
+	}
+	var p int
+	switch {
+	case x <= 2:
+		p = x
+	case x <= 4:
+		p = 4
+	case x < 256:
+		p = (x + 7) / 8 * 8
+	default:
+		p = (x + 15) / 16 * 16
+	}
+	return min(p, top)
+}

@@ -79,3 +79,24 @@ func TestWindowPairs(t *testing.T) {
 		}
 	}
 }
+
+// TestCUDAGraphTokens: vLLM's default capture sizes are 1, 2, 4, the
+// multiples of 8 below 256 and of 16 from 256, up to min(2 × max_num_seqs,
+// 512, max_num_batched_tokens), which is itself a size.
+func TestCUDAGraphTokens(t *testing.T) {
+	assert.Equal(t, 512, CUDAGraphMaxTokens(256, 8192))  // 2·256 = 512
+	assert.Equal(t, 32, CUDAGraphMaxTokens(16, 8192))    // 2·16
+	assert.Equal(t, 20, CUDAGraphMaxTokens(16, 20))      // the token budget
+	assert.Equal(t, 512, CUDAGraphMaxTokens(1024, 8192)) // at most 512
+	assert.Equal(t, 0, CUDAGraphMaxTokens(0, 8192))
+	for _, c := range []struct{ x, top, want int }{
+		{1, 512, 1}, {2, 512, 2}, {3, 512, 4}, {4, 512, 4}, {5, 512, 8}, {9, 512, 16}, {17, 512, 24},
+		{249, 512, 256}, {256, 512, 256}, {257, 512, 272}, {500, 512, 512}, {512, 512, 512},
+		{513, 512, 513},            // above the largest graph: eager, unpadded
+		{17, 20, 20}, {19, 20, 20}, // the largest size is the limit itself
+		{9, 12, 12}, {13, 12, 13}, // 2 × max_num_seqs 6 = 12
+		{5, 0, 5}, {0, 512, 0}, // no CUDA graphs; an empty pass
+	} {
+		assert.Equal(t, c.want, CUDAGraphTokens(c.x, c.top), "x=%d top=%d", c.x, c.top)
+	}
+}

@@ -91,6 +91,11 @@ type RooflineOptions struct {
 	// mixture-of-experts model, whose MoE layers span TP × DP GPUs.
 	DP int
 	EP bool
+	// CUDAGraphMaxTokens is the largest CUDA-graph capture size, tokens
+	// (CUDAGraphMaxTokens of the scheduler's limits; 0: no CUDA graphs). A
+	// MoE layer computes a pass's tokens padded to the next capture size
+	// (CUDAGraphTokens).
+	CUDAGraphMaxTokens int
 }
 
 // gemmConst is one weight GEMM on one GPU: N output and K input features.
@@ -161,6 +166,9 @@ var _ Model = (*Roofline)(nil)
 func NewRoofline(arch *model.Arch, sys *hardware.System, opt RooflineOptions) (*Roofline, error) {
 	if arch == nil || sys == nil {
 		return nil, fmt.Errorf("perf: roofline needs a model and a system")
+	}
+	if opt.CUDAGraphMaxTokens < 0 {
+		return nil, fmt.Errorf("perf: roofline CUDA-graph max tokens = %d, want ≥ 0", opt.CUDAGraphMaxTokens)
 	}
 	tp := opt.TP
 	par := model.Parallel{TP: tp, DP: max(opt.DP, 1), EP: opt.EP}
@@ -240,6 +248,7 @@ func NewRoofline(arch *model.Arch, sys *hardware.System, opt RooflineOptions) (*
 		if r.hy, err = newHybrid(arch, sys, par, p); err != nil {
 			return nil, err
 		}
+		r.hy.cgTop = opt.CUDAGraphMaxTokens
 		r.approx = append([]string(nil), arch.Approximations...)
 	}
 	return r, nil
@@ -401,7 +410,7 @@ func (b Breakdown) PassNs(overlapCPU bool) float64 {
 func (r *Roofline) Breakdown(b *Batch) Breakdown {
 	if r.hy != nil {
 		// one batch stands for every DP rank (GroupPassTime prices them apart)
-		return r.hybridBreakdown(b, DPMoETokens(r.hy.dp, b.Tokens()))
+		return r.hybridBreakdown(b, DPMoETokens(r.hy.dp, CUDAGraphTokens(b.Tokens(), r.hy.cgTop)))
 	}
 	var out Breakdown
 	out.OverheadNs = OverheadNs(r.passOverheadNs, r.seqOverheadNs, b)

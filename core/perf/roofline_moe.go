@@ -43,6 +43,7 @@ type hybrid struct {
 	actBytesTok  float64 // expert activations per (token, expert) pair, bytes
 	sliding      bool
 	sparseLayers bool
+	cgTop        int // RooflineOptions.CUDAGraphMaxTokens
 	// decodeWindows: the windows whose Σ min(kv+1, W) a pass reads
 	// (DecodeWindows): the sliding window at winIdx, the kept keys at
 	// keptIdx, each present only for a model with such layers
@@ -327,7 +328,11 @@ func (r *Roofline) hybridBreakdown(b *Batch, X float64) Breakdown {
 // the pass ends with the slowest rank. Without data parallelism it is
 // PassTime of the one batch.
 func (r *Roofline) GroupPassTime(bs []Batch) int64 {
-	return groupPassTime(bs, r.dp(), r.PassTime, func(b *Batch, X float64) float64 {
+	cgTop := 0
+	if r.hy != nil {
+		cgTop = r.hy.cgTop
+	}
+	return groupPassTime(bs, r.dp(), cgTop, r.PassTime, func(b *Batch, X float64) float64 {
 		return r.hybridBreakdown(b, X).PassNs(r.overlapCPU)
 	})
 }
@@ -341,8 +346,9 @@ func (r *Roofline) dp() int {
 }
 
 // groupPassTime is GroupPassTime for any source: rankNs(b, X) prices rank
-// b's pass when the MoE layers see X tokens.
-func groupPassTime(bs []Batch, dp int, single func(*Batch) int64, rankNs func(*Batch, float64) float64) int64 {
+// b's pass when the MoE layers see X tokens (every rank padded to the
+// largest, then to its CUDA-graph size under cgTop: CUDAGraphTokens).
+func groupPassTime(bs []Batch, dp, cgTop int, single func(*Batch) int64, rankNs func(*Batch, float64) float64) int64 {
 	if dp <= 1 && len(bs) == 1 {
 		return single(&bs[0])
 	}
@@ -350,7 +356,7 @@ func groupPassTime(bs []Batch, dp int, single func(*Batch) int64, rankNs func(*B
 	for i := range bs {
 		maxX = max(maxX, bs[i].Tokens())
 	}
-	X := DPMoETokens(dp, maxX)
+	X := DPMoETokens(dp, CUDAGraphTokens(maxX, cgTop))
 	var worst float64
 	for i := range bs {
 		worst = math.Max(worst, rankNs(&bs[i], X))

@@ -57,6 +57,24 @@ func TestMoERooflineExperts(t *testing.T) {
 	assert.NotEmpty(t, md["notes"])
 }
 
+// TestMoERooflineCUDAGraphPadding: under CUDA graphs up to 16 tokens a
+// 3-token decode runs as 4 (CUDAGraphTokens), and the padded rows reach
+// experts like tokens: its experts cost what 4 tokens' do without graphs
+// (71.296 ns, TestMoERooflineExperts), while its attention and GEMMs stay
+// those of 3 tokens. 17 tokens are above the largest graph: unpadded.
+func TestMoERooflineCUDAGraphPadding(t *testing.T) {
+	r, err := NewRoofline(tinyMoE(), unitSystem(), RooflineOptions{TP: 1, Params: unitParams(), CUDAGraphMaxTokens: 16})
+	require.NoError(t, err)
+	eager, err := NewRoofline(tinyMoE(), unitSystem(), RooflineOptions{TP: 1, Params: unitParams()})
+	require.NoError(t, err)
+	three := r.Breakdown(decodesP(make([]int, 3)))
+	assert.InDelta(t, 71.296, three.ExpertsNs, 1e-9)
+	assert.Equal(t, eager.Breakdown(decodesP(make([]int, 3))).GEMMNs, three.GEMMNs)
+	assert.Equal(t, eager.Breakdown(decodesP(make([]int, 17))).ExpertsNs, r.Breakdown(decodesP(make([]int, 17))).ExpertsNs)
+	_, err = NewRoofline(tinyMoE(), unitSystem(), RooflineOptions{TP: 1, Params: unitParams(), CUDAGraphMaxTokens: -1})
+	assert.ErrorContains(t, err, "CUDA-graph max tokens = -1")
+}
+
 // TestMoERooflineExpertParallel: with EP over 2 GPUs each holds 4 whole
 // experts and computes half the pairs; with TP 2 each holds a half of
 // every expert. 4 tokens:

@@ -157,12 +157,15 @@ func (d *deployment) buildPool(s *config.Spec, pl *pool) error {
 		return cfgErr(field, err)
 	}
 	pl.lockstep = arch.IsMoE() && pl.dp > 1
+	// vLLM's CUDA graphs (on by default): a MoE layer computes the padded
+	// token count (perf.CUDAGraphTokens)
+	cgTop := perf.CUDAGraphMaxTokens(e.Scheduler.MaxNumSeqs, e.Scheduler.MaxNumBatchedTokens)
 	switch p := e.Perf.Source.(type) {
 	case config.AICPerf:
 		m, err := aic.New(arch, sys, aic.Options{Database: p.Database, Backend: e.Backend,
 			Version: p.BackendVersion, TP: pl.tp, DP: pl.dp, EP: pl.ep, WeightDtype: arch.WeightDtype, KVDtype: kvDtype,
 			MaxTokens: e.Scheduler.MaxNumBatchedTokens, PassOverheadUs: p.PassOverheadUs, SequenceOverheadUs: p.PerSequenceOverheadUs,
-			OverlapCPU: e.Scheduler.AsyncScheduling})
+			OverlapCPU: e.Scheduler.AsyncScheduling, CUDAGraphMaxTokens: cgTop})
 		if err != nil {
 			return cfgErr("engine.perf", err)
 		}
@@ -175,7 +178,8 @@ func (d *deployment) buildPool(s *config.Spec, pl *pool) error {
 			LayerLatencyUs: p.LayerLatencyUs, AllReduceLatencyUs: perf.CustomAllReduceLatencyUs,
 			MoELatencyUs: p.MoELatency()}
 		rl, err := perf.NewRoofline(arch, sys, perf.RooflineOptions{TP: pl.tp, DP: pl.dp, EP: pl.ep,
-			WeightDtype: arch.WeightDtype, KVDtype: kvDtype, Params: params, OverlapCPU: e.Scheduler.AsyncScheduling})
+			WeightDtype: arch.WeightDtype, KVDtype: kvDtype, Params: params, OverlapCPU: e.Scheduler.AsyncScheduling,
+			CUDAGraphMaxTokens: cgTop})
 		if err != nil {
 			return cfgErr("engine.perf", err)
 		}

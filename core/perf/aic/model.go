@@ -57,6 +57,11 @@ type Options struct {
 	// reduce-scatter.
 	DP int
 	EP bool
+	// CUDAGraphMaxTokens is the largest CUDA-graph capture size, tokens
+	// (perf.CUDAGraphMaxTokens of the scheduler's limits; 0: no CUDA graphs).
+	// A MoE layer computes a pass's tokens padded to the next capture size
+	// (perf.CUDAGraphTokens).
+	CUDAGraphMaxTokens int
 }
 
 // Model prices a pass of a dense decoder from measured kernel tables
@@ -83,6 +88,7 @@ type Options struct {
 // PassTime does two attention lookups and a few array reads; it does not
 // allocate. A Model is immutable after New and safe for concurrent use.
 type Model struct {
+	cgTop     int // Options.CUDAGraphMaxTokens
 	layers    float64
 	hidden    float64
 	gemms     [4]model.GEMMShape
@@ -145,6 +151,9 @@ func New(arch *model.Arch, sys *hardware.System, opt Options) (*Model, error) {
 	if opt.MaxTokens < 1 {
 		return nil, fmt.Errorf("aic: max tokens = %d, want ≥ 1", opt.MaxTokens)
 	}
+	if opt.CUDAGraphMaxTokens < 0 || opt.CUDAGraphMaxTokens > opt.MaxTokens {
+		return nil, fmt.Errorf("aic: CUDA-graph max tokens = %d, want 0..%d (max tokens)", opt.CUDAGraphMaxTokens, opt.MaxTokens)
+	}
 	if !(sys.MemBW > 0 && sys.BF16Flops > 0) {
 		return nil, fmt.Errorf("aic: system %s needs MemBW > 0 and BF16Flops > 0", sys.Name)
 	}
@@ -153,7 +162,7 @@ func New(arch *model.Arch, sys *hardware.System, opt Options) (*Model, error) {
 		return nil, err
 	}
 	m := &Model{
-		system: sys.Name,
+		system: sys.Name, cgTop: opt.CUDAGraphMaxTokens,
 		layers: float64(arch.Layers), hidden: float64(arch.Hidden), gemms: arch.LayerGEMMs(opt.TP),
 		logitsN:    float64((arch.Vocab + opt.TP - 1) / opt.TP),
 		overheadNs: opt.PassOverheadUs * 1e3, seqOverheadNs: opt.SequenceOverheadUs * 1e3,
@@ -467,7 +476,7 @@ func (m *Model) generationSeconds(b *perf.Batch) float64 {
 func (m *Model) Breakdown(b *perf.Batch) perf.Breakdown {
 	if m.hy != nil {
 		// one batch stands for every DP rank (GroupPassTime prices them apart)
-		return m.hybridBreakdown(b, int(perf.DPMoETokens(m.dp(), b.Tokens())))
+		return m.hybridBreakdown(b, int(perf.DPMoETokens(m.dp(), perf.CUDAGraphTokens(b.Tokens(), m.cgTop))))
 	}
 	out, ok := m.tokenBreakdown(b, m.tokenCosts)
 	if !ok {

@@ -62,6 +62,32 @@ func TestMoEPassOnATableRow(t *testing.T) {
 	assert.True(t, found)
 }
 
+// TestMoECUDAGraphPadding: with CUDA graphs up to 32 tokens (max_num_seqs
+// 16) a 5-token decode runs as 8 and its MoE layers compute 8 tokens: the
+// experts cost what 8 decodes' do without graphs; with two DP ranks the
+// larger rank's 5 tokens pad to 8 before the gather (X = 2 × 8).
+func TestMoECUDAGraphPadding(t *testing.T) {
+	opt := Options{MaxTokens: 8192, Backend: "vllm", Database: sharedDB(t), Version: "0.12.0", TP: 4}
+	arch, sys := sharedModel(t, "Qwen/Qwen3-235B-A22B-FP8"), builtinSystem(t, "h200_sxm")
+	eager, err := New(arch, sys, opt)
+	require.NoError(t, err)
+	opt.CUDAGraphMaxTokens = 32
+	graphs, err := New(arch, sys, opt)
+	require.NoError(t, err)
+	eight := eager.Breakdown(decodesP(make([]int, 8))).ExpertsNs
+	assert.Equal(t, eight, graphs.Breakdown(decodesP(make([]int, 5))).ExpertsNs)
+	assert.Less(t, eager.Breakdown(decodesP(make([]int, 5))).ExpertsNs, eight)
+	opt.TP, opt.DP = 1, 2
+	dp, err := New(arch, sys, opt)
+	require.NoError(t, err)
+	busy := decodes(make([]int, 5))
+	want := dp.hybridBreakdown(&busy, 16).PassNs(false)
+	assert.Equal(t, perf.PassNs(want), dp.GroupPassTime([]perf.Batch{busy, {}}))
+	opt.CUDAGraphMaxTokens = 9000
+	_, err = New(arch, sys, opt)
+	assert.ErrorContains(t, err, "CUDA-graph max tokens = 9000, want 0..8192")
+}
+
 // TestMoEUniformRoutingCorrection: at 8 tokens the measured kernel read
 // min(128, 8·8) = 64 experts, uniform routing reads 128·(1 − (120/128)^8)
 // = 51.61; the curve subtracts 12.39 × the measured per-expert time w =
