@@ -81,6 +81,10 @@ func WriteTable(w io.Writer, data io.ReaderAt, n int64, cols []TableColumn, from
 		}
 		line = append(line, '\n')
 	}
+	plans := make([]cellPlan, len(cols))
+	for i := range cols {
+		plans[i] = newCellPlan(&cols[i], sizes[i], i, format)
+	}
 	const block = 1 << 16 // rows read per column at a time
 	bufs := make([][]byte, len(cols))
 	for start := from; start < to; start += block {
@@ -107,23 +111,14 @@ func WriteTable(w io.Writer, data io.ReaderAt, n int64, cols []TableColumn, from
 				}
 				continue
 			}
-			if format == FormatJSONL {
-				line = append(line, '{')
-			}
-			for i := range cols {
-				c := &cols[i]
-				if i > 0 {
-					if format == FormatJSONL {
-						line = append(line, ',', ' ')
-					} else {
-						line = append(line, ',')
-					}
+			for i := range plans {
+				p := &plans[i]
+				if len(p.prefix) == 1 {
+					line = append(line, p.prefix[0])
+				} else {
+					line = append(line, p.prefix...)
 				}
-				if format == FormatJSONL {
-					line = appendJSONString(line, c.Name)
-					line = append(line, ':', ' ')
-				}
-				line = appendCell(line, c, bufs[i][r*sizes[i]:(r+1)*sizes[i]], format)
+				line = p.appendCell(line, bufs[i][r*p.size:])
 			}
 			if format == FormatJSONL {
 				line = append(line, '}')
@@ -143,33 +138,72 @@ func WriteTable(w io.Writer, data io.ReaderAt, n int64, cols []TableColumn, from
 	return bw.Flush()
 }
 
-// appendCell writes one value: null, a label, an integer or a float.
-func appendCell(b []byte, c *TableColumn, v []byte, format string) []byte {
-	null := func() []byte {
-		if format == FormatJSONL {
-			return append(b, "null"...)
-		}
-		return b
+// cellPlan is how WriteTable writes one column's cells, worked out once:
+// what goes before each cell ({"name":  or , "name":  in JSON lines, a
+// comma in CSV), the value's width and null rule, and the labels as written.
+type cellPlan struct {
+	prefix  []byte
+	null    []byte // "null" in JSON lines, nothing in CSV
+	size    int64  // bytes per value: 8, 4 or 1
+	float   bool
+	nanNull bool     // a NaN float is null
+	negNull bool     // a negative integer is null
+	labels  [][]byte // nil, or the strings the integers index, encoded
+}
+
+func newCellPlan(c *TableColumn, size int64, i int, format string) cellPlan {
+	p := cellPlan{size: size, float: c.Dtype == "<f8", nanNull: c.Null == "nan", negNull: c.Null == "negative"}
+	switch {
+	case format == FormatJSONL && i == 0:
+		p.prefix = append(appendJSONString([]byte{'{'}, c.Name), ':', ' ')
+	case format == FormatJSONL:
+		p.prefix = append(appendJSONString([]byte{',', ' '}, c.Name), ':', ' ')
+	case i > 0:
+		p.prefix = []byte{','}
 	}
-	if c.Dtype == "<f8" {
+	if format == FormatJSONL {
+		p.null = []byte("null")
+	}
+	if c.Labels != nil {
+		p.labels = make([][]byte, len(c.Labels))
+		for k, l := range c.Labels {
+			if format == FormatJSONL {
+				p.labels[k] = appendJSONString(nil, l)
+			} else {
+				p.labels[k] = appendCSVString(nil, l)
+			}
+		}
+	}
+	return p
+}
+
+// appendCell writes the value at the start of v: null, a label, an integer
+// or a float.
+func (p *cellPlan) appendCell(b []byte, v []byte) []byte {
+	if p.float {
 		f := math.Float64frombits(binary.LittleEndian.Uint64(v))
-		if c.Null == "nan" && math.IsNaN(f) {
-			return null()
+		if p.nanNull && f != f {
+			return append(b, p.null...)
 		}
 		return AppendPyFloat(b, f)
 	}
-	i := cellInt(c.Dtype, v)
-	if c.Null == "negative" && i < 0 {
-		return null()
+	var i int64
+	switch p.size {
+	case 8:
+		i = int64(binary.LittleEndian.Uint64(v))
+	case 4:
+		i = int64(int32(binary.LittleEndian.Uint32(v)))
+	default:
+		i = int64(v[0])
 	}
-	if c.Labels != nil {
-		if i < 0 || i >= int64(len(c.Labels)) {
-			return null()
+	if p.negNull && i < 0 {
+		return append(b, p.null...)
+	}
+	if p.labels != nil {
+		if i < 0 || i >= int64(len(p.labels)) {
+			return append(b, p.null...)
 		}
-		if format == FormatJSONL {
-			return appendJSONString(b, c.Labels[i])
-		}
-		return appendCSVString(b, c.Labels[i])
+		return append(b, p.labels[i]...)
 	}
 	return strconv.AppendInt(b, i, 10)
 }
@@ -192,7 +226,64 @@ func cellInt(dtype string, v []byte) int64 {
 // (−4, 16] (with ".0" when there is no fraction), else in exponent notation
 // with a sign and at least two exponent digits ("1e-05", "1.5e+16").
 // Source: CPython's float_repr (format_float_short, mode 'r').
+//
+// Times in a report are on a grid of 10⁻⁶ ms (the core's nanoseconds), so
+// most values take a fast path (appendMicros) that gives the same text
+// without the general shortest-digits search.
 func AppendPyFloat(b []byte, f float64) []byte {
+	if out, ok := appendMicros(b, f); ok {
+		return out
+	}
+	return appendPyFloatShortest(b, f)
+}
+
+// microsLimit bounds appendMicros: below 2³² the spacing of float64 values
+// is at most 2⁻²¹ < 10⁻⁶, so at most one multiple of 10⁻⁶ parses to a
+// given float.
+const microsLimit = 1 << 32
+
+// appendMicros writes f when it is exactly the float nearest some k × 10⁻⁶
+// with 10⁻⁴ ≤ |f| < 2³², and reports whether it did. The text is k × 10⁻⁶
+// in fixed notation with trailing zeros dropped (one kept after the point),
+// which is Python's repr: it round-trips (float64(k)/1e6 is correctly
+// rounded, as parsing is), and no shorter text does, because any decimal
+// with fewer significant digits near f is itself a multiple of 10⁻⁶, and
+// only k × 10⁻⁶ among those parses to f (see microsLimit). Decimal
+// exponents stay in (−4, 16], where repr uses fixed notation.
+func appendMicros(b []byte, f float64) ([]byte, bool) {
+	a := math.Abs(f)
+	if !(a >= 1e-4 && a < microsLimit) {
+		return b, false
+	}
+	k := math.Round(a * 1e6)
+	if k/1e6 != a {
+		return b, false
+	}
+	if f < 0 {
+		b = append(b, '-')
+	}
+	ki := uint64(k)
+	b = strconv.AppendUint(b, ki/1_000_000, 10)
+	b = append(b, '.')
+	frac := ki % 1_000_000
+	if frac == 0 {
+		return append(b, '0'), true
+	}
+	var d [6]byte
+	for i := 5; i >= 0; i-- {
+		d[i] = byte('0' + frac%10)
+		frac /= 10
+	}
+	n := 6
+	for d[n-1] == '0' {
+		n--
+	}
+	return append(b, d[:n]...), true
+}
+
+// appendPyFloatShortest is AppendPyFloat for any float: strconv's shortest
+// digits, laid out by Python's rule.
+func appendPyFloatShortest(b []byte, f float64) []byte {
 	switch {
 	case math.IsNaN(f):
 		return append(b, "NaN"...)

@@ -51,6 +51,46 @@ func TestAppendPyFloatRoundTrips(t *testing.T) {
 	}
 }
 
+// The fast path for times on the 10⁻⁶ grid gives the same text as the
+// general shortest-digits path, on and off the grid, at both ends of its
+// range, and declines what it cannot write (NaN, zero, tiny, huge).
+func TestAppendMicrosMatchesShortest(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	check := func(v float64) {
+		if out, ok := appendMicros(nil, v); ok {
+			require.Equal(t, string(appendPyFloatShortest(nil, v)), string(out), "%v", v)
+		}
+	}
+	taken := 0
+	for i := 0; i < 200000; i++ {
+		// k × 10⁻⁶ ms for k up to 2³²×10⁶ (µs … ~50 days), either sign
+		k := rng.Int64N(1 << (10 + rng.IntN(42)))
+		v := float64(k) / 1e6
+		if rng.IntN(2) == 0 {
+			v = -v
+		}
+		if _, ok := appendMicros(nil, v); ok {
+			taken++
+		}
+		check(v)
+		check(math.Nextafter(v, math.Inf(1))) // just off the grid
+		check(rng.Float64() * math.Pow(10, float64(rng.IntN(14)-4)))
+	}
+	assert.Greater(t, taken, 190000, "grid values in range take the fast path")
+	// 4459.234793 (an end_ms of a replay), 5.0, 0.0001, 0.000123: fixed notation
+	for v, want := range map[float64]string{4459.234793: "4459.234793", 5: "5.0", 1e-4: "0.0001",
+		0.000123: "0.000123", 4294967295.999999: "4294967295.999999", -14.2: "-14.2"} {
+		out, ok := appendMicros(nil, v)
+		require.True(t, ok, "%v", v)
+		assert.Equal(t, want, string(out))
+	}
+	tenth := 0.1 // a variable: 0.1 + 0.2 in constants is exactly 0.3
+	for _, v := range []float64{0, math.NaN(), 9e-5, 1 << 32, tenth + 0.2, 34.961876590551185} {
+		_, ok := appendMicros(nil, v)
+		assert.False(t, ok, "%v", v)
+	}
+}
+
 func TestAppendJSONStringLikePython(t *testing.T) {
 	// json.dumps('a"b\\c\n\x7f\u00e9\U0001F600\x01')
 	assert.Equal(t, `"a\"b\\c\n\u007f\u00e9\ud83d\ude00\u0001"`,
