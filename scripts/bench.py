@@ -177,12 +177,61 @@ def _stop_latency(after_s: float) -> float:
     raise RuntimeError("the replay ended before the interrupt")
 
 
+def _save_stop_latency(after_s: list[float]) -> list[tuple[float, float, bool]]:
+    """For each of ``after_s``: seconds from a SIGINT sent that long into
+    ``report.save(dir, formats=[parquet, csv, jsonl], exports=[aiperf])`` of a
+    1,000,000-record report to its KeyboardInterrupt, the load average, and whether
+    the folder was left without a result (no prediction.json, no temporary file)."""
+    import os
+    import signal
+    import tempfile
+    import threading
+
+    sys.path.insert(0, str(REPO / "python"))
+    import aisimulate
+
+    spec = {"engine": engine("meta-llama/Llama-3.1-8B-Instruct", 8, 1, "roofline"),
+            "traffic": {"source": {"type": "synthetic", "num_requests": 1_000_000, "isl": 512, "osl": 128},
+                        "load": {"mode": "rate", "rate_rps": 500, "arrival": "poisson"}}}
+    report = aisimulate.replay(spec, progress=False)
+    out = []
+    for after in after_s:
+        folder = tempfile.mkdtemp(prefix="aisimulate-bench-")
+        sent = [0.0]
+
+        def interrupt() -> None:
+            sent[0] = time.perf_counter()
+            os.kill(os.getpid(), signal.SIGINT)
+
+        timer = threading.Timer(after, interrupt)
+        timer.start()
+        try:
+            report.save(folder, formats=["parquet", "csv", "jsonl"], exports=["aiperf"], progress=False)
+            raise RuntimeError(f"the save ended before the interrupt at {after} s")
+        except KeyboardInterrupt:
+            dt = time.perf_counter() - sent[0]
+        finally:
+            timer.join()
+        clean = os.listdir(folder) == []
+        out.append((dt, os.getloadavg()[0], clean))
+        os.rmdir(folder) if clean else None
+    return out
+
+
 def stop_latencies(ctx) -> None:
     print("\nCtrl-C while replaying 10,000,000 requests (s from SIGINT to KeyboardInterrupt):")
     for after in (1.0, 2.0, 3.0):
         with ctx.Pool(1, maxtasksperchild=1) as pool:
             dt = pool.apply(_stop_latency, (after,))
         print(f"  interrupted after {after:.0f} s: {dt * 1000:6.1f} ms", flush=True)
+    after_s = [0.2, 0.7, 1.5, 2.5, 3.5, 5.0]
+    print("Ctrl-C while saving 1,000,000 records as parquet, csv, jsonl and the AIPerf export "
+          "(ms from SIGINT to KeyboardInterrupt; the folder is left empty):")
+    with ctx.Pool(1, maxtasksperchild=1) as pool:
+        results = pool.apply(_save_stop_latency, (after_s,))
+    for after, (dt, load, clean) in zip(after_s, results):
+        print(f"  interrupted after {after:.1f} s: {dt * 1000:6.1f} ms (load {load:.1f})"
+              f"{'' if clean else '  FILES LEFT'}", flush=True)
 
 
 SAVE_FORMATS = ("parquet", "csv", "jsonl")
@@ -242,9 +291,14 @@ def main() -> None:
     ap.add_argument("--only", default="", help="run only the workloads whose name contains this text")
     ap.add_argument("--save-only", action="store_true",
                     help="only the report.save timings at 1,000,000 records")
+    ap.add_argument("--stop-only", action="store_true",
+                    help="only the Ctrl-C latencies (a long replay, a long save)")
     args = ap.parse_args()
     if args.save_only:
         save_times(mp.get_context("spawn"))
+        return
+    if args.stop_only:
+        stop_latencies(mp.get_context("spawn"))
         return
     perfs = ["roofline", "aic"] if args.perf == "both" else [args.perf]
     ctx = mp.get_context("spawn")  # fork is unsafe once the Go runtime has started

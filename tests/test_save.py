@@ -102,6 +102,40 @@ def test_a_failed_save_leaves_the_previous_result(tmp_path, pd_report, base_spec
     assert _snapshot(tmp_path) == before
 
 
+def test_the_flush_to_disk_is_waited_for_interruptibly(tmp_path, pd_report, base_spec, monkeypatch):
+    """The files are flushed (fsync) on a helper thread while the caller waits in short
+    joins: an error there reaches the caller, and a Ctrl-C during a long flush is taken
+    at once, not when the flush ends; either way the previous result stays."""
+    pd_report.save(tmp_path, formats=("jsonl",))
+    before = _snapshot(tmp_path)
+    other = aisimulate.replay(base_spec)
+
+    def failing(path):
+        raise OSError(5, "Input/output error", str(path))  # EIO from fsync
+
+    monkeypatch.setattr(_files, "_fsync", failing)
+    with pytest.raises(OSError, match="Input/output error"):
+        other.save(tmp_path, formats=("jsonl",))
+    assert _snapshot(tmp_path) == before
+
+    import threading
+
+    release = threading.Event()
+    monkeypatch.setattr(_files, "_fsync", lambda path: release.wait(60))  # a flush of a minute
+    timer = threading.Timer(0.5, os.kill, (os.getpid(), signal.SIGINT))
+    start = time.monotonic()
+    timer.start()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            other.save(tmp_path, formats=("jsonl",))
+        waited = time.monotonic() - start
+    finally:
+        release.set()
+        timer.join()
+    assert waited < 30  # the interrupt, not the minute-long flush, ended the wait
+    assert _snapshot(tmp_path) == before
+
+
 def test_a_new_result_replaces_the_old_one_whole(tmp_path, pd_report, base_spec):
     pd_report.save(tmp_path, formats=("jsonl", "csv"))
     other = aisimulate.replay(base_spec)

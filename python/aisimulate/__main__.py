@@ -1,7 +1,5 @@
 """``python -m aisimulate``: the command line (see :mod:`aisimulate.cli`)."""
 
-import sys
+from .cli import console_main
 
-from .cli import main
-
-sys.exit(main())
+console_main()

@@ -26,7 +26,7 @@ import os
 import re
 import secrets
 from pathlib import Path
-from typing import Iterable
+from typing import Callable, Iterable
 
 from .errors import ConfigError
 
@@ -119,8 +119,7 @@ class ResultDir:
         Returns:
             final name → final path, in the order written.
         """
-        for path in self._temps.values():
-            _fsync(path)
+        _in_background(lambda: [_fsync(path) for path in self._temps.values()])
         marker = self.dir / self._marker
         previous = _listed_files(marker)
         try:
@@ -169,6 +168,32 @@ def _listed_files(marker: Path) -> list[str]:
     if not isinstance(files, dict):
         return []
     return [n for n in files if isinstance(n, str) and n == os.path.basename(n) and n not in ("", ".", "..")]
+
+
+def _in_background(work: Callable[[], object]) -> None:
+    """Run ``work`` on a daemon thread and wait for it in short joins, so that Ctrl-C
+    (or the CLI's SIGTERM handler) is taken at once rather than when it ends: flushing
+    a 500 MB table to disk takes a second here and far longer on a busy disk, and a
+    signal is only handled when the main thread runs Python again. Re-raises what
+    ``work`` raised. When the wait is interrupted, the thread finishes on its own; its
+    files are then removed by :meth:`ResultDir.abort` (a flush of a removed file does
+    no harm)."""
+    import threading
+
+    error: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            work()
+        except BaseException as exc:  # noqa: BLE001 - handed to the waiting thread
+            error.append(exc)
+
+    worker = threading.Thread(target=run, name="aisimulate-fsync", daemon=True)
+    worker.start()
+    while worker.is_alive():
+        worker.join(0.05)
+    if error:
+        raise error[0]
 
 
 def _fsync(path: Path) -> None:

@@ -24,8 +24,11 @@ from typing import Any, Callable, Mapping, Sequence
 
 from . import _native
 
-#: Rows per chunk (one Parquet row group, one core call for CSV and JSON lines).
-CHUNK_ROWS = 262_144
+#: Rows per chunk (one Parquet row group, one core call for CSV and JSON lines): a
+#: Ctrl-C is taken between chunks, and a chunk of 65,536 rows takes about 0.1 s of CPU
+#: in any format (JSON lines, the slowest: 1.7 s per 10⁶ rows), so a stop comes well
+#: within 0.5 s even on a loaded machine; larger chunks are no faster.
+CHUNK_ROWS = 65_536
 
 #: Record table formats, with the file each writes.
 FILES = {"parquet": "requests.parquet", "csv": "requests.csv", "jsonl": "requests.jsonl"}
