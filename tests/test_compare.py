@@ -67,6 +67,21 @@ def test_a_run_compared_with_itself_has_no_error(tmp_path):
         assert row["pearson_r"] == pytest.approx(1.0)
         assert row["predicted_p90"] == pytest.approx(report.summary[m]["p90"])
     assert list(c.requests["predicted_ttft_ms"]) == pytest.approx([r["ttft_ms"] for r in report.requests])
+    # n is a count in the JSON too (12 requests; ITL: one gap per output token after the first)
+    d = c.to_dict()["metrics"]
+    assert d["ttft_ms"]["n"] == 12 and type(d["ttft_ms"]["n"]) is int
+    gaps = sum(r["output_tokens"] - 1 for r in report.requests)
+    assert d["itl_ms"]["n"] == gaps and type(d["itl_ms"]["n"]) is int
+    assert '"n": 12,' in json.dumps(d)
+
+
+def test_a_missing_or_unreadable_export_is_a_data_error_naming_it(tmp_path):
+    for path in (tmp_path / "nope.jsonl", tmp_path):  # missing; a folder
+        with pytest.raises(aisimulate.DataError) as exc:
+            aisimulate.compare(_deployment(), path)
+        assert exc.value.file == str(path)
+        assert str(exc.value).startswith(f"{path}: cannot read the AIPerf export: ")
+        assert isinstance(exc.value.__cause__, OSError)
 
 
 def test_a_slower_measurement_by_hand(tmp_path):

@@ -99,3 +99,12 @@ def test_pareto_of_a_sweep(tmp_path):
     _png(fig, tmp_path, "pareto.png")
     with pytest.raises(KeyError, match="no column"):
         plot.pareto(df, x="nope")
+    for bad in ("70", True, [70]):
+        with pytest.raises(TypeError, match=r"^pareto: slo must be a number \(the bound on output_tps_per_user\), got "):
+            plot.pareto(df, slo=bad)
+    with pytest.raises(ValueError, match=r"^pareto: slo must be a finite number .* got nan$"):
+        plot.pareto(df, slo=math.nan)
+    import numpy as np
+
+    fig = plot.pareto(df, slo=np.float32(70))  # any real number
+    assert "best meeting the SLO: output_tps_per_gpu = 700" in [t.get_text() for t in fig.axes[0].get_legend().get_texts()]

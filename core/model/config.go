@@ -7,6 +7,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"reflect"
 	"strings"
 )
 
@@ -45,10 +46,42 @@ type quantConfig struct {
 	Ignore           []string `json:"ignore"`
 }
 
-// kvQuant is a compressed-tensors style kv_cache_scheme.
+// kvQuant is a kv_cache_scheme: compressed-tensors style, an object
+// {"num_bits": 8, "type": "float"}, or a ModelOpt export's name of the
+// format, a string ("FP8", as in config.json of a checkpoint exported by
+// ModelOpt 0.31, e.g. Qwen3-32B-FP8-Static-PerTensor; vLLM's ModelOpt config
+// reads the string, trimmed and in any case). Name holds the string.
 type kvQuant struct {
 	NumBits int    `json:"num_bits"`
 	Type    string `json:"type"`
+	Name    string `json:"-"`
+}
+
+// UnmarshalJSON reads either form; the string "FP8" is an 8-bit float.
+func (k *kvQuant) UnmarshalJSON(data []byte) error {
+	var name string
+	if json.Unmarshal(data, &name) == nil {
+		*k = kvQuant{Name: name}
+		if strings.EqualFold(strings.TrimSpace(name), "FP8") {
+			k.NumBits, k.Type = 8, "float"
+		}
+		return nil
+	}
+	type plain kvQuant // without this method
+	var p plain
+	if err := json.Unmarshal(data, &p); err != nil {
+		return fmt.Errorf("kv_cache_scheme must be an object {num_bits, type} or a format name such as \"FP8\", got %s", quoteJSON(data))
+	}
+	*k = kvQuant(p)
+	return nil
+}
+
+// quoteJSON is a JSON value for an error message, cut to 60 bytes.
+func quoteJSON(data []byte) string {
+	if len(data) > 60 {
+		return string(data[:57]) + "..."
+	}
+	return string(data)
 }
 
 // Parse reads a Hugging Face config.json and returns its architecture, named
@@ -70,7 +103,7 @@ type kvQuant struct {
 func Parse(data []byte, name string) (*Arch, error) {
 	var c hfConfig
 	if err := json.Unmarshal(data, &c); err != nil {
-		return nil, fmt.Errorf("model %s: config.json: %w", name, err)
+		return nil, fmt.Errorf("model %s: config.json%w", name, readableJSON(err, ""))
 	}
 	if len(c.Architectures) == 0 {
 		return nil, fmt.Errorf("model %s: config.json field architectures is missing or empty", name)
@@ -130,6 +163,9 @@ func applyQuant(a *Arch, q *quantConfig, where string) error {
 		return fmt.Errorf("%s: kv_cache_quant_algo %q not supported (FP8)", where, *q.KVCacheQuantAlgo)
 	case q.KVCacheScheme != nil && q.KVCacheScheme.NumBits == 8 && q.KVCacheScheme.Type == "float":
 		a.KVDtype = FP8
+	case q.KVCacheScheme != nil && q.KVCacheScheme.Name != "":
+		return fmt.Errorf("%s: kv_cache_scheme %q not supported (FP8, or an 8-bit float scheme)",
+			where, q.KVCacheScheme.Name)
 	case q.KVCacheScheme != nil:
 		return fmt.Errorf("%s: kv_cache_scheme %d-bit %s not supported (8-bit float)",
 			where, q.KVCacheScheme.NumBits, q.KVCacheScheme.Type)
@@ -260,7 +296,7 @@ func applyHFQuantConfig(a *Arch, path string) error {
 		Quantization *quantConfig `json:"quantization"`
 	}
 	if err := json.Unmarshal(data, &hq); err != nil {
-		return fmt.Errorf("%s: %w", path, err)
+		return fmt.Errorf("%s%w", path, readableJSON(err, ""))
 	}
 	if hq.Quantization == nil {
 		return fmt.Errorf("%s: no quantization object", path)
@@ -272,4 +308,40 @@ func applyHFQuantConfig(a *Arch, path string) error {
 		return err
 	}
 	return nil
+}
+
+// readableJSON rewords a config file's decoding error for a person: a value
+// of the wrong JSON type becomes " field quantization_config.bits: must be
+// an integer, got a string" (the dotted field under prefix) instead of Go's
+// "cannot unmarshal string into Go struct field quantConfig.… of type int";
+// any other error (invalid JSON, a rule of a field's own reader) is ": " and
+// the error. The result follows the file's name in a message.
+func readableJSON(err error, prefix string) error {
+	var te *json.UnmarshalTypeError
+	if !errors.As(err, &te) || te.Field == "" {
+		if prefix != "" {
+			return fmt.Errorf(" field %s: %w", strings.TrimSuffix(prefix, "."), err)
+		}
+		return fmt.Errorf(": %w", err)
+	}
+	want := "a " + te.Type.Kind().String()
+	switch te.Type.Kind() {
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		want = "an integer"
+	case reflect.Float32, reflect.Float64:
+		want = "a number"
+	case reflect.Bool:
+		want = "true or false"
+	case reflect.Slice, reflect.Array:
+		want = "an array"
+	case reflect.Struct, reflect.Map, reflect.Pointer:
+		want = "an object"
+	}
+	got := te.Value
+	switch got {
+	case "number", "string", "array", "object":
+		got = map[string]string{"number": "a number", "string": "a string", "array": "an array", "object": "an object"}[got]
+	}
+	return fmt.Errorf(" field %s%s: must be %s, got %s", prefix, te.Field, want, got)
 }

@@ -53,6 +53,12 @@ func TestParseQuantization(t *testing.T) {
 		{"a whole layer excluded", `{"quant_method":"modelopt","quant_algo":"NVFP4","exclude_modules":["model.layers.0"]}`, "", "",
 			`"model.layers.0" leaves model.layers.0.self_attn.q_proj unquantized`},
 		{"no such layer", `{"quant_method":"modelopt","quant_algo":"NVFP4","exclude_modules":["model.layers.2.mlp*","model.embed_tokens"]}`, NVFP4, "", ""},
+		// ModelOpt 0.31's config.json (Qwen3-32B-FP8-Static-PerTensor): no
+		// quant_method, the KV format named by a string
+		{"modelopt kv scheme as a name", `{"config_groups":{"group_0":{"weights":{"dynamic":false,"num_bits":8,"type":"float"}}},"ignore":["lm_head"],"quant_algo":"FP8","kv_cache_scheme":"FP8","producer":{"name":"modelopt","version":"0.31.0"}}`, FP8, FP8, ""},
+		{"kv scheme name in any case", `{"quant_algo":"FP8","kv_cache_scheme":" fp8 "}`, FP8, FP8, ""},
+		{"kv scheme name not FP8", `{"quant_algo":"FP8","kv_cache_scheme":"int8"}`, "", "", `kv_cache_scheme "int8" not supported (FP8, or an 8-bit float scheme)`},
+		{"kv scheme a number", `{"quant_algo":"FP8","kv_cache_scheme":8}`, "", "", `kv_cache_scheme must be an object {num_bits, type} or a format name such as "FP8", got 8`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -63,7 +69,7 @@ func TestParseQuantization(t *testing.T) {
 			a, err := Parse([]byte(cfg), "m")
 			if tc.errSubstr != "" {
 				require.Error(t, err)
-				assert.Contains(t, err.Error(), "model m: config.json field quantization_config")
+				assert.Regexp(t, `^model m: config\.json( field quantization_config)?: `, err.Error())
 				assert.Contains(t, err.Error(), tc.errSubstr)
 				return
 			}
@@ -71,6 +77,21 @@ func TestParseQuantization(t *testing.T) {
 			assert.Equal(t, tc.weight, a.WeightDtype)
 			assert.Equal(t, tc.kv, a.KVDtype)
 		})
+	}
+}
+
+// A value of the wrong JSON type is named by its dotted field and the type
+// wanted, not by Go's struct and type names.
+func TestParseNamesAWrongTypeByItsField(t *testing.T) {
+	for cfg, want := range map[string]string{
+		`{"architectures":["LlamaForCausalLM"],"num_hidden_layers":"2"}`:                                       "model m: config.json field num_hidden_layers: must be an integer, got a string",
+		`{"architectures":"LlamaForCausalLM"}`:                                                                 "model m: config.json field architectures: must be an array, got a string",
+		`{"architectures":["LlamaForCausalLM"],"quantization_config":{"quant_algo":"FP8","ignore":"lm_head"}}`: "model m: config.json field quantization_config.ignore: must be an array, got a string",
+	} {
+		_, err := Parse([]byte(cfg), "m")
+		require.Error(t, err, cfg)
+		assert.Equal(t, want, err.Error(), cfg)
+		assert.NotContains(t, err.Error(), "Go struct")
 	}
 }
 

@@ -84,14 +84,14 @@ type moeQuantConfig struct {
 func parseMoE(data []byte, name, arch string) (*Arch, error) {
 	var c moeConfig
 	if err := json.Unmarshal(data, &c); err != nil {
-		return nil, fmt.Errorf("model %s: config.json: %w", name, err)
+		return nil, fmt.Errorf("model %s: config.json%w", name, readableJSON(err, ""))
 	}
 	quant := c.Quant
 	prefix := ""
 	if len(c.TextConfig) > 0 && string(c.TextConfig) != "null" {
 		var t moeConfig
 		if err := json.Unmarshal(c.TextConfig, &t); err != nil {
-			return nil, fmt.Errorf("model %s: config.json field text_config: %w", name, err)
+			return nil, fmt.Errorf("model %s: config.json%w", name, readableJSON(err, "text_config."))
 		}
 		t.Architectures = c.Architectures
 		if t.Quant == nil {

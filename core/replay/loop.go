@@ -206,6 +206,9 @@ func run(ctx context.Context, spec *config.Spec, opts []Option) (*report.Report,
 	}
 	// The warm-up requests were sent before any measured one: the first
 	// warmSent records. They ran, but a load generator does not report them.
+	if w := m.tr.warmSent; w > 0 && len(m.records) <= w {
+		return nil, warmupTookAll(s, w)
+	}
 	md := m.dep.metadata(s, m)
 	m.records = m.records[m.tr.warmSent:]
 	return &report.Report{

@@ -204,3 +204,20 @@ func (tr *traffic) feedErr(err error) error {
 	return &config.Error{Field: "execution.max_memory_gb", Msg: he.Error() +
 		", which would pass the memory budget: lower " + change + ", or raise execution.max_memory_gb"}
 }
+
+// warmupTookAll is the error of a replay whose warm-up phase sent every
+// request (w of them), so that nothing is left to report: a trace with no
+// more rows than traffic.load.warmup_requests, or a stop condition reached
+// during the warm-up. (A synthetic source's count is checked with the
+// config.)
+func warmupTookAll(s *config.Spec, w int) error {
+	why := "the source had no more requests"
+	if file := s.Traffic.Source.TracePath(); file != "" {
+		why = fmt.Sprintf("the trace %s has no more rows", file)
+	}
+	if st := s.Traffic.Stop; st.MaxDurationS > 0 {
+		why += fmt.Sprintf(", or traffic.stop.max_duration_s (%g s) ended the run first", st.MaxDurationS)
+	}
+	return cfgErr("traffic.load.warmup_requests", fmt.Errorf(
+		"all %d requests the replay sent were warm-up requests (%s), leaving none to measure: lower it below the request count", w, why))
+}

@@ -68,6 +68,49 @@ func TestWarmupNeedsConcurrency(t *testing.T) {
 	assert.Contains(t, err.Error(), "traffic.load.warmup_requests")
 }
 
+// A warm-up phase that takes every request would leave an empty report: a
+// config error naming the field, the count and where it comes from. The spec
+// sends 3 requests; with stop.max_requests 2 it sends 2.
+func TestWarmupMustLeaveRequestsToMeasure(t *testing.T) {
+	all := replaceOnce(warmupSpec(""), "warmup_requests: 1}", "warmup_requests: 3}")
+	_, err := decodeForTest(all)
+	require.Error(t, err)
+	assert.Equal(t, "traffic.load.warmup_requests: 3 warm-up requests would take all 3 requests the replay sends "+
+		"(traffic.source.num_requests = 3), leaving none to measure: it must be below 3", err.Error())
+
+	capped := replaceOnce(warmupSpec(""), "warmup_requests: 1}", "warmup_requests: 2}") + "  stop: {max_requests: 2}\n"
+	_, err = decodeForTest(capped)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "traffic.load.warmup_requests: 2 warm-up requests would take all 2 requests")
+	assert.Contains(t, err.Error(), "(traffic.stop.max_requests = 2)")
+
+	_, err = decodeForTest(replaceOnce(warmupSpec(""), "warmup_requests: 1}", "warmup_requests: 2}"))
+	assert.NoError(t, err, "2 of 3 leaves one to measure")
+}
+
+// A trace's rows are counted only as it is read: two rows and a warm-up of
+// two (or more) end in the same error at the end of the replay, naming the
+// trace.
+func TestWarmupTakingAWholeTraceIsAnError(t *testing.T) {
+	trace := writeRaw(t, `{"input_length": 100, "output_length": 2}`+"\n"+`{"input_length": 100, "output_length": 2}`+"\n")
+	for _, w := range []string{"2", "5"} {
+		yml := linearEngineFor(1000) + `
+traffic:
+  source: {type: mooncake, path: ` + trace + `}
+  load: {mode: concurrency, concurrency: 2, warmup_requests: ` + w + `}
+`
+		s, err := config.DecodeYAML([]byte(yml))
+		require.NoError(t, err)
+		_, err = Run(s)
+		require.Error(t, err)
+		var cerr *config.Error
+		require.ErrorAs(t, err, &cerr)
+		assert.Equal(t, "traffic.load.warmup_requests", cerr.Field)
+		assert.Equal(t, "all 2 requests the replay sent were warm-up requests (the trace "+trace+
+			" has no more rows), leaving none to measure: lower it below the request count", cerr.Msg)
+	}
+}
+
 func decodeForTest(yml string) (any, error) {
 	return config.DecodeYAML([]byte(yml))
 }

@@ -12,8 +12,9 @@ Exit codes:
 - 0: success;
 - 1: a simulation error (any other error from the core; an internal error is one line,
   and ``AISIMULATE_DEBUG=1`` adds the Go stack), a missing native build, the output
-  folder cannot be written, or stdout cannot take the result (a full disk, a closed
-  pipe);
+  folder cannot be written, stdout cannot take the result (a full disk, a closed
+  pipe), or every point of a sweep failed (the table of their reasons is still
+  printed; some points failing is exit 0, with each failure named on stderr);
 - 2: bad input: a config error (the message names the dotted field, or the file and
   line), a workload data error (file and line), or bad command-line arguments;
 - 130: interrupted (Ctrl-C), 143: terminated (SIGTERM): one line; the replay is stopped at

@@ -198,6 +198,11 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
             if with_pd[c].isna().all():
                 with_pd[c] = float("nan")  # shown as na_rep, never as "None"
         _write(with_pd.to_string(index=False, float_format=lambda v: f"{v:.4g}", na_rep="—") + "\n")
+    if len(df) and failed == len(df):
+        # nothing was simulated: a script must not take the table of failures for a result
+        print(f"aisimulate: error: every point failed ({failed} of {len(df)}): no point has a result",
+              file=sys.stderr)
+        return 1
     return 0
 
 

@@ -71,12 +71,18 @@ def read_profile_export(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
         DataError: a line that is not a JSON object, a record without timestamps, or a
             successful record without ``input_sequence_length``,
             ``output_sequence_length``, ``time_to_first_token`` or ``request_latency``
-            (``.file``, ``.line`` and ``.field`` say where); a file without records.
-        OSError: the file cannot be read.
+            (``.file``, ``.line`` and ``.field`` say where); a file without records; a
+            file that cannot be read (missing, a folder, no permission: ``.file`` names
+            it, the ``OSError`` is its ``__cause__``).
     """
     from .calibration.aiperf import _metric_value, _timestamp, json_objects
 
     file = os.fspath(path)
+    try:
+        with open(file, "rb"):
+            pass
+    except OSError as exc:
+        raise DataError(f"cannot read the AIPerf export: {exc.strerror or exc}", file=file) from exc
     out: list[dict[str, Any]] = []
     for line, obj in json_objects(file):
         if not isinstance(obj.get("metadata"), dict):
@@ -180,7 +186,8 @@ class Comparison:
 
     def to_dict(self) -> dict[str, Any]:
         """``{"counts", "metrics": {metric: {column: value}}}`` (JSON-ready, nulls None)."""
-        metrics = {m: {k: _none(v) for k, v in row.items()} for m, row in self.metrics.iterrows()}
+        metrics = {m: {k: (int(v) if k == "n" else _none(v)) for k, v in row.items()}
+                   for m, row in self.metrics.iterrows()}  # a row is all floats: n is a count
         return {"counts": dict(self.counts), "metrics": metrics}
 
     def plot(self):
@@ -276,7 +283,8 @@ def compare(config: str | os.PathLike[str] | Mapping[str, Any] | Spec, aiperf: s
         A :class:`Comparison`.
 
     Raises:
-        DataError: the export is malformed or has no successful record.
+        DataError: the export cannot be read (``.file`` names it), is malformed, or has
+            no successful record.
         ConfigError: the config is invalid, or ``concurrency`` < 1.
         SimulationError: from the replay.
     """

@@ -265,10 +265,21 @@ def pareto(df: Any, x: str = "output_tps_per_user", y: str = "output_tps_per_gpu
 
     Raises:
         KeyError: ``x`` or ``y`` is not a column.
+        TypeError: ``slo`` is not a number (a bool or a string is refused).
+        ValueError: ``slo`` is NaN or infinite.
     """
     for c in (x, y):
         if c not in df.columns:
             raise KeyError(f"pareto: no column {c!r} in the sweep (columns: {', '.join(map(str, df.columns))})")
+    if slo is not None:
+        import numbers
+
+        if isinstance(slo, bool) or not isinstance(slo, numbers.Real):
+            raise TypeError(f"pareto: slo must be a number (the bound on {x}), "
+                            f"got {slo!r} ({type(slo).__name__})")
+        if not math.isfinite(slo):
+            raise ValueError(f"pareto: slo must be a finite number (the bound on {x}), got {slo!r}")
+        slo = float(slo)
     ok = df[df["status"] == "ok"] if "status" in df.columns else df
     xs, ys = ok[x].to_numpy(dtype=float), ok[y].to_numpy(dtype=float)
     x_hi, y_hi = _higher_is_better(x), _higher_is_better(y)
