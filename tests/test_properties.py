@@ -54,8 +54,9 @@ def _config(seed: int, tmp_path) -> dict:
         rows, t = [], 0.0
         for i in range(rng.randint(1, 20)):
             t += rng.choice([0, 1, 5, 30])
-            row = {"timestamp": t, "input_length": rng.randint(1, 900), "output_length": rng.randint(0, 30),
-                   "hash_ids": [rng.randint(0, 3) for _ in range(rng.randint(0, 2))]}
+            isl = rng.randint(1, 900)  # at most ⌈isl / 512⌉ ids: a further one is refused
+            row = {"timestamp": t, "input_length": isl, "output_length": rng.randint(0, 30),
+                   "hash_ids": [rng.randint(0, 3) for _ in range(rng.randint(0, -(-isl // 512)))]}
             if rng.random() < 0.3:
                 row["session_id"] = rng.randint(0, 2)
             rows.append(row)

@@ -42,7 +42,7 @@ func withinSeconds(t *testing.T, limit time.Duration, f func()) {
 // (40,960 for Qwen3-32B), aggregated and P/D, as vLLM rejects it.
 func TestHugeLengthsAreRejectedNotWrapped(t *testing.T) {
 	for _, row := range [][2]int{{math.MaxInt64, 1}, {10, math.MaxInt64}, {1 << 62, 1 << 62}, {math.MaxInt64, math.MaxInt64}} {
-		trace := writeRaw(t, fmt.Sprintf(`{"timestamp": 0, "input_length": %d, "output_length": %d, "hash_ids": [1, 2]}`+"\n"+
+		trace := writeRaw(t, fmt.Sprintf(`{"timestamp": 0, "input_length": %d, "output_length": %d, "hash_ids": [1]}`+"\n"+
 			`{"timestamp": 1, "input_length": 100, "output_length": 2}`+"\n", row[0], row[1]))
 		src := fmt.Sprintf("traffic:\n  source: {type: mooncake, path: %s}\n  load: {mode: trace}\n", trace)
 		for name, eng := range map[string]string{"aggregated": linearEngineFor(1000), "pd": pdEngine(1000, 50, "")} {

@@ -152,6 +152,18 @@ func (s *mooncakeSource) parse(line []byte) (Request, *DataError) {
 	if msg != "" {
 		return Request{}, s.src.fail("hash_ids", msg)
 	}
+	blocks := in / MooncakeBlockTokens // ⌈in / 512⌉ without overflow near the int bound
+	if in%MooncakeBlockTokens != 0 {
+		blocks++
+	}
+	if len(ids) > blocks {
+		// AIPerf builds a row's prompt block by block from its ids and refuses one
+		// whose last block would hold no token (PromptGenerator._generate_cached_prompt:
+		// "final hash block size must be greater than 0"); the Mooncake traces have
+		// exactly ⌈input_length / 512⌉ ids per row.
+		return Request{}, s.src.fail("hash_ids", fmt.Sprintf("%d ids for input_length %d: %d-token blocks hold it in %d (⌈%d / %d⌉), so the last %d would hold no token",
+			len(ids), in, MooncakeBlockTokens, blocks, in, MooncakeBlockTokens, len(ids)-blocks))
+	}
 	var tsNs int64
 	if hasTs {
 		if !s.havePrev {

@@ -80,11 +80,11 @@ func TestMooncake_Parse(t *testing.T) {
 	}{
 		{
 			name: "integer rows, timed from the first",
-			content: `{"timestamp": 7, "input_length": 10, "output_length": 3, "hash_ids": [4, 5]}` + "\n" +
+			content: `{"timestamp": 7, "input_length": 600, "output_length": 3, "hash_ids": [4, 5]}` + "\n" +
 				`{"timestamp": 9, "input_length": 10, "output_length": 3}` + "\n",
 			// the first row is the time origin; 9 − 7 ms = 2,000,000 ns
 			want: []Request{
-				{ID: 0, Timestamp: 0, HasTimestamp: true, InputTokens: 10, OutputTokens: 3,
+				{ID: 0, Timestamp: 0, HasTimestamp: true, InputTokens: 600, OutputTokens: 3,
 					HashIDs: []int64{4, 5}, HashBlockTokens: 512, SessionID: -1, Line: 1},
 				{ID: 1, Timestamp: 2_000_000, HasTimestamp: true, InputTokens: 10, OutputTokens: 3, SessionID: -1, Line: 2}},
 		},
@@ -213,6 +213,11 @@ func TestMooncake_Errors(t *testing.T) {
 			`:1: hash_ids: must be an array of integers, got "x"`},
 		{"fractional hash id", `{"timestamp": 0, "input_length": 1, "output_length": 1, "hash_ids": [1.5]}`,
 			":1: hash_ids: must be an array of integers"},
+		// ⌈1024 / 512⌉ = 2 blocks, so a third id would name an empty block (AIPerf
+		// refuses the row); 1025 tokens take 3 (the last holds one token)
+		{"more ids than blocks", `{"timestamp": 0, "input_length": 1025, "output_length": 1, "hash_ids": [1, 2, 3]}` + "\n" +
+			`{"timestamp": 0, "input_length": 1024, "output_length": 1, "hash_ids": [1, 2, 3]}`,
+			":2: hash_ids: 3 ids for input_length 1024: 512-token blocks hold it in 2 (⌈1024 / 512⌉), so the last 1 would hold no token"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -267,8 +272,8 @@ func TestMooncake_EOFRepeats(t *testing.T) {
 func TestMooncake_HashIDsNotShared(t *testing.T) {
 	// GIVEN a caller that reuses one Request for every Next
 	src := NewMooncakeSource(strings.NewReader(
-		`{"timestamp": 0, "input_length": 1, "output_length": 1, "hash_ids": [1, 2]}`+"\n"+
-			`{"timestamp": 0, "input_length": 1, "output_length": 1, "hash_ids": [3, 4]}`), "h.jsonl")
+		`{"timestamp": 0, "input_length": 1000, "output_length": 1, "hash_ids": [1, 2]}`+"\n"+
+			`{"timestamp": 0, "input_length": 1000, "output_length": 1, "hash_ids": [3, 4]}`), "h.jsonl")
 	var r Request
 	require.NoError(t, src.Next(&r))
 	kept := r.HashIDs
@@ -281,7 +286,7 @@ func TestMooncake_HashIDsNotShared(t *testing.T) {
 func TestMooncake_LongLines(t *testing.T) {
 	// A 200,000-id line (≈1.3 MB) spans many 64 KiB reads and is still parsed.
 	var b strings.Builder
-	b.WriteString(`{"timestamp": 0, "input_length": 1, "output_length": 1, "hash_ids": [0`)
+	b.WriteString(`{"timestamp": 0, "input_length": 102400000, "output_length": 1, "hash_ids": [0`) // 200,000 × 512
 	for i := 1; i < 200_000; i++ {
 		fmt.Fprintf(&b, ", %d", i)
 	}
