@@ -573,11 +573,12 @@ def _run(args: argparse.Namespace) -> int:
 def console_main() -> None:  # pragma: no cover - the installed `aisimulate` script
     """Entry point of the ``aisimulate`` console script (and ``python -m aisimulate``)."""
     code = main()
-    if code in (EXIT_INTERRUPTED, EXIT_TERMINATED):
+    if code in (EXIT_INTERRUPTED, EXIT_TERMINATED) and "ray" not in sys.modules:
         # Stopped: every file is already removed or left whole (the finally blocks ran),
         # so leave at once. The interpreter's own shutdown would first free everything
         # a big replay built (garbage collection over pyarrow, pandas, the report's
-        # columns): 0.5–1 s on a loaded machine, after the user asked to stop.
+        # columns): 0.5–1 s on a loaded machine, after the user asked to stop. Not after
+        # a Ray sweep: Ray's exit handler stops the local cluster it may have started.
         for stream in (sys.stdout, sys.stderr):
             try:
                 stream.flush()
