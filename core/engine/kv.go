@@ -1,6 +1,9 @@
 package engine
 
-import "unsafe"
+import (
+	"slices"
+	"unsafe"
+)
 
 // blockNone marks no block: an empty slot, a hole in the queue.
 const blockNone = -1
@@ -12,8 +15,15 @@ const blockNone = -1
 // (group = blockNone: content only its own request can name, a prompt without
 // content ids or generated tokens; hash = privateKey(serial, position) and it
 // is found through its owner's saved block list, never through the table).
+//
+// Only a hashed block can be shared (a lookup finds nothing else), so an
+// unhashed block has at most one holder, and its ref is never read: blocks
+// are taken from the stack and released by requests that hold no hashed
+// block without touching the block array. ref is exact for a hashed block:
+// a block is hashed (register, registerPrivate) while its request alone holds
+// it, which sets ref to 1.
 type kvBlock struct {
-	ref    int32  // requests holding the block
+	ref    int32  // requests holding the block (exact while hashed)
 	hashed bool   // holds findable content (shared or private)
 	off    uint8  // its slot in its group, valid when hashed and shared
 	hash   uint64 // valid when hashed
@@ -144,6 +154,12 @@ func (m *kvManager) compactQueue() {
 // stack), a never-used one, else the head of the queue (dropping its content,
 // if any: an eviction). The caller has checked available().
 func (m *kvManager) take() int32 {
+	if n := len(m.free); n > 0 { // the common case, as takeN would take it
+		id := m.free[n-1]
+		m.free = m.free[:n-1]
+		m.stats.Allocated++
+		return id
+	}
 	var one [1]int32
 	return m.takeN(1, one[:0])[0]
 }
@@ -158,12 +174,11 @@ func (m *kvManager) takeN(n int, dst []int32) []int32 {
 		return dst
 	}
 	m.stats.Allocated += int64(n)
+	dst = slices.Grow(dst, n)
 	if k := min(n, len(m.free)); k > 0 {
 		top := len(m.free)
 		for i := 1; i <= k; i++ {
-			id := m.free[top-i]
-			m.blocks[id].ref = 1
-			dst = append(dst, id)
+			dst = append(dst, m.free[top-i]) // unhashed: its ref is not read (kvBlock)
 		}
 		m.free = m.free[:top-k]
 		n -= k
@@ -275,7 +290,7 @@ func (m *kvManager) registerPrivate(id int32, serial uint32, j int) {
 		return
 	}
 	b := &m.blocks[id]
-	b.hashed, b.hash, b.group = true, privateKey(serial, j), blockNone
+	b.ref, b.hashed, b.hash, b.group = 1, true, privateKey(serial, j), blockNone
 }
 
 // forgetPrivate drops the private content (serial, j) from block id if it
@@ -336,7 +351,7 @@ func (m *kvManager) register(id int32, hash, key uint64, off uint8) {
 	g.ids[off] = id
 	g.n++
 	b := &m.blocks[id]
-	b.hashed, b.hash, b.group, b.off = true, hash, gi, off
+	b.ref, b.hashed, b.hash, b.group, b.off = 1, true, hash, gi, off
 }
 
 // unregister drops a cached block's content (eviction): a shared block leaves
@@ -364,8 +379,10 @@ func (m *kvManager) release(ids []int32) {
 	for i := len(ids) - 1; i >= 0; i-- {
 		id := ids[i]
 		b := &m.blocks[id]
-		if b.ref--; b.ref > 0 {
-			continue
+		if b.hashed { // else its one holder lets go (kvBlock)
+			if b.ref--; b.ref > 0 {
+				continue
+			}
 		}
 		m.stats.Released++
 		if !b.hashed && m.lruLen == 0 {
@@ -380,6 +397,26 @@ func (m *kvManager) release(ids []int32) {
 		}
 	}
 	m.compactQueue()
+}
+
+// releaseOwn is release for blocks that only their request holds and that
+// hold no findable content (none hashed: a request with no prefix-cache hit,
+// no registered block and no named private content): each one's last holder
+// lets go. With the queue empty they go on the stack, last block first, as
+// release would put them, without touching the block array (a released
+// request's blocks were each a cache miss there: a fifth of a large closed
+// loop's time). Their ref is left as it was: an unhashed block's ref is never
+// read (kvBlock).
+func (m *kvManager) releaseOwn(ids []int32) {
+	if m.lruLen != 0 {
+		m.release(ids)
+		return
+	}
+	m.stats.Released += int64(len(ids))
+	m.free = slices.Grow(m.free, len(ids))
+	for i := len(ids) - 1; i >= 0; i-- {
+		m.free = append(m.free, ids[i])
+	}
 }
 
 // BytesPerBlock is the simulator's memory for one KV block the cache has

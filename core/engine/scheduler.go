@@ -261,7 +261,7 @@ func (w *Worker) preempt(r *Request) {
 		r.saved = append(r.saved[:0], r.blocks...)
 	}
 	r.lost = r.computed
-	w.kv.release(r.blocks)
+	w.releaseBlocks(r)
 	r.blocks = r.blocks[:0]
 	r.computed, r.registered, r.scheduled = 0, 0, 0
 	r.transferred = false // its transferred KV is gone: recomputed here as a prefill

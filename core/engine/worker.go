@@ -262,7 +262,7 @@ func (w *Worker) Abort(r *Request) {
 		return
 	}
 	w.forgetOwn(r)
-	w.kv.release(r.blocks)
+	w.releaseBlocks(r)
 	r.blocks, r.saved = r.blocks[:0], r.saved[:0]
 	r.where = onNone
 }
@@ -435,7 +435,7 @@ func (w *Worker) FinishPass() (outs []Out, steady int) {
 			if r.HoldKV {
 				r.where = onHeld
 			} else {
-				w.kv.release(r.blocks)
+				w.releaseBlocks(r)
 				r.blocks = r.blocks[:0]
 			}
 			w.outs = append(w.outs, Out{Req: r, Kind: OutFinished})
@@ -500,9 +500,20 @@ func (w *Worker) forgetOwn(r *Request) {
 	r.named = false
 }
 
+// releaseBlocks releases r's blocks: through the fast path when none of them
+// is hashed or shared (no prefix-cache hit or registered block, registered ==
+// 0, and no named private content), each then held by r alone.
+func (w *Worker) releaseBlocks(r *Request) {
+	if r.registered == 0 && !r.named {
+		w.kv.releaseOwn(r.blocks)
+		return
+	}
+	w.kv.release(r.blocks)
+}
+
 // ReleaseHeld releases the KV blocks of a finished HoldKV request.
 func (w *Worker) ReleaseHeld(r *Request) {
-	w.kv.release(r.blocks)
+	w.releaseBlocks(r)
 	r.blocks = r.blocks[:0]
 	r.where = onNone
 }
