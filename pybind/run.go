@@ -1,10 +1,13 @@
 package pybind
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
 	"os"
+	"path/filepath"
+	"runtime/debug"
 	"strings"
 
 	"github.com/aisimulate/aisimulate/core/config"
@@ -46,6 +49,16 @@ type runOptions struct {
 	RunID string `json:"run_id"`
 	// SLO adds the summary's goodput (replay.WithSLO).
 	SLO *report.SLO `json:"slo"`
+	// StreamDir streams the records instead of returning them: each chunk of
+	// 65,536 records whose requests have all finished is written there, in
+	// send order, as chunk-NNNNNN.cols (its columns, the columnar form of its
+	// own rows) and then chunk-NNNNNN.json (its header: n, columns, statuses,
+	// reasons so far), renamed into place last, so a reader takes a chunk
+	// once its header exists. "" returns the records in the data file.
+	StreamDir string `json:"stream_dir"`
+	// ChunkShift is log2 of the records per streamed chunk (0: 16;
+	// replay.WithRecordChunks).
+	ChunkShift uint `json:"chunk_shift"`
 }
 
 // Replay is RunColumnar with options (a JSON object, runOptions): with
@@ -71,6 +84,18 @@ func Replay(spec, options, dataPath string) string {
 		if o.SLO != nil {
 			opts = append(opts, replay.WithSLO(*o.SLO))
 		}
+		var streamed int
+		if o.StreamDir != "" {
+			opts = append(opts, replay.WithRecordColumns(func(c report.Chunk, b *report.ColumnBuilder) error {
+				streamed++
+				return writeChunk(o.StreamDir, streamed, c, b)
+			}))
+			if o.ChunkShift > 0 {
+				opts = append(opts, replay.WithRecordChunks(o.ChunkShift))
+			}
+		} else {
+			opts = append(opts, replay.WithRecordColumns(nil))
+		}
 		ctx := context.Background()
 		if r := lookupRun(o.RunID); r != nil {
 			ctx = r.ctx
@@ -84,18 +109,32 @@ func Replay(spec, options, dataPath string) string {
 		if err != nil {
 			return errorEnvelope(err)
 		}
-		cols := report.ToColumns(rep.Records)
+		cols := rep.Columns.Header()
+		size := int64(report.ColumnsBytes(cols.N))
+		if o.StreamDir != "" {
+			cols.Streamed = &report.Streamed{Chunks: streamed, Sorted: rep.Columns.Sorted()}
+			size = 0
+		}
 		out := map[string]any{"metadata": rep.Metadata, "summary": rep.Summary, "columns": cols}
-		data := [][]byte{cols.Data}
+		var timeline []byte
 		if rep.Timeline != nil {
 			tc := rep.Timeline.Columns()
 			for i := range tc.Columns {
-				tc.Columns[i].Offset += len(cols.Data) // 8-byte aligned: ToColumns pads every column
+				tc.Columns[i].Offset += int(size) // 8-byte aligned: every column is padded
 			}
 			out["timeline"] = tc
-			data = append(data, tc.Data)
+			timeline = tc.Data
 		}
-		if err := writeFile(dataPath, data); err != nil {
+		err = writeColumns(dataPath, rep.Columns, o.StreamDir == "", timeline)
+		rep = nil
+		// The columns now live in the file, which Python reads whole: give
+		// their memory back to the system first, so that the two copies are
+		// never resident at once (a 10-million-request replay's columns are
+		// 1.4 GB). Not for small ones: a forced collection costs tens of ms.
+		if size >= freeOSBytes {
+			debug.FreeOSMemory()
+		}
+		if err != nil {
 			return errorEnvelope(fmt.Errorf("writing the report columns: %w", err))
 		}
 		head, err := json.Marshal(map[string]any{"report": out})
@@ -106,20 +145,50 @@ func Replay(spec, options, dataPath string) string {
 	})
 }
 
-// writeFile writes the parts one after the other to path (created or
-// truncated, mode 0600).
-func writeFile(path string, parts [][]byte) error {
+// freeOSBytes is the size of the records' columns from which Replay returns
+// the Go heap to the system before Python reads them (about 115,000
+// records: a replay of a second or more).
+const freeOSBytes = 16 << 20
+
+// writeColumns writes the records' columns (when records) and then the
+// timeline's to path (created or truncated, mode 0600).
+func writeColumns(path string, cols *report.ColumnBuilder, records bool, timeline []byte) error {
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
 	if err != nil {
 		return err
 	}
-	for _, p := range parts {
-		if _, err := f.Write(p); err != nil {
-			f.Close()
-			return err
-		}
+	w := bufio.NewWriterSize(f, 1<<20)
+	if records {
+		_, err = cols.WriteTo(w)
 	}
-	return f.Close()
+	if err == nil {
+		_, err = w.Write(timeline)
+	}
+	if err == nil {
+		err = w.Flush()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// writeChunk writes streamed chunk i into dir: its columns, then its header
+// under a temporary name renamed into place (the reader's signal).
+func writeChunk(dir string, i int, c report.Chunk, b *report.ColumnBuilder) error {
+	base := filepath.Join(dir, fmt.Sprintf("chunk-%06d", i))
+	if err := os.WriteFile(base+".cols", c.Data, 0o600); err != nil {
+		return fmt.Errorf("streaming the records: %w", err)
+	}
+	h := b.ChunkHeader(c.Rows)
+	head, err := json.Marshal(h)
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(base+".json.tmp", head, 0o600); err != nil {
+		return fmt.Errorf("streaming the records: %w", err)
+	}
+	return os.Rename(base+".json.tmp", base+".json")
 }
 
 // decodeAndRun decodes a JSON spec strictly and replays it.
@@ -164,5 +233,7 @@ func decodeThen(spec, key string, f func(*config.Spec) (any, error)) string {
 // memory estimate and budget (replay.EstimateMemory), simulating nothing:
 // {"estimate": {...}} or an error envelope.
 func Estimate(spec string) string {
-	return decodeThen(spec, "estimate", func(s *config.Spec) (any, error) { return replay.EstimateMemory(s) })
+	return decodeThen(spec, "estimate", func(s *config.Spec) (any, error) {
+		return replay.EstimateMemory(s, replay.WithRecordColumns(nil)) // as Replay holds the records
+	})
 }

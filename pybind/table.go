@@ -18,6 +18,9 @@ type tableRequest struct {
 	// Append adds the rows to outPath; otherwise outPath is created or
 	// truncated first.
 	Append bool `json:"append"`
+	// Header: whether CSV starts with its header line (default: when from
+	// is 0).
+	Header *bool `json:"header"`
 }
 
 // WriteTable writes rows [from, to) of a per-request table (columns in
@@ -44,7 +47,11 @@ func WriteTable(request, dataPath, outPath string) string {
 		if err != nil {
 			return errorEnvelope(err)
 		}
-		if err := report.WriteTable(out, data, req.N, req.Columns, req.From, req.To, req.Format); err != nil {
+		header := req.From == 0
+		if req.Header != nil {
+			header = *req.Header
+		}
+		if err := report.WriteTableRows(out, data, req.N, req.Columns, req.From, req.To, req.Format, header); err != nil {
 			out.Close()
 			return errorEnvelope(fmt.Errorf("writing %s: %w", outPath, err))
 		}

@@ -77,8 +77,11 @@ def test_a_replay_past_its_budget_is_refused_naming_what_to_change(tmp_path):
     est = aisimulate.estimate_memory(spec)
     assert est["requests"] == 10_000_000 and est["exact"]
     assert est["budget_bytes"] == 2_000_000_000 and est["budget_source"] == "execution.max_memory_gb"
-    # about 640 bytes a request: 10M requests need more than 6 GB (they measured 6.3 GB)
-    assert est["total_bytes"] > 6e9
+    # 193 bytes a request (145 of columns, 48 of the summary's samples) and two pages of
+    # 65,536 whole records (168 bytes each) waiting to be final:
+    # 10M × 193 + 131,072 × 168 = 1.952e9 bytes of records, and the 64 MiB base
+    assert est["records_bytes"] == 10_000_000 * 193 + 131_072 * 168
+    assert est["total_bytes"] > 2e9
     with pytest.raises(ConfigError) as e:
         aisimulate.replay(spec)
     assert e.value.field == "execution.max_memory_gb"

@@ -259,7 +259,7 @@ def test_sigterm_during_a_cli_save_removes_its_temporary_files(tmp_path, base_sp
     script = textwrap.dedent(f"""
         import sys, time
         sys.path.insert(0, {str(REPO / 'python')!r})
-        from aisimulate import _tables, cli
+        from aisimulate import _stream, _tables, cli
         _tables.CHUNK_ROWS = 1000
         real = _tables.write_text
         def slow(cols, fields, n, path, fmt, advance):
@@ -267,6 +267,11 @@ def test_sigterm_during_a_cli_save_removes_its_temporary_files(tmp_path, base_sp
                 advance(k); open({str(ready)!r}, "w").close(); time.sleep(600)
             real(cols, fields, n, path, fmt, step)
         _tables.write_text = slow
+        # with Parquet, the CLI streams the tables while it replays: stop there
+        real_append = _stream.RecordStream._append
+        def slow_append(self, head, data):
+            real_append(self, head, data); open({str(ready)!r}, "w").close(); time.sleep(600)
+        _stream.RecordStream._append = slow_append
         sys.exit(cli.main(["replay", {str(cfg)!r}, "--output-dir", {str(out)!r}, "--records", "parquet,csv"]))
     """)
     child = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, stderr=subprocess.PIPE,

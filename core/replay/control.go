@@ -58,7 +58,7 @@ func RunContext(ctx context.Context, s *config.Spec, opts ...Option) (*report.Re
 
 // progress is the replay's Progress now.
 func (m *sim) progressNow() Progress {
-	p := Progress{Sent: int64(len(m.records)), Finished: m.ended, NowNs: m.now}
+	p := Progress{Sent: int64(m.sent()), Finished: m.ended, NowNs: m.now}
 	if m.mem.Exact {
 		p.Expected = m.mem.Requests
 	}

@@ -25,7 +25,7 @@ import (
 // arrivePD places a request on prefill worker w (global id), or rejects it.
 func (m *sim) arrivePD(idx int32, w int) {
 	f := m.flights[idx]
-	rec := &m.records[f.rec]
+	rec := m.rec(f.rec)
 	f.pw, f.dw = int32(w), -1
 	rec.PrefillWorker, rec.DecodeWorker = m.pools[0].server(w), -1
 	pre := m.workers[w]
@@ -64,7 +64,7 @@ func (m *sim) handoff(idx int32) {
 	dp := m.pools[1]
 	w := dp.place()
 	f.dw = int32(w)
-	rec := &m.records[f.rec]
+	rec := m.rec(f.rec)
 	rec.DecodeWorker, rec.Worker = dp.server(w), dp.server(w)
 	if reason := m.workers[w].CheckHandoff(f.eng.Prompt, f.dec.Output); reason != "" {
 		m.workers[f.pw].ReleaseHeld(&f.eng)
@@ -96,7 +96,7 @@ func (m *sim) startTransfer(idx int32) {
 	f := m.flights[idx]
 	f.stage = stageTransfer
 	d := m.dep.transferNs(f.eng.Prompt)
-	m.records[f.rec].TransferNs = d
+	m.rec(f.rec).TransferNs = d
 	m.at(m.now+d, phaseTransfer, evTransferEnd, idx, f.gen)
 }
 
@@ -125,7 +125,7 @@ func (m *sim) cancel(idx int32) {
 	case stageDecode:
 		m.workers[f.dw].Abort(&f.dec)
 	}
-	rec := &m.records[f.rec]
+	rec := m.rec(f.rec)
 	rec.Reason = fmt.Sprintf("canceled by the client after request_timeout_ms (%g ms)", float64(m.path.TimeoutNs)/1e6)
 	m.end(idx, report.StatusCanceled)
 }

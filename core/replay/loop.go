@@ -76,6 +76,7 @@ type sim struct {
 	active  int
 
 	records []report.Record
+	cols    *recordColumns // WithRecordColumns: the records as columns, not in records
 	acc     report.Accumulator
 	pending workload.Request // open loop: the next request to send
 
@@ -187,7 +188,10 @@ func run(ctx context.Context, spec *config.Spec, opts []Option) (*report.Report,
 	// arrivals a rate fits in max_duration_s), never from a count the run
 	// may not reach (1e9 requests stopped after 1 s preallocated 2.7 GB).
 	if m.mem.Exact && m.mem.Requests > 0 {
-		m.records = make([]report.Record, 0, min(m.mem.Requests, 1<<24))
+		if m.cols == nil {
+			m.records = make([]report.Record, 0, min(m.mem.Requests, 1<<24))
+		}
+		m.acc.Reserve(int(min(m.mem.Requests, 1<<24)))
 	}
 	if err := m.start(); err != nil {
 		return nil, err
@@ -201,22 +205,41 @@ func run(ctx context.Context, spec *config.Spec, opts []Option) (*report.Report,
 	if err := m.checkEnd(); err != nil {
 		return nil, err
 	}
-	if file := s.Traffic.Source.TracePath(); len(m.records) == 0 && file != "" && m.tr.feed.Rows() == 0 {
+	if file := s.Traffic.Source.TracePath(); m.sent() == 0 && file != "" && m.tr.feed.Rows() == 0 {
 		return nil, &workload.DataError{File: file, Msg: "the trace has no requests"}
 	}
 	// The warm-up requests were sent before any measured one: the first
 	// warmSent records. They ran, but a load generator does not report them.
-	if w := m.tr.warmSent; w > 0 && len(m.records) <= w {
+	if w := m.tr.warmSent; w > 0 && m.sent() <= w {
 		return nil, warmupTookAll(s, w)
 	}
 	md := m.dep.metadata(s, m)
-	m.records = m.records[m.tr.warmSent:]
-	return &report.Report{
-		Metadata: md,
-		Summary:  m.acc.Close(m.dep.gpus()),
-		Records:  m.records,
-		Timeline: m.tl,
-	}, nil
+	rep := &report.Report{Metadata: md, Summary: m.acc.Close(m.dep.gpus()), Timeline: m.tl}
+	if m.cols != nil {
+		if err := m.cols.flush(m.tr.warmSent); err != nil {
+			return nil, err
+		}
+		rep.Columns = &m.cols.b
+	} else {
+		rep.Records = m.records[m.tr.warmSent:]
+	}
+	return rep, nil
+}
+
+// rec is record i (its index in send order).
+func (m *sim) rec(i int) *report.Record {
+	if m.cols != nil {
+		return m.cols.at(i)
+	}
+	return &m.records[i]
+}
+
+// sent is the number of requests sent (records made).
+func (m *sim) sent() int {
+	if m.cols != nil {
+		return m.cols.n
+	}
+	return len(m.records)
 }
 
 // Check does everything Run does before the first request is sent — validate
@@ -251,7 +274,7 @@ func prepare(spec *config.Spec, opts []Option) (*sim, error) {
 		return nil, err
 	}
 	path := clientPath(s)
-	mem, err := estimate(s, dep)
+	mem, err := estimate(s, dep, recordsHeld(&o))
 	if err != nil {
 		return nil, err
 	}
@@ -272,6 +295,13 @@ func prepare(spec *config.Spec, opts []Option) (*sim, error) {
 			return nil, err
 		}
 		m.acc.SetSLO(*o.slo)
+	}
+	if o.columns {
+		expect := 0
+		if mem.Exact {
+			expect = int(min(mem.Requests, pageRows))
+		}
+		m.cols = newRecordColumns(o.pageShift, expect, o.emit)
 	}
 	if o.timeline {
 		m.tl = &report.Timeline{}
@@ -434,12 +464,17 @@ func (m *sim) send(idx int32) {
 	f := m.flights[idx]
 	r := &f.req
 	f.lastNs = report.NoTime
-	f.rec = len(m.records)
-	m.records = append(m.records, report.Record{
+	rec := report.Record{
 		RequestID: r.ID, InputTokens: r.InputTokens, SendNs: m.now, ArrivalNs: report.NoTime,
 		FirstTokenNs: report.NoTime, SecondTokenNs: report.NoTime, Worker: -1, PrefillWorker: -1, DecodeWorker: -1, SessionID: r.SessionID, Turn: r.Turn,
-	})
-	if len(m.records)%guardEvery == 0 {
+	}
+	if m.cols != nil {
+		f.rec = m.cols.add(rec)
+	} else {
+		f.rec = len(m.records)
+		m.records = append(m.records, rec)
+	}
+	if m.sent()%guardEvery == 0 {
 		m.guardMemory()
 	}
 	var hashes, groups []uint64
@@ -475,7 +510,7 @@ func (m *sim) arrive(idx int32) {
 	if f.ended { // canceled during the send leg
 		return
 	}
-	rec := &m.records[f.rec]
+	rec := m.rec(f.rec)
 	rec.ArrivalNs = m.now
 	p := m.pools[0]
 	w := p.place()
@@ -729,10 +764,10 @@ func (m *sim) token(idx int32) {
 	f := m.flights[idx]
 	f.received++
 	if f.received == 2 {
-		m.records[f.rec].SecondTokenNs = m.now
+		m.rec(f.rec).SecondTokenNs = m.now
 	}
 	if f.lastNs == report.NoTime {
-		m.records[f.rec].FirstTokenNs = m.now
+		m.rec(f.rec).FirstTokenNs = m.now
 	} else if m.path.TimeoutNs > 0 { // the request may yet be canceled: pool at completion
 		f.gaps = append(f.gaps, m.now-f.lastNs)
 	} else if !f.warmup {
@@ -745,7 +780,7 @@ func (m *sim) token(idx int32) {
 // schedules the client's action on it.
 func (m *sim) end(idx int32, status string) {
 	f := m.flights[idx]
-	rec := &m.records[f.rec]
+	rec := m.rec(f.rec)
 	f.ended = true
 	m.ended++
 	rec.Status, rec.EndNs = status, m.now
@@ -772,7 +807,13 @@ func (m *sim) end(idx int32, status string) {
 // sent after its delay; otherwise a closed-loop client sends its next request.
 func (m *sim) release(idx int32) error {
 	f := m.flights[idx]
-	m.records[f.rec].ReleaseNs = m.now
+	m.rec(f.rec).ReleaseNs = m.now
+	if m.cols != nil {
+		m.cols.final(f.rec, m.tr.warmSent)
+		if m.cols.err != nil && m.halt == nil {
+			m.halt = m.cols.err // the sink failed (a full disk): stop here
+		}
+	}
 	slot, warm := f.slot, f.warmup
 	f.gen++ // events and outputs still pending for this request are now stale
 	m.free = append(m.free, idx)

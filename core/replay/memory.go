@@ -22,10 +22,15 @@ import (
 //
 //	base       the interpreter, numpy and the Go runtime: 64 MiB (a
 //	           10-request replay through the Python API peaks at 46 MiB)
-//	records    n × (Record + 2 × column bytes + 3 latency samples) × heapFactor:
-//	           the core keeps one Record per request and writes them as
-//	           columns; Python reads the columns file whole; the summary keeps
-//	           TTFT, TPOT and E2E of each completed request (8 bytes each)
+//	records    n × (its columns + the summary's samples): through the Python
+//	           API the core encodes each record as columns once final
+//	           (WithRecordColumns) and keeps the columns (145 bytes) and the
+//	           summary's samples of it (samplesB); the columns go to a file
+//	           and back to the system (debug.FreeOSMemory) before Python reads
+//	           them, so the two copies are never resident together; plus up
+//	           to two pages of whole Records waiting to be final. A Go Run
+//	           keeps Records instead; a streamed run keeps only the samples
+//	           and the pages.
 //	in flight  F × (flight + 3 events + its KV block ids + its prefix hashes)
 //	held       later session turns read ahead to reach the next session's
 //	           start × workload.Request
@@ -33,15 +38,15 @@ import (
 //	           its capacity)
 //	dataset    entries × 20 bytes
 //
-// heapFactor covers what Go's collector lets the heap hold beyond the live
-// data between collections (the extension runs with GOGC=200) and the
-// growth of append-grown slices; see docs/benchmarks.md "Memory" for the
-// measured peaks the estimate is checked against
+// Nothing is charged for the collector's headroom (the extension runs with
+// GOGC=200): what grows with the requests is allocated once (the columns'
+// chunks, the samples sized up front when the count is known, the pages
+// reused), so the heap holds little garbage. docs/benchmarks.md "Memory"
+// lists the measured peaks the estimate is checked against
 // (test_estimate_error_against_the_measured_peak in tests/test_memory.py
 // states the error).
 const (
 	memBaseBytes   = 64 << 20
-	heapFactor     = 1.4
 	datasetEntryB  = 20
 	traceTokensReq = 8192 // tokens per trace request when the file is not read ahead (about a Mooncake row)
 )
@@ -51,7 +56,12 @@ var (
 	flightB  = int64(unsafe.Sizeof(flight{})) + 3*int64(unsafe.Sizeof(event{}))
 	requestB = int64(unsafe.Sizeof(workload.Request{}))
 	passB    = int64(unsafe.Sizeof(report.Pass{}))
-	colB     = int64(report.ColumnsBytes(1))
+	colB     = int64(report.ColumnsBytes(1<<20) >> 20) // 145: the columns' widths, without the padding of one record
+	// samplesB is what the summary keeps per completed request
+	// (report.Accumulator: TTFT, TPOT, TTST, E2E as float64 and the input
+	// and output tokens as int32) and the float64 its Close makes of one
+	// sample at a time.
+	samplesB = int64(4*8 + 2*4 + 8)
 )
 
 // MemoryEstimate is a replay's expected peak memory, bytes, by part.
@@ -81,11 +91,17 @@ type MemoryEstimate struct {
 	BudgetSource string `json:"budget_source"`
 
 	perRecord, perFlight int64 // for the run-time guard
+	paged                bool  // records wait in pages of WithRecordColumns
 }
 
 // EstimateMemory validates s, builds its deployment and returns its memory
-// estimate (nothing is simulated). Errors as Run's.
-func EstimateMemory(s *config.Spec) (*MemoryEstimate, error) {
+// estimate (nothing is simulated) for a Run with opts (WithRecordColumns
+// changes what is held per request). Errors as Run's.
+func EstimateMemory(s *config.Spec, opts ...Option) (*MemoryEstimate, error) {
+	var o runOptions
+	for _, opt := range opts {
+		opt(&o)
+	}
 	if err := s.Validate(); err != nil {
 		return nil, err
 	}
@@ -93,11 +109,31 @@ func EstimateMemory(s *config.Spec) (*MemoryEstimate, error) {
 	if err != nil {
 		return nil, err
 	}
-	return estimate(s, dep)
+	return estimate(s, dep, recordsHeld(&o))
+}
+
+// How a replay holds its records, for its memory estimate.
+type heldAs int
+
+const (
+	heldRecords  heldAs = iota // Report.Records (a Go caller's Run)
+	heldColumns                // Report.Columns (WithRecordColumns: the Python API)
+	heldStreamed               // streamed to a sink (WithRecordColumns with a sink)
+)
+
+// recordsHeld is how a run with options o holds its records.
+func recordsHeld(o *runOptions) heldAs {
+	switch {
+	case !o.columns:
+		return heldRecords
+	case o.emit == nil:
+		return heldColumns
+	}
+	return heldStreamed
 }
 
 // estimate prices a validated spec on its deployment.
-func estimate(s *config.Spec, dep *deployment) (*MemoryEstimate, error) {
+func estimate(s *config.Spec, dep *deployment, held heldAs) (*MemoryEstimate, error) {
 	t := &s.Traffic
 	e := &MemoryEstimate{Base: memBaseBytes, Exact: true}
 	var n float64 // requests
@@ -170,8 +206,18 @@ func estimate(s *config.Spec, dep *deployment) (*MemoryEstimate, error) {
 	if cfg.PrefixCaching {
 		e.perFlight += int64(blocks) * 16 // hashes and group keys
 	}
-	e.perRecord = int64(heapFactor * float64(recordB+2*colB+3*8))
-	e.Records = sat(float64(e.Requests) * float64(e.perRecord))
+	e.perRecord = samplesB
+	pages := 0.0 // records waiting in the pages of the column mode
+	switch held {
+	case heldRecords:
+		e.perRecord += recordB
+	case heldColumns:
+		e.perRecord += colB
+		pages, e.paged = math.Min(n, 2*pageRows), true
+	case heldStreamed:
+		pages, e.paged = math.Min(n, 2*pageRows), true
+	}
+	e.Records = sat(float64(e.Requests)*float64(e.perRecord) + pages*float64(recordB))
 	e.Flights = sat(float64(e.InFlight) * float64(e.perFlight))
 	if src, ok := t.Source.Type.(config.SessionsSource); ok && isClosed {
 		// Sessions are generated one after another, each with all its turns:
@@ -298,17 +344,20 @@ func (m *sim) guardMemory() {
 	if e == nil || m.halt != nil {
 		return
 	}
-	now := e.Base + e.KVIndex + e.Dataset + int64(len(m.records))*e.perRecord +
+	now := e.Base + e.KVIndex + e.Dataset + int64(m.sent())*e.perRecord +
 		int64(len(m.flights))*e.perFlight + int64(m.tr.feed.Held())*requestB
 	if m.tl != nil {
 		now += int64(len(m.tl.Passes)) * passB
+	}
+	if e.paged {
+		now += int64(min(m.sent(), 2*pageRows)) * recordB
 	}
 	if now <= e.Budget {
 		return
 	}
 	m.halt = &config.Error{Field: "execution.max_memory_gb", Msg: fmt.Sprintf(
 		"the replay passed its memory budget of %s (%s) after %d requests, %d of them in flight: it holds about %s; lower traffic.stop.max_requests or traffic.stop.max_duration_s, or raise execution.max_memory_gb",
-		gb(e.Budget), e.BudgetSource, len(m.records), m.active, gb(now))}
+		gb(e.Budget), e.BudgetSource, m.sent(), m.active, gb(now))}
 }
 
 // gb writes bytes as GB (1e9) for messages.

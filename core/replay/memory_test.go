@@ -89,9 +89,10 @@ func TestBudgetRefusesUpFront(t *testing.T) {
 	assert.Equal(t, "execution.max_memory_gb", ce.Field)
 	assert.Contains(t, ce.Msg, "(10000000 request records: ")
 	assert.Contains(t, ce.Msg, "more than its budget of 1 GB (execution.max_memory_gb): lower traffic.stop.max_requests")
-	// about 640 bytes a record: 10M records need more than 6 GB
+	// a Go Run keeps a Record (168 bytes) and the summary's samples (48) per
+	// request: 10M records need 2.16 GB
 	e := estimateYAML(t, spec)
-	assert.Greater(t, e.Total, int64(6e9))
+	assert.Equal(t, int64(10_000_000*(168+48)), e.Records)
 	assert.Equal(t, int64(1e9), e.Budget)
 }
 
@@ -99,14 +100,16 @@ func TestBudgetRefusesUpFront(t *testing.T) {
 // duration, whose count is not known up front) is stopped, not let run out
 // of memory.
 func TestBudgetStopsARunThatGrows(t *testing.T) {
-	// 70 MB: the 64 MiB base and 8 clients fit; about 4,000 more records do not
+	// 70 MB: the 64 MiB base and 8 clients fit; (70e6 − 2^26) / 216 bytes ≈
+	// 13,400 records more do not, and the first look past them is the
+	// second, after 2 × 8,192 records
 	spec := synthetic("num_requests: 100000000, isl: 16, osl: 1", "mode: concurrency, concurrency: 8", "max_duration_s: 1000000") +
 		"execution: {max_memory_gb: 0.07}\n"
 	_, err := runErr(t, spec)
 	var ce *config.Error
 	require.ErrorAs(t, err, &ce)
 	assert.Equal(t, "execution.max_memory_gb", ce.Field)
-	assert.Contains(t, ce.Msg, "the replay passed its memory budget of 0.07 GB (execution.max_memory_gb) after 8192 requests")
+	assert.Contains(t, ce.Msg, "the replay passed its memory budget of 0.07 GB (execution.max_memory_gb) after 16384 requests")
 }
 
 // A closed loop over sessions of up to 2^62 turns (1e9 in the battery) read

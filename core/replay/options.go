@@ -19,6 +19,28 @@ type runOptions struct {
 	perToken bool
 	progress func(Progress)
 	slo      *report.SLO
+	columns  bool
+	emit     func(report.Chunk, *report.ColumnBuilder) error
+	// pageShift is log2 of the records per chunk (pageShift).
+	pageShift uint
+}
+
+// WithRecordColumns makes the run encode each request's record as columns
+// once it is final, in chunks of 65,536 records in send order
+// (report.ColumnBuilder), instead of keeping Records: Report.Columns holds
+// them. With emit, each chunk goes to emit as soon as its records are all
+// final (with the builder, for its reason labels and counts so far) and is
+// not kept: the replay then holds only the records of the requests in
+// flight. An error from emit stops the run with it.
+func WithRecordColumns(emit func(report.Chunk, *report.ColumnBuilder) error) Option {
+	return func(o *runOptions) { o.columns, o.emit, o.pageShift = true, emit, pageShift }
+}
+
+// WithRecordChunks makes WithRecordColumns' chunks 2^shift records (3 ≤
+// shift ≤ 24; default 16, 65,536 records): given after WithRecordColumns.
+// Smaller chunks let tests stream many chunks from small replays.
+func WithRecordChunks(shift uint) Option {
+	return func(o *runOptions) { o.pageShift = min(max(shift, 3), 24) }
 }
 
 // WithSLO makes the summary count the completed requests within slo

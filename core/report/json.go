@@ -61,6 +61,10 @@ type Report struct {
 	Metadata Metadata
 	Summary  Summary
 	Records  []Record
+	// Columns holds the records as columns instead of Records (nil) when the
+	// run was asked for them (replay.WithRecordColumns); a run that streamed
+	// its columns elsewhere keeps none (Columns.Rows() is still the count).
+	Columns *ColumnBuilder
 	// Timeline is every engine pass when the run recorded it
 	// (replay.WithTimeline), else nil. JSON leaves it out.
 	Timeline *Timeline

@@ -1,5 +1,7 @@
 package report
 
+import "slices"
+
 // Summary is the aggregate of a replay (docs/metrics.md). Latency statistics cover
 // completed requests only; a metric without any value is null.
 type Summary struct {
@@ -78,16 +80,28 @@ type Goodput struct {
 }
 
 // Accumulator collects records and closes into a Summary in one step.
+//
+// It keeps, per completed request, its TTFT, TPOT, TTST and E2E (float64,
+// ms) and its input and output tokens (int32): 40 bytes at most (the output
+// tokens per second per user are 1000 / TPOT, derived at Close).
 type Accumulator struct {
-	s                      Summary
-	ttft, tpot, e2e        []float64
-	ttst, perUser, isl, os []float64
-	itl                    gapPool
-	lastEndNs              int64
-	firstSendNs            int64 // NoTime until a record is added
-	added                  bool
-	slo                    *SLO
-	good                   int
+	s               Summary
+	ttft, tpot, e2e []float64
+	ttst            []float64
+	isl, os         []int32
+	itl             gapPool
+	lastEndNs       int64
+	firstSendNs     int64 // NoTime until a record is added
+	added           bool
+	slo             *SLO
+	good            int
+}
+
+// Reserve sizes the per-request samples for n completed requests, so that a
+// replay whose request count is known does not grow (and copy) them.
+func (a *Accumulator) Reserve(n int) {
+	a.ttft, a.tpot, a.e2e = slices.Grow(a.ttft, n), slices.Grow(a.tpot, n), slices.Grow(a.e2e, n)
+	a.ttst, a.isl, a.os = slices.Grow(a.ttst, n), slices.Grow(a.isl, n), slices.Grow(a.os, n)
 }
 
 // SetSLO makes the summary count the completed requests within slo (its
@@ -138,11 +152,8 @@ func (a *Accumulator) Add(r *Record) {
 	if v, ok := r.TTST(); ok {
 		a.ttst = append(a.ttst, v)
 	}
-	if v, ok := r.PerUserTPS(); ok {
-		a.perUser = append(a.perUser, v)
-	}
-	a.isl = append(a.isl, float64(r.InputTokens))
-	a.os = append(a.os, float64(r.OutputTokens))
+	a.isl = append(a.isl, int32(r.InputTokens))
+	a.os = append(a.os, int32(r.OutputTokens))
 	a.e2e = append(a.e2e, r.E2E())
 	if a.slo != nil && a.slo.meets(r) {
 		a.good++
@@ -172,9 +183,17 @@ func (a *Accumulator) Close(gpus int) Summary {
 		s.RequestThroughputRPS, s.OutputTokenThroughputTPS = &rps, &tps
 		s.GPUHours = float64(gpus) * sec / 3600
 	}
+	// per user: 1000 / TPOT of each request with a TPOT > 0 (Record.PerUserTPS)
+	perUser := make([]float64, 0, len(a.tpot))
+	for _, v := range a.tpot {
+		if v > 0 {
+			perUser = append(perUser, 1000/v)
+		}
+	}
 	s.TTFT, s.TPOT, s.E2E, s.ITL = Compute(a.ttft), Compute(a.tpot), Compute(a.e2e), a.itl.stats()
-	s.TTST, s.OutputTPSPerUser = Compute(a.ttst), Compute(a.perUser)
-	s.InputSequenceLength, s.OutputSequenceLength = Compute(a.isl), Compute(a.os)
+	s.TTST, s.OutputTPSPerUser = Compute(a.ttst), Compute(perUser)
+	perUser = nil
+	s.InputSequenceLength, s.OutputSequenceLength = computeInts(a.isl), computeInts(a.os)
 	if a.slo != nil {
 		g := &Goodput{SLO: *a.slo, GoodRequests: a.good}
 		if win > 0 {
@@ -188,4 +207,15 @@ func (a *Accumulator) Close(gpus int) Summary {
 		s.Goodput = g
 	}
 	return s
+}
+
+// computeInts is Compute of integer samples: sorted as integers (cheaper,
+// and the same order), then as float64 values.
+func computeInts(xs []int32) *Stats {
+	slices.Sort(xs)
+	fs := make([]float64, len(xs))
+	for i, x := range xs {
+		fs[i] = float64(x)
+	}
+	return weightedStats(fs, nil)
 }

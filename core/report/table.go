@@ -41,6 +41,13 @@ const (
 // is written when from is 0). Values are read with data.ReadAt one column
 // block at a time, so data can be a file of any size.
 func WriteTable(w io.Writer, data io.ReaderAt, n int64, cols []TableColumn, from, to int64, format string) error {
+	return WriteTableRows(w, data, n, cols, from, to, format, from == 0)
+}
+
+// WriteTableRows is WriteTable with the CSV header written when header is
+// true (a table appended chunk by chunk from separate column buffers has one
+// header, before its first chunk).
+func WriteTableRows(w io.Writer, data io.ReaderAt, n int64, cols []TableColumn, from, to int64, format string, header bool) error {
 	if format != FormatJSONL && format != FormatCSV && format != FormatAIPerf {
 		return fmt.Errorf("table format %q: want %s, %s or %s", format, FormatJSONL, FormatCSV, FormatAIPerf)
 	}
@@ -72,7 +79,7 @@ func WriteTable(w io.Writer, data io.ReaderAt, n int64, cols []TableColumn, from
 	}
 	bw := bufio.NewWriterSize(w, 1<<20)
 	var line []byte
-	if format == FormatCSV && from == 0 {
+	if format == FormatCSV && header {
 		for i, c := range cols {
 			if i > 0 {
 				line = append(line, ',')

@@ -17,7 +17,7 @@ The simulation runs in the native core (Go, built by ``make build`` into
 from __future__ import annotations
 
 import os
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
 from . import _native
 from ._run import replay_native
@@ -97,7 +97,9 @@ def check_slo(slo: Mapping[str, Any]) -> dict[str, float]:
 
 def replay(src: str | os.PathLike[str] | Mapping[str, Any] | Spec, *,
            timeline: bool = False, progress: bool | None = None,
-           slo: Mapping[str, float] | None = None) -> ReplayReport:
+           slo: Mapping[str, float] | None = None,
+           output_dir: str | os.PathLike[str] | None = None,
+           formats: Sequence[str] = ("parquet",), exports: Sequence[str] = ()) -> ReplayReport:
     """Run one replay and return its report.
 
     Args:
@@ -113,6 +115,17 @@ def replay(src: str | os.PathLike[str] | Mapping[str, Any] | Spec, *,
         progress: show a progress bar (requests finished / expected, simulated time) on
             stderr, or a widget in a notebook, once the replay has run for 2 s. ``None``
             (default): when stderr is a terminal or in a Jupyter kernel.
+        output_dir: write the result folder as :meth:`ReplayReport.save` writes it
+            (``formats``, ``exports``), streaming the per-request records into its
+            tables in chunks of 65,536 as their requests finish instead of holding
+            them (a 10-million-request replay then holds the requests in flight, not
+            1.4 GB of records). The folder is replaced atomically once the replay has
+            finished; Ctrl-C or an error leaves the previous result. ``formats`` must
+            include ``"parquet"``: the returned report reads its records back from
+            ``requests.parquet`` when they are first used (``requests``,
+            ``to_pandas()``, an export). Rows are in ``request_id`` order, as ``save``
+            writes them.
+        formats, exports: with ``output_dir``, as :meth:`ReplayReport.save` takes them.
 
     Returns:
         The :class:`ReplayReport` (summary, per-request records, metadata).
@@ -129,7 +142,19 @@ def replay(src: str | os.PathLike[str] | Mapping[str, Any] | Spec, *,
     options: dict[str, Any] = {"timeline": bool(timeline)}
     if slo is not None:
         options["slo"] = check_slo(slo)
+    if output_dir is not None:
+        from ._tables import FILES
+
+        unknown = [f for f in formats if f not in FILES]
+        if unknown or "parquet" not in formats:
+            raise ValueError(f"record formats {list(formats)}: streaming into output_dir needs "
+                             f"'parquet' among them (choose from {', '.join(FILES)})")
     spec = load_config(src)
+    if output_dir is not None:
+        from ._stream import replay_into
+
+        return replay_into(spec.to_json(), options, output_dir, formats, exports,
+                           progress=progress, on_error=_explain)
     head, buf = replay_native(spec.to_json(), options, progress=progress, on_error=_explain)
     return ReplayReport.from_columnar(head, buf)
 

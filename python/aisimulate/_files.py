@@ -89,6 +89,7 @@ class ResultDir:
                                           "that this replay read: choose another output folder")
 
     def __enter__(self) -> "ResultDir":
+        self._created = not self.dir.exists()  # removed again by abort when left empty
         self.dir.mkdir(parents=True, exist_ok=True)
         self._remove_stale_temps()
         return self
@@ -103,13 +104,20 @@ class ResultDir:
         return path
 
     def abort(self) -> None:
-        """Remove every temporary file not yet committed."""
+        """Remove every temporary file not yet committed, and the folder when this save
+        created it and nothing else is in it (a replay streaming into it was stopped)."""
         for path in self._temps.values():
             try:
                 path.unlink()
             except FileNotFoundError:
                 pass
         self._temps.clear()
+        if getattr(self, "_created", False):
+            self._created = False
+            try:
+                self.dir.rmdir()
+            except OSError:  # not empty (committed, or another writer's files)
+                pass
 
     def commit(self) -> dict[str, Path]:
         """Move every temporary file into place, :data:`MARKER` last, and remove the
@@ -120,6 +128,7 @@ class ResultDir:
             final name → final path, in the order written.
         """
         _in_background(lambda: [_fsync(path) for path in self._temps.values()])
+        self._created = False  # the folder holds the result from here on
         marker = self.dir / self._marker
         previous = _listed_files(marker)
         try:

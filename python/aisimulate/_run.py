@@ -97,9 +97,12 @@ def columns_file():
 
 
 def replay_native(spec_json: str, options: dict[str, Any], *, progress: bool | None,
-                  on_error: Callable[[BaseException], BaseException] | None = None) -> tuple[dict, bytes]:
+                  on_error: Callable[[BaseException], BaseException] | None = None,
+                  on_poll: Callable[[], None] | None = None) -> tuple[dict, bytes]:
     """Run ``pybind.Replay`` on a worker thread and return its ``report`` head and the
-    column bytes.
+    column bytes. ``on_poll`` is called on the waiting thread between waits (it takes
+    streamed records, :mod:`aisimulate._stream`); an exception from it stops the replay
+    and is raised.
 
     Raises:
         KeyboardInterrupt: Ctrl-C while it ran (the replay is stopped; no result).
@@ -111,7 +114,7 @@ def replay_native(spec_json: str, options: dict[str, Any], *, progress: bool | N
         try:
             head = _native.call("Replay", spec_json, "report", json.dumps(options), path)
             fh.seek(0)
-            return head, fh.read()
+            return head, _read(fh)
         except (ConfigError, DataError, SimulationError) as exc:
             raise (on_error(exc) if on_error else exc) from None
         finally:
@@ -127,7 +130,7 @@ def replay_native(spec_json: str, options: dict[str, Any], *, progress: bool | N
             head = _native.call("Replay", spec_json, "report",
                                 json.dumps({**options, "run_id": run_id}), path)
             fh.seek(0)
-            result["value"] = (head, fh.read())
+            result["value"] = (head, _read(fh))
         except BaseException as exc:  # noqa: BLE001 - handed to the caller's thread
             result["error"] = exc
         finally:
@@ -147,6 +150,8 @@ def replay_native(spec_json: str, options: dict[str, Any], *, progress: bool | N
             worker.join(_POLL_S)
             if show:
                 bar = _update(bar, mod, run_id)
+            if on_poll is not None:
+                on_poll()
         if "error" in result:
             err = result["error"]
             raise (on_error(err) if on_error else err) from None
@@ -160,6 +165,20 @@ def replay_native(spec_json: str, options: dict[str, Any], *, progress: bool | N
         if bar is not None:
             bar.close()
         mod.Forget(run_id)
+
+
+def _read(fh) -> bytearray:
+    """The whole file, read into one buffer sized once (``read()`` of a large file
+    grows its result as it goes)."""
+    size = os.fstat(fh.fileno()).st_size
+    buf = bytearray(size)
+    view, got = memoryview(buf), 0
+    while got < size:
+        k = fh.readinto(view[got:])
+        if not k:
+            break
+        got += k
+    return buf
 
 
 def _update(bar, mod, run_id: str):

@@ -77,22 +77,27 @@ def write_parquet(cols: Mapping[str, Any], fields: Sequence[str], n: int, path: 
     values repeat (status, token counts, workers); on the float times it rarely pays
     and costs more than half the write (at 10⁶ rows: 1.4 s of CPU with it on every
     column, 0.5 s so, and a smaller file)."""
-    import pyarrow.parquet as pq
-
-    dictionary = [name for name in fields if cols[name].dtype.kind != "f"]
-
     writer = None
     try:
         for start in range(0, max(n, 1), CHUNK_ROWS):
             table = arrow_table(cols, fields, start, min(start + CHUNK_ROWS, n))
             if writer is None:
-                writer = pq.ParquetWriter(str(path), table.schema, compression="zstd",
-                                          use_dictionary=dictionary)
+                writer = parquet_writer(path, table.schema, cols, fields)
             writer.write_table(table)
             advance(table.num_rows)
     finally:
         if writer is not None:
             writer.close()
+
+
+def parquet_writer(path: Path, schema, cols: Mapping[str, Any], fields: Sequence[str]):
+    """The ``pyarrow.parquet.ParquetWriter`` of :func:`write_parquet` (zstd, dictionaries
+    on the non-float columns), also used by a streamed replay (:mod:`aisimulate._stream`)
+    so that its file is the same."""
+    import pyarrow.parquet as pq
+
+    dictionary = [name for name in fields if cols[name].dtype.kind != "f"]
+    return pq.ParquetWriter(str(path), schema, compression="zstd", use_dictionary=dictionary)
 
 
 def write_text(cols: Mapping[str, Any], fields: Sequence[str], n: int, path: Path, fmt: str,

@@ -225,15 +225,35 @@ def _cmd_replay(args: argparse.Namespace) -> int:
         raise _UsageError("--export writes into the result folder: give --output-dir DIR too")
     if args.trace_out is not None and not args.trace_out.strip():
         raise _UsageError("--trace-out: the file name is empty")
-    report = replay(spec, progress=progress_of(args), slo=parse_slo(args.slo),
-                    timeline=args.trace_out is not None)
+    # With Parquet among the tables, the records stream into the folder as requests
+    # finish (aisimulate._stream) instead of being held and saved after the replay.
+    stream = bool(args.output_dir) and "parquet" in formats
+    written: dict = {}
+    try:
+        report = replay(spec, progress=progress_of(args), slo=parse_slo(args.slo),
+                        timeline=args.trace_out is not None,
+                        **({"output_dir": args.output_dir, "formats": formats, "exports": exports}
+                           if stream else {}))
+    except OSError as exc:
+        if not stream:
+            raise
+        _error(f"cannot write {exc.filename or args.output_dir}: {exc.strerror or exc} (nothing was replaced)")
+        return 1
+    if stream:  # what save() returns: the tables, the exports, prediction.json last
+        from ._files import MARKER
+        from ._tables import FILES
+        from .exports import EXPORT_FILES
+
+        names = [FILES[f] for f in dict.fromkeys(formats)]
+        names += [n for e in dict.fromkeys(exports) for n in EXPORT_FILES[e]] + [MARKER]
+        written = {n: os.path.join(args.output_dir, n) for n in names}
     if args.trace_out:
         try:
             print(f"wrote {report.to_chrome_trace(args.trace_out)}", file=sys.stderr)
         except OSError as exc:
             _error(f"cannot write {args.trace_out}: {exc.strerror or exc}")
             return 1
-    if args.output_dir:
+    if args.output_dir and not stream:
         try:
             written = report.save(args.output_dir, formats=formats, exports=exports,
                                   progress=progress_of(args))
@@ -241,8 +261,8 @@ def _cmd_replay(args: argparse.Namespace) -> int:
             where = exc.filename or args.output_dir
             _error(f"cannot write {where}: {exc.strerror or exc} (nothing was replaced)")
             return 1
-        for path in written.values():
-            print(f"wrote {path}", file=sys.stderr)
+    for path in written.values():
+        print(f"wrote {path}", file=sys.stderr)
     if args.format == "json":
         _write(report.to_json())
     elif args.format == "csv":

@@ -112,16 +112,41 @@ class ReplayReport:
     :meth:`from_dict`; :func:`aisimulate.replay` does that for you.
     """
 
-    __slots__ = ("summary", "metadata", "timeline", "_requests", "_columns")
+    __slots__ = ("summary", "metadata", "timeline", "_requests", "_cols", "_streamed")
 
     def __init__(self, summary: Mapping[str, Any], requests: Iterable[Mapping[str, Any]],
                  metadata: Mapping[str, Any] | None = None) -> None:
         self.summary: dict[str, Any] = dict(summary)
         self._requests: list[dict[str, Any]] | None = sorted(
             (_ordered(r) for r in requests), key=_sort_key)
-        self._columns: dict[str, Any] | None = None
+        self._cols: dict[str, Any] | None = None
+        self._streamed: tuple[Path, dict[str, Any]] | None = None
         self.metadata: dict[str, Any] = dict(metadata or {})
         self.timeline: dict[str, Any] | None = None
+
+    @property
+    def _columns(self) -> dict[str, Any] | None:
+        """The per-request columns; a streamed report reads them from its Parquet
+        table on first use (:meth:`from_streamed`)."""
+        if self._cols is None and self._streamed is not None:
+            from ._stream import columns_from_parquet
+
+            path, head = self._streamed
+            self._cols = columns_from_parquet(path, head)
+        return self._cols
+
+    @classmethod
+    def from_streamed(cls, report: Mapping[str, Any], buf, parquet: Path) -> "ReplayReport":
+        """A report whose records the core streamed into ``parquet`` (``requests.parquet``
+        of a result folder, :mod:`aisimulate._stream`) instead of returning them:
+        ``report`` is the core's head (its ``columns`` header has ``streamed``), ``buf``
+        the timeline's bytes. The records are read from the file when first used."""
+        self = cls.__new__(cls)
+        self.summary, self.metadata = dict(report["summary"]), dict(report.get("metadata") or {})
+        self._requests, self._cols = None, None
+        self._streamed = (Path(parquet), dict(report["columns"]))
+        self.timeline = _timeline(report.get("timeline"), buf)
+        return self
 
     @property
     def requests(self) -> list[dict[str, Any]]:
@@ -165,7 +190,7 @@ class ReplayReport:
         cols["_header"] = header
         self = cls.__new__(cls)
         self.summary, self.metadata = dict(summary), dict(report.get("metadata") or {})
-        self._requests, self._columns = None, cols
+        self._requests, self._cols, self._streamed = None, cols, None
         self.timeline = _timeline(report.get("timeline"), buf)
         return self
 
@@ -417,17 +442,26 @@ class ReplayReport:
                     else:
                         _tables.write_text(self._columns, fields, n, tmp, fmt, advance)
                     files[name] = {"format": fmt, "bytes": tmp.stat().st_size}
-                for export in exports:
-                    for name, path in _exports.write_export(self, export, out, advance).items():
-                        files[name] = {"format": export, "bytes": path.stat().st_size}
-                doc = {"metadata": self.metadata, "records": {"count": n, "files": files},
-                       "summary": self.summary}
-                out.temp(_files.MARKER).write_text(
-                    json.dumps(doc, sort_keys=True, indent=2, allow_nan=False) + "\n", encoding="utf-8")
-                return out.commit()
+                return self._commit(out, files, exports, advance)
         finally:
             if bar is not None:
                 bar.close()
+
+    def _commit(self, out, files: dict[str, dict[str, Any]], exports: Sequence[str],
+                advance) -> dict[str, Path]:
+        """The last steps of a save into ``out`` (an open ResultDir) whose tables are
+        written (``files``: name → {format, bytes}): the exports, ``prediction.json``,
+        and the move into place."""
+        from . import _files, exports as _exports
+
+        for export in exports:
+            for name, path in _exports.write_export(self, export, out, advance).items():
+                files[name] = {"format": export, "bytes": path.stat().st_size}
+        doc = {"metadata": self.metadata, "records": {"count": self._count(), "files": files},
+               "summary": self.summary}
+        out.temp(_files.MARKER).write_text(
+            json.dumps(doc, sort_keys=True, indent=2, allow_nan=False) + "\n", encoding="utf-8")
+        return out.commit()
 
     def to_aiperf(self, directory: str | os.PathLike[str], *, progress: bool | None = None) -> dict[str, Path]:
         """Write the run as AIPerf writes a profile run, into ``directory`` (created),
@@ -486,6 +520,8 @@ class ReplayReport:
 
     def _count(self) -> int:
         """The number of per-request records."""
+        if self._cols is None and self._streamed is not None:
+            return int(self._streamed[1]["n"])
         if self._columns is not None:
             return len(self._columns["request_id"])
         return len(self._requests or [])

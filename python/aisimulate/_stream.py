@@ -1,0 +1,250 @@
+"""Streaming a replay's per-request records into a result folder as requests finish.
+
+With ``aisimulate.replay(spec, output_dir=DIR)`` (the CLI's ``replay --output-dir``) the
+core does not hold the records: each chunk of 65,536 records whose requests have all
+finished is written to a scratch folder as its column bytes and a header
+(``pybind.Replay``'s ``stream_dir``), and the waiting thread takes each chunk as it
+appears, appends it to the tables being written — a Parquet row group (pyarrow, the
+writer :meth:`ReplayReport.save` uses, so the file is the same) or a block of JSON lines
+or CSV rows (the core's table writer) — and deletes it. Python never loops over records.
+
+The tables are written to temporary names in the folder and moved into place with
+``prediction.json`` only when the replay has finished (:mod:`aisimulate._files`): a
+replay stopped by Ctrl-C or an error leaves the previous result as it was. The rows are
+in send order, which is ``request_id`` order except for interleaved sessions and
+unsorted traces; then the tables are rewritten sorted (the records are held for that).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+from . import _native, _tables
+
+
+#: log2 of the records per chunk the core streams (pybind ``chunk_shift``): 2^16 =
+#: 65,536, a row group of :data:`_tables.CHUNK_ROWS` (the row groups are cut to that
+#: size whatever the chunks are).
+CHUNK_SHIFT = 16
+
+
+def chunk_columns(head: Mapping[str, Any], buf) -> dict[str, Any]:
+    """The column arrays of a columnar header and its bytes (views into ``buf``), with
+    ``_statuses``, ``_reasons`` and ``_header`` as :meth:`ReplayReport.from_columnar`
+    keeps them (no sorting)."""
+    import numpy as np
+
+    n = int(head["n"])
+    cols: dict[str, Any] = {c["name"]: np.frombuffer(buf, dtype=np.dtype(c["dtype"]), count=n,
+                                                     offset=int(c["offset"]))
+                            for c in head["columns"]}
+    cols["_statuses"] = list(head.get("statuses") or [])
+    cols["_reasons"] = list(head.get("reasons") or [])
+    cols["_header"] = {c["name"]: c for c in head["columns"]}
+    return cols
+
+
+class RecordStream:
+    """Takes the core's streamed chunks from ``chunk_dir`` in order and appends them to
+    ``targets`` (format → path): :meth:`poll` while the replay runs, :meth:`close` once
+    it has returned."""
+
+    def __init__(self, chunk_dir: str, targets: Mapping[str, Path]) -> None:
+        self.dir = chunk_dir
+        self.targets = dict(targets)
+        self.next = 1
+        self.rows = 0
+        self._parquet = None
+        self._pending: list = []  # Parquet rows not yet in a row group
+        self._dtypes: dict[str, Any] | None = None  # an empty array of each column's dtype
+
+    def poll(self) -> None:
+        """Append every chunk that is complete (its header written), in order."""
+        while True:
+            base = os.path.join(self.dir, f"chunk-{self.next:06d}")
+            if not os.path.exists(base + ".json"):
+                return
+            with open(base + ".json", encoding="utf-8") as f:
+                head = json.load(f)
+            self._append(head, base + ".cols")
+            os.unlink(base + ".cols")
+            os.unlink(base + ".json")
+            self.next += 1
+
+    def _append(self, head: Mapping[str, Any], data: str) -> None:
+        n = int(head["n"])
+        fields = [c["name"] for c in head["columns"]]
+        for fmt, path in self.targets.items():
+            if fmt == "parquet":
+                import numpy as np
+
+                cols = chunk_columns(head, np.fromfile(data, dtype=np.uint8))
+                if self._dtypes is None:
+                    self._dtypes = {name: cols[name][:0] for name in fields}
+                self._row_groups(path, _tables.arrow_table(cols, fields))
+            else:  # in pieces of CHUNK_ROWS: a Ctrl-C is taken between them
+                layout = _layout(head)
+                for start in range(0, n, _tables.CHUNK_ROWS):
+                    first = self.rows == 0 and start == 0
+                    req = {"n": n, "columns": layout, "from": start, "to": min(start + _tables.CHUNK_ROWS, n),
+                           "format": fmt, "append": not first, "header": first}
+                    _native.call("WriteTable", json.dumps(req), "written", data, str(path))
+        self.rows += n
+
+    def _row_groups(self, path: Path, table, last: bool = False) -> None:
+        """Write ``table`` (after what is pending) as row groups of
+        :data:`_tables.CHUNK_ROWS` rows, keeping the rest for the next call unless
+        ``last``: the row groups of :func:`_tables.write_parquet`, whatever the core's
+        chunks (the first is short of the warm-up requests)."""
+        import pyarrow as pa
+
+        if table is not None:
+            self._pending.append(table)
+        pending = pa.concat_tables(self._pending) if len(self._pending) > 1 else self._pending[0]
+        start = 0
+        while pending.num_rows - start >= _tables.CHUNK_ROWS or (last and start < pending.num_rows):
+            group = pending.slice(start, _tables.CHUNK_ROWS).combine_chunks()
+            if self._parquet is None:
+                self._parquet = _tables.parquet_writer(path, group.schema, self._dtypes, list(self._dtypes))
+            self._parquet.write_table(group)
+            start += group.num_rows
+        self._pending = [pending.slice(start)] if start < pending.num_rows else []
+
+    def close(self, head: Mapping[str, Any]) -> None:
+        """Take the last chunks and close the tables; a replay without records still
+        gets its (empty) tables, as :meth:`ReplayReport.save` writes them."""
+        self.poll()
+        if self._pending:
+            self._row_groups(self.targets["parquet"], None, last=True)
+        if self.rows == 0:
+            from .report import ReplayReport
+
+            empty = ReplayReport.from_columnar({"summary": {}, "columns": head}, b"")
+            cols = empty._columns
+            for fmt, path in self.targets.items():
+                if fmt == "parquet":
+                    _tables.write_parquet(cols, list(cols["_header"]), 0, path, lambda k: None)
+                else:
+                    _tables.write_text(cols, list(cols["_header"]), 0, path, fmt, lambda k: None)
+        if self._parquet is not None:
+            self._parquet.close()
+            self._parquet = None
+
+    def abort(self) -> None:
+        if self._parquet is not None:
+            try:
+                self._parquet.close()
+            except Exception:  # noqa: BLE001 - the file is removed by the caller
+                pass
+            self._parquet = None
+
+
+def _layout(head: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The core's table layout (``pybind.WriteTable``) of a chunk's header."""
+    out = []
+    for c in head["columns"]:
+        col = {"name": c["name"], "dtype": c["dtype"], "offset": int(c["offset"])}
+        if c.get("nullable") or c.get("labels"):
+            col["null"] = "negative"
+        elif c["dtype"] == "<f8":
+            col["null"] = "nan"
+        if c.get("labels"):
+            col["labels"] = list(head[c["labels"]])
+        out.append(col)
+    return out
+
+
+def columns_from_parquet(path: Path, head: Mapping[str, Any]) -> dict[str, Any]:
+    """The column arrays of a streamed Parquet table, as :meth:`ReplayReport.from_columnar`
+    keeps them: the core's dtypes, -1 for a null integer or label, NaN for a null float,
+    ``status`` and ``reason`` as indices into the header's labels."""
+    import numpy as np
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
+    table = pq.read_table(str(path))
+    cols: dict[str, Any] = {}
+    for c in head["columns"]:
+        arr = table.column(c["name"])
+        dtype = np.dtype(c["dtype"])
+        if c.get("labels"):
+            labels = list(head[c["labels"]])
+            codes = pc.index_in(arr, value_set=__import__("pyarrow").array(labels, type=arr.type))
+            cols[c["name"]] = codes.fill_null(-1).to_numpy().astype(dtype)
+        elif dtype.kind == "f":
+            cols[c["name"]] = arr.fill_null(float("nan")).to_numpy().astype(dtype)
+        elif c.get("nullable"):
+            cols[c["name"]] = arr.fill_null(-1).to_numpy().astype(dtype)
+        else:
+            cols[c["name"]] = arr.to_numpy().astype(dtype)
+    cols["_statuses"] = list(head.get("statuses") or [])
+    cols["_reasons"] = list(head.get("reasons") or [])
+    cols["_header"] = {c["name"]: c for c in head["columns"]}
+    return cols
+
+
+def wanted(formats: Sequence[str]) -> bool:
+    """Whether a result with these record formats can be streamed: Parquet among them
+    (the report reads its records back from it)."""
+    return "parquet" in formats
+
+
+def replay_into(spec_json: str, options: dict[str, Any], directory, formats: Sequence[str],
+                exports: Sequence[str], *, progress, on_error):
+    """Replay with the records streamed into ``directory`` (see the module doc) and
+    return the report, whose records are read back from ``requests.parquet`` when used.
+
+    Raises:
+        as :func:`aisimulate.replay` and :meth:`ReplayReport.save` raise.
+    """
+    import shutil
+    import tempfile
+
+    from . import _files, exports as _exports
+    from ._run import replay_native
+    from .report import ReplayReport
+
+    formats = list(dict.fromkeys(formats))
+    exports = list(dict.fromkeys(exports))
+    bad = [e for e in exports if e not in _exports.EXPORT_FILES]
+    if bad:
+        raise ValueError(f"unknown export(s) {bad}: choose from {', '.join(_exports.EXPORT_FILES)}")
+    probe = ReplayReport({}, [], {"spec": json.loads(spec_json)})
+    out = _files.ResultDir(directory, inputs=probe._input_files())
+    out.check_names([*(_tables.FILES[f] for f in formats),
+                     *(f for e in exports for f in _exports.EXPORT_FILES[e]), _files.MARKER])
+    with out:
+        targets = {fmt: out.temp(_tables.FILES[fmt]) for fmt in formats}
+        chunk_dir = tempfile.mkdtemp(prefix="aisimulate-stream-")
+        stream = RecordStream(chunk_dir, targets)
+        try:
+            head, buf = replay_native(spec_json, {**options, "stream_dir": chunk_dir, "chunk_shift": CHUNK_SHIFT}, progress=progress,
+                                      on_error=on_error, on_poll=stream.poll)
+            stream.close(head["columns"])
+        finally:
+            stream.abort()
+            shutil.rmtree(chunk_dir, ignore_errors=True)
+        report = ReplayReport.from_streamed(head, buf, targets["parquet"])
+        if not head["columns"]["streamed"]["sorted"]:  # rewrite the tables in request_id order
+            import numpy as np
+
+            cols = report._columns
+            order = np.argsort(cols["request_id"], kind="stable")
+            report._cols = {k: (v if k.startswith("_") else v[order]) for k, v in cols.items()}
+            report._streamed = None  # held from here on
+            n = report._count()
+            fields = list(cols["_header"])
+            for fmt, path in targets.items():
+                if fmt == "parquet":
+                    _tables.write_parquet(report._cols, fields, n, path, lambda k: None)
+                else:
+                    _tables.write_text(report._cols, fields, n, path, fmt, lambda k: None)
+        files = {_tables.FILES[f]: {"format": f, "bytes": p.stat().st_size} for f, p in targets.items()}
+        final = report._streamed is not None
+        written = report._commit(out, files, exports, lambda k: None)
+        if final:  # from now on the records are read from the committed table
+            report._streamed = (written[_tables.FILES["parquet"]], report._streamed[1])
+        return report
