@@ -13,7 +13,7 @@ export PATH := $(TOOLS):$(PATH)
 export CGO_LDFLAGS_ALLOW := -fwrapv
 export PYTHONPATH := $(CURDIR)/python
 
-.PHONY: build venv tools test gotest fuzz pytest installcheck demo quickstart bench goldens accuracy clean
+.PHONY: build venv tools test gotest fuzz pytest installcheck demo quickstart bench bench-10m goldens accuracy clean
 
 build: $(SO_STAMP)
 
@@ -99,6 +99,11 @@ bench: build
 	$(VPY) scripts/bench.py
 	$(VPY) scripts/bench_startup.py
 	$(VPY) scripts/bench_sweep.py --ray
+
+# Ten million requests (closed loop and Poisson, records held and streamed), each in a
+# fresh process: CPU s, peak RSS. Opt-in: about 5 minutes of CPU (docs/benchmarks.md).
+bench-10m: build
+	$(VPY) scripts/bench_10m.py
 
 clean:
 	rm -rf _build $(PYCORE) $(TOOLS)
