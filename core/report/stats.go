@@ -27,6 +27,13 @@ func Compute(xs []float64) *Stats {
 	return weightedStats(xs, nil)
 }
 
+// computeSamples is Compute with sortSamples' radix sort (buf: its buffer,
+// returned for the next call).
+func computeSamples(xs []float64, buf []uint64) (*Stats, []uint64) {
+	buf = sortSamples(xs, buf)
+	return weightedStats(xs, nil), buf
+}
+
 // weightedStats is the Stats of the list in which vals[i] (ascending) appears
 // counts[i] times (once each when counts is nil), or nil when it is empty.
 // Compute and the pooled ITL share it, so both follow the same formulas.

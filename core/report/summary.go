@@ -1,6 +1,9 @@
 package report
 
-import "slices"
+import (
+	"slices"
+	"unsafe"
+)
 
 // Summary is the aggregate of a replay (docs/metrics.md). Latency statistics cover
 // completed requests only; a metric without any value is null.
@@ -183,17 +186,24 @@ func (a *Accumulator) Close(gpus int) Summary {
 		s.RequestThroughputRPS, s.OutputTokenThroughputTPS = &rps, &tps
 		s.GPUHours = float64(gpus) * sec / 3600
 	}
-	// per user: 1000 / TPOT of each request with a TPOT > 0 (Record.PerUserTPS)
-	perUser := make([]float64, 0, len(a.tpot))
+	// one sort buffer for every sample list, in turn (8 bytes a request)
+	var buf []uint64
+	s.TTFT, buf = computeSamples(a.ttft, buf)
+	s.TPOT, buf = computeSamples(a.tpot, buf)
+	s.E2E, buf = computeSamples(a.e2e, buf)
+	s.TTST, buf = computeSamples(a.ttst, buf)
+	s.ITL = a.itl.stats()
+	// per user: 1000 / TPOT of each request with a TPOT > 0 (Record.PerUserTPS),
+	// made in place of the TPOT samples, whose statistics are done
+	perUser := a.tpot[:0]
 	for _, v := range a.tpot {
 		if v > 0 {
 			perUser = append(perUser, 1000/v)
 		}
 	}
-	s.TTFT, s.TPOT, s.E2E, s.ITL = Compute(a.ttft), Compute(a.tpot), Compute(a.e2e), a.itl.stats()
-	s.TTST, s.OutputTPSPerUser = Compute(a.ttst), Compute(perUser)
-	perUser = nil
-	s.InputSequenceLength, s.OutputSequenceLength = computeInts(a.isl), computeInts(a.os)
+	s.OutputTPSPerUser, buf = computeSamples(perUser, buf)
+	s.InputSequenceLength, buf = computeInts(a.isl, buf)
+	s.OutputSequenceLength, _ = computeInts(a.os, buf)
 	if a.slo != nil {
 		g := &Goodput{SLO: *a.slo, GoodRequests: a.good}
 		if win > 0 {
@@ -209,13 +219,20 @@ func (a *Accumulator) Close(gpus int) Summary {
 	return s
 }
 
-// computeInts is Compute of integer samples: sorted as integers (cheaper,
-// and the same order), then as float64 values.
-func computeInts(xs []int32) *Stats {
+// computeInts is Compute of integer samples: sorted as integers (the same
+// order), then as float64 values made in buf's memory (returned for the
+// next call).
+func computeInts(xs []int32, buf []uint64) (*Stats, []uint64) {
 	slices.Sort(xs)
-	fs := make([]float64, len(xs))
+	if cap(buf) < len(xs) {
+		buf = make([]uint64, len(xs))
+	}
+	if len(xs) == 0 {
+		return nil, buf
+	}
+	fs := unsafe.Slice((*float64)(unsafe.Pointer(unsafe.SliceData(buf))), len(xs))
 	for i, x := range xs {
 		fs[i] = float64(x)
 	}
-	return weightedStats(fs, nil)
+	return weightedStats(fs, nil), buf
 }
