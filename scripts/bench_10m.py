@@ -31,7 +31,7 @@ import json, os, resource, sys, time
 import aisimulate
 spec, out = json.loads(sys.argv[1]), sys.argv[2] or None
 t = time.perf_counter()
-rep = aisimulate.replay(spec, progress=False, output_dir=out)
+rep = aisimulate.replay(spec, progress=False, **({"output_dir": out} if out else {}))
 wall = time.perf_counter() - t
 ru = resource.getrusage(resource.RUSAGE_SELF)
 with open("/proc/self/status") as f:
