@@ -51,7 +51,7 @@ func (p *gapPool) stats() *Stats {
 	// sort the runs by value (about one per pass and worker, far fewer than
 	// tokens) and merge equal values; the statistics need only the sorted
 	// distinct values and their counts
-	slices.SortFunc(p.runs, func(a, b gapRun) int { return cmp.Compare(a.v, b.v) })
+	sortRuns(p.runs)
 	msVals, counts := make([]float64, 0, len(p.runs)), make([]int64, 0, len(p.runs))
 	for i, r := range p.runs {
 		if i > 0 && r.v == p.runs[i-1].v {
@@ -61,4 +61,48 @@ func (p *gapPool) stats() *Stats {
 		msVals, counts = append(msVals, ms(r.v)), append(counts, r.n)
 	}
 	return weightedStats(msVals, counts)
+}
+
+// sortRuns sorts runs by value: an LSD radix sort on the values (gaps are ≥ 0)
+// from radixMin runs, as sortSamples sorts floats, else (or with a negative
+// value) slices.SortFunc. Runs of equal value may come out in any order:
+// stats merges them, and a sum of counts does not depend on its order.
+func sortRuns(runs []gapRun) {
+	n := len(runs)
+	byValue := func(a, b gapRun) int { return cmp.Compare(a.v, b.v) }
+	if n < radixMin {
+		slices.SortFunc(runs, byValue)
+		return
+	}
+	for _, r := range runs {
+		if r.v < 0 {
+			slices.SortFunc(runs, byValue)
+			return
+		}
+	}
+	src, dst := runs, make([]gapRun, n)
+	var count [1 << radixBits]int
+	for shift := uint(0); shift < 64; shift += radixBits {
+		clear(count[:])
+		for _, r := range src {
+			count[uint64(r.v)>>shift&radixMask]++
+		}
+		if count[uint64(src[0].v)>>shift&radixMask] == n {
+			continue
+		}
+		pos := 0
+		for d, c := range count {
+			count[d] = pos
+			pos += c
+		}
+		for _, r := range src {
+			d := uint64(r.v) >> shift & radixMask
+			dst[count[d]] = r
+			count[d]++
+		}
+		src, dst = dst, src
+	}
+	if &src[0] != &runs[0] {
+		copy(runs, src)
+	}
 }

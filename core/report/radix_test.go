@@ -1,6 +1,7 @@
 package report
 
 import (
+	"cmp"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -38,5 +39,32 @@ func TestSortSamplesIsSlicesSort(t *testing.T) {
 		if name == "latencies" {
 			assert.Len(t, buf, len(xs), "the buffer is kept for the next list")
 		}
+	}
+}
+
+// sortRuns orders gap runs by value as slices.SortFunc does (runs of equal
+// value in any order: compared as sorted values and per-value counts).
+func TestSortRunsSortsByValue(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for _, n := range []int{radixMin - 1, 3 * radixMin} {
+		runs := make([]gapRun, n)
+		for i := range runs {
+			runs[i] = gapRun{v: int64(rng.IntN(50_000_000)), n: int64(1 + rng.IntN(9))}
+		}
+		runs[5].v = 0
+		want := slices.Clone(runs)
+		slices.SortFunc(want, func(a, b gapRun) int { return cmp.Compare(a.v, b.v) })
+		sortRuns(runs)
+		counts := func(rs []gapRun) map[int64]int64 {
+			m := map[int64]int64{}
+			for _, r := range rs {
+				m[r.v] += r.n
+			}
+			return m
+		}
+		for i := range runs {
+			assert.Equal(t, want[i].v, runs[i].v, "n=%d [%d]", n, i)
+		}
+		assert.Equal(t, counts(want), counts(runs))
 	}
 }
