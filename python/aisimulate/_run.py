@@ -19,7 +19,7 @@ import sys
 import threading
 from typing import Any, Callable
 
-from . import _native
+from . import _lazy, _native
 from .errors import ConfigError, DataError, SimulationError
 
 #: How long an interrupted replay is waited for before the interrupt is re-raised
@@ -66,14 +66,14 @@ def make_bar(*, total: int | None, desc: str, unit: str):
     notebook without ipywidgets, rather than tqdm.auto's warning)."""
     if in_kernel():
         try:
-            import ipywidgets  # noqa: F401
-            from tqdm.notebook import tqdm as notebook_tqdm
+            _lazy.module("ipywidgets")  # tqdm.notebook draws with it
+            notebook_tqdm = _lazy.module("tqdm.notebook").tqdm
 
             return notebook_tqdm(total=total or None, desc=desc, unit=unit, delay=PROGRESS_DELAY_S,
                                  leave=False)
         except ImportError:
             pass
-    from tqdm import tqdm
+    tqdm = _lazy.module("tqdm").tqdm
 
     return tqdm(total=total or None, desc=desc, unit=unit, delay=PROGRESS_DELAY_S, leave=False,
                 file=sys.stderr, dynamic_ncols=True)
@@ -85,7 +85,7 @@ def columns_file():
     named file (the third item) that the caller removes in a ``finally`` — not Linux,
     or a forked process whose native calls run in a fresh interpreter, which cannot
     see this process's descriptors."""
-    import tempfile  # on first use: import aisimulate stays light
+    tempfile = _lazy.module("tempfile")  # on first use: import aisimulate stays light
 
     fh = tempfile.TemporaryFile(prefix="aisimulate-", suffix=".cols")
     proc = f"/proc/self/fd/{fh.fileno()}"

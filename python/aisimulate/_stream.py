@@ -22,7 +22,7 @@ import os
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-from . import _native, _tables
+from . import _lazy, _native, _tables
 
 
 #: log2 of the records per chunk the core streams (pybind ``chunk_shift``): 2^16 =
@@ -35,7 +35,7 @@ def chunk_columns(head: Mapping[str, Any], buf) -> dict[str, Any]:
     """The column arrays of a columnar header and its bytes (views into ``buf``), with
     ``_statuses``, ``_reasons`` and ``_header`` as :meth:`ReplayReport.from_columnar`
     keeps them (no sorting)."""
-    import numpy as np
+    np = _lazy.module("numpy")
 
     n = int(head["n"])
     cols: dict[str, Any] = {c["name"]: np.frombuffer(buf, dtype=np.dtype(c["dtype"]), count=n,
@@ -79,7 +79,7 @@ class RecordStream:
         fields = [c["name"] for c in head["columns"]]
         for fmt, path in self.targets.items():
             if fmt == "parquet":
-                import numpy as np
+                np = _lazy.module("numpy")
 
                 cols = chunk_columns(head, np.fromfile(data, dtype=np.uint8))
                 if self._dtypes is None:
@@ -99,7 +99,7 @@ class RecordStream:
         :data:`_tables.CHUNK_ROWS` rows, keeping the rest for the next call unless
         ``last``: the row groups of :func:`_tables.write_parquet`, whatever the core's
         chunks (the first is short of the warm-up requests)."""
-        import pyarrow as pa
+        pa = _lazy.module("pyarrow")
 
         if table is not None:
             self._pending.append(table)
@@ -161,9 +161,9 @@ def columns_from_parquet(path: Path, head: Mapping[str, Any]) -> dict[str, Any]:
     """The column arrays of a streamed Parquet table, as :meth:`ReplayReport.from_columnar`
     keeps them: the core's dtypes, -1 for a null integer or label, NaN for a null float,
     ``status`` and ``reason`` as indices into the header's labels."""
-    import numpy as np
-    import pyarrow.compute as pc
-    import pyarrow.parquet as pq
+    np = _lazy.module("numpy")
+    pc = _lazy.module("pyarrow.compute")
+    pq = _lazy.module("pyarrow.parquet")
 
     table = pq.read_table(str(path))
     cols: dict[str, Any] = {}
@@ -200,8 +200,8 @@ def replay_into(spec_json: str, options: dict[str, Any], directory, formats: Seq
     Raises:
         as :func:`aisimulate.replay` and :meth:`ReplayReport.save` raise.
     """
-    import shutil
-    import tempfile
+    shutil = _lazy.module("shutil")
+    tempfile = _lazy.module("tempfile")
 
     from . import _files, exports as _exports
     from ._run import replay_native
@@ -229,7 +229,7 @@ def replay_into(spec_json: str, options: dict[str, Any], directory, formats: Seq
             shutil.rmtree(chunk_dir, ignore_errors=True)
         report = ReplayReport.from_streamed(head, buf, targets["parquet"])
         if not head["columns"]["streamed"]["sorted"]:  # rewrite the tables in request_id order
-            import numpy as np
+            np = _lazy.module("numpy")
 
             cols = report._columns
             order = np.argsort(cols["request_id"], kind="stable")

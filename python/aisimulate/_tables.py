@@ -22,7 +22,7 @@ import os
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
-from . import _native
+from . import _lazy, _native
 
 #: Rows per chunk (one Parquet row group, one core call for CSV and JSON lines): a
 #: Ctrl-C is taken between chunks, and a chunk of 65,536 rows takes about 0.1 s of CPU
@@ -48,8 +48,8 @@ def _negative_null(cols: Mapping[str, Any], name: str) -> bool:
 def arrow_table(cols: Mapping[str, Any], fields: Sequence[str], start: int = 0, stop: int | None = None):
     """Rows [start, stop) of the columns as a ``pyarrow.Table`` (strings for status and
     reason, nulls per the module doc)."""
-    import numpy as np
-    import pyarrow as pa
+    np = _lazy.module("numpy")
+    pa = _lazy.module("pyarrow")
 
     arrays = []
     for name in fields:
@@ -94,7 +94,7 @@ def parquet_writer(path: Path, schema, cols: Mapping[str, Any], fields: Sequence
     """The ``pyarrow.parquet.ParquetWriter`` of :func:`write_parquet` (zstd, dictionaries
     on the non-float columns), also used by a streamed replay (:mod:`aisimulate._stream`)
     so that its file is the same."""
-    import pyarrow.parquet as pq
+    pq = _lazy.module("pyarrow.parquet")
 
     dictionary = [name for name in fields if cols[name].dtype.kind != "f"]
     return pq.ParquetWriter(str(path), schema, compression="zstd", use_dictionary=dictionary)
@@ -103,9 +103,9 @@ def parquet_writer(path: Path, schema, cols: Mapping[str, Any], fields: Sequence
 def write_text(cols: Mapping[str, Any], fields: Sequence[str], n: int, path: Path, fmt: str,
                advance: Callable[[int], None]) -> None:
     """Write the table to ``path`` as ``"csv"`` or ``"jsonl"`` through the core."""
-    import tempfile
+    tempfile = _lazy.module("tempfile")
 
-    import numpy as np
+    np = _lazy.module("numpy")
 
     layout = []
     with tempfile.TemporaryFile(prefix="aisimulate-", suffix=".cols") as fh:
@@ -165,7 +165,7 @@ def write_records_slow(records: Sequence[Mapping[str, Any]], fields: Sequence[st
             w.writeheader()
             w.writerows({k: ("" if v is None else v) for k, v in r.items()} for r in records)
     else:
-        import pyarrow as pa
-        import pyarrow.parquet as pq
+        pa = _lazy.module("pyarrow")
+        pq = _lazy.module("pyarrow.parquet")
 
         pq.write_table(pa.Table.from_pylist(list(records)), str(path), compression="zstd")

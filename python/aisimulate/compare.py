@@ -36,11 +36,12 @@ import os
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Mapping
 
+from . import _lazy
 from .config import Spec, load_config
 from .errors import ConfigError, DataError
 
 if TYPE_CHECKING:
-    import numpy as np
+    np = _lazy.module("numpy")
 
 # numpy, pandas and the AIPerf reader are imported where used, so that
 # `import aisimulate` (which exports compare) does not load them.
@@ -193,9 +194,9 @@ class Comparison:
     def plot(self):
         """Predicted against measured per request (TTFT, TPOT, E2E; the y = x line and
         ±20 % dotted) and the pooled ITL distributions, as a matplotlib Figure."""
-        import numpy as np
+        np = _lazy.module("numpy")
 
-        from .plot import _figure
+        _figure = _lazy.module("aisimulate.plot")._figure
 
         fig, axes = _figure(1, 4, 17.0, 4.2)
         done = self.requests[self.requests["status"] == "completed"]
@@ -237,7 +238,7 @@ def _f(v: Any, d: int = 1) -> str:
 
 
 def _none(v: Any) -> Any:
-    import numpy as np
+    np = _lazy.module("numpy")
 
     if isinstance(v, (np.floating, float)):
         return None if math.isnan(v) else float(v)
@@ -247,7 +248,7 @@ def _none(v: Any) -> Any:
 
 
 def _stats(v: np.ndarray) -> dict[str, float]:
-    import numpy as np
+    np = _lazy.module("numpy")
 
     v = v[~np.isnan(v)]
     if not len(v):
@@ -257,7 +258,7 @@ def _stats(v: np.ndarray) -> dict[str, float]:
 
 
 def _paired(m: np.ndarray, p: np.ndarray) -> tuple[int, float, float, float]:
-    import numpy as np
+    np = _lazy.module("numpy")
 
     ok = ~(np.isnan(m) | np.isnan(p)) & (m > 0)
     m, p = m[ok], p[ok]
@@ -288,8 +289,8 @@ def compare(config: str | os.PathLike[str] | Mapping[str, Any] | Spec, aiperf: s
         ConfigError: the config is invalid, or ``concurrency`` < 1.
         SimulationError: from the replay.
     """
-    import numpy as np
-    import pandas as pd
+    np = _lazy.module("numpy")
+    pd = _lazy.module("pandas")
 
     from . import replay
 
@@ -306,7 +307,7 @@ def compare(config: str | os.PathLike[str] | Mapping[str, Any] | Spec, aiperf: s
     t0 = ok[0]["start_ns"]
     keep = {k: v for k, v in ((base.data.get("traffic") or {}).get("load") or {}).items()
             if k in ("response_overhead", "request_timeout_ms")}
-    import tempfile
+    tempfile = _lazy.module("tempfile")
 
     fd, trace = tempfile.mkstemp(prefix="aisimulate-compare-", suffix=".jsonl")
     try:

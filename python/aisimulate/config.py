@@ -42,7 +42,7 @@ import os
 from typing import Any, Mapping
 
 
-from . import _native, catalogue
+from . import _lazy, _native, catalogue
 from .catalogue import MODEL_CONFIGS_ENV
 from .errors import ConfigError
 
@@ -263,13 +263,12 @@ def _parse(text: str, path: str, *, json_text: bool) -> Any:
         except RecursionError:
             raise ConfigError("", f"invalid JSON: nested more than {MAX_CONFIG_DEPTH} levels deep",
                               file=path) from None
-    import yaml  # on first use: `import aisimulate` stays light
-
-    from ._yaml import _TooBig, load_strict
-
+    # on first use (`import aisimulate` stays light), whole even if Ctrl-C lands in it
+    yaml = _lazy.module("yaml")
+    strict = _lazy.module("aisimulate._yaml")
     try:
-        return load_strict(text)
-    except _TooBig as exc:
+        return strict.load_strict(text)
+    except strict._TooBig as exc:
         raise ConfigError("", f"invalid YAML: {exc.what}", file=path,
                           line=exc.mark.line + 1 if exc.mark is not None else None) from None
     except yaml.MarkedYAMLError as exc:

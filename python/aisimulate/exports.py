@@ -23,6 +23,8 @@ import math
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
+from . import _lazy
+
 if TYPE_CHECKING:  # pragma: no cover
     from .report import ReplayReport
 
@@ -68,7 +70,7 @@ _HEADERS: dict[str, str] = {
 
 
 def _percentile(v, q: float) -> float:
-    import numpy as np
+    np = _lazy.module("numpy")
 
     return float(np.percentile(v, q))  # numpy's linear interpolation, as AIPerf
 
@@ -77,7 +79,7 @@ def _record_stats(v, unit: str) -> dict[str, Any] | None:
     """AIPerf's stats block of a record metric (``None`` without observations): avg,
     min, max, p1…p99, std (population, numpy's default, as AIPerf's
     ``MetricResult``), count, sum."""
-    import numpy as np
+    np = _lazy.module("numpy")
 
     v = np.asarray(v, dtype=np.float64)
     v = v[~np.isnan(v)]
@@ -106,7 +108,7 @@ def aiperf_summary(report: "ReplayReport") -> dict[str, Any]:
     its summary. Record metrics are over completed requests, as AIPerf's are over valid
     records.
     """
-    import numpy as np
+    np = _lazy.module("numpy")
 
     cols = report._table_columns()
     s = report.summary

@@ -32,6 +32,8 @@ import os
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
+from . import _lazy
+
 __all__ = ["ReplayReport", "REQUEST_FIELDS", "LATENCY_METRICS", "STAT_FIELDS", "TIMELINE_FIELDS"]
 
 _request_fields: tuple[str, ...] | None = None
@@ -170,7 +172,7 @@ class ReplayReport:
         Raises:
             ValueError: the result is not well formed.
         """
-        import numpy as np
+        np = _lazy.module("numpy")
 
         summary, layout = report.get("summary"), report.get("columns")
         if not isinstance(summary, Mapping) or not isinstance(layout, Mapping):
@@ -230,7 +232,7 @@ class ReplayReport:
             ImportError: pandas is not installed (``pip install 'aisimulate[pandas]'``).
         """
         try:
-            import pandas as pd
+            pd = _lazy.module("pandas")
         except ImportError as exc:
             raise ImportError("ReplayReport.to_pandas() needs pandas: "
                               "pip install 'aisimulate[pandas]' (or pandas>=2.0)") from exc
@@ -248,7 +250,7 @@ class ReplayReport:
         """Figures of this report (:class:`aisimulate.plot.ReportPlots`):
         ``report.plot.cdf()``, ``.timeline()``, ``.throughput()``, each a matplotlib
         Figure (needs matplotlib)."""
-        from .plot import ReportPlots
+        ReportPlots = _lazy.module("aisimulate.plot").ReportPlots
 
         return ReportPlots(self)
 
@@ -263,7 +265,7 @@ class ReplayReport:
         if self.timeline is None:
             raise ValueError("this report has no timeline: replay with timeline=True "
                              "(aisimulate.replay(spec, timeline=True))")
-        import pandas as pd
+        pd = _lazy.module("pandas")
 
         return pd.DataFrame({k: self.timeline[k] for k in TIMELINE_FIELDS})
 
@@ -587,7 +589,7 @@ def _timeline(layout: Mapping[str, Any] | None, buf: bytes) -> dict[str, Any] | 
     ``pool`` as names and ``kv_blocks_total`` per pass; ``None`` without a layout."""
     if not layout:
         return None
-    import numpy as np
+    np = _lazy.module("numpy")
 
     n = int(layout["n"])
     cols = {c["name"]: np.frombuffer(buf, dtype=np.dtype(c["dtype"]), count=n, offset=int(c["offset"]))
@@ -600,7 +602,7 @@ def _timeline(layout: Mapping[str, Any] | None, buf: bytes) -> dict[str, Any] | 
 
 def _labels(cols: Mapping[str, Any], info: Mapping[str, Any]):
     """The strings a labelled column indexes, with ``None`` last (so -1 is null)."""
-    import numpy as np
+    np = _lazy.module("numpy")
 
     return np.array(list(cols["_" + info["labels"]]) + [None], dtype=object)
 
@@ -608,7 +610,7 @@ def _labels(cols: Mapping[str, Any], info: Mapping[str, Any]):
 def _columns_to_pandas(pd, cols: Mapping[str, Any]):
     """A DataFrame straight from the column arrays, in header order: floats keep NaN
     for null, nullable integer columns become pandas' Int64, labelled columns strings."""
-    import numpy as np
+    np = _lazy.module("numpy")
 
     data: dict[str, Any] = {}
     for name, info in cols["_header"].items():
@@ -659,7 +661,7 @@ def _records_to_columns(records: Sequence[Mapping[str, Any]], fields: Sequence[s
     dicts: ``status`` and ``reason`` as indices into ``_statuses`` / ``_reasons`` (-1
     null), times (``*_ms``) and other columns with a float value float64 (NaN null),
     the rest int64 (-1 null, marked ``nullable``)."""
-    import numpy as np
+    np = _lazy.module("numpy")
 
     names = list(dict.fromkeys([*fields, *(k for r in records for k in r)]))
     cols: dict[str, Any] = {"_header": {}, "_statuses": [], "_reasons": []}

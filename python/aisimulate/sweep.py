@@ -26,6 +26,7 @@ from typing import Any, Mapping, Sequence
 from ._sweep.local import run_local
 from ._sweep.point import SLO_FIELDS, PointResult, failed, metric_columns
 from ._sweep.points import apply, expand
+from . import _lazy
 from .config import Spec, load_config
 from .errors import ConfigError
 
@@ -110,7 +111,7 @@ def sweep(base: str | os.PathLike[str] | Mapping[str, Any] | Spec,
             point failed (``exc.__notes__`` names the point).
         ImportError: pandas, or for ``backend="ray"`` Ray, is not installed.
     """
-    import pandas as pd
+    pd = _lazy.module("pandas")
 
     keep = _check_options(backend, errors, slo, columns)
     base_spec = load_config(base)
@@ -173,7 +174,7 @@ def _named(exc: BaseException, index: int, point: Mapping[str, Any]) -> BaseExce
 
 
 def _progress_bar(total: int, progress: bool | None):
-    from tqdm import tqdm
+    tqdm = _lazy.module("tqdm").tqdm
 
     # disable=None: tqdm shows the bar only when its stream (stderr) is a terminal
     return tqdm(total=total, unit="point", desc="sweep", disable=None if progress is None else not progress,

@@ -29,6 +29,7 @@ import time
 from collections import deque
 from typing import Any, Callable, Mapping, Sequence
 
+from .. import _lazy
 from .point import PointResult, run_point
 
 __all__ = ["run_local", "SERIAL_BELOW_S", "CHUNK_TARGET_S"]
@@ -101,7 +102,7 @@ def run_local(tasks: list[tuple[int, Mapping[str, Any]]], jobs: int, slo, keep_r
 
 
 def _executor(jobs: int):
-    from joblib.externals.loky import get_reusable_executor
+    get_reusable_executor = _lazy.module("joblib.externals.loky").get_reusable_executor
 
     # A broken executor (a worker died) is replaced by a fresh one on this call; idle
     # workers live IDLE_TIMEOUT_S, so back-to-back sweeps reuse them.
@@ -110,10 +111,11 @@ def _executor(jobs: int):
 
 def _pool(chunks: deque, jobs: int, slo, keep_report: bool,
           on_result: Callable[[PointResult], None], per_point: float) -> None:
-    from concurrent.futures import FIRST_COMPLETED, wait
-    from concurrent.futures.process import BrokenProcessPool
+    futures = _lazy.module("concurrent.futures")
+    FIRST_COMPLETED, wait = futures.FIRST_COMPLETED, futures.wait
+    BrokenProcessPool = _lazy.module("concurrent.futures.process").BrokenProcessPool
 
-    from joblib.externals.loky.process_executor import TerminatedWorkerError
+    TerminatedWorkerError = _lazy.module("joblib.externals.loky.process_executor").TerminatedWorkerError
 
     global _startup_s, _last_pool_s
     suspects: deque = deque()  # points in flight when a worker died: rerun one by one

@@ -13,6 +13,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
+from .. import _lazy
 from ..errors import InfeasibleError
 from ..report import LATENCY_METRICS, STAT_FIELDS
 
@@ -99,7 +100,7 @@ def completed_values(report: Any, names: list[str]) -> dict[str, Any]:
     """``{name: float64 array}`` of the per-request values of completed requests (NaN for
     a null), straight from the report's columns when it has them (no pandas: this runs
     once per sweep point)."""
-    import numpy as np  # on first use: `import aisimulate` stays light
+    np = _lazy.module("numpy")  # on first use: `import aisimulate` stays light
 
     cols = getattr(report, "_columns", None)
     if cols is not None:
@@ -123,7 +124,7 @@ def _number(v: Any) -> Any:
 def flatten(report: Any, slo: Mapping[str, float] | None) -> dict[str, Any]:
     """The metric columns of ``report`` (see :func:`metric_columns`); summary values are
     the core's, unchanged; summary keys not listed there follow, flattened the same way."""
-    import numpy as np
+    np = _lazy.module("numpy")
 
     s = report.summary
     out: dict[str, Any] = {k: _number(s.get(k)) for k in SUMMARY_SCALARS}

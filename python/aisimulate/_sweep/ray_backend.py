@@ -29,6 +29,7 @@ import os
 import tempfile
 from typing import Any, Callable, Mapping
 
+from .. import _lazy
 from ..errors import DataError
 from .point import PointResult, failed, run_point
 
@@ -143,7 +144,7 @@ def _cache_write(folder: str, name: str, data: bytes) -> str:
 def _localize(spec: dict, shipped: Mapping[str, Any]) -> dict[str, str]:
     """Worker side: write shipped files into the cache and point ``spec`` at them.
     Returns ``{local path: driver path}`` for naming files in error messages."""
-    import ray
+    ray = _lazy.module("ray")
 
     back: dict[str, str] = {}
     root = os.path.join(tempfile.gettempdir(), "aisimulate-ray-files")
@@ -194,7 +195,7 @@ def run_ray(tasks: list[tuple[int, Mapping[str, Any]]], slo, keep_report: bool,
     if files not in FILES_MODES:
         raise ValueError(f"ray_files={files!r}: use one of {', '.join(FILES_MODES)}")
     try:
-        import ray
+        ray = _lazy.module("ray")
     except ImportError as exc:
         raise ImportError("sweep(backend='ray') needs Ray: pip install 'aisimulate[ray]'") from exc
     if not ray.is_initialized():
