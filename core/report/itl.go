@@ -63,14 +63,12 @@ func (p *gapPool) stats() *Stats {
 	return weightedStats(msVals, counts)
 }
 
-// sortRuns sorts runs by value: an LSD radix sort on the values (gaps are ≥ 0)
-// from radixMin runs, as sortSamples sorts floats, else (or with a negative
-// value) slices.SortFunc. Runs of equal value may come out in any order:
-// stats merges them, and a sum of counts does not depend on its order.
+// sortRuns sorts runs by value: radixSort from radixMin runs, else (or with a
+// negative value) slices.SortFunc. Runs of equal value may come out in any
+// order: stats merges them, and a sum of counts does not depend on its order.
 func sortRuns(runs []gapRun) {
-	n := len(runs)
 	byValue := func(a, b gapRun) int { return cmp.Compare(a.v, b.v) }
-	if n < radixMin {
+	if len(runs) < radixMin {
 		slices.SortFunc(runs, byValue)
 		return
 	}
@@ -80,29 +78,5 @@ func sortRuns(runs []gapRun) {
 			return
 		}
 	}
-	src, dst := runs, make([]gapRun, n)
-	var count [1 << radixBits]int
-	for shift := uint(0); shift < 64; shift += radixBits {
-		clear(count[:])
-		for _, r := range src {
-			count[uint64(r.v)>>shift&radixMask]++
-		}
-		if count[uint64(src[0].v)>>shift&radixMask] == n {
-			continue
-		}
-		pos := 0
-		for d, c := range count {
-			count[d] = pos
-			pos += c
-		}
-		for _, r := range src {
-			d := uint64(r.v) >> shift & radixMask
-			dst[count[d]] = r
-			count[d]++
-		}
-		src, dst = dst, src
-	}
-	if &src[0] != &runs[0] {
-		copy(runs, src)
-	}
+	radixSort(runs, nil)
 }

@@ -6,50 +6,50 @@ import (
 	"unsafe"
 )
 
-// radixMin is the sample count from which sortSamples radix-sorts: below it
-// pdqsort is as fast and needs no buffer.
+// radixMin is the length from which sortSamples and sortRuns radix-sort:
+// below it pdqsort is as fast and needs no buffer.
 const radixMin = 1 << 12
 
 // radixBits is the digit of each pass: 11 bits, 6 passes (the counts, 16 KB,
-// stay in the L1 cache). 3,000,000 exponential latencies: 258 ms against
-// 285 ms with 16-bit digits and 690 ms for slices.Sort (go test -bench, one
-// shared machine).
+// stay in the L1 cache). 3,000,000 exponential latencies
+// (BenchmarkSortSamples3M): 36–39 ms against 271–276 ms for slices.Sort
+// (go test -bench, one shared machine, 2026-12-01).
 const (
 	radixBits = 11
 	radixMask = 1<<radixBits - 1
 )
 
-// sortSamples sorts xs ascending, as slices.Sort would, using buf (grown as
-// needed and returned) for a radix sort when every value is ≥ +0 and not
-// NaN (latencies, throughputs): the bits of such floats order as their
-// values, so an LSD radix sort on 11-bit digits (6 passes, a pass skipped
-// when every value shares its digit) gives slices.Sort's result exactly, in
-// O(n) instead of O(n log n) (sorting the summary's samples was a tenth of a
-// 10-million-request Poisson replay). Anything else goes to slices.Sort.
-func sortSamples(xs []float64, buf []uint64) []uint64 {
+// radixKeyed are the elements radixSort sorts: each begins with its key, a
+// uint64 (or an int64 ≥ 0) that orders it as an unsigned integer — a
+// sample's bits, a gap run's value (TestRadixKeyIsFirstWord checks the
+// layout). Reading the key as the element's first word, rather than through
+// a method or a function value, keeps the loops free of calls (a method on
+// the type parameter, called through the instantiation's dictionary, made
+// the sort twice as slow).
+type radixKeyed interface{ sampleBits | gapRun }
+
+// sampleBits is a float64 ≥ +0 and not NaN seen as its bits, which order as
+// its value.
+type sampleBits uint64
+
+// radixSort sorts xs by key, ascending and stable: an LSD radix sort on
+// 11-bit digits (6 passes, a pass skipped when every element shares its
+// digit), O(n) instead of pdqsort's O(n log n). buf, of any length, is grown
+// to len(xs) as needed and returned for the next sort.
+func radixSort[T radixKeyed](xs, buf []T) []T {
 	n := len(xs)
-	if n < radixMin {
-		slices.Sort(xs)
-		return buf
-	}
-	keys := unsafe.Slice((*uint64)(unsafe.Pointer(&xs[0])), n) // the same memory, as bits
-	for _, k := range keys {
-		if k>>63 != 0 || k > math.Float64bits(math.Inf(1)) { // negative, −0 or NaN
-			slices.Sort(xs)
-			return buf
-		}
-	}
 	if cap(buf) < n {
-		buf = make([]uint64, n)
+		buf = make([]T, n)
 	}
-	src, dst := keys, buf[:n]
+	key := func(x *T) uint64 { return *(*uint64)(unsafe.Pointer(x)) }
+	src, dst := xs, buf[:n]
 	var count [1 << radixBits]int
 	for shift := uint(0); shift < 64; shift += radixBits {
 		clear(count[:])
-		for _, k := range src {
-			count[k>>shift&radixMask]++
+		for i := range src {
+			count[key(&src[i])>>shift&radixMask]++
 		}
-		if count[src[0]>>shift&radixMask] == n { // one digit for all: nothing moves
+		if count[key(&src[0])>>shift&radixMask] == n { // one digit for all: nothing moves
 			continue
 		}
 		pos := 0
@@ -57,15 +57,38 @@ func sortSamples(xs []float64, buf []uint64) []uint64 {
 			count[d] = pos
 			pos += c
 		}
-		for _, k := range src {
-			d := k >> shift & radixMask
-			dst[count[d]] = k
+		for i := range src {
+			d := key(&src[i]) >> shift & radixMask
+			dst[count[d]] = src[i]
 			count[d]++
 		}
 		src, dst = dst, src
 	}
-	if &src[0] != &keys[0] {
-		copy(keys, src)
+	if &src[0] != &xs[0] {
+		copy(xs, src)
 	}
 	return buf
+}
+
+// sortSamples sorts xs ascending, as slices.Sort would, using buf (grown as
+// needed and returned) for radixSort when every value is ≥ +0 and not NaN
+// (latencies, throughputs): the bits of such floats order as their values,
+// so the radix sort gives slices.Sort's result exactly (sorting the
+// summary's samples was a tenth of a 10-million-request Poisson replay).
+// Anything else goes to slices.Sort.
+func sortSamples(xs []float64, buf []uint64) []uint64 {
+	n := len(xs)
+	if n < radixMin {
+		slices.Sort(xs)
+		return buf
+	}
+	keys := unsafe.Slice((*sampleBits)(unsafe.Pointer(&xs[0])), n) // the same memory, as bits
+	for _, k := range keys {
+		if k>>63 != 0 || uint64(k) > math.Float64bits(math.Inf(1)) { // negative, −0 or NaN
+			slices.Sort(xs)
+			return buf
+		}
+	}
+	sorted := radixSort(keys, unsafe.Slice((*sampleBits)(unsafe.SliceData(buf)), cap(buf)))
+	return unsafe.Slice((*uint64)(unsafe.SliceData(sorted)), cap(sorted))
 }

@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
+	"unsafe"
 
 	"github.com/stretchr/testify/assert"
 )
@@ -67,4 +68,46 @@ func TestSortRunsSortsByValue(t *testing.T) {
 		}
 		assert.Equal(t, counts(want), counts(runs))
 	}
+}
+
+// 3,000,000 exponential latencies (ms at µs resolution), as the summary of a
+// 3-million-request replay sorts each sample list.
+func BenchmarkSortSamples3M(b *testing.B) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	src := make([]float64, 3_000_000)
+	for i := range src {
+		src[i] = math.Round(rng.ExpFloat64()*1e6) / 1e3
+	}
+	xs := make([]float64, len(src))
+	var buf []uint64
+	for b.Loop() {
+		b.StopTimer()
+		copy(xs, src)
+		b.StartTimer()
+		buf = sortSamples(xs, buf)
+	}
+}
+
+// 3,000,000 gap runs (ns, exponential around 20 ms), as the ITL pool of a
+// ten-million-request replay sorts them.
+func BenchmarkSortRuns3M(b *testing.B) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	src := make([]gapRun, 3_000_000)
+	for i := range src {
+		src[i] = gapRun{v: int64(rng.ExpFloat64() * 20e6), n: int64(1 + rng.IntN(256))}
+	}
+	runs := make([]gapRun, len(src))
+	for b.Loop() {
+		b.StopTimer()
+		copy(runs, src)
+		b.StartTimer()
+		sortRuns(runs)
+	}
+}
+
+// radixSort reads an element's key as its first word: a gap run's value must
+// be its first field, and a sample's bits are the whole element.
+func TestRadixKeyIsFirstWord(t *testing.T) {
+	assert.Equal(t, uintptr(0), unsafe.Offsetof(gapRun{}.v))
+	assert.Equal(t, uintptr(8), unsafe.Sizeof(sampleBits(0)))
 }
