@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/aisimulate/aisimulate/core/config"
+	"github.com/aisimulate/aisimulate/core/report"
 )
 
 // benchMooncakeLlama is the Mooncake workload on small workers: the whole
@@ -51,21 +51,13 @@ func BenchmarkReplayLlama8B(b *testing.B) {
 func BenchmarkDecodeHeavy(b *testing.B) {
 	for _, batch := range []int{16, 64, 256} {
 		b.Run(fmt.Sprintf("batch=%d", batch), func(b *testing.B) {
-			s, err := config.DecodeYAML([]byte(fmt.Sprintf(benchDecodeHeavy, batch, batch)))
-			if err != nil {
-				b.Fatal(err)
-			}
 			var passes int64
 			cpu0 := cpuTime()
-			for i := 0; i < b.N; i++ {
-				rep, err := Run(s)
-				if err != nil {
-					b.Fatal(err)
-				}
+			benchRuns(b, fmt.Sprintf(benchDecodeHeavy, batch, batch), func(rep *report.Report) {
 				for _, p := range rep.Metadata.WorkerPasses {
 					passes += p
 				}
-			}
+			})
 			b.ReportMetric(b.Elapsed().Seconds()*1e6/float64(passes), "µs/pass")
 			b.ReportMetric((cpuTime()-cpu0).Seconds()*1e6/float64(passes), "cpu_µs/pass")
 		})

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/aisimulate/aisimulate/core/config"
+	"github.com/aisimulate/aisimulate/core/report"
 )
 
 // clientPathOn adds the reference client path of docs/design.md (AIPerf
@@ -40,23 +41,31 @@ traffic:
   load: {mode: concurrency, concurrency: %d}
 `
 
-// benchReplay runs a replay per iteration and reports host µs per simulated
-// output token and simulated requests per second of host time.
-func benchReplay(b *testing.B, yml string) {
+// benchRuns decodes the spec yml and replays it b.N times, handing each
+// report to each: the set-up and loop every replay benchmark shares.
+func benchRuns(b *testing.B, yml string, each func(*report.Report)) {
 	s, err := config.DecodeYAML([]byte(yml))
 	if err != nil {
 		b.Fatal(err)
 	}
-	b.ReportAllocs()
-	var tokens, reqs int64
 	for i := 0; i < b.N; i++ {
 		rep, err := Run(s)
 		if err != nil {
 			b.Fatal(err)
 		}
+		each(rep)
+	}
+}
+
+// benchReplay runs a replay per iteration and reports host µs per simulated
+// output token and simulated requests per second of host time.
+func benchReplay(b *testing.B, yml string) {
+	b.ReportAllocs()
+	var tokens, reqs int64
+	benchRuns(b, yml, func(rep *report.Report) {
 		tokens += rep.Summary.TotalOutputTokens
 		reqs += int64(len(rep.Records))
-	}
+	})
 	sec := b.Elapsed().Seconds()
 	b.ReportMetric(sec*1e6/float64(tokens), "µs/out_token")
 	b.ReportMetric(float64(reqs)/sec, "sim_req/s")
