@@ -54,9 +54,11 @@ package engine
 type steadySet struct {
 	buckets [][]*Request // by phase: (computed − sPass) mod BlockSize
 	n       int          // steady requests
-	key     int64        // Σ (computed − sPass) over them
-	fin     finHeap      // each steady request's last pass
-	win     []windowAgg  // one per decode window (Config.DecodeWindows)
+	// unmeasured counts the Unmeasured ones among them
+	unmeasured int
+	key        int64       // Σ (computed − sPass) over them
+	fin        finHeap     // each steady request's last pass
+	win        []windowAgg // one per decode window (Config.DecodeWindows)
 }
 
 // maxWindows is the most decode windows a worker keeps (Request.winFull's
@@ -120,6 +122,9 @@ func (w *Worker) enterSteady(r *Request, s int64) {
 	r.bucket, r.bpos = int32(b), int32(len(st.buckets[b]))
 	st.buckets[b] = append(st.buckets[b], r)
 	st.n++
+	if r.Unmeasured {
+		st.unmeasured++
+	}
 	st.key += k
 	for i := range st.win {
 		a := &st.win[i]
@@ -156,6 +161,9 @@ func (w *Worker) leaveSteady(r *Request, p int64, sync bool) {
 	st := &w.steady
 	st.key -= int64(r.computed) - r.sPass
 	st.n--
+	if r.Unmeasured {
+		st.unmeasured--
+	}
 	for i := range st.win {
 		a := &st.win[i]
 		if r.winFull&(1<<i) != 0 {
@@ -195,7 +203,7 @@ func (w *Worker) leaveAll(p int64) {
 		}
 		st.buckets[i] = b[:0]
 	}
-	st.n, st.key = 0, 0
+	st.n, st.key, st.unmeasured = 0, 0, 0
 	st.fin.ev = st.fin.ev[:0]
 	for i := range st.win {
 		a := &st.win[i]

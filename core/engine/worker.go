@@ -46,6 +46,10 @@ type Request struct {
 	// HoldKV (P/D prefill side): when the request finishes, its KV blocks stay
 	// held until the replay calls ReleaseHeld (after the KV transfer).
 	HoldKV bool
+	// Unmeasured: the replay does not measure the request's tokens (a load
+	// generator's warm-up request). It is scheduled like any other; FinishPass
+	// only counts its steady tokens apart from the measured ones.
+	Unmeasured bool
 
 	computed  int  // tokens whose KV is in the cache
 	scheduled int  // tokens computed in the current pass
@@ -134,8 +138,9 @@ type Worker struct {
 	batch perf.Batch
 	outs  []Out
 	// steadyOut is the number of steady requests of the running pass (each
-	// produces one token at its end, reported as a count).
-	steadyOut int
+	// produces one token at its end, reported as a count), steadyUnmeasured
+	// how many of them are Unmeasured.
+	steadyOut, steadyUnmeasured int
 
 	serials uint32 // last serial handed out
 	prefix  PrefixCacheStats
@@ -244,6 +249,9 @@ func (w *Worker) Abort(r *Request) {
 		if r.steady {
 			if w.busy { // the running pass counted it: it produces nothing now
 				w.steadyOut--
+				if r.Unmeasured {
+					w.steadyUnmeasured--
+				}
 			}
 			w.leaveSteady(r, w.Passes+1, false)
 		} else {
@@ -389,8 +397,12 @@ func (w *Worker) BeginPass(durNs int64) {
 	w.busy = true
 	w.BusyNs += durNs
 	w.Passes++
-	w.steadyOut = w.steady.n
+	w.steadyOut, w.steadyUnmeasured = w.steady.n, w.steady.unmeasured
 }
+
+// SteadyUnmeasured is how many of the steady requests counted by the last
+// FinishPass (or of the running pass) are Unmeasured.
+func (w *Worker) SteadyUnmeasured() int { return w.steadyUnmeasured }
 
 // Syncs returns the requests that the last StartPass (or PlanPass) took out
 // of the steady set, with the tokens each produced implicitly (steady.go): in

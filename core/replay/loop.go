@@ -120,9 +120,10 @@ type outQueue struct {
 	jh   int // head of jobs
 }
 
-// job is one pass's outputs: its explicit outputs and the count of steady
-// requests that each received a token (engine.Worker.FinishPass).
-type job struct{ outs, steady int }
+// job is one pass's outputs: its explicit outputs, the count of steady
+// requests that each received a token (engine.Worker.FinishPass) and how many
+// of those are measured (not warm-up requests).
+type job struct{ outs, steady, measured int }
 
 // output is one engine output as the client will receive it.
 type output struct {
@@ -135,11 +136,11 @@ type output struct {
 // produced in the passes up to and including this job's (engine.Sync).
 const outSync = -1
 
-func (q *outQueue) push(outs []engine.Out, steady int) {
+func (q *outQueue) push(outs []engine.Out, steady, measured int) {
 	for _, o := range outs {
 		q.outs = append(q.outs, output{id: o.Req.ID, kind: o.Kind})
 	}
-	q.jobs = append(q.jobs, job{len(outs), steady})
+	q.jobs = append(q.jobs, job{len(outs), steady, measured})
 }
 
 // pending reports whether a job is waiting for its detokenization.
@@ -152,9 +153,9 @@ func (q *outQueue) sync(id int64, tokens int) {
 	q.jobs[len(q.jobs)-1].outs++
 }
 
-// pop returns the head job's outputs (valid until the next push) and steady
-// count.
-func (q *outQueue) pop() ([]output, int) {
+// pop returns the head job's outputs (valid until the next push), its steady
+// count and how many of those are measured.
+func (q *outQueue) pop() ([]output, int, int) {
 	j := q.jobs[q.jh]
 	q.jh++
 	outs := q.outs[q.oh : q.oh+j.outs]
@@ -162,7 +163,7 @@ func (q *outQueue) pop() ([]output, int) {
 	if q.jh == len(q.jobs) { // drained: reuse the buffers from the start
 		q.outs, q.jobs, q.oh, q.jh = q.outs[:0], q.jobs[:0], 0, 0
 	}
-	return outs, j.steady
+	return outs, j.steady, j.measured
 }
 
 // Run replays a spec (decoded, or built in Go with every field given) and
@@ -410,7 +411,7 @@ func (m *sim) dispatch(e *event) error {
 	case evTurnSend:
 		m.send(e.idx)
 	case evReceive:
-		outs, steady := m.outQ[e.idx].pop()
+		outs, steady, measured := m.outQ[e.idx].pop()
 		for _, o := range outs {
 			if o.kind == outSync {
 				m.sync(o.id, o.tokens, m.now)
@@ -418,7 +419,7 @@ func (m *sim) dispatch(e *event) error {
 				m.receive(o.id, o.kind)
 			}
 		}
-		m.steadyTokens(int(e.idx), steady, len(outs) > 0)
+		m.steadyTokens(int(e.idx), steady, measured, len(outs) > 0)
 	case evArrival:
 		if m.flights[e.idx].gen == e.gen {
 			m.arrive(e.idx)
@@ -484,6 +485,7 @@ func (m *sim) send(idx int32) {
 		hashes, groups = f.hashes, f.groups
 	}
 	f.eng.Reset(engineID(idx, f.gen), r.InputTokens, r.OutputTokens, hashes, groups)
+	f.eng.Unmeasured = f.warmup // its steady tokens' gaps are not pooled (steadyTokens)
 	f.dec.Reset(0, 0, 0, nil, nil)
 	m.at(m.now+m.path.ArrivalDelayNs(r.InputTokens), phaseArrival, evArrival, idx, f.gen)
 	if m.path.TimeoutNs > 0 {
@@ -692,6 +694,7 @@ func (m *sim) recordPass(w int, d int64) {
 // processor and reach the client when the job completes.
 func (m *sim) passEnd(w int) {
 	outs, steady := m.workers[w].FinishPass()
+	measured := steady - m.workers[w].SteadyUnmeasured()
 	if m.dep.disagg {
 		if m.poolOf[w].name == "prefill" {
 			m.prefillDone(outs)
@@ -703,7 +706,7 @@ func (m *sim) passEnd(w int) {
 		for _, o := range outs {
 			m.receive(o.Req.ID, o.Kind)
 		}
-		m.steadyTokens(w, steady, len(outs) > 0)
+		m.steadyTokens(w, steady, measured, len(outs) > 0)
 		return
 	}
 	if len(outs) == 0 && steady == 0 {
@@ -715,7 +718,7 @@ func (m *sim) passEnd(w int) {
 			tokens++
 		}
 	}
-	m.outQ[w].push(outs, steady)
+	m.outQ[w].push(outs, steady, measured)
 	m.at(m.procs[w].Submit(&m.path, m.now, tokens), phaseClientReceive, evReceive, int32(w), 0)
 }
 
@@ -737,11 +740,12 @@ func (m *sim) receive(id int64, kind int) {
 // steady requests of worker w's pass (engine.Worker.FinishPass). Each one's
 // previous token came with the worker's previous outputs (it decoded in the
 // previous pass, implicitly or not), so all of them waited the same gap; the
-// pass's outputs become the worker's latest. explicit says the pass had other
-// outputs.
-func (m *sim) steadyTokens(w, steady int, explicit bool) {
-	if steady > 0 {
-		m.acc.AddGaps(m.now-m.recvNs[w], steady)
+// pass's outputs become the worker's latest. measured of the steady requests
+// are not warm-up requests: only their gaps are pooled, as token pools the
+// gaps of explicit outputs. explicit says the pass had other outputs.
+func (m *sim) steadyTokens(w, steady, measured int, explicit bool) {
+	if measured > 0 {
+		m.acc.AddGaps(m.now-m.recvNs[w], measured)
 	}
 	if steady > 0 || explicit {
 		m.recvNs[w] = m.now

@@ -15,9 +15,9 @@ import (
 // randomSpec draws a small replay that mixes what changes a decoding
 // request's passes: KV caches small enough to preempt and evict, a token
 // budget that cuts prompts into chunks, P/D, sessions, Mooncake rows with
-// shared prefixes, open and closed loops, the client path (detokenization
-// jobs, send leg, response overhead, jitter, a serial client), async
-// scheduling, both block sizes of the checks, both analytic perf sources, and
+// shared prefixes, open and closed loops (with a warm-up phase or not), the
+// client path (detokenization jobs, send leg, response overhead, jitter, a
+// serial client), async scheduling, both block sizes of the checks, both analytic perf sources, and
 // models whose decodes read at most W keys in some layers (sliding-window and
 // sparse attention: the window sums the steady set keeps in aggregate).
 func randomSpec(t *testing.T, rng *rand.Rand) string {
@@ -70,6 +70,9 @@ func randomSpec(t *testing.T, rng *rand.Rand) string {
 	case 0:
 		fmt.Fprintf(&b, "  source: {type: synthetic, num_requests: %d, isl: {kind: uniform, min: 1, max: %d}, osl: {kind: uniform, min: 0, max: 120}}\n",
 			5+rng.IntN(60), maxLen/2)
+		if strings.Contains(load, "concurrency") && rng.IntN(2) == 0 {
+			load += fmt.Sprintf(", warmup_requests: %d", 1+rng.IntN(4)) // warm-up tokens are not measured
+		}
 	case 1:
 		fmt.Fprintf(&b, "  source: {type: sessions, num_sessions: %d, turns: {kind: uniform, min: 1, max: 4}, isl: {kind: uniform, min: 1, max: %d}, osl: {kind: uniform, min: 0, max: 80}}\n",
 			2+rng.IntN(8), maxLen/8)

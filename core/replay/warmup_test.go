@@ -114,3 +114,39 @@ traffic:
 func decodeForTest(yml string) (any, error) {
 	return config.DecodeYAML([]byte(yml))
 }
+
+// GIVEN one warm-up request W of 5 output tokens and two measured ones, A
+// and B, WHEN the replay pools the gaps between tokens, THEN W's gaps are not
+// in itl_ms, whether its tokens come one by one or steadily in aggregate
+// (tokens 3 and 4 of each request, engine/steady.go):
+//
+//	W: prefill [0, 3.0] (2 + 1.0), 4 decodes of 2.1 ms (2 + 0.1): tokens at
+//	   3.0, 5.1, 7.2, 9.3, 11.4; acted on at 11.4 (gaps 2.1 ms: not measured)
+//	A, B: prefill together [11.4, 15.4] (2 + 2.0), 4 decodes of 2.2 ms
+//	   (2 + 0.2): tokens at 15.4, 17.6, 19.8, 22.0, 24.2
+//
+// so itl_ms is 8 gaps of 2.2 ms (mean, min, max, every percentile 2.2, std
+// 0), and TPOT is (24.2 − 15.4) / 4 = 2.2 ms for both. Pooling W's two steady
+// gaps would make the minimum 2.1 and the mean (8·2.2 + 2·2.1) / 10 = 2.18.
+func TestWarmupGapsAreNotInITL(t *testing.T) {
+	yml := replaceOnce(warmupSpec(""), "osl: 2", "osl: 5")
+	for _, opts := range [][]Option{nil, {WithPerTokenDecode()}} {
+		s, err := config.DecodeYAML([]byte(yml))
+		require.NoError(t, err)
+		rep, err := Run(s, opts...)
+		require.NoError(t, err)
+		require.Len(t, rep.Records, 2)
+		for _, r := range rep.Records {
+			assert.InDelta(t, 11.4, msOf(r.SendNs), 1e-9)
+			assert.InDelta(t, 15.4, msOf(r.FirstTokenNs), 1e-9)
+			assert.InDelta(t, 24.2, msOf(r.EndNs), 1e-9)
+		}
+		itl := rep.Summary.ITL
+		require.NotNil(t, itl)
+		for name, v := range map[string]float64{"mean": itl.Mean, "min": itl.Min, "max": itl.Max, "p50": itl.P50, "p99": itl.P99} {
+			assert.InDelta(t, 2.2, v, 1e-9, "itl_ms %s (per-token decode: %v)", name, opts != nil)
+		}
+		assert.InDelta(t, 0, itl.Std, 1e-9)
+		assert.InDelta(t, 2.2, rep.Summary.TPOT.Mean, 1e-9)
+	}
+}
