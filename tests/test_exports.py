@@ -100,6 +100,12 @@ def test_vllm_bench_json_by_hand():
     assert out["request_goodput"] is None
     with pytest.raises(ValueError, match="50, 90, 95 and 99"):
         vllm_bench_json(_hand_report(), percentiles=(75,))
+    # one number is the list of it; a string or a mapping is refused, naming the forms
+    assert vllm_bench_json(_hand_report(), percentiles=90)["p90_ttft_ms"] == 28.0
+    assert vllm_bench_json(_hand_report(), percentiles=iter([90]))["p90_ttft_ms"] == 28.0
+    for bad in ("99", {99: 1}, [99, "90"], True):
+        with pytest.raises(TypeError, match=r"^percentiles must be one of 50, 90, 95, 99 or a list of them, got "):
+            vllm_bench_json(_hand_report(), percentiles=bad)
 
 
 @pytest.fixture(scope="module")

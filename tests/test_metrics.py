@@ -55,6 +55,13 @@ def test_bad_slo_names_the_entry(example1, slo, field):
     assert err.value.field == field
 
 
+@pytest.mark.parametrize("slo", [[1, 2], "ttft_ms=200", 200])
+def test_an_slo_not_a_mapping_names_its_form(example1, slo):
+    with pytest.raises(TypeError, match=r"^slo must be a mapping such as \{'ttft_ms': 200, 'tpot_ms': 20\} "
+                                        r"\(bounds in ms, any of ttft_ms, tpot_ms, e2e_ms\), got "):
+        aisimulate.replay(example1, slo=slo)
+
+
 def test_cli_slo(tmp_path, example1):
     cfg = write_config(tmp_path / "r.yaml", example1)
     proc = run_cli("replay", str(cfg), "--slo", "tpot_ms=2.5,ttft_ms=100", "--format", "csv")

@@ -107,4 +107,14 @@ def test_pareto_of_a_sweep(tmp_path):
     import numpy as np
 
     fig = plot.pareto(df, slo=np.float32(70))  # any real number
+    # {x: bound} is the bound on x; per-request bounds belong to sweep(slo=...)
+    fig = plot.pareto(df, slo={"output_tps_per_user": 70})
+    assert "best meeting the SLO: output_tps_per_gpu = 700" in [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
+    for bad in ({"ttft_ms": 200}, {}, {"output_tps_per_user": 70, "tpot_ms": 20}):
+        with pytest.raises(TypeError, match=r"^pareto: slo must be a number or \{'output_tps_per_user': number\} "
+                                            r"\(the bound on x = output_tps_per_user\), got a mapping of .*"
+                                            r"go to aisimulate.sweep\(slo=...\)"):
+            plot.pareto(df, slo=bad)
+    with pytest.raises(TypeError, match="slo must be a number"):
+        plot.pareto(df, slo={"output_tps_per_user": "70"})
     assert "best meeting the SLO: output_tps_per_gpu = 700" in [t.get_text() for t in fig.axes[0].get_legend().get_texts()]

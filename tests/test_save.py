@@ -235,6 +235,31 @@ def test_refuses_to_overwrite_an_input(tmp_path):
         rep.save(tmp_path / "x", formats=("xlsx",))
 
 
+def test_formats_and_exports_take_one_name_or_a_list(tmp_path, pd_report):
+    # a str is one name, not its characters
+    files = pd_report.save(tmp_path / "one", formats="csv", exports="vllm")
+    assert list(files) == ["requests.csv", "vllm_bench_result.json", "prediction.json"]
+    files = pd_report.save(tmp_path / "two", formats=["jsonl", "csv", "jsonl"], exports=("vllm",))
+    assert list(files) == ["requests.jsonl", "requests.csv", "vllm_bench_result.json", "prediction.json"]
+    with pytest.raises(ValueError, match=r"^unknown record format\(s\) \['csv,jsonl'\] in formats: "
+                                         r"choose from parquet, csv, jsonl$"):
+        pd_report.save(tmp_path / "x", formats="csv,jsonl")
+    with pytest.raises(ValueError, match=r"^formats is empty"):
+        pd_report.save(tmp_path / "x", formats=[])
+    for arg, bad in (("formats", 3), ("formats", ["csv", None]), ("exports", {"vllm": 1}), ("exports", b"vllm")):
+        with pytest.raises(TypeError, match=rf"^{arg} must be one of '.*' or a list of them, got "):
+            pd_report.save(tmp_path / "x", **{arg: bad})
+    assert not (tmp_path / "x").exists()
+    # the same forms when the replay streams into output_dir
+    rep = aisimulate.replay(pd_report.metadata["spec"], output_dir=tmp_path / "s", formats="parquet",
+                            exports="vllm", progress=False)
+    assert sorted(p.name for p in (tmp_path / "s").iterdir()) == \
+        ["prediction.json", "requests.parquet", "vllm_bench_result.json"]
+    assert rep.summary == pd_report.summary
+    with pytest.raises(TypeError, match=r"^exports must be"):
+        aisimulate.replay(pd_report.metadata["spec"], output_dir=tmp_path / "t", exports=1)
+
+
 def test_cli_refuses_an_input_in_the_output_folder(tmp_path):
     trace = write_mooncake(tmp_path / "requests.csv", EXAMPLE1_ROWS)  # any name the table uses
     cfg = tmp_path / "r.json"

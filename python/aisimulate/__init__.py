@@ -79,10 +79,15 @@ SLO_FIELDS: tuple[str, ...] = ("ttft_ms", "tpot_ms", "e2e_ms")
 
 def check_slo(slo: Mapping[str, Any]) -> dict[str, float]:
     """An SLO as the core takes it, or a :class:`ConfigError` naming the bad entry
-    (``slo.<name>``): keys from :data:`SLO_FIELDS`, values finite numbers of ms > 0."""
+    (``slo.<name>``): keys from :data:`SLO_FIELDS`, values finite numbers of ms > 0.
+    A ``slo`` that is not a mapping is a TypeError naming the form it takes."""
     import math
 
+    from ._args import mapping
+
     out: dict[str, float] = {}
+    mapping("slo", slo, "{'ttft_ms': 200, 'tpot_ms': 20} (bounds in ms, any of "
+            f"{', '.join(SLO_FIELDS)})")
     if not slo:
         raise ConfigError("slo", f"has no bound: give {', '.join(SLO_FIELDS)} (ms)")
     for key, value in slo.items():
@@ -99,7 +104,8 @@ def replay(src: str | os.PathLike[str] | Mapping[str, Any] | Spec, *,
            timeline: bool = False, progress: bool | None = None,
            slo: Mapping[str, float] | None = None,
            output_dir: str | os.PathLike[str] | None = None,
-           formats: Sequence[str] = ("parquet",), exports: Sequence[str] = ()) -> ReplayReport:
+           formats: str | Sequence[str] = ("parquet",),
+           exports: str | Sequence[str] = ()) -> ReplayReport:
     """Run one replay and return its report.
 
     Args:
@@ -132,7 +138,9 @@ def replay(src: str | os.PathLike[str] | Mapping[str, Any] | Spec, *,
 
     Raises:
         ConfigError: the config is invalid or selects an unsupported mode (``.field`` is
-            the dotted path).
+            the dotted path), or an ``slo`` bound is (``slo.<name>``).
+        TypeError: ``slo`` is not a mapping, or ``formats``/``exports`` neither a name
+            nor a list of names.
         DataError: the workload data is invalid (``.file``, ``.line``).
         SimulationError: any other error in the core, including a recovered panic.
         KeyboardInterrupt: Ctrl-C (or a notebook's interrupt) while it ran: the core
@@ -143,12 +151,15 @@ def replay(src: str | os.PathLike[str] | Mapping[str, Any] | Spec, *,
     if slo is not None:
         options["slo"] = check_slo(slo)
     if output_dir is not None:
+        from ._args import names
         from ._tables import FILES
+        from .exports import EXPORT_FILES
 
-        unknown = [f for f in formats if f not in FILES]
-        if unknown or "parquet" not in formats:
-            raise ValueError(f"record formats {list(formats)}: streaming into output_dir needs "
+        formats = names("formats", formats, FILES, "record format(s)")
+        if "parquet" not in formats:
+            raise ValueError(f"record formats {formats}: streaming into output_dir needs "
                              f"'parquet' among them (choose from {', '.join(FILES)})")
+        exports = names("exports", exports, EXPORT_FILES, "export(s)")
     spec = load_config(src)
     if output_dir is not None:
         from ._stream import replay_into

@@ -281,7 +281,7 @@ def write_export(report: "ReplayReport", export: str, out, advance: Callable[[in
 VLLM_METRICS = {"ttft": "ttft_ms", "tpot": "tpot_ms", "itl": "itl_ms", "e2el": "e2e_ms"}
 
 
-def vllm_bench_json(report: "ReplayReport", percentiles: Sequence[float] = (99,)) -> dict[str, Any]:
+def vllm_bench_json(report: "ReplayReport", percentiles: float | Sequence[float] = (99,)) -> dict[str, Any]:
     """The flat keys ``vllm bench serve --save-result`` writes, from the summary:
     ``duration`` (s), ``completed``, ``failed``, ``total_input_tokens``,
     ``total_output_tokens``, ``request_throughput``, ``request_goodput`` (None without
@@ -291,12 +291,25 @@ def vllm_bench_json(report: "ReplayReport", percentiles: Sequence[float] = (99,)
 
     Args:
         percentiles: any of 50, 90, 95, 99 (the summary's percentiles; vLLM's default
-            ``--metric-percentiles`` is 99).
+            ``--metric-percentiles`` is 99): one number or a list of them.
 
     Raises:
         ValueError: a percentile the summary does not hold.
+        TypeError: ``percentiles`` is neither a number nor a list of numbers.
     """
+    import numbers
+
     s = report.summary
+    given = percentiles
+    if isinstance(given, numbers.Real) and not isinstance(given, bool):
+        percentiles = [given]
+    elif not isinstance(given, (str, bytes, Mapping)) and hasattr(given, "__iter__"):
+        percentiles = list(given)
+    else:
+        percentiles = [None]
+    if not all(isinstance(p, numbers.Real) and not isinstance(p, bool) for p in percentiles):
+        raise TypeError(f"percentiles must be one of 50, 90, 95, 99 or a list of them, "
+                        f"got {given!r} ({type(given).__name__})")
     bad = [p for p in percentiles if float(p) not in (50.0, 90.0, 95.0, 99.0)]
     if bad:
         raise ValueError(f"percentiles {bad}: the report holds 50, 90, 95 and 99")

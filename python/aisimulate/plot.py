@@ -249,7 +249,7 @@ def pareto_front(xs: Sequence[float], ys: Sequence[float], *, x_higher: bool, y_
 
 
 def pareto(df: Any, x: str = "output_tps_per_user", y: str = "output_tps_per_gpu", *,
-           slo: float | None = None, label: Sequence[str] | str | None = None):
+           slo: float | Mapping[str, float] | None = None, label: Sequence[str] | str | None = None):
     """A sweep's points and their Pareto front: ``y`` (default tokens/s per GPU) against
     ``x`` (default tokens/s per user; or a latency column such as ``ttft_ms.p90``).
 
@@ -257,15 +257,18 @@ def pareto(df: Any, x: str = "output_tps_per_user", y: str = "output_tps_per_gpu
         df: :func:`aisimulate.sweep`'s DataFrame; only ``status == "ok"`` rows are drawn.
         x, y: its columns. A column of throughput (``…_tps``, ``…per_user``, ``…per_gpu``,
             ``…_rps``) is better higher; any other (a latency) better lower.
-        slo: the SLO on ``x``: a minimum tokens/s per user, or a maximum latency (ms). The
-            line is drawn, the side that misses it shaded, and the best point meeting it
-            ringed.
+        slo: the SLO on ``x``: a minimum tokens/s per user, or a maximum latency (ms),
+            as a number or as ``{x: number}``. The line is drawn, the side that misses
+            it shaded, and the best point meeting it ringed. (Per-request bounds such as
+            ``{"ttft_ms": 200, "tpot_ms": 20}`` belong to :func:`aisimulate.sweep`'s
+            ``slo``, which adds the ``goodput_rps`` and ``slo_attainment`` columns.)
         label: the sweep column(s) to annotate the front's points with (default: the
             point's fields, the columns before ``status``).
 
     Raises:
         KeyError: ``x`` or ``y`` is not a column.
-        TypeError: ``slo`` is not a number (a bool or a string is refused).
+        TypeError: ``slo`` is neither a number nor ``{x: number}`` (a bool or a string
+            is refused).
         ValueError: ``slo`` is NaN or infinite.
     """
     for c in (x, y):
@@ -274,6 +277,13 @@ def pareto(df: Any, x: str = "output_tps_per_user", y: str = "output_tps_per_gpu
     if slo is not None:
         import numbers
 
+        if isinstance(slo, Mapping):
+            if list(slo) != [x]:
+                raise TypeError(f"pareto: slo must be a number or {{{x!r}: number}} (the bound on x = {x}), "
+                                f"got a mapping of {', '.join(map(repr, slo)) or 'nothing'}; per-request "
+                                "bounds such as {'ttft_ms': 200} go to aisimulate.sweep(slo=...), which adds "
+                                "the goodput_rps and slo_attainment columns")
+            slo = slo[x]
         if isinstance(slo, bool) or not isinstance(slo, numbers.Real):
             raise TypeError(f"pareto: slo must be a number (the bound on {x}), "
                             f"got {slo!r} ({type(slo).__name__})")

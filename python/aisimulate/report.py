@@ -370,8 +370,8 @@ class ReplayReport:
         return json.dumps({"metadata": self.metadata, "summary": self.summary},
                           sort_keys=True, indent=2, allow_nan=False) + "\n"
 
-    def save(self, directory: str | os.PathLike[str], *, formats: Sequence[str] = ("parquet",),
-             exports: Sequence[str] = (), progress: bool | None = None) -> dict[str, Path]:
+    def save(self, directory: str | os.PathLike[str], *, formats: str | Sequence[str] = ("parquet",),
+             exports: str | Sequence[str] = (), progress: bool | None = None) -> dict[str, Path]:
         """Write the report into ``directory`` (created if needed), atomically: every
         file goes to a temporary name in the folder and is moved into place only when
         all are complete, ``prediction.json`` last; until then the previous result in
@@ -395,8 +395,8 @@ class ReplayReport:
 
         Args:
             formats: any of ``"parquet"`` (default; pyarrow, zstd), ``"csv"``,
-                ``"jsonl"``.
-            exports: any of ``"aiperf"``, ``"vllm"``.
+                ``"jsonl"``: one name or a list of them.
+            exports: any of ``"aiperf"``, ``"vllm"``: one name or a list of them.
             progress: a progress bar for saves over 2 s (``None``: when stderr is a
                 terminal or in a notebook).
 
@@ -404,24 +404,22 @@ class ReplayReport:
             file name → path of every file written, ``prediction.json`` last.
 
         Raises:
-            ValueError: ``directory`` is empty, or a format or export is unknown.
+            ValueError: ``directory`` or ``formats`` is empty, or a format or export is
+                unknown.
+            TypeError: ``formats`` or ``exports`` is neither a name nor a list of names.
             ConfigError: a file would overwrite an input of the replay (its trace or
                 a config file), or ``directory`` is a file.
             OSError: a file cannot be written (a full disk): nothing is replaced.
             KeyboardInterrupt: Ctrl-C; nothing is replaced.
         """
-        from . import _files, _tables, exports as _exports
+        from . import _args, _files, _tables, exports as _exports
         from ._run import make_bar, progress_wanted
 
-        unknown = [f for f in formats if f not in _tables.FILES]
-        if unknown or not formats:
-            raise ValueError(f"unknown record format(s) {unknown or list(formats)}: "
-                             f"choose from {', '.join(_tables.FILES)}")
-        bad = [e for e in exports if e not in _exports.EXPORT_FILES]
-        if bad:
-            raise ValueError(f"unknown export(s) {bad}: choose from {', '.join(_exports.EXPORT_FILES)}")
-        exports = list(dict.fromkeys(exports))
-        names = [_tables.FILES[f] for f in dict.fromkeys(formats)]
+        formats = _args.names("formats", formats, _tables.FILES, "record format(s)")
+        if not formats:
+            raise ValueError(f"formats is empty: choose from {', '.join(_tables.FILES)}")
+        exports = _args.names("exports", exports, _exports.EXPORT_FILES, "export(s)")
+        names = [_tables.FILES[f] for f in formats]
         out = _files.ResultDir(directory, inputs=self._input_files())
         out.check_names([*names, *(f for e in exports for f in _exports.EXPORT_FILES[e]), _files.MARKER])
         n = self._count()
@@ -433,7 +431,7 @@ class ReplayReport:
         files: dict[str, dict[str, Any]] = {}
         try:
             with out:
-                for fmt in dict.fromkeys(formats):
+                for fmt in formats:
                     name = _tables.FILES[fmt]
                     tmp = out.temp(name)
                     if self._columns is None:
@@ -485,14 +483,18 @@ class ReplayReport:
 
         return write_aiperf(self, directory, progress=progress, inputs=self._input_files())
 
-    def to_vllm_bench_json(self, percentiles: Sequence[float] = (99,)) -> dict[str, Any]:
+    def to_vllm_bench_json(self, percentiles: float | Sequence[float] = (99,)) -> dict[str, Any]:
         """The summary as the flat keys ``vllm bench serve --save-result`` writes
         (``completed``, ``duration`` in s, ``request_throughput``, ``output_throughput``,
         ``mean_ttft_ms``, ``median_ttft_ms``, ``p99_ttft_ms`` … for ttft, tpot, itl and
         e2el); see :func:`aisimulate.exports.vllm_bench_json`.
 
+        Args:
+            percentiles: any of 50, 90, 95, 99: one number or a list of them.
+
         Raises:
             ValueError: a percentile other than 50, 90, 95, 99.
+            TypeError: ``percentiles`` is neither a number nor a list of numbers.
         """
         from .exports import vllm_bench_json
 

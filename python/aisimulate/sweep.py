@@ -26,7 +26,7 @@ from typing import Any, Mapping, Sequence
 from ._sweep.local import run_local
 from ._sweep.point import SLO_FIELDS, PointResult, failed, metric_columns
 from ._sweep.points import apply, expand
-from . import _lazy
+from . import _args, _lazy
 from .config import Spec, load_config
 from .errors import ConfigError
 
@@ -45,6 +45,8 @@ def _check_options(backend: str, errors: str, slo: Mapping[str, float] | None,
         raise ConfigError("", f"sweep backend {backend!r} is not supported: use one of {', '.join(BACKENDS)}")
     if errors not in ("record", "raise"):
         raise ConfigError("", f"sweep errors={errors!r}: use 'record' or 'raise'")
+    if slo is not None:
+        _args.mapping("slo", slo, f"{{'ttft_ms': 200, 'tpot_ms': 20}} (bounds in ms, any of {', '.join(SLO_FIELDS)})")
     for key, limit in (slo or {}).items():
         if key not in SLO_FIELDS:
             raise ConfigError("", f"slo: {key!r} is not an SLO field: use {', '.join(SLO_FIELDS)}")
@@ -109,6 +111,7 @@ def sweep(base: str | os.PathLike[str] | Mapping[str, Any] | Spec,
             point whose spec is invalid (checked before anything runs).
         ConfigError, InfeasibleError, DataError, SimulationError: ``errors="raise"`` and a
             point failed (``exc.__notes__`` names the point).
+        TypeError: ``slo`` is not a mapping.
         ImportError: pandas, or for ``backend="ray"`` Ray, is not installed.
     """
     pd = _lazy.module("pandas")

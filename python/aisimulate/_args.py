@@ -1,0 +1,46 @@
+"""Checks of the public API's list and mapping arguments, so that a value of the wrong
+shape gets an error naming the argument and the forms it takes, not an AttributeError
+from deep inside (a ``str`` is iterable: ``formats="csv"`` must not become
+``["c", "s", "v"]``)."""
+
+from __future__ import annotations
+
+from typing import Any, Iterable, Mapping
+
+
+def _describe(value: Any) -> str:
+    return f"{value!r} ({type(value).__name__})"
+
+
+def names(arg: str, value: Any, choices: Iterable[str], what: str) -> list[str]:
+    """``value`` as a list of names from ``choices``, duplicates dropped, order kept: one
+    name (a ``str``) or an iterable of names.
+
+    Raises:
+        TypeError: ``value`` is neither (or holds a non-string); the message names
+            ``arg`` and the accepted forms.
+        ValueError: a name is not among ``choices``.
+    """
+    choices = list(choices)
+    forms = f"one of {', '.join(map(repr, choices))} or a list of them"
+    if isinstance(value, str):
+        items = [value]
+    elif isinstance(value, (bytes, Mapping)) or not isinstance(value, Iterable):
+        raise TypeError(f"{arg} must be {forms}, got {_describe(value)}")
+    else:
+        items = list(value)
+        odd = [v for v in items if not isinstance(v, str)]
+        if odd:
+            raise TypeError(f"{arg} must be {forms}, got {_describe(value)} holding {_describe(odd[0])}")
+    unknown = [v for v in items if v not in choices]
+    if unknown:
+        raise ValueError(f"unknown {what} {unknown} in {arg}: choose from {', '.join(choices)}")
+    return list(dict.fromkeys(items))
+
+
+def mapping(arg: str, value: Any, example: str) -> Mapping[str, Any]:
+    """``value`` itself when it is a mapping, else a TypeError naming ``arg`` and
+    showing ``example`` (the accepted form)."""
+    if not isinstance(value, Mapping):
+        raise TypeError(f"{arg} must be a mapping such as {example}, got {_describe(value)}")
+    return value
