@@ -165,9 +165,11 @@ def replay(src: str | os.PathLike[str] | Mapping[str, Any] | Spec, *,
         from ._stream import replay_into
 
         return replay_into(spec.to_json(), options, output_dir, formats, exports,
-                           progress=progress, on_error=_explain)
+                           progress=progress, on_error=_explain, config_file=spec.source)
     head, buf = replay_native(spec.to_json(), options, progress=progress, on_error=_explain)
-    return ReplayReport.from_columnar(head, buf)
+    report = ReplayReport.from_columnar(head, buf)
+    report._config_file = spec.source  # a later save must not overwrite it
+    return report
 
 
 def estimate_memory(src: str | os.PathLike[str] | Mapping[str, Any] | Spec) -> dict[str, Any]:

@@ -26,7 +26,7 @@ import os
 import re
 import secrets
 from pathlib import Path
-from typing import Callable, Iterable
+from typing import Any, Callable, Iterable, Mapping
 
 from .errors import ConfigError
 
@@ -81,12 +81,7 @@ class ResultDir:
             ConfigError: naming the output, the input and what to do.
         """
         for name in names:
-            out = self.dir / name
-            for src in self._inputs:
-                if out.exists() and os.path.samefile(out, src) or \
-                        os.path.realpath(out) == os.path.realpath(src):
-                    raise ConfigError("", f"writing {out} would overwrite the input file {src} "
-                                          "that this replay read: choose another output folder")
+            refuse_overwrite(self.dir / name, self._inputs, "choose another output folder")
 
     def __enter__(self) -> "ResultDir":
         self._created = not self.dir.exists()  # removed again by abort when left empty
@@ -165,6 +160,49 @@ class ResultDir:
                     os.unlink(e.path)
                 except OSError:
                     pass
+
+
+def input_files(spec: Mapping[str, Any] | None, config_file: str | None = None) -> list[str]:
+    """The files a replay reads: its config file (``config_file``, when it came from
+    one) and, from the canonical ``spec``, the trace (``traffic.source.path``) and the
+    model and system files when given as paths."""
+    out = [config_file] if config_file else []
+    if not isinstance(spec, Mapping):
+        return out
+    for section, key in (("traffic", "source"), ("engine", None)):
+        node = spec.get(section)
+        if isinstance(node, Mapping) and key:
+            node = node.get(key)
+        if not isinstance(node, Mapping):
+            continue
+        for k in ("path", "model", "system"):
+            v = node.get(k)
+            if isinstance(v, str) and os.path.isabs(v):
+                out.append(v)
+    return out
+
+
+def same_file(a: str | os.PathLike[str], b: str | os.PathLike[str]) -> bool:
+    """Whether paths ``a`` and ``b`` name one file (the same path after symbolic links,
+    or, both existing, the same inode: a hard link)."""
+    if os.path.realpath(a) == os.path.realpath(b):
+        return True
+    try:
+        return os.path.samefile(a, b)
+    except OSError:  # one of them does not exist
+        return False
+
+
+def refuse_overwrite(out: str | os.PathLike[str], inputs: Iterable[str], instead: str) -> None:
+    """Refuse to write ``out`` when it is one of ``inputs`` (the files the replay read).
+
+    Raises:
+        ConfigError: naming the output, the input and ``instead`` (what to do).
+    """
+    for src in inputs:
+        if src and same_file(out, src):
+            raise ConfigError("", f"writing {out} would overwrite the input file {src} "
+                                  f"that this replay read: {instead}")
 
 
 def _listed_files(marker: Path) -> list[str]:

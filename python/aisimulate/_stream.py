@@ -193,9 +193,10 @@ def wanted(formats: Sequence[str]) -> bool:
 
 
 def replay_into(spec_json: str, options: dict[str, Any], directory, formats: Sequence[str],
-                exports: Sequence[str], *, progress, on_error):
+                exports: Sequence[str], *, progress, on_error, config_file: str | None = None):
     """Replay with the records streamed into ``directory`` (see the module doc) and
     return the report, whose records are read back from ``requests.parquet`` when used.
+    ``config_file``: the config the spec came from (no result file may overwrite it).
 
     Raises:
         as :func:`aisimulate.replay` and :meth:`ReplayReport.save` raise.
@@ -212,8 +213,7 @@ def replay_into(spec_json: str, options: dict[str, Any], directory, formats: Seq
     bad = [e for e in exports if e not in _exports.EXPORT_FILES]
     if bad:
         raise ValueError(f"unknown export(s) {bad}: choose from {', '.join(_exports.EXPORT_FILES)}")
-    probe = ReplayReport({}, [], {"spec": json.loads(spec_json)})
-    out = _files.ResultDir(directory, inputs=probe._input_files())
+    out = _files.ResultDir(directory, inputs=_files.input_files(json.loads(spec_json), config_file))
     out.check_names([*(_tables.FILES[f] for f in formats),
                      *(f for e in exports for f in _exports.EXPORT_FILES[e]), _files.MARKER])
     with out:
@@ -228,6 +228,7 @@ def replay_into(spec_json: str, options: dict[str, Any], directory, formats: Seq
             stream.abort()
             shutil.rmtree(chunk_dir, ignore_errors=True)
         report = ReplayReport.from_streamed(head, buf, targets["parquet"])
+        report._config_file = config_file
         if not head["columns"]["streamed"]["sorted"]:  # rewrite the tables in request_id order
             np = _lazy.module("numpy")
 

@@ -27,6 +27,8 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
+from .errors import ConfigError
+
 if TYPE_CHECKING:  # pragma: no cover
     from .report import ReplayReport
 
@@ -112,19 +114,27 @@ def _write_events(report: "ReplayReport", f: TextIO) -> int:
 
 def write_chrome_trace(report: "ReplayReport", path: str | os.PathLike[str]) -> Path:
     """Write the trace to ``path`` atomically (a temporary name in the same folder,
-    renamed when complete).
+    renamed when complete), creating its folder when missing.
 
     Returns:
         the path written.
 
     Raises:
         ValueError: the report has no timeline, or ``path`` is empty.
+        ConfigError: ``path`` is a folder, or a file the replay read (its config, trace,
+            model or system file).
         OSError: the file cannot be written (no file is left behind).
     """
+    from ._files import refuse_overwrite
+
     text = os.fspath(path)
     if not str(text).strip():
         raise ValueError("the trace file name is empty")
     final = Path(text)
+    if final.is_dir():
+        raise ConfigError("", f"the trace file {final} is a folder: give a file name")
+    refuse_overwrite(final, report._input_files(), "choose another trace file")
+    final.parent.mkdir(parents=True, exist_ok=True)
     tmp = final.with_name(f".{final.name}.aisimulate-{os.getpid()}.tmp")
     try:
         with tmp.open("w", encoding="utf-8", newline="\n") as f:

@@ -16,7 +16,9 @@ Exit codes:
   pipe), or every point of a sweep failed (the table of their reasons is still
   printed; some points failing is exit 0, with each failure named on stderr);
 - 2: bad input: a config error (the message names the dotted field, or the file and
-  line), a workload data error (file and line), or bad command-line arguments;
+  line), a workload data error (file and line), or bad command-line arguments,
+  including an output path that cannot be written or would overwrite a file the run
+  reads (checked before the replay, :mod:`aisimulate.cli_outputs`);
 - 130: interrupted (Ctrl-C), 143: terminated (SIGTERM): one line; the replay is stopped at
   once and no output file is left half-written.
 
@@ -39,6 +41,7 @@ import threading
 from typing import Any, Callable, Mapping, Sequence
 
 from . import __version__, check, replay
+from .cli_outputs import _UsageError, check_output_dir, check_output_file
 from .config import Spec, load_config, parse_config_text, read_config_bytes
 from .errors import ConfigError, DataError, SimulationError
 
@@ -64,8 +67,6 @@ examples:
 """
 
 
-class _UsageError(Exception):
-    """A bad command-line value (exit 2, like a config error)."""
 
 
 # --- shared argument handling -----------------------------------------------------------
@@ -218,13 +219,10 @@ def _add_replay(sub: argparse._SubParsersAction) -> None:
 def _cmd_replay(args: argparse.Namespace) -> int:
     spec = config_from_args(args)
     formats = parse_records(args.records)
-    if args.output_dir is not None and not args.output_dir.strip():
-        raise _UsageError("--output-dir: the folder name is empty")
     exports = parse_exports(args.export)
     if exports and not args.output_dir:
         raise _UsageError("--export writes into the result folder: give --output-dir DIR too")
-    if args.trace_out is not None and not args.trace_out.strip():
-        raise _UsageError("--trace-out: the file name is empty")
+    _check_replay_outputs(args, spec, formats, exports)
     # With Parquet among the tables, the records stream into the folder as requests
     # finish (aisimulate._stream) instead of being held and saved after the replay.
     stream = bool(args.output_dir) and "parquet" in formats
@@ -270,6 +268,33 @@ def _cmd_replay(args: argparse.Namespace) -> int:
     else:
         _write(report.table() + "\n")
     return 0
+
+
+def _check_replay_outputs(args: argparse.Namespace, spec: Spec, formats: Sequence[str],
+                          exports: Sequence[str]) -> None:
+    """Before the replay: ``--output-dir`` and ``--trace-out`` can be written, and
+    neither overwrites a file the replay reads (the config, the trace, a model or
+    system file) nor each other.
+
+    Raises:
+        _UsageError: naming the option and both paths.
+    """
+    from ._files import MARKER, input_files, same_file
+    from ._tables import FILES
+    from .exports import EXPORT_FILES
+
+    inputs = input_files(spec.data, spec.source)
+    names = [FILES[f] for f in dict.fromkeys(formats)]
+    names += [n for e in dict.fromkeys(exports) for n in EXPORT_FILES[e]] + [MARKER]
+    if args.output_dir is not None:
+        check_output_dir("--output-dir", args.output_dir, names, inputs)
+    if args.trace_out is not None:
+        check_output_file("--trace-out", args.trace_out, inputs)
+        if args.output_dir:
+            for name in names:
+                if same_file(args.trace_out, os.path.join(args.output_dir, name)):
+                    raise _UsageError(f"--trace-out {args.trace_out} is also the result file "
+                                      f"{name} of --output-dir {args.output_dir}: choose another file")
 
 
 def parse_slo(text: str | None) -> dict[str, float] | None:

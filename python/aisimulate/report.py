@@ -114,7 +114,9 @@ class ReplayReport:
     :meth:`from_dict`; :func:`aisimulate.replay` does that for you.
     """
 
-    __slots__ = ("summary", "metadata", "timeline", "_requests", "_cols", "_streamed")
+    # _config_file: the config file the replay was given (aisimulate.replay sets it),
+    # never written over by a save
+    __slots__ = ("summary", "metadata", "timeline", "_requests", "_cols", "_streamed", "_config_file")
 
     def __init__(self, summary: Mapping[str, Any], requests: Iterable[Mapping[str, Any]],
                  metadata: Mapping[str, Any] | None = None) -> None:
@@ -506,8 +508,12 @@ class ReplayReport:
         and each request's lifetime as an async span (:mod:`aisimulate.chrome_trace`).
         Needs the pass timeline (``aisimulate.replay(spec, timeline=True)``).
 
+        Its folder is created when missing.
+
         Raises:
             ValueError: the report has no timeline, or ``path`` is empty.
+            ConfigError: ``path`` is a folder, or a file the replay read (its config,
+                trace, model or system file).
             OSError: the file cannot be written (nothing is left behind).
         """
         from .chrome_trace import write_chrome_trace
@@ -531,23 +537,12 @@ class ReplayReport:
         return len(self._requests or [])
 
     def _input_files(self) -> list[str]:
-        """Files the replay read, from the spec in the metadata: the trace, and the
-        model and system files when given as paths."""
-        spec = self.metadata.get("spec")
-        if not isinstance(spec, Mapping):
-            return []
-        out = []
-        for section, key in (("traffic", "source"), ("engine", None)):
-            node = spec.get(section)
-            if isinstance(node, Mapping) and key:
-                node = node.get(key)
-            if not isinstance(node, Mapping):
-                continue
-            for k in ("path", "model", "system"):
-                v = node.get(k)
-                if isinstance(v, str) and os.path.isabs(v):
-                    out.append(v)
-        return out
+        """Files the replay read (an output must not overwrite them): the config file
+        it was given, and from the spec in the metadata the trace and the model and
+        system files when given as paths."""
+        from ._files import input_files
+
+        return input_files(self.metadata.get("spec"), getattr(self, "_config_file", None))
 
 
 def _stat(stats: Any, key: str) -> Any:

@@ -1,0 +1,81 @@
+"""The CLI's checks of the paths it will write (``--output-dir``, ``--trace-out``,
+``compare --plot`` / ``--requests-out``), made before the replay: a path that cannot be
+written, or that would overwrite a file the replay reads (the config, the trace, a model
+or system file, the AIPerf export being compared), is a usage error (exit 2) naming the
+option and the path, not a traceback after minutes of simulation."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from typing import Iterable, Sequence
+
+from . import _files
+from .errors import ConfigError
+
+
+class _UsageError(Exception):
+    """A bad command-line value (exit 2, like a config error)."""
+
+
+def check_output_file(flag: str, path: str, inputs: Iterable[str] = (),
+                      suffixes: Sequence[str] = ()) -> None:
+    """Check, before any work, that the CLI can write the file ``path`` given as
+    ``flag``: a file name (not a folder), with one of ``suffixes`` when given, not one
+    of ``inputs``, whose folder exists or can be created and can be written in. The
+    writer creates the missing folders.
+
+    Raises:
+        _UsageError: naming ``flag``, ``path`` and what is wrong.
+    """
+    if not path.strip():
+        raise _UsageError(f"{flag}: the file name is empty")
+    if suffixes and os.path.splitext(path)[1].lower() not in suffixes:
+        raise _UsageError(f"{flag} {path}: use a {', '.join(suffixes)} file")
+    if os.path.isdir(path):
+        raise _UsageError(f"{flag} {path}: is a folder: give a file name")
+    for src in inputs:
+        if src and _files.same_file(path, src):
+            raise _UsageError(f"{flag} {path} would overwrite the input file {src} that this "
+                             "run reads: choose another file")
+    writable_folder(flag, path, os.path.dirname(os.path.abspath(path)))
+
+
+def check_output_dir(flag: str, directory: str, names: Iterable[str], inputs: Iterable[str]) -> None:
+    """Check, before any work, the result folder ``directory`` given as ``flag``: not a
+    file, none of the files ``names`` it will hold one of ``inputs``, and the folder
+    exists or can be created and can be written in.
+
+    Raises:
+        _UsageError: naming ``flag``, the path and what is wrong.
+    """
+    if not directory.strip():
+        raise _UsageError(f"{flag}: the folder name is empty")
+    try:
+        _files.ResultDir(directory, inputs=inputs).check_names(names)
+    except ConfigError as exc:
+        raise _UsageError(f"{flag} {directory}: {exc.reason}") from None
+    writable_folder(flag, directory, os.path.abspath(directory))
+
+
+def writable_folder(flag: str, path: str, folder: str) -> None:
+    """Check that ``folder`` (where ``path`` goes) is a folder this process can create
+    files in, or can be created: its nearest existing ancestor is a folder, and a file
+    can be made there (a real attempt, so that read-only file systems and permissions
+    are seen as they are, also for root).
+
+    Raises:
+        _UsageError: naming ``flag`` and ``path``.
+    """
+    probe = folder
+    while not os.path.lexists(probe):
+        parent = os.path.dirname(probe)
+        if parent == probe:
+            break
+        probe = parent
+    if not os.path.isdir(probe):
+        raise _UsageError(f"{flag} {path}: cannot make the folder {folder}: {probe} is a file")
+    try:
+        tempfile.TemporaryFile(dir=probe, prefix=".aisimulate-probe-").close()
+    except OSError as exc:
+        raise _UsageError(f"{flag} {path}: cannot write in {probe}: {exc.strerror or exc}") from None

@@ -1,0 +1,103 @@
+"""The paths the CLI writes are checked before the replay (issue #16 B3, B5): a path
+that would overwrite a file the run reads (the config, the trace, the AIPerf export),
+a folder given as a file, a folder under a file — each exit 2 with one line naming the
+option and the path(s), the input left byte for byte as it was; a missing parent folder
+is created, as --output-dir creates its own."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import aisimulate
+from aisimulate.errors import ConfigError
+from conftest import BASE_SPEC, REPO, write_mooncake
+
+
+def run_cli(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "aisimulate", *args], capture_output=True,
+                          text=True, cwd=cwd, timeout=120,
+                          env={"PYTHONPATH": str(REPO / "python"), "PATH": "/usr/bin:/bin"})
+
+
+def refused(proc: subprocess.CompletedProcess, *needles: str) -> None:
+    assert proc.returncode == 2, proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("aisimulate: error: "), proc.stderr
+    for needle in needles:
+        assert needle in lines[0], (needle, lines[0])
+    assert proc.stdout == ""  # refused before the replay: no result printed
+
+
+@pytest.fixture
+def config(tmp_path) -> Path:
+    cfg = tmp_path / "prediction.json"  # a JSON config whose name a result also uses
+    cfg.write_text(json.dumps(BASE_SPEC))
+    return cfg
+
+
+def test_output_dir_would_overwrite_the_config(config, tmp_path):
+    before = config.read_bytes()
+    refused(run_cli("replay", str(config), "--output-dir", str(tmp_path), cwd=tmp_path),
+            "--output-dir", str(config), "input file")
+    # and without Parquet (the records are saved after the replay, not streamed)
+    refused(run_cli("replay", str(config), "--output-dir", str(tmp_path), "--records", "csv", cwd=tmp_path),
+            "--output-dir", str(config))
+    assert config.read_bytes() == before
+
+
+def test_trace_out_would_overwrite_the_config_or_the_trace(tmp_path):
+    trace = write_mooncake(tmp_path / "trace.jsonl", [
+        {"timestamp": 0, "input_length": 100, "output_length": 2, "hash_ids": [1]},
+        {"timestamp": 10, "input_length": 100, "output_length": 2, "hash_ids": [2]}])
+    spec = json.loads(json.dumps(BASE_SPEC))
+    spec["traffic"] = {"source": {"type": "mooncake", "path": "trace.jsonl"},
+                       "load": {"mode": "trace"}}
+    cfg = tmp_path / "replay.json"
+    cfg.write_text(json.dumps(spec))
+    before = (cfg.read_bytes(), trace.read_bytes())
+    refused(run_cli("replay", "replay.json", "--trace-out", "replay.json", cwd=tmp_path),
+            "--trace-out replay.json", str(cfg))
+    refused(run_cli("replay", "replay.json", "--trace-out", "./trace.jsonl", cwd=tmp_path),
+            "--trace-out ./trace.jsonl", str(trace))
+    # a symbolic link to the config is the config
+    (tmp_path / "link.json").symlink_to(cfg)
+    refused(run_cli("replay", "replay.json", "--trace-out", "link.json", cwd=tmp_path),
+            "--trace-out link.json", str(cfg))
+    assert (cfg.read_bytes(), trace.read_bytes()) == before
+
+
+def test_trace_out_bad_paths_are_refused_before_the_replay(config, tmp_path):
+    (tmp_path / "folder").mkdir()
+    refused(run_cli("replay", str(config), "--trace-out", "folder", cwd=tmp_path),
+            "--trace-out folder", "is a folder")
+    refused(run_cli("replay", str(config), "--trace-out", "prediction.json/t.json", cwd=tmp_path),
+            "--trace-out prediction.json/t.json", f"{config} is a file")
+    refused(run_cli("replay", str(config), "--trace-out", " ", cwd=tmp_path), "--trace-out", "empty")
+    refused(run_cli("replay", str(config), "--output-dir", "out", "--trace-out", "out/prediction.json",
+                    cwd=tmp_path), "--trace-out out/prediction.json", "--output-dir out")
+    assert not (tmp_path / "out").exists()
+
+
+def test_trace_out_creates_its_folder(config, tmp_path):
+    proc = run_cli("replay", str(config), "--trace-out", "new/sub/run.trace.json", "-q", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads((tmp_path / "new/sub/run.trace.json").read_text())
+    # BASE_SPEC's 5 requests: each an async span opened and closed on the client track
+    assert sum(1 for e in doc["traceEvents"] if e.get("ph") == "b" and e.get("name") == "request") == 5
+
+
+def test_api_save_and_trace_refuse_the_config_file(config, tmp_path):
+    report = aisimulate.replay(str(config), timeline=True, progress=False)
+    before = config.read_bytes()
+    with pytest.raises(ConfigError, match="would overwrite the input file"):
+        report.save(tmp_path)  # prediction.json there is the config
+    with pytest.raises(ConfigError, match="would overwrite the input file"):
+        report.to_chrome_trace(config)
+    with pytest.raises(ConfigError, match="would overwrite the input file"):
+        aisimulate.replay(str(config), output_dir=tmp_path, progress=False)
+    assert config.read_bytes() == before
