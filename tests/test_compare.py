@@ -156,3 +156,70 @@ def test_cli_compare(tmp_path, capsys):
     assert out["metrics"]["e2e_ms"]["bias_pct"] == pytest.approx(100.0)
     assert math.isnan(float("nan")) and (tmp_path / "p.png").stat().st_size > 2000
     assert main(["compare", str(cfg), "--aiperf", str(tmp_path / "missing.jsonl")]) == 2
+
+
+def test_cli_compare_takes_a_config_of_the_engine_alone(tmp_path, capsys):
+    # the traffic is swapped in before the config is checked (issue #16 B2)
+    from aisimulate.cli import main
+    import yaml
+
+    path, _ = _export(tmp_path, {"e2e_ms": 0.5})
+    engine_only = {"engine": _deployment()["engine"]}
+    cfg = tmp_path / "deploy.yaml"
+    cfg.write_text(yaml.safe_dump(engine_only))
+    assert main(["compare", "--aiperf", str(path), "--config", str(cfg), "--format", "json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["metrics"]["e2e_ms"]["bias_pct"] == pytest.approx(100.0)  # as test_cli_compare
+    c = aisimulate.compare(engine_only, path)  # the API alike
+    assert c.counts["completed_in_simulation"] == 12
+    assert c.metrics.loc["ttft_ms", "mape_pct"] == pytest.approx(0, abs=1e-6)
+    # a bad engine field is still named, after the swap
+    cfg.write_text(yaml.safe_dump({"engine": {**engine_only["engine"], "modle": "x"}}))
+    assert main(["compare", str(cfg), "--aiperf", str(path)]) == 2
+    assert "engine.modle" in capsys.readouterr().err
+
+
+def test_cli_compare_without_a_config_names_the_command(tmp_path, capsys):
+    from aisimulate.cli import main
+
+    path, _ = _export(tmp_path)
+    assert main(["compare", "--aiperf", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert err == ("aisimulate: error: a config is required: aisimulate compare CONFIG "
+                   "(or --config FILE, or - to read it from stdin)\n")
+
+
+def test_cli_compare_output_paths_are_checked_before_the_replay(tmp_path, capsys, monkeypatch):
+    # issue #16 B3: each bad path is exit 2, one line naming the option and the path,
+    # before anything is simulated
+    from aisimulate.cli import main
+
+    path, _ = _export(tmp_path)
+    cfg = tmp_path / "deploy.json"
+    cfg.write_text(json.dumps(_deployment()))
+
+    def replayed(*a, **k):
+        raise AssertionError("replayed before the output paths were checked")
+
+    cases = [
+        (["--plot", str(tmp_path)], ["--plot", str(tmp_path), "is a folder"]),
+        (["--plot", f"{path}/p.png"], ["--plot", f"{path} is a file"]),
+        (["--plot", "p.xyz"], ["--plot p.xyz", ".png", ".svg"]),
+        (["--requests-out", str(path)], ["--requests-out", "would overwrite the input file", str(path)]),
+        (["--requests-out", str(cfg)], ["--requests-out", "would overwrite the input file", str(cfg)]),
+        (["--requests-out", "r.txt"], ["--requests-out r.txt", ".csv", ".parquet"]),
+    ]
+    with monkeypatch.context() as m:
+        m.setattr(aisimulate, "replay", replayed)
+        for extra, needles in cases:
+            assert main(["compare", str(cfg), "--aiperf", str(path), *extra]) == 2, extra
+            err = capsys.readouterr().err.strip().splitlines()
+            assert len(err) == 1 and err[0].startswith("aisimulate: error: "), err
+            for n in needles:
+                assert n in err[0], (n, err[0])
+    # missing folders are created; the files are whole
+    plot, pairs = tmp_path / "new/a/p.png", tmp_path / "new/b/pairs.csv"
+    assert main(["compare", str(cfg), "--aiperf", str(path), "--plot", str(plot),
+                 "--requests-out", str(pairs)]) == 0
+    assert plot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert len(pairs.read_text().splitlines()) == 1 + 12  # header + the 12 replayed requests

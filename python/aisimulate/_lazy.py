@@ -31,14 +31,23 @@ from importlib.machinery import ExtensionFileLoader
 from types import ModuleType
 from typing import Any, Iterator
 
-__all__ = ["module"]
+__all__ = ["module", "EXTRAS"]
+
+#: The optional packages aisimulate imports on first use → the extra of aisimulate
+#: that installs each (``pip install 'aisimulate[pandas]'``, pyproject.toml) and what
+#: needs it.
+EXTRAS = {"pandas": ("pandas", "sweep, compare and report.to_pandas()"),
+          "matplotlib": ("plot", "figures (report.plot, compare --plot)"),
+          "ray": ("ray", "sweep backend='ray'"),
+          "ipywidgets": ("notebook", "progress widgets in Jupyter")}
 
 
 def module(name: str) -> ModuleType:
     """``importlib.import_module(name)``, interrupt-safe (see the module docstring).
 
     Raises:
-        ImportError: the module is not installed (as ``import`` raises it).
+        ImportError: the module is not installed (as ``import`` raises it); for an
+            optional package (:data:`EXTRAS`) the message names the extra that installs it.
         KeyboardInterrupt: Ctrl-C during the import, raised once it has finished.
     """
     mod = sys.modules.get(name)
@@ -48,8 +57,14 @@ def module(name: str) -> ModuleType:
     with _sigint_held():
         try:
             return importlib.import_module(name)
-        except BaseException:
+        except BaseException as exc:
             _forget(set(sys.modules) - before)
+            missing = (getattr(exc, "name", None) or "").partition(".")[0]
+            if isinstance(exc, ModuleNotFoundError) and missing in EXTRAS:
+                extra, users = EXTRAS[missing]
+                raise ModuleNotFoundError(
+                    f"{missing} is not installed; it is needed for {users}: pip install "
+                    f"'aisimulate[{extra}]' (or pip install {missing})", name=exc.name) from None
             raise
 
 

@@ -116,22 +116,36 @@ def config_from_args(args: argparse.Namespace) -> Spec:
         _UsageError: no config, or both CONFIG and ``--config``, or a bad ``--set``.
         ConfigError: from :func:`aisimulate.load_config`.
     """
+    src, overrides = config_source_from_args(args)
+    return load_config(src, overrides=overrides)
+
+
+def config_source_from_args(args: argparse.Namespace) -> tuple[str | dict[str, Any], dict[str, Any]]:
+    """The config a subcommand was given, not yet compiled: its path (CONFIG or
+    ``--config``), or for ``-`` the mapping read from stdin; and the ``--set``
+    overrides.
+
+    Raises:
+        _UsageError: no config, or both CONFIG and ``--config``, or a bad ``--set``.
+        ConfigError: stdin is closed, or does not hold a mapping.
+    """
     if args.config and args.config_opt:
         raise _UsageError("give the config once: as CONFIG or as --config, not both")
     path = args.config or args.config_opt
     if not path:
-        raise _UsageError("a config is required: aisimulate replay CONFIG (or - for stdin)")
+        raise _UsageError(f"a config is required: aisimulate {getattr(args, 'command', 'replay')} CONFIG (or --config FILE, "
+                          "or - to read it from stdin)")
     overrides = parse_sets(args.sets)
-    if path == "-":
-        if sys.stdin is None:
-            raise ConfigError("", "stdin is closed", file="<stdin>")
-        data = parse_config_text(read_config_bytes(sys.stdin.buffer, "<stdin>"), name="<stdin>")
-        if data is None:
-            raise ConfigError("", "the config is empty", file="<stdin>")
-        if not isinstance(data, dict):
-            raise ConfigError("", "the config must be a mapping at the top level", file="<stdin>")
-        return load_config(data, overrides=overrides)
-    return load_config(path, overrides=overrides)
+    if path != "-":
+        return path, overrides
+    if sys.stdin is None:
+        raise ConfigError("", "stdin is closed", file="<stdin>")
+    data = parse_config_text(read_config_bytes(sys.stdin.buffer, "<stdin>"), name="<stdin>")
+    if data is None:
+        raise ConfigError("", "the config is empty", file="<stdin>")
+    if not isinstance(data, dict):
+        raise ConfigError("", "the config must be a mapping at the top level", file="<stdin>")
+    return data, overrides
 
 
 def add_progress_argument(p: argparse.ArgumentParser) -> None:

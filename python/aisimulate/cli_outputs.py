@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import os
 import tempfile
-from typing import Iterable, Sequence
+from typing import Any, Iterable, Sequence
 
-from . import _files
+from . import _files, _lazy
 from .errors import ConfigError
 
 
@@ -30,10 +30,10 @@ def check_output_file(flag: str, path: str, inputs: Iterable[str] = (),
     """
     if not path.strip():
         raise _UsageError(f"{flag}: the file name is empty")
-    if suffixes and os.path.splitext(path)[1].lower() not in suffixes:
-        raise _UsageError(f"{flag} {path}: use a {', '.join(suffixes)} file")
     if os.path.isdir(path):
         raise _UsageError(f"{flag} {path}: is a folder: give a file name")
+    if suffixes and os.path.splitext(path)[1].lower() not in suffixes:
+        raise _UsageError(f"{flag} {path}: the file name must end in one of {', '.join(suffixes)}")
     for src in inputs:
         if src and _files.same_file(path, src):
             raise _UsageError(f"{flag} {path} would overwrite the input file {src} that this "
@@ -79,3 +79,37 @@ def writable_folder(flag: str, path: str, folder: str) -> None:
         tempfile.TemporaryFile(dir=probe, prefix=".aisimulate-probe-").close()
     except OSError as exc:
         raise _UsageError(f"{flag} {path}: cannot write in {probe}: {exc.strerror or exc}") from None
+
+
+def figure_suffixes() -> tuple[str, ...]:
+    """The file suffixes a matplotlib figure can be saved as (``.png``, ``.pdf``,
+    ``.svg`` …), from matplotlib itself.
+
+    Raises:
+        ImportError: matplotlib is not installed (the message names the extra).
+    """
+    backend_bases = _lazy.module("matplotlib.backend_bases")
+    return tuple(f".{k}" for k in sorted(backend_bases.FigureCanvasBase.get_supported_filetypes()))
+
+
+def write_figure(fig: Any, path: str, dpi: int = 110) -> None:
+    """Save the matplotlib figure ``fig`` to ``path`` (its format from the suffix),
+    creating the folder, to a temporary name renamed when complete.
+
+    Raises:
+        OSError: the file cannot be written (no file is left behind).
+    """
+    folder = os.path.dirname(os.path.abspath(path))
+    os.makedirs(folder, exist_ok=True)
+    ext = os.path.splitext(path)[1].lower()
+    fd, tmp = tempfile.mkstemp(dir=folder, prefix=".aisimulate-plot-", suffix=ext)
+    os.close(fd)
+    try:
+        fig.savefig(tmp, format=ext[1:], dpi=dpi)
+        umask = os.umask(0)  # mkstemp made it 0600: give it the mode open() would have
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)
+        os.replace(tmp, path)
+    except BaseException:
+        os.unlink(tmp)
+        raise

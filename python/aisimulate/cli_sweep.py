@@ -10,7 +10,10 @@ import sys
 import tempfile
 from typing import Any, Sequence
 
-from .cli import _UsageError, _write, add_config_arguments, config_from_args, parse_slo
+from ._files import same_file
+from .cli import (_UsageError, _write, add_config_arguments, config_from_args,
+                  config_source_from_args, parse_slo)
+from .cli_outputs import check_output_file, figure_suffixes, write_figure
 from .config import parse_config_text, read_config_bytes
 from .errors import ConfigError
 
@@ -225,26 +228,49 @@ def _add_compare(sub: argparse._SubParsersAction) -> None:
                    help="replay as a closed loop of N clients instead of at the measured send times")
     c.add_argument("--format", choices=("table", "json", "csv"), default="table",
                    help="stdout: a table (default), JSON of counts and metrics, or CSV of the metrics")
-    c.add_argument("--plot", metavar="PNG", help="also save the predicted-vs-measured figure")
-    c.add_argument("--requests-out", metavar="CSV", help="also write the per-request pairs as CSV")
+    c.add_argument("--plot", metavar="PNG",
+                   help="also save the predicted-vs-measured figure (.png, .pdf, .svg … as "
+                        "matplotlib writes them; a missing folder is created)")
+    c.add_argument("--requests-out", metavar="CSV",
+                   help="also write the per-request pairs: .csv, .parquet or .jsonl (a missing "
+                        "folder is created)")
     c.set_defaults(run=_cmd_compare)
+
+
+#: ``compare --requests-out`` formats (as ``sweep --out``).
+_TABLE_SUFFIXES = (".csv", ".parquet", ".jsonl", ".json")
 
 
 def _cmd_compare(args: argparse.Namespace) -> int:
     from .compare import compare
 
-    spec = config_from_args(args)
+    # the config is compiled by compare() once its traffic is swapped for the measured
+    # requests: a config of the deployment alone is valid here
+    src, overrides = config_source_from_args(args)
     if not os.path.isfile(args.aiperf):
         raise _UsageError(f"--aiperf: file not found: {args.aiperf}")
     if args.concurrency is not None and args.concurrency < 1:
         raise _UsageError(f"--concurrency {args.concurrency}: must be ≥ 1")
-    result = compare(spec, args.aiperf, concurrency=args.concurrency)
-    if args.plot:
-        result.plot().savefig(args.plot, dpi=110)
-        print(f"wrote {args.plot}", file=sys.stderr)
-    if args.requests_out:
-        write_table(result.requests, args.requests_out)
-        print(f"wrote {args.requests_out}", file=sys.stderr)
+    inputs = [os.path.abspath(args.aiperf)] + ([os.path.abspath(src)] if isinstance(src, str) else [])
+    if args.plot is not None:  # before the replay: a bad path is exit 2, not a traceback after it
+        check_output_file("--plot", args.plot, inputs, figure_suffixes())
+    if args.requests_out is not None:
+        check_output_file("--requests-out", args.requests_out, inputs, _TABLE_SUFFIXES)
+        if args.plot is not None and same_file(args.plot, args.requests_out):
+            raise _UsageError(f"--plot and --requests-out are the same file: {args.plot}")
+    result = compare(src, args.aiperf, concurrency=args.concurrency, overrides=overrides)
+    try:
+        if args.plot:
+            write_figure(result.plot(), args.plot)
+            print(f"wrote {args.plot}", file=sys.stderr)
+        if args.requests_out:
+            os.makedirs(os.path.dirname(os.path.abspath(args.requests_out)), exist_ok=True)
+            write_table(result.requests, args.requests_out)
+            print(f"wrote {args.requests_out}", file=sys.stderr)
+    except OSError as exc:
+        print(f"aisimulate: error: cannot write {exc.filename or args.plot or args.requests_out}: "
+              f"{exc.strerror or exc}", file=sys.stderr)
+        return 1
     if args.format == "json":
         _write(json.dumps(result.to_dict(), indent=2) + "\n")
     elif args.format == "csv":

@@ -37,11 +37,11 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Mapping
 
 from . import _lazy
-from .config import Spec, load_config
+from .config import Spec, load_config, read_config, set_field
 from .errors import ConfigError, DataError
 
 if TYPE_CHECKING:
-    np = _lazy.module("numpy")
+    import numpy as np
 
 # numpy, pandas and the AIPerf reader are imported where used, so that
 # `import aisimulate` (which exports compare) does not load them.
@@ -274,7 +274,8 @@ def compare(config: str | os.PathLike[str] | Mapping[str, Any] | Spec, aiperf: s
     """Replay the requests of an AIPerf run on the deployment of ``config`` and compare.
 
     Args:
-        config: the deployment (path, dict or :class:`Spec`); its ``traffic`` is replaced.
+        config: the deployment (path, dict or :class:`Spec`); its ``traffic`` is replaced
+            before the config is checked, so it may have none (the engine alone).
         aiperf: AIPerf's ``profile_export.jsonl`` of the measured run.
         concurrency: replay as a closed loop of this many clients (AIPerf
             ``--concurrency``) instead of at the measured send times.
@@ -301,12 +302,18 @@ def compare(config: str | os.PathLike[str] | Mapping[str, Any] | Spec, aiperf: s
     if concurrency is not None and (isinstance(concurrency, bool) or not isinstance(concurrency, int)
                                     or concurrency < 1):
         raise ConfigError("traffic.load.concurrency", f"must be an integer ≥ 1, got {concurrency!r}")
-    base = load_config(config, overrides=overrides) if overrides else load_config(config)
+    # The deployment as given, with the overrides: its traffic is replaced before it is
+    # compiled, so a config of the engine alone is a valid deployment.
+    raw = read_config(config)
+    for dotted, value in (overrides or {}).items():
+        set_field(raw.data, dotted, value)
+    traffic = raw.data.get("traffic")
+    load = traffic.get("load") if isinstance(traffic, dict) else None
+    keep = {k: v for k, v in (load.items() if isinstance(load, dict) else ())
+            if k in ("response_overhead", "request_timeout_ms")}
     _hash_ids(ok)
     ok.sort(key=lambda r: (r["start_ns"], r["line"]))
     t0 = ok[0]["start_ns"]
-    keep = {k: v for k, v in ((base.data.get("traffic") or {}).get("load") or {}).items()
-            if k in ("response_overhead", "request_timeout_ms")}
     tempfile = _lazy.module("tempfile")
 
     fd, trace = tempfile.mkstemp(prefix="aisimulate-compare-", suffix=".jsonl")
@@ -315,10 +322,10 @@ def compare(config: str | os.PathLike[str] | Mapping[str, Any] | Spec, aiperf: s
             for r in ok:
                 fh.write(json.dumps({"timestamp": (r["start_ns"] - t0) / 1e6, "input_length": r["isl"],
                                      "output_length": r["osl"], "hash_ids": r["_hash_ids"]}) + "\n")
-        data = dict(base.data)
-        load = {"mode": "concurrency", "concurrency": concurrency} if concurrency else {"mode": "trace"}
-        data["traffic"] = {"source": {"type": "mooncake", "path": trace}, "load": {**load, **keep}}
-        report = replay(data)
+        mode = {"mode": "concurrency", "concurrency": concurrency} if concurrency else {"mode": "trace"}
+        spec = load_config(raw, overrides={"traffic": {"source": {"type": "mooncake", "path": trace},
+                                                       "load": {**mode, **keep}}})
+        report = replay(spec)
     finally:
         os.unlink(trace)
 

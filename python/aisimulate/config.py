@@ -123,28 +123,11 @@ def load_config(src: str | os.PathLike[str] | Mapping[str, Any] | Spec, *,
         TypeError: ``src`` is none of the accepted types.
         ImportError: the native core has not been built (``make build``).
     """
-    if isinstance(src, Spec):
-        if not overrides:
-            return src
-        src, source = src.data, src.source
-        base = os.path.dirname(source) if source else os.getcwd()
-        data = _plain(src, "")
-    elif isinstance(src, Mapping):
-        data = _plain(src, "")
-        base = os.getcwd()
-        source = None
-    elif isinstance(src, (str, os.PathLike)):
-        source = os.path.abspath(os.fspath(src))
-        data = _plain(_read(source), "")
-        base = os.path.dirname(source)
-    else:
-        raise TypeError(f"load_config takes a path, a dict or a Spec, not {type(src).__name__}")
-
-    if data is None:
-        raise ConfigError("", "the config is empty", file=source)
-    if not isinstance(data, dict):
-        raise ConfigError("", f"the config must be a mapping at the top level, got {_describe(data)}",
-                          file=source)
+    if isinstance(src, Spec) and not overrides:
+        return src
+    raw = read_config(src)
+    data, source = raw.data, raw.source
+    base = os.path.dirname(source) if source else os.getcwd()
     for dotted, value in (overrides or {}).items():
         set_field(data, dotted, _plain(value, dotted))
     _reject_unsupported(data)
@@ -173,6 +156,35 @@ MAX_INT_DIGITS = 100
 _INT_BOUND = 10 ** MAX_INT_DIGITS
 
 
+
+
+def read_config(src: str | os.PathLike[str] | Mapping[str, Any] | Spec) -> Spec:
+    """Read a config as :func:`load_config` reads it, without compiling it: a
+    :class:`Spec` of the plain data (a copy; relative paths not yet resolved, nothing
+    checked beyond the syntax and the bounds) and the absolute path of its file, for a
+    caller that edits the config before :func:`load_config` compiles
+    ``Spec(data, source)`` with ``overrides`` (``compare`` swaps in its own traffic).
+
+    Raises:
+        ConfigError: the file is missing or unreadable, is not valid YAML/JSON, or the
+            config is empty or not a mapping.
+        TypeError: ``src`` is none of the accepted types.
+    """
+    if isinstance(src, Spec):
+        data, source = _plain(src.data, ""), src.source
+    elif isinstance(src, Mapping):
+        data, source = _plain(src, ""), None
+    elif isinstance(src, (str, os.PathLike)):
+        source = os.path.abspath(os.fspath(src))
+        data = _plain(_read(source), "")
+    else:
+        raise TypeError(f"load_config takes a path, a dict or a Spec, not {type(src).__name__}")
+    if data is None:
+        raise ConfigError("", "the config is empty", file=source)
+    if not isinstance(data, dict):
+        raise ConfigError("", f"the config must be a mapping at the top level, got {_describe(data)}",
+                          file=source)
+    return Spec(data, source)
 
 
 def set_field(data: dict[str, Any], dotted: str, value: Any) -> None:
