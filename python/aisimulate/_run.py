@@ -26,6 +26,14 @@ from .errors import ConfigError, DataError, SimulationError
 #: (the core stops within a few ms; the report it may be building is dropped).
 STOP_WAIT_S = 0.3
 
+#: How long a stopped replay that streams its records (``on_poll``) is waited for: its
+#: core writes chunk files into a scratch folder until it returns, and the caller can
+#: only remove the folder after that. The core stops within a few ms of being scheduled;
+#: on a machine loaded past its cores that took more than :data:`STOP_WAIT_S` (a
+#: ``replay --output-dir`` stopped by SIGTERM at load average 6 on 2 cores left its
+#: ``aisimulate-stream-*`` folder behind).
+STREAM_STOP_WAIT_S = 5.0
+
 #: Seconds a replay or save runs before its progress bar appears.
 PROGRESS_DELAY_S = 2.0
 
@@ -159,7 +167,7 @@ def replay_native(spec_json: str, options: dict[str, Any], *, progress: bool | N
     except BaseException:
         if worker.is_alive():  # interrupted while waiting: stop the core, then re-raise
             mod.Stop(run_id)
-            worker.join(STOP_WAIT_S)
+            worker.join(STOP_WAIT_S if on_poll is None else STREAM_STOP_WAIT_S)
         raise
     finally:
         if bar is not None:
