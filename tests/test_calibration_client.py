@@ -315,6 +315,10 @@ def test_read_aiperf_records_and_fit(tmp_path):
      "metadata.request_end_ns"),
     (lambda objs: objs[2]["metrics"]["output_token_count"].__setitem__("value", -3), 3,
      "metrics.output_token_count"),
+    (lambda objs: objs[1]["metadata"].__setitem__("request_start_ns", -5), 2,
+     "metadata.request_start_ns"),
+    (lambda objs: objs[1]["metadata"].__setitem__("request_end_ns", objs[1]["metadata"]["request_start_ns"] - 1),
+     2, "metadata.request_end_ns"),
 ])
 def test_read_aiperf_records_missing_field(tmp_path, mutate, line, field):
     objects = json.loads(json.dumps(AIPERF_LINES))
@@ -341,6 +345,31 @@ def test_read_aiperf_records_bad_files(tmp_path):
     path.write_text("\n\n", encoding="utf-8")
     with pytest.raises(DataError, match="no AIPerf records"):
         read_aiperf_records(path)
+
+
+def test_read_aiperf_records_refuses_a_repeated_key(tmp_path):
+    # JSON leaves which of two equal keys counts undefined (Python's json keeps the last):
+    # the line, the dotted path of the key, at any depth
+    path = tmp_path / "profile_export.jsonl"
+    good = json.dumps(AIPERF_LINES[0])
+    start = AIPERF_LINES[0]["metadata"]["request_start_ns"]
+    for body, field in [
+        (good.replace('"request_start_ns": ', f'"request_start_ns": {start - 1}, "request_start_ns": ', 1),
+         "metadata.request_start_ns"),
+        ('{"error": null, ' + good[1:-1] + ', "error": {"type": "x"}}', "error"),
+        ('{"metadata": {"request_start_ns": 1, "request_end_ns": 2}, "error": {"type": "a", "type": "b"}}',
+         "error.type"),
+    ]:
+        path.write_text(good + "\n" + body + "\n", encoding="utf-8")
+        with pytest.raises(DataError) as info:
+            read_aiperf_records(path)
+        assert (info.value.line, info.value.field) == (2, field)
+        assert str(info.value) == f"{path}:2: key {field!r} given twice: JSON leaves which value " \
+                                  "counts undefined; keep one"
+    # the same key in two different objects is no repetition
+    path.write_text('{"metadata": {"request_start_ns": 1, "request_end_ns": 2, "x": {"type": 1}}, '
+                    '"error": {"type": "timeout"}}\n', encoding="utf-8")
+    assert read_aiperf_records(path)[0]["error"] == "timeout"
 
 
 def test_read_aiperf_records_damaged_files(tmp_path):

@@ -133,6 +133,10 @@ def test_multi_turn_prefix_blocks_by_hand():
     ('{"metadata": {"request_start_ns": 1, "request_end_ns": 2}, "metrics": {}, "error": null}',
      "metrics.input_sequence_length"),
     ('{"metrics": {}}', "metadata"),
+    ('{"metadata": {"request_start_ns": -1, "request_end_ns": 2}}', "metadata.request_start_ns"),
+    ('{"metadata": {"request_start_ns": 5, "request_end_ns": 2}}', "metadata.request_end_ns"),
+    ('{"metadata": {"request_start_ns": 1, "request_start_ns": 0, "request_end_ns": 2}}',
+     "metadata.request_start_ns"),
 ])
 def test_bad_export_names_the_line_and_field(tmp_path, line, field):
     p = tmp_path / "e.jsonl"
@@ -140,6 +144,28 @@ def test_bad_export_names_the_line_and_field(tmp_path, line, field):
     with pytest.raises(DataError) as e:
         read_profile_export(p)
     assert e.value.line == 2 and e.value.field == field
+
+
+def test_a_bad_metric_value_says_its_unit(tmp_path):
+    # a latency is not a token count: each message names what the value must be
+    md = '{"metadata": {"request_start_ns": 1, "request_end_ns": 2}, "metrics": {'
+    lengths = '"input_sequence_length": {"value": 10}, "output_sequence_length": {"value": 3}, '
+    p = tmp_path / "e.jsonl"
+    for metrics, field, what in [
+        ('"input_sequence_length": {"value": -1}, "output_sequence_length": {"value": 3}',
+         "metrics.input_sequence_length", "a token count"),
+        (lengths + '"time_to_first_token": {"value": -2.5, "unit": "ms"}, "request_latency": {"value": 9}',
+         "metrics.time_to_first_token", "a latency in ms"),
+        (lengths + '"time_to_first_token": {"value": 2}, "request_latency": {"value": "slow"}',
+         "metrics.request_latency", "a latency in ms"),
+        (lengths + '"time_to_first_token": {"value": 2}, "request_latency": {"value": 9}, '
+         '"inter_token_latency": {"value": null}', "metrics.inter_token_latency", "a latency in ms"),
+    ]:
+        p.write_text(md + metrics + "}}\n")
+        with pytest.raises(DataError) as e:
+            read_profile_export(p)
+        assert e.value.field == field
+        assert f"field '{field}.value' must be {what} ≥ 0, got " in str(e.value)
 
 
 def test_cli_compare(tmp_path, capsys):

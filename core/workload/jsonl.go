@@ -7,7 +7,50 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"reflect"
+	"strings"
 )
+
+// errDuplicateKey: a row gives one of its fields twice (rawRef.UnmarshalJSON).
+var errDuplicateKey = errors.New("duplicate key")
+
+// duplicateKey finds, in a row that decodeRow found giving a field twice, the
+// two keys that name it as spelled (encoding/json matches a key to a field's
+// tag ignoring case, so "timestamp" and "Timestamp" are the same field). Only
+// on that error path: it decodes the row again, key by key.
+func duplicateKey(line []byte, row any) (first, second string) {
+	var tags []string
+	t := reflect.TypeOf(row).Elem()
+	for i := range t.NumField() {
+		tags = append(tags, t.Field(i).Tag.Get("json"))
+	}
+	dec := json.NewDecoder(bytes.NewReader(line))
+	seen := map[string]string{} // field tag → the key that named it first
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return "", ""
+	}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return "", ""
+		}
+		key, _ := tok.(string)
+		var skip json.RawMessage
+		if dec.Decode(&skip) != nil {
+			return "", ""
+		}
+		for _, tag := range tags {
+			if !strings.EqualFold(key, tag) {
+				continue
+			}
+			if prev, ok := seen[tag]; ok {
+				return prev, key
+			}
+			seen[tag] = key
+		}
+	}
+	return "", ""
+}
 
 // jsonlLines reads the non-blank lines of a JSON-lines file, the part the
 // JSONL trace readers (Mooncake, LLMServingSim) share: a 64 KiB buffer, lines
@@ -86,9 +129,15 @@ func (l *jsonlLines) fail(field, msg string) *DataError {
 }
 
 // decodeRow unmarshals one line into row (a struct of rawRef fields), or
-// returns the DataError of a line that is not a JSON object.
+// returns the DataError of a line that is not a JSON object or that gives a
+// field of row twice.
 func (l *jsonlLines) decodeRow(line []byte, row any) *DataError {
 	if err := json.Unmarshal(line, row); err != nil {
+		if errors.Is(err, errDuplicateKey) {
+			first, second := duplicateKey(line, row)
+			msg := fmt.Sprintf("given twice in the row (%q and %q): JSON leaves which one counts undefined; keep one", first, second)
+			return l.fail(first, msg)
+		}
 		var te *json.UnmarshalTypeError
 		if errors.As(err, &te) {
 			return l.fail("", "row is not a JSON object")

@@ -36,8 +36,9 @@ import (
 // Errors: OpenLLMServingSim returns the os.Open error (wrapped); Next returns
 // a *DataError for bad data (invalid JSON, a missing, null, non-integer,
 // negative or out-of-range field, input_toks < 1, input_tok_ids not an array
-// of input_toks integers, an arrival going backwards, a line over
-// MaxLineBytes). The caller closes the returned Closer (the file).
+// of input_toks integers, an arrival going backwards, a field given twice in
+// a row, a line over MaxLineBytes). The caller closes the returned Closer
+// (the file).
 func OpenLLMServingSim(path string) (Source, io.Closer, error) {
 	f, err := os.Open(path)
 	if err != nil {

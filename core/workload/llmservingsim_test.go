@@ -103,6 +103,8 @@ func TestLLMServingSim_Errors(t *testing.T) {
 		{"arrival going backwards", ok + `{"input_toks": 1, "output_toks": 1, "arrival_time_ns": 9, "input_tok_ids": [1]}`,
 			"w.jsonl:2: arrival_time_ns: goes backwards: 9 ns is before 10 ns on line 1"},
 		{"not an object", "[1, 2]", "w.jsonl:1: row is not a JSON object"},
+		{"duplicate arrival", `{"input_toks": 1, "output_toks": 1, "arrival_time_ns": 0, "arrival_time_ns": 5, "input_tok_ids": [1]}`,
+			`w.jsonl:1: arrival_time_ns: given twice in the row ("arrival_time_ns" and "arrival_time_ns"): JSON leaves which one counts undefined; keep one`},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -51,7 +51,7 @@ const MooncakeBlockTokens = 512
 // *DataError for bad data (invalid JSON, a missing, null, non-numeric,
 // non-integer, negative or out-of-range field, input_length < 1, a timestamp
 // going backwards or more than 292 years after the first, a line over
-// MaxLineBytes, session ids of both kinds). The caller closes the returned
+// MaxLineBytes, session ids of both kinds, a field given twice in a row). The caller closes the returned
 // Closer (the file).
 func OpenMooncake(path string) (Source, io.Closer, error) {
 	f, err := os.Open(path)
@@ -121,8 +121,13 @@ type mooncakeRow struct {
 // parse returns (the row never outlives it). Saves one allocation per field.
 type rawRef []byte
 
-// UnmarshalJSON implements json.Unmarshaler.
+// UnmarshalJSON implements json.Unmarshaler. A field given twice in one
+// object is errDuplicateKey: JSON leaves which value counts undefined
+// (RFC 8259 §4), and encoding/json would silently keep the last.
 func (r *rawRef) UnmarshalJSON(b []byte) error {
+	if *r != nil {
+		return errDuplicateKey
+	}
 	*r = b
 	return nil
 }

@@ -209,6 +209,14 @@ func TestMooncake_Errors(t *testing.T) {
 			":3: invalid JSON: invalid character 'b' looking for beginning of object key string"},
 		{"array row", `[1, 2]`,
 			":1: row is not a JSON object"},
+		// a field given twice: JSON leaves which value counts undefined (encoding/json
+		// would keep the last); keys match fields ignoring case, as encoding/json does
+		{"duplicate output_length", ok + `{"timestamp": 1, "input_length": 10, "output_length": 5, "output_length": 7}`,
+			`:2: output_length: given twice in the row ("output_length" and "output_length"): JSON leaves which one counts undefined; keep one`},
+		{"duplicate timestamp in another case", `{"Timestamp": 0, "input_length": 10, "timestamp": 3, "output_length": 5}`,
+			`:1: Timestamp: given twice in the row ("Timestamp" and "timestamp"): JSON leaves which one counts undefined; keep one`},
+		{"duplicate null hash_ids", `{"timestamp": 0, "input_length": 10, "output_length": 5, "hash_ids": null, "hash_ids": [1]}`,
+			`:1: hash_ids: given twice in the row ("hash_ids" and "hash_ids"): JSON leaves which one counts undefined; keep one`},
 		{"hash_ids not an array", `{"timestamp": 0, "input_length": 1, "output_length": 1, "hash_ids": "x"}`,
 			`:1: hash_ids: must be an array of integers, got "x"`},
 		{"fractional hash id", `{"timestamp": 0, "input_length": 1, "output_length": 1, "hash_ids": [1.5]}`,
@@ -249,6 +257,16 @@ func TestMooncake_TimeOriginAndSessionNames(t *testing.T) {
 	assert.Equal(t, []string{"b", "a"}, src.(SessionNamer).SessionNames())
 	assert.Equal(t, []int64{0, 1, 0}, []int64{reqs[0].SessionID, reqs[1].SessionID, reqs[2].SessionID})
 	assert.Equal(t, int64(500_000), reqs[2].Timestamp) // 60001 − 60000.5 ms
+}
+
+// A key the reader does not read may repeat (it is ignored either way), and
+// a nested object may repeat a field's name.
+func TestMooncake_RepeatedIgnoredKeys(t *testing.T) {
+	reqs, err := drain(NewMooncakeSource(strings.NewReader(
+		`{"note": 1, "note": 2, "timestamp": 0, "input_length": 10, "output_length": 5, "meta": {"timestamp": 9}}`), "d.jsonl"))
+	require.NoError(t, err)
+	require.Len(t, reqs, 1)
+	assert.Equal(t, 5, reqs[0].OutputTokens)
 }
 
 func TestMooncake_ErrorIsSticky(t *testing.T) {

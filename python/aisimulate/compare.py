@@ -76,7 +76,7 @@ def read_profile_export(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
             file that cannot be read (missing, a folder, no permission: ``.file`` names
             it, the ``OSError`` is its ``__cause__``).
     """
-    from .calibration.aiperf import _metric_value, _timestamp, json_objects
+    from .calibration.aiperf import _metric_value, _timestamps, json_objects
 
     file = os.fspath(path)
     try:
@@ -91,9 +91,9 @@ def read_profile_export(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
                             line=line, field="metadata")
         md = obj["metadata"]
         metrics = obj.get("metrics") if isinstance(obj.get("metrics"), dict) else {}
+        start_ns, end_ns = _timestamps(md, file, line)
         rec: dict[str, Any] = {
-            "line": line, "start_ns": _timestamp(md, "request_start_ns", file, line),
-            "end_ns": _timestamp(md, "request_end_ns", file, line),
+            "line": line, "start_ns": start_ns, "end_ns": end_ns,
             "conversation": md.get("conversation_id") or md.get("x_correlation_id") or f"line{line}",
             "session": md.get("x_correlation_id") or md.get("conversation_id") or f"line{line}",
             "turn": int(md.get("turn_index") or 0), "error": None,
@@ -104,16 +104,17 @@ def read_profile_export(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
             out.append(rec)
             continue
 
-        def need(name: str) -> Any:
+        def need(name: str, what: str) -> Any:
             if metrics.get(name) is None:
                 raise DataError(f"missing field 'metrics.{name}' in a record without an error",
                                 file=file, line=line, field=f"metrics.{name}")
-            return _metric_value(metrics[name], f"metrics.{name}", file, line)
+            return _metric_value(metrics[name], f"metrics.{name}", file, line, what)
 
-        rec["isl"], rec["osl"] = int(need("input_sequence_length")), int(need("output_sequence_length"))
-        rec["ttft_ms"], rec["e2e_ms"] = float(need("time_to_first_token")), float(need("request_latency"))
+        tokens, ms = "a token count", "a latency in ms"
+        rec["isl"], rec["osl"] = int(need("input_sequence_length", tokens)), int(need("output_sequence_length", tokens))
+        rec["ttft_ms"], rec["e2e_ms"] = float(need("time_to_first_token", ms)), float(need("request_latency", ms))
         itl = metrics.get("inter_token_latency")
-        rec["tpot_ms"] = float(_metric_value(itl, "metrics.inter_token_latency", file, line)) \
+        rec["tpot_ms"] = float(_metric_value(itl, "metrics.inter_token_latency", file, line, ms)) \
             if itl is not None else None
         icl = metrics.get("inter_chunk_latency")
         icl = icl.get("value") if isinstance(icl, dict) else icl

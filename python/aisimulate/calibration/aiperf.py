@@ -115,7 +115,11 @@ def json_objects(file: str) -> Iterator[tuple[int, dict[str, Any]]]:
             if not text.strip():
                 continue
             try:
-                obj = json.loads(text)
+                obj = json.loads(text, object_pairs_hook=_unique_keys)
+            except _DuplicateKey:
+                path = _duplicate_path(text)
+                raise DataError(f"key {path!r} given twice: JSON leaves which value counts "
+                                f"undefined; keep one", file=file, line=line_no, field=path) from None
             except json.JSONDecodeError as exc:
                 raise DataError(f"not valid JSON ({exc.msg} at column {exc.colno})",
                                 file=file, line=line_no) from None
@@ -130,13 +134,56 @@ def json_objects(file: str) -> Iterator[tuple[int, dict[str, Any]]]:
             yield line_no, obj
 
 
+class _DuplicateKey(Exception):
+    """A JSON object gives one key twice (json_objects turns it into a DataError)."""
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """``json.loads``' object hook: the object, or _DuplicateKey when a key repeats
+    (``json`` would keep the last silently; RFC 8259 leaves it undefined)."""
+    obj = dict(pairs)
+    if len(obj) != len(pairs):
+        raise _DuplicateKey
+    return obj
+
+
+class _Repeated(dict):
+    """An object of the line that repeats ``key`` (_duplicate_path)."""
+    key = ""
+
+
+def _duplicate_path(text: str) -> str:
+    """The dotted path of the first repeated key of a line (``metadata.request_start_ns``),
+    found by parsing it again, only once json_objects has met one."""
+    def hook(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+        seen: set[str] = set()
+        for k, _ in pairs:
+            if k in seen:
+                out = _Repeated(pairs)
+                out.key = k
+                return out
+            seen.add(k)
+        return dict(pairs)
+
+    def find(value: Any, prefix: str) -> str | None:
+        if isinstance(value, _Repeated):
+            return prefix + value.key
+        items = value.items() if isinstance(value, dict) else \
+            enumerate(value) if isinstance(value, list) else ()
+        for k, v in items:
+            if (hit := find(v, f"{prefix}{k}.")) is not None:
+                return hit
+        return None
+
+    return find(json.loads(text, object_pairs_hook=hook), "") or ""
+
+
 def _parse_record(obj: dict[str, Any], file: str, line: int) -> dict[str, Any]:
     metadata = obj.get("metadata")
     if not isinstance(metadata, dict):
         raise DataError("missing field 'metadata' (an object)", file=file, line=line,
                         field="metadata")
-    start = _timestamp(metadata, "request_start_ns", file, line)
-    end = _timestamp(metadata, "request_end_ns", file, line)
+    start, end = _timestamps(metadata, file, line)
     error = obj.get("error")
     if error is not None:
         kind = error.get("type") if isinstance(error, dict) else None
@@ -165,16 +212,31 @@ def _timestamp(metadata: dict[str, Any], key: str, file: str, line: int) -> int:
     if metadata.get(key) is None:
         raise DataError(f"missing field {field!r}", file=file, line=line, field=field)
     value = metadata[key]
-    if isinstance(value, bool) or not isinstance(value, Real) or not math.isfinite(value):
-        raise DataError(f"field {field!r} must be a number of ns, got {value!r}",
+    if isinstance(value, bool) or not isinstance(value, Real) or not math.isfinite(value) or value < 0:
+        raise DataError(f"field {field!r} must be a number of ns ≥ 0 (epoch time), got {value!r}",
                         file=file, line=line, field=field)
     return int(value)
 
 
-def _metric_value(entry: Any, field: str, file: str, line: int) -> int | float:
+def _timestamps(metadata: dict[str, Any], file: str, line: int) -> tuple[int, int]:
+    """A record's ``request_start_ns`` and ``request_end_ns``; the end may not come
+    before the start."""
+    start = _timestamp(metadata, "request_start_ns", file, line)
+    end = _timestamp(metadata, "request_end_ns", file, line)
+    if end < start:
+        raise DataError(f"field 'metadata.request_end_ns' ({end}) is before "
+                        f"'metadata.request_start_ns' ({start})", file=file, line=line,
+                        field="metadata.request_end_ns")
+    return start, end
+
+
+def _metric_value(entry: Any, field: str, file: str, line: int, what: str = "a token count") -> int | float:
+    """A metric's value (``{"value": v, ...}`` or a bare v): a finite number ≥ 0, else a
+    DataError saying the field must be ``what`` (its meaning and unit: "a token count",
+    "a latency in ms")."""
     value = entry.get("value") if isinstance(entry, dict) else entry
     if (isinstance(value, bool) or not isinstance(value, Real)
             or not math.isfinite(value) or value < 0):
-        raise DataError(f"field '{field}.value' must be a token count ≥ 0, got {value!r}",
+        raise DataError(f"field '{field}.value' must be {what} ≥ 0, got {value!r}",
                         file=file, line=line, field=field)
     return int(value) if float(value).is_integer() else float(value)
