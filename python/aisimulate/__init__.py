@@ -16,10 +16,14 @@ The simulation runs in the native core (Go, built by ``make build`` into
 
 from __future__ import annotations
 
-import os
-from typing import Any, Mapping, Sequence
+from ._startup import hold as _hold
 
-from . import _native
+_hold()  # in the `aisimulate` command only: Ctrl-C while it starts exits 130 (._startup)
+
+import os  # noqa: E402
+from typing import Any, Mapping, Sequence  # noqa: E402
+
+from . import _native  # noqa: E402
 from ._run import replay_native
 from .catalogue import explain_not_found, list_models, list_systems
 from .config import Spec, load_config

@@ -41,6 +41,7 @@ import threading
 from typing import Any, Callable, Mapping, Sequence
 
 from . import __version__, check, replay
+from ._startup import release
 from .cli_outputs import _UsageError, check_output_dir, check_output_file
 from .config import Spec, load_config, parse_config_text, read_config_bytes
 from .errors import ConfigError, DataError, SimulationError
@@ -592,6 +593,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _run(args: argparse.Namespace) -> int:
     try:
+        release()  # from here Ctrl-C is a KeyboardInterrupt, taken below
         return args.run(args)
     except KeyboardInterrupt:
         _error("interrupted")

@@ -1,0 +1,58 @@
+"""Ctrl-C while the aisimulate command starts (its imports and argument parser, before
+the command runs) is exit 130 with the command's one line, never a traceback (issue
+#16 B6). The interrupt is sent at a fixed point of the start-up: an import hook (a
+sitecustomize module first on the path) sends SIGINT to its own process when the named
+module is imported."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import BASE_SPEC, REPO
+
+_SITE = """\
+import importlib.abc, os, signal, sys
+TRIP = os.environ["AISIMULATE_TEST_TRIP"]
+class _Trip(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path, target=None):
+        if name == TRIP:
+            sys.meta_path.remove(self)
+            os.kill(os.getpid(), signal.SIGINT)
+            for _ in range(10000):  # the handler runs here, in the import
+                pass
+        return None
+sys.meta_path.insert(0, _Trip())
+"""
+
+
+@pytest.mark.parametrize("trip", [
+    "aisimulate.report",  # in the package's own imports
+    "argparse",  # in aisimulate.cli's
+    "aisimulate.cli_sweep",  # while the parser is built
+])
+@pytest.mark.parametrize("how", ["module", "script"])
+def test_ctrl_c_during_start_up_is_one_line_and_exit_130(tmp_path, trip, how):
+    (tmp_path / "sitecustomize.py").write_text(_SITE)
+    cfg = tmp_path / "c.json"
+    cfg.write_text(json.dumps(BASE_SPEC))
+    cmd = [sys.executable, "-m", "aisimulate"] if how == "module" \
+        else [str(Path(sys.executable).parent / "aisimulate")]
+    proc = subprocess.run([*cmd, "replay", str(cfg)], capture_output=True, text=True, timeout=120,
+                          env={"PYTHONPATH": f"{tmp_path}:{REPO / 'python'}", "PATH": "/usr/bin:/bin",
+                               "AISIMULATE_TEST_TRIP": trip})
+    assert (proc.returncode, proc.stderr, proc.stdout) == (130, "aisimulate: error: interrupted\n", "")
+
+
+def test_an_interrupt_during_start_up_reaches_a_script_that_imports_aisimulate(tmp_path):
+    # not the command: the interrupt is the script's KeyboardInterrupt, as before
+    (tmp_path / "sitecustomize.py").write_text(_SITE)
+    proc = subprocess.run([sys.executable, "-c", "try:\n import aisimulate\nexcept KeyboardInterrupt:\n"
+                           " print('KeyboardInterrupt')\n"], capture_output=True, text=True, timeout=120,
+                          env={"PYTHONPATH": f"{tmp_path}:{REPO / 'python'}", "PATH": "/usr/bin:/bin",
+                               "AISIMULATE_TEST_TRIP": "aisimulate.report"})
+    assert (proc.returncode, proc.stdout) == (0, "KeyboardInterrupt\n"), proc.stderr
