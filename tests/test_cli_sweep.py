@@ -72,6 +72,21 @@ def test_the_table_names_each_failed_points_reason(cfg, capsys):
                                          "aisimulate: error: every point failed (2 of 2): no point has a result"]
 
 
+def test_a_failed_scenarios_note_names_only_its_own_fields_as_given(cfg, tmp_path, capsys):
+    # issue #16 B7: the note printed "tp=nan" for a field another scenario sets, and
+    # "tp=3.0" for an integer in a column with a NaN
+    points = tmp_path / "points.yaml"
+    points.write_text("- {engine.workers.aggregated.tp: 2}\n- {traffic.load.rate_rps: -1}\n"
+                      "- {engine.workers.aggregated.tp: 3}\n")
+    assert main(["sweep", str(cfg), "--points", str(points), "--no-progress"]) == 0
+    err = capsys.readouterr().err.splitlines()
+    assert err[0] == "2 of 3 points did not run:"
+    assert err[1].startswith("  traffic.load.rate_rps=-1: error: ConfigError: traffic.load.rate_rps: ")
+    # Qwen3-32B has 64 attention heads: TP 3 does not divide them
+    assert err[2].startswith("  engine.workers.aggregated.tp=3: error: ConfigError: engine.workers.aggregated.tp: ")
+    assert "nan" not in "\n".join(err) and len(err) == 3
+
+
 @pytest.mark.parametrize("args, message", [
     ([], "give the points as --grid"),
     (["--grid", "a=1", "--points", "p.yaml"], "one of the two"),

@@ -11,6 +11,7 @@ import tempfile
 from typing import Any, Sequence
 
 from ._files import same_file
+from ._sweep.points import expand
 from .cli import (_UsageError, _write, add_config_arguments, config_from_args,
                   config_source_from_args, parse_slo)
 from .cli_outputs import check_output_file, figure_suffixes, write_figure
@@ -149,6 +150,11 @@ def write_table(df: Any, path: str) -> None:
         raise
 
 
+def _shown(value: Any) -> str:
+    """A point's value as a --grid / --set would give it (``2``, ``h100_sxm``, ``{"a": 1}``)."""
+    return value if isinstance(value, str) else json.dumps(value)
+
+
 def _cmd_sweep(args: argparse.Namespace) -> int:
     from .sweep import sweep
 
@@ -181,13 +187,17 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
     if failed:
         if args.format == "table":  # the table has no reason column: name each failure here
             print(f"{failed} of {len(df)} points did not run:", file=sys.stderr)
-            bad = df[df["status"] != "ok"]
-            for i, (_, row) in enumerate(bad.iterrows()):
-                if i == _REASONS_SHOWN:
-                    print(f"  … and {failed - i} more (--format csv has every reason)", file=sys.stderr)
+            # each point's own fields as given: the frame's columns are NaN where a point
+            # does not set a field, and an integer field with a NaN reads as a float
+            pts = expand(points)
+            statuses, reasons = df["status"].tolist(), df["reason"].tolist()
+            bad = [i for i, st in enumerate(statuses) if st != "ok"]
+            for k, i in enumerate(bad):
+                if k == _REASONS_SHOWN:
+                    print(f"  … and {failed - k} more (--format csv has every reason)", file=sys.stderr)
                     break
-                point = ", ".join(f"{f}={row[f]}" for f in fields)
-                print(f"  {point}: {row['status']}: {row['reason']}", file=sys.stderr)
+                point = ", ".join(f"{f}={_shown(v)}" for f, v in pts[i].items())
+                print(f"  {point}: {statuses[i]}: {reasons[i]}", file=sys.stderr)
         else:
             print(f"{failed} of {len(df)} points did not run: see the status and reason columns", file=sys.stderr)
     if args.format == "csv":
