@@ -4,9 +4,10 @@
 Usage: PYTHONPATH=python .venv/bin/python scripts/bench.py [--perf roofline|aic|both] [--quick] [--only TEXT]
 
 Each workload runs in a fresh process (spawn), so its peak RSS is its own. Columns:
-workload, requests, output tokens, wall s (aisimulate.replay end to end), µs of host
-time per simulated output token, simulated requests per second of wall time, peak
-RSS (MiB), and the Python share: the part of the wall time spent outside the core's
+workload, requests, output tokens, wall s (aisimulate.replay end to end), CPU s of the
+process during that call (user + sys, all threads: steadier than wall time on a shared
+machine), µs of host time per simulated output token, simulated requests per second of
+wall time, peak RSS (MiB), and the Python share: the part of the wall time spent outside the core's
 Replay call (config compile, reading the columns).
 
 Then the stop latency: a replay of 10^7 requests is interrupted with SIGINT after
@@ -86,6 +87,11 @@ def workloads(perf: str, quick: bool) -> list[tuple[str, dict]]:
                         "stop": {"max_duration_s": 120}}}),
     ]
     if TRACE.exists():
+        # issue 18's workload: the whole trace on 4 × Llama-3.1-8B TP1 (scheduler defaults)
+        out.append(("mooncake 12,031 (4×Llama-8B TP1)", {
+            "engine": {k: v for k, v in engine("meta-llama/Llama-3.1-8B-Instruct", 4, 1, perf).items()
+                       if k != "scheduler"},
+            "traffic": {"source": {"type": "mooncake", "path": str(TRACE)}, "load": {"mode": "trace"}}}))
         out.append(("mooncake 12,031 (4×TP2)", {
             "engine": engine("Qwen/Qwen3-32B", 4, 2, perf, seqs=256),
             "traffic": {"source": {"type": "mooncake", "path": str(TRACE)}, "load": {"mode": "trace"}}}))
@@ -135,12 +141,12 @@ def _run(spec: dict) -> dict:
     _native.call = timed
     _native.pybind()  # load the extension and numpy before timing: one-off costs per process
     import numpy  # noqa: F401
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     report = aisimulate.replay(spec)
-    wall = time.perf_counter() - t0
+    wall, cpu = time.perf_counter() - t0, time.process_time() - c0
     s = report.summary
     return {"requests": s["completed"] + s["rejected"] + s["failed"] + s["canceled"],
-            "tokens": s["total_output_tokens"], "wall": wall, "core": core[0],
+            "tokens": s["total_output_tokens"], "wall": wall, "cpu": cpu, "core": core[0],
             "rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
 
 
@@ -302,7 +308,7 @@ def main() -> None:
         return
     perfs = ["roofline", "aic"] if args.perf == "both" else [args.perf]
     ctx = mp.get_context("spawn")  # fork is unsafe once the Go runtime has started
-    print(f"{'perf':<8} {'workload':<30} {'requests':>9} {'out tokens':>12} {'wall s':>7} "
+    print(f"{'perf':<8} {'workload':<32} {'requests':>9} {'out tokens':>12} {'wall s':>7} {'CPU s':>6} "
           f"{'µs/token':>8} {'sim req/s':>10} {'peak MiB':>8} {'python':>7}")
     for perf in perfs:
         if perf == "aic" and not AIC_DB.exists():
@@ -313,7 +319,7 @@ def main() -> None:
                 continue
             with ctx.Pool(1, maxtasksperchild=1) as pool:
                 r = pool.apply(_run, (spec,))
-            print(f"{perf:<8} {name:<30} {r['requests']:>9,} {r['tokens']:>12,} {r['wall']:>7.2f} "
+            print(f"{perf:<8} {name:<32} {r['requests']:>9,} {r['tokens']:>12,} {r['wall']:>7.2f} {r['cpu']:>6.2f} "
                   f"{r['wall'] * 1e6 / max(r['tokens'], 1):>8.3f} {r['requests'] / r['wall']:>10,.0f} "
                   f"{r['rss_mib']:>8.0f} {1 - r['core'] / r['wall']:>7.1%}", flush=True)
     stop_latencies(ctx)

@@ -201,22 +201,34 @@ func (m *kvManager) takeN(n int, dst []int32) []int32 {
 		return dst
 	}
 	q, i := m.queue, m.qHead
-	for ; n > 0; i++ {
+	m.lruLen -= n
+	blocks, groups := m.blocks, m.groups
+	out := len(dst)
+	dst = dst[:out+n]
+	evicted := 0
+	for ; out < len(dst); i++ {
 		id := q[i]
 		if id == blockNone { // a hole
 			continue
 		}
-		b := &m.blocks[id]
-		if b.hashed {
-			m.idleHit--
-			m.unregister(id)
-			m.stats.Evicted++
+		b := &blocks[id]
+		if b.hashed { // an eviction: the content leaves its group
+			evicted++
+			b.hashed = false
+			if gi := b.group; gi != blockNone { // a private block: nothing indexes it
+				g := &groups[gi]
+				g.ids[b.off&(groupSize-1)] = blockNone
+				if g.n--; g.n == 0 {
+					m.dropGroup(gi)
+				}
+			}
 		}
 		b.ref = 1
-		dst = append(dst, id)
-		m.lruLen--
-		n--
+		dst[out] = id
+		out++
 	}
+	m.idleHit -= evicted
+	m.stats.Evicted += int64(evicted)
 	if i == len(q) { // drained: the array is reused from its start
 		m.queue, i = q[:0], 0
 	}
@@ -321,54 +333,67 @@ func (m *kvManager) touch(n int, dst []int32) []int32 {
 	return dst
 }
 
-// register records a fully computed block under its prefix hash, in slot off
-// of group key, unless another block already holds that slot (two requests
-// computed it at once: keep the first; a slot only ever holds one content).
-func (m *kvManager) register(id int32, hash, key uint64, off uint8) {
+// register records fully computed blocks under their prefix hashes: block
+// ids[j] holds hashes[j] in slot offs[j] of group keys[j], unless another block
+// already holds that slot (two requests computed it at once: keep the first; a
+// slot only ever holds one content). A run of blocks of one group key looks
+// the group up once: registering adds no group but its own, so the group a key
+// names does not change during the call.
+func (m *kvManager) register(ids []int32, hashes, keys []uint64, offs []uint8) {
 	if m.cache == nil {
 		return
 	}
-	gi, ok := m.cache.get(key)
-	if !ok {
-		if n := len(m.freeGrp); n > 0 {
-			gi = m.freeGrp[n-1]
-			m.freeGrp = m.freeGrp[:n-1]
-		} else {
-			m.groups = append(m.groups, blockGroup{})
-			gi = int32(len(m.groups) - 1)
+	hashes, keys, offs = hashes[:len(ids)], keys[:len(ids)], offs[:len(ids)]
+	var g *blockGroup
+	var gi int32
+	for j, id := range ids {
+		if key := keys[j]; g == nil || key != g.key {
+			gi = m.group(key)
+			g = &m.groups[gi]
 		}
-		g := &m.groups[gi]
-		g.key, g.n = key, 0
-		for i := range g.ids {
-			g.ids[i] = blockNone
+		off := offs[j] & (groupSize - 1) // a slot: < groupSize
+		if g.ids[off] != blockNone {
+			continue
 		}
-		m.cache.put(key, gi)
+		g.ids[off] = id
+		g.n++
+		b := &m.blocks[id]
+		b.ref, b.hashed, b.hash, b.group, b.off = 1, true, hashes[j], gi, off
 	}
-	g := &m.groups[gi]
-	if g.ids[off] != blockNone {
-		return
-	}
-	g.ids[off] = id
-	g.n++
-	b := &m.blocks[id]
-	b.ref, b.hashed, b.hash, b.group, b.off = 1, true, hash, gi, off
 }
 
-// unregister drops a cached block's content (eviction): a shared block leaves
-// its group (an emptied group leaves the table).
-func (m *kvManager) unregister(id int32) {
-	b := &m.blocks[id]
-	if b.group == blockNone { // private: nothing indexes it
-		b.hashed = false
-		return
+// noBlocks is an empty group's slots.
+var noBlocks = func() (a [groupSize]int32) {
+	for i := range a {
+		a[i] = blockNone
 	}
-	g := &m.groups[b.group]
-	g.ids[b.off] = blockNone
-	b.hashed = false
-	if g.n--; g.n == 0 {
-		m.cache.del(g.key)
-		m.freeGrp = append(m.freeGrp, b.group)
+	return a
+}()
+
+// group returns the index of the prefix group of key, adding an empty one
+// when the table has none.
+func (m *kvManager) group(key uint64) int32 {
+	if gi, ok := m.cache.get(key); ok {
+		return gi
 	}
+	var gi int32
+	if n := len(m.freeGrp); n > 0 {
+		gi = m.freeGrp[n-1]
+		m.freeGrp = m.freeGrp[:n-1]
+	} else {
+		m.groups = append(m.groups, blockGroup{})
+		gi = int32(len(m.groups) - 1)
+	}
+	m.groups[gi] = blockGroup{key: key, ids: noBlocks}
+	m.cache.put(key, gi)
+	return gi
+}
+
+// dropGroup removes an emptied prefix group from the table (the last of its
+// blocks was evicted); its index is reused.
+func (m *kvManager) dropGroup(gi int32) {
+	m.cache.del(m.groups[gi].key)
+	m.freeGrp = append(m.freeGrp, gi)
 }
 
 // release drops one reference on each block, last block first, so that the tail
@@ -376,26 +401,29 @@ func (m *kvManager) unregister(id int32) {
 // A block nobody holds any more joins the queue's tail, or the stack when it
 // holds no content and the queue is empty.
 func (m *kvManager) release(ids []int32) {
+	blocks, queue, free, lru := m.blocks, m.queue, m.free, m.lruLen
+	released, hashed := 0, 0
 	for i := len(ids) - 1; i >= 0; i-- {
 		id := ids[i]
-		b := &m.blocks[id]
+		b := &blocks[id]
 		if b.hashed { // else its one holder lets go (kvBlock)
 			if b.ref--; b.ref > 0 {
 				continue
 			}
-		}
-		m.stats.Released++
-		if !b.hashed && m.lruLen == 0 {
-			m.free = append(m.free, id)
+			hashed++
+		} else if lru == 0 {
+			released++
+			free = append(free, id)
 			continue
 		}
-		b.qpos = int32(len(m.queue))
-		m.queue = append(m.queue, id)
-		m.lruLen++
-		if b.hashed {
-			m.idleHit++
-		}
+		released++
+		lru++
+		b.qpos = int32(len(queue))
+		queue = append(queue, id)
 	}
+	m.queue, m.free, m.lruLen = queue, free, lru
+	m.stats.Released += int64(released)
+	m.idleHit += hashed
 	m.compactQueue()
 }
 

@@ -14,8 +14,8 @@ import (
 func TestKVManagerEvictsLRU(t *testing.T) {
 	m := newKVManager(4, true)
 	a := []int32{m.take(), m.take()} // blocks 0, 1
-	m.register(a[0], 100, 100, 0)
-	m.register(a[1], 101, 101, 0)
+	registerOne(m, a[0], 100, 100, 0)
+	registerOne(m, a[1], 101, 101, 0)
 	b := []int32{m.take()} // block 2, no hash
 	assert.Equal(t, []int32{0, 1}, a)
 	m.release(a)                      // released 1 then 0: queue 1, 0
@@ -69,7 +69,7 @@ func TestKVManagerPrivateBlocks(t *testing.T) {
 func TestKVManagerSharedBlockRefcount(t *testing.T) {
 	m := newKVManager(2, true)
 	id := m.take()
-	m.register(id, 7, 7, 0)
+	registerOne(m, id, 7, 7, 0)
 	m.release([]int32{id})
 	m.lookup([]uint64{7}, []uint64{7}, []uint8{0}, 1)
 	got := m.touch(1, nil)
@@ -90,8 +90,8 @@ func TestKVManagerSharedBlockRefcount(t *testing.T) {
 func TestKVManagerDuplicateHashKeepsFirst(t *testing.T) {
 	m := newKVManager(2, true)
 	a, b := m.take(), m.take()
-	m.register(a, 5, 5, 0)
-	m.register(b, 5, 5, 0)
+	registerOne(m, a, 5, 5, 0)
+	registerOne(m, b, 5, 5, 0)
 	m.release([]int32{a, b})
 	assert.Equal(t, 1, m.idleHit) // b had no hash: queued without content
 	hits, _ := m.lookup([]uint64{5}, []uint64{5}, []uint8{0}, 1)
@@ -147,8 +147,8 @@ func TestBlockTableMatchesMap(t *testing.T) {
 func TestKVManagerPrefixGroups(t *testing.T) {
 	m := newKVManager(3, true)
 	a, b := m.take(), m.take()
-	m.register(a, 11, 900, 0)
-	m.register(b, 12, 900, 1)
+	registerOne(m, a, 11, 900, 0)
+	registerOne(m, b, 12, 900, 1)
 	require.Len(t, m.groups, 1)
 	m.release([]int32{a, b}) // LRU order: b, a
 	hits, idle := m.lookup([]uint64{11, 12}, []uint64{900, 900}, []uint8{0, 1}, 2)
@@ -166,7 +166,52 @@ func TestKVManagerPrefixGroups(t *testing.T) {
 	assert.False(t, ok)
 	assert.Equal(t, []int32{0}, m.freeGrp)
 	// a wrong hash in an occupied slot is a miss, not a hit
-	m.register(a, 21, 901, 0)
+	registerOne(m, a, 21, 901, 0)
 	hits, _ = m.lookup([]uint64{99}, []uint64{901}, []uint8{0}, 1)
 	assert.Equal(t, 0, hits)
+}
+
+// register takes a run of blocks over several groups: each block lands in
+// its group's slot unless the slot is held (the first block to fill it
+// stays), and a group emptied and refilled is found again by its key.
+func TestKVManagerRegisterRun(t *testing.T) {
+	m := newKVManager(6, true)
+	first := m.take()
+	registerOne(m, first, 30, 700, 1) // another request filled slot 1 of group 700 first
+	ids := m.takeN(4, nil)
+	m.register(ids, []uint64{20, 30, 40, 50}, []uint64{700, 700, 800, 800}, []uint8{0, 1, 0, 1})
+	require.Len(t, m.groups, 2)
+	assert.Equal(t, [2]int32{ids[0], first}, [2]int32(m.groups[0].ids[:2]))
+	assert.Equal(t, [2]int32{ids[2], ids[3]}, [2]int32(m.groups[1].ids[:2]))
+	assert.False(t, m.blocks[ids[1]].hashed, "its slot was held: it stays unhashed")
+	assert.Equal(t, int32(2), m.groups[0].n)
+	assert.Equal(t, int32(2), m.groups[1].n)
+	hits, _ := m.lookup([]uint64{20, 30}, []uint64{700, 700}, []uint8{0, 1}, 2)
+	assert.Equal(t, 2, hits)
+	hits, _ = m.lookup([]uint64{40, 50}, []uint64{800, 800}, []uint8{0, 1}, 2)
+	assert.Equal(t, 2, hits)
+}
+
+// registerOne registers one block (kvManager.register of a run of one).
+func registerOne(m *kvManager, id int32, hash, key uint64, off uint8) {
+	m.register([]int32{id}, []uint64{hash}, []uint64{key}, []uint8{off})
+}
+
+// prefixSlots numbers each block within its run of equal group keys, starting
+// again after groupSize blocks (a run longer than a group is several groups).
+func TestPrefixSlots(t *testing.T) {
+	keys := []uint64{5, 5, 5, 7, 5}
+	for range 34 {
+		keys = append(keys, 9)
+	}
+	r := &Request{Hashes: keys, Groups: keys}
+	r.prefixSlots()
+	want := []uint8{0, 1, 2, 0, 0}
+	for i := range 34 {
+		want = append(want, uint8(i%32))
+	}
+	assert.Equal(t, want, r.offs)
+	r = &Request{Hashes: []uint64{1, 2, 3}} // no groups: each block its own
+	r.prefixSlots()
+	assert.Equal(t, []uint8{0, 0, 0}, r.offs)
 }

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/aisimulate/aisimulate/core/perf"
 )
@@ -477,10 +478,9 @@ func (w *Worker) registerFull(r *Request) {
 		return
 	}
 	full := min(r.computed/w.cfg.BlockSize, len(r.Hashes), len(r.blocks))
-	for j := r.registered; j < full; j++ {
-		w.kv.register(r.blocks[j], r.Hashes[j], r.Groups[j], r.offs[j])
-	}
 	if full > r.registered {
+		j := r.registered
+		w.kv.register(r.blocks[j:full], r.Hashes[j:full], r.Groups[j:full], r.offs[j:full])
 		r.registered = full
 	}
 }
@@ -620,13 +620,17 @@ func (r *Request) prefixSlots() {
 	if len(r.Groups) != len(r.Hashes) {
 		r.Groups = r.Hashes
 	}
-	offs := r.offs[:0]
-	for j, g := range r.Groups {
-		if j == 0 || g != r.Groups[j-1] || offs[j-1] == groupSize-1 {
-			offs = append(offs, 0)
-		} else {
-			offs = append(offs, offs[j-1]+1)
+	keys := r.Groups
+	offs := slices.Grow(r.offs[:0], len(keys))[:len(keys)]
+	for j := 0; j < len(keys); { // one run of equal keys, at most groupSize long
+		k := j + 1
+		for k < len(keys) && k-j < groupSize && keys[k] == keys[j] {
+			k++
 		}
+		for i := j; i < k; i++ {
+			offs[i] = uint8(i - j)
+		}
+		j = k
 	}
 	r.offs = offs
 }

@@ -36,6 +36,14 @@ func (p *gapPool) flush() {
 	if p.lastN == 0 {
 		return
 	}
+	if len(p.runs) == cap(p.runs) {
+		// double: append grows a large slice by 1.25×, so the runs of a long
+		// replay (about one per pass and worker) were copied some 30 times
+		// and allocated 5× their size as they grew
+		grown := make([]gapRun, len(p.runs), max(1024, 2*cap(p.runs)))
+		copy(grown, p.runs)
+		p.runs = grown
+	}
 	p.runs = append(p.runs, gapRun{p.last, p.lastN})
 	p.n += p.lastN
 	p.lastN = 0

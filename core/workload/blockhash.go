@@ -1,6 +1,9 @@
 package workload
 
-import "math"
+import (
+	"math"
+	"slices"
+)
 
 // goldenGamma is 2^64 / φ, the splitmix64 increment; it spreads small
 // integers over the 64-bit space before mixing.
@@ -81,18 +84,35 @@ func BlockHashes(r *Request, blockSize int, dst []uint64) []uint64 {
 	h := mix64(uint64(S))
 	lastK, idMix := -1, uint64(0)
 	a, o := 0, 0 // block j starts at token a·S + o of source block a (no division per block)
-	for j := 0; j < n; j++ {
-		v := uint64(o) * offsetMul
-		b := a + (o+bs-1)/S // the last source block the range touches
-		for k := a; k <= b; k++ {
-			if k != lastK {
-				lastK, idMix = k, mix64(uint64(r.HashIDs[k])+goldenGamma)
+	dst = slices.Grow(dst, n)[:n]
+	oMul := uint64(offsetMul)
+	oMul *= idMul // o·C_o·C_i: v_j of a block inside one source block
+	for j := 0; j < n; {
+		if o+bs <= S { // blocks j… lie inside source block a (b = a): a run of them
+			if a != lastK {
+				lastK, idMix = a, mix64(uint64(r.HashIDs[a])+goldenGamma)
 			}
-			v = v*idMul ^ idMix
+			end := min(n, j+(S-o)/bs)
+			for ; j < end; j++ {
+				h = mix64(h ^ (uint64(o)*oMul ^ idMix))
+				dst[j] = h
+				o += bs
+			}
+		} else {
+			v := uint64(o) * offsetMul
+			b := a + (o+bs-1)/S // the last source block the range touches
+			for k := a; k <= b; k++ {
+				if k != lastK {
+					lastK, idMix = k, mix64(uint64(r.HashIDs[k])+goldenGamma)
+				}
+				v = v*idMul ^ idMix
+			}
+			h = mix64(h ^ v)
+			dst[j] = h
+			j++
+			o += bs
 		}
-		h = mix64(h ^ v)
-		dst = append(dst, h)
-		if o += bs; o >= S {
+		if o >= S {
 			a, o = a+o/S, o%S
 		}
 	}
@@ -156,16 +176,18 @@ func BlockGroups(r *Request, blockSize int, hashes []uint64, dst []uint64) []uin
 		return dst
 	}
 	S, bs := r.HashBlockTokens, blockSize
+	dst = slices.Grow(dst, n)[:n]
 	var key uint64
 	run, lastA := 0, -1
 	a, o := 0, 0 // as in BlockHashes
-	for j := 0; j < n; j, o = j+1, o+bs {
+	for j := 0; j < n; {
 		if o >= S {
 			a, o = a+o/S, o%S
 		}
 		if o+bs > S { // straddles two source blocks
-			dst = append(dst, hashes[j]^singletonSalt)
+			dst[j] = hashes[j] ^ singletonSalt
 			lastA = -1
+			j, o = j+1, o+bs
 			continue
 		}
 		if a != lastA || run == GroupSize {
@@ -176,8 +198,12 @@ func BlockGroups(r *Request, blockSize int, hashes []uint64, dst []uint64) []uin
 			key = mix64(prev ^ mix64(uint64(r.HashIDs[a])+goldenGamma) ^ groupSalt)
 			run, lastA = 0, a
 		}
-		run++
-		dst = append(dst, key)
+		// the blocks from j on that stay inside source block a and this group
+		k := min(n-j, GroupSize-run, (S-o)/bs)
+		for i := j; i < j+k; i++ {
+			dst[i] = key
+		}
+		run, j, o = run+k, j+k, o+k*bs
 	}
 	return dst
 }

@@ -235,3 +235,71 @@ func TestBlockGroups_RunsAndSharing(t *testing.T) {
 	assert.NotEqual(t, g48[10], g48[11])
 	assert.Equal(t, g48[11], g48[12])
 }
+
+// refBlockHashes and refBlockGroups compute BlockHashes' and BlockGroups'
+// formulas (their doc comments) block by block, with the divisions written
+// out: the fast paths, which walk runs of blocks inside one source block,
+// must give exactly these values.
+func refBlockHashes(r *Request, bs int) []uint64 {
+	S := r.HashBlockTokens
+	n := min(r.InputTokens, len(r.HashIDs)*S) / bs
+	var out []uint64
+	h := mix64(uint64(S))
+	for j := 0; j < n; j++ {
+		a, b := j*bs/S, ((j+1)*bs-1)/S
+		v := uint64(j*bs-a*S) * offsetMul
+		for k := a; k <= b; k++ {
+			v = v*idMul ^ mix64(uint64(r.HashIDs[k])+goldenGamma)
+		}
+		h = mix64(h ^ v)
+		out = append(out, h)
+	}
+	return out
+}
+
+func refBlockGroups(r *Request, bs int, hashes []uint64) []uint64 {
+	S := r.HashBlockTokens
+	out := make([]uint64, len(hashes))
+	run, lastA := 0, -1
+	for j := range hashes {
+		a, b := j*bs/S, ((j+1)*bs-1)/S
+		if a != b {
+			out[j], lastA = hashes[j]^singletonSalt, -1
+			continue
+		}
+		if a != lastA || run == GroupSize {
+			prev := mix64(uint64(S))
+			if j > 0 {
+				prev = hashes[j-1]
+			}
+			out[j] = mix64(prev ^ mix64(uint64(r.HashIDs[a])+goldenGamma) ^ groupSalt)
+			run, lastA = 0, a
+		} else {
+			out[j] = out[j-1]
+		}
+		run++
+	}
+	return out
+}
+
+func TestBlockHashesAndGroups_MatchFormula(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	for trial := 0; trial < 300; trial++ {
+		S := []int{512, 16, 7, 100}[rng.IntN(4)]
+		ids := make([]int64, 1+rng.IntN(40))
+		for i := range ids {
+			ids[i] = rng.Int64N(5)
+		}
+		r := &Request{InputTokens: 1 + rng.IntN(len(ids)*S+S), HashIDs: ids, HashBlockTokens: S}
+		for _, bs := range []int{1, 3, 8, 16, 48, 512, 700} {
+			want := refBlockHashes(r, bs)
+			got := BlockHashes(r, bs, make([]uint64, 3)) // dst[:0] reused
+			require.Equal(t, len(want), len(got), "trial %d S %d bs %d", trial, S, bs)
+			if len(want) == 0 {
+				continue
+			}
+			require.Equal(t, want, got, "trial %d S %d bs %d", trial, S, bs)
+			require.Equal(t, refBlockGroups(r, bs, want), BlockGroups(r, bs, got, nil), "trial %d S %d bs %d", trial, S, bs)
+		}
+	}
+}
