@@ -286,6 +286,15 @@ def test_an_unknown_model_says_where_it_looked_and_how_to_add_more(tmp_path, bas
                           text=True, env=env, timeout=120)
     assert_input_error(proc, "engine.model", "acme/Nowhere-1B", "not found",
                        str(data / "aic" / "model_configs"), "AISIMULATE_DATA", "aisimulate models")
+    # each folder named once: the core names the file it looked for in the first one,
+    # the hint adds only the folders not yet named
+    first = data / "aic" / "model_configs"
+    assert proc.stderr.count(str(first)) == 1
+    assert f"; {first / 'acme--Nowhere-1B_config.json'}; " in proc.stderr
+    shared = REPO.parent / "shared" / "data" / "aic" / "model_configs"
+    if shared.is_dir():
+        assert proc.stderr.count(str(shared)) == 1
+        assert f"; also searched for models in: {shared}; set AISIMULATE_DATA" in proc.stderr
     base_spec["engine"]["model"] = "Qwen/Qwen3-32B"
     base_spec["engine"]["system"] = "acme_gpu_9000"
     cfg = write_config(tmp_path / "r.yaml", base_spec)

@@ -97,21 +97,26 @@ def perf_databases() -> list[Path]:
     return [d for d in system_dirs() if (d / "data").is_dir()]
 
 
-def searched_hint(kind: str) -> str:
+def searched_hint(kind: str, said: str = "") -> str:
     """A sentence naming the folders searched for ``kind`` (``"models"``, ``"systems"``
-    or ``"kernel tables"``) and the setting that adds more, for "not found" errors."""
+    or ``"kernel tables"``) and the setting that adds more, for "not found" errors.
+    Folders ``said`` (the error's own text) already names are not named again."""
     try:
         dirs = {"models": model_config_dirs, "systems": system_dirs,
                 "kernel tables": perf_databases}[kind]()
     except ConfigError as exc:
         return str(exc)
-    where = ", ".join(str(d) for d in dirs) if dirs else "no data folder"
     layout = {"models": "aic/model_configs/Org--Name_config.json",
               "systems": "aic/systems/<system>.yaml",
               "kernel tables": "aic/systems/data/<system>/..."}[kind]
-    return (f"searched for {kind} in: {where}; set {DATA_ENV} to a folder holding {layout} "
-            f"to add more (`aisimulate {'models' if kind == 'models' else 'systems'}` lists "
-            "what is found)")
+    add = (f"set {DATA_ENV} to a folder holding {layout} to add more "
+           f"(`aisimulate {'models' if kind == 'models' else 'systems'}` lists what is found)")
+    new = [str(d) for d in dirs if str(d) not in said]
+    if not dirs:
+        return f"searched for {kind} in: no data folder; {add}"
+    if not new:
+        return add
+    return f"{'also ' if len(new) < len(dirs) else ''}searched for {kind} in: {', '.join(new)}; {add}"
 
 
 _builtin_systems: frozenset[str] | None = None
@@ -173,5 +178,5 @@ def explain_not_found(exc: ConfigError) -> ConfigError:
     kind = {"engine.model": "models", "engine.system": "systems"}.get(exc.field)
     if kind is None or not ("not found" in exc.reason or "unknown system" in exc.reason):
         return exc
-    new = ConfigError(exc.field, f"{exc.reason}; {searched_hint(kind)}", file=exc.file, line=exc.line)
+    new = ConfigError(exc.field, f"{exc.reason}; {searched_hint(kind, exc.reason)}", file=exc.file, line=exc.line)
     return new
