@@ -24,3 +24,15 @@ def test_example_runs(path):
     assert len(report.requests) == 60
     assert s["completed"] + s["rejected"] + s["failed"] + s["canceled"] == 60
     assert s["completed"] > 0
+
+
+def test_readme_shows_what_make_demo_prints():
+    # README "What `make demo` prints" is the table of the demo config, row for row
+    demo = Path(__file__).resolve().parent.parent / "examples" / "mooncake-qwen3-32b-h100.yaml"
+    if not SHARED.is_dir():
+        pytest.skip("the demo reads ../shared/data")
+    readme = (demo.parent.parent / "README.md").read_text(encoding="utf-8")
+    section = readme[readme.index("## What `make demo` prints"):]
+    shown = section[section.index("```\n") + 4:]
+    shown = shown[:shown.index("```")]
+    assert aisimulate.replay(demo, progress=False).table() + "\n" == shown
