@@ -4,6 +4,7 @@ files written whole, and exit 2 for bad arguments."""
 from __future__ import annotations
 
 import io
+import json
 import os
 
 import pytest
@@ -85,6 +86,21 @@ def test_a_failed_scenarios_note_names_only_its_own_fields_as_given(cfg, tmp_pat
     # Qwen3-32B has 64 attention heads: TP 3 does not divide them
     assert err[2].startswith("  engine.workers.aggregated.tp=3: error: ConfigError: engine.workers.aggregated.tp: ")
     assert "nan" not in "\n".join(err) and len(err) == 3
+
+
+def test_out_never_overwrites_the_config_and_makes_its_folder(tmp_path, base_spec, capsys):
+    # issue #16 B5 for sweep: a JSON config is a valid --out name
+    cfg = tmp_path / "base.json"
+    cfg.write_text(json.dumps(base_spec))
+    before = cfg.read_bytes()
+    assert main(["sweep", str(cfg), "--grid", "traffic.source.osl=4,6", "--out", str(cfg), "--no-progress"]) == 2
+    err = capsys.readouterr().err
+    assert err == (f"aisimulate: error: --out {cfg} would overwrite the input file {cfg} that this run "
+                   "reads: choose another file\n")
+    assert cfg.read_bytes() == before
+    out = tmp_path / "new" / "sub" / "r.csv"
+    assert main(["sweep", str(cfg), "--grid", "traffic.source.osl=4,6", "--out", str(out), "--no-progress"]) == 0
+    assert len(out.read_text().splitlines()) == 1 + 2  # header + the 2 points
 
 
 @pytest.mark.parametrize("args, message", [

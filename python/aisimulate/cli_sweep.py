@@ -10,7 +10,7 @@ import sys
 import tempfile
 from typing import Any, Sequence
 
-from ._files import same_file
+from ._files import input_files, same_file
 from ._sweep.points import expand
 from .cli import (_UsageError, _write, add_config_arguments, config_from_args,
                   config_source_from_args, parse_slo)
@@ -85,7 +85,8 @@ def _add_sweep(sub: argparse._SubParsersAction) -> None:
     s.add_argument("--points", metavar="FILE",
                    help="a YAML or JSON list of scenarios, each a mapping of dotted fields to values")
     s.add_argument("--out", metavar="FILE",
-                   help="also write every column to FILE: .parquet, .csv or .jsonl (written whole or not at all)")
+                   help="also write every column to FILE: .parquet, .csv or .jsonl (written whole or not at all; "
+                        "a missing folder is created)")
     s.add_argument("--format", choices=("table", "csv", "json"), default="table",
                    help="stdout: a table of the main columns (default), or every column as CSV / JSON lines")
     s.add_argument("--slo", action="append", default=[], metavar="METRIC=MS",
@@ -170,13 +171,14 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
         raise _UsageError(f"--jobs {args.jobs}: must be ≥ 1")
     if args.out is not None:  # fail before simulating, not after
         _check_out(args.out)
-        write_check = os.path.dirname(os.path.abspath(args.out))
-        if not os.path.isdir(write_check):
-            raise _UsageError(f"--out {args.out}: folder not found: {write_check}")
+        # never over the config, the scenario list or a file the points read
+        inputs = input_files(spec.data, spec.source) + ([os.path.abspath(args.points)] if args.points else [])
+        check_output_file("--out", args.out, inputs)
     df = sweep(spec, points, jobs=args.jobs, backend=args.backend, errors=args.errors, columns=columns,
                slo=slo or None, progress=False if args.no_progress else None, ray_address=args.ray_address)
     if args.out:
         try:
+            os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
             write_table(df, args.out)
         except OSError as exc:
             print(f"aisimulate: error: cannot write {args.out}: {exc.strerror or exc}", file=sys.stderr)
