@@ -56,3 +56,24 @@ def test_an_interrupt_during_start_up_reaches_a_script_that_imports_aisimulate(t
                           env={"PYTHONPATH": f"{tmp_path}:{REPO / 'python'}", "PATH": "/usr/bin:/bin",
                                "AISIMULATE_TEST_TRIP": "aisimulate.report"})
     assert (proc.returncode, proc.stdout) == (0, "KeyboardInterrupt\n"), proc.stderr
+
+
+def test_ctrl_c_as_the_command_returns_is_one_line_and_exit_130(tmp_path):
+    # A SIGINT measured landing in main()'s finally (the SIGTERM handler restored after a
+    # replay whose files were written) printed a traceback. Here the restore raises it.
+    cfg = tmp_path / "c.json"
+    cfg.write_text(json.dumps(BASE_SPEC))
+    child = ("import signal, sys\n"
+             "import aisimulate.cli as cli\n"
+             "real = signal.signal\n"
+             "def trip(sig, handler):\n"
+             "    if sig == signal.SIGTERM and handler is not cli._on_sigterm:\n"
+             "        raise KeyboardInterrupt\n"
+             "    return real(sig, handler)\n"
+             "signal.signal = trip\n"
+             f"sys.argv = ['aisimulate', 'validate', {str(cfg)!r}]\n"
+             "cli.console_main()\n")
+    proc = subprocess.run([sys.executable, "-c", child], capture_output=True, text=True, timeout=120,
+                          env={"PYTHONPATH": str(REPO / "python"), "PATH": "/usr/bin:/bin"})
+    assert (proc.returncode, proc.stderr) == (130, "aisimulate: error: interrupted\n")
+    assert proc.stdout.startswith(f"{cfg}: valid\n")  # the command's own output came first

@@ -633,7 +633,13 @@ def _run(args: argparse.Namespace) -> int:
 
 def console_main() -> None:  # pragma: no cover - the installed `aisimulate` script
     """Entry point of the ``aisimulate`` console script (and ``python -m aisimulate``)."""
-    code = main()
+    try:
+        code = main()
+    except KeyboardInterrupt:
+        # Ctrl-C after the command's own handling: once it has returned (restoring the
+        # SIGTERM handler), or from argparse; its result, if any, is already whole
+        _error("interrupted")
+        code = EXIT_INTERRUPTED
     if code in (EXIT_INTERRUPTED, EXIT_TERMINATED) and "ray" not in sys.modules:
         # Stopped: every file is already removed or left whole (the finally blocks ran),
         # so leave at once. The interpreter's own shutdown would first free everything
