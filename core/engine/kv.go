@@ -200,40 +200,50 @@ func (m *kvManager) takeN(n int, dst []int32) []int32 {
 	if n == 0 {
 		return dst
 	}
+	// the blocks at the queue's head, then their evictions: two short loops
+	// whose state fits in registers
 	q, i := m.queue, m.qHead
 	m.lruLen -= n
-	blocks, groups := m.blocks, m.groups
 	out := len(dst)
 	dst = dst[:out+n]
-	evicted := 0
-	for ; out < len(dst); i++ {
-		id := q[i]
-		if id == blockNone { // a hole
-			continue
+	for j := out; j < len(dst); i++ {
+		if id := q[i]; id != blockNone { // else a hole
+			dst[j] = id
+			j++
 		}
-		b := &blocks[id]
-		if b.hashed { // an eviction: the content leaves its group
-			evicted++
-			b.hashed = false
-			if gi := b.group; gi != blockNone { // a private block: nothing indexes it
-				g := &groups[gi]
-				g.ids[b.off&(groupSize-1)] = blockNone
-				if g.n--; g.n == 0 {
-					m.dropGroup(gi)
-				}
-			}
-		}
-		b.ref = 1
-		dst[out] = id
-		out++
 	}
-	m.idleHit -= evicted
-	m.stats.Evicted += int64(evicted)
 	if i == len(q) { // drained: the array is reused from its start
 		m.queue, i = q[:0], 0
 	}
 	m.qHead = i
+	m.evict(dst[out:])
 	return dst
+}
+
+// evict takes the blocks ids from the queue's head for new content: each
+// one's content, if any, is dropped (an eviction; its group loses the slot,
+// and an emptied group leaves the table).
+func (m *kvManager) evict(ids []int32) {
+	blocks, groups := m.blocks, m.groups
+	evicted := 0
+	for _, id := range ids {
+		b := &blocks[id]
+		b.ref = 1
+		if !b.hashed {
+			continue
+		}
+		evicted++
+		b.hashed = false
+		if gi := b.group; gi != blockNone { // a private block: nothing indexes it
+			g := &groups[gi]
+			g.ids[b.off&(groupSize-1)] = blockNone
+			if g.n--; g.n == 0 {
+				m.dropGroup(gi)
+			}
+		}
+	}
+	m.idleHit -= evicted
+	m.stats.Evicted += int64(evicted)
 }
 
 // lookup counts how many leading blocks of a prompt (at most limit) are cached,
@@ -401,8 +411,17 @@ func (m *kvManager) dropGroup(gi int32) {
 // A block nobody holds any more joins the queue's tail, or the stack when it
 // holds no content and the queue is empty.
 func (m *kvManager) release(ids []int32) {
-	blocks, queue, free, lru := m.blocks, m.queue, m.free, m.lruLen
-	released, hashed := 0, 0
+	// the queue and the stack grown once for every block, written by index
+	blocks, lru0 := m.blocks, m.lruLen
+	queue := slices.Grow(m.queue, len(ids))
+	free := m.free
+	if lru0 == 0 {
+		free = slices.Grow(free, len(ids))
+	}
+	qn, fn := len(queue), len(free)
+	queue, free = queue[:cap(queue)], free[:cap(free)]
+	released := 0
+	hashed := 0
 	for i := len(ids) - 1; i >= 0; i-- {
 		id := ids[i]
 		b := &blocks[id]
@@ -411,17 +430,19 @@ func (m *kvManager) release(ids []int32) {
 				continue
 			}
 			hashed++
-		} else if lru == 0 {
+		} else if lru0 == 0 && qn == len(m.queue) { // nothing queued: the stack
 			released++
-			free = append(free, id)
+			free[fn] = id
+			fn++
 			continue
 		}
 		released++
-		lru++
-		b.qpos = int32(len(queue))
-		queue = append(queue, id)
+		b.qpos = int32(qn)
+		queue[qn] = id
+		qn++
 	}
-	m.queue, m.free, m.lruLen = queue, free, lru
+	m.lruLen += qn - len(m.queue)
+	m.queue, m.free = queue[:qn], free[:fn]
 	m.stats.Released += int64(released)
 	m.idleHit += hashed
 	m.compactQueue()

@@ -622,15 +622,17 @@ func (r *Request) prefixSlots() {
 	}
 	keys := r.Groups
 	offs := slices.Grow(r.offs[:0], len(keys))[:len(keys)]
-	for j := 0; j < len(keys); { // one run of equal keys, at most groupSize long
-		k := j + 1
-		for k < len(keys) && k-j < groupSize && keys[k] == keys[j] {
-			k++
+	if len(keys) > 0 {
+		prev, off := keys[0], uint8(0)
+		offs[0] = 0
+		for j := 1; j < len(keys); j++ {
+			if k := keys[j]; k != prev || off == groupSize-1 {
+				prev, off = k, 0
+			} else {
+				off++
+			}
+			offs[j] = off
 		}
-		for i := j; i < k; i++ {
-			offs[i] = uint8(i - j)
-		}
-		j = k
 	}
 	r.offs = offs
 }

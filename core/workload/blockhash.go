@@ -47,16 +47,21 @@ func combine(h, v uint64) uint64 {
 // ⌊L / bs⌋ entries: partial engine blocks are never hashed, and tokens beyond
 // the source ids cannot be matched. Its hash is
 //
-//	h_j = mix64(h_{j−1} ⊕ v_j),  h_{−1} = mix64(S)
+//	h_j = mix64(h_{s_j−1} ⊕ v_j),  h_{−1} = mix64(S)
 //	v_j = fold(o_j·C_o, id[a_j], …, id[b_j]),  fold(v, id) = v·C_i ⊕ mix64(id + γ)
 //
 // where a_j = ⌊j·bs / S⌋ and b_j = ⌊((j+1)·bs − 1) / S⌋ are the first and last
-// source blocks the range touches and o_j = j·bs − a_j·S is the range's start
-// offset in source block a_j. Because h_j chains h_{j−1}, two requests with
+// source blocks the range touches, o_j = j·bs − a_j·S is the range's start
+// offset in source block a_j, and s_j is the first block of j's run: the
+// consecutive blocks that lie inside one source block (a = b) form a run, and
+// a block that straddles two source blocks is a run of its own. The chain
+// thus advances once per run: h_{s_j−1} fixes tokens [0, s_j·bs), and o_j with
+// id[a_j] the tokens from there to the end of block j, so two requests with
 // the same S share h_j iff their source ids over tokens [0, (j+1)·bs) agree
-// (up to 64-bit hash collisions). This holds whether or not bs divides S:
-// with S = 512 and bs = 48, engine block 10 covers tokens [480, 528) and
-// mixes ids 0 and 1.
+// (up to 64-bit hash collisions), and the blocks of a run hash independently
+// of each other (no serial chain of mixes per block). This holds whether or
+// not bs divides S: with S = 512 and bs = 48, engine block 10 covers tokens
+// [480, 528) and mixes ids 0 and 1.
 //
 // Returns dst[:0] (nil when dst is nil) when r.HashIDs is empty,
 // r.HashBlockTokens ≤ 0 or blockSize ≤ 0. The hashes are the same on every
@@ -80,7 +85,8 @@ func BlockHashes(r *Request, blockSize int, dst []uint64) []uint64 {
 	}
 	// Hot path (every prompt block of every request): the mixed id of a source
 	// block is computed once and reused by each engine block inside it, so an
-	// engine block costs one mix64 (see the formula above).
+	// engine block costs one mix64 (see the formula above), and the mixes of a
+	// run do not wait on each other.
 	h := mix64(uint64(S))
 	lastK, idMix := -1, uint64(0)
 	a, o := 0, 0 // block j starts at token a·S + o of source block a (no division per block)
@@ -92,12 +98,12 @@ func BlockHashes(r *Request, blockSize int, dst []uint64) []uint64 {
 			if a != lastK {
 				lastK, idMix = a, mix64(uint64(r.HashIDs[a])+goldenGamma)
 			}
-			end := min(n, j+(S-o)/bs)
+			end := min(n, j+(S-o)/bs) // the run: every block of a from j on
 			for ; j < end; j++ {
-				h = mix64(h ^ (uint64(o)*oMul ^ idMix))
-				dst[j] = h
+				dst[j] = mix64(h ^ (uint64(o)*oMul ^ idMix))
 				o += bs
 			}
+			h = dst[j-1]
 		} else {
 			v := uint64(o) * offsetMul
 			b := a + (o+bs-1)/S // the last source block the range touches

@@ -244,15 +244,17 @@ func refBlockHashes(r *Request, bs int) []uint64 {
 	S := r.HashBlockTokens
 	n := min(r.InputTokens, len(r.HashIDs)*S) / bs
 	var out []uint64
-	h := mix64(uint64(S))
+	prev := mix64(uint64(S)) // h_{s_j−1}: the hash before j's run
 	for j := 0; j < n; j++ {
 		a, b := j*bs/S, ((j+1)*bs-1)/S
+		if j > 0 && (a != b || (j-1)*bs/S != a || (j*bs-1)/S != a) { // j starts a run
+			prev = out[j-1]
+		}
 		v := uint64(j*bs-a*S) * offsetMul
 		for k := a; k <= b; k++ {
 			v = v*idMul ^ mix64(uint64(r.HashIDs[k])+goldenGamma)
 		}
-		h = mix64(h ^ v)
-		out = append(out, h)
+		out = append(out, mix64(prev^v))
 	}
 	return out
 }
