@@ -12,6 +12,8 @@ import aisimulate
 from aisimulate import _stream, _tables
 import pyarrow.parquet as pq
 
+from conftest import EXAMPLE1_ROWS, example1_spec, write_mooncake
+
 ALL = ("parquet", "csv", "jsonl")
 
 _ENGINE = {"model": "meta-llama/Llama-3.1-8B-Instruct", "system": "h100_sxm",
@@ -86,6 +88,41 @@ def test_ctrl_c_while_streaming_leaves_the_previous_result(tmp_path, monkeypatch
     assert _digests(out) == before  # no temporary table left, nothing replaced
 
 
-def test_streaming_needs_parquet(tmp_path):
-    with pytest.raises(ValueError, match="needs 'parquet'"):
-        aisimulate.replay(SESSIONS, output_dir=tmp_path, formats=("csv",))
+@pytest.mark.parametrize("fmt", ["csv", "jsonl"])
+@pytest.mark.parametrize("spec", [CHUNKED, SESSIONS], ids=["two chunks", "sessions"])
+def test_a_text_table_streams_alone_and_its_records_read_back(tmp_path, spec, fmt):
+    """Without Parquet the report reads its records back from the CSV or JSON lines
+    table, every value exactly (floats, nulls, status and reason labels)."""
+    held = aisimulate.replay(spec, progress=False)
+    held.save(tmp_path / "saved", formats=(fmt,))
+    streamed = aisimulate.replay(spec, progress=False, output_dir=tmp_path / "streamed", formats=(fmt,))
+    assert _digests(tmp_path / "streamed") == _digests(tmp_path / "saved")
+    assert streamed.to_json() == held.to_json()
+    assert streamed.to_pandas().equals(held.to_pandas())
+    assert streamed.requests == held.requests
+
+
+def test_read_back_takes_nulls_labels_and_floats_from_each_table(tmp_path):
+    """test_save's P/D replay with a rejected request and a session (no worker, no
+    session, a reason, no first token): each text table reads back as the held records."""
+    rows = [dict(EXAMPLE1_ROWS[0]), dict(EXAMPLE1_ROWS[1]),
+            {"timestamp": 20, "input_length": 50_000, "output_length": 3},  # > max_model_len
+            {"timestamp": 30, "input_length": 64, "output_length": 2, "session_id": 7, "delay": 0}]
+    spec = example1_spec(write_mooncake(tmp_path / "t.jsonl", rows))
+    spec["engine"]["workers"] = {"disaggregated": {
+        "prefill": {"count": 1}, "decode": {"count": 2},
+        "kv_transfer": {"bandwidth_gb_per_s": 50, "latency_ms": 0.2}}}
+    held = aisimulate.replay(spec, progress=False)
+    assert {r["status"] for r in held.requests} == {"completed", "rejected"}
+    assert any(r["reason"] for r in held.requests) and any(r["session_id"] is None for r in held.requests)
+    assert any(r["first_token_ms"] is None for r in held.requests)
+    for fmt in ("csv", "jsonl"):
+        rep = aisimulate.replay(spec, progress=False, output_dir=tmp_path / fmt, formats=(fmt,))
+        assert rep.requests == held.requests, fmt
+
+
+@pytest.mark.parametrize("formats", [(), ("xml",), ("parquet", "xlsx")])
+def test_streaming_formats_are_checked_by_name(tmp_path, formats):
+    with pytest.raises(ValueError, match=r"\bformats\b"):
+        aisimulate.replay(SESSIONS, output_dir=tmp_path, formats=formats)
+    assert not any(tmp_path.iterdir())

@@ -130,9 +130,9 @@ def replay(src: str | os.PathLike[str] | Mapping[str, Any] | Spec, *,
             tables in chunks of 65,536 as their requests finish instead of holding
             them (a 10-million-request replay then holds the requests in flight, not
             1.4 GB of records). The folder is replaced atomically once the replay has
-            finished; Ctrl-C or an error leaves the previous result. ``formats`` must
-            include ``"parquet"``: the returned report reads its records back from
-            ``requests.parquet`` when they are first used (``requests``,
+            finished; Ctrl-C or an error leaves the previous result. The returned
+            report reads its records back from the first of ``requests.parquet``,
+            ``.csv``, ``.jsonl`` it wrote when they are first used (``requests``,
             ``to_pandas()``, an export). Rows are in ``request_id`` order, as ``save``
             writes them.
         formats, exports: with ``output_dir``, as :meth:`ReplayReport.save` takes them.
@@ -160,9 +160,8 @@ def replay(src: str | os.PathLike[str] | Mapping[str, Any] | Spec, *,
         from .exports import EXPORT_FILES
 
         formats = names("formats", formats, FILES, "record format(s)")
-        if "parquet" not in formats:
-            raise ValueError(f"record formats {formats}: streaming into output_dir needs "
-                             f"'parquet' among them (choose from {', '.join(FILES)})")
+        if not formats:
+            raise ValueError(f"formats is empty: choose from {', '.join(FILES)}")
         exports = names("exports", exports, EXPORT_FILES, "export(s)")
     spec = load_config(src)
     if output_dir is not None:

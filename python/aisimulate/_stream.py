@@ -13,6 +13,8 @@ The tables are written to temporary names in the folder and moved into place wit
 replay stopped by Ctrl-C or an error leaves the previous result as it was. The rows are
 in send order, which is ``request_id`` order except for interleaved sessions and
 unsorted traces; then the tables are rewritten sorted (the records are held for that).
+The returned report reads its records back, when first used, from the first of the
+tables in :data:`READ_BACK` that was written.
 """
 
 from __future__ import annotations
@@ -157,22 +159,33 @@ def _layout(head: Mapping[str, Any]) -> list[dict[str, Any]]:
     return out
 
 
-def columns_from_parquet(path: Path, head: Mapping[str, Any]) -> dict[str, Any]:
-    """The column arrays of a streamed Parquet table, as :meth:`ReplayReport.from_columnar`
-    keeps them: the core's dtypes, -1 for a null integer or label, NaN for a null float,
-    ``status`` and ``reason`` as indices into the header's labels."""
-    np = _lazy.module("numpy")
-    pc = _lazy.module("pyarrow.compute")
-    pq = _lazy.module("pyarrow.parquet")
+#: The formats a streamed report reads its records back from, the first written one
+#: (Parquet keeps the types; the CSV and JSON lines tables are read with the header's).
+READ_BACK = ("parquet", "csv", "jsonl")
 
-    table = pq.read_table(str(path))
+
+def read_back_format(formats: Sequence[str]) -> str:
+    """The table a replay streamed with these record formats reads its records from."""
+    return next(f for f in READ_BACK if f in formats)
+
+
+def columns_from_table(path: Path, fmt: str, head: Mapping[str, Any]) -> dict[str, Any]:
+    """The column arrays of a streamed table (``fmt``: ``"parquet"``, ``"csv"`` or
+    ``"jsonl"``), as :meth:`ReplayReport.from_columnar` keeps them: the core's dtypes,
+    -1 for a null integer or label, NaN for a null float, ``status`` and ``reason`` as
+    indices into the header's labels."""
+    np = _lazy.module("numpy")
+    pa = _lazy.module("pyarrow")
+    pc = _lazy.module("pyarrow.compute")
+
+    table = _read_table(path, fmt, head)
     cols: dict[str, Any] = {}
     for c in head["columns"]:
         arr = table.column(c["name"])
         dtype = np.dtype(c["dtype"])
         if c.get("labels"):
             labels = list(head[c["labels"]])
-            codes = pc.index_in(arr, value_set=__import__("pyarrow").array(labels, type=arr.type))
+            codes = pc.index_in(arr, value_set=pa.array(labels, type=arr.type))
             cols[c["name"]] = codes.fill_null(-1).to_numpy().astype(dtype)
         elif dtype.kind == "f":
             cols[c["name"]] = arr.fill_null(float("nan")).to_numpy().astype(dtype)
@@ -186,16 +199,35 @@ def columns_from_parquet(path: Path, head: Mapping[str, Any]) -> dict[str, Any]:
     return cols
 
 
-def wanted(formats: Sequence[str]) -> bool:
-    """Whether a result with these record formats can be streamed: Parquet among them
-    (the report reads its records back from it)."""
-    return "parquet" in formats
+#: The Arrow type a text table's column is read as, by the core's dtype.
+_ARROW_TYPES = {"<i8": "int64", "<i4": "int32", "<f8": "float64"}
+
+
+def _read_table(path: Path, fmt: str, head: Mapping[str, Any]):
+    """The table at ``path`` as a ``pyarrow.Table``; CSV and JSON lines read with the
+    header's column types (labels as strings; an empty CSV cell or a JSON null is null).
+    Both hold floats as the shortest text that reads back to the same number, which
+    Arrow's parsers read exactly (tests/test_stream.py compares every record)."""
+    pa = _lazy.module("pyarrow")
+    if fmt == "parquet":
+        return _lazy.module("pyarrow.parquet").read_table(str(path))
+    schema = pa.schema([(c["name"], pa.string() if c.get("labels") else pa.type_for_alias(_ARROW_TYPES[c["dtype"]]))
+                        for c in head["columns"]])
+    if fmt == "csv":
+        pcsv = _lazy.module("pyarrow.csv")
+        opts = pcsv.ConvertOptions(column_types=schema, null_values=[""], strings_can_be_null=True,
+                                   include_columns=schema.names)
+        return pcsv.read_csv(str(path), convert_options=opts)
+    pj = _lazy.module("pyarrow.json")
+    return pj.read_json(str(path), parse_options=pj.ParseOptions(explicit_schema=schema,
+                                                                   unexpected_field_behavior="ignore"))
 
 
 def replay_into(spec_json: str, options: dict[str, Any], directory, formats: Sequence[str],
                 exports: Sequence[str], *, progress, on_error, config_file: str | None = None):
     """Replay with the records streamed into ``directory`` (see the module doc) and
-    return the report, whose records are read back from ``requests.parquet`` when used.
+    return the report, whose records are read back from the first of
+    :data:`READ_BACK` among ``formats`` when used.
     ``config_file``: the config the spec came from (no result file may overwrite it).
 
     Raises:
@@ -227,7 +259,8 @@ def replay_into(spec_json: str, options: dict[str, Any], directory, formats: Seq
         finally:
             stream.abort()
             shutil.rmtree(chunk_dir, ignore_errors=True)
-        report = ReplayReport.from_streamed(head, buf, targets["parquet"])
+        source = read_back_format(formats)
+        report = ReplayReport.from_streamed(head, buf, targets[source], source)
         report._config_file = config_file
         if not head["columns"]["streamed"]["sorted"]:  # rewrite the tables in request_id order
             np = _lazy.module("numpy")
@@ -247,5 +280,5 @@ def replay_into(spec_json: str, options: dict[str, Any], directory, formats: Seq
         final = report._streamed is not None
         written = report._commit(out, files, exports, lambda k: None)
         if final:  # from now on the records are read from the committed table
-            report._streamed = (written[_tables.FILES["parquet"]], report._streamed[1])
+            report._streamed = (written[_tables.FILES[source]], *report._streamed[1:])
         return report

@@ -238,9 +238,9 @@ def _cmd_replay(args: argparse.Namespace) -> int:
     if exports and not args.output_dir:
         raise _UsageError("--export writes into the result folder: give --output-dir DIR too")
     _check_replay_outputs(args, spec, formats, exports)
-    # With Parquet among the tables, the records stream into the folder as requests
-    # finish (aisimulate._stream) instead of being held and saved after the replay.
-    stream = bool(args.output_dir) and "parquet" in formats
+    # The records stream into the folder as requests finish (aisimulate._stream)
+    # instead of being held and saved after the replay.
+    stream = bool(args.output_dir)
     written: dict = {}
     try:
         report = replay(spec, progress=progress_of(args), slo=parse_slo(args.slo),
@@ -265,14 +265,6 @@ def _cmd_replay(args: argparse.Namespace) -> int:
             print(f"wrote {report.to_chrome_trace(args.trace_out)}", file=sys.stderr)
         except OSError as exc:
             _error(f"cannot write {args.trace_out}: {exc.strerror or exc}")
-            return 1
-    if args.output_dir and not stream:
-        try:
-            written = report.save(args.output_dir, formats=formats, exports=exports,
-                                  progress=progress_of(args))
-        except OSError as exc:
-            where = exc.filename or args.output_dir
-            _error(f"cannot write {where}: {exc.strerror or exc} (nothing was replaced)")
             return 1
     for path in written.values():
         print(f"wrote {path}", file=sys.stderr)

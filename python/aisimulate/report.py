@@ -124,31 +124,32 @@ class ReplayReport:
         self._requests: list[dict[str, Any]] | None = sorted(
             (_ordered(r) for r in requests), key=_sort_key)
         self._cols: dict[str, Any] | None = None
-        self._streamed: tuple[Path, dict[str, Any]] | None = None
+        self._streamed: tuple[Path, dict[str, Any], str] | None = None  # path, header, format
         self.metadata: dict[str, Any] = dict(metadata or {})
         self.timeline: dict[str, Any] | None = None
 
     @property
     def _columns(self) -> dict[str, Any] | None:
-        """The per-request columns; a streamed report reads them from its Parquet
-        table on first use (:meth:`from_streamed`)."""
+        """The per-request columns; a streamed report reads them from its table on
+        first use (:meth:`from_streamed`)."""
         if self._cols is None and self._streamed is not None:
-            from ._stream import columns_from_parquet
+            from ._stream import columns_from_table
 
-            path, head = self._streamed
-            self._cols = columns_from_parquet(path, head)
+            path, head, fmt = self._streamed
+            self._cols = columns_from_table(path, fmt, head)
         return self._cols
 
     @classmethod
-    def from_streamed(cls, report: Mapping[str, Any], buf, parquet: Path) -> "ReplayReport":
-        """A report whose records the core streamed into ``parquet`` (``requests.parquet``
-        of a result folder, :mod:`aisimulate._stream`) instead of returning them:
-        ``report`` is the core's head (its ``columns`` header has ``streamed``), ``buf``
-        the timeline's bytes. The records are read from the file when first used."""
+    def from_streamed(cls, report: Mapping[str, Any], buf, path: Path, fmt: str = "parquet") -> "ReplayReport":
+        """A report whose records the core streamed into the table at ``path`` (of
+        format ``fmt``: ``requests.parquet``, ``.csv`` or ``.jsonl`` of a result folder,
+        :mod:`aisimulate._stream`) instead of returning them: ``report`` is the core's
+        head (its ``columns`` header has ``streamed``), ``buf`` the timeline's bytes.
+        The records are read from the file when first used."""
         self = cls.__new__(cls)
         self.summary, self.metadata = dict(report["summary"]), dict(report.get("metadata") or {})
         self._requests, self._cols = None, None
-        self._streamed = (Path(parquet), dict(report["columns"]))
+        self._streamed = (Path(path), dict(report["columns"]), fmt)
         self.timeline = _timeline(report.get("timeline"), buf)
         return self
 
