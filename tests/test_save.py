@@ -356,3 +356,23 @@ def test_a_forked_child_saves_through_the_fresh_interpreter(tmp_path):
     lines = (tmp_path / "out" / "requests.jsonl").read_text().splitlines()
     assert len(lines) == 30 and json.loads(lines[0])["request_id"] == 0
     assert len((tmp_path / "out" / "requests.csv").read_text().splitlines()) == 31
+
+
+def test_a_parquet_save_and_a_streamed_replay_leave_pandas_unloaded(tmp_path, base_spec):
+    """The Parquet writer's arrays are made from the columns' buffers: pyarrow.array would
+    import pandas (0.25 s of a small command's 0.6 s of CPU) in a process that never
+    uses it."""
+    script = textwrap.dedent(f"""
+        import json, sys
+        sys.path.insert(0, {str(REPO / 'python')!r})
+        import aisimulate
+        spec = json.loads({json.dumps(json.dumps(base_spec))})
+        aisimulate.replay(spec, progress=False).save({str(tmp_path / 'saved')!r})
+        aisimulate.replay(spec, progress=False, output_dir={str(tmp_path / 'streamed')!r})
+        print("pyarrow" in sys.modules, "pandas" in sys.modules)
+    """)
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == ["True", "False"]
+    assert (tmp_path / "saved" / "requests.parquet").read_bytes() == \
+        (tmp_path / "streamed" / "requests.parquet").read_bytes()

@@ -47,7 +47,12 @@ def _negative_null(cols: Mapping[str, Any], name: str) -> bool:
 
 def arrow_table(cols: Mapping[str, Any], fields: Sequence[str], start: int = 0, stop: int | None = None):
     """Rows [start, stop) of the columns as a ``pyarrow.Table`` (strings for status and
-    reason, nulls per the module doc)."""
+    reason, nulls per the module doc).
+
+    The arrays are made from the columns' buffers (:func:`_arrow_array`), not by
+    ``pyarrow.array``, which imports pandas on its first call (to check whether its
+    argument is a pandas object): 0.15 s of CPU with a warm disk cache, 0.5 s cold, in a
+    command that otherwise never loads pandas."""
     np = _lazy.module("numpy")
     pa = _lazy.module("pyarrow")
 
@@ -57,16 +62,29 @@ def arrow_table(cols: Mapping[str, Any], fields: Sequence[str], start: int = 0, 
         labels = _labels(cols, name)
         if labels is not None:
             codes = v.astype(np.int32)
-            dictionary = pa.array(labels, type=pa.string())
-            arr = pa.DictionaryArray.from_arrays(pa.array(codes, mask=codes < 0), dictionary)
+            text = [s.encode() for s in labels]
+            offsets = np.cumsum([0] + [len(b) for b in text], dtype=np.int32)
+            dictionary = pa.Array.from_buffers(pa.string(), len(text),
+                                               [None, pa.py_buffer(offsets), pa.py_buffer(b"".join(text))])
+            arr = pa.DictionaryArray.from_arrays(_arrow_array(pa, np, codes, codes >= 0), dictionary)
             arrays.append(arr.dictionary_decode())
         elif _negative_null(cols, name):
-            arrays.append(pa.array(v, mask=v < 0))
+            arrays.append(_arrow_array(pa, np, v, v >= 0))
         elif v.dtype.kind == "f":
-            arrays.append(pa.array(v, from_pandas=True))  # NaN → null
+            arrays.append(_arrow_array(pa, np, v, ~np.isnan(v)))  # NaN → null
         else:
-            arrays.append(pa.array(v))
+            arrays.append(_arrow_array(pa, np, v, None))
     return pa.Table.from_arrays(arrays, names=list(fields))
+
+
+def _arrow_array(pa, np, v, valid):
+    """The numpy column ``v`` as an Arrow array over the same memory (a copy only when it
+    is not contiguous), null where ``valid`` (a bool array, or None: no nulls) is False."""
+    v = np.ascontiguousarray(v)
+    nulls = 0 if valid is None else len(v) - int(np.count_nonzero(valid))
+    bitmap = pa.py_buffer(np.packbits(valid, bitorder="little")) if nulls else None
+    return pa.Array.from_buffers(pa.from_numpy_dtype(v.dtype), len(v), [bitmap, pa.py_buffer(v)],
+                                 null_count=nulls)
 
 
 def write_parquet(cols: Mapping[str, Any], fields: Sequence[str], n: int, path: Path,
