@@ -56,6 +56,13 @@ def _quickstart():
     (lambda c: c["traffic"]["source"].update(isl="ten"), "ten"),                  # a length: int or mapping
     (lambda c: c["engine"].update(scheduler={"max_num_seqs": 2.5}), "2.5"),      # integer field
     (lambda c: c["execution"].update(seed=-1), "-1"),
+    # ranges, from the table the loader checks with (core/config/ranges.go)
+    (lambda c: c["engine"]["workers"]["aggregated"].update(tp=9), "9"),
+    (lambda c: c["engine"].update(scheduler={"max_num_seqs": 0}), "0"),
+    (lambda c: c["engine"].update(scheduler={"gpu_memory_utilization": 0}), "0"),
+    (lambda c: c["traffic"]["load"].update(concurrency=1 << 25), str(1 << 25)),
+    (lambda c: c["engine"].update(perf={"compute_efficiency": 1.5}), "1.5"),
+    (lambda c: c["execution"].update(max_memory_gb=0.001), "0.001"),
 ])
 def test_bad_configs_fail_the_schema(validator, edit, where):
     cfg = _quickstart()

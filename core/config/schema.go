@@ -16,16 +16,18 @@ const SchemaDraft = "https://json-schema.org/draft/2020-12/schema"
 // traffic.source, traffic.load, a length) is a oneOf of its variants, each
 // with its key as a const, its own fields and the block's; a length may also
 // be a plain integer; integers, numbers, booleans and strings as the Go
-// field's kind; required: engine.model, engine.system, the key of a block
-// without a default variant, and fields tagged spec:"required". Ranges and
-// enumerations are checked by Validate, not by the schema (the errors name
-// the dotted field). docs/config.schema.json is this, indented.
+// field's kind; the ranges of numbers (minimum, maximum, exclusiveMinimum)
+// from the table Validate checks them with (ranges.go); required:
+// engine.model, engine.system, the key of a block without a default
+// variant, and fields tagged spec:"required". Enumerations and conditions
+// between fields are checked by Validate alone (the errors name the dotted
+// field). docs/config.schema.json is this, indented.
 func Schema() []byte {
 	root := schemaOf(reflect.TypeOf(Spec{}))
 	root["$schema"] = SchemaDraft
 	root["title"] = "aisimulate replay config"
 	root["description"] = "A replay: the deployment (engine), the workload (traffic) and how to run it (execution). " +
-		"Ranges and allowed values are checked when the config is loaded (aisimulate validate CONFIG)."
+		"Number ranges are given here; allowed values and conditions between fields are checked when the config is loaded (aisimulate validate CONFIG)."
 	engine := root["properties"].(map[string]any)["engine"].(map[string]any)
 	engine["required"] = []string{"model", "system"}
 	root["required"] = []string{"engine", "traffic"}
@@ -85,6 +87,9 @@ func addFields(t reflect.Type, props map[string]any, required *[]string) {
 	for _, name := range names {
 		f := t.Field(idx[name])
 		props[name] = schemaOf(f.Type)
+		if r, ok := ranges[t.Name()+"."+name]; ok {
+			r.addTo(props[name].(map[string]any))
+		}
 		if strings.Contains(f.Tag.Get("spec"), "required") {
 			*required = append(*required, name)
 		}
@@ -111,7 +116,9 @@ func unionSchema(t reflect.Type) map[string]any {
 		alts = append(alts, alt)
 	}
 	if t == lengthType {
-		alts = append([]any{map[string]any{"type": "integer", "description": "a fixed length"}}, alts...)
+		fixed := map[string]any{"type": "integer", "description": "a fixed length"}
+		rangeOf("FixedLength.value").addTo(fixed)
+		alts = append([]any{fixed}, alts...)
 	}
 	return map[string]any{"oneOf": alts}
 }

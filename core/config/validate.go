@@ -38,15 +38,15 @@ func positive(field string, got float64) error {
 	return nil
 }
 
-// efficiency checks a roofline efficiency: a fraction of peak in
-// [MinEfficiency, 1] (a GPU reaching under 0.1 % of its peak is not a
+// efficiency checks a roofline efficiency: a fraction of peak in [min, 1]
+// (min is MinEfficiency: a GPU reaching under 0.1 % of its peak is not a
 // calibration, and 1e-300 made every pass time infinite).
-func efficiency(field string, v float64) error {
+func efficiency(field string, v, min float64) error {
 	if !(v > 0 && v <= 1) {
 		return errorf(field, "must be in (0, 1], got %v", v)
 	}
-	if v < MinEfficiency {
-		return errorf(field, "must be in [%g, 1], got %v", MinEfficiency, v)
+	if v < min {
+		return errorf(field, "must be in [%g, 1], got %v", min, v)
 	}
 	return nil
 }
@@ -101,9 +101,9 @@ func (s *Spec) validateEngine() error {
 		const kv = "engine.workers.disaggregated.kv_transfer"
 		if err := firstErr(validatePool("engine.workers.disaggregated.prefill", &d.Prefill),
 			validatePool("engine.workers.disaggregated.decode", &d.Decode),
-			bounded(kv+".bandwidth_gb_per_s", d.KVTransfer.BandwidthGBPerS, MinBandwidthGBPerS, 1e9),
-			cost(kv+".latency_ms", d.KVTransfer.LatencyMs, MaxDelayMs),
-			cost(kv+".kv_bytes_per_token", float64(d.KVTransfer.KVBytesPerToken), MaxKVBytesPerToken)); err != nil {
+			checkFloat(kv+".bandwidth_gb_per_s", "KVTransfer.bandwidth_gb_per_s", d.KVTransfer.BandwidthGBPerS),
+			checkFloat(kv+".latency_ms", "KVTransfer.latency_ms", d.KVTransfer.LatencyMs),
+			checkFloat(kv+".kv_bytes_per_token", "KVTransfer.kv_bytes_per_token", float64(d.KVTransfer.KVBytesPerToken))); err != nil {
 			return err
 		}
 	} else if w.Aggregated == nil {
@@ -112,39 +112,24 @@ func (s *Spec) validateEngine() error {
 		return err
 	}
 	sc := &e.Scheduler
-	if err := firstErr(atLeast("engine.scheduler.max_num_seqs", sc.MaxNumSeqs, 1),
-		atLeast("engine.scheduler.max_num_batched_tokens", sc.MaxNumBatchedTokens, 1),
-		atLeast("engine.scheduler.block_size", sc.BlockSize, 1),
-		atLeast("engine.scheduler.max_model_len", sc.MaxModelLen, 0),
-		atLeast("engine.scheduler.num_gpu_blocks", sc.NumGPUBlocks, 0)); err != nil {
+	const scp = "engine.scheduler."
+	if err := firstErr(checkInt(scp+"max_num_seqs", "Scheduler.max_num_seqs", sc.MaxNumSeqs),
+		checkInt(scp+"max_num_batched_tokens", "Scheduler.max_num_batched_tokens", sc.MaxNumBatchedTokens),
+		checkInt(scp+"block_size", "Scheduler.block_size", sc.BlockSize),
+		checkInt(scp+"max_model_len", "Scheduler.max_model_len", sc.MaxModelLen),
+		checkInt(scp+"num_gpu_blocks", "Scheduler.num_gpu_blocks", sc.NumGPUBlocks)); err != nil {
 		return err
 	}
 	if tk := e.Tokenization; tk != nil {
-		if err := firstErr(cost("engine.tokenization.send_ms", tk.SendMs, MaxDelayMs),
-			cost("engine.tokenization.per_token_us", tk.PerTokenUs, MaxDelayUs/1e4)); err != nil {
+		if err := firstErr(checkFloat("engine.tokenization.send_ms", "Tokenization.send_ms", tk.SendMs),
+			checkFloat("engine.tokenization.per_token_us", "Tokenization.per_token_us", tk.PerTokenUs)); err != nil {
 			return err
 		}
 	}
 	if d := e.Detokenization; d != nil {
-		if err := firstErr(cost("engine.detokenization.base_us", d.BaseUs, MaxDelayUs),
-			cost("engine.detokenization.per_token_us", d.PerTokenUs, MaxDelayUs/1e4)); err != nil {
+		if err := firstErr(checkFloat("engine.detokenization.base_us", "Detokenization.base_us", d.BaseUs),
+			checkFloat("engine.detokenization.per_token_us", "Detokenization.per_token_us", d.PerTokenUs)); err != nil {
 			return err
-		}
-	}
-	if sc.BlockSize > MaxBlockSize {
-		return errorf("engine.scheduler.block_size", "must be ≤ %d tokens, got %d", MaxBlockSize, sc.BlockSize)
-	}
-	if sc.NumGPUBlocks > MaxGPUBlocks {
-		return errorf("engine.scheduler.num_gpu_blocks", "must be ≤ %d, got %d", MaxGPUBlocks, sc.NumGPUBlocks)
-	}
-	for _, c := range []struct {
-		field    string
-		got, max int
-	}{{"engine.scheduler.max_num_seqs", sc.MaxNumSeqs, MaxNumSeqs},
-		{"engine.scheduler.max_num_batched_tokens", sc.MaxNumBatchedTokens, MaxBatchedTokens},
-		{"engine.scheduler.max_model_len", sc.MaxModelLen, MaxModelLen}} {
-		if c.got > c.max {
-			return errorf(c.field, "must be ≤ %d, got %d", c.max, c.got)
 		}
 	}
 	if sc.MaxNumBatchedTokens < sc.MaxNumSeqs {
@@ -152,10 +137,7 @@ func (s *Spec) validateEngine() error {
 		// token for every running sequence.
 		return errorf("engine.scheduler.max_num_batched_tokens", "must be ≥ max_num_seqs (%d), got %d", sc.MaxNumSeqs, sc.MaxNumBatchedTokens)
 	}
-	if !(sc.GPUMemoryUtilization > 0 && sc.GPUMemoryUtilization <= 1) {
-		return errorf("engine.scheduler.gpu_memory_utilization", "must be in (0, 1], got %v", sc.GPUMemoryUtilization)
-	}
-	return nil
+	return checkFloat(scp+"gpu_memory_utilization", "Scheduler.gpu_memory_utilization", sc.GPUMemoryUtilization)
 }
 
 // validateQuantization checks engine.quantization (nil = absent, fine).
@@ -207,24 +189,25 @@ func (s *Spec) validateTraffic() error {
 		return errorf("traffic.load.mode", "trace timestamps need a trace source; use rate or concurrency for a %s source", t.Source.Name())
 	}
 	if err := firstErr(l.Mode.validate("traffic.load"),
-		cost("traffic.load.inter_turn_delay_ms", l.InterTurnDelayMs, MaxDelayMs),
-		cost("traffic.load.request_timeout_ms", l.RequestTimeoutMs, MaxDelayMs)); err != nil {
+		checkFloat("traffic.load.inter_turn_delay_ms", "Load.inter_turn_delay_ms", l.InterTurnDelayMs),
+		checkFloat("traffic.load.request_timeout_ms", "Load.request_timeout_ms", l.RequestTimeoutMs)); err != nil {
 		return err
 	}
 	if o := l.ResponseOverhead; o != nil {
-		if err := firstErr(cost("traffic.load.response_overhead.base_ms", o.BaseMs, MaxDelayMs),
-			cost("traffic.load.response_overhead.per_output_token_us", o.PerOutputTokenUs, MaxDelayUs/1e4),
-			cost("traffic.load.response_overhead.jitter_ms", o.JitterMs, MaxDelayMs)); err != nil {
+		const ro = "traffic.load.response_overhead."
+		if err := firstErr(checkFloat(ro+"base_ms", "ResponseOverhead.base_ms", o.BaseMs),
+			checkFloat(ro+"per_output_token_us", "ResponseOverhead.per_output_token_us", o.PerOutputTokenUs),
+			checkFloat(ro+"jitter_ms", "ResponseOverhead.jitter_ms", o.JitterMs)); err != nil {
 			return err
 		}
 	}
-	if err := atLeast("traffic.stop.max_requests", t.Stop.MaxRequests, 0); err != nil {
+	if err := checkInt("traffic.stop.max_requests", "Stop.max_requests", t.Stop.MaxRequests); err != nil {
 		return err
 	}
 	if err := t.checkWarmupLeavesRequests(); err != nil {
 		return err
 	}
-	return cost("traffic.stop.max_duration_s", t.Stop.MaxDurationS, MaxDurationS)
+	return checkFloat("traffic.stop.max_duration_s", "Stop.max_duration_s", t.Stop.MaxDurationS)
 }
 
 // checkWarmupLeavesRequests refuses a warm-up phase that would take every
@@ -255,8 +238,8 @@ func (s *Spec) validateExecution() error {
 	if s.Execution.Mode != ExecutionOffline {
 		return errorf("execution.mode", "%s is not supported: the core runs offline replays only", quote(s.Execution.Mode))
 	}
-	if g := s.Execution.MaxMemoryGB; g != nil && !(*g >= MinMemoryGB && *g <= MaxMemoryGB) {
-		return errorf("execution.max_memory_gb", "must be in [%g, %g] GB, got %v", MinMemoryGB, MaxMemoryGB, *g)
+	if g := s.Execution.MaxMemoryGB; g != nil {
+		return checkFloat("execution.max_memory_gb", "Execution.max_memory_gb", *g)
 	}
 	return nil
 }
@@ -273,19 +256,13 @@ func (s *Spec) String() string {
 }
 
 func validatePool(path string, a *Pool) error {
-	if err := firstErr(atLeast(path+".count", a.Count, 1), atLeast(path+".tp", a.TP, 1),
+	if err := firstErr(checkInt(path+".count", "Pool.count", a.Count), checkInt(path+".tp", "Pool.tp", a.TP),
 		oneOf(path+".placement", a.Placement, placements...)); err != nil {
 		return err
 	}
-	if a.Count > MaxWorkers {
-		return errorf(path+".count", "must be ≤ %d, got %d", MaxWorkers, a.Count)
-	}
-	if a.TP > MaxTP {
-		return errorf(path+".tp", "must be ≤ %d (one node), got %d", MaxTP, a.TP)
-	}
 	if dp := a.DataParallelSize; dp != nil {
-		if *dp < 1 {
-			return errorf(path+".data_parallel_size", "must be ≥ 1, got %d", *dp)
+		if err := checkInt(path+".data_parallel_size", "Pool.data_parallel_size", *dp); err != nil {
+			return err
 		}
 		if a.TP**dp > MaxTP {
 			return errorf(path+".data_parallel_size", "tp × data_parallel_size must be ≤ %d (one node), got %d × %d", MaxTP, a.TP, *dp)

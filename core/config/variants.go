@@ -311,12 +311,12 @@ func (l Length) MarshalJSON() ([]byte, error) {
 // of other variants, wrong types and non-finite numbers) ---
 
 func (p RooflinePerf) validate(path string) error {
-	return firstErr(efficiency(path+".compute_efficiency", p.ComputeEfficiency),
-		efficiency(path+".memory_efficiency", p.MemoryEfficiency),
-		cost(path+".pass_overhead_us", p.PassOverheadUs, MaxDelayUs),
-		cost(path+".per_sequence_overhead_us", p.PerSequenceOverheadUs, MaxDelayUs/1e4),
-		cost(path+".layer_latency_us", p.LayerLatencyUs, MaxDelayUs/1e4),
-		cost(path+".moe_latency_us", p.MoELatency(), MaxDelayUs/1e4))
+	return firstErr(checkFloat(path+".compute_efficiency", "RooflinePerf.compute_efficiency", p.ComputeEfficiency),
+		checkFloat(path+".memory_efficiency", "RooflinePerf.memory_efficiency", p.MemoryEfficiency),
+		checkFloat(path+".pass_overhead_us", "RooflinePerf.pass_overhead_us", p.PassOverheadUs),
+		checkFloat(path+".per_sequence_overhead_us", "RooflinePerf.per_sequence_overhead_us", p.PerSequenceOverheadUs),
+		checkFloat(path+".layer_latency_us", "RooflinePerf.layer_latency_us", p.LayerLatencyUs),
+		checkFloat(path+".moe_latency_us", "RooflinePerf.moe_latency_us", p.MoELatency()))
 }
 
 func (p AICPerf) validate(path string) error {
@@ -326,14 +326,14 @@ func (p AICPerf) validate(path string) error {
 	if !versionLike(p.BackendVersion) {
 		return errorf(path+".backend_version", "%s is not a version (want MAJOR.MINOR[.PATCH], for example \"0.24.0\")", quote(p.BackendVersion))
 	}
-	return firstErr(cost(path+".pass_overhead_us", p.PassOverheadUs, MaxDelayUs),
-		cost(path+".per_sequence_overhead_us", p.PerSequenceOverheadUs, MaxDelayUs/1e4))
+	return firstErr(checkFloat(path+".pass_overhead_us", "AICPerf.pass_overhead_us", p.PassOverheadUs),
+		checkFloat(path+".per_sequence_overhead_us", "AICPerf.per_sequence_overhead_us", p.PerSequenceOverheadUs))
 }
 
 func (p LinearPerf) validate(path string) error {
-	if err := firstErr(cost(path+".base_ms", p.BaseMs, MaxDelayMs),
-		cost(path+".per_prefill_token_ms", p.PerPrefillTokenMs, MaxDelayMs/1e4),
-		cost(path+".per_decode_seq_ms", p.PerDecodeSeqMs, MaxDelayMs/1e4)); err != nil {
+	if err := firstErr(checkFloat(path+".base_ms", "LinearPerf.base_ms", p.BaseMs),
+		checkFloat(path+".per_prefill_token_ms", "LinearPerf.per_prefill_token_ms", p.PerPrefillTokenMs),
+		checkFloat(path+".per_decode_seq_ms", "LinearPerf.per_decode_seq_ms", p.PerDecodeSeqMs)); err != nil {
 		return err
 	}
 	if p.BaseMs+p.PerPrefillTokenMs+p.PerDecodeSeqMs == 0 {
@@ -356,7 +356,7 @@ func tracePath(path, typ, file string) error {
 }
 
 func (s SyntheticSource) validate(path string) error {
-	if err := firstErr(atLeast(join(path, "num_requests"), s.NumRequests, 1),
+	if err := firstErr(checkInt(join(path, "num_requests"), "SyntheticSource.num_requests", s.NumRequests),
 		s.ISL.validate(join(path, "isl"), 1), s.OSL.validate(join(path, "osl"), 0)); err != nil {
 		return err
 	}
@@ -371,7 +371,7 @@ func (s SyntheticSource) validate(path string) error {
 func (s SyntheticSource) Validate() error { return s.validate("") }
 
 func (s SessionsSource) validate(path string) error {
-	return firstErr(atLeast(join(path, "num_sessions"), s.NumSessions, 1),
+	return firstErr(checkInt(join(path, "num_sessions"), "SessionsSource.num_sessions", s.NumSessions),
 		s.Turns.validate(join(path, "turns"), 1), s.ISL.validate(join(path, "isl"), 1),
 		s.OSL.validate(join(path, "osl"), 0))
 }
@@ -381,14 +381,8 @@ func (s SessionsSource) validate(path string) error {
 func (s SessionsSource) Validate() error { return s.validate("") }
 
 func (d Dataset) validate(path string) error {
-	if err := firstErr(atLeast(join(path, "entries"), d.Entries, 1),
-		oneOf(join(path, "sampling"), d.Sampling, samplings...)); err != nil {
-		return err
-	}
-	if d.Entries > MaxDatasetEntries {
-		return errorf(join(path, "entries"), "must be ≤ %d, got %d", MaxDatasetEntries, d.Entries)
-	}
-	return nil
+	return firstErr(checkInt(join(path, "entries"), "Dataset.entries", d.Entries),
+		oneOf(join(path, "sampling"), d.Sampling, samplings...))
 }
 
 // Validate checks d on its own; errors name the field relative to the
@@ -396,7 +390,7 @@ func (d Dataset) validate(path string) error {
 func (d Dataset) Validate() error { return d.validate("") }
 
 func (l TraceLoad) validate(path string) error {
-	return bounded(path+".speedup", l.Speedup, MinSpeedup, 1e12)
+	return checkFloat(path+".speedup", "TraceLoad.speedup", l.Speedup)
 }
 
 func (l RateLoad) validate(path string) error {
@@ -414,18 +408,12 @@ func (l RateLoad) validate(path string) error {
 	} else if l.CV != 0 {
 		return errorf(path+".cv", "belongs to arrival %s, not %s", ArrivalGamma, l.Arrival)
 	}
-	return bounded(path+".rate_rps", l.RateRPS, MinRateRPS, 1e9)
+	return checkFloat(path+".rate_rps", "RateLoad.rate_rps", l.RateRPS)
 }
 
 func (l ConcurrencyLoad) validate(path string) error {
-	if err := firstErr(atLeast(path+".concurrency", l.Concurrency, 1),
-		atLeast(path+".warmup_requests", l.WarmupRequests, 0)); err != nil {
-		return err
-	}
-	if l.Concurrency > MaxConcurrency {
-		return errorf(path+".concurrency", "must be ≤ %d, got %d", MaxConcurrency, l.Concurrency)
-	}
-	return nil
+	return firstErr(checkInt(path+".concurrency", "ConcurrencyLoad.concurrency", l.Concurrency),
+		checkInt(path+".warmup_requests", "ConcurrencyLoad.warmup_requests", l.WarmupRequests))
 }
 
 // validate checks a length whose draws must be ≥ min (1 for prompt lengths and

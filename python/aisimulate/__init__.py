@@ -227,7 +227,9 @@ def config_schema() -> dict[str, Any]:
     types (``core/config/schema.go``; published as docs/config.schema.json): objects
     of the known fields only, each discriminated block (``engine.perf``,
     ``traffic.source``, ``traffic.load``, a length) a ``oneOf`` of its variants keyed by
-    a ``const``. Ranges and allowed values are checked by :func:`load_config`, whose
+    a ``const``; numbers carry their ranges (``minimum``, ``maximum``,
+    ``exclusiveMinimum``) from the table :func:`load_config` checks them with. Allowed
+    values and conditions between fields are checked by :func:`load_config` alone, whose
     errors name the dotted field.
 
     Raises:

@@ -1,0 +1,176 @@
+package config
+
+// The ranges of the numeric fields, in one table that Validate checks
+// values against (checkInt, checkFloat) and Schema publishes (minimum,
+// maximum, exclusiveMinimum), so that the published schema and the checks
+// cannot disagree. A field is named by its struct's Go type and its JSON
+// key ("Scheduler.max_num_seqs"), as the schema walks the types. Conditions
+// between fields (max_num_batched_tokens ≥ max_num_seqs, a length's max ≥
+// its min, warm-up below the request count) stay in Validate alone: a JSON
+// Schema cannot express them.
+
+// rangeKind is how a range is checked and worded.
+type rangeKind uint8
+
+const (
+	// intRange: an integer in [min, max] ("must be ≥ 1, got 0", "must be ≤
+	// 8 (one node), got 9"); noMax leaves it unbounded above.
+	intRange rangeKind = iota
+	// costRange: a cost or delay in [0, max] (cost).
+	costRange
+	// boundedRange: a value in [min, max] with min > 0 (bounded).
+	boundedRange
+	// efficiencyRange: a roofline efficiency in [min, 1] (efficiency).
+	efficiencyRange
+	// fractionRange: a fraction in (0, 1].
+	fractionRange
+	// gigabytesRange: GB in [min, max].
+	gigabytesRange
+	// ownCheck: published only; the field's own code checks it together with
+	// what the table cannot hold (a gamma cv only for arrival gamma, a
+	// length's minimum, which is 1 for prompts and 0 for outputs).
+	ownCheck
+)
+
+// fieldRange is one field's range.
+type fieldRange struct {
+	kind     rangeKind
+	min, max float64
+	noMax    bool   // no upper bound
+	openMin  bool   // min itself is refused (exclusiveMinimum)
+	unit     string // after the maximum in an integer's message (" tokens")
+}
+
+func ints(min, max float64, unit string) fieldRange {
+	return fieldRange{kind: intRange, min: min, max: max, unit: unit}
+}
+func atLeastInt(min float64) fieldRange { return fieldRange{kind: intRange, min: min, noMax: true} }
+func costUpTo(max float64) fieldRange   { return fieldRange{kind: costRange, max: max} }
+func within(min, max float64) fieldRange {
+	return fieldRange{kind: boundedRange, min: min, max: max}
+}
+
+// ranges: every numeric field with a range that holds whatever the rest of
+// the spec says.
+var ranges = map[string]fieldRange{
+	"Scheduler.max_num_seqs":           ints(1, MaxNumSeqs, ""),
+	"Scheduler.max_num_batched_tokens": ints(1, MaxBatchedTokens, ""),
+	"Scheduler.block_size":             ints(1, MaxBlockSize, " tokens"),
+	"Scheduler.max_model_len":          ints(0, MaxModelLen, ""),
+	"Scheduler.num_gpu_blocks":         ints(0, MaxGPUBlocks, ""),
+	"Scheduler.gpu_memory_utilization": {kind: fractionRange, min: 0, max: 1, openMin: true},
+
+	"Pool.count":              ints(1, MaxWorkers, ""),
+	"Pool.tp":                 ints(1, MaxTP, " (one node)"),
+	"Pool.data_parallel_size": atLeastInt(1), // and tp × data_parallel_size ≤ MaxTP
+
+	"KVTransfer.bandwidth_gb_per_s": within(MinBandwidthGBPerS, 1e9),
+	"KVTransfer.latency_ms":         costUpTo(MaxDelayMs),
+	"KVTransfer.kv_bytes_per_token": costUpTo(MaxKVBytesPerToken),
+
+	"Tokenization.send_ms":        costUpTo(MaxDelayMs),
+	"Tokenization.per_token_us":   costUpTo(MaxDelayUs / 1e4),
+	"Detokenization.base_us":      costUpTo(MaxDelayUs),
+	"Detokenization.per_token_us": costUpTo(MaxDelayUs / 1e4),
+
+	"RooflinePerf.compute_efficiency":       {kind: efficiencyRange, min: MinEfficiency, max: 1},
+	"RooflinePerf.memory_efficiency":        {kind: efficiencyRange, min: MinEfficiency, max: 1},
+	"RooflinePerf.pass_overhead_us":         costUpTo(MaxDelayUs),
+	"RooflinePerf.per_sequence_overhead_us": costUpTo(MaxDelayUs / 1e4),
+	"RooflinePerf.layer_latency_us":         costUpTo(MaxDelayUs / 1e4),
+	"RooflinePerf.moe_latency_us":           costUpTo(MaxDelayUs / 1e4),
+	"AICPerf.pass_overhead_us":              costUpTo(MaxDelayUs),
+	"AICPerf.per_sequence_overhead_us":      costUpTo(MaxDelayUs / 1e4),
+	"LinearPerf.base_ms":                    costUpTo(MaxDelayMs),
+	"LinearPerf.per_prefill_token_ms":       costUpTo(MaxDelayMs / 1e4),
+	"LinearPerf.per_decode_seq_ms":          costUpTo(MaxDelayMs / 1e4),
+
+	"SyntheticSource.num_requests": atLeastInt(1),
+	"SessionsSource.num_sessions":  atLeastInt(1),
+	"Dataset.entries":              ints(1, MaxDatasetEntries, ""),
+
+	"Load.inter_turn_delay_ms":             costUpTo(MaxDelayMs),
+	"Load.request_timeout_ms":              costUpTo(MaxDelayMs),
+	"ResponseOverhead.base_ms":             costUpTo(MaxDelayMs),
+	"ResponseOverhead.per_output_token_us": costUpTo(MaxDelayUs / 1e4),
+	"ResponseOverhead.jitter_ms":           costUpTo(MaxDelayMs),
+	"TraceLoad.speedup":                    within(MinSpeedup, 1e12),
+	"RateLoad.rate_rps":                    within(MinRateRPS, 1e9),
+	"RateLoad.cv":                          {kind: ownCheck, min: 0, max: MaxGammaCV},
+	"ConcurrencyLoad.concurrency":          ints(1, MaxConcurrency, ""),
+	"ConcurrencyLoad.warmup_requests":      atLeastInt(0),
+	"Stop.max_requests":                    atLeastInt(0),
+	"Stop.max_duration_s":                  costUpTo(MaxDurationS),
+	"Execution.max_memory_gb":              {kind: gigabytesRange, min: MinMemoryGB, max: MaxMemoryGB},
+	"FixedLength.value":                    {kind: ownCheck, min: 0, noMax: true},
+	"UniformLength.min":                    {kind: ownCheck, min: 0, noMax: true},
+	"UniformLength.max":                    {kind: ownCheck, min: 0, noMax: true},
+	"NormalLength.min":                     {kind: ownCheck, min: 0, noMax: true},
+	"NormalLength.max":                     {kind: ownCheck, min: 1, noMax: true},
+	"NormalLength.mean":                    {kind: ownCheck, min: 0, openMin: true, noMax: true},
+	"NormalLength.std":                     {kind: ownCheck, min: 0, noMax: true},
+	"LognormalLength.min":                  {kind: ownCheck, min: 0, noMax: true},
+	"LognormalLength.max":                  {kind: ownCheck, min: 1, noMax: true},
+	"LognormalLength.mean":                 {kind: ownCheck, min: 0, openMin: true, noMax: true},
+	"LognormalLength.std":                  {kind: ownCheck, min: 0, noMax: true},
+}
+
+// rangeOf is the range of key; a key the table lacks is a bug in this package.
+func rangeOf(key string) fieldRange {
+	r, ok := ranges[key]
+	if !ok {
+		panic("config: no range for " + key)
+	}
+	return r
+}
+
+// checkInt checks an integer field against its range (key in ranges).
+func checkInt(field, key string, got int) error {
+	r := rangeOf(key)
+	if r.kind != intRange {
+		panic("config: " + key + " is not an integer range")
+	}
+	if float64(got) < r.min {
+		return errorf(field, "must be ≥ %d, got %d", int64(r.min), got)
+	}
+	if !r.noMax && float64(got) > r.max {
+		return errorf(field, "must be ≤ %d%s, got %d", int64(r.max), r.unit, got)
+	}
+	return nil
+}
+
+// checkFloat checks a number field against its range (key in ranges).
+func checkFloat(field, key string, v float64) error {
+	r := rangeOf(key)
+	switch r.kind {
+	case costRange:
+		return cost(field, v, r.max)
+	case boundedRange:
+		return bounded(field, v, r.min, r.max)
+	case efficiencyRange:
+		return efficiency(field, v, r.min)
+	case fractionRange:
+		if !(v > r.min && v <= r.max) {
+			return errorf(field, "must be in (%g, %g], got %v", r.min, r.max, v)
+		}
+		return nil
+	case gigabytesRange:
+		if !(v >= r.min && v <= r.max) {
+			return errorf(field, "must be in [%g, %g] GB, got %v", r.min, r.max, v)
+		}
+		return nil
+	}
+	panic("config: " + key + " is not checked by checkFloat")
+}
+
+// addTo adds the range to a field's schema.
+func (r fieldRange) addTo(s map[string]any) {
+	if r.openMin {
+		s["exclusiveMinimum"] = r.min
+	} else {
+		s["minimum"] = r.min
+	}
+	if !r.noMax {
+		s["maximum"] = r.max
+	}
+}

@@ -1,0 +1,230 @@
+package config
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// rangeKeysOf collects the "Type.field" key of every field reachable from t,
+// as Schema walks the types (struct fields, union variants and the block's
+// own fields).
+func rangeKeysOf(t reflect.Type, keys map[string]reflect.Kind) {
+	if t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t.Kind() != reflect.Struct {
+		return
+	}
+	if reflect.PointerTo(t).Implements(unionBlockType) {
+		u, _ := reflect.New(t).Interface().(unionBlock).unionOf()
+		for _, v := range u.variants {
+			rangeKeysOf(reflect.TypeOf(v.zero), keys)
+		}
+	}
+	idx, names := fieldsOf(t)
+	for _, name := range names {
+		f := t.Field(idx[name])
+		ft := f.Type
+		if ft.Kind() == reflect.Pointer {
+			ft = ft.Elem()
+		}
+		keys[t.Name()+"."+name] = ft.Kind()
+		rangeKeysOf(f.Type, keys)
+	}
+}
+
+// Every entry of the table names a field of the spec: a renamed field cannot
+// leave its range behind unchecked and unpublished.
+func TestRangesNameFieldsOfTheSpec(t *testing.T) {
+	keys := map[string]reflect.Kind{}
+	rangeKeysOf(reflect.TypeOf(Spec{}), keys)
+	for key, r := range ranges {
+		kind, ok := keys[key]
+		if assert.True(t, ok, "ranges[%q] names no field of the spec", key) && r.kind == intRange {
+			assert.Contains(t, []reflect.Kind{reflect.Int, reflect.Int64}, kind, "ranges[%q] is an integer range", key)
+		}
+	}
+}
+
+// rangeCase places a table entry in a spec: a base spec (JSON) in which the
+// field's block is present and the dotted path of the field.
+type rangeCase struct{ base, path string }
+
+func rangeCases() map[string]rangeCase {
+	engine := func(extra string) string {
+		return `"engine": {"model": "m", "system": "s", "workers": {"aggregated": {"count": 1}}` + extra + `}`
+	}
+	traffic := func(source, load string) string {
+		return `"traffic": {"source": ` + source + `, "load": ` + load + `}`
+	}
+	synth := `{"type": "synthetic", "num_requests": 10, "isl": 10, "osl": 10}`
+	conc := `{"mode": "concurrency", "concurrency": 1}`
+	spec := func(parts ...string) string { return "{" + strings.Join(parts, ", ") + "}" }
+	plain := spec(engine(""), traffic(synth, conc))
+	disagg := spec(`"engine": {"model": "m", "system": "s", "workers": {"disaggregated": {"prefill": {"count": 1}, "decode": {"count": 1}, "kv_transfer": {"bandwidth_gb_per_s": 10, "latency_ms": 1}}}}`,
+		traffic(synth, conc))
+	out := map[string]rangeCase{}
+	for key := range ranges {
+		typ, field, _ := strings.Cut(key, ".")
+		var c rangeCase
+		switch typ {
+		case "Scheduler":
+			c = rangeCase{plain, "engine.scheduler." + field}
+			if field == "max_num_batched_tokens" { // it must also be ≥ max_num_seqs, a condition of Validate's own
+				c.base = spec(engine(`, "scheduler": {"max_num_seqs": 1}`), traffic(synth, conc))
+			}
+		case "Pool":
+			c = rangeCase{plain, "engine.workers.aggregated." + field}
+		case "KVTransfer":
+			c = rangeCase{disagg, "engine.workers.disaggregated.kv_transfer." + field}
+		case "Tokenization":
+			c = rangeCase{spec(engine(`, "tokenization": {"send_ms": 0}`), traffic(synth, conc)), "engine.tokenization." + field}
+		case "Detokenization":
+			c = rangeCase{spec(engine(`, "detokenization": {"base_us": 0, "per_token_us": 0}`), traffic(synth, conc)), "engine.detokenization." + field}
+		case "RooflinePerf":
+			c = rangeCase{plain, "engine.perf." + field}
+		case "AICPerf":
+			c = rangeCase{spec(engine(`, "perf": {"source": "aic", "database": "d"}`), traffic(synth, conc)), "engine.perf." + field}
+		case "LinearPerf":
+			c = rangeCase{spec(engine(`, "perf": {"source": "linear", "base_ms": 1, "per_prefill_token_ms": 0, "per_decode_seq_ms": 0}`), traffic(synth, conc)), "engine.perf." + field}
+		case "SyntheticSource":
+			c = rangeCase{plain, "traffic.source." + field}
+		case "SessionsSource":
+			c = rangeCase{spec(engine(""), traffic(`{"type": "sessions", "num_sessions": 2, "turns": 2, "isl": 10, "osl": 10}`, conc)), "traffic.source." + field}
+		case "Dataset":
+			c = rangeCase{spec(engine(""), traffic(`{"type": "synthetic", "num_requests": 10, "isl": 10, "osl": 10, "dataset": {"entries": 2}}`, conc)), "traffic.source.dataset." + field}
+		case "Load", "ConcurrencyLoad":
+			c = rangeCase{plain, "traffic.load." + field}
+		case "ResponseOverhead":
+			c = rangeCase{spec(engine(""), traffic(synth, `{"mode": "concurrency", "concurrency": 1, "response_overhead": {"base_ms": 0, "per_output_token_us": 0}}`)), "traffic.load.response_overhead." + field}
+		case "TraceLoad":
+			c = rangeCase{spec(engine(""), traffic(`{"type": "mooncake", "path": "t.jsonl"}`, `{"mode": "trace"}`)), "traffic.load." + field}
+		case "RateLoad":
+			c = rangeCase{spec(engine(""), traffic(synth, `{"mode": "rate", "rate_rps": 1, "arrival": "gamma", "cv": 1}`)), "traffic.load." + field}
+		case "Stop":
+			c = rangeCase{plain, "traffic.stop." + field}
+		case "Execution":
+			c = rangeCase{plain, "execution." + field}
+		case "FixedLength":
+			c = rangeCase{spec(engine(""), traffic(`{"type": "synthetic", "num_requests": 10, "isl": 10, "osl": {"kind": "fixed", "value": 10}}`, conc)), "traffic.source.osl." + field}
+		case "UniformLength":
+			c = rangeCase{spec(engine(""), traffic(`{"type": "synthetic", "num_requests": 10, "isl": 10, "osl": {"kind": "uniform", "min": 0, "max": 10}}`, conc)), "traffic.source.osl." + field}
+		case "NormalLength", "LognormalLength":
+			kind := strings.ToLower(strings.TrimSuffix(typ, "Length"))
+			c = rangeCase{spec(engine(""), traffic(`{"type": "synthetic", "num_requests": 10, "isl": 10, "osl": {"kind": "`+kind+`", "mean": 5, "std": 1, "min": 0, "max": 10}}`, conc)), "traffic.source.osl." + field}
+		default:
+			panic("no case for " + key)
+		}
+		out[key] = c
+	}
+	return out
+}
+
+// set puts v at the dotted path of the JSON document base.
+func set(t *testing.T, base, path string, v any) []byte {
+	var doc map[string]any
+	require.NoError(t, json.Unmarshal([]byte(base), &doc))
+	parts := strings.Split(path, ".")
+	m := doc
+	for _, p := range parts[:len(parts)-1] {
+		next, ok := m[p].(map[string]any)
+		if !ok {
+			next = map[string]any{}
+			m[p] = next
+		}
+		m = next
+	}
+	m[parts[len(parts)-1]] = v
+	b, err := json.Marshal(doc)
+	require.NoError(t, err)
+	return b
+}
+
+// fieldErr is the dotted field Decode's error names ("" without an error).
+func fieldErr(t *testing.T, doc []byte) string {
+	_, err := Decode(doc)
+	if err == nil {
+		return ""
+	}
+	var ce *Error
+	require.ErrorAs(t, err, &ce, string(doc))
+	return ce.Field
+}
+
+// GIVEN each range of the table, WHEN a spec sets the field just outside it,
+// THEN Decode (Validate) refuses it naming the field; at the bound the field
+// is not what is refused (another field's condition may be). So the schema's
+// minimum and maximum, which come from the same table, are what Validate
+// enforces.
+func TestRangesAreWhatValidateEnforces(t *testing.T) {
+	kinds := map[string]reflect.Kind{}
+	rangeKeysOf(reflect.TypeOf(Spec{}), kinds)
+	for key, c := range rangeCases() {
+		r := ranges[key]
+		t.Run(key, func(t *testing.T) {
+			require.Equal(t, "", fieldErr(t, []byte(c.base)), "the base spec is valid:\n%s", c.base)
+			isInt := kinds[key] == reflect.Int || kinds[key] == reflect.Int64
+			below, above := r.min-1, r.max+1
+			if !isInt {
+				below, above = math.Nextafter(r.min, math.Inf(-1)), r.max*1.5
+			}
+			var at any = r.min
+			if isInt {
+				at = int64(r.min)
+			}
+			if r.openMin {
+				below, at = r.min, r.min+1e-3
+			}
+			if key == "RateLoad.cv" {
+				at = MinGammaCV // its minimum 0 holds; gamma needs more (own check)
+			}
+			assert.Equal(t, c.path, fieldErr(t, set(t, c.base, c.path, below)), "%s = %v is below the range", c.path, below)
+			assert.NotEqual(t, c.path, fieldErr(t, set(t, c.base, c.path, at)), "%s = %v is at the bound", c.path, at)
+			if !r.noMax {
+				var top any = r.max
+				if isInt {
+					top, above = int64(r.max), r.max+1
+				}
+				assert.NotEqual(t, c.path, fieldErr(t, set(t, c.base, c.path, top)), "%s = %v is at the bound", c.path, top)
+				assert.Equal(t, c.path, fieldErr(t, set(t, c.base, c.path, above)), "%s = %v is above the range", c.path, above)
+			}
+		})
+	}
+}
+
+// The schema carries each range on its field: engine.scheduler.max_num_seqs
+// in [1, 2^24], gpu_memory_utilization in (0, 1], a pool's tp in [1, 8], a
+// gamma cv in [0, 1000].
+func TestSchemaPublishesTheRanges(t *testing.T) {
+	var s map[string]any
+	require.NoError(t, json.Unmarshal(Schema(), &s))
+	at := func(path ...string) map[string]any {
+		m := s
+		for _, p := range path {
+			m = m["properties"].(map[string]any)[p].(map[string]any)
+		}
+		return m
+	}
+	seqs := at("engine", "scheduler", "max_num_seqs")
+	assert.Equal(t, map[string]any{"type": "integer", "minimum": 1.0, "maximum": float64(1 << 24)}, seqs)
+	assert.Equal(t, map[string]any{"type": "number", "exclusiveMinimum": 0.0, "maximum": 1.0},
+		at("engine", "scheduler", "gpu_memory_utilization"))
+	pool := at("engine", "workers", "aggregated")
+	assert.Equal(t, 8.0, pool["properties"].(map[string]any)["tp"].(map[string]any)["maximum"])
+	var rate map[string]any
+	for _, alt := range at("traffic", "load")["oneOf"].([]any) {
+		if a := alt.(map[string]any); a["properties"].(map[string]any)["mode"].(map[string]any)["const"] == "rate" {
+			rate = a["properties"].(map[string]any)
+		}
+	}
+	require.NotNil(t, rate)
+	assert.Equal(t, map[string]any{"type": "number", "minimum": 0.0, "maximum": 1000.0}, rate["cv"])
+	assert.Equal(t, fmt.Sprint(MinRateRPS), fmt.Sprint(rate["rate_rps"].(map[string]any)["minimum"]))
+}
