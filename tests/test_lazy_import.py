@@ -86,3 +86,38 @@ def test_an_interrupted_first_import_leaves_replay_working(config, trip, how, wh
     assert out["first"] == "KeyboardInterrupt"  # the interrupt still reaches the caller
     assert out["summary"] == clean  # and the next replay is the uninterrupted one
     assert out["summary"]["completed"] == 5  # BASE_SPEC's 5 synthetic requests
+
+
+def test_a_notebook_kernel_interrupted_in_a_first_import_keeps_working(config):
+    # the issue's case, in a real Jupyter kernel: its interrupt is a SIGINT to the kernel
+    # process (sent here by the import hook, mid-import of PyYAML); the cell fails with
+    # KeyboardInterrupt and the next cell's replay runs
+    nbformat = pytest.importorskip("nbformat")
+    nbclient = pytest.importorskip("nbclient")
+    pytest.importorskip("ipykernel")
+    cfg, clean = config
+    setup = textwrap.dedent(f"""
+        import importlib.abc, os, signal, sys
+        sys.path.insert(0, {str(REPO / "python")!r})
+        class Trip(importlib.abc.MetaPathFinder):
+            def find_spec(self, name, path, target=None):
+                if name == "yaml.constructor":
+                    sys.meta_path.remove(self)
+                    os.kill(os.getpid(), signal.SIGINT)
+                    for _ in range(10000):
+                        pass
+                return None
+        sys.meta_path.insert(0, Trip())
+        import aisimulate
+    """)
+    nb = nbformat.v4.new_notebook(cells=[
+        nbformat.v4.new_code_cell(setup),
+        nbformat.v4.new_code_cell(f"aisimulate.replay({str(cfg)!r}, progress=False)"),
+        nbformat.v4.new_code_cell(f"import json; print(json.dumps(aisimulate.replay({str(cfg)!r}, "
+                                  "progress=False).summary))"),
+    ])
+    nbclient.NotebookClient(nb, timeout=300, kernel_name="python3", allow_errors=True).execute()
+    first, second = nb.cells[1].outputs, nb.cells[2].outputs
+    assert [o.get("ename") for o in first if o.output_type == "error"] == ["KeyboardInterrupt"]
+    assert not [o for o in second if o.output_type == "error"], second
+    assert json.loads(second[0]["text"]) == clean
