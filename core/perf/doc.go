@@ -45,6 +45,8 @@
 // # Performance
 //
 // PassTime is called millions of times per replay: NewRoofline precomputes
-// every per-(model, system, TP) constant, and PassTime does not allocate
+// every per-(model, system, TP) constant, memoises the terms fixed by a pass's
+// token count (a few thousand distinct counts per replay), and PassTime does
+// not allocate but to grow that memo, at most a dozen times per model
 // (TestRooflinePassTimeDoesNotAllocate, BenchmarkRooflinePassTime).
 package perf

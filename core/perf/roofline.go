@@ -154,7 +154,31 @@ type Roofline struct {
 	layerLatencyNs float64
 	params         RooflineParams
 	overlapCPU     bool
+
+	// byTokens memoises the terms of a pass that depend only on its token
+	// count x (tokenTerms), by x: a replay prices millions of passes over a
+	// few thousand distinct x, and the four GEMMs alone cost eight divisions.
+	byTokens []tokenTerms
+	// byLogits memoises LogitsNs by the number of sampling sequences.
+	byLogits []memoNs
 }
+
+// memoNs is one memoised price, ns.
+type memoNs struct {
+	ns  float64
+	set bool
+}
+
+// tokenTerms are the parts of Breakdown fixed by the pass's tokens x (GEMMs,
+// memory ops, embedding, all-reduce), ns, computed as Breakdown computes them.
+type tokenTerms struct {
+	gemm, mem, embed, allReduce float64
+	set                         bool
+}
+
+// memoTokens bounds the token counts whose terms are memoised (larger passes
+// are priced directly): 16 Ki entries of 40 bytes.
+const memoTokens = 1 << 14
 
 var _ Model = (*Roofline)(nil)
 
@@ -404,8 +428,9 @@ func (b Breakdown) PassNs(overlapCPU bool) float64 {
 	return max(total-b.OverheadNs, b.OverheadNs)
 }
 
-// Breakdown prices the pass op family by op family (see Roofline); it does
-// not allocate. x = prompt tokens computed + decoding requests; an empty
+// Breakdown prices the pass op family by op family (see Roofline); it
+// allocates only to grow its memo of the terms fixed by the token count
+// (tokenTerms). x = prompt tokens computed + decoding requests; an empty
 // pass costs only the overhead.
 func (r *Roofline) Breakdown(b *Batch) Breakdown {
 	if r.hy != nil {
@@ -432,24 +457,71 @@ func (r *Roofline) Breakdown(b *Batch) Breakdown {
 		return out
 	}
 
+	tt := r.tokenTerms(x)
+	L := r.layers
+	out.GEMMNs = tt.gemm
+	out.ContextAttentionNs = L * ctxS * 1e9
+	out.GenerationAttentionNs = L * r.generationAttentionSeconds(D, kvSum) * 1e9
+	out.MemoryOpsNs = tt.mem
+	out.EmbeddingNs = tt.embed
+	out.AllReduceNs = tt.allReduce
+	out.LogitsNs = r.logitsNs(b.Samplers)
+	out.KernelLatencyNs = L * r.layerLatencyNs
+	return out
+}
+
+// tokenTerms returns the terms of a pass of x tokens (an integer ≥ 1) that
+// depend on x alone, memoised for x < memoTokens.
+func (r *Roofline) tokenTerms(x float64) tokenTerms {
+	i := int(x)
+	memo := float64(i) == x && i < memoTokens
+	if memo && i < len(r.byTokens) && r.byTokens[i].set {
+		return r.byTokens[i]
+	}
 	var gemmS float64
 	for i := range r.gemms {
 		gemmS += gemmSeconds(x, r.gemms[i], r.wBytes, r.flopsW, r.memBW)
 	}
 	L := r.layers
-	out.GEMMNs = L * gemmS * 1e9
-	out.ContextAttentionNs = L * ctxS * 1e9
-	out.GenerationAttentionNs = L * r.generationAttentionSeconds(D, kvSum) * 1e9
-	out.MemoryOpsNs = L * x * r.memOpBytesPerToken / r.memBW * 1e9
-	out.EmbeddingNs = x * r.embedBytesPerToken / r.memBW * 1e9
-	out.AllReduceNs = r.numAllReduce * (r.arFixedS + x*r.arSPerToken) * 1e9
-	out.LogitsNs = gemmSeconds(float64(b.Samplers), r.logits, 2, r.flopsBF16, r.memBW) * 1e9
-	out.KernelLatencyNs = L * r.layerLatencyNs
-	return out
+	tt := tokenTerms{
+		gemm:      L * gemmS * 1e9,
+		mem:       L * x * r.memOpBytesPerToken / r.memBW * 1e9,
+		embed:     x * r.embedBytesPerToken / r.memBW * 1e9,
+		allReduce: r.numAllReduce * (r.arFixedS + x*r.arSPerToken) * 1e9,
+		set:       true,
+	}
+	if memo {
+		if i >= len(r.byTokens) {
+			grown := make([]tokenTerms, min(memoTokens, max(2*len(r.byTokens), i+1, 256)))
+			copy(grown, r.byTokens)
+			r.byTokens = grown
+		}
+		r.byTokens[i] = tt
+	}
+	return tt
+}
+
+// logitsNs is the logits GEMM over n sampling sequences, ns, memoised for
+// 0 ≤ n < memoTokens.
+func (r *Roofline) logitsNs(n int) float64 {
+	memo := n >= 0 && n < memoTokens
+	if memo && n < len(r.byLogits) && r.byLogits[n].set {
+		return r.byLogits[n].ns
+	}
+	ns := gemmSeconds(float64(n), r.logits, 2, r.flopsBF16, r.memBW) * 1e9
+	if memo {
+		if n >= len(r.byLogits) {
+			grown := make([]memoNs, min(memoTokens, max(2*len(r.byLogits), n+1, 256)))
+			copy(grown, r.byLogits)
+			r.byLogits = grown
+		}
+		r.byLogits[n] = memoNs{ns, true}
+	}
+	return ns
 }
 
 // PassTime is PassNs(Breakdown(b).PassNs(OverlapCPU)): rounded, in [1, clock.MaxSpan].
-// It does not allocate; its cost is linear in the number of prefill chunks
+// It allocates only as Breakdown does; its cost is linear in the number of prefill chunks
 // and independent of the number of decodes.
 func (r *Roofline) PassTime(b *Batch) int64 {
 	return PassNs(r.Breakdown(b).PassNs(r.overlapCPU))

@@ -511,3 +511,37 @@ func TestPassNsOverlapCPU(t *testing.T) {
 	assert.Equal(t, true, overlap.Metadata()["cpu_overlap"])
 	assert.NotContains(t, serial.Metadata(), "cpu_overlap")
 }
+
+// The memo of the token-count terms changes no price: a roofline that has
+// priced many passes (memo hits, in any order, and a pass past the memo's
+// bound) breaks each pass down exactly as a fresh one does on its first call.
+func TestRooflineTokenMemoMatchesFresh(t *testing.T) {
+	fresh := func() *Roofline {
+		r, err := NewRoofline(builtinArch(t, "meta-llama/Llama-3.1-8B-Instruct"), builtinSystem(t, "h100_sxm"),
+			RooflineOptions{Params: specDefaults(), TP: 2})
+		require.NoError(t, err)
+		return r
+	}
+	used := fresh()
+	rng := rand.New(rand.NewPCG(7, 8))
+	for trial := range 400 {
+		var b Batch
+		if rng.IntN(3) > 0 {
+			n := 1 + rng.IntN(2*memoTokens)
+			if trial%5 != 0 {
+				n = 1 + rng.IntN(300) // many repeats
+			}
+			b.Prefill = []Chunk{{NewTokens: n, PrefixTokens: rng.IntN(4000)}}
+		}
+		for range rng.IntN(40) {
+			b.AddDecode(rng.IntN(9000))
+		}
+		b.Samplers = len(b.Prefill) + b.Decodes
+		if b.Samplers == 0 {
+			continue
+		}
+		assert.Equal(t, fresh().Breakdown(&b), used.Breakdown(&b), "trial %d", trial)
+	}
+	assert.NotEmpty(t, used.byTokens)
+	assert.NotEmpty(t, used.byLogits)
+}
