@@ -47,6 +47,9 @@ def test_latency_cdf_draws_each_completed_request(report, tmp_path):
     assert [t.get_text() for t in two.axes[0].get_legend().get_texts()] == ["a", "b"]
     with pytest.raises(ValueError, match="unknown metric"):
         plot.latency_cdf(report, metrics=["ttft"])
+    # one name is one panel, not one per character
+    one = plot.latency_cdf(report, metrics="ttft_ms")
+    assert len(one.axes) == 1 and np.allclose(one.axes[0].lines[0].get_xdata(), ttft)
 
 
 def test_timeline_panels_follow_the_pass_timeline(report, tmp_path):
@@ -62,6 +65,12 @@ def test_timeline_panels_follow_the_pass_timeline(report, tmp_path):
     no_timeline = aisimulate.replay(report.metadata["spec"])
     with pytest.raises(ValueError, match="timeline=True"):
         no_timeline.plot.timeline()
+    # one pool by name (not a substring test); a pool the report lacks is named
+    assert [ln.get_label() for ln in report.plot.timeline(pools="aggregated").axes[2].lines] == \
+        ["aggregated/0", "aggregated/1"]
+    for bad in ("agg", ["prefill"]):
+        with pytest.raises(ValueError, match=r"^timeline: no pool\(s\) \[.*\] in this report; its pools: \['aggregated'\]$"):
+            report.plot.timeline(pools=bad)
 
 
 def test_throughput_integrates_to_the_output_tokens(report, tmp_path):

@@ -65,6 +65,9 @@ def test_derived_and_slo_columns_by_hand(base_spec):
     df = aisimulate.sweep(base_spec, [{}], slo={"tpot_ms": 2.09}, columns=["goodput_rps", "slo_attainment"])
     assert list(df.columns) == ["status", "reason", "goodput_rps", "slo_attainment"]
     assert df.iloc[0]["goodput_rps"] == 0 and df.iloc[0]["slo_attainment"] == 0
+    # one column by name, not its characters
+    df = aisimulate.sweep(base_spec, [{}], slo={"tpot_ms": 2.09}, columns="slo_attainment")
+    assert list(df.columns) == ["status", "reason", "slo_attainment"]
     # an SLO that is not a mapping is refused before anything runs, naming the form
     with pytest.raises(TypeError, match=r"^slo must be a mapping such as \{'ttft_ms': 200, 'tpot_ms': 20\}"):
         aisimulate.sweep(base_spec, [{}], slo=[1, 2])

@@ -70,13 +70,14 @@ def _completed(report: Any, names: Sequence[str]) -> dict[str, np.ndarray]:
     return completed_values(report, list(names))
 
 
-def latency_cdf(reports: Any, metrics: Sequence[str] = tuple(CDF_METRICS), *, log_x: bool = False):
+def latency_cdf(reports: Any, metrics: str | Sequence[str] = tuple(CDF_METRICS), *, log_x: bool = False):
     """Empirical CDFs of per-request latencies over completed requests.
 
     Args:
         reports: a :class:`~aisimulate.ReplayReport`, a ``{label: report}`` mapping, or a
             sequence of reports (one line each).
-        metrics: per-request fields (ms): any of ``ttft_ms``, ``tpot_ms``, ``e2e_ms``.
+        metrics: per-request fields (ms): any of ``ttft_ms``, ``tpot_ms``, ``e2e_ms``
+            (one name or a list of them).
         log_x: a logarithmic latency axis.
 
     Returns:
@@ -86,6 +87,8 @@ def latency_cdf(reports: Any, metrics: Sequence[str] = tuple(CDF_METRICS), *, lo
     Raises:
         ValueError: an unknown metric.
     """
+    if isinstance(metrics, str):  # one name, not its characters
+        metrics = [metrics]
     unknown = [m for m in metrics if m not in CDF_METRICS]
     if unknown:
         raise ValueError(f"latency_cdf: unknown metric(s) {unknown}; use {list(CDF_METRICS)}")
@@ -113,19 +116,19 @@ def latency_cdf(reports: Any, metrics: Sequence[str] = tuple(CDF_METRICS), *, lo
     return fig
 
 
-def timeline(report: Any, *, pools: Sequence[str] | None = None, max_workers: int = 8):
+def timeline(report: Any, *, pools: str | Sequence[str] | None = None, max_workers: int = 8):
     """Per worker, over simulated time: batch size (requests in the pass), KV blocks in
     use (and the capacity), and queue length (waiting requests), one step line per
     worker (``pool/worker``), from the pass timeline the core recorded.
 
     Args:
         report: a report replayed with ``timeline=True``.
-        pools: the pools to draw (default all: ``aggregated``, or ``prefill`` and
-            ``decode``).
+        pools: the pools to draw, one name or a list (default all: ``aggregated``, or
+            ``prefill`` and ``decode``).
         max_workers: draw at most this many workers per pool (the first ones).
 
     Raises:
-        ValueError: the report has no timeline.
+        ValueError: the report has no timeline, or ``pools`` names a pool it lacks.
     """
     tl = getattr(report, "timeline", None)
     if tl is None:
@@ -136,7 +139,13 @@ def timeline(report: Any, *, pools: Sequence[str] | None = None, max_workers: in
     start_s = np.asarray(tl["start_ms"], dtype=float) / 1000.0
     batch = np.asarray(tl["prefill_requests"]) + np.asarray(tl["decode_requests"])
     used, total, waiting = (np.asarray(tl[k]) for k in ("kv_blocks_used", "kv_blocks_total", "waiting"))
-    names = [p for p in dict.fromkeys(pool.tolist()) if pools is None or p in pools]
+    present = list(dict.fromkeys(pool.tolist()))
+    if isinstance(pools, str):  # one name, not a substring test
+        pools = [pools]
+    unknown = [p for p in pools or () if p not in present]
+    if unknown:
+        raise ValueError(f"timeline: no pool(s) {unknown} in this report; its pools: {present}")
+    names = [p for p in present if pools is None or p in pools]
     fig, axes = _figure(3, 1, 9.0, 7.5)
     ax_b, ax_kv, ax_q = axes[:, 0]
     for p in names:

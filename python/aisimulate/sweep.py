@@ -40,7 +40,7 @@ SUMMARY_COLUMNS: tuple[str, ...] = tuple(metric_columns(None))
 
 
 def _check_options(backend: str, errors: str, slo: Mapping[str, float] | None,
-                   columns: Sequence[str] | None) -> list[str]:
+                   columns: str | Sequence[str] | None) -> list[str]:
     if backend not in BACKENDS:
         raise ConfigError("", f"sweep backend {backend!r} is not supported: use one of {', '.join(BACKENDS)}")
     if errors not in ("record", "raise"):
@@ -55,6 +55,8 @@ def _check_options(backend: str, errors: str, slo: Mapping[str, float] | None,
     every = metric_columns(slo)
     if columns is None:
         return every
+    if isinstance(columns, str):  # one column, not its characters
+        columns = [columns]
     unknown = [c for c in columns if c not in every]
     if unknown:
         raise ConfigError("", f"unknown sweep column(s) {', '.join(map(repr, unknown))}; "
@@ -65,7 +67,7 @@ def _check_options(backend: str, errors: str, slo: Mapping[str, float] | None,
 def sweep(base: str | os.PathLike[str] | Mapping[str, Any] | Spec,
           points: Mapping[Any, Sequence[Any]] | Sequence[Mapping[str, Any]], *,
           jobs: int | None = None, backend: str = "local", errors: str = "record",
-          columns: Sequence[str] | None = None, slo: Mapping[str, float] | None = None,
+          columns: str | Sequence[str] | None = None, slo: Mapping[str, float] | None = None,
           return_reports: bool = False, progress: bool | None = None,
           ray_address: str | None = None, ray_files: str = "ship",
           path_map: Mapping[str, str] | None = None, max_retries: int = 2):
@@ -84,8 +86,8 @@ def sweep(base: str | os.PathLike[str] | Mapping[str, Any] | Spec,
         errors: ``"record"`` (default): a failing point becomes a row with its status
             and reason and the sweep goes on; ``"raise"``: the first failure stops the
             sweep and is raised (its original type, with a note naming the point).
-        columns: the metric columns to keep (default all, see :func:`metric_columns`);
-            the point's fields, ``status`` and ``reason`` are always kept.
+        columns: the metric columns to keep, one name or a list (default all, see
+            :func:`metric_columns`); the point's fields, ``status`` and ``reason`` are always kept.
         slo: per-request thresholds in ms, ``{"ttft_ms": …, "tpot_ms": …, "e2e_ms":
             …}`` (any subset): adds ``goodput_rps`` and ``slo_attainment``.
         return_reports: also return each point's :class:`~aisimulate.ReplayReport`.
