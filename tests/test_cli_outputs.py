@@ -78,6 +78,11 @@ def test_trace_out_bad_paths_are_refused_before_the_replay(config, tmp_path):
     refused(run_cli("replay", str(config), "--trace-out", "prediction.json/t.json", cwd=tmp_path),
             "--trace-out prediction.json/t.json", f"{config} is a file")
     refused(run_cli("replay", str(config), "--trace-out", " ", cwd=tmp_path), "--trace-out", "empty")
+    # a folder no file can be made in, even by root (procfs)
+    refused(run_cli("replay", str(config), "--trace-out", "/proc/self/t.json", cwd=tmp_path),
+            "--trace-out /proc/self/t.json", "cannot write in /proc/self")
+    refused(run_cli("replay", str(config), "--output-dir", "/proc/self/out", cwd=tmp_path),
+            "--output-dir /proc/self/out", "cannot write in /proc/self")
     refused(run_cli("replay", str(config), "--output-dir", "out", "--trace-out", "out/prediction.json",
                     cwd=tmp_path), "--trace-out out/prediction.json", "--output-dir out")
     assert not (tmp_path / "out").exists()

@@ -234,6 +234,7 @@ def test_cli_compare_output_paths_are_checked_before_the_replay(tmp_path, capsys
         (["--requests-out", str(path)], ["--requests-out", "would overwrite the input file", str(path)]),
         (["--requests-out", str(cfg)], ["--requests-out", "would overwrite the input file", str(cfg)]),
         (["--requests-out", "r.txt"], ["--requests-out r.txt", ".csv", ".parquet"]),
+        (["--requests-out", "/proc/self/r.csv"], ["--requests-out /proc/self/r.csv", "cannot write in /proc/self"]),
     ]
     with monkeypatch.context() as m:
         m.setattr(aisimulate, "replay", replayed)

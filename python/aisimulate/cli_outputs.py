@@ -1,8 +1,9 @@
 """The CLI's checks of the paths it will write (``--output-dir``, ``--trace-out``,
-``compare --plot`` / ``--requests-out``), made before the replay: a path that cannot be
-written, or that would overwrite a file the replay reads (the config, the trace, a model
-or system file, the AIPerf export being compared), is a usage error (exit 2) naming the
-option and the path, not a traceback after minutes of simulation."""
+``sweep --out``, ``compare --plot`` / ``--requests-out``), made before the replay: a
+path that cannot be written, or that would overwrite a file the replay reads (the
+config, the trace, a model or system file, the AIPerf export being compared), is a
+usage error (exit 2) naming the option and the path, not a traceback after minutes of
+simulation."""
 
 from __future__ import annotations
 
