@@ -55,6 +55,29 @@ func (t *blockTable) get(h uint64) (int32, bool) {
 	}
 }
 
+// getOrPut returns the value of h, or, when h is absent, stores h → newVal()
+// and returns that (added true): one probe for both, where get then put
+// probe twice for a new key.
+func (t *blockTable) getOrPut(h uint64, newVal func() int32) (val int32, added bool) {
+	for i := h & t.mask; ; i = (i + 1) & t.mask {
+		e := &t.slots[i]
+		if e.val == blockNone {
+			if 2*(t.n+1) > len(t.slots) { // full enough: grow, then insert as put does
+				val = newVal()
+				t.put(h, val)
+				return val, true
+			}
+			val = newVal()
+			*e = tableSlot{h, val}
+			t.n++
+			return val, true
+		}
+		if e.key == h {
+			return e.val, false
+		}
+	}
+}
+
 // put stores h → id unless h is present; it reports whether it stored.
 func (t *blockTable) put(h uint64, id int32) bool {
 	if 2*(t.n+1) > len(t.slots) {

@@ -383,19 +383,18 @@ var noBlocks = func() (a [groupSize]int32) {
 // group returns the index of the prefix group of key, adding an empty one
 // when the table has none.
 func (m *kvManager) group(key uint64) int32 {
-	if gi, ok := m.cache.get(key); ok {
+	gi, _ := m.cache.getOrPut(key, func() int32 {
+		var gi int32
+		if n := len(m.freeGrp); n > 0 {
+			gi = m.freeGrp[n-1]
+			m.freeGrp = m.freeGrp[:n-1]
+		} else {
+			m.groups = append(m.groups, blockGroup{})
+			gi = int32(len(m.groups) - 1)
+		}
+		m.groups[gi] = blockGroup{key: key, ids: noBlocks}
 		return gi
-	}
-	var gi int32
-	if n := len(m.freeGrp); n > 0 {
-		gi = m.freeGrp[n-1]
-		m.freeGrp = m.freeGrp[:n-1]
-	} else {
-		m.groups = append(m.groups, blockGroup{})
-		gi = int32(len(m.groups) - 1)
-	}
-	m.groups[gi] = blockGroup{key: key, ids: noBlocks}
-	m.cache.put(key, gi)
+	})
 	return gi
 }
 

@@ -128,10 +128,17 @@ func TestBlockTableMatchesMap(t *testing.T) {
 			delete(ref, key)
 		} else if len(ref) < 24 { // past half of 16 slots: the table grows
 			id := int32(step)
-			if _, ok := ref[key]; !ok {
+			_, had := ref[key]
+			if !had {
 				ref[key] = id
 			}
-			tb.put(key, id)
+			if rng&2 == 0 {
+				tb.put(key, id)
+			} else { // getOrPut: the value present, or id stored
+				got, added := tb.getOrPut(key, func() int32 { return id })
+				require.Equal(t, !had, added)
+				require.Equal(t, ref[key], got)
+			}
 		}
 		for k, v := range ref {
 			got, ok := tb.get(k)

@@ -486,7 +486,10 @@ func (m *sim) send(idx int32) {
 	}
 	f.eng.Reset(engineID(idx, f.gen), r.InputTokens, r.OutputTokens, hashes, groups)
 	f.eng.Unmeasured = f.warmup // its steady tokens' gaps are not pooled (steadyTokens)
-	f.dec.Reset(0, 0, 0, nil, nil)
+	// the decode-side request is used only with P/D (else it stays zero)
+	if m.dep.disagg {
+		f.dec.Reset(0, 0, 0, nil, nil)
+	}
 	m.at(m.now+m.path.ArrivalDelayNs(r.InputTokens), phaseArrival, evArrival, idx, f.gen)
 	if m.path.TimeoutNs > 0 {
 		m.at(m.now+m.path.TimeoutNs, phaseClientAction, evTimeout, idx, f.gen)
