@@ -146,6 +146,25 @@ def test_bad_export_names_the_line_and_field(tmp_path, line, field):
     assert e.value.line == 2 and e.value.field == field
 
 
+@pytest.mark.parametrize("icl, message", [
+    ('[1, "x"]', "got 'x' at index 1"), ("[0.5, -2]", "got -2 at index 1"), ("[true]", "got True at index 0"),
+    ('"oops"', "got 'oops'"), ("{}", "got {}"),
+])
+def test_bad_inter_chunk_latencies_are_named(tmp_path, icl, message):
+    # they were a raw ValueError (a string), or dropped silently (not a list), or kept (negative)
+    p = tmp_path / "e.jsonl"
+    p.write_text('{"metadata": {"request_start_ns": 1, "request_end_ns": 2}, "metrics": {'
+                 '"input_sequence_length": 3, "output_sequence_length": 3, "time_to_first_token": 1, '
+                 '"request_latency": 2, "inter_chunk_latency": {"value": ' + icl + '}}}\n')
+    with pytest.raises(DataError) as e:
+        read_profile_export(p)
+    assert (e.value.line, e.value.field) == (1, "metrics.inter_chunk_latency")
+    assert str(e.value) == f"{p}:1: field 'metrics.inter_chunk_latency.value' must be a list of latencies " \
+                           f"in ms ≥ 0, {message}"
+    p.write_text(p.read_text().replace(icl, "[0.5, 2]"))
+    assert read_profile_export(p)[0]["icl_ms"] == [0.5, 2.0]
+
+
 def test_a_bad_metric_value_says_its_unit(tmp_path):
     # a latency is not a token count: each message names what the value must be
     md = '{"metadata": {"request_start_ns": 1, "request_end_ns": 2}, "metrics": {'

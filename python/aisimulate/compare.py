@@ -118,7 +118,16 @@ def read_profile_export(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
             if itl is not None else None
         icl = metrics.get("inter_chunk_latency")
         icl = icl.get("value") if isinstance(icl, dict) else icl
-        rec["icl_ms"] = [float(x) for x in icl] if isinstance(icl, list) else []
+        if icl is not None and not isinstance(icl, list):
+            raise DataError(f"field 'metrics.inter_chunk_latency.value' must be a list of latencies "
+                            f"in ms ≥ 0, got {icl!r}", file=file, line=line, field="metrics.inter_chunk_latency")
+        bad = next((i for i, x in enumerate(icl or ()) if isinstance(x, bool) or not isinstance(x, (int, float))
+                    or not math.isfinite(x) or x < 0), None)
+        if bad is not None:
+            raise DataError(f"field 'metrics.inter_chunk_latency.value' must be a list of latencies in ms "
+                            f"≥ 0, got {icl[bad]!r} at index {bad}", file=file, line=line,
+                            field="metrics.inter_chunk_latency")
+        rec["icl_ms"] = [float(x) for x in icl or ()]
         out.append(rec)
     if not out:
         raise DataError("no AIPerf records in the file", file=file)
