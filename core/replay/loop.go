@@ -303,6 +303,9 @@ func prepare(spec *config.Spec, opts []Option) (*sim, error) {
 			expect = int(min(mem.Requests, pageRows))
 		}
 		m.cols = newRecordColumns(o.pageShift, expect, o.emit)
+		if n, ok := tr.src.(workload.SessionNamer); ok { // string ids: session_id labelled
+			m.cols.b.SessionNames = n.SessionNames
+		}
 	}
 	if o.timeline {
 		m.tl = &report.Timeline{}

@@ -165,27 +165,37 @@ func appendAIPerfRecord(b []byte, a *aiperfCols, r aiperfRow) []byte {
 	out, _ := r.int(a.out)
 
 	// metadata: session_num is the session (multi-turn) or the request
-	// (single-turn), as AIPerf numbers them; the ids are decimal strings.
+	// (single-turn), as AIPerf numbers them; the ids are decimal strings,
+	// except a session the trace named by a string (a labelled session_id
+	// column), which keeps its name so that records join back to the trace.
 	num := id
 	if inSession {
 		num = session
 	}
+	name := r.label(a.session)
 	b = append(b, `{"metadata": {"session_num": `...)
 	b = strconv.AppendInt(b, num, 10)
 	b = append(b, `, "x_request_id": "`...)
 	b = strconv.AppendInt(b, id, 10)
+	b = append(b, '"')
 	corr := func(b []byte) []byte {
-		if inSession {
-			b = append(b, "session-"...)
-			return strconv.AppendInt(b, session, 10)
+		switch {
+		case name != "":
+			return appendJSONString(b, name)
+		case inSession:
+			b = append(b, `"session-`...)
+			b = strconv.AppendInt(b, session, 10)
+		default:
+			b = append(b, '"')
+			b = strconv.AppendInt(b, id, 10)
 		}
-		return strconv.AppendInt(b, id, 10)
+		return append(b, '"')
 	}
-	b = append(b, `", "x_correlation_id": "`...)
+	b = append(b, `, "x_correlation_id": `...)
 	b = corr(b)
-	b = append(b, `", "conversation_id": "`...)
+	b = append(b, `, "conversation_id": `...)
 	b = corr(b)
-	b = append(b, `", "turn_index": `...)
+	b = append(b, `, "turn_index": `...)
 	if !inSession {
 		turn = 0
 	}

@@ -90,3 +90,19 @@ func TestWriteTableAIPerfNeedsItsColumns(t *testing.T) {
 	unlabelled[1].Labels = nil
 	assert.ErrorContains(t, WriteTable(&out, bytes.NewReader(data), 3, unlabelled, 0, 3, FormatAIPerf), "labelled")
 }
+
+// A trace that names its sessions by strings: the session_id column is
+// labelled, and the record's correlation and conversation ids are the trace's
+// own name (JSON-escaped), session_num still the session's number (#16 C1).
+func TestWriteTableAIPerfSessionNames(t *testing.T) {
+	data, cols := aiperfTable()
+	cols[len(cols)-2].Labels = []string{"a", "b", "c", "d", `conv "7"`}
+	var out bytes.Buffer
+	require.NoError(t, WriteTable(&out, bytes.NewReader(data), 3, cols, 2, 3, FormatAIPerf))
+	assert.True(t, strings.HasPrefix(out.String(), `{"metadata": {"session_num": 4, "x_request_id": "2", `+
+		`"x_correlation_id": "conv \"7\"", "conversation_id": "conv \"7\"", "turn_index": 2, `), out.String())
+	// rows outside a session keep their request id
+	out.Reset()
+	require.NoError(t, WriteTable(&out, bytes.NewReader(data), 3, cols, 0, 1, FormatAIPerf))
+	assert.Contains(t, out.String(), `"x_correlation_id": "0", "conversation_id": "0", `)
+}

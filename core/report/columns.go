@@ -17,7 +17,7 @@ type Column struct {
 	// NaN).
 	Nullable bool `json:"nullable,omitempty"`
 	// Labels names the header's list of strings that the column's integers
-	// index (LabelsStatuses, LabelsReasons; −1 is null).
+	// index (LabelsStatuses, LabelsReasons, LabelsSessions; −1 is null).
 	Labels string `json:"labels,omitempty"`
 }
 
@@ -35,6 +35,11 @@ type Columnar struct {
 	// reasons that the reason column indexes.
 	Statuses []string `json:"statuses"`
 	Reasons  []string `json:"reasons"`
+	// Sessions names the sessions of a trace whose session ids are strings
+	// (workload.SessionNamer): the session_id column then indexes it, so that
+	// every table and export writes the trace's own id. Absent otherwise
+	// (session_id is the trace's integer id, or the generated session).
+	Sessions []string `json:"sessions,omitempty"`
 	// Streamed is set when the records went to a sink chunk by chunk
 	// instead of Data (replay.WithRecordColumns with a sink).
 	Streamed *Streamed `json:"streamed,omitempty"`
@@ -94,6 +99,10 @@ type ColumnBuilder struct {
 	reasons map[string]int32
 	names   []string
 	chunks  []Chunk
+	// SessionNames, when set, returns the trace's string session ids by
+	// number so far (nil when the trace has none): the header then labels
+	// the session_id column with them (Columnar.Sessions).
+	SessionNames func() []string
 	// sorted: every request_id so far is ≥ the one before it; last is the last.
 	unsorted bool
 	last     int64
@@ -134,6 +143,11 @@ func (b *ColumnBuilder) Header() *Columnar { return b.header(b.n) }
 // header describes n records laid out as one columnar buffer.
 func (b *ColumnBuilder) header(n int) *Columnar {
 	c := &Columnar{N: n, Statuses: Statuses, Reasons: append([]string{}, b.names...)}
+	if b.SessionNames != nil {
+		if names := b.SessionNames(); names != nil {
+			c.Sessions = append([]string{}, names...)
+		}
+	}
 	for i, off := range columnOffsets(n) {
 		f := &fields[i]
 		col := Column{Name: f.Name, Dtype: f.Dtype, Offset: off, Nullable: f.integer != nil && f.Null != ""}
@@ -142,6 +156,9 @@ func (b *ColumnBuilder) header(n int) *Columnar {
 			if f.Dtype == "|u1" {
 				col.Labels = LabelsStatuses
 			}
+		}
+		if f.Name == "session_id" && c.Sessions != nil {
+			col.Labels = LabelsSessions
 		}
 		c.Columns = append(c.Columns, col)
 	}

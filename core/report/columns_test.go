@@ -41,3 +41,35 @@ func TestColumnsRoundTrip(t *testing.T) {
 	assert.Equal(t, int32(2), i32("turn", 1))
 	assert.True(t, math.IsNaN(f64("transfer_ms", 1)))
 }
+
+// A trace's string session ids label the session_id column (its integers index
+// Columnar.Sessions); without them the column is the plain nullable integer
+// and the header has no sessions (#16 C1).
+func TestColumnsSessionNames(t *testing.T) {
+	rs := []Record{{RequestID: 0, Status: StatusCompleted, FirstTokenNs: NoTime, SessionID: 1, Worker: -1, PrefillWorker: -1, DecodeWorker: -1}}
+	var b ColumnBuilder
+	b.Add(rs)
+	plain := b.Header()
+	assert.Nil(t, plain.Sessions)
+	names := []string{"abc"}
+	b.SessionNames = func() []string { return names }
+	names = append(names, "x y") // the header reads the names as they are when it is made
+	h := b.Header()
+	assert.Equal(t, []string{"abc", "x y"}, h.Sessions)
+	labels := map[string]string{}
+	for _, c := range h.Columns {
+		if c.Labels != "" {
+			labels[c.Name] = c.Labels
+		}
+	}
+	assert.Equal(t, map[string]string{"status": LabelsStatuses, "reason": LabelsReasons, "session_id": LabelsSessions}, labels)
+	for _, c := range plain.Columns {
+		if c.Name == "session_id" {
+			assert.Equal(t, "", c.Labels)
+			assert.True(t, c.Nullable)
+		}
+	}
+	// nil names (a trace with integer ids): no labels
+	b.SessionNames = func() []string { return nil }
+	assert.Nil(t, b.Header().Sessions)
+}

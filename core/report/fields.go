@@ -31,6 +31,7 @@ type Field struct {
 const (
 	LabelsStatuses = "statuses"
 	LabelsReasons  = "reasons"
+	LabelsSessions = "sessions" // session_id, when the trace names sessions by strings
 )
 
 // Kind is how a field is typed in JSON: "integer", "float" or "string".
@@ -111,7 +112,7 @@ var fields = []Field{
 		}},
 	{Name: "preemptions", Dtype: "<i4", Doc: "times the request was preempted and recomputed",
 		integer: always(func(r *Record) int64 { return int64(r.Preemptions) })},
-	{Name: "session_id", Dtype: "<i8", Doc: "the session (a conversation of turns)",
+	{Name: "session_id", Dtype: "<i8", Doc: "the session (a conversation of turns): the trace's own id, a string when the trace names its sessions by strings (the column then indexes `metadata.trace_session_ids`)",
 		Null: "not in a session", integer: func(r *Record) (int64, bool) { return r.SessionID, r.SessionID >= 0 }},
 	{Name: "turn", Dtype: "<i4", Doc: "the 0-based turn in its session",
 		Null: "not in a session", integer: func(r *Record) (int64, bool) { return int64(r.Turn), r.SessionID >= 0 }},

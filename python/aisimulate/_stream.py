@@ -35,7 +35,7 @@ CHUNK_SHIFT = 16
 
 def chunk_columns(head: Mapping[str, Any], buf) -> dict[str, Any]:
     """The column arrays of a columnar header and its bytes (views into ``buf``), with
-    ``_statuses``, ``_reasons`` and ``_header`` as :meth:`ReplayReport.from_columnar`
+    ``_statuses``, ``_reasons``, ``_sessions`` and ``_header`` as :meth:`ReplayReport.from_columnar`
     keeps them (no sorting)."""
     np = _lazy.module("numpy")
 
@@ -45,6 +45,7 @@ def chunk_columns(head: Mapping[str, Any], buf) -> dict[str, Any]:
                             for c in head["columns"]}
     cols["_statuses"] = list(head.get("statuses") or [])
     cols["_reasons"] = list(head.get("reasons") or [])
+    cols["_sessions"] = list(head.get("sessions") or [])
     cols["_header"] = {c["name"]: c for c in head["columns"]}
     return cols
 
@@ -195,6 +196,7 @@ def columns_from_table(path: Path, fmt: str, head: Mapping[str, Any]) -> dict[st
             cols[c["name"]] = arr.to_numpy().astype(dtype)
     cols["_statuses"] = list(head.get("statuses") or [])
     cols["_reasons"] = list(head.get("reasons") or [])
+    cols["_sessions"] = list(head.get("sessions") or [])
     cols["_header"] = {c["name"]: c for c in head["columns"]}
     return cols
 

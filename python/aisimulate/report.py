@@ -7,7 +7,8 @@ token counts are tokens:
   (:data:`REQUEST_FIELDS`, from ``core/report/fields.go``; docs/metrics.md lists
   them): ``request_id``, ``status``, ``reason``, token counts, the client's timeline
   (``send_ms`` … ``release_ms``), ``ttft_ms``, ``e2e_ms``, ``tpot_ms``, the workers,
-  ``transfer_ms``, ``preemptions``, ``session_id``, ``turn``. A null is ``None``. The
+  ``transfer_ms``, ``preemptions``, ``session_id`` (the trace's own id: a string when
+  the trace names its sessions by strings), ``turn``. A null is ``None``. The
   columnar reader decodes whatever columns the core's header lists, so a field the
   core adds reaches :attr:`ReplayReport.requests` and :meth:`ReplayReport.to_pandas`
   without an edit here.
@@ -169,7 +170,8 @@ class ReplayReport:
         column of the header (``name``, ``dtype``, ``offset``) is read as it says: a
         float column's null is NaN; a ``nullable`` integer column's null is -1; a
         column with ``labels`` holds indices into that list of the header
-        (``statuses``, ``reasons``; -1 is null). Columns become numpy arrays, sorted by
+        (``statuses``, ``reasons``, ``sessions``: a trace's string session ids; -1 is
+        null). Columns become numpy arrays, sorted by
         ``request_id``; per-request dicts are only built if :attr:`requests` is read.
 
         Raises:
@@ -192,6 +194,7 @@ class ReplayReport:
             cols = {k: v[order] for k, v in cols.items()}
         cols["_statuses"] = list(layout.get("statuses") or [])
         cols["_reasons"] = list(layout.get("reasons") or [])
+        cols["_sessions"] = list(layout.get("sessions") or [])  # a trace's string session ids
         cols["_header"] = header
         self = cls.__new__(cls)
         self.summary, self.metadata = dict(summary), dict(report.get("metadata") or {})
@@ -654,24 +657,31 @@ def _layout(meta: Mapping[str, Any]) -> str:
     return out
 
 
+#: Columns written as strings, by the header's list their integers index; session_id
+#: only when the trace named its sessions by strings.
+_LABELLED = {"status": "statuses", "reason": "reasons", "session_id": "sessions"}
+
+
 def _records_to_columns(records: Sequence[Mapping[str, Any]], fields: Sequence[str]) -> dict[str, Any]:
     """Column arrays in :meth:`ReplayReport.from_columnar`'s layout from per-request
-    dicts: ``status`` and ``reason`` as indices into ``_statuses`` / ``_reasons`` (-1
-    null), times (``*_ms``) and other columns with a float value float64 (NaN null),
+    dicts: ``status``, ``reason`` and a string ``session_id`` as indices into
+    ``_statuses`` / ``_reasons`` / ``_sessions`` (-1 null), times (``*_ms``) and
+    other columns with a float value float64 (NaN null),
     the rest int64 (-1 null, marked ``nullable``)."""
     np = _lazy.module("numpy")
 
     names = list(dict.fromkeys([*fields, *(k for r in records for k in r)]))
-    cols: dict[str, Any] = {"_header": {}, "_statuses": [], "_reasons": []}
+    cols: dict[str, Any] = {"_header": {}, "_statuses": [], "_reasons": [], "_sessions": []}
     for name in names:
         values = [r.get(name) for r in records]
-        if name in ("status", "reason"):
-            labels = cols["_statuses" if name == "status" else "_reasons"]
+        if name in _LABELLED and (name != "session_id" or any(isinstance(v, str) for v in values)):
+            labels, index = cols["_" + _LABELLED[name]], {}
             for v in values:
-                if v is not None and v not in labels:
+                if v is not None and v not in index:
+                    index[v] = len(labels)
                     labels.append(v)
-            cols[name] = np.array([-1 if v is None else labels.index(v) for v in values], dtype=np.int64)
-            cols["_header"][name] = {"name": name, "labels": "statuses" if name == "status" else "reasons"}
+            cols[name] = np.array([-1 if v is None else index[v] for v in values], dtype=np.int64)
+            cols["_header"][name] = {"name": name, "labels": _LABELLED[name]}
         elif name.endswith("_ms") or any(isinstance(v, float) for v in values):
             cols[name] = np.array([math.nan if v is None else float(v) for v in values], dtype=np.float64)
             cols["_header"][name] = {"name": name}
