@@ -13,10 +13,12 @@ import inspect
 import multiprocessing as mp
 import pickle
 import pkgutil
+from pathlib import Path
 
 import pytest
 
 import aisimulate
+from aisimulate._files import ForeignFileError
 from aisimulate.errors import (AisimulateError, ConfigError, DataError, InfeasibleError,
                                SimulationError, from_envelope)
 
@@ -38,6 +40,7 @@ EXAMPLES = [
     from_envelope({"kind": "config", "message": "does not fit", "field": "engine.workers.decode.tp",
                    "infeasible": True}),
     from_envelope({"kind": "data", "message": "bad row", "file": "a.csv", "line": 2}),
+    ForeignFileError(Path("/out/profile_export.jsonl")),  # a file aisimulate did not write
 ]
 
 

@@ -109,7 +109,7 @@ def replay(src: str | os.PathLike[str] | Mapping[str, Any] | Spec, *,
            slo: Mapping[str, float] | None = None,
            output_dir: str | os.PathLike[str] | None = None,
            formats: str | Sequence[str] = ("parquet",),
-           exports: str | Sequence[str] = ()) -> ReplayReport:
+           exports: str | Sequence[str] = (), force: bool = False) -> ReplayReport:
     """Run one replay and return its report.
 
     Args:
@@ -135,7 +135,8 @@ def replay(src: str | os.PathLike[str] | Mapping[str, Any] | Spec, *,
             ``.csv``, ``.jsonl`` it wrote when they are first used (``requests``,
             ``to_pandas()``, an export). Rows are in ``request_id`` order, as ``save``
             writes them.
-        formats, exports: with ``output_dir``, as :meth:`ReplayReport.save` takes them.
+        formats, exports, force: with ``output_dir``, as :meth:`ReplayReport.save` takes
+            them (checked before the replay starts).
 
     Returns:
         The :class:`ReplayReport` (summary, per-request records, metadata).
@@ -168,7 +169,7 @@ def replay(src: str | os.PathLike[str] | Mapping[str, Any] | Spec, *,
         from ._stream import replay_into
 
         return replay_into(spec.to_json(), options, output_dir, formats, exports,
-                           progress=progress, on_error=_explain, config_file=spec.source)
+                           progress=progress, on_error=_explain, config_file=spec.source, force=force)
     head, buf = replay_native(spec.to_json(), options, progress=progress, on_error=_explain)
     report = ReplayReport.from_columnar(head, buf)
     report._config_file = spec.source  # a later save must not overwrite it

@@ -13,6 +13,11 @@ is complete are they moved into place:
    table with its byte size and the record count — is renamed into place, and the
    folder is synced.
 
+A save never replaces a file it did not write: a file of the result's name already in
+the folder is refused (:class:`ForeignFileError`) unless an earlier aisimulate result
+there owns it (:func:`previous_result`) or the caller forces it (``force=True``, the
+CLI's ``--force``). Files of other names in the folder are left alone.
+
 A full disk, an exception, Ctrl-C or SIGTERM before step 1 leaves the previous result as
 it was (the temporary files are removed); a crash or SIGKILL before step 1 leaves it
 intact plus hidden temporary files, which the next save into the folder removes once
@@ -34,6 +39,54 @@ from .errors import ConfigError
 MARKER = "prediction.json"
 
 _TEMP = re.compile(r"^\.(?P<name>.+)\.aisimulate-(?P<pid>\d+)-[0-9a-f]+\.tmp$")
+
+
+class ForeignFileError(ConfigError):
+    """A file of the result's name is in the output folder and no earlier aisimulate
+    result there owns it (a real AIPerf ``profile_export.jsonl``, a user's own
+    ``prediction.json``): it is not overwritten without ``force``. ``path`` is the file."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        super().__init__("", f"{path} exists and no earlier aisimulate result in {path.parent} "
+                             "lists it: it is not overwritten; choose another output folder, move "
+                             "the file away, or pass force=True")
+
+    def __reduce__(self):
+        return (type(self), (self.path,))
+
+
+def previous_result(directory: Path) -> set[str]:
+    """The names of the files in ``directory`` that an earlier aisimulate save wrote,
+    known from its markers: a :data:`MARKER` whose ``metadata.aisimulate_version`` is a
+    string, with every file its ``records.files`` lists (tables and exports); and an
+    AIPerf summary ``profile_export_aiperf.json`` carrying ``aisimulate_version`` (from
+    ``report.to_aiperf``), with the AIPerf export's files."""
+    from .exports import AIPERF_FILES
+
+    owned: set[str] = set()
+    doc = _json_object(directory / MARKER)
+    if isinstance(doc.get("metadata"), dict) and isinstance(doc["metadata"].get("aisimulate_version"), str):
+        owned.add(MARKER)
+        owned.update(_listed_files(directory / MARKER))
+    if isinstance(_json_object(directory / AIPERF_FILES[1]).get("aisimulate_version"), str):
+        owned.update(AIPERF_FILES)
+    return owned
+
+
+def _json_object(path: Path) -> dict:
+    """The JSON object in ``path``, or {} when it is missing, unreadable or not one."""
+    try:
+        with open(path, "rb") as f:
+            doc = json.loads(f.read(_MARKER_MAX + 1)) if os.path.getsize(path) <= _MARKER_MAX else None
+    except (OSError, ValueError):
+        return {}
+    return doc if isinstance(doc, dict) else {}
+
+
+#: A marker larger than this is not read (a result's prediction.json is a few kB to a few
+#: MB with its spec; a 500 MB file named like it is not one).
+_MARKER_MAX = 64 << 20
 
 
 def _alive(pid: int) -> bool:
@@ -63,7 +116,7 @@ class ResultDir:
     """
 
     def __init__(self, directory: str | os.PathLike[str], *, inputs: Iterable[str] = (),
-                 marker: str = MARKER) -> None:
+                 marker: str = MARKER, force: bool = False) -> None:
         text = os.fspath(directory)
         if not str(text).strip():
             raise ValueError("the output folder name is empty")
@@ -71,17 +124,31 @@ class ResultDir:
         self._inputs = [p for p in inputs if p and os.path.isfile(p)]
         self._temps: dict[str, Path] = {}
         self._marker = marker  # the file written last, whose presence says "complete"
+        self._force = bool(force)  # replace files no earlier aisimulate result owns
         if self.dir.exists() and not self.dir.is_dir():
             raise ConfigError("", f"the output folder {self.dir} is a file, not a folder")
 
     def check_names(self, names: Iterable[str]) -> None:
-        """Refuse to write ``names`` into the folder when one of them is an input file.
+        """Refuse to write ``names`` into the folder when one of them is an input file
+        (even with ``force``), or, without ``force``, a file there that no earlier
+        aisimulate result owns (:func:`previous_result`).
 
         Raises:
             ConfigError: naming the output, the input and what to do.
+            ForeignFileError: naming the file that would be replaced.
         """
+        names = list(names)
         for name in names:
             refuse_overwrite(self.dir / name, self._inputs, "choose another output folder")
+        if self._force or not self.dir.is_dir():
+            return
+        owned = None
+        for name in names:
+            path = self.dir / name
+            if os.path.lexists(path):
+                owned = previous_result(self.dir) if owned is None else owned
+                if name not in owned:
+                    raise ForeignFileError(path)
 
     def __enter__(self) -> "ResultDir":
         self._created = not self.dir.exists()  # removed again by abort when left empty
@@ -206,11 +273,14 @@ def refuse_overwrite(out: str | os.PathLike[str], inputs: Iterable[str], instead
 
 
 def _listed_files(marker: Path) -> list[str]:
-    """The table names a result's marker lists (``records.files``), plain names only."""
+    """The table names a result's marker lists (``records.files``), plain names only;
+    none when the marker is not an aisimulate result's (no ``metadata.aisimulate_version``)."""
+    doc = _json_object(marker)
     try:
-        doc = json.loads(marker.read_text(encoding="utf-8"))
+        if not isinstance(doc["metadata"]["aisimulate_version"], str):
+            return []
         files = doc["records"]["files"]
-    except (OSError, ValueError, KeyError, TypeError):
+    except (KeyError, TypeError):
         return []
     if not isinstance(files, dict):
         return []

@@ -226,11 +226,13 @@ def _read_table(path: Path, fmt: str, head: Mapping[str, Any]):
 
 
 def replay_into(spec_json: str, options: dict[str, Any], directory, formats: Sequence[str],
-                exports: Sequence[str], *, progress, on_error, config_file: str | None = None):
+                exports: Sequence[str], *, progress, on_error, config_file: str | None = None,
+                force: bool = False):
     """Replay with the records streamed into ``directory`` (see the module doc) and
     return the report, whose records are read back from the first of
     :data:`READ_BACK` among ``formats`` when used.
-    ``config_file``: the config the spec came from (no result file may overwrite it).
+    ``config_file``: the config the spec came from (no result file may overwrite it);
+    ``force``: as :meth:`ReplayReport.save` takes it.
 
     Raises:
         as :func:`aisimulate.replay` and :meth:`ReplayReport.save` raise.
@@ -247,7 +249,7 @@ def replay_into(spec_json: str, options: dict[str, Any], directory, formats: Seq
     bad = [e for e in exports if e not in _exports.EXPORT_FILES]
     if bad:
         raise ValueError(f"unknown export(s) {bad}: choose from {', '.join(_exports.EXPORT_FILES)}")
-    out = _files.ResultDir(directory, inputs=_files.input_files(json.loads(spec_json), config_file))
+    out = _files.ResultDir(directory, inputs=_files.input_files(json.loads(spec_json), config_file), force=force)
     out.check_names([*(_tables.FILES[f] for f in formats),
                      *(f for e in exports for f in _exports.EXPORT_FILES[e]), _files.MARKER])
     with out:

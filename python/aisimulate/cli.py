@@ -208,8 +208,9 @@ def _add_replay(sub: argparse._SubParsersAction) -> None:
                         "as metric.stat)")
     r.add_argument("--output-dir", metavar="DIR",
                    help="also write DIR/prediction.json (metadata, summary, record count) and "
-                        "the per-request table (see --records), atomically: a previous result "
-                        "there is replaced only once the new one is complete")
+                        "the per-request table (see --records), atomically: a previous "
+                        "aisimulate result there is replaced only once the new one is "
+                        "complete; other files of those names are refused (see --force)")
     r.add_argument("--records", default="parquet", metavar="FORMATS",
                    help="the per-request table's formats with --output-dir, comma-separated: "
                         "parquet (default), csv, jsonl")
@@ -219,6 +220,11 @@ def _add_replay(sub: argparse._SubParsersAction) -> None:
                         "profile_export_aiperf.json and .csv, as AIPerf writes them), vllm "
                         "(vllm_bench_result.json: the flat keys of vllm bench serve "
                         "--save-result); part of the same atomic result")
+    r.add_argument("--force", action="store_true",
+                   help="with --output-dir, replace files of the result's names that no "
+                        "earlier aisimulate result in DIR wrote (without it such a file, e.g. "
+                        "a real AIPerf profile_export.jsonl, is refused: exit 2); the files "
+                        "the replay reads are never replaced")
     r.add_argument("--trace-out", metavar="FILE",
                    help="also write a Chrome/Perfetto trace (JSON; open it in ui.perfetto.dev): "
                         "one track per worker with every engine pass and its KV blocks, each "
@@ -237,6 +243,8 @@ def _cmd_replay(args: argparse.Namespace) -> int:
     exports = parse_exports(args.export)
     if exports and not args.output_dir:
         raise _UsageError("--export writes into the result folder: give --output-dir DIR too")
+    if args.force and not args.output_dir:
+        raise _UsageError("--force applies to the files of --output-dir: give --output-dir DIR too")
     _check_replay_outputs(args, spec, formats, exports)
     # The records stream into the folder as requests finish (aisimulate._stream)
     # instead of being held and saved after the replay.
@@ -245,7 +253,8 @@ def _cmd_replay(args: argparse.Namespace) -> int:
     try:
         report = replay(spec, progress=progress_of(args), slo=parse_slo(args.slo),
                         timeline=args.trace_out is not None,
-                        **({"output_dir": args.output_dir, "formats": formats, "exports": exports}
+                        **({"output_dir": args.output_dir, "formats": formats, "exports": exports,
+                            "force": args.force}
                            if stream else {}))
     except OSError as exc:
         if not stream:
@@ -294,7 +303,7 @@ def _check_replay_outputs(args: argparse.Namespace, spec: Spec, formats: Sequenc
     names = [FILES[f] for f in dict.fromkeys(formats)]
     names += [n for e in dict.fromkeys(exports) for n in EXPORT_FILES[e]] + [MARKER]
     if args.output_dir is not None:
-        check_output_dir("--output-dir", args.output_dir, names, inputs)
+        check_output_dir("--output-dir", args.output_dir, names, inputs, force=args.force)
     if args.trace_out is not None:
         check_output_file("--trace-out", args.trace_out, inputs)
         if args.output_dir:

@@ -42,10 +42,12 @@ def check_output_file(flag: str, path: str, inputs: Iterable[str] = (),
     writable_folder(flag, path, os.path.dirname(os.path.abspath(path)))
 
 
-def check_output_dir(flag: str, directory: str, names: Iterable[str], inputs: Iterable[str]) -> None:
+def check_output_dir(flag: str, directory: str, names: Iterable[str], inputs: Iterable[str],
+                     force: bool = False) -> None:
     """Check, before any work, the result folder ``directory`` given as ``flag``: not a
-    file, none of the files ``names`` it will hold one of ``inputs``, and the folder
-    exists or can be created and can be written in.
+    file, none of the files ``names`` it will hold one of ``inputs``, none (without
+    ``force``, the CLI's ``--force``) a file there that no earlier aisimulate result
+    wrote, and the folder exists or can be created and can be written in.
 
     Raises:
         _UsageError: naming ``flag``, the path and what is wrong.
@@ -53,7 +55,11 @@ def check_output_dir(flag: str, directory: str, names: Iterable[str], inputs: It
     if not directory.strip():
         raise _UsageError(f"{flag}: the folder name is empty")
     try:
-        _files.ResultDir(directory, inputs=inputs).check_names(names)
+        _files.ResultDir(directory, inputs=inputs, force=force).check_names(names)
+    except _files.ForeignFileError as exc:
+        raise _UsageError(f"{flag} {directory}: {exc.path} exists and no earlier aisimulate "
+                          f"result there lists it: it is not overwritten; choose another "
+                          f"folder, move the file away, or add --force") from None
     except ConfigError as exc:
         raise _UsageError(f"{flag} {directory}: {exc.reason}") from None
     writable_folder(flag, directory, os.path.abspath(directory))

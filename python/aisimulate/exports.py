@@ -215,22 +215,25 @@ def aiperf_csv(doc: Mapping[str, Any]) -> str:
 
 
 def write_aiperf(report: "ReplayReport", directory, *, progress: bool | None = None,
-                 inputs: Sequence[str] = ()) -> dict[str, Path]:
-    """Write :data:`AIPERF_FILES` into ``directory`` atomically (all or none replaced).
+                 inputs: Sequence[str] = (), force: bool = False) -> dict[str, Path]:
+    """Write :data:`AIPERF_FILES` into ``directory`` atomically (all or none replaced);
+    without ``force``, files of those names that an earlier aisimulate result did not
+    write are refused (:class:`aisimulate._files.ForeignFileError`).
 
     Returns:
         file name → path.
 
     Raises:
         ValueError: ``directory`` is empty.
-        ConfigError: a file would overwrite an input of the replay, or ``directory`` is a file.
+        ConfigError: a file would overwrite an input of the replay, or ``directory`` is a
+            file, or (ForeignFileError) one that aisimulate did not write.
         OSError: a file cannot be written (nothing is replaced).
     """
     from . import _files
     from ._run import make_bar, progress_wanted
 
     n = report._count()
-    out = _files.ResultDir(directory, inputs=inputs, marker=AIPERF_FILES[1])
+    out = _files.ResultDir(directory, inputs=inputs, marker=AIPERF_FILES[1], force=force)
     out.check_names(AIPERF_FILES)
     bar = make_bar(total=n, desc="aiperf export", unit="rec") if progress_wanted(progress) and n else None
     advance: Callable[[int], None] = bar.update if bar is not None else (lambda k: None)

@@ -377,7 +377,8 @@ class ReplayReport:
                           sort_keys=True, indent=2, allow_nan=False) + "\n"
 
     def save(self, directory: str | os.PathLike[str], *, formats: str | Sequence[str] = ("parquet",),
-             exports: str | Sequence[str] = (), progress: bool | None = None) -> dict[str, Path]:
+             exports: str | Sequence[str] = (), progress: bool | None = None,
+             force: bool = False) -> dict[str, Path]:
         """Write the report into ``directory`` (created if needed), atomically: every
         file goes to a temporary name in the folder and is moved into place only when
         all are complete, ``prediction.json`` last; until then the previous result in
@@ -405,6 +406,9 @@ class ReplayReport:
             exports: any of ``"aiperf"``, ``"vllm"``: one name or a list of them.
             progress: a progress bar for saves over 2 s (``None``: when stderr is a
                 terminal or in a notebook).
+            force: replace files of the result's names that no earlier aisimulate
+                result in the folder wrote (by default such a file is refused: a real
+                AIPerf ``profile_export.jsonl``, a user's own ``prediction.json``).
 
         Returns:
             file name → path of every file written, ``prediction.json`` last.
@@ -414,7 +418,8 @@ class ReplayReport:
                 unknown.
             TypeError: ``formats`` or ``exports`` is neither a name nor a list of names.
             ConfigError: a file would overwrite an input of the replay (its trace or
-                a config file), or ``directory`` is a file.
+                a config file), or ``directory`` is a file, or (without ``force``;
+                :class:`aisimulate._files.ForeignFileError`) a file aisimulate did not write.
             OSError: a file cannot be written (a full disk): nothing is replaced.
             KeyboardInterrupt: Ctrl-C; nothing is replaced.
         """
@@ -426,7 +431,7 @@ class ReplayReport:
             raise ValueError(f"formats is empty: choose from {', '.join(_tables.FILES)}")
         exports = _args.names("exports", exports, _exports.EXPORT_FILES, "export(s)")
         names = [_tables.FILES[f] for f in formats]
-        out = _files.ResultDir(directory, inputs=self._input_files())
+        out = _files.ResultDir(directory, inputs=self._input_files(), force=force)
         out.check_names([*names, *(f for e in exports for f in _exports.EXPORT_FILES[e]), _files.MARKER])
         n = self._count()
         total = n * (len(names) + ("aiperf" in exports))
@@ -469,7 +474,8 @@ class ReplayReport:
             json.dumps(doc, sort_keys=True, indent=2, allow_nan=False) + "\n", encoding="utf-8")
         return out.commit()
 
-    def to_aiperf(self, directory: str | os.PathLike[str], *, progress: bool | None = None) -> dict[str, Path]:
+    def to_aiperf(self, directory: str | os.PathLike[str], *, progress: bool | None = None,
+                  force: bool = False) -> dict[str, Path]:
         """Write the run as AIPerf writes a profile run, into ``directory`` (created),
         atomically: ``profile_export.jsonl`` (one AIPerf record per request: metadata,
         metrics with AIPerf's tags and units, error), ``profile_export_aiperf.json`` and
@@ -482,12 +488,13 @@ class ReplayReport:
 
         Raises:
             ValueError: ``directory`` is empty.
-            ConfigError: a file would overwrite an input of the replay.
+            ConfigError: a file would overwrite an input of the replay, or (without
+                ``force``, as :meth:`save`) a file aisimulate did not write.
             OSError: a file cannot be written; nothing is replaced.
         """
         from .exports import write_aiperf
 
-        return write_aiperf(self, directory, progress=progress, inputs=self._input_files())
+        return write_aiperf(self, directory, progress=progress, inputs=self._input_files(), force=force)
 
     def to_vllm_bench_json(self, percentiles: float | Sequence[float] = (99,)) -> dict[str, Any]:
         """The summary as the flat keys ``vllm bench serve --save-result`` writes

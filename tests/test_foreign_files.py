@@ -1,0 +1,123 @@
+"""A result folder never loses a file aisimulate did not write (issue #16 D1): a real
+AIPerf ``profile_export.jsonl``, or a user's own ``prediction.json`` (a config piped from
+stdin), in the folder is refused — exit 2 naming the file, the file byte for byte as it
+was — unless ``--force`` (``force=True``); an earlier aisimulate result there is
+replaced as before."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import aisimulate
+from aisimulate import _files
+from conftest import BASE_SPEC, REPO
+
+#: The first line of a profile_export.jsonl as AIPerf writes it (not ours: no
+#: aisimulate_version anywhere in the folder).
+REAL_AIPERF = '{"metadata": {"x_request_id": "r1"}, "metrics": {"request_latency": {"value": 812.5, "unit": "ms"}}}\n'
+
+
+def run_cli(*args: str, cwd: Path, stdin: str | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "aisimulate", *args], capture_output=True,
+                          text=True, cwd=cwd, timeout=120, input=stdin,
+                          env={"PYTHONPATH": str(REPO / "python"), "PATH": "/usr/bin:/bin"})
+
+
+def refused(proc: subprocess.CompletedProcess, *needles: str) -> None:
+    assert proc.returncode == 2, proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("aisimulate: error: --output-dir "), proc.stderr
+    for needle in needles:
+        assert needle in lines[0], (needle, lines[0])
+    assert proc.stdout == ""
+
+
+@pytest.fixture
+def config(tmp_path) -> Path:
+    cfg = tmp_path / "replay.json"
+    cfg.write_text(json.dumps(BASE_SPEC))
+    return cfg
+
+
+def test_a_real_aiperf_export_is_not_overwritten(tmp_path, config):
+    out = tmp_path / "run"
+    out.mkdir()
+    (out / "profile_export.jsonl").write_text(REAL_AIPERF)
+    proc = run_cli("replay", str(config), "--output-dir", str(out), "--export", "aiperf", "-q", cwd=tmp_path)
+    refused(proc, str(out / "profile_export.jsonl"), "--force")
+    assert (out / "profile_export.jsonl").read_text() == REAL_AIPERF
+    assert sorted(p.name for p in out.iterdir()) == ["profile_export.jsonl"]  # nothing else written
+    # with --force it is replaced by the simulated run (5 requests: 5 lines)
+    proc = run_cli("replay", str(config), "--output-dir", str(out), "--export", "aiperf", "-q", "--force",
+                   cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert len((out / "profile_export.jsonl").read_text().splitlines()) == 5
+
+
+def test_a_config_from_stdin_named_like_the_marker_is_not_overwritten(tmp_path):
+    out = tmp_path / "run"
+    out.mkdir()
+    own = out / "prediction.json"
+    own.write_text(json.dumps(BASE_SPEC))  # the user's config, not a result
+    before = own.read_bytes()
+    proc = run_cli("replay", "-", "--output-dir", str(out), "-q", cwd=tmp_path, stdin=own.read_text())
+    refused(proc, str(own))
+    assert own.read_bytes() == before
+    assert sorted(p.name for p in out.iterdir()) == ["prediction.json"]
+
+
+def test_an_earlier_result_is_replaced_and_other_files_kept(tmp_path, config):
+    out = tmp_path / "run"
+    out.mkdir()
+    (out / "notes.txt").write_text("mine")  # a name the result does not use: left alone
+    for extra in ((), ("--records", "csv", "--export", "aiperf,vllm")):
+        proc = run_cli("replay", str(config), "--output-dir", str(out), "-q", *extra, cwd=tmp_path)
+        assert proc.returncode == 0, proc.stderr
+    assert sorted(p.name for p in out.iterdir()) == [
+        "notes.txt", "prediction.json", "profile_export.jsonl", "profile_export_aiperf.csv",
+        "profile_export_aiperf.json", "requests.csv", "vllm_bench_result.json"]
+    # the table the first result wrote and the second did not list is gone; a third run
+    # over the second (every file listed by its prediction.json) is accepted
+    proc = run_cli("replay", str(config), "--output-dir", str(out), "-q", "--export", "aiperf", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert (out / "notes.txt").read_text() == "mine"
+
+
+def test_force_needs_an_output_dir(tmp_path, config):
+    proc = run_cli("replay", str(config), "--force", cwd=tmp_path)
+    assert proc.returncode == 2 and "--force" in proc.stderr and "--output-dir" in proc.stderr
+
+
+def test_python_save_and_to_aiperf_refuse_unless_forced(tmp_path):
+    report = aisimulate.replay(BASE_SPEC)
+    (tmp_path / "profile_export.jsonl").write_text(REAL_AIPERF)
+    for write in (lambda **k: report.save(tmp_path, exports="aiperf", **k),
+                  lambda **k: report.to_aiperf(tmp_path, **k),
+                  lambda **k: aisimulate.replay(BASE_SPEC, output_dir=tmp_path, exports="aiperf", **k)):
+        with pytest.raises(_files.ForeignFileError) as err:
+            write()
+        assert err.value.path == tmp_path / "profile_export.jsonl"
+        assert str(tmp_path / "profile_export.jsonl") in str(err.value)
+        assert (tmp_path / "profile_export.jsonl").read_text() == REAL_AIPERF
+    report.to_aiperf(tmp_path, force=True)
+    # an AIPerf export aisimulate wrote is its own: written again without force
+    report.to_aiperf(tmp_path)
+    report.save(tmp_path, exports="aiperf")
+    assert json.loads((tmp_path / "prediction.json").read_text())["records"]["count"] == 5
+
+
+def test_a_foreign_marker_lists_nothing_to_remove(tmp_path):
+    """With force, a prediction.json aisimulate did not write is replaced, and the files
+    it happens to list under records.files are not removed as a stale result's would be."""
+    keep = tmp_path / "data.csv"
+    keep.write_text("a,b\n")
+    (tmp_path / "prediction.json").write_text(json.dumps({"records": {"files": {"data.csv": {}}}}))
+    assert _files.previous_result(tmp_path) == set()
+    aisimulate.replay(BASE_SPEC).save(tmp_path, force=True)
+    assert keep.read_text() == "a,b\n"
+    assert _files.previous_result(tmp_path) == {"prediction.json", "requests.parquet"}
