@@ -66,7 +66,7 @@ gotest:
 FUZZTIME ?= 3s
 FUZZ_TARGETS := core/config:FuzzDecode core/config:FuzzDecodeYAML core/model:FuzzParse \
 	core/hardware:FuzzReadYAML core/perf/aic:FuzzTable core/workload:FuzzMooncake \
-	core/workload:FuzzAzure core/workload:FuzzLLMServingSim core/replay:FuzzRun pybind:FuzzNormalize
+	core/workload:FuzzAzure core/workload:FuzzLLMServingSim core/workload:FuzzScanRow core/replay:FuzzRun pybind:FuzzNormalize
 fuzz:
 	@scripts/fuzz.sh $(FUZZTIME) $(FUZZ_TARGETS)
 

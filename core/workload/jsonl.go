@@ -14,16 +14,22 @@ import (
 // errDuplicateKey: a row gives one of its fields twice (rawRef.UnmarshalJSON).
 var errDuplicateKey = errors.New("duplicate key")
 
+// rowKeys returns the json keys of a row struct's fields, in field order.
+func rowKeys(row any) []string {
+	t := reflect.TypeOf(row)
+	keys := make([]string, t.NumField())
+	for i := range keys {
+		keys[i] = t.Field(i).Tag.Get("json")
+	}
+	return keys
+}
+
 // duplicateKey finds, in a row that decodeRow found giving a field twice, the
 // two keys that name it as spelled (encoding/json matches a key to a field's
 // tag ignoring case, so "timestamp" and "Timestamp" are the same field). Only
 // on that error path: it decodes the row again, key by key.
 func duplicateKey(line []byte, row any) (first, second string) {
-	var tags []string
-	t := reflect.TypeOf(row).Elem()
-	for i := range t.NumField() {
-		tags = append(tags, t.Field(i).Tag.Get("json"))
-	}
+	tags := rowKeys(reflect.ValueOf(row).Elem().Interface())
 	dec := json.NewDecoder(bytes.NewReader(line))
 	seen := map[string]string{} // field tag → the key that named it first
 	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
@@ -145,6 +151,14 @@ func (l *jsonlLines) decodeRow(line []byte, row any) *DataError {
 		return l.fail("", "invalid JSON: "+err.Error())
 	}
 	return nil
+}
+
+// decodeRowSlow is decodeRow for a line scanRow did not settle (its row
+// escapes to the heap through encoding/json; the fast path's does not).
+func decodeRowSlow[T any](l *jsonlLines, line []byte) (T, *DataError) {
+	var row T
+	derr := l.decodeRow(line, &row)
+	return row, derr
 }
 
 // jsonlSource is a Source over a JSONL trace whose rows parse reads: errors

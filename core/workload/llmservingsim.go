@@ -86,10 +86,19 @@ type llmServingSimRow struct {
 	InputIDs rawRef `json:"input_tok_ids"`
 }
 
+// llmServingSimKeys are llmServingSimRow's keys in field order, for scanRow.
+var llmServingSimKeys = rowKeys(llmServingSimRow{})
+
 func (s *llmServingSimSource) parse(line []byte) (Request, *DataError) {
+	var v [4]rawRef
 	var row llmServingSimRow
-	if derr := s.src.decodeRow(line, &row); derr != nil {
-		return Request{}, derr
+	if scanRow(line, llmServingSimKeys, v[:]) {
+		row = llmServingSimRow{v[0], v[1], v[2], v[3]}
+	} else {
+		var derr *DataError
+		if row, derr = decodeRowSlow[llmServingSimRow](&s.src.jsonlLines, line); derr != nil {
+			return Request{}, derr
+		}
 	}
 	ts, msg := parseNsLiteral(row.Arrival)
 	if msg != "" {

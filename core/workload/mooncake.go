@@ -116,6 +116,9 @@ type mooncakeRow struct {
 	Delay        rawRef `json:"delay"`
 }
 
+// mooncakeKeys are mooncakeRow's keys in field order, for scanRow.
+var mooncakeKeys = rowKeys(mooncakeRow{})
+
 // rawRef is json.RawMessage without the copy: it points into the line being
 // decoded, which encoding/json does not modify and which stays valid until
 // parse returns (the row never outlives it). Saves one allocation per field.
@@ -133,9 +136,15 @@ func (r *rawRef) UnmarshalJSON(b []byte) error {
 }
 
 func (s *mooncakeSource) parse(line []byte) (Request, *DataError) {
+	var v [6]rawRef
 	var row mooncakeRow
-	if derr := s.src.decodeRow(line, &row); derr != nil {
-		return Request{}, derr
+	if scanRow(line, mooncakeKeys, v[:]) {
+		row = mooncakeRow{v[0], v[1], v[2], v[3], v[4], v[5]}
+	} else {
+		var derr *DataError
+		if row, derr = decodeRowSlow[mooncakeRow](&s.src.jsonlLines, line); derr != nil {
+			return Request{}, derr
+		}
 	}
 	hasTs := present(row.Timestamp)
 	var ts msTime
@@ -284,6 +293,9 @@ func checkNumberLiteral(raw rawRef) string {
 
 // parseCountLiteral parses a JSON token count ≥ minValue (see parseCount).
 func parseCountLiteral(raw rawRef, minValue int) (int, string) {
+	if n, ok := smallDigits(raw); ok && n <= math.MaxInt && n >= int64(minValue) { // the common case
+		return int(n), ""
+	}
 	if msg := checkNumberLiteral(raw); msg != "" {
 		return 0, msg
 	}
@@ -291,7 +303,7 @@ func parseCountLiteral(raw rawRef, minValue int) (int, string) {
 }
 
 // parseHashIDs parses an optional JSON array of int64 ids. Missing, null and
-// [] give nil. raw is valid JSON (the row was validated by json.Unmarshal), so
+// [] give nil. raw is valid JSON (the row was validated by scanRow or json.Unmarshal), so
 // a small scanner suffices: it accepts integer literals separated by commas
 // and rejects anything else (fractions, exponents, strings, nesting), which
 // is much cheaper than a reflective decode of every id.

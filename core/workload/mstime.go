@@ -20,11 +20,31 @@ type msTime struct {
 
 const nsPerMs = 1_000_000
 
+// smallDigits parses raw when it is 1 to 18 decimal digits (no sign, point
+// or exponent): such a literal fits in int64 and strconv.ParseInt would give
+// the same value.
+func smallDigits(raw rawRef) (int64, bool) {
+	if len(raw) == 0 || len(raw) > 18 {
+		return 0, false
+	}
+	var n int64
+	for _, c := range raw {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		n = n*10 + int64(c-'0')
+	}
+	return n, true
+}
+
 // parseMsTime parses a JSON number literal of ms (integer, fixed-point or
 // with an exponent), ≥ 0. On failure it returns a message for DataError.Msg.
 func parseMsTime(raw rawRef) (msTime, string) {
 	if msg := checkNumberLiteral(raw); msg != "" {
 		return msTime{}, msg
+	}
+	if n, ok := smallDigits(raw); ok { // the common case, without a string
+		return msTime{ms: n}, ""
 	}
 	lit := string(raw)
 	if lit[0] == '-' {

@@ -1,0 +1,313 @@
+package workload
+
+// scanRow is decodeRow's fast path for the common row: one pass over a line
+// that is a JSON object with plain keys, checking every value against JSON's
+// grammar (RFC 8259) as encoding/json's scanner does and keeping the raw value
+// of each key in keys (vals[i] for keys[i], nil when absent; values of other
+// keys are checked and dropped). vals must come in all nil.
+//
+// It reports false, and the caller decodes the line with decodeRow (whose
+// errors and key matching are the contract), for anything it does not settle
+// itself: invalid JSON, a line that is not an object, a key with an escape or
+// a byte outside printable ASCII, a key that equals one of keys only when case
+// is ignored (encoding/json matches keys to fields ignoring case), one of keys
+// given twice, nesting deeper than maxScanDepth. So when it reports true,
+// json.Unmarshal into the row's struct of rawRef fields would have succeeded
+// with the same raw values: the line parses once instead of twice (a
+// validating pass, then the decode).
+func scanRow(line []byte, keys []string, vals []rawRef) bool {
+	s := rowScanner{b: line}
+	s.space()
+	if s.peek() != '{' {
+		return false
+	}
+	s.i++
+	s.space()
+	if s.peek() == '}' {
+		s.i++
+		s.space()
+		return s.i == len(s.b)
+	}
+	for {
+		s.space()
+		key, ok := s.plainKey()
+		if !ok {
+			return false
+		}
+		s.space()
+		if s.peek() != ':' {
+			return false
+		}
+		s.i++
+		s.space()
+		start := s.i
+		if !s.value(1) {
+			return false
+		}
+		if j, ok := matchKey(key, keys); !ok {
+			return false
+		} else if j >= 0 {
+			if vals[j] != nil {
+				return false
+			}
+			vals[j] = s.b[start:s.i]
+		}
+		s.space()
+		switch s.peek() {
+		case ',':
+			s.i++
+		case '}':
+			s.i++
+			s.space()
+			return s.i == len(s.b)
+		default:
+			return false
+		}
+	}
+}
+
+// maxScanDepth bounds scanRow's recursion into nested values; deeper rows
+// (no trace writes them) go to encoding/json.
+const maxScanDepth = 64
+
+// matchKey returns the index of key in keys, −1 when it is none of them, and
+// ok false when it equals one of them only ignoring ASCII case.
+func matchKey(key []byte, keys []string) (int, bool) {
+	for j, k := range keys {
+		if len(k) != len(key) {
+			continue
+		}
+		if string(key) == k {
+			return j, true
+		}
+		if asciiEqualFold(key, k) {
+			return 0, false
+		}
+	}
+	return -1, true
+}
+
+func asciiEqualFold(a []byte, b string) bool {
+	for i := range a {
+		x, y := a[i], b[i]
+		if 'A' <= x && x <= 'Z' {
+			x += 'a' - 'A'
+		}
+		if 'A' <= y && y <= 'Z' {
+			y += 'a' - 'A'
+		}
+		if x != y {
+			return false
+		}
+	}
+	return true
+}
+
+// rowScanner walks one line. peek returns 0 past the end: a NUL byte is
+// invalid everywhere in JSON text (inside strings as a control character), so
+// it can stand for the end.
+type rowScanner struct {
+	b []byte
+	i int
+}
+
+func (s *rowScanner) peek() byte {
+	if s.i < len(s.b) {
+		return s.b[s.i]
+	}
+	return 0
+}
+
+// space skips JSON whitespace (RFC 8259 §2: space, tab, LF, CR).
+func (s *rowScanner) space() {
+	for s.i < len(s.b) {
+		switch s.b[s.i] {
+		case ' ', '\t', '\n', '\r':
+			s.i++
+		default:
+			return
+		}
+	}
+}
+
+// plainKey reads a string of printable ASCII without escapes (false for any
+// other key, valid or not).
+func (s *rowScanner) plainKey() ([]byte, bool) {
+	if s.peek() != '"' {
+		return nil, false
+	}
+	start := s.i + 1
+	for i := start; i < len(s.b); i++ {
+		switch c := s.b[i]; {
+		case c == '"':
+			s.i = i + 1
+			return s.b[start:i], true
+		case c == '\\' || c < 0x20 || c >= 0x7f:
+			return nil, false
+		}
+	}
+	return nil, false
+}
+
+// value checks one JSON value starting at s.i and moves past it.
+func (s *rowScanner) value(depth int) bool {
+	switch c := s.peek(); {
+	case c == '"':
+		return s.str()
+	case c == '-' || ('0' <= c && c <= '9'):
+		return s.number()
+	case c == '[':
+		return depth < maxScanDepth && s.array(depth)
+	case c == '{':
+		return depth < maxScanDepth && s.object(depth)
+	case c == 't':
+		return s.literal("true")
+	case c == 'f':
+		return s.literal("false")
+	case c == 'n':
+		return s.literal("null")
+	}
+	return false
+}
+
+func (s *rowScanner) literal(lit string) bool {
+	if len(s.b)-s.i < len(lit) || string(s.b[s.i:s.i+len(lit)]) != lit {
+		return false
+	}
+	s.i += len(lit)
+	return true
+}
+
+// number checks -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?; what follows
+// it is the caller's to check (so "01" fails there, as in encoding/json).
+func (s *rowScanner) number() bool {
+	if s.peek() == '-' {
+		s.i++
+	}
+	switch c := s.peek(); {
+	case c == '0':
+		s.i++
+	case '1' <= c && c <= '9':
+		s.digits()
+	default:
+		return false
+	}
+	if s.peek() == '.' {
+		s.i++
+		if !s.digits() {
+			return false
+		}
+	}
+	if c := s.peek(); c == 'e' || c == 'E' {
+		s.i++
+		if c := s.peek(); c == '+' || c == '-' {
+			s.i++
+		}
+		if !s.digits() {
+			return false
+		}
+	}
+	return true
+}
+
+// digits skips [0-9]+, false when there is none.
+func (s *rowScanner) digits() bool {
+	start := s.i
+	for s.i < len(s.b) && '0' <= s.b[s.i] && s.b[s.i] <= '9' {
+		s.i++
+	}
+	return s.i > start
+}
+
+// str checks a string: no control characters, only JSON's escapes. Other
+// bytes pass as they are (encoding/json's scanner does not check UTF-8 either).
+func (s *rowScanner) str() bool {
+	for i := s.i + 1; i < len(s.b); i++ {
+		switch c := s.b[i]; {
+		case c == '"':
+			s.i = i + 1
+			return true
+		case c < 0x20:
+			return false
+		case c == '\\':
+			if i+1 >= len(s.b) {
+				return false
+			}
+			switch s.b[i+1] {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+				i++
+			case 'u':
+				if i+5 >= len(s.b) || !isHex(s.b[i+2]) || !isHex(s.b[i+3]) || !isHex(s.b[i+4]) || !isHex(s.b[i+5]) {
+					return false
+				}
+				i += 5
+			default:
+				return false
+			}
+		}
+	}
+	return false
+}
+
+func isHex(c byte) bool {
+	return ('0' <= c && c <= '9') || ('a' <= c && c <= 'f') || ('A' <= c && c <= 'F')
+}
+
+func (s *rowScanner) array(depth int) bool {
+	s.i++
+	s.space()
+	if s.peek() == ']' {
+		s.i++
+		return true
+	}
+	for {
+		s.space()
+		if !s.value(depth + 1) {
+			return false
+		}
+		s.space()
+		switch s.peek() {
+		case ',':
+			s.i++
+		case ']':
+			s.i++
+			return true
+		default:
+			return false
+		}
+	}
+}
+
+func (s *rowScanner) object(depth int) bool {
+	s.i++
+	s.space()
+	if s.peek() == '}' {
+		s.i++
+		return true
+	}
+	for {
+		s.space()
+		if s.peek() != '"' || !s.str() {
+			return false
+		}
+		s.space()
+		if s.peek() != ':' {
+			return false
+		}
+		s.i++
+		s.space()
+		if !s.value(depth + 1) {
+			return false
+		}
+		s.space()
+		switch s.peek() {
+		case ',':
+			s.i++
+		case '}':
+			s.i++
+			return true
+		default:
+			return false
+		}
+	}
+}
