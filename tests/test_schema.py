@@ -79,3 +79,32 @@ def test_a_length_mapping_and_defaults(validator):
     cfg["engine"]["perf"] = {"compute_efficiency": 0.5}  # source defaults to roofline
     validator.validate(cfg)
     aisimulate.load_config(cfg)
+
+
+def test_null_for_an_optional_block_is_valid_as_the_loader_takes_it(validator):
+    """Issue #16 D7: the README says ``null`` for an optional block is the same as
+    leaving it out, and the loader takes it; the schema refused it."""
+    cfg = _quickstart()
+    cfg["engine"].update(tokenization=None, detokenization=None, quantization=None)
+    cfg["traffic"]["source"]["dataset"] = None
+    cfg["traffic"]["load"]["response_overhead"] = None
+    cfg["execution"]["max_memory_gb"] = None
+    validator.validate(cfg)
+    assert aisimulate.load_config(cfg).data == aisimulate.load_config(_quickstart()).data
+    # a required field or a non-optional one stays non-null in both
+    for edit, where in ((lambda c: c["engine"].update(model=None), "model"),
+                        (lambda c: c["traffic"]["load"].update(concurrency=None), "concurrency")):
+        bad = _quickstart()
+        edit(bad)
+        assert list(validator.iter_errors(bad))
+        with pytest.raises(aisimulate.ConfigError, match=where):
+            aisimulate.load_config(bad)
+
+
+@pytest.mark.parametrize("edit, where", [
+    (lambda c: c["traffic"]["load"].update(concurrency=-3), "-3"),
+    (lambda c: c["engine"]["workers"]["aggregated"].update(count=0), "0"),
+    (lambda c: c["traffic"]["source"].update(num_requests=0), "0"),
+])
+def test_the_bounds_a_tester_tried_are_in_the_schema(validator, edit, where):
+    test_bad_configs_fail_the_schema(validator, edit, where)

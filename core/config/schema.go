@@ -19,7 +19,8 @@ const SchemaDraft = "https://json-schema.org/draft/2020-12/schema"
 // field's kind; the ranges of numbers (minimum, maximum, exclusiveMinimum)
 // from the table Validate checks them with (ranges.go); required:
 // engine.model, engine.system, the key of a block without a default
-// variant, and fields tagged spec:"required". Enumerations and conditions
+// variant, and fields tagged spec:"required"; an optional (pointer) field
+// may also be null, as Decode takes it. Enumerations and conditions
 // between fields are checked by Validate alone (the errors name the dotted
 // field). docs/config.schema.json is this, indented.
 func Schema() []byte {
@@ -90,6 +91,9 @@ func addFields(t reflect.Type, props map[string]any, required *[]string) {
 		if r, ok := ranges[t.Name()+"."+name]; ok {
 			r.addTo(props[name].(map[string]any))
 		}
+		if f.Type.Kind() == reflect.Pointer {
+			nullable(props[name].(map[string]any))
+		}
 		if strings.Contains(f.Tag.Get("spec"), "required") {
 			*required = append(*required, name)
 		}
@@ -121,6 +125,19 @@ func unionSchema(t reflect.Type) map[string]any {
 		alts = append([]any{fixed}, alts...)
 	}
 	return map[string]any{"oneOf": alts}
+}
+
+// nullable lets schema s also be null: Decode takes null for an optional
+// (pointer) field as the field left out (decodeValue), so `dataset: null` is
+// valid. A typed schema gains "null" in its type; a oneOf, a null alternative.
+func nullable(s map[string]any) {
+	if alts, ok := s["oneOf"].([]any); ok {
+		s["oneOf"] = append(alts, map[string]any{"type": "null"})
+		return
+	}
+	if t, ok := s["type"].(string); ok {
+		s["type"] = []string{t, "null"}
+	}
 }
 
 func without(list []string, drop string) []string {
