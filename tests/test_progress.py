@@ -107,3 +107,28 @@ def test_progress_follows_a_kernel_not_an_imported_ipykernel(monkeypatch):
     monkeypatch.setitem(sys.modules, "ipykernel", types.ModuleType("ipykernel"))
     assert not _run.in_kernel()
     assert _run.progress_wanted(True) and not _run.progress_wanted(False)
+
+
+def test_a_streamed_save_shows_its_own_bar_after_the_replay(monkeypatch, capsys, tmp_path, base_spec):
+    """Issue #16 D4: after a replay streamed into --output-dir, the AIPerf records (and a
+    sorted rewrite) took seconds at 10^6 requests with no bar. A "save" bar counts them:
+    500 records, one pass for the aiperf export (the streamed tables are in order)."""
+    bars = []
+    make_bar = _run.make_bar
+
+    def recording(**kw):
+        bar = make_bar(**kw)
+        bars.append(bar)
+        return bar
+
+    monkeypatch.setattr(_run, "make_bar", recording)
+    base_spec["traffic"]["source"]["num_requests"] = 500
+    aisimulate.replay(base_spec, progress=True, output_dir=tmp_path / "a", exports=("aiperf", "vllm"))
+    saves = [b for b in bars if b.desc == "save"]
+    assert [(b.total, b.n) for b in saves] == [(500, 500)]  # every record of the export counted
+    bars.clear()
+    aisimulate.replay(base_spec, progress=False, output_dir=tmp_path / "b", exports="aiperf")
+    assert bars == []
+    aisimulate.replay(base_spec, progress=True, output_dir=tmp_path / "c")  # nothing after the replay
+    assert [b for b in bars if b.desc == "save"] == []
+    assert "save" not in capsys.readouterr().out  # never on stdout

@@ -241,7 +241,7 @@ def replay_into(spec_json: str, options: dict[str, Any], directory, formats: Seq
     tempfile = _lazy.module("tempfile")
 
     from . import _files, exports as _exports
-    from ._run import replay_native
+    from ._run import make_bar, progress_wanted, replay_native
     from .report import ReplayReport
 
     formats = list(dict.fromkeys(formats))
@@ -266,23 +266,43 @@ def replay_into(spec_json: str, options: dict[str, Any], directory, formats: Seq
         source = read_back_format(formats)
         report = ReplayReport.from_streamed(head, buf, targets[source], source)
         report._config_file = config_file
-        if not head["columns"]["streamed"]["sorted"]:  # rewrite the tables in request_id order
-            np = _lazy.module("numpy")
+        rewrite = not head["columns"]["streamed"]["sorted"]
+        n = report._count()
+        # The work after the replay (a sorted rewrite, the AIPerf records) takes seconds
+        # at 10^6 records: a bar of its own, as save() shows, after the replay's.
+        total = n * ((len(targets) if rewrite else 0) + ("aiperf" in exports))
+        bar = make_bar(total=total, desc="save", unit="rec") if progress_wanted(progress) and total else None
+        advance = bar.update if bar is not None else (lambda k: None)
+        try:
+            return _finish(report, out, targets, exports, source, rewrite, advance)
+        finally:
+            if bar is not None:
+                bar.close()
 
-            cols = report._columns
-            order = np.argsort(cols["request_id"], kind="stable")
-            report._cols = {k: (v if k.startswith("_") else v[order]) for k, v in cols.items()}
-            report._streamed = None  # held from here on
-            n = report._count()
-            fields = list(cols["_header"])
-            for fmt, path in targets.items():
-                if fmt == "parquet":
-                    _tables.write_parquet(report._cols, fields, n, path, lambda k: None)
-                else:
-                    _tables.write_text(report._cols, fields, n, path, fmt, lambda k: None)
-        files = {_tables.FILES[f]: {"format": f, "bytes": p.stat().st_size} for f, p in targets.items()}
-        final = report._streamed is not None
-        written = report._commit(out, files, exports, lambda k: None)
-        if final:  # from now on the records are read from the committed table
-            report._streamed = (written[_tables.FILES[source]], *report._streamed[1:])
-        return report
+
+def _finish(report, out, targets: Mapping[str, Path], exports: Sequence[str],
+            source: str, rewrite: bool, advance) -> Any:
+    """The steps of :func:`replay_into` after the replay: the tables rewritten in
+    ``request_id`` order when the rows were streamed out of it (``rewrite``), the
+    exports and ``prediction.json``, the move into place; ``advance(k)`` counts records
+    written."""
+    if rewrite:  # rewrite the tables in request_id order
+        np = _lazy.module("numpy")
+
+        cols = report._columns
+        order = np.argsort(cols["request_id"], kind="stable")
+        report._cols = {k: (v if k.startswith("_") else v[order]) for k, v in cols.items()}
+        report._streamed = None  # held from here on
+        n = report._count()
+        fields = list(cols["_header"])
+        for fmt, path in targets.items():
+            if fmt == "parquet":
+                _tables.write_parquet(report._cols, fields, n, path, advance)
+            else:
+                _tables.write_text(report._cols, fields, n, path, fmt, advance)
+    files = {_tables.FILES[f]: {"format": f, "bytes": p.stat().st_size} for f, p in targets.items()}
+    final = report._streamed is not None
+    written = report._commit(out, files, exports, advance)
+    if final:  # from now on the records are read from the committed table
+        report._streamed = (written[_tables.FILES[source]], *report._streamed[1:])
+    return report
