@@ -59,17 +59,18 @@ def test_sweep_scenarios_file_and_table(cfg, tmp_path, capsys):
 
 
 def test_the_table_names_each_failed_points_reason(cfg, capsys):
-    # a misspelled field fails every point: the table (which has no reason column) shows
+    # a value out of range fails every point: the table (which has no reason column) shows
     # "—" for the metrics, never "None", and stderr gives each point's reason; with no
-    # point run, the exit is 1 and the last line says so
-    assert main(["sweep", str(cfg), "--grid", "engine.workers.aggregated.tpp=1,2", "--no-progress"]) == 1
+    # point run, the exit is 1 and the last line says so (a misspelt field is exit 2
+    # before any point runs: tests/test_cli_csv_columns.py)
+    assert main(["sweep", str(cfg), "--grid", "engine.workers.aggregated.tp=0,-1", "--no-progress"]) == 1
     captured = capsys.readouterr()
     assert "None" not in captured.out
-    assert captured.out.splitlines()[1].split() == ["1", "error"] + ["—"] * 9  # the 9 TABLE_COLUMNS
-    reason = "ConfigError: engine.workers.aggregated.tpp: unknown field (known: count, tp, data_parallel_size, enable_expert_parallel, placement)"
+    assert captured.out.splitlines()[1].split() == ["0", "error"] + ["—"] * 9  # the 9 TABLE_COLUMNS
+    reason = "ConfigError: engine.workers.aggregated.tp: must be ≥ 1, got"
     assert captured.err.splitlines() == ["2 of 2 points did not run:",
-                                         f"  engine.workers.aggregated.tpp=1: error: {reason}",
-                                         f"  engine.workers.aggregated.tpp=2: error: {reason}",
+                                         f"  engine.workers.aggregated.tp=0: error: {reason} 0",
+                                         f"  engine.workers.aggregated.tp=-1: error: {reason} -1",
                                          "aisimulate: error: every point failed (2 of 2): no point has a result"]
 
 

@@ -19,7 +19,7 @@ import pytest
 
 import aisimulate
 from aisimulate._files import ForeignFileError
-from aisimulate.errors import (AisimulateError, ConfigError, DataError, InfeasibleError,
+from aisimulate.errors import (AisimulateError, BackendVersionWarning, ConfigError, DataError, InfeasibleError,
                                SimulationError, from_envelope)
 
 #: One or more instances of every public exception class, covering each constructor form.
@@ -41,6 +41,7 @@ EXAMPLES = [
                    "infeasible": True}),
     from_envelope({"kind": "data", "message": "bad row", "file": "a.csv", "line": 2}),
     ForeignFileError(Path("/out/profile_export.jsonl")),  # a file aisimulate did not write
+    BackendVersionWarning("engine.perf.backend_version: no tables of 9.9.9; 0.24.0 used"),
 ]
 
 

@@ -27,7 +27,8 @@ from . import _native  # noqa: E402
 from ._run import replay_native
 from .catalogue import explain_not_found, list_models, list_systems
 from .config import Spec, load_config
-from .errors import AisimulateError, ConfigError, DataError, InfeasibleError, SimulationError
+from .errors import (AisimulateError, BackendVersionWarning, ConfigError, DataError,  # noqa: E402
+                     InfeasibleError, SimulationError)
 from .report import ReplayReport
 from .sweep import sweep
 from .compare import compare  # noqa: E402  (after replay's imports; it calls replay)
@@ -55,6 +56,7 @@ def __getattr__(name: str) -> Any:
 
 __all__ = [
     "AisimulateError",
+    "BackendVersionWarning",
     "ConfigError",
     "DataError",
     "InfeasibleError",
@@ -151,6 +153,10 @@ def replay(src: str | os.PathLike[str] | Mapping[str, Any] | Spec, *,
         KeyboardInterrupt: Ctrl-C (or a notebook's interrupt) while it ran: the core
             stops within a few ms and no report is made.
         ImportError: the native core has not been built (``make build``).
+
+    Warns:
+        BackendVersionWarning: ``engine.perf.backend_version`` has no kernel tables in
+            the database and another version's were used (once per version).
     """
     options: dict[str, Any] = {"timeline": bool(timeline)}
     if slo is not None:
@@ -168,12 +174,34 @@ def replay(src: str | os.PathLike[str] | Mapping[str, Any] | Spec, *,
     if output_dir is not None:
         from ._stream import replay_into
 
-        return replay_into(spec.to_json(), options, output_dir, formats, exports,
-                           progress=progress, on_error=_explain, config_file=spec.source, force=force)
+        report = replay_into(spec.to_json(), options, output_dir, formats, exports,
+                             progress=progress, on_error=_explain, config_file=spec.source, force=force)
+        _warn_stand_in_tables(report.metadata)
+        return report
     head, buf = replay_native(spec.to_json(), options, progress=progress, on_error=_explain)
     report = ReplayReport.from_columnar(head, buf)
     report._config_file = spec.source  # a later save must not overwrite it
+    _warn_stand_in_tables(report.metadata)
     return report
+
+
+def _warn_stand_in_tables(meta: Mapping[str, Any] | None) -> None:
+    """One :class:`BackendVersionWarning` per version the core stood in for another:
+    the kernel tables of ``engine.perf.backend_version`` are missing and the nearest
+    version's are used (``metadata.perf_metadata.tables``: ``requested_version`` and
+    ``version`` of each table read)."""
+    import warnings
+
+    perf = meta.get("perf_metadata") if isinstance(meta, Mapping) else None
+    tables = perf.get("tables") if isinstance(perf, Mapping) else None
+    used: dict[tuple[str, str], list[str]] = {}
+    for t in tables if isinstance(tables, list) else ():
+        if isinstance(t, Mapping) and t.get("requested_version") and t.get("version") != t["requested_version"]:
+            used.setdefault((str(t["requested_version"]), str(t.get("version"))), []).append(str(t.get("table")))
+    for (asked, got), names in used.items():
+        warnings.warn(f"engine.perf.backend_version: the database has no kernel tables of version "
+                      f"{asked} ({', '.join(names)}); those of version {got} are used",
+                      BackendVersionWarning, stacklevel=3)
 
 
 def estimate_memory(src: str | os.PathLike[str] | Mapping[str, Any] | Spec) -> dict[str, Any]:
@@ -215,12 +243,17 @@ def check(src: str | os.PathLike[str] | Mapping[str, Any] | Spec) -> dict[str, A
 
     Raises:
         ConfigError, DataError: as :func:`replay` raises them, before any simulation.
+
+    Warns:
+        BackendVersionWarning: as :func:`replay` does.
     """
     spec = load_config(src)
     try:
-        return _native.call("Check", spec.to_json(), "check")["metadata"]
+        meta = _native.call("Check", spec.to_json(), "check")["metadata"]
     except ConfigError as exc:
         raise explain_not_found(exc) from None
+    _warn_stand_in_tables(meta)
+    return meta
 
 
 def config_schema() -> dict[str, Any]:

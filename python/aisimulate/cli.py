@@ -38,13 +38,14 @@ import os
 import signal
 import sys
 import threading
+import warnings
 from typing import Any, Callable, Mapping, Sequence
 
 from . import __version__, check, replay
 from ._startup import release
 from .cli_outputs import _UsageError, check_output_dir, check_output_file
 from .config import Spec, load_config, parse_config_text, read_config_bytes
-from .errors import ConfigError, DataError, SimulationError
+from .errors import BackendVersionWarning, ConfigError, DataError, SimulationError
 
 PROG = "aisimulate"
 #: Environment variable that makes the CLI print the Go stack of an internal error.
@@ -55,7 +56,8 @@ examples:
   aisimulate replay examples/quickstart.yaml
   aisimulate replay examples/quickstart.yaml --set engine.workers.aggregated.count=4 \\
       --set traffic.load.concurrency=64 --format json
-  cat replay.yaml | aisimulate replay - --format csv >> results.csv
+  cat replay.yaml | aisimulate replay - --format csv > results.csv
+  aisimulate replay other.yaml --format csv --no-header >> results.csv   # the same columns
   aisimulate replay replay.yaml --output-dir out/run1
   aisimulate replay replay.yaml --output-dir out/run1 --export aiperf,vllm
   aisimulate replay replay.yaml --trace-out run1.trace.json     # open in ui.perfetto.dev
@@ -205,7 +207,11 @@ def _add_replay(sub: argparse._SubParsersAction) -> None:
     r.add_argument("--format", choices=("table", "json", "csv"), default="table",
                    help="stdout: a readable table (default), JSON of metadata and summary, "
                         "or CSV (a header and one row: the summary, latency stats flattened "
-                        "as metric.stat)")
+                        "as metric.stat; the same columns for every run, empty where a run "
+                        "has no value)")
+    r.add_argument("--no-header", action="store_true",
+                   help="with --format csv, print the row without the header line (to append "
+                        "rows of more runs to one file)")
     r.add_argument("--output-dir", metavar="DIR",
                    help="also write DIR/prediction.json (metadata, summary, record count) and "
                         "the per-request table (see --records), atomically: a previous "
@@ -243,6 +249,8 @@ def _cmd_replay(args: argparse.Namespace) -> int:
     exports = parse_exports(args.export)
     if exports and not args.output_dir:
         raise _UsageError("--export writes into the result folder: give --output-dir DIR too")
+    if args.no_header and args.format != "csv":
+        raise _UsageError(f"--no-header applies to --format csv, not --format {args.format}")
     if args.force and not args.output_dir:
         raise _UsageError("--force applies to the files of --output-dir: give --output-dir DIR too")
     _check_replay_outputs(args, spec, formats, exports)
@@ -280,7 +288,7 @@ def _cmd_replay(args: argparse.Namespace) -> int:
     if args.format == "json":
         _write(report.to_json())
     elif args.format == "csv":
-        _write(summary_csv(report.summary))
+        _write(summary_csv(report.summary, header=not args.no_header))
     else:
         _write(report.table() + "\n")
     return 0
@@ -327,6 +335,8 @@ def parse_slo(text: str | None) -> dict[str, float] | None:
         if not item:
             continue
         key, sep, value = item.partition("=")
+        if key.strip() in out:
+            raise _UsageError(f"--slo {key.strip()}: given twice in {text!r}: give each bound once")
         try:
             out[key.strip()] = float(value)
         except ValueError:
@@ -385,7 +395,7 @@ def flatten_summary(summary: Mapping[str, Any]) -> dict[str, Any]:
             row[prefix] = value
 
     for key, value in summary.items():
-        if value is None and key.endswith("_ms"):
+        if value is None and key in _SUMMARY_STATS:
             from .report import STAT_FIELDS
             for stat in STAT_FIELDS:
                 row[f"{key}.{stat}"] = None
@@ -394,13 +404,42 @@ def flatten_summary(summary: Mapping[str, Any]) -> dict[str, Any]:
     return row
 
 
-def summary_csv(summary: Mapping[str, Any]) -> str:
-    """``--format csv``: a header line and one value line (nulls empty), RFC 4180."""
+#: The summary's numbers (core/report/summary.go) and its statistics (each a stats
+#: dict, or null when no request has a value).
+_SUMMARY_NUMBERS = ("canceled", "completed", "duration_ms", "failed", "gpu_hours",
+                    "output_token_throughput_tps", "preemptions", "rejected",
+                    "request_throughput_rps", "total_cached_tokens", "total_input_tokens",
+                    "total_output_tokens")
+_SUMMARY_STATS = ("e2e_ms", "input_sequence_length", "itl_ms", "output_sequence_length",
+                  "output_token_throughput_per_user", "tpot_ms", "ttft_ms", "ttst_ms")
+#: The goodput's columns (present with an SLO: ``--slo``).
+_GOODPUT = ("goodput.good_requests", "goodput.goodput_rps", "goodput.slo.e2e_ms",
+            "goodput.slo.ttft_ms", "goodput.slo.tpot_ms", "goodput.slo_attainment")
+
+
+def _summary_columns() -> tuple[str, ...]:
+    from .report import STAT_FIELDS
+
+    cols = [*_SUMMARY_NUMBERS, *(f"{k}.{s}" for k in _SUMMARY_STATS for s in STAT_FIELDS), *_GOODPUT]
+    return tuple(sorted(cols))  # the order of the summary's keys, as earlier releases
+
+
+def summary_csv(summary: Mapping[str, Any], header: bool = True) -> str:
+    """``--format csv``: a header line (unless ``header`` is false) and one value line,
+    RFC 4180, with the same columns for every run (:func:`_summary_columns`: a null
+    statistic, a goodput without an SLO, a bound not given are empty cells, as is a
+    number that is not finite — never "nan")."""
+    import math
+
     row = flatten_summary(summary)
+    cols = _summary_columns()
+    cols += tuple(sorted(set(row) - set(cols)))  # a field this list lacks: kept, last
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
-    w.writerow(row.keys())
-    w.writerow("" if v is None else v for v in row.values())
+    if header:
+        w.writerow(cols)
+    cell = lambda v: "" if v is None or (isinstance(v, float) and not math.isfinite(v)) else v  # noqa: E731
+    w.writerow(cell(row.get(c)) for c in cols)
     return buf.getvalue()
 
 
@@ -419,6 +458,7 @@ def _add_validate(sub: argparse._SubParsersAction) -> None:
     add_config_arguments(v)
     v.add_argument("--format", choices=("table", "json"), default="table",
                    help="stdout: a one-paragraph description (default) or the canonical spec as JSON")
+    add_progress_argument(v)  # nothing of validate shows one yet: taken as by every command
     v.set_defaults(run=_cmd_validate)
 
 
@@ -586,7 +626,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     if threading.current_thread() is threading.main_thread():
         previous = signal.signal(signal.SIGTERM, _on_sigterm)
     try:
-        return _run(args)
+        with warnings.catch_warnings():
+            shown = warnings.showwarning
+
+            def show(message, category, *rest, **kw):  # ours as one line, like an error
+                if issubclass(category, BackendVersionWarning) and sys.stderr is not None:
+                    print(f"{PROG}: warning: {message}", file=sys.stderr)
+                else:
+                    shown(message, category, *rest, **kw)
+            warnings.showwarning = show
+            return _run(args)
     finally:
         if previous is not None:
             signal.signal(signal.SIGTERM, previous)

@@ -13,7 +13,7 @@ from typing import Any, Sequence
 from ._files import input_files, same_file
 from ._sweep.points import expand
 from .cli import (_UsageError, _write, add_config_arguments, config_from_args,
-                  config_source_from_args, parse_slo)
+                  config_source_from_args, parse_slo, progress_of, add_progress_argument)
 from .cli_outputs import check_output_file, figure_suffixes, write_figure
 from .config import parse_config_text, read_config_bytes
 from .errors import ConfigError
@@ -51,11 +51,17 @@ def parse_grid(items: Sequence[str]) -> dict[Any, list[Any]]:
             value with the wrong number of parts.
     """
     grid: dict[Any, list[Any]] = {}
+    seen: set[str] = set()
     for item in items:
         fields, sep, values = item.partition("=")
         names = [f.strip() for f in fields.split(",")]
         if not sep or not all(names) or not values.strip():
             raise _UsageError(f"--grid {item!r}: expected FIELD=V1,V2,… (or F1,F2=a1:a2,b1:b2)")
+        for name in names:
+            if name in seen:
+                raise _UsageError(f"--grid {name}: the field is given twice: give all its values "
+                                  f"in one --grid {name}=V1,V2,…")
+            seen.add(name)
         parts = values.split(",")
         if len(names) == 1:
             grid[names[0]] = [_value(v, f"--grid {names[0]}") for v in parts]
@@ -97,7 +103,9 @@ def _add_sweep(sub: argparse._SubParsersAction) -> None:
     s.add_argument("--jobs", type=int, metavar="N", help="local worker processes (default: every core)")
     s.add_argument("--backend", choices=("local", "ray"), default="local")
     s.add_argument("--ray-address", metavar="ADDR", help="the Ray cluster (auto, ray://host:10001, host:6379)")
-    s.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
+    s.add_argument("--quiet", "-q", "--no-progress", dest="quiet", action="store_true",
+                   help="no progress bar (by default one appears on stderr when it is a "
+                        "terminal); --no-progress is the same")
     s.set_defaults(run=_cmd_sweep)
 
 
@@ -165,7 +173,10 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
     points = parse_grid(args.grid) if args.grid else _read_points(args.points)
     slo: dict[str, float] = {}
     for item in args.slo:  # repeatable, and each may be a comma list as replay's
-        slo.update(parse_slo(item) or {})
+        for key, value in (parse_slo(item) or {}).items():
+            if key in slo:
+                raise _UsageError(f"--slo {key}: given twice: give each bound once")
+            slo[key] = value
     columns = [c.strip() for c in args.columns.split(",")] if args.columns else None
     if args.jobs is not None and args.jobs < 1:
         raise _UsageError(f"--jobs {args.jobs}: must be ≥ 1")
@@ -175,7 +186,7 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
         inputs = input_files(spec.data, spec.source) + ([os.path.abspath(args.points)] if args.points else [])
         check_output_file("--out", args.out, inputs)
     df = sweep(spec, points, jobs=args.jobs, backend=args.backend, errors=args.errors, columns=columns,
-               slo=slo or None, progress=False if args.no_progress else None, ray_address=args.ray_address)
+               slo=slo or None, progress=progress_of(args), ray_address=args.ray_address)
     if args.out:
         try:
             os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
@@ -246,6 +257,7 @@ def _add_compare(sub: argparse._SubParsersAction) -> None:
     c.add_argument("--requests-out", metavar="CSV",
                    help="also write the per-request pairs: .csv, .parquet or .jsonl (a missing "
                         "folder is created)")
+    add_progress_argument(c)
     c.set_defaults(run=_cmd_compare)
 
 
@@ -270,7 +282,8 @@ def _cmd_compare(args: argparse.Namespace) -> int:
         check_output_file("--requests-out", args.requests_out, inputs, _TABLE_SUFFIXES)
         if args.plot is not None and same_file(args.plot, args.requests_out):
             raise _UsageError(f"--plot and --requests-out are the same file: {args.plot}")
-    result = compare(src, args.aiperf, concurrency=args.concurrency, overrides=overrides)
+    result = compare(src, args.aiperf, concurrency=args.concurrency, overrides=overrides,
+                     progress=progress_of(args))
     try:
         if args.plot:
             write_figure(result.plot(), args.plot)

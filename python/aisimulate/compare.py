@@ -280,7 +280,8 @@ def _paired(m: np.ndarray, p: np.ndarray) -> tuple[int, float, float, float]:
 
 
 def compare(config: str | os.PathLike[str] | Mapping[str, Any] | Spec, aiperf: str | os.PathLike[str], *,
-            concurrency: int | None = None, overrides: Mapping[str, Any] | None = None) -> Comparison:
+            concurrency: int | None = None, overrides: Mapping[str, Any] | None = None,
+            progress: bool | None = None) -> Comparison:
     """Replay the requests of an AIPerf run on the deployment of ``config`` and compare.
 
     Args:
@@ -290,6 +291,7 @@ def compare(config: str | os.PathLike[str] | Mapping[str, Any] | Spec, aiperf: s
         concurrency: replay as a closed loop of this many clients (AIPerf
             ``--concurrency``) instead of at the measured send times.
         overrides: dotted fields set on the config before it is compiled (as ``--set``).
+        progress: the replay's progress bar, as :func:`aisimulate.replay` takes it.
 
     Returns:
         A :class:`Comparison`.
@@ -335,7 +337,7 @@ def compare(config: str | os.PathLike[str] | Mapping[str, Any] | Spec, aiperf: s
         mode = {"mode": "concurrency", "concurrency": concurrency} if concurrency else {"mode": "trace"}
         spec = load_config(raw, overrides={"traffic": {"source": {"type": "mooncake", "path": trace},
                                                        "load": {**mode, **keep}}})
-        report = replay(spec)
+        report = replay(spec, progress=progress)
     finally:
         os.unlink(trace)
 

@@ -31,8 +31,22 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-__all__ = ["AisimulateError", "ConfigError", "DataError", "InfeasibleError", "SimulationError",
-           "from_envelope"]
+__all__ = ["AisimulateError", "BackendVersionWarning", "ConfigError", "DataError",
+           "InfeasibleError", "SimulationError", "from_envelope"]
+
+
+class BackendVersionWarning(UserWarning):
+    """The kernel tables of ``engine.perf.backend_version`` are not in the database and
+    another version's are used (the nearest measured; ``metadata.perf_metadata.tables``
+    names each table's file). The replay runs, but it prices another vLLM release.
+    Compares equal by its message, as the errors here do (one raised in a sweep worker
+    under ``-W error`` crosses back equal)."""
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is type(self) and other.args == self.args
+
+    def __hash__(self) -> int:
+        return hash((type(self), self.args))
 
 
 def _rebuild(cls: type, args: tuple, kwargs: dict) -> BaseException:

@@ -109,8 +109,9 @@ def sweep(base: str | os.PathLike[str] | Mapping[str, Any] | Spec,
         or ``None`` for a failed point.
 
     Raises:
-        ConfigError: the points or options are malformed; with ``errors="raise"``, also a
-            point whose spec is invalid (checked before anything runs).
+        ConfigError: the points or options are malformed, or a field is unknown in every
+            point that sets it (a misspelt field; checked before anything runs); with
+            ``errors="raise"``, also a point whose spec is invalid (checked the same way).
         ConfigError, InfeasibleError, DataError, SimulationError: ``errors="raise"`` and a
             point failed (``exc.__notes__`` names the point).
         TypeError: ``slo`` is not a mapping.
@@ -130,6 +131,7 @@ def sweep(base: str | os.PathLike[str] | Mapping[str, Any] | Spec,
             if errors == "raise":
                 raise _named(exc, i, point)
             results[i] = failed(i, exc)
+    _refuse_unknown_fields(pts, results)
 
     bar = _progress_bar(len(pts), progress)
     bar.update(len(pts) - len(tasks))
@@ -169,6 +171,22 @@ def sweep(base: str | os.PathLike[str] | Mapping[str, Any] | Spec,
     if return_reports:
         return df, [r.report if r is not None else None for r in results]
     return df
+
+
+def _refuse_unknown_fields(pts: Sequence[Mapping[str, Any]], results: Sequence[PointResult | None]) -> None:
+    """A field that no point that sets it can compile, each for "unknown field", is a
+    misspelt field, not points that failed: raise it before anything runs. (A field
+    unknown in some points only — a source type's field where another type is chosen
+    — stays those points' failure.)
+
+    Raises:
+        ConfigError: naming the field and the fields known there.
+    """
+    for field in dict.fromkeys(k for p in pts for k in p):
+        errors = [r.error if r is not None else None for p, r in zip(pts, results) if field in p]
+        if errors and all(isinstance(e, ConfigError) and e.reason.startswith("unknown field")
+                          and (field == e.field or field.startswith(e.field + ".")) for e in errors):
+            raise ConfigError(errors[0].field, errors[0].reason)
 
 
 def _named(exc: BaseException, index: int, point: Mapping[str, Any]) -> BaseException:
