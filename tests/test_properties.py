@@ -45,17 +45,17 @@ def _config(seed: int, tmp_path) -> dict:
     load: dict = {"mode": rng.choice(["rate", "concurrency"])}
     if kind == "synthetic":
         src = {"type": "synthetic", "num_requests": rng.randint(1, 25),
-               "isl": {"kind": "uniform", "min": 1, "max": 600}, "osl": {"kind": "uniform", "min": 0, "max": 40}}
+               "isl": {"kind": "uniform", "min": 1, "max": 600}, "osl": {"kind": "uniform", "min": 1, "max": 40}}
     elif kind == "sessions":
         src = {"type": "sessions", "num_sessions": rng.randint(1, 6), "turns": {"kind": "uniform", "min": 1, "max": 4},
-               "isl": {"kind": "uniform", "min": 1, "max": 200}, "osl": {"kind": "uniform", "min": 0, "max": 30}}
+               "isl": {"kind": "uniform", "min": 1, "max": 200}, "osl": {"kind": "uniform", "min": 1, "max": 30}}
         load["inter_turn_delay_ms"] = rng.choice([0, 3])
     else:
         rows, t = [], 0.0
         for i in range(rng.randint(1, 20)):
             t += rng.choice([0, 1, 5, 30])
             isl = rng.randint(1, 900)  # at most ⌈isl / 512⌉ ids: a further one is refused
-            row = {"timestamp": t, "input_length": isl, "output_length": rng.randint(0, 30),
+            row = {"timestamp": t, "input_length": isl, "output_length": rng.randint(1, 30),
                    "hash_ids": [rng.randint(0, 3) for _ in range(rng.randint(0, -(-isl // 512)))]}
             if rng.random() < 0.3:
                 row["session_id"] = rng.randint(0, 2)

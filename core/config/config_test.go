@@ -49,7 +49,7 @@ func TestExplicitFalseKept(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, uint64(0), s.Execution.Seed)
 	s, err = Decode([]byte(`{"engine":{"model":"m","system":"h100_sxm","scheduler":{"enable_prefix_caching":false}},
-		"traffic":{"source":{"type":"synthetic","num_requests":1,"isl":1,"osl":0},"load":{"mode":"concurrency","concurrency":1}}}`))
+		"traffic":{"source":{"type":"synthetic","num_requests":1,"isl":1,"osl":1},"load":{"mode":"concurrency","concurrency":1}}}`))
 	require.NoError(t, err)
 	assert.False(t, s.Engine.Scheduler.EnablePrefixCaching)
 }

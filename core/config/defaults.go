@@ -99,6 +99,13 @@ const (
 	DefaultMoELatencyUs = 35.0
 )
 
+// MinOutputTokens is the least output a request may ask for (traffic.source.osl,
+// a trace's output length): vLLM refuses max_tokens < 1 ("max_tokens must be at
+// least 1", SamplingParams._verify_args in vllm/sampling_params.py), so every
+// request it serves generates at least one token. A request of 0 would count as
+// completed with no TTFT, TPOT or ITL (#16 C2).
+const MinOutputTokens = 1
+
 // Upper bounds that keep a replay within one machine's memory; each is far beyond
 // a real deployment.
 const (

@@ -28,7 +28,8 @@ const (
 	gigabytesRange
 	// ownCheck: published only; the field's own code checks it together with
 	// what the table cannot hold (a gamma cv only for arrival gamma, a
-	// length's minimum, which is 1 for prompts and 0 for outputs).
+	// length's minimum, 1 for prompts, turns and outputs (MinOutputTokens),
+	// which the length's owner checks).
 	ownCheck
 )
 
@@ -102,14 +103,14 @@ var ranges = map[string]fieldRange{
 	"Stop.max_requests":                    atLeastInt(0),
 	"Stop.max_duration_s":                  costUpTo(MaxDurationS),
 	"Execution.max_memory_gb":              {kind: gigabytesRange, min: MinMemoryGB, max: MaxMemoryGB},
-	"FixedLength.value":                    {kind: ownCheck, min: 0, noMax: true},
-	"UniformLength.min":                    {kind: ownCheck, min: 0, noMax: true},
-	"UniformLength.max":                    {kind: ownCheck, min: 0, noMax: true},
-	"NormalLength.min":                     {kind: ownCheck, min: 0, noMax: true},
+	"FixedLength.value":                    {kind: ownCheck, min: 1, noMax: true},
+	"UniformLength.min":                    {kind: ownCheck, min: 1, noMax: true},
+	"UniformLength.max":                    {kind: ownCheck, min: 1, noMax: true},
+	"NormalLength.min":                     {kind: ownCheck, min: 1, noMax: true},
 	"NormalLength.max":                     {kind: ownCheck, min: 1, noMax: true},
 	"NormalLength.mean":                    {kind: ownCheck, min: 0, openMin: true, noMax: true},
 	"NormalLength.std":                     {kind: ownCheck, min: 0, noMax: true},
-	"LognormalLength.min":                  {kind: ownCheck, min: 0, noMax: true},
+	"LognormalLength.min":                  {kind: ownCheck, min: 1, noMax: true},
 	"LognormalLength.max":                  {kind: ownCheck, min: 1, noMax: true},
 	"LognormalLength.mean":                 {kind: ownCheck, min: 0, openMin: true, noMax: true},
 	"LognormalLength.std":                  {kind: ownCheck, min: 0, noMax: true},

@@ -115,10 +115,10 @@ func rangeCases() map[string]rangeCase {
 		case "FixedLength":
 			c = rangeCase{spec(engine(""), traffic(`{"type": "synthetic", "num_requests": 10, "isl": 10, "osl": {"kind": "fixed", "value": 10}}`, conc)), "traffic.source.osl." + field}
 		case "UniformLength":
-			c = rangeCase{spec(engine(""), traffic(`{"type": "synthetic", "num_requests": 10, "isl": 10, "osl": {"kind": "uniform", "min": 0, "max": 10}}`, conc)), "traffic.source.osl." + field}
+			c = rangeCase{spec(engine(""), traffic(`{"type": "synthetic", "num_requests": 10, "isl": 10, "osl": {"kind": "uniform", "min": 1, "max": 10}}`, conc)), "traffic.source.osl." + field}
 		case "NormalLength", "LognormalLength":
 			kind := strings.ToLower(strings.TrimSuffix(typ, "Length"))
-			c = rangeCase{spec(engine(""), traffic(`{"type": "synthetic", "num_requests": 10, "isl": 10, "osl": {"kind": "`+kind+`", "mean": 5, "std": 1, "min": 0, "max": 10}}`, conc)), "traffic.source.osl." + field}
+			c = rangeCase{spec(engine(""), traffic(`{"type": "synthetic", "num_requests": 10, "isl": 10, "osl": {"kind": "`+kind+`", "mean": 5, "std": 1, "min": 1, "max": 10}}`, conc)), "traffic.source.osl." + field}
 		default:
 			panic("no case for " + key)
 		}

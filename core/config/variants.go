@@ -126,7 +126,7 @@ type SyntheticSource struct {
 	NumRequests int      `json:"num_requests"`
 	Dataset     *Dataset `json:"dataset,omitempty"`
 	ISL         Length   `json:"isl"` // tokens, ≥ 1
-	OSL         Length   `json:"osl"` // tokens, ≥ 0
+	OSL         Length   `json:"osl"` // tokens, ≥ 1 (MinOutputTokens)
 }
 
 // SessionsSource (type sessions) generates NumSessions multi-turn
@@ -136,7 +136,7 @@ type SessionsSource struct {
 	NumSessions int    `json:"num_sessions"`
 	Turns       Length `json:"turns"` // ≥ 1
 	ISL         Length `json:"isl"`   // tokens, ≥ 1
-	OSL         Length `json:"osl"`   // tokens, ≥ 0
+	OSL         Length `json:"osl"`   // tokens, ≥ 1 (MinOutputTokens)
 }
 
 // Dataset is a synthetic source's prompt dataset (AIPerf's
@@ -357,7 +357,7 @@ func tracePath(path, typ, file string) error {
 
 func (s SyntheticSource) validate(path string) error {
 	if err := firstErr(checkInt(join(path, "num_requests"), "SyntheticSource.num_requests", s.NumRequests),
-		s.ISL.validate(join(path, "isl"), 1), s.OSL.validate(join(path, "osl"), 0)); err != nil {
+		s.ISL.validate(join(path, "isl"), 1), s.OSL.validate(join(path, "osl"), MinOutputTokens)); err != nil {
 		return err
 	}
 	if d := s.Dataset; d != nil {
@@ -373,7 +373,7 @@ func (s SyntheticSource) Validate() error { return s.validate("") }
 func (s SessionsSource) validate(path string) error {
 	return firstErr(checkInt(join(path, "num_sessions"), "SessionsSource.num_sessions", s.NumSessions),
 		s.Turns.validate(join(path, "turns"), 1), s.ISL.validate(join(path, "isl"), 1),
-		s.OSL.validate(join(path, "osl"), 0))
+		s.OSL.validate(join(path, "osl"), MinOutputTokens))
 }
 
 // Validate checks s on its own (for the workload generator); errors name the
@@ -417,7 +417,7 @@ func (l ConcurrencyLoad) validate(path string) error {
 }
 
 // validate checks a length whose draws must be ≥ min (1 for prompt lengths and
-// turns, 0 for output lengths).
+// turns, MinOutputTokens for output lengths).
 func (l Length) validate(path string, min int) error {
 	if l.Kind == nil {
 		return errorf(path, "is required (an integer, or a mapping with kind: %s)", strings.Join(lengthKinds, ", "))

@@ -149,12 +149,12 @@ func TestCanonicalSpecHasEveryDefault(t *testing.T) {
 		`"execution":{"mode":"offline","seed":0}}`, string(s.JSON()))
 
 	s, err = DecodeYAML([]byte(engineM + `traffic:
-  source: {type: sessions, num_sessions: 2, turns: {kind: uniform, min: 1, max: 3}, isl: {kind: lognormal, mean: 50, std: 10, min: 1, max: 99}, osl: 0}
+  source: {type: sessions, num_sessions: 2, turns: {kind: uniform, min: 1, max: 3}, isl: {kind: lognormal, mean: 50, std: 10, min: 1, max: 99}, osl: 1}
   load: {mode: rate, rate_rps: 2, arrival: gamma, inter_turn_delay_ms: 5}
 `))
 	require.NoError(t, err)
 	assert.Contains(t, string(s.JSON()), `"source":{"type":"sessions","num_sessions":2,"turns":{"kind":"uniform","min":1,"max":3},`+
-		`"isl":{"kind":"lognormal","min":1,"max":99,"mean":50,"std":10},"osl":{"kind":"fixed","value":0}},`+
+		`"isl":{"kind":"lognormal","min":1,"max":99,"mean":50,"std":10},"osl":{"kind":"fixed","value":1}},`+
 		`"load":{"mode":"rate","rate_rps":2,"arrival":"gamma","cv":1,"inter_turn_delay_ms":5}`)
 	again, err := Decode(s.JSON())
 	require.NoError(t, err)

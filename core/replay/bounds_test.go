@@ -75,16 +75,17 @@ traffic:
 // used to wrap to a short prompt; its turns are rejected instead.
 func TestSessionHistoryDoesNotWrap(t *testing.T) {
 	withinSeconds(t, 20*time.Second, func() {
-		rep, err := runErr(t, oneSession(8, 1<<61, 0))
+		rep, err := runErr(t, oneSession(8, 1<<61, 1))
 		require.NoError(t, err)
 		require.Len(t, rep.Records, 8)
-		// turn k's prompt is (k + 1) · 2^61 until it passes 2^63 − 1 at k = 3,
-		// then stays at math.MaxInt (saturated, never negative)
+		// turn k's prompt is (k + 1) · 2^61 plus the k earlier one-token
+		// outputs until it passes 2^63 − 1 at k = 3, then stays at
+		// math.MaxInt (saturated, never negative)
 		for k, r := range rep.Records {
 			assert.Equal(t, report.StatusRejected, r.Status)
 			want := math.MaxInt
 			if k < 3 {
-				want = (k + 1) << 61
+				want = (k+1)<<61 + k
 			}
 			assert.Equal(t, want, r.InputTokens, "turn %d", k)
 		}
@@ -156,23 +157,23 @@ traffic:
 		// 1.152e18 < 2^60 ≈ 1.1529e18, turn 1153 at 1.153e18 past it
 		{"inter-turn delays", linear("2", "0.01", "0.1") + `
 traffic:
-  source: {type: sessions, num_sessions: 1, turns: 2000, isl: 1, osl: 0}
+  source: {type: sessions, num_sessions: 1, turns: 2000, isl: 1, osl: 1}
   load: {mode: concurrency, concurrency: 1, inter_turn_delay_ms: 1e9}
 `, "traffic.load.inter_turn_delay_ms", "session 0's turn 1153 is sent 1e+06 s after the previous turn's release"},
 		{"response overheads", linear("2", "0.01", "0.1") + `
 traffic:
-  source: {type: synthetic, num_requests: 2000, isl: 1, osl: 0}
+  source: {type: synthetic, num_requests: 2000, isl: 1, osl: 1}
   load: {mode: concurrency, concurrency: 1, response_overhead: {base_ms: 1e9, per_output_token_us: 0}}
 `, "traffic.load.response_overhead", "a response's overhead ends 1e+06 s after it"},
 		{"send legs", linear("2", "0.01", "0.1") + `  tokenization: {send_ms: 1e9}
 traffic:
-  source: {type: sessions, num_sessions: 1, turns: 2000, isl: 1, osl: 0}
+  source: {type: sessions, num_sessions: 1, turns: 2000, isl: 1, osl: 1}
   load: {mode: concurrency, concurrency: 1}
 `, "engine.tokenization.send_ms", "a request's send leg lasts 1e+06 s"},
 		// one request per 1e6 s, request k at k·1e15 ns: k = 1153 passes 2^60 ns
 		{"arrivals", linear("2", "0.01", "0.1") + `
 traffic:
-  source: {type: synthetic, num_requests: 100000, isl: 1, osl: 0}
+  source: {type: synthetic, num_requests: 100000, isl: 1, osl: 1}
   load: {mode: rate, rate_rps: 1e-6, arrival: constant}
 `, "traffic.load.rate_rps", "the next request is sent at 1.153e+09 s (36.5 years)"},
 		{"KV transfers", linear("2", "0.01", "0.1") + `  workers:

@@ -187,7 +187,7 @@ func TestRefind_DistinctIDsEqualNoIDsProperty(t *testing.T) {
 		ts := 0.0
 		for i := range withIDs {
 			ts += float64(rng.IntN(3)) * 2.5
-			in, out := 1+rng.IntN(700), rng.IntN(90)
+			in, out := 1+rng.IntN(700), 1+rng.IntN(89)
 			ids := make([]int, (in+511)/512)
 			for k := range ids {
 				ids[k] = 1000*i + k // distinct between requests

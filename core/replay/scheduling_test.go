@@ -128,7 +128,7 @@ func TestClosedLoopNeverExceedsConcurrency(t *testing.T) {
 	const c = 3
 	rep := runYAML(t, linearEngineFor(2000)+fmt.Sprintf(`
 traffic:
-  source: {type: synthetic, num_requests: 40, isl: {kind: uniform, min: 10, max: 900}, osl: {kind: uniform, min: 0, max: 20}}
+  source: {type: synthetic, num_requests: 40, isl: {kind: uniform, min: 10, max: 900}, osl: {kind: uniform, min: 1, max: 20}}
   load: {mode: concurrency, concurrency: %d}
 `, c))
 	type edge struct {

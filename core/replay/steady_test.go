@@ -68,13 +68,13 @@ func randomSpec(t *testing.T, rng *rand.Rand) string {
 	load := []string{"{mode: rate, rate_rps: 300, arrival: poisson", "{mode: concurrency, concurrency: 6"}[rng.IntN(2)]
 	switch rng.IntN(3) {
 	case 0:
-		fmt.Fprintf(&b, "  source: {type: synthetic, num_requests: %d, isl: {kind: uniform, min: 1, max: %d}, osl: {kind: uniform, min: 0, max: 120}}\n",
+		fmt.Fprintf(&b, "  source: {type: synthetic, num_requests: %d, isl: {kind: uniform, min: 1, max: %d}, osl: {kind: uniform, min: 1, max: 120}}\n",
 			5+rng.IntN(60), maxLen/2)
 		if strings.Contains(load, "concurrency") && rng.IntN(2) == 0 {
 			load += fmt.Sprintf(", warmup_requests: %d", 1+rng.IntN(4)) // warm-up tokens are not measured
 		}
 	case 1:
-		fmt.Fprintf(&b, "  source: {type: sessions, num_sessions: %d, turns: {kind: uniform, min: 1, max: 4}, isl: {kind: uniform, min: 1, max: %d}, osl: {kind: uniform, min: 0, max: 80}}\n",
+		fmt.Fprintf(&b, "  source: {type: sessions, num_sessions: %d, turns: {kind: uniform, min: 1, max: 4}, isl: {kind: uniform, min: 1, max: %d}, osl: {kind: uniform, min: 1, max: 80}}\n",
 			2+rng.IntN(8), maxLen/8)
 	default:
 		rows := make([]traceRow, 5+rng.IntN(40))

@@ -34,8 +34,8 @@ const (
 //	                 Z); a 'T' may replace the space. Times without an offset
 //	                 are UTC; an offset is applied (the 2024 files give +00:00)
 //	ContextTokens    prompt tokens, an integer ≥ 1
-//	GeneratedTokens  output tokens, an integer ≥ 0; empty or absent is a
-//	                 DataError, never a silent zero
+//	GeneratedTokens  output tokens, an integer ≥ 1 (vLLM refuses max_tokens
+//	                 < 1); empty or absent is a DataError, never a silent zero
 //
 // Request.Timestamp is the row's time minus the first row's time (the time
 // origin, TimeOrigin), exact to the ns (the 7 fractional digits are 100 ns
@@ -189,13 +189,16 @@ func (s *azureSource) parse(rec []string, line int) (Request, *DataError) {
 	for k, c := range [2]struct {
 		col  int
 		name string
-		min  int
+		min  int // the output's: parseOutputCount
 	}{{s.colIn, AzureColInput, 1}, {s.colOut, AzureColOutput, 0}} {
 		text, ok := field(c.col)
 		if !ok {
 			return fail(c.name, fmt.Sprintf("missing (row has %d fields)", len(rec)))
 		}
 		n, msg := parseCount(text, c.min)
+		if k == 1 {
+			n, msg = parseOutputCount(text)
+		}
 		if msg != "" {
 			return fail(c.name, msg)
 		}

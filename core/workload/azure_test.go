@@ -61,11 +61,11 @@ func TestAzure_Parse(t *testing.T) {
 			name: "columns found by name in any order, extra column, whole-second time",
 			content: "GeneratedTokens,Extra,TIMESTAMP,ContextTokens\n" +
 				"7,x,2023-11-16 18:17:03,100\n" +
-				"0,y,2023-11-16 18:17:04.5,1\n",
+				"1,y,2023-11-16 18:17:04.5,1\n",
 			want: []Request{
 				{ID: 0, Timestamp: 0, HasTimestamp: true, InputTokens: 100, OutputTokens: 7, SessionID: -1, Line: 2},
-				// 04.5 − 03 = 1.5 s = 1,500,000,000 ns; output 0 is allowed
-				{ID: 1, Timestamp: 1_500_000_000, HasTimestamp: true, InputTokens: 1, OutputTokens: 0, SessionID: -1, Line: 3},
+				// 04.5 − 03 = 1.5 s = 1,500,000,000 ns
+				{ID: 1, Timestamp: 1_500_000_000, HasTimestamp: true, InputTokens: 1, OutputTokens: 1, SessionID: -1, Line: 3},
 			},
 		},
 		{
@@ -156,7 +156,9 @@ func TestAzure_Errors(t *testing.T) {
 		{"context tokens 0", header + row + "2023-11-16 18:17:04.0319600,0,8\n",
 			":3: ContextTokens: must be ≥ 1, got 0"},
 		{"negative output", header + "2023-11-16 18:17:03.9799600,4808,-1\n",
-			":2: GeneratedTokens: must be ≥ 0, got -1"},
+			":2: GeneratedTokens: must be ≥ 1, got -1 (vLLM refuses max_tokens < 1: a request generates at least one token)"},
+		{"zero output", header + "2023-11-16 18:17:03.9799600,4808,0\n",
+			":2: GeneratedTokens: must be ≥ 1, got 0 (vLLM refuses max_tokens < 1: a request generates at least one token)"},
 		{"non-numeric output", header + "2023-11-16 18:17:03.9799600,4808,abc\n",
 			":2: GeneratedTokens: not a number: abc"},
 		{"fractional output", header + "2023-11-16 18:17:03.9799600,4808,2.5\n",

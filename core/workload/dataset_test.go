@@ -46,7 +46,7 @@ func TestDataset_EntryLengthsAreTheSourceDraws(t *testing.T) {
 	spec := config.SyntheticSource{
 		NumRequests: 50,
 		ISL:         config.Length{Kind: config.NormalLength{Mean: 2000, Std: 500, Min: 1, Max: 8000}},
-		OSL:         config.Length{Kind: config.UniformLength{Min: 0, Max: 500}},
+		OSL:         config.Length{Kind: config.UniformLength{Min: 1, Max: 500}},
 	}
 	plain := synthAll(t, spec, NewStreams(9))
 	spec.Dataset = &config.Dataset{Entries: 50, Sampling: config.SamplingSequential}

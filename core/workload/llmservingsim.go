@@ -19,7 +19,8 @@ import (
 //	                 Request.Timestamp counts from the first row's (the time
 //	                 origin, TimeOrigin), as every trace reader does
 //	input_toks       prompt tokens, an integer ≥ 1
-//	output_toks      output tokens to generate, an integer ≥ 0 (required)
+//	output_toks      output tokens to generate, an integer ≥ 1 (required; vLLM
+//	                 refuses max_tokens < 1)
 //	input_tok_ids    the prompt's token ids, an array of input_toks integers
 //
 // Other keys (output_tok_ids: the dataset's reply, not what the engine
@@ -35,7 +36,7 @@ import (
 //
 // Errors: OpenLLMServingSim returns the os.Open error (wrapped); Next returns
 // a *DataError for bad data (invalid JSON, a missing, null, non-integer,
-// negative or out-of-range field, input_toks < 1, input_tok_ids not an array
+// negative or out-of-range field, input_toks or output_toks < 1, input_tok_ids not an array
 // of input_toks integers, an arrival going backwards, a field given twice in
 // a row, a line over MaxLineBytes). The caller closes the returned Closer
 // (the file).
@@ -108,7 +109,7 @@ func (s *llmServingSimSource) parse(line []byte) (Request, *DataError) {
 	if msg != "" {
 		return Request{}, s.src.fail("input_toks", msg)
 	}
-	out, msg := parseCountLiteral(row.Output, 0)
+	out, msg := parseOutputLiteral(row.Output)
 	if msg != "" {
 		return Request{}, s.src.fail("output_toks", msg)
 	}

@@ -57,14 +57,14 @@ func TestLLMServingSim_TimedFromTheFirstRow(t *testing.T) {
 
 func TestLLMServingSim_SharedPrefixBlocks(t *testing.T) {
 	content := `{"input_toks": 40, "output_toks": 5, "arrival_time_ns": 0, "input_tok_ids": ` + idsJSON(1, 40) + `}` + "\n" +
-		`{"input_toks": 37, "output_toks": 0, "arrival_time_ns": 1500000, "input_tok_ids": ` + idsJSON(1, 35, 99, 99) + `, "output_tok_ids": [4]}` + "\n\n" +
+		`{"input_toks": 37, "output_toks": 1, "arrival_time_ns": 1500000, "input_tok_ids": ` + idsJSON(1, 35, 99, 99) + `, "output_tok_ids": [4]}` + "\n\n" +
 		`{"input_toks": 21, "output_toks": 2, "arrival_time_ns": 1500000, "input_tok_ids": ` + idsJSON(1, 20, 7) + `}`
 	rs, err := readAllLLMServingSim(content)
 	require.NoError(t, err)
 	require.Len(t, rs, 3)
 	assert.Equal(t, []int64{0, 1_500_000, 1_500_000}, []int64{rs[0].Timestamp, rs[1].Timestamp, rs[2].Timestamp})
 	assert.Equal(t, []int{40, 37, 21}, []int{rs[0].InputTokens, rs[1].InputTokens, rs[2].InputTokens})
-	assert.Equal(t, []int{5, 0, 2}, []int{rs[0].OutputTokens, rs[1].OutputTokens, rs[2].OutputTokens})
+	assert.Equal(t, []int{5, 1, 2}, []int{rs[0].OutputTokens, rs[1].OutputTokens, rs[2].OutputTokens})
 	assert.Equal(t, []int{1, 2, 4}, []int{rs[0].Line, rs[1].Line, rs[2].Line})
 	for _, r := range rs {
 		assert.Equal(t, 1, r.HashBlockTokens)
@@ -90,6 +90,8 @@ func TestLLMServingSim_Errors(t *testing.T) {
 			"w.jsonl:1: input_tok_ids: holds 2 ids, but input_toks is 3"},
 		{"fractional id", `{"input_toks": 1, "output_toks": 1, "arrival_time_ns": 0, "input_tok_ids": [1.5]}`,
 			"w.jsonl:1: input_tok_ids: must be an array of integers"},
+		{"zero output_toks on line 2", ok + `{"input_toks": 2, "output_toks": 0, "arrival_time_ns": 20, "input_tok_ids": [1, 2]}`,
+			"w.jsonl:2: output_toks: must be ≥ 1, got 0 (vLLM refuses max_tokens < 1: a request generates at least one token)"},
 		{"missing output_toks on line 2", ok + `{"input_toks": 2, "arrival_time_ns": 20, "input_tok_ids": [1, 2]}`,
 			"w.jsonl:2: output_toks: missing"},
 		{"input_toks 0", `{"input_toks": 0, "output_toks": 1, "arrival_time_ns": 0, "input_tok_ids": []}`,

@@ -26,8 +26,9 @@ const MooncakeBlockTokens = 512
 //	               only a delay; the replay's trace mode asks for it on every
 //	               row that starts something
 //	input_length   prompt tokens, an integer ≥ 1
-//	output_length  output tokens, an integer ≥ 0 — required: a row without it is
-//	               a DataError naming the file and line, never a silent zero
+//	output_length  output tokens, an integer ≥ 1 (vLLM refuses max_tokens < 1)
+//	               — required: a row without it is a DataError naming the
+//	               file and line, never a silent zero
 //	hash_ids       optional array of integer ids of MooncakeBlockTokens-token
 //	               prompt blocks; missing, null or [] gives HashIDs nil
 //	session_id     optional: an integer ≥ 0, or a non-empty string (AIPerf
@@ -49,7 +50,7 @@ const MooncakeBlockTokens = 512
 //
 // Errors: OpenMooncake returns the os.Open error (wrapped); Next returns a
 // *DataError for bad data (invalid JSON, a missing, null, non-numeric,
-// non-integer, negative or out-of-range field, input_length < 1, a timestamp
+// non-integer, negative or out-of-range field, input_length or output_length < 1, a timestamp
 // going backwards or more than 292 years after the first, a line over
 // MaxLineBytes, session ids of both kinds, a field given twice in a row). The caller closes the returned
 // Closer (the file).
@@ -158,7 +159,7 @@ func (s *mooncakeSource) parse(line []byte) (Request, *DataError) {
 	if msg != "" {
 		return Request{}, s.src.fail("input_length", msg)
 	}
-	out, msg := parseCountLiteral(row.OutputLength, 0)
+	out, msg := parseOutputLiteral(row.OutputLength)
 	if msg != "" {
 		return Request{}, s.src.fail("output_length", msg)
 	}

@@ -89,13 +89,13 @@ func TestMooncake_Parse(t *testing.T) {
 				{ID: 1, Timestamp: 2_000_000, HasTimestamp: true, InputTokens: 10, OutputTokens: 3, SessionID: -1, Line: 2}},
 		},
 		{
-			name: "float timestamps, whole-valued float lengths, output 0",
-			content: `{"timestamp": 1.5, "input_length": 12.0, "output_length": 0, "hash_ids": [1]}` + "\n" +
+			name: "float timestamps, whole-valued float lengths",
+			content: `{"timestamp": 1.5, "input_length": 12.0, "output_length": 3.0, "hash_ids": [1]}` + "\n" +
 				`{"timestamp": 1.25e3, "input_length": 1, "output_length": 2e0, "hash_ids": [1]}` + "\n" +
 				`{"timestamp": 1250.000001, "input_length": 1, "output_length": 1}` + "\n",
 			want: []Request{
 				// 1.5 ms is the time origin
-				{ID: 0, Timestamp: 0, HasTimestamp: true, InputTokens: 12, OutputTokens: 0, HashIDs: []int64{1}, HashBlockTokens: 512, SessionID: -1, Line: 1},
+				{ID: 0, Timestamp: 0, HasTimestamp: true, InputTokens: 12, OutputTokens: 3, HashIDs: []int64{1}, HashBlockTokens: 512, SessionID: -1, Line: 1},
 				// 1.25e3 ms = 1250 ms; 1250 − 1.5 = 1248.5 ms = 1,248,500,000 ns
 				{ID: 1, Timestamp: 1_248_500_000, HasTimestamp: true, InputTokens: 1, OutputTokens: 2, HashIDs: []int64{1}, HashBlockTokens: 512, SessionID: -1, Line: 2},
 				// 1250.000001 − 1.5 ms = 1,248,500,001 ns; no hash_ids → nil, block tokens 0
@@ -164,7 +164,9 @@ func TestMooncake_Errors(t *testing.T) {
 		{"null output_length", `{"timestamp": 0, "input_length": 10, "output_length": null}`,
 			":1: output_length: missing (null)"},
 		{"negative output_length", `{"timestamp": 0, "input_length": 10, "output_length": -3}`,
-			":1: output_length: must be ≥ 0, got -3"},
+			":1: output_length: must be ≥ 1, got -3 (vLLM refuses max_tokens < 1: a request generates at least one token)"},
+		{"zero output_length", `{"timestamp": 0, "input_length": 10, "output_length": 0}`,
+			":1: output_length: must be ≥ 1, got 0 (vLLM refuses max_tokens < 1: a request generates at least one token)"},
 		{"fractional output_length", `{"timestamp": 0, "input_length": 10, "output_length": 1.5}`,
 			":1: output_length: not an integer: 1.5"},
 		{"string output_length", `{"timestamp": 0, "input_length": 10, "output_length": "12"}`,

@@ -4,7 +4,28 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"strings"
+
+	"github.com/aisimulate/aisimulate/core/config"
 )
+
+// parseOutputCount parses a request's output token count: an integer ≥
+// config.MinOutputTokens (vLLM refuses max_tokens < 1), the message saying why.
+func parseOutputCount(s string) (int, string) {
+	return outputHint(parseCount(s, config.MinOutputTokens))
+}
+
+// parseOutputLiteral is parseOutputCount of a JSON literal.
+func parseOutputLiteral(raw rawRef) (int, string) {
+	return outputHint(parseCountLiteral(raw, config.MinOutputTokens))
+}
+
+func outputHint(n int, msg string) (int, string) {
+	if strings.HasPrefix(msg, "must be ≥") {
+		msg += " (vLLM refuses max_tokens < 1: a request generates at least one token)"
+	}
+	return n, msg
+}
 
 // parseCount parses a token count written as a decimal number (a JSON number
 // literal or a CSV field) and checks it is an integer ≥ minValue.

@@ -110,7 +110,7 @@ func TestSynthetic_Deterministic(t *testing.T) {
 	spec := config.SyntheticSource{
 		NumRequests: 200,
 		ISL:         config.Length{Kind: config.UniformLength{Min: 100, Max: 4000}},
-		OSL:         config.Length{Kind: config.LognormalLength{Mean: 300, Std: 100, Min: 0, Max: 2000}},
+		OSL:         config.Length{Kind: config.LognormalLength{Mean: 300, Std: 100, Min: 1, Max: 2000}},
 	}
 	a := synthAll(t, spec, NewStreams(42))
 	b := synthAll(t, spec, NewStreams(42))
@@ -131,16 +131,16 @@ func TestSynthetic_Deterministic(t *testing.T) {
 }
 
 func TestSynthetic_FixedWorkedValues(t *testing.T) {
-	// ISL fixed 1024, OSL fixed 0: three prefill-only requests of 1024 tokens.
+	// ISL fixed 1024, OSL fixed 1: three requests of 1024 tokens and one output token.
 	got := synthAll(t, config.SyntheticSource{
 		NumRequests: 3,
 		ISL:         fixedLen(1024),
-		OSL:         fixedLen(0),
+		OSL:         fixedLen(1),
 	}, NewStreams(1))
 	want := []Request{
-		{ID: 0, InputTokens: 1024, SessionID: -1},
-		{ID: 1, InputTokens: 1024, SessionID: -1},
-		{ID: 2, InputTokens: 1024, SessionID: -1},
+		{ID: 0, InputTokens: 1024, OutputTokens: 1, SessionID: -1},
+		{ID: 1, InputTokens: 1024, OutputTokens: 1, SessionID: -1},
+		{ID: 2, InputTokens: 1024, OutputTokens: 1, SessionID: -1},
 	}
 	assert.Equal(t, want, got)
 }
@@ -157,13 +157,13 @@ func TestSynthetic_OSLStreamDoesNotShiftISL(t *testing.T) {
 		return out
 	}
 	fixedOSL := synthAll(t, config.SyntheticSource{NumRequests: 100, ISL: isl, OSL: fixedLen(10)}, NewStreams(7))
-	uniformOSL := synthAll(t, config.SyntheticSource{NumRequests: 100, ISL: isl, OSL: config.Length{Kind: config.UniformLength{Min: 0, Max: 500}}}, NewStreams(7))
+	uniformOSL := synthAll(t, config.SyntheticSource{NumRequests: 100, ISL: isl, OSL: config.Length{Kind: config.UniformLength{Min: 1, Max: 500}}}, NewStreams(7))
 	// and one whose "osl" stream was advanced before the source was built
 	pre := NewStreams(7)
 	for range 17 {
 		pre.Get(StreamOSL).Uint64()
 	}
-	advancedOSL := synthAll(t, config.SyntheticSource{NumRequests: 100, ISL: isl, OSL: config.Length{Kind: config.UniformLength{Min: 0, Max: 500}}}, pre)
+	advancedOSL := synthAll(t, config.SyntheticSource{NumRequests: 100, ISL: isl, OSL: config.Length{Kind: config.UniformLength{Min: 1, Max: 500}}}, pre)
 
 	assert.Equal(t, islOf(fixedOSL), islOf(uniformOSL))
 	assert.Equal(t, islOf(fixedOSL), islOf(advancedOSL))
@@ -192,6 +192,8 @@ func TestSynthetic_EOFAndErrors(t *testing.T) {
 			"workload: synthetic: num_requests: must be ≥ 1, got 0"},
 		{"ISL value 0", config.SyntheticSource{NumRequests: 1, ISL: fixedLen(0), OSL: ok}, NewStreams(1),
 			"workload: synthetic: isl.value: must be ≥ 1, got 0"},
+		{"OSL value 0 (vLLM refuses max_tokens < 1)", config.SyntheticSource{NumRequests: 1, ISL: ok, OSL: fixedLen(0)}, NewStreams(1),
+			"workload: synthetic: osl.value: must be ≥ 1, got 0"},
 		{"OSL uniform inverted", config.SyntheticSource{NumRequests: 1, ISL: ok, OSL: config.Length{Kind: config.UniformLength{Min: 3, Max: 2}}}, NewStreams(1),
 			"workload: synthetic: osl.max: must be ≥ min (3), got 2"},
 		{"ISL missing", config.SyntheticSource{NumRequests: 1, OSL: ok}, NewStreams(1),

@@ -211,7 +211,7 @@ def default_start() -> dict[str, float]:
     import aisimulate
     spec = aisimulate.load_config({
         "engine": {"model": "Qwen/Qwen3-32B", "system": "h100_sxm", "perf": {"source": "roofline"}},
-        "traffic": {"source": {"type": "synthetic", "num_requests": 1, "isl": 1, "osl": 0},
+        "traffic": {"source": {"type": "synthetic", "num_requests": 1, "isl": 1, "osl": 1},
                     "load": {"mode": "concurrency", "concurrency": 1}}})
     return {name: float(spec.data["engine"]["perf"][name]) for name in _NAMES}
 
