@@ -54,3 +54,16 @@ def test_the_cli_says_it_on_stderr_in_one_line(tmp_path):
         assert proc.stderr.splitlines() == [f"aisimulate: warning: {MESSAGE}"]
         quiet = run(command)
         assert quiet.returncode == 0 and quiet.stderr == ""
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_a_sweep_warns_once_also_from_worker_processes(jobs):
+    """With worker processes the points' warnings were lost: they come back with each
+    point's result and the sweep warns once per message."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        df = aisimulate.sweep(spec("0.24.0"), {"engine.perf.backend_version": ["9.9.9", "0.24.0", "9.9.9"]},
+                              jobs=jobs, progress=False)
+    assert df["status"].tolist() == ["ok"] * 3
+    ours = [str(w.message) for w in caught if issubclass(w.category, aisimulate.BackendVersionWarning)]
+    assert ours == [MESSAGE]

@@ -21,6 +21,7 @@ backend and every run.
 from __future__ import annotations
 
 import os
+import warnings
 from typing import Any, Mapping, Sequence
 
 from ._sweep.local import run_local
@@ -28,7 +29,7 @@ from ._sweep.point import SLO_FIELDS, PointResult, failed, metric_columns
 from ._sweep.points import apply, expand
 from . import _args, _lazy
 from .config import Spec, load_config
-from .errors import ConfigError
+from .errors import BackendVersionWarning, ConfigError
 
 __all__ = ["sweep", "metric_columns", "SUMMARY_COLUMNS", "BACKENDS"]
 
@@ -108,6 +109,11 @@ def sweep(base: str | os.PathLike[str] | Mapping[str, Any] | Spec,
         ``return_reports=True``, ``(df, reports)``, ``reports[i]`` the report of row i
         or ``None`` for a failed point.
 
+    Warns:
+        BackendVersionWarning: once per message, for the points whose kernel-table
+            version was stood in for (as :func:`aisimulate.replay`), from worker
+            processes too.
+
     Raises:
         ConfigError: the points or options are malformed, or a field is unknown in every
             point that sets it (a misspelt field; checked before anything runs); with
@@ -135,9 +141,11 @@ def sweep(base: str | os.PathLike[str] | Mapping[str, Any] | Spec,
 
     bar = _progress_bar(len(pts), progress)
     bar.update(len(pts) - len(tasks))
+    stand_ins: dict[str, None] = {}  # the points' BackendVersionWarning messages, once each
 
     def on_result(r: PointResult) -> None:
         results[r.index] = r
+        stand_ins.update(dict.fromkeys(r.warnings))
         bar.update(1)
         if r.status != "ok":
             bar.set_postfix(failed=sum(1 for x in results if x is not None and x.status != "ok"))
@@ -157,6 +165,8 @@ def sweep(base: str | os.PathLike[str] | Mapping[str, Any] | Spec,
             run_local(tasks, n, slo, return_reports, on_result)
     finally:
         bar.close()
+        for message in stand_ins:  # from worker processes too, where they were caught
+            warnings.warn(message, BackendVersionWarning, stacklevel=2)
 
     rows = []
     for point, r in zip(pts, results):

@@ -65,6 +65,8 @@ class PointResult:
             have is ``None``).
         error: the exception of a failed point (pickled back from the worker intact).
         report: the :class:`~aisimulate.ReplayReport` when reports were asked for.
+        warnings: the messages of the :class:`~aisimulate.BackendVersionWarning` its
+            replay raised (in a worker process they would be lost: the caller warns).
     """
 
     index: int
@@ -73,6 +75,7 @@ class PointResult:
     metrics: dict[str, Any] = field(default_factory=dict)
     error: BaseException | None = None
     report: Any = None
+    warnings: list[str] = field(default_factory=list)
 
 
 def failed(index: int, exc: BaseException) -> PointResult:
@@ -85,15 +88,24 @@ def run_point(index: int, spec_data: Mapping[str, Any], slo: Mapping[str, float]
               keep_report: bool = False) -> PointResult:
     """Replay ``spec_data`` (a compiled spec) and return its row; never raises for the
     point's own errors (KeyboardInterrupt and SystemExit still propagate)."""
+    import warnings
+
     from .. import replay  # in the worker process: the native core loads here
     from ..config import Spec
+    from ..errors import BackendVersionWarning
 
     try:
-        report = replay(Spec(dict(spec_data)))  # compiled by the caller: not again
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", BackendVersionWarning)
+            report = replay(Spec(dict(spec_data)))  # compiled by the caller: not again
+        notes = [str(w.message) for w in caught if issubclass(w.category, BackendVersionWarning)]
+        for w in caught:  # any other warning as it would have been shown
+            if not issubclass(w.category, BackendVersionWarning):
+                warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
         metrics = flatten(report, slo)
     except Exception as exc:  # every failure of the point becomes its row
         return failed(index, exc)
-    return PointResult(index, "ok", None, metrics, report=report if keep_report else None)
+    return PointResult(index, "ok", None, metrics, report=report if keep_report else None, warnings=notes)
 
 
 def completed_values(report: Any, names: list[str]) -> dict[str, Any]:
