@@ -46,9 +46,9 @@ const (
 // MaxLineBytes is a DataError naming the line it starts on.
 //
 // Errors: the os.Open error (wrapped); a *DataError when the header is missing
-// or lacks a column (line 1), and from Next for malformed CSV, a short row, a
-// bad value or a timestamp going backwards. The caller closes the returned
-// Closer (the file).
+// or lacks a column (line 1), and from Next for malformed CSV, a row with
+// more or fewer fields than the header, a bad value or a timestamp going
+// backwards. The caller closes the returned Closer (the file).
 func OpenAzure(path string) (Source, io.Closer, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -68,7 +68,7 @@ func OpenAzure(path string) (Source, io.Closer, error) {
 func NewAzureSource(r io.Reader, name string) (Source, error) {
 	capped := &csvRecordCap{r: r}
 	cr := csv.NewReader(capped)
-	cr.FieldsPerRecord = -1 // short rows get a DataError naming the missing column
+	cr.FieldsPerRecord = -1 // a row of another width gets a DataError naming its line (parse)
 	cr.ReuseRecord = true
 	s := &azureSource{name: name, cr: cr, capped: capped}
 	header, err := cr.Read()
@@ -101,6 +101,7 @@ func NewAzureSource(r io.Reader, name string) (Source, error) {
 		}
 	}
 	s.colTs, s.colIn, s.colOut = idx[0], idx[1], idx[2]
+	s.width, s.headerLine = len(header), line
 	return s, nil
 }
 
@@ -109,6 +110,7 @@ type azureSource struct {
 	cr                   *csv.Reader
 	capped               *csvRecordCap
 	colTs, colIn, colOut int
+	width, headerLine    int // the header's fields and line: a row must have as many
 	id                   int64
 	err                  error
 
@@ -177,6 +179,12 @@ func (s *azureSource) parse(rec []string, line int) (Request, *DataError) {
 		}
 		return strings.TrimSpace(rec[i]), true
 	}
+	width := func() (Request, *DataError) { // a stray comma would shift or drop a value unseen
+		return fail("", fmt.Sprintf("row has %d fields, but the header (line %d) has %d", len(rec), s.headerLine, s.width))
+	}
+	if len(rec) > s.width {
+		return width()
+	}
 	tsText, ok := field(s.colTs)
 	if !ok {
 		return fail(AzureColTimestamp, fmt.Sprintf("missing (row has %d fields)", len(rec)))
@@ -203,6 +211,9 @@ func (s *azureSource) parse(rec []string, line int) (Request, *DataError) {
 			return fail(c.name, msg)
 		}
 		counts[k] = n
+	}
+	if len(rec) < s.width { // short of a column this reader does not use
+		return width()
 	}
 	if !s.haveFirst {
 		s.haveFirst, s.first, s.firstText = true, t, tsText
