@@ -149,8 +149,7 @@ func (tr *traffic) next(r *workload.Request, now int64) (sendNs int64, ok bool, 
 	switch tr.mode {
 	case config.LoadTrace:
 		if !r.HasTimestamp {
-			return 0, false, &workload.DataError{File: tr.path, Line: r.Line, Field: "timestamp",
-				Msg: "missing: load mode trace sends each request at its timestamp (only a later turn of a session, sent after the turn before it, may go without one)"}
+			return 0, false, tr.missingTimestamp(r.Line)
 		}
 		if sendNs = tr.trace.At(r.Timestamp); sendNs > int64(maxClockNs) {
 			origin := "its first row"
@@ -179,6 +178,42 @@ func (tr *traffic) next(r *workload.Request, now int64) (sendNs int64, ok bool, 
 	}
 	tr.sent++
 	return sendNs, true, nil
+}
+
+// missingTimestamp is the error of a row that starts something without a
+// timestamp in load mode trace.
+func (tr *traffic) missingTimestamp(line int) error {
+	return &workload.DataError{File: tr.path, Line: line, Field: "timestamp",
+		Msg: "missing: load mode trace sends each request at its timestamp (only a later turn of a session, sent after the turn before it, may go without one)"}
+}
+
+// readAll reads the rest of a trace through its reader without replaying it
+// (Check): the first bad row's error, as the replay would meet it, and in
+// load mode trace a row that starts something (outside a session, or a
+// session's first row) without a timestamp. A generated workload has
+// nothing to read.
+func (tr *traffic) readAll() error {
+	if tr.path == "" {
+		return nil
+	}
+	started := map[int64]bool{} // sessions whose first row has been read
+	var r workload.Request
+	for {
+		err := tr.src.Next(&r)
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		first := r.SessionID < 0 || !started[r.SessionID]
+		if tr.mode == config.LoadTrace && first && !r.HasTimestamp {
+			return tr.missingTimestamp(r.Line)
+		}
+		if r.SessionID >= 0 {
+			started[r.SessionID] = true
+		}
+	}
 }
 
 // maxClockNs bounds every time a spec may produce: an eighth of int64 ns
