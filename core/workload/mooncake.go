@@ -37,7 +37,9 @@ const MooncakeBlockTokens = 512
 //	               in order of first appearance (Request.SessionID; SessionNames
 //	               lists them).
 //	delay          optional ms (≥ 0) between the previous turn's end and this
-//	               turn's send; needs a session_id
+//	               turn's send; needs a session_id, and a later turn: on a
+//	               session's first row only 0 is accepted (AIPerf sends a
+//	               first turn at once, docs/traces.md)
 //
 // Other keys are ignored. Blank lines (also "\r\n" endings) are skipped but
 // counted for Request.Line; a UTF-8 byte-order mark at the start of the file
@@ -87,6 +89,7 @@ type mooncakeSource struct {
 	idKindAt  int  // line of the first session_id
 	names     map[string]int64
 	nameOrder []string
+	started   map[int64]struct{} // sessions whose first turn has been read
 }
 
 // Next implements Source.
@@ -199,6 +202,16 @@ func (s *mooncakeSource) parse(line []byte) (Request, *DataError) {
 	if msg != "" {
 		return Request{}, s.src.fail("session_id", msg)
 	}
+	firstTurn := false
+	if session >= 0 {
+		if s.started == nil {
+			s.started = map[int64]struct{}{}
+		}
+		if _, seen := s.started[session]; !seen {
+			firstTurn = true
+			s.started[session] = struct{}{}
+		}
+	}
 	var delay int64
 	hasDelay := present(row.Delay)
 	if hasDelay {
@@ -212,6 +225,10 @@ func (s *mooncakeSource) parse(line []byte) (Request, *DataError) {
 		}
 		if session < 0 {
 			return Request{}, s.src.fail("delay", "a delay needs a session_id (it is the wait after the previous turn)")
+		}
+		if firstTurn && delay != 0 {
+			return Request{}, s.src.fail("delay", fmt.Sprintf("on the first turn of session %s: AIPerf sends a conversation's first turn "+
+				"at once and waits the delay only before a later turn; give the first turn a timestamp (its send time) instead", row.SessionID))
 		}
 	}
 	req := Request{

@@ -429,3 +429,23 @@ func BenchmarkMooncakeRead(b *testing.B) {
 		}
 	}
 }
+
+// A delay on a session's first turn is refused naming file:line (AIPerf sends
+// a conversation's first turn at once: it never waits a delay before it); a
+// delay of 0 there, and a delay on a later turn, are accepted (#16 C4).
+func TestMooncake_DelayOnAFirstTurn(t *testing.T) {
+	path := writeTemp(t, "trace.jsonl", `{"timestamp": 0, "input_length": 1, "output_length": 1, "session_id": "a", "delay": 0}`+"\n"+
+		`{"input_length": 1, "output_length": 1, "session_id": "a", "delay": 5}`+"\n"+
+		`{"timestamp": 1, "input_length": 1, "output_length": 1, "session_id": "b", "delay": 2.5}`+"\n")
+	src, closer, err := OpenMooncake(path)
+	require.NoError(t, err)
+	defer closer.Close()
+	var r Request
+	require.NoError(t, src.Next(&r))
+	require.NoError(t, src.Next(&r))
+	assert.Equal(t, int64(5_000_000), r.DelayNs)
+	err = src.Next(&r)
+	var de *DataError
+	require.ErrorAs(t, err, &de)
+	assert.Equal(t, path+`:3: delay: on the first turn of session "b": AIPerf sends a conversation's first turn at once and waits the delay only before a later turn; give the first turn a timestamp (its send time) instead`, err.Error())
+}
