@@ -9,7 +9,7 @@ main, then ``make build`` there). Each case is replayed by both builds, each in 
 process, through the Python API with ``timeline=True`` where the baseline supports it;
 the digests of ``report.to_json()`` (metadata and summary), of every request record
 (``json.dumps`` of ``report.requests``, in order) and of the pass timeline's columns are
-compared. Cases: the Mooncake conversation trace at block sizes 16 and 48 (aggregated,
+compared. Cases: the Mooncake conversation trace at block sizes 16 and 64 (aggregated,
 with the client path, and P/D), closed loops (512/128, a dataset, KV-starved with
 preemption), sessions with the client path and timeouts, async scheduling, a Poisson
 overload, the aic tables, and the random replays of tests/test_properties.py (seeds
@@ -57,7 +57,7 @@ def cases(quick: bool, properties: int, tmp: Path) -> list[tuple[str, dict]]:
     client = {"tokenization": {"send_ms": 0.255}, "detokenization": {"base_us": 150, "per_token_us": 2.0},
               "response_overhead": {"base_ms": 1.40, "per_output_token_us": 3.65}}
     if TRACE.exists():
-        for bs in (16, 48):
+        for bs in (16, 64):
             out.append((f"mooncake bs{bs}", _mooncake(bs)))
             out.append((f"mooncake bs{bs} client path", _mooncake(bs, **client)))
             pd = _mooncake(bs)

@@ -2,6 +2,7 @@ package config
 
 import (
 	"errors"
+	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -138,5 +139,28 @@ traffic:
 		var ce *Error
 		require.True(t, errors.As(err, &ce), "%v", err)
 		assert.Equal(t, tc.field, ce.Field)
+	}
+}
+
+// engine.scheduler.block_size takes vLLM's --block-size choices only
+// (vllm/config/cache.py BlockSize): 7 and 48 are refused naming the field,
+// each allowed size is accepted (#16 C6).
+func TestBlockSizeIsOneOfVLLMs(t *testing.T) {
+	spec := func(bs int) []byte {
+		return []byte(fmt.Sprintf(`{"engine":{"model":"m","system":"h100_sxm","scheduler":{"block_size":%d}},
+		"traffic":{"source":{"type":"synthetic","num_requests":1,"isl":1,"osl":1},"load":{"mode":"concurrency","concurrency":1}}}`, bs))
+	}
+	for _, bs := range []int{7, 48, 512} {
+		_, err := Decode(spec(bs))
+		var ce *Error
+		require.ErrorAs(t, err, &ce, "block_size %d", bs)
+		assert.Equal(t, "engine.scheduler.block_size", ce.Field)
+		if bs != 512 { // 512 is above the published maximum, 256
+			assert.Equal(t, fmt.Sprintf("must be one of 1, 8, 16, 32, 64, 128, 256 (vLLM's --block-size choices), got %d", bs), ce.Msg)
+		}
+	}
+	for _, bs := range []int{1, 8, 16, 32, 64, 128, 256} {
+		_, err := Decode(spec(bs))
+		assert.NoError(t, err, "block_size %d", bs)
 	}
 }

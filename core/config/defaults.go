@@ -106,12 +106,19 @@ const (
 // completed with no TTFT, TPOT or ITL (#16 C2).
 const MinOutputTokens = 1
 
+// BlockSizes are the KV block sizes (tokens) vLLM accepts for --block-size
+// (engine.scheduler.block_size): its CacheConfig's
+// BlockSize = Literal[1, 8, 16, 32, 64, 128, 256] in vllm/config/cache.py,
+// whose values are the argument's choices (#16 C6). Each divides a Mooncake
+// trace's 512-token hash block.
+var BlockSizes = []int{1, 8, 16, 32, 64, 128, 256}
+
 // Upper bounds that keep a replay within one machine's memory; each is far beyond
 // a real deployment.
 const (
 	MaxWorkers     = 4096    // workers in one pool
 	MaxTP          = 8       // GPUs of one worker: one node
-	MaxBlockSize   = 1024    // tokens per KV block (vLLM's CUDA kernels stop at 256)
+	MaxBlockSize   = 256     // tokens per KV block: the largest of BlockSizes
 	MaxGPUBlocks   = 1 << 30 // KV blocks per worker (block ids are int32)
 	MaxConcurrency = 1 << 24 // closed-loop clients
 	// MaxDatasetEntries: a synthetic dataset's entries are held in memory

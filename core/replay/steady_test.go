@@ -22,7 +22,7 @@ import (
 // sparse attention: the window sums the steady set keeps in aggregate).
 func randomSpec(t *testing.T, rng *rand.Rand) string {
 	var b strings.Builder
-	blocks, bs := []int{24, 60, 200, 2000}[rng.IntN(4)], []int{4, 16}[rng.IntN(2)]
+	blocks, bs := []int{24, 60, 200, 2000}[rng.IntN(4)], []int{8, 16}[rng.IntN(2)]
 	perf := "{source: linear, base_ms: 1, per_prefill_token_ms: 0.01, per_decode_seq_ms: 0.05}"
 	if rng.IntN(3) == 0 {
 		perf = "{source: roofline}"
