@@ -76,12 +76,16 @@ def test_a_run_compared_with_itself_has_no_error(tmp_path):
 
 
 def test_a_missing_or_unreadable_export_is_a_data_error_naming_it(tmp_path):
-    for path in (tmp_path / "nope.jsonl", tmp_path):  # missing; a folder
-        with pytest.raises(aisimulate.DataError) as exc:
-            aisimulate.compare(_deployment(), path)
-        assert exc.value.file == str(path)
-        assert str(exc.value).startswith(f"{path}: cannot read the AIPerf export: ")
-        assert isinstance(exc.value.__cause__, OSError)
+    path = tmp_path / "nope.jsonl"
+    with pytest.raises(aisimulate.DataError) as exc:
+        aisimulate.compare(_deployment(), path)
+    assert exc.value.file == str(path)
+    assert str(exc.value).startswith(f"{path}: cannot read the AIPerf export: ")
+    assert isinstance(exc.value.__cause__, OSError)
+    # a folder without AIPerf's file (test_cli_compare_takes_aiperfs_artifact_folder)
+    with pytest.raises(aisimulate.DataError) as exc:
+        aisimulate.compare(_deployment(), tmp_path)
+    assert str(exc.value).startswith(f"{tmp_path}: a folder without profile_export.jsonl")
 
 
 def test_a_slower_measurement_by_hand(tmp_path):
@@ -269,3 +273,25 @@ def test_cli_compare_output_paths_are_checked_before_the_replay(tmp_path, capsys
                  "--requests-out", str(pairs)]) == 0
     assert plot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert len(pairs.read_text().splitlines()) == 1 + 12  # header + the 12 replayed requests
+
+
+def test_cli_compare_takes_aiperfs_artifact_folder(tmp_path, capsys):
+    # AIPerf writes profile_export.jsonl into its artifact folder: the folder is taken;
+    # a folder without it is named as a folder, not "file not found" (#16 C6)
+    from aisimulate.cli import main
+    import yaml
+
+    path, _ = _export(tmp_path, {"e2e_ms": 0.5})
+    cfg = tmp_path / "deploy.yaml"
+    cfg.write_text(yaml.safe_dump(_deployment()))
+    assert main(["compare", "--aiperf", str(tmp_path), "--config", str(cfg), "--format", "json"]) == 0
+    assert json.loads(capsys.readouterr().out)["metrics"]["e2e_ms"]["bias_pct"] == pytest.approx(100.0)
+    assert aisimulate.compare(_deployment(), tmp_path).counts["completed_in_simulation"] == 12
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    assert main(["compare", str(cfg), "--aiperf", str(empty)]) == 2
+    assert capsys.readouterr().err == (f"aisimulate: error: --aiperf: {empty} is a folder without profile_export.jsonl "
+                                       "(give AIPerf's per-request export, or the artifact folder AIPerf wrote it in)\n")
+    with pytest.raises(DataError) as e:
+        read_profile_export(empty)
+    assert e.value.file == str(empty) and "a folder without profile_export.jsonl" in str(e.value)

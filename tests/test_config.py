@@ -204,6 +204,16 @@ def test_yaml_syntax_error_names_file_and_line(tmp_path):
     assert str(err.value).startswith(f"{cfg}:{err.value.line}: invalid YAML")
 
 
+def test_duplicate_json_key_names_its_line(tmp_path):
+    # Python's JSON parser gives no position: the line is found by the strict YAML
+    # reading (#16 C6); the second "model" is on line 3
+    cfg = tmp_path / "dup.json"
+    cfg.write_text('{"engine": {"model": "m",\n  "system": "h100_sxm",\n  "model": "x"},\n "traffic": {}}\n')
+    with pytest.raises(ConfigError) as err:
+        load_config(cfg)
+    assert str(err.value) == f"{cfg}:3: invalid JSON: duplicate key 'model'"
+
+
 def test_duplicate_yaml_key_is_rejected(tmp_path, base_spec):
     text = yaml.safe_dump(base_spec) + "engine: {}\n"
     cfg = _write_yaml(tmp_path / "dup.yaml", text)

@@ -246,7 +246,8 @@ def _add_compare(sub: argparse._SubParsersAction) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter)
     add_config_arguments(c)
     c.add_argument("--aiperf", required=True, metavar="PROFILE_EXPORT.jsonl",
-                   help="AIPerf's per-request export of the measured run")
+                   help="AIPerf's per-request export of the measured run, or the artifact "
+                        "folder AIPerf wrote it in")
     c.add_argument("--concurrency", type=int, metavar="N",
                    help="replay as a closed loop of N clients instead of at the measured send times")
     c.add_argument("--format", choices=("table", "json", "csv"), default="table",
@@ -271,7 +272,14 @@ def _cmd_compare(args: argparse.Namespace) -> int:
     # the config is compiled by compare() once its traffic is swapped for the measured
     # requests: a config of the deployment alone is valid here
     src, overrides = config_source_from_args(args)
-    if not os.path.isfile(args.aiperf):
+    if os.path.isdir(args.aiperf):  # AIPerf's artifact folder: its per-request export
+        from .compare import PROFILE_EXPORT
+
+        if not os.path.isfile(os.path.join(args.aiperf, PROFILE_EXPORT)):
+            raise _UsageError(f"--aiperf: {args.aiperf} is a folder without {PROFILE_EXPORT} (give AIPerf's "
+                              "per-request export, or the artifact folder AIPerf wrote it in)")
+        args.aiperf = os.path.join(args.aiperf, PROFILE_EXPORT)
+    elif not os.path.isfile(args.aiperf):
         raise _UsageError(f"--aiperf: file not found: {args.aiperf}")
     if args.concurrency is not None and args.concurrency < 1:
         raise _UsageError(f"--concurrency {args.concurrency}: must be ≥ 1")

@@ -58,8 +58,30 @@ BLOCK_TOKENS = 512
 _STATS = ("mean", "p50", "p90", "p99")
 
 
+#: The per-request file AIPerf writes in its artifact folder.
+PROFILE_EXPORT = "profile_export.jsonl"
+
+
+def profile_export_path(path: str | os.PathLike[str]) -> str:
+    """``path``, or ``path/profile_export.jsonl`` when ``path`` is a folder that holds it
+    (AIPerf's artifact folder).
+
+    Raises:
+        DataError: ``path`` is a folder without that file (``.file`` names the folder).
+    """
+    file = os.fspath(path)
+    if os.path.isdir(file):
+        inner = os.path.join(file, PROFILE_EXPORT)
+        if not os.path.isfile(inner):
+            raise DataError(f"a folder without {PROFILE_EXPORT}: give AIPerf's per-request export, or "
+                            "the artifact folder AIPerf wrote it in", file=file)
+        return inner
+    return file
+
+
 def read_profile_export(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
-    """Read AIPerf's per-request ``profile_export.jsonl``.
+    """Read AIPerf's per-request ``profile_export.jsonl`` (``path`` may be the artifact
+    folder AIPerf wrote it in).
 
     Returns:
         One dict per line in file order: ``line``; ``start_ns``, ``end_ns``;
@@ -78,7 +100,7 @@ def read_profile_export(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
     """
     from .calibration.aiperf import _metric_value, _timestamps, json_objects
 
-    file = os.fspath(path)
+    file = profile_export_path(path)
     try:
         with open(file, "rb"):
             pass
@@ -287,7 +309,8 @@ def compare(config: str | os.PathLike[str] | Mapping[str, Any] | Spec, aiperf: s
     Args:
         config: the deployment (path, dict or :class:`Spec`); its ``traffic`` is replaced
             before the config is checked, so it may have none (the engine alone).
-        aiperf: AIPerf's ``profile_export.jsonl`` of the measured run.
+        aiperf: AIPerf's ``profile_export.jsonl`` of the measured run, or the artifact
+            folder AIPerf wrote it in.
         concurrency: replay as a closed loop of this many clients (AIPerf
             ``--concurrency``) instead of at the measured send times.
         overrides: dotted fields set on the config before it is compiled (as ``--set``).

@@ -256,6 +256,31 @@ def read_config_bytes(stream: Any, name: str, what: str = "config") -> str:
         raise ConfigError("", f"{what} file is not UTF-8 text ({exc.reason})", file=name) from None
 
 
+class _DuplicateKey(ValueError):
+    """A key given twice in one JSON object."""
+
+    def __init__(self, key: str) -> None:
+        super().__init__(f"duplicate key {key!r}")
+        self.key = key
+
+
+def _duplicate_line(text: str, key: str) -> int | None:
+    """The line of the second ``key`` in a JSON text whose objects repeat it: Python's
+    JSON parser gives no positions, so the text is read again by the strict YAML loader
+    (JSON is YAML's flow style), which refuses the duplicate at its mark. None when that
+    reading finds no duplicate of ``key`` (it stops at the first)."""
+    yaml = _lazy.module("yaml")
+    strict = _lazy.module("aisimulate._yaml")
+    try:
+        strict.load_strict(text)
+    except yaml.MarkedYAMLError as exc:
+        if exc.problem == f"duplicate key {key!r}" and exc.problem_mark is not None:
+            return exc.problem_mark.line + 1
+    except Exception:  # noqa: BLE001 - a text YAML reads otherwise: no line to give
+        pass
+    return None
+
+
 def _parse(text: str, path: str, *, json_text: bool) -> Any:
     """Parse ``text`` as JSON (``json_text``) or YAML; ``path`` names it in errors."""
     if json_text:
@@ -263,13 +288,16 @@ def _parse(text: str, path: str, *, json_text: bool) -> Any:
             out: dict[str, Any] = {}
             for k, v in pairs:
                 if k in out:
-                    raise ValueError(f"duplicate key {k!r}")
+                    raise _DuplicateKey(k)
                 out[k] = v
             return out
         try:
             return json.loads(text, object_pairs_hook=no_duplicates)
         except json.JSONDecodeError as exc:
             raise ConfigError("", f"invalid JSON: {exc.msg}", file=path, line=exc.lineno) from None
+        except _DuplicateKey as exc:
+            raise ConfigError("", f"invalid JSON: duplicate key {_clip(repr(exc.key))}", file=path,
+                              line=_duplicate_line(text, exc.key)) from None
         except ValueError as exc:
             raise ConfigError("", f"invalid JSON: {_clip(str(exc))}", file=path) from None
         except RecursionError:
