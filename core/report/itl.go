@@ -3,6 +3,7 @@ package report
 import (
 	"cmp"
 	"slices"
+	"unsafe"
 )
 
 // gapPool is the pooled inter-token latency distribution, kept as runs of equal
@@ -50,7 +51,9 @@ func (p *gapPool) flush() {
 }
 
 // stats computes Stats over the pooled gaps (ms), as Compute would over the
-// expanded list: numpy-linear percentiles from the cumulative counts.
+// expanded list: numpy-linear percentiles from the cumulative counts. It
+// sorts the runs and merges those of equal value (in place: a later call gives
+// the same Stats).
 func (p *gapPool) stats() *Stats {
 	p.flush()
 	if p.n == 0 {
@@ -59,14 +62,31 @@ func (p *gapPool) stats() *Stats {
 	// sort the runs by value (about one per pass and worker, far fewer than
 	// tokens) and merge equal values; the statistics need only the sorted
 	// distinct values and their counts
-	sortRuns(p.runs)
-	msVals, counts := make([]float64, 0, len(p.runs)), make([]int64, 0, len(p.runs))
-	for i, r := range p.runs {
-		if i > 0 && r.v == p.runs[i-1].v {
-			counts[len(counts)-1] += r.n
+	buf := sortRuns(p.runs)
+	runs, k := p.runs, 0
+	for _, r := range runs {
+		if k > 0 && r.v == runs[k-1].v {
+			runs[k-1].n += r.n
 			continue
 		}
-		msVals, counts = append(msVals, ms(r.v)), append(counts, r.n)
+		runs[k] = r
+		k++
+	}
+	p.runs = runs[:k]
+	// the values (ms) and the counts as two arrays: in the radix sort's buffer
+	// when it made one (len(buf) ≥ k runs are 2k words; it holds nothing any
+	// more), which saves allocating them at the end of a long replay
+	var msVals []float64
+	var counts []int64
+	if len(buf) >= k {
+		words := unsafe.Pointer(unsafe.SliceData(buf))
+		msVals = unsafe.Slice((*float64)(words), k)
+		counts = unsafe.Slice((*int64)(words), 2*k)[k:]
+	} else {
+		msVals, counts = make([]float64, k), make([]int64, k)
+	}
+	for i, r := range p.runs {
+		msVals[i], counts[i] = ms(r.v), r.n
 	}
 	return weightedStats(msVals, counts)
 }
@@ -74,17 +94,19 @@ func (p *gapPool) stats() *Stats {
 // sortRuns sorts runs by value: radixSort from radixMin runs, else (or with a
 // negative value) slices.SortFunc. Runs of equal value may come out in any
 // order: stats merges them, and a sum of counts does not depend on its order.
-func sortRuns(runs []gapRun) {
+// It returns the radix sort's buffer (len(runs) runs, free for the caller), or
+// nil.
+func sortRuns(runs []gapRun) []gapRun {
 	byValue := func(a, b gapRun) int { return cmp.Compare(a.v, b.v) }
 	if len(runs) < radixMin {
 		slices.SortFunc(runs, byValue)
-		return
+		return nil
 	}
 	for _, r := range runs {
 		if r.v < 0 {
 			slices.SortFunc(runs, byValue)
-			return
+			return nil
 		}
 	}
-	radixSort(runs, nil)
+	return radixSort(runs, nil)[:len(runs)]
 }

@@ -2,6 +2,7 @@ package report
 
 import (
 	"math"
+	"math/bits"
 	"slices"
 	"unsafe"
 )
@@ -33,9 +34,10 @@ type radixKeyed interface{ sampleBits | gapRun }
 type sampleBits uint64
 
 // radixSort sorts xs by key, ascending and stable: an LSD radix sort on
-// 11-bit digits (6 passes, a pass skipped when every element shares its
-// digit), O(n) instead of pdqsort's O(n log n). buf, of any length, is grown
-// to len(xs) as needed and returned for the next sort.
+// 11-bit digits (up to 6 passes: none above the keys' highest set bit, and a
+// pass skipped when every element shares its digit), O(n) instead of
+// pdqsort's O(n log n). buf, of any length, is grown to len(xs) as needed and
+// returned for the next sort.
 func radixSort[T radixKeyed](xs, buf []T) []T {
 	n := len(xs)
 	if cap(buf) < n {
@@ -44,7 +46,13 @@ func radixSort[T radixKeyed](xs, buf []T) []T {
 	key := func(x *T) uint64 { return *(*uint64)(unsafe.Pointer(x)) }
 	src, dst := xs, buf[:n]
 	var count [1 << radixBits]int
-	for shift := uint(0); shift < 64; shift += radixBits {
+	// the digits above the highest bit any key sets are 0 for all: no pass
+	// (it would count them only to find one digit for all)
+	var set uint64
+	for i := range src {
+		set |= key(&src[i])
+	}
+	for shift := uint(0); shift < uint(bits.Len64(set)); shift += radixBits {
 		clear(count[:])
 		for i := range src {
 			count[key(&src[i])>>shift&radixMask]++

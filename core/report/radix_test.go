@@ -111,3 +111,21 @@ func TestRadixKeyIsFirstWord(t *testing.T) {
 	assert.Equal(t, uintptr(0), unsafe.Offsetof(gapRun{}.v))
 	assert.Equal(t, uintptr(8), unsafe.Sizeof(sampleBits(0)))
 }
+
+// radixSort gives slices.Sort's order whatever the keys' highest set bit (the
+// passes above it are left out): all zero, one digit, a digit's edge, wide.
+func TestRadixSortKeyWidths(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	for _, width := range []uint{0, 1, 11, 12, 22, 23, 33, 63, 64} {
+		xs := make([]sampleBits, radixMin+17)
+		for i := range xs {
+			if width > 0 {
+				xs[i] = sampleBits(rng.Uint64() >> (64 - width))
+			}
+		}
+		want := slices.Clone(xs)
+		slices.Sort(want)
+		radixSort(xs, nil)
+		assert.Equal(t, want, xs, "width %d", width)
+	}
+}

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"math/rand/v2"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -103,4 +104,29 @@ func TestGapPoolMatchesExpandedList(t *testing.T) {
 	}
 	var empty gapPool
 	assert.Nil(t, empty.stats())
+}
+
+// A pool long enough for the radix sort (whose buffer then holds the values
+// and counts) still equals Compute over the expanded list, and a second call
+// gives the same Stats.
+func TestGapPoolRadixPathMatchesExpandedList(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 12))
+	var p gapPool
+	var flat []float64
+	for range 5 * radixMin {
+		g, n := int64(1e6+rng.IntN(3000)*1000), int64(1+rng.IntN(3)) // repeats: ~3,000 distinct gaps
+		p.add(g, n)
+		for range n {
+			flat = append(flat, ms(g))
+		}
+	}
+	require.GreaterOrEqual(t, len(p.runs), radixMin)
+	got, want := p.stats(), Compute(flat)
+	assert.InDelta(t, want.Mean, got.Mean, 1e-9)
+	assert.InDelta(t, want.Std, got.Std, 1e-9)
+	for _, pair := range [][2]float64{{want.P50, got.P50}, {want.P90, got.P90}, {want.P95, got.P95}, {want.P99, got.P99},
+		{want.Min, got.Min}, {want.Max, got.Max}} {
+		assert.Equal(t, pair[0], pair[1])
+	}
+	assert.Equal(t, got, p.stats())
 }

@@ -2,6 +2,7 @@ package workload
 
 import (
 	"encoding/json"
+	"math"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -86,4 +87,29 @@ func FuzzScanRow(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, line string) { scanAgrees(t, line) })
+}
+
+// parseHashIDs at the int64 bounds: 18 digits are read without overflow
+// checks, longer literals with them.
+func TestParseHashIDs_Bounds(t *testing.T) {
+	for _, c := range []struct {
+		raw  string
+		want []int64
+		msg  string
+	}{
+		{`[999999999999999999, -999999999999999999, 0]`, []int64{999999999999999999, -999999999999999999, 0}, ""},
+		{`[9223372036854775807,-9223372036854775808]`, []int64{math.MaxInt64, math.MinInt64}, ""},
+		{`[ 7 , 1000000000000000000 ]`, []int64{7, 1e18}, ""},
+		{`[9223372036854775808]`, nil, "must be an array of integers (id out of range)"},
+		{`[-9223372036854775809]`, nil, "must be an array of integers (id out of range)"},
+		{`[18446744073709551616]`, nil, "must be an array of integers (id out of range)"},
+		{`[99999999999999999999999]`, nil, "must be an array of integers (id out of range)"},
+		{`[1, -]`, nil, "must be an array of integers"},
+		{`[1e3]`, nil, "must be an array of integers"},
+		{`[]`, nil, ""},
+	} {
+		got, msg := parseHashIDs(rawRef(c.raw))
+		require.Equal(t, c.msg, msg, c.raw)
+		require.Equal(t, c.want, got, c.raw)
+	}
 }
