@@ -115,7 +115,11 @@ def test_a_misspelt_grid_field_is_refused_before_any_point_runs(config, tmp_path
     assert ran == []
     monkeypatch.undo()
     proc = run_cli("sweep", str(config), "-q", "--grid", "traffic.load.bogus=1,2", cwd=tmp_path)
-    usage_error(proc, "traffic.load.bogus: unknown field (known: ")
+    usage_error(proc, "--grid: traffic.load.bogus: unknown field (known: ")
+    points = tmp_path / "points.yaml"
+    points.write_text("- {traffic.load.bogus: 1}\n")
+    usage_error(run_cli("sweep", str(config), "-q", "--points", str(points), cwd=tmp_path),
+                f"--points {points}: traffic.load.bogus: unknown field")
     # a known field the point cannot have (a trace path on a synthetic source) stays that
     # point's failure: the others run
     df = aisimulate.sweep(str(config), [{"traffic.source.osl": 4}, {"traffic.source.path": "x.jsonl"}],

@@ -185,8 +185,16 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
         # never over the config, the scenario list or a file the points read
         inputs = input_files(spec.data, spec.source) + ([os.path.abspath(args.points)] if args.points else [])
         check_output_file("--out", args.out, inputs)
-    df = sweep(spec, points, jobs=args.jobs, backend=args.backend, errors=args.errors, columns=columns,
-               slo=slo or None, progress=progress_of(args), ray_address=args.ray_address)
+    try:
+        df = sweep(spec, points, jobs=args.jobs, backend=args.backend, errors=args.errors, columns=columns,
+                   slo=slo or None, progress=progress_of(args), ray_address=args.ray_address)
+    except ConfigError as exc:  # a misspelt field, found before any point ran: name the option
+        fields = {f for p in expand(points) for f in p}
+        if exc.reason.startswith("unknown field") and any(f == exc.field or f.startswith(exc.field + ".")
+                                                          for f in fields):
+            option = "--grid" if args.grid else f"--points {args.points}"
+            raise _UsageError(f"{option}: {exc.field}: {exc.reason}") from None
+        raise
     if args.out:
         try:
             os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
