@@ -126,3 +126,22 @@ def test_streaming_formats_are_checked_by_name(tmp_path, formats):
     with pytest.raises(ValueError, match=r"\bformats\b"):
         aisimulate.replay(SESSIONS, output_dir=tmp_path, formats=formats)
     assert not any(tmp_path.iterdir())
+
+
+def test_a_trace_naming_its_first_session_late_streams_its_names(tmp_path):
+    # 2,500 rows without a session, then a session named by a string: the core's chunks
+    # before it carry session_id as integers (all null), those after as strings; the
+    # streamed Parquet is rewritten to strings once, and equals the saved one (#16 C1)
+    rows = [{"timestamp": i, "input_length": 10, "output_length": 2} for i in range(2_500)]
+    rows += [{"timestamp": 2_500, "input_length": 10, "output_length": 2, "session_id": "late"},
+             {"input_length": 10, "output_length": 2, "session_id": "late", "delay": 1}]
+    trace = write_mooncake(tmp_path / "t.jsonl", rows)
+    spec = {"engine": _ENGINE, "traffic": {"source": {"type": "mooncake", "path": str(trace)}, "load": {"mode": "trace"}}}
+    held = aisimulate.replay(spec, progress=False)
+    held.save(tmp_path / "saved", formats=ALL, exports=("aiperf",))
+    streamed = aisimulate.replay(spec, progress=False, output_dir=tmp_path / "streamed", formats=ALL,
+                                 exports=("aiperf",))
+    assert _digests(tmp_path / "streamed") == _digests(tmp_path / "saved")
+    names = pq.read_table(tmp_path / "streamed" / "requests.parquet").column("session_id").to_pylist()
+    assert names[:2_500] == [None] * 2_500 and names[2_500:] == ["late", "late"]
+    assert [r["session_id"] for r in streamed.requests[-3:]] == [None, "late", "late"]

@@ -105,6 +105,10 @@ class RecordStream:
         pa = _lazy.module("pyarrow")
 
         if table is not None:
+            if self._pending and table.schema != self._pending[0].schema:
+                self._pending = [t.cast(table.schema) for t in self._pending]
+            if self._parquet is not None and table.schema != self._parquet.schema:
+                self._retype(path, table.schema)
             self._pending.append(table)
         pending = pa.concat_tables(self._pending) if len(self._pending) > 1 else self._pending[0]
         start = 0
@@ -115,6 +119,23 @@ class RecordStream:
             self._parquet.write_table(group)
             start += group.num_rows
         self._pending = [pending.slice(start)] if start < pending.num_rows else []
+
+    def _retype(self, path: Path, schema) -> None:
+        """Rewrite the row groups written so far with ``schema``: a trace that names its
+        sessions by strings labels ``session_id`` from its first named session on (the
+        core's chunk header), so chunks before it carried the column as integers — all
+        null, no session having started — and Parquet holds one type a column."""
+        pq = _lazy.module("pyarrow.parquet")
+
+        self._parquet.close()
+        old = os.path.join(self.dir, "retype.parquet")  # the scratch folder, removed with it
+        os.replace(path, old)
+        self._parquet = _tables.parquet_writer(path, schema, self._dtypes, list(self._dtypes))
+        written = pq.ParquetFile(old)
+        for i in range(written.num_row_groups):
+            self._parquet.write_table(written.read_row_group(i).cast(schema))
+        written.close()
+        os.unlink(old)
 
     def close(self, head: Mapping[str, Any]) -> None:
         """Take the last chunks and close the tables; a replay without records still
