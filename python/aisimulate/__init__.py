@@ -235,7 +235,8 @@ def _explain(exc: BaseException) -> BaseException:
 def check(src: str | os.PathLike[str] | Mapping[str, Any] | Spec) -> dict[str, Any]:
     """Check a config without replaying it: compile it (:func:`load_config`), then build
     what the replay would run — model, GPU system, perf model, KV capacity of every
-    pool, client path — and open its workload.
+    pool, client path — and open its workload; a trace is read to its end by the
+    replay's reader (nothing is replayed), so its first bad row is the error.
 
     Returns:
         The run metadata the report would carry (model, system, gpus, num_gpu_blocks,
