@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import copy
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -66,3 +68,22 @@ def example1_spec(trace: Path) -> dict:
         "traffic": {"source": {"type": "mooncake", "path": str(trace)},
                     "load": {"mode": "trace"}},
     }
+
+
+def run_cli(*args: str, cwd: Path, stdin: str | None = None) -> subprocess.CompletedProcess:
+    """``python -m aisimulate ARGS`` in a child process with this checkout's package and a
+    bare environment (no AISIMULATE_* settings of the caller)."""
+    return subprocess.run([sys.executable, "-m", "aisimulate", *args], capture_output=True,
+                          text=True, cwd=cwd, timeout=120, input=stdin,
+                          env={"PYTHONPATH": str(REPO / "python"), "PATH": "/usr/bin:/bin"})
+
+
+def assert_usage_error(proc: subprocess.CompletedProcess, prefix: str, *needles: str) -> None:
+    """The command was refused before doing anything: exit 2, nothing on stdout, and one
+    line on stderr that starts with ``prefix`` and holds every one of ``needles``."""
+    assert proc.returncode == 2, proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(prefix), proc.stderr
+    for needle in needles:
+        assert needle in lines[0], (needle, lines[0])
+    assert proc.stdout == ""

@@ -18,22 +18,8 @@ import pytest
 import aisimulate
 from aisimulate.cli import _summary_columns, flatten_summary, main
 from aisimulate.report import STAT_FIELDS
-from conftest import BASE_SPEC, REPO
+from conftest import BASE_SPEC, assert_usage_error, run_cli
 
-
-def run_cli(*args: str, cwd: Path) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "aisimulate", *args], capture_output=True,
-                          text=True, cwd=cwd, timeout=120,
-                          env={"PYTHONPATH": str(REPO / "python"), "PATH": "/usr/bin:/bin"})
-
-
-def usage_error(proc: subprocess.CompletedProcess, *needles: str) -> None:
-    assert proc.returncode == 2, proc.stderr
-    lines = proc.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("aisimulate: error: "), proc.stderr
-    for needle in needles:
-        assert needle in lines[0], (needle, lines[0])
-    assert proc.stdout == ""
 
 
 @pytest.fixture
@@ -134,3 +120,7 @@ def test_every_command_takes_quiet(command, capsys):
         main([command, "--help"])
     assert exc.value.code == 0
     assert "--quiet, -q" in capsys.readouterr().out
+
+
+def usage_error(proc: subprocess.CompletedProcess, *needles: str) -> None:
+    assert_usage_error(proc, 'aisimulate: error: ', *needles)

@@ -8,29 +8,14 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 import aisimulate
 from aisimulate.errors import ConfigError
-from conftest import BASE_SPEC, REPO, write_mooncake
+from conftest import BASE_SPEC, assert_usage_error, run_cli, write_mooncake
 
-
-def run_cli(*args: str, cwd: Path) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "aisimulate", *args], capture_output=True,
-                          text=True, cwd=cwd, timeout=120,
-                          env={"PYTHONPATH": str(REPO / "python"), "PATH": "/usr/bin:/bin"})
-
-
-def refused(proc: subprocess.CompletedProcess, *needles: str) -> None:
-    assert proc.returncode == 2, proc.stderr
-    lines = proc.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("aisimulate: error: "), proc.stderr
-    for needle in needles:
-        assert needle in lines[0], (needle, lines[0])
-    assert proc.stdout == ""  # refused before the replay: no result printed
 
 
 @pytest.fixture
@@ -106,3 +91,7 @@ def test_api_save_and_trace_refuse_the_config_file(config, tmp_path):
     with pytest.raises(ConfigError, match="would overwrite the input file"):
         aisimulate.replay(str(config), output_dir=tmp_path, progress=False)
     assert config.read_bytes() == before
+
+
+def refused(proc: subprocess.CompletedProcess, *needles: str) -> None:
+    assert_usage_error(proc, 'aisimulate: error: ', *needles)

@@ -8,33 +8,18 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 import aisimulate
 from aisimulate import _files
-from conftest import BASE_SPEC, REPO
+from conftest import BASE_SPEC, assert_usage_error, run_cli
 
 #: The first line of a profile_export.jsonl as AIPerf writes it (not ours: no
 #: aisimulate_version anywhere in the folder).
 REAL_AIPERF = '{"metadata": {"x_request_id": "r1"}, "metrics": {"request_latency": {"value": 812.5, "unit": "ms"}}}\n'
 
-
-def run_cli(*args: str, cwd: Path, stdin: str | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "aisimulate", *args], capture_output=True,
-                          text=True, cwd=cwd, timeout=120, input=stdin,
-                          env={"PYTHONPATH": str(REPO / "python"), "PATH": "/usr/bin:/bin"})
-
-
-def refused(proc: subprocess.CompletedProcess, *needles: str) -> None:
-    assert proc.returncode == 2, proc.stderr
-    lines = proc.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("aisimulate: error: --output-dir "), proc.stderr
-    for needle in needles:
-        assert needle in lines[0], (needle, lines[0])
-    assert proc.stdout == ""
 
 
 @pytest.fixture
@@ -121,3 +106,7 @@ def test_a_foreign_marker_lists_nothing_to_remove(tmp_path):
     aisimulate.replay(BASE_SPEC).save(tmp_path, force=True)
     assert keep.read_text() == "a,b\n"
     assert _files.previous_result(tmp_path) == {"prediction.json", "requests.parquet"}
+
+
+def refused(proc: subprocess.CompletedProcess, *needles: str) -> None:
+    assert_usage_error(proc, 'aisimulate: error: --output-dir ', *needles)

@@ -33,6 +33,7 @@ import secrets
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping
 
+from . import _lazy
 from .errors import ConfigError
 
 #: The file that marks a complete result.
@@ -247,6 +248,30 @@ def input_files(spec: Mapping[str, Any] | None, config_file: str | None = None) 
             if isinstance(v, str) and os.path.isabs(v):
                 out.append(v)
     return out
+
+
+def write_replacing(path: str | os.PathLike[str], prefix: str, write: Callable[[str], object]) -> None:
+    """Write one file whole or not at all: ``write(tmp)`` fills a temporary file in
+    ``path``'s folder (named ``prefix`` + random + ``path``'s suffix), which is given the
+    mode ``open()`` would have given it and renamed over ``path`` when complete.
+
+    Raises:
+        OSError: the file cannot be written (the temporary file is removed).
+        BaseException: whatever ``write`` raises (the temporary file is removed).
+    """
+    tempfile = _lazy.module("tempfile")
+    folder = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(dir=folder, prefix=prefix, suffix=os.path.splitext(path)[1])
+    os.close(fd)
+    try:
+        write(tmp)
+        umask = os.umask(0)  # mkstemp made it 0600: give it the mode open() would have
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)
+        os.replace(tmp, path)
+    except BaseException:
+        os.unlink(tmp)
+        raise
 
 
 def same_file(a: str | os.PathLike[str], b: str | os.PathLike[str]) -> bool:

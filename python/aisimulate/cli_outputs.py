@@ -109,14 +109,4 @@ def write_figure(fig: Any, path: str, dpi: int = 110) -> None:
     folder = os.path.dirname(os.path.abspath(path))
     os.makedirs(folder, exist_ok=True)
     ext = os.path.splitext(path)[1].lower()
-    fd, tmp = tempfile.mkstemp(dir=folder, prefix=".aisimulate-plot-", suffix=ext)
-    os.close(fd)
-    try:
-        fig.savefig(tmp, format=ext[1:], dpi=dpi)
-        umask = os.umask(0)  # mkstemp made it 0600: give it the mode open() would have
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)
-        os.replace(tmp, path)
-    except BaseException:
-        os.unlink(tmp)
-        raise
+    _files.write_replacing(path, ".aisimulate-plot-", lambda tmp: fig.savefig(tmp, format=ext[1:], dpi=dpi))

@@ -7,10 +7,9 @@ import io
 import json
 import os
 import sys
-import tempfile
 from typing import Any, Sequence
 
-from ._files import input_files, same_file
+from ._files import input_files, same_file, write_replacing
 from ._sweep.points import expand
 from .cli import (_UsageError, _write, add_config_arguments, config_from_args,
                   config_source_from_args, parse_slo, progress_of, add_progress_argument)
@@ -136,10 +135,8 @@ def write_table(df: Any, path: str) -> None:
         OSError: the file cannot be written.
     """
     ext = _check_out(path)
-    folder = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(dir=folder, prefix=".aisimulate-sweep-", suffix=ext)
-    os.close(fd)
-    try:
+
+    def write(tmp: str) -> None:
         if ext == ".parquet":
             out = df.copy()
             for c in out.columns:  # a mixed object column (a field's values) as text
@@ -150,13 +147,8 @@ def write_table(df: Any, path: str) -> None:
             df.to_csv(tmp, index=False)
         else:
             df.to_json(tmp, orient="records", lines=True)
-        umask = os.umask(0)  # mkstemp made it 0600: give it the mode open() would have
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)
-        os.replace(tmp, path)
-    except BaseException:
-        os.unlink(tmp)
-        raise
+
+    write_replacing(path, ".aisimulate-sweep-", write)
 
 
 def _shown(value: Any) -> str:
