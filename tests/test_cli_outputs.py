@@ -13,8 +13,9 @@ from pathlib import Path
 import pytest
 
 import aisimulate
+from aisimulate.cli import main as cli_main
 from aisimulate.errors import ConfigError
-from conftest import BASE_SPEC, assert_usage_error, run_cli, write_mooncake
+from conftest import BASE_SPEC, REPO, assert_usage_error, run_cli, write_mooncake
 
 
 
@@ -95,3 +96,15 @@ def test_api_save_and_trace_refuse_the_config_file(config, tmp_path):
 
 def refused(proc: subprocess.CompletedProcess, *needles: str) -> None:
     assert_usage_error(proc, 'aisimulate: error: ', *needles)
+
+
+@pytest.mark.parametrize("flag, value, name", [("--records", "parquet,PARQUET", "parquet"),
+                                               ("--export", "aiperf, aiperf", "aiperf")])
+def test_a_format_given_twice_is_exit_2(tmp_path, capsys, flag, value, name):
+    # as --slo and --grid refuse a key given twice (#16): the duplicate is not dropped quietly
+    out = tmp_path / "out"
+    args = ["replay", str(REPO / "examples" / "quickstart.yaml"), "-q", "--output-dir", str(out), flag, value]
+    assert cli_main(args) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [f"aisimulate: error: {flag} {name}: given twice in {value!r}: give each format once"]
+    assert not out.exists()

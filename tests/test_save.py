@@ -247,7 +247,7 @@ def test_formats_and_exports_take_one_name_or_a_list(tmp_path, pd_report):
     # a str is one name, not its characters
     files = pd_report.save(tmp_path / "one", formats="csv", exports="vllm")
     assert list(files) == ["requests.csv", "vllm_bench_result.json", "prediction.json"]
-    files = pd_report.save(tmp_path / "two", formats=["jsonl", "csv", "jsonl"], exports=("vllm",))
+    files = pd_report.save(tmp_path / "two", formats=["jsonl", "csv"], exports=("vllm",))
     assert list(files) == ["requests.jsonl", "requests.csv", "vllm_bench_result.json", "prediction.json"]
     with pytest.raises(ValueError, match=r"^unknown record format\(s\) \['csv,jsonl'\] in formats: "
                                          r"choose from parquet, csv, jsonl$"):
@@ -257,6 +257,13 @@ def test_formats_and_exports_take_one_name_or_a_list(tmp_path, pd_report):
     for arg, bad in (("formats", 3), ("formats", ["csv", None]), ("exports", {"vllm": 1}), ("exports", b"vllm")):
         with pytest.raises(TypeError, match=rf"^{arg} must be one of '.*' or a list of them, got "):
             pd_report.save(tmp_path / "x", **{arg: bad})
+    # a name given twice is refused, not silently dropped (#16: as --slo and --grid)
+    with pytest.raises(ValueError, match=r"^formats: 'jsonl' is given twice in \['jsonl', 'csv', 'jsonl'\]: "
+                                         r"give each record format once$"):
+        pd_report.save(tmp_path / "x", formats=["jsonl", "csv", "jsonl"])
+    with pytest.raises(ValueError, match=r"^exports: 'aiperf' is given twice in \('aiperf', 'aiperf'\): "
+                                         r"give each export once$"):
+        pd_report.save(tmp_path / "x", exports=("aiperf", "aiperf"))
     assert not (tmp_path / "x").exists()
     # the same forms when the replay streams into output_dir
     rep = aisimulate.replay(pd_report.metadata["spec"], output_dir=tmp_path / "s", formats="parquet",
@@ -266,6 +273,11 @@ def test_formats_and_exports_take_one_name_or_a_list(tmp_path, pd_report):
     assert rep.summary == pd_report.summary
     with pytest.raises(TypeError, match=r"^exports must be"):
         aisimulate.replay(pd_report.metadata["spec"], output_dir=tmp_path / "t", exports=1)
+    for arg, twice in (("formats", ["parquet", "parquet"]), ("exports", ["vllm", "vllm"])):
+        with pytest.raises(ValueError, match=rf"^{arg}: '{twice[0]}' is given twice in "):
+            aisimulate.replay(pd_report.metadata["spec"], output_dir=tmp_path / "t", progress=False,
+                              **{arg: twice})
+    assert not (tmp_path / "t").exists()
 
 
 def test_cli_refuses_an_input_in_the_output_folder(tmp_path):

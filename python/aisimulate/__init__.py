@@ -148,6 +148,7 @@ def replay(src: str | os.PathLike[str] | Mapping[str, Any] | Spec, *,
             the dotted path), or an ``slo`` bound is (``slo.<name>``).
         TypeError: ``slo`` is not a mapping, or ``formats``/``exports`` neither a name
             nor a list of names.
+        ValueError: with ``output_dir``, a format or export is unknown or given twice.
         DataError: the workload data is invalid (``.file``, ``.line``).
         SimulationError: any other error in the core, including a recovered panic.
         KeyboardInterrupt: Ctrl-C (or a notebook's interrupt) while it ran: the core

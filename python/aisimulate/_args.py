@@ -13,13 +13,14 @@ def _describe(value: Any) -> str:
 
 
 def names(arg: str, value: Any, choices: Iterable[str], what: str) -> list[str]:
-    """``value`` as a list of names from ``choices``, duplicates dropped, order kept: one
-    name (a ``str``) or an iterable of names.
+    """``value`` as a list of names from ``choices``, order kept: one name (a ``str``)
+    or an iterable of names.
 
     Raises:
         TypeError: ``value`` is neither (or holds a non-string); the message names
             ``arg`` and the accepted forms.
-        ValueError: a name is not among ``choices``.
+        ValueError: a name is not among ``choices``, or is given twice (refused, not
+            dropped: as the CLI's ``--records parquet,parquet``).
     """
     choices = list(choices)
     forms = f"one of {', '.join(map(repr, choices))} or a list of them"
@@ -35,7 +36,16 @@ def names(arg: str, value: Any, choices: Iterable[str], what: str) -> list[str]:
     unknown = [v for v in items if v not in choices]
     if unknown:
         raise ValueError(f"unknown {what} {unknown} in {arg}: choose from {', '.join(choices)}")
-    return list(dict.fromkeys(items))
+    twice = next((v for i, v in enumerate(items) if v in items[:i]), None)
+    if twice is not None:
+        one = what.replace("(s)", "")
+        raise ValueError(f"{arg}: {twice!r} is given twice in {_shown(value, items)}: give each {one} once")
+    return items
+
+
+def _shown(value: Any, items: list[str]) -> str:
+    """A list or tuple as written (``['a', 'a']``), any other iterable as its items."""
+    return repr(value) if isinstance(value, (list, tuple)) else repr(items)
 
 
 def mapping(arg: str, value: Any, example: str) -> Mapping[str, Any]:

@@ -354,7 +354,7 @@ def parse_exports(text: str | None) -> list[str]:
     """``--export aiperf,vllm`` → ``["aiperf", "vllm"]`` (``[]`` without the option).
 
     Raises:
-        _UsageError: an empty list or an unknown format.
+        _UsageError: an empty list, an unknown format, or one given twice.
     """
     if text is None:
         return []
@@ -362,14 +362,23 @@ def parse_exports(text: str | None) -> list[str]:
     bad = [f for f in formats if f not in EXPORTS]
     if not formats or bad:
         raise _UsageError(f"--export {text!r}: choose one or more of {', '.join(EXPORTS)}, comma-separated")
+    _once("--export", text, formats)
     return formats
+
+
+def _once(flag: str, text: str, formats: Sequence[str]) -> None:
+    """A format named twice in ``flag``'s list is exit 2, as a key given twice in
+    ``--slo`` is (not quietly dropped)."""
+    twice = next((f for i, f in enumerate(formats) if f in formats[:i]), None)
+    if twice is not None:
+        raise _UsageError(f"{flag} {twice}: given twice in {text!r}: give each format once")
 
 
 def parse_records(text: str) -> list[str]:
     """``--records parquet,csv`` → ``["parquet", "csv"]``.
 
     Raises:
-        _UsageError: an empty list or an unknown format.
+        _UsageError: an empty list, an unknown format, or one given twice.
     """
     from ._tables import FILES
 
@@ -378,6 +387,7 @@ def parse_records(text: str) -> list[str]:
     if not formats or bad:
         raise _UsageError(f"--records {text!r}: choose one or more of {', '.join(FILES)}, "
                           "comma-separated")
+    _once("--records", text, formats)
     return formats
 
 

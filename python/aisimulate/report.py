@@ -415,7 +415,7 @@ class ReplayReport:
 
         Raises:
             ValueError: ``directory`` or ``formats`` is empty, or a format or export is
-                unknown.
+                unknown or given twice.
             TypeError: ``formats`` or ``exports`` is neither a name nor a list of names.
             ConfigError: a file would overwrite an input of the replay (its trace or
                 a config file), or ``directory`` is a file, or (without ``force``;
