@@ -76,12 +76,36 @@ def call(name: str, payload: str, key: str, *extra: str) -> dict[str, Any]:
         SimulationError: the function is missing from the build or the result is not
             a well-formed envelope.
     """
-    mod = pybind()
-    fn = getattr(mod, name, None)
+    return _decode(name, _text(name, payload, *extra), key)
+
+
+def call_text(name: str, payload: str, key: str) -> str:
+    """The ``key`` member of ``pybind.<name>(payload)``'s envelope as the core wrote
+    it, not decoded and re-encoded here (Python writes 0.000001 as 1e-06): ``aisimulate
+    schema`` prints the core's bytes, those of docs/config.schema.json.
+
+    Raises:
+        as :func:`call`.
+    """
+    text = _text(name, payload)
+    head = '{"' + key + '":'
+    if text.startswith(head) and text.endswith("}"):
+        return text[len(head):-1]
+    _decode(name, text, key)  # an error envelope: raises it
+    raise SimulationError(f"{name}: the core's result is not {{{key!r}: …}} alone")
+
+
+def _text(name: str, payload: str, *extra: str) -> str:
+    """The envelope text of ``pybind.<name>(payload, *extra)``."""
+    fn = getattr(pybind(), name, None)
     if fn is None:
         raise SimulationError(
             f"the native core has no {name}(); rebuild it with `make build`")
-    text = _call_fresh(name, payload, *extra) if _forked else fn(payload, *extra)
+    return _call_fresh(name, payload, *extra) if _forked else fn(payload, *extra)
+
+
+def _decode(name: str, text: str, key: str) -> dict[str, Any]:
+    """The ``key`` member of the envelope ``text``, or the exception it holds."""
     try:
         envelope = json.loads(text)
     except (TypeError, ValueError) as exc:

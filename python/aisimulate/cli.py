@@ -585,9 +585,11 @@ def _add_schema(sub: argparse._SubParsersAction) -> None:
 
 
 def _cmd_schema(args: argparse.Namespace) -> int:
-    from . import config_schema
+    from . import _native
 
-    _write(json.dumps(config_schema(), indent=2, sort_keys=True, ensure_ascii=False) + "\n")
+    # the core's text as it is (not re-encoded: Python would print 0.000001 as 1e-06),
+    # byte for byte docs/config.schema.json
+    _write(_native.call_text("Schema", "", "schema"))
     return 0
 
 
