@@ -67,6 +67,8 @@ def _quickstart():
     (lambda c: c["traffic"]["load"].update(concurrency=1 << 25), str(1 << 25)),
     (lambda c: c["engine"].update(perf={"compute_efficiency": 1.5}), "1.5"),
     (lambda c: c["execution"].update(max_memory_gb=0.001), "0.001"),
+    # vLLM's --block-size choices, not the range [1, 256] (#16)
+    (lambda c: c["engine"].update(scheduler={"block_size": 48}), "48"),
 ])
 def test_bad_configs_fail_the_schema(validator, edit, where):
     cfg = _quickstart()
@@ -80,7 +82,16 @@ def test_bad_configs_fail_the_schema(validator, edit, where):
 def test_block_size_takes_vllms_choices(validator):
     cfg = _quickstart()
     cfg["engine"]["scheduler"] = {"block_size": 64}
-    valin": 100, "max": 200}
+    validator.validate(cfg)
+    aisimulate.load_config(cfg)
+    cfg["engine"]["scheduler"] = {"block_size": 48}
+    errors = list(validator.iter_errors(cfg))
+    assert [e.message for e in errors] == ["48 is not one of [1, 8, 16, 32, 64, 128, 256]"]
+
+
+def test_a_length_mapping_and_defaults(validator):
+    cfg = _quickstart()
+    cfg["traffic"]["source"]["isl"] = {"kind": "uniform", "min": 100, "max": 200}
     cfg["engine"]["perf"] = {"compute_efficiency": 0.5}  # source defaults to roofline
     validator.validate(cfg)
     aisimulate.load_config(cfg)

@@ -150,14 +150,12 @@ func TestBlockSizeIsOneOfVLLMs(t *testing.T) {
 		return []byte(fmt.Sprintf(`{"engine":{"model":"m","system":"h100_sxm","scheduler":{"block_size":%d}},
 		"traffic":{"source":{"type":"synthetic","num_requests":1,"isl":1,"osl":1},"load":{"mode":"concurrency","concurrency":1}}}`, bs))
 	}
-	for _, bs := range []int{7, 48, 512} {
+	for _, bs := range []int{0, 7, 48, 512} {
 		_, err := Decode(spec(bs))
 		var ce *Error
 		require.ErrorAs(t, err, &ce, "block_size %d", bs)
 		assert.Equal(t, "engine.scheduler.block_size", ce.Field)
-		if bs != 512 { // 512 is above the published maximum, 256
-			assert.Equal(t, fmt.Sprintf("must be one of 1, 8, 16, 32, 64, 128, 256 (vLLM's --block-size choices), got %d", bs), ce.Msg)
-		}
+		assert.Equal(t, fmt.Sprintf("must be one of 1, 8, 16, 32, 64, 128, 256 (vLLM's --block-size choices), got %d", bs), ce.Msg)
 	}
 	for _, bs := range []int{1, 8, 16, 32, 64, 128, 256} {
 		_, err := Decode(spec(bs))

@@ -118,7 +118,6 @@ var BlockSizes = []int{1, 8, 16, 32, 64, 128, 256}
 const (
 	MaxWorkers     = 4096    // workers in one pool
 	MaxTP          = 8       // GPUs of one worker: one node
-	MaxBlockSize   = 256     // tokens per KV block: the largest of BlockSizes
 	MaxGPUBlocks   = 1 << 30 // KV blocks per worker (block ids are int32)
 	MaxConcurrency = 1 << 24 // closed-loop clients
 	// MaxDatasetEntries: a synthetic dataset's entries are held in memory

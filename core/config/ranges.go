@@ -1,8 +1,14 @@
 package config
 
+import (
+	"slices"
+	"strconv"
+	"strings"
+)
+
 // The ranges of the numeric fields, in one table that Validate checks
 // values against (checkInt, checkFloat) and Schema publishes (minimum,
-// maximum, exclusiveMinimum), so that the published schema and the checks
+// maximum, exclusiveMinimum; an integer's list of choices as an enum), so that the published schema and the checks
 // cannot disagree. A field is named by its struct's Go type and its JSON
 // key ("Scheduler.max_num_seqs"), as the schema walks the types. Conditions
 // between fields (max_num_batched_tokens ≥ max_num_seqs, a length's max ≥
@@ -40,6 +46,11 @@ type fieldRange struct {
 	noMax    bool   // no upper bound
 	openMin  bool   // min itself is refused (exclusiveMinimum)
 	unit     string // after the maximum in an integer's message (" tokens")
+	// choices: an integer's allowed values (min and max are the first and
+	// last), checked by checkInt and published as the schema's enum; why
+	// says whose list it is, after the choices in the message.
+	choices []int
+	why     string
 }
 
 func ints(min, max float64, unit string) fieldRange {
@@ -51,12 +62,18 @@ func within(min, max float64) fieldRange {
 	return fieldRange{kind: boundedRange, min: min, max: max}
 }
 
+// oneOfInts: an integer from choices (ascending), e.g. vLLM's --block-size.
+func oneOfInts(choices []int, why string) fieldRange {
+	return fieldRange{kind: intRange, min: float64(choices[0]), max: float64(choices[len(choices)-1]),
+		choices: choices, why: why}
+}
+
 // ranges: every numeric field with a range that holds whatever the rest of
 // the spec says.
 var ranges = map[string]fieldRange{
 	"Scheduler.max_num_seqs":           ints(1, MaxNumSeqs, ""),
 	"Scheduler.max_num_batched_tokens": ints(1, MaxBatchedTokens, ""),
-	"Scheduler.block_size":             ints(1, MaxBlockSize, " tokens"),
+	"Scheduler.block_size":             oneOfInts(BlockSizes, "vLLM's --block-size choices"),
 	"Scheduler.max_model_len":          ints(0, MaxModelLen, ""),
 	"Scheduler.num_gpu_blocks":         ints(0, MaxGPUBlocks, ""),
 	"Scheduler.gpu_memory_utilization": {kind: fractionRange, min: 0, max: 1, openMin: true},
@@ -131,6 +148,12 @@ func checkInt(field, key string, got int) error {
 	if r.kind != intRange {
 		panic("config: " + key + " is not an integer range")
 	}
+	if r.choices != nil {
+		if !slices.Contains(r.choices, got) {
+			return errorf(field, "must be one of %s (%s), got %d", joinInts(r.choices), r.why, got)
+		}
+		return nil
+	}
 	if float64(got) < r.min {
 		return errorf(field, "must be ≥ %d, got %d", int64(r.min), got)
 	}
@@ -164,8 +187,22 @@ func checkFloat(field, key string, v float64) error {
 	panic("config: " + key + " is not checked by checkFloat")
 }
 
-// addTo adds the range to a field's schema.
+// joinInts is "1, 8, 16".
+func joinInts(v []int) string {
+	parts := make([]string, len(v))
+	for i, n := range v {
+		parts[i] = strconv.Itoa(n)
+	}
+	return strings.Join(parts, ", ")
+}
+
+// addTo adds the range to a field's schema: its choices as an enum, or its
+// bounds.
 func (r fieldRange) addTo(s map[string]any) {
+	if r.choices != nil {
+		s["enum"] = r.choices
+		return
+	}
 	if r.openMin {
 		s["exclusiveMinimum"] = r.min
 	} else {

@@ -200,8 +200,8 @@ func TestRangesAreWhatValidateEnforces(t *testing.T) {
 }
 
 // The schema carries each range on its field: engine.scheduler.max_num_seqs
-// in [1, 2^24], gpu_memory_utilization in (0, 1], a pool's tp in [1, 8], a
-// gamma cv in [0, 1000].
+// in [1, 2^24], gpu_memory_utilization in (0, 1], block_size one of vLLM's
+// seven, a pool's tp in [1, 8], a gamma cv in [0, 1000].
 func TestSchemaPublishesTheRanges(t *testing.T) {
 	var s map[string]any
 	require.NoError(t, json.Unmarshal(Schema(), &s))
@@ -216,6 +216,10 @@ func TestSchemaPublishesTheRanges(t *testing.T) {
 	assert.Equal(t, map[string]any{"type": "integer", "minimum": 1.0, "maximum": float64(1 << 24)}, seqs)
 	assert.Equal(t, map[string]any{"type": "number", "exclusiveMinimum": 0.0, "maximum": 1.0},
 		at("engine", "scheduler", "gpu_memory_utilization"))
+	// block_size: vLLM's --block-size choices as an enum, not the range [1, 256] that
+	// let 48 through (#16)
+	assert.Equal(t, map[string]any{"type": "integer", "enum": []any{1.0, 8.0, 16.0, 32.0, 64.0, 128.0, 256.0}},
+		at("engine", "scheduler", "block_size"))
 	pool := at("engine", "workers", "aggregated")
 	assert.Equal(t, 8.0, pool["properties"].(map[string]any)["tp"].(map[string]any)["maximum"])
 	var rate map[string]any

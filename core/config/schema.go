@@ -17,18 +17,19 @@ const SchemaDraft = "https://json-schema.org/draft/2020-12/schema"
 // with its key as a const, its own fields and the block's; a length may also
 // be a plain integer; integers, numbers, booleans and strings as the Go
 // field's kind; the ranges of numbers (minimum, maximum, exclusiveMinimum)
-// from the table Validate checks them with (ranges.go); required:
+// and an integer's list of choices (enum: engine.scheduler.block_size) from
+// the table Validate checks them with (ranges.go); required:
 // engine.model, engine.system, the key of a block without a default
 // variant, and fields tagged spec:"required"; an optional (pointer) field
-// may also be null, as Decode takes it. Enumerations and conditions
-// between fields are checked by Validate alone (the errors name the dotted
+// may also be null, as Decode takes it. Other enumerations and
+// conditions between fields are checked by Validate alone (the errors name the dotted
 // field). docs/config.schema.json is this, indented.
 func Schema() []byte {
 	root := schemaOf(reflect.TypeOf(Spec{}))
 	root["$schema"] = SchemaDraft
 	root["title"] = "aisimulate replay config"
 	root["description"] = "A replay: the deployment (engine), the workload (traffic) and how to run it (execution). " +
-		"Number ranges are given here; allowed values and conditions between fields are checked when the config is loaded (aisimulate validate CONFIG)."
+		"Number ranges and engine.scheduler.block_size's choices are given here; other allowed values and conditions between fields are checked when the config is loaded (aisimulate validate CONFIG)."
 	engine := root["properties"].(map[string]any)["engine"].(map[string]any)
 	engine["required"] = []string{"model", "system"}
 	root["required"] = []string{"engine", "traffic"}

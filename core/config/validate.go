@@ -2,7 +2,6 @@ package config
 
 import (
 	"fmt"
-	"slices"
 	"strings"
 )
 
@@ -120,10 +119,6 @@ func (s *Spec) validateEngine() error {
 		checkInt(scp+"max_model_len", "Scheduler.max_model_len", sc.MaxModelLen),
 		checkInt(scp+"num_gpu_blocks", "Scheduler.num_gpu_blocks", sc.NumGPUBlocks)); err != nil {
 		return err
-	}
-	if !slices.Contains(BlockSizes, sc.BlockSize) {
-		return errorf(scp+"block_size", "must be one of %s (vLLM's --block-size choices), got %d",
-			strings.Trim(strings.Join(strings.Fields(fmt.Sprint(BlockSizes)), ", "), "[]"), sc.BlockSize)
 	}
 	if tk := e.Tokenization; tk != nil {
 		if err := firstErr(checkFloat("engine.tokenization.send_ms", "Tokenization.send_ms", tk.SendMs),

@@ -264,9 +264,10 @@ def config_schema() -> dict[str, Any]:
     of the known fields only, each discriminated block (``engine.perf``,
     ``traffic.source``, ``traffic.load``, a length) a ``oneOf`` of its variants keyed by
     a ``const``; numbers carry their ranges (``minimum``, ``maximum``,
-    ``exclusiveMinimum``) from the table :func:`load_config` checks them with. Allowed
-    values and conditions between fields are checked by :func:`load_config` alone, whose
-    errors name the dotted field.
+    ``exclusiveMinimum``) and ``engine.scheduler.block_size`` its choices (``enum``)
+    from the table :func:`load_config` checks them with. Other allowed values and
+    conditions between fields are checked by :func:`load_config` alone, whose errors
+    name the dotted field.
 
     Raises:
         ImportError: the native core has not been built.
