@@ -127,3 +127,25 @@ def test_a_points_file_is_read_within_the_config_bounds(cfg, tmp_path, capsys):
     points.write_bytes(b"- {traffic.source.osl: \"\xff\"}\n")
     assert main(["sweep", str(cfg), "--no-progress", "--points", str(points)]) == 2
     assert capsys.readouterr().err == f"aisimulate: error: {points}: scenario list file is not UTF-8 text (invalid start byte)\n"
+
+
+def test_csv_columns_do_not_depend_on_slo(cfg, capsys):
+    # #16: a sweep without --slo printed 2 columns fewer (goodput_rps, slo_attainment), so
+    # two sweeps appended to one file did not line up; now both print the same header,
+    # the SLO's columns empty without it
+    grid = ["--grid", "traffic.source.osl=4,6", "--no-progress", "--jobs", "1", "--format", "csv"]
+    assert main(["sweep", str(cfg), *grid]) == 0
+    without = capsys.readouterr().out.splitlines()
+    assert main(["sweep", str(cfg), *grid, "--slo", "e2e_ms=1e9"]) == 0
+    with_slo = capsys.readouterr().out.splitlines()
+    assert without[0] == with_slo[0]
+    header = without[0].split(",")
+    at = header.index("goodput_rps")
+    assert header[at:at + 3] == ["goodput_rps", "slo_attainment", "ttft_ms.mean"]
+    for row in without[1:]:
+        assert row.split(",")[at:at + 2] == ["", ""]
+    for row in with_slo[1:]:  # every request within 1e9 ms
+        assert row.split(",")[at + 1] == "1.0"
+    # --columns keeps the columns asked for, no more
+    assert main(["sweep", str(cfg), *grid, "--columns", "completed"]) == 0
+    assert capsys.readouterr().out.splitlines()[0] == "traffic.source.osl,status,reason,completed"

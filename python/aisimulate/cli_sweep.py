@@ -95,7 +95,8 @@ def _add_sweep(sub: argparse._SubParsersAction) -> None:
     s.add_argument("--format", choices=("table", "csv", "json"), default="table",
                    help="stdout: a table of the main columns (default), or every column as CSV / JSON lines")
     s.add_argument("--slo", action="append", default=[], metavar="METRIC=MS",
-                   help="an SLO threshold: ttft_ms, tpot_ms or e2e_ms (adds goodput_rps, slo_attainment)")
+                   help="an SLO threshold: ttft_ms, tpot_ms or e2e_ms (fills goodput_rps, slo_attainment; "
+                        "without it they are empty in --format csv/json and --out, so sweeps append to one file)")
     s.add_argument("--columns", metavar="C1,C2", help="metric columns to keep (default all)")
     s.add_argument("--errors", choices=("record", "raise"), default="record",
                    help="record a failing point as a row (default) or stop at the first")
@@ -156,6 +157,24 @@ def _shown(value: Any) -> str:
     return value if isinstance(value, str) else json.dumps(value)
 
 
+def _slo_columns_kept(df):
+    """``df`` with the SLO columns (goodput_rps, slo_attainment) in their place, empty
+    when the sweep had no ``--slo``: sweeps with and without it write the same columns,
+    so their CSV rows append to one file (#16)."""
+    from ._sweep.point import SLO_COLUMNS
+    from .report import LATENCY_METRICS, STAT_FIELDS
+
+    cols = list(df.columns)
+    first_stat = f"{LATENCY_METRICS[0]}.{STAT_FIELDS[0]}"  # the SLO columns come before it
+    if first_stat not in cols or all(c in cols for c in SLO_COLUMNS):
+        return df
+    at = cols.index(first_stat)
+    out = df.copy()
+    for k, name in enumerate(SLO_COLUMNS):
+        out.insert(at + k, name, float("nan"))
+    return out
+
+
 def _cmd_sweep(args: argparse.Namespace) -> int:
     from .sweep import sweep
 
@@ -187,10 +206,11 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
             option = "--grid" if args.grid else f"--points {args.points}"
             raise _UsageError(f"{option}: {exc.field}: {exc.reason}") from None
         raise
+    every = df if columns else _slo_columns_kept(df)  # the table shows the SLO's alone when given
     if args.out:
         try:
             os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
-            write_table(df, args.out)
+            write_table(every, args.out)
         except OSError as exc:
             print(f"aisimulate: error: cannot write {args.out}: {exc.strerror or exc}", file=sys.stderr)
             return 1
@@ -214,9 +234,9 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
         else:
             print(f"{failed} of {len(df)} points did not run: see the status and reason columns", file=sys.stderr)
     if args.format == "csv":
-        _write(df.to_csv(index=False))
+        _write(every.to_csv(index=False))
     elif args.format == "json":
-        _write(df.to_json(orient="records", lines=True))
+        _write(every.to_json(orient="records", lines=True))
     else:
         cols = fields + ["status"] + [c for c in TABLE_COLUMNS if c in df.columns]
         with_pd = df[cols].copy()
