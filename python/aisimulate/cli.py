@@ -217,12 +217,12 @@ def _add_replay(sub: argparse._SubParsersAction) -> None:
                         "the per-request table (see --records), atomically: a previous "
                         "aisimulate result there is replaced only once the new one is "
                         "complete; other files of those names are refused (see --force)")
-    r.add_argument("--records", default="parquet", metavar="FORMATS",
-                   help="the per-request table's formats with --output-dir, comma-separated: "
-                        "parquet (default), csv, jsonl")
-    r.add_argument("--export", metavar="FORMATS",
+    r.add_argument("--records", action="append", metavar="FORMATS",
+                   help="the per-request table's formats with --output-dir, comma-separated "
+                        "or repeated: parquet (default), csv, jsonl")
+    r.add_argument("--export", action="append", metavar="FORMATS",
                    help="with --output-dir, also write the run in other tools' formats, "
-                        "comma-separated: aiperf (profile_export.jsonl, "
+                        "comma-separated or repeated: aiperf (profile_export.jsonl, "
                         "profile_export_aiperf.json and .csv, as AIPerf writes them), vllm "
                         "(vllm_bench_result.json: the flat keys of vllm bench serve "
                         "--save-result); part of the same atomic result")
@@ -235,9 +235,10 @@ def _add_replay(sub: argparse._SubParsersAction) -> None:
                    help="also write a Chrome/Perfetto trace (JSON; open it in ui.perfetto.dev): "
                         "one track per worker with every engine pass and its KV blocks, each "
                         "request as an async span")
-    r.add_argument("--slo", metavar="BOUNDS",
+    r.add_argument("--slo", action="append", metavar="BOUNDS",
                    help="per-request bounds in ms for goodput, e.g. ttft_ms=200,tpot_ms=50 "
-                        "(any of ttft_ms, tpot_ms, e2e_ms): the summary gains the good "
+                        "(any of ttft_ms, tpot_ms, e2e_ms; comma-separated or repeated, each "
+                        "bound once): the summary gains the good "
                         "requests, goodput (req/s) and SLO attainment")
     add_progress_argument(r)
     r.set_defaults(run=_cmd_replay)
@@ -249,6 +250,8 @@ def _cmd_replay(args: argparse.Namespace) -> int:
     exports = parse_exports(args.export)
     if exports and not args.output_dir:
         raise _UsageError("--export writes into the result folder: give --output-dir DIR too")
+    if args.records is not None and not args.output_dir:
+        raise _UsageError("--records chooses the files of the result folder: give --output-dir DIR too")
     if args.no_header and args.format != "csv":
         raise _UsageError(f"--no-header applies to --format csv, not --format {args.format}")
     if args.force and not args.output_dir:
@@ -259,7 +262,7 @@ def _cmd_replay(args: argparse.Namespace) -> int:
     stream = bool(args.output_dir)
     written: dict = {}
     try:
-        report = replay(spec, progress=progress_of(args), slo=parse_slo(args.slo),
+        report = replay(spec, progress=progress_of(args), slo=parse_slos(args.slo),
                         timeline=args.trace_out is not None,
                         **({"output_dir": args.output_dir, "formats": formats, "exports": exports,
                             "force": args.force}
@@ -346,23 +349,46 @@ def parse_slo(text: str | None) -> dict[str, float] | None:
     return out
 
 
+def parse_slos(items: Sequence[str] | None) -> dict[str, float] | None:
+    """Every ``--slo`` given (the option is repeatable) as one set of bounds:
+    ``["ttft_ms=200", "e2e_ms=3000"]`` → ``{"ttft_ms": 200.0, "e2e_ms": 3000.0}``.
+
+    Raises:
+        _UsageError: what :func:`parse_slo` refuses, or a bound given in two of them.
+    """
+    if not items:
+        return None
+    slo: dict[str, float] = {}
+    for item in items:
+        for key, value in (parse_slo(item) or {}).items():
+            if key in slo:
+                raise _UsageError(f"--slo {key}: given twice: give each bound once")
+            slo[key] = value
+    return slo
+
+
 #: ``--export`` formats.
 EXPORTS = ("aiperf", "vllm")
 
 
-def parse_exports(text: str | None) -> list[str]:
-    """``--export aiperf,vllm`` → ``["aiperf", "vllm"]`` (``[]`` without the option).
+def parse_exports(texts: Sequence[str] | None) -> list[str]:
+    """``--export aiperf,vllm`` or ``--export aiperf --export vllm`` → ``["aiperf",
+    "vllm"]`` (``[]`` without the option).
 
     Raises:
-        _UsageError: an empty list, an unknown format, or one given twice.
+        _UsageError: an empty list, an unknown format, or one given twice (within one
+            value or across repeated options).
     """
-    if text is None:
+    if texts is None:
         return []
-    formats = [f.strip().lower() for f in text.split(",") if f.strip()]
-    bad = [f for f in formats if f not in EXPORTS]
-    if not formats or bad:
-        raise _UsageError(f"--export {text!r}: choose one or more of {', '.join(EXPORTS)}, comma-separated")
-    _once("--export", text, formats)
+    formats: list[str] = []
+    for text in texts:
+        these = [f.strip().lower() for f in text.split(",") if f.strip()]
+        bad = [f for f in these if f not in EXPORTS]
+        if not these or bad:
+            raise _UsageError(f"--export {text!r}: choose one or more of {', '.join(EXPORTS)}, comma-separated")
+        formats += these
+    _once("--export", ",".join(texts), formats)
     return formats
 
 
@@ -374,20 +400,27 @@ def _once(flag: str, text: str, formats: Sequence[str]) -> None:
         raise _UsageError(f"{flag} {twice}: given twice in {text!r}: give each format once")
 
 
-def parse_records(text: str) -> list[str]:
-    """``--records parquet,csv`` → ``["parquet", "csv"]``.
+def parse_records(texts: Sequence[str] | None) -> list[str]:
+    """``--records parquet,csv`` or ``--records parquet --records csv`` → ``["parquet",
+    "csv"]`` (``["parquet"]`` without the option).
 
     Raises:
-        _UsageError: an empty list, an unknown format, or one given twice.
+        _UsageError: an empty list, an unknown format, or one given twice (within one
+            value or across repeated options).
     """
     from ._tables import FILES
 
-    formats = [f.strip().lower() for f in text.split(",") if f.strip()]
-    bad = [f for f in formats if f not in FILES]
-    if not formats or bad:
-        raise _UsageError(f"--records {text!r}: choose one or more of {', '.join(FILES)}, "
-                          "comma-separated")
-    _once("--records", text, formats)
+    if texts is None:
+        return ["parquet"]
+    formats: list[str] = []
+    for text in texts:
+        these = [f.strip().lower() for f in text.split(",") if f.strip()]
+        bad = [f for f in these if f not in FILES]
+        if not these or bad:
+            raise _UsageError(f"--records {text!r}: choose one or more of {', '.join(FILES)}, "
+                              "comma-separated")
+        formats += these
+    _once("--records", ",".join(texts), formats)
     return formats
 
 

@@ -12,7 +12,7 @@ from typing import Any, Sequence
 from ._files import input_files, same_file, write_replacing
 from ._sweep.points import expand
 from .cli import (_UsageError, _write, add_config_arguments, config_from_args,
-                  config_source_from_args, parse_slo, progress_of, add_progress_argument)
+                  config_source_from_args, parse_slos, progress_of, add_progress_argument)
 from .cli_outputs import check_output_file, figure_suffixes, write_figure
 from .config import parse_config_text, read_config_bytes
 from .errors import ConfigError
@@ -182,12 +182,7 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
     if bool(args.grid) == bool(args.points):
         raise _UsageError("give the points as --grid FIELD=V1,V2 (repeatable) or as --points FILE, one of the two")
     points = parse_grid(args.grid) if args.grid else _read_points(args.points)
-    slo: dict[str, float] = {}
-    for item in args.slo:  # repeatable, and each may be a comma list as replay's
-        for key, value in (parse_slo(item) or {}).items():
-            if key in slo:
-                raise _UsageError(f"--slo {key}: given twice: give each bound once")
-            slo[key] = value
+    slo = parse_slos(args.slo)  # repeatable, and each may be a comma list, as replay's
     columns = [c.strip() for c in args.columns.split(",")] if args.columns else None
     if args.jobs is not None and args.jobs < 1:
         raise _UsageError(f"--jobs {args.jobs}: must be ≥ 1")
