@@ -69,6 +69,11 @@ def _quickstart():
     (lambda c: c["execution"].update(max_memory_gb=0.001), "0.001"),
     # vLLM's --block-size choices, not the range [1, 256] (#16)
     (lambda c: c["engine"].update(scheduler={"block_size": 48}), "48"),
+    # a string field's allowed values, from the lists the loader checks with (#21)
+    (lambda c: c["execution"].update(mode="online"), "online"),
+    (lambda c: c["engine"].update(backend="sglang"), "sglang"),
+    (lambda c: c["traffic"]["load"].update(mode="rate", rate_rps=1, arrival="bursty"), "bursty"),
+    (lambda c: c["engine"].update(quantization={"kv_cache": "int4"}), "int4"),
 ])
 def test_bad_configs_fail_the_schema(validator, edit, where):
     cfg = _quickstart()

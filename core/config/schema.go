@@ -18,18 +18,20 @@ const SchemaDraft = "https://json-schema.org/draft/2020-12/schema"
 // be a plain integer; integers, numbers, booleans and strings as the Go
 // field's kind; the ranges of numbers (minimum, maximum, exclusiveMinimum)
 // and an integer's list of choices (enum: engine.scheduler.block_size) from
-// the table Validate checks them with (ranges.go); required:
+// the table Validate checks them with (ranges.go); a string field's allowed
+// values (enum: engine.backend, execution.mode, …) from the lists Validate
+// checks them with (stringEnums, values.go); required:
 // engine.model, engine.system, the key of a block without a default
 // variant, and fields tagged spec:"required"; an optional (pointer) field
-// may also be null, as Decode takes it. Other enumerations and
-// conditions between fields are checked by Validate alone (the errors name the dotted
+// may also be null, as Decode takes it. Conditions between fields are
+// checked by Validate alone (the errors name the dotted
 // field). docs/config.schema.json is this, indented.
 func Schema() []byte {
 	root := schemaOf(reflect.TypeOf(Spec{}))
 	root["$schema"] = SchemaDraft
 	root["title"] = "aisimulate replay config"
 	root["description"] = "A replay: the deployment (engine), the workload (traffic) and how to run it (execution). " +
-		"Number ranges and engine.scheduler.block_size's choices are given here; other allowed values and conditions between fields are checked when the config is loaded (aisimulate validate CONFIG)."
+		"Number ranges and allowed values are given here; conditions between fields are checked when the config is loaded (aisimulate validate CONFIG)."
 	engine := root["properties"].(map[string]any)["engine"].(map[string]any)
 	engine["required"] = []string{"model", "system"}
 	root["required"] = []string{"engine", "traffic"}
@@ -38,6 +40,21 @@ func Schema() []byte {
 		panic("config: schema: " + err.Error()) // only maps, slices, strings and bools: cannot fail
 	}
 	return append(b, '\n')
+}
+
+// stringEnums: the string fields with a list of allowed values, published as
+// the schema's enum from the list Validate checks them with (values.go), so
+// that the schema takes no value the loader refuses (named as the ranges are:
+// the struct's Go type and the JSON key). The discriminators (perf.source,
+// source.type, load.mode, a length's kind) are the oneOf's consts.
+var stringEnums = map[string][]string{
+	"Engine.backend":        backends,
+	"Quantization.weights":  weightDtypes,
+	"Quantization.kv_cache": kvCacheDtypes,
+	"Pool.placement":        placements,
+	"Dataset.sampling":      samplings,
+	"RateLoad.arrival":      arrivals,
+	"Execution.mode":        executionModes,
 }
 
 var unionBlockType = reflect.TypeOf((*unionBlock)(nil)).Elem()
@@ -92,6 +109,9 @@ func addFields(t reflect.Type, props map[string]any, required *[]string) {
 		if r, ok := ranges[t.Name()+"."+name]; ok {
 			r.addTo(props[name].(map[string]any))
 		}
+		if e, ok := stringEnums[t.Name()+"."+name]; ok {
+			props[name].(map[string]any)["enum"] = e
+		}
 		if f.Type.Kind() == reflect.Pointer {
 			nullable(props[name].(map[string]any))
 		}
@@ -136,9 +156,20 @@ func nullable(s map[string]any) {
 		s["oneOf"] = append(alts, map[string]any{"type": "null"})
 		return
 	}
+	if e, ok := s["enum"].([]string); ok { // an enum of strings must take the null too
+		s["enum"] = append(append([]any{}, anys(e)...), nil)
+	}
 	if t, ok := s["type"].(string); ok {
 		s["type"] = []string{t, "null"}
 	}
+}
+
+func anys(list []string) []any {
+	out := make([]any, len(list))
+	for i, s := range list {
+		out[i] = s
+	}
+	return out
 }
 
 func without(list []string, drop string) []string {

@@ -5,6 +5,7 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -59,4 +60,53 @@ func TestSchemaShape(t *testing.T) {
 	assert.Len(t, isl, 1+len(lengthUnion.variants))
 	seed := props["execution"].(map[string]any)["properties"].(map[string]any)["seed"].(map[string]any)
 	assert.Equal(t, map[string]any{"type": "integer", "minimum": float64(0)}, seed)
+}
+
+// Every enumerated field of Enums (the lists Validate checks) has the same
+// values in the schema: an enum, or the consts of a block's alternatives (#21:
+// execution.mode and engine.backend were any non-empty string there).
+func TestSchemaEnumsAreValidates(t *testing.T) {
+	var s map[string]any
+	require.NoError(t, json.Unmarshal(Schema(), &s))
+	for path, want := range Enums() {
+		got := map[string]bool{}
+		leaves := schemaAt(s, strings.Split(path, "."))
+		require.NotEmpty(t, leaves, path)
+		for _, leaf := range leaves {
+			if c, ok := leaf["const"].(string); ok {
+				got[c] = true
+				continue
+			}
+			e, ok := leaf["enum"].([]any)
+			require.True(t, ok, "%s: no enum in the schema: %v", path, leaf)
+			for _, v := range e {
+				got[v.(string)] = true
+			}
+		}
+		wantSet := map[string]bool{}
+		for _, v := range want {
+			wantSet[v] = true
+		}
+		assert.Equal(t, wantSet, got, path)
+	}
+}
+
+// schemaAt is the schemas of the dotted path's last part below node, through
+// properties and every oneOf alternative that has the part.
+func schemaAt(node map[string]any, parts []string) []map[string]any {
+	if len(parts) == 0 {
+		return []map[string]any{node}
+	}
+	var out []map[string]any
+	if alts, ok := node["oneOf"].([]any); ok {
+		for _, a := range alts {
+			out = append(out, schemaAt(a.(map[string]any), parts)...)
+		}
+		return out
+	}
+	props, _ := node["properties"].(map[string]any)
+	if next, ok := props[parts[0]].(map[string]any); ok {
+		out = append(out, schemaAt(next, parts[1:])...)
+	}
+	return out
 }

@@ -265,9 +265,10 @@ def config_schema() -> dict[str, Any]:
     ``traffic.source``, ``traffic.load``, a length) a ``oneOf`` of its variants keyed by
     a ``const``; numbers carry their ranges (``minimum``, ``maximum``,
     ``exclusiveMinimum``) and ``engine.scheduler.block_size`` its choices (``enum``)
-    from the table :func:`load_config` checks them with. Other allowed values and
-    conditions between fields are checked by :func:`load_config` alone, whose errors
-    name the dotted field.
+    from the table :func:`load_config` checks them with, and each enumerated string
+    field (``engine.backend``, ``execution.mode``, …) its allowed values (``enum``) from
+    the lists :func:`load_config` checks them with. Conditions between fields are
+    checked by :func:`load_config` alone, whose errors name the dotted field.
 
     Raises:
         ImportError: the native core has not been built.
