@@ -7,6 +7,7 @@ replaced as before."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 from pathlib import Path
 
@@ -106,6 +107,109 @@ def test_a_foreign_marker_lists_nothing_to_remove(tmp_path):
     aisimulate.replay(BASE_SPEC).save(tmp_path, force=True)
     assert keep.read_text() == "a,b\n"
     assert _files.previous_result(tmp_path) == {"prediction.json", "requests.parquet"}
+
+
+def marked_result(directory: Path, files: dict) -> bytes:
+    """A folder holding what an earlier aisimulate save left: its marker listing
+    ``files`` (name → text, each written); the marker's bytes."""
+    directory.mkdir(exist_ok=True)
+    for name, text in files.items():
+        (directory / name).write_text(text)
+    doc = {"metadata": {"aisimulate_version": "0.0.0"},
+           "records": {"count": 0, "files": {name: {} for name in files}}}
+    (directory / "prediction.json").write_text(json.dumps(doc))
+    return (directory / "prediction.json").read_bytes()
+
+
+def test_a_save_removes_only_names_aisimulate_writes(tmp_path, config):
+    """Issue #20 D2: a marker listing a user's file (or a name that is no plain file
+    name) does not make a save delete it, with or without --force; the stale table it
+    lists is still removed."""
+    out = tmp_path / "o1"
+    marked_result(out, {"requests.csv": "x\n", "thesis.txt": "my thesis"})
+    (out / "sub").mkdir()
+    (out / "sub" / "keep.txt").write_text("k")
+    doc = json.loads((out / "prediction.json").read_text())
+    doc["records"]["files"].update({"../o1/thesis.txt": {}, "sub/keep.txt": {}, "sub": {}, "a\u0000b": {}})
+    (out / "prediction.json").write_text(json.dumps(doc))
+    assert _files.previous_result(out) == {"prediction.json", "requests.csv"}
+    for extra in ((), ("--force",)):
+        proc = run_cli("replay", str(config), "--output-dir", str(out), "-q", *extra, cwd=tmp_path)
+        assert proc.returncode == 0, proc.stderr
+        assert (out / "thesis.txt").read_text() == "my thesis"
+        assert (out / "sub" / "keep.txt").read_text() == "k"
+        assert sorted(p.name for p in out.iterdir()) == ["prediction.json", "requests.parquet", "sub", "thesis.txt"]
+        doc = json.loads((out / "prediction.json").read_text())
+        doc["records"]["files"]["thesis.txt"] = {}  # listed again for the --force round
+        (out / "prediction.json").write_text(json.dumps(doc))
+
+
+@pytest.mark.parametrize("force", [(), ("--force",)])
+def test_a_folder_of_a_result_name_is_refused_before_anything_is_removed(tmp_path, config, force):
+    """Issue #20 D1: a folder where a result file goes is refused up front (exit 2, naming
+    the folder, not a hidden temporary file), with or without --force; the earlier result
+    is left byte for byte."""
+    out = tmp_path / "d5"
+    before = marked_result(out, {"requests.parquet": "p", "requests.csv": "c"})
+    (out / "requests.csv").unlink()
+    (out / "requests.csv").mkdir()
+    proc = run_cli("replay", str(config), "--output-dir", str(out), "-q", "--records", "parquet,csv", *force,
+                   cwd=tmp_path)
+    refused(proc, f"{out / 'requests.csv'} is a folder")
+    assert ".tmp" not in proc.stderr
+    assert (out / "prediction.json").read_bytes() == before
+    assert (out / "requests.parquet").read_text() == "p"
+    # a save that does not write that name goes ahead and leaves the folder alone
+    proc = run_cli("replay", str(config), "--output-dir", str(out), "-q", *force, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert (out / "requests.csv").is_dir()
+    assert json.loads((out / "prediction.json").read_text())["records"]["files"].keys() == {"requests.parquet"}
+
+
+def test_a_folder_made_during_the_save_fails_it_before_the_old_result_goes(tmp_path):
+    """Issue #20 D1: checked again at commit, before the old marker is removed: the
+    error names the folder and says nothing was replaced only when that is true."""
+    before = marked_result(tmp_path, {"requests.csv": "c"})
+    with _files.ResultDir(tmp_path) as out:
+        out.check_names(["requests.csv", "prediction.json"])
+        out.temp("requests.csv").write_text("new")
+        out.temp("prediction.json").write_text("{}")
+        (tmp_path / "requests.csv").unlink()
+        (tmp_path / "requests.csv").mkdir()
+        with pytest.raises(IsADirectoryError) as err:
+            out.commit()
+    assert not isinstance(err.value, _files.IncompleteSaveError)
+    assert err.value.filename == str(tmp_path / "requests.csv")
+    assert (tmp_path / "prediction.json").read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["prediction.json", "requests.csv"]  # no temp left
+
+
+def test_a_failure_after_the_old_marker_went_says_so(tmp_path, monkeypatch):
+    """A rename that fails once the old marker is removed raises IncompleteSaveError,
+    whose message says the previous result was removed; the temporaries are cleaned."""
+    marked_result(tmp_path, {"requests.csv": "c"})
+    real = os.replace
+
+    def failing(src, dst):
+        if str(dst).endswith("prediction.json"):
+            raise OSError(5, "Input/output error", str(dst))
+        return real(src, dst)
+
+    monkeypatch.setattr(_files.os, "replace", failing)
+    with _files.ResultDir(tmp_path) as out:
+        out.temp("requests.csv").write_text("new")
+        out.temp("prediction.json").write_text("{}")
+        with pytest.raises(_files.IncompleteSaveError) as err:
+            out.commit()
+    assert err.value.filename == str(tmp_path / "prediction.json")
+    assert "previous result" in str(err.value) and "removed" in str(err.value)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["requests.csv"]
+
+
+def test_result_names_are_the_tables_exports_and_marker():
+    assert _files.result_names() == {
+        "prediction.json", "requests.parquet", "requests.csv", "requests.jsonl", "profile_export.jsonl",
+        "profile_export_aiperf.json", "profile_export_aiperf.csv", "vllm_bench_result.json"}
 
 
 def refused(proc: subprocess.CompletedProcess, *needles: str) -> None:

@@ -5,10 +5,14 @@ written to a temporary name in the destination folder (``.NAME.aisimulate-PID-TO
 hidden, and never a name a reader looks for), flushed to disk, and only when every file
 is complete are they moved into place:
 
+0. every check that can fail is made: no final name is a folder (the tables and the
+   marker are renamed over files, never over folders);
 1. the old ``prediction.json`` is removed, so from here until step 3 the folder holds
    nothing that looks like a complete result;
 2. each table is renamed over its final name, and the tables the previous marker
-   listed that this result does not write are removed (never an input of the replay);
+   listed that this result does not write are removed (never an input of the replay,
+   and only names aisimulate writes, :func:`result_names`, whatever the marker lists;
+   one that cannot be removed is left);
 3. the new ``prediction.json`` — the marker of a complete result, which names every
    table with its byte size and the record count — is renamed into place, and the
    folder is synced.
@@ -21,11 +25,13 @@ CLI's ``--force``). Files of other names in the folder are left alone.
 A full disk, an exception, Ctrl-C or SIGTERM before step 1 leaves the previous result as
 it was (the temporary files are removed); a crash or SIGKILL before step 1 leaves it
 intact plus hidden temporary files, which the next save into the folder removes once
-their process is gone. A crash between steps 1 and 3 leaves no ``prediction.json``.
+their process is gone. A crash between steps 1 and 3 leaves no ``prediction.json``; an
+error there raises :class:`IncompleteSaveError`, which says so.
 """
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import re
@@ -55,6 +61,36 @@ class ForeignFileError(ConfigError):
 
     def __reduce__(self):
         return (type(self), (self.path,))
+
+
+class IncompleteSaveError(OSError):
+    """A save failed after it removed the previous result's marker (step 1 of the module
+    doc): the folder holds no complete result. ``filename`` is the file that failed.
+    Equal by value, as the package's other errors (they cross process pools)."""
+
+    def _key(self) -> tuple:
+        return (type(self), self.errno, self.strerror, self.filename)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, IncompleteSaveError) and self._key() == other._key()
+
+    def __hash__(self) -> int:
+        return hash(self._key())
+
+
+def result_names() -> frozenset[str]:
+    """Every file name an aisimulate save writes into a result folder: :data:`MARKER`,
+    the per-request tables and the export files. A save removes no other name, whatever
+    a marker in the folder lists."""
+    from ._tables import FILES
+    from .exports import EXPORT_FILES
+
+    return frozenset({MARKER, *FILES.values(), *(n for names in EXPORT_FILES.values() for n in names)})
+
+
+def _is_folder(path: Path) -> bool:
+    """Whether ``path`` is a folder itself (a symbolic link to one is replaced as a link)."""
+    return path.is_dir() and not path.is_symlink()
 
 
 def previous_result(directory: Path) -> set[str]:
@@ -141,6 +177,9 @@ class ResultDir:
         names = list(names)
         for name in names:
             refuse_overwrite(self.dir / name, self._inputs, "choose another output folder")
+            if _is_folder(self.dir / name):
+                raise ConfigError("", f"{self.dir / name} is a folder: a result file cannot "
+                                      "replace it; choose another output folder or move the folder away")
         if self._force or not self.dir.is_dir():
             return
         owned = None
@@ -191,26 +230,36 @@ class ResultDir:
             final name → final path, in the order written.
         """
         _in_background(lambda: [_fsync(path) for path in self._temps.values()])
-        self._created = False  # the folder holds the result from here on
+        for name in self._temps:  # step 0: what can fail fails before anything is removed
+            if _is_folder(self.dir / name):
+                raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), str(self.dir / name))
         marker = self.dir / self._marker
-        previous = _listed_files(marker)
+        stale = [self.dir / n for n in _listed_files(marker) if n not in self._temps]
+        stale = [p for p in stale if not _is_folder(p)
+                 and not any(os.path.realpath(p) == os.path.realpath(i) for i in self._inputs)]
+        self._created = False  # the folder holds the result from here on
         try:
             marker.unlink()  # from here until the end, nothing looks complete
         except FileNotFoundError:
             pass
-        for name in previous:
-            stale = self.dir / name
-            if name in self._temps or any(os.path.realpath(stale) == os.path.realpath(i) for i in self._inputs):
-                continue
+        except OSError as exc:
+            raise OSError(exc.errno, exc.strerror, str(marker)) from exc  # still nothing removed
+        for path in stale:
             try:
-                stale.unlink()
-            except FileNotFoundError:
+                path.unlink()
+            except OSError:  # gone, or not ours to remove: the new marker does not list it
                 pass
         done: dict[str, Path] = {}
-        for name, path in sorted(self._temps.items(), key=lambda kv: kv[0] == self._marker):
-            final = self.dir / name
-            os.replace(path, final)
-            done[name] = final
+        try:
+            for name, path in sorted(self._temps.items(), key=lambda kv: kv[0] == self._marker):
+                final = self.dir / name
+                os.replace(path, final)
+                done[name] = final
+        except OSError as exc:
+            raise IncompleteSaveError(
+                exc.errno, f"{exc.strerror or exc} (the previous result in {self.dir} was "
+                           f"removed and the new one is not complete: no {self._marker})",
+                str(final)) from exc
         self._temps.clear()
         _fsync_dir(self.dir)
         return done
@@ -298,8 +347,10 @@ def refuse_overwrite(out: str | os.PathLike[str], inputs: Iterable[str], instead
 
 
 def _listed_files(marker: Path) -> list[str]:
-    """The table names a result's marker lists (``records.files``), plain names only;
-    none when the marker is not an aisimulate result's (no ``metadata.aisimulate_version``)."""
+    """The table names a result's marker lists (``records.files``) that aisimulate writes
+    (:func:`result_names`; any other name, a user's file or one that is not a plain file
+    name, is dropped); none when the marker is not an aisimulate result's (no
+    ``metadata.aisimulate_version``)."""
     doc = _json_object(marker)
     try:
         if not isinstance(doc["metadata"]["aisimulate_version"], str):
@@ -309,7 +360,8 @@ def _listed_files(marker: Path) -> list[str]:
         return []
     if not isinstance(files, dict):
         return []
-    return [n for n in files if isinstance(n, str) and n == os.path.basename(n) and n not in ("", ".", "..")]
+    ours = result_names()
+    return [n for n in files if isinstance(n, str) and n in ours]
 
 
 def _in_background(work: Callable[[], object]) -> None:

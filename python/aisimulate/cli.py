@@ -270,7 +270,11 @@ def _cmd_replay(args: argparse.Namespace) -> int:
     except OSError as exc:
         if not stream:
             raise
-        _error(f"cannot write {exc.filename or args.output_dir}: {exc.strerror or exc} (nothing was replaced)")
+        from ._files import IncompleteSaveError
+
+        # an IncompleteSaveError's strerror says what was removed; before that, nothing was
+        done = "" if isinstance(exc, IncompleteSaveError) else " (nothing was replaced)"
+        _error(f"cannot write {exc.filename or args.output_dir}: {exc.strerror or exc}{done}")
         return 1
     if stream:  # what save() returns: the tables, the exports, prediction.json last
         from ._files import MARKER
