@@ -21,6 +21,11 @@ type Field struct {
 	// Null says when the value is null ("" = never). A null is JSON null; in
 	// a column it is NaN (float), −1 (integer) or the index −1 (reason).
 	Null string
+	// Type is what the records hold when it is more than the column's kind
+	// (docs/metrics.md; "" = Kind): session_id's column is an integer that
+	// indexes metadata.trace_session_ids when the trace names sessions by
+	// strings, and the records carry the name itself.
+	Type string
 
 	integer func(r *Record) (int64, bool)   // integer fields: the value, false when null
 	float   func(r *Record) (float64, bool) // float fields
@@ -112,7 +117,7 @@ var fields = []Field{
 		}},
 	{Name: "preemptions", Dtype: "<i4", Doc: "times the request was preempted and recomputed",
 		integer: always(func(r *Record) int64 { return int64(r.Preemptions) })},
-	{Name: "session_id", Dtype: "<i8", Doc: "the session (a conversation of turns): the trace's own id, a string when the trace names its sessions by strings (the column then indexes `metadata.trace_session_ids`)",
+	{Name: "session_id", Dtype: "<i8", Type: "integer or string", Doc: "the session (a conversation of turns): the trace's own id as the trace gives it, an integer or a string (the strings are also listed in `metadata.trace_session_ids`); a generated session (`sessions` source) is numbered from 0",
 		Null: "not in a session", integer: func(r *Record) (int64, bool) { return r.SessionID, r.SessionID >= 0 }},
 	{Name: "turn", Dtype: "<i4", Doc: "the 0-based turn in its session",
 		Null: "not in a session", integer: func(r *Record) (int64, bool) { return int64(r.Turn), r.SessionID >= 0 }},

@@ -87,7 +87,11 @@ func TestMetricsDocFields(t *testing.T) {
 		if null == "" {
 			null = "never"
 		}
-		b.WriteString("| `" + f.Name + "` | " + f.Kind() + " | " + unit + " | " + f.Doc + " | " + null + " |\n")
+		kind := f.Kind()
+		if f.Type != "" {
+			kind = f.Type
+		}
+		b.WriteString("| `" + f.Name + "` | " + kind + " | " + unit + " | " + f.Doc + " | " + null + " |\n")
 	}
 	b.WriteString(end)
 	path := filepath.Join("..", "..", "docs", "metrics.md")

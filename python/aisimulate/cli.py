@@ -546,6 +546,7 @@ def _add_listing(sub: argparse._SubParsersAction, name: str, what: str) -> None:
     p.add_argument("--format", choices=("table", "json", "csv"), default="table")
     p.add_argument("--all", action="store_true",
                    help="also list entries that cannot be used, with the reason")
+    add_progress_argument(p)  # nothing here shows one: taken as by every command
     p.set_defaults(run=_cmd_models if name == "models" else _cmd_systems)
 
 
@@ -618,6 +619,7 @@ def _add_schema(sub: argparse._SubParsersAction) -> None:
                     "at the top of a YAML config.",
         epilog="examples:\n  aisimulate schema > aisimulate.schema.json\n",
         formatter_class=argparse.RawDescriptionHelpFormatter)
+    add_progress_argument(p)  # nothing here shows one: taken as by every command
     p.set_defaults(run=_cmd_schema)
 
 

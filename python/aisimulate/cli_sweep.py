@@ -97,7 +97,9 @@ def _add_sweep(sub: argparse._SubParsersAction) -> None:
     s.add_argument("--slo", action="append", default=[], metavar="METRIC=MS",
                    help="an SLO threshold: ttft_ms, tpot_ms or e2e_ms (fills goodput_rps, slo_attainment; "
                         "without it they are empty in --format csv/json and --out, so sweeps append to one file)")
-    s.add_argument("--columns", metavar="C1,C2", help="metric columns to keep (default all)")
+    s.add_argument("--columns", metavar="C1,C2",
+                   help="metric columns to keep, in this order, each once (default all; goodput_rps and "
+                        "slo_attainment are empty without --slo)")
     s.add_argument("--errors", choices=("record", "raise"), default="record",
                    help="record a failing point as a row (default) or stop at the first")
     s.add_argument("--jobs", type=int, metavar="N", help="local worker processes (default: every core)")
@@ -175,15 +177,42 @@ def _slo_columns_kept(df):
     return out
 
 
+def _parse_columns(text: str | None, slo: Any) -> list[str] | None:
+    """``--columns C1,C2`` → ``["C1", "C2"]`` (``None`` without the option).
+
+    Raises:
+        _UsageError: a column named twice.
+    """
+    if text is None:
+        return None
+    columns = [c.strip() for c in text.split(",") if c.strip()]
+    twice = next((c for i, c in enumerate(columns) if c in columns[:i]), None)
+    if twice is not None:
+        raise _UsageError(f"--columns {twice}: given twice in {text!r}: give each column once")
+    return columns
+
+
+def _in_order(df, columns: Sequence[str]):
+    """``df`` with the metric columns of ``--columns`` in its order, an SLO column the
+    sweep has not (no ``--slo``) empty."""
+    out = df.copy()
+    for name in columns:
+        if name not in out.columns:  # an SLO column without --slo
+            out[name] = float("nan")
+    metrics = set(columns)
+    return out[[c for c in df.columns if c not in metrics] + list(columns)]
+
+
 def _cmd_sweep(args: argparse.Namespace) -> int:
     from .sweep import sweep
+    from ._sweep.point import SLO_COLUMNS
 
     spec = config_from_args(args)
     if bool(args.grid) == bool(args.points):
         raise _UsageError("give the points as --grid FIELD=V1,V2 (repeatable) or as --points FILE, one of the two")
     points = parse_grid(args.grid) if args.grid else _read_points(args.points)
     slo = parse_slos(args.slo)  # repeatable, and each may be a comma list, as replay's
-    columns = [c.strip() for c in args.columns.split(",")] if args.columns else None
+    columns = _parse_columns(args.columns, slo)
     if args.jobs is not None and args.jobs < 1:
         raise _UsageError(f"--jobs {args.jobs}: must be ≥ 1")
     if args.out is not None:  # fail before simulating, not after
@@ -192,7 +221,10 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
         inputs = input_files(spec.data, spec.source) + ([os.path.abspath(args.points)] if args.points else [])
         check_output_file("--out", args.out, inputs)
     try:
-        df = sweep(spec, points, jobs=args.jobs, backend=args.backend, errors=args.errors, columns=columns,
+        # without --slo the SLO columns are empty (_slo_columns_kept): asked for, they are
+        # added after the sweep, which has them only with an SLO
+        asked = None if columns is None else [c for c in columns if slo or c not in SLO_COLUMNS]
+        df = sweep(spec, points, jobs=args.jobs, backend=args.backend, errors=args.errors, columns=asked,
                    slo=slo or None, progress=progress_of(args), ray_address=args.ray_address)
     except ConfigError as exc:  # a misspelt field, found before any point ran: name the option
         fields = {f for p in expand(points) for f in p}
@@ -201,7 +233,8 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
             option = "--grid" if args.grid else f"--points {args.points}"
             raise _UsageError(f"{option}: {exc.field}: {exc.reason}") from None
         raise
-    every = df if columns else _slo_columns_kept(df)  # the table shows the SLO's alone when given
+    # the table shows the SLO's alone when given
+    every = _slo_columns_kept(df) if columns is None else _in_order(df, columns)
     if args.out:
         try:
             os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)

@@ -58,6 +58,9 @@ def _check_options(backend: str, errors: str, slo: Mapping[str, float] | None,
         return every
     if isinstance(columns, str):  # one column, not its characters
         columns = [columns]
+    twice = next((c for i, c in enumerate(columns) if c in columns[:i]), None)
+    if twice is not None:
+        raise ConfigError("", f"sweep column {twice!r} is given twice: give each column once")
     unknown = [c for c in columns if c not in every]
     if unknown:
         raise ConfigError("", f"unknown sweep column(s) {', '.join(map(repr, unknown))}; "
