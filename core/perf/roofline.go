@@ -491,11 +491,7 @@ func (r *Roofline) tokenTerms(x float64) tokenTerms {
 		set:       true,
 	}
 	if memo {
-		if i >= len(r.byTokens) {
-			grown := make([]tokenTerms, min(memoTokens, max(2*len(r.byTokens), i+1, 256)))
-			copy(grown, r.byTokens)
-			r.byTokens = grown
-		}
+		r.byTokens = memoGrown(r.byTokens, i)
 		r.byTokens[i] = tt
 	}
 	return tt
@@ -510,14 +506,22 @@ func (r *Roofline) logitsNs(n int) float64 {
 	}
 	ns := gemmSeconds(float64(n), r.logits, 2, r.flopsBF16, r.memBW) * 1e9
 	if memo {
-		if n >= len(r.byLogits) {
-			grown := make([]memoNs, min(memoTokens, max(2*len(r.byLogits), n+1, 256)))
-			copy(grown, r.byLogits)
-			r.byLogits = grown
-		}
+		r.byLogits = memoGrown(r.byLogits, n)
 		r.byLogits[n] = memoNs{ns, true}
 	}
 	return ns
+}
+
+// memoGrown returns memo with index i (< memoTokens) in it: itself when it
+// is, else a copy grown to twice its length (at least 256 and i+1, at most
+// memoTokens).
+func memoGrown[T any](memo []T, i int) []T {
+	if i < len(memo) {
+		return memo
+	}
+	grown := make([]T, min(memoTokens, max(2*len(memo), i+1, 256)))
+	copy(grown, memo)
+	return grown
 }
 
 // PassTime is PassNs(Breakdown(b).PassNs(OverlapCPU)): rounded, in [1, clock.MaxSpan].

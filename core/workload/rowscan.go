@@ -21,14 +21,7 @@ func scanRow(line []byte, keys []string, vals []rawRef) bool {
 	if s.peek() != '{' {
 		return false
 	}
-	s.i++
-	s.space()
-	if s.peek() == '}' {
-		s.i++
-		s.space()
-		return s.i == len(s.b)
-	}
-	for {
+	for more := !s.empty('}'); more; {
 		s.space()
 		key, ok := s.plainKey()
 		if !ok {
@@ -52,18 +45,12 @@ func scanRow(line []byte, keys []string, vals []rawRef) bool {
 			}
 			vals[j] = s.b[start:s.i]
 		}
-		s.space()
-		switch s.peek() {
-		case ',':
-			s.i++
-		case '}':
-			s.i++
-			s.space()
-			return s.i == len(s.b)
-		default:
+		if more, ok = s.sep('}'); !ok {
 			return false
 		}
 	}
+	s.space()
+	return s.i == len(s.b)
 }
 
 // maxScanDepth bounds scanRow's recursion into nested values; deeper rows
@@ -157,9 +144,9 @@ func (s *rowScanner) value(depth int) bool {
 	case c == '-' || ('0' <= c && c <= '9'):
 		return s.number()
 	case c == '[':
-		return depth < maxScanDepth && s.array(depth)
+		return depth < maxScanDepth && s.container(']', depth)
 	case c == '{':
-		return depth < maxScanDepth && s.object(depth)
+		return depth < maxScanDepth && s.container('}', depth)
 	case c == 't':
 		return s.literal("true")
 	case c == 'f':
@@ -253,61 +240,57 @@ func isHex(c byte) bool {
 	return ('0' <= c && c <= '9') || ('a' <= c && c <= 'f') || ('A' <= c && c <= 'F')
 }
 
-func (s *rowScanner) array(depth int) bool {
+// empty moves past the opening byte of an array or object and, when close
+// follows at once (an empty one), past that too, reporting true.
+func (s *rowScanner) empty(close byte) bool {
 	s.i++
 	s.space()
-	if s.peek() == ']' {
+	if s.peek() == close {
 		s.i++
 		return true
 	}
-	for {
-		s.space()
-		if !s.value(depth + 1) {
-			return false
-		}
-		s.space()
-		switch s.peek() {
-		case ',':
-			s.i++
-		case ']':
-			s.i++
-			return true
-		default:
-			return false
-		}
-	}
+	return false
 }
 
-func (s *rowScanner) object(depth int) bool {
-	s.i++
+// sep reads what follows an item of an array or object closed by close: ','
+// (more true) or close itself (more false); ok is false for anything else.
+func (s *rowScanner) sep(close byte) (more, ok bool) {
 	s.space()
-	if s.peek() == '}' {
+	switch s.peek() {
+	case ',':
 		s.i++
+		return true, true
+	case close:
+		s.i++
+		return false, true
+	}
+	return false, false
+}
+
+// container checks an array (close ']') or an object (close '}') starting at
+// s.i: its items are values, each in an object after a string key and ':'.
+func (s *rowScanner) container(close byte, depth int) bool {
+	if s.empty(close) {
 		return true
 	}
 	for {
 		s.space()
-		if s.peek() != '"' || !s.str() {
-			return false
+		if close == '}' {
+			if s.peek() != '"' || !s.str() {
+				return false
+			}
+			s.space()
+			if s.peek() != ':' {
+				return false
+			}
+			s.i++
+			s.space()
 		}
-		s.space()
-		if s.peek() != ':' {
-			return false
-		}
-		s.i++
-		s.space()
 		if !s.value(depth + 1) {
 			return false
 		}
-		s.space()
-		switch s.peek() {
-		case ',':
-			s.i++
-		case '}':
-			s.i++
-			return true
-		default:
-			return false
+		if more, ok := s.sep(close); !more {
+			return ok
 		}
 	}
 }
