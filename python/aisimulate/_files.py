@@ -88,6 +88,16 @@ def result_names() -> frozenset[str]:
     return frozenset({MARKER, *FILES.values(), *(n for names in EXPORT_FILES.values() for n in names)})
 
 
+def result_files(formats: Iterable[str], exports: Iterable[str]) -> list[str]:
+    """The file names a save of the record ``formats`` and the ``exports`` writes, in
+    the order it writes them: the tables, the exports' files, :data:`MARKER` last."""
+    from ._tables import FILES
+    from .exports import EXPORT_FILES
+
+    names = [FILES[f] for f in dict.fromkeys(formats)]
+    return names + [n for e in dict.fromkeys(exports) for n in EXPORT_FILES[e]] + [MARKER]
+
+
 def _is_folder(path: Path) -> bool:
     """Whether ``path`` is a folder itself (a symbolic link to one is replaced as a link)."""
     return path.is_dir() and not path.is_symlink()

@@ -251,7 +251,8 @@ def replay_into(spec_json: str, options: dict[str, Any], directory, formats: Seq
                 force: bool = False):
     """Replay with the records streamed into ``directory`` (see the module doc) and
     return the report, whose records are read back from the first of
-    :data:`READ_BACK` among ``formats`` when used.
+    :data:`READ_BACK` among ``formats`` when used. ``formats`` and ``exports`` are
+    known names, each once (:func:`aisimulate.replay` checks them).
     ``config_file``: the config the spec came from (no result file may overwrite it);
     ``force``: as :meth:`ReplayReport.save` takes it.
 
@@ -261,18 +262,12 @@ def replay_into(spec_json: str, options: dict[str, Any], directory, formats: Seq
     shutil = _lazy.module("shutil")
     tempfile = _lazy.module("tempfile")
 
-    from . import _files, exports as _exports
+    from . import _files
     from ._run import make_bar, progress_wanted, replay_native
     from .report import ReplayReport
 
-    formats = list(dict.fromkeys(formats))
-    exports = list(dict.fromkeys(exports))
-    bad = [e for e in exports if e not in _exports.EXPORT_FILES]
-    if bad:
-        raise ValueError(f"unknown export(s) {bad}: choose from {', '.join(_exports.EXPORT_FILES)}")
     out = _files.ResultDir(directory, inputs=_files.input_files(json.loads(spec_json), config_file), force=force)
-    out.check_names([*(_tables.FILES[f] for f in formats),
-                     *(f for e in exports for f in _exports.EXPORT_FILES[e]), _files.MARKER])
+    out.check_names(_files.result_files(formats, exports))
     with out:
         targets = {fmt: out.temp(_tables.FILES[fmt]) for fmt in formats}
         chunk_dir = tempfile.mkdtemp(prefix="aisimulate-stream-")

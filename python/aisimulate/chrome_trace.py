@@ -125,7 +125,7 @@ def write_chrome_trace(report: "ReplayReport", path: str | os.PathLike[str]) -> 
             model or system file).
         OSError: the file cannot be written (no file is left behind).
     """
-    from ._files import refuse_overwrite
+    from ._files import refuse_overwrite, write_replacing
 
     text = os.fspath(path)
     if not str(text).strip():
@@ -135,12 +135,10 @@ def write_chrome_trace(report: "ReplayReport", path: str | os.PathLike[str]) -> 
         raise ConfigError("", f"the trace file {final} is a folder: give a file name")
     refuse_overwrite(final, report._input_files(), "choose another trace file")
     final.parent.mkdir(parents=True, exist_ok=True)
-    tmp = final.with_name(f".{final.name}.aisimulate-{os.getpid()}.tmp")
-    try:
-        with tmp.open("w", encoding="utf-8", newline="\n") as f:
+
+    def write(tmp: str) -> None:
+        with open(tmp, "w", encoding="utf-8", newline="\n") as f:
             _write_events(report, f)
-        os.replace(tmp, final)
-    finally:
-        if tmp.exists():
-            tmp.unlink()
+
+    write_replacing(final, f".{final.name}.aisimulate-", write)
     return final

@@ -42,7 +42,7 @@ import warnings
 from typing import Any, Callable, Mapping, Sequence
 
 from . import __version__, check, replay
-from ._startup import release
+from ._startup import EXIT_INTERRUPTED, release
 from .cli_outputs import _UsageError, check_output_dir, check_output_file
 from .config import Spec, load_config, parse_config_text, read_config_bytes
 from .errors import BackendVersionWarning, ConfigError, DataError, SimulationError
@@ -277,13 +277,9 @@ def _cmd_replay(args: argparse.Namespace) -> int:
         _error(f"cannot write {exc.filename or args.output_dir}: {exc.strerror or exc}{done}")
         return 1
     if stream:  # what save() returns: the tables, the exports, prediction.json last
-        from ._files import MARKER
-        from ._tables import FILES
-        from .exports import EXPORT_FILES
+        from ._files import result_files
 
-        names = [FILES[f] for f in dict.fromkeys(formats)]
-        names += [n for e in dict.fromkeys(exports) for n in EXPORT_FILES[e]] + [MARKER]
-        written = {n: os.path.join(args.output_dir, n) for n in names}
+        written = {n: os.path.join(args.output_dir, n) for n in result_files(formats, exports)}
     if args.trace_out:
         try:
             print(f"wrote {report.to_chrome_trace(args.trace_out)}", file=sys.stderr)
@@ -310,13 +306,10 @@ def _check_replay_outputs(args: argparse.Namespace, spec: Spec, formats: Sequenc
     Raises:
         _UsageError: naming the option and both paths.
     """
-    from ._files import MARKER, input_files, same_file
-    from ._tables import FILES
-    from .exports import EXPORT_FILES
+    from ._files import input_files, result_files, same_file
 
     inputs = input_files(spec.data, spec.source)
-    names = [FILES[f] for f in dict.fromkeys(formats)]
-    names += [n for e in dict.fromkeys(exports) for n in EXPORT_FILES[e]] + [MARKER]
+    names = result_files(formats, exports)
     if args.output_dir is not None:
         check_output_dir("--output-dir", args.output_dir, names, inputs, force=args.force)
     if args.trace_out is not None:
@@ -657,8 +650,6 @@ def parser() -> argparse.ArgumentParser:
     return p
 
 
-#: Exit code after Ctrl-C (128 + SIGINT), as shells report it.
-EXIT_INTERRUPTED = 130
 #: Exit code after SIGTERM (128 + SIGTERM).
 EXIT_TERMINATED = 143
 

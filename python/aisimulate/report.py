@@ -430,11 +430,10 @@ class ReplayReport:
         if not formats:
             raise ValueError(f"formats is empty: choose from {', '.join(_tables.FILES)}")
         exports = _args.names("exports", exports, _exports.EXPORT_FILES, "export(s)")
-        names = [_tables.FILES[f] for f in formats]
         out = _files.ResultDir(directory, inputs=self._input_files(), force=force)
-        out.check_names([*names, *(f for e in exports for f in _exports.EXPORT_FILES[e]), _files.MARKER])
+        out.check_names(_files.result_files(formats, exports))
         n = self._count()
-        total = n * (len(names) + ("aiperf" in exports))
+        total = n * (len(formats) + ("aiperf" in exports))
         bar = make_bar(total=total, desc="save", unit="rec") if progress_wanted(progress) and n else None
         advance = bar.update if bar is not None else (lambda k: None)
         fields = list(self._columns["_header"]) if self._columns is not None \
