@@ -2,6 +2,7 @@
 """Time whole replays through the Python API and print one table.
 
 Usage: PYTHONPATH=python .venv/bin/python scripts/bench.py [--perf roofline|aic|both] [--quick] [--only TEXT]
+       [--repeat N]
 
 Each workload runs in a fresh process (spawn), so its peak RSS is its own. Columns:
 workload, requests, output tokens, wall s (aisimulate.replay end to end), CPU s of the
@@ -10,9 +11,14 @@ machine), µs of host time per simulated output token, simulated requests per se
 wall time, peak RSS (MiB), and the Python share: the part of the wall time spent outside the core's
 Replay call (config compile, reading the columns).
 
-Then the stop latency: a replay of 10^7 requests is interrupted with SIGINT after
-1–3 s of wall time, and the time from the signal to the KeyboardInterrupt reaching the
-caller is printed (the target is 0.5 s).
+With ``--repeat N`` each workload runs N times, each in its own fresh process; the row
+shows the medians and a line below it the range (lowest–highest) of wall s, CPU s,
+sim req/s and peak MiB.
+
+Then, when every workload ran (neither ``--only`` nor ``--perf`` given: ``make bench``),
+the stop latency: a replay of 10^7 requests is interrupted with SIGINT after 1–3 s of
+wall time, and the time from the signal to the KeyboardInterrupt reaching the caller is
+printed (the target is 0.5 s); and the report.save timings.
 """
 
 from __future__ import annotations
@@ -20,6 +26,7 @@ from __future__ import annotations
 import argparse
 import multiprocessing as mp
 import resource
+import statistics
 import sys
 import time
 from pathlib import Path
@@ -290,38 +297,78 @@ def save_times(ctx, n: int = 1_000_000, repeats: int = 3) -> None:
         print(f"  {fmt:<8} {cpu:>6.2f} {wall:>7.2f} {load:>8.2f} {size / 1e6:>7.1f}", flush=True)
 
 
+def _median_run(runs: list[dict]) -> dict:
+    """The median of each timing and of the peak RSS over ``runs`` (one workload's fresh
+    processes); requests and tokens are the same in every run (the replay is
+    deterministic) and are taken from the first."""
+    out = dict(runs[0])
+    for key in ("wall", "cpu", "core", "rss_mib"):
+        out[key] = statistics.median(r[key] for r in runs)
+    return out
+
+
+def _range_line(runs: list[dict]) -> str:
+    """Lowest–highest of wall s, CPU s, sim req/s and peak MiB over ``runs``."""
+    def span(values, fmt):
+        return f"{fmt.format(min(values))}–{fmt.format(max(values))}"
+    return (f"{'':<8} {'  range of ' + str(len(runs)) + ' runs':<32} "
+            f"wall {span([r['wall'] for r in runs], '{:.2f}')} s, "
+            f"CPU {span([r['cpu'] for r in runs], '{:.2f}')} s, "
+            f"sim req/s {span([r['requests'] / r['wall'] for r in runs], '{:,.0f}')}, "
+            f"peak {span([r['rss_mib'] for r in runs], '{:.0f}')} MiB")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--perf", choices=["roofline", "aic", "both"], default="both")
+    ap.add_argument("--perf", choices=["roofline", "aic", "both"], default=None,
+                    help="the perf backends to run (default both); with it, the stop-latency "
+                         "and save benches are skipped")
     ap.add_argument("--quick", action="store_true", help="smaller 16k-client and 1M runs")
-    ap.add_argument("--only", default="", help="run only the workloads whose name contains this text")
+    ap.add_argument("--only", default=None,
+                    help="run only the workloads whose name contains this text (and skip the "
+                         "stop-latency and save benches)")
+    ap.add_argument("--repeat", type=int, default=1, metavar="N",
+                    help="run each workload N times, each in a fresh process; print the "
+                         "medians and the range (default 1)")
     ap.add_argument("--save-only", action="store_true",
                     help="only the report.save timings at 1,000,000 records")
     ap.add_argument("--stop-only", action="store_true",
                     help="only the Ctrl-C latencies (a long replay, a long save)")
     args = ap.parse_args()
+    if args.repeat < 1:
+        ap.error(f"--repeat must be at least 1, got {args.repeat}")
     if args.save_only:
         save_times(mp.get_context("spawn"))
         return
     if args.stop_only:
         stop_latencies(mp.get_context("spawn"))
         return
-    perfs = ["roofline", "aic"] if args.perf == "both" else [args.perf]
+    selected = args.only is not None or args.perf is not None
+    perf_arg = args.perf or "both"
+    perfs = ["roofline", "aic"] if perf_arg == "both" else [perf_arg]
     ctx = mp.get_context("spawn")  # fork is unsafe once the Go runtime has started
     print(f"{'perf':<8} {'workload':<32} {'requests':>9} {'out tokens':>12} {'wall s':>7} {'CPU s':>6} "
-          f"{'µs/token':>8} {'sim req/s':>10} {'peak MiB':>8} {'python':>7}")
+          f"{'µs/token':>8} {'sim req/s':>10} {'peak MiB':>8} {'python':>7}"
+          + (f"   (medians of {args.repeat} runs)" if args.repeat > 1 else ""))
     for perf in perfs:
         if perf == "aic" and not AIC_DB.exists():
             print(f"{perf:<8} (skipped: {AIC_DB} not found)")
             continue
         for name, spec in workloads(perf, args.quick):
-            if args.only not in name:
+            if args.only is not None and args.only not in name:
                 continue
-            with ctx.Pool(1, maxtasksperchild=1) as pool:
-                r = pool.apply(_run, (spec,))
+            runs = []
+            for _ in range(args.repeat):
+                with ctx.Pool(1, maxtasksperchild=1) as pool:
+                    runs.append(pool.apply(_run, (spec,)))
+            r = _median_run(runs)
             print(f"{perf:<8} {name:<32} {r['requests']:>9,} {r['tokens']:>12,} {r['wall']:>7.2f} {r['cpu']:>6.2f} "
                   f"{r['wall'] * 1e6 / max(r['tokens'], 1):>8.3f} {r['requests'] / r['wall']:>10,.0f} "
                   f"{r['rss_mib']:>8.0f} {1 - r['core'] / r['wall']:>7.1%}", flush=True)
+            if args.repeat > 1:
+                print(_range_line(runs), flush=True)
+    if selected:
+        return
     stop_latencies(ctx)
     save_times(ctx)
 
