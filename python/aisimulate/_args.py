@@ -7,23 +7,38 @@ from __future__ import annotations
 
 from typing import Any, Iterable, Mapping
 
+from .errors import AisimulateError
+
 
 def _describe(value: Any) -> str:
     return f"{value!r} ({type(value).__name__})"
 
 
-def names(arg: str, value: Any, choices: Iterable[str], what: str) -> list[str]:
-    """``value`` as a list of names from ``choices``, order kept: one name (a ``str``)
-    or an iterable of names.
+class GivenTwice(AisimulateError, ValueError):
+    """A name given twice to :func:`names`; ``name`` is the name."""
+
+    def __init__(self, message: str, name: str) -> None:
+        super().__init__(message)
+        self.name = name
+
+    def _ctor(self) -> tuple[tuple, dict]:
+        return (str(self), self.name), {}
+
+
+def names(arg: str, value: Any, choices: Iterable[str] | None, what: str) -> list[str]:
+    """``value`` as a list of names from ``choices`` (``None``: any name), order kept:
+    one name (a ``str``) or an iterable of names. The one check of a name given twice,
+    for the API and the CLI (``aisimulate.cli._parse_names``).
 
     Raises:
         TypeError: ``value`` is neither (or holds a non-string); the message names
             ``arg`` and the accepted forms.
-        ValueError: a name is not among ``choices``, or is given twice (refused, not
-            dropped: as the CLI's ``--records parquet,parquet``).
+        ValueError: a name is not among ``choices``; :class:`GivenTwice`, a name is
+            given twice (refused, not dropped: as the CLI's ``--records parquet,parquet``).
     """
-    choices = list(choices)
-    forms = f"one of {', '.join(map(repr, choices))} or a list of them"
+    choices = None if choices is None else list(choices)
+    forms = ("a name or a list of names" if choices is None
+             else f"one of {', '.join(map(repr, choices))} or a list of them")
     if isinstance(value, str):
         items = [value]
     elif isinstance(value, (bytes, Mapping)) or not isinstance(value, Iterable):
@@ -33,13 +48,13 @@ def names(arg: str, value: Any, choices: Iterable[str], what: str) -> list[str]:
         odd = [v for v in items if not isinstance(v, str)]
         if odd:
             raise TypeError(f"{arg} must be {forms}, got {_describe(value)} holding {_describe(odd[0])}")
-    unknown = [v for v in items if v not in choices]
+    unknown = [] if choices is None else [v for v in items if v not in choices]
     if unknown:
         raise ValueError(f"unknown {what} {unknown} in {arg}: choose from {', '.join(choices)}")
     twice = next((v for i, v in enumerate(items) if v in items[:i]), None)
     if twice is not None:
         one = what.replace("(s)", "")
-        raise ValueError(f"{arg}: {twice!r} is given twice in {_shown(value, items)}: give each {one} once")
+        raise GivenTwice(f"{arg}: {twice!r} is given twice in {_shown(value, items)}: give each {one} once", twice)
     return items
 
 

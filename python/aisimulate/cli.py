@@ -373,28 +373,9 @@ def parse_exports(texts: Sequence[str] | None) -> list[str]:
     "vllm"]`` (``[]`` without the option).
 
     Raises:
-        _UsageError: an empty list, an unknown format, or one given twice (within one
-            value or across repeated options).
+        _UsageError: as :func:`_parse_names`.
     """
-    if texts is None:
-        return []
-    formats: list[str] = []
-    for text in texts:
-        these = [f.strip().lower() for f in text.split(",") if f.strip()]
-        bad = [f for f in these if f not in EXPORTS]
-        if not these or bad:
-            raise _UsageError(f"--export {text!r}: choose one or more of {', '.join(EXPORTS)}, comma-separated")
-        formats += these
-    _once("--export", ",".join(texts), formats)
-    return formats
-
-
-def _once(flag: str, text: str, formats: Sequence[str]) -> None:
-    """A format named twice in ``flag``'s list is exit 2, as a key given twice in
-    ``--slo`` is (not quietly dropped)."""
-    twice = next((f for i, f in enumerate(formats) if f in formats[:i]), None)
-    if twice is not None:
-        raise _UsageError(f"{flag} {twice}: given twice in {text!r}: give each format once")
+    return [] if texts is None else _parse_names("--export", texts, EXPORTS)
 
 
 def parse_records(texts: Sequence[str] | None) -> list[str]:
@@ -402,23 +383,40 @@ def parse_records(texts: Sequence[str] | None) -> list[str]:
     "csv"]`` (``["parquet"]`` without the option).
 
     Raises:
-        _UsageError: an empty list, an unknown format, or one given twice (within one
-            value or across repeated options).
+        _UsageError: as :func:`_parse_names`.
     """
     from ._tables import FILES
 
-    if texts is None:
-        return ["parquet"]
-    formats: list[str] = []
+    return ["parquet"] if texts is None else _parse_names("--records", texts, FILES)
+
+
+def _parse_names(flag: str, texts: Sequence[str], choices: Sequence[str] | None = None,
+                 what: str = "format") -> list[str]:
+    """The names in ``flag``'s values ``texts`` (each comma-separated; the option may be
+    repeated), in order. With ``choices`` (formats, lower case) a name is taken in any
+    case and an empty list or a name not among them is refused; without (columns,
+    fields) every name is taken as written. A name given twice, within one value or
+    across repeated options, is refused by :func:`aisimulate._args.names` (exit 2, as a
+    key given twice in ``--slo``: not quietly dropped).
+
+    Raises:
+        _UsageError: naming ``flag`` and the value or the name.
+    """
+    from . import _args
+
+    names: list[str] = []
     for text in texts:
-        these = [f.strip().lower() for f in text.split(",") if f.strip()]
-        bad = [f for f in these if f not in FILES]
-        if not these or bad:
-            raise _UsageError(f"--records {text!r}: choose one or more of {', '.join(FILES)}, "
-                              "comma-separated")
-        formats += these
-    _once("--records", ",".join(texts), formats)
-    return formats
+        these = [n.strip() for n in text.split(",") if n.strip()]
+        if choices is not None:
+            these = [n.lower() for n in these]
+            if not these or any(n not in choices for n in these):
+                raise _UsageError(f"{flag} {text!r}: choose one or more of {', '.join(choices)}, "
+                                  "comma-separated")
+        names += these
+    try:
+        return _args.names(flag, names, choices, what)
+    except _args.GivenTwice as exc:
+        raise _UsageError(f"{flag} {exc.name}: given twice in {','.join(texts)!r}: give each {what} once") from None
 
 
 def flatten_summary(summary: Mapping[str, Any]) -> dict[str, Any]:

@@ -11,7 +11,7 @@ from typing import Any, Sequence
 
 from ._files import input_files, same_file, write_replacing
 from ._sweep.points import expand
-from .cli import (_UsageError, _write, add_config_arguments, config_from_args,
+from .cli import (_UsageError, _parse_names, _write, add_config_arguments, config_from_args,
                   config_source_from_args, parse_slos, progress_of, add_progress_argument)
 from .cli_outputs import check_output_file, figure_suffixes, write_figure
 from .config import parse_config_text, read_config_bytes
@@ -46,21 +46,18 @@ def parse_grid(items: Sequence[str]) -> dict[Any, list[Any]]:
     ``--grid F1,F2=a1:a2,b1:b2`` → the grid :func:`aisimulate.sweep` takes.
 
     Raises:
-        _UsageError: an item without ``=``, an empty field or value list, or a coupled
-            value with the wrong number of parts.
+        _UsageError: an item without ``=``, an empty field or value list, a field
+            given twice, or a coupled value with the wrong number of parts.
     """
-    grid: dict[Any, list[Any]] = {}
-    seen: set[str] = set()
-    for item in items:
-        fields, sep, values = item.partition("=")
-        names = [f.strip() for f in fields.split(",")]
-        if not sep or not all(names) or not values.strip():
+    parsed = [(item, *item.partition("=")) for item in items]
+    for item, fields, sep, values in parsed:
+        if not sep or not all(f.strip() for f in fields.split(",")) or not values.strip():
             raise _UsageError(f"--grid {item!r}: expected FIELD=V1,V2,… (or F1,F2=a1:a2,b1:b2)")
-        for name in names:
-            if name in seen:
-                raise _UsageError(f"--grid {name}: the field is given twice: give all its values "
-                                  f"in one --grid {name}=V1,V2,…")
-            seen.add(name)
+    # a field in two --grid options (its values would be ambiguous): exit 2, naming it
+    _parse_names("--grid", [fields for _, fields, _, _ in parsed], what="field")
+    grid: dict[Any, list[Any]] = {}
+    for item, fields, sep, values in parsed:
+        names = [f.strip() for f in fields.split(",")]
         parts = values.split(",")
         if len(names) == 1:
             grid[names[0]] = [_value(v, f"--grid {names[0]}") for v in parts]
@@ -177,19 +174,14 @@ def _slo_columns_kept(df):
     return out
 
 
-def _parse_columns(text: str | None, slo: Any) -> list[str] | None:
-    """``--columns C1,C2`` → ``["C1", "C2"]`` (``None`` without the option).
+def _parse_columns(text: str | None) -> list[str] | None:
+    """``--columns C1,C2`` → ``["C1", "C2"]`` (``None`` without the option; an unknown
+    column is the API's ConfigError).
 
     Raises:
         _UsageError: a column named twice.
     """
-    if text is None:
-        return None
-    columns = [c.strip() for c in text.split(",") if c.strip()]
-    twice = next((c for i, c in enumerate(columns) if c in columns[:i]), None)
-    if twice is not None:
-        raise _UsageError(f"--columns {twice}: given twice in {text!r}: give each column once")
-    return columns
+    return None if text is None else _parse_names("--columns", [text], what="column")
 
 
 def _in_order(df, columns: Sequence[str]):
@@ -212,7 +204,7 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
         raise _UsageError("give the points as --grid FIELD=V1,V2 (repeatable) or as --points FILE, one of the two")
     points = parse_grid(args.grid) if args.grid else _read_points(args.points)
     slo = parse_slos(args.slo)  # repeatable, and each may be a comma list, as replay's
-    columns = _parse_columns(args.columns, slo)
+    columns = _parse_columns(args.columns)
     if args.jobs is not None and args.jobs < 1:
         raise _UsageError(f"--jobs {args.jobs}: must be ≥ 1")
     if args.out is not None:  # fail before simulating, not after

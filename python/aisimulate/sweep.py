@@ -56,16 +56,10 @@ def _check_options(backend: str, errors: str, slo: Mapping[str, float] | None,
     every = metric_columns(slo)
     if columns is None:
         return every
-    if isinstance(columns, str):  # one column, not its characters
-        columns = [columns]
-    twice = next((c for i, c in enumerate(columns) if c in columns[:i]), None)
-    if twice is not None:
-        raise ConfigError("", f"sweep column {twice!r} is given twice: give each column once")
-    unknown = [c for c in columns if c not in every]
-    if unknown:
-        raise ConfigError("", f"unknown sweep column(s) {', '.join(map(repr, unknown))}; "
-                          f"known: {', '.join(every)}")
-    return list(columns)
+    try:
+        return _args.names("columns", columns, every, "sweep column(s)")
+    except ValueError as exc:  # unknown or given twice: a ConfigError, as every option's
+        raise ConfigError("", str(exc)) from None
 
 
 def sweep(base: str | os.PathLike[str] | Mapping[str, Any] | Spec,
@@ -123,7 +117,7 @@ def sweep(base: str | os.PathLike[str] | Mapping[str, Any] | Spec,
             ``errors="raise"``, also a point whose spec is invalid (checked the same way).
         ConfigError, InfeasibleError, DataError, SimulationError: ``errors="raise"`` and a
             point failed (``exc.__notes__`` names the point).
-        TypeError: ``slo`` is not a mapping.
+        TypeError: ``slo`` is not a mapping, or ``columns`` neither a name nor a list of names.
         ImportError: pandas, or for ``backend="ray"`` Ray, is not installed.
     """
     pd = _lazy.module("pandas")
