@@ -108,3 +108,13 @@ def test_a_format_given_twice_is_exit_2(tmp_path, capsys, flag, value, name):
     err = capsys.readouterr().err.strip().splitlines()
     assert err == [f"aisimulate: error: {flag} {name}: given twice in {value!r}: give each format once"]
     assert not out.exists()
+
+
+def test_trace_out_that_is_a_result_file_is_exit_2(tmp_path, capsys):
+    out = tmp_path / "out"
+    args = ["replay", str(REPO / "examples" / "quickstart.yaml"), "-q", "--output-dir", str(out),
+            "--records", "csv", "--trace-out", str(out / "requests.csv")]
+    assert cli_main(args) == 2
+    assert capsys.readouterr().err == (f"aisimulate: error: --trace-out {out / 'requests.csv'} is also the result "
+                                       f"file requests.csv of --output-dir {out}: choose another file\n")
+    assert not out.exists()

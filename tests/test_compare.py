@@ -250,6 +250,8 @@ def test_cli_compare_output_paths_are_checked_before_the_replay(tmp_path, capsys
     def replayed(*a, **k):
         raise AssertionError("replayed before the output paths were checked")
 
+    link = tmp_path / "same.png"  # the figure's name, a link to the pairs' file
+    link.symlink_to(tmp_path / "same.csv")
     cases = [
         (["--plot", str(tmp_path)], ["--plot", str(tmp_path), "is a folder"]),
         (["--plot", f"{path}/p.png"], ["--plot", f"{path} is a file"]),
@@ -258,6 +260,8 @@ def test_cli_compare_output_paths_are_checked_before_the_replay(tmp_path, capsys
         (["--requests-out", str(cfg)], ["--requests-out", "would overwrite the input file", str(cfg)]),
         (["--requests-out", "r.txt"], ["--requests-out r.txt", ".csv", ".parquet"]),
         (["--requests-out", "/proc/self/r.csv"], ["--requests-out /proc/self/r.csv", "cannot write in /proc/self"]),
+        (["--plot", str(link), "--requests-out", str(tmp_path / "same.csv")],
+         [f"--requests-out {tmp_path / 'same.csv'} is also the file of --plot"]),
     ]
     with monkeypatch.context() as m:
         m.setattr(aisimulate, "replay", replayed)

@@ -344,16 +344,22 @@ def same_file(a: str | os.PathLike[str], b: str | os.PathLike[str]) -> bool:
         return False
 
 
+def overwritten_input(out: str | os.PathLike[str], inputs: Iterable[str]) -> str | None:
+    """The one of ``inputs`` (the files a replay reads) that writing ``out`` would
+    overwrite (:func:`same_file`), or None."""
+    return next((src for src in inputs if src and same_file(out, src)), None)
+
+
 def refuse_overwrite(out: str | os.PathLike[str], inputs: Iterable[str], instead: str) -> None:
     """Refuse to write ``out`` when it is one of ``inputs`` (the files the replay read).
 
     Raises:
         ConfigError: naming the output, the input and ``instead`` (what to do).
     """
-    for src in inputs:
-        if src and same_file(out, src):
-            raise ConfigError("", f"writing {out} would overwrite the input file {src} "
-                                  f"that this replay read: {instead}")
+    src = overwritten_input(out, inputs)
+    if src is not None:
+        raise ConfigError("", f"writing {out} would overwrite the input file {src} "
+                              f"that this replay read: {instead}")
 
 
 def _listed_files(marker: Path) -> list[str]:

@@ -43,7 +43,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 from . import __version__, check, replay
 from ._startup import EXIT_INTERRUPTED, release
-from .cli_outputs import _UsageError, check_output_dir, check_output_file
+from .cli_outputs import _UsageError, check_apart, check_output_dir, check_output_file
 from .config import Spec, load_config, parse_config_text, read_config_bytes
 from .errors import BackendVersionWarning, ConfigError, DataError, SimulationError
 
@@ -306,7 +306,7 @@ def _check_replay_outputs(args: argparse.Namespace, spec: Spec, formats: Sequenc
     Raises:
         _UsageError: naming the option and both paths.
     """
-    from ._files import input_files, result_files, same_file
+    from ._files import input_files, result_files
 
     inputs = input_files(spec.data, spec.source)
     names = result_files(formats, exports)
@@ -315,10 +315,9 @@ def _check_replay_outputs(args: argparse.Namespace, spec: Spec, formats: Sequenc
     if args.trace_out is not None:
         check_output_file("--trace-out", args.trace_out, inputs)
         if args.output_dir:
-            for name in names:
-                if same_file(args.trace_out, os.path.join(args.output_dir, name)):
-                    raise _UsageError(f"--trace-out {args.trace_out} is also the result file "
-                                      f"{name} of --output-dir {args.output_dir}: choose another file")
+            check_apart("--trace-out", args.trace_out,
+                        {f"the result file {name} of --output-dir {args.output_dir}":
+                         os.path.join(args.output_dir, name) for name in names})
 
 
 def parse_slo(text: str | None) -> dict[str, float] | None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 import tempfile
-from typing import Any, Iterable, Sequence
+from typing import Any, Iterable, Mapping, Sequence
 
 from . import _files, _lazy
 from .errors import ConfigError
@@ -35,11 +35,24 @@ def check_output_file(flag: str, path: str, inputs: Iterable[str] = (),
         raise _UsageError(f"{flag} {path}: is a folder: give a file name")
     if suffixes and os.path.splitext(path)[1].lower() not in suffixes:
         raise _UsageError(f"{flag} {path}: the file name must end in one of {', '.join(suffixes)}")
-    for src in inputs:
-        if src and _files.same_file(path, src):
-            raise _UsageError(f"{flag} {path} would overwrite the input file {src} that this "
-                             "run reads: choose another file")
+    src = _files.overwritten_input(path, inputs)
+    if src is not None:
+        raise _UsageError(f"{flag} {path} would overwrite the input file {src} that this "
+                          "run reads: choose another file")
     writable_folder(flag, path, os.path.dirname(os.path.abspath(path)))
+
+
+def check_apart(flag: str, path: str, others: Mapping[str, str]) -> None:
+    """Check that the output file ``path`` given as ``flag`` is none of the run's other
+    outputs ``others`` (what each is → its path), which it would overwrite or be
+    overwritten by.
+
+    Raises:
+        _UsageError: naming ``flag``, ``path`` and the other output.
+    """
+    for what, other in others.items():
+        if _files.same_file(path, other):
+            raise _UsageError(f"{flag} {path} is also {what}: choose another file")
 
 
 def check_output_dir(flag: str, directory: str, names: Iterable[str], inputs: Iterable[str],

@@ -9,11 +9,11 @@ import os
 import sys
 from typing import Any, Sequence
 
-from ._files import input_files, same_file, write_replacing
+from ._files import input_files, write_replacing
 from ._sweep.points import expand
 from .cli import (_UsageError, _parse_names, _write, add_config_arguments, config_from_args,
                   config_source_from_args, parse_slos, progress_of, add_progress_argument)
-from .cli_outputs import check_output_file, figure_suffixes, write_figure
+from .cli_outputs import check_apart, check_output_file, figure_suffixes, write_figure
 from .config import parse_config_text, read_config_bytes
 from .errors import ConfigError
 
@@ -328,8 +328,8 @@ def _cmd_compare(args: argparse.Namespace) -> int:
         check_output_file("--plot", args.plot, inputs, figure_suffixes())
     if args.requests_out is not None:
         check_output_file("--requests-out", args.requests_out, inputs, _TABLE_SUFFIXES)
-        if args.plot is not None and same_file(args.plot, args.requests_out):
-            raise _UsageError(f"--plot and --requests-out are the same file: {args.plot}")
+        if args.plot is not None:
+            check_apart("--requests-out", args.requests_out, {"the file of --plot": args.plot})
     result = compare(src, args.aiperf, concurrency=args.concurrency, overrides=overrides,
                      progress=progress_of(args))
     try:
