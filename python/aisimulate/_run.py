@@ -13,11 +13,12 @@ unnamed temporary file (``tempfile.TemporaryFile``, reached by the core through
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sys
 import threading
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 from . import _lazy, _native
 from .errors import ConfigError, DataError, SimulationError
@@ -85,6 +86,22 @@ def make_bar(*, total: int | None, desc: str, unit: str):
 
     return tqdm(total=total or None, desc=desc, unit=unit, delay=PROGRESS_DELAY_S, leave=False,
                 file=sys.stderr, dynamic_ncols=True)
+
+
+@contextlib.contextmanager
+def save_progress(progress: bool | None, total: int, desc: str = "save") -> Iterator[Callable[[int], None]]:
+    """The progress of writing ``total`` records (a save, an export, the work after a
+    streamed replay): yields ``advance(k)``, which moves a bar (:func:`make_bar`) when
+    ``progress`` is wanted (:func:`progress_wanted`) and there is work, else does
+    nothing; the bar is closed on leaving."""
+    if not (progress_wanted(progress) and total):
+        yield lambda k: None
+        return
+    bar = make_bar(total=total, desc=desc, unit="rec")
+    try:
+        yield bar.update
+    finally:
+        bar.close()
 
 
 def columns_file():

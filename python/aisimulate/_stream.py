@@ -33,23 +33,6 @@ from . import _lazy, _native, _tables
 CHUNK_SHIFT = 16
 
 
-def chunk_columns(head: Mapping[str, Any], buf) -> dict[str, Any]:
-    """The column arrays of a columnar header and its bytes (views into ``buf``), with
-    ``_statuses``, ``_reasons``, ``_sessions`` and ``_header`` as :meth:`ReplayReport.from_columnar`
-    keeps them (no sorting)."""
-    np = _lazy.module("numpy")
-
-    n = int(head["n"])
-    cols: dict[str, Any] = {c["name"]: np.frombuffer(buf, dtype=np.dtype(c["dtype"]), count=n,
-                                                     offset=int(c["offset"]))
-                            for c in head["columns"]}
-    cols["_statuses"] = list(head.get("statuses") or [])
-    cols["_reasons"] = list(head.get("reasons") or [])
-    cols["_sessions"] = list(head.get("sessions") or [])
-    cols["_header"] = {c["name"]: c for c in head["columns"]}
-    return cols
-
-
 class RecordStream:
     """Takes the core's streamed chunks from ``chunk_dir`` in order and appends them to
     ``targets`` (format → path): :meth:`poll` while the replay runs, :meth:`close` once
@@ -84,7 +67,7 @@ class RecordStream:
             if fmt == "parquet":
                 np = _lazy.module("numpy")
 
-                cols = chunk_columns(head, np.fromfile(data, dtype=np.uint8))
+                cols = _tables.columns_of(head, np.fromfile(data, dtype=np.uint8))
                 if self._dtypes is None:
                     self._dtypes = {name: cols[name][:0] for name in fields}
                 self._row_groups(path, _tables.arrow_table(cols, fields))
@@ -149,10 +132,7 @@ class RecordStream:
             empty = ReplayReport.from_columnar({"summary": {}, "columns": head}, b"")
             cols = empty._columns
             for fmt, path in self.targets.items():
-                if fmt == "parquet":
-                    _tables.write_parquet(cols, list(cols["_header"]), 0, path, lambda k: None)
-                else:
-                    _tables.write_text(cols, list(cols["_header"]), 0, path, fmt, lambda k: None)
+                _tables.write_table(cols, list(cols["_header"]), 0, path, fmt, lambda k: None)
         if self._parquet is not None:
             self._parquet.close()
             self._parquet = None
@@ -215,10 +195,7 @@ def columns_from_table(path: Path, fmt: str, head: Mapping[str, Any]) -> dict[st
             cols[c["name"]] = arr.fill_null(-1).to_numpy().astype(dtype)
         else:
             cols[c["name"]] = arr.to_numpy().astype(dtype)
-    cols["_statuses"] = list(head.get("statuses") or [])
-    cols["_reasons"] = list(head.get("reasons") or [])
-    cols["_sessions"] = list(head.get("sessions") or [])
-    cols["_header"] = {c["name"]: c for c in head["columns"]}
+    cols.update(_tables.label_lists(head))
     return cols
 
 
@@ -263,7 +240,7 @@ def replay_into(spec_json: str, options: dict[str, Any], directory, formats: Seq
     tempfile = _lazy.module("tempfile")
 
     from . import _files
-    from ._run import make_bar, progress_wanted, replay_native
+    from ._run import replay_native, save_progress
     from .report import ReplayReport
 
     out = _files.ResultDir(directory, inputs=_files.input_files(json.loads(spec_json), config_file), force=force)
@@ -287,13 +264,8 @@ def replay_into(spec_json: str, options: dict[str, Any], directory, formats: Seq
         # The work after the replay (a sorted rewrite, the AIPerf records) takes seconds
         # at 10^6 records: a bar of its own, as save() shows, after the replay's.
         total = n * ((len(targets) if rewrite else 0) + ("aiperf" in exports))
-        bar = make_bar(total=total, desc="save", unit="rec") if progress_wanted(progress) and total else None
-        advance = bar.update if bar is not None else (lambda k: None)
-        try:
+        with save_progress(progress, total) as advance:
             return _finish(report, out, targets, exports, source, rewrite, advance)
-        finally:
-            if bar is not None:
-                bar.close()
 
 
 def _finish(report, out, targets: Mapping[str, Path], exports: Sequence[str],
@@ -312,10 +284,7 @@ def _finish(report, out, targets: Mapping[str, Path], exports: Sequence[str],
         n = report._count()
         fields = list(cols["_header"])
         for fmt, path in targets.items():
-            if fmt == "parquet":
-                _tables.write_parquet(report._cols, fields, n, path, advance)
-            else:
-                _tables.write_text(report._cols, fields, n, path, fmt, advance)
+            _tables.write_table(report._cols, fields, n, path, fmt, advance)
     files = {_tables.FILES[f]: {"format": f, "bytes": p.stat().st_size} for f, p in targets.items()}
     final = report._streamed is not None
     written = report._commit(out, files, exports, advance)

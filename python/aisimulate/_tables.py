@@ -33,6 +33,29 @@ CHUNK_ROWS = 65_536
 #: Record table formats, with the file each writes.
 FILES = {"parquet": "requests.parquet", "csv": "requests.csv", "jsonl": "requests.jsonl"}
 
+def columns_of(head: Mapping[str, Any], buf) -> dict[str, Any]:
+    """The column arrays of a columnar header (``n`` and ``columns``: ``name``,
+    ``dtype``, ``offset``) and its bytes (views into ``buf``, in the core's order), with
+    :func:`label_lists`."""
+    np = _lazy.module("numpy")
+
+    n = int(head["n"])
+    cols: dict[str, Any] = {c["name"]: np.frombuffer(buf, dtype=np.dtype(c["dtype"]), count=n,
+                                                     offset=int(c["offset"]))
+                            for c in head["columns"]}
+    cols.update(label_lists(head))
+    return cols
+
+
+def label_lists(head: Mapping[str, Any]) -> dict[str, Any]:
+    """What a report's columns keep beside the arrays, from the header: ``_statuses``,
+    ``_reasons``, ``_sessions`` (the strings the labelled columns index; ``_sessions``
+    a trace's string session ids) and ``_header`` (name → the column's header)."""
+    return {"_statuses": list(head.get("statuses") or []), "_reasons": list(head.get("reasons") or []),
+            "_sessions": list(head.get("sessions") or []),
+            "_header": {c["name"]: c for c in head["columns"]}}
+
+
 def _labels(cols: Mapping[str, Any], name: str) -> list[str] | None:
     """The strings a labelled column (status, reason) indexes, from the core's header."""
     info = cols["_header"][name]
@@ -85,6 +108,16 @@ def _arrow_array(pa, np, v, valid):
     bitmap = pa.py_buffer(np.packbits(valid, bitorder="little")) if nulls else None
     return pa.Array.from_buffers(pa.from_numpy_dtype(v.dtype), len(v), [bitmap, pa.py_buffer(v)],
                                  null_count=nulls)
+
+
+def write_table(cols: Mapping[str, Any], fields: Sequence[str], n: int, path: Path, fmt: str,
+                advance: Callable[[int], None]) -> None:
+    """Write the table to ``path`` in ``fmt`` (a key of :data:`FILES`):
+    :func:`write_parquet` or :func:`write_text`."""
+    if fmt == "parquet":
+        write_parquet(cols, fields, n, path, advance)
+    else:
+        write_text(cols, fields, n, path, fmt, advance)
 
 
 def write_parquet(cols: Mapping[str, Any], fields: Sequence[str], n: int, path: Path,

@@ -230,20 +230,14 @@ def write_aiperf(report: "ReplayReport", directory, *, progress: bool | None = N
         OSError: a file cannot be written (nothing is replaced).
     """
     from . import _files
-    from ._run import make_bar, progress_wanted
+    from ._run import save_progress
 
     n = report._count()
     out = _files.ResultDir(directory, inputs=inputs, marker=AIPERF_FILES[1], force=force)
     out.check_names(AIPERF_FILES)
-    bar = make_bar(total=n, desc="aiperf export", unit="rec") if progress_wanted(progress) and n else None
-    advance: Callable[[int], None] = bar.update if bar is not None else (lambda k: None)
-    try:
-        with out:
-            write_export(report, "aiperf", out, advance)
-            return out.commit()
-    finally:
-        if bar is not None:
-            bar.close()
+    with save_progress(progress, n, "aiperf export") as advance, out:
+        write_export(report, "aiperf", out, advance)
+        return out.commit()
 
 
 #: Export name → the files it writes (the AIPerf JSON is the one written last).

@@ -177,25 +177,18 @@ class ReplayReport:
         Raises:
             ValueError: the result is not well formed.
         """
+        from ._tables import columns_of
+
         np = _lazy.module("numpy")
 
         summary, layout = report.get("summary"), report.get("columns")
         if not isinstance(summary, Mapping) or not isinstance(layout, Mapping):
             raise ValueError("columnar report needs 'summary' and 'columns' objects")
-        n = int(layout["n"])
-        cols: dict[str, Any] = {}
-        for c in layout["columns"]:
-            cols[c["name"]] = np.frombuffer(buf, dtype=np.dtype(c["dtype"]), count=n,
-                                            offset=int(c["offset"]))
-        header = {c["name"]: c for c in layout["columns"]}
+        cols = columns_of(layout, buf)
         ids = cols["request_id"]
-        if n > 1 and not bool(np.all(ids[1:] >= ids[:-1])):  # the core sends in id order mostly
+        if len(ids) > 1 and not bool(np.all(ids[1:] >= ids[:-1])):  # the core sends in id order mostly
             order = np.argsort(ids, kind="stable")
-            cols = {k: v[order] for k, v in cols.items()}
-        cols["_statuses"] = list(layout.get("statuses") or [])
-        cols["_reasons"] = list(layout.get("reasons") or [])
-        cols["_sessions"] = list(layout.get("sessions") or [])  # a trace's string session ids
-        cols["_header"] = header
+            cols = {k: (v if k.startswith("_") else v[order]) for k, v in cols.items()}
         self = cls.__new__(cls)
         self.summary, self.metadata = dict(summary), dict(report.get("metadata") or {})
         self._requests, self._cols, self._streamed = None, cols, None
@@ -424,7 +417,7 @@ class ReplayReport:
             KeyboardInterrupt: Ctrl-C; nothing is replaced.
         """
         from . import _args, _files, _tables, exports as _exports
-        from ._run import make_bar, progress_wanted
+        from ._run import save_progress
 
         formats = _args.names("formats", formats, _tables.FILES, "record format(s)")
         if not formats:
@@ -433,29 +426,20 @@ class ReplayReport:
         out = _files.ResultDir(directory, inputs=self._input_files(), force=force)
         out.check_names(_files.result_files(formats, exports))
         n = self._count()
-        total = n * (len(formats) + ("aiperf" in exports))
-        bar = make_bar(total=total, desc="save", unit="rec") if progress_wanted(progress) and n else None
-        advance = bar.update if bar is not None else (lambda k: None)
         fields = list(self._columns["_header"]) if self._columns is not None \
             else list(__getattr__("REQUEST_FIELDS"))
         files: dict[str, dict[str, Any]] = {}
-        try:
-            with out:
-                for fmt in formats:
-                    name = _tables.FILES[fmt]
-                    tmp = out.temp(name)
-                    if self._columns is None:
-                        _tables.write_records_slow(self.requests, fields, tmp, fmt)
-                        advance(n)
-                    elif fmt == "parquet":
-                        _tables.write_parquet(self._columns, fields, n, tmp, advance)
-                    else:
-                        _tables.write_text(self._columns, fields, n, tmp, fmt, advance)
-                    files[name] = {"format": fmt, "bytes": tmp.stat().st_size}
-                return self._commit(out, files, exports, advance)
-        finally:
-            if bar is not None:
-                bar.close()
+        with save_progress(progress, n * (len(formats) + ("aiperf" in exports))) as advance, out:
+            for fmt in formats:
+                name = _tables.FILES[fmt]
+                tmp = out.temp(name)
+                if self._columns is None:
+                    _tables.write_records_slow(self.requests, fields, tmp, fmt)
+                    advance(n)
+                else:
+                    _tables.write_table(self._columns, fields, n, tmp, fmt, advance)
+                files[name] = {"format": fmt, "bytes": tmp.stat().st_size}
+            return self._commit(out, files, exports, advance)
 
     def _commit(self, out, files: dict[str, dict[str, Any]], exports: Sequence[str],
                 advance) -> dict[str, Path]:
