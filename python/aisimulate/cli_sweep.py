@@ -196,7 +196,7 @@ def _in_order(df, columns: Sequence[str]):
 
 
 def _cmd_sweep(args: argparse.Namespace) -> int:
-    from .sweep import sweep
+    from .sweep import UnknownFieldError, sweep
     from ._sweep.point import SLO_COLUMNS
 
     spec = config_from_args(args)
@@ -218,13 +218,9 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
         asked = None if columns is None else [c for c in columns if slo or c not in SLO_COLUMNS]
         df = sweep(spec, points, jobs=args.jobs, backend=args.backend, errors=args.errors, columns=asked,
                    slo=slo or None, progress=progress_of(args), ray_address=args.ray_address)
-    except ConfigError as exc:  # a misspelt field, found before any point ran: name the option
-        fields = {f for p in expand(points) for f in p}
-        if exc.reason.startswith("unknown field") and any(f == exc.field or f.startswith(exc.field + ".")
-                                                          for f in fields):
-            option = "--grid" if args.grid else f"--points {args.points}"
-            raise _UsageError(f"{option}: {exc.field}: {exc.reason}") from None
-        raise
+    except UnknownFieldError as exc:  # a misspelt field of the points, found before any ran: name the option
+        option = "--grid" if args.grid else f"--points {args.points}"
+        raise _UsageError(f"{option}: {exc.field}: {exc.reason}") from None
     # the table shows the SLO's alone when given
     every = _slo_columns_kept(df) if columns is None else _in_order(df, columns)
     if args.out:

@@ -112,8 +112,9 @@ def sweep(base: str | os.PathLike[str] | Mapping[str, Any] | Spec,
             processes too.
 
     Raises:
-        ConfigError: the points or options are malformed, or a field is unknown in every
-            point that sets it (a misspelt field; checked before anything runs); with
+        ConfigError: the points or options are malformed, or (:class:`UnknownFieldError`)
+            a field is unknown in every point that sets it (a misspelt field; checked
+            before anything runs); with
             ``errors="raise"``, also a point whose spec is invalid (checked the same way).
         ConfigError, InfeasibleError, DataError, SimulationError: ``errors="raise"`` and a
             point failed (``exc.__notes__`` names the point).
@@ -131,10 +132,11 @@ def sweep(base: str | os.PathLike[str] | Mapping[str, Any] | Spec,
         try:
             tasks.append((i, load_config(apply(base_spec.data, point)).data))
         except ConfigError as exc:
-            if errors == "raise":
-                raise _named(exc, i, point)
             results[i] = failed(i, exc)
-    _refuse_unknown_fields(pts, results)
+    _refuse_unknown_fields(pts, results)  # a misspelt field first, whatever errors says
+    first = next((r for r in results if r is not None), None)
+    if errors == "raise" and first is not None:
+        raise _named(first.error, first.index, pts[first.index])
 
     bar = _progress_bar(len(pts), progress)
     bar.update(len(pts) - len(tasks))
@@ -180,6 +182,12 @@ def sweep(base: str | os.PathLike[str] | Mapping[str, Any] | Spec,
     return df
 
 
+class UnknownFieldError(ConfigError):
+    """A sweep field (of the grid or the scenario list, not of the base config) that is
+    unknown in every point that sets it: a misspelt field (:func:`_refuse_unknown_fields`).
+    ``field`` and ``reason`` are the core's, as for any unknown field."""
+
+
 def _refuse_unknown_fields(pts: Sequence[Mapping[str, Any]], results: Sequence[PointResult | None]) -> None:
     """A field that no point that sets it can compile, each for "unknown field", is a
     misspelt field, not points that failed: raise it before anything runs. (A field
@@ -187,13 +195,13 @@ def _refuse_unknown_fields(pts: Sequence[Mapping[str, Any]], results: Sequence[P
     — stays those points' failure.)
 
     Raises:
-        ConfigError: naming the field and the fields known there.
+        UnknownFieldError: naming the field and the fields known there.
     """
     for field in dict.fromkeys(k for p in pts for k in p):
         errors = [r.error if r is not None else None for p, r in zip(pts, results) if field in p]
         if errors and all(isinstance(e, ConfigError) and e.reason.startswith("unknown field")
                           and (field == e.field or field.startswith(e.field + ".")) for e in errors):
-            raise ConfigError(errors[0].field, errors[0].reason)
+            raise UnknownFieldError(errors[0].field, errors[0].reason)
 
 
 def _named(exc: BaseException, index: int, point: Mapping[str, Any]) -> BaseException:
