@@ -294,8 +294,8 @@ def test_cli_compare_takes_aiperfs_artifact_folder(tmp_path, capsys):
     empty = tmp_path / "empty"
     empty.mkdir()
     assert main(["compare", str(cfg), "--aiperf", str(empty)]) == 2
-    assert capsys.readouterr().err == (f"aisimulate: error: --aiperf: {empty} is a folder without profile_export.jsonl "
-                                       "(give AIPerf's per-request export, or the artifact folder AIPerf wrote it in)\n")
+    assert capsys.readouterr().err == (f"aisimulate: error: --aiperf: {empty}: a folder without profile_export.jsonl: "
+                                       "give AIPerf's per-request export, or the artifact folder AIPerf wrote it in\n")
     with pytest.raises(DataError) as e:
         read_profile_export(empty)
     assert e.value.file == str(empty) and "a folder without profile_export.jsonl" in str(e.value)

@@ -15,7 +15,7 @@ from .cli import (_UsageError, _parse_names, _write, add_config_arguments, confi
                   config_source_from_args, parse_slos, progress_of, add_progress_argument)
 from .cli_outputs import check_apart, check_output_file, figure_suffixes, write_figure
 from .config import parse_config_text, read_config_bytes
-from .errors import ConfigError
+from .errors import ConfigError, DataError
 
 _SWEEP_EXAMPLES = """\
 examples:
@@ -303,19 +303,16 @@ _TABLE_SUFFIXES = (".csv", ".parquet", ".jsonl", ".json")
 
 
 def _cmd_compare(args: argparse.Namespace) -> int:
-    from .compare import compare
+    from .compare import compare, profile_export_path
 
     # the config is compiled by compare() once its traffic is swapped for the measured
     # requests: a config of the deployment alone is valid here
     src, overrides = config_source_from_args(args)
-    if os.path.isdir(args.aiperf):  # AIPerf's artifact folder: its per-request export
-        from .compare import PROFILE_EXPORT
-
-        if not os.path.isfile(os.path.join(args.aiperf, PROFILE_EXPORT)):
-            raise _UsageError(f"--aiperf: {args.aiperf} is a folder without {PROFILE_EXPORT} (give AIPerf's "
-                              "per-request export, or the artifact folder AIPerf wrote it in)")
-        args.aiperf = os.path.join(args.aiperf, PROFILE_EXPORT)
-    elif not os.path.isfile(args.aiperf):
+    try:  # AIPerf's artifact folder: its per-request export
+        args.aiperf = profile_export_path(args.aiperf)
+    except DataError as exc:
+        raise _UsageError(f"--aiperf: {exc}") from None
+    if not os.path.isfile(args.aiperf):
         raise _UsageError(f"--aiperf: file not found: {args.aiperf}")
     if args.concurrency is not None and args.concurrency < 1:
         raise _UsageError(f"--concurrency {args.concurrency}: must be ≥ 1")
