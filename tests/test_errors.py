@@ -19,6 +19,7 @@ import pytest
 
 import aisimulate
 from aisimulate._args import GivenTwice
+from aisimulate._json import DuplicateKey
 from aisimulate._files import ForeignFileError, IncompleteSaveError
 from aisimulate.sweep import UnknownFieldError
 from aisimulate.errors import (AisimulateError, BackendVersionWarning, ConfigError, DataError, InfeasibleError,
@@ -44,6 +45,7 @@ EXAMPLES = [
     from_envelope({"kind": "data", "message": "bad row", "file": "a.csv", "line": 2}),
     ForeignFileError(Path("/out/profile_export.jsonl")),  # a file aisimulate did not write
     IncompleteSaveError(5, "Input/output error (the previous result was removed)", "/out/prediction.json"),
+    DuplicateKey("max_num_seqs"),
     UnknownFieldError("traffic.load.bogus", "unknown field (known: concurrency, kind)"),
     GivenTwice("formats: 'csv' is given twice in ['csv', 'csv']: give each record format once", "csv"),
     BackendVersionWarning("engine.perf.backend_version: no tables of 9.9.9; 0.24.0 used"),

@@ -256,14 +256,6 @@ def read_config_bytes(stream: Any, name: str, what: str = "config") -> str:
         raise ConfigError("", f"{what} file is not UTF-8 text ({exc.reason})", file=name) from None
 
 
-class _DuplicateKey(ValueError):
-    """A key given twice in one JSON object."""
-
-    def __init__(self, key: str) -> None:
-        super().__init__(f"duplicate key {key!r}")
-        self.key = key
-
-
 def _duplicate_line(text: str, key: str) -> int | None:
     """The line of the second ``key`` in a JSON text whose objects repeat it: Python's
     JSON parser gives no positions, so the text is read again by the strict YAML loader
@@ -284,18 +276,13 @@ def _duplicate_line(text: str, key: str) -> int | None:
 def _parse(text: str, path: str, *, json_text: bool) -> Any:
     """Parse ``text`` as JSON (``json_text``) or YAML; ``path`` names it in errors."""
     if json_text:
-        def no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-            out: dict[str, Any] = {}
-            for k, v in pairs:
-                if k in out:
-                    raise _DuplicateKey(k)
-                out[k] = v
-            return out
+        from ._json import DuplicateKey, unique_keys
+
         try:
-            return json.loads(text, object_pairs_hook=no_duplicates)
+            return json.loads(text, object_pairs_hook=unique_keys)
         except json.JSONDecodeError as exc:
             raise ConfigError("", f"invalid JSON: {exc.msg}", file=path, line=exc.lineno) from None
-        except _DuplicateKey as exc:
+        except DuplicateKey as exc:
             raise ConfigError("", f"invalid JSON: duplicate key {_clip(repr(exc.key))}", file=path,
                               line=_duplicate_line(text, exc.key)) from None
         except ValueError as exc:

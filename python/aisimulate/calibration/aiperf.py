@@ -24,6 +24,7 @@ import os
 from numbers import Real
 from typing import Any, Iterator
 
+from .._json import DuplicateKey, unique_keys
 from ..errors import DataError
 
 __all__ = ["OUTPUT_TOKEN_METRICS", "read_aiperf_records"]
@@ -115,8 +116,8 @@ def json_objects(file: str) -> Iterator[tuple[int, dict[str, Any]]]:
             if not text.strip():
                 continue
             try:
-                obj = json.loads(text, object_pairs_hook=_unique_keys)
-            except _DuplicateKey:
+                obj = json.loads(text, object_pairs_hook=unique_keys)
+            except DuplicateKey:
                 path = _duplicate_path(text)
                 raise DataError(f"key {path!r} given twice: JSON leaves which value counts "
                                 f"undefined; keep one", file=file, line=line_no, field=path) from None
@@ -132,19 +133,6 @@ def json_objects(file: str) -> Iterator[tuple[int, dict[str, Any]]]:
                 raise DataError(f"expected a JSON object per line, got "
                                 f"{type(obj).__name__}", file=file, line=line_no)
             yield line_no, obj
-
-
-class _DuplicateKey(Exception):
-    """A JSON object gives one key twice (json_objects turns it into a DataError)."""
-
-
-def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    """``json.loads``' object hook: the object, or _DuplicateKey when a key repeats
-    (``json`` would keep the last silently; RFC 8259 leaves it undefined)."""
-    obj = dict(pairs)
-    if len(obj) != len(pairs):
-        raise _DuplicateKey
-    return obj
 
 
 class _Repeated(dict):
