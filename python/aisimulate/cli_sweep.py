@@ -11,7 +11,7 @@ from typing import Any, Sequence
 
 from ._files import input_files, write_replacing
 from ._sweep.points import expand
-from .cli import (_UsageError, _parse_names, _write, add_config_arguments, config_from_args,
+from .cli import (_UsageError, _error, _parse_names, _write, add_config_arguments, config_from_args,
                   config_source_from_args, parse_slos, progress_of, add_progress_argument)
 from .cli_outputs import check_apart, check_output_file, figure_suffixes, write_figure
 from .config import parse_config_text, read_config_bytes
@@ -228,7 +228,7 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
             os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
             write_table(every, args.out)
         except OSError as exc:
-            print(f"aisimulate: error: cannot write {args.out}: {exc.strerror or exc}", file=sys.stderr)
+            _error(f"cannot write {args.out}: {exc.strerror or exc}")
             return 1
         print(f"wrote {args.out} ({len(df)} rows)", file=sys.stderr)
     failed = int((df["status"] != "ok").sum())
@@ -262,8 +262,7 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
         _write(with_pd.to_string(index=False, float_format=lambda v: f"{v:.4g}", na_rep="—") + "\n")
     if len(df) and failed == len(df):
         # nothing was simulated: a script must not take the table of failures for a result
-        print(f"aisimulate: error: every point failed ({failed} of {len(df)}): no point has a result",
-              file=sys.stderr)
+        _error(f"every point failed ({failed} of {len(df)}): no point has a result")
         return 1
     return 0
 
@@ -334,8 +333,7 @@ def _cmd_compare(args: argparse.Namespace) -> int:
             write_table(result.requests, args.requests_out)
             print(f"wrote {args.requests_out}", file=sys.stderr)
     except OSError as exc:
-        print(f"aisimulate: error: cannot write {exc.filename or args.plot or args.requests_out}: "
-              f"{exc.strerror or exc}", file=sys.stderr)
+        _error(f"cannot write {exc.filename or args.plot or args.requests_out}: {exc.strerror or exc}")
         return 1
     if args.format == "json":
         _write(json.dumps(result.to_dict(), indent=2) + "\n")
