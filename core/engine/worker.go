@@ -401,6 +401,10 @@ func (w *Worker) BeginPass(durNs int64) {
 	w.steadyOut, w.steadyUnmeasured = w.steady.n, w.steady.unmeasured
 }
 
+// OnlySteady reports whether the running pass holds steady requests only
+// (steady.go): its FinishPass returns no outputs, only the steady count.
+func (w *Worker) OnlySteady() bool { return w.busy && len(w.active) == 0 }
+
 // SteadyUnmeasured is how many of the steady requests counted by the last
 // FinishPass (or of the running pass) are Unmeasured.
 func (w *Worker) SteadyUnmeasured() int { return w.steadyUnmeasured }

@@ -3,9 +3,11 @@ package replay
 import (
 	"context"
 	"fmt"
+	"math"
 	"slices"
 
 	"github.com/aisimulate/aisimulate/core/client"
+	"github.com/aisimulate/aisimulate/core/clock"
 	"github.com/aisimulate/aisimulate/core/config"
 	"github.com/aisimulate/aisimulate/core/engine"
 	"github.com/aisimulate/aisimulate/core/perf"
@@ -99,6 +101,14 @@ type sim struct {
 	mem *MemoryEstimate
 
 	tl *report.Timeline // every pass, when WithTimeline; nil otherwise
+
+	// Cruising workers (cruise.go): cruiseEnd[w] is the end of worker w's
+	// running pass when it cruises (math.MaxInt64 when it does not); nil
+	// when the replay's workers never cruise. nCruise counts them; stalled
+	// is set when the last startPasses left a worker idle with work.
+	cruiseEnd []int64
+	nCruise   int
+	stalled   bool
 
 	// Control (control.go): the context whose done channel the loop polls,
 	// the progress callback, and the count of requests that ended.
@@ -348,6 +358,12 @@ func prepare(spec *config.Spec, opts []Option) (*sim, error) {
 	if s.Engine.Scheduler.AsyncScheduling {
 		m.inbox = make([][]held, len(m.workers))
 	}
+	if m.canCruise() {
+		m.cruiseEnd = make([]int64, len(m.workers))
+		for i := range m.cruiseEnd {
+			m.cruiseEnd[i] = math.MaxInt64
+		}
+	}
 	return m, nil
 }
 
@@ -381,8 +397,17 @@ func (m *sim) loop() error {
 	if err := m.poll(); err != nil { // stopped before it started
 		return err
 	}
-	for steps := 1; m.h.Len() > 0; steps++ {
-		if steps&(checkEvery-1) == 0 {
+	steps := 0
+	for {
+		if m.nCruise > 0 {
+			if err := m.cruise(&steps); err != nil {
+				return err
+			}
+		}
+		if m.h.Len() == 0 {
+			break // cruise returns with an empty queue only when no worker cruises
+		}
+		if steps++; steps&(checkEvery-1) == 0 {
 			if err := m.poll(); err != nil {
 				return err
 			}
@@ -393,6 +418,9 @@ func (m *sim) loop() error {
 		}
 		m.now = t
 		m.h.setTime(t)
+		if m.nCruise > 0 {
+			m.landCruises(t)
+		}
 		for {
 			e, ok := m.h.popAt(t)
 			if !ok {
@@ -569,6 +597,7 @@ func (m *sim) admit(w int, idx int32) {
 // The data-parallel ranks of a lockstep worker start together
 // (startLockstep).
 func (m *sim) startPasses() {
+	m.stalled = false
 	for i, w := range m.workers {
 		if p := m.poolOf[i]; p.lockstep {
 			if (i-p.first)%p.dp == 0 {
@@ -583,20 +612,28 @@ func (m *sim) startPasses() {
 			m.flushInbox(i)
 			continue
 		}
-		if m.flushInbox(i) && w.HasWork() {
-			m.startPass(i)
+		if m.flushInbox(i) && w.HasWork() && m.startPass(i) {
+			continue
 		}
+		m.stalled = m.stalled || w.HasWork()
 	}
 }
 
-// startPass forms a pass on idle worker w; false when nothing can run.
+// startPass forms a pass on idle worker w; false when nothing can run. A
+// pass of steady requests only cruises (cruise.go) instead of ending by an
+// event.
 func (m *sim) startPass(w int) bool {
 	d, ok := m.workers[w].StartPass()
 	m.applySyncs(w)
 	if !ok {
 		return false
 	}
-	m.at(m.now+d, phasePassEnd, evPassEnd, int32(w), 0)
+	if end := m.now + d; m.cruiseEnd != nil && end <= clock.Horizon && m.workers[w].OnlySteady() {
+		m.cruiseEnd[w] = end
+		m.nCruise++
+	} else {
+		m.at(end, phasePassEnd, evPassEnd, int32(w), 0)
+	}
 	if m.tl != nil {
 		m.recordPass(w, d)
 	}
