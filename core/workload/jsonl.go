@@ -8,11 +8,7 @@ import (
 	"fmt"
 	"io"
 	"reflect"
-	"strings"
 )
-
-// errDuplicateKey: a row gives one of its fields twice (rawRef.UnmarshalJSON).
-var errDuplicateKey = errors.New("duplicate key")
 
 // rowKeys returns the json keys of a row struct's fields, in field order.
 func rowKeys(row any) []string {
@@ -22,40 +18,6 @@ func rowKeys(row any) []string {
 		keys[i] = t.Field(i).Tag.Get("json")
 	}
 	return keys
-}
-
-// duplicateKey finds, in a row that decodeRow found giving a field twice, the
-// two keys that name it as spelled (encoding/json matches a key to a field's
-// tag ignoring case, so "timestamp" and "Timestamp" are the same field). Only
-// on that error path: it decodes the row again, key by key.
-func duplicateKey(line []byte, row any) (first, second string) {
-	tags := rowKeys(reflect.ValueOf(row).Elem().Interface())
-	dec := json.NewDecoder(bytes.NewReader(line))
-	seen := map[string]string{} // field tag → the key that named it first
-	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
-		return "", ""
-	}
-	for dec.More() {
-		tok, err := dec.Token()
-		if err != nil {
-			return "", ""
-		}
-		key, _ := tok.(string)
-		var skip json.RawMessage
-		if dec.Decode(&skip) != nil {
-			return "", ""
-		}
-		for _, tag := range tags {
-			if !strings.EqualFold(key, tag) {
-				continue
-			}
-			if prev, ok := seen[tag]; ok {
-				return prev, key
-			}
-			seen[tag] = key
-		}
-	}
-	return "", ""
 }
 
 // jsonlLines reads the non-blank lines of a JSON-lines file, the part the
@@ -134,31 +96,30 @@ func (l *jsonlLines) fail(field, msg string) *DataError {
 	return &DataError{File: l.name, Line: l.line, Field: field, Msg: msg}
 }
 
-// decodeRow unmarshals one line into row (a struct of rawRef fields), or
-// returns the DataError of a line that is not a JSON object or that gives a
-// field of row twice.
-func (l *jsonlLines) decodeRow(line []byte, row any) *DataError {
-	if err := json.Unmarshal(line, row); err != nil {
-		if errors.Is(err, errDuplicateKey) {
-			first, second := duplicateKey(line, row)
-			msg := fmt.Sprintf("given twice in the row (%q and %q): JSON leaves which one counts undefined; keep one", first, second)
-			return l.fail(first, msg)
-		}
+// readRow reads one line into row (which must come in zero) for format f,
+// or returns the DataError of a line that is not a JSON object or that gives
+// one of f's keys twice. The common row is settled by one fast walk
+// (scanRow); any other line is checked by encoding/json, whose error text is
+// the contract, and, when valid, walked again.
+func (l *jsonlLines) readRow(line []byte, f *rowFormat, row *jsonRow) *DataError {
+	fast := rowScanner{b: line}
+	if _, ok := fast.scanRow(f, row); ok {
+		return nil
+	}
+	*row = jsonRow{}
+	if err := json.Unmarshal(line, &struct{}{}); err != nil {
 		var te *json.UnmarshalTypeError
 		if errors.As(err, &te) {
 			return l.fail("", "row is not a JSON object")
 		}
 		return l.fail("", "invalid JSON: "+err.Error())
 	}
+	valid := rowScanner{b: line, valid: true}
+	if dup, _ := valid.scanRow(f, row); dup != nil {
+		msg := fmt.Sprintf("given twice in the row (%q and %q): JSON leaves which one counts undefined; keep one", dup.first, dup.second)
+		return l.fail(dup.first, msg)
+	}
 	return nil
-}
-
-// decodeRowSlow is decodeRow for a line scanRow did not settle (its row
-// escapes to the heap through encoding/json; the fast path's does not).
-func decodeRowSlow[T any](l *jsonlLines, line []byte) (T, *DataError) {
-	var row T
-	derr := l.decodeRow(line, &row)
-	return row, derr
 }
 
 // jsonlSource is a Source over a JSONL trace whose rows parse reads: errors

@@ -87,20 +87,16 @@ type llmServingSimRow struct {
 	InputIDs rawRef `json:"input_tok_ids"`
 }
 
-// llmServingSimKeys are llmServingSimRow's keys in field order, for scanRow.
-var llmServingSimKeys = rowKeys(llmServingSimRow{})
+// llmServingSimFormat: the keys of llmServingSimRow, for readRow.
+var llmServingSimFormat = newRowFormat(llmServingSimRow{})
 
 func (s *llmServingSimSource) parse(line []byte) (Request, *DataError) {
-	var v [4]rawRef
-	var row llmServingSimRow
-	if scanRow(line, llmServingSimKeys, v[:]) {
-		row = llmServingSimRow{v[0], v[1], v[2], v[3]}
-	} else {
-		var derr *DataError
-		if row, derr = decodeRowSlow[llmServingSimRow](&s.src.jsonlLines, line); derr != nil {
-			return Request{}, derr
-		}
+	var raw jsonRow
+	if derr := s.src.readRow(line, &llmServingSimFormat, &raw); derr != nil {
+		return Request{}, derr
 	}
+	v := &raw.vals
+	row := llmServingSimRow{v[0], v[1], v[2], v[3]}
 	ts, msg := parseNsLiteral(row.Arrival)
 	if msg != "" {
 		return Request{}, s.src.fail("arrival_time_ns", msg)

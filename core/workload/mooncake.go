@@ -120,36 +120,21 @@ type mooncakeRow struct {
 	Delay        rawRef `json:"delay"`
 }
 
-// mooncakeKeys are mooncakeRow's keys in field order, for scanRow.
-var mooncakeKeys = rowKeys(mooncakeRow{})
+// mooncakeFormat: the keys of mooncakeRow, for readRow.
+var mooncakeFormat = newRowFormat(mooncakeRow{})
 
-// rawRef is json.RawMessage without the copy: it points into the line being
-// decoded, which encoding/json does not modify and which stays valid until
-// parse returns (the row never outlives it). Saves one allocation per field.
+// rawRef is a row's raw JSON value without a copy: it points into the line
+// being read, which stays valid until parse returns (the row never outlives
+// it).
 type rawRef []byte
 
-// UnmarshalJSON implements json.Unmarshaler. A field given twice in one
-// object is errDuplicateKey: JSON leaves which value counts undefined
-// (RFC 8259 §4), and encoding/json would silently keep the last.
-func (r *rawRef) UnmarshalJSON(b []byte) error {
-	if *r != nil {
-		return errDuplicateKey
-	}
-	*r = b
-	return nil
-}
-
 func (s *mooncakeSource) parse(line []byte) (Request, *DataError) {
-	var v [6]rawRef
-	var row mooncakeRow
-	if scanRow(line, mooncakeKeys, v[:]) {
-		row = mooncakeRow{v[0], v[1], v[2], v[3], v[4], v[5]}
-	} else {
-		var derr *DataError
-		if row, derr = decodeRowSlow[mooncakeRow](&s.src.jsonlLines, line); derr != nil {
-			return Request{}, derr
-		}
+	var raw jsonRow
+	if derr := s.src.readRow(line, &mooncakeFormat, &raw); derr != nil {
+		return Request{}, derr
 	}
+	v := &raw.vals
+	row := mooncakeRow{v[0], v[1], v[2], v[3], v[4], v[5]}
 	hasTs := present(row.Timestamp)
 	var ts msTime
 	if hasTs {

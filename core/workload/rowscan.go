@@ -1,60 +1,136 @@
 package workload
 
-// scanRow is decodeRow's fast path for the common row: one pass over a line
-// that is a JSON object with plain keys, checking every value against JSON's
-// grammar (RFC 8259) as encoding/json's scanner does and keeping the raw value
-// of each key in keys (vals[i] for keys[i], nil when absent; values of other
-// keys are checked and dropped). vals must come in all nil.
+import (
+	"encoding/json"
+	"strings"
+)
+
+// rowFormat is what a JSONL reader takes from each row: the keys it reads,
+// in order (a row struct's json tags, rowKeys).
+type rowFormat struct {
+	keys []string
+}
+
+// newRowFormat is the format of a row struct of rawRef fields.
+func newRowFormat(row any) rowFormat {
+	keys := rowKeys(row)
+	if len(keys) > maxRowKeys {
+		panic("workload: a row format with more than maxRowKeys keys")
+	}
+	return rowFormat{keys: keys}
+}
+
+// maxRowKeys bounds a format's keys (jsonRow holds their values in an array).
+const maxRowKeys = 8
+
+// jsonRow is one row as read (readRow): the raw value of each of the
+// format's keys (vals[i] for keys[i], nil when absent).
+type jsonRow struct {
+	vals [maxRowKeys]rawRef
+}
+
+// rowDup: the two spellings of a key a row gives twice (both name one of
+// the format's keys: encoding/json matches keys ignoring case).
+type rowDup struct{ first, second string }
+
+// scanRow walks one line, a JSON object, keeping the raw value of each of
+// f's keys in row (which must come in zero); values of other keys are walked and dropped. It checks every value against
+// JSON's grammar (RFC 8259) as encoding/json's scanner does.
 //
-// It reports false, and the caller decodes the line with decodeRow (whose
-// errors and key matching are the contract), for anything it does not settle
-// itself: invalid JSON, a line that is not an object, a key with an escape or
-// a byte outside printable ASCII, a key that equals one of keys only when case
-// is ignored (encoding/json matches keys to fields ignoring case), one of keys
-// given twice, nesting deeper than maxScanDepth. So when it reports true,
-// json.Unmarshal into the row's struct of rawRef fields would have succeeded
-// with the same raw values: the line parses once instead of twice (a
-// validating pass, then the decode).
-func scanRow(line []byte, keys []string, vals []rawRef) bool {
-	s := rowScanner{b: line}
+// Fast (s.valid false), it reports false for anything it does not settle:
+// invalid JSON, a line that is not an object, a key with an escape or a byte
+// outside printable ASCII, a key that equals one of f's only when case is
+// ignored, one of f's keys given twice, nesting deeper than maxScanDepth.
+// readRow then walks the line again knowing it valid (s.valid true, after
+// encoding/json has worded any syntax error): keys are unquoted, a key
+// equal to one of f's ignoring case (strings.EqualFold) counts as it, as in
+// encoding/json's matching of keys to fields, and the first key naming a
+// field twice ends the walk, returned in dup. So what either walk settles is
+// what json.Unmarshal into the row's struct would give (FuzzScanRow).
+func (s *rowScanner) scanRow(f *rowFormat, row *jsonRow) (dup *rowDup, ok bool) {
+	var spelled [maxRowKeys]string // valid: each field's key as written
 	s.space()
 	if s.peek() != '{' {
-		return false
+		return nil, s.valid // valid and not an object: null, all fields absent
 	}
 	for more := !s.empty('}'); more; {
 		s.space()
-		key, ok := s.plainKey()
+		j, key, ok := s.key(f.keys)
 		if !ok {
-			return false
+			return nil, false
 		}
 		s.space()
 		if s.peek() != ':' {
-			return false
+			return nil, false
 		}
 		s.i++
 		s.space()
 		start := s.i
 		if !s.value(1) {
-			return false
+			return nil, false
 		}
-		if j, ok := matchKey(key, keys); !ok {
-			return false
-		} else if j >= 0 {
-			if vals[j] != nil {
-				return false
+		if j >= 0 {
+			if row.vals[j] != nil {
+				if !s.valid {
+					return nil, false
+				}
+				return &rowDup{spelled[j], key}, true
 			}
-			vals[j] = s.b[start:s.i]
+			row.vals[j], spelled[j] = s.b[start:s.i], key
 		}
 		if more, ok = s.sep('}'); !ok {
-			return false
+			return nil, false
 		}
 	}
 	s.space()
-	return s.i == len(s.b)
+	return nil, s.i == len(s.b)
 }
 
-// maxScanDepth bounds scanRow's recursion into nested values; deeper rows
-// (no trace writes them) go to encoding/json.
+// key reads an object's key and finds it in keys: j is its index (−1 for
+// none of them). Fast, ok is false for a key scanRow leaves to the valid
+// walk (an escape or a byte outside printable ASCII, a match only ignoring
+// case); valid, the key is unquoted, matched ignoring case too, and
+// returned for a duplicate's message.
+func (s *rowScanner) key(keys []string) (j int, key string, ok bool) {
+	if !s.valid {
+		b, ok := s.plainKey()
+		if !ok {
+			return 0, "", false
+		}
+		j, ok := matchKey(b, keys)
+		return j, "", ok
+	}
+	start := s.i
+	if !s.str() {
+		return 0, "", false
+	}
+	if key, ok = unquote(s.b[start:s.i]); !ok {
+		return 0, "", false // not reached: the line is valid JSON
+	}
+	for j, k := range keys {
+		if key == k {
+			return j, key, true
+		}
+	}
+	for j, k := range keys {
+		if strings.EqualFold(key, k) {
+			return j, key, true
+		}
+	}
+	return -1, key, true
+}
+
+// unquote is a JSON string literal's value (escapes decoded, invalid UTF-8
+// replaced, as encoding/json reads a key).
+func unquote(lit []byte) (string, bool) {
+	var v string
+	err := json.Unmarshal(lit, &v)
+	return v, err == nil
+}
+
+// maxScanDepth bounds the fast walk's recursion into nested values; deeper
+// rows (no trace writes them) go to the valid walk, which encoding/json has
+// checked (its own bound is 10000).
 const maxScanDepth = 64
 
 // matchKey returns the index of key in keys, −1 when it is none of them, and
@@ -96,6 +172,9 @@ func asciiEqualFold(a []byte, b string) bool {
 type rowScanner struct {
 	b []byte
 	i int
+	// valid: b is known to be valid JSON (readRow's second walk, see
+	// scanRow); nesting is then not bounded.
+	valid bool
 }
 
 func (s *rowScanner) peek() byte {
@@ -144,9 +223,9 @@ func (s *rowScanner) value(depth int) bool {
 	case c == '-' || ('0' <= c && c <= '9'):
 		return s.number()
 	case c == '[':
-		return depth < maxScanDepth && s.container(']', depth)
+		return (s.valid || depth < maxScanDepth) && s.container(']', depth)
 	case c == '{':
-		return depth < maxScanDepth && s.container('}', depth)
+		return (s.valid || depth < maxScanDepth) && s.container('}', depth)
 	case c == 't':
 		return s.literal("true")
 	case c == 'f':

@@ -2,36 +2,123 @@ package workload
 
 import (
 	"encoding/json"
+	"errors"
+	"fmt"
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 )
 
-// scanAgrees checks scanRow against encoding/json on one line: when scanRow
-// settles a line, json.Unmarshal into mooncakeRow succeeds with the same raw
-// values. It returns what scanRow reported.
+// oracleRaw is a raw value as encoding/json hands it to a field, a field
+// given twice being errTwice: the oracle readRow is checked against.
+type oracleRaw []byte
+
+var errTwice = errors.New("given twice")
+
+func (r *oracleRaw) UnmarshalJSON(b []byte) error {
+	if *r != nil {
+		return errTwice
+	}
+	*r = append(oracleRaw{}, b...)
+	return nil
+}
+
+type oracleMooncakeRow struct {
+	Timestamp    oracleRaw `json:"timestamp"`
+	InputLength  oracleRaw `json:"input_length"`
+	OutputLength oracleRaw `json:"output_length"`
+	HashIDs      oracleRaw `json:"hash_ids"`
+	SessionID    oracleRaw `json:"session_id"`
+	Delay        oracleRaw `json:"delay"`
+}
+
+// oracleTwice finds the two keys of a row that name one field (encoding/json
+// matches a key to a field's tag ignoring case), decoding it key by key.
+func oracleTwice(t *testing.T, line string) (first, second string) {
+	dec := json.NewDecoder(strings.NewReader(line))
+	seen := map[string]string{} // field tag → the key that named it first
+	tok, err := dec.Token()
+	require.NoError(t, err)
+	require.Equal(t, json.Delim('{'), tok)
+	for dec.More() {
+		tok, err := dec.Token()
+		require.NoError(t, err)
+		key := tok.(string)
+		var skip json.RawMessage
+		require.NoError(t, dec.Decode(&skip))
+		for _, tag := range mooncakeFormat.keys {
+			if !strings.EqualFold(key, tag) {
+				continue
+			}
+			if prev, ok := seen[tag]; ok {
+				return prev, key
+			}
+			seen[tag] = key
+		}
+	}
+	t.Fatalf("no key given twice in %q", line)
+	return "", ""
+}
+
+// scanAgrees checks readRow against encoding/json on one line: the same raw
+// values, or the error encoding/json's decode into the row's struct words
+// (invalid JSON, not an object, a field given twice with its two keys). It
+// returns whether the fast walk settled the line (and checks that the walk
+// knowing the line valid settles every line encoding/json takes alike).
 func scanAgrees(t *testing.T, line string) bool {
 	t.Helper()
-	var v [6]rawRef
-	if !scanRow([]byte(line), mooncakeKeys, v[:]) {
-		return false
+	l := jsonlLines{name: "f.jsonl", line: 3}
+	var got jsonRow
+	derr := l.readRow([]byte(line), &mooncakeFormat, &got)
+	var want oracleMooncakeRow
+	err := json.Unmarshal([]byte(line), &want)
+	var te *json.UnmarshalTypeError
+	switch {
+	case errors.Is(err, errTwice):
+		first, second := oracleTwice(t, line)
+		require.Equal(t, &DataError{File: "f.jsonl", Line: 3, Field: first, Msg: fmt.Sprintf(
+			"given twice in the row (%q and %q): JSON leaves which one counts undefined; keep one", first, second)}, derr, "line %q", line)
+	case errors.As(err, &te):
+		require.Equal(t, &DataError{File: "f.jsonl", Line: 3, Msg: "row is not a JSON object"}, derr, "line %q", line)
+	case err != nil:
+		require.Equal(t, &DataError{File: "f.jsonl", Line: 3, Msg: "invalid JSON: " + err.Error()}, derr, "line %q", line)
+	default:
+		require.Nil(t, derr, "line %q", line)
+		v := got.vals
+		require.Equal(t, want, oracleMooncakeRow{oracleRaw(v[0]), oracleRaw(v[1]), oracleRaw(v[2]), oracleRaw(v[3]),
+			oracleRaw(v[4]), oracleRaw(v[5])}, "line %q", line)
+		for _, r := range v[6:] {
+			require.Nil(t, r)
+		}
+		var again jsonRow
+		valid := rowScanner{b: []byte(line), valid: true}
+		dup, ok := valid.scanRow(&mooncakeFormat, &again)
+		require.True(t, ok && dup == nil, "line %q", line)
+		require.Equal(t, got, again, "line %q", line)
 	}
-	var row mooncakeRow
-	require.NoError(t, json.Unmarshal([]byte(line), &row), "scanRow accepted %q", line)
-	require.Equal(t, mooncakeRow{v[0], v[1], v[2], v[3], v[4], v[5]}, row, "line %q", line)
-	return true
+	var fast jsonRow
+	s := rowScanner{b: []byte(line)}
+	_, ok := s.scanRow(&mooncakeFormat, &fast)
+	if ok {
+		require.NoError(t, err, "the fast walk settled %q", line)
+		require.Equal(t, got, fast, "line %q", line)
+	}
+	return ok
 }
 
 func TestScanRow_SettlesPlainRows(t *testing.T) {
-	var v [6]rawRef
+	var row jsonRow
 	line := ` { "timestamp" : 27482.5 ,"input_length":6955,"output_length": 52,` +
 		`"hash_ids":[ 46, 47 ,-1e3 ],"other":{"a":[true,false,null,{}],"b":"x\"\\\/\b\f\n\r\t\u00e9é"},` +
 		`"session_id":"s1","delay":null,"x":[]} `
-	require.True(t, scanRow([]byte(line), mooncakeKeys, v[:]))
+	s := rowScanner{b: []byte(line)}
+	_, ok := s.scanRow(&mooncakeFormat, &row)
+	require.True(t, ok)
 	want := []string{"27482.5", "6955", "52", "[ 46, 47 ,-1e3 ]", `"s1"`, "null"}
 	for i, w := range want {
-		require.Equal(t, w, string(v[i]), "key %s", mooncakeKeys[i])
+		require.Equal(t, w, string(row.vals[i]), "key %s", mooncakeFormat.keys[i])
 	}
 	require.True(t, scanAgrees(t, line))
 	for _, line := range []string{
@@ -45,8 +132,9 @@ func TestScanRow_SettlesPlainRows(t *testing.T) {
 	}
 }
 
-// Lines scanRow leaves to encoding/json: every invalid one (its error text is
-// the contract) and the valid ones whose keys need encoding/json's matching.
+// Lines the fast walk leaves to encoding/json and the walk knowing them
+// valid: every invalid one (encoding/json's error text is the contract) and
+// the valid ones whose keys need encoding/json's matching.
 func TestScanRow_LeavesTheRestToEncodingJSON(t *testing.T) {
 	for _, line := range []string{
 		// invalid JSON
@@ -76,13 +164,14 @@ func deep(n int) string {
 	return s
 }
 
-// FuzzScanRow: whatever scanRow settles, encoding/json decodes to the same
-// raw values.
+// FuzzScanRow: readRow gives what encoding/json decodes (the same raw
+// values, or the same error), by the fast walk or the second.
 func FuzzScanRow(f *testing.F) {
 	for _, s := range []string{
 		`{"timestamp":0,"input_length":6955,"output_length":52,"hash_ids":[46,47,48]}`,
 		`{"session_id":"a\u00e9","delay":1.5e2,"x":{"y":[null,true]}}`,
 		`{"input_length":1,"Input_length":2}`, `{"a":"\"}`, `[1]`,
+		`{"time\u0073tamp":1,"x":[[]],"TimeStamp":null}`, `{"deLay":1,"delay":2}`, `null`,
 	} {
 		f.Add(s)
 	}
