@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"reflect"
+	"slices"
 )
 
 // rowKeys returns the json keys of a row struct's fields, in field order.
@@ -27,8 +28,9 @@ func rowKeys(row any) []string {
 type jsonlLines struct {
 	name string
 	br   *bufio.Reader
-	buf  []byte // scratch for lines longer than the bufio buffer
-	line int    // physical lines consumed so far (the 1-based line of the last one returned)
+	buf  []byte  // scratch for lines longer than the bufio buffer
+	line int     // physical lines consumed so far (the 1-based line of the last one returned)
+	ids  []int64 // readRow's scratch for a row's ids
 }
 
 func newJSONLLines(r io.Reader, name string) jsonlLines {
@@ -102,11 +104,26 @@ func (l *jsonlLines) fail(field, msg string) *DataError {
 // (scanRow); any other line is checked by encoding/json, whose error text is
 // the contract, and, when valid, walked again.
 func (l *jsonlLines) readRow(line []byte, f *rowFormat, row *jsonRow) *DataError {
-	fast := rowScanner{b: line}
-	if _, ok := fast.scanRow(f, row); ok {
-		return nil
+	fast := rowScanner{b: line, ids: l.ids}
+	_, ok := fast.scanRow(f, row)
+	l.ids = fast.ids
+	if !ok {
+		*row = jsonRow{}
+		if derr := l.decodeRow(line, f, row); derr != nil {
+			return derr
+		}
 	}
-	*row = jsonRow{}
+	if f.ids >= 0 {
+		if raw := row.vals[f.ids]; present(raw) && raw[0] != '[' {
+			row.idsMsg = notInts + ", got " + quoteShort(string(raw))
+		}
+		row.ids = slices.Clone(row.ids) // out of the scratch buffer
+	}
+	return nil
+}
+
+// decodeRow is readRow for a line the fast walk did not settle.
+func (l *jsonlLines) decodeRow(line []byte, f *rowFormat, row *jsonRow) *DataError {
 	if err := json.Unmarshal(line, &struct{}{}); err != nil {
 		var te *json.UnmarshalTypeError
 		if errors.As(err, &te) {
@@ -114,8 +131,10 @@ func (l *jsonlLines) readRow(line []byte, f *rowFormat, row *jsonRow) *DataError
 		}
 		return l.fail("", "invalid JSON: "+err.Error())
 	}
-	valid := rowScanner{b: line, valid: true}
-	if dup, _ := valid.scanRow(f, row); dup != nil {
+	valid := rowScanner{b: line, valid: true, ids: l.ids}
+	dup, _ := valid.scanRow(f, row)
+	l.ids = valid.ids
+	if dup != nil {
 		msg := fmt.Sprintf("given twice in the row (%q and %q): JSON leaves which one counts undefined; keep one", dup.first, dup.second)
 		return l.fail(dup.first, msg)
 	}

@@ -88,7 +88,7 @@ type llmServingSimRow struct {
 }
 
 // llmServingSimFormat: the keys of llmServingSimRow, for readRow.
-var llmServingSimFormat = newRowFormat(llmServingSimRow{})
+var llmServingSimFormat = newRowFormat(llmServingSimRow{}, "input_tok_ids")
 
 func (s *llmServingSimSource) parse(line []byte) (Request, *DataError) {
 	var raw jsonRow
@@ -112,8 +112,8 @@ func (s *llmServingSimSource) parse(line []byte) (Request, *DataError) {
 	if len(row.InputIDs) == 0 || string(row.InputIDs) == "null" {
 		return Request{}, s.src.fail("input_tok_ids", "missing: the prompt's token ids are required")
 	}
-	ids, msg := parseHashIDs(row.InputIDs)
-	if msg != "" {
+	ids := raw.ids
+	if msg := raw.idsMsg; msg != "" {
 		return Request{}, s.src.fail("input_tok_ids", msg)
 	}
 	if len(ids) != in {

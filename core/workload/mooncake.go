@@ -1,7 +1,6 @@
 package workload
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -121,7 +120,7 @@ type mooncakeRow struct {
 }
 
 // mooncakeFormat: the keys of mooncakeRow, for readRow.
-var mooncakeFormat = newRowFormat(mooncakeRow{})
+var mooncakeFormat = newRowFormat(mooncakeRow{}, "hash_ids")
 
 // rawRef is a row's raw JSON value without a copy: it points into the line
 // being read, which stays valid until parse returns (the row never outlives
@@ -151,8 +150,8 @@ func (s *mooncakeSource) parse(line []byte) (Request, *DataError) {
 	if msg != "" {
 		return Request{}, s.src.fail("output_length", msg)
 	}
-	ids, msg := parseHashIDs(row.HashIDs)
-	if msg != "" {
+	ids := raw.ids
+	if msg := raw.idsMsg; msg != "" {
 		return Request{}, s.src.fail("hash_ids", msg)
 	}
 	blocks := in / MooncakeBlockTokens // ⌈in / 512⌉ without overflow near the int bound
@@ -303,72 +302,4 @@ func parseCountLiteral(raw rawRef, minValue int) (int, string) {
 		return 0, msg
 	}
 	return parseCount(string(raw), minValue)
-}
-
-// parseHashIDs parses an optional JSON array of int64 ids. Missing, null and
-// [] give nil. raw is valid JSON (the row was validated by scanRow or json.Unmarshal), so
-// a small scanner suffices: it accepts integer literals separated by commas
-// and rejects anything else (fractions, exponents, strings, nesting), which
-// is much cheaper than a reflective decode of every id.
-func parseHashIDs(raw rawRef) ([]int64, string) {
-	if len(raw) == 0 || string(raw) == "null" {
-		return nil, ""
-	}
-	const notInts = "must be an array of integers"
-	if raw[0] != '[' {
-		return nil, notInts + ", got " + quoteShort(string(raw))
-	}
-	ids := make([]int64, 0, bytes.Count(raw, []byte{','})+1)
-	i := 1
-	skip := func() {
-		for i < len(raw) && (raw[i] == ' ' || raw[i] == '\t' || raw[i] == '\n' || raw[i] == '\r') {
-			i++
-		}
-	}
-	skip()
-	if i < len(raw) && raw[i] == ']' {
-		return nil, ""
-	}
-	for {
-		skip()
-		neg := i < len(raw) && raw[i] == '-'
-		if neg {
-			i++
-		}
-		// Accumulate the magnitude in uint64; int64 allows up to 2^63 − 1,
-		// or 2^63 when negative.
-		var mag uint64
-		digits := 0
-		for ; i < len(raw) && raw[i] >= '0' && raw[i] <= '9'; i++ {
-			d := uint64(raw[i] - '0')
-			if mag > (math.MaxUint64-d)/10 {
-				return nil, notInts + " (id out of range)"
-			}
-			mag = mag*10 + d
-			digits++
-		}
-		switch {
-		case digits == 0:
-			return nil, notInts
-		case !neg && mag > math.MaxInt64, neg && mag > 1<<63:
-			return nil, notInts + " (id out of range)"
-		}
-		v := int64(mag)
-		if neg {
-			v = -v // for mag = 2^63, int64(mag) is MinInt64 and −MinInt64 wraps to itself
-		}
-		ids = append(ids, v)
-		skip()
-		if i >= len(raw) {
-			return nil, notInts
-		}
-		switch raw[i] {
-		case ',':
-			i++
-		case ']':
-			return ids, ""
-		default: // '.', 'e', 'E' of a non-integer number
-			return nil, notInts
-		}
-	}
 }

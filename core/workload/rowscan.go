@@ -2,31 +2,44 @@ package workload
 
 import (
 	"encoding/json"
+	"math"
 	"strings"
 )
 
 // rowFormat is what a JSONL reader takes from each row: the keys it reads,
-// in order (a row struct's json tags, rowKeys).
+// in order (a row struct's json tags, rowKeys), and which of them (ids, −1
+// for none) holds an array of integer ids, parsed as the row is walked.
 type rowFormat struct {
 	keys []string
+	ids  int
 }
 
-// newRowFormat is the format of a row struct of rawRef fields.
-func newRowFormat(row any) rowFormat {
-	keys := rowKeys(row)
-	if len(keys) > maxRowKeys {
+// newRowFormat is the format of a row struct of rawRef fields whose field
+// tagged idsKey ("" for none) holds integer ids.
+func newRowFormat(row any, idsKey string) rowFormat {
+	f := rowFormat{keys: rowKeys(row), ids: -1}
+	if len(f.keys) > maxRowKeys {
 		panic("workload: a row format with more than maxRowKeys keys")
 	}
-	return rowFormat{keys: keys}
+	for i, k := range f.keys {
+		if k == idsKey {
+			f.ids = i
+		}
+	}
+	return f
 }
 
 // maxRowKeys bounds a format's keys (jsonRow holds their values in an array).
 const maxRowKeys = 8
 
 // jsonRow is one row as read (readRow): the raw value of each of the
-// format's keys (vals[i] for keys[i], nil when absent).
+// format's keys (vals[i] for keys[i], nil when absent), and the ids key's
+// value parsed: ids (nil when missing, null or []), or idsMsg saying why it
+// is not an array of integers (the reader reports it in its own order).
 type jsonRow struct {
-	vals [maxRowKeys]rawRef
+	vals   [maxRowKeys]rawRef
+	ids    []int64
+	idsMsg string
 }
 
 // rowDup: the two spellings of a key a row gives twice (both name one of
@@ -34,7 +47,8 @@ type jsonRow struct {
 type rowDup struct{ first, second string }
 
 // scanRow walks one line, a JSON object, keeping the raw value of each of
-// f's keys in row (which must come in zero); values of other keys are walked and dropped. It checks every value against
+// f's keys in row (which must come in zero) and the ids key's array parsed
+// in the same pass (intArray); values of other keys are walked and dropped. It checks every value against
 // JSON's grammar (RFC 8259) as encoding/json's scanner does.
 //
 // Fast (s.valid false), it reports false for anything it does not settle:
@@ -66,7 +80,12 @@ func (s *rowScanner) scanRow(f *rowFormat, row *jsonRow) (dup *rowDup, ok bool) 
 		s.i++
 		s.space()
 		start := s.i
-		if !s.value(1) {
+		if j >= 0 && j == f.ids && s.peek() == '[' {
+			if row.ids, row.idsMsg = s.intArray(); row.idsMsg != "" {
+				row.ids, s.i = nil, start // walked again as any value: its JSON is checked
+			}
+		}
+		if s.i == start && !s.value(1) {
 			return nil, false
 		}
 		if j >= 0 {
@@ -175,6 +194,8 @@ type rowScanner struct {
 	// valid: b is known to be valid JSON (readRow's second walk, see
 	// scanRow); nesting is then not bounded.
 	valid bool
+	// ids: intArray's ids, a scratch buffer reused from row to row.
+	ids []int64
 }
 
 func (s *rowScanner) peek() byte {
@@ -370,6 +391,56 @@ func (s *rowScanner) container(close byte, depth int) bool {
 		}
 		if more, ok := s.sep(close); !more {
 			return ok
+		}
+	}
+}
+
+// notInts is the message of an ids value that is not an array of integers.
+const notInts = "must be an array of integers"
+
+// intArray reads an array of integer literals, each an int64, at s.i into
+// s.ids and moves past it; nil for []. msg says why it is not one, at its
+// first item that is not an integer literal or is out of range, or where it
+// is not valid JSON (the caller then checks it as any value, which tells).
+func (s *rowScanner) intArray() (ids []int64, msg string) {
+	s.ids = s.ids[:0]
+	if s.empty(']') {
+		return nil, ""
+	}
+	for {
+		s.space()
+		neg := s.peek() == '-'
+		if neg {
+			s.i++
+		}
+		// Accumulate the magnitude in uint64; int64 allows up to 2^63 − 1,
+		// or 2^63 when negative.
+		var mag uint64
+		start := s.i
+		for ; s.i < len(s.b) && '0' <= s.b[s.i] && s.b[s.i] <= '9'; s.i++ {
+			d := uint64(s.b[s.i] - '0')
+			if mag > (math.MaxUint64-d)/10 {
+				return nil, notInts + " (id out of range)"
+			}
+			mag = mag*10 + d
+		}
+		switch {
+		case s.i == start, s.b[start] == '0' && s.i-start > 1: // no digits; a leading zero is not JSON
+			return nil, notInts
+		case !neg && mag > math.MaxInt64, neg && mag > 1<<63:
+			return nil, notInts + " (id out of range)"
+		}
+		v := int64(mag)
+		if neg {
+			v = -v // for mag = 2^63, int64(mag) is MinInt64 and −MinInt64 wraps to itself
+		}
+		s.ids = append(s.ids, v)
+		more, ok := s.sep(']')
+		if !ok { // '.', 'e', 'E' of a non-integer number, or not JSON
+			return nil, notInts
+		}
+		if !more {
+			return s.ids, ""
 		}
 	}
 }

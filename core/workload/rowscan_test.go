@@ -92,18 +92,31 @@ func scanAgrees(t *testing.T, line string) bool {
 		for _, r := range v[6:] {
 			require.Nil(t, r)
 		}
+		// the ids: those encoding/json decodes into []int64 (which refuses
+		// fractions, exponents, other values and ids out of int64's range)
+		var ids []int64
+		if json.Unmarshal(want.HashIDs, &ids) != nil && present(rawRef(want.HashIDs)) {
+			require.True(t, strings.HasPrefix(got.idsMsg, "must be an array of integers"), "line %q: %q", line, got.idsMsg)
+			require.Nil(t, got.ids)
+		} else {
+			require.Empty(t, got.idsMsg, "line %q", line)
+			if len(ids) == 0 {
+				ids = nil
+			}
+			require.Equal(t, ids, got.ids, "line %q", line)
+		}
 		var again jsonRow
 		valid := rowScanner{b: []byte(line), valid: true}
 		dup, ok := valid.scanRow(&mooncakeFormat, &again)
 		require.True(t, ok && dup == nil, "line %q", line)
-		require.Equal(t, got, again, "line %q", line)
+		require.Equal(t, got.vals, again.vals, "line %q", line)
 	}
 	var fast jsonRow
 	s := rowScanner{b: []byte(line)}
 	_, ok := s.scanRow(&mooncakeFormat, &fast)
 	if ok {
 		require.NoError(t, err, "the fast walk settled %q", line)
-		require.Equal(t, got, fast, "line %q", line)
+		require.Equal(t, got.vals, fast.vals, "line %q", line)
 	}
 	return ok
 }
@@ -178,9 +191,9 @@ func FuzzScanRow(f *testing.F) {
 	f.Fuzz(func(t *testing.T, line string) { scanAgrees(t, line) })
 }
 
-// parseHashIDs at the int64 bounds: 18 digits are read without overflow
-// checks, longer literals with them.
-func TestParseHashIDs_Bounds(t *testing.T) {
+// The ids at the int64 bounds: 18 digits are read without overflow checks,
+// longer literals with them.
+func TestReadRow_IDsBounds(t *testing.T) {
 	for _, c := range []struct {
 		raw  string
 		want []int64
@@ -189,16 +202,32 @@ func TestParseHashIDs_Bounds(t *testing.T) {
 		{`[999999999999999999, -999999999999999999, 0]`, []int64{999999999999999999, -999999999999999999, 0}, ""},
 		{`[9223372036854775807,-9223372036854775808]`, []int64{math.MaxInt64, math.MinInt64}, ""},
 		{`[ 7 , 1000000000000000000 ]`, []int64{7, 1e18}, ""},
+		{`[-0, 0]`, []int64{0, 0}, ""},
 		{`[9223372036854775808]`, nil, "must be an array of integers (id out of range)"},
 		{`[-9223372036854775809]`, nil, "must be an array of integers (id out of range)"},
 		{`[18446744073709551616]`, nil, "must be an array of integers (id out of range)"},
 		{`[99999999999999999999999]`, nil, "must be an array of integers (id out of range)"},
-		{`[1, -]`, nil, "must be an array of integers"},
+		{`[99999999999999999999999.5]`, nil, "must be an array of integers (id out of range)"},
+		{`[1.5, 99999999999999999999999]`, nil, "must be an array of integers"},
+		{`[1, "2"]`, nil, "must be an array of integers"},
+		{`[1, [2]]`, nil, "must be an array of integers"},
 		{`[1e3]`, nil, "must be an array of integers"},
+		{`"[1]"`, nil, `must be an array of integers, got "[1]"`},
+		{`{}`, nil, `must be an array of integers, got {}`},
 		{`[]`, nil, ""},
+		{`[ ]`, nil, ""},
+		{`null`, nil, ""},
 	} {
-		got, msg := parseHashIDs(rawRef(c.raw))
-		require.Equal(t, c.msg, msg, c.raw)
-		require.Equal(t, c.want, got, c.raw)
+		for _, valid := range []bool{false, true} { // the fast walk, and the walk of a line known valid
+			line := `{"hash_ids": ` + c.raw + `}`
+			if valid {
+				line = `{"Hash_ids": ` + c.raw + `}`
+			}
+			var row jsonRow
+			l := jsonlLines{}
+			require.Nil(t, l.readRow([]byte(line), &mooncakeFormat, &row), line)
+			require.Equal(t, c.msg, row.idsMsg, line)
+			require.Equal(t, c.want, row.ids, line)
+		}
 	}
 }
