@@ -195,18 +195,15 @@ func (s *azureSource) parse(rec []string, line int) (Request, *DataError) {
 	}
 	counts := [2]int{}
 	for k, c := range [2]struct {
-		col  int
-		name string
-		min  int // the output's: parseOutputCount
-	}{{s.colIn, AzureColInput, 1}, {s.colOut, AzureColOutput, 0}} {
+		col   int
+		name  string
+		parse func(string) (int, string)
+	}{{s.colIn, AzureColInput, parsePromptCount}, {s.colOut, AzureColOutput, parseOutputCount}} {
 		text, ok := field(c.col)
 		if !ok {
 			return fail(c.name, fmt.Sprintf("missing (row has %d fields)", len(rec)))
 		}
-		n, msg := parseCount(text, c.min)
-		if k == 1 {
-			n, msg = parseOutputCount(text)
-		}
+		n, msg := c.parse(text)
 		if msg != "" {
 			return fail(c.name, msg)
 		}

@@ -9,6 +9,9 @@ import (
 	"github.com/aisimulate/aisimulate/core/config"
 )
 
+// parsePromptCount parses a request's prompt token count: an integer ≥ 1.
+func parsePromptCount(s string) (int, string) { return parseCount(s, 1) }
+
 // parseOutputCount parses a request's output token count: an integer ≥
 // config.MinOutputTokens (vLLM refuses max_tokens < 1), the message saying why.
 func parseOutputCount(s string) (int, string) {
