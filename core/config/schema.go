@@ -42,21 +42,6 @@ func Schema() []byte {
 	return append(b, '\n')
 }
 
-// stringEnums: the string fields with a list of allowed values, published as
-// the schema's enum from the list Validate checks them with (values.go), so
-// that the schema takes no value the loader refuses (named as the ranges are:
-// the struct's Go type and the JSON key). The discriminators (perf.source,
-// source.type, load.mode, a length's kind) are the oneOf's consts.
-var stringEnums = map[string][]string{
-	"Engine.backend":        backends,
-	"Quantization.weights":  weightDtypes,
-	"Quantization.kv_cache": kvCacheDtypes,
-	"Pool.placement":        placements,
-	"Dataset.sampling":      samplings,
-	"RateLoad.arrival":      arrivals,
-	"Execution.mode":        executionModes,
-}
-
 var unionBlockType = reflect.TypeOf((*unionBlock)(nil)).Elem()
 
 // schemaOf is the schema of a value of type t.
@@ -110,7 +95,7 @@ func addFields(t reflect.Type, props map[string]any, required *[]string) {
 			r.addTo(props[name].(map[string]any))
 		}
 		if e, ok := stringEnums[t.Name()+"."+name]; ok {
-			props[name].(map[string]any)["enum"] = e
+			props[name].(map[string]any)["enum"] = e.values
 		}
 		if f.Type.Kind() == reflect.Pointer {
 			nullable(props[name].(map[string]any))

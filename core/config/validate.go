@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -12,16 +13,22 @@ func (s *Spec) Validate() error {
 	return firstErr(s.validateEngine(), s.validateTraffic(), s.validateExecution())
 }
 
-func oneOf(field, got string, allowed ...string) error {
-	for _, a := range allowed {
-		if got == a {
-			return nil
-		}
+// checkEnum checks a string field against its list (key in stringEnums).
+func checkEnum(field, key, got string) error {
+	e, ok := stringEnums[key]
+	if !ok {
+		panic("config: no list of values for " + key)
 	}
-	if got == "" {
-		return errorf(field, "is required (one of %s)", strings.Join(allowed, ", "))
+	if slices.Contains(e.values, got) {
+		return nil
 	}
-	return errorf(field, "%s is not supported (one of %s)", quote(got), strings.Join(allowed, ", "))
+	switch {
+	case e.why != "":
+		return errorf(field, "%s is not supported: %s", quote(got), e.why)
+	case got == "":
+		return errorf(field, "is required (one of %s)", strings.Join(e.values, ", "))
+	}
+	return errorf(field, "%s is not supported (one of %s)", quote(got), strings.Join(e.values, ", "))
 }
 
 func atLeast(field string, got, min int) error {
@@ -81,7 +88,7 @@ func (s *Spec) validateEngine() error {
 	if e.System == "" {
 		return errorf("engine.system", "is required (a built-in system such as h100_sxm, or a system YAML path)")
 	}
-	if err := oneOf("engine.backend", e.Backend, backends...); err != nil {
+	if err := checkEnum("engine.backend", "Engine.backend", e.Backend); err != nil {
 		return err
 	}
 	if err := variantOf(perfUnion, "engine.perf", e.Perf.Source); err != nil {
@@ -146,11 +153,11 @@ func validateQuantization(q *Quantization) error {
 		return nil
 	}
 	if q.Weights != "" {
-		if err := oneOf("engine.quantization.weights", q.Weights, weightDtypes...); err != nil {
+		if err := checkEnum("engine.quantization.weights", "Quantization.weights", q.Weights); err != nil {
 			return err
 		}
 	}
-	return oneOf("engine.quantization.kv_cache", q.KVCache, kvCacheDtypes...)
+	return checkEnum("engine.quantization.kv_cache", "Quantization.kv_cache", q.KVCache)
 }
 
 // versionLike reports whether v is MAJOR.MINOR[.PATCH[suffix]] with numeric
@@ -235,8 +242,8 @@ func (t *Traffic) checkWarmupLeavesRequests() error {
 }
 
 func (s *Spec) validateExecution() error {
-	if s.Execution.Mode != ExecutionOffline {
-		return errorf("execution.mode", "%s is not supported: the core runs offline replays only", quote(s.Execution.Mode))
+	if err := checkEnum("execution.mode", "Execution.mode", s.Execution.Mode); err != nil {
+		return err
 	}
 	if g := s.Execution.MaxMemoryGB; g != nil {
 		return checkFloat("execution.max_memory_gb", "Execution.max_memory_gb", *g)
@@ -257,7 +264,7 @@ func (s *Spec) String() string {
 
 func validatePool(path string, a *Pool) error {
 	if err := firstErr(checkInt(path+".count", "Pool.count", a.Count), checkInt(path+".tp", "Pool.tp", a.TP),
-		oneOf(path+".placement", a.Placement, placements...)); err != nil {
+		checkEnum(path+".placement", "Pool.placement", a.Placement)); err != nil {
 		return err
 	}
 	if dp := a.DataParallelSize; dp != nil {

@@ -95,25 +95,48 @@ var (
 	kvCacheDtypes  = []string{DtypeAuto, DtypeBF16, DtypeFP8}
 )
 
+// stringEnum is an enumerated string field: its allowed values, the dotted
+// paths it stands at in a spec (Enums), and why, which when set words a
+// refusal in place of the list.
+type stringEnum struct {
+	values []string
+	paths  []string
+	why    string
+}
+
+// stringEnums: the string fields with a list of allowed values, each tied to
+// its list here alone, named as the ranges are (the struct's Go type and the
+// JSON key): Validate checks them with checkEnum, Schema publishes each list
+// as the field's enum (so that the schema takes no value the loader
+// refuses), Enums hands it out at its paths. The discriminators
+// (perf.source, source.type, load.mode, a length's kind) are their variant
+// tables' (variants.go), published as the oneOf's consts.
+var stringEnums = map[string]stringEnum{
+	"Engine.backend":        {values: backends, paths: []string{"engine.backend"}},
+	"Quantization.weights":  {values: weightDtypes, paths: []string{"engine.quantization.weights"}},
+	"Quantization.kv_cache": {values: kvCacheDtypes, paths: []string{"engine.quantization.kv_cache"}},
+	"Pool.placement": {values: placements, paths: []string{"engine.workers.aggregated.placement",
+		"engine.workers.disaggregated.prefill.placement", "engine.workers.disaggregated.decode.placement"}},
+	"Dataset.sampling": {values: samplings, paths: []string{"traffic.source.dataset.sampling"}},
+	"RateLoad.arrival": {values: arrivals, paths: []string{"traffic.load.arrival"}},
+	"Execution.mode":   {values: executionModes, paths: []string{"execution.mode"}, why: "the core runs offline replays only"},
+}
+
 // Enums returns, for every enumerated field of the spec (its dotted path), the
 // allowed values in documentation order. The slices are copies.
 func Enums() map[string][]string {
 	out := map[string][]string{
-		"engine.backend":                                 backends,
-		"engine.perf.source":                             perfSources,
-		"engine.quantization.weights":                    weightDtypes,
-		"engine.quantization.kv_cache":                   kvCacheDtypes,
-		"engine.workers.aggregated.placement":            placements,
-		"engine.workers.disaggregated.prefill.placement": placements,
-		"engine.workers.disaggregated.decode.placement":  placements,
-		"traffic.source.type":                            sourceTypes,
-		"traffic.source.dataset.sampling":                samplings,
-		"traffic.source.isl.kind":                        lengthKinds,
-		"traffic.source.osl.kind":                        lengthKinds,
-		"traffic.source.turns.kind":                      lengthKinds,
-		"traffic.load.mode":                              loadModes,
-		"traffic.load.arrival":                           arrivals,
-		"execution.mode":                                 executionModes,
+		"engine.perf.source":        perfSources,
+		"traffic.source.type":       sourceTypes,
+		"traffic.source.isl.kind":   lengthKinds,
+		"traffic.source.osl.kind":   lengthKinds,
+		"traffic.source.turns.kind": lengthKinds,
+		"traffic.load.mode":         loadModes,
+	}
+	for _, e := range stringEnums {
+		for _, p := range e.paths {
+			out[p] = e.values
+		}
 	}
 	for k, v := range out {
 		out[k] = append([]string(nil), v...)

@@ -382,7 +382,7 @@ func (s SessionsSource) Validate() error { return s.validate("") }
 
 func (d Dataset) validate(path string) error {
 	return firstErr(checkInt(join(path, "entries"), "Dataset.entries", d.Entries),
-		oneOf(join(path, "sampling"), d.Sampling, samplings...))
+		checkEnum(join(path, "sampling"), "Dataset.sampling", d.Sampling))
 }
 
 // Validate checks d on its own; errors name the field relative to the
@@ -394,7 +394,7 @@ func (l TraceLoad) validate(path string) error {
 }
 
 func (l RateLoad) validate(path string) error {
-	if err := oneOf(path+".arrival", l.Arrival, arrivals...); err != nil {
+	if err := checkEnum(path+".arrival", "RateLoad.arrival", l.Arrival); err != nil {
 		return err
 	}
 	if l.Arrival == ArrivalGamma {
