@@ -1,6 +1,7 @@
 package config
 
 import (
+	"fmt"
 	"slices"
 	"strconv"
 	"strings"
@@ -22,16 +23,18 @@ const (
 	// intRange: an integer in [min, max] ("must be ≥ 1, got 0", "must be ≤
 	// 8 (one node), got 9"); noMax leaves it unbounded above.
 	intRange rangeKind = iota
-	// costRange: a cost or delay in [0, max] (cost).
-	costRange
-	// boundedRange: a value in [min, max] with min > 0 (bounded).
-	boundedRange
-	// efficiencyRange: a roofline efficiency in [min, 1] (efficiency).
+	// clockRange: a cost, delay or rate in [min, max] that the int64-ns
+	// virtual clock bounds (costUpTo, within): a value ≤ 0 (below 0 when min
+	// is 0) is refused for its sign first.
+	clockRange
+	// efficiencyRange: a roofline efficiency, a fraction of peak: (0, 1]
+	// first, then [min, 1] (min is MinEfficiency: a GPU reaching under 0.1 %
+	// of its peak is not a calibration, and 1e-300 made every pass time
+	// infinite).
 	efficiencyRange
-	// fractionRange: a fraction in (0, 1].
-	fractionRange
-	// gigabytesRange: GB in [min, max].
-	gigabytesRange
+	// numberRange: a number in [min, max] ((min, … when openMin; unbounded
+	// above when noMax).
+	numberRange
 	// ownCheck: published only; the field's own code checks it together with
 	// what the table cannot hold (a gamma cv only for arrival gamma, a
 	// length's minimum, 1 for prompts, turns and outputs (MinOutputTokens),
@@ -45,21 +48,25 @@ type fieldRange struct {
 	min, max float64
 	noMax    bool   // no upper bound
 	openMin  bool   // min itself is refused (exclusiveMinimum)
-	unit     string // after the maximum in an integer's message (" tokens")
+	unit     string // after the maximum or the interval in the message (" GB")
 	// choices: an integer's allowed values (min and max are the first and
-	// last), checked by checkInt and published as the schema's enum; why
-	// says whose list it is, after the choices in the message.
+	// last), checked by checkInt and published as the schema's enum.
 	choices []int
-	why     string
+	// why: in parentheses after the choices (whose list it is) or after the
+	// value (what bounds it).
+	why string
 }
 
 func ints(min, max float64, unit string) fieldRange {
 	return fieldRange{kind: intRange, min: min, max: max, unit: unit}
 }
 func atLeastInt(min float64) fieldRange { return fieldRange{kind: intRange, min: min, noMax: true} }
-func costUpTo(max float64) fieldRange   { return fieldRange{kind: costRange, max: max} }
+func costUpTo(max float64) fieldRange   { return within(0, max) }
+
+// within: a cost, delay or rate in [min, max]: huge finite values would wrap
+// the int64-ns virtual clock.
 func within(min, max float64) fieldRange {
-	return fieldRange{kind: boundedRange, min: min, max: max}
+	return fieldRange{kind: clockRange, min: min, max: max, why: "the virtual clock is int64 ns"}
 }
 
 // oneOfInts: an integer from choices (ascending), e.g. vLLM's --block-size.
@@ -76,7 +83,7 @@ var ranges = map[string]fieldRange{
 	"Scheduler.block_size":             oneOfInts(BlockSizes, "vLLM's --block-size choices"),
 	"Scheduler.max_model_len":          ints(0, MaxModelLen, ""),
 	"Scheduler.num_gpu_blocks":         ints(0, MaxGPUBlocks, ""),
-	"Scheduler.gpu_memory_utilization": {kind: fractionRange, min: 0, max: 1, openMin: true},
+	"Scheduler.gpu_memory_utilization": {kind: numberRange, min: 0, max: 1, openMin: true},
 
 	"Pool.count":              ints(1, MaxWorkers, ""),
 	"Pool.tp":                 ints(1, MaxTP, " (one node)"),
@@ -119,18 +126,18 @@ var ranges = map[string]fieldRange{
 	"ConcurrencyLoad.warmup_requests":      atLeastInt(0),
 	"Stop.max_requests":                    atLeastInt(0),
 	"Stop.max_duration_s":                  costUpTo(MaxDurationS),
-	"Execution.max_memory_gb":              {kind: gigabytesRange, min: MinMemoryGB, max: MaxMemoryGB},
+	"Execution.max_memory_gb":              {kind: numberRange, min: MinMemoryGB, max: MaxMemoryGB, unit: " GB"},
 	"FixedLength.value":                    {kind: ownCheck, min: 1, noMax: true},
 	"UniformLength.min":                    {kind: ownCheck, min: 1, noMax: true},
 	"UniformLength.max":                    {kind: ownCheck, min: 1, noMax: true},
 	"NormalLength.min":                     {kind: ownCheck, min: 1, noMax: true},
 	"NormalLength.max":                     {kind: ownCheck, min: 1, noMax: true},
-	"NormalLength.mean":                    {kind: ownCheck, min: 0, openMin: true, noMax: true},
-	"NormalLength.std":                     {kind: ownCheck, min: 0, noMax: true},
+	"NormalLength.mean":                    {kind: numberRange, min: 0, openMin: true, noMax: true},
+	"NormalLength.std":                     {kind: numberRange, min: 0, noMax: true},
 	"LognormalLength.min":                  {kind: ownCheck, min: 1, noMax: true},
 	"LognormalLength.max":                  {kind: ownCheck, min: 1, noMax: true},
-	"LognormalLength.mean":                 {kind: ownCheck, min: 0, openMin: true, noMax: true},
-	"LognormalLength.std":                  {kind: ownCheck, min: 0, noMax: true},
+	"LognormalLength.mean":                 {kind: numberRange, min: 0, openMin: true, noMax: true},
+	"LognormalLength.std":                  {kind: numberRange, min: 0, noMax: true},
 }
 
 // rangeOf is the range of key; a key the table lacks is a bug in this package.
@@ -167,24 +174,43 @@ func checkInt(field, key string, got int) error {
 func checkFloat(field, key string, v float64) error {
 	r := rangeOf(key)
 	switch r.kind {
-	case costRange:
-		return cost(field, v, r.max)
-	case boundedRange:
-		return bounded(field, v, r.min, r.max)
+	case clockRange:
+		if err := (fieldRange{openMin: r.min > 0, noMax: true}).check(field, v); err != nil {
+			return err
+		}
 	case efficiencyRange:
-		return efficiency(field, v, r.min)
-	case fractionRange:
-		if !(v > r.min && v <= r.max) {
-			return errorf(field, "must be in (%g, %g], got %v", r.min, r.max, v)
+		if err := (fieldRange{max: 1, openMin: true}).check(field, v); err != nil {
+			return err
 		}
-		return nil
-	case gigabytesRange:
-		if !(v >= r.min && v <= r.max) {
-			return errorf(field, "must be in [%g, %g] GB, got %v", r.min, r.max, v)
-		}
+	case numberRange:
+	default:
+		panic("config: " + key + " is not checked by checkFloat")
+	}
+	return r.check(field, v)
+}
+
+// check refuses a value outside r (NaN included): "must be ≥ 0, got -1"
+// without an upper bound, else "must be in (0, 1], got 0", with r.unit after
+// the interval and r.why after the value.
+func (r fieldRange) check(field string, v float64) error {
+	if (v > r.min || !r.openMin && v == r.min) && (r.noMax || v <= r.max) {
 		return nil
 	}
-	panic("config: " + key + " is not checked by checkFloat")
+	var msg string
+	switch {
+	case r.noMax && r.openMin:
+		msg = fmt.Sprintf("must be > %g, got %v", r.min, v)
+	case r.noMax:
+		msg = fmt.Sprintf("must be ≥ %g, got %v", r.min, v)
+	case r.openMin:
+		msg = fmt.Sprintf("must be in (%g, %g]%s, got %v", r.min, r.max, r.unit, v)
+	default:
+		msg = fmt.Sprintf("must be in [%g, %g]%s, got %v", r.min, r.max, r.unit, v)
+	}
+	if r.why != "" {
+		msg += " (" + r.why + ")"
+	}
+	return errorf(field, "%s", msg)
 }
 
 // joinInts is "1, 8, 16".

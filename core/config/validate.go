@@ -45,19 +45,6 @@ func positive(field string, got float64) error {
 	return nil
 }
 
-// efficiency checks a roofline efficiency: a fraction of peak in [min, 1]
-// (min is MinEfficiency: a GPU reaching under 0.1 % of its peak is not a
-// calibration, and 1e-300 made every pass time infinite).
-func efficiency(field string, v, min float64) error {
-	if !(v > 0 && v <= 1) {
-		return errorf(field, "must be in (0, 1], got %v", v)
-	}
-	if v < min {
-		return errorf(field, "must be in [%g, 1], got %v", min, v)
-	}
-	return nil
-}
-
 func firstErr(errs ...error) error {
 	for _, e := range errs {
 		if e != nil {

@@ -444,47 +444,28 @@ func (d UniformLength) validate(path string, min int) error {
 }
 
 func (d NormalLength) validate(path string, min int) error {
-	return boundedMoments(path, LengthNormal, d, min)
+	return boundedMoments(path, LengthNormal, "NormalLength", d, min)
 }
 
 func (d LognormalLength) validate(path string, min int) error {
-	return boundedMoments(path, LengthLognormal, NormalLength(d), min)
+	return boundedMoments(path, LengthLognormal, "LognormalLength", NormalLength(d), min)
 }
 
-// boundedMoments: mean > 0, std ≥ 0, min ≤ max, max ≥ 1 (one rule for normal
-// and lognormal: a token count's mean is positive).
-func boundedMoments(path, kind string, d NormalLength, min int) error {
-	if err := positive(join(path, "mean"), d.Mean); err != nil {
+// boundedMoments: mean > 0 and std ≥ 0 (their ranges, under typ, the
+// variant's Go type), min ≤ max, max ≥ 1 (one rule for normal and
+// lognormal: a token count's mean is positive).
+func boundedMoments(path, kind, typ string, d NormalLength, min int) error {
+	if err := checkFloat(join(path, "mean"), typ+".mean", d.Mean); err != nil {
 		return err
 	}
 	if d.Min < min {
 		return errorf(join(path, "min"), "must be ≥ %d, got %d (a %s distribution needs min and max to bound it)", min, d.Min, kind)
 	}
-	if !(d.Std >= 0) {
-		return errorf(join(path, "std"), "must be ≥ 0, got %v", d.Std)
+	if err := checkFloat(join(path, "std"), typ+".std", d.Std); err != nil {
+		return err
 	}
 	if d.Max < d.Min || d.Max < 1 {
 		return errorf(join(path, "max"), "must be ≥ min and ≥ 1, got %d", d.Max)
-	}
-	return nil
-}
-
-// cost checks a cost or delay: in [0, max] (the decoder has refused NaN and ±inf).
-func cost(field string, v, max float64) error {
-	if !(v >= 0) {
-		return errorf(field, "must be ≥ 0, got %v", v)
-	}
-	return bounded(field, v, 0, max)
-}
-
-// bounded refuses a value outside [min, max]: huge finite values would wrap the
-// int64-ns virtual clock.
-func bounded(field string, v, min, max float64) error {
-	if !(v >= min && v <= max) {
-		if min > 0 && !(v > 0) {
-			return errorf(field, "must be > 0, got %v", v)
-		}
-		return errorf(field, "must be in [%g, %g], got %g (the virtual clock is int64 ns)", min, max, v)
 	}
 	return nil
 }
