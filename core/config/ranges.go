@@ -23,10 +23,10 @@ const (
 	// intRange: an integer in [min, max] ("must be ≥ 1, got 0", "must be ≤
 	// 8 (one node), got 9"); noMax leaves it unbounded above.
 	intRange rangeKind = iota
-	// clockRange: a cost, delay or rate in [min, max] that the int64-ns
-	// virtual clock bounds (costUpTo, within): a value ≤ 0 (below 0 when min
-	// is 0) is refused for its sign first.
-	clockRange
+	// magnitudeRange: a cost, delay, rate or cv in [min, max] (costUpTo,
+	// within, a gamma cv): a value ≤ 0 (below 0 when min is 0) is refused
+	// for its sign first.
+	magnitudeRange
 	// efficiencyRange: a roofline efficiency, a fraction of peak: (0, 1]
 	// first, then [min, 1] (min is MinEfficiency: a GPU reaching under 0.1 %
 	// of its peak is not a calibration, and 1e-300 made every pass time
@@ -66,7 +66,7 @@ func costUpTo(max float64) fieldRange   { return within(0, max) }
 // within: a cost, delay or rate in [min, max]: huge finite values would wrap
 // the int64-ns virtual clock.
 func within(min, max float64) fieldRange {
-	return fieldRange{kind: clockRange, min: min, max: max, why: "the virtual clock is int64 ns"}
+	return fieldRange{kind: magnitudeRange, min: min, max: max, why: "the virtual clock is int64 ns"}
 }
 
 // oneOfInts: an integer from choices (ascending), e.g. vLLM's --block-size.
@@ -172,9 +172,13 @@ func checkInt(field, key string, got int) error {
 
 // checkFloat checks a number field against its range (key in ranges).
 func checkFloat(field, key string, v float64) error {
-	r := rangeOf(key)
+	return rangeOf(key).checkNumber(field, key, v)
+}
+
+// checkNumber checks a number field against r, a range of key.
+func (r fieldRange) checkNumber(field, key string, v float64) error {
 	switch r.kind {
-	case clockRange:
+	case magnitudeRange:
 		if err := (fieldRange{openMin: r.min > 0, noMax: true}).check(field, v); err != nil {
 			return err
 		}

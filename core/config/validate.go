@@ -38,13 +38,6 @@ func atLeast(field string, got, min int) error {
 	return nil
 }
 
-func positive(field string, got float64) error {
-	if !(got > 0) {
-		return errorf(field, "must be > 0, got %v", got)
-	}
-	return nil
-}
-
 func firstErr(errs ...error) error {
 	for _, e := range errs {
 		if e != nil {

@@ -1,6 +1,9 @@
 package config
 
-import "strings"
+import (
+	"fmt"
+	"strings"
+)
 
 // The discriminated blocks of the spec. Each block's variant is a struct of
 // its own, held by the block's variant field, and selected in YAML/JSON by one
@@ -398,12 +401,13 @@ func (l RateLoad) validate(path string) error {
 		return err
 	}
 	if l.Arrival == ArrivalGamma {
-		if err := positive(path+".cv", l.CV); err != nil {
+		// The row publishes [0, MaxGammaCV] (0: cv left out, as the other
+		// arrivals have it); a gamma process needs at least MinGammaCV.
+		r := rangeOf("RateLoad.cv")
+		r.kind, r.min = magnitudeRange, MinGammaCV
+		r.why = fmt.Sprintf("a gamma process's shape is 1/cv²; below %g the arrivals are a constant rate: use arrival: constant", MinGammaCV)
+		if err := r.checkNumber(path+".cv", "RateLoad.cv", l.CV); err != nil {
 			return err
-		}
-		if l.CV < MinGammaCV || l.CV > MaxGammaCV {
-			return errorf(path+".cv", "must be in [%g, %g], got %g (a gamma process's shape is 1/cv²; below %g the arrivals are a constant rate: use arrival: constant)",
-				MinGammaCV, MaxGammaCV, l.CV, MinGammaCV)
 		}
 	} else if l.CV != 0 {
 		return errorf(path+".cv", "belongs to arrival %s, not %s", ArrivalGamma, l.Arrival)
