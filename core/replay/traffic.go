@@ -148,8 +148,8 @@ func (tr *traffic) next(r *workload.Request, now int64) (sendNs int64, ok bool, 
 	}
 	switch tr.mode {
 	case config.LoadTrace:
-		if !r.HasTimestamp {
-			return 0, false, tr.missingTimestamp(r.Line)
+		if err := tr.startErr(r); err != nil {
+			return 0, false, err
 		}
 		if sendNs = tr.trace.At(r.Timestamp); sendNs > int64(maxClockNs) {
 			origin := "its first row"
@@ -180,17 +180,21 @@ func (tr *traffic) next(r *workload.Request, now int64) (sendNs int64, ok bool, 
 	return sendNs, true, nil
 }
 
-// missingTimestamp is the error of a row that starts something without a
-// timestamp in load mode trace.
-func (tr *traffic) missingTimestamp(line int) error {
-	return &workload.DataError{File: tr.path, Line: line, Field: "timestamp",
+// startErr checks a row that starts something (a lone request, or a
+// session's first turn; the replay's and Check's one rule): load mode trace
+// sends it at its timestamp, so it needs one.
+func (tr *traffic) startErr(r *workload.Request) error {
+	if tr.mode != config.LoadTrace || r.HasTimestamp {
+		return nil
+	}
+	return &workload.DataError{File: tr.path, Line: r.Line, Field: "timestamp",
 		Msg: "missing: load mode trace sends each request at its timestamp (only a later turn of a session, sent after the turn before it, may go without one)"}
 }
 
 // readAll reads the rest of a trace through its reader without replaying it
-// (Check): the first bad row's error, as the replay would meet it, and in
-// load mode trace a row that starts something (outside a session, or a
-// session's first row) without a timestamp. A generated workload has
+// (Check): the first bad row's error, as the replay would meet it, and a
+// row that starts something (outside a session, or a session's first row)
+// that startErr refuses. A generated workload has
 // nothing to read.
 func (tr *traffic) readAll() error {
 	if tr.path == "" {
@@ -206,9 +210,10 @@ func (tr *traffic) readAll() error {
 		if err != nil {
 			return err
 		}
-		first := r.SessionID < 0 || !started[r.SessionID]
-		if tr.mode == config.LoadTrace && first && !r.HasTimestamp {
-			return tr.missingTimestamp(r.Line)
+		if r.SessionID < 0 || !started[r.SessionID] {
+			if err := tr.startErr(&r); err != nil {
+				return err
+			}
 		}
 		if r.SessionID >= 0 {
 			started[r.SessionID] = true
