@@ -51,9 +51,10 @@ print(json.dumps({"peak": hwm * 1024, "estimate": est}))
 """
 
 #: The estimate's stated error: a measured peak lies between these fractions of it. The
-#: estimate errs high for short runs (its 64 MiB base is above a small run's 46 MiB) and
-#: for records (it charges Go's collector headroom in full), low for an overloaded open
-#: loop whose queue it does not know before running (the run-time guard watches that).
+#: estimate errs high for short runs (its 64 MiB base is above a small run's 46 MiB), for
+#: records (it charges Go's collector headroom in full) and for an overloaded open loop's
+#: queue (counted as n·(1 − μ/λ) requests, core/replay/queue.go, at the price of a
+#: running request).
 ERROR_BAND = (0.6, 1.25)
 
 

@@ -31,7 +31,9 @@ import (
 //	           to two pages of whole Records waiting to be final. A Go Run
 //	           keeps Records instead; a streamed run keeps only the samples
 //	           and the pages.
-//	in flight  F × (flight + 3 events + its KV block ids + its prefix hashes)
+//	in flight  F × (flight + 3 events + its KV block ids + its prefix hashes),
+//	           F the closed loop's clients, else the ranks' running sets and
+//	           an overloaded open loop's queue at its last arrival (queue.go)
 //	held       later session turns read ahead to reach the next session's
 //	           start × workload.Request
 //	KV index   blocks touched × engine.BytesPerBlock, per worker (at most
@@ -75,16 +77,24 @@ type MemoryEstimate struct {
 	Requests int64 `json:"requests"`
 	Exact    bool  `json:"exact"`
 	// InFlight is the number of requests in flight the estimate counts: the
-	// closed loop's clients, else the workers' running sets (an overloaded
-	// open loop's queue is watched as it grows).
+	// closed loop's clients, else the ranks' running sets plus Queued.
 	InFlight int64 `json:"in_flight"`
-	Base     int64 `json:"base_bytes"`
-	Records  int64 `json:"records_bytes"`
-	Flights  int64 `json:"in_flight_bytes"`
-	Held     int64 `json:"held_turns_bytes"`
-	KVIndex  int64 `json:"kv_index_bytes"`
-	Dataset  int64 `json:"dataset_bytes"`
-	Total    int64 `json:"total_bytes"`
+	// Queued is the part of InFlight that an overloaded open loop of
+	// synthetic requests leaves waiting at its last arrival, n·(1 − μ/λ)
+	// with μ ServiceRPS (queue.go); 0 otherwise. The up-front refusal does
+	// not count it (an expectation: the run-time guard watches the queue).
+	Queued int64 `json:"queued"`
+	// ServiceRPS is μ, the requests per second the deployment is priced to
+	// complete with a queue that is never empty (queue.go); 0 when not
+	// priced (a closed loop, a trace or sessions).
+	ServiceRPS float64 `json:"service_rps"`
+	Base       int64   `json:"base_bytes"`
+	Records    int64   `json:"records_bytes"`
+	Flights    int64   `json:"in_flight_bytes"`
+	Held       int64   `json:"held_turns_bytes"`
+	KVIndex    int64   `json:"kv_index_bytes"`
+	Dataset    int64   `json:"dataset_bytes"`
+	Total      int64   `json:"total_bytes"`
 	// Budget is execution.max_memory_gb in bytes, or the machine default
 	// (half of its memory); BudgetSource says which.
 	Budget       int64  `json:"budget_bytes"`
@@ -179,18 +189,27 @@ func estimate(s *config.Spec, dep *deployment, held heldAs) (*MemoryEstimate, er
 	}
 	e.Requests = sat(math.Ceil(n))
 
-	// requests in flight: the clients of a closed loop, else every worker's
-	// running set
+	// requests in flight: the clients of a closed loop, else every rank's
+	// running set and an overloaded open loop's queue
 	inflight := float64(0)
 	closed, isClosed := t.Load.Mode.(config.ConcurrencyLoad)
 	if isClosed {
 		inflight = float64(closed.Concurrency)
 	} else {
 		for _, p := range dep.pools {
-			inflight += float64(p.count) * float64(p.cfg.MaxNumSeqs)
+			inflight += float64(p.count*p.dp) * float64(p.cfg.MaxNumSeqs)
 		}
 	}
 	inflight = math.Min(inflight, n)
+	if rate, ok := t.Load.Mode.(config.RateLoad); ok {
+		if src, ok := t.Source.Type.(config.SyntheticSource); ok {
+			e.ServiceRPS = serviceRate(dep, steadyWorkload{isl: isl, osl: osl,
+				cached: src.Dataset != nil && dep.pools[0].cfg.PrefixCaching})
+			q := math.Min(queuedAtLastArrival(n, rate.RateRPS, e.ServiceRPS), n-inflight)
+			e.Queued = sat(math.Floor(q))
+			inflight += float64(e.Queued)
+		}
+	}
 	e.InFlight = sat(math.Ceil(inflight))
 
 	cfg := &dep.pools[0].cfg
@@ -310,8 +329,14 @@ func memoryBudget(s *config.Spec) (int64, string) {
 // checkBudget refuses a replay whose estimate passes its budget, naming the
 // largest part and what to change.
 func (e *MemoryEstimate) checkBudget(s *config.Spec) error {
-	if e.Total <= e.Budget {
+	queue := sat(float64(e.Queued) * float64(e.perFlight))
+	if e.Total-queue <= e.Budget {
 		return nil
+	}
+	if e.Queued > 0 { // refused for what it holds besides the queue
+		c := *e
+		c.InFlight, c.Flights, c.Total, c.Queued = e.InFlight-e.Queued, e.Flights-queue, e.Total-queue, 0
+		return c.checkBudget(s)
 	}
 	what := fmt.Sprintf("%d request records: %s", e.Requests, gb(e.Records))
 	change := "traffic.stop.max_requests or the source's size (num_requests, num_sessions, the trace)"

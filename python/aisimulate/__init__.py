@@ -209,13 +209,16 @@ def estimate_memory(src: str | os.PathLike[str] | Mapping[str, Any] | Spec) -> d
     """Estimate a replay's peak memory before running it (nothing is simulated).
 
     Returns:
-        ``{"requests", "exact", "in_flight", "base_bytes", "records_bytes",
-        "in_flight_bytes", "held_turns_bytes", "kv_index_bytes", "dataset_bytes",
-        "total_bytes", "budget_bytes", "budget_source"}``: bytes by part and in total,
-        the requests and requests in flight counted (``exact`` is false when the count
-        is only expected), and the budget the replay is held to (``execution.
+        ``{"requests", "exact", "in_flight", "queued", "service_rps", "base_bytes",
+        "records_bytes", "in_flight_bytes", "held_turns_bytes", "kv_index_bytes",
+        "dataset_bytes", "total_bytes", "budget_bytes", "budget_source"}``: bytes by
+        part and in total, the requests and requests in flight counted (``exact`` is
+        false when the count is only expected; ``queued`` is the part of ``in_flight``
+        an overloaded open loop of synthetic requests is expected to leave waiting at
+        its last arrival, from ``service_rps``, the requests per second the deployment
+        is priced to serve), and the budget the replay is held to (``execution.
         max_memory_gb``, or half of this machine's memory). :func:`replay` refuses a
-        spec whose total passes its budget (ConfigError on
+        spec whose total without the expected queue passes its budget (ConfigError on
         ``execution.max_memory_gb``) and stops one that grows past it. The estimate's
         error against measured peaks is stated in docs/benchmarks.md ("Memory").
 
