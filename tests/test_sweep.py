@@ -133,8 +133,11 @@ def test_malformed_points_are_config_errors(base_spec, points, message):
     ({"backend": "dask"}, "backend 'dask' is not supported"),
     ({"errors": "ignore"}, "use 'record' or 'raise'"),
     ({"columns": ["ttft_ms.p42"]}, "unknown sweep column"),
-    ({"slo": {"ttft": 1}}, "not an SLO field"),
-    ({"slo": {"ttft_ms": 0}}, "must be a number of ms > 0"),
+    ({"slo": {"ttft": 1}}, "slo.ttft: is not an SLO bound"),
+    ({"slo": {"ttft_ms": 0}}, "slo.ttft_ms: must be a finite number of ms > 0, got 0"),
+    # as replay() checks it (check_slo): a bound is finite, and an SLO has one
+    ({"slo": {"ttft_ms": float("inf")}}, "slo.ttft_ms: must be a finite number of ms > 0, got inf"),
+    ({"slo": {}}, "slo: has no bound"),
     ({"jobs": 0}, "jobs must be ≥ 1"),
 ])
 def test_bad_options(base_spec, options, message):

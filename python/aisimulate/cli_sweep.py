@@ -217,7 +217,7 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
         # added after the sweep, which has them only with an SLO
         asked = None if columns is None else [c for c in columns if slo or c not in SLO_COLUMNS]
         df = sweep(spec, points, jobs=args.jobs, backend=args.backend, errors=args.errors, columns=asked,
-                   slo=slo or None, progress=progress_of(args), ray_address=args.ray_address)
+                   slo=slo, progress=progress_of(args), ray_address=args.ray_address)
     except UnknownFieldError as exc:  # a misspelt field of the points, found before any ran: name the option
         option = "--grid" if args.grid else f"--points {args.points}"
         raise _UsageError(f"{option}: {exc.field}: {exc.reason}") from None

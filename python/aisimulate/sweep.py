@@ -25,7 +25,7 @@ import warnings
 from typing import Any, Mapping, Sequence
 
 from ._sweep.local import run_local
-from ._sweep.point import SLO_FIELDS, PointResult, failed, metric_columns
+from ._sweep.point import PointResult, failed, metric_columns
 from ._sweep.points import apply, expand
 from . import _args, _lazy
 from .config import Spec, load_config
@@ -40,19 +40,14 @@ BACKENDS = ("local", "ray")
 SUMMARY_COLUMNS: tuple[str, ...] = tuple(metric_columns(None))
 
 
-def _check_options(backend: str, errors: str, slo: Mapping[str, float] | None,
+def _check_options(backend: str, errors: str, slo: dict[str, float] | None,
                    columns: str | Sequence[str] | None) -> list[str]:
+    """The metric columns to keep, once the options are checked (``slo`` already by
+    :func:`aisimulate.check_slo`)."""
     if backend not in BACKENDS:
         raise ConfigError("", f"sweep backend {backend!r} is not supported: use one of {', '.join(BACKENDS)}")
     if errors not in ("record", "raise"):
         raise ConfigError("", f"sweep errors={errors!r}: use 'record' or 'raise'")
-    if slo is not None:
-        _args.mapping("slo", slo, f"{{'ttft_ms': 200, 'tpot_ms': 20}} (bounds in ms, any of {', '.join(SLO_FIELDS)})")
-    for key, limit in (slo or {}).items():
-        if key not in SLO_FIELDS:
-            raise ConfigError("", f"slo: {key!r} is not an SLO field: use {', '.join(SLO_FIELDS)}")
-        if isinstance(limit, bool) or not isinstance(limit, (int, float)) or not limit > 0:
-            raise ConfigError("", f"slo: {key} must be a number of ms > 0, got {limit!r}")
     every = metric_columns(slo)
     if columns is None:
         return every
@@ -87,7 +82,9 @@ def sweep(base: str | os.PathLike[str] | Mapping[str, Any] | Spec,
         columns: the metric columns to keep, one name or a list (default all, see
             :func:`metric_columns`); the point's fields, ``status`` and ``reason`` are always kept.
         slo: per-request thresholds in ms, ``{"ttft_ms": …, "tpot_ms": …, "e2e_ms":
-            …}`` (any subset): adds ``goodput_rps`` and ``slo_attainment``.
+            …}`` (any subset, at least one; each a finite number > 0, checked by
+            :func:`aisimulate.check_slo` as :func:`aisimulate.replay` checks it): adds
+            ``goodput_rps`` and ``slo_attainment``.
         return_reports: also return each point's :class:`~aisimulate.ReplayReport`.
         progress: show a tqdm progress bar (default: when stderr is a terminal).
         ray_address: the Ray cluster to connect to (``"auto"``, ``"ray://host:10001"``,
@@ -112,7 +109,8 @@ def sweep(base: str | os.PathLike[str] | Mapping[str, Any] | Spec,
             processes too.
 
     Raises:
-        ConfigError: the points or options are malformed, or (:class:`UnknownFieldError`)
+        ConfigError: the points or options are malformed (a bad ``slo`` bound names
+            ``slo.<name>``, an empty ``slo`` is ``slo``), or (:class:`UnknownFieldError`)
             a field is unknown in every point that sets it (a misspelt field; checked
             before anything runs); with
             ``errors="raise"``, also a point whose spec is invalid (checked the same way).
@@ -123,6 +121,10 @@ def sweep(base: str | os.PathLike[str] | Mapping[str, Any] | Spec,
     """
     pd = _lazy.module("pandas")
 
+    if slo is not None:  # as replay() checks it: finite bounds > 0, at least one
+        from . import check_slo
+
+        slo = check_slo(slo)
     keep = _check_options(backend, errors, slo, columns)
     base_spec = load_config(base)
     pts = expand(points)
