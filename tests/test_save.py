@@ -280,6 +280,24 @@ def test_formats_and_exports_take_one_name_or_a_list(tmp_path, pd_report):
     assert not (tmp_path / "t").exists()
 
 
+def test_formats_and_exports_are_taken_in_any_case(tmp_path, pd_report):
+    # as the CLI's --records CSV --export AIPERF: the names are matched in any case, and
+    # written as the lower-case names (the files, prediction.json's records.files)
+    files = pd_report.save(tmp_path / "a", formats=["CSV", "Jsonl"], exports="VLLM")
+    assert list(files) == ["requests.csv", "requests.jsonl", "vllm_bench_result.json", "prediction.json"]
+    doc = json.loads((tmp_path / "a" / "prediction.json").read_text())
+    assert {k: v["format"] for k, v in doc["records"]["files"].items()} == {
+        "requests.csv": "csv", "requests.jsonl": "jsonl", "vllm_bench_result.json": "vllm"}
+    with pytest.raises(ValueError, match=r"^formats: 'csv' is given twice in \['csv', 'CSV'\]: "):
+        pd_report.save(tmp_path / "x", formats=["csv", "CSV"])
+    assert not (tmp_path / "x").exists()
+    rep = aisimulate.replay(pd_report.metadata["spec"], output_dir=tmp_path / "s", formats="PARQUET",
+                            exports=["Vllm"], progress=False)
+    assert sorted(p.name for p in (tmp_path / "s").iterdir()) == \
+        ["prediction.json", "requests.parquet", "vllm_bench_result.json"]
+    assert rep.summary == pd_report.summary
+
+
 def test_cli_refuses_an_input_in_the_output_folder(tmp_path):
     trace = write_mooncake(tmp_path / "requests.csv", EXAMPLE1_ROWS)  # any name the table uses
     cfg = tmp_path / "r.json"

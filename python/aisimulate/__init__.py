@@ -163,14 +163,9 @@ def replay(src: str | os.PathLike[str] | Mapping[str, Any] | Spec, *,
     if slo is not None:
         options["slo"] = check_slo(slo)
     if output_dir is not None:
-        from ._args import names
-        from ._tables import FILES
-        from .exports import EXPORT_FILES
+        from ._args import result_formats
 
-        formats = names("formats", formats, FILES, "record format(s)")
-        if not formats:
-            raise ValueError(f"formats is empty: choose from {', '.join(FILES)}")
-        exports = names("exports", exports, EXPORT_FILES, "export(s)")
+        formats, exports = result_formats(formats, exports)
     spec = load_config(src)
     if output_dir is not None:
         from ._stream import replay_into

@@ -25,10 +25,14 @@ class GivenTwice(AisimulateError, ValueError):
         return (str(self), self.name), {}
 
 
-def names(arg: str, value: Any, choices: Iterable[str] | None, what: str) -> list[str]:
+def names(arg: str, value: Any, choices: Iterable[str] | None, what: str, *,
+          any_case: bool = False) -> list[str]:
     """``value`` as a list of names from ``choices`` (``None``: any name), order kept:
     one name (a ``str``) or an iterable of names. The one check of a name given twice,
-    for the API and the CLI (``aisimulate.cli._parse_names``).
+    for the API and the CLI (``aisimulate.cli._parse_names``). With ``any_case`` (the
+    format names of ``save``/``replay`` and ``--records``/``--export``, whose
+    ``choices`` are lower case) a name is matched in any case and returned in lower
+    case: ``"CSV"`` is ``"csv"`` (and ``["csv", "CSV"]`` gives it twice).
 
     Raises:
         TypeError: ``value`` is neither (or holds a non-string); the message names
@@ -48,6 +52,8 @@ def names(arg: str, value: Any, choices: Iterable[str] | None, what: str) -> lis
         odd = [v for v in items if not isinstance(v, str)]
         if odd:
             raise TypeError(f"{arg} must be {forms}, got {_describe(value)} holding {_describe(odd[0])}")
+    if any_case:
+        items = [v.lower() for v in items]
     unknown = [] if choices is None else [v for v in items if v not in choices]
     if unknown:
         raise ValueError(f"unknown {what} {unknown} in {arg}: choose from {', '.join(choices)}")
@@ -56,6 +62,22 @@ def names(arg: str, value: Any, choices: Iterable[str] | None, what: str) -> lis
         one = what.replace("(s)", "")
         raise GivenTwice(f"{arg}: {twice!r} is given twice in {_shown(value, items)}: give each {one} once", twice)
     return items
+
+
+def result_formats(formats: Any, exports: Any) -> tuple[list[str], list[str]]:
+    """``save``'s and ``replay(output_dir=)``'s ``formats`` (at least one) and
+    ``exports`` as lists of lower-case names (:func:`names`, ``any_case``).
+
+    Raises:
+        TypeError, ValueError: as :func:`names`; ValueError also for no format.
+    """
+    from ._tables import FILES
+    from .exports import EXPORT_FILES
+
+    formats = names("formats", formats, FILES, "record format(s)", any_case=True)
+    if not formats:
+        raise ValueError(f"formats is empty: choose from {', '.join(FILES)}")
+    return formats, names("exports", exports, EXPORT_FILES, "export(s)", any_case=True)
 
 
 def _shown(value: Any, items: list[str]) -> str:

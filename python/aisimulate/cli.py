@@ -393,7 +393,8 @@ def _parse_names(flag: str, texts: Sequence[str], choices: Sequence[str] | None 
                  what: str = "format") -> list[str]:
     """The names in ``flag``'s values ``texts`` (each comma-separated; the option may be
     repeated), in order. With ``choices`` (formats, lower case) a name is taken in any
-    case and an empty list or a name not among them is refused; without (columns,
+    case, as the API takes it (:func:`aisimulate._args.names`, ``any_case``), and an
+    empty list or a name not among them is refused; without (columns,
     fields) every name is taken as written. A name given twice, within one value or
     across repeated options, is refused by :func:`aisimulate._args.names` (exit 2, as a
     key given twice in ``--slo``: not quietly dropped).
@@ -404,15 +405,20 @@ def _parse_names(flag: str, texts: Sequence[str], choices: Sequence[str] | None 
     from . import _args
 
     names: list[str] = []
-    for text in texts:
-        these = [n.strip() for n in text.split(",") if n.strip()]
-        if choices is not None:
-            these = [n.lower() for n in these]
-            if not these or any(n not in choices for n in these):
-                raise _UsageError(f"{flag} {text!r}: choose one or more of {', '.join(choices)}, "
-                                  "comma-separated")
-        names += these
     try:
+        for text in texts:
+            these = [n.strip() for n in text.split(",") if n.strip()]
+            if choices is not None:  # lower-cased as the API does it; none, or one unknown: refused
+                try:
+                    these = _args.names(flag, these, choices, what, any_case=True)
+                except _args.GivenTwice:
+                    raise
+                except ValueError:
+                    these = []
+                if not these:
+                    raise _UsageError(f"{flag} {text!r}: choose one or more of {', '.join(choices)}, "
+                                      "comma-separated")
+            names += these
         return _args.names(flag, names, choices, what)
     except _args.GivenTwice as exc:
         raise _UsageError(f"{flag} {exc.name}: given twice in {','.join(texts)!r}: give each {what} once") from None

@@ -395,8 +395,9 @@ class ReplayReport:
 
         Args:
             formats: any of ``"parquet"`` (default; pyarrow, zstd), ``"csv"``,
-                ``"jsonl"``: one name or a list of them.
-            exports: any of ``"aiperf"``, ``"vllm"``: one name or a list of them.
+                ``"jsonl"``: one name or a list of them, in any case (``"CSV"``).
+            exports: any of ``"aiperf"``, ``"vllm"``: one name or a list of them, in
+                any case.
             progress: a progress bar for saves over 2 s (``None``: when stderr is a
                 terminal or in a notebook).
             force: replace files of the result's names that no earlier aisimulate
@@ -416,13 +417,10 @@ class ReplayReport:
             OSError: a file cannot be written (a full disk): nothing is replaced.
             KeyboardInterrupt: Ctrl-C; nothing is replaced.
         """
-        from . import _args, _files, _tables, exports as _exports
+        from . import _args, _files, _tables
         from ._run import save_progress
 
-        formats = _args.names("formats", formats, _tables.FILES, "record format(s)")
-        if not formats:
-            raise ValueError(f"formats is empty: choose from {', '.join(_tables.FILES)}")
-        exports = _args.names("exports", exports, _exports.EXPORT_FILES, "export(s)")
+        formats, exports = _args.result_formats(formats, exports)
         out = _files.ResultDir(directory, inputs=self._input_files(), force=force)
         out.check_names(_files.result_files(formats, exports))
         n = self._count()
