@@ -36,6 +36,16 @@ def test_columns_take_goodput_without_slo_as_empty(cfg, capsys):
     assert lines[1:] == ["4,ok,,1.0,5", "6,ok,,1.0,5"]
 
 
+def test_the_table_format_shows_the_columns_asked_for(cfg, capsys):
+    # --format table printed its fixed metric columns whatever --columns said
+    table = [a for a in GRID if a not in ("--format", "csv")]
+    assert main(["sweep", str(cfg), *table, "--columns", "total_output_tokens,goodput_rps"]) == 0
+    lines = [line.split() for line in capsys.readouterr().out.splitlines()]
+    # BASE_SPEC: 5 requests × osl output tokens; no SLO: goodput empty
+    assert lines == [["traffic.source.osl", "status", "total_output_tokens", "goodput_rps"],
+                     ["4", "ok", "20", "—"], ["6", "ok", "30", "—"]]
+
+
 def test_a_column_given_twice_is_exit_2(cfg, tmp_path):
     proc = run_cli("sweep", str(cfg), *GRID, "--columns", "completed,ttft_ms.p50,completed", cwd=tmp_path)
     assert_usage_error(proc, "aisimulate: error: --columns completed: given twice")

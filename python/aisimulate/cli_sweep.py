@@ -29,7 +29,8 @@ examples:
 #: Failed points whose reason the table format prints (stderr) before "… and N more".
 _REASONS_SHOWN = 10
 
-#: Columns of the sweep's stdout table (the point's fields, status and these).
+#: Columns of the sweep's stdout table (the point's fields, status and these; with
+#: --columns, those instead).
 TABLE_COLUMNS = ("gpus", "completed", "ttft_ms.p50", "ttft_ms.p90", "tpot_ms.mean", "e2e_ms.p90",
                  "output_token_throughput_tps", "output_tps_per_gpu", "output_tps_per_user")
 
@@ -95,8 +96,9 @@ def _add_sweep(sub: argparse._SubParsersAction) -> None:
                    help="an SLO threshold: ttft_ms, tpot_ms or e2e_ms (fills goodput_rps, slo_attainment; "
                         "without it they are empty in --format csv/json and --out, so sweeps append to one file)")
     s.add_argument("--columns", metavar="C1,C2",
-                   help="metric columns to keep, in this order, each once (default all; goodput_rps and "
-                        "slo_attainment are empty without --slo)")
+                   help="metric columns to keep, in this order, each once, in every --format and --out "
+                        "(default: all, and the table's main ones; goodput_rps and slo_attainment are "
+                        "empty without --slo)")
     s.add_argument("--errors", choices=("record", "raise"), default="record",
                    help="record a failing point as a row (default) or stop at the first")
     s.add_argument("--jobs", type=int, metavar="N", help="local worker processes (default: every core)")
@@ -254,8 +256,9 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
     elif args.format == "json":
         _write(every.to_json(orient="records", lines=True))
     else:
-        cols = fields + ["status"] + [c for c in TABLE_COLUMNS if c in df.columns]
-        with_pd = df[cols].copy()
+        shown = TABLE_COLUMNS if columns is None else columns  # --columns, in its order
+        cols = fields + ["status"] + [c for c in shown if c in every.columns]
+        with_pd = every[cols].copy()
         for c in cols[len(fields) + 1:]:  # a metric no point has is None in an object column
             if with_pd[c].isna().all():
                 with_pd[c] = float("nan")  # shown as na_rep, never as "None"
