@@ -76,6 +76,15 @@ def test_quiet_listings_print_the_same(command, tmp_path):
     assert quiet.stdout == loud.stdout and quiet.stdout
 
 
+@pytest.mark.parametrize("command", ["models", "systems"])
+def test_quiet_listings_leave_out_the_search_path_line(command, tmp_path):
+    # the table's note on stderr of where the data folders were searched; -q silences it
+    loud = run_cli(command, cwd=tmp_path)
+    assert loud.stderr.startswith(f"searched for {command} in: ") and len(loud.stderr.splitlines()) == 1
+    quiet = run_cli(command, "-q", cwd=tmp_path)
+    assert quiet.returncode == 0 and quiet.stderr == ""
+
+
 def test_metrics_doc_says_session_id_is_the_traces_own_id():
     # the records carry the trace's id as it is, an integer or a string (test_session_names)
     row = next(line for line in (REPO / "docs" / "metrics.md").read_text(encoding="utf-8").splitlines()

@@ -542,7 +542,7 @@ def _add_listing(sub: argparse._SubParsersAction, name: str, what: str) -> None:
     p.add_argument("--format", choices=("table", "json", "csv"), default="table")
     p.add_argument("--all", action="store_true",
                    help="also list entries that cannot be used, with the reason")
-    add_progress_argument(p)  # nothing here shows one: taken as by every command
+    add_progress_argument(p)  # no bar here: -q leaves out the table's note of where it searched
     p.set_defaults(run=_cmd_models if name == "models" else _cmd_systems)
 
 
@@ -581,7 +581,7 @@ def _cmd_models(args: argparse.Namespace) -> int:
                               ("max_len", "max_position_embeddings", _text),
                               ("source", "source", _text)]
           + ([("reason", "reason", _text)] if args.all else []))
-    if args.format == "table":
+    if args.format == "table" and not args.quiet:  # a note for a reader; -q silences it
         print(searched_hint("models"), file=sys.stderr)
     return 0
 
@@ -599,7 +599,7 @@ def _cmd_systems(args: argparse.Namespace) -> int:
                               ("kernel_tables", "kernel_tables", lambda v: "yes" if v else "no"),
                               ("source", "source", _text)]
           + ([("reason", "reason", _text)] if args.all else []))
-    if args.format == "table":
+    if args.format == "table" and not args.quiet:  # a note for a reader; -q silences it
         print(searched_hint("systems"), file=sys.stderr)
     return 0
 
