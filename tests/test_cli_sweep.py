@@ -3,12 +3,15 @@ files written whole, and exit 2 for bad arguments."""
 
 from __future__ import annotations
 
+import csv
 import io
 import json
 import os
 
 import pytest
 import yaml
+
+import aisimulate
 
 from aisimulate.cli import main
 from aisimulate.cli_sweep import parse_grid
@@ -56,6 +59,43 @@ def test_sweep_scenarios_file_and_table(cfg, tmp_path, capsys):
     out = capsys.readouterr().out.splitlines()
     assert out[0].split()[:3] == ["engine.workers.aggregated.count", "traffic.source.osl", "status"]
     assert len(out) == 3
+
+
+def test_counts_print_as_integers_when_a_point_fails(cfg, tmp_path, capsys):
+    # a failed point's counts are NaN in the DataFrame, which made the column float
+    # (completed 5.0); the CLI prints them as integers, a failed point's empty (null in JSON)
+    grid = ["sweep", str(cfg), "--grid", "engine.scheduler.max_num_seqs=4,0", "--grid", "traffic.source.osl=4",
+            "--no-progress", "--jobs", "1", "--columns", "completed,total_output_tokens,gpus,duration_ms"]
+    out = tmp_path / "r.csv"
+    assert main([*grid, "--format", "csv", "--out", str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert [row[4:7] for row in csv.reader(io.StringIO(printed))] == [["completed", "total_output_tokens", "gpus"],
+                                                                     ["5", "20", "1"], ["", "", ""]]
+    assert out.read_text() == printed  # --out .csv as stdout
+    pd = pytest.importorskip("pandas")
+    parquet = tmp_path / "r.parquet"  # a typed file: the API frame's float64 and NaN
+    assert main([*grid, "--format", "csv", "--out", str(parquet)]) == 0
+    capsys.readouterr()
+    assert str(pd.read_parquet(parquet)["completed"].dtype) == "float64"
+    assert main([*grid, "--format", "json"]) == 0
+    rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert [(r["completed"], r["total_output_tokens"], r["gpus"]) for r in rows] == [(5, 20, 1), (None, None, None)]
+    assert isinstance(rows[0]["completed"], int) and isinstance(rows[0]["duration_ms"], float)
+    assert main([*grid]) == 0
+    table = [line.split() for line in capsys.readouterr().out.splitlines()]
+    assert table[0][3:6] == ["completed", "total_output_tokens", "gpus"]
+    assert table[1][3:6] == ["5", "20", "1"] and table[2][2:] == ["error", "—", "—", "—", "—"]
+    assert "." not in " ".join(table[1][3:6] + table[2][3:6])
+
+
+def test_the_api_keeps_nan_in_a_failed_points_counts(base_spec):
+    # the DataFrame's count columns stay float64 with NaN (not pandas' Int64 with NA), so
+    # that math.isnan and numpy work on a failed point's values
+    import math
+
+    df = aisimulate.sweep(base_spec, {"engine.scheduler.max_num_seqs": [4, 0]}, jobs=1, progress=False)
+    assert str(df["completed"].dtype) == "float64"
+    assert df["completed"][0] == 5 and math.isnan(df["completed"][1])
 
 
 def test_the_table_names_each_failed_points_reason(cfg, capsys):

@@ -26,6 +26,9 @@ examples:
   aisimulate sweep deploy.yaml --points scenarios.yaml --backend ray --ray-address auto
 """
 
+#: The table's cell of a value a point has not (a failed point's metrics).
+_DASH = "—"
+
 #: Failed points whose reason the table format prints (stderr) before "… and N more".
 _REASONS_SHOWN = 10
 
@@ -186,6 +189,20 @@ def _parse_columns(text: str | None) -> list[str] | None:
     return None if text is None else _parse_names("--columns", [text], what="column")
 
 
+def _counts_as_integers(df):
+    """``df`` with its count columns (:data:`COUNT_COLUMNS`) as pandas' nullable Int64:
+    a failed point's NaN made them float64 (``completed`` 20.0); printed, they are
+    whole numbers and a failed point's cell empty (CSV), null (JSON). The API's frame,
+    and ``--out`` Parquet with it, keeps float64 and NaN (``math.isnan`` works on it)."""
+    from ._sweep.point import COUNT_COLUMNS
+
+    out = df.copy()
+    for c in COUNT_COLUMNS:
+        if c in out.columns:
+            out[c] = out[c].astype("float64").astype("Int64")  # an all-None object column too
+    return out
+
+
 def _in_order(df, columns: Sequence[str]):
     """``df`` with the metric columns of ``--columns`` in its order, an SLO column the
     sweep has not (no ``--slo``) empty."""
@@ -224,11 +241,13 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
         option = "--grid" if args.grid else f"--points {args.points}"
         raise _UsageError(f"{option}: {exc.field}: {exc.reason}") from None
     # the table shows the SLO's alone when given
-    every = _slo_columns_kept(df) if columns is None else _in_order(df, columns)
+    kept = _slo_columns_kept(df) if columns is None else _in_order(df, columns)
+    every = _counts_as_integers(kept)  # printed (and --out .csv/.jsonl): counts as integers
     if args.out:
         try:
             os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
-            write_table(every, args.out)
+            # Parquet keeps the types of the API's frame (counts float64, NaN for a failed point)
+            write_table(kept if _check_out(args.out) == ".parquet" else every, args.out)
         except OSError as exc:
             _error(f"cannot write {args.out}: {exc.strerror or exc}")
             return 1
@@ -259,10 +278,12 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
         shown = TABLE_COLUMNS if columns is None else columns  # --columns, in its order
         cols = fields + ["status"] + [c for c in shown if c in every.columns]
         with_pd = every[cols].copy()
-        for c in cols[len(fields) + 1:]:  # a metric no point has is None in an object column
-            if with_pd[c].isna().all():
+        for c in cols[len(fields) + 1:]:
+            if str(with_pd[c].dtype) == "Int64":  # a count: its digits, "—" for a failed point
+                with_pd[c] = [_DASH if gone else str(v) for v, gone in zip(with_pd[c], with_pd[c].isna())]
+            elif with_pd[c].isna().all():  # a metric no point has is None in an object column
                 with_pd[c] = float("nan")  # shown as na_rep, never as "None"
-        _write(with_pd.to_string(index=False, float_format=lambda v: f"{v:.4g}", na_rep="—") + "\n")
+        _write(with_pd.to_string(index=False, float_format=lambda v: f"{v:.4g}", na_rep=_DASH) + "\n")
     if len(df) and failed == len(df):
         # nothing was simulated: a script must not take the table of failures for a result
         _error(f"every point failed ({failed} of {len(df)}): no point has a result")

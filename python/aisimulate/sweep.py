@@ -99,7 +99,10 @@ def sweep(base: str | os.PathLike[str] | Mapping[str, Any] | Spec,
 
     Returns:
         A ``pandas.DataFrame`` in point order: the point's fields, ``status``,
-        ``reason``, then the metric columns (``None``/NaN for a failed point). With
+        ``reason``, then the metric columns (``None``/NaN for a failed point). A count
+        column (``completed``, ``rejected``, … ``gpus``) is int64, or float64 once a
+        point failed: NaN, not pandas' ``NA``, so that ``math.isnan`` and numpy work on
+        every metric alike (the CLI prints counts as integers). With
         ``return_reports=True``, ``(df, reports)``, ``reports[i]`` the report of row i
         or ``None`` for a failed point.
 

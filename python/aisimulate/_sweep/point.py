@@ -18,7 +18,7 @@ from ..errors import InfeasibleError
 from ..report import LATENCY_METRICS, STAT_FIELDS
 
 __all__ = ["PointResult", "run_point", "metric_columns", "SUMMARY_SCALARS", "DERIVED", "SLO_FIELDS",
-           "SLO_COLUMNS"]
+           "SLO_COLUMNS", "COUNT_COLUMNS"]
 
 #: Scalar summary values, in column order (docs/metrics.md).
 SUMMARY_SCALARS: tuple[str, ...] = (
@@ -32,6 +32,11 @@ SUMMARY_SCALARS: tuple[str, ...] = (
 #: output tokens/s per user = AIPerf's output_token_throughput_per_user averaged over
 #: completed requests, mean of 1000 / tpot_ms (requests of ≥ 2 output tokens).
 DERIVED: tuple[str, ...] = ("gpus", "output_tps_per_gpu", "output_tps_per_user")
+
+#: The metric columns that count (requests, tokens, preemptions, GPUs): whole numbers,
+#: float64 in the sweep's DataFrame once a failed point leaves NaN in them.
+COUNT_COLUMNS: tuple[str, ...] = ("completed", "rejected", "failed", "canceled", "total_input_tokens",
+                                  "total_output_tokens", "total_cached_tokens", "preemptions", "gpus")
 
 #: SLO thresholds a sweep accepts (per-request fields, ms), as AIPerf's ``--goodput``
 #: constraints time_to_first_token, inter_token_latency and request_latency.
