@@ -192,3 +192,43 @@ def test_csv_columns_do_not_depend_on_slo(cfg, capsys):
     # --columns keeps the columns asked for, no more
     assert main(["sweep", str(cfg), *grid, "--columns", "completed"]) == 0
     assert capsys.readouterr().out.splitlines()[0] == "traffic.source.osl,status,reason,completed"
+
+
+@pytest.mark.parametrize("how", ["grid", "points"])
+def test_out_never_overwrites_a_trace_a_point_names(tmp_path, capsys, how):
+    # DEFECTS18 #1: the trace named by --grid / --points (not by the base config) was
+    # replaced by the sweep's one-row table; now exit 2 naming it, before anything runs
+    from conftest import EXAMPLE1_ROWS, example1_spec, write_mooncake
+
+    base = write_mooncake(tmp_path / "base.jsonl", EXAMPLE1_ROWS)
+    trace = write_mooncake(tmp_path / "other.jsonl", EXAMPLE1_ROWS[:1])
+    cfg = tmp_path / "mc.yaml"
+    cfg.write_text(yaml.safe_dump(example1_spec(base)))
+    before = trace.read_bytes()
+    if how == "grid":
+        args = ["--grid", f"traffic.source.path={trace}"]
+    else:
+        points = tmp_path / "pts.yaml"
+        points.write_text(f"- {{traffic.source.osl: 4}}\n- {{traffic.source.path: {trace}}}\n")
+        args = ["--points", str(points)]
+    assert main(["sweep", str(cfg), *args, "--out", str(trace), "--no-progress", "--jobs", "1"]) == 2
+    captured = capsys.readouterr()
+    assert captured.err == (f"aisimulate: error: --out {trace} would overwrite the input file {trace} "
+                            "that this run reads: choose another file\n")
+    assert captured.out == "" and trace.read_bytes() == before
+
+
+def test_out_never_overwrites_a_model_config_a_point_reads(tmp_path, base_spec, capsys):
+    # the named model's config.json in engine.model_config_dir is read too (a .json --out)
+    folder = tmp_path / "models"
+    folder.mkdir()
+    src = next(p for p in __import__("aisimulate").catalogue.model_config_dirs()
+               if (p / "Qwen--Qwen3-32B_config.json").is_file()) / "Qwen--Qwen3-32B_config.json"
+    config = folder / "Qwen--Qwen3-32B_config.json"
+    config.write_bytes(src.read_bytes())
+    cfg = tmp_path / "base.yaml"
+    cfg.write_text(yaml.safe_dump(base_spec))
+    assert main(["sweep", str(cfg), "--grid", f"engine.model_config_dir={folder}", "--out", str(config),
+                 "--no-progress", "--jobs", "1"]) == 2
+    assert f"would overwrite the input file {config} " in capsys.readouterr().err
+    assert config.read_bytes() == src.read_bytes()

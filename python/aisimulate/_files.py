@@ -289,13 +289,33 @@ class ResultDir:
                     pass
 
 
+def model_config_files(spec: Mapping[str, Any] | None) -> list[str]:
+    """The named model's files in the canonical ``spec``'s ``engine.model_config_dir``:
+    ``Org--Name_*`` (its config.json and any hf_quant_config.json, the names core/model
+    looks up), sorted; none for a model given as a path or without the folder."""
+    engine = spec.get("engine") if isinstance(spec, Mapping) else None
+    if not isinstance(engine, Mapping):
+        return []
+    folder, model = engine.get("model_config_dir"), engine.get("model")
+    if not (isinstance(folder, str) and folder and isinstance(model, str)) or os.path.isabs(model):
+        return []
+    prefix = model.replace("/", "--") + "_"
+    try:
+        names = sorted(n for n in os.listdir(folder) if n.startswith(prefix))
+    except OSError:
+        return []
+    return [os.path.join(folder, n) for n in names]
+
+
 def input_files(spec: Mapping[str, Any] | None, config_file: str | None = None) -> list[str]:
     """The files a replay reads: its config file (``config_file``, when it came from
-    one) and, from the canonical ``spec``, the trace (``traffic.source.path``) and the
-    model and system files when given as paths."""
+    one) and, from the canonical ``spec``, the trace (``traffic.source.path``), the
+    model and system files when given as paths, and the named model's config files
+    (:func:`model_config_files`)."""
     out = [config_file] if config_file else []
     if not isinstance(spec, Mapping):
         return out
+    out += model_config_files(spec)
     for section, key in (("traffic", "source"), ("engine", None)):
         node = spec.get(section)
         if isinstance(node, Mapping) and key:

@@ -215,7 +215,7 @@ def _in_order(df, columns: Sequence[str]):
 
 
 def _cmd_sweep(args: argparse.Namespace) -> int:
-    from .sweep import UnknownFieldError, sweep
+    from .sweep import UnknownFieldError, point_inputs, sweep
     from ._sweep.point import SLO_COLUMNS
 
     spec = config_from_args(args)
@@ -228,8 +228,10 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
         raise _UsageError(f"--jobs {args.jobs}: must be ≥ 1")
     if args.out is not None:  # fail before simulating, not after
         _check_out(args.out)
-        # never over the config, the scenario list or a file the points read
+        # never over the config, the scenario list or a file a point reads (a trace
+        # or model file that --grid or --points names too)
         inputs = input_files(spec.data, spec.source) + ([os.path.abspath(args.points)] if args.points else [])
+        inputs += point_inputs(spec, points)
         check_output_file("--out", args.out, inputs)
     try:
         # without --slo the SLO columns are empty (_slo_columns_kept): asked for, they are

@@ -28,10 +28,11 @@ from ._sweep.local import run_local
 from ._sweep.point import PointResult, failed, metric_columns
 from ._sweep.points import apply, expand
 from . import _args, _lazy
+from ._files import input_files
 from .config import Spec, load_config
 from .errors import BackendVersionWarning, ConfigError
 
-__all__ = ["sweep", "metric_columns", "SUMMARY_COLUMNS", "BACKENDS"]
+__all__ = ["sweep", "metric_columns", "point_inputs", "SUMMARY_COLUMNS", "BACKENDS"]
 
 #: The backends :func:`sweep` runs points on.
 BACKENDS = ("local", "ray")
@@ -185,6 +186,27 @@ def sweep(base: str | os.PathLike[str] | Mapping[str, Any] | Spec,
     if return_reports:
         return df, [r.report if r is not None else None for r in results]
     return df
+
+
+def point_inputs(base: str | os.PathLike[str] | Mapping[str, Any] | Spec,
+                 points: Mapping[Any, Sequence[Any]] | Sequence[Mapping[str, Any]]) -> list[str]:
+    """Every file the points of a sweep read (absolute paths, each once, in point order):
+    the trace, the model and system files and the named model's config files of each
+    point's compiled spec, as :func:`sweep` compiles it. A point that does not compile
+    reads nothing. The CLI refuses an output that is one of them before anything runs.
+
+    Raises:
+        ConfigError: the base config or the points are malformed.
+    """
+    base_spec = load_config(base)
+    found: dict[str, None] = {}
+    for point in expand(points):
+        try:
+            spec = load_config(apply(base_spec.data, point))
+        except ConfigError:  # the point fails; it reads nothing
+            continue
+        found.update(dict.fromkeys(input_files(spec.data)))
+    return list(found)
 
 
 class UnknownFieldError(ConfigError):

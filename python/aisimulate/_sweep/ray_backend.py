@@ -30,6 +30,7 @@ import tempfile
 from typing import Any, Callable, Mapping
 
 from .. import _lazy
+from .._files import model_config_files
 from ..errors import DataError
 from .point import PointResult, failed, run_point
 
@@ -69,17 +70,13 @@ def _file_fields(spec: Mapping[str, Any]) -> list[tuple[str, str]]:
 
 
 def _model_files(spec: Mapping[str, Any]) -> tuple[str, list[str]] | None:
-    """The named model's files in ``engine.model_config_dir``: ``Org--Name_*`` (its
-    config.json and any hf_quant_config.json), the names core/model looks up."""
+    """The named model's files in ``engine.model_config_dir`` (:func:`model_config_files`)
+    as (folder, names)."""
     folder, model = _get(spec, "engine.model_config_dir"), _get(spec, "engine.model")
-    if not (isinstance(folder, str) and folder and isinstance(model, str)) or os.path.isabs(model):
+    if not (isinstance(folder, str) and folder and isinstance(model, str)) or os.path.isabs(model) \
+            or not os.path.isdir(folder):
         return None
-    prefix = model.replace("/", "--") + "_"
-    try:
-        names = sorted(n for n in os.listdir(folder) if n.startswith(prefix))
-    except OSError:
-        return None
-    return folder, names
+    return folder, [os.path.basename(p) for p in model_config_files(spec)]
 
 
 def _remap(path: str, path_map: Mapping[str, str]) -> str:
