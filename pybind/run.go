@@ -202,10 +202,11 @@ func decodeAndRun(spec string) (*report.Report, error) {
 }
 
 // Check validates a JSON spec and builds its deployment without replaying it
-// (replay.Check): {"check": {"metadata": {...}}} or an error envelope.
+// (replay.Check), held to the memory budget as Replay holds it (records as
+// columns): {"check": {"metadata": {...}}} or an error envelope.
 func Check(spec string) string {
 	return decodeThen(spec, "check", func(s *config.Spec) (any, error) {
-		meta, err := replay.Check(s)
+		meta, err := replay.Check(s, replay.WithRecordColumns(nil))
 		return map[string]any{"metadata": meta}, err
 	})
 }

@@ -108,3 +108,40 @@ def test_max_memory_gb_bounds(base_spec, value):
     with pytest.raises(ConfigError) as e:
         aisimulate.load_config(base_spec)
     assert e.value.field == "execution.max_memory_gb"
+
+
+def test_validate_refuses_the_read_ahead_the_replay_refuses(tmp_path):
+    """A trace whose first session has 5,000 turns before the second session starts:
+    the replay's second client needs its 4,999 later turns read ahead (held) at once.
+    With a budget that leaves room for 1,000 rows of 112 bytes or more, ``aisimulate
+    validate`` and ``check()`` refuse it as ``replay`` does, with the same message;
+    with room for 6,000 rows of 1 kB, all three accept it."""
+    trace = tmp_path / "t.jsonl"
+    row = '{{"timestamp": 0, "input_length": 10, "output_length": 1, "session_id": {}}}\n'
+    trace.write_text(row.format(0) * 5000 + row.format(1))
+    spec = {"engine": _ENGINE,
+            "traffic": {"source": {"type": "mooncake", "path": str(trace)},
+                        "load": {"mode": "concurrency", "concurrency": 2}}}
+    est = aisimulate.estimate_memory(spec)
+    spec["execution"] = {"max_memory_gb": (est["total_bytes"] + 1000 * 112) / 1e9}
+    errors = []
+    for call in (aisimulate.check, aisimulate.replay):
+        with pytest.raises(ConfigError) as e:
+            call(spec)
+        assert e.value.field == "execution.max_memory_gb"
+        errors.append(str(e.value))
+    assert errors[0] == errors[1]
+    assert errors[0].startswith("execution.max_memory_gb: the workload would be read ")
+    assert errors[0].endswith(
+        " rows ahead (later turns of open sessions) to reach the next session, which would "
+        "pass the memory budget: lower the trace's rows between one session's start and the "
+        f"next ({trace}) or traffic.load.concurrency, or raise execution.max_memory_gb")
+    cfg = write_config(tmp_path / "r.yaml", spec)
+    replayed, validated = run_cli("replay", str(cfg)), run_cli("validate", str(cfg))
+    assert_input_error(validated, "execution.max_memory_gb", "the workload would be read ")
+    assert validated.stderr == replayed.stderr
+
+    spec["execution"] = {"max_memory_gb": (est["total_bytes"] + 6000 * 1024) / 1e9}
+    assert aisimulate.check(spec)["model"] == _ENGINE["model"]
+    assert aisimulate.replay(spec).summary["completed"] == 5001
+    assert run_cli("validate", str(write_config(tmp_path / "r.yaml", spec))).returncode == 0

@@ -140,6 +140,13 @@ func (f *Feed) NextTurn(prev *workload.Request, r *workload.Request) (ok bool, e
 	return false, nil
 }
 
+// Open reports whether a row of session id has been read and the session has
+// not ended (NextTurn has not returned its end).
+func (f *Feed) Open(id int64) bool {
+	_, ok := f.count[id]
+	return ok
+}
+
 // Held is the number of rows read ahead and held (later turns of open
 // sessions, starts not yet sent): memory the feed keeps.
 func (f *Feed) Held() int { return len(f.starts) - f.head + f.heldTurns }

@@ -1,8 +1,10 @@
 package replay
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -47,4 +49,61 @@ func TestCheckReadsTheWholeTrace(t *testing.T) {
 	// a closed loop does not use timestamps
 	_, err = checkTrace(t, rows, "{mode: concurrency, concurrency: 1}")
 	require.NoError(t, err)
+}
+
+// Check reads the starts the replay reads before any turn can end, through
+// the same feed: a trace whose first session holds 4,999 later turns before
+// the second session starts needs them all read ahead (held) by the replay's
+// second start, at 0 for the second client of a closed loop, when the first
+// is sent in load mode trace. With a budget of the estimate plus 1,000 rows,
+// Check refuses it as the replay does, with the replay's message; with room
+// for the 4,999 rows, both accept it.
+func TestCheckMeetsTheReadAheadBudget(t *testing.T) {
+	var b strings.Builder
+	for i := 0; i < 5000; i++ {
+		b.WriteString(`{"timestamp": 0, "input_length": 10, "output_length": 1, "session_id": 0}` + "\n")
+	}
+	b.WriteString(`{"timestamp": 0, "input_length": 10, "output_length": 1, "session_id": 1}` + "\n")
+	path := writeRaw(t, b.String())
+	for _, load := range []string{"{mode: concurrency, concurrency: 2}", "{mode: trace}"} {
+		spec := linearEngineFor(1000) + fmt.Sprintf("traffic:\n  source: {type: mooncake, path: %s}\n  load: %s\n", path, load)
+		e := estimateYAML(t, spec)
+		budget := func(rows int64) string {
+			return spec + fmt.Sprintf("execution: {max_memory_gb: %.9f}\n", float64(e.Total+rows*requestB)/1e9)
+		}
+		s, err := config.DecodeYAML([]byte(budget(1000)))
+		require.NoError(t, err)
+		_, checkErr := Check(s)
+		_, runErr := Run(s)
+		var ce *config.Error
+		require.ErrorAs(t, checkErr, &ce, load)
+		assert.Equal(t, "execution.max_memory_gb", ce.Field)
+		assert.Contains(t, ce.Msg, "the workload would be read 1000 rows ahead (later turns of open sessions) to reach the next session, which would pass the memory budget: lower the trace's rows between one session's start and the next ("+path+")")
+		require.Error(t, runErr)
+		assert.Equal(t, runErr.Error(), checkErr.Error(), load)
+
+		s, err = config.DecodeYAML([]byte(budget(6000)))
+		require.NoError(t, err)
+		_, checkErr = Check(s)
+		assert.NoError(t, checkErr, load)
+		_, runErr = Run(s)
+		assert.NoError(t, runErr, load)
+	}
+}
+
+// The later turns the feed read ahead are known to Check's read of the rest:
+// a turn without a timestamp of a session whose start the feed read is not
+// taken for a start (load mode trace needs timestamps on starts only).
+func TestCheckKnowsTheSessionsReadAhead(t *testing.T) {
+	rows := `{"timestamp": 0, "input_length": 5, "output_length": 2, "session_id": "a"}` + "\n" +
+		`{"input_length": 5, "output_length": 2, "session_id": "a", "delay": 1}` + "\n" +
+		`{"timestamp": 1, "input_length": 5, "output_length": 2, "session_id": "b"}` + "\n" +
+		`{"input_length": 5, "output_length": 2, "session_id": "a", "delay": 1}` + "\n" +
+		`{"input_length": 5, "output_length": 2, "session_id": "b", "delay": 1}` + "\n"
+	_, err := checkTrace(t, rows, "{mode: trace}")
+	require.NoError(t, err)
+	// a start without a timestamp after them is still refused (line 6)
+	path, err := checkTrace(t, rows+`{"input_length": 5, "output_length": 2, "session_id": "c"}`+"\n", "{mode: trace}")
+	require.Error(t, err)
+	assert.True(t, strings.HasPrefix(err.Error(), path+":6: timestamp: missing"), err.Error())
 }

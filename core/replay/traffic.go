@@ -34,6 +34,9 @@ type traffic struct {
 	// busy until then).
 	clientBusyNs int64
 	done         bool
+	// sessions: the source may have multi-turn sessions (a trace or the
+	// sessions generator), whose later turns the feed may read ahead
+	sessions bool
 
 	// The warm-up phase (traffic.load.warmup_requests): warm-up requests
 	// still to send, in flight (sent, not yet acted on) and sent; the clients
@@ -79,6 +82,8 @@ func openTraffic(s *config.Spec) (*traffic, error) {
 		return nil, cfgErr("traffic.source", err)
 	}
 	tr.feed, tr.src = client.NewFeed(src), src
+	_, synthetic := t.Source.Type.(config.SyntheticSource)
+	tr.sessions = !synthetic
 	switch l := t.Load.Mode.(type) {
 	case config.TraceLoad:
 		tr.mode, tr.trace = config.LoadTrace, workload.NewTraceArrival(l.Speedup)
@@ -191,16 +196,19 @@ func (tr *traffic) startErr(r *workload.Request) error {
 		Msg: "missing: load mode trace sends each request at its timestamp (only a later turn of a session, sent after the turn before it, may go without one)"}
 }
 
-// readAll reads the rest of a trace through its reader without replaying it
-// (Check): the first bad row's error, as the replay would meet it, and a
-// row that starts something (outside a session, or a session's first row)
-// that startErr refuses. A generated workload has
-// nothing to read.
+// readAll reads a workload without replaying it (Check). First the starts
+// the replay reads before any response can come back (readStarts), through
+// the feed as the replay reads them, so that reading ahead past later turns
+// of open sessions meets the memory budget as the replay's does (feedErr);
+// then the rest of a trace through its reader: the first bad row's error, as
+// the replay would meet it, and a row that starts something (outside a
+// session, or a session's first row) that startErr refuses. A generated
+// workload has nothing more to read.
 func (tr *traffic) readAll() error {
-	if tr.path == "" {
-		return nil
+	if err := tr.readStarts(); err != nil || tr.path == "" {
+		return err
 	}
-	started := map[int64]bool{} // sessions whose first row has been read
+	started := map[int64]bool{} // sessions whose first row has been read here
 	var r workload.Request
 	for {
 		err := tr.src.Next(&r)
@@ -210,7 +218,7 @@ func (tr *traffic) readAll() error {
 		if err != nil {
 			return err
 		}
-		if r.SessionID < 0 || !started[r.SessionID] {
+		if r.SessionID < 0 || !started[r.SessionID] && !tr.feed.Open(r.SessionID) {
 			if err := tr.startErr(&r); err != nil {
 				return err
 			}
@@ -219,6 +227,38 @@ func (tr *traffic) readAll() error {
 			started[r.SessionID] = true
 		}
 	}
+}
+
+// readStarts reads, as the replay does (next), the requests that start
+// something which the replay reads before any turn can end: one per client of
+// a closed loop, all sending at 0 (only the warm-up's when there is one: the
+// others wait for it), or the first two of an open loop (the second is read
+// when the first is sent). No later turn is taken before then, so whatever
+// the feed holds to reach them, the replay holds too. Nothing is read ahead
+// without sessions.
+func (tr *traffic) readStarts() error {
+	if !tr.sessions {
+		return nil
+	}
+	reads := 2
+	if tr.mode == config.LoadConcurrency {
+		reads = tr.concurrency
+		if tr.inWarmup {
+			reads = min(reads, tr.warmLeft)
+		}
+	}
+	var r workload.Request
+	var now int64
+	for i := 0; i < reads; i++ {
+		sendNs, ok, err := tr.next(&r, now)
+		if err != nil || !ok {
+			return err
+		}
+		if tr.mode != config.LoadConcurrency {
+			now = sendNs // the next start is read when this one is sent
+		}
+	}
+	return nil
 }
 
 // maxClockNs bounds every time a spec may produce: an eighth of int64 ns

@@ -235,7 +235,9 @@ def check(src: str | os.PathLike[str] | Mapping[str, Any] | Spec) -> dict[str, A
     """Check a config without replaying it: compile it (:func:`load_config`), then build
     what the replay would run — model, GPU system, perf model, KV capacity of every
     pool, client path — and open its workload; a trace is read to its end by the
-    replay's reader (nothing is replayed), so its first bad row is the error.
+    replay's reader (nothing is replayed), so its first bad row is the error. The
+    memory budget is held as :func:`replay` holds it: its estimate, and the later
+    turns of open sessions the replay would read ahead to start its first sessions.
 
     Returns:
         The run metadata the report would carry (model, system, gpus, num_gpu_blocks,

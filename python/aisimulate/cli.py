@@ -494,7 +494,9 @@ def _add_validate(sub: argparse._SubParsersAction) -> None:
         description="Check a config without replaying it: every field, the model and GPU "
                     "system it names, the KV capacity of each pool, and the workload file (a "
                     "trace is read to its end by the replay's reader; its first bad row is "
-                    "named, file:line). "
+                    "named, file:line), and the memory budget as the replay holds it (its "
+                    "estimate, and the later session turns read ahead to start the first "
+                    "sessions). "
                     "Prints what would run (or, with --format json, the canonical spec with "
                     "every default filled).",
         epilog="examples:\n  aisimulate validate replay.yaml\n"
