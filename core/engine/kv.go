@@ -11,24 +11,43 @@ const blockNone = -1
 // kvBlock is one KV block of BlockSize tokens.
 //
 // A hashed block holds content a later lookup can find: shared content
-// (group ≥ 0: registered in its prefix group under hash) or private content
-// (group = blockNone: content only its own request can name, a prompt without
-// content ids or generated tokens; hash = privateKey(serial, position) and it
-// is found through its owner's saved block list, never through the table).
+// (group ≥ 0: registered in slot off of that prefix group, which keeps its
+// hash) or private content (group = groupPrivate: content only its own
+// request can name, a prompt without content ids or generated tokens;
+// kvManager.priv holds its privateKey(serial, position) and it is found
+// through its owner's saved block list, never through the table). An
+// unhashed block has group = blockNone.
 //
 // Only a hashed block can be shared (a lookup finds nothing else), so an
 // unhashed block has at most one holder, and its ref is never read: blocks
 // are taken from the stack and released by requests that hold no hashed
-// block without touching the block array. ref is exact for a hashed block:
-// a block is hashed (register, registerPrivate) while its request alone holds
-// it, which sets ref to 1.
+// block without touching the block array, and eviction does not set it. ref
+// is exact for a hashed block: a block is hashed (register, registerPrivate)
+// while its request alone holds it, which sets ref to 1.
+//
+// 16 bytes: the replay's blocks are touched in an order no cache predicts
+// (a request's blocks are the ones another request released), so each
+// block's state is a cache miss, and the less of it the fewer lines.
 type kvBlock struct {
-	ref    int32  // requests holding the block (exact while hashed)
-	hashed bool   // holds findable content (shared or private)
-	off    uint8  // its slot in its group, valid when hashed and shared
-	hash   uint64 // valid when hashed
-	group  int32  // index of its prefix group in kvManager.groups (shared), or blockNone (private)
-	qpos   int32  // its index in kvManager.queue, valid while ref == 0 and it is queued
+	ref   int32 // requests holding the block (exact while hashed)
+	group int32 // index of its prefix group in kvManager.groups, groupPrivate, or blockNone
+	// qpos is its place in the queue while ref == 0 and it is queued: a
+	// sequence number, kvManager.queue[qpos − qBase] (mod 2^32)
+	qpos uint32
+	off  uint8 // its slot in its group, when group ≥ 0
+}
+
+// groupPrivate is kvBlock.group of a block holding private content.
+const groupPrivate = -2
+
+// qEntry is one place in the queue of released blocks: the block and where
+// its content is (kvBlock.group as it was when the block was released, or
+// blockNone when it held none), so that eviction at the queue's head reads
+// the queue, not the blocks: a queued block keeps its content until it leaves
+// the queue. A hole (a block a prefix-cache hit took out of the middle) is
+// {blockNone, blockNone}.
+type qEntry struct {
+	id, group int32
 }
 
 // blockGroup is one prefix group (workload.BlockGroups): up to groupSize
@@ -36,11 +55,14 @@ type kvBlock struct {
 // indexes groups, not blocks: a replay registers and evicts millions of blocks,
 // and with a key per group the hash table sees one insert and one delete per
 // group (32 blocks of a 512-token Mooncake id) instead of per block; the blocks
-// of a group sit side by side in ids.
+// of a group sit side by side in ids, each slot's hash beside it in hashes.
+// A group whose last block was evicted leaves the table as it is; its index
+// is reused for a new key, which resets its slots.
 type blockGroup struct {
-	key uint64
-	ids [groupSize]int32 // block holding each slot, or blockNone
-	n   int32            // slots in use
+	key    uint64
+	ids    [groupSize]int32  // block holding each slot, or blockNone
+	hashes [groupSize]uint64 // the hash of each slot's content, valid where ids is set
+	n      int32             // slots in use
 }
 
 // groupSize is workload.GroupSize (the engine does not import workload).
@@ -95,19 +117,25 @@ type kvManager struct {
 	blocks []kvBlock
 	total  int     // capacity in blocks
 	free   []int32 // released blocks without content, ahead of the whole queue
-	// queue[qHead:] is the queue, least recently released first: block ids,
-	// or blockNone where a block left from the middle (a prefix-cache hit
-	// took it). An array rather than a linked list: taking n blocks reads n
-	// consecutive ids instead of chasing n links through the block array.
-	queue   []int32
+	// queue[qHead:] is the queue, least recently released first: blocks, and
+	// holes where a block left from the middle (a prefix-cache hit took it).
+	// An array rather than a linked list: taking n blocks reads n consecutive
+	// entries instead of chasing n links through the block array. queue[0] is
+	// the qBase-th entry ever queued (mod 2^32), so that dropping the taken
+	// head moves the entries without renumbering their blocks (kvBlock.qpos).
+	queue   []qEntry
 	qHead   int
+	qBase   uint32
 	lruLen  int         // blocks in the queue
 	idleHit int         // of which hashed (cached content nobody holds)
 	cache   *blockTable // prefix group key → index in groups (nil when caching is off)
 	groups  []blockGroup
 	freeGrp []int32 // unused group indices
 	hits    []int32 // scratch: blocks found by the last lookup
-	stats   KVStats
+	// priv[id] is the privateKey of block id's content when its group is
+	// groupPrivate (grown when a block is first named: only preemption does)
+	priv  []uint64
+	stats KVStats
 }
 
 func newKVManager(numBlocks int, prefixCaching bool) *kvManager {
@@ -121,34 +149,56 @@ func newKVManager(numBlocks int, prefixCaching bool) *kvManager {
 // available is the number of blocks an allocation can take now.
 func (m *kvManager) available() int { return len(m.free) + m.lruLen + m.total - len(m.blocks) }
 
+// hashed reports whether block id holds content a lookup can find.
+func (m *kvManager) hashed(id int32) bool { return m.blocks[id].group != blockNone }
+
 // lruRemove takes block id out of the middle of the queue, leaving a hole.
 func (m *kvManager) lruRemove(id int32) {
 	b := &m.blocks[id]
-	if b.hashed {
+	if b.group != blockNone {
 		m.idleHit--
 	}
-	m.queue[b.qpos] = blockNone
+	m.queue[b.qpos-m.qBase] = qEntry{blockNone, blockNone}
 	m.lruLen--
 }
 
-// compactQueue drops the taken head and the holes from the queue once they
-// outnumber its blocks (and a few thousand), so that its array stays within
-// about twice the blocks queued; each compaction moves at most half of what
-// was pushed since the last, so a push costs O(1) amortised.
-func (m *kvManager) compactQueue() {
-	if len(m.queue) <= 2*m.lruLen+4096 {
+// makeRoom makes room for n more entries at the queue's tail. When the
+// array is full it drops the taken head, moving the entries down (their
+// blocks keep their sequence numbers) if the head is at least half of it,
+// else it grows; and when holes outnumber the blocks queued (and a few
+// thousand), they are squeezed out and the blocks renumbered. Each move
+// shifts at most what was pushed since the last, so a push costs O(1)
+// amortised, and the array stays within about twice the blocks queued.
+func (m *kvManager) makeRoom(n int) {
+	q := m.queue
+	if len(q)-m.qHead > 2*m.lruLen+queueSlack { // mostly holes
+		j := 0
+		for _, e := range q[m.qHead:] {
+			if e.id != blockNone {
+				q[j] = e
+				m.blocks[e.id].qpos = uint32(j)
+				j++
+			}
+		}
+		m.queue, m.qHead, m.qBase = q[:j], 0, 0
+		q = m.queue
+	}
+	if len(q)+n <= cap(q) {
 		return
 	}
-	j := 0
-	for _, id := range m.queue[m.qHead:] {
-		if id != blockNone {
-			m.queue[j] = id
-			m.blocks[id].qpos = int32(j)
-			j++
+	if h := m.qHead; 2*h >= len(q) {
+		live := copy(q, q[h:])
+		m.queue, m.qHead, m.qBase = q[:live], 0, m.qBase+uint32(h)
+		if live+n <= cap(q) {
+			return
 		}
 	}
-	m.queue, m.qHead = m.queue[:j], 0
+	m.queue = slices.Grow(m.queue, max(n, len(m.queue)))
 }
+
+// queueSlack is the holes the queue keeps beyond as many as its blocks before
+// makeRoom squeezes them out (a variable for the tests).
+var queueSlack = 4096
 
 // take returns a block for new content: a released one without content (the
 // stack), a never-used one, else the head of the queue (dropping its content,
@@ -193,57 +243,104 @@ func (m *kvManager) takeN(n int, dst []int32) []int32 {
 		}
 		for range k {
 			dst = append(dst, int32(len(m.blocks)))
-			m.blocks = append(m.blocks, kvBlock{ref: 1})
+			m.blocks = append(m.blocks, kvBlock{group: blockNone})
 		}
 		n -= k
 	}
 	if n == 0 {
 		return dst
 	}
-	// the blocks at the queue's head, then their evictions: two short loops
-	// whose state fits in registers
-	q, i := m.queue, m.qHead
 	m.lruLen -= n
+	// the n blocks at the queue's head, skipping holes
 	out := len(dst)
 	dst = dst[:out+n]
-	for j := out; j < len(dst); i++ {
-		if id := q[i]; id != blockNone { // else a hole
-			dst[j] = id
-			j++
-		}
+	head := m.queue[m.qHead:]
+	k := popIDs(head, dst[out:])
+	m.qHead += k
+	if m.qHead == len(m.queue) { // drained: the array is reused from its start
+		m.queue, m.qHead, m.qBase = m.queue[:0], 0, m.qBase+uint32(m.qHead)
 	}
-	if i == len(q) { // drained: the array is reused from its start
-		m.queue, i = q[:0], 0
-	}
-	m.qHead = i
-	m.evict(dst[out:])
+	m.evict(head[:k])
 	return dst
 }
 
-// evict takes the blocks ids from the queue's head for new content: each
-// one's content, if any, is dropped (an eviction; its group loses the slot,
-// and an emptied group leaves the table).
-func (m *kvManager) evict(ids []int32) {
-	blocks, groups := m.blocks, m.groups
-	evicted := 0
-	for _, id := range ids {
-		b := &blocks[id]
-		b.ref = 1
-		if !b.hashed {
+// popIDs copies the ids of the first len(ids) blocks of head (skipping holes)
+// into ids and returns how many entries that took.
+//
+//go:noinline
+func popIDs(head []qEntry, ids []int32) int {
+	j := 0
+	for k, e := range head {
+		if e.id == blockNone { // a hole
 			continue
 		}
-		evicted++
-		b.hashed = false
-		if gi := b.group; gi != blockNone { // a private block: nothing indexes it
-			g := &groups[gi]
-			g.ids[b.off&(groupSize-1)] = blockNone
-			if g.n--; g.n == 0 {
-				m.dropGroup(gi)
+		ids[j] = e.id
+		if j++; j == len(ids) {
+			return k + 1
+		}
+	}
+	return len(head)
+}
+
+// evict drops the content of the blocks of head, the entries just taken from
+// the queue's head (holes included), for new content: each block that holds
+// content loses it (an eviction), and its group the slot. A queued block keeps
+// its content, so its entry tells where it is without a read of the block.
+// The blocks of one group released together sit side by side in the queue
+// and leave it together: a run of entries of one group is counted off the
+// group at once, and a group the run empties leaves the table without its
+// slots being cleared one by one.
+func (m *kvManager) evict(head []qEntry) {
+	evicted := 0
+	for x := 0; x < len(head); {
+		gi := head[x].group
+		switch {
+		case gi >= 0:
+			run := clearRun(head[x:], gi, m.blocks)
+			m.leaveGroup(gi, head[x:x+run])
+			evicted += run
+			x += run
+		case gi == groupPrivate:
+			if b := &m.blocks[head[x].id]; b.group == groupPrivate { // else forgotten while queued
+				b.group = blockNone
+				evicted++
 			}
+			x++
+		default: // no content, or a hole
+			x++
 		}
 	}
 	m.idleHit -= evicted
 	m.stats.Evicted += int64(evicted)
+}
+
+// clearRun drops the content of the blocks of the leading entries of head
+// whose group is gi (≥ 0) and returns how many they are. A call of its own,
+// not inlined: its loop then keeps its state in registers.
+//
+//go:noinline
+func clearRun(head []qEntry, gi int32, blocks []kvBlock) int {
+	for k, e := range head {
+		if e.group != gi {
+			return k
+		}
+		blocks[e.id].group = blockNone
+	}
+	return len(head)
+}
+
+// leaveGroup takes the blocks of run (entries of group gi, just evicted) out
+// of the group: an emptied group leaves the table, else each one's slot is
+// cleared.
+func (m *kvManager) leaveGroup(gi int32, run []qEntry) {
+	g := &m.groups[gi]
+	if g.n -= int32(len(run)); g.n == 0 { // its slots are reset when it is reused
+		m.dropGroup(gi)
+		return
+	}
+	for _, e := range run {
+		g.ids[m.blocks[e.id].off&(groupSize-1)] = blockNone
+	}
 }
 
 // lookup counts how many leading blocks of a prompt (at most limit) are cached,
@@ -264,8 +361,9 @@ func (m *kvManager) lookup(hashes, groups []uint64, offs []uint8, limit int) (hi
 			}
 			g = &m.groups[gi]
 		}
-		id := g.ids[offs[hits]]
-		if id == blockNone || m.blocks[id].hash != hashes[hits] {
+		off := offs[hits] & (groupSize - 1)
+		id := g.ids[off]
+		if id == blockNone || g.hashes[off] != hashes[hits] {
 			break
 		}
 		if m.blocks[id].ref == 0 {
@@ -289,14 +387,18 @@ func (m *kvManager) lookupSaved(saved []int32, serial uint32, from, limit int) i
 	}
 	n := 0
 	for j := from; j < limit && j < len(saved); j++ {
-		b := &m.blocks[saved[j]]
-		if !b.hashed || b.group != blockNone || b.hash != privateKey(serial, j) {
+		if !m.holdsPrivate(saved[j], serial, j) {
 			break
 		}
 		m.hits = append(m.hits, saved[j])
 		n++
 	}
 	return n
+}
+
+// holdsPrivate reports whether block id holds the private content (serial, j).
+func (m *kvManager) holdsPrivate(id int32, serial uint32, j int) bool {
+	return m.blocks[id].group == groupPrivate && m.priv[id] == privateKey(serial, j)
 }
 
 // privateKey names the content a request (its worker-unique serial) wrote in
@@ -311,21 +413,26 @@ func (m *kvManager) registerPrivate(id int32, serial uint32, j int) {
 	if m.cache == nil {
 		return
 	}
+	if int(id) >= len(m.priv) {
+		m.priv = slices.Grow(m.priv, len(m.blocks)-len(m.priv))[:len(m.blocks)]
+	}
 	b := &m.blocks[id]
-	b.ref, b.hashed, b.hash, b.group = 1, true, privateKey(serial, j), blockNone
+	b.ref, b.group = 1, groupPrivate
+	m.priv[id] = privateKey(serial, j)
 }
 
 // forgetPrivate drops the private content (serial, j) from block id if it
 // still holds it: nobody will look for it again.
 func (m *kvManager) forgetPrivate(id int32, serial uint32, j int) {
-	b := &m.blocks[id]
-	if !b.hashed || b.group != blockNone || b.hash != privateKey(serial, j) {
+	if !m.holdsPrivate(id, serial, j) {
 		return
 	}
+	b := &m.blocks[id]
 	if b.ref == 0 { // queued: no longer cached content
 		m.idleHit--
+		m.queue[b.qpos-m.qBase].group = blockNone
 	}
-	b.hashed = false
+	b.group = blockNone
 }
 
 // touch takes a reference on the first n blocks found by the last lookup and
@@ -346,30 +453,45 @@ func (m *kvManager) touch(n int, dst []int32) []int32 {
 // register records fully computed blocks under their prefix hashes: block
 // ids[j] holds hashes[j] in slot offs[j] of group keys[j], unless another block
 // already holds that slot (two requests computed it at once: keep the first; a
-// slot only ever holds one content). A run of blocks of one group key looks
-// the group up once: registering adds no group but its own, so the group a key
-// names does not change during the call.
+// slot only ever holds one content). The slots are numbered as prefixSlots
+// numbers them: the blocks of one group take consecutive slots, and a block
+// whose key differs from its predecessor's takes slot 0. So a run of
+// consecutive slots is one group, looked up once: registering adds no group
+// but its own, so the group a key names does not change during the call.
 func (m *kvManager) register(ids []int32, hashes, keys []uint64, offs []uint8) {
 	if m.cache == nil {
 		return
 	}
 	hashes, keys, offs = hashes[:len(ids)], keys[:len(ids)], offs[:len(ids)]
-	var g *blockGroup
-	var gi int32
-	for j, id := range ids {
-		if key := keys[j]; g == nil || key != g.key {
-			gi = m.group(key)
-			g = &m.groups[gi]
+	for j := 0; j < len(ids); {
+		gi := m.group(keys[j])
+		j += m.groups[gi].fill(gi, m.blocks, ids[j:], hashes[j:], offs[j:])
+	}
+}
+
+// fill registers the leading blocks of ids that take consecutive slots (from
+// offs[0]: one group, gi, the one this is) under hashes, each one unless its
+// slot is held already, and returns how many ids it went through. A call of
+// its own, not inlined: its loop then keeps its state in registers.
+//
+//go:noinline
+func (g *blockGroup) fill(gi int32, blocks []kvBlock, ids []int32, hashes []uint64, offs []uint8) int {
+	hashes, offs = hashes[:len(ids)], offs[:len(ids)]
+	first := int(offs[0] & (groupSize - 1))
+	n := min(len(ids), groupSize-first) // the slots left in the group
+	for k, id := range ids[:n] {
+		off := (first + k) & (groupSize - 1) // first + k < groupSize
+		if int(offs[k]) != off {
+			return k
 		}
-		off := offs[j] & (groupSize - 1) // a slot: < groupSize
 		if g.ids[off] != blockNone {
 			continue
 		}
-		g.ids[off] = id
+		g.ids[off], g.hashes[off] = id, hashes[k]
 		g.n++
-		b := &m.blocks[id]
-		b.ref, b.hashed, b.hash, b.group, b.off = 1, true, hashes[j], gi, off
+		blocks[id] = kvBlock{ref: 1, group: gi, off: uint8(off)} // held: no qpos
 	}
+	return n
 }
 
 // noBlocks is an empty group's slots.
@@ -392,7 +514,8 @@ func (m *kvManager) group(key uint64) int32 {
 			m.groups = append(m.groups, blockGroup{})
 			gi = int32(len(m.groups) - 1)
 		}
-		m.groups[gi] = blockGroup{key: key, ids: noBlocks}
+		g := &m.groups[gi]
+		g.key, g.ids, g.n = key, noBlocks, 0 // hashes are read only where ids is set
 		return gi
 	})
 	return gi
@@ -410,41 +533,55 @@ func (m *kvManager) dropGroup(gi int32) {
 // A block nobody holds any more joins the queue's tail, or the stack when it
 // holds no content and the queue is empty.
 func (m *kvManager) release(ids []int32) {
-	// the queue and the stack grown once for every block, written by index
-	blocks, lru0 := m.blocks, m.lruLen
-	queue := slices.Grow(m.queue, len(ids))
-	free := m.free
-	if lru0 == 0 {
-		free = slices.Grow(free, len(ids))
+	// the queue and the stack made room for every block once, written by index
+	m.makeRoom(len(ids))
+	q0 := len(m.queue)
+	i := len(ids)      // ids[:i] are left to release, last first
+	if m.lruLen == 0 { // nothing queued: blocks without content go to the stack
+		f0 := len(m.free)
+		m.free = slices.Grow(m.free, len(ids))
+		for ; i > 0; i-- {
+			b := &m.blocks[ids[i-1]]
+			if b.group == blockNone {
+				m.free = append(m.free, ids[i-1])
+			} else if b.ref == 1 { // queued (by queueBlocks): the queue starts here
+				break
+			} else { // another request holds it
+				b.ref--
+			}
+		}
+		m.stats.Released += int64(len(m.free) - f0)
 	}
-	qn, fn := len(queue), len(free)
-	queue, free = queue[:cap(queue)], free[:cap(free)]
-	released := 0
-	hashed := 0
+	queue := m.queue[:q0+i]
+	n, hashed := queueBlocks(m.blocks, ids[:i], queue[q0:], m.qBase+uint32(q0))
+	m.queue = queue[:q0+n]
+	m.lruLen += n
+	m.stats.Released += int64(n)
+	m.idleHit += hashed
+}
+
+// queueBlocks drops one reference on each block of ids, last first, and
+// queues each one nobody holds any more: its entry written into queue in
+// order from queue[0], its qpos numbered from seq. It returns how many it
+// queued and how many of those hold content.
+func queueBlocks(blocks []kvBlock, ids []int32, queue []qEntry, seq uint32) (queued, hashed int) {
+	queue = queue[:len(ids)]
+	qn := 0
 	for i := len(ids) - 1; i >= 0; i-- {
 		id := ids[i]
 		b := &blocks[id]
-		if b.hashed { // else its one holder lets go (kvBlock)
-			if b.ref--; b.ref > 0 {
+		gi := b.group
+		if gi != blockNone { // else its one holder lets go (kvBlock)
+			if b.ref--; b.ref > 0 { // another request holds it
 				continue
 			}
 			hashed++
-		} else if lru0 == 0 && qn == len(m.queue) { // nothing queued: the stack
-			released++
-			free[fn] = id
-			fn++
-			continue
 		}
-		released++
-		b.qpos = int32(qn)
-		queue[qn] = id
+		b.qpos = seq + uint32(qn)
+		queue[qn] = qEntry{id, gi}
 		qn++
 	}
-	m.lruLen += qn - len(m.queue)
-	m.queue, m.free = queue[:qn], free[:fn]
-	m.stats.Released += int64(released)
-	m.idleHit += hashed
-	m.compactQueue()
+	return qn, hashed
 }
 
 // releaseOwn is release for blocks that only their request holds and that
@@ -473,5 +610,5 @@ func (m *kvManager) releaseOwn(ids []int32) {
 // replay's memory estimate charges per block.
 // Blocks are materialised on first use, so a worker costs this for the
 // blocks it has used, never for its whole capacity.
-const BytesPerBlock = int64(unsafe.Sizeof(kvBlock{})) + 2*4 + 2*int64(unsafe.Sizeof(tableSlot{})) +
+const BytesPerBlock = int64(unsafe.Sizeof(kvBlock{})) + 2*int64(unsafe.Sizeof(qEntry{})) + 2*int64(unsafe.Sizeof(tableSlot{})) +
 	int64(unsafe.Sizeof(blockGroup{}))/groupSize

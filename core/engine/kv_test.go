@@ -190,7 +190,7 @@ func TestKVManagerRegisterRun(t *testing.T) {
 	require.Len(t, m.groups, 2)
 	assert.Equal(t, [2]int32{ids[0], first}, [2]int32(m.groups[0].ids[:2]))
 	assert.Equal(t, [2]int32{ids[2], ids[3]}, [2]int32(m.groups[1].ids[:2]))
-	assert.False(t, m.blocks[ids[1]].hashed, "its slot was held: it stays unhashed")
+	assert.False(t, m.hashed(ids[1]), "its slot was held: it stays unhashed")
 	assert.Equal(t, int32(2), m.groups[0].n)
 	assert.Equal(t, int32(2), m.groups[1].n)
 	hits, _ := m.lookup([]uint64{20, 30}, []uint64{700, 700}, []uint8{0, 1}, 2)

@@ -626,19 +626,31 @@ func (r *Request) prefixSlots() {
 	}
 	keys := r.Groups
 	offs := slices.Grow(r.offs[:0], len(keys))[:len(keys)]
-	if len(keys) > 0 {
-		prev, off := keys[0], uint8(0)
-		offs[0] = 0
-		for j := 1; j < len(keys); j++ {
-			if k := keys[j]; k != prev || off == groupSize-1 {
-				prev, off = k, 0
-			} else {
-				off++
-			}
-			offs[j] = off
-		}
+	for j := 0; j < len(keys); {
+		j += numberRun(keys[j:], offs[j:])
 	}
 	r.offs = offs
+}
+
+// numberRun numbers the leading blocks of keys that share keys[0], at most
+// groupSize of them, 0, 1, … in offs and returns how many they are. A call
+// of its own, not inlined: its loops then keep their state in registers.
+//
+//go:noinline
+func numberRun(keys []uint64, offs []uint8) int {
+	keys = keys[:min(len(keys), groupSize)]
+	offs = offs[:len(keys)]
+	key, n := keys[0], len(keys)
+	for k := 1; k < len(keys); k++ {
+		if keys[k] != key {
+			n = k
+			break
+		}
+	}
+	for k := range offs[:n] {
+		offs[k] = uint8(k)
+	}
+	return n
 }
 
 // PassStats describes the pass a worker is running, as formed at its start
