@@ -10,8 +10,8 @@ import (
 // Feed reads a workload in source order and hands out requests in the order a
 // client needs them. A request "starts" something when it has no session or
 // is the first turn of a session not seen before; later turns of a session are
-// held until the client asks for them (they are sent after the previous turn is
-// released, whatever their timestamps).
+// held until the client asks for them (they are never sent before the previous
+// turn is released).
 //
 // Rows are read ahead only as far as needed: NextStart skips over (and holds)
 // later turns of open sessions, and NextTurn reads forward until it finds the

@@ -236,14 +236,15 @@ func TestSessionsTurnsChainAndReuse(t *testing.T) {
 	})
 }
 
-// Trace rows with session_id form sessions; a row's own delay wins over
-// inter_turn_delay_ms, and later turns ignore their timestamps.
+// Trace rows with session_id form sessions; a later turn without a timestamp
+// waits its row's own delay, which wins over inter_turn_delay_ms (a later
+// turn with a timestamp: TestTraceForms_LaterTurnTimestamp).
 func TestTraceSessionsWithDelay(t *testing.T) {
 	bothModes(t, func(t *testing.T, mode func(string) string) {
 		path := writeRaw(t, `{"timestamp": 0, "input_length": 100, "output_length": 2, "session_id": 7}
 {"timestamp": 1, "input_length": 50, "output_length": 2}
-{"timestamp": 2, "input_length": 150, "output_length": 2, "session_id": 7, "delay": 3.5}
-{"timestamp": 3, "input_length": 200, "output_length": 2, "session_id": 7}
+{"input_length": 150, "output_length": 2, "session_id": 7, "delay": 3.5}
+{"input_length": 200, "output_length": 2, "session_id": 7}
 `)
 		rep := runYAML(t, mode(clientSpec(1000, "", fmt.Sprintf(`traffic:
   source: {type: mooncake, path: %s}

@@ -140,6 +140,42 @@ func TestTraceForms_StringSessionsAndDelayOnlyTurns(t *testing.T) {
 	assert.Equal(t, 18.0, rep.Summary.DurationMs)
 }
 
+// A later session turn with a timestamp, in trace mode, is sent as AIPerf's
+// fixed schedule sends it: at its timestamp, or at once when the previous
+// turn's response is acted on later than that (1 ms + 0.01 ms per prompt
+// token, no response overhead). Turn 0 (ts 1000, the origin) is sent at 0:
+// 100 tokens prefill in 2 ms, one decode: ends at 3 ms. Turn 1 (ts 1020, and a
+// delay of 10 ms, which the timestamp overrides) is sent at 20 ms, not at
+// 3 + 10 = 13: 300 tokens in 4 ms, one decode: ends at 25 ms. Turn 2 (ts
+// 1021) is due at 21 ms, before turn 1 ended: sent at 25 ms; 50 tokens in
+// 1.5 ms: ends at 26.5 ms. A lone row at 1030 is sent at 30 ms and ends at
+// 30 + 1.5 = 31.5 ms.
+func TestTraceForms_LaterTurnTimestamp(t *testing.T) {
+	rows := `{"timestamp": 1000, "input_length": 100, "output_length": 2, "session_id": 7}` + "\n" +
+		`{"timestamp": 1020, "delay": 10, "input_length": 300, "output_length": 2, "session_id": 7}` + "\n" +
+		`{"timestamp": 1021, "input_length": 50, "output_length": 1, "session_id": 7}` + "\n" +
+		`{"timestamp": 1030, "input_length": 50, "output_length": 1}` + "\n"
+	rep := runYAML(t, clockSpec(t, 0.01, rows, "{mode: trace}"))
+	require.Len(t, rep.Records, 4)
+	got := map[int64][2]float64{}
+	for _, r := range rep.Records {
+		got[r.RequestID] = [2]float64{msOf(r.SendNs), msOf(r.EndNs)}
+	}
+	assert.Equal(t, map[int64][2]float64{0: {0, 3}, 1: {20, 25}, 2: {25, 26.5}, 3: {30, 31.5}}, got)
+	assert.Equal(t, 31.5, rep.Summary.DurationMs)
+
+	// Outside trace mode a timestamp does not send: turn 1 waits its delay
+	// after turn 0's end (3 + 10 = 13 ms, ends 18), turn 2 goes at once (18,
+	// ends 19.5).
+	rep = runYAML(t, clockSpec(t, 0.01, rows, "{mode: concurrency, concurrency: 1}"))
+	got = map[int64][2]float64{}
+	for _, r := range rep.Records {
+		got[r.RequestID] = [2]float64{msOf(r.SendNs), msOf(r.EndNs)}
+	}
+	assert.Equal(t, [2]float64{13, 18}, got[1])
+	assert.Equal(t, [2]float64{18, 19.5}, got[2])
+}
+
 // Azure traces of both releases replay from their first row: the 2024 form
 // (UTC offset, fraction optional) 00:00:00+00:00 then 00:00:00.041683+00:00
 // is sent at 0 and 41.683 ms; the 2023 form 18:15:46.6805900 then

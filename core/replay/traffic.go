@@ -123,14 +123,26 @@ func (tr *traffic) allowed(sendNs int64) bool {
 	return (tr.maxRequests == 0 || tr.sent < tr.maxRequests) && sendNs < tr.stopNs
 }
 
-// nextTurn reads the turn after prev in its session and the time it is sent:
-// prev's release plus the turn's own delay (or the path's inter-turn delay).
-// ok is false when the session is over or a stop condition is reached.
+// nextTurn reads the turn after prev in its session and the time it is sent,
+// as AIPerf's fixed schedule dispatches a later turn when the previous one
+// returns (timing/strategies/fixed_schedule.py, handle_credit_return): in load
+// mode trace a turn with a timestamp is sent at that timestamp, or at prev's
+// release when the release comes later (never before the previous turn is
+// done); otherwise at prev's release plus the turn's own delay (or the path's
+// inter-turn delay). ok is false when the session is over or a stop condition
+// is reached.
 func (tr *traffic) nextTurn(prev, r *workload.Request, releaseNs int64, path *client.Path) (sendNs int64, ok bool, err error) {
 	if ok, err = tr.feed.NextTurn(prev, r); !ok {
 		return 0, false, tr.feedErr(err)
 	}
-	sendNs = clock.Add(releaseNs, path.TurnDelayNs(r.DelayNs, r.HasDelay)) // a trace delay may be up to 2^63 ns
+	if tr.mode == config.LoadTrace && r.HasTimestamp {
+		if sendNs, err = tr.traceAt(r); err != nil {
+			return 0, false, err
+		}
+		sendNs = max(sendNs, releaseNs)
+	} else {
+		sendNs = clock.Add(releaseNs, path.TurnDelayNs(r.DelayNs, r.HasDelay)) // a trace delay may be up to 2^63 ns
+	}
 	if !tr.allowed(sendNs) {
 		return 0, false, nil
 	}
@@ -156,18 +168,8 @@ func (tr *traffic) next(r *workload.Request, now int64) (sendNs int64, ok bool, 
 		if err := tr.startErr(r); err != nil {
 			return 0, false, err
 		}
-		if sendNs = tr.trace.At(r.Timestamp); sendNs > int64(maxClockNs) {
-			origin := "its first row"
-			if o, ok := tr.src.(workload.TimeOriginer); ok {
-				if ms, text, ok := o.TimeOrigin(); ok && text == ms {
-					origin = fmt.Sprintf("the trace's first timestamp, %s ms", ms)
-				} else if ok {
-					origin = "the trace's first timestamp, " + text
-				}
-			}
-			return 0, false, &workload.DataError{File: tr.path, Line: r.Line, Field: "timestamp", Msg: fmt.Sprintf(
-				"%.6g s after the time origin (%s) is past the end of the virtual clock (2^60 ns, 36 years) at speedup %g",
-				float64(r.Timestamp)/1e9, origin, tr.trace.Speedup())}
+		if sendNs, err = tr.traceAt(r); err != nil {
+			return 0, false, err
 		}
 	case config.LoadRate:
 		var more bool
@@ -183,6 +185,26 @@ func (tr *traffic) next(r *workload.Request, now int64) (sendNs int64, ok bool, 
 	}
 	tr.sent++
 	return sendNs, true, nil
+}
+
+// traceAt is the send time (ns) of a row's timestamp in load mode trace, or a
+// DataError naming the row when it is past the end of the virtual clock.
+func (tr *traffic) traceAt(r *workload.Request) (int64, error) {
+	sendNs := tr.trace.At(r.Timestamp)
+	if sendNs <= int64(maxClockNs) {
+		return sendNs, nil
+	}
+	origin := "its first row"
+	if o, ok := tr.src.(workload.TimeOriginer); ok {
+		if ms, text, ok := o.TimeOrigin(); ok && text == ms {
+			origin = fmt.Sprintf("the trace's first timestamp, %s ms", ms)
+		} else if ok {
+			origin = "the trace's first timestamp, " + text
+		}
+	}
+	return 0, &workload.DataError{File: tr.path, Line: r.Line, Field: "timestamp", Msg: fmt.Sprintf(
+		"%.6g s after the time origin (%s) is past the end of the virtual clock (2^60 ns, 36 years) at speedup %g",
+		float64(r.Timestamp)/1e9, origin, tr.trace.Speedup())}
 }
 
 // startErr checks a row that starts something (a lone request, or a

@@ -23,7 +23,9 @@ const MooncakeBlockTokens = 512
 //	               (rate, concurrency) needs none, and a later turn of a
 //	               session is sent after the previous turn, so it may carry
 //	               only a delay; the replay's trace mode asks for it on every
-//	               row that starts something
+//	               row that starts something, and sends a later turn that has
+//	               one at that time (or when the previous turn is done, if
+//	               later)
 //	input_length   prompt tokens, an integer ≥ 1
 //	output_length  output tokens, an integer ≥ 1 (vLLM refuses max_tokens < 1)
 //	               — required: a row without it is a DataError naming the
