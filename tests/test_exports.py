@@ -176,3 +176,23 @@ def test_cli_export_is_part_of_the_atomic_result(tmp_path, capsys):
     assert "--output-dir" in capsys.readouterr().err
     assert main(["replay", cfg, "--export", "xml", "--output-dir", str(out)]) == 2
     assert "aiperf, vllm" in capsys.readouterr().err
+
+
+def test_aiperf_session_num_numbers_conversations_once(tmp_path):
+    """DEFECTS18 #7: rows lone (ts 0), session 5 (ts 1, then delay 1), lone (ts 2), session 0
+    (ts 3, then delay 1): conversations in order of first appearance are request 0 → 0,
+    session 5 → 1, request 2 → 2, session 0 → 3; before, the lone request 0 and session 0
+    both had session_num 0."""
+    from conftest import write_mooncake, example1_spec
+
+    rows = [{"timestamp": 0, "input_length": 40, "output_length": 2},
+            {"session_id": 5, "timestamp": 1, "input_length": 100, "output_length": 2},
+            {"session_id": 5, "delay": 1, "input_length": 30, "output_length": 2},
+            {"timestamp": 2, "input_length": 40, "output_length": 2},
+            {"session_id": 0, "timestamp": 3, "input_length": 100, "output_length": 2},
+            {"session_id": 0, "delay": 1, "input_length": 30, "output_length": 2}]
+    spec = example1_spec(write_mooncake(tmp_path / "s.jsonl", rows))
+    aisimulate.replay(spec, progress=False).to_aiperf(tmp_path / "out")
+    meta = [json.loads(line)["metadata"] for line in (tmp_path / "out" / "profile_export.jsonl").open()]
+    got = {int(m["x_request_id"]): (m["session_num"], m["turn_index"]) for m in meta}
+    assert got == {0: (0, 0), 1: (1, 0), 2: (1, 1), 3: (2, 0), 4: (3, 0), 5: (3, 1)}

@@ -11,8 +11,10 @@ import (
 // AIPerf's profile_export.jsonl (its MetricRecordInfo: "metadata", "metrics",
 // "error"; field names and units from AIPerf's "Working with Profile Export
 // Files" and metrics reference). The table must hold the columns request_id,
-// status (labelled), input_tokens, output_tokens, send_ms and end_ms;
-// reason, ttft_ms, ttst_ms, tpot_ms, e2e_ms, session_id and turn are used
+// status (labelled), input_tokens, output_tokens, send_ms, end_ms and
+// session_num (the conversation's number: the caller numbers sessions and
+// lone requests together, in order of first appearance, over the whole table,
+// which this writer may only see a chunk of); reason, ttft_ms, ttst_ms, tpot_ms, e2e_ms, session_id and turn are used
 // when present. docs/exports.md gives the mapping and what has no simulated
 // counterpart.
 const FormatAIPerf = "aiperf"
@@ -20,7 +22,7 @@ const FormatAIPerf = "aiperf"
 // aiperfCols holds the index in the table of each column an AIPerf record
 // reads (-1: absent).
 type aiperfCols struct {
-	id, status, reason, in, out, send, end, ttft, ttst, tpot, e2e, session, turn int
+	id, status, reason, in, out, send, end, ttft, ttst, tpot, e2e, session, turn, conv int
 }
 
 func newAIPerfCols(cols []TableColumn) (aiperfCols, error) {
@@ -38,13 +40,13 @@ func newAIPerfCols(cols []TableColumn) (aiperfCols, error) {
 		id: get("request_id"), status: get("status"), reason: get("reason"),
 		in: get("input_tokens"), out: get("output_tokens"), send: get("send_ms"), end: get("end_ms"),
 		ttft: get("ttft_ms"), ttst: get("ttst_ms"), tpot: get("tpot_ms"), e2e: get("e2e_ms"),
-		session: get("session_id"), turn: get("turn"),
+		session: get("session_id"), turn: get("turn"), conv: get("session_num"),
 	}
 	for _, need := range []struct {
 		name string
 		i    int
 	}{{"request_id", a.id}, {"status", a.status}, {"input_tokens", a.in}, {"output_tokens", a.out},
-		{"send_ms", a.send}, {"end_ms", a.end}} {
+		{"send_ms", a.send}, {"end_ms", a.end}, {"session_num", a.conv}} {
 		if need.i < 0 {
 			return a, fmt.Errorf("the AIPerf format needs the column %s", need.name)
 		}
@@ -164,14 +166,12 @@ func appendAIPerfRecord(b []byte, a *aiperfCols, r aiperfRow) []byte {
 	in, _ := r.int(a.in)
 	out, _ := r.int(a.out)
 
-	// metadata: session_num is the session (multi-turn) or the request
-	// (single-turn), as AIPerf numbers them; the ids are decimal strings,
-	// except a session the trace named by a string (a labelled session_id
-	// column), which keeps its name so that records join back to the trace.
-	num := id
-	if inSession {
-		num = session
-	}
+	// metadata: session_num numbers the conversations (a session, or a lone
+	// request) once, as AIPerf does (its exporters key records by session_num
+	// and turn_index); the ids are decimal strings, except a session the trace
+	// named by a string (a labelled session_id column), which keeps its name
+	// so that records join back to the trace.
+	num, _ := r.int(a.conv)
 	name := r.label(a.session)
 	b = append(b, `{"metadata": {"session_num": `...)
 	b = strconv.AppendInt(b, num, 10)

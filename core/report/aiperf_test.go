@@ -46,6 +46,7 @@ func aiperfTable() ([]byte, []TableColumn) {
 	f64("e2e_ms", 100, 0, 50)
 	i64("session_id", "negative", -1, -1, 4)
 	i64("turn", "negative", -1, -1, 2)
+	i64("session_num", "", 0, 1, 2)
 	return data, cols
 }
 
@@ -70,8 +71,9 @@ func TestWriteTableAIPerfRecords(t *testing.T) {
 		`"request_start_ns": 3000000, "request_ack_ns": null, "request_end_ns": 3000000, "worker_id": "aisimulate", "record_processor_id": "aisimulate", `+
 		`"benchmark_phase": "profiling", "was_cancelled": false, "cancellation_time_ns": null}, "metrics": {"error_isl": {"value": 50000, "unit": "tokens"}}, `+
 		`"error": {"code": 400, "type": "RequestRejected", "message": "prompt longer than max_model_len"}}`, lines[1])
-	// A session turn: session_num and the correlation id are the session's.
-	assert.Equal(t, `{"metadata": {"session_num": 4, "x_request_id": "2", "x_correlation_id": "session-4", "conversation_id": "session-4", "turn_index": 2, `+
+	// A session turn: session_num is the column's (the conversation's number),
+	// the correlation id the session's.
+	assert.Equal(t, `{"metadata": {"session_num": 2, "x_request_id": "2", "x_correlation_id": "session-4", "conversation_id": "session-4", "turn_index": 2, `+
 		`"request_start_ns": 10000000, "request_ack_ns": null, "request_end_ns": 60000000, "worker_id": "aisimulate", "record_processor_id": "aisimulate", `+
 		`"benchmark_phase": "profiling", "was_cancelled": true, "cancellation_time_ns": 60000000}, "metrics": {"error_isl": {"value": 300, "unit": "tokens"}}, `+
 		`"error": {"code": 499, "type": "RequestCancellationError", "message": "request_timeout_ms"}}`, lines[2])
@@ -86,6 +88,8 @@ func TestWriteTableAIPerfNeedsItsColumns(t *testing.T) {
 	var out bytes.Buffer
 	err := WriteTable(&out, bytes.NewReader(data), 3, cols[:4], 0, 3, FormatAIPerf)
 	assert.ErrorContains(t, err, "needs the column")
+	err = WriteTable(&out, bytes.NewReader(data), 3, cols[:len(cols)-1], 0, 3, FormatAIPerf)
+	assert.ErrorContains(t, err, "needs the column session_num")
 	unlabelled := append([]TableColumn{}, cols...)
 	unlabelled[1].Labels = nil
 	assert.ErrorContains(t, WriteTable(&out, bytes.NewReader(data), 3, unlabelled, 0, 3, FormatAIPerf), "labelled")
@@ -93,13 +97,13 @@ func TestWriteTableAIPerfNeedsItsColumns(t *testing.T) {
 
 // A trace that names its sessions by strings: the session_id column is
 // labelled, and the record's correlation and conversation ids are the trace's
-// own name (JSON-escaped), session_num still the session's number (#16 C1).
+// own name (JSON-escaped), session_num still the conversation's number (#16 C1).
 func TestWriteTableAIPerfSessionNames(t *testing.T) {
 	data, cols := aiperfTable()
-	cols[len(cols)-2].Labels = []string{"a", "b", "c", "d", `conv "7"`}
+	cols[len(cols)-3].Labels = []string{"a", "b", "c", "d", `conv "7"`}
 	var out bytes.Buffer
 	require.NoError(t, WriteTable(&out, bytes.NewReader(data), 3, cols, 2, 3, FormatAIPerf))
-	assert.True(t, strings.HasPrefix(out.String(), `{"metadata": {"session_num": 4, "x_request_id": "2", `+
+	assert.True(t, strings.HasPrefix(out.String(), `{"metadata": {"session_num": 2, "x_request_id": "2", `+
 		`"x_correlation_id": "conv \"7\"", "conversation_id": "conv \"7\"", "turn_index": 2, `), out.String())
 	// rows outside a session keep their request id
 	out.Reset()

@@ -255,8 +255,10 @@ def write_export(report: "ReplayReport", export: str, out, advance: Callable[[in
 
     written: dict[str, Path] = {}
     if export == "aiperf":
-        cols = report._table_columns()
+        cols = dict(report._table_columns())
         n = len(cols["request_id"])
+        cols["session_num"] = conversation_numbers(cols["session_id"])
+        cols["_header"] = {**cols["_header"], "session_num": {"name": "session_num"}}
         written[AIPERF_FILES[0]] = out.temp(AIPERF_FILES[0])
         _tables.write_text(cols, list(cols["_header"]), n, written[AIPERF_FILES[0]], "aiperf", advance)
         doc = aiperf_summary(report)
@@ -272,6 +274,25 @@ def write_export(report: "ReplayReport", export: str, out, advance: Callable[[in
     else:
         raise ValueError(f"unknown export {export!r}: choose from {', '.join(EXPORT_FILES)}")
     return written
+
+
+def conversation_numbers(session_id):
+    """AIPerf's ``session_num`` of each row (rows in ``request_id`` order): the
+    conversations, a session (``session_id`` ≥ 0, its rows its turns) or a request
+    outside one (``session_id`` < 0, null), numbered 0, 1, … together in order of
+    first appearance, so that two conversations never share a number (AIPerf's
+    exporters key records by ``session_num`` and ``turn_index``)."""
+    np = _lazy.module("numpy")
+
+    sid = np.asarray(session_id)
+    rows = np.flatnonzero(sid >= 0)
+    starts = np.ones(len(sid), dtype=bool)  # a row that starts a conversation
+    _, first, which = np.unique(sid[rows], return_index=True, return_inverse=True)
+    starts[rows] = False
+    starts[rows[first]] = True
+    num = np.cumsum(starts, dtype=np.int64) - 1
+    num[rows] = num[rows[first]][which.reshape(-1)]
+    return num
 
 
 #: vLLM's metric names (``--percentile-metrics``) → the summary's statistic.
