@@ -46,7 +46,11 @@ func TestPerfAICAndQuantization(t *testing.T) {
 		{`{model: m, system: h100_sxm, perf: {source: tpu}}`, "engine.perf.source", `"tpu" is not supported (one of roofline, aic, linear)`},
 		{`{model: m, system: h100_sxm, perf: {compute_efficiency: 1.5}}`, "engine.perf.compute_efficiency", "must be in (0, 1]"},
 		{`{model: m, system: h100_sxm, quantization: {weights: int4}}`, "engine.quantization.weights", "int4"},
-		{`{model: m, system: h100_sxm, quantization: {kv_cache: fp8_block}}`, "engine.quantization.kv_cache", "fp8_block"},
+		{`{model: m, system: h100_sxm, quantization: {kv_cache: fp8_block}}`, "engine.quantization.kv_cache",
+			`"fp8_block" is not supported (one of auto, bfloat16, fp8, fp8_e4m3, fp8_e5m2, bf16)`},
+		{`{model: m, system: h100_sxm, quantization: {kv_cache: fp8_inc}}`, "engine.quantization.kv_cache", "for Intel Gaudi (HPU) accelerators"},
+		{`{model: m, system: h100_sxm, quantization: {weights: fp8_e5m2}}`, "engine.quantization.weights",
+			`"fp8_e5m2" is not supported (one of bfloat16, fp8, fp8_block, nvfp4, bf16)`},
 	}
 	for _, tc := range bad {
 		t.Run(tc.field, func(t *testing.T) {

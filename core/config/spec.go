@@ -54,11 +54,13 @@ type Detokenization struct {
 	PerTokenUs float64 `json:"per_token_us"`
 }
 
-// Quantization is the numeric format of the GEMM weights (bf16, fp8,
-// fp8_block, nvfp4; empty = the checkpoint's, from config.json
-// quantization_config or a ModelOpt hf_quant_config.json) and of the KV cache
-// (auto, bf16 or fp8; empty = DefaultKVCacheDtype, auto: the checkpoint's
-// calibrated format, else bf16).
+// Quantization is the numeric format of the GEMM weights (bfloat16, fp8,
+// fp8_block, nvfp4; bf16 is an alias of bfloat16; empty = the checkpoint's,
+// from config.json quantization_config or a ModelOpt hf_quant_config.json)
+// and of the KV cache (vLLM's --kv-cache-dtype names: auto, bfloat16, fp8,
+// fp8_e4m3, fp8_e5m2, and the alias bf16; fp8_e4m3 is fp8, and fp8_e5m2 is
+// priced as fp8, one byte an element; empty = DefaultKVCacheDtype, auto: the
+// checkpoint's calibrated format, else bfloat16).
 type Quantization struct {
 	Weights string `json:"weights,omitempty"`
 	KVCache string `json:"kv_cache,omitempty"`

@@ -137,6 +137,10 @@ func validateQuantization(q *Quantization) error {
 			return err
 		}
 	}
+	if q.KVCache == DtypeFP8INC {
+		return errorf("engine.quantization.kv_cache", "%s is vLLM's FP8 KV cache for Intel Gaudi (HPU) accelerators, through Intel Neural Compressor; "+
+			"the systems aisimulate simulates are GPUs: use fp8 (fp8_e4m3) or fp8_e5m2", quote(q.KVCache))
+	}
 	return checkEnum("engine.quantization.kv_cache", "Quantization.kv_cache", q.KVCache)
 }
 

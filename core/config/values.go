@@ -72,10 +72,17 @@ const (
 	BackendVLLM      = "vllm"
 	ExecutionOffline = "offline"
 	DtypeAuto        = "auto" // KV cache: the checkpoint's calibrated format, else bf16
-	DtypeBF16        = "bf16"
+	DtypeBFloat16    = "bfloat16"
+	DtypeBF16        = "bf16" // alias of bfloat16 (aisimulate's first spelling)
 	DtypeFP8         = "fp8"
+	DtypeFP8E4M3     = "fp8_e4m3" // KV cache: vLLM's name of fp8
+	DtypeFP8E5M2     = "fp8_e5m2" // KV cache: 8-bit float e5m2, one byte, no scale
 	DtypeFP8Block    = "fp8_block"
 	DtypeNVFP4       = "nvfp4"
+	// DtypeFP8INC is vLLM's KV cache format for Intel Gaudi (HPU) through
+	// Intel Neural Compressor (docs.vllm.ai, Quantization: "FP8 INC", with
+	// --kv-cache-dtype fp8_inc); refused: the systems simulated are GPUs.
+	DtypeFP8INC = "fp8_inc"
 )
 
 // The lists, in documentation order. Unexported so that nothing can change
@@ -91,8 +98,10 @@ var (
 	placements     = []string{PlacementRoundRobin, PlacementLeastOutstanding}
 	backends       = []string{BackendVLLM}
 	executionModes = []string{ExecutionOffline}
-	weightDtypes   = []string{DtypeBF16, DtypeFP8, DtypeFP8Block, DtypeNVFP4}
-	kvCacheDtypes  = []string{DtypeAuto, DtypeBF16, DtypeFP8}
+	weightDtypes   = []string{DtypeBFloat16, DtypeFP8, DtypeFP8Block, DtypeNVFP4, DtypeBF16}
+	// kvCacheDtypes: vLLM's --kv-cache-dtype names (CacheDType in
+	// vllm/config/cache.py) but fp8_inc, then the alias bf16.
+	kvCacheDtypes = []string{DtypeAuto, DtypeBFloat16, DtypeFP8, DtypeFP8E4M3, DtypeFP8E5M2, DtypeBF16}
 )
 
 // stringEnum is an enumerated string field: its allowed values, the dotted

@@ -91,6 +91,11 @@ func buildDeployment(s *config.Spec) (*deployment, error) {
 		if q.KVCache != "" {
 			kvName = q.KVCache
 		}
+		if kvName == config.DtypeFP8E5M2 {
+			// one byte an element like e4m3, unscaled (vLLM's fp8_e5m2 cache): the
+			// passes price the bytes moved, the same as fp8's
+			kvName = config.DtypeFP8
+		}
 	}
 	kvDtype := arch.KVDtype
 	if kvName != config.DtypeAuto || kvDtype == "" {
