@@ -299,3 +299,52 @@ def test_cli_compare_takes_aiperfs_artifact_folder(tmp_path, capsys):
     with pytest.raises(DataError) as e:
         read_profile_export(empty)
     assert e.value.file == str(empty) and "a folder without profile_export.jsonl" in str(e.value)
+
+
+def _record(start_ns: int, osl: int = 3, **metrics) -> str:
+    m = {"input_sequence_length": {"value": 10, "unit": "tokens"},
+         "output_sequence_length": {"value": osl, "unit": "tokens"},
+         "time_to_first_token": {"value": 2.0, "unit": "ms"}, "request_latency": {"value": 9.0, "unit": "ms"}}
+    m.update(metrics)
+    return json.dumps({"metadata": {"request_start_ns": start_ns, "request_end_ns": start_ns + 9_000_000},
+                       "metrics": m, "error": None}) + "\n"
+
+
+def test_latency_units_are_converted_to_ms(tmp_path):
+    """DEFECTS18 #6: 41,000,000 ns = 41,000 us = 0.041 s = 41 ms; ICL [500, 2000] us =
+    [0.5, 2] ms; a unit that is not a time unit is refused, naming file:line and field."""
+    p = tmp_path / "u.jsonl"
+    p.write_text(_record(T0_NS) +
+                 _record(T0_NS, time_to_first_token={"value": 41_000_000, "unit": "ns"},
+                         inter_chunk_latency={"value": [500, 2000], "unit": "us"}) +
+                 _record(T0_NS, time_to_first_token={"value": 41_000, "unit": "us"},
+                         request_latency={"value": 0.5, "unit": "sec"}) +
+                 _record(T0_NS, time_to_first_token={"value": 0.041, "unit": "s"}))
+    recs = read_profile_export(p)
+    assert [r["ttft_ms"] for r in recs] == [2.0, 41.0, 41.0, 41.0]
+    assert recs[1]["icl_ms"] == [0.5, 2.0] and recs[2]["e2e_ms"] == 500.0
+    p.write_text(_record(T0_NS) + _record(T0_NS, inter_token_latency={"value": 1, "unit": "min"}))
+    with pytest.raises(DataError) as e:
+        read_profile_export(p)
+    assert (e.value.file, e.value.line, e.value.field) == (str(p), 2, "metrics.inter_token_latency.unit")
+    assert "must be a time unit (ns, us, ms, s, sec), got 'min'" in str(e.value)
+
+
+def test_compare_names_the_export_line_of_a_record_it_cannot_replay(tmp_path):
+    """DEFECTS18 #5: line 1 a failed record, line 3 a record with 0 output tokens: the
+    error names the export, line 3 and metrics.output_sequence_length (it named compare's
+    deleted trace, line 2 of it, and output_length); a send time past the virtual clock's
+    end (2^61 ns after the first) names metadata.request_start_ns on its own line."""
+    failed = json.dumps({"metadata": {"request_start_ns": T0_NS, "request_end_ns": T0_NS + 5},
+                         "error": {"code": 500, "type": "X", "message": "x"}}) + "\n"
+    p = tmp_path / "pe.jsonl"
+    p.write_text(failed + _record(T0_NS) + _record(T0_NS + 1_000_000, osl=0) + _record(T0_NS + 2_000_000))
+    with pytest.raises(DataError) as e:
+        aisimulate.compare(_deployment(), p, progress=False)
+    assert (e.value.file, e.value.line, e.value.field) == (str(p), 3, "metrics.output_sequence_length")
+    assert "must be ≥ 1 to replay the request, got 0" in str(e.value)
+    p.write_text(failed + _record(T0_NS) + _record(T0_NS + 2**61))
+    with pytest.raises(DataError) as e:
+        aisimulate.compare(_deployment(), p, progress=False)
+    assert (e.value.file, e.value.line, e.value.field) == (str(p), 3, "metadata.request_start_ns")
+    assert str(e.value).startswith(f"{p}:3: metadata.request_start_ns: ")

@@ -17,7 +17,9 @@ conversation so far as each turn's prompt). The deployment, engine settings and 
 path come from the config; its ``traffic`` block is replaced (``traffic.load``'s
 ``response_overhead`` and ``request_timeout_ms`` are kept).
 
-Metrics compared (AIPerf → aisimulate, both ms, per request): ``time_to_first_token`` →
+Metrics compared (AIPerf → aisimulate, both ms, per request; a latency's ``unit`` ns,
+us, ms, s or sec is converted to ms, any other is a DataError naming the line and
+field): ``time_to_first_token`` →
 ``ttft_ms``; ``inter_token_latency`` ((latency − TTFT) / (OSL − 1)) → ``tpot_ms``;
 ``request_latency`` → ``e2e_ms``; and ``itl_ms``, every gap between received tokens
 pooled (AIPerf's ``inter_chunk_latency`` lists; one token per chunk assumed; predicted:
@@ -25,7 +27,9 @@ the core's statistics of every simulated gap), which has no per-request pairing.
 relative error (predicted − measured) / measured; over requests paired by position:
 MAPE = mean |p − m| / m, bias = mean (p − m) / m (both %), and Pearson's r. Failed
 measured records (``error`` set) are not replayed; a request the simulation did not
-complete is left out of the per-request numbers (counted in ``c.counts``).
+complete is left out of the per-request numbers (counted in ``c.counts``). A successful
+record with 0 input or output tokens cannot be replayed (vLLM takes neither): a
+DataError names its line and ``metrics.output_sequence_length`` (or the input's).
 """
 
 from __future__ import annotations
@@ -77,6 +81,28 @@ def profile_export_path(path: str | os.PathLike[str]) -> str:
                             "the artifact folder AIPerf wrote it in", file=file)
         return inner
     return file
+
+
+#: A latency metric's ``unit`` → its factor to ms (AIPerf writes "ms"; its time units
+#: are ns, us, ms and sec). A value without a unit is taken in ms.
+TIME_UNITS_MS: dict[str, float] = {"ns": 1e-6, "us": 1e-3, "ms": 1.0, "s": 1e3, "sec": 1e3}
+
+
+def _time_unit(entry: Any, field: str, file: str, line: int) -> tuple[str, float]:
+    """``entry``'s time unit (``"ms"`` when it has none) and the factor that converts
+    its value to ms.
+
+    Raises:
+        DataError: a unit that is not a time unit of :data:`TIME_UNITS_MS` (file, line and
+            ``field.unit`` named).
+    """
+    unit = entry.get("unit") if isinstance(entry, dict) else None
+    if unit is None:
+        return "ms", 1.0
+    if not isinstance(unit, str) or unit not in TIME_UNITS_MS:
+        raise DataError(f"field '{field}.unit' must be a time unit ({', '.join(TIME_UNITS_MS)}), got {unit!r}",
+                        file=file, line=line, field=f"{field}.unit")
+    return unit, TIME_UNITS_MS[unit]
 
 
 def read_profile_export(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
@@ -132,13 +158,19 @@ def read_profile_export(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
                                 file=file, line=line, field=f"metrics.{name}")
             return _metric_value(metrics[name], f"metrics.{name}", file, line, what)
 
-        tokens, ms = "a token count", "a latency in ms"
+        def latency(name: str, required: bool = True) -> float | None:
+            """A latency metric in ms, converted from its unit."""
+            if metrics.get(name) is None:
+                return need(name, "") if required else None  # need raises
+            unit, factor = _time_unit(metrics[name], f"metrics.{name}", file, line)
+            return float(need(name, f"a latency in {unit}")) * factor
+
+        tokens = "a token count"
         rec["isl"], rec["osl"] = int(need("input_sequence_length", tokens)), int(need("output_sequence_length", tokens))
-        rec["ttft_ms"], rec["e2e_ms"] = float(need("time_to_first_token", ms)), float(need("request_latency", ms))
-        itl = metrics.get("inter_token_latency")
-        rec["tpot_ms"] = float(_metric_value(itl, "metrics.inter_token_latency", file, line, ms)) \
-            if itl is not None else None
+        rec["ttft_ms"], rec["e2e_ms"] = latency("time_to_first_token"), latency("request_latency")
+        rec["tpot_ms"] = latency("inter_token_latency", required=False)
         icl = metrics.get("inter_chunk_latency")
+        icl_ms = _time_unit(icl, "metrics.inter_chunk_latency", file, line)[1]
         icl = icl.get("value") if isinstance(icl, dict) else icl
         if icl is not None and not isinstance(icl, list):
             raise DataError(f"field 'metrics.inter_chunk_latency.value' must be a list of latencies "
@@ -149,7 +181,7 @@ def read_profile_export(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
             raise DataError(f"field 'metrics.inter_chunk_latency.value' must be a list of latencies in ms "
                             f"≥ 0, got {icl[bad]!r} at index {bad}", file=file, line=line,
                             field="metrics.inter_chunk_latency")
-        rec["icl_ms"] = [float(x) for x in icl or ()]
+        rec["icl_ms"] = [float(x) * icl_ms for x in icl or ()]
         out.append(rec)
     if not out:
         raise DataError("no AIPerf records in the file", file=file)
@@ -301,6 +333,22 @@ def _paired(m: np.ndarray, p: np.ndarray) -> tuple[int, float, float, float]:
     return len(m), float(np.mean(np.abs(rel)) * 100), float(np.mean(rel) * 100), r
 
 
+#: A field of the trace compare writes → the export's field it was made from.
+_TRACE_FIELDS = {"timestamp": "metadata.request_start_ns", "input_length": "metrics.input_sequence_length",
+                 "output_length": "metrics.output_sequence_length", "hash_ids": "metrics.input_sequence_length"}
+
+
+def _in_export(exc: DataError, trace: str, export: str, ok: list[dict[str, Any]]) -> DataError:
+    """``exc`` about a row of compare's own trace (written from ``ok`` in order) told of
+    the record it was made from: the export's file, line and field; other errors as
+    they are."""
+    if exc.file != trace or not exc.line or not 1 <= exc.line <= len(ok):
+        return exc
+    reason = exc.reason.removeprefix(f"{trace}:{exc.line}: ").removeprefix(f"{exc.field}: ")
+    field = _TRACE_FIELDS.get(exc.field, exc.field)
+    return DataError(f"{field}: {reason}", file=export, line=ok[exc.line - 1]["line"], field=field)
+
+
 def compare(config: str | os.PathLike[str] | Mapping[str, Any] | Spec, aiperf: str | os.PathLike[str], *,
             concurrency: int | None = None, overrides: Mapping[str, Any] | None = None,
             progress: bool | None = None) -> Comparison:
@@ -334,6 +382,15 @@ def compare(config: str | os.PathLike[str] | Mapping[str, Any] | Spec, aiperf: s
     ok = [r for r in records if r["error"] is None]
     if not ok:
         raise DataError("no successful request in the AIPerf export to replay", file=os.fspath(aiperf))
+    export = profile_export_path(aiperf)
+    for r in ok:  # the replayed request's own lengths: what the engine could not take
+        for key, name, why in (("isl", "input_sequence_length", "a prompt of at least one token"),
+                               ("osl", "output_sequence_length",
+                                "vLLM refuses max_tokens < 1: a request generates at least one token")):
+            if r[key] < 1:
+                raise DataError(f"field 'metrics.{name}.value' must be ≥ 1 to replay the request, got {r[key]} ({why}); "
+                                "leave the record out of the export, or give it an error", file=export,
+                                line=r["line"], field=f"metrics.{name}")
     if concurrency is not None and (isinstance(concurrency, bool) or not isinstance(concurrency, int)
                                     or concurrency < 1):
         raise ConfigError("traffic.load.concurrency", f"must be an integer ≥ 1, got {concurrency!r}")
@@ -360,7 +417,10 @@ def compare(config: str | os.PathLike[str] | Mapping[str, Any] | Spec, aiperf: s
         mode = {"mode": "concurrency", "concurrency": concurrency} if concurrency else {"mode": "trace"}
         spec = load_config(raw, overrides={"traffic": {"source": {"type": "mooncake", "path": trace},
                                                        "load": {**mode, **keep}}})
-        report = replay(spec, progress=progress)
+        try:
+            report = replay(spec, progress=progress)
+        except DataError as exc:
+            raise _in_export(exc, trace, export, ok) from None
     finally:
         os.unlink(trace)
 
