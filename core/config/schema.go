@@ -42,6 +42,15 @@ func Schema() []byte {
 	return append(b, '\n')
 }
 
+// fieldDescriptions: what a field means where its name alone could mislead
+// (keyed as stringEnums are).
+var fieldDescriptions = map[string]string{
+	"ConcurrencyLoad.warmup_requests": "AIPerf's --warmup-request-count: requests sent first, waited for and not reported, besides the measured ones " +
+		"(a synthetic source sends num_requests + warmup_requests; a trace's first rows are the warm-up)",
+	"SyntheticSource.num_requests": "the measured requests (AIPerf's --request-count); traffic.load.warmup_requests are sent besides them",
+	"Stop.max_requests":            "stop after this many measured requests (warm-up requests are sent besides them); 0: no limit",
+}
+
 var unionBlockType = reflect.TypeOf((*unionBlock)(nil)).Elem()
 
 // schemaOf is the schema of a value of type t.
@@ -96,6 +105,9 @@ func addFields(t reflect.Type, props map[string]any, required *[]string) {
 		}
 		if e, ok := stringEnums[t.Name()+"."+name]; ok {
 			props[name].(map[string]any)["enum"] = e.values
+		}
+		if d, ok := fieldDescriptions[t.Name()+"."+name]; ok {
+			props[name].(map[string]any)["description"] = d
 		}
 		if f.Type.Kind() == reflect.Pointer {
 			nullable(props[name].(map[string]any))

@@ -158,8 +158,10 @@ type ResponseOverhead struct {
 	Serial bool `json:"serial,omitempty"`
 }
 
-// Stop ends the replay: after MaxRequests requests are sent (0 = all the source
-// has) and/or once the virtual clock passes MaxDurationS seconds (0 = no limit).
+// Stop ends the replay: after MaxRequests measured requests are sent (warm-up
+// requests, traffic.load.warmup_requests, are sent besides them; 0 = all the
+// source has) and/or once the virtual clock passes MaxDurationS seconds (0 =
+// no limit).
 type Stop struct {
 	MaxRequests  int     `json:"max_requests"`
 	MaxDurationS float64 `json:"max_duration_s"`

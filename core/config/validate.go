@@ -195,34 +195,7 @@ func (s *Spec) validateTraffic() error {
 	if err := checkInt("traffic.stop.max_requests", "Stop.max_requests", t.Stop.MaxRequests); err != nil {
 		return err
 	}
-	if err := t.checkWarmupLeavesRequests(); err != nil {
-		return err
-	}
 	return checkFloat("traffic.stop.max_duration_s", "Stop.max_duration_s", t.Stop.MaxDurationS)
-}
-
-// checkWarmupLeavesRequests refuses a warm-up phase that would take every
-// request the replay sends (a synthetic source's num_requests, or
-// stop.max_requests, which counts warm-up sends too), leaving an empty
-// report. A trace's row count is only known when it is read: the replay
-// checks that case when it ends.
-func (t *Traffic) checkWarmupLeavesRequests() error {
-	c, ok := t.Load.Mode.(ConcurrencyLoad)
-	if !ok || c.WarmupRequests == 0 {
-		return nil
-	}
-	n, field := 0, ""
-	if src, ok := t.Source.Type.(SyntheticSource); ok {
-		n, field = src.NumRequests, "traffic.source.num_requests"
-	}
-	if m := t.Stop.MaxRequests; m > 0 && (n == 0 || m < n) {
-		n, field = m, "traffic.stop.max_requests"
-	}
-	if n > 0 && c.WarmupRequests >= n {
-		return errorf("traffic.load.warmup_requests", "%d warm-up requests would take all %d requests the replay sends (%s = %d), leaving none to measure: it must be below %d",
-			c.WarmupRequests, n, field, n, n)
-	}
-	return nil
 }
 
 func (s *Spec) validateExecution() error {

@@ -189,13 +189,18 @@ type RateLoad struct {
 // each sends its next request when the client has acted on the previous one.
 type ConcurrencyLoad struct {
 	Concurrency int `json:"concurrency"`
-	// WarmupRequests: the source's first WarmupRequests requests are the load
-	// generator's warm-up phase (AIPerf's --warmup-request-count). The closed
-	// loop sends them, waits until every warm-up response has been acted on,
-	// then starts the measured requests with all clients at once. Warm-up
-	// requests run on the engine (they fill its prefix cache) but are not
-	// reported, so the measured window starts with the first measured send.
-	// 0 = no warm-up.
+	// WarmupRequests: the load generator's warm-up phase (AIPerf's
+	// --warmup-request-count), sent before the measured requests and besides
+	// them: a synthetic source generates num_requests + WarmupRequests
+	// requests, the first WarmupRequests the warm-up, and stop.max_requests
+	// counts measured requests only, as AIPerf's --request-count N sends N
+	// measured after the warm-up. A trace's first WarmupRequests rows are the
+	// warm-up (AIPerf's trace replay gives a warm-up no rows of its own), the
+	// rest measured. The closed loop sends them, waits until every warm-up
+	// response has been acted on, then starts the measured requests with all
+	// clients at once. Warm-up requests run on the engine (they fill its prefix
+	// cache) but are not reported, so the measured window starts with the
+	// first measured send. 0 = no warm-up.
 	WarmupRequests int `json:"warmup_requests,omitempty"`
 }
 

@@ -150,9 +150,13 @@ func estimate(s *config.Spec, dep *deployment, held heldAs) (*MemoryEstimate, er
 	var tokens float64
 	var turns float64 // mean turns per session (sessions source)
 	var isl, osl float64
+	warm := 0 // warm-up requests, sent besides a synthetic source's and max_requests' count
+	if c, ok := t.Load.Mode.(config.ConcurrencyLoad); ok {
+		warm = c.WarmupRequests
+	}
 	switch src := t.Source.Type.(type) {
 	case config.SyntheticSource:
-		n = float64(src.NumRequests)
+		n = float64(src.NumRequests) + float64(warm)
 		isl, osl = lengthMean(src.ISL), lengthMean(src.OSL)
 		tokens = isl + osl
 		if d := src.Dataset; d != nil {
@@ -170,8 +174,8 @@ func estimate(s *config.Spec, dep *deployment, held heldAs) (*MemoryEstimate, er
 		}
 		n, tokens = float64(lines), traceTokensReq
 	}
-	if m := t.Stop.MaxRequests; m > 0 && float64(m) < n {
-		n, e.Exact = float64(m), true
+	if m := t.Stop.MaxRequests; m > 0 && float64(m)+float64(warm) < n {
+		n, e.Exact = float64(m)+float64(warm), true
 	}
 	if d := t.Stop.MaxDurationS; d > 0 {
 		switch l := t.Load.Mode.(type) {

@@ -68,6 +68,11 @@ func openTraffic(s *config.Spec) (*traffic, error) {
 		src, tr.closer, err = workload.OpenLLMServingSim(v.Path)
 		tr.path = v.Path
 	case config.SyntheticSource:
+		if c, ok := t.Load.Mode.(config.ConcurrencyLoad); ok {
+			// AIPerf's --warmup-request-count W --request-count N sends W
+			// warm-up requests, then N measured ones: W more from the source
+			v.NumRequests += c.WarmupRequests
+		}
 		src, err = workload.NewSynthetic(v, streams)
 	case config.SessionsSource:
 		src, err = workload.NewSessions(v, streams)
@@ -119,8 +124,10 @@ func (tr *traffic) close() {
 }
 
 // allowed reports whether one more request may be sent at sendNs.
+// stop.max_requests counts measured requests (AIPerf's --request-count): the
+// warm-up ones are sent besides.
 func (tr *traffic) allowed(sendNs int64) bool {
-	return (tr.maxRequests == 0 || tr.sent < tr.maxRequests) && sendNs < tr.stopNs
+	return (tr.maxRequests == 0 || tr.sent-tr.warmSent < tr.maxRequests) && sendNs < tr.stopNs
 }
 
 // nextTurn reads the turn after prev in its session and the time it is sent,
@@ -309,9 +316,9 @@ func (tr *traffic) feedErr(err error) error {
 
 // warmupTookAll is the error of a replay whose warm-up phase sent every
 // request (w of them), so that nothing is left to report: a trace with no
-// more rows than traffic.load.warmup_requests, or a stop condition reached
-// during the warm-up. (A synthetic source's count is checked with the
-// config.)
+// more rows than traffic.load.warmup_requests (its first rows are the
+// warm-up), or traffic.stop.max_duration_s reached during the warm-up. (A
+// synthetic source sends its warm-up requests besides its num_requests.)
 func warmupTookAll(s *config.Spec, w int) error {
 	why := "the source had no more requests"
 	if file := s.Traffic.Source.TracePath(); file != "" {

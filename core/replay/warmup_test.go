@@ -10,12 +10,13 @@ import (
 )
 
 // warmupSpec: the linear engine (2 ms + 0.01 ms per prompt token + 0.1 ms per
-// decode), a closed loop of 2 clients, three requests of 100 in / 2 out, the
-// first one a warm-up request.
+// decode), a closed loop of 2 clients, requests of 100 in / 2 out: one
+// warm-up request, then num_requests 2 measured ones (AIPerf's
+// --warmup-request-count 1 --request-count 2), three sent.
 func warmupSpec(dataset string) string {
 	return linearEngineFor(1000) + `
 traffic:
-  source: {type: synthetic, num_requests: 3, isl: 100, osl: 2` + dataset + `}
+  source: {type: synthetic, num_requests: 2, isl: 100, osl: 2` + dataset + `}
   load: {mode: concurrency, concurrency: 2, warmup_requests: 1}
 `
 }
@@ -68,24 +69,23 @@ func TestWarmupNeedsConcurrency(t *testing.T) {
 	assert.Contains(t, err.Error(), "traffic.load.warmup_requests")
 }
 
-// A warm-up phase that takes every request would leave an empty report: a
-// config error naming the field, the count and where it comes from. The spec
-// sends 3 requests; with stop.max_requests 2 it sends 2.
-func TestWarmupMustLeaveRequestsToMeasure(t *testing.T) {
-	all := replaceOnce(warmupSpec(""), "warmup_requests: 1}", "warmup_requests: 3}")
-	_, err := decodeForTest(all)
-	require.Error(t, err)
-	assert.Equal(t, "traffic.load.warmup_requests: 3 warm-up requests would take all 3 requests the replay sends "+
-		"(traffic.source.num_requests = 3), leaving none to measure: it must be below 3", err.Error())
+// The warm-up requests are sent besides the measured ones, as AIPerf's
+// --warmup-request-count W --request-count N sends W, then N: num_requests 2
+// with 3 warm-ups generates 5 requests, ids 0-2 the warm-up, 3 and 4
+// reported; stop.max_requests 1 counts measured requests: 3 warm-ups, then
+// request 3 alone.
+func TestWarmupIsSentBesidesTheMeasuredCount(t *testing.T) {
+	three := replaceOnce(warmupSpec(""), "warmup_requests: 1}", "warmup_requests: 3}")
+	rep := runYAML(t, three)
+	require.Len(t, rep.Records, 2)
+	assert.Equal(t, []int64{3, 4}, []int64{rep.Records[0].RequestID, rep.Records[1].RequestID})
+	assert.Equal(t, 3, rep.Metadata.WarmupRequests)
+	assert.Equal(t, 2, rep.Summary.Completed)
 
-	capped := replaceOnce(warmupSpec(""), "warmup_requests: 1}", "warmup_requests: 2}") + "  stop: {max_requests: 2}\n"
-	_, err = decodeForTest(capped)
-	require.Error(t, err)
-	assert.Contains(t, err.Error(), "traffic.load.warmup_requests: 2 warm-up requests would take all 2 requests")
-	assert.Contains(t, err.Error(), "(traffic.stop.max_requests = 2)")
-
-	_, err = decodeForTest(replaceOnce(warmupSpec(""), "warmup_requests: 1}", "warmup_requests: 2}"))
-	assert.NoError(t, err, "2 of 3 leaves one to measure")
+	rep = runYAML(t, three+"  stop: {max_requests: 1}\n")
+	require.Len(t, rep.Records, 1)
+	assert.Equal(t, int64(3), rep.Records[0].RequestID)
+	assert.Equal(t, 3, rep.Metadata.WarmupRequests)
 }
 
 // A trace's rows are counted only as it is read: two rows and a warm-up of

@@ -72,7 +72,7 @@ The load generator as it ran (``load_generator``, ``steady_state``)
     profiling starts (its warm-up guide, "Grace Period"), and one dataset sampler
     (shuffled for synthetic data) serves both phases. The harness replays exactly
     that: the c warm-up requests (``traffic.load.warmup_requests``: run, not
-    reported), then 20·c measured requests with every client starting together on
+    reported, sent besides ``num_requests``), then 20·c measured requests with every client starting together on
     an idle engine, prompts drawn from 20·c shuffled entries (the last c measured
     requests repeat an earlier prompt) with vLLM's default prefix caching.
     ``"aiperf-baremetal"`` is the generator's bare-metal script: 2·c warm-up requests

@@ -218,9 +218,10 @@ def row_spec(row: dict[str, str], *, perf: str, aliases: dict[str, str],
         waves = _waves(c)
         warm, measured, total = c, waves * c, c * (waves + 2)
     else:
-        # the warm-up requests run first and are not reported (warm = 0 here)
+        # the warm-up requests run first, besides the measured ones, and are not
+        # reported (warm = 0 here): AIPerf's --warmup-request-count W --request-count N
         warm, measured = 0, c * gen.requests
-        total = measured + c * gen.warmup
+        total = measured
         if gen.warmup:
             load["warmup_requests"] = c * gen.warmup
     source: dict[str, Any] = {"type": "synthetic", "num_requests": total,
