@@ -120,19 +120,36 @@ func TestCheck(t *testing.T) {
 			Metadata report.Metadata `json:"metadata"`
 		} `json:"check"`
 	}
-	require.NoError(t, json.Unmarshal([]byte(Check(spec)), &checked))
+	require.NoError(t, json.Unmarshal([]byte(Check(spec, "{}")), &checked))
 	meta := checked.Check.Metadata
 	require.NotNil(t, meta.Workers)
 	require.NotNil(t, meta.NumGPUBlocks)
 	assert.Equal(t, 3, *meta.Workers)
 	assert.Equal(t, 100, *meta.NumGPUBlocks)
 	e := envelope(t, Check(`{"engine": {"model": "nobody/None", "system": "h100_sxm"},
-	  "traffic": {"source": {"type": "synthetic", "num_requests": 1, "isl": 10, "osl": 2}, "load": {"mode": "concurrency", "concurrency": 1}}}`))
+	  "traffic": {"source": {"type": "synthetic", "num_requests": 1, "isl": 10, "osl": 2}, "load": {"mode": "concurrency", "concurrency": 1}}}`, "{}"))
 	assert.Equal(t, "config", e["error"]["kind"])
 	assert.Equal(t, "engine.model", e["error"]["field"])
 	// a billion requests would need ~640 GB: Check says so before anything runs
-	e = envelope(t, Check(strings.Replace(spec, `"num_requests": 1000000,`, `"num_requests": 1000000000,`, 1)))
+	e = envelope(t, Check(strings.Replace(spec, `"num_requests": 1000000,`, `"num_requests": 1000000000,`, 1), "{}"))
 	assert.Equal(t, "execution.max_memory_gb", e["error"]["field"])
+	e = envelope(t, Check(spec, `{"run": "1"}`))
+	assert.Equal(t, "simulation", e["error"]["kind"])
+	assert.Contains(t, e["error"]["message"], `check options: json: unknown field "run"`)
+}
+
+// A check whose run is stopped reports "interrupted" (Python: KeyboardInterrupt).
+func TestCheckStopped(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "t.jsonl")
+	require.NoError(t, os.WriteFile(path, []byte(`{"timestamp": 0, "input_length": 5, "output_length": 2}`+"\n"), 0o644))
+	spec := `{"engine": {"model": "Qwen/Qwen3-32B", "system": "h100_sxm", "scheduler": {"num_gpu_blocks": 100, "max_model_len": 1600}},
+	  "traffic": {"source": {"type": "mooncake", "path": "` + path + `"}, "load": {"mode": "trace"}}}`
+	id := NewRun()
+	defer Forget(id)
+	require.Contains(t, Check(spec, `{"run_id": "`+id+`"}`), `"check"`)
+	Stop(id)
+	e := envelope(t, Check(spec, `{"run_id": "`+id+`"}`))
+	assert.Equal(t, "interrupted", e["error"]["kind"])
 }
 
 // Estimate prices a spec without running it (numbers: core/replay memory tests).

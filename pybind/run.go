@@ -201,12 +201,31 @@ func decodeAndRun(spec string) (*report.Report, error) {
 	return replay.Run(s)
 }
 
+// checkOptions are Check's options (JSON object; every member optional).
+type checkOptions struct {
+	// RunID is a run from NewRun: the check stops when it is stopped (its
+	// workload's reads look every few ms; "" = never).
+	RunID string `json:"run_id"`
+}
+
 // Check validates a JSON spec and builds its deployment without replaying it
-// (replay.Check), held to the memory budget as Replay holds it (records as
-// columns): {"check": {"metadata": {...}}} or an error envelope.
-func Check(spec string) string {
+// (replay.CheckContext), held to the memory budget as Replay holds it
+// (records as columns), with options (a JSON object, checkOptions): {"check":
+// {"metadata": {...}}} or an error envelope ("interrupted" once stopped).
+func Check(spec, options string) string {
 	return decodeThen(spec, "check", func(s *config.Spec) (any, error) {
-		meta, err := replay.Check(s, replay.WithRecordColumns(nil))
+		var o checkOptions
+		dec := json.NewDecoder(strings.NewReader(options))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&o); err != nil {
+			return nil, fmt.Errorf("check options: %w", err)
+		}
+		ctx := context.Background()
+		if r := lookupRun(o.RunID); r != nil {
+			ctx = r.ctx
+			defer r.ended.Store(true)
+		}
+		meta, err := replay.CheckContext(ctx, s, replay.WithRecordColumns(nil))
 		return map[string]any{"metadata": meta}, err
 	})
 }

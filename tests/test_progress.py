@@ -132,3 +132,51 @@ def test_a_streamed_save_shows_its_own_bar_after_the_replay(monkeypatch, capsys,
     aisimulate.replay(base_spec, progress=True, output_dir=tmp_path / "c")  # nothing after the replay
     assert [b for b in bars if b.desc == "save"] == []
     assert "save" not in capsys.readouterr().out  # never on stdout
+
+
+@pytest.fixture(scope="module")
+def long_trace(tmp_path_factory) -> dict:
+    """A spec over a 3,000,000-row Azure trace (105 MB): its check reads for ~0.75 s of
+    CPU (~0.25 µs a row; the process starts in ~0.1 s)."""
+    path = tmp_path_factory.mktemp("trace") / "azure.csv"
+    path.write_text("TIMESTAMP,ContextTokens,GeneratedTokens\n" + "2023-11-16 18:15:46.6805900,374,44\n" * 3_000_000)
+    return {"engine": {"model": "meta-llama/Llama-3.1-8B-Instruct", "system": "h100_sxm"},
+            "traffic": {"source": {"type": "azure", "path": str(path)},
+                        "load": {"mode": "concurrency", "concurrency": 4}}}
+
+
+def _cpu_s(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime, stime
+
+
+def test_ctrl_c_stops_a_check_reading_a_trace(long_trace):
+    """check() reads the trace on a worker thread that looks for a stop every 16,384
+    rows: Ctrl-C 0.15 s in raises KeyboardInterrupt at once, not once the 3M rows are
+    read (~0.75 s of CPU: reading them all before the interrupt took effect would pass
+    the bound)."""
+    timer = threading.Timer(0.15, os.kill, (os.getpid(), signal.SIGINT))
+    cpu = time.process_time()
+    timer.start()
+    with pytest.raises(KeyboardInterrupt):
+        aisimulate.check(long_trace)
+    timer.join()
+    assert time.process_time() - cpu < 0.45
+
+
+def test_cli_validate_stops_on_ctrl_c_at_once(tmp_path, long_trace):
+    """``aisimulate validate`` interrupted while it reads the trace: exit 130, one line,
+    within a few ms of CPU of the signal (the whole read is ~0.75 s)."""
+    cfg = tmp_path / "long.yaml"
+    cfg.write_text(yaml.safe_dump(long_trace))
+    proc = _cli("validate", str(cfg), tmp_path=tmp_path)
+    _wait_for_cpu(proc, 0.3)  # started (~0.1 s), reading
+    at_signal = _cpu_s(proc.pid)
+    proc.send_signal(signal.SIGINT)
+    stdout, stderr = proc.stdout.read(), proc.stderr.read()
+    _, status, usage = os.wait4(proc.pid, 0)
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    assert proc.returncode == 130, stderr
+    assert stderr == "aisimulate: error: interrupted\n"
+    assert stdout == ""
+    assert usage.ru_utime + usage.ru_stime - at_signal < 0.2

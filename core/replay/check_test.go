@@ -1,6 +1,7 @@
 package replay
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -106,4 +107,72 @@ func TestCheckKnowsTheSessionsReadAhead(t *testing.T) {
 	path, err := checkTrace(t, rows+`{"input_length": 5, "output_length": 2, "session_id": "c"}`+"\n", "{mode: trace}")
 	require.Error(t, err)
 	assert.True(t, strings.HasPrefix(err.Error(), path+":6: timestamp: missing"), err.Error())
+}
+
+// stopAfter is a context whose Err is nil for its first n looks, then
+// context.Canceled: a Ctrl-C that lands while the trace is being read.
+type stopAfter struct {
+	context.Context
+	n int
+}
+
+func (c *stopAfter) Err() error {
+	if c.n--; c.n < 0 {
+		return context.Canceled
+	}
+	return nil
+}
+
+// CheckContext stops reading a trace when its context is done: it looks
+// before the first row and every 16,384 rows, so a check canceled before it
+// starts reads nothing (the bad row 50,000 is never met), and one canceled at
+// its third look stops after 2 × 16,384 = 32,768 rows. Through the feed (a
+// closed loop's starts, read ahead past a session's later turns) as well.
+func TestCheckStopsWhenCanceled(t *testing.T) {
+	var b strings.Builder
+	for i := 0; i < 100_000; i++ {
+		if i == 49_999 {
+			b.WriteString(`{"timestamp": 1, "input_length": -5, "output_length": 2}` + "\n")
+			continue
+		}
+		b.WriteString(`{"timestamp": 0, "input_length": 5, "output_length": 2}` + "\n")
+	}
+	path := writeRaw(t, b.String())
+	check := func(ctx context.Context, load string) error {
+		s, err := config.DecodeYAML([]byte(linearEngineFor(1000) + "traffic:\n  source: {type: mooncake, path: " + path + "}\n  load: " + load + "\n"))
+		require.NoError(t, err)
+		_, err = CheckContext(ctx, s)
+		return err
+	}
+	err := check(context.Background(), "{mode: trace}")
+	require.Error(t, err)
+	assert.Equal(t, path+":50000: input_length: must be ≥ 1, got -5", err.Error())
+
+	canceled, cancel := context.WithCancel(context.Background())
+	cancel()
+	err = check(canceled, "{mode: trace}")
+	require.ErrorIs(t, err, context.Canceled)
+	assert.Equal(t, "check stopped after reading 0 rows of "+path+": context canceled", err.Error())
+
+	err = check(&stopAfter{context.Background(), 2}, "{mode: trace}")
+	require.ErrorIs(t, err, context.Canceled)
+	assert.Equal(t, "check stopped after reading 32768 rows of "+path+": context canceled", err.Error())
+
+	// one session of 100,000 rows (a bad one at 50,000) and a second client:
+	// the feed reads past the session's later turns, polled as it goes
+	var sb strings.Builder
+	for i := 0; i < 100_000; i++ {
+		in := 5
+		if i == 49_999 {
+			in = -5
+		}
+		fmt.Fprintf(&sb, `{"timestamp": 0, "input_length": %d, "output_length": 2, "session_id": 7}`+"\n", in)
+	}
+	path = writeRaw(t, sb.String())
+	err = check(context.Background(), "{mode: concurrency, concurrency: 2}")
+	require.Error(t, err)
+	assert.Equal(t, path+":50000: input_length: must be ≥ 1, got -5", err.Error())
+	err = check(&stopAfter{context.Background(), 1}, "{mode: concurrency, concurrency: 2}")
+	require.ErrorIs(t, err, context.Canceled)
+	assert.Equal(t, "check stopped after reading 16384 rows of "+path+": context canceled", err.Error())
 }

@@ -253,27 +253,6 @@ func (m *sim) sent() int {
 	return len(m.records)
 }
 
-// Check does everything Run does before the first request is sent — validate
-// the spec, build the model, GPU system, perf model and KV capacity of every
-// pool, the client path, and open the workload — then reads a trace to its
-// end through the replay's reader (the first bad row is the error a replay
-// would meet, file:line), and returns the deployment's metadata as Run would
-// report it before any request (zero busy time and KV counters), or the first
-// error, with Run's error types. It simulates nothing and, like Run, leaves
-// spec unchanged.
-func Check(spec *config.Spec, opts ...Option) (report.Metadata, error) {
-	m, err := prepare(spec, opts)
-	if err != nil {
-		return report.Metadata{}, err
-	}
-	defer m.tr.close()
-	meta := m.dep.metadata(m.spec, m)
-	if err := m.tr.readAll(); err != nil {
-		return report.Metadata{}, err
-	}
-	return meta, nil
-}
-
 // prepare builds a replay's state from a copy of spec with the options
 // applied (m.spec): deployment, client path, traffic and workers. The caller
 // closes m.tr.

@@ -1,6 +1,7 @@
 package replay
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -232,15 +233,20 @@ func (tr *traffic) startErr(r *workload.Request) error {
 // then the rest of a trace through its reader: the first bad row's error, as
 // the replay would meet it, and a row that starts something (outside a
 // session, or a session's first row) that startErr refuses. A generated
-// workload has nothing more to read.
-func (tr *traffic) readAll() error {
+// workload has nothing more to read. Every read looks at ctx (polledSource):
+// the feed is made anew over the polled source, nothing having been read yet.
+func (tr *traffic) readAll(ctx context.Context) error {
+	src := &polledSource{Source: tr.src, ctx: ctx, path: tr.path}
+	held := tr.feed.MaxHeld
+	tr.feed = client.NewFeed(src)
+	tr.feed.MaxHeld = held
 	if err := tr.readStarts(); err != nil || tr.path == "" {
 		return err
 	}
 	started := map[int64]bool{} // sessions whose first row has been read here
 	var r workload.Request
 	for {
-		err := tr.src.Next(&r)
+		err := src.Next(&r)
 		if err == io.EOF {
 			return nil
 		}

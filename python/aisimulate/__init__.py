@@ -24,7 +24,7 @@ import os  # noqa: E402
 from typing import Any, Mapping, Sequence  # noqa: E402
 
 from . import _native  # noqa: E402
-from ._run import replay_native
+from ._run import call_stoppable, replay_native
 from .catalogue import explain_not_found, list_models, list_systems
 from .config import Spec, load_config
 from .errors import (AisimulateError, BackendVersionWarning, ConfigError, DataError,  # noqa: E402
@@ -245,13 +245,14 @@ def check(src: str | os.PathLike[str] | Mapping[str, Any] | Spec) -> dict[str, A
 
     Raises:
         ConfigError, DataError: as :func:`replay` raises them, before any simulation.
+        KeyboardInterrupt: Ctrl-C while it ran: the trace's read stops within a few ms.
 
     Warns:
         BackendVersionWarning: as :func:`replay` does.
     """
     spec = load_config(src)
     try:
-        meta = _native.call("Check", spec.to_json(), "check")["metadata"]
+        meta = call_stoppable("Check", spec.to_json(), "check", {})["metadata"]
     except ConfigError as exc:
         raise explain_not_found(exc) from None
     _warn_stand_in_tables(meta)

@@ -192,6 +192,46 @@ def replay_native(spec_json: str, options: dict[str, Any], *, progress: bool | N
         mod.Forget(run_id)
 
 
+def call_stoppable(name: str, payload: str, key: str, options: dict[str, Any]) -> dict[str, Any]:
+    """``_native.call(name, payload, key, options)`` on a worker thread with a run of its
+    own (``options["run_id"]``), waited for as :func:`replay_native` waits: Ctrl-C (or
+    any exception) on the calling thread stops the run (``pybind.Stop``; the core looks
+    every few ms) and is re-raised. For ``Check``, whose trace read takes ~0.3 s per
+    million rows.
+
+    Raises:
+        KeyboardInterrupt: Ctrl-C while it ran (the call is stopped; no result).
+        ConfigError, DataError, SimulationError: from the core.
+    """
+    if _native.forked():  # no run control across a fresh interpreter: the plain call
+        return _native.call(name, payload, key, json.dumps(options))
+    mod = _native.pybind()
+    run_id = mod.NewRun()
+    result: dict[str, Any] = {}
+
+    def work() -> None:
+        try:
+            result["value"] = _native.call(name, payload, key, json.dumps({**options, "run_id": run_id}))
+        except BaseException as exc:  # noqa: BLE001 - handed to the caller's thread
+            result["error"] = exc
+
+    worker = threading.Thread(target=work, name=f"aisimulate-{name.lower()}", daemon=True)
+    try:
+        worker.start()
+        while worker.is_alive():
+            worker.join(_POLL_S)
+        if "error" in result:
+            raise result["error"] from None
+        return result["value"]
+    except BaseException:
+        if worker.is_alive():  # interrupted while waiting: stop the core, then re-raise
+            mod.Stop(run_id)
+            worker.join(STOP_WAIT_S)
+        raise
+    finally:
+        mod.Forget(run_id)
+
+
 def _read(fh) -> bytearray:
     """The whole file, read into one buffer sized once (``read()`` of a large file
     grows its result as it goes)."""
