@@ -730,6 +730,12 @@ def _run(args: argparse.Namespace) -> int:
         return 130
 
 
+def _started_processes() -> bool:
+    """Whether this process may have started worker processes (a sweep's loky pool or
+    Ray), whose clean-up runs at the interpreter's exit."""
+    return "ray" in sys.modules or "joblib.externals.loky" in sys.modules
+
+
 def console_main() -> None:  # pragma: no cover - the installed `aisimulate` script
     """Entry point of the ``aisimulate`` console script (and ``python -m aisimulate``)."""
     try:
@@ -739,12 +745,16 @@ def console_main() -> None:  # pragma: no cover - the installed `aisimulate` scr
         # SIGTERM handler), or from argparse; its result, if any, is already whole
         _error("interrupted")
         code = EXIT_INTERRUPTED
-    if code in (EXIT_INTERRUPTED, EXIT_TERMINATED) and "ray" not in sys.modules:
+    if code in (EXIT_INTERRUPTED, EXIT_TERMINATED) and not _started_processes():
         # Stopped: every file is already removed or left whole (the finally blocks ran),
         # so leave at once. The interpreter's own shutdown would first free everything
         # a big replay built (garbage collection over pyarrow, pandas, the report's
         # columns): 0.5–1 s on a loaded machine, after the user asked to stop. Not after
-        # a Ray sweep: Ray's exit handler stops the local cluster it may have started.
+        # a sweep that started processes: Ray's exit handler stops the local cluster it
+        # may have started; loky's kills the pool's workers (they ignore SIGINT: they
+        # would live on, holding stdout and stderr open) and its semaphores are released
+        # by their exit finalizers (skipped, its resource tracker warns of "leaked
+        # semlock objects").
         for stream in (sys.stdout, sys.stderr):
             try:
                 stream.flush()

@@ -16,6 +16,12 @@ its start-up); while the pool is warm (used in the last :data:`IDLE_TIMEOUT_S`) 
 tenth of :data:`SERIAL_BELOW_S`. Otherwise points go to the pool in chunks of about
 :data:`CHUNK_TARGET_S` of work each.
 
+Ctrl-C. A terminal sends SIGINT to its whole foreground process group, so the workers
+get it too; they ignore it and the caller stops them (it kills the pool), so a Ctrl-C
+prints one line whatever the workers were doing. The workers are started with SIGINT
+blocked (the signal mask survives fork and exec), so it is not taken while they are
+still importing, and their initializer then ignores it for good.
+
 A worker that dies (killed, out of memory, a crash in native code) breaks every task
 in flight; their points are then re-run one at a time, alone in the pool, so the point
 that kills its worker is identified and recorded as failed, and no other point is lost
@@ -24,7 +30,10 @@ or waited for forever.
 
 from __future__ import annotations
 
+import contextlib
 import math
+import signal
+import threading
 import time
 from collections import deque
 from typing import Any, Callable, Mapping, Sequence
@@ -101,12 +110,47 @@ def run_local(tasks: list[tuple[int, Mapping[str, Any]]], jobs: int, slo, keep_r
     _pool(chunks, jobs, slo, keep_report, on_result, per_point)
 
 
+def _ignore_sigint() -> None:
+    """Worker initializer: SIGINT (a terminal's Ctrl-C reaches the whole process group)
+    is ignored; the caller reports the interrupt and kills the pool."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+@contextlib.contextmanager
+def _sigint_blocked():
+    """Block SIGINT in this thread while loky starts worker processes here: they inherit
+    the mask through fork and exec, so a Ctrl-C while they import is never taken there
+    (it stays pending until :func:`_ignore_sigint` discards it). loky's manager thread,
+    which starts replacement workers, is created inside this block and inherits the mask
+    too. Here a Ctrl-C is delivered when the block ends."""
+    if threading.current_thread() is not threading.main_thread():
+        yield  # only the main thread takes SIGINT in Python
+        return
+    # the standard library's resource tracker, which loky starts with the first worker,
+    # unblocks SIGINT in the calling thread after starting itself (Python 3.11's
+    # multiprocessing/resource_tracker.py, ensure_running: SIG_UNBLOCK, not the mask
+    # it found): start it first, so that later calls find it running and leave the mask
+    _lazy.module("multiprocessing.resource_tracker").ensure_running()
+    old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, old)
+
+
 def _executor(jobs: int):
     get_reusable_executor = _lazy.module("joblib.externals.loky").get_reusable_executor
 
     # A broken executor (a worker died) is replaced by a fresh one on this call; idle
     # workers live IDLE_TIMEOUT_S, so back-to-back sweeps reuse them.
-    return get_reusable_executor(max_workers=jobs, reuse=True, timeout=IDLE_TIMEOUT_S)
+    with _sigint_blocked():
+        return get_reusable_executor(max_workers=jobs, reuse=True, timeout=IDLE_TIMEOUT_S,
+                                     initializer=_ignore_sigint)
+
+
+def _submit(ex, chunk, slo, keep_report):
+    with _sigint_blocked():  # submit starts the workers (and the manager thread) when missing
+        return ex.submit(_run_chunk, chunk, slo, keep_report)
 
 
 def _pool(chunks: deque, jobs: int, slo, keep_report: bool,
@@ -128,10 +172,10 @@ def _pool(chunks: deque, jobs: int, slo, keep_report: bool,
             # a suspect runs alone, so a death is attributed to it exactly
             if suspects and not inflight:
                 chunk = [suspects.popleft()]
-                inflight[ex.submit(_run_chunk, chunk, slo, keep_report)] = (chunk, True)
+                inflight[_submit(ex, chunk, slo, keep_report)] = (chunk, True)
             while not suspects and chunks and len(inflight) < 2 * jobs:
                 chunk = chunks.popleft()
-                inflight[ex.submit(_run_chunk, chunk, slo, keep_report)] = (chunk, False)
+                inflight[_submit(ex, chunk, slo, keep_report)] = (chunk, False)
             done, _ = wait(list(inflight), return_when=FIRST_COMPLETED)
             broken = None
             for fut in done:
