@@ -85,7 +85,8 @@ def add_config_arguments(p: argparse.ArgumentParser) -> None:
                    help="set a dotted config field before the config is checked, e.g. "
                         "--set engine.workers.aggregated.count=4; VALUE is read as YAML "
                         "(4 is a number, true a boolean, {kind: uniform, min: 1, max: 8} a "
-                        "mapping); repeatable")
+                        "mapping); a relative file path in VALUE resolves against the working "
+                        "directory (those in the config file against its folder); repeatable")
 
 
 def parse_sets(sets: Sequence[str]) -> dict[str, Any]:

@@ -87,9 +87,12 @@ def _add_sweep(sub: argparse._SubParsersAction) -> None:
     add_config_arguments(s)
     s.add_argument("--grid", action="append", default=[], metavar="FIELD=V1,V2",
                    help="a dotted field and its values (read as YAML); repeatable (cartesian "
-                        "product); F1,F2=a1:a2,b1:b2 couples fields")
+                        "product); F1,F2=a1:a2,b1:b2 couples fields; a relative file path resolves "
+                        "against the working directory, as in --set")
     s.add_argument("--points", metavar="FILE",
-                   help="a YAML or JSON list of scenarios, each a mapping of dotted fields to values")
+                   help="a YAML or JSON list of scenarios, each a mapping of dotted fields to values; "
+                        "a relative file path among them resolves against the working directory, "
+                        "as in --set")
     s.add_argument("--out", metavar="FILE",
                    help="also write every column to FILE: .parquet, .csv or .jsonl (written whole or not at all; "
                         "a missing folder is created)")

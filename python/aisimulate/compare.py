@@ -41,7 +41,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Mapping
 
 from . import _lazy
-from .config import Spec, load_config, read_config, set_field
+from .config import Spec, load_config, read_config, set_overrides
 from .errors import ConfigError, DataError
 
 if TYPE_CHECKING:
@@ -397,8 +397,7 @@ def compare(config: str | os.PathLike[str] | Mapping[str, Any] | Spec, aiperf: s
     # The deployment as given, with the overrides: its traffic is replaced before it is
     # compiled, so a config of the engine alone is a valid deployment.
     raw = read_config(config)
-    for dotted, value in (overrides or {}).items():
-        set_field(raw.data, dotted, value)
+    set_overrides(raw.data, overrides or {})
     traffic = raw.data.get("traffic")
     load = traffic.get("load") if isinstance(traffic, dict) else None
     keep = {k: v for k, v in (load.items() if isinstance(load, dict) else ())

@@ -20,7 +20,10 @@ current working directory): ``traffic.source.path``, ``engine.model_config_dir``
 ``engine.perf.database`` (the perf tables of source ``aic``, a folder) are resolved, and
 so are ``engine.model`` and ``engine.system`` when they look like paths (start with
 ``.`` or ``/``, or end in ``.json``/``.yaml``/``.yml``); otherwise they are names
-(``Qwen/Qwen3-32B``, ``h100_sxm``). In the canonical spec a path is absolute.
+(``Qwen/Qwen3-32B``, ``h100_sxm``). In the canonical spec a path is absolute. A path
+given outside the file (``overrides``, the CLI's ``--set``; a sweep's points, set on the
+compiled base) resolves against the working directory, as a command's arguments do
+(:func:`set_overrides`).
 
 Data folders (:mod:`aisimulate.catalogue`). When ``engine.model`` is a name and
 ``engine.model_config_dir`` is not given, the folder is the first of
@@ -46,7 +49,7 @@ from . import _lazy, _native, catalogue
 from .catalogue import MODEL_CONFIGS_ENV
 from .errors import ConfigError
 
-__all__ = ["Spec", "load_config", "parse_config_text", "set_field", "MODEL_CONFIGS_ENV"]
+__all__ = ["Spec", "load_config", "parse_config_text", "set_field", "set_overrides", "MODEL_CONFIGS_ENV"]
 
 
 
@@ -109,8 +112,9 @@ def load_config(src: str | os.PathLike[str] | Mapping[str, Any] | Spec, *,
             is not modified.
         overrides: dotted field → value, set on the config before it is compiled
             (``{"engine.workers.aggregated.count": 4}``; missing mappings on the way
-            are created), as the CLI's ``--set`` does. Relative paths among them
-            resolve like the file's own.
+            are created), as the CLI's ``--set`` does. A relative file path among
+            them resolves against the working directory, not the file's folder
+            (:func:`set_overrides`).
 
     Returns:
         The canonical spec (defaults filled by the core, paths absolute).
@@ -128,8 +132,7 @@ def load_config(src: str | os.PathLike[str] | Mapping[str, Any] | Spec, *,
     raw = read_config(src)
     data, source = raw.data, raw.source
     base = os.path.dirname(source) if source else os.getcwd()
-    for dotted, value in (overrides or {}).items():
-        set_field(data, dotted, _plain(value, dotted))
+    set_overrides(data, overrides or {})
     _reject_unsupported(data)
     _default_perf_database(data)
     canonical = _native.call("Normalize", json.dumps(data, allow_nan=False), "spec", base)
@@ -208,6 +211,55 @@ def set_field(data: dict[str, Any], dotted: str, value: Any) -> None:
                               f"is {_describe(nxt)}, not a mapping: cannot set {dotted}")
         node = nxt
     node[parts[-1]] = value
+
+
+#: The spec's file-path fields, as ``Spec.ResolvePaths`` (core/config/decode.go) resolves
+#: them; engine.model and engine.system only when they look like a path
+#: (``LooksLikePath`` there: they start with "." or "/" or end in .json, .yaml, .yml).
+PATH_FIELDS = ("traffic.source.path", "engine.model_config_dir", "engine.perf.database",
+               "engine.model", "engine.system")
+
+
+def _looks_like_path(text: str) -> bool:
+    return text.startswith((".", "/")) or text.endswith((".json", ".yaml", ".yml"))
+
+
+def set_overrides(data: dict[str, Any], overrides: Mapping[str, Any]) -> None:
+    """Set each dotted field of ``overrides`` on the raw config ``data`` (in place, as
+    :func:`set_field`), a relative file path among the values (a field of
+    :data:`PATH_FIELDS`, given alone or inside a mapping, ``--set traffic.source={type:
+    mooncake, path: t.jsonl}``) made absolute against the working directory: a path
+    given beside the config, on a command line or in code, is read where the user is,
+    whereas the paths written in the config file resolve against its folder.
+
+    Raises:
+        ConfigError: as :func:`set_field`, or a value JSON cannot carry.
+    """
+    for dotted, value in overrides.items():
+        value = _plain(value, dotted)
+        for field in PATH_FIELDS:
+            if field == dotted:
+                value = _absolute(field, value)
+            elif field.startswith(dotted + ".") and isinstance(value, dict):
+                node, keys = value, field[len(dotted) + 1:].split(".")
+                for k in keys[:-1]:
+                    node = node.get(k)
+                    if not isinstance(node, dict):
+                        break
+                else:
+                    if keys[-1] in node:
+                        node[keys[-1]] = _absolute(field, node[keys[-1]])
+        set_field(data, dotted, value)
+
+
+def _absolute(field: str, value: Any) -> Any:
+    """``value`` of the path field ``field`` made absolute against the working directory
+    when it is a relative path (a model or system name, a non-string, "" stay)."""
+    if not isinstance(value, str) or not value or os.path.isabs(value):
+        return value
+    if field in ("engine.model", "engine.system") and not _looks_like_path(value):
+        return value
+    return os.path.abspath(value)
 
 
 def parse_config_text(text: str, name: str = "<stdin>") -> Any:

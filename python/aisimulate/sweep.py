@@ -71,7 +71,10 @@ def sweep(base: str | os.PathLike[str] | Mapping[str, Any] | Spec,
         base: the base config (path, dict or :class:`Spec`).
         points: a grid ``{field: [values]}`` (cartesian product, last key fastest; a
             tuple key couples fields, its values tuples) or a list of scenarios
-            ``[{field: value}, …]``. Fields are dotted spec paths.
+            ``[{field: value}, …]``. Fields are dotted spec paths; a relative file
+            path among the values resolves against the working directory (as
+            ``load_config(overrides=)`` and the CLI's ``--set``), not the base config's
+            folder.
         jobs: local worker processes (default: the machine's cores); 1 runs every
             point in this process.
         backend: ``"local"`` (this machine's cores) or ``"ray"`` (tasks on the Ray
