@@ -232,3 +232,49 @@ def test_out_never_overwrites_a_model_config_a_point_reads(tmp_path, base_spec, 
                  "--no-progress", "--jobs", "1"]) == 2
     assert f"would overwrite the input file {config} " in capsys.readouterr().err
     assert config.read_bytes() == src.read_bytes()
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--ray-address", "auto"], "--ray-address applies to --backend ray only"),
+    (["--backend", "ray", "--jobs", "2"], "--jobs applies to the local backend only"),
+])
+def test_an_option_of_the_other_backend_is_exit_2(cfg, capsys, args, message):
+    # DEFECTS18 #10: --ray-address without --backend ray ran locally, rc 0, without a word
+    assert main(["sweep", str(cfg), "--grid", "traffic.source.osl=4", "--no-progress", *args]) == 2
+    captured = capsys.readouterr()
+    assert captured.err.startswith(f"aisimulate: error: {message}") and captured.out == ""
+
+
+@pytest.mark.parametrize("option", [{"ray_address": "auto"}, {"path_map": {"/a": "/b"}},
+                                    {"ray_files": "shared"}, {"max_retries": 0}])
+def test_sweep_refuses_a_ray_option_without_the_ray_backend(base_spec, option):
+    from aisimulate import sweep
+
+    name = next(iter(option))
+    with pytest.raises(ValueError, match=f"sweep {name}= applies to backend='ray' only"):
+        sweep(base_spec, {"traffic.source.osl": [4]}, progress=False, **option)
+
+
+def test_sweep_refuses_jobs_with_the_ray_backend(base_spec):
+    from aisimulate import sweep
+
+    with pytest.raises(ValueError, match="sweep jobs= applies to backend='local' only"):
+        sweep(base_spec, {"traffic.source.osl": [4]}, progress=False, backend="ray", jobs=2)
+
+
+def test_the_sweep_table_shows_the_slo_columns_with_slo(cfg, capsys):
+    # DEFECTS18 #10: --slo "fills goodput_rps, slo_attainment" but the default table had
+    # neither. 5 requests: every one meets ttft_ms=1e6, so goodput = completed / duration
+    # and attainment 1; none meets ttft_ms=0.001 (a TTFT of ≥ 10 ms: the linear perf's base)
+    assert main(["sweep", str(cfg), "--grid", "traffic.source.osl=4", "--no-progress", "--format", "csv"]) == 0
+    pd = pytest.importorskip("pandas")
+    row = pd.read_csv(io.StringIO(capsys.readouterr().out)).iloc[0]
+    goodput = row["completed"] / (row["duration_ms"] / 1000)
+    for bound, values in (("1e6", [f"{goodput:.4g}", "1"]), ("0.001", ["0", "0"])):
+        assert main(["sweep", str(cfg), "--grid", "traffic.source.osl=4", "--no-progress",
+                     "--slo", f"ttft_ms={bound}"]) == 0
+        header, line = capsys.readouterr().out.splitlines()
+        assert header.split()[-2:] == ["goodput_rps", "slo_attainment"]
+        assert line.split()[-2:] == values
+    assert main(["sweep", str(cfg), "--grid", "traffic.source.osl=4", "--no-progress"]) == 0
+    assert "goodput_rps" not in capsys.readouterr().out  # without --slo they would be empty

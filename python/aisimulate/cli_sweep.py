@@ -107,9 +107,9 @@ def _add_sweep(sub: argparse._SubParsersAction) -> None:
                         "empty without --slo)")
     s.add_argument("--errors", choices=("record", "raise"), default="record",
                    help="record a failing point as a row (default) or stop at the first")
-    s.add_argument("--jobs", type=int, metavar="N", help="local worker processes (default: every core)")
+    s.add_argument("--jobs", type=int, metavar="N", help="local worker processes (default: every core; not with --backend ray)")
     s.add_argument("--backend", choices=("local", "ray"), default="local")
-    s.add_argument("--ray-address", metavar="ADDR", help="the Ray cluster (auto, ray://host:10001, host:6379)")
+    s.add_argument("--ray-address", metavar="ADDR", help="with --backend ray: the Ray cluster (auto, ray://host:10001, host:6379)")
     s.add_argument("--quiet", "-q", "--no-progress", dest="quiet", action="store_true",
                    help="no progress bar (by default one appears on stderr when it is a "
                         "terminal); --no-progress is the same")
@@ -229,6 +229,13 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
     columns = _parse_columns(args.columns)
     if args.jobs is not None and args.jobs < 1:
         raise _UsageError(f"--jobs {args.jobs}: must be ≥ 1")
+    # an option of the other backend would be ignored without a word
+    if args.ray_address is not None and args.backend != "ray":
+        raise _UsageError("--ray-address applies to --backend ray only: add --backend ray (the sweep "
+                          "would run on this machine) or leave --ray-address out")
+    if args.jobs is not None and args.backend == "ray":
+        raise _UsageError("--jobs applies to the local backend only: Ray places the tasks "
+                          "on the cluster's CPUs; leave --jobs out")
     if args.out is not None:  # fail before simulating, not after
         _check_out(args.out)
         # never over the config, the scenario list or a file a point reads (a trace
@@ -280,7 +287,8 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
     elif args.format == "json":
         _write(every.to_json(orient="records", lines=True))
     else:
-        shown = TABLE_COLUMNS if columns is None else columns  # --columns, in its order
+        # --columns, in its order; by default the main columns and, with --slo, its own
+        shown = (TABLE_COLUMNS + (SLO_COLUMNS if slo else ())) if columns is None else columns
         cols = fields + ["status"] + [c for c in shown if c in every.columns]
         with_pd = every[cols].copy()
         for c in cols[len(fields) + 1:]:

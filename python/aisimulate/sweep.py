@@ -42,11 +42,20 @@ SUMMARY_COLUMNS: tuple[str, ...] = tuple(metric_columns(None))
 
 
 def _check_options(backend: str, errors: str, slo: dict[str, float] | None,
-                   columns: str | Sequence[str] | None) -> list[str]:
+                   columns: str | Sequence[str] | None, unused: Mapping[str, bool]) -> list[str]:
     """The metric columns to keep, once the options are checked (``slo`` already by
-    :func:`aisimulate.check_slo`)."""
+    :func:`aisimulate.check_slo`; ``unused``: option → whether it was given for the
+    backend that does not take it)."""
     if backend not in BACKENDS:
         raise ConfigError("", f"sweep backend {backend!r} is not supported: use one of {', '.join(BACKENDS)}")
+    # an option of the other backend would be ignored without a word: a user who forgot
+    # backend="ray" would believe the sweep ran on the cluster
+    for option, given in unused.items():
+        if given:
+            other = "local" if option == "jobs" else "ray"
+            raise ConfigError("", f"sweep {option}= applies to backend={other!r} only, and this sweep's "
+                                  f"backend is {backend!r}: " + ("leave jobs out (Ray places the tasks)"
+                                  if option == "jobs" else "add backend='ray' or leave it out"))
     if errors not in ("record", "raise"):
         raise ConfigError("", f"sweep errors={errors!r}: use 'record' or 'raise'")
     every = metric_columns(slo)
@@ -116,7 +125,9 @@ def sweep(base: str | os.PathLike[str] | Mapping[str, Any] | Spec,
             processes too.
 
     Raises:
-        ConfigError: the points or options are malformed (a bad ``slo`` bound names
+        ConfigError: the points or options are malformed, or an option of the other
+            backend is given (``jobs`` with ``backend="ray"``; ``ray_address``,
+            ``ray_files``, ``path_map`` or ``max_retries`` without it) (a bad ``slo`` bound names
             ``slo.<name>``, an empty ``slo`` is ``slo``), or (:class:`UnknownFieldError`)
             a field is unknown in every point that sets it (a misspelt field; checked
             before anything runs); with
@@ -132,7 +143,11 @@ def sweep(base: str | os.PathLike[str] | Mapping[str, Any] | Spec,
         from . import check_slo
 
         slo = check_slo(slo)
-    keep = _check_options(backend, errors, slo, columns)
+    ray = backend == "ray"
+    keep = _check_options(backend, errors, slo, columns, {
+        "jobs": ray and jobs is not None, "ray_address": not ray and ray_address is not None,
+        "ray_files": not ray and ray_files != "ship", "path_map": not ray and path_map is not None,
+        "max_retries": not ray and max_retries != 2})
     base_spec = load_config(base)
     pts = expand(points)
     results: list[PointResult | None] = [None] * len(pts)
