@@ -345,25 +345,28 @@ func (m *kvManager) leaveGroup(gi int32, run []qEntry) {
 
 // lookup counts how many leading blocks of a prompt (at most limit) are cached,
 // and how many of those are unreferenced (they leave the LRU list when
-// touched). hashes, groups and offs describe the prompt's blocks (their hash,
-// prefix group key and slot in the group). The blocks found are kept for touch.
-func (m *kvManager) lookup(hashes, groups []uint64, offs []uint8, limit int) (hits, idle int) {
+// touched). hashes and keys describe the prompt's blocks (their hash and
+// prefix group key; each block's slot in its group is slotOf's, counted on
+// the way). The blocks found are kept for touch.
+func (m *kvManager) lookup(hashes, keys []uint64, limit int) (hits, idle int) {
 	m.hits = m.hits[:0]
 	if m.cache == nil {
 		return 0, 0
 	}
 	var g *blockGroup
+	off := 0
 	for hits < limit && hits < len(hashes) {
-		if hits == 0 || groups[hits] != groups[hits-1] {
-			gi, ok := m.cache.get(groups[hits])
+		if hits == 0 || keys[hits] != keys[hits-1] {
+			gi, ok := m.cache.get(keys[hits])
 			if !ok {
 				break
 			}
-			g = &m.groups[gi]
+			g, off = &m.groups[gi], 0
+		} else if off++; off == groupSize { // the key's next group of slots
+			off = 0
 		}
-		off := offs[hits] & (groupSize - 1)
-		id := g.ids[off]
-		if id == blockNone || g.hashes[off] != hashes[hits] {
+		id := g.ids[off&(groupSize-1)]
+		if id == blockNone || g.hashes[off&(groupSize-1)] != hashes[hits] {
 			break
 		}
 		if m.blocks[id].ref == 0 {
@@ -373,6 +376,19 @@ func (m *kvManager) lookup(hashes, groups []uint64, offs []uint8, limit int) (hi
 		hits++
 	}
 	return hits, idle
+}
+
+// slotOf is block j's slot in its prefix group: its distance from the start
+// of its run of equal keys, counted from 0 again every groupSize blocks (so a
+// run longer than a group is several groups). workload.BlockGroups starts a
+// new key at least every groupSize blocks, so the walk back is shorter than
+// a group there.
+func slotOf(keys []uint64, j int) int {
+	k := j
+	for k > 0 && keys[k-1] == keys[j] {
+		k--
+	}
+	return (j - k) % groupSize
 }
 
 // lookupSaved continues a lookup that found the first `from` blocks of a
@@ -451,39 +467,40 @@ func (m *kvManager) touch(n int, dst []int32) []int32 {
 }
 
 // register records fully computed blocks under their prefix hashes: block
-// ids[j] holds hashes[j] in slot offs[j] of group keys[j], unless another block
-// already holds that slot (two requests computed it at once: keep the first; a
-// slot only ever holds one content). The slots are numbered as prefixSlots
-// numbers them: the blocks of one group take consecutive slots, and a block
-// whose key differs from its predecessor's takes slot 0. So a run of
-// consecutive slots is one group, looked up once: registering adds no group
+// ids[k] is the request's block from+k, which holds hashes[from+k] in slot
+// slotOf(keys, from+k) of group keys[from+k], unless another block already
+// holds that slot (two requests computed it at once: keep the first; a slot
+// only ever holds one content). The blocks of one group take consecutive
+// slots, so a run of them looks the group up once: registering adds no group
 // but its own, so the group a key names does not change during the call.
-func (m *kvManager) register(ids []int32, hashes, keys []uint64, offs []uint8) {
-	if m.cache == nil {
+func (m *kvManager) register(ids []int32, hashes, keys []uint64, from int) {
+	if m.cache == nil || len(ids) == 0 {
 		return
 	}
-	hashes, keys, offs = hashes[:len(ids)], keys[:len(ids)], offs[:len(ids)]
-	for j := 0; j < len(ids); {
+	hashes, keys = hashes[from:from+len(ids)], keys[:from+len(ids)]
+	off := slotOf(keys, from)
+	keys = keys[from:]
+	for j := 0; j < len(ids); off = 0 { // a run ends where its group's slots or its key do
 		gi := m.group(keys[j])
-		j += m.groups[gi].fill(gi, m.blocks, ids[j:], hashes[j:], offs[j:])
+		j += m.groups[gi].fill(gi, m.blocks, ids[j:], hashes[j:], keys[j:], off)
 	}
 }
 
-// fill registers the leading blocks of ids that take consecutive slots (from
-// offs[0]: one group, gi, the one this is) under hashes, each one unless its
-// slot is held already, and returns how many ids it went through. A call of
-// its own, not inlined: its loop then keeps its state in registers.
+// fill registers the leading blocks of ids with this group's key (gi), in
+// its slots from first on, under hashes, each one unless its slot is held
+// already, and returns how many ids it went through. A call of its own, not
+// inlined: its loop then keeps its state in registers.
 //
 //go:noinline
-func (g *blockGroup) fill(gi int32, blocks []kvBlock, ids []int32, hashes []uint64, offs []uint8) int {
-	hashes, offs = hashes[:len(ids)], offs[:len(ids)]
-	first := int(offs[0] & (groupSize - 1))
+func (g *blockGroup) fill(gi int32, blocks []kvBlock, ids []int32, hashes, keys []uint64, first int) int {
 	n := min(len(ids), groupSize-first) // the slots left in the group
+	hashes, keys = hashes[:n], keys[:n]
+	key := g.key
 	for k, id := range ids[:n] {
-		off := (first + k) & (groupSize - 1) // first + k < groupSize
-		if int(offs[k]) != off {
+		if keys[k] != key {
 			return k
 		}
+		off := (first + k) & (groupSize - 1) // first + k < groupSize
 		if g.ids[off] != blockNone {
 			continue
 		}

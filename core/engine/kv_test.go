@@ -24,13 +24,13 @@ func TestKVManagerEvictsLRU(t *testing.T) {
 	assert.Equal(t, 3, m.lruLen)
 	assert.Equal(t, 2, m.idleHit) // blocks 1 and 0 hold content
 
-	hits, idle := m.lookup([]uint64{100, 101, 102}, []uint64{100, 101, 102}, []uint8{0, 0, 0}, 3)
+	hits, idle := m.lookup([]uint64{100, 101, 102}, []uint64{100, 101, 102}, 3)
 	assert.Equal(t, 2, hits)
 	assert.Equal(t, 2, idle)
 
 	assert.Equal(t, int32(3), m.take()) // never used: first
 	assert.Equal(t, int32(1), m.take()) // the queue head: block 1, hash 101 dropped
-	hits, _ = m.lookup([]uint64{100, 101}, []uint64{100, 101}, []uint8{0, 0}, 2)
+	hits, _ = m.lookup([]uint64{100, 101}, []uint64{100, 101}, 2)
 	assert.Equal(t, 1, hits)
 	assert.Equal(t, int32(0), m.take()) // block 0, hash 100 dropped
 	assert.Equal(t, int32(2), m.take()) // block 2 had no content: not an eviction
@@ -71,9 +71,9 @@ func TestKVManagerSharedBlockRefcount(t *testing.T) {
 	id := m.take()
 	registerOne(m, id, 7, 7, 0)
 	m.release([]int32{id})
-	m.lookup([]uint64{7}, []uint64{7}, []uint8{0}, 1)
+	m.lookup([]uint64{7}, []uint64{7}, 1)
 	got := m.touch(1, nil)
-	m.lookup([]uint64{7}, []uint64{7}, []uint8{0}, 1)
+	m.lookup([]uint64{7}, []uint64{7}, 1)
 	got = append(got, m.touch(1, nil)...)
 	assert.Equal(t, []int32{id, id}, got)
 	assert.Equal(t, int32(2), m.blocks[id].ref)
@@ -94,7 +94,7 @@ func TestKVManagerDuplicateHashKeepsFirst(t *testing.T) {
 	registerOne(m, b, 5, 5, 0)
 	m.release([]int32{a, b})
 	assert.Equal(t, 1, m.idleHit) // b had no hash: queued without content
-	hits, _ := m.lookup([]uint64{5}, []uint64{5}, []uint8{0}, 1)
+	hits, _ := m.lookup([]uint64{5}, []uint64{5}, 1)
 	require.Equal(t, 1, hits)
 	assert.Equal(t, []int32{a}, m.hits)
 }
@@ -158,13 +158,13 @@ func TestKVManagerPrefixGroups(t *testing.T) {
 	registerOne(m, b, 12, 900, 1)
 	require.Len(t, m.groups, 1)
 	m.release([]int32{a, b}) // LRU order: b, a
-	hits, idle := m.lookup([]uint64{11, 12}, []uint64{900, 900}, []uint8{0, 1}, 2)
+	hits, idle := m.lookup([]uint64{11, 12}, []uint64{900, 900}, 2)
 	assert.Equal(t, 2, hits)
 	assert.Equal(t, 2, idle)
 
 	assert.Equal(t, int32(2), m.take()) // a never-used block first
 	assert.Equal(t, b, m.take())        // then the LRU head: b leaves the group
-	hits, _ = m.lookup([]uint64{11, 12}, []uint64{900, 900}, []uint8{0, 1}, 2)
+	hits, _ = m.lookup([]uint64{11, 12}, []uint64{900, 900}, 2)
 	assert.Equal(t, 1, hits, "a is still cached")
 	_, ok := m.cache.get(900)
 	assert.True(t, ok)
@@ -174,7 +174,7 @@ func TestKVManagerPrefixGroups(t *testing.T) {
 	assert.Equal(t, []int32{0}, m.freeGrp)
 	// a wrong hash in an occupied slot is a miss, not a hit
 	registerOne(m, a, 21, 901, 0)
-	hits, _ = m.lookup([]uint64{99}, []uint64{901}, []uint8{0}, 1)
+	hits, _ = m.lookup([]uint64{99}, []uint64{901}, 1)
 	assert.Equal(t, 0, hits)
 }
 
@@ -186,39 +186,67 @@ func TestKVManagerRegisterRun(t *testing.T) {
 	first := m.take()
 	registerOne(m, first, 30, 700, 1) // another request filled slot 1 of group 700 first
 	ids := m.takeN(4, nil)
-	m.register(ids, []uint64{20, 30, 40, 50}, []uint64{700, 700, 800, 800}, []uint8{0, 1, 0, 1})
+	m.register(ids, []uint64{20, 30, 40, 50}, []uint64{700, 700, 800, 800}, 0)
 	require.Len(t, m.groups, 2)
 	assert.Equal(t, [2]int32{ids[0], first}, [2]int32(m.groups[0].ids[:2]))
 	assert.Equal(t, [2]int32{ids[2], ids[3]}, [2]int32(m.groups[1].ids[:2]))
 	assert.False(t, m.hashed(ids[1]), "its slot was held: it stays unhashed")
 	assert.Equal(t, int32(2), m.groups[0].n)
 	assert.Equal(t, int32(2), m.groups[1].n)
-	hits, _ := m.lookup([]uint64{20, 30}, []uint64{700, 700}, []uint8{0, 1}, 2)
+	hits, _ := m.lookup([]uint64{20, 30}, []uint64{700, 700}, 2)
 	assert.Equal(t, 2, hits)
-	hits, _ = m.lookup([]uint64{40, 50}, []uint64{800, 800}, []uint8{0, 1}, 2)
+	hits, _ = m.lookup([]uint64{40, 50}, []uint64{800, 800}, 2)
 	assert.Equal(t, 2, hits)
 }
 
-// registerOne registers one block (kvManager.register of a run of one).
+// registerOne registers one block in slot off of group key (kvManager.register
+// of a run of one: the block is the last of off+1 blocks of that key).
 func registerOne(m *kvManager, id int32, hash, key uint64, off uint8) {
-	m.register([]int32{id}, []uint64{hash}, []uint64{key}, []uint8{off})
+	keys, hashes := make([]uint64, off+1), make([]uint64, off+1)
+	for i := range keys {
+		keys[i] = key
+	}
+	hashes[off] = hash
+	m.register([]int32{id}, hashes, keys, int(off))
 }
 
-// prefixSlots numbers each block within its run of equal group keys, starting
+// slotOf numbers each block within its run of equal group keys, starting
 // again after groupSize blocks (a run longer than a group is several groups).
-func TestPrefixSlots(t *testing.T) {
+func TestSlotOf(t *testing.T) {
 	keys := []uint64{5, 5, 5, 7, 5}
 	for range 34 {
 		keys = append(keys, 9)
 	}
-	r := &Request{Hashes: keys, Groups: keys}
-	r.prefixSlots()
-	want := []uint8{0, 1, 2, 0, 0}
+	want := []int{0, 1, 2, 0, 0}
 	for i := range 34 {
-		want = append(want, uint8(i%32))
+		want = append(want, i%32)
 	}
-	assert.Equal(t, want, r.offs)
-	r = &Request{Hashes: []uint64{1, 2, 3}} // no groups: each block its own
-	r.prefixSlots()
-	assert.Equal(t, []uint8{0, 0, 0}, r.offs)
+	var got []int
+	for j := range keys {
+		got = append(got, slotOf(keys, j))
+	}
+	assert.Equal(t, want, got)
+	r := &Request{Hashes: []uint64{1, 2, 3}} // no groups: each block its own
+	r.prefixKeys()
+	assert.Equal(t, []uint64{1, 2, 3}, r.Groups)
+}
+
+// register and lookup number the slots alike, also past a group's 32 slots
+// in a run of one key: the 34 blocks of key 9 fill slots 0…31 of its group,
+// the last two land on slots 0 and 1 again, held, and stay unhashed.
+func TestKVManagerRegisterLongRun(t *testing.T) {
+	m := newKVManager(40, true)
+	keys, hashes := make([]uint64, 34), make([]uint64, 34)
+	for j := range keys {
+		keys[j], hashes[j] = 9, uint64(100+j)
+	}
+	ids := m.takeN(34, nil)
+	m.register(ids[:20], hashes, keys, 0)
+	m.register(ids[20:], hashes, keys, 20) // from the middle of the run
+	require.Len(t, m.groups, 1)
+	assert.Equal(t, int32(32), m.groups[0].n)
+	assert.True(t, m.hashed(ids[31]))
+	assert.False(t, m.hashed(ids[32]), "slot 0 is held by block 0")
+	hits, _ := m.lookup(hashes, keys, 34)
+	assert.Equal(t, 32, hits, "block 32's slot 0 holds block 0's hash, not its own")
 }

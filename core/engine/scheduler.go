@@ -96,9 +96,9 @@ func (w *Worker) schedule() bool {
 		r := w.waiting.Front()
 		// The last token is always computed so that the pass can sample: a prompt
 		// fully in the cache still recomputes its last block.
-		r.prefixSlots()
+		r.prefixKeys()
 		limit := (r.tokens() - 1) / w.cfg.BlockSize
-		hits, idle := w.kv.lookup(r.Hashes, r.Groups, r.offs, limit)
+		hits, idle := w.kv.lookup(r.Hashes, r.Groups, limit)
 		if hits == len(r.Hashes) && len(r.saved) > 0 {
 			// A preempted request: past its shared blocks, its own blocks
 			// that were not evicted (all unreferenced).

@@ -2,7 +2,6 @@ package engine
 
 import (
 	"fmt"
-	"slices"
 
 	"github.com/aisimulate/aisimulate/core/perf"
 )
@@ -61,7 +60,6 @@ type Request struct {
 	transferred bool
 	kvReady     int
 	registered  int     // leading full blocks already offered to the prefix cache
-	offs        []uint8 // each block's slot in its group, from Groups
 	blocks      []int32 // KV blocks held, in token order
 	// serial names the request on its worker (1, 2, …; 0 until it reaches
 	// one): the owner of its private blocks (kvBlock).
@@ -484,7 +482,8 @@ func (w *Worker) registerFull(r *Request) {
 	full := min(r.computed/w.cfg.BlockSize, len(r.Hashes), len(r.blocks))
 	if full > r.registered {
 		j := r.registered
-		w.kv.register(r.blocks[j:full], r.Hashes[j:full], r.Groups[j:full], r.offs[j:full])
+		r.prefixKeys()
+		w.kv.register(r.blocks[j:full], r.Hashes, r.Groups, j)
 		r.registered = full
 	}
 }
@@ -610,47 +609,16 @@ func (r *Request) Reset(id int64, prompt, output int, hashes, groups []uint64) {
 	if r.where != onNone {
 		panic("engine: Reset of a request still on a worker")
 	}
-	blocks, offs, saved, stamp := r.blocks[:0], r.offs[:0], r.saved[:0], r.stamp+1
-	*r = Request{ID: id, Prompt: prompt, Output: output, Hashes: hashes, Groups: groups, blocks: blocks, offs: offs, saved: saved, stamp: stamp}
+	blocks, saved, stamp := r.blocks[:0], r.saved[:0], r.stamp+1
+	*r = Request{ID: id, Prompt: prompt, Output: output, Hashes: hashes, Groups: groups, blocks: blocks, saved: saved, stamp: stamp}
 }
 
-// prefixSlots fills r.offs, each block's slot in its prefix group (its distance
-// from the start of its run of equal group keys), once per request. Without
-// Groups every block is a group of its own.
-func (r *Request) prefixSlots() {
-	if len(r.offs) == len(r.Hashes) {
-		return
-	}
+// prefixKeys makes r.Groups the prefix group key of each block of Hashes:
+// without Groups every block is a group of its own.
+func (r *Request) prefixKeys() {
 	if len(r.Groups) != len(r.Hashes) {
 		r.Groups = r.Hashes
 	}
-	keys := r.Groups
-	offs := slices.Grow(r.offs[:0], len(keys))[:len(keys)]
-	for j := 0; j < len(keys); {
-		j += numberRun(keys[j:], offs[j:])
-	}
-	r.offs = offs
-}
-
-// numberRun numbers the leading blocks of keys that share keys[0], at most
-// groupSize of them, 0, 1, … in offs and returns how many they are. A call
-// of its own, not inlined: its loops then keep their state in registers.
-//
-//go:noinline
-func numberRun(keys []uint64, offs []uint8) int {
-	keys = keys[:min(len(keys), groupSize)]
-	offs = offs[:len(keys)]
-	key, n := keys[0], len(keys)
-	for k := 1; k < len(keys); k++ {
-		if keys[k] != key {
-			n = k
-			break
-		}
-	}
-	for k := range offs[:n] {
-		offs[k] = uint8(k)
-	}
-	return n
 }
 
 // PassStats describes the pass a worker is running, as formed at its start

@@ -99,10 +99,8 @@ func BlockHashes(r *Request, blockSize int, dst []uint64) []uint64 {
 				lastK, idMix = a, mix64(uint64(r.HashIDs[a])+goldenGamma)
 			}
 			end := min(n, j+(S-o)/bs) // the run: every block of a from j on
-			for ; j < end; j++ {
-				dst[j] = mix64(h ^ (uint64(o)*oMul ^ idMix))
-				o += bs
-			}
+			hashRun(dst[j:end], h^idMix, uint64(o)*oMul, uint64(bs)*oMul)
+			j, o = end, o+(end-j)*bs
 			h = dst[j-1]
 		} else {
 			v := uint64(o) * offsetMul
@@ -123,6 +121,19 @@ func BlockHashes(r *Request, blockSize int, dst []uint64) []uint64 {
 		}
 	}
 	return dst
+}
+
+// hashRun writes the hashes of a run of blocks inside one source block:
+// run[i] = mix64(hv ⊕ (v + i·step)) (mod 2^64), hv = h_{s−1} ⊕ mix64(id + γ),
+// v + i·step = o_j·C_o·C_i. A call of its own, not inlined: its loop then
+// keeps its state in registers.
+//
+//go:noinline
+func hashRun(run []uint64, hv, v, step uint64) {
+	for i := range run {
+		run[i] = mix64(hv ^ v)
+		v += step
+	}
 }
 
 // streamHashes is BlockHashes for a request whose prompt is a prefix of the token
@@ -206,8 +217,8 @@ func BlockGroups(r *Request, blockSize int, hashes []uint64, dst []uint64) []uin
 		}
 		// the blocks from j on that stay inside source block a and this group
 		k := min(n-j, GroupSize-run, (S-o)/bs)
-		for i := j; i < j+k; i++ {
-			dst[i] = key
+		for i, keys := 0, dst[j:j+k]; i < len(keys); i++ {
+			keys[i] = key
 		}
 		run, j, o = run+k, j+k, o+k*bs
 	}
