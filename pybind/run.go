@@ -258,3 +258,14 @@ func Estimate(spec string) string {
 		return replay.EstimateMemory(s, replay.WithRecordColumns(nil)) // as Replay holds the records
 	})
 }
+
+// DatasetEntries returns {"entries": {"ids": [e_0, e_1, …]}}, the dataset
+// entry of each request by request id (warm-up requests first), for a
+// synthetic source with a dataset, and {"entries": {"ids": null}} otherwise
+// (replay.DatasetEntries); or an error envelope.
+func DatasetEntries(spec string) string {
+	return decodeThen(spec, "entries", func(s *config.Spec) (any, error) {
+		ids, err := replay.DatasetEntries(s)
+		return map[string]any{"ids": ids}, err
+	})
+}

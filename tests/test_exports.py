@@ -196,3 +196,33 @@ def test_aiperf_session_num_numbers_conversations_once(tmp_path):
     meta = [json.loads(line)["metadata"] for line in (tmp_path / "out" / "profile_export.jsonl").open()]
     got = {int(m["x_request_id"]): (m["session_num"], m["turn_index"]) for m in meta}
     assert got == {0: (0, 0), 1: (1, 0), 2: (1, 1), 3: (2, 0), 4: (3, 0), 5: (3, 1)}
+
+
+def test_aiperf_conversation_is_the_dataset_entry(tmp_path):
+    """DEFECTS18 #16: a synthetic dataset of 2 entries drawn sequentially (request i takes
+    entry i mod 2), one warm-up request (id 0, entry 0) then 3 measured: requests 1, 2, 3
+    are conversations entry-1, entry-0, entry-1 (each its own x_correlation_id and
+    session_num, as AIPerf's re-sent dataset conversations); before, conversation_id was
+    the request id, so compare saw no re-sent prompt. Without the warm-up (not exported,
+    as AIPerf exports none), compare of the export against the same config predicts the
+    TTFT exactly: requests 2 and 3 find entries 0 and 1 cached."""
+    spec = {"engine": {"model": "Qwen/Qwen3-32B", "system": "h100_sxm",
+                       "perf": {"source": "linear", "base_ms": 2, "per_prefill_token_ms": 0.01,
+                                "per_decode_seq_ms": 0.1},
+                       "workers": {"aggregated": {"count": 1}},
+                       "scheduler": {"num_gpu_blocks": 2000, "max_model_len": 32000}},
+            "traffic": {"source": {"type": "synthetic", "num_requests": 3, "isl": 600, "osl": 3,
+                                   "dataset": {"entries": 2, "sampling": "sequential"}},
+                        "load": {"mode": "concurrency", "concurrency": 1, "warmup_requests": 1}}}
+    rep = aisimulate.replay(spec, progress=False)
+    rep.to_aiperf(tmp_path / "out")
+    meta = [json.loads(line)["metadata"] for line in (tmp_path / "out" / "profile_export.jsonl").open()]
+    assert [(m["x_request_id"], m["x_correlation_id"], m["conversation_id"], m["session_num"]) for m in meta] == \
+        [("1", "1", "entry-1", 0), ("2", "2", "entry-0", 1), ("3", "3", "entry-1", 2)]
+    del spec["traffic"]["load"]["warmup_requests"]
+    spec["traffic"]["source"]["num_requests"] = 4
+    rep = aisimulate.replay(spec, progress=False)
+    assert [r["cached_tokens"] for r in rep.requests] == [0, 0, 592, 592]  # 37 full 16-token blocks of 600
+    rep.to_aiperf(tmp_path / "out2")
+    c = aisimulate.compare(spec, tmp_path / "out2", concurrency=1, progress=False)
+    assert c.metrics.loc["ttft_ms"]["mape_pct"] == pytest.approx(0, abs=1e-9)

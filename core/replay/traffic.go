@@ -336,3 +336,30 @@ func warmupTookAll(s *config.Spec, w int) error {
 	return cfgErr("traffic.load.warmup_requests", fmt.Errorf(
 		"all %d requests the replay sent were warm-up requests (%s), leaving none to measure: lower it below the request count", w, why))
 }
+
+// DatasetEntries is the dataset entry each request of s draws, by request id
+// (warm-up requests first), when s is a synthetic source with a dataset
+// (traffic.source.dataset); nil otherwise. It reads the source the replay
+// reads, so the entries are the replay's: the AIPerf export names a request's
+// conversation by its entry, as AIPerf's records name the dataset conversation
+// a re-sent prompt came from.
+func DatasetEntries(s *config.Spec) ([]int64, error) {
+	if src, ok := s.Traffic.Source.Type.(config.SyntheticSource); !ok || src.Dataset == nil {
+		return nil, nil
+	}
+	tr, err := openTraffic(s)
+	if err != nil {
+		return nil, err
+	}
+	defer tr.close()
+	var out []int64
+	var r workload.Request
+	for {
+		if err := tr.src.Next(&r); err == io.EOF {
+			return out, nil
+		} else if err != nil {
+			return nil, err
+		}
+		out = append(out, r.HashIDs[0]) // a dataset request's one id is its entry
+	}
+}

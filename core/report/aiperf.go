@@ -14,7 +14,10 @@ import (
 // status (labelled), input_tokens, output_tokens, send_ms, end_ms and
 // session_num (the conversation's number: the caller numbers sessions and
 // lone requests together, in order of first appearance, over the whole table,
-// which this writer may only see a chunk of); reason, ttft_ms, ttst_ms, tpot_ms, e2e_ms, session_id and turn are used
+// which this writer may only see a chunk of); reason, dataset_entry (a
+// request's synthetic dataset entry, null outside a dataset: its
+// conversation_id is "entry-N", as AIPerf's records name the dataset
+// conversation a re-sent prompt came from), ttft_ms, ttst_ms, tpot_ms, e2e_ms, session_id and turn are used
 // when present. docs/exports.md gives the mapping and what has no simulated
 // counterpart.
 const FormatAIPerf = "aiperf"
@@ -22,7 +25,7 @@ const FormatAIPerf = "aiperf"
 // aiperfCols holds the index in the table of each column an AIPerf record
 // reads (-1: absent).
 type aiperfCols struct {
-	id, status, reason, in, out, send, end, ttft, ttst, tpot, e2e, session, turn, conv int
+	id, status, reason, in, out, send, end, ttft, ttst, tpot, e2e, session, turn, conv, entry int
 }
 
 func newAIPerfCols(cols []TableColumn) (aiperfCols, error) {
@@ -40,7 +43,7 @@ func newAIPerfCols(cols []TableColumn) (aiperfCols, error) {
 		id: get("request_id"), status: get("status"), reason: get("reason"),
 		in: get("input_tokens"), out: get("output_tokens"), send: get("send_ms"), end: get("end_ms"),
 		ttft: get("ttft_ms"), ttst: get("ttst_ms"), tpot: get("tpot_ms"), e2e: get("e2e_ms"),
-		session: get("session_id"), turn: get("turn"), conv: get("session_num"),
+		session: get("session_id"), turn: get("turn"), conv: get("session_num"), entry: get("dataset_entry"),
 	}
 	for _, need := range []struct {
 		name string
@@ -194,7 +197,13 @@ func appendAIPerfRecord(b []byte, a *aiperfCols, r aiperfRow) []byte {
 	b = append(b, `, "x_correlation_id": `...)
 	b = corr(b)
 	b = append(b, `, "conversation_id": `...)
-	b = corr(b)
+	if entry, ok := r.int(a.entry); ok {
+		b = append(b, `"entry-`...)
+		b = strconv.AppendInt(b, entry, 10)
+		b = append(b, '"')
+	} else {
+		b = corr(b)
+	}
 	b = append(b, `, "turn_index": `...)
 	if !inSession {
 		turn = 0

@@ -110,3 +110,21 @@ func TestWriteTableAIPerfSessionNames(t *testing.T) {
 	require.NoError(t, WriteTable(&out, bytes.NewReader(data), 3, cols, 0, 1, FormatAIPerf))
 	assert.Contains(t, out.String(), `"x_correlation_id": "0", "conversation_id": "0", `)
 }
+
+// A request of a synthetic dataset names its entry as its conversation
+// (AIPerf's records carry the dataset conversation a re-sent prompt came
+// from); its correlation id stays its own; rows without an entry (null) keep
+// the request's or the session's.
+func TestWriteTableAIPerfDatasetEntry(t *testing.T) {
+	data, cols := aiperfTable()
+	cols = append(cols, TableColumn{Name: "dataset_entry", Dtype: "<i8", Offset: int64(len(data)), Null: "negative"})
+	for _, e := range []int64{3, -1, -1} {
+		data = binary.LittleEndian.AppendUint64(data, uint64(e))
+	}
+	var out bytes.Buffer
+	require.NoError(t, WriteTable(&out, bytes.NewReader(data), 3, cols, 0, 3, FormatAIPerf))
+	lines := strings.Split(out.String(), "\n")
+	assert.Contains(t, lines[0], `"x_correlation_id": "0", "conversation_id": "entry-3", `)
+	assert.Contains(t, lines[1], `"x_correlation_id": "1", "conversation_id": "1", `)
+	assert.Contains(t, lines[2], `"x_correlation_id": "session-4", "conversation_id": "session-4", `)
+}

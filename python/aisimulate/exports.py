@@ -259,6 +259,10 @@ def write_export(report: "ReplayReport", export: str, out, advance: Callable[[in
         n = len(cols["request_id"])
         cols["session_num"] = conversation_numbers(cols["session_id"])
         cols["_header"] = {**cols["_header"], "session_num": {"name": "session_num"}}
+        entries = dataset_entries(report.metadata.get("spec"), cols["request_id"])
+        if entries is not None:
+            cols["dataset_entry"] = entries
+            cols["_header"]["dataset_entry"] = {"name": "dataset_entry", "nullable": True}
         written[AIPERF_FILES[0]] = out.temp(AIPERF_FILES[0])
         _tables.write_text(cols, list(cols["_header"]), n, written[AIPERF_FILES[0]], "aiperf", advance)
         doc = aiperf_summary(report)
@@ -274,6 +278,26 @@ def write_export(report: "ReplayReport", export: str, out, advance: Callable[[in
     else:
         raise ValueError(f"unknown export {export!r}: choose from {', '.join(EXPORT_FILES)}")
     return written
+
+
+def dataset_entries(spec: Any, request_id):
+    """The synthetic dataset entry of each row (by its ``request_id``), drawn as the
+    replay drew them (the core's ``DatasetEntries``), or ``None`` when ``spec`` (the
+    report's ``metadata.spec``) has no dataset: AIPerf's records name the dataset
+    conversation a re-sent prompt came from, and ``compare`` links them by it."""
+    if not isinstance(spec, Mapping):
+        return None
+    source = (spec.get("traffic") or {}).get("source") or {}
+    if source.get("type") != "synthetic" or not source.get("dataset"):
+        return None
+    np = _lazy.module("numpy")
+
+    from . import _native
+
+    got = _native.call("DatasetEntries", json.dumps(spec), "entries")["ids"]
+    if got is None:
+        return None
+    return np.asarray(got, dtype=np.int64)[np.asarray(request_id, dtype=np.int64)]
 
 
 def conversation_numbers(session_id):
