@@ -280,3 +280,44 @@ func TestHandoffLifecycle(t *testing.T) {
 	assert.Equal(t, 0, w.Outstanding())
 	assert.Equal(t, 4, w.KVFree())
 }
+
+// StartSteadyPass forms the pass StartPass would, when it takes it: two
+// requests (prompts 6 and 3, outputs 12 and 9, blocks of 4 tokens, a decode
+// window of 5) on two twin workers, one always through StartPass, the other
+// through StartSteadyPass after each pass of steady requests only. Passes 1
+// and 2 are explicit (prompts, second tokens); both are steady from pass 3;
+// the second's last token is due in pass 9 (3 + 9 − 1 − 2) and the first's in
+// pass 12 (3 + 12 − 1 − 2), where StartSteadyPass declines, and pass 10
+// follows an explicit pass: it takes passes 4–8 and 11.
+func TestStartSteadyPassIsStartPass(t *testing.T) {
+	cfg := Config{MaxNumSeqs: 8, MaxNumBatchedTokens: 64, BlockSize: 4, NumBlocks: 64, MaxModelLen: 64, DecodeWindows: []int{5}}
+	a, recA := newTestWorker(t, cfg)
+	b, recB := newTestWorker(t, cfg)
+	for _, w := range []*Worker{a, b} {
+		w.Add(&Request{ID: 1, Prompt: 6, Output: 12})
+		w.Add(&Request{ID: 2, Prompt: 3, Output: 9})
+	}
+	var steadyPasses []int64
+	steady := false // the last pass held steady requests only
+	for pass := int64(1); a.HasWork(); pass++ {
+		ok := false
+		if steady {
+			if _, ok = a.StartSteadyPass(); ok {
+				steadyPasses = append(steadyPasses, pass)
+			}
+		}
+		if !ok {
+			_, ok = a.StartPass()
+			require.True(t, ok)
+		}
+		if steady = a.OnlySteady(); steady {
+			a.FinishSteadyPass()
+		} else {
+			a.FinishPass()
+		}
+	}
+	run(b)
+	assert.Equal(t, []int64{4, 5, 6, 7, 8, 11}, steadyPasses)
+	assert.Equal(t, recB.batches, recA.batches)
+	assert.Len(t, recA.batches, 12)
+}

@@ -274,6 +274,50 @@ func (w *Worker) takeSteadyBlocks(p int64) {
 	}
 }
 
+// StartSteadyPass starts the next pass at once when it holds the steady
+// requests only, as the pass that just ended did (after OnlySteady and
+// FinishSteadyPass): no explicit running request, nothing waiting, no steady
+// request's last token due, every request within the token budget and the
+// blocks of the pass's boundaries free. That is the pass schedule would
+// form (fastRunning, without a walk), without its general steps. It returns
+// false, changing nothing, in any other case: the caller forms the pass with
+// StartPass.
+func (w *Worker) StartSteadyPass() (durNs int64, ok bool) {
+	st := &w.steady
+	p := w.Passes + 1
+	if w.busy || len(w.active) > 0 || w.waiting.Len() > 0 || w.kvArrived.Len() > 0 || st.n == 0 ||
+		w.nRunning > w.cfg.MaxNumBatchedTokens || len(st.fin.ev) > 0 && st.fin.ev[0].pass <= p ||
+		w.steadyBlocks(p) > w.kv.available() {
+		return 0, false
+	}
+	w.syncs = w.syncs[:0]
+	w.takeSteadyBlocks(p)
+	b := &w.batch
+	b.Prefill = b.Prefill[:0]
+	b.Decodes, b.DecodeKVSum, b.Samplers = st.n, st.key+int64(st.n)*p, st.n
+	if len(w.cfg.DecodeWindows) > 0 {
+		b.DecodeWindowSums = b.DecodeWindowSums[:0]
+		for range w.cfg.DecodeWindows {
+			b.DecodeWindowSums = append(b.DecodeWindowSums, 0)
+		}
+		w.addSteadyWindows(p, b.DecodeWindowSums)
+	}
+	d := w.perf.PassTime(b)
+	w.BeginPass(d)
+	return d, true
+}
+
+// FinishSteadyPass is FinishPass for a pass of steady requests only
+// (OnlySteady): it returns the steady count.
+func (w *Worker) FinishSteadyPass() int {
+	if !w.busy || len(w.active) > 0 {
+		panic("engine: FinishSteadyPass of a pass that is not steady only")
+	}
+	w.busy = false
+	w.outs = w.outs[:0]
+	return w.steadyOut
+}
+
 // finEvent is a steady request's last pass.
 type finEvent struct {
 	pass  int64

@@ -528,5 +528,29 @@ func memoGrown[T any](memo []T, i int) []T {
 // It allocates only as Breakdown does; its cost is linear in the number of prefill chunks
 // and independent of the number of decodes.
 func (r *Roofline) PassTime(b *Batch) int64 {
+	if r.hy == nil && len(b.Prefill) == 0 && b.Decodes > 0 {
+		return PassNs(r.decodePassNs(b))
+	}
 	return PassNs(r.Breakdown(b).PassNs(r.overlapCPU))
+}
+
+// decodePassNs is Breakdown(b).PassNs(r.overlapCPU) for a dense decoder's
+// pass of decodes only (no prefill chunk, Decodes ≥ 1; most passes of a
+// replay): the same float operations in the same order, less the terms that
+// are zero there (a context attention of 0, no experts, no dispatch), for
+// x + 0 = x. No Breakdown is built and copied. TestRooflineDecodePassTime
+// checks it against Breakdown.
+func (r *Roofline) decodePassNs(b *Batch) float64 {
+	ov := OverheadNs(r.passOverheadNs, r.seqOverheadNs, b)
+	D := float64(b.Decodes)
+	tt := r.tokenTerms(D)
+	L := r.layers
+	gen := L * r.generationAttentionSeconds(D, float64(b.DecodeKVSum)) * 1e9
+	// TotalNs's order: GEMM, (context attention), generation attention,
+	// memory ops, all-reduce, embedding, logits, overhead, kernel latency
+	total := tt.gemm + gen + tt.mem + tt.allReduce + tt.embed + r.logitsNs(b.Samplers) + ov + L*r.layerLatencyNs
+	if !r.overlapCPU {
+		return total
+	}
+	return max(total-ov, ov)
 }

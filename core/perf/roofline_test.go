@@ -545,3 +545,31 @@ func TestRooflineTokenMemoMatchesFresh(t *testing.T) {
 	assert.NotEmpty(t, used.byTokens)
 	assert.NotEmpty(t, used.byLogits)
 }
+
+// The decode-only path of PassTime (decodePassNs) gives the pass time
+// Breakdown gives, to the bit, on random decode passes of three models, at
+// TP 1 and 2, with the CPU work beside the kernels or after them.
+func TestRooflineDecodePassTime(t *testing.T) {
+	rng := rand.New(rand.NewPCG(18, 5))
+	for _, model := range []string{"meta-llama/Llama-3.1-8B-Instruct", "Qwen/Qwen3-32B", "Qwen/Qwen3-8B"} {
+		for _, tp := range []int{1, 2} {
+			for _, overlap := range []bool{false, true} {
+				r, err := NewRoofline(builtinArch(t, model), builtinSystem(t, "h100_sxm"),
+					RooflineOptions{Params: specDefaults(), TP: tp, OverlapCPU: overlap})
+				require.NoError(t, err)
+				for trial := range 300 {
+					var b Batch
+					for range 1 + rng.IntN(600) {
+						b.AddDecode(rng.IntN(40000))
+					}
+					b.Samplers = b.Decodes - rng.IntN(2)
+					want := PassNs(r.Breakdown(&b).PassNs(overlap))
+					fast := r.decodePassNs(&b)
+					require.Equal(t, math.Float64bits(r.Breakdown(&b).PassNs(overlap)), math.Float64bits(fast),
+						"%s TP %d overlap %v trial %d", model, tp, overlap, trial)
+					require.Equal(t, want, r.PassTime(&b))
+				}
+			}
+		}
+	}
+}

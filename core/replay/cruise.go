@@ -75,7 +75,9 @@ func (m *sim) cruise(steps *int) error {
 		}
 		m.now = e
 		m.land(w)
-		if wk := m.workers[w]; wk.HasWork() && !m.startPass(w) {
+		if d, ok := m.workers[w].StartSteadyPass(); ok { // the common case, in short
+			m.passStarted(w, d)
+		} else if m.workers[w].HasWork() && !m.startPass(w) {
 			m.stalled = true
 		}
 		if m.halt != nil {
@@ -90,10 +92,7 @@ func (m *sim) land(w int) {
 	m.cruiseEnd[w] = math.MaxInt64
 	m.nCruise--
 	wk := m.workers[w]
-	outs, steady := wk.FinishPass()
-	if len(outs) > 0 {
-		panic("replay: a cruising pass had outputs")
-	}
+	steady := wk.FinishSteadyPass()
 	m.steadyTokens(w, steady, steady-wk.SteadyUnmeasured(), false)
 }
 

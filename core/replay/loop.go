@@ -607,6 +607,13 @@ func (m *sim) startPass(w int) bool {
 	if !ok {
 		return false
 	}
+	m.passStarted(w, d)
+	return true
+}
+
+// passStarted schedules the end of the pass worker w started at m.now,
+// lasting d ns: an event, or the worker cruises.
+func (m *sim) passStarted(w int, d int64) {
 	if end := m.now + d; m.cruiseEnd != nil && end <= clock.Horizon && m.workers[w].OnlySteady() {
 		m.cruiseEnd[w] = end
 		m.nCruise++
@@ -616,7 +623,6 @@ func (m *sim) startPass(w int) bool {
 	if m.tl != nil {
 		m.recordPass(w, d)
 	}
-	return true
 }
 
 // applySyncs hands the client the implicit tokens of the requests that worker
