@@ -27,7 +27,7 @@ const (
 // a method or a function value, keeps the loops free of calls (a method on
 // the type parameter, called through the instantiation's dictionary, made
 // the sort twice as slow).
-type radixKeyed interface{ sampleBits | gapRun }
+type radixKeyed interface{ sampleBits | gapRun | packedRun }
 
 // sampleBits is a float64 ≥ +0 and not NaN seen as its bits, which order as
 // its value.
@@ -38,7 +38,12 @@ type sampleBits uint64
 // pass skipped when every element shares its digit), O(n) instead of
 // pdqsort's O(n log n). buf, of any length, is grown to len(xs) as needed and
 // returned for the next sort.
-func radixSort[T radixKeyed](xs, buf []T) []T {
+func radixSort[T radixKeyed](xs, buf []T) []T { return radixSortFrom(xs, buf, 0) }
+
+// radixSortFrom is radixSort by the key's bits from bit from up (from a
+// multiple of radixBits or not): the order of keys equal in those bits is
+// kept.
+func radixSortFrom[T radixKeyed](xs, buf []T, from uint) []T {
 	n := len(xs)
 	if cap(buf) < n {
 		buf = make([]T, n)
@@ -52,7 +57,7 @@ func radixSort[T radixKeyed](xs, buf []T) []T {
 	for i := range src {
 		set |= key(&src[i])
 	}
-	for shift := uint(0); shift < uint(bits.Len64(set)); shift += radixBits {
+	for shift := from; shift < uint(bits.Len64(set)); shift += radixBits {
 		clear(count[:])
 		for i := range src {
 			count[key(&src[i])>>shift&radixMask]++

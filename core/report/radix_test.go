@@ -129,3 +129,17 @@ func TestRadixSortKeyWidths(t *testing.T) {
 		assert.Equal(t, want, xs, "width %d", width)
 	}
 }
+
+// radixSortFrom orders by the bits from its start up and keeps the order of
+// keys equal in those bits, whatever their lower bits (a packed run's count).
+func TestRadixSortFromKeepsOrderBelow(t *testing.T) {
+	rng := rand.New(rand.NewPCG(13, 14))
+	xs := make([]packedRun, 3*radixMin)
+	for i := range xs {
+		xs[i] = packedRun(uint64(rng.IntN(500))<<packedCountBits | uint64(rng.IntN(1<<packedCountBits)))
+	}
+	want := slices.Clone(xs)
+	slices.SortStableFunc(want, func(a, b packedRun) int { return cmp.Compare(a>>packedCountBits, b>>packedCountBits) })
+	radixSortFrom(xs, nil, packedCountBits)
+	assert.Equal(t, want, xs)
+}

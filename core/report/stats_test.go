@@ -130,3 +130,46 @@ func TestGapPoolRadixPathMatchesExpandedList(t *testing.T) {
 	}
 	assert.Equal(t, got, p.stats())
 }
+
+// Runs too wide for one word (a gap of 2^40 ns or more, a count of 2^24 or
+// more) are pooled apart and counted with the others. Two runs of 2^24 gaps
+// of 1 and 3 ms: mean 2, std 1 (population), median between them (2), p90
+// and max 3, min 1; with a gap of 2^40 ns (1,099,511.627776 ms) added once,
+// the max is that gap.
+func TestGapPoolWideRuns(t *testing.T) {
+	var p gapPool
+	p.add(1e6, 1<<24)
+	p.add(3e6, 1<<24)
+	require.Len(t, p.wide, 1) // the first run, flushed
+	s := p.stats()
+	assert.Equal(t, 2.0, s.Mean)
+	assert.Equal(t, 1.0, s.Std)
+	assert.Equal(t, []float64{1, 2, 3, 3}, []float64{s.Min, s.P50, s.P90, s.Max})
+
+	var q gapPool
+	var flat []float64
+	for i := range 50 {
+		q.add(int64(1e6+i%7*1e5), 2)
+		flat = append(flat, ms(int64(1e6+i%7*1e5)), ms(int64(1e6+i%7*1e5)))
+	}
+	q.add(1<<40, 1)
+	q.add(1e6, 1)
+	flat = append(flat, ms(1<<40), 1)
+	require.Len(t, q.wide, 1)
+	got, want := q.stats(), Compute(flat)
+	assert.Equal(t, 1_099_511.627776, got.Max)
+	assert.InDelta(t, want.Mean, got.Mean, 1e-9)
+	assert.InDelta(t, want.Std, got.Std, 1e-9)
+	assert.Equal(t, []float64{want.Min, want.P50, want.P90, want.P99}, []float64{got.Min, got.P50, got.P90, got.P99})
+	assert.Same(t, got, q.stats())
+}
+
+// The statistics are computed once: a gap pooled after them would be lost,
+// so it is refused.
+func TestGapPoolRefusesGapsAfterStats(t *testing.T) {
+	var p gapPool
+	p.add(1e6, 3)
+	require.NotNil(t, p.stats())
+	p.add(2e6, 1)
+	assert.Panics(t, func() { p.stats() })
+}
