@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"gopkg.in/yaml.v3"
 )
@@ -58,7 +59,9 @@ func Decode(data []byte) (*Spec, error) {
 func DecodeYAML(data []byte) (*Spec, error) {
 	var raw any
 	if err := yaml.Unmarshal(data, &raw); err != nil {
-		return nil, &Error{Msg: "spec is not valid YAML: " + err.Error()}
+		// yaml.v3 quotes an invalid map key whole: a deeply nested one
+		// made a message of kilobytes
+		return nil, &Error{Msg: "spec is not valid YAML: " + cut(err.Error(), 200)}
 	}
 	return fromRaw(raw)
 }
@@ -277,6 +280,17 @@ func clip(s string) string {
 		return s
 	}
 	return s[:64] + "…"
+}
+
+// cut is s cut to at most n bytes at a character boundary ("…" marks a cut).
+func cut(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
 }
 
 func join(path, key string) string {

@@ -48,3 +48,17 @@ func FuzzDecodeYAML(f *testing.F) {
 		}
 	})
 }
+
+// A YAML syntax error quoting a deeply nested map key whole is cut to 200
+// bytes of yaml.v3's words after the prefix (30 levels: 918 bytes before).
+func TestYAMLErrorIsCut(t *testing.T) {
+	text := "engine: {" + strings.Repeat("{a: ", 30) + "1" + strings.Repeat("}", 30) + ": 1}\n" // a map as a key
+	_, err := DecodeYAML([]byte(text))
+	var ce *Error
+	if !errors.As(err, &ce) {
+		t.Fatalf("not a *config.Error: %v", err)
+	}
+	if !strings.HasPrefix(ce.Msg, "spec is not valid YAML: yaml: ") || len(ce.Msg) > len("spec is not valid YAML: ")+200+len("…") {
+		t.Fatalf("message of %d bytes: %.300s", len(ce.Msg), ce.Msg)
+	}
+}
