@@ -161,6 +161,16 @@ type Roofline struct {
 	byTokens []tokenTerms
 	// byLogits memoises LogitsNs by the number of sampling sequences.
 	byLogits []memoNs
+	// byDecodes memoises, for a pass of n decodes that all sample (a
+	// replay's steady passes), tokenTerms(n) and the logits of n sequences
+	// in one entry, by n.
+	byDecodes []decodeTerms
+}
+
+// decodeTerms are tokenTerms(n) and logitsNs(n) of a pass of n decodes.
+type decodeTerms struct {
+	tokenTerms
+	logits float64
 }
 
 // memoNs is one memoised price, ns.
@@ -542,13 +552,23 @@ func (r *Roofline) PassTime(b *Batch) int64 {
 // checks it against Breakdown.
 func (r *Roofline) decodePassNs(b *Batch) float64 {
 	ov := OverheadNs(r.passOverheadNs, r.seqOverheadNs, b)
-	D := float64(b.Decodes)
-	tt := r.tokenTerms(D)
+	n := b.Decodes
+	D := float64(n)
+	var dt decodeTerms
+	if n == b.Samplers && n < len(r.byDecodes) && r.byDecodes[n].set {
+		dt = r.byDecodes[n]
+	} else {
+		dt = decodeTerms{r.tokenTerms(D), r.logitsNs(b.Samplers)}
+		if n == b.Samplers && n < memoTokens {
+			r.byDecodes = memoGrown(r.byDecodes, n)
+			r.byDecodes[n] = dt
+		}
+	}
 	L := r.layers
 	gen := L * r.generationAttentionSeconds(D, float64(b.DecodeKVSum)) * 1e9
 	// TotalNs's order: GEMM, (context attention), generation attention,
 	// memory ops, all-reduce, embedding, logits, overhead, kernel latency
-	total := tt.gemm + gen + tt.mem + tt.allReduce + tt.embed + r.logitsNs(b.Samplers) + ov + L*r.layerLatencyNs
+	total := dt.gemm + gen + dt.mem + dt.allReduce + dt.embed + dt.logits + ov + L*r.layerLatencyNs
 	if !r.overlapCPU {
 		return total
 	}
