@@ -37,24 +37,29 @@ func computeSamples(xs []float64, buf []uint64) (*Stats, []uint64) {
 // weightedStats is the Stats of the list in which vals[i] (ascending) appears
 // counts[i] times (once each when counts is nil), or nil when it is empty.
 // Compute and the pooled ITL share it, so both follow the same formulas.
+// counts is overwritten with the cumulative counts (no second array of that
+// length at the end of a long replay).
 func weightedStats(vals []float64, counts []int64) *Stats {
 	if len(vals) == 0 {
 		return nil
 	}
-	count := func(i int) float64 {
-		if counts == nil {
-			return 1
-		}
-		return float64(counts[i])
-	}
 	var cum []int64 // cum[i] = values ≤ vals[i], for the weighted case
 	n, sum := int64(len(vals)), 0.0
 	if counts != nil {
-		cum, n = make([]int64, len(vals)), 0
+		cum, n = counts, 0
 		for i, c := range counts {
 			n += c
 			cum[i] = n
 		}
+	}
+	count := func(i int) float64 {
+		switch {
+		case cum == nil:
+			return 1
+		case i == 0:
+			return float64(cum[0])
+		}
+		return float64(cum[i] - cum[i-1])
 	}
 	for i, v := range vals {
 		sum += v * count(i)
