@@ -321,3 +321,16 @@ func TestStartSteadyPassIsStartPass(t *testing.T) {
 	assert.Equal(t, recB.batches, recA.batches)
 	assert.Len(t, recA.batches, 12)
 }
+
+// The bucket of the next pass, kept as passes begin, is −(Passes + 1) mod
+// BlockSize: for blocks of 1, 3 and 16 tokens over 40 passes.
+func TestNextBucketFollowsPasses(t *testing.T) {
+	for _, bs := range []int{1, 3, 16} {
+		w, _ := newTestWorker(t, Config{MaxNumSeqs: 1, MaxNumBatchedTokens: 1, BlockSize: bs, NumBlocks: 1, MaxModelLen: 1})
+		for pass := int64(1); pass <= 40; pass++ {
+			require.Equal(t, int((bs-int(pass%int64(bs)))%bs), w.bucketOf(pass), "bs %d pass %d", bs, pass)
+			w.BeginPass(1)
+			w.FinishPass()
+		}
+	}
+}

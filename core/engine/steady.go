@@ -53,6 +53,9 @@ package engine
 // steadySet holds a worker's steady requests.
 type steadySet struct {
 	buckets [][]*Request // by phase: (computed − sPass) mod BlockSize
+	// next is the bucket of the worker's next pass p = Passes + 1, −p mod
+	// BlockSize, kept as the passes begin (BeginPass): no division per pass
+	next int
 	n       int          // steady requests
 	// unmeasured counts the Unmeasured ones among them
 	unmeasured int
@@ -78,7 +81,7 @@ type windowAgg struct {
 // newSteadySet returns an empty steady set for blocks of bs tokens and the
 // given decode windows.
 func newSteadySet(bs int, windows []int) steadySet {
-	st := steadySet{buckets: make([][]*Request, bs)}
+	st := steadySet{buckets: make([][]*Request, bs), next: mod(-1, bs)}
 	for _, w := range windows {
 		st.win = append(st.win, windowAgg{w: int64(w)})
 	}
@@ -248,12 +251,20 @@ func (w *Worker) dueFinish(p int64, dst []*Request) []*Request {
 	return dst
 }
 
+// bucketOf is the phase bucket pass p visits, −p mod BlockSize.
+func (w *Worker) bucketOf(p int64) int {
+	if p == w.Passes+1 {
+		return w.steady.next
+	}
+	return mod(-p, w.cfg.BlockSize)
+}
+
 // steadyBlocks counts the blocks the steady requests need in pass p: those of
 // the pass's phase bucket whose next token starts a new block.
 func (w *Worker) steadyBlocks(p int64) int {
 	bs := w.cfg.BlockSize
 	n := 0
-	for _, r := range w.steady.buckets[mod(-p, bs)] {
+	for _, r := range w.steady.buckets[w.bucketOf(p)] {
 		if int64(r.computed)-r.sPass+p >= int64(len(r.blocks)*bs) {
 			n++
 		}
@@ -267,7 +278,7 @@ func (w *Worker) steadyBlocks(p int64) int {
 // pass leaves the same cache up to block ids.
 func (w *Worker) takeSteadyBlocks(p int64) {
 	bs := w.cfg.BlockSize
-	for _, r := range w.steady.buckets[mod(-p, bs)] {
+	for _, r := range w.steady.buckets[w.bucketOf(p)] {
 		if int64(r.computed)-r.sPass+p >= int64(len(r.blocks)*bs) {
 			r.blocks = append(r.blocks, w.kv.take())
 		}

@@ -396,6 +396,9 @@ func (w *Worker) BeginPass(durNs int64) {
 	w.busy = true
 	w.BusyNs += durNs
 	w.Passes++
+	if w.steady.next--; w.steady.next < 0 { // the next pass's bucket (steady.go)
+		w.steady.next += w.cfg.BlockSize
+	}
 	w.steadyOut, w.steadyUnmeasured = w.steady.n, w.steady.unmeasured
 }
 
