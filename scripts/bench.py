@@ -13,7 +13,7 @@ Replay call (config compile, reading the columns).
 
 With ``--repeat N`` each workload runs N times, each in its own fresh process; the row
 shows the medians and a line below it the range (lowest–highest) of wall s, CPU s,
-sim req/s and peak MiB.
+sim req/s (and simulated requests per CPU second) and peak MiB.
 
 Then, when every workload ran (neither ``--only`` nor ``--perf`` given: ``make bench``),
 the stop latency: a replay of 10^7 requests is interrupted with SIGINT after 1–3 s of
@@ -308,13 +308,15 @@ def _median_run(runs: list[dict]) -> dict:
 
 
 def _range_line(runs: list[dict]) -> str:
-    """Lowest–highest of wall s, CPU s, sim req/s and peak MiB over ``runs``."""
+    """Lowest–highest of wall s, CPU s, sim req/s, simulated requests per CPU second
+    (steadier than per wall second on a shared machine) and peak MiB over ``runs``."""
     def span(values, fmt):
         return f"{fmt.format(min(values))}–{fmt.format(max(values))}"
     return (f"{'':<8} {'  range of ' + str(len(runs)) + ' runs':<32} "
             f"wall {span([r['wall'] for r in runs], '{:.2f}')} s, "
             f"CPU {span([r['cpu'] for r in runs], '{:.2f}')} s, "
-            f"sim req/s {span([r['requests'] / r['wall'] for r in runs], '{:,.0f}')}, "
+            f"sim req/s {span([r['requests'] / r['wall'] for r in runs], '{:,.0f}')} "
+            f"(per CPU s {span([r['requests'] / r['cpu'] for r in runs], '{:,.0f}')}), "
             f"peak {span([r['rss_mib'] for r in runs], '{:.0f}')} MiB")
 
 

@@ -113,9 +113,10 @@ def test_max_memory_gb_bounds(base_spec, value):
 def test_validate_refuses_the_read_ahead_the_replay_refuses(tmp_path):
     """A trace whose first session has 5,000 turns before the second session starts:
     the replay's second client needs its 4,999 later turns read ahead (held) at once.
-    With a budget that leaves room for 1,000 rows of 112 bytes or more, ``aisimulate
-    validate`` and ``check()`` refuse it as ``replay`` does, with the same message;
-    with room for 6,000 rows of 1 kB, all three accept it."""
+    With a budget 112,000 bytes above the estimate (at most 1,000 held rows: a row
+    held, a workload.Request, takes 112 bytes or more), ``aisimulate validate`` and
+    ``check()`` refuse it as ``replay`` does, with the same message; with 6,000 kB
+    above it, all three accept it."""
     trace = tmp_path / "t.jsonl"
     row = '{{"timestamp": 0, "input_length": 10, "output_length": 1, "session_id": {}}}\n'
     trace.write_text(row.format(0) * 5000 + row.format(1))

@@ -133,7 +133,8 @@ traffic:
 			assert.Contains(t, ce.Msg, "lower traffic.source.turns or traffic.load.concurrency")
 		})
 	}
-	// 2 sessions × (1e9 − 1) later turns × 112 bytes ≈ 224 GB
+	// 2 sessions × (1e9 − 1) later turns × requestB (a workload.Request, 120
+	// bytes) ≈ 240 GB
 	e := estimateYAML(t, linearEngineFor(1000)+`
 traffic:
   source: {type: sessions, num_sessions: 2, turns: 1000000000, isl: 10, osl: 1}
