@@ -118,3 +118,52 @@ def test_trace_out_that_is_a_result_file_is_exit_2(tmp_path, capsys):
     assert capsys.readouterr().err == (f"aisimulate: error: --trace-out {out / 'requests.csv'} is also the result "
                                        f"file requests.csv of --output-dir {out}: choose another file\n")
     assert not out.exists()
+
+
+def _fifo_reader(path: Path) -> dict:
+    import threading
+
+    got: dict = {}
+
+    def read():
+        with open(path, "rb") as f:
+            got["bytes"] = f.read()
+    threading.Thread(target=read, daemon=True).start()
+    return got
+
+
+def test_outputs_write_through_a_fifo_a_device_and_a_link(tmp_path, capsys):
+    # DEFECTS18 #14: a FIFO, a device node or a symbolic link given as --trace-out or
+    # --out was replaced by a regular file (as root, --trace-out /dev/null would replace
+    # the system's /dev/null); now a node is written through and a link's file replaced
+    import os
+    import stat
+    import time
+
+    cfg = tmp_path / "r.json"
+    cfg.write_text(json.dumps(BASE_SPEC))
+    fifo = tmp_path / "trace.json"
+    os.mkfifo(fifo)
+    got = _fifo_reader(fifo)
+    assert cli_main(["replay", str(cfg), "--trace-out", str(fifo), "-q"]) == 0
+    deadline = time.monotonic() + 30
+    while "bytes" not in got and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert stat.S_ISFIFO(os.lstat(fifo).st_mode)
+    assert json.loads(got["bytes"])["traceEvents"]  # the reader got the whole trace
+    target = tmp_path / "shared" / "results.csv"
+    target.parent.mkdir()
+    target.write_text("old\n")
+    link = tmp_path / "results.csv"
+    link.symlink_to(target)
+    assert cli_main(["sweep", str(cfg), "--grid", "traffic.source.osl=4,6", "--out", str(link), "-q"]) == 0
+    assert link.is_symlink() and os.readlink(link) == str(target)
+    assert len(target.read_text().splitlines()) == 1 + 2  # header + the 2 points, in the link's file
+    if os.geteuid() == 0:  # a character device like /dev/null (mknod needs root)
+        null = tmp_path / "null.csv"
+        os.mknod(null, 0o644 | stat.S_IFCHR, os.makedev(1, 3))
+        assert cli_main(["sweep", str(cfg), "--grid", "traffic.source.osl=4", "--out", str(null), "-q"]) == 0
+        assert stat.S_ISCHR(os.lstat(null).st_mode)
+    capsys.readouterr()
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
+        ["r.json", "trace.json", "shared", "results.csv"] + (["null.csv"] if os.geteuid() == 0 else []))

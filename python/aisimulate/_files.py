@@ -334,20 +334,35 @@ def write_replacing(path: str | os.PathLike[str], prefix: str, write: Callable[[
     ``path``'s folder (named ``prefix`` + random + ``path``'s suffix), which is given the
     mode ``open()`` would have given it and renamed over ``path`` when complete.
 
+    What ``path`` already is decides where: a symbolic link to a file is kept and its
+    file is replaced (in the file's folder); an existing node that is not a regular file
+    (a device such as ``/dev/null``, a FIFO, a socket, ``/dev/stdout``) is written through
+    with ``write(path)``, never replaced by a regular file.
+
     Raises:
         OSError: the file cannot be written (the temporary file is removed).
         BaseException: whatever ``write`` raises (the temporary file is removed).
     """
+    import stat
+
+    try:
+        mode = os.stat(path).st_mode  # through a symbolic link
+    except FileNotFoundError:
+        mode = None
+    if mode is not None and not stat.S_ISREG(mode) and not stat.S_ISDIR(mode):
+        write(os.fspath(path))  # a device or a pipe: write through it
+        return
+    final = os.path.realpath(path)  # a link's file, replaced in its own folder
     tempfile = _lazy.module("tempfile")
-    folder = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(dir=folder, prefix=prefix, suffix=os.path.splitext(path)[1])
+    folder = os.path.dirname(final)
+    fd, tmp = tempfile.mkstemp(dir=folder, prefix=prefix, suffix=os.path.splitext(final)[1])
     os.close(fd)
     try:
         write(tmp)
         umask = os.umask(0)  # mkstemp made it 0600: give it the mode open() would have
         os.umask(umask)
         os.chmod(tmp, 0o666 & ~umask)
-        os.replace(tmp, path)
+        os.replace(tmp, final)
     except BaseException:
         os.unlink(tmp)
         raise

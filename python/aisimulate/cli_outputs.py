@@ -39,7 +39,11 @@ def check_output_file(flag: str, path: str, inputs: Iterable[str] = (),
     if src is not None:
         raise _UsageError(f"{flag} {path} would overwrite the input file {src} that this "
                           "run reads: choose another file")
-    writable_folder(flag, path, os.path.dirname(os.path.abspath(path)))
+    if os.path.exists(path) and not os.path.isfile(path):
+        return  # a device or a pipe (/dev/null, a FIFO): written through, not replaced
+    # a symbolic link's file is replaced in its own folder
+    writable_folder(flag, path, os.path.dirname(os.path.realpath(path) if os.path.islink(path)
+                                                else os.path.abspath(path)))
 
 
 def check_apart(flag: str, path: str, others: Mapping[str, str]) -> None:
