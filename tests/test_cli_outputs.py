@@ -120,6 +120,30 @@ def test_trace_out_that_is_a_result_file_is_exit_2(tmp_path, capsys):
     assert not out.exists()
 
 
+def test_a_name_too_long_is_exit_2_before_the_replay(tmp_path, capsys):
+    # DEFECTS18 #13: --output-dir with a 300-byte name was a traceback; --trace-out and
+    # sweep --out ran the whole replay, then failed with exit 1 naming a temporary file
+    cfg = tmp_path / "r.json"
+    cfg.write_text(json.dumps(BASE_SPEC))
+    long = str(tmp_path / ("x" * 300))
+    why = "File name too long (a name of {} bytes, more than 255)"
+    for args, flag, path, n in (
+            (["replay", str(cfg), "--output-dir", long], "--output-dir", long, 300),
+            (["replay", str(cfg), "--output-dir", long + "/x"], "--output-dir", long + "/x", 300),
+            (["replay", str(cfg), "--trace-out", long + ".json"], "--trace-out", long + ".json", 305),
+            (["sweep", str(cfg), "--grid", "traffic.source.osl=4", "--out", long + ".csv"], "--out", long + ".csv", 304)):
+        assert cli_main([*args, "-q"]) == 2
+        captured = capsys.readouterr()
+        assert (captured.err, captured.out) == (f"aisimulate: error: {flag} {path}: {why.format(n)}\n", "")
+    with pytest.raises(ConfigError, match=f"the output folder {long}: File name too long"):
+        aisimulate.replay(BASE_SPEC).save(long)
+    assert [p.name for p in tmp_path.iterdir()] == ["r.json"]
+    # a name of 250 bytes is written (its temporary name is not longer than the limit)
+    ok = tmp_path / ("y" * 245 + ".json")
+    assert cli_main(["replay", str(cfg), "--trace-out", str(ok), "-q"]) == 0
+    assert json.loads(ok.read_text())["traceEvents"]
+
+
 def _fifo_reader(path: Path) -> dict:
     import threading
 

@@ -159,7 +159,8 @@ class ResultDir:
     Raises:
         ValueError: ``directory`` is empty.
         ConfigError: a file of the result would overwrite one of ``inputs`` (the files
-            the replay read), or the folder is a file.
+            the replay read), the folder is a file, or its name is too long for the
+            file system.
     """
 
     def __init__(self, directory: str | os.PathLike[str], *, inputs: Iterable[str] = (),
@@ -168,6 +169,9 @@ class ResultDir:
         if not str(text).strip():
             raise ValueError("the output folder name is empty")
         self.dir = Path(text)
+        too_long = name_too_long(self.dir)
+        if too_long:
+            raise ConfigError("", f"the output folder {self.dir}: {too_long}")
         self._inputs = [p for p in inputs if p and os.path.isfile(p)]
         self._temps: dict[str, Path] = {}
         self._marker = marker  # the file written last, whose presence says "complete"
@@ -340,7 +344,8 @@ def write_replacing(path: str | os.PathLike[str], prefix: str, write: Callable[[
     with ``write(path)``, never replaced by a regular file.
 
     Raises:
-        OSError: the file cannot be written (the temporary file is removed).
+        OSError: the file cannot be written (the temporary file is removed); its
+            ``filename`` is ``path``, never the temporary name.
         BaseException: whatever ``write`` raises (the temporary file is removed).
     """
     import stat
@@ -349,13 +354,20 @@ def write_replacing(path: str | os.PathLike[str], prefix: str, write: Callable[[
         mode = os.stat(path).st_mode  # through a symbolic link
     except FileNotFoundError:
         mode = None
+    except OSError as exc:
+        raise OSError(exc.errno, exc.strerror, os.fspath(path)) from None
     if mode is not None and not stat.S_ISREG(mode) and not stat.S_ISDIR(mode):
         write(os.fspath(path))  # a device or a pipe: write through it
         return
     final = os.path.realpath(path)  # a link's file, replaced in its own folder
     tempfile = _lazy.module("tempfile")
     folder = os.path.dirname(final)
-    fd, tmp = tempfile.mkstemp(dir=folder, prefix=prefix, suffix=os.path.splitext(final)[1])
+    if len(prefix.encode()) > 64:  # a temporary name must stay within NAME_MAX too
+        prefix = ".aisimulate-"
+    try:
+        fd, tmp = tempfile.mkstemp(dir=folder, prefix=prefix, suffix=os.path.splitext(final)[1][:16])
+    except OSError as exc:
+        raise OSError(exc.errno, exc.strerror, os.fspath(path)) from None
     os.close(fd)
     try:
         write(tmp)
@@ -363,9 +375,33 @@ def write_replacing(path: str | os.PathLike[str], prefix: str, write: Callable[[
         os.umask(umask)
         os.chmod(tmp, 0o666 & ~umask)
         os.replace(tmp, final)
-    except BaseException:
+    except BaseException as exc:
         os.unlink(tmp)
+        if isinstance(exc, OSError) and exc.filename in (tmp, final):  # name the user's file
+            raise OSError(exc.errno, exc.strerror, os.fspath(path)) from None
         raise
+
+
+def name_too_long(path: str | os.PathLike[str]) -> str | None:
+    """Why ``path`` cannot be created on this system (a component longer than the file
+    system's NAME_MAX, the whole longer than PATH_MAX), or None."""
+    full = os.path.abspath(os.fspath(path))
+    probe = full
+    while not os.path.isdir(probe):  # the nearest existing folder, for its limits
+        parent = os.path.dirname(probe)
+        if parent == probe:
+            break
+        probe = parent
+    try:
+        name_max, path_max = os.pathconf(probe, "PC_NAME_MAX"), os.pathconf(probe, "PC_PATH_MAX")
+    except (OSError, ValueError):
+        name_max, path_max = 255, 4096
+    if len(full.encode()) >= path_max:
+        return f"the path is longer than {path_max} bytes"
+    for part in full.split(os.sep):
+        if len(part.encode()) > name_max:
+            return f"File name too long (a name of {len(part.encode())} bytes, more than {name_max})"
+    return None
 
 
 def same_file(a: str | os.PathLike[str], b: str | os.PathLike[str]) -> bool:

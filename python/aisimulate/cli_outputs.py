@@ -35,6 +35,9 @@ def check_output_file(flag: str, path: str, inputs: Iterable[str] = (),
         raise _UsageError(f"{flag} {path}: is a folder: give a file name")
     if suffixes and os.path.splitext(path)[1].lower() not in suffixes:
         raise _UsageError(f"{flag} {path}: the file name must end in one of {', '.join(suffixes)}")
+    too_long = _files.name_too_long(path)
+    if too_long:
+        raise _UsageError(f"{flag} {path}: {too_long}")
     src = _files.overwritten_input(path, inputs)
     if src is not None:
         raise _UsageError(f"{flag} {path} would overwrite the input file {src} that this "
@@ -71,6 +74,10 @@ def check_output_dir(flag: str, directory: str, names: Iterable[str], inputs: It
     """
     if not directory.strip():
         raise _UsageError(f"{flag}: the folder name is empty")
+    names = list(names)
+    too_long = _files.name_too_long(os.path.join(directory, max(names, key=len, default="x")))
+    if too_long:
+        raise _UsageError(f"{flag} {directory}: {too_long}")
     try:
         _files.ResultDir(directory, inputs=inputs, force=force).check_names(names)
     except _files.ForeignFileError as exc:
