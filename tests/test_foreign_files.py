@@ -214,3 +214,40 @@ def test_result_names_are_the_tables_exports_and_marker():
 
 def refused(proc: subprocess.CompletedProcess, *needles: str) -> None:
     assert_usage_error(proc, 'aisimulate: error: --output-dir ', *needles)
+
+
+def test_a_listed_file_replaced_since_is_foreign(tmp_path, config):
+    # DEFECTS18 #11: the earlier result's marker listed profile_export.jsonl and
+    # requests.csv, so files the user put there since (the real measurement, notes) were
+    # overwritten without --force; now a listed file whose size is not the one the
+    # marker recorded is not the result's any more
+    out = tmp_path / "run"
+    args = ("replay", str(config), "--output-dir", str(out), "--records", "csv", "--export", "aiperf", "-q")
+    assert run_cli(*args, cwd=tmp_path).returncode == 0
+    (out / "profile_export.jsonl").write_text(REAL_AIPERF)
+    refused(run_cli(*args, cwd=tmp_path), str(out / "profile_export.jsonl"), "--force")
+    assert (out / "profile_export.jsonl").read_text() == REAL_AIPERF
+    (out / "profile_export.jsonl").unlink()
+    (out / "requests.csv").write_text("my notes\n")
+    refused(run_cli(*args, cwd=tmp_path), str(out / "requests.csv"), "--force")
+    assert (out / "requests.csv").read_text() == "my notes\n"
+    assert run_cli(*args, "--force", cwd=tmp_path).returncode == 0  # replaced when asked
+    assert (out / "requests.csv").read_text().startswith("request_id,")
+    assert run_cli(*args, cwd=tmp_path).returncode == 0  # its own result: replaced as before
+
+
+def test_an_aiperf_export_replaced_since_is_foreign(tmp_path):
+    # the same for report.to_aiperf, whose marker is profile_export_aiperf.json: it
+    # records the other files' sizes
+    report = aisimulate.replay(BASE_SPEC)
+    out = tmp_path / "tb"
+    report.to_aiperf(out)
+    sizes = json.loads((out / "profile_export_aiperf.json").read_text())["aisimulate_files"]
+    assert sizes == {n: (out / n).stat().st_size for n in ("profile_export.jsonl", "profile_export_aiperf.csv")}
+    report.to_aiperf(out)  # its own: replaced
+    (out / "profile_export.jsonl").write_text(REAL_AIPERF)
+    with pytest.raises(_files.ForeignFileError):
+        report.to_aiperf(out)
+    assert (out / "profile_export.jsonl").read_text() == REAL_AIPERF
+    report.to_aiperf(out, force=True)
+    assert (out / "profile_export.jsonl").stat().st_size == sizes["profile_export.jsonl"]

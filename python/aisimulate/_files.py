@@ -115,10 +115,35 @@ def previous_result(directory: Path) -> set[str]:
     doc = _json_object(directory / MARKER)
     if isinstance(doc.get("metadata"), dict) and isinstance(doc["metadata"].get("aisimulate_version"), str):
         owned.add(MARKER)
-        owned.update(_listed_files(directory / MARKER))
-    if isinstance(_json_object(directory / AIPERF_FILES[1]).get("aisimulate_version"), str):
-        owned.update(AIPERF_FILES)
+        sizes = doc.get("records", {}).get("files", {}) if isinstance(doc.get("records"), dict) else {}
+        owned.update(n for n in _listed_files(directory / MARKER)
+                     if _unchanged(directory / n, sizes.get(n, {}).get("bytes") if isinstance(sizes.get(n), dict) else None))
+    summary = _json_object(directory / AIPERF_FILES[1])
+    if isinstance(summary.get("aisimulate_version"), str):
+        sizes = summary.get(AISIMULATE_FILES_KEY)
+        owned.add(AIPERF_FILES[1])
+        owned.update(n for n in AIPERF_FILES[::2]  # an export of an older version lists no sizes
+                     if not isinstance(sizes, dict) or _unchanged(directory / n, sizes.get(n)))
     return owned
+
+
+#: The key of ``profile_export_aiperf.json`` (written last of an AIPerf export) listing
+#: the byte size of the export's other files, so that a file replaced since (a real
+#: measurement copied in) is not taken for aisimulate's own.
+AISIMULATE_FILES_KEY = "aisimulate_files"
+
+
+def _unchanged(path: Path, size: Any) -> bool:
+    """Whether ``path`` still is the file an aisimulate result wrote, as far as its
+    marker knows: of the byte size it recorded (no size recorded: nothing to compare,
+    it counts as unchanged). A file replaced since (a user's own, a real AIPerf
+    measurement copied over the prediction) is not the result's any more."""
+    if isinstance(size, bool) or not isinstance(size, int):
+        return True
+    try:
+        return path.lstat().st_size == size  # a link put in its place is not ours either
+    except OSError:
+        return True  # gone: nothing to protect
 
 
 def _json_object(path: Path) -> dict:

@@ -251,7 +251,7 @@ def write_export(report: "ReplayReport", export: str, out, advance: Callable[[in
     Returns:
         file name → temporary path.
     """
-    from . import _tables
+    from . import _files, _tables
 
     written: dict[str, Path] = {}
     if export == "aiperf":
@@ -268,6 +268,8 @@ def write_export(report: "ReplayReport", export: str, out, advance: Callable[[in
         doc = aiperf_summary(report)
         written[AIPERF_FILES[2]] = out.temp(AIPERF_FILES[2])
         written[AIPERF_FILES[2]].write_text(aiperf_csv(doc), encoding="utf-8", newline="")
+        # the other files' sizes: a file replaced since is not taken for ours (_files.previous_result)
+        doc[_files.AISIMULATE_FILES_KEY] = {n: written[n].stat().st_size for n in AIPERF_FILES[::2]}
         written[AIPERF_FILES[1]] = out.temp(AIPERF_FILES[1])
         written[AIPERF_FILES[1]].write_text(json.dumps(doc, indent=2, allow_nan=False) + "\n", encoding="utf-8")
     elif export == "vllm":
