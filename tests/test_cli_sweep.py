@@ -278,3 +278,33 @@ def test_the_sweep_table_shows_the_slo_columns_with_slo(cfg, capsys):
         assert line.split()[-2:] == values
     assert main(["sweep", str(cfg), "--grid", "traffic.source.osl=4", "--no-progress"]) == 0
     assert "goodput_rps" not in capsys.readouterr().out  # without --slo they would be empty
+
+
+def test_parse_grid_keeps_a_mapping_value_whole():
+    # DEFECTS18 #12: every comma split the values, so a length distribution could never
+    # be given ("invalid YAML: expected ',' or '}'"), and "1,,2" made a point of null
+    dist = {"kind": "uniform", "min": 1, "max": 8}
+    assert parse_grid(["traffic.source.isl={kind: uniform, min: 1, max: 8},512"]) == {
+        "traffic.source.isl": [dist, 512]}
+    assert parse_grid(["traffic.source.isl={kind: fixed, value: 5}"]) == {
+        "traffic.source.isl": [{"kind": "fixed", "value": 5}]}
+    assert parse_grid(["a.isl,a.osl={kind: uniform, min: 1, max: 8}:4,16:[1, 2]"]) == {
+        ("a.isl", "a.osl"): [(dist, 4), (16, [1, 2])]}
+    assert parse_grid(["a.name='x,y',\"p:q\""]) == {"a.name": ["x,y", "p:q"]}
+
+
+@pytest.mark.parametrize("grid", ["engine.workers.aggregated.count=1,,2", "engine.workers.aggregated.count=1,",
+                                  "a,b=1:,2:3"])
+def test_an_empty_grid_value_is_exit_2(cfg, capsys, grid):
+    assert main(["sweep", str(cfg), "--grid", grid, "--no-progress"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("aisimulate: error: --grid ") and err.endswith(
+        ": a value is empty (two commas in a row, or one at an end)\n")
+
+
+def test_a_sweep_over_length_distributions_runs(cfg, capsys):
+    pd = pytest.importorskip("pandas")
+    assert main(["sweep", str(cfg), "--grid", "traffic.source.osl={kind: fixed, value: 6},4", "--no-progress",
+                 "--format", "csv", "--jobs", "1"]) == 0
+    df = pd.read_csv(io.StringIO(capsys.readouterr().out))
+    assert list(df["total_output_tokens"]) == [30, 20]  # 5 requests × 6, × 4

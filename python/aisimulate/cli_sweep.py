@@ -45,12 +45,39 @@ def _value(text: str, where: str) -> Any:
         raise _UsageError(f"{where}: {exc.reason}") from None
 
 
+def _split(text: str, sep: str) -> list[str]:
+    """``text`` split at each ``sep`` outside brackets and quotes: a YAML flow mapping or
+    list (``{kind: uniform, min: 1, max: 8}``) or a quoted string stays one value."""
+    parts, depth, quote, start = [], 0, "", 0
+    for i, ch in enumerate(text):
+        if quote:
+            quote = "" if ch == quote else quote
+        elif ch in "'\"":
+            quote = ch
+        elif ch in "{[":
+            depth += 1
+        elif ch in "}]":
+            depth = max(depth - 1, 0)
+        elif ch == sep and depth == 0:
+            parts.append(text[start:i])
+            start = i + 1
+    return parts + [text[start:]]
+
+
+def _grid_value(text: str, field: str) -> Any:
+    if not text.strip():
+        raise _UsageError(f"--grid {field}: a value is empty (two commas in a row, or one at an end)")
+    return _value(text, f"--grid {field}")
+
+
 def parse_grid(items: Sequence[str]) -> dict[Any, list[Any]]:
     """``--grid FIELD=V1,V2`` (values read as YAML) or coupled
-    ``--grid F1,F2=a1:a2,b1:b2`` → the grid :func:`aisimulate.sweep` takes.
+    ``--grid F1,F2=a1:a2,b1:b2`` → the grid :func:`aisimulate.sweep` takes. A comma or
+    colon inside a flow mapping or list (``{kind: uniform, min: 1, max: 8}``) or quotes
+    does not split values.
 
     Raises:
-        _UsageError: an item without ``=``, an empty field or value list, a field
+        _UsageError: an item without ``=``, an empty field, value list or value, a field
             given twice, or a coupled value with the wrong number of parts.
     """
     parsed = [(item, *item.partition("=")) for item in items]
@@ -62,16 +89,16 @@ def parse_grid(items: Sequence[str]) -> dict[Any, list[Any]]:
     grid: dict[Any, list[Any]] = {}
     for item, fields, sep, values in parsed:
         names = [f.strip() for f in fields.split(",")]
-        parts = values.split(",")
+        parts = _split(values, ",")
         if len(names) == 1:
-            grid[names[0]] = [_value(v, f"--grid {names[0]}") for v in parts]
+            grid[names[0]] = [_grid_value(v, names[0]) for v in parts]
             continue
         rows = []
         for v in parts:
-            comps = v.split(":")
+            comps = _split(v, ":")
             if len(comps) != len(names):
                 raise _UsageError(f"--grid {fields}: {v!r} needs {len(names)} values separated by ':'")
-            rows.append(tuple(_value(c, f"--grid {n}") for c, n in zip(comps, names)))
+            rows.append(tuple(_grid_value(c, n) for c, n in zip(comps, names)))
         grid[tuple(names)] = rows
     return grid
 
@@ -87,7 +114,8 @@ def _add_sweep(sub: argparse._SubParsersAction) -> None:
     add_config_arguments(s)
     s.add_argument("--grid", action="append", default=[], metavar="FIELD=V1,V2",
                    help="a dotted field and its values (read as YAML); repeatable (cartesian "
-                        "product); F1,F2=a1:a2,b1:b2 couples fields; a relative file path resolves "
+                        "product); F1,F2=a1:a2,b1:b2 couples fields; a mapping value keeps its "
+                        "commas: F={kind: uniform, min: 1, max: 8},512; a relative file path resolves "
                         "against the working directory, as in --set")
     s.add_argument("--points", metavar="FILE",
                    help="a YAML or JSON list of scenarios, each a mapping of dotted fields to values; "
