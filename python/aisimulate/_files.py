@@ -115,9 +115,10 @@ def previous_result(directory: Path) -> set[str]:
     doc = _json_object(directory / MARKER)
     if isinstance(doc.get("metadata"), dict) and isinstance(doc["metadata"].get("aisimulate_version"), str):
         owned.add(MARKER)
-        sizes = doc.get("records", {}).get("files", {}) if isinstance(doc.get("records"), dict) else {}
-        owned.update(n for n in _listed_files(directory / MARKER)
-                     if _unchanged(directory / n, sizes.get(n, {}).get("bytes") if isinstance(sizes.get(n), dict) else None))
+        for name in _listed_files(directory / MARKER):  # then records.files is a dict
+            entry = doc["records"]["files"][name]
+            if _unchanged(directory / name, entry.get("bytes") if isinstance(entry, dict) else None):
+                owned.add(name)
     summary = _json_object(directory / AIPERF_FILES[1])
     if isinstance(summary.get("aisimulate_version"), str):
         sizes = summary.get(AISIMULATE_FILES_KEY)
@@ -421,11 +422,11 @@ def name_too_long(path: str | os.PathLike[str]) -> str | None:
         name_max, path_max = os.pathconf(probe, "PC_NAME_MAX"), os.pathconf(probe, "PC_PATH_MAX")
     except (OSError, ValueError):
         name_max, path_max = 255, 4096
-    if len(full.encode()) >= path_max:
+    if len(os.fsencode(full)) >= path_max:
         return f"the path is longer than {path_max} bytes"
     for part in full.split(os.sep):
-        if len(part.encode()) > name_max:
-            return f"File name too long (a name of {len(part.encode())} bytes, more than {name_max})"
+        if len(os.fsencode(part)) > name_max:
+            return f"File name too long (a name of {len(os.fsencode(part))} bytes, more than {name_max})"
     return None
 
 
