@@ -349,33 +349,54 @@ func (m *kvManager) leaveGroup(gi int32, run []qEntry) {
 // prefix group key; each block's slot in its group is slotOf's, counted on
 // the way). The blocks found are kept for touch.
 func (m *kvManager) lookup(hashes, keys []uint64, limit int) (hits, idle int) {
-	m.hits = m.hits[:0]
 	if m.cache == nil {
+		m.hits = m.hits[:0]
 		return 0, 0
 	}
-	var g *blockGroup
-	off := 0
-	for hits < limit && hits < len(hashes) {
-		if hits == 0 || keys[hits] != keys[hits-1] {
-			gi, ok := m.cache.get(keys[hits])
-			if !ok {
-				break
-			}
-			g, off = &m.groups[gi], 0
-		} else if off++; off == groupSize { // the key's next group of slots
-			off = 0
-		}
-		id := g.ids[off&(groupSize-1)]
-		if id == blockNone || g.hashes[off&(groupSize-1)] != hashes[hits] {
+	limit = max(0, min(limit, len(hashes)))
+	found := slices.Grow(m.hits[:0], limit)[:limit]
+	off := 0 // the slot of block hits
+	for hits < limit {
+		gi, ok := m.cache.get(keys[hits])
+		if !ok {
 			break
 		}
-		if m.blocks[id].ref == 0 {
+		n, idl, end := m.groups[gi].match(hashes[hits:limit], keys[hits:limit], found[hits:], m.blocks, off)
+		hits, idle = hits+n, idle+idl
+		if !end {
+			break
+		}
+		off = 0 // the key's next group of slots, or the next key's first
+	}
+	m.hits = found[:hits]
+	return hits, idle
+}
+
+// match finds the leading blocks of hashes (slots from first on, while their
+// key is this group's) in the group, writes their ids into found and returns
+// how many, how many of those are unreferenced, and whether it stopped only
+// at the group's end (the next block, if any, starts another group).
+//
+//go:noinline
+func (g *blockGroup) match(hashes, keys []uint64, found []int32, blocks []kvBlock, first int) (n, idle int, end bool) {
+	lim := min(len(hashes), groupSize-first)
+	hashes, keys, found = hashes[:lim], keys[:lim], found[:lim]
+	key := g.key
+	for k, h := range hashes {
+		if keys[k] != key {
+			return k, idle, true
+		}
+		off := (first + k) & (groupSize - 1) // first + k < groupSize
+		id := g.ids[off]
+		if id == blockNone || g.hashes[off] != h {
+			return k, idle, false
+		}
+		if blocks[id].ref == 0 {
 			idle++
 		}
-		m.hits = append(m.hits, id)
-		hits++
+		found[k] = id
 	}
-	return hits, idle
+	return lim, idle, true
 }
 
 // slotOf is block j's slot in its prefix group: its distance from the start
@@ -494,19 +515,20 @@ func (m *kvManager) register(ids []int32, hashes, keys []uint64, from int) {
 //go:noinline
 func (g *blockGroup) fill(gi int32, blocks []kvBlock, ids []int32, hashes, keys []uint64, first int) int {
 	n := min(len(ids), groupSize-first) // the slots left in the group
-	hashes, keys = hashes[:n], keys[:n]
+	ids, hashes, keys = ids[:n], hashes[:n], keys[:n]
+	slots, slotHashes := g.ids[first:first+n], g.hashes[first:first+n]
 	key := g.key
-	for k, id := range ids[:n] {
+	for k, id := range ids {
 		if keys[k] != key {
 			return k
 		}
-		off := (first + k) & (groupSize - 1) // first + k < groupSize
-		if g.ids[off] != blockNone {
+		if slots[k] != blockNone {
 			continue
 		}
-		g.ids[off], g.hashes[off] = id, hashes[k]
+		slots[k], slotHashes[k] = id, hashes[k]
 		g.n++
-		blocks[id] = kvBlock{ref: 1, group: gi, off: uint8(off)} // held: no qpos
+		b := &blocks[id] // held: its qpos is not read
+		b.ref, b.group, b.off = 1, gi, uint8(first+k)
 	}
 	return n
 }

@@ -238,7 +238,7 @@ func TestKVManagerMatchesModel(t *testing.T) {
 				mh, mi := model.lookup(r.hashes, r.keys, r.offs, limit)
 				require.Equal(t, mh, hits, "seed %d step %d", seed, step)
 				require.Equal(t, mi, idle)
-				require.Equal(t, model.hits, kv.hits)
+				require.True(t, slices.Equal(model.hits, kv.hits), "%v ≠ %v", model.hits, kv.hits)
 				need := n + rng.IntN(3) - hits // a few blocks past the prompt (decode)
 				if need > kv.available()-idle {
 					break
@@ -279,7 +279,7 @@ func TestKVManagerMatchesModel(t *testing.T) {
 					require.Equal(t, model.lookupSaved(r.saved, r.serial, hits, limit), own)
 					hits, idle = hits+own, idle+own
 				}
-				require.Equal(t, model.hits, kv.hits)
+				require.True(t, slices.Equal(model.hits, kv.hits), "%v ≠ %v", model.hits, kv.hits)
 				need := len(r.saved) - hits
 				if need > kv.available()-idle {
 					live = slices.Delete(live, i, i+1) // gave up: nothing held
