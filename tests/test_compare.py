@@ -123,13 +123,16 @@ def test_concurrency_replay(tmp_path):
 
 
 def test_multi_turn_prefix_blocks_by_hand():
-    # session s1, conversation c: turn 0 ISL 1000 (2 blocks of 512), OSL 100; turn 1 ISL
-    # 1600 (4 blocks): its first ⌊(1000 + 100) / 512⌋ = 2 blocks are turn 0's. Session s2
-    # sends the same dataset entry's turn 0: the same 2 blocks.
+    # session s1, conversation c: turn 0 ISL 1000 (⌈1000 / 16⌉ = 63 blocks of 16 tokens),
+    # OSL 100; turn 1 ISL 1600 (100 blocks): it shares min(⌊(1000 + 100) / 16⌋ = 68, the
+    # 63 ids of turn 0's prompt) = 63 blocks, then 37 of its own. Session s2 sends the
+    # same dataset entry's turn 0: the same 63 blocks. (At 512 tokens an id, turn 1
+    # shared 2 blocks: 1024 tokens instead of 1000.)
     recs = [{"line": 1, "start_ns": 0, "isl": 1000, "osl": 100, "conversation": "c", "session": "s1", "turn": 0},
             {"line": 2, "start_ns": 5, "isl": 1600, "osl": 10, "conversation": "c", "session": "s1", "turn": 1},
             {"line": 3, "start_ns": 9, "isl": 1000, "osl": 80, "conversation": "c", "session": "s2", "turn": 0}]
-    assert _hash_ids(recs) == [[1, 2], [1, 2, 3, 4], [1, 2]]
+    first = list(range(1, 64))
+    assert _hash_ids(recs) == [first, first + list(range(64, 101)), first]
 
 
 @pytest.mark.parametrize("line, field", [

@@ -104,6 +104,8 @@ func rangeCases() map[string]rangeCase {
 			c = rangeCase{plain, "traffic.load." + field}
 		case "ResponseOverhead":
 			c = rangeCase{spec(engine(""), traffic(synth, `{"mode": "concurrency", "concurrency": 1, "response_overhead": {"base_ms": 0, "per_output_token_us": 0}}`)), "traffic.load.response_overhead." + field}
+		case "MooncakeSource":
+			c = rangeCase{spec(engine(""), traffic(`{"type": "mooncake", "path": "t.jsonl"}`, `{"mode": "trace"}`)), "traffic.source." + field}
 		case "TraceLoad":
 			c = rangeCase{spec(engine(""), traffic(`{"type": "mooncake", "path": "t.jsonl"}`, `{"mode": "trace"}`)), "traffic.load." + field}
 		case "RateLoad":

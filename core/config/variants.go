@@ -104,10 +104,14 @@ type SourceType interface {
 }
 
 // MooncakeSource (type mooncake) reads a Mooncake JSONL trace: timestamp (ms),
-// input_length, output_length, hash_ids of 512-token blocks, optional
+// input_length, output_length, hash_ids of ISLBlockSize-token blocks, optional
 // session_id and delay (ms) that make rows into sessions.
 type MooncakeSource struct {
 	Path string `json:"path"`
+	// ISLBlockSize is the number of prompt tokens one hash id covers: AIPerf's
+	// --isl-block-size (--prompt-input-tokens-block-size), "used for trace
+	// hash_ids block alignment"; 0 (absent) = the Mooncake traces' 512.
+	ISLBlockSize int `json:"isl_block_size,omitempty"`
 }
 
 // AzureSource (type azure) reads an Azure LLM inference trace (CSV).
@@ -350,8 +354,11 @@ func (p LinearPerf) validate(path string) error {
 	return nil
 }
 
-func (s MooncakeSource) validate(path string) error { return tracePath(path, SourceMooncake, s.Path) }
-func (s AzureSource) validate(path string) error    { return tracePath(path, SourceAzure, s.Path) }
+func (s MooncakeSource) validate(path string) error {
+	return firstErr(tracePath(path, SourceMooncake, s.Path),
+		checkInt(join(path, "isl_block_size"), "MooncakeSource.isl_block_size", s.ISLBlockSize))
+}
+func (s AzureSource) validate(path string) error { return tracePath(path, SourceAzure, s.Path) }
 func (s LLMServingSimSource) validate(path string) error {
 	return tracePath(path, SourceLLMServingSim, s.Path)
 }

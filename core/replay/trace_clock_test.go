@@ -204,3 +204,19 @@ traffic:
 		assert.InDelta(t, c.want, msOf(rep.Records[1].SendNs), 1e-9)
 	}
 }
+
+// traffic.source.isl_block_size (AIPerf's --isl-block-size) sets the tokens
+// one hash id covers. Two 40-token prompts, one after the other, with ids
+// [1, 2, 3] and [1, 2, 9]: at 16 tokens an id, the second shares tokens
+// [0, 32), two full engine blocks of 16: 32 cached tokens. At Mooncake's 512
+// the same rows are refused: 3 ids for ⌈40 / 512⌉ = 1 block.
+func TestTraceISLBlockSize(t *testing.T) {
+	rows := `{"timestamp": 0, "input_length": 40, "output_length": 1, "hash_ids": [1, 2, 3]}` + "\n" +
+		`{"timestamp": 10, "input_length": 40, "output_length": 1, "hash_ids": [1, 2, 9]}` + "\n"
+	yml := replaceOnce(clockSpec(t, 0.01, rows, "{mode: trace}"), "path: ", "isl_block_size: 16, path: ")
+	rep := runYAML(t, yml)
+	require.Len(t, rep.Records, 2)
+	assert.Equal(t, []int{0, 32}, []int{rep.Records[0].CachedTokens, rep.Records[1].CachedTokens})
+
+	requireDataError(t, startErr(t, clockSpec(t, 0.01, rows, "{mode: trace}")), 1, "hash_ids")
+}

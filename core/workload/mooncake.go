@@ -57,27 +57,36 @@ const MooncakeBlockTokens = 512
 // going backwards or more than 292 years after the first, a line over
 // MaxLineBytes, session ids of both kinds, a field given twice in a row). The caller closes the returned
 // Closer (the file).
-func OpenMooncake(path string) (Source, io.Closer, error) {
+func OpenMooncake(path string) (Source, io.Closer, error) { return OpenMooncakeBlocks(path, 0) }
+
+// OpenMooncakeBlocks is OpenMooncake with hash ids of blockTokens prompt
+// tokens each (AIPerf's --isl-block-size; ≤ 0: MooncakeBlockTokens).
+func OpenMooncakeBlocks(path string, blockTokens int) (Source, io.Closer, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, nil, fmt.Errorf("workload: open Mooncake trace: %w", err)
 	}
-	return NewMooncakeSource(f, path), f, nil
+	m := NewMooncakeSource(f, path).(*mooncakeSource)
+	if blockTokens > 0 {
+		m.blockTokens = blockTokens
+	}
+	return m, f, nil
 }
 
 // NewMooncakeSource streams Mooncake JSONL (see OpenMooncake) from r; name is
 // used as DataError.File. It reads r lazily through a 64 KiB buffer and never
 // closes it. The Source is also a TimeOriginer and a SessionNamer.
 func NewMooncakeSource(r io.Reader, name string) Source {
-	m := &mooncakeSource{}
+	m := &mooncakeSource{blockTokens: MooncakeBlockTokens}
 	m.src = jsonlSource{jsonlLines: newJSONLLines(r, name), parse: m.parse}
 	return m
 }
 
 // mooncakeSource parses the rows of src.
 type mooncakeSource struct {
-	src jsonlSource
-	id  int64 // ID of the next request
+	src         jsonlSource
+	id          int64 // ID of the next request
+	blockTokens int   // prompt tokens a hash id covers
 
 	havePrev bool
 	prev     msTime // the last timestamp read, as written
@@ -156,8 +165,9 @@ func (s *mooncakeSource) parse(line []byte) (Request, *DataError) {
 	if msg := raw.idsMsg; msg != "" {
 		return Request{}, s.src.fail("hash_ids", msg)
 	}
-	blocks := in / MooncakeBlockTokens // ⌈in / 512⌉ without overflow near the int bound
-	if in%MooncakeBlockTokens != 0 {
+	bt := s.blockTokens
+	blocks := in / bt // ⌈in / bt⌉ without overflow near the int bound
+	if in%bt != 0 {
 		blocks++
 	}
 	if len(ids) > blocks {
@@ -166,7 +176,7 @@ func (s *mooncakeSource) parse(line []byte) (Request, *DataError) {
 		// "final hash block size must be greater than 0"); the Mooncake traces have
 		// exactly ⌈input_length / 512⌉ ids per row.
 		return Request{}, s.src.fail("hash_ids", fmt.Sprintf("%d ids for input_length %d: %d-token blocks hold it in %d (⌈%d / %d⌉), so the last %d would hold no token",
-			len(ids), in, MooncakeBlockTokens, blocks, in, MooncakeBlockTokens, len(ids)-blocks))
+			len(ids), in, bt, blocks, in, bt, len(ids)-blocks))
 	}
 	var tsNs int64
 	if hasTs {
@@ -229,7 +239,7 @@ func (s *mooncakeSource) parse(line []byte) (Request, *DataError) {
 		Line:         s.src.line,
 	}
 	if ids != nil {
-		req.HashIDs, req.HashBlockTokens = ids, MooncakeBlockTokens
+		req.HashIDs, req.HashBlockTokens = ids, s.blockTokens
 	}
 	s.id++
 	return req, nil

@@ -11,13 +11,14 @@ replayed with their own prompt and output lengths (``input_sequence_length``,
 relative to the first) — or, with ``concurrency=N``, by a closed loop of N clients in
 their send order, as AIPerf's ``--concurrency`` sends them. Requests of one AIPerf
 conversation (``conversation_id``; turns by ``turn_index`` within a session
-``x_correlation_id``) share their prompt's 512-token blocks as far as the previous turn's
-prompt and output reach, so a prefix-caching engine finds them (AIPerf sends the
-conversation so far as each turn's prompt). Known bias: vLLM caches every full
-``block_size`` block (16 tokens by default), the previous output's included, so up to
-511 cached tokens a turn are prefilled again here and the predicted TTFT of a
-multi-turn run runs high (20 sessions of 5 turns, 300 new and 100 output tokens a turn,
-compared with its own export: mean TTFT +62.8 %). Requests of one dataset
+``x_correlation_id``) share their prompt's 16-token blocks (:data:`BLOCK_TOKENS`) as far
+as the previous turn's prompt reaches, so a prefix-caching engine finds them (AIPerf
+sends the conversation so far as each turn's prompt). Known bias: vLLM also caches the
+blocks of the previous turn's output, which a trace row cannot name, so those tokens
+(and the part of a block past the previous prompt) are prefilled again here and the
+predicted TTFT of a multi-turn run runs high (20 sessions of 5 turns, 300 new and 100
+output tokens a turn, compared with its own export: mean TTFT +33.7 %; it was +62.8 %
+with the Mooncake traces' 512-token blocks). Requests of one dataset
 conversation sent again (``conversation_id`` and ``turn_index`` equal) share their
 whole prompt. The deployment, engine settings and client
 path come from the config; its ``traffic`` block is replaced (``traffic.load``'s
@@ -62,8 +63,11 @@ __all__ = ["compare", "Comparison", "read_profile_export", "METRICS", "BLOCK_TOK
 METRICS: dict[str, str] = {"ttft_ms": "time_to_first_token", "tpot_ms": "inter_token_latency",
                            "itl_ms": "inter_chunk_latency", "e2e_ms": "request_latency"}
 
-#: The Mooncake block size the replayed trace's hash ids describe (tokens).
-BLOCK_TOKENS = 512
+#: The tokens each hash id of the replayed trace covers (its ``isl_block_size``, AIPerf's
+#: ``--isl-block-size``): vLLM's default ``block_size``, so a turn shares the previous
+#: turn's prompt as finely as vLLM's prefix cache does (any engine block size re-blocks
+#: them).
+BLOCK_TOKENS = 16
 
 _STATS = ("mean", "p50", "p90", "p99")
 
@@ -195,7 +199,7 @@ def read_profile_export(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
 
 
 def _hash_ids(records: list[dict[str, Any]]) -> list[list[int]]:
-    """512-token block ids per replayed record: a conversation's turn shares the blocks
+    """:data:`BLOCK_TOKENS`-token block ids per replayed record: a conversation's turn shares the blocks
     that lie wholly inside the previous turn's prompt + output of its session; the rest
     of its prompt is its own. Equal (conversation, turn) prompts (a dataset entry sent
     again) share every block."""
@@ -420,7 +424,8 @@ def compare(config: str | os.PathLike[str] | Mapping[str, Any] | Spec, aiperf: s
                 fh.write(json.dumps({"timestamp": (r["start_ns"] - t0) / 1e6, "input_length": r["isl"],
                                      "output_length": r["osl"], "hash_ids": r["_hash_ids"]}) + "\n")
         mode = {"mode": "concurrency", "concurrency": concurrency} if concurrency else {"mode": "trace"}
-        spec = load_config(raw, overrides={"traffic": {"source": {"type": "mooncake", "path": trace},
+        spec = load_config(raw, overrides={"traffic": {"source": {"type": "mooncake", "path": trace,
+                                                                  "isl_block_size": BLOCK_TOKENS},
                                                        "load": {**mode, **keep}}})
         try:
             report = replay(spec, progress=progress)
