@@ -1,6 +1,9 @@
 package engine
 
 import (
+	"cmp"
+	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -333,4 +336,30 @@ func TestNextBucketFollowsPasses(t *testing.T) {
 			w.FinishPass()
 		}
 	}
+}
+
+// finHeap pops its events by (pass, seq), as sorting them would: 2,000
+// random events (many passes shared), pushes and pops interleaved.
+func TestFinHeapOrder(t *testing.T) {
+	rng := rand.New(rand.NewPCG(18, 9))
+	var h finHeap
+	var pending, popped, want []finEvent
+	for seq := uint64(1); seq <= 2000; seq++ {
+		e := finEvent{pass: int64(rng.IntN(50)), seq: seq}
+		h.push(e)
+		pending = append(pending, e)
+		if rng.IntN(3) == 0 { // pop the least so far
+			slices.SortFunc(pending, func(a, b finEvent) int {
+				return cmp.Or(cmp.Compare(a.pass, b.pass), cmp.Compare(a.seq, b.seq))
+			})
+			want, pending = append(want, pending[0]), pending[1:]
+			popped = append(popped, h.pop())
+		}
+	}
+	slices.SortFunc(pending, func(a, b finEvent) int { return cmp.Or(cmp.Compare(a.pass, b.pass), cmp.Compare(a.seq, b.seq)) })
+	want = append(want, pending...)
+	for len(h.ev) > 0 {
+		popped = append(popped, h.pop())
+	}
+	require.Equal(t, want, popped)
 }

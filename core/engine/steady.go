@@ -350,24 +350,28 @@ type finHeap struct{ ev []finEvent }
 func (h *finHeap) push(e finEvent) {
 	h.ev = append(h.ev, e)
 	i := len(h.ev) - 1
-	for i > 0 {
+	for i > 0 { // the parents above e move down into the hole; e lands once
 		p := (i - 1) / 2
-		if !h.ev[i].before(&h.ev[p]) {
+		if !e.before(&h.ev[p]) {
 			break
 		}
-		h.ev[i], h.ev[p] = h.ev[p], h.ev[i]
+		h.ev[i] = h.ev[p]
 		i = p
 	}
+	h.ev[i] = e
 }
 
 func (h *finHeap) pop() finEvent {
 	top := h.ev[0]
 	n := len(h.ev) - 1
-	h.ev[0] = h.ev[n]
+	last := h.ev[n]
 	h.ev[n] = finEvent{}
 	h.ev = h.ev[:n]
+	if n == 0 {
+		return top
+	}
 	i := 0
-	for {
+	for { // the smaller children move up into the hole; the last event lands once
 		l := 2*i + 1
 		if l >= n {
 			break
@@ -376,11 +380,12 @@ func (h *finHeap) pop() finEvent {
 		if r := l + 1; r < n && h.ev[r].before(&h.ev[l]) {
 			m = r
 		}
-		if !h.ev[m].before(&h.ev[i]) {
+		if !h.ev[m].before(&last) {
 			break
 		}
-		h.ev[i], h.ev[m] = h.ev[m], h.ev[i]
+		h.ev[i] = h.ev[m]
 		i = m
 	}
+	h.ev[i] = last
 	return top
 }
