@@ -12,6 +12,7 @@ import pytest
 import aisimulate
 from aisimulate import DataError
 from aisimulate.compare import _hash_ids, read_profile_export
+from aisimulate.exports import write_aiperf
 from conftest import LINEAR_PERF, write_mooncake
 
 T0_NS = 1_759_813_207_532_900_363  # an epoch start, as AIPerf writes it
@@ -123,16 +124,82 @@ def test_concurrency_replay(tmp_path):
 
 
 def test_multi_turn_prefix_blocks_by_hand():
-    # session s1, conversation c: turn 0 ISL 1000 (⌈1000 / 16⌉ = 63 blocks of 16 tokens),
-    # OSL 100; turn 1 ISL 1600 (100 blocks): it shares min(⌊(1000 + 100) / 16⌋ = 68, the
-    # 63 ids of turn 0's prompt) = 63 blocks, then 37 of its own. Session s2 sends the
-    # same dataset entry's turn 0: the same 63 blocks. (At 512 tokens an id, turn 1
-    # shared 2 blocks: 1024 tokens instead of 1000.)
+    # session s1, conversation c: turn 0 ISL 1000, OSL 100; turn 1 ISL 1600. Session s2
+    # sends the same dataset entry's turn 0. Session s3 (conversation d): turn 0 ISL 1000,
+    # OSL 5; turn 1 ISL 1200. Block j of (conversation, turn) number k is k·stride + j + 1.
     recs = [{"line": 1, "start_ns": 0, "isl": 1000, "osl": 100, "conversation": "c", "session": "s1", "turn": 0},
             {"line": 2, "start_ns": 5, "isl": 1600, "osl": 10, "conversation": "c", "session": "s1", "turn": 1},
-            {"line": 3, "start_ns": 9, "isl": 1000, "osl": 80, "conversation": "c", "session": "s2", "turn": 0}]
-    first = list(range(1, 64))
-    assert _hash_ids(recs) == [first, first + list(range(64, 101)), first]
+            {"line": 3, "start_ns": 9, "isl": 1000, "osl": 80, "conversation": "c", "session": "s2", "turn": 0},
+            {"line": 4, "start_ns": 12, "isl": 1000, "osl": 5, "conversation": "d", "session": "s3", "turn": 0},
+            {"line": 5, "start_ns": 15, "isl": 1200, "osl": 1, "conversation": "d", "session": "s3", "turn": 1}]
+    # 512-token blocks: ⌈1000/512⌉ = 2, ⌈1600/512⌉ = 4 (stride 4), ⌈1200/512⌉ = 3. c's turn 1
+    # shares ⌊(1000 + 100)/512⌋ = 2 blocks, its own are 1·4 + 2 + 1 = 7 and 8; d's turn 1
+    # shares ⌊1005/512⌋ = 1, its own 3·4 + 1 + 1 = 14 and 15
+    assert list(_hash_ids(recs, 512)) == [[1, 2], [1, 2, 7, 8], [1, 2], [9, 10], [9, 14, 15]]
+    # 16-token blocks: ⌈1000/16⌉ = 63, ⌈1600/16⌉ = 100 (stride 100), ⌈1200/16⌉ = 75. c's turn 1:
+    # ⌊1100/16⌋ = 68 blocks lie in turn 0's prompt and output, but turn 0's prompt has 63
+    # ids: 63 shared, its own blocks 63..99 are 100 + 63 + 1 = 164 … 200. d's turn 1:
+    # ⌊1005/16⌋ = 62 shared (block 62, tokens [992, 1008), passes turn 0's 1005 tokens),
+    # its own blocks 62..74 are 300 + 62 + 1 = 363 … 375.
+    ids = list(_hash_ids(recs, 16))
+    assert ids[0] == ids[2] == list(range(1, 64))
+    assert ids[1] == list(range(1, 64)) + list(range(164, 201))
+    assert ids[3] == list(range(201, 264))
+    assert ids[4] == list(range(201, 263)) + list(range(363, 376))
+
+
+def _sessions_export(tmp_path, osl: int, block_size: int = 16):
+    """A sessions run (20 sessions × 5 turns, 300 new tokens a turn, ``osl`` output
+    tokens, 8 clients) and its AIPerf export."""
+    spec = _deployment()
+    spec["engine"]["scheduler"].update(block_size=block_size, num_gpu_blocks=32000 // block_size)
+    spec["traffic"] = {"source": {"type": "sessions", "num_sessions": 20, "turns": 5, "isl": 300, "osl": osl},
+                       "load": {"mode": "concurrency", "concurrency": 8}}
+    report = aisimulate.replay(spec)
+    write_aiperf(report, tmp_path / "run")
+    return tmp_path / "run", report
+
+
+@pytest.mark.parametrize("block_size, cached", [
+    # turn k's prompt is 301k + 300 tokens (300 new and 1 output a turn): the cached part
+    # is ⌊previous prompt / block⌋ · block: 288, 592, 896, 1200 for turns 1..4 at 16,
+    # 296, 600, 896, 1200 at 8
+    (16, {300: 0, 601: 288, 902: 592, 1203: 896, 1504: 1200}),
+    (8, {300: 0, 601: 296, 902: 600, 1203: 896, 1504: 1200})])
+def test_a_multi_turn_run_compared_with_itself_shares_every_block(tmp_path, block_size, cached):
+    # One output token a turn: vLLM never writes the KV of the last (sampled) token, so
+    # a later turn finds cached exactly the previous prompt's full blocks, and so does
+    # the compare trace, whose ids are of the deployment's own blocks: the prediction is
+    # the measurement (with 512-token ids it was +571 % mean TTFT; 16-token ids on
+    # 8-token blocks would miss 8 tokens of turns 1 and 2).
+    path, report = _sessions_export(tmp_path, osl=1, block_size=block_size)
+    deployment = _deployment()
+    deployment["engine"]["scheduler"].update(block_size=block_size, num_gpu_blocks=32000 // block_size)
+    c = aisimulate.compare(deployment, path)
+    assert c.counts["completed_in_simulation"] == 100
+    assert c.report.summary["ttft_ms"] == pytest.approx(report.summary["ttft_ms"])
+    for m in ("ttft_ms", "e2e_ms"):
+        row = c.metrics.loc[m]
+        assert row["mape_pct"] == pytest.approx(0, abs=1e-6) and row["error_mean_pct"] == pytest.approx(0, abs=1e-6)
+    assert {r["input_tokens"]: r["cached_tokens"] for r in c.report.requests} == cached
+    assert {r["input_tokens"]: r["cached_tokens"] for r in report.requests} == cached
+
+
+def test_a_multi_turn_runs_output_is_not_cached_in_the_replay(tmp_path):
+    # 100 output tokens a turn: vLLM caches the previous turn's prompt and output but its
+    # last token, ⌊(prompt + 99)/16⌋ blocks (384, 784, 1184, 1584 tokens for turns 1..4);
+    # the compare trace's request caches its prompt only, ⌊prompt/16⌋ blocks (288, 688,
+    # 1088, 1488): 96 tokens a later turn are prefilled again, and the predicted TTFT runs
+    # high by that much prefill (a trace row says nothing of its output's content).
+    path, report = _sessions_export(tmp_path, osl=100)
+    c = aisimulate.compare(_deployment(), path)
+    assert {r["input_tokens"]: r["cached_tokens"] for r in report.requests} == \
+        {300: 0, 700: 384, 1100: 784, 1500: 1184, 1900: 1584}
+    assert {r["input_tokens"]: r["cached_tokens"] for r in c.report.requests} == \
+        {300: 0, 700: 288, 1100: 688, 1500: 1088, 1900: 1488}
+    # the first turns are predicted exactly until the first later turn is sent
+    first = c.requests[c.requests["isl"] == 300].head(8)
+    assert list(first["predicted_ttft_ms"]) == pytest.approx(list(first["measured_ttft_ms"]))
 
 
 @pytest.mark.parametrize("line, field", [

@@ -26,6 +26,12 @@ const (
 	// DefaultDatasetSampling is AIPerf's sampling strategy for synthetic data:
 	// every entry once per pass, in a new random order each pass.
 	DefaultDatasetSampling = SamplingShuffle
+	// DefaultISLBlockSize is the tokens per hash id of a Mooncake trace
+	// (traffic.source.isl_block_size): the Mooncake traces' hash_ids are ids
+	// of 512-token prompt blocks (kvcache-ai/Mooncake, FAST25-release/traces),
+	// and AIPerf's --isl-block-size defaults to 512 for its mooncake_trace
+	// loader (docs/reference/command-line-options.md).
+	DefaultISLBlockSize = 512
 )
 
 // DefaultEnablePrefixCaching: vLLM v1 enables automatic prefix caching by default.

@@ -125,7 +125,7 @@ var ranges = map[string]fieldRange{
 	"ConcurrencyLoad.concurrency":          ints(1, MaxConcurrency, ""),
 	"ConcurrencyLoad.warmup_requests":      atLeastInt(0),
 	"Stop.max_requests":                    atLeastInt(0),
-	"MooncakeSource.isl_block_size":        atLeastInt(0),
+	"MooncakeSource.isl_block_size":        atLeastInt(1),
 	"Stop.max_duration_s":                  costUpTo(MaxDurationS),
 	"Execution.max_memory_gb":              {kind: numberRange, min: MinMemoryGB, max: MaxMemoryGB, unit: " GB"},
 	"FixedLength.value":                    {kind: ownCheck, min: 1, noMax: true},

@@ -47,8 +47,9 @@ func Schema() []byte {
 var fieldDescriptions = map[string]string{
 	"ConcurrencyLoad.warmup_requests": "AIPerf's --warmup-request-count: requests sent first, waited for and not reported, besides the measured ones " +
 		"(a synthetic source sends num_requests + warmup_requests; a trace's first rows are the warm-up)",
-	"SyntheticSource.num_requests": "the measured requests (AIPerf's --request-count); traffic.load.warmup_requests are sent besides them",
-	"Stop.max_requests":            "stop after this many measured requests (warm-up requests are sent besides them); 0: no limit",
+	"MooncakeSource.isl_block_size": "prompt tokens per hash id (AIPerf's --isl-block-size); absent: 512, the Mooncake traces' block",
+	"SyntheticSource.num_requests":  "the measured requests (AIPerf's --request-count); traffic.load.warmup_requests are sent besides them",
+	"Stop.max_requests":             "stop after this many measured requests (warm-up requests are sent besides them); 0: no limit",
 }
 
 var unionBlockType = reflect.TypeOf((*unionBlock)(nil)).Elem()

@@ -108,10 +108,21 @@ type SourceType interface {
 // session_id and delay (ms) that make rows into sessions.
 type MooncakeSource struct {
 	Path string `json:"path"`
-	// ISLBlockSize is the number of prompt tokens one hash id covers: AIPerf's
-	// --isl-block-size (--prompt-input-tokens-block-size), "used for trace
-	// hash_ids block alignment"; 0 (absent) = the Mooncake traces' 512.
-	ISLBlockSize int `json:"isl_block_size,omitempty"`
+	// ISLBlockSize is the number of prompt tokens one hash id covers, ≥ 1:
+	// AIPerf's --isl-block-size (--prompt-input-tokens-block-size), "used for
+	// trace hash_ids block alignment". Absent = DefaultISLBlockSize (the
+	// Mooncake traces' 512); other traces hash finer blocks (Alibaba's Bailian
+	// traces 16 tokens, AIPerf's bailian_trace default). Not filled in by
+	// Normalize, so that specs without it stay as they were.
+	ISLBlockSize *int `json:"isl_block_size,omitempty"`
+}
+
+// BlockTokens is ISLBlockSize, DefaultISLBlockSize when absent.
+func (s MooncakeSource) BlockTokens() int {
+	if s.ISLBlockSize == nil {
+		return DefaultISLBlockSize
+	}
+	return *s.ISLBlockSize
 }
 
 // AzureSource (type azure) reads an Azure LLM inference trace (CSV).
@@ -356,7 +367,7 @@ func (p LinearPerf) validate(path string) error {
 
 func (s MooncakeSource) validate(path string) error {
 	return firstErr(tracePath(path, SourceMooncake, s.Path),
-		checkInt(join(path, "isl_block_size"), "MooncakeSource.isl_block_size", s.ISLBlockSize))
+		checkInt(join(path, "isl_block_size"), "MooncakeSource.isl_block_size", s.BlockTokens()))
 }
 func (s AzureSource) validate(path string) error { return tracePath(path, SourceAzure, s.Path) }
 func (s LLMServingSimSource) validate(path string) error {

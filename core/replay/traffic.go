@@ -60,7 +60,7 @@ func openTraffic(s *config.Spec) (*traffic, error) {
 	var err error
 	switch v := t.Source.Type.(type) {
 	case config.MooncakeSource:
-		src, tr.closer, err = workload.OpenMooncakeBlocks(v.Path, v.ISLBlockSize)
+		src, tr.closer, err = workload.OpenMooncakeBlocks(v.Path, v.BlockTokens())
 		tr.path = v.Path
 	case config.AzureSource:
 		src, tr.closer, err = workload.OpenAzure(v.Path)

@@ -9,7 +9,7 @@
 //     interface every reader and generator implements (Next fills a Request,
 //     io.EOF at the end, streaming), and DataError ("file:line: field: msg").
 //  2. mooncake.go, azure.go, llmservingsim.go — the trace readers:
-//     OpenMooncake (JSONL with 512-token hash_ids), OpenAzure (CSV found by
+//     OpenMooncake (JSONL with hash_ids of 512 or any number of tokens), OpenAzure (CSV found by
 //     header names) and OpenLLMServingSim (JSONL with every prompt's token
 //     ids, hashed per token so shared prefixes hit exactly as in vLLM). All
 //     stream row by row and reject bad rows with a DataError; a missing output

@@ -6,12 +6,15 @@ import (
 	"io"
 	"math"
 	"os"
+
+	"github.com/aisimulate/aisimulate/core/config"
 )
 
-// MooncakeBlockTokens is the number of prompt tokens covered by one Mooncake
-// hash id (kvcache-ai/Mooncake, FAST25-release/traces: "hash_ids" are ids of
-// 512-token prompt blocks).
-const MooncakeBlockTokens = 512
+// MooncakeBlockTokens is the number of prompt tokens covered by one hash id
+// of the Mooncake traces (kvcache-ai/Mooncake, FAST25-release/traces:
+// "hash_ids" are ids of 512-token prompt blocks): the default of
+// traffic.source.isl_block_size.
+const MooncakeBlockTokens = config.DefaultISLBlockSize
 
 // OpenMooncake opens a Mooncake JSONL trace for streaming.
 //
@@ -30,8 +33,10 @@ const MooncakeBlockTokens = 512
 //	output_length  output tokens, an integer ≥ 1 (vLLM refuses max_tokens < 1)
 //	               — required: a row without it is a DataError naming the
 //	               file and line, never a silent zero
-//	hash_ids       optional array of integer ids of MooncakeBlockTokens-token
-//	               prompt blocks; missing, null or [] gives HashIDs nil
+//	hash_ids       optional array of integer ids of blockTokens-token prompt
+//	               blocks (MooncakeBlockTokens for OpenMooncake), at most
+//	               ⌈input_length / blockTokens⌉; missing, null or [] gives
+//	               HashIDs nil
 //	session_id     optional: an integer ≥ 0, or a non-empty string (AIPerf
 //	               writes strings); rows of one session are its turns in file
 //	               order. One file uses one kind. Strings are numbered 0, 1, …
@@ -57,29 +62,47 @@ const MooncakeBlockTokens = 512
 // going backwards or more than 292 years after the first, a line over
 // MaxLineBytes, session ids of both kinds, a field given twice in a row). The caller closes the returned
 // Closer (the file).
-func OpenMooncake(path string) (Source, io.Closer, error) { return OpenMooncakeBlocks(path, 0) }
+func OpenMooncake(path string) (Source, io.Closer, error) {
+	return OpenMooncakeBlocks(path, MooncakeBlockTokens)
+}
 
 // OpenMooncakeBlocks is OpenMooncake with hash ids of blockTokens prompt
-// tokens each (AIPerf's --isl-block-size; ≤ 0: MooncakeBlockTokens).
+// tokens each (traffic.source.isl_block_size, AIPerf's --isl-block-size: 512
+// for the Mooncake traces, 16 for Alibaba's Bailian traces). A blockTokens <
+// 1 is an error (the file is not opened).
 func OpenMooncakeBlocks(path string, blockTokens int) (Source, io.Closer, error) {
+	if err := checkBlockTokens(blockTokens); err != nil {
+		return nil, nil, err
+	}
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, nil, fmt.Errorf("workload: open Mooncake trace: %w", err)
 	}
-	m := NewMooncakeSource(f, path).(*mooncakeSource)
-	if blockTokens > 0 {
-		m.blockTokens = blockTokens
-	}
-	return m, f, nil
+	return NewMooncakeSourceBlocks(f, path, blockTokens), f, nil
 }
 
 // NewMooncakeSource streams Mooncake JSONL (see OpenMooncake) from r; name is
 // used as DataError.File. It reads r lazily through a 64 KiB buffer and never
 // closes it. The Source is also a TimeOriginer and a SessionNamer.
 func NewMooncakeSource(r io.Reader, name string) Source {
-	m := &mooncakeSource{blockTokens: MooncakeBlockTokens}
-	m.src = jsonlSource{jsonlLines: newJSONLLines(r, name), parse: m.parse}
+	return NewMooncakeSourceBlocks(r, name, MooncakeBlockTokens)
+}
+
+// NewMooncakeSourceBlocks is NewMooncakeSource with hash ids of blockTokens
+// prompt tokens each; with blockTokens < 1 every Next returns the error
+// OpenMooncakeBlocks would (nothing is read).
+func NewMooncakeSourceBlocks(r io.Reader, name string, blockTokens int) Source {
+	m := &mooncakeSource{blockTokens: blockTokens}
+	m.src = jsonlSource{jsonlLines: newJSONLLines(r, name), parse: m.parse, err: checkBlockTokens(blockTokens)}
 	return m
+}
+
+// checkBlockTokens: a hash id covers at least one token.
+func checkBlockTokens(blockTokens int) error {
+	if blockTokens < 1 {
+		return fmt.Errorf("workload: a Mooncake hash id must cover ≥ 1 token (traffic.source.isl_block_size), got %d", blockTokens)
+	}
+	return nil
 }
 
 // mooncakeSource parses the rows of src.
@@ -175,8 +198,8 @@ func (s *mooncakeSource) parse(line []byte) (Request, *DataError) {
 		// whose last block would hold no token (PromptGenerator._generate_cached_prompt:
 		// "final hash block size must be greater than 0"); the Mooncake traces have
 		// exactly ⌈input_length / 512⌉ ids per row.
-		return Request{}, s.src.fail("hash_ids", fmt.Sprintf("%d ids for input_length %d: %d-token blocks hold it in %d (⌈%d / %d⌉), so the last %d would hold no token",
-			len(ids), in, bt, blocks, in, bt, len(ids)-blocks))
+		return Request{}, s.src.fail("hash_ids", fmt.Sprintf("%d ids for input_length %d: %d-token blocks hold it in %d (⌈%d / %d⌉), so the last %d would hold no token "+
+			"(traffic.source.isl_block_size gives the tokens per id)", len(ids), in, bt, blocks, in, bt, len(ids)-blocks))
 	}
 	var tsNs int64
 	if hasTs {

@@ -227,7 +227,7 @@ func TestMooncake_Errors(t *testing.T) {
 		// refuses the row); 1025 tokens take 3 (the last holds one token)
 		{"more ids than blocks", `{"timestamp": 0, "input_length": 1025, "output_length": 1, "hash_ids": [1, 2, 3]}` + "\n" +
 			`{"timestamp": 0, "input_length": 1024, "output_length": 1, "hash_ids": [1, 2, 3]}`,
-			":2: hash_ids: 3 ids for input_length 1024: 512-token blocks hold it in 2 (⌈1024 / 512⌉), so the last 1 would hold no token"},
+			":2: hash_ids: 3 ids for input_length 1024: 512-token blocks hold it in 2 (⌈1024 / 512⌉), so the last 1 would hold no token (traffic.source.isl_block_size gives the tokens per id)"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -448,4 +448,89 @@ func TestMooncake_DelayOnAFirstTurn(t *testing.T) {
 	var de *DataError
 	require.ErrorAs(t, err, &de)
 	assert.Equal(t, path+`:3: delay: on the first turn of session "b": AIPerf sends a conversation's first turn at once and waits the delay only before a later turn; give the first turn a timestamp (its send time) instead`, err.Error())
+}
+
+// A trace whose hash ids cover 16 tokens each (traffic.source.isl_block_size:
+// 16, as Alibaba's Bailian traces and compare's own trace): the reader keeps
+// the ids and says how many tokens each covers, and the engine's blocks share
+// exactly the 16-token blocks the ids say are equal.
+func TestMooncake_ISLBlockSize(t *testing.T) {
+	// GIVEN a two-turn conversation in 16-token blocks: turn 1 is 40 tokens
+	// (⌈40/16⌉ = 3 ids), turn 2 100 tokens (⌈100/16⌉ = 7 ids) whose first 3
+	// ids are turn 1's
+	rows := `{"timestamp": 0, "input_length": 40, "output_length": 8, "hash_ids": [1, 2, 3]}
+{"timestamp": 5, "input_length": 100, "output_length": 8, "hash_ids": [1, 2, 3, 4, 5, 6, 7]}
+`
+	reqs, err := drain(NewMooncakeSourceBlocks(strings.NewReader(rows), "b.jsonl", 16))
+	require.NoError(t, err)
+	require.Len(t, reqs, 2)
+	t1, t2 := &reqs[0], &reqs[1]
+	assert.Equal(t, 16, t1.HashBlockTokens)
+	assert.Equal(t, 16, t2.HashBlockTokens)
+	assert.Equal(t, []int64{1, 2, 3}, t1.HashIDs)
+	assert.Equal(t, []int64{1, 2, 3, 4, 5, 6, 7}, t2.HashIDs)
+
+	// THEN at engine block size 16 turn 1 has ⌊40/16⌋ = 2 full blocks and
+	// turn 2 ⌊100/16⌋ = 6; both of turn 1's are turn 2's first two
+	h1, h2 := BlockHashes(t1, 16, nil), BlockHashes(t2, 16, nil)
+	require.Len(t, h1, 2)
+	require.Len(t, h2, 6)
+	assert.Equal(t, h1, h2[:2])
+	// turn 2's block 2 is [32, 48), id 3 in both turns: a request of 48
+	// tokens with turn 1's ids has it whole, and shares it
+	whole := &Request{InputTokens: 48, HashIDs: []int64{1, 2, 3}, HashBlockTokens: 16, SessionID: -1}
+	assert.Equal(t, h2[:3], BlockHashes(whole, 16, nil))
+	// one source block per engine block: 6 groups of one block, no two alike
+	g2 := BlockGroups(t2, 16, h2, nil)
+	assert.Equal(t, BlockGroups(t1, 16, h1, nil), g2[:2])
+	assert.Len(t, distinct(g2), 6)
+
+	// engine block size 8: ⌊100/8⌋ = 12 blocks, two in each 16-token id: 6 groups of 2
+	g8 := BlockGroups(t2, 8, BlockHashes(t2, 8, nil), nil)
+	require.Len(t, g8, 12)
+	assert.Len(t, distinct(g8), 6)
+	for j := 0; j < 12; j += 2 {
+		assert.Equal(t, g8[j], g8[j+1], "blocks %d and %d lie in id %d", j, j+1, j/2)
+	}
+	// engine block size 32: ⌊100/32⌋ = 3 blocks, each over two ids (a group of
+	// its own); turn 1 has ⌊40/32⌋ = 1, turn 2's first
+	h32 := BlockHashes(t2, 32, nil)
+	require.Len(t, h32, 3)
+	assert.Len(t, distinct(BlockGroups(t2, 32, h32, nil)), 3)
+	assert.Equal(t, h32[:1], BlockHashes(t1, 32, nil))
+}
+
+// The block size bounds the ids a row may have (⌈input_length / size⌉, as
+// AIPerf's prompt generator) and is at least one token.
+func TestMooncake_ISLBlockSizeErrors(t *testing.T) {
+	row := `{"timestamp": 0, "input_length": 40, "output_length": 1, "hash_ids": [1, 2, 3]}` + "\n"
+	_, err := drain(NewMooncakeSource(strings.NewReader(row), "b.jsonl"))
+	var de *DataError
+	require.ErrorAs(t, err, &de)
+	assert.Equal(t, "hash_ids", de.Field)
+	assert.Contains(t, de.Error(), "3 ids for input_length 40: 512-token blocks hold it in 1 (⌈40 / 512⌉), so the last 2 would hold no token")
+
+	four := `{"timestamp": 0, "input_length": 40, "output_length": 1, "hash_ids": [1, 2, 3, 4]}` + "\n"
+	_, err = drain(NewMooncakeSourceBlocks(strings.NewReader(four), "b.jsonl", 16))
+	require.ErrorAs(t, err, &de)
+	assert.Contains(t, de.Error(), "4 ids for input_length 40: 16-token blocks hold it in 3 (⌈40 / 16⌉), so the last 1 would hold no token")
+
+	src := NewMooncakeSourceBlocks(strings.NewReader(row), "b.jsonl", 0)
+	var r Request
+	err = src.Next(&r)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "isl_block_size), got 0")
+	assert.Equal(t, err, src.Next(&r), "the error repeats")
+	_, _, err = OpenMooncakeBlocks("/nonexistent/trace.jsonl", -1)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "got -1", "the size is checked before the file is opened")
+}
+
+// distinct is the set of values of v.
+func distinct(v []uint64) map[uint64]struct{} {
+	out := map[uint64]struct{}{}
+	for _, x := range v {
+		out[x] = struct{}{}
+	}
+	return out
 }

@@ -29,8 +29,8 @@ type Request struct {
 	// covers prompt tokens [k·HashBlockTokens, (k+1)·HashBlockTokens); equal
 	// ids mean equal block content. nil = no prefix reuse possible.
 	HashIDs []int64
-	// HashBlockTokens is the number of tokens each HashIDs entry covers (512
-	// for Mooncake); 0 when HashIDs is nil.
+	// HashBlockTokens is the number of tokens each HashIDs entry covers (a
+	// Mooncake trace's isl_block_size, 512 by default); 0 when HashIDs is nil.
 	HashBlockTokens int
 	// SessionID is the session the request belongs to, or -1 when it is not
 	// part of a session.

@@ -11,16 +11,17 @@ replayed with their own prompt and output lengths (``input_sequence_length``,
 relative to the first) — or, with ``concurrency=N``, by a closed loop of N clients in
 their send order, as AIPerf's ``--concurrency`` sends them. Requests of one AIPerf
 conversation (``conversation_id``; turns by ``turn_index`` within a session
-``x_correlation_id``) share their prompt's 16-token blocks (:data:`BLOCK_TOKENS`) as far
-as the previous turn's prompt reaches, so a prefix-caching engine finds them (AIPerf
-sends the conversation so far as each turn's prompt). Known bias: vLLM also caches the
-blocks of the previous turn's output, which a trace row cannot name, so those tokens
-(and the part of a block past the previous prompt) are prefilled again here and the
-predicted TTFT of a multi-turn run runs high (20 sessions of 5 turns, 300 new and 100
-output tokens a turn, compared with its own export: mean TTFT +33.7 %; it was +62.8 %
-with the Mooncake traces' 512-token blocks). Requests of one dataset
-conversation sent again (``conversation_id`` and ``turn_index`` equal) share their
-whole prompt. The deployment, engine settings and client
+``x_correlation_id``) share every full KV block (the deployment's
+``engine.scheduler.block_size``) of their prompt that lies inside the previous turn's
+prompt and output, so a prefix-caching engine finds them as vLLM does (AIPerf sends the
+conversation so far as each turn's prompt): the replayed trace's hash ids are of
+``block_size``-token blocks (``traffic.source.isl_block_size``). A replayed request
+caches its prompt, not its output (a trace row says nothing of the output's content),
+so the previous turn's output, which vLLM holds in its cache, is prefilled again and a
+multi-turn run's TTFT is predicted high by that prefill (README, "Simulated vs
+measured"). Requests of one dataset conversation sent again
+(``conversation_id`` and ``turn_index`` equal) share their whole prompt. The deployment,
+engine settings and client
 path come from the config; its ``traffic`` block is replaced (``traffic.load``'s
 ``response_overhead`` and ``request_timeout_ms`` are kept).
 
@@ -45,7 +46,7 @@ import json
 import math
 import os
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Mapping
+from typing import TYPE_CHECKING, Any, Iterator, Mapping
 
 from . import _lazy
 from .config import Spec, load_config, read_config, set_overrides
@@ -57,17 +58,11 @@ if TYPE_CHECKING:
 # numpy, pandas and the AIPerf reader are imported where used, so that
 # `import aisimulate` (which exports compare) does not load them.
 
-__all__ = ["compare", "Comparison", "read_profile_export", "METRICS", "BLOCK_TOKENS"]
+__all__ = ["compare", "Comparison", "read_profile_export", "METRICS"]
 
 #: aisimulate metric → the AIPerf per-request metric it is compared with (ms).
 METRICS: dict[str, str] = {"ttft_ms": "time_to_first_token", "tpot_ms": "inter_token_latency",
                            "itl_ms": "inter_chunk_latency", "e2e_ms": "request_latency"}
-
-#: The tokens each hash id of the replayed trace covers (its ``isl_block_size``, AIPerf's
-#: ``--isl-block-size``): vLLM's default ``block_size``, so a turn shares the previous
-#: turn's prompt as finely as vLLM's prefix cache does (any engine block size re-blocks
-#: them).
-BLOCK_TOKENS = 16
 
 _STATS = ("mean", "p50", "p90", "p99")
 
@@ -198,24 +193,34 @@ def read_profile_export(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
     return out
 
 
-def _hash_ids(records: list[dict[str, Any]]) -> list[list[int]]:
-    """:data:`BLOCK_TOKENS`-token block ids per replayed record: a conversation's turn shares the blocks
-    that lie wholly inside the previous turn's prompt + output of its session; the rest
-    of its prompt is its own. Equal (conversation, turn) prompts (a dataset entry sent
-    again) share every block."""
-    ids: dict[tuple, int] = {}
-    prev: dict[str, tuple[int, list[int]]] = {}  # session → (tokens so far, its block ids)
-    out = []
-    for r in sorted(records, key=lambda r: (r["start_ns"], r["line"])):
-        n = math.ceil(r["isl"] / BLOCK_TOKENS)
+def _hash_ids(records: list[dict[str, Any]], block: int) -> Iterator[list[int]]:
+    """The prompt block ids of each record (``block`` tokens each, ⌈ISL / block⌉ of
+    them), in the order given (send order): a conversation's turn shares the blocks that
+    lie wholly inside the previous turn's prompt + output of its session; the rest of its
+    prompt is its own. Equal (conversation, turn) prompts (a dataset entry sent again)
+    share every block.
+
+    Block j of a prompt of (conversation, turn) k-th seen has the id
+    k·stride + j + 1 (stride: the most blocks of any prompt), so ids need no table; a
+    session keeps its last prompt's ids as runs (k, j0, j1) — one per turn — and the
+    rows are made one at a time, not held."""
+    stride = max(-(-r["isl"] // block) for r in records)
+    keys: dict[tuple, int] = {}
+    prev: dict[str, tuple[int, list[tuple[int, int, int]]]] = {}  # session → (tokens so far, its runs)
+    for r in records:
+        n = -(-r["isl"] // block)
         tokens, chain = prev.get(r["session"], (0, []))
-        shared = min(n, tokens // BLOCK_TOKENS, len(chain)) if r["turn"] > 0 else 0
-        row = chain[:shared] + [ids.setdefault((r["conversation"], r["turn"], j), len(ids) + 1)
-                                for j in range(shared, n)]
-        prev[r["session"]] = (r["isl"] + r["osl"], row)
-        r["_hash_ids"] = row
-        out.append(row)
-    return out
+        shared = min(n, tokens // block) if r["turn"] > 0 else 0
+        runs: list[tuple[int, int, int]] = []
+        for k, j0, j1 in chain:  # the previous prompt's runs, cut at `shared` blocks
+            if j0 >= shared:
+                break
+            runs.append((k, j0, min(j1, shared)))
+        shared = runs[-1][2] if runs else 0  # no more than the previous prompt's blocks
+        if shared < n:
+            runs.append((keys.setdefault((r["conversation"], r["turn"]), len(keys)), shared, n))
+        prev[r["session"]] = (r["isl"] + r["osl"], runs)
+        yield [k * stride + j + 1 for k, j0, j1 in runs for j in range(j0, j1)]
 
 
 @dataclass
@@ -412,7 +417,6 @@ def compare(config: str | os.PathLike[str] | Mapping[str, Any] | Spec, aiperf: s
     load = traffic.get("load") if isinstance(traffic, dict) else None
     keep = {k: v for k, v in (load.items() if isinstance(load, dict) else ())
             if k in ("response_overhead", "request_timeout_ms")}
-    _hash_ids(ok)
     ok.sort(key=lambda r: (r["start_ns"], r["line"]))
     t0 = ok[0]["start_ns"]
     tempfile = _lazy.module("tempfile")
@@ -420,13 +424,15 @@ def compare(config: str | os.PathLike[str] | Mapping[str, Any] | Spec, aiperf: s
     fd, trace = tempfile.mkstemp(prefix="aisimulate-compare-", suffix=".jsonl")
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            for r in ok:
+            mode = {"mode": "concurrency", "concurrency": concurrency} if concurrency else {"mode": "trace"}
+            spec = load_config(raw, overrides={"traffic": {"source": {"type": "mooncake", "path": trace},
+                                                           "load": {**mode, **keep}}})
+            # hash ids of the engine's own KV blocks: turns share exactly the blocks vLLM would find
+            block = spec.data["engine"]["scheduler"]["block_size"]
+            spec = load_config(spec, overrides={"traffic.source.isl_block_size": block})
+            for r, ids in zip(ok, _hash_ids(ok, block)):
                 fh.write(json.dumps({"timestamp": (r["start_ns"] - t0) / 1e6, "input_length": r["isl"],
-                                     "output_length": r["osl"], "hash_ids": r["_hash_ids"]}) + "\n")
-        mode = {"mode": "concurrency", "concurrency": concurrency} if concurrency else {"mode": "trace"}
-        spec = load_config(raw, overrides={"traffic": {"source": {"type": "mooncake", "path": trace,
-                                                                  "isl_block_size": BLOCK_TOKENS},
-                                                       "load": {**mode, **keep}}})
+                                     "output_length": r["osl"], "hash_ids": ids}) + "\n")
         try:
             report = replay(spec, progress=progress)
         except DataError as exc:
