@@ -15,8 +15,17 @@ const blockNone = -1
 // hash) or private content (group = groupPrivate: content only its own
 // request can name, a prompt without content ids or generated tokens;
 // kvManager.priv holds its privateKey(serial, position) and it is found
-// through its owner's saved block list, never through the table). An
-// unhashed block has group = blockNone.
+// through its owner's saved block list, never through the table). Any other
+// block is unhashed.
+//
+// Eviction does not write the block (the queue's entry says what it held,
+// and the group's slot is cleared): a block taken for new content keeps the
+// group and off of its old content until its new holder registers it (or
+// finds its registration held: group = blockNone). So group is exact for
+// private content and for the blocks a request registered or found (its
+// first Request.registered blocks), which is what release is told; past
+// those a block holds private content or nothing. kvManager.hashed tells
+// from the group's slot.
 //
 // Only a hashed block can be shared (a lookup finds nothing else), so an
 // unhashed block has at most one holder, and its ref is never read: blocks
@@ -149,16 +158,24 @@ func newKVManager(numBlocks int, prefixCaching bool) *kvManager {
 // available is the number of blocks an allocation can take now.
 func (m *kvManager) available() int { return len(m.free) + m.lruLen + m.total - len(m.blocks) }
 
-// hashed reports whether block id holds content a lookup can find.
-func (m *kvManager) hashed(id int32) bool { return m.blocks[id].group != blockNone }
+// hashed reports whether block id holds content a lookup can find (whether
+// or not its holder registered it: kvBlock).
+func (m *kvManager) hashed(id int32) bool {
+	b := &m.blocks[id]
+	if gi := b.group; gi >= 0 {
+		g := &m.groups[gi]
+		return g.n > 0 && g.ids[b.off&(groupSize-1)] == id
+	}
+	return b.group == groupPrivate
+}
 
 // lruRemove takes block id out of the middle of the queue, leaving a hole.
 func (m *kvManager) lruRemove(id int32) {
-	b := &m.blocks[id]
-	if b.group != blockNone {
+	e := &m.queue[m.blocks[id].qpos-m.qBase]
+	if e.group != blockNone {
 		m.idleHit--
 	}
-	m.queue[b.qpos-m.qBase] = qEntry{blockNone, blockNone}
+	*e = qEntry{blockNone, blockNone}
 	m.lruLen--
 }
 
@@ -285,7 +302,8 @@ func popIDs(head []qEntry, ids []int32) int {
 // evict drops the content of the blocks of head, the entries just taken from
 // the queue's head (holes included), for new content: each block that holds
 // content loses it (an eviction), and its group the slot. A queued block keeps
-// its content, so its entry tells where it is without a read of the block.
+// its content, so its entry tells where it is without a read of the block,
+// and a shared block is not written either (kvBlock).
 // The blocks of one group released together sit side by side in the queue
 // and leave it together: a run of entries of one group is counted off the
 // group at once, and a group the run empties leaves the table without its
@@ -296,7 +314,7 @@ func (m *kvManager) evict(head []qEntry) {
 		gi := head[x].group
 		switch {
 		case gi >= 0:
-			run := clearRun(head[x:], gi, m.blocks)
+			run := runOf(head[x:], gi)
 			m.leaveGroup(gi, head[x:x+run])
 			evicted += run
 			x += run
@@ -314,17 +332,15 @@ func (m *kvManager) evict(head []qEntry) {
 	m.stats.Evicted += int64(evicted)
 }
 
-// clearRun drops the content of the blocks of the leading entries of head
-// whose group is gi (≥ 0) and returns how many they are. A call of its own,
-// not inlined: its loop then keeps its state in registers.
+// runOf returns how many leading entries of head are of group gi. A call of
+// its own, not inlined: its loop then keeps its state in registers.
 //
 //go:noinline
-func clearRun(head []qEntry, gi int32, blocks []kvBlock) int {
+func runOf(head []qEntry, gi int32) int {
 	for k, e := range head {
 		if e.group != gi {
 			return k
 		}
-		blocks[e.id].group = blockNone
 	}
 	return len(head)
 }
@@ -522,7 +538,8 @@ func (g *blockGroup) fill(gi int32, blocks []kvBlock, ids []int32, hashes, keys 
 		if keys[k] != key {
 			return k
 		}
-		if slots[k] != blockNone {
+		if slots[k] != blockNone { // another block holds the slot: this one holds nothing
+			blocks[id].group = blockNone
 			continue
 		}
 		slots[k], slotHashes[k] = id, hashes[k]
@@ -570,8 +587,10 @@ func (m *kvManager) dropGroup(gi int32) {
 // release drops one reference on each block, last block first, so that the tail
 // of a request (the least shared part) is evicted before its head, as vLLM does.
 // A block nobody holds any more joins the queue's tail, or the stack when it
-// holds no content and the queue is empty.
-func (m *kvManager) release(ids []int32) {
+// holds no content and the queue is empty. The first known blocks are those
+// its request registered or found (kvBlock: their group is exact); past them
+// only private content counts.
+func (m *kvManager) release(ids []int32, known int) {
 	// the queue and the stack made room for every block once, written by index
 	m.makeRoom(len(ids))
 	q0 := len(m.queue)
@@ -581,7 +600,7 @@ func (m *kvManager) release(ids []int32) {
 		m.free = slices.Grow(m.free, len(ids))
 		for ; i > 0; i-- {
 			b := &m.blocks[ids[i-1]]
-			if b.group == blockNone {
+			if gi := b.group; gi == blockNone || i > known && gi != groupPrivate {
 				m.free = append(m.free, ids[i-1])
 			} else if b.ref == 1 { // queued (by queueBlocks): the queue starts here
 				break
@@ -592,7 +611,10 @@ func (m *kvManager) release(ids []int32) {
 		m.stats.Released += int64(len(m.free) - f0)
 	}
 	queue := m.queue[:q0+i]
-	n, hashed := queueBlocks(m.blocks, ids[:i], queue[q0:], m.qBase+uint32(q0))
+	k := min(known, i)
+	n, hashed := queueOwn(m.blocks, ids[k:i], queue[q0:], m.qBase+uint32(q0))
+	n2, hashed2 := queueBlocks(m.blocks, ids[:k], queue[q0+n:], m.qBase+uint32(q0+n))
+	n, hashed = n+n2, hashed+hashed2
 	m.queue = queue[:q0+n]
 	m.lruLen += n
 	m.stats.Released += int64(n)
@@ -602,7 +624,7 @@ func (m *kvManager) release(ids []int32) {
 // queueBlocks drops one reference on each block of ids, last first, and
 // queues each one nobody holds any more: its entry written into queue in
 // order from queue[0], its qpos numbered from seq. It returns how many it
-// queued and how many of those hold content.
+// queued and how many of those hold content. The blocks' group is exact.
 func queueBlocks(blocks []kvBlock, ids []int32, queue []qEntry, seq uint32) (queued, hashed int) {
 	queue = queue[:len(ids)]
 	qn := 0
@@ -623,6 +645,30 @@ func queueBlocks(blocks []kvBlock, ids []int32, queue []qEntry, seq uint32) (que
 	return qn, hashed
 }
 
+// queueOwn is queueBlocks for blocks their request neither registered nor
+// found: each holds private content (group groupPrivate) or nothing,
+// whatever group its content had before it was taken (kvBlock).
+func queueOwn(blocks []kvBlock, ids []int32, queue []qEntry, seq uint32) (queued, hashed int) {
+	queue = queue[:len(ids)]
+	qn := 0
+	for i := len(ids) - 1; i >= 0; i-- {
+		id := ids[i]
+		b := &blocks[id]
+		gi := int32(blockNone)
+		if b.group == groupPrivate {
+			if b.ref--; b.ref > 0 { // another request holds it
+				continue
+			}
+			gi = groupPrivate
+			hashed++
+		}
+		b.qpos = seq + uint32(qn)
+		queue[qn] = qEntry{id, gi}
+		qn++
+	}
+	return qn, hashed
+}
+
 // releaseOwn is release for blocks that only their request holds and that
 // hold no findable content (none hashed: a request with no prefix-cache hit,
 // no registered block and no named private content): each one's last holder
@@ -633,7 +679,7 @@ func queueBlocks(blocks []kvBlock, ids []int32, queue []qEntry, seq uint32) (que
 // read (kvBlock).
 func (m *kvManager) releaseOwn(ids []int32) {
 	if m.lruLen != 0 {
-		m.release(ids)
+		m.release(ids, 0)
 		return
 	}
 	m.stats.Released += int64(len(ids))

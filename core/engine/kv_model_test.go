@@ -266,7 +266,7 @@ func TestKVManagerMatchesModel(t *testing.T) {
 				}
 				r.named = len(r.got)
 				r.saved = slices.Clone(r.got)
-				kv.release(r.got)
+				kv.release(r.got, r.registered)
 				model.release(r.want)
 				// admitted again at once, through the prompt and its own blocks
 				limit := len(r.saved)
@@ -300,7 +300,7 @@ func TestKVManagerMatchesModel(t *testing.T) {
 						model.forgetPrivate(ids[1][j], r.serial, j)
 					}
 				}
-				kv.release(r.got)
+				kv.release(r.got, r.registered)
 				model.release(r.want)
 				live = slices.Delete(live, i, i+1)
 			}

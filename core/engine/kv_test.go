@@ -18,8 +18,8 @@ func TestKVManagerEvictsLRU(t *testing.T) {
 	registerOne(m, a[1], 101, 101, 0)
 	b := []int32{m.take()} // block 2, no hash
 	assert.Equal(t, []int32{0, 1}, a)
-	m.release(a)                      // released 1 then 0: queue 1, 0
-	m.release(b)                      // queue 1, 0, 2
+	m.release(a, 2)                   // released 1 then 0: queue 1, 0
+	m.release(b, 0)                   // queue 1, 0, 2
 	assert.Equal(t, 4, m.available()) // 3 queued + block 3 never used
 	assert.Equal(t, 3, m.lruLen)
 	assert.Equal(t, 2, m.idleHit) // blocks 1 and 0 hold content
@@ -46,7 +46,7 @@ func TestKVManagerPrivateBlocks(t *testing.T) {
 	for j, id := range ids {
 		m.registerPrivate(id, 7, j)
 	}
-	m.release(ids) // queue 2, 1, 0
+	m.release(ids, 0) // queue 2, 1, 0
 	assert.Equal(t, 3, m.idleHit)
 	assert.Equal(t, 3, m.lookupSaved(ids, 7, 0, 3))
 	m.hits = m.hits[:0]
@@ -59,7 +59,7 @@ func TestKVManagerPrivateBlocks(t *testing.T) {
 	// the evicted block reused by the same request at another position does
 	// not count for the old one
 	m.registerPrivate(2, 7, 0)
-	m.release([]int32{2})
+	m.release([]int32{2}, 0)
 	assert.Equal(t, 2, m.lookupSaved(ids, 7, 0, 3))
 	assert.Equal(t, int64(1), m.stats.Evicted)
 }
@@ -70,7 +70,7 @@ func TestKVManagerSharedBlockRefcount(t *testing.T) {
 	m := newKVManager(2, true)
 	id := m.take()
 	registerOne(m, id, 7, 7, 0)
-	m.release([]int32{id})
+	m.release([]int32{id}, 1)
 	m.lookup([]uint64{7}, []uint64{7}, 1)
 	got := m.touch(1, nil)
 	m.lookup([]uint64{7}, []uint64{7}, 1)
@@ -78,9 +78,9 @@ func TestKVManagerSharedBlockRefcount(t *testing.T) {
 	assert.Equal(t, []int32{id, id}, got)
 	assert.Equal(t, int32(2), m.blocks[id].ref)
 	assert.Equal(t, 0, m.lruLen)
-	m.release([]int32{id})
+	m.release([]int32{id}, 1)
 	assert.Equal(t, 0, m.lruLen)
-	m.release([]int32{id})
+	m.release([]int32{id}, 1)
 	assert.Equal(t, 1, m.lruLen)
 	st := m.stats
 	assert.Equal(t, st.Released, st.Allocated+st.Reused)
@@ -92,7 +92,7 @@ func TestKVManagerDuplicateHashKeepsFirst(t *testing.T) {
 	a, b := m.take(), m.take()
 	registerOne(m, a, 5, 5, 0)
 	registerOne(m, b, 5, 5, 0)
-	m.release([]int32{a, b})
+	m.release([]int32{a, b}, 2)
 	assert.Equal(t, 1, m.idleHit) // b had no hash: queued without content
 	hits, _ := m.lookup([]uint64{5}, []uint64{5}, 1)
 	require.Equal(t, 1, hits)
@@ -157,7 +157,7 @@ func TestKVManagerPrefixGroups(t *testing.T) {
 	registerOne(m, a, 11, 900, 0)
 	registerOne(m, b, 12, 900, 1)
 	require.Len(t, m.groups, 1)
-	m.release([]int32{a, b}) // LRU order: b, a
+	m.release([]int32{a, b}, 2) // LRU order: b, a
 	hits, idle := m.lookup([]uint64{11, 12}, []uint64{900, 900}, 2)
 	assert.Equal(t, 2, hits)
 	assert.Equal(t, 2, idle)

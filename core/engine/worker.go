@@ -526,7 +526,7 @@ func (w *Worker) releaseBlocks(r *Request) {
 		w.kv.releaseOwn(r.blocks)
 		return
 	}
-	w.kv.release(r.blocks)
+	w.kv.release(r.blocks, r.registered)
 }
 
 // ReleaseHeld releases the KV blocks of a finished HoldKV request.
