@@ -56,7 +56,7 @@ type steadySet struct {
 	// next is the bucket of the worker's next pass p = Passes + 1, −p mod
 	// BlockSize, kept as the passes begin (BeginPass): no division per pass
 	next int
-	n       int          // steady requests
+	n    int // steady requests
 	// unmeasured counts the Unmeasured ones among them
 	unmeasured int
 	key        int64       // Σ (computed − sPass) over them

@@ -27,7 +27,9 @@ const (
 // a method or a function value, keeps the loops free of calls (a method on
 // the type parameter, called through the instantiation's dictionary, made
 // the sort twice as slow).
-type radixKeyed interface{ sampleBits | gapRun | packedRun }
+type radixKeyed interface {
+	sampleBits | gapRun | packedRun
+}
 
 // sampleBits is a float64 ≥ +0 and not NaN seen as its bits, which order as
 // its value.
