@@ -18,7 +18,8 @@ VLLM = "(vLLM refuses max_tokens < 1: a request generates at least one token)"
 # the config and in every trace format, naming the field or file:line.
 def test_cli_refuses_osl_0(capsys):
     assert main(["replay", str(REPO / "examples" / "quickstart.yaml"), "--set", "traffic.source.osl=0", "-q"]) == 2
-    assert "traffic.source.osl.value: must be ≥ 1, got 0" in capsys.readouterr().err
+    # the plain integer is named by its own field (DEFECTS18 #17: was traffic.source.osl.value)
+    assert "aisimulate: error: traffic.source.osl: must be ≥ 1, got 0" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("osl", [{"kind": "uniform", "min": 0, "max": 5}, {"kind": "fixed", "value": 0}])

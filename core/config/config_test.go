@@ -84,6 +84,12 @@ func TestErrorsNameTheField(t *testing.T) {
 		{"engine: {model: m, system: h100_sxm}\ntraffic:\n  source: {type: synthetic, num_requests: 10, isl: 8, osl: 8, dataset: {entries: 1000001}}\n  load: {mode: concurrency, concurrency: 1}\n", "traffic.source.dataset.entries", "must be ≤ 1000000, got 1000001"},
 		{"engine: {model: m, system: h100_sxm}\ntraffic:\n  source: {type: synthetic, num_requests: 10, isl: 8, osl: 8, dataset: {entries: 5, sampling: zipf}}\n  load: {mode: concurrency, concurrency: 1}\n", "traffic.source.dataset.sampling", `"zipf" is not supported`},
 		{"engine: {model: m, system: h100_sxm}\ntraffic:\n  source: {type: synthetic, num_requests: 10, isl: 8, osl: 8, dataset: {entries: 5, size: 3}}\n  load: {mode: concurrency, concurrency: 1}\n", "traffic.source.dataset.size", "unknown field"},
+		// a length written as a plain integer is named by its own field (DEFECTS18 #17);
+		// a mapping's value, written or left out, as the mapping's field
+		{"engine: {model: m, system: h100_sxm}\ntraffic:\n  source: {type: synthetic, num_requests: 10, isl: 0, osl: 8}\n  load: {mode: concurrency, concurrency: 1}\n", "traffic.source.isl", "must be ≥ 1, got 0"},
+		{"engine: {model: m, system: h100_sxm}\ntraffic:\n  source: {type: sessions, num_sessions: 2, turns: 0, isl: 8, osl: 8}\n  load: {mode: concurrency, concurrency: 1}\n", "traffic.source.turns", "must be ≥ 1, got 0"},
+		{"engine: {model: m, system: h100_sxm}\ntraffic:\n  source: {type: synthetic, num_requests: 10, isl: {kind: fixed, value: 0}, osl: 8}\n  load: {mode: concurrency, concurrency: 1}\n", "traffic.source.isl.value", "must be ≥ 1, got 0"},
+		{"engine: {model: m, system: h100_sxm}\ntraffic:\n  source: {type: synthetic, num_requests: 10, isl: {kind: fixed}, osl: 8}\n  load: {mode: concurrency, concurrency: 1}\n", "traffic.source.isl.value", "must be ≥ 1, got 0"},
 	}
 	for _, c := range cases {
 		_, err := DecodeYAML([]byte(c.yaml))

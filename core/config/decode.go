@@ -149,9 +149,25 @@ func fromRaw(raw any) (*Spec, error) {
 	}
 	applyDefaults(&s, func(p string) bool { return seen[p] })
 	if err := s.Validate(); err != nil {
-		return nil, err
+		return nil, plainLengthField(err, seen)
 	}
 	return &s, nil
+}
+
+// plainLengthField names a length written as a plain integer (isl: 0) by its own
+// field, not by the "value" of the fixed length it stands for, which the user never
+// wrote (traffic.source.isl, not traffic.source.isl.value). A mapping's value
+// ({kind: fixed} without it, or with value: 0) is still named as such.
+func plainLengthField(err error, seen map[string]bool) error {
+	e, ok := err.(*Error)
+	if !ok || !strings.HasSuffix(e.Field, ".value") || seen[e.Field] {
+		return err
+	}
+	parent := strings.TrimSuffix(e.Field, ".value")
+	if !seen[parent] || seen[parent+".kind"] {
+		return err
+	}
+	return &Error{Field: parent, Msg: e.Msg, Infeasible: e.Infeasible}
 }
 
 var lengthType = reflect.TypeOf(Length{})
