@@ -103,3 +103,23 @@ def test_ctrl_c_during_a_sweep_is_one_line_and_exit_130(tmp_path, moment):
     while not all(_gone(w) for w in workers):  # the parent stopped them
         assert time.monotonic() < deadline, workers
         time.sleep(0.05)
+
+
+def test_a_ctrl_c_while_workers_start_is_taken_when_they_have_started():
+    # Blocking SIGINT in the main thread is not enough: another thread (the Go runtime's,
+    # here a sleeping one) receives it and Python's handler still interrupts the main
+    # thread, between a worker's start and the data loky sends it (the worker then
+    # printed "LokyProcess-1 failed with traceback: … EOFError"). The interrupt is taken
+    # once the workers have started.
+    import threading
+
+    from aisimulate._sweep import local
+
+    threading.Thread(target=time.sleep, args=(3,), daemon=True).start()  # SIGINT not blocked there
+    inside = []
+    with pytest.raises(KeyboardInterrupt):
+        with local._sigint_blocked():
+            os.kill(os.getpid(), signal.SIGINT)
+            time.sleep(0.3)  # an interrupt taken in here would skip the next line
+            inside.append("started")
+    assert inside == ["started"]

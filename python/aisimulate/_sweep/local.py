@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import contextlib
 import math
+import os
 import signal
 import threading
 import time
@@ -118,11 +119,14 @@ def _ignore_sigint() -> None:
 
 @contextlib.contextmanager
 def _sigint_blocked():
-    """Block SIGINT in this thread while loky starts worker processes here: they inherit
-    the mask through fork and exec, so a Ctrl-C while they import is never taken there
-    (it stays pending until :func:`_ignore_sigint` discards it). loky's manager thread,
-    which starts replacement workers, is created inside this block and inherits the mask
-    too. Here a Ctrl-C is delivered when the block ends."""
+    """Hold SIGINT off while loky starts worker processes from this thread: they inherit
+    the blocked mask through fork and exec, so a Ctrl-C while they import is never taken
+    there (it stays pending until :func:`_ignore_sigint` discards it); loky's manager
+    thread, which starts replacement workers, is created in here and inherits it too.
+    Here the interrupt is taken when the block ends, never between a worker's start and
+    the data loky then sends it (the worker would print an EOFError traceback): another
+    thread of this process (the Go runtime's) may still receive the signal, so the
+    Python handler is deferred too, not the mask alone."""
     if threading.current_thread() is not threading.main_thread():
         yield  # only the main thread takes SIGINT in Python
         return
@@ -131,11 +135,19 @@ def _sigint_blocked():
     # multiprocessing/resource_tracker.py, ensure_running: SIG_UNBLOCK, not the mask
     # it found): start it first, so that later calls find it running and leave the mask
     _lazy.module("multiprocessing.resource_tracker").ensure_running()
+    caught: list = []
+    previous = signal.signal(signal.SIGINT, lambda signum, frame: caught.append(frame))
     old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
     try:
         yield
     finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, old)
+        signal.pthread_sigmask(signal.SIG_SETMASK, old)  # a pending SIGINT lands in caught
+        signal.signal(signal.SIGINT, previous)
+        if caught:  # taken now, as it would have been
+            if callable(previous):
+                previous(signal.SIGINT, caught[-1])
+            else:
+                os.kill(os.getpid(), signal.SIGINT)
 
 
 def _executor(jobs: int):
