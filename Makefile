@@ -56,7 +56,9 @@ _build/installcheck.stamp: $(INSTALL_SRC)
 	scripts/installcheck.sh
 	mkdir -p _build && touch $@
 
+# gofmt -l lists every Go file whose formatting differs from gofmt's; any is a failure.
 gotest:
+	@out=$$(gofmt -l core pybind); if [ -n "$$out" ]; then echo "gofmt: not formatted (run gofmt -w):"; echo "$$out"; exit 1; fi
 	go vet ./...
 	go test ./...
 
