@@ -349,6 +349,44 @@ def test_cli_compare_output_paths_are_checked_before_the_replay(tmp_path, capsys
     assert len(pairs.read_text().splitlines()) == 1 + 12  # header + the 12 replayed requests
 
 
+def test_cli_compare_does_not_overwrite_the_artifact_folders_other_files(tmp_path, capsys, monkeypatch):
+    # DEFECTS18b #34: --requests-out / --plot into the AIPerf folder compare reads do not
+    # replace the measurement's other files (AIPerf's summary CSV) without --force
+    from aisimulate.cli import main
+
+    path, _ = _export(tmp_path)
+    cfg = tmp_path / "sub" / "deploy.json"
+    cfg.parent.mkdir()
+    cfg.write_text(json.dumps(_deployment()))
+    summary = tmp_path / "profile_export_aiperf.csv"
+    summary.write_text("Metric,avg\nTime to First Token (ms),12.5\n")
+    raw = tmp_path / "notes.png"
+    raw.write_bytes(b"not a figure")
+
+    def replayed(*a, **k):
+        raise AssertionError("replayed before the output paths were checked")
+
+    with monkeypatch.context() as m:
+        m.setattr(aisimulate, "replay", replayed)
+        for extra, out in ((["--requests-out", str(summary)], summary), (["--plot", str(raw)], raw)):
+            for aiperf in (tmp_path, path):  # the folder, or its profile_export.jsonl
+                assert main(["compare", str(cfg), "--aiperf", str(aiperf), *extra]) == 2
+                err = capsys.readouterr().err
+                assert err == (f"aisimulate: error: {extra[0]} {out}: {out} is a file of {tmp_path}, the "
+                               "folder this run reads: it is not overwritten; choose another file, move "
+                               "it away, or add --force\n")
+    assert summary.read_text() == "Metric,avg\nTime to First Token (ms),12.5\n"
+    assert raw.read_bytes() == b"not a figure"
+    # a new file there is written; --force replaces the summary; the export read never
+    assert main(["compare", str(cfg), "--aiperf", str(tmp_path), "--requests-out", str(tmp_path / "pairs.csv")]) == 0
+    assert main(["compare", str(cfg), "--aiperf", str(tmp_path), "--requests-out", str(summary), "--force"]) == 0
+    assert summary.read_text().splitlines()[0].startswith("line,isl,osl,")
+    assert len(summary.read_text().splitlines()) == 1 + 12
+    capsys.readouterr()
+    assert main(["compare", str(cfg), "--aiperf", str(tmp_path), "--requests-out", str(path), "--force"]) == 2
+    assert "would overwrite the input file" in capsys.readouterr().err
+
+
 def test_cli_compare_takes_aiperfs_artifact_folder(tmp_path, capsys):
     # AIPerf writes profile_export.jsonl into its artifact folder: the folder is taken;
     # a folder without it is named as a folder, not "file not found" (#16 C6)

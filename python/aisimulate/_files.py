@@ -447,6 +447,24 @@ def overwritten_input(out: str | os.PathLike[str], inputs: Iterable[str]) -> str
     return next((src for src in inputs if src and same_file(out, src)), None)
 
 
+def foreign_output(out: str | os.PathLike[str], read_folders: Iterable[str] = ()) -> str | None:
+    """Why the existing file ``out`` is not aisimulate's to replace, or None: it lies in
+    one of ``read_folders`` (a folder the run reads as a whole, such as the AIPerf
+    artifact folder ``compare`` reads, whose other files are the measurement's too), or
+    it has the name of a result file (:func:`result_names`: ``prediction.json``, the
+    tables, the exports) and no earlier aisimulate result in its folder owns it
+    (:func:`previous_result`). A missing file, a device or a pipe is None."""
+    if not os.path.isfile(out):
+        return None
+    real = Path(os.path.realpath(out))
+    for folder in read_folders:
+        if folder and same_file(real.parent, folder):
+            return f"{out} is a file of {folder}, the folder this run reads"
+    if real.name in result_names() and real.name not in previous_result(real.parent):
+        return f"{out} exists and no earlier aisimulate result in {real.parent} lists it"
+    return None
+
+
 def refuse_overwrite(out: str | os.PathLike[str], inputs: Iterable[str], instead: str) -> None:
     """Refuse to write ``out`` when it is one of ``inputs`` (the files the replay read).
 

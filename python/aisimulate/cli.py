@@ -228,8 +228,8 @@ def _add_replay(sub: argparse._SubParsersAction) -> None:
                         "(vllm_bench_result.json: the flat keys of vllm bench serve "
                         "--save-result); part of the same atomic result")
     r.add_argument("--force", action="store_true",
-                   help="with --output-dir, replace files of the result's names that no "
-                        "earlier aisimulate result in DIR wrote (without it such a file, e.g. "
+                   help="with --output-dir (or --trace-out), replace files of the result's names "
+                        "that no earlier aisimulate result in DIR wrote (without it such a file, e.g. "
                         "a real AIPerf profile_export.jsonl, is refused: exit 2); the files "
                         "the replay reads are never replaced")
     r.add_argument("--trace-out", metavar="FILE",
@@ -255,8 +255,8 @@ def _cmd_replay(args: argparse.Namespace) -> int:
         raise _UsageError("--records chooses the files of the result folder: give --output-dir DIR too")
     if args.no_header and args.format != "csv":
         raise _UsageError(f"--no-header applies to --format csv, not --format {args.format}")
-    if args.force and not args.output_dir:
-        raise _UsageError("--force applies to the files of --output-dir: give --output-dir DIR too")
+    if args.force and not (args.output_dir or args.trace_out):
+        raise _UsageError("--force applies to the files of --output-dir and --trace-out: give one of them too")
     _check_replay_outputs(args, spec, formats, exports)
     # The records stream into the folder as requests finish (aisimulate._stream)
     # instead of being held and saved after the replay.
@@ -314,7 +314,7 @@ def _check_replay_outputs(args: argparse.Namespace, spec: Spec, formats: Sequenc
     if args.output_dir is not None:
         check_output_dir("--output-dir", args.output_dir, names, inputs, force=args.force)
     if args.trace_out is not None:
-        check_output_file("--trace-out", args.trace_out, inputs)
+        check_output_file("--trace-out", args.trace_out, inputs, force=args.force)
         if args.output_dir:
             check_apart("--trace-out", args.trace_out,
                         {f"the result file {name} of --output-dir {args.output_dir}":

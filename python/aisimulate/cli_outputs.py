@@ -20,11 +20,17 @@ class _UsageError(Exception):
 
 
 def check_output_file(flag: str, path: str, inputs: Iterable[str] = (),
-                      suffixes: Sequence[str] = ()) -> None:
+                      suffixes: Sequence[str] = (), *, read_folders: Iterable[str] = (),
+                      force: bool = False) -> None:
     """Check, before any work, that the CLI can write the file ``path`` given as
     ``flag``: a file name (not a folder), with one of ``suffixes`` when given, not one
     of ``inputs``, whose folder exists or can be created and can be written in. The
     writer creates the missing folders.
+
+    Without ``force`` (the CLI's ``--force``) an existing file is not replaced when it
+    is a file aisimulate did not write (:func:`_files.foreign_output`): one in
+    ``read_folders`` (folders the run reads as a whole, compare's AIPerf artifact
+    folder), or one of a result's names that no earlier aisimulate result owns.
 
     Raises:
         _UsageError: naming ``flag``, ``path`` and what is wrong.
@@ -44,6 +50,10 @@ def check_output_file(flag: str, path: str, inputs: Iterable[str] = (),
                           "run reads: choose another file")
     if os.path.exists(path) and not os.path.isfile(path):
         return  # a device or a pipe (/dev/null, a FIFO): written through, not replaced
+    why = None if force else _files.foreign_output(path, read_folders)
+    if why is not None:
+        raise _UsageError(f"{flag} {path}: {why}: it is not overwritten; choose another file, "
+                          "move it away, or add --force")
     # a symbolic link's file is replaced in its own folder
     writable_folder(flag, path, os.path.dirname(os.path.realpath(path) if os.path.islink(path)
                                                 else os.path.abspath(path)))

@@ -124,6 +124,10 @@ def _add_sweep(sub: argparse._SubParsersAction) -> None:
     s.add_argument("--out", metavar="FILE",
                    help="also write every column to FILE: .parquet, .csv or .jsonl (written whole or not at all; "
                         "a missing folder is created)")
+    s.add_argument("--force", action="store_true",
+                   help="with --out, replace a file of a result's name (prediction.json, "
+                        "requests.*, profile_export*) that no earlier aisimulate result wrote; "
+                        "the files the sweep reads are never replaced")
     s.add_argument("--format", choices=("table", "csv", "json"), default="table",
                    help="stdout: a table of the main columns (default), or every column as CSV / JSON lines")
     s.add_argument("--slo", action="append", default=[], metavar="METRIC=MS",
@@ -270,7 +274,7 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
         # or model file that --grid or --points names too)
         inputs = input_files(spec.data, spec.source) + ([os.path.abspath(args.points)] if args.points else [])
         inputs += point_inputs(spec, points)
-        check_output_file("--out", args.out, inputs)
+        check_output_file("--out", args.out, inputs, force=args.force)
     try:
         # without --slo the SLO columns are empty (_slo_columns_kept): asked for, they are
         # added after the sweep, which has them only with an SLO
@@ -358,6 +362,10 @@ def _add_compare(sub: argparse._SubParsersAction) -> None:
     c.add_argument("--requests-out", metavar="CSV",
                    help="also write the per-request pairs: .csv, .parquet or .jsonl (a missing "
                         "folder is created)")
+    c.add_argument("--force", action="store_true",
+                   help="replace with --plot / --requests-out an existing file of the AIPerf "
+                        "artifact folder read (or of a result's name that no aisimulate result "
+                        "wrote); without it that is exit 2; the AIPerf export read is never replaced")
     add_progress_argument(c)
     c.set_defaults(run=_cmd_compare)
 
@@ -381,10 +389,13 @@ def _cmd_compare(args: argparse.Namespace) -> int:
     if args.concurrency is not None and args.concurrency < 1:
         raise _UsageError(f"--concurrency {args.concurrency}: must be ≥ 1")
     inputs = [os.path.abspath(args.aiperf)] + ([os.path.abspath(src)] if isinstance(src, str) else [])
+    # the artifact folder is the measurement: its other files (AIPerf's summary CSV/JSON,
+    # profile_export_raw.jsonl) are not replaced without --force
+    measured = {"read_folders": [os.path.dirname(os.path.abspath(args.aiperf))], "force": args.force}
     if args.plot is not None:  # before the replay: a bad path is exit 2, not a traceback after it
-        check_output_file("--plot", args.plot, inputs, figure_suffixes())
+        check_output_file("--plot", args.plot, inputs, figure_suffixes(), **measured)
     if args.requests_out is not None:
-        check_output_file("--requests-out", args.requests_out, inputs, _TABLE_SUFFIXES)
+        check_output_file("--requests-out", args.requests_out, inputs, _TABLE_SUFFIXES, **measured)
         if args.plot is not None:
             check_apart("--requests-out", args.requests_out, {"the file of --plot": args.plot})
     result = compare(src, args.aiperf, concurrency=args.concurrency, overrides=overrides,
