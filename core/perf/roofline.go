@@ -124,7 +124,9 @@ type gemmConst struct{ n, k, nk float64 }
 // logits all-gather and sampling kernels; the efficiencies and the overheads
 // absorb them.
 //
-// A Roofline is immutable after NewRoofline and safe for concurrent use.
+// A Roofline memoises the pass terms fixed by a token count, a sampler count
+// and a decode count as it prices (PassTime writes its memo tables): one per
+// replay, not for concurrent use.
 type Roofline struct {
 	layers float64
 	gemms  [4]gemmConst

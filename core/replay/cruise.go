@@ -29,7 +29,8 @@ import (
 // them). Workers cruise only where a pass end has no effect beyond its
 // worker and the ITL pool: no detokenization (its job would be an event),
 // no P/D (handoffs), no async scheduling (the inbox follows Busy), no
-// lockstep ranks, and no worker stalled (one that startPasses retries at
+// lockstep ranks, no client timeout (a timeout makes every request decode
+// per token, so none is steady), and no worker stalled (one that startPasses retries at
 // every event; while one is, the cruising workers' pass ends go back to the
 // queue).
 
@@ -91,6 +92,7 @@ func (m *sim) cruise(steps *int) error {
 func (m *sim) land(w int) {
 	m.cruiseEnd[w] = math.MaxInt64
 	m.nCruise--
+	m.landed++
 	wk := m.workers[w]
 	steady := wk.FinishSteadyPass()
 	m.steadyTokens(w, steady, steady-wk.SteadyUnmeasured(), false)

@@ -108,6 +108,8 @@ type sim struct {
 	// is set when the last startPasses left a worker idle with work.
 	cruiseEnd []int64
 	nCruise   int
+	landed    int64  // cruising passes ended
+	landedOut *int64 // runOptions.landed: where the run leaves landed (tests)
 	stalled   bool
 
 	// Control (control.go): the context whose done channel the loop polls,
@@ -215,6 +217,9 @@ func run(ctx context.Context, spec *config.Spec, opts []Option) (*report.Report,
 	}
 	if err := m.checkEnd(); err != nil {
 		return nil, err
+	}
+	if m.landedOut != nil {
+		*m.landedOut = m.landed
 	}
 	if file := s.Traffic.Source.TracePath(); m.sent() == 0 && file != "" && m.tr.feed.Rows() == 0 {
 		return nil, &workload.DataError{File: file, Msg: "the trace has no requests"}
@@ -337,7 +342,8 @@ func prepare(spec *config.Spec, opts []Option) (*sim, error) {
 	if s.Engine.Scheduler.AsyncScheduling {
 		m.inbox = make([][]held, len(m.workers))
 	}
-	if m.canCruise() {
+	m.landedOut = o.landed
+	if !o.noCruise && m.canCruise() {
 		m.cruiseEnd = make([]int64, len(m.workers))
 		for i := range m.cruiseEnd {
 			m.cruiseEnd[i] = math.MaxInt64

@@ -17,6 +17,10 @@ type runOptions struct {
 	spec     *config.Spec
 	timeline bool
 	perToken bool
+	// noCruise keeps every pass end on the event queue (tests compare the two).
+	noCruise bool
+	// landed, when set, receives the number of cruising passes the run ended.
+	landed   *int64
 	progress func(Progress)
 	slo      *report.SLO
 	columns  bool
