@@ -33,6 +33,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/aisimulate/aisimulate/core/config"
+	"github.com/aisimulate/aisimulate/core/hardware"
 	"github.com/aisimulate/aisimulate/core/replay"
 	"github.com/aisimulate/aisimulate/core/report"
 	"github.com/aisimulate/aisimulate/core/version"
@@ -122,6 +123,13 @@ func Normalize(spec, dir string) string {
 			return errorEnvelope(err)
 		}
 		s.ResolvePaths(dir)
+		// vLLM's per-system defaults, when the system reads; otherwise the
+		// replay names engine.system, and the fields stay out of the spec
+		if sys, err := hardware.Lookup(s.Engine.System); err == nil {
+			if err := s.ResolveSchedulerDefaults(sys.MemCapacity, sys.Name); err != nil {
+				return errorEnvelope(err)
+			}
+		}
 		return `{"spec":` + string(s.JSON()) + `}`
 	})
 }

@@ -207,6 +207,30 @@ func TestNormalizeResolvesPathsAndEnums(t *testing.T) {
 	assert.Equal(t, []string{"mooncake", "azure", "llmservingsim", "synthetic", "sessions"}, enums["enums"]["traffic.source.type"])
 }
 
+// Normalize fills max_num_seqs and max_num_batched_tokens as vLLM derives them
+// for the system (DEFECTS18b #36): 1024 and 8192 on an H100 (80 GiB), 256 and
+// 2048 on an A100 (80 GiB, but an A100) and an L40S (46,068 MiB); a given
+// value is kept; a system that does not read leaves them out (the replay
+// names engine.system).
+func TestNormalizeFillsSchedulerDefaultsPerSystem(t *testing.T) {
+	sched := func(system, scheduler string) map[string]any {
+		e := envelope(t, Normalize(`{"engine": {"model": "m", "system": "`+system+`"`+scheduler+`},
+		  "traffic": {"source": {"type": "mooncake", "path": "/t.jsonl"}, "load": {"mode": "trace"}}}`, "/"))
+		require.Contains(t, e, "spec")
+		return e["spec"]["engine"].(map[string]any)["scheduler"].(map[string]any)
+	}
+	pair := func(sc map[string]any) [2]any { return [2]any{sc["max_num_seqs"], sc["max_num_batched_tokens"]} }
+	assert.Equal(t, [2]any{1024.0, 8192.0}, pair(sched("h100_sxm", "")))
+	assert.Equal(t, [2]any{256.0, 2048.0}, pair(sched("a100_sxm", "")))
+	assert.Equal(t, [2]any{256.0, 2048.0}, pair(sched("l40s", "")))
+	assert.Equal(t, [2]any{64.0, 8192.0}, pair(sched("h100_sxm", `, "scheduler": {"max_num_seqs": 64}`)))
+	assert.Equal(t, [2]any{nil, nil}, pair(sched("/nowhere/sys.yaml", "")))
+
+	e := envelope(t, Normalize(`{"engine": {"model": "m", "system": "a100_sxm", "scheduler": {"max_num_seqs": 4096}},
+	  "traffic": {"source": {"type": "mooncake", "path": "/t.jsonl"}, "load": {"mode": "trace"}}}`, "/"))
+	assert.Equal(t, "engine.scheduler.max_num_batched_tokens", e["error"]["field"])
+}
+
 // A run reports its progress to Progress and stops on Stop: stopped before it
 // starts, Replay answers an "interrupted" envelope at once; run to its end,
 // Progress shows every request sent and finished.

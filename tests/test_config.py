@@ -55,15 +55,25 @@ def test_input_dict_is_not_modified(base_spec):
 
 
 def test_defaults_come_from_the_core(base_spec):
-    # vLLM v1's engine defaults (vllm/engine/arg_utils.py), filled by core/config.
+    # vLLM's `vllm serve` defaults (vllm/engine/arg_utils.py), filled by the core:
+    # on h100_sxm (80 GiB, not an A100) 1024 sequences and 8192 tokens.
     spec = load_config(base_spec).data
     sched = spec["engine"]["scheduler"]
-    assert sched["max_num_seqs"] == 256
+    assert sched["max_num_seqs"] == 1024
     assert sched["max_num_batched_tokens"] == 8192
     assert sched["block_size"] == 16
     assert sched["enable_prefix_caching"] is True
     assert spec["engine"]["workers"]["aggregated"]["count"] == 1
     assert spec["execution"]["mode"] == "offline"
+
+
+def test_scheduler_defaults_follow_the_system(base_spec):
+    # an A100 keeps vLLM's small defaults despite its 80 GiB; an L40S (46,068 MiB)
+    # is below 70 GiB (DEFECTS18b #36)
+    for system in ("a100_sxm", "l40s"):
+        _set(base_spec, "engine.system", system)
+        sched = load_config(base_spec).data["engine"]["scheduler"]
+        assert (sched["max_num_seqs"], sched["max_num_batched_tokens"]) == (256, 2048), system
 
 
 def test_explicit_false_is_kept(base_spec):

@@ -49,7 +49,8 @@ def test_empty_string_is_not_the_default(base_spec, section, key):
 @pytest.mark.parametrize("path,value,field", [
     (("engine", "scheduler", "num_gpu_blocks"), 10**12, "engine.scheduler.num_gpu_blocks"),
     (("engine", "scheduler", "block_size"), 10**9, "engine.scheduler.block_size"),
-    (("engine", "scheduler", "max_num_batched_tokens"), 8, "engine.scheduler.max_num_batched_tokens"),
+    # max_num_seqs given: left out, vLLM's default would shrink to max_num_batched_tokens
+    (("engine", "scheduler"), {"max_num_seqs": 256, "max_num_batched_tokens": 8}, "engine.scheduler.max_num_batched_tokens"),
     (("engine", "workers"), {"aggregated": {"count": 10**6}}, "engine.workers.aggregated.count"),
     # a field of another kind names itself (it belongs to uniform, normal or lognormal)
     (("traffic", "source", "isl"), {"kind": "fixed", "value": 10, "min": 3}, "traffic.source.isl.min"),

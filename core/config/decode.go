@@ -148,6 +148,17 @@ func fromRaw(raw any) (*Spec, error) {
 		return nil, err
 	}
 	applyDefaults(&s, func(p string) bool { return seen[p] })
+	// 0 means "not given" in the spec (vLLM's per-system default), so a 0
+	// given is refused here, where it is still told from one left out
+	sc := &s.Engine.Scheduler
+	for _, f := range []struct {
+		path string
+		v    int
+	}{{"engine.scheduler.max_num_seqs", sc.MaxNumSeqs}, {"engine.scheduler.max_num_batched_tokens", sc.MaxNumBatchedTokens}} {
+		if seen[f.path] && f.v == 0 {
+			return nil, checkInt(f.path, "Scheduler."+strings.TrimPrefix(f.path, "engine.scheduler."), 0)
+		}
+	}
 	if err := s.Validate(); err != nil {
 		return nil, plainLengthField(err, seen)
 	}

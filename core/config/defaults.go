@@ -8,11 +8,10 @@ const (
 	DefaultBackend = BackendVLLM
 	// DefaultPerfSource needs no data files.
 	DefaultPerfSource = PerfRoofline
-	// DefaultMaxNumSeqs, DefaultMaxNumBatchedTokens and DefaultBlockSize are vLLM
-	// v1's defaults for online serving on a data-centre GPU (vllm/engine/arg_utils.py).
-	DefaultMaxNumSeqs          = 256
-	DefaultMaxNumBatchedTokens = 8192
-	DefaultBlockSize           = 16
+	// DefaultBlockSize is vLLM's --block-size on CUDA GPUs. The defaults of
+	// max_num_seqs and max_num_batched_tokens depend on the GPU
+	// (SchedulerDefaults).
+	DefaultBlockSize = 16
 	// DefaultGPUMemoryUtilization is vLLM's --gpu-memory-utilization default.
 	DefaultGPUMemoryUtilization = 0.9
 	DefaultPlacement            = PlacementRoundRobin
@@ -177,12 +176,8 @@ func applyDefaults(s *Spec, present func(path string) bool) {
 		poolDefaults(e.Workers.Aggregated, "engine.workers.aggregated", present)
 	}
 	sc := &e.Scheduler
-	if !present("engine.scheduler.max_num_seqs") {
-		sc.MaxNumSeqs = DefaultMaxNumSeqs
-	}
-	if !present("engine.scheduler.max_num_batched_tokens") {
-		sc.MaxNumBatchedTokens = DefaultMaxNumBatchedTokens
-	}
+	// max_num_seqs and max_num_batched_tokens stay 0 when not given: their
+	// defaults depend on the GPU (Spec.ResolveSchedulerDefaults)
 	if !present("engine.scheduler.block_size") {
 		sc.BlockSize = DefaultBlockSize
 	}

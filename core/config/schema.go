@@ -49,7 +49,11 @@ var fieldDescriptions = map[string]string{
 		"(a synthetic source sends num_requests + warmup_requests; a trace's first rows are the warm-up)",
 	"MooncakeSource.isl_block_size": "prompt tokens per hash id (AIPerf's --isl-block-size); absent: 512, the Mooncake traces' block",
 	"SyntheticSource.num_requests":  "the measured requests (AIPerf's --request-count); traffic.load.warmup_requests are sent besides them",
-	"Stop.max_requests":             "stop after this many measured requests (warm-up requests are sent besides them); 0: no limit",
+	"Scheduler.max_num_seqs": "vLLM's --max-num-seqs; absent: per system, as vLLM derives it " +
+		"(1024 on a GPU of at least 70 GiB that is not an A100, else 256; at most max_num_batched_tokens)",
+	"Scheduler.max_num_batched_tokens": "vLLM's --max-num-batched-tokens; absent: per system, as vLLM derives it " +
+		"(8192 on a GPU of at least 70 GiB that is not an A100, else 2048)",
+	"Stop.max_requests": "stop after this many measured requests (warm-up requests are sent besides them); 0: no limit",
 }
 
 var unionBlockType = reflect.TypeOf((*unionBlock)(nil)).Elem()

@@ -115,8 +115,11 @@ type Pool struct {
 
 // Scheduler holds the vLLM engine arguments the scheduler and KV manager use.
 type Scheduler struct {
-	MaxNumSeqs          int  `json:"max_num_seqs"`
-	MaxNumBatchedTokens int  `json:"max_num_batched_tokens"`
+	// MaxNumSeqs and MaxNumBatchedTokens are 0 when not given: vLLM's
+	// defaults for the system (ResolveSchedulerDefaults), which the replay
+	// and Normalize fill in.
+	MaxNumSeqs          int  `json:"max_num_seqs,omitempty"`
+	MaxNumBatchedTokens int  `json:"max_num_batched_tokens,omitempty"`
 	BlockSize           int  `json:"block_size"`
 	EnablePrefixCaching bool `json:"enable_prefix_caching"`
 	// MaxModelLen caps prompt + output tokens; 0 in the input means the model's

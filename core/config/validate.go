@@ -100,8 +100,10 @@ func (s *Spec) validateEngine() error {
 	}
 	sc := &e.Scheduler
 	const scp = "engine.scheduler."
-	if err := firstErr(checkInt(scp+"max_num_seqs", "Scheduler.max_num_seqs", sc.MaxNumSeqs),
-		checkInt(scp+"max_num_batched_tokens", "Scheduler.max_num_batched_tokens", sc.MaxNumBatchedTokens),
+	// max_num_seqs and max_num_batched_tokens 0: not given, vLLM's default
+	// for the system (ResolveSchedulerDefaults); fromRaw refuses a 0 given
+	if err := firstErr(checkIntOrUnset(scp+"max_num_seqs", "Scheduler.max_num_seqs", sc.MaxNumSeqs),
+		checkIntOrUnset(scp+"max_num_batched_tokens", "Scheduler.max_num_batched_tokens", sc.MaxNumBatchedTokens),
 		checkInt(scp+"block_size", "Scheduler.block_size", sc.BlockSize),
 		checkInt(scp+"max_model_len", "Scheduler.max_model_len", sc.MaxModelLen),
 		checkInt(scp+"num_gpu_blocks", "Scheduler.num_gpu_blocks", sc.NumGPUBlocks)); err != nil {
@@ -119,7 +121,7 @@ func (s *Spec) validateEngine() error {
 			return err
 		}
 	}
-	if sc.MaxNumBatchedTokens < sc.MaxNumSeqs {
+	if sc.MaxNumSeqs > 0 && sc.MaxNumBatchedTokens > 0 && sc.MaxNumBatchedTokens < sc.MaxNumSeqs {
 		// vLLM's SchedulerConfig refuses this too: a pass could not hold one
 		// token for every running sequence.
 		return errorf("engine.scheduler.max_num_batched_tokens", "must be ≥ max_num_seqs (%d), got %d", sc.MaxNumSeqs, sc.MaxNumBatchedTokens)
@@ -267,3 +269,11 @@ const (
 	MinGammaCV = 1e-3
 	MaxGammaCV = 1e3
 )
+
+// checkIntOrUnset is checkInt where 0 stands for a field not given.
+func checkIntOrUnset(path, key string, v int) error {
+	if v == 0 {
+		return nil
+	}
+	return checkInt(path, key, v)
+}

@@ -144,7 +144,7 @@ func TestCanonicalSpecHasEveryDefault(t *testing.T) {
 	assert.Equal(t, `{"engine":{"model":"m","system":"h100_sxm","backend":"vllm",`+
 		`"perf":{"source":"roofline","compute_efficiency":0.7,"memory_efficiency":0.8,"pass_overhead_us":1000,"per_sequence_overhead_us":40,"layer_latency_us":40},`+
 		`"workers":{"aggregated":{"count":1,"tp":1,"placement":"round_robin"}},`+
-		`"scheduler":{"max_num_seqs":256,"max_num_batched_tokens":8192,"block_size":16,"enable_prefix_caching":true,"max_model_len":0,"num_gpu_blocks":0,"gpu_memory_utilization":0.9}},`+
+		`"scheduler":{"block_size":16,"enable_prefix_caching":true,"max_model_len":0,"num_gpu_blocks":0,"gpu_memory_utilization":0.9}},`+
 		`"traffic":{"source":{"type":"mooncake","path":"/t.jsonl"},"load":{"mode":"trace","speedup":1},"stop":{"max_requests":0,"max_duration_s":0}},`+
 		`"execution":{"mode":"offline","seed":0}}`, string(s.JSON()))
 

@@ -69,6 +69,9 @@ func buildDeployment(s *config.Spec) (*deployment, error) {
 	if err != nil {
 		return nil, cfgErr("engine.system", err)
 	}
+	if err := s.ResolveSchedulerDefaults(sys.MemCapacity, sys.Name); err != nil {
+		return nil, err
+	}
 	d := &deployment{arch: arch, sys: sys}
 	// engine.quantization: weights default to the checkpoint's (config.json),
 	// the KV cache to config.DefaultKVCacheDtype, "auto": the checkpoint's

@@ -115,6 +115,7 @@ func EstimateMemory(s *config.Spec, opts ...Option) (*MemoryEstimate, error) {
 	if err := s.Validate(); err != nil {
 		return nil, err
 	}
+	s = s.Clone() // buildDeployment fills the per-system defaults
 	dep, err := buildDeployment(s)
 	if err != nil {
 		return nil, err

@@ -119,7 +119,7 @@ func Models(p Point, modelDir, db string) (roof, measured perf.Model, err error)
 		return rl, nil, nil
 	}
 	m, err := aic.New(arch, sys, aic.Options{Database: db, Backend: config.BackendVLLM, Version: AICVersion, TP: p.TP, DP: p.DP, EP: p.EP,
-		WeightDtype: p.Weights, MaxTokens: config.DefaultMaxNumBatchedTokens})
+		WeightDtype: p.Weights, MaxTokens: config.LargeGPUMaxNumBatchedTokens}) // vLLM's default on these large GPUs
 	if err != nil {
 		return nil, nil, err
 	}

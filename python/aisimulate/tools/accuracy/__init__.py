@@ -40,7 +40,8 @@ Deployment (``deployment``)
     aiconfigurator 0.7.0 on, which lifts the batch size to at least 512 (so 512 +
     ISL + 1500 tokens) and sets ``max_model_len`` = ISL + OSL + 1500.
     ``"vllm-defaults"``: vLLM's own limits for an API server on an 80 GB GPU
-    (``max_num_seqs`` 256 as the spec default, ``max_num_batched_tokens`` 8192).
+    (``max_num_batched_tokens`` 8192; ``max_num_seqs`` 256, the spec's default before
+    it followed vLLM's per-GPU rule, whose value on these GPUs is 1024).
     A deployment whose KV cache cannot hold one request of the model's default
     ``max_model_len`` is refused by the core, as vLLM refuses to start; since the
     measured run started, the harness then sets ``max_model_len`` = ISL + OSL + 1500

@@ -25,7 +25,8 @@ DEPLOYMENTS = ("aic-generator", "aic-generator-0.7", "vllm-defaults")
 AIC_GENERATOR_TOKEN_SLACK = 1500
 AIC_GENERATOR_07_MAX_NUM_SEQS = 512
 #: vLLM's limits for an OpenAI API server on a GPU with ≥ 70 GiB (H100/H200):
-#: 8192 batched tokens; max_num_seqs as the spec default (256), raised to c.
+#: 8192 batched tokens; max_num_seqs 256 (the spec's default before it followed vLLM's
+#: per-GPU rule, 1024 on these GPUs), raised to c.
 VLLM_API_SERVER_MAX_NUM_BATCHED_TOKENS = 8192
 VLLM_DEFAULT_MAX_NUM_SEQS = 256
 #: Client models a row can be simulated with (see the module docstring).
