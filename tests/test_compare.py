@@ -51,7 +51,8 @@ def _export(tmp_path, scale: dict[str, float] | None = None):
                             "request_latency": {"value": e2e, "unit": "ms"},
                             "inter_chunk_latency": {"value": [tpot] * (r["output_tokens"] - 1), "unit": "ms"}},
                 "error": None}) + "\n")
-        fh.write(json.dumps({"metadata": {"request_start_ns": T0_NS + 5, "request_end_ns": T0_NS + 9},
+        # canceled after every other request ended: replayed, not scored, loads no one
+        fh.write(json.dumps({"metadata": {"request_start_ns": T0_NS + 10**9, "request_end_ns": T0_NS + 10**9 + 9},
                              "metrics": {"error_isl": {"value": 300, "unit": "tokens"}},
                              "error": {"code": 499, "type": "RequestCancellationError", "message": "x"}}) + "\n")
     return path, report
@@ -60,7 +61,7 @@ def _export(tmp_path, scale: dict[str, float] | None = None):
 def test_a_run_compared_with_itself_has_no_error(tmp_path):
     path, report = _export(tmp_path)
     c = aisimulate.compare(_deployment(), path)
-    assert c.counts == {"records": 13, "failed_in_measurement": 1, "replayed": 12, "completed_in_simulation": 12}
+    assert c.counts == {"records": 13, "failed_in_measurement": 1, "replayed": 13, "completed_in_simulation": 12}
     for m in ("ttft_ms", "tpot_ms", "e2e_ms"):
         row = c.metrics.loc[m]
         assert row["n"] == 12
@@ -74,6 +75,54 @@ def test_a_run_compared_with_itself_has_no_error(tmp_path):
     gaps = sum(r["output_tokens"] - 1 for r in report.requests)
     assert d["itl_ms"]["n"] == gaps and type(d["itl_ms"]["n"]) is int
     assert '"n": 12,' in json.dumps(d)
+
+
+def _timed_record(start_ms: float, end_ms: float, isl: int, osl: int | None = None, **metrics_ms) -> str:
+    """One AIPerf record: successful with ``osl`` and latencies (ms), else canceled."""
+    md = {"request_start_ns": T0_NS + int(start_ms * 1e6), "request_end_ns": T0_NS + int(end_ms * 1e6)}
+    if osl is None:
+        md.update(was_cancelled=True, cancellation_time_ns=md["request_end_ns"])
+        return json.dumps({"metadata": md, "metrics": {"error_isl": {"value": isl, "unit": "tokens"}},
+                           "error": {"code": 499, "type": "RequestCancellationError", "message": "timeout"}})
+    metrics = {"input_sequence_length": {"value": isl, "unit": "tokens"},
+               "output_sequence_length": {"value": osl, "unit": "tokens"}}
+    metrics.update({k: {"value": v, "unit": "ms"} for k, v in metrics_ms.items()})
+    return json.dumps({"metadata": md, "metrics": metrics, "error": None})
+
+
+def test_a_canceled_request_is_replayed_until_its_timeout_and_not_scored(tmp_path):
+    # DEFECTS18b #35. Sent together at 0: a canceled 1000-token prompt (canceled at
+    # 20 ms: the only cancel, and the successful request took less, so the client's
+    # timeout is 20 ms) and a successful 200-token prompt of 3 output tokens. Linear perf
+    # 2 ms + 0.01 ms per prefill token + 0.1 ms per decode sequence: both prompts in one
+    # pass, 2 + 0.01 × 1200 = 14 ms = TTFT; two decode passes of both sequences,
+    # 2 + 0.2 = 2.2 ms each: E2E 18.4 ms, TPOT 2.2 ms. The canceled one still runs (its
+    # output is unknown) until the timeout at 20 ms. Before: the 200-token request alone,
+    # TTFT 4 ms, E2E 8.2 ms.
+    path = tmp_path / "profile_export.jsonl"
+    path.write_text(_timed_record(0, 20, 1000) + "\n"
+                    + _timed_record(0, 18.4, 200, 3, time_to_first_token=14, inter_token_latency=2.2,
+                              request_latency=18.4) + "\n")
+    c = aisimulate.compare(_deployment(), path)
+    assert c.counts == {"records": 2, "failed_in_measurement": 1, "replayed": 2, "completed_in_simulation": 1}
+    assert len(c.requests) == 1 and c.requests["line"][0] == 2
+    assert c.requests["predicted_ttft_ms"][0] == pytest.approx(14.0)
+    assert c.requests["predicted_e2e_ms"][0] == pytest.approx(18.4)
+    assert c.requests["predicted_tpot_ms"][0] == pytest.approx(2.2)
+    sim = {r["request_id"]: r for r in c.report.requests}
+    assert sim[0]["status"] == "canceled" and sim[0]["e2e_ms"] == pytest.approx(20.0)
+    for m in ("ttft_ms", "e2e_ms"):
+        assert c.metrics.loc[m]["n"] == 1 and c.metrics.loc[m]["mape_pct"] == pytest.approx(0, abs=1e-9)
+    # a successful request that outlasted the cancel: no single timeout made it, so the
+    # canceled request is its prompt and one token: same first pass, then B decodes alone
+    # at 2.1 ms a pass once A ends with its first token: E2E 14 + 2 × 2.1 = 18.2 ms
+    path.write_text(_timed_record(0, 10, 1000) + "\n"
+                    + _timed_record(0, 18.4, 200, 3, time_to_first_token=14, inter_token_latency=2.2,
+                              request_latency=18.4) + "\n")
+    c = aisimulate.compare(_deployment(), path)
+    assert c.requests["predicted_ttft_ms"][0] == pytest.approx(14.0)
+    assert c.requests["predicted_e2e_ms"][0] == pytest.approx(18.2)
+    assert {r["request_id"]: r["status"] for r in c.report.requests} == {0: "completed", 1: "completed"}
 
 
 def test_a_missing_or_unreadable_export_is_a_data_error_naming_it(tmp_path):

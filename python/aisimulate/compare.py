@@ -33,8 +33,13 @@ field): ``time_to_first_token`` →
 pooled (AIPerf's ``inter_chunk_latency`` lists; one token per chunk assumed; predicted:
 the core's statistics of every simulated gap), which has no per-request pairing. For each: mean, p50, p90, p99 measured and predicted and their
 relative error (predicted − measured) / measured; over requests paired by position:
-MAPE = mean |p − m| / m, bias = mean (p − m) / m (both %), and Pearson's r. Failed
-measured records (``error`` set) are not replayed; a request the simulation did not
+MAPE = mean |p − m| / m, bias = mean (p − m) / m (both %), and Pearson's r. Only
+successful records are scored, but a canceled one (``was_cancelled``, error code 499)
+loaded the server until its cancel, so it is replayed too: its prompt
+(``metrics.error_isl``) with an output that runs until the client's timeout cancels it
+(the config's ``traffic.load.request_timeout_ms``, else the longest measured send-to-cancel
+time if no successful record took longer; without either, its prompt and one token).
+Rejected and other failed records are not replayed; a request the simulation did not
 complete is left out of the per-request numbers (counted in ``c.counts``). A successful
 record with 0 input or output tokens cannot be replayed (vLLM takes neither): a
 DataError names its line and ``metrics.output_sequence_length`` (or the input's).
@@ -154,6 +159,17 @@ def read_profile_export(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
         if obj.get("error") is not None:
             err = obj["error"]
             rec["error"] = str((err.get("type") if isinstance(err, dict) else None) or "error")
+            # canceled by the client (AIPerf's RequestCancellationError, code 499): it loaded
+            # the server from its send to its cancel, so compare replays it
+            rec["canceled"] = bool(md.get("was_cancelled")) or (isinstance(err, dict) and err.get("code") == 499)
+            if rec["canceled"]:
+                name = "error_isl" if metrics.get("error_isl") is not None else "input_sequence_length"
+                if metrics.get(name) is None:
+                    raise DataError("missing field 'metrics.error_isl' in a canceled record: its prompt length "
+                                    "is needed to replay it", file=file, line=line, field="metrics.error_isl")
+                rec["isl"] = int(_metric_value(metrics[name], f"metrics.{name}", file, line))
+                cancel = md.get("cancellation_time_ns")
+                rec["cancel_ns"] = cancel if isinstance(cancel, int) and not isinstance(cancel, bool) else end_ns
             out.append(rec)
             continue
 
@@ -417,8 +433,31 @@ def compare(config: str | os.PathLike[str] | Mapping[str, Any] | Spec, aiperf: s
     load = traffic.get("load") if isinstance(traffic, dict) else None
     keep = {k: v for k, v in (load.items() if isinstance(load, dict) else ())
             if k in ("response_overhead", "request_timeout_ms")}
+    # Every request the client sent loaded the server, so a canceled one is replayed too
+    # (prompt: error_isl; output: as long as max_model_len allows, so that it runs until
+    # the client's timeout cancels it, as it ran in the measurement) and left out of the
+    # statistics. The timeout is the config's request_timeout_ms, else the longest
+    # measured send-to-cancel time when no successful record outlasted it (one client
+    # timeout); else there is no timeout to end it, and it is replayed as its prompt
+    # with one output token. Rejected and failed records are not replayed: the server
+    # answered them with an error, not with work the record times.
+    canceled = [r for r in records if r.get("canceled")]
+    if canceled and "request_timeout_ms" not in keep:
+        longest = max(max(r["cancel_ns"] - r["start_ns"], 1) for r in canceled)
+        if all(r["end_ns"] - r["start_ns"] <= longest for r in ok):  # as one client timeout makes them
+            keep["request_timeout_ms"] = longest / 1e6
+    if canceled:
+        ctx = 1
+        if "request_timeout_ms" in keep:
+            from . import check
+            ctx = check(load_config(raw, overrides={"traffic": {
+                "source": {"type": "synthetic", "num_requests": 1, "isl": 1, "osl": 1},
+                "load": {"mode": "concurrency", "concurrency": 1}}}))["max_model_len"]
+        for r in canceled:  # without a timeout to stop it: its prompt alone, the least it cost
+            r["osl"], r["replay_osl"] = 0, max(ctx - r["isl"], 1)
+    sent = sorted(ok + canceled, key=lambda r: (r["start_ns"], r["line"]))
     ok.sort(key=lambda r: (r["start_ns"], r["line"]))
-    t0 = ok[0]["start_ns"]
+    t0 = sent[0]["start_ns"]
     tempfile = _lazy.module("tempfile")
 
     fd, trace = tempfile.mkstemp(prefix="aisimulate-compare-", suffix=".jsonl")
@@ -430,20 +469,21 @@ def compare(config: str | os.PathLike[str] | Mapping[str, Any] | Spec, aiperf: s
             # hash ids of the engine's own KV blocks: turns share exactly the blocks vLLM would find
             block = spec.data["engine"]["scheduler"]["block_size"]
             spec = load_config(spec, overrides={"traffic.source.isl_block_size": block})
-            for r, ids in zip(ok, _hash_ids(ok, block)):
+            for r, ids in zip(sent, _hash_ids(sent, block)):
                 fh.write(json.dumps({"timestamp": (r["start_ns"] - t0) / 1e6, "input_length": r["isl"],
-                                     "output_length": r["osl"], "hash_ids": ids}) + "\n")
+                                     "output_length": r.get("replay_osl", r["osl"]), "hash_ids": ids}) + "\n")
         try:
             report = replay(spec, progress=progress)
         except DataError as exc:
-            raise _in_export(exc, trace, export, ok) from None
+            raise _in_export(exc, trace, export, sent) from None
     finally:
         os.unlink(trace)
 
     sim = {r["request_id"]: r for r in report.requests}
+    index = {r["line"]: i for i, r in enumerate(sent)}  # an export line → its request id in the replay
     rows = []
-    for i, r in enumerate(ok):
-        s = sim.get(i, {})
+    for r in ok:
+        s = sim.get(index[r["line"]], {})
         row = {"line": r["line"], "isl": r["isl"], "osl": r["osl"], "send_ms": (r["start_ns"] - t0) / 1e6,
                "status": s.get("status")}
         for m in ("ttft_ms", "tpot_ms", "e2e_ms"):
@@ -472,7 +512,7 @@ def compare(config: str | os.PathLike[str] | Mapping[str, Any] | Spec, aiperf: s
         row.update(mape_pct=mape, bias_pct=bias, pearson_r=r)
         table[m] = row
     counts = {"records": len(records), "failed_in_measurement": len(records) - len(ok),
-              "replayed": len(ok), "completed_in_simulation": int(len(done))}
+              "replayed": len(sent), "completed_in_simulation": int(len(done))}
     c = Comparison(pd.DataFrame.from_dict(table, orient="index"), req, report, counts)
     c._measured_itl = measured_itl
     return c
