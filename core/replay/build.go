@@ -229,7 +229,7 @@ func (d *deployment) buildPool(s *config.Spec, pl *pool) error {
 	}
 	if _, ok := pl.perf.(groupPricer); pl.lockstep && !ok {
 		return &config.Error{Field: "engine.perf.source",
-			Msg: fmt.Sprintf("%s cannot price a data-parallel mixture-of-experts worker (use roofline or aic)", e.Perf.Source)}
+			Msg: e.Perf.Name() + " cannot price a data-parallel mixture-of-experts worker (use roofline or aic)"}
 	}
 	return nil
 }
