@@ -77,9 +77,11 @@ def test_a_run_compared_with_itself_has_no_error(tmp_path):
     assert '"n": 12,' in json.dumps(d)
 
 
-def _timed_record(start_ms: float, end_ms: float, isl: int, osl: int | None = None, **metrics_ms) -> str:
+def _timed_record(start_ms: float, end_ms: float, isl: int, osl: int | None = None, phase: str = "profiling",
+                  **metrics_ms) -> str:
     """One AIPerf record: successful with ``osl`` and latencies (ms), else canceled."""
-    md = {"request_start_ns": T0_NS + int(start_ms * 1e6), "request_end_ns": T0_NS + int(end_ms * 1e6)}
+    md = {"request_start_ns": T0_NS + int(start_ms * 1e6), "request_end_ns": T0_NS + int(end_ms * 1e6),
+          "benchmark_phase": phase}
     if osl is None:
         md.update(was_cancelled=True, cancellation_time_ns=md["request_end_ns"])
         return json.dumps({"metadata": md, "metrics": {"error_isl": {"value": isl, "unit": "tokens"}},
@@ -123,6 +125,42 @@ def test_a_canceled_request_is_replayed_until_its_timeout_and_not_scored(tmp_pat
     assert c.requests["predicted_ttft_ms"][0] == pytest.approx(14.0)
     assert c.requests["predicted_e2e_ms"][0] == pytest.approx(18.2)
     assert {r["request_id"]: r["status"] for r in c.report.requests} == {0: "completed", 1: "completed"}
+
+
+def test_warmup_records_are_replayed_not_scored(tmp_path):
+    # DEFECTS18b #27. Sent together at 0: a warm-up record (1000-token prompt, 1 output
+    # token) and a profiling one (200 tokens, 3 out). Linear perf: one pass prefills
+    # both, 2 + 0.01 × 1200 = 14 ms (the warm-up one ends there); the profiling one then
+    # decodes alone, 2 + 0.1 = 2.1 ms a pass: E2E 14 + 4.2 = 18.2 ms. Only it is scored:
+    # n 1, its measured ITL gaps alone (2.1, 2.1), while the warm-up record's TTFT of
+    # 40 ms is not in the measured mean (14).
+    path = tmp_path / "profile_export.jsonl"
+    path.write_text(_timed_record(0, 40, 1000, 1, "warmup", time_to_first_token=40, request_latency=40) + "\n"
+                    + _timed_record(0, 18.2, 200, 3, time_to_first_token=14, inter_token_latency=2.1,
+                                    request_latency=18.2, inter_chunk_latency=[2.1, 2.1]) + "\n")
+    c = aisimulate.compare(_deployment(), path)
+    assert c.counts == {"records": 2, "failed_in_measurement": 0, "replayed": 2, "completed_in_simulation": 1,
+                        "warmup": 1}
+    assert list(c.requests["line"]) == [2]
+    assert c.requests["predicted_ttft_ms"][0] == pytest.approx(14.0)
+    assert c.requests["predicted_e2e_ms"][0] == pytest.approx(18.2)
+    ttft = c.metrics.loc["ttft_ms"]
+    assert ttft["n"] == 1 and ttft["measured_mean"] == pytest.approx(14.0) and ttft["error_mean_pct"] == pytest.approx(0)
+    assert c.metrics.loc["itl_ms"]["n"] == 2 and c.metrics.loc["itl_ms"]["measured_mean"] == pytest.approx(2.1)
+    assert len(c.report.requests) == 2
+    # an unknown phase is named; an export of warm-up records alone has nothing to score
+    path.write_text(_timed_record(0, 18.2, 200, 3, "cooldown", time_to_first_token=14, request_latency=18.2) + "\n")
+    with pytest.raises(DataError) as exc:
+        aisimulate.compare(_deployment(), path)
+    assert (exc.value.file, exc.value.line, exc.value.field) == (str(path), 1, "metadata.benchmark_phase")
+    assert "'cooldown'" in str(exc.value)
+    with pytest.raises(DataError) as exc:
+        aisimulate.calibration.read_aiperf_records(path)
+    assert (exc.value.line, exc.value.field) == (1, "metadata.benchmark_phase")
+    path.write_text(_timed_record(0, 18.2, 200, 3, "warmup", time_to_first_token=14, request_latency=18.2) + "\n")
+    with pytest.raises(DataError, match="no successful profiling request"):
+        aisimulate.compare(_deployment(), path)
+    assert [r["benchmark_phase"] for r in aisimulate.calibration.read_aiperf_records(path)] == ["warmup"]
 
 
 def test_a_missing_or_unreadable_export_is_a_data_error_naming_it(tmp_path):

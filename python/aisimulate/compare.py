@@ -40,7 +40,11 @@ loaded the server until its cancel, so it is replayed too: its prompt
 (the config's ``traffic.load.request_timeout_ms``, else the longest measured send-to-cancel
 time if no successful record took longer; without either, its prompt and one token).
 Rejected and other failed records are not replayed; a request the simulation did not
-complete is left out of the per-request numbers (counted in ``c.counts``). A successful
+complete is left out of the per-request numbers (counted in ``c.counts``). Warm-up
+records (AIPerf's ``metadata.benchmark_phase`` ``warmup``) loaded the server, so they
+are replayed, but only ``profiling`` records are scored (an unknown phase is a
+DataError naming the line and field); the predicted ITL statistics are the core's over
+every replayed request, warm-up ones included. A successful
 record with 0 input or output tokens cannot be replayed (vLLM takes neither): a
 DataError names its line and ``metrics.output_sequence_length`` (or the input's).
 """
@@ -123,8 +127,9 @@ def read_profile_export(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
         One dict per line in file order: ``line``; ``start_ns``, ``end_ns``;
         ``isl``, ``osl`` (tokens; ``osl`` ``None`` for a failed record); ``ttft_ms``,
         ``tpot_ms`` (AIPerf's ``inter_token_latency``), ``e2e_ms`` (``request_latency``),
-        ``icl_ms`` (list); ``conversation``, ``session``, ``turn``; ``error`` (``None`` or
-        its type).
+        ``icl_ms`` (list); ``conversation``, ``session``, ``turn``; ``phase`` (AIPerf's
+        ``metadata.benchmark_phase``: ``warmup`` or ``profiling``, the latter when absent);
+        ``error`` (``None`` or its type).
 
     Raises:
         DataError: a line that is not a JSON object, a record without timestamps, or a
@@ -134,7 +139,7 @@ def read_profile_export(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
             file that cannot be read (missing, a folder, no permission: ``.file`` names
             it, the ``OSError`` is its ``__cause__``).
     """
-    from .calibration.aiperf import _metric_value, _timestamps, json_objects
+    from .calibration.aiperf import _metric_value, _timestamps, benchmark_phase, json_objects
 
     file = profile_export_path(path)
     try:
@@ -155,6 +160,7 @@ def read_profile_export(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
             "conversation": md.get("conversation_id") or md.get("x_correlation_id") or f"line{line}",
             "session": md.get("x_correlation_id") or md.get("conversation_id") or f"line{line}",
             "turn": int(md.get("turn_index") or 0), "error": None,
+            "phase": benchmark_phase(md, file, line),
         }
         if obj.get("error") is not None:
             err = obj["error"]
@@ -413,6 +419,9 @@ def compare(config: str | os.PathLike[str] | Mapping[str, Any] | Spec, aiperf: s
     ok = [r for r in records if r["error"] is None]
     if not ok:
         raise DataError("no successful request in the AIPerf export to replay", file=os.fspath(aiperf))
+    if all(r["phase"] == "warmup" for r in ok):
+        raise DataError("no successful profiling request in the AIPerf export to compare "
+                        "(every one is a warm-up record)", file=os.fspath(aiperf))
     export = profile_export_path(aiperf)
     for r in ok:  # the replayed request's own lengths: what the engine could not take
         for key, name, why in (("isl", "input_sequence_length", "a prompt of at least one token"),
@@ -481,8 +490,9 @@ def compare(config: str | os.PathLike[str] | Mapping[str, Any] | Spec, aiperf: s
 
     sim = {r["request_id"]: r for r in report.requests}
     index = {r["line"]: i for i, r in enumerate(sent)}  # an export line → its request id in the replay
+    scored = [r for r in ok if r["phase"] == "profiling"]  # warm-up records were replayed, not scored
     rows = []
-    for r in ok:
+    for r in scored:
         s = sim.get(index[r["line"]], {})
         row = {"line": r["line"], "isl": r["isl"], "osl": r["osl"], "send_ms": (r["start_ns"] - t0) / 1e6,
                "status": s.get("status")}
@@ -493,7 +503,7 @@ def compare(config: str | os.PathLike[str] | Mapping[str, Any] | Spec, aiperf: s
         rows.append(row)
     req = pd.DataFrame(rows)
     done = req[req["status"] == "completed"]
-    measured_itl = np.array([x for r in ok for x in r["icl_ms"]], dtype=float)
+    measured_itl = np.array([x for r in scored for x in r["icl_ms"]], dtype=float)
     itl = report.summary.get("itl_ms") or {}
     table = {}
     for m in METRICS:
@@ -513,6 +523,8 @@ def compare(config: str | os.PathLike[str] | Mapping[str, Any] | Spec, aiperf: s
         table[m] = row
     counts = {"records": len(records), "failed_in_measurement": len(records) - len(ok),
               "replayed": len(sent), "completed_in_simulation": int(len(done))}
+    if len(scored) < len(ok):
+        counts["warmup"] = sum(r["phase"] == "warmup" for r in records)
     c = Comparison(pd.DataFrame.from_dict(table, orient="index"), req, report, counts)
     c._measured_itl = measured_itl
     return c

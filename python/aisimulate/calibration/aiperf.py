@@ -60,7 +60,10 @@ def read_aiperf_records(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
           no precision is lost to the ~1.7e18 epoch);
         - ``output_tokens``: int (float if the file has a fraction), or ``None`` for a
           failed record;
-        - ``error``: ``None``, or the error's ``type`` (or ``"error"``) for a failed record.
+        - ``error``: ``None``, or the error's ``type`` (or ``"error"``) for a failed record;
+        - ``benchmark_phase``: ``"warmup"`` or ``"profiling"`` (AIPerf's
+          ``metadata.benchmark_phase``; ``"profiling"`` when the field is absent; any other
+          value is a DataError naming the line and field).
 
         This is the records form :func:`fit_response_overhead` accepts directly (and
         ``pandas.DataFrame(records)`` works too).
@@ -172,11 +175,12 @@ def _parse_record(obj: dict[str, Any], file: str, line: int) -> dict[str, Any]:
         raise DataError("missing field 'metadata' (an object)", file=file, line=line,
                         field="metadata")
     start, end = _timestamps(metadata, file, line)
+    phase = benchmark_phase(metadata, file, line)
     error = obj.get("error")
     if error is not None:
         kind = error.get("type") if isinstance(error, dict) else None
         return {"line": line, "request_start_ns": start, "request_end_ns": end,
-                "output_tokens": None, "error": str(kind or "error")}
+                "output_tokens": None, "error": str(kind or "error"), "benchmark_phase": phase}
     metrics = obj.get("metrics")
     if not isinstance(metrics, dict):
         raise DataError("missing field 'metrics' (an object) in a record without an error",
@@ -192,7 +196,26 @@ def _parse_record(obj: dict[str, Any], file: str, line: int) -> dict[str, Any]:
                         f"without an error", file=file, line=line,
                         field=f"metrics.{OUTPUT_TOKEN_METRICS[0]}")
     return {"line": line, "request_start_ns": start, "request_end_ns": end,
-            "output_tokens": tokens, "error": None}
+            "output_tokens": tokens, "error": None, "benchmark_phase": phase}
+
+
+#: AIPerf's credit phases (``metadata.benchmark_phase``): warm-up requests load the
+#: server before the measured (profiling) ones and are not part of its statistics.
+BENCHMARK_PHASES = ("warmup", "profiling")
+
+
+def benchmark_phase(metadata: dict[str, Any], file: str, line: int) -> str:
+    """A record's ``metadata.benchmark_phase``: ``"warmup"`` or ``"profiling"`` (an
+    export without the field is all profiling); another value is a DataError naming
+    the field, so a new phase is not silently measured."""
+    phase = metadata.get("benchmark_phase")
+    if phase is None:
+        return "profiling"
+    if phase not in BENCHMARK_PHASES:
+        raise DataError(f"field 'metadata.benchmark_phase' must be one of AIPerf's phases "
+                        f"{', '.join(BENCHMARK_PHASES)}, got {phase!r}", file=file, line=line,
+                        field="metadata.benchmark_phase")
+    return phase
 
 
 def _timestamp(metadata: dict[str, Any], key: str, file: str, line: int) -> int:
