@@ -163,6 +163,34 @@ def test_warmup_records_are_replayed_not_scored(tmp_path):
     assert [r["benchmark_phase"] for r in aisimulate.calibration.read_aiperf_records(path)] == ["warmup"]
 
 
+def test_a_string_session_and_a_lone_request_of_one_number_stay_apart(tmp_path):
+    # DEFECTS18b #32: session "1" (turns at 0 and right after its first ends) and lone
+    # request 1 between them shared x_correlation_id / conversation_id "1", so compare
+    # took the lone request for the session's turn 0 (a prefix hit it never had) and
+    # linked the session's turn 1 to its prompt. Now the ids are "session-1" and
+    # "request-1", and compare predicts exactly what the replay of the trace gave.
+    rows = [{"session_id": "1", "timestamp": 0, "input_length": 100, "output_length": 5},
+            {"timestamp": 1, "input_length": 300, "output_length": 5},
+            {"session_id": "1", "delay": 0, "input_length": 120, "output_length": 5}]
+    spec = _deployment()
+    spec["traffic"] = {"source": {"type": "mooncake", "path": str(write_mooncake(tmp_path / "t.jsonl", rows))},
+                       "load": {"mode": "trace"}}
+    rep = aisimulate.replay(spec)
+    rep.to_aiperf(tmp_path / "out")
+    meta = [json.loads(x)["metadata"] for x in (tmp_path / "out" / "profile_export.jsonl").open()]
+    assert [(m["x_correlation_id"], m["conversation_id"]) for m in meta] == \
+        [("session-1", "session-1"), ("request-1", "request-1"), ("session-1", "session-1")]
+    c = aisimulate.compare(_deployment(), tmp_path / "out")
+    # Linear perf 2 ms + 0.01 ms/prefill token + 0.1 ms/decode sequence. Turn 0: 2 + 1 =
+    # 3 ms. The lone request (sent at 1) is prefilled with turn 0's decode: 2 + 3 + 0.1,
+    # 3 → 8.1 ms, TTFT 7.1, nothing cached. Decode passes of both (2.2 ms) end turn 0's
+    # 5th token at 14.7, when turn 1 is sent; it finds turn 0's prompt blocks, 6 × 16
+    # (compare caches a turn's prompt, not its output), and is prefilled with the lone
+    # request's last decode: 2 + 0.01 × (120 − 96) + 0.1 = 2.34 ms.
+    assert [r["cached_tokens"] for r in c.report.requests] == [0, 0, 96]
+    assert list(c.requests["predicted_ttft_ms"]) == pytest.approx([3.0, 7.1, 2.34])
+
+
 def test_a_missing_or_unreadable_export_is_a_data_error_naming_it(tmp_path):
     path = tmp_path / "nope.jsonl"
     with pytest.raises(aisimulate.DataError) as exc:

@@ -218,7 +218,7 @@ def test_aiperf_conversation_is_the_dataset_entry(tmp_path):
     rep.to_aiperf(tmp_path / "out")
     meta = [json.loads(line)["metadata"] for line in (tmp_path / "out" / "profile_export.jsonl").open()]
     assert [(m["x_request_id"], m["x_correlation_id"], m["conversation_id"], m["session_num"]) for m in meta] == \
-        [("1", "1", "entry-1", 0), ("2", "2", "entry-0", 1), ("3", "3", "entry-1", 2)]
+        [("1", "request-1", "entry-1", 0), ("2", "request-2", "entry-0", 1), ("3", "request-3", "entry-1", 2)]
     del spec["traffic"]["load"]["warmup_requests"]
     spec["traffic"]["source"]["num_requests"] = 4
     rep = aisimulate.replay(spec, progress=False)

@@ -54,8 +54,9 @@ def _check_folder(out):
     assert [json.loads(x)["session_id"] for x in lines] == NAMES
     assert pq.read_table(out / "requests.parquet").column("session_id").to_pylist() == NAMES
     aiperf = [json.loads(x)["metadata"] for x in (out / "profile_export.jsonl").read_text().splitlines()]
-    assert [m["conversation_id"] for m in aiperf] == NAMES
-    assert [m["x_correlation_id"] for m in aiperf] == NAMES
+    # the session's own name after "session-": lone requests are "request-<id>" (DEFECTS18b #32)
+    assert [m["conversation_id"] for m in aiperf] == ["session-" + n for n in NAMES]
+    assert [m["x_correlation_id"] for m in aiperf] == ["session-" + n for n in NAMES]
     assert [m["turn_index"] for m in aiperf] == TURNS
     assert [m["session_num"] for m in aiperf] == [0, 1, 0]  # numbered in order of first appearance
 

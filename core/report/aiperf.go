@@ -171,9 +171,10 @@ func appendAIPerfRecord(b []byte, a *aiperfCols, r aiperfRow) []byte {
 
 	// metadata: session_num numbers the conversations (a session, or a lone
 	// request) once, as AIPerf does (its exporters key records by session_num
-	// and turn_index); the ids are decimal strings, except a session the trace
-	// named by a string (a labelled session_id column), which keeps its name
-	// so that records join back to the trace.
+	// and turn_index). x_correlation_id / conversation_id live in two name
+	// spaces that cannot meet: "session-" + the session id (or the trace's own
+	// name for it, a labelled session_id column) and "request-" + the request
+	// id of a lone request (a session "1" and lone request 1 shared "1").
 	num, _ := r.int(a.conv)
 	name := r.label(a.session)
 	b = append(b, `{"metadata": {"session_num": `...)
@@ -184,12 +185,12 @@ func appendAIPerfRecord(b []byte, a *aiperfCols, r aiperfRow) []byte {
 	corr := func(b []byte) []byte {
 		switch {
 		case name != "":
-			return appendJSONString(b, name)
+			return appendJSONString(b, "session-"+name)
 		case inSession:
 			b = append(b, `"session-`...)
 			b = strconv.AppendInt(b, session, 10)
 		default:
-			b = append(b, '"')
+			b = append(b, `"request-`...)
 			b = strconv.AppendInt(b, id, 10)
 		}
 		return append(b, '"')

@@ -59,7 +59,7 @@ func TestWriteTableAIPerfRecords(t *testing.T) {
 	// Completed: e2e 100 ms = (102.5 − 2.5); tpot 6.25 ms = (100 − 40) / (10 − 1)
 	// would be 6.67 — the column's own value is written, never recomputed;
 	// per user 1000 / 6.25 = 160 tokens/s; prefill 1000 / 0.040 s = 25000 tokens/s.
-	assert.Equal(t, `{"metadata": {"session_num": 0, "x_request_id": "0", "x_correlation_id": "0", "conversation_id": "0", "turn_index": 0, `+
+	assert.Equal(t, `{"metadata": {"session_num": 0, "x_request_id": "0", "x_correlation_id": "request-0", "conversation_id": "request-0", "turn_index": 0, `+
 		`"request_start_ns": 2500000, "request_ack_ns": null, "request_end_ns": 102500000, "worker_id": "aisimulate", "record_processor_id": "aisimulate", `+
 		`"benchmark_phase": "profiling", "was_cancelled": false, "cancellation_time_ns": null}, "metrics": {`+
 		`"input_sequence_length": {"value": 1000, "unit": "tokens"}, "time_to_first_token": {"value": 40.0, "unit": "ms"}, `+
@@ -67,7 +67,7 @@ func TestWriteTableAIPerfRecords(t *testing.T) {
 		`"output_token_count": {"value": 10, "unit": "tokens"}, "output_sequence_length": {"value": 10, "unit": "tokens"}, `+
 		`"inter_token_latency": {"value": 6.25, "unit": "ms"}, "output_token_throughput_per_user": {"value": 160.0, "unit": "tokens/sec/user"}, `+
 		`"prefill_throughput_per_user": {"value": 25000.0, "unit": "tokens/sec/user"}}, "error": null}`, lines[0])
-	assert.Equal(t, `{"metadata": {"session_num": 1, "x_request_id": "1", "x_correlation_id": "1", "conversation_id": "1", "turn_index": 0, `+
+	assert.Equal(t, `{"metadata": {"session_num": 1, "x_request_id": "1", "x_correlation_id": "request-1", "conversation_id": "request-1", "turn_index": 0, `+
 		`"request_start_ns": 3000000, "request_ack_ns": null, "request_end_ns": 3000000, "worker_id": "aisimulate", "record_processor_id": "aisimulate", `+
 		`"benchmark_phase": "profiling", "was_cancelled": false, "cancellation_time_ns": null}, "metrics": {"error_isl": {"value": 50000, "unit": "tokens"}}, `+
 		`"error": {"code": 400, "type": "RequestRejected", "message": "prompt longer than max_model_len"}}`, lines[1])
@@ -97,18 +97,19 @@ func TestWriteTableAIPerfNeedsItsColumns(t *testing.T) {
 
 // A trace that names its sessions by strings: the session_id column is
 // labelled, and the record's correlation and conversation ids are the trace's
-// own name (JSON-escaped), session_num still the conversation's number (#16 C1).
+// own name after "session-" (JSON-escaped), session_num still the conversation's number (#16 C1).
 func TestWriteTableAIPerfSessionNames(t *testing.T) {
 	data, cols := aiperfTable()
 	cols[len(cols)-3].Labels = []string{"a", "b", "c", "d", `conv "7"`}
 	var out bytes.Buffer
 	require.NoError(t, WriteTable(&out, bytes.NewReader(data), 3, cols, 2, 3, FormatAIPerf))
 	assert.True(t, strings.HasPrefix(out.String(), `{"metadata": {"session_num": 2, "x_request_id": "2", `+
-		`"x_correlation_id": "conv \"7\"", "conversation_id": "conv \"7\"", "turn_index": 2, `), out.String())
-	// rows outside a session keep their request id
+		`"x_correlation_id": "session-conv \"7\"", "conversation_id": "session-conv \"7\"", "turn_index": 2, `), out.String())
+	// rows outside a session have their request id, in a name space of their
+	// own: a session named "0" would be "session-0" (DEFECTS18b #32)
 	out.Reset()
 	require.NoError(t, WriteTable(&out, bytes.NewReader(data), 3, cols, 0, 1, FormatAIPerf))
-	assert.Contains(t, out.String(), `"x_correlation_id": "0", "conversation_id": "0", `)
+	assert.Contains(t, out.String(), `"x_correlation_id": "request-0", "conversation_id": "request-0", `)
 }
 
 // A request of a synthetic dataset names its entry as its conversation
@@ -124,7 +125,7 @@ func TestWriteTableAIPerfDatasetEntry(t *testing.T) {
 	var out bytes.Buffer
 	require.NoError(t, WriteTable(&out, bytes.NewReader(data), 3, cols, 0, 3, FormatAIPerf))
 	lines := strings.Split(out.String(), "\n")
-	assert.Contains(t, lines[0], `"x_correlation_id": "0", "conversation_id": "entry-3", `)
-	assert.Contains(t, lines[1], `"x_correlation_id": "1", "conversation_id": "1", `)
+	assert.Contains(t, lines[0], `"x_correlation_id": "request-0", "conversation_id": "entry-3", `)
+	assert.Contains(t, lines[1], `"x_correlation_id": "request-1", "conversation_id": "request-1", `)
 	assert.Contains(t, lines[2], `"x_correlation_id": "session-4", "conversation_id": "session-4", `)
 }
