@@ -70,6 +70,8 @@ def test_aiperf_summary_by_hand():
     # aggregate / derived: a value and a unit only (AIPerf's rule), no count
     assert doc["request_count"] == {"unit": "requests", "avg": 2}
     assert doc["error_request_count"] == {"unit": "requests", "avg": 1}
+    # AIPerf's MetricResult types avg as a float: 2.0, not 2 (DEFECTS18b #25)
+    assert type(doc["request_count"]["avg"]) is float and type(doc["min_request_timestamp"]["avg"]) is float
     assert doc["benchmark_duration"] == {"unit": "sec", "avg": 0.045}
     assert doc["total_token_throughput"]["avg"] == pytest.approx(406 / 0.045)
     assert doc["min_request_timestamp"]["avg"] == 0 and doc["max_response_timestamp"]["avg"] == 45_000_000
@@ -85,8 +87,10 @@ def test_aiperf_csv_two_sections():
     assert ttft[1:4] == ["20.00", "10.00", "30.00"] and ttft[-1] == "10.00"
     system = dict(csv.reader(io.StringIO(tail)))
     assert system["Metric"] == "Value"
-    # 2 requests / 0.045 s = 44.44 requests/s, two decimals as AIPerf writes them
-    assert system["Request Count"] == "2" and system["Request Throughput (requests/sec)"] == "44.44"
+    # 2 requests / 0.045 s = 44.44 requests/s, two decimals as AIPerf writes them, counts
+    # too (its avg is a float: "Request Count,200.00" in AIPerf's docs; DEFECTS18b #25)
+    assert system["Request Count"] == "2.00" and system["Request Throughput (requests/sec)"] == "44.44"
+    assert system["Error Request Count"] == "1.00"
 
 
 def test_vllm_bench_json_by_hand():
@@ -98,6 +102,15 @@ def test_vllm_bench_json_by_hand():
         == (20.0, 20.0, 10.0, 28.0, 29.8)
     assert out["mean_e2el_ms"] == 40.0 and out["p99_itl_ms"] == 10.0
     assert out["request_goodput"] is None
+    # vLLM writes floats (numpy's), and 0.0 for a statistic without a sample
+    # (np.mean(tpots or 0)): one output token each → no TPOT or ITL (DEFECTS18b #25)
+    assert all(type(out[k]) is float for k in out if k.endswith("_ms") or k in ("duration", "request_throughput"))
+    rep = _hand_report()
+    rep.summary["tpot_ms"] = rep.summary["itl_ms"] = None
+    rep.summary["ttft_ms"] = {**rep.summary["ttft_ms"], "mean": 20, "p50": 20}
+    out = vllm_bench_json(rep)
+    assert (out["mean_tpot_ms"], out["std_itl_ms"], out["p99_itl_ms"]) == (0.0, 0.0, 0.0)
+    assert type(out["mean_tpot_ms"]) is float and type(out["mean_ttft_ms"]) is float and out["mean_ttft_ms"] == 20.0
     with pytest.raises(ValueError, match="50, 90, 95 and 99"):
         vllm_bench_json(_hand_report(), percentiles=(75,))
     # one number is the list of it; a string or a mapping is refused, naming the forms

@@ -98,7 +98,9 @@ def _record_stats(v, unit: str) -> dict[str, Any] | None:
 def _scalar(value: Any, unit: str) -> dict[str, Any] | None:
     if value is None or (isinstance(value, float) and not math.isfinite(value)):
         return None
-    return {"unit": unit, "avg": value}
+    # AIPerf's MetricResult types avg as a float, so a count is written 200.0 (and its
+    # CSV's "Request Count,200.00")
+    return {"unit": unit, "avg": float(value)}
 
 
 def aiperf_summary(report: "ReplayReport") -> dict[str, Any]:
@@ -375,12 +377,19 @@ def vllm_bench_json(report: "ReplayReport", percentiles: float | Sequence[float]
         "total_token_throughput": (total_in + total_out) / duration_s
         if duration_s and total_in is not None and total_out is not None else None,
     }
+    for k in ("duration", "request_throughput", "output_throughput", "total_token_throughput"):
+        out[k] = None if out[k] is None else float(out[k])  # vLLM's are floats (numpy's)
+
+    def stat(st: Mapping[str, Any], k: str) -> float:
+        # vLLM's calculate_metrics takes np.mean(x or 0) etc.: 0.0 without a sample
+        return 0.0 if st.get(k) is None else float(st[k])
+
     for name, key in VLLM_METRICS.items():
         st = s.get(key) if isinstance(s.get(key), Mapping) else {}
-        out[f"mean_{name}_ms"] = st.get("mean")
-        out[f"median_{name}_ms"] = st.get("p50")
-        out[f"std_{name}_ms"] = st.get("std")
+        out[f"mean_{name}_ms"] = stat(st, "mean")
+        out[f"median_{name}_ms"] = stat(st, "p50")
+        out[f"std_{name}_ms"] = stat(st, "std")
         for p in percentiles:
             word = str(int(p)) if int(p) == p else str(p)
-            out[f"p{word}_{name}_ms"] = st.get(f"p{int(p)}")
+            out[f"p{word}_{name}_ms"] = stat(st, f"p{int(p)}")
     return out
