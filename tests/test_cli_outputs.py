@@ -191,3 +191,26 @@ def test_outputs_write_through_a_fifo_a_device_and_a_link(tmp_path, capsys):
     capsys.readouterr()
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
         ["r.json", "trace.json", "shared", "results.csv"] + (["null.csv"] if os.geteuid() == 0 else []))
+
+
+def test_a_dangling_link_is_refused_before_the_replay(config, tmp_path, capsys, monkeypatch):
+    # DEFECTS18b #29: an output that is a symbolic link into a missing folder was written
+    # after the whole run (exit 1, the option not named); now exit 2 before it, naming both
+    for name in ("t.json", "s.csv", "p.png"):
+        (tmp_path / name).symlink_to(tmp_path / "nodir" / name)
+    (tmp_path / "outd").symlink_to(tmp_path / "nodir" / "outd")
+
+    def replayed(*a, **k):
+        raise AssertionError("replayed before the output paths were checked")
+
+    monkeypatch.setattr(aisimulate, "replay", replayed)
+    missing = f"its link points into {tmp_path / 'nodir'}, which does not exist: make the folder or give another file"
+    for args, flag, out in ((["replay", str(config), "--trace-out"], "--trace-out", "t.json"),
+                            (["sweep", str(config), "--grid", "execution.seed=1", "--out"], "--out", "s.csv")):
+        assert cli_main([*args, str(tmp_path / out)]) == 2
+        assert capsys.readouterr().err == f"aisimulate: error: {flag} {tmp_path / out}: {missing}\n"
+    assert cli_main(["replay", str(config), "--output-dir", str(tmp_path / "outd")]) == 2
+    assert capsys.readouterr().err == (
+        f"aisimulate: error: --output-dir {tmp_path / 'outd'}: {tmp_path / 'outd'} is a symbolic link to "
+        f"{tmp_path / 'nodir' / 'outd'}, which does not exist: make its target or give another path\n")
+    assert not (tmp_path / "nodir").exists()

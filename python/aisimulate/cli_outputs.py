@@ -54,9 +54,15 @@ def check_output_file(flag: str, path: str, inputs: Iterable[str] = (),
     if why is not None:
         raise _UsageError(f"{flag} {path}: {why}: it is not overwritten; choose another file, "
                           "move it away, or add --force")
-    # a symbolic link's file is replaced in its own folder
-    writable_folder(flag, path, os.path.dirname(os.path.realpath(path) if os.path.islink(path)
-                                                else os.path.abspath(path)))
+    # a symbolic link's file is replaced in its own folder, which the writer does not make
+    if os.path.islink(path):
+        target = os.path.dirname(os.path.realpath(path))
+        if not os.path.isdir(target):
+            raise _UsageError(f"{flag} {path}: its link points into {target}, which does not exist: "
+                              "make the folder or give another file")
+        writable_folder(flag, path, target)
+    else:
+        writable_folder(flag, path, os.path.dirname(os.path.abspath(path)))
 
 
 def check_apart(flag: str, path: str, others: Mapping[str, str]) -> None:
@@ -114,6 +120,9 @@ def writable_folder(flag: str, path: str, folder: str) -> None:
         if parent == probe:
             break
         probe = parent
+    if os.path.islink(probe) and not os.path.exists(probe):
+        raise _UsageError(f"{flag} {path}: {probe} is a symbolic link to {os.readlink(probe)}, "
+                          "which does not exist: make its target or give another path")
     if not os.path.isdir(probe):
         raise _UsageError(f"{flag} {path}: cannot make the folder {folder}: {probe} is a file")
     try:
