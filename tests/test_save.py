@@ -280,6 +280,19 @@ def test_formats_and_exports_take_one_name_or_a_list(tmp_path, pd_report):
     assert not (tmp_path / "t").exists()
 
 
+def test_replay_refuses_formats_exports_force_without_output_dir(tmp_path, pd_report, monkeypatch):
+    # DEFECTS18b #23: without output_dir they were ignored (the CLI refuses --records,
+    # --export, --force without --output-dir); now a ValueError naming the argument,
+    # before the replay
+    monkeypatch.chdir(tmp_path)
+    spec = pd_report.metadata["spec"]
+    for arg, value in (("formats", "csv"), ("exports", "aiperf"), ("force", True), ("formats", ["parquet"])):
+        with pytest.raises(ValueError, match=rf"^{arg} applies to the result folder: give output_dir too "):
+            aisimulate.replay(spec, progress=False, **{arg: value})
+    assert list(tmp_path.iterdir()) == []
+    assert aisimulate.replay(spec, progress=False, force=False).summary == pd_report.summary
+
+
 def test_formats_and_exports_are_taken_in_any_case(tmp_path, pd_report):
     # as the CLI's --records CSV --export AIPERF: the names are matched in any case, and
     # written as the lower-case names (the files, prediction.json's records.files)

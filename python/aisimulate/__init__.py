@@ -110,8 +110,8 @@ def replay(src: str | os.PathLike[str] | Mapping[str, Any] | Spec, *,
            timeline: bool = False, progress: bool | None = None,
            slo: Mapping[str, float] | None = None,
            output_dir: str | os.PathLike[str] | None = None,
-           formats: str | Sequence[str] = ("parquet",),
-           exports: str | Sequence[str] = (), force: bool = False) -> ReplayReport:
+           formats: str | Sequence[str] | None = None,
+           exports: str | Sequence[str] | None = None, force: bool = False) -> ReplayReport:
     """Run one replay and return its report.
 
     Args:
@@ -138,7 +138,10 @@ def replay(src: str | os.PathLike[str] | Mapping[str, Any] | Spec, *,
             ``to_pandas()``, an export). Rows are in ``request_id`` order, as ``save``
             writes them.
         formats, exports, force: with ``output_dir``, as :meth:`ReplayReport.save` takes
-            them (checked before the replay starts).
+            them (checked before the replay starts; ``formats`` defaults to parquet,
+            ``exports`` to none). Without ``output_dir`` they have nothing to apply to
+            and giving one is a ValueError, as the CLI refuses ``--records``,
+            ``--export`` and ``--force`` without ``--output-dir``.
 
     Returns:
         The :class:`ReplayReport` (summary, per-request records, metadata).
@@ -148,7 +151,8 @@ def replay(src: str | os.PathLike[str] | Mapping[str, Any] | Spec, *,
             the dotted path), or an ``slo`` bound is (``slo.<name>``).
         TypeError: ``slo`` is not a mapping, or ``formats``/``exports`` neither a name
             nor a list of names.
-        ValueError: with ``output_dir``, a format or export is unknown or given twice.
+        ValueError: with ``output_dir``, a format or export is unknown or given twice;
+            without it, ``formats``, ``exports`` or ``force`` given (the argument named).
         DataError: the workload data is invalid (``.file``, ``.line``).
         SimulationError: any other error in the core, including a recovered panic.
         KeyboardInterrupt: Ctrl-C (or a notebook's interrupt) while it ran: the core
@@ -165,7 +169,14 @@ def replay(src: str | os.PathLike[str] | Mapping[str, Any] | Spec, *,
     if output_dir is not None:
         from ._args import result_formats
 
-        formats, exports = result_formats(formats, exports)
+        formats, exports = result_formats(("parquet",) if formats is None else formats,
+                                          () if exports is None else exports)
+    else:  # nothing to write them into: a silent no-op would hide the missing folder
+        for name, given in (("formats", formats is not None), ("exports", exports is not None),
+                            ("force", bool(force))):
+            if given:
+                raise ValueError(f"{name} applies to the result folder: give output_dir too "
+                                 "(or save the report: report.save(DIR, ...))")
     spec = load_config(src)
     if output_dir is not None:
         from ._stream import replay_into
