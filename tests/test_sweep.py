@@ -220,3 +220,36 @@ def test_ray_shared_paths_are_rewritten_by_the_longest_prefix():
     assert out["engine"] == {"model": "Qwen/Qwen3-32B", "system": "/mnt/home/sys.yaml",
                              "model_config_dir": "/mnt/data/models", "perf": {"database": "/mnt/data/aic"}}
     assert out["traffic"]["source"]["path"] == "/mnt/data/t.jsonl"
+
+
+def test_latencies_are_floats_and_counts_integers_whatever_their_values(tmp_path):
+    # DEFECTS18b #19: whole-valued latencies came out as int (summary) / int64 (sweep
+    # columns), so two runs' Parquet files had different schemas. Hand values: linear
+    # perf, one request at a time: prefill pass 10 + 100 × 0.01 = 11 ms = TTFT, each decode
+    # pass 10 + 1 × 1 = 11 ms, E2E 11 + 4 × 11 = 55 ms; two requests: duration 110 ms.
+    pq = pytest.importorskip("pyarrow.parquet")
+    ds = pytest.importorskip("pyarrow.dataset")
+    spec = {"engine": {"model": "meta-llama/Llama-3.1-8B-Instruct", "system": "h100_sxm",
+                       "perf": {"source": "linear", "base_ms": 10, "per_prefill_token_ms": 0.01,
+                                "per_decode_seq_ms": 1}},
+            "traffic": {"source": {"type": "synthetic", "num_requests": 2, "isl": 100, "osl": 5},
+                        "load": {"mode": "concurrency", "concurrency": 1}}}
+    s = aisimulate.replay(spec, progress=False, slo={"ttft_ms": 100}).summary
+    assert (s["ttft_ms"]["mean"], s["e2e_ms"]["p99"], s["duration_ms"]) == (11.0, 55.0, 110.0)
+    assert type(s["ttft_ms"]["mean"]) is float and type(s["ttft_ms"]["std"]) is float
+    assert type(s["duration_ms"]) is float and type(s["goodput"]["slo"]["ttft_ms"]) is float
+    assert type(s["goodput"]["slo_attainment"]) is float and s["goodput"]["slo_attainment"] == 1.0
+    assert type(s["completed"]) is int and s["completed"] == 2 and type(s["goodput"]["good_requests"]) is int
+    assert type(s["input_sequence_length"]["min"]) is float and s["input_sequence_length"]["min"] == 100.0
+    whole = aisimulate.sweep(spec, {"engine.perf.base_ms": [10]}, jobs=1)
+    half = aisimulate.sweep(spec, {"engine.perf.base_ms": [10.5]}, jobs=1)
+    assert whole["ttft_ms.mean"].tolist() == [11.0] and half["ttft_ms.mean"].tolist() == [11.5]
+    for col in ("duration_ms", "ttft_ms.mean", "tpot_ms.p99", "itl_ms.min", "e2e_ms.std"):
+        assert str(whole[col].dtype) == "float64", col
+    for col in ("completed", "total_input_tokens", "preemptions", "gpus"):
+        assert str(whole[col].dtype) == "int64", col
+    whole.drop(columns="engine.perf.base_ms").to_parquet(tmp_path / "a.parquet")
+    half.drop(columns="engine.perf.base_ms").to_parquet(tmp_path / "b.parquet")
+    assert pq.read_schema(tmp_path / "a.parquet") == pq.read_schema(tmp_path / "b.parquet")
+    both = ds.dataset([str(tmp_path / "a.parquet"), str(tmp_path / "b.parquet")]).to_table()
+    assert both.column("ttft_ms.mean").to_pylist() == [11.0, 11.5]

@@ -82,6 +82,30 @@ _TABLE_METRICS = ("ttft_ms", "ttst_ms", "tpot_ms", "itl_ms", "e2e_ms")
 _DASH = "\u2014"
 
 
+#: The summary's counts (requests, tokens, preemptions; ``goodput.good_requests``): the
+#: integers of the core's ``report.Summary``. Every other number of the summary is a
+#: float64 there (latencies, durations, rates, statistics, SLO thresholds).
+SUMMARY_COUNTS: frozenset[str] = frozenset({
+    "completed", "rejected", "failed", "canceled", "total_input_tokens", "total_output_tokens",
+    "total_cached_tokens", "preemptions", "good_requests"})
+
+
+def typed_summary(summary: Mapping[str, Any]) -> dict[str, Any]:
+    """``summary`` with each number typed as the core types it: a count
+    (:data:`SUMMARY_COUNTS`) an int, every other number a float. JSON drops the
+    difference (Go writes the float64 11.0 as ``11``, read back as an int), and a
+    latency's type must not depend on whether its value happens to be whole (a column
+    of a sweep, Parquet's schema, ``mean / 2`` in user code)."""
+    def typed(key: str, v: Any) -> Any:
+        if isinstance(v, Mapping):
+            return {k: typed(k, x) for k, x in v.items()}
+        if isinstance(v, int) and not isinstance(v, bool) and key not in SUMMARY_COUNTS:
+            return float(v)
+        return v
+
+    return {k: typed(k, v) for k, v in summary.items()}
+
+
 def _ordered(record: Mapping[str, Any]) -> dict[str, Any]:
     """``record`` with the schema's keys first (those present), then the rest in their order."""
     out = {k: record[k] for k in __getattr__("REQUEST_FIELDS") if k in record}
@@ -121,7 +145,7 @@ class ReplayReport:
 
     def __init__(self, summary: Mapping[str, Any], requests: Iterable[Mapping[str, Any]],
                  metadata: Mapping[str, Any] | None = None) -> None:
-        self.summary: dict[str, Any] = dict(summary)
+        self.summary: dict[str, Any] = typed_summary(summary)
         self._requests: list[dict[str, Any]] | None = sorted(
             (_ordered(r) for r in requests), key=_sort_key)
         self._cols: dict[str, Any] | None = None
@@ -148,7 +172,7 @@ class ReplayReport:
         head (its ``columns`` header has ``streamed``), ``buf`` the timeline's bytes.
         The records are read from the file when first used."""
         self = cls.__new__(cls)
-        self.summary, self.metadata = dict(report["summary"]), dict(report.get("metadata") or {})
+        self.summary, self.metadata = typed_summary(report["summary"]), dict(report.get("metadata") or {})
         self._requests, self._cols = None, None
         self._streamed = (Path(path), dict(report["columns"]), fmt)
         self.timeline = _timeline(report.get("timeline"), buf)
@@ -190,7 +214,7 @@ class ReplayReport:
             order = np.argsort(ids, kind="stable")
             cols = {k: (v if k.startswith("_") else v[order]) for k, v in cols.items()}
         self = cls.__new__(cls)
-        self.summary, self.metadata = dict(summary), dict(report.get("metadata") or {})
+        self.summary, self.metadata = typed_summary(summary), dict(report.get("metadata") or {})
         self._requests, self._cols, self._streamed = None, cols, None
         self.timeline = _timeline(report.get("timeline"), buf)
         return self
