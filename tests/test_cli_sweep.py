@@ -308,3 +308,30 @@ def test_a_sweep_over_length_distributions_runs(cfg, capsys):
                  "--format", "csv", "--jobs", "1"]) == 0
     df = pd.read_csv(io.StringIO(capsys.readouterr().out))
     assert list(df["total_output_tokens"]) == [30, 20]  # 5 requests × 6, × 4
+
+
+def test_sweep_json_keeps_every_digit(tmp_path, base_spec, capsys):
+    # DEFECTS18b #30: --out .jsonl and --format json rounded to 10 decimals (pandas'
+    # default): a gpu_hours of 5.56e-10 came out as 6e-10. Hand value: one request of one
+    # prompt and one output token, linear perf of 0.001 ms a pass (prefill, no decode
+    # pass), closed loop of 1: two requests, duration 0.002 ms; 1 GPU × 0.002 ms / 3.6e6 ms/h
+    pd = pytest.importorskip("pandas")
+    pytest.importorskip("pyarrow")
+    base_spec["engine"]["perf"] = {"source": "linear", "base_ms": 0.001, "per_prefill_token_ms": 0,
+                                   "per_decode_seq_ms": 0}
+    base_spec["traffic"] = {"source": {"type": "synthetic", "num_requests": 2, "isl": 1, "osl": 1},
+                            "load": {"mode": "concurrency", "concurrency": 1}}
+    cfg = tmp_path / "tiny.yaml"
+    cfg.write_text(yaml.safe_dump(base_spec))
+    got = {}
+    for ext in ("jsonl", "csv", "parquet"):
+        out = tmp_path / f"s.{ext}"
+        assert main(["sweep", str(cfg), "-q", "--grid", "traffic.load.concurrency=1", "--format", "json",
+                     "--out", str(out)]) == 0
+        printed = json.loads(capsys.readouterr().out)
+        assert printed["gpu_hours"] == pytest.approx(0.002 / 3.6e6, rel=1e-15)
+        got[ext] = (pd.read_json(out, lines=True, precise_float=True) if ext == "jsonl"
+                    else pd.read_csv(out) if ext == "csv"
+                    else pd.read_parquet(out))["gpu_hours"].tolist()
+        assert got[ext] == [printed["gpu_hours"]], ext
+    assert json.loads((tmp_path / "s.jsonl").read_text())["gpu_hours"] == printed["gpu_hours"]

@@ -9,6 +9,7 @@ import os
 import sys
 from typing import Any, Sequence
 
+from . import _lazy
 from ._files import input_files, write_replacing
 from ._sweep.points import expand
 from .cli import (_UsageError, _error, _parse_names, _write, add_config_arguments, config_from_args,
@@ -186,9 +187,29 @@ def write_table(df: Any, path: str) -> None:
         elif ext == ".csv":
             df.to_csv(tmp, index=False)
         else:
-            df.to_json(tmp, orient="records", lines=True)
+            with open(tmp, "w", encoding="utf-8") as fh:
+                fh.write(json_lines(df))
 
     write_replacing(path, ".aisimulate-sweep-", write)
+
+
+def json_lines(df: Any) -> str:
+    """``df`` as JSON lines, one object per row, every float at full precision (Python's
+    shortest repr that reads back as the same double: pandas' ``to_json`` rounds to 10
+    decimals, which leaves a ``gpu_hours`` of 5.5555e-10 as 6e-10); NaN and a missing
+    value are null."""
+    pd = _lazy.module("pandas")
+
+    def plain(v: Any) -> Any:
+        if isinstance(v, (dict, list, str, bool)) or v is None:
+            return v
+        if pd.api.types.is_scalar(v) and pd.isna(v):
+            return None
+        return v.item() if hasattr(v, "item") else v  # a numpy scalar as its Python value
+
+    cols = list(df.columns)
+    rows = (dict(zip(cols, map(plain, r))) for r in df.itertuples(index=False, name=None))
+    return "".join(json.dumps(r, separators=(",", ":"), allow_nan=False) + "\n" for r in rows)
 
 
 def _shown(value: Any) -> str:
@@ -317,7 +338,7 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
     if args.format == "csv":
         _write(every.to_csv(index=False))
     elif args.format == "json":
-        _write(every.to_json(orient="records", lines=True))
+        _write(json_lines(every))
     else:
         # --columns, in its order; by default the main columns and, with --slo, its own
         shown = (TABLE_COLUMNS + (SLO_COLUMNS if slo else ())) if columns is None else columns
