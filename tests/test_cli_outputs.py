@@ -214,3 +214,30 @@ def test_a_dangling_link_is_refused_before_the_replay(config, tmp_path, capsys, 
         f"aisimulate: error: --output-dir {tmp_path / 'outd'}: {tmp_path / 'outd'} is a symbolic link to "
         f"{tmp_path / 'nodir' / 'outd'}, which does not exist: make its target or give another path\n")
     assert not (tmp_path / "nodir").exists()
+
+
+def test_a_piped_config_resolves_against_the_working_directory(tmp_path):
+    # DEFECTS18b #24: a config read through /dev/stdin (or <(…)) resolved its relative
+    # trace path against /dev (file not found); a config that is no regular file has no
+    # folder of its own: the working directory. Hand values: two requests of 100 prompt
+    # and 5 output tokens, linear perf: TTFT 10 + 100 × 0.01 = 11 ms.
+    write_mooncake(tmp_path / "t.jsonl", [
+        {"timestamp": 0, "input_length": 100, "output_length": 5, "hash_ids": [1]},
+        {"timestamp": 500, "input_length": 100, "output_length": 5, "hash_ids": [2]}])
+    text = json.dumps({
+        "engine": {"model": "meta-llama/Llama-3.1-8B-Instruct", "system": "h100_sxm",
+                   "perf": {"source": "linear", "base_ms": 10, "per_prefill_token_ms": 0.01,
+                            "per_decode_seq_ms": 1}},
+        "traffic": {"source": {"type": "mooncake", "path": "t.jsonl"}, "load": {"mode": "trace"}}})
+    proc = run_cli("replay", "/dev/stdin", "-q", "--format", "json", cwd=tmp_path, stdin=text)
+    assert proc.returncode == 0, proc.stderr
+    summary = json.loads(proc.stdout)["summary"]
+    assert (summary["completed"], summary["ttft_ms"]["mean"]) == (2, 11.0)
+
+
+@pytest.mark.parametrize("aiperf, needle", [
+    ("-", "--aiperf -: the export is not read from stdin: give AIPerf's profile_export.jsonl"),
+    ("/dev/zero", "--aiperf /dev/zero: not a regular file: give AIPerf's profile_export.jsonl")])
+def test_compare_names_an_aiperf_export_that_is_not_a_file(config, tmp_path, aiperf, needle):
+    # DEFECTS18b #24: they were "file not found"
+    refused(run_cli("compare", "--aiperf", aiperf, str(config), cwd=tmp_path), needle)

@@ -406,6 +406,11 @@ def _cmd_compare(args: argparse.Namespace) -> int:
     except DataError as exc:
         raise _UsageError(f"--aiperf: {exc}") from None
     if not os.path.isfile(args.aiperf):
+        give = "give AIPerf's profile_export.jsonl or the artifact folder that holds it"
+        if args.aiperf == "-":  # compare reads the export twice (records, then replay): no stream
+            raise _UsageError(f"--aiperf -: the export is not read from stdin: {give}")
+        if os.path.exists(args.aiperf):  # a device or a pipe (/dev/zero, <(…))
+            raise _UsageError(f"--aiperf {args.aiperf}: not a regular file: {give}")
         raise _UsageError(f"--aiperf: file not found: {args.aiperf}")
     if args.concurrency is not None and args.concurrency < 1:
         raise _UsageError(f"--concurrency {args.concurrency}: must be ≥ 1")

@@ -15,8 +15,9 @@
    canonical spec names exist.
 
 Paths. The core applies its one path rule (``Spec.ResolvePaths`` in
-``core/config/decode.go``) against the folder of the config file (for a dict: the
-current working directory): ``traffic.source.path``, ``engine.model_config_dir`` and
+``core/config/decode.go``) against the folder of the config file (for a dict, and for
+a config that is not a regular file — a pipe such as ``<(…)``, ``/dev/stdin``, whose
+folder ``/dev/fd`` holds nothing of the user's: the current working directory): ``traffic.source.path``, ``engine.model_config_dir`` and
 ``engine.perf.database`` (the perf tables of source ``aic``, a folder) are resolved, and
 so are ``engine.model`` and ``engine.system`` when they look like paths (start with
 ``.`` or ``/``, or end in ``.json``/``.yaml``/``.yml``); otherwise they are names
@@ -131,7 +132,7 @@ def load_config(src: str | os.PathLike[str] | Mapping[str, Any] | Spec, *,
         return src
     raw = read_config(src)
     data, source = raw.data, raw.source
-    base = os.path.dirname(source) if source else os.getcwd()
+    base = config_folder(source)
     set_overrides(data, overrides or {})
     _reject_unsupported(data)
     _default_perf_database(data)
@@ -270,6 +271,25 @@ def parse_config_text(text: str, name: str = "<stdin>") -> Any:
         ConfigError: invalid YAML (with ``name`` and the line).
     """
     return _parse(text, name, json_text=False)
+
+
+def config_folder(source: str | None) -> str:
+    """The folder a config's relative paths resolve against: the config file's, or the
+    working directory for a config not read from a file (a dict, stdin) or from one that
+    is not a regular file (a pipe: ``<(…)``, ``/dev/stdin``, ``/dev/fd/N``; a regular
+    file redirected to stdin is reached through ``/dev`` or ``/proc`` too, never its own
+    folder)."""
+    import stat
+
+    if not source:
+        return os.getcwd()
+    try:
+        regular = stat.S_ISREG(os.stat(source).st_mode)
+    except OSError:
+        regular = False
+    folder = os.path.dirname(source)
+    special = any(folder == d or folder.startswith(d + os.sep) for d in ("/dev", "/proc"))
+    return folder if regular and not special else os.getcwd()
 
 
 def _read(path: str) -> Any:
