@@ -24,8 +24,8 @@ const blockNone = -1
 // finds its registration held: group = blockNone). So group is exact for
 // private content and for the blocks a request registered or found (its
 // first Request.registered blocks), which is what release is told; past
-// those a block holds private content or nothing. kvManager.hashed tells
-// from the group's slot.
+// those a block holds private content or nothing; which, its group's slot
+// tells (the tests' hashed).
 //
 // Only a hashed block can be shared (a lookup finds nothing else), so an
 // unhashed block has at most one holder, and its ref is never read: blocks
@@ -157,17 +157,6 @@ func newKVManager(numBlocks int, prefixCaching bool) *kvManager {
 
 // available is the number of blocks an allocation can take now.
 func (m *kvManager) available() int { return len(m.free) + m.lruLen + m.total - len(m.blocks) }
-
-// hashed reports whether block id holds content a lookup can find (whether
-// or not its holder registered it: kvBlock).
-func (m *kvManager) hashed(id int32) bool {
-	b := &m.blocks[id]
-	if gi := b.group; gi >= 0 {
-		g := &m.groups[gi]
-		return g.n > 0 && g.ids[b.off&(groupSize-1)] == id
-	}
-	return b.group == groupPrivate
-}
 
 // lruRemove takes block id out of the middle of the queue, leaving a hole.
 func (m *kvManager) lruRemove(id int32) {

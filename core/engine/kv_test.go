@@ -250,3 +250,14 @@ func TestKVManagerRegisterLongRun(t *testing.T) {
 	hits, _ := m.lookup(hashes, keys, 34)
 	assert.Equal(t, 32, hits, "block 32's slot 0 holds block 0's hash, not its own")
 }
+
+// hashed reports whether block id holds content a lookup can find (whether
+// or not its holder registered it: kvBlock).
+func (m *kvManager) hashed(id int32) bool {
+	b := &m.blocks[id]
+	if gi := b.group; gi >= 0 {
+		g := &m.groups[gi]
+		return g.n > 0 && g.ids[b.off&(groupSize-1)] == id
+	}
+	return b.group == groupPrivate
+}
