@@ -868,6 +868,9 @@ func (m *sim) release(idx int32) error {
 		if err != nil {
 			return err
 		}
+		if ok && warm {
+			return m.tr.warmupSessionErr(&f.req, &next)
+		}
 		if ok {
 			m.at(at, phaseClientAction, evTurnSend, m.newFlight(&next, slot), 0)
 			return nil

@@ -337,6 +337,24 @@ func warmupTookAll(s *config.Spec, w int) error {
 		"all %d requests the replay sent were warm-up requests (%s), leaving none to measure: lower it below the request count", w, why))
 }
 
+// warmupSessionErr is the error of a warm-up request (prev) whose session
+// has a later turn (next): traffic.load.warmup_requests counts a trace's
+// first rows, and a multi-turn session cannot be split between the warm-up
+// and the measured phase (AIPerf keeps each conversation in one phase and
+// warms multi-turn workloads up with sessions of their own,
+// --num-warmup-sessions), so the combination is refused rather than
+// measured wrong.
+func (tr *traffic) warmupSessionErr(prev, next *workload.Request) error {
+	where := "the source"
+	if tr.path != "" {
+		where = fmt.Sprintf("%s line %d", tr.path, prev.Line)
+	}
+	return cfgErr("traffic.load.warmup_requests", fmt.Errorf(
+		"warm-up request %d (%s) starts a session with later turns (line %d): a trace's first rows are the warm-up, "+
+			"and a multi-turn session cannot be split between the warm-up and the measured requests; "+
+			"remove warmup_requests for a trace with multi-turn sessions", prev.ID, where, next.Line))
+}
+
 // DatasetEntries is the dataset entry each request of s draws, by request id
 // (warm-up requests first), when s is a synthetic source with a dataset
 // (traffic.source.dataset); nil otherwise. It reads the source the replay

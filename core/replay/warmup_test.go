@@ -1,6 +1,8 @@
 package replay
 
 import (
+	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/aisimulate/aisimulate/core/config"
@@ -149,4 +151,42 @@ func TestWarmupGapsAreNotInITL(t *testing.T) {
 		assert.InDelta(t, 0, itl.Std, 1e-9)
 		assert.InDelta(t, 2.2, rep.Summary.TPOT.Mean, 1e-9)
 	}
+}
+
+// A trace's first W rows are the warm-up, and a multi-turn session cannot be
+// split between the warm-up and the measured requests: three sessions of two
+// turns (rows 1-3 the first turns, 4-6 the second) and warmup_requests 1
+// are refused, naming the field (the replay reported only row 4 before,
+// dropping 4 of the 5 measured rows). Without the warm-up all 6 run; with
+// one-turn sessions the warm-up is row 1 and the other 5 are reported.
+func TestWarmupOnATraceWithMultiTurnSessionsIsRefused(t *testing.T) {
+	var rows, single strings.Builder
+	for turn := 0; turn < 2; turn++ {
+		for s := 0; s < 3; s++ {
+			when := `"timestamp": 0`
+			if turn > 0 {
+				when = `"delay": 10`
+			}
+			fmt.Fprintf(&rows, `{"session_id": %d, %s, "input_length": 100, "output_length": 5}`+"\n", s, when)
+			fmt.Fprintf(&single, `{"session_id": %d, "timestamp": 0, "input_length": 100, "output_length": 5}`+"\n", 3*turn+s)
+		}
+	}
+	spec := func(trace string, w int) string {
+		return linearEngineFor(1000) + fmt.Sprintf(`
+traffic:
+  source: {type: mooncake, path: %s}
+  load: {mode: concurrency, concurrency: 3, warmup_requests: %d}
+`, trace, w)
+	}
+	trace := writeRaw(t, rows.String())
+	assert.Equal(t, 6, runYAML(t, spec(trace, 0)).Summary.Completed)
+	_, err := runErr(t, spec(trace, 1))
+	var cerr *config.Error
+	require.ErrorAs(t, err, &cerr)
+	assert.Equal(t, "traffic.load.warmup_requests", cerr.Field)
+	assert.Contains(t, cerr.Msg, "warm-up request 0 ("+trace+" line 1) starts a session with later turns (line 4)")
+
+	rep := runYAML(t, spec(writeRaw(t, single.String()), 1))
+	assert.Equal(t, 5, rep.Summary.Completed)
+	assert.Equal(t, 1, rep.Metadata.WarmupRequests)
 }
