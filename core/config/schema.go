@@ -53,7 +53,8 @@ var fieldDescriptions = map[string]string{
 		"(1024 on a GPU of at least 70 GiB that is not an A100, else 256; at most max_num_batched_tokens)",
 	"Scheduler.max_num_batched_tokens": "vLLM's --max-num-batched-tokens; absent: per system, as vLLM derives it " +
 		"(8192 on a GPU of at least 70 GiB that is not an A100, else 2048)",
-	"Stop.max_requests": "stop after this many measured requests (warm-up requests are sent besides them); 0: no limit",
+	"Stop.max_requests":   "stop after this many measured requests (warm-up requests are sent besides them); 0: no limit",
+	"Stop.max_duration_s": "stop sending this many seconds after the measured phase starts (the end of the warm-up, or 0); 0: no limit",
 }
 
 var unionBlockType = reflect.TypeOf((*unionBlock)(nil)).Elem()

@@ -62,8 +62,8 @@ func (m *sim) progressNow() Progress {
 	if m.mem.Exact {
 		p.Expected = m.mem.Requests
 	}
-	if m.tr.stopNs != math.MaxInt64 {
-		p.StopNs = m.tr.stopNs
+	if at := m.tr.stopAtNs(m.now); at != math.MaxInt64 {
+		p.StopNs = at
 	}
 	return p
 }

@@ -26,7 +26,7 @@ type traffic struct {
 	arrival     workload.Arrival       // rate mode
 	concurrency int
 	maxRequests int   // 0: no limit
-	stopNs      int64 // no send at or after this time; math.MaxInt64: no limit
+	stopNs      int64 // no send this long after the warm-up's end (or 0) or later; math.MaxInt64: no limit
 	sent        int
 	// jitter is the client_jitter stream (client.StreamJitter) that the
 	// response-overhead noise draws from.
@@ -126,9 +126,25 @@ func (tr *traffic) close() {
 
 // allowed reports whether one more request may be sent at sendNs.
 // stop.max_requests counts measured requests (AIPerf's --request-count): the
-// warm-up ones are sent besides.
+// warm-up ones are sent besides. stop.max_duration_s counts the measured
+// phase only, from the end of the warm-up (AIPerf's --benchmark-duration is
+// the profiling phase's; the warm-up phase is not bounded by it).
 func (tr *traffic) allowed(sendNs int64) bool {
-	return (tr.maxRequests == 0 || tr.sent-tr.warmSent < tr.maxRequests) && sendNs < tr.stopNs
+	return (tr.maxRequests == 0 || tr.sent-tr.warmSent < tr.maxRequests) &&
+		(tr.inWarmup || sendNs-tr.warmEndNs < tr.stopNs)
+}
+
+// stopAtNs is the time (ns) from which no request is sent by
+// stop.max_duration_s, math.MaxInt64 for none; during a warm-up phase, as if
+// the measured phase started now.
+func (tr *traffic) stopAtNs(now int64) int64 {
+	if tr.stopNs == math.MaxInt64 {
+		return math.MaxInt64
+	}
+	if tr.inWarmup {
+		return now + tr.stopNs
+	}
+	return tr.warmEndNs + tr.stopNs
 }
 
 // nextTurn reads the turn after prev in its session and the time it is sent,
@@ -323,15 +339,12 @@ func (tr *traffic) feedErr(err error) error {
 // warmupTookAll is the error of a replay whose warm-up phase sent every
 // request (w of them), so that nothing is left to report: a trace with no
 // more rows than traffic.load.warmup_requests (its first rows are the
-// warm-up), or traffic.stop.max_duration_s reached during the warm-up. (A
+// warm-up). (A
 // synthetic source sends its warm-up requests besides its num_requests.)
 func warmupTookAll(s *config.Spec, w int) error {
 	why := "the source had no more requests"
 	if file := s.Traffic.Source.TracePath(); file != "" {
 		why = fmt.Sprintf("the trace %s has no more rows", file)
-	}
-	if st := s.Traffic.Stop; st.MaxDurationS > 0 {
-		why += fmt.Sprintf(", or traffic.stop.max_duration_s (%g s) ended the run first", st.MaxDurationS)
 	}
 	return cfgErr("traffic.load.warmup_requests", fmt.Errorf(
 		"all %d requests the replay sent were warm-up requests (%s), leaving none to measure: lower it below the request count", w, why))

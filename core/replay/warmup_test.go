@@ -153,6 +153,30 @@ func TestWarmupGapsAreNotInITL(t *testing.T) {
 	}
 }
 
+// traffic.stop.max_duration_s counts the measured phase only, as AIPerf's
+// --benchmark-duration is the profiling phase's: with 100 requests to send,
+// one warm-up W and a limit of 7 ms (warmupSpec's times):
+//
+//	W: [0, 5.1]; the measured phase starts at 5.1, no send from 12.1 on
+//	A, B: sent at 5.1, prefill [5.1, 9.1], decode [9.1, 11.3]
+//	C, D: sent at 11.3 (< 12.1), prefill [11.3, 15.3], decode [15.3, 17.5]
+//	the next two would be sent at 17.5 ≥ 12.1: not sent
+//
+// so 4 measured requests (counting from 0, the limit would end at 7 ms and
+// leave A and B only).
+func TestMaxDurationCountsFromTheWarmupsEnd(t *testing.T) {
+	yml := replaceOnce(warmupSpec(""), "num_requests: 2", "num_requests: 100") + "  stop: {max_duration_s: 0.007}\n"
+	rep := runYAML(t, yml)
+	require.Len(t, rep.Records, 4)
+	for i, want := range []float64{5.1, 5.1, 11.3, 11.3} {
+		assert.InDelta(t, want, msOf(rep.Records[i].SendNs), 1e-9)
+	}
+	assert.InDelta(t, 17.5, msOf(rep.Records[3].EndNs), 1e-9)
+	require.NotNil(t, rep.Metadata.WarmupEndMs)
+	assert.InDelta(t, 5.1, *rep.Metadata.WarmupEndMs, 1e-9)
+	assert.Equal(t, 4, rep.Summary.Completed)
+}
+
 // A trace's first W rows are the warm-up, and a multi-turn session cannot be
 // split between the warm-up and the measured requests: three sessions of two
 // turns (rows 1-3 the first turns, 4-6 the second) and warmup_requests 1
