@@ -78,14 +78,14 @@ func TestSessionHistoryDoesNotWrap(t *testing.T) {
 		rep, err := runErr(t, oneSession(8, 1<<61, 1))
 		require.NoError(t, err)
 		require.Len(t, rep.Records, 8)
-		// turn k's prompt is (k + 1) · 2^61 plus the k earlier one-token
-		// outputs until it passes 2^63 − 1 at k = 3, then stays at
+		// turn k's prompt is (k + 1) · 2^61 (the rejected turns before it
+		// produced nothing) until it passes 2^63 − 1 at k = 3, then stays at
 		// math.MaxInt (saturated, never negative)
 		for k, r := range rep.Records {
 			assert.Equal(t, report.StatusRejected, r.Status)
 			want := math.MaxInt
 			if k < 3 {
-				want = (k+1)<<61 + k
+				want = (k + 1) << 61
 			}
 			assert.Equal(t, want, r.InputTokens, "turn %d", k)
 		}

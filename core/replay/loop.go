@@ -33,6 +33,10 @@ type flight struct {
 	received int     // output tokens received by the client
 	gaps     []int64 // with timeouts only: ITL gaps, pooled when the request completes
 	warmup   bool    // sent in the load generator's warm-up phase: not reported
+	// unheard: output tokens of this session's earlier turns that the
+	// generator put in the history but the client never received (a turn
+	// rejected, failed or canceled): the later turns' prompts leave them out
+	unheard int
 }
 
 // Where a flight's request is, for cancellation.
@@ -476,7 +480,7 @@ func (m *sim) newFlight(r *workload.Request, slot int32) int32 {
 	}
 	f := m.flights[idx]
 	f.req, f.slot = *r, slot
-	f.stage, f.ended, f.received, f.warmup = stageSent, false, 0, false
+	f.stage, f.ended, f.received, f.warmup, f.unheard = stageSent, false, 0, false, 0
 	f.gaps = f.gaps[:0]
 	return idx
 }
@@ -872,7 +876,16 @@ func (m *sim) release(idx int32) error {
 			return m.tr.warmupSessionErr(&f.req, &next)
 		}
 		if ok {
-			m.at(at, phaseClientAction, evTurnSend, m.newFlight(&next, slot), 0)
+			unheard := 0
+			if m.tr.grows { // the history holds what the client received, as a chat client appends the reply it got
+				unheard = f.unheard + f.req.OutputTokens - f.received
+				if next.InputTokens != math.MaxInt { // a saturated prompt stays longer than any max_model_len
+					next.InputTokens -= unheard
+				}
+			}
+			nidx := m.newFlight(&next, slot) // may reuse f
+			m.flights[nidx].unheard = unheard
+			m.at(at, phaseClientAction, evTurnSend, nidx, 0)
 			return nil
 		}
 	}

@@ -38,6 +38,10 @@ type traffic struct {
 	// sessions: the source may have multi-turn sessions (a trace or the
 	// sessions generator), whose later turns the feed may read ahead
 	sessions bool
+	// grows: the source builds each turn's prompt from the conversation so
+	// far (the sessions generator), assuming every earlier turn's whole
+	// output; a trace's rows give the prompt as it was sent
+	grows bool
 
 	// The warm-up phase (traffic.load.warmup_requests): warm-up requests
 	// still to send, in flight (sent, not yet acted on) and sent; the clients
@@ -90,6 +94,7 @@ func openTraffic(s *config.Spec) (*traffic, error) {
 	tr.feed, tr.src = client.NewFeed(src), src
 	_, synthetic := t.Source.Type.(config.SyntheticSource)
 	tr.sessions = !synthetic
+	_, tr.grows = t.Source.Type.(config.SessionsSource)
 	switch l := t.Load.Mode.(type) {
 	case config.TraceLoad:
 		tr.mode, tr.trace = config.LoadTrace, workload.NewTraceArrival(l.Speedup)
