@@ -102,6 +102,9 @@ func rangeCases() map[string]rangeCase {
 			c = rangeCase{spec(engine(""), traffic(`{"type": "synthetic", "num_requests": 10, "isl": 10, "osl": 10, "dataset": {"entries": 2}}`, conc)), "traffic.source.dataset." + field}
 		case "Load", "ConcurrencyLoad":
 			c = rangeCase{plain, "traffic.load." + field}
+			if key == "Load.inter_turn_delay_ms" { // a synthetic source has no turns to wait between
+				c.base = spec(engine(""), traffic(`{"type": "sessions", "num_sessions": 2, "turns": 2, "isl": 10, "osl": 10}`, conc))
+			}
 		case "ResponseOverhead":
 			c = rangeCase{spec(engine(""), traffic(synth, `{"mode": "concurrency", "concurrency": 1, "response_overhead": {"base_ms": 0, "per_output_token_us": 0}}`)), "traffic.load.response_overhead." + field}
 		case "MooncakeSource":

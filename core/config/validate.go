@@ -186,6 +186,9 @@ func (s *Spec) validateTraffic() error {
 		checkFloat("traffic.load.request_timeout_ms", "Load.request_timeout_ms", l.RequestTimeoutMs)); err != nil {
 		return err
 	}
+	if _, synthetic := t.Source.Type.(SyntheticSource); synthetic && l.InterTurnDelayMs != 0 {
+		return errorf("traffic.load.inter_turn_delay_ms", "applies to the later turns of a session: a synthetic source has none")
+	}
 	if o := l.ResponseOverhead; o != nil {
 		const ro = "traffic.load.response_overhead."
 		if err := firstErr(checkFloat(ro+"base_ms", "ResponseOverhead.base_ms", o.BaseMs),

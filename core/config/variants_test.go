@@ -237,3 +237,20 @@ func TestLengthValidate(t *testing.T) {
 		})
 	}
 }
+
+// traffic.load.inter_turn_delay_ms waits between a session's turns; a
+// synthetic source has none, so the field would do nothing: refused (it was
+// accepted and the run unchanged). A sessions source and a trace (whose rows
+// may be sessions) keep it.
+func TestInterTurnDelayNeedsTurns(t *testing.T) {
+	e := decodeErr(t, engineM+`traffic:
+  source: {type: synthetic, num_requests: 2, isl: 10, osl: 2}
+  load: {mode: concurrency, concurrency: 1, inter_turn_delay_ms: 1000}
+`)
+	assert.Equal(t, "traffic.load.inter_turn_delay_ms", e.Field)
+	assert.Equal(t, "applies to the later turns of a session: a synthetic source has none", e.Msg)
+	for _, src := range []string{"{type: sessions, num_sessions: 1, turns: 2, isl: 10, osl: 2}", "{type: mooncake, path: t.jsonl}"} {
+		_, err := DecodeYAML([]byte(engineM + "traffic:\n  source: " + src + "\n  load: {mode: rate, rate_rps: 1, inter_turn_delay_ms: 5}\n"))
+		assert.NoError(t, err, src)
+	}
+}
