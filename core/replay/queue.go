@@ -70,15 +70,17 @@ func poolRate(p *pool, w steadyWorkload, prefill, decode bool) float64 {
 	if w.cached {
 		computed = 1
 	}
+	// a rank that decodes holds k·osl requests: as many as max_num_seqs and
+	// the KV cache hold
+	decoding := math.Min(float64(cfg.MaxNumSeqs), float64(cfg.NumBlocks)*float64(cfg.BlockSize)/(w.isl+w.osl/2)) / w.osl
 	var k float64 // requests admitted per pass
 	switch {
 	case prefill && decode:
-		k = math.Min(float64(cfg.MaxNumSeqs), float64(cfg.NumBlocks)*float64(cfg.BlockSize)/(w.isl+w.osl/2)) / w.osl
-		k = math.Min(k, float64(cfg.MaxNumBatchedTokens)/(computed+w.osl-1))
+		k = math.Min(decoding, float64(cfg.MaxNumBatchedTokens)/(computed+w.osl-1))
 	case prefill:
 		k = math.Min(float64(cfg.MaxNumSeqs), float64(cfg.MaxNumBatchedTokens)/computed)
 	default: // decode: each request decodes its osl tokens here
-		k = math.Min(float64(cfg.MaxNumSeqs), float64(cfg.NumBlocks)*float64(cfg.BlockSize)/(w.isl+w.osl/2)) / w.osl
+		k = decoding
 	}
 	if !(k > 0) {
 		return 0
@@ -118,13 +120,9 @@ func passAt(p *pool, w steadyWorkload, j, seqs float64, prefill bool) float64 {
 		d = int(math.Round(seqs))
 	}
 	kv := int(math.Round(w.isl + w.osl/2))
-	windows := perf.DecodeWindows(p.perf)
+	windows := perf.DecodeWindows(p.perf) // none: AddDecodeWindows is AddDecode
 	for i := 0; i < d; i++ {
-		if len(windows) > 0 {
-			b.AddDecodeWindows(kv, windows)
-		} else {
-			b.AddDecode(kv)
-		}
+		b.AddDecodeWindows(kv, windows)
 	}
 	b.Samplers = d + len(b.Prefill)
 	if b.Sequences() == 0 {
