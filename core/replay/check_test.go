@@ -3,8 +3,6 @@ package replay
 import (
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -19,9 +17,8 @@ import (
 // in the given load mode.
 func checkTrace(t *testing.T, rows, load string) (string, error) {
 	t.Helper()
-	path := filepath.Join(t.TempDir(), "tb.jsonl")
-	require.NoError(t, os.WriteFile(path, []byte(rows), 0o644))
-	s, err := config.DecodeYAML([]byte(linearEngineFor(1000) + "\ntraffic:\n  source: {type: mooncake, path: " + path + "}\n  load: " + load + "\n"))
+	path := writeRaw(t, rows)
+	s, err := config.DecodeYAML([]byte(linearEngineFor(1000) + traceTrafficAt(path, load)))
 	require.NoError(t, err)
 	_, err = Check(s)
 	return path, err
@@ -67,7 +64,7 @@ func TestCheckMeetsTheReadAheadBudget(t *testing.T) {
 	b.WriteString(`{"timestamp": 0, "input_length": 10, "output_length": 1, "session_id": 1}` + "\n")
 	path := writeRaw(t, b.String())
 	for _, load := range []string{"{mode: concurrency, concurrency: 2}", "{mode: trace}"} {
-		spec := linearEngineFor(1000) + fmt.Sprintf("traffic:\n  source: {type: mooncake, path: %s}\n  load: %s\n", path, load)
+		spec := linearEngineFor(1000) + traceTrafficAt(path, load)
 		e := estimateYAML(t, spec)
 		budget := func(rows int64) string {
 			return spec + fmt.Sprintf("execution: {max_memory_gb: %.9f}\n", float64(e.Total+rows*requestB)/1e9)
@@ -139,7 +136,7 @@ func TestCheckStopsWhenCanceled(t *testing.T) {
 	}
 	path := writeRaw(t, b.String())
 	check := func(ctx context.Context, load string) error {
-		s, err := config.DecodeYAML([]byte(linearEngineFor(1000) + "traffic:\n  source: {type: mooncake, path: " + path + "}\n  load: " + load + "\n"))
+		s, err := config.DecodeYAML([]byte(linearEngineFor(1000) + traceTrafficAt(path, load)))
 		require.NoError(t, err)
 		_, err = CheckContext(ctx, s)
 		return err

@@ -25,7 +25,12 @@ func example1Rows() []traceRow {
 }
 
 func traceTraffic(t *testing.T, rows []traceRow, load string) string {
-	return fmt.Sprintf("traffic:\n  source: {type: mooncake, path: %s}\n  load: %s\n", writeTrace(t, rows), load)
+	return traceTrafficAt(writeTrace(t, rows), load)
+}
+
+// traceTrafficAt is the traffic section replaying the Mooncake file at path.
+func traceTrafficAt(path, load string) string {
+	return fmt.Sprintf("traffic:\n  source: {type: mooncake, path: %s}\n  load: %s\n", path, load)
 }
 
 func ttftOf(r report.Record) float64 { v, _ := r.TTFT(); return v }

@@ -59,7 +59,7 @@ traffic:
   load: {mode: concurrency, concurrency: 16}
 `, 1000, 16, false},
 		// a trace of 3 lines: at most 3 requests
-		{"a trace", linearEngineFor(1000) + fmt.Sprintf("traffic:\n  source: {type: mooncake, path: %s}\n  load: {mode: trace}\n", trace), 3, 3, true},
+		{"a trace", linearEngineFor(1000) + traceTrafficAt(trace, "{mode: trace}"), 3, 3, true},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

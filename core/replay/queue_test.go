@@ -77,13 +77,7 @@ func TestNoQueueBelowTheServiceRate(t *testing.T) {
 // by decoding, 4 requests a pass (2.4 ms), so 4 / 4 finish a pass: 1 / 2.4 ms
 // = 416.7 req/s, the slower; the replay completes about that many.
 func TestServiceRateDisaggregated(t *testing.T) {
-	spec := `
-engine:
-  model: Qwen/Qwen3-32B
-  system: h100_sxm
-  perf: {source: linear, base_ms: 2.0, per_prefill_token_ms: 0.01, per_decode_seq_ms: 0.1}
-  scheduler: {max_num_batched_tokens: 512, max_num_seqs: 4, block_size: 16, enable_prefix_caching: true, num_gpu_blocks: 1000, max_model_len: 16000}
-  workers:
+	spec := linearEngineFor(1000) + `  workers:
     disaggregated:
       prefill: {count: 1}
       decode: {count: 1}
