@@ -1,7 +1,6 @@
 package workload
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -141,7 +140,7 @@ func parseNsLiteral(raw rawRef) (int64, string) {
 	lit := string(raw)
 	n, err := strconv.ParseInt(lit, 10, 64)
 	if err != nil {
-		if _, ferr := strconv.ParseFloat(lit, 64); ferr == nil && !isIntegerRange(err) {
+		if _, ferr := strconv.ParseFloat(lit, 64); ferr == nil && !isRangeError(err) {
 			return 0, "must be an integer number of ns, got " + quoteShort(lit)
 		}
 		return 0, "out of range: " + quoteShort(lit)
@@ -150,11 +149,4 @@ func parseNsLiteral(raw rawRef) (int64, string) {
 		return 0, "must be ≥ 0, got " + quoteShort(lit)
 	}
 	return n, ""
-}
-
-// isIntegerRange reports whether a strconv.ParseInt error is a range error
-// (an integer literal too large for int64).
-func isIntegerRange(err error) bool {
-	var ne *strconv.NumError
-	return errors.As(err, &ne) && errors.Is(ne.Err, strconv.ErrRange)
 }

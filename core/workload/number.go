@@ -1,6 +1,7 @@
 package workload
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"strconv"
@@ -51,12 +52,12 @@ func parseCount(s string, minValue int) (int, string) {
 	}
 	n, err := strconv.ParseInt(s, 10, strconv.IntSize)
 	if err != nil {
-		if ne, ok := err.(*strconv.NumError); ok && ne.Err == strconv.ErrRange {
+		if isRangeError(err) {
 			return 0, fmt.Sprintf("out of range: %s", quoteShort(s))
 		}
 		v, ferr := strconv.ParseFloat(s, 64)
 		if ferr != nil {
-			if ne, ok := ferr.(*strconv.NumError); ok && ne.Err == strconv.ErrRange {
+			if isRangeError(ferr) {
 				return 0, fmt.Sprintf("out of range: %s", quoteShort(s))
 			}
 			return 0, fmt.Sprintf("not a number: %s", quoteShort(s))
@@ -75,6 +76,13 @@ func parseCount(s string, minValue int) (int, string) {
 		return 0, fmt.Sprintf("must be ≥ %d, got %s", minValue, quoteShort(s))
 	}
 	return int(n), ""
+}
+
+// isRangeError reports whether a strconv parse error is a range error (a
+// literal too large for the type).
+func isRangeError(err error) bool {
+	var ne *strconv.NumError
+	return errors.As(err, &ne) && errors.Is(ne.Err, strconv.ErrRange)
 }
 
 // quoteShort returns s for a message: as is when it is short printable ASCII,
