@@ -61,6 +61,14 @@ type runOptions struct {
 	ChunkShift uint `json:"chunk_shift"`
 }
 
+// decodeOptions decodes a JSON object of options into o, refusing a member o
+// does not have.
+func decodeOptions(options string, o any) error {
+	dec := json.NewDecoder(strings.NewReader(options))
+	dec.DisallowUnknownFields()
+	return dec.Decode(o)
+}
+
 // Replay is RunColumnar with options (a JSON object, runOptions): with
 // {"timeline": true} the report also has "timeline": {n, columns, pools,
 // kv_blocks_total} (report.TimelineColumns), whose columns follow the
@@ -68,9 +76,7 @@ type runOptions struct {
 func Replay(spec, options, dataPath string) string {
 	return guard(func() string {
 		var o runOptions
-		dec := json.NewDecoder(strings.NewReader(options))
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(&o); err != nil {
+		if err := decodeOptions(options, &o); err != nil {
 			return errorEnvelope(fmt.Errorf("replay options: %w", err))
 		}
 		s, err := config.Decode([]byte(spec))
@@ -215,9 +221,7 @@ type checkOptions struct {
 func Check(spec, options string) string {
 	return decodeThen(spec, "check", func(s *config.Spec) (any, error) {
 		var o checkOptions
-		dec := json.NewDecoder(strings.NewReader(options))
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(&o); err != nil {
+		if err := decodeOptions(options, &o); err != nil {
 			return nil, fmt.Errorf("check options: %w", err)
 		}
 		ctx := context.Background()
