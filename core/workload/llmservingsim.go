@@ -108,7 +108,7 @@ func (s *llmServingSimSource) parse(line []byte) (Request, *DataError) {
 	if msg != "" {
 		return Request{}, s.src.fail("output_toks", msg)
 	}
-	if len(row.InputIDs) == 0 || string(row.InputIDs) == "null" {
+	if !present(row.InputIDs) {
 		return Request{}, s.src.fail("input_tok_ids", "missing: the prompt's token ids are required")
 	}
 	ids := raw.ids
