@@ -71,12 +71,10 @@ traffic: {source: {type: synthetic, num_requests: 1, isl: 8, osl: 8}, load: {mod
 // is still told apart.
 func TestSchedulerZeroGivenIsRefused(t *testing.T) {
 	for _, f := range []string{"max_num_seqs", "max_num_batched_tokens"} {
-		_, err := DecodeYAML([]byte(`
-engine: {model: m, system: h100_sxm, scheduler: {` + f + `: 0}}
+		ce := decodeErr(t, `
+engine: {model: m, system: h100_sxm, scheduler: {`+f+`: 0}}
 traffic: {source: {type: synthetic, num_requests: 1, isl: 8, osl: 8}, load: {mode: concurrency, concurrency: 1}}
-`))
-		var ce *Error
-		require.ErrorAs(t, err, &ce, f)
+`)
 		assert.Equal(t, "engine.scheduler."+f, ce.Field)
 		assert.Contains(t, ce.Msg, "got 0")
 	}
