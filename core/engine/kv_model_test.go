@@ -225,6 +225,14 @@ func TestKVManagerMatchesModel(t *testing.T) {
 			require.Equal(t, len(model.queue), kv.lruLen, "seed %d step %d", seed, step)
 			require.Equal(t, model.idleHit(), kv.idleHit, "seed %d step %d", seed, step)
 		}
+		// allocate gives r its hits and need new blocks in both, which must agree.
+		allocate := func(r *modelReq, hits, need, step int) {
+			r.got = kv.touch(hits, nil)
+			r.want = model.touch(hits)
+			r.got = kv.takeN(need, r.got)
+			r.want = append(r.want, model.take(need)...)
+			require.Equal(t, r.want, r.got, "seed %d step %d", seed, step)
+		}
 		for step := range 4000 {
 			switch op := rng.IntN(10); {
 			case op < 4 || len(live) == 0: // admit a prompt (a prefix of a conversation)
@@ -243,11 +251,7 @@ func TestKVManagerMatchesModel(t *testing.T) {
 				if need > kv.available()-idle {
 					break
 				}
-				r.got = kv.touch(hits, nil)
-				r.want = model.touch(hits)
-				r.got = kv.takeN(need, r.got)
-				r.want = append(r.want, model.take(need)...)
-				require.Equal(t, r.want, r.got, "seed %d step %d", seed, step)
+				allocate(r, hits, need, step)
 				r.registered = hits
 				live = append(live, r)
 			case op < 7: // register some more of a request's prompt blocks
@@ -285,11 +289,7 @@ func TestKVManagerMatchesModel(t *testing.T) {
 					live = slices.Delete(live, i, i+1) // gave up: nothing held
 					break
 				}
-				r.got = kv.touch(hits, nil)
-				r.want = model.touch(hits)
-				r.got = kv.takeN(need, r.got)
-				r.want = append(r.want, model.take(need)...)
-				require.Equal(t, r.want, r.got, "seed %d step %d", seed, step)
+				allocate(r, hits, need, step)
 				r.registered = min(hits, len(r.hashes))
 			default: // finish: forget private content, release
 				i := rng.IntN(len(live))
