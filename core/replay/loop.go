@@ -382,6 +382,23 @@ func (m *sim) prefetch() error {
 	return nil
 }
 
+// setNow moves the clock to t, the loop's next timestamp (an event's or a
+// cruising pass end's).
+func (m *sim) setNow(t int64) {
+	if t < m.now {
+		clockWentBack(m.now, t)
+	}
+	m.now = t
+}
+
+// clockWentBack panics on INV-3 (time never goes back); out of line, so that
+// setNow stays small enough to inline.
+//
+//go:noinline
+func clockWentBack(now, t int64) {
+	panic(fmt.Sprintf("replay: INV-3 clock went back from %d to %d ns", now, t))
+}
+
 func (m *sim) loop() error {
 	if err := m.poll(); err != nil { // stopped before it started
 		return err
@@ -402,10 +419,7 @@ func (m *sim) loop() error {
 			}
 		}
 		t := m.h.next()
-		if t < m.now {
-			panic(fmt.Sprintf("replay: INV-3 clock went back from %d to %d ns", m.now, t))
-		}
-		m.now = t
+		m.setNow(t)
 		m.h.setTime(t)
 		if m.nCruise > 0 {
 			m.landCruises(t)
