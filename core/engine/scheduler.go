@@ -28,13 +28,7 @@ import (
 func (w *Worker) schedule() bool {
 	p := w.Passes + 1 // the pass being formed
 	budget := w.cfg.MaxNumBatchedTokens
-	b := &w.batch
-	b.Prefill = b.Prefill[:0]
-	b.Decodes, b.DecodeKVSum, b.Samplers = 0, 0, 0
-	b.DecodeWindowSums = b.DecodeWindowSums[:0]
-	for range w.cfg.DecodeWindows {
-		b.DecodeWindowSums = append(b.DecodeWindowSums, 0)
-	}
+	b := w.resetBatch()
 	preempted := false
 
 	if h := w.steady.fin.ev; len(h) > 0 && h[0].pass <= p { // last tokens: explicit
@@ -126,14 +120,35 @@ func (w *Worker) schedule() bool {
 		budget -= n
 	}
 
-	// the steady requests: one decode each, at KV length (computed − sPass) + p
-	if n := w.steady.n; n > 0 {
-		b.Decodes += n
-		b.DecodeKVSum += w.steady.key + int64(n)*p
-		b.Samplers += n
+	if w.steady.n > 0 {
+		w.addSteady(p)
 		w.addSteadyWindows(p, b.DecodeWindowSums)
 	}
 	return len(b.Prefill)+b.Decodes > 0
+}
+
+// resetBatch empties the pass being formed: no prefill, no decode, a zero
+// window sum per decode window.
+func (w *Worker) resetBatch() *perf.Batch {
+	b := &w.batch
+	b.Prefill = b.Prefill[:0]
+	b.Decodes, b.DecodeKVSum, b.Samplers = 0, 0, 0
+	b.DecodeWindowSums = b.DecodeWindowSums[:0]
+	for range w.cfg.DecodeWindows {
+		b.DecodeWindowSums = append(b.DecodeWindowSums, 0)
+	}
+	return b
+}
+
+// addSteady adds the steady requests to pass p: one decode each, at KV length
+// (computed − sPass) + p. Small enough to inline (a pass of steady requests
+// only does little else); the window sums are the caller's
+// (addSteadyWindows).
+func (w *Worker) addSteady(p int64) {
+	b, n := &w.batch, w.steady.n
+	b.Decodes += n
+	b.DecodeKVSum += w.steady.key + int64(n)*p
+	b.Samplers += n
 }
 
 // fastRunning forms the running requests' part of pass p without visiting

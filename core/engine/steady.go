@@ -303,14 +303,9 @@ func (w *Worker) StartSteadyPass() (durNs int64, ok bool) {
 	}
 	w.syncs = w.syncs[:0]
 	w.takeSteadyBlocks(p)
-	b := &w.batch
-	b.Prefill = b.Prefill[:0]
-	b.Decodes, b.DecodeKVSum, b.Samplers = st.n, st.key+int64(st.n)*p, st.n
+	b := w.resetBatch()
+	w.addSteady(p)
 	if len(w.cfg.DecodeWindows) > 0 {
-		b.DecodeWindowSums = b.DecodeWindowSums[:0]
-		for range w.cfg.DecodeWindows {
-			b.DecodeWindowSums = append(b.DecodeWindowSums, 0)
-		}
 		w.addSteadyWindows(p, b.DecodeWindowSums)
 	}
 	d := w.perf.PassTime(b)
