@@ -128,10 +128,9 @@ func (p *gapPool) stats() *Stats {
 }
 
 // runStats is stats over runs of two words (some value or count too wide
-// for one): sorted, merged in place, their values and counts in the radix
-// sort's buffer when it made one.
+// for one; rare): sorted, merged in place.
 func runStats(runs []gapRun) *Stats {
-	buf := sortRuns(runs)
+	sortRuns(runs)
 	k := 0
 	for _, r := range runs {
 		if k > 0 && r.v == runs[k-1].v {
@@ -141,17 +140,8 @@ func runStats(runs []gapRun) *Stats {
 		runs[k] = r
 		k++
 	}
-	runs = runs[:k]
-	var msVals []float64
-	var counts []int64
-	if len(buf) >= k {
-		words := unsafe.Pointer(unsafe.SliceData(buf))
-		msVals = unsafe.Slice((*float64)(words), k)
-		counts = unsafe.Slice((*int64)(words), 2*k)[k:]
-	} else {
-		msVals, counts = make([]float64, k), make([]int64, k)
-	}
-	for i, r := range runs {
+	msVals, counts := make([]float64, k), make([]int64, k)
+	for i, r := range runs[:k] {
 		msVals[i], counts[i] = ms(r.v), r.n
 	}
 	return weightedStats(msVals, counts)
@@ -172,19 +162,17 @@ func sortPacked(runs []packedRun) []packedRun {
 // sortRuns sorts runs by value: radixSort from radixMin runs, else (or with a
 // negative value) slices.SortFunc. Runs of equal value may come out in any
 // order: stats merges them, and a sum of counts does not depend on its order.
-// It returns the radix sort's buffer (len(runs) runs, free for the caller), or
-// nil.
-func sortRuns(runs []gapRun) []gapRun {
+func sortRuns(runs []gapRun) {
 	byValue := func(a, b gapRun) int { return cmp.Compare(a.v, b.v) }
 	if len(runs) < radixMin {
 		slices.SortFunc(runs, byValue)
-		return nil
+		return
 	}
 	for _, r := range runs {
 		if r.v < 0 {
 			slices.SortFunc(runs, byValue)
-			return nil
+			return
 		}
 	}
-	return radixSort(runs, nil)[:len(runs)]
+	radixSort(runs, nil)
 }
