@@ -29,7 +29,7 @@ from .catalogue import explain_not_found, list_models, list_systems
 from .config import Spec, load_config
 from .errors import (AisimulateError, BackendVersionWarning, ConfigError, DataError,  # noqa: E402
                      InfeasibleError, SimulationError)
-from .report import ReplayReport
+from .report import SLO_FIELDS, ReplayReport
 from .sweep import sweep
 from .compare import compare  # noqa: E402  (after replay's imports; it calls replay)
 
@@ -77,10 +77,6 @@ __all__ = [
 ]
 
 
-#: SLO bounds :func:`replay` takes (per-request metrics, ms), as vLLM's ``--goodput``
-#: (ttft, tpot, e2el) and AIPerf's (time_to_first_token, inter_token_latency,
-#: request_latency) name them.
-SLO_FIELDS: tuple[str, ...] = ("ttft_ms", "tpot_ms", "e2e_ms")
 
 
 def check_slo(slo: Mapping[str, Any]) -> dict[str, float]:

@@ -35,7 +35,7 @@ from typing import Any, Iterable, Mapping, Sequence
 
 from . import _lazy
 
-__all__ = ["ReplayReport", "REQUEST_FIELDS", "LATENCY_METRICS", "STAT_FIELDS", "TIMELINE_FIELDS"]
+__all__ = ["ReplayReport", "REQUEST_FIELDS", "LATENCY_METRICS", "STAT_FIELDS", "SLO_FIELDS", "TIMELINE_FIELDS"]
 
 _request_fields: tuple[str, ...] | None = None
 
@@ -75,6 +75,11 @@ LATENCY_METRICS: tuple[str, ...] = ("ttft_ms", "tpot_ms", "itl_ms", "e2e_ms")
 
 #: Keys of a latency stats dict; the table shows all but ``std``.
 STAT_FIELDS: tuple[str, ...] = ("mean", "std", "min", "max", "p50", "p90", "p95", "p99")
+
+#: SLO bounds :func:`aisimulate.replay` and :func:`aisimulate.sweep` take (per-request
+#: metrics, ms), as vLLM's ``--goodput`` (ttft, tpot, e2el) and AIPerf's
+#: (time_to_first_token, inter_token_latency, request_latency) name them.
+SLO_FIELDS: tuple[str, ...] = ("ttft_ms", "tpot_ms", "e2e_ms")
 
 _TABLE_STATS = ("mean", "p50", "p90", "p95", "p99", "min", "max")
 #: Rows of the table's latency section (ms).

@@ -15,7 +15,7 @@ from typing import Any, Mapping
 
 from .. import _lazy
 from ..errors import InfeasibleError
-from ..report import LATENCY_METRICS, STAT_FIELDS
+from ..report import LATENCY_METRICS, SLO_FIELDS, STAT_FIELDS
 
 __all__ = ["PointResult", "run_point", "metric_columns", "SUMMARY_SCALARS", "DERIVED", "SLO_FIELDS",
            "SLO_COLUMNS", "COUNT_COLUMNS"]
@@ -37,10 +37,6 @@ DERIVED: tuple[str, ...] = ("gpus", "output_tps_per_gpu", "output_tps_per_user")
 #: float64 in the sweep's DataFrame once a failed point leaves NaN in them.
 COUNT_COLUMNS: tuple[str, ...] = ("completed", "rejected", "failed", "canceled", "total_input_tokens",
                                   "total_output_tokens", "total_cached_tokens", "preemptions", "gpus")
-
-#: SLO thresholds a sweep accepts (per-request fields, ms), as AIPerf's ``--goodput``
-#: constraints time_to_first_token, inter_token_latency and request_latency.
-SLO_FIELDS: tuple[str, ...] = ("ttft_ms", "tpot_ms", "e2e_ms")
 
 #: Columns added when an SLO is given: goodput_rps = completed requests meeting every
 #: threshold / duration (s) (AIPerf's goodput); slo_attainment = that count / completed.
@@ -149,7 +145,7 @@ def flatten(report: Any, slo: Mapping[str, float] | None) -> dict[str, Any]:
     out["gpus"] = gpus
     tps = out["output_token_throughput_tps"]
     out["output_tps_per_gpu"] = tps / gpus if tps is not None and gpus else None
-    done = completed_values(report, [k for k in SLO_FIELDS])
+    done = completed_values(report, list(SLO_FIELDS))
     tpot = done["tpot_ms"]
     tpot = tpot[tpot > 0]  # NaN (fewer than 2 output tokens) compares False
     out["output_tps_per_user"] = float(np.mean(1000.0 / tpot)) if len(tpot) else None
