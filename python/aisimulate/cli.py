@@ -321,47 +321,40 @@ def _check_replay_outputs(args: argparse.Namespace, spec: Spec, formats: Sequenc
                          os.path.join(args.output_dir, name) for name in names})
 
 
-def parse_slo(text: str | None) -> dict[str, float] | None:
-    """``--slo ttft_ms=200,tpot_ms=50`` → ``{"ttft_ms": 200.0, "tpot_ms": 50.0}``.
+def _slo_bounds(text: str) -> list[tuple[str, float]]:
+    """``ttft_ms=200,tpot_ms=50`` → ``[("ttft_ms", 200.0), ("tpot_ms", 50.0)]``.
 
     Raises:
         _UsageError: an item without ``=`` or a value that is not a number (a bad
             name or range is the API's ConfigError, naming ``slo.<name>``).
     """
-    if text is None:
-        return None
-    out: dict[str, float] = {}
+    out: list[tuple[str, float]] = []
     for item in (t.strip() for t in text.split(",")):
         if not item:
             continue
         key, sep, value = item.partition("=")
-        if key.strip() in out:
-            raise _UsageError(f"--slo {key.strip()}: given twice in {text!r}: give each bound once")
         try:
-            out[key.strip()] = float(value)
+            if not sep:
+                raise ValueError
+            out.append((key.strip(), float(value)))
         except ValueError:
             raise _UsageError(f"--slo {item!r}: expected METRIC=MS, e.g. ttft_ms=200,tpot_ms=50") from None
-        if not sep:
-            raise _UsageError(f"--slo {item!r}: expected METRIC=MS, e.g. ttft_ms=200,tpot_ms=50")
     return out
 
 
 def parse_slos(items: Sequence[str] | None) -> dict[str, float] | None:
-    """Every ``--slo`` given (the option is repeatable) as one set of bounds:
-    ``["ttft_ms=200", "e2e_ms=3000"]`` → ``{"ttft_ms": 200.0, "e2e_ms": 3000.0}``.
+    """Every ``--slo`` given (the option is repeatable, each value a comma list) as one
+    set of bounds: ``["ttft_ms=200", "e2e_ms=3000"]`` → ``{"ttft_ms": 200.0, "e2e_ms": 3000.0}``.
 
     Raises:
-        _UsageError: what :func:`parse_slo` refuses, or a bound given in two of them.
+        _UsageError: an item without ``=`` or a value that is not a number, or a bound
+            given twice, within one value or across them (:func:`_given_once`).
     """
     if not items:
         return None
-    slo: dict[str, float] = {}
-    for item in items:
-        for key, value in (parse_slo(item) or {}).items():
-            if key in slo:
-                raise _UsageError(f"--slo {key}: given twice: give each bound once")
-            slo[key] = value
-    return slo
+    bounds = [bound for item in items for bound in _slo_bounds(item)]
+    _given_once("--slo", [key for key, _ in bounds], items, "bound")
+    return dict(bounds)
 
 
 #: ``--export`` formats.
@@ -420,9 +413,29 @@ def _parse_names(flag: str, texts: Sequence[str], choices: Sequence[str] | None 
                     raise _UsageError(f"{flag} {text!r}: choose one or more of {', '.join(choices)}, "
                                       "comma-separated")
             names += these
+    except _args.GivenTwice as exc:
+        raise _twice(flag, exc.name, texts, what) from None
+    return _given_once(flag, names, texts, what, choices)
+
+
+def _twice(flag: str, name: str, texts: Sequence[str], what: str) -> _UsageError:
+    return _UsageError(f"{flag} {name}: given twice in {','.join(texts)!r}: give each {what} once")
+
+
+def _given_once(flag: str, names: list[str], texts: Sequence[str], what: str,
+                choices: Sequence[str] | None = None) -> list[str]:
+    """``names`` (from ``flag``'s values ``texts``) as :func:`aisimulate._args.names`
+    takes them, the one check of a name given twice.
+
+    Raises:
+        _UsageError: a name given twice, naming ``flag``, the name and ``texts``.
+    """
+    from . import _args
+
+    try:
         return _args.names(flag, names, choices, what)
     except _args.GivenTwice as exc:
-        raise _UsageError(f"{flag} {exc.name}: given twice in {','.join(texts)!r}: give each {what} once") from None
+        raise _twice(flag, exc.name, texts, what) from None
 
 
 def flatten_summary(summary: Mapping[str, Any]) -> dict[str, Any]:
