@@ -167,8 +167,8 @@ def _check_out(path: str) -> str:
     return ext
 
 
-def write_table(df: Any, path: str) -> None:
-    """Write ``df`` to ``path`` by its extension (.parquet, .csv, .jsonl/.json), to a
+def write_frame(df: Any, path: str) -> None:
+    """Write the DataFrame ``df`` to ``path`` by its extension (.parquet, .csv, .jsonl/.json), to a
     temporary name in the same folder renamed when complete.
 
     Raises:
@@ -312,7 +312,7 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
         try:
             os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
             # Parquet keeps the types of the API's frame (counts float64, NaN for a failed point)
-            write_table(kept if _check_out(args.out) == ".parquet" else every, args.out)
+            write_frame(kept if _check_out(args.out) == ".parquet" else every, args.out)
         except OSError as exc:
             _error(f"cannot write {args.out}: {exc.strerror or exc}")
             return 1
@@ -432,7 +432,7 @@ def _cmd_compare(args: argparse.Namespace) -> int:
             print(f"wrote {args.plot}", file=sys.stderr)
         if args.requests_out:
             os.makedirs(os.path.dirname(os.path.abspath(args.requests_out)), exist_ok=True)
-            write_table(result.requests, args.requests_out)
+            write_frame(result.requests, args.requests_out)
             print(f"wrote {args.requests_out}", file=sys.stderr)
     except OSError as exc:
         _error(f"cannot write {exc.filename or args.plot or args.requests_out}: {exc.strerror or exc}")
