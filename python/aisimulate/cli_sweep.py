@@ -160,9 +160,13 @@ def _read_points(path: str) -> list[Any]:
     return data
 
 
+#: The suffixes :func:`write_frame` writes (``sweep --out``, ``compare --requests-out``).
+_TABLE_SUFFIXES = (".csv", ".parquet", ".jsonl", ".json")
+
+
 def _check_out(path: str) -> str:
     ext = os.path.splitext(path)[1].lower()
-    if ext not in (".parquet", ".csv", ".jsonl", ".json"):
+    if ext not in _TABLE_SUFFIXES:
         raise _UsageError(f"--out {path}: use a .parquet, .csv or .jsonl file")
     return ext
 
@@ -389,10 +393,6 @@ def _add_compare(sub: argparse._SubParsersAction) -> None:
                         "wrote); without it that is exit 2; the AIPerf export read is never replaced")
     add_progress_argument(c)
     c.set_defaults(run=_cmd_compare)
-
-
-#: ``compare --requests-out`` formats (as ``sweep --out``).
-_TABLE_SUFFIXES = (".csv", ".parquet", ".jsonl", ".json")
 
 
 def _cmd_compare(args: argparse.Namespace) -> int:
