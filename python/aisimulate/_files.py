@@ -113,10 +113,9 @@ def previous_result(directory: Path) -> set[str]:
 
     owned: set[str] = set()
     doc = _json_object(directory / MARKER)
-    if isinstance(doc.get("metadata"), dict) and isinstance(doc["metadata"].get("aisimulate_version"), str):
+    if _ours(doc):
         owned.add(MARKER)
-        for name in _listed_files(directory / MARKER):  # then records.files is a dict
-            entry = doc["records"]["files"][name]
+        for name, entry in _listed(doc).items():
             if _unchanged(directory / name, entry.get("bytes") if isinstance(entry, dict) else None):
                 owned.add(name)
     summary = _json_object(directory / AIPERF_FILES[1])
@@ -478,21 +477,28 @@ def refuse_overwrite(out: str | os.PathLike[str], inputs: Iterable[str], instead
 
 
 def _listed_files(marker: Path) -> list[str]:
-    """The table names a result's marker lists (``records.files``) that aisimulate writes
-    (:func:`result_names`; any other name, a user's file or one that is not a plain file
-    name, is dropped); none when the marker is not an aisimulate result's (no
-    ``metadata.aisimulate_version``)."""
-    doc = _json_object(marker)
-    try:
-        if not isinstance(doc["metadata"]["aisimulate_version"], str):
-            return []
-        files = doc["records"]["files"]
-    except (KeyError, TypeError):
-        return []
+    """The table names a result's marker lists (:func:`_listed`)."""
+    return list(_listed(_json_object(marker)))
+
+
+def _ours(doc: Mapping[str, Any]) -> bool:
+    """Whether the marker ``doc`` is an aisimulate result's: its
+    ``metadata.aisimulate_version`` is a string."""
+    meta = doc.get("metadata")
+    return isinstance(meta, dict) and isinstance(meta.get("aisimulate_version"), str)
+
+
+def _listed(doc: Mapping[str, Any]) -> dict[str, Any]:
+    """The files (name → entry) the marker ``doc`` lists (``records.files``) that
+    aisimulate writes (:func:`result_names`; any other name, a user's file or one that
+    is not a plain file name, is dropped); none when the marker is not an aisimulate
+    result's (:func:`_ours`)."""
+    records = doc.get("records") if _ours(doc) else None
+    files = records.get("files") if isinstance(records, dict) else None
     if not isinstance(files, dict):
-        return []
+        return {}
     ours = result_names()
-    return [n for n in files if isinstance(n, str) and n in ours]
+    return {n: e for n, e in files.items() if isinstance(n, str) and n in ours}
 
 
 def _in_background(work: Callable[[], object]) -> None:
