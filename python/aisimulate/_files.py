@@ -274,8 +274,7 @@ class ResultDir:
                 raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), str(self.dir / name))
         marker = self.dir / self._marker
         stale = [self.dir / n for n in _listed_files(marker) if n not in self._temps]
-        stale = [p for p in stale if not _is_folder(p)
-                 and not any(os.path.realpath(p) == os.path.realpath(i) for i in self._inputs)]
+        stale = [p for p in stale if not _is_folder(p) and overwritten_input(p, self._inputs) is None]
         self._created = False  # the folder holds the result from here on
         try:
             marker.unlink()  # from here until the end, nothing looks complete
