@@ -461,23 +461,21 @@ def flatten_summary(summary: Mapping[str, Any]) -> dict[str, Any]:
     return row
 
 
-#: The summary's numbers (core/report/summary.go) and its statistics (each a stats
-#: dict, or null when no request has a value).
-_SUMMARY_NUMBERS = ("canceled", "completed", "duration_ms", "failed", "gpu_hours",
-                    "output_token_throughput_tps", "preemptions", "rejected",
-                    "request_throughput_rps", "total_cached_tokens", "total_input_tokens",
-                    "total_output_tokens")
+#: The summary's statistics (each a stats dict, or null when no request has a value).
 _SUMMARY_STATS = ("e2e_ms", "input_sequence_length", "itl_ms", "output_sequence_length",
                   "output_token_throughput_per_user", "tpot_ms", "ttft_ms", "ttst_ms")
-#: The goodput's columns (present with an SLO: ``--slo``).
-_GOODPUT = ("goodput.good_requests", "goodput.goodput_rps", "goodput.slo.e2e_ms",
-            "goodput.slo.ttft_ms", "goodput.slo.tpot_ms", "goodput.slo_attainment")
 
 
 def _summary_columns() -> tuple[str, ...]:
-    from .report import STAT_FIELDS
+    """The summary's numbers (:data:`aisimulate._sweep.point.SUMMARY_SCALARS`), its
+    statistics flattened as ``metric.stat``, and the goodput's columns (present with an
+    SLO: ``--slo``)."""
+    from ._sweep.point import SUMMARY_SCALARS
+    from .report import SLO_FIELDS, STAT_FIELDS
 
-    cols = [*_SUMMARY_NUMBERS, *(f"{k}.{s}" for k in _SUMMARY_STATS for s in STAT_FIELDS), *_GOODPUT]
+    goodput = ["goodput.good_requests", "goodput.goodput_rps", "goodput.slo_attainment",
+               *(f"goodput.slo.{f}" for f in SLO_FIELDS)]
+    cols = [*SUMMARY_SCALARS, *(f"{k}.{s}" for k in _SUMMARY_STATS for s in STAT_FIELDS), *goodput]
     return tuple(sorted(cols))  # the order of the summary's keys, as earlier releases
 
 
@@ -741,7 +739,7 @@ def _run(args: argparse.Namespace) -> int:
         # Ctrl-C: the replay or sweep has stopped and nothing was written (outputs are
         # renamed into place only when complete); one line, the shell's 128 + SIGINT
         _error("interrupted")
-        return 130
+        return EXIT_INTERRUPTED
 
 
 def _started_processes() -> bool:
