@@ -147,14 +147,12 @@ def _duplicate_path(text: str) -> str:
     """The dotted path of the first repeated key of a line (``metadata.request_start_ns``),
     found by parsing it again, only once json_objects has met one."""
     def hook(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-        seen: set[str] = set()
-        for k, _ in pairs:
-            if k in seen:
-                out = _Repeated(pairs)
-                out.key = k
-                return out
-            seen.add(k)
-        return dict(pairs)
+        try:
+            return unique_keys(pairs)
+        except DuplicateKey as exc:
+            out = _Repeated(pairs)
+            out.key = exc.key
+            return out
 
     def find(value: Any, prefix: str) -> str | None:
         if isinstance(value, _Repeated):
