@@ -15,7 +15,7 @@ from typing import Any, Mapping
 
 from .. import _lazy
 from ..errors import InfeasibleError
-from ..report import LATENCY_METRICS, SLO_FIELDS, STAT_FIELDS
+from ..report import LATENCY_METRICS, SLO_FIELDS, STAT_FIELDS, SUMMARY_COUNTS
 
 __all__ = ["PointResult", "run_point", "metric_columns", "SUMMARY_SCALARS", "DERIVED", "SLO_FIELDS",
            "SLO_COLUMNS", "COUNT_COLUMNS"]
@@ -33,10 +33,10 @@ SUMMARY_SCALARS: tuple[str, ...] = (
 #: completed requests, mean of 1000 / tpot_ms (requests of ≥ 2 output tokens).
 DERIVED: tuple[str, ...] = ("gpus", "output_tps_per_gpu", "output_tps_per_user")
 
-#: The metric columns that count (requests, tokens, preemptions, GPUs): whole numbers,
-#: float64 in the sweep's DataFrame once a failed point leaves NaN in them.
-COUNT_COLUMNS: tuple[str, ...] = ("completed", "rejected", "failed", "canceled", "total_input_tokens",
-                                  "total_output_tokens", "total_cached_tokens", "preemptions", "gpus")
+#: The metric columns that count (the summary's counts, :data:`SUMMARY_COUNTS`, and the
+#: GPUs): whole numbers, float64 in the sweep's DataFrame once a failed point leaves NaN
+#: in them.
+COUNT_COLUMNS: tuple[str, ...] = (*(c for c in SUMMARY_SCALARS if c in SUMMARY_COUNTS), "gpus")
 
 #: Columns added when an SLO is given: goodput_rps = completed requests meeting every
 #: threshold / duration (s) (AIPerf's goodput); slo_attainment = that count / completed.
