@@ -69,18 +69,14 @@ func (l *jsonlLines) readLine() ([]byte, error) {
 	l.buf = l.buf[:0]
 	for {
 		chunk, err := l.br.ReadSlice('\n')
-		if err == bufio.ErrBufferFull {
+		if err == bufio.ErrBufferFull || len(l.buf) > 0 { // a line longer than the buffer
 			if len(l.buf)+len(chunk) > maxLineBytes {
 				return nil, errLineTooLong
 			}
 			l.buf = append(l.buf, chunk...)
-			continue
-		}
-		if len(l.buf) > 0 {
-			if len(l.buf)+len(chunk) > maxLineBytes {
-				return nil, errLineTooLong
+			if err == bufio.ErrBufferFull {
+				continue
 			}
-			l.buf = append(l.buf, chunk...)
 			chunk = l.buf
 		}
 		if err == io.EOF && len(chunk) > 0 {
