@@ -54,7 +54,7 @@ def test_builtin_values_are_the_printed_fit():
     src = (REPO / "core" / "hardware" / "builtin.go").read_text()
     blocks = dict(re.findall(r'Name: "([^"]+)".*?AllReduce: map\[int\]AllReduceLink\{(.*?)\},\n', src, re.S))
     lines = [ln for ln in out.splitlines() if ln.strip()]
-    assert len(lines) >= 19  # 6 systems × 3 GPU counts + rtx_pro_6000_server at 2
+    assert len(lines) >= 21  # 6 systems × 3 GPU counts + gb200 at 2 and 4 + rtx_pro_6000_server at 2
     for line in lines:
         name = line.split()[0]
         literal = line.split("   ")[-1].strip().rstrip(",")

@@ -20,6 +20,7 @@ func TestSchedulerDefaultsPerGPU(t *testing.T) {
 		{"h100_sxm", 80 * gib, 1024, 8192},
 		{"h200_sxm", 151397597184, 1024, 8192},
 		{"b200_sxm", 180 * gib, 1024, 8192},
+		{"gb200", 198674743296, 1024, 8192},
 		{"rtx_pro_6000_server", 102641958912, 1024, 8192},
 		{"a100_sxm", 80 * gib, 256, 2048},    // ≥ 70 GiB but an A100
 		{"My-A100-Box", 80 * gib, 256, 2048}, // the name test is case-insensitive

@@ -54,6 +54,13 @@ func builtinSystems() []System {
 			GPUsPerNode: 8, IntraNodeBW: 900e9, OtherMem: otherMem, NCCLMem: nccl(), NCCLVersion: "2.27",
 			AllReduce: map[int]AllReduceLink{2: {LatencyS: 7.3e-6, BusBW: 314.5e9}, 4: {LatencyS: 7.6e-6, BusBW: 369.9e9}, 8: {LatencyS: 8.5e-6, BusBW: 480.4e9}},
 		},
+		{ // gb200.yaml: GB200 NVL72, 4 GPUs per node (compute tray), 72 per NVLink rack
+			Name: "gb200", MemBW: 8000e9, MemCapacity: 198674743296, // 189,471 MiB
+			BF16Flops: 2500e12, FP8Flops: 5000e12, FP4Flops: 10000e12,
+			MemBWScaling: 0.8, MemConstLatency: 3e-6,
+			GPUsPerNode: 4, IntraNodeBW: 900e9, OtherMem: otherMem, NCCLMem: nccl(), NCCLVersion: "2.23",
+			AllReduce: map[int]AllReduceLink{2: {LatencyS: 5.1e-6, BusBW: 176.7e9}, 4: {LatencyS: 5.6e-6, BusBW: 350.8e9}},
+		},
 		{ // l40s.yaml: PCIe 4.0 between GPUs, no fp4
 			Name: "l40s", MemBW: 864e9, MemCapacity: 48305799168, // 46,068 MiB
 			BF16Flops: 362.05e12, FP8Flops: 733e12,

@@ -7,8 +7,9 @@
 //
 //  1. system.go: the System type, Flops (peak by weight dtype) and
 //     AllReduceFor (the measured all-reduce for a GPU count).
-//  2. builtin.go: h100_sxm, h200_sxm, b200_sxm, b300_sxm, a100_sxm, l40s and
-//     rtx_pro_6000_server (RTX PRO 6000 Blackwell Server Edition), with values read
+//  2. builtin.go: h100_sxm, h200_sxm, b200_sxm, b300_sxm, gb200 (GB200 NVL72, 4
+//     GPUs per node), a100_sxm, l40s and rtx_pro_6000_server (RTX PRO 6000
+//     Blackwell Server Edition), with values read
 //     from ../shared/data/aic/systems/<name>.yaml (ai-dynamo/aiconfigurator,
 //     aic-core/src/aiconfigurator_core/systems/), and each system's
 //     all-reduce fitted to its custom_allreduce_perf table

@@ -14,7 +14,7 @@ import (
 const sharedSystems = "../../../shared/data/aic/systems"
 
 func TestBuiltinsMatchYAML(t *testing.T) {
-	require.Equal(t, []string{"a100_sxm", "b200_sxm", "b300_sxm", "h100_sxm", "h200_sxm", "l40s", "rtx_pro_6000_server"},
+	require.Equal(t, []string{"a100_sxm", "b200_sxm", "b300_sxm", "gb200", "h100_sxm", "h200_sxm", "l40s", "rtx_pro_6000_server"},
 		BuiltinNames())
 	for _, name := range BuiltinNames() {
 		t.Run(name, func(t *testing.T) {
@@ -177,5 +177,5 @@ func TestLookup(t *testing.T) {
 	_, err = Lookup("tpu_v9")
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), `"tpu_v9"`)
-	assert.Contains(t, err.Error(), "a100_sxm, b200_sxm, b300_sxm, h100_sxm, h200_sxm, l40s, rtx_pro_6000_server")
+	assert.Contains(t, err.Error(), "a100_sxm, b200_sxm, b300_sxm, gb200, h100_sxm, h200_sxm, l40s, rtx_pro_6000_server")
 }
