@@ -100,6 +100,9 @@ def main(argv: list[str] | None = None) -> int:
     skipped = [r for r in results if r.status != "ok"]
     for r in skipped:
         print(f"  skipped {r.skip_line()}")
+    for r in results:
+        if r.status == "ok" and r.fallbacks:
+            print(f"  table fallbacks {r.id}: {r.fallbacks}")
     table = accuracy.mape_table(results)
     if not table:
         return fail(f"no row of {silicon} could be simulated ({len(skipped)} skipped, listed above; "

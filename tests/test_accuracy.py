@@ -46,6 +46,8 @@ def test_script_writes_rows_mape_and_plot(tmp_path, slice_csv):
     assert "unknown model 'acme/NotAModel'" in rows[3]["reason"]
     assert all(float(r["predicted_tpot_ms"]) > 0 for r in rows[:3])
     assert "gemm_perf@0.14.0" in rows[0]["tables"]  # 0.12.0 rows: nearest tables
+    assert all(r["fallbacks"] == "" for r in rows)  # every lookup on its own table point
+    assert "table fallbacks" not in proc.stdout
     assert (out / "predicted_vs_measured.png").stat().st_size > 1000
     with open(out / "mape.csv", newline="") as f:
         mape = list(csv.DictReader(f))

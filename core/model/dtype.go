@@ -26,6 +26,12 @@ const (
 	// "mxfp4", gpt-oss's expert weights). vLLM runs it weight-only
 	// (activations bf16): the MoE tables call it "w4a16_mxfp4".
 	MXFP4 Dtype = "mxfp4"
+	// INT4 is 4-bit integer weights with one bf16 scale per INT4GroupSize
+	// elements, activations bf16 (W4A16): compressed-tensors'
+	// pack-quantized int4 with symmetric group quantization (Kimi-K2.5's
+	// routed experts, group_size 32), which vLLM runs on its Marlin WNA16
+	// kernels. The MoE tables call it "int4_wo".
+	INT4 Dtype = "int4"
 )
 
 // NVFP4GroupSize is the number of fp4 elements that share one fp8 scale in
@@ -36,12 +42,18 @@ const NVFP4GroupSize = 16
 // in MXFP4 (the OCP microscaling block of 32).
 const MXFP4GroupSize = 32
 
+// INT4GroupSize is the number of int4 elements that share one bf16 scale in
+// INT4 (Kimi-K2.5's quantization_config group_size; GPTQ/AWQ checkpoints
+// with 128 hold 3 % fewer bytes per weight than this counts).
+const INT4GroupSize = 32
+
 // Bytes is the size of one element in bytes, scales included where they
 // are per group: 2 for BF16; 1 for FP8 and FP8Block (per-tensor and
 // 128×128-block scales are negligible); 0.5 + 1/16 = 0.5625 for NVFP4 (four
 // bits plus a one-byte scale per NVFP4GroupSize elements); 0.5 + 1/32 =
-// 0.53125 for MXFP4 (a one-byte scale per MXFP4GroupSize elements); 0 for
-// an unknown dtype (check with Valid).
+// 0.53125 for MXFP4 (a one-byte scale per MXFP4GroupSize elements);
+// 0.5 + 2/32 = 0.5625 for INT4 (a bf16 scale per INT4GroupSize elements); 0
+// for an unknown dtype (check with Valid).
 func (d Dtype) Bytes() float64 {
 	switch d {
 	case BF16:
@@ -52,6 +64,8 @@ func (d Dtype) Bytes() float64 {
 		return 0.5 + 1.0/NVFP4GroupSize
 	case MXFP4:
 		return 0.5 + 1.0/MXFP4GroupSize
+	case INT4:
+		return 0.5 + 2.0/INT4GroupSize
 	}
 	return 0
 }

@@ -18,8 +18,9 @@ func TestDtypeBytes(t *testing.T) {
 	assert.Equal(t, 1.0, FP8Block.Bytes())
 	assert.Equal(t, 0.5625, NVFP4.Bytes())  // 4 bits + one byte per 16
 	assert.Equal(t, 0.53125, MXFP4.Bytes()) // 4 bits + one byte per 32
-	assert.Equal(t, 0.0, Dtype("int4").Bytes())
-	assert.False(t, Dtype("int4").Valid())
+	assert.Equal(t, 0.5625, INT4.Bytes())   // 4 bits + a bf16 scale per 32 (Kimi-K2.5's group_size)
+	assert.Equal(t, 0.0, Dtype("int3").Bytes())
+	assert.False(t, Dtype("int3").Valid())
 
 	d, err := ParseDtype("bf16")
 	require.NoError(t, err)

@@ -409,7 +409,7 @@ func TestNewRooflineErrors(t *testing.T) {
 		{"nil arch", nil, h100, RooflineOptions{Params: specDefaults(), TP: 1}, "needs a model"},
 		{"tp 0", q32, h100, RooflineOptions{Params: specDefaults()}, "out of range"},
 		{"tp 3", q32, h100, RooflineOptions{Params: specDefaults(), TP: 3}, "does not divide"},
-		{"weight dtype", q32, h100, RooflineOptions{Params: specDefaults(), TP: 1, WeightDtype: "int4"}, `"int4"`},
+		{"weight dtype", q32, h100, RooflineOptions{Params: specDefaults(), TP: 1, WeightDtype: "int3"}, `"int3"`},
 		{"kv dtype", q32, h100, RooflineOptions{Params: specDefaults(), TP: 1, KVDtype: model.FP8Block}, "kv dtype"},
 		{"efficiency", q32, h100, RooflineOptions{TP: 1, Params: RooflineParams{ComputeEfficiency: 1.2, MemoryEfficiency: 1}}, "compute_efficiency = 1.2"},
 		{"memory efficiency", q32, h100, RooflineOptions{TP: 1, Params: RooflineParams{ComputeEfficiency: 1}}, "memory_efficiency = 0"},

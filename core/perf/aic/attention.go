@@ -88,6 +88,10 @@ type attnSelect struct {
 	flops, memBW   float64
 	// window is the window_size of the rows (0: full attention)
 	window int64
+	// dataHeadDim is the head_dim of the rows read when it is not the
+	// model's (0: headDim): a stand-in, scaled by headDim/dataHeadDim
+	// (attentionGrid)
+	dataHeadDim int64
 }
 
 // newAttnGrid restricts the rows to the selection. When the model's (heads,
@@ -100,14 +104,18 @@ type attnSelect struct {
 func newAttnGrid(rows []attnRow, sel attnSelect) (*attnGrid, error) {
 	type pair struct{ h, kv int64 }
 	pairs := map[pair]bool{}
+	dim := sel.headDim
+	if sel.dataHeadDim > 0 {
+		dim = sel.dataHeadDim
+	}
 	for i := range rows {
 		r := &rows[i]
-		if r.HeadDim == sel.headDim && r.KVDtype == sel.kvDtype && r.Window == sel.window {
+		if r.HeadDim == dim && r.KVDtype == sel.kvDtype && r.Window == sel.window {
 			pairs[pair{r.Heads, r.KVHeads}] = true
 		}
 	}
 	if len(pairs) == 0 {
-		return nil, fmt.Errorf("no rows with head_dim %d, kv_cache_dtype %s, window %d", sel.headDim, sel.kvDtype, sel.window)
+		return nil, fmt.Errorf("no rows with head_dim %d, kv_cache_dtype %s, window %d", dim, sel.kvDtype, sel.window)
 	}
 	want := pair{sel.heads, sel.kvHeads}
 	best, bestD := want, math.Inf(1)
@@ -129,6 +137,7 @@ func newAttnGrid(rows []attnRow, sel attnSelect) (*attnGrid, error) {
 	} else {
 		g.scale = float64(sel.kvHeads) / float64(best.kv)
 	}
+	g.scale *= float64(sel.headDim) / float64(dim) // FLOPs and KV bytes ∝ head_dim
 	length := func(r *attnRow) float64 {
 		if sel.kind == contextKind {
 			return float64(r.ISL)
@@ -139,7 +148,7 @@ func newAttnGrid(rows []attnRow, sel attnSelect) (*attnGrid, error) {
 	var picked []*attnRow
 	for i := range rows {
 		r := &rows[i]
-		if r.HeadDim == sel.headDim && r.KVDtype == sel.kvDtype && r.Window == sel.window && r.Heads == best.h && r.KVHeads == best.kv {
+		if r.HeadDim == dim && r.KVDtype == sel.kvDtype && r.Window == sel.window && r.Heads == best.h && r.KVHeads == best.kv {
 			picked = append(picked, r)
 			bs, ys = append(bs, float64(r.Batch)), append(ys, length(r))
 		}

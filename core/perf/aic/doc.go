@@ -47,6 +47,11 @@
 //     all-gather and reduce-scatter from nccl_perf; sliding-window layers
 //     from the attention tables' window_size rows; GroupPassTime for a
 //     worker's lockstep data-parallel ranks.
+//  7. fallback.go: what stands in for a missing table point (the nearest
+//     measured shape, dtype or GPU count scaled, else the roofline with the
+//     system's memory model), op by op, counted in Fallbacks
+//     (perf_metadata.fallbacks) and said in Notes: no run is dropped for a
+//     table point it lacks.
 //
 // # Contracts
 //

@@ -96,7 +96,7 @@ func (m *Model) setupHybrid(arch *model.Arch, sys *hardware.System, par model.Pa
 		hy.groups = append(hy.groups, gr)
 	}
 	if hy.anySliding {
-		if err := m.slidingGrids(arch, sys, hy, kd, find); err != nil {
+		if err := m.slidingGrids(arch, sys, hy, kd); err != nil {
 			return err
 		}
 		if !hy.windowed {
@@ -123,11 +123,13 @@ func (m *Model) setupHybrid(arch *model.Arch, sys *hardware.System, par model.Pa
 }
 
 // slidingGrids builds the sliding-window attention grids from the
-// attention tables' rows measured with window_size = W; a table without
-// them prices a sliding layer with the full-attention grids over at most W
-// keys (noted).
-func (m *Model) slidingGrids(arch *model.Arch, sys *hardware.System, hy *hybrid, kd model.Dtype, find func(string) (string, error)) error {
+// attention tables' rows measured with window_size = W (a bf16 KV cache's
+// for an fp8 one the table lacks). When either table has no such rows (or
+// is missing), both price a sliding layer with the full-attention grids over
+// at most W keys: a fallback for both ops, noted.
+func (m *Model) slidingGrids(arch *model.Arch, sys *hardware.System, hy *hybrid, kd model.Dtype) error {
 	heads, kvHeads := int64(arch.Heads/hy.par.TP), int64(arch.KVHeadsPerGPU(hy.par.TP))
+	var why []string
 	for _, a := range []struct {
 		table string
 		kind  attnKind
@@ -138,6 +140,10 @@ func (m *Model) slidingGrids(arch *model.Arch, sys *hardware.System, hy *hybrid,
 			if s.Table == a.table {
 				p = s.Path
 			}
+		}
+		if p == "" {
+			why = append(why, a.table+" is missing")
+			continue
 		}
 		rows, err := loadAttention(p)
 		if err != nil {
@@ -151,8 +157,7 @@ func (m *Model) slidingGrids(arch *model.Arch, sys *hardware.System, hy *hybrid,
 			g, err = newAttnGrid(rows, sel)
 		}
 		if err != nil {
-			m.notes = append(m.notes, fmt.Sprintf("%s has no window_size %d rows (%v); sliding layers priced with the full-attention grid over at most %d keys",
-				a.table, arch.SlidingWindow, err, arch.SlidingWindow))
+			why = append(why, fmt.Sprintf("%s has no window_size %d rows (%v)", a.table, arch.SlidingWindow, err))
 			continue
 		}
 		*a.dst = g
@@ -160,6 +165,10 @@ func (m *Model) slidingGrids(arch *model.Arch, sys *hardware.System, hy *hybrid,
 	hy.windowed = hy.ctxW != nil && hy.genW != nil
 	if !hy.windowed {
 		hy.ctxW, hy.genW = nil, nil
+		note := fmt.Sprintf("%s; sliding layers priced with the full-attention grid over at most %d keys",
+			strings.Join(why, "; "), arch.SlidingWindow)
+		m.fallback(OpContextAttention, arch.SlidingLayers(), note)
+		m.fallbacks[OpGenerationAttention] += arch.SlidingLayers()
 	}
 	return nil
 }
@@ -167,8 +176,8 @@ func (m *Model) slidingGrids(arch *model.Arch, sys *hardware.System, hy *hybrid,
 // moeCurveFor finds the routed experts' curve: the model's dtype, shape
 // and layout (moe_tp, moe_ep) in the nearest table version that measured
 // it plausibly; else, in the nearest version with that dtype and layout,
-// the nearest measured shape scaled by the roofline ratio (noted). A dtype
-// or layout no version measured is an error that lists what exists.
+// the nearest measured shape scaled by the roofline ratio (a fallback); a
+// dtype or layout no version measured falls back further (moeFallback).
 func (m *Model) moeCurveFor(arch *model.Arch, sys *hardware.System, par model.Parallel, sysDir string, opt Options, hy *hybrid) error {
 	ed := arch.ExpertDtype()
 	label := moeDtypeLabel(ed)
@@ -179,6 +188,8 @@ func (m *Model) moeCurveFor(arch *model.Arch, sys *hardware.System, par model.Pa
 	var standIn *moeCurve
 	var standInSrc Source
 	var standInShape moeShape
+	var first Source
+	var firstRows []moeRow
 	for {
 		src, err := locateExcept(sysDir, m.system, opt.Backend, opt.Version, TableMoE, exclude)
 		if err != nil {
@@ -187,6 +198,9 @@ func (m *Model) moeCurveFor(arch *model.Arch, sys *hardware.System, par model.Pa
 		rows, err := loadMoE(src.Path)
 		if err != nil {
 			return err
+		}
+		if firstRows == nil {
+			first, firstRows = src, rows
 		}
 		if c, ok := newMoECurve(rows, label, shape, sys, ed); ok {
 			if why := moeImplausible(rows, c, label); why != "" {
@@ -201,7 +215,7 @@ func (m *Model) moeCurveFor(arch *model.Arch, sys *hardware.System, par model.Pa
 		exclude[src.ReadFrom] = fmt.Sprintf("no %s curve for hidden %d, experts %d × %d, top-%d at moe_tp %d, moe_ep %d",
 			label, shape.h, shape.e, shape.inter, shape.k, shape.tp, shape.ep)
 		if standIn == nil {
-			if near, ok := nearestMoEShape(rows, label, shape); ok {
+			if near, ok := nearestMoEShape(rows, label, shape, false); ok {
 				if c, ok := newMoECurve(rows, label, near, sys, ed); ok && moeImplausible(rows, c, label) == "" {
 					standIn, standInSrc, standInShape = c, src, near
 				}
@@ -211,14 +225,60 @@ func (m *Model) moeCurveFor(arch *model.Arch, sys *hardware.System, par model.Pa
 	if standIn != nil {
 		standInSrc.Table = TableMoE + " (" + label + ", stand-in shape)"
 		m.sources = append(m.sources, standInSrc)
-		m.notes = append(m.notes, fmt.Sprintf("%s: no version measured %s experts of hidden %d × %d, %d experts top-%d at moe_tp %d, moe_ep %d; the nearest measured shape (hidden %d × %d, %d experts top-%d) scaled by the roofline ratio",
+		m.fallback(OpMoE, int(hy.moeLayers), fmt.Sprintf("%s: no version measured %s experts of hidden %d × %d, %d experts top-%d at moe_tp %d, moe_ep %d; the nearest measured shape (hidden %d × %d, %d experts top-%d) scaled by the roofline ratio",
 			TableMoE, label, shape.h, shape.inter, shape.e, shape.k, shape.tp, shape.ep,
 			standInShape.h, standInShape.inter, standInShape.e, standInShape.k))
 		hy.moe = newMoEStandIn(standIn, shape, sys, ed)
 		return nil
 	}
-	return fmt.Errorf("aic: %s tables for %s measure no %s experts at moe_tp %d, moe_ep %d (versions tried: %s); use perf source roofline",
-		TableMoE, m.system, label, shape.tp, shape.ep, versionsTried(exclude))
+	return m.moeFallback(shape, label, ed, first, firstRows, versionsTried(exclude), sys, hy)
+}
+
+// moeFallback prices the routed experts when no table version measured the
+// model's dtype and layout (moeCurveFor): from the nearest version's table
+// (rows; nil when there is no MoE table), the nearest measured shape and
+// layout of the same dtype, else of bf16, else of any other dtype, its times
+// scaled by the roofline ratio at saturation (newMoEStandIn, which carries
+// the weight bytes and peak of each dtype); else the roofline itself
+// (rooflineMoECurve). Each is a fallback of every MoE layer.
+func (m *Model) moeFallback(shape moeShape, label string, ed model.Dtype, src Source, rows []moeRow, tried string,
+	sys *hardware.System, hy *hybrid) error {
+	want := fmt.Sprintf("%s experts of hidden %d × %d, %d experts top-%d at moe_tp %d, moe_ep %d",
+		label, shape.h, shape.inter, shape.e, shape.k, shape.tp, shape.ep)
+	labels := []string{label, string(model.BF16)}
+	var others []string
+	seen := map[string]bool{label: true, string(model.BF16): true}
+	for i := range rows {
+		if l := rows[i].Dtype; !seen[l] {
+			seen[l] = true
+			others = append(others, l)
+		}
+	}
+	sort.Strings(others)
+	for _, l := range append(labels, others...) {
+		d, ok := moeLabelDtype(l)
+		if !ok {
+			continue
+		}
+		near, ok := nearestMoEShape(rows, l, shape, true)
+		if !ok {
+			continue
+		}
+		c, ok := newMoECurve(rows, l, near, sys, d)
+		if !ok || moeImplausible(rows, c, l) != "" {
+			continue
+		}
+		src.Table = TableMoE + " (" + l + ", stand-in for " + label + ")"
+		m.sources = append(m.sources, src)
+		m.fallback(OpMoE, int(hy.moeLayers), fmt.Sprintf("%s: no version measured %s (versions tried: %s); %s experts of hidden %d × %d, %d experts top-%d at moe_tp %d, moe_ep %d (%s) scaled by the roofline ratio",
+			TableMoE, want, tried, l, near.h, near.inter, near.e, near.k, near.tp, near.ep, src.ReadFrom))
+		hy.moe = newMoEStandIn(c, shape, sys, ed)
+		return nil
+	}
+	m.fallback(OpMoE, int(hy.moeLayers), fmt.Sprintf("%s: no version measured %s or any stand-in (versions tried: %s); priced by the roofline with the system's memory model",
+		TableMoE, want, tried))
+	hy.moe = rooflineMoECurve(shape, sys, ed)
+	return nil
 }
 
 // versionsTried lists the versions a table search passed over, each reason
@@ -259,25 +319,64 @@ func versionsTried(why map[string]string) string {
 // dpCollectives reads the NCCL all-gather and reduce-scatter over the DP
 // ranks (vLLM's default all2all backend for data parallelism,
 // allgather_reducescatter: the hidden states of every rank are gathered
-// before the experts and the expert outputs reduce-scattered after).
+// before the experts and the expert outputs reduce-scattered after). A
+// missing table, or one that did not measure the GPU count, falls back to
+// a ring at node.intra_node_bw with the nearest measured count's smallest
+// message time as its latency (ncclFallback).
 func (m *Model) dpCollectives(sys *hardware.System, par model.Parallel, sysDir string, hy *hybrid) error {
 	want := sys.NCCLVersion
+	gpus := int64(par.DP)
 	src, err := locateNewestIfEmpty(sysDir, m.system, want)
-	if err != nil {
-		return err
+	var rows []ncclRow
+	if err == nil {
+		if rows, err = loadNCCL(src.Path); err != nil {
+			return err
+		}
+		m.sources = append(m.sources, src)
 	}
-	rows, err := loadNCCL(src.Path)
-	if err != nil {
-		return err
+	for _, c := range []struct {
+		op  string
+		dst **allReduceCurve
+	}{{"all_gather", &hy.gather}, {"reduce_scatter", &hy.scatter}} {
+		curve, err := newNCCLCurve(rows, c.op, gpus, sys.IntraNodeBW)
+		if err != nil {
+			why := TableNCCL + " is missing"
+			if rows != nil {
+				why = fmt.Sprintf("%s: %v", src.Path, err)
+			}
+			curve = ncclFallback(rows, c.op, gpus, sys.IntraNodeBW)
+			m.fallback(OpNCCL, int(hy.moeLayers), fmt.Sprintf("%s; %s over %d GPUs priced as a ring at %.0f GB/s plus %.1f µs",
+				why, c.op, gpus, sys.IntraNodeBW/1e9, curve.sec[0]*1e6))
+		}
+		*c.dst = curve
 	}
-	if hy.gather, err = newNCCLCurve(rows, "all_gather", int64(par.DP), sys.IntraNodeBW); err != nil {
-		return fmt.Errorf("aic: %s: %w", src.Path, err)
-	}
-	if hy.scatter, err = newNCCLCurve(rows, "reduce_scatter", int64(par.DP), sys.IntraNodeBW); err != nil {
-		return fmt.Errorf("aic: %s: %w", src.Path, err)
-	}
-	m.sources = append(m.sources, src)
 	return nil
+}
+
+// ncclFallback is the stand-in of an NCCL collective the table did not
+// measure over gpus GPUs: a ring (linearCollective, one phase) at bw whose
+// latency is the smallest message's time over the nearest measured GPU
+// count (in log2; ties to the larger), or 10 µs without any row of op.
+func ncclFallback(rows []ncclRow, op string, gpus int64, bw float64) *allReduceCurve {
+	best, bestD := int64(0), math.Inf(1)
+	for i := range rows {
+		r := &rows[i]
+		if r.Op != op {
+			continue
+		}
+		d := math.Abs(math.Log2(float64(r.NumGPUs) / float64(gpus)))
+		if d < bestD || (d == bestD && r.NumGPUs > best) {
+			best, bestD = r.NumGPUs, d
+		}
+	}
+	lat, smallest := 10e-6, int64(math.MaxInt64)
+	for i := range rows {
+		r := &rows[i]
+		if r.Op == op && r.NumGPUs == best && r.MessageSize < smallest {
+			smallest, lat = r.MessageSize, r.Latency*1e-3
+		}
+	}
+	return linearCollective(gpus, 1, lat, bw)
 }
 
 // locateNewestIfEmpty locates the NCCL table of the system's NCCL version

@@ -115,6 +115,9 @@ type Model struct {
 
 	sources []Source
 	notes   []string
+	// fallbacks counts, per op, the op instances of a pass priced by a
+	// stand-in (fallback.go)
+	fallbacks map[string]int
 }
 
 var _ perf.Model = (*Model)(nil)
@@ -197,41 +200,22 @@ func New(arch *model.Arch, sys *hardware.System, opt Options) (*Model, error) {
 
 	// attention
 	heads, kvHeads := int64(arch.Heads/opt.TP), int64(arch.KVHeadsPerGPU(opt.TP))
+	em := newEmpiricalMemory(sys)
 	for _, a := range []struct {
 		table string
 		kind  attnKind
 		dst   **attnGrid
 	}{{TableContextAttention, contextKind, &m.ctx}, {TableGenerationAttention, generationKind, &m.gen}} {
+		var rows []attnRow
 		p, err := find(a.table)
-		if err != nil {
-			return nil, err
-		}
-		rows, err := loadAttention(p)
-		if err != nil {
-			return nil, err
+		if err == nil {
+			if rows, err = loadAttention(p); err != nil {
+				return nil, err
+			}
 		}
 		sel := attnSelect{kind: a.kind, heads: heads, kvHeads: kvHeads, headDim: int64(arch.HeadDim),
 			kvDtype: string(kd), kvBytes: kd.Bytes(), flops: sys.BF16Flops, memBW: sys.MemBW}
-		g, err := newAttnGrid(rows, sel)
-		if err != nil && kd != model.BF16 {
-			// a table without fp8 KV rows: price the bf16 kernel
-			sel.kvDtype = string(model.BF16)
-			g, err = newAttnGrid(rows, sel)
-			if err == nil {
-				m.notes = append(m.notes, fmt.Sprintf("%s has no %s KV cache rows; bfloat16 used", a.table, kd))
-			}
-		}
-		if err != nil {
-			return nil, fmt.Errorf("aic: %s: %w", p, err)
-		}
-		if g.scale != 1 {
-			how := "scaled by %.3g"
-			if a.kind == generationKind {
-				how = "latency kept, KV-bandwidth part scaled by %.3g"
-			}
-			m.notes = append(m.notes, fmt.Sprintf("%s: %d heads / %d KV heads per GPU not measured; %d / %d, "+how,
-				a.table, heads, kvHeads, g.measuredHeads, g.measuredKVHeads, g.scale))
-		}
+		g := m.attentionGrid(rows, sel, a.table, p, arch.Layers-arch.SlidingLayers(), em)
 		*a.dst = g
 	}
 
@@ -240,21 +224,24 @@ func New(arch *model.Arch, sys *hardware.System, opt Options) (*Model, error) {
 		if !(sys.IntraNodeBW > 0) {
 			return nil, fmt.Errorf("aic: system %s needs IntraNodeBW > 0 for TP %d", sys.Name, opt.TP)
 		}
+		m.numAR = 2*m.layers + 1
 		p, err := find(TableAllReduce)
-		if err != nil {
-			return nil, err
+		var rows []allReduceRow
+		if err == nil {
+			if rows, err = loadAllReduce(p); err != nil {
+				return nil, err
+			}
 		}
-		rows, err := loadAllReduce(p)
-		if err != nil {
-			return nil, err
-		}
-		if m.allReduce, err = newAllReduceCurve(rows, int64(opt.TP), sys.IntraNodeBW); err != nil {
+		if rows == nil {
+			m.allReduce = linearAllReduce(sys, int64(opt.TP))
+			m.fallback(OpAllReduce, int(m.numAR), fmt.Sprintf("%s is missing; the all-reduce priced as %s", TableAllReduce, m.allReduce.note))
+			m.allReduce.note = ""
+		} else if m.allReduce, err = newAllReduceCurve(rows, int64(opt.TP), sys.IntraNodeBW); err != nil {
 			return nil, fmt.Errorf("aic: %s: %w", p, err)
 		}
 		if m.allReduce.note != "" {
-			m.notes = append(m.notes, m.allReduce.note)
+			m.fallback(OpAllReduce, int(m.numAR), m.allReduce.note)
 		}
-		m.numAR = 2*m.layers + 1
 	}
 
 	m.setMemoryOps(arch, sys, opt.TP)
@@ -344,7 +331,7 @@ func (m *Model) gemmGridFor(rows []gemmRow, d model.Dtype, sys *hardware.System,
 	if err != nil && d != model.BF16 {
 		g, err = newGEMMGrid(rows, string(model.BF16), sys.BF16Flops, sys.MemBW, 2)
 		if err == nil {
-			m.notes = append(m.notes, fmt.Sprintf("%s has no %s GEMMs; bfloat16 used", path, d))
+			m.fallback(OpGEMM, int(m.layers), fmt.Sprintf("%s has no %s GEMMs; bfloat16 used", path, d))
 		}
 	}
 	if err != nil {
@@ -533,6 +520,9 @@ func (m *Model) Metadata() map[string]any {
 		"pass_overhead_us": m.overheadNs / 1e3, "per_sequence_overhead_us": m.seqOverheadNs / 1e3}}
 	if m.overlapCPU {
 		md["cpu_overlap"] = true
+	}
+	if len(m.fallbacks) > 0 {
+		md["fallbacks"] = m.Fallbacks()
 	}
 	return md
 }

@@ -49,10 +49,27 @@ const moeDistribution = "balanced"
 
 // moeDtypeLabel maps a weight format to the tables' moe_dtype.
 func moeDtypeLabel(d model.Dtype) string {
-	if d == model.MXFP4 {
+	switch d {
+	case model.MXFP4:
 		return "w4a16_mxfp4" // vLLM runs gpt-oss's MXFP4 experts weight-only
+	case model.INT4:
+		return "int4_wo" // W4A16, the Marlin WNA16 kernels
 	}
 	return string(d)
+}
+
+// moeLabelDtype is the weight format whose bytes and peak a moe_dtype's
+// roofline uses (moeDtypeLabel's inverse; w4a8_mxfp4_mxfp8, MXFP4 weights
+// with MXFP8 activations, as MXFP4). ok is false for a label it does not know.
+func moeLabelDtype(label string) (model.Dtype, bool) {
+	switch label {
+	case "w4a16_mxfp4", "w4a8_mxfp4_mxfp8":
+		return model.MXFP4, true
+	case "int4_wo":
+		return model.INT4, true
+	}
+	d := model.Dtype(label)
+	return d, d.Valid()
 }
 
 // moeShape is what selects a curve: the model's expert shape and layout.
@@ -114,19 +131,51 @@ func newMoECurve(rows []moeRow, label string, s moeShape, sys *hardware.System, 
 	// vLLM 0.24.0 nvfp4, hidden 6144, 4 tokens: 1.647 ms between 0.069 and
 	// 0.142 ms) are lowered, as on the GEMM curves
 	padEnvelope(c.sec)
+	c.setRoofline(s, sys, ed)
+	c.setPerExpert()
+	return c, true
+}
+
+// setRoofline sets the roofline terms of shape s with experts of dtype ed on
+// sys (moeCurve's fields).
+func (c *moeCurve) setRoofline(s moeShape, sys *hardware.System, ed model.Dtype) {
 	ig := float64((s.inter + s.tp - 1) / s.tp)
 	c.local = float64((s.e + s.ep - 1) / s.ep)
 	c.expertW = 3 * float64(s.h) * ig
 	c.wBytes = ed.Bytes()
 	c.actBytes = 2 * (2*float64(s.h) + 4*ig)
 	c.flops, c.memBW = sys.Flops(ed), sys.MemBW
+}
+
+// setPerExpert sets perExpertS, the slope of the curve from one token to
+// saturation (newMoECurve), when the curve starts at one token.
+func (c *moeCurve) setPerExpert() {
+	s := c.shape
 	if c.tokens[0] <= 1 {
 		nSat := float64(s.e) / float64(s.k)
 		if d := c.local - float64(s.k)/float64(s.ep); d > 0 && nSat > 1 {
 			c.perExpertS = math.Max(0, (c.measured(nSat)-c.measured(1))/d)
 		}
 	}
-	return c, true
+}
+
+// rooflineMoECurve is the stand-in of a MoE table that measured nothing near
+// the model (moeFallback): the balanced-routing roofline of the shape with
+// the system's memory model, max(F / P, B / (W·s)) + c (moeCurve.roofline's
+// F and B), at 1, 2, 4 … 2^20 tokens; Seconds corrects it to uniform routing
+// as it does a measured curve.
+func rooflineMoECurve(s moeShape, sys *hardware.System, ed model.Dtype) *moeCurve {
+	c := &moeCurve{shape: s, scale: 1}
+	c.setRoofline(s, sys, ed)
+	em := newEmpiricalMemory(sys)
+	emp := *c
+	emp.memBW = em.bw
+	for n := 1.0; n <= 1<<20; n *= 2 {
+		c.tokens = append(c.tokens, n)
+		c.sec = append(c.sec, emp.roofline(n, c.balancedDistinct(n))+em.latencyS)
+	}
+	c.setPerExpert()
+	return c
 }
 
 // measured is the balanced curve at n tokens: linear between measured
@@ -193,11 +242,7 @@ func (c *moeCurve) Seconds(n float64) float64 {
 func newMoEStandIn(measured *moeCurve, s moeShape, sys *hardware.System, ed model.Dtype) *moeCurve {
 	c := *measured
 	c.shape = s
-	ig := float64((s.inter + s.tp - 1) / s.tp)
-	c.local = float64((s.e + s.ep - 1) / s.ep)
-	c.expertW = 3 * float64(s.h) * ig
-	c.actBytes = 2 * (2*float64(s.h) + 4*ig)
-	c.flops, c.memBW, c.wBytes = sys.Flops(ed), sys.MemBW, ed.Bytes()
+	c.setRoofline(s, sys, ed)
 	mSat := float64(measured.shape.e) / float64(measured.shape.k)
 	qSat := float64(s.e) / float64(s.k)
 	c.scale = c.roofline(qSat, c.local) / measured.roofline(mSat, measured.local)
@@ -208,13 +253,15 @@ func newMoEStandIn(measured *moeCurve, s moeShape, sys *hardware.System, ed mode
 // measured shape nearest to s: the smallest Euclidean distance in log2 of
 // hidden × expert intermediate size, experts and top-k (ties: the first in
 // (h, inter, k, e) order). ok is false when the layout was not measured in
-// that dtype at all.
-func nearestMoEShape(rows []moeRow, label string, s moeShape) (moeShape, bool) {
+// that dtype at all. With anyLayout the layout is free too, its log2 moe_tp
+// and moe_ep distances added.
+func nearestMoEShape(rows []moeRow, label string, s moeShape, anyLayout bool) (moeShape, bool) {
+	free := anyLayout
 	best, bestD, ok := moeShape{}, math.Inf(1), false
 	seen := map[moeShape]bool{}
 	for i := range rows {
 		r := &rows[i]
-		if r.Dtype != label || r.Distribution != moeDistribution || r.TP != s.tp || r.EP != s.ep {
+		if r.Dtype != label || r.Distribution != moeDistribution || (!free && (r.TP != s.tp || r.EP != s.ep)) {
 			continue
 		}
 		c := moeShape{r.Hidden, r.Inter, r.TopK, r.Experts, r.TP, r.EP}
@@ -223,7 +270,8 @@ func nearestMoEShape(rows []moeRow, label string, s moeShape) (moeShape, bool) {
 		}
 		seen[c] = true
 		d := math.Sqrt(sq(math.Log2(float64(c.h*c.inter)/float64(s.h*s.inter))) +
-			sq(math.Log2(float64(c.e)/float64(s.e))) + sq(math.Log2(float64(c.k)/float64(s.k))))
+			sq(math.Log2(float64(c.e)/float64(s.e))) + sq(math.Log2(float64(c.k)/float64(s.k))) +
+			sq(math.Log2(float64(c.tp)/float64(s.tp))) + sq(math.Log2(float64(c.ep)/float64(s.ep))))
 		if d < bestD || (d == bestD && less(c, best)) {
 			best, bestD, ok = c, d, true
 		}
@@ -243,7 +291,13 @@ func less(a, b moeShape) bool {
 	if a.k != b.k {
 		return a.k < b.k
 	}
-	return a.e < b.e
+	if a.e != b.e {
+		return a.e < b.e
+	}
+	if a.tp != b.tp {
+		return a.tp < b.tp
+	}
+	return a.ep < b.ep
 }
 
 // MaxMoELowPrecisionRatio is the largest plausible median ratio of a

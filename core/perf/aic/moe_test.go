@@ -2,6 +2,7 @@ package aic
 
 import (
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -186,16 +187,34 @@ func TestMoEStandInShape(t *testing.T) {
 	assert.Positive(t, m.hy.moe.Seconds(64))
 }
 
-// TestMoEMissingDtypeIsAnError: h200_sxm measured no NVFP4 experts.
-func TestMoEMissingDtypeIsAnError(t *testing.T) {
+// TestMoEMissingDtypeFallsBack: h200_sxm measured no NVFP4 experts, so
+// Qwen3-235B-A22B with NVFP4 experts prices from the bf16 curve of its own
+// shape and layout (0.24.0, the nearest version), scaled by the roofline
+// ratio at saturation, and every MoE layer counts as a fallback. By hand, at
+// n_sat = E/k = 16 tokens on one of 4 GPUs: W_e = 3·4096·384 = 4,718,592
+// weights per expert, all 128 experts read, 128 (token, expert) pairs of
+// 2·(2·4096 + 4·384) = 19,456 activation bytes; memory bound both ways
+// (Hopper has no fp4 peak: bf16 math), so the ratio is the bytes':
+// (0.5625·128·W_e + 128·19,456) / (2·128·W_e + 128·19,456)
+// = 342,228,992 / 1,210,449,920.
+func TestMoEMissingDtypeFallsBack(t *testing.T) {
 	a := sharedModel(t, "Qwen/Qwen3-235B-A22B-FP8")
 	a.WeightDtype = model.NVFP4
-	_, err := New(a, builtinSystem(t, "h200_sxm"), Options{MaxTokens: 8192, Backend: "vllm", Database: sharedDB(t), Version: "0.24.0", TP: 4})
-	assert.ErrorContains(t, err, "measure no nvfp4 experts at moe_tp 4, moe_ep 1")
-	assert.ErrorContains(t, err, "use perf source roofline")
-	// every moe_perf file h200_sxm has, in order, their one reason once
-	// (0.22.0's reuse.yaml reads 0.24.0's file)
-	assert.ErrorContains(t, err, "(versions tried: 0.14.0, 0.18.0, 0.19.0, 0.24.0: no nvfp4 curve for hidden 4096, experts 128 × 1536, top-8 at moe_tp 4, moe_ep 1);")
+	m, err := New(a, builtinSystem(t, "h200_sxm"), Options{MaxTokens: 8192, Backend: "vllm", Database: sharedDB(t), Version: "0.24.0", TP: 4})
+	require.NoError(t, err)
+	// and h200_sxm has no nvfp4 GEMMs either: bf16 GEMMs in all 94 layers
+	assert.Equal(t, map[string]int{OpMoE: 94, OpGEMM: 94}, m.Fallbacks())
+	assert.InDelta(t, 342228992.0/1210449920.0, m.hy.moe.scale, 1e-12)
+	var note string
+	for _, n := range m.Notes() {
+		if strings.HasPrefix(n, "moe_perf:") {
+			note = n
+		}
+	}
+	assert.Contains(t, note, "no version measured nvfp4 experts of hidden 4096 × 1536, 128 experts top-8 at moe_tp 4, moe_ep 1")
+	assert.Contains(t, note, "0.14.0, 0.18.0, 0.19.0, 0.24.0: no nvfp4 curve")
+	assert.Contains(t, note, "bfloat16 experts of hidden 4096 × 1536, 128 experts top-8 at moe_tp 4, moe_ep 1 (0.24.0) scaled by the roofline ratio")
+	assert.Equal(t, map[string]int{OpMoE: 94, OpGEMM: 94}, m.Metadata()["fallbacks"])
 }
 
 // TestVersionsTried: versions in numeric order (0.9.0 before 0.14.0), each

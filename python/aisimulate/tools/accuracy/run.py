@@ -18,7 +18,7 @@ ROW_COLUMNS = ("id", "status", "reason", "model", "system", "tp", "isl", "osl", 
                "predicted_tpot_ms", "ttft_error_pct", "tpot_error_pct", "measured_requests",
                "deployment", "client", "load_generator", "window", "length_ratio", "dataset_entries", "sampling",
                "max_num_batched_tokens", "max_num_seqs",
-               "perf_model", "tables", "layout")
+               "perf_model", "tables", "layout", "fallbacks")
 
 
 @dataclass
@@ -54,6 +54,9 @@ class RowResult:
     #: the row's parallel layout as simulated ("TP4", "TP1 DP2", "TP8 EP8"), with the
     #: reason when it differs from the row's columns (spec.row_layout)
     layout: str = ""
+    #: the perf ops priced by a stand-in for a missing table point, "op:count;…"
+    #: (perf_metadata.fallbacks: op instances per pass), "" when none
+    fallbacks: str = ""
     extra: dict[str, Any] = field(default_factory=dict)
 
     def skip_line(self) -> str:
@@ -135,6 +138,8 @@ def run_row(row: dict[str, str], perf: str, aliases: dict[str, str], model_confi
     res.perf_model = str(md.get("perf_model", ""))
     tables = (md.get("perf_metadata") or {}).get("tables") or []
     res.tables = ";".join(f"{t['table']}@{t['read_from_version']}" for t in tables)
+    fb = (md.get("perf_metadata") or {}).get("fallbacks") or {}
+    res.fallbacks = ";".join(f"{op}:{fb[op]}" for op in sorted(fb))
     res.status = "ok"
     return res
 
