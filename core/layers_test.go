@@ -9,12 +9,21 @@ import (
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
 )
 
 // allowed lists, for each core package, the core packages it may import
 // (docs/design.md, "Architecture": replay → engine → perf; client and workload do not know the
 // engine; report knows nothing above it). A new import that breaks the layering
 // fails here; a deliberate one is added here, in review.
+//
+// The engine is a family (docs/design.md, "The engine family"): core/engine is
+// the interface the replay drives and what every engine shares, each engine is
+// a package under core/engine/ that reads only core/engine and below, and
+// core/engines, the table by engine.backend, is the one package that imports
+// them (TestOnlyEnginesKnowsTheEngines), so the replay, the client and the
+// report cannot know which engine runs.
 var allowed = map[string][]string{
 	"clock":       {},
 	"version":     {},
@@ -25,10 +34,12 @@ var allowed = map[string][]string{
 	"perf/aic":    {"model", "hardware", "perf"},
 	"perf/parity": {"config", "model", "hardware", "perf", "perf/aic"},
 	"engine":      {"perf"},
+	"engine/vllm": {"engine", "perf"},
+	"engines":     {"config", "engine", "engine/vllm"},
 	"workload":    {"config"},
 	"client":      {"clock", "workload"},
 	"report":      {},
-	"replay":      {"clock", "version", "config", "model", "hardware", "perf", "perf/aic", "engine", "workload", "client", "report"},
+	"replay":      {"clock", "version", "config", "model", "hardware", "perf", "perf/aic", "engine", "engines", "workload", "client", "report"},
 }
 
 func TestLayering(t *testing.T) {
@@ -77,4 +88,26 @@ func sorted(xs []string) []string {
 	out := append([]string(nil), xs...)
 	sort.Strings(out)
 	return out
+}
+
+// TestOnlyEnginesKnowsTheEngines: an engine package (core/engine/<name>) is
+// imported by core/engines alone, in the table of allowed imports, so that no
+// other layer can depend on which engine runs (TestLayering refuses an engine
+// package missing from the table).
+func TestOnlyEnginesKnowsTheEngines(t *testing.T) {
+	impls := 0
+	for pkg, deps := range allowed {
+		if strings.HasPrefix(pkg, "engine/") {
+			impls++
+			assert.Contains(t, allowed["engines"], pkg, "core/engines has no row for %s", pkg)
+		}
+		for _, d := range deps {
+			if strings.HasPrefix(d, "engine/") && pkg != "engines" {
+				t.Errorf("%s may import the engine %s: only core/engines may", pkg, d)
+			}
+		}
+	}
+	if impls == 0 {
+		t.Fatal("no engine package in the layering table")
+	}
 }

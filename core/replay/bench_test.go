@@ -126,5 +126,5 @@ func BenchmarkReplayMoE(b *testing.B) {
 
 // benchSlidingModel is gpt-oss-20b (24 layers, every other one with a
 // sliding window of 128; 32 experts of 2880, top 4): its decodes need
-// Σ min(kv+1, 128), kept in aggregate like the KV sum (core/engine/steady.go).
+// Σ min(kv+1, 128), kept in aggregate like the KV sum (core/engine/vllm/steady.go).
 const benchSlidingModel = sharedModelConfigs + "/openai--gpt-oss-20b_config.json"

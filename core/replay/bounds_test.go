@@ -10,7 +10,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/aisimulate/aisimulate/core/config"
-	"github.com/aisimulate/aisimulate/core/engine"
 	"github.com/aisimulate/aisimulate/core/report"
 	"github.com/aisimulate/aisimulate/core/workload"
 )
@@ -121,7 +120,7 @@ func buildSim(t *testing.T, s *config.Spec) *sim {
 	m := &sim{spec: s, dep: dep}
 	for _, p := range dep.pools {
 		rt := &poolRT{pool: p, first: len(m.workers)}
-		w, err := engine.NewWorker(p.cfg, p.perf)
+		w, err := dep.family.NewWorker(p.cfg, p.perf)
 		require.NoError(t, err)
 		m.workers = append(m.workers, w)
 		m.pools = append(m.pools, rt)

@@ -9,6 +9,7 @@ import (
 	"github.com/aisimulate/aisimulate/core/clock"
 	"github.com/aisimulate/aisimulate/core/config"
 	"github.com/aisimulate/aisimulate/core/engine"
+	"github.com/aisimulate/aisimulate/core/engines"
 	"github.com/aisimulate/aisimulate/core/hardware"
 	"github.com/aisimulate/aisimulate/core/model"
 	"github.com/aisimulate/aisimulate/core/perf"
@@ -50,6 +51,8 @@ type deployment struct {
 	// pools: one aggregated pool, or the prefill pool then the decode pool.
 	pools  []*pool
 	disagg bool
+	// family is the engine that serves every pool (engine.backend).
+	family engine.Family
 	// P/D only: KV transfer bandwidth (bytes/ns), latency (ns) and bytes per
 	// prompt token moved.
 	transferBytesPerNs float64
@@ -72,7 +75,11 @@ func buildDeployment(s *config.Spec) (*deployment, error) {
 	if err := s.ResolveSchedulerDefaults(sys.MemCapacity, sys.Name); err != nil {
 		return nil, err
 	}
-	d := &deployment{arch: arch, sys: sys}
+	family, err := engines.For(e.Backend)
+	if err != nil {
+		return nil, cfgErr("engine.backend", err)
+	}
+	d := &deployment{arch: arch, sys: sys, family: family}
 	// engine.quantization: weights default to the checkpoint's (config.json),
 	// the KV cache to config.DefaultKVCacheDtype, "auto": the checkpoint's
 	// calibrated KV format (model.Arch.KVDtype), else bf16. The weight format
@@ -316,15 +323,16 @@ func (d *deployment) metadata(s *config.Spec, m *sim) report.Metadata {
 			WorkerBusyMs: make([]float64, len(ws)), WorkerPasses: make([]int64, len(ws)),
 			RecomputedTokens: make([]int64, len(ws))}
 		for i, w := range ws {
-			st := w.KVStats()
+			c := w.Counters()
+			st := c.KV
 			pl.KVBlocks[i] = report.KVBlocks{Allocated: st.Allocated, Reused: st.Reused, Released: st.Released,
-				Evicted: st.Evicted, Free: int64(w.KVFree() - w.KVCached()), Cached: int64(w.KVCached())}
-			ps := w.PrefixCacheStats()
+				Evicted: st.Evicted, Free: int64(c.KVFree - c.KVCached), Cached: int64(c.KVCached)}
+			ps := c.PrefixCache
 			pl.PrefixCache[i] = report.PrefixCache{Requests: ps.Requests, Queries: ps.Queries, Hits: ps.Hits,
 				PreemptedRequests: ps.PreemptedRequests, PreemptedQueries: ps.PreemptedQueries, PreemptedHits: ps.PreemptedHits}
-			pl.WorkerBusyMs[i] = float64(w.BusyNs) / 1e6
-			pl.WorkerPasses[i] = w.Passes
-			pl.RecomputedTokens[i] = w.RecomputedTokens
+			pl.WorkerBusyMs[i] = float64(c.BusyNs) / 1e6
+			pl.WorkerPasses[i] = c.Passes
+			pl.RecomputedTokens[i] = c.RecomputedTokens
 		}
 		if p.dp > 1 || p.ep {
 			dp, ep := p.dp, p.ep

@@ -1,6 +1,10 @@
 package replay
 
-import "math"
+import (
+	"math"
+
+	"github.com/aisimulate/aisimulate/core/clock"
+)
 
 // Cruising: passes of steady requests only, run without the event queue.
 //
@@ -69,9 +73,16 @@ func (m *sim) cruise(steps *int) error {
 			}
 		}
 		m.setNow(e)
-		m.land(w)
-		if d, ok := m.workers[w].StartSteadyPass(); ok { // the common case, in short
-			m.passStarted(w, d)
+		steady, unmeasured, d, ok := m.workers[w].CruiseSteady() // its pass ends; the next starts if steady-only too
+		m.touchDown(w, steady, unmeasured)
+		if end := m.now + d; ok && end <= clock.Horizon { // the common case, in short: the next pass cruises too
+			m.busy[w], m.cruiseEnd[w] = true, end
+			m.nCruise++
+			if m.tl != nil {
+				m.recordPass(w, d)
+			}
+		} else if ok {
+			m.passStarted(w, d) // past the horizon: its end is an event
 		} else if m.workers[w].HasWork() && !m.startPass(w) {
 			m.stalled = true
 		}
@@ -84,12 +95,17 @@ func (m *sim) cruise(steps *int) error {
 
 // land ends cruising worker w's pass at m.now: its steady requests' tokens.
 func (m *sim) land(w int) {
-	m.cruiseEnd[w] = math.MaxInt64
+	steady, unmeasured := m.workers[w].LandSteady()
+	m.touchDown(w, steady, unmeasured)
+}
+
+// touchDown accounts cruising worker w's pass that ended at m.now with steady
+// tokens, unmeasured of them from warm-up requests.
+func (m *sim) touchDown(w, steady, unmeasured int) {
+	m.busy[w], m.cruiseEnd[w] = false, math.MaxInt64
 	m.nCruise--
 	m.landed++
-	wk := m.workers[w]
-	steady := wk.FinishSteadyPass()
-	m.steadyTokens(w, steady, steady-wk.SteadyUnmeasured(), false)
+	m.steadyTokens(w, steady, steady-unmeasured, false)
 }
 
 // landCruises ends the cruising passes that end at t, the time of the next

@@ -37,7 +37,7 @@ traffic:
 `
 	m := runSim(t, yml)
 	require.Equal(t, uint64(5), m.h.seq)
-	require.Equal(t, int64(50), m.workers[0].Passes)
+	require.Equal(t, int64(50), m.workers[0].Counters().Passes)
 	require.Equal(t, int64(2_160_000+49*2_100_000), m.now)
 	require.Equal(t, int64(2_160_000+49*2_100_000), m.records[0].EndNs)
 

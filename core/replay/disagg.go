@@ -28,9 +28,8 @@ func (m *sim) arrivePD(idx int32, w int) {
 	rec := m.rec(f.rec)
 	f.pw, f.dw = int32(w), -1
 	rec.PrefillWorker, rec.DecodeWorker = m.pools[0].server(w), -1
-	pre := m.workers[w]
 	prompt, output := f.eng.Prompt, f.eng.Output
-	if reason := pre.CheckPrefill(prompt, output); reason != "" {
+	if reason := f.reject; reason != "" { // CheckPrefill, at the send (fitReason)
 		rec.Reason = reason
 		m.end(idx, report.StatusRejected)
 		return
@@ -68,12 +67,12 @@ func (m *sim) handoff(idx int32) {
 	rec := m.rec(f.rec)
 	rec.DecodeWorker, rec.Worker = dp.server(w), dp.server(w)
 	if reason := m.workers[w].CheckHandoff(f.eng.Prompt, f.dec.Output); reason != "" {
-		m.workers[f.pw].ReleaseHeld(&f.eng)
+		m.workers[f.pw].ReleaseHeld(f.eng)
 		rec.Reason = reason
 		m.end(idx, report.StatusFailed)
 		return
 	}
-	if m.workers[w].Handoff(&f.dec, f.eng.Prompt) {
+	if m.workers[w].Handoff(f.dec, f.eng.Prompt) {
 		m.startTransfer(idx)
 		return
 	}
@@ -108,8 +107,8 @@ func (m *sim) transferEnd(idx int32) {
 		return
 	}
 	f.stage = stageDecode
-	m.workers[f.pw].ReleaseHeld(&f.eng)
-	m.workers[f.dw].KVArrived(&f.dec)
+	m.workers[f.pw].ReleaseHeld(f.eng)
+	m.workers[f.dw].KVArrived(f.dec)
 }
 
 // cancel: the client gives up on a request in flight (request_timeout_ms). The
@@ -119,12 +118,12 @@ func (m *sim) cancel(idx int32) {
 	f := m.flights[idx]
 	switch f.stage {
 	case stageEngine:
-		m.workers[f.pw].Abort(&f.eng)
+		m.workers[f.pw].Abort(f.eng)
 	case stageWaitKV, stageTransfer: // the decode worker drops the handoff and any reserved blocks
-		m.workers[f.pw].ReleaseHeld(&f.eng)
-		m.workers[f.dw].Abort(&f.dec)
+		m.workers[f.pw].ReleaseHeld(f.eng)
+		m.workers[f.dw].Abort(f.dec)
 	case stageDecode:
-		m.workers[f.dw].Abort(&f.dec)
+		m.workers[f.dw].Abort(f.dec)
 	}
 	rec := m.rec(f.rec)
 	rec.Reason = fmt.Sprintf("canceled by the client after request_timeout_ms (%g ms)", float64(m.path.TimeoutNs)/1e6)

@@ -22,8 +22,10 @@
 //     the report's metadata.
 //   - options.go: Go options that set the client path without YAML.
 //
-// Interfaces used: perf.Model (pass time in ns, ≥ 1), workload.Source (streamed
-// requests), workload.Arrival (send times in ns), client.Path (client costs in
-// ns). Dependencies point one way: replay → engine → perf; workload, client and
-// report know nothing of the engine's internals.
+// Interfaces used: engine.Family and engine.Worker (the serving engine, from
+// core/engines by engine.backend: the replay never knows which one runs),
+// perf.Model (pass time in ns, ≥ 1), workload.Source (streamed requests),
+// workload.Arrival (send times in ns), client.Path (client costs in ns).
+// Dependencies point one way: replay → engine → perf; workload, client and
+// report know nothing of the engine.
 package replay

@@ -19,13 +19,16 @@ import (
 type flight struct {
 	rec    int // index into sim.records
 	req    workload.Request
-	eng    engine.Request // on its aggregated or prefill worker
-	dec    engine.Request // P/D: on its decode worker
-	pw, dw int32          // global ids of its first worker (aggregated or prefill) and its decode worker
-	lastNs int64          // last token received by the client
-	slot   int32          // closed-loop client, -1 in an open loop
-	hashes []uint64       // prefix-cache block hashes and their group keys (buffers reused)
+	eng    *engine.Request // on its aggregated or prefill worker
+	dec    *engine.Request // P/D: on its decode worker (nil when aggregated)
+	pw, dw int32           // global ids of its first worker (aggregated or prefill) and its decode worker
+	lastNs int64           // last token received by the client
+	slot   int32           // closed-loop client, -1 in an open loop
+	hashes []uint64        // prefix-cache block hashes and their group keys (buffers reused)
 	groups []uint64
+	// reject is why its request can never run on the first pool's workers
+	// ("" if it can), checked once at its send
+	reject string
 
 	gen      uint32  // bumped when the flight is freed: stale events and outputs are ignored
 	stage    uint8   // where the request is (stage* constants), for cancellation
@@ -73,9 +76,13 @@ type sim struct {
 
 	// Workers have global ids (event payloads, per-worker arrays); each pool
 	// holds a contiguous range of them.
-	workers []*engine.Worker
+	workers []engine.Worker
 	poolOf  []*poolRT
 	pools   []*poolRT
+	// busy[w]: worker w runs a pass (from the pass's start to its end, as
+	// the replay starts and ends them): read at every event for every
+	// worker, so kept here rather than asked of the engine
+	busy []bool
 
 	flights []*flight
 	free    []int32 // unused flight slots
@@ -324,7 +331,7 @@ func prepare(spec *config.Spec, opts []Option) (*sim, error) {
 		cfg.PerTokenDecode = o.perToken || path.TimeoutNs > 0 // a request's gaps are pooled once it completes
 		cfg.DecodeWindows = perf.DecodeWindows(p.perf)        // windowed attention: Σ min(kv+1, W), kept in aggregate
 		for i := 0; i < p.count*p.dp; i++ {
-			w, err := engine.NewWorker(cfg, p.perf)
+			w, err := dep.family.NewWorker(cfg, p.perf)
 			if err != nil {
 				tr.close()
 				return nil, err
@@ -339,6 +346,7 @@ func prepare(spec *config.Spec, opts []Option) (*sim, error) {
 		m.pools = append(m.pools, rt)
 	}
 	m.recvNs = make([]int64, len(m.workers))
+	m.busy = make([]bool, len(m.workers))
 	if path.Detokenize {
 		m.procs = make([]client.OutputProcessor, len(m.workers))
 		m.outQ = make([]outQueue, len(m.workers))
@@ -486,7 +494,11 @@ func (m *sim) newFlight(r *workload.Request, slot int32) int32 {
 		idx = m.free[n-1]
 		m.free = m.free[:n-1]
 	} else {
-		m.flights = append(m.flights, &flight{})
+		f := &flight{eng: m.dep.family.NewRequest()}
+		if m.dep.disagg {
+			f.dec = m.dep.family.NewRequest()
+		}
+		m.flights = append(m.flights, f)
 		idx = int32(len(m.flights) - 1)
 		if len(m.flights)%guardEvery == 0 {
 			m.guardMemory()
@@ -519,7 +531,8 @@ func (m *sim) send(idx int32) {
 		m.guardMemory()
 	}
 	var hashes, groups []uint64
-	if cfg := &m.pools[0].cfg; cfg.PrefixCaching && m.canRun(r) {
+	f.reject = m.fitReason(r)
+	if cfg := &m.pools[0].cfg; cfg.PrefixCaching && f.reject == "" {
 		f.hashes = workload.BlockHashes(r, cfg.BlockSize, f.hashes)
 		f.groups = workload.BlockGroups(r, cfg.BlockSize, f.hashes, f.groups)
 		hashes, groups = f.hashes, f.groups
@@ -540,12 +553,16 @@ func (m *sim) send(idx int32) {
 // alike). One that cannot is rejected when it arrives, so its prefix hashes
 // (one per block of a prompt of any length: a billion-token prompt's would
 // take 1 GB) are not built; the work stays proportional to what runs.
-func (m *sim) canRun(r *workload.Request) bool {
+func (m *sim) canRun(r *workload.Request) bool { return m.fitReason(r) == "" }
+
+// fitReason is why r can never run on the first pool's workers, or "" if it
+// can: the arrival's check (CheckFits, or CheckPrefill with P/D), made once.
+func (m *sim) fitReason(r *workload.Request) string {
 	w := m.workers[m.pools[0].first]
 	if m.dep.disagg {
-		return w.CheckPrefill(r.InputTokens, r.OutputTokens) == ""
+		return w.CheckPrefill(r.InputTokens, r.OutputTokens)
 	}
-	return w.CheckFits(r.InputTokens, r.OutputTokens) == ""
+	return w.CheckFits(r.InputTokens, r.OutputTokens)
 }
 
 // arrive places a request that reached the engine on a worker of the first
@@ -565,7 +582,7 @@ func (m *sim) arrive(idx int32) {
 		m.arrivePD(idx, w)
 		return
 	}
-	if reason := m.workers[w].CheckFits(f.eng.Prompt, f.eng.Output); reason != "" {
+	if reason := f.reject; reason != "" { // fitReason, checked at the send
 		rec.Reason = reason
 		m.end(idx, report.StatusRejected)
 		return
@@ -589,11 +606,11 @@ type held struct {
 // step times for a request whose prompt fits one step).
 func (m *sim) admit(w int, idx int32) {
 	f := m.flights[idx]
-	if m.inbox != nil && m.workers[w].Busy() {
+	if m.inbox != nil && m.busy[w] {
 		m.inbox[w] = append(m.inbox[w], held{idx, f.gen})
 		return
 	}
-	m.workers[w].Add(&f.eng)
+	m.workers[w].Add(f.eng)
 }
 
 // startPasses forms a pass on every idle worker with work, in global order.
@@ -601,16 +618,17 @@ func (m *sim) admit(w int, idx int32) {
 // (startLockstep).
 func (m *sim) startPasses() {
 	m.stalled = false
-	for i, w := range m.workers {
+	for i, busy := range m.busy {
+		if busy { // (a lockstep worker's ranks are busy together: its group has nothing to start)
+			continue
+		}
 		if p := m.poolOf[i]; p.lockstep {
 			if (i-p.first)%p.dp == 0 {
 				m.startLockstep(p, i)
 			}
 			continue
 		}
-		if w.Busy() {
-			continue
-		}
+		w := m.workers[i]
 		if w.HasWork() && m.startPass(i) {
 			m.flushInbox(i)
 			continue
@@ -638,6 +656,7 @@ func (m *sim) startPass(w int) bool {
 // passStarted schedules the end of the pass worker w started at m.now,
 // lasting d ns: an event, or the worker cruises.
 func (m *sim) passStarted(w int, d int64) {
+	m.busy[w] = true
 	if end := m.now + d; m.cruiseEnd != nil && end <= clock.Horizon && m.workers[w].OnlySteady() {
 		m.cruiseEnd[w] = end
 		m.nCruise++
@@ -672,7 +691,7 @@ func (m *sim) flushInbox(w int) bool {
 	added := false
 	for _, h := range m.inbox[w] {
 		if f := m.flights[h.idx]; f.gen == h.gen && !f.ended {
-			m.workers[w].Add(&f.eng)
+			m.workers[w].Add(f.eng)
 			added = true
 		}
 	}
@@ -705,8 +724,8 @@ func (m *sim) startLockstep(p *poolRT, first int) {
 func (m *sim) startGroup(p *poolRT, first int) (started, idle bool) {
 	ranks := m.workers[first : first+p.dp]
 	work := false
-	for _, w := range ranks {
-		if w.Busy() {
+	for r, w := range ranks {
+		if m.busy[first+r] {
 			return false, false
 		}
 		work = work || w.HasWork()
@@ -726,6 +745,7 @@ func (m *sim) startGroup(p *poolRT, first int) (started, idle bool) {
 	d := p.perf.(groupPricer).GroupPassTime(p.batches)
 	for r, w := range ranks {
 		w.BeginPass(d)
+		m.busy[first+r] = true
 		m.at(m.now+d, phasePassEnd, evPassEnd, int32(first+r), 0)
 		if m.tl != nil {
 			m.recordPass(first+r, d)
@@ -751,6 +771,7 @@ func (m *sim) recordPass(w int, d int64) {
 // its outputs at once; with it, they become one job of the worker's output
 // processor and reach the client when the job completes.
 func (m *sim) passEnd(w int) {
+	m.busy[w] = false
 	outs, steady := m.workers[w].FinishPass()
 	measured := steady - m.workers[w].SteadyUnmeasured()
 	if m.dep.disagg {
@@ -848,7 +869,10 @@ func (m *sim) end(idx int32, status string) {
 	rec.Status, rec.EndNs = status, m.now
 	rec.OutputTokens = f.received
 	rec.CachedTokens = f.eng.CachedTokens
-	rec.Preemptions = f.eng.Preemptions + f.dec.Preemptions
+	rec.Preemptions = f.eng.Preemptions
+	if f.dec != nil {
+		rec.Preemptions += f.dec.Preemptions
+	}
 	switch {
 	case status == report.StatusCompleted && !f.warmup:
 		for _, g := range f.gaps {
@@ -960,9 +984,9 @@ func (m *sim) checkEnd() error {
 		return fmt.Errorf("replay: INV-1 broken: %d requests never finished (engine stalled)", m.active)
 	}
 	for i, w := range m.workers {
-		st, total := w.KVStats(), m.poolOf[i].cfg.NumBlocks
-		if st.Allocated+st.Reused != st.Released || w.KVFree() != total {
-			return fmt.Errorf("replay: INV-2 broken on worker %d: %+v, %d of %d blocks free", i, st, w.KVFree(), total)
+		c, total := w.Counters(), m.poolOf[i].cfg.NumBlocks
+		if st := c.KV; st.Allocated+st.Reused != st.Released || c.KVFree != total {
+			return fmt.Errorf("replay: INV-2 broken on worker %d: %+v, %d of %d blocks free", i, st, c.KVFree, total)
 		}
 	}
 	return nil

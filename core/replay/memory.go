@@ -6,11 +6,11 @@ import (
 	"io"
 	"math"
 	"os"
+	"reflect"
 	"sync"
 	"unsafe"
 
 	"github.com/aisimulate/aisimulate/core/config"
-	"github.com/aisimulate/aisimulate/core/engine"
 	"github.com/aisimulate/aisimulate/core/report"
 	"github.com/aisimulate/aisimulate/core/workload"
 )
@@ -36,7 +36,7 @@ import (
 //	           an overloaded open loop's queue at its last arrival (queue.go)
 //	held       later session turns read ahead to reach the next session's
 //	           start × workload.Request
-//	KV index   blocks touched × engine.BytesPerBlock, per worker (at most
+//	KV index   blocks touched × the engine's BytesPerBlock, per worker (at most
 //	           its capacity)
 //	dataset    entries × 20 bytes
 //
@@ -55,7 +55,6 @@ const (
 
 var (
 	recordB  = int64(unsafe.Sizeof(report.Record{}))
-	flightB  = int64(unsafe.Sizeof(flight{})) + 3*int64(unsafe.Sizeof(event{}))
 	requestB = int64(unsafe.Sizeof(workload.Request{}))
 	passB    = int64(unsafe.Sizeof(report.Pass{}))
 	colB     = int64(report.ColumnsBytes(1<<20) >> 20) // 145: the columns' widths, without the padding of one record
@@ -65,6 +64,17 @@ var (
 	// sample at a time.
 	samplesB = int64(4*8 + 2*4 + 8)
 )
+
+// flightBytes is the memory of one flight of deployment d: itself, its
+// engine requests (the family's own request type, which embeds
+// engine.Request; two with P/D) and three events.
+func flightBytes(d *deployment) int64 {
+	req := int64(reflect.TypeOf(d.family.NewRequest().Impl()).Elem().Size())
+	if d.disagg {
+		req *= 2
+	}
+	return int64(unsafe.Sizeof(flight{})) + req + 3*int64(unsafe.Sizeof(event{}))
+}
 
 // MemoryEstimate is a replay's expected peak memory, bytes, by part.
 type MemoryEstimate struct {
@@ -226,7 +236,7 @@ func estimate(s *config.Spec, dep *deployment, held heldAs) (*MemoryEstimate, er
 	// a longer request is rejected before its blocks or hashes exist
 	tokens = math.Min(tokens, float64(cfg.MaxModelLen))
 	blocks := math.Ceil(tokens / float64(cfg.BlockSize)) // KV blocks of one request
-	e.perFlight = flightB + int64(blocks)*4
+	e.perFlight = flightBytes(dep) + int64(blocks)*4
 	if cfg.PrefixCaching {
 		e.perFlight += int64(blocks) * 16 // hashes and group keys
 	}
@@ -254,7 +264,7 @@ func estimate(s *config.Spec, dep *deployment, held heldAs) (*MemoryEstimate, er
 	}
 	for _, p := range dep.pools {
 		perWorker := math.Min(float64(p.cfg.NumBlocks), math.Ceil(n/float64(p.count))*blocks)
-		e.KVIndex = sat(float64(e.KVIndex) + float64(p.count)*perWorker*float64(engine.BytesPerBlock))
+		e.KVIndex = sat(float64(e.KVIndex) + float64(p.count)*perWorker*float64(dep.family.BytesPerBlock()))
 	}
 	e.Total = sat(float64(e.Base) + float64(e.Records) + float64(e.Flights) + float64(e.Held) + float64(e.KVIndex) + float64(e.Dataset))
 	e.Budget, e.BudgetSource = memoryBudget(s)

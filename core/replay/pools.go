@@ -11,10 +11,10 @@ import (
 // (a worker without data parallelism is one rank), and placement state.
 type poolRT struct {
 	*pool
-	workers []*engine.Worker // every rank of every worker
-	first   int              // global id of workers[0]
-	index   uint8            // position in the deployment's pools (report.Pass.Pool)
-	rr      int              // round-robin cursor over workers
+	workers []engine.Worker // every rank of every worker
+	first   int             // global id of workers[0]
+	index   uint8           // position in the deployment's pools (report.Pass.Pool)
+	rr      int             // round-robin cursor over workers
 
 	// lockstep pools: one batch per rank of the worker being priced
 	batches []perf.Batch

@@ -1,4 +1,4 @@
-package engine
+package vllm
 
 // Steady decoding: a pass without per-request work for requests that only
 // decode.
@@ -86,15 +86,6 @@ func newSteadySet(bs int, windows []int) steadySet {
 		st.win = append(st.win, windowAgg{w: int64(w)})
 	}
 	return st
-}
-
-// Sync reports that a request's implicit decoding ended: it produced Tokens
-// output tokens implicitly, in the passes up to the one before the pass being
-// formed (its last one in that pass's predecessor). Syncs are reported by
-// StartPass (Worker.Syncs).
-type Sync struct {
-	Req    *Request
-	Tokens int
 }
 
 // mod is x mod m in [0, m).
@@ -186,7 +177,7 @@ func (w *Worker) leaveSteady(r *Request, p int64, sync bool) {
 	r.steady = false
 	r.stamp++
 	if d := r.materialize(p); sync && d > 0 {
-		w.syncs = append(w.syncs, Sync{Req: r, Tokens: d})
+		w.syncs = append(w.syncs, Sync{Req: &r.Request, Tokens: d})
 	}
 }
 
@@ -200,7 +191,7 @@ func (w *Worker) leaveAll(p int64) {
 			r.stamp++
 			r.winFull = 0
 			if d := r.materialize(p); d > 0 {
-				w.syncs = append(w.syncs, Sync{Req: r, Tokens: d})
+				w.syncs = append(w.syncs, Sync{Req: &r.Request, Tokens: d})
 			}
 			b[j] = nil
 		}

@@ -1,4 +1,4 @@
-package engine
+package vllm
 
 // blockTable maps a prefix hash to the KV block that holds it: an open-addressing
 // hash table with linear probing and backward-shift deletion.

@@ -1,4 +1,4 @@
-package engine
+package vllm
 
 // deque is a FIFO of requests that also takes pushes at the front (a preempted
 // request goes back to the head of the waiting queue). Ring buffer: O(1) both ends.

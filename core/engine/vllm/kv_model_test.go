@@ -1,4 +1,4 @@
-package engine
+package vllm
 
 import (
 	"math/rand/v2"

@@ -1,4 +1,4 @@
-package engine
+package vllm
 
 import (
 	"slices"
@@ -76,32 +76,6 @@ type blockGroup struct {
 
 // groupSize is workload.GroupSize (the engine does not import workload).
 const groupSize = 32
-
-// KVStats counts block transitions; at the end of a replay (no request holding
-// a block) Allocated + Reused = Released (INV-2), and Free + Cached = Capacity.
-type KVStats struct {
-	// Allocated counts blocks taken from the free pool or evicted from the cache.
-	Allocated int64
-	// Reused counts prefix-cache hits that took an unreferenced cached block.
-	Reused int64
-	// Released counts blocks whose last holder let go (to the free pool or the cache).
-	Released int64
-	// Evicted counts cached blocks dropped to serve an allocation.
-	Evicted int64
-}
-
-// PrefixCacheStats counts the prefix-cache lookups of a worker's admissions,
-// in tokens, under vLLM v1's names (vllm/v1/metrics/stats.py PrefixCacheStats,
-// recorded by KVCacheManager.record_prefix_cache_stats): a request admitted
-// for the first time counts in Requests, Queries (its tokens) and Hits (its
-// tokens found cached, its CachedTokens); a preempted request admitted again
-// counts in the Preempted* fields instead, so that recomputation never
-// inflates the first-admission hit rate. Nothing is counted with prefix
-// caching off (vLLM skips the lookup).
-type PrefixCacheStats struct {
-	Requests, Queries, Hits                            int64
-	PreemptedRequests, PreemptedQueries, PreemptedHits int64
-}
 
 // kvManager is the block manager of one worker.
 //

@@ -1,4 +1,4 @@
-package engine
+package vllm
 
 import (
 	"cmp"
@@ -9,8 +9,17 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/aisimulate/aisimulate/core/engine"
 	"github.com/aisimulate/aisimulate/core/perf"
 )
+
+// newRequest is a request of id with prompt and output tokens, made as the
+// replay makes one (Family.NewRequest, then Reset).
+func newRequest(id int64, prompt, output int) *engine.Request {
+	r := Family{}.NewRequest()
+	r.Reset(id, prompt, output, nil, nil)
+	return r
+}
 
 // recorder is a perf model that keeps a copy of every batch it priced.
 type recorder struct{ batches []perf.Batch }
@@ -47,7 +56,7 @@ func run(w *Worker) (outs [][]Out) {
 // 488 tokens (the second chunk sees a 512-token prefix) and samples once.
 func TestChunkedPrefillBudget(t *testing.T) {
 	w, rec := newTestWorker(t, Config{MaxNumSeqs: 4, MaxNumBatchedTokens: 512, BlockSize: 16, NumBlocks: 100, MaxModelLen: 4096})
-	w.Add(&Request{ID: 1, Prompt: 1000, Output: 2})
+	w.Add(newRequest(1, 1000, 2))
 	outs := run(w)
 	require.Len(t, rec.batches, 3)
 	assert.Equal(t, []perf.Chunk{{NewTokens: 512, PrefixTokens: 0}}, rec.batches[0].Prefill)
@@ -73,8 +82,8 @@ func TestDecodeWindowSumsReachThePerfModel(t *testing.T) {
 	for _, perToken := range []bool{false, true} {
 		w, rec := newTestWorker(t, Config{MaxNumSeqs: 4, MaxNumBatchedTokens: 512, BlockSize: 16, NumBlocks: 100, MaxModelLen: 4096,
 			PerTokenDecode: perToken, DecodeWindows: []int{105, 1000}})
-		w.Add(&Request{ID: 1, Prompt: 100, Output: 20})
-		w.Add(&Request{ID: 2, Prompt: 300, Output: 20})
+		w.Add(newRequest(1, 100, 20))
+		w.Add(newRequest(2, 300, 20))
 		run(w)
 		require.Len(t, rec.batches, 20)
 		assert.Equal(t, []int64{0, 0}, rec.batches[0].DecodeWindowSums) // the prefill pass
@@ -86,7 +95,7 @@ func TestDecodeWindowSumsReachThePerfModel(t *testing.T) {
 		}
 	}
 	w, rec := newTestWorker(t, Config{MaxNumSeqs: 4, MaxNumBatchedTokens: 512, BlockSize: 16, NumBlocks: 100, MaxModelLen: 4096})
-	w.Add(&Request{ID: 1, Prompt: 100, Output: 3})
+	w.Add(newRequest(1, 100, 3))
 	run(w)
 	for _, b := range rec.batches {
 		assert.Empty(t, b.DecodeWindowSums)
@@ -97,9 +106,9 @@ func TestDecodeWindowSumsReachThePerfModel(t *testing.T) {
 // one would (no skipping): 10 blocks; r1 takes 6, r2 needs 5, r3 needs 1.
 func TestAdmissionStopsAtFirstThatDoesNotFit(t *testing.T) {
 	w, rec := newTestWorker(t, Config{MaxNumSeqs: 8, MaxNumBatchedTokens: 4096, BlockSize: 16, NumBlocks: 10, MaxModelLen: 4096})
-	w.Add(&Request{ID: 1, Prompt: 96, Output: 1})
-	w.Add(&Request{ID: 2, Prompt: 80, Output: 1})
-	w.Add(&Request{ID: 3, Prompt: 16, Output: 1})
+	w.Add(newRequest(1, 96, 1))
+	w.Add(newRequest(2, 80, 1))
+	w.Add(newRequest(3, 16, 1))
 	_, ok := w.StartPass()
 	require.True(t, ok)
 	assert.Equal(t, []perf.Chunk{{NewTokens: 96}}, rec.batches[0].Prefill)
@@ -113,7 +122,7 @@ func TestAdmissionStopsAtFirstThatDoesNotFit(t *testing.T) {
 func TestMaxNumSeqs(t *testing.T) {
 	w, rec := newTestWorker(t, Config{MaxNumSeqs: 2, MaxNumBatchedTokens: 4096, BlockSize: 16, NumBlocks: 100, MaxModelLen: 4096})
 	for i := 0; i < 3; i++ {
-		w.Add(&Request{ID: int64(i), Prompt: 10, Output: 3})
+		w.Add(newRequest(int64(i), 10, 3))
 	}
 	w.StartPass()
 	assert.Len(t, rec.batches[0].Prefill, 2)
@@ -129,8 +138,8 @@ func TestMaxNumSeqs(t *testing.T) {
 func TestPreemptNewestRecomputes(t *testing.T) {
 	// 4 blocks of 4 tokens. r1 and r2: 6-token prompts (2 blocks each).
 	w, rec := newTestWorker(t, Config{MaxNumSeqs: 4, MaxNumBatchedTokens: 64, BlockSize: 4, NumBlocks: 4, MaxModelLen: 64})
-	r1 := &Request{ID: 1, Prompt: 6, Output: 4}
-	r2 := &Request{ID: 2, Prompt: 6, Output: 4}
+	r1 := newRequest(1, 6, 4)
+	r2 := newRequest(2, 6, 4)
 	w.Add(r1)
 	w.Add(r2)
 	w.StartPass() // both prefill, 2 blocks each, cache full
@@ -172,9 +181,9 @@ func TestPreemptNewestRecomputes(t *testing.T) {
 // (r2's block 1) and r2, admitted again when r1 finishes, finds its block 0 and
 // computes 9 − 4 = 5 tokens on a 4-token prefix instead of all 9.
 func TestPreemptedRequestFindsItsBlocks(t *testing.T) {
-	start := func() (*Worker, *recorder, *Request, *Request) {
+	start := func() (*Worker, *recorder, *engine.Request, *engine.Request) {
 		w, rec := newTestWorker(t, Config{MaxNumSeqs: 4, MaxNumBatchedTokens: 64, BlockSize: 4, NumBlocks: 4, MaxModelLen: 16, PrefixCaching: true})
-		r1, r2 := &Request{ID: 1, Prompt: 6, Output: 4}, &Request{ID: 2, Prompt: 6, Output: 4}
+		r1, r2 := newRequest(1, 6, 4), newRequest(2, 6, 4)
 		w.Add(r1)
 		w.Add(r2)
 		for i := 0; i < 4; i++ { // the fourth pass preempts r2
@@ -210,7 +219,7 @@ func TestPreemptedRequestFindsItsBlocks(t *testing.T) {
 // A request with no output finishes with its prefill and emits no token.
 func TestZeroOutputPrefillOnly(t *testing.T) {
 	w, rec := newTestWorker(t, Config{MaxNumSeqs: 4, MaxNumBatchedTokens: 64, BlockSize: 4, NumBlocks: 8, MaxModelLen: 64})
-	w.Add(&Request{ID: 1, Prompt: 10, Output: 0})
+	w.Add(newRequest(1, 10, 0))
 	outs := run(w)
 	require.Len(t, outs, 1)
 	assert.Equal(t, []Out{{Req: outs[0][0].Req, Kind: OutFinished}}, outs[0])
@@ -229,12 +238,12 @@ func TestCheckFits(t *testing.T) {
 // must not stall the worker while a handoff that needs no new block waits.
 func TestPreemptionThatEmptiesThePassStillAdmits(t *testing.T) {
 	w, rec := newTestWorker(t, Config{MaxNumSeqs: 4, MaxNumBatchedTokens: 64, BlockSize: 4, NumBlocks: 4, MaxModelLen: 64})
-	r1 := &Request{ID: 1, Prompt: 3 + 1, Output: 5}
+	r1 := newRequest(1, 3+1, 5)
 	require.True(t, w.Handoff(r1, 3)) // 1 block
 	w.KVArrived(r1)
 	_, ok := w.StartPass() // r1's first decode, KV 3
 	require.True(t, ok)
-	r2 := &Request{ID: 2, Prompt: 11 + 1, Output: 2}
+	r2 := newRequest(2, 11+1, 2)
 	require.True(t, w.Handoff(r2, 11)) // 3 blocks: the cache is full
 	w.KVArrived(r2)
 	w.FinishPass()
@@ -257,9 +266,9 @@ func TestPreemptionThatEmptiesThePassStillAdmits(t *testing.T) {
 // a handoff of kv tokens reserves ⌈(kv + 1) / 4⌉ blocks.
 func TestHandoffLifecycle(t *testing.T) {
 	w, _ := newTestWorker(t, Config{MaxNumSeqs: 4, MaxNumBatchedTokens: 64, BlockSize: 4, NumBlocks: 4, MaxModelLen: 64})
-	h1 := &Request{ID: 1, Prompt: 7 + 1, Output: 2}
-	h2 := &Request{ID: 2, Prompt: 11 + 1, Output: 2}
-	h3 := &Request{ID: 3, Prompt: 3 + 1, Output: 2}
+	h1 := newRequest(1, 7+1, 2)
+	h2 := newRequest(2, 11+1, 2)
+	h3 := newRequest(3, 3+1, 2)
 	require.True(t, w.Handoff(h1, 7)) // 2 blocks reserved, 2 free
 	assert.Equal(t, 2, w.KVFree())
 	assert.False(t, w.Handoff(h2, 11), "3 blocks, 2 free: it waits")
@@ -269,7 +278,7 @@ func TestHandoffLifecycle(t *testing.T) {
 
 	w.Abort(h2) // canceled while waiting: it held nothing
 	assert.Equal(t, 2, w.Outstanding())
-	assert.Equal(t, []*Request{h3}, w.ReserveWaiting())
+	assert.Equal(t, []*engine.Request{h3}, w.ReserveWaiting())
 	assert.Equal(t, 1, w.KVFree())
 
 	w.KVArrived(h1)
@@ -297,8 +306,8 @@ func TestStartSteadyPassIsStartPass(t *testing.T) {
 	a, recA := newTestWorker(t, cfg)
 	b, recB := newTestWorker(t, cfg)
 	for _, w := range []*Worker{a, b} {
-		w.Add(&Request{ID: 1, Prompt: 6, Output: 12})
-		w.Add(&Request{ID: 2, Prompt: 3, Output: 9})
+		w.Add(newRequest(1, 6, 12))
+		w.Add(newRequest(2, 3, 9))
 	}
 	var steadyPasses []int64
 	steady := false // the last pass held steady requests only

@@ -1,55 +1,16 @@
-package engine
+package vllm
 
 import (
 	"fmt"
 
+	"github.com/aisimulate/aisimulate/core/engine"
 	"github.com/aisimulate/aisimulate/core/perf"
 )
 
-// Config is what one worker needs besides its perf model.
-type Config struct {
-	MaxNumSeqs          int
-	MaxNumBatchedTokens int
-	BlockSize           int  // tokens per KV block
-	NumBlocks           int  // KV capacity of the worker, in blocks
-	MaxModelLen         int  // prompt + output tokens a request may have
-	PrefixCaching       bool // reuse cached full prompt blocks
-	// PerTokenDecode handles every running request at every pass (no steady
-	// set, steady.go; the running set is walked request by request, as vLLM's
-	// scheduler does): each token is an OutToken. A replay whose client can
-	// cancel requests sets it, since it pools a request's gaps only once the
-	// request completes. Reports are the same either way.
-	PerTokenDecode bool
-	// DecodeWindows are the perf model's decode windows (perf.DecodeWindows,
-	// at most maxWindows): each pass's Batch.DecodeWindowSums holds
-	// Σ min(kv+1, W) for each, kept in aggregate for the steady requests
-	// (steady.go). Empty for a model that reads only the KV sum.
-	DecodeWindows []int
-}
-
-// Request is the engine's view of one request. The replay fills the first four
-// fields; the worker owns the rest while the request is on it.
+// Request is the vLLM worker's request: the shared part the replay sees
+// (engine.Request, bound to it by Reset) and the worker's own state.
 type Request struct {
-	ID     int64    // the replay's request id, echoed in outputs
-	Prompt int      // prompt tokens
-	Output int      // output tokens to produce (0: prefill only)
-	Hashes []uint64 // prefix-cache hash chain of the prompt's full blocks (nil: no reuse)
-	// Groups is the prefix group key of each block of Hashes (workload.BlockGroups).
-	Groups []uint64
-
-	// CachedTokens is the prefix-cache hit of the request's first admission.
-	CachedTokens int
-	// Preemptions counts how often the request was preempted and recomputed.
-	Preemptions int
-	// Generated counts output tokens produced so far.
-	Generated int
-	// HoldKV (P/D prefill side): when the request finishes, its KV blocks stay
-	// held until the replay calls ReleaseHeld (after the KV transfer).
-	HoldKV bool
-	// Unmeasured: the replay does not measure the request's tokens (a load
-	// generator's warm-up request). It is scheduled like any other; FinishPass
-	// only counts its steady tokens apart from the measured ones.
-	Unmeasured bool
+	engine.Request
 
 	computed  int  // tokens whose KV is in the cache
 	scheduled int  // tokens computed in the current pass
@@ -89,21 +50,6 @@ type Request struct {
 // token produced so far (the last one is not yet in the KV cache).
 func (r *Request) tokens() int { return r.Prompt + r.Generated }
 
-// Output kinds of a pass.
-const (
-	// OutToken: the request produced one output token at the pass end.
-	OutToken = iota
-	// OutFinished: the request finished (after its last token, or after its
-	// prefill when it has no output); its KV blocks are released.
-	OutFinished
-)
-
-// Out is one event of a finished pass.
-type Out struct {
-	Req  *Request
-	Kind int
-}
-
 // Worker is one serving engine instance (TP GPUs acting as one).
 type Worker struct {
 	cfg  Config
@@ -119,7 +65,7 @@ type Worker struct {
 	awaitingBlocks deque
 	inTransfer     int
 	kvArrived      deque
-	reservedNow    []*Request // ReserveWaiting's result, reused
+	reservedNow    []*engine.Request // ReserveWaiting's result, reused
 
 	// The running set, in admission order (seq): a list, so that a request
 	// leaves it in O(1). Requests in it are either steady (w.steady, handled
@@ -205,10 +151,9 @@ func (w *Worker) checkFits(prompt, output, kvOutput int) string {
 
 // Add queues a new request that arrived at the worker (checked with
 // CheckFits). A P/D handoff comes through Handoff and KVArrived instead.
-func (w *Worker) Add(r *Request) {
-	if r.transferred {
-		panic("engine: Add of a handed-off request (use KVArrived)")
-	}
+func (w *Worker) Add(er *engine.Request) {
+	r := own(er)
+	r.renew() // a request on the worker (a handoff: use KVArrived) panics
 	w.name(r)
 	r.where = onWaiting
 	w.waiting.PushBack(r)
@@ -238,7 +183,8 @@ const (
 // still takes its time but emits nothing for it), or holding KV. After Abort
 // the worker keeps no reference to r, so the caller may reuse it. It is a
 // no-op for a request that is not on the worker.
-func (w *Worker) Abort(r *Request) {
+func (w *Worker) Abort(er *engine.Request) {
+	r := own(er)
 	switch r.where {
 	case onWaiting:
 		w.waiting.remove(r)
@@ -444,7 +390,7 @@ func (w *Worker) FinishPass() (outs []Out, steady int) {
 		}
 		if r.Generated < r.Output {
 			r.Generated++
-			w.outs = append(w.outs, Out{Req: r, Kind: OutToken})
+			w.outs = append(w.outs, Out{Req: &r.Request, Kind: OutToken})
 		}
 		if r.Generated >= r.Output {
 			w.forgetOwn(r)
@@ -456,7 +402,7 @@ func (w *Worker) FinishPass() (outs []Out, steady int) {
 				w.releaseBlocks(r)
 				r.blocks = r.blocks[:0]
 			}
-			w.outs = append(w.outs, Out{Req: r, Kind: OutFinished})
+			w.outs = append(w.outs, Out{Req: &r.Request, Kind: OutFinished})
 			continue
 		}
 		if w.canSteady(r) {
@@ -530,7 +476,8 @@ func (w *Worker) releaseBlocks(r *Request) {
 }
 
 // ReleaseHeld releases the KV blocks of a finished HoldKV request.
-func (w *Worker) ReleaseHeld(r *Request) {
+func (w *Worker) ReleaseHeld(er *engine.Request) {
+	r := own(er)
 	w.releaseBlocks(r)
 	r.blocks = r.blocks[:0]
 	r.where = onNone
@@ -547,7 +494,9 @@ func (w *Worker) ReleaseHeld(r *Request) {
 // The request's Prompt must be kvTokens + 1: the handed-off prompt plus the
 // token whose decode starts the response, so that it produces Output tokens in
 // Output decode passes (docs/design.md, "P/D disaggregation").
-func (w *Worker) Handoff(r *Request, kvTokens int) bool {
+func (w *Worker) Handoff(er *engine.Request, kvTokens int) bool {
+	r := own(er)
+	r.renew()
 	r.transferred, r.kvReady = true, kvTokens
 	if w.awaitingBlocks.Len() == 0 && w.reserve(r) {
 		return true
@@ -574,16 +523,17 @@ func (w *Worker) reserve(r *Request) bool {
 // ReserveWaiting reserves blocks for the handoffs waiting for them, in order,
 // while blocks are free, and returns those reserved: their transfers may
 // start. The slice is reused by the next call.
-func (w *Worker) ReserveWaiting() []*Request {
+func (w *Worker) ReserveWaiting() []*engine.Request {
 	w.reservedNow = w.reservedNow[:0]
 	for w.awaitingBlocks.Len() > 0 && w.reserve(w.awaitingBlocks.Front()) {
-		w.reservedNow = append(w.reservedNow, w.awaitingBlocks.PopFront())
+		w.reservedNow = append(w.reservedNow, &w.awaitingBlocks.PopFront().Request)
 	}
 	return w.reservedNow
 }
 
 // KVArrived queues a reserved handoff whose KV has arrived.
-func (w *Worker) KVArrived(r *Request) {
+func (w *Worker) KVArrived(er *engine.Request) {
+	r := own(er)
 	if r.where != onReserved {
 		panic("engine: KVArrived of a request without reserved blocks")
 	}
@@ -604,16 +554,17 @@ func (w *Worker) CheckHandoff(prompt, output int) string {
 	return ""
 }
 
-// Reset makes r a new request (id, prompt and output tokens, prefix hashes),
-// keeping the capacity of its block list: a replay reuses Request values for
-// its requests in flight, so that admitting a long prompt does not regrow a
-// fresh block list every time.
-func (r *Request) Reset(id int64, prompt, output int, hashes, groups []uint64) {
+// renew starts r's life on a worker (Add, Handoff): the worker's state of
+// it as new, the shared part (engine.Request.Reset) kept, and the capacity of
+// its block lists kept: a replay reuses Request values for its requests in
+// flight, so that admitting a long prompt does not regrow a fresh block list
+// every time.
+func (r *Request) renew() {
 	if r.where != onNone {
-		panic("engine: Reset of a request still on a worker")
+		panic("engine: a request still on a worker was reused")
 	}
 	blocks, saved, stamp := r.blocks[:0], r.saved[:0], r.stamp+1
-	*r = Request{ID: id, Prompt: prompt, Output: output, Hashes: hashes, Groups: groups, blocks: blocks, saved: saved, stamp: stamp}
+	*r = Request{Request: r.Request, blocks: blocks, saved: saved, stamp: stamp}
 }
 
 // prefixKeys makes r.Groups the prefix group key of each block of Hashes:
@@ -622,23 +573,6 @@ func (r *Request) prefixKeys() {
 	if len(r.Groups) != len(r.Hashes) {
 		r.Groups = r.Hashes
 	}
-}
-
-// PassStats describes the pass a worker is running, as formed at its start
-// (after scheduling: admissions and preemptions applied).
-type PassStats struct {
-	// PrefillTokens is the prompt tokens the pass computes, over
-	// PrefillRequests chunks; DecodeRequests is the requests decoding one
-	// token each.
-	PrefillTokens, PrefillRequests, DecodeRequests int
-	// Running is the running set (scheduled or not: a request whose turn the
-	// token budget did not reach still holds its blocks); Waiting is the
-	// queue left behind (waiting requests and, P/D decode side, handoffs
-	// whose KV arrived).
-	Running, Waiting int
-	// KVBlocksUsed is the blocks held by requests; KVBlocksCached the
-	// unreferenced blocks that still hold prefix-cache content (evictable).
-	KVBlocksUsed, KVBlocksCached int
 }
 
 // PassStats returns the stats of the running pass. Valid between StartPass

@@ -1,10 +1,12 @@
-package engine
+package vllm
 
 import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/aisimulate/aisimulate/core/engine"
 )
 
 // Blocks never used are taken first; then every released block, cached or not,
@@ -103,10 +105,10 @@ func TestDequeFrontAndBack(t *testing.T) {
 	var d deque
 	rs := make([]*Request, 40)
 	for i := range rs {
-		rs[i] = &Request{ID: int64(i)}
+		rs[i] = own(newRequest(int64(i), 0, 0))
 		d.PushBack(rs[i])
 	}
-	d.PushFront(&Request{ID: -1})
+	d.PushFront(own(newRequest(-1, 0, 0)))
 	assert.Equal(t, int64(-1), d.PopFront().ID)
 	for i := range rs {
 		assert.Equal(t, int64(i), d.PopFront().ID)
@@ -226,7 +228,7 @@ func TestSlotOf(t *testing.T) {
 		got = append(got, slotOf(keys, j))
 	}
 	assert.Equal(t, want, got)
-	r := &Request{Hashes: []uint64{1, 2, 3}} // no groups: each block its own
+	r := &Request{Request: engine.Request{Hashes: []uint64{1, 2, 3}}} // no groups: each block its own
 	r.prefixKeys()
 	assert.Equal(t, []uint64{1, 2, 3}, r.Groups)
 }

@@ -1,0 +1,31 @@
+// Package engines is the table of serving engine families by engine.backend:
+// the one place that names each engine package. The replay asks it for the
+// family of a spec's backend and drives that family's workers through the
+// engine.Worker interface alone (core/layers_test.go keeps it so).
+//
+// Adding an engine is its package under core/engine/ (an engine.Family), its
+// row here and its value of engine.backend (core/config/values.go);
+// TestEveryBackendHasAFamily fails until all three agree.
+package engines
+
+import (
+	"fmt"
+
+	"github.com/aisimulate/aisimulate/core/config"
+	"github.com/aisimulate/aisimulate/core/engine"
+	"github.com/aisimulate/aisimulate/core/engine/vllm"
+)
+
+// families maps each engine.backend value to its family.
+var families = map[string]engine.Family{
+	config.BackendVLLM: vllm.Family{},
+}
+
+// For returns the family serving backend (a validated engine.backend).
+func For(backend string) (engine.Family, error) {
+	f, ok := families[backend]
+	if !ok {
+		return nil, fmt.Errorf("engine.backend %q has no engine family", backend)
+	}
+	return f, nil
+}
