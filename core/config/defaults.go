@@ -208,6 +208,7 @@ func applyDefaults(s *Spec, present func(path string) bool) {
 	if s.Execution.Mode == "" {
 		s.Execution.Mode = DefaultExecutionMode
 	}
+	backendVersionDefaults(s, present) // after perfDefaults: a release's defaults win over the generic ones
 }
 
 // perfDefaults fills the parameters of engine.perf's variant that were not given.

@@ -21,6 +21,12 @@ type Engine struct {
 	System string `json:"system"`
 	// Backend is the serving framework, BackendVLLM.
 	Backend string `json:"backend"`
+	// BackendVersion is the engine's version as its release or image names it
+	// ("0.15.1", "0.8.1.post2", "0.14.0rc1", "nightly-5b8c30d"): the defaults
+	// that release sets follow from it (backend_version.go: VLLMDefaults) and
+	// engine.perf's kernel tables are that release's when not named. Absent:
+	// the defaults of defaults.go.
+	BackendVersion string `json:"backend_version,omitempty"`
 	// Perf prices each engine pass (variants.go).
 	Perf      Perf      `json:"perf"`
 	Workers   Workers   `json:"workers"`

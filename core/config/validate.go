@@ -71,6 +71,11 @@ func (s *Spec) validateEngine() error {
 	if err := checkEnum("engine.backend", "Engine.backend", e.Backend); err != nil {
 		return err
 	}
+	if e.BackendVersion != "" {
+		if _, _, err := ResolveBackendVersion(e.BackendVersion); err != nil {
+			return errorf("engine.backend_version", "%v", err)
+		}
+	}
 	if err := variantOf(perfUnion, "engine.perf", e.Perf.Source); err != nil {
 		return err
 	}

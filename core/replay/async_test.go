@@ -108,3 +108,22 @@ traffic:
 		assert.InDelta(t, want, ttft, 1e-9, "request %d", i)
 	}
 }
+
+// engine.backend_version 0.15.1 alone gives that release's async scheduling
+// (the async timings above), 0.13.0 the synchronous ones; the metadata says
+// which release applied.
+func TestBackendVersionSetsAsyncScheduling(t *testing.T) {
+	rows := []traceRow{{ts: 0, in: 100, out: 3, hashes: []int{1}}, {ts: 1, in: 50, out: 2, hashes: []int{2}}}
+	for _, tc := range []struct {
+		version, release string
+		bTTFT            float64
+	}{{"0.15.1", "0.15.1", 6.7}, {"0.13.0", "0.13.0", 4.6}, {"v0.14.0rc1", "0.14.0", 6.7}} {
+		yml := replaceOnce(traceSpec(t, 100, rows, ""), "system: h100_sxm", "system: h100_sxm\n  backend_version: "+tc.version)
+		rep := runYAML(t, yml)
+		ttftB, _ := rep.Records[1].TTFT()
+		assert.InDelta(t, tc.bTTFT, ttftB, 1e-9, tc.version)
+		require.NotNil(t, rep.Metadata.BackendVersion, tc.version)
+		assert.Equal(t, tc.release, rep.Metadata.BackendVersion.Release)
+		assert.Equal(t, tc.version, rep.Metadata.BackendVersion.Given)
+	}
+}

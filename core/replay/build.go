@@ -373,9 +373,24 @@ func (d *deployment) metadata(s *config.Spec, m *sim) report.Metadata {
 		end := float64(m.tr.warmEndNs) / 1e6
 		out.WarmupRequests, out.WarmupEndMs = n, &end
 	}
+	if v := s.Engine.BackendVersion; v != "" {
+		out.BackendVersion = backendVersionMetadata(v)
+	}
 	// perf models with provenance (aic: the tables read, versions, stand-ins)
 	if pm, ok := first.perf.(interface{ Metadata() map[string]any }); ok {
 		out.PerfMetadata = pm.Metadata()
 	}
+	return out
+}
+
+// backendVersionMetadata describes engine.backend_version v (which Validate
+// resolved): the release and the notes on it and its defaults.
+func backendVersionMetadata(v string) *report.BackendVersion {
+	rel, note, _ := config.ResolveBackendVersion(v)
+	out := &report.BackendVersion{Given: v, Release: rel.String()}
+	if note != "" {
+		out.Notes = append(out.Notes, note)
+	}
+	out.Notes = append(out.Notes, config.VLLMDefaults(rel).Notes...)
 	return out
 }

@@ -9,6 +9,10 @@ import "encoding/json"
 type Metadata struct {
 	// AisimulateVersion is the core's version (the module's one version string).
 	AisimulateVersion string `json:"aisimulate_version"`
+	// BackendVersion (a spec naming engine.backend_version): the version as
+	// given, the release it resolved to, and notes on the resolution and on
+	// that release's defaults that are not modelled.
+	BackendVersion *BackendVersion `json:"backend_version,omitempty"`
 	// BlockSize is the KV block size, tokens.
 	BlockSize int `json:"block_size"`
 	// DataParallelSize and EnableExpertParallel (aggregated only, a worker
@@ -144,4 +148,12 @@ type PrefixCache struct {
 	PreemptedRequests int64 `json:"preempted_requests"`
 	Queries           int64 `json:"queries"`
 	Requests          int64 `json:"requests"`
+}
+
+// BackendVersion is metadata.backend_version: engine.backend_version as given,
+// the release whose defaults applied, and notes.
+type BackendVersion struct {
+	Given   string   `json:"given"`
+	Release string   `json:"release"`
+	Notes   []string `json:"notes,omitempty"`
 }

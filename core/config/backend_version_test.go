@@ -1,0 +1,115 @@
+package config
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// Versions as releases, images and wheels name them resolve to the release
+// whose code they carry; nightly builds to the newest release known.
+func TestResolveBackendVersion(t *testing.T) {
+	for _, c := range []struct {
+		in, release string
+		noted       bool
+	}{
+		{"0.15.1", "0.15.1", false},
+		{"v0.15.1", "0.15.1", true},
+		{"0.15", "0.15.0", true},
+		{"0.8.1.post2", "0.8.1", true},
+		{"1.3.0rc5", "1.3.0", true},
+		{"0.11.1rc2.dev143+g5b8c30d", "0.11.1", true},
+		{"0.14.0rc1", "0.14.0", true},
+		{"nightly-5b8c30d0a1", NewestVLLMRelease, true},
+		{"nightly", NewestVLLMRelease, true},
+		{" 0.19.0 ", "0.19.0", false},
+	} {
+		rel, note, err := ResolveBackendVersion(c.in)
+		require.NoError(t, err, c.in)
+		assert.Equal(t, c.release, rel.String(), c.in)
+		assert.Equal(t, c.noted, note != "", "%s: note %q", c.in, note)
+	}
+	for _, bad := range []string{"", "abc", "1", "glm5-hopper", "v", ".5.1"} {
+		_, _, err := ResolveBackendVersion(bad)
+		assert.Error(t, err, bad)
+	}
+}
+
+// The defaults table against the releases it cites: async scheduling is on by
+// default from vLLM 0.14.0 (pull request 27614; 0.13.0 needed
+// --async-scheduling), prefix caching from the V1 engine's default in 0.8.0.
+func TestVLLMDefaultsByRelease(t *testing.T) {
+	for _, c := range []struct {
+		r             Release
+		async, prefix bool
+		notes         int
+	}{
+		{Release{0, 7, 3}, false, false, 2},
+		{Release{0, 8, 0}, false, true, 1},
+		{Release{0, 9, 0}, false, true, 0},
+		{Release{0, 12, 0}, false, true, 0},
+		{Release{0, 13, 0}, false, true, 0},
+		{Release{0, 14, 0}, true, true, 0},
+		{Release{0, 15, 1}, true, true, 0},
+		{Release{1, 0, 0}, true, true, 0},
+	} {
+		d := VLLMDefaults(c.r)
+		assert.Equal(t, c.async, d.AsyncScheduling, c.r.String())
+		assert.Equal(t, c.prefix, d.EnablePrefixCaching, c.r.String())
+		assert.Len(t, d.Notes, c.notes, c.r.String())
+	}
+}
+
+func decodeWith(t *testing.T, engine string) *Spec {
+	t.Helper()
+	s, err := DecodeYAML([]byte("engine: {model: m, system: h100_sxm, " + engine + "}\n" +
+		"traffic:\n  source: {type: synthetic, num_requests: 10, isl: 1024, osl: 128}\n  load: {mode: concurrency, concurrency: 4}\n"))
+	require.NoError(t, err)
+	return s
+}
+
+// engine.backend_version fills the release's defaults where the input was
+// silent, keeps what it set, and names the aic tables; unset changes nothing.
+func TestBackendVersionDefaults(t *testing.T) {
+	s := decodeWith(t, "backend_version: 0.15.1")
+	assert.True(t, s.Engine.Scheduler.AsyncScheduling)
+	assert.True(t, s.Engine.Scheduler.EnablePrefixCaching)
+	s = decodeWith(t, "backend_version: 0.12.0")
+	assert.False(t, s.Engine.Scheduler.AsyncScheduling)
+	s = decodeWith(t, "backend_version: 0.15.1, scheduler: {async_scheduling: false}")
+	assert.False(t, s.Engine.Scheduler.AsyncScheduling, "an explicit setting wins")
+	s = decodeWith(t, "backend_version: 0.7.3")
+	assert.False(t, s.Engine.Scheduler.EnablePrefixCaching, "V0's default")
+	s = decodeWith(t, "backend_version: 0.16.0, perf: {source: aic, database: /db}")
+	assert.Equal(t, "0.16.0", s.Engine.Perf.Source.(AICPerf).BackendVersion, "the release's tables")
+	s = decodeWith(t, "backend_version: 0.8.1.post2, perf: {source: aic, database: /db, backend_version: 0.24.0}")
+	assert.Equal(t, "0.24.0", s.Engine.Perf.Source.(AICPerf).BackendVersion, "named tables win")
+	s = decodeWith(t, "backend_version: nightly-5b8c30d, perf: {source: aic, database: /db}")
+	assert.Equal(t, NewestVLLMRelease, s.Engine.Perf.Source.(AICPerf).BackendVersion)
+	assert.True(t, s.Engine.Scheduler.AsyncScheduling)
+
+	// unset: the canonical spec is what it was (no key, async off)
+	s = decodeWith(t, "perf: {source: aic, database: /db}")
+	assert.False(t, s.Engine.Scheduler.AsyncScheduling)
+	assert.Equal(t, DefaultAICBackendVersion, s.Engine.Perf.Source.(AICPerf).BackendVersion)
+	var raw map[string]map[string]any
+	require.NoError(t, json.Unmarshal(s.JSON(), &raw))
+	assert.NotContains(t, raw["engine"], "backend_version")
+
+	// the canonical spec decodes to itself
+	s = decodeWith(t, "backend_version: 0.15.1")
+	again, err := Decode(s.JSON())
+	require.NoError(t, err)
+	assert.Equal(t, string(s.JSON()), string(again.JSON()))
+}
+
+func TestBackendVersionRefused(t *testing.T) {
+	_, err := DecodeYAML([]byte("engine: {model: m, system: h100_sxm, backend_version: glm5-hopper}\n" +
+		"traffic:\n  source: {type: synthetic, num_requests: 10, isl: 1024, osl: 128}\n  load: {mode: concurrency, concurrency: 4}\n"))
+	var ce *Error
+	require.ErrorAs(t, err, &ce)
+	assert.Equal(t, "engine.backend_version", ce.Field)
+	assert.Contains(t, ce.Msg, "not a version")
+}
