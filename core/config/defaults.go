@@ -187,6 +187,10 @@ func applyDefaults(s *Spec, present func(path string) bool) {
 	if !present("engine.scheduler.gpu_memory_utilization") {
 		sc.GPUMemoryUtilization = DefaultGPUMemoryUtilization
 	}
+	if b := s.Traffic.Benchmark; b != nil {
+		benchmarkDefaults(b, "traffic.benchmark", present)
+		b.versionDefault(e.BackendVersion)
+	}
 	if src, ok := s.Traffic.Source.Type.(SyntheticSource); ok && src.Dataset != nil && src.Dataset.Sampling == "" {
 		src.Dataset.Sampling = DefaultDatasetSampling
 	}

@@ -124,6 +124,21 @@ func rangeCases() map[string]rangeCase {
 		case "NormalLength", "LognormalLength":
 			kind := strings.ToLower(strings.TrimSuffix(typ, "Length"))
 			c = rangeCase{spec(engine(""), traffic(`{"type": "synthetic", "num_requests": 10, "isl": 10, "osl": {"kind": "`+kind+`", "mean": 5, "std": 1, "min": 1, "max": 10}}`, conc)), "traffic.source.osl." + field}
+		case "AIPerfBenchmark":
+			bench := `{"tool": "aiperf", "output_tokens_mean": 10, "ignore_eos": true}`
+			if field == "request_rate" { // a rate instead of the default concurrency of 1
+				bench = `{"tool": "aiperf", "output_tokens_mean": 10, "ignore_eos": true, "request_rate": 1}`
+			}
+			c = rangeCase{spec(engine(""), `"traffic": {"benchmark": `+bench+`}`), "traffic.benchmark." + field}
+		case "VLLMBenchServe":
+			bench := `{"tool": "vllm_bench_serve", "ignore_eos": true}`
+			switch field {
+			case "request_rate", "burstiness": // a finite rate needs no warm-up request before it
+				bench = `{"tool": "vllm_bench_serve", "ignore_eos": true, "request_rate": 1, "ready_check_timeout_sec": 0}`
+			case "random_range_ratio": // the fork's rule takes (0, 1]; vLLM's [0, 1)
+				bench = `{"tool": "vllm_bench_serve", "variant": "inferencex", "ignore_eos": true}`
+			}
+			c = rangeCase{spec(engine(""), `"traffic": {"benchmark": `+bench+`}`), "traffic.benchmark." + field}
 		default:
 			panic("no case for " + key)
 		}
@@ -189,6 +204,9 @@ func TestRangesAreWhatValidateEnforces(t *testing.T) {
 			}
 			if key == "RateLoad.cv" {
 				at = MinGammaCV // its minimum 0 holds; gamma needs more (own check)
+			}
+			if key == "VLLMBenchServe.random_range_ratio" {
+				at = 1e-3 // its minimum 0 holds for vLLM's rule; the fork's needs more (own check)
 			}
 			assert.Equal(t, c.path, fieldErr(t, set(t, c.base, c.path, below)), "%s = %v is below the range", c.path, below)
 			assert.NotEqual(t, c.path, fieldErr(t, set(t, c.base, c.path, at)), "%s = %v is at the bound", c.path, at)

@@ -147,6 +147,10 @@ type Traffic struct {
 	Source Source `json:"source"`
 	Load   Load   `json:"load"`
 	Stop   Stop   `json:"stop"`
+	// Benchmark is a load generator's run in its own options (benchmark.go),
+	// in place of Source, Load and Stop (then absent): the replay runs the
+	// traffic Benchmark.Traffic makes of it.
+	Benchmark *Benchmark `json:"benchmark,omitempty"`
 }
 
 // ResponseOverhead: whatever waits on a response is released at response end

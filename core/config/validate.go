@@ -1,6 +1,7 @@
 package config
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -168,6 +169,9 @@ func versionLike(v string) bool {
 
 func (s *Spec) validateTraffic() error {
 	t := &s.Traffic
+	if t.Benchmark != nil {
+		return s.validateBenchmark()
+	}
 	if err := variantOf(sourceUnion, "traffic.source", t.Source.Type); err != nil {
 		return err
 	}
@@ -177,6 +181,11 @@ func (s *Spec) validateTraffic() error {
 	l := &t.Load
 	if err := variantOf(loadUnion, "traffic.load", l.Mode); err != nil {
 		return err
+	}
+	if c, ok := l.Mode.(ConcurrencyLoad); ok && c.WarmupPrompt == WarmupPromptFirst {
+		if _, synthetic := t.Source.Type.(SyntheticSource); !synthetic {
+			return errorf("traffic.load.warmup_prompt", "%s copies a synthetic source's first request; a %s source's warm-up is its first rows", WarmupPromptFirst, t.Source.Name())
+		}
 	}
 	if c, ok := l.Mode.(ConcurrencyLoad); ok && c.WarmupRequests > 0 {
 		if _, sessions := t.Source.Type.(SessionsSource); sessions {
@@ -284,4 +293,46 @@ func checkIntOrUnset(path, key string, v int) error {
 		return nil
 	}
 	return checkInt(path, key, v)
+}
+
+// validateBenchmark checks traffic.benchmark: alone in traffic (it makes the
+// source, load and stop), its options, and the traffic it makes (an error
+// there names the benchmark, with the derived field it came from).
+func (s *Spec) validateBenchmark() error {
+	t := &s.Traffic
+	for _, f := range []struct {
+		key   string
+		given bool
+	}{{"source", t.Source.Type != nil}, {"load", t.Load.Mode != nil || t.Load != (Load{})},
+		{"stop", t.Stop != (Stop{})}} {
+		if f.given {
+			return errorf("traffic."+f.key, "cannot be given with traffic.benchmark, which makes the requests, their sending and their end from the tool's options")
+		}
+	}
+	if err := t.Benchmark.validate("traffic.benchmark"); err != nil {
+		return err
+	}
+	c := s.Clone()
+	c.ExpandBenchmark()
+	if err := c.validateTraffic(); err != nil {
+		var ce *Error
+		if errors.As(err, &ce) {
+			return errorf("traffic.benchmark", "makes %s invalid: %s", ce.Field, ce.Msg)
+		}
+		return err
+	}
+	return nil
+}
+
+// ExpandBenchmark replaces a traffic.benchmark (validated) by the traffic it
+// makes (Benchmark.Traffic) and returns the notes on how its options were
+// read; a spec without one is left as it is (nil notes).
+func (s *Spec) ExpandBenchmark() []string {
+	b := s.Traffic.Benchmark
+	if b == nil {
+		return nil
+	}
+	tr, notes := b.Traffic()
+	s.Traffic = tr
+	return notes
 }

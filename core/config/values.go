@@ -58,6 +58,15 @@ const (
 	SamplingShuffle = "shuffle"
 )
 
+// traffic.load.warmup_prompt: what a closed loop's warm-up requests send.
+const (
+	// WarmupPromptSource: the source's next requests (AIPerf).
+	WarmupPromptSource = "source"
+	// WarmupPromptFirst: copies of the first measured request (vLLM's
+	// benchmark_serving: the test prompt, input_requests[0]).
+	WarmupPromptFirst = "first"
+)
+
 // placement of a pool: which worker a new request goes to.
 const (
 	// PlacementRoundRobin cycles through the workers.
@@ -128,7 +137,11 @@ var stringEnums = map[string]stringEnum{
 		"engine.workers.disaggregated.prefill.placement", "engine.workers.disaggregated.decode.placement"}},
 	"Dataset.sampling": {values: samplings, paths: []string{"traffic.source.dataset.sampling"}},
 	"RateLoad.arrival": {values: arrivals, paths: []string{"traffic.load.arrival"}},
-	"Execution.mode":   {values: executionModes, paths: []string{"execution.mode"}, why: "the core runs offline replays only"},
+	"ConcurrencyLoad.warmup_prompt": {values: []string{WarmupPromptSource, WarmupPromptFirst},
+		paths: []string{"traffic.load.warmup_prompt"}},
+	"AIPerfBenchmark.dataset_sampling_strategy": {values: samplings, paths: []string{"traffic.benchmark.dataset_sampling_strategy"}},
+	"VLLMBenchServe.variant":                    {values: []string{VariantVLLM, VariantInferenceX}, paths: []string{"traffic.benchmark.variant"}},
+	"Execution.mode":                            {values: executionModes, paths: []string{"execution.mode"}, why: "the core runs offline replays only"},
 }
 
 // Enums returns, for every enumerated field of the spec (its dotted path), the
@@ -141,6 +154,7 @@ func Enums() map[string][]string {
 		"traffic.source.osl.kind":   lengthKinds,
 		"traffic.source.turns.kind": lengthKinds,
 		"traffic.load.mode":         loadModes,
+		"traffic.benchmark.tool":    benchmarkUnion.names(),
 	}
 	for _, e := range stringEnums {
 		for _, p := range e.paths {

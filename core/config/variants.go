@@ -217,6 +217,13 @@ type ConcurrencyLoad struct {
 	// cache) but are not reported, so the measured window starts with the
 	// first measured send. 0 = no warm-up.
 	WarmupRequests int `json:"warmup_requests,omitempty"`
+	// WarmupPrompt is what the warm-up requests send: WarmupPromptSource
+	// (absent: the source's next requests, as AIPerf's warm-up draws from
+	// its dataset) or WarmupPromptFirst (copies of the first measured
+	// request, prompt and output length, as vLLM's benchmark warms up with
+	// its first prompt: a synthetic source only). With a prefix cache, the
+	// copies share every block of the first measured prompt.
+	WarmupPrompt string `json:"warmup_prompt,omitempty"`
 }
 
 // Length is a distribution of token counts (isl, osl, turns). In YAML it is a
@@ -439,8 +446,20 @@ func (l RateLoad) validate(path string) error {
 }
 
 func (l ConcurrencyLoad) validate(path string) error {
-	return firstErr(checkInt(path+".concurrency", "ConcurrencyLoad.concurrency", l.Concurrency),
-		checkInt(path+".warmup_requests", "ConcurrencyLoad.warmup_requests", l.WarmupRequests))
+	if err := firstErr(checkInt(path+".concurrency", "ConcurrencyLoad.concurrency", l.Concurrency),
+		checkInt(path+".warmup_requests", "ConcurrencyLoad.warmup_requests", l.WarmupRequests)); err != nil {
+		return err
+	}
+	if l.WarmupPrompt == "" {
+		return nil
+	}
+	if err := checkEnum(path+".warmup_prompt", "ConcurrencyLoad.warmup_prompt", l.WarmupPrompt); err != nil {
+		return err
+	}
+	if l.WarmupRequests == 0 {
+		return errorf(path+".warmup_prompt", "needs warmup_requests > 0")
+	}
+	return nil
 }
 
 // validate checks a length whose draws must be ≥ min (1 for prompt lengths and

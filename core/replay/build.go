@@ -345,7 +345,12 @@ func (d *deployment) metadata(s *config.Spec, m *sim) report.Metadata {
 		AisimulateVersion: version.String(), Pools: pools, Disaggregated: d.disagg, PerfModel: first.perf.Name(),
 		Model: d.arch.Name, System: d.sys.Name, GPUs: d.gpus(), BlockSize: first.cfg.BlockSize,
 		MaxModelLen: first.cfg.MaxModelLen, KVCacheDtype: string(d.kvDtype), WeightDtype: string(d.arch.WeightDtype),
-		Spec: s.JSON(),
+		Spec: s.JSON(), Benchmark: m.bench,
+	}
+	if m.bench != nil { // the spec as given: its benchmark, not the traffic it made
+		g := *s
+		g.Traffic = m.given
+		out.Spec = g.JSON()
 	}
 	if !d.disagg { // the aggregated pool's figures at the top level, as before
 		p := pools[0]

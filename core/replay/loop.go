@@ -69,10 +69,15 @@ func (m *sim) flightOf(id int64) (int32, *flight) {
 // sim is the state of one replay.
 type sim struct {
 	spec *config.Spec
-	dep  *deployment
-	tr   *traffic
-	h    eventHeap
-	now  int64
+	// given is the spec's traffic as given (a traffic.benchmark, which spec
+	// holds expanded; metadata.spec shows it), and bench describes it (nil
+	// without one)
+	given config.Traffic
+	bench *report.Benchmark
+	dep   *deployment
+	tr    *traffic
+	h     eventHeap
+	now   int64
 
 	// Workers have global ids (event payloads, per-worker arrays); each pool
 	// holds a contiguous range of them.
@@ -281,6 +286,8 @@ func prepare(spec *config.Spec, opts []Option) (*sim, error) {
 	if err := s.Validate(); err != nil {
 		return nil, err
 	}
+	given, bench := s.Traffic, s.Traffic.Benchmark
+	notes := s.ExpandBenchmark()
 	dep, err := buildDeployment(s)
 	if err != nil {
 		return nil, err
@@ -297,7 +304,10 @@ func prepare(spec *config.Spec, opts []Option) (*sim, error) {
 	if err != nil {
 		return nil, err
 	}
-	m := &sim{spec: s, dep: dep, tr: tr, path: path, mem: mem, onProgress: o.progress}
+	m := &sim{spec: s, dep: dep, tr: tr, path: path, mem: mem, onProgress: o.progress, given: given}
+	if bench != nil {
+		m.bench = &report.Benchmark{Tool: bench.Name(), Traffic: s.Traffic.JSON(), Notes: notes}
+	}
 	// sessions' later turns held to reach the next session's start: at most
 	// what the budget leaves once everything else is counted
 	tr.feed.MaxHeld = int(max(1, (mem.Budget-(mem.Total-mem.Held))/requestB))

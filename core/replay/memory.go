@@ -126,6 +126,7 @@ func EstimateMemory(s *config.Spec, opts ...Option) (*MemoryEstimate, error) {
 		return nil, err
 	}
 	s = s.Clone() // buildDeployment fills the per-system defaults
+	s.ExpandBenchmark()
 	dep, err := buildDeployment(s)
 	if err != nil {
 		return nil, err

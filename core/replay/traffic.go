@@ -73,12 +73,16 @@ func openTraffic(s *config.Spec) (*traffic, error) {
 		src, tr.closer, err = workload.OpenLLMServingSim(v.Path)
 		tr.path = v.Path
 	case config.SyntheticSource:
-		if c, ok := t.Load.Mode.(config.ConcurrencyLoad); ok {
+		c, _ := t.Load.Mode.(config.ConcurrencyLoad)
+		if c.WarmupPrompt != config.WarmupPromptFirst {
 			// AIPerf's --warmup-request-count W --request-count N sends W
 			// warm-up requests, then N measured ones: W more from the source
 			v.NumRequests += c.WarmupRequests
 		}
 		src, err = workload.NewSynthetic(v, streams)
+		if err == nil && c.WarmupPrompt == config.WarmupPromptFirst {
+			src = workload.RepeatFirst(src, c.WarmupRequests)
+		}
 	case config.SessionsSource:
 		src, err = workload.NewSessions(v, streams)
 	default:
@@ -380,6 +384,10 @@ func (tr *traffic) warmupSessionErr(prev, next *workload.Request) error {
 // conversation by its entry, as AIPerf's records name the dataset conversation
 // a re-sent prompt came from.
 func DatasetEntries(s *config.Spec) ([]int64, error) {
+	if s.Traffic.Benchmark != nil {
+		s = s.Clone()
+		s.ExpandBenchmark()
+	}
 	if src, ok := s.Traffic.Source.Type.(config.SyntheticSource); !ok || src.Dataset == nil {
 		return nil, nil
 	}

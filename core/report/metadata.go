@@ -13,6 +13,9 @@ type Metadata struct {
 	// given, the release it resolved to, and notes on the resolution and on
 	// that release's defaults that are not modelled.
 	BackendVersion *BackendVersion `json:"backend_version,omitempty"`
+	// Benchmark (a spec with traffic.benchmark): the tool, the traffic the
+	// replay made of its options and notes on how they were read.
+	Benchmark *Benchmark `json:"benchmark,omitempty"`
 	// BlockSize is the KV block size, tokens.
 	BlockSize int `json:"block_size"`
 	// DataParallelSize and EnableExpertParallel (aggregated only, a worker
@@ -156,4 +159,12 @@ type BackendVersion struct {
 	Given   string   `json:"given"`
 	Release string   `json:"release"`
 	Notes   []string `json:"notes,omitempty"`
+}
+
+// Benchmark is metadata.benchmark: traffic.benchmark's tool, the traffic it
+// made (source, load and stop, as a spec would give them) and notes.
+type Benchmark struct {
+	Tool    string          `json:"tool"`
+	Traffic json.RawMessage `json:"traffic"`
+	Notes   []string        `json:"notes,omitempty"`
 }

@@ -528,7 +528,7 @@ def _reject_unsupported(data: dict[str, Any]) -> None:
         if k.lower() in _EPD_KEYS:
             raise ConfigError(path, "analytical encode-prefill-decode (EPD) is not supported")
 
-    if traffic is None or isinstance(traffic, dict):
+    if traffic is None or isinstance(traffic, dict) and traffic.get("benchmark") is None:
         source = (traffic or {}).get("source")
         if source is None or (isinstance(source, dict) and source.get("type") in (None, "")):
             types = ", ".join(_native.enums()["traffic.source.type"])
@@ -583,7 +583,7 @@ def _data_folders(spec: dict[str, Any], *, model_config_dir_given: bool) -> None
 def _check_files(spec: dict[str, Any]) -> None:
     """Raise ConfigError (with the field path) for a file the canonical ``spec`` names
     that is missing (its paths are absolute; a built-in model or system is a name)."""
-    source = spec["traffic"]["source"]
+    source = spec["traffic"].get("source") or {}  # a traffic.benchmark has no file
     if source.get("path"):
         _need_file("traffic.source.path", source["path"])
     engine = spec["engine"]

@@ -1,0 +1,534 @@
+package config
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"time"
+)
+
+// traffic.benchmark: a load generator as its own command line runs it, in the
+// tool's own option names. The block stands instead of traffic.source, load
+// and stop: Benchmark.Traffic translates it into them with the tool's
+// semantics (how it draws lengths and prompts, what its warm-up sends, which
+// requests it measures), which the replay then runs. The reported metrics are
+// the tool's: warm-up requests are not reported, the window runs from the
+// first measured send to the last response, and TPOT leaves out requests of
+// fewer than 2 output tokens (both tools do: vLLM's calculate_metrics keeps
+// tpot only for output_len > 1, AIPerf's inter_token_latency needs 2 tokens).
+//
+//	tool: aiperf            → AIPerfBenchmark (`aiperf profile`, synthetic data)
+//	tool: vllm_bench_serve  → VLLMBenchServe (`vllm bench serve` /
+//	                          benchmark_serving.py, and InferenceX's fork)
+
+// Benchmark is traffic.benchmark.
+type Benchmark struct {
+	// Tool is the variant: AIPerfBenchmark or VLLMBenchServe.
+	Tool BenchmarkTool `json:"-"`
+	// ResponseOverhead is the load generator's own cost of finishing a
+	// response (as traffic.load.response_overhead); absent: none.
+	ResponseOverhead *ResponseOverhead `json:"response_overhead,omitempty"`
+}
+
+// BenchmarkTool is one variant of traffic.benchmark.
+type BenchmarkTool interface {
+	validate(path string) error
+	// traffic is the tool's run as a replay's traffic (validated tool).
+	traffic() (Traffic, []string)
+}
+
+// The tools' values of traffic.benchmark.tool.
+const (
+	ToolAIPerf         = "aiperf"
+	ToolVLLMBenchServe = "vllm_bench_serve"
+)
+
+// The variants of tool vllm_bench_serve.
+const (
+	// VariantVLLM is vLLM's own client (benchmarks/benchmark_serving.py, then
+	// `vllm bench serve`, vllm/benchmarks/serve.py and datasets.py) at
+	// Version.
+	VariantVLLM = "vllm"
+	// VariantInferenceX is SemiAnalysisAI/InferenceX's fork,
+	// utils/bench_serving/benchmark_serving.py (in the repository since
+	// 2026-01-21, commit d053ae24e; cloned from kimbochen/bench_serving at run
+	// time before): Date chooses.
+	VariantInferenceX = "inferencex"
+)
+
+// inferenceXInRepo is the date InferenceX's client moved into its repository
+// (commit d053ae24e, 2026-01-21): from it the client sends no initial test
+// request (it builds one and sends it only as the --num-warmups copies);
+// before it the cloned fork sent the test request once, as vLLM's does.
+var inferenceXInRepo = time.Date(2026, 1, 21, 0, 0, 0, 0, time.UTC)
+
+// vllmSymmetricRange is the vLLM release whose random dataset draws lengths
+// in [⌊L(1−r)⌋, ⌈L(1+r)⌉] (pull request 16126, "Fix range_ratio Bug in
+// RandomDataset", in 0.8.4); earlier ones drew in [⌊r·L⌋, L].
+var vllmSymmetricRange = Release{0, 8, 4}
+
+// AIPerfBenchmark (tool aiperf) is `aiperf profile` with its synthetic
+// dataset (aiperf/common/config/config_defaults.py for the defaults):
+// NumDatasetEntries prompts, each with an input length drawn from
+// N(SyntheticInputTokensMean, SyntheticInputTokensStddev²) and an output length
+// (max_tokens) from N(OutputTokensMean, OutputTokensStddev²), picked per
+// request by DatasetSamplingStrategy; WarmupRequestCount warm-up requests
+// whose responses it waits for (the profiling phase then starts with every
+// client at once), then RequestCount measured ones, in a closed loop of
+// Concurrency, or at RequestRate per second (Poisson, AIPerf's default
+// --request-rate-mode). A length drawn with a stddev is AIPerf's
+// ceil(x), x ~ N(mean, std²) rejected below 0 (aiperf/dataset/utils.py,
+// sample_positive_normal_integer); the replay draws round(x + 0.5) clamped
+// to [1, mean + 8·std], the same law but where the mean is within a few
+// stddevs of 0.
+type AIPerfBenchmark struct {
+	// Concurrency is --concurrency (0: 1 unless RequestRate is given).
+	Concurrency int `json:"concurrency,omitempty"`
+	// RequestRate is --request-rate, requests/s (0: none, a closed loop).
+	RequestRate float64 `json:"request_rate,omitempty"`
+	// RequestCount is --request-count, the measured requests (default 10).
+	RequestCount int `json:"request_count"`
+	// WarmupRequestCount is --warmup-request-count (default 0).
+	WarmupRequestCount int `json:"warmup_request_count,omitempty"`
+	// BenchmarkDuration is --benchmark-duration, s: no measured request is
+	// sent after it (0: none; requests in flight then finish and count).
+	BenchmarkDuration float64 `json:"benchmark_duration,omitempty"`
+	// SyntheticInputTokensMean and SyntheticInputTokensStddev are
+	// --synthetic-input-tokens-mean (default 550) and -stddev (default 0).
+	SyntheticInputTokensMean   int     `json:"synthetic_input_tokens_mean"`
+	SyntheticInputTokensStddev float64 `json:"synthetic_input_tokens_stddev,omitempty"`
+	// OutputTokensMean and OutputTokensStddev are --output-tokens-mean
+	// (required: without it the model decides when to stop) and -stddev.
+	OutputTokensMean   int     `json:"output_tokens_mean"`
+	OutputTokensStddev float64 `json:"output_tokens_stddev,omitempty"`
+	// NumDatasetEntries is --num-dataset-entries (default 100).
+	NumDatasetEntries int `json:"num_dataset_entries"`
+	// DatasetSamplingStrategy is --dataset-sampling-strategy (default
+	// shuffle, AIPerf's choice for synthetic data).
+	DatasetSamplingStrategy string `json:"dataset_sampling_strategy"`
+	// IgnoreEOS is --extra-inputs ignore_eos:true; it must be true: without
+	// it a request ends at the model's end-of-sequence token, which the
+	// simulation cannot know.
+	IgnoreEOS bool `json:"ignore_eos"`
+}
+
+// VLLMBenchServe (tool vllm_bench_serve) is vLLM's serving benchmark with its
+// random dataset, in its option names (argparse dests). NumPrompts prompts of
+// random token ids (no two share a prefix) with lengths drawn as Variant and
+// Version draw them (Lengths); the initial test request and NumWarmups
+// copies of the first prompt, at MaxConcurrency, waited for; then the
+// prompts in order, a closed loop of MaxConcurrency (RequestRate inf, the
+// default), all at once (no MaxConcurrency), or at RequestRate per second
+// (Poisson, gamma when Burstiness ≠ 1).
+type VLLMBenchServe struct {
+	// Variant is VariantVLLM (default) or VariantInferenceX.
+	Variant string `json:"variant"`
+	// Version is the vLLM release of the client (variant vllm); absent:
+	// engine.backend_version's release, else the newest known.
+	Version string `json:"version,omitempty"`
+	// Date is the run's date, YYYY-MM-DD (variant inferencex; absent: on or
+	// after 2026-01-21, the in-repository client).
+	Date string `json:"date,omitempty"`
+	// DatasetName is --dataset-name: random (the only one simulated).
+	DatasetName string `json:"dataset_name"`
+	// RandomInputLen, RandomOutputLen (defaults 1024, 128), RandomRangeRatio
+	// (default 0; 1 for variant inferencex's older rule is fixed lengths)
+	// and RandomPrefixLen (0; a shared prefix is not simulated).
+	RandomInputLen   int     `json:"random_input_len"`
+	RandomOutputLen  int     `json:"random_output_len"`
+	RandomRangeRatio float64 `json:"random_range_ratio"`
+	RandomPrefixLen  int     `json:"random_prefix_len,omitempty"`
+	// NumPrompts is --num-prompts (default 1000): the measured requests.
+	NumPrompts int `json:"num_prompts"`
+	// MaxConcurrency is --max-concurrency (0: none).
+	MaxConcurrency int `json:"max_concurrency,omitempty"`
+	// RequestRate is --request-rate, requests/s (0: inf, the default).
+	RequestRate float64 `json:"request_rate,omitempty"`
+	// Burstiness is --burstiness (default 1: Poisson arrivals; otherwise
+	// gamma with shape Burstiness, a coefficient of variation 1/√Burstiness).
+	Burstiness float64 `json:"burstiness"`
+	// NumWarmups is --num-warmups (default 0).
+	NumWarmups int `json:"num_warmups,omitempty"`
+	// ReadyCheckTimeoutSec is --ready-check-timeout-sec (variant vllm,
+	// default 600): above 0 the client first sends the test request (the
+	// first prompt) until it succeeds; 0 skips it.
+	ReadyCheckTimeoutSec *float64 `json:"ready_check_timeout_sec,omitempty"`
+	// IgnoreEOS is --ignore-eos; it must be true (as AIPerfBenchmark's).
+	IgnoreEOS bool `json:"ignore_eos"`
+}
+
+var benchmarkUnion = &union{key: "tool", variants: []variant{
+	{ToolAIPerf, AIPerfBenchmark{}}, {ToolVLLMBenchServe, VLLMBenchServe{}}}}
+
+// Name is the tool of b ("aiperf", "vllm_bench_serve"), "" when unset.
+func (b Benchmark) Name() string { return benchmarkUnion.nameOf(b.Tool) }
+
+func (b *Benchmark) unionOf() (*union, any) { return benchmarkUnion, b.Tool }
+func (b *Benchmark) setVariant(v any)       { b.Tool = v.(BenchmarkTool) }
+
+// MarshalJSON: see Perf.MarshalJSON.
+func (b Benchmark) MarshalJSON() ([]byte, error) {
+	type fields Benchmark
+	return marshalUnion(benchmarkUnion, b.Tool, fields(b))
+}
+
+// The defaults of the tools' options (their own defaults).
+const (
+	DefaultAIPerfRequestCount        = 10
+	DefaultAIPerfInputTokensMean     = 550
+	DefaultAIPerfNumDatasetEntries   = 100
+	DefaultVLLMBenchInputLen         = 1024
+	DefaultVLLMBenchOutputLen        = 128
+	DefaultVLLMBenchNumPrompts       = 1000
+	DefaultVLLMBenchBurstiness       = 1.0
+	DefaultVLLMBenchReadyCheckTimout = 600.0
+	// DefaultInferenceXRangeRatio: the fork's default --random-range-ratio
+	// (every InferenceX recipe passes 0.8, RANDOM_RANGE_RATIO).
+	DefaultInferenceXRangeRatio = 1.0
+)
+
+// benchmarkDefaults fills the tool options the input left out.
+func benchmarkDefaults(b *Benchmark, path string, present func(string) bool) {
+	given := func(k string) bool { return present(path + "." + k) }
+	switch t := b.Tool.(type) {
+	case AIPerfBenchmark:
+		if !given("request_count") {
+			t.RequestCount = DefaultAIPerfRequestCount
+		}
+		if !given("synthetic_input_tokens_mean") {
+			t.SyntheticInputTokensMean = DefaultAIPerfInputTokensMean
+		}
+		if !given("num_dataset_entries") {
+			t.NumDatasetEntries = DefaultAIPerfNumDatasetEntries
+		}
+		if t.DatasetSamplingStrategy == "" {
+			t.DatasetSamplingStrategy = DefaultDatasetSampling
+		}
+		if !given("concurrency") && t.RequestRate == 0 {
+			t.Concurrency = 1
+		}
+		b.Tool = t
+	case VLLMBenchServe:
+		if t.Variant == "" {
+			t.Variant = VariantVLLM
+		}
+		if t.DatasetName == "" {
+			t.DatasetName = "random"
+		}
+		if !given("random_input_len") {
+			t.RandomInputLen = DefaultVLLMBenchInputLen
+		}
+		if !given("random_output_len") {
+			t.RandomOutputLen = DefaultVLLMBenchOutputLen
+		}
+		if !given("random_range_ratio") && t.Variant == VariantInferenceX {
+			t.RandomRangeRatio = DefaultInferenceXRangeRatio
+		}
+		if !given("num_prompts") {
+			t.NumPrompts = DefaultVLLMBenchNumPrompts
+		}
+		if !given("burstiness") {
+			t.Burstiness = DefaultVLLMBenchBurstiness
+		}
+		if t.ReadyCheckTimeoutSec == nil && t.Variant == VariantVLLM {
+			v := DefaultVLLMBenchReadyCheckTimout
+			t.ReadyCheckTimeoutSec = &v
+		}
+		b.Tool = t
+	}
+}
+
+// versionDefault fills tool vllm_bench_serve's client version from the
+// engine's release when neither names one.
+func (b *Benchmark) versionDefault(engineVersion string) {
+	t, ok := b.Tool.(VLLMBenchServe)
+	if !ok || t.Variant != VariantVLLM || t.Version != "" {
+		return
+	}
+	t.Version = NewestVLLMRelease
+	if rel, _, err := ResolveBackendVersion(engineVersion); engineVersion != "" && err == nil {
+		t.Version = rel.String()
+	}
+	b.Tool = t
+}
+
+func (b *Benchmark) validate(path string) error {
+	if b.Tool == nil {
+		return benchmarkUnion.required(path)
+	}
+	if err := b.Tool.validate(path); err != nil {
+		return err
+	}
+	if o := b.ResponseOverhead; o != nil {
+		p := path + ".response_overhead."
+		return firstErr(checkFloat(p+"base_ms", "ResponseOverhead.base_ms", o.BaseMs),
+			checkFloat(p+"per_output_token_us", "ResponseOverhead.per_output_token_us", o.PerOutputTokenUs),
+			checkFloat(p+"jitter_ms", "ResponseOverhead.jitter_ms", o.JitterMs))
+	}
+	return nil
+}
+
+func (t AIPerfBenchmark) validate(path string) error {
+	p := path + "."
+	if err := firstErr(checkInt(p+"request_count", "AIPerfBenchmark.request_count", t.RequestCount),
+		checkInt(p+"warmup_request_count", "AIPerfBenchmark.warmup_request_count", t.WarmupRequestCount),
+		checkInt(p+"synthetic_input_tokens_mean", "AIPerfBenchmark.synthetic_input_tokens_mean", t.SyntheticInputTokensMean),
+		checkFloat(p+"synthetic_input_tokens_stddev", "AIPerfBenchmark.synthetic_input_tokens_stddev", t.SyntheticInputTokensStddev),
+		checkFloat(p+"output_tokens_stddev", "AIPerfBenchmark.output_tokens_stddev", t.OutputTokensStddev),
+		checkInt(p+"num_dataset_entries", "AIPerfBenchmark.num_dataset_entries", t.NumDatasetEntries),
+		checkEnum(p+"dataset_sampling_strategy", "AIPerfBenchmark.dataset_sampling_strategy", t.DatasetSamplingStrategy),
+		checkFloat(p+"benchmark_duration", "AIPerfBenchmark.benchmark_duration", t.BenchmarkDuration)); err != nil {
+		return err
+	}
+	if t.OutputTokensMean == 0 {
+		return errorf(p+"output_tokens_mean", "is required: without --output-tokens-mean the model decides when a response ends, which the simulation cannot know")
+	}
+	if err := checkInt(p+"output_tokens_mean", "AIPerfBenchmark.output_tokens_mean", t.OutputTokensMean); err != nil {
+		return err
+	}
+	if !t.IgnoreEOS {
+		return errorf(p+"ignore_eos", "must be true (--extra-inputs ignore_eos:true): a response that may end at the model's end-of-sequence token has a length the simulation cannot know")
+	}
+	switch {
+	case t.RequestRate > 0 && t.Concurrency > 0:
+		return errorf(p+"request_rate", "with concurrency (a request rate capped by a concurrency limit) is not simulated: give one of them")
+	case t.RequestRate > 0:
+		if err := checkFloat(p+"request_rate", "AIPerfBenchmark.request_rate", t.RequestRate); err != nil {
+			return err
+		}
+		if t.WarmupRequestCount > 0 {
+			return errorf(p+"warmup_request_count", "with request_rate is not simulated (a warm-up phase belongs to a closed loop here): give concurrency, or no warm-up")
+		}
+	default:
+		if err := checkInt(p+"concurrency", "AIPerfBenchmark.concurrency", t.Concurrency); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (t VLLMBenchServe) validate(path string) error {
+	p := path + "."
+	if err := checkEnum(p+"variant", "VLLMBenchServe.variant", t.Variant); err != nil {
+		return err
+	}
+	if t.DatasetName != "random" {
+		return errorf(p+"dataset_name", "%s is not simulated (random is: a trace replays through traffic.source)", quote(t.DatasetName))
+	}
+	if err := firstErr(checkInt(p+"random_input_len", "VLLMBenchServe.random_input_len", t.RandomInputLen),
+		checkInt(p+"random_output_len", "VLLMBenchServe.random_output_len", t.RandomOutputLen),
+		checkInt(p+"num_prompts", "VLLMBenchServe.num_prompts", t.NumPrompts),
+		checkInt(p+"max_concurrency", "VLLMBenchServe.max_concurrency", t.MaxConcurrency),
+		checkInt(p+"num_warmups", "VLLMBenchServe.num_warmups", t.NumWarmups),
+		checkFloat(p+"random_range_ratio", "VLLMBenchServe.random_range_ratio", t.RandomRangeRatio),
+		checkFloat(p+"burstiness", "VLLMBenchServe.burstiness", t.Burstiness)); err != nil {
+		return err
+	}
+	if err := checkInt(p+"random_prefix_len", "VLLMBenchServe.random_prefix_len", t.RandomPrefixLen); err != nil {
+		return err
+	}
+	if t.RandomPrefixLen != 0 {
+		return errorf(p+"random_prefix_len", "a shared prefix of every prompt is not simulated (give 0)")
+	}
+	if t.ReadyCheckTimeoutSec != nil {
+		if t.Variant != VariantVLLM {
+			return errorf(p+"ready_check_timeout_sec", "belongs to variant %s (the InferenceX fork has no ready check)", VariantVLLM)
+		}
+		if err := checkFloat(p+"ready_check_timeout_sec", "VLLMBenchServe.ready_check_timeout_sec", *t.ReadyCheckTimeoutSec); err != nil {
+			return err
+		}
+	}
+	switch t.Variant {
+	case VariantVLLM:
+		if t.Date != "" {
+			return errorf(p+"date", "belongs to variant %s (variant %s takes version)", VariantInferenceX, VariantVLLM)
+		}
+		if _, _, err := ResolveBackendVersion(t.Version); err != nil {
+			return errorf(p+"version", "%v", err)
+		}
+	case VariantInferenceX:
+		if t.Version != "" {
+			return errorf(p+"version", "belongs to variant %s (variant %s takes date)", VariantVLLM, VariantInferenceX)
+		}
+		if t.Date != "" {
+			if _, err := time.Parse("2006-01-02", t.Date); err != nil {
+				return errorf(p+"date", "%s is not a date (want YYYY-MM-DD)", quote(t.Date))
+			}
+		}
+	}
+	if _, _, err := t.Lengths(); err != nil {
+		return errorf(p+"random_range_ratio", "%v", err)
+	}
+	if !t.IgnoreEOS {
+		return errorf(p+"ignore_eos", "must be true (--ignore-eos): a response that may end at the model's end-of-sequence token has a length the simulation cannot know")
+	}
+	if t.RequestRate > 0 {
+		if err := checkFloat(p+"request_rate", "VLLMBenchServe.request_rate", t.RequestRate); err != nil {
+			return err
+		}
+		if t.MaxConcurrency > 0 {
+			return errorf(p+"max_concurrency", "with a finite request_rate (arrivals held back by a concurrency limit) is not simulated: give one of them")
+		}
+		if w := t.warmups(); w > 0 {
+			return errorf(p+"request_rate", "a finite rate after %d warm-up request(s) (the initial test request, num_warmups) is not simulated: "+
+				"set num_warmups: 0 and ready_check_timeout_sec: 0, or request_rate inf (0)", w)
+		}
+	}
+	return nil
+}
+
+// symmetric reports whether t draws lengths in vLLM's window around L
+// (variant vllm from 0.8.4) rather than in [⌊r·L⌋, L].
+func (t VLLMBenchServe) symmetric() bool {
+	if t.Variant != VariantVLLM {
+		return false
+	}
+	rel, _, err := ResolveBackendVersion(t.Version)
+	return err == nil && !rel.Before(vllmSymmetricRange)
+}
+
+// Lengths are the input and output length distributions of t's random
+// dataset: InferenceX's fork and vLLM before 0.8.4 draw each uniformly in
+// [⌊r·L⌋, L] (r in (0, 1]; sample_uniform in the fork); vLLM from 0.8.4 in
+// [⌊L·(1−r)⌋, ⌈L·(1+r)⌉] with r in [0, 1) and an output of at least 1
+// (RandomDataset.get_sampling_params, vllm/benchmarks/datasets.py). Input
+// and output are drawn independently. (vLLM's later releases subtract the
+// tokenizer's special tokens from L first, which adds them back to the
+// prompt the server sees: the window here is the server's, a token or so
+// wide of that.)
+func (t VLLMBenchServe) Lengths() (isl, osl Length, err error) {
+	r := t.RandomRangeRatio
+	if t.symmetric() {
+		if r >= 1 {
+			return isl, osl, fmt.Errorf("%g: vLLM %s draws lengths in [L·(1−r), L·(1+r)] and wants r in [0, 1)", r, t.Version)
+		}
+		lo := func(n int) int { return int(math.Floor(float64(n) * (1 - r))) }
+		hi := func(n int) int { return int(math.Ceil(float64(n) * (1 + r))) }
+		return window(max(1, lo(t.RandomInputLen)), hi(t.RandomInputLen)), window(max(1, lo(t.RandomOutputLen)), max(1, hi(t.RandomOutputLen))), nil
+	}
+	if r <= 0 || r > 1 {
+		return isl, osl, fmt.Errorf("%g: this client draws lengths in [⌊r·L⌋, L] and wants r in (0, 1]", r)
+	}
+	lo := func(n int) int { return max(1, int(math.Floor(float64(n)*r))) }
+	return window(lo(t.RandomInputLen), t.RandomInputLen), window(lo(t.RandomOutputLen), t.RandomOutputLen), nil
+}
+
+func window(lo, hi int) Length {
+	if lo == hi {
+		return Length{Kind: FixedLength{Value: lo}}
+	}
+	return Length{Kind: UniformLength{Min: lo, Max: hi}}
+}
+
+// warmups is the requests t sends before its measured ones: the initial test
+// request (vLLM's when ReadyCheckTimeoutSec > 0; the InferenceX fork's before
+// 2026-01-21) and NumWarmups, all copies of the first prompt.
+func (t VLLMBenchServe) warmups() int {
+	n := t.NumWarmups
+	switch t.Variant {
+	case VariantVLLM:
+		if t.ReadyCheckTimeoutSec == nil || *t.ReadyCheckTimeoutSec > 0 {
+			n++
+		}
+	case VariantInferenceX:
+		if d, err := time.Parse("2006-01-02", t.Date); err == nil && d.Before(inferenceXInRepo) {
+			n++
+		}
+	}
+	return n
+}
+
+// Traffic is the replay's traffic for benchmark b (validated), with notes on
+// how the tool's options were read.
+func (b Benchmark) Traffic() (Traffic, []string) {
+	tr, notes := b.Tool.traffic()
+	tr.Load.ResponseOverhead = b.ResponseOverhead
+	return tr, notes
+}
+
+func (t AIPerfBenchmark) traffic() (Traffic, []string) {
+	isl := aiperfLength(t.SyntheticInputTokensMean, t.SyntheticInputTokensStddev)
+	osl := aiperfLength(t.OutputTokensMean, t.OutputTokensStddev)
+	src := SyntheticSource{NumRequests: t.RequestCount, ISL: isl, OSL: osl,
+		Dataset: &Dataset{Entries: t.NumDatasetEntries, Sampling: t.DatasetSamplingStrategy}}
+	var tr Traffic
+	tr.Source.Type = src
+	if t.RequestRate > 0 {
+		tr.Load.Mode = RateLoad{RateRPS: t.RequestRate, Arrival: ArrivalPoisson}
+	} else {
+		tr.Load.Mode = ConcurrencyLoad{Concurrency: t.Concurrency, WarmupRequests: t.WarmupRequestCount}
+	}
+	tr.Stop.MaxDurationS = t.BenchmarkDuration
+	var notes []string
+	if t.SyntheticInputTokensStddev > 0 || t.OutputTokensStddev > 0 {
+		notes = append(notes, "a length with a stddev is drawn as round(x + 0.5), x ~ N(mean, std²) clamped to [1, mean + 8·std] (AIPerf: ceil(x), x rejected below 0)")
+	}
+	return tr, notes
+}
+
+// aiperfLength is an AIPerf length of mean and stddev (AIPerfBenchmark).
+func aiperfLength(mean int, std float64) Length {
+	if std == 0 {
+		return Length{Kind: FixedLength{Value: mean}}
+	}
+	return Length{Kind: NormalLength{Mean: float64(mean) + 0.5, Std: std, Min: 1, Max: int(math.Ceil(float64(mean) + 8*std))}}
+}
+
+func (t VLLMBenchServe) traffic() (Traffic, []string) {
+	isl, osl, _ := t.Lengths()
+	var tr Traffic
+	tr.Source.Type = SyntheticSource{NumRequests: t.NumPrompts, ISL: isl, OSL: osl}
+	w, prompt := t.warmups(), ""
+	if w > 0 {
+		prompt = WarmupPromptFirst
+	}
+	switch {
+	case t.RequestRate > 0:
+		l := RateLoad{RateRPS: t.RequestRate, Arrival: ArrivalPoisson}
+		if t.Burstiness != 1 {
+			l.Arrival, l.CV = ArrivalGamma, 1/math.Sqrt(t.Burstiness)
+		}
+		tr.Load.Mode = l
+	case t.MaxConcurrency > 0:
+		tr.Load.Mode = ConcurrencyLoad{Concurrency: t.MaxConcurrency, WarmupRequests: w, WarmupPrompt: prompt}
+	default: // every prompt at once: a client per prompt
+		tr.Load.Mode = ConcurrencyLoad{Concurrency: t.NumPrompts, WarmupRequests: w, WarmupPrompt: prompt}
+	}
+	notes := []string{fmt.Sprintf("lengths: input %s, output %s", lengthText(isl), lengthText(osl))}
+	if w > 0 {
+		notes = append(notes, fmt.Sprintf("%d warm-up request(s), copies of the first prompt, waited for before the measured ones", w))
+	}
+	return tr, notes
+}
+
+func lengthText(l Length) string {
+	switch k := l.Kind.(type) {
+	case FixedLength:
+		return fmt.Sprint(k.Value)
+	case UniformLength:
+		return fmt.Sprintf("uniform [%d, %d]", k.Min, k.Max)
+	}
+	return l.Name()
+}
+
+// MarshalJSON writes traffic with a benchmark as {"benchmark": …} alone (its
+// source, load and stop are what the benchmark makes, not given), and
+// otherwise as its fields.
+func (t Traffic) MarshalJSON() ([]byte, error) {
+	if t.Benchmark != nil {
+		return json.Marshal(struct {
+			Benchmark *Benchmark `json:"benchmark"`
+		}{t.Benchmark})
+	}
+	type fields Traffic // without methods
+	return json.Marshal(fields(t))
+}
+
+// JSON is t as canonical JSON (metadata.benchmark.traffic).
+func (t Traffic) JSON() []byte {
+	b, err := json.Marshal(t)
+	if err != nil {
+		panic("config: traffic does not encode: " + err.Error())
+	}
+	return b
+}

@@ -1,0 +1,155 @@
+package config
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func benchSpec(t *testing.T, engine, bench string) *Spec {
+	t.Helper()
+	s, err := DecodeYAML([]byte("engine: {model: m, system: h100_sxm" + engine + "}\ntraffic:\n  benchmark: " + bench + "\n"))
+	require.NoError(t, err)
+	return s
+}
+
+func benchErr(t *testing.T, bench string) *Error {
+	t.Helper()
+	_, err := DecodeYAML([]byte("engine: {model: m, system: h100_sxm}\ntraffic:\n  benchmark: " + bench + "\n"))
+	var ce *Error
+	require.ErrorAs(t, err, &ce, bench)
+	return ce
+}
+
+// The random dataset's length window by client: InferenceX's fork and vLLM
+// before 0.8.4 draw in [⌊r·L⌋, L] (r = 0.8, L = 1024: [819, 1024]); vLLM from
+// 0.8.4 in [⌊L(1−r)⌋, ⌈L(1+r)⌉] (r = 0.1, L = 1000: [900, 1100]; L = 5:
+// [4, 6]: ⌊4.5⌋ and ⌈5.5⌉); r = 1 in the fork and r = 0 in vLLM are fixed.
+func TestVLLMBenchServeLengths(t *testing.T) {
+	for _, c := range []struct {
+		bench    string
+		isl, osl Length
+	}{
+		{"{tool: vllm_bench_serve, variant: inferencex, random_input_len: 1024, random_output_len: 1024, random_range_ratio: 0.8, ignore_eos: true}",
+			Length{Kind: UniformLength{Min: 819, Max: 1024}}, Length{Kind: UniformLength{Min: 819, Max: 1024}}},
+		{"{tool: vllm_bench_serve, version: 0.15.1, random_input_len: 1000, random_output_len: 5, random_range_ratio: 0.1, ignore_eos: true}",
+			Length{Kind: UniformLength{Min: 900, Max: 1100}}, Length{Kind: UniformLength{Min: 4, Max: 6}}},
+		{"{tool: vllm_bench_serve, version: 0.8.0, random_input_len: 101, random_output_len: 10, random_range_ratio: 0.5, ignore_eos: true}",
+			Length{Kind: UniformLength{Min: 50, Max: 101}}, Length{Kind: UniformLength{Min: 5, Max: 10}}},
+		{"{tool: vllm_bench_serve, variant: inferencex, random_input_len: 8192, random_output_len: 1024, ignore_eos: true}",
+			Length{Kind: FixedLength{Value: 8192}}, Length{Kind: FixedLength{Value: 1024}}},
+		{"{tool: vllm_bench_serve, ignore_eos: true}", // vLLM's defaults: 1024 / 128, r = 0
+			Length{Kind: FixedLength{Value: 1024}}, Length{Kind: FixedLength{Value: 128}}},
+		{"{tool: vllm_bench_serve, random_output_len: 1, random_range_ratio: 0.9, ignore_eos: true}", // ⌊102.4⌋; output at least 1: ⌊0.1⌋ → 1, ⌈1.9⌉
+			Length{Kind: UniformLength{Min: 102, Max: 1946}}, Length{Kind: UniformLength{Min: 1, Max: 2}}},
+	} {
+		s := benchSpec(t, "", c.bench)
+		src := s.Traffic.Benchmark.Tool.(VLLMBenchServe)
+		isl, osl, err := src.Lengths()
+		require.NoError(t, err, c.bench)
+		assert.Equal(t, c.isl, isl, c.bench)
+		assert.Equal(t, c.osl, osl, c.bench)
+	}
+}
+
+// What each client sends before its measured prompts, and how it sends them.
+func TestVLLMBenchServeTraffic(t *testing.T) {
+	for _, c := range []struct {
+		name, engine, bench string
+		load                LoadMode
+		version             string
+	}{
+		// InferenceX since 2026-01-21: 2·c copies of the first prompt, no test request
+		{"inferencex", "", "{tool: vllm_bench_serve, variant: inferencex, num_prompts: 80, max_concurrency: 8, num_warmups: 16, random_range_ratio: 0.8, ignore_eos: true}",
+			ConcurrencyLoad{Concurrency: 8, WarmupRequests: 16, WarmupPrompt: WarmupPromptFirst}, ""},
+		// the cloned fork before it: its one test request
+		{"inferencex 2025", "", "{tool: vllm_bench_serve, variant: inferencex, date: \"2025-11-02\", num_prompts: 80, max_concurrency: 8, ignore_eos: true}",
+			ConcurrencyLoad{Concurrency: 8, WarmupRequests: 1, WarmupPrompt: WarmupPromptFirst}, ""},
+		// vLLM: the ready check's test request and the warm-ups; the engine's release is the client's
+		{"vllm", ", backend_version: 0.15.1", "{tool: vllm_bench_serve, num_prompts: 80, max_concurrency: 8, num_warmups: 2, ignore_eos: true}",
+			ConcurrencyLoad{Concurrency: 8, WarmupRequests: 3, WarmupPrompt: WarmupPromptFirst}, "0.15.1"},
+		{"vllm no ready check", "", "{tool: vllm_bench_serve, num_prompts: 80, max_concurrency: 8, ready_check_timeout_sec: 0, ignore_eos: true}",
+			ConcurrencyLoad{Concurrency: 8}, NewestVLLMRelease},
+		// no concurrency limit, rate inf: every prompt at once
+		{"all at once", "", "{tool: vllm_bench_serve, num_prompts: 50, ready_check_timeout_sec: 0, ignore_eos: true}",
+			ConcurrencyLoad{Concurrency: 50}, NewestVLLMRelease},
+		// a rate: Poisson; burstiness 4 is gamma of shape 4, cv 1/2
+		{"rate", "", "{tool: vllm_bench_serve, request_rate: 2, burstiness: 4, ready_check_timeout_sec: 0, ignore_eos: true}",
+			RateLoad{RateRPS: 2, Arrival: ArrivalGamma, CV: 0.5}, NewestVLLMRelease},
+	} {
+		s := benchSpec(t, c.engine, c.bench)
+		b := s.Traffic.Benchmark
+		assert.Equal(t, c.version, b.Tool.(VLLMBenchServe).Version, c.name)
+		tr, _ := b.Traffic()
+		assert.Equal(t, c.load, tr.Load.Mode, c.name)
+		assert.Equal(t, Stop{}, tr.Stop, c.name)
+		assert.Nil(t, tr.Source.Type.(SyntheticSource).Dataset, "%s: every prompt its own random ids", c.name)
+	}
+}
+
+// AIPerf: its dataset of 100 entries (shuffled), the warm-up drawn from it,
+// the request count measured, stddev 0 a fixed length.
+func TestAIPerfTraffic(t *testing.T) {
+	s := benchSpec(t, "", "{tool: aiperf, concurrency: 4, request_count: 40, warmup_request_count: 4, synthetic_input_tokens_mean: 1000, output_tokens_mean: 200, ignore_eos: true}")
+	tr, notes := s.Traffic.Benchmark.Traffic()
+	assert.Equal(t, SyntheticSource{NumRequests: 40, ISL: Length{Kind: FixedLength{Value: 1000}}, OSL: Length{Kind: FixedLength{Value: 200}},
+		Dataset: &Dataset{Entries: 100, Sampling: SamplingShuffle}}, tr.Source.Type)
+	assert.Equal(t, ConcurrencyLoad{Concurrency: 4, WarmupRequests: 4}, tr.Load.Mode)
+	assert.Empty(t, notes)
+	// defaults: concurrency 1, 10 requests, 550 tokens
+	s = benchSpec(t, "", "{tool: aiperf, output_tokens_mean: 20, output_tokens_stddev: 2, ignore_eos: true}")
+	tr, notes = s.Traffic.Benchmark.Traffic()
+	assert.Equal(t, ConcurrencyLoad{Concurrency: 1}, tr.Load.Mode)
+	src := tr.Source.Type.(SyntheticSource)
+	assert.Equal(t, 10, src.NumRequests)
+	assert.Equal(t, Length{Kind: FixedLength{Value: 550}}, src.ISL)
+	assert.Equal(t, Length{Kind: NormalLength{Mean: 20.5, Std: 2, Min: 1, Max: 36}}, src.OSL, "ceil(x) ≈ round(x + 0.5)")
+	assert.Len(t, notes, 1)
+	// a rate: Poisson, a benchmark duration stops sending
+	s = benchSpec(t, "", "{tool: aiperf, request_rate: 3, benchmark_duration: 60, output_tokens_mean: 20, ignore_eos: true}")
+	tr, _ = s.Traffic.Benchmark.Traffic()
+	assert.Equal(t, RateLoad{RateRPS: 3, Arrival: ArrivalPoisson}, tr.Load.Mode)
+	assert.Equal(t, Stop{MaxDurationS: 60}, tr.Stop)
+}
+
+// An option the simulation cannot honour is an error naming it.
+func TestBenchmarkRefusals(t *testing.T) {
+	for bench, field := range map[string]string{
+		"{tool: vllm_bench_serve}": "traffic.benchmark.ignore_eos",
+		"{tool: vllm_bench_serve, dataset_name: sharegpt, ignore_eos: true}":                                 "traffic.benchmark.dataset_name",
+		"{tool: vllm_bench_serve, random_prefix_len: 100, ignore_eos: true}":                                 "traffic.benchmark.random_prefix_len",
+		"{tool: vllm_bench_serve, random_range_ratio: 1, ignore_eos: true}":                                  "traffic.benchmark.random_range_ratio",
+		"{tool: vllm_bench_serve, variant: inferencex, random_range_ratio: 0, ignore_eos: true}":             "traffic.benchmark.random_range_ratio",
+		"{tool: vllm_bench_serve, request_rate: 1, max_concurrency: 4, ignore_eos: true}":                    "traffic.benchmark.max_concurrency",
+		"{tool: vllm_bench_serve, request_rate: 1, ignore_eos: true}":                                        "traffic.benchmark.request_rate",
+		"{tool: vllm_bench_serve, variant: inferencex, version: 0.15.1, ignore_eos: true}":                   "traffic.benchmark.version",
+		"{tool: vllm_bench_serve, variant: inferencex, date: \"2026-13-01\", ignore_eos: true}":              "traffic.benchmark.date",
+		"{tool: vllm_bench_serve, variant: inferencex, ready_check_timeout_sec: 5, ignore_eos: true}":        "traffic.benchmark.ready_check_timeout_sec",
+		"{tool: vllm_bench_serve, version: glm5-hopper, ignore_eos: true}":                                   "traffic.benchmark.version",
+		"{tool: aiperf, ignore_eos: true}":                                                                   "traffic.benchmark.output_tokens_mean",
+		"{tool: aiperf, output_tokens_mean: 10}":                                                             "traffic.benchmark.ignore_eos",
+		"{tool: aiperf, output_tokens_mean: 10, concurrency: 2, request_rate: 1, ignore_eos: true}":          "traffic.benchmark.request_rate",
+		"{tool: aiperf, output_tokens_mean: 10, request_rate: 1, warmup_request_count: 2, ignore_eos: true}": "traffic.benchmark.warmup_request_count",
+		"{tool: genai_perf}":                  "traffic.benchmark.tool",
+		"{tool: aiperf, random_input_len: 5}": "traffic.benchmark.random_input_len",
+	} {
+		assert.Equal(t, field, benchErr(t, bench).Field, bench)
+	}
+	// the benchmark makes the source, load and stop: none of them beside it
+	_, err := DecodeYAML([]byte("engine: {model: m, system: h100_sxm}\ntraffic:\n  benchmark: {tool: aiperf, output_tokens_mean: 10, ignore_eos: true}\n  stop: {max_requests: 5}\n"))
+	var ce *Error
+	require.ErrorAs(t, err, &ce)
+	assert.Equal(t, "traffic.stop", ce.Field)
+}
+
+// The canonical spec keeps the benchmark with its defaults filled, and
+// decodes to itself.
+func TestBenchmarkCanonical(t *testing.T) {
+	s := benchSpec(t, ", backend_version: 0.16.0", "{tool: vllm_bench_serve, max_concurrency: 4, ignore_eos: true}")
+	js := string(s.JSON())
+	assert.Contains(t, js, `"traffic":{"benchmark":{"tool":"vllm_bench_serve","variant":"vllm","version":"0.16.0","dataset_name":"random","random_input_len":1024,"random_output_len":128,"random_range_ratio":0,"num_prompts":1000,"max_concurrency":4,"burstiness":1,"ready_check_timeout_sec":600,"ignore_eos":true}}`)
+	again, err := Decode(s.JSON())
+	require.NoError(t, err)
+	assert.Equal(t, js, string(again.JSON()))
+}

@@ -1,0 +1,79 @@
+package replay
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// vLLM's benchmark as InferenceX runs it (tool vllm_bench_serve, variant
+// inferencex), on the linear engine of helpers_test.go (pass ms = 2.0 + 0.01
+// × prompt tokens computed + 0.1 × decodes), every length fixed (100 in, 2
+// out), max_concurrency 2, 4 prompts, 2 warm-ups:
+//
+//	warm-up: both copies of prompt 0 at 0, in one pass (neither finds the
+//	         other's blocks: they are computed in that pass): [0, 4.0] 200
+//	         tokens, first tokens; [4.0, 6.2] both decode and end.
+//	measured from 6.2: prompt 0 again, its 6 full blocks (96 tokens) cached,
+//	         computes 4; prompt 1 computes 100: [6.2, 9.24] (2 + 1.04); [9.24,
+//	         11.44] decodes: TTFT 3.04, E2E 5.24 each.
+//	         prompts 2, 3 at 11.44: [11.44, 15.44] (2 + 2.0), [15.44, 17.64]:
+//	         TTFT 4.0, E2E 6.2.
+//
+// The warm-ups are not reported; the window is 6.2 → 17.64 ms.
+func TestVLLMBenchServeWarmsUpWithTheFirstPrompt(t *testing.T) {
+	yml := linearEngineFor(100) + `
+traffic:
+  benchmark: {tool: vllm_bench_serve, variant: inferencex, random_input_len: 100, random_output_len: 2,
+              num_prompts: 4, max_concurrency: 2, num_warmups: 2, ignore_eos: true}
+`
+	rep := runYAML(t, yml)
+	require.Len(t, rep.Records, 4)
+	assert.Equal(t, 4, rep.Summary.Completed)
+	want := []struct {
+		id        int64
+		cached    int
+		ttft, e2e float64
+		sendMs    float64
+	}{{2, 96, 3.04, 5.24, 6.2}, {3, 0, 3.04, 5.24, 6.2}, {4, 0, 4.0, 6.2, 11.44}, {5, 0, 4.0, 6.2, 11.44}}
+	for i, w := range want {
+		r := rep.Records[i]
+		assert.Equal(t, w.id, r.RequestID, "record %d", i)
+		assert.Equal(t, w.cached, r.CachedTokens, "record %d", i)
+		ttft, _ := r.TTFT()
+		assert.InDelta(t, w.ttft, ttft, 1e-9, "record %d", i)
+		assert.InDelta(t, w.e2e, r.E2E(), 1e-9, "record %d", i)
+		assert.InDelta(t, w.sendMs, msOf(r.SendNs), 1e-9, "record %d", i)
+	}
+	assert.InDelta(t, 17.64-6.2, rep.Summary.DurationMs, 1e-9)
+	assert.Equal(t, 2, rep.Metadata.WarmupRequests)
+	require.NotNil(t, rep.Metadata.Benchmark)
+	assert.Equal(t, "vllm_bench_serve", rep.Metadata.Benchmark.Tool)
+	var tr map[string]map[string]any
+	require.NoError(t, json.Unmarshal(rep.Metadata.Benchmark.Traffic, &tr))
+	assert.Equal(t, "first", tr["load"]["warmup_prompt"])
+	var spec map[string]map[string]any
+	require.NoError(t, json.Unmarshal(rep.Metadata.Spec, &spec))
+	assert.Contains(t, spec["traffic"], "benchmark", "metadata.spec is the spec as given")
+	assert.NotContains(t, spec["traffic"], "source")
+}
+
+// AIPerf's warm-up draws from its dataset instead: with 2 entries, sequential
+// sampling (entries 0, 1, 0, 1, …), the 2 warm-ups send entries 0 and 1 and
+// every measured request finds its prompt cached (96 of 100 tokens).
+func TestAIPerfWarmsUpFromItsDataset(t *testing.T) {
+	yml := linearEngineFor(100) + `
+traffic:
+  benchmark: {tool: aiperf, concurrency: 2, request_count: 4, warmup_request_count: 2, synthetic_input_tokens_mean: 100,
+              output_tokens_mean: 2, num_dataset_entries: 2, dataset_sampling_strategy: sequential, ignore_eos: true}
+`
+	rep := runYAML(t, yml)
+	require.Len(t, rep.Records, 4)
+	for i, r := range rep.Records {
+		assert.Equal(t, 96, r.CachedTokens, "record %d", i)
+		assert.Equal(t, int64(i+2), r.RequestID)
+	}
+	assert.Equal(t, 2, rep.Metadata.WarmupRequests)
+}

@@ -1,0 +1,45 @@
+package workload
+
+// RepeatFirst returns a Source that sends n copies of src's first request,
+// then src's requests from the first on: a load generator that warms up with
+// its first prompt (vLLM's benchmark_serving sends the test prompt,
+// input_requests[0], as every warm-up request). The copies and the first
+// request share their prompt: a first request without HashIDs (a synthetic
+// prompt of its own) gets one id covering its whole prompt, which no other
+// request of such a source has, so a prefix cache finds the copies' blocks
+// for it and nothing else. IDs are in send order: the copies 0 … n−1, then
+// src's request i as n + i.
+func RepeatFirst(src Source, n int) Source { return &repeatFirst{src: src, n: n} }
+
+type repeatFirst struct {
+	src   Source
+	n     int
+	first Request
+	read  bool // first holds src's first request
+	sent  int  // requests returned
+}
+
+// Next implements Source.
+func (s *repeatFirst) Next(r *Request) error {
+	if !s.read {
+		if err := s.src.Next(&s.first); err != nil {
+			return err
+		}
+		if s.first.HashIDs == nil {
+			s.first.HashIDs, s.first.HashBlockTokens = []int64{0}, s.first.InputTokens
+		}
+		s.read = true
+	}
+	switch {
+	case s.sent <= s.n: // the copies, then the first itself
+		*r = s.first
+		r.HashIDs = append([]int64(nil), s.first.HashIDs...)
+	default:
+		if err := s.src.Next(r); err != nil {
+			return err
+		}
+	}
+	r.ID = int64(s.sent)
+	s.sent++
+	return nil
+}
