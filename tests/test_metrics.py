@@ -47,6 +47,20 @@ def test_worked_example_1_metrics(example1):
     assert "goodput" not in aisimulate.replay(example1).summary  # only with an SLO
 
 
+def test_a_one_token_response_misses_a_tpot_slo(tmp_path):
+    # Goodput as AIPerf counts it: a record without the SLO's metric is not good. Worked
+    # example 1's r1 (1000/3) and a 100/1 request at 10 ms (one token: no TPOT): under
+    # tpot ≤ 5 ms only r1 is good. r1 ends at 19.30 ms (r2's prefill shares its pass 3).
+    trace = write_mooncake(tmp_path / "t.jsonl", [
+        EXAMPLE1_ROWS[0], {"timestamp": 10, "input_length": 100, "output_length": 1, "hash_ids": [3]}])
+    spec = example1_spec(trace)
+    s = aisimulate.replay(spec, slo={"tpot_ms": 5.0}).summary
+    assert s["goodput"]["good_requests"] == 1 and s["goodput"]["slo_attainment"] == 0.5
+    row = aisimulate.sweep(spec, [{}], slo={"tpot_ms": 5.0}, jobs=1).iloc[0]
+    assert row["slo_attainment"] == 0.5  # the sweep's columns count alike
+    assert row["goodput_rps"] == pytest.approx(s["goodput"]["goodput_rps"], rel=1e-12)
+
+
 @pytest.mark.parametrize("slo,field", [({"ttft": 1}, "slo.ttft"), ({"ttft_ms": 0}, "slo.ttft_ms"),
                                        ({"e2e_ms": float("nan")}, "slo.e2e_ms"), ({}, "slo")])
 def test_bad_slo_names_the_entry(example1, slo, field):

@@ -76,8 +76,9 @@ type Metadata struct {
 	WarmupRequests int      `json:"warmup_requests,omitempty"`
 	// WeightDtype is the GEMM weight format in effect.
 	WeightDtype string `json:"weight_dtype"`
-	// WindowStartMs is when the first request was sent: summary.duration_ms
-	// runs from it to the last response received, ms.
+	// WindowStartMs is when the first completed request was sent (0 when
+	// none completed): summary.duration_ms runs from it to the last
+	// completed response received, ms (report.AIPerfWindow).
 	WindowStartMs float64 `json:"window_start_ms"`
 	// WorkerBusyMs (aggregated only): Pools[0].WorkerBusyMs.
 	WorkerBusyMs []float64 `json:"worker_busy_ms,omitempty"`

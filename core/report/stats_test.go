@@ -47,8 +47,9 @@ func TestRecordUndefinedMetrics(t *testing.T) {
 	assert.Contains(t, string(b), `"ttft_ms":null,"e2e_ms":2.5,"tpot_ms":null`)
 }
 
-// Duration runs to the last response; throughputs divide by it; zero duration
-// gives zero rates, never NaN.
+// Duration runs to the last completed response (a rejected request ending
+// later is outside AIPerf's window); throughputs divide by it; zero duration
+// gives null rates, never NaN.
 func TestAccumulatorClose(t *testing.T) {
 	var a Accumulator
 	assert.Nil(t, a.Close(2).RequestThroughputRPS)
@@ -57,10 +58,10 @@ func TestAccumulatorClose(t *testing.T) {
 	a.Add(&Record{Status: StatusCompleted, FirstTokenNs: 1e9, EndNs: 2e9, OutputTokens: 11, InputTokens: 5})
 	a.Add(&Record{Status: StatusRejected, FirstTokenNs: NoTime, EndNs: 4e9})
 	s := a.Close(8)
-	assert.Equal(t, 4000.0, s.DurationMs)
-	assert.Equal(t, 0.25, *s.RequestThroughputRPS)       // 1 / 4 s
-	assert.Equal(t, 11/4.0, *s.OutputTokenThroughputTPS) // 11 tokens / 4 s
-	assert.InDelta(t, 8*4/3600.0, s.GPUHours, 1e-15)
+	assert.Equal(t, 2000.0, s.DurationMs)
+	assert.Equal(t, 0.5, *s.RequestThroughputRPS)        // 1 / 2 s
+	assert.Equal(t, 11/2.0, *s.OutputTokenThroughputTPS) // 11 tokens / 2 s
+	assert.InDelta(t, 8*2/3600.0, s.GPUHours, 1e-15)
 	assert.Equal(t, 1, s.Rejected)
 	assert.Equal(t, 100.0, s.ITL.Mean)
 }

@@ -12,11 +12,14 @@ type Summary struct {
 	Rejected  int `json:"rejected"`
 	Failed    int `json:"failed"`
 	Canceled  int `json:"canceled"`
-	// DurationMs is the measured window: from the first request sent to the
-	// last response received by the client (not including the client's
-	// response overhead), AIPerf's benchmark duration (aiperf/metrics/types/
-	// benchmark_duration_metric.py: max response timestamp − min request
-	// timestamp).
+	// DurationMs is the measured window (WindowRule): by default AIPerf's
+	// benchmark duration, from the first completed request's send to the
+	// last completed response received by the client (not including the
+	// client's response overhead): aiperf/metrics/types/
+	// benchmark_duration_metric.py, max response timestamp − min request
+	// timestamp, both aggregated over valid records only (its
+	// MetricRecordProcessor gives an error record its error metrics and
+	// nothing else). 0 when no request completed.
 	DurationMs float64 `json:"duration_ms"`
 	// RequestThroughputRPS = completed / duration (requests per second); null
 	// when the duration is 0 (nothing was received after the start).
@@ -52,8 +55,11 @@ type Summary struct {
 
 // SLO is a per-request service level objective in ms; an unset (nil) bound
 // is not checked. A completed request is good when its TTFT, TPOT and E2E
-// are each at most the bound; a request below 2 output tokens has no TPOT
-// and cannot miss that bound (vLLM's benchmark counts its TPOT as 0).
+// are each at most the bound, as AIPerf counts good requests
+// (aiperf/metrics/types/good_request_count_metric.py: a record without the
+// SLO's metric is not good): a request below 2 output tokens has no TPOT
+// (AIPerf's inter_token_latency raises NoMetricValue below 2 tokens), so it
+// misses a TPOT bound.
 type SLO struct {
 	TTFTMs *float64 `json:"ttft_ms,omitempty"`
 	TPOTMs *float64 `json:"tpot_ms,omitempty"`
@@ -65,22 +71,42 @@ func (o *SLO) meets(r *Record) bool {
 	if v, ok := r.TTFT(); o.TTFTMs != nil && (!ok || v > *o.TTFTMs) {
 		return false
 	}
-	if v, ok := r.TPOT(); o.TPOTMs != nil && ok && v > *o.TPOTMs {
+	if v, ok := r.TPOT(); o.TPOTMs != nil && (!ok || v > *o.TPOTMs) {
 		return false
 	}
 	return o.E2EMs == nil || r.E2E() <= *o.E2EMs
 }
 
-// Goodput is the completed requests within an SLO (AIPerf's good request
-// count and goodput, vLLM's request_goodput): GoodputRPS = good requests /
-// the duration window (DurationMs; null when it is 0), SLOAttainment = good / completed (null
-// with nothing completed).
+// Goodput is the completed requests within an SLO, as AIPerf counts them
+// (good_request_count and goodput, aiperf/metrics/types/goodput_metric.py):
+// GoodputRPS = good requests / the measured window (DurationMs; null when
+// it is 0), SLOAttainment = good / completed (null with nothing completed).
+// vLLM's request_goodput differs only for outputs of one token, whose TPOT
+// it takes as 0 (a pass) where AIPerf has none (a miss).
 type Goodput struct {
 	SLO           SLO      `json:"slo"`
 	GoodRequests  int      `json:"good_requests"`
 	GoodputRPS    *float64 `json:"goodput_rps"`
 	SLOAttainment *float64 `json:"slo_attainment"`
 }
+
+// WindowRule says whether a record bounds the measured window: the window
+// runs from the earliest send to the latest end of the records it accepts.
+// It is a load generator's rule; AIPerfWindow is the default.
+type WindowRule func(r *Record) bool
+
+// AIPerfWindow is AIPerf's benchmark duration: only completed requests
+// (AIPerf's valid records) bound the window, so a rejected, failed or
+// canceled request is outside it (aiperf/metrics/types/min_request_metric.py
+// and max_response_metric.py are record metrics, which AIPerf's
+// MetricRecordProcessor computes for valid records only).
+func AIPerfWindow(r *Record) bool { return r.Status == StatusCompleted }
+
+// EveryRequestWindow bounds the window by every request sent, whatever its
+// end: the rule of a load generator that times its whole run (vLLM's
+// `vllm bench serve` measures its duration from the benchmark's start to
+// the end of its last request, failed ones included).
+func EveryRequestWindow(*Record) bool { return true }
 
 // Accumulator collects records and closes into a Summary in one step.
 //
@@ -94,8 +120,9 @@ type Accumulator struct {
 	isl, os         []int32
 	itl             gapPool
 	lastEndNs       int64
-	firstSendNs     int64 // NoTime until a record is added
-	added           bool
+	firstSendNs     int64 // valid once added
+	added           bool  // a record bounds the window
+	window          WindowRule
 	slo             *SLO
 	good            int
 }
@@ -121,11 +148,20 @@ func (a *Accumulator) AddGap(gapNs int64) { a.itl.add(gapNs, 1) }
 // same as one AddGap.
 func (a *Accumulator) AddGaps(gapNs int64, n int) { a.itl.add(gapNs, int64(n)) }
 
+// SetWindowRule makes rule decide which records bound the measured window
+// (AIPerfWindow when never called); call it before the first Add.
+func (a *Accumulator) SetWindowRule(rule WindowRule) { a.window = rule }
+
 // Add counts one terminal record.
 func (a *Accumulator) Add(r *Record) {
-	a.lastEndNs = max(a.lastEndNs, r.EndNs)
-	if !a.added || r.SendNs < a.firstSendNs {
-		a.firstSendNs, a.added = r.SendNs, true
+	if a.window == nil {
+		a.window = AIPerfWindow
+	}
+	if a.window(r) {
+		a.lastEndNs = max(a.lastEndNs, r.EndNs)
+		if !a.added || r.SendNs < a.firstSendNs {
+			a.firstSendNs, a.added = r.SendNs, true
+		}
 	}
 	a.s.Preemptions += int64(r.Preemptions)
 	switch r.Status {
@@ -163,7 +199,8 @@ func (a *Accumulator) Add(r *Record) {
 	}
 }
 
-// FirstSendNs is the earliest send of the records added so far (0 before any).
+// FirstSendNs is the earliest send of the records added so far that bound
+// the window (0 before any).
 func (a *Accumulator) FirstSendNs() int64 {
 	if !a.added {
 		return 0
@@ -172,7 +209,7 @@ func (a *Accumulator) FirstSendNs() int64 {
 }
 
 // WindowNs is the measured window: last response end received − first send
-// (0 before any record).
+// of the records that bound it (0 before any).
 func (a *Accumulator) WindowNs() int64 { return a.lastEndNs - a.FirstSendNs() }
 
 // Close computes the summary. gpus is the total GPU count of the deployment.

@@ -118,8 +118,8 @@ def replay(src: str | os.PathLike[str] | Mapping[str, Any] | Spec, *,
             in use). Off by default (it costs memory in proportion to the passes).
         slo: per-request bounds in ms, any of ``{"ttft_ms", "tpot_ms", "e2e_ms"}``: the
             summary gains ``goodput`` (``good_requests``, ``goodput_rps`` = good /
-            duration s, ``slo_attainment`` = good / completed). A request of one output
-            token has no TPOT and cannot miss that bound.
+            duration s, ``slo_attainment`` = good / completed), as AIPerf counts good
+            requests: a request of one output token has no TPOT, so it misses that bound.
         progress: show a progress bar (requests finished / expected, simulated time) on
             stderr, or a widget in a notebook, once the replay has run for 2 s. ``None``
             (default): when stderr is a terminal or in a Jupyter kernel.

@@ -144,7 +144,7 @@ def aiperf_summary(report: "ReplayReport") -> dict[str, Any]:
     errors = int(np.count_nonzero(~completed))
     duration_s = s.get("duration_ms") / 1000.0 if s.get("duration_ms") is not None else None
     total_isl, total_osl = int(isl.sum()), int(osl.sum())
-    # the measured window (AIPerf: first request sent, last response received)
+    # the measured window (AIPerf: first valid request sent, last valid response received)
     start_ms = report.metadata.get("window_start_ms")
     if not isinstance(start_ms, (int, float)):
         start_ms = float(cols["send_ms"].min()) if len(cols["send_ms"]) else None

@@ -151,12 +151,12 @@ def flatten(report: Any, slo: Mapping[str, float] | None) -> dict[str, Any]:
     out["output_tps_per_user"] = float(np.mean(1000.0 / tpot)) if len(tpot) else None
     if slo:
         # a request meets the SLO when each of its values is within the threshold; a
-        # null TPOT (fewer than 2 output tokens) has no inter-token gap to miss
+        # null value (a TPOT below 2 output tokens) misses it, as AIPerf counts good
+        # requests (a record without the SLO's metric is not good); NaN <= limit is False
         n = len(done["ttft_ms"])
         meets = np.ones(n, dtype=bool)
         for key, limit in slo.items():
-            v = done[key]
-            meets &= (np.isnan(v) | (v <= limit)) if key == "tpot_ms" else (v <= limit)
+            meets &= done[key] <= limit
         good = int(meets.sum())
         dur = out["duration_ms"]
         out["goodput_rps"] = good / (dur / 1000.0) if dur else None
