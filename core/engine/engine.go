@@ -84,13 +84,15 @@ type Worker interface {
 	CruiseSteady() (steady, unmeasured int, durNs int64, ok bool)
 
 	// P/D. ReleaseHeld frees the KV of a finished HoldKV request (prefill
-	// side). Handoff takes a request whose first kvTokens tokens arrive by
-	// transfer and reports whether its KV is reserved now (its transfer may
-	// start) or it waits; ReserveWaiting returns those reserved since, in
-	// order (reused by the next call); KVArrived queues a reserved handoff
-	// whose KV has arrived. CheckHandoff is CheckFits for a handoff.
+	// side). Handoff takes a request (the client's prompt, output and
+	// hashes) whose prompt's KV a prefill worker computed, and reports
+	// whether its KV is reserved now (its transfer of r.PulledTokens, the
+	// prompt tokens the worker's own cache lacks, may start) or it waits;
+	// ReserveWaiting returns those reserved since, in order (reused by the
+	// next call); KVArrived queues a reserved handoff whose KV has arrived.
+	// CheckHandoff is CheckFits for a handoff.
 	ReleaseHeld(r *Request)
-	Handoff(r *Request, kvTokens int) bool
+	Handoff(r *Request) bool
 	ReserveWaiting() []*Request
 	KVArrived(r *Request)
 	CheckHandoff(prompt, output int) string
@@ -155,6 +157,10 @@ type Request struct {
 	// generator's warm-up request). It is scheduled like any other; FinishPass
 	// only counts its steady tokens apart from the measured ones.
 	Unmeasured bool
+	// PulledTokens (P/D decode side) is the prompt tokens the KV transfer
+	// brings, set when a handoff's KV is reserved (Worker.Handoff): the
+	// prompt less what the decode worker's own prefix cache held.
+	PulledTokens int
 
 	impl any
 }

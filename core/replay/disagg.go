@@ -10,12 +10,14 @@ import (
 // The P/D flow (docs/design.md, "P/D disaggregation"):
 //
 //	arrive ─► prefill worker (prefix cache of that worker; KV held after the
-//	          prompt is computed) ─► handoff: pick a decode worker, which
-//	          reserves its blocks (engine.Worker.Handoff: waiting FIFO if they
-//	          are not free) ─► transfer of prompt × KV bytes per token /
+//	          prompt is computed) ─► handoff: pick a decode worker, which looks
+//	          its own prefix cache up and reserves the prompt's blocks
+//	          (engine.Worker.Handoff: waiting FIFO if they are not free) ─►
+//	          transfer of the tokens it lacks × KV bytes per token /
 //	          bandwidth + latency ─► the prefill worker frees its blocks; the
-//	          decode worker queues the request (KVArrived) ─► decode passes
-//	          produce every client-visible token.
+//	          decode worker queues the request (KVArrived) and caches the
+//	          blocks it received ─► decode passes produce every
+//	          client-visible token.
 //
 // The decode worker holds every handoff placed on it in one place, its
 // engine.Worker (waiting for blocks, in transfer, arrived), so its load for
@@ -37,7 +39,7 @@ func (m *sim) arrivePD(idx int32, w int) {
 	// The prefill worker computes the prompt and keeps its KV for the transfer;
 	// the decode side produces all output (a prompt-only request ends here).
 	f.eng.Output, f.eng.HoldKV = 0, output > 0
-	f.dec.Reset(engineID(idx, f.gen), prompt+1, output, nil, nil)
+	f.dec.Reset(engineID(idx, f.gen), prompt, output, f.eng.Hashes, f.eng.Groups)
 	f.dec.Unmeasured = f.warmup
 	m.admit(w, idx)
 }
@@ -72,7 +74,7 @@ func (m *sim) handoff(idx int32) {
 		m.end(idx, report.StatusFailed)
 		return
 	}
-	if m.workers[w].Handoff(f.dec, f.eng.Prompt) {
+	if m.workers[w].Handoff(f.dec) {
 		m.startTransfer(idx)
 		return
 	}
@@ -91,11 +93,12 @@ func (m *sim) retryHandoffs(w int) {
 	}
 }
 
-// startTransfer: the decode blocks are reserved; the prompt's KV moves now.
+// startTransfer: the decode blocks are reserved; the KV of the prompt's
+// tokens the decode worker's cache lacks moves now.
 func (m *sim) startTransfer(idx int32) {
 	f := m.flights[idx]
 	f.stage = stageTransfer
-	d := m.dep.transferNs(f.eng.Prompt)
+	d := m.dep.transferNs(f.dec.PulledTokens)
 	m.rec(f.rec).TransferNs = d
 	m.at(m.now+d, phaseTransfer, evTransferEnd, idx, f.gen)
 }

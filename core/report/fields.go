@@ -110,7 +110,7 @@ var fields = []Field{
 		Null: "aggregated replay", integer: index(func(r *Record) int { return r.PrefillWorker })},
 	{Name: "decode_worker", Dtype: "<i4", Doc: "P/D: the decode worker's index in its pool",
 		Null: "aggregated replay, or no handoff", integer: index(func(r *Record) int { return r.DecodeWorker })},
-	{Name: "transfer_ms", Dtype: "<f8", Unit: "ms", Doc: "P/D: the KV transfer, prompt × KV bytes per token / bandwidth + latency",
+	{Name: "transfer_ms", Dtype: "<f8", Unit: "ms", Doc: "P/D: the KV transfer, the prompt tokens the decode worker's prefix cache lacks × KV bytes per token / bandwidth + latency",
 		Null: "aggregated replay, or no transfer started",
 		float: func(r *Record) (float64, bool) {
 			return ms(r.TransferNs), r.PrefillWorker >= 0 && r.TransferNs > 0

@@ -72,16 +72,21 @@ func (w *Worker) schedule() bool {
 		preempted = false
 	}
 
-	// P/D: handoffs whose KV arrived into reserved blocks go first (FIFO).
+	// P/D: handoffs whose KV arrived into reserved blocks go first (FIFO). As
+	// vLLM's Scheduler._update_waiting_for_remote_kv, the prompt's last token
+	// is computed again (so that the pass can sample) and the blocks that
+	// arrived are cached.
 	for !preempted && budget > 0 && w.kvArrived.Len() > 0 && w.nRunning < w.cfg.MaxNumSeqs {
 		r := w.kvArrived.Front()
-		n := min(r.tokens()-r.kvReady, budget)
-		need := w.blocksFor(r.kvReady+n) - len(r.blocks)
+		computed := r.kvReady - 1
+		n := min(r.tokens()-computed, budget)
+		need := w.blocksFor(computed+n) - len(r.blocks)
 		if need > w.kv.available() {
 			break
 		}
 		w.kvArrived.PopFront()
-		r.computed = r.kvReady
+		r.computed = computed
+		w.registerFull(r)
 		w.admit(r, n, need)
 		budget -= n
 	}
@@ -232,8 +237,9 @@ func (w *Worker) addToBatch(r *Request, n int) {
 	r.scheduled = n
 	b := &w.batch
 	// A decode: one token after the prompt, or a handed-off request's first
-	// pass (its KV holds the prompt; the pass starts its response).
-	if n == 1 && (r.computed >= r.Prompt && r.Generated > 0 || r.transferred && r.computed == r.kvReady) {
+	// pass (its KV holds the prompt; the pass computes the prompt's last
+	// token again and starts the response).
+	if n == 1 && (r.computed >= r.Prompt && r.Generated > 0 || r.transferred && r.computed == r.kvReady-1) {
 		b.AddDecode(r.computed)
 		for i, win := range w.cfg.DecodeWindows {
 			b.DecodeWindowSums[i] += int64(min(r.computed+1, win))

@@ -238,13 +238,13 @@ func TestCheckFits(t *testing.T) {
 // must not stall the worker while a handoff that needs no new block waits.
 func TestPreemptionThatEmptiesThePassStillAdmits(t *testing.T) {
 	w, rec := newTestWorker(t, Config{MaxNumSeqs: 4, MaxNumBatchedTokens: 64, BlockSize: 4, NumBlocks: 4, MaxModelLen: 64})
-	r1 := newRequest(1, 3+1, 5)
-	require.True(t, w.Handoff(r1, 3)) // 1 block
+	r1 := newRequest(1, 4, 5)
+	require.True(t, w.Handoff(r1)) // 1 block
 	w.KVArrived(r1)
-	_, ok := w.StartPass() // r1's first decode, KV 3
+	_, ok := w.StartPass() // r1's first decode: its prompt's last token again, KV 3
 	require.True(t, ok)
-	r2 := newRequest(2, 11+1, 2)
-	require.True(t, w.Handoff(r2, 11)) // 3 blocks: the cache is full
+	r2 := newRequest(2, 12, 2)
+	require.True(t, w.Handoff(r2)) // 3 blocks: the cache is full
 	w.KVArrived(r2)
 	w.FinishPass()
 	// r1 now needs a second block: none is free, so it preempts itself; r2
@@ -263,16 +263,16 @@ func TestPreemptionThatEmptiesThePassStillAdmits(t *testing.T) {
 // A decode worker holds every handoff placed on it: waiting for blocks (FIFO,
 // no overtaking), in transfer with reserved blocks, arrived. Its Outstanding
 // counts all of them; Abort drops one wherever it is. 4 blocks of 4 tokens:
-// a handoff of kv tokens reserves ⌈(kv + 1) / 4⌉ blocks.
+// a handoff of a P-token prompt reserves ⌈P / 4⌉ blocks.
 func TestHandoffLifecycle(t *testing.T) {
 	w, _ := newTestWorker(t, Config{MaxNumSeqs: 4, MaxNumBatchedTokens: 64, BlockSize: 4, NumBlocks: 4, MaxModelLen: 64})
-	h1 := newRequest(1, 7+1, 2)
-	h2 := newRequest(2, 11+1, 2)
-	h3 := newRequest(3, 3+1, 2)
-	require.True(t, w.Handoff(h1, 7)) // 2 blocks reserved, 2 free
+	h1 := newRequest(1, 8, 2)
+	h2 := newRequest(2, 12, 2)
+	h3 := newRequest(3, 4, 2)
+	require.True(t, w.Handoff(h1)) // 2 blocks reserved, 2 free
 	assert.Equal(t, 2, w.KVFree())
-	assert.False(t, w.Handoff(h2, 11), "3 blocks, 2 free: it waits")
-	assert.False(t, w.Handoff(h3, 3), "1 block would do, but h2 waits ahead of it")
+	assert.False(t, w.Handoff(h2), "3 blocks, 2 free: it waits")
+	assert.False(t, w.Handoff(h3), "1 block would do, but h2 waits ahead of it")
 	assert.Equal(t, 3, w.Outstanding())
 	assert.Empty(t, w.ReserveWaiting(), "h2 still does not fit")
 

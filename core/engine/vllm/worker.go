@@ -16,8 +16,9 @@ type Request struct {
 	scheduled int  // tokens computed in the current pass
 	admitted  bool // first admission done (CachedTokens set)
 	where     int8 // onNone, onWaiting, onKVArrived, onRunning, onHeld, onReserved, onAwaitingBlocks
-	// transferred (P/D decode side): the first kvReady tokens' KV arrives, or
-	// arrived, by transfer into reserved blocks (Handoff).
+	// transferred (P/D decode side): the prompt's KV (kvReady tokens) is in
+	// reserved blocks, found in the worker's prefix cache or brought by the
+	// transfer (Handoff).
 	transferred bool
 	kvReady     int
 	registered  int     // leading full blocks already offered to the prefix cache
@@ -483,21 +484,29 @@ func (w *Worker) ReleaseHeld(er *engine.Request) {
 	r.where = onNone
 }
 
-// Handoff (P/D decode side) takes a request whose first kvTokens tokens arrive
-// by transfer from a prefill worker. Its KV blocks (kvTokens, plus the one
-// token its first pass computes) are reserved now when they are free and no
-// earlier handoff waits for blocks (FIFO), and Handoff reports true: its
-// transfer may start. Otherwise it waits for blocks, and ReserveWaiting
-// returns it once they are reserved. Once its KV has arrived, KVArrived
-// queues it; its first pass is a decode at KV length kvTokens.
-//
-// The request's Prompt must be kvTokens + 1: the handed-off prompt plus the
-// token whose decode starts the response, so that it produces Output tokens in
-// Output decode passes (docs/design.md, "P/D disaggregation").
-func (w *Worker) Handoff(er *engine.Request, kvTokens int) bool {
+// Handoff (P/D decode side) takes a request whose prompt a prefill worker
+// computed: its Prompt, Output and Hashes are the client's request. As vLLM's
+// NixlConnector runs on the decode side, the worker first looks its own
+// prefix cache up (KVCacheManager.get_computed_blocks, at most
+// ⌊(Prompt − 1) / BlockSize⌋ blocks), then reserves the prompt's blocks
+// beyond those it found: ⌈Prompt / BlockSize⌉ in all, exactly the blocks the
+// prefill worker exports (vLLM PR 50558: the decode side allocates no more
+// blocks than the prefiller, num_local ≤ num_remote), and the transfer brings
+// only the tokens it lacks, Prompt − the hit (NixlConnectorScheduler.
+// get_num_new_matched_tokens; update_state_after_alloc pulls the unhashed
+// blocks). The blocks are reserved now when they are free and no earlier
+// handoff waits for blocks (FIFO), and Handoff reports true: its transfer
+// (of r.PulledTokens) may start. Otherwise it waits for blocks, and
+// ReserveWaiting returns it once they are reserved. Once its KV has arrived,
+// KVArrived queues it; its first pass computes the prompt's last token again
+// (vLLM's Scheduler._update_waiting_for_remote_kv takes one token off a
+// fully loaded prompt so that the pass can sample), priced as a decode at KV
+// length Prompt − 1, and samples output token 1 (docs/design.md, "P/D
+// disaggregation").
+func (w *Worker) Handoff(er *engine.Request) bool {
 	r := own(er)
 	r.renew()
-	r.transferred, r.kvReady = true, kvTokens
+	r.transferred, r.kvReady = true, r.Prompt
 	if w.awaitingBlocks.Len() == 0 && w.reserve(r) {
 		return true
 	}
@@ -506,15 +515,22 @@ func (w *Worker) Handoff(er *engine.Request, kvTokens int) bool {
 	return false
 }
 
-// reserve takes r's KV blocks (kvReady + 1 tokens) if they are free now.
+// reserve takes r's KV blocks if they are free now: the prompt's blocks its
+// prefix cache holds (touched, as an admission touches them) and new ones for
+// the rest of the prompt.
 func (w *Worker) reserve(r *Request) bool {
-	need := w.blocksFor(r.kvReady + 1)
-	if need > w.kv.available() {
+	r.prefixKeys()
+	hits, idle := w.kv.lookup(r.Hashes, r.Groups, (r.Prompt-1)/w.cfg.BlockSize)
+	need := w.blocksFor(r.Prompt) - hits
+	if need > w.kv.available()-idle {
 		return false
 	}
 	w.name(r)
-	r.blocks = r.blocks[:0]
+	hit := hits * w.cfg.BlockSize
+	w.recordLookup(r, hit)
+	r.blocks = w.kv.touch(hits, r.blocks[:0])
 	r.blocks = w.kv.takeN(need, r.blocks)
+	r.registered, r.CachedTokens, r.PulledTokens = hits, hit, r.Prompt-hit
 	r.admitted, r.where = true, onReserved
 	w.inTransfer++
 	return true
@@ -544,10 +560,10 @@ func (w *Worker) KVArrived(er *engine.Request) {
 
 // CheckHandoff returns why this (decode) worker can never hold a handed-off
 // request of prompt tokens that will produce output tokens, or "": its cache
-// must hold prompt + output tokens (the transferred prompt, then one token per
-// decode pass but the last).
+// must hold prompt + output − 1 tokens (the transferred prompt, then the KV
+// of every output token but the last, which is sampled and never written).
 func (w *Worker) CheckHandoff(prompt, output int) string {
-	need := w.blocksFor(prompt + output)
+	need := w.blocksFor(prompt + max(output-1, 0))
 	if need > w.cfg.NumBlocks {
 		return fmt.Sprintf("handoff needs %d KV blocks, more than the decode worker's whole cache (%d blocks of %d tokens)", need, w.cfg.NumBlocks, w.cfg.BlockSize)
 	}
