@@ -13,16 +13,17 @@ import (
 // × prompt tokens computed + 0.1 × decodes), every length fixed (100 in, 2
 // out), max_concurrency 2, 4 prompts, 2 warm-ups:
 //
-//	warm-up: both copies of prompt 0 at 0, in one pass (neither finds the
-//	         other's blocks: they are computed in that pass): [0, 4.0] 200
-//	         tokens, first tokens; [4.0, 6.2] both decode and end.
-//	measured from 6.2: prompt 0 again, its 6 full blocks (96 tokens) cached,
-//	         computes 4; prompt 1 computes 100: [6.2, 9.24] (2 + 1.04); [9.24,
-//	         11.44] decodes: TTFT 3.04, E2E 5.24 each.
-//	         prompts 2, 3 at 11.44: [11.44, 15.44] (2 + 2.0), [15.44, 17.64]:
+//	warm-up: both copies of prompt 0 at 0, in one pass (the second finds
+//	         the first's 6 full blocks, cached as that pass is formed, and
+//	         computes 4 tokens): [0, 3.04] 104 tokens, first tokens; [3.04,
+//	         5.24] both decode and end.
+//	measured from 5.24: prompt 0 again, its 6 full blocks (96 tokens) cached,
+//	         computes 4; prompt 1 computes 100: [5.24, 8.28] (2 + 1.04); [8.28,
+//	         10.48] decodes: TTFT 3.04, E2E 5.24 each.
+//	         prompts 2, 3 at 10.48: [10.48, 14.48] (2 + 2.0), [14.48, 16.68]:
 //	         TTFT 4.0, E2E 6.2.
 //
-// The warm-ups are not reported; the window is 6.2 → 17.64 ms.
+// The warm-ups are not reported; the window is 5.24 → 16.68 ms.
 func TestVLLMBenchServeWarmsUpWithTheFirstPrompt(t *testing.T) {
 	yml := linearEngineFor(100) + `
 traffic:
@@ -37,7 +38,7 @@ traffic:
 		cached    int
 		ttft, e2e float64
 		sendMs    float64
-	}{{2, 96, 3.04, 5.24, 6.2}, {3, 0, 3.04, 5.24, 6.2}, {4, 0, 4.0, 6.2, 11.44}, {5, 0, 4.0, 6.2, 11.44}}
+	}{{2, 96, 3.04, 5.24, 5.24}, {3, 0, 3.04, 5.24, 5.24}, {4, 0, 4.0, 6.2, 10.48}, {5, 0, 4.0, 6.2, 10.48}}
 	for i, w := range want {
 		r := rep.Records[i]
 		assert.Equal(t, w.id, r.RequestID, "record %d", i)
@@ -47,7 +48,7 @@ traffic:
 		assert.InDelta(t, w.e2e, r.E2E(), 1e-9, "record %d", i)
 		assert.InDelta(t, w.sendMs, msOf(r.SendNs), 1e-9, "record %d", i)
 	}
-	assert.InDelta(t, 17.64-6.2, rep.Summary.DurationMs, 1e-9)
+	assert.InDelta(t, 16.68-5.24, rep.Summary.DurationMs, 1e-9)
 	assert.Equal(t, 2, rep.Metadata.WarmupRequests)
 	require.NotNil(t, rep.Metadata.Benchmark)
 	assert.Equal(t, "vllm_bench_serve", rep.Metadata.Benchmark.Tool)

@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/aisimulate/aisimulate/core/engine"
+	"github.com/aisimulate/aisimulate/core/perf"
 )
 
 // hashedRequest is newRequest with the prefix hashes of its prompt's blocks.
@@ -85,4 +86,26 @@ func TestHandoffReusesTheDecodeWorkersPrefixCache(t *testing.T) {
 	st := w.KVStats()
 	assert.Equal(t, st.Released, st.Allocated+st.Reused)
 	assert.Equal(t, 8, w.KVFree())
+}
+
+// vLLM caches a block when the step that fills it is scheduled
+// (KVCacheManager.allocate_slots → cache_blocks), so a request admitted in
+// the same step as an identical earlier one already hits its blocks. Blocks
+// of 4 tokens, two 9-token prompts of hashes [1 2] admitted in one pass: the
+// first computes all 9 tokens, the second finds both blocks and computes its
+// last token only.
+func TestSameStepAdmissionHitsTheBlocksJustScheduled(t *testing.T) {
+	w, rec := newTestWorker(t, Config{MaxNumSeqs: 4, MaxNumBatchedTokens: 64, BlockSize: 4, NumBlocks: 16, MaxModelLen: 64, PrefixCaching: true})
+	r1 := hashedRequest(1, 9, 2, []uint64{1, 2})
+	r2 := hashedRequest(2, 9, 2, []uint64{1, 2})
+	w.Add(r1)
+	w.Add(r2)
+	run(w)
+	assert.Equal(t, []perf.Chunk{{NewTokens: 9, PrefixTokens: 0}, {NewTokens: 1, PrefixTokens: 8}}, rec.batches[0].Prefill)
+	assert.Equal(t, 0, r1.CachedTokens)
+	assert.Equal(t, 8, r2.CachedTokens)
+	assert.Equal(t, PrefixCacheStats{Requests: 2, Queries: 18, Hits: 8}, w.PrefixCacheStats())
+	st := w.KVStats()
+	assert.Equal(t, int64(3+1), st.Allocated, "r2 took one block of its own, for its last token")
+	assert.Equal(t, st.Released, st.Allocated+st.Reused)
 }

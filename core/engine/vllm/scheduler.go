@@ -75,7 +75,7 @@ func (w *Worker) schedule() bool {
 	// P/D: handoffs whose KV arrived into reserved blocks go first (FIFO). As
 	// vLLM's Scheduler._update_waiting_for_remote_kv, the prompt's last token
 	// is computed again (so that the pass can sample) and the blocks that
-	// arrived are cached.
+	// arrived are cached (by addToBatch, with the pass's token).
 	for !preempted && budget > 0 && w.kvArrived.Len() > 0 && w.nRunning < w.cfg.MaxNumSeqs {
 		r := w.kvArrived.Front()
 		computed := r.kvReady - 1
@@ -86,7 +86,6 @@ func (w *Worker) schedule() bool {
 		}
 		w.kvArrived.PopFront()
 		r.computed = computed
-		w.registerFull(r)
 		w.admit(r, n, need)
 		budget -= n
 	}
@@ -232,9 +231,11 @@ func (w *Worker) admit(r *Request, n, need int) {
 	w.addToBatch(r, n)
 }
 
-// addToBatch records that r computes n tokens in this pass.
+// addToBatch records that r computes n tokens in this pass (its blocks for
+// them taken) and caches the blocks they fill (registerFull).
 func (w *Worker) addToBatch(r *Request, n int) {
 	r.scheduled = n
+	w.registerFull(r, r.computed+n)
 	b := &w.batch
 	// A decode: one token after the prompt, or a handed-off request's first
 	// pass (its KV holds the prompt; the pass computes the prompt's last

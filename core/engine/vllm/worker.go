@@ -384,7 +384,6 @@ func (w *Worker) FinishPass() (outs []Out, steady int) {
 		}
 		r.computed += r.scheduled
 		r.scheduled = 0
-		w.registerFull(r)
 		if r.computed < r.tokens() {
 			kept = append(kept, r) // a partial prefill chunk
 			continue
@@ -417,19 +416,23 @@ func (w *Worker) FinishPass() (outs []Out, steady int) {
 	return w.outs, w.steadyOut
 }
 
-// registerFull offers each newly completed full block named by the request's
-// Hashes (shared content) to the prefix cache. vLLM v1 caches every full
-// block, prompt and generated (KVCacheManager.allocate_slots → cache_blocks);
-// the blocks beyond Hashes hold content only the request itself can name
-// (a prompt without content ids, generated tokens), and the only time anyone
+// registerFull offers each full block of the request's first tokens that
+// its Hashes name (shared content) to the prefix cache. vLLM v1 caches a
+// block when the step that fills it is scheduled, every full block, prompt
+// and generated (KVCacheManager.allocate_slots → cache_blocks, up to
+// num_computed_tokens + num_new_tokens), so a request admitted later in the
+// same step already finds it; the scheduler calls this as it adds a request
+// to the pass (addToBatch), with tokens = computed + the tokens scheduled.
+// The blocks beyond Hashes hold content only the request itself can name (a
+// prompt without content ids, generated tokens), and the only time anyone
 // can look for it is when the request is admitted again after a preemption,
-// so it is named then (nameOwn), at no cost to requests never preempted. Work
-// here is done only when a block has filled, once per BlockSize tokens.
-func (w *Worker) registerFull(r *Request) {
+// so it is named then (nameOwn), at no cost to requests never preempted.
+// Work here is done only when a block has filled, once per BlockSize tokens.
+func (w *Worker) registerFull(r *Request, tokens int) {
 	if w.kv.cache == nil {
 		return
 	}
-	full := min(r.computed/w.cfg.BlockSize, len(r.Hashes), len(r.blocks))
+	full := min(tokens/w.cfg.BlockSize, len(r.Hashes), len(r.blocks))
 	if full > r.registered {
 		j := r.registered
 		r.prefixKeys()
