@@ -114,8 +114,18 @@ def test_row_spec_window_deployment_and_precision():
                              ("", {"kv_cache": "auto"})):
         spec_p, _, _ = accuracy.row_spec(dict(fp8, precision=precision), **kw)
         assert spec_p["engine"]["quantization"] == quant, precision
-    with pytest.raises(ValueError, match="precision 'int4' is not supported"):
+    # int4 is a checkpoint's own int4 weights: Qwen3-32B has none
+    with pytest.raises(ValueError, match="precision 'int4': the checkpoint Qwen--Qwen3-32B_config.json stores no int4 weights"):
         accuracy.row_spec(dict(fp8, precision="int4"), **kw)
+    with pytest.raises(ValueError, match="precision 'int3' is not supported"):
+        accuracy.row_spec(dict(fp8, precision="int3"), **kw)
+    # Kimi-K2.5's int4 experts and gpt-oss's MXFP4 experts are the checkpoint's formats
+    # (its bf16 attention stays bf16): no weights override
+    for model, precision in (("moonshotai/Kimi-K2.5", "int4"), ("openai/gpt-oss-120b", "fp4"),
+                             ("openai/gpt-oss-120b", "mxfp4")):
+        row = dict(fp8, model_path=model, precision=precision, moe_tp_size="1", moe_ep_size="1", tp_size="1")
+        spec_p, _, _ = accuracy.row_spec(row, **kw)
+        assert spec_p["engine"]["quantization"] == {"kv_cache": "auto"}, (model, precision)
     # default client: the reference AIPerf client path (docs/design.md)
     assert spec["engine"]["tokenization"] == {"send_ms": 0.255, "per_token_us": 2.0}
     assert spec["engine"]["detokenization"] == {"base_us": 150.0, "per_token_us": 2.0}

@@ -70,6 +70,15 @@ type Arch struct {
 	// AttentionSinks is true when each attention head has a learned sink
 	// logit (gpt-oss); it adds one key per head, not priced.
 	AttentionSinks bool
+	// MLA is the multi-head latent attention of every layer (AttnMLA layers:
+	// DeepSeek, Kimi, GLM-5); nil for GQA attention. With MLA, KVHeads is
+	// Heads and HeadDim the prefill heads' query/key width P + R.
+	MLA *MLA
+	// AttnDtype is the attention projections' weight format when it differs
+	// from WeightDtype (MLA checkpoints that keep attention in bf16 and
+	// quantize the FFNs: ModelOpt NVFP4 DeepSeek, Kimi and GLM-5); ""
+	// means WeightDtype (see AttentionDtype).
+	AttnDtype Dtype
 	// Approximations lists, in plain words, what the simulator prices
 	// differently from the checkpoint (a vision tower left out, a weight
 	// format priced as a stand-in); the report's perf metadata repeats them.
@@ -141,6 +150,9 @@ func (a *Arch) KVHeadsPerGPU(tp int) int { return ceilDiv(a.KVHeads, tp) }
 // indexer's key layout is not in config.json). Qwen3-32B, bf16, t = 1:
 // 8·128·64·2·2 = 262,144 bytes. tp must be ≥ 1 (see Validate).
 func (a *Arch) KVBytesPerToken(tp int, kvBytes float64) int64 {
+	if a.MLA != nil {
+		return a.mlaKVBytesPerToken(kvBytes)
+	}
 	b := int64(float64(a.KVHeadsPerGPU(tp)*a.HeadDim*a.FullKVLayers()*2) * kvBytes)
 	if a.Sparse != nil {
 		b += int64(a.SparseLayers() * a.Sparse.IndexDim * 2)

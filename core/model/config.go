@@ -304,6 +304,9 @@ func applyHFQuantConfig(a *Arch, path string) error {
 	if hq.Quantization.QuantMethod != "" {
 		return fmt.Errorf("%s: quantization.quant_method %q not expected in a ModelOpt file", path, hq.Quantization.QuantMethod)
 	}
+	if a.MLA != nil { // exclusions role by role (mlaquant.go)
+		return mlaQuant(&moeQuantConfig{quantConfig: *hq.Quantization}, a)
+	}
 	if err := applyQuant(a, hq.Quantization, path+": quantization"); err != nil {
 		return err
 	}

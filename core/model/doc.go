@@ -20,6 +20,12 @@
 //  7. parallel.go: Parallel (TP, DP, EP in vLLM's terms), ValidateParallel
 //     (the layouts vLLM refuses), WeightBytesPerGPUParallel, Params.
 //  8. catalogue.go: listings of the models a replay can name.
+//  9. mla.go, mlaconfig.go, mlaquant.go: multi-head latent attention (MLA,
+//     MLAIndexer for DeepSeek Sparse Attention), its latent KV bytes and
+//     projections; the DeepSeek family's config.json (readDeepSeek); and
+//     the weight formats role by role (attention, dense FFN and shared
+//     experts, routed experts) from compressed-tensors' ignore list or
+//     ModelOpt's exclude_modules (applyRoleQuant).
 //
 // # Scope
 //
@@ -27,8 +33,9 @@
 // MistralForCausalLM. Mixture-of-experts (MoEArchitectures): Qwen3-MoE,
 // Qwen2-MoE, Mixtral, MiniMax-M2, gpt-oss (sliding-window layers) and
 // MiniMax-M3 (block-sparse attention; the language model of its multimodal
-// checkpoint). MLA models are rejected by Parse with an error that names the
-// architecture. docs/moe.md describes the MoE families.
+// checkpoint) and the DeepSeek family with multi-head latent attention
+// (mla.go, mlaconfig.go, mlaquant.go: DeepSeek-V2/V3/V3.2, Kimi-K2/K2.5,
+// GLM-5). docs/moe.md describes the MoE families.
 //
 // # Units
 //

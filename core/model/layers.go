@@ -22,6 +22,12 @@ type MoE struct {
 	// Arch.WeightDtype (gpt-oss: MXFP4 experts, bf16 attention); "" means
 	// Arch.WeightDtype (see Arch.ExpertDtype).
 	Dtype Dtype
+	// Groups and TopKGroups are n_group and topk_group (DeepSeek-V3's
+	// grouped routing: a token's experts come from its TopKGroups best of
+	// Groups groups); 0 when the config has none. Each expert is still in a
+	// token's top-k with probability k/E under uniform routing, so the
+	// expected distinct experts (perf.ExpectedDistinctExperts) do not change.
+	Groups, TopKGroups int
 }
 
 // AttnKind is the attention of one decoder layer.
@@ -39,6 +45,10 @@ const (
 	// tokens at most; its KV cache holds the whole context plus the
 	// indexer's keys.
 	AttnSparse
+	// AttnMLA is multi-head latent attention (Arch.MLA: DeepSeek, Kimi,
+	// GLM-5), dense or, with an indexer, DeepSeek Sparse Attention; its KV
+	// cache holds one latent per token.
+	AttnMLA
 )
 
 // String is "full", "sliding" or "sparse".
@@ -48,6 +58,8 @@ func (k AttnKind) String() string {
 		return "sliding"
 	case AttnSparse:
 		return "sparse"
+	case AttnMLA:
+		return "mla"
 	}
 	return "full"
 }
@@ -85,7 +97,7 @@ type LayerGroup struct {
 }
 
 // Groups returns the model's layers grouped by kind, in the fixed order
-// full, sliding, sparse attention and, within each, dense before MoE FFN;
+// full, sliding, sparse, MLA attention and, within each, dense before MoE FFN;
 // kinds without layers are left out. A dense decoder (LayerKinds nil and
 // MoE nil) is one group of Layers full-attention dense layers. The slice is
 // new on every call.
@@ -94,7 +106,7 @@ func (a *Arch) Groups() []LayerGroup {
 		return []LayerGroup{{Kind: LayerKind{Attn: AttnFull, MoE: a.MoE != nil}, Count: a.Layers}}
 	}
 	var out []LayerGroup
-	for _, attn := range []AttnKind{AttnFull, AttnSliding, AttnSparse} {
+	for _, attn := range []AttnKind{AttnFull, AttnSliding, AttnSparse, AttnMLA} {
 		for _, moe := range []bool{false, true} {
 			k := LayerKind{Attn: attn, MoE: moe}
 			n := 0
@@ -132,6 +144,15 @@ func (a *Arch) IsMoE() bool { return a.MoE != nil }
 // model, or one with sliding-window or sparse attention layers. A plain
 // dense decoder is not hybrid and is priced exactly as before MoE support.
 func (a *Arch) Hybrid() bool { return a.MoE != nil || a.LayerKinds != nil }
+
+// AttentionDtype is the attention projections' weight format: AttnDtype
+// when set, else WeightDtype.
+func (a *Arch) AttentionDtype() Dtype {
+	if a.AttnDtype != "" {
+		return a.AttnDtype
+	}
+	return a.WeightDtype
+}
 
 // ExpertDtype is the routed experts' weight format: MoE.Dtype when set,
 // else WeightDtype ("" for a dense model).

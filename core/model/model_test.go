@@ -162,7 +162,7 @@ func TestParseErrors(t *testing.T) {
 		{"bad json", `{`, "config.json"},
 		{"no architectures", `{` + base + `}`, "architectures"},
 		{"moe without experts", `{"architectures":["Qwen3MoeForCausalLM"],` + base + `}`, "config.json field num_experts is missing"},
-		{"mla", `{"architectures":["DeepseekV3ForCausalLM"],` + base + `}`, "not supported: architectures = DeepseekV3ForCausalLM (dense decoders: "},
+		{"deepseek-v4", `{"architectures":["DeepseekV4ForCausalLM"],` + base + `}`, "not supported: architectures = DeepseekV4ForCausalLM (dense decoders: "},
 		{"missing layers", `{"architectures":["LlamaForCausalLM"],"hidden_size":64,"num_attention_heads":8,
 			"intermediate_size":128,"vocab_size":1000,"max_position_embeddings":512}`, "num_hidden_layers is missing"},
 		{"zero vocab", `{"architectures":["LlamaForCausalLM"],"num_hidden_layers":2,"hidden_size":64,"num_attention_heads":8,
@@ -286,11 +286,11 @@ func TestLoad(t *testing.T) {
 	})
 	t.Run("bad file names path", func(t *testing.T) {
 		bad := filepath.Join(dir, "bad.json")
-		require.NoError(t, os.WriteFile(bad, []byte(`{"architectures":["DeepseekV3ForCausalLM"]}`), 0o644))
+		require.NoError(t, os.WriteFile(bad, []byte(`{"architectures":["DeepseekV4ForCausalLM"]}`), 0o644))
 		_, err := Load(bad, "")
 		require.Error(t, err)
 		assert.Contains(t, err.Error(), bad)
-		assert.Contains(t, err.Error(), "not supported: architectures = DeepseekV3ForCausalLM")
+		assert.Contains(t, err.Error(), "not supported: architectures = DeepseekV4ForCausalLM")
 	})
 	t.Run("shared fp8 config", func(t *testing.T) {
 		if _, err := os.Stat(filepath.Join(sharedConfigs, "Qwen--Qwen3-32B-FP8_config.json")); err != nil {

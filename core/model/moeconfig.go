@@ -17,6 +17,12 @@ var moeFamilies = map[string]func(c *moeConfig, a *Arch) error{
 	"GptOssForCausalLM":                       readGptOss,
 	"MiniMaxM3SparseForCausalLM":              readMiniMaxM3,
 	"MiniMaxM3SparseForConditionalGeneration": readMiniMaxM3,
+	// the DeepSeek-V2/V3 family (MLA attention; mlaconfig.go)
+	"DeepseekV2ForCausalLM":           readDeepSeek,
+	"DeepseekV3ForCausalLM":           readDeepSeek,
+	"DeepseekV32ForCausalLM":          readDeepSeek,
+	"KimiK25ForConditionalGeneration": readDeepSeek,
+	"GlmMoeDsaForCausalLM":            readDeepSeek,
 }
 
 // MoEArchitectures lists the mixture-of-experts "architectures" values that
@@ -45,7 +51,7 @@ type moeConfig struct {
 	DenseIntermediateSize    *int            `json:"dense_intermediate_size"`
 	DecoderSparseStep        *int            `json:"decoder_sparse_step"`
 	MLPOnlyLayers            *[]int          `json:"mlp_only_layers"`
-	MoELayerFreq             *[]int          `json:"moe_layer_freq"`
+	MoELayerFreq             *layerFreq      `json:"moe_layer_freq"`
 	LayerTypes               *[]string       `json:"layer_types"`
 	SlidingWindow            *int            `json:"sliding_window"`
 	UseSlidingWindow         *bool           `json:"use_sliding_window"`
@@ -53,6 +59,19 @@ type moeConfig struct {
 	QKNormType               *string         `json:"qk_norm_type"`
 	SparseAttention          *sparseConfig   `json:"sparse_attention_config"`
 	TextConfig               json.RawMessage `json:"text_config"`
+	// the DeepSeek family (readDeepSeek)
+	NRoutedExperts     *int `json:"n_routed_experts"`
+	FirstKDenseReplace *int `json:"first_k_dense_replace"`
+	NGroup             *int `json:"n_group"`
+	TopKGroup          *int `json:"topk_group"`
+	QLoraRank          *int `json:"q_lora_rank"`
+	KVLoraRank         *int `json:"kv_lora_rank"`
+	QKNopeHeadDim      *int `json:"qk_nope_head_dim"`
+	QKRopeHeadDim      *int `json:"qk_rope_head_dim"`
+	VHeadDim           *int `json:"v_head_dim"`
+	IndexNHeads        *int `json:"index_n_heads"`
+	IndexHeadDim       *int `json:"index_head_dim"`
+	IndexTopK          *int `json:"index_topk"`
 	// quantization_config with the fields the MoE checkpoints use beyond
 	// quantConfig's (gpt-oss mxfp4, ModelOpt mixed precision).
 	Quant *moeQuantConfig `json:"quantization_config"`
@@ -74,6 +93,8 @@ type moeQuantConfig struct {
 	QuantizedLayers map[string]struct {
 		QuantAlgo string `json:"quant_algo"`
 	} `json:"quantized_layers"`
+	// compressed-tensors (Kimi-K2.5): one scheme per group of targets
+	ConfigGroups map[string]ctGroup `json:"config_groups"`
 }
 
 // parseMoE reads the config.json of a mixture-of-experts model whose first
@@ -109,7 +130,11 @@ func parseMoE(data []byte, name, arch string) (*Arch, error) {
 	if err := a.validateMoE(); err != nil {
 		return nil, fmt.Errorf("model %s: config.json field %s%w", name, prefix, err)
 	}
-	if err := moeQuant(c.Quant, a); err != nil {
+	quantize := moeQuant
+	if a.MLA != nil {
+		quantize = mlaQuant
+	}
+	if err := quantize(c.Quant, a); err != nil {
 		return nil, fmt.Errorf("model %s: %w", name, err)
 	}
 	if prefix != "" {
@@ -355,7 +380,7 @@ func readMiniMaxM3(c *moeConfig, a *Arch) error {
 	if a.Intermediate, err = need(c.DenseIntermediateSize, "dense_intermediate_size", true); err != nil {
 		return err
 	}
-	freq, err := layerFlags(c.MoELayerFreq, "moe_layer_freq", a.Layers)
+	freq, err := layerFlags(c.MoELayerFreq.listFlags(), "moe_layer_freq", a.Layers)
 	if err != nil {
 		return err
 	}

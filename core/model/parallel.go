@@ -88,11 +88,15 @@ func (a *Arch) ValidateParallel(p Parallel) error {
 	return nil
 }
 
-// AttentionWeightsPerLayer is the attention projection weights of one layer
-// on one GPU, elements: QKV (n/t + 2·ceil(kv/t))·d·h plus output h·(n/t)·d
+// attentionWeights is the attention projection weights of one layer on one
+// GPU, elements: QKV (n/t + 2·ceil(kv/t))·d·h plus output h·(n/t)·d
 // (LayerGEMMs' first two), plus for a block-sparse layer its indexer's
-// query and key projections, h·(IndexHeads + 1)·IndexDim, replicated.
+// query and key projections, h·(IndexHeads + 1)·IndexDim, replicated; an
+// MLA layer's projections (mlaAttentionWeights).
 func (a *Arch) attentionWeights(tp int, sparse bool) int64 {
+	if a.MLA != nil {
+		return a.mlaAttentionWeights(tp)
+	}
 	g := a.LayerGEMMs(tp)
 	w := int64(g[0].N)*int64(g[0].K) + int64(g[1].N)*int64(g[1].K)
 	if sparse && a.Sparse != nil {
@@ -123,11 +127,15 @@ func (a *Arch) WeightBytesPerGPUParallel(p Parallel) int64 {
 	}
 	tp := p.TP
 	h := int64(a.Hidden)
-	bw, be := a.WeightDtype.Bytes(), a.ExpertDtype().Bytes()
-	var wElems, eElems, bf16Elems float64
+	bw, be, ba := a.WeightDtype.Bytes(), a.ExpertDtype().Bytes(), a.AttentionDtype().Bytes()
+	var wElems, eElems, bf16Elems, aElems float64
+	attnElems := &wElems // in WeightDtype's sum unless of their own format
+	if ba != bw {
+		attnElems = &aElems
+	}
 	for _, g := range a.Groups() {
 		n := float64(g.Count)
-		wElems += n * float64(a.attentionWeights(tp, g.Kind.Attn == AttnSparse))
+		*attnElems += n * float64(a.attentionWeights(tp, g.Kind.Attn == AttnSparse))
 		if !g.Kind.MoE {
 			wElems += n * float64(3*h*int64(ceilDiv(a.Intermediate, tp)))
 			continue
@@ -141,7 +149,7 @@ func (a *Arch) WeightBytesPerGPUParallel(p Parallel) int64 {
 		}
 	}
 	embed := int64(ceilDiv(a.Vocab, tp)) * h * 2
-	total := int64(wElems*bw) + int64(eElems*be) + int64(bf16Elems*2) + embed
+	total := int64(wElems*bw) + int64(eElems*be) + int64(bf16Elems*2) + embed + int64(aElems*ba)
 	if !a.TieEmbeddings {
 		total += embed
 	}

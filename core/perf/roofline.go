@@ -281,7 +281,7 @@ func NewRoofline(arch *model.Arch, sys *hardware.System, opt RooflineOptions) (*
 		r.arSPerToken = 2 * (t - 1) / t * h * 2 / r.arBusBW
 	}
 	if arch.Hybrid() {
-		if r.hy, err = newHybrid(arch, sys, par, p); err != nil {
+		if r.hy, err = newHybrid(arch, sys, par, p, kd.Bytes()); err != nil {
 			return nil, err
 		}
 		r.hy.cgTop = opt.CUDAGraphMaxTokens

@@ -53,6 +53,8 @@ type hybrid struct {
 	// (model.Arch.QKNormAcrossHeads at TP > 1, one per layer), 8 bytes a
 	// token each
 	qkNormARs float64
+	// mla: the multi-head latent attention layers' constants (nil: none)
+	mla *mlaRoof
 }
 
 // hyGroup is a group of layers of one kind.
@@ -71,7 +73,7 @@ type hyGroup struct {
 
 // newHybrid builds the per-group constants of a MoE or mixed-attention
 // model for layout p (Parallel.TP = the roofline's TP).
-func newHybrid(arch *model.Arch, sys *hardware.System, p model.Parallel, prm RooflineParams) (*hybrid, error) {
+func newHybrid(arch *model.Arch, sys *hardware.System, p model.Parallel, prm RooflineParams, kvBytes float64) (*hybrid, error) {
 	tp := p.TP
 	h := float64(arch.Hidden)
 	d := float64(arch.HeadDim)
@@ -106,6 +108,14 @@ func newHybrid(arch *model.Arch, sys *hardware.System, p model.Parallel, prm Roo
 		if g.Kind.Attn == model.AttnSliding {
 			hy.sliding = true
 		}
+		if g.Kind.Attn == model.AttnMLA {
+			if hy.mla == nil {
+				hy.mla = newMLARoof(arch, sys, tp, arch.AttentionDtype(), kvBytes, prm)
+			}
+			// norms, the q_a and kv_a norms, rope and the cache write
+			// replace the GQA layer's
+			gr.memBytesPerToken += hy.mla.memBytesPerToken - 2*8*h
+		}
 		hy.groups = append(hy.groups, gr)
 	}
 	if hy.sliding {
@@ -113,6 +123,9 @@ func newHybrid(arch *model.Arch, sys *hardware.System, p model.Parallel, prm Roo
 	}
 	if hy.sparseLayers {
 		hy.keptIdx, hy.decodeWindows = len(hy.decodeWindows), append(hy.decodeWindows, arch.Sparse.KeptTokens())
+	}
+	if hy.mla != nil && hy.mla.sparse {
+		hy.mla.decodeWindowKeptAt, hy.decodeWindows = len(hy.decodeWindows), append(hy.decodeWindows, arch.MLA.Indexer.TopK)
 	}
 	if m := arch.MoE; m != nil {
 		ed := arch.ExpertDtype()
@@ -263,7 +276,7 @@ func (r *Roofline) hybridBreakdown(b *Batch, X float64) Breakdown {
 	out.OverheadNs = OverheadNs(r.passOverheadNs, r.seqOverheadNs, b)
 
 	var prefill, kvSum, ctxWin, ctxKept float64
-	var ctxS [3]float64 // per attention kind, one layer
+	var ctxS [4]float64 // per attention kind, one layer
 	for i := range b.Prefill {
 		c := &b.Prefill[i]
 		if c.NewTokens <= 0 {
@@ -277,6 +290,9 @@ func (r *Roofline) hybridBreakdown(b *Batch, X float64) Breakdown {
 		}
 		if hy.sparseLayers {
 			ctxS[model.AttnSparse] += r.contextAttn(model.AttnSparse, n, p)
+		}
+		if hy.mla != nil {
+			ctxS[model.AttnMLA] += hy.mla.ContextSeconds(n, p)
 		}
 	}
 	kvSum = float64(b.DecodeKVSum) // the same float as a sum over the requests (Batch)
@@ -294,8 +310,19 @@ func (r *Roofline) hybridBreakdown(b *Batch, X float64) Breakdown {
 	gemm := func(m float64, g gemmConst) float64 { return gemmSeconds(m, g, r.wBytes, r.flopsW, r.memBW) }
 	qkvO := gemm(x, r.gemms[0]) + gemm(x, r.gemms[1])
 	var gemmS, ctxAll, genAll, memS, expS, dispS float64
+	var mlaProj, mlaKept float64
+	if hy.mla != nil {
+		mlaProj = hy.mla.projectionSeconds(x)
+		if hy.mla.sparse {
+			mlaKept = b.WindowSum(hy.mla.decodeWindowKeptAt)
+		}
+	}
 	for _, g := range hy.groups {
-		s := qkvO + gemm(x, g.ffn[0]) + gemm(x, g.ffn[1]) + gemm(x, g.idx[0]) + gemm(x, g.idx[1])
+		attn := qkvO
+		if g.attn == model.AttnMLA {
+			attn = mlaProj
+		}
+		s := attn + gemm(x, g.ffn[0]) + gemm(x, g.ffn[1]) + gemm(x, g.idx[0]) + gemm(x, g.idx[1])
 		if g.moe {
 			s += gemmSeconds(x, hy.router, 2, r.flopsBF16, r.memBW)
 			expS += g.n * (hy.expertsSeconds(X, r.memBW) + hy.moeLatencyNs*1e-9)
@@ -305,7 +332,11 @@ func (r *Roofline) hybridBreakdown(b *Batch, X float64) Breakdown {
 		}
 		gemmS += g.n * s
 		ctxAll += g.n * ctxS[g.attn]
-		genAll += g.n * r.generationAttn(g.attn, D, kvSum, ctxWin, ctxKept)
+		if g.attn == model.AttnMLA {
+			genAll += g.n * hy.mla.GenerationSeconds(D, kvSum, mlaKept)
+		} else {
+			genAll += g.n * r.generationAttn(g.attn, D, kvSum, ctxWin, ctxKept)
+		}
 		memS += g.n * x * g.memBytesPerToken / r.memBW
 	}
 	out.GEMMNs = gemmS * 1e9

@@ -91,10 +91,10 @@ func buildDeployment(s *config.Spec) (*deployment, error) {
 			if err != nil {
 				return nil, cfgErr("engine.quantization.weights", err)
 			}
-			arch.WeightDtype = wd
+			arch.WeightDtype, arch.AttnDtype = wd, ""
 			if arch.MoE != nil && arch.MoE.Dtype != wd {
 				// vLLM's --quantization applies to every linear layer, the
-				// routed experts included
+				// routed experts and the attention included
 				arch.MoE.Dtype = ""
 			}
 		}

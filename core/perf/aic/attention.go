@@ -3,6 +3,8 @@ package aic
 import (
 	"fmt"
 	"math"
+
+	"github.com/aisimulate/aisimulate/core/perf"
 )
 
 // attnKind selects the roofline and the length axis of an attention grid.
@@ -35,6 +37,9 @@ type attnGrid struct {
 	// the factor applied (1 when the model's own pair was measured).
 	measuredHeads, measuredKVHeads int64
 	scale                          float64
+	// mla: an MLA layer's attention core (mla.go) instead of GQA attention;
+	// its roofline is the core's at peak rates
+	mla *perf.MLACore
 }
 
 // roofline is the attention bound of docs/design.md ("Roofline bounds"), seconds, for b
@@ -46,6 +51,9 @@ type attnGrid struct {
 // n, kv heads per GPU, d head_dim, b_kv KV bytes per element, P bf16 peak
 // FLOP/s, W HBM bandwidth B/s.
 func (g *attnGrid) roofline(b, y float64) float64 {
+	if g.mla != nil {
+		return mlaRoofline(g.mla, g.kind, b, y)
+	}
 	if g.kind == contextKind {
 		return 2 * b * y * y * g.heads * g.headDim / g.flops
 	}

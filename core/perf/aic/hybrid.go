@@ -42,6 +42,9 @@ type hybrid struct {
 	decodeWindows   []int
 	winIdx, keptIdx int
 
+	// mla: the MLA layers' measured cores (mla.go); nil without MLA
+	mla *mlaGrids
+
 	// tabulated ns by the rank's tokens x (0..maxTokens): GEMMs, memory
 	// ops; by the MoE tokens X (0..DP·maxTokens): experts, DP collectives
 	gemmNs, memNs []float64
@@ -53,7 +56,10 @@ type aicGroup struct {
 	n   float64
 	k   model.LayerKind
 	ffn []model.GEMMShape // dense FFN or shared experts (gate_up, down)
-	idx []model.GEMMShape // sparse indexer projections
+	// attn: an MLA layer's projections (model.Arch.MLAProjections, at the
+	// attention weights' format); nil for a GQA layer (QKV and o_proj)
+	attn []model.GEMMShape
+	idx  []model.GEMMShape // sparse indexer projections
 	// memory-bound bytes per token and kernels per layer
 	memBytes, memOps float64
 }
@@ -85,6 +91,12 @@ func (m *Model) setupHybrid(arch *model.Arch, sys *hardware.System, par model.Pa
 			gr.memOps-- // no SiLU-and-mul outside the experts
 		}
 		switch g.Kind.Attn {
+		case model.AttnMLA:
+			// the MLA module holds its norms, rotary embedding and cache
+			// write: the two residual norms remain (and the FFN's activation)
+			gr.memBytes -= 4 * qk
+			gr.memOps--
+			gr.attn = arch.MLAProjections(tp)
 		case model.AttnSparse:
 			s := arch.Sparse
 			gr.idx = []model.GEMMShape{{Name: "index_q", N: s.IndexHeads * s.IndexDim, K: arch.Hidden}, {Name: "index_k", N: s.IndexDim, K: arch.Hidden}}
@@ -105,6 +117,12 @@ func (m *Model) setupHybrid(arch *model.Arch, sys *hardware.System, par model.Pa
 	}
 	if hy.anySparse {
 		hy.keptIdx, hy.decodeWindows = len(hy.decodeWindows), append(hy.decodeWindows, arch.Sparse.KeptTokens())
+	}
+	if arch.MLA != nil {
+		var err error
+		if hy.mla, err = m.mlaSetup(arch, sys, tp, kd, sysDir, opt); err != nil {
+			return err
+		}
 	}
 	if arch.MoE != nil {
 		hy.moeLayers = float64(arch.MoELayers())
@@ -411,6 +429,12 @@ func (m *Model) hybridTokenCosts(x float64) (gemmNs, memNs, arNs, embedNs float6
 	var g, mem float64
 	for _, gr := range hy.groups {
 		s := attn
+		if gr.attn != nil {
+			s = 0
+			for _, f := range gr.attn {
+				s += m.gemmA.Seconds(x, float64(f.N), float64(f.K))
+			}
+		}
 		for _, f := range gr.ffn {
 			s += m.gemmW.Seconds(x, float64(f.N), float64(f.K))
 		}
@@ -576,8 +600,12 @@ func (m *Model) hybridBreakdown(b *perf.Batch, X int) perf.Breakdown {
 	} else {
 		out.ExpertsNs, out.DispatchNs = m.moeTokenCosts(float64(X))
 	}
-	var fullCtx, fullGen, winCtx, winGen, sparseCtx, sparseGen, idx float64
-	fullCtx, fullGen = m.contextSeconds(b), m.generationSeconds(b)
+	var fullCtx, fullGen, winCtx, winGen, sparseCtx, sparseGen, idx, mlaCtx, mlaGen float64
+	if hy.mla != nil {
+		mlaCtx, mlaGen = m.mlaContextSeconds(b), generationOn(b, hy.mla.gen)
+	} else {
+		fullCtx, fullGen = m.contextSeconds(b), m.generationSeconds(b)
+	}
 	if hy.anySliding {
 		if hy.windowed {
 			all := float64(b.DecodeKVSum + int64(b.Decodes)) // Σ (kv+1), exact
@@ -598,6 +626,9 @@ func (m *Model) hybridBreakdown(b *perf.Batch, X int) perf.Breakdown {
 		case model.AttnSparse:
 			out.ContextAttentionNs += g.n * sparseCtx * 1e9
 			out.GenerationAttentionNs += g.n * (sparseGen + idx) * 1e9
+		case model.AttnMLA:
+			out.ContextAttentionNs += g.n * mlaCtx * 1e9
+			out.GenerationAttentionNs += g.n * mlaGen * 1e9
 		default:
 			out.ContextAttentionNs += g.n * fullCtx * 1e9
 			out.GenerationAttentionNs += g.n * fullGen * 1e9

@@ -94,6 +94,7 @@ type Model struct {
 	gemms     [4]model.GEMMShape
 	logitsN   float64
 	gemmW     *gemmGrid // weight dtype
+	gemmA     *gemmGrid // attention weights' dtype (model.Arch.AttentionDtype; MLA layers)
 	gemmBF16  *gemmGrid // logits
 	ctx, gen  *attnGrid
 	allReduce *allReduceCurve // nil at TP 1
@@ -197,15 +198,29 @@ func New(arch *model.Arch, sys *hardware.System, opt Options) (*Model, error) {
 	} else if m.gemmW, err = m.lowPrecisionGrid(grows, p, wd, sys, sysDir, opt); err != nil {
 		return nil, err
 	}
+	switch ad := arch.AttentionDtype(); {
+	case arch.AttnDtype == "" || ad == wd:
+		m.gemmA = m.gemmW
+	case ad == model.BF16:
+		m.gemmA = m.gemmBF16
+	default:
+		if m.gemmA, err = m.lowPrecisionGrid(grows, p, ad, sys, sysDir, opt); err != nil {
+			return nil, err
+		}
+	}
 
 	// attention
 	heads, kvHeads := int64(arch.Heads/opt.TP), int64(arch.KVHeadsPerGPU(opt.TP))
 	em := newEmpiricalMemory(sys)
-	for _, a := range []struct {
+	gqa := []struct {
 		table string
 		kind  attnKind
 		dst   **attnGrid
-	}{{TableContextAttention, contextKind, &m.ctx}, {TableGenerationAttention, generationKind, &m.gen}} {
+	}{{TableContextAttention, contextKind, &m.ctx}, {TableGenerationAttention, generationKind, &m.gen}}
+	if arch.MLA != nil {
+		gqa = nil // MLA layers read the MLA tables (mla.go)
+	}
+	for _, a := range gqa {
 		var rows []attnRow
 		p, err := find(a.table)
 		if err == nil {
@@ -425,7 +440,11 @@ func (m *Model) tabulate(maxTokens int, costs func(float64) (float64, float64, f
 // chunk gives C(1, S)·(S² − p²)/S² (docs/design.md, "Lookups": the cached prefix
 // removes that share of the quadratic work); several chunks run as one
 // batched kernel, as vLLM does.
-func (m *Model) contextSeconds(b *perf.Batch) float64 {
+func (m *Model) contextSeconds(b *perf.Batch) float64 { return contextOn(b, m.ctx) }
+
+// contextOn is contextSeconds on grid g (the model's context attention, or
+// an MLA layer's measured core).
+func contextOn(b *perf.Batch, g *attnGrid) float64 {
 	var k, sumS2, sumWork float64
 	for i := range b.Prefill {
 		c := &b.Prefill[i]
@@ -441,20 +460,23 @@ func (m *Model) contextSeconds(b *perf.Batch) float64 {
 	if k == 0 {
 		return 0
 	}
-	return m.ctx.Seconds(k, math.Sqrt(sumS2/k)) * sumWork / sumS2
+	return g.Seconds(k, math.Sqrt(sumS2/k)) * sumWork / sumS2
 }
 
 // generationSeconds prices decode attention, one layer: the measured
 // generation attention of D sequences at their mean KV length k̄ = Σkv/D + 1
 // (the token being computed attends to itself too). Decode attention is
 // memory bound, so the mean carries the total bytes.
-func (m *Model) generationSeconds(b *perf.Batch) float64 {
+func (m *Model) generationSeconds(b *perf.Batch) float64 { return generationOn(b, m.gen) }
+
+// generationOn is generationSeconds on grid g.
+func generationOn(b *perf.Batch, g *attnGrid) float64 {
 	D := b.Decodes
 	if D == 0 {
 		return 0
 	}
 	sum := float64(b.DecodeKVSum) // the same float as a sum over the requests (perf.Batch)
-	return m.gen.Seconds(float64(D), sum/float64(D)+1)
+	return g.Seconds(float64(D), sum/float64(D)+1)
 }
 
 // Breakdown prices the pass op family by op family, ns, summed over layers

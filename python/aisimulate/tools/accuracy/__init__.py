@@ -16,7 +16,10 @@ How a row is simulated (:func:`row_spec`)
     ``precision`` empty means the checkpoint's formats (weights, and the KV cache it
     was calibrated for, else bf16); ``fp8`` means fp8 weights (the checkpoint's fp8
     or fp8_block format when it is one, else per-tensor fp8) with an fp8 KV cache;
-    ``fp4``/``nvfp4`` NVFP4 weights with an fp8 KV cache; ``bf16`` a bf16 KV cache. Perf tables: the row's ``backend_version``
+    ``fp4``/``nvfp4`` NVFP4 weights with an fp8 KV cache, or on a checkpoint that stores
+    4-bit float weights (gpt-oss's MXFP4, a ModelOpt NVFP4 release; ``mxfp4`` too) the
+    checkpoint's formats; ``int4`` the checkpoint's int4 weights (Kimi-K2.5's experts; a
+    checkpoint without int4 weights is skipped); ``bf16`` a bf16 KV cache. Perf tables: the row's ``backend_version``
     (the nearest measured version stands in; the tables read are in ``rows.csv``).
 
 Parallel layout (:func:`row_layout`)

@@ -94,23 +94,51 @@ def _waves(concurrency: int) -> int:
     return max(1, min(MAX_WAVES, math.ceil(MIN_MEASURED / concurrency)))
 
 
-def _weights_for(precision: str, config_path: str) -> str | None:
-    """Spec weight format for a silicon ``precision`` (None: the checkpoint's)."""
+def _checkpoint_quant(config_path: str) -> dict[str, Any]:
+    """The checkpoint's quantization_config (a multimodal one's in text_config), {} if none."""
     import json
+    with open(config_path, encoding="utf-8") as f:
+        top = json.load(f)
+    return top.get("quantization_config") or (top.get("text_config") or {}).get("quantization_config") or {}
+
+
+def _checkpoint_4bit(q: dict[str, Any]) -> str:
+    """``"int"`` or ``"float"`` when the checkpoint stores 4-bit weights of that type
+    (compressed-tensors int4, gpt-oss's mxfp4, ModelOpt NVFP4), else ``""``."""
+    if q.get("quant_method") == "mxfp4" or q.get("quant_algo") == "NVFP4":
+        return "float"
+    for g in (q.get("config_groups") or {}).values():
+        w = (g or {}).get("weights") or {}
+        if w.get("num_bits") == 4:
+            return str(w.get("type") or "")
+    return ""
+
+
+def _weights_for(precision: str, config_path: str) -> str | None:
+    """Spec weight format for a silicon ``precision`` (None: the checkpoint's).
+
+    ``int4`` (Kimi-K2.5's native INT4 experts) is the checkpoint's own format and needs a
+    checkpoint that stores int4 weights; ``fp4``/``nvfp4``/``mxfp4`` on a checkpoint that
+    stores 4-bit float weights (gpt-oss's MXFP4 experts, a ModelOpt NVFP4 release) is the
+    checkpoint's too (its bf16 attention stays bf16, as vLLM serves it), else NVFP4 for
+    every linear layer."""
     p = precision.strip().lower()
     if p in ("", "bf16", "bfloat16", "fp16", "float16"):
         return None if p == "" else "bf16"
     if p == "fp8":
-        with open(config_path, encoding="utf-8") as f:
-            q = json.load(f).get("quantization_config") or {}
+        q = _checkpoint_quant(config_path)
         if q.get("quant_method") == "fp8" and q.get("weight_block_size"):
             return "fp8_block"
         return "fp8"
     if p == "fp8_block":
         return "fp8_block"
-    if p in ("fp4", "nvfp4"):
-        return "nvfp4"
-    raise ValueError(f"precision {precision!r} is not supported (empty, bf16, fp8, fp8_block, fp4, nvfp4)")
+    if p in ("int4", "int4_wo", "w4a16"):
+        if _checkpoint_4bit(_checkpoint_quant(config_path)) != "int":
+            raise ValueError(f"precision {precision!r}: the checkpoint {Path(config_path).name} stores no int4 weights")
+        return None
+    if p in ("fp4", "nvfp4", "mxfp4"):
+        return None if _checkpoint_4bit(_checkpoint_quant(config_path)) == "float" else "nvfp4"
+    raise ValueError(f"precision {precision!r} is not supported (empty, bf16, fp8, fp8_block, int4, fp4, nvfp4, mxfp4)")
 
 
 def row_spec(row: dict[str, str], *, perf: str, aliases: dict[str, str],
@@ -291,7 +319,7 @@ def row_layout(row: dict[str, str], config_path: str) -> tuple[int, bool, str]:
     tp = _int(row, "tp_size")
     moe_tp, moe_ep = _int(row, "moe_tp_size", 0), _int(row, "moe_ep_size", 0)
     adp = _int(row, "attention_dp_size", 0)
-    if not ("num_experts" in cfg or "num_local_experts" in cfg):
+    if not ("num_experts" in cfg or "num_local_experts" in cfg or "n_routed_experts" in cfg):
         # a dense model: the MoE columns (1 or 0 in the CSVs) say nothing
         return max(adp, 1), False, ""
     moe_tp, moe_ep = max(moe_tp, 1), max(moe_ep, 1)
