@@ -5,7 +5,7 @@ Usage:
     python scripts/accuracy.py --silicon ../shared/data/silicon/vllm_dense_dev.csv \
         [--perf aic|roofline] [--out DIR] [--jobs N]
         [--deployment aic-generator|aic-generator-0.7|vllm-defaults] [--client aiperf|none]
-        [--load-generator aiperf|aiperf-baremetal|genai-perf] [--steady-state]
+        [--load-generator campaign|aiperf|aiperf-baremetal|genai-perf|inferencex] [--steady-state]
         [--length-ratio R] [--dataset-entries N [--sampling S]]
 
 Writes DIR/rows.csv (one line per input row: ok or skipped with a reason),
@@ -47,11 +47,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--client", choices=accuracy.CLIENTS, default="aiperf",
                     help="load generator path: the reference AIPerf client (docs/design.md; send leg, "
                          "detokenization, response overhead; default) or none (instant)")
-    ap.add_argument("--load-generator", choices=tuple(accuracy.LOAD_GENERATORS), default=accuracy.DEFAULT_LOAD_GENERATOR,
-                    help="how the benchmark ran: AIPerf as AIConfigurator's cluster workflow runs it (c warm-up "
-                         "requests, then 20·c from an idle engine over 20·c dataset entries; default), its "
-                         "bare-metal script (2·c warm-up, 100 entries), or the earlier genai-perf evaluation "
-                         "(10·c, every prompt new)")
+    ap.add_argument("--load-generator", choices=accuracy.PROCEDURES, default=accuracy.DEFAULT_LOAD_GENERATOR,
+                    help="how the benchmark ran: campaign (default) takes each row's campaign from its "
+                         "silicon_data_source (AIConfigurator's and unrecorded rows: AIPerf as AIConfigurator's "
+                         "cluster workflow runs it; InferenceX's rows: its client and the recipe at the row's date); "
+                         "an explicit value runs every row that way (an override for experiments): aiperf (c warm-up "
+                         "requests, then 20·c from an idle engine over 20·c dataset entries), aiperf-baremetal (2·c "
+                         "warm-up, 100 entries), genai-perf (10·c, every prompt new) or inferencex")
     ap.add_argument("--steady-state", action="store_true",
                     help="measure whole waves after the first instead of the benchmark window")
     ap.add_argument("--dataset-entries", type=accuracy.args.dataset_entries, default=0,

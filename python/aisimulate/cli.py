@@ -653,6 +653,7 @@ SUBCOMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [
     _add_schema,
     lambda sub: __import__("aisimulate.cli_sweep", fromlist=["_add_sweep"])._add_sweep(sub),
     lambda sub: __import__("aisimulate.cli_sweep", fromlist=["_add_compare"])._add_compare(sub),
+    lambda sub: __import__("aisimulate.cli_bench", fromlist=["add_bench"]).add_bench(sub),
 ]
 
 

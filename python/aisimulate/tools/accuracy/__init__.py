@@ -68,6 +68,17 @@ Client (``client``)
     ``"none"``: the client acts at the pass end, so the replacement can join the very
     next pass (an idealised loop, for comparison).
 
+Which procedure a row gets (``load_generator``, :func:`procedure_of`)
+    Default ``"campaign"``: the row's campaign, from its ``silicon_data_source`` by the
+    rule of :mod:`.campaigns`: AIConfigurator's rows (and rows whose campaign is not
+    recorded, in their own MAPE line) run AIPerf as below; InferenceX's rows run
+    InferenceX's client (``traffic.benchmark`` vllm_bench_serve, variant inferencex, at
+    the row's date: lengths uniform in [⌊0.8·L⌋, L], 2·c warm-up copies of the first
+    prompt, 10·c measured) against the server its recipe launched at that date (its
+    flags, the row's vLLM release for the rest: ``engine.backend_version``).
+    ``rows.csv`` has each row's ``campaign``, ``measured``, ``procedure`` and
+    ``recipe``. An explicit procedure runs every row that way (an override).
+
 The load generator as it ran (``load_generator``, ``steady_state``)
     Default ``"aiperf"``: AIConfigurator's benchmark generator runs AIPerf with
     ``--concurrency c --request-count 20·c``, fixed synthetic ISL/OSL, ``ignore_eos``,
@@ -115,7 +126,9 @@ from . import args
 from .output import format_mape, mape_table, settings_text, write_mape, write_plot, write_rows
 from .rows import LINE_KEY, REQUIRED_COLUMNS, load_aliases, read_inputs, read_silicon, resolve_aliases
 from .run import ROW_COLUMNS, RowResult, check_length_ratio, evaluate, run_row
-from .spec import (AIC_GENERATOR_07_MAX_NUM_SEQS, AIC_GENERATOR_TOKEN_SLACK, AIPERF_CLIENT,
+from . import campaigns
+from .spec import (AIC_GENERATOR_07_MAX_NUM_SEQS, AIC_GENERATOR_TOKEN_SLACK, AIPERF_CLIENT, CAMPAIGN, INFERENCEX, PROCEDURES,
+                   procedure_of,
                    API_SERVER_INPUT_US_PER_TOKEN, CLIENTS, DEFAULT_DATABASE, DEFAULT_LOAD_GENERATOR, DEFAULT_MODEL_CONFIGS, LOAD_GENERATORS,
                    DEPLOYMENTS, MAX_DATASET_ENTRIES, MAX_WAVES, MIN_MEASURED, SAMPLINGS, SHARED_DATA,
                    VLLM_API_SERVER_MAX_NUM_BATCHED_TOKENS,
@@ -123,6 +136,11 @@ from .spec import (AIC_GENERATOR_07_MAX_NUM_SEQS, AIC_GENERATOR_TOKEN_SLACK, AIP
 
 __all__ = [
     "AIPERF_CLIENT",
+    "CAMPAIGN",
+    "INFERENCEX",
+    "PROCEDURES",
+    "campaigns",
+    "procedure_of",
     "API_SERVER_INPUT_US_PER_TOKEN",
     "CLIENTS",
     "DEFAULT_DATABASE",

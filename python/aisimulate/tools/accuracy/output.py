@@ -8,7 +8,7 @@ import os
 from typing import Any, Iterable, Sequence
 
 from .run import ROW_COLUMNS, RowResult
-from .spec import DEFAULT_LOAD_GENERATOR, LOAD_GENERATORS
+from .spec import CAMPAIGN, DEFAULT_LOAD_GENERATOR, INFERENCEX, LOAD_GENERATORS
 
 
 def _fmt(v: Any) -> str:
@@ -60,6 +60,11 @@ def mape_table(results: Sequence[RowResult]) -> list[dict[str, Any]]:
         by_precision.setdefault(r.precision.strip() or "checkpoint", []).append(r)
     if len(by_precision) > 1:
         out += [line(f"overall [{p}]", "", "", "", by_precision[p]) for p in sorted(by_precision)]
+    by_campaign: dict[str, list[RowResult]] = {}
+    for r in ok:
+        by_campaign.setdefault(f"{r.campaign or '?'}: {r.procedure or '?'}", []).append(r)
+    if len(by_campaign) > 1:  # each campaign's rows on their own line, so that none hides another's error
+        out += [line(f"overall ({k})", "", "", "", by_campaign[k]) for k in sorted(by_campaign)]
     return out
 
 
@@ -79,6 +84,11 @@ def settings_text(*, deployment: str, client: str, steady_state: bool, length_ra
                   dataset_entries: int = 0, sampling: str = "shuffle",
                   load_generator: str = DEFAULT_LOAD_GENERATOR) -> str:
     """How the rows were simulated, in one line (for the printed table and the plot)."""
+    if load_generator == CAMPAIGN:
+        return (f"procedure by campaign (silicon_data_source: AIConfigurator and unrecorded rows AIPerf, deployment "
+                f"{deployment}; InferenceX rows its client and recipe); client {client}; rows.csv: procedure")
+    if load_generator == INFERENCEX:
+        return f"every row as InferenceX ran it (its client, the recipe at the row's date); client {client}"
     gen = LOAD_GENERATORS[load_generator]
     lengths = "fixed lengths" if length_ratio >= 1 else f"lengths uniform in [{length_ratio:g}·L, L]"
     if steady_state:

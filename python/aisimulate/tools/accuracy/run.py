@@ -9,8 +9,9 @@ from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 from .rows import LINE_KEY, _int, _positive
-from .spec import (AIC_GENERATOR_TOKEN_SLACK, DEFAULT_DATABASE, DEFAULT_LOAD_GENERATOR, DEFAULT_MODEL_CONFIGS,
-                   _check_client, _check_dataset, _check_deployment, _load_generator, layout_text, row_layout,
+from . import campaigns
+from .spec import (AIC_GENERATOR_TOKEN_SLACK, DEFAULT_DATABASE, DEFAULT_LOAD_GENERATOR, DEFAULT_MODEL_CONFIGS, INFERENCEX,
+                   _check_client, _check_dataset, _check_deployment, layout_text, procedure_of, row_layout,
                    row_spec)
 
 ROW_COLUMNS = ("id", "status", "reason", "model", "system", "tp", "isl", "osl", "concurrency",
@@ -18,7 +19,7 @@ ROW_COLUMNS = ("id", "status", "reason", "model", "system", "tp", "isl", "osl", 
                "predicted_tpot_ms", "ttft_error_pct", "tpot_error_pct", "measured_requests",
                "deployment", "client", "load_generator", "window", "length_ratio", "dataset_entries", "sampling",
                "max_num_batched_tokens", "max_num_seqs",
-               "perf_model", "tables", "layout", "fallbacks")
+               "perf_model", "tables", "layout", "fallbacks", "campaign", "measured", "procedure", "recipe")
 
 
 @dataclass
@@ -57,6 +58,12 @@ class RowResult:
     #: the perf ops priced by a stand-in for a missing table point, "op:count;…"
     #: (perf_metadata.fallbacks: op instances per pass), "" when none
     fallbacks: str = ""
+    #: the campaign that measured the row (campaigns.campaign_of), when (InferenceX),
+    #: the procedure it was simulated with and the recipe whose flags applied
+    campaign: str = ""
+    measured: str = ""
+    procedure: str = ""
+    recipe: str = ""
     extra: dict[str, Any] = field(default_factory=dict)
 
     def skip_line(self) -> str:
@@ -87,6 +94,15 @@ def run_row(row: dict[str, str], perf: str, aliases: dict[str, str], model_confi
                     window="steady-state" if steady_state else "benchmark", length_ratio=length_ratio,
                     dataset_entries=dataset_entries, sampling=sampling if dataset_entries > 0 else "")
     where = f"line {row[LINE_KEY]}: " if row.get(LINE_KEY) else ""
+    procedure, camp = procedure_of(row, load_generator)
+    res.campaign, res.procedure, res.load_generator = camp.name, procedure, procedure
+    res.measured = camp.measured.isoformat() if camp.measured else ""
+    if procedure == INFERENCEX:
+        res.deployment, res.window = "inferencex-recipe", "benchmark"
+        if camp.measured:
+            res.recipe = campaigns.recipe_at(row.get("model_path", "").strip(), row.get("system", "").strip(),
+                                             camp.measured)[1] or "not tabulated: the release's vLLM defaults"
+        res.load_generator = "vllm_bench_serve (inferencex)"
     # every column on its own, so the valid ones still reach rows.csv
     problems = []
     for attr, key, parse in (("tp", "tp_size", _int), ("isl", "isl", _int), ("osl", "osl", _int),
@@ -110,12 +126,15 @@ def run_row(row: dict[str, str], perf: str, aliases: dict[str, str], model_confi
         res.reason = where + str(exc)
         return res
     pool = spec["engine"]["workers"]["aggregated"]
-    _, _, note = row_layout(row, spec["engine"]["model"])
+    _, ep, note = row_layout(row, spec["engine"]["model"])
     res.layout = layout_text(pool["tp"], pool.get("data_parallel_size", 1), pool.get("enable_expert_parallel", False))
     if note:
         res.layout += f" ({note})"
+    elif pool.get("enable_expert_parallel") and not ep:
+        res.layout += " (the recipe's --enable-expert-parallel)"
+    slack = campaigns.INFERENCEX_MAX_MODEL_LEN_SLACK if procedure == INFERENCEX else AIC_GENERATOR_TOKEN_SLACK
     try:
-        report = _replay_as_launched(spec, res.isl + res.osl)
+        report = _replay_as_launched(spec, res.isl + res.osl + slack)
     except (aisimulate.ConfigError, aisimulate.SimulationError) as exc:
         res.reason = f"{where}simulation: {exc}"
         return res
@@ -132,9 +151,9 @@ def run_row(row: dict[str, str], perf: str, aliases: dict[str, str], model_confi
         return res
     res.predicted_tpot_ms = sum(tpots) / len(tpots)
     res.measured_requests = len(window)
-    sched = spec["engine"]["scheduler"]
-    res.max_num_batched_tokens, res.max_num_seqs = sched["max_num_batched_tokens"], sched["max_num_seqs"]
     md = report.metadata
+    sched = md["spec"]["engine"]["scheduler"]  # as run: the per-system defaults filled
+    res.max_num_batched_tokens, res.max_num_seqs = sched["max_num_batched_tokens"], sched["max_num_seqs"]
     res.perf_model = str(md.get("perf_model", ""))
     tables = (md.get("perf_metadata") or {}).get("tables") or []
     res.tables = ";".join(f"{t['table']}@{t['read_from_version']}" for t in tables)
@@ -147,9 +166,10 @@ def run_row(row: dict[str, str], perf: str, aliases: dict[str, str], model_confi
 def _replay_as_launched(spec: dict[str, Any], tokens: int):
     """Replay ``spec``; if its KV cache cannot hold one request of the default
     ``max_model_len`` (vLLM refuses to start: the core's start-up check), do what the
-    operator of the measured run must have done for vLLM to start, and lower it to the
-    value AIConfigurator's generator writes, ``tokens`` (ISL + OSL) + 1500 (its
-    ``max_seq_len`` rule). A row's requests fit that length, so only the refusal changes."""
+    operator of the measured run must have done for vLLM to start, and lower it to
+    ``tokens``: the value the campaign's generator writes, ISL + OSL + 1500 for
+    AIConfigurator's (its ``max_seq_len`` rule), + 200 for InferenceX's sweep. A row's
+    requests fit that length, so only the refusal changes."""
     import aisimulate
 
     try:
@@ -158,7 +178,7 @@ def _replay_as_launched(spec: dict[str, Any], tokens: int):
         sched = spec["engine"]["scheduler"]
         if exc.field != "engine.scheduler.max_model_len" or "max_model_len" in sched:
             raise
-        sched["max_model_len"] = tokens + AIC_GENERATOR_TOKEN_SLACK
+        sched["max_model_len"] = tokens
         return aisimulate.replay(spec)
 
 
@@ -197,7 +217,7 @@ def evaluate(rows: Sequence[dict[str, str]], *, perf: str = "aic",
     _check_deployment(deployment)
     _check_client(client)
     _check_dataset(dataset_entries, sampling)
-    _load_generator(load_generator)
+    procedure_of({}, load_generator)
     args = [(r, perf, aliases, str(model_configs), str(database), perf_overrides, length_ratio,
              steady_state, deployment, client, dataset_entries, sampling, load_generator) for r in rows]
     if jobs > 1 and len(args) > 1:

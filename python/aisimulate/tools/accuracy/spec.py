@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
+from . import campaigns
 from .paths import DEFAULT_DATABASE, DEFAULT_MODEL_CONFIGS, SHARED_DATA  # noqa: F401 (re-exported)
 from ..vllm_defaults import async_default
 from .rows import _int
@@ -87,7 +88,34 @@ LOAD_GENERATORS = {
     "aiperf-baremetal": LoadGenerator(2, 20, lambda c: 100, "AIPerf, AIConfigurator's bare-metal script"),
     "genai-perf": LoadGenerator(0, 10, lambda c: 0, "genai-perf, AIConfigurator's earlier evaluation"),
 }
-DEFAULT_LOAD_GENERATOR = "aiperf"
+#: The procedure of each row's campaign (campaigns.campaign_of): AIConfigurator's rows
+#: and rows of no recorded campaign run "aiperf", InferenceX's rows "inferencex".
+CAMPAIGN = "campaign"
+#: InferenceX's client against its recipe's server (campaigns.inferencex_benchmark,
+#: campaigns.recipe_at).
+INFERENCEX = "inferencex"
+#: --load-generator's values: the campaign's procedure per row (default), or one
+#: procedure for every row (an override, for experiments).
+PROCEDURES = (CAMPAIGN, *LOAD_GENERATORS, INFERENCEX)
+DEFAULT_LOAD_GENERATOR = CAMPAIGN
+#: The procedure a campaign's rows get under the default.
+CAMPAIGN_PROCEDURE = {campaigns.AICONFIGURATOR: "aiperf", campaigns.INFERENCEX: INFERENCEX,
+                      campaigns.UNKNOWN: "aiperf"}
+
+
+def procedure_of(row: dict[str, str], load_generator: str = DEFAULT_LOAD_GENERATOR) -> tuple[str, campaigns.Campaign]:
+    """The procedure a row is simulated with (a key of :data:`LOAD_GENERATORS`, or
+    ``"inferencex"``) and its campaign: under ``"campaign"`` the campaign's
+    (:data:`CAMPAIGN_PROCEDURE`), otherwise ``load_generator`` itself.
+
+    Raises:
+        ValueError: ``load_generator`` is not one of :data:`PROCEDURES`."""
+    if load_generator not in PROCEDURES:
+        raise ValueError(f"load_generator {load_generator!r}: want one of {', '.join(PROCEDURES)}")
+    camp = campaigns.campaign_of(row)
+    if load_generator == CAMPAIGN:
+        return CAMPAIGN_PROCEDURE[camp.name], camp
+    return load_generator, camp
 
 
 def _waves(concurrency: int) -> int:
@@ -164,6 +192,11 @@ def row_spec(row: dict[str, str], *, perf: str, aliases: dict[str, str],
     Raises:
         ValueError: the row cannot be simulated (the message is the skip reason).
     """
+    procedure, camp = procedure_of(row, load_generator)
+    if procedure == INFERENCEX:
+        return _inferencex_spec(row, camp, perf=perf, aliases=aliases, model_configs=model_configs,
+                                database=database, perf_overrides=perf_overrides, length_ratio=length_ratio,
+                                steady_state=steady_state, client=client, dataset_entries=dataset_entries)
     mode = (row.get("mode") or "agg").strip()
     if mode != "agg":
         raise ValueError(f"mode {mode!r}: only aggregated serving is simulated")
@@ -201,7 +234,7 @@ def row_spec(row: dict[str, str], *, perf: str, aliases: dict[str, str],
     _check_deployment(deployment)
     _check_client(client)
     _check_dataset(dataset_entries, sampling)
-    gen = _load_generator(load_generator)
+    gen = _load_generator(procedure)
     entries = dataset_entries if dataset_entries > 0 or steady_state else gen.entries(c)
     scheduler: dict[str, Any] = {"enable_prefix_caching": entries > 0}
     version = (row.get("backend_version") or "").strip()
@@ -267,8 +300,110 @@ def row_spec(row: dict[str, str], *, perf: str, aliases: dict[str, str],
 
 def _load_generator(name: str) -> LoadGenerator:
     if name not in LOAD_GENERATORS:
-        raise ValueError(f"load_generator {name!r}: want one of {', '.join(LOAD_GENERATORS)}")
+        raise ValueError(f"load_generator {name!r}: want one of {', '.join(PROCEDURES)}")
     return LOAD_GENERATORS[name]
+
+
+def _row_basics(row: dict[str, str], *, perf: str, aliases: dict[str, str],
+                model_configs: str | os.PathLike[str], database: str | os.PathLike[str],
+                perf_overrides: dict[str, Any] | None) -> dict[str, Any]:
+    """What every procedure reads from a row: the model config, c, TP, ISL, OSL, the
+    layout, the weight format and the perf block (ValueError: the skip reason)."""
+    mode = (row.get("mode") or "agg").strip()
+    if mode != "agg":
+        raise ValueError(f"mode {mode!r}: only aggregated serving is simulated")
+    if _int(row, "pp_size", 1) > 1:
+        raise ValueError(f"pp_size = {row['pp_size']}: not simulated (pipeline parallelism)")
+    backend = (row.get("backend") or "vllm").strip()
+    if backend != "vllm":
+        raise ValueError(f"backend {backend!r}: only vllm is simulated")
+    model_path = row["model_path"].strip()
+    if model_path in aliases:
+        config = Path(model_configs) / aliases[model_path]
+        if not config.is_file():
+            raise ValueError(f"model config {config} not found")
+    else:
+        config = Path(model_configs) / (model_path.replace("/", "--") + "_config.json")
+        if not config.is_file():
+            raise ValueError(f"unknown model {model_path!r} (not in model_aliases.csv, "
+                             f"and no {config.name} in {model_configs})")
+    c, tp = _int(row, "batch_size"), _int(row, "tp_size")
+    isl, osl = _int(row, "isl"), _int(row, "osl")
+    if min(c, tp, isl, osl) < 1:
+        raise ValueError("batch_size, tp_size, isl and osl must be ≥ 1")
+    dp, ep, _ = row_layout(row, str(config))
+    if osl < 2:
+        raise ValueError(f"osl = {osl}: a TPOT needs at least 2 output tokens")
+    weights = _weights_for(row.get("precision") or "", str(config))
+    perf_block: dict[str, Any] = {"source": perf}
+    if perf == "aic":
+        perf_block["database"] = str(database)
+    perf_block.update(perf_overrides or {})
+    return dict(model_path=model_path, config=config, c=c, tp=tp, isl=isl, osl=osl, dp=dp, ep=ep,
+                weights=weights, perf=perf_block, backend=backend)
+
+
+def _quantization(weights: str | None) -> dict[str, str]:
+    """engine.quantization for a row's weight format (row_spec's rule)."""
+    kv = "fp8" if weights in ("fp8", "fp8_block", "nvfp4") else "auto" if weights is None else "bf16"
+    quant = {"kv_cache": kv}
+    if weights:
+        quant["weights"] = weights
+    return quant
+
+
+def _is_moe(config: Path) -> bool:
+    import json
+    with open(config, encoding="utf-8") as f:
+        top = json.load(f)
+    cfg = top.get("text_config") or top
+    return "num_experts" in cfg or "num_local_experts" in cfg
+
+
+def _inferencex_spec(row: dict[str, str], camp: campaigns.Campaign, *, perf: str, aliases: dict[str, str],
+                     model_configs: str | os.PathLike[str], database: str | os.PathLike[str],
+                     perf_overrides: dict[str, Any] | None, length_ratio: float, steady_state: bool,
+                     client: str, dataset_entries: int) -> tuple[dict[str, Any], int, int]:
+    """A row as InferenceX measured it (campaigns module docstring): its client
+    (``traffic.benchmark`` vllm_bench_serve, variant inferencex, at the row's date)
+    against the server its recipe launched then, on the row's vLLM release
+    (``engine.backend_version``: that release's defaults where the recipe is silent).
+    All 10·c requests are measured (the warm-ups are not reported)."""
+    if steady_state:
+        raise ValueError("--steady-state applies to the AIPerf procedures, not InferenceX's client")
+    if dataset_entries:
+        raise ValueError("--dataset-entries applies to the AIPerf procedures: InferenceX's prompts are random token ids")
+    _check_client(client)
+    b = _row_basics(row, perf=perf, aliases=aliases, model_configs=model_configs, database=database,
+                    perf_overrides=perf_overrides)
+    c, isl, osl = b["c"], b["isl"], b["osl"]
+    # a row without a time (an explicit --load-generator inferencex on another
+    # campaign's row) runs the current client against the version's defaults
+    measured = camp.measured or campaigns.INFERENCEX_WARMUPS_SINCE
+    flags, _ = campaigns.recipe_at(b["model_path"], row["system"].strip(), measured) if camp.measured else ({}, "")
+    ep = b["ep"] or bool(flags.get("enable_expert_parallel")) and _is_moe(b["config"])
+    engine: dict[str, Any] = {
+        "model": str(b["config"]),
+        "system": row["system"].strip(),
+        "backend": b["backend"],
+        "perf": b["perf"],
+        "workers": {"aggregated": _pool(b["tp"], b["dp"], ep)},
+        "scheduler": {},
+        "quantization": _quantization(b["weights"]),
+    }
+    version = (row.get("backend_version") or "").strip()
+    if version:
+        engine["backend_version"] = version
+    campaigns.apply_recipe(engine, flags, isl, osl, c)
+    bench = campaigns.inferencex_benchmark(isl, osl, c, measured)
+    if length_ratio < 1:
+        bench["random_range_ratio"] = length_ratio
+    if client == "aiperf":  # the reference client path (no calibration of this client's own)
+        engine["tokenization"] = dict(AIPERF_CLIENT["tokenization"])
+        engine["detokenization"] = dict(AIPERF_CLIENT["detokenization"])
+        bench["response_overhead"] = dict(AIPERF_CLIENT["response_overhead"])
+    spec = {"engine": engine, "traffic": {"benchmark": bench}, "execution": {"mode": "offline", "seed": 1}}
+    return spec, 0, bench["num_prompts"]
 
 
 def _pool(tp: int, dp: int, ep: bool) -> dict[str, Any]:

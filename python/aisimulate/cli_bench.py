@@ -1,0 +1,408 @@
+"""``aisimulate bench ENGINE_CONFIG -- <tool command line>``: a benchmark command as written.
+
+The tool's own command line (``vllm bench serve …``, ``python benchmark_serving.py …``,
+InferenceX's ``utils/bench_serving/benchmark_serving.py …``, ``aiperf profile …``) is
+parsed with that tool's option names into ``traffic.benchmark`` (docs: README,
+"Benchmarks"), replayed against the deployment of ENGINE_CONFIG (its ``engine`` and
+``execution``; the command line is its traffic), and the result is printed under the
+tool's own metric names (vLLM's ``mean_ttft_ms`` …, AIPerf's metric table) beside
+aisimulate's. An option that changes what the tool measures and that the simulation
+cannot honour is an error naming it; options that only say where the server is or where
+results go (``--model``, ``--base-url``, ``--result-dir`` …) are taken and change nothing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import shlex
+from typing import Any, Sequence
+
+from .errors import ConfigError
+
+#: Options of vLLM's benchmark that say where the server is, what it is called or where
+#: the result goes: they change nothing the simulation measures (a value each, or none).
+_VLLM_INERT = {"--model": 1, "--tokenizer": 1, "--backend": 1, "--base-url": 1, "--host": 1, "--port": 1,
+               "--endpoint": 1, "--served-model-name": 1, "--result-dir": 1, "--result-filename": 1,
+               "--label": 1, "--metadata": -1, "--save-result": 0, "--save-detailed": 0, "--append-result": 0,
+               "--trust-remote-code": 0, "--disable-tqdm": 0, "--percentile-metrics": 1, "--tokenizer-mode": 1,
+               "--endpoint-type": 1}
+#: AIPerf's options of the same kind.
+_AIPERF_INERT = {"-m": 1, "--model": 1, "--model-names": 1, "-u": 1, "--url": 1, "--endpoint-type": 1,
+                 "--endpoint": 1, "--tokenizer": 1, "--artifact-dir": 1, "--ui-type": 1, "--ui": 1,
+                 "--export-level": 1, "--profile-export-file": 1, "-v": 0, "--verbose": 0, "-vv": 0,
+                 "--log-level": 1, "--workers-max": 1, "--record-processor-service-count": 1,
+                 "--tokenizer-trust-remote-code": 0, "--api-key": 1}
+
+
+class BenchUsageError(ValueError):
+    """A tool command line the simulation cannot run (the message names the option)."""
+
+
+def _split(command: Sequence[str]) -> list[str]:
+    """The words of the command (one string is split as a shell would)."""
+    if len(command) == 1:
+        return shlex.split(command[0])
+    return list(command)
+
+
+def tool_of(words: Sequence[str]) -> tuple[str, str, list[str]]:
+    """The tool a command line runs — ``("vllm_bench_serve", variant, options)`` or
+    ``("aiperf", "", options)`` — from its first words.
+
+    Raises:
+        BenchUsageError: not a command of a simulated tool."""
+    w = list(words)
+    if w[:3] == ["vllm", "bench", "serve"]:
+        return "vllm_bench_serve", "vllm", w[3:]
+    if w[:2] == ["aiperf", "profile"]:
+        return "aiperf", "", w[2:]
+    i = 1 if w and os.path.basename(w[0]).startswith("python") else 0
+    if len(w) > i and os.path.basename(w[i]) == "benchmark_serving.py":
+        variant = "inferencex" if w[i].replace("\\", "/").endswith("utils/bench_serving/benchmark_serving.py") else "vllm"
+        return "vllm_bench_serve", variant, w[i + 1:]
+    if w[:2] == ["genai-perf", "profile"]:
+        raise BenchUsageError("genai-perf profile: not simulated (aiperf profile, its successor, is)")
+    raise BenchUsageError(f"{' '.join(w[:3]) or '(empty)'}: not a benchmark command aisimulate simulates "
+                          "(vllm bench serve …, python benchmark_serving.py …, aiperf profile …)")
+
+
+def _options(words: Sequence[str], inert: dict[str, int]) -> tuple[dict[str, list[str]], list[str]]:
+    """``--name value`` / ``--name=value`` / flags into name → values (in order); the
+    names of inert options are returned apart. Positional words are an error."""
+    out: dict[str, list[str]] = {}
+    seen_inert: list[str] = []
+    i = 0
+    while i < len(words):
+        word = words[i]
+        if not word.startswith("-"):
+            raise BenchUsageError(f"{word!r}: a word that is no option (the tool's options only)")
+        name, eq, value = word.partition("=")
+        name = name.replace("_", "-") if name.startswith("--") else name
+        vals: list[str] = []
+        if eq:
+            vals = [value]
+        else:
+            j = i + 1
+            while j < len(words) and not (words[j].startswith("-") and not _is_number(words[j])):
+                vals.append(words[j])
+                j += 1
+            i = j - 1
+        if name in inert:
+            seen_inert.append(name)
+        else:
+            if name in out:
+                raise BenchUsageError(f"{name}: given twice")
+            out[name] = vals
+        i += 1
+    return out, seen_inert
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+        return True
+    except ValueError:
+        return False
+
+
+def _one(opts: dict[str, list[str]], name: str, kind: type, default: Any = None) -> Any:
+    vals = opts.pop(name, None)
+    if vals is None:
+        return default
+    if kind is bool:
+        if vals:
+            raise BenchUsageError(f"{name} takes no value, got {' '.join(vals)!r}")
+        return True
+    if len(vals) != 1:
+        raise BenchUsageError(f"{name} takes one value, got {len(vals)}")
+    text = vals[0]
+    try:
+        if kind is float and text.lower() in ("inf", "infinity"):
+            return math.inf
+        return kind(text)
+    except ValueError:
+        raise BenchUsageError(f"{name} {text!r}: want {'an integer' if kind is int else 'a number'}") from None
+
+
+def parse_vllm(options: Sequence[str], variant: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    """``traffic.benchmark`` (tool vllm_bench_serve) and the run's other settings
+    (``seed``, ``slo``, ``percentiles``) from vLLM's benchmark options."""
+    opts, _ = _options(options, _VLLM_INERT)
+    b: dict[str, Any] = {"tool": "vllm_bench_serve", "variant": variant}
+    for name, key, kind in (("--dataset-name", "dataset_name", str), ("--random-input-len", "random_input_len", int),
+                            ("--random-output-len", "random_output_len", int),
+                            ("--random-range-ratio", "random_range_ratio", float),
+                            ("--random-prefix-len", "random_prefix_len", int), ("--num-prompts", "num_prompts", int),
+                            ("--max-concurrency", "max_concurrency", int), ("--burstiness", "burstiness", float),
+                            ("--num-warmups", "num_warmups", int),
+                            ("--ready-check-timeout-sec", "ready_check_timeout_sec", float)):
+        v = _one(opts, name, kind)
+        if v is not None:
+            b[key] = v
+    rate = _one(opts, "--request-rate", float)
+    if rate is not None and not math.isinf(rate):
+        b["request_rate"] = rate
+    if _one(opts, "--ignore-eos", bool, False):
+        b["ignore_eos"] = True
+    run: dict[str, Any] = {}
+    seed = _one(opts, "--seed", int)
+    if seed is not None:
+        run["seed"] = seed
+    goodput = opts.pop("--goodput", None)
+    if goodput is not None:  # vLLM's "ttft:200 tpot:50 e2el:1000" (ms)
+        names = {"ttft": "ttft_ms", "tpot": "tpot_ms", "e2el": "e2e_ms"}
+        slo = {}
+        for item in goodput:
+            k, _, v = item.partition(":")
+            if k not in names or not _is_number(v):
+                raise BenchUsageError(f"--goodput {item!r}: want ttft:MS, tpot:MS or e2el:MS")
+            slo[names[k]] = float(v)
+        run["slo"] = slo
+    pcts = opts.pop("--metric-percentiles", None)
+    if pcts is not None:
+        run["percentiles"] = [float(p) for p in ",".join(pcts).split(",") if p]
+    if opts:
+        raise BenchUsageError(f"{sorted(opts)[0]}: not simulated (an option that changes what "
+                              "vllm bench serve sends or measures; aisimulate bench takes "
+                              + ", ".join(sorted(k for k in _VLLM_KNOWN)) + ")")
+    return b, run
+
+
+_VLLM_KNOWN = ("--dataset-name", "--random-input-len", "--random-output-len", "--random-range-ratio",
+               "--random-prefix-len", "--num-prompts", "--max-concurrency", "--request-rate", "--burstiness",
+               "--num-warmups", "--ready-check-timeout-sec", "--ignore-eos", "--seed", "--goodput",
+               "--metric-percentiles")
+
+
+def parse_aiperf(options: Sequence[str]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """``traffic.benchmark`` (tool aiperf) and the run's seed from ``aiperf profile``'s
+    options (their aliases: ``--isl``, ``--osl``, ``--num-conversations`` …)."""
+    opts, _ = _options(options, _AIPERF_INERT)
+    aliases = {"--isl": "--synthetic-input-tokens-mean", "--isl-stddev": "--synthetic-input-tokens-stddev",
+               "--osl": "--output-tokens-mean", "--osl-stddev": "--output-tokens-stddev",
+               "--num-conversations": "--num-dataset-entries", "--num-prompts": "--num-dataset-entries",
+               "--num-requests": "--request-count"}
+    for a, canonical in aliases.items():
+        if a in opts:
+            if canonical in opts:
+                raise BenchUsageError(f"{a} and {canonical}: the same option twice")
+            opts[canonical] = opts.pop(a)
+    b: dict[str, Any] = {"tool": "aiperf"}
+    for name, key, kind in (("--concurrency", "concurrency", int), ("--request-rate", "request_rate", float),
+                            ("--request-count", "request_count", int),
+                            ("--warmup-request-count", "warmup_request_count", int),
+                            ("--benchmark-duration", "benchmark_duration", float),
+                            ("--synthetic-input-tokens-mean", "synthetic_input_tokens_mean", int),
+                            ("--synthetic-input-tokens-stddev", "synthetic_input_tokens_stddev", float),
+                            ("--output-tokens-mean", "output_tokens_mean", int),
+                            ("--output-tokens-stddev", "output_tokens_stddev", float),
+                            ("--num-dataset-entries", "num_dataset_entries", int),
+                            ("--dataset-sampling-strategy", "dataset_sampling_strategy", str)):
+        v = _one(opts, name, kind)
+        if v is not None:
+            b[key] = v
+    if not _one(opts, "--streaming", bool, False):
+        raise BenchUsageError("--streaming is missing: without it AIPerf measures no time to first token")
+    for item in opts.pop("--extra-inputs", []) or []:
+        k, _, v = item.partition(":")
+        if k == "ignore_eos" and v.lower() == "true":
+            b["ignore_eos"] = True
+        elif k == "min_tokens" and "output_tokens_mean" in b and v == str(b["output_tokens_mean"]):
+            b["ignore_eos"] = True  # min_tokens = max_tokens: every output its full length
+        else:
+            raise BenchUsageError(f"--extra-inputs {item!r}: not simulated (ignore_eos:true, or min_tokens equal "
+                                  "to --output-tokens-mean, are)")
+    run: dict[str, Any] = {}
+    seed = _one(opts, "--random-seed", int)
+    if seed is not None:
+        run["seed"] = seed
+    if opts:
+        raise BenchUsageError(f"{sorted(opts)[0]}: not simulated (an option that changes what aiperf profile "
+                              "sends or measures)")
+    return b, run
+
+
+def parse_command(command: Sequence[str]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """``(traffic.benchmark, run settings)`` of a tool command line (module docstring).
+
+    Raises:
+        BenchUsageError: the tool or one of its options is not simulated."""
+    tool, variant, options = tool_of(_split(command))
+    if tool == "aiperf":
+        return parse_aiperf(options)
+    return parse_vllm(options, variant)
+
+
+# --- output ---------------------------------------------------------------------------
+
+#: vLLM's printed result lines: (label, its --save-result key, aisimulate's summary key).
+_VLLM_LINES = [
+    ("Successful requests:", "completed", "completed"),
+    ("Benchmark duration (s):", "duration", "duration_ms / 1000"),
+    ("Total input tokens:", "total_input_tokens", "total_input_tokens"),
+    ("Total generated tokens:", "total_output_tokens", "total_output_tokens"),
+    ("Request throughput (req/s):", "request_throughput", "request_throughput_rps"),
+    ("Output token throughput (tok/s):", "output_throughput", "output_token_throughput_tps"),
+    ("Total Token throughput (tok/s):", "total_token_throughput", "(input + output) / duration"),
+]
+_VLLM_METRICS = [("ttft", "TTFT", "Time to First Token", "ttft_ms"),
+                 ("tpot", "TPOT", "Time per Output Token (excl. 1st token)", "tpot_ms"),
+                 ("itl", "ITL", "Inter-token Latency", "itl_ms"),
+                 ("e2el", "E2EL", "End-to-end Latency", "e2e_ms")]
+
+
+def vllm_text(result: dict[str, Any], percentiles: Sequence[float]) -> str:
+    """vLLM's "Serving Benchmark Result" block, each line with its ``--save-result`` key
+    and aisimulate's name beside it."""
+    def fmt(v: Any) -> str:
+        return "" if v is None else (f"{v:.2f}" if isinstance(v, float) else str(v))
+
+    lines = ["{s:{c}^{n}}".format(s=" Serving Benchmark Result (aisimulate) ", n=78, c="="),
+             f"{'':41s}{'value':>10s}  {'vllm key':24s} aisimulate"]
+    for label, key, ours in _VLLM_LINES:
+        lines.append(f"{label:41s}{fmt(result.get(key)):>10s}  {key:24s} {ours}")
+    if result.get("request_goodput") is not None:
+        lines.append(f"{'Request goodput (req/s):':41s}{fmt(result['request_goodput']):>10s}  "
+                     f"{'request_goodput':24s} goodput.goodput_rps")
+    for name, short, header, ours in _VLLM_METRICS:
+        lines.append("{s:{c}^{n}}".format(s=header, n=78, c="-"))
+        rows = [("Mean", "mean", "mean"), ("Median", "median", "p50")]
+        rows += [(f"P{_word(p)}", f"p{_word(p)}", f"p{int(p)}") for p in percentiles]
+        for word, kp, stat in rows:
+            key = f"{kp}_{name}_ms"
+            lines.append(f"{f'{word} {short} (ms):':41s}{fmt(result.get(key)):>10s}  {key:24s} {ours}.{stat}")
+    lines.append("=" * 78)
+    return "\n".join(lines)
+
+
+def _word(p: float) -> str:
+    return str(int(p)) if int(p) == p else str(p)
+
+
+def aiperf_text(doc: dict[str, Any]) -> str:
+    """AIPerf's metric table (its headers, avg / min / max / p99 / p90 / p50 / std),
+    each metric with its tag and aisimulate's name beside it."""
+    from .exports import _HEADERS
+
+    ours = {"time_to_first_token": "ttft_ms", "time_to_second_token": "ttst_ms", "request_latency": "e2e_ms",
+            "inter_token_latency": "tpot_ms", "output_token_throughput_per_user": "1000 / tpot_ms",
+            "output_sequence_length": "output_tokens", "input_sequence_length": "input_tokens",
+            "request_throughput": "request_throughput_rps", "output_token_throughput": "output_token_throughput_tps",
+            "benchmark_duration": "duration_ms / 1000", "request_count": "completed"}
+    stats = ("avg", "min", "max", "p99", "p90", "p50", "std")
+    width = 52
+    lines = [f"{'Metric':{width}s}" + "".join(f"{s:>10s}" for s in stats) + "  aisimulate"]
+
+    def num(v: Any) -> str:
+        return "" if v is None else f"{float(v):.2f}"
+
+    for tag, b in doc.items():
+        if not isinstance(b, dict) or "avg" not in b or tag not in ours:
+            continue
+        unit = b.get("unit") or ""
+        head = _HEADERS.get(tag, tag) + (f" ({unit})" if unit and unit not in ("requests", "count") else "")
+        cells = [num(b.get(s)) if s in b else "" for s in stats]
+        lines.append(f"{head:{width}s}" + "".join(f"{c:>10s}" for c in cells) + f"  {ours[tag]}")
+    return "\n".join(lines)
+
+
+# --- the command ------------------------------------------------------------------------
+
+def add_bench(sub: argparse._SubParsersAction) -> None:
+    """Register ``aisimulate bench``."""
+    from .cli import add_config_arguments, add_progress_argument
+    p = sub.add_parser(
+        "bench", help="simulate a benchmark command (vllm bench serve …, aiperf profile …) against a deployment",
+        description="Simulate a load generator's command line as written against the deployment of "
+                    "ENGINE_CONFIG (its engine and execution blocks) and print the tool's own result "
+                    "names beside aisimulate's. The command follows `--`.",
+        epilog="examples:\n"
+               "  aisimulate bench engine.yaml -- vllm bench serve --model Qwen/Qwen3-8B --dataset-name random \\\n"
+               "      --random-input-len 1024 --random-output-len 256 --num-prompts 200 --max-concurrency 16 --ignore-eos\n"
+               "  aisimulate bench engine.yaml -- aiperf profile -m Qwen/Qwen3-8B --streaming --concurrency 8 \\\n"
+               "      --request-count 100 --isl 1000 --osl 200 --extra-inputs ignore_eos:true\n",
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    add_config_arguments(p)
+    p.add_argument("--format", choices=("table", "json"), default="table",
+                   help="stdout: the tool's result table beside aisimulate's names (default), or JSON "
+                        "{tool, benchmark, result, summary}")
+    p.add_argument("command", nargs=argparse.REMAINDER, metavar="-- COMMAND",
+                   help="the benchmark's command line, after --")
+    add_progress_argument(p)
+    p.set_defaults(run=run_bench)
+
+
+def _own_options(args: argparse.Namespace, words: Sequence[str]) -> None:
+    """Set on ``args`` this command's own options that came after ENGINE_CONFIG (argparse
+    leaves everything after the first positional to the command line)."""
+    from .cli import _UsageError
+
+    p = argparse.ArgumentParser(prog="aisimulate bench", add_help=False)
+    p.add_argument("--set", dest="sets", action="append", default=[])
+    p.add_argument("--format", choices=("table", "json"))
+    p.add_argument("--quiet", "-q", action="store_true")
+    try:
+        own, rest = p.parse_known_args(list(words))
+    except SystemExit:
+        raise _UsageError(f"bench: bad options before --: {' '.join(words)}") from None
+    if rest:
+        raise _UsageError(f"bench: {rest[0]}: not an option of aisimulate bench (the benchmark's own options "
+                          "go after --)")
+    args.sets = list(args.sets) + own.sets
+    args.format = own.format or args.format
+    args.quiet = args.quiet or own.quiet
+
+
+def run_bench(args: argparse.Namespace) -> int:
+    from . import replay
+    from .cli import _UsageError, _write, config_source_from_args, progress_of
+    from .config import load_config, read_config
+    from .exports import aiperf_summary, vllm_bench_json
+
+    command = list(args.command)
+    if "--" in command:  # this command's options written between ENGINE_CONFIG and --
+        cut = command.index("--")
+        _own_options(args, command[:cut])
+        command = command[cut + 1:]
+    # (argparse drops a -- that follows ENGINE_CONFIG directly)
+    if not command:
+        raise _UsageError("bench: the benchmark's command line is missing (give it after --)")
+    try:
+        bench, run = parse_command(command)
+    except BenchUsageError as exc:
+        raise _UsageError(f"bench: {exc}") from None
+    src, overrides = config_source_from_args(args)
+    given = src if isinstance(src, dict) else read_config(src).data
+    if isinstance(given, dict) and given.get("traffic") is not None:
+        raise ConfigError("traffic", "the config of aisimulate bench holds the deployment only: the command "
+                          "line is the traffic (remove traffic from the config)")
+    overrides["traffic"] = {"benchmark": bench}
+    if "seed" in run:
+        overrides["execution.seed"] = run["seed"]
+    spec = load_config(src, overrides=overrides)
+    report = replay(spec, progress=progress_of(args), slo=run.get("slo"))
+    tool = bench["tool"]
+    if tool == "aiperf":
+        result = aiperf_summary(report)
+        result.pop("aisimulate_spec", None)
+        text = aiperf_text(result)
+    else:
+        pcts = run.get("percentiles") or [99.0]
+        bad = [p for p in pcts if p not in (50.0, 90.0, 95.0, 99.0)]
+        if bad:
+            raise _UsageError(f"bench: --metric-percentiles {','.join(_word(p) for p in bad)}: the simulation "
+                              "reports 50, 90, 95 and 99")
+        result = vllm_bench_json(report, pcts)
+        text = vllm_text(result, pcts)
+    if args.format == "json":
+        _write(json.dumps({"tool": tool, "benchmark": report.metadata.get("spec", {}).get("traffic", {}).get("benchmark"),
+                           "result": result, "summary": report.summary}, indent=2, sort_keys=True) + "\n")
+    else:
+        head = (f"{tool} ({bench.get('variant', '')}) against {report.metadata.get('model')} on "
+                f"{report.metadata.get('system')}; {report.metadata.get('perf_model')}").replace(" ()", "")
+        notes = (report.metadata.get("benchmark") or {}).get("notes") or []
+        _write("\n".join([head, *(f"  {n}" for n in notes), text]) + "\n")
+    return 0

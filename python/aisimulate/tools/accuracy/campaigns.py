@@ -1,0 +1,210 @@
+"""Which campaign measured a silicon row, and how that campaign ran its benchmark.
+
+A measured TTFT or TPOT is the product of the engine, its launch flags and the load
+generator. The harness simulates each row with the procedure of the campaign that
+measured it, chosen from the row's ``silicon_data_source`` by one rule
+(:func:`campaign_of`; docs/accuracy.md, "Which procedure a row gets"):
+
+- ``source_file=…aic-auto-gap-analysis/…``: AIConfigurator's own benchmark generator,
+  AIPerf (:data:`AICONFIGURATOR`; the procedure of ``spec.LOAD_GENERATORS["aiperf"]``).
+- ``source_file=YYYY-MM-DD.csv; …; measured=<time>`` and ``db-dump/YYYY-MM-DD; …;
+  measured=<time>``: SemiAnalysisAI/InferenceX (:data:`INFERENCEX`): its fork of vLLM's
+  ``benchmark_serving.py`` as ``benchmarks/benchmark_lib.sh`` runs it at the row's
+  time, against the server its recipe launched then (:func:`recipe_at`).
+- anything else (``kimi-k2.5-gap-analysis.csv``, an empty ``source_file=``): not
+  recorded (:data:`UNKNOWN`): the default procedure (AIPerf as AIConfigurator runs it),
+  reported as its own group so that its error does not hide.
+
+The InferenceX client (``utils/bench_serving/benchmark_serving.py``, run by
+``run_benchmark_serving``): ``--dataset-name random --random-input-len ISL
+--random-output-len OSL --random-range-ratio 0.8`` (the workflow templates'
+``RANDOM_RANGE_RATIO``), ``--num-prompts 10·c --max-concurrency c --request-rate inf
+--ignore-eos``, and since 2026-01-21 (commit d053ae24e) ``--num-warmups 2·c``: every
+length uniform in [⌊0.8·L⌋, L], 2·c copies of the first prompt waited for, then 10·c
+measured requests. Before that date the fork was cloned from kimbochen/bench_serving at
+run time, which sent one test request of the first prompt and no warm-ups.
+
+The recipes (:data:`RECIPES`) are the ``vllm serve`` flags of each model × GPU script
+as its git history has them, each change with the commit that made it; a row takes the
+flags in force at its ``measured`` time (a time of 00:00:00 is a date: the end of that
+day, UTC). A row whose recipe is not tabulated runs the client against the engine
+version's defaults, and ``rows.csv`` says so.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta, timezone
+from typing import Any
+
+#: The campaigns (``rows.csv``'s ``campaign`` column).
+AICONFIGURATOR = "aiconfigurator"
+INFERENCEX = "inferencex"
+UNKNOWN = "unknown"
+CAMPAIGNS = (AICONFIGURATOR, INFERENCEX, UNKNOWN)
+
+#: InferenceX's client: the range ratio of its workflow templates, the requests and
+#: warm-ups per unit of concurrency (benchmarks/benchmark_lib.sh).
+INFERENCEX_RANGE_RATIO = 0.8
+INFERENCEX_PROMPTS_PER_CLIENT = 10
+INFERENCEX_WARMUPS_PER_CLIENT = 2
+#: The sweep generator's max_model_len above ISL + OSL (generate_sweep_configs.py).
+INFERENCEX_MAX_MODEL_LEN_SLACK = 200
+#: When ``--num-warmups 2·c`` joined the command (commit d053ae24e, 2026-01-21).
+INFERENCEX_WARMUPS_SINCE = datetime(2026, 1, 21, 17, 53, 38, tzinfo=timezone.utc)
+
+
+@dataclass(frozen=True)
+class Campaign:
+    """The campaign of a row: its name, when it was measured (InferenceX: UTC, ``None``
+    otherwise) and the ``silicon_data_source`` field that decided it."""
+    name: str
+    measured: datetime | None = None
+    evidence: str = ""
+
+
+_EXPORT = re.compile(r"source_file=\d{4}-\d{2}-\d{2}\.csv$")
+
+
+def campaign_of(row: dict[str, str]) -> Campaign:
+    """The campaign of a silicon row, by the rule of the module docstring."""
+    src = (row.get("silicon_data_source") or "").strip()
+    parts = [p.strip() for p in src.split(";")]
+    first = parts[0] if parts else ""
+    if "aic-auto-gap-analysis/" in first:
+        return Campaign(AICONFIGURATOR, None, first)
+    if _EXPORT.match(first) or first.startswith("db-dump/"):
+        kv = dict(p.split("=", 1) for p in parts[1:] if "=" in p)
+        measured = _parse_time(kv.get("measured", ""))
+        if measured is None:  # no time: the export's date bounds it
+            measured = _parse_time(re.sub(r"^(source_file=|db-dump/)", "", first).removesuffix(".csv"))
+        if measured is not None:
+            return Campaign(INFERENCEX, measured, first)
+    return Campaign(UNKNOWN, None, first or "(empty)")
+
+
+def _parse_time(text: str) -> datetime | None:
+    """An ISO time (UTC); a date, or a time of exactly midnight, is the end of that day."""
+    text = text.strip()
+    if not text:
+        return None
+    try:
+        t = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    if t.tzinfo is None:
+        t = t.replace(tzinfo=timezone.utc)
+    t = t.astimezone(timezone.utc)
+    if (t.hour, t.minute, t.second, t.microsecond) == (0, 0, 0, 0):
+        t += timedelta(days=1) - timedelta(microseconds=1)
+    return t
+
+
+@dataclass(frozen=True)
+class Change:
+    """One change of a recipe: the commit, when it landed (UTC) and the flags it set
+    (spec terms: ``gpu_memory_utilization``, ``enable_prefix_caching``,
+    ``enable_expert_parallel``, ``max_num_seqs`` (``"c"``: the row's concurrency),
+    ``max_num_batched_tokens``, ``max_model_len`` (``"isl+osl+N"``), ``kv_cache``)."""
+    commit: str
+    since: datetime
+    flags: dict[str, Any]
+    what: str
+
+
+@dataclass(frozen=True)
+class Recipe:
+    """A model × GPU × vLLM recipe of InferenceX and its history."""
+    model: str
+    system: str
+    file: str
+    changes: tuple[Change, ...] = field(default_factory=tuple)
+
+
+def _t(text: str) -> datetime:
+    return datetime.fromisoformat(text).astimezone(timezone.utc)
+
+
+#: The vLLM recipes of InferenceX that rows of the shared data (and the held-back sets)
+#: ran, from SemiAnalysisAI/InferenceX's history. ``max_model_len`` is the sweep
+#: generator's ISL + OSL + 200 (utils/matrix_logic/generate_sweep_configs.py) unless
+#: the script wrote its own.
+RECIPES = (
+    Recipe("MiniMaxAI/MiniMax-M2.5", "h200_sxm", "benchmarks/single_node/minimaxm2.5_fp8_h200.sh", (
+        Change("a36346339", _t("2026-03-01T15:34:03-05:00"),
+               {"gpu_memory_utilization": 0.95, "max_model_len": "isl+osl+200"},
+               "vllm serve --gpu-memory-utilization 0.95 --max-model-len $MAX_MODEL_LEN (vLLM 0.16.0)"),
+        Change("5e2c705d3", _t("2026-03-13T12:12:49-07:00"), {"enable_expert_parallel": True},
+               "--enable-expert-parallel when EP_SIZE ≥ 1 (every run: EP_SIZE is 1 without ep)"),
+        Change("0f78cf4eb", _t("2026-03-27T19:17:39-07:00"), {"enable_prefix_caching": False},
+               "--no-enable-prefix-caching"),
+    )),
+    Recipe("moonshotai/Kimi-K2.5", "h200_sxm", "benchmarks/single_node/kimik2.5_int4_h200.sh", (
+        Change("749096c4c", _t("2026-03-02T18:25:01-05:00"),
+               {"gpu_memory_utilization": 0.95, "max_num_seqs": "c", "max_model_len": "isl+osl+200"},
+               "--gpu-memory-utilization 0.95 --max-num-seqs $CONC (vLLM 0.16.0)"),
+        Change("79a42e20a", _t("2026-03-27T15:21:53-07:00"), {"enable_prefix_caching": False},
+               "--no-enable-prefix-caching"),
+    )),
+) + tuple(
+    Recipe(model, system, f"benchmarks/70b_fp8_{gpu}_slurm.sh", (
+        Change(commit, _t(when),
+               {"kv_cache": "fp8", "async_scheduling": True, "enable_prefix_caching": False,
+                "max_num_batched_tokens": 8192, "gpu_memory_utilization": 0.9, "max_num_seqs": "c",
+                "max_model_len": 10240},
+               "config.yaml: kv-cache-dtype fp8, async-scheduling, no-enable-prefix-caching, "
+               "max-num-batched-tokens 8192, max-model-len 10240; --gpu-memory-utilization 0.9 --max-num-seqs $CONC"),
+    ))
+    for model in ("nvidia/Llama-3.1-70B-Instruct-FP8", "meta-llama/Llama-3.1-70B-Instruct")
+    for system, gpu, commit, when in (("h100_sxm", "h100", "425f74d51", "2025-09-12T21:32:37+00:00"),
+                                      ("h200_sxm", "h200", "425f74d51", "2025-09-12T21:32:37+00:00"))
+)
+
+
+def recipe_at(model: str, system: str, when: datetime) -> tuple[dict[str, Any], str]:
+    """The flags of the recipe for ``model`` on ``system`` in force at ``when``, and
+    where they come from (``file@commit, …``); ``({}, "")`` when no recipe is
+    tabulated (or none had landed yet)."""
+    for r in RECIPES:
+        if r.model == model and r.system == system:
+            flags: dict[str, Any] = {}
+            commits = []
+            for c in r.changes:
+                if c.since <= when:
+                    flags.update(c.flags)
+                    commits.append(c.commit)
+            if commits:
+                return flags, f"{r.file}@{'+'.join(commits)}"
+    return {}, ""
+
+
+def inferencex_benchmark(isl: int, osl: int, c: int, measured: datetime) -> dict[str, Any]:
+    """The ``traffic.benchmark`` of InferenceX's client at concurrency ``c``, measured
+    then (module docstring)."""
+    bench: dict[str, Any] = {
+        "tool": "vllm_bench_serve", "variant": "inferencex", "date": measured.date().isoformat(),
+        "dataset_name": "random", "random_input_len": isl, "random_output_len": osl,
+        "random_range_ratio": INFERENCEX_RANGE_RATIO, "num_prompts": INFERENCEX_PROMPTS_PER_CLIENT * c,
+        "max_concurrency": c, "ignore_eos": True,
+    }
+    if measured >= INFERENCEX_WARMUPS_SINCE:
+        bench["num_warmups"] = INFERENCEX_WARMUPS_PER_CLIENT * c
+    return bench
+
+
+def apply_recipe(engine: dict[str, Any], flags: dict[str, Any], isl: int, osl: int, c: int) -> None:
+    """Set a recipe's flags on a spec's ``engine`` block (in place)."""
+    sched = engine.setdefault("scheduler", {})
+    for key in ("gpu_memory_utilization", "enable_prefix_caching", "async_scheduling", "max_num_batched_tokens"):
+        if key in flags:
+            sched[key] = flags[key]
+    if flags.get("max_num_seqs") == "c":
+        sched["max_num_seqs"] = c
+    mml = flags.get("max_model_len")
+    if isinstance(mml, str):  # "isl+osl+N"
+        sched["max_model_len"] = isl + osl + int(mml.rsplit("+", 1)[1])
+    elif mml:
+        sched["max_model_len"] = mml
+    if flags.get("kv_cache"):
+        engine.setdefault("quantization", {})["kv_cache"] = flags["kv_cache"]

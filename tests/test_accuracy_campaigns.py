@@ -1,0 +1,104 @@
+"""Each silicon row simulated with its campaign's procedure (aisimulate.tools.accuracy.campaigns)."""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+
+import pytest
+
+from aisimulate.tools import accuracy
+from aisimulate.tools.accuracy import campaigns
+
+MOE = accuracy.SHARED_DATA / "silicon" / "vllm_moe_dev.csv"
+ALIASES = accuracy.SHARED_DATA / "silicon" / "model_aliases.csv"
+
+UTC = timezone.utc
+
+
+@pytest.mark.parametrize("source, name, measured", [
+    ("source_file=aic-auto-gap-analysis/2026-01/qwen3.csv; row=3", "aiconfigurator", None),
+    ("source_file=/home/x/aic-auto-gap-analysis/h100.csv", "aiconfigurator", None),
+    # an InferenceX export: its measured time, to the second
+    ("source_file=2026-03-25.csv; model=MiniMax-M2.5; silicon_concurrency=32; measured=2026-03-27T07:59:49Z; "
+     "wip=False; image=vllm/vllm-openai:v0.18.0", "inferencex", datetime(2026, 3, 27, 7, 59, 49, tzinfo=UTC)),
+    # the database dump gives a date: the end of that day
+    ("db-dump/2026-04-27; config_id=606; silicon_concurrency=8; measured=2026-03-01T00:00:00.000Z; workflow_run_id=305",
+     "inferencex", datetime(2026, 3, 1, 23, 59, 59, 999999, tzinfo=UTC)),
+    # no measured time: the export's date bounds it
+    ("source_file=2026-04-06.csv; model=x", "inferencex", datetime(2026, 4, 6, 23, 59, 59, 999999, tzinfo=UTC)),
+    ("source_file=kimi-k2.5-gap-analysis.csv; model=Kimi-K2.5", "unknown", None),
+    ("source_file=", "unknown", None),
+    ("", "unknown", None),
+])
+def test_campaign_of_a_row(source, name, measured):
+    c = campaigns.campaign_of({"silicon_data_source": source})
+    assert (c.name, c.measured) == (name, measured)
+
+
+def test_recipe_at_the_rows_time():
+    # MiniMax-M2.5 on H200: 0.95 and ISL + OSL + 200 from 2026-03-01, expert parallel from
+    # 2026-03-13 (EP_SIZE ≥ 1 is every run), prefix caching off from 2026-03-28T02:17Z
+    m, h = "MiniMaxAI/MiniMax-M2.5", "h200_sxm"
+    flags, src = campaigns.recipe_at(m, h, datetime(2026, 3, 1, 23, 59, tzinfo=UTC))
+    assert flags == {"gpu_memory_utilization": 0.95, "max_model_len": "isl+osl+200"}
+    assert src == "benchmarks/single_node/minimaxm2.5_fp8_h200.sh@a36346339"
+    flags, _ = campaigns.recipe_at(m, h, datetime(2026, 3, 27, 7, 59, 49, tzinfo=UTC))
+    assert flags.get("enable_expert_parallel") is True and "enable_prefix_caching" not in flags
+    flags, src = campaigns.recipe_at(m, h, datetime(2026, 3, 28, 23, 59, tzinfo=UTC))
+    assert flags["enable_prefix_caching"] is False and src.endswith("@a36346339+5e2c705d3+0f78cf4eb")
+    assert campaigns.recipe_at(m, h, datetime(2026, 2, 1, tzinfo=UTC)) == ({}, "")  # before the recipe
+    assert campaigns.recipe_at("acme/x", h, datetime(2026, 3, 1, tzinfo=UTC)) == ({}, "")
+
+
+def test_inferencex_client_by_date():
+    # since 2026-01-21: 2·c warm-ups; before: none (the cloned fork's one test request)
+    b = campaigns.inferencex_benchmark(1024, 1024, 8, datetime(2026, 3, 27, tzinfo=UTC))
+    assert b == {"tool": "vllm_bench_serve", "variant": "inferencex", "date": "2026-03-27", "dataset_name": "random",
+                 "random_input_len": 1024, "random_output_len": 1024, "random_range_ratio": 0.8,
+                 "num_prompts": 80, "max_concurrency": 8, "num_warmups": 16, "ignore_eos": True}
+    b = campaigns.inferencex_benchmark(1024, 1024, 8, datetime(2025, 10, 2, tzinfo=UTC))
+    assert "num_warmups" not in b and b["date"] == "2025-10-02"
+
+
+@pytest.mark.skipif(not MOE.is_file(), reason="shared silicon data not found")
+def test_an_inferencex_row_runs_its_client_against_its_recipe():
+    rows = accuracy.read_silicon(MOE)
+    aliases = accuracy.load_aliases(ALIASES)
+    kw = dict(perf="roofline", aliases=aliases, model_configs=accuracy.DEFAULT_MODEL_CONFIGS,
+              database=accuracy.DEFAULT_DATABASE)
+    tp8 = next(r for r in rows if "measured=2026-03-28" in r["silicon_data_source"] and r["tp_size"] == "8"
+               and r["isl"] == "1024" and r["osl"] == "1024" and r["batch_size"] == "8")
+    assert accuracy.procedure_of(tp8) == ("inferencex", campaigns.campaign_of(tp8))
+    spec, warm, measured = accuracy.row_spec(tp8, **kw)
+    assert (warm, measured) == (0, 80)
+    assert spec["traffic"]["benchmark"]["num_warmups"] == 16
+    assert spec["traffic"]["benchmark"]["response_overhead"] == {"base_ms": 1.40, "per_output_token_us": 3.65}
+    e = spec["engine"]
+    assert e["backend_version"] == "0.18.0"
+    assert e["scheduler"] == {"gpu_memory_utilization": 0.95, "enable_prefix_caching": False,
+                              "max_model_len": 1024 + 1024 + 200}
+    assert e["workers"]["aggregated"] == {"count": 1, "tp": 8, "enable_expert_parallel": True}
+    # the TP 4 rows of 2026-03-01: no expert parallelism yet, prefix caching vLLM's default
+    tp4 = next(r for r in rows if "measured=2026-03-01" in r["silicon_data_source"] and r["tp_size"] == "4")
+    spec, _, _ = accuracy.row_spec(tp4, **kw)
+    assert spec["engine"]["workers"]["aggregated"] == {"count": 1, "tp": 4}
+    assert "enable_prefix_caching" not in spec["engine"]["scheduler"]  # 0.16.0's default: on
+    # AIConfigurator's rows keep AIPerf; an explicit procedure overrides the rule
+    qwen = next(r for r in rows if r["model_path"] == "Qwen/Qwen3-235B-A22B-FP8")
+    assert accuracy.procedure_of(qwen)[0] == "aiperf"
+    spec, _, _ = accuracy.row_spec(qwen, **kw)
+    assert spec["traffic"]["load"]["warmup_requests"] == int(qwen["batch_size"])
+    assert accuracy.procedure_of(tp8, "aiperf")[0] == "aiperf"
+    spec, _, _ = accuracy.row_spec(qwen, load_generator="inferencex", **kw)
+    assert spec["traffic"]["benchmark"]["variant"] == "inferencex"
+    with pytest.raises(ValueError, match="steady-state"):
+        accuracy.row_spec(tp8, steady_state=True, **kw)
+    # a run: rows.csv's columns say which procedure and recipe
+    res = accuracy.run_row(tp8, **kw)
+    assert res.status == "ok", res.reason
+    assert (res.campaign, res.procedure, res.measured[:10]) == ("inferencex", "inferencex", "2026-03-28")
+    assert res.recipe.endswith("@a36346339+5e2c705d3+0f78cf4eb") and res.measured_requests == 80
+    assert res.layout.startswith("TP8 EP8")
+    table = accuracy.mape_table([res, accuracy.run_row(qwen, **kw)])
+    assert [t["model"] for t in table if t["model"].startswith("overall (")] == [
+        "overall (aiconfigurator: aiperf)", "overall (inferencex: inferencex)"]

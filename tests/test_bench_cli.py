@@ -1,0 +1,111 @@
+"""aisimulate bench ENGINE_CONFIG -- <a benchmark's own command line>."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+import aisimulate
+from aisimulate import cli
+from aisimulate.cli_bench import BenchUsageError, parse_command
+
+ENGINE = "engine: {model: Qwen/Qwen3-8B, system: h100_sxm, backend_version: 0.15.1}\n"
+
+# as InferenceX's benchmark_lib.sh writes it (c = 4)
+INFERENCEX = ("python3 /workspace/utils/bench_serving/benchmark_serving.py --model Qwen/Qwen3-8B --backend vllm "
+              "--base-url http://0.0.0.0:8888 --dataset-name random --random-input-len 1024 --random-output-len 128 "
+              "--random-range-ratio 0.8 --num-prompts 40 --max-concurrency 4 --request-rate inf --ignore-eos "
+              "--save-result --num-warmups 8 --percentile-metrics ttft,tpot,itl,e2el --result-dir /workspace/ "
+              "--result-filename r.json")
+VLLM = ("vllm bench serve --model Qwen/Qwen3-8B --dataset-name random --random-input-len 512 "
+        "--random-output-len 64 --num-prompts 30 --max-concurrency 6 --ignore-eos --metric-percentiles 50,99")
+AIPERF = ("aiperf profile -m Qwen/Qwen3-8B --url localhost:8000 --endpoint-type chat --streaming --concurrency 4 "
+          "--request-count 24 --warmup-request-count 4 --isl 600 --osl 50 --num-dataset-entries 24 "
+          "--extra-inputs ignore_eos:true --random-seed 100")
+
+
+def test_parse_the_tools_command_lines():
+    b, run = parse_command([INFERENCEX])
+    assert b == {"tool": "vllm_bench_serve", "variant": "inferencex", "dataset_name": "random",
+                 "random_input_len": 1024, "random_output_len": 128, "random_range_ratio": 0.8,
+                 "num_prompts": 40, "max_concurrency": 4, "num_warmups": 8, "ignore_eos": True}
+    assert run == {}
+    b, run = parse_command(VLLM.split())
+    assert b["variant"] == "vllm" and b["num_prompts"] == 30 and "request_rate" not in b
+    assert run == {"percentiles": [50.0, 99.0]}
+    b, run = parse_command([AIPERF])
+    assert b == {"tool": "aiperf", "concurrency": 4, "request_count": 24, "warmup_request_count": 4,
+                 "synthetic_input_tokens_mean": 600, "output_tokens_mean": 50, "num_dataset_entries": 24,
+                 "ignore_eos": True}
+    assert run == {"seed": 100}
+    b, _ = parse_command(["vllm", "bench", "serve", "--request-rate", "2.5", "--ignore-eos", "--burstiness=0.5"])
+    assert (b["request_rate"], b["burstiness"]) == (2.5, 0.5)
+
+
+@pytest.mark.parametrize("command, match", [
+    ("vllm bench serve --dataset-name random --use-chat-template --ignore-eos", "--use-chat-template: not simulated"),
+    ("vllm bench serve --num-prompts 5 --num-prompts 6", "--num-prompts: given twice"),
+    ("vllm bench serve --num-prompts many", "want an integer"),
+    ("aiperf profile --concurrency 2 --osl 10 --extra-inputs ignore_eos:true", "--streaming is missing"),
+    ("aiperf profile --streaming --osl 10 --extra-inputs temperature:0.7", "temperature:0.7"),
+    ("genai-perf profile -m x", "genai-perf profile: not simulated"),
+    ("locust -f x.py", "not a benchmark command"),
+])
+def test_what_cannot_be_honoured_is_named(command, match):
+    with pytest.raises(BenchUsageError, match=match):
+        parse_command([command])
+
+
+def run_cli(capsys, tmp_path, command, *extra):
+    cfg = tmp_path / "engine.yaml"
+    cfg.write_text(ENGINE)
+    code = cli.main(["bench", str(cfg), "-q", *extra, "--", *command.split()])
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+def test_bench_prints_vllms_result_names(capsys, tmp_path):
+    code, out, err = run_cli(capsys, tmp_path, VLLM)
+    assert code == 0, err
+    assert "Serving Benchmark Result" in out and "mean_ttft_ms" in out and "p50_ttft_ms" in out
+    # the same numbers as replaying the benchmark block
+    spec = aisimulate.load_config({"engine": {"model": "Qwen/Qwen3-8B", "system": "h100_sxm", "backend_version": "0.15.1"},
+                                   "traffic": {"benchmark": parse_command(VLLM.split())[0]}})
+    rep = aisimulate.replay(spec, progress=False)
+    line = next(x for x in out.splitlines() if "mean_ttft_ms" in x)
+    assert float(line.split()[3]) == pytest.approx(rep.summary["ttft_ms"]["mean"], abs=0.005)
+    code, out, _ = run_cli(capsys, tmp_path, VLLM, "--format", "json")
+    doc = json.loads(out)
+    assert doc["tool"] == "vllm_bench_serve" and doc["result"]["completed"] == 30
+    assert doc["result"]["mean_tpot_ms"] == pytest.approx(rep.summary["tpot_ms"]["mean"])
+    assert doc["benchmark"]["version"] == "0.15.1"  # the engine's release is the client's
+
+
+def test_bench_prints_aiperfs_table(capsys, tmp_path):
+    code, out, err = run_cli(capsys, tmp_path, AIPERF)
+    assert code == 0, err
+    assert "Time to First Token (ms)" in out and "ttft_ms" in out and "Inter Token Latency (ms)" in out
+
+
+def test_bench_errors_are_exit_2(capsys, tmp_path):
+    code, _, err = run_cli(capsys, tmp_path, "vllm bench serve --num-prompts 5")
+    assert code == 2 and "traffic.benchmark.ignore_eos" in err
+    code, _, err = run_cli(capsys, tmp_path, "vllm bench serve --profile --ignore-eos")
+    assert code == 2 and "--profile: not simulated" in err
+    cfg = tmp_path / "with_traffic.yaml"
+    cfg.write_text(ENGINE + "traffic: {source: {type: synthetic, num_requests: 1, isl: 1, osl: 1}}\n")
+    code = cli.main(["bench", str(cfg), "-q", "--", "vllm", "bench", "serve", "--ignore-eos"])
+    assert code == 2 and "the command line is the traffic" in capsys.readouterr().err
+
+
+def test_the_bench_examples_run(capsys):
+    # examples/bench: a benchmark as a config, and the deployment alone for aisimulate bench
+    from pathlib import Path
+    ex = Path(__file__).resolve().parent.parent / "examples" / "bench"
+    rep = aisimulate.replay(ex / "vllm-bench-serve.yaml", progress=False)
+    assert rep.summary["completed"] == 200 and rep.metadata["warmup_requests"] == 17
+    assert min(r["input_tokens"] for r in rep.requests) >= 819 and max(r["input_tokens"] for r in rep.requests) <= 1229
+    code = cli.main(["bench", str(ex / "engine.yaml"), "-q", "--", "vllm", "bench", "serve", "--dataset-name", "random",
+                     "--random-input-len", "512", "--num-prompts", "100", "--max-concurrency", "8", "--ignore-eos"])
+    assert code == 0 and "mean_ttft_ms" in capsys.readouterr().out
