@@ -37,7 +37,7 @@ _AIPERF_INERT = {"-m": 1, "--model": 1, "--model-names": 1, "-u": 1, "--url": 1,
                  "--tokenizer-trust-remote-code": 0, "--api-key": 1}
 
 
-class BenchUsageError(ValueError):
+class _BenchUsageError(ValueError):
     """A tool command line the simulation cannot run (the message names the option)."""
 
 
@@ -53,7 +53,7 @@ def tool_of(words: Sequence[str]) -> tuple[str, str, list[str]]:
     ``("aiperf", "", options)`` — from its first words.
 
     Raises:
-        BenchUsageError: not a command of a simulated tool."""
+        _BenchUsageError: not a command of a simulated tool."""
     w = list(words)
     if w[:3] == ["vllm", "bench", "serve"]:
         return "vllm_bench_serve", "vllm", w[3:]
@@ -64,8 +64,8 @@ def tool_of(words: Sequence[str]) -> tuple[str, str, list[str]]:
         variant = "inferencex" if w[i].replace("\\", "/").endswith("utils/bench_serving/benchmark_serving.py") else "vllm"
         return "vllm_bench_serve", variant, w[i + 1:]
     if w[:2] == ["genai-perf", "profile"]:
-        raise BenchUsageError("genai-perf profile: not simulated (aiperf profile, its successor, is)")
-    raise BenchUsageError(f"{' '.join(w[:3]) or '(empty)'}: not a benchmark command aisimulate simulates "
+        raise _BenchUsageError("genai-perf profile: not simulated (aiperf profile, its successor, is)")
+    raise _BenchUsageError(f"{' '.join(w[:3]) or '(empty)'}: not a benchmark command aisimulate simulates "
                           "(vllm bench serve …, python benchmark_serving.py …, aiperf profile …)")
 
 
@@ -78,7 +78,7 @@ def _options(words: Sequence[str], inert: dict[str, int]) -> tuple[dict[str, lis
     while i < len(words):
         word = words[i]
         if not word.startswith("-"):
-            raise BenchUsageError(f"{word!r}: a word that is no option (the tool's options only)")
+            raise _BenchUsageError(f"{word!r}: a word that is no option (the tool's options only)")
         name, eq, value = word.partition("=")
         name = name.replace("_", "-") if name.startswith("--") else name
         vals: list[str] = []
@@ -94,7 +94,7 @@ def _options(words: Sequence[str], inert: dict[str, int]) -> tuple[dict[str, lis
             seen_inert.append(name)
         else:
             if name in out:
-                raise BenchUsageError(f"{name}: given twice")
+                raise _BenchUsageError(f"{name}: given twice")
             out[name] = vals
         i += 1
     return out, seen_inert
@@ -114,17 +114,17 @@ def _one(opts: dict[str, list[str]], name: str, kind: type, default: Any = None)
         return default
     if kind is bool:
         if vals:
-            raise BenchUsageError(f"{name} takes no value, got {' '.join(vals)!r}")
+            raise _BenchUsageError(f"{name} takes no value, got {' '.join(vals)!r}")
         return True
     if len(vals) != 1:
-        raise BenchUsageError(f"{name} takes one value, got {len(vals)}")
+        raise _BenchUsageError(f"{name} takes one value, got {len(vals)}")
     text = vals[0]
     try:
         if kind is float and text.lower() in ("inf", "infinity"):
             return math.inf
         return kind(text)
     except ValueError:
-        raise BenchUsageError(f"{name} {text!r}: want {'an integer' if kind is int else 'a number'}") from None
+        raise _BenchUsageError(f"{name} {text!r}: want {'an integer' if kind is int else 'a number'}") from None
 
 
 def parse_vllm(options: Sequence[str], variant: str) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -158,14 +158,14 @@ def parse_vllm(options: Sequence[str], variant: str) -> tuple[dict[str, Any], di
         for item in goodput:
             k, _, v = item.partition(":")
             if k not in names or not _is_number(v):
-                raise BenchUsageError(f"--goodput {item!r}: want ttft:MS, tpot:MS or e2el:MS")
+                raise _BenchUsageError(f"--goodput {item!r}: want ttft:MS, tpot:MS or e2el:MS")
             slo[names[k]] = float(v)
         run["slo"] = slo
     pcts = opts.pop("--metric-percentiles", None)
     if pcts is not None:
         run["percentiles"] = [float(p) for p in ",".join(pcts).split(",") if p]
     if opts:
-        raise BenchUsageError(f"{sorted(opts)[0]}: not simulated (an option that changes what "
+        raise _BenchUsageError(f"{sorted(opts)[0]}: not simulated (an option that changes what "
                               "vllm bench serve sends or measures; aisimulate bench takes "
                               + ", ".join(sorted(k for k in _VLLM_KNOWN)) + ")")
     return b, run
@@ -188,7 +188,7 @@ def parse_aiperf(options: Sequence[str]) -> tuple[dict[str, Any], dict[str, Any]
     for a, canonical in aliases.items():
         if a in opts:
             if canonical in opts:
-                raise BenchUsageError(f"{a} and {canonical}: the same option twice")
+                raise _BenchUsageError(f"{a} and {canonical}: the same option twice")
             opts[canonical] = opts.pop(a)
     b: dict[str, Any] = {"tool": "aiperf"}
     for name, key, kind in (("--concurrency", "concurrency", int), ("--request-rate", "request_rate", float),
@@ -205,7 +205,7 @@ def parse_aiperf(options: Sequence[str]) -> tuple[dict[str, Any], dict[str, Any]
         if v is not None:
             b[key] = v
     if not _one(opts, "--streaming", bool, False):
-        raise BenchUsageError("--streaming is missing: without it AIPerf measures no time to first token")
+        raise _BenchUsageError("--streaming is missing: without it AIPerf measures no time to first token")
     for item in opts.pop("--extra-inputs", []) or []:
         k, _, v = item.partition(":")
         if k == "ignore_eos" and v.lower() == "true":
@@ -213,14 +213,14 @@ def parse_aiperf(options: Sequence[str]) -> tuple[dict[str, Any], dict[str, Any]
         elif k == "min_tokens" and "output_tokens_mean" in b and v == str(b["output_tokens_mean"]):
             b["ignore_eos"] = True  # min_tokens = max_tokens: every output its full length
         else:
-            raise BenchUsageError(f"--extra-inputs {item!r}: not simulated (ignore_eos:true, or min_tokens equal "
+            raise _BenchUsageError(f"--extra-inputs {item!r}: not simulated (ignore_eos:true, or min_tokens equal "
                                   "to --output-tokens-mean, are)")
     run: dict[str, Any] = {}
     seed = _one(opts, "--random-seed", int)
     if seed is not None:
         run["seed"] = seed
     if opts:
-        raise BenchUsageError(f"{sorted(opts)[0]}: not simulated (an option that changes what aiperf profile "
+        raise _BenchUsageError(f"{sorted(opts)[0]}: not simulated (an option that changes what aiperf profile "
                               "sends or measures)")
     return b, run
 
@@ -229,7 +229,7 @@ def parse_command(command: Sequence[str]) -> tuple[dict[str, Any], dict[str, Any
     """``(traffic.benchmark, run settings)`` of a tool command line (module docstring).
 
     Raises:
-        BenchUsageError: the tool or one of its options is not simulated."""
+        _BenchUsageError: the tool or one of its options is not simulated."""
     tool, variant, options = tool_of(_split(command))
     if tool == "aiperf":
         return parse_aiperf(options)
@@ -372,7 +372,7 @@ def run_bench(args: argparse.Namespace) -> int:
         raise _UsageError("bench: the benchmark's command line is missing (give it after --)")
     try:
         bench, run = parse_command(command)
-    except BenchUsageError as exc:
+    except _BenchUsageError as exc:
         raise _UsageError(f"bench: {exc}") from None
     src, overrides = config_source_from_args(args)
     given = src if isinstance(src, dict) else read_config(src).data
