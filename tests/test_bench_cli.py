@@ -109,3 +109,14 @@ def test_the_bench_examples_run(capsys):
     code = cli.main(["bench", str(ex / "engine.yaml"), "-q", "--", "vllm", "bench", "serve", "--dataset-name", "random",
                      "--random-input-len", "512", "--num-prompts", "100", "--max-concurrency", "8", "--ignore-eos"])
     assert code == 0 and "mean_ttft_ms" in capsys.readouterr().out
+
+
+def test_a_rate_after_the_warmups(capsys, tmp_path):
+    # vllm bench serve --request-rate: the test request and the warm-ups go first, then
+    # the Poisson arrivals, counted from the warm-up's end
+    code, out, err = run_cli(capsys, tmp_path, "vllm bench serve --dataset-name random --random-input-len 256 "
+                             "--random-output-len 32 --num-prompts 20 --request-rate 4 --num-warmups 2 --ignore-eos "
+                             "--seed 3", "--format", "json")
+    assert code == 0, err
+    doc = json.loads(out)
+    assert doc["result"]["completed"] == 20 and doc["benchmark"]["request_rate"] == 4

@@ -119,7 +119,10 @@ type AIPerfBenchmark struct {
 // copies of the first prompt, at MaxConcurrency, waited for; then the
 // prompts in order, a closed loop of MaxConcurrency (RequestRate inf, the
 // default), all at once (no MaxConcurrency), or at RequestRate per second
-// (Poisson, gamma when Burstiness ≠ 1).
+// (Poisson, gamma when Burstiness ≠ 1) from the end of the warm-up, whose
+// requests then go at once (vLLM's warm-up semaphore is a null context
+// without --max-concurrency; the test request runs alone before them, which
+// leaves the engine and its prefix cache as sending it with them does).
 type VLLMBenchServe struct {
 	// Variant is VariantVLLM (default) or VariantInferenceX.
 	Variant string `json:"variant"`
@@ -369,10 +372,6 @@ func (t VLLMBenchServe) validate(path string) error {
 		if t.MaxConcurrency > 0 {
 			return errorf(p+"max_concurrency", "with a finite request_rate (arrivals held back by a concurrency limit) is not simulated: give one of them")
 		}
-		if w := t.warmups(); w > 0 {
-			return errorf(p+"request_rate", "a finite rate after %d warm-up request(s) (the initial test request, num_warmups) is not simulated: "+
-				"set num_warmups: 0 and ready_check_timeout_sec: 0, or request_rate inf (0)", w)
-		}
 	}
 	return nil
 }
@@ -483,8 +482,8 @@ func (t VLLMBenchServe) traffic() (Traffic, []string) {
 		prompt = WarmupPromptFirst
 	}
 	switch {
-	case t.RequestRate > 0:
-		l := RateLoad{RateRPS: t.RequestRate, Arrival: ArrivalPoisson}
+	case t.RequestRate > 0: // the warm-ups go at once (no concurrency limit), then the arrivals
+		l := RateLoad{RateRPS: t.RequestRate, Arrival: ArrivalPoisson, WarmupRequests: w, WarmupPrompt: prompt}
 		if t.Burstiness != 1 {
 			l.Arrival, l.CV = ArrivalGamma, 1/math.Sqrt(t.Burstiness)
 		}

@@ -77,6 +77,9 @@ func TestVLLMBenchServeTraffic(t *testing.T) {
 		// a rate: Poisson; burstiness 4 is gamma of shape 4, cv 1/2
 		{"rate", "", "{tool: vllm_bench_serve, request_rate: 2, burstiness: 4, ready_check_timeout_sec: 0, ignore_eos: true}",
 			RateLoad{RateRPS: 2, Arrival: ArrivalGamma, CV: 0.5}, NewestVLLMRelease},
+		// a rate after the test request and 4 warm-ups, all at once, then Poisson arrivals
+		{"rate after warm-ups", "", "{tool: vllm_bench_serve, request_rate: 2, num_warmups: 4, ignore_eos: true}",
+			RateLoad{RateRPS: 2, Arrival: ArrivalPoisson, WarmupRequests: 5, WarmupPrompt: WarmupPromptFirst}, NewestVLLMRelease},
 	} {
 		s := benchSpec(t, c.engine, c.bench)
 		b := s.Traffic.Benchmark
@@ -122,7 +125,6 @@ func TestBenchmarkRefusals(t *testing.T) {
 		"{tool: vllm_bench_serve, random_range_ratio: 1, ignore_eos: true}":                                  "traffic.benchmark.random_range_ratio",
 		"{tool: vllm_bench_serve, variant: inferencex, random_range_ratio: 0, ignore_eos: true}":             "traffic.benchmark.random_range_ratio",
 		"{tool: vllm_bench_serve, request_rate: 1, max_concurrency: 4, ignore_eos: true}":                    "traffic.benchmark.max_concurrency",
-		"{tool: vllm_bench_serve, request_rate: 1, ignore_eos: true}":                                        "traffic.benchmark.request_rate",
 		"{tool: vllm_bench_serve, variant: inferencex, version: 0.15.1, ignore_eos: true}":                   "traffic.benchmark.version",
 		"{tool: vllm_bench_serve, variant: inferencex, date: \"2026-13-01\", ignore_eos: true}":              "traffic.benchmark.date",
 		"{tool: vllm_bench_serve, variant: inferencex, ready_check_timeout_sec: 5, ignore_eos: true}":        "traffic.benchmark.ready_check_timeout_sec",

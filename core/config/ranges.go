@@ -122,6 +122,8 @@ var ranges = map[string]fieldRange{
 	"TraceLoad.speedup":                    within(MinSpeedup, 1e12),
 	"RateLoad.rate_rps":                    within(MinRateRPS, 1e9),
 	"RateLoad.cv":                          {kind: ownCheck, min: 0, max: MaxGammaCV},
+	"RateLoad.warmup_requests":             atLeastInt(0),
+	"RateLoad.warmup_concurrency":          ints(0, MaxConcurrency, ""),
 	"ConcurrencyLoad.concurrency":          ints(1, MaxConcurrency, ""),
 	"ConcurrencyLoad.warmup_requests":      atLeastInt(0),
 

@@ -113,6 +113,9 @@ func rangeCases() map[string]rangeCase {
 			c = rangeCase{spec(engine(""), traffic(`{"type": "mooncake", "path": "t.jsonl"}`, `{"mode": "trace"}`)), "traffic.load." + field}
 		case "RateLoad":
 			c = rangeCase{spec(engine(""), traffic(synth, `{"mode": "rate", "rate_rps": 1, "arrival": "gamma", "cv": 1}`)), "traffic.load." + field}
+			if field == "warmup_concurrency" { // it needs a warm-up
+				c.base = spec(engine(""), traffic(synth, `{"mode": "rate", "rate_rps": 1, "warmup_requests": 1}`))
+			}
 		case "Stop":
 			c = rangeCase{plain, "traffic.stop." + field}
 		case "Execution":

@@ -182,9 +182,12 @@ func (s *Spec) validateTraffic() error {
 	if err := variantOf(loadUnion, "traffic.load", l.Mode); err != nil {
 		return err
 	}
-	if c, ok := l.Mode.(ConcurrencyLoad); ok && c.WarmupPrompt == WarmupPromptFirst {
+	if n, _, prompt := l.Warmup(); prompt == WarmupPromptFirst || n > 0 && l.Name() == LoadRate {
 		if _, synthetic := t.Source.Type.(SyntheticSource); !synthetic {
-			return errorf("traffic.load.warmup_prompt", "%s copies a synthetic source's first request; a %s source's warm-up is its first rows", WarmupPromptFirst, t.Source.Name())
+			if prompt == WarmupPromptFirst {
+				return errorf("traffic.load.warmup_prompt", "%s copies a synthetic source's first request; a %s source's warm-up is its first rows", WarmupPromptFirst, t.Source.Name())
+			}
+			return errorf("traffic.load.warmup_requests", "a warm-up before a rate belongs to a synthetic source (a %s source's requests keep their own order)", t.Source.Name())
 		}
 	}
 	if c, ok := l.Mode.(ConcurrencyLoad); ok && c.WarmupRequests > 0 {

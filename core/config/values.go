@@ -105,6 +105,7 @@ var (
 	arrivals       = []string{ArrivalPoisson, ArrivalConstant, ArrivalGamma}
 	samplings      = []string{SamplingSequential, SamplingRandom, SamplingShuffle}
 	placements     = []string{PlacementRoundRobin, PlacementLeastOutstanding}
+	warmupPrompts  = []string{WarmupPromptSource, WarmupPromptFirst}
 	backends       = []string{BackendVLLM}
 	executionModes = []string{ExecutionOffline}
 	weightDtypes   = []string{DtypeBFloat16, DtypeFP8, DtypeFP8Block, DtypeNVFP4, DtypeBF16}
@@ -135,10 +136,10 @@ var stringEnums = map[string]stringEnum{
 	"Quantization.kv_cache": {values: kvCacheDtypes, paths: []string{"engine.quantization.kv_cache"}},
 	"Pool.placement": {values: placements, paths: []string{"engine.workers.aggregated.placement",
 		"engine.workers.disaggregated.prefill.placement", "engine.workers.disaggregated.decode.placement"}},
-	"Dataset.sampling": {values: samplings, paths: []string{"traffic.source.dataset.sampling"}},
-	"RateLoad.arrival": {values: arrivals, paths: []string{"traffic.load.arrival"}},
-	"ConcurrencyLoad.warmup_prompt": {values: []string{WarmupPromptSource, WarmupPromptFirst},
-		paths: []string{"traffic.load.warmup_prompt"}},
+	"Dataset.sampling":                          {values: samplings, paths: []string{"traffic.source.dataset.sampling"}},
+	"RateLoad.arrival":                          {values: arrivals, paths: []string{"traffic.load.arrival"}},
+	"ConcurrencyLoad.warmup_prompt":             {values: warmupPrompts, paths: []string{"traffic.load.warmup_prompt"}},
+	"RateLoad.warmup_prompt":                    {values: warmupPrompts, paths: []string{"traffic.load.warmup_prompt"}},
 	"AIPerfBenchmark.dataset_sampling_strategy": {values: samplings, paths: []string{"traffic.benchmark.dataset_sampling_strategy"}},
 	"VLLMBenchServe.variant":                    {values: []string{VariantVLLM, VariantInferenceX}, paths: []string{"traffic.benchmark.variant"}},
 	"Execution.mode":                            {values: executionModes, paths: []string{"execution.mode"}, why: "the core runs offline replays only"},

@@ -198,6 +198,34 @@ type RateLoad struct {
 	RateRPS float64 `json:"rate_rps"`
 	Arrival string  `json:"arrival"`
 	CV      float64 `json:"cv,omitempty"`
+	// WarmupRequests is a warm-up phase before the arrivals, as vLLM's
+	// benchmark_serving runs one before a rate (its initial test request and
+	// --num-warmups, gathered before the benchmark starts): WarmupRequests
+	// requests sent by WarmupConcurrency clients (0: all at once), each client
+	// sending the next when it has acted on a response; when every warm-up
+	// response has been acted on, the arrivals start, their times counted from
+	// then. Warm-up requests run on the engine but are not reported.
+	// WarmupPrompt is as ConcurrencyLoad's. A synthetic source only; 0 = none.
+	WarmupRequests    int    `json:"warmup_requests,omitempty"`
+	WarmupConcurrency int    `json:"warmup_concurrency,omitempty"`
+	WarmupPrompt      string `json:"warmup_prompt,omitempty"`
+}
+
+// Warmup is the warm-up phase of a load: its requests, how many clients send
+// them at once, and what they send (ConcurrencyLoad's and RateLoad's; none
+// for other modes).
+func (l Load) Warmup() (requests, concurrency int, prompt string) {
+	switch m := l.Mode.(type) {
+	case ConcurrencyLoad:
+		return m.WarmupRequests, m.Concurrency, m.WarmupPrompt
+	case RateLoad:
+		c := m.WarmupConcurrency
+		if c == 0 || c > m.WarmupRequests {
+			c = m.WarmupRequests
+		}
+		return m.WarmupRequests, c, m.WarmupPrompt
+	}
+	return 0, 0, ""
 }
 
 // ConcurrencyLoad (mode concurrency) is a closed loop of Concurrency clients:
@@ -442,7 +470,24 @@ func (l RateLoad) validate(path string) error {
 	} else if l.CV != 0 {
 		return errorf(path+".cv", "belongs to arrival %s, not %s", ArrivalGamma, l.Arrival)
 	}
-	return checkFloat(path+".rate_rps", "RateLoad.rate_rps", l.RateRPS)
+	if err := firstErr(checkFloat(path+".rate_rps", "RateLoad.rate_rps", l.RateRPS),
+		checkInt(path+".warmup_requests", "RateLoad.warmup_requests", l.WarmupRequests),
+		checkInt(path+".warmup_concurrency", "RateLoad.warmup_concurrency", l.WarmupConcurrency)); err != nil {
+		return err
+	}
+	if l.WarmupPrompt != "" {
+		if err := checkEnum(path+".warmup_prompt", "RateLoad.warmup_prompt", l.WarmupPrompt); err != nil {
+			return err
+		}
+	}
+	if l.WarmupRequests == 0 {
+		for key, given := range map[string]bool{"warmup_concurrency": l.WarmupConcurrency != 0, "warmup_prompt": l.WarmupPrompt != ""} {
+			if given {
+				return errorf(path+"."+key, "needs warmup_requests > 0")
+			}
+		}
+	}
+	return nil
 }
 
 func (l ConcurrencyLoad) validate(path string) error {

@@ -377,7 +377,7 @@ func prepare(spec *config.Spec, opts []Option) (*sim, error) {
 // start schedules the first sends: the first request of an open loop, or one
 // request per closed-loop client at time 0.
 func (m *sim) start() error {
-	if m.tr.mode == config.LoadConcurrency {
+	if m.tr.mode == config.LoadConcurrency || m.tr.inWarmup {
 		// Every client sends at 0, in client order; a client that finds the
 		// workload exhausted stays idle, so the loop stops at the first one.
 		for c := 0; c < m.tr.concurrency && !m.tr.done; c++ {
@@ -960,9 +960,13 @@ func (m *sim) slotNext(slot int32) error {
 			tr.parked = append(tr.parked, slot)
 			return nil
 		}
-		// the last warm-up response was acted on: every client starts
+		// the last warm-up response was acted on: every client starts (an
+		// open loop's arrivals start, counted from now)
 		slots := append(tr.parked, slot)
 		tr.inWarmup, tr.parked, tr.warmEndNs = false, nil, m.now
+		if tr.mode != config.LoadConcurrency {
+			return m.prefetch()
+		}
 		slices.Sort(slots)
 		for _, s := range slots {
 			if err := m.slotNext(s); err != nil {

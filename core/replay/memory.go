@@ -162,10 +162,7 @@ func estimate(s *config.Spec, dep *deployment, held heldAs) (*MemoryEstimate, er
 	var tokens float64
 	var turns float64 // mean turns per session (sessions source)
 	var isl, osl float64
-	warm := 0 // warm-up requests, sent besides a synthetic source's and max_requests' count
-	if c, ok := t.Load.Mode.(config.ConcurrencyLoad); ok {
-		warm = c.WarmupRequests
-	}
+	warm, _, _ := t.Load.Warmup() // warm-up requests, sent besides a synthetic source's and max_requests' count
 	switch src := t.Source.Type.(type) {
 	case config.SyntheticSource:
 		n = float64(src.NumRequests) + float64(warm)

@@ -45,7 +45,8 @@ type traffic struct {
 
 	// The warm-up phase (traffic.load.warmup_requests): warm-up requests
 	// still to send, in flight (sent, not yet acted on) and sent; the clients
-	// waiting for it to end; when it ended (ns).
+	// waiting for it to end; when it ended (ns), from which a rate's arrival
+	// times count.
 	inWarmup                       bool
 	warmLeft, warmActive, warmSent int
 	parked                         []int32
@@ -73,15 +74,15 @@ func openTraffic(s *config.Spec) (*traffic, error) {
 		src, tr.closer, err = workload.OpenLLMServingSim(v.Path)
 		tr.path = v.Path
 	case config.SyntheticSource:
-		c, _ := t.Load.Mode.(config.ConcurrencyLoad)
-		if c.WarmupPrompt != config.WarmupPromptFirst {
+		warm, _, prompt := t.Load.Warmup()
+		if prompt != config.WarmupPromptFirst {
 			// AIPerf's --warmup-request-count W --request-count N sends W
 			// warm-up requests, then N measured ones: W more from the source
-			v.NumRequests += c.WarmupRequests
+			v.NumRequests += warm
 		}
 		src, err = workload.NewSynthetic(v, streams)
-		if err == nil && c.WarmupPrompt == config.WarmupPromptFirst {
-			src = workload.RepeatFirst(src, c.WarmupRequests)
+		if err == nil && prompt == config.WarmupPromptFirst {
+			src = workload.RepeatFirst(src, warm)
 		}
 	case config.SessionsSource:
 		src, err = workload.NewSessions(v, streams)
@@ -118,6 +119,9 @@ func openTraffic(s *config.Spec) (*traffic, error) {
 		if err != nil {
 			return nil, cfgErr("traffic.load", err)
 		}
+		// a warm-up phase first: its clients send as a closed loop's do
+		n, c, _ := t.Load.Warmup()
+		tr.inWarmup, tr.warmLeft, tr.concurrency = n > 0, n, c
 	case config.ConcurrencyLoad:
 		tr.mode, tr.concurrency = config.LoadConcurrency, l.Concurrency
 		tr.inWarmup, tr.warmLeft = l.WarmupRequests > 0, l.WarmupRequests
@@ -196,19 +200,22 @@ func (tr *traffic) next(r *workload.Request, now int64) (sendNs int64, ok bool, 
 		tr.done = true
 		return 0, false, tr.feedErr(err)
 	}
-	switch tr.mode {
-	case config.LoadTrace:
+	switch {
+	case tr.inWarmup: // a warm-up client sends when it is ready
+		sendNs = now
+	case tr.mode == config.LoadTrace:
 		if err := tr.startErr(r); err != nil {
 			return 0, false, err
 		}
 		if sendNs, err = tr.traceAt(r); err != nil {
 			return 0, false, err
 		}
-	case config.LoadRate:
+	case tr.mode == config.LoadRate:
 		var more bool
 		if sendNs, more = tr.arrival.Next(); !more {
 			return 0, false, cfgErr("traffic.load.rate_rps", fmt.Errorf("arrivals run past the end of the virtual clock (int64 ns) after %d requests", tr.sent))
 		}
+		sendNs = clock.Add(tr.warmEndNs, sendNs) // counted from the warm-up's end (0 without one)
 	default:
 		sendNs = now
 	}

@@ -62,13 +62,19 @@ func TestWarmupFillsThePrefixCache(t *testing.T) {
 	}
 }
 
-// warmup_requests belongs to a closed loop.
-func TestWarmupNeedsConcurrency(t *testing.T) {
+// warmup_requests belongs to a closed loop or a rate (before it, from a
+// synthetic source), not to a trace's timestamps.
+func TestWarmupNeedsConcurrencyOrARate(t *testing.T) {
 	yml := replaceOnce(warmupSpec(""), "load: {mode: concurrency, concurrency: 2, warmup_requests: 1}",
-		"load: {mode: rate, rate_rps: 1, warmup_requests: 1}")
+		"load: {mode: trace, warmup_requests: 1}")
 	_, err := decodeForTest(yml)
 	require.Error(t, err)
-	assert.Contains(t, err.Error(), "traffic.load.warmup_requests")
+	assert.Contains(t, err.Error(), "traffic.load.warmup_requests: belongs to mode rate or concurrency, not trace")
+	yml = replaceOnce(linearEngineFor(100)+"traffic:\n  source: {type: sessions, num_sessions: 2, turns: 2, isl: 10, osl: 2}\n  load: {mode: rate, rate_rps: 1, warmup_requests: 1}\n",
+		"", "")
+	_, err = decodeForTest(yml)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "traffic.load.warmup_requests: a warm-up before a rate belongs to a synthetic source")
 }
 
 // The warm-up requests are sent besides the measured ones, as AIPerf's
