@@ -197,40 +197,10 @@ def row_spec(row: dict[str, str], *, perf: str, aliases: dict[str, str],
         return _inferencex_spec(row, camp, perf=perf, aliases=aliases, model_configs=model_configs,
                                 database=database, perf_overrides=perf_overrides, length_ratio=length_ratio,
                                 steady_state=steady_state, client=client, dataset_entries=dataset_entries)
-    mode = (row.get("mode") or "agg").strip()
-    if mode != "agg":
-        raise ValueError(f"mode {mode!r}: only aggregated serving is simulated")
-    if _int(row, "pp_size", 1) > 1:
-        raise ValueError(f"pp_size = {row['pp_size']}: not simulated (pipeline parallelism)")
-    backend = (row.get("backend") or "vllm").strip()
-    if backend != "vllm":
-        raise ValueError(f"backend {backend!r}: only vllm is simulated")
-    model_path = row["model_path"].strip()
-    if model_path in aliases:
-        config = Path(model_configs) / aliases[model_path]
-        if not config.is_file():
-            raise ValueError(f"model config {config} not found")
-    else:
-        # the model_configs naming: "Org/Name" → Org--Name_config.json
-        config = Path(model_configs) / (model_path.replace("/", "--") + "_config.json")
-        if not config.is_file():
-            raise ValueError(f"unknown model {model_path!r} (not in model_aliases.csv, "
-                             f"and no {config.name} in {model_configs})")
-    c, tp = _int(row, "batch_size"), _int(row, "tp_size")
-    isl, osl = _int(row, "isl"), _int(row, "osl")
-    if min(c, tp, isl, osl) < 1:
-        raise ValueError("batch_size, tp_size, isl and osl must be ≥ 1")
-    dp, ep, _ = row_layout(row, str(config))
-    if osl < 2:
-        raise ValueError(f"osl = {osl}: a TPOT needs at least 2 output tokens")
-    weights = _weights_for(row.get("precision") or "", str(config))
-    perf_block: dict[str, Any] = {"source": perf}
-    if perf == "aic":
-        perf_block["database"] = str(database)
-        version = (row.get("backend_version") or "").strip()
-        if version:
-            perf_block["backend_version"] = version
-    perf_block.update(perf_overrides or {})
+    b = _row_basics(row, perf=perf, aliases=aliases, model_configs=model_configs, database=database,
+                    perf_overrides=perf_overrides, tables_of_row=True)
+    config, c, tp, isl, osl = b["config"], b["c"], b["tp"], b["isl"], b["osl"]
+    dp, ep, weights, perf_block, backend = b["dp"], b["ep"], b["weights"], b["perf"], b["backend"]
     _check_deployment(deployment)
     _check_client(client)
     _check_dataset(dataset_entries, sampling)
@@ -306,9 +276,11 @@ def _load_generator(name: str) -> LoadGenerator:
 
 def _row_basics(row: dict[str, str], *, perf: str, aliases: dict[str, str],
                 model_configs: str | os.PathLike[str], database: str | os.PathLike[str],
-                perf_overrides: dict[str, Any] | None) -> dict[str, Any]:
+                perf_overrides: dict[str, Any] | None, tables_of_row: bool = False) -> dict[str, Any]:
     """What every procedure reads from a row: the model config, c, TP, ISL, OSL, the
-    layout, the weight format and the perf block (ValueError: the skip reason)."""
+    layout, the weight format and the perf block (ValueError: the skip reason). With
+    ``tables_of_row`` the aic block names the row's ``backend_version`` for its tables
+    (the AIPerf procedures; InferenceX's take them from ``engine.backend_version``)."""
     mode = (row.get("mode") or "agg").strip()
     if mode != "agg":
         raise ValueError(f"mode {mode!r}: only aggregated serving is simulated")
@@ -338,6 +310,9 @@ def _row_basics(row: dict[str, str], *, perf: str, aliases: dict[str, str],
     perf_block: dict[str, Any] = {"source": perf}
     if perf == "aic":
         perf_block["database"] = str(database)
+        version = (row.get("backend_version") or "").strip()
+        if version and tables_of_row:
+            perf_block["backend_version"] = version
     perf_block.update(perf_overrides or {})
     return dict(model_path=model_path, config=config, c=c, tp=tp, isl=isl, osl=osl, dp=dp, ep=ep,
                 weights=weights, perf=perf_block, backend=backend)
