@@ -84,13 +84,15 @@ traffic:
 // linear engine, constant arrivals at 100 req/s (every 10 ms), 3 requests of
 // (100 in, 2 out), 2 warm-up copies of the first prompt sent together:
 //
-//	warm-up: [0, 4.0] both prefill 100 tokens (2 + 2.0); [4.0, 6.2] decode:
-//	         both end at 6.2, the arrivals start then.
-//	arrivals at 6.2, 16.2, 26.2 (the constant process's first arrival is at
+//	warm-up: [0, 3.04] one pass: the first copy computes 100 tokens, the
+//	         second finds its 6 full blocks (cached as the pass is formed) and
+//	         computes 4 (2 + 1.04); [3.04, 5.24] decode: both end at 5.24, the
+//	         arrivals start then.
+//	arrivals at 5.24, 15.24, 25.24 (the constant process's first arrival is at
 //	         its origin, as vLLM sends its first request at once): request 0
-//	         (prompt 0, 96 tokens cached) [6.2, 8.24] (2 + 0.04), [8.24, 10.34]
-//	         (2.1): TTFT 2.04, E2E 4.14; requests 1, 2 compute 100: [16.2,
-//	         19.2] (2 + 1.0), then 2.1: TTFT 3.0, E2E 5.1.
+//	         (prompt 0, 96 tokens cached) [5.24, 7.28] (2 + 0.04), [7.28, 9.38]
+//	         (2.1): TTFT 2.04, E2E 4.14; requests 1, 2 compute 100: [15.24,
+//	         18.24] (2 + 1.0), then 2.1: TTFT 3.0, E2E 5.1.
 func TestRateAfterAWarmup(t *testing.T) {
 	yml := linearEngineFor(100) + `
 traffic:
@@ -99,7 +101,7 @@ traffic:
 `
 	rep := runYAML(t, yml)
 	require.Len(t, rep.Records, 3)
-	for i, w := range []struct{ send, ttft, e2e float64 }{{6.2, 2.04, 4.14}, {16.2, 3.0, 5.1}, {26.2, 3.0, 5.1}} {
+	for i, w := range []struct{ send, ttft, e2e float64 }{{5.24, 2.04, 4.14}, {15.24, 3.0, 5.1}, {25.24, 3.0, 5.1}} {
 		r := rep.Records[i]
 		assert.InDelta(t, w.send, msOf(r.SendNs), 1e-9, "request %d", i)
 		ttft, _ := r.TTFT()
@@ -109,5 +111,5 @@ traffic:
 	assert.Equal(t, 96, rep.Records[0].CachedTokens)
 	assert.Equal(t, 2, rep.Metadata.WarmupRequests)
 	require.NotNil(t, rep.Metadata.WarmupEndMs)
-	assert.InDelta(t, 6.2, *rep.Metadata.WarmupEndMs, 1e-9)
+	assert.InDelta(t, 5.24, *rep.Metadata.WarmupEndMs, 1e-9)
 }
