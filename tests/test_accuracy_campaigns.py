@@ -102,3 +102,19 @@ def test_an_inferencex_row_runs_its_client_against_its_recipe():
     table = accuracy.mape_table([res, accuracy.run_row(qwen, **kw)])
     assert [t["model"] for t in table if t["model"].startswith("overall (")] == [
         "overall (aiconfigurator: aiperf)", "overall (inferencex: inferencex)"]
+
+
+def test_a_recipe_becomes_engine_settings():
+    # Kimi-K2.5 on H200 at 2026-03-02 23:25 UTC: --max-num-seqs $CONC, prefix caching still on
+    flags, src = campaigns.recipe_at("moonshotai/Kimi-K2.5", "h200_sxm", datetime(2026, 3, 2, 23, 25, 25, tzinfo=UTC))
+    assert flags == {"gpu_memory_utilization": 0.95, "max_num_seqs": "c", "max_model_len": "isl+osl+200"}
+    engine: dict = {}
+    campaigns.apply_recipe(engine, flags, 1024, 8192, 16)
+    assert engine == {"scheduler": {"gpu_memory_utilization": 0.95, "max_num_seqs": 16, "max_model_len": 1024 + 8192 + 200}}
+    # Llama-3.1-70B FP8 on H100 (2025): its config.yaml
+    flags, _ = campaigns.recipe_at("nvidia/Llama-3.1-70B-Instruct-FP8", "h100_sxm", datetime(2025, 10, 1, tzinfo=UTC))
+    engine = {}
+    campaigns.apply_recipe(engine, flags, 1024, 1024, 64)
+    assert engine == {"scheduler": {"gpu_memory_utilization": 0.9, "enable_prefix_caching": False, "async_scheduling": True,
+                                    "max_num_batched_tokens": 8192, "max_num_seqs": 64, "max_model_len": 10240},
+                      "quantization": {"kv_cache": "fp8"}}
