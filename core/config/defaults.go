@@ -262,4 +262,30 @@ func poolDefaults(p *Pool, path string, present func(string) bool) {
 	if p.Placement == "" {
 		p.Placement = DefaultPlacement
 	}
+	if p.Placement == PlacementKVRouter {
+		r := DefaultKVRouter()
+		if p.KVRouter == nil {
+			p.KVRouter = &r
+		} else {
+			for _, f := range []struct {
+				key  string
+				dst  *float64
+				from float64
+			}{{"kv_overlap_score_weight", &p.KVRouter.KVOverlapScoreWeight, r.KVOverlapScoreWeight},
+				{"router_temperature", &p.KVRouter.RouterTemperature, r.RouterTemperature},
+				{"kv_event_lag_ms", &p.KVRouter.KVEventLagMs, r.KVEventLagMs}} {
+				if !present(path + ".kv_router." + f.key) {
+					*f.dst = f.from
+				}
+			}
+		}
+	}
+}
+
+// DefaultKVRouter is Dynamo's KV router as its frontend starts: an overlap
+// weight of 1.0 (--kv-overlap-score-weight) and temperature 0.0
+// (--router-temperature), lib/kv-router's KvRouterConfig defaults; and no
+// event lag.
+func DefaultKVRouter() KVRouter {
+	return KVRouter{KVOverlapScoreWeight: 1.0, RouterTemperature: 0, KVEventLagMs: 0}
 }

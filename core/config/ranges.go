@@ -89,6 +89,10 @@ var ranges = map[string]fieldRange{
 	"Pool.tp":                 ints(1, MaxTP, " (one node)"),
 	"Pool.data_parallel_size": atLeastInt(1), // and tp × data_parallel_size ≤ MaxTP
 
+	"KVRouter.kv_overlap_score_weight": {kind: numberRange, min: 0, max: 1e6},
+	"KVRouter.router_temperature":      {kind: numberRange, min: 0, max: 1e6},
+	"KVRouter.kv_event_lag_ms":         costUpTo(MaxDelayMs),
+
 	"KVTransfer.bandwidth_gb_per_s": within(MinBandwidthGBPerS, 1e9),
 	"KVTransfer.latency_ms":         costUpTo(MaxDelayMs),
 	"KVTransfer.kv_bytes_per_token": costUpTo(MaxKVBytesPerToken),

@@ -84,6 +84,9 @@ func rangeCases() map[string]rangeCase {
 			c = rangeCase{plain, "engine.workers.aggregated." + field}
 		case "KVTransfer":
 			c = rangeCase{disagg, "engine.workers.disaggregated.kv_transfer." + field}
+		case "KVRouter":
+			c = rangeCase{spec(`"engine": {"model": "m", "system": "s", "workers": {"aggregated": {"count": 2, "placement": "kv_router", "kv_router": {}}}}`,
+				traffic(synth, conc)), "engine.workers.aggregated.kv_router." + field}
 		case "Tokenization":
 			c = rangeCase{spec(engine(`, "tokenization": {"send_ms": 0}`), traffic(synth, conc)), "engine.tokenization." + field}
 		case "Detokenization":

@@ -115,8 +115,32 @@ type Pool struct {
 	// experts are spread whole over the TP × DataParallelSize GPUs instead of
 	// each being split across them (mixture-of-experts models only).
 	EnableExpertParallel bool `json:"enable_expert_parallel,omitempty"`
-	// Placement is PlacementRoundRobin or PlacementLeastOutstanding.
+	// Placement is PlacementRoundRobin, PlacementLeastOutstanding,
+	// PlacementKVRouter or PlacementPrefixAffinity.
 	Placement string `json:"placement"`
+	// KVRouter tunes placement kv_router (absent with another placement;
+	// filled with Dynamo's defaults when left out).
+	KVRouter *KVRouter `json:"kv_router,omitempty"`
+}
+
+// KVRouter is Dynamo's KV router (lib/kv-router, the scheduler's default
+// worker selector): each worker's cost is KVOverlapScoreWeight × prefill
+// blocks + decode blocks, where prefill blocks are the prompt tokens it would
+// have to compute (its active prefills and this prompt less the blocks its
+// cache holds) / block_size and decode blocks the KV blocks of its active
+// requests with this one; the lowest cost wins at RouterTemperature 0, else a
+// softmax over the costs draws one (docs/routing.md).
+type KVRouter struct {
+	// KVOverlapScoreWeight is Dynamo's --kv-overlap-score-weight, ≥ 0: how
+	// much prefill work (the cache hit) counts against decode load.
+	KVOverlapScoreWeight float64 `json:"kv_overlap_score_weight"`
+	// RouterTemperature is Dynamo's --router-temperature, ≥ 0: 0 takes the
+	// lowest cost; above, workers are drawn by a softmax of their normalised
+	// costs (the "router" random stream).
+	RouterTemperature float64 `json:"router_temperature"`
+	// KVEventLagMs is how long a worker's KV event (a block cached or
+	// evicted) takes to reach the router's index, ms, ≥ 0 (0: at once).
+	KVEventLagMs float64 `json:"kv_event_lag_ms"`
 }
 
 // Scheduler holds the vLLM engine arguments the scheduler and KV manager use.

@@ -246,6 +246,17 @@ func validatePool(path string, a *Pool) error {
 		checkEnum(path+".placement", "Pool.placement", a.Placement)); err != nil {
 		return err
 	}
+	if r := a.KVRouter; r != nil {
+		if a.Placement != PlacementKVRouter {
+			return errorf(path+".kv_router", "belongs to placement %s (placement is %s)", PlacementKVRouter, a.Placement)
+		}
+		kr := path + ".kv_router."
+		if err := firstErr(checkFloat(kr+"kv_overlap_score_weight", "KVRouter.kv_overlap_score_weight", r.KVOverlapScoreWeight),
+			checkFloat(kr+"router_temperature", "KVRouter.router_temperature", r.RouterTemperature),
+			checkFloat(kr+"kv_event_lag_ms", "KVRouter.kv_event_lag_ms", r.KVEventLagMs)); err != nil {
+			return err
+		}
+	}
 	if dp := a.DataParallelSize; dp != nil {
 		if err := checkInt(path+".data_parallel_size", "Pool.data_parallel_size", *dp); err != nil {
 			return err

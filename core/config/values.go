@@ -74,6 +74,14 @@ const (
 	// PlacementLeastOutstanding takes the worker with the fewest requests
 	// on it (waiting, running or handed off to it), the lowest index on ties.
 	PlacementLeastOutstanding = "least_outstanding"
+	// PlacementKVRouter is Dynamo's KV router (--router-mode kv): the
+	// overlap of the request's blocks with each worker's cache, known from
+	// its KV events, weighed against the worker's load (Pool.KVRouter).
+	PlacementKVRouter = "kv_router"
+	// PlacementPrefixAffinity is the vLLM production stack's prefix-aware
+	// router (--routing-logic prefixaware): the worker the longest prefix of
+	// the prompt was sent to before, at random among equals.
+	PlacementPrefixAffinity = "prefix_affinity"
 )
 
 // Other enumerations.
@@ -104,7 +112,7 @@ var (
 	lengthKinds    = lengthUnion.names()
 	arrivals       = []string{ArrivalPoisson, ArrivalConstant, ArrivalGamma}
 	samplings      = []string{SamplingSequential, SamplingRandom, SamplingShuffle}
-	placements     = []string{PlacementRoundRobin, PlacementLeastOutstanding}
+	placements     = []string{PlacementRoundRobin, PlacementLeastOutstanding, PlacementKVRouter, PlacementPrefixAffinity}
 	warmupPrompts  = []string{WarmupPromptSource, WarmupPromptFirst}
 	backends       = []string{BackendVLLM}
 	executionModes = []string{ExecutionOffline}

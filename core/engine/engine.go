@@ -97,6 +97,13 @@ type Worker interface {
 	KVArrived(r *Request)
 	CheckHandoff(prompt, output int) string
 
+	// KV events, for a KV-aware router: WatchKV makes the worker record its
+	// KVEvents from now on (a worker nobody watches keeps none); KVEvents
+	// returns those since the last call, in order, valid until the
+	// worker's next pass, handoff or admission records more.
+	WatchKV()
+	KVEvents() []KVEvent
+
 	// Load, for placement: Outstanding = Waiting + Running, a P/D decode
 	// worker's handoffs counted as waiting.
 	Outstanding() int
@@ -202,6 +209,19 @@ type Out struct {
 type Sync struct {
 	Req    *Request
 	Tokens int
+}
+
+// KVEvent is one change of a worker's prefix cache as a KV-aware router sees
+// it, vLLM's KV events (vllm/distributed/kv_events.py, published by
+// vllm/v1/core/block_pool.py): BlockStored when a full block's content is
+// cached (cache_full_blocks, as the step that fills it is scheduled),
+// BlockRemoved when a cached block's content is evicted for new content.
+// Hash is the block's hash, an entry of the Request.Hashes that named it.
+// Blocks only their own request can name (a prompt without content ids,
+// generated tokens) send none: no other request's hashes can match them.
+type KVEvent struct {
+	Hash   uint64
+	Stored bool // true: BlockStored; false: BlockRemoved
 }
 
 // PassStats describes the pass a worker is running, as formed at its start

@@ -33,6 +33,7 @@ type pool struct {
 	// rank's tokens), priced by perf's GroupPassTime
 	lockstep  bool
 	placement string
+	kvRouter  *config.KVRouter // placement kv_router's settings
 	perf      perf.Model
 	cfg       engine.Config
 }
@@ -149,7 +150,8 @@ func buildDeployment(s *config.Spec) (*deployment, error) {
 }
 
 func newPool(name, field string, p *config.Pool) *pool {
-	return &pool{name: name, field: field, count: p.Count, tp: p.TP, dp: p.DP(), ep: p.EnableExpertParallel, placement: p.Placement}
+	return &pool{name: name, field: field, count: p.Count, tp: p.TP, dp: p.DP(), ep: p.EnableExpertParallel,
+		placement: p.Placement, kvRouter: p.KVRouter}
 }
 
 // parallel is the pool's layout in model terms.

@@ -59,12 +59,15 @@ func (m *sim) prefillDone(outs []engine.Out) {
 // handoff moves a prompt whose prefill ended at m.now toward a decode worker.
 func (m *sim) handoff(idx int32) {
 	f := m.flights[idx]
+	if p := m.pools[0]; p.kv != nil { // the prefill is done: the prefill router lets it go
+		p.kv.free(&f.routed[0], f.eng.Hashes)
+	}
 	if f.dec.Output == 0 { // prompt only: nothing to decode
 		m.end(idx, report.StatusCompleted)
 		return
 	}
 	dp := m.pools[1]
-	w := dp.place()
+	w := dp.place(f.dec.Prompt, f.dec.Hashes, m.now, &f.routed[1])
 	f.dw = int32(w)
 	rec := m.rec(f.rec)
 	rec.DecodeWorker, rec.Worker = dp.server(w), dp.server(w)
@@ -74,7 +77,9 @@ func (m *sim) handoff(idx int32) {
 		m.end(idx, report.StatusFailed)
 		return
 	}
-	if m.workers[w].Handoff(f.dec) {
+	reserved := m.workers[w].Handoff(f.dec)
+	m.kvEvents(w)
+	if reserved {
 		m.startTransfer(idx)
 		return
 	}
@@ -84,7 +89,9 @@ func (m *sim) handoff(idx int32) {
 // retryHandoffs starts the transfers of decode worker w's handoffs that were
 // waiting for blocks, in order, after its pass freed blocks.
 func (m *sim) retryHandoffs(w int) {
-	for _, r := range m.workers[w].ReserveWaiting() {
+	reserved := m.workers[w].ReserveWaiting()
+	m.kvEvents(w)
+	for _, r := range reserved {
 		idx, f := m.flightOf(r.ID)
 		if f == nil {
 			panic("replay: a canceled handoff was still waiting for blocks")

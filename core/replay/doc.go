@@ -9,9 +9,11 @@
 //     → outputs received (at pass end, or when the worker's detokenization job
 //     completes) → end → release (after the client's response overhead).
 //   - pools.go: worker pools (one aggregated pool, or prefill + decode) and
-//     placement (round robin, least outstanding) over workers, then, for a
-//     worker with data_parallel_size ranks, vLLM's DP load balancer (lowest
-//     4 × waiting + running). Each rank is an engine.Worker; the ranks of a
+//     placement (round robin, least outstanding, prefix affinity) over
+//     workers, then, for a worker with data_parallel_size ranks, vLLM's DP
+//     load balancer (lowest 4 × waiting + running); router.go: the KV-aware
+//     placements (Dynamo's KV router, fed by the workers' KV events;
+//     the vLLM production stack's prefix affinity) over blockindex.go. Each rank is an engine.Worker; the ranks of a
 //     mixture-of-experts worker start every pass together (loop.go
 //     startGroup) and are priced by perf's GroupPassTime.
 //   - disagg.go: the P/D flow: prefill with held KV, decode block reservation,

@@ -40,6 +40,9 @@ type flight struct {
 	// generator put in the history but the client never received (a turn
 	// rejected, failed or canceled): the later turns' prompts leave them out
 	unheard int
+	// routed: what a kv_router placement of its first pool (0) and of the
+	// P/D decode pool (1) holds for it until its prefill and its end
+	routed [2]kvPlaced
 }
 
 // Where a flight's request is, for cancellation.
@@ -353,6 +356,12 @@ func prepare(spec *config.Spec, opts []Option) (*sim, error) {
 		if p.lockstep {
 			rt.batches = make([]perf.Batch, p.dp)
 		}
+		switch p.placement {
+		case config.PlacementKVRouter:
+			rt.kv = newKVRouter(rt, s.Execution.Seed)
+		case config.PlacementPrefixAffinity:
+			rt.aff = newPrefixAffinity(rt, s.Execution.Seed)
+		}
 		m.pools = append(m.pools, rt)
 	}
 	m.recvNs = make([]int64, len(m.workers))
@@ -518,6 +527,7 @@ func (m *sim) newFlight(r *workload.Request, slot int32) int32 {
 	f.req, f.slot = *r, slot
 	f.stage, f.ended, f.received, f.warmup, f.unheard = stageSent, false, 0, false, 0
 	f.gaps = f.gaps[:0]
+	f.routed = [2]kvPlaced{}
 	return idx
 }
 
@@ -585,7 +595,7 @@ func (m *sim) arrive(idx int32) {
 	rec := m.rec(f.rec)
 	rec.ArrivalNs = m.now
 	p := m.pools[0]
-	w := p.place()
+	w := p.place(f.eng.Prompt, f.eng.Hashes, m.now, &f.routed[0])
 	rec.Worker = p.server(w)
 	f.pw, f.stage = int32(w), stageEngine
 	if m.dep.disagg {
@@ -676,6 +686,15 @@ func (m *sim) passStarted(w int, d int64) {
 	if m.tl != nil {
 		m.recordPass(w, d)
 	}
+	m.kvEvents(w)
+}
+
+// kvEvents hands a kv_router the KV events worker w recorded in its last
+// call (a pass formed, a handoff reserved), which happened at m.now.
+func (m *sim) kvEvents(w int) {
+	if p := m.poolOf[w]; p.kv != nil {
+		p.kv.events(w-p.first, m.workers[w].KVEvents(), m.now)
+	}
 }
 
 // applySyncs hands the client the implicit tokens of the requests that worker
@@ -760,6 +779,7 @@ func (m *sim) startGroup(p *poolRT, first int) (started, idle bool) {
 		if m.tl != nil {
 			m.recordPass(first+r, d)
 		}
+		m.kvEvents(first + r)
 	}
 	return true, true
 }
@@ -861,6 +881,9 @@ func (m *sim) token(idx int32) {
 	}
 	if f.lastNs == report.NoTime {
 		m.rec(f.rec).FirstTokenNs = m.now
+		if p := m.pools[len(m.pools)-1]; p.kv != nil { // the pool that produces tokens
+			p.kv.prefillDone(&f.routed[len(m.pools)-1])
+		}
 	} else if m.path.TimeoutNs > 0 { // the request may yet be canceled: pool at completion
 		f.gaps = append(f.gaps, m.now-f.lastNs)
 	} else if !f.warmup {
@@ -877,6 +900,11 @@ func (m *sim) end(idx int32, status string) {
 	f.ended = true
 	m.ended++
 	rec.Status, rec.EndNs = status, m.now
+	for i, p := range m.pools {
+		if p.kv != nil {
+			p.kv.free(&f.routed[i], f.eng.Hashes)
+		}
+	}
 	rec.OutputTokens = f.received
 	rec.CachedTokens = f.eng.CachedTokens
 	rec.Preemptions = f.eng.Preemptions

@@ -263,6 +263,15 @@ func estimate(s *config.Spec, dep *deployment, held heldAs) (*MemoryEstimate, er
 	for _, p := range dep.pools {
 		perWorker := math.Min(float64(p.cfg.NumBlocks), math.Ceil(n/float64(p.count))*blocks)
 		e.KVIndex = sat(float64(e.KVIndex) + float64(p.count)*perWorker*float64(dep.family.BytesPerBlock()))
+		// a KV-aware router's index: the blocks its events say the workers
+		// cache (kv_router), or every block of every prompt it placed
+		// (prefix_affinity, which forgets nothing)
+		switch p.placement {
+		case config.PlacementKVRouter:
+			e.KVIndex = sat(float64(e.KVIndex) + float64(p.count)*perWorker*float64(blockIndexBytes(p.count*p.dp)))
+		case config.PlacementPrefixAffinity:
+			e.KVIndex = sat(float64(e.KVIndex) + n*blocks*float64(blockIndexBytes(p.count)))
+		}
 	}
 	e.Total = sat(float64(e.Base) + float64(e.Records) + float64(e.Flights) + float64(e.Held) + float64(e.KVIndex) + float64(e.Dataset))
 	e.Budget, e.BudgetSource = memoryBudget(s)

@@ -18,20 +18,31 @@ type poolRT struct {
 
 	// lockstep pools: one batch per rank of the worker being priced
 	batches []perf.Batch
+
+	// the KV-aware placements' state (router.go), for their placements only
+	kv  *kvRouter
+	aff *prefixAffinity
 }
 
-// place picks the rank for a new request and returns its global id. The
-// worker (vLLM server) first: round_robin cycles; least_outstanding takes
-// the worker with the fewest requests on its ranks (engine.Worker.
-// Outstanding: waiting, running, or handed off to it), the lowest id on
-// ties. Then, with data parallelism, the rank of that worker with the
-// lowest 4 × waiting + running, the lowest rank on ties: vLLM's internal DP load balancer
+// place picks the rank for a new request of isl prompt tokens, whose full
+// blocks hashes name, and returns its global id. The worker (vLLM server)
+// first: round_robin cycles; least_outstanding takes the worker with the
+// fewest requests on its ranks (engine.Worker.Outstanding: waiting, running,
+// or handed off to it), the lowest id on ties; prefix_affinity the worker
+// that got the longest prefix of the prompt (router.go). Then, with data
+// parallelism, the rank of that worker with the lowest 4 × waiting +
+// running, the lowest rank on ties: vLLM's internal DP load balancer
 // (DPLBAsyncMPClient.get_core_engine_for_request, vllm/v1/engine/
 // core_client.py), here with exact counts where vLLM's front end sees them
-// refreshed every 100 ms.
-func (p *poolRT) place() int {
+// refreshed every 100 ms. kv_router picks the rank itself, as Dynamo routes
+// to a worker's data-parallel rank, and records the request in pl.
+func (p *poolRT) place(isl int, hashes []uint64, now int64, pl *kvPlaced) int {
 	var server int
 	switch p.placement {
+	case config.PlacementKVRouter:
+		return p.kv.place(isl, hashes, now, pl)
+	case config.PlacementPrefixAffinity:
+		server = p.aff.place(hashes[:min(len(hashes), isl/p.cfg.BlockSize)])
 	case config.PlacementLeastOutstanding:
 		best, load := 0, p.serverLoad(0)
 		for i := 1; i < p.count; i++ {

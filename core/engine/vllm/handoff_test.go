@@ -109,3 +109,26 @@ func TestSameStepAdmissionHitsTheBlocksJustScheduled(t *testing.T) {
 	assert.Equal(t, int64(3+1), st.Allocated, "r2 took one block of its own, for its last token")
 	assert.Equal(t, st.Released, st.Allocated+st.Reused)
 }
+
+// A watched worker records its KV events as vLLM publishes them: BlockStored
+// as a block is cached (when the pass that fills it is formed), BlockRemoved
+// as its content is evicted. 3 blocks of 4 tokens: r1's 9-token prompt of
+// hashes [1 2] stores 1 and 2; r2's prompt of [3 4] then takes every block,
+// the released tail (no content) first, then r1's blocks in release order
+// (last block first): 2 and 1 are removed, 3 and 4 stored.
+func TestWatchedWorkerRecordsKVEvents(t *testing.T) {
+	w, _ := newTestWorker(t, Config{MaxNumSeqs: 4, MaxNumBatchedTokens: 64, BlockSize: 4, NumBlocks: 3, MaxModelLen: 12, PrefixCaching: true})
+	assert.Nil(t, w.KVEvents(), "not watched: none kept")
+	w.WatchKV()
+	w.Add(hashedRequest(1, 9, 1, []uint64{1, 2}))
+	_, ok := w.StartPass()
+	require.True(t, ok)
+	assert.Equal(t, []engine.KVEvent{{Hash: 1, Stored: true}, {Hash: 2, Stored: true}}, w.KVEvents())
+	w.FinishPass()
+	assert.Empty(t, w.KVEvents(), "a release caches, it drops nothing")
+	w.Add(hashedRequest(2, 9, 1, []uint64{3, 4}))
+	_, ok = w.StartPass()
+	require.True(t, ok)
+	assert.Equal(t, []engine.KVEvent{{Hash: 2, Stored: false}, {Hash: 1, Stored: false}, {Hash: 3, Stored: true}, {Hash: 4, Stored: true}}, w.KVEvents())
+	w.FinishPass()
+}

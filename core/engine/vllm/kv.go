@@ -119,6 +119,9 @@ type kvManager struct {
 	// groupPrivate (grown when a block is first named: only preemption does)
 	priv  []uint64
 	stats KVStats
+	// events, when a router watches the worker (Worker.WatchKV), records the
+	// shared content the cache stores and drops (kvevents.go); nil otherwise.
+	events *kvEventLog
 }
 
 func newKVManager(numBlocks int, prefixCaching bool) *kvManager {
@@ -278,6 +281,9 @@ func (m *kvManager) evict(head []qEntry) {
 		switch {
 		case gi >= 0:
 			run := runOf(head[x:], gi)
+			if m.events != nil {
+				m.events.removed(m, gi, head[x:x+run])
+			}
 			m.leaveGroup(gi, head[x:x+run])
 			evicted += run
 			x += run
@@ -482,7 +488,11 @@ func (m *kvManager) register(ids []int32, hashes, keys []uint64, from int) {
 	keys = keys[from:]
 	for j := 0; j < len(ids); off = 0 { // a run ends where its group's slots or its key do
 		gi := m.group(keys[j])
-		j += m.groups[gi].fill(gi, m.blocks, ids[j:], hashes[j:], keys[j:], off)
+		n := m.groups[gi].fill(gi, m.blocks, ids[j:], hashes[j:], keys[j:], off)
+		if m.events != nil {
+			m.events.stored(m, gi, ids[j:j+n])
+		}
+		j += n
 	}
 }
 
