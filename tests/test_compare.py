@@ -11,7 +11,7 @@ import pytest
 
 import aisimulate
 from aisimulate import DataError
-from aisimulate.compare import _hash_ids, read_profile_export
+from aisimulate.compare import _hash_ids, _trace_rows, read_profile_export
 from aisimulate.exports import write_aiperf
 from conftest import LINEAR_PERF, write_mooncake
 
@@ -300,21 +300,35 @@ def test_a_multi_turn_run_compared_with_itself_shares_every_block(tmp_path, bloc
     assert {r["input_tokens"]: r["cached_tokens"] for r in report.requests} == cached
 
 
-def test_a_multi_turn_runs_output_is_not_cached_in_the_replay(tmp_path):
+def test_a_multi_turn_run_compared_with_itself_caches_each_reply(tmp_path):
     # 100 output tokens a turn: vLLM caches the previous turn's prompt and output but its
-    # last token, ⌊(prompt + 99)/16⌋ blocks (384, 784, 1184, 1584 tokens for turns 1..4);
-    # the compare trace's request caches its prompt only, ⌊prompt/16⌋ blocks (288, 688,
-    # 1088, 1488): 96 tokens a later turn are prefilled again, and the predicted TTFT runs
-    # high by that much prefill (a trace row says nothing of its output's content).
+    # last token, ⌊(prompt + 99)/16⌋ blocks (384, 784, 1184, 1584 tokens for turns 1..4).
+    # The compare trace gives each later turn its own input only (ISL_k − ISL_{k−1} −
+    # OSL_{k−1} = 300 tokens) in AIPerf's deltas_without_responses form, so the replay's
+    # turn holds the previous prompt and reply and finds the same blocks: the prediction
+    # is the measurement (caching the prompts alone, it was +33.7 % mean TTFT).
     path, report = _sessions_export(tmp_path, osl=100)
     c = aisimulate.compare(_deployment(), path)
-    assert {r["input_tokens"]: r["cached_tokens"] for r in report.requests} == \
-        {300: 0, 700: 384, 1100: 784, 1500: 1184, 1900: 1584}
-    assert {r["input_tokens"]: r["cached_tokens"] for r in c.report.requests} == \
-        {300: 0, 700: 288, 1100: 688, 1500: 1088, 1900: 1488}
-    # the first turns are predicted exactly until the first later turn is sent
-    first = c.requests[c.requests["isl"] == 300].head(8)
-    assert list(first["predicted_ttft_ms"]) == pytest.approx(list(first["measured_ttft_ms"]))
+    cached = {300: 0, 700: 384, 1100: 784, 1500: 1184, 1900: 1584}
+    assert {r["input_tokens"]: r["cached_tokens"] for r in report.requests} == cached
+    assert {r["input_tokens"]: r["cached_tokens"] for r in c.report.requests} == cached
+    assert c.report.metadata["spec"]["traffic"]["source"]["context_mode"] == "deltas_without_responses"
+    for m in ("ttft_ms", "tpot_ms", "e2e_ms"):
+        row = c.metrics.loc[m]
+        assert row["mape_pct"] == pytest.approx(0, abs=1e-6) and row["error_mean_pct"] == pytest.approx(0, abs=1e-6)
+
+
+def test_an_export_whose_turns_lack_the_history_stays_whole_prompts():
+    # a later turn's ISL below the previous prompt and reply (1000 + 100 > 1050): the
+    # export does not hold the conversation in its ISLs, so every row is its whole prompt
+    recs = [{"line": 1, "start_ns": 0, "isl": 1000, "osl": 100, "conversation": "c", "session": "s", "turn": 0},
+            {"line": 2, "start_ns": 5, "isl": 1050, "osl": 10, "conversation": "c", "session": "s", "turn": 1}]
+    deltas, rows = _trace_rows(recs, 512)
+    assert not deltas and [(sid, n) for sid, n, _ in rows] == [(None, 1000), (None, 1050)]
+    # with it (1200 = 1000 + 100 + 100 new): the later turn is its 100 new tokens, ids of its own
+    recs[1]["isl"] = 1200
+    deltas, rows = _trace_rows(recs, 512)
+    assert deltas and rows == [("s", 1000, [1, 2]), ("s", 100, [4])]  # stride ⌈1200/512⌉ = 3: 1·3 + 0 + 1
 
 
 @pytest.mark.parametrize("line, field", [

@@ -48,7 +48,10 @@ var fieldDescriptions = map[string]string{
 	"ConcurrencyLoad.warmup_requests": "AIPerf's --warmup-request-count: requests sent first, waited for and not reported, besides the measured ones " +
 		"(a synthetic source sends num_requests + warmup_requests; a trace's first rows are the warm-up)",
 	"MooncakeSource.isl_block_size": "prompt tokens per hash id (AIPerf's --isl-block-size); absent: 512, the Mooncake traces' block",
-	"SyntheticSource.num_requests":  "the measured requests (AIPerf's --request-count); traffic.load.warmup_requests are sent besides them",
+	"MooncakeSource.context_mode": "how a session's rows make its turns' prompts (AIPerf's conversation context modes): deltas_without_responses, " +
+		"each row its turn's new input after the conversation so far with the replies received (AIPerf's default for a Mooncake trace); " +
+		"message_array_with_responses, each row its turn's whole prompt; absent: the whole prompt",
+	"SyntheticSource.num_requests": "the measured requests (AIPerf's --request-count); traffic.load.warmup_requests are sent besides them",
 	"Scheduler.max_num_seqs": "vLLM's --max-num-seqs; absent: per system, as vLLM derives it " +
 		"(1024 on a GPU of at least 70 GiB that is not an A100, else 256; at most max_num_batched_tokens)",
 	"Scheduler.max_num_batched_tokens": "vLLM's --max-num-batched-tokens; absent: per system, as vLLM derives it " +

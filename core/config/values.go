@@ -67,6 +67,18 @@ const (
 	WarmupPromptFirst = "first"
 )
 
+// traffic.source.context_mode of a Mooncake trace: what a session's rows
+// give (AIPerf's conversation context modes).
+const (
+	// ContextDeltasWithoutResponses: a row is its turn's new input; the
+	// prompt is the conversation so far with the replies the client
+	// received, then the row (AIPerf's deltas_without_responses).
+	ContextDeltasWithoutResponses = "deltas_without_responses"
+	// ContextMessageArrayWithResponses: a row is its turn's whole prompt
+	// (AIPerf's message_array_with_responses).
+	ContextMessageArrayWithResponses = "message_array_with_responses"
+)
+
 // placement of a pool: which worker a new request goes to.
 const (
 	// PlacementRoundRobin cycles through the workers.
@@ -112,6 +124,7 @@ var (
 	lengthKinds    = lengthUnion.names()
 	arrivals       = []string{ArrivalPoisson, ArrivalConstant, ArrivalGamma}
 	samplings      = []string{SamplingSequential, SamplingRandom, SamplingShuffle}
+	contextModes   = []string{ContextDeltasWithoutResponses, ContextMessageArrayWithResponses}
 	placements     = []string{PlacementRoundRobin, PlacementLeastOutstanding, PlacementKVRouter, PlacementPrefixAffinity}
 	warmupPrompts  = []string{WarmupPromptSource, WarmupPromptFirst}
 	backends       = []string{BackendVLLM}
@@ -145,6 +158,7 @@ var stringEnums = map[string]stringEnum{
 	"Pool.placement": {values: placements, paths: []string{"engine.workers.aggregated.placement",
 		"engine.workers.disaggregated.prefill.placement", "engine.workers.disaggregated.decode.placement"}},
 	"Dataset.sampling":                          {values: samplings, paths: []string{"traffic.source.dataset.sampling"}},
+	"MooncakeSource.context_mode":               {values: contextModes, paths: []string{"traffic.source.context_mode"}},
 	"RateLoad.arrival":                          {values: arrivals, paths: []string{"traffic.load.arrival"}},
 	"ConcurrencyLoad.warmup_prompt":             {values: warmupPrompts, paths: []string{"traffic.load.warmup_prompt"}},
 	"RateLoad.warmup_prompt":                    {values: warmupPrompts, paths: []string{"traffic.load.warmup_prompt"}},

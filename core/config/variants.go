@@ -115,7 +115,21 @@ type MooncakeSource struct {
 	// traces 16 tokens, AIPerf's bailian_trace default). Not filled in by
 	// Normalize, so that specs without it stay as they were.
 	ISLBlockSize *int `json:"isl_block_size,omitempty"`
+	// ContextMode is how a session's rows make its turns' prompts, in
+	// AIPerf's names (docs/reference/conversation-context-mode.md):
+	// ContextDeltasWithoutResponses, each row only its turn's new input
+	// (input_length and hash_ids), sent after the conversation so far (the
+	// earlier rows and the replies the client received), as AIPerf replays
+	// a Mooncake trace with hash_ids; or ContextMessageArrayWithResponses,
+	// each row its turn's whole prompt. Absent: the whole prompt (the
+	// replay's behaviour before the field existed); not filled in by
+	// Normalize, so that specs without it stay as they were.
+	ContextMode string `json:"context_mode,omitempty"`
 }
+
+// Deltas reports whether a session row's input is only what its turn adds
+// to the conversation (ContextDeltasWithoutResponses).
+func (s MooncakeSource) Deltas() bool { return s.ContextMode == ContextDeltasWithoutResponses }
 
 // BlockTokens is ISLBlockSize, DefaultISLBlockSize when absent.
 func (s MooncakeSource) BlockTokens() int {
@@ -401,8 +415,12 @@ func (p LinearPerf) validate(path string) error {
 }
 
 func (s MooncakeSource) validate(path string) error {
-	return firstErr(tracePath(path, SourceMooncake, s.Path),
+	err := firstErr(tracePath(path, SourceMooncake, s.Path),
 		checkInt(join(path, "isl_block_size"), "MooncakeSource.isl_block_size", s.BlockTokens()))
+	if err == nil && s.ContextMode != "" {
+		err = checkEnum(join(path, "context_mode"), "MooncakeSource.context_mode", s.ContextMode)
+	}
+	return err
 }
 func (s AzureSource) validate(path string) error { return tracePath(path, SourceAzure, s.Path) }
 func (s LLMServingSimSource) validate(path string) error {

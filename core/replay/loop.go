@@ -43,6 +43,14 @@ type flight struct {
 	// routed: what a kv_router placement of its first pool (0) and of the
 	// P/D decode pool (1) holds for it until its prefill and its end
 	routed [2]kvPlaced
+	// A session turn of a Mooncake trace in AIPerf's deltas_without_responses
+	// context mode (deltas.go): pieces is the conversation its prompt
+	// continues, histTokens tokens (the earlier rows and the replies the
+	// client received); its send appends its own row's pieces (nPrompt in
+	// all) and its reply's.
+	pieces     []workload.Piece
+	nPrompt    int
+	histTokens int
 }
 
 // Where a flight's request is, for cancellation.
@@ -120,6 +128,8 @@ type sim struct {
 	mem *MemoryEstimate
 
 	tl *report.Timeline // every pass, when WithTimeline; nil otherwise
+
+	hist []workload.Piece // history's scratch (deltas.go)
 
 	// Cruising workers (cruise.go): cruiseEnd[w] is the end of worker w's
 	// running pass when it cruises (math.MaxInt64 when it does not); nil
@@ -528,6 +538,7 @@ func (m *sim) newFlight(r *workload.Request, slot int32) int32 {
 	f.stage, f.ended, f.received, f.warmup, f.unheard = stageSent, false, 0, false, 0
 	f.gaps = f.gaps[:0]
 	f.routed = [2]kvPlaced{}
+	f.pieces, f.nPrompt, f.histTokens = f.pieces[:0], 0, 0
 	return idx
 }
 
@@ -552,10 +563,19 @@ func (m *sim) send(idx int32) {
 	}
 	var hashes, groups []uint64
 	f.reject = m.fitReason(r)
+	deltas := m.tr.deltas && r.SessionID >= 0
+	if deltas {
+		m.turnPieces(f)
+	}
 	if cfg := &m.pools[0].cfg; cfg.PrefixCaching && f.reject == "" {
-		f.hashes = workload.BlockHashes(r, cfg.BlockSize, f.hashes)
-		f.groups = workload.BlockGroups(r, cfg.BlockSize, f.hashes, f.groups)
-		hashes, groups = f.hashes, f.groups
+		if deltas { // its blocks are the conversation's: each one a group of its own
+			f.hashes = workload.PieceHashes(f.pieces, cfg.BlockSize, f.hashes)
+			hashes = f.hashes
+		} else {
+			f.hashes = workload.BlockHashes(r, cfg.BlockSize, f.hashes)
+			f.groups = workload.BlockGroups(r, cfg.BlockSize, f.hashes, f.groups)
+			hashes, groups = f.hashes, f.groups
+		}
 	}
 	f.eng.Reset(engineID(idx, f.gen), r.InputTokens, r.OutputTokens, hashes, groups)
 	f.eng.Unmeasured = f.warmup // its steady tokens' gaps are not pooled (steadyTokens)
@@ -959,8 +979,13 @@ func (m *sim) release(idx int32) error {
 					next.InputTokens -= unheard
 				}
 			}
+			hist, histTokens := m.history(f, &next)
 			nidx := m.newFlight(&next, slot) // may reuse f
 			m.flights[nidx].unheard = unheard
+			if m.tr.deltas {
+				nf := m.flights[nidx]
+				nf.pieces, nf.histTokens = append(nf.pieces, hist...), histTokens
+			}
 			m.at(at, phaseClientAction, evTurnSend, nidx, 0)
 			return nil
 		}

@@ -42,6 +42,9 @@ type traffic struct {
 	// far (the sessions generator), assuming every earlier turn's whole
 	// output; a trace's rows give the prompt as it was sent
 	grows bool
+	// deltas: a Mooncake trace whose session rows are each turn's new input
+	// (context_mode deltas_without_responses, deltas.go)
+	deltas bool
 
 	// The warm-up phase (traffic.load.warmup_requests): warm-up requests
 	// still to send, in flight (sent, not yet acted on) and sent; the clients
@@ -66,7 +69,7 @@ func openTraffic(s *config.Spec) (*traffic, error) {
 	switch v := t.Source.Type.(type) {
 	case config.MooncakeSource:
 		src, tr.closer, err = workload.OpenMooncakeBlocks(v.Path, v.BlockTokens())
-		tr.path = v.Path
+		tr.path, tr.deltas = v.Path, v.Deltas()
 	case config.AzureSource:
 		src, tr.closer, err = workload.OpenAzure(v.Path)
 		tr.path = v.Path

@@ -9,18 +9,18 @@ The measured requests (AIPerf's ``profile_export.jsonl``, one record per request
 replayed with their own prompt and output lengths (``input_sequence_length``,
 ``output_sequence_length``), sent at their measured send times (``request_start_ns``,
 relative to the first) — or, with ``concurrency=N``, by a closed loop of N clients in
-their send order, as AIPerf's ``--concurrency`` sends them. Requests of one AIPerf
-conversation (``conversation_id``; turns by ``turn_index`` within a session
-``x_correlation_id``) share every full KV block (the deployment's
-``engine.scheduler.block_size``) of their prompt that lies inside the previous turn's
-prompt and output, so a prefix-caching engine finds them as vLLM does (AIPerf sends the
-conversation so far as each turn's prompt): the replayed trace's hash ids are of
-``block_size``-token blocks (``traffic.source.isl_block_size``). A replayed request
-caches its prompt, not its output (a trace row says nothing of the output's content),
-so the previous turn's output, which vLLM holds in its cache, is prefilled again and a
-multi-turn run's TTFT is predicted high by that prefill (README, "Simulated vs
-measured"). Requests of one dataset conversation sent again
-(``conversation_id`` and ``turn_index`` equal) share their whole prompt. The deployment,
+their send order, as AIPerf's ``--concurrency`` sends them. The turns of one AIPerf
+session (``x_correlation_id``, in ``turn_index`` order) are replayed as a session in
+AIPerf's own ``deltas_without_responses`` form (``traffic.source.context_mode``): AIPerf
+sends a turn as the conversation so far (every earlier turn's input and the reply
+received) and its new input, so turn k's new input is ISL_k − ISL_{k−1} − OSL_{k−1}
+(the records' ``input_sequence_length`` and ``output_sequence_length``), and the
+replay's turn k holds turn k−1's prompt and reply, finding every block vLLM cached,
+the reply's included; the replayed trace's hash ids are of ``block_size``-token blocks
+(``traffic.source.isl_block_size``). An export whose later turns' ISLs do not hold the
+previous prompt and reply is replayed turn by turn as whole prompts, a later turn
+sharing its previous prompt's blocks only. Requests of one dataset conversation sent
+again (``conversation_id`` and ``turn_index`` equal) share their whole prompt. The deployment,
 engine settings and client
 path come from the config; its ``traffic`` block is replaced (``traffic.load``'s
 ``response_overhead`` and ``request_timeout_ms`` are kept).
@@ -243,6 +243,50 @@ def _hash_ids(records: list[dict[str, Any]], block: int) -> Iterator[list[int]]:
             runs.append((keys.setdefault((r["conversation"], r["turn"]), len(keys)), shared, n))
         prev[r["session"]] = (r["isl"] + r["osl"], runs)
         yield [k * stride + j + 1 for k, j0, j1 in runs for j in range(j0, j1)]
+
+
+def _trace_rows(records: list[dict[str, Any]], block: int) -> tuple[bool, list[tuple[Any, int, list[int]]]]:
+    """The compare trace's rows of ``records`` (in send order): ``(session_id or None,
+    input_length, hash_ids)`` each, and whether they are in AIPerf's
+    ``deltas_without_responses`` form.
+
+    AIPerf sends a conversation's turn as the conversation so far — every earlier turn's
+    input and the reply the client received — then its new input, and its record's
+    ``input_sequence_length`` is that whole prompt and ``output_sequence_length`` the
+    reply received. So in a session of two or more records (one ``x_correlation_id``,
+    turns by ``turn_index``) turn k's own input is ISL_k − ISL_{k−1} − OSL_{k−1} (a
+    canceled turn's reply counts 0), and the trace gives each later turn just that, in
+    a session of its own name: the replay's turn k then holds turn k−1's prompt and
+    reply, and finds every block they wrote. A first turn or a request outside a
+    session is its whole prompt. The ids of (conversation, turn) number k are
+    k·stride + j + 1 (stride: the most blocks of any prompt), so a dataset entry sent
+    again shares its ids. When a later turn's ISL does not hold the previous prompt and
+    reply (an own input below 1 token), the export is not of that form and every row is
+    its whole prompt, as :func:`_hash_ids` gives it (a later turn shares its previous
+    prompt's blocks, not its reply's)."""
+    turns: dict[str, int] = {}
+    for r in records:
+        turns[r["session"]] = turns.get(r["session"], 0) + 1
+    prev: dict[str, dict[str, Any]] = {}
+    rows: list[tuple[Any, int]] = []  # (session or None, own input) per record
+    for r in records:
+        s, p = r["session"], prev.get(r["session"])
+        prev[s] = r
+        if turns[s] < 2:
+            rows.append((None, r["isl"]))
+        elif p is None:
+            rows.append((s, r["isl"]))
+        else:
+            rows.append((s, r["isl"] - p["isl"] - (p.get("osl") or 0)))
+    if not any(s is not None for s, _ in rows) or any(n < 1 for _, n in rows):
+        return False, [(None, r["isl"], ids) for r, ids in zip(records, _hash_ids(records, block))]
+    stride = max(-(-r["isl"] // block) for r in records)
+    keys: dict[tuple, int] = {}
+    out = []
+    for r, (s, n) in zip(records, rows):
+        k = keys.setdefault((r["conversation"], r["turn"]), len(keys))
+        out.append((s, n, [k * stride + j + 1 for j in range(-(-n // block))]))
+    return True, out
 
 
 @dataclass
@@ -477,10 +521,17 @@ def compare(config: str | os.PathLike[str] | Mapping[str, Any] | Spec, aiperf: s
                                                            "load": {**mode, **keep}}})
             # hash ids of the engine's own KV blocks: turns share exactly the blocks vLLM would find
             block = spec.data["engine"]["scheduler"]["block_size"]
-            spec = load_config(spec, overrides={"traffic.source.isl_block_size": block})
-            for r, ids in zip(sent, _hash_ids(sent, block)):
-                fh.write(json.dumps({"timestamp": (r["start_ns"] - t0) / 1e6, "input_length": r["isl"],
-                                     "output_length": r.get("replay_osl", r["osl"]), "hash_ids": ids}) + "\n")
+            deltas, rows = _trace_rows(sent, block)
+            source = {"traffic.source.isl_block_size": block}
+            if deltas:
+                source["traffic.source.context_mode"] = "deltas_without_responses"
+            spec = load_config(spec, overrides=source)
+            for r, (session, isl, ids) in zip(sent, rows):
+                row = {"timestamp": (r["start_ns"] - t0) / 1e6, "input_length": isl,
+                       "output_length": r.get("replay_osl", r["osl"]), "hash_ids": ids}
+                if session is not None:
+                    row["session_id"] = str(session)
+                fh.write(json.dumps(row) + "\n")
         try:
             report = replay(spec, progress=progress)
         except DataError as exc:
