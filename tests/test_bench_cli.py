@@ -49,7 +49,7 @@ def test_parse_the_tools_command_lines():
     ("vllm bench serve --num-prompts many", "want an integer"),
     ("aiperf profile --concurrency 2 --osl 10 --extra-inputs ignore_eos:true", "--streaming is missing"),
     ("aiperf profile --streaming --osl 10 --extra-inputs temperature:0.7", "temperature:0.7"),
-    ("genai-perf profile -m x", "genai-perf profile: not simulated"),
+    ("genai-perf profile -m x --streaming --request-rate 2 --osl 5", "--request-rate: not simulated"),
     ("locust -f x.py", "not a benchmark command"),
 ])
 def test_what_cannot_be_honoured_is_named(command, match):
@@ -120,3 +120,12 @@ def test_a_rate_after_the_warmups(capsys, tmp_path):
     assert code == 0, err
     doc = json.loads(out)
     assert doc["result"]["completed"] == 20 and doc["benchmark"]["request_rate"] == 4
+
+
+def test_genai_perf_command_line():
+    b, run = parse_command(["genai-perf profile -m Qwen/Qwen3-8B --endpoint-type chat --streaming --concurrency 4 "
+                            "--request-count 40 --warmup-request-count 8 --synthetic-input-tokens-mean 1000 "
+                            "--output-tokens-mean 100 --extra-inputs ignore_eos:true --random-seed 5"])
+    assert b == {"tool": "genai_perf", "concurrency": 4, "request_count": 40, "warmup_request_count": 8,
+                 "synthetic_input_tokens_mean": 1000, "output_tokens_mean": 100, "ignore_eos": True}
+    assert run == {"seed": 5}

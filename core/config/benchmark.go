@@ -20,10 +20,12 @@ import (
 //	tool: aiperf            → AIPerfBenchmark (`aiperf profile`, synthetic data)
 //	tool: vllm_bench_serve  → VLLMBenchServe (`vllm bench serve` /
 //	                          benchmark_serving.py, and InferenceX's fork)
+//	tool: genai_perf        → GenAIPerfBenchmark (`genai-perf profile`,
+//	                          synthetic data, through perf_analyzer)
 
 // Benchmark is traffic.benchmark.
 type Benchmark struct {
-	// Tool is the variant: AIPerfBenchmark or VLLMBenchServe.
+	// Tool is the variant: AIPerfBenchmark, VLLMBenchServe or GenAIPerfBenchmark.
 	Tool BenchmarkTool `json:"-"`
 	// ResponseOverhead is the load generator's own cost of finishing a
 	// response (as traffic.load.response_overhead); absent: none.
@@ -41,6 +43,7 @@ type BenchmarkTool interface {
 const (
 	ToolAIPerf         = "aiperf"
 	ToolVLLMBenchServe = "vllm_bench_serve"
+	ToolGenAIPerf      = "genai_perf"
 )
 
 // The variants of tool vllm_bench_serve.
@@ -160,8 +163,42 @@ type VLLMBenchServe struct {
 	IgnoreEOS bool `json:"ignore_eos"`
 }
 
+// GenAIPerfBenchmark (tool genai_perf) is `genai-perf profile` with its
+// synthetic data, in its option names (genai_perf/config/input/
+// config_defaults.py for the defaults), run by perf_analyzer:
+// NumDatasetEntries prompts, each with an input length of max(0,
+// int(N(mean, std²))) tokens (synthetic_prompt_generator.py) and max_tokens
+// int(max(1, N(mean, std²))) (base_converter.py); WarmupRequestCount warm-up
+// requests at min(Concurrency, WarmupRequestCount) contexts, waited for
+// (ConcurrencyManager.PerformWarmup, WaitForWarmupAndCleanup); then
+// RequestCount measured requests at Concurrency, whose new contexts start at
+// data step 0 again, so the warm-up's prompts are the first measured ones
+// (each context steps through the entries by the number of contexts,
+// InferContext::UpdateJsonData; the replay takes them in one sequence, the
+// same entries per pass). A length drawn with a stddev is round(x − 0.5),
+// x ~ N(mean, std²) clamped to [1, mean + 8·std] (genai-perf truncates: int).
+type GenAIPerfBenchmark struct {
+	// Concurrency is --concurrency (default 1).
+	Concurrency int `json:"concurrency"`
+	// RequestCount is --request-count (default 10).
+	RequestCount int `json:"request_count"`
+	// WarmupRequestCount is --warmup-request-count (default 0).
+	WarmupRequestCount int `json:"warmup_request_count,omitempty"`
+	// SyntheticInputTokensMean / Stddev are --synthetic-input-tokens-mean
+	// (default 550) and -stddev (default 0).
+	SyntheticInputTokensMean   int     `json:"synthetic_input_tokens_mean"`
+	SyntheticInputTokensStddev float64 `json:"synthetic_input_tokens_stddev,omitempty"`
+	// OutputTokensMean / Stddev are --output-tokens-mean (required) and -stddev.
+	OutputTokensMean   int     `json:"output_tokens_mean"`
+	OutputTokensStddev float64 `json:"output_tokens_stddev,omitempty"`
+	// NumDatasetEntries is --num-dataset-entries (default 100).
+	NumDatasetEntries int `json:"num_dataset_entries"`
+	// IgnoreEOS is --extra-inputs ignore_eos:true; it must be true.
+	IgnoreEOS bool `json:"ignore_eos"`
+}
+
 var benchmarkUnion = &union{key: "tool", variants: []variant{
-	{ToolAIPerf, AIPerfBenchmark{}}, {ToolVLLMBenchServe, VLLMBenchServe{}}}}
+	{ToolAIPerf, AIPerfBenchmark{}}, {ToolVLLMBenchServe, VLLMBenchServe{}}, {ToolGenAIPerf, GenAIPerfBenchmark{}}}}
 
 // Name is the tool of b ("aiperf", "vllm_bench_serve"), "" when unset.
 func (b Benchmark) Name() string { return benchmarkUnion.nameOf(b.Tool) }
@@ -180,6 +217,9 @@ const (
 	DefaultAIPerfRequestCount        = 10
 	DefaultAIPerfInputTokensMean     = 550
 	DefaultAIPerfNumDatasetEntries   = 100
+	DefaultGenAIPerfRequestCount     = 10
+	DefaultGenAIPerfInputTokensMean  = 550
+	DefaultGenAIPerfDatasetEntries   = 100
 	DefaultVLLMBenchInputLen         = 1024
 	DefaultVLLMBenchOutputLen        = 128
 	DefaultVLLMBenchNumPrompts       = 1000
@@ -209,6 +249,20 @@ func benchmarkDefaults(b *Benchmark, path string, present func(string) bool) {
 		}
 		if !given("concurrency") && t.RequestRate == 0 {
 			t.Concurrency = 1
+		}
+		b.Tool = t
+	case GenAIPerfBenchmark:
+		if !given("concurrency") {
+			t.Concurrency = 1
+		}
+		if !given("request_count") {
+			t.RequestCount = DefaultGenAIPerfRequestCount
+		}
+		if !given("synthetic_input_tokens_mean") {
+			t.SyntheticInputTokensMean = DefaultGenAIPerfInputTokensMean
+		}
+		if !given("num_dataset_entries") {
+			t.NumDatasetEntries = DefaultGenAIPerfDatasetEntries
 		}
 		b.Tool = t
 	case VLLMBenchServe:
@@ -530,4 +584,53 @@ func (t Traffic) JSON() []byte {
 		panic("config: traffic does not encode: " + err.Error())
 	}
 	return b
+}
+
+func (t GenAIPerfBenchmark) validate(path string) error {
+	p := path + "."
+	if err := firstErr(checkInt(p+"concurrency", "GenAIPerfBenchmark.concurrency", t.Concurrency),
+		checkInt(p+"request_count", "GenAIPerfBenchmark.request_count", t.RequestCount),
+		checkInt(p+"warmup_request_count", "GenAIPerfBenchmark.warmup_request_count", t.WarmupRequestCount),
+		checkInt(p+"synthetic_input_tokens_mean", "GenAIPerfBenchmark.synthetic_input_tokens_mean", t.SyntheticInputTokensMean),
+		checkFloat(p+"synthetic_input_tokens_stddev", "GenAIPerfBenchmark.synthetic_input_tokens_stddev", t.SyntheticInputTokensStddev),
+		checkFloat(p+"output_tokens_stddev", "GenAIPerfBenchmark.output_tokens_stddev", t.OutputTokensStddev),
+		checkInt(p+"num_dataset_entries", "GenAIPerfBenchmark.num_dataset_entries", t.NumDatasetEntries)); err != nil {
+		return err
+	}
+	if t.OutputTokensMean == 0 {
+		return errorf(p+"output_tokens_mean", "is required: without --output-tokens-mean the model decides when a response ends, which the simulation cannot know")
+	}
+	if err := checkInt(p+"output_tokens_mean", "GenAIPerfBenchmark.output_tokens_mean", t.OutputTokensMean); err != nil {
+		return err
+	}
+	if !t.IgnoreEOS {
+		return errorf(p+"ignore_eos", "must be true (--extra-inputs ignore_eos:true): a response that may end at the model's end-of-sequence token has a length the simulation cannot know")
+	}
+	return nil
+}
+
+func (t GenAIPerfBenchmark) traffic() (Traffic, []string) {
+	isl := genaiPerfLength(t.SyntheticInputTokensMean, t.SyntheticInputTokensStddev)
+	osl := genaiPerfLength(t.OutputTokensMean, t.OutputTokensStddev)
+	var tr Traffic
+	tr.Source.Type = SyntheticSource{NumRequests: t.RequestCount, ISL: isl, OSL: osl,
+		Dataset: &Dataset{Entries: t.NumDatasetEntries, Sampling: SamplingSequential}}
+	l := ConcurrencyLoad{Concurrency: t.Concurrency, WarmupRequests: t.WarmupRequestCount}
+	if l.WarmupRequests > 0 {
+		l.WarmupPrompt = WarmupPromptLeading
+	}
+	tr.Load.Mode = l
+	notes := []string{"dataset entries in one sequence (perf_analyzer steps each context through them by the number of contexts)"}
+	if l.WarmupRequests > 0 {
+		notes = append(notes, "the warm-up sends the first measured requests' prompts: the measured phase starts the dataset over")
+	}
+	return tr, notes
+}
+
+// genaiPerfLength is a genai-perf length of mean and stddev (GenAIPerfBenchmark).
+func genaiPerfLength(mean int, std float64) Length {
+	if std == 0 {
+		return Length{Kind: FixedLength{Value: mean}}
+	}
+	return Length{Kind: NormalLength{Mean: float64(mean) - 0.5, Std: std, Min: 1, Max: int(math.Ceil(float64(mean) + 8*std))}}
 }

@@ -133,8 +133,9 @@ func TestBenchmarkRefusals(t *testing.T) {
 		"{tool: aiperf, output_tokens_mean: 10}":                                                             "traffic.benchmark.ignore_eos",
 		"{tool: aiperf, output_tokens_mean: 10, concurrency: 2, request_rate: 1, ignore_eos: true}":          "traffic.benchmark.request_rate",
 		"{tool: aiperf, output_tokens_mean: 10, request_rate: 1, warmup_request_count: 2, ignore_eos: true}": "traffic.benchmark.warmup_request_count",
-		"{tool: genai_perf}":                  "traffic.benchmark.tool",
-		"{tool: aiperf, random_input_len: 5}": "traffic.benchmark.random_input_len",
+		"{tool: inference_perf}":               "traffic.benchmark.tool",
+		"{tool: genai_perf, ignore_eos: true}": "traffic.benchmark.output_tokens_mean",
+		"{tool: aiperf, random_input_len: 5}":  "traffic.benchmark.random_input_len",
 	} {
 		assert.Equal(t, field, benchErr(t, bench).Field, bench)
 	}
@@ -154,4 +155,21 @@ func TestBenchmarkCanonical(t *testing.T) {
 	again, err := Decode(s.JSON())
 	require.NoError(t, err)
 	assert.Equal(t, js, string(again.JSON()))
+}
+
+// genai-perf: 100 entries taken in sequence, the warm-up copies of the first
+// measured requests (perf_analyzer restarts its data steps), a stddev's
+// truncating draw as round(x − 0.5).
+func TestGenAIPerfTraffic(t *testing.T) {
+	s := benchSpec(t, "", "{tool: genai_perf, concurrency: 8, request_count: 80, warmup_request_count: 16, synthetic_input_tokens_mean: 1024, output_tokens_mean: 128, output_tokens_stddev: 4, ignore_eos: true}")
+	tr, notes := s.Traffic.Benchmark.Traffic()
+	assert.Equal(t, SyntheticSource{NumRequests: 80, ISL: Length{Kind: FixedLength{Value: 1024}},
+		OSL:     Length{Kind: NormalLength{Mean: 127.5, Std: 4, Min: 1, Max: 160}},
+		Dataset: &Dataset{Entries: 100, Sampling: SamplingSequential}}, tr.Source.Type)
+	assert.Equal(t, ConcurrencyLoad{Concurrency: 8, WarmupRequests: 16, WarmupPrompt: WarmupPromptLeading}, tr.Load.Mode)
+	assert.Len(t, notes, 2)
+	s = benchSpec(t, "", "{tool: genai_perf, output_tokens_mean: 5, ignore_eos: true}")
+	tr, _ = s.Traffic.Benchmark.Traffic()
+	assert.Equal(t, ConcurrencyLoad{Concurrency: 1}, tr.Load.Mode, "defaults: concurrency 1, no warm-up")
+	assert.Equal(t, 10, tr.Source.Type.(SyntheticSource).NumRequests)
 }

@@ -136,6 +136,9 @@ func rangeCases() map[string]rangeCase {
 				bench = `{"tool": "aiperf", "output_tokens_mean": 10, "ignore_eos": true, "request_rate": 1}`
 			}
 			c = rangeCase{spec(engine(""), `"traffic": {"benchmark": `+bench+`}`), "traffic.benchmark." + field}
+		case "GenAIPerfBenchmark":
+			c = rangeCase{spec(engine(""), `"traffic": {"benchmark": {"tool": "genai_perf", "output_tokens_mean": 10, "ignore_eos": true}}`),
+				"traffic.benchmark." + field}
 		case "VLLMBenchServe":
 			bench := `{"tool": "vllm_bench_serve", "ignore_eos": true}`
 			switch field {

@@ -65,6 +65,10 @@ const (
 	// WarmupPromptFirst: copies of the first measured request (vLLM's
 	// benchmark_serving: the test prompt, input_requests[0]).
 	WarmupPromptFirst = "first"
+	// WarmupPromptLeading: copies of the first warmup_requests measured
+	// requests: the measured phase starts the source over (perf_analyzer,
+	// genai-perf's engine, restarts its data steps after the warm-up).
+	WarmupPromptLeading = "leading"
 )
 
 // traffic.source.context_mode of a Mooncake trace: what a session's rows
@@ -126,7 +130,7 @@ var (
 	samplings      = []string{SamplingSequential, SamplingRandom, SamplingShuffle}
 	contextModes   = []string{ContextDeltasWithoutResponses, ContextMessageArrayWithResponses}
 	placements     = []string{PlacementRoundRobin, PlacementLeastOutstanding, PlacementKVRouter, PlacementPrefixAffinity}
-	warmupPrompts  = []string{WarmupPromptSource, WarmupPromptFirst}
+	warmupPrompts  = []string{WarmupPromptSource, WarmupPromptFirst, WarmupPromptLeading}
 	backends       = []string{BackendVLLM}
 	executionModes = []string{ExecutionOffline}
 	weightDtypes   = []string{DtypeBFloat16, DtypeFP8, DtypeFP8Block, DtypeNVFP4, DtypeBF16}

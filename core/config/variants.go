@@ -261,10 +261,12 @@ type ConcurrencyLoad struct {
 	WarmupRequests int `json:"warmup_requests,omitempty"`
 	// WarmupPrompt is what the warm-up requests send: WarmupPromptSource
 	// (absent: the source's next requests, as AIPerf's warm-up draws from
-	// its dataset) or WarmupPromptFirst (copies of the first measured
+	// its dataset), WarmupPromptFirst (copies of the first measured
 	// request, prompt and output length, as vLLM's benchmark warms up with
-	// its first prompt: a synthetic source only). With a prefix cache, the
-	// copies share every block of the first measured prompt.
+	// its first prompt) or WarmupPromptLeading (copies of the first
+	// WarmupRequests measured requests: perf_analyzer's measured phase
+	// starts its data over); the last two a synthetic source only. With a
+	// prefix cache, a copy shares every block of its measured prompt.
 	WarmupPrompt string `json:"warmup_prompt,omitempty"`
 }
 

@@ -113,3 +113,25 @@ traffic:
 	require.NotNil(t, rep.Metadata.WarmupEndMs)
 	assert.InDelta(t, 5.24, *rep.Metadata.WarmupEndMs, 1e-9)
 }
+
+// genai-perf's warm-up sends the prompts its measured phase starts with
+// (perf_analyzer's new contexts start at data step 0): 3 entries in sequence,
+// 2 warm-ups (entries 0, 1, sent together: the second shares nothing), then
+// 4 measured requests, entries 0, 1, 2, 0: the first two find their
+// prompts cached by the warm-up (96 of 100 tokens), entry 2 is new, and the
+// fourth finds entry 0 again.
+func TestGenAIPerfWarmsUpWithTheLeadingPrompts(t *testing.T) {
+	yml := linearEngineFor(100) + `
+traffic:
+  benchmark: {tool: genai_perf, concurrency: 1, request_count: 4, warmup_request_count: 2, synthetic_input_tokens_mean: 100,
+              output_tokens_mean: 2, num_dataset_entries: 3, ignore_eos: true}
+`
+	rep := runYAML(t, yml)
+	require.Len(t, rep.Records, 4)
+	cached := make([]int, 4)
+	for i, r := range rep.Records {
+		cached[i] = r.CachedTokens
+	}
+	assert.Equal(t, []int{96, 96, 0, 96}, cached)
+	assert.Equal(t, 2, rep.Metadata.WarmupRequests)
+}

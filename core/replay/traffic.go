@@ -78,14 +78,18 @@ func openTraffic(s *config.Spec) (*traffic, error) {
 		tr.path = v.Path
 	case config.SyntheticSource:
 		warm, _, prompt := t.Load.Warmup()
-		if prompt != config.WarmupPromptFirst {
+		if prompt == "" || prompt == config.WarmupPromptSource {
 			// AIPerf's --warmup-request-count W --request-count N sends W
 			// warm-up requests, then N measured ones: W more from the source
 			v.NumRequests += warm
 		}
 		src, err = workload.NewSynthetic(v, streams)
-		if err == nil && prompt == config.WarmupPromptFirst {
+		switch {
+		case err != nil:
+		case prompt == config.WarmupPromptFirst:
 			src = workload.RepeatFirst(src, warm)
+		case prompt == config.WarmupPromptLeading:
+			src = workload.RepeatLeading(src, warm)
 		}
 	case config.SessionsSource:
 		src, err = workload.NewSessions(v, streams)

@@ -1,5 +1,7 @@
 package workload
 
+import "io"
+
 // RepeatFirst returns a Source that sends n copies of src's first request,
 // then src's requests from the first on: a load generator that warms up with
 // its first prompt (vLLM's benchmark_serving sends the test prompt,
@@ -34,6 +36,55 @@ func (s *repeatFirst) Next(r *Request) error {
 	case s.sent <= s.n: // the copies, then the first itself
 		*r = s.first
 		r.HashIDs = append([]int64(nil), s.first.HashIDs...)
+	default:
+		if err := s.src.Next(r); err != nil {
+			return err
+		}
+	}
+	r.ID = int64(s.sent)
+	s.sent++
+	return nil
+}
+
+// RepeatLeading returns a Source that sends copies of src's first n requests,
+// then src's requests from the first on: a load generator whose measured
+// phase starts its dataset over after the warm-up (perf_analyzer, behind
+// genai-perf, joins its warm-up contexts and starts new ones at data step 0).
+// Each copy shares its original's prompt (one id over the whole prompt for a
+// request without HashIDs, as RepeatFirst's). A src of fewer than n requests
+// is copied whole. IDs are in send order.
+func RepeatLeading(src Source, n int) Source { return &repeatLeading{src: src, n: n} }
+
+type repeatLeading struct {
+	src  Source
+	n    int
+	lead []Request
+	read bool
+	sent int
+}
+
+// Next implements Source.
+func (s *repeatLeading) Next(r *Request) error {
+	if !s.read {
+		for len(s.lead) < s.n {
+			var x Request
+			if err := s.src.Next(&x); err == io.EOF {
+				break
+			} else if err != nil {
+				return err
+			}
+			if x.HashIDs == nil {
+				x.HashIDs, x.HashBlockTokens = []int64{int64(len(s.lead))}, x.InputTokens
+			}
+			s.lead = append(s.lead, x)
+		}
+		s.read = true
+	}
+	k := len(s.lead)
+	switch {
+	case s.sent < 2*k: // the copies, then the originals
+		*r = s.lead[s.sent%k]
+		r.HashIDs = append([]int64(nil), r.HashIDs...)
 	default:
 		if err := s.src.Next(r); err != nil {
 			return err

@@ -1,7 +1,8 @@
 """``aisimulate bench ENGINE_CONFIG -- <tool command line>``: a benchmark command as written.
 
 The tool's own command line (``vllm bench serve …``, ``python benchmark_serving.py …``,
-InferenceX's ``utils/bench_serving/benchmark_serving.py …``, ``aiperf profile …``) is
+InferenceX's ``utils/bench_serving/benchmark_serving.py …``, ``aiperf profile …``,
+``genai-perf profile …``) is
 parsed with that tool's option names into ``traffic.benchmark`` (docs: README,
 "Benchmarks"), replayed against the deployment of ENGINE_CONFIG (its ``engine`` and
 ``execution``; the command line is its traffic), and the result is printed under the
@@ -64,9 +65,9 @@ def tool_of(words: Sequence[str]) -> tuple[str, str, list[str]]:
         variant = "inferencex" if w[i].replace("\\", "/").endswith("utils/bench_serving/benchmark_serving.py") else "vllm"
         return "vllm_bench_serve", variant, w[i + 1:]
     if w[:2] == ["genai-perf", "profile"]:
-        raise _BenchUsageError("genai-perf profile: not simulated (aiperf profile, its successor, is)")
+        return "genai_perf", "", w[2:]
     raise _BenchUsageError(f"{' '.join(w[:3]) or '(empty)'}: not a benchmark command aisimulate simulates "
-                          "(vllm bench serve …, python benchmark_serving.py …, aiperf profile …)")
+                          "(vllm bench serve …, python benchmark_serving.py …, aiperf profile …, genai-perf profile …)")
 
 
 def _options(words: Sequence[str], inert: dict[str, int]) -> tuple[dict[str, list[str]], list[str]]:
@@ -177,9 +178,28 @@ _VLLM_KNOWN = ("--dataset-name", "--random-input-len", "--random-output-len", "-
                "--metric-percentiles")
 
 
-def parse_aiperf(options: Sequence[str]) -> tuple[dict[str, Any], dict[str, Any]]:
-    """``traffic.benchmark`` (tool aiperf) and the run's seed from ``aiperf profile``'s
-    options (their aliases: ``--isl``, ``--osl``, ``--num-conversations`` …)."""
+#: The options of ``aiperf profile`` and ``genai-perf profile`` the simulation takes:
+#: option → (benchmark key, type); genai-perf has neither a rate without perf_analyzer's
+#: range search nor AIPerf's duration and sampling strategy.
+_AIPERF_OPTIONS = {"--concurrency": ("concurrency", int), "--request-rate": ("request_rate", float),
+                   "--request-count": ("request_count", int),
+                   "--warmup-request-count": ("warmup_request_count", int),
+                   "--benchmark-duration": ("benchmark_duration", float),
+                   "--synthetic-input-tokens-mean": ("synthetic_input_tokens_mean", int),
+                   "--synthetic-input-tokens-stddev": ("synthetic_input_tokens_stddev", float),
+                   "--output-tokens-mean": ("output_tokens_mean", int),
+                   "--output-tokens-stddev": ("output_tokens_stddev", float),
+                   "--num-dataset-entries": ("num_dataset_entries", int),
+                   "--dataset-sampling-strategy": ("dataset_sampling_strategy", str)}
+_GENAI_PERF_OPTIONS = {k: v for k, v in _AIPERF_OPTIONS.items()
+                       if k not in ("--request-rate", "--benchmark-duration", "--dataset-sampling-strategy")}
+
+
+def parse_aiperf(options: Sequence[str], tool: str = "aiperf") -> tuple[dict[str, Any], dict[str, Any]]:
+    """``traffic.benchmark`` (tool aiperf, or genai_perf) and the run's seed from
+    ``aiperf profile``'s (``genai-perf profile``'s) options, their aliases too
+    (``--isl``, ``--osl``, ``--num-conversations`` …)."""
+    known = _AIPERF_OPTIONS if tool == "aiperf" else _GENAI_PERF_OPTIONS
     opts, _ = _options(options, _AIPERF_INERT)
     aliases = {"--isl": "--synthetic-input-tokens-mean", "--isl-stddev": "--synthetic-input-tokens-stddev",
                "--osl": "--output-tokens-mean", "--osl-stddev": "--output-tokens-stddev",
@@ -190,22 +210,13 @@ def parse_aiperf(options: Sequence[str]) -> tuple[dict[str, Any], dict[str, Any]
             if canonical in opts:
                 raise _BenchUsageError(f"{a} and {canonical}: the same option twice")
             opts[canonical] = opts.pop(a)
-    b: dict[str, Any] = {"tool": "aiperf"}
-    for name, key, kind in (("--concurrency", "concurrency", int), ("--request-rate", "request_rate", float),
-                            ("--request-count", "request_count", int),
-                            ("--warmup-request-count", "warmup_request_count", int),
-                            ("--benchmark-duration", "benchmark_duration", float),
-                            ("--synthetic-input-tokens-mean", "synthetic_input_tokens_mean", int),
-                            ("--synthetic-input-tokens-stddev", "synthetic_input_tokens_stddev", float),
-                            ("--output-tokens-mean", "output_tokens_mean", int),
-                            ("--output-tokens-stddev", "output_tokens_stddev", float),
-                            ("--num-dataset-entries", "num_dataset_entries", int),
-                            ("--dataset-sampling-strategy", "dataset_sampling_strategy", str)):
+    b: dict[str, Any] = {"tool": tool}
+    for name, (key, kind) in known.items():
         v = _one(opts, name, kind)
         if v is not None:
             b[key] = v
     if not _one(opts, "--streaming", bool, False):
-        raise _BenchUsageError("--streaming is missing: without it AIPerf measures no time to first token")
+        raise _BenchUsageError("--streaming is missing: without it the tool measures no time to first token")
     for item in opts.pop("--extra-inputs", []) or []:
         k, _, v = item.partition(":")
         if k == "ignore_eos" and v.lower() == "true":
@@ -220,8 +231,8 @@ def parse_aiperf(options: Sequence[str]) -> tuple[dict[str, Any], dict[str, Any]
     if seed is not None:
         run["seed"] = seed
     if opts:
-        raise _BenchUsageError(f"{sorted(opts)[0]}: not simulated (an option that changes what aiperf profile "
-                              "sends or measures)")
+        raise _BenchUsageError(f"{sorted(opts)[0]}: not simulated (an option that changes what "
+                              f"{tool.replace('_', '-')} profile sends or measures)")
     return b, run
 
 
@@ -231,8 +242,8 @@ def parse_command(command: Sequence[str]) -> tuple[dict[str, Any], dict[str, Any
     Raises:
         _BenchUsageError: the tool or one of its options is not simulated."""
     tool, variant, options = tool_of(_split(command))
-    if tool == "aiperf":
-        return parse_aiperf(options)
+    if tool in ("aiperf", "genai_perf"):
+        return parse_aiperf(options, tool)
     return parse_vllm(options, variant)
 
 
@@ -385,7 +396,7 @@ def run_bench(args: argparse.Namespace) -> int:
     spec = load_config(src, overrides=overrides)
     report = replay(spec, progress=progress_of(args), slo=run.get("slo"))
     tool = bench["tool"]
-    if tool == "aiperf":
+    if tool in ("aiperf", "genai_perf"):  # genai-perf prints AIPerf's table (AIPerf is its successor)
         result = aiperf_summary(report)
         result.pop("aisimulate_spec", None)
         text = aiperf_text(result)
