@@ -25,21 +25,22 @@ import (
 // them (TestOnlyEnginesKnowsTheEngines), so the replay, the client and the
 // report cannot know which engine runs.
 var allowed = map[string][]string{
-	"clock":       {},
-	"version":     {},
-	"config":      {},
-	"model":       {},
-	"hardware":    {"model"},
-	"perf":        {"clock", "model", "hardware"},
-	"perf/aic":    {"model", "hardware", "perf"},
-	"perf/parity": {"config", "model", "hardware", "perf", "perf/aic"},
-	"engine":      {"perf"},
-	"engine/vllm": {"engine", "perf"},
-	"engines":     {"config", "engine", "engine/vllm"},
-	"workload":    {"config"},
-	"client":      {"clock", "workload"},
-	"report":      {},
-	"replay":      {"clock", "version", "config", "model", "hardware", "perf", "perf/aic", "engine", "engines", "workload", "client", "report"},
+	"clock":         {},
+	"version":       {},
+	"config":        {},
+	"model":         {},
+	"hardware":      {"model"},
+	"perf":          {"clock", "model", "hardware"},
+	"perf/aic":      {"model", "hardware", "perf"},
+	"perf/parity":   {"config", "model", "hardware", "perf", "perf/aic"},
+	"engine":        {"perf"},
+	"engine/vllm":   {"engine", "perf"},
+	"engine/trtllm": {"engine", "perf"},
+	"engines":       {"config", "engine", "engine/vllm", "engine/trtllm"},
+	"workload":      {"config"},
+	"client":        {"clock", "workload"},
+	"report":        {},
+	"replay":        {"clock", "version", "config", "model", "hardware", "perf", "perf/aic", "engine", "engines", "workload", "client", "report"},
 }
 
 func TestLayering(t *testing.T) {

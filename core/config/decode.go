@@ -159,6 +159,9 @@ func fromRaw(raw any) (*Spec, error) {
 			return nil, checkInt(f.path, "Scheduler."+strings.TrimPrefix(f.path, "engine.scheduler."), 0)
 		}
 	}
+	if err := s.Engine.TRTLLM.refuseGivenZeros(seen); err != nil {
+		return nil, err
+	}
 	if err := s.Validate(); err != nil {
 		return nil, plainLengthField(err, seen)
 	}

@@ -175,17 +175,10 @@ func applyDefaults(s *Spec, present func(path string) bool) {
 		}
 		poolDefaults(e.Workers.Aggregated, "engine.workers.aggregated", present)
 	}
-	sc := &e.Scheduler
-	// max_num_seqs and max_num_batched_tokens stay 0 when not given: their
-	// defaults depend on the GPU (Spec.ResolveSchedulerDefaults)
-	if !present("engine.scheduler.block_size") {
-		sc.BlockSize = DefaultBlockSize
-	}
-	if !present("engine.scheduler.enable_prefix_caching") {
-		sc.EnablePrefixCaching = DefaultEnablePrefixCaching
-	}
-	if !present("engine.scheduler.gpu_memory_utilization") {
-		sc.GPUMemoryUtilization = DefaultGPUMemoryUtilization
+	if e.Backend == BackendTRTLLM {
+		trtllmDefaults(s, present) // TensorRT-LLM's own options (trtllm.go); engine.scheduler is vLLM's
+	} else {
+		schedulerDefaults(&e.Scheduler, present)
 	}
 	if b := s.Traffic.Benchmark; b != nil {
 		benchmarkDefaults(b, "traffic.benchmark", present)
@@ -249,6 +242,21 @@ func perfDefaults(p *Perf, path string, present func(string) bool) {
 			v.PerSequenceOverheadUs = DefaultPerSequenceOverheadUs
 		}
 		p.Source = v
+	}
+}
+
+// schedulerDefaults fills vLLM's engine.scheduler. max_num_seqs and
+// max_num_batched_tokens stay 0 when not given: their defaults depend on the
+// GPU (Spec.ResolveSchedulerDefaults).
+func schedulerDefaults(sc *Scheduler, present func(string) bool) {
+	if !present("engine.scheduler.block_size") {
+		sc.BlockSize = DefaultBlockSize
+	}
+	if !present("engine.scheduler.enable_prefix_caching") {
+		sc.EnablePrefixCaching = DefaultEnablePrefixCaching
+	}
+	if !present("engine.scheduler.gpu_memory_utilization") {
+		sc.GPUMemoryUtilization = DefaultGPUMemoryUtilization
 	}
 }
 

@@ -85,6 +85,14 @@ var ranges = map[string]fieldRange{
 	"Scheduler.num_gpu_blocks":         ints(0, MaxGPUBlocks, ""),
 	"Scheduler.gpu_memory_utilization": {kind: numberRange, min: 0, max: 1, openMin: true},
 
+	"TRTLLM.max_batch_size":                        ints(1, MaxNumSeqs, ""),
+	"TRTLLM.max_num_tokens":                        ints(1, MaxBatchedTokens, ""),
+	"TRTLLM.max_seq_len":                           ints(1, MaxModelLen, ""),
+	"TRTLLMKVCacheConfig.free_gpu_memory_fraction": {kind: numberRange, min: 0, max: 1, openMin: true},
+	"TRTLLMKVCacheConfig.tokens_per_block":         oneOfInts(TRTLLMTokensPerBlock, "a power of two: TensorRT-LLM's KV cache block layout"),
+	"TRTLLMKVCacheConfig.max_tokens":               ints(1, MaxBatchedTokens, ""),
+	"TRTLLMCUDAGraphConfig.max_batch_size":         ints(0, MaxNumSeqs, ""), // 0: TensorRT-LLM\'s 128
+
 	"Pool.count":              ints(1, MaxWorkers, ""),
 	"Pool.tp":                 ints(1, MaxTP, " (one node)"),
 	"Pool.data_parallel_size": atLeastInt(1), // and tp × data_parallel_size ≤ MaxTP

@@ -82,6 +82,13 @@ func rangeCases() map[string]rangeCase {
 			}
 		case "Pool":
 			c = rangeCase{plain, "engine.workers.aggregated." + field}
+		case "TRTLLM":
+			c = rangeCase{spec(engine(`, "backend": "trtllm"`), traffic(synth, conc)), "engine.trtllm." + field}
+		case "TRTLLMKVCacheConfig":
+			c = rangeCase{spec(engine(`, "backend": "trtllm"`), traffic(synth, conc)), "engine.trtllm.kv_cache_config." + field}
+		case "TRTLLMCUDAGraphConfig":
+			c = rangeCase{spec(engine(`, "backend": "trtllm", "trtllm": {"cuda_graph_config": {"enable_padding": true}}`), traffic(synth, conc)),
+				"engine.trtllm.cuda_graph_config." + field}
 		case "KVTransfer":
 			c = rangeCase{disagg, "engine.workers.disaggregated.kv_transfer." + field}
 		case "KVRouter":

@@ -44,6 +44,9 @@ func SchedulerDefaults(memBytes int64, name string) (maxNumSeqs, maxNumBatchedTo
 // names max_num_batched_tokens when it ends below max_num_seqs, which vLLM
 // refuses too.
 func (s *Spec) ResolveSchedulerDefaults(memBytes int64, systemName string) error {
+	if s.Engine.Backend != BackendVLLM {
+		return nil // another engine's limits are its own block's (engine.trtllm)
+	}
 	sc := &s.Engine.Scheduler
 	seqs, tokens := SchedulerDefaults(memBytes, systemName)
 	tokensDefault := sc.MaxNumBatchedTokens == 0

@@ -19,7 +19,7 @@ type Engine struct {
 	// System is a built-in GPU system name (hardware.BuiltinNames: h100_sxm, b200_sxm, …)
 	// or a path to a system YAML in the AIConfigurator schema.
 	System string `json:"system"`
-	// Backend is the serving framework, BackendVLLM.
+	// Backend is the serving framework, BackendVLLM or BackendTRTLLM.
 	Backend string `json:"backend"`
 	// BackendVersion is the engine's version as its release or image names it
 	// ("0.15.1", "0.8.1.post2", "0.14.0rc1", "nightly-5b8c30d"): the defaults
@@ -39,6 +39,9 @@ type Engine struct {
 	// Quantization overrides the weight and KV cache formats; absent = the
 	// checkpoint's weights and DefaultKVCacheDtype.
 	Quantization *Quantization `json:"quantization,omitempty"`
+	// TRTLLM holds TensorRT-LLM's options (engine.backend trtllm only;
+	// trtllm.go), in place of engine.scheduler.
+	TRTLLM *TRTLLM `json:"trtllm,omitempty"`
 }
 
 // Tokenization: a request sent at t with P prompt tokens reaches the engine at

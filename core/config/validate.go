@@ -104,6 +104,12 @@ func (s *Spec) validateEngine() error {
 	} else if err := validatePool("engine.workers.aggregated", w.Aggregated); err != nil {
 		return err
 	}
+	if err := e.validateTRTLLM(); err != nil {
+		return err
+	}
+	if e.Backend != BackendVLLM {
+		return validateClientCosts(e) // engine.scheduler is vLLM's (validateTRTLLM refused it)
+	}
 	sc := &e.Scheduler
 	const scp = "engine.scheduler."
 	// max_num_seqs and max_num_batched_tokens 0: not given, vLLM's default
@@ -115,17 +121,8 @@ func (s *Spec) validateEngine() error {
 		checkInt(scp+"num_gpu_blocks", "Scheduler.num_gpu_blocks", sc.NumGPUBlocks)); err != nil {
 		return err
 	}
-	if tk := e.Tokenization; tk != nil {
-		if err := firstErr(checkFloat("engine.tokenization.send_ms", "Tokenization.send_ms", tk.SendMs),
-			checkFloat("engine.tokenization.per_token_us", "Tokenization.per_token_us", tk.PerTokenUs)); err != nil {
-			return err
-		}
-	}
-	if d := e.Detokenization; d != nil {
-		if err := firstErr(checkFloat("engine.detokenization.base_us", "Detokenization.base_us", d.BaseUs),
-			checkFloat("engine.detokenization.per_token_us", "Detokenization.per_token_us", d.PerTokenUs)); err != nil {
-			return err
-		}
+	if err := validateClientCosts(e); err != nil {
+		return err
 	}
 	if sc.MaxNumSeqs > 0 && sc.MaxNumBatchedTokens > 0 && sc.MaxNumBatchedTokens < sc.MaxNumSeqs {
 		// vLLM's SchedulerConfig refuses this too: a pass could not hold one
@@ -133,6 +130,21 @@ func (s *Spec) validateEngine() error {
 		return errorf("engine.scheduler.max_num_batched_tokens", "must be ≥ max_num_seqs (%d), got %d", sc.MaxNumSeqs, sc.MaxNumBatchedTokens)
 	}
 	return checkFloat(scp+"gpu_memory_utilization", "Scheduler.gpu_memory_utilization", sc.GPUMemoryUtilization)
+}
+
+// validateClientCosts checks engine.tokenization and engine.detokenization.
+func validateClientCosts(e *Engine) error {
+	if tk := e.Tokenization; tk != nil {
+		if err := firstErr(checkFloat("engine.tokenization.send_ms", "Tokenization.send_ms", tk.SendMs),
+			checkFloat("engine.tokenization.per_token_us", "Tokenization.per_token_us", tk.PerTokenUs)); err != nil {
+			return err
+		}
+	}
+	if d := e.Detokenization; d != nil {
+		return firstErr(checkFloat("engine.detokenization.base_us", "Detokenization.base_us", d.BaseUs),
+			checkFloat("engine.detokenization.per_token_us", "Detokenization.per_token_us", d.PerTokenUs))
+	}
+	return nil
 }
 
 // validateQuantization checks engine.quantization (nil = absent, fine).

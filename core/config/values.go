@@ -131,7 +131,7 @@ var (
 	contextModes   = []string{ContextDeltasWithoutResponses, ContextMessageArrayWithResponses}
 	placements     = []string{PlacementRoundRobin, PlacementLeastOutstanding, PlacementKVRouter, PlacementPrefixAffinity}
 	warmupPrompts  = []string{WarmupPromptSource, WarmupPromptFirst, WarmupPromptLeading}
-	backends       = []string{BackendVLLM}
+	backends       = []string{BackendVLLM, BackendTRTLLM}
 	executionModes = []string{ExecutionOffline}
 	weightDtypes   = []string{DtypeBFloat16, DtypeFP8, DtypeFP8Block, DtypeNVFP4, DtypeBF16}
 	// kvCacheDtypes: vLLM's --kv-cache-dtype names (CacheDType in
@@ -156,7 +156,12 @@ type stringEnum struct {
 // (perf.source, source.type, load.mode, a length's kind) are their variant
 // tables' (variants.go), published as the oneOf's consts.
 var stringEnums = map[string]stringEnum{
-	"Engine.backend":        {values: backends, paths: []string{"engine.backend"}},
+	"Engine.backend": {values: backends, paths: []string{"engine.backend"}},
+	"TRTLLMSchedulerConfig.capacity_scheduler_policy": {values: trtllmCapacityPolicies,
+		paths: []string{"engine.trtllm.scheduler_config.capacity_scheduler_policy"},
+		why:   "TensorRT-LLM's GUARANTEED_NO_EVICT and MAX_UTILIZATION (STATIC_BATCH and PREFILL_FIRST are not modelled)"},
+	"TRTLLMSchedulerConfig.context_chunking_policy": {values: trtllmChunkingPolicies,
+		paths: []string{"engine.trtllm.scheduler_config.context_chunking_policy"}},
 	"Quantization.weights":  {values: weightDtypes, paths: []string{"engine.quantization.weights"}},
 	"Quantization.kv_cache": {values: kvCacheDtypes, paths: []string{"engine.quantization.kv_cache"}},
 	"Pool.placement": {values: placements, paths: []string{"engine.workers.aggregated.placement",

@@ -134,6 +134,11 @@ type Config struct {
 	// Σ min(kv+1, W) for each, kept in aggregate for the steady requests
 	// (steady.go). Empty for a model that reads only the KV sum.
 	DecodeWindows []int
+	// Options are the family's own settings beyond these (TensorRT-LLM's
+	// capacity scheduler policy, CUDA-graph batch sizes, …), of the type its
+	// package defines; core/engines makes them from the spec. nil: the
+	// family's defaults (a family without options ignores it).
+	Options any
 }
 
 // Request is what the replay and every engine know of one request. The

@@ -5,7 +5,9 @@
 //
 // Adding an engine is its package under core/engine/ (an engine.Family), its
 // row here and its value of engine.backend (core/config/values.go);
-// TestEveryBackendHasAFamily fails until all three agree.
+// TestEveryBackendHasAFamily fails until all three agree. A family with
+// settings beyond engine.Config gets them from Options, which reads the
+// backend's own block of the spec.
 package engines
 
 import (
@@ -13,12 +15,14 @@ import (
 
 	"github.com/aisimulate/aisimulate/core/config"
 	"github.com/aisimulate/aisimulate/core/engine"
+	"github.com/aisimulate/aisimulate/core/engine/trtllm"
 	"github.com/aisimulate/aisimulate/core/engine/vllm"
 )
 
 // families maps each engine.backend value to its family.
 var families = map[string]engine.Family{
-	config.BackendVLLM: vllm.Family{},
+	config.BackendVLLM:   vllm.Family{},
+	config.BackendTRTLLM: trtllm.Family{},
 }
 
 // For returns the family serving backend (a validated engine.backend).
@@ -28,4 +32,26 @@ func For(backend string) (engine.Family, error) {
 		return nil, fmt.Errorf("engine.backend %q has no engine family", backend)
 	}
 	return f, nil
+}
+
+// Options are the engine.Config.Options of a validated, normalized spec's
+// engine: the family's own settings from its block (nil for vLLM, whose
+// settings engine.Config holds).
+func Options(e *config.Engine) any {
+	if e.Backend != config.BackendTRTLLM || e.TRTLLM == nil {
+		return nil
+	}
+	t := e.TRTLLM
+	o := trtllm.Options{ChunkedPrefill: t.EnableChunkedPrefill}
+	if t.SchedulerConfig.CapacitySchedulerPolicy == config.TRTLLMMaxUtilization {
+		o.Policy = trtllm.MaxUtilization
+	}
+	if t.SchedulerConfig.ContextChunkingPolicy == config.TRTLLMEqualProgress {
+		o.Chunking = trtllm.EqualProgress
+	}
+	if g := t.CUDAGraphConfig; g != nil {
+		o.CUDAGraphBatchSizes = trtllm.CUDAGraphBatchSizes(g.MaxBatchSize, g.EnablePadding)
+		o.CUDAGraphPadding = g.EnablePadding
+	}
+	return o
 }

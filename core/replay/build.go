@@ -133,13 +133,21 @@ func buildDeployment(s *config.Spec) (*deployment, error) {
 			d.transferBytesTok = arch.KVBytesPerToken(1, kvDtype.Bytes()) // every layer and head
 		}
 		// the longest prompt's transfer must fit the virtual clock
-		longest := max(s.Engine.Scheduler.MaxModelLen, arch.MaxPositionEmbeddings)
+		longest := max(limitsOf(e).maxModelLen, arch.MaxPositionEmbeddings)
 		if ns := float64(longest) * float64(d.transferBytesTok) / d.transferBytesPerNs; ns > maxClockNs/16 {
 			return nil, &config.Error{Field: "engine.workers.disaggregated.kv_transfer",
 				Msg: fmt.Sprintf("a %d-token prompt would take %.3g s to move: raise bandwidth_gb_per_s or lower kv_bytes_per_token", longest, ns/1e9)}
 		}
 	} else {
 		d.pools = []*pool{newPool("aggregated", "engine.workers.aggregated", e.Workers.Aggregated)}
+	}
+	if limitsOf(e).attentionDP {
+		// TensorRT-LLM's enable_attention_dp: the worker's tp_size GPUs
+		// are as many attention ranks of one GPU each (their own
+		// scheduler and KV cache), the MoE layers spanning them all
+		for _, p := range d.pools {
+			p.dp, p.tp = p.tp, 1
+		}
 	}
 	for _, p := range d.pools {
 		if err := d.buildPool(s, p); err != nil {
@@ -174,15 +182,20 @@ func (d *deployment) buildPool(s *config.Spec, pl *pool) error {
 		return cfgErr(field, err)
 	}
 	pl.lockstep = arch.IsMoE() && pl.dp > 1
+	lim := limitsOf(e)
 	// vLLM's CUDA graphs (on by default): a MoE layer computes the padded
-	// token count (perf.CUDAGraphTokens)
-	cgTop := perf.CUDAGraphMaxTokens(e.Scheduler.MaxNumSeqs, e.Scheduler.MaxNumBatchedTokens)
+	// token count (perf.CUDAGraphTokens). TensorRT-LLM's padding is the
+	// engine's own (its batch holds the dummy requests).
+	cgTop := 0
+	if e.Backend == config.BackendVLLM {
+		cgTop = perf.CUDAGraphMaxTokens(lim.maxSeqs, lim.maxTokens)
+	}
 	switch p := e.Perf.Source.(type) {
 	case config.AICPerf:
 		m, err := aic.New(arch, sys, aic.Options{Database: p.Database, Backend: e.Backend,
 			Version: p.BackendVersion, TP: pl.tp, DP: pl.dp, EP: pl.ep, WeightDtype: arch.WeightDtype, KVDtype: kvDtype,
-			MaxTokens: e.Scheduler.MaxNumBatchedTokens, PassOverheadUs: p.PassOverheadUs, SequenceOverheadUs: p.PerSequenceOverheadUs,
-			OverlapCPU: e.Scheduler.AsyncScheduling, CUDAGraphMaxTokens: cgTop})
+			MaxTokens: lim.maxTokens, PassOverheadUs: p.PassOverheadUs, SequenceOverheadUs: p.PerSequenceOverheadUs,
+			OverlapCPU: lim.async, CUDAGraphMaxTokens: cgTop})
 		if err != nil {
 			return cfgErr("engine.perf", err)
 		}
@@ -195,7 +208,7 @@ func (d *deployment) buildPool(s *config.Spec, pl *pool) error {
 			LayerLatencyUs: p.LayerLatencyUs, AllReduceLatencyUs: perf.CustomAllReduceLatencyUs,
 			MoELatencyUs: p.MoELatency()}
 		rl, err := perf.NewRoofline(arch, sys, perf.RooflineOptions{TP: pl.tp, DP: pl.dp, EP: pl.ep,
-			WeightDtype: arch.WeightDtype, KVDtype: kvDtype, Params: params, OverlapCPU: e.Scheduler.AsyncScheduling,
+			WeightDtype: arch.WeightDtype, KVDtype: kvDtype, Params: params, OverlapCPU: lim.async,
 			CUDAGraphMaxTokens: cgTop})
 		if err != nil {
 			return cfgErr("engine.perf", err)
@@ -205,36 +218,51 @@ func (d *deployment) buildPool(s *config.Spec, pl *pool) error {
 		panic(fmt.Sprintf("replay: engine.perf source %T has no builder", p))
 	}
 
-	sc := &e.Scheduler
-	blocks := sc.NumGPUBlocks
+	blocks := lim.numBlocks
 	if blocks == 0 {
-		plan, err := perf.PlanMemoryParallel(arch, sys, pl.parallel(), kvDtype, sc.MaxNumBatchedTokens, sc.MaxNumSeqs,
-			sc.GPUMemoryUtilization, sc.BlockSize)
+		util := lim.memFraction
+		if lim.ofFree {
+			util = 1 // TensorRT-LLM: its fraction is of what the rest leaves (kvBlocksOfFree)
+		}
+		plan, err := perf.PlanMemoryParallel(arch, sys, pl.parallel(), kvDtype, lim.maxTokens, lim.maxSeqs,
+			util, lim.blockSize)
+		if lim.ofFree && err == nil {
+			plan.Blocks = lim.kvBlocksOfFree(plan.KVBudgetBytes, plan.KVBytesPerToken)
+			if plan.Blocks < 1 {
+				err = fmt.Errorf("%w: %s on %s leaves %.2f GiB for the KV cache (free_gpu_memory_fraction %g of %.2f GiB), less than one block of %d tokens",
+					perf.ErrDoesNotFit, arch.Name, sys.Name, float64(plan.KVBudgetBytes)*lim.memFraction/(1<<30), lim.memFraction,
+					float64(plan.KVBudgetBytes)/(1<<30), lim.blockSize)
+			}
+		}
 		if err != nil {
-			return &config.Error{Field: memoryCulprit(plan, sys.MemCapacity, pl.field), Msg: err.Error(),
+			return &config.Error{Field: memoryCulprit(plan, sys.MemCapacity, pl.field, lim), Msg: err.Error(),
 				Infeasible: errors.Is(err, perf.ErrDoesNotFit)}
 		}
 		if plan.Blocks > config.MaxGPUBlocks {
-			return &config.Error{Field: "engine.scheduler.num_gpu_blocks", Msg: fmt.Sprintf(
-				"the GPU memory holds %d KV blocks of %d tokens, more than the simulator's %d per worker: set num_gpu_blocks (≤ %d) or a larger block_size",
-				plan.Blocks, sc.BlockSize, config.MaxGPUBlocks, config.MaxGPUBlocks)}
+			return &config.Error{Field: lim.fieldOf("num_gpu_blocks"), Msg: fmt.Sprintf(
+				"the GPU memory holds %d KV blocks of %d tokens, more than the simulator's %d per worker: cap it (%s) or use larger blocks (%s)",
+				plan.Blocks, lim.blockSize, config.MaxGPUBlocks, lim.fieldOf("num_gpu_blocks"), lim.fieldOf("block_size"))}
 		}
 		blocks = plan.Blocks
 	}
-	maxLen := sc.MaxModelLen
+	maxLen := lim.maxModelLen
 	if maxLen == 0 {
 		maxLen = arch.MaxPositionEmbeddings
 	} else if maxLen > arch.MaxPositionEmbeddings {
 		// vLLM refuses a max_model_len beyond the model's trained context.
-		return &config.Error{Field: "engine.scheduler.max_model_len",
+		return &config.Error{Field: lim.fieldOf("max_model_len"),
 			Msg: fmt.Sprintf("%d exceeds %s's max_position_embeddings (%d)", maxLen, arch.Name, arch.MaxPositionEmbeddings)}
 	}
-	if err := checkKVHoldsMaxModelLen(pl, sc, blocks, maxLen, arch.KVBytesPerToken(pl.tp, kvDtype.Bytes())); err != nil {
+	if lim.ofFree {
+		// TensorRT-LLM lowers max_seq_len to what the KV cache holds (a
+		// request longer than the cache is refused at arrival)
+		maxLen = min(maxLen, blocks*lim.blockSize)
+	} else if err := checkKVHoldsMaxModelLen(pl, &e.Scheduler, blocks, maxLen, arch.KVBytesPerToken(pl.tp, kvDtype.Bytes())); err != nil {
 		return err
 	}
 	pl.cfg = engine.Config{
-		MaxNumSeqs: sc.MaxNumSeqs, MaxNumBatchedTokens: sc.MaxNumBatchedTokens, BlockSize: sc.BlockSize,
-		NumBlocks: blocks, MaxModelLen: maxLen, PrefixCaching: sc.EnablePrefixCaching,
+		MaxNumSeqs: lim.maxSeqs, MaxNumBatchedTokens: lim.maxTokens, BlockSize: lim.blockSize,
+		NumBlocks: blocks, MaxModelLen: maxLen, PrefixCaching: lim.prefixCaching, Options: engines.Options(e),
 	}
 	if _, ok := pl.perf.(groupPricer); pl.lockstep && !ok {
 		return &config.Error{Field: "engine.perf.source",
@@ -245,16 +273,17 @@ func (d *deployment) buildPool(s *config.Spec, pl *pool) error {
 
 // memoryCulprit names the spec field to change when a worker's memory plan
 // leaves no KV block (capacity C bytes per GPU; pool is the pool's field):
-// gpu_memory_utilization when the model would fit with all of C usable,
-// max_num_batched_tokens when it would fit with the smallest activation
-// reserve, else the pool's tp (the weights per GPU are too large).
-func memoryCulprit(p perf.MemoryPlan, capacity int64, pool string) string {
+// gpu_memory_utilization (TensorRT-LLM: free_gpu_memory_fraction) when the
+// model would fit with all of C usable, max_num_batched_tokens (max_num_tokens)
+// when it would fit with the smallest activation reserve, else the pool's tp
+// (the weights per GPU are too large).
+func memoryCulprit(p perf.MemoryPlan, capacity int64, pool string, lim limits) string {
 	fixed := p.WeightBytes + p.NCCLBytes + p.OtherBytes + p.KVBytesPerToken*int64(p.BlockSize)
 	switch {
 	case fixed+p.ActivationBytes <= capacity:
-		return "engine.scheduler.gpu_memory_utilization"
+		return lim.fieldOf("memory")
 	case fixed+perf.MinActivationBytes <= capacity:
-		return "engine.scheduler.max_num_batched_tokens"
+		return lim.fieldOf("max_num_batched_tokens")
 	}
 	return pool + ".tp"
 }
@@ -381,7 +410,7 @@ func (d *deployment) metadata(s *config.Spec, m *sim) report.Metadata {
 		out.WarmupRequests, out.WarmupEndMs = n, &end
 	}
 	if v := s.Engine.BackendVersion; v != "" {
-		out.BackendVersion = backendVersionMetadata(v)
+		out.BackendVersion = backendVersionMetadata(v, s.Engine.Backend)
 	}
 	// perf models with provenance (aic: the tables read, versions, stand-ins)
 	if pm, ok := first.perf.(interface{ Metadata() map[string]any }); ok {
@@ -391,13 +420,17 @@ func (d *deployment) metadata(s *config.Spec, m *sim) report.Metadata {
 }
 
 // backendVersionMetadata describes engine.backend_version v (which Validate
-// resolved): the release and the notes on it and its defaults.
-func backendVersionMetadata(v string) *report.BackendVersion {
+// resolved) of backend: the release and the notes on it and its defaults.
+func backendVersionMetadata(v, backend string) *report.BackendVersion {
 	rel, note, _ := config.ResolveBackendVersion(v)
 	out := &report.BackendVersion{Given: v, Release: rel.String()}
 	if note != "" {
 		out.Notes = append(out.Notes, note)
 	}
-	out.Notes = append(out.Notes, config.VLLMDefaults(rel).Notes...)
+	if backend == config.BackendTRTLLM {
+		out.Notes = append(out.Notes, config.TRTLLMDefaults(rel).Notes...)
+	} else {
+		out.Notes = append(out.Notes, config.VLLMDefaults(rel).Notes...)
+	}
 	return out
 }

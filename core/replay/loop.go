@@ -380,7 +380,7 @@ func prepare(spec *config.Spec, opts []Option) (*sim, error) {
 		m.procs = make([]client.OutputProcessor, len(m.workers))
 		m.outQ = make([]outQueue, len(m.workers))
 	}
-	if s.Engine.Scheduler.AsyncScheduling {
+	if limitsOf(&s.Engine).async {
 		m.inbox = make([][]held, len(m.workers))
 	}
 	m.landedOut = o.landed

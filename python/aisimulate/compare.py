@@ -519,8 +519,10 @@ def compare(config: str | os.PathLike[str] | Mapping[str, Any] | Spec, aiperf: s
             mode = {"mode": "concurrency", "concurrency": concurrency} if concurrency else {"mode": "trace"}
             spec = load_config(raw, overrides={"traffic": {"source": {"type": "mooncake", "path": trace},
                                                            "load": {**mode, **keep}}})
-            # hash ids of the engine's own KV blocks: turns share exactly the blocks vLLM would find
-            block = spec.data["engine"]["scheduler"]["block_size"]
+            # hash ids of the engine's own KV blocks: turns share exactly the blocks the engine would find
+            eng = spec.data["engine"]
+            block = (eng["trtllm"]["kv_cache_config"]["tokens_per_block"] if eng["backend"] == "trtllm"
+                     else eng["scheduler"]["block_size"])
             deltas, rows = _trace_rows(sent, block)
             source = {"traffic.source.isl_block_size": block}
             if deltas:

@@ -30,10 +30,13 @@ type attnRow struct {
 }
 
 type allReduceRow struct {
-	NumGPUs     int64   `parquet:"num_gpus,optional"`
-	MessageSize int64   `parquet:"message_size,optional"`
-	Backend     string  `parquet:"backend,optional"`
-	Latency     float64 `parquet:"latency,optional"`
+	NumGPUs     int64  `parquet:"num_gpus,optional"`
+	MessageSize int64  `parquet:"message_size,optional"`
+	Backend     string `parquet:"backend,optional"`
+	// Implementation names the kernel where there is no backend column
+	// (TensorRT-LLM's tables: trtllm).
+	Implementation string  `parquet:"implementation,optional"`
+	Latency        float64 `parquet:"latency,optional"`
 }
 
 // gemmKey, attnKey and allReduceKey identify a measurement; a second row with
@@ -146,9 +149,12 @@ func loadAttention(path string) ([]attnRow, error) {
 
 // loadAllReduce keeps the CUDA-graph rows (backend vllm_graph): vLLM serves
 // decode passes from CUDA graphs; the eager rows carry ≈ 20 µs of launch cost.
+// TensorRT-LLM's tables (and SGLang's 0.5.6.post2) hold one kind of row, its
+// own all-reduce kernel (implementation trtllm, no backend column).
 func loadAllReduce(path string) ([]allReduceRow, error) {
 	return loadRows(path, func(r *allReduceRow) (allReduceKey, bool) {
+		kept := r.Backend == "vllm_graph" || (r.Backend == "" && r.Implementation == "trtllm")
 		return allReduceKey{r.NumGPUs, r.MessageSize},
-			r.Backend == "vllm_graph" && r.NumGPUs > 1 && r.MessageSize > 0 && validLatency(r.Latency)
+			kept && r.NumGPUs > 1 && r.MessageSize > 0 && validLatency(r.Latency)
 	})
 }

@@ -1,0 +1,332 @@
+package config
+
+import "fmt"
+
+// engine.backend trtllm: TensorRT-LLM's PyTorch backend (trtllm-serve and its
+// LLM API), under the LLM API's own option names (tensorrt_llm/llmapi/
+// llm_args.py, TorchLlmArgs, and the BuildConfig fields trtllm-serve passes,
+// tensorrt_llm/builder.py), in engine.trtllm. The nesting is the LLM API's
+// (kv_cache_config, scheduler_config, cuda_graph_config), as a recipe's
+// extra_llm_api_options YAML writes them. engine.scheduler is vLLM's and is
+// refused with this backend; the KV cache format is
+// engine.quantization.kv_cache (kv_cache_config.dtype). Every field left out
+// takes TensorRT-LLM's default for the release (TRTLLMDefaults); docs/trtllm.md
+// states each rule with the upstream module that decides it.
+
+// BackendTRTLLM is engine.backend's value for TensorRT-LLM.
+const BackendTRTLLM = "trtllm"
+
+// TRTLLM is engine.trtllm.
+type TRTLLM struct {
+	// MaxBatchSize is max_batch_size: the most requests one iteration
+	// schedules (the capacity and micro-batch schedulers' bound).
+	MaxBatchSize int `json:"max_batch_size"`
+	// MaxNumTokens is max_num_tokens: the most tokens one iteration computes
+	// (context tokens plus one per generation request, plus its draft
+	// tokens), and the longest context chunk.
+	MaxNumTokens int `json:"max_num_tokens"`
+	// MaxSeqLen is max_seq_len: prompt + output tokens a request may have;
+	// 0: the model's max_position_embeddings.
+	MaxSeqLen int `json:"max_seq_len,omitempty"`
+	// EnableChunkedPrefill is enable_chunked_prefill: a context longer than
+	// the iteration's token budget is computed in chunks (multiples of
+	// tokens_per_block); without it a context is scheduled whole or not at
+	// all, and a prompt longer than max_num_tokens is refused.
+	EnableChunkedPrefill bool `json:"enable_chunked_prefill"`
+	// DisableOverlapScheduler is disable_overlap_scheduler: without it the
+	// executor launches iteration n+1 before it has processed iteration n's
+	// outputs (PyExecutor._executor_loop_overlap).
+	DisableOverlapScheduler bool `json:"disable_overlap_scheduler"`
+	// EnableAttentionDP is enable_attention_dp: the worker's tp GPUs run
+	// attention data-parallel (tp ranks of one GPU each, with their own
+	// scheduler and KV cache), the MoE layers across all of them.
+	EnableAttentionDP bool `json:"enable_attention_dp"`
+	// SchedulerConfig is scheduler_config.
+	SchedulerConfig TRTLLMSchedulerConfig `json:"scheduler_config"`
+	// KVCacheConfig is kv_cache_config.
+	KVCacheConfig TRTLLMKVCacheConfig `json:"kv_cache_config"`
+	// CUDAGraphConfig is cuda_graph_config; null: no CUDA graphs (every
+	// iteration runs eagerly), as TensorRT-LLM reads cuda_graph_config: null.
+	CUDAGraphConfig *TRTLLMCUDAGraphConfig `json:"cuda_graph_config"`
+}
+
+// TRTLLMSchedulerConfig is engine.trtllm.scheduler_config.
+type TRTLLMSchedulerConfig struct {
+	// CapacitySchedulerPolicy: TRTLLMGuaranteedNoEvict or
+	// TRTLLMMaxUtilization.
+	CapacitySchedulerPolicy string `json:"capacity_scheduler_policy"`
+	// ContextChunkingPolicy: TRTLLMFirstComeFirstServed or
+	// TRTLLMEqualProgress (with enable_chunked_prefill).
+	ContextChunkingPolicy string `json:"context_chunking_policy"`
+}
+
+// TRTLLMKVCacheConfig is engine.trtllm.kv_cache_config.
+type TRTLLMKVCacheConfig struct {
+	// FreeGPUMemoryFraction is free_gpu_memory_fraction: the share of the
+	// GPU memory left after the weights and the profiled peak of a
+	// max_num_tokens iteration that the KV cache takes.
+	FreeGPUMemoryFraction float64 `json:"free_gpu_memory_fraction"`
+	// EnableBlockReuse is enable_block_reuse: blocks of finished requests
+	// stay cached for later requests with the same prefix.
+	EnableBlockReuse bool `json:"enable_block_reuse"`
+	// TokensPerBlock is tokens_per_block.
+	TokensPerBlock int `json:"tokens_per_block"`
+	// MaxTokens is max_tokens: caps the KV cache, tokens (0: what
+	// free_gpu_memory_fraction leaves).
+	MaxTokens int `json:"max_tokens,omitempty"`
+}
+
+// TRTLLMCUDAGraphConfig is engine.trtllm.cuda_graph_config.
+type TRTLLMCUDAGraphConfig struct {
+	// MaxBatchSize is max_batch_size: the largest generation-only batch
+	// captured (0 given: 128, TensorRT-LLM's default).
+	MaxBatchSize int `json:"max_batch_size"`
+	// EnablePadding is enable_padding: a generation-only batch runs at the
+	// next captured batch size (dummy requests fill it); without it only a
+	// batch of exactly a captured size runs as a graph.
+	EnablePadding bool `json:"enable_padding"`
+}
+
+// engine.trtllm.scheduler_config values (tensorrt_llm/llmapi/llm_args.py,
+// CapacitySchedulerPolicy and ContextChunkingPolicy).
+const (
+	TRTLLMGuaranteedNoEvict    = "GUARANTEED_NO_EVICT"
+	TRTLLMMaxUtilization       = "MAX_UTILIZATION"
+	TRTLLMFirstComeFirstServed = "FIRST_COME_FIRST_SERVED"
+	TRTLLMEqualProgress        = "EQUAL_PROGRESS"
+)
+
+var (
+	trtllmCapacityPolicies = []string{TRTLLMGuaranteedNoEvict, TRTLLMMaxUtilization}
+	trtllmChunkingPolicies = []string{TRTLLMFirstComeFirstServed, TRTLLMEqualProgress}
+)
+
+// TensorRT-LLM's fixed defaults, from the release's source.
+const (
+	// DefaultTRTLLMMaxBatchSize and DefaultTRTLLMMaxNumTokens are
+	// BuildConfig's max_batch_size and max_num_tokens (tensorrt_llm/
+	// builder.py), trtllm-serve's --max_batch_size and --max_num_tokens
+	// defaults.
+	DefaultTRTLLMMaxBatchSize = 2048
+	DefaultTRTLLMMaxNumTokens = 8192
+	// DefaultTRTLLMFreeGPUMemoryFraction: KvCacheConfig's "Default is 90%".
+	DefaultTRTLLMFreeGPUMemoryFraction = 0.9
+	// DefaultTRTLLMTokensPerBlock: KvCacheConfig.tokens_per_block.
+	DefaultTRTLLMTokensPerBlock = 32
+	// DefaultTRTLLMCUDAGraphMaxBatchSize: CudaGraphConfig's
+	// "max_batch_size or 128" when no batch sizes are given.
+	DefaultTRTLLMCUDAGraphMaxBatchSize = 128
+	// DefaultTRTLLMRelease is the TensorRT-LLM release whose defaults and
+	// kernel tables stand in when engine.backend_version is not given: the
+	// newest release of AIConfigurator's dev measurements
+	// (../shared/data/silicon/trtllm_dev.csv).
+	DefaultTRTLLMRelease = "1.2.0rc6.post1"
+)
+
+// TRTLLMTokensPerBlock are the tokens_per_block values taken: powers of two
+// up to 256 (the KV cache manager's block layout).
+var TRTLLMTokensPerBlock = []int{1, 2, 4, 8, 16, 32, 64, 128, 256}
+
+// Releases at which a modelled TensorRT-LLM default changed.
+var (
+	// trtllmOverlapSince: the PyTorch backend's overlap scheduler on by
+	// default (TorchLlmArgs.disable_overlap_scheduler = False, replacing
+	// the opt-in enable_overlap_scheduler of 0.19).
+	trtllmOverlapSince = Release{0, 20, 0}
+	// trtllmCUDAGraphSince: cuda_graph_config defaults to CudaGraphConfig()
+	// (CUDA graphs on, batch sizes up to 128) from 1.0, where it replaced
+	// use_cuda_graph (default False).
+	trtllmCUDAGraphSince = Release{1, 0, 0}
+)
+
+// TRTLLMVersionDefaults are the defaults a TensorRT-LLM release sets that the
+// simulation prices, and the notes on what it does not model.
+type TRTLLMVersionDefaults struct {
+	Release Release
+	// Overlap: the overlap scheduler runs unless disable_overlap_scheduler.
+	Overlap bool
+	// CUDAGraphs: CUDA graphs are on unless cuda_graph_config is null.
+	CUDAGraphs bool
+	Notes      []string
+}
+
+// TRTLLMDefaults is what TensorRT-LLM release r sets by default among the
+// settings the simulation prices. Every release of the rows (1.0–1.3) has
+// max_batch_size 2048, max_num_tokens 8192, GUARANTEED_NO_EVICT,
+// FIRST_COME_FIRST_SERVED chunking (chunked prefill off), block reuse on,
+// tokens_per_block 32 and free_gpu_memory_fraction 0.9; the overlap
+// scheduler is on from 0.20 and CUDA graphs from 1.0 (above).
+func TRTLLMDefaults(r Release) TRTLLMVersionDefaults {
+	d := TRTLLMVersionDefaults{Release: r, Overlap: !r.Before(trtllmOverlapSince), CUDAGraphs: !r.Before(trtllmCUDAGraphSince)}
+	if r.Before(trtllmCUDAGraphSince) {
+		d.Notes = append(d.Notes, fmt.Sprintf("TensorRT-LLM %s served the TensorRT engine backend by default; the PyTorch backend's rules stand in", r))
+	}
+	return d
+}
+
+// TRTLLMRelease is the TensorRT-LLM release a spec runs: engine.backend_version
+// resolved, else DefaultTRTLLMRelease. Validate has checked the version.
+func (e *Engine) TRTLLMRelease() Release {
+	v := e.BackendVersion
+	if v == "" {
+		v = DefaultTRTLLMRelease
+	}
+	r, _, _ := ResolveBackendVersion(v)
+	return r
+}
+
+// trtllmDefaults fills engine.trtllm's defaults for the release (TRTLLMDefaults)
+// and, for source aic, the release's kernel tables (the version as given: the
+// tables are named by release candidate, 1.2.0rc5) when not named.
+func trtllmDefaults(s *Spec, present func(string) bool) {
+	e := &s.Engine
+	if e.TRTLLM == nil {
+		e.TRTLLM = &TRTLLM{}
+	}
+	t := e.TRTLLM
+	d := TRTLLMDefaults(e.TRTLLMRelease())
+	const p = "engine.trtllm."
+	if !present(p + "max_batch_size") {
+		t.MaxBatchSize = DefaultTRTLLMMaxBatchSize
+	}
+	if !present(p + "max_num_tokens") {
+		t.MaxNumTokens = DefaultTRTLLMMaxNumTokens
+	}
+	if !present(p + "disable_overlap_scheduler") {
+		t.DisableOverlapScheduler = !d.Overlap
+	}
+	sc := &t.SchedulerConfig
+	if sc.CapacitySchedulerPolicy == "" {
+		sc.CapacitySchedulerPolicy = TRTLLMGuaranteedNoEvict
+	}
+	if sc.ContextChunkingPolicy == "" {
+		sc.ContextChunkingPolicy = TRTLLMFirstComeFirstServed
+	}
+	kv := &t.KVCacheConfig
+	if !present(p + "kv_cache_config.free_gpu_memory_fraction") {
+		kv.FreeGPUMemoryFraction = DefaultTRTLLMFreeGPUMemoryFraction
+	}
+	if !present(p + "kv_cache_config.enable_block_reuse") {
+		kv.EnableBlockReuse = true
+	}
+	if !present(p + "kv_cache_config.tokens_per_block") {
+		kv.TokensPerBlock = DefaultTRTLLMTokensPerBlock
+	}
+	switch {
+	case t.CUDAGraphConfig == nil && !present(p+"cuda_graph_config") && d.CUDAGraphs:
+		t.CUDAGraphConfig = &TRTLLMCUDAGraphConfig{MaxBatchSize: DefaultTRTLLMCUDAGraphMaxBatchSize}
+	case t.CUDAGraphConfig != nil && t.CUDAGraphConfig.MaxBatchSize == 0:
+		t.CUDAGraphConfig.MaxBatchSize = DefaultTRTLLMCUDAGraphMaxBatchSize
+	}
+	if a, ok := e.Perf.Source.(AICPerf); ok && !present("engine.perf.backend_version") {
+		v := e.BackendVersion
+		if v == "" {
+			v = DefaultTRTLLMRelease
+		}
+		a.BackendVersion = v
+		e.Perf.Source = a
+	}
+}
+
+// validateTRTLLM checks engine.trtllm, and that engine.scheduler (vLLM's) is
+// not given with it.
+func (e *Engine) validateTRTLLM() error {
+	if e.Backend != BackendTRTLLM {
+		if e.TRTLLM != nil {
+			return errorf("engine.trtllm", "holds TensorRT-LLM's options: set engine.backend: trtllm, or give %s's in engine.scheduler", e.Backend)
+		}
+		return nil
+	}
+	if f := nonZeroField(e.Scheduler); f != "" {
+		return errorf("engine.scheduler."+f, "engine.scheduler holds vLLM's engine arguments; with engine.backend trtllm give TensorRT-LLM's options in engine.trtllm (%s)",
+			trtllmNameOf(f))
+	}
+	t := e.TRTLLM
+	if t == nil {
+		return nil // Normalize fills it
+	}
+	const p = "engine.trtllm."
+	kv := t.KVCacheConfig
+	if err := firstErr(checkInt(p+"max_batch_size", "TRTLLM.max_batch_size", t.MaxBatchSize),
+		checkInt(p+"max_num_tokens", "TRTLLM.max_num_tokens", t.MaxNumTokens),
+		checkIntOrUnset(p+"max_seq_len", "TRTLLM.max_seq_len", t.MaxSeqLen),
+		checkFloat(p+"kv_cache_config.free_gpu_memory_fraction", "TRTLLMKVCacheConfig.free_gpu_memory_fraction", kv.FreeGPUMemoryFraction),
+		checkInt(p+"kv_cache_config.tokens_per_block", "TRTLLMKVCacheConfig.tokens_per_block", kv.TokensPerBlock),
+		checkIntOrUnset(p+"kv_cache_config.max_tokens", "TRTLLMKVCacheConfig.max_tokens", kv.MaxTokens),
+		checkEnum(p+"scheduler_config.capacity_scheduler_policy", "TRTLLMSchedulerConfig.capacity_scheduler_policy",
+			t.SchedulerConfig.CapacitySchedulerPolicy),
+		checkEnum(p+"scheduler_config.context_chunking_policy", "TRTLLMSchedulerConfig.context_chunking_policy",
+			t.SchedulerConfig.ContextChunkingPolicy)); err != nil {
+		return err
+	}
+	if g := t.CUDAGraphConfig; g != nil {
+		if err := checkInt(p+"cuda_graph_config.max_batch_size", "TRTLLMCUDAGraphConfig.max_batch_size", g.MaxBatchSize); err != nil {
+			return err
+		}
+	}
+	if t.EnableAttentionDP {
+		for _, pl := range e.Workers.pools() {
+			if pl.pool.DataParallelSize != nil && *pl.pool.DataParallelSize > 1 {
+				return errorf(pl.path+".data_parallel_size", "with engine.trtllm.enable_attention_dp the pool's tp GPUs are the attention data-parallel ranks (TensorRT-LLM's tp_size): leave data_parallel_size out")
+			}
+		}
+	}
+	return nil
+}
+
+// refuseGivenZeros refuses a 0 given for a field of engine.trtllm whose 0
+// means "left out", where it is still told from one left out. t is nil
+// without engine.trtllm.
+func (t *TRTLLM) refuseGivenZeros(seen map[string]bool) error {
+	if t == nil {
+		return nil
+	}
+	const p = "engine.trtllm."
+	if seen[p+"max_seq_len"] && t.MaxSeqLen == 0 {
+		return checkInt(p+"max_seq_len", "TRTLLM.max_seq_len", 0)
+	}
+	if seen[p+"kv_cache_config.max_tokens"] && t.KVCacheConfig.MaxTokens == 0 {
+		return checkInt(p+"kv_cache_config.max_tokens", "TRTLLMKVCacheConfig.max_tokens", 0)
+	}
+	return nil
+}
+
+// namedPool is a pool of the spec with its dotted path.
+type namedPool struct {
+	path string
+	pool *Pool
+}
+
+// pools are the spec's worker pools (aggregated, or prefill and decode).
+func (w Workers) pools() []namedPool {
+	if d := w.Disaggregated; d != nil {
+		return []namedPool{{"engine.workers.disaggregated.prefill", &d.Prefill}, {"engine.workers.disaggregated.decode", &d.Decode}}
+	}
+	if w.Aggregated != nil {
+		return []namedPool{{"engine.workers.aggregated", w.Aggregated}}
+	}
+	return nil
+}
+
+// trtllmNameOf says where a vLLM scheduler setting goes with TensorRT-LLM.
+func trtllmNameOf(vllmKey string) string {
+	switch vllmKey {
+	case "max_num_seqs":
+		return "max_batch_size"
+	case "max_num_batched_tokens":
+		return "max_num_tokens"
+	case "block_size":
+		return "kv_cache_config.tokens_per_block"
+	case "enable_prefix_caching":
+		return "kv_cache_config.enable_block_reuse"
+	case "max_model_len":
+		return "max_seq_len"
+	case "num_gpu_blocks":
+		return "kv_cache_config.max_tokens, in tokens"
+	case "gpu_memory_utilization":
+		return "kv_cache_config.free_gpu_memory_fraction, a share of the memory left after the weights and activations"
+	case "async_scheduling":
+		return "disable_overlap_scheduler"
+	}
+	return "see docs/trtllm.md"
+}

@@ -1,0 +1,80 @@
+package config
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+const trtllmBase = `{"engine": {"model": "m", "system": "s", "backend": "trtllm"%s},
+  "traffic": {"source": {"type": "synthetic", "num_requests": 1, "isl": 10, "osl": 2}, "load": {"mode": "concurrency", "concurrency": 1}}}`
+
+func trtllmSpec(extra string) []byte {
+	return []byte(strings.Replace(trtllmBase, "%s", extra, 1))
+}
+
+// Left out, every TensorRT-LLM option takes the release's default
+// (TRTLLMDefaults, trtllm.go), and the canonical spec, which leaves out vLLM's
+// engine.scheduler, decodes to the same spec.
+func TestTRTLLMDefaults(t *testing.T) {
+	s, err := Decode(trtllmSpec(""))
+	require.NoError(t, err)
+	want := &TRTLLM{MaxBatchSize: 2048, MaxNumTokens: 8192,
+		SchedulerConfig: TRTLLMSchedulerConfig{CapacitySchedulerPolicy: "GUARANTEED_NO_EVICT", ContextChunkingPolicy: "FIRST_COME_FIRST_SERVED"},
+		KVCacheConfig:   TRTLLMKVCacheConfig{FreeGPUMemoryFraction: 0.9, EnableBlockReuse: true, TokensPerBlock: 32},
+		CUDAGraphConfig: &TRTLLMCUDAGraphConfig{MaxBatchSize: 128}}
+	assert.Equal(t, want, s.Engine.TRTLLM)
+	assert.NotContains(t, string(s.JSON()), `"scheduler":{`)
+	again, err := Decode(s.JSON())
+	require.NoError(t, err)
+	assert.Equal(t, s, again)
+
+	// cuda_graph_config: null turns CUDA graphs off, and stays off
+	s, err = Decode(trtllmSpec(`, "trtllm": {"cuda_graph_config": null}`))
+	require.NoError(t, err)
+	assert.Nil(t, s.Engine.TRTLLM.CUDAGraphConfig)
+	assert.Contains(t, string(s.JSON()), `"cuda_graph_config":null`)
+	again, err = Decode(s.JSON())
+	require.NoError(t, err)
+	assert.Nil(t, again.Engine.TRTLLM.CUDAGraphConfig)
+
+	// a release before 1.0: no CUDA graphs by default; before 0.20 no overlap scheduler
+	s, err = Decode(trtllmSpec(`, "backend_version": "0.19.0"`))
+	require.NoError(t, err)
+	assert.Nil(t, s.Engine.TRTLLM.CUDAGraphConfig)
+	assert.True(t, s.Engine.TRTLLM.DisableOverlapScheduler)
+
+	// source aic reads the release's tables, named as given (1.0.0rc3)
+	s, err = Decode(trtllmSpec(`, "backend_version": "1.0.0rc3", "perf": {"source": "aic", "database": "d"}`))
+	require.NoError(t, err)
+	assert.Equal(t, "1.0.0rc3", s.Engine.Perf.Source.(AICPerf).BackendVersion)
+}
+
+// engine.scheduler is vLLM's: refused with TensorRT-LLM, naming where the
+// setting goes; engine.trtllm is refused with vLLM; 0 is refused where it
+// means "left out".
+func TestTRTLLMRefusals(t *testing.T) {
+	for _, c := range []struct {
+		spec       []byte
+		field, msg string
+	}{
+		{trtllmSpec(`, "scheduler": {"block_size": 32}`), "engine.scheduler.block_size", "kv_cache_config.tokens_per_block"},
+		{[]byte(strings.Replace(string(trtllmSpec(`, "trtllm": {}`)), `"backend": "trtllm"`, `"backend": "vllm"`, 1)),
+			"engine.trtllm", "set engine.backend: trtllm"},
+		{trtllmSpec(`, "trtllm": {"max_seq_len": 0}`), "engine.trtllm.max_seq_len", "must be ≥ 1"},
+		{trtllmSpec(`, "trtllm": {"kv_cache_config": {"tokens_per_block": 48}}`), "engine.trtllm.kv_cache_config.tokens_per_block", "power of two"},
+		{trtllmSpec(`, "trtllm": {"scheduler_config": {"capacity_scheduler_policy": "STATIC_BATCH"}}`),
+			"engine.trtllm.scheduler_config.capacity_scheduler_policy", "not modelled"},
+		{trtllmSpec(`, "trtllm": {"enable_attention_dp": true}, "workers": {"aggregated": {"tp": 4, "data_parallel_size": 2}}`),
+			"engine.workers.aggregated.data_parallel_size", "enable_attention_dp"},
+	} {
+		_, err := Decode(c.spec)
+		var ce *Error
+		if assert.ErrorAs(t, err, &ce, string(c.spec)) {
+			assert.Equal(t, c.field, ce.Field)
+			assert.Contains(t, ce.Msg, c.msg)
+		}
+	}
+}

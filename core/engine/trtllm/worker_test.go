@@ -1,0 +1,253 @@
+package trtllm
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/aisimulate/aisimulate/core/engine"
+	"github.com/aisimulate/aisimulate/core/perf"
+)
+
+func newRequest(id int64, prompt, output int, hashes ...uint64) *engine.Request {
+	r := Family{}.NewRequest()
+	r.Reset(id, prompt, output, hashes, nil)
+	return r
+}
+
+// recorder is a perf model that keeps a copy of every batch it priced.
+type recorder struct{ batches []perf.Batch }
+
+func (r *recorder) PassTime(b *perf.Batch) int64 {
+	c := perf.Batch{Samplers: b.Samplers, Decodes: b.Decodes, DecodeKVSum: b.DecodeKVSum}
+	c.Prefill = append(c.Prefill, b.Prefill...)
+	r.batches = append(r.batches, c)
+	return 1000
+}
+func (r *recorder) Name() string { return "recorder" }
+
+func newTestWorker(t *testing.T, cfg Config) (*Worker, *recorder) {
+	rec := &recorder{}
+	w, err := NewWorker(cfg, rec)
+	require.NoError(t, err)
+	return w, rec
+}
+
+// run runs iterations until nothing is left and returns, per request id, the
+// iteration (1, 2, …) of each of its tokens and the one it finished in.
+func run(w *Worker) (tokens map[int64][]int, finished map[int64]int) {
+	tokens, finished = map[int64][]int{}, map[int64]int{}
+	for it := 1; w.HasWork(); it++ {
+		if _, ok := w.StartPass(); !ok {
+			break
+		}
+		outs, _ := w.FinishPass()
+		for _, o := range outs {
+			if o.Kind == engine.OutToken {
+				tokens[o.Req.ID] = append(tokens[o.Req.ID], it)
+			} else {
+				finished[o.Req.ID] = it
+			}
+		}
+	}
+	return tokens, finished
+}
+
+// GUARANTEED_NO_EVICT: 10 blocks of 16 tokens. r1 (32 prompt + 65 output =
+// 97 tokens) sets aside its 7 blocks to completion; r2 (16 + 49 = 65 tokens, 5
+// blocks) does not fit the 3 left, so it waits although r1 never holds more
+// than 6 blocks (its last token is sampled, not cached: positions 0–95) and
+// r2's first iteration needs one: at least 4 blocks are free the whole time.
+// r1 runs alone: its context and first token in iteration 1, its tokens
+// 2…65 in iterations 2…65; r2 starts in iteration 66 and ends in 114.
+// MAX_UTILIZATION admits both at once (each needs only its next iteration's
+// blocks, and their peaks, 6 and 4 blocks, fit together): r2 ends in
+// iteration 49, r1 in 65.
+func TestGuaranteedNoEvictReservesTheWholeOutput(t *testing.T) {
+	cfg := Config{MaxNumSeqs: 8, MaxNumBatchedTokens: 512, BlockSize: 16, NumBlocks: 10, MaxModelLen: 4096}
+	w, rec := newTestWorker(t, cfg)
+	w.Add(newRequest(1, 32, 65))
+	w.Add(newRequest(2, 16, 49))
+	tokens, finished := run(w)
+	assert.Equal(t, 65, finished[1])
+	assert.Equal(t, 66, tokens[2][0], "r2's context waits for r1 to finish")
+	assert.Equal(t, 114, finished[2])
+	assert.Equal(t, []perf.Chunk{{NewTokens: 32}}, rec.batches[0].Prefill)
+	assert.Equal(t, 1, rec.batches[1].Decodes)
+	assert.Equal(t, []perf.Chunk{{NewTokens: 16}}, rec.batches[65].Prefill)
+	assert.Equal(t, 0, rec.batches[65].Decodes)
+
+	cfg.Options = Options{Policy: MaxUtilization}
+	w, rec = newTestWorker(t, cfg)
+	r2 := newRequest(2, 16, 49)
+	w.Add(newRequest(1, 32, 65))
+	w.Add(r2)
+	tokens, finished = run(w)
+	assert.Equal(t, []perf.Chunk{{NewTokens: 32}, {NewTokens: 16}}, rec.batches[0].Prefill)
+	assert.Equal(t, 1, tokens[2][0])
+	assert.Equal(t, 49, finished[2])
+	assert.Equal(t, 65, finished[1])
+	assert.Equal(t, 0, r2.Preemptions)
+}
+
+// MAX_UTILIZATION pauses the newest started request when the next iteration's
+// blocks do not fit: 4 blocks of 16 tokens, r1 and r2 of 16 prompt + 40 output
+// tokens. Iteration 1 computes both contexts (a block each) and their first
+// tokens; iteration 2 gives each a second block (positions 16–31), and their
+// tokens 2…17 come in iterations 2…17. In iteration 18 r1's position 32 needs
+// a third block and none is free: r2, the newest started request after it, is
+// paused (its 2 blocks freed, its 17 tokens moved into its context: 33), and
+// r1 runs alone, to its 40th token in iteration 40 (its fourth block at
+// position 48, iteration 34). r2's context of 33 tokens needs 3 blocks: it
+// runs in iteration 41 (token 18), then tokens 19…40 in 42…63. The 32 tokens
+// it had in the cache are computed again.
+func TestMaxUtilizationPausesTheNewest(t *testing.T) {
+	w, rec := newTestWorker(t, Config{MaxNumSeqs: 8, MaxNumBatchedTokens: 512, BlockSize: 16, NumBlocks: 4,
+		MaxModelLen: 4096, Options: Options{Policy: MaxUtilization}})
+	r2 := newRequest(2, 16, 40)
+	w.Add(newRequest(1, 16, 40))
+	w.Add(r2)
+	tokens, finished := run(w)
+	assert.Equal(t, 2, rec.batches[16].Decodes, "iteration 17 decodes both")
+	assert.Equal(t, 1, rec.batches[17].Decodes, "iteration 18: r2 paused")
+	assert.Equal(t, int64(32), rec.batches[17].DecodeKVSum, "r1 at position 32")
+	assert.Equal(t, 40, finished[1])
+	assert.Equal(t, 17, len(tokens[2][:17]))
+	assert.Equal(t, 17, tokens[2][16])
+	assert.Equal(t, 41, tokens[2][17], "r2's 18th token after its context is computed again")
+	assert.Equal(t, []perf.Chunk{{NewTokens: 33}}, rec.batches[40].Prefill)
+	assert.Equal(t, 63, finished[2])
+	assert.Equal(t, 1, r2.Preemptions)
+	assert.Equal(t, int64(32), w.Counters().RecomputedTokens)
+	assert.Len(t, tokens[2], 40)
+}
+
+// CUDA-graph padding: five generation requests with enable_padding run at the
+// captured size 8 (1, 2, 4, 8, 16, …): three dummy requests of one cached
+// token each join the batch. Without padding the five run as they are (an
+// eager iteration), and an iteration with a context is never padded.
+func TestCUDAGraphPadding(t *testing.T) {
+	sizes := CUDAGraphBatchSizes(128, true)
+	require.Equal(t, []int{1, 2, 4, 8, 16, 24, 32}, sizes[:7])
+	for _, padding := range []bool{true, false} {
+		w, rec := newTestWorker(t, Config{MaxNumSeqs: 8, MaxNumBatchedTokens: 512, BlockSize: 16, NumBlocks: 100,
+			MaxModelLen: 4096, Options: Options{CUDAGraphBatchSizes: sizes, CUDAGraphPadding: padding}})
+		for i := int64(1); i <= 5; i++ {
+			w.Add(newRequest(i, 10, 3))
+		}
+		run(w)
+		require.Len(t, rec.batches, 3)
+		assert.Len(t, rec.batches[0].Prefill, 5)
+		assert.Equal(t, 0, rec.batches[0].Decodes, "a context iteration runs eagerly, unpadded")
+		if padding {
+			assert.Equal(t, 8, rec.batches[1].Decodes)
+			assert.Equal(t, int64(5*10+3*1), rec.batches[1].DecodeKVSum)
+			assert.Equal(t, 8, rec.batches[1].Samplers)
+		} else {
+			assert.Equal(t, 5, rec.batches[1].Decodes)
+			assert.Equal(t, int64(5*10), rec.batches[1].DecodeKVSum)
+		}
+	}
+}
+
+// TensorRT-LLM's generated batch sizes (CudaGraphConfig._generate_cuda_graph_batch_sizes).
+func TestCUDAGraphBatchSizes(t *testing.T) {
+	assert.Equal(t, []int{1, 2, 4, 8, 16, 24, 32, 40, 48, 56, 64, 72, 80, 88, 96, 104, 112, 120, 128, 256, 512, 1024},
+		CUDAGraphBatchSizes(1024, true))
+	assert.Equal(t, []int{1, 2, 4, 8, 16, 24, 32, 40, 48}, CUDAGraphBatchSizes(48, true))
+	noPad := CUDAGraphBatchSizes(300, false)
+	assert.Equal(t, append(seq(1, 32), 64, 128, 256, 300), noPad)
+	assert.Equal(t, []int{1, 2, 3}, CUDAGraphBatchSizes(3, false))
+}
+
+func seq(a, b int) []int {
+	var s []int
+	for i := a; i <= b; i++ {
+		s = append(s, i)
+	}
+	return s
+}
+
+// Block reuse: r1's 64-token prompt (4 full blocks h1…h4) is cached when it
+// finishes. r2 with the same prompt reuses 63 tokens, at most prompt − 1: three
+// blocks shared and the fourth partially (copied), so it computes one token.
+// r3, the same 64 tokens and a fifth block of its own, reuses all 4 blocks (64
+// tokens) and computes 16.
+func TestBlockReuseOfASharedPrefix(t *testing.T) {
+	w, rec := newTestWorker(t, Config{MaxNumSeqs: 8, MaxNumBatchedTokens: 512, BlockSize: 16, NumBlocks: 100,
+		MaxModelLen: 4096, PrefixCaching: true})
+	w.WatchKV()
+	w.Add(newRequest(1, 64, 2, 1, 2, 3, 4))
+	run(w)
+	assert.Equal(t, []engine.KVEvent{{Hash: 1, Stored: true}, {Hash: 2, Stored: true}, {Hash: 3, Stored: true}, {Hash: 4, Stored: true}},
+		w.KVEvents(), "a router sees r1's prompt blocks stored as its context completes")
+	r2 := newRequest(2, 64, 2, 1, 2, 3, 4)
+	r3 := newRequest(3, 80, 2, 1, 2, 3, 4, 5)
+	w.Add(r2)
+	run(w)
+	w.Add(r3)
+	run(w)
+	assert.Equal(t, []perf.Chunk{{NewTokens: 64}}, rec.batches[0].Prefill)
+	assert.Equal(t, []perf.Chunk{{NewTokens: 1, PrefixTokens: 63}}, rec.batches[2].Prefill)
+	assert.Equal(t, 63, r2.CachedTokens)
+	assert.Equal(t, []perf.Chunk{{NewTokens: 16, PrefixTokens: 64}}, rec.batches[4].Prefill)
+	assert.Equal(t, 64, r3.CachedTokens)
+	assert.Equal(t, []engine.KVEvent{{Hash: 5, Stored: true}}, w.KVEvents())
+	c := w.Counters()
+	assert.Equal(t, int64(3+4), c.KV.Reused)
+	assert.Equal(t, engine.PrefixCacheStats{Requests: 3, Queries: 64 + 64 + 80, Hits: 63 + 64}, c.PrefixCache)
+	assert.Equal(t, c.KV.Allocated+c.KV.Reused, c.KV.Released, "INV-2: every block taken is released")
+}
+
+// Two contexts with the same prefix arrive together: the second is skipped in
+// the first iteration, which computes the shared blocks, and reuses them in
+// the next (capacityScheduler.cpp, beneficialToSkip).
+func TestSkipToReuseABlockBeingComputed(t *testing.T) {
+	w, rec := newTestWorker(t, Config{MaxNumSeqs: 8, MaxNumBatchedTokens: 512, BlockSize: 16, NumBlocks: 100,
+		MaxModelLen: 4096, PrefixCaching: true})
+	w.Add(newRequest(1, 48, 3, 1, 2, 3))
+	w.Add(newRequest(2, 48, 3, 1, 2, 3))
+	run(w)
+	assert.Equal(t, []perf.Chunk{{NewTokens: 48}}, rec.batches[0].Prefill)
+	assert.Equal(t, []perf.Chunk{{NewTokens: 1, PrefixTokens: 47}}, rec.batches[1].Prefill)
+	assert.Equal(t, 1, rec.batches[1].Decodes)
+}
+
+// The micro-batch scheduler under max_num_tokens 100: without chunking a
+// context is scheduled whole (generation requests first in list order); the
+// list stops at the first that does not fit. With chunking (FCFS) a context
+// takes what is left, cut to a multiple of tokens_per_block.
+func TestMicroBatchTokenBudget(t *testing.T) {
+	cfg := Config{MaxNumSeqs: 8, MaxNumBatchedTokens: 100, BlockSize: 16, NumBlocks: 100, MaxModelLen: 4096}
+	w, rec := newTestWorker(t, cfg)
+	w.Add(newRequest(1, 60, 3))
+	w.Add(newRequest(2, 60, 3))
+	w.Add(newRequest(3, 30, 3))
+	run(w)
+	assert.Equal(t, []perf.Chunk{{NewTokens: 60}}, rec.batches[0].Prefill, "r2 (60) does not fit 40 left: the list stops there")
+	assert.Equal(t, []perf.Chunk{{NewTokens: 60}, {NewTokens: 30}}, rec.batches[1].Prefill)
+	assert.Equal(t, 1, rec.batches[1].Decodes)
+	assert.Equal(t, "prompt (101 tokens) exceeds max_num_tokens (100) without enable_chunked_prefill", w.CheckFits(101, 1))
+
+	cfg.Options = Options{ChunkedPrefill: true}
+	w, rec = newTestWorker(t, cfg)
+	w.Add(newRequest(1, 60, 3))
+	w.Add(newRequest(2, 60, 3))
+	run(w)
+	assert.Equal(t, []perf.Chunk{{NewTokens: 60}, {NewTokens: 32}}, rec.batches[0].Prefill, "40 left, cut to 32")
+	assert.Equal(t, []perf.Chunk{{NewTokens: 28, PrefixTokens: 32}}, rec.batches[1].Prefill)
+	assert.Equal(t, 1, rec.batches[1].Decodes)
+	assert.Equal(t, "", w.CheckFits(101, 1))
+}
+
+// EQUAL_PROGRESS grows every context by a block in turn: 100 tokens over two
+// 60-token contexts give 48 and 48 (the next 16 would pass 100).
+func TestEqualProgressChunking(t *testing.T) {
+	w, rec := newTestWorker(t, Config{MaxNumSeqs: 8, MaxNumBatchedTokens: 100, BlockSize: 16, NumBlocks: 100,
+		MaxModelLen: 4096, Options: Options{ChunkedPrefill: true, Chunking: EqualProgress}})
+	w.Add(newRequest(1, 60, 3))
+	w.Add(newRequest(2, 60, 3))
+	run(w)
+	assert.Equal(t, []perf.Chunk{{NewTokens: 48}, {NewTokens: 48}}, rec.batches[0].Prefill)
+}

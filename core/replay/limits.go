@@ -1,0 +1,75 @@
+package replay
+
+import (
+	"fmt"
+
+	"github.com/aisimulate/aisimulate/core/config"
+)
+
+// limits are the engine-neutral settings of a spec's engine, read from the
+// backend's own block (vLLM: engine.scheduler; TensorRT-LLM: engine.trtllm),
+// with the spec path of each for errors.
+type limits struct {
+	maxSeqs, maxTokens, blockSize int
+	// maxModelLen is 0 when not given (the model's max_position_embeddings).
+	maxModelLen int
+	// numBlocks is the KV capacity given, in blocks (0: from GPU memory);
+	// maxKVTokens a cap on it in tokens (0: none).
+	numBlocks, maxKVTokens int
+	prefixCaching          bool
+	// async: the engine forms iteration k+1 while k runs (vLLM's
+	// async_scheduling, TensorRT-LLM's overlap scheduler).
+	async bool
+	// memFraction is vLLM's gpu_memory_utilization (of the whole GPU)
+	// or, when ofFree, TensorRT-LLM's free_gpu_memory_fraction (of what the
+	// weights and the profiled activations leave).
+	memFraction float64
+	ofFree      bool
+	// attentionDP: the pool's tp GPUs are data-parallel attention ranks.
+	attentionDP bool
+	// field names the spec fields of the limits ("engine.scheduler.").
+	field map[string]string
+}
+
+// limitsOf reads the limits of a validated, normalized spec's engine.
+func limitsOf(e *config.Engine) limits {
+	if t := e.TRTLLM; e.Backend == config.BackendTRTLLM && t != nil {
+		const p = "engine.trtllm."
+		return limits{maxSeqs: t.MaxBatchSize, maxTokens: t.MaxNumTokens, blockSize: t.KVCacheConfig.TokensPerBlock,
+			maxModelLen: t.MaxSeqLen, maxKVTokens: t.KVCacheConfig.MaxTokens, prefixCaching: t.KVCacheConfig.EnableBlockReuse,
+			async: !t.DisableOverlapScheduler, memFraction: t.KVCacheConfig.FreeGPUMemoryFraction, ofFree: true,
+			attentionDP: t.EnableAttentionDP,
+			field: map[string]string{"max_num_seqs": p + "max_batch_size", "max_num_batched_tokens": p + "max_num_tokens",
+				"max_model_len": p + "max_seq_len", "memory": p + "kv_cache_config.free_gpu_memory_fraction",
+				"num_gpu_blocks": p + "kv_cache_config.max_tokens", "block_size": p + "kv_cache_config.tokens_per_block"}}
+	}
+	sc := &e.Scheduler
+	const p = "engine.scheduler."
+	return limits{maxSeqs: sc.MaxNumSeqs, maxTokens: sc.MaxNumBatchedTokens, blockSize: sc.BlockSize,
+		maxModelLen: sc.MaxModelLen, numBlocks: sc.NumGPUBlocks, prefixCaching: sc.EnablePrefixCaching,
+		async: sc.AsyncScheduling, memFraction: sc.GPUMemoryUtilization,
+		field: map[string]string{"max_num_seqs": p + "max_num_seqs", "max_num_batched_tokens": p + "max_num_batched_tokens",
+			"max_model_len": p + "max_model_len", "memory": p + "gpu_memory_utilization",
+			"num_gpu_blocks": p + "num_gpu_blocks", "block_size": p + "block_size"}}
+}
+
+// kvBlocks is the KV capacity of a TensorRT-LLM worker, blocks
+// (tensorrt_llm/_torch/pyexecutor/_util.py, KvCacheCreator._cal_max_memory):
+// free_gpu_memory_fraction × (GPU memory − the peak of a profiling run at
+// max_num_tokens: weights, activations, NCCL and other memory), the budget
+// of a plan at utilization 1, capped by kv_cache_config.max_tokens.
+func (l limits) kvBlocksOfFree(budgetBytes, bytesPerToken int64) int {
+	blocks := int(float64(budgetBytes) * l.memFraction / float64(bytesPerToken*int64(l.blockSize)))
+	if l.maxKVTokens > 0 {
+		blocks = min(blocks, l.maxKVTokens/l.blockSize)
+	}
+	return blocks
+}
+
+// fieldOf is the spec path of limit key k.
+func (l limits) fieldOf(k string) string {
+	if f, ok := l.field[k]; ok {
+		return f
+	}
+	panic(fmt.Sprintf("replay: no spec field for limit %q", k))
+}
