@@ -59,7 +59,7 @@ func (m *sim) prefillDone(outs []engine.Out) {
 // handoff moves a prompt whose prefill ended at m.now toward a decode worker.
 func (m *sim) handoff(idx int32) {
 	f := m.flights[idx]
-	if p := m.pools[0]; p.kv != nil { // the prefill is done: the prefill router lets it go
+	if p := m.pools[0]; m.kvRouting && p.kv != nil { // the prefill is done: the prefill router lets it go
 		p.kv.free(&f.routed[0], f.eng.Hashes)
 	}
 	if f.dec.Output == 0 { // prompt only: nothing to decode

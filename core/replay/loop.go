@@ -130,6 +130,9 @@ type sim struct {
 	tl *report.Timeline // every pass, when WithTimeline; nil otherwise
 
 	hist []workload.Piece // history's scratch (deltas.go)
+	// kvRouting: a pool places by kv_router (router.go), whose accounts the
+	// request's life updates
+	kvRouting bool
 
 	// Cruising workers (cruise.go): cruiseEnd[w] is the end of worker w's
 	// running pass when it cruises (math.MaxInt64 when it does not); nil
@@ -368,7 +371,7 @@ func prepare(spec *config.Spec, opts []Option) (*sim, error) {
 		}
 		switch p.placement {
 		case config.PlacementKVRouter:
-			rt.kv = newKVRouter(rt, s.Execution.Seed)
+			rt.kv, m.kvRouting = newKVRouter(rt, s.Execution.Seed), true
 		case config.PlacementPrefixAffinity:
 			rt.aff = newPrefixAffinity(rt, s.Execution.Seed)
 		}
@@ -537,7 +540,9 @@ func (m *sim) newFlight(r *workload.Request, slot int32) int32 {
 	f.req, f.slot = *r, slot
 	f.stage, f.ended, f.received, f.warmup, f.unheard = stageSent, false, 0, false, 0
 	f.gaps = f.gaps[:0]
-	f.routed = [2]kvPlaced{}
+	if m.kvRouting {
+		f.routed = [2]kvPlaced{}
+	}
 	f.pieces, f.nPrompt, f.histTokens = f.pieces[:0], 0, 0
 	return idx
 }
@@ -706,7 +711,9 @@ func (m *sim) passStarted(w int, d int64) {
 	if m.tl != nil {
 		m.recordPass(w, d)
 	}
-	m.kvEvents(w)
+	if m.kvRouting {
+		m.kvEvents(w)
+	}
 }
 
 // kvEvents hands a kv_router the KV events worker w recorded in its last
@@ -799,7 +806,9 @@ func (m *sim) startGroup(p *poolRT, first int) (started, idle bool) {
 		if m.tl != nil {
 			m.recordPass(first+r, d)
 		}
-		m.kvEvents(first + r)
+		if m.kvRouting {
+			m.kvEvents(first + r)
+		}
 	}
 	return true, true
 }
@@ -901,8 +910,10 @@ func (m *sim) token(idx int32) {
 	}
 	if f.lastNs == report.NoTime {
 		m.rec(f.rec).FirstTokenNs = m.now
-		if p := m.pools[len(m.pools)-1]; p.kv != nil { // the pool that produces tokens
-			p.kv.prefillDone(&f.routed[len(m.pools)-1])
+		if m.kvRouting {
+			if p := m.pools[len(m.pools)-1]; p.kv != nil { // the pool that produces tokens
+				p.kv.prefillDone(&f.routed[len(m.pools)-1])
+			}
 		}
 	} else if m.path.TimeoutNs > 0 { // the request may yet be canceled: pool at completion
 		f.gaps = append(f.gaps, m.now-f.lastNs)
@@ -920,9 +931,11 @@ func (m *sim) end(idx int32, status string) {
 	f.ended = true
 	m.ended++
 	rec.Status, rec.EndNs = status, m.now
-	for i, p := range m.pools {
-		if p.kv != nil {
-			p.kv.free(&f.routed[i], f.eng.Hashes)
+	if m.kvRouting {
+		for i, p := range m.pools {
+			if p.kv != nil {
+				p.kv.free(&f.routed[i], f.eng.Hashes)
+			}
 		}
 	}
 	rec.OutputTokens = f.received
