@@ -26,6 +26,7 @@ import (
 // report cannot know which engine runs.
 var allowed = map[string][]string{
 	"clock":         {},
+	"hashtab":       {},
 	"version":       {},
 	"config":        {},
 	"model":         {},
@@ -34,13 +35,13 @@ var allowed = map[string][]string{
 	"perf/aic":      {"model", "hardware", "perf"},
 	"perf/parity":   {"config", "model", "hardware", "perf", "perf/aic"},
 	"engine":        {"perf"},
-	"engine/vllm":   {"engine", "perf"},
+	"engine/vllm":   {"engine", "hashtab", "perf"},
 	"engine/trtllm": {"engine", "perf"},
 	"engines":       {"config", "engine", "engine/vllm", "engine/trtllm"},
 	"workload":      {"config"},
 	"client":        {"clock", "workload"},
 	"report":        {},
-	"replay":        {"clock", "version", "config", "model", "hardware", "perf", "perf/aic", "engine", "engines", "workload", "client", "report"},
+	"replay":        {"clock", "hashtab", "version", "config", "model", "hardware", "perf", "perf/aic", "engine", "engines", "workload", "client", "report"},
 }
 
 func TestLayering(t *testing.T) {

@@ -1,6 +1,10 @@
 package replay
 
-import "math/bits"
+import (
+	"math/bits"
+
+	"github.com/aisimulate/aisimulate/core/hashtab"
+)
 
 // blockIndex is a router's map of which targets (workers, or their ranks)
 // hold which blocks: for each block hash, the set of targets holding it,
@@ -10,11 +14,12 @@ import "math/bits"
 // (lib/kv-router): a prefix is known by the chained hash of its last block
 // (workload.BlockHashes), so a map of block hashes is the tree.
 //
-// Memory: one map entry (hash → slot) and words × 8 + targets × 4 bytes a
-// block held anywhere (blockIndexBytes).
+// Memory: one table entry (hash → slot, hashtab: a Go map's lookups were the
+// router's whole cost) and words × 8 + targets × 4 bytes a block held
+// anywhere (blockIndexBytes).
 type blockIndex struct {
 	targets, words int
-	slot           map[uint64]int32
+	slot           *hashtab.Table
 	sets           []uint64 // slot·words …: the targets holding the block
 	counts         []int32  // slot·targets …: holds per target
 	free           []int32  // unused slots
@@ -25,28 +30,26 @@ type blockIndex struct {
 
 func newBlockIndex(targets int) *blockIndex {
 	w := (targets + 63) / 64
-	return &blockIndex{targets: targets, words: w, slot: map[uint64]int32{}, size: make([]int, targets), mask: make([]uint64, w)}
+	return &blockIndex{targets: targets, words: w, slot: hashtab.New(), size: make([]int, targets), mask: make([]uint64, w)}
 }
 
 // blockIndexBytes is the memory of one block held in an index of targets.
 func blockIndexBytes(targets int) int64 {
-	return 48 + 8*int64((targets+63)/64) + 4*int64(targets)
+	return 2*hashtab.SlotBytes + 8*int64((targets+63)/64) + 4*int64(targets)
 }
 
 // add records one more hold of block h by target t.
 func (x *blockIndex) add(h uint64, t int) {
-	s, ok := x.slot[h]
-	if !ok {
+	s, _ := x.slot.GetOrPut(h, func() int32 {
 		if n := len(x.free); n > 0 {
-			s = x.free[n-1]
+			s := x.free[n-1]
 			x.free = x.free[:n-1]
-		} else {
-			s = int32(len(x.sets) / x.words)
-			x.sets = append(x.sets, make([]uint64, x.words)...)
-			x.counts = append(x.counts, make([]int32, x.targets)...)
+			return s
 		}
-		x.slot[h] = s
-	}
+		x.sets = append(x.sets, make([]uint64, x.words)...)
+		x.counts = append(x.counts, make([]int32, x.targets)...)
+		return int32(len(x.sets)/x.words - 1)
+	})
 	c := &x.counts[int(s)*x.targets+t]
 	if *c++; *c == 1 {
 		x.sets[int(s)*x.words+t/64] |= 1 << (t % 64)
@@ -56,7 +59,7 @@ func (x *blockIndex) add(h uint64, t int) {
 
 // remove drops one hold of block h by target t (none held: nothing).
 func (x *blockIndex) remove(h uint64, t int) {
-	s, ok := x.slot[h]
+	s, ok := x.slot.Get(h)
 	if !ok {
 		return
 	}
@@ -75,7 +78,7 @@ func (x *blockIndex) remove(h uint64, t int) {
 			return
 		}
 	}
-	delete(x.slot, h)
+	x.slot.Del(h)
 	x.free = append(x.free, s)
 }
 
@@ -94,7 +97,7 @@ func (x *blockIndex) depths(hs []uint64, d []int) {
 	}
 	j := 0
 	for ; j < len(hs); j++ {
-		s, ok := x.slot[hs[j]]
+		s, ok := x.slot.Get(hs[j])
 		var set []uint64
 		if ok {
 			set = x.sets[int(s)*x.words : int(s+1)*x.words]
@@ -134,7 +137,7 @@ func (x *blockIndex) longest(hs []uint64, set []uint64) int {
 		set[len(set)-1] = 1<<r - 1
 	}
 	for j, h := range hs {
-		s, ok := x.slot[h]
+		s, ok := x.slot.Get(h)
 		if !ok {
 			return j
 		}

@@ -267,7 +267,7 @@ func (a *prefixAffinity) place(hashes []uint64) int {
 		break
 	}
 	for _, h := range hashes {
-		if s, ok := a.seen.slot[h]; !ok || a.seen.counts[int(s)*a.seen.targets+server] == 0 {
+		if s, ok := a.seen.slot.Get(h); !ok || a.seen.counts[int(s)*a.seen.targets+server] == 0 {
 			a.seen.add(h, server)
 		}
 	}

@@ -3,6 +3,8 @@ package vllm
 import (
 	"slices"
 	"unsafe"
+
+	"github.com/aisimulate/aisimulate/core/hashtab"
 )
 
 // blockNone marks no block: an empty slot, a hole in the queue.
@@ -109,9 +111,9 @@ type kvManager struct {
 	queue   []qEntry
 	qHead   int
 	qBase   uint32
-	lruLen  int         // blocks in the queue
-	idleHit int         // of which hashed (cached content nobody holds)
-	cache   *blockTable // prefix group key → index in groups (nil when caching is off)
+	lruLen  int            // blocks in the queue
+	idleHit int            // of which hashed (cached content nobody holds)
+	cache   *hashtab.Table // prefix group key → index in groups (nil when caching is off)
 	groups  []blockGroup
 	freeGrp []int32 // unused group indices
 	hits    []int32 // scratch: blocks found by the last lookup
@@ -127,7 +129,7 @@ type kvManager struct {
 func newKVManager(numBlocks int, prefixCaching bool) *kvManager {
 	m := &kvManager{total: numBlocks}
 	if prefixCaching {
-		m.cache = newBlockTable()
+		m.cache = hashtab.New()
 	}
 	return m
 }
@@ -342,7 +344,7 @@ func (m *kvManager) lookup(hashes, keys []uint64, limit int) (hits, idle int) {
 	found := slices.Grow(m.hits[:0], limit)[:limit]
 	off := 0 // the slot of block hits
 	for hits < limit {
-		gi, ok := m.cache.get(keys[hits])
+		gi, ok := m.cache.Get(keys[hits])
 		if !ok {
 			break
 		}
@@ -534,7 +536,7 @@ var noBlocks = func() (a [groupSize]int32) {
 // group returns the index of the prefix group of key, adding an empty one
 // when the table has none.
 func (m *kvManager) group(key uint64) int32 {
-	gi, _ := m.cache.getOrPut(key, func() int32 {
+	gi, _ := m.cache.GetOrPut(key, func() int32 {
 		var gi int32
 		if n := len(m.freeGrp); n > 0 {
 			gi = m.freeGrp[n-1]
@@ -553,7 +555,7 @@ func (m *kvManager) group(key uint64) int32 {
 // dropGroup removes an emptied prefix group from the table (the last of its
 // blocks was evicted); its index is reused.
 func (m *kvManager) dropGroup(gi int32) {
-	m.cache.del(m.groups[gi].key)
+	m.cache.Del(m.groups[gi].key)
 	m.freeGrp = append(m.freeGrp, gi)
 }
 
@@ -668,5 +670,5 @@ func (m *kvManager) releaseOwn(ids []int32) {
 // replay's memory estimate charges per block.
 // Blocks are materialised on first use, so a worker costs this for the
 // blocks it has used, never for its whole capacity.
-const BytesPerBlock = int64(unsafe.Sizeof(kvBlock{})) + 2*int64(unsafe.Sizeof(qEntry{})) + 2*int64(unsafe.Sizeof(tableSlot{})) +
+const BytesPerBlock = int64(unsafe.Sizeof(kvBlock{})) + 2*int64(unsafe.Sizeof(qEntry{})) + 2*hashtab.SlotBytes +
 	int64(unsafe.Sizeof(blockGroup{}))/groupSize

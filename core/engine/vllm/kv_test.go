@@ -116,40 +116,6 @@ func TestDequeFrontAndBack(t *testing.T) {
 	assert.Equal(t, 0, d.Len())
 }
 
-// The table agrees with a Go map under random puts and deletes that force long
-// probe chains and wrap-around (keys share their low bits).
-func TestBlockTableMatchesMap(t *testing.T) {
-	tb := makeBlockTable(16)
-	ref := map[uint64]int32{}
-	rng := uint64(1)
-	for step := 0; step < 20000; step++ {
-		rng = rng*6364136223846793005 + 1442695040888963407
-		key := (rng>>33)%24<<4 | 0xF // 24 keys, all with home slot 15
-		if _, ok := ref[key]; ok && rng&1 == 0 {
-			tb.del(key)
-			delete(ref, key)
-		} else if len(ref) < 24 { // past half of 16 slots: the table grows
-			id := int32(step)
-			_, had := ref[key]
-			if !had {
-				ref[key] = id
-			}
-			if rng&2 == 0 {
-				tb.put(key, id)
-			} else { // getOrPut: the value present, or id stored
-				got, added := tb.getOrPut(key, func() int32 { return id })
-				require.Equal(t, !had, added)
-				require.Equal(t, ref[key], got)
-			}
-		}
-		for k, v := range ref {
-			got, ok := tb.get(k)
-			require.True(t, ok)
-			require.Equal(t, v, got)
-		}
-	}
-}
-
 // Blocks of one prefix group share a table entry: evicting one block empties
 // its slot and keeps the group; evicting the last one drops the group, whose
 // index is reused.
@@ -168,10 +134,10 @@ func TestKVManagerPrefixGroups(t *testing.T) {
 	assert.Equal(t, b, m.take())        // then the LRU head: b leaves the group
 	hits, _ = m.lookup([]uint64{11, 12}, []uint64{900, 900}, 2)
 	assert.Equal(t, 1, hits, "a is still cached")
-	_, ok := m.cache.get(900)
+	_, ok := m.cache.Get(900)
 	assert.True(t, ok)
 	assert.Equal(t, a, m.take()) // the group is empty now
-	_, ok = m.cache.get(900)
+	_, ok = m.cache.Get(900)
 	assert.False(t, ok)
 	assert.Equal(t, []int32{0}, m.freeGrp)
 	// a wrong hash in an occupied slot is a miss, not a hit
