@@ -86,3 +86,10 @@ func CUDAGraphTokens(x, top int) int {
 	}
 	return min(p, top)
 }
+
+// SharedExpertsStreamTokens is the largest pass, tokens on a rank, whose
+// shared experts vLLM runs on an auxiliary CUDA stream beside the routed
+// experts (VLLM_SHARED_EXPERTS_STREAM_TOKEN_THRESHOLD's default, 256; vLLM
+// pull request 28406): a MoE layer of such a pass lasts max(shared, routed)
+// instead of their sum. Both perf sources price it so.
+const SharedExpertsStreamTokens = 256

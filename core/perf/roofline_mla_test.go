@@ -48,3 +48,34 @@ func TestMLADSAKeptKeys(t *testing.T) {
 	assert.Equal(t, 12, sparse.IndexerBytes())
 	assert.InEpsilon(t, dense.GenerationSeconds(1, 63, 0)+5e-9, dsa.GenerationSeconds(1, 999, 64), 1e-12)
 }
+
+// TestRooflineKimiSharedOverlap: the roofline prices Kimi-K2.5 at TP 8 with
+// its MLA layers, and hides the shared expert under the routed experts in a
+// pass of at most 256 tokens (its own CUDA stream, SharedExpertsStreamTokens):
+// at 4 decodes its GEMMs are those of the model without shared experts
+// (the shared expert is shorter than the routed ones there); at 300 prompt
+// tokens they add up.
+func TestRooflineKimiSharedOverlap(t *testing.T) {
+	a, err := model.Load("moonshotai/Kimi-K2.5", sharedConfigs)
+	require.NoError(t, err)
+	noShared := *a
+	moe := *a.MoE
+	moe.SharedIntermediate = 0
+	noShared.MoE = &moe
+	sys := builtinSystem(t, "h200_sxm")
+	prm := specDefaults()
+	prm.MoELatencyUs = 35
+	opt := RooflineOptions{TP: 8, Params: prm}
+	with, err := NewRoofline(a, sys, opt)
+	require.NoError(t, err)
+	without, err := NewRoofline(&noShared, sys, opt)
+	require.NoError(t, err)
+	b := &Batch{Samplers: 4}
+	for range 4 {
+		b.AddDecode(1000)
+	}
+	assert.InEpsilon(t, without.Breakdown(b).GEMMNs, with.Breakdown(b).GEMMNs, 1e-12)
+	assert.Greater(t, with.Breakdown(b).GenerationAttentionNs, 0.0)
+	big := &Batch{Prefill: []Chunk{{NewTokens: 300}}, Samplers: 1}
+	assert.Greater(t, with.Breakdown(big).GEMMNs, without.Breakdown(big).GEMMNs)
+}

@@ -325,7 +325,13 @@ func (r *Roofline) hybridBreakdown(b *Batch, X float64) Breakdown {
 		s := attn + gemm(x, g.ffn[0]) + gemm(x, g.ffn[1]) + gemm(x, g.idx[0]) + gemm(x, g.idx[1])
 		if g.moe {
 			s += gemmSeconds(x, hy.router, 2, r.flopsBF16, r.memBW)
-			expS += g.n * (hy.expertsSeconds(X, r.memBW) + hy.moeLatencyNs*1e-9)
+			routed := hy.expertsSeconds(X, r.memBW) + hy.moeLatencyNs*1e-9
+			expS += g.n * routed
+			if g.ffn[0].nk > 0 && x <= SharedExpertsStreamTokens {
+				// the shared experts run beside the routed ones (their own
+				// CUDA stream): the shorter of the two is hidden
+				s -= math.Min(gemm(x, g.ffn[0])+gemm(x, g.ffn[1]), routed)
+			}
 			if hy.dp > 1 {
 				dispS += g.n * 2 * (hy.dpFixedS + X*hy.dpSPerToken)
 			}

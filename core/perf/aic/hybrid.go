@@ -49,6 +49,10 @@ type hybrid struct {
 	// ops; by the MoE tokens X (0..DP·maxTokens): experts, DP collectives
 	gemmNs, memNs []float64
 	expNs, dispNs []float64
+	// sharedNs: one MoE layer's shared experts by the rank's tokens, ns, up
+	// to perf.SharedExpertsStreamTokens, when they run on their own stream
+	// (shared_overlap.go); nil otherwise
+	sharedNs []float64
 }
 
 // aicGroup is a group of layers of one kind.
@@ -599,6 +603,9 @@ func (m *Model) hybridBreakdown(b *perf.Batch, X int) perf.Breakdown {
 		out.ExpertsNs, out.DispatchNs = hy.expNs[X], hy.dispNs[X]
 	} else {
 		out.ExpertsNs, out.DispatchNs = m.moeTokenCosts(float64(X))
+	}
+	if hy.sharedNs != nil {
+		out.GEMMNs -= hy.sharedHiddenNs(b.Tokens(), out.ExpertsNs)
 	}
 	var fullCtx, fullGen, winCtx, winGen, sparseCtx, sparseGen, idx, mlaCtx, mlaGen float64
 	if hy.mla != nil {

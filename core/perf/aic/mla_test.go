@@ -93,3 +93,32 @@ func TestMLAShapeStandIn(t *testing.T) {
 	}
 	assert.Contains(t, tables, TableDSAGenerationModule)
 }
+
+// TestSharedExpertsOverlap: from vLLM 0.11.1 a MoE layer's shared experts
+// run on their own CUDA stream beside the routed experts in passes of at
+// most 256 tokens, so the shorter of the two is hidden: Kimi-K2.5 at TP 8
+// decoding 4 requests hides each of its 60 MoE layers' shared expert (bf16
+// gate_up N = 2·256, K = 7168 and down N = 7168, K = 256, shorter than the
+// routed experts), priced as before by vLLM 0.11.0; a 300-token pass hides
+// nothing.
+func TestSharedExpertsOverlap(t *testing.T) {
+	opt := Options{MaxTokens: 8192, Backend: "vllm", Database: sharedDB(t), Version: "0.11.0", TP: 8}
+	a, sys := sharedModel(t, "moonshotai/Kimi-K2.5"), builtinSystem(t, "h200_sxm")
+	before, err := New(a, sys, opt)
+	require.NoError(t, err)
+	opt.Version = "0.11.1"
+	after, err := New(a, sys, opt)
+	require.NoError(t, err)
+	require.Nil(t, before.hy.sharedNs)
+	b := &perf.Batch{Samplers: 4}
+	for range 4 {
+		b.AddDecode(1000)
+	}
+	shared := (after.gemmW.Seconds(4, 512, 7168) + after.gemmW.Seconds(4, 7168, 256)) * 1e9
+	bd0, bd1 := before.Breakdown(b), after.Breakdown(b)
+	require.Less(t, shared, bd1.ExpertsNs/60)
+	assert.Equal(t, bd0.ExpertsNs, bd1.ExpertsNs)
+	assert.InEpsilon(t, 60*shared, bd0.GEMMNs-bd1.GEMMNs, 1e-9)
+	big := &perf.Batch{Prefill: []perf.Chunk{{NewTokens: 300}}, Samplers: 1}
+	assert.Equal(t, before.Breakdown(big).GEMMNs, after.Breakdown(big).GEMMNs)
+}

@@ -265,6 +265,7 @@ func New(arch *model.Arch, sys *hardware.System, opt Options) (*Model, error) {
 			return nil, err
 		}
 		m.tabulateHybrid(min(opt.MaxTokens, MaxTabulatedTokens))
+		m.setupSharedOverlap(arch, opt.TP, opt.Version)
 		m.notes = append(m.notes, arch.Approximations...)
 		return m, nil
 	}
