@@ -121,8 +121,13 @@ var BlockSizes = []int{1, 8, 16, 32, 64, 128, 256}
 // Upper bounds that keep a replay within one machine's memory; each is far beyond
 // a real deployment.
 const (
-	MaxWorkers     = 4096    // workers in one pool
-	MaxTP          = 8       // GPUs of one worker: one node
+	MaxWorkers = 4096 // workers in one pool
+	MaxTP      = 8    // tensor-parallel GPUs of one data-parallel rank: one node
+	// MaxWorkerGPUs bounds tp × data_parallel_size, the GPUs of one worker
+	// (one vLLM server), which may span nodes (the system's
+	// node.num_gpus_per_node; wide expert-parallel deployments reach a few
+	// hundred).
+	MaxWorkerGPUs  = 1024
 	MaxGPUBlocks   = 1 << 30 // KV blocks per worker (block ids are int32)
 	MaxConcurrency = 1 << 24 // closed-loop clients
 	// MaxDatasetEntries: a synthetic dataset's entries are held in memory

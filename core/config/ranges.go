@@ -95,7 +95,7 @@ var ranges = map[string]fieldRange{
 
 	"Pool.count":              ints(1, MaxWorkers, ""),
 	"Pool.tp":                 ints(1, MaxTP, " (one node)"),
-	"Pool.data_parallel_size": atLeastInt(1), // and tp × data_parallel_size ≤ MaxTP
+	"Pool.data_parallel_size": atLeastInt(1), // and tp × data_parallel_size ≤ MaxWorkerGPUs
 
 	"KVRouter.kv_overlap_score_weight": {kind: numberRange, min: 0, max: 1e6},
 	"KVRouter.router_temperature":      {kind: numberRange, min: 0, max: 1e6},

@@ -118,6 +118,12 @@ type Pool struct {
 	// experts are spread whole over the TP × DataParallelSize GPUs instead of
 	// each being split across them (mixture-of-experts models only).
 	EnableExpertParallel bool `json:"enable_expert_parallel,omitempty"`
+	// All2AllBackend is vLLM's --all2all-backend: how a data-parallel,
+	// expert-parallel worker's MoE layers dispatch tokens to the experts'
+	// GPUs and combine the results (All2All* values); empty = vLLM's
+	// default, allgather_reducescatter. Without data and expert parallelism
+	// there is no dispatch and it changes nothing.
+	All2AllBackend string `json:"all2all_backend,omitempty"`
 	// Placement is PlacementRoundRobin, PlacementLeastOutstanding,
 	// PlacementKVRouter or PlacementPrefixAffinity.
 	Placement string `json:"placement"`

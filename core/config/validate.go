@@ -273,9 +273,12 @@ func validatePool(path string, a *Pool) error {
 		if err := checkInt(path+".data_parallel_size", "Pool.data_parallel_size", *dp); err != nil {
 			return err
 		}
-		if a.TP**dp > MaxTP {
-			return errorf(path+".data_parallel_size", "tp × data_parallel_size must be ≤ %d (one node), got %d × %d", MaxTP, a.TP, *dp)
+		if a.TP**dp > MaxWorkerGPUs {
+			return errorf(path+".data_parallel_size", "tp × data_parallel_size must be ≤ %d, got %d × %d", MaxWorkerGPUs, a.TP, *dp)
 		}
+	}
+	if a.All2AllBackend != "" {
+		return checkEnum(path+".all2all_backend", "Pool.all2all_backend", a.All2AllBackend)
 	}
 	return nil
 }

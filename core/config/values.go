@@ -100,6 +100,26 @@ const (
 	PlacementPrefixAffinity = "prefix_affinity"
 )
 
+// all2all_backend of a pool: vLLM's --all2all-backend
+// (vllm/distributed/device_communicators/all2all.py).
+const (
+	// All2AllAgRs all-gathers every rank's tokens before the experts and
+	// reduce-scatters their outputs (AgRsAll2AllManager): vLLM's default.
+	All2AllAgRs = "allgather_reducescatter"
+	// All2AllNaive was a broadcast-based gather; vLLM pull request 33728
+	// (February 2026) made it an alias of allgather_reducescatter.
+	All2AllNaive = "naive"
+	// All2AllDeepEPHT sends each token to the ranks holding its experts
+	// (DeepEP's high-throughput kernels: NVLink and RDMA).
+	All2AllDeepEPHT = "deepep_high_throughput"
+	// All2AllDeepEPLL sends each (token, expert) pair to the expert's rank
+	// in fixed buffers (DeepEP's low-latency kernels, CUDA-graph capturable).
+	All2AllDeepEPLL = "deepep_low_latency"
+	// All2AllFlashInfer is FlashInfer's all-to-all-v over NVLink
+	// (flashinfer_all2allv, multi-node NVLink racks).
+	All2AllFlashInfer = "flashinfer_all2allv"
+)
+
 // Other enumerations.
 const (
 	BackendVLLM      = "vllm"
@@ -139,6 +159,9 @@ var (
 	kvCacheDtypes = []string{DtypeAuto, DtypeBFloat16, DtypeFP8, DtypeFP8E4M3, DtypeFP8E5M2, DtypeBF16}
 )
 
+// all2alls: vLLM's --all2all-backend values (a block of its own).
+var all2alls = []string{All2AllAgRs, All2AllNaive, All2AllDeepEPHT, All2AllDeepEPLL, All2AllFlashInfer}
+
 // stringEnum is an enumerated string field: its allowed values, the dotted
 // paths it stands at in a spec (Enums), and why, which when set words a
 // refusal in place of the list.
@@ -166,6 +189,8 @@ var stringEnums = map[string]stringEnum{
 	"Quantization.kv_cache": {values: kvCacheDtypes, paths: []string{"engine.quantization.kv_cache"}},
 	"Pool.placement": {values: placements, paths: []string{"engine.workers.aggregated.placement",
 		"engine.workers.disaggregated.prefill.placement", "engine.workers.disaggregated.decode.placement"}},
+	"Pool.all2all_backend": {values: all2alls, paths: []string{"engine.workers.aggregated.all2all_backend",
+		"engine.workers.disaggregated.prefill.all2all_backend", "engine.workers.disaggregated.decode.all2all_backend"}},
 	"Dataset.sampling":                          {values: samplings, paths: []string{"traffic.source.dataset.sampling"}},
 	"MooncakeSource.context_mode":               {values: contextModes, paths: []string{"traffic.source.context_mode"}},
 	"RateLoad.arrival":                          {values: arrivals, paths: []string{"traffic.load.arrival"}},

@@ -35,6 +35,7 @@ func (s *System) Validate(where string) error {
 		{"gpu.mem_capacity", mem, 1, MaxMemCapacity, false},
 		{"gpu.mem_empirical_constant_latency", s.MemConstLatency, 0, MaxMemLatency, true},
 		{"node.intra_node_bw", s.IntraNodeBW, 1, MaxBandwidth, false},
+		{"node.inter_node_bw", s.InterNodeBW, 1, MaxBandwidth, true},
 		{"node.num_gpus_per_node", float64(s.GPUsPerNode), 1, MaxGPUsPerNode, false},
 		{"misc.other_mem", float64(s.OtherMem), 0, mem, true},
 	} {

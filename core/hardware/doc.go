@@ -1,12 +1,14 @@
 // Package hardware describes GPU systems, per GPU: HBM size and bandwidth,
-// peak tensor-core FLOP/s by dtype, NVLink bandwidth, the measured TP
+// peak tensor-core FLOP/s by dtype, NVLink and network bandwidth, GPUs per
+// node, the measured TP
 // all-reduce, and the memory that vLLM cannot give to the KV cache (NCCL
 // buffers, a fixed reserve).
 //
 // # Reading order
 //
-//  1. system.go: the System type, Flops (peak by weight dtype) and
-//     AllReduceFor (the measured all-reduce for a GPU count).
+//  1. system.go: the System type, Flops (peak by weight dtype),
+//     AllReduceFor (the measured all-reduce for a GPU count), Nodes and
+//     CollectiveBW (a ring over GPUs on several nodes runs at the network).
 //  2. builtin.go: h100_sxm, h200_sxm, b200_sxm, b300_sxm, gb200 (GB200 NVL72, 4
 //     GPUs per node), a100_sxm, l40s and rtx_pro_6000_server (RTX PRO 6000
 //     Blackwell Server Edition), with values read

@@ -179,3 +179,22 @@ func TestLookup(t *testing.T) {
 	assert.Contains(t, err.Error(), `"tpu_v9"`)
 	assert.Contains(t, err.Error(), "a100_sxm, b200_sxm, b300_sxm, gb200, h100_sxm, h200_sxm, l40s, rtx_pro_6000_server")
 }
+
+// TestCollectiveBW: within a node a ring runs at NVLink; 16 H200 GPUs are
+// two nodes of 8 and their ring's slowest links are the NICs (50 GB/s per
+// GPU, node.inter_node_bw); GB200's 4-GPU nodes sit in one NVLink rack
+// (900 GB/s both ways); a YAML system without inter_node_bw keeps NVLink.
+func TestCollectiveBW(t *testing.T) {
+	h200, _ := Builtin("h200_sxm")
+	assert.Equal(t, 1, h200.Nodes(8))
+	assert.Equal(t, 2, h200.Nodes(16))
+	assert.Equal(t, 3, h200.Nodes(17))
+	assert.Equal(t, 450e9, h200.CollectiveBW(8))
+	assert.Equal(t, 50e9, h200.CollectiveBW(16))
+	gb200, _ := Builtin("gb200")
+	assert.Equal(t, 4, gb200.Nodes(16))
+	assert.Equal(t, 900e9, gb200.CollectiveBW(16))
+	s, err := ReadYAML(writeFile(t, "tiny_gpu.yaml", minimalYAML))
+	require.NoError(t, err)
+	assert.Equal(t, 300.0, s.CollectiveBW(16))
+}

@@ -30,6 +30,11 @@ type System struct {
 	// IntraNodeBW is the NVLink bandwidth per GPU, one direction, B/s
 	// (node.intra_node_bw).
 	IntraNodeBW float64
+	// InterNodeBW is the network bandwidth per GPU between nodes, one
+	// direction, B/s (node.inter_node_bw: InfiniBand or RoCE NICs, one per
+	// GPU; on GB200 NVL72 the rack's NVLink); 0 when the spec gives none.
+	// Collectives whose GPUs span nodes run at it (CrossNodeBW).
+	InterNodeBW float64
 	// OtherMem is memory reserved outside weights, activations and KV cache
 	// (CUDA context, allocator slack), bytes (misc.other_mem).
 	OtherMem int64
@@ -106,4 +111,24 @@ func (s *System) NCCLMemFor(tp int) int64 {
 		}
 	}
 	return v
+}
+
+// Nodes is the number of nodes gpus GPUs occupy, ⌈gpus / GPUsPerNode⌉ (1
+// when GPUsPerNode is not set).
+func (s *System) Nodes(gpus int) int {
+	if s.GPUsPerNode <= 0 || gpus <= s.GPUsPerNode {
+		return 1
+	}
+	return (gpus + s.GPUsPerNode - 1) / s.GPUsPerNode
+}
+
+// CollectiveBW is the per-GPU bandwidth, B/s, of a ring collective over gpus
+// GPUs placed on consecutive nodes: IntraNodeBW within one node, else the
+// slowest link of the ring, min(IntraNodeBW, InterNodeBW) (IntraNodeBW when
+// the spec gives no InterNodeBW).
+func (s *System) CollectiveBW(gpus int) float64 {
+	if s.Nodes(gpus) == 1 || !(s.InterNodeBW > 0) {
+		return s.IntraNodeBW
+	}
+	return min(s.IntraNodeBW, s.InterNodeBW)
 }

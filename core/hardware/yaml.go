@@ -26,6 +26,7 @@ type systemYAML struct {
 	Node struct {
 		GPUsPerNode *int     `yaml:"num_gpus_per_node"`
 		IntraNodeBW *float64 `yaml:"intra_node_bw"`
+		InterNodeBW *float64 `yaml:"inter_node_bw"`
 	} `yaml:"node"`
 	Misc struct {
 		NCCLMem     map[int]int64 `yaml:"nccl_mem"`
@@ -39,7 +40,7 @@ type systemYAML struct {
 // after the file without its extension. Required: gpu.mem_bw,
 // gpu.mem_capacity, gpu.bfloat16_tc_flops (all > 0), node.intra_node_bw,
 // node.num_gpus_per_node (> 0), misc.other_mem (≥ 0). Optional:
-// gpu.fp8_tc_flops and gpu.fp4_tc_flops (0 when absent), gpu.mem_bw_empirical_scaling_factor
+// gpu.fp8_tc_flops, gpu.fp4_tc_flops and node.inter_node_bw (0 when absent), gpu.mem_bw_empirical_scaling_factor
 // (1 when absent), gpu.mem_empirical_constant_latency (0), misc.nccl_mem
 // (empty), misc.nccl_version (""). Unknown fields are ignored: the files carry many that the
 // simulator does not use. Every value must lie within the physical bounds
@@ -107,7 +108,8 @@ func ReadYAML(path string) (*System, error) {
 		field string
 		v     *float64
 		dst   *float64
-	}{{"gpu.fp8_tc_flops", y.GPU.FP8Flops, &s.FP8Flops}, {"gpu.fp4_tc_flops", y.GPU.FP4Flops, &s.FP4Flops}} {
+	}{{"gpu.fp8_tc_flops", y.GPU.FP8Flops, &s.FP8Flops}, {"gpu.fp4_tc_flops", y.GPU.FP4Flops, &s.FP4Flops},
+		{"node.inter_node_bw", y.Node.InterNodeBW, &s.InterNodeBW}} {
 		if f.v == nil {
 			continue
 		}

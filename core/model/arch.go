@@ -6,6 +6,10 @@ import "fmt"
 // NVLink node of 8 GPUs (the perf tables measure all-reduce on 2, 4 and 8).
 const MaxTP = 8
 
+// MaxWorkerGPUs bounds a layout's TP × DP GPUs (one vLLM server, possibly
+// over several nodes); the spec's bound is the same (config.MaxWorkerGPUs).
+const MaxWorkerGPUs = 1024
+
 // Arch is the architecture of a decoder-only LLM, as read from config.json:
 // a dense decoder, or a mixture-of-experts model (MoE set) whose layers may
 // mix attention kinds (LayerKinds set). All counts are per model (not per

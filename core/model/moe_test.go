@@ -145,7 +145,8 @@ func TestValidateParallel(t *testing.T) {
 	assert.NoError(t, mm.ValidateParallel(Parallel{TP: 8, DP: 1, EP: true})) // experts whole
 	err := mm.ValidateParallel(Parallel{TP: 8, DP: 1})                       // 1536/8 = 192
 	assert.ErrorContains(t, err, "moe_intermediate_size 1536 over 8 GPUs is 192 per GPU, not divisible by the fp8 weight block (128)")
-	assert.ErrorContains(t, mm.ValidateParallel(Parallel{TP: 4, DP: 4}), "16 GPUs, more than one node")
+	assert.NoError(t, mm.ValidateParallel(Parallel{TP: 4, DP: 4, EP: true})) // two nodes: the perf sources price it
+	assert.ErrorContains(t, mm.ValidateParallel(Parallel{TP: 4, DP: 512, EP: true}), "2048 GPUs, more than 1024")
 	assert.ErrorContains(t, mm.ValidateParallel(Parallel{TP: 4, DP: 0}), "data_parallel_size = 0")
 	q, _ := Builtin("Qwen/Qwen3-32B")
 	assert.ErrorContains(t, q.ValidateParallel(Parallel{TP: 2, DP: 1, EP: true}), "enable_expert_parallel needs a mixture-of-experts model")

@@ -49,8 +49,9 @@ func (p Parallel) String() string {
 }
 
 // ValidateParallel checks a layout for this model the way vLLM checks it at
-// start-up, on top of Validate(p.TP): DP ≥ 1 and TP×DP within one node
-// (MaxTP GPUs: the collective tables measure 2, 4 and 8 GPUs); expert
+// start-up, on top of Validate(p.TP): DP ≥ 1 and TP×DP at most MaxWorkerGPUs
+// (the data-parallel ranks may span nodes; TP within one node is the
+// perf sources' check, which know the system); expert
 // parallelism only for a MoE model, with no more EP ranks than experts;
 // and, for routed experts in a block-quantized format (fp8_block), the
 // per-GPU expert intermediate size I_e / moe_tp divisible by the 128-wide
@@ -65,9 +66,9 @@ func (a *Arch) ValidateParallel(p Parallel) error {
 	if p.DP < 1 {
 		return fmt.Errorf("model %s: data_parallel_size = %d, want ≥ 1", a.Name, p.DP)
 	}
-	if p.GPUs() > MaxTP {
-		return fmt.Errorf("model %s: tensor parallel size %d × data_parallel_size %d = %d GPUs, more than one node (%d)",
-			a.Name, p.TP, p.DP, p.GPUs(), MaxTP)
+	if p.GPUs() > MaxWorkerGPUs {
+		return fmt.Errorf("model %s: tensor parallel size %d × data_parallel_size %d = %d GPUs, more than %d",
+			a.Name, p.TP, p.DP, p.GPUs(), MaxWorkerGPUs)
 	}
 	if p.EP && a.MoE == nil {
 		return fmt.Errorf("model %s: enable_expert_parallel needs a mixture-of-experts model", a.Name)

@@ -28,7 +28,14 @@
 //     window and block-sparse attention, the data-parallel all-gather and
 //     reduce-scatter, and GroupPassTime (the lockstep pass of a worker's
 //     data-parallel ranks). docs/moe.md has the formulas.
-//  6. aic/ (sub-package): the measured source ("aic-v1"), pass times from
+//  6. roofline_mla.go and all2all.go: multi-head latent attention's core
+//     (MLACore: the prefill up-projection and attention, the decode's
+//     absorbed GEMMs and latent attention, DSA's kept keys and indexer) and
+//     the point-to-point all2all backends' dispatch and combine (A2A), as
+//     documented formulas both sources share; moe.go's
+//     SharedExpertsStreamTokens, below which shared experts run beside the
+//     routed ones.
+//  7. aic/ (sub-package): the measured source ("aic-v1"), pass times from
 //     the AIConfigurator kernel tables; parity/ pins both sources' pass
 //     times (tests/goldens/perf_parity.json).
 //

@@ -96,6 +96,10 @@ type RooflineOptions struct {
 	// MoE layer computes a pass's tokens padded to the next capture size
 	// (CUDAGraphTokens).
 	CUDAGraphMaxTokens int
+	// All2AllBackend is vLLM's --all2all-backend (All2All*; "" = the
+	// all-gather and reduce-scatter); with DP > 1 and EP a point-to-point
+	// backend (IsAll2All) prices the MoE layers' dispatch and combine (A2A).
+	All2AllBackend string
 }
 
 // gemmConst is one weight GEMM on one GPU: N output and K input features.
@@ -283,6 +287,11 @@ func NewRoofline(arch *model.Arch, sys *hardware.System, opt RooflineOptions) (*
 	if arch.Hybrid() {
 		if r.hy, err = newHybrid(arch, sys, par, p, kd.Bytes()); err != nil {
 			return nil, err
+		}
+		if par.DP > 1 && par.EP && IsAll2All(opt.All2AllBackend) {
+			if r.hy.a2a, err = NewA2A(opt.All2AllBackend, arch, par, sys); err != nil {
+				return nil, err
+			}
 		}
 		r.hy.cgTop = opt.CUDAGraphMaxTokens
 		r.approx = append([]string(nil), arch.Approximations...)

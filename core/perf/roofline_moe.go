@@ -55,6 +55,9 @@ type hybrid struct {
 	qkNormARs float64
 	// mla: the multi-head latent attention layers' constants (nil: none)
 	mla *mlaRoof
+	// a2a: a point-to-point all2all backend (nil: the all-gather and
+	// reduce-scatter over the DP ranks)
+	a2a *A2A
 }
 
 // hyGroup is a group of layers of one kind.
@@ -155,8 +158,9 @@ func newHybrid(arch *model.Arch, sys *hardware.System, p model.Parallel, prm Roo
 		dp := float64(p.DP)
 		hy.dpFixedS = prm.AllReduceLatencyUs * 1e-6
 		// ring all-gather (or reduce-scatter) of X·h bf16 elements over dp
-		// GPUs: each GPU moves (dp−1)/dp of the whole message
-		hy.dpSPerToken = (dp - 1) / dp * h * 2 / sys.IntraNodeBW
+		// GPUs: each GPU moves (dp−1)/dp of the whole message, at the ring's
+		// slowest link (the network when the ranks span nodes)
+		hy.dpSPerToken = (dp - 1) / dp * h * 2 / sys.CollectiveBW(p.GPUs())
 	}
 	return hy, nil
 }
@@ -332,7 +336,10 @@ func (r *Roofline) hybridBreakdown(b *Batch, X float64) Breakdown {
 				// CUDA stream): the shorter of the two is hidden
 				s -= math.Min(gemm(x, g.ffn[0])+gemm(x, g.ffn[1]), routed)
 			}
-			if hy.dp > 1 {
+			switch {
+			case hy.a2a != nil:
+				dispS += g.n * hy.a2a.Seconds(X/float64(hy.dp))
+			case hy.dp > 1:
 				dispS += g.n * 2 * (hy.dpFixedS + X*hy.dpSPerToken)
 			}
 		}

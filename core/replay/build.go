@@ -26,8 +26,9 @@ type pool struct {
 	name      string // "aggregated", "prefill" or "decode"
 	field     string // its spec path, for errors
 	count, tp int
-	dp        int  // data-parallel ranks per worker (1: none)
-	ep        bool // routed experts expert-parallel
+	dp        int    // data-parallel ranks per worker (1: none)
+	ep        bool   // routed experts expert-parallel
+	a2a       string // vLLM's --all2all-backend ("": its default)
 	// lockstep: the ranks of a worker run every pass together (a
 	// mixture-of-experts model with dp > 1: its MoE layers gather every
 	// rank's tokens), priced by perf's GroupPassTime
@@ -159,7 +160,7 @@ func buildDeployment(s *config.Spec) (*deployment, error) {
 
 func newPool(name, field string, p *config.Pool) *pool {
 	return &pool{name: name, field: field, count: p.Count, tp: p.TP, dp: p.DP(), ep: p.EnableExpertParallel,
-		placement: p.Placement, kvRouter: p.KVRouter}
+		a2a: p.All2AllBackend, placement: p.Placement, kvRouter: p.KVRouter}
 }
 
 // parallel is the pool's layout in model terms.
@@ -171,6 +172,12 @@ func (d *deployment) buildPool(s *config.Spec, pl *pool) error {
 	e, arch, sys, kvDtype := &s.Engine, d.arch, d.sys, d.kvDtype
 	if err := arch.Validate(pl.tp); err != nil {
 		return cfgErr(pl.field+".tp", err)
+	}
+	if n := sys.GPUsPerNode; n > 0 && pl.tp > n {
+		// a TP group shares activations every layer: vLLM deployments keep
+		// it in a node and span nodes with data (and expert) parallelism
+		return &config.Error{Field: pl.field + ".tp", Msg: fmt.Sprintf(
+			"%d exceeds the %d GPUs of one %s node; tensor parallelism across nodes is not simulated (use data_parallel_size)", pl.tp, n, sys.Name)}
 	}
 	if err := arch.ValidateParallel(pl.parallel()); err != nil {
 		field := pl.field + ".data_parallel_size"
@@ -195,7 +202,7 @@ func (d *deployment) buildPool(s *config.Spec, pl *pool) error {
 		m, err := aic.New(arch, sys, aic.Options{Database: p.Database, Backend: e.Backend,
 			Version: p.BackendVersion, TP: pl.tp, DP: pl.dp, EP: pl.ep, WeightDtype: arch.WeightDtype, KVDtype: kvDtype,
 			MaxTokens: lim.maxTokens, PassOverheadUs: p.PassOverheadUs, SequenceOverheadUs: p.PerSequenceOverheadUs,
-			OverlapCPU: lim.async, CUDAGraphMaxTokens: cgTop})
+			OverlapCPU: lim.async, CUDAGraphMaxTokens: cgTop, All2AllBackend: pl.a2a})
 		if err != nil {
 			return cfgErr("engine.perf", err)
 		}
@@ -209,7 +216,7 @@ func (d *deployment) buildPool(s *config.Spec, pl *pool) error {
 			MoELatencyUs: p.MoELatency()}
 		rl, err := perf.NewRoofline(arch, sys, perf.RooflineOptions{TP: pl.tp, DP: pl.dp, EP: pl.ep,
 			WeightDtype: arch.WeightDtype, KVDtype: kvDtype, Params: params, OverlapCPU: lim.async,
-			CUDAGraphMaxTokens: cgTop})
+			CUDAGraphMaxTokens: cgTop, All2AllBackend: pl.a2a})
 		if err != nil {
 			return cfgErr("engine.perf", err)
 		}

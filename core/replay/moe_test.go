@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -139,7 +140,8 @@ traffic:
 	for _, tc := range []struct{ pool, field, msg string }{
 		// 1536 / 8 = 192 expert columns per GPU, not a multiple of the fp8 block
 		{"{count: 1, tp: 8}", "engine.workers.aggregated.tp", "not divisible by the fp8 weight block"},
-		{"{count: 1, tp: 4, data_parallel_size: 4}", "engine.workers.aggregated.data_parallel_size", "must be ≤ 8"},
+		{"{count: 1, tp: 4, data_parallel_size: 4}", "engine.workers.aggregated.data_parallel_size", "not divisible by the fp8 weight block"},
+		{"{count: 1, tp: 4, data_parallel_size: 512}", "engine.workers.aggregated.data_parallel_size", "must be ≤ 1024"},
 		{"{count: 1, tp: 4, data_parallel_size: 0}", "engine.workers.aggregated.data_parallel_size", "must be ≥ 1"},
 	} {
 		s, err := config.DecodeYAML([]byte(moeSpec(t, tc.pool, traffic)))
@@ -174,4 +176,34 @@ engine:
 	assert.Equal(t, "engine.perf.source", ce.Field)
 	// named by its source, not by its fields' values (DEFECTS18b #21)
 	assert.Equal(t, "linear cannot price a data-parallel mixture-of-experts worker (use roofline or aic)", ce.Msg)
+}
+
+// TestMultiNodeDataParallel: 16 H200 (two nodes of 8) as TP 2 × DP 8 with
+// expert parallelism run, each rank with its own cache, and the all-to-all
+// backend changes the step: DeepEP's low-latency kernels send only each
+// token's expert pairs where the default all-gathers every rank's tokens to
+// every rank over the network. A TP group wider than a node is refused.
+func TestMultiNodeDataParallel(t *testing.T) {
+	traffic := `
+traffic:
+  source: {type: synthetic, num_requests: 64, isl: 512, osl: 16}
+  load: {mode: concurrency, concurrency: 32}
+`
+	agrs := runYAML(t, moeSpec(t, "{count: 1, tp: 2, data_parallel_size: 8, enable_expert_parallel: true}", traffic))
+	assert.Equal(t, 64, agrs.Summary.Completed)
+	assert.Len(t, agrs.Metadata.WorkerBusyMs, 8)
+	ll := runYAML(t, moeSpec(t, "{count: 1, tp: 2, data_parallel_size: 8, enable_expert_parallel: true, all2all_backend: deepep_low_latency}", traffic))
+	assert.Equal(t, 64, ll.Summary.Completed)
+	assert.NotEqual(t, agrs.Summary.TPOT.Mean, ll.Summary.TPOT.Mean)
+
+	s, err := config.DecodeYAML([]byte(strings.Replace(moeSpec(t, "{count: 1, tp: 8}", traffic), "h200_sxm", "gb200", 1)))
+	require.NoError(t, err)
+	_, err = Run(s)
+	var ce *config.Error
+	require.True(t, errors.As(err, &ce), "%v", err)
+	assert.Equal(t, "engine.workers.aggregated.tp", ce.Field)
+	assert.Contains(t, ce.Msg, "8 exceeds the 4 GPUs of one gb200 node")
+	_, err = config.DecodeYAML([]byte(moeSpec(t, "{count: 1, tp: 2, data_parallel_size: 8, all2all_backend: pplx}", traffic)))
+	require.True(t, errors.As(err, &ce), "%v", err)
+	assert.Equal(t, "engine.workers.aggregated.all2all_backend", ce.Field)
 }

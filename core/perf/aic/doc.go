@@ -47,7 +47,12 @@
 //     all-gather and reduce-scatter from nccl_perf; sliding-window layers
 //     from the attention tables' window_size rows; GroupPassTime for a
 //     worker's lockstep data-parallel ranks.
-//  7. fallback.go: what stands in for a missing table point (the nearest
+//  7. mla.go: MLA layers' attention cores from the MLA module tables (the
+//     module's own projections taken off), the kernel tables or the roofline;
+//     all2all.go: DeepEP's dispatch and combine tables for the point-to-point
+//     all2all backends; shared_overlap.go: shared experts hidden under the
+//     routed ones in small passes (vLLM's second stream).
+//  8. fallback.go: what stands in for a missing table point (the nearest
 //     measured shape, dtype or GPU count scaled, else the roofline with the
 //     system's memory model), op by op, counted in Fallbacks
 //     (perf_metadata.fallbacks) and said in Notes: no run is dropped for a

@@ -18,6 +18,7 @@ const (
 	OpAllReduce           = "allreduce"
 	OpMoE                 = "moe"
 	OpNCCL                = "nccl"
+	OpAll2All             = "all2all"
 )
 
 // fallback records that op is priced, for count op instances of every pass

@@ -49,6 +49,9 @@ type hybrid struct {
 	// ops; by the MoE tokens X (0..DP·maxTokens): experts, DP collectives
 	gemmNs, memNs []float64
 	expNs, dispNs []float64
+	// a2a: a point-to-point all2all backend's dispatch and combine
+	// (all2all.go); nil for the all-gather and reduce-scatter
+	a2a *a2aCurve
 	// sharedNs: one MoE layer's shared experts by the rank's tokens, ns, up
 	// to perf.SharedExpertsStreamTokens, when they run on their own stream
 	// (shared_overlap.go); nil otherwise
@@ -134,7 +137,12 @@ func (m *Model) setupHybrid(arch *model.Arch, sys *hardware.System, par model.Pa
 		if err := m.moeCurveFor(arch, sys, par, sysDir, opt, hy); err != nil {
 			return err
 		}
-		if par.DP > 1 {
+		switch {
+		case par.DP > 1 && par.EP && perf.IsAll2All(opt.All2AllBackend):
+			if err := m.a2aSetup(arch, sys, par, opt.All2AllBackend, sysDir, hy); err != nil {
+				return err
+			}
+		case par.DP > 1:
 			if err := m.dpCollectives(sys, par, sysDir, hy); err != nil {
 				return err
 			}
@@ -356,19 +364,28 @@ func (m *Model) dpCollectives(sys *hardware.System, par model.Parallel, sysDir s
 		}
 		m.sources = append(m.sources, src)
 	}
+	nodes := sys.Nodes(par.GPUs())
+	bw := sys.CollectiveBW(par.GPUs())
 	for _, c := range []struct {
 		op  string
 		dst **allReduceCurve
 	}{{"all_gather", &hy.gather}, {"reduce_scatter", &hy.scatter}} {
-		curve, err := newNCCLCurve(rows, c.op, gpus, sys.IntraNodeBW)
-		if err != nil {
+		var curve *allReduceCurve
+		var err error
+		if nodes == 1 {
+			curve, err = newNCCLCurve(rows, c.op, gpus, bw)
+		}
+		if curve == nil {
 			why := TableNCCL + " is missing"
-			if rows != nil {
+			switch {
+			case nodes > 1:
+				why = fmt.Sprintf("the %d DP ranks of %d GPUs span %d nodes (%d GPUs each), which %s does not measure", gpus, par.GPUs(), nodes, sys.GPUsPerNode, TableNCCL)
+			case rows != nil:
 				why = fmt.Sprintf("%s: %v", src.Path, err)
 			}
-			curve = ncclFallback(rows, c.op, gpus, sys.IntraNodeBW)
+			curve = ncclFallback(rows, c.op, gpus, bw)
 			m.fallback(OpNCCL, int(hy.moeLayers), fmt.Sprintf("%s; %s over %d GPUs priced as a ring at %.0f GB/s plus %.1f µs",
-				why, c.op, gpus, sys.IntraNodeBW/1e9, curve.sec[0]*1e6))
+				why, c.op, gpus, bw/1e9, curve.sec[0]*1e6))
 		}
 		*c.dst = curve
 	}
@@ -469,7 +486,9 @@ func (m *Model) moeTokenCosts(X float64) (expNs, dispNs float64) {
 		return 0, 0
 	}
 	expNs = hy.moeLayers * (hy.moe.Seconds(X) + m.topKSeconds(X)) * 1e9
-	if hy.gather != nil {
+	if hy.a2a != nil {
+		dispNs = hy.moeLayers * hy.a2a.Seconds(X/float64(hy.par.DP)) * 1e9
+	} else if hy.gather != nil {
 		e := X * m.hidden
 		dispNs = hy.moeLayers * (hy.gather.Seconds(e) + hy.scatter.Seconds(e)) * 1e9
 	}

@@ -62,6 +62,10 @@ type Options struct {
 	// A MoE layer computes a pass's tokens padded to the next capture size
 	// (perf.CUDAGraphTokens).
 	CUDAGraphMaxTokens int
+	// All2AllBackend is vLLM's --all2all-backend ("" or
+	// perf.All2AllAgRs: the all-gather and reduce-scatter; perf.IsAll2All
+	// backends: all2all.go); it matters with DP > 1 and EP only.
+	All2AllBackend string
 }
 
 // Model prices a pass of a dense decoder from measured kernel tables
@@ -119,6 +123,8 @@ type Model struct {
 	// fallbacks counts, per op, the op instances of a pass priced by a
 	// stand-in (fallback.go)
 	fallbacks map[string]int
+	// a2a: a point-to-point all2all backend and what priced it (metadata)
+	a2a map[string]any
 }
 
 var _ perf.Model = (*Model)(nil)
@@ -160,6 +166,9 @@ func New(arch *model.Arch, sys *hardware.System, opt Options) (*Model, error) {
 	}
 	if !(sys.MemBW > 0 && sys.BF16Flops > 0) {
 		return nil, fmt.Errorf("aic: system %s needs MemBW > 0 and BF16Flops > 0", sys.Name)
+	}
+	if sys.GPUsPerNode > 0 && opt.TP > sys.GPUsPerNode {
+		return nil, fmt.Errorf("aic: TP %d exceeds the %d GPUs of a %s node", opt.TP, sys.GPUsPerNode, sys.Name)
 	}
 	sysDir, err := systemDir(opt.Database, sys.Name)
 	if err != nil {
@@ -546,6 +555,9 @@ func (m *Model) Metadata() map[string]any {
 	}
 	if len(m.fallbacks) > 0 {
 		md["fallbacks"] = m.Fallbacks()
+	}
+	if m.a2a != nil {
+		md["all2all"] = m.a2a
 	}
 	return md
 }

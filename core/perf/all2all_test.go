@@ -1,0 +1,48 @@
+package perf
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/aisimulate/aisimulate/core/model"
+)
+
+// TestA2AHandCount: 4 GPUs on 2 nodes of 2, 16 experts (4 per GPU), top 2:
+// a token misses a rank's 4 experts with probability C(12, 2) / C(16, 2) =
+// 66/120, so it goes to q = 0.45 of the ranks: 0.45 in its node (the other
+// GPU), 0.9 in the other node. 10 tokens of hidden 1,000 in bf16 each way
+// at 1 GB/s NVLink and 0.1 GB/s network: the network takes 10 · 0.9 · 2,000
+// / 1e8 = 180 µs (NVLink 9 µs), dispatch and combine alike, plus the fixed
+// 2 + 3 µs. Low latency sends (token, expert) pairs, 2/4 of the ranks each,
+// fp8 with a scale per 128 on the way out.
+func TestA2AHandCount(t *testing.T) {
+	a := &A2A{Backend: All2AllDeepEPHT, P: 4, G: 2, K: 2, E: 16, Hidden: 1000, DispatchBytes: 2, CombineBytes: 2,
+		NVLinkBW: 1e9, NetBW: 1e8, DispatchLatencyS: 2e-6, CombineLatencyS: 3e-6}
+	assert.InDelta(t, 0.45, a.Destinations(), 1e-15)
+	assert.InEpsilon(t, 365e-6, a.Seconds(10), 1e-12)
+	ll := *a
+	ll.Backend, ll.DispatchBytes = All2AllDeepEPLL, 1+4.0/128
+	assert.Equal(t, 0.5, ll.Destinations())
+	// out of the node: 10 · 2 · 0.5 pairs; fp8 1.03125 bytes, bf16 2
+	assert.InEpsilon(t, 5e-6+10*1.0*1.03125*1000/1e8+10*1.0*2*1000/1e8, ll.Seconds(10), 1e-12)
+	assert.Zero(t, a.Seconds(0))
+}
+
+// TestNewA2A: DeepSeek-V3's fp8 experts dispatch in fp8 (DeepEP
+// high-throughput quantizes before it sends), bf16 experts in bf16; the EP
+// group of 16 H200 spans 2 nodes of 8 and crosses them at the NICs' 50 GB/s.
+func TestNewA2A(t *testing.T) {
+	v3, err := model.Load("deepseek-ai/DeepSeek-V3", sharedConfigs)
+	require.NoError(t, err)
+	h200 := builtinSystem(t, "h200_sxm")
+	a, err := NewA2A(All2AllDeepEPHT, v3, model.Parallel{TP: 1, DP: 16, EP: true}, h200)
+	require.NoError(t, err)
+	assert.Equal(t, 1+4.0/128, a.DispatchBytes)
+	assert.Equal(t, 8, a.G)
+	assert.Equal(t, 50e9, a.NetBW)
+	assert.Equal(t, 450e9, a.NVLinkBW)
+	_, err = NewA2A(All2AllAgRs, v3, model.Parallel{TP: 1, DP: 16, EP: true}, h200)
+	assert.ErrorContains(t, err, "not point to point")
+}
