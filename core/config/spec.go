@@ -42,6 +42,11 @@ type Engine struct {
 	// TRTLLM holds TensorRT-LLM's options (engine.backend trtllm only;
 	// trtllm.go), in place of engine.scheduler.
 	TRTLLM *TRTLLM `json:"trtllm,omitempty"`
+	// MoEBackend is vLLM's --moe-backend, the fused-MoE kernel of the routed
+	// experts (MoEBackend* values; VLLM_MXFP4_USE_MARLIN=1 is marlin); empty
+	// or auto = vLLM's choice for the format and GPU, as the perf tables
+	// timed it. Only the aic source reads it (the kernel's own rows).
+	MoEBackend string `json:"moe_backend,omitempty"`
 }
 
 // Tokenization: a request sent at t with P prompt tokens reaches the engine at

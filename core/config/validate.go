@@ -72,6 +72,11 @@ func (s *Spec) validateEngine() error {
 	if err := checkEnum("engine.backend", "Engine.backend", e.Backend); err != nil {
 		return err
 	}
+	if e.MoEBackend != "" {
+		if err := checkEnum("engine.moe_backend", "Engine.moe_backend", e.MoEBackend); err != nil {
+			return err
+		}
+	}
 	if e.BackendVersion != "" {
 		if _, _, err := ResolveBackendVersion(e.BackendVersion); err != nil {
 			return errorf("engine.backend_version", "%v", err)

@@ -120,6 +120,16 @@ const (
 	All2AllFlashInfer = "flashinfer_all2allv"
 )
 
+// moe_backend of the engine: vLLM's --moe-backend (the kernels the MoE
+// tables time; vllm/model_executor/layers/fused_moe/oracle/).
+const (
+	MoEBackendAuto              = "auto"
+	MoEBackendTriton            = "triton"
+	MoEBackendMarlin            = "marlin"
+	MoEBackendFlashInferCutlass = "flashinfer_cutlass"
+	MoEBackendFlashInferTRTLLM  = "flashinfer_trtllm"
+)
+
 // Other enumerations.
 const (
 	BackendVLLM      = "vllm"
@@ -152,6 +162,7 @@ var (
 	placements     = []string{PlacementRoundRobin, PlacementLeastOutstanding, PlacementKVRouter, PlacementPrefixAffinity}
 	warmupPrompts  = []string{WarmupPromptSource, WarmupPromptFirst, WarmupPromptLeading}
 	backends       = []string{BackendVLLM, BackendTRTLLM}
+	moeBackends    = []string{MoEBackendAuto, MoEBackendTriton, MoEBackendMarlin, MoEBackendFlashInferCutlass, MoEBackendFlashInferTRTLLM}
 	executionModes = []string{ExecutionOffline}
 	weightDtypes   = []string{DtypeBFloat16, DtypeFP8, DtypeFP8Block, DtypeNVFP4, DtypeBF16}
 	// kvCacheDtypes: vLLM's --kv-cache-dtype names (CacheDType in
@@ -185,6 +196,7 @@ var stringEnums = map[string]stringEnum{
 		why:   "TensorRT-LLM's GUARANTEED_NO_EVICT and MAX_UTILIZATION (STATIC_BATCH and PREFILL_FIRST are not modelled)"},
 	"TRTLLMSchedulerConfig.context_chunking_policy": {values: trtllmChunkingPolicies,
 		paths: []string{"engine.trtllm.scheduler_config.context_chunking_policy"}},
+	"Engine.moe_backend":    {values: moeBackends, paths: []string{"engine.moe_backend"}},
 	"Quantization.weights":  {values: weightDtypes, paths: []string{"engine.quantization.weights"}},
 	"Quantization.kv_cache": {values: kvCacheDtypes, paths: []string{"engine.quantization.kv_cache"}},
 	"Pool.placement": {values: placements, paths: []string{"engine.workers.aggregated.placement",

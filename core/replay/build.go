@@ -202,7 +202,7 @@ func (d *deployment) buildPool(s *config.Spec, pl *pool) error {
 		m, err := aic.New(arch, sys, aic.Options{Database: p.Database, Backend: e.Backend,
 			Version: p.BackendVersion, TP: pl.tp, DP: pl.dp, EP: pl.ep, WeightDtype: arch.WeightDtype, KVDtype: kvDtype,
 			MaxTokens: lim.maxTokens, PassOverheadUs: p.PassOverheadUs, SequenceOverheadUs: p.PerSequenceOverheadUs,
-			OverlapCPU: lim.async, CUDAGraphMaxTokens: cgTop, All2AllBackend: pl.a2a})
+			OverlapCPU: lim.async, CUDAGraphMaxTokens: cgTop, All2AllBackend: pl.a2a, MoEBackend: e.MoEBackend})
 		if err != nil {
 			return cfgErr("engine.perf", err)
 		}

@@ -220,6 +220,7 @@ func (m *Model) moeCurveFor(arch *model.Arch, sys *hardware.System, par model.Pa
 	var standInShape moeShape
 	var first Source
 	var firstRows []moeRow
+	kernelNoted := false
 	for {
 		src, err := locateExcept(sysDir, m.system, opt.Backend, opt.Version, TableMoE, exclude)
 		if err != nil {
@@ -231,6 +232,33 @@ func (m *Model) moeCurveFor(arch *model.Arch, sys *hardware.System, par model.Pa
 		}
 		if firstRows == nil {
 			first, firstRows = src, rows
+		}
+		if kr := moeKernelRows(rows, opt.MoEBackend); len(kr) < len(rows) {
+			// the kernel vLLM's --moe-backend asks for, where this version
+			// timed it for the shape and layout
+			if c, ok := newMoECurve(kr, label, shape, sys, ed); ok && moeImplausible(kr, c, label) == "" {
+				src.Table = TableMoE + " (" + label + ", " + opt.MoEBackend + ")"
+				m.sources = append(m.sources, src)
+				hy.moe = c
+				return nil
+			}
+			// the kernel's rows of another shape or layout, scaled by the
+			// roofline ratio: its efficiency, not another kernel's
+			if near, ok := nearestMoEShape(kr, label, shape, true); ok {
+				if c, ok := newMoECurve(kr, label, near, sys, ed); ok {
+					src.Table = TableMoE + " (" + label + ", " + opt.MoEBackend + ", stand-in shape)"
+					m.sources = append(m.sources, src)
+					m.fallback(OpMoE, int(hy.moeLayers), fmt.Sprintf("%s (%s): the %s kernel (moe_backend) is timed for %s experts of hidden %d × %d, %d experts top-%d at moe_tp %d, moe_ep %d only; scaled by the roofline ratio",
+						TableMoE, src.ReadFrom, opt.MoEBackend, label, near.h, near.inter, near.e, near.k, near.tp, near.ep))
+					hy.moe = newMoEStandIn(c, shape, sys, ed)
+					return nil
+				}
+			}
+			if !kernelNoted {
+				kernelNoted = true
+				m.fallback(OpMoE, int(hy.moeLayers), fmt.Sprintf("%s (%s): no %s rows of the %s kernel (moe_backend) for this shape and layout; the table's other kernel used",
+					TableMoE, src.ReadFrom, label, opt.MoEBackend))
+			}
 		}
 		if c, ok := newMoECurve(rows, label, shape, sys, ed); ok {
 			if why := moeImplausible(rows, c, label); why != "" {

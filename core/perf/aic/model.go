@@ -62,6 +62,11 @@ type Options struct {
 	// A MoE layer computes a pass's tokens padded to the next capture size
 	// (perf.CUDAGraphTokens).
 	CUDAGraphMaxTokens int
+	// MoEBackend is vLLM's --moe-backend ("" or "auto": the kernel the
+	// tables list first for the dtype; "marlin", "triton",
+	// "flashinfer_cutlass", "flashinfer_trtllm": that kernel's rows where
+	// the tables time it, moe.go moeKernelRows).
+	MoEBackend string
 	// All2AllBackend is vLLM's --all2all-backend ("" or
 	// perf.All2AllAgRs: the all-gather and reduce-scatter; perf.IsAll2All
 	// backends: all2all.go); it matters with DP > 1 and EP only.

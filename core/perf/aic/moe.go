@@ -3,6 +3,7 @@ package aic
 import (
 	"fmt"
 	"math"
+	"strings"
 
 	"github.com/aisimulate/aisimulate/core/hardware"
 	"github.com/aisimulate/aisimulate/core/model"
@@ -26,16 +27,23 @@ type moeRow struct {
 	EP           int64   `parquet:"moe_ep_size,optional"`
 	Distribution string  `parquet:"distribution,optional"`
 	Latency      float64 `parquet:"latency,optional"`
+	// Kernel is kernel_source: the fused-MoE implementation timed (some
+	// tables time two for a dtype: h200_sxm vLLM 0.24.0's w4a16_mxfp4 rows
+	// are OAI Triton's and Marlin's)
+	Kernel string `parquet:"kernel_source,optional"`
 }
 
 type moeKey struct {
-	dtype, dist                    string
+	dtype, dist, kernel            string
 	tokens, h, inter, k, e, tp, ep int64
 }
 
+// loadMoE keeps the first row of each point of each kernel; a curve takes
+// the first row of each token count in file order (newMoECurve), so without
+// a kernel asked for it reads what the first kernel listed measured.
 func loadMoE(path string) ([]moeRow, error) {
 	return loadRows(path, func(r *moeRow) (moeKey, bool) {
-		return moeKey{r.Dtype, r.Distribution, r.Tokens, r.Hidden, r.Inter, r.TopK, r.Experts, r.TP, r.EP},
+		return moeKey{r.Dtype, r.Distribution, r.Kernel, r.Tokens, r.Hidden, r.Inter, r.TopK, r.Experts, r.TP, r.EP},
 			r.Tokens > 0 && r.Hidden > 0 && r.Inter > 0 && r.TopK > 0 && r.Experts > 0 && r.TP > 0 && r.EP > 0 && validLatency(r.Latency)
 	})
 }
@@ -347,4 +355,26 @@ func moeImplausible(rows []moeRow, c *moeCurve, label string) string {
 		return fmt.Sprintf("its %s MoE rows take %.2f× its bfloat16 rows at ≤ 32 tokens (median; implausible, want ≤ %.2g)", label, med, bound)
 	}
 	return ""
+}
+
+// moeKernelRows are the rows timing the fused-MoE kernel vLLM's
+// --moe-backend names (VLLM_MXFP4_USE_MARLIN=1 is marlin): kernel_source
+// naming it ("marlin", "triton" — the older tables' vllm_fused_moe is
+// Triton's fused_experts —, "flashinfer_cutlass", "trtllm" for
+// flashinfer_trtllm). backend "" or "auto" keeps every row.
+func moeKernelRows(rows []moeRow, backend string) []moeRow {
+	if backend == "" || backend == "auto" {
+		return rows
+	}
+	want := backend
+	if backend == "flashinfer_trtllm" {
+		want = "trtllm"
+	}
+	var out []moeRow
+	for _, r := range rows {
+		if strings.Contains(r.Kernel, want) || (backend == "triton" && r.Kernel == "vllm_fused_moe") {
+			out = append(out, r)
+		}
+	}
+	return out
 }

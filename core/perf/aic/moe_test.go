@@ -271,3 +271,31 @@ func decodesP(lens []int, windows ...int) *perf.Batch {
 	b := decodes(lens, windows...)
 	return &b
 }
+
+// TestMoEBackendMarlin: h200_sxm's vLLM 0.24.0 table times gpt-oss's MXFP4
+// experts with the OAI Triton kernel (vLLM's default on Hopper), and the
+// Marlin kernel (VLLM_MXFP4_USE_MARLIN=1, InferenceX's H200 recipe) for
+// another shape only (hidden 3584, 896 experts, top 16): asked for Marlin,
+// gpt-oss-120b reads Marlin's rows scaled by the roofline ratio (a fallback
+// of its 36 MoE layers); by default the Triton curve, as before.
+func TestMoEBackendMarlin(t *testing.T) {
+	a, sys := sharedModel(t, "openai/gpt-oss-120b"), builtinSystem(t, "h200_sxm")
+	opt := Options{MaxTokens: 8192, Backend: "vllm", Database: sharedDB(t), Version: "0.24.0", TP: 1}
+	auto, err := New(a, sys, opt)
+	require.NoError(t, err)
+	opt.MoEBackend = "marlin"
+	marlin, err := New(a, sys, opt)
+	require.NoError(t, err)
+	tables := func(m *Model) []string {
+		var out []string
+		for _, s := range m.Sources() {
+			out = append(out, s.Table)
+		}
+		return out
+	}
+	assert.Contains(t, tables(auto), "moe_perf (w4a16_mxfp4)")
+	assert.Contains(t, tables(marlin), "moe_perf (w4a16_mxfp4, marlin, stand-in shape)")
+	assert.Equal(t, 36, marlin.Fallbacks()[OpMoE])
+	assert.Zero(t, auto.Fallbacks()[OpMoE])
+	assert.NotEqual(t, auto.hy.moe.Seconds(64), marlin.hy.moe.Seconds(64))
+}
