@@ -18,6 +18,13 @@ const (
 	All2AllFlashInfer = "flashinfer_all2allv"
 )
 
+// All2AllBackends lists the --all2all-backend values the perf sources know,
+// in the spec's order (config.Enums' engine.workers.*.all2all_backend lists
+// the same: TestAll2AllBackendsAgree in core/replay).
+func All2AllBackends() []string {
+	return []string{All2AllAgRs, All2AllNaive, All2AllDeepEPHT, All2AllDeepEPLL, All2AllFlashInfer}
+}
+
 // A2A is how a data-parallel, expert-parallel worker's MoE layers move
 // tokens to the GPUs holding their experts and back (the backend's dispatch
 // and combine), on one GPU, per MoE layer:

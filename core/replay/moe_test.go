@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/aisimulate/aisimulate/core/config"
+	"github.com/aisimulate/aisimulate/core/perf"
 )
 
 const sharedModelConfigs = "../../../shared/data/aic/model_configs"
@@ -206,4 +207,10 @@ traffic:
 	_, err = config.DecodeYAML([]byte(moeSpec(t, "{count: 1, tp: 2, data_parallel_size: 8, all2all_backend: pplx}", traffic)))
 	require.True(t, errors.As(err, &ce), "%v", err)
 	assert.Equal(t, "engine.workers.aggregated.all2all_backend", ce.Field)
+}
+
+// TestAll2AllBackendsAgree: the spec's all2all_backend values are the ones
+// the perf sources price (the config and perf packages each name them).
+func TestAll2AllBackendsAgree(t *testing.T) {
+	assert.Equal(t, perf.All2AllBackends(), config.Enums()["engine.workers.aggregated.all2all_backend"])
 }

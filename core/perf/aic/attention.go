@@ -162,13 +162,7 @@ func newAttnGrid(rows []attnRow, sel attnSelect) (*attnGrid, error) {
 		}
 	}
 	g.batches, g.lengths = sortedUnique(bs), sortedUnique(ys)
-	g.sec = make([][]float64, len(g.batches))
-	for i := range g.sec {
-		g.sec[i] = make([]float64, len(g.lengths))
-		for j := range g.sec[i] {
-			g.sec[i][j] = math.NaN()
-		}
-	}
+	g.sec = unmeasured(len(g.batches), len(g.lengths))
 	for _, r := range picked {
 		// first row wins (loadRows already dropped exact duplicates; two
 		// rows differing only in step and isl with the same kv length keep
@@ -216,6 +210,19 @@ func (g *attnGrid) scaleHeads() {
 			row[j] = floor + g.scale*(row[j]-floor)
 		}
 	}
+}
+
+// unmeasured is a batches × lengths grid of NaN (no measurement yet; fill
+// completes it).
+func unmeasured(batches, lengths int) [][]float64 {
+	sec := make([][]float64, batches)
+	for i := range sec {
+		sec[i] = make([]float64, lengths)
+		for j := range sec[i] {
+			sec[i][j] = math.NaN()
+		}
+	}
+	return sec
 }
 
 // monotone makes the grid non-decreasing along batch and length (a running

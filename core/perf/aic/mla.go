@@ -282,13 +282,7 @@ func (m *Model) mlaCore(rows []mlaRow, kind attnKind, table string, arch *model.
 	same := measHeads == heads && mlaShapeDistance(arch.Hidden, arch.MLA, tm.hidden, &tm.mla) == 0
 	g := &attnGrid{kind: kind, sqrtLen: kind == contextKind, mla: peak, scale: 1,
 		batches: sortedUnique(bs), lengths: sortedUnique(ys), measuredHeads: measHeads}
-	g.sec = make([][]float64, len(g.batches))
-	for i := range g.sec {
-		g.sec[i] = make([]float64, len(g.lengths))
-		for j := range g.sec[i] {
-			g.sec[i][j] = math.NaN()
-		}
-	}
+	g.sec = unmeasured(len(g.batches), len(g.lengths))
 	for _, r := range picked {
 		i, j := indexOf(g.batches, float64(r.Batch)), indexOf(g.lengths, length(r))
 		if !math.IsNaN(g.sec[i][j]) {
