@@ -50,14 +50,23 @@ type attnGrid struct {
 //
 // n, kv heads per GPU, d head_dim, b_kv KV bytes per element, P bf16 peak
 // FLOP/s, W HBM bandwidth B/s.
+//
+// An MLA grid's bound is its core's instead (bound); roofline stays the GQA
+// formula alone so that Seconds inlines it.
 func (g *attnGrid) roofline(b, y float64) float64 {
-	if g.mla != nil {
-		return mlaRoofline(g.mla, g.kind, b, y)
-	}
 	if g.kind == contextKind {
 		return 2 * b * y * y * g.heads * g.headDim / g.flops
 	}
 	return b * y * 2 * g.kvHeads * g.headDim * g.kvBytes / g.memBW
+}
+
+// bound is the grid's roofline: the GQA formula (roofline), or an MLA grid's
+// core (mlaRoofline).
+func (g *attnGrid) bound(b, y float64) float64 {
+	if g.mla != nil {
+		return mlaRoofline(g.mla, g.kind, b, y)
+	}
+	return g.roofline(b, y)
 }
 
 // Seconds is the latency of b sequences of length y: bilinear on the grid
@@ -80,8 +89,11 @@ func (g *attnGrid) Seconds(b, y float64) float64 {
 	}
 	t := lerp(along(g.sec[b0]), along(g.sec[b1]), wb)
 	roof := g.roofline(b, y)
+	if g.mla != nil {
+		roof = mlaRoofline(g.mla, g.kind, b, y)
+	}
 	if cb || cy {
-		return keepEfficiency(t, g.roofline(clampTo(g.batches, b), clampTo(g.lengths, y)), roof)
+		return keepEfficiency(t, g.bound(clampTo(g.batches, b), clampTo(g.lengths, y)), roof)
 	}
 	return max(roof, t)
 }
@@ -278,7 +290,7 @@ func (g *attnGrid) fill() {
 		for _, j := range missing {
 			src := nearest(len(g.lengths), j, func(jj int) bool { return measured(i, jj) && !contains(missing, jj) })
 			b := g.batches[i]
-			g.sec[i][j] = keepEfficiency(g.sec[i][src], g.roofline(b, g.lengths[src]), g.roofline(b, g.lengths[j]))
+			g.sec[i][j] = keepEfficiency(g.sec[i][src], g.bound(b, g.lengths[src]), g.bound(b, g.lengths[j]))
 		}
 	}
 	for i := range g.sec {
@@ -287,7 +299,7 @@ func (g *attnGrid) fill() {
 		}
 		src := nearest(len(g.sec), i, func(ii int) bool { return rowHas[ii] })
 		for j, y := range g.lengths {
-			g.sec[i][j] = keepEfficiency(g.sec[src][j], g.roofline(g.batches[src], y), g.roofline(g.batches[i], y))
+			g.sec[i][j] = keepEfficiency(g.sec[src][j], g.bound(g.batches[src], y), g.bound(g.batches[i], y))
 		}
 	}
 }
