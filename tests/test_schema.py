@@ -71,7 +71,7 @@ def _quickstart():
     (lambda c: c["engine"].update(scheduler={"block_size": 48}), "48"),
     # a string field's allowed values, from the lists the loader checks with (#21)
     (lambda c: c["execution"].update(mode="online"), "online"),
-    (lambda c: c["engine"].update(backend="sglang"), "sglang"),
+    (lambda c: c["engine"].update(backend="lmdeploy"), "lmdeploy"),
     (lambda c: c["traffic"]["load"].update(mode="rate", rate_rps=1, arrival="bursty"), "bursty"),
     (lambda c: c["engine"].update(quantization={"kv_cache": "int4"}), "int4"),
 ])

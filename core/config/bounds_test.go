@@ -21,7 +21,7 @@ func TestMessagesQuoteShortly(t *testing.T) {
 		{"a wrong type", `{"engine": {"model": "m", "system": "s", "scheduler": {"max_num_seqs": "` + strings.Repeat("y", 200) + `"}}}`,
 			"engine.scheduler.max_num_seqs", `expected an integer, got the string "` + strings.Repeat("y", 64) + `"…`},
 		{"an enumeration under the length bound", `{"engine": {"model": "m", "system": "s", "backend": "` + strings.Repeat("z", 100) + `"}}`,
-			"engine.backend", `"` + strings.Repeat("z", 64) + `"… is not supported (one of vllm, trtllm)`},
+			"engine.backend", `"` + strings.Repeat("z", 64) + `"… is not supported (one of vllm, trtllm, sglang)`},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -180,14 +180,21 @@ func applyDefaults(s *Spec, present func(path string) bool) {
 		}
 		poolDefaults(e.Workers.Aggregated, "engine.workers.aggregated", present)
 	}
-	if e.Backend == BackendTRTLLM {
+	switch e.Backend {
+	case BackendTRTLLM:
 		trtllmDefaults(s, present) // TensorRT-LLM's own options (trtllm.go); engine.scheduler is vLLM's
-	} else {
+	case BackendSGLang:
+		sglangDefaults(s, present) // SGLang's own arguments (sglang.go); engine.scheduler is vLLM's
+	default:
 		schedulerDefaults(&e.Scheduler, present)
 	}
 	if b := s.Traffic.Benchmark; b != nil {
 		benchmarkDefaults(b, "traffic.benchmark", present)
-		b.versionDefault(e.BackendVersion)
+		if e.Backend == BackendVLLM { // another engine's release is not a vLLM client's
+			b.versionDefault(e.BackendVersion)
+		} else {
+			b.versionDefault("")
+		}
 	}
 	if src, ok := s.Traffic.Source.Type.(SyntheticSource); ok && src.Dataset != nil && src.Dataset.Sampling == "" {
 		src.Dataset.Sampling = DefaultDatasetSampling

@@ -92,6 +92,15 @@ var ranges = map[string]fieldRange{
 	"TRTLLMKVCacheConfig.tokens_per_block":         oneOfInts(TRTLLMTokensPerBlock, "a power of two: TensorRT-LLM's KV cache block layout"),
 	"TRTLLMKVCacheConfig.max_tokens":               ints(1, MaxBatchedTokens, ""),
 	"TRTLLMCUDAGraphConfig.max_batch_size":         ints(0, MaxNumSeqs, ""), // 0: TensorRT-LLM\'s 128
+	"SGLang.max_running_requests":                  ints(1, MaxNumSeqs, ""),
+	"SGLang.chunked_prefill_size":                  ints(1, MaxBatchedTokens, ""), // or -1: no chunking (validateSGLang)
+	"SGLang.max_prefill_tokens":                    ints(1, MaxBatchedTokens, ""),
+	"SGLang.max_total_tokens":                      ints(1, MaxGPUBlocks, ""),
+	"SGLang.mem_fraction_static":                   {kind: numberRange, min: 0, max: 1, openMin: true},
+	"SGLang.page_size":                             ints(1, MaxSGLangPageSize, ""),
+	"SGLang.context_length":                        ints(1, MaxModelLen, ""),
+	"SGLang.schedule_conservativeness":             {kind: numberRange, min: 0, max: 1e3, openMin: true},
+	"SGLang.cuda_graph_max_bs":                     ints(1, MaxNumSeqs, ""),
 
 	"Pool.count":              ints(1, MaxWorkers, ""),
 	"Pool.tp":                 ints(1, MaxTP, " (one node)"),

@@ -89,6 +89,8 @@ func rangeCases() map[string]rangeCase {
 		case "TRTLLMCUDAGraphConfig":
 			c = rangeCase{spec(engine(`, "backend": "trtllm", "trtllm": {"cuda_graph_config": {"enable_padding": true}}`), traffic(synth, conc)),
 				"engine.trtllm.cuda_graph_config." + field}
+		case "SGLang":
+			c = rangeCase{spec(engine(`, "backend": "sglang"`), traffic(synth, conc)), "engine.sglang." + field}
 		case "KVTransfer":
 			c = rangeCase{disagg, "engine.workers.disaggregated.kv_transfer." + field}
 		case "KVRouter":

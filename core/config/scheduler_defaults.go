@@ -45,7 +45,7 @@ func SchedulerDefaults(memBytes int64, name string) (maxNumSeqs, maxNumBatchedTo
 // refuses too.
 func (s *Spec) ResolveSchedulerDefaults(memBytes int64, systemName string) error {
 	if s.Engine.Backend != BackendVLLM {
-		return nil // another engine's limits are its own block's (engine.trtllm)
+		return nil // another engine's limits are its own block's (engine.trtllm, engine.sglang)
 	}
 	sc := &s.Engine.Scheduler
 	seqs, tokens := SchedulerDefaults(memBytes, systemName)

@@ -47,6 +47,9 @@ type Engine struct {
 	// or auto = vLLM's choice for the format and GPU, as the perf tables
 	// timed it. Only the aic source reads it (the kernel's own rows).
 	MoEBackend string `json:"moe_backend,omitempty"`
+	// SGLang holds SGLang's server arguments (engine.backend sglang only;
+	// sglang.go), in place of engine.scheduler.
+	SGLang *SGLang `json:"sglang,omitempty"`
 }
 
 // Tokenization: a request sent at t with P prompt tokens reaches the engine at

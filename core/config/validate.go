@@ -109,11 +109,11 @@ func (s *Spec) validateEngine() error {
 	} else if err := validatePool("engine.workers.aggregated", w.Aggregated); err != nil {
 		return err
 	}
-	if err := e.validateTRTLLM(); err != nil {
+	if err := firstErr(e.validateTRTLLM(), e.validateSGLang()); err != nil {
 		return err
 	}
 	if e.Backend != BackendVLLM {
-		return validateClientCosts(e) // engine.scheduler is vLLM's (validateTRTLLM refused it)
+		return validateClientCosts(e) // engine.scheduler is vLLM's (validateTRTLLM, validateSGLang refused it)
 	}
 	sc := &e.Scheduler
 	const scp = "engine.scheduler."

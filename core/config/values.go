@@ -161,7 +161,7 @@ var (
 	contextModes   = []string{ContextDeltasWithoutResponses, ContextMessageArrayWithResponses}
 	placements     = []string{PlacementRoundRobin, PlacementLeastOutstanding, PlacementKVRouter, PlacementPrefixAffinity}
 	warmupPrompts  = []string{WarmupPromptSource, WarmupPromptFirst, WarmupPromptLeading}
-	backends       = []string{BackendVLLM, BackendTRTLLM}
+	backends       = []string{BackendVLLM, BackendTRTLLM, BackendSGLang}
 	moeBackends    = []string{MoEBackendAuto, MoEBackendTriton, MoEBackendMarlin, MoEBackendFlashInferCutlass, MoEBackendFlashInferTRTLLM}
 	executionModes = []string{ExecutionOffline}
 	weightDtypes   = []string{DtypeBFloat16, DtypeFP8, DtypeFP8Block, DtypeNVFP4, DtypeBF16}
@@ -196,7 +196,9 @@ var stringEnums = map[string]stringEnum{
 		why:   "TensorRT-LLM's GUARANTEED_NO_EVICT and MAX_UTILIZATION (STATIC_BATCH and PREFILL_FIRST are not modelled)"},
 	"TRTLLMSchedulerConfig.context_chunking_policy": {values: trtllmChunkingPolicies,
 		paths: []string{"engine.trtllm.scheduler_config.context_chunking_policy"}},
-	"Engine.moe_backend":    {values: moeBackends, paths: []string{"engine.moe_backend"}},
+	"Engine.moe_backend": {values: moeBackends, paths: []string{"engine.moe_backend"}},
+	"SGLang.schedule_policy": {values: sglangPolicies, paths: []string{"engine.sglang.schedule_policy"},
+		why: "SGLang's fcfs, lpm and lof (dfs-weight and random are not modelled)"},
 	"Quantization.weights":  {values: weightDtypes, paths: []string{"engine.quantization.weights"}},
 	"Quantization.kv_cache": {values: kvCacheDtypes, paths: []string{"engine.quantization.kv_cache"}},
 	"Pool.placement": {values: placements, paths: []string{"engine.workers.aggregated.placement",

@@ -1,6 +1,11 @@
 package engine
 
-import "github.com/aisimulate/aisimulate/core/perf"
+import (
+	"github.com/aisimulate/aisimulate/core/config"
+	"github.com/aisimulate/aisimulate/core/hardware"
+	"github.com/aisimulate/aisimulate/core/model"
+	"github.com/aisimulate/aisimulate/core/perf"
+)
 
 // Family is one serving engine (vLLM, SGLang, …): it makes the requests and
 // the workers the replay drives. The replay gets it from core/engines by
@@ -135,10 +140,27 @@ type Config struct {
 	// (steady.go). Empty for a model that reads only the KV sum.
 	DecodeWindows []int
 	// Options are the family's own settings beyond these (TensorRT-LLM's
-	// capacity scheduler policy, CUDA-graph batch sizes, …), of the type its
-	// package defines; core/engines makes them from the spec. nil: the
-	// family's defaults (a family without options ignores it).
+	// capacity scheduler policy, CUDA-graph batch sizes, SGLang's server
+	// arguments, …), of the type its package defines; core/engines makes
+	// them from the spec, or the family's plan (Planner). nil: the family's
+	// defaults (a family without options ignores it).
 	Options any
+	// HashBlockTokens is the tokens of each prefix hash the replay gives a
+	// request (Request.Hashes); 0: BlockSize.
+	HashBlockTokens int
+	// PartialBlockHash: Hashes also ends with the hash of the known
+	// content's last, partial block (Request.PartialTokens), for an engine
+	// that matches prefixes token by token.
+	PartialBlockHash bool
+}
+
+// HashBlock is the tokens of each prefix hash (HashBlockTokens, else
+// BlockSize).
+func (c *Config) HashBlock() int {
+	if c.HashBlockTokens > 0 {
+		return c.HashBlockTokens
+	}
+	return c.BlockSize
 }
 
 // Request is what the replay and every engine know of one request. The
@@ -155,6 +177,9 @@ type Request struct {
 	Hashes []uint64 // prefix-cache hash chain of the prompt's full blocks (nil: no reuse)
 	// Groups is the prefix group key of each block of Hashes (workload.BlockGroups).
 	Groups []uint64
+	// PartialTokens, when > 0, says that the last hash of Hashes is that of
+	// a partial block of this many tokens (Config.PartialBlockHash).
+	PartialTokens int
 
 	// CachedTokens is the prefix-cache hit of the request's first admission.
 	CachedTokens int
@@ -289,3 +314,42 @@ type PrefixCacheStats struct {
 
 // BlocksFor is the number of KV blocks of blockSize tokens that hold n tokens.
 func BlocksFor(n, blockSize int) int { return (n + blockSize - 1) / blockSize }
+
+// Planner is a family that sizes its pools' workers from the spec: the
+// engine's own rules for its KV pool, batch limits and start-up checks. A
+// family that is not one is sized by the replay's vLLM rules
+// (core/replay/build.go).
+type Planner interface {
+	Plan(in PoolInput) (PoolPlan, error)
+}
+
+// PoolInput is one pool as the replay builds it.
+type PoolInput struct {
+	Spec    *config.Spec
+	Arch    *model.Arch
+	Sys     *hardware.System
+	KVDtype model.Dtype
+	// Name is "aggregated", "prefill" or "decode"; Field its spec path
+	// (engine.workers.aggregated), for errors.
+	Name, Field string
+	TP, DP      int
+	EP          bool
+}
+
+// PoolPlan is a family's sizing of one pool.
+type PoolPlan struct {
+	// Config is the worker's (the replay sets PerTokenDecode and
+	// DecodeWindows).
+	Config Config
+	// MaxPassTokens is the most tokens one pass computes (the perf model's
+	// tabulation bound); CUDAGraphMaxTokens the largest decode pass that
+	// runs as a CUDA graph (perf.CUDAGraphMaxTokens).
+	MaxPassTokens, CUDAGraphMaxTokens int
+	// Overlap: the scheduler forms pass n+1 while pass n runs, so a request
+	// that arrives during a pass first runs in the pass after next (as vLLM's
+	// async scheduling: core/replay/loop.go admit).
+	Overlap bool
+	// Args are the engine arguments as resolved (the report's
+	// metadata.pools[].engine_args).
+	Args map[string]any
+}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/aisimulate/aisimulate/core/config"
 	"github.com/aisimulate/aisimulate/core/engine"
+	"github.com/aisimulate/aisimulate/core/engine/sglang"
 	"github.com/aisimulate/aisimulate/core/engine/trtllm"
 	"github.com/aisimulate/aisimulate/core/engine/vllm"
 )
@@ -23,6 +24,7 @@ import (
 var families = map[string]engine.Family{
 	config.BackendVLLM:   vllm.Family{},
 	config.BackendTRTLLM: trtllm.Family{},
+	config.BackendSGLang: sglang.Family{},
 }
 
 // For returns the family serving backend (a validated engine.backend).

@@ -37,6 +37,11 @@ type pool struct {
 	kvRouter  *config.KVRouter // placement kv_router's settings
 	perf      perf.Model
 	cfg       engine.Config
+	// overlap: the engine forms a pass while the previous one runs
+	// (vLLM's async_scheduling, SGLang's overlap scheduler)
+	overlap bool
+	// args: the engine arguments a family's plan resolved (metadata)
+	args map[string]any
 }
 
 // groupPricer prices the lockstep pass of a worker's data-parallel ranks
@@ -197,12 +202,23 @@ func (d *deployment) buildPool(s *config.Spec, pl *pool) error {
 	if e.Backend == config.BackendVLLM {
 		cgTop = perf.CUDAGraphMaxTokens(lim.maxSeqs, lim.maxTokens)
 	}
+	maxTokens, overlap := lim.maxTokens, lim.async
+	var plan *engine.PoolPlan // a family that sizes its own workers (engine.Planner)
+	if planner, ok := d.family.(engine.Planner); ok {
+		p, err := planner.Plan(engine.PoolInput{Spec: s, Arch: arch, Sys: sys, KVDtype: kvDtype, Name: pl.name, Field: pl.field,
+			TP: pl.tp, DP: pl.dp, EP: pl.ep})
+		if err != nil {
+			return err
+		}
+		plan, cgTop, maxTokens, overlap = &p, p.CUDAGraphMaxTokens, p.MaxPassTokens, p.Overlap
+	}
+	pl.overlap = overlap
 	switch p := e.Perf.Source.(type) {
 	case config.AICPerf:
 		m, err := aic.New(arch, sys, aic.Options{Database: p.Database, Backend: e.Backend,
 			Version: p.BackendVersion, TP: pl.tp, DP: pl.dp, EP: pl.ep, WeightDtype: arch.WeightDtype, KVDtype: kvDtype,
-			MaxTokens: lim.maxTokens, PassOverheadUs: p.PassOverheadUs, SequenceOverheadUs: p.PerSequenceOverheadUs,
-			OverlapCPU: lim.async, CUDAGraphMaxTokens: cgTop, All2AllBackend: pl.a2a, MoEBackend: e.MoEBackend})
+			MaxTokens: maxTokens, PassOverheadUs: p.PassOverheadUs, SequenceOverheadUs: p.PerSequenceOverheadUs,
+			OverlapCPU: overlap, CUDAGraphMaxTokens: cgTop, All2AllBackend: pl.a2a, MoEBackend: e.MoEBackend})
 		if err != nil {
 			return cfgErr("engine.perf", err)
 		}
@@ -215,7 +231,7 @@ func (d *deployment) buildPool(s *config.Spec, pl *pool) error {
 			LayerLatencyUs: p.LayerLatencyUs, AllReduceLatencyUs: perf.CustomAllReduceLatencyUs,
 			MoELatencyUs: p.MoELatency()}
 		rl, err := perf.NewRoofline(arch, sys, perf.RooflineOptions{TP: pl.tp, DP: pl.dp, EP: pl.ep,
-			WeightDtype: arch.WeightDtype, KVDtype: kvDtype, Params: params, OverlapCPU: lim.async,
+			WeightDtype: arch.WeightDtype, KVDtype: kvDtype, Params: params, OverlapCPU: overlap,
 			CUDAGraphMaxTokens: cgTop, All2AllBackend: pl.a2a})
 		if err != nil {
 			return cfgErr("engine.perf", err)
@@ -224,7 +240,16 @@ func (d *deployment) buildPool(s *config.Spec, pl *pool) error {
 	default:
 		panic(fmt.Sprintf("replay: engine.perf source %T has no builder", p))
 	}
+	if _, ok := pl.perf.(groupPricer); pl.lockstep && !ok {
+		return &config.Error{Field: "engine.perf.source",
+			Msg: e.Perf.Name() + " cannot price a data-parallel mixture-of-experts worker (use roofline or aic)"}
+	}
+	if plan != nil {
+		pl.cfg, pl.args = plan.Config, plan.Args
+		return nil
+	}
 
+	// the limits' sizing (vLLM's, TensorRT-LLM's: families that plan no pool)
 	blocks := lim.numBlocks
 	if blocks == 0 {
 		util := lim.memFraction
@@ -270,10 +295,6 @@ func (d *deployment) buildPool(s *config.Spec, pl *pool) error {
 	pl.cfg = engine.Config{
 		MaxNumSeqs: lim.maxSeqs, MaxNumBatchedTokens: lim.maxTokens, BlockSize: lim.blockSize,
 		NumBlocks: blocks, MaxModelLen: maxLen, PrefixCaching: lim.prefixCaching, Options: engines.Options(e),
-	}
-	if _, ok := pl.perf.(groupPricer); pl.lockstep && !ok {
-		return &config.Error{Field: "engine.perf.source",
-			Msg: e.Perf.Name() + " cannot price a data-parallel mixture-of-experts worker (use roofline or aic)"}
 	}
 	return nil
 }
@@ -329,6 +350,17 @@ func checkKVHoldsMaxModelLen(pl *pool, sc *config.Scheduler, blocks, maxLen int,
 		blocks, blocks*bs, float64(int64(blocks*bs)*kvBytesPerToken)/gib, cache, blocks*bs)}
 }
 
+// overlap reports whether the deployment's engine forms a pass while the
+// previous one runs (a request reaching a busy worker waits in its inbox).
+func (d *deployment) overlap() bool {
+	for _, p := range d.pools {
+		if p.overlap {
+			return true
+		}
+	}
+	return false
+}
+
 // gpus is the GPU count of the pool: workers × TP × DP.
 func (pl *pool) gpus() int { return pl.count * pl.tp * pl.dp }
 
@@ -359,7 +391,7 @@ func (d *deployment) metadata(s *config.Spec, m *sim) report.Metadata {
 			GPUHours: float64(p.gpus()) * durH, NumGPUBlocks: p.cfg.NumBlocks, PerfModel: p.perf.Name(),
 			KVBlocks: make([]report.KVBlocks, len(ws)), PrefixCache: make([]report.PrefixCache, len(ws)),
 			WorkerBusyMs: make([]float64, len(ws)), WorkerPasses: make([]int64, len(ws)),
-			RecomputedTokens: make([]int64, len(ws))}
+			RecomputedTokens: make([]int64, len(ws)), EngineArgs: p.args}
 		for i, w := range ws {
 			c := w.Counters()
 			st := c.KV
@@ -434,9 +466,13 @@ func backendVersionMetadata(v, backend string) *report.BackendVersion {
 	if note != "" {
 		out.Notes = append(out.Notes, note)
 	}
-	if backend == config.BackendTRTLLM {
+	switch backend {
+	case config.BackendTRTLLM:
 		out.Notes = append(out.Notes, config.TRTLLMDefaults(rel).Notes...)
-	} else {
+	case config.BackendSGLang:
+		// SGLang's defaults by release are the pools' resolved arguments
+		// (metadata.pools[].engine_args, "defaults_rule")
+	default:
 		out.Notes = append(out.Notes, config.VLLMDefaults(rel).Notes...)
 	}
 	return out

@@ -40,6 +40,7 @@ func (m *sim) arrivePD(idx int32, w int) {
 	// the decode side produces all output (a prompt-only request ends here).
 	f.eng.Output, f.eng.HoldKV = 0, output > 0
 	f.dec.Reset(engineID(idx, f.gen), prompt, output, f.eng.Hashes, f.eng.Groups)
+	f.dec.PartialTokens = f.eng.PartialTokens
 	f.dec.Unmeasured = f.warmup
 	m.admit(w, idx)
 }

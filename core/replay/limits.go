@@ -7,8 +7,8 @@ import (
 )
 
 // limits are the engine-neutral settings of a spec's engine, read from the
-// backend's own block (vLLM: engine.scheduler; TensorRT-LLM: engine.trtllm),
-// with the spec path of each for errors.
+// backend's own block (vLLM: engine.scheduler; TensorRT-LLM: engine.trtllm;
+// SGLang: engine.sglang), with the spec path of each for errors.
 type limits struct {
 	maxSeqs, maxTokens, blockSize int
 	// maxModelLen is 0 when not given (the model's max_position_embeddings).
@@ -42,6 +42,17 @@ func limitsOf(e *config.Engine) limits {
 			field: map[string]string{"max_num_seqs": p + "max_batch_size", "max_num_batched_tokens": p + "max_num_tokens",
 				"max_model_len": p + "max_seq_len", "memory": p + "kv_cache_config.free_gpu_memory_fraction",
 				"num_gpu_blocks": p + "kv_cache_config.max_tokens", "block_size": p + "kv_cache_config.tokens_per_block"}}
+	}
+	if g := e.SGLang; e.Backend == config.BackendSGLang && g != nil {
+		// the pools are sized by the family's plan (sglang.Family.Plan, an
+		// engine.Planner); these are the limits the deployment reads before
+		const p = "engine.sglang."
+		return limits{maxSeqs: g.MaxRunningRequests, maxTokens: g.ChunkedPrefillSize, blockSize: g.PageSize,
+			maxModelLen: g.ContextLength, maxKVTokens: g.MaxTotalTokens, prefixCaching: !g.DisableRadixCache,
+			async: !g.DisableOverlapSchedule, memFraction: g.MemFractionStatic,
+			field: map[string]string{"max_num_seqs": p + "max_running_requests", "max_num_batched_tokens": p + "chunked_prefill_size",
+				"max_model_len": p + "context_length", "memory": p + "mem_fraction_static",
+				"num_gpu_blocks": p + "max_total_tokens", "block_size": p + "page_size"}}
 	}
 	sc := &e.Scheduler
 	const p = "engine.scheduler."

@@ -383,7 +383,7 @@ func prepare(spec *config.Spec, opts []Option) (*sim, error) {
 		m.procs = make([]client.OutputProcessor, len(m.workers))
 		m.outQ = make([]outQueue, len(m.workers))
 	}
-	if limitsOf(&s.Engine).async {
+	if dep.overlap() {
 		m.inbox = make([][]held, len(m.workers))
 	}
 	m.landedOut = o.landed
@@ -567,6 +567,7 @@ func (m *sim) send(idx int32) {
 		m.guardMemory()
 	}
 	var hashes, groups []uint64
+	partial := 0
 	f.reject = m.fitReason(r)
 	deltas := m.tr.deltas && r.SessionID >= 0
 	if deltas {
@@ -574,8 +575,10 @@ func (m *sim) send(idx int32) {
 	}
 	if cfg := &m.pools[0].cfg; cfg.PrefixCaching && f.reject == "" {
 		if deltas { // its blocks are the conversation's: each one a group of its own
-			f.hashes = workload.PieceHashes(f.pieces, cfg.BlockSize, f.hashes)
+			f.hashes = workload.PieceHashes(f.pieces, cfg.HashBlock(), f.hashes)
 			hashes = f.hashes
+		} else if cfg.PartialBlockHash { // an engine that matches prefixes token by token
+			hashes, partial = f.tokenKeys(r, cfg.HashBlock())
 		} else {
 			f.hashes = workload.BlockHashes(r, cfg.BlockSize, f.hashes)
 			f.groups = workload.BlockGroups(r, cfg.BlockSize, f.hashes, f.groups)
@@ -583,6 +586,7 @@ func (m *sim) send(idx int32) {
 		}
 	}
 	f.eng.Reset(engineID(idx, f.gen), r.InputTokens, r.OutputTokens, hashes, groups)
+	f.eng.PartialTokens = partial
 	f.eng.Unmeasured = f.warmup // its steady tokens' gaps are not pooled (steadyTokens)
 	// the decode-side request is used only with P/D (else it stays zero)
 	if m.dep.disagg {
@@ -592,6 +596,19 @@ func (m *sim) send(idx int32) {
 	if m.path.TimeoutNs > 0 {
 		m.at(m.now+m.path.TimeoutNs, phaseClientAction, evTimeout, idx, f.gen)
 	}
+}
+
+// tokenKeys makes r's prefix keys for an engine that matches prefixes token
+// by token (engine.Config.PartialBlockHash): the hashes of its blocks of bs
+// tokens, then that of the known content's last, partial block, whose
+// tokens it returns (0: none).
+func (f *flight) tokenKeys(r *workload.Request, bs int) ([]uint64, int) {
+	f.hashes = workload.BlockHashes(r, bs, f.hashes)
+	if h, n, ok := workload.PartialBlockHash(r, bs, f.hashes); ok {
+		f.hashes = append(f.hashes, h)
+		return f.hashes, n
+	}
+	return f.hashes, 0
 }
 
 // canRun reports whether r can ever run on the first pool's workers (all

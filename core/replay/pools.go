@@ -42,7 +42,7 @@ func (p *poolRT) place(isl int, hashes []uint64, now int64, pl *kvPlaced) int {
 	case config.PlacementKVRouter:
 		return p.kv.place(isl, hashes, now, pl)
 	case config.PlacementPrefixAffinity:
-		server = p.aff.place(hashes[:min(len(hashes), isl/p.cfg.BlockSize)])
+		server = p.aff.place(hashes[:min(len(hashes), isl/p.cfg.HashBlock())])
 	case config.PlacementLeastOutstanding:
 		best, load := 0, p.serverLoad(0)
 		for i := 1; i < p.count; i++ {

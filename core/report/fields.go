@@ -78,7 +78,7 @@ var fields = []Field{
 	{Name: "output_tokens", Dtype: "<i8", Unit: "tokens", Doc: "output tokens the client received",
 		integer: always(func(r *Record) int64 { return int64(r.OutputTokens) })},
 	{Name: "cached_tokens", Dtype: "<i8", Unit: "tokens",
-		Doc:     "prompt tokens served from the prefix cache at the request's first admission, vLLM's `num_cached_tokens` (whole blocks; a fully cached prompt recomputes its last block; what a preempted request finds again is counted in `metadata.prefix_cache`, never here)",
+		Doc:     "prompt tokens served from the prefix cache at the request's first admission, vLLM's `num_cached_tokens` (whole blocks; a fully cached prompt recomputes its last block; what a preempted request finds again is counted in `metadata.prefix_cache`, never here). With `engine.backend: sglang`, SGLang's `cached_tokens` (schedule_batch.py `prepare_for_extend`: each admission adds the radix tree's match beyond what the request itself computed, token by token; a retracted request's re-match counts again)",
 		integer: always(func(r *Record) int64 { return int64(r.CachedTokens) })},
 	{Name: "send_ms", Dtype: "<f8", Unit: "ms", Doc: "the client sent the request",
 		float: msAt(func(r *Record) int64 { return r.SendNs })},

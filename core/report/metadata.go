@@ -97,6 +97,11 @@ type Pool struct {
 	// data-parallel rank, worker by worker.
 	DataParallelSize     *int  `json:"data_parallel_size,omitempty"`
 	EnableExpertParallel *bool `json:"enable_expert_parallel,omitempty"`
+	// EngineArgs are the engine's arguments as its family resolved them
+	// (defaults included), for an engine that sizes its own workers
+	// (SGLang: mem_fraction_static, max_total_num_tokens, …); absent for vLLM,
+	// whose settings the spec shows.
+	EngineArgs map[string]any `json:"engine_args,omitempty"`
 	// GPUHours is GPUs × the measured window, GPU·h.
 	GPUHours float64 `json:"gpu_hours"`
 	// GPUs is Workers × TP × data-parallel size.

@@ -521,8 +521,12 @@ def compare(config: str | os.PathLike[str] | Mapping[str, Any] | Spec, aiperf: s
                                                            "load": {**mode, **keep}}})
             # hash ids of the engine's own KV blocks: turns share exactly the blocks the engine would find
             eng = spec.data["engine"]
-            block = (eng["trtllm"]["kv_cache_config"]["tokens_per_block"] if eng["backend"] == "trtllm"
-                     else eng["scheduler"]["block_size"])
+            if eng["backend"] == "trtllm":
+                block = eng["trtllm"]["kv_cache_config"]["tokens_per_block"]
+            elif eng["backend"] == "sglang":  # its prefix hashes: the page, 16 tokens for page 1 (core/engine/sglang/plan.go)
+                block = eng["sglang"]["page_size"] if eng["sglang"]["page_size"] > 1 else 16
+            else:
+                block = eng["scheduler"]["block_size"]
             deltas, rows = _trace_rows(sent, block)
             source = {"traffic.source.isl_block_size": block}
             if deltas:

@@ -147,13 +147,15 @@ func loadAttention(path string) ([]attnRow, error) {
 	})
 }
 
-// loadAllReduce keeps the CUDA-graph rows (backend vllm_graph): vLLM serves
-// decode passes from CUDA graphs; the eager rows carry ≈ 20 µs of launch cost.
-// TensorRT-LLM's tables (and SGLang's 0.5.6.post2) hold one kind of row, its
-// own all-reduce kernel (implementation trtllm, no backend column).
+// loadAllReduce keeps the CUDA-graph rows (backend vllm_graph, or
+// sglang_graph in SGLang's tables): the engines serve decode passes from
+// CUDA graphs; the eager rows carry ≈ 20 µs of launch cost. TensorRT-LLM's
+// tables hold one kind of row, its own all-reduce kernel (implementation
+// trtllm, no backend column); SGLang's 0.5.6.post2 files hold such rows too,
+// and knownBad keeps them out (SGLang runs its own all-reduce).
 func loadAllReduce(path string) ([]allReduceRow, error) {
 	return loadRows(path, func(r *allReduceRow) (allReduceKey, bool) {
-		kept := r.Backend == "vllm_graph" || (r.Backend == "" && r.Implementation == "trtllm")
+		kept := r.Backend == "vllm_graph" || r.Backend == "sglang_graph" || (r.Backend == "" && r.Implementation == "trtllm")
 		return allReduceKey{r.NumGPUs, r.MessageSize},
 			kept && r.NumGPUs > 1 && r.MessageSize > 0 && validLatency(r.Latency)
 	})

@@ -34,39 +34,8 @@ func TestDuplicateRowsKeepFirst(t *testing.T) {
 // exactly on a measured row returns the row's latency (ms → s), and a point
 // halfway between two rows of a site returns their mean.
 func TestGEMMOnATableRowReturnsThatRow(t *testing.T) {
-	db := sharedDB(t)
-	dir, err := systemDir(db, "h100_sxm")
-	require.NoError(t, err)
-	src, err := locate(dir, "h100_sxm", "vllm", "0.24.0", TableGEMM)
-	require.NoError(t, err)
-	rows, err := loadGEMM(src.Path)
-	require.NoError(t, err)
+	rows := checkGEMMRows(t, "h100_sxm", "vllm", "0.24.0", "bfloat16", "fp8", "fp8_block")
 	sys := builtinSystem(t, "h100_sxm")
-	for _, dt := range []string{"bfloat16", "fp8", "fp8_block"} {
-		g, err := newGEMMGrid(rows, dt, sys.Flops("fp8"), sys.MemBW, 1)
-		if dt == "bfloat16" {
-			g, err = newGEMMGrid(rows, dt, sys.BF16Flops, sys.MemBW, 2)
-		}
-		require.NoError(t, err)
-		checked := 0
-		for i := range rows {
-			r := &rows[i]
-			if r.Dtype != dt || i%997 != 0 {
-				continue
-			}
-			want := r.Latency * 1e-3
-			if want < g.roofline(float64(r.M), float64(r.N), float64(r.K)) {
-				continue // a row below its roofline is clamped up, by design
-			}
-			if c := g.sites[[2]float64{float64(r.N), float64(r.K)}]; c.sec[indexOf(c.m, float64(r.M))] < want {
-				continue // a row slower than a larger m at its site is lowered to it, by design (padEnvelope)
-			}
-			assert.InEpsilon(t, want, g.Seconds(float64(r.M), float64(r.N), float64(r.K)), 1e-12,
-				"%s m=%d n=%d k=%d", dt, r.M, r.N, r.K)
-			checked++
-		}
-		assert.Greater(t, checked, 5, "the scenario reached rows of %s", dt)
-	}
 	// h100 0.24.0 bf16, n = 4096, k = 4096: halfway between the measured
 	// m = 8192 and the next measured m (16384): the mean of the two rows
 	g, err := newGEMMGrid(rows, "bfloat16", sys.BF16Flops, sys.MemBW, 2)
@@ -133,4 +102,51 @@ func TestGEMMGlitchLowered(t *testing.T) {
 	assert.InDelta(t, raw8192, got, 1e-12)
 	assert.InDelta(t, 0.000686, got, 0.00002)
 	assert.Greater(t, g.roofline(4096, 6144, 5120)/got, 0.37)
+}
+
+// checkGEMMRows checks that a GEMM exactly on a measured row of a table
+// (every 997th row of each of dtypes) returns the row's latency, and returns
+// the table's rows.
+func checkGEMMRows(t *testing.T, system, backend, version string, dtypes ...string) []gemmRow {
+	t.Helper()
+	dir, err := systemDir(sharedDB(t), system)
+	require.NoError(t, err)
+	src, err := locate(dir, system, backend, version, TableGEMM)
+	require.NoError(t, err)
+	rows, err := loadGEMM(src.Path)
+	require.NoError(t, err)
+	sys := builtinSystem(t, system)
+	for _, dt := range dtypes {
+		g, err := newGEMMGrid(rows, dt, sys.Flops("fp8"), sys.MemBW, 1)
+		if dt == "bfloat16" {
+			g, err = newGEMMGrid(rows, dt, sys.BF16Flops, sys.MemBW, 2)
+		}
+		require.NoError(t, err)
+		checked := 0
+		for i := range rows {
+			r := &rows[i]
+			if r.Dtype != dt || i%997 != 0 {
+				continue
+			}
+			want := r.Latency * 1e-3
+			if want < g.roofline(float64(r.M), float64(r.N), float64(r.K)) {
+				continue // a row below its roofline is clamped up, by design
+			}
+			if c := g.sites[[2]float64{float64(r.N), float64(r.K)}]; c.sec[indexOf(c.m, float64(r.M))] < want {
+				continue // a row slower than a larger m at its site is lowered to it, by design (padEnvelope)
+			}
+			assert.InEpsilon(t, want, g.Seconds(float64(r.M), float64(r.N), float64(r.K)), 1e-12,
+				"%s m=%d n=%d k=%d", dt, r.M, r.N, r.K)
+			checked++
+		}
+		assert.Greater(t, checked, 5, "the scenario reached rows of %s", dt)
+	}
+	return rows
+}
+
+// TestSGLangGEMMOnATableRow: SGLang's own tables (gemm/sglang/<version>)
+// give, on a measured row, that row's time.
+func TestSGLangGEMMOnATableRow(t *testing.T) {
+	checkGEMMRows(t, "h200_sxm", "sglang", "0.5.9", "bfloat16", "fp8")
+	checkGEMMRows(t, "h100_sxm", "sglang", "0.5.9", "bfloat16")
 }

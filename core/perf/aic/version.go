@@ -79,4 +79,8 @@ func nearestVersion(want version, candidates []version) (best version, ok bool) 
 // stands in and the report's metadata says why.
 var knownBad = map[string]string{
 	"h200_sxm/context_attention_perf/0.19.0": "context-attention latency falls as the head count rises, below the roofline (known trap)",
+	// the SGLang 0.5.6.post2 collection's all-reduce file holds TensorRT-LLM's
+	// kernel (implementation trtllm, no CUDA-graph rows of SGLang's own)
+	"h100_sxm/custom_allreduce_perf/0.5.6.post2": "it holds TensorRT-LLM's all-reduce (implementation trtllm), not SGLang's",
+	"h200_sxm/custom_allreduce_perf/0.5.6.post2": "it holds TensorRT-LLM's all-reduce (implementation trtllm), not SGLang's",
 }

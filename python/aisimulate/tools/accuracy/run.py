@@ -99,14 +99,21 @@ def run_row(row: dict[str, str], perf: str, aliases: dict[str, str], model_confi
     res.measured = camp.measured.isoformat() if camp.measured else ""
     if procedure == INFERENCEX:
         res.deployment, res.window = "inferencex-recipe", "benchmark"
-        if camp.measured:
+        if (row.get("backend") or "").strip() == "sglang":
+            res.recipe = "not read: SGLang's defaults for the release, the radix cache off"
+        elif camp.measured:
             res.recipe = campaigns.recipe_at(row.get("model_path", "").strip(), row.get("system", "").strip(),
                                              camp.measured)[1] or "not tabulated: the release's vLLM defaults"
         res.load_generator = "vllm_bench_serve (inferencex)"
     # every column on its own, so the valid ones still reach rows.csv
     problems = []
-    for attr, key, parse in (("tp", "tp_size", _int), ("isl", "isl", _int), ("osl", "osl", _int),
-                             ("concurrency", "batch_size", _int), ("silicon_ttft_ms", "silicon_ttft_ms", _positive),
+    disagg = (row.get("mode") or "").strip() == "disagg"  # SGLang's P/D rows (sglang.py)
+    if disagg:
+        from .sglang import row_concurrency
+    for attr, key, parse in (("tp", "decode_tp_size" if disagg else "tp_size", _int), ("isl", "isl", _int),
+                             ("osl", "osl", _int),
+                             ("concurrency", "batch_size", (lambda r, _k: row_concurrency(r)) if disagg else _int),
+                             ("silicon_ttft_ms", "silicon_ttft_ms", _positive),
                              ("silicon_tpot_ms", "silicon_tpot_ms", _positive)):
         try:
             setattr(res, attr, parse(row, key))
@@ -125,13 +132,17 @@ def run_row(row: dict[str, str], perf: str, aliases: dict[str, str], model_confi
     except (ValueError, KeyError) as exc:
         res.reason = where + str(exc)
         return res
-    pool = spec["engine"]["workers"]["aggregated"]
-    _, ep, note = row_layout(row, spec["engine"]["model"])
-    res.layout = layout_text(pool["tp"], pool.get("data_parallel_size", 1), pool.get("enable_expert_parallel", False))
-    if note:
-        res.layout += f" ({note})"
-    elif pool.get("enable_expert_parallel") and not ep:
-        res.layout += " (the recipe's --enable-expert-parallel)"
+    if spec["engine"].get("backend") == "sglang":
+        from .sglang import sglang_layout
+        res.layout, res.deployment = sglang_layout(spec), "sglang " + res.deployment
+    else:
+        pool = spec["engine"]["workers"]["aggregated"]
+        _, ep, note = row_layout(row, spec["engine"]["model"])
+        res.layout = layout_text(pool["tp"], pool.get("data_parallel_size", 1), pool.get("enable_expert_parallel", False))
+        if note:
+            res.layout += f" ({note})"
+        elif pool.get("enable_expert_parallel") and not ep:
+            res.layout += " (the recipe's --enable-expert-parallel)"
     slack = campaigns.INFERENCEX_MAX_MODEL_LEN_SLACK if procedure == INFERENCEX else AIC_GENERATOR_TOKEN_SLACK
     try:
         report = _replay_as_launched(spec, res.isl + res.osl + slack)
@@ -152,8 +163,12 @@ def run_row(row: dict[str, str], perf: str, aliases: dict[str, str], model_confi
     res.predicted_tpot_ms = sum(tpots) / len(tpots)
     res.measured_requests = len(window)
     md = report.metadata
-    sched = md["spec"]["engine"]["scheduler"]  # as run: the per-system defaults filled
-    res.max_num_batched_tokens, res.max_num_seqs = sched["max_num_batched_tokens"], sched["max_num_seqs"]
+    sched = md["spec"]["engine"].get("scheduler")  # as run: the per-system defaults filled
+    if sched is not None:
+        res.max_num_batched_tokens, res.max_num_seqs = sched["max_num_batched_tokens"], sched["max_num_seqs"]
+    else:  # SGLang: its resolved chunked_prefill_size and max_running_requests
+        args = md["pools"][-1].get("engine_args") or {}
+        res.max_num_batched_tokens, res.max_num_seqs = args.get("chunked_prefill_size"), args.get("max_running_requests")
     res.perf_model = str(md.get("perf_model", ""))
     tables = (md.get("perf_metadata") or {}).get("tables") or []
     res.tables = ";".join(f"{t['table']}@{t['read_from_version']}" for t in tables)
@@ -175,8 +190,8 @@ def _replay_as_launched(spec: dict[str, Any], tokens: int):
     try:
         return aisimulate.replay(spec)
     except aisimulate.ConfigError as exc:
-        sched = spec["engine"]["scheduler"]
-        if exc.field != "engine.scheduler.max_model_len" or "max_model_len" in sched:
+        sched = spec["engine"].get("scheduler")
+        if sched is None or exc.field != "engine.scheduler.max_model_len" or "max_model_len" in sched:
             raise
         sched["max_model_len"] = tokens
         return aisimulate.replay(spec)

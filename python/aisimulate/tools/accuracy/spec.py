@@ -192,6 +192,10 @@ def row_spec(row: dict[str, str], *, perf: str, aliases: dict[str, str],
     Raises:
         ValueError: the row cannot be simulated (the message is the skip reason).
     """
+    if (row.get("backend") or "vllm").strip() == "sglang":  # its own deployments (sglang.py)
+        from .sglang import sglang_row_spec
+        return sglang_row_spec(row, str(model_config(row, aliases, model_configs)), perf=perf,
+                               database=str(database), perf_overrides=perf_overrides)
     procedure, camp = procedure_of(row, load_generator)
     if procedure == INFERENCEX:
         return _inferencex_spec(row, camp, perf=perf, aliases=aliases, model_configs=model_configs,
@@ -274,6 +278,23 @@ def _load_generator(name: str) -> LoadGenerator:
     return LOAD_GENERATORS[name]
 
 
+def model_config(row: dict[str, str], aliases: dict[str, str], model_configs: str | os.PathLike[str]) -> Path:
+    """The config.json of a row's model: the file ``model_aliases.csv`` names for its
+    ``model_path``, else ``Org--Name_config.json`` in ``model_configs`` (ValueError:
+    the skip reason)."""
+    model_path = row["model_path"].strip()
+    if model_path in aliases:
+        config = Path(model_configs) / aliases[model_path]
+        if not config.is_file():
+            raise ValueError(f"model config {config} not found")
+        return config
+    config = Path(model_configs) / (model_path.replace("/", "--") + "_config.json")
+    if not config.is_file():
+        raise ValueError(f"unknown model {model_path!r} (not in model_aliases.csv, "
+                         f"and no {config.name} in {model_configs})")
+    return config
+
+
 def _row_basics(row: dict[str, str], *, perf: str, aliases: dict[str, str],
                 model_configs: str | os.PathLike[str], database: str | os.PathLike[str],
                 perf_overrides: dict[str, Any] | None, tables_of_row: bool = False) -> dict[str, Any]:
@@ -290,15 +311,7 @@ def _row_basics(row: dict[str, str], *, perf: str, aliases: dict[str, str],
     if backend != "vllm":
         raise ValueError(f"backend {backend!r}: only vllm is simulated")
     model_path = row["model_path"].strip()
-    if model_path in aliases:
-        config = Path(model_configs) / aliases[model_path]
-        if not config.is_file():
-            raise ValueError(f"model config {config} not found")
-    else:
-        config = Path(model_configs) / (model_path.replace("/", "--") + "_config.json")
-        if not config.is_file():
-            raise ValueError(f"unknown model {model_path!r} (not in model_aliases.csv, "
-                             f"and no {config.name} in {model_configs})")
+    config = model_config(row, aliases, model_configs)
     c, tp = _int(row, "batch_size"), _int(row, "tp_size")
     isl, osl = _int(row, "isl"), _int(row, "osl")
     if min(c, tp, isl, osl) < 1:

@@ -1,0 +1,385 @@
+package config
+
+import "math"
+
+// engine.backend sglang: SGLang's server arguments (python/sglang/srt/
+// server_args.py, ServerArgs) that the simulation prices, under SGLang's own
+// names, in engine.sglang. engine.scheduler is vLLM's and is refused with
+// this backend. A field left out takes SGLang's default: the fixed ones here
+// (Normalize fills them), the ones SGLang derives from the GPU, the TP degree
+// and its release (chunked_prefill_size, cuda_graph_max_bs,
+// mem_fraction_static) when a worker is built (SGLangDefaults), and the ones
+// derived from the KV pool (max_running_requests, the token pool's size) by
+// the engine (core/engine/sglang).
+
+// SGLang is engine.sglang.
+type SGLang struct {
+	// MaxRunningRequests is --max-running-requests; 0: derived from the KV
+	// pool (min(max_total_tokens / 2, the request pool), the engine's
+	// rule).
+	MaxRunningRequests int `json:"max_running_requests,omitempty"`
+	// ChunkedPrefillSize is --chunked-prefill-size: the most prompt tokens
+	// one pass computes (-1: no chunking); 0: by GPU memory and release.
+	ChunkedPrefillSize int `json:"chunked_prefill_size,omitempty"`
+	// MaxPrefillTokens is --max-prefill-tokens: the prompt token budget of
+	// one prefill pass's admissions (default 16384).
+	MaxPrefillTokens int `json:"max_prefill_tokens"`
+	// MaxTotalTokens is --max-total-tokens: caps the KV pool, tokens; 0:
+	// what mem_fraction_static leaves.
+	MaxTotalTokens int `json:"max_total_tokens,omitempty"`
+	// MemFractionStatic is --mem-fraction-static: the share of GPU memory
+	// for the weights and the KV pool; 0: by GPU memory, TP and release.
+	MemFractionStatic float64 `json:"mem_fraction_static,omitempty"`
+	// PageSize is --page-size: tokens per KV page (default 1: the radix
+	// cache matches prefixes token by token).
+	PageSize int `json:"page_size"`
+	// ContextLength is --context-length; 0: the model's
+	// max_position_embeddings.
+	ContextLength int `json:"context_length,omitempty"`
+	// SchedulePolicy is --schedule-policy: SGLangPolicyFCFS (default),
+	// SGLangPolicyLPM or SGLangPolicyLOF.
+	SchedulePolicy string `json:"schedule_policy"`
+	// ScheduleConservativeness is --schedule-conservativeness: scales the
+	// initial new_token_ratio (default 1).
+	ScheduleConservativeness float64 `json:"schedule_conservativeness"`
+	// DisableRadixCache is --disable-radix-cache: no prefix reuse (SGLang's
+	// ChunkCache).
+	DisableRadixCache bool `json:"disable_radix_cache,omitempty"`
+	// EnableMixedChunk is --enable-mixed-chunk: a prefill pass also decodes
+	// the running requests.
+	EnableMixedChunk bool `json:"enable_mixed_chunk,omitempty"`
+	// DisableOverlapSchedule is --disable-overlap-schedule: without it the
+	// scheduler forms pass n+1 while pass n runs.
+	DisableOverlapSchedule bool `json:"disable_overlap_schedule,omitempty"`
+	// CUDAGraphMaxBS is --cuda-graph-max-bs: decode passes of up to this
+	// many requests run as CUDA graphs; 0: by GPU memory, TP and release.
+	CUDAGraphMaxBS int `json:"cuda_graph_max_bs,omitempty"`
+}
+
+// BackendSGLang is engine.backend's value for SGLang.
+const BackendSGLang = "sglang"
+
+// engine.sglang.schedule_policy values (python/sglang/srt/managers/
+// schedule_policy.py, CacheAwarePolicy and CacheAgnosticPolicy).
+const (
+	// SGLangPolicyFCFS: first come first served.
+	SGLangPolicyFCFS = "fcfs"
+	// SGLangPolicyLPM: longest prefix match first (fcfs while more than
+	// 128 requests wait, or without the radix cache).
+	SGLangPolicyLPM = "lpm"
+	// SGLangPolicyLOF: longest output (max_new_tokens) first.
+	SGLangPolicyLOF = "lof"
+)
+
+// SGLang's fixed defaults (ServerArgs).
+const (
+	DefaultSGLangMaxPrefillTokens         = 16384
+	DefaultSGLangPageSize                 = 1
+	DefaultSGLangSchedulePolicy           = SGLangPolicyFCFS
+	DefaultSGLangScheduleConservativeness = 1.0
+	// DefaultSGLangRelease is the SGLang release whose defaults and kernel
+	// tables stand in when engine.backend_version is not given: the newest
+	// release of the dev measurements (../shared/data/silicon/sglang_dev.csv).
+	DefaultSGLangRelease = "0.5.9"
+	// MaxSGLangPageSize bounds --page-size (SGLang's MLA kernels use 64 and
+	// 128).
+	MaxSGLangPageSize = 256
+)
+
+var sglangPolicies = []string{SGLangPolicyFCFS, SGLangPolicyLPM, SGLangPolicyLOF}
+
+// Releases at which SGLang's GPU-memory defaults changed.
+var (
+	// sglangReservedRuleSince: pull request 7054 ("Simplify the heuristics
+	// for setting --mem-fraction-static", merged 2025-06-10): the reserved
+	// memory by GPU memory bucket and TP × PP.
+	sglangReservedRuleSince = Release{0, 4, 8}
+	// sglangGeneralRuleSince: pull request 10975 ("Use more general
+	// heuristics to set the default value of --mem-fraction-static",
+	// merged 2025-09-27): the reserved memory from chunked_prefill_size and
+	// cuda_graph_max_bs, themselves by GPU memory bucket.
+	sglangGeneralRuleSince = Release{0, 5, 3}
+)
+
+// SGLangGPUDefaults are the server arguments SGLang derives from the GPU.
+type SGLangGPUDefaults struct {
+	ChunkedPrefillSize int
+	CUDAGraphMaxBS     int
+	MemFractionStatic  float64
+	// Rule names the release's rule (for the report).
+	Rule string
+}
+
+// SGLangDefaults is what SGLang release r sets for a server of tp × pp GPUs
+// of memBytes each when the launch leaves chunked_prefill_size,
+// cuda_graph_max_bs or mem_fraction_static out (given values win; a given
+// chunked_prefill_size and cuda_graph_max_bs enter the later rule's reserved
+// memory). The rules, in MiB of GPU memory g (server_args.py,
+// ServerArgs.__post_init__ / _handle_gpu_memory_settings):
+//
+//	from 0.5.3: chunked 2048 (g < 35 GiB), 4096 (< 60), 8192 (< 160), 16384;
+//	            cuda_graph_max_bs (tp < 4 / ≥ 4) 8/80 (< 35 GiB), 32/160 (< 60),
+//	            256/512 (< 160), 512;
+//	            reserved = 512 + 1.5 · max(chunked, 2048) + 2 · cuda_graph_max_bs
+//	                       + tp·pp/8 · 1024, at least 10 GiB when g > 60 GiB
+//	from 0.4.8: chunked 2048 (< 35 GiB), 8192 (< 160), 16384; reserved
+//	            (2.8 + tp·pp/10) GiB (< 35), (9.5 + tp·pp/2) GiB (< 90),
+//	            (12 + tp·pp/2) GiB (< 160), 32 GiB
+//	then       mem_fraction_static = round((g − reserved) / g, 3)
+//	before:    mem_fraction_static 0.88, 0.87, 0.85, 0.81, 0.79 at tp ≥ 1, 2,
+//	           4, 8, 16; chunked 2048 below 25 GB, else 8192
+//
+// Speculative decoding and DP attention, which add to the reserve, are not
+// modelled.
+func SGLangDefaults(r Release, memBytes int64, tp, pp int, given *SGLang) SGLangGPUDefaults {
+	g := float64(memBytes) / (1 << 20) // MiB, as SGLang's get_nvgpu_memory_capacity
+	const gib = 1024.0
+	par := float64(tp * pp)
+	var d SGLangGPUDefaults
+	switch {
+	case !r.Before(sglangGeneralRuleSince):
+		d.Rule = "sglang>=0.5.3 (pull request 10975)"
+		small, large := 0, 0
+		switch {
+		case g < 35*gib:
+			d.ChunkedPrefillSize, small, large = 2048, 8, 80
+		case g < 60*gib:
+			d.ChunkedPrefillSize, small, large = 4096, 32, 160
+		case g < 160*gib:
+			d.ChunkedPrefillSize, small, large = 8192, 256, 512
+		default:
+			d.ChunkedPrefillSize, small, large = 16384, 512, 512
+		}
+		d.CUDAGraphMaxBS = small
+		if tp >= 4 {
+			d.CUDAGraphMaxBS = large
+		}
+	case !r.Before(sglangReservedRuleSince):
+		d.Rule = "sglang>=0.4.8 (pull request 7054)"
+		d.CUDAGraphMaxBS = 160
+		switch {
+		case g < 35*gib:
+			d.ChunkedPrefillSize = 2048
+			if tp < 4 {
+				d.CUDAGraphMaxBS = 8
+			} else {
+				d.CUDAGraphMaxBS = 80
+			}
+		case g < 160*gib:
+			d.ChunkedPrefillSize = 8192
+		default:
+			d.ChunkedPrefillSize = 16384
+		}
+	default:
+		d.Rule = "sglang<0.4.8 (by TP)"
+		d.ChunkedPrefillSize, d.CUDAGraphMaxBS = 8192, 160
+		if g < 25e9/(1<<20) {
+			d.ChunkedPrefillSize = 2048
+		}
+	}
+	if given != nil && given.ChunkedPrefillSize != 0 {
+		d.ChunkedPrefillSize = given.ChunkedPrefillSize
+	}
+	if given != nil && given.CUDAGraphMaxBS != 0 {
+		d.CUDAGraphMaxBS = given.CUDAGraphMaxBS
+	}
+	if given != nil && given.MemFractionStatic != 0 {
+		d.MemFractionStatic = given.MemFractionStatic
+		return d
+	}
+	var reserved float64
+	switch {
+	case !r.Before(sglangGeneralRuleSince):
+		prefill := float64(d.ChunkedPrefillSize)
+		if d.ChunkedPrefillSize < 0 {
+			prefill = DefaultSGLangMaxPrefillTokens
+			if given != nil && given.MaxPrefillTokens > 0 {
+				prefill = float64(given.MaxPrefillTokens)
+			}
+		}
+		reserved = 512 + math.Max(prefill, 2048)*1.5 + float64(d.CUDAGraphMaxBS)*2 + par/8*1024
+		if g > 60*gib {
+			reserved = math.Max(reserved, 10*gib)
+		}
+	case !r.Before(sglangReservedRuleSince):
+		switch {
+		case g < 35*gib:
+			reserved = (2.8 + par/10) * gib
+		case g < 90*gib:
+			reserved = (9.5 + par/2) * gib
+		case g < 160*gib:
+			reserved = (12 + par/2) * gib
+		default:
+			reserved = 32 * gib
+		}
+	default:
+		switch {
+		case tp >= 16:
+			d.MemFractionStatic = 0.79
+		case tp >= 8:
+			d.MemFractionStatic = 0.81
+		case tp >= 4:
+			d.MemFractionStatic = 0.85
+		case tp >= 2:
+			d.MemFractionStatic = 0.87
+		default:
+			d.MemFractionStatic = 0.88
+		}
+		return d
+	}
+	d.MemFractionStatic = math.Round((g-reserved)/g*1000) / 1000
+	return d
+}
+
+// SGLangRelease is the SGLang release a spec runs: engine.backend_version
+// resolved, else DefaultSGLangRelease. Validate has checked the version.
+func (e *Engine) SGLangRelease() Release {
+	v := e.BackendVersion
+	if v == "" {
+		v = DefaultSGLangRelease
+	}
+	r, _, _ := ResolveBackendVersion(v)
+	return r
+}
+
+// sglangDefaults fills engine.sglang's fixed defaults and, for source aic, the
+// kernel tables of the release (engine.perf.backend_version) when not given.
+func sglangDefaults(s *Spec, present func(string) bool) {
+	e := &s.Engine
+	if e.SGLang == nil {
+		e.SGLang = &SGLang{}
+	}
+	g := e.SGLang
+	const p = "engine.sglang."
+	if !present(p + "max_prefill_tokens") {
+		g.MaxPrefillTokens = DefaultSGLangMaxPrefillTokens
+	}
+	if !present(p + "page_size") {
+		g.PageSize = DefaultSGLangPageSize
+	}
+	if g.SchedulePolicy == "" {
+		g.SchedulePolicy = DefaultSGLangSchedulePolicy
+	}
+	if !present(p + "schedule_conservativeness") {
+		g.ScheduleConservativeness = DefaultSGLangScheduleConservativeness
+	}
+	if a, ok := e.Perf.Source.(AICPerf); ok && !present("engine.perf.backend_version") {
+		a.BackendVersion = e.SGLangRelease().String()
+		e.Perf.Source = a
+	}
+}
+
+// validateSGLang checks engine.sglang, and that engine.scheduler (vLLM's) is
+// not given with it.
+func (e *Engine) validateSGLang() error {
+	if e.Backend != BackendSGLang {
+		if e.SGLang != nil {
+			return errorf("engine.sglang", "holds SGLang's server arguments: set engine.backend: sglang (it is %s)", e.Backend)
+		}
+		return nil
+	}
+	if path := e.Workers.kvRouterPool(); path != "" {
+		// Dynamo's KV router reads SGLang's KV events (radix_cache.py's
+		// BlockStored per page, --kv-events-config), which the radix tree
+		// here does not send yet.
+		return errorf(path+".placement", "%s is not modelled with engine.backend sglang (SGLang's KV events are not): use %s or %s",
+			PlacementKVRouter, PlacementLeastOutstanding, PlacementPrefixAffinity)
+	}
+	if f := nonZeroField(e.Scheduler); f != "" {
+		return errorf("engine.scheduler."+f, "engine.scheduler holds vLLM's engine arguments; with engine.backend sglang give SGLang's server arguments in engine.sglang (%s)",
+			sglangNameOf(f))
+	}
+	g := e.SGLang
+	if g == nil {
+		return nil // Normalize fills it
+	}
+	const p = "engine.sglang."
+	if err := firstErr(checkIntOrUnset(p+"max_running_requests", "SGLang.max_running_requests", g.MaxRunningRequests),
+		checkInt(p+"max_prefill_tokens", "SGLang.max_prefill_tokens", g.MaxPrefillTokens),
+		checkIntOrUnset(p+"max_total_tokens", "SGLang.max_total_tokens", g.MaxTotalTokens),
+		checkInt(p+"page_size", "SGLang.page_size", g.PageSize),
+		checkIntOrUnset(p+"context_length", "SGLang.context_length", g.ContextLength),
+		checkIntOrUnset(p+"cuda_graph_max_bs", "SGLang.cuda_graph_max_bs", g.CUDAGraphMaxBS),
+		checkFloat(p+"schedule_conservativeness", "SGLang.schedule_conservativeness", g.ScheduleConservativeness)); err != nil {
+		return err
+	}
+	if c := g.ChunkedPrefillSize; c != 0 && c != -1 {
+		if err := checkInt(p+"chunked_prefill_size", "SGLang.chunked_prefill_size", c); err != nil {
+			return err
+		}
+		if c%g.PageSize != 0 {
+			// server_args.py: assert chunked_prefill_size % page_size == 0
+			return errorf(p+"chunked_prefill_size", "must be a multiple of page_size (%d), got %d", g.PageSize, c)
+		}
+	}
+	if g.MemFractionStatic != 0 {
+		if err := checkFloat(p+"mem_fraction_static", "SGLang.mem_fraction_static", g.MemFractionStatic); err != nil {
+			return err
+		}
+	}
+	return checkEnum(p+"schedule_policy", "SGLang.schedule_policy", g.SchedulePolicy)
+}
+
+// refuseGivenZeros refuses a 0 given for a field of engine.sglang whose 0
+// means "left out" (SGLang's derived default), where it is still told from
+// one left out. g is nil without engine.sglang.
+func (g *SGLang) refuseGivenZeros(seen map[string]bool) error {
+	if g == nil {
+		return nil
+	}
+	const p = "engine.sglang."
+	for _, f := range []struct {
+		key string
+		v   float64
+	}{{"max_running_requests", float64(g.MaxRunningRequests)}, {"chunked_prefill_size", float64(g.ChunkedPrefillSize)},
+		{"max_total_tokens", float64(g.MaxTotalTokens)}, {"mem_fraction_static", g.MemFractionStatic},
+		{"context_length", float64(g.ContextLength)}, {"cuda_graph_max_bs", float64(g.CUDAGraphMaxBS)}} {
+		if seen[p+f.key] && f.v == 0 {
+			if f.key == "mem_fraction_static" {
+				return checkFloat(p+f.key, "SGLang."+f.key, 0)
+			}
+			return checkInt(p+f.key, "SGLang."+f.key, 0)
+		}
+	}
+	return nil
+}
+
+// sglangNameOf says where a vLLM scheduler setting goes with SGLang.
+func sglangNameOf(vllmKey string) string {
+	switch vllmKey {
+	case "max_num_seqs":
+		return "max_running_requests"
+	case "max_num_batched_tokens":
+		return "chunked_prefill_size, max_prefill_tokens"
+	case "block_size":
+		return "page_size"
+	case "enable_prefix_caching":
+		return "disable_radix_cache"
+	case "max_model_len":
+		return "context_length"
+	case "num_gpu_blocks":
+		return "max_total_tokens, in tokens"
+	case "gpu_memory_utilization":
+		return "mem_fraction_static"
+	case "async_scheduling":
+		return "disable_overlap_schedule"
+	}
+	return "see docs/config.md"
+}
+
+// kvRouterPool returns the path of the first pool placed by kv_router ("":
+// none).
+func (w *Workers) kvRouterPool() string {
+	if a := w.Aggregated; a != nil && a.Placement == PlacementKVRouter {
+		return "engine.workers.aggregated"
+	}
+	if d := w.Disaggregated; d != nil {
+		if d.Prefill.Placement == PlacementKVRouter {
+			return "engine.workers.disaggregated.prefill"
+		}
+		if d.Decode.Placement == PlacementKVRouter {
+			return "engine.workers.disaggregated.decode"
+		}
+	}
+	return ""
+}

@@ -1,0 +1,77 @@
+package config
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// SGLang's GPU defaults by release, by hand, for an 80 GiB GPU (81,920
+// MiB) at TP 2:
+//   - 0.5.3 on: chunked 8192, cuda_graph_max_bs 256; reserved 512 + 1.5 ·
+//     8192 + 2 · 256 + 2/8 · 1024 = 13,568 MiB (above the 10 GiB floor):
+//     (81,920 − 13,568) / 81,920 = 0.8344 → 0.834;
+//   - 0.4.8 to 0.5.2: reserved (9.5 + 2/2) GiB = 10,752 MiB: 0.86875 → 0.869;
+//   - before: 0.87 at TP 2.
+//
+// A given chunked_prefill_size enters the later rule's reserve: 4096 gives
+// 512 + 6144 + 512 + 256 = 7,424, lifted to the 10,240 floor: 0.875.
+func TestSGLangDefaultsByRelease(t *testing.T) {
+	const gib = int64(1) << 30
+	d := SGLangDefaults(Release{0, 5, 9}, 80*gib, 2, 1, nil)
+	assert.Equal(t, 8192, d.ChunkedPrefillSize)
+	assert.Equal(t, 256, d.CUDAGraphMaxBS)
+	assert.Equal(t, 0.834, d.MemFractionStatic)
+	assert.Equal(t, 0.869, SGLangDefaults(Release{0, 5, 1}, 80*gib, 2, 1, nil).MemFractionStatic)
+	assert.Equal(t, 0.87, SGLangDefaults(Release{0, 4, 7}, 80*gib, 2, 1, nil).MemFractionStatic)
+	assert.Equal(t, 0.875, SGLangDefaults(Release{0, 5, 9}, 80*gib, 2, 1, &SGLang{ChunkedPrefillSize: 4096}).MemFractionStatic)
+	assert.Equal(t, 0.7, SGLangDefaults(Release{0, 5, 9}, 80*gib, 2, 1, &SGLang{MemFractionStatic: 0.7}).MemFractionStatic)
+	// H200 (141 GiB = 144,384 MiB) at TP 8: cuda_graph_max_bs 512; reserved
+	// 512 + 12,288 + 1,024 + 1,024 = 14,848: 0.8972 → 0.897
+	h := SGLangDefaults(Release{0, 5, 9}, 141*gib, 8, 1, nil)
+	assert.Equal(t, 512, h.CUDAGraphMaxBS)
+	assert.Equal(t, 0.897, h.MemFractionStatic)
+}
+
+// engine.backend sglang takes SGLang's arguments in engine.sglang (defaults
+// filled by Normalize: the release's aic tables, 16,384 prefill tokens, page
+// 1, fcfs), refuses vLLM's engine.scheduler naming SGLang's name for the
+// setting, and its canonical form decodes again (without engine.scheduler).
+func TestSGLangSpec(t *testing.T) {
+	const traffic = `"traffic": {"source": {"type": "synthetic", "num_requests": 1, "isl": 8, "osl": 8}, "load": {"mode": "concurrency", "concurrency": 1}}`
+	s, err := Decode([]byte(`{"engine": {"model": "m", "system": "h100_sxm", "backend": "sglang", "backend_version": "0.5.6.post2",
+		"perf": {"source": "aic", "database": "/db"}, "sglang": {"max_running_requests": 64, "schedule_policy": "lpm"}}, ` + traffic + `}`))
+	require.NoError(t, err)
+	g := s.Engine.SGLang
+	assert.Equal(t, &SGLang{MaxRunningRequests: 64, MaxPrefillTokens: 16384, PageSize: 1, SchedulePolicy: "lpm", ScheduleConservativeness: 1}, g)
+	assert.Equal(t, "0.5.6", s.Engine.Perf.Source.(AICPerf).BackendVersion)
+	canon := s.JSON()
+	assert.NotContains(t, string(canon), `"scheduler"`)
+	again, err := Decode(canon)
+	require.NoError(t, err)
+	assert.Equal(t, canon, again.JSON())
+
+	for _, tc := range []struct{ spec, field, msg string }{
+		{`{"engine": {"model": "m", "system": "s", "backend": "sglang", "scheduler": {"max_num_seqs": 8}}, ` + traffic + `}`,
+			"engine.scheduler.max_num_seqs", "max_running_requests"},
+		{`{"engine": {"model": "m", "system": "s", "sglang": {"page_size": 16}}, ` + traffic + `}`, "engine.sglang", "engine.backend: sglang"},
+		{`{"engine": {"model": "m", "system": "s", "backend": "sglang", "sglang": {"schedule_policy": "dfs-weight"}}, ` + traffic + `}`,
+			"engine.sglang.schedule_policy", "not modelled"},
+		{`{"engine": {"model": "m", "system": "s", "backend": "sglang", "sglang": {"page_size": 16, "chunked_prefill_size": 100}}, ` + traffic + `}`,
+			"engine.sglang.chunked_prefill_size", "multiple of page_size"},
+		{`{"engine": {"model": "m", "system": "s", "backend": "sglang", "workers": {"aggregated": {"count": 2, "tp": 1, "placement": "kv_router"}}}, ` + traffic + `}`,
+			"engine.workers.aggregated.placement", "not modelled with engine.backend sglang"},
+		{`{"engine": {"model": "m", "system": "s", "backend": "sglang", "sglang": {"max_running_requests": 0}}, ` + traffic + `}`,
+			"engine.sglang.max_running_requests", "≥ 1"},
+	} {
+		_, err := Decode([]byte(tc.spec))
+		var ce *Error
+		require.ErrorAs(t, err, &ce, tc.spec)
+		assert.Equal(t, tc.field, ce.Field, tc.spec)
+		assert.Contains(t, ce.Msg, tc.msg, tc.spec)
+	}
+	// chunked_prefill_size -1: no chunking, as SGLang takes it
+	_, err = Decode([]byte(`{"engine": {"model": "m", "system": "s", "backend": "sglang", "sglang": {"chunked_prefill_size": -1}}, ` + traffic + `}`))
+	assert.NoError(t, err)
+}

@@ -1,0 +1,87 @@
+package sglang
+
+import "github.com/aisimulate/aisimulate/core/engine"
+
+// P/D (python/sglang/srt/disaggregation/): a prefill server computes the
+// prompt and holds its KV until the transfer is done; a decode server
+// reserves the KV of each handed-off request (its prealloc queue, FIFO),
+// receives it, and decodes it from the next pass on. (SGLang's decode server
+// reserves before the prefill starts, through the bootstrap handshake; the
+// replay's P/D flow reserves after it: the order is the replay's.)
+
+// ReleaseHeld frees a finished HoldKV request's KV after its transfer: into
+// the radix tree, as the prefill server's cache_finished_req does once the
+// KV is sent.
+func (w *Worker) ReleaseHeld(er *engine.Request) {
+	r := own(er)
+	w.cacheFinished(r)
+	r.where = onNone
+}
+
+// Handoff takes a request (the client's prompt, output and hashes) whose
+// prompt's KV a prefill server computed, and reserves that KV if the pool has
+// it and no earlier handoff waits (the decode server's prealloc queue,
+// disaggregation/decode.py DecodePreallocQueue: it allocates the prompt's
+// tokens, FIFO): it reports whether the transfer may start now. A decode
+// server has no radix cache, so the whole prompt is pulled.
+func (w *Worker) Handoff(er *engine.Request) bool {
+	r := own(er)
+	w.renew(r)
+	r.transferred, r.kvReady = true, r.Prompt
+	if len(w.awaiting) == 0 && w.reserve(r) {
+		return true
+	}
+	r.where = onAwaitingBlocks
+	w.awaiting = append(w.awaiting, r)
+	return false
+}
+
+// reserve takes r's prompt KV if the pool holds it now.
+func (w *Worker) reserve(r *Request) bool {
+	need := w.pages(r.kvReady)
+	if need > w.available() {
+		return false
+	}
+	w.alloc(need)
+	r.own = need
+	r.PulledTokens = r.kvReady
+	r.where = onReserved
+	w.inTransfer++
+	return true
+}
+
+// ReserveWaiting reserves the KV of the handoffs waiting for it, in order,
+// and returns those reserved (reused by the next call).
+func (w *Worker) ReserveWaiting() []*engine.Request {
+	w.reservedNow = w.reservedNow[:0]
+	n := 0
+	for n < len(w.awaiting) && w.reserve(w.awaiting[n]) {
+		w.reservedNow = append(w.reservedNow, &w.awaiting[n].Request)
+		n++
+	}
+	if n > 0 {
+		copy(w.awaiting, w.awaiting[n:])
+		clear(w.awaiting[len(w.awaiting)-n:])
+		w.awaiting = w.awaiting[:len(w.awaiting)-n]
+	}
+	return w.reservedNow
+}
+
+// KVArrived queues a reserved handoff whose KV arrived: it joins the running
+// batch when the next pass is formed (the decode server's prebuilt batch).
+// Its first decode, as the replay's P/D contract has it (docs/design.md,
+// "P/D disaggregation"), reads the prompt but its last token and samples
+// output token 1.
+func (w *Worker) KVArrived(er *engine.Request) {
+	r := own(er)
+	if r.where != onReserved {
+		panic("sglang: KVArrived of a request without reserved KV")
+	}
+	w.inTransfer--
+	keep := r.kvReady - 1 // the first decode computes the last prompt token
+	w.release(r.own - keep)
+	r.own = keep
+	r.admitted = true
+	r.where = onArrived
+	w.arrived = append(w.arrived, r)
+}

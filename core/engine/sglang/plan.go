@@ -1,0 +1,136 @@
+package sglang
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/aisimulate/aisimulate/core/config"
+	"github.com/aisimulate/aisimulate/core/engine"
+	"github.com/aisimulate/aisimulate/core/model"
+)
+
+// cudaContextBytes is the memory a GPU holds before SGLang loads the weights
+// (the CUDA context and the torch runtime), besides the NCCL buffers: about
+// 0.5 GiB on Hopper with CUDA 12.
+const cudaContextBytes = 512 << 20
+
+// hashBlockTokens is the prefix hash block of a page-size-1 pool: the radix
+// tree matches to the token within it through the known partial block (the
+// workload's content ids fix tokens in 16-token steps or coarser).
+const hashBlockTokens = 16
+
+// New-token-ratio parameters (python/sglang/srt/environ.py).
+const (
+	initNewTokenRatio       = 0.7  // SGLANG_INIT_NEW_TOKEN_RATIO
+	minNewTokenRatioFactor  = 0.14 // SGLANG_MIN_NEW_TOKEN_RATIO_FACTOR
+	newTokenRatioDecaySteps = 600  // SGLANG_NEW_TOKEN_RATIO_DECAY_STEPS
+)
+
+// Plan sizes one pool of SGLang servers (engine.Planner):
+//
+//	KV pool   max_total_num_tokens = ⌊(f·M − W − pre) / kv⌋, page-aligned,
+//	          at most max_total_tokens (ModelRunner.profile_max_num_token:
+//	          the memory left after the weights minus (1 − f)·M)
+//	requests  the request pool min(max(⌊tokens / context_length · 512⌋,
+//	          2048), 4096) (or max_running_requests when given), and
+//	          max_running_requests = min(given, or tokens / 2, that pool)
+//	          (ModelRunner.init_memory_pool, TpModelWorker)
+//	lengths   max_req_len = min(context_length − 1, tokens − 1),
+//	          max_req_input_len = max_req_len − 5
+//
+// with f mem_fraction_static (config.SGLangDefaults), M the GPU's memory, W
+// the weights per GPU, pre the memory in use before them (the CUDA context,
+// cudaContextBytes, and the NCCL buffers of the system spec) and kv the KV
+// bytes of a token per GPU. A decode server of P/D runs without the radix
+// cache (server_args.py: the decode mode forces disable_radix_cache).
+func (Family) Plan(in engine.PoolInput) (engine.PoolPlan, error) {
+	e := &in.Spec.Engine
+	g := e.SGLang
+	if g == nil {
+		g = &config.SGLang{MaxPrefillTokens: config.DefaultSGLangMaxPrefillTokens, PageSize: config.DefaultSGLangPageSize,
+			SchedulePolicy: config.DefaultSGLangSchedulePolicy, ScheduleConservativeness: config.DefaultSGLangScheduleConservativeness}
+	}
+	if in.DP > 1 {
+		return engine.PoolPlan{}, &config.Error{Field: in.Field + ".data_parallel_size",
+			Msg: "SGLang's data parallelism (--dp-size, DP attention) is not modelled yet: give each server as a worker of the pool"}
+	}
+	rel := e.SGLangRelease()
+	d := config.SGLangDefaults(rel, in.Sys.MemCapacity, in.TP, 1, g)
+	kvBytes := in.Arch.KVBytesPerToken(in.TP, in.KVDtype.Bytes())
+	weights := in.Arch.WeightBytesPerGPUParallel(model.Parallel{TP: in.TP, DP: max(in.DP, 1), EP: in.EP})
+	pre := int64(cudaContextBytes) + in.Sys.NCCLMemFor(in.TP)
+	rest := d.MemFractionStatic*float64(in.Sys.MemCapacity) - float64(weights) - float64(pre)
+	tokens := int64(0)
+	if rest > 0 {
+		tokens = int64(math.Floor(rest / float64(kvBytes)))
+	}
+	if g.MaxTotalTokens > 0 {
+		tokens = min(tokens, int64(g.MaxTotalTokens))
+	}
+	page := g.PageSize
+	tokens -= tokens % int64(page)
+	if tokens <= 0 {
+		const gib = 1 << 30
+		return engine.PoolPlan{}, &config.Error{Field: "engine.sglang.mem_fraction_static", Infeasible: true, Msg: fmt.Sprintf(
+			"not enough memory (SGLang: \"Not enough memory. Please try to increase --mem-fraction-static\"): %.3f × %.2f GiB − weights %.2f GiB − %.2f GiB in use before them leaves no KV token on %s at TP %d",
+			d.MemFractionStatic, float64(in.Sys.MemCapacity)/gib, float64(weights)/gib, float64(pre)/gib, in.Sys.Name, in.TP)}
+	}
+	if tokens > config.MaxGPUBlocks*int64(page) {
+		tokens = config.MaxGPUBlocks * int64(page)
+	}
+	ctx := g.ContextLength
+	if ctx == 0 {
+		ctx = in.Arch.MaxPositionEmbeddings
+	} else if ctx > in.Arch.MaxPositionEmbeddings {
+		// model_config.py refuses a longer context unless
+		// SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN is set
+		return engine.PoolPlan{}, &config.Error{Field: "engine.sglang.context_length",
+			Msg: fmt.Sprintf("%d exceeds %s's max_position_embeddings (%d)", ctx, in.Arch.Name, in.Arch.MaxPositionEmbeddings)}
+	}
+	t := int(tokens)
+	reqPool := g.MaxRunningRequests
+	if reqPool == 0 {
+		reqPool = min(max(int(float64(t)/float64(ctx)*512), 2048), 4096)
+	}
+	maxRunning := t / 2
+	if g.MaxRunningRequests > 0 {
+		maxRunning = g.MaxRunningRequests
+	}
+	maxRunning = max(min(maxRunning, reqPool), 1)
+	maxReqLen := min(ctx-1, t-1)
+	chunk := d.ChunkedPrefillSize
+	radix := !g.DisableRadixCache && in.Name != "decode"
+	init := math.Min(initNewTokenRatio*g.ScheduleConservativeness, 1)
+	minRatio := math.Min(init*minNewTokenRatioFactor, 1)
+	opt := Options{ChunkedPrefillSize: chunk, MaxPrefillTokens: g.MaxPrefillTokens, PageSize: page, Policy: g.SchedulePolicy,
+		InitNewTokenRatio: init, MinNewTokenRatio: minRatio, NewTokenRatioDecay: (init - minRatio) / newTokenRatioDecaySteps,
+		MixedChunk: g.EnableMixedChunk && chunk > 0, RadixCache: radix, MaxReqLen: maxReqLen, MaxReqInputLen: maxReqLen - 5}
+	if opt.MaxReqInputLen < 1 {
+		return engine.PoolPlan{}, &config.Error{Field: "engine.sglang.max_total_tokens", Infeasible: true,
+			Msg: fmt.Sprintf("a token pool of %d tokens leaves no room for a prompt (max_req_len %d)", t, maxReqLen)}
+	}
+	passTokens := g.MaxPrefillTokens
+	if chunk > 0 {
+		passTokens = chunk
+	}
+	if opt.MixedChunk {
+		passTokens += maxRunning
+	}
+	hash := hashBlockTokens
+	if page > 1 {
+		hash = page
+	}
+	cfg := engine.Config{MaxNumSeqs: maxRunning, MaxNumBatchedTokens: passTokens, BlockSize: page, NumBlocks: t / page,
+		MaxModelLen: ctx, PrefixCaching: radix, HashBlockTokens: hash, PartialBlockHash: page == 1, Options: opt}
+	cuda := d.CUDAGraphMaxBS
+	if in.Name == "prefill" {
+		cuda = 0 // server_args.py: CUDA graphs are off on a prefill server
+	}
+	args := map[string]any{"release": rel.String(), "defaults_rule": d.Rule,
+		"mem_fraction_static": d.MemFractionStatic, "chunked_prefill_size": chunk, "max_prefill_tokens": g.MaxPrefillTokens,
+		"cuda_graph_max_bs": cuda, "max_total_num_tokens": t, "max_running_requests": maxRunning,
+		"context_length": ctx, "page_size": page, "schedule_policy": g.SchedulePolicy, "radix_cache": radix,
+		"enable_mixed_chunk": opt.MixedChunk, "overlap_schedule": !g.DisableOverlapSchedule}
+	return engine.PoolPlan{Config: cfg, MaxPassTokens: passTokens, CUDAGraphMaxTokens: cuda,
+		Overlap: !g.DisableOverlapSchedule, Args: args}, nil
+}

@@ -1,0 +1,333 @@
+package sglang
+
+import (
+	"math/rand/v2"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/aisimulate/aisimulate/core/config"
+	"github.com/aisimulate/aisimulate/core/engine"
+	"github.com/aisimulate/aisimulate/core/perf"
+)
+
+// recorder is a perf model that keeps a copy of every batch it priced.
+type recorder struct{ batches []perf.Batch }
+
+func (r *recorder) PassTime(b *perf.Batch) int64 {
+	c := perf.Batch{Samplers: b.Samplers, Decodes: b.Decodes, DecodeKVSum: b.DecodeKVSum}
+	c.Prefill = append(c.Prefill, b.Prefill...)
+	r.batches = append(r.batches, c)
+	return 1000
+}
+func (r *recorder) Name() string { return "recorder" }
+
+// testOptions: page size 1, no chunking, the radix cache on, fcfs, a
+// constant new_token_ratio.
+func testOptions(ratio float64) Options {
+	return Options{MaxPrefillTokens: 16384, PageSize: 1, Policy: config.SGLangPolicyFCFS,
+		InitNewTokenRatio: ratio, MinNewTokenRatio: ratio, RadixCache: true, MaxReqLen: 1 << 20, MaxReqInputLen: 1 << 20}
+}
+
+func newTestWorker(t *testing.T, tokens int, opt Options) (*Worker, *recorder) {
+	t.Helper()
+	rec := &recorder{}
+	w, err := NewWorker(engine.Config{MaxNumSeqs: 16, MaxNumBatchedTokens: 16384, BlockSize: 1, NumBlocks: tokens,
+		MaxModelLen: 1 << 20, PrefixCaching: opt.RadixCache, HashBlockTokens: 16, PartialBlockHash: true, Options: opt}, rec)
+	require.NoError(t, err)
+	return w, rec
+}
+
+func newRequest(id int64, prompt, output int, hashes ...uint64) *engine.Request {
+	r := Family{}.NewRequest()
+	r.Reset(id, prompt, output, hashes, nil)
+	return r
+}
+
+// step runs one pass (false: nothing to run).
+func step(w *Worker) bool {
+	if _, ok := w.StartPass(); !ok {
+		return false
+	}
+	w.FinishPass()
+	return true
+}
+
+// checkBalanced: with nothing on the worker, every token is free or cached and
+// the counters balance (INV-2).
+func checkBalanced(t *testing.T, w *Worker) {
+	t.Helper()
+	c := w.Counters()
+	assert.Equal(t, c.KV.Allocated+c.KV.Reused, c.KV.Released, "%+v", c.KV)
+	assert.Equal(t, w.capacity, c.KVFree)
+}
+
+// Admission reserves decode room by new_token_ratio (PrefillAdder): a pool of
+// 1,000 tokens; R1 (200 prompt, 400 output) runs; R2 (the same) arrives.
+// R2 needs 200 + 400 = 600 tokens; what is left is 800 free minus R1's
+// reserve, min(400 − 1, 4096) × ratio. At the initial ratio 0.7 that is
+// 800 − 279.3 = 520.7 < 600: R2 waits, the batch is full (no prefill is
+// tried again until a running request finishes) and R1 decodes alone until
+// its 400th token at pass 400; R2 prefills at pass 401. At ratio 0.1:
+// 800 − 39.9 = 760.1 ≥ 600, and R2's prefill is pass 2 (prefill first: R1
+// does not decode in it).
+func TestAdmissionReservesDecodeRoomByNewTokenRatio(t *testing.T) {
+	w, rec := newTestWorker(t, 1000, testOptions(0.7))
+	w.Add(newRequest(1, 200, 400))
+	require.True(t, step(w))
+	w.Add(newRequest(2, 200, 400))
+	for step(w) {
+	}
+	require.Len(t, rec.batches, 800)
+	assert.Equal(t, []perf.Chunk{{NewTokens: 200}}, rec.batches[0].Prefill)
+	for i := 1; i < 400; i++ {
+		require.Equal(t, 1, rec.batches[i].Decodes, "pass %d", i+1)
+		require.Empty(t, rec.batches[i].Prefill, "pass %d", i+1)
+	}
+	assert.Equal(t, []perf.Chunk{{NewTokens: 200}}, rec.batches[400].Prefill, "pass 401: R2")
+	checkBalanced(t, w)
+
+	w, rec = newTestWorker(t, 1000, testOptions(0.1))
+	w.Add(newRequest(1, 200, 400))
+	require.True(t, step(w))
+	w.Add(newRequest(2, 200, 400))
+	require.True(t, step(w))
+	assert.Equal(t, []perf.Chunk{{NewTokens: 200}}, rec.batches[1].Prefill)
+	assert.Equal(t, 0, rec.batches[1].Decodes, "R1 does not decode in a prefill pass")
+	require.True(t, step(w))
+	assert.Equal(t, 2, rec.batches[2].Decodes)
+	assert.Equal(t, int64(200+200), rec.batches[2].DecodeKVSum) // each reads its 200-token prompt
+}
+
+// A retraction (retract_decode), by hand: a pool of 80 tokens, ratio 0.1.
+// R1 (20 + 30) prefills at pass 1; R2 (20 + 30) arrives and is admitted at
+// pass 2 (60 free − 0.1 × 29 = 57.1 ≥ 50). Both decode from pass 3, two
+// tokens a pass from 40 free: after pass 22 none is left and each has 21
+// output tokens. Pass 23 cannot give both a token: R2 (fewest outputs, then
+// longest prompt; here the last of equals) is retracted: its 20 decode
+// tokens freed, its prompt left in the radix tree unlocked, the ratio reset
+// to (21 + 20) / 30, capped at 1. R1 decodes alone; R2, re-matched to its
+// prompt (20 tokens), needs 21 + 9 but locking its prompt leaves 19 − 8:
+// it waits until R1's 30th token (pass 31). At pass 32 it prefills 21 tokens
+// on its 20 cached ones, evicting R1's 29 decode tokens (the LRU leaf), and
+// counts 40 − 20 = 20 recomputed tokens and 20 cached tokens (SGLang's
+// cached_tokens counts a retracted request's re-match).
+func TestRetractionTimeline(t *testing.T) {
+	w, rec := newTestWorker(t, 80, testOptions(0.1))
+	r1, r2 := newRequest(1, 20, 30), newRequest(2, 20, 30)
+	w.Add(r1)
+	require.True(t, step(w))
+	w.Add(r2)
+	require.True(t, step(w))
+	assert.Equal(t, []perf.Chunk{{NewTokens: 20}}, rec.batches[1].Prefill)
+	for p := 3; p <= 22; p++ {
+		require.True(t, step(w))
+		require.Equal(t, 2, rec.batches[p-1].Decodes, "pass %d", p)
+	}
+	assert.Equal(t, 0, w.free)
+	assert.Equal(t, 21, r1.Generated)
+	assert.Equal(t, 21, r2.Generated)
+	require.True(t, step(w)) // pass 23
+	assert.Equal(t, 1, r2.Preemptions)
+	assert.Equal(t, 1.0, w.ratio)
+	assert.Equal(t, 1, rec.batches[22].Decodes)
+	assert.Equal(t, int64(40), rec.batches[22].DecodeKVSum)
+	assert.Equal(t, 20, w.tree.evictable, "R2's prompt stays in the tree, unlocked")
+	for p := 24; p <= 31; p++ {
+		require.True(t, step(w))
+		require.Equal(t, 1, rec.batches[p-1].Decodes, "pass %d: R1 alone", p)
+	}
+	assert.Equal(t, 30, r1.Generated)
+	require.True(t, step(w)) // pass 32
+	assert.Equal(t, []perf.Chunk{{NewTokens: 21, PrefixTokens: 20}}, rec.batches[31].Prefill)
+	assert.Equal(t, 20, r2.CachedTokens)
+	assert.Equal(t, int64(20), w.recomputed)
+	assert.Equal(t, int64(29), w.kv.Evicted)
+	for step(w) {
+	}
+	assert.Equal(t, 30, r2.Generated)
+	assert.Equal(t, 40, len(rec.batches), "R2's last 8 tokens: passes 33…40")
+	checkBalanced(t, w)
+	assert.Equal(t, engine.PrefixCacheStats{Requests: 2, Queries: 40, PreemptedRequests: 1, PreemptedQueries: 41, PreemptedHits: 20},
+		w.prefix)
+}
+
+// lpm (longest prefix match first): C (48 tokens of hash blocks 1, 2, 3)
+// runs and leaves them in the radix tree. A (64 private tokens) then B (the
+// same three blocks, then 16 of its own) wait, with a prefill budget of 64
+// tokens. fcfs admits A (64 new tokens), which spends the budget; lpm sorts
+// B first: 16 new tokens on a 48-token prefix, and A no longer fits.
+func TestLPMReorder(t *testing.T) {
+	for _, tc := range []struct {
+		policy string
+		want   perf.Chunk
+	}{{config.SGLangPolicyFCFS, perf.Chunk{NewTokens: 64}}, {config.SGLangPolicyLPM, perf.Chunk{NewTokens: 16, PrefixTokens: 48}}} {
+		opt := testOptions(0.1)
+		opt.Policy, opt.MaxPrefillTokens = tc.policy, 64
+		w, rec := newTestWorker(t, 10000, opt)
+		w.Add(newRequest(1, 48, 1, 1, 2, 3))
+		for step(w) {
+		}
+		w.Add(newRequest(2, 64, 4))
+		w.Add(newRequest(3, 64, 4, 1, 2, 3))
+		require.True(t, step(w))
+		assert.Equal(t, []perf.Chunk{tc.want}, rec.batches[len(rec.batches)-1].Prefill, tc.policy)
+	}
+}
+
+// In-batch prefix caching under lpm: D and E share 48 tokens that nothing
+// cached holds, F shares nothing: E, which matches ≥ 32 tokens of D ahead of
+// it in the queue and ≤ 32 of the cache, waits behind F.
+func TestLPMDeprioritizesAnInBatchPrefix(t *testing.T) {
+	opt := testOptions(0.1)
+	opt.Policy = config.SGLangPolicyLPM
+	w, _ := newTestWorker(t, 10000, opt)
+	d, e, f := newRequest(1, 64, 4, 7, 8, 9), newRequest(2, 64, 4, 7, 8, 9), newRequest(3, 64, 4)
+	for _, r := range []*engine.Request{d, e, f} {
+		w.Add(r)
+	}
+	w.calcPriority()
+	assert.Equal(t, []*Request{own(d), own(f), own(e)}, w.waiting)
+}
+
+// A radix hit of a partial prefix: X's known content is 40 tokens, blocks 1
+// and 2 (16 each) and 8 tokens of block 5. Y holds block 5 whole (the same
+// content id) and 8 tokens more: the radix tree gives Y all 40 of X's
+// tokens, token by token, where a cache of 16-token blocks holds X's two
+// full blocks only (32).
+func TestRadixHitOfAPartialBlock(t *testing.T) {
+	w, rec := newTestWorker(t, 10000, testOptions(0.1))
+	x := newRequest(1, 40, 1, 1, 2, 5)
+	x.PartialTokens = 8
+	w.Add(x)
+	for step(w) {
+	}
+	y := newRequest(2, 56, 2, 1, 2, 5, 6)
+	y.PartialTokens = 8
+	w.Add(y)
+	require.True(t, step(w))
+	assert.Equal(t, []perf.Chunk{{NewTokens: 16, PrefixTokens: 40}}, rec.batches[len(rec.batches)-1].Prefill)
+	assert.Equal(t, 40, y.CachedTokens)
+	for step(w) {
+	}
+	checkBalanced(t, w)
+}
+
+// Without the radix cache (ChunkCache), the simulated requests (all run to
+// their output length, ignore_eos) are admitted by add_one_req_ignore_eos:
+// only if, with each running to its end, the pool never runs out. R1 (30 +
+// 50) runs; R2 (10 + 20) arrives. Sorted by tokens left, R2 (20) then R1
+// (49): with R2's 10 prompt tokens taken, the free tokens must exceed
+// 20 × 2 requests + a reserve of 1 each, then R1's 49 beyond the tokens R2
+// holds now (prompt + output: 10) plus 1. A pool of 82 leaves
+// 82 − 30 − 10 = 42 free, and 42 − 40 = 2 ≤ 2: refused; a pool of 100
+// leaves 60: 20 > 2, then 60 + 10 − 49 = 21 > 1: admitted.
+func TestIgnoreEOSAdmissionWithoutRadix(t *testing.T) {
+	for _, tc := range []struct {
+		tokens int
+		admit  bool
+	}{{82, false}, {100, true}} {
+		opt := testOptions(0.7)
+		opt.RadixCache = false
+		w, rec := newTestWorker(t, tc.tokens, opt)
+		w.Add(newRequest(1, 30, 50))
+		require.True(t, step(w))
+		w.Add(newRequest(2, 10, 20))
+		require.True(t, step(w))
+		got := len(rec.batches[1].Prefill) == 1
+		assert.Equal(t, tc.admit, got, "pool of %d", tc.tokens)
+		for step(w) {
+		}
+		checkBalanced(t, w)
+	}
+}
+
+// A chunked prompt: chunked_prefill_size 64 cuts a 150-token prompt into
+// 64 + 64 + 22; each chunk after the first sees the earlier ones as its
+// prefix (the radix tree holds them between passes); the last samples.
+func TestChunkedPrefill(t *testing.T) {
+	opt := testOptions(0.1)
+	opt.ChunkedPrefillSize = 64
+	w, rec := newTestWorker(t, 10000, opt)
+	w.Add(newRequest(1, 150, 2))
+	for step(w) {
+	}
+	require.Len(t, rec.batches, 4)
+	assert.Equal(t, []perf.Chunk{{NewTokens: 64}}, rec.batches[0].Prefill)
+	assert.Equal(t, []perf.Chunk{{NewTokens: 64, PrefixTokens: 64}}, rec.batches[1].Prefill)
+	assert.Equal(t, []perf.Chunk{{NewTokens: 22, PrefixTokens: 128}}, rec.batches[2].Prefill)
+	assert.Equal(t, 0, rec.batches[1].Samplers)
+	assert.Equal(t, 1, rec.batches[2].Samplers)
+	assert.Equal(t, 1, rec.batches[3].Decodes)
+	checkBalanced(t, w)
+}
+
+// Mixed chunks (--enable-mixed-chunk): a prefill pass also decodes the
+// running requests, one token each, and the prefill budgets shrink by them.
+func TestMixedChunk(t *testing.T) {
+	opt := testOptions(0.1)
+	opt.ChunkedPrefillSize, opt.MixedChunk = 64, true
+	w, rec := newTestWorker(t, 10000, opt)
+	w.Add(newRequest(1, 10, 5))
+	require.True(t, step(w))
+	w.Add(newRequest(2, 100, 2))
+	require.True(t, step(w))
+	b := rec.batches[1]
+	assert.Equal(t, []perf.Chunk{{NewTokens: 63}}, b.Prefill, "the chunk budget less one running decode")
+	assert.Equal(t, 1, b.Decodes)
+	for step(w) {
+	}
+	checkBalanced(t, w)
+}
+
+// Random workloads of shared prefixes on a small pool, every policy and
+// option: each ends with every token free or cached and the counters
+// balanced (INV-2), whatever was matched, split, evicted and retracted.
+func TestRandomWorkloadsBalance(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 11))
+	for trial := 0; trial < 200; trial++ {
+		opt := testOptions([]float64{0.05, 0.3, 0.7}[trial%3])
+		opt.Policy = []string{config.SGLangPolicyFCFS, config.SGLangPolicyLPM, config.SGLangPolicyLOF}[trial%3]
+		opt.RadixCache = trial%5 != 0
+		if trial%2 == 0 {
+			opt.ChunkedPrefillSize = 32 + rng.IntN(64)
+			opt.MixedChunk = trial%4 == 0
+		}
+		opt.MaxPrefillTokens = 64 + rng.IntN(256)
+		w, _ := newTestWorker(t, 300+rng.IntN(300), opt)
+		var live []*engine.Request
+		for i := 0; i < 40; i++ {
+			blocks := rng.IntN(6)
+			hashes := make([]uint64, blocks)
+			for j := range hashes {
+				hashes[j] = uint64(1 + j + 10*rng.IntN(2)) // two families of prefixes
+			}
+			prompt := 16*blocks + rng.IntN(20)
+			if prompt == 0 {
+				prompt = 1
+			}
+			r := newRequest(int64(i), prompt, 1+rng.IntN(60), hashes...)
+			if rng.IntN(3) == 0 && prompt%16 != 0 && blocks > 0 {
+				r.PartialTokens = prompt % 16
+				r.Hashes = append(r.Hashes, uint64(100+rng.IntN(2)))
+			}
+			if w.CheckFits(r.Prompt, r.Output) != "" {
+				continue
+			}
+			w.Add(r)
+			live = append(live, r)
+			if rng.IntN(2) == 0 {
+				step(w)
+			}
+			if rng.IntN(15) == 0 && len(live) > 0 { // a client cancel
+				w.Abort(live[rng.IntN(len(live))])
+			}
+		}
+		for n := 0; step(w); n++ {
+			require.Less(t, n, 100000, "trial %d does not end", trial)
+		}
+		require.False(t, w.HasWork(), "trial %d", trial)
+		checkBalanced(t, w)
+	}
+}
