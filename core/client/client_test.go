@@ -203,3 +203,21 @@ func TestFeedReadAheadIsBounded(t *testing.T) {
 }
 
 func firstErr(_ bool, err error) error { return err }
+
+// With a shared event loop the input processing is a job in the output
+// processor's FIFO. base 100 µs, 50 µs per token, intake 2 µs per prompt token:
+// a pass ends at 10.0 ms with 8 tokens (job 0.5 ms → 10.5); a request of 1,000
+// prompt tokens reaches the API server at 10.2 and waits for it (2.0 ms, 10.5
+// → 12.5); the next pass's job (11.0, 8 tokens) waits for the intake (12.5 →
+// 13.0); a request of 500 tokens at 13.5 finds the loop idle (13.5 → 14.5).
+func TestIntakeSharesTheLoop(t *testing.T) {
+	p := NewPath(Costs{Detokenize: true, DetokBaseUs: 100, DetokPerTokenUs: 50, IntakePerTokenUs: 2, SharedLoop: true})
+	assert.True(t, p.SharedLoop)
+	var o OutputProcessor
+	assert.Equal(t, int64(10_500_000), o.Submit(&p, 10_000_000, 8))
+	assert.Equal(t, int64(12_500_000), o.Intake(&p, 10_200_000, 1000))
+	assert.Equal(t, int64(13_000_000), o.Submit(&p, 11_000_000, 8))
+	assert.Equal(t, int64(14_500_000), o.Intake(&p, 13_500_000, 500))
+	assert.Equal(t, int64(500_000+2_000_000+500_000+1_000_000), o.BusyNs)
+	assert.Equal(t, int64(2_000_000), p.IntakeNs(1000))
+}

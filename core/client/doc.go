@@ -7,7 +7,9 @@
 //     finished response (a closed-loop client's next request, a session's next
 //     turn).
 //   - detok.go: OutputProcessor, the FIFO server that turns pass ends into the
-//     times the client receives their tokens.
+//     times the client receives their tokens; with Path.SharedLoop it is the
+//     API server's event loop, which runs each request's input processing
+//     (Intake) in the same queue.
 //   - feed.go: Feed, which reads a workload.Source and hands out requests that
 //     start something (a lone request or a session's first turn) and, on
 //     demand, a session's next turn.

@@ -19,6 +19,10 @@ type Path struct {
 	// t + ArrivalDelayNs (see there).
 	SendNs           int64
 	IntakePerTokenNs float64
+	// SharedLoop: the input processing is a job on the worker's output
+	// processor (the API server's event loop), FIFO with its output
+	// handling (OutputProcessor.Intake), instead of a delay of its own.
+	SharedLoop bool
 	// Detokenize turns on the output processors; DetokBaseNs + DetokPerTokenNs ×
 	// tokens is the cost of one pass's job.
 	Detokenize      bool
@@ -46,6 +50,7 @@ type Path struct {
 // spec's validation guarantees (config.Spec.Validate).
 type Costs struct {
 	SendMs, IntakePerTokenUs                 float64
+	SharedLoop                               bool
 	Detokenize                               bool
 	DetokBaseUs, DetokPerTokenUs             float64
 	OverheadBaseMs, OverheadPerOutputTokenUs float64
@@ -58,7 +63,7 @@ type Costs struct {
 // NewPath converts spec units (ms, µs) to ns.
 func NewPath(c Costs) Path {
 	return Path{
-		SendNs: clock.Span(c.SendMs * 1e6), IntakePerTokenNs: c.IntakePerTokenUs * 1e3,
+		SendNs: clock.Span(c.SendMs * 1e6), IntakePerTokenNs: c.IntakePerTokenUs * 1e3, SharedLoop: c.SharedLoop,
 		Detokenize: c.Detokenize, DetokBaseNs: c.DetokBaseUs * 1e3, DetokPerTokenNs: c.DetokPerTokenUs * 1e3,
 		OverheadBaseNs: c.OverheadBaseMs * 1e6, OverheadPerTokenNs: c.OverheadPerOutputTokenUs * 1e3,
 		OverheadJitterNs: c.OverheadJitterMs * 1e6, OverheadSerial: c.OverheadSerial,
@@ -79,7 +84,14 @@ func (p *Path) ArrivalDelayNs(promptTokens int) int64 {
 	if !(p.IntakePerTokenNs > 0) {
 		return p.SendNs
 	}
-	return clock.Add(p.SendNs, clock.Span(p.IntakePerTokenNs*float64(promptTokens)))
+	return clock.Add(p.SendNs, p.IntakeNs(promptTokens))
+}
+
+// IntakeNs is the API server's input processing of a prompt of promptTokens
+// tokens, IntakePerTokenNs × prompt tokens rounded to the ns (saturated at
+// clock.MaxSpan).
+func (p *Path) IntakeNs(promptTokens int) int64 {
+	return clock.Span(p.IntakePerTokenNs * float64(promptTokens))
 }
 
 // ReleaseNs is when the client acts on a response whose end it received at

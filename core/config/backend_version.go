@@ -108,6 +108,13 @@ type VersionDefaults struct {
 	// engine from 0.8.0 (VLLM_USE_V1=1 by default, vLLM 0.8.0 release notes);
 	// the V0 engine before it kept automatic prefix caching off by default.
 	EnablePrefixCaching bool
+	// SharedEventLoop: the API server's input processing and output handling
+	// share one asyncio event loop (Tokenization.SharedEventLoop) in the V1
+	// engine's front end, the default from 0.8.0 (AsyncLLM, whose
+	// output_handler task runs in the API server's loop; V0's front end
+	// handed requests to the engine process over ZMQ, MQLLMEngine, and is
+	// not modelled).
+	SharedEventLoop bool
 	// Notes say which defaults of that release are not modelled.
 	Notes []string
 }
@@ -127,7 +134,8 @@ var (
 // stands in, noted). CUDA-graph capture sizes are not priced (the perf models
 // price a pass as the graph-captured kernels at every batch size).
 func VLLMDefaults(r Release) VersionDefaults {
-	d := VersionDefaults{Release: r, AsyncScheduling: !r.Before(vllmAsyncSince), EnablePrefixCaching: !r.Before(vllmV1Default)}
+	d := VersionDefaults{Release: r, AsyncScheduling: !r.Before(vllmAsyncSince), EnablePrefixCaching: !r.Before(vllmV1Default),
+		SharedEventLoop: !r.Before(vllmV1Default)}
 	if r.Before(vllmV1Default) {
 		d.Notes = append(d.Notes, fmt.Sprintf("vLLM %s runs the V0 engine by default, which is not modelled (the V1 scheduler stands in; prefix caching off, V0's default)", r))
 	}
@@ -139,7 +147,8 @@ func VLLMDefaults(r Release) VersionDefaults {
 
 // backendVersionDefaults fills, for a spec that names engine.backend_version,
 // the defaults of that release wherever the input was silent: the scheduler's
-// async_scheduling and enable_prefix_caching, and engine.perf.backend_version
+// async_scheduling and enable_prefix_caching, a given engine.tokenization's
+// shared_event_loop, and engine.perf.backend_version
 // of source aic (the kernel tables of the release that ran). A version that
 // does not resolve is left for Validate to refuse.
 func backendVersionDefaults(s *Spec, present func(string) bool) {
@@ -157,6 +166,10 @@ func backendVersionDefaults(s *Spec, present func(string) bool) {
 	}
 	if !present("engine.scheduler.enable_prefix_caching") {
 		e.Scheduler.EnablePrefixCaching = d.EnablePrefixCaching
+	}
+	if t := e.Tokenization; t != nil && !present("engine.tokenization.shared_event_loop") && d.SharedEventLoop {
+		on := true
+		t.SharedEventLoop = &on
 	}
 	if p, ok := e.Perf.Source.(AICPerf); ok && !present("engine.perf.backend_version") {
 		p.BackendVersion = rel.String()

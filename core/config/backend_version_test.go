@@ -59,7 +59,26 @@ func TestVLLMDefaultsByRelease(t *testing.T) {
 		assert.Equal(t, c.async, d.AsyncScheduling, c.r.String())
 		assert.Equal(t, c.prefix, d.EnablePrefixCaching, c.r.String())
 		assert.Len(t, d.Notes, c.notes, c.r.String())
+		assert.Equal(t, c.prefix, d.SharedEventLoop, "the V1 front end, from 0.8.0: "+c.r.String())
 	}
+}
+
+// A given engine.tokenization shares the API server's event loop with the
+// output handling from vLLM 0.8.0 (the V1 front end) unless it says
+// otherwise; an unset version or an absent block changes nothing.
+func TestBackendVersionSharedEventLoop(t *testing.T) {
+	const tok = "tokenization: {send_ms: 0.3, per_token_us: 2}"
+	assert.True(t, decodeWith(t, "backend_version: 0.12.0, "+tok).Engine.Tokenization.Shared())
+	assert.False(t, decodeWith(t, "backend_version: 0.7.3, "+tok).Engine.Tokenization.Shared(), "V0's front end")
+	assert.Nil(t, decodeWith(t, "backend_version: 0.7.3, "+tok).Engine.Tokenization.SharedEventLoop)
+	assert.Nil(t, decodeWith(t, tok).Engine.Tokenization.SharedEventLoop, "no version: as before")
+	off := decodeWith(t, "backend_version: 0.15.1, tokenization: {send_ms: 0.3, shared_event_loop: false}")
+	assert.False(t, off.Engine.Tokenization.Shared(), "an explicit setting wins")
+	assert.Nil(t, decodeWith(t, "backend_version: 0.15.1").Engine.Tokenization, "no block is made")
+	on := decodeWith(t, "backend_version: 0.15.1, "+tok)
+	again, err := Decode(on.JSON())
+	require.NoError(t, err)
+	assert.Equal(t, string(on.JSON()), string(again.JSON()))
 }
 
 func decodeWith(t *testing.T, engine string) *Spec {

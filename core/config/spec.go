@@ -55,12 +55,31 @@ type Engine struct {
 // Tokenization: a request sent at t with P prompt tokens reaches the engine at
 // t + SendMs + PerTokenUs × P: the send leg, then the API server's input
 // processing (request parsing, chat template, tokenization, validation), which
-// grows with the prompt. Requests in flight are processed side by side (vLLM's
-// front end tokenizes concurrent requests in one batch), not one at a time.
+// grows with the prompt. Without SharedEventLoop requests in flight are
+// processed side by side, not one at a time.
 type Tokenization struct {
 	SendMs float64 `json:"send_ms"`
 	// PerTokenUs is the input processing per prompt token, µs (0: none).
 	PerTokenUs float64 `json:"per_token_us,omitempty"`
+	// SharedEventLoop: the input processing runs on the worker's output
+	// processor (engine.detokenization), the API server's one asyncio event
+	// loop, FIFO with its output handling: a request that reaches the API
+	// server (SendMs after its send) waits for the jobs ahead of it (the
+	// output handling of the passes that ended before, the input processing
+	// of the requests that came before) and reaches the engine when its own
+	// PerTokenUs × P is done. vLLM's V1 front end runs both in one process and
+	// loop (vllm/v1/engine/async_llm.py: the output_handler task beside the
+	// request handlers of vllm/entrypoints/openai), so it is on by default
+	// for a spec naming engine.backend_version 0.8.0 or later (the V1
+	// engine's default release); absent otherwise. Aggregated workers only
+	// (a P/D deployment keeps the parallel intake).
+	SharedEventLoop *bool `json:"shared_event_loop,omitempty"`
+}
+
+// Shared reports whether t's input processing shares the API server's event
+// loop with the output handling (SharedEventLoop set and true).
+func (t *Tokenization) Shared() bool {
+	return t != nil && t.SharedEventLoop != nil && *t.SharedEventLoop
 }
 
 // Detokenization: each pass with outputs is one job of BaseUs + PerTokenUs ×

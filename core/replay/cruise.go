@@ -28,7 +28,8 @@ import (
 // starts at the same time with the same batch, and the timeline records
 // passes in the same order (by start, then by worker, as startPasses forms
 // them). Workers cruise only where a pass end has no effect beyond its
-// worker and the ITL pool: no detokenization (its job would be an event),
+// worker and the ITL pool: no detokenization (its job would be an event) nor
+// input processing on the API server's loop (its jobs are events),
 // no P/D (handoffs), no async scheduling (the inbox follows Busy), no
 // lockstep ranks, no client timeout (a timeout makes every request decode
 // per token, so none is steady), and no worker stalled (one that startPasses retries at
@@ -37,7 +38,7 @@ import (
 
 // canCruise reports whether this replay's workers may cruise.
 func (m *sim) canCruise() bool {
-	if m.path.Detokenize || m.dep.disagg || m.inbox != nil {
+	if m.path.Detokenize || m.path.SharedLoop || m.dep.disagg || m.inbox != nil {
 		return false
 	}
 	for _, p := range m.pools {

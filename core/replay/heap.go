@@ -10,6 +10,7 @@ const (
 	evReceive           // a worker's detokenization job completes
 	evTransferEnd       // P/D: a prompt's KV reached its decode worker
 	evTimeout           // the client cancels a request still in flight
+	evIntakeDone        // a request's input processing on its API server's loop is done
 )
 
 type event struct {

@@ -110,7 +110,7 @@ type sim struct {
 	pending workload.Request // open loop: the next request to send
 
 	path  client.Path
-	procs []client.OutputProcessor // one per worker, when detokenizing
+	procs []client.OutputProcessor // one per worker, when detokenizing or the intake shares its loop
 	outQ  []outQueue               // per worker: outputs waiting for their job
 	// recvNs, per worker: when the client received the worker's latest
 	// outputs (a pass end, or its detokenization job's end). A steadily
@@ -379,8 +379,10 @@ func prepare(spec *config.Spec, opts []Option) (*sim, error) {
 	}
 	m.recvNs = make([]int64, len(m.workers))
 	m.busy = make([]bool, len(m.workers))
-	if path.Detokenize {
+	if path.Detokenize || path.SharedLoop {
 		m.procs = make([]client.OutputProcessor, len(m.workers))
+	}
+	if path.Detokenize {
 		m.outQ = make([]outQueue, len(m.workers))
 	}
 	if dep.overlap() {
@@ -504,6 +506,10 @@ func (m *sim) dispatch(e *event) error {
 		if m.flights[e.idx].gen == e.gen {
 			m.arrive(e.idx)
 		}
+	case evIntakeDone:
+		if m.flights[e.idx].gen == e.gen {
+			m.intakeDone(e.idx)
+		}
 	case evRelease:
 		return m.release(e.idx)
 	case evTransferEnd:
@@ -592,7 +598,11 @@ func (m *sim) send(idx int32) {
 	if m.dep.disagg {
 		f.dec.Reset(0, 0, 0, nil, nil)
 	}
-	m.at(m.now+m.path.ArrivalDelayNs(r.InputTokens), phaseArrival, evArrival, idx, f.gen)
+	if m.sharedLoop() { // reaches the API server; its input processing waits on the loop (arrive)
+		m.at(m.now+m.path.SendNs, phaseArrival, evArrival, idx, f.gen)
+	} else {
+		m.at(m.now+m.path.ArrivalDelayNs(r.InputTokens), phaseArrival, evArrival, idx, f.gen)
+	}
 	if m.path.TimeoutNs > 0 {
 		m.at(m.now+m.path.TimeoutNs, phaseClientAction, evTimeout, idx, f.gen)
 	}
@@ -628,29 +638,60 @@ func (m *sim) fitReason(r *workload.Request) string {
 }
 
 // arrive places a request that reached the engine on a worker of the first
-// pool (aggregated or prefill), or rejects it.
+// pool (aggregated or prefill), or rejects it. With a shared event loop the
+// request has reached the worker's API server: it is placed, and reaches the
+// engine when its input processing on that worker's loop is done (intakeDone).
 func (m *sim) arrive(idx int32) {
 	f := m.flights[idx]
 	if f.ended { // canceled during the send leg
 		return
 	}
 	rec := m.rec(f.rec)
-	rec.ArrivalNs = m.now
 	p := m.pools[0]
 	w := p.place(f.eng.Prompt, f.eng.Hashes, m.now, &f.routed[0])
 	rec.Worker = p.server(w)
-	f.pw, f.stage = int32(w), stageEngine
+	f.pw = int32(w)
+	if m.sharedLoop() { // still stageSent: a cancel meanwhile finds nothing on the worker
+		m.at(m.procs[w].Intake(&m.path, m.now, f.req.InputTokens), phaseArrival, evIntakeDone, idx, f.gen)
+		return
+	}
+	f.stage = stageEngine
+	rec.ArrivalNs = m.now
 	if m.dep.disagg {
 		m.arrivePD(idx, w)
 		return
 	}
-	if reason := f.reject; reason != "" { // fitReason, checked at the send
-		rec.Reason = reason
+	m.reachEngine(idx, w)
+}
+
+// intakeDone: flight idx's input processing on its worker's API server loop
+// is done (arrive); it reaches the engine now.
+func (m *sim) intakeDone(idx int32) {
+	f := m.flights[idx]
+	if f.ended { // canceled during its input processing
+		return
+	}
+	m.rec(f.rec).ArrivalNs = m.now
+	f.stage = stageEngine
+	m.reachEngine(idx, int(f.pw))
+}
+
+// reachEngine admits flight idx's request to aggregated worker w, or rejects
+// it (fitReason, checked at the send).
+func (m *sim) reachEngine(idx int32, w int) {
+	f := m.flights[idx]
+	if reason := f.reject; reason != "" {
+		m.rec(f.rec).Reason = reason
 		m.end(idx, report.StatusRejected)
 		return
 	}
 	m.admit(w, idx)
 }
+
+// sharedLoop reports whether a request's input processing runs on its
+// worker's API server event loop (engine.tokenization.shared_event_loop;
+// aggregated workers only).
+func (m *sim) sharedLoop() bool { return m.path.SharedLoop && !m.dep.disagg }
 
 // held is a request in a worker's inbox: its flight and the flight's generation.
 type held struct {

@@ -95,7 +95,7 @@ func WithInterTurnDelay(ms float64) Option {
 func clientPath(s *config.Spec) client.Path {
 	c := client.Costs{InterTurnDelayMs: s.Traffic.Load.InterTurnDelayMs, RequestTimeoutMs: s.Traffic.Load.RequestTimeoutMs}
 	if t := s.Engine.Tokenization; t != nil {
-		c.SendMs, c.IntakePerTokenUs = t.SendMs, t.PerTokenUs
+		c.SendMs, c.IntakePerTokenUs, c.SharedLoop = t.SendMs, t.PerTokenUs, t.Shared()
 	}
 	if d := s.Engine.Detokenization; d != nil {
 		c.Detokenize, c.DetokBaseUs, c.DetokPerTokenUs = true, d.BaseUs, d.PerTokenUs

@@ -82,7 +82,7 @@ var fields = []Field{
 		integer: always(func(r *Record) int64 { return int64(r.CachedTokens) })},
 	{Name: "send_ms", Dtype: "<f8", Unit: "ms", Doc: "the client sent the request",
 		float: msAt(func(r *Record) int64 { return r.SendNs })},
-	{Name: "arrival_ms", Dtype: "<f8", Unit: "ms", Doc: "reached the engine: send + `engine.tokenization.send_ms` + its `per_token_us` × prompt tokens",
+	{Name: "arrival_ms", Dtype: "<f8", Unit: "ms", Doc: "reached the engine: send + `engine.tokenization.send_ms` + its `per_token_us` × prompt tokens (with `shared_event_loop`, after the jobs ahead of it on the API server's loop)",
 		Null: "canceled during the send leg", float: msAt(func(r *Record) int64 { return r.ArrivalNs })},
 	{Name: "first_token_ms", Dtype: "<f8", Unit: "ms", Doc: "the client received the first output token",
 		Null: "no output", float: msAt(func(r *Record) int64 { return r.FirstTokenNs })},

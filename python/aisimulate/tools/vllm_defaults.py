@@ -34,3 +34,17 @@ def version_tuple(version: str) -> tuple[int, ...]:
 def async_default(vllm_version: str) -> bool:
     """Whether vLLM ``vllm_version`` schedules asynchronously by default."""
     return version_tuple(vllm_version) >= ASYNC_SCHEDULING_SINCE
+
+
+#: The first vLLM release whose default engine is V1 (vLLM 0.8.0 release notes,
+#: VLLM_USE_V1=1 by default), whose API server runs each request's input processing
+#: and the output handling of the running requests in one asyncio event loop
+#: (``vllm/v1/engine/async_llm.py``: the ``output_handler`` task; the core's
+#: ``engine.tokenization.shared_event_loop``).
+V1_ENGINE_SINCE = (0, 8, 0)
+
+
+def shared_loop_default(vllm_version: str) -> bool:
+    """Whether vLLM ``vllm_version``'s API server shares one event loop between its
+    input processing and output handling (the V1 front end)."""
+    return version_tuple(vllm_version) >= V1_ENGINE_SINCE

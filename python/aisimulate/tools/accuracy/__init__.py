@@ -55,12 +55,14 @@ Deployment (``deployment``)
 
 Client (``client``)
     ``"aiperf"`` (default): the load generator's path of docs/design.md ("The client path") with its reference
-    values (:data:`AIPERF_CLIENT`): send leg 0.255 ms, the engine's output processor
-    150 µs + 2 µs per token of a pass, response overhead 1.40 ms + 3.65 µs per output
+    values (:data:`AIPERF_CLIENT`): send leg 0.255 ms, the API server's output handling
+    123 µs per pass + 29 µs per request of the pass (:data:`API_SERVER_OUTPUT_US_PER_REQUEST`),
+    response overhead 1.40 ms + 3.65 µs per output
     token before a client sends its next request; and the OpenAI front end's input
     processing, 2 µs per prompt token before the request reaches the engine
     (:data:`API_SERVER_INPUT_US_PER_TOKEN`; long enough at ISL 4096 that a closed
-    loop's wave comes back bunched, docs/accuracy.md). In a real server the engine starts
+    loop's wave comes back bunched, docs/accuracy.md), on the output handling's event
+    loop for a V1 engine (``engine.tokenization.shared_event_loop``). In a real server the engine starts
     its next pass as soon as one ends, while the finished response still has to reach
     the client and the next request the engine, so a closed-loop replacement always
     misses the pass that follows the one that finished its predecessor (AIConfigurator

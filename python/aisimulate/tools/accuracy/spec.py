@@ -10,7 +10,7 @@ from typing import Any, Callable
 
 from . import campaigns
 from .paths import DEFAULT_DATABASE, DEFAULT_MODEL_CONFIGS, SHARED_DATA  # noqa: F401 (re-exported)
-from ..vllm_defaults import async_default
+from ..vllm_defaults import async_default, shared_loop_default
 from .rows import _int
 
 
@@ -42,13 +42,24 @@ CLIENTS = ("aiperf", "none")
 #: they do not queue. docs/accuracy.md, "What spreads requests, and what does not", has
 #: what it does to the dev rows.
 API_SERVER_INPUT_US_PER_TOKEN = 2.0
+#: vLLM's API server handles every running request's output each step (the
+#: output_handler's process_outputs: detokenization and the RequestOutput; then the
+#: request's SSE chunk): 29 µs per request and step, the host path's cost per streamed
+#: token where it bounded a run (vllm-project/vllm pull request 27869: gpt-oss-20b on one
+#: B200, 1,024 concurrent streams, 34,079 output tokens/s at --stream-interval 1, 57 %
+#: more with 10: 1 s / 34,079 = 29.3 µs). docs/accuracy.md, "The path to the first token".
+API_SERVER_OUTPUT_US_PER_REQUEST = 29.0
 #: The reference client path of docs/design.md ("The client path": one public AIPerf calibration at
 #: concurrency 1): send leg 0.255 ms; response overhead 1.40 ms + 3.65 µs per output
-#: token; the engine's output processor 150 µs + 2 µs per token of a pass; and the
-#: front end's input processing, :data:`API_SERVER_INPUT_US_PER_TOKEN` per prompt token.
+#: token; the API server's output handling 152 µs per pass at one request (the
+#: calibration's 150 µs + 2 µs per token), of which :data:`API_SERVER_OUTPUT_US_PER_REQUEST`
+#: per request of the pass and the rest per pass; and the front end's input processing,
+#: :data:`API_SERVER_INPUT_US_PER_TOKEN` per prompt token, on the same event loop for a
+#: V1 engine (``shared_event_loop``, set by the row's version).
 AIPERF_CLIENT = {
     "tokenization": {"send_ms": 0.255, "per_token_us": API_SERVER_INPUT_US_PER_TOKEN},
-    "detokenization": {"base_us": 150.0, "per_token_us": 2.0},
+    "detokenization": {"base_us": 152.0 - API_SERVER_OUTPUT_US_PER_REQUEST,
+                       "per_token_us": API_SERVER_OUTPUT_US_PER_REQUEST},
     "response_overhead": {"base_ms": 1.40, "per_output_token_us": 3.65},
 }
 #: How a load generator picks its next dataset entry (``dataset_entries`` > 0):
@@ -250,6 +261,8 @@ def row_spec(row: dict[str, str], *, perf: str, aliases: dict[str, str],
         engine["tokenization"] = dict(AIPERF_CLIENT["tokenization"])
         engine["detokenization"] = dict(AIPERF_CLIENT["detokenization"])
         load["response_overhead"] = dict(AIPERF_CLIENT["response_overhead"])
+        if version and shared_loop_default(version):  # the V1 API server's one event loop
+            engine["tokenization"]["shared_event_loop"] = True
     if steady_state:
         waves = _waves(c)
         warm, measured, total = c, waves * c, c * (waves + 2)
