@@ -289,6 +289,18 @@ func decodeValue(raw any, v reflect.Value, path string, seen map[string]bool) er
 			return err
 		}
 		v.SetFloat(f)
+	case reflect.Slice:
+		list, ok := raw.([]any)
+		if !ok {
+			return errorf(path, "expected a list, got %s", describe(raw))
+		}
+		out := reflect.MakeSlice(v.Type(), len(list), len(list))
+		for i, x := range list {
+			if err := decodeValue(x, out.Index(i), fmt.Sprintf("%s[%d]", path, i), seen); err != nil {
+				return err
+			}
+		}
+		v.Set(out)
 	default:
 		panic("config: unsupported field kind " + v.Kind().String() + " at " + path)
 	}

@@ -83,6 +83,12 @@ func schemaOf(t reflect.Type) map[string]any {
 		return map[string]any{"type": "integer", "minimum": 0}
 	case reflect.Float64:
 		return map[string]any{"type": "number"}
+	case reflect.Slice:
+		items := schemaOf(t.Elem())
+		if k := t.Elem().Kind(); k == reflect.Int || k == reflect.Int64 {
+			items["minimum"] = 1 // the spec's integer lists are of sizes (cuda_graph_config.batch_sizes)
+		}
+		return map[string]any{"type": "array", "items": items}
 	}
 	panic("config: schema: unsupported field kind " + t.Kind().String())
 }

@@ -1,6 +1,9 @@
 package config
 
-import "fmt"
+import (
+	"fmt"
+	"slices"
+)
 
 // engine.backend trtllm: TensorRT-LLM's PyTorch backend (trtllm-serve and its
 // LLM API), under the LLM API's own option names (tensorrt_llm/llmapi/
@@ -78,8 +81,13 @@ type TRTLLMKVCacheConfig struct {
 
 // TRTLLMCUDAGraphConfig is engine.trtllm.cuda_graph_config.
 type TRTLLMCUDAGraphConfig struct {
+	// BatchSizes is batch_sizes: the batch sizes captured (any order);
+	// absent: generated from MaxBatchSize (CUDAGraphBatchSizes in
+	// core/engine/trtllm).
+	BatchSizes []int `json:"batch_sizes,omitempty"`
 	// MaxBatchSize is max_batch_size: the largest generation-only batch
-	// captured (0 given: 128, TensorRT-LLM's default).
+	// captured (0 given: 128, TensorRT-LLM's default; with BatchSizes,
+	// their largest).
 	MaxBatchSize int `json:"max_batch_size"`
 	// EnablePadding is enable_padding: a generation-only batch runs at the
 	// next captured batch size (dummy requests fill it); without it only a
@@ -217,6 +225,9 @@ func trtllmDefaults(s *Spec, present func(string) bool) {
 		t.CUDAGraphConfig = &TRTLLMCUDAGraphConfig{MaxBatchSize: DefaultTRTLLMCUDAGraphMaxBatchSize}
 	case t.CUDAGraphConfig != nil && t.CUDAGraphConfig.MaxBatchSize == 0:
 		t.CUDAGraphConfig.MaxBatchSize = DefaultTRTLLMCUDAGraphMaxBatchSize
+		if b := t.CUDAGraphConfig.BatchSizes; len(b) > 0 {
+			t.CUDAGraphConfig.MaxBatchSize = slices.Max(b)
+		}
 	}
 	if a, ok := e.Perf.Source.(AICPerf); ok && !present("engine.perf.backend_version") {
 		v := e.BackendVersion
@@ -262,6 +273,20 @@ func (e *Engine) validateTRTLLM() error {
 	if g := t.CUDAGraphConfig; g != nil {
 		if err := checkInt(p+"cuda_graph_config.max_batch_size", "TRTLLMCUDAGraphConfig.max_batch_size", g.MaxBatchSize); err != nil {
 			return err
+		}
+		for i, b := range g.BatchSizes {
+			f := fmt.Sprintf("%scuda_graph_config.batch_sizes[%d]", p, i)
+			if err := checkInt(f, "TRTLLMCUDAGraphConfig.max_batch_size", b); err != nil {
+				return err
+			}
+			if b == 0 {
+				return errorf(f, "must be ≥ 1, got 0")
+			}
+		}
+		if len(g.BatchSizes) > 0 && slices.Max(g.BatchSizes) != g.MaxBatchSize {
+			// CudaGraphConfig: "max_batch_size must equal max(batch_sizes)"
+			return errorf(p+"cuda_graph_config.max_batch_size", "must equal the largest of batch_sizes (%d) when both are given, got %d",
+				slices.Max(g.BatchSizes), g.MaxBatchSize)
 		}
 	}
 	if t.EnableAttentionDP {

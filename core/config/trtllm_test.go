@@ -40,6 +40,11 @@ func TestTRTLLMDefaults(t *testing.T) {
 	require.NoError(t, err)
 	assert.Nil(t, again.Engine.TRTLLM.CUDAGraphConfig)
 
+	// explicit batch_sizes set max_batch_size to their largest
+	s, err = Decode(trtllmSpec(`, "trtllm": {"cuda_graph_config": {"batch_sizes": [4, 1, 2], "enable_padding": true}}`))
+	require.NoError(t, err)
+	assert.Equal(t, &TRTLLMCUDAGraphConfig{BatchSizes: []int{4, 1, 2}, MaxBatchSize: 4, EnablePadding: true}, s.Engine.TRTLLM.CUDAGraphConfig)
+
 	// a release before 1.0: no CUDA graphs by default; before 0.20 no overlap scheduler
 	s, err = Decode(trtllmSpec(`, "backend_version": "0.19.0"`))
 	require.NoError(t, err)
@@ -64,6 +69,12 @@ func TestTRTLLMRefusals(t *testing.T) {
 		{[]byte(strings.Replace(string(trtllmSpec(`, "trtllm": {}`)), `"backend": "trtllm"`, `"backend": "vllm"`, 1)),
 			"engine.trtllm", "set engine.backend: trtllm"},
 		{trtllmSpec(`, "trtllm": {"max_seq_len": 0}`), "engine.trtllm.max_seq_len", "must be ≥ 1"},
+		{trtllmSpec(`, "trtllm": {"cuda_graph_config": {"batch_sizes": [1, 8], "max_batch_size": 16}}`),
+			"engine.trtllm.cuda_graph_config.max_batch_size", "largest of batch_sizes (8)"},
+		{trtllmSpec(`, "trtllm": {"cuda_graph_config": {"batch_sizes": [1, 0]}}`),
+			"engine.trtllm.cuda_graph_config.batch_sizes[1]", "must be ≥ 1"},
+		{trtllmSpec(`, "trtllm": {"cuda_graph_config": {"batch_sizes": 8}}`),
+			"engine.trtllm.cuda_graph_config.batch_sizes", "expected a list"},
 		{trtllmSpec(`, "trtllm": {"kv_cache_config": {"tokens_per_block": 48}}`), "engine.trtllm.kv_cache_config.tokens_per_block", "power of two"},
 		{trtllmSpec(`, "trtllm": {"scheduler_config": {"capacity_scheduler_policy": "STATIC_BATCH"}}`),
 			"engine.trtllm.scheduler_config.capacity_scheduler_policy", "not modelled"},

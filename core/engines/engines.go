@@ -12,6 +12,7 @@ package engines
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/aisimulate/aisimulate/core/config"
 	"github.com/aisimulate/aisimulate/core/engine"
@@ -53,6 +54,9 @@ func Options(e *config.Engine) any {
 	}
 	if g := t.CUDAGraphConfig; g != nil {
 		o.CUDAGraphBatchSizes = trtllm.CUDAGraphBatchSizes(g.MaxBatchSize, g.EnablePadding)
+		if len(g.BatchSizes) > 0 {
+			o.CUDAGraphBatchSizes = slices.Compact(slices.Sorted(slices.Values(g.BatchSizes)))
+		}
 		o.CUDAGraphPadding = g.EnablePadding
 	}
 	return o

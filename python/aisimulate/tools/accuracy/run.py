@@ -10,6 +10,7 @@ from typing import Any, Sequence
 
 from .rows import LINE_KEY, _int, _positive
 from . import campaigns
+from .trtllm import layout_text as trtllm_layout_text
 from .spec import (AIC_GENERATOR_TOKEN_SLACK, DEFAULT_DATABASE, DEFAULT_LOAD_GENERATOR, DEFAULT_MODEL_CONFIGS, INFERENCEX,
                    _check_client, _check_dataset, _check_deployment, layout_text, procedure_of, row_layout,
                    row_spec)
@@ -135,6 +136,8 @@ def run_row(row: dict[str, str], perf: str, aliases: dict[str, str], model_confi
     if spec["engine"].get("backend") == "sglang":
         from .sglang import sglang_layout
         res.layout, res.deployment = sglang_layout(spec), "sglang " + res.deployment
+    elif spec["engine"]["backend"] == "trtllm":
+        res.layout = trtllm_layout_text(row, spec)
     else:
         pool = spec["engine"]["workers"]["aggregated"]
         _, ep, note = row_layout(row, spec["engine"]["model"])
@@ -163,8 +166,11 @@ def run_row(row: dict[str, str], perf: str, aliases: dict[str, str], model_confi
     res.predicted_tpot_ms = sum(tpots) / len(tpots)
     res.measured_requests = len(window)
     md = report.metadata
-    sched = md["spec"]["engine"].get("scheduler")  # as run: the per-system defaults filled
-    if sched is not None:
+    eng = md["spec"]["engine"]
+    sched = eng.get("scheduler")  # as run: the per-system defaults filled
+    if eng["backend"] == "trtllm":  # TensorRT-LLM's max_num_tokens and max_batch_size
+        res.max_num_batched_tokens, res.max_num_seqs = eng["trtllm"]["max_num_tokens"], eng["trtllm"]["max_batch_size"]
+    elif sched is not None:
         res.max_num_batched_tokens, res.max_num_seqs = sched["max_num_batched_tokens"], sched["max_num_seqs"]
     else:  # SGLang: its resolved chunked_prefill_size and max_running_requests
         args = md["pools"][-1].get("engine_args") or {}

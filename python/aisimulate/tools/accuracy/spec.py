@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from . import campaigns
+from . import campaigns, trtllm
 from .paths import DEFAULT_DATABASE, DEFAULT_MODEL_CONFIGS, SHARED_DATA  # noqa: F401 (re-exported)
 from ..vllm_defaults import async_default, shared_loop_default
 from .rows import _int
@@ -242,6 +242,16 @@ def row_spec(row: dict[str, str], *, perf: str, aliases: dict[str, str],
         "workers": {"aggregated": _pool(tp, dp, ep)},
         "scheduler": scheduler,
     }
+    if backend == "trtllm":
+        # AIConfigurator's generator launching trtllm-serve (trtllm.aic_generator);
+        # its batch size is one attention rank's
+        lay = b["trtllm_layout"]
+        del engine["scheduler"]
+        per_rank = c // lay.tp if lay.attention_dp else c
+        engine["trtllm"] = trtllm.aic_generator(per_rank, isl, trtllm.measured_at(row), lay)
+        version = trtllm.release_of(version, row.get("silicon_data_source") or "")
+        if version:
+            engine["backend_version"] = version
     # fp8 and fp4 serving quantize the KV cache too: NVIDIA's FP8 and NVFP4
     # checkpoints carry an fp8 KV scale (kv_cache_quant_algo FP8), and the measured
     # fp8 TPOTs sit below the bf16-KV memory bound. An empty precision serves the
@@ -321,15 +331,22 @@ def _row_basics(row: dict[str, str], *, perf: str, aliases: dict[str, str],
     if _int(row, "pp_size", 1) > 1:
         raise ValueError(f"pp_size = {row['pp_size']}: not simulated (pipeline parallelism)")
     backend = (row.get("backend") or "vllm").strip()
-    if backend != "vllm":
-        raise ValueError(f"backend {backend!r}: only vllm is simulated")
+    if backend not in ("vllm", "trtllm"):
+        raise ValueError(f"backend {backend!r}: only vllm and trtllm are simulated")
     model_path = row["model_path"].strip()
     config = model_config(row, aliases, model_configs)
     c, tp = _int(row, "batch_size"), _int(row, "tp_size")
     isl, osl = _int(row, "isl"), _int(row, "osl")
     if min(c, tp, isl, osl) < 1:
         raise ValueError("batch_size, tp_size, isl and osl must be ≥ 1")
-    dp, ep, _ = row_layout(row, str(config))
+    lay = None
+    if backend == "trtllm":
+        # TensorRT-LLM's layout (tp_size: every GPU, attention DP over them) and the
+        # closed loop's concurrency (batch_size is one attention rank's)
+        lay = trtllm.layout(row, config)
+        dp, ep, tp, c = 1, lay.ep, lay.tp, trtllm.silicon_concurrency(row)
+    else:
+        dp, ep, _ = row_layout(row, str(config))
     if osl < 2:
         raise ValueError(f"osl = {osl}: a TPOT needs at least 2 output tokens")
     weights = _weights_for(row.get("precision") or "", str(config))
@@ -341,7 +358,7 @@ def _row_basics(row: dict[str, str], *, perf: str, aliases: dict[str, str],
             perf_block["backend_version"] = version
     perf_block.update(perf_overrides or {})
     return dict(model_path=model_path, config=config, c=c, tp=tp, isl=isl, osl=osl, dp=dp, ep=ep,
-                weights=weights, perf=perf_block, backend=backend)
+                weights=weights, perf=perf_block, backend=backend, trtllm_layout=lay)
 
 
 def _quantization(weights: str | None) -> dict[str, str]:
@@ -381,6 +398,8 @@ def _inferencex_spec(row: dict[str, str], camp: campaigns.Campaign, *, perf: str
     # a row without a time (an explicit --load-generator inferencex on another
     # campaign's row) runs the current client against the version's defaults
     measured = camp.measured or campaigns.INFERENCEX_WARMUPS_SINCE
+    if b["backend"] == "trtllm":
+        return _inferencex_trtllm(row, b, camp, measured, length_ratio, client)
     flags, _ = campaigns.recipe_at(b["model_path"], row["system"].strip(), measured) if camp.measured else ({}, "")
     ep = b["ep"] or bool(flags.get("enable_expert_parallel")) and _is_moe(b["config"])
     engine: dict[str, Any] = {
@@ -400,6 +419,36 @@ def _inferencex_spec(row: dict[str, str], camp: campaigns.Campaign, *, perf: str
     if length_ratio < 1:
         bench["random_range_ratio"] = length_ratio
     if client == "aiperf":  # the reference client path (no calibration of this client's own)
+        engine["tokenization"] = dict(AIPERF_CLIENT["tokenization"])
+        engine["detokenization"] = dict(AIPERF_CLIENT["detokenization"])
+        bench["response_overhead"] = dict(AIPERF_CLIENT["response_overhead"])
+    spec = {"engine": engine, "traffic": {"benchmark": bench}, "execution": {"mode": "offline", "seed": 1}}
+    return spec, 0, bench["num_prompts"]
+
+
+def _inferencex_trtllm(row: dict[str, str], b: dict[str, Any], camp: campaigns.Campaign, measured: Any,
+                       length_ratio: float, client: str) -> tuple[dict[str, Any], int, int]:
+    """_inferencex_spec for a TensorRT-LLM row: the recipe's trtllm-serve options at the
+    row's date (trtllm.RECIPES) on its image's release (the row's backend_version when it
+    names one), the release's defaults where the recipe is silent."""
+    c, isl, osl, lay = b["c"], b["isl"], b["osl"], b["trtllm_layout"]
+    opts, image, _ = trtllm.recipe_at(b["model_path"], row["system"].strip(), measured) if camp.measured else ({}, "", "")
+    options, kv = trtllm.recipe_options(opts, c, isl, lay)
+    quant = _quantization(b["weights"])
+    if kv:
+        quant["kv_cache"] = kv
+    engine: dict[str, Any] = {
+        "model": str(b["config"]), "system": row["system"].strip(), "backend": "trtllm", "perf": b["perf"],
+        "workers": {"aggregated": _pool(lay.tp, 1, lay.ep)}, "trtllm": options, "quantization": quant,
+    }
+    src = row.get("silicon_data_source") or ""
+    version = trtllm.release_of((row.get("backend_version") or "").strip(), src) or trtllm.release_of(image)
+    if version:
+        engine["backend_version"] = version
+    bench = campaigns.inferencex_benchmark(isl, osl, c, measured)
+    if length_ratio < 1:
+        bench["random_range_ratio"] = length_ratio
+    if client == "aiperf":
         engine["tokenization"] = dict(AIPERF_CLIENT["tokenization"])
         engine["detokenization"] = dict(AIPERF_CLIENT["detokenization"])
         bench["response_overhead"] = dict(AIPERF_CLIENT["response_overhead"])

@@ -1,0 +1,272 @@
+"""TensorRT-LLM rows: the parallel layout, and how each campaign launched ``trtllm-serve``.
+
+A TensorRT-LLM row (``backend`` trtllm) is simulated with ``engine.backend: trtllm`` and
+an ``engine.trtllm`` block of the options its campaign launched the server with
+(docs/trtllm.md has the engine's rules):
+
+- AIConfigurator's rows (AIPerf): its generator's ``extra_engine_args`` for an
+  aggregated worker (``generator/rule_plugin/trtllm.rule`` and the release's
+  ``backend_templates/trtllm/extra_engine_args.<version>.yaml.j2``), by the
+  aiconfigurator release of the row's time (:func:`aic_generator`).
+- InferenceX's rows: the recipe's ``trtllm-serve`` flags and extra options at the row's
+  date (:data:`RECIPES`, each change with its commit), its image's release.
+
+The rows' layout columns are AIConfigurator's: ``tp_size`` attention tensor parallelism,
+``attention_dp_size`` attention data parallelism (``batch_size`` is then the batch of
+one attention rank: the closed loop's concurrency is ``silicon_concurrency`` in
+``silicon_data_source``), ``moe_tp_size`` × ``moe_ep_size`` the experts' split.
+TensorRT-LLM's ``tp_size`` is every GPU of the instance (attention TP × attention DP),
+with ``enable_attention_dp`` (:func:`layout`).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from .rows import _int
+
+#: aiconfigurator v0.7.0 (2026-03-11): its generator lifts an aggregated worker's
+#: max_batch_size to at least 512 (twice the batch above), pads CUDA graphs over a list
+#: of batch sizes and rounds max_num_tokens up to tokens_per_block; before it
+#: (v0.5.0, v0.6.0) max_batch_size is the row's batch size and every batch size up to
+#: it is captured.
+AIC_GENERATOR_07_SINCE = datetime(2026, 3, 11, tzinfo=timezone.utc)
+#: The generator's max_num_tokens slack above max_batch_size + ISL (``agg max_num_tokens``).
+AIC_TOKEN_SLACK = 1500
+#: The templates' kv_cache_config.free_gpu_memory_fraction default.
+AIC_FREE_GPU_MEMORY_FRACTION = 0.8
+#: GPUs of one node (the systems of the rows): a layout of more is a mislabelled row.
+GPUS_PER_NODE = 8
+
+
+def silicon_concurrency(row: dict[str, str]) -> int:
+    """The closed loop's concurrency: ``silicon_concurrency`` in ``silicon_data_source``
+    (with attention DP the ``batch_size`` column is one rank's), else ``batch_size``."""
+    m = re.search(r"silicon_concurrency=(\d+)", row.get("silicon_data_source") or "")
+    return int(m.group(1)) if m else _int(row, "batch_size")
+
+
+def measured_at(row: dict[str, str]) -> datetime | None:
+    """``measured=`` of ``silicon_data_source`` (UTC), or None."""
+    m = re.search(r"measured=([0-9T:.\-]+Z?)", row.get("silicon_data_source") or "")
+    if not m:
+        return None
+    t = datetime.fromisoformat(m.group(1).replace("Z", "+00:00"))
+    return t if t.tzinfo else t.replace(tzinfo=timezone.utc)
+
+
+@dataclass(frozen=True)
+class Layout:
+    """A row as TensorRT-LLM runs it: ``tp`` GPUs (``tp_size``), attention DP over them
+    or not, the experts expert-parallel over them or tensor-parallel, and a note when the
+    row's columns needed reading."""
+    tp: int
+    attention_dp: bool
+    ep: bool
+    note: str = ""
+
+    def text(self) -> str:
+        s = f"TP{self.tp}"
+        if self.attention_dp:
+            s += f" ADP{self.tp}"
+        if self.ep:
+            s += f" EP{self.tp}"
+        return s
+
+
+def _moe(config: Path) -> bool:
+    with open(config, encoding="utf-8") as f:
+        top = json.load(f)
+    cfg = top.get("text_config") or top
+    return any(k in cfg for k in ("num_experts", "num_local_experts", "n_routed_experts"))
+
+
+def layout(row: dict[str, str], config: Path) -> Layout:
+    """TensorRT-LLM's layout of a row (module docstring). A row whose columns give more
+    GPUs than a node (``tp_size`` 64: tensor × expert parallel sizes multiplied, in one
+    export) takes its GPU count from its id (``…_tp8_ep8_…``). TensorRT-LLM can split the
+    experts both ways (moe_tp × moe_ep); the simulation has all-EP or all-TP only, so a
+    mixed split is refused.
+
+    Raises:
+        ValueError: a layout the simulation cannot run (the skip reason)."""
+    tp, adp = _int(row, "tp_size"), max(_int(row, "attention_dp_size", 0), 1)
+    moe_tp, moe_ep = max(_int(row, "moe_tp_size", 0), 1), max(_int(row, "moe_ep_size", 0), 1)
+    gpus, note = tp * adp, ""
+    if gpus > GPUS_PER_NODE:
+        m = re.search(r"_tp(\d+)", row.get("id") or "")
+        if not m:
+            raise ValueError(f"tp_size {tp} × attention_dp_size {adp}: more GPUs than a node, and no tpN in the id")
+        gpus = int(m.group(1))
+        note = f"columns give {tp} × {adp} GPUs; the id's tp{gpus} is the instance"
+    if not _moe(config):
+        return Layout(gpus, adp > 1, False, note)
+    if moe_tp > 1 and moe_ep > 1:
+        raise ValueError(f"moe_tp_size {moe_tp} with moe_ep_size {moe_ep}: the experts split both ways "
+                         "(only all-expert-parallel or all-tensor-parallel is simulated)")
+    return Layout(gpus, adp > 1, moe_ep > 1, note)
+
+
+def aic_generator(c: int, isl: int, measured: datetime | None, lay: Layout) -> dict[str, Any]:
+    """``engine.trtllm`` as AIConfigurator's generator launches an aggregated worker of
+    batch size ``c`` (one attention rank's): v0.5/v0.6 (before
+    :data:`AIC_GENERATOR_07_SINCE`, or a row without a date) max_batch_size c,
+    max_num_tokens c + ISL + 1500, CUDA graphs of every batch size up to c without
+    padding; v0.7 on, max_batch_size 512 (2c above 256), max_num_tokens rounded up to
+    32, padded graphs of 1–16, then steps of 4, 8, 16, 32 and 64 up to 512, and c ± 8.
+    Both: the overlap scheduler on, chunked prefill off, block reuse off,
+    free_gpu_memory_fraction 0.8, attention DP as the row's."""
+    if measured is None or measured < AIC_GENERATOR_07_SINCE:
+        mbs, tokens = c, c + isl + AIC_TOKEN_SLACK
+        graphs: dict[str, Any] = {"max_batch_size": c, "enable_padding": False}
+    else:
+        sizes = (list(range(1, 17)) + list(range(16, 33, 4)) + list(range(32, 65, 8)) + list(range(64, 129, 16))
+                 + list(range(128, 257, 32)) + list(range(256, 513, 64)) + list(range(max(1, c - 8), c + 9)))
+        sizes = sorted(set(sizes))
+        mbs = 512 if c < 512 else 2 * c
+        tokens = (mbs + isl + AIC_TOKEN_SLACK + 31) // 32 * 32
+        graphs = {"batch_sizes": sizes, "enable_padding": True}
+    return {"max_batch_size": mbs, "max_num_tokens": tokens, "enable_chunked_prefill": False,
+            "disable_overlap_scheduler": False, "enable_attention_dp": lay.attention_dp,
+            "kv_cache_config": {"free_gpu_memory_fraction": AIC_FREE_GPU_MEMORY_FRACTION, "enable_block_reuse": False},
+            "cuda_graph_config": graphs}
+
+
+@dataclass(frozen=True)
+class Change:
+    """One change of an InferenceX TensorRT-LLM recipe: its commit, when it landed
+    (UTC), the image (its release), and the server's options (``engine.trtllm``; a value
+    may be a function of the row's concurrency, ISL and tp_size, :func:`_resolve`), plus
+    ``kv_cache`` for ``kv_cache_config.dtype``."""
+    commit: str
+    since: datetime
+    image: str
+    options: dict[str, Any]
+    what: str
+
+
+@dataclass(frozen=True)
+class Recipe:
+    model: str
+    system: str
+    file: str
+    changes: tuple[Change, ...] = field(default_factory=tuple)
+
+
+def _t(text: str) -> datetime:
+    return datetime.fromisoformat(text).astimezone(timezone.utc)
+
+
+#: InferenceX's TensorRT-LLM recipes that rows of the shared data ran (SemiAnalysisAI/
+#: InferenceX: the benchmark script and the image of .github/configs/nvidia-master.yaml
+#: or the workflow template at the row's date).
+RECIPES: tuple[Recipe, ...] = (
+    Recipe("meta-llama/Llama-3.1-70B", "h200_sxm", "benchmarks/70b_fp8_h200_trt_slurm.sh", (
+        Change("1b563c858", _t("2025-09-18T11:51:07-07:00"), "1.1.0rc2.post2",
+               {"max_num_tokens": 16384, "kv_cache": "fp8",
+                "kv_cache_config": {"enable_block_reuse": False},
+                "cuda_graph_config": {"enable_padding": True, "max_batch_size": 1024}},
+               "trtllm-serve --max_num_tokens 16384; cuda_graph_config enable_padding, max_batch_size 1024; "
+               "kv_cache_config dtype fp8, enable_block_reuse false (image 1.1.0rc2.post2, .github/workflows/70b-tmpl.yml; "
+               "1k/1k below TP 8 also batch_wait_max_tokens_ratio 0.9 and batch_wait_timeout_iters 20, not modelled)"),
+    )),
+)
+
+
+def recipe_at(model: str, system: str, when: datetime) -> tuple[dict[str, Any], str, str]:
+    """The options of the recipe for ``model`` on ``system`` at ``when``, the image's
+    release and where they come from; ``({}, "", "")`` when none is tabulated."""
+    for r in RECIPES:
+        if r.model == model and r.system == system:
+            opts: dict[str, Any] = {}
+            image, commits = "", []
+            for c in r.changes:
+                if c.since <= when:
+                    opts = _merge(opts, c.options)
+                    image = c.image
+                    commits.append(c.commit)
+            if commits:
+                return opts, image, f"{r.file}@{'+'.join(commits)}"
+    return {}, "", ""
+
+
+def _merge(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
+    out = dict(a)
+    for k, v in b.items():
+        out[k] = _merge(out.get(k, {}), v) if isinstance(v, dict) else v
+    return out
+
+
+def _resolve(v: Any, c: int, isl: int, tp: int) -> Any:
+    """A recipe value with the row's numbers put in: a callable of (c, ISL, tp_size)
+    is called (a script's shell arithmetic on $CONC, $ISL, $TP)."""
+    if isinstance(v, dict):
+        return {k: _resolve(x, c, isl, tp) for k, x in v.items()}
+    if callable(v):
+        return v(c, isl, tp)
+    return v
+
+
+def recipe_options(opts: dict[str, Any], c: int, isl: int, lay: Layout) -> tuple[dict[str, Any], str | None]:
+    """``engine.trtllm`` of a recipe's options for a row, and its KV cache dtype (None:
+    the checkpoint's)."""
+    o = _resolve(opts, c, isl, lay.tp)
+    kv = o.pop("kv_cache", None)
+    o["enable_attention_dp"] = lay.attention_dp
+    return o, kv
+
+
+#: The TensorRT-LLM release in each Dynamo TensorRT-LLM runtime image
+#: (nvcr.io/nvidia/ai-dynamo/tensorrtllm-runtime:<Dynamo version>): Dynamo's support
+#: matrix, "Backend Dependencies" (docs.nvidia.com/dynamo, getting-started/support-matrix).
+DYNAMO_TRTLLM = {
+    "0.6.0": "1.1.0rc5", "0.6.1": "1.1.0rc5", "0.6.1.post1": "1.1.0rc5",
+    "0.7.0": "1.2.0rc2", "0.7.0.post1": "1.2.0rc3", "0.7.1": "1.2.0rc3",
+    "0.8.0": "1.2.0rc6.post1", "0.8.1": "1.2.0rc6.post1", "0.8.1.post1": "1.2.0rc6.post1",
+    "0.8.1.post2": "1.2.0rc6.post2", "0.8.1.post3": "1.2.0rc6.post3",
+    "0.9.0": "1.3.0rc1", "0.9.1": "1.3.0rc3",
+}
+
+
+def release_of(version: str, source: str = "") -> str:
+    """The TensorRT-LLM release of a row's ``backend_version`` (or an image tag): a
+    Dynamo runtime image's version (``ai-dynamo/tensorrtllm-runtime`` in
+    ``silicon_data_source``) is its TensorRT-LLM release (:data:`DYNAMO_TRTLLM`); a
+    release name is itself; a development image's tag (``gpt-oss-dev``) names no
+    release: "" (the default release stands in).
+
+    Raises:
+        ValueError: a Dynamo version the table does not know."""
+    v = version.strip()
+    if not v:
+        return ""
+    if "ai-dynamo/tensorrtllm-runtime" in source:
+        if v not in DYNAMO_TRTLLM:
+            raise ValueError(f"Dynamo image {v}: its TensorRT-LLM release is not tabulated (trtllm.DYNAMO_TRTLLM)")
+        return DYNAMO_TRTLLM[v]
+    return v if re.match(r"v?\d+\.\d+", v) else ""
+
+
+def layout_text(row: dict[str, str], spec: dict[str, Any]) -> str:
+    """A TensorRT-LLM row's layout as simulated, for ``rows.csv`` and the MAPE lines:
+    ``"TP8 EP8"``, ``"TP8 ADP8 EP8 MTP3"``, with the layout note when the row's columns
+    needed reading."""
+    eng = spec["engine"]
+    pool = eng["workers"]["aggregated"]
+    t = eng.get("trtllm") or {}
+    lay = Layout(pool["tp"], bool(t.get("enable_attention_dp")), bool(pool.get("enable_expert_parallel")))
+    s = lay.text()
+    mtp = (t.get("speculative_config") or {}).get("num_nextn_predict_layers")
+    if mtp:
+        s += f" MTP{mtp}"
+    note = ""
+    try:
+        note = layout(row, Path(eng["model"])).note
+    except ValueError:
+        pass
+    return f"{s} ({note})" if note else s
