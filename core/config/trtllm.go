@@ -51,6 +51,29 @@ type TRTLLM struct {
 	// CUDAGraphConfig is cuda_graph_config; null: no CUDA graphs (every
 	// iteration runs eagerly), as TensorRT-LLM reads cuda_graph_config: null.
 	CUDAGraphConfig *TRTLLMCUDAGraphConfig `json:"cuda_graph_config"`
+	// StreamInterval is stream_interval: a streaming request's tokens are
+	// returned every StreamInterval of its iterations (its first token at
+	// once, its last with the end of the response).
+	StreamInterval int `json:"stream_interval"`
+	// SpeculativeConfig is speculative_config (absent: none).
+	SpeculativeConfig *TRTLLMSpeculativeConfig `json:"speculative_config,omitempty"`
+}
+
+// TRTLLMSpeculativeConfig is engine.trtllm.speculative_config: MTP
+// (MTPDecodingConfig, tensorrt_llm/llmapi/llm_args.py;
+// tensorrt_llm/_torch/speculative/mtp.py), the only decoding_type modelled.
+type TRTLLMSpeculativeConfig struct {
+	// DecodingType is decoding_type: "MTP".
+	DecodingType string `json:"decoding_type"`
+	// NumNextnPredictLayers is num_nextn_predict_layers: the draft tokens
+	// each generation step proposes and verifies (the model's MTP module
+	// run that many times).
+	NumNextnPredictLayers int `json:"num_nextn_predict_layers"`
+	// AcceptanceRate is the simulation's, not an option TensorRT-LLM takes:
+	// the probability that a draft token is accepted when every draft before
+	// it was, so a step yields 1 + a + a² + … + a^N tokens on average
+	// (default DefaultMTPAcceptanceRate).
+	AcceptanceRate float64 `json:"acceptance_rate"`
 }
 
 // TRTLLMSchedulerConfig is engine.trtllm.scheduler_config.
@@ -104,6 +127,9 @@ const (
 	TRTLLMEqualProgress        = "EQUAL_PROGRESS"
 )
 
+// TRTLLMDecodingMTP is speculative_config.decoding_type's value for MTP.
+const TRTLLMDecodingMTP = "MTP"
+
 var (
 	trtllmCapacityPolicies = []string{TRTLLMGuaranteedNoEvict, TRTLLMMaxUtilization}
 	trtllmChunkingPolicies = []string{TRTLLMFirstComeFirstServed, TRTLLMEqualProgress}
@@ -124,6 +150,16 @@ const (
 	// DefaultTRTLLMCUDAGraphMaxBatchSize: CudaGraphConfig's
 	// "max_batch_size or 128" when no batch sizes are given.
 	DefaultTRTLLMCUDAGraphMaxBatchSize = 128
+	// DefaultTRTLLMStreamInterval: stream_interval's default, every
+	// iteration (TorchLlmArgs).
+	DefaultTRTLLMStreamInterval = 1
+	// DefaultMTPAcceptanceRate is speculative_config.acceptance_rate when
+	// not given: DeepSeek-V3's technical report (arXiv 2412.19437, "the
+	// acceptance rate of the second token prediction ranges between 85%
+	// and 90%"), its lower end, taken for every draft position.
+	DefaultMTPAcceptanceRate = 0.85
+	// MaxMTPLayers bounds num_nextn_predict_layers.
+	MaxMTPLayers = 16
 	// DefaultTRTLLMRelease is the TensorRT-LLM release whose defaults and
 	// kernel tables stand in when engine.backend_version is not given: the
 	// newest release of AIConfigurator's dev measurements
@@ -229,6 +265,12 @@ func trtllmDefaults(s *Spec, present func(string) bool) {
 			t.CUDAGraphConfig.MaxBatchSize = slices.Max(b)
 		}
 	}
+	if !present(p + "stream_interval") {
+		t.StreamInterval = DefaultTRTLLMStreamInterval
+	}
+	if sp := t.SpeculativeConfig; sp != nil && !present(p+"speculative_config.acceptance_rate") {
+		sp.AcceptanceRate = DefaultMTPAcceptanceRate
+	}
 	if a, ok := e.Perf.Source.(AICPerf); ok && !present("engine.perf.backend_version") {
 		v := e.BackendVersion
 		if v == "" {
@@ -287,6 +329,19 @@ func (e *Engine) validateTRTLLM() error {
 			// CudaGraphConfig: "max_batch_size must equal max(batch_sizes)"
 			return errorf(p+"cuda_graph_config.max_batch_size", "must equal the largest of batch_sizes (%d) when both are given, got %d",
 				slices.Max(g.BatchSizes), g.MaxBatchSize)
+		}
+	}
+	if err := checkInt(p+"stream_interval", "TRTLLM.stream_interval", t.StreamInterval); err != nil {
+		return err
+	}
+	if sp := t.SpeculativeConfig; sp != nil {
+		const q = p + "speculative_config."
+		if sp.DecodingType != TRTLLMDecodingMTP {
+			return errorf(q+"decoding_type", "%s is not modelled (only MTP)", quote(sp.DecodingType))
+		}
+		if err := firstErr(checkInt(q+"num_nextn_predict_layers", "TRTLLMSpeculativeConfig.num_nextn_predict_layers", sp.NumNextnPredictLayers),
+			checkFloat(q+"acceptance_rate", "TRTLLMSpeculativeConfig.acceptance_rate", sp.AcceptanceRate)); err != nil {
+			return err
 		}
 	}
 	if t.EnableAttentionDP {

@@ -24,7 +24,7 @@ func TestTRTLLMDefaults(t *testing.T) {
 	want := &TRTLLM{MaxBatchSize: 2048, MaxNumTokens: 8192,
 		SchedulerConfig: TRTLLMSchedulerConfig{CapacitySchedulerPolicy: "GUARANTEED_NO_EVICT", ContextChunkingPolicy: "FIRST_COME_FIRST_SERVED"},
 		KVCacheConfig:   TRTLLMKVCacheConfig{FreeGPUMemoryFraction: 0.9, EnableBlockReuse: true, TokensPerBlock: 32},
-		CUDAGraphConfig: &TRTLLMCUDAGraphConfig{MaxBatchSize: 128}}
+		CUDAGraphConfig: &TRTLLMCUDAGraphConfig{MaxBatchSize: 128}, StreamInterval: 1}
 	assert.Equal(t, want, s.Engine.TRTLLM)
 	assert.NotContains(t, string(s.JSON()), `"scheduler":{`)
 	again, err := Decode(s.JSON())
@@ -44,6 +44,11 @@ func TestTRTLLMDefaults(t *testing.T) {
 	s, err = Decode(trtllmSpec(`, "trtllm": {"cuda_graph_config": {"batch_sizes": [4, 1, 2], "enable_padding": true}}`))
 	require.NoError(t, err)
 	assert.Equal(t, &TRTLLMCUDAGraphConfig{BatchSizes: []int{4, 1, 2}, MaxBatchSize: 4, EnablePadding: true}, s.Engine.TRTLLM.CUDAGraphConfig)
+
+	// MTP: the acceptance rate defaults to DeepSeek-V3's reported 0.85
+	s, err = Decode(trtllmSpec(`, "trtllm": {"speculative_config": {"decoding_type": "MTP", "num_nextn_predict_layers": 3}}`))
+	require.NoError(t, err)
+	assert.Equal(t, &TRTLLMSpeculativeConfig{DecodingType: "MTP", NumNextnPredictLayers: 3, AcceptanceRate: 0.85}, s.Engine.TRTLLM.SpeculativeConfig)
 
 	// a release before 1.0: no CUDA graphs by default; before 0.20 no overlap scheduler
 	s, err = Decode(trtllmSpec(`, "backend_version": "0.19.0"`))
@@ -75,6 +80,8 @@ func TestTRTLLMRefusals(t *testing.T) {
 			"engine.trtllm.cuda_graph_config.batch_sizes[1]", "must be ≥ 1"},
 		{trtllmSpec(`, "trtllm": {"cuda_graph_config": {"batch_sizes": 8}}`),
 			"engine.trtllm.cuda_graph_config.batch_sizes", "expected a list"},
+		{trtllmSpec(`, "trtllm": {"speculative_config": {"decoding_type": "Eagle", "num_nextn_predict_layers": 3}}`),
+			"engine.trtllm.speculative_config.decoding_type", "only MTP"},
 		{trtllmSpec(`, "trtllm": {"kv_cache_config": {"tokens_per_block": 48}}`), "engine.trtllm.kv_cache_config.tokens_per_block", "power of two"},
 		{trtllmSpec(`, "trtllm": {"scheduler_config": {"capacity_scheduler_policy": "STATIC_BATCH"}}`),
 			"engine.trtllm.scheduler_config.capacity_scheduler_policy", "not modelled"},

@@ -45,7 +45,10 @@ func Options(e *config.Engine) any {
 		return nil
 	}
 	t := e.TRTLLM
-	o := trtllm.Options{ChunkedPrefill: t.EnableChunkedPrefill}
+	o := trtllm.Options{ChunkedPrefill: t.EnableChunkedPrefill, StreamInterval: t.StreamInterval}
+	if sp := t.SpeculativeConfig; sp != nil {
+		o.MTPDraftTokens, o.MTPAcceptance = sp.NumNextnPredictLayers, sp.AcceptanceRate
+	}
 	if t.SchedulerConfig.CapacitySchedulerPolicy == config.TRTLLMMaxUtilization {
 		o.Policy = trtllm.MaxUtilization
 	}

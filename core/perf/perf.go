@@ -42,8 +42,18 @@ type Batch struct {
 	// a model with no windows.
 	DecodeWindowSums []int64
 	// Samplers is the number of sequences that sample a token at the end of
-	// the pass: every decode plus every prefill chunk that completes its prompt.
+	// the pass: every decode plus every prefill chunk that completes its prompt
+	// (with speculative decoding, every position verified: SpecTokens more).
 	Samplers int
+	// SpecTokens is the draft tokens the decodes verify beyond their one
+	// token each (speculative decoding, TensorRT-LLM's MTP): the
+	// non-attention ops run over them too (Tokens); decode attention reads
+	// each decode's KV once. 0 without speculative decoding.
+	SpecTokens int
+	// DraftSteps is the draft model's sequential steps after the pass (MTP:
+	// num_nextn_predict_layers runs of the model's MTP module), each priced
+	// by DraftNs. 0 without speculative decoding.
+	DraftSteps int
 }
 
 // PrefillTokens is the number of prompt tokens computed in the pass.
@@ -56,8 +66,30 @@ func (b *Batch) PrefillTokens() int {
 }
 
 // Tokens is the number of tokens the non-attention ops run over:
-// prompt tokens computed plus one per decoding request.
-func (b *Batch) Tokens() int { return b.PrefillTokens() + b.Decodes }
+// prompt tokens computed plus one per decoding request and its draft
+// tokens (SpecTokens).
+func (b *Batch) Tokens() int { return b.PrefillTokens() + b.Decodes + b.SpecTokens }
+
+// DraftNs prices b's DraftSteps draft steps, ns: each is one decoder layer
+// (the MTP module: the per-layer share of the batch's layer ops, priced at
+// one token per request, the batch without its draft tokens) and the LM head
+// over the requests. price is the source's Breakdown of a batch, layers the
+// model's layer count. 0 without draft steps. An approximation: the MTP
+// module is a decoder layer of the model's own shape (DeepSeek-V3's MTP
+// module is one such layer with the shared head, arXiv 2412.19437 §2.2), and
+// its first step's input is taken as one token per request.
+func DraftNs(b *Batch, layers float64, price func(*Batch) Breakdown) float64 {
+	if b.DraftSteps <= 0 || layers <= 0 {
+		return 0
+	}
+	d := *b
+	d.Samplers -= d.SpecTokens
+	d.SpecTokens, d.DraftSteps = 0, 0
+	bd := price(&d)
+	layer := bd.GEMMNs + bd.ContextAttentionNs + bd.GenerationAttentionNs + bd.MemoryOpsNs + bd.AllReduceNs +
+		bd.ExpertsNs + bd.DispatchNs + bd.KernelLatencyNs
+	return float64(b.DraftSteps) * (layer/layers + bd.LogitsNs)
+}
 
 // Sequences is the number of requests scheduled in the pass: every prefill
 // chunk and every decode.

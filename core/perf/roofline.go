@@ -419,13 +419,16 @@ type Breakdown struct {
 	// DispatchNs: the MoE layers' token all-gather and reduce-scatter
 	// across data-parallel ranks (0 without data parallelism).
 	DispatchNs float64
+	// DraftNs: speculative decoding's draft steps (Batch.DraftSteps,
+	// DraftNs); 0 without.
+	DraftNs float64
 }
 
 // TotalNs is the sum of all parts, ns.
 func (b Breakdown) TotalNs() float64 {
 	return b.GEMMNs + b.ContextAttentionNs + b.GenerationAttentionNs + b.MemoryOpsNs +
 		b.AllReduceNs + b.EmbeddingNs + b.LogitsNs + b.OverheadNs + b.KernelLatencyNs +
-		b.ExpertsNs + b.DispatchNs
+		b.ExpertsNs + b.DispatchNs + b.DraftNs
 }
 
 // PassNs is the pass duration, ns: the kernels and the engine step's CPU work
@@ -474,6 +477,9 @@ func (r *Roofline) Breakdown(b *Batch) Breakdown {
 	kvSum := float64(b.DecodeKVSum) // Batch.DecodeKVSum: the same float as a sum over the requests
 	D := float64(b.Decodes)
 	x := prefill + D
+	if b.SpecTokens > 0 {
+		x += float64(b.SpecTokens)
+	}
 	if x <= 0 {
 		return out
 	}
@@ -488,6 +494,7 @@ func (r *Roofline) Breakdown(b *Batch) Breakdown {
 	out.AllReduceNs = tt.allReduce
 	out.LogitsNs = r.logitsNs(b.Samplers)
 	out.KernelLatencyNs = L * r.layerLatencyNs
+	out.DraftNs = DraftNs(b, L, r.Breakdown)
 	return out
 }
 
@@ -549,7 +556,7 @@ func memoGrown[T any](memo []T, i int) []T {
 // It allocates only as Breakdown does; its cost is linear in the number of prefill chunks
 // and independent of the number of decodes.
 func (r *Roofline) PassTime(b *Batch) int64 {
-	if r.hy == nil && len(b.Prefill) == 0 && b.Decodes > 0 {
+	if r.hy == nil && len(b.Prefill) == 0 && b.Decodes > 0 && b.SpecTokens == 0 && b.DraftSteps == 0 {
 		return PassNs(r.decodePassNs(b))
 	}
 	return PassNs(r.Breakdown(b).PassNs(r.overlapCPU))

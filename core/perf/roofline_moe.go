@@ -308,6 +308,9 @@ func (r *Roofline) hybridBreakdown(b *Batch, X float64) Breakdown {
 	}
 	D := float64(b.Decodes)
 	x := prefill + D
+	if b.SpecTokens > 0 {
+		x += float64(b.SpecTokens)
+	}
 	if x <= 0 {
 		return out
 	}
@@ -363,6 +366,7 @@ func (r *Roofline) hybridBreakdown(b *Batch, X float64) Breakdown {
 		hy.qkNormARs*(r.arFixedS+x*r.arSPerToken*4/hy.hidden)) * 1e9
 	out.LogitsNs = gemmSeconds(float64(b.Samplers), r.logits, 2, r.flopsBF16, r.memBW) * 1e9
 	out.KernelLatencyNs = hy.layers * r.layerLatencyNs
+	out.DraftNs = DraftNs(b, hy.layers, r.Breakdown)
 	return out
 }
 

@@ -50,6 +50,13 @@ type Options struct {
 	// cuda_graph_config.enable_padding.
 	CUDAGraphBatchSizes []int
 	CUDAGraphPadding    bool
+	// StreamInterval is stream_interval (0 or 1: every iteration).
+	StreamInterval int
+	// MTPDraftTokens is speculative_config.num_nextn_predict_layers (0: no
+	// speculative decoding), MTPAcceptance the probability that a draft
+	// token is accepted when those before it were.
+	MTPDraftTokens int
+	MTPAcceptance  float64
 }
 
 // The shared types, under the names this package's code uses.

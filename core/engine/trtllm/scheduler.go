@@ -66,7 +66,7 @@ func (w *Worker) guaranteedNoEvict() {
 // remainingToCompletion is the blocks r still needs to hold prompt +
 // max_tokens tokens (getRemainingBlocksToCompletion).
 func (w *Worker) remainingToCompletion(r *Request) int {
-	return w.blocksFor(r.Prompt+r.Output+r.spec()) - len(r.blocks)
+	return w.blocksFor(r.Prompt+r.Output) - len(r.blocks)
 }
 
 // maxUtilization is MaxUtilizationScheduler: requests are taken in order while
@@ -124,7 +124,7 @@ func (w *Worker) neededOneStep(r *Request) int {
 		}
 		return w.blocksFor(r.context())
 	}
-	return max(0, w.blocksFor(r.computed+1+r.spec())-len(r.blocks))
+	return max(0, w.blocksFor(r.computed+1+w.draft)-len(r.blocks))
 }
 
 // ownBlocks is the blocks r alone holds (what pausing it frees:
@@ -186,7 +186,7 @@ func (w *Worker) microBatch() {
 loop:
 	for _, r := range w.fitting {
 		if r.state == stGeneration {
-			t := 1 + r.spec()
+			t := 1 + w.draft
 			if tokens+t > budget {
 				break loop
 			}

@@ -24,6 +24,11 @@ type Request struct {
 	admitted   bool    // first admission done (CachedTokens set)
 	// lost is the tokens in the cache when it was last paused.
 	lost int
+	// iters counts the iterations that produced its tokens, held the tokens
+	// produced and not yet returned (stream_interval), accepted the
+	// fractional draft tokens carried to its next MTP step.
+	iters, held int
+	accepted    float64
 	// kvReady (P/D decode side): the tokens whose KV arrives by transfer.
 	kvReady int
 }
@@ -40,10 +45,6 @@ const (
 
 // context is the tokens the request's context phase computes.
 func (r *Request) context() int { return r.Prompt + r.moved }
-
-// spec is the draft tokens of each generation step (none without
-// speculative decoding).
-func (r *Request) spec() int { return 0 }
 
 // started reports whether r holds KV it computed (a generation request, or a
 // context past its first chunk): what MAX_UTILIZATION may pause.
@@ -63,6 +64,11 @@ type Worker struct {
 	// active is the executor's active requests in arrival order (contexts,
 	// generation requests and handoffs in transfer); awaiting the handoffs
 	// waiting for blocks, in order.
+	// draft is the MTP draft tokens of each generation step, meanAccepted
+	// the drafts a step accepts on average: a + a² + … + a^draft.
+	draft        int
+	meanAccepted float64
+
 	active    []*Request
 	awaiting  []*Request
 	reserved  []*engine.Request // ReserveWaiting's result, reused
@@ -100,7 +106,15 @@ func NewWorker(cfg Config, pm perf.Model) (*Worker, error) {
 			return nil, fmt.Errorf("trtllm: CUDA-graph batch sizes %v: want ascending sizes ≥ 1", opt.CUDAGraphBatchSizes)
 		}
 	}
-	return &Worker{cfg: cfg, opt: opt, perf: pm, kv: newKVPool(cfg.NumBlocks, cfg.PrefixCaching)}, nil
+	if opt.MTPDraftTokens < 0 || !(opt.MTPAcceptance >= 0 && opt.MTPAcceptance <= 1) || opt.StreamInterval < 0 {
+		return nil, fmt.Errorf("trtllm: invalid options %+v", opt)
+	}
+	w := &Worker{cfg: cfg, opt: opt, perf: pm, kv: newKVPool(cfg.NumBlocks, cfg.PrefixCaching), draft: opt.MTPDraftTokens}
+	for k, p := 1, 1.0; k <= w.draft; k++ {
+		p *= opt.MTPAcceptance
+		w.meanAccepted += p
+	}
+	return w, nil
 }
 
 func (w *Worker) blocksFor(n int) int { return engine.BlocksFor(n, w.cfg.BlockSize) }
@@ -219,6 +233,7 @@ func (w *Worker) PlanPass() bool {
 		panic("trtllm: PlanPass on a busy worker")
 	}
 	w.batch.Prefill, w.batch.Decodes, w.batch.DecodeKVSum, w.batch.Samplers = w.batch.Prefill[:0], 0, 0, 0
+	w.batch.SpecTokens, w.batch.DraftSteps = 0, 0
 	w.batch.DecodeWindowSums = w.batch.DecodeWindowSums[:0]
 	w.ctx, w.gen = w.ctx[:0], w.gen[:0]
 	if !w.HasWork() {
@@ -242,7 +257,7 @@ func (w *Worker) PlanPass() bool {
 	}
 	w.ctx = kept
 	for _, r := range w.gen {
-		if need := w.blocksFor(r.computed+1+r.spec()) - len(r.blocks); need > 0 {
+		if need := w.blocksFor(r.computed+1+w.draft) - len(r.blocks); need > 0 {
 			r.blocks = w.kv.takeN(need, r.blocks)
 		}
 	}
@@ -312,8 +327,10 @@ func (w *Worker) allocContext(r *Request) {
 
 // formBatch is the iteration as the perf model prices it: each context chunk
 // after its cached prefix, each generation request one token at its KV
-// length; a generation-only iteration with CUDA graphs runs at the captured
-// batch size it pads to (cudagraph.go), its dummy requests one token long.
+// length (with MTP, its draft tokens too: SpecTokens, every position
+// sampled, and the draft steps after: DraftSteps); a generation-only
+// iteration with CUDA graphs runs at the captured batch size it pads to
+// (cudagraph.go), its dummy requests one token long.
 func (w *Worker) formBatch() {
 	b := &w.batch
 	for _, r := range w.ctx {
@@ -330,7 +347,6 @@ func (w *Worker) formBatch() {
 			b.AddDecode(r.computed)
 		}
 	}
-	b.Samplers += len(w.gen)
 	if len(w.ctx) == 0 {
 		for pad := w.graphPadding(len(w.gen)); pad > 0; pad-- {
 			if len(win) > 0 {
@@ -338,8 +354,12 @@ func (w *Worker) formBatch() {
 			} else {
 				b.AddDecode(1)
 			}
-			b.Samplers++
 		}
+	}
+	b.SpecTokens = b.Decodes * w.draft
+	b.Samplers += b.Decodes + b.SpecTokens
+	if w.draft > 0 && (b.Decodes > 0 || len(b.Prefill) > 0) {
+		b.DraftSteps = w.draft
 	}
 }
 
@@ -378,11 +398,19 @@ func (w *Worker) FinishPass() ([]Out, int) {
 			continue
 		}
 		r.state = stGeneration
-		done = w.emit(r) || done
+		done = w.emit(r, 1) || done
 	}
 	for _, r := range w.gen {
-		r.computed++
-		done = w.emit(r) || done
+		k := 1
+		if w.draft > 0 { // the drafts it accepts: meanAccepted a step, carried in fractions
+			r.accepted += w.meanAccepted
+			n := int(r.accepted)
+			r.accepted -= float64(n)
+			k += n
+		}
+		k = min(k, r.Output-r.Generated)
+		r.computed += k
+		done = w.emit(r, k) || done
 	}
 	if done {
 		kept := w.active[:0]
@@ -398,14 +426,22 @@ func (w *Worker) FinishPass() ([]Out, int) {
 	return w.outs, 0
 }
 
-// emit samples r's next token (none for a prefill-only request) and finishes
-// it at its output length; it reports whether r finished.
-func (w *Worker) emit(r *Request) bool {
-	if r.Generated < r.Output {
-		r.Generated++
-		w.outs = append(w.outs, Out{Req: &r.Request, Kind: engine.OutToken})
+// emit gives r its next k tokens (none for a prefill-only request) and
+// finishes it at its output length; it reports whether r finished. The tokens
+// are returned at once at r's first iteration, every stream_interval
+// iterations and at its end, held between (PyExecutor._handle_responses).
+func (w *Worker) emit(r *Request, k int) bool {
+	k = min(k, r.Output-r.Generated)
+	r.Generated += k
+	r.held += k
+	r.iters++
+	last := r.Generated >= r.Output
+	if iv := w.opt.StreamInterval; r.iters == 1 || iv <= 1 || r.iters%iv == 0 || last {
+		for ; r.held > 0; r.held-- {
+			w.outs = append(w.outs, Out{Req: &r.Request, Kind: engine.OutToken})
+		}
 	}
-	if r.Generated < r.Output {
+	if !last {
 		return false
 	}
 	if r.HoldKV {

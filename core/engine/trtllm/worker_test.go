@@ -251,3 +251,54 @@ func TestEqualProgressChunking(t *testing.T) {
 	run(w)
 	assert.Equal(t, []perf.Chunk{{NewTokens: 48}, {NewTokens: 48}}, rec.batches[0].Prefill)
 }
+
+// recorderAll keeps the speculative fields too.
+type recorderAll struct{ batches []perf.Batch }
+
+func (r *recorderAll) PassTime(b *perf.Batch) int64 {
+	c := *b
+	c.Prefill = append([]perf.Chunk(nil), b.Prefill...)
+	c.DecodeWindowSums = nil
+	r.batches = append(r.batches, c)
+	return 1000
+}
+func (r *recorderAll) Name() string { return "recorder" }
+
+// An MTP step with acceptance 0.5 and 3 draft tokens: a step accepts 0.5 +
+// 0.25 + 0.125 = 0.875 drafts on average, carried in fractions. A request of
+// 16 prompt and 10 output tokens: its context (iteration 1) gives token 1;
+// then the carried acceptance is 0.875 (1 token), 1.75 (2; 0.75 left), 1.625
+// (2), 1.5 (2), 1.375 (2): tokens 2, 3–4, 5–6, 7–8, 9–10 in iterations 2–6.
+// Each generation step verifies 1 + 3 tokens (SpecTokens 3, 4 positions
+// sampled) at KV lengths 16, 17, 19, 21, 23, and every iteration runs the 3
+// draft steps.
+func TestMTPStep(t *testing.T) {
+	rec := &recorderAll{}
+	w, err := NewWorker(Config{MaxNumSeqs: 8, MaxNumBatchedTokens: 512, BlockSize: 16, NumBlocks: 100, MaxModelLen: 4096,
+		Options: Options{MTPDraftTokens: 3, MTPAcceptance: 0.5}}, rec)
+	require.NoError(t, err)
+	w.Add(newRequest(1, 16, 10))
+	tokens, finished := run(w)
+	assert.Equal(t, []int{1, 2, 3, 3, 4, 4, 5, 5, 6, 6}, tokens[1])
+	assert.Equal(t, 6, finished[1])
+	require.Len(t, rec.batches, 6)
+	c := rec.batches[0]
+	assert.Equal(t, perf.Batch{Prefill: []perf.Chunk{{NewTokens: 16}}, Samplers: 1, DraftSteps: 3}, c)
+	for i, kv := range []int64{16, 17, 19, 21, 23} {
+		b := rec.batches[i+1]
+		assert.Equal(t, perf.Batch{Decodes: 1, DecodeKVSum: kv, SpecTokens: 3, Samplers: 4, DraftSteps: 3}, b, "iteration %d", i+2)
+	}
+}
+
+// stream_interval 3: a request's tokens come at its first iteration, every
+// third of its iterations, and its last: 8 output tokens produced in
+// iterations 1–8 reach the client in iterations 1 (token 1), 3 (2–3), 6 (4–6)
+// and 8 (7–8).
+func TestStreamInterval(t *testing.T) {
+	w, _ := newTestWorker(t, Config{MaxNumSeqs: 8, MaxNumBatchedTokens: 512, BlockSize: 16, NumBlocks: 100,
+		MaxModelLen: 4096, Options: Options{StreamInterval: 3}})
+	w.Add(newRequest(1, 16, 8))
+	tokens, finished := run(w)
+	assert.Equal(t, []int{1, 3, 3, 6, 6, 6, 8, 8}, tokens[1])
+	assert.Equal(t, 8, finished[1])
+}

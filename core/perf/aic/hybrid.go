@@ -688,6 +688,7 @@ func (m *Model) hybridBreakdown(b *perf.Batch, X int) perf.Breakdown {
 			out.GenerationAttentionNs += g.n * fullGen * 1e9
 		}
 	}
+	out.DraftNs = perf.DraftNs(b, m.layers, m.Breakdown)
 	return out
 }
 

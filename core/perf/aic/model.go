@@ -508,6 +508,7 @@ func (m *Model) Breakdown(b *perf.Batch) perf.Breakdown {
 	}
 	out.ContextAttentionNs = m.layers * m.contextSeconds(b) * 1e9
 	out.GenerationAttentionNs = m.layers * m.generationSeconds(b) * 1e9
+	out.DraftNs = perf.DraftNs(b, m.layers, m.Breakdown)
 	return out
 }
 

@@ -10,7 +10,7 @@ from typing import Any, Sequence
 
 from .rows import LINE_KEY, _int, _positive
 from . import campaigns
-from .trtllm import layout_text as trtllm_layout_text
+from .trtllm import layout_text as trtllm_layout_text, recipe_of as trtllm_recipe_of
 from .spec import (AIC_GENERATOR_TOKEN_SLACK, DEFAULT_DATABASE, DEFAULT_LOAD_GENERATOR, DEFAULT_MODEL_CONFIGS, INFERENCEX,
                    _check_client, _check_dataset, _check_deployment, layout_text, procedure_of, row_layout,
                    row_spec)
@@ -102,6 +102,8 @@ def run_row(row: dict[str, str], perf: str, aliases: dict[str, str], model_confi
         res.deployment, res.window = "inferencex-recipe", "benchmark"
         if (row.get("backend") or "").strip() == "sglang":
             res.recipe = "not read: SGLang's defaults for the release, the radix cache off"
+        elif camp.measured and (row.get("backend") or "").strip() == "trtllm":
+            res.recipe = trtllm_recipe_of(row, camp.measured) or "not tabulated: the release's TensorRT-LLM defaults"
         elif camp.measured:
             res.recipe = campaigns.recipe_at(row.get("model_path", "").strip(), row.get("system", "").strip(),
                                              camp.measured)[1] or "not tabulated: the release's vLLM defaults"

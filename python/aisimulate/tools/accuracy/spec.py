@@ -432,7 +432,9 @@ def _inferencex_trtllm(row: dict[str, str], b: dict[str, Any], camp: campaigns.C
     row's date (trtllm.RECIPES) on its image's release (the row's backend_version when it
     names one), the release's defaults where the recipe is silent."""
     c, isl, osl, lay = b["c"], b["isl"], b["osl"], b["trtllm_layout"]
-    opts, image, _ = trtllm.recipe_at(b["model_path"], row["system"].strip(), measured) if camp.measured else ({}, "", "")
+    variant = trtllm.variant_of(row, lay)
+    opts, image, _ = (trtllm.recipe_at(b["model_path"], row["system"].strip(), measured, variant)
+                      if camp.measured else ({}, "", ""))
     options, kv = trtllm.recipe_options(opts, c, isl, lay)
     quant = _quantization(b["weights"])
     if kv:

@@ -28,6 +28,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from .campaigns import _t
 from .rows import _int
 
 #: aiconfigurator v0.7.0 (2026-03-11): its generator lifts an aggregated worker's
@@ -88,10 +89,12 @@ def _moe(config: Path) -> bool:
 
 def layout(row: dict[str, str], config: Path) -> Layout:
     """TensorRT-LLM's layout of a row (module docstring). A row whose columns give more
-    GPUs than a node (``tp_size`` 64: tensor × expert parallel sizes multiplied, in one
-    export) takes its GPU count from its id (``…_tp8_ep8_…``). TensorRT-LLM can split the
-    experts both ways (moe_tp × moe_ep); the simulation has all-EP or all-TP only, so a
-    mixed split is refused.
+    GPUs than a node (``tp_size`` 64 with ``moe_tp_size`` 8 and ``moe_ep_size`` 8: the
+    tensor and expert parallel sizes multiplied, in some exports of single-node runs) is
+    one node's: its GPU count from its id (``…_tp8_ep8_…``), else the node's, its experts
+    expert-parallel when ``moe_ep_size`` > 1, attention DP when ``attention_dp_size`` > 1.
+    TensorRT-LLM can split the experts both ways (moe_tp × moe_ep); the simulation has
+    all-EP or all-TP only, so a mixed split is refused.
 
     Raises:
         ValueError: a layout the simulation cannot run (the skip reason)."""
@@ -100,10 +103,11 @@ def layout(row: dict[str, str], config: Path) -> Layout:
     gpus, note = tp * adp, ""
     if gpus > GPUS_PER_NODE:
         m = re.search(r"_tp(\d+)", row.get("id") or "")
-        if not m:
-            raise ValueError(f"tp_size {tp} × attention_dp_size {adp}: more GPUs than a node, and no tpN in the id")
-        gpus = int(m.group(1))
-        note = f"columns give {tp} × {adp} GPUs; the id's tp{gpus} is the instance"
+        gpus = int(m.group(1)) if m else GPUS_PER_NODE
+        note = f"columns give {tp} × {adp} GPUs: {'the id' if m else 'one node'}'s {gpus}"
+        if not _moe(config):
+            return Layout(gpus, adp > 1, False, note)
+        return Layout(gpus, adp > 1, moe_ep > 1, note)
     if not _moe(config):
         return Layout(gpus, adp > 1, False, note)
     if moe_tp > 1 and moe_ep > 1:
@@ -152,37 +156,109 @@ class Change:
 
 @dataclass(frozen=True)
 class Recipe:
-    model: str
+    """One InferenceX TensorRT-LLM recipe (a benchmark script and its config entry):
+    the models it serves on ``system``, its ``variant`` ("" or ``"mtp"``, a separate
+    config of the same model and GPU) and its history."""
+    models: tuple[str, ...]
     system: str
     file: str
     changes: tuple[Change, ...] = field(default_factory=tuple)
-
-
-def _t(text: str) -> datetime:
-    return datetime.fromisoformat(text).astimezone(timezone.utc)
+    variant: str = ""
 
 
 #: InferenceX's TensorRT-LLM recipes that rows of the shared data ran (SemiAnalysisAI/
 #: InferenceX: the benchmark script and the image of .github/configs/nvidia-master.yaml
 #: or the workflow template at the row's date).
+DSR1 = ("deepseek-ai/DeepSeek-R1", "deepseek-ai/DeepSeek-V3")  # InferenceX's DeepSeek-R1-0528 (the V3 rows: the same runs)
+#: The DeepSeek MTP recipe's merge (InferenceX pull request 392, bf3456727): the run
+#: its CI made of the new config is the one measured at 2026-01-14T22:26Z.
+DSR1_MTP_SINCE = _t("2026-01-15T06:26:18+08:00")
+
+
 RECIPES: tuple[Recipe, ...] = (
-    Recipe("meta-llama/Llama-3.1-70B", "h200_sxm", "benchmarks/70b_fp8_h200_trt_slurm.sh", (
+    Recipe(("meta-llama/Llama-3.1-70B",), "h200_sxm", "benchmarks/70b_fp8_h200_trt_slurm.sh", (
         Change("1b563c858", _t("2025-09-18T11:51:07-07:00"), "1.1.0rc2.post2",
-               {"max_num_tokens": 16384, "kv_cache": "fp8",
+               {"max_num_tokens": 16384, "kv_cache": "fp8", "stream_interval": 10,
                 "kv_cache_config": {"enable_block_reuse": False},
                 "cuda_graph_config": {"enable_padding": True, "max_batch_size": 1024}},
                "trtllm-serve --max_num_tokens 16384; cuda_graph_config enable_padding, max_batch_size 1024; "
-               "kv_cache_config dtype fp8, enable_block_reuse false (image 1.1.0rc2.post2, .github/workflows/70b-tmpl.yml; "
-               "1k/1k below TP 8 also batch_wait_max_tokens_ratio 0.9 and batch_wait_timeout_iters 20, not modelled)"),
+               "kv_cache_config dtype fp8, enable_block_reuse false; stream_interval 10 (image 1.1.0rc2.post2, "
+               ".github/workflows/70b-tmpl.yml; 1k/1k below TP 8 also batch_wait_max_tokens_ratio 0.9 and "
+               "batch_wait_timeout_iters 20, not modelled)"),
     )),
+    Recipe(("openai/gpt-oss-120b",), "h200_sxm", "benchmarks/gptoss_fp4_h200_trt_slurm.sh", (
+        Change("ffe0b55a7", _t("2025-09-28T17:41:27-07:00"), "gpt-oss-dev",
+               {"max_batch_size": lambda c, isl, tp: c, "max_num_tokens": 20000, "stream_interval": 20,
+                "kv_cache_config": {"enable_block_reuse": False, "free_gpu_memory_fraction": 0.85},
+                "cuda_graph_config": {"enable_padding": True, "max_batch_size": lambda c, isl, tp: c}},
+               "trtllm-serve --max_batch_size $CONC --max_num_tokens 20000; cuda_graph_config enable_padding, "
+               "max_batch_size $CONC; kv_cache_config dtype auto, enable_block_reuse false, "
+               "free_gpu_memory_fraction 0.85; stream_interval 20 (image gpt-oss-dev, a development build; "
+               "moe backend TRITON and num_postprocess_workers 4 not modelled)"),
+    )),
+    Recipe(DSR1, "h200_sxm", "benchmarks/dsr1_fp8_h200_trt_slurm.sh", (
+        Change("9596d23d7", _t("2025-10-29T17:37:58-05:00"), "1.1.0rc2.post2",
+               {"max_num_tokens": lambda c, isl, tp: (c + isl + 64 + 63) // 64 * 64, "kv_cache": "fp8",
+                "stream_interval": 10,
+                "kv_cache_config": {"enable_block_reuse": False, "free_gpu_memory_fraction": 0.75},
+                "cuda_graph_config": {"enable_padding": True, "max_batch_size": 128}},
+               "trtllm-serve --max_num_tokens ((CONC+ISL+64+63)/64*64); cuda_graph_config enable_padding, "
+               "max_batch_size 128; kv_cache_config dtype fp8, free_gpu_memory_fraction 0.75, enable_block_reuse "
+               "false; stream_interval 10; enable_attention_dp when the config says dp-attn (image 1.1.0rc2.post2; "
+               "moe backend CUTLASS and attention_dp_config's balancing not modelled)"),
+    )),
+    Recipe(DSR1, "h200_sxm", "benchmarks/dsr1_fp8_h200_trt_mtp_slurm.sh", (
+        Change("bf3456727", DSR1_MTP_SINCE, "1.1.0rc2.post2",
+               {"max_batch_size": lambda c, isl, tp: c,
+                "max_num_tokens": lambda c, isl, tp: ((3 + 1) * c + isl + 64 + 63) // 64 * 64,
+                "kv_cache": "fp8", "stream_interval": 10,
+                "kv_cache_config": {"enable_block_reuse": False, "free_gpu_memory_fraction": 0.75},
+                "cuda_graph_config": {"enable_padding": True, "max_batch_size": 128},
+                "speculative_config": {"decoding_type": "MTP", "num_nextn_predict_layers": 3}},
+               "trtllm-serve --max_batch_size $CONC (attention DP: $CONC/TP) --max_num_tokens "
+               "(((MTP+1)*MAX_BATCH_SIZE+ISL+64+63)/64*64); speculative_config MTP, num_nextn_predict_layers 3 "
+               "(1 with attention DP); otherwise the non-MTP recipe's options"),
+    ), variant="mtp"),
 )
 
 
-def recipe_at(model: str, system: str, when: datetime) -> tuple[dict[str, Any], str, str]:
-    """The options of the recipe for ``model`` on ``system`` at ``when``, the image's
-    release and where they come from; ``({}, "", "")`` when none is tabulated."""
+def _mtp_attention_dp(opts: dict[str, Any], c: int, isl: int, tp: int) -> dict[str, Any]:
+    """The MTP recipe's options under attention DP: one rank's batch, MTP 1."""
+    o = dict(opts)
+    o["max_batch_size"] = c // tp
+    o["max_num_tokens"] = ((1 + 1) * (c // tp) + isl + 64 + 63) // 64 * 64
+    o["speculative_config"] = {"decoding_type": "MTP", "num_nextn_predict_layers": 1}
+    return o
+
+
+def variant_of(row: dict[str, str], lay: Layout) -> str:
+    """Which of InferenceX's DeepSeek-R1 TensorRT-LLM configs ran a row ("mtp" or ""),
+    by three rules, in order (docs/trtllm.md, "The DeepSeek rows"): a row measured on
+    2026-01-14 is MTP (the MTP config's merge, bf3456727, made the day's run: its
+    timestamp, 2026-01-14T22:26:21Z, is the merge's); a row whose (ISL, concurrency,
+    attention DP) only the MTP config's search space holds at its date is MTP (attention
+    DP at c ≥ 128 for 1k/1k, 256 for 1k/8k, ≥ 64 for 8k/1k); anything else is the
+    non-MTP config's (the only one before 2026-01-14)."""
+    if row.get("model_path", "").strip() not in DSR1:
+        return ""
+    when = measured_at(row)
+    if when is None or when < DSR1_MTP_SINCE.replace(hour=0, minute=0, second=0):
+        return ""
+    if when.date() == DSR1_MTP_SINCE.date():
+        return "mtp"
+    isl, osl, c = _int(row, "isl"), _int(row, "osl"), silicon_concurrency(row)
+    only_mtp = {(1024, 1024): c >= 128, (1024, 8192): c >= 256, (8192, 1024): c >= 64 and lay.attention_dp}
+    return "mtp" if only_mtp.get((isl, osl), False) else ""
+
+
+def recipe_at(model: str, system: str, when: datetime, variant: str = "") -> tuple[dict[str, Any], str, str]:
+    """The options of the recipe for ``model`` on ``system`` (its ``variant``) at
+    ``when``, the image's release and where they come from; ``({}, "", "")`` when none
+    is tabulated. The MTP recipe's options are the non-MTP recipe's with its own."""
+    if variant:
+        base, _, src0 = recipe_at(model, system, when)
     for r in RECIPES:
-        if r.model == model and r.system == system:
+        if model in r.models and r.system == system and r.variant == variant:
             opts: dict[str, Any] = {}
             image, commits = "", []
             for c in r.changes:
@@ -191,6 +267,8 @@ def recipe_at(model: str, system: str, when: datetime) -> tuple[dict[str, Any], 
                     image = c.image
                     commits.append(c.commit)
             if commits:
+                if variant:
+                    opts = _merge(base, opts)
                 return opts, image, f"{r.file}@{'+'.join(commits)}"
     return {}, "", ""
 
@@ -215,6 +293,8 @@ def _resolve(v: Any, c: int, isl: int, tp: int) -> Any:
 def recipe_options(opts: dict[str, Any], c: int, isl: int, lay: Layout) -> tuple[dict[str, Any], str | None]:
     """``engine.trtllm`` of a recipe's options for a row, and its KV cache dtype (None:
     the checkpoint's)."""
+    if lay.attention_dp and "speculative_config" in opts:
+        opts = _mtp_attention_dp(opts, c, isl, lay.tp)
     o = _resolve(opts, c, isl, lay.tp)
     kv = o.pop("kv_cache", None)
     o["enable_attention_dp"] = lay.attention_dp
@@ -245,7 +325,7 @@ def release_of(version: str, source: str = "") -> str:
     v = version.strip()
     if not v:
         return ""
-    if "ai-dynamo/tensorrtllm-runtime" in source:
+    if "ai-dynamo/tensorrtllm-runtime" in source and v.startswith("0."):  # Dynamo's 0.x, not TensorRT-LLM's 1.x
         if v not in DYNAMO_TRTLLM:
             raise ValueError(f"Dynamo image {v}: its TensorRT-LLM release is not tabulated (trtllm.DYNAMO_TRTLLM)")
         return DYNAMO_TRTLLM[v]
@@ -270,3 +350,19 @@ def layout_text(row: dict[str, str], spec: dict[str, Any]) -> str:
     except ValueError:
         pass
     return f"{s} ({note})" if note else s
+
+
+def recipe_of(row: dict[str, str], measured: datetime) -> str:
+    """Where a TensorRT-LLM InferenceX row's options come from (``file@commits``), ""
+    when no recipe is tabulated (or the row's layout cannot be read)."""
+    try:
+        variant = variant_of(row, layout_from_columns(row))
+    except ValueError:
+        return ""
+    return recipe_at(row.get("model_path", "").strip(), row.get("system", "").strip(), measured, variant)[2]
+
+
+def layout_from_columns(row: dict[str, str]) -> Layout:
+    """The attention-DP part of a row's layout, from its columns alone (no model
+    config: what variant_of needs)."""
+    return Layout(_int(row, "tp_size"), max(_int(row, "attention_dp_size", 0), 1) > 1, False)

@@ -1,0 +1,96 @@
+"""TensorRT-LLM rows of the accuracy harness (aisimulate.tools.accuracy.trtllm)."""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+
+import pytest
+
+from aisimulate.tools import accuracy
+from aisimulate.tools.accuracy import trtllm
+
+UTC = timezone.utc
+CONFIGS = accuracy.DEFAULT_MODEL_CONFIGS
+pytestmark = pytest.mark.skipif(not CONFIGS.is_dir(), reason="the shared model configs are not there")
+
+
+def _row(**kw):
+    row = {"id": "r", "backend": "trtllm", "mode": "agg", "system": "h200_sxm", "isl": "1024", "osl": "1024",
+           "tp_size": "8", "attention_dp_size": "", "moe_tp_size": "1", "moe_ep_size": "8", "batch_size": "16",
+           "precision": "fp8", "backend_version": "1.1.0rc2.post2", "model_path": "deepseek-ai/DeepSeek-R1",
+           "silicon_ttft_ms": "100", "silicon_tpot_ms": "10", "silicon_data_source": ""}
+    row.update(kw)
+    return row
+
+
+def test_layout_and_concurrency():
+    cfg = CONFIGS / "deepseek-ai--DeepSeek-R1_config.json"
+    assert trtllm.layout(_row(), cfg) == trtllm.Layout(8, False, True)
+    # attention DP: tp_size 1 × 8 ranks; batch_size is one rank's, the loop's is the source's
+    adp = _row(tp_size="1", attention_dp_size="8", batch_size="16",
+               silicon_data_source="source_file=2026-03-25.csv; silicon_concurrency=128; measured=2026-01-14T22:26:21Z")
+    assert trtllm.layout(adp, cfg) == trtllm.Layout(8, True, True)
+    assert trtllm.silicon_concurrency(adp) == 128
+    # a mislabelled export (tp 64 = 8 × 8): one node, expert parallel, noted
+    lay = trtllm.layout(_row(id="x_c4_cfg181", tp_size="64", moe_tp_size="8", moe_ep_size="8"), cfg)
+    assert (lay.tp, lay.attention_dp, lay.ep) == (8, False, True) and "one node" in lay.note
+    with pytest.raises(ValueError, match="split both ways"):
+        trtllm.layout(_row(tp_size="4", moe_tp_size="2", moe_ep_size="2"), cfg)
+
+
+def test_releases():
+    src = "db-dump/2026-04-27; measured=2026-02-14; nvcr.io/nvidia/ai-dynamo/tensorrtllm-runtime:0.8.1.post1"
+    assert trtllm.release_of("0.8.1.post1", src) == "1.2.0rc6.post1"  # Dynamo 0.8.1.post1's TensorRT-LLM
+    assert trtllm.release_of("1.3.0rc1", "image=nvcr.io/nvidia/ai-dynamo/tensorrtllm-runtime:0.9.0") == "1.3.0rc1"
+    assert trtllm.release_of("gpt-oss-dev") == ""
+    assert trtllm.release_of("1.1.0rc2.post2") == "1.1.0rc2.post2"
+    with pytest.raises(ValueError, match="not tabulated"):
+        trtllm.release_of("0.5.0", src)
+
+
+def test_aic_generator_by_release():
+    lay = trtllm.Layout(2, False, False)
+    old = trtllm.aic_generator(32, 1024, None, lay)  # aiconfigurator 0.5/0.6
+    assert old["max_batch_size"] == 32 and old["max_num_tokens"] == 32 + 1024 + 1500
+    assert old["cuda_graph_config"] == {"max_batch_size": 32, "enable_padding": False}
+    assert old["kv_cache_config"] == {"free_gpu_memory_fraction": 0.8, "enable_block_reuse": False}
+    new = trtllm.aic_generator(160, 4000, datetime(2026, 3, 18, tzinfo=UTC), lay)  # 0.7 on
+    assert new["max_batch_size"] == 512 and new["max_num_tokens"] == (512 + 4000 + 1500 + 31) // 32 * 32
+    sizes = new["cuda_graph_config"]["batch_sizes"]
+    assert new["cuda_graph_config"]["enable_padding"] and sizes[:4] == [1, 2, 3, 4] and 152 in sizes and 168 in sizes
+
+
+def test_deepseek_mtp_rows():
+    lay, adp = trtllm.Layout(8, False, True), trtllm.Layout(8, True, True)
+    at = lambda t, **kw: _row(silicon_data_source=f"source_file=2026-03-25.csv; measured={t}", **kw)  # noqa: E731
+    # before the MTP config existed: not MTP
+    assert trtllm.variant_of(at("2025-11-02T00:00:00.000Z"), lay) == ""
+    # the MTP config's own run (its merge, 2026-01-14T22:26Z), in either export's form
+    assert trtllm.variant_of(at("2026-01-14T22:26:21Z"), lay) == "mtp"
+    assert trtllm.variant_of(at("2026-01-14T00:00:00.000Z"), lay) == "mtp"
+    # later: MTP only where the non-MTP config has no such point
+    assert trtllm.variant_of(at("2026-01-28T06:18:44Z", osl="8192", batch_size="32", tp_size="1",
+                                attention_dp_size="8") | {"silicon_data_source": "silicon_concurrency=256; measured=2026-01-28T06:18:44Z"}, adp) == "mtp"
+    assert trtllm.variant_of(at("2026-01-28T06:18:44Z", osl="8192", batch_size="64"), lay) == ""
+    opts, image, src = trtllm.recipe_at("deepseek-ai/DeepSeek-R1", "h200_sxm", datetime(2026, 1, 20, tzinfo=UTC), "mtp")
+    assert image == "1.1.0rc2.post2" and "mtp" in src
+    o, kv = trtllm.recipe_options(opts, 64, 1024, lay)
+    assert o["speculative_config"] == {"decoding_type": "MTP", "num_nextn_predict_layers": 3}
+    assert o["max_batch_size"] == 64 and o["max_num_tokens"] == (4 * 64 + 1024 + 127) // 64 * 64 and kv == "fp8"
+    o, _ = trtllm.recipe_options(opts, 128, 1024, adp)  # attention DP: one rank's 16, MTP 1
+    assert o["max_batch_size"] == 16 and o["speculative_config"]["num_nextn_predict_layers"] == 1
+    assert o["enable_attention_dp"] is True and o["stream_interval"] == 10
+
+
+def test_row_spec_of_an_aiconfigurator_row():
+    row = _row(model_path="Qwen/Qwen3-32B", system="h100_sxm", tp_size="2", moe_tp_size="1", moe_ep_size="1",
+               batch_size="32", isl="1024", osl="512", backend_version="1.0.0rc3",
+               silicon_data_source="source_file=/x/aic-auto-gap-analysis/data/h100_sxm/trtllm/1.0.0rc3/qwen3_32b.csv")
+    aliases = accuracy.read_inputs(accuracy.SHARED_DATA / "silicon" / "trtllm_dev.csv", None)[1]
+    spec, warm, measured = accuracy.row_spec(row, perf="roofline", aliases=aliases, model_configs=CONFIGS,
+                                             database=accuracy.DEFAULT_DATABASE)
+    eng = spec["engine"]
+    assert eng["backend"] == "trtllm" and "scheduler" not in eng and eng["backend_version"] == "1.0.0rc3"
+    assert eng["trtllm"]["max_batch_size"] == 32 and eng["trtllm"]["max_num_tokens"] == 32 + 1024 + 1500
+    assert eng["workers"]["aggregated"] == {"count": 1, "tp": 2}
+    assert (warm, measured) == (0, 20 * 32)
