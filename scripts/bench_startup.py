@@ -2,7 +2,8 @@
 """Start-up cost of aisimulate: ``import aisimulate`` over a bare
 interpreter, and a whole-process replay of a tiny config (``python -m aisimulate replay``
 of 2 requests, whose simulation takes well under a millisecond: the process's time is
-start-up: the interpreter, the imports, the native core and the config compile).
+start-up: the interpreter, the imports, the native core and the config compile; then the
+same config written as YAML, which adds PyYAML's import).
 
 Usage: .venv/bin/python scripts/bench_startup.py [-n RUNS]
 
@@ -49,9 +50,12 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         cfg = Path(tmp) / "tiny.json"
         cfg.write_text(json.dumps(TINY))
+        yml = Path(tmp) / "tiny.yaml"  # the same config as YAML: PyYAML's import on top
+        yml.write_text(json.dumps(TINY))
         cases = {"bare python": [py, "-c", "pass"],
                  "import aisimulate": [py, "-c", "import aisimulate"],
-                 "replay of 2 requests": [py, "-m", "aisimulate", "replay", str(cfg)]}
+                 "replay of 2 requests": [py, "-m", "aisimulate", "replay", str(cfg)],
+                 "the same, YAML config": [py, "-m", "aisimulate", "replay", str(yml)]}
         for argv in cases.values():  # warm the page cache and the bytecode
             _once(argv)
         times: dict[str, list[tuple[float, float]]] = {k: [] for k in cases}

@@ -31,7 +31,7 @@ sys.meta_path.insert(0, _Trip())
 
 
 @pytest.mark.parametrize("trip", [
-    "aisimulate.report",  # in the package's own imports
+    "aisimulate.errors",  # in the package's own imports
     "argparse",  # in aisimulate.cli's
     "aisimulate.cli_sweep",  # while the parser is built
 ])
@@ -54,7 +54,7 @@ def test_an_interrupt_during_start_up_reaches_a_script_that_imports_aisimulate(t
     proc = subprocess.run([sys.executable, "-c", "try:\n import aisimulate\nexcept KeyboardInterrupt:\n"
                            " print('KeyboardInterrupt')\n"], capture_output=True, text=True, timeout=120,
                           env={"PYTHONPATH": f"{tmp_path}:{REPO / 'python'}", "PATH": "/usr/bin:/bin",
-                               "AISIMULATE_TEST_TRIP": "aisimulate.report"})
+                               "AISIMULATE_TEST_TRIP": "aisimulate.errors"})
     assert (proc.returncode, proc.stdout) == (0, "KeyboardInterrupt\n"), proc.stderr
 
 

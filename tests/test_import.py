@@ -13,7 +13,8 @@ from conftest import REPO
 # Loaded on first use only: each costs tens of milliseconds to import (numpy alone
 # ~100 ms of CPU on this machine), the native core far more (the Go runtime starts).
 _HEAVY = ("numpy", "pandas", "yaml", "matplotlib", "joblib", "tqdm", "aisimulate._core",
-          "concurrent.futures.process", "tempfile", "subprocess")
+          "concurrent.futures.process", "tempfile", "subprocess", "importlib.metadata", "typing",
+          "inspect", "dataclasses")
 
 
 def _loaded(code: str) -> set[str]:
@@ -40,9 +41,23 @@ def test_each_loads_on_first_use(tmp_path):
     cfg_json = tmp_path / "c.json"
     cfg_json.write_text('{"engine": {"model": "Qwen/Qwen3-8B"}}')
     assert _loaded(parse.format(str(cfg_json))) == set()
-    # a replay loads the core (and tempfile: the columns cross in a temporary file)
+    # a replay loads the core, and nothing else heavy until its records are read: the
+    # columns cross in an unnamed file (O_TMPFILE, not the tempfile module) and become
+    # numpy arrays on first use
     spec = {"engine": {"model": "Qwen/Qwen3-8B", "system": "h100_sxm"},
             "traffic": {"source": {"type": "synthetic", "num_requests": 2, "isl": 16, "osl": 2},
                         "load": {"mode": "concurrency", "concurrency": 1}}}
-    got = _loaded(f"import aisimulate\naisimulate.replay({spec!r})")
-    assert {"aisimulate._core", "tempfile"} <= got
+    replay = f"import aisimulate\nr = aisimulate.replay({spec!r})\nassert r.summary['completed'] == 2"
+    assert _loaded(replay) == {"aisimulate._core"}
+    assert {"aisimulate._core", "numpy"} <= _loaded(replay + "\nassert len(r.requests) == 2")
+
+
+def test_the_replay_command_loads_no_heavy_module_but_the_core(tmp_path):
+    # `aisimulate replay` printing its table: the start-up of docs/benchmarks.md
+    cfg = tmp_path / "c.json"
+    cfg.write_text('{"engine": {"model": "Qwen/Qwen3-8B", "system": "h100_sxm"}, "traffic": '
+                   '{"source": {"type": "synthetic", "num_requests": 2, "isl": 16, "osl": 2}, '
+                   '"load": {"mode": "concurrency", "concurrency": 1}}}')
+    code = ("import contextlib, io, sys\nimport aisimulate.cli as cli\n"
+            f"with contextlib.redirect_stdout(io.StringIO()):\n    assert cli.main(['replay', {str(cfg)!r}]) == 0")
+    assert _loaded(code) == {"aisimulate._core"}

@@ -38,7 +38,7 @@ _CHILD = textwrap.dedent("""
     out = {}
     def first():
         try:
-            aisimulate.replay(cfg, progress=False)
+            aisimulate.replay(cfg, progress=False).requests  # the records load numpy
             out["first"] = "ok"
         except KeyboardInterrupt:
             out["first"] = "KeyboardInterrupt"

@@ -21,17 +21,25 @@ from ._startup import hold as _hold
 _hold()  # in the `aisimulate` command only: Ctrl-C while it starts exits 130 (._startup)
 
 import os  # noqa: E402
-from typing import Any, Mapping, Sequence  # noqa: E402
+from collections.abc import Mapping  # noqa: E402
 
-from . import _native  # noqa: E402
-from ._run import call_stoppable, replay_native
-from .catalogue import explain_not_found, list_models, list_systems
-from .config import Spec, load_config
 from .errors import (AisimulateError, BackendVersionWarning, ConfigError, DataError,  # noqa: E402
                      InfeasibleError, SimulationError)
-from .report import SLO_FIELDS, ReplayReport
-from .sweep import sweep
-from .compare import compare  # noqa: E402  (after replay's imports; it calls replay)
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # names of annotations only: typing costs ~10 ms of CPU at import
+    from typing import Any, Sequence
+
+    from .compare import compare
+    from .config import Spec, load_config
+    from .report import SLO_FIELDS, ReplayReport
+    from .sweep import sweep
+
+#: The package's names that load their module on first use (PEP 562), so that
+#: ``import aisimulate`` stays light: name → the module defining it.
+_LAZY = {"Spec": "config", "load_config": "config", "ReplayReport": "report",
+         "SLO_FIELDS": "report", "sweep": "sweep", "compare": "compare",
+         "list_models": "catalogue", "list_systems": "catalogue"}
 
 
 def _version() -> str:
@@ -48,11 +56,40 @@ def _version() -> str:
 
 def __getattr__(name: str) -> Any:
     # __version__ on first use: importlib.metadata would load email, tempfile and
-    # more at `import aisimulate`
+    # more at `import aisimulate`; the names of _LAZY from their modules
     if name == "__version__":
         globals()["__version__"] = v = _version()
         return v
+    where = _LAZY.get(name)
+    if where is not None:
+        from importlib import import_module
+
+        globals()[name] = value = getattr(import_module(f".{where}", __name__), name)
+        return value
     raise AttributeError(f"module 'aisimulate' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY) | {"__version__"})
+
+
+class _Package(type(os)):
+    """The package's module type: the functions ``sweep`` and ``compare`` keep their
+    names when their submodules (``aisimulate.sweep``, ``aisimulate.compare``) are
+    imported, as they did when ``__init__`` imported them eagerly (the import system
+    binds a submodule on its package once it is loaded, which would replace the
+    function by the module)."""
+
+    def __setattr__(self, name: str, value: object) -> None:
+        if name in ("sweep", "compare") and getattr(value, "__name__", None) == f"{__name__}.{name}":
+            value = getattr(value, name)
+        super().__setattr__(name, value)
+
+
+import sys as _sys  # noqa: E402
+
+_sys.modules[__name__].__class__ = _Package
+
 
 __all__ = [
     "AisimulateError",
@@ -86,6 +123,7 @@ def check_slo(slo: Mapping[str, Any]) -> dict[str, float]:
     import math
 
     from ._args import mapping
+    from .report import SLO_FIELDS
 
     out: dict[str, float] = {}
     mapping("slo", slo, "{'ttft_ms': 200, 'tpot_ms': 20} (bounds in ms, any of "
@@ -173,6 +211,10 @@ def replay(src: str | os.PathLike[str] | Mapping[str, Any] | Spec, *,
             if given:
                 raise ValueError(f"{name} applies to the result folder: give output_dir too "
                                  "(or save the report: report.save(DIR, ...))")
+    from ._run import replay_native
+    from .config import load_config
+    from .report import ReplayReport
+
     spec = load_config(src)
     if output_dir is not None:
         from ._stream import replay_into
@@ -227,6 +269,10 @@ def estimate_memory(src: str | os.PathLike[str] | Mapping[str, Any] | Spec) -> d
     Raises:
         ConfigError, DataError: as :func:`replay` raises them, before any simulation.
     """
+    from . import _native
+    from .catalogue import explain_not_found
+    from .config import load_config
+
     spec = load_config(src)
     try:
         return _native.call("Estimate", spec.to_json(), "estimate")
@@ -235,6 +281,8 @@ def estimate_memory(src: str | os.PathLike[str] | Mapping[str, Any] | Spec) -> d
 
 
 def _explain(exc: BaseException) -> BaseException:
+    from .catalogue import explain_not_found
+
     return explain_not_found(exc) if isinstance(exc, ConfigError) else exc
 
 
@@ -257,6 +305,10 @@ def check(src: str | os.PathLike[str] | Mapping[str, Any] | Spec) -> dict[str, A
     Warns:
         BackendVersionWarning: as :func:`replay` does.
     """
+    from ._run import call_stoppable
+    from .catalogue import explain_not_found
+    from .config import load_config
+
     spec = load_config(src)
     try:
         meta = call_stoppable("Check", spec.to_json(), "check", {})["metadata"]
@@ -281,4 +333,6 @@ def config_schema() -> dict[str, Any]:
     Raises:
         ImportError: the native core has not been built.
     """
+    from . import _native
+
     return _native.call("Schema", "", "schema")

@@ -22,7 +22,10 @@ import os
 import sys
 import warnings
 from types import ModuleType
-from typing import Any
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: typing costs ~10 ms of CPU at import
+    from typing import Any
 
 from .errors import SimulationError, from_envelope
 

@@ -27,7 +27,10 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Any
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: typing costs ~10 ms of CPU at import
+    from typing import Any
 
 from . import _native
 from .errors import ConfigError

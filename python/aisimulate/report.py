@@ -31,7 +31,11 @@ import json
 import math
 import os
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Sequence
+from collections.abc import Mapping
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: typing costs ~10 ms of CPU at import
+    from typing import Any, Iterable, Sequence
 
 from . import _lazy
 
@@ -146,7 +150,7 @@ class ReplayReport:
 
     # _config_file: the config file the replay was given (aisimulate.replay sets it),
     # never written over by a save
-    __slots__ = ("summary", "metadata", "timeline", "_requests", "_cols", "_streamed", "_config_file")
+    __slots__ = ("summary", "metadata", "timeline", "_requests", "_cols", "_raw", "_streamed", "_config_file")
 
     def __init__(self, summary: Mapping[str, Any], requests: Iterable[Mapping[str, Any]],
                  metadata: Mapping[str, Any] | None = None) -> None:
@@ -154,14 +158,17 @@ class ReplayReport:
         self._requests: list[dict[str, Any]] | None = sorted(
             (_ordered(r) for r in requests), key=_sort_key)
         self._cols: dict[str, Any] | None = None
+        self._raw: tuple[Mapping[str, Any], Any] | None = None  # the core's header and bytes
         self._streamed: tuple[Path, dict[str, Any], str] | None = None  # path, header, format
         self.metadata: dict[str, Any] = dict(metadata or {})
         self.timeline: dict[str, Any] | None = None
 
     @property
     def _columns(self) -> dict[str, Any] | None:
-        """The per-request columns; a streamed report reads them from its table on
-        first use (:meth:`from_streamed`)."""
+        """The per-request columns, made on first use: from the core's bytes
+        (:meth:`from_columnar`), or a streamed report's table (:meth:`from_streamed`)."""
+        if self._cols is None and self._raw is not None:
+            self._cols, self._raw = _sorted_columns(*self._raw), None
         if self._cols is None and self._streamed is not None:
             from ._stream import columns_from_table
 
@@ -178,7 +185,7 @@ class ReplayReport:
         The records are read from the file when first used."""
         self = cls.__new__(cls)
         self.summary, self.metadata = typed_summary(report["summary"]), dict(report.get("metadata") or {})
-        self._requests, self._cols = None, None
+        self._requests, self._cols, self._raw = None, None, None
         self._streamed = (Path(path), dict(report["columns"]), fmt)
         self.timeline = _timeline(report.get("timeline"), buf)
         return self
@@ -201,26 +208,20 @@ class ReplayReport:
         column with ``labels`` holds indices into that list of the header
         (``statuses``, ``reasons``, ``sessions``: a trace's string session ids; -1 is
         null). Columns become numpy arrays, sorted by
-        ``request_id``; per-request dicts are only built if :attr:`requests` is read.
+        ``request_id``, when they are first used (a report whose summary alone is read,
+        as the CLI's table, never loads numpy); per-request dicts are only built if
+        :attr:`requests` is read.
 
         Raises:
             ValueError: the result is not well formed.
         """
-        from ._tables import columns_of
-
-        np = _lazy.module("numpy")
-
         summary, layout = report.get("summary"), report.get("columns")
-        if not isinstance(summary, Mapping) or not isinstance(layout, Mapping):
+        if not isinstance(summary, Mapping) or not isinstance(layout, Mapping) \
+                or not isinstance(layout.get("n"), int) or not isinstance(layout.get("columns"), list):
             raise ValueError("columnar report needs 'summary' and 'columns' objects")
-        cols = columns_of(layout, buf)
-        ids = cols["request_id"]
-        if len(ids) > 1 and not bool(np.all(ids[1:] >= ids[:-1])):  # the core sends in id order mostly
-            order = np.argsort(ids, kind="stable")
-            cols = {k: (v if k.startswith("_") else v[order]) for k, v in cols.items()}
         self = cls.__new__(cls)
         self.summary, self.metadata = typed_summary(summary), dict(report.get("metadata") or {})
-        self._requests, self._cols, self._streamed = None, cols, None
+        self._requests, self._cols, self._raw, self._streamed = None, None, (layout, buf), None
         self.timeline = _timeline(report.get("timeline"), buf)
         return self
 
@@ -551,6 +552,8 @@ class ReplayReport:
 
     def _count(self) -> int:
         """The number of per-request records."""
+        if self._cols is None and self._raw is not None:
+            return int(self._raw[0]["n"])
         if self._cols is None and self._streamed is not None:
             return int(self._streamed[1]["n"])
         if self._columns is not None:
@@ -601,6 +604,21 @@ def _fmt_small(v: Any) -> str:
 
 
 # --- columnar results -------------------------------------------------------------------
+
+def _sorted_columns(layout: Mapping[str, Any], buf) -> dict[str, Any]:
+    """The columns of the core's header ``layout`` over ``buf`` (:func:`_tables.columns_of`),
+    in ``request_id`` order."""
+    from ._tables import columns_of
+
+    np = _lazy.module("numpy")
+
+    cols = columns_of(layout, buf)
+    ids = cols["request_id"]
+    if len(ids) > 1 and not bool(np.all(ids[1:] >= ids[:-1])):  # the core sends in id order mostly
+        order = np.argsort(ids, kind="stable")
+        cols = {k: (v if k.startswith("_") else v[order]) for k, v in cols.items()}
+    return cols
+
 
 def _timeline(layout: Mapping[str, Any] | None, buf: bytes) -> dict[str, Any] | None:
     """The timeline's column arrays (views into ``buf``) from the core's layout, with
