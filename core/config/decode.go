@@ -159,7 +159,7 @@ func fromRaw(raw any) (*Spec, error) {
 			return nil, checkInt(f.path, "Scheduler."+strings.TrimPrefix(f.path, "engine.scheduler."), 0)
 		}
 	}
-	if err := firstErr(s.Engine.TRTLLM.refuseGivenZeros(seen), s.Engine.SGLang.refuseGivenZeros(seen)); err != nil {
+	if err := firstErr(s.Engine.refuseTRTLLMZeros(seen), s.Engine.SGLang.refuseGivenZeros(seen)); err != nil {
 		return nil, err
 	}
 	if err := s.Validate(); err != nil {

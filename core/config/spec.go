@@ -157,6 +157,10 @@ type Pool struct {
 	// KVRouter tunes placement kv_router (absent with another placement;
 	// filled with Dynamo's defaults when left out).
 	KVRouter *KVRouter `json:"kv_router,omitempty"`
+	// TRTLLM (engine.backend trtllm only) is this pool's servers' own
+	// options in place of engine.trtllm: a P/D context or generation
+	// server's extra_llm_api_options. Absent: engine.trtllm.
+	TRTLLM *TRTLLM `json:"trtllm,omitempty"`
 }
 
 // KVRouter is Dynamo's KV router (lib/kv-router, the scheduler's default

@@ -219,17 +219,35 @@ func (e *Engine) TRTLLMRelease() Release {
 	return r
 }
 
-// trtllmDefaults fills engine.trtllm's defaults for the release (TRTLLMDefaults)
-// and, for source aic, the release's kernel tables (the version as given: the
-// tables are named by release candidate, 1.2.0rc5) when not named.
+// trtllmDefaults fills engine.trtllm's defaults for the release (TRTLLMDefaults),
+// and a pool's own block's, and, for source aic, the release's kernel tables
+// (the version as given: the tables are named by release candidate, 1.2.0rc5)
+// when not named.
 func trtllmDefaults(s *Spec, present func(string) bool) {
 	e := &s.Engine
 	if e.TRTLLM == nil {
 		e.TRTLLM = &TRTLLM{}
 	}
-	t := e.TRTLLM
 	d := TRTLLMDefaults(e.TRTLLMRelease())
-	const p = "engine.trtllm."
+	e.TRTLLM.fill(d, "engine.trtllm.", present)
+	for _, pl := range e.Workers.pools() {
+		if pl.pool.TRTLLM != nil {
+			pl.pool.TRTLLM.fill(d, pl.path+".trtllm.", present)
+		}
+	}
+	if a, ok := e.Perf.Source.(AICPerf); ok && !present("engine.perf.backend_version") {
+		v := e.BackendVersion
+		if v == "" {
+			v = DefaultTRTLLMRelease
+		}
+		a.BackendVersion = v
+		e.Perf.Source = a
+	}
+}
+
+// fill sets the fields of a TensorRT-LLM block (at path p) that the input
+// left out to release d's defaults.
+func (t *TRTLLM) fill(d TRTLLMVersionDefaults, p string, present func(string) bool) {
 	if !present(p + "max_batch_size") {
 		t.MaxBatchSize = DefaultTRTLLMMaxBatchSize
 	}
@@ -271,22 +289,19 @@ func trtllmDefaults(s *Spec, present func(string) bool) {
 	if sp := t.SpeculativeConfig; sp != nil && !present(p+"speculative_config.acceptance_rate") {
 		sp.AcceptanceRate = DefaultMTPAcceptanceRate
 	}
-	if a, ok := e.Perf.Source.(AICPerf); ok && !present("engine.perf.backend_version") {
-		v := e.BackendVersion
-		if v == "" {
-			v = DefaultTRTLLMRelease
-		}
-		a.BackendVersion = v
-		e.Perf.Source = a
-	}
 }
 
-// validateTRTLLM checks engine.trtllm, and that engine.scheduler (vLLM's) is
-// not given with it.
+// validateTRTLLM checks engine.trtllm and the pools' own blocks, and that
+// engine.scheduler (vLLM's) is not given with them.
 func (e *Engine) validateTRTLLM() error {
 	if e.Backend != BackendTRTLLM {
 		if e.TRTLLM != nil {
 			return errorf("engine.trtllm", "holds TensorRT-LLM's options: set engine.backend: trtllm, or give %s's in engine.scheduler", e.Backend)
+		}
+		for _, pl := range e.Workers.pools() {
+			if pl.pool.TRTLLM != nil {
+				return errorf(pl.path+".trtllm", "holds TensorRT-LLM's options: set engine.backend: trtllm")
+			}
 		}
 		return nil
 	}
@@ -294,11 +309,25 @@ func (e *Engine) validateTRTLLM() error {
 		return errorf("engine.scheduler."+f, "engine.scheduler holds vLLM's engine arguments; with engine.backend trtllm give TensorRT-LLM's options in engine.trtllm (%s)",
 			trtllmNameOf(f))
 	}
-	t := e.TRTLLM
-	if t == nil {
+	for _, pl := range e.Workers.pools() {
+		t := pl.pool.TRTLLM
+		if t == nil {
+			t = e.TRTLLM
+		} else if err := t.validate(pl.path + ".trtllm."); err != nil {
+			return err
+		}
+		if t != nil && t.EnableAttentionDP && pl.pool.DataParallelSize != nil && *pl.pool.DataParallelSize > 1 {
+			return errorf(pl.path+".data_parallel_size", "with enable_attention_dp the pool's tp GPUs are the attention data-parallel ranks (TensorRT-LLM's tp_size): leave data_parallel_size out")
+		}
+	}
+	if e.TRTLLM == nil {
 		return nil // Normalize fills it
 	}
-	const p = "engine.trtllm."
+	return e.TRTLLM.validate("engine.trtllm.")
+}
+
+// validate checks one TensorRT-LLM block at path p.
+func (t *TRTLLM) validate(p string) error {
 	kv := t.KVCacheConfig
 	if err := firstErr(checkInt(p+"max_batch_size", "TRTLLM.max_batch_size", t.MaxBatchSize),
 		checkInt(p+"max_num_tokens", "TRTLLM.max_num_tokens", t.MaxNumTokens),
@@ -335,7 +364,7 @@ func (e *Engine) validateTRTLLM() error {
 		return err
 	}
 	if sp := t.SpeculativeConfig; sp != nil {
-		const q = p + "speculative_config."
+		q := p + "speculative_config."
 		if sp.DecodingType != TRTLLMDecodingMTP {
 			return errorf(q+"decoding_type", "%s is not modelled (only MTP)", quote(sp.DecodingType))
 		}
@@ -344,29 +373,42 @@ func (e *Engine) validateTRTLLM() error {
 			return err
 		}
 	}
-	if t.EnableAttentionDP {
-		for _, pl := range e.Workers.pools() {
-			if pl.pool.DataParallelSize != nil && *pl.pool.DataParallelSize > 1 {
-				return errorf(pl.path+".data_parallel_size", "with engine.trtllm.enable_attention_dp the pool's tp GPUs are the attention data-parallel ranks (TensorRT-LLM's tp_size): leave data_parallel_size out")
-			}
-		}
-	}
 	return nil
 }
 
-// refuseGivenZeros refuses a 0 given for a field of engine.trtllm whose 0
-// means "left out", where it is still told from one left out. t is nil
-// without engine.trtllm.
-func (t *TRTLLM) refuseGivenZeros(seen map[string]bool) error {
-	if t == nil {
-		return nil
+// TRTLLMOf is the TensorRT-LLM block that serves pool p: its own, else
+// engine.trtllm.
+func (e *Engine) TRTLLMOf(p *Pool) *TRTLLM {
+	if p != nil && p.TRTLLM != nil {
+		return p.TRTLLM
 	}
-	const p = "engine.trtllm."
-	if seen[p+"max_seq_len"] && t.MaxSeqLen == 0 {
-		return checkInt(p+"max_seq_len", "TRTLLM.max_seq_len", 0)
+	return e.TRTLLM
+}
+
+// refuseTRTLLMZeros refuses a 0 given for a field of a TensorRT-LLM block
+// (engine.trtllm, a pool's trtllm) whose 0 means "left out", where it is
+// still told from one left out.
+func (e *Engine) refuseTRTLLMZeros(seen map[string]bool) error {
+	blocks := []struct {
+		p string
+		t *TRTLLM
+	}{{"engine.trtllm.", e.TRTLLM}}
+	for _, pl := range e.Workers.pools() {
+		blocks = append(blocks, struct {
+			p string
+			t *TRTLLM
+		}{pl.path + ".trtllm.", pl.pool.TRTLLM})
 	}
-	if seen[p+"kv_cache_config.max_tokens"] && t.KVCacheConfig.MaxTokens == 0 {
-		return checkInt(p+"kv_cache_config.max_tokens", "TRTLLMKVCacheConfig.max_tokens", 0)
+	for _, b := range blocks {
+		if b.t == nil {
+			continue
+		}
+		if seen[b.p+"max_seq_len"] && b.t.MaxSeqLen == 0 {
+			return checkInt(b.p+"max_seq_len", "TRTLLM.max_seq_len", 0)
+		}
+		if seen[b.p+"kv_cache_config.max_tokens"] && b.t.KVCacheConfig.MaxTokens == 0 {
+			return checkInt(b.p+"kv_cache_config.max_tokens", "TRTLLMKVCacheConfig.max_tokens", 0)
+		}
 	}
 	return nil
 }

@@ -37,14 +37,15 @@ func For(backend string) (engine.Family, error) {
 	return f, nil
 }
 
-// Options are the engine.Config.Options of a validated, normalized spec's
-// engine: the family's own settings from its block (nil for vLLM, whose
-// settings engine.Config holds).
-func Options(e *config.Engine) any {
-	if e.Backend != config.BackendTRTLLM || e.TRTLLM == nil {
+// Options are the engine.Config.Options of the workers of pool p (nil: the
+// engine's) of a validated, normalized spec's engine: the family's own
+// settings from its block, the pool's own when it has one (nil for vLLM,
+// whose settings engine.Config holds).
+func Options(e *config.Engine, p *config.Pool) any {
+	t := e.TRTLLMOf(p)
+	if e.Backend != config.BackendTRTLLM || t == nil {
 		return nil
 	}
-	t := e.TRTLLM
 	o := trtllm.Options{ChunkedPrefill: t.EnableChunkedPrefill, StreamInterval: t.StreamInterval}
 	if sp := t.SpeculativeConfig; sp != nil {
 		o.MTPDraftTokens, o.MTPAcceptance = sp.NumNextnPredictLayers, sp.AcceptanceRate

@@ -42,6 +42,9 @@ type pool struct {
 	overlap bool
 	// args: the engine arguments a family's plan resolved (metadata)
 	args map[string]any
+	// spec is the pool's block of the spec (its own engine options, when
+	// the backend takes them per pool: limitsFor)
+	spec *config.Pool
 }
 
 // groupPricer prices the lockstep pass of a worker's data-parallel ranks
@@ -147,11 +150,11 @@ func buildDeployment(s *config.Spec) (*deployment, error) {
 	} else {
 		d.pools = []*pool{newPool("aggregated", "engine.workers.aggregated", e.Workers.Aggregated)}
 	}
-	if limitsOf(e).attentionDP {
-		// TensorRT-LLM's enable_attention_dp: the worker's tp_size GPUs
-		// are as many attention ranks of one GPU each (their own
-		// scheduler and KV cache), the MoE layers spanning them all
-		for _, p := range d.pools {
+	for _, p := range d.pools {
+		if limitsFor(e, p.spec, p.field).attentionDP {
+			// TensorRT-LLM's enable_attention_dp: the worker's tp_size GPUs
+			// are as many attention ranks of one GPU each (their own
+			// scheduler and KV cache), the MoE layers spanning them all
 			p.dp, p.tp = p.tp, 1
 		}
 	}
@@ -165,7 +168,7 @@ func buildDeployment(s *config.Spec) (*deployment, error) {
 
 func newPool(name, field string, p *config.Pool) *pool {
 	return &pool{name: name, field: field, count: p.Count, tp: p.TP, dp: p.DP(), ep: p.EnableExpertParallel,
-		a2a: p.All2AllBackend, placement: p.Placement, kvRouter: p.KVRouter}
+		a2a: p.All2AllBackend, placement: p.Placement, kvRouter: p.KVRouter, spec: p}
 }
 
 // parallel is the pool's layout in model terms.
@@ -194,7 +197,7 @@ func (d *deployment) buildPool(s *config.Spec, pl *pool) error {
 		return cfgErr(field, err)
 	}
 	pl.lockstep = arch.IsMoE() && pl.dp > 1
-	lim := limitsOf(e)
+	lim := limitsFor(e, pl.spec, pl.field)
 	// vLLM's CUDA graphs (on by default): a MoE layer computes the padded
 	// token count (perf.CUDAGraphTokens). TensorRT-LLM's padding is the
 	// engine's own (its batch holds the dummy requests).
@@ -294,7 +297,7 @@ func (d *deployment) buildPool(s *config.Spec, pl *pool) error {
 	}
 	pl.cfg = engine.Config{
 		MaxNumSeqs: lim.maxSeqs, MaxNumBatchedTokens: lim.maxTokens, BlockSize: lim.blockSize,
-		NumBlocks: blocks, MaxModelLen: maxLen, PrefixCaching: lim.prefixCaching, Options: engines.Options(e),
+		NumBlocks: blocks, MaxModelLen: maxLen, PrefixCaching: lim.prefixCaching, Options: engines.Options(e, pl.spec),
 	}
 	return nil
 }

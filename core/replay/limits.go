@@ -32,9 +32,16 @@ type limits struct {
 }
 
 // limitsOf reads the limits of a validated, normalized spec's engine.
-func limitsOf(e *config.Engine) limits {
-	if t := e.TRTLLM; e.Backend == config.BackendTRTLLM && t != nil {
-		const p = "engine.trtllm."
+func limitsOf(e *config.Engine) limits { return limitsFor(e, nil, "") }
+
+// limitsFor is limitsOf for the workers of pool pl at path field (nil: the
+// engine's block): a TensorRT-LLM pool's own engine options when it has them.
+func limitsFor(e *config.Engine, pl *config.Pool, field string) limits {
+	if t := e.TRTLLMOf(pl); e.Backend == config.BackendTRTLLM && t != nil {
+		p := "engine.trtllm."
+		if pl != nil && pl.TRTLLM != nil {
+			p = field + ".trtllm."
+		}
 		return limits{maxSeqs: t.MaxBatchSize, maxTokens: t.MaxNumTokens, blockSize: t.KVCacheConfig.TokensPerBlock,
 			maxModelLen: t.MaxSeqLen, maxKVTokens: t.KVCacheConfig.MaxTokens, prefixCaching: t.KVCacheConfig.EnableBlockReuse,
 			async: !t.DisableOverlapScheduler, memFraction: t.KVCacheConfig.FreeGPUMemoryFraction, ofFree: true,

@@ -709,7 +709,7 @@ type held struct {
 // step times for a request whose prompt fits one step).
 func (m *sim) admit(w int, idx int32) {
 	f := m.flights[idx]
-	if m.inbox != nil && m.busy[w] {
+	if m.inbox != nil && m.busy[w] && m.poolOf[w].overlap {
 		m.inbox[w] = append(m.inbox[w], held{idx, f.gen})
 		return
 	}

@@ -108,3 +108,27 @@ traffic:
 	assert.InDelta(t, 22.50, msOf(r.EndNs), 1e-9)
 	assert.InDelta(t, 2.20, float64(r.TransferNs)/1e6, 1e-9)
 }
+
+// A P/D pool's own engine.trtllm (a context server's own options): the
+// context server with max_num_tokens 1000 computes r1's 1,000-token context
+// in one iteration (2 + 10 ms, ends 12.00) while the generation server keeps
+// engine.trtllm; the transfer (2.2 ms) and the three generation steps follow:
+// tokens at 16.30, 18.40 and 20.50.
+func TestTRTLLMPoolOptions(t *testing.T) {
+	yml := replaceOnce(fmt.Sprintf(trtllmEngine, ""), "  perf:", `  workers:
+    disaggregated:
+      prefill: {count: 1, trtllm: {max_batch_size: 4, max_num_tokens: 1000, kv_cache_config: {tokens_per_block: 16, max_tokens: 16000}}}
+      decode: {count: 1}
+      kv_transfer: {bandwidth_gb_per_s: 50, latency_ms: 0.2, kv_bytes_per_token: 100000}
+  perf:`) + fmt.Sprintf(`
+traffic:
+  source: {type: mooncake, path: %s}
+  load: {mode: trace}
+`, writeTrace(t, []traceRow{{ts: 0, in: 1000, out: 3, hashes: []int{1, 2}}}))
+	rep := runYAML(t, yml)
+	r := rep.Records[0]
+	assert.InDelta(t, 16.30, msOf(r.FirstTokenNs), 1e-9)
+	assert.InDelta(t, 20.50, msOf(r.EndNs), 1e-9)
+	_, err := config.DecodeYAML([]byte(replaceOnce(yml, "backend: trtllm", "backend: vllm")))
+	assert.ErrorContains(t, err, "holds TensorRT-LLM's options")
+}
