@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import json
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -11,6 +12,18 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parent.parent
+
+# The interrupt tests send SIGINT and SIGTERM to this process and to the processes it
+# starts, which inherit its signal mask and its ignored signals through fork and exec.
+# A launcher that starts the suite with SIGINT blocked or ignored (a background job of a
+# non-interactive shell ignores it; some runners block it) made those signals vanish:
+# every child then ran to its end instead of stopping. The suite starts from the
+# defaults a terminal gives, however it was launched.
+signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT, signal.SIGTERM})
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+if signal.getsignal(signal.SIGTERM) is signal.SIG_IGN:
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
 # The linear pass-time model of the worked examples (docs/design.md):
 # pass ms = 2.0 + 0.01 × prompt tokens computed + 0.1 × decoding requests.

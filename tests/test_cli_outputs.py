@@ -144,7 +144,8 @@ def test_a_name_too_long_is_exit_2_before_the_replay(tmp_path, capsys):
     assert json.loads(ok.read_text())["traceEvents"]
 
 
-def _fifo_reader(path: Path) -> dict:
+def _fifo_reader(path: Path):
+    """A thread that reads the FIFO ``path`` to its end into ``got["bytes"]``: (thread, got)."""
     import threading
 
     got: dict = {}
@@ -152,8 +153,9 @@ def _fifo_reader(path: Path) -> dict:
     def read():
         with open(path, "rb") as f:
             got["bytes"] = f.read()
-    threading.Thread(target=read, daemon=True).start()
-    return got
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    return reader, got
 
 
 def test_outputs_write_through_a_fifo_a_device_and_a_link(tmp_path, capsys):
@@ -162,17 +164,14 @@ def test_outputs_write_through_a_fifo_a_device_and_a_link(tmp_path, capsys):
     # the system's /dev/null); now a node is written through and a link's file replaced
     import os
     import stat
-    import time
 
     cfg = tmp_path / "r.json"
     cfg.write_text(json.dumps(BASE_SPEC))
     fifo = tmp_path / "trace.json"
     os.mkfifo(fifo)
-    got = _fifo_reader(fifo)
+    reader, got = _fifo_reader(fifo)
     assert cli_main(["replay", str(cfg), "--trace-out", str(fifo), "-q"]) == 0
-    deadline = time.monotonic() + 30
-    while "bytes" not in got and time.monotonic() < deadline:
-        time.sleep(0.01)
+    reader.join(600)  # the writer has closed the FIFO: the reader is at its end (a hang guard)
     assert stat.S_ISFIFO(os.lstat(fifo).st_mode)
     assert json.loads(got["bytes"])["traceEvents"]  # the reader got the whole trace
     target = tmp_path / "shared" / "results.csv"

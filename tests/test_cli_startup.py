@@ -1,8 +1,9 @@
 """Ctrl-C while the aisimulate command starts (its imports and argument parser, before
-the command runs) is exit 130 with the command's one line, never a traceback (issue
-#16 B6). The interrupt is sent at a fixed point of the start-up: an import hook (a
-sitecustomize module first on the path) sends SIGINT to its own process when the named
-module is imported."""
+the command runs) is exit 130 with the command's one line, never a traceback. The
+interrupt lands at a fixed point of the start-up whatever the machine's load: an import
+hook (a sitecustomize module first on the path) raises SIGINT in its own thread when the
+named module is looked up (``signal.raise_signal``: the handler has run when it
+returns)."""
 
 from __future__ import annotations
 
@@ -22,9 +23,7 @@ class _Trip(importlib.abc.MetaPathFinder):
     def find_spec(self, name, path, target=None):
         if name == TRIP:
             sys.meta_path.remove(self)
-            os.kill(os.getpid(), signal.SIGINT)
-            for _ in range(10000):  # the handler runs here, in the import
-                pass
+            signal.raise_signal(signal.SIGINT)  # its handler runs before this returns
         return None
 sys.meta_path.insert(0, _Trip())
 """

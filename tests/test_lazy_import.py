@@ -16,8 +16,9 @@ import yaml
 
 from conftest import BASE_SPEC, REPO
 
-# A child that interrupts its own first import of TRIP (an import hook sends it SIGINT,
-# or raises KeyboardInterrupt itself, when TRIP is looked up: mid-import of its package),
+# A child that interrupts its own first import of TRIP (an import hook raises SIGINT in
+# its own thread, whose handler has run when raise_signal returns, or raises
+# KeyboardInterrupt itself, when TRIP is looked up: mid-import of its package),
 # then replays the config twice and prints what each did.
 _CHILD = textwrap.dedent("""
     import importlib.abc, json, os, signal, sys, threading
@@ -29,9 +30,7 @@ _CHILD = textwrap.dedent("""
                 Trip.fired = True
                 if how == "raise":
                     raise KeyboardInterrupt
-                os.kill(os.getpid(), signal.SIGINT)
-                for _ in range(1000):  # the handler runs here, in the import
-                    pass
+                signal.raise_signal(signal.SIGINT)  # its handler runs before this returns
             return None
     sys.meta_path.insert(0, Trip())
     import aisimulate
@@ -103,9 +102,7 @@ def test_a_notebook_kernel_interrupted_in_a_first_import_keeps_working(config):
             def find_spec(self, name, path, target=None):
                 if name == "yaml.constructor":
                     sys.meta_path.remove(self)
-                    os.kill(os.getpid(), signal.SIGINT)
-                    for _ in range(10000):
-                        pass
+                    signal.raise_signal(signal.SIGINT)  # the kernel's handler runs in here
                 return None
         sys.meta_path.insert(0, Trip())
         import aisimulate

@@ -2,7 +2,8 @@
 raylet with its own worker processes, 1 CPU each), started by ray.cluster_utils.Cluster on
 the loopback address. A 50-point sweep — synthetic loads, points replaying a trace file
 shipped through the object store, an infeasible deployment — gives rows identical to the
-local backend; a point whose Ray worker is killed on every try is recorded as failed.
+local backend; a point whose Ray worker is killed on every try (it kills its own process, so
+the death lands there on a busy machine too) is recorded as failed.
 
 The cluster runs in a subprocess (Ray reads its address settings when imported, and the
 cluster's processes end with it); the script prints one JSON object checked here.
@@ -20,7 +21,7 @@ import pytest
 ray = pytest.importorskip("ray", reason="the Ray extra is not installed (pip install 'aisimulate[ray]')")
 
 SCRIPT = r'''
-import json, os, signal, sys, threading, time
+import json, os, sys, time
 os.environ["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"] = "0"  # bind every Ray process to 127.0.0.1
 os.environ.setdefault("RAY_raylet_start_wait_time_s", "180")  # a busy 2-core machine is slow to start
 os.environ["RAY_USAGE_STATS_ENABLED"] = "0"  # no usage report sent anywhere
@@ -36,7 +37,26 @@ def trace(name, rows):
     return str(write_mooncake(Path(TMP) / name, [{"timestamp": 2 * i, "input_length": 80 + 7 * (i % 5),
                                                    "output_length": 3 + i % 4} for i in range(rows)]))
 
-small, victim = trace("small.jsonl", 30), trace("victim.jsonl", 20000)
+small, victim = trace("small.jsonl", 30), trace("victim.jsonl", 30)
+# In Ray's worker processes (default_worker.py), which inherit this environment: a point
+# that replays the victim trace (its shipped copy) writes a line and SIGKILLs its own
+# process before it runs, so the death lands on it whatever the machine's load.
+kills_file = Path(TMP) / "kills.txt"
+(Path(TMP) / "site").mkdir()
+(Path(TMP) / "site" / "sitecustomize.py").write_text(f"""
+import os, signal, sys
+if any(a.endswith("default_worker.py") for a in sys.orig_argv):
+    import aisimulate._sweep.ray_backend as rb
+    _run_point = rb.run_point
+    def run_point(i, spec, slo, keep_report):
+        if str(spec["traffic"]["source"].get("path", "")).endswith("/victim.jsonl"):
+            with open({str(kills_file)!r}, "a") as f:
+                f.write(f"{{os.getpid()}}\\n")
+            os.kill(os.getpid(), signal.SIGKILL)
+        return _run_point(i, spec, slo, keep_report)
+    rb.run_point = run_point
+""")
+os.environ["PYTHONPATH"] = os.pathsep.join([str(Path(TMP) / "site"), *filter(None, [os.environ.get("PYTHONPATH")])])
 points = []
 for i in range(50):
     if i % 5 == 0:  # replay the trace file: it must reach the worker node
@@ -62,31 +82,12 @@ if not out["identical"]:
 out["statuses"] = rows_ray["status"].value_counts().to_dict()
 out["trace_completed"] = rows_ray["completed"][0]
 
-# kill whichever Ray worker has the victim trace open (its shipped copy), every try
-kills, stop = set(), threading.Event()
-def watch():
-    while not stop.is_set():
-        for pid in os.listdir("/proc"):
-            if not pid.isdigit() or int(pid) == os.getpid():
-                continue
-            try:
-                fds = os.listdir(f"/proc/{pid}/fd")
-            except OSError:
-                continue
-            for fd in fds:
-                try:
-                    if os.readlink(f"/proc/{pid}/fd/{fd}").endswith("/victim.jsonl"):
-                        os.kill(int(pid), signal.SIGKILL); kills.add(pid); break
-                except OSError:
-                    pass
-        stop.wait(0.005)
-threading.Thread(target=watch, daemon=True).start()
+# the victim point kills its Ray worker process on every try (the sitecustomize above)
 dead = aisimulate.sweep(BASE_SPEC, [{"traffic.source": {"type": "mooncake", "path": p},
                                       "traffic.load": {"mode": "trace"}} for p in (small, victim)],
                         backend="ray", max_retries=1)
-stop.set()
 out["dead_status"], out["dead_reason"] = list(dead["status"]), dead["reason"][1]
-out["kills"] = len(kills)
+out["kills"] = len(set(kills_file.read_text().split()))
 ray.shutdown()
 cluster.shutdown()
 out["total_s"] = time.perf_counter() - t0

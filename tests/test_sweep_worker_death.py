@@ -1,51 +1,55 @@
-"""A sweep whose worker process dies reports that point as failed and never waits forever:
-a watcher thread SIGKILLs whichever worker process has the victim
-point's trace open (the Mooncake reader streams it for the whole replay), every time that
-point runs. The victim trace is long (200,000 rows, a few seconds of replay on any machine
-this runs on) because the watcher must find its reader before the replay ends; the kill
-comes within milliseconds of the open, so the length costs only the file's writing."""
+"""A sweep whose worker process dies reports that point as failed and never waits forever.
+The victim point kills its own worker process (SIGKILL) every time it runs: a
+sitecustomize module, first on the path of the pool's fresh workers, wraps the worker's
+point function so that the point naming the victim trace writes a line to a file and
+kills the process before it replays. The death lands there whatever the machine's load
+(a watcher that looked for the victim's open trace could miss a replay that ended
+first)."""
 
 from __future__ import annotations
 
 import os
-import signal
-import threading
+
+import pytest
 
 import aisimulate
 import aisimulate._sweep.local as local
+from conftest import REPO
+
+_SITE = """\
+import os, signal, sys
+if any("popen_loky" in a for a in sys.orig_argv):
+    import aisimulate._sweep.local as local
+    _VICTIM, _KILLS = os.environ["SWEEP_TEST_VICTIM"], os.environ["SWEEP_TEST_KILLS"]
+    _run_point = local.run_point
+    def run_point(i, spec, slo, keep_report):
+        if spec["traffic"]["source"].get("path") == _VICTIM:
+            with open(_KILLS, "a") as f:
+                f.write(f"{os.getpid()}\\n")
+            os.kill(os.getpid(), signal.SIGKILL)
+        return _run_point(i, spec, slo, keep_report)
+    local.run_point = run_point
+"""
 
 
-def _children(pid: int) -> list[int]:
-    out = []
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                with open(f"/proc/{entry}/stat") as f:
-                    ppid = int(f.read().rsplit(")", 1)[1].split()[1])
-            except (OSError, ValueError, IndexError):
-                continue
-            if ppid == pid:
-                out.append(int(entry))
-    return out
+def _shut_the_pool() -> None:
+    """Stop the reusable pool's workers, so that the next sweep starts fresh ones (with
+    this environment) and later tests do not get this test's."""
+    local._executor(2).shutdown(wait=True, kill_workers=True)
 
 
-def _kill_readers_of(path: str, stop: threading.Event, kills: set[int]) -> None:
-    me = os.getpid()
-    while not stop.is_set():
-        for child in _children(me):
-            try:
-                fds = os.listdir(f"/proc/{child}/fd")
-            except OSError:
-                continue
-            for fd in fds:
-                try:
-                    if os.readlink(f"/proc/{child}/fd/{fd}") == path:
-                        os.kill(child, signal.SIGKILL)
-                        kills.add(child)  # a dying process may be seen twice
-                        break
-                except OSError:
-                    continue
-        stop.wait(0.005)
+@pytest.fixture
+def dying_workers(tmp_path, monkeypatch):
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "sitecustomize.py").write_text(_SITE)
+    victim, kills = tmp_path / "victim.jsonl", tmp_path / "kills.txt"
+    monkeypatch.setenv("PYTHONPATH", f"{site}:{REPO / 'python'}")
+    monkeypatch.setenv("SWEEP_TEST_VICTIM", str(victim))
+    monkeypatch.setenv("SWEEP_TEST_KILLS", str(kills))
+    _shut_the_pool()
+    yield victim, kills
+    _shut_the_pool()
 
 
 def _trace(path, rows: int):
@@ -55,23 +59,18 @@ def _trace(path, rows: int):
     return str(path)
 
 
-def test_a_killed_worker_fails_its_point_only(tmp_path, base_spec, monkeypatch):
+def test_a_killed_worker_fails_its_point_only(tmp_path, base_spec, monkeypatch, dying_workers):
     monkeypatch.setattr(local, "SERIAL_BELOW_S", 0)  # the pool, whatever the point sizes
+    victim, kills = dying_workers
     small = _trace(tmp_path / "small.jsonl", 20)
-    victim = _trace(tmp_path / "victim.jsonl", 200_000)
+    _trace(victim, 20)
     base_spec["traffic"] = {"source": {"type": "mooncake", "path": small}, "load": {"mode": "trace"}}
-    stop, kills = threading.Event(), set()
-    watcher = threading.Thread(target=_kill_readers_of, args=(victim, stop, kills), daemon=True)
-    watcher.start()
-    try:
-        df = aisimulate.sweep(base_spec, [{"traffic.source.path": p} for p in (small, victim, small, small)],
-                              jobs=2)
-    finally:
-        stop.set()
-        watcher.join()
+    df = aisimulate.sweep(base_spec, [{"traffic.source.path": p} for p in (small, str(victim), small, small)],
+                          jobs=2)
     assert list(df["status"]) == ["ok", "error", "ok", "ok"]
     assert df["reason"][1].startswith("WorkerDied: the worker process running this point died")
     assert "SIGKILL" in df["reason"][1]
     assert list(df["completed"][[0, 2, 3]]) == [20, 20, 20]
     # its worker killed in the pool with other work in flight, then once more when rerun alone
-    assert len(kills) == 2
+    pids = kills.read_text().split()
+    assert len(pids) == 2 and len(set(pids)) == 2 and str(os.getpid()) not in pids

@@ -23,7 +23,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only: typing costs ~10 ms of CPU at import
     from typing import Any, Callable, Iterator
 
-from . import _lazy, _native
+from . import _lazy, _native, _testpoint
 from .errors import ConfigError, DataError, SimulationError
 
 #: How long an interrupted replay is waited for before the interrupt is re-raised
@@ -192,12 +192,16 @@ def replay_native(spec_json: str, options: dict[str, Any], *, progress: bool | N
     try:
         worker.start()
         show = progress_wanted(progress)
-        while worker.is_alive():
+        while True:  # at least once: a replay done before the first wait still shows its bar
             worker.join(_POLL_S)
+            running = worker.is_alive()
             if show:
                 bar = _update(bar, mod, run_id)
             if on_poll is not None:
                 on_poll()
+            if not running:
+                break
+            _testpoint.reached("replay")
         if "error" in result:
             err = result["error"]
             raise (on_error(err) if on_error else err) from None
@@ -241,6 +245,8 @@ def call_stoppable(name: str, payload: str, key: str, options: dict[str, Any]) -
         worker.start()
         while worker.is_alive():
             worker.join(_POLL_S)
+            if worker.is_alive():
+                _testpoint.reached("check")
         if "error" in result:
             raise result["error"] from None
         return result["value"]

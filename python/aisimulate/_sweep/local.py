@@ -150,14 +150,45 @@ def _sigint_blocked():
                 os.kill(os.getpid(), signal.SIGINT)
 
 
+#: The call queues of the pools this process made, each held until the thread that
+#: feeds it has ended (:func:`_hold_queue`).
+_QUEUES: list = []
+
+
+def _hold_queue(ex) -> None:
+    """Hold the pool's call queue until its feeder thread has ended, and let go of the
+    queues whose feeder has.
+
+    loky feeds a pool's call queue to its workers from a daemon thread that nothing
+    joins in the process that made the queue (loky/backend/queues.py,
+    ``Queue._start_thread``, as multiprocessing's ``Queue`` does). Once the pool is shut
+    down (Ctrl-C kills it; loky's exit handler stops it), that thread can hold the last
+    reference to the queue, which it then frees as it ends, unlinking and unregistering
+    the queue's three semaphores: a process that exited meanwhile froze it between the
+    two, and loky's resource tracker printed "There appear to be 1 leaked semlock
+    objects" (Ctrl-C of ``aisimulate sweep`` on a loaded machine, about one run in 30;
+    tests/test_sweep_ctrl_c.py orders the exit so that it happens every time). Held here, a queue is freed on this thread, or at exit by multiprocessing's exit
+    handler, never on its feeder."""
+    def feeding(q) -> bool:
+        thread = getattr(q, "_thread", None)
+        return thread.is_alive() if isinstance(thread, threading.Thread) else not getattr(q, "_closed", False)
+
+    _QUEUES[:] = [q for q in _QUEUES if feeding(q)]
+    queue = getattr(ex, "_call_queue", None)
+    if queue is not None and not any(q is queue for q in _QUEUES):
+        _QUEUES.append(queue)
+
+
 def _executor(jobs: int):
     get_reusable_executor = _lazy.module("joblib.externals.loky").get_reusable_executor
 
     # A broken executor (a worker died) is replaced by a fresh one on this call; idle
     # workers live IDLE_TIMEOUT_S, so back-to-back sweeps reuse them.
     with _sigint_blocked():
-        return get_reusable_executor(max_workers=jobs, reuse=True, timeout=IDLE_TIMEOUT_S,
-                                     initializer=_ignore_sigint)
+        ex = get_reusable_executor(max_workers=jobs, reuse=True, timeout=IDLE_TIMEOUT_S,
+                                   initializer=_ignore_sigint)
+    _hold_queue(ex)
+    return ex
 
 
 def _submit(ex, chunk, slo, keep_report):
