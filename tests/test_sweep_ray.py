@@ -24,6 +24,10 @@ SCRIPT = r'''
 import json, os, sys, time
 os.environ["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"] = "0"  # bind every Ray process to 127.0.0.1
 os.environ.setdefault("RAY_raylet_start_wait_time_s", "180")  # a busy 2-core machine is slow to start
+# A raylet waits this long for its node's dashboard agent (a Python process) to report
+# its ports, then aborts (ray/raylet/node_manager.cc, WaitForDashboardAgentPorts): a busy
+# 2-core machine starts the agent in more than Ray's default, and the node never joined.
+os.environ.setdefault("RAY_agent_register_timeout_ms", "600000")
 os.environ["RAY_USAGE_STATS_ENABLED"] = "0"  # no usage report sent anywhere
 sys.path.insert(0, TESTS)
 t0 = time.perf_counter()
