@@ -22,6 +22,9 @@ import (
 //	                          benchmark_serving.py, and InferenceX's fork)
 //	tool: genai_perf        → GenAIPerfBenchmark (`genai-perf profile`,
 //	                          synthetic data, through perf_analyzer)
+//	tool: inference_perf    → InferencePerfBenchmark (kubernetes-sigs/
+//	                          inference-perf's config file: load stages,
+//	                          random and shared-prefix data)
 
 // Benchmark is traffic.benchmark.
 type Benchmark struct {
@@ -44,6 +47,7 @@ const (
 	ToolAIPerf         = "aiperf"
 	ToolVLLMBenchServe = "vllm_bench_serve"
 	ToolGenAIPerf      = "genai_perf"
+	ToolInferencePerf  = "inference_perf"
 )
 
 // The variants of tool vllm_bench_serve.
@@ -198,7 +202,8 @@ type GenAIPerfBenchmark struct {
 }
 
 var benchmarkUnion = &union{key: "tool", variants: []variant{
-	{ToolAIPerf, AIPerfBenchmark{}}, {ToolVLLMBenchServe, VLLMBenchServe{}}, {ToolGenAIPerf, GenAIPerfBenchmark{}}}}
+	{ToolAIPerf, AIPerfBenchmark{}}, {ToolVLLMBenchServe, VLLMBenchServe{}}, {ToolGenAIPerf, GenAIPerfBenchmark{}},
+	{ToolInferencePerf, InferencePerfBenchmark{}}}}
 
 // Name is the tool of b ("aiperf", "vllm_bench_serve"), "" when unset.
 func (b Benchmark) Name() string { return benchmarkUnion.nameOf(b.Tool) }
@@ -263,6 +268,48 @@ func benchmarkDefaults(b *Benchmark, path string, present func(string) bool) {
 		}
 		if !given("num_dataset_entries") {
 			t.NumDatasetEntries = DefaultGenAIPerfDatasetEntries
+		}
+		b.Tool = t
+	case InferencePerfBenchmark:
+		if t.API.Type == "" {
+			t.API.Type = "completion"
+		}
+		if t.Load.Type == "" {
+			t.Load.Type = "constant"
+		}
+		if !given("load.interval") {
+			t.Load.Interval = defaultIPStageInterval
+		}
+		if sp := t.Data.SharedPrefix; sp != nil { // SharedPrefix's defaults
+			q := "data.shared_prefix."
+			for key, f := range map[string]*int{"num_groups": &sp.NumGroups, "num_prompts_per_group": &sp.NumPromptsPerGroup,
+				"system_prompt_len": &sp.SystemPromptLen, "question_len": &sp.QuestionLen, "output_len": &sp.OutputLen} {
+				if !given(q + key) {
+					*f = map[string]int{"num_groups": 10, "num_prompts_per_group": 10, "system_prompt_len": 100, "question_len": 50, "output_len": 50}[key]
+				}
+			}
+		}
+		for _, key := range []string{"input_distribution", "output_distribution"} { // Distribution's defaults
+			d := t.Data.InputDistribution
+			if key == "output_distribution" {
+				d = t.Data.OutputDistribution
+			}
+			if d == nil {
+				continue
+			}
+			q := "data." + key + "."
+			if !given(q + "min") {
+				d.Min = 10
+			}
+			if !given(q + "max") {
+				d.Max = 1024
+			}
+			if !given(q + "mean") {
+				d.Mean = 512
+			}
+			if !given(q + "std_dev") {
+				d.StdDev = 200
+			}
 		}
 		b.Tool = t
 	case VLLMBenchServe:

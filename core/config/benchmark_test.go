@@ -133,7 +133,7 @@ func TestBenchmarkRefusals(t *testing.T) {
 		"{tool: aiperf, output_tokens_mean: 10}":                                                             "traffic.benchmark.ignore_eos",
 		"{tool: aiperf, output_tokens_mean: 10, concurrency: 2, request_rate: 1, ignore_eos: true}":          "traffic.benchmark.request_rate",
 		"{tool: aiperf, output_tokens_mean: 10, request_rate: 1, warmup_request_count: 2, ignore_eos: true}": "traffic.benchmark.warmup_request_count",
-		"{tool: inference_perf}":               "traffic.benchmark.tool",
+		"{tool: inference_perf}":               "traffic.benchmark.api.streaming",
 		"{tool: genai_perf, ignore_eos: true}": "traffic.benchmark.output_tokens_mean",
 		"{tool: aiperf, random_input_len: 5}":  "traffic.benchmark.random_input_len",
 	} {

@@ -137,6 +137,8 @@ var ranges = map[string]fieldRange{
 	"SyntheticSource.num_requests": atLeastInt(1),
 	"SessionsSource.num_sessions":  atLeastInt(1),
 	"Dataset.entries":              ints(1, MaxDatasetEntries, ""),
+	"DatasetPrefix.groups":         ints(1, MaxDatasetEntries, ""),
+	"DatasetPrefix.tokens":         ints(1, 1<<30, ""),
 
 	"Load.inter_turn_delay_ms":             costUpTo(MaxDelayMs),
 	"Load.request_timeout_ms":              costUpTo(MaxDelayMs),
@@ -150,6 +152,9 @@ var ranges = map[string]fieldRange{
 	"RateLoad.warmup_concurrency":          ints(0, MaxConcurrency, ""),
 	"ConcurrencyLoad.concurrency":          ints(1, MaxConcurrency, ""),
 	"ConcurrencyLoad.warmup_requests":      atLeastInt(0),
+	"StagedLoad.interval_s":                costUpTo(MaxDelayMs / 1e3),
+	"StagedLoad.lead_s":                    costUpTo(MaxDelayMs / 1e3),
+	"StagedLoad.poll_s":                    costUpTo(MaxDelayMs / 1e3),
 
 	"AIPerfBenchmark.concurrency":                      ints(1, MaxConcurrency, ""),
 	"AIPerfBenchmark.request_rate":                     within(MinRateRPS, 1e9),

@@ -115,6 +115,11 @@ func rangeCases() map[string]rangeCase {
 			c = rangeCase{spec(engine(""), traffic(`{"type": "sessions", "num_sessions": 2, "turns": 2, "isl": 10, "osl": 10}`, conc)), "traffic.source." + field}
 		case "Dataset":
 			c = rangeCase{spec(engine(""), traffic(`{"type": "synthetic", "num_requests": 10, "isl": 10, "osl": 10, "dataset": {"entries": 2}}`, conc)), "traffic.source.dataset." + field}
+		case "DatasetPrefix":
+			c = rangeCase{spec(engine(""), traffic(fmt.Sprintf(`{"type": "synthetic", "num_requests": 10, "isl": 10, "osl": 10, "dataset": {"entries": %d, "prefix": {"groups": 1, "tokens": 1}}}`, MaxDatasetEntries), conc)),
+				"traffic.source.dataset.prefix." + field}
+		case "StagedLoad":
+			c = rangeCase{spec(engine(""), traffic(synth, `{"mode": "stages", "stages": [{"requests": 10, "concurrency": 1}]}`)), "traffic.load." + field}
 		case "Load", "ConcurrencyLoad":
 			c = rangeCase{plain, "traffic.load." + field}
 			if key == "Load.inter_turn_delay_ms" { // a synthetic source has no turns to wait between

@@ -106,6 +106,9 @@ func schemaAt(node map[string]any, parts []string) []map[string]any {
 	}
 	props, _ := node["properties"].(map[string]any)
 	if next, ok := props[parts[0]].(map[string]any); ok {
+		if items, ok := next["items"].(map[string]any); ok { // a list's path names its elements' fields
+			next = items
+		}
 		out = append(out, schemaAt(next, parts[1:])...)
 	}
 	return out

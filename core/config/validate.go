@@ -212,6 +212,15 @@ func (s *Spec) validateTraffic() error {
 			return errorf("traffic.load.warmup_requests", "a sessions source has no warm-up phase")
 		}
 	}
+	if st, ok := l.Mode.(StagedLoad); ok {
+		src, synthetic := t.Source.Type.(SyntheticSource)
+		if !synthetic {
+			return errorf("traffic.load.mode", "stages send a synthetic source's requests, stage after stage; a %s source's requests keep their own timing", t.Source.Name())
+		}
+		if n := st.Requests(); src.NumRequests != n {
+			return errorf("traffic.source.num_requests", "%d, but the stages send %d requests: give the stages' sum", src.NumRequests, n)
+		}
+	}
 	if _, trace := l.Mode.(TraceLoad); trace && t.Source.TracePath() == "" {
 		return errorf("traffic.load.mode", "trace timestamps need a trace source; use rate or concurrency for a %s source", t.Source.Name())
 	}

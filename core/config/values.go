@@ -28,6 +28,18 @@ const (
 	LoadTrace       = "trace"
 	LoadRate        = "rate"
 	LoadConcurrency = "concurrency"
+	LoadStages      = "stages"
+)
+
+// traffic.load.stages[].arrival: how an open-loop stage spreads its requests
+// (inference-perf's load timers, inference_perf/loadgen/load_timer.py).
+const (
+	// StageSpread: the stage's requests over its duration, exponential gaps
+	// scaled to sum to it (inference-perf's load type constant).
+	StageSpread = "spread"
+	// StagePerSecondPoisson: a Poisson count each second, spread over the
+	// second (inference-perf's load type poisson).
+	StagePerSecondPoisson = "per_second_poisson"
 )
 
 // kind of a token-length distribution (isl, osl, turns).
@@ -208,6 +220,7 @@ var stringEnums = map[string]stringEnum{
 	"Dataset.sampling":                          {values: samplings, paths: []string{"traffic.source.dataset.sampling"}},
 	"MooncakeSource.context_mode":               {values: contextModes, paths: []string{"traffic.source.context_mode"}},
 	"RateLoad.arrival":                          {values: arrivals, paths: []string{"traffic.load.arrival"}},
+	"LoadStage.arrival":                         {values: []string{StageSpread, StagePerSecondPoisson}, paths: []string{"traffic.load.stages.arrival"}},
 	"ConcurrencyLoad.warmup_prompt":             {values: warmupPrompts, paths: []string{"traffic.load.warmup_prompt"}},
 	"RateLoad.warmup_prompt":                    {values: warmupPrompts, paths: []string{"traffic.load.warmup_prompt"}},
 	"AIPerfBenchmark.dataset_sampling_strategy": {values: samplings, paths: []string{"traffic.benchmark.dataset_sampling_strategy"}},

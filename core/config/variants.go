@@ -178,6 +178,18 @@ type SessionsSource struct {
 type Dataset struct {
 	Entries  int    `json:"entries"`
 	Sampling string `json:"sampling"`
+	// Prefix, when given, makes the entries share system prompts, as
+	// inference-perf's shared_prefix generator does: entry e belongs to group
+	// e mod Groups and its prompt is its group's Tokens-token prefix followed
+	// by its own isl draw (so its length is Tokens + isl).
+	Prefix *DatasetPrefix `json:"prefix,omitempty"`
+}
+
+// DatasetPrefix is a dataset's shared prompt prefixes: Groups distinct
+// prefixes (≤ the entries) of Tokens tokens each.
+type DatasetPrefix struct {
+	Groups int `json:"groups"`
+	Tokens int `json:"tokens"`
 }
 
 // Load is traffic.load: when requests are sent, and the client's own costs.
@@ -270,6 +282,84 @@ type ConcurrencyLoad struct {
 	WarmupPrompt string `json:"warmup_prompt,omitempty"`
 }
 
+// StagedLoad (mode stages) runs Stages one after another, as inference-perf
+// runs its load stages (inference_perf/loadgen/load_generator.py,
+// run_stage): a stage begins, its requests are sent from LeadS after its
+// beginning (inference-perf starts a stage's timer 1 s ahead), it is found
+// drained at the first poll (every PollS from its beginning; 0: at once)
+// after every one of its responses has been acted on, and the next stage
+// begins IntervalS later. A synthetic source only: stage k sends the next
+// Requests of its requests.
+type StagedLoad struct {
+	Stages    []LoadStage `json:"stages"`
+	IntervalS float64     `json:"interval_s"`
+	LeadS     float64     `json:"lead_s"`
+	PollS     float64     `json:"poll_s"`
+}
+
+// LoadStage is one stage of a StagedLoad: Requests requests, sent by
+// Concurrency clients as a closed loop, or (Concurrency 0) at RateRPS as
+// Arrival spreads them (StageSpread: over DurationS; StagePerSecondPoisson:
+// a Poisson(RateRPS) count each second).
+type LoadStage struct {
+	Requests    int     `json:"requests"`
+	Concurrency int     `json:"concurrency,omitempty"`
+	RateRPS     float64 `json:"rate_rps,omitempty"`
+	DurationS   float64 `json:"duration_s,omitempty"`
+	Arrival     string  `json:"arrival,omitempty"`
+}
+
+// Requests is the requests of every stage.
+func (l StagedLoad) Requests() int {
+	n := 0
+	for _, s := range l.Stages {
+		n += s.Requests
+	}
+	return n
+}
+
+func (l StagedLoad) validate(path string) error {
+	if len(l.Stages) == 0 {
+		return errorf(path+".stages", "is required: at least one stage")
+	}
+	if err := firstErr(checkFloat(path+".interval_s", "StagedLoad.interval_s", l.IntervalS),
+		checkFloat(path+".lead_s", "StagedLoad.lead_s", l.LeadS),
+		checkFloat(path+".poll_s", "StagedLoad.poll_s", l.PollS)); err != nil {
+		return err
+	}
+	for i, s := range l.Stages {
+		p := fmt.Sprintf("%s.stages[%d]", path, i)
+		if s.Requests < 1 {
+			return errorf(p+".requests", "must be ≥ 1, got %d", s.Requests)
+		}
+		if s.Concurrency < 0 || s.Concurrency > MaxConcurrency {
+			return errorf(p+".concurrency", "must be in [0, %d] (0: an open-loop stage), got %d", MaxConcurrency, s.Concurrency)
+		}
+		if s.Concurrency > 0 {
+			for key, given := range map[string]bool{"rate_rps": s.RateRPS != 0, "duration_s": s.DurationS != 0, "arrival": s.Arrival != ""} {
+				if given {
+					return errorf(p+"."+key, "belongs to an open-loop stage (one without concurrency)")
+				}
+			}
+			continue
+		}
+		if err := checkEnum(p+".arrival", "LoadStage.arrival", s.Arrival); err != nil {
+			return err
+		}
+		if !(s.RateRPS >= MinRateRPS && s.RateRPS <= 1e9) {
+			return errorf(p+".rate_rps", "must be in [%g, 1e9] requests/s, got %v", MinRateRPS, s.RateRPS)
+		}
+		if s.Arrival == StageSpread {
+			if !(s.DurationS > 0 && s.DurationS <= MaxDelayMs/1e3) {
+				return errorf(p+".duration_s", "must be in (0, %g] s, got %v", MaxDelayMs/1e3, s.DurationS)
+			}
+		} else if s.DurationS != 0 {
+			return errorf(p+".duration_s", "belongs to arrival %s (a %s stage runs until its requests are sent)", StageSpread, StagePerSecondPoisson)
+		}
+	}
+	return nil
+}
+
 // Length is a distribution of token counts (isl, osl, turns). In YAML it is a
 // plain integer (fixed) or a mapping with its kind.
 type Length struct {
@@ -319,7 +409,7 @@ var (
 		{SourceMooncake, MooncakeSource{}}, {SourceAzure, AzureSource{}}, {SourceLLMServingSim, LLMServingSimSource{}},
 		{SourceSynthetic, SyntheticSource{}}, {SourceSessions, SessionsSource{}}}}
 	loadUnion = &union{key: "mode", variants: []variant{
-		{LoadTrace, TraceLoad{}}, {LoadRate, RateLoad{}}, {LoadConcurrency, ConcurrencyLoad{}}}}
+		{LoadTrace, TraceLoad{}}, {LoadRate, RateLoad{}}, {LoadConcurrency, ConcurrencyLoad{}}, {LoadStages, StagedLoad{}}}}
 	lengthUnion = &union{key: "kind", variants: []variant{
 		{LengthFixed, FixedLength{}}, {LengthUniform, UniformLength{}},
 		{LengthNormal, NormalLength{}}, {LengthLognormal, LognormalLength{}}}}
@@ -462,8 +552,20 @@ func (s SessionsSource) validate(path string) error {
 func (s SessionsSource) Validate() error { return s.validate("") }
 
 func (d Dataset) validate(path string) error {
-	return firstErr(checkInt(join(path, "entries"), "Dataset.entries", d.Entries),
-		checkEnum(join(path, "sampling"), "Dataset.sampling", d.Sampling))
+	if err := firstErr(checkInt(join(path, "entries"), "Dataset.entries", d.Entries),
+		checkEnum(join(path, "sampling"), "Dataset.sampling", d.Sampling)); err != nil {
+		return err
+	}
+	if p := d.Prefix; p != nil {
+		if err := firstErr(checkInt(join(path, "prefix.groups"), "DatasetPrefix.groups", p.Groups),
+			checkInt(join(path, "prefix.tokens"), "DatasetPrefix.tokens", p.Tokens)); err != nil {
+			return err
+		}
+		if p.Groups > d.Entries {
+			return errorf(join(path, "prefix.groups"), "%d groups for %d entries: a group needs an entry", p.Groups, d.Entries)
+		}
+	}
+	return nil
 }
 
 // Validate checks d on its own; errors name the field relative to the

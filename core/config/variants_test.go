@@ -83,7 +83,7 @@ func TestVariantMessages(t *testing.T) {
 		{engineM + "traffic: {source: {type: synthetic, num_requests: 1, osl: 1}, load: {mode: concurrency, concurrency: 1}}\n",
 			"traffic.source.isl", "is required"},
 		{engineM + "traffic: {source: {type: synthetic, num_requests: 1, osl: 1, isl: 8}}\n",
-			"traffic.load.mode", "is required (one of trace, rate, concurrency)"},
+			"traffic.load.mode", "is required (one of trace, rate, concurrency, stages)"},
 		{engineM + "traffic: {source: {type: synthetic, num_requests: 1, osl: 1, isl: 8}, load: {mode: trace}}\n",
 			"traffic.load.mode", "trace timestamps need a trace source"},
 		{engineM + "traffic: {source: {type: synthetic, num_requests: 1, osl: 1, isl: {kind: zipf}}, load: {mode: concurrency, concurrency: 1}}\n",
@@ -112,7 +112,7 @@ func TestEnumsAreTheTables(t *testing.T) {
 	e := Enums()
 	assert.Equal(t, []string{"roofline", "aic", "linear"}, e["engine.perf.source"])
 	assert.Equal(t, []string{"mooncake", "azure", "llmservingsim", "synthetic", "sessions"}, e["traffic.source.type"])
-	assert.Equal(t, []string{"trace", "rate", "concurrency"}, e["traffic.load.mode"])
+	assert.Equal(t, []string{"trace", "rate", "concurrency", "stages"}, e["traffic.load.mode"])
 	assert.Equal(t, []string{"fixed", "uniform", "normal", "lognormal"}, e["traffic.source.osl.kind"])
 	assert.Equal(t, []string{"poisson", "constant", "gamma"}, e["traffic.load.arrival"])
 	e["engine.perf.source"][0] = "changed"

@@ -11,6 +11,7 @@ const (
 	evTransferEnd       // P/D: a prompt's KV reached its decode worker
 	evTimeout           // the client cancels a request still in flight
 	evIntakeDone        // a request's input processing on its API server's loop is done
+	evStageStart        // a load stage starts sending (traffic.load mode stages)
 )
 
 type event struct {

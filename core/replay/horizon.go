@@ -37,6 +37,8 @@ func (m *sim) horizonError(t int64, kind uint8, idx int32) error {
 		if m.path.IntakePerTokenNs > 0 {
 			field, what = "engine.tokenization", fmt.Sprintf("a request's send leg and input processing last %s", human(t-m.now))
 		}
+	case evStageStart:
+		field, what = "traffic.load.stages", fmt.Sprintf("stage %d would begin at %s", m.tr.stage, human(t))
 	case evIntakeDone:
 		field, what = "engine.tokenization", fmt.Sprintf("worker %d's API server event loop is busy until %s", m.flights[idx].pw, human(t))
 	case evTimeout:

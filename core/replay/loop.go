@@ -401,6 +401,10 @@ func prepare(spec *config.Spec, opts []Option) (*sim, error) {
 // start schedules the first sends: the first request of an open loop, or one
 // request per closed-loop client at time 0.
 func (m *sim) start() error {
+	if m.tr.mode == config.LoadStages {
+		m.at(m.tr.stageAtNs, phaseArrival, evStageStart, -1, 0)
+		return nil
+	}
 	if m.tr.mode == config.LoadConcurrency || m.tr.inWarmup {
 		// Every client sends at 0, in client order; a client that finds the
 		// workload exhausted stays idle, so the loop stops at the first one.
@@ -520,7 +524,45 @@ func (m *sim) dispatch(e *event) error {
 		if f := m.flights[e.idx]; f.gen == e.gen && !f.ended {
 			m.cancel(e.idx)
 		}
+	case evStageStart:
+		return m.startStage()
 	}
+	return nil
+}
+
+// startStage: the stage being run starts sending (traffic.load mode
+// stages): an open loop's first arrival is read, or every client of a
+// closed loop sends, in client order.
+func (m *sim) startStage() error {
+	if m.tr.arrival != nil {
+		return m.prefetch()
+	}
+	for c := 0; c < m.tr.concurrency && m.tr.stageLeft > 0 && !m.tr.done; c++ {
+		if err := m.slotNext(int32(c)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// stageReleased: a request of the stage being run was acted on (its client,
+// slot ≥ 0, sends its next one); when the stage has sent and seen back all
+// of its requests, the next stage begins (traffic.nextStageAt).
+func (m *sim) stageReleased(slot int32) error {
+	tr := m.tr
+	tr.stageActive--
+	if slot >= 0 {
+		if err := m.slotNext(slot); err != nil {
+			return err
+		}
+	}
+	if tr.stageLeft > 0 || tr.stageActive > 0 || tr.stage+1 == len(tr.staged.Stages) || tr.done {
+		return nil
+	}
+	if err := tr.beginStage(tr.stage+1, tr.nextStageAt(m.now)); err != nil {
+		return err
+	}
+	m.at(tr.stageAtNs, phaseArrival, evStageStart, -1, 0)
 	return nil
 }
 
@@ -1063,6 +1105,9 @@ func (m *sim) release(idx int32) error {
 	}
 	if warm {
 		m.tr.warmActive--
+	}
+	if m.tr.mode == config.LoadStages {
+		return m.stageReleased(slot)
 	}
 	if slot >= 0 {
 		return m.slotNext(slot)

@@ -21,9 +21,9 @@ type traffic struct {
 	src         workload.Source
 	path        string // the trace file, for errors
 	closer      io.Closer
-	mode        string                 // config.LoadTrace, LoadRate or LoadConcurrency
+	mode        string                 // config.LoadTrace, LoadRate, LoadConcurrency or LoadStages
 	trace       *workload.TraceArrival // trace mode: send = timestamp / speedup
-	arrival     workload.Arrival       // rate mode
+	arrival     workload.Arrival       // rate mode, and an open-loop stage
 	concurrency int
 	maxRequests int   // 0: no limit
 	stopNs      int64 // no send this long after the warm-up's end (or 0) or later; math.MaxInt64: no limit
@@ -54,6 +54,53 @@ type traffic struct {
 	warmLeft, warmActive, warmSent int
 	parked                         []int32
 	warmEndNs                      int64
+
+	// The stages (traffic.load mode stages): the load, the stage being
+	// run, its requests still to send and in flight (sent or read to be
+	// sent, not yet acted on), when it began and the origin of its send
+	// times (ns), and the stream its arrivals draw from.
+	staged                  config.StagedLoad
+	stage                   int
+	stageLeft, stageActive  int
+	stageBeginNs, stageAtNs int64
+	stageRNG                *rand.Rand
+}
+
+// beginStage makes stage k the one being run, begun at beginNs: its sends
+// count from lead_s later (inference-perf starts a stage's timer 1 s ahead);
+// an open-loop stage's send times are drawn now (workload.Spread, a
+// per-second Poisson), a closed-loop stage's clients send from then.
+func (tr *traffic) beginStage(k int, beginNs int64) error {
+	st := tr.staged.Stages[k]
+	tr.stage, tr.stageLeft, tr.stageActive = k, st.Requests, 0
+	tr.stageBeginNs = beginNs
+	tr.stageAtNs = clock.Add(beginNs, clock.Span(tr.staged.LeadS*1e9))
+	var err error
+	switch {
+	case st.Concurrency > 0:
+		tr.arrival, tr.concurrency = nil, st.Concurrency
+	case st.Arrival == config.StageSpread:
+		tr.arrival, err = workload.NewSpread(st.Requests, clock.Span(st.DurationS*1e9), tr.stageRNG)
+	default:
+		tr.arrival, err = workload.NewPerSecondPoisson(st.RateRPS, st.Requests, tr.stageRNG)
+	}
+	if err != nil {
+		return cfgErr(fmt.Sprintf("traffic.load.stages[%d]", k), err)
+	}
+	return nil
+}
+
+// nextStageAt is when the stage being run, whose last response was acted on at now,
+// is found drained (the first poll at or after now, polls every poll_s from
+// the stage's beginning, as inference-perf's run_stage checks its finished
+// count once a second) and the next stage begins: interval_s after that.
+func (tr *traffic) nextStageAt(now int64) int64 {
+	found := now
+	if p := clock.Span(tr.staged.PollS * 1e9); p > 0 {
+		polls := (now - tr.stageBeginNs + p - 1) / p
+		found = clock.Add(tr.stageBeginNs, polls*p)
+	}
+	return clock.Add(found, clock.Span(tr.staged.IntervalS*1e9))
 }
 
 func openTraffic(s *config.Spec) (*traffic, error) {
@@ -132,6 +179,11 @@ func openTraffic(s *config.Spec) (*traffic, error) {
 	case config.ConcurrencyLoad:
 		tr.mode, tr.concurrency = config.LoadConcurrency, l.Concurrency
 		tr.inWarmup, tr.warmLeft = l.WarmupRequests > 0, l.WarmupRequests
+	case config.StagedLoad:
+		tr.mode, tr.staged, tr.stageRNG = config.LoadStages, l, streams.Get("arrival")
+		if err := tr.beginStage(0, 0); err != nil {
+			return nil, err
+		}
 	default:
 		panic(fmt.Sprintf("replay: traffic.load mode %T has no sender", l))
 	}
@@ -203,6 +255,9 @@ func (tr *traffic) next(r *workload.Request, now int64) (sendNs int64, ok bool, 
 		tr.done = true
 		return 0, false, nil
 	}
+	if tr.mode == config.LoadStages && tr.stageLeft == 0 { // the next stage begins when this one drains
+		return 0, false, nil
+	}
 	if ok, err := tr.feed.NextStart(r); !ok {
 		tr.done = true
 		return 0, false, tr.feedErr(err)
@@ -223,6 +278,9 @@ func (tr *traffic) next(r *workload.Request, now int64) (sendNs int64, ok bool, 
 			return 0, false, cfgErr("traffic.load.rate_rps", fmt.Errorf("arrivals run past the end of the virtual clock (int64 ns) after %d requests", tr.sent))
 		}
 		sendNs = clock.Add(tr.warmEndNs, sendNs) // counted from the warm-up's end (0 without one)
+	case tr.mode == config.LoadStages && tr.arrival != nil:
+		at, _ := tr.arrival.Next() // a stage's arrivals are as many as its requests
+		sendNs = clock.Add(tr.stageAtNs, at)
 	default:
 		sendNs = now
 	}
@@ -231,6 +289,10 @@ func (tr *traffic) next(r *workload.Request, now int64) (sendNs int64, ok bool, 
 		return 0, false, nil
 	}
 	tr.sent++
+	if tr.mode == config.LoadStages {
+		tr.stageLeft--
+		tr.stageActive++
+	}
 	return sendNs, true, nil
 }
 
@@ -393,7 +455,7 @@ func (tr *traffic) warmupSessionErr(prev, next *workload.Request) error {
 
 // DatasetEntries is the dataset entry each request of s draws, by request id
 // (warm-up requests first), when s is a synthetic source with a dataset
-// (traffic.source.dataset); nil otherwise. It reads the source the replay
+// (traffic.source.dataset) without shared prefixes; nil otherwise. It reads the source the replay
 // reads, so the entries are the replay's: the AIPerf export names a request's
 // conversation by its entry, as AIPerf's records name the dataset conversation
 // a re-sent prompt came from.
@@ -402,8 +464,8 @@ func DatasetEntries(s *config.Spec) ([]int64, error) {
 		s = s.Clone()
 		s.ExpandBenchmark()
 	}
-	if src, ok := s.Traffic.Source.Type.(config.SyntheticSource); !ok || src.Dataset == nil {
-		return nil, nil
+	if src, ok := s.Traffic.Source.Type.(config.SyntheticSource); !ok || src.Dataset == nil || src.Dataset.Prefix != nil {
+		return nil, nil // (a shared-prefix dataset's requests name their group first, not their entry)
 	}
 	tr, err := openTraffic(s)
 	if err != nil {

@@ -38,6 +38,7 @@ func TestEveryListedValueHasABuilder(t *testing.T) {
 		config.LoadTrace:       "{mode: trace}",
 		config.LoadRate:        "{mode: rate, rate_rps: 10}",
 		config.LoadConcurrency: "{mode: concurrency, concurrency: 2}",
+		config.LoadStages:      "{mode: stages, stages: [{requests: 2, concurrency: 1}, {requests: 1, rate_rps: 5, arrival: per_second_poisson}]}",
 	}
 	run := func(t *testing.T, perfBlock, workers, src, ld string) {
 		t.Helper()
@@ -59,8 +60,8 @@ func TestEveryListedValueHasABuilder(t *testing.T) {
 	for _, name := range enums["traffic.source.type"] {
 		for _, mode := range enums["traffic.load.mode"] {
 			trace := name == config.SourceMooncake || name == config.SourceAzure || name == config.SourceLLMServingSim
-			if mode == config.LoadTrace && !trace {
-				continue // trace timestamps need a trace source (a config error)
+			if mode == config.LoadTrace && !trace || mode == config.LoadStages && name != config.SourceSynthetic {
+				continue // trace timestamps need a trace source, stages a synthetic one (a config error)
 			}
 			t.Run("source "+name+" load "+mode, func(t *testing.T) {
 				require.Contains(t, source, name)

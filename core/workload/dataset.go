@@ -16,6 +16,33 @@ type dataset struct {
 	rng      *rand.Rand
 	order    []int32 // shuffle: this pass's order of entries
 	next     int     // requests taken so far
+	// prefix: the entries' shared prefixes (config.DatasetPrefix); groups 0
+	// when none. blocks is the most prefix-sized blocks an entry's prompt
+	// spans, which spaces the entries' own block ids.
+	groups, prefixTokens int
+	blocks               int64
+}
+
+// prefixBase is where the entries' own block ids start, above every group's
+// id (the dataset's entries and groups are at most config.MaxDatasetEntries).
+const prefixBase = int64(1) << 40
+
+// hashIDs are entry e's prompt blocks: without shared prefixes one block of
+// the whole prompt (its entry id); with them, blocks of the prefix's length,
+// the first its group's (e mod groups) and the rest the entry's own, so two
+// entries of a group share exactly the prefix's blocks. The block size is
+// returned with them.
+func (ds *dataset) hashIDs(e int) ([]int64, int) {
+	if ds.groups == 0 {
+		return []int64{int64(e)}, ds.isl[e]
+	}
+	n := (ds.isl[e] + ds.prefixTokens - 1) / ds.prefixTokens
+	ids := make([]int64, n)
+	ids[0] = int64(e % ds.groups)
+	for j := 1; j < n; j++ {
+		ids[j] = prefixBase + int64(e)*ds.blocks + int64(j)
+	}
+	return ids, ds.prefixTokens
 }
 
 // newDataset draws the entries' lengths, entry by entry, from the synthetic
@@ -23,9 +50,16 @@ type dataset struct {
 // many entries as requests has the lengths it has without a dataset).
 func newDataset(d config.Dataset, isl, osl config.Length, islRNG, oslRNG, rng *rand.Rand) *dataset {
 	ds := &dataset{isl: make([]int, d.Entries), osl: make([]int, d.Entries), sampling: d.Sampling, rng: rng}
+	prefix := 0
+	if p := d.Prefix; p != nil {
+		ds.groups, ds.prefixTokens, prefix = p.Groups, p.Tokens, p.Tokens
+	}
 	for k := range ds.isl {
-		ds.isl[k] = sampleLength(isl, islRNG)
+		ds.isl[k] = prefix + sampleLength(isl, islRNG) // the prompt follows its group's prefix
 		ds.osl[k] = sampleLength(osl, oslRNG)
+		if ds.groups > 0 {
+			ds.blocks = max(ds.blocks, int64((ds.isl[k]+prefix-1)/prefix))
+		}
 	}
 	if d.Sampling == config.SamplingShuffle {
 		ds.order = make([]int32, d.Entries)

@@ -132,3 +132,40 @@ func TestDataset_Errors(t *testing.T) {
 		assert.EqualError(t, err, tc.want)
 	}
 }
+
+// Shared prefixes: 4 entries in 2 groups of a 32-token prefix, isl 40 (so
+// 72-token prompts in blocks of 32: the group's, then two of the entry's).
+// Entries 0 and 2 (group 0) share exactly the prefix's two 16-token engine
+// blocks; entries 0 and 1 (groups 0 and 1) share none.
+func TestDatasetSharedPrefix(t *testing.T) {
+	spec := config.SyntheticSource{NumRequests: 4, ISL: config.Length{Kind: config.FixedLength{Value: 40}},
+		OSL: config.Length{Kind: config.FixedLength{Value: 8}},
+		Dataset: &config.Dataset{Entries: 4, Sampling: config.SamplingSequential,
+			Prefix: &config.DatasetPrefix{Groups: 2, Tokens: 32}}}
+	src, err := NewSynthetic(spec, NewStreams(1))
+	require.NoError(t, err)
+	var rs []Request
+	for {
+		var r Request
+		if src.Next(&r) != nil {
+			break
+		}
+		rs = append(rs, r)
+	}
+	require.Len(t, rs, 4)
+	assert.Equal(t, 72, rs[0].InputTokens)
+	assert.Equal(t, 32, rs[0].HashBlockTokens)
+	assert.Equal(t, []int64{0, prefixBase + 1, prefixBase + 2}, rs[0].HashIDs) // B = 3 blocks per entry
+	assert.Equal(t, []int64{1, prefixBase + 3 + 1, prefixBase + 3 + 2}, rs[1].HashIDs)
+	h := func(r Request) []uint64 { return BlockHashes(&r, 16, nil) }
+	h0, h1, h2 := h(rs[0]), h(rs[1]), h(rs[2])
+	require.Len(t, h0, 4) // 72 tokens: 4 full 16-token blocks
+	assert.Equal(t, h0[:2], h2[:2], "one group: the prefix's blocks")
+	assert.NotEqual(t, h0[2], h2[2], "then each entry's own")
+	assert.NotEqual(t, h0[0], h1[0], "another group: nothing shared")
+
+	bad := spec
+	bad.Dataset = &config.Dataset{Entries: 1, Sampling: config.SamplingSequential, Prefix: &config.DatasetPrefix{Groups: 2, Tokens: 32}}
+	_, err = NewSynthetic(bad, NewStreams(1))
+	assert.ErrorContains(t, err, "dataset.prefix.groups: 2 groups for 1 entries")
+}

@@ -72,6 +72,11 @@ func roundClamp(x float64, lo, hi int) int {
 // requests (shuffle). It has the entry's lengths and HashIDs = [e(i)] with
 // HashBlockTokens = its InputTokens: one source block covering the whole
 // prompt, so two requests share prompt blocks iff they send the same entry.
+// With the dataset's shared prefixes (config.DatasetPrefix: G groups of T
+// tokens) entry k's prompt is T + its isl draw tokens, in blocks of T: the
+// first is its group's id k mod G, the others ids of its own (2^40 + k·B + j,
+// B the most blocks an entry spans), so the entries of a group share their
+// first T tokens and nothing else.
 //
 // Errors are config.SyntheticSource.Validate's, prefixed "workload:
 // synthetic: " ("workload: synthetic: isl.min: must be ≥ 1, got 0"); a nil
@@ -106,7 +111,7 @@ func (s *syntheticSource) Next(r *Request) error {
 	if ds := s.dataset; ds != nil {
 		e := ds.pick()
 		r.InputTokens, r.OutputTokens = ds.isl[e], ds.osl[e]
-		r.HashIDs, r.HashBlockTokens = []int64{int64(e)}, ds.isl[e]
+		r.HashIDs, r.HashBlockTokens = ds.hashIDs(e)
 	} else {
 		r.InputTokens = sampleLength(s.spec.ISL, s.isl)
 		r.OutputTokens = sampleLength(s.spec.OSL, s.osl)

@@ -2,7 +2,7 @@
 
 The tool's own command line (``vllm bench serve …``, ``python benchmark_serving.py …``,
 InferenceX's ``utils/bench_serving/benchmark_serving.py …``, ``aiperf profile …``,
-``genai-perf profile …``) is
+``genai-perf profile …``, ``inference-perf --config_file …``) is
 parsed with that tool's option names into ``traffic.benchmark`` (docs: README,
 "Benchmarks"), replayed against the deployment of ENGINE_CONFIG (its ``engine`` and
 ``execution``; the command line is its traffic), and the result is printed under the
@@ -69,8 +69,13 @@ def tool_of(words: Sequence[str]) -> tuple[str, str, list[str]]:
         return "vllm_bench_serve", variant, w[i + 1:]
     if w[:2] == ["genai-perf", "profile"]:
         return "genai_perf", "", w[2:]
+    if w[:1] == ["inference-perf"]:
+        return "inference_perf", "", w[1:]
+    if len(w) > i + 1 and w[i:i + 2] == ["-m", "inference_perf"]:
+        return "inference_perf", "", w[i + 2:]
     raise _BenchUsageError(f"{' '.join(w[:3]) or '(empty)'}: not a benchmark command aisimulate simulates "
-                          "(vllm bench serve …, python benchmark_serving.py …, aiperf profile …, genai-perf profile …)")
+                          "(vllm bench serve …, python benchmark_serving.py …, aiperf profile …, genai-perf profile …, "
+                          "inference-perf --config_file …)")
 
 
 def _options(words: Sequence[str], inert: dict[str, int]) -> tuple[dict[str, list[str]], list[str]]:
@@ -247,6 +252,12 @@ def parse_command(command: Sequence[str]) -> tuple[dict[str, Any], dict[str, Any
     tool, variant, options = tool_of(_split(command))
     if tool in ("aiperf", "genai_perf"):
         return parse_aiperf(options, tool)
+    if tool == "inference_perf":
+        from . import bench_inference_perf as ip
+        try:
+            return ip.parse_config(ip.read_command(options))
+        except ip.BenchUsageError as exc:
+            raise _BenchUsageError(str(exc)) from None
     return parse_vllm(options, variant)
 
 
@@ -343,6 +354,10 @@ def add_bench(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--format", choices=("table", "json"), default="table",
                    help="stdout: the tool's result table beside aisimulate's names (default), or JSON "
                         "{tool, benchmark, result, summary}")
+    p.add_argument("--tool-version", metavar="VERSION",
+                   help="the benchmark tool's release where its semantics changed (inference-perf's, e.g. 0.4.0; "
+                        "vLLM's for vllm bench serve); default: the engine's release for vLLM's, the newest known "
+                        "for inference-perf")
     p.add_argument("command", nargs=argparse.REMAINDER, metavar="-- COMMAND",
                    help="the benchmark's command line, after --")
     add_progress_argument(p)
@@ -357,6 +372,7 @@ def _own_options(args: argparse.Namespace, words: Sequence[str]) -> None:
     p = argparse.ArgumentParser(prog="aisimulate bench", add_help=False)
     p.add_argument("--set", dest="sets", action="append", default=[])
     p.add_argument("--format", choices=("table", "json"))
+    p.add_argument("--tool-version")
     p.add_argument("--quiet", "-q", action="store_true")
     try:
         own, rest = p.parse_known_args(list(words))
@@ -367,6 +383,7 @@ def _own_options(args: argparse.Namespace, words: Sequence[str]) -> None:
                           "go after --)")
     args.sets = list(args.sets) + own.sets
     args.format = own.format or args.format
+    args.tool_version = own.tool_version or getattr(args, "tool_version", None)
     args.quiet = args.quiet or own.quiet
 
 
@@ -393,6 +410,11 @@ def run_bench(args: argparse.Namespace) -> int:
     if isinstance(given, dict) and given.get("traffic") is not None:
         raise ConfigError("traffic", "the config of aisimulate bench holds the deployment only: the command "
                           "line is the traffic (remove traffic from the config)")
+    if getattr(args, "tool_version", None):
+        if bench["tool"] not in ("inference_perf", "vllm_bench_serve") or bench.get("variant", "vllm") != "vllm":
+            raise _UsageError(f"bench: --tool-version: {bench['tool']} {bench.get('variant', '')} has no version "
+                              "that changes what it measures".replace("  ", " "))
+        bench["version"] = args.tool_version
     overrides["traffic"] = {"benchmark": bench}
     if "seed" in run:
         overrides["execution.seed"] = run["seed"]
@@ -403,6 +425,12 @@ def run_bench(args: argparse.Namespace) -> int:
         result = aiperf_summary(report)
         result.pop("aisimulate_spec", None)
         text = aiperf_text(result)
+    elif tool == "inference_perf":
+        from . import bench_inference_perf as ip
+        version = report.metadata.get("spec", {}).get("traffic", {}).get("benchmark", {}).get("version") \
+            or bench.get("version") or ""
+        result = ip.stage_reports(report.requests, bench, token_times=not version or ip.token_times(version))
+        text = ip.text(result)
     else:
         pcts = run.get("percentiles") or [99.0]
         bad = [p for p in pcts if p not in (50.0, 90.0, 95.0, 99.0)]
