@@ -366,6 +366,9 @@ func (t InferencePerfBenchmark) traffic() (Traffic, []string) {
 		notes = append(notes, fmt.Sprintf("shared prefix: %d prompts of %d + %d tokens in %d groups, cycled in a random order (inference-perf shuffles them once and each stage starts them over; the replay reshuffles each pass), token counts as configured (inference-perf's prompts are decoded random tokens, which the server tokenizes again)",
 			ds.Entries, sp.SystemPromptLen, sp.QuestionLen, sp.NumGroups))
 	}
+	if t.Release().Before(ipTokenTimesSince) {
+		notes = append(notes, "before inference-perf 0.5.0 its prompts were decoded random token ids that the server tokenizes into more tokens than configured (inference-perf issue 230: ~130-140 for 128; fixed by pull request 383): not modelled, the configured lengths are sent")
+	}
 	if t.API.Type == "chat" {
 		notes = append(notes, "api chat: the chat template's tokens are not added to the prompt")
 	}
