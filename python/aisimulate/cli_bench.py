@@ -256,7 +256,7 @@ def parse_command(command: Sequence[str]) -> tuple[dict[str, Any], dict[str, Any
         from . import bench_inference_perf as ip
         try:
             return ip.parse_config(ip.read_command(options))
-        except ip.BenchUsageError as exc:
+        except ip._UsageError as exc:
             raise _BenchUsageError(str(exc)) from None
     return parse_vllm(options, variant)
 
