@@ -145,7 +145,7 @@ def test_row_spec_window_deployment_and_precision():
     assert spec["engine"]["scheduler"]["max_num_batched_tokens"] == 8192
     with pytest.raises(ValueError, match="deployment 'sglang'"):
         accuracy.row_spec(fp8, deployment="sglang", **kw)
-    with pytest.raises(ValueError, match="only aggregated"):
+    with pytest.raises(ValueError, match="prefill_num_workers is empty"):  # a P/D row needs its sides (disagg.py)
         accuracy.row_spec(dict(fp8, mode="disagg"), perf="aic", aliases=aliases,
                           model_configs=accuracy.DEFAULT_MODEL_CONFIGS, database=accuracy.DEFAULT_DATABASE)
 

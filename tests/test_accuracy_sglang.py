@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from aisimulate.tools import accuracy
-from aisimulate.tools.accuracy import sglang
+from aisimulate.tools.accuracy import disagg, sglang
 
 SILICON = accuracy.SHARED_DATA / "silicon" / "sglang_dev.csv"
 ALIASES = accuracy.SHARED_DATA / "silicon" / "model_aliases.csv"
@@ -24,8 +24,8 @@ def test_concurrency_of_a_pd_row():
     assert [accuracy.campaigns.campaign_of(r).name for r in (aic, ix, pd)] == ["aiconfigurator", "inferencex",
                                                                                 "aiconfigurator"]
     # a P/D row without batch_size: AIConfigurator's estimate, 11 decode workers × 48
-    assert sglang.row_concurrency(pd) == 528
-    assert sglang.row_concurrency(aic) == 16
+    assert disagg.concurrency_of(pd) == 528
+    assert disagg.concurrency_of(aic) == 16
 
 
 def test_aiconfigurator_row_spec():
@@ -51,8 +51,9 @@ def test_aiconfigurator_row_spec():
 
 
 def test_inferencex_row_spec():
-    """InferenceX: its client at the row's date (2026-03 rows: 2·c warm-ups), the radix
-    cache off, SGLang's defaults otherwise."""
+    """InferenceX: its client at the row's date (2026-03 rows: 2·c warm-ups), the
+    recipe's flags at that date (GLM-5: --mem-fraction-static 0.85, the radix cache on),
+    the KV cache at SGLang's --kv-cache-dtype auto."""
     row = _row("2026_04_06_glm_5_h200_sxm_sglang_fp8_agg_1024x1024_c4_tp8")
     spec, warm, measured = accuracy.row_spec(row, perf="aic", aliases=accuracy.load_aliases(ALIASES),
                                              model_configs=accuracy.DEFAULT_MODEL_CONFIGS,
@@ -60,5 +61,35 @@ def test_inferencex_row_spec():
     b = spec["traffic"]["benchmark"]
     assert b["tool"] == "vllm_bench_serve" and b["variant"] == "inferencex"
     assert (b["num_prompts"], b["max_concurrency"], b["num_warmups"], b["random_range_ratio"]) == (40, 4, 8, 0.8)
-    assert spec["engine"]["sglang"] == {"disable_radix_cache": True}
+    assert spec["engine"]["sglang"] == {"mem_fraction_static": 0.85}
+    assert spec["engine"]["quantization"]["kv_cache"] == "auto"
     assert (warm, measured) == (0, 40)
+
+
+def test_inferencex_recipe_by_lengths():
+    """DeepSeek-R1 on H200 (benchmarks/dsr1_fp8_h200.sh since e617b3e63): 512 running
+    requests and CUDA graphs at 1k/1k, 256 otherwise; 32,768-token chunks, 0.82."""
+    short = _row("2026_03_25_deepseek_r1_h200_sxm_sglang_fp8_agg_1024x1024_c4_tp8")
+    long = _row("2026_03_25_deepseek_r1_h200_sxm_sglang_fp8_agg_8192x1024_c4_tp8")
+    f1, src = sglang.recipe_flags(short, 1024, 1024)
+    f2, _ = sglang.recipe_flags(long, 8192, 1024)
+    assert (f1["max_running_requests"], f1["cuda_graph_max_bs"]) == (512, 512)
+    assert (f2["max_running_requests"], f2["cuda_graph_max_bs"]) == (256, 256)
+    assert f1["chunked_prefill_size"] == 32768 and f1["mem_fraction_static"] == 0.82 and f1["disable_radix_cache"]
+    assert src.endswith("@e617b3e63")
+
+
+def test_pd_row_spec():
+    """An AIConfigurator P/D row through the shared reader: 6 prefill servers of TP1 and 5
+    decode servers of TP2, each pool with its own server arguments (prefill batch 1,
+    decode 128, ISL + 1500 prefill tokens), the KV over the system's network."""
+    row = _row("qwen3_32b_qwen3_32b_h100_sxm_sglang_disagg_4000x1000_c_tpnone_epnone_4")
+    spec, _, measured = accuracy.row_spec(row, perf="aic", aliases=accuracy.load_aliases(ALIASES),
+                                          model_configs=accuracy.DEFAULT_MODEL_CONFIGS,
+                                          database=accuracy.DEFAULT_DATABASE)
+    d = spec["engine"]["workers"]["disaggregated"]
+    assert (d["prefill"]["count"], d["prefill"]["tp"], d["decode"]["count"], d["decode"]["tp"]) == (6, 1, 5, 2)
+    assert d["prefill"]["sglang"] == {"max_running_requests": 1, "max_prefill_tokens": 5500, "cuda_graph_max_bs": 1}
+    assert d["decode"]["sglang"]["max_running_requests"] == 128
+    assert d["kv_transfer"] == {}
+    assert measured == 20 * 640 and sglang.sglang_layout(spec) == "P/D 6×TP1 + 5×TP2"

@@ -159,7 +159,10 @@ func fromRaw(raw any) (*Spec, error) {
 			return nil, checkInt(f.path, "Scheduler."+strings.TrimPrefix(f.path, "engine.scheduler."), 0)
 		}
 	}
-	if err := firstErr(s.Engine.refuseTRTLLMZeros(seen), s.Engine.SGLang.refuseGivenZeros(seen)); err != nil {
+	if bw := "engine.workers.disaggregated.kv_transfer.bandwidth_gb_per_s"; seen[bw] && s.Engine.Workers.Disaggregated.KVTransfer.BandwidthGBPerS == 0 {
+		return nil, checkFloat(bw, "KVTransfer.bandwidth_gb_per_s", 0) // left out: the system's network
+	}
+	if err := firstErr(s.Engine.refuseTRTLLMZeros(seen), s.Engine.refuseSGLangZeros(seen)); err != nil {
 		return nil, err
 	}
 	if err := s.Validate(); err != nil {

@@ -1,6 +1,10 @@
 package config
 
-import "math"
+import (
+	"math"
+	"reflect"
+	"strings"
+)
 
 // engine.backend sglang: SGLang's server arguments (python/sglang/srt/
 // server_args.py, ServerArgs) that the simulation prices, under SGLang's own
@@ -129,9 +133,13 @@ type SGLangGPUDefaults struct {
 //	before:    mem_fraction_static 0.88, 0.87, 0.85, 0.81, 0.79 at tp ≥ 1, 2,
 //	           4, 8, 16; chunked 2048 below 25 GB, else 8192
 //
-// Speculative decoding and DP attention, which add to the reserve, are not
+// With DP attention over dp > 1 ranks (--enable-dp-attention --dp-size dp)
+// the later rule reserves 3 · cuda_graph_max_bs · dp MiB more, and 1.5 ·
+// cuda_graph_max_bs · dp more above a cuda_graph_max_bs of 300 (server_args.py:
+// "DP attention needs more padding"). tp is SGLang's --tp-size, every GPU of
+// the server. Speculative decoding, which adds to the reserve, is not
 // modelled.
-func SGLangDefaults(r Release, memBytes int64, tp, pp int, given *SGLang) SGLangGPUDefaults {
+func SGLangDefaults(r Release, memBytes int64, tp, pp, dp int, given *SGLang) SGLangGPUDefaults {
 	g := float64(memBytes) / (1 << 20) // MiB, as SGLang's get_nvgpu_memory_capacity
 	const gib = 1024.0
 	par := float64(tp * pp)
@@ -198,6 +206,13 @@ func SGLangDefaults(r Release, memBytes int64, tp, pp int, given *SGLang) SGLang
 			}
 		}
 		reserved = 512 + math.Max(prefill, 2048)*1.5 + float64(d.CUDAGraphMaxBS)*2 + par/8*1024
+		if dp > 1 {
+			bs := float64(d.CUDAGraphMaxBS)
+			reserved += bs * float64(dp) * 3
+			if bs > 300 {
+				reserved += bs * float64(dp) * 1.5
+			}
+		}
 		if g > 60*gib {
 			reserved = math.Max(reserved, 10*gib)
 		}
@@ -242,15 +257,53 @@ func (e *Engine) SGLangRelease() Release {
 	return r
 }
 
+// SGLangOf is the SGLang server arguments of pool name ("aggregated",
+// "prefill" or "decode"): the pool's own block, else engine.sglang.
+func (e *Engine) SGLangOf(name string) *SGLang {
+	for _, pl := range e.Workers.pools() {
+		if strings.HasSuffix(pl.path, "."+name) && pl.pool.SGLang != nil {
+			return pl.pool.SGLang
+		}
+	}
+	return e.SGLang
+}
+
 // sglangDefaults fills engine.sglang's fixed defaults and, for source aic, the
-// kernel tables of the release (engine.perf.backend_version) when not given.
+// kernel tables of the release (engine.perf.backend_version) when not given;
+// then a pool's own block takes engine.sglang's value for each field it
+// leaves out.
 func sglangDefaults(s *Spec, present func(string) bool) {
 	e := &s.Engine
 	if e.SGLang == nil {
 		e.SGLang = &SGLang{}
 	}
-	g := e.SGLang
-	const p = "engine.sglang."
+	sglangFixedDefaults(e.SGLang, "engine.sglang.", present)
+	if a, ok := e.Perf.Source.(AICPerf); ok && !present("engine.perf.backend_version") {
+		a.BackendVersion = e.SGLangRelease().String()
+		e.Perf.Source = a
+	}
+	for _, pl := range e.Workers.pools() {
+		if pl.pool.SGLang != nil {
+			inheritSGLang(pl.pool.SGLang, e.SGLang, pl.path+".sglang.", present)
+		}
+	}
+}
+
+// inheritSGLang sets every field of pool block g that is not given (no
+// present(prefix + its json name)) to engine.sglang's value.
+func inheritSGLang(g, from *SGLang, prefix string, present func(string) bool) {
+	dst, src := reflect.ValueOf(g).Elem(), reflect.ValueOf(from).Elem()
+	t := dst.Type()
+	for i := 0; i < t.NumField(); i++ {
+		name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
+		if !present(prefix + name) {
+			dst.Field(i).Set(src.Field(i))
+		}
+	}
+}
+
+// sglangFixedDefaults fills the fixed defaults of block g (at prefix).
+func sglangFixedDefaults(g *SGLang, p string, present func(string) bool) {
 	if !present(p + "max_prefill_tokens") {
 		g.MaxPrefillTokens = DefaultSGLangMaxPrefillTokens
 	}
@@ -263,10 +316,6 @@ func sglangDefaults(s *Spec, present func(string) bool) {
 	if !present(p + "schedule_conservativeness") {
 		g.ScheduleConservativeness = DefaultSGLangScheduleConservativeness
 	}
-	if a, ok := e.Perf.Source.(AICPerf); ok && !present("engine.perf.backend_version") {
-		a.BackendVersion = e.SGLangRelease().String()
-		e.Perf.Source = a
-	}
 }
 
 // validateSGLang checks engine.sglang, and that engine.scheduler (vLLM's) is
@@ -275,6 +324,11 @@ func (e *Engine) validateSGLang() error {
 	if e.Backend != BackendSGLang {
 		if e.SGLang != nil {
 			return errorf("engine.sglang", "holds SGLang's server arguments: set engine.backend: sglang (it is %s)", e.Backend)
+		}
+		for _, pl := range e.Workers.pools() {
+			if pl.pool.SGLang != nil {
+				return errorf(pl.path+".sglang", "holds SGLang's server arguments: set engine.backend: sglang (it is %s)", e.Backend)
+			}
 		}
 		return nil
 	}
@@ -289,11 +343,24 @@ func (e *Engine) validateSGLang() error {
 		return errorf("engine.scheduler."+f, "engine.scheduler holds vLLM's engine arguments; with engine.backend sglang give SGLang's server arguments in engine.sglang (%s)",
 			sglangNameOf(f))
 	}
-	g := e.SGLang
-	if g == nil {
+	if e.SGLang == nil {
 		return nil // Normalize fills it
 	}
-	const p = "engine.sglang."
+	if err := e.SGLang.validate("engine.sglang."); err != nil {
+		return err
+	}
+	for _, pl := range e.Workers.pools() {
+		if g := pl.pool.SGLang; g != nil {
+			if err := g.validate(pl.path + ".sglang."); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// validate checks one block of SGLang server arguments at path prefix p.
+func (g *SGLang) validate(p string) error {
 	if err := firstErr(checkIntOrUnset(p+"max_running_requests", "SGLang.max_running_requests", g.MaxRunningRequests),
 		checkInt(p+"max_prefill_tokens", "SGLang.max_prefill_tokens", g.MaxPrefillTokens),
 		checkIntOrUnset(p+"max_total_tokens", "SGLang.max_total_tokens", g.MaxTotalTokens),
@@ -320,14 +387,25 @@ func (e *Engine) validateSGLang() error {
 	return checkEnum(p+"schedule_policy", "SGLang.schedule_policy", g.SchedulePolicy)
 }
 
-// refuseGivenZeros refuses a 0 given for a field of engine.sglang whose 0
-// means "left out" (SGLang's derived default), where it is still told from
-// one left out. g is nil without engine.sglang.
-func (g *SGLang) refuseGivenZeros(seen map[string]bool) error {
+// refuseGivenZeros refuses a 0 given for a field of engine.sglang, or of a
+// pool's sglang block, whose 0 means "left out" (SGLang's derived default),
+// where it is still told from one left out. g is nil without engine.sglang.
+func (e *Engine) refuseSGLangZeros(seen map[string]bool) error {
+	if err := e.SGLang.refuseGivenZeros(seen, "engine.sglang."); err != nil {
+		return err
+	}
+	for _, pl := range e.Workers.pools() {
+		if err := pl.pool.SGLang.refuseGivenZeros(seen, pl.path+".sglang."); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (g *SGLang) refuseGivenZeros(seen map[string]bool, p string) error {
 	if g == nil {
 		return nil
 	}
-	const p = "engine.sglang."
 	for _, f := range []struct {
 		key string
 		v   float64

@@ -19,19 +19,47 @@ import (
 // 512 + 6144 + 512 + 256 = 7,424, lifted to the 10,240 floor: 0.875.
 func TestSGLangDefaultsByRelease(t *testing.T) {
 	const gib = int64(1) << 30
-	d := SGLangDefaults(Release{0, 5, 9}, 80*gib, 2, 1, nil)
+	d := SGLangDefaults(Release{0, 5, 9}, 80*gib, 2, 1, 1, nil)
 	assert.Equal(t, 8192, d.ChunkedPrefillSize)
 	assert.Equal(t, 256, d.CUDAGraphMaxBS)
 	assert.Equal(t, 0.834, d.MemFractionStatic)
-	assert.Equal(t, 0.869, SGLangDefaults(Release{0, 5, 1}, 80*gib, 2, 1, nil).MemFractionStatic)
-	assert.Equal(t, 0.87, SGLangDefaults(Release{0, 4, 7}, 80*gib, 2, 1, nil).MemFractionStatic)
-	assert.Equal(t, 0.875, SGLangDefaults(Release{0, 5, 9}, 80*gib, 2, 1, &SGLang{ChunkedPrefillSize: 4096}).MemFractionStatic)
-	assert.Equal(t, 0.7, SGLangDefaults(Release{0, 5, 9}, 80*gib, 2, 1, &SGLang{MemFractionStatic: 0.7}).MemFractionStatic)
+	assert.Equal(t, 0.869, SGLangDefaults(Release{0, 5, 1}, 80*gib, 2, 1, 1, nil).MemFractionStatic)
+	assert.Equal(t, 0.87, SGLangDefaults(Release{0, 4, 7}, 80*gib, 2, 1, 1, nil).MemFractionStatic)
+	assert.Equal(t, 0.875, SGLangDefaults(Release{0, 5, 9}, 80*gib, 2, 1, 1, &SGLang{ChunkedPrefillSize: 4096}).MemFractionStatic)
+	assert.Equal(t, 0.7, SGLangDefaults(Release{0, 5, 9}, 80*gib, 2, 1, 1, &SGLang{MemFractionStatic: 0.7}).MemFractionStatic)
 	// H200 (141 GiB = 144,384 MiB) at TP 8: cuda_graph_max_bs 512; reserved
 	// 512 + 12,288 + 1,024 + 1,024 = 14,848: 0.8972 → 0.897
-	h := SGLangDefaults(Release{0, 5, 9}, 141*gib, 8, 1, nil)
+	h := SGLangDefaults(Release{0, 5, 9}, 141*gib, 8, 1, 1, nil)
 	assert.Equal(t, 512, h.CUDAGraphMaxBS)
 	assert.Equal(t, 0.897, h.MemFractionStatic)
+	// with DP attention over 8 ranks: 3 · 512 · 8 = 12,288 more, and (512 >
+	// 300) 1.5 · 512 · 8 = 6,144 more: 33,280 MiB, 0.7695 → 0.770
+	assert.Equal(t, 0.770, SGLangDefaults(Release{0, 5, 9}, 141*gib, 8, 1, 8, nil).MemFractionStatic)
+}
+
+// A pool's own sglang block: its given fields win, the rest are
+// engine.sglang's; it is refused with another backend, and a 0 given for a
+// derived field of it is refused as engine.sglang's is.
+func TestSGLangPoolBlock(t *testing.T) {
+	const traffic = `"traffic": {"source": {"type": "synthetic", "num_requests": 1, "isl": 8, "osl": 8}, "load": {"mode": "concurrency", "concurrency": 1}}`
+	pd := func(backend, pool string) string {
+		return `{"engine": {"model": "m", "system": "h100_sxm", "backend": "` + backend + `", "perf": {"source": "roofline"},
+		"workers": {"disaggregated": {"prefill": {"count": 1, "tp": 1, "sglang": ` + pool + `}, "decode": {"count": 1, "tp": 1},
+		"kv_transfer": {}}}` + map[bool]string{true: `, "sglang": {"max_running_requests": 64, "page_size": 16}`}[backend == "sglang"] + `}, ` + traffic + `}`
+	}
+	s, err := Decode([]byte(pd("sglang", `{"max_running_requests": 1}`)))
+	require.NoError(t, err)
+	g := s.Engine.SGLangOf("prefill")
+	assert.Equal(t, 1, g.MaxRunningRequests)
+	assert.Equal(t, 16, g.PageSize)
+	assert.Equal(t, DefaultSGLangMaxPrefillTokens, g.MaxPrefillTokens)
+	assert.Equal(t, 64, s.Engine.SGLangOf("decode").MaxRunningRequests)
+	_, err = Decode([]byte(pd("vllm", `{"max_running_requests": 1}`)))
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "engine.workers.disaggregated.prefill.sglang")
+	_, err = Decode([]byte(pd("sglang", `{"max_running_requests": 0}`)))
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "engine.workers.disaggregated.prefill.sglang.max_running_requests")
 }
 
 // engine.backend sglang takes SGLang's arguments in engine.sglang (defaults

@@ -122,7 +122,10 @@ type Disaggregated struct {
 // time = bytes / (BandwidthGBPerS × 1e9) + LatencyMs, bytes = prompt tokens ×
 // KV bytes per token (the model's, all layers and heads, unless given).
 type KVTransfer struct {
-	BandwidthGBPerS float64 `json:"bandwidth_gb_per_s"`
+	// BandwidthGBPerS is the transfer's bandwidth, GB/s; left out: the
+	// system's network, one NIC (node.inter_node_bw) per attention rank
+	// sending its share of the KV in parallel (replay's planTransfer).
+	BandwidthGBPerS float64 `json:"bandwidth_gb_per_s,omitempty"`
 	LatencyMs       float64 `json:"latency_ms"`
 	// KVBytesPerToken overrides the model's KV bytes per token (0 = the model's).
 	KVBytesPerToken int64 `json:"kv_bytes_per_token,omitempty"`
@@ -161,6 +164,11 @@ type Pool struct {
 	// options in place of engine.trtllm: a P/D context or generation
 	// server's extra_llm_api_options. Absent: engine.trtllm.
 	TRTLLM *TRTLLM `json:"trtllm,omitempty"`
+	// SGLang is this pool's own SGLang server arguments (engine.backend
+	// sglang only): a P/D prefill and decode server are launched with
+	// their own flags. Its fields left out take engine.sglang's (Normalize
+	// fills them); absent: engine.sglang as it is.
+	SGLang *SGLang `json:"sglang,omitempty"`
 }
 
 // KVRouter is Dynamo's KV router (lib/kv-router, the scheduler's default

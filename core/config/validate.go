@@ -99,7 +99,7 @@ func (s *Spec) validateEngine() error {
 		const kv = "engine.workers.disaggregated.kv_transfer"
 		if err := firstErr(validatePool("engine.workers.disaggregated.prefill", &d.Prefill),
 			validatePool("engine.workers.disaggregated.decode", &d.Decode),
-			checkFloat(kv+".bandwidth_gb_per_s", "KVTransfer.bandwidth_gb_per_s", d.KVTransfer.BandwidthGBPerS),
+			checkFloatOrUnset(kv+".bandwidth_gb_per_s", "KVTransfer.bandwidth_gb_per_s", d.KVTransfer.BandwidthGBPerS),
 			checkFloat(kv+".latency_ms", "KVTransfer.latency_ms", d.KVTransfer.LatencyMs),
 			checkFloat(kv+".kv_bytes_per_token", "KVTransfer.kv_bytes_per_token", float64(d.KVTransfer.KVBytesPerToken))); err != nil {
 			return err
@@ -331,6 +331,15 @@ const (
 )
 
 // checkIntOrUnset is checkInt where 0 stands for a field not given.
+// checkFloatOrUnset is checkFloat for a field whose 0 means "left out"
+// (decode refuses a 0 given).
+func checkFloatOrUnset(path, key string, v float64) error {
+	if v == 0 {
+		return nil
+	}
+	return checkFloat(path, key, v)
+}
+
 func checkIntOrUnset(path, key string, v int) error {
 	if v == 0 {
 		return nil

@@ -352,4 +352,8 @@ type PoolPlan struct {
 	// Args are the engine arguments as resolved (the report's
 	// metadata.pools[].engine_args).
 	Args map[string]any
+	// DPRoundRobin: a worker's data-parallel ranks take its new requests in
+	// turn (SGLang's data-parallel controller, load_balance_method
+	// round_robin) instead of the least loaded rank (vLLM's).
+	DPRoundRobin bool
 }

@@ -45,6 +45,9 @@ type pool struct {
 	// spec is the pool's block of the spec (its own engine options, when
 	// the backend takes them per pool: limitsFor)
 	spec *config.Pool
+	// dpRoundRobin: new requests go to a worker's ranks in turn
+	// (engine.PoolPlan.DPRoundRobin)
+	dpRoundRobin bool
 }
 
 // groupPricer prices the lockstep pass of a worker's data-parallel ranks
@@ -134,19 +137,6 @@ func buildDeployment(s *config.Spec) (*deployment, error) {
 			newPool("prefill", "engine.workers.disaggregated.prefill", &dg.Prefill),
 			newPool("decode", "engine.workers.disaggregated.decode", &dg.Decode),
 		}
-		t := dg.KVTransfer
-		d.transferBytesPerNs = t.BandwidthGBPerS // 1 GB/s = 1e9 B/s = 1 B/ns
-		d.transferLatencyNs = int64(math.Round(t.LatencyMs * 1e6))
-		d.transferBytesTok = t.KVBytesPerToken
-		if d.transferBytesTok == 0 {
-			d.transferBytesTok = arch.KVBytesPerToken(1, kvDtype.Bytes()) // every layer and head
-		}
-		// the longest prompt's transfer must fit the virtual clock
-		longest := max(limitsOf(e).maxModelLen, arch.MaxPositionEmbeddings)
-		if ns := float64(longest) * float64(d.transferBytesTok) / d.transferBytesPerNs; ns > maxClockNs/16 {
-			return nil, &config.Error{Field: "engine.workers.disaggregated.kv_transfer",
-				Msg: fmt.Sprintf("a %d-token prompt would take %.3g s to move: raise bandwidth_gb_per_s or lower kv_bytes_per_token", longest, ns/1e9)}
-		}
 	} else {
 		d.pools = []*pool{newPool("aggregated", "engine.workers.aggregated", e.Workers.Aggregated)}
 	}
@@ -156,6 +146,11 @@ func buildDeployment(s *config.Spec) (*deployment, error) {
 			// are as many attention ranks of one GPU each (their own
 			// scheduler and KV cache), the MoE layers spanning them all
 			p.dp, p.tp = p.tp, 1
+		}
+	}
+	if dg := e.Workers.Disaggregated; dg != nil {
+		if err := d.planTransfer(e, &dg.KVTransfer); err != nil {
+			return nil, err
 		}
 	}
 	for _, p := range d.pools {
@@ -169,6 +164,45 @@ func buildDeployment(s *config.Spec) (*deployment, error) {
 func newPool(name, field string, p *config.Pool) *pool {
 	return &pool{name: name, field: field, count: p.Count, tp: p.TP, dp: p.DP(), ep: p.EnableExpertParallel,
 		a2a: p.All2AllBackend, placement: p.Placement, kvRouter: p.KVRouter, spec: p}
+}
+
+// planTransfer sets the P/D KV transfer's price from kv_transfer: the bytes
+// a prompt token moves (the model's KV of every layer and head, unless
+// kv_bytes_per_token is given), the bandwidth they move at and the latency.
+// Without bandwidth_gb_per_s the bandwidth is the system's network: each
+// attention rank of the prefill worker sends its share of the KV over its own
+// NIC (node.inter_node_bw, one per GPU) to the decode rank that holds that
+// share, so the links in parallel are the smaller of the two pools' attention
+// TP, each carrying model.Arch.KVBytesPerToken at that TP (an MLA model's
+// latent KV is whole on every rank: one link's worth). This is how SGLang's
+// and vLLM's NIXL / Mooncake transfers move the KV (each TP rank registers
+// and writes its own KV buffers); transfers sharing a NIC do not slow each
+// other here.
+func (d *deployment) planTransfer(e *config.Engine, t *config.KVTransfer) error {
+	arch, kvBytes := d.arch, d.kvDtype.Bytes()
+	d.transferLatencyNs = int64(math.Round(t.LatencyMs * 1e6))
+	d.transferBytesTok = t.KVBytesPerToken
+	if d.transferBytesTok == 0 {
+		d.transferBytesTok = arch.KVBytesPerToken(1, kvBytes) // every layer and head
+	}
+	const field = "engine.workers.disaggregated.kv_transfer"
+	d.transferBytesPerNs = t.BandwidthGBPerS // 1 GB/s = 1e9 B/s = 1 B/ns
+	if t.BandwidthGBPerS == 0 {
+		if !(d.sys.InterNodeBW > 0) {
+			return &config.Error{Field: field + ".bandwidth_gb_per_s", Msg: fmt.Sprintf(
+				"not given, and system %s has no network bandwidth (node.inter_node_bw) to take it from", d.sys.Name)}
+		}
+		links := min(d.pools[0].tp, d.pools[1].tp)
+		whole, share := arch.KVBytesPerToken(1, kvBytes), arch.KVBytesPerToken(links, kvBytes)
+		d.transferBytesPerNs = d.sys.InterNodeBW / 1e9 * float64(whole) / float64(max(share, 1))
+	}
+	// the longest prompt's transfer must fit the virtual clock
+	longest := max(limitsOf(e).maxModelLen, arch.MaxPositionEmbeddings)
+	if ns := float64(longest) * float64(d.transferBytesTok) / d.transferBytesPerNs; ns > maxClockNs/16 {
+		return &config.Error{Field: field,
+			Msg: fmt.Sprintf("a %d-token prompt would take %.3g s to move: raise bandwidth_gb_per_s or lower kv_bytes_per_token", longest, ns/1e9)}
+	}
+	return nil
 }
 
 // parallel is the pool's layout in model terms.
@@ -248,7 +282,7 @@ func (d *deployment) buildPool(s *config.Spec, pl *pool) error {
 			Msg: e.Perf.Name() + " cannot price a data-parallel mixture-of-experts worker (use roofline or aic)"}
 	}
 	if plan != nil {
-		pl.cfg, pl.args = plan.Config, plan.Args
+		pl.cfg, pl.args, pl.dpRoundRobin = plan.Config, plan.Args, plan.DPRoundRobin
 		return nil
 	}
 

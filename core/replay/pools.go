@@ -15,6 +15,7 @@ type poolRT struct {
 	first   int             // global id of workers[0]
 	index   uint8           // position in the deployment's pools (report.Pass.Pool)
 	rr      int             // round-robin cursor over workers
+	dpRR    []int           // per worker, its round-robin cursor over ranks (dpRoundRobin)
 
 	// lockstep pools: one batch per rank of the worker being priced
 	batches []perf.Batch
@@ -34,7 +35,10 @@ type poolRT struct {
 // running, the lowest rank on ties: vLLM's internal DP load balancer
 // (DPLBAsyncMPClient.get_core_engine_for_request, vllm/v1/engine/
 // core_client.py), here with exact counts where vLLM's front end sees them
-// refreshed every 100 ms. kv_router picks the rank itself, as Dynamo routes
+// refreshed every 100 ms; or, for a family that asks for it
+// (engine.PoolPlan.DPRoundRobin), the worker's ranks in turn (SGLang's
+// data-parallel controller, managers/data_parallel_controller.py
+// round_robin_scheduler). kv_router picks the rank itself, as Dynamo routes
 // to a worker's data-parallel rank, and records the request in pl.
 func (p *poolRT) place(isl int, hashes []uint64, now int64, pl *kvPlaced) int {
 	var server int
@@ -58,7 +62,13 @@ func (p *poolRT) place(isl int, hashes []uint64, now int64, pl *kvPlaced) int {
 		panic("replay: placement " + p.placement + " has no policy")
 	}
 	rank := 0
-	if p.dp > 1 {
+	if p.dp > 1 && p.dpRoundRobin {
+		if p.dpRR == nil {
+			p.dpRR = make([]int, p.count)
+		}
+		rank = p.dpRR[server]
+		p.dpRR[server] = (rank + 1) % p.dp
+	} else if p.dp > 1 {
 		bestScore := -1
 		for r := 0; r < p.dp; r++ {
 			i := server*p.dp + r

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/aisimulate/aisimulate/core/config"
 	"github.com/aisimulate/aisimulate/core/report"
 )
 
@@ -115,4 +116,75 @@ traffic:
 	}
 	assert.Equal(t, 90, rep.Records[1].InputTokens)
 	assert.Equal(t, 48, rep.Records[1].CachedTokens)
+}
+
+// DP attention (a pool's data_parallel_size with engine.backend sglang): a
+// server of tp × dp GPUs is dp attention ranks, each its own scheduler and
+// token pool; server_args.py divides chunked_prefill_size by dp and each rank
+// runs max_running_requests // dp requests; the data-parallel controller
+// hands new requests to the ranks in turn. R1 (t = 0) runs on rank 0 and is
+// done by 30 ms; R2 (t = 100) goes to rank 1, where vLLM's least-loaded rule
+// would pick rank 0 again (both idle, the lowest rank).
+func TestSGLangDPAttentionRoundRobin(t *testing.T) {
+	trace := writeTrace(t, []traceRow{{ts: 0, in: 100, out: 3}, {ts: 100, in: 100, out: 3}})
+	yml := replaceOnce(sglangLinear(trace, ", max_running_requests: 8, chunked_prefill_size: 1024"), "  sglang:", `  workers:
+    aggregated: {count: 1, tp: 1, data_parallel_size: 2}
+  sglang:`)
+	s, err := config.DecodeYAML([]byte(yml))
+	require.NoError(t, err)
+	rep, err := Run(s, WithTimeline())
+	require.NoError(t, err)
+	args := rep.Metadata.Pools[0].EngineArgs
+	assert.Equal(t, 512, args["chunked_prefill_size"])
+	assert.Equal(t, 4, args["max_running_requests"])
+	assert.Equal(t, 2, args["dp_size"])
+	assert.Equal(t, 2, args["tp_size"])
+	var ranks []int32
+	for _, p := range rep.Timeline.Passes {
+		if p.PrefillRequests > 0 {
+			ranks = append(ranks, p.Worker)
+		}
+	}
+	assert.Equal(t, []int32{0, 1}, ranks)
+}
+
+// Per-pool server arguments: a P/D decode server with its own
+// max_running_requests, every other field from engine.sglang.
+func TestSGLangPoolArguments(t *testing.T) {
+	trace := writeTrace(t, []traceRow{{ts: 0, in: 100, out: 3}})
+	yml := replaceOnce(sglangLinear(trace, ", max_running_requests: 64"), "  sglang:", `  workers:
+    disaggregated:
+      prefill: {count: 1, tp: 1, sglang: {max_running_requests: 1}}
+      decode: {count: 1, tp: 1}
+      kv_transfer: {bandwidth_gb_per_s: 1000000, latency_ms: 1}
+  sglang:`)
+	rep := runYAML(t, yml)
+	assert.Equal(t, 1, rep.Metadata.Pools[0].EngineArgs["max_running_requests"])
+	assert.Equal(t, 4096, rep.Metadata.Pools[0].EngineArgs["max_total_num_tokens"], "max_total_tokens from engine.sglang")
+	assert.Equal(t, 64, rep.Metadata.Pools[1].EngineArgs["max_running_requests"])
+}
+
+// kv_transfer without a bandwidth: the system's network, one NIC per
+// attention rank. Qwen3-32B's bf16 KV is 64 layers × 8 KV heads × 128 × 2 ×
+// 2 B = 262,144 B a token; prefill TP 4 → decode TP 2 moves it over two
+// links of h100_sxm's 50 GB/s: 4,000 tokens take 1.048576e9 B / 100 GB/s =
+// 10.49 ms (the report's transfer). An MLA model's latent KV is whole on
+// every rank: one link.
+func TestKVTransferFromTheNetwork(t *testing.T) {
+	trace := writeTrace(t, []traceRow{{ts: 0, in: 4000, out: 2}})
+	yml := replaceOnce(sglangLinear(trace, ""), "  sglang: {max_total_tokens: 4096", `  workers:
+    disaggregated:
+      prefill: {count: 1, tp: 4}
+      decode: {count: 1, tp: 2}
+      kv_transfer: {}
+  sglang: {max_total_tokens: 8192`)
+	rep := runYAML(t, yml)
+	r := rep.Records[0]
+	require.Equal(t, report.StatusCompleted, r.Status)
+	assert.Equal(t, int64(262144), *rep.Metadata.KVTransferBytesPerToken)
+	assert.InDelta(t, 4000*262144/100e9*1e3, float64(r.TransferNs)/1e6, 1e-6)
+	// a given 0 is refused (left out means the network)
+	_, err := config.DecodeYAML([]byte(strings.Replace(yml, "kv_transfer: {}", "kv_transfer: {bandwidth_gb_per_s: 0}", 1)))
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "bandwidth_gb_per_s")
 }

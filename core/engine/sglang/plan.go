@@ -45,20 +45,24 @@ const (
 // cache (server_args.py: the decode mode forces disable_radix_cache).
 func (Family) Plan(in engine.PoolInput) (engine.PoolPlan, error) {
 	e := &in.Spec.Engine
-	g := e.SGLang
+	g := e.SGLangOf(in.Name)
 	if g == nil {
 		g = &config.SGLang{MaxPrefillTokens: config.DefaultSGLangMaxPrefillTokens, PageSize: config.DefaultSGLangPageSize,
 			SchedulePolicy: config.DefaultSGLangSchedulePolicy, ScheduleConservativeness: config.DefaultSGLangScheduleConservativeness}
 	}
-	if in.DP > 1 {
-		return engine.PoolPlan{}, &config.Error{Field: in.Field + ".data_parallel_size",
-			Msg: "SGLang's data parallelism (--dp-size, DP attention) is not modelled yet: give each server as a worker of the pool"}
-	}
+	// DP attention (--enable-dp-attention --dp-size dp, the pool's
+	// data_parallel_size): the server's tp × dp GPUs (SGLang's --tp-size) are
+	// dp attention ranks of tp GPUs, each its own scheduler and token pool,
+	// the MoE and dense MLP layers spanning them all (layers/dp_attention.py);
+	// server_args.py _handle_data_parallelism divides chunked_prefill_size by
+	// dp and scales schedule_conservativeness by 0.3, and each rank runs at
+	// most max_running_requests // dp requests (TpModelWorker).
+	dp := max(in.DP, 1)
 	rel := e.SGLangRelease()
-	d := config.SGLangDefaults(rel, in.Sys.MemCapacity, in.TP, 1, g)
+	d := config.SGLangDefaults(rel, in.Sys.MemCapacity, in.TP*dp, 1, dp, g)
 	kvBytes := in.Arch.KVBytesPerToken(in.TP, in.KVDtype.Bytes())
-	weights := in.Arch.WeightBytesPerGPUParallel(model.Parallel{TP: in.TP, DP: max(in.DP, 1), EP: in.EP})
-	pre := int64(cudaContextBytes) + in.Sys.NCCLMemFor(in.TP)
+	weights := in.Arch.WeightBytesPerGPUParallel(model.Parallel{TP: in.TP, DP: dp, EP: in.EP})
+	pre := int64(cudaContextBytes) + in.Sys.NCCLMemFor(in.TP*dp)
 	rest := d.MemFractionStatic*float64(in.Sys.MemCapacity) - float64(weights) - float64(pre)
 	tokens := int64(0)
 	if rest > 0 {
@@ -94,13 +98,20 @@ func (Family) Plan(in engine.PoolInput) (engine.PoolPlan, error) {
 	}
 	maxRunning := t / 2
 	if g.MaxRunningRequests > 0 {
-		maxRunning = g.MaxRunningRequests
+		maxRunning = g.MaxRunningRequests / dp
 	}
 	maxRunning = max(min(maxRunning, reqPool), 1)
 	maxReqLen := min(ctx-1, t-1)
 	chunk := d.ChunkedPrefillSize
+	conservativeness := g.ScheduleConservativeness
+	if dp > 1 {
+		if chunk > 0 {
+			chunk = max(chunk/dp, 1)
+		}
+		conservativeness *= 0.3
+	}
 	radix := !g.DisableRadixCache && in.Name != "decode"
-	init := math.Min(initNewTokenRatio*g.ScheduleConservativeness, 1)
+	init := math.Min(initNewTokenRatio*conservativeness, 1)
 	minRatio := math.Min(init*minNewTokenRatioFactor, 1)
 	opt := Options{ChunkedPrefillSize: chunk, MaxPrefillTokens: g.MaxPrefillTokens, PageSize: page, Policy: g.SchedulePolicy,
 		InitNewTokenRatio: init, MinNewTokenRatio: minRatio, NewTokenRatioDecay: (init - minRatio) / newTokenRatioDecaySteps,
@@ -127,10 +138,11 @@ func (Family) Plan(in engine.PoolInput) (engine.PoolPlan, error) {
 		cuda = 0 // server_args.py: CUDA graphs are off on a prefill server
 	}
 	args := map[string]any{"release": rel.String(), "defaults_rule": d.Rule,
+		"tp_size": in.TP * dp, "dp_size": dp, "enable_dp_attention": dp > 1,
 		"mem_fraction_static": d.MemFractionStatic, "chunked_prefill_size": chunk, "max_prefill_tokens": g.MaxPrefillTokens,
 		"cuda_graph_max_bs": cuda, "max_total_num_tokens": t, "max_running_requests": maxRunning,
 		"context_length": ctx, "page_size": page, "schedule_policy": g.SchedulePolicy, "radix_cache": radix,
 		"enable_mixed_chunk": opt.MixedChunk, "overlap_schedule": !g.DisableOverlapSchedule}
 	return engine.PoolPlan{Config: cfg, MaxPassTokens: passTokens, CUDAGraphMaxTokens: cuda,
-		Overlap: !g.DisableOverlapSchedule, Args: args}, nil
+		Overlap: !g.DisableOverlapSchedule, Args: args, DPRoundRobin: true}, nil
 }

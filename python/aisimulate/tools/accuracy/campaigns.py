@@ -162,11 +162,13 @@ RECIPES = (
 )
 
 
-def recipe_at(model: str, system: str, when: datetime) -> tuple[dict[str, Any], str]:
+def recipe_at(model: str, system: str, when: datetime,
+              recipes: tuple[Recipe, ...] = RECIPES) -> tuple[dict[str, Any], str]:
     """The flags of the recipe for ``model`` on ``system`` in force at ``when``, and
     where they come from (``file@commit, …``); ``({}, "")`` when no recipe is
-    tabulated (or none had landed yet)."""
-    for r in RECIPES:
+    tabulated (or none had landed yet). ``recipes`` is the table searched (the vLLM
+    recipes, :data:`RECIPES`, unless another engine's are given)."""
+    for r in recipes:
         if r.model == model and r.system == system:
             flags: dict[str, Any] = {}
             commits = []

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 from .rows import LINE_KEY, _int, _positive
-from . import campaigns
+from . import campaigns, disagg
 from .trtllm import layout_text as trtllm_layout_text, recipe_of as trtllm_recipe_of
 from .spec import (AIC_GENERATOR_TOKEN_SLACK, DEFAULT_DATABASE, DEFAULT_LOAD_GENERATOR, DEFAULT_MODEL_CONFIGS, INFERENCEX,
                    _check_client, _check_dataset, _check_deployment, layout_text, procedure_of, row_layout,
@@ -101,7 +101,9 @@ def run_row(row: dict[str, str], perf: str, aliases: dict[str, str], model_confi
     if procedure == INFERENCEX:
         res.deployment, res.window = "inferencex-recipe", "benchmark"
         if (row.get("backend") or "").strip() == "sglang":
-            res.recipe = "not read: SGLang's defaults for the release, the radix cache off"
+            from .sglang import recipe_flags
+            res.recipe = (recipe_flags(row, 0, 0)[1]
+                          or "not tabulated: the release's SGLang defaults")
         elif camp.measured and (row.get("backend") or "").strip() == "trtllm":
             res.recipe = trtllm_recipe_of(row, camp.measured) or "not tabulated: the release's TensorRT-LLM defaults"
         elif camp.measured:
@@ -110,12 +112,10 @@ def run_row(row: dict[str, str], perf: str, aliases: dict[str, str], model_confi
         res.load_generator = "vllm_bench_serve (inferencex)"
     # every column on its own, so the valid ones still reach rows.csv
     problems = []
-    disagg = (row.get("mode") or "").strip() == "disagg"  # SGLang's P/D rows (sglang.py)
-    if disagg:
-        from .sglang import row_concurrency
-    for attr, key, parse in (("tp", "decode_tp_size" if disagg else "tp_size", _int), ("isl", "isl", _int),
+    pd = disagg.is_disagg(row)  # a P/D row (disagg.py): the decode side's TP, its concurrency rule
+    for attr, key, parse in (("tp", "decode_tp_size" if pd else "tp_size", _int), ("isl", "isl", _int),
                              ("osl", "osl", _int),
-                             ("concurrency", "batch_size", (lambda r, _k: row_concurrency(r)) if disagg else _int),
+                             ("concurrency", "batch_size", (lambda r, _k: disagg.concurrency_of(r)) if pd else _int),
                              ("silicon_ttft_ms", "silicon_ttft_ms", _positive),
                              ("silicon_tpot_ms", "silicon_tpot_ms", _positive)):
         try:
@@ -138,6 +138,8 @@ def run_row(row: dict[str, str], perf: str, aliases: dict[str, str], model_confi
     if spec["engine"].get("backend") == "sglang":
         from .sglang import sglang_layout
         res.layout, res.deployment = sglang_layout(spec), "sglang " + res.deployment
+    elif "disaggregated" in spec["engine"]["workers"]:
+        res.layout = disagg.layout_text(spec)
     elif spec["engine"]["backend"] == "trtllm":
         res.layout = trtllm_layout_text(row, spec)
     else:

@@ -17,44 +17,184 @@ AIConfigurator (``…aic-auto-gap-analysis/…``) and unrecorded rows
 InferenceX (``YYYY-MM-DD.csv``, ``db-dump/…``)
     Its client (``traffic.benchmark`` tool ``vllm_bench_serve``, variant ``inferencex``,
     at the row's ``measured`` date): random lengths with range ratio 0.8, 10·c prompts
-    at max concurrency c, the warm-ups of that date, ``ignore_eos``; the server at
-    SGLang's defaults for the release (the recipes' flags are not read here), its radix
-    cache off (the random prompts share nothing).
+    at max concurrency c, the warm-ups of that date, ``ignore_eos``; the server its
+    recipe launched at that date (:data:`RECIPES`, ``python3 -m sglang.launch_server``
+    flags), SGLang's defaults for the release where the recipe is silent (or when no
+    recipe is tabulated: ``rows.csv`` says which). The KV cache is SGLang's
+    ``--kv-cache-dtype auto`` (no recipe sets it): the checkpoint's FP8 KV when its
+    quantization config names one (``kv_cache_quant_algo``), else the model's bf16
+    (``ModelRunner.configure_kv_cache_dtype``): DeepSeek-R1-0528's and GLM-5-FP8's
+    fp8 checkpoints name none, so their KV is bf16.
 
-P/D rows (``mode`` disagg) run ``prefill_num_workers`` prefill servers of
-``prefill_tp_size`` GPUs and ``decode_num_workers`` decode servers of ``decode_tp_size``,
-least outstanding placement, the KV over :data:`KV_TRANSFER` (SGLang's default NIXL /
-Mooncake transfer over the nodes' RDMA NICs).
+P/D rows (``mode`` disagg) are read by the shared P/D reader (:mod:`.disagg`: each side's
+servers, attention TP, DP attention and expert parallelism), each pool with its own
+server arguments (``engine.workers.disaggregated.<side>.sglang``: AIConfigurator's
+generator writes ``--max-running-requests`` = that side's batch size, 1 for the prefill
+servers, and ``--max-prefill-tokens`` = ISL + 1500 for both), the KV over the system's
+network (one NIC per attention rank, as SGLang's NIXL / Mooncake transfer sends each
+rank's KV).
 """
 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from typing import Any
 
-from . import campaigns
+from . import campaigns, disagg
 from .rows import _int
 from .spec import (AIC_GENERATOR_TOKEN_SLACK, AIPERF_CLIENT, LOAD_GENERATORS, _lengths, _quantization,
-                   _weights_for, row_layout)
+                   _weights_for, layout_text, row_layout)
 
-#: The KV transfer of a P/D row: one 400 Gb/s RDMA NIC per GPU (50 GB/s), and 1 ms for
-#: the transfer's setup and completion poll (an estimate: not measured).
-KV_TRANSFER = {"bandwidth_gb_per_s": 50.0, "latency_ms": 1.0}
 #: The first SGLang template (cli_args.0.5.6.post2.j2) that writes --enable-mixed-chunk.
 MIXED_CHUNK_SINCE = (0, 5, 6)
 
+#: ``launch_server`` flags of the InferenceX SGLang recipes that set a length-dependent
+#: value: ``{(isl, osl): value, None: otherwise}``.
+ByLengths = dict
 
-def row_concurrency(row: dict[str, str]) -> int:
-    """The row's client concurrency: ``batch_size``, else (P/D rows) the source's
-    ``silicon_concurrency``, else AIConfigurator's estimate for a P/D deployment,
-    decode workers × decode batch size (``rule_plugin/benchmark/sglang.rule``,
-    ``BenchConfig.estimated_concurrency``)."""
-    if (row.get("batch_size") or "").strip():
-        return _int(row, "batch_size")
-    m = re.search(r"silicon_concurrency=(\d+)", row.get("silicon_data_source") or "")
-    if m:
-        return int(m.group(1))
-    return _int(row, "decode_num_workers") * _int(row, "decode_batch_size")
+_DSR1_H200_FLAGS = {
+    "disable_radix_cache": True, "chunked_prefill_size": 32768, "max_prefill_tokens": 32768,
+    "mem_fraction_static": 0.82,
+    "max_running_requests": {(1024, 1024): 512, None: 256}, "cuda_graph_max_bs": {(1024, 1024): 512, None: 256},
+}
+_DSR1_H200_WHAT = ("launch_server --tensor-parallel-size=8 --data-parallel-size=1 --disable-radix-cache "
+                   "--max-running-requests 512 (1k/1k; else 256) --cuda-graph-max-bs 512 (else 256) "
+                   "--chunked-prefill-size 32768 --max-prefill-tokens 32768 --mem-fraction-static 0.82 "
+                   "--attention-backend flashinfer --stream-interval 10 (the attention backend and the "
+                   "stream interval are not modelled: the tables time SGLang's MLA kernel, and a client's "
+                   "first and last tokens are streamed at once either way)")
+
+#: The SGLang recipes of InferenceX that rows of the shared data ran, from
+#: SemiAnalysisAI/InferenceX's history: flags in ``engine.sglang`` terms (a
+#: :data:`ByLengths` value by the row's lengths). The DeepSeek-V3 rows of the results
+#: database repeat DeepSeek-R1-0528 runs (the recipe's model).
+RECIPES = tuple(
+    campaigns.Recipe(model, "h200_sxm", "benchmarks/dsr1_fp8_h200.sh (benchmarks/single_node/ from 2026-02-19)", (
+        campaigns.Change("e617b3e63", campaigns._t("2025-09-19T11:49:36-04:00"), _DSR1_H200_FLAGS, _DSR1_H200_WHAT),
+    ))
+    for model in ("deepseek-ai/DeepSeek-R1", "deepseek-ai/DeepSeek-V3")
+) + (
+    campaigns.Recipe("zhipuai/GLM-5", "h200_sxm", "benchmarks/single_node/glm5_fp8_h200.sh", (
+        campaigns.Change("ebb48d4bc", campaigns._t("2026-03-18T23:26:37-07:00"), {"mem_fraction_static": 0.85},
+                         "launch_server --tp-size 8 --mem-fraction-static 0.85 (lmsysorg/sglang:glm5-hopper; "
+                         "SGLang's defaults otherwise, the radix cache on)"),
+    )),
+)
+
+
+@dataclass(frozen=True)
+class PDConfig:
+    """One P/D configuration of an InferenceX multi-node SGLang recipe (its
+    ``nvidia-master.yaml`` search space): the lengths, speculative decoding (``"mtp"``:
+    EAGLE with the model's MTP layer, or ``"none"``), the concurrencies it ran, each
+    side's (servers, TP, EP, DP attention) and the srt-slurm recipe file."""
+    isl: int
+    osl: int
+    spec: str
+    concurrencies: tuple[int, ...]
+    prefill: tuple[int, int, int, bool]
+    decode: tuple[int, int, int, bool]
+    file: str
+
+    def text(self) -> str:
+        def side(x: tuple[int, int, int, bool]) -> str:
+            return f"{x[0]}×TP{x[1]}" + (f" EP{x[2]}" if x[2] > 1 else "") + (" DP-attention" if x[3] else "")
+        return f"{self.file} (P {side(self.prefill)}, D {side(self.decode)}, {self.spec.upper()})"
+
+
+def _pd(isl, osl, spec, conc, prefill, decode, file):
+    return PDConfig(isl, osl, spec, tuple(conc), prefill, decode, file)
+
+
+#: InferenceX's DeepSeek-R1 SGLang P/D recipes (dynamo-sglang through srt-slurm's
+#: ``srtctl``, branch sa-submission-q1-2026) at the commits whose runs the rows are: a
+#: row's ``measured`` time is its commit's (the run it triggered). Every configuration
+#: of the search space then, by system: ``dsr1-fp8-h100-dynamo-sglang`` at 78d48618f
+#: (2026-02-13T03:10:02Z, "h100: mtp configs sglang": the STP ones commented out) and
+#: ``dsr1-fp8-h200-dynamo-sglang`` at fcc04aaa2 (2026-02-07T22:52:22Z, "h200: mtp
+#: recipies": STP and MTP).
+PD_RECIPES = {
+    ("h100_sxm", "78d48618f"): (
+        _pd(1024, 1024, "mtp", [1, 2, 4, 8, 16, 32, 64, 128], (1, 16, 1, False), (2, 16, 1, False), "recipes/h100/1k1k/mtp/h100-fp8-1p2d-max-tp-mtp.yaml"),
+        _pd(1024, 1024, "mtp", [1, 2, 4, 8, 16, 32, 64], (1, 16, 1, False), (1, 16, 16, True), "recipes/h100/1k1k/mtp/h100-fp8-1p1d-max-dep-mtp.yaml"),
+        _pd(1024, 8192, "mtp", [1, 2, 4, 8, 16, 32, 64], (1, 16, 1, False), (2, 16, 1, False), "recipes/h100/1k8k/mtp/h100-fp8-1p2d-max-tp-mtp.yaml"),
+        _pd(1024, 8192, "mtp", [1, 2, 4, 8, 16, 32, 64], (1, 16, 1, False), (1, 16, 16, True), "recipes/h100/1k8k/mtp/h100-fp8-1p1d-max-dep-mtp.yaml"),
+        _pd(8192, 1024, "mtp", [1, 2, 4, 8, 16, 32, 64, 128], (1, 16, 1, False), (1, 16, 1, False), "recipes/h100/8k1k/mtp/h100-fp8-1p1d-max-tp-mtp.yaml"),
+        _pd(8192, 1024, "mtp", [1, 2, 4, 8, 16, 32, 64], (1, 16, 1, False), (1, 16, 16, True), "recipes/h100/8k1k/mtp/h100-fp8-1p1d-max-dep-mtp.yaml"),
+    ),
+    ("h200_sxm", "fcc04aaa2"): (
+        _pd(1024, 1024, "none", [1, 4, 8, 16, 32, 64, 128, 256], (1, 8, 1, False), (9, 8, 1, False), "recipes/h200/1k1k/low-latency-1p9d.yaml"),
+        _pd(1024, 1024, "none", [512, 1024, 2048], (1, 8, 1, False), (6, 8, 1, False), "recipes/h200/1k1k/bs256-1p6d-tp.yaml"),
+        _pd(1024, 1024, "none", [128, 256, 512, 1024, 2048], (1, 8, 8, True), (6, 8, 8, True), "recipes/h200/1k1k/bs256-1p6d-dep.yaml"),
+        _pd(1024, 1024, "mtp", [1, 4, 8, 16, 32, 64, 128, 256], (1, 8, 1, False), (9, 8, 1, False), "recipes/h200/1k1k/low-latency-1p9d-mtp.yaml"),
+        _pd(1024, 1024, "mtp", [512, 1024, 2048], (1, 8, 1, False), (6, 8, 1, False), "recipes/h200/1k1k/bs256-1p6d-tp-mtp.yaml"),
+        _pd(1024, 1024, "mtp", [128, 256, 512, 1024, 2048], (1, 8, 8, True), (6, 8, 8, True), "recipes/h200/1k1k/bs256-1p6d-dep-mtp.yaml"),
+        _pd(8192, 1024, "none", [1, 4, 8], (1, 8, 1, False), (7, 8, 1, False), "recipes/h200/8k1k/bs4-1p7d.yaml"),
+        _pd(8192, 1024, "none", [4, 8, 16], (1, 8, 1, False), (6, 8, 1, False), "recipes/h200/8k1k/bs8-1p6d.yaml"),
+        _pd(8192, 1024, "none", [8, 16, 32], (1, 8, 1, False), (3, 8, 1, False), "recipes/h200/8k1k/bs16-1p3d.yaml"),
+        _pd(8192, 1024, "none", [32, 64, 128], (2, 8, 1, False), (3, 8, 1, False), "recipes/h200/8k1k/bs64-2p3d.yaml"),
+        _pd(8192, 1024, "none", [64, 128, 256], (1, 8, 1, False), (1, 8, 8, True), "recipes/h200/8k1k/bs128-1p1d-dep.yaml"),
+        _pd(8192, 1024, "mtp", [1, 4, 8], (1, 8, 1, False), (7, 8, 1, False), "recipes/h200/8k1k/bs4-1p7d-mtp.yaml"),
+        _pd(8192, 1024, "mtp", [2, 4, 8, 16, 32], (1, 8, 1, False), (6, 8, 1, False), "recipes/h200/8k1k/bs8-1p6d-mtp.yaml"),
+        _pd(8192, 1024, "mtp", [4, 8, 16, 32, 64], (1, 8, 1, False), (3, 8, 1, False), "recipes/h200/8k1k/bs16-1p3d-mtp.yaml"),
+        _pd(8192, 1024, "mtp", [32, 64, 128], (2, 8, 1, False), (3, 8, 1, False), "recipes/h200/8k1k/bs64-2p3d-mtp.yaml"),
+        _pd(8192, 1024, "mtp", [32, 64, 128, 256, 512], (1, 8, 1, False), (1, 8, 8, True), "recipes/h200/8k1k/bs128-1p1d-dep-mtp.yaml"),
+    ),
+}
+#: When each recipe's run was measured (the commit's time, UTC), by system.
+PD_RECIPE_RUNS = {"h100_sxm": ("78d48618f", campaigns._t("2026-02-13T03:10:02+00:00")),
+                  "h200_sxm": ("fcc04aaa2", campaigns._t("2026-02-07T22:52:22+00:00"))}
+
+
+def pd_configs(row: dict[str, str], c: int) -> list[PDConfig]:
+    """The configurations of the InferenceX P/D recipe run on the row's measured day that
+    hold its lengths and concurrency and, where the row records one, its decode side's
+    expert parallelism (``decode_moe_ep_size`` > 1). Empty: no recipe tabulated."""
+    camp = campaigns.campaign_of(row)
+    run = PD_RECIPE_RUNS.get(row.get("system", "").strip())
+    if camp.name != campaigns.INFERENCEX or camp.measured is None or run is None \
+            or camp.measured.date() != run[1].date():
+        return []
+    isl, osl = _int(row, "isl"), _int(row, "osl")
+    ep = _int(row, "decode_moe_ep_size", 0)
+    return [p for p in PD_RECIPES[(row["system"].strip(), run[0])]
+            if (p.isl, p.osl) == (isl, osl) and c in p.concurrencies and (ep == 0 or (ep > 1) == (p.decode[2] > 1))]
+
+
+def _inferencex_pd_reason(row: dict[str, str], c: int) -> str:
+    """Why an InferenceX SGLang P/D row is not simulated: which recipe configurations ran
+    its lengths and concurrency that day (:func:`pd_configs`), and what stops each."""
+    cands = pd_configs(row, c)
+    system = row.get("system", "").strip()
+    if not cands:
+        return "no InferenceX P/D recipe of its date is tabulated for this system, lengths and concurrency"
+    if len(cands) > 1:
+        return (f"InferenceX records neither the worker counts nor the speculative decoding of its P/D rows, and "
+                f"{len(cands)} configurations of its recipe ran these lengths at c = {c} that day: "
+                + "; ".join(p.text() for p in cands))
+    p = cands[0]
+    if max(p.prefill[1], p.decode[1]) > 8:
+        return (f"ran {p.text()}: TP {max(p.prefill[1], p.decode[1])} spans two {system} nodes, and tensor "
+                "parallelism across nodes is not simulated (the perf models' all-reduce is one node's)")
+    return f"ran {p.text()}: the srt-slurm recipe's server flags are not tabulated"
+
+
+def recipe_flags(row: dict[str, str], isl: int, osl: int) -> tuple[dict[str, Any], str]:
+    """The ``engine.sglang`` flags of an InferenceX row's recipe at its measured time,
+    a :data:`ByLengths` value resolved by ``isl`` × ``osl``, and where they come from
+    (``({}, "")``: no recipe tabulated)."""
+    camp = campaigns.campaign_of(row)
+    if camp.name != campaigns.INFERENCEX or camp.measured is None:
+        return {}, ""
+    flags, src = campaigns.recipe_at(row.get("model_path", "").strip(), row.get("system", "").strip(),
+                                     camp.measured, RECIPES)
+    out = {}
+    for k, v in flags.items():
+        if isinstance(v, dict):
+            v = v.get((isl, osl), v[None])
+        out[k] = v
+    return out, src
 
 
 def _release(version: str) -> tuple[int, int, int] | None:
@@ -72,7 +212,7 @@ def sglang_row_spec(row: dict[str, str], config: str, *, perf: str, database: st
     Raises:
         ValueError: the row cannot be simulated (the message is the skip reason)."""
     mode = (row.get("mode") or "agg").strip()
-    c, isl, osl = row_concurrency(row), _int(row, "isl"), _int(row, "osl")
+    c, isl, osl = disagg.concurrency_of(row), _int(row, "isl"), _int(row, "osl")
     version = (row.get("backend_version") or "").strip()
     rel = _release(version)
     camp = campaigns.campaign_of(row)
@@ -94,29 +234,30 @@ def sglang_row_spec(row: dict[str, str], config: str, *, perf: str, database: st
             pool["enable_expert_parallel"] = True
         engine["workers"] = {"aggregated": pool}
     elif mode == "disagg":
-        pools = {}
-        for side in ("prefill", "decode"):
-            if _int(row, f"{side}_pp_size", 1) > 1 or _int(row, f"{side}_attention_dp_size", 1) > 1:
-                raise ValueError(f"{side}: pipeline parallelism or DP attention is not simulated for SGLang")
-            pools[side] = {"count": _int(row, f"{side}_num_workers"), "tp": _int(row, f"{side}_tp_size"),
-                           "placement": "least_outstanding"}
-            if _int(row, f"{side}_moe_ep_size", 1) > 1:
-                pools[side]["enable_expert_parallel"] = True
-        engine["workers"] = {"disaggregated": {**pools, "kv_transfer": dict(KV_TRANSFER)}}
+        if which == campaigns.INFERENCEX:
+            raise ValueError(_inferencex_pd_reason(row, c))
+        sides = disagg.sides_of(row, config)
+        engine["workers"] = disagg.workers_block(*sides)
     else:
         raise ValueError(f"mode {mode!r}: want agg or disagg")
     engine["quantization"] = _quantization(_weights_for(row.get("precision") or "", config))
     server: dict[str, Any] = {}
     if which == campaigns.INFERENCEX:
-        server["disable_radix_cache"] = True
-    else:
-        # one block for both servers of a P/D row: the decode server's batch size
-        # (the prefill server's, 1, caps its prefills, which the prefill budget does)
-        batch = c if mode == "agg" else _int(row, "decode_batch_size")
-        server.update(max_running_requests=batch, max_prefill_tokens=isl + AIC_GENERATOR_TOKEN_SLACK,
-                      cuda_graph_max_bs=batch)
-        if rel and rel >= MIXED_CHUNK_SINCE and mode == "agg":
+        # the recipe's flags; the KV cache at SGLang's --kv-cache-dtype auto (module docstring)
+        server.update(recipe_flags(row, isl, osl)[0])
+        engine["quantization"]["kv_cache"] = "auto"
+    elif mode == "agg":
+        server.update(max_running_requests=c, max_prefill_tokens=isl + AIC_GENERATOR_TOKEN_SLACK, cuda_graph_max_bs=c)
+        if rel and rel >= MIXED_CHUNK_SINCE:
             server["enable_mixed_chunk"] = True
+    else:
+        # each P/D server's own arguments (generator/rule_plugin/sglang.rule): its
+        # batch size (prefill: 1 unless recorded), ISL + 1500 prefill tokens
+        for side in sides:
+            batch = side.batch_size or (1 if side.name == "prefill" else c // max(side.workers, 1))
+            engine["workers"]["disaggregated"][side.name]["sglang"] = {
+                "max_running_requests": batch, "max_prefill_tokens": isl + AIC_GENERATOR_TOKEN_SLACK,
+                "cuda_graph_max_bs": batch}
     engine["sglang"] = server
     engine["tokenization"] = dict(AIPERF_CLIENT["tokenization"])
     engine["detokenization"] = dict(AIPERF_CLIENT["detokenization"])
@@ -145,13 +286,9 @@ def sglang_row_spec(row: dict[str, str], config: str, *, perf: str, database: st
 
 
 def sglang_layout(spec: dict[str, Any]) -> str:
-    """The row's layout as simulated: ``"TP4"``, ``"P/D 5×TP1 + 11×TP1"``."""
+    """The row's layout as simulated: ``"TP4"``, ``"TP1 DP8 EP8"``, ``"P/D 5×TP1 + 11×TP1"``."""
     w = spec["engine"]["workers"]
     if "aggregated" in w:
         p = w["aggregated"]
-        s = f"TP{p['tp']}"
-        if p.get("enable_expert_parallel"):
-            s += f" EP{p['tp'] * p.get('data_parallel_size', 1)}"
-        return s
-    d = w["disaggregated"]
-    return f"P/D {d['prefill']['count']}×TP{d['prefill']['tp']} + {d['decode']['count']}×TP{d['decode']['tp']}"
+        return layout_text(p["tp"], p.get("data_parallel_size", 1), p.get("enable_expert_parallel", False))
+    return disagg.layout_text(spec)

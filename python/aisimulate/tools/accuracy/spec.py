@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from . import campaigns, trtllm
+from . import campaigns, disagg, trtllm
 from .paths import DEFAULT_DATABASE, DEFAULT_MODEL_CONFIGS, SHARED_DATA  # noqa: F401 (re-exported)
 from ..vllm_defaults import async_default, shared_loop_default
 from .rows import _int
@@ -216,6 +216,7 @@ def row_spec(row: dict[str, str], *, perf: str, aliases: dict[str, str],
                     perf_overrides=perf_overrides, tables_of_row=True)
     config, c, tp, isl, osl = b["config"], b["c"], b["tp"], b["isl"], b["osl"]
     dp, ep, weights, perf_block, backend = b["dp"], b["ep"], b["weights"], b["perf"], b["backend"]
+    sides = b["sides"]
     _check_deployment(deployment)
     _check_client(client)
     _check_dataset(dataset_entries, sampling)
@@ -225,7 +226,12 @@ def row_spec(row: dict[str, str], *, perf: str, aliases: dict[str, str],
     version = (row.get("backend_version") or "").strip()
     if version and async_default(version):
         scheduler["async_scheduling"] = True  # vLLM's default from 0.14.0
-    if deployment == "aic-generator":
+    if sides and deployment == "aic-generator":
+        # AIConfigurator's vLLM P/D servers (generator/rule_plugin/vllm.rule): the
+        # prefill server's max_num_batched_tokens ISL + 1500, the decode server's
+        # max_num_seqs its batch size; one engine.scheduler holds both here
+        scheduler.update(max_num_seqs=sides[1].batch_size or c, max_num_batched_tokens=isl + AIC_GENERATOR_TOKEN_SLACK)
+    elif deployment == "aic-generator":
         scheduler.update(max_num_seqs=c, max_num_batched_tokens=c + isl + AIC_GENERATOR_TOKEN_SLACK)
     elif deployment == "aic-generator-0.7":
         seqs = max(AIC_GENERATOR_07_MAX_NUM_SEQS, c)
@@ -239,7 +245,7 @@ def row_spec(row: dict[str, str], *, perf: str, aliases: dict[str, str],
         "system": row["system"].strip(),
         "backend": backend,
         "perf": perf_block,
-        "workers": {"aggregated": _pool(tp, dp, ep)},
+        "workers": disagg.workers_block(*sides) if sides else {"aggregated": _pool(tp, dp, ep)},
         "scheduler": scheduler,
     }
     if backend == "trtllm":
@@ -322,29 +328,39 @@ def _row_basics(row: dict[str, str], *, perf: str, aliases: dict[str, str],
                 model_configs: str | os.PathLike[str], database: str | os.PathLike[str],
                 perf_overrides: dict[str, Any] | None, tables_of_row: bool = False) -> dict[str, Any]:
     """What every procedure reads from a row: the model config, c, TP, ISL, OSL, the
-    layout, the weight format and the perf block (ValueError: the skip reason). With
+    layout (a P/D row's two sides, :mod:`.disagg`, in ``sides``; ``None`` for an
+    aggregated row), the weight format and the perf block (ValueError: the skip reason). With
     ``tables_of_row`` the aic block names the row's ``backend_version`` for its tables
     (the AIPerf procedures; InferenceX's take them from ``engine.backend_version``)."""
     mode = (row.get("mode") or "agg").strip()
-    if mode != "agg":
-        raise ValueError(f"mode {mode!r}: only aggregated serving is simulated")
-    if _int(row, "pp_size", 1) > 1:
+    if mode not in ("agg", "disagg"):
+        raise ValueError(f"mode {mode!r}: want agg or disagg")
+    if mode == "agg" and _int(row, "pp_size", 1) > 1:
         raise ValueError(f"pp_size = {row['pp_size']}: not simulated (pipeline parallelism)")
     backend = (row.get("backend") or "vllm").strip()
     if backend not in ("vllm", "trtllm"):
         raise ValueError(f"backend {backend!r}: only vllm and trtllm are simulated")
     model_path = row["model_path"].strip()
     config = model_config(row, aliases, model_configs)
-    c, tp = _int(row, "batch_size"), _int(row, "tp_size")
+    sides = None
+    if mode == "disagg" and backend == "trtllm":
+        raise ValueError("mode 'disagg': TensorRT-LLM's P/D rows are not read yet (their pools' options: trtllm.py)")
+    if mode == "disagg":  # the P/D reader (disagg.py): the decode side's TP in the row's tp column
+        sides = disagg.sides_of(row, str(config))
+        c, tp = disagg.concurrency_of(row), sides[1].tp
+    else:
+        c, tp = _int(row, "batch_size"), _int(row, "tp_size")
     isl, osl = _int(row, "isl"), _int(row, "osl")
     if min(c, tp, isl, osl) < 1:
         raise ValueError("batch_size, tp_size, isl and osl must be ≥ 1")
     lay = None
-    if backend == "trtllm":
+    if backend == "trtllm" and not sides:
         # TensorRT-LLM's layout (tp_size: every GPU, attention DP over them) and the
         # closed loop's concurrency (batch_size is one attention rank's)
         lay = trtllm.layout(row, config)
         dp, ep, tp, c = 1, lay.ep, lay.tp, trtllm.silicon_concurrency(row)
+    elif sides:
+        dp, ep = 1, False
     else:
         dp, ep, _ = row_layout(row, str(config))
     if osl < 2:
@@ -358,7 +374,7 @@ def _row_basics(row: dict[str, str], *, perf: str, aliases: dict[str, str],
             perf_block["backend_version"] = version
     perf_block.update(perf_overrides or {})
     return dict(model_path=model_path, config=config, c=c, tp=tp, isl=isl, osl=osl, dp=dp, ep=ep,
-                weights=weights, perf=perf_block, backend=backend, trtllm_layout=lay)
+                weights=weights, perf=perf_block, backend=backend, trtllm_layout=lay, sides=sides)
 
 
 def _quantization(weights: str | None) -> dict[str, str]:
@@ -407,7 +423,7 @@ def _inferencex_spec(row: dict[str, str], camp: campaigns.Campaign, *, perf: str
         "system": row["system"].strip(),
         "backend": b["backend"],
         "perf": b["perf"],
-        "workers": {"aggregated": _pool(b["tp"], b["dp"], ep)},
+        "workers": disagg.workers_block(*b["sides"]) if b["sides"] else {"aggregated": _pool(b["tp"], b["dp"], ep)},
         "scheduler": {},
         "quantization": _quantization(b["weights"]),
     }
