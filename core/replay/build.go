@@ -36,7 +36,10 @@ type pool struct {
 	placement string
 	kvRouter  *config.KVRouter // placement kv_router's settings
 	perf      perf.Model
-	cfg       engine.Config
+	// memory: the plan that sized the KV cache (nil: num_gpu_blocks given,
+	// or a family that plans its pools)
+	memory *perf.MemoryPlan
+	cfg    engine.Config
 	// overlap: the engine forms a pass while the previous one runs
 	// (vLLM's async_scheduling, SGLang's overlap scheduler)
 	overlap bool
@@ -313,6 +316,7 @@ func (d *deployment) buildPool(s *config.Spec, pl *pool) error {
 				plan.Blocks, lim.blockSize, config.MaxGPUBlocks, lim.fieldOf("num_gpu_blocks"), lim.fieldOf("block_size"))}
 		}
 		blocks = plan.Blocks
+		pl.memory = &plan
 	}
 	maxLen := lim.maxModelLen
 	if maxLen == 0 {

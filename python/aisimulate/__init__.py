@@ -32,6 +32,7 @@ if TYPE_CHECKING:  # names of annotations only: typing costs ~10 ms of CPU at im
 
     from .compare import compare
     from .config import Spec, load_config
+    from .perf import StepTime, memory_plan, step_time, step_times
     from .report import SLO_FIELDS, ReplayReport
     from .sweep import sweep
 
@@ -39,7 +40,8 @@ if TYPE_CHECKING:  # names of annotations only: typing costs ~10 ms of CPU at im
 #: ``import aisimulate`` stays light: name → the module defining it.
 _LAZY = {"Spec": "config", "load_config": "config", "ReplayReport": "report",
          "SLO_FIELDS": "report", "sweep": "sweep", "compare": "compare",
-         "list_models": "catalogue", "list_systems": "catalogue"}
+         "list_models": "catalogue", "list_systems": "catalogue", "step_time": "perf",
+         "step_times": "perf", "memory_plan": "perf", "StepTime": "perf"}
 
 
 def _version() -> str:
@@ -100,6 +102,7 @@ __all__ = [
     "ReplayReport",
     "SimulationError",
     "Spec",
+    "StepTime",
     "__version__",
     "check",
     "compare",
@@ -108,8 +111,11 @@ __all__ = [
     "list_models",
     "list_systems",
     "load_config",
+    "memory_plan",
     "replay",
     "SLO_FIELDS",
+    "step_time",
+    "step_times",
     "sweep",
 ]
 

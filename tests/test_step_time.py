@@ -1,0 +1,133 @@
+"""aisimulate.step_time and memory_plan: a pass priced through the API lasts what the
+replay's pass of the same batch lasts (its timeline), by both perf sources; the memory
+plan is the replay's KV capacity; bad batches are ConfigErrors naming the field."""
+
+from __future__ import annotations
+
+import pytest
+
+import aisimulate
+from conftest import REPO
+
+SHARED = REPO.parent / "shared" / "data" / "aic"
+needs_tables = pytest.mark.skipif(not (SHARED / "systems" / "data").is_dir(),
+                                  reason="aic needs ../shared/data/aic")
+
+ENGINE = {"model": "meta-llama/Llama-3.1-8B-Instruct", "system": "h100_sxm",
+          "workers": {"aggregated": {"count": 1, "tp": 2}},
+          "scheduler": {"max_num_batched_tokens": 2048, "block_size": 16}}
+
+
+def spec(perf: dict, **scheduler) -> dict:
+    # one client sends the same 3,000-token prompt twice (a dataset of one entry), each
+    # with 4 output tokens: the first prompt runs in two chunks (2,048 + 952), the
+    # second finds 2,992 tokens cached (187 full blocks) and computes 8
+    eng = {**ENGINE, "perf": perf, "scheduler": {**ENGINE["scheduler"], **scheduler}}
+    return {"engine": eng,
+            "traffic": {"source": {"type": "synthetic", "num_requests": 2, "isl": 3000, "osl": 4,
+                                   "dataset": {"entries": 1, "sampling": "sequential"}},
+                        "load": {"mode": "concurrency", "concurrency": 1}}}
+
+
+# the passes the engine forms, in order (vLLM's scheduler: a chunk of at most 2,048
+# tokens; the pass completing a prompt samples its first token; a decode's context is
+# the tokens in its cache: 3,000 + k − 2 for output token k)
+PASSES = [
+    {"prefill": [(2048, 0, False)]},
+    {"prefill": [(952, 2048)]},
+    {"decode": [3000]}, {"decode": [3001]}, {"decode": [3002]},
+    {"prefill": [(8, 2992)]},
+    {"decode": [3000]}, {"decode": [3001]}, {"decode": [3002]},
+]
+
+
+@pytest.mark.parametrize("perf", [{"source": "roofline"},
+                                  pytest.param({"source": "aic"}, marks=needs_tables)],
+                         ids=["roofline", "aic"])
+@pytest.mark.parametrize("async_scheduling", [False, True])
+def test_step_time_is_the_replay_pass_time(perf, async_scheduling):
+    s = spec(perf, async_scheduling=async_scheduling)
+    report = aisimulate.replay(s, timeline=True, progress=False)
+    tl = report.timeline
+    assert list(tl["prefill_tokens"]) == [sum(c[0] for c in p.get("prefill", [])) for p in PASSES]
+    assert list(tl["decode_requests"]) == [len(p.get("decode", [])) for p in PASSES]
+    assert report.requests[1]["cached_tokens"] == 2992
+    got = aisimulate.step_times(s, PASSES)
+    for i, t in enumerate(got):
+        # the timeline's ms are the core's ns / 1e6: the same integer ns
+        assert round((tl["end_ms"][i] - tl["start_ms"][i]) * 1e6) == t.time_ns, i
+        assert t.overlap_cpu == async_scheduling
+    one = aisimulate.step_time(s["engine"], PASSES[1])  # the engine mapping alone: the same
+    assert one.time_ns == got[1].time_ns and one.perf_model == got[1].perf_model
+
+
+def test_breakdown_adds_up_to_the_time():
+    t = aisimulate.step_time({**ENGINE, "scheduler": {"async_scheduling": False}},
+                             {"prefill": [(512, 1536)], "decode": [1024] * 32})
+    parts = t.breakdown_ms
+    assert set(parts) >= {"gemm", "context_attention", "generation_attention", "all_reduce", "overhead",
+                          "experts", "dispatch"}
+    assert parts["all_reduce"] > 0 and parts["experts"] == 0  # TP 2, a dense model
+    assert abs(sum(parts.values()) - t.time_ms) < 1e-6
+    # the engine step's CPU cost: 1,000 µs + 40 µs × 33 scheduled sequences (the
+    # defaults of core/config/defaults.go)
+    assert parts["overhead"] == pytest.approx(1.0 + 0.040 * 33)
+    # with async scheduling the CPU work runs beside the kernels: max(kernels, cpu)
+    a = aisimulate.step_time({**ENGINE, "scheduler": {"async_scheduling": True}},
+                             {"prefill": [(512, 1536)], "decode": [1024] * 32})
+    kernels = sum(parts.values()) - parts["overhead"]
+    assert a.time_ms == pytest.approx(max(kernels, parts["overhead"]), abs=1e-6)
+
+
+def test_memory_plan_is_the_replays_kv_capacity():
+    s = spec({"source": "roofline"})
+    plan = aisimulate.memory_plan(s)["aggregated"]
+    meta = aisimulate.check(s)
+    assert plan["num_gpu_blocks"] == meta["num_gpu_blocks"]
+    p = plan["plan"]
+    assert p["kv_budget_bytes"] == (p["usable_bytes"] - p["weight_bytes"] - p["activation_bytes"]
+                                    - p["nccl_bytes"] - p["other_bytes"] - p["sliding_bytes"])
+    # Llama-3.1-8B at TP 2: 8 KV heads of 128, 32 layers, bf16: 4 · 128 · 32 · 2 · 2 bytes
+    assert p["kv_bytes_per_token"] == 4 * 128 * 32 * 2 * 2
+    assert plan["num_gpu_blocks"] == p["kv_budget_bytes"] // (p["kv_bytes_per_token"] * 16)
+    # 0.9 of the H100's 80 GiB
+    assert p["usable_bytes"] == int(0.9 * 80 * 2**30)
+
+
+def test_disaggregated_pools_are_priced_by_name():
+    eng = {**ENGINE, "workers": {"disaggregated": {
+        "prefill": {"count": 1, "tp": 1}, "decode": {"count": 1, "tp": 2},
+        "kv_transfer": {"bandwidth_gb_per_s": 50, "latency_ms": 0.2}}}}
+    b = {"decode": [1000] * 8}
+    with pytest.raises(aisimulate.ConfigError) as e:
+        aisimulate.step_time(eng, b)
+    assert e.value.field == "pool" and "prefill and decode" in str(e.value)
+    pre, dec = aisimulate.step_time(eng, b, pool="prefill"), aisimulate.step_time(eng, b, pool="decode")
+    assert pre.pool == "prefill" and dec.pool == "decode"
+    assert pre.breakdown_ns["all_reduce"] == 0 < dec.breakdown_ns["all_reduce"]  # TP 1 and TP 2
+    plans = aisimulate.memory_plan(eng)
+    assert [plans[k]["tp"] for k in ("prefill", "decode")] == [1, 2]
+
+
+@pytest.mark.parametrize("batch,field", [
+    ({"prefill": [(0, 0)]}, "batch.prefill[0].tokens"),
+    ({"prefill": [(10, -1)]}, "batch.prefill[0].cached"),
+    ({"prefill": [(10, 0, 1)]}, "batch.prefill[0].samples"),
+    ({"prefill": [{"tokens": 10, "cache": 3}]}, "batch.prefill[0].cache"),
+    ({"decode": [100, 2.5]}, "batch.decode[1]"),
+    ({"decode": [-1]}, "batch.decode[0]"),
+    ({}, "batch"),
+    ({"decodes": [1]}, "batch.decodes"),
+    ({"decode": [10], "spec_tokens": -1}, "batch.spec_tokens"),
+])
+def test_a_bad_batch_names_its_field(batch, field):
+    with pytest.raises(aisimulate.ConfigError) as e:
+        aisimulate.step_time(ENGINE, batch)
+    assert e.value.field == field
+
+
+def test_a_deployment_that_does_not_fit_is_infeasible():
+    with pytest.raises(aisimulate.InfeasibleError):
+        aisimulate.memory_plan({"model": "Qwen/Qwen3-32B", "system": "h100_sxm",
+                                "workers": {"aggregated": {"count": 1, "tp": 1}},
+                                "scheduler": {"gpu_memory_utilization": 0.5}})
