@@ -100,6 +100,8 @@ var ranges = map[string]fieldRange{
 	"SGLang.max_prefill_tokens":                        ints(1, MaxBatchedTokens, ""),
 	"SGLang.max_total_tokens":                          ints(1, MaxGPUBlocks, ""),
 	"SGLang.mem_fraction_static":                       {kind: numberRange, min: 0, max: 1, openMin: true},
+	"SGLang.max_mamba_cache_size":                      ints(1, MaxNumSeqs, ""),
+	"SGLang.mamba_full_memory_ratio":                   {kind: numberRange, min: 0, max: 1e3, openMin: true},
 	"SGLang.page_size":                                 ints(1, MaxSGLangPageSize, ""),
 	"SGLang.context_length":                            ints(1, MaxModelLen, ""),
 	"SGLang.schedule_conservativeness":                 {kind: numberRange, min: 0, max: 1e3, openMin: true},

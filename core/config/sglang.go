@@ -58,7 +58,28 @@ type SGLang struct {
 	// CUDAGraphMaxBS is --cuda-graph-max-bs: decode passes of up to this
 	// many requests run as CUDA graphs; 0: by GPU memory, TP and release.
 	CUDAGraphMaxBS int `json:"cuda_graph_max_bs,omitempty"`
+	// Hybrid models (linear-attention or Mamba layers: a recurrent state per
+	// request, in SGLang's mamba pool). MaxMambaCacheSize is
+	// --max-mamba-cache-size: the states the pool holds; 0: SGLang's rule
+	// (max_running_requests with disable_radix_cache, else a share of the
+	// memory, MambaFullMemoryRatio). MambaSSMDtype is --mamba-ssm-dtype,
+	// the recurrent state's format (SGLangMambaFloat32, SGLangMambaBF16);
+	// "": the checkpoint's mamba_ssm_dtype. MambaFullMemoryRatio is
+	// --mamba-full-memory-ratio, the mamba pool's memory over the KV pool's
+	// (0: 0.9).
+	MaxMambaCacheSize    int     `json:"max_mamba_cache_size,omitempty"`
+	MambaSSMDtype        string  `json:"mamba_ssm_dtype,omitempty"`
+	MambaFullMemoryRatio float64 `json:"mamba_full_memory_ratio,omitempty"`
 }
+
+// engine.sglang.mamba_ssm_dtype values (server_args.py --mamba-ssm-dtype).
+const (
+	SGLangMambaFloat32 = "float32"
+	SGLangMambaBF16    = "bfloat16"
+)
+
+// DefaultSGLangMambaFullMemoryRatio is --mamba-full-memory-ratio's default.
+const DefaultSGLangMambaFullMemoryRatio = 0.9
 
 // BackendSGLang is engine.backend's value for SGLang.
 const BackendSGLang = "sglang"
@@ -384,6 +405,19 @@ func (g *SGLang) validate(p string) error {
 			return err
 		}
 	}
+	if err := checkIntOrUnset(p+"max_mamba_cache_size", "SGLang.max_mamba_cache_size", g.MaxMambaCacheSize); err != nil {
+		return err
+	}
+	if g.MambaFullMemoryRatio != 0 {
+		if err := checkFloat(p+"mamba_full_memory_ratio", "SGLang.mamba_full_memory_ratio", g.MambaFullMemoryRatio); err != nil {
+			return err
+		}
+	}
+	if g.MambaSSMDtype != "" {
+		if err := checkEnum(p+"mamba_ssm_dtype", "SGLang.mamba_ssm_dtype", g.MambaSSMDtype); err != nil {
+			return err
+		}
+	}
 	return checkEnum(p+"schedule_policy", "SGLang.schedule_policy", g.SchedulePolicy)
 }
 
@@ -411,9 +445,10 @@ func (g *SGLang) refuseGivenZeros(seen map[string]bool, p string) error {
 		v   float64
 	}{{"max_running_requests", float64(g.MaxRunningRequests)}, {"chunked_prefill_size", float64(g.ChunkedPrefillSize)},
 		{"max_total_tokens", float64(g.MaxTotalTokens)}, {"mem_fraction_static", g.MemFractionStatic},
-		{"context_length", float64(g.ContextLength)}, {"cuda_graph_max_bs", float64(g.CUDAGraphMaxBS)}} {
+		{"context_length", float64(g.ContextLength)}, {"cuda_graph_max_bs", float64(g.CUDAGraphMaxBS)},
+		{"max_mamba_cache_size", float64(g.MaxMambaCacheSize)}, {"mamba_full_memory_ratio", g.MambaFullMemoryRatio}} {
 		if seen[p+f.key] && f.v == 0 {
-			if f.key == "mem_fraction_static" {
+			if f.key == "mem_fraction_static" || f.key == "mamba_full_memory_ratio" {
 				return checkFloat(p+f.key, "SGLang."+f.key, 0)
 			}
 			return checkInt(p+f.key, "SGLang."+f.key, 0)

@@ -211,6 +211,13 @@ type Scheduler struct {
 	// that reaches the engine during a pass first runs in the pass after
 	// next. Default false (the replay's behaviour before the option existed).
 	AsyncScheduling bool `json:"async_scheduling,omitempty"`
+	// MambaCacheMode is vLLM's --mamba-cache-mode for models with recurrent
+	// state (linear-attention or Mamba layers; ignored for others): "none",
+	// no prefix caching for them, or "align", prefix caching whose states
+	// are cached at block boundaries (MambaCacheMode*). Empty: vLLM's
+	// default, which turns prefix caching off for hybrid models
+	// (EngineArgs: is_hybrid), whatever enable_prefix_caching says.
+	MambaCacheMode string `json:"mamba_cache_mode,omitempty"`
 }
 
 // Traffic is the workload: where requests come from, when they are sent, when

@@ -129,6 +129,15 @@ func (s *Spec) validateEngine() error {
 	if err := validateClientCosts(e); err != nil {
 		return err
 	}
+	if sc.MambaCacheMode != "" {
+		if err := checkEnum(scp+"mamba_cache_mode", "Scheduler.mamba_cache_mode", sc.MambaCacheMode); err != nil {
+			return err
+		}
+		if sc.MambaCacheMode == MambaCacheModeAlign && !sc.EnablePrefixCaching {
+			// vLLM's align mode exists to cache states for prefix hits
+			return errorf(scp+"mamba_cache_mode", "align caches recurrent states for prefix caching: it needs enable_prefix_caching")
+		}
+	}
 	if sc.MaxNumSeqs > 0 && sc.MaxNumBatchedTokens > 0 && sc.MaxNumBatchedTokens < sc.MaxNumSeqs {
 		// vLLM's SchedulerConfig refuses this too: a pass could not hold one
 		// token for every running sequence.

@@ -142,6 +142,16 @@ const (
 	MoEBackendFlashInferTRTLLM  = "flashinfer_trtllm"
 )
 
+// mamba_cache_mode of the vLLM scheduler: --mamba-cache-mode, how a hybrid
+// model's recurrent states are cached (vllm/config/cache.py;
+// vllm/v1/core/single_type_kv_cache_manager.py MambaManager). "all" (a
+// state at every block boundary, Mamba-2 only) is not modelled: vLLM itself
+// falls back to "align" for models without it (Qwen3.5).
+const (
+	MambaCacheModeNone  = "none"
+	MambaCacheModeAlign = "align"
+)
+
 // Other enumerations.
 const (
 	BackendVLLM      = "vllm"
@@ -175,6 +185,7 @@ var (
 	warmupPrompts  = []string{WarmupPromptSource, WarmupPromptFirst, WarmupPromptLeading}
 	backends       = []string{BackendVLLM, BackendTRTLLM, BackendSGLang}
 	moeBackends    = []string{MoEBackendAuto, MoEBackendTriton, MoEBackendMarlin, MoEBackendFlashInferCutlass, MoEBackendFlashInferTRTLLM}
+	mambaModes     = []string{MambaCacheModeNone, MambaCacheModeAlign}
 	executionModes = []string{ExecutionOffline}
 	weightDtypes   = []string{DtypeBFloat16, DtypeFP8, DtypeFP8Block, DtypeNVFP4, DtypeBF16}
 	// kvCacheDtypes: vLLM's --kv-cache-dtype names (CacheDType in
@@ -209,6 +220,9 @@ var stringEnums = map[string]stringEnum{
 	"TRTLLMSchedulerConfig.context_chunking_policy": {values: trtllmChunkingPolicies,
 		paths: []string{"engine.trtllm.scheduler_config.context_chunking_policy"}},
 	"Engine.moe_backend": {values: moeBackends, paths: []string{"engine.moe_backend"}},
+	"Scheduler.mamba_cache_mode": {values: mambaModes, paths: []string{"engine.scheduler.mamba_cache_mode"},
+		why: "vLLM's none and align (all, a state at every block boundary, is not modelled)"},
+	"SGLang.mamba_ssm_dtype": {values: []string{SGLangMambaFloat32, SGLangMambaBF16}, paths: []string{"engine.sglang.mamba_ssm_dtype"}},
 	"SGLang.schedule_policy": {values: sglangPolicies, paths: []string{"engine.sglang.schedule_policy"},
 		why: "SGLang's fcfs, lpm and lof (dfs-weight and random are not modelled)"},
 	"Quantization.weights":  {values: weightDtypes, paths: []string{"engine.quantization.weights"}},

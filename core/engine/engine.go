@@ -139,6 +139,19 @@ type Config struct {
 	// Σ min(kv+1, W) for each, kept in aggregate for the steady requests
 	// (steady.go). Empty for a model that reads only the KV sum.
 	DecodeWindows []int
+	// StateBlocks is the blocks each running request holds for its
+	// recurrent state besides its KV blocks (a hybrid model's linear-attention
+	// or Mamba layers: vLLM's hybrid KV cache manager gives each state
+	// group one block a request, perf.HybridKV), taken at its admission and
+	// released with its KV; 0 for a model without recurrent state.
+	StateBlocks int
+	// MambaAlign is vLLM's align mode of a hybrid model's prefix cache
+	// (mamba_cache_mode "align", with PrefixCaching): a prefill chunk ends
+	// on a block boundary unless it ends the prompt, the state at each
+	// boundary a pass ends on is cached with the block it ends, and a hit
+	// stops at the last cached state (vllm/v1/core/sched/scheduler.py
+	// _mamba_block_aligned_split, MambaManager).
+	MambaAlign bool
 	// Options are the family's own settings beyond these (TensorRT-LLM's
 	// capacity scheduler policy, CUDA-graph batch sizes, SGLang's server
 	// arguments, …), of the type its package defines; core/engines makes

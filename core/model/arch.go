@@ -78,6 +78,13 @@ type Arch struct {
 	// DeepSeek, Kimi, GLM-5); nil for GQA attention. With MLA, KVHeads is
 	// Heads and HeadDim the prefill heads' query/key width P + R.
 	MLA *MLA
+	// Linear is the Gated DeltaNet linear attention of AttnLinear layers
+	// (Qwen3-Next, Qwen3.5); nil for a model without them.
+	Linear *LinearAttention
+	// AttnOutputGate is true when the full-attention layers gate their output
+	// (Qwen3-Next and Qwen3.5's attn_output_gate: q_proj also produces a
+	// sigmoid gate per head, doubling its query part).
+	AttnOutputGate bool
 	// AttnDtype is the attention projections' weight format when it differs
 	// from WeightDtype (MLA checkpoints that keep attention in bf16 and
 	// quantize the FFNs: ModelOpt NVFP4 DeepSeek, Kimi and GLM-5); ""
@@ -108,6 +115,9 @@ func (a *Arch) Validate(tp int) error {
 		{"intermediate_size", a.Intermediate},
 		{"vocab_size", a.Vocab},
 	} {
+		if f.name == "intermediate_size" && f.v == 0 && a.MoE != nil && a.DenseFFNLayers() == 0 {
+			continue // every FFN is a MoE block (Qwen3.5-MoE has no intermediate_size)
+		}
 		if f.v <= 0 {
 			return fmt.Errorf("model %s: %s = %d, want > 0", a.Name, f.name, f.v)
 		}
@@ -128,6 +138,11 @@ func (a *Arch) Validate(tp int) error {
 	if a.Heads%tp != 0 {
 		return fmt.Errorf("model %s: tensor parallel size %d does not divide num_attention_heads = %d",
 			a.Name, tp, a.Heads)
+	}
+	if a.Linear != nil {
+		if err := a.Linear.validate(tp); err != nil {
+			return fmt.Errorf("model %s: %w", a.Name, err)
+		}
 	}
 	return nil
 }
@@ -191,17 +206,23 @@ type GEMMShape struct {
 // LayerGEMMs returns the four weight GEMMs of one decoder layer on one GPU
 // under tensor parallelism t (docs/design.md, "The measured tables and the dense-decoder arithmetic"):
 //
-//	qkv:     N = (n/t + 2·ceil(kv/t))·d, K = h   (column parallel)
+//	qkv:     N = (g·n/t + 2·ceil(kv/t))·d, K = h (column parallel)
 //	o_proj:  N = h, K = (n/t)·d                  (row parallel)
 //	gate_up: N = 2·ceil(I/t), K = h              (column parallel)
 //	down:    N = h, K = ceil(I/t)                (row parallel)
 //
 // With t dividing kv this is the table's (n + 2kv)·d/t; when t > kv the KV
-// heads are replicated, as vLLM's QKVParallelLinear does.
+// heads are replicated, as vLLM's QKVParallelLinear does. g is 2 when the
+// attention gates its output (AttnOutputGate: Qwen3NextAttention's q_proj
+// yields a query and a gate per head), else 1.
 func (a *Arch) LayerGEMMs(tp int) [4]GEMMShape {
 	inter := ceilDiv(a.Intermediate, tp)
+	q := a.Heads / tp
+	if a.AttnOutputGate {
+		q *= 2
+	}
 	return [4]GEMMShape{
-		{"qkv", (a.Heads/tp + 2*a.KVHeadsPerGPU(tp)) * a.HeadDim, a.Hidden},
+		{"qkv", (q + 2*a.KVHeadsPerGPU(tp)) * a.HeadDim, a.Hidden},
 		{"o_proj", a.Hidden, a.Heads / tp * a.HeadDim},
 		{"gate_up", 2 * inter, a.Hidden},
 		{"down", a.Hidden, inter},

@@ -42,6 +42,9 @@ func (a *Arch) checkLimits(where string, needContext bool) error {
 		if v == 0 && !needContext && l.Field == "max_position_embeddings" {
 			continue
 		}
+		if v == 0 && l.Field == "intermediate_size" && a.MoE != nil && a.DenseFFNLayers() == 0 {
+			continue // no dense FFN: the MoE blocks have their own sizes
+		}
 		if v < 1 || v > l.Max {
 			return fmt.Errorf("model %s: %s %s = %d, out of range 1..%d (about ten times the largest published model)",
 				a.Name, where, l.Field, v, l.Max)

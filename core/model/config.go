@@ -109,7 +109,8 @@ func Parse(data []byte, name string) (*Arch, error) {
 		return nil, fmt.Errorf("model %s: config.json field architectures is missing or empty", name)
 	}
 	arch := c.Architectures[0]
-	if _, moe := moeFamilies[arch]; moe {
+	_, moe := moeFamilies[arch]
+	if _, hybrid := hybridFamilies[arch]; moe || hybrid {
 		return parseMoE(data, name, arch)
 	}
 	supported := false
@@ -117,8 +118,12 @@ func Parse(data []byte, name string) (*Arch, error) {
 		supported = supported || s == arch
 	}
 	if !supported {
-		return nil, fmt.Errorf("model %s: not supported: architectures = %s (dense decoders: %s; mixture-of-experts: %s)",
-			name, arch, strings.Join(SupportedArchitectures(), ", "), strings.Join(MoEArchitectures(), ", "))
+		if why, known := refusedArchitectures[arch]; known {
+			return nil, fmt.Errorf("model %s: not supported: architectures = %s: %s", name, arch, why)
+		}
+		return nil, fmt.Errorf("model %s: not supported: architectures = %s (dense decoders: %s; mixture-of-experts: %s; hybrid and multimodal: %s)",
+			name, arch, strings.Join(SupportedArchitectures(), ", "), strings.Join(MoEArchitectures(), ", "),
+			strings.Join(HybridArchitectures(), ", "))
 	}
 
 	a := &Arch{Name: name, Architecture: arch, QKNorm: arch == "Qwen3ForCausalLM", TieEmbeddings: c.TieWordEmbeddings}
@@ -306,6 +311,9 @@ func applyHFQuantConfig(a *Arch, path string) error {
 	}
 	if a.MLA != nil { // exclusions role by role (mlaquant.go)
 		return mlaQuant(&moeQuantConfig{quantConfig: *hq.Quantization}, a)
+	}
+	if f, ok := hybridFamilies[a.Architecture]; ok {
+		return f.quant(&moeQuantConfig{quantConfig: *hq.Quantization}, a)
 	}
 	if err := applyQuant(a, hq.Quantization, path+": quantization"); err != nil {
 		return err

@@ -20,7 +20,13 @@
 //  7. parallel.go: Parallel (TP, DP, EP in vLLM's terms), ValidateParallel
 //     (the layouts vLLM refuses), WeightBytesPerGPUParallel, Params.
 //  8. catalogue.go: listings of the models a replay can name.
-//  9. mla.go, mlaconfig.go, mlaquant.go: multi-head latent attention (MLA,
+//  9. linear.go, qwen35config.go: Gated DeltaNet linear attention
+//     (LinearAttention: its projections and the recurrent state a request
+//     holds, StateBytesPerSequence), the Qwen3-Next / Qwen3.5 family
+//     (hybridFamilies, readQwen35) and its weight formats role by role
+//     (roleFormats); refused.go: architectures refused by name, with what
+//     is missing. docs/hybrid.md describes them.
+//  10. mla.go, mlaconfig.go, mlaquant.go: multi-head latent attention (MLA,
 //     MLAIndexer for DeepSeek Sparse Attention), its latent KV bytes and
 //     projections; the DeepSeek family's config.json (readDeepSeek); and
 //     the weight formats role by role (attention, dense FFN and shared
@@ -35,7 +41,10 @@
 // MiniMax-M3 (block-sparse attention; the language model of its multimodal
 // checkpoint) and the DeepSeek family with multi-head latent attention
 // (mla.go, mlaconfig.go, mlaquant.go: DeepSeek-V2/V3/V3.2, Kimi-K2/K2.5,
-// GLM-5). docs/moe.md describes the MoE families.
+// GLM-5). Hybrid (HybridArchitectures): Qwen3-Next, Qwen3.5 and Qwen3.6,
+// dense and MoE (linear-attention layers beside full attention; the
+// language model of the multimodal checkpoints). docs/moe.md describes the
+// MoE families, docs/hybrid.md the hybrid ones.
 //
 // # Units
 //

@@ -49,9 +49,13 @@ const (
 	// GLM-5), dense or, with an indexer, DeepSeek Sparse Attention; its KV
 	// cache holds one latent per token.
 	AttnMLA
+	// AttnLinear is Gated DeltaNet linear attention (Arch.Linear: Qwen3-Next,
+	// Qwen3.5, Qwen3.6 "linear_attention" layers): no KV cache, a constant
+	// recurrent state per request (Arch.StateBytesPerSequence).
+	AttnLinear
 )
 
-// String is "full", "sliding" or "sparse".
+// String is "full", "sliding", "sparse", "mla" or "linear".
 func (k AttnKind) String() string {
 	switch k {
 	case AttnSliding:
@@ -60,6 +64,8 @@ func (k AttnKind) String() string {
 		return "sparse"
 	case AttnMLA:
 		return "mla"
+	case AttnLinear:
+		return "linear"
 	}
 	return "full"
 }
@@ -97,7 +103,7 @@ type LayerGroup struct {
 }
 
 // Groups returns the model's layers grouped by kind, in the fixed order
-// full, sliding, sparse, MLA attention and, within each, dense before MoE FFN;
+// full, sliding, sparse, MLA, linear attention and, within each, dense before MoE FFN;
 // kinds without layers are left out. A dense decoder (LayerKinds nil and
 // MoE nil) is one group of Layers full-attention dense layers. The slice is
 // new on every call.
@@ -106,7 +112,7 @@ func (a *Arch) Groups() []LayerGroup {
 		return []LayerGroup{{Kind: LayerKind{Attn: AttnFull, MoE: a.MoE != nil}, Count: a.Layers}}
 	}
 	var out []LayerGroup
-	for _, attn := range []AttnKind{AttnFull, AttnSliding, AttnSparse, AttnMLA} {
+	for _, attn := range []AttnKind{AttnFull, AttnSliding, AttnSparse, AttnMLA, AttnLinear} {
 		for _, moe := range []bool{false, true} {
 			k := LayerKind{Attn: attn, MoE: moe}
 			n := 0
@@ -190,10 +196,16 @@ func (a *Arch) MoELayers() int { return a.countLayers(func(l LayerKind) bool { r
 func (a *Arch) DenseFFNLayers() int { return a.countLayers(func(l LayerKind) bool { return !l.MoE }) }
 
 // FullKVLayers is the number of layers whose KV cache grows with the whole
-// context (full and sparse attention). Sliding-window layers hold only
-// their window (SlidingKVBytesPerSequence).
+// context (full, sparse and MLA attention). Sliding-window layers hold only
+// their window (SlidingKVBytesPerSequence), linear-attention layers a
+// constant state (StateBytesPerSequence).
 func (a *Arch) FullKVLayers() int {
-	return a.countLayers(func(l LayerKind) bool { return l.Attn != AttnSliding })
+	return a.countLayers(func(l LayerKind) bool { return l.Attn != AttnSliding && l.Attn != AttnLinear })
+}
+
+// LinearLayers is the number of linear-attention (Gated DeltaNet) layers.
+func (a *Arch) LinearLayers() int {
+	return a.countLayers(func(l LayerKind) bool { return l.Attn == AttnLinear })
 }
 
 // SlidingLayers is the number of sliding-window attention layers.

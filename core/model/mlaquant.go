@@ -74,46 +74,82 @@ const (
 
 var roleNames = [numRoles]string{"attention", "dense FFN", "shared experts", "routed experts"}
 
-// mlaModules are an MLA-family decoder layer's weight modules by role, with
-// their elements per layer (to weigh a role that is partly excluded), as the
-// checkpoints name them after "model.layers.<i>." (vLLM deepseek_v2.py).
-func (a *Arch) mlaModules(i int) [numRoles][]struct {
+// roleModule is one weight module of a decoder layer, named as the
+// checkpoints name it after "model.layers.<i>.", with its elements per
+// layer (to weigh a role that is partly excluded).
+type roleModule struct {
 	name  string
 	elems int64
-} {
-	type mod = struct {
-		name  string
-		elems int64
+}
+
+// layerPrefixes are the names a decoder layer's modules are loaded under:
+// a text model's "model.layers.<i>.", a multimodal checkpoint's
+// "language_model.model.layers.<i>." (Kimi-K2.5) or
+// "model.language_model.layers.<i>." (Qwen3.5, Qwen3-VL).
+var layerPrefixes = [...]string{"model.layers.", "language_model.model.layers.", "model.language_model.layers."}
+
+// layerModules are decoder layer i's weight modules by role: an MLA
+// layer's (vLLM deepseek_v2.py), else a GQA or linear-attention layer's
+// (qwen3_next.py and qwen3_5.py names), then its dense FFN, or its shared
+// experts (sharedPrefix: "mlp.shared_experts." in the DeepSeek family,
+// "mlp.shared_expert." in Qwen's) and one routed expert.
+func (a *Arch) layerModules(i int, sharedPrefix string) [numRoles][]roleModule {
+	var out [numRoles][]roleModule
+	h := int64(a.Hidden)
+	k := a.LayerKinds[i]
+	switch {
+	case a.MLA != nil:
+		out[roleAttention] = a.mlaAttentionModules()
+	case k.Attn == AttnLinear:
+		l := a.Linear
+		qk, v := int64(l.KeyHeads*l.KeyDim), int64(l.ValueHeads*l.ValueDim)
+		out[roleAttention] = []roleModule{{"linear_attn.in_proj_qkv", h * (2*qk + v)}, {"linear_attn.in_proj_z", h * v},
+			{"linear_attn.in_proj_b", h * int64(l.ValueHeads)}, {"linear_attn.in_proj_a", h * int64(l.ValueHeads)},
+			{"linear_attn.out_proj", v * h}}
+	default:
+		q := int64(a.Heads * a.HeadDim)
+		if a.AttnOutputGate {
+			q *= 2
+		}
+		kv := int64(a.KVHeads * a.HeadDim)
+		out[roleAttention] = []roleModule{{"self_attn.q_proj", h * q}, {"self_attn.k_proj", h * kv},
+			{"self_attn.v_proj", h * kv}, {"self_attn.o_proj", int64(a.Heads*a.HeadDim) * h}}
 	}
-	var out [numRoles][]mod
-	m, h := a.MLA, int64(a.Hidden)
-	heads := int64(a.Heads)
-	qk := int64(m.NopeDim + m.RopeDim)
-	if m.QLoraRank > 0 {
-		out[roleAttention] = append(out[roleAttention], mod{"self_attn.q_a_proj", h * int64(m.QLoraRank)},
-			mod{"self_attn.q_b_proj", int64(m.QLoraRank) * heads * qk})
-	} else {
-		out[roleAttention] = append(out[roleAttention], mod{"self_attn.q_proj", h * heads * qk})
-	}
-	out[roleAttention] = append(out[roleAttention], mod{"self_attn.kv_a_proj_with_mqa", h * int64(m.LatentDim())},
-		mod{"self_attn.kv_b_proj", int64(m.KVLoraRank) * heads * int64(m.NopeDim+m.VDim)},
-		mod{"self_attn.o_proj", heads * int64(m.VDim) * h})
-	if ix := m.Indexer; ix != nil {
-		out[roleAttention] = append(out[roleAttention], mod{"self_attn.indexer.wq_b", int64(ix.Heads * ix.HeadDim * max(m.QLoraRank, 1))},
-			mod{"self_attn.indexer.wk", h * int64(ix.HeadDim)})
-	}
-	ffn := func(prefix string, inter int) []mod {
+	ffn := func(prefix string, inter int) []roleModule {
 		e := h * int64(inter)
-		return []mod{{prefix + "gate_proj", e}, {prefix + "up_proj", e}, {prefix + "down_proj", e}}
+		return []roleModule{{prefix + "gate_proj", e}, {prefix + "up_proj", e}, {prefix + "down_proj", e}}
 	}
-	if !a.LayerKinds[i].MoE {
+	if !k.MoE {
 		out[roleDenseFFN] = ffn("mlp.", a.Intermediate)
 		return out
 	}
 	if a.MoE.SharedIntermediate > 0 {
-		out[roleShared] = ffn("mlp.shared_experts.", a.MoE.SharedIntermediate)
+		out[roleShared] = ffn(sharedPrefix, a.MoE.SharedIntermediate)
 	}
 	out[roleExperts] = ffn("mlp.experts.0.", a.MoE.Intermediate)
+	return out
+}
+
+// mlaAttentionModules are an MLA layer's attention modules (vLLM
+// deepseek_v2.py names), with their elements.
+func (a *Arch) mlaAttentionModules() []roleModule {
+	m, h := a.MLA, int64(a.Hidden)
+	heads := int64(a.Heads)
+	qk := int64(m.NopeDim + m.RopeDim)
+	var out []roleModule
+	if m.QLoraRank > 0 {
+		out = append(out, roleModule{"self_attn.q_a_proj", h * int64(m.QLoraRank)},
+			roleModule{"self_attn.q_b_proj", int64(m.QLoraRank) * heads * qk})
+	} else {
+		out = append(out, roleModule{"self_attn.q_proj", h * heads * qk})
+	}
+	out = append(out, roleModule{"self_attn.kv_a_proj_with_mqa", h * int64(m.LatentDim())},
+		roleModule{"self_attn.kv_b_proj", int64(m.KVLoraRank) * heads * int64(m.NopeDim+m.VDim)},
+		roleModule{"self_attn.o_proj", heads * int64(m.VDim) * h})
+	if ix := m.Indexer; ix != nil {
+		out = append(out, roleModule{"self_attn.indexer.wq_b", int64(ix.Heads * ix.HeadDim * max(m.QLoraRank, 1))},
+			roleModule{"self_attn.indexer.wk", h * int64(ix.HeadDim)})
+	}
 	return out
 }
 
@@ -132,65 +168,99 @@ func excluded(p, name string) bool {
 	return name == p || strings.HasPrefix(name, p+".")
 }
 
-// applyRoleQuant sets an MLA-family checkpoint's formats, quantized with q
-// (every linear layer, lm_head aside) except for the modules the patterns
-// exclude, role by role: the attention projections (AttnDtype), the dense
+// applyRoleQuant sets a checkpoint's formats, quantized with q (every
+// linear layer, lm_head aside) except for the modules the patterns
+// exclude, role by role (applyRoleFormats).
+func (a *Arch) applyRoleQuant(q Dtype, patterns []string, sharedPrefix string) {
+	a.applyRoleFormats(q, sharedPrefix, func(names []string) Dtype {
+		for _, name := range names {
+			for _, p := range patterns {
+				if excluded(p, name) {
+					return BF16
+				}
+			}
+		}
+		return q
+	})
+}
+
+// applyRoleFormats sets a checkpoint's formats role by role from format,
+// which gives a module's weight format from the names it may be loaded
+// under (layerPrefixes): the attention projections (AttnDtype), the dense
 // FFNs and shared experts (WeightDtype: one format, the one most of their
-// weights have), the routed experts (MoE.Dtype). A module counts as excluded
-// under either name vLLM loads it by ("model.layers.<i>." or, in a
-// multimodal checkpoint, "language_model.model.layers.<i>."). A role partly
-// excluded (some layers or some of its modules) takes the format of most of
-// its weights, and Approximations says so.
-func (a *Arch) applyRoleQuant(q Dtype, patterns []string) {
-	var quant, plain [numRoles]int64
+// weights have), the routed experts (MoE.Dtype). A role whose modules
+// differ (some layers or modules excluded) takes the format of most of its
+// weights, and Approximations says so; q names the quantized format in
+// that note.
+func (a *Arch) applyRoleFormats(q Dtype, sharedPrefix string, format func(names []string) Dtype) {
+	var elems [numRoles]map[Dtype]int64
+	var order [numRoles][]Dtype // formats in the order first met (a deterministic note)
 	for i := 0; i < a.Layers; i++ {
-		mods := a.mlaModules(i)
+		mods := a.layerModules(i, sharedPrefix)
 		for r := range mods {
 			for _, md := range mods[r] {
-				out := false
-				for _, prefix := range []string{"model.layers.", "language_model.model.layers."} {
-					name := fmt.Sprintf("%s%d.%s", prefix, i, md.name)
-					for _, p := range patterns {
-						out = out || excluded(p, name)
-					}
+				var names [len(layerPrefixes)]string
+				for j, prefix := range layerPrefixes {
+					names[j] = fmt.Sprintf("%s%d.%s", prefix, i, md.name)
 				}
-				if out {
-					plain[r] += md.elems
-				} else {
-					quant[r] += md.elems
+				d := format(names[:])
+				if elems[r] == nil {
+					elems[r] = map[Dtype]int64{}
 				}
+				if _, seen := elems[r][d]; !seen {
+					order[r] = append(order[r], d)
+				}
+				elems[r][d] += md.elems
 			}
 		}
 	}
 	var dt [numRoles]Dtype
+	var total [numRoles]int64
 	for r := range dt {
 		dt[r] = q
-		if plain[r] > quant[r] {
-			dt[r] = BF16
+		var best int64 = -1
+		for _, d := range order[r] {
+			total[r] += elems[r][d]
+			if elems[r][d] > best {
+				dt[r], best = d, elems[r][d]
+			}
 		}
-		if plain[r] > 0 && quant[r] > 0 {
+		if len(order[r]) == 2 && elems[r][q] > 0 && elems[r][BF16] > 0 {
 			a.Approximations = append(a.Approximations, fmt.Sprintf(
 				"%s: %.0f %% of the weights are %s and %.0f %% bf16 (excluded from quantization); all priced as %s",
-				roleNames[r], 100*float64(quant[r])/float64(quant[r]+plain[r]), q,
-				100*float64(plain[r])/float64(quant[r]+plain[r]), dt[r]))
+				roleNames[r], 100*float64(elems[r][q])/float64(total[r]), q,
+				100*float64(elems[r][BF16])/float64(total[r]), dt[r]))
+		} else if len(order[r]) > 1 {
+			var parts []string
+			for _, d := range order[r] {
+				parts = append(parts, fmt.Sprintf("%.1f %% %s", 100*float64(elems[r][d])/float64(total[r]), d))
+			}
+			a.Approximations = append(a.Approximations, fmt.Sprintf("%s: the weights are %s; all priced as %s",
+				roleNames[r], strings.Join(parts, ", "), dt[r]))
 		}
 	}
 	ffn := dt[roleDenseFFN]
-	if quant[roleDenseFFN]+plain[roleDenseFFN] < quant[roleShared]+plain[roleShared] {
+	if total[roleDenseFFN] < total[roleShared] {
 		ffn = dt[roleShared]
 	}
-	if dt[roleDenseFFN] != dt[roleShared] && quant[roleDenseFFN]+plain[roleDenseFFN] > 0 && quant[roleShared]+plain[roleShared] > 0 {
+	if dt[roleDenseFFN] != dt[roleShared] && total[roleDenseFFN] > 0 && total[roleShared] > 0 {
 		a.Approximations = append(a.Approximations, fmt.Sprintf(
 			"dense FFNs are %s and shared experts %s; both priced as %s", dt[roleDenseFFN], dt[roleShared], ffn))
 	}
-	a.WeightDtype, a.AttnDtype, a.MoE.Dtype = ffn, dt[roleAttention], dt[roleExperts]
+	a.WeightDtype, a.AttnDtype = ffn, dt[roleAttention]
 	if a.AttnDtype == a.WeightDtype {
 		a.AttnDtype = ""
 	}
-	if a.MoE.Dtype == a.WeightDtype {
-		a.MoE.Dtype = ""
+	if a.MoE != nil {
+		a.MoE.Dtype = dt[roleExperts]
+		if a.MoE.Dtype == a.WeightDtype {
+			a.MoE.Dtype = ""
+		}
 	}
 }
+
+// deepSeekShared is the DeepSeek family's shared-experts module prefix.
+const deepSeekShared = "mlp.shared_experts."
 
 // mlaQuant sets an MLA-family checkpoint's formats from quantization_config
 // (nil: bf16; a ModelOpt hf_quant_config.json beside it may still set them,
@@ -215,7 +285,7 @@ func mlaQuant(q *moeQuantConfig, a *Arch) error {
 		if err := applyQuant(a, &plain, where); err != nil {
 			return err
 		}
-		a.applyRoleQuant(a.WeightDtype, patterns)
+		a.applyRoleQuant(a.WeightDtype, patterns, deepSeekShared)
 		return nil
 	}
 	if len(q.ConfigGroups) == 0 {
@@ -242,6 +312,6 @@ func mlaQuant(q *moeQuantConfig, a *Arch) error {
 	if err := applyQuant(a, &kv, where); err != nil {
 		return err
 	}
-	a.applyRoleQuant(dt, q.Ignore)
+	a.applyRoleQuant(dt, q.Ignore, deepSeekShared)
 	return nil
 }

@@ -72,6 +72,16 @@ type moeConfig struct {
 	IndexNHeads        *int `json:"index_n_heads"`
 	IndexHeadDim       *int `json:"index_head_dim"`
 	IndexTopK          *int `json:"index_topk"`
+	// Qwen3-Next and Qwen3.5 (readQwen35)
+	LinearNumKeyHeads     *int    `json:"linear_num_key_heads"`
+	LinearKeyHeadDim      *int    `json:"linear_key_head_dim"`
+	LinearNumValueHeads   *int    `json:"linear_num_value_heads"`
+	LinearValueHeadDim    *int    `json:"linear_value_head_dim"`
+	LinearConvKernelDim   *int    `json:"linear_conv_kernel_dim"`
+	FullAttentionInterval *int    `json:"full_attention_interval"`
+	AttnOutputGate        *bool   `json:"attn_output_gate"`
+	MambaSSMDtype         *string `json:"mamba_ssm_dtype"`
+	MTPNumHiddenLayers    *int    `json:"mtp_num_hidden_layers"`
 	// quantization_config with the fields the MoE checkpoints use beyond
 	// quantConfig's (gpt-oss mxfp4, ModelOpt mixed precision).
 	Quant *moeQuantConfig `json:"quantization_config"`
@@ -124,13 +134,18 @@ func parseMoE(data []byte, name, arch string) (*Arch, error) {
 	if err := readCommon(&c.hfConfig, a, prefix, false); err != nil {
 		return nil, fmt.Errorf("model %s: %w", name, err)
 	}
-	if err := moeFamilies[arch](&c, a); err != nil {
+	read, quantize := moeFamilies[arch], moeQuant
+	if f, ok := hybridFamilies[arch]; ok {
+		read, quantize = f.read, f.quant
+	}
+	if err := read(&c, a); err != nil {
 		return nil, fmt.Errorf("model %s: config.json field %s%w", name, prefix, err)
 	}
-	if err := a.validateMoE(); err != nil {
-		return nil, fmt.Errorf("model %s: config.json field %s%w", name, prefix, err)
+	if a.MoE != nil {
+		if err := a.validateMoE(); err != nil {
+			return nil, fmt.Errorf("model %s: config.json field %s%w", name, prefix, err)
+		}
 	}
-	quantize := moeQuant
 	if a.MLA != nil {
 		quantize = mlaQuant
 	}

@@ -93,8 +93,13 @@ func (a *Arch) ValidateParallel(p Parallel) error {
 // GPU, elements: QKV (n/t + 2·ceil(kv/t))·d·h plus output h·(n/t)·d
 // (LayerGEMMs' first two), plus for a block-sparse layer its indexer's
 // query and key projections, h·(IndexHeads + 1)·IndexDim, replicated; an
-// MLA layer's projections (mlaAttentionWeights).
-func (a *Arch) attentionWeights(tp int, sparse bool) int64 {
+// MLA layer's projections (mlaAttentionWeights); a linear-attention layer's
+// (linearAttentionWeights).
+func (a *Arch) attentionWeights(tp int, kind AttnKind) int64 {
+	if kind == AttnLinear {
+		return a.linearAttentionWeights(tp)
+	}
+	sparse := kind == AttnSparse
 	if a.MLA != nil {
 		return a.mlaAttentionWeights(tp)
 	}
@@ -136,7 +141,7 @@ func (a *Arch) WeightBytesPerGPUParallel(p Parallel) int64 {
 	}
 	for _, g := range a.Groups() {
 		n := float64(g.Count)
-		*attnElems += n * float64(a.attentionWeights(tp, g.Kind.Attn == AttnSparse))
+		*attnElems += n * float64(a.attentionWeights(tp, g.Kind.Attn))
 		if !g.Kind.MoE {
 			wElems += n * float64(3*h*int64(ceilDiv(a.Intermediate, tp)))
 			continue
@@ -166,7 +171,7 @@ func (a *Arch) Params() int64 {
 	var n int64
 	for _, g := range a.Groups() {
 		c := int64(g.Count)
-		n += c * a.attentionWeights(1, g.Kind.Attn == AttnSparse)
+		n += c * a.attentionWeights(1, g.Kind.Attn)
 		if !g.Kind.MoE {
 			n += c * 3 * h * int64(a.Intermediate)
 			continue

@@ -35,7 +35,11 @@
 //     documented formulas both sources share; moe.go's
 //     SharedExpertsStreamTokens, below which shared experts run beside the
 //     routed ones.
-//  7. aic/ (sub-package): the measured source ("aic-v1"), pass times from
+//  7. hybridkv.go and roofline_linear.go: vLLM's layout of a hybrid
+//     model's cache (HybridKV: the attention block that holds a state, the
+//     KV cache groups, the state blocks a request holds) and the Gated
+//     DeltaNet kernels' roofline (GDNCore); docs/hybrid.md.
+//  8. aic/ (sub-package): the measured source ("aic-v1"), pass times from
 //     the AIConfigurator kernel tables; parity/ pins both sources' pass
 //     times (tests/goldens/perf_parity.json).
 //

@@ -55,8 +55,15 @@ type MemoryPlan struct {
 	// Blocks is floor(KVBudget / KVBytesPerToken / blockSize): KV blocks of
 	// the worker (vLLM num_gpu_blocks).
 	Blocks int
-	// BlockSize is the block size the plan was made for, tokens.
+	// BlockSize is the block size the plan was made for, tokens: the one
+	// asked for, or the larger attention block vLLM sets for a hybrid model
+	// (Hybrid).
 	BlockSize int
+	// Hybrid is vLLM's layout of a hybrid model's cache (nil for a model
+	// without recurrent state); StateBlocks the blocks each running request
+	// holds for its state (Hybrid.StateGroups).
+	Hybrid      *HybridKV
+	StateBlocks int
 }
 
 // Tokens is the KV capacity in tokens, Blocks × BlockSize.
@@ -159,8 +166,20 @@ func PlanMemoryParallel(arch *model.Arch, sys *hardware.System, par model.Parall
 		BlockSize:       blockSize,
 	}
 	p.KVBudgetBytes = p.UsableBytes - p.WeightBytes - p.ActivationBytes - p.NCCLBytes - p.OtherBytes - p.SlidingBytes
+	blockBytes := p.KVBytesPerToken * int64(blockSize)
+	hy, hybrid, err := VLLMHybridKV(arch, sys, tp, kvDtype, blockSize)
+	if err != nil {
+		return MemoryPlan{}, err
+	}
+	if hybrid {
+		// one block id holds a page in each of GroupSize tensors; a token
+		// block takes one in each attention group (HybridKV)
+		p.Hybrid, p.BlockSize = &hy, hy.BlockSize
+		blockBytes = hy.BlockBytes() * int64(hy.AttnGroups)
+		p.StateBlocks = (hy.StateGroups + hy.AttnGroups - 1) / hy.AttnGroups
+	}
 	if p.KVBudgetBytes > 0 {
-		p.Blocks = int(p.KVBudgetBytes / (p.KVBytesPerToken * int64(blockSize)))
+		p.Blocks = int(p.KVBudgetBytes / blockBytes)
 	}
 	if p.Blocks < 1 {
 		const gib = 1 << 30
@@ -176,7 +195,7 @@ func PlanMemoryParallel(arch *model.Arch, sys *hardware.System, par model.Parall
 			arch.Name, sys.Name, layout,
 			float64(p.UsableBytes)/gib, gpuMemoryUtilization, float64(sys.MemCapacity)/gib,
 			float64(p.WeightBytes)/gib, float64(p.ActivationBytes)/gib, float64(p.NCCLBytes)/gib,
-			float64(p.OtherBytes)/gib, sliding, float64(p.KVBudgetBytes)/gib, blockSize, p.KVBytesPerToken*int64(blockSize))}
+			float64(p.OtherBytes)/gib, sliding, float64(p.KVBudgetBytes)/gib, p.BlockSize, blockBytes)}
 	}
 	return p, nil
 }

@@ -58,6 +58,12 @@ type hybrid struct {
 	// a2a: a point-to-point all2all backend (nil: the all-gather and
 	// reduce-scatter over the DP ranks)
 	a2a *A2A
+	// gdn: the linear-attention layers' kernels (nil: none); attention
+	// projections of their own format (model.Arch.AttnDtype): aBytes,
+	// flopsA, attnOwn (false: the weights' format)
+	gdn            *GDNCore
+	aBytes, flopsA float64
+	attnOwn        bool
 }
 
 // hyGroup is a group of layers of one kind.
@@ -70,6 +76,9 @@ type hyGroup struct {
 	ffn [2]gemmConst
 	// idx: a sparse layer's indexer projections (q, k)
 	idx [2]gemmConst
+	// proj: a linear-attention layer's projections (model.Arch.
+	// LinearProjections), in place of the QKV and output GEMMs
+	proj []gemmConst
 	// memory-bound bytes per token: norms, q/k norm, dense/shared activation
 	memBytesPerToken float64
 }
@@ -83,10 +92,25 @@ func newHybrid(arch *model.Arch, sys *hardware.System, p model.Parallel, prm Roo
 	qHeads := float64(arch.Heads / tp)
 	kvHeads := float64(arch.KVHeadsPerGPU(tp))
 	hy := &hybrid{layers: float64(arch.Layers), hidden: h, dp: p.DP, window: float64(arch.SlidingWindow)}
+	if arch.AttnDtype != "" && arch.MLA == nil {
+		ad := arch.AttentionDtype()
+		hy.attnOwn, hy.aBytes, hy.flopsA = true, ad.Bytes(), sys.Flops(ad)*prm.ComputeEfficiency
+	}
 	for _, g := range arch.Groups() {
 		gr := hyGroup{n: float64(g.Count), attn: g.Kind.Attn, moe: g.Kind.MoE}
 		gr.memBytesPerToken = 2 * 8 * h
-		if arch.QKNorm {
+		if g.Kind.Attn == model.AttnLinear {
+			// no q/k norm or rotary embedding; the gated RMSNorm reads the
+			// core's output and the gate z and writes the result (bf16)
+			l := arch.Linear
+			gr.memBytesPerToken += 6 * float64(l.ValueHeads*l.ValueDim/tp)
+			for _, f := range arch.LinearProjections(tp) {
+				gr.proj = append(gr.proj, gemmConst{n: float64(f.N), k: float64(f.K), nk: float64(f.N) * float64(f.K)})
+			}
+			if hy.gdn == nil {
+				hy.gdn = NewGDNCore(l, tp, sys.BF16Flops*prm.ComputeEfficiency, sys.MemBW*prm.MemoryEfficiency)
+			}
+		} else if arch.QKNorm {
 			gr.memBytesPerToken += 2 * 2 * (qHeads + kvHeads) * d
 			if arch.QKNormAcrossHeads && tp > 1 {
 				// the variance kernel reads q and k once more
@@ -279,15 +303,15 @@ func (r *Roofline) hybridBreakdown(b *Batch, X float64) Breakdown {
 	var out Breakdown
 	out.OverheadNs = OverheadNs(r.passOverheadNs, r.seqOverheadNs, b)
 
-	var prefill, kvSum, ctxWin, ctxKept float64
-	var ctxS [4]float64 // per attention kind, one layer
+	var prefill, chunks, kvSum, ctxWin, ctxKept float64
+	var ctxS [5]float64 // per attention kind, one layer
 	for i := range b.Prefill {
 		c := &b.Prefill[i]
 		if c.NewTokens <= 0 {
 			continue
 		}
 		n, p := float64(c.NewTokens), float64(c.PrefixTokens)
-		prefill += n
+		prefill, chunks = prefill+n, chunks+1
 		ctxS[model.AttnFull] += r.contextAttentionSeconds(n, p)
 		if hy.sliding {
 			ctxS[model.AttnSliding] += r.contextAttn(model.AttnSliding, n, p)
@@ -315,7 +339,16 @@ func (r *Roofline) hybridBreakdown(b *Batch, X float64) Breakdown {
 		return out
 	}
 	gemm := func(m float64, g gemmConst) float64 { return gemmSeconds(m, g, r.wBytes, r.flopsW, r.memBW) }
-	qkvO := gemm(x, r.gemms[0]) + gemm(x, r.gemms[1])
+	attnGEMM := gemm
+	if hy.attnOwn {
+		attnGEMM = func(m float64, g gemmConst) float64 { return gemmSeconds(m, g, hy.aBytes, hy.flopsA, r.memBW) }
+	}
+	qkvO := attnGEMM(x, r.gemms[0]) + attnGEMM(x, r.gemms[1])
+	var linCtx, linGen float64
+	if hy.gdn != nil {
+		linCtx, linGen = hy.gdn.ContextSeconds(prefill, chunks), hy.gdn.GenerationSeconds(D)
+		ctxS[model.AttnLinear] = linCtx
+	}
 	var gemmS, ctxAll, genAll, memS, expS, dispS float64
 	var mlaProj, mlaKept float64
 	if hy.mla != nil {
@@ -326,8 +359,14 @@ func (r *Roofline) hybridBreakdown(b *Batch, X float64) Breakdown {
 	}
 	for _, g := range hy.groups {
 		attn := qkvO
-		if g.attn == model.AttnMLA {
+		switch g.attn {
+		case model.AttnMLA:
 			attn = mlaProj
+		case model.AttnLinear:
+			attn = 0
+			for _, f := range g.proj {
+				attn += attnGEMM(x, f)
+			}
 		}
 		s := attn + gemm(x, g.ffn[0]) + gemm(x, g.ffn[1]) + gemm(x, g.idx[0]) + gemm(x, g.idx[1])
 		if g.moe {
@@ -348,9 +387,12 @@ func (r *Roofline) hybridBreakdown(b *Batch, X float64) Breakdown {
 		}
 		gemmS += g.n * s
 		ctxAll += g.n * ctxS[g.attn]
-		if g.attn == model.AttnMLA {
+		switch g.attn {
+		case model.AttnMLA:
 			genAll += g.n * hy.mla.GenerationSeconds(D, kvSum, mlaKept)
-		} else {
+		case model.AttnLinear:
+			genAll += g.n * linGen
+		default:
 			genAll += g.n * r.generationAttn(g.attn, D, kvSum, ctxWin, ctxKept)
 		}
 		memS += g.n * x * g.memBytesPerToken / r.memBW

@@ -233,6 +233,11 @@ func (d *deployment) buildPool(s *config.Spec, pl *pool) error {
 		}
 		return cfgErr(field, err)
 	}
+	if d.disagg && arch.StateBytesPerSequence(pl.tp) > 0 {
+		return &config.Error{Field: "engine.workers.disaggregated", Msg: fmt.Sprintf(
+			"%s keeps a recurrent state per request (%d linear-attention layers): moving it from the prefill to the decode worker with the KV cache is not simulated",
+			arch.Name, arch.LinearLayers())}
+	}
 	pl.lockstep = arch.IsMoE() && pl.dp > 1
 	lim := limitsFor(e, pl.spec, pl.field)
 	// vLLM's CUDA graphs (on by default): a MoE layer computes the padded
@@ -290,7 +295,21 @@ func (d *deployment) buildPool(s *config.Spec, pl *pool) error {
 	}
 
 	// the limits' sizing (vLLM's, TensorRT-LLM's: families that plan no pool)
-	blocks := lim.numBlocks
+	blocks, blockSize, stateBlocks := lim.numBlocks, lim.blockSize, 0
+	hy, hybrid, err := perf.VLLMHybridKV(arch, sys, pl.tp, kvDtype, lim.blockSize)
+	if err != nil {
+		return cfgErr("engine.model", err)
+	}
+	if hybrid && lim.ofFree {
+		return &config.Error{Field: "engine.model", Msg: fmt.Sprintf(
+			"%s keeps a recurrent state per request (%d linear-attention layers); TensorRT-LLM's mamba cache manager is not simulated (use engine.backend vllm or sglang)",
+			arch.Name, arch.LinearLayers())}
+	}
+	if hybrid {
+		// vLLM's hybrid KV cache manager (perf.HybridKV): its attention
+		// block size, and a block per state group for each request
+		blockSize, stateBlocks = hy.BlockSize, (hy.StateGroups+hy.AttnGroups-1)/hy.AttnGroups
+	}
 	if blocks == 0 {
 		util := lim.memFraction
 		if lim.ofFree {
@@ -330,14 +349,43 @@ func (d *deployment) buildPool(s *config.Spec, pl *pool) error {
 		// TensorRT-LLM lowers max_seq_len to what the KV cache holds (a
 		// request longer than the cache is refused at arrival)
 		maxLen = min(maxLen, blocks*lim.blockSize)
-	} else if err := checkKVHoldsMaxModelLen(pl, &e.Scheduler, blocks, maxLen, arch.KVBytesPerToken(pl.tp, kvDtype.Bytes())); err != nil {
+	} else if err := checkKVHoldsMaxModelLen(pl, &e.Scheduler, blockSize, stateBlocks, blocks, maxLen, arch.KVBytesPerToken(pl.tp, kvDtype.Bytes())); err != nil {
 		return err
 	}
+	prefix, align := lim.prefixCaching, false
+	if hybrid {
+		prefix, align, pl.args = vllmHybridArgs(e.Scheduler.MambaCacheMode, prefix, hy, stateBlocks)
+	}
 	pl.cfg = engine.Config{
-		MaxNumSeqs: lim.maxSeqs, MaxNumBatchedTokens: lim.maxTokens, BlockSize: lim.blockSize,
-		NumBlocks: blocks, MaxModelLen: maxLen, PrefixCaching: lim.prefixCaching, Options: engines.Options(e, pl.spec),
+		MaxNumSeqs: lim.maxSeqs, MaxNumBatchedTokens: lim.maxTokens, BlockSize: blockSize,
+		NumBlocks: blocks, MaxModelLen: maxLen, PrefixCaching: prefix, Options: engines.Options(e, pl.spec),
+		StateBlocks: stateBlocks, MambaAlign: align,
 	}
 	return nil
+}
+
+// vllmHybridArgs resolves how vLLM caches a hybrid model (one with
+// recurrent state): engine.scheduler.mamba_cache_mode "align" with prefix
+// caching caches its states at block boundaries (align true); any other
+// setting runs without prefix caching, as vLLM does by default for hybrid
+// models (EngineArgs._set_default_args: enable_prefix_caching False when
+// model_config.is_hybrid) and in "none" mode. It returns the prefix caching
+// and align mode the worker runs with and the engine arguments the report
+// gives (metadata.pools[].engine_args): the block size and KV cache groups
+// of vLLM's hybrid manager (perf.HybridKV).
+func vllmHybridArgs(mode string, prefix bool, hy perf.HybridKV, stateBlocks int) (bool, bool, map[string]any) {
+	align := mode == config.MambaCacheModeAlign && prefix
+	resolved := config.MambaCacheModeNone
+	if align {
+		resolved = config.MambaCacheModeAlign
+	}
+	args := map[string]any{"block_size": hy.BlockSize, "enable_prefix_caching": align, "mamba_cache_mode": resolved,
+		"kv_cache_groups": map[string]any{"layers_per_group": hy.GroupSize, "attention": hy.AttnGroups, "state": hy.StateGroups},
+		"page_bytes":      hy.PageBytes, "state_bytes_per_layer": hy.StateBytesPerLayer, "state_blocks_per_request": stateBlocks}
+	if mode == "" && prefix {
+		args["note"] = "vLLM turns prefix caching off by default for hybrid models; engine.scheduler.mamba_cache_mode: align serves them with --enable-prefix-caching (align mode)"
+	}
+	return align, align, args
 }
 
 // memoryCulprit names the spec field to change when a worker's memory plan
@@ -365,11 +413,12 @@ func memoryCulprit(p perf.MemoryPlan, capacity int64, pool string, lim limits) s
 // binary search). The cache is the worker's: derived from memory, or
 // num_gpu_blocks when the spec gives it (vLLM checks its memory before
 // applying num_gpu_blocks_override; here the cache the worker will run with
-// is the one that must hold the request). kvBytesPerToken (per GPU) puts the
-// sizes in GiB, as vLLM states them.
-func checkKVHoldsMaxModelLen(pl *pool, sc *config.Scheduler, blocks, maxLen int, kvBytesPerToken int64) error {
-	bs := sc.BlockSize
-	need := (maxLen + bs - 1) / bs
+// is the one that must hold the request). A hybrid model's request also
+// holds stateBlocks blocks for its recurrent state (perf.HybridKV), and its
+// blocks are bs tokens (vLLM's attention block size for it).
+// kvBytesPerToken (per GPU) puts the sizes in GiB, as vLLM states them.
+func checkKVHoldsMaxModelLen(pl *pool, sc *config.Scheduler, bs, stateBlocks, blocks, maxLen int, kvBytesPerToken int64) error {
+	need := (maxLen+bs-1)/bs + stateBlocks
 	if need <= blocks {
 		return nil
 	}
@@ -388,7 +437,7 @@ func checkKVHoldsMaxModelLen(pl *pool, sc *config.Scheduler, blocks, maxLen int,
 			"(%.2f GiB, %s). Based on the cache, the largest max_model_len that fits is %d: lower max_model_len, "+
 			"or give the KV cache more room (gpu_memory_utilization, tp, quantization.kv_cache: fp8)",
 		maxLen, which, need, bs, float64(int64(need*bs)*kvBytesPerToken)/gib, pl.name, pl.tp,
-		blocks, blocks*bs, float64(int64(blocks*bs)*kvBytesPerToken)/gib, cache, blocks*bs)}
+		blocks, blocks*bs, float64(int64(blocks*bs)*kvBytesPerToken)/gib, cache, (blocks-stateBlocks)*bs)}
 }
 
 // overlap reports whether the deployment's engine forms a pass while the

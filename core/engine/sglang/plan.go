@@ -64,6 +64,11 @@ func (Family) Plan(in engine.PoolInput) (engine.PoolPlan, error) {
 	weights := in.Arch.WeightBytesPerGPUParallel(model.Parallel{TP: in.TP, DP: dp, EP: in.EP})
 	pre := int64(cudaContextBytes) + in.Sys.NCCLMemFor(in.TP*dp)
 	rest := d.MemFractionStatic*float64(in.Sys.MemCapacity) - float64(weights) - float64(pre)
+	mamba, err := mambaPool(in, g, rest, dp)
+	if err != nil {
+		return engine.PoolPlan{}, err
+	}
+	rest -= float64(mamba.size) * float64(mamba.perReq)
 	tokens := int64(0)
 	if rest > 0 {
 		tokens = int64(math.Floor(rest / float64(kvBytes)))
@@ -101,6 +106,10 @@ func (Family) Plan(in engine.PoolInput) (engine.PoolPlan, error) {
 		maxRunning = g.MaxRunningRequests / dp
 	}
 	maxRunning = max(min(maxRunning, reqPool), 1)
+	if mamba.size > 0 {
+		// a running request holds a mamba state slot (HybridReqToTokenPool)
+		maxRunning = min(maxRunning, mamba.size)
+	}
 	maxReqLen := min(ctx-1, t-1)
 	chunk := d.ChunkedPrefillSize
 	conservativeness := g.ScheduleConservativeness
@@ -143,6 +152,67 @@ func (Family) Plan(in engine.PoolInput) (engine.PoolPlan, error) {
 		"cuda_graph_max_bs": cuda, "max_total_num_tokens": t, "max_running_requests": maxRunning,
 		"context_length": ctx, "page_size": page, "schedule_policy": g.SchedulePolicy, "radix_cache": radix,
 		"enable_mixed_chunk": opt.MixedChunk, "overlap_schedule": !g.DisableOverlapSchedule}
+	if mamba.size > 0 {
+		args["max_mamba_cache_size"], args["mamba_ssm_dtype"], args["mamba_state_bytes_per_request"] = mamba.size, mamba.dtype, mamba.perReq
+	}
 	return engine.PoolPlan{Config: cfg, MaxPassTokens: passTokens, CUDAGraphMaxTokens: cuda,
 		Overlap: !g.DisableOverlapSchedule, Args: args, DPRoundRobin: true}, nil
+}
+
+// mambaState is a hybrid model's mamba pool on one GPU: size states of
+// perReq bytes, the recurrent state in dtype.
+type mambaState struct {
+	size   int
+	perReq int64
+	dtype  string
+}
+
+// mambaPool sizes SGLang's mamba pool of a hybrid model (one with
+// linear-attention layers; none otherwise), as ModelRunner's
+// _handle_max_mamba_cache does: max_mamba_cache_size when given; with
+// disable_radix_cache and max_running_requests given, one state per running
+// request; else the share r/(1+r) of the memory left after the weights, r =
+// mamba_full_memory_ratio (0.9), in states of the per-request state (every
+// linear-attention layer's conv and recurrent state on this GPU, the
+// recurrent part at mamba_ssm_dtype, by default the checkpoint's). rest is
+// that memory, bytes; the KV pool gets what the states leave. Errors:
+// no room for one state (SGLang: "Not enough GPU memory for hybrid
+// (mamba/linear-attention) state cache"). With DP attention each of the dp
+// ranks has its own pool: the sizes given are divided among them.
+func mambaPool(in engine.PoolInput, g *config.SGLang, rest float64, dp int) (mambaState, error) {
+	a := in.Arch
+	if a.Linear == nil {
+		return mambaState{}, nil
+	}
+	st := mambaState{dtype: config.SGLangMambaBF16}
+	b := a.Linear.StateBytes
+	if b == 4 {
+		st.dtype = config.SGLangMambaFloat32
+	}
+	switch g.MambaSSMDtype {
+	case config.SGLangMambaFloat32:
+		b, st.dtype = 4, g.MambaSSMDtype
+	case config.SGLangMambaBF16:
+		b, st.dtype = 2, g.MambaSSMDtype
+	}
+	st.perReq = a.StateBytesPerSequenceAs(in.TP, b)
+	ratio := g.MambaFullMemoryRatio
+	if ratio == 0 {
+		ratio = config.DefaultSGLangMambaFullMemoryRatio
+	}
+	switch {
+	case g.MaxMambaCacheSize > 0:
+		st.size = g.MaxMambaCacheSize / dp
+	case g.DisableRadixCache && g.MaxRunningRequests > 0:
+		st.size = g.MaxRunningRequests / dp
+	default:
+		st.size = int(math.Floor(rest * ratio / (1 + ratio) / float64(st.perReq)))
+	}
+	if st.size <= 0 || float64(st.size)*float64(st.perReq) >= rest {
+		const gib = 1 << 30
+		return st, &config.Error{Field: "engine.sglang.mem_fraction_static", Infeasible: true, Msg: fmt.Sprintf(
+			"not enough GPU memory for the hybrid state cache (SGLang: \"Not enough GPU memory for hybrid (mamba/linear-attention) state cache\"): %d states of %.2f MiB in %.2f GiB left after the weights on %s at TP %d",
+			max(st.size, 1), float64(st.perReq)/(1<<20), rest/gib, in.Sys.Name, in.TP)}
+	}
+	return st, nil
 }

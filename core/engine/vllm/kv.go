@@ -74,6 +74,10 @@ type blockGroup struct {
 	ids    [groupSize]int32  // block holding each slot, or blockNone
 	hashes [groupSize]uint64 // the hash of each slot's content, valid where ids is set
 	n      int32             // slots in use
+	// states: bit i is set when a hybrid model's recurrent state at the end
+	// of slot i's block is cached with it (vLLM's align mode, Config.
+	// MambaAlign; in the struct's padding: no byte more per group)
+	states uint32
 }
 
 // groupSize is workload.GroupSize (the engine does not import workload).
@@ -326,7 +330,9 @@ func (m *kvManager) leaveGroup(gi int32, run []qEntry) {
 		return
 	}
 	for _, e := range run {
-		g.ids[m.blocks[e.id].off&(groupSize-1)] = blockNone
+		off := m.blocks[e.id].off & (groupSize - 1)
+		g.ids[off] = blockNone
+		g.states &^= 1 << off
 	}
 }
 
@@ -546,7 +552,7 @@ func (m *kvManager) group(key uint64) int32 {
 			gi = int32(len(m.groups) - 1)
 		}
 		g := &m.groups[gi]
-		g.key, g.ids, g.n = key, noBlocks, 0 // hashes are read only where ids is set
+		g.key, g.ids, g.n, g.states = key, noBlocks, 0, 0 // hashes are read only where ids is set
 		return gi
 	})
 	return gi
@@ -672,3 +678,44 @@ func (m *kvManager) releaseOwn(ids []int32) {
 // blocks it has used, never for its whole capacity.
 const BytesPerBlock = int64(unsafe.Sizeof(kvBlock{})) + 2*int64(unsafe.Sizeof(qEntry{})) + 2*hashtab.SlotBytes +
 	int64(unsafe.Sizeof(blockGroup{}))/groupSize
+
+// cacheState records that the recurrent state at the end of a prompt's
+// block j (hash hashes[j] in the prefix group of keys[j]) is cached with
+// the block that holds it (align mode: the pass that computes up to a block
+// boundary caches the state there, vLLM MambaManager.cache_blocks). A
+// block no longer registered under that hash caches nothing.
+func (m *kvManager) cacheState(hashes, keys []uint64, j int) {
+	if m.cache == nil {
+		return
+	}
+	gi, ok := m.cache.Get(keys[j])
+	if !ok {
+		return
+	}
+	g := &m.groups[gi]
+	if off := slotOf(keys, j); g.ids[off] != blockNone && g.hashes[off] == hashes[j] {
+		g.states |= 1 << off
+	}
+}
+
+// trimToState cuts the last lookup's hits (the first hits blocks found) to
+// those up to the last block whose end holds a cached state (a hybrid
+// model's prefix hit in align mode: vLLM's MambaManager finds the last
+// cached state, and the hit is no longer than it), and returns the hits and
+// how many of them are unreferenced.
+func (m *kvManager) trimToState(hits int) (int, int) {
+	for hits > 0 {
+		b := &m.blocks[m.hits[hits-1]]
+		if b.group >= 0 && m.groups[b.group].states&(1<<(b.off&(groupSize-1))) != 0 {
+			break
+		}
+		hits--
+	}
+	idle := 0
+	for _, id := range m.hits[:hits] {
+		if m.blocks[id].ref == 0 {
+			idle++
+		}
+	}
+	return hits, idle
+}

@@ -44,6 +44,11 @@ func (w *Worker) schedule() bool {
 		for i := 0; i < len(w.active) && budget > 0; i++ {
 			r := w.active[i]
 			n := min(r.tokens()-r.computed, budget)
+			if w.cfg.MambaAlign {
+				if n = w.alignChunk(r, r.computed, n); n == 0 {
+					continue // no block-aligned chunk fits the budget: vLLM skips the request
+				}
+			}
 			need := w.blocksFor(r.computed+n) - len(r.blocks)
 			for need > w.kv.available() {
 				victim := w.active[len(w.active)-1]
@@ -97,6 +102,9 @@ func (w *Worker) schedule() bool {
 		r.prefixKeys()
 		limit := (r.tokens() - 1) / w.cfg.BlockSize
 		hits, idle := w.kv.lookup(r.Hashes, r.Groups, limit)
+		if w.cfg.MambaAlign { // the hit ends where a recurrent state is cached
+			hits, idle = w.kv.trimToState(hits)
+		}
 		if hits == len(r.Hashes) && len(r.saved) > 0 {
 			// A preempted request: past its shared blocks, its own blocks
 			// that were not evicted (all unreferenced).
@@ -105,8 +113,11 @@ func (w *Worker) schedule() bool {
 		}
 		computed := hits * w.cfg.BlockSize
 		n := min(r.tokens()-computed, budget)
+		if w.cfg.MambaAlign {
+			n = w.alignChunk(r, computed, n)
+		}
 		need := w.blocksFor(computed+n) - hits
-		if need > w.kv.available()-idle {
+		if n == 0 || need+w.cfg.StateBlocks > w.kv.available()-idle {
 			break
 		}
 		w.waiting.PopFront()
@@ -176,7 +187,11 @@ func (w *Worker) fastRunning(p int64, budget *int) bool {
 	for _, r := range w.active {
 		d := r.tokens() - r.computed
 		if r == w.tail {
-			d = min(d, newest)
+			if d = min(d, newest); w.cfg.MambaAlign {
+				if d = w.alignChunk(r, r.computed, d); d == 0 {
+					return false
+				}
+			}
 		} else if d != 1 {
 			return false
 		}
@@ -188,7 +203,9 @@ func (w *Worker) fastRunning(p int64, budget *int) bool {
 	for _, r := range w.active {
 		d := r.tokens() - r.computed
 		if r == w.tail {
-			d = min(d, newest)
+			if d = min(d, newest); w.cfg.MambaAlign {
+				d = w.alignChunk(r, r.computed, d)
+			}
 		}
 		r.blocks = w.kv.takeN(w.blocksFor(r.computed+d)-len(r.blocks), r.blocks)
 		w.addToBatch(r, d)
@@ -197,6 +214,31 @@ func (w *Worker) fastRunning(p int64, budget *int) bool {
 	w.takeSteadyBlocks(p)
 	*budget -= w.steady.n
 	return true
+}
+
+// alignChunk is vLLM's block-aligned split of a prefill chunk in a hybrid
+// model's align mode (Config.MambaAlign; Scheduler._mamba_block_aligned_split):
+// a request with computed tokens in the cache, still computing its prompt
+// (or, re-admitted, its tokens but the last), computes n tokens unless that
+// crosses no boundary it must stop at: a chunk that ends before the last
+// block boundary of its tokens is cut to whole blocks (possibly to 0: it
+// waits for a pass with room for a block), and one that would pass that
+// boundary stops on it, so that the state there is cached; the tokens after
+// it are computed in the next pass. Its callers call it in align mode only
+// (a flag test on the scheduler's hot path, not a call).
+func (w *Worker) alignChunk(r *Request, computed, n int) int {
+	if computed >= max(r.Prompt, r.tokens()-1) {
+		return n
+	}
+	bs := w.cfg.BlockSize
+	last := r.tokens() - r.tokens()%bs
+	switch after := computed + n; {
+	case after < last:
+		return n / bs * bs
+	case computed < last && last < after:
+		return last - computed
+	}
+	return n
 }
 
 // mergeBySeq merges b (in seq order) into a (in seq order) and returns the
@@ -224,6 +266,9 @@ func (w *Worker) mergeBySeq(a, b []*Request) []*Request {
 // new blocks its first n tokens require (checked by the caller) and adds it to
 // the pass.
 func (w *Worker) admit(r *Request, n, need int) {
+	if w.cfg.StateBlocks > 0 && !r.stated { // a handoff took its state with its blocks (reserve)
+		w.takeState(r)
+	}
 	r.blocks = w.kv.takeN(need, r.blocks)
 	w.link(r)
 	w.active = append(w.active, r)

@@ -31,6 +31,9 @@ type Request struct {
 	saved []int32
 	lost  int  // tokens in the KV cache when it was last preempted
 	named bool // some of its blocks carry its private content (nameOwn)
+	// stated: it holds Config.StateBlocks blocks for its recurrent state
+	// (Worker.states), from its admission to its release
+	stated bool
 
 	// seq orders the running set: admission order on the worker.
 	seq        uint64
@@ -67,6 +70,12 @@ type Worker struct {
 	inTransfer     int
 	kvArrived      deque
 	reservedNow    []*engine.Request // ReserveWaiting's result, reused
+	// states: the blocks the running requests hold for their recurrent
+	// state (Config.StateBlocks each). They hold no content, so they are
+	// interchangeable: a request releasing its state gives back the last
+	// StateBlocks of them, whichever ids it took (the queue keeps the order
+	// of the blocks with content, the only order observable: kvManager).
+	states []int32
 
 	// The running set, in admission order (seq): a list, so that a request
 	// leaves it in O(1). Requests in it are either steady (w.steady, handled
@@ -143,7 +152,7 @@ func (w *Worker) checkFits(prompt, output, kvOutput int) string {
 	if prompt > w.cfg.MaxModelLen || output > w.cfg.MaxModelLen-prompt {
 		return fmt.Sprintf("prompt (%d) + output (%d) tokens exceed max_model_len (%d)", prompt, output, w.cfg.MaxModelLen)
 	}
-	need := w.blocksFor(prompt + kvOutput)
+	need := w.blocksFor(prompt+kvOutput) + w.cfg.StateBlocks
 	if need > w.cfg.NumBlocks {
 		return fmt.Sprintf("needs %d KV blocks, more than the whole cache (%d blocks of %d tokens)", need, w.cfg.NumBlocks, w.cfg.BlockSize)
 	}
@@ -438,6 +447,11 @@ func (w *Worker) registerFull(r *Request, tokens int) {
 		r.prefixKeys()
 		w.kv.register(r.blocks[j:full], r.Hashes, r.Groups, j)
 		r.registered = full
+		if w.cfg.MambaAlign && tokens%w.cfg.BlockSize == 0 && tokens/w.cfg.BlockSize <= full {
+			// the pass ends on the boundary of a block it fills: the
+			// recurrent state there is cached (align mode)
+			w.kv.cacheState(r.Hashes, r.Groups, tokens/w.cfg.BlockSize-1)
+		}
 	}
 }
 
@@ -468,10 +482,23 @@ func (w *Worker) forgetOwn(r *Request) {
 	r.named = false
 }
 
+// takeState takes r's state blocks (Config.StateBlocks; the caller has
+// checked that they are free and that r holds none). vLLM allocates every
+// KV cache group's blocks in group order, a hybrid model's state groups
+// (its first layers) before the attention's.
+func (w *Worker) takeState(r *Request) {
+	w.states, r.stated = w.kv.takeN(w.cfg.StateBlocks, w.states), true
+}
+
 // releaseBlocks releases r's blocks: through the fast path when none of them
 // is hashed or shared (no prefix-cache hit or registered block, registered ==
 // 0, and no named private content), each then held by r alone.
 func (w *Worker) releaseBlocks(r *Request) {
+	if r.stated { // before its KV, as vLLM frees its groups in order (the state groups first)
+		n := len(w.states) - w.cfg.StateBlocks
+		w.kv.releaseOwn(w.states[n:])
+		w.states, r.stated = w.states[:n], false
+	}
 	if r.registered == 0 && !r.named {
 		w.kv.releaseOwn(r.blocks)
 		return
@@ -525,13 +552,16 @@ func (w *Worker) reserve(r *Request) bool {
 	r.prefixKeys()
 	hits, idle := w.kv.lookup(r.Hashes, r.Groups, (r.Prompt-1)/w.cfg.BlockSize)
 	need := w.blocksFor(r.Prompt) - hits
-	if need > w.kv.available()-idle {
+	if need+w.cfg.StateBlocks > w.kv.available()-idle {
 		return false
 	}
 	w.name(r)
 	hit := hits * w.cfg.BlockSize
 	w.recordLookup(r, hit)
 	r.blocks = w.kv.touch(hits, r.blocks[:0])
+	if w.cfg.StateBlocks > 0 && !r.stated { // a flag test on the admission path, the call for hybrid models only
+		w.takeState(r)
+	}
 	r.blocks = w.kv.takeN(need, r.blocks)
 	r.registered, r.CachedTokens, r.PulledTokens = hits, hit, r.Prompt-hit
 	r.admitted, r.where = true, onReserved
@@ -566,7 +596,7 @@ func (w *Worker) KVArrived(er *engine.Request) {
 // must hold prompt + output − 1 tokens (the transferred prompt, then the KV
 // of every output token but the last, which is sampled and never written).
 func (w *Worker) CheckHandoff(prompt, output int) string {
-	need := w.blocksFor(prompt + max(output-1, 0))
+	need := w.blocksFor(prompt+max(output-1, 0)) + w.cfg.StateBlocks
 	if need > w.cfg.NumBlocks {
 		return fmt.Sprintf("handoff needs %d KV blocks, more than the decode worker's whole cache (%d blocks of %d tokens)", need, w.cfg.NumBlocks, w.cfg.BlockSize)
 	}

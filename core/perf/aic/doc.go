@@ -51,7 +51,10 @@
 //     module's own projections taken off), the kernel tables or the roofline;
 //     all2all.go: DeepEP's dispatch and combine tables for the point-to-point
 //     all2all backends; shared_overlap.go: shared experts hidden under the
-//     routed ones in small passes (vLLM's second stream).
+//     routed ones in small passes (vLLM's second stream); gdn.go: the
+//     Gated DeltaNet kernels of linear-attention layers from gdn_perf
+//     (the conv and chunked-rule rows by batch × seq_len, the conv-update
+//     and recurrent-rule rows by batch; docs/hybrid.md).
 //  8. fallback.go: what stands in for a missing table point (the nearest
 //     measured shape, dtype or GPU count scaled, else the roofline with the
 //     system's memory model), op by op, counted in Fallbacks

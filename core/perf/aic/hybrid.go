@@ -44,6 +44,8 @@ type hybrid struct {
 
 	// mla: the MLA layers' measured cores (mla.go); nil without MLA
 	mla *mlaGrids
+	// gdn: the linear-attention layers' kernels (gdn.go); nil without them
+	gdn *gdnCosts
 
 	// tabulated ns by the rank's tokens x (0..maxTokens): GEMMs, memory
 	// ops; by the MoE tokens X (0..DP·maxTokens): experts, DP collectives
@@ -82,7 +84,14 @@ func (m *Model) setupHybrid(arch *model.Arch, sys *hardware.System, par model.Pa
 	qk := float64(arch.Heads/tp+arch.KVHeadsPerGPU(tp)) * float64(arch.HeadDim)
 	for _, g := range arch.Groups() {
 		gr := aicGroup{n: float64(g.Count), k: g.Kind, memBytes: 2*8*h + 4*qk, memOps: 4}
-		if arch.QKNorm {
+		if g.Kind.Attn == model.AttnLinear {
+			// two residual norms and the gated RMSNorm (read the core's
+			// output and the gate z, write: 6·H_v·d_v/t bytes) in place of
+			// the rotary embedding; no q/k norm. The projections are its own.
+			l := arch.Linear
+			gr.memBytes = 2*8*h + 6*float64(l.ValueHeads*l.ValueDim/tp)
+			gr.attn = arch.LinearProjections(tp)
+		} else if arch.QKNorm {
 			gr.memBytes += 4 * qk
 			gr.memOps++
 			if arch.QKNormAcrossHeads && tp > 1 {
@@ -128,6 +137,12 @@ func (m *Model) setupHybrid(arch *model.Arch, sys *hardware.System, par model.Pa
 	if arch.MLA != nil {
 		var err error
 		if hy.mla, err = m.mlaSetup(arch, sys, tp, kd, sysDir, opt); err != nil {
+			return err
+		}
+	}
+	if arch.Linear != nil {
+		var err error
+		if hy.gdn, err = m.gdnSetup(arch, sys, tp, sysDir, opt); err != nil {
 			return err
 		}
 	}
@@ -654,7 +669,16 @@ func (m *Model) hybridBreakdown(b *perf.Batch, X int) perf.Breakdown {
 	if hy.sharedNs != nil {
 		out.GEMMNs -= hy.sharedHiddenNs(b.Tokens(), out.ExpertsNs)
 	}
-	var fullCtx, fullGen, winCtx, winGen, sparseCtx, sparseGen, idx, mlaCtx, mlaGen float64
+	var fullCtx, fullGen, winCtx, winGen, sparseCtx, sparseGen, idx, mlaCtx, mlaGen, linCtx, linGen float64
+	if hy.gdn != nil {
+		var n, chunks float64
+		for i := range b.Prefill {
+			if c := b.Prefill[i].NewTokens; c > 0 {
+				n, chunks = n+float64(c), chunks+1
+			}
+		}
+		linCtx, linGen = hy.gdn.contextSeconds(n, chunks), hy.gdn.generationSeconds(float64(b.Decodes))
+	}
 	if hy.mla != nil {
 		mlaCtx, mlaGen = m.mlaContextSeconds(b), generationOn(b, hy.mla.gen)
 	} else {
@@ -683,6 +707,9 @@ func (m *Model) hybridBreakdown(b *perf.Batch, X int) perf.Breakdown {
 		case model.AttnMLA:
 			out.ContextAttentionNs += g.n * mlaCtx * 1e9
 			out.GenerationAttentionNs += g.n * mlaGen * 1e9
+		case model.AttnLinear:
+			out.ContextAttentionNs += g.n * linCtx * 1e9
+			out.GenerationAttentionNs += g.n * linGen * 1e9
 		default:
 			out.ContextAttentionNs += g.n * fullCtx * 1e9
 			out.GenerationAttentionNs += g.n * fullGen * 1e9

@@ -244,7 +244,7 @@ func New(arch *model.Arch, sys *hardware.System, opt Options) (*Model, error) {
 		}
 		sel := attnSelect{kind: a.kind, heads: heads, kvHeads: kvHeads, headDim: int64(arch.HeadDim),
 			kvDtype: string(kd), kvBytes: kd.Bytes(), flops: sys.BF16Flops, memBW: sys.MemBW}
-		g := m.attentionGrid(rows, sel, a.table, p, arch.Layers-arch.SlidingLayers(), em)
+		g := m.attentionGrid(rows, sel, a.table, p, arch.Layers-arch.SlidingLayers()-arch.LinearLayers(), em)
 		*a.dst = g
 	}
 

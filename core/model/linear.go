@@ -1,0 +1,126 @@
+package model
+
+import "fmt"
+
+// LinearAttention is the Gated DeltaNet (GDN) linear attention of the
+// AttnLinear layers (Qwen3-Next, Qwen3.5, Qwen3.6: layer_types
+// "linear_attention"; Arch.Linear), as vLLM's GatedDeltaNetAttention runs
+// it (vllm/model_executor/layers/mamba/gdn_linear_attn.py): per token a
+// fused projection in_proj_qkvz (queries and keys of KeyHeads × KeyDim,
+// values and the output gate z of ValueHeads × ValueDim) and in_proj_ba
+// (one beta and one alpha per value head), a causal depthwise convolution
+// of ConvKernel taps over the q, k and v channels, the gated delta rule
+// (a recurrent state of KeyDim × ValueDim per value head), a gated RMSNorm
+// and out_proj. Instead of a KV cache that grows with the context, each
+// request holds a constant state per layer: the convolution's last
+// ConvKernel − 1 inputs and the recurrent state (vLLM MambaSpec, its
+// shapes from MambaStateShapeCalculator.gated_delta_net_state_shape).
+// Dimensions in elements.
+type LinearAttention struct {
+	// KeyHeads, KeyDim are linear_num_key_heads and linear_key_head_dim.
+	KeyHeads, KeyDim int
+	// ValueHeads, ValueDim are linear_num_value_heads and
+	// linear_value_head_dim.
+	ValueHeads, ValueDim int
+	// ConvKernel is linear_conv_kernel_dim (4 in every Qwen3.5 checkpoint).
+	ConvKernel int
+	// StateBytes is the bytes of one element of the recurrent state: 4 when
+	// config.json pins mamba_ssm_dtype to float32 (every Qwen3.5 and
+	// Qwen3.6 checkpoint), else the activations' 2 (bf16). The convolution
+	// state is always bf16.
+	StateBytes float64
+}
+
+// ConvChannels is the channels of the causal convolution on one GPU under
+// tensor parallelism t: (2·KeyHeads·KeyDim + ValueHeads·ValueDim) / t.
+func (l *LinearAttention) ConvChannels(tp int) int {
+	return (2*l.KeyHeads*l.KeyDim + l.ValueHeads*l.ValueDim) / tp
+}
+
+// StateBytesPerLayer is one request's state in one linear-attention layer
+// on one GPU, bytes (vLLM MambaSpec.page_size_bytes before padding):
+//
+//	conv      (ConvKernel − 1) · ConvChannels(t) · 2
+//	temporal  (ValueHeads / t) · KeyDim · ValueDim · StateBytes
+//
+// Qwen3.5-27B at TP 1: 3 · 10,240 · 2 + 48 · 128 · 128 · 4 = 3,207,168.
+func (l *LinearAttention) StateBytesPerLayer(tp int) int64 {
+	conv := int64(l.ConvKernel-1) * int64(l.ConvChannels(tp)) * 2
+	temporal := float64(l.ValueHeads/tp) * float64(l.KeyDim) * float64(l.ValueDim) * l.StateBytes
+	return conv + int64(temporal)
+}
+
+// LinearProjections returns the weight GEMMs of one linear-attention layer
+// on one GPU (N output, K input features) under tensor parallelism t:
+//
+//	in_proj_qkvz  N = (2·H_k·d_k + 2·H_v·d_v) / t, K = h   (column parallel)
+//	in_proj_ba    N = 2·H_v / t,                   K = h   (column parallel)
+//	out_proj      N = h,                           K = H_v·d_v / t (row parallel)
+//
+// Source: vllm/model_executor/layers/mamba/gdn_linear_attn.py (the
+// checkpoint's in_proj_qkv and in_proj_z, in_proj_b and in_proj_a are
+// loaded fused, vllm/model_executor/models/qwen3_5.py).
+func (a *Arch) LinearProjections(tp int) []GEMMShape {
+	l := a.Linear
+	v := l.ValueHeads * l.ValueDim
+	return []GEMMShape{
+		{"in_proj_qkvz", (2*l.KeyHeads*l.KeyDim + 2*v) / tp, a.Hidden},
+		{"in_proj_ba", 2 * l.ValueHeads / tp, a.Hidden},
+		{"out_proj", a.Hidden, v / tp},
+	}
+}
+
+// linearAttentionWeights is the projection weights of one linear-attention
+// layer on one GPU, elements (LinearProjections' N·K).
+func (a *Arch) linearAttentionWeights(tp int) int64 {
+	var w int64
+	for _, g := range a.LinearProjections(tp) {
+		w += int64(g.N) * int64(g.K)
+	}
+	return w
+}
+
+// StateBytesPerSequence is the recurrent state one request holds on one GPU
+// for its whole life, bytes: LinearLayers · StateBytesPerLayer(t) (0 for a
+// model without linear-attention layers). It does not grow with the
+// context: it is what a request costs beyond its KVBytesPerToken.
+func (a *Arch) StateBytesPerSequence(tp int) int64 {
+	if a.Linear == nil {
+		return 0
+	}
+	return int64(a.LinearLayers()) * a.Linear.StateBytesPerLayer(tp)
+}
+
+// StateBytesPerSequenceAs is StateBytesPerSequence with the recurrent state
+// kept at stateBytes per element (an engine's own setting: SGLang's
+// --mamba-ssm-dtype), 0 without linear-attention layers.
+func (a *Arch) StateBytesPerSequenceAs(tp int, stateBytes float64) int64 {
+	if a.Linear == nil {
+		return 0
+	}
+	l := *a.Linear
+	l.StateBytes = stateBytes
+	return int64(a.LinearLayers()) * l.StateBytesPerLayer(tp)
+}
+
+// validate checks the linear attention's dimensions and that tensor
+// parallelism t splits its heads (vLLM shards the key and value heads).
+func (l *LinearAttention) validate(tp int) error {
+	for _, f := range []struct {
+		field string
+		v     int
+	}{{"linear_num_key_heads", l.KeyHeads}, {"linear_key_head_dim", l.KeyDim}, {"linear_num_value_heads", l.ValueHeads},
+		{"linear_value_head_dim", l.ValueDim}, {"linear_conv_kernel_dim", l.ConvKernel}} {
+		if f.v < 1 || f.v > maxMLADim {
+			return fmt.Errorf("%s = %d, out of range 1..%d", f.field, f.v, maxMLADim)
+		}
+	}
+	if l.ValueHeads%l.KeyHeads != 0 {
+		return fmt.Errorf("linear_num_key_heads = %d does not divide linear_num_value_heads = %d", l.KeyHeads, l.ValueHeads)
+	}
+	if tp > 0 && (l.KeyHeads%tp != 0 || l.ValueHeads%tp != 0) {
+		return fmt.Errorf("tensor parallel size %d does not divide linear_num_key_heads = %d and linear_num_value_heads = %d",
+			tp, l.KeyHeads, l.ValueHeads)
+	}
+	return nil
+}

@@ -1,0 +1,93 @@
+package replay
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/aisimulate/aisimulate/core/config"
+	"github.com/aisimulate/aisimulate/core/hardware"
+	"github.com/aisimulate/aisimulate/core/model"
+	"github.com/aisimulate/aisimulate/core/perf"
+)
+
+// hybridSpec is Qwen3.5-27B (Gated DeltaNet and full attention) on one
+// h200_sxm, roofline, with scheduler settings extra and backend lines.
+func hybridSpec(t *testing.T, engineExtra, scheduler string) string {
+	needSharedConfigs(t)
+	return fmt.Sprintf(`
+engine:
+  model: Qwen/Qwen3.5-27B
+  model_config_dir: %s
+  system: h200_sxm
+  perf: {source: roofline}
+  workers: {aggregated: {count: 1, tp: 1}}%s
+%s
+traffic:
+  source: {type: synthetic, num_requests: 8, isl: 1000, osl: 20}
+  load: {mode: concurrency, concurrency: 4}
+`, sharedModelConfigs, engineExtra, scheduler)
+}
+
+// A vLLM worker of a hybrid model runs vLLM's hybrid KV cache manager: the
+// attention block that holds a state (784 tokens for Qwen3.5-27B on one
+// H200), its pool of ⌊budget / (page · 16 layers)⌋ blocks, three state
+// blocks a request, and prefix caching off unless mamba_cache_mode align.
+func TestHybridVLLMWorker(t *testing.T) {
+	rep := runYAML(t, hybridSpec(t, "", "  scheduler: {max_num_seqs: 64, max_num_batched_tokens: 8192, max_model_len: 8192}"))
+	assert.Equal(t, 8, rep.Summary.Completed)
+	assert.Equal(t, 784, rep.Metadata.BlockSize)
+	args := rep.Metadata.Pools[0].EngineArgs
+	assert.Equal(t, "none", args["mamba_cache_mode"])
+	assert.Equal(t, false, args["enable_prefix_caching"])
+	assert.Equal(t, 3, args["state_blocks_per_request"])
+	assert.Contains(t, args["note"], "turns prefix caching off by default for hybrid models")
+
+	arch, err := model.Load("Qwen/Qwen3.5-27B", sharedModelConfigs)
+	require.NoError(t, err)
+	sys, _ := hardware.Builtin("h200_sxm")
+	plan, err := perf.PlanMemoryParallel(arch, sys, model.Parallel{TP: 1, DP: 1}, model.BF16, 8192, 64, config.DefaultGPUMemoryUtilization, 16)
+	require.NoError(t, err)
+	assert.Equal(t, plan.Blocks, *rep.Metadata.NumGPUBlocks)
+
+	// align mode: a 1,000-token prompt prefills in two passes (784, then 216)
+	al := runYAML(t, hybridSpec(t, "", "  scheduler: {max_num_seqs: 64, max_num_batched_tokens: 8192, max_model_len: 8192, mamba_cache_mode: align}"))
+	assert.Equal(t, "align", al.Metadata.Pools[0].EngineArgs["mamba_cache_mode"])
+	assert.Greater(t, al.Summary.TTFT.Mean, rep.Summary.TTFT.Mean)
+
+	// the start-up check counts the state blocks: a cache of 10 blocks holds
+	// a request of (10 − 3) · 784 tokens at most
+	_, err = runYAMLErr(hybridSpec(t, "", "  scheduler: {num_gpu_blocks: 10, max_model_len: 8192}"))
+	assert.ErrorContains(t, err, "the largest max_model_len that fits is 5488")
+	// P/D: the state's transfer is not simulated
+	_, err = runYAMLErr(replaceOnce(hybridSpec(t, "", ""), "workers: {aggregated: {count: 1, tp: 1}}",
+		"workers: {disaggregated: {prefill: {count: 1, tp: 1}, decode: {count: 1, tp: 1}, kv_transfer: {bandwidth_gb_per_s: 50, latency_ms: 0.1}}}"))
+	assert.ErrorContains(t, err, "moving it from the prefill to the decode worker with the KV cache is not simulated")
+}
+
+// An SGLang server of a hybrid model sizes its mamba pool first
+// (ModelRunner._handle_max_mamba_cache): with disable_radix_cache and
+// max_running_requests, one state per running request; the KV pool gets the
+// rest. --mamba-ssm-dtype bfloat16 halves the recurrent state.
+func TestHybridSGLangMambaPool(t *testing.T) {
+	spec := func(sg string) string {
+		return replaceOnce(hybridSpec(t, "\n  backend: sglang\n  sglang: {"+sg+"}", ""), "perf: {source: roofline}", "perf: {source: roofline}")
+	}
+	rep := runYAML(t, spec("disable_radix_cache: true, max_running_requests: 32"))
+	args := rep.Metadata.Pools[0].EngineArgs
+	assert.Equal(t, 32, args["max_mamba_cache_size"])
+	assert.Equal(t, "float32", args["mamba_ssm_dtype"])
+	assert.Equal(t, int64(48*3_207_168), args["mamba_state_bytes_per_request"])
+	bf := runYAML(t, spec("disable_radix_cache: true, max_running_requests: 32, mamba_ssm_dtype: bfloat16")).Metadata.Pools[0].EngineArgs
+	assert.Equal(t, int64(48*(3*10240*2+48*128*128*2)), bf["mamba_state_bytes_per_request"])
+	// the KV pool of the bf16 state is larger by 32 · (the bytes saved) / the KV bytes of a token
+	saved := 32 * 48 * 48 * 128 * 128 * 2
+	tokens := args["max_total_num_tokens"].(int)
+	assert.InDelta(t, tokens+saved/65536, bf["max_total_num_tokens"].(int), 1)
+	// the ratio rule: the mamba pool takes 0.9/1.9 of what the weights leave
+	ratio := runYAML(t, spec("max_running_requests: 32")).Metadata.Pools[0].EngineArgs
+	assert.Greater(t, ratio["max_mamba_cache_size"].(int), 32)
+	assert.Equal(t, 32, ratio["max_running_requests"])
+}
