@@ -14,7 +14,7 @@ import (
 // SupportedArchitectures lists the config.json "architectures" values that
 // Parse accepts: dense decoders with standard GQA attention and a SwiGLU MLP.
 func SupportedArchitectures() []string {
-	return []string{"LlamaForCausalLM", "MistralForCausalLM", "Qwen2ForCausalLM", "Qwen3ForCausalLM"}
+	return []string{"LlamaForCausalLM", "MiMoForCausalLM", "MistralForCausalLM", "Qwen2ForCausalLM", "Qwen3ForCausalLM"}
 }
 
 // hfConfig is the subset of a Hugging Face config.json that Parse reads.
@@ -137,6 +137,11 @@ func Parse(data []byte, name string) (*Arch, error) {
 	a.WeightDtype = BF16
 	if err := applyQuant(a, c.QuantizationConfig, "config.json field quantization_config"); err != nil {
 		return nil, fmt.Errorf("model %s: %w", name, err)
+	}
+	if arch == "MiMoForCausalLM" {
+		// vLLM's mimo.py: Qwen2's layers, plus multi-token-prediction layers
+		a.Approximations = append(a.Approximations,
+			"the multi-token-prediction layers (num_nextn_predict_layers) are not loaded: they serve speculative decoding only")
 	}
 	return a, nil
 }

@@ -41,9 +41,11 @@
 // MiniMax-M3 (block-sparse attention; the language model of its multimodal
 // checkpoint) and the DeepSeek family with multi-head latent attention
 // (mla.go, mlaconfig.go, mlaquant.go: DeepSeek-V2/V3/V3.2, Kimi-K2/K2.5,
-// GLM-5). Hybrid (HybridArchitectures): Qwen3-Next, Qwen3.5 and Qwen3.6,
-// dense and MoE (linear-attention layers beside full attention; the
-// language model of the multimodal checkpoints). docs/moe.md describes the
+// GLM-5). Hybrid and multimodal (HybridArchitectures): Qwen3-Next, Qwen3.5
+// and Qwen3.6, dense and MoE (linear-attention layers beside full
+// attention), and Qwen3-VL (the Qwen3 or Qwen3-MoE decoder of text_config);
+// of a multimodal checkpoint the language model is read, its vision tower
+// left out. docs/moe.md describes the
 // MoE families, docs/hybrid.md the hybrid ones.
 //
 // # Units

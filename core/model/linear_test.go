@@ -132,3 +132,40 @@ func TestQwen35ConfigErrors(t *testing.T) {
 	_, err = Parse([]byte(`{`+strings.Replace(base, `"linear_key_head_dim":8,`, "", 1)+`,"full_attention_interval":2}}`), "m")
 	assert.ErrorContains(t, err, "config.json field text_config.linear_key_head_dim is missing")
 }
+
+// TestQwen3VLLanguageModel: Qwen3-VL's text_config is a Qwen3 (dense) or
+// Qwen3-MoE language model, the same shapes as the text releases: the
+// language model of Qwen3-VL-235B-A22B counts Qwen3-235B-A22B's parameters,
+// that of Qwen3-VL-32B Qwen3-32B's; the vision tower is left out and said so.
+func TestQwen3VLLanguageModel(t *testing.T) {
+	vl := loadShared(t, "Qwen/Qwen3-VL-235B-A22B-Instruct")
+	txt := loadShared(t, "Qwen/Qwen3-235B-A22B-FP8")
+	assert.Equal(t, txt.Params(), vl.Params())
+	assert.Equal(t, txt.MoE.Experts, vl.MoE.Experts)
+	assert.True(t, vl.QKNorm)
+	assert.Contains(t, vl.Approximations, "multimodal checkpoint: the language model (text_config) is simulated; the vision tower and its weights are left out")
+	d := loadShared(t, "Qwen/Qwen3-VL-32B-Instruct")
+	q := loadShared(t, "Qwen/Qwen3-32B-FP8")
+	assert.False(t, d.Hybrid())
+	assert.True(t, d.QKNorm)
+	assert.Equal(t, q.Params(), d.Params())
+	assert.Equal(t, q.KVBytesPerToken(2, 2), d.KVBytesPerToken(2, 2))
+	small := loadShared(t, "Qwen/Qwen3-VL-2B-Instruct")
+	assert.True(t, small.TieEmbeddings)
+}
+
+// TestTextReleasesOfKnownLayers: MiMo-7B is Qwen2's decoder (vLLM mimo.py)
+// with multi-token-prediction layers left out; MiniMax-M3's text-only
+// release has the layers of its multimodal checkpoint's language model.
+func TestTextReleasesOfKnownLayers(t *testing.T) {
+	m := loadShared(t, "XiaomiMiMo/MiMo-7B-Base")
+	assert.False(t, m.Hybrid())
+	// 36 · (qkv (32 + 16)·128·4096 + o 4096·4096 + 3·4096·11008) + 2·151,680·4096
+	assert.Equal(t, int64(36*(48*128*4096+4096*4096+3*4096*11008)+2*151680*4096), m.Params())
+	assert.Contains(t, m.Approximations[0], "multi-token-prediction")
+	txt := loadShared(t, "MiniMaxAI/MiniMax-M3")
+	vl := loadShared(t, "nvidia/MiniMax-M3-NVFP4")
+	assert.Equal(t, vl.Params(), txt.Params())
+	assert.Equal(t, vl.Groups(), txt.Groups())
+	assert.Equal(t, BF16, txt.ExpertDtype())
+}

@@ -22,6 +22,33 @@ var hybridFamilies = map[string]family{
 	"Qwen3NextForCausalLM":               {readQwen35, roleFormats},
 	"Qwen3_5ForConditionalGeneration":    {readQwen35, roleFormats},
 	"Qwen3_5MoeForConditionalGeneration": {readQwen35, roleFormats},
+	// Qwen3-VL: the language model of text_config is Qwen3 (dense) or
+	// Qwen3-MoE, as vLLM's qwen3_vl.py and qwen3_vl_moe.py run it
+	"Qwen3VLForConditionalGeneration":    {readQwen3Dense, denseQuant},
+	"Qwen3VLMoeForConditionalGeneration": {readQwenMoE, moeQuant},
+	// MiniMax-M3's text-only release (the layers of MiniMaxM3SparseForCausalLM)
+	"MiniMaxM3ForCausalLM": {readMiniMaxM3, moeQuant},
+}
+
+// readQwen3Dense: a Qwen3 dense decoder (Qwen3ForCausalLM's layers: GQA with
+// per-head q/k RMSNorm, a SwiGLU FFN of intermediate_size).
+func readQwen3Dense(c *moeConfig, a *Arch) error {
+	if a.Intermediate == 0 {
+		return fmt.Errorf("intermediate_size is missing")
+	}
+	a.QKNorm = true
+	return nil
+}
+
+// denseQuant sets a dense decoder's weight format from quantization_config
+// as Parse does (applyQuant: one format for every linear layer; exclusions
+// that leave a layer's GEMMs unquantized are refused).
+func denseQuant(q *moeQuantConfig, a *Arch) error {
+	a.WeightDtype = BF16
+	if q == nil {
+		return nil
+	}
+	return applyQuant(a, &q.quantConfig, "config.json field quantization_config")
 }
 
 // HybridArchitectures lists the hybrid and multimodal "architectures"

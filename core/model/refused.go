@@ -3,4 +3,21 @@ package model
 // refusedArchitectures names the architectures that Parse recognises but
 // refuses, each with what the simulator lacks to model it faithfully (the
 // error says it instead of the generic list of supported families).
-var refusedArchitectures = map[string]string{}
+var refusedArchitectures = map[string]string{
+	"DeepseekV4ForCausalLM": "DeepSeek-V4's layers are not modelled: compressed sparse and heavily compressed attention (compress_ratios: " +
+		"a KV cache of 1/4 and 1/128 of the tokens with an indexer, beside a 128-token sliding window), manifold-constrained " +
+		"hyper-connections (hc_mult residual streams), hash-routed first layers (num_hash_layers) and grouped output LoRA (o_groups, o_lora_rank)",
+	"KimiK3ForConditionalGeneration": "Kimi-K3 (kimi_linear) is not modelled: Kimi Delta Attention layers (a recurrent state with per-key gates) " +
+		"beside MLA layers (linear_attn_config), and latent experts (routed_expert_hidden_size below hidden_size) with block attention residuals",
+	"Gemma4ForConditionalGeneration": "Gemma-4's layers are not modelled: sliding and full attention layers of different head_dim " +
+		"(head_dim, global_head_dim) and KV heads (num_key_value_heads, num_global_key_value_heads) with keys shared as values " +
+		"(attention_k_eq_v), a MoE block beside the dense MLP (enable_moe_block) and per-layer input embeddings",
+	"MiMoV2FlashForCausalLM": "MiMo-V2-Flash's layers are not modelled: full and sliding-window attention layers with their own head counts " +
+		"(swa_num_key_value_heads), values narrower than keys (v_head_dim 128, head_dim 192) and attention sinks on the sliding layers",
+	"DeciLMForCausalLM": "DeciLM (Llama-Nemotron NAS) is not modelled: its layers differ one by one (block_configs: attention replaced by a " +
+		"linear layer or removed, a different FFN width per layer), where the simulator prices groups of identical layers",
+	"Llama4ForConditionalGeneration": "Llama-4 is not modelled yet: chunked local attention (attention_chunk_size, three layers in four) " +
+		"reads (position mod chunk) + 1 keys, which the engines' decode windows (min(kv + 1, W)) do not express",
+	"NemotronHForCausalLM": "Nemotron-H is not modelled yet: its layers are single mixers (hybrid_override_pattern or layers_block_type: " +
+		"a Mamba-2 layer without FFN, an attention layer without FFN, a MoE or MLP layer without attention) with non-gated relu2 experts",
+}
