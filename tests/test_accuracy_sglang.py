@@ -93,3 +93,28 @@ def test_pd_row_spec():
     assert d["decode"]["sglang"]["max_running_requests"] == 128
     assert d["kv_transfer"] == {}
     assert measured == 20 * 640 and sglang.sglang_layout(spec) == "P/D 6×TP1 + 5×TP2"
+
+
+def test_inferencex_pd_rows_by_the_recipe_run_of_their_day():
+    """InferenceX's SGLang P/D rows record no worker counts or speculative decoding: the
+    configurations of the recipe run that day decide. An H100 row (2026-02-13: MTP only,
+    its decode TEP) is identified but runs TP 16 across two nodes; an H200 1k/1k row at
+    c = 8 has two candidates (with and without MTP); the H200 8k/1k row at c = 2 has one,
+    bs8-1p6d-mtp, simulated with its flags: 1 prefill and 6 decode servers of TP 8, EAGLE
+    2 steps on the decode side."""
+    aliases = accuracy.load_aliases(ALIASES)
+    kw = dict(perf="aic", aliases=aliases, model_configs=accuracy.DEFAULT_MODEL_CONFIGS,
+              database=accuracy.DEFAULT_DATABASE)
+    h100 = _row("2026_03_25_deepseek_r1_h100_sxm_sglang_fp8_disagg_1024x1024_c8_")
+    with pytest.raises(ValueError, match="h100-fp8-1p2d-max-tp-mtp.yaml .*TP 16 spans two h100_sxm nodes"):
+        accuracy.row_spec(h100, **kw)
+    h200 = _row("2026_04_06_deepseek_r1_h200_sxm_sglang_fp8_disagg_1024x1024_c8_")
+    with pytest.raises(ValueError, match="2 configurations of its recipe ran these lengths at c = 8"):
+        accuracy.row_spec(h200, **kw)
+    one = next(r for r in accuracy.read_silicon(SILICON) if r["id"].startswith("2026_04_06_deepseek_r1_h200_sxm_sglang_fp8_disagg_8192x1024_c2_"))
+    spec, _, measured = accuracy.row_spec(one, **kw)
+    d = spec["engine"]["workers"]["disaggregated"]
+    assert (d["prefill"]["count"], d["prefill"]["tp"], d["decode"]["count"], d["decode"]["tp"]) == (1, 8, 6, 8)
+    assert d["decode"]["sglang"]["speculative_algorithm"] == "EAGLE" and d["decode"]["sglang"]["speculative_num_steps"] == 2
+    assert "speculative_algorithm" not in d["prefill"]["sglang"]
+    assert spec["engine"]["quantization"]["kv_cache"] == "auto" and measured == 20

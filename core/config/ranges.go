@@ -106,6 +106,8 @@ var ranges = map[string]fieldRange{
 	"SGLang.context_length":                            ints(1, MaxModelLen, ""),
 	"SGLang.schedule_conservativeness":                 {kind: numberRange, min: 0, max: 1e3, openMin: true},
 	"SGLang.cuda_graph_max_bs":                         ints(1, MaxNumSeqs, ""),
+	"SGLang.speculative_num_steps":                     ints(1, MaxMTPLayers, ""),
+	"SGLang.speculative_acceptance_rate":               {kind: numberRange, min: 0, max: 1},
 
 	"Pool.count":              ints(1, MaxWorkers, ""),
 	"Pool.tp":                 ints(1, MaxTP, " (one node)"),

@@ -94,6 +94,9 @@ func rangeCases() map[string]rangeCase {
 				"engine.trtllm.cuda_graph_config." + field}
 		case "SGLang":
 			c = rangeCase{spec(engine(`, "backend": "sglang"`), traffic(synth, conc)), "engine.sglang." + field}
+			if strings.HasPrefix(field, "speculative_") { // EAGLE's fields need its algorithm
+				c.base = spec(engine(`, "backend": "sglang", "sglang": {"speculative_algorithm": "EAGLE", "speculative_num_steps": 1}`), traffic(synth, conc))
+			}
 		case "KVTransfer":
 			c = rangeCase{disagg, "engine.workers.disaggregated.kv_transfer." + field}
 		case "KVRouter":

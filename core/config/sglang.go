@@ -70,6 +70,29 @@ type SGLang struct {
 	MaxMambaCacheSize    int     `json:"max_mamba_cache_size,omitempty"`
 	MambaSSMDtype        string  `json:"mamba_ssm_dtype,omitempty"`
 	MambaFullMemoryRatio float64 `json:"mamba_full_memory_ratio,omitempty"`
+	// SpeculativeAlgorithm is --speculative-algorithm: SGLangSpecEAGLE, or
+	// SGLangSpecNEXTN (a DeepSeek-style MTP layer as the draft, run by the
+	// same EAGLE worker); "": none.
+	SpeculativeAlgorithm string `json:"speculative_algorithm,omitempty"`
+	// SpeculativeNumSteps is --speculative-num-steps: the draft model's
+	// steps per decode iteration, each proposing one token (required with an
+	// algorithm).
+	SpeculativeNumSteps int `json:"speculative_num_steps,omitempty"`
+	// SpeculativeEagleTopk is --speculative-eagle-topk: 1 (a chain of
+	// drafts; the tree of topk > 1 is not modelled).
+	SpeculativeEagleTopk int `json:"speculative_eagle_topk,omitempty"`
+	// SpeculativeNumDraftTokens is --speculative-num-draft-tokens: the
+	// tokens each decode verifies; with topk 1, speculative_num_steps + 1
+	// (server_args.py sets it so).
+	SpeculativeNumDraftTokens int `json:"speculative_num_draft_tokens,omitempty"`
+	// SpeculativeAcceptanceRate is the simulation's, not a flag SGLang
+	// takes: the probability that a draft token is accepted when every
+	// draft before it was (default DefaultMTPAcceptanceRate).
+	SpeculativeAcceptanceRate float64 `json:"speculative_acceptance_rate,omitempty"`
+	// EnableSpecV2 is the environment's SGLANG_ENABLE_SPEC_V2=1: the EAGLE
+	// worker of spec v2, which keeps the overlap scheduler (without it
+	// speculative decoding turns the overlap scheduler off).
+	EnableSpecV2 bool `json:"enable_spec_v2,omitempty"`
 }
 
 // engine.sglang.mamba_ssm_dtype values (server_args.py --mamba-ssm-dtype).
@@ -80,6 +103,22 @@ const (
 
 // DefaultSGLangMambaFullMemoryRatio is --mamba-full-memory-ratio's default.
 const DefaultSGLangMambaFullMemoryRatio = 0.9
+
+// engine.sglang.speculative_algorithm values (server_args.py: NEXTN is run
+// by the EAGLE worker, speculative/eagle_worker.py).
+const (
+	SGLangSpecEAGLE = "EAGLE"
+	SGLangSpecNEXTN = "NEXTN"
+	// DefaultSGLangSpeculativeMaxRunningRequests: server_args.py
+	// _handle_speculative_decoding's max_running_requests with EAGLE when
+	// none is given.
+	DefaultSGLangSpeculativeMaxRunningRequests = 48
+)
+
+var sglangSpecAlgorithms = []string{SGLangSpecEAGLE, SGLangSpecNEXTN}
+
+// Speculative reports whether g runs EAGLE speculative decoding.
+func (g *SGLang) Speculative() bool { return g != nil && g.SpeculativeAlgorithm != "" }
 
 // BackendSGLang is engine.backend's value for SGLang.
 const BackendSGLang = "sglang"
@@ -237,6 +276,9 @@ func SGLangDefaults(r Release, memBytes int64, tp, pp, dp int, given *SGLang) SG
 		if g > 60*gib {
 			reserved = math.Max(reserved, 10*gib)
 		}
+		if given.Speculative() {
+			reserved += 2 * gib // "eagle draft models and cuda graphs"
+		}
 	case !r.Before(sglangReservedRuleSince):
 		switch {
 		case g < 35*gib:
@@ -304,8 +346,10 @@ func sglangDefaults(s *Spec, present func(string) bool) {
 		e.Perf.Source = a
 	}
 	for _, pl := range e.Workers.pools() {
-		if pl.pool.SGLang != nil {
-			inheritSGLang(pl.pool.SGLang, e.SGLang, pl.path+".sglang.", present)
+		if g := pl.pool.SGLang; g != nil {
+			prefix := pl.path + ".sglang."
+			inheritSGLang(g, e.SGLang, prefix, present)
+			sglangSpecDefaults(g, func(k string) bool { return present(prefix+k) || present("engine.sglang."+k) })
 		}
 	}
 }
@@ -336,6 +380,25 @@ func sglangFixedDefaults(g *SGLang, p string, present func(string) bool) {
 	}
 	if !present(p + "schedule_conservativeness") {
 		g.ScheduleConservativeness = DefaultSGLangScheduleConservativeness
+	}
+	sglangSpecDefaults(g, func(k string) bool { return present(p + k) })
+}
+
+// sglangSpecDefaults fills EAGLE's defaults of block g: topk 1, its draft
+// tokens speculative_num_steps + 1 (server_args.py), the simulation's
+// acceptance rate; given(k) reports whether field k was given.
+func sglangSpecDefaults(g *SGLang, given func(string) bool) {
+	if !g.Speculative() {
+		return
+	}
+	if g.SpeculativeEagleTopk == 0 {
+		g.SpeculativeEagleTopk = 1
+	}
+	if g.SpeculativeNumDraftTokens == 0 && g.SpeculativeEagleTopk == 1 {
+		g.SpeculativeNumDraftTokens = g.SpeculativeNumSteps + 1
+	}
+	if !given("speculative_acceptance_rate") {
+		g.SpeculativeAcceptanceRate = DefaultMTPAcceptanceRate
 	}
 }
 
@@ -418,7 +481,45 @@ func (g *SGLang) validate(p string) error {
 			return err
 		}
 	}
-	return checkEnum(p+"schedule_policy", "SGLang.schedule_policy", g.SchedulePolicy)
+	if err := checkEnum(p+"schedule_policy", "SGLang.schedule_policy", g.SchedulePolicy); err != nil {
+		return err
+	}
+	return g.validateSpeculative(p)
+}
+
+// validateSpeculative checks the EAGLE arguments of block g (at prefix p).
+func (g *SGLang) validateSpeculative(p string) error {
+	if !g.Speculative() {
+		for _, f := range []struct {
+			key string
+			set bool
+		}{{"speculative_num_steps", g.SpeculativeNumSteps != 0}, {"speculative_eagle_topk", g.SpeculativeEagleTopk != 0},
+			{"speculative_num_draft_tokens", g.SpeculativeNumDraftTokens != 0}, {"speculative_acceptance_rate", g.SpeculativeAcceptanceRate != 0},
+			{"enable_spec_v2", g.EnableSpecV2}} {
+			if f.set {
+				return errorf(p+f.key, "belongs to speculative decoding: give speculative_algorithm (%s)", strings.Join(sglangSpecAlgorithms, " or "))
+			}
+		}
+		return nil
+	}
+	if err := checkEnum(p+"speculative_algorithm", "SGLang.speculative_algorithm", g.SpeculativeAlgorithm); err != nil {
+		return err
+	}
+	if g.SpeculativeNumSteps == 0 {
+		return errorf(p+"speculative_num_steps", "is required with speculative_algorithm %s (SGLang's automatic choice by model is not modelled)", g.SpeculativeAlgorithm)
+	}
+	if err := firstErr(checkInt(p+"speculative_num_steps", "SGLang.speculative_num_steps", g.SpeculativeNumSteps),
+		checkFloat(p+"speculative_acceptance_rate", "SGLang.speculative_acceptance_rate", g.SpeculativeAcceptanceRate)); err != nil {
+		return err
+	}
+	if g.SpeculativeEagleTopk != 1 {
+		return errorf(p+"speculative_eagle_topk", "%d is not modelled: only 1 (a chain of draft tokens; EAGLE's token tree is not)", g.SpeculativeEagleTopk)
+	}
+	if g.SpeculativeNumDraftTokens != g.SpeculativeNumSteps+1 {
+		return errorf(p+"speculative_num_draft_tokens", "must be speculative_num_steps + 1 (%d) with speculative_eagle_topk 1, got %d",
+			g.SpeculativeNumSteps+1, g.SpeculativeNumDraftTokens)
+	}
+	return nil
 }
 
 // refuseGivenZeros refuses a 0 given for a field of engine.sglang, or of a

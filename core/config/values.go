@@ -225,6 +225,8 @@ var stringEnums = map[string]stringEnum{
 	"SGLang.mamba_ssm_dtype": {values: []string{SGLangMambaFloat32, SGLangMambaBF16}, paths: []string{"engine.sglang.mamba_ssm_dtype"}},
 	"SGLang.schedule_policy": {values: sglangPolicies, paths: []string{"engine.sglang.schedule_policy"},
 		why: "SGLang's fcfs, lpm and lof (dfs-weight and random are not modelled)"},
+	"SGLang.speculative_algorithm": {values: sglangSpecAlgorithms, paths: []string{"engine.sglang.speculative_algorithm"},
+		why: "SGLang's EAGLE worker (EAGLE, NEXTN); EAGLE3, STANDALONE and NGRAM are not modelled"},
 	"Quantization.weights":  {values: weightDtypes, paths: []string{"engine.quantization.weights"}},
 	"Quantization.kv_cache": {values: kvCacheDtypes, paths: []string{"engine.quantization.kv_cache"}},
 	"Pool.placement": {values: placements, paths: []string{"engine.workers.aggregated.placement",

@@ -188,3 +188,25 @@ func TestKVTransferFromTheNetwork(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "bandwidth_gb_per_s")
 }
+
+// EAGLE through the replay: speculative_num_steps 2 at acceptance 0.5 turns
+// a 6-token output into a prefill and three decode passes of 10 ms (1, 1, 2,
+// 2 tokens: TestEAGLEDecodeVerifiesDrafts), the last token at 40 ms; SGLang
+// then runs at most 48 requests when none is given, without the overlap
+// scheduler unless spec v2, and without mixed chunks.
+func TestSGLangEAGLE(t *testing.T) {
+	trace := writeTrace(t, []traceRow{{ts: 0, in: 100, out: 6}})
+	rep := runYAML(t, sglangLinear(trace, ", speculative_algorithm: NEXTN, speculative_num_steps: 2, speculative_acceptance_rate: 0.5, enable_mixed_chunk: true"))
+	r := rep.Records[0]
+	require.Equal(t, report.StatusCompleted, r.Status)
+	assert.InDelta(t, 10, float64(r.FirstTokenNs-r.SendNs)/1e6, 1e-9)
+	assert.InDelta(t, 40, float64(r.EndNs-r.SendNs)/1e6, 1e-9)
+	args := rep.Metadata.Pools[0].EngineArgs
+	assert.Equal(t, 48, args["max_running_requests"])
+	assert.Equal(t, false, args["overlap_schedule"])
+	assert.Equal(t, false, args["enable_mixed_chunk"])
+	assert.Equal(t, 3, args["speculative_num_draft_tokens"])
+	rep = runYAML(t, sglangLinear(trace, ", speculative_algorithm: EAGLE, speculative_num_steps: 2, enable_spec_v2: true"))
+	assert.Equal(t, true, rep.Metadata.Pools[0].EngineArgs["overlap_schedule"])
+	assert.Equal(t, 0.85, rep.Metadata.Pools[0].EngineArgs["speculative_acceptance_rate"])
+}

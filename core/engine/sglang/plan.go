@@ -61,6 +61,14 @@ func (Family) Plan(in engine.PoolInput) (engine.PoolPlan, error) {
 	rel := e.SGLangRelease()
 	d := config.SGLangDefaults(rel, in.Sys.MemCapacity, in.TP*dp, 1, dp, g)
 	kvBytes := in.Arch.KVBytesPerToken(in.TP, in.KVDtype.Bytes())
+	spec := g.Speculative()
+	if spec && in.Arch.Layers > 0 {
+		// EAGLE's draft model keeps its own KV pool of the same tokens
+		// (model_runner.py: the draft worker's token_to_kv_pool); the
+		// draft is one decoder layer of the target's shape (DeepSeek's
+		// NextN layer, an EAGLE head)
+		kvBytes += kvBytes / int64(in.Arch.Layers)
+	}
 	weights := in.Arch.WeightBytesPerGPUParallel(model.Parallel{TP: in.TP, DP: dp, EP: in.EP})
 	pre := int64(cudaContextBytes) + in.Sys.NCCLMemFor(in.TP*dp)
 	rest := d.MemFractionStatic*float64(in.Sys.MemCapacity) - float64(weights) - float64(pre)
@@ -98,12 +106,19 @@ func (Family) Plan(in engine.PoolInput) (engine.PoolPlan, error) {
 	}
 	t := int(tokens)
 	reqPool := g.MaxRunningRequests
+	if reqPool == 0 && spec {
+		reqPool = config.DefaultSGLangSpeculativeMaxRunningRequests
+	}
 	if reqPool == 0 {
 		reqPool = min(max(int(float64(t)/float64(ctx)*512), 2048), 4096)
 	}
 	maxRunning := t / 2
-	if g.MaxRunningRequests > 0 {
-		maxRunning = g.MaxRunningRequests / dp
+	given := g.MaxRunningRequests
+	if given == 0 && spec {
+		given = config.DefaultSGLangSpeculativeMaxRunningRequests // server_args.py _handle_speculative_decoding
+	}
+	if given > 0 {
+		maxRunning = given / dp
 	}
 	maxRunning = max(min(maxRunning, reqPool), 1)
 	if mamba.size > 0 {
@@ -124,7 +139,14 @@ func (Family) Plan(in engine.PoolInput) (engine.PoolPlan, error) {
 	minRatio := math.Min(init*minNewTokenRatioFactor, 1)
 	opt := Options{ChunkedPrefillSize: chunk, MaxPrefillTokens: g.MaxPrefillTokens, PageSize: page, Policy: g.SchedulePolicy,
 		InitNewTokenRatio: init, MinNewTokenRatio: minRatio, NewTokenRatioDecay: (init - minRatio) / newTokenRatioDecaySteps,
-		MixedChunk: g.EnableMixedChunk && chunk > 0, RadixCache: radix, MaxReqLen: maxReqLen, MaxReqInputLen: maxReqLen - 5}
+		MixedChunk: g.EnableMixedChunk && chunk > 0 && !spec, RadixCache: radix, MaxReqLen: maxReqLen, MaxReqInputLen: maxReqLen - 5}
+	// EAGLE (server_args.py _handle_speculative_decoding): no mixed chunks,
+	// and the overlap scheduler off unless spec v2 (SGLANG_ENABLE_SPEC_V2)
+	overlap := !g.DisableOverlapSchedule
+	if spec {
+		opt.DraftSteps, opt.Acceptance = g.SpeculativeNumSteps, g.SpeculativeAcceptanceRate
+		overlap = overlap && g.EnableSpecV2
+	}
 	if opt.MaxReqInputLen < 1 {
 		return engine.PoolPlan{}, &config.Error{Field: "engine.sglang.max_total_tokens", Infeasible: true,
 			Msg: fmt.Sprintf("a token pool of %d tokens leaves no room for a prompt (max_req_len %d)", t, maxReqLen)}
@@ -136,6 +158,7 @@ func (Family) Plan(in engine.PoolInput) (engine.PoolPlan, error) {
 	if opt.MixedChunk {
 		passTokens += maxRunning
 	}
+	passTokens = max(passTokens, maxRunning*(1+opt.DraftSteps)) // a full decode pass with its drafts
 	hash := hashBlockTokens
 	if page > 1 {
 		hash = page
@@ -146,17 +169,22 @@ func (Family) Plan(in engine.PoolInput) (engine.PoolPlan, error) {
 	if in.Name == "prefill" {
 		cuda = 0 // server_args.py: CUDA graphs are off on a prefill server
 	}
+	graphTokens := cuda * (1 + opt.DraftSteps) // a decode's verified drafts are the graph's tokens too
 	args := map[string]any{"release": rel.String(), "defaults_rule": d.Rule,
 		"tp_size": in.TP * dp, "dp_size": dp, "enable_dp_attention": dp > 1,
 		"mem_fraction_static": d.MemFractionStatic, "chunked_prefill_size": chunk, "max_prefill_tokens": g.MaxPrefillTokens,
 		"cuda_graph_max_bs": cuda, "max_total_num_tokens": t, "max_running_requests": maxRunning,
 		"context_length": ctx, "page_size": page, "schedule_policy": g.SchedulePolicy, "radix_cache": radix,
-		"enable_mixed_chunk": opt.MixedChunk, "overlap_schedule": !g.DisableOverlapSchedule}
+		"enable_mixed_chunk": opt.MixedChunk, "overlap_schedule": overlap}
 	if mamba.size > 0 {
 		args["max_mamba_cache_size"], args["mamba_ssm_dtype"], args["mamba_state_bytes_per_request"] = mamba.size, mamba.dtype, mamba.perReq
 	}
-	return engine.PoolPlan{Config: cfg, MaxPassTokens: passTokens, CUDAGraphMaxTokens: cuda,
-		Overlap: !g.DisableOverlapSchedule, Args: args, DPRoundRobin: true}, nil
+	if spec {
+		args["speculative_algorithm"], args["speculative_num_steps"] = g.SpeculativeAlgorithm, g.SpeculativeNumSteps
+		args["speculative_num_draft_tokens"], args["speculative_acceptance_rate"] = g.SpeculativeNumDraftTokens, g.SpeculativeAcceptanceRate
+	}
+	return engine.PoolPlan{Config: cfg, MaxPassTokens: passTokens, CUDAGraphMaxTokens: graphTokens,
+		Overlap: overlap, Args: args, DPRoundRobin: true}, nil
 }
 
 // mambaState is a hybrid model's mamba pool on one GPU: size states of

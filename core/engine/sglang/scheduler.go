@@ -35,10 +35,28 @@ func (w *Worker) PlanPass() bool {
 	w.resetBatch()
 	w.mergeLast()
 	if w.formPrefill() || w.formDecode() {
+		w.draftSteps()
 		return true
 	}
 	w.pass = w.pass[:0]
 	return false
+}
+
+// draftSteps adds EAGLE's draft model to the formed pass
+// (speculative/eagle_worker.py): after a decode pass's verify, the draft
+// model extends over the accepted tokens and proposes the next drafts,
+// speculative_num_steps forwards in all; after a prefill pass, one forward
+// over the prompt (forward_draft_extend) gives its first draft. Each is
+// priced as one decoder layer of the pass and the LM head (perf.DraftNs).
+func (w *Worker) draftSteps() {
+	if w.opt.DraftSteps == 0 {
+		return
+	}
+	if w.batch.Decodes > 0 {
+		w.batch.DraftSteps = w.opt.DraftSteps
+	} else {
+		w.batch.DraftSteps = 1
+	}
 }
 
 // BeginPass starts the planned pass, lasting durNs.
@@ -58,6 +76,7 @@ func (w *Worker) resetBatch() {
 	b := &w.batch
 	b.Prefill = b.Prefill[:0]
 	b.Decodes, b.DecodeKVSum, b.Samplers = 0, 0, 0
+	b.SpecTokens, b.DraftSteps = 0, 0
 	b.DecodeWindowSums = b.DecodeWindowSums[:0]
 	for range w.cfg.DecodeWindows {
 		b.DecodeWindowSums = append(b.DecodeWindowSums, 0)
@@ -432,19 +451,22 @@ func (w *Worker) recordLookup(r *Request) {
 	p.Hits += int64(r.prefix)
 }
 
-// addDecode adds r's decode (one token at KV length computed) to the pass.
+// addDecode adds r's decode (one token at KV length computed) to the pass;
+// with EAGLE it verifies its drafts too: it writes w.verify tokens of KV (the
+// rejected ones are freed at the pass's end) and samples at each.
 func (w *Worker) addDecode(r *Request) {
-	if !w.alloc(1) {
+	if !w.alloc(w.verify) {
 		panic("sglang: decode out of memory after the check")
 	}
-	r.own++
-	r.scheduled, r.decode = 1, true
-	kv := r.computed() - 1
+	r.own += w.verify
+	r.scheduled, r.decode = w.verify, true
+	kv := r.computed() - w.verify
 	w.batch.AddDecode(kv)
 	for i, win := range w.cfg.DecodeWindows {
 		w.batch.DecodeWindowSums[i] += int64(min(kv+1, win))
 	}
-	w.batch.Samplers++
+	w.batch.SpecTokens += w.verify - 1
+	w.batch.Samplers += w.verify
 	w.pass = append(w.pass, r)
 }
 
@@ -466,11 +488,11 @@ func (w *Worker) formDecode() bool {
 // decodeMem makes room for one token per running request
 // (check_decode_mem, then retract_decode when it fails).
 func (w *Worker) decodeMem() {
-	need := w.pages(len(w.running)) // page_size 1: one token each
+	need := w.pages(len(w.running) * w.verify) // page_size 1: one token each (EAGLE: the drafts verified too)
 	if w.opt.PageSize > 1 {
 		need = 0
 		for _, r := range w.running {
-			if r.computed()%w.opt.PageSize == 0 {
+			if r.computed()%w.opt.PageSize+w.verify > w.opt.PageSize {
 				need += w.opt.PageSize
 			}
 		}
@@ -527,8 +549,10 @@ func (w *Worker) retract() {
 	}
 }
 
-// decodeFits reports whether n requests can each take a token (evicting).
+// decodeFits reports whether n requests can each take a decode's tokens
+// (evicting).
 func (w *Worker) decodeFits(n int) bool {
+	n *= w.verify
 	if w.free < n && w.tree != nil {
 		w.evict(n)
 	}
@@ -593,7 +617,17 @@ func (w *Worker) FinishPass() ([]engine.Out, int) {
 		if !r.decode && r.computed() < r.fill() { // a chunk of a longer prompt
 			continue
 		}
-		if r.Generated < r.Output {
+		k := 1
+		if r.decode && w.verify > 1 { // EAGLE: the drafts accepted, meanAccepted a decode, carried in fractions
+			r.accepted += w.meanAccepted
+			n := int(r.accepted)
+			r.accepted -= float64(n)
+			k += n
+			k = min(k, max(r.remaining(), 1))
+			w.release(w.verify - k) // the rejected drafts' KV
+			r.own -= w.verify - k
+		}
+		for ; k > 0 && r.Generated < r.Output; k-- {
 			r.Generated++
 			w.outs = append(w.outs, engine.Out{Req: &r.Request, Kind: engine.OutToken})
 		}

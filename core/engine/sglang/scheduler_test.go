@@ -16,7 +16,7 @@ import (
 type recorder struct{ batches []perf.Batch }
 
 func (r *recorder) PassTime(b *perf.Batch) int64 {
-	c := perf.Batch{Samplers: b.Samplers, Decodes: b.Decodes, DecodeKVSum: b.DecodeKVSum}
+	c := perf.Batch{Samplers: b.Samplers, Decodes: b.Decodes, DecodeKVSum: b.DecodeKVSum, SpecTokens: b.SpecTokens, DraftSteps: b.DraftSteps}
 	c.Prefill = append(c.Prefill, b.Prefill...)
 	r.batches = append(r.batches, c)
 	return 1000
@@ -295,6 +295,9 @@ func TestRandomWorkloadsBalance(t *testing.T) {
 			opt.MixedChunk = trial%4 == 0
 		}
 		opt.MaxPrefillTokens = 64 + rng.IntN(256)
+		if trial%7 == 0 { // EAGLE
+			opt.DraftSteps, opt.Acceptance, opt.MixedChunk = 1+rng.IntN(3), 0.6, false
+		}
 		w, _ := newTestWorker(t, 300+rng.IntN(300), opt)
 		var live []*engine.Request
 		for i := 0; i < 40; i++ {
@@ -330,4 +333,37 @@ func TestRandomWorkloadsBalance(t *testing.T) {
 		require.False(t, w.HasWork(), "trial %d", trial)
 		checkBalanced(t, w)
 	}
+}
+
+// EAGLE (speculative/eagle_worker.py, topk 1, speculative_num_steps 2): each
+// decode verifies 3 tokens (SpecTokens 2, every position sampled) and the
+// draft model runs 2 steps after it (1 after a prefill: its extend over the
+// prompt). At acceptance 0.5 a decode keeps 0.5 + 0.25 = 0.75 drafts on
+// average, carried in fractions: after the prefill's token, decodes give 1
+// (0.75), 2 (1.5), 2 (1.25): 6 tokens in 4 passes, where plain decoding
+// takes 6. The rejected drafts' KV is freed each pass: the pool balances.
+func TestEAGLEDecodeVerifiesDrafts(t *testing.T) {
+	opt := testOptions(0.1)
+	opt.DraftSteps, opt.Acceptance = 2, 0.5
+	w, rec := newTestWorker(t, 1000, opt)
+	r := newRequest(1, 10, 6)
+	w.Add(r)
+	passes := 0
+	for step(w) {
+		passes++
+	}
+	assert.Equal(t, 4, passes)
+	assert.Equal(t, 6, r.Generated)
+	require.Len(t, rec.batches, 4)
+	assert.Equal(t, 1, rec.batches[0].DraftSteps)
+	assert.Equal(t, 0, rec.batches[0].SpecTokens)
+	for _, b := range rec.batches[1:] {
+		assert.Equal(t, 1, b.Decodes)
+		assert.Equal(t, 2, b.SpecTokens)
+		assert.Equal(t, 3, b.Samplers)
+		assert.Equal(t, 2, b.DraftSteps)
+	}
+	// the KV each decode reads: the 10 prompt tokens, then 11 and 13 (1 and 2 accepted)
+	assert.Equal(t, []int64{10, 11, 13}, []int64{rec.batches[1].DecodeKVSum, rec.batches[2].DecodeKVSum, rec.batches[3].DecodeKVSum})
+	checkBalanced(t, w)
 }

@@ -36,6 +36,13 @@ type Options struct {
 	// max_total_num_tokens − 1)) and MaxReqInputLen its max_req_input_len
 	// (max_req_len − 5): longer prompts are refused.
 	MaxReqLen, MaxReqInputLen int
+	// DraftSteps is EAGLE's speculative_num_steps (0: no speculative
+	// decoding): a decode verifies DraftSteps + 1 tokens
+	// (speculative_num_draft_tokens, topk 1) and the draft model runs
+	// DraftSteps steps after each pass; Acceptance the probability that a
+	// draft token is accepted when those before it were.
+	DraftSteps int
+	Acceptance float64
 }
 
 // Scheduler constants of SGLang (python/sglang/srt/environ.py, envs;
@@ -98,6 +105,9 @@ type Request struct {
 	// P/D decode side: the prompt's kvReady tokens arrive by transfer.
 	transferred bool
 	kvReady     int
+	// accepted carries the fraction of a draft token its decodes have
+	// accepted on average (EAGLE: meanAccepted a decode)
+	accepted float64
 }
 
 // fill is fill_ids' length: prompt and output so far.
@@ -138,6 +148,13 @@ type Worker struct {
 	arrived     []*Request
 	reservedNow []*engine.Request
 
+	// EAGLE: the tokens a decode writes (its token and the drafts it
+	// verifies) and the drafts a decode accepts on average, a + a² + … +
+	// a^steps (topk 1: the i-th draft is kept when it and every one before it
+	// are accepted)
+	verify       int
+	meanAccepted float64
+
 	serials                    uint64
 	kv                         engine.KVStats
 	prefix                     engine.PrefixCacheStats
@@ -159,7 +176,15 @@ func NewWorker(cfg engine.Config, pm perf.Model) (*Worker, error) {
 	case pm == nil:
 		return nil, fmt.Errorf("sglang: no perf model")
 	}
-	w := &Worker{cfg: cfg, opt: opt, perf: pm, capacity: cfg.NumBlocks * cfg.BlockSize, ratio: opt.InitNewTokenRatio}
+	if opt.DraftSteps < 0 || !(opt.Acceptance >= 0 && opt.Acceptance <= 1) {
+		return nil, fmt.Errorf("sglang: invalid speculative options %+v", opt)
+	}
+	w := &Worker{cfg: cfg, opt: opt, perf: pm, capacity: cfg.NumBlocks * cfg.BlockSize, ratio: opt.InitNewTokenRatio,
+		verify: 1 + opt.DraftSteps}
+	for i, p := 0, 1.0; i < opt.DraftSteps; i++ {
+		p *= opt.Acceptance
+		w.meanAccepted += p
+	}
 	w.free = w.capacity
 	if opt.RadixCache {
 		w.tree = newRadixTree(opt.PageSize)
@@ -222,9 +247,10 @@ func (w *Worker) pages(tokens int) int {
 // must be shorter than max_req_input_len (scheduler.py
 // validate_input_length), prompt + output at most max_req_len (SGLang would
 // cut the output there; the simulation refuses it instead), and prompt +
-// output − 1 tokens must fit the token pool.
+// output − 1 tokens (with EAGLE, and its last decode's drafts) must fit the
+// token pool.
 func (w *Worker) CheckFits(prompt, output int) string {
-	return w.checkFits(prompt, output, max(output-1, 0))
+	return w.checkFits(prompt, output, max(output-1, 0)+w.verify-1) // EAGLE: its last decode's drafts too
 }
 
 // CheckPrefill is CheckFits for a P/D prefill server (it holds the prompt's
@@ -246,7 +272,7 @@ func (w *Worker) checkFits(prompt, output, kvOutput int) string {
 // CheckHandoff returns why this P/D decode server can never hold a handed-off
 // request, or "".
 func (w *Worker) CheckHandoff(prompt, output int) string {
-	if n := w.pages(prompt + output); n > w.capacity {
+	if n := w.pages(prompt + output + w.verify - 1); n > w.capacity {
 		return fmt.Sprintf("handoff needs %d KV tokens, more than the decode server's whole token pool (%d)", n, w.capacity)
 	}
 	return ""

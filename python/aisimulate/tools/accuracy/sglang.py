@@ -96,6 +96,9 @@ class PDConfig:
     prefill: tuple[int, int, int, bool]
     decode: tuple[int, int, int, bool]
     file: str
+    #: each side's ``launch_server`` flags in ``engine.sglang`` terms (its
+    #: ``sglang_config`` and environment), when tabulated
+    flags: tuple[dict[str, Any], dict[str, Any]] | None = None
 
     def text(self) -> str:
         def side(x: tuple[int, int, int, bool]) -> str:
@@ -103,8 +106,22 @@ class PDConfig:
         return f"{self.file} (P {side(self.prefill)}, D {side(self.decode)}, {self.spec.upper()})"
 
 
-def _pd(isl, osl, spec, conc, prefill, decode, file):
-    return PDConfig(isl, osl, spec, tuple(conc), prefill, decode, file)
+def _pd(isl, osl, spec, conc, prefill, decode, file, flags=None):
+    return PDConfig(isl, osl, spec, tuple(conc), prefill, decode, file, flags)
+
+
+#: srt-slurm's recipes/h200/8k1k/bs8-1p6d-mtp.yaml: both sides radix cache off,
+#: --mem-fraction-static 0.82, SGLANG_ENABLE_SPEC_V2=1; prefill --max-running-requests
+#: 16 and 32,768-token chunks and prefills; decode --max-running-requests 16,
+#: --cuda-graph-max-bs 16, EAGLE 2 steps, topk 1, 3 draft tokens (--attention-backend
+#: flashinfer and --stream-interval 10 not modelled).
+_H200_BS8_MTP = (
+    {"disable_radix_cache": True, "mem_fraction_static": 0.82, "max_running_requests": 16,
+     "max_prefill_tokens": 32768, "chunked_prefill_size": 32768},
+    {"disable_radix_cache": True, "mem_fraction_static": 0.82, "max_running_requests": 16, "cuda_graph_max_bs": 16,
+     "speculative_algorithm": "EAGLE", "speculative_num_steps": 2, "speculative_eagle_topk": 1,
+     "speculative_num_draft_tokens": 3, "enable_spec_v2": True},
+)
 
 
 #: InferenceX's DeepSeek-R1 SGLang P/D recipes (dynamo-sglang through srt-slurm's
@@ -136,7 +153,8 @@ PD_RECIPES = {
         _pd(8192, 1024, "none", [32, 64, 128], (2, 8, 1, False), (3, 8, 1, False), "recipes/h200/8k1k/bs64-2p3d.yaml"),
         _pd(8192, 1024, "none", [64, 128, 256], (1, 8, 1, False), (1, 8, 8, True), "recipes/h200/8k1k/bs128-1p1d-dep.yaml"),
         _pd(8192, 1024, "mtp", [1, 4, 8], (1, 8, 1, False), (7, 8, 1, False), "recipes/h200/8k1k/bs4-1p7d-mtp.yaml"),
-        _pd(8192, 1024, "mtp", [2, 4, 8, 16, 32], (1, 8, 1, False), (6, 8, 1, False), "recipes/h200/8k1k/bs8-1p6d-mtp.yaml"),
+        _pd(8192, 1024, "mtp", [2, 4, 8, 16, 32], (1, 8, 1, False), (6, 8, 1, False), "recipes/h200/8k1k/bs8-1p6d-mtp.yaml",
+            _H200_BS8_MTP),
         _pd(8192, 1024, "mtp", [4, 8, 16, 32, 64], (1, 8, 1, False), (3, 8, 1, False), "recipes/h200/8k1k/bs16-1p3d-mtp.yaml"),
         _pd(8192, 1024, "mtp", [32, 64, 128], (2, 8, 1, False), (3, 8, 1, False), "recipes/h200/8k1k/bs64-2p3d-mtp.yaml"),
         _pd(8192, 1024, "mtp", [32, 64, 128, 256, 512], (1, 8, 1, False), (1, 8, 8, True), "recipes/h200/8k1k/bs128-1p1d-dep-mtp.yaml"),
@@ -160,6 +178,19 @@ def pd_configs(row: dict[str, str], c: int) -> list[PDConfig]:
     ep = _int(row, "decode_moe_ep_size", 0)
     return [p for p in PD_RECIPES[(row["system"].strip(), run[0])]
             if (p.isl, p.osl) == (isl, osl) and c in p.concurrencies and (ep == 0 or (ep > 1) == (p.decode[2] > 1))]
+
+
+def inferencex_pd_config(row: dict[str, str], c: int) -> PDConfig:
+    """The one configuration of the InferenceX P/D recipe that ran the row, with its
+    servers' flags tabulated (:func:`pd_configs`).
+
+    Raises:
+        ValueError: none or several ran its lengths and concurrency that day, or the
+            one that did cannot be simulated (the skip reason names them)."""
+    cands = pd_configs(row, c)
+    if len(cands) == 1 and cands[0].flags is not None and max(cands[0].prefill[1], cands[0].decode[1]) <= 8:
+        return cands[0]
+    raise ValueError(_inferencex_pd_reason(row, c))
 
 
 def _inferencex_pd_reason(row: dict[str, str], c: int) -> str:
@@ -233,9 +264,15 @@ def sglang_row_spec(row: dict[str, str], config: str, *, perf: str, database: st
         if ep:
             pool["enable_expert_parallel"] = True
         engine["workers"] = {"aggregated": pool}
+    elif mode == "disagg" and which == campaigns.INFERENCEX:
+        # the recipe's configuration: its servers and flags (InferenceX records neither)
+        pdc = inferencex_pd_config(row, c)
+        sides = tuple(disagg.Side(name, x[0], 1 if x[3] else x[1], x[1] if x[3] else 1, x[2] > 1, None)
+                      for name, x in (("prefill", pdc.prefill), ("decode", pdc.decode)))
+        engine["workers"] = disagg.workers_block(*sides)
+        for side, flags in zip(sides, pdc.flags):
+            engine["workers"]["disaggregated"][side.name]["sglang"] = dict(flags)
     elif mode == "disagg":
-        if which == campaigns.INFERENCEX:
-            raise ValueError(_inferencex_pd_reason(row, c))
         sides = disagg.sides_of(row, config)
         engine["workers"] = disagg.workers_block(*sides)
     else:
@@ -243,8 +280,10 @@ def sglang_row_spec(row: dict[str, str], config: str, *, perf: str, database: st
     engine["quantization"] = _quantization(_weights_for(row.get("precision") or "", config))
     server: dict[str, Any] = {}
     if which == campaigns.INFERENCEX:
-        # the recipe's flags; the KV cache at SGLang's --kv-cache-dtype auto (module docstring)
-        server.update(recipe_flags(row, isl, osl)[0])
+        # the recipe's flags (a P/D recipe's are its pools'); the KV cache at SGLang's
+        # --kv-cache-dtype auto (module docstring)
+        if mode == "agg":
+            server.update(recipe_flags(row, isl, osl)[0])
         engine["quantization"]["kv_cache"] = "auto"
     elif mode == "agg":
         server.update(max_running_requests=c, max_prefill_tokens=isl + AIC_GENERATOR_TOKEN_SLACK, cuda_graph_max_bs=c)
