@@ -147,6 +147,7 @@ func (Family) Plan(in engine.PoolInput) (engine.PoolPlan, error) {
 		opt.DraftSteps, opt.Acceptance = g.SpeculativeNumSteps, g.SpeculativeAcceptanceRate
 		overlap = overlap && g.EnableSpecV2
 	}
+	opt.Overlap = overlap
 	if opt.MaxReqInputLen < 1 {
 		return engine.PoolPlan{}, &config.Error{Field: "engine.sglang.max_total_tokens", Infeasible: true,
 			Msg: fmt.Sprintf("a token pool of %d tokens leaves no room for a prompt (max_req_len %d)", t, maxReqLen)}

@@ -36,9 +36,11 @@ func (w *Worker) PlanPass() bool {
 	w.mergeLast()
 	if w.formPrefill() || w.formDecode() {
 		w.draftSteps()
+		w.late = w.late[:0]
 		return true
 	}
 	w.pass = w.pass[:0]
+	w.late = w.late[:0]
 	return false
 }
 
@@ -474,13 +476,26 @@ func (w *Worker) addDecode(r *Request) {
 // (update_running_batch): when the pool cannot give every request its next
 // token, requests are retracted; otherwise the ratio decays.
 func (w *Worker) formDecode() bool {
-	if len(w.running) == 0 {
+	if len(w.running) == 0 && len(w.late) == 0 {
 		return false
 	}
 	w.prefillRun = false
-	w.decodeMem()
+	if len(w.running) > 0 {
+		w.decodeMem()
+	}
 	for _, r := range w.running {
 		w.addDecode(r)
+	}
+	// the overlap scheduler's extra decode of each request that finished in
+	// the pass before (its tokens discarded, its KV not yet freed when the
+	// batch was formed): priced, nothing emitted
+	for _, kv := range w.late {
+		w.batch.AddDecode(kv)
+		for i, win := range w.cfg.DecodeWindows {
+			w.batch.DecodeWindowSums[i] += int64(min(kv+1, win))
+		}
+		w.batch.SpecTokens += w.verify - 1
+		w.batch.Samplers += w.verify
 	}
 	return true
 }
@@ -632,6 +647,9 @@ func (w *Worker) FinishPass() ([]engine.Out, int) {
 			w.outs = append(w.outs, engine.Out{Req: &r.Request, Kind: engine.OutToken})
 		}
 		if r.Generated >= r.Output {
+			if r.decode && w.opt.Overlap {
+				w.late = append(w.late, r.computed())
+			}
 			w.finish(r)
 			continue
 		}

@@ -295,6 +295,7 @@ func TestRandomWorkloadsBalance(t *testing.T) {
 			opt.MixedChunk = trial%4 == 0
 		}
 		opt.MaxPrefillTokens = 64 + rng.IntN(256)
+		opt.Overlap = trial%3 == 1
 		if trial%7 == 0 { // EAGLE
 			opt.DraftSteps, opt.Acceptance, opt.MixedChunk = 1+rng.IntN(3), 0.6, false
 		}
@@ -366,4 +367,36 @@ func TestEAGLEDecodeVerifiesDrafts(t *testing.T) {
 	// the KV each decode reads: the 10 prompt tokens, then 11 and 13 (1 and 2 accepted)
 	assert.Equal(t, []int64{10, 11, 13}, []int64{rec.batches[1].DecodeKVSum, rec.batches[2].DecodeKVSum, rec.batches[3].DecodeKVSum})
 	checkBalanced(t, w)
+}
+
+// The overlap scheduler forms a pass before the previous pass's results are
+// processed (scheduler.py event_loop_overlap), so the request that finished
+// in a decode pass is decoded once more, its token discarded: R1 (10 prompt
+// tokens, 3 output) prefills, decodes twice (token 3 at pass 3) and is in
+// pass 4 again, alone, at its KV of 12 tokens; nothing is emitted then.
+// Without the overlap scheduler it takes 3 passes.
+func TestOverlapDecodesAFinishedRequestOnce(t *testing.T) {
+	for _, overlap := range []bool{false, true} {
+		opt := testOptions(0.1)
+		opt.Overlap = overlap
+		w, rec := newTestWorker(t, 1000, opt)
+		w.Add(newRequest(1, 10, 3))
+		var outs []int
+		for {
+			if _, ok := w.StartPass(); !ok {
+				break
+			}
+			o, _ := w.FinishPass()
+			outs = append(outs, len(o))
+		}
+		if !overlap {
+			assert.Equal(t, []int{1, 1, 2}, outs) // token 3 and its finish
+			continue
+		}
+		assert.Equal(t, []int{1, 1, 2, 0}, outs)
+		last := rec.batches[len(rec.batches)-1]
+		assert.Equal(t, 1, last.Decodes)
+		assert.Equal(t, int64(12), last.DecodeKVSum)
+		checkBalanced(t, w)
+	}
 }

@@ -43,6 +43,11 @@ type Options struct {
 	// draft token is accepted when those before it were.
 	DraftSteps int
 	Acceptance float64
+	// Overlap is the overlap scheduler (event_loop_overlap): a pass is
+	// formed before the previous one's results are processed, so a decode
+	// pass also carries, once more, the requests that finished in the pass
+	// before it (their finish is not known yet).
+	Overlap bool
 }
 
 // Scheduler constants of SGLang (python/sglang/srt/environ.py, envs;
@@ -154,6 +159,9 @@ type Worker struct {
 	// are accepted)
 	verify       int
 	meanAccepted float64
+	// late: the KV lengths of the requests that finished in the last decode
+	// pass, which the next one still decodes (Options.Overlap)
+	late []int
 
 	serials                    uint64
 	kv                         engine.KVStats
@@ -286,9 +294,11 @@ func (w *Worker) Add(er *engine.Request) {
 	w.waiting = append(w.waiting, r)
 }
 
-// HasWork reports whether a request waits or runs.
+// HasWork reports whether a request waits or runs (or, under the overlap
+// scheduler, a finished one's last decode is still to run).
 func (w *Worker) HasWork() bool {
-	return len(w.waiting) > 0 || len(w.running) > 0 || w.chunked != nil || len(w.last) > 0 || len(w.arrived) > 0
+	return len(w.waiting) > 0 || len(w.running) > 0 || w.chunked != nil || len(w.last) > 0 || len(w.arrived) > 0 ||
+		len(w.late) > 0
 }
 
 // Abort drops r wherever it is and frees its KV.
