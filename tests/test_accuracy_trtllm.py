@@ -80,6 +80,8 @@ def test_deepseek_mtp_rows():
     o, _ = trtllm.recipe_options(opts, 128, 1024, adp)  # attention DP: one rank's 16, MTP 1
     assert o["max_batch_size"] == 16 and o["speculative_config"]["num_nextn_predict_layers"] == 1
     assert o["enable_attention_dp"] is True and o["stream_interval"] == 10
+    assert o["attention_dp_config"] == {"enable_balance": True, "timeout_iters": 60, "batching_wait_iters": 0}
+    assert "attention_dp_config" not in trtllm.recipe_options(opts, 64, 1024, lay)[0]
 
 
 def test_row_spec_of_an_aiconfigurator_row():
@@ -94,3 +96,53 @@ def test_row_spec_of_an_aiconfigurator_row():
     assert eng["trtllm"]["max_batch_size"] == 32 and eng["trtllm"]["max_num_tokens"] == 32 + 1024 + 1500
     assert eng["workers"]["aggregated"] == {"count": 1, "tp": 2}
     assert (warm, measured) == (0, 20 * 32)
+
+
+def _pd(c, tpot, when="2026-03-23T13:00:07Z", isl="1024", **kw):
+    row = _row(mode="disagg", tp_size="", batch_size="", isl=isl, silicon_tpot_ms=str(tpot), id=f"pd{c}_{tpot}",
+               backend_version="0.8.1.post1",
+               silicon_data_source=f"source_file=2026-03-25.csv; model=DeepSeek-R1; silicon_concurrency={c}; "
+                                   f"measured={when}; image=nvcr.io/nvidia/ai-dynamo/tensorrtllm-runtime:0.8.1.post1")
+    row.update(kw)
+    return row
+
+
+def test_disagg_recipes_by_row():
+    from aisimulate.tools.accuracy import trtllm_disagg as td
+    # one recipe at the point: it
+    (one,) = td.annotate([_pd(13, 5.5)])
+    assert one[td.RECIPE_KEY] == "c1_ctx1_gen11_tep8_batch1_eplb0_mtp3"
+    # an MTP and a non-MTP recipe at 1k/1k, 144: the day's lower TPOT is the MTP run
+    rows = td.annotate([_pd(144, 13.0), _pd(144, 20.2), _pd(144, 13.0, id="dup"), _pd(144, 20.2, when="2026-02-14T06:57:35Z")])
+    assert [r[td.RECIPE_KEY] for r in rows[:3]] == ["c16_ctx1_gen9_tep8_batch128_eplb0_mtp3",
+                                                     "c16_ctx1_gen9_tep8_batch256_eplb0_mtp0",
+                                                     "c16_ctx1_gen9_tep8_batch128_eplb0_mtp3"]
+    assert rows[3][td.RECIPE_KEY] == "" and "1 distinct" in rows[3][td.REASON_KEY]  # alone on its day
+    # the database dump's layout columns narrow the candidates (ctx 1: the non-MTP 8k/1k c128)
+    (v3,) = td.annotate([_pd(128, 36.3, isl="8192", prefill_num_workers="1", decode_num_workers="1",
+                             decode_attention_dp_size="8")])
+    assert v3[td.RECIPE_KEY] == "c128_ctx1_gen1_dep8_batch256_eplb0_mtp0"
+    # two MTP recipes share 1k/1k at 1024; H100's workers span two nodes
+    assert "recipe unknown" in td.annotate([_pd(1024, 30.0)])[0][td.REASON_KEY]
+    assert "two nodes" in td.annotate([_pd(6, 8.0, system="h100_sxm")])[0][td.REASON_KEY]
+
+
+def test_disagg_row_spec():
+    from aisimulate.tools.accuracy import trtllm_disagg as td
+    aliases = accuracy.read_inputs(accuracy.SHARED_DATA / "silicon" / "trtllm_dev.csv", None)[1]
+    row = td.annotate([_pd(144, 13.0), _pd(144, 20.2)])[0]
+    spec, warm, measured = accuracy.row_spec(row, perf="roofline", aliases=aliases, model_configs=CONFIGS,
+                                             database=accuracy.DEFAULT_DATABASE)
+    eng = spec["engine"]
+    pd = eng["workers"]["disaggregated"]
+    assert eng["backend"] == "trtllm" and eng["backend_version"] == "1.2.0rc6.post1" and "trtllm" not in eng
+    assert (pd["prefill"]["count"], pd["decode"]["count"], pd["decode"]["tp"]) == (1, 9, 8)
+    p, d = pd["prefill"]["trtllm"], pd["decode"]["trtllm"]
+    assert p["enable_attention_dp"] and p["cuda_graph_config"] is None and p["disable_overlap_scheduler"]
+    assert (p["max_batch_size"], p["max_num_tokens"], p["max_seq_len"]) == (8, 8192, 1064)
+    assert (d["max_batch_size"], d["max_num_tokens"], d["stream_interval"]) == (128, 512, 100)
+    assert d["cuda_graph_config"]["batch_sizes"] == [1, 2, 4, 8, *range(16, 129, 8)]
+    assert d["speculative_config"]["num_nextn_predict_layers"] == 3 and eng["quantization"]["kv_cache"] == "fp8"
+    assert spec["traffic"]["benchmark"]["num_prompts"] == 1440 and (warm, measured) == (0, 1440)
+    assert td.graph_batch_sizes(8192, 128) == [1, 2, 4, 8, 16, 32, 64, 128]
+    assert td.layout_text(spec) == "P/D 1×TP8 ADP8 EP8 + 9×TP8 EP8 MTP3"

@@ -86,6 +86,8 @@ func rangeCases() map[string]rangeCase {
 			c = rangeCase{spec(engine(`, "backend": "trtllm"`), traffic(synth, conc)), "engine.trtllm." + field}
 		case "TRTLLMKVCacheConfig":
 			c = rangeCase{spec(engine(`, "backend": "trtllm"`), traffic(synth, conc)), "engine.trtllm.kv_cache_config." + field}
+		case "TRTLLMAttentionDPConfig":
+			c = rangeCase{spec(engine(`, "backend": "trtllm"`), traffic(synth, conc)), "engine.trtllm.attention_dp_config." + field}
 		case "TRTLLMSpeculativeConfig":
 			c = rangeCase{spec(engine(`, "backend": "trtllm", "trtllm": {"speculative_config": {"decoding_type": "MTP", "num_nextn_predict_layers": 1}}`), traffic(synth, conc)),
 				"engine.trtllm.speculative_config." + field}

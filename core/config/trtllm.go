@@ -44,6 +44,8 @@ type TRTLLM struct {
 	// attention data-parallel (tp ranks of one GPU each, with their own
 	// scheduler and KV cache), the MoE layers across all of them.
 	EnableAttentionDP bool `json:"enable_attention_dp"`
+	// AttentionDPConfig is attention_dp_config (with enable_attention_dp).
+	AttentionDPConfig TRTLLMAttentionDPConfig `json:"attention_dp_config"`
 	// SchedulerConfig is scheduler_config.
 	SchedulerConfig TRTLLMSchedulerConfig `json:"scheduler_config"`
 	// KVCacheConfig is kv_cache_config.
@@ -74,6 +76,22 @@ type TRTLLMSpeculativeConfig struct {
 	// it was, so a step yields 1 + a + a² + … + a^N tokens on average
 	// (default DefaultMTPAcceptanceRate).
 	AcceptanceRate float64 `json:"acceptance_rate"`
+}
+
+// TRTLLMAttentionDPConfig is engine.trtllm.attention_dp_config
+// (AttentionDpConfig, tensorrt_llm/llmapi/llm_args.py), read by the
+// executor's attention-DP balance (PyExecutor._balance_adp_requests).
+type TRTLLMAttentionDPConfig struct {
+	// EnableBalance is enable_balance: a rank's scheduled contexts wait
+	// until every rank has one (and room for it), at most TimeoutIters
+	// iterations, and not while some rank has no generation request.
+	EnableBalance bool `json:"enable_balance"`
+	// TimeoutIters is timeout_iters (default 50).
+	TimeoutIters int `json:"timeout_iters"`
+	// BatchingWaitIters is batching_wait_iters (default 10): with every
+	// rank holding a context and a generation request, the contexts wait
+	// that many iterations more to batch.
+	BatchingWaitIters int `json:"batching_wait_iters"`
 }
 
 // TRTLLMSchedulerConfig is engine.trtllm.scheduler_config.
@@ -158,6 +176,10 @@ const (
 	// acceptance rate of the second token prediction ranges between 85%
 	// and 90%"), its lower end, taken for every draft position.
 	DefaultMTPAcceptanceRate = 0.85
+	// DefaultTRTLLMADPTimeoutIters and DefaultTRTLLMADPBatchingWaitIters:
+	// AttentionDpConfig's timeout_iters and batching_wait_iters.
+	DefaultTRTLLMADPTimeoutIters      = 50
+	DefaultTRTLLMADPBatchingWaitIters = 10
 	// MaxMTPLayers bounds num_nextn_predict_layers.
 	MaxMTPLayers = 16
 	// DefaultTRTLLMRelease is the TensorRT-LLM release whose defaults and
@@ -286,6 +308,12 @@ func (t *TRTLLM) fill(d TRTLLMVersionDefaults, p string, present func(string) bo
 	if !present(p + "stream_interval") {
 		t.StreamInterval = DefaultTRTLLMStreamInterval
 	}
+	if !present(p + "attention_dp_config.timeout_iters") {
+		t.AttentionDPConfig.TimeoutIters = DefaultTRTLLMADPTimeoutIters
+	}
+	if !present(p + "attention_dp_config.batching_wait_iters") {
+		t.AttentionDPConfig.BatchingWaitIters = DefaultTRTLLMADPBatchingWaitIters
+	}
 	if sp := t.SpeculativeConfig; sp != nil && !present(p+"speculative_config.acceptance_rate") {
 		sp.AcceptanceRate = DefaultMTPAcceptanceRate
 	}
@@ -360,7 +388,10 @@ func (t *TRTLLM) validate(p string) error {
 				slices.Max(g.BatchSizes), g.MaxBatchSize)
 		}
 	}
-	if err := checkInt(p+"stream_interval", "TRTLLM.stream_interval", t.StreamInterval); err != nil {
+	if err := firstErr(checkInt(p+"stream_interval", "TRTLLM.stream_interval", t.StreamInterval),
+		checkInt(p+"attention_dp_config.timeout_iters", "TRTLLMAttentionDPConfig.timeout_iters", t.AttentionDPConfig.TimeoutIters),
+		checkInt(p+"attention_dp_config.batching_wait_iters", "TRTLLMAttentionDPConfig.batching_wait_iters",
+			t.AttentionDPConfig.BatchingWaitIters)); err != nil {
 		return err
 	}
 	if sp := t.SpeculativeConfig; sp != nil {

@@ -24,8 +24,14 @@ func TestTRTLLMDefaults(t *testing.T) {
 	want := &TRTLLM{MaxBatchSize: 2048, MaxNumTokens: 8192,
 		SchedulerConfig: TRTLLMSchedulerConfig{CapacitySchedulerPolicy: "GUARANTEED_NO_EVICT", ContextChunkingPolicy: "FIRST_COME_FIRST_SERVED"},
 		KVCacheConfig:   TRTLLMKVCacheConfig{FreeGPUMemoryFraction: 0.9, EnableBlockReuse: true, TokensPerBlock: 32},
-		CUDAGraphConfig: &TRTLLMCUDAGraphConfig{MaxBatchSize: 128}, StreamInterval: 1}
+		CUDAGraphConfig: &TRTLLMCUDAGraphConfig{MaxBatchSize: 128}, StreamInterval: 1,
+		AttentionDPConfig: TRTLLMAttentionDPConfig{TimeoutIters: 50, BatchingWaitIters: 10}}
 	assert.Equal(t, want, s.Engine.TRTLLM)
+
+	// attention_dp_config: a 0 given stays (InferenceX's batching_wait_iters 0)
+	s, err = Decode(trtllmSpec(`, "trtllm": {"attention_dp_config": {"enable_balance": true, "timeout_iters": 60, "batching_wait_iters": 0}}`))
+	require.NoError(t, err)
+	assert.Equal(t, TRTLLMAttentionDPConfig{EnableBalance: true, TimeoutIters: 60, BatchingWaitIters: 0}, s.Engine.TRTLLM.AttentionDPConfig)
 	assert.NotContains(t, string(s.JSON()), `"scheduler":{`)
 	again, err := Decode(s.JSON())
 	require.NoError(t, err)

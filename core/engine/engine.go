@@ -26,6 +26,29 @@ type Family interface {
 	BytesPerBlock() int64
 }
 
+// RankBalancer is implemented by a family whose engine places each new
+// request on one of a worker's data-parallel ranks itself (TensorRT-LLM's
+// attention DP: the executor's shared request queue balanced over the
+// ranks); without it the replay balances the ranks as vLLM's front end does.
+type RankBalancer interface {
+	// Rank returns the rank, among ranks (one worker's, of this family), for
+	// a new request; held[r] is what the replay holds for rank r that has
+	// not reached it yet (an overlap inbox).
+	Rank(ranks []Worker, held []Load) int
+}
+
+// GroupPlanner is implemented by a family whose lockstep data-parallel
+// ranks plan an iteration together (TensorRT-LLM's attention-DP balance);
+// without it each rank plans its own (PlanPass).
+type GroupPlanner interface {
+	// PlanGroup is PlanPass for every rank of one worker (of this family),
+	// all idle: whether any planned something.
+	PlanGroup(ranks []Worker) bool
+}
+
+// Load is requests and their prompt tokens.
+type Load struct{ Requests, PromptTokens int }
+
 // Worker is one serving engine instance (TP GPUs acting as one): the calls
 // the replay makes, at a request's arrival, around each pass, and along the
 // P/D handoff. Every method is for a worker of the family that made the

@@ -50,6 +50,9 @@ func Options(e *config.Engine, p *config.Pool) any {
 	if sp := t.SpeculativeConfig; sp != nil {
 		o.MTPDraftTokens, o.MTPAcceptance = sp.NumNextnPredictLayers, sp.AcceptanceRate
 	}
+	if a := t.AttentionDPConfig; t.EnableAttentionDP && a.EnableBalance {
+		o.ADPBalance, o.ADPTimeoutIters, o.ADPBatchingWaitIters = true, a.TimeoutIters, a.BatchingWaitIters
+	}
 	if t.SchedulerConfig.CapacitySchedulerPolicy == config.TRTLLMMaxUtilization {
 		o.Policy = trtllm.MaxUtilization
 	}

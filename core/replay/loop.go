@@ -369,6 +369,12 @@ func prepare(spec *config.Spec, opts []Option) (*sim, error) {
 		if p.lockstep {
 			rt.batches = make([]perf.Batch, p.dp)
 		}
+		if b, ok := dep.family.(engine.RankBalancer); ok && p.dp > 1 {
+			rt.balancer, rt.heldLoad, rt.loads = b, m.heldLoad, make([]engine.Load, p.dp)
+		}
+		if g, ok := dep.family.(engine.GroupPlanner); ok && p.lockstep {
+			rt.planner = g
+		}
 		switch p.placement {
 		case config.PlacementKVRouter:
 			rt.kv, m.kvRouting = newKVRouter(rt, s.Execution.Seed), true
@@ -758,6 +764,22 @@ func (m *sim) admit(w int, idx int32) {
 	m.workers[w].Add(f.eng)
 }
 
+// heldLoad is the requests in worker w's inbox and their prompt tokens (a
+// RankBalancer counts them on the rank).
+func (m *sim) heldLoad(w int) engine.Load {
+	var l engine.Load
+	if m.inbox == nil {
+		return l
+	}
+	for _, h := range m.inbox[w] {
+		if f := m.flights[h.idx]; f.gen == h.gen && !f.ended {
+			l.Requests++
+			l.PromptTokens += f.eng.Prompt
+		}
+	}
+	return l
+}
+
 // startPasses forms a pass on every idle worker with work, in global order.
 // The data-parallel ranks of a lockstep worker start together
 // (startLockstep).
@@ -890,8 +912,13 @@ func (m *sim) startGroup(p *poolRT, first int) (started, idle bool) {
 		return false, true
 	}
 	planned := false
+	if p.planner != nil {
+		planned = p.planner.PlanGroup(ranks)
+	}
 	for r, w := range ranks {
-		planned = w.PlanPass() || planned
+		if p.planner == nil {
+			planned = w.PlanPass() || planned
+		}
 		m.applySyncs(first + r)
 		p.batches[r] = *w.Batch()
 	}

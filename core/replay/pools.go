@@ -23,6 +23,15 @@ type poolRT struct {
 	// the KV-aware placements' state (router.go), for their placements only
 	kv  *kvRouter
 	aff *prefixAffinity
+
+	// a family that balances a worker's data-parallel ranks itself
+	// (engine.RankBalancer), with the replay's held requests per rank
+	// (heldLoad, of a global id) and a buffer for one worker's
+	balancer engine.RankBalancer
+	heldLoad func(w int) engine.Load
+	loads    []engine.Load
+	// a family whose lockstep ranks plan together (engine.GroupPlanner)
+	planner engine.GroupPlanner
 }
 
 // place picks the rank for a new request of isl prompt tokens, whose full
@@ -31,8 +40,9 @@ type poolRT struct {
 // fewest requests on its ranks (engine.Worker.Outstanding: waiting, running,
 // or handed off to it), the lowest id on ties; prefix_affinity the worker
 // that got the longest prefix of the prompt (router.go). Then, with data
-// parallelism, the rank of that worker with the lowest 4 × waiting +
-// running, the lowest rank on ties: vLLM's internal DP load balancer
+// parallelism, the rank the family's balancer picks (engine.RankBalancer:
+// TensorRT-LLM's attention DP), else the rank of that worker with the lowest
+// 4 × waiting + running, the lowest rank on ties: vLLM's internal DP load balancer
 // (DPLBAsyncMPClient.get_core_engine_for_request, vllm/v1/engine/
 // core_client.py), here with exact counts where vLLM's front end sees them
 // refreshed every 100 ms; or, for a family that asks for it
@@ -62,7 +72,13 @@ func (p *poolRT) place(isl int, hashes []uint64, now int64, pl *kvPlaced) int {
 		panic("replay: placement " + p.placement + " has no policy")
 	}
 	rank := 0
-	if p.dp > 1 && p.dpRoundRobin {
+	if p.balancer != nil {
+		base := p.first + server*p.dp
+		for r := range p.loads {
+			p.loads[r] = p.heldLoad(base + r)
+		}
+		rank = p.balancer.Rank(p.workers[server*p.dp:(server+1)*p.dp], p.loads)
+	} else if p.dp > 1 && p.dpRoundRobin {
 		if p.dpRR == nil {
 			p.dpRR = make([]int, p.count)
 		}

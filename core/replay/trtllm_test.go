@@ -132,3 +132,38 @@ traffic:
 	_, err := config.DecodeYAML([]byte(replaceOnce(yml, "backend: trtllm", "backend: vllm")))
 	assert.ErrorContains(t, err, "holds TensorRT-LLM's options")
 }
+
+// Attention DP places requests as TensorRT-LLM's executor does
+// (trtllm.Family.Rank), counting what waits in a rank's inbox: r1 (t = 0)
+// starts a pass on rank 0 and r2–r4 arrive during it (the overlap scheduler
+// holds them). r2 goes to rank 1 (rank 0 is at the expected count 1), r3 to
+// rank 0 (expected 2, both at 1 request of 100 tokens: the lower rank), r4
+// to rank 1. The inboxes join the queues once the group's second pass (r1's
+// first decode) is formed, so its third computes r3's context on rank 0 and
+// r2's and r4's on rank 1. vLLM's balancer, blind to the inboxes, would have
+// put all three on rank 1.
+func TestTRTLLMAttentionDPPlacement(t *testing.T) {
+	needSharedConfigs(t)
+	rows := []traceRow{{ts: 0, in: 100, out: 4}, {ts: 0.1, in: 100, out: 4}, {ts: 0.2, in: 100, out: 4}, {ts: 0.3, in: 100, out: 4}}
+	yml := fmt.Sprintf(`
+engine:
+  model: Qwen/Qwen3-235B-A22B-FP8
+  model_config_dir: %s
+  system: h200_sxm
+  backend: trtllm
+  perf: {source: roofline}
+  workers: {aggregated: {count: 1, tp: 2, enable_expert_parallel: true}}
+  trtllm: {max_batch_size: 8, max_num_tokens: 1000, enable_attention_dp: true}
+traffic:
+  source: {type: mooncake, path: %s}
+  load: {mode: trace}
+`, sharedModelConfigs, writeTrace(t, rows))
+	s, err := config.DecodeYAML([]byte(yml))
+	require.NoError(t, err)
+	rep, err := Run(s, WithTimeline())
+	require.NoError(t, err)
+	tl := rep.Timeline.Passes
+	require.GreaterOrEqual(t, len(tl), 6)
+	assert.Equal(t, []int32{1, 0}, []int32{tl[0].PrefillRequests, tl[1].PrefillRequests}, "r1 alone on rank 0")
+	assert.Equal(t, []int32{1, 2}, []int32{tl[4].PrefillRequests, tl[5].PrefillRequests}, "r3 on rank 0, r2 and r4 on rank 1")
+}

@@ -57,6 +57,12 @@ type Options struct {
 	// token is accepted when those before it were.
 	MTPDraftTokens int
 	MTPAcceptance  float64
+	// ADPBalance is attention_dp_config.enable_balance with
+	// enable_attention_dp (Family.PlanGroup), ADPTimeoutIters and
+	// ADPBatchingWaitIters its timeout_iters and batching_wait_iters.
+	ADPBalance           bool
+	ADPTimeoutIters      int
+	ADPBatchingWaitIters int
 }
 
 // The shared types, under the names this package's code uses.
@@ -89,6 +95,108 @@ func (Family) NewWorker(cfg Config, pm perf.Model) (engine.Worker, error) {
 		return nil, err
 	}
 	return w, nil
+}
+
+var _ engine.RankBalancer = Family{}
+
+// Rank is TensorRT-LLM's attention-DP placement of a new request on one of a
+// worker's ranks (tensorrt_llm/_torch/pyexecutor/executor_request_queue.py,
+// _schedule_attention_dp_requests and _balance_requests_across_ranks): the
+// ranks are gathered with their active requests and those requests' prompt
+// tokens; only a rank below the expected count,
+// max(⌈(all active + the new one) / ranks⌉, the most any rank has), takes
+// it, the one with the fewest active prompt tokens, then the fewest
+// requests, then the lowest rank (the heap's order). Active here also counts
+// what the replay holds for the rank (held). TensorRT-LLM takes new requests
+// from one queue at each iteration, while every rank is below
+// max_batch_size; here a request is placed when it arrives and waits on its
+// rank.
+func (Family) Rank(ranks []engine.Worker, held []engine.Load) int {
+	n, most := 0, 0
+	for r, w := range ranks {
+		k := w.(*Worker).activeLoad().Requests + held[r].Requests
+		n += k
+		most = max(most, k)
+	}
+	expected := max((n+1+len(ranks)-1)/len(ranks), most)
+	best, bestLoad := -1, engine.Load{}
+	for r, w := range ranks {
+		l := w.(*Worker).activeLoad()
+		l.Requests += held[r].Requests
+		l.PromptTokens += held[r].PromptTokens
+		if l.Requests >= expected {
+			continue
+		}
+		if best < 0 || l.PromptTokens < bestLoad.PromptTokens ||
+			l.PromptTokens == bestLoad.PromptTokens && l.Requests < bestLoad.Requests {
+			best, bestLoad = r, l
+		}
+	}
+	return best
+}
+
+var _ engine.GroupPlanner = Family{}
+
+// PlanGroup plans the iteration of a worker's attention-DP ranks, which run
+// it together: each rank schedules (capacity and micro-batch schedulers),
+// then, with attention_dp_config.enable_balance, PyExecutor's
+// _balance_adp_requests decides from every rank's scheduled counts (an
+// all-gather) whether the contexts run: when every rank has a context and
+// fewer than max_batch_size generation requests, they do (after
+// batching_wait_iters more iterations if every rank also generates);
+// otherwise they wait, unless timeout_iters iterations have passed so or some
+// rank has no generation request. A rank with nothing active runs
+// attention DP's dummy generation request (_pad_attention_dp_dummy_request)
+// and counts as generating. The ranks then take their resources and form
+// their batches.
+func (Family) PlanGroup(ranks []engine.Worker) bool {
+	lead := ranks[0].(*Worker)
+	for _, rw := range ranks {
+		rw.(*Worker).schedule()
+	}
+	if lead.opt.ADPBalance {
+		allCtx, allGen, allFree := true, true, true
+		for _, rw := range ranks {
+			w := rw.(*Worker)
+			gen := len(w.gen)
+			if !w.HasWork() {
+				gen = 1 // the dummy request
+			}
+			allCtx = allCtx && len(w.ctx) > 0
+			allGen = allGen && gen > 0
+			allFree = allFree && gen < w.cfg.MaxNumSeqs
+		}
+		st := &lead.adp
+		hold := false
+		if allFree && allCtx {
+			st.waiting = 0
+			if allGen {
+				if st.batching < lead.opt.ADPBatchingWaitIters {
+					st.batching++
+					hold = true
+				} else {
+					st.batching = 0
+				}
+			}
+		} else {
+			st.waiting++
+			hold = true
+			if st.waiting >= lead.opt.ADPTimeoutIters || !allGen {
+				st.waiting, hold = 0, false
+			}
+		}
+		if hold {
+			for _, rw := range ranks {
+				w := rw.(*Worker)
+				w.ctx = w.ctx[:0]
+			}
+		}
+	}
+	planned := false
+	for _, rw := range ranks {
+		planned = rw.(*Worker).finishPlan() || planned
+	}
+	return planned
 }
 
 // BytesPerBlock is the simulator's memory for one touched KV block: its

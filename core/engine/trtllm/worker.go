@@ -69,8 +69,12 @@ type Worker struct {
 	draft        int
 	meanAccepted float64
 
-	active    []*Request
-	awaiting  []*Request
+	active   []*Request
+	awaiting []*Request
+	// adp is attention DP's balance state (Family.PlanGroup; the first
+	// rank's): iterations the contexts have waited for every rank to have
+	// one, and for batching
+	adp       struct{ waiting, batching int }
 	reserved  []*engine.Request // ReserveWaiting's result, reused
 	nTransfer int
 
@@ -127,8 +131,14 @@ func (w *Worker) blocksFor(n int) int { return engine.BlocksFor(n, w.cfg.BlockSi
 func (w *Worker) CheckFits(prompt, output int) string { return w.checkFits(prompt, output, output) }
 
 // CheckPrefill is CheckFits for a P/D context worker, which holds the prompt's
-// KV only.
-func (w *Worker) CheckPrefill(prompt, output int) string { return w.checkFits(prompt, output, 0) }
+// KV only and is asked for one token: the disaggregated front end sends the
+// context server a context-only request of max_tokens 1
+// (tensorrt_llm/serve/openai_disagg_server.py, _process_context_server_request;
+// Dynamo's TensorRT-LLM prefill handler likewise), so its max_seq_len bounds
+// the prompt + 1 (the recipes' context servers run max_seq_len ISL + 40).
+func (w *Worker) CheckPrefill(prompt, output int) string {
+	return w.checkFits(prompt, min(output, 1), 0)
+}
 
 func (w *Worker) checkFits(prompt, output, kvOutput int) string {
 	if prompt > w.cfg.MaxModelLen || output > w.cfg.MaxModelLen-prompt {
@@ -229,6 +239,13 @@ func (w *Worker) StartPass() (int64, bool) {
 // PlanPass forms the next iteration without pricing it: capacity scheduler,
 // pauses, micro-batch scheduler, resources (scheduler.go), the batch.
 func (w *Worker) PlanPass() bool {
+	w.schedule()
+	return w.finishPlan()
+}
+
+// schedule is PlanPass up to the schedulers' output (w.ctx, w.gen): what
+// attention DP's balance reads before resources are taken (Family.PlanGroup).
+func (w *Worker) schedule() {
 	if w.busy {
 		panic("trtllm: PlanPass on a busy worker")
 	}
@@ -237,13 +254,21 @@ func (w *Worker) PlanPass() bool {
 	w.batch.DecodeWindowSums = w.batch.DecodeWindowSums[:0]
 	w.ctx, w.gen = w.ctx[:0], w.gen[:0]
 	if !w.HasWork() {
-		return false
+		return
 	}
 	w.capacity()
 	for _, r := range w.paused {
 		w.pause(r)
 	}
 	w.microBatch()
+}
+
+// finishPlan is the rest of PlanPass: the scheduled contexts' and generation
+// steps' blocks, the batch.
+func (w *Worker) finishPlan() bool {
+	if !w.HasWork() {
+		return false
+	}
 	for _, r := range w.ctx {
 		if len(r.blocks) == 0 {
 			w.allocContext(r)
@@ -566,6 +591,20 @@ func (w *Worker) KVArrived(er *engine.Request) {
 
 // Outstanding, Waiting and Running: the load placement reads.
 func (w *Worker) Outstanding() int { return len(w.active) + len(w.awaiting) }
+
+// activeLoad is the executor's active requests and their prompt tokens
+// (py_orig_prompt_len), handoffs waiting for blocks included: what attention
+// DP's balancing gathers from each rank (Family.Rank).
+func (w *Worker) activeLoad() engine.Load {
+	l := engine.Load{Requests: w.Outstanding()}
+	for _, r := range w.active {
+		l.PromptTokens += r.Prompt
+	}
+	for _, r := range w.awaiting {
+		l.PromptTokens += r.Prompt
+	}
+	return l
+}
 
 // Waiting is the requests not yet started: contexts without blocks and
 // handoffs (waiting for blocks or in transfer).

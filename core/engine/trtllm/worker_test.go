@@ -302,3 +302,77 @@ func TestStreamInterval(t *testing.T) {
 	assert.Equal(t, []int{1, 3, 3, 6, 6, 6, 8, 8}, tokens[1])
 	assert.Equal(t, 8, finished[1])
 }
+
+// A P/D context server is asked for one token: its max_seq_len bounds the
+// prompt + 1, not the request's output (the recipes' context servers run
+// max_seq_len ISL + 40 for requests of ISL + 1024 tokens).
+func TestCheckPrefillOneToken(t *testing.T) {
+	w, _ := newTestWorker(t, Config{MaxNumSeqs: 8, MaxNumBatchedTokens: 2048, BlockSize: 32, NumBlocks: 100, MaxModelLen: 1064})
+	assert.Equal(t, "", w.CheckPrefill(1024, 1024))
+	assert.Equal(t, "prompt (1064) + output (1) tokens exceed max_seq_len (1064)", w.CheckPrefill(1064, 1024))
+	assert.Equal(t, "prompt (1024) + output (1024) tokens exceed max_seq_len (1064)", w.CheckFits(1024, 1024))
+}
+
+// Attention DP's placement (Family.Rank): a rank at the expected count,
+// max(⌈(4 active + 1) / 3⌉, 2) = 2, is passed over although its prompts are
+// the shortest; of the others the fewest active prompt tokens wins, what the
+// replay holds for a rank counted on it.
+func TestAttentionDPRank(t *testing.T) {
+	cfg := Config{MaxNumSeqs: 8, MaxNumBatchedTokens: 2048, BlockSize: 16, NumBlocks: 1000, MaxModelLen: 4096}
+	ranks := make([]engine.Worker, 3)
+	for i := range ranks {
+		ranks[i], _ = newTestWorker(t, cfg)
+	}
+	ranks[0].Add(newRequest(1, 5, 3))
+	ranks[0].Add(newRequest(2, 5, 3))
+	ranks[1].Add(newRequest(3, 900, 3))
+	held := []engine.Load{{}, {}, {Requests: 1, PromptTokens: 950}}
+	assert.Equal(t, 1, Family{}.Rank(ranks, held), "rank 0 (2 requests, 10 tokens) is at the expected 2; 900 < 950")
+	held[2].PromptTokens = 800
+	assert.Equal(t, 2, Family{}.Rank(ranks, held))
+	ranks[1].Add(newRequest(4, 5, 3))
+	ranks[2].Add(newRequest(5, 5, 3))
+	held[2] = engine.Load{Requests: 1, PromptTokens: 5}
+	// every rank at 2: the expected count is ⌈7 / 3⌉ = 3, all may take it;
+	// ranks 0 and 2 tie at 10 tokens and 2 requests: the lower rank
+	assert.Equal(t, 0, Family{}.Rank(ranks, held))
+}
+
+// Attention DP's balance (Family.PlanGroup, timeout_iters 3,
+// batching_wait_iters 0): both ranks' first contexts run at once (every rank
+// has one); r3, a context on rank 0 alone while both ranks generate, waits
+// for rank 1 to have one too: two iterations held, the third (the timeout)
+// runs it. Without the balance it runs at once.
+func TestAttentionDPBalance(t *testing.T) {
+	iterate := func(ranks []engine.Worker) []int {
+		Family{}.PlanGroup(ranks)
+		ctx := make([]int, len(ranks))
+		for i, w := range ranks {
+			ctx[i] = len(w.Batch().Prefill)
+			w.BeginPass(1000)
+			w.FinishPass()
+		}
+		return ctx
+	}
+	for _, balance := range []bool{true, false} {
+		cfg := Config{MaxNumSeqs: 8, MaxNumBatchedTokens: 2048, BlockSize: 16, NumBlocks: 100, MaxModelLen: 4096,
+			Options: Options{ADPBalance: balance, ADPTimeoutIters: 3}}
+		ranks := make([]engine.Worker, 2)
+		for i := range ranks {
+			ranks[i], _ = newTestWorker(t, cfg)
+		}
+		ranks[0].Add(newRequest(1, 10, 20))
+		ranks[1].Add(newRequest(2, 10, 20))
+		assert.Equal(t, []int{1, 1}, iterate(ranks))
+		ranks[0].Add(newRequest(3, 10, 20))
+		var got [][]int
+		for range 3 {
+			got = append(got, iterate(ranks))
+		}
+		if balance {
+			assert.Equal(t, [][]int{{0, 0}, {0, 0}, {1, 0}}, got)
+		} else {
+			assert.Equal(t, [][]int{{1, 0}, {0, 0}, {0, 0}}, got)
+		}
+	}
+}

@@ -9,8 +9,9 @@ from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 from .rows import LINE_KEY, _int, _positive
-from . import campaigns, disagg
-from .trtllm import layout_text as trtllm_layout_text, recipe_of as trtllm_recipe_of
+from . import campaigns, disagg, trtllm_disagg
+from .trtllm import (layout_text as trtllm_layout_text, recipe_of as trtllm_recipe_of,
+                     silicon_concurrency as trtllm_silicon_concurrency)
 from .spec import (AIC_GENERATOR_TOKEN_SLACK, DEFAULT_DATABASE, DEFAULT_LOAD_GENERATOR, DEFAULT_MODEL_CONFIGS, INFERENCEX,
                    _check_client, _check_dataset, _check_deployment, layout_text, procedure_of, row_layout,
                    row_spec)
@@ -104,6 +105,9 @@ def run_row(row: dict[str, str], perf: str, aliases: dict[str, str], model_confi
             from .sglang import recipe_flags
             res.recipe = (recipe_flags(row, 0, 0)[1]
                           or "not tabulated: the release's SGLang defaults")
+        elif trtllm_disagg.is_disagg(row):
+            rec, _ = trtllm_disagg.recipe_of(row)
+            res.recipe = f"{trtllm_disagg.SRT_SLURM}:{rec.file}" if rec else "unknown"
         elif camp.measured and (row.get("backend") or "").strip() == "trtllm":
             res.recipe = trtllm_recipe_of(row, camp.measured) or "not tabulated: the release's TensorRT-LLM defaults"
         elif camp.measured:
@@ -113,9 +117,13 @@ def run_row(row: dict[str, str], perf: str, aliases: dict[str, str], model_confi
     # every column on its own, so the valid ones still reach rows.csv
     problems = []
     pd = disagg.is_disagg(row)  # a P/D row (disagg.py): the decode side's TP, its concurrency rule
-    for attr, key, parse in (("tp", "decode_tp_size" if pd else "tp_size", _int), ("isl", "isl", _int),
+    tp_of, conc_of = _int, (lambda r, _k: disagg.concurrency_of(r)) if pd else _int
+    if trtllm_disagg.is_disagg(row):  # TensorRT-LLM's P/D rows: their recipe's (trtllm_disagg.py)
+        tp_of = lambda r, _k: trtllm_disagg.decode_gpus(r)  # noqa: E731
+        conc_of = lambda r, _k: trtllm_silicon_concurrency(r)  # noqa: E731
+    for attr, key, parse in (("tp", "decode_tp_size" if pd else "tp_size", tp_of), ("isl", "isl", _int),
                              ("osl", "osl", _int),
-                             ("concurrency", "batch_size", (lambda r, _k: disagg.concurrency_of(r)) if pd else _int),
+                             ("concurrency", "batch_size", conc_of),
                              ("silicon_ttft_ms", "silicon_ttft_ms", _positive),
                              ("silicon_tpot_ms", "silicon_tpot_ms", _positive)):
         try:
@@ -138,6 +146,8 @@ def run_row(row: dict[str, str], perf: str, aliases: dict[str, str], model_confi
     if spec["engine"].get("backend") == "sglang":
         from .sglang import sglang_layout
         res.layout, res.deployment = sglang_layout(spec), "sglang " + res.deployment
+    elif "disaggregated" in spec["engine"]["workers"] and spec["engine"]["backend"] == "trtllm":
+        res.layout = trtllm_disagg.layout_text(spec)
     elif "disaggregated" in spec["engine"]["workers"]:
         res.layout = disagg.layout_text(spec)
     elif spec["engine"]["backend"] == "trtllm":
@@ -172,8 +182,9 @@ def run_row(row: dict[str, str], perf: str, aliases: dict[str, str], model_confi
     md = report.metadata
     eng = md["spec"]["engine"]
     sched = eng.get("scheduler")  # as run: the per-system defaults filled
-    if eng["backend"] == "trtllm":  # TensorRT-LLM's max_num_tokens and max_batch_size
-        res.max_num_batched_tokens, res.max_num_seqs = eng["trtllm"]["max_num_tokens"], eng["trtllm"]["max_batch_size"]
+    if eng["backend"] == "trtllm":  # TensorRT-LLM's max_num_tokens and max_batch_size (a P/D row's decode side)
+        t = eng["trtllm"] if "disaggregated" not in eng["workers"] else eng["workers"]["disaggregated"]["decode"]["trtllm"]
+        res.max_num_batched_tokens, res.max_num_seqs = t["max_num_tokens"], t["max_batch_size"]
     elif sched is not None:
         res.max_num_batched_tokens, res.max_num_seqs = sched["max_num_batched_tokens"], sched["max_num_seqs"]
     else:  # SGLang: its resolved chunked_prefill_size and max_running_requests
@@ -243,6 +254,7 @@ def evaluate(rows: Sequence[dict[str, str]], *, perf: str = "aic",
     _check_client(client)
     _check_dataset(dataset_entries, sampling)
     procedure_of({}, load_generator)
+    rows = trtllm_disagg.annotate(rows)  # a TensorRT-LLM P/D row's recipe is told by its peers
     args = [(r, perf, aliases, str(model_configs), str(database), perf_overrides, length_ratio,
              steady_state, deployment, client, dataset_entries, sampling, load_generator) for r in rows]
     if jobs > 1 and len(args) > 1:

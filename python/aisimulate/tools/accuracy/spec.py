@@ -208,6 +208,10 @@ def row_spec(row: dict[str, str], *, perf: str, aliases: dict[str, str],
         return sglang_row_spec(row, str(model_config(row, aliases, model_configs)), perf=perf,
                                database=str(database), perf_overrides=perf_overrides)
     procedure, camp = procedure_of(row, load_generator)
+    if (row.get("backend") or "").strip() == "trtllm" and (row.get("mode") or "").strip() == "disagg":
+        return _trtllm_disagg_spec(row, procedure, perf=perf, aliases=aliases, model_configs=model_configs,
+                                   database=database, perf_overrides=perf_overrides, length_ratio=length_ratio,
+                                   client=client)
     if procedure == INFERENCEX:
         return _inferencex_spec(row, camp, perf=perf, aliases=aliases, model_configs=model_configs,
                                 database=database, perf_overrides=perf_overrides, length_ratio=length_ratio,
@@ -344,7 +348,7 @@ def _row_basics(row: dict[str, str], *, perf: str, aliases: dict[str, str],
     config = model_config(row, aliases, model_configs)
     sides = None
     if mode == "disagg" and backend == "trtllm":
-        raise ValueError("mode 'disagg': TensorRT-LLM's P/D rows are not read yet (their pools' options: trtllm.py)")
+        raise ValueError("mode 'disagg': TensorRT-LLM's P/D rows take their recipes' path (row_spec, trtllm_disagg.py)")
     if mode == "disagg":  # the P/D reader (disagg.py): the decode side's TP in the row's tp column
         sides = disagg.sides_of(row, str(config))
         c, tp = disagg.concurrency_of(row), sides[1].tp
@@ -431,10 +435,18 @@ def _inferencex_spec(row: dict[str, str], camp: campaigns.Campaign, *, perf: str
     if version:
         engine["backend_version"] = version
     campaigns.apply_recipe(engine, flags, isl, osl, c)
+    return inferencex_run(engine, isl, osl, c, measured, length_ratio, client)
+
+
+def inferencex_run(engine: dict[str, Any], isl: int, osl: int, c: int, measured: Any, length_ratio: float,
+                   client: str) -> tuple[dict[str, Any], int, int]:
+    """The spec of ``engine`` under InferenceX's client at concurrency ``c`` measured
+    then (all of its 10·c requests measured; the warm-ups are not reported), with the
+    reference client path for ``client`` aiperf (no calibration of this client's own)."""
     bench = campaigns.inferencex_benchmark(isl, osl, c, measured)
     if length_ratio < 1:
         bench["random_range_ratio"] = length_ratio
-    if client == "aiperf":  # the reference client path (no calibration of this client's own)
+    if client == "aiperf":
         engine["tokenization"] = dict(AIPERF_CLIENT["tokenization"])
         engine["detokenization"] = dict(AIPERF_CLIENT["detokenization"])
         bench["response_overhead"] = dict(AIPERF_CLIENT["response_overhead"])
@@ -463,15 +475,28 @@ def _inferencex_trtllm(row: dict[str, str], b: dict[str, Any], camp: campaigns.C
     version = trtllm.release_of((row.get("backend_version") or "").strip(), src) or trtllm.release_of(image)
     if version:
         engine["backend_version"] = version
-    bench = campaigns.inferencex_benchmark(isl, osl, c, measured)
-    if length_ratio < 1:
-        bench["random_range_ratio"] = length_ratio
-    if client == "aiperf":
-        engine["tokenization"] = dict(AIPERF_CLIENT["tokenization"])
-        engine["detokenization"] = dict(AIPERF_CLIENT["detokenization"])
-        bench["response_overhead"] = dict(AIPERF_CLIENT["response_overhead"])
-    spec = {"engine": engine, "traffic": {"benchmark": bench}, "execution": {"mode": "offline", "seed": 1}}
-    return spec, 0, bench["num_prompts"]
+    return inferencex_run(engine, isl, osl, c, measured, length_ratio, client)
+
+
+def _trtllm_disagg_spec(row: dict[str, str], procedure: str, *, perf: str, aliases: dict[str, str],
+                        model_configs: str | os.PathLike[str], database: str | os.PathLike[str],
+                        perf_overrides: dict[str, Any] | None, length_ratio: float,
+                        client: str) -> tuple[dict[str, Any], int, int]:
+    """A TensorRT-LLM P/D row: its srt-slurm recipe under InferenceX's client
+    (trtllm_disagg)."""
+    from . import trtllm_disagg
+
+    if procedure != INFERENCEX:
+        raise ValueError(f"TensorRT-LLM P/D rows are InferenceX's: load generator {procedure!r} does not apply")
+    _check_client(client)
+    config = model_config(row, aliases, model_configs)
+    perf_block: dict[str, Any] = {"source": perf}
+    if perf == "aic":
+        perf_block["database"] = str(database)
+    perf_block.update(perf_overrides or {})
+    return trtllm_disagg.row_spec(row, str(config), perf_block=perf_block,
+                                  weights=_weights_for(row.get("precision") or "", str(config)),
+                                  client=client, length_ratio=length_ratio)
 
 
 def _pool(tp: int, dp: int, ep: bool) -> dict[str, Any]:

@@ -201,11 +201,13 @@ RECIPES: tuple[Recipe, ...] = (
                {"max_num_tokens": lambda c, isl, tp: (c + isl + 64 + 63) // 64 * 64, "kv_cache": "fp8",
                 "stream_interval": 10,
                 "kv_cache_config": {"enable_block_reuse": False, "free_gpu_memory_fraction": 0.75},
-                "cuda_graph_config": {"enable_padding": True, "max_batch_size": 128}},
+                "cuda_graph_config": {"enable_padding": True, "max_batch_size": 128},
+                "attention_dp_config": {"enable_balance": True, "timeout_iters": 60, "batching_wait_iters": 0}},
                "trtllm-serve --max_num_tokens ((CONC+ISL+64+63)/64*64); cuda_graph_config enable_padding, "
                "max_batch_size 128; kv_cache_config dtype fp8, free_gpu_memory_fraction 0.75, enable_block_reuse "
-               "false; stream_interval 10; enable_attention_dp when the config says dp-attn (image 1.1.0rc2.post2; "
-               "moe backend CUTLASS and attention_dp_config's balancing not modelled)"),
+               "false; stream_interval 10; enable_attention_dp when the config says dp-attn, then "
+               "attention_dp_config enable_balance, timeout_iters 60, batching_wait_iters 0 (image "
+               "1.1.0rc2.post2; moe backend CUTLASS not modelled)"),
     )),
     Recipe(DSR1, "h200_sxm", "benchmarks/dsr1_fp8_h200_trt_mtp_slurm.sh", (
         Change("bf3456727", DSR1_MTP_SINCE, "1.1.0rc2.post2",
@@ -298,6 +300,8 @@ def recipe_options(opts: dict[str, Any], c: int, isl: int, lay: Layout) -> tuple
     o = _resolve(opts, c, isl, lay.tp)
     kv = o.pop("kv_cache", None)
     o["enable_attention_dp"] = lay.attention_dp
+    if not lay.attention_dp:  # the recipe writes attention_dp_config with dp-attn only
+        o.pop("attention_dp_config", None)
     return o, kv
 
 

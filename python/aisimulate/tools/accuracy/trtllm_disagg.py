@@ -1,0 +1,337 @@
+"""TensorRT-LLM's P/D rows (``mode`` disagg): InferenceX's ``dsr1-fp8-h200-dynamo-trt``.
+
+The rows are InferenceX's multi-node DeepSeek-R1-0528 FP8 runs on H200 (and the same
+runs exported again as DeepSeek-V3): Dynamo's TensorRT-LLM workers
+(``nvcr.io/nvidia/ai-dynamo/tensorrtllm-runtime:0.8.1.post1``, TensorRT-LLM
+1.2.0rc6.post1) launched by srt-slurm (``runners/launch_h200-dgxc-slurm.sh`` clones
+ishandhanani/srt-slurm at branch ``sa-submission-q1-2026`` and runs ``srtctl apply -f
+$CONFIG_FILE``). Each point of ``.github/configs/nvidia-master.yaml``'s search space
+names its recipe (``CONFIG_FILE=recipes/trtllm/h200/<1k1k|8k1k>/<mtp|stp>/<name>.yaml``;
+the same from 49f8ceee0, 2026-02-13, the min-latency configs, to at least d9e1a758b,
+2026-04-20); the recipes are srt-slurm's (ishandhanani/srt-slurm 4893f83, copied into
+InferenceX at 80d98084f as ``benchmarks/multi_node/srt-slurm-recipes/trtllm/h200/``).
+A recipe holds:
+
+- ``resources``: its context (prefill) and generation (decode) workers, one node of
+  8 GPUs each; the name says it: ``c16_ctx1_gen9_tep8_batch128_eplb0_mtp3`` is 1 context
+  and 9 generation workers, generation at TP8 EP8 (``tep8``; ``dep8``: attention DP over
+  the 8 GPUs, EP8), generation ``max_batch_size`` 128, MTP with 3 draft tokens (``mtp0``:
+  none).
+- ``backend.trtllm_config.prefill`` / ``.decode``: each server's extra LLM API options,
+  here :data:`PREFILL` (by ISL, the same in every recipe of it but for MTP) and
+  :func:`decode_options` (the name's batch and MTP, :class:`DisaggRecipe`'s
+  max_num_tokens and free_gpu_memory_fraction, the CUDA-graph batch sizes by the
+  recipes' two rules). Both: block reuse off, the KV cache fp8, ``stream_interval`` 100,
+  chunked prefill off; the context server without CUDA graphs and without the overlap
+  scheduler, the generation server with both.
+- ``benchmark``: sa-bench at ``concurrencies`` (the row's ``silicon_concurrency``:
+  about the name's c per generation worker) — srt-slurm's
+  ``src/srtctl/benchmarks/scripts/sa-bench/bench.sh`` runs InferenceX's
+  ``benchmark_serving.py`` with random lengths (range ratio 0.8), 10·c prompts and
+  2·c warm-ups, ``ignore_eos``: the InferenceX client (``campaigns.inferencex_benchmark``).
+- ``frontend: dynamo`` without arguments: Dynamo's frontend at its default
+  ``--router-mode round-robin`` for both pools.
+
+Which recipe ran a row (:func:`annotate`): those at the row's ISL with the row's
+concurrency, narrowed by the row's layout columns when it has them (the database
+dump's rows: prefill and decode workers, decode attention DP). One left: that one. An
+MTP and a non-MTP recipe left (the same concurrency in both lists: 1k/1k at 144, 8k/1k
+at 9, 28, 128, 160 and 512): the measurements of that ISL, concurrency and day fall in
+two, and the lower TPOT is the MTP run — the only physical difference at one
+concurrency, and a large one (0.5–0.7 times the other's TPOT in every such pair). Any
+other case (8k/1k at 48 holds four recipes, 1k/1k at 1024 two MTP ones) is reported
+unknown and not simulated. The H100 rows (``dsr1-fp8-h100-dynamo-trt``) run 16-GPU
+workers over two nodes (TP16 or attention DP 16): not simulated.
+
+The KV moves as in every P/D row of the harness (:func:`disagg.workers_block`:
+``kv_transfer`` without a bandwidth, the system's network, one NIC per attention rank),
+the cache transceiver's UCX over the nodes' RDMA NICs.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Iterable, Sequence
+
+from .campaigns import _t
+from .rows import _int
+from . import trtllm
+
+#: Where the row's recipe is put by :func:`annotate` (its name, "" when unknown) and
+#: why none is known.
+RECIPE_KEY = "_trtllm_disagg_recipe"
+REASON_KEY = "_trtllm_disagg_reason"
+#: The search space of the rows' recipes: from InferenceX 49f8ceee0 (2026-02-13, the
+#: min-latency configs and every CONFIG_FILE below).
+SINCE = _t("2026-02-13T22:57:32-08:00")
+#: Where the recipes are (the repository and commit of :attr:`DisaggRecipe.file`).
+SRT_SLURM = "ishandhanani/srt-slurm@4893f83"
+#: The image every recipe names.
+IMAGE = "0.8.1.post1"
+#: The recipes' GPUs per worker (tensor_parallel_size, moe_expert_parallel_size).
+WORKER_GPUS = 8
+#: The context server's options by ISL (``trtllm_config.prefill``): 1k/1k with attention
+#: DP (8 ranks of max_batch_size 8), 8k/1k without.
+PREFILL: dict[int, dict[str, Any]] = {
+    1024: {"enable_attention_dp": True, "max_batch_size": 8, "max_num_tokens": 8192, "max_seq_len": 1064,
+           "free_gpu_memory_fraction": 0.6},
+    8192: {"enable_attention_dp": False, "max_batch_size": 2, "max_num_tokens": 16640, "max_seq_len": 8232,
+           "free_gpu_memory_fraction": 0.85},
+}
+#: The generation server's max_seq_len by ISL.
+DECODE_MAX_SEQ_LEN = {1024: 2088, 8192: 9256}
+
+
+@dataclass(frozen=True)
+class DisaggRecipe:
+    """One srt-slurm recipe: its name, ISL, sa-bench concurrency, the generation
+    server's max_num_tokens and free_gpu_memory_fraction, and what the name says
+    (:data:`NAME`: context and generation workers, generation attention DP, its
+    max_batch_size, MTP draft tokens)."""
+    name: str
+    isl: int
+    concurrency: int
+    gen_tokens: int
+    gen_fraction: float
+    ctx: int
+    gen: int
+    attention_dp: bool
+    batch: int
+    mtp: int
+
+    @property
+    def file(self) -> str:
+        return f"recipes/trtllm/h200/{'1k1k' if self.isl == 1024 else '8k1k'}/{'mtp' if self.mtp else 'stp'}/{self.name}.yaml"
+
+
+#: A recipe's name.
+NAME = re.compile(r"c(?P<c>\d+)_ctx(?P<ctx>\d+)_gen(?P<gen>\d+)_(?P<par>tep|dep)8_batch(?P<batch>\d+)_eplb0_mtp(?P<mtp>\d)")
+
+
+
+def _recipe(name: str, isl: int, concurrency: int, gen_tokens: int, gen_fraction: float) -> DisaggRecipe:
+    m = NAME.fullmatch(name)
+    assert m, name
+    return DisaggRecipe(name, isl, concurrency, gen_tokens, gen_fraction, int(m["ctx"]), int(m["gen"]),
+                        m["par"] == "dep", int(m["batch"]), int(m["mtp"]))
+
+
+#: The recipes (1k/1k and 8k/1k, MTP then not; OSL 1024).
+RECIPES: tuple[DisaggRecipe, ...] = (
+    _recipe("c1_ctx1_gen11_tep8_batch1_eplb0_mtp3", 1024, 13, 4, 0.9),
+    _recipe("c4_ctx1_gen11_tep8_batch128_eplb0_mtp3", 1024, 44, 512, 0.9),
+    _recipe("c8_ctx1_gen11_tep8_batch128_eplb0_mtp3", 1024, 88, 512, 0.9),
+    _recipe("c16_ctx1_gen9_tep8_batch128_eplb0_mtp3", 1024, 144, 512, 0.9),
+    _recipe("c32_ctx1_gen11_tep8_batch128_eplb0_mtp3", 1024, 352, 512, 0.9),
+    _recipe("c64_ctx1_gen8_dep8_batch128_eplb0_mtp3", 1024, 512, 512, 0.85),
+    _recipe("c128_ctx1_gen7_dep8_batch128_eplb0_mtp3", 1024, 896, 512, 0.85),
+    _recipe("c256_ctx1_gen4_dep8_batch128_eplb0_mtp3", 1024, 1024, 512, 0.85),
+    _recipe("c512_ctx1_gen2_dep8_batch256_eplb0_mtp1", 1024, 1024, 512, 0.85),
+    _recipe("c1_ctx1_gen9_tep8_batch1_eplb0_mtp0", 1024, 11, 1, 0.9),
+    _recipe("c4_ctx1_gen9_tep8_batch256_eplb0_mtp0", 1024, 36, 256, 0.9),
+    _recipe("c8_ctx1_gen9_tep8_batch256_eplb0_mtp0", 1024, 72, 256, 0.9),
+    _recipe("c16_ctx1_gen9_tep8_batch256_eplb0_mtp0", 1024, 144, 256, 0.9),
+    _recipe("c32_ctx1_gen9_tep8_batch256_eplb0_mtp0", 1024, 288, 256, 0.9),
+    _recipe("c64_ctx1_gen9_tep8_batch256_eplb0_mtp0", 1024, 576, 256, 0.9),
+    _recipe("c128_ctx1_gen9_dep8_batch512_eplb0_mtp0", 1024, 1152, 512, 0.9),
+    _recipe("c256_ctx1_gen6_dep8_batch512_eplb0_mtp0", 1024, 1536, 512, 0.9),
+    _recipe("c512_ctx2_gen7_dep8_batch512_eplb0_mtp0", 1024, 3584, 512, 0.9),
+    _recipe("c1_ctx1_gen7_tep8_batch1_eplb0_mtp3", 8192, 9, 4, 0.85),
+    _recipe("c4_ctx1_gen7_tep8_batch32_eplb0_mtp3", 8192, 28, 128, 0.85),
+    _recipe("c8_ctx1_gen6_tep8_batch32_eplb0_mtp3", 8192, 48, 128, 0.85),
+    _recipe("c16_ctx1_gen3_tep8_batch32_eplb0_mtp2", 8192, 48, 128, 0.85),
+    _recipe("c32_ctx3_gen5_tep8_batch32_eplb0_mtp3", 8192, 160, 128, 0.85),
+    _recipe("c64_ctx1_gen1_dep8_batch32_eplb0_mtp2", 8192, 64, 128, 0.85),
+    _recipe("c128_ctx2_gen1_dep8_batch32_eplb0_mtp2", 8192, 128, 128, 0.85),
+    _recipe("c256_ctx3_gen1_dep8_batch32_eplb0_mtp2", 8192, 256, 128, 0.85),
+    _recipe("c512_ctx3_gen1_dep8_batch64_eplb0_mtp1", 8192, 512, 256, 0.85),
+    _recipe("c1_ctx1_gen7_tep8_batch1_eplb0_mtp0", 8192, 9, 1, 0.85),
+    _recipe("c4_ctx1_gen7_tep8_batch32_eplb0_mtp0", 8192, 28, 32, 0.85),
+    _recipe("c8_ctx1_gen6_tep8_batch16_eplb0_mtp0", 8192, 48, 16, 0.85),
+    _recipe("c16_ctx1_gen3_tep8_batch32_eplb0_mtp0", 8192, 48, 32, 0.85),
+    _recipe("c32_ctx2_gen5_tep8_batch128_eplb0_mtp0", 8192, 160, 128, 0.85),
+    _recipe("c64_ctx2_gen3_dep8_batch128_eplb0_mtp0", 8192, 192, 128, 0.85),
+    _recipe("c128_ctx1_gen1_dep8_batch256_eplb0_mtp0", 8192, 128, 256, 0.85),
+    _recipe("c256_ctx5_gen3_dep8_batch256_eplb0_mtp0", 8192, 768, 256, 0.85),
+    _recipe("c512_ctx3_gen1_dep8_batch512_eplb0_mtp0", 8192, 512, 512, 0.85),
+)
+BY_NAME = {(r.isl, r.name): r for r in RECIPES}
+
+
+def is_disagg(row: dict[str, str]) -> bool:
+    """A TensorRT-LLM P/D row."""
+    return (row.get("backend") or "").strip() == "trtllm" and (row.get("mode") or "").strip() == "disagg"
+
+
+def graph_batch_sizes(isl: int, batch: int) -> list[int]:
+    """The generation server's cuda_graph_config.batch_sizes: 1, 2, 4, 8, then every 8th
+    up to the batch (1k/1k); the powers of two up to it (8k/1k)."""
+    sizes = [1, 2, 4, 8, *range(16, batch + 1, 8)] if isl == 1024 else [1 << i for i in range(batch.bit_length())]
+    return [b for b in sizes if b <= batch]
+
+
+def _mtp(n: int) -> dict[str, Any]:
+    return {"speculative_config": {"decoding_type": "MTP", "num_nextn_predict_layers": n}} if n else {}
+
+
+def prefill_options(r: DisaggRecipe) -> dict[str, Any]:
+    """``engine.workers.disaggregated.prefill.trtllm`` of a recipe."""
+    p = PREFILL[r.isl]
+    return {"max_batch_size": p["max_batch_size"], "max_num_tokens": p["max_num_tokens"],
+            "max_seq_len": p["max_seq_len"], "enable_attention_dp": p["enable_attention_dp"],
+            "enable_chunked_prefill": False, "disable_overlap_scheduler": True, "cuda_graph_config": None,
+            "kv_cache_config": {"enable_block_reuse": False, "free_gpu_memory_fraction": p["free_gpu_memory_fraction"]},
+            "stream_interval": 100, **_mtp(r.mtp)}
+
+
+def decode_options(r: DisaggRecipe) -> dict[str, Any]:
+    """``engine.workers.disaggregated.decode.trtllm`` of a recipe."""
+    return {"max_batch_size": r.batch, "max_num_tokens": r.gen_tokens, "max_seq_len": DECODE_MAX_SEQ_LEN[r.isl],
+            "enable_attention_dp": r.attention_dp, "enable_chunked_prefill": False,
+            "disable_overlap_scheduler": False,
+            "cuda_graph_config": {"enable_padding": True, "batch_sizes": graph_batch_sizes(r.isl, r.batch)},
+            "kv_cache_config": {"enable_block_reuse": False, "free_gpu_memory_fraction": r.gen_fraction},
+            "stream_interval": 100, **_mtp(r.mtp)}
+
+
+def candidates(row: dict[str, str]) -> tuple[list[DisaggRecipe], str]:
+    """The recipes that can have run a row (module docstring), and why none can."""
+    system = (row.get("system") or "").strip()
+    if system != "h200_sxm":
+        return [], (f"{system}: InferenceX's TensorRT-LLM P/D runs there use 16-GPU workers over two nodes "
+                    "(TP16 or attention DP 16: multi-node tensor parallelism is not simulated)"
+                    if system == "h100_sxm" else f"{system}: no P/D recipe tabulated")
+    when = trtllm.measured_at(row)
+    if when is None or when < SINCE.replace(hour=0, minute=0, second=0):
+        return [], "measured before the tabulated search space (InferenceX 49f8ceee0, 2026-02-13)"
+    isl, osl, c = _int(row, "isl"), _int(row, "osl"), trtllm.silicon_concurrency(row)
+    if osl != 1024 or isl not in PREFILL:
+        return [], f"ISL/OSL {isl}/{osl}: no recipe"
+    out = [r for r in RECIPES if r.isl == isl and r.concurrency == c]
+    if (row.get("decode_num_workers") or "").strip():
+        ctx, gen = _int(row, "prefill_num_workers"), _int(row, "decode_num_workers")
+        adp = max(_int(row, "decode_attention_dp_size", 0), 1) > 1
+        out = [r for r in out if (r.ctx, r.gen, r.attention_dp) == (ctx, gen, adp)]
+    if not out:
+        return [], f"no recipe at ISL {isl} and concurrency {c}"
+    return out, ""
+
+
+def _point(row: dict[str, str]) -> tuple[Any, ...]:
+    when = trtllm.measured_at(row)
+    return ((row.get("system") or "").strip(), _int(row, "isl"), _int(row, "osl"),
+            trtllm.silicon_concurrency(row), when.date() if when else None)
+
+
+def _tpot(row: dict[str, str]) -> float:
+    return round(float(row["silicon_tpot_ms"]), 2)
+
+
+def choose(row: dict[str, str], peers: Iterable[dict[str, str]]) -> tuple[DisaggRecipe | None, str]:
+    """The recipe that ran ``row`` among the rows ``peers`` (the silicon file's; the
+    module docstring's rule), or None and why not."""
+    try:
+        cands, why = candidates(row)
+    except ValueError as exc:
+        return None, str(exc)
+    if len(cands) == 1:
+        return cands[0], ""
+    if not cands:
+        return None, why
+    names = ", ".join(r.name for r in cands)
+    if len(cands) != 2 or sorted(bool(r.mtp) for r in cands) != [False, True]:
+        return None, f"recipe unknown: {names} share ISL {cands[0].isl} and concurrency {cands[0].concurrency}"
+    point = _point(row)
+    tpots = sorted({_tpot(p) for p in peers if is_disagg(p) and _point(p) == point})
+    if len(tpots) != 2:
+        return None, (f"recipe unknown: {names} share the point, and its day has {len(tpots)} distinct "
+                      "measurements, not an MTP and a non-MTP one")
+    mtp, stp = (cands[0], cands[1]) if cands[0].mtp else (cands[1], cands[0])
+    return (mtp if _tpot(row) == tpots[0] else stp), ""
+
+
+def annotate(rows: Sequence[dict[str, str]]) -> list[dict[str, str]]:
+    """``rows`` with each TensorRT-LLM P/D row (a copy) given its recipe under
+    :data:`RECIPE_KEY` ("" when unknown, the reason under :data:`REASON_KEY`)."""
+    groups: dict[Any, list[dict[str, str]]] = defaultdict(list)
+    for r in rows:
+        if is_disagg(r):
+            try:
+                groups[_point(r)].append(r)
+            except ValueError:
+                pass
+    out = []
+    for r in rows:
+        if is_disagg(r) and RECIPE_KEY not in r:
+            try:
+                peers = groups.get(_point(r), [r])
+            except ValueError:
+                peers = [r]
+            rec, why = choose(r, peers)
+            r = {**r, RECIPE_KEY: rec.name if rec else "", REASON_KEY: why}
+        out.append(r)
+    return out
+
+
+def recipe_of(row: dict[str, str]) -> tuple[DisaggRecipe | None, str]:
+    """The recipe :func:`annotate` gave a row (alone: the row as its only peer)."""
+    if RECIPE_KEY not in row:
+        row = annotate([row])[0]
+    name = row[RECIPE_KEY]
+    if not name:
+        return None, row[REASON_KEY]
+    return BY_NAME[(_int(row, "isl"), name)], ""
+
+
+def decode_gpus(row: dict[str, str]) -> int:
+    """The GPUs of a row's generation worker: its recipe's, else its columns'
+    (ValueError: the reason the row has none)."""
+    rec, why = recipe_of(row)
+    if rec:
+        return WORKER_GPUS
+    if (row.get("decode_tp_size") or "").strip():
+        return _int(row, "decode_tp_size") * max(_int(row, "decode_attention_dp_size", 0), 1)
+    raise ValueError(why)
+
+
+def row_spec(row: dict[str, str], config: str, *, perf_block: dict[str, Any], weights: str | None,
+             client: str, length_ratio: float = 1.0) -> tuple[dict[str, Any], int, int]:
+    """The replay spec of a TensorRT-LLM P/D row (module docstring): warm-ups not
+    reported (0) and the measured requests.
+
+    Raises:
+        ValueError: the row cannot be simulated (the message is the skip reason)."""
+    from .spec import _quantization, inferencex_run
+
+    rec, why = recipe_of(row)
+    if rec is None:
+        raise ValueError(why)
+    isl, osl, c = _int(row, "isl"), _int(row, "osl"), trtllm.silicon_concurrency(row)
+    measured: datetime = trtllm.measured_at(row)  # candidates() required it
+    pools: dict[str, Any] = {}
+    for side, count, opts in (("prefill", rec.ctx, prefill_options(rec)), ("decode", rec.gen, decode_options(rec))):
+        pools[side] = {"count": count, "tp": WORKER_GPUS, "enable_expert_parallel": True,
+                       "placement": "round_robin", "trtllm": opts}
+    quant = _quantization(weights)
+    quant["kv_cache"] = "fp8"  # kv_cache_config.dtype fp8 on both servers
+    engine: dict[str, Any] = {
+        "model": config, "system": row["system"].strip(), "backend": "trtllm", "perf": perf_block,
+        "backend_version": trtllm.release_of(IMAGE, "nvcr.io/nvidia/ai-dynamo/tensorrtllm-runtime"),
+        "workers": {"disaggregated": {**pools, "kv_transfer": {}}}, "quantization": quant,
+    }
+    return inferencex_run(engine, isl, osl, c, measured, length_ratio, client)
+
+
+def layout_text(spec: dict[str, Any]) -> str:
+    """A P/D row's layout as simulated: ``"P/D 1×TP8 ADP8 EP8 + 9×TP8 EP8 MTP3"``."""
+    d = spec["engine"]["workers"]["disaggregated"]
+
+    def one(p: dict[str, Any]) -> str:
+        t = p["trtllm"]
+        return f"{p['count']}×" + trtllm.Layout(p["tp"], t["enable_attention_dp"], p["enable_expert_parallel"]).text()
+
+    mtp = (d["decode"]["trtllm"].get("speculative_config") or {}).get("num_nextn_predict_layers")
+    return f"P/D {one(d['prefill'])} + {one(d['decode'])}" + (f" MTP{mtp}" if mtp else "")
