@@ -12,7 +12,8 @@ the digests of ``report.to_json()`` (metadata and summary), of every request rec
 compared. Cases: the Mooncake conversation trace at block sizes 16 and 64 (aggregated,
 with the client path, and P/D), closed loops (512/128, a dataset, KV-starved with
 preemption), sessions with the client path and timeouts, async scheduling, a Poisson
-overload, the aic tables, and the random replays of tests/test_properties.py (seeds
+overload, the aic tables, SGLang and TensorRT-LLM (aggregated, P/D, attention
+(data) parallelism), and the random replays of tests/test_properties.py (seeds
 0..N−1). Prints one line per case and exits 1 if any differs.
 """
 
@@ -110,6 +111,7 @@ def cases(quick: bool, properties: int, tmp: Path) -> list[tuple[str, dict]]:
     timeouts = json.loads(json.dumps(sessions))
     timeouts["traffic"]["load"]["request_timeout_ms"] = 3000
     out.append(("sessions, client path, timeouts", timeouts))
+    out.extend(_other_engines())
     sys.path.insert(0, str(REPO / "tests"))
     from test_properties import _config  # the property suite's random replays
 
@@ -120,6 +122,36 @@ def cases(quick: bool, properties: int, tmp: Path) -> list[tuple[str, dict]]:
     if (DATA / "aic" / "model_configs").exists():
         for _, spec in out:
             spec["engine"].setdefault("model_config_dir", str(DATA / "aic" / "model_configs"))
+    return out
+
+
+def _other_engines() -> list[tuple[str, dict]]:
+    """SGLang and TensorRT-LLM: aggregated, P/D and attention data parallelism."""
+    syn = lambda n, isl, osl, c: {"source": {"type": "synthetic", "num_requests": n, "isl": isl, "osl": osl},  # noqa: E731
+                                  "load": {"mode": "concurrency", "concurrency": c}}
+    eng = lambda backend, model, workers, **o: {  # noqa: E731
+        "model": model, "system": "h100_sxm", "backend": backend, "workers": workers, **o}
+    pd = {"disaggregated": {"prefill": {"count": 1, "tp": 2}, "decode": {"count": 1, "tp": 2},
+                            "kv_transfer": {"bandwidth_gb_per_s": 50, "latency_ms": 0.2}}}
+    dp = {"aggregated": {"count": 1, "tp": 1, "data_parallel_size": 4}}
+    moe = "Qwen/Qwen3-30B-A3B"
+    out = [
+        ("sglang closed 256 x 8", {"engine": eng("sglang", "Qwen/Qwen3-32B", {"aggregated": {"count": 2, "tp": 2}}),
+                                   "traffic": syn(2048, 1024, 256, 256)}),
+        ("sglang P/D", {"engine": eng("sglang", "Qwen/Qwen3-32B", pd), "traffic": syn(1024, 2048, 128, 128)}),
+        ("sglang DP attention", {"engine": eng("sglang", moe, dp), "traffic": syn(1024, 1024, 128, 128)}),
+        ("trtllm closed 64 x 8", {"engine": eng("trtllm", "Qwen/Qwen3-32B", {"aggregated": {"count": 2, "tp": 2}}),
+                                  "traffic": syn(1024, 1024, 256, 128)}),
+        ("trtllm P/D", {"engine": eng("trtllm", "Qwen/Qwen3-32B", pd), "traffic": syn(1024, 2048, 128, 128)}),
+        ("trtllm attention DP", {"engine": eng("trtllm", moe, {"aggregated": {"count": 1, "tp": 4}},
+                                               trtllm={"enable_attention_dp": True}),
+                                 "traffic": syn(1024, 1024, 128, 128)}),
+    ]
+    if AIC.exists():
+        for name, spec in (out[0], out[3]):  # the closed loops
+            spec = json.loads(json.dumps(spec))
+            spec["engine"]["perf"] = {"source": "aic", "database": str(AIC)}
+            out.append((name + ", aic", spec))
     return out
 
 
