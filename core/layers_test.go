@@ -43,6 +43,9 @@ var allowed = map[string][]string{
 	"client":        {"clock", "workload"},
 	"report":        {},
 	"replay":        {"clock", "hashtab", "version", "config", "model", "hardware", "perf", "perf/aic", "engine", "engines", "workload", "client", "report"},
+	// capacity planning: candidates built as specs, replayed (search reads
+	// the replay's pricing and runs, never an engine)
+	"search": {"config", "model", "hardware", "perf", "replay", "report"},
 }
 
 func TestLayering(t *testing.T) {

@@ -148,7 +148,7 @@ func priced(spec []byte) *pricedSpec {
 		}()
 		s, err := config.Decode(spec)
 		if err == nil {
-			e.d, err = replay.Pricing(s)
+			e.d, err = replay.Pricing(s, nil)
 		}
 		e.err = err
 	}()

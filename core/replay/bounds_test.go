@@ -115,7 +115,7 @@ func TestNoHashesForARequestThatCannotRun(t *testing.T) {
 // buildSim makes the sim of a spec without running it.
 func buildSim(t *testing.T, s *config.Spec) *sim {
 	t.Helper()
-	dep, err := buildDeployment(s)
+	dep, err := buildDeployment(s, nil)
 	require.NoError(t, err)
 	m := &sim{spec: s, dep: dep}
 	for _, p := range dep.pools {

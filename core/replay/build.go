@@ -61,6 +61,9 @@ type groupPricer interface {
 
 // deployment is everything built from spec.engine.
 type deployment struct {
+	// cache shares measured perf models between deployments (WithPerfCache;
+	// nil: none)
+	cache   *PerfCache
 	arch    *model.Arch
 	sys     *hardware.System
 	kvDtype model.Dtype
@@ -78,7 +81,7 @@ type deployment struct {
 
 func cfgErr(field string, err error) error { return &config.Error{Field: field, Msg: err.Error()} }
 
-func buildDeployment(s *config.Spec) (*deployment, error) {
+func buildDeployment(s *config.Spec, cache *PerfCache) (*deployment, error) {
 	e := &s.Engine
 	arch, err := model.Load(e.Model, e.ModelConfigDir)
 	if err != nil {
@@ -95,7 +98,7 @@ func buildDeployment(s *config.Spec) (*deployment, error) {
 	if err != nil {
 		return nil, cfgErr("engine.backend", err)
 	}
-	d := &deployment{arch: arch, sys: sys, family: family}
+	d := &deployment{arch: arch, sys: sys, family: family, cache: cache}
 	// engine.quantization: weights default to the checkpoint's (config.json),
 	// the KV cache to config.DefaultKVCacheDtype, "auto": the checkpoint's
 	// calibrated KV format (model.Arch.KVDtype), else bf16. The weight format
@@ -260,7 +263,7 @@ func (d *deployment) buildPool(s *config.Spec, pl *pool) error {
 	pl.overlap = overlap
 	switch p := e.Perf.Source.(type) {
 	case config.AICPerf:
-		m, err := aic.New(arch, sys, aic.Options{Database: p.Database, Backend: e.Backend,
+		m, err := d.cache.aicModel(e, arch, sys, aic.Options{Database: p.Database, Backend: e.Backend,
 			Version: p.BackendVersion, TP: pl.tp, DP: pl.dp, EP: pl.ep, WeightDtype: arch.WeightDtype, KVDtype: kvDtype,
 			MaxTokens: maxTokens, PassOverheadUs: p.PassOverheadUs, SequenceOverheadUs: p.PerSequenceOverheadUs,
 			OverlapCPU: overlap, CUDAGraphMaxTokens: cgTop, All2AllBackend: pl.a2a, MoEBackend: e.MoEBackend})

@@ -86,6 +86,8 @@ type sim struct {
 	given config.Traffic
 	bench *report.Benchmark
 	dep   *deployment
+	// watch sees the measured requests (WithWatcher; nil: none)
+	watch Watcher
 	tr    *traffic
 	h     eventHeap
 	now   int64
@@ -304,7 +306,7 @@ func prepare(spec *config.Spec, opts []Option) (*sim, error) {
 	}
 	given, bench := s.Traffic, s.Traffic.Benchmark
 	notes := s.ExpandBenchmark()
-	dep, err := buildDeployment(s)
+	dep, err := buildDeployment(s, o.cache)
 	if err != nil {
 		return nil, err
 	}
@@ -327,6 +329,7 @@ func prepare(spec *config.Spec, opts []Option) (*sim, error) {
 	// sessions' later turns held to reach the next session's start: at most
 	// what the budget leaves once everything else is counted
 	tr.feed.MaxHeld = int(max(1, (mem.Budget-(mem.Total-mem.Held))/requestB))
+	m.watch = o.watch
 	if o.slo != nil {
 		if err := checkSLO(o.slo); err != nil {
 			tr.close()
@@ -619,6 +622,9 @@ func (m *sim) send(idx int32) {
 	}
 	if m.sent()%guardEvery == 0 {
 		m.guardMemory()
+	}
+	if m.watch != nil && !f.warmup {
+		m.watched(m.watch.Sent(f.rec-m.tr.warmSent, m.rec(f.rec)))
 	}
 	var hashes, groups []uint64
 	partial := 0
@@ -1037,6 +1043,9 @@ func (m *sim) token(idx int32) {
 	}
 	if f.lastNs == report.NoTime {
 		m.rec(f.rec).FirstTokenNs = m.now
+		if m.watch != nil && !f.warmup {
+			m.watched(m.watch.FirstToken(f.rec-m.tr.warmSent, m.rec(f.rec)))
+		}
 		if m.kvRouting {
 			if p := m.pools[len(m.pools)-1]; p.kv != nil { // the pool that produces tokens
 				p.kv.prefillDone(&f.routed[len(m.pools)-1])
@@ -1081,6 +1090,9 @@ func (m *sim) end(idx int32, status string) {
 	}
 	if !f.warmup {
 		m.acc.Add(rec)
+		if m.watch != nil {
+			m.watched(m.watch.Ended(f.rec-m.tr.warmSent, rec))
+		}
 	}
 	rel := m.path.SerialReleaseNs(m.now, m.tr.clientBusyNs, rec.OutputTokens, m.path.JitterNs(m.tr.jitter))
 	m.tr.clientBusyNs = rel

@@ -127,7 +127,7 @@ func EstimateMemory(s *config.Spec, opts ...Option) (*MemoryEstimate, error) {
 	}
 	s = s.Clone() // buildDeployment fills the per-system defaults
 	s.ExpandBenchmark()
-	dep, err := buildDeployment(s)
+	dep, err := buildDeployment(s, nil)
 	if err != nil {
 		return nil, err
 	}

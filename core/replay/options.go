@@ -23,6 +23,8 @@ type runOptions struct {
 	landed   *int64
 	progress func(Progress)
 	slo      *report.SLO
+	watch    Watcher    // WithWatcher
+	cache    *PerfCache // WithPerfCache
 	columns  bool
 	emit     func(report.Chunk, *report.ColumnBuilder) error
 	// pageShift is log2 of the records per chunk (pageShift).

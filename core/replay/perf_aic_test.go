@@ -20,7 +20,7 @@ func TestBuildAICDeployment(t *testing.T) {
 	build := func(kv string) *deployment {
 		s, err := config.DecodeYAML([]byte(specYAML(shared, kv)))
 		require.NoError(t, err)
-		d, err := buildDeployment(s)
+		d, err := buildDeployment(s, nil)
 		require.NoError(t, err)
 		return d
 	}

@@ -75,8 +75,11 @@ type DeploymentPricing struct {
 // Errors: as the replay's build of the deployment (*config.Error naming the
 // field; Infeasible when the model does not fit or its KV cache cannot hold
 // one max_model_len request).
-func Pricing(s *config.Spec) (*DeploymentPricing, error) {
-	d, err := buildDeployment(s)
+//
+// With cache (may be nil), a measured perf model built before for the same
+// model, system and options is reused (WithPerfCache).
+func Pricing(s *config.Spec, cache *PerfCache) (*DeploymentPricing, error) {
+	d, err := buildDeployment(s, cache)
 	if err != nil {
 		return nil, err
 	}

@@ -91,7 +91,7 @@ traffic:
 	s, err := config.DecodeYAML([]byte(spec))
 	require.NoError(t, err)
 	require.NoError(t, s.Validate())
-	dep, err := buildDeployment(s)
+	dep, err := buildDeployment(s, nil)
 	require.NoError(t, err)
 	assert.InDelta(t, 4/6e-3, poolRate(dep.pools[0], steadyWorkload{isl: 100, osl: 4}, true, false), 1e-6)
 	rep := runYAML(t, spec)

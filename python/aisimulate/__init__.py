@@ -32,6 +32,7 @@ if TYPE_CHECKING:  # names of annotations only: typing costs ~10 ms of CPU at im
 
     from .compare import compare
     from .config import Spec, load_config
+    from .analysis.search import SearchResult, search
     from .perf import StepTime, memory_plan, step_time, step_times
     from .report import SLO_FIELDS, ReplayReport
     from .sweep import sweep
@@ -41,7 +42,8 @@ if TYPE_CHECKING:  # names of annotations only: typing costs ~10 ms of CPU at im
 _LAZY = {"Spec": "config", "load_config": "config", "ReplayReport": "report",
          "SLO_FIELDS": "report", "sweep": "sweep", "compare": "compare",
          "list_models": "catalogue", "list_systems": "catalogue", "step_time": "perf",
-         "step_times": "perf", "memory_plan": "perf", "StepTime": "perf"}
+         "step_times": "perf", "memory_plan": "perf", "StepTime": "perf", "search": "analysis.search",
+         "SearchResult": "analysis.search"}
 
 
 def _version() -> str:
@@ -114,6 +116,8 @@ __all__ = [
     "memory_plan",
     "replay",
     "SLO_FIELDS",
+    "search",
+    "SearchResult",
     "step_time",
     "step_times",
     "sweep",

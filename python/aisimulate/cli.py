@@ -69,6 +69,7 @@ examples:
   aisimulate schema > aisimulate.schema.json
   aisimulate sweep examples/quickstart.yaml --grid engine.workers.aggregated.tp=1,2,4 --out results.parquet
   aisimulate compare --aiperf profile_export.jsonl --config deploy.yaml
+  aisimulate search question.yaml --gpus 8 --slo ttft_ms=500,tpot_ms=30 --out runs/search
 """
 
 
@@ -662,6 +663,7 @@ SUBCOMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [
     lambda sub: __import__("aisimulate.cli_sweep", fromlist=["_add_sweep"])._add_sweep(sub),
     lambda sub: __import__("aisimulate.cli_sweep", fromlist=["_add_compare"])._add_compare(sub),
     lambda sub: __import__("aisimulate.cli_bench", fromlist=["add_bench"]).add_bench(sub),
+    lambda sub: __import__("aisimulate.cli_search", fromlist=["add_search"]).add_search(sub),
 ]
 
 

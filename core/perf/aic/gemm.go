@@ -3,6 +3,7 @@ package aic
 import (
 	"fmt"
 	"math"
+	"sync"
 )
 
 // gemmCurve is one measured (n, k) site: latency (s) over m, m ascending.
@@ -24,9 +25,44 @@ type gemmGrid struct {
 	flops, memBW, elemBytes float64
 }
 
-// newGEMMGrid builds the sites of dtype from the rows (ms → s). Error: the
-// dtype has no rows.
+// gridKey names one grid newGEMMGrid built: the rows (a table as loadRows
+// caches it, by its first row: the entry keeps the rows, so the address is
+// not reused while the key lives), the dtype and the roofline's rates.
+type gridKey struct {
+	first                   *gemmRow
+	n                       int
+	dtype                   string
+	flops, memBW, elemBytes float64
+}
+
+type gridEntry struct {
+	once sync.Once
+	rows []gemmRow
+	g    *gemmGrid
+	err  error
+}
+
+// gridCache holds every GEMM grid built in this process: a grid is
+// immutable once built and depends on its table and dtype alone, while
+// every aic model of the table rebuilds it (a search of hundreds of
+// deployments built the same grids hundreds of times: a sixth of its time).
+var gridCache sync.Map // gridKey → *gridEntry
+
+// newGEMMGrid builds the sites of dtype from the rows (ms → s), once per
+// process for the same rows and rates (gridCache). Error: the dtype has no
+// rows.
 func newGEMMGrid(rows []gemmRow, dtype string, flops, memBW, elemBytes float64) (*gemmGrid, error) {
+	if len(rows) == 0 {
+		return buildGEMMGrid(rows, dtype, flops, memBW, elemBytes)
+	}
+	e, _ := gridCache.LoadOrStore(gridKey{&rows[0], len(rows), dtype, flops, memBW, elemBytes}, &gridEntry{rows: rows})
+	en := e.(*gridEntry)
+	en.once.Do(func() { en.g, en.err = buildGEMMGrid(rows, dtype, flops, memBW, elemBytes) })
+	return en.g, en.err
+}
+
+// buildGEMMGrid is newGEMMGrid without the cache.
+func buildGEMMGrid(rows []gemmRow, dtype string, flops, memBW, elemBytes float64) (*gemmGrid, error) {
 	g := &gemmGrid{dtype: dtype, sites: map[[2]float64]*gemmCurve{}, flops: flops, memBW: memBW, elemBytes: elemBytes}
 	type pt struct{ m, s float64 }
 	pts := map[[2]float64][]pt{}

@@ -1,0 +1,314 @@
+package search
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/aisimulate/aisimulate/core/config"
+	"github.com/aisimulate/aisimulate/core/hardware"
+	"github.com/aisimulate/aisimulate/core/model"
+)
+
+// Modes of a deployment.
+const (
+	Aggregated    = "aggregated"
+	Disaggregated = "disaggregated"
+)
+
+// Space is what a capacity-planning question leaves free. A nil list takes
+// its default (DefaultSpace); every list is taken in its order, which fixes
+// the enumeration's.
+type Space struct {
+	// GPUs are the GPU counts a deployment may use in all (a budget B is
+	// 1, 2, …, B).
+	GPUs []int `json:"gpus"`
+	// Modes: Aggregated, Disaggregated (default both; P/D needs two pools).
+	Modes []string `json:"modes"`
+	// TP: tensor-parallel degrees of a worker (default 1, 2, 4, 8 up to the
+	// system's GPUs per node: TP spans one node).
+	TP []int `json:"tp"`
+	// DP: data-parallel ranks of one vLLM worker of a mixture-of-experts
+	// model (--data-parallel-size; default 1, 2, 4, 8; a dense model's DP
+	// ranks are separate engines, which Count enumerates). EP: expert
+	// parallelism off and on (--enable-expert-parallel; MoE only).
+	DP []int  `json:"dp"`
+	EP []bool `json:"ep"`
+	// MaxNumSeqs and MaxNumBatchedTokens: the engine's batch limits, in
+	// vLLM's names (TensorRT-LLM's max_batch_size and max_num_tokens,
+	// SGLang's max_running_requests and chunked_prefill_size; default the
+	// engine's own default and 64, 128, 256, 512 sequences; 2048 and 16384
+	// tokens beside the default). A P/D candidate's two pools take the same
+	// limits (the spec's one scheduler block), its token budget
+	// DisaggMaxNumBatchedTokens.
+	MaxNumSeqs          []int `json:"max_num_seqs"`
+	MaxNumBatchedTokens []int `json:"max_num_batched_tokens"`
+	// DisaggMaxNumBatchedTokens is the P/D candidates' token budget (0: the
+	// engine's default).
+	DisaggMaxNumBatchedTokens int `json:"disagg_max_num_batched_tokens"`
+	// Weights: engine.quantization.weights ("" = the checkpoint's; default
+	// also fp8 for a bf16 checkpoint on a GPU with fp8 tensor cores:
+	// vLLM's --quantization fp8). KVCache: engine.quantization.kv_cache (""
+	// = the question's; default also fp8 on such a GPU).
+	Weights []string `json:"weights"`
+	KVCache []string `json:"kv_cache"`
+	// KVTransfer is the P/D pools' link (default: the question's, else the
+	// system's NVLink bandwidth within a node, or its network between
+	// nodes, and 0.2 ms).
+	KVTransfer *config.KVTransfer `json:"kv_transfer"`
+}
+
+// Layout is one pool: Count workers of TP × DP GPUs (EP: experts whole on
+// each GPU).
+type Layout struct {
+	Count int  `json:"count"`
+	TP    int  `json:"tp"`
+	DP    int  `json:"dp"`
+	EP    bool `json:"ep"`
+}
+
+// GPUs is Count × TP × DP.
+func (l Layout) GPUs() int { return l.Count * l.TP * max(l.DP, 1) }
+
+// Parallel is the layout of one worker.
+func (l Layout) Parallel() model.Parallel {
+	return model.Parallel{TP: l.TP, DP: max(l.DP, 1), EP: l.EP}
+}
+
+// String is "2×TP4", "1×TP2 DP2 EP4".
+func (l Layout) String() string { return fmt.Sprintf("%d×%s", l.Count, l.Parallel()) }
+
+// Candidate is one deployment of the search.
+type Candidate struct {
+	// Index is its place in the enumeration (Enumerate's order).
+	Index int    `json:"index"`
+	Mode  string `json:"mode"`
+	// Pools: the aggregated pool, or the prefill pool then the decode pool.
+	Pools               []Layout `json:"pools"`
+	MaxNumSeqs          int      `json:"max_num_seqs"`
+	MaxNumBatchedTokens int      `json:"max_num_batched_tokens"`
+	Weights             string   `json:"weights"`
+	KVCache             string   `json:"kv_cache"`
+}
+
+// GPUs is the candidate's GPU count.
+func (c *Candidate) GPUs() int {
+	n := 0
+	for _, p := range c.Pools {
+		n += p.GPUs()
+	}
+	return n
+}
+
+// Key names the candidate in a result file: the same candidate gives the
+// same key (a resumed search matches its results by it).
+func (c *Candidate) Key() string {
+	var pools []string
+	for _, p := range c.Pools {
+		pools = append(pools, p.String())
+	}
+	w, kv := c.Weights, c.KVCache
+	if w == "" {
+		w = "checkpoint"
+	}
+	if kv == "" {
+		kv = "default"
+	}
+	return fmt.Sprintf("%s %s seqs=%d tokens=%d weights=%s kv=%s", c.Mode, strings.Join(pools, "+"),
+		c.MaxNumSeqs, c.MaxNumBatchedTokens, w, kv)
+}
+
+// Invalid is a layout the model cannot run, with the model's reason (never
+// a candidate).
+type Invalid struct {
+	Layout Layout `json:"layout"`
+	Reason string `json:"reason"`
+}
+
+// defaultSeqs and defaultTokens are the batch limits tried beside the
+// engine's defaults.
+var (
+	defaultSeqs   = []int{64, 128, 256, 512}
+	defaultTokens = []int{2048, 16384}
+)
+
+// DefaultSpace fills sp's nil lists for a question: model arch on system sys
+// served by the question's engine (q, whose scheduler defaults are
+// resolved). GPUs must be given.
+func DefaultSpace(sp Space, q *config.Spec, arch *model.Arch, sys *hardware.System) (Space, error) {
+	if len(sp.GPUs) == 0 {
+		return sp, &config.Error{Field: "gpus", Msg: "give the GPU budget (or the GPU counts allowed)"}
+	}
+	for i, g := range sp.GPUs {
+		if g < 1 || g > model.MaxWorkerGPUs*64 || i > 0 && g <= sp.GPUs[i-1] {
+			return sp, &config.Error{Field: "gpus", Msg: fmt.Sprintf("%v: want ascending counts from 1", sp.GPUs)}
+		}
+	}
+	top := sp.GPUs[len(sp.GPUs)-1]
+	if sp.Modes == nil {
+		sp.Modes = []string{Aggregated}
+		if top >= 2 {
+			sp.Modes = append(sp.Modes, Disaggregated)
+		}
+	}
+	for _, m := range sp.Modes {
+		if m != Aggregated && m != Disaggregated {
+			return sp, &config.Error{Field: "modes", Msg: fmt.Sprintf("%q: use %s or %s", m, Aggregated, Disaggregated)}
+		}
+	}
+	node := max(sys.GPUsPerNode, 1)
+	if sp.TP == nil {
+		for tp := 1; tp <= min(node, top); tp *= 2 {
+			sp.TP = append(sp.TP, tp)
+		}
+	}
+	moe := arch.IsMoE()
+	if sp.DP == nil {
+		sp.DP = []int{1}
+		if moe && q.Engine.Backend == config.BackendVLLM {
+			for dp := 2; dp <= min(8, top); dp *= 2 {
+				sp.DP = append(sp.DP, dp)
+			}
+		}
+	}
+	if sp.EP == nil {
+		sp.EP = []bool{false}
+		if moe {
+			sp.EP = append(sp.EP, true)
+		}
+	}
+	seqs, tokens := batchLimits(q)
+	if sp.MaxNumSeqs == nil {
+		sp.MaxNumSeqs = sortedUnique(append(slices.Clone(defaultSeqs), seqs))
+	}
+	if sp.MaxNumBatchedTokens == nil {
+		sp.MaxNumBatchedTokens = sortedUnique(append(slices.Clone(defaultTokens), tokens))
+	}
+	if sp.DisaggMaxNumBatchedTokens == 0 {
+		sp.DisaggMaxNumBatchedTokens = tokens
+	}
+	fp8 := sys.FP8Flops > 0
+	if sp.Weights == nil {
+		sp.Weights = []string{""}
+		if fp8 && arch.WeightDtype == model.BF16 {
+			sp.Weights = append(sp.Weights, string(model.FP8))
+		}
+	}
+	if sp.KVCache == nil {
+		sp.KVCache = []string{""}
+		if fp8 && kvCacheOf(q) != config.DtypeFP8 {
+			sp.KVCache = append(sp.KVCache, config.DtypeFP8)
+		}
+	}
+	if sp.KVTransfer == nil {
+		if dg := q.Engine.Workers.Disaggregated; dg != nil {
+			t := dg.KVTransfer
+			sp.KVTransfer = &t
+		} else {
+			bw := sys.IntraNodeBW
+			if top > node {
+				bw = sys.InterNodeBW
+			}
+			sp.KVTransfer = &config.KVTransfer{BandwidthGBPerS: bw / 1e9, LatencyMs: 0.2}
+		}
+	}
+	for _, l := range [][]int{sp.TP, sp.DP, sp.MaxNumSeqs, sp.MaxNumBatchedTokens, {sp.DisaggMaxNumBatchedTokens}} {
+		for _, v := range l {
+			if v < 1 {
+				return sp, &config.Error{Field: "space", Msg: fmt.Sprintf("%v: every size must be ≥ 1", l)}
+			}
+		}
+	}
+	return sp, nil
+}
+
+// kvCacheOf is the question's KV cache format (engine.quantization.kv_cache).
+func kvCacheOf(q *config.Spec) string {
+	if qq := q.Engine.Quantization; qq != nil {
+		return qq.KVCache
+	}
+	return ""
+}
+
+func sortedUnique(xs []int) []int {
+	slices.Sort(xs)
+	return slices.Compact(xs)
+}
+
+// Enumerate lists the candidates of space sp for model arch, in a fixed
+// order: mode, then layouts (aggregated: TP, DP, EP, worker count; P/D: the
+// prefill pool's layout, then the decode pool's), then batch limits, weight
+// and KV formats. A candidate uses one of sp.GPUs in all. Layouts the model
+// cannot run (TP not dividing the heads, more EP ranks than experts, fp8
+// blocks split: model.Arch.ValidateParallel) are left out and returned as
+// invalid, each once.
+func Enumerate(sp Space, arch *model.Arch) ([]Candidate, []Invalid) {
+	allowed := map[int]bool{}
+	for _, g := range sp.GPUs {
+		allowed[g] = true
+	}
+	top := sp.GPUs[len(sp.GPUs)-1]
+	var workers []Layout // one worker of each valid layout
+	var invalid []Invalid
+	for _, tp := range sp.TP {
+		for _, dp := range sp.DP {
+			for _, ep := range sp.EP {
+				l := Layout{Count: 1, TP: tp, DP: dp, EP: ep}
+				// a dense model's DP ranks are separate engines (Count), and EP
+				// on one GPU is no expert parallelism: neither is a layout
+				if l.GPUs() > top || !arch.IsMoE() && (dp > 1 || ep) || ep && l.GPUs() == 1 {
+					continue
+				}
+				if err := arch.ValidateParallel(l.Parallel()); err != nil {
+					invalid = append(invalid, Invalid{Layout: l, Reason: err.Error()})
+					continue
+				}
+				workers = append(workers, l)
+			}
+		}
+	}
+	var out []Candidate
+	add := func(mode string, pools []Layout, seqs, tokens []int) {
+		for _, s := range seqs {
+			for _, t := range tokens {
+				for _, w := range sp.Weights {
+					for _, kv := range sp.KVCache {
+						out = append(out, Candidate{Index: len(out), Mode: mode, Pools: slices.Clone(pools),
+							MaxNumSeqs: s, MaxNumBatchedTokens: t, Weights: w, KVCache: kv})
+					}
+				}
+			}
+		}
+	}
+	for _, mode := range sp.Modes {
+		if mode == Aggregated {
+			for _, w := range workers {
+				for n := 1; n*w.GPUs() <= top; n++ {
+					l := w
+					l.Count = n
+					if allowed[l.GPUs()] {
+						add(mode, []Layout{l}, sp.MaxNumSeqs, sp.MaxNumBatchedTokens)
+					}
+				}
+			}
+			continue
+		}
+		tokens := []int{sp.DisaggMaxNumBatchedTokens}
+		for _, pw := range workers {
+			for np := 1; np*pw.GPUs() < top; np++ {
+				p := pw
+				p.Count = np
+				for _, dw := range workers {
+					for nd := 1; p.GPUs()+nd*dw.GPUs() <= top; nd++ {
+						d := dw
+						d.Count = nd
+						if allowed[p.GPUs()+d.GPUs()] {
+							add(mode, []Layout{p, d}, sp.MaxNumSeqs, tokens)
+						}
+					}
+				}
+			}
+		}
+	}
+	return out, invalid
+}

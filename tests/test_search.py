@@ -1,0 +1,191 @@
+"""aisimulate.search: capacity planning by simulation. The recommended deployment's spec
+replays to the result the search reports; the same search gives the same answer twice,
+at any parallelism, and when resumed after an interruption; the launch commands are the
+engines' own flags; bad questions are ConfigErrors naming the field."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+import aisimulate
+from aisimulate.analysis.search import _front, _run
+from aisimulate.analysis.search.flags import launch_commands
+from conftest import REPO
+
+QUESTION = {"engine": {"model": "meta-llama/Llama-3.1-8B-Instruct", "system": "h100_sxm"},
+            "traffic": {"source": {"type": "synthetic", "num_requests": 200,
+                                   "isl": {"kind": "uniform", "min": 400, "max": 1600},
+                                   "osl": {"kind": "uniform", "min": 20, "max": 200}},
+                        "load": {"mode": "rate", "rate_rps": 25}}}
+SLO = {"ttft_ms": 400, "tpot_ms": 25}
+SPACE = dict(gpus=2, max_num_seqs=[16, 128], max_num_batched_tokens=[1024], weights=[None], kv_cache=[None])
+
+
+def _answer(res) -> dict:
+    out = json.loads(res.to_json())
+    out.pop("elapsed_s")
+    return out
+
+
+@pytest.fixture(scope="module")
+def searched():
+    return aisimulate.search(QUESTION, slo=SLO, jobs=2, progress=False, **SPACE)
+
+
+def test_the_best_deployment_replays_to_its_reported_result(searched):
+    res = searched
+    c = res.counts
+    assert c["candidates"] == len(res.candidates) == c["simulated"] + c["stopped"] + c["pruned"]
+    b = res.best
+    assert b is not None and b.result["meets"] is True
+    # every candidate that met the SLO is within 1 % of the best's throughput per GPU or below it
+    met = [r for r in res.results if r.get("meets")]
+    assert max(r["output_tps_per_gpu"] for r in met) <= b.result["output_tps_per_gpu"] / (1 - _front.TIE)
+    # the deployment's spec, replayed on its own, gives the summary the search reported
+    report = aisimulate.replay(b.spec, progress=False)
+    assert report.summary == b.result["summary"] | {k: report.summary[k] for k in report.summary
+                                                    if k not in b.result["summary"]}
+    assert report.metadata["gpus"] == b.gpus
+    ttft = sorted(r["ttft_ms"] for r in report.requests)
+    # numpy's linear p90 of the replay's TTFTs is the search's
+    import numpy as np
+
+    assert b.result["percentiles"]["ttft_ms"] == pytest.approx(float(np.percentile(ttft, 90)), rel=1e-12)
+    assert b.command.startswith("# aggregated: ") or b.command.startswith("# prefill: ")
+    assert "vllm serve meta-llama/Llama-3.1-8B-Instruct --tensor-parallel-size" in b.command
+
+
+def test_the_front_is_not_dominated(searched):
+    pts = [(r["output_tps_per_gpu"], r["slo_ratio"]) for r in searched.front]
+    assert pts == sorted(pts, key=lambda p: -p[0])
+    for r in searched.results:
+        if r["fate"] != "simulated":
+            continue
+        x, y = r["output_tps_per_gpu"], r["slo_ratio"]
+        dominated = any(fx >= x and fy <= y and (fx > x or fy < y) for fx, fy in pts)
+        assert dominated or (x, y) in pts, r["key"]
+
+
+def test_the_same_search_twice_gives_the_same_answer(searched):
+    again = aisimulate.search(QUESTION, slo=SLO, jobs=1, progress=False, **SPACE)
+    assert _answer(again) == _answer(searched)
+
+
+def test_an_interrupted_search_resumes_to_the_same_answer(searched, tmp_path):
+    out = tmp_path / "run"
+    # a Ctrl-C where the caller waits on the core (after the third result it read): it
+    # reaches the caller, the core is stopped (core/search TestRunStopsAndKeepsWhatItHanded
+    # stops one mid-run), and the journal holds only whole results
+    original, seen = _run.run_local, []
+
+    def interrupted(request, journal, indices, jobs, progress, on_result=None):
+        def stop_after_three(r):
+            seen.append(r["index"])
+            if len(seen) == 3:
+                raise KeyboardInterrupt
+        return original(request, journal, indices, jobs, progress, on_result=stop_after_three)
+
+    _run_local, aisimulate.analysis.search.run_local = aisimulate.analysis.search.run_local, interrupted
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            aisimulate.search(QUESTION, slo=SLO, jobs=1, progress=False, out=out, **SPACE)
+    finally:
+        aisimulate.analysis.search.run_local = _run_local
+    lines = (out / "search.jsonl").read_text().splitlines()
+    assert len(lines) - 1 >= 3 and all(json.loads(line) for line in lines)
+    # the journal of a search stopped after three results, the last line cut short as a
+    # process killed while writing leaves it
+    (out / "search.jsonl").write_text("\n".join(lines[:4]) + '\n{"index": 99, "key": "cut')
+    res = aisimulate.search(QUESTION, slo=SLO, jobs=2, progress=False, out=out, **SPACE)
+    assert res.resumed == 3
+    assert _answer(res) == _answer(searched)
+    # once done, the same question runs nothing
+    assert aisimulate.search(QUESTION, slo=SLO, progress=False, out=out, **SPACE).resumed == len(searched.results)
+    # another question's journal is refused, unless started over
+    other = dict(SLO, ttft_ms=500)
+    with pytest.raises(aisimulate.ConfigError) as e:
+        aisimulate.search(QUESTION, slo=other, progress=False, out=out, **SPACE)
+    assert e.value.field == "out"
+    assert aisimulate.search(QUESTION, slo=other, progress=False, out=out, resume=False, **SPACE).resumed == 0
+
+
+def test_no_early_stop_and_no_prune_agree_on_every_verdict(searched):
+    full = aisimulate.search(QUESTION, slo=SLO, jobs=2, progress=False, early_stop=False, prune=False, **SPACE)
+    assert full.counts["stopped"] == 0
+    for fast, slow in zip(searched.results, full.results):
+        if fast["fate"] == "simulated":
+            assert fast == slow
+        elif fast.get("kind") != "invalid":
+            assert slow["meets"] is False, fast["key"]
+    assert full.best.key == searched.best.key
+
+
+@pytest.mark.parametrize("kwargs,field", [
+    (dict(gpus=0), "gpus"), (dict(gpus="8"), "gpus"), (dict(gpus=[0, 2]), "gpus"),
+    (dict(slo={}), "slo"), (dict(slo={"ttft_ms": -1}), "slo.ttft_ms"), (dict(percentile=0), "percentile"),
+    (dict(modes=["pd"]), "modes"), (dict(tp=[0]), "space"), (dict(backend="slurm"), "backend"),
+    (dict(jobs=0), "jobs"),
+])
+def test_a_bad_question_names_its_field(kwargs, field):
+    args = dict(gpus=2, slo=SLO) | kwargs
+    with pytest.raises(aisimulate.ConfigError) as e:
+        aisimulate.search(QUESTION, progress=False, **args)
+    assert e.value.field == field
+
+
+def test_launch_commands_in_each_engines_words():
+    vllm = {"engine": {"model": "m/M", "backend": "vllm",
+                       "scheduler": {"max_num_seqs": 256, "max_num_batched_tokens": 8192, "block_size": 16,
+                                     "gpu_memory_utilization": 0.9, "max_model_len": 0},
+                       "quantization": {"weights": "fp8", "kv_cache": "fp8"},
+                       "workers": {"disaggregated": {"prefill": {"count": 1, "tp": 2},
+                                                     "decode": {"count": 3, "tp": 4, "data_parallel_size": 2,
+                                                                "enable_expert_parallel": True}}}}}
+    pre, dec = launch_commands(vllm)
+    assert (pre["pool"], pre["workers"], pre["gpus_per_worker"]) == ("prefill", 1, 2)
+    assert (dec["workers"], dec["gpus_per_worker"]) == (3, 8)
+    assert pre["argv"][:5] == ["vllm", "serve", "m/M", "--tensor-parallel-size", "2"]
+    assert dec["command"] == ("vllm serve m/M --tensor-parallel-size 4 --data-parallel-size 2 --enable-expert-parallel "
+                              "--max-num-seqs 256 --max-num-batched-tokens 8192 --quantization fp8 --kv-cache-dtype fp8 "
+                              "--kv-transfer-config '{\"kv_connector\":\"NixlConnector\",\"kv_role\":\"kv_both\"}'")
+    trt = {"engine": {"model": "m/M", "backend": "trtllm",
+                      "trtllm": {"max_batch_size": 64, "max_num_tokens": 4096, "enable_attention_dp": True,
+                                 "kv_cache_config": {"free_gpu_memory_fraction": 0.85}},
+                      "quantization": {"kv_cache": "fp8"},
+                      "workers": {"aggregated": {"count": 2, "tp": 8, "enable_expert_parallel": True}}}}
+    (agg,) = launch_commands(trt)
+    assert agg["command"] == ("trtllm-serve m/M --backend pytorch --tp_size 8 --ep_size 8 --max_batch_size 64 "
+                              "--max_num_tokens 4096 --kv_cache_free_gpu_memory_fraction 0.85 "
+                              "--extra_llm_api_options aggregated.yaml")
+    assert agg["options"] == {"enable_attention_dp": True, "kv_cache_config": {"dtype": "fp8"}}
+    sgl = {"engine": {"model": "m/M", "backend": "sglang",
+                      "sglang": {"max_running_requests": 128, "chunked_prefill_size": 8192},
+                      "workers": {"aggregated": {"count": 1, "tp": 4}}}}
+    assert launch_commands(sgl)[0]["command"] == ("python -m sglang.launch_server --model-path m/M --tp 4 "
+                                                  "--max-running-requests 128 --chunked-prefill-size 8192")
+
+
+def test_the_search_command(tmp_path):
+    cfg = tmp_path / "q.json"
+    cfg.write_text(json.dumps(QUESTION))
+    out = tmp_path / "run"
+    cmd = [sys.executable, "-m", "aisimulate", "search", str(cfg), "--gpus", "2", "--slo", "ttft_ms=400,tpot_ms=25",
+           "--max-num-seqs", "16,128", "--max-num-batched-tokens", "1024", "--weights", "checkpoint",
+           "--kv-cache", "default", "--out", str(out), "--plot", str(tmp_path / "p.png"), "--format", "json", "-q"]
+    env = {"PYTHONPATH": str(REPO / "python"), "PATH": "/usr/bin:/bin"}
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600, env=env)
+    assert proc.returncode == 0, proc.stderr
+    answer = json.loads(proc.stdout)
+    assert answer["best"]["launch"][0]["argv"][:2] == ["vllm", "serve"]
+    assert json.loads((out / "search.json").read_text())["best"]["key"] == answer["best"]["key"]
+    assert (tmp_path / "p.png").stat().st_size > 1000
+    table = subprocess.run(cmd[:-3] + ["-q"], capture_output=True, text=True, timeout=600, env=env)
+    assert table.returncode == 0 and f"best: {answer['best']['key']}" in table.stdout
+    assert "resumed from the journal" in table.stdout
+    bad = subprocess.run(cmd[:7] + ["--slo", "ttft_ms=400", "--restart"], capture_output=True, text=True,
+                         timeout=120, env=env)
+    assert bad.returncode == 2 and "--restart applies to --out" in bad.stderr
