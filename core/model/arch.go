@@ -69,6 +69,9 @@ type Arch struct {
 	LayerKinds []LayerKind
 	// SlidingWindow is the window of AttnSliding layers, tokens (0: none).
 	SlidingWindow int
+	// AttentionChunk is the chunk of AttnChunked layers, tokens (Llama-4's
+	// attention_chunk_size; 0: none).
+	AttentionChunk int
 	// Sparse is the block-sparse attention of AttnSparse layers (nil: none).
 	Sparse *SparseAttention
 	// AttentionSinks is true when each attention head has a learned sink

@@ -53,9 +53,16 @@ const (
 	// Qwen3.5, Qwen3.6 "linear_attention" layers): no KV cache, a constant
 	// recurrent state per request (Arch.StateBytesPerSequence).
 	AttnLinear
+	// AttnChunked is chunked local attention (Llama-4's RoPE layers): a query
+	// attends to the keys of its own chunk of Arch.AttentionChunk tokens
+	// only. vLLM caches the whole context for it by default (the hybrid KV
+	// cache manager is off for chunked local attention unless
+	// VLLM_ALLOW_CHUNKED_LOCAL_ATTN_WITH_HYBRID_KV_CACHE is set), so its KV
+	// counts as a full layer's (FullKVLayers).
+	AttnChunked
 )
 
-// String is "full", "sliding", "sparse", "mla" or "linear".
+// String is "full", "sliding", "sparse", "mla", "linear" or "chunked".
 func (k AttnKind) String() string {
 	switch k {
 	case AttnSliding:
@@ -66,6 +73,8 @@ func (k AttnKind) String() string {
 		return "mla"
 	case AttnLinear:
 		return "linear"
+	case AttnChunked:
+		return "chunked"
 	}
 	return "full"
 }
@@ -103,7 +112,8 @@ type LayerGroup struct {
 }
 
 // Groups returns the model's layers grouped by kind, in the fixed order
-// full, sliding, sparse, MLA, linear attention and, within each, dense before MoE FFN;
+// full, sliding, sparse, MLA, linear, chunked attention and, within each,
+// dense before MoE FFN;
 // kinds without layers are left out. A dense decoder (LayerKinds nil and
 // MoE nil) is one group of Layers full-attention dense layers. The slice is
 // new on every call.
@@ -112,7 +122,7 @@ func (a *Arch) Groups() []LayerGroup {
 		return []LayerGroup{{Kind: LayerKind{Attn: AttnFull, MoE: a.MoE != nil}, Count: a.Layers}}
 	}
 	var out []LayerGroup
-	for _, attn := range []AttnKind{AttnFull, AttnSliding, AttnSparse, AttnMLA, AttnLinear} {
+	for _, attn := range []AttnKind{AttnFull, AttnSliding, AttnSparse, AttnMLA, AttnLinear, AttnChunked} {
 		for _, moe := range []bool{false, true} {
 			k := LayerKind{Attn: attn, MoE: moe}
 			n := 0
@@ -211,6 +221,11 @@ func (a *Arch) LinearLayers() int {
 // SlidingLayers is the number of sliding-window attention layers.
 func (a *Arch) SlidingLayers() int {
 	return a.countLayers(func(l LayerKind) bool { return l.Attn == AttnSliding })
+}
+
+// ChunkedLayers is the number of chunked local-attention layers.
+func (a *Arch) ChunkedLayers() int {
+	return a.countLayers(func(l LayerKind) bool { return l.Attn == AttnChunked })
 }
 
 // SparseLayers is the number of block-sparse attention layers.

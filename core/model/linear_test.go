@@ -169,3 +169,32 @@ func TestTextReleasesOfKnownLayers(t *testing.T) {
 	assert.Equal(t, vl.Groups(), txt.Groups())
 	assert.Equal(t, BF16, txt.ExpertDtype())
 }
+
+// TestLlama4Layout: Llama-4's RoPE layers are chunked local attention
+// (8,192-token chunks), every fourth a global NoPE layer; Maverick's MoE
+// layers (128 experts, top 1, a shared expert) alternate with dense FFNs of
+// intermediate_size_mlp; Scout's are all MoE (16 experts). Parameters
+// against the cards (109 B / 17 B and 400 B / 17 B, the vision tower aside).
+func TestLlama4Layout(t *testing.T) {
+	s := loadShared(t, "meta-llama/Llama-4-Scout-17B-16E-Instruct")
+	assert.Equal(t, &MoE{Experts: 16, TopK: 1, Intermediate: 8192, SharedIntermediate: 8192}, s.MoE)
+	assert.Equal(t, 8192, s.AttentionChunk)
+	assert.Equal(t, []LayerGroup{{Kind: LayerKind{Attn: AttnFull, MoE: true}, Count: 12}, {Kind: LayerKind{Attn: AttnChunked, MoE: true}, Count: 36}}, s.Groups())
+	assert.Equal(t, LayerKind{Attn: AttnFull, MoE: true}, s.LayerKinds[3])
+	attn := int64(5120*40*128 + 2*5120*8*128 + 40*128*5120)
+	moe := int64(16*3*5120*8192 + 16*5120 + 3*5120*8192)
+	assert.Equal(t, 48*(attn+moe)+2*202048*5120, s.Params())
+	assert.Equal(t, s.Params()-48*15*3*5120*8192, s.ActiveParams())
+	assert.InDelta(t, 109e9, float64(s.Params()), 0.02*109e9)
+	assert.InDelta(t, 17e9, float64(s.ActiveParams()), 0.02*17e9)
+	assert.Equal(t, int64(48*8*128*2*2), s.KVBytesPerToken(1, 2)) // every layer caches the context (vLLM's default)
+
+	m := loadShared(t, "meta-llama/Llama-4-Maverick-17B-128E-Instruct")
+	assert.Equal(t, 16384, m.Intermediate)
+	assert.Equal(t, []LayerGroup{{Kind: LayerKind{Attn: AttnFull, MoE: true}, Count: 12}, {Kind: LayerKind{Attn: AttnChunked}, Count: 24},
+		{Kind: LayerKind{Attn: AttnChunked, MoE: true}, Count: 12}}, m.Groups())
+	moe = int64(128*3*5120*8192 + 128*5120 + 3*5120*8192)
+	assert.Equal(t, 48*attn+24*moe+24*3*5120*16384+2*202048*5120, m.Params())
+	assert.InDelta(t, 400e9, float64(m.Params()), 0.01*400e9)
+	assert.InDelta(t, 17e9, float64(m.ActiveParams()), 0.02*17e9)
+}

@@ -82,6 +82,11 @@ type moeConfig struct {
 	AttnOutputGate        *bool   `json:"attn_output_gate"`
 	MambaSSMDtype         *string `json:"mamba_ssm_dtype"`
 	MTPNumHiddenLayers    *int    `json:"mtp_num_hidden_layers"`
+	// Llama-4 (readLlama4)
+	AttentionChunkSize     *int   `json:"attention_chunk_size"`
+	InterleaveMoELayerStep *int   `json:"interleave_moe_layer_step"`
+	IntermediateSizeMLP    *int   `json:"intermediate_size_mlp"`
+	NoRopeLayers           *[]int `json:"no_rope_layers"`
 	// quantization_config with the fields the MoE checkpoints use beyond
 	// quantConfig's (gpt-oss mxfp4, ModelOpt mixed precision).
 	Quant *moeQuantConfig `json:"quantization_config"`

@@ -28,6 +28,8 @@ var hybridFamilies = map[string]family{
 	"Qwen3VLMoeForConditionalGeneration": {readQwenMoE, moeQuant},
 	// MiniMax-M3's text-only release (the layers of MiniMaxM3SparseForCausalLM)
 	"MiniMaxM3ForCausalLM": {readMiniMaxM3, moeQuant},
+	// Llama-4 Scout and Maverick: chunked local attention, interleaved MoE
+	"Llama4ForConditionalGeneration": {readLlama4, moeQuant},
 }
 
 // readQwen3Dense: a Qwen3 dense decoder (Qwen3ForCausalLM's layers: GQA with

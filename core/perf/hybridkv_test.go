@@ -110,3 +110,18 @@ func TestGDNCoreHandCount(t *testing.T) {
 	assert.Equal(t, g.ConvSeconds(1000, 1)+g.RuleSeconds(1000, 1, true), g.ContextSeconds(1000, 1))
 	assert.Equal(t, 0.0, g.ContextSeconds(0, 0))
 }
+
+// TestChunkedLocalAttention: a query at position i (1-based) of chunks of
+// c tokens attends to its chunk's keys up to itself, (i−1) mod c + 1 of them.
+func TestChunkedLocalAttention(t *testing.T) {
+	// c 4, queries 1..10: 1 2 3 4 1 2 3 4 1 2
+	assert.Equal(t, 23.0, ChunkPairs(10, 0, 4))
+	assert.Equal(t, 2.0+3+4, ChunkPairs(3, 5, 4)) // queries 6, 7, 8
+	assert.Equal(t, WindowPairs(7, 0, 0), ChunkPairs(7, 0, 8192))
+	assert.Equal(t, 8192, WindowKeys(8191, -8192))
+	assert.Equal(t, 1, WindowKeys(8192, -8192))
+	assert.Equal(t, 129, WindowKeys(8320, -8192))
+	assert.Equal(t, 128, WindowKeys(8320, 128)) // a sliding window
+	assert.True(t, ChunkedWindows([]int{128, -8192}))
+	assert.False(t, ChunkedWindows([]int{128}))
+}

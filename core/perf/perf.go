@@ -34,10 +34,11 @@ type Batch struct {
 	// partial sum of integers below 2^53 is exact.
 	DecodeKVSum int64
 	// DecodeWindowSums holds, for each window W of the perf model's
-	// DecodeWindows (in that order), Σ min(kv+1, W) over the decodes, tokens:
-	// the keys a decode reads in a sliding-window layer (W its window) or a
-	// top-k sparse layer (W the kept keys), a sum that is not a function of
-	// DecodeKVSum. The engine keeps these incrementally too (steady.go: a
+	// DecodeWindows (in that order), Σ WindowKeys(kv, W) over the decodes,
+	// tokens: the keys a decode reads in a sliding-window layer (W its
+	// window: min(kv+1, W)), a top-k sparse layer (W the kept keys) or a
+	// chunked local-attention layer (W = −C for chunks of C: kv mod C + 1),
+	// a sum that is not a function of DecodeKVSum. The engine keeps these incrementally too (steady.go: a
 	// steady request's term grows by one a pass until it reaches W). Empty for
 	// a model with no windows.
 	DecodeWindowSums []int64
@@ -103,15 +104,37 @@ func (b *Batch) AddDecode(kvLen int) {
 
 // AddDecodeWindows adds one request decoding a token after kvLen tokens in
 // cache, for a model with the given DecodeWindows: DecodeWindowSums grows to
-// one sum per window and each gains min(kvLen+1, W).
+// one sum per window and each gains WindowKeys(kvLen, W).
 func (b *Batch) AddDecodeWindows(kvLen int, windows []int) {
 	b.AddDecode(kvLen)
 	for len(b.DecodeWindowSums) < len(windows) {
 		b.DecodeWindowSums = append(b.DecodeWindowSums, 0)
 	}
 	for i, w := range windows {
-		b.DecodeWindowSums[i] += int64(min(kvLen+1, w))
+		b.DecodeWindowSums[i] += int64(WindowKeys(kvLen, w))
 	}
+}
+
+// WindowKeys is the keys a decode after kv cached tokens reads in a layer of
+// decode window w: min(kv+1, w) for a window of w ≥ 1 tokens (sliding-window
+// or top-k sparse attention), kv mod c + 1 for chunked local attention in
+// chunks of c = −w tokens (Llama-4: a query attends to its own chunk only).
+func WindowKeys(kv, w int) int {
+	if w < 0 {
+		return kv%(-w) + 1
+	}
+	return min(kv+1, w)
+}
+
+// ChunkedWindows reports whether any of the decode windows is a chunked
+// one (WindowKeys: w < 0).
+func ChunkedWindows(windows []int) bool {
+	for _, w := range windows {
+		if w < 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // WindowSum is Σ min(kv+1, W) over the pass's decodes for window i of the
@@ -134,7 +157,8 @@ func (b *Batch) WindowSum(i int) float64 {
 // attention), so that it needs Batch.DecodeWindowSums, not only the KV sum.
 type WindowUser interface {
 	// DecodeWindows returns the windows W, tokens, whose sums PassTime reads
-	// (Batch.DecodeWindowSums, same order); nil for none.
+	// (Batch.DecodeWindowSums, same order; W < 0: chunks of −W tokens,
+	// WindowKeys); nil for none.
 	DecodeWindows() []int
 }
 

@@ -36,6 +36,8 @@ type hybrid struct {
 	dpFixedS     float64 // latency of one collective, s
 	dpSPerToken  float64 // ring transfer time per gathered token, s
 	window       float64 // sliding window, tokens
+	chunk        float64 // chunked local attention's chunk, tokens (0: none)
+	chunkIdx     int     // its decode window's index (DecodeWindows: −chunk)
 	kept         float64 // sparse attention: keys a query attends to
 	idxHeads     float64 // sparse indexer query heads
 	idxDim       float64 // sparse indexer key width
@@ -135,6 +137,9 @@ func newHybrid(arch *model.Arch, sys *hardware.System, p model.Parallel, prm Roo
 		if g.Kind.Attn == model.AttnSliding {
 			hy.sliding = true
 		}
+		if g.Kind.Attn == model.AttnChunked {
+			hy.chunk = float64(arch.AttentionChunk)
+		}
 		if g.Kind.Attn == model.AttnMLA {
 			if hy.mla == nil {
 				hy.mla = newMLARoof(arch, sys, tp, arch.AttentionDtype(), kvBytes, prm)
@@ -150,6 +155,9 @@ func newHybrid(arch *model.Arch, sys *hardware.System, p model.Parallel, prm Roo
 	}
 	if hy.sparseLayers {
 		hy.keptIdx, hy.decodeWindows = len(hy.decodeWindows), append(hy.decodeWindows, arch.Sparse.KeptTokens())
+	}
+	if hy.chunk > 0 {
+		hy.chunkIdx, hy.decodeWindows = len(hy.decodeWindows), append(hy.decodeWindows, -arch.AttentionChunk)
 	}
 	if hy.mla != nil && hy.mla.sparse {
 		hy.mla.decodeWindowKeptAt, hy.decodeWindows = len(hy.decodeWindows), append(hy.decodeWindows, arch.MLA.Indexer.TopK)
@@ -206,10 +214,25 @@ func WindowPairs(sNew, p, w float64) float64 {
 	return pairs
 }
 
+// ChunkPairs is Σ_{i=p+1..p+sNew} ((i−1) mod c + 1): the query–key pairs of
+// a causal chunk of queries p+1..p+sNew in chunked local attention, each
+// query attending to the keys of its own chunk of c tokens up to itself:
+// F(S) − F(p) with F(S) = ⌊S/c⌋·c(c+1)/2 + r(r+1)/2, r = S mod c.
+func ChunkPairs(sNew, p, c float64) float64 {
+	f := func(s float64) float64 {
+		q := math.Floor(s / c)
+		r := s - q*c
+		return q*c*(c+1)/2 + r*(r+1)/2
+	}
+	return f(p+sNew) - f(p)
+}
+
 // contextAttn prices the attention of one prefill chunk in a layer of kind
 // k (see contextAttentionSeconds for the full-attention formula):
 //   - sliding: queries see at most W keys, pairs = WindowPairs(sNew, p, W),
 //     and the chunk reads the K,V of min(S, W + sNew) tokens;
+//   - chunked: pairs = ChunkPairs(sNew, p, c), and the chunk reads the K,V
+//     from the start of its first query's chunk, S − ⌊p/c⌋·c tokens;
 //   - sparse: the attention sees at most K = KeptTokens keys the same way,
 //     and the indexer scores every cached key for every new query:
 //     F = 2·H_idx·d_idx·pairs_full, B = 2·d_idx·(S + sNew) (bf16 keys read
@@ -221,6 +244,10 @@ func (r *Roofline) contextAttn(k model.AttnKind, sNew, p float64) float64 {
 		S := p + sNew
 		return opSeconds(4*r.nd*WindowPairs(sNew, p, hy.window),
 			r.kvBytesTokenLayer*(math.Min(S, hy.window+sNew)+sNew)+r.qoBytesPerToken*sNew, r.flopsBF16, r.memBW)
+	case model.AttnChunked:
+		S := p + sNew
+		return opSeconds(4*r.nd*ChunkPairs(sNew, p, hy.chunk),
+			r.kvBytesTokenLayer*(S-math.Floor(p/hy.chunk)*hy.chunk+sNew)+r.qoBytesPerToken*sNew, r.flopsBF16, r.memBW)
 	case model.AttnSparse:
 		S := p + sNew
 		attn := opSeconds(4*r.nd*WindowPairs(sNew, p, hy.kept),
@@ -234,9 +261,10 @@ func (r *Roofline) contextAttn(k model.AttnKind, sNew, p float64) float64 {
 // generationAttn prices decode attention of a layer of kind k for the
 // decode batch: full attention over kv+1 keys each; sliding over min(kv+1,
 // W); sparse over min(kv+1, K) plus the indexer over all kv+1 keys
-// (F = 2·H_idx·d_idx·ctx, B = 2·d_idx·(ctx + D)). kvFull, kvWin, kvKept
-// are the sums of the keys each decode attends to.
-func (r *Roofline) generationAttn(k model.AttnKind, D, kvSum, ctxWin, ctxKept float64) float64 {
+// (F = 2·H_idx·d_idx·ctx, B = 2·d_idx·(ctx + D)); chunked over
+// kv mod c + 1. kvFull, ctxWin, ctxKept, ctxChunk are the sums of the keys
+// each decode attends to.
+func (r *Roofline) generationAttn(k model.AttnKind, D, kvSum, ctxWin, ctxKept, ctxChunk float64) float64 {
 	if D <= 0 {
 		return 0
 	}
@@ -247,6 +275,8 @@ func (r *Roofline) generationAttn(k model.AttnKind, D, kvSum, ctxWin, ctxKept fl
 	switch k {
 	case model.AttnSliding:
 		return keys(ctxWin)
+	case model.AttnChunked:
+		return keys(ctxChunk)
 	case model.AttnSparse:
 		ctx := kvSum + D
 		return keys(ctxKept) + opSeconds(2*hy.idxHeads*hy.idxDim*ctx, 2*hy.idxDim*(ctx+D), r.flopsBF16, r.memBW)
@@ -303,8 +333,8 @@ func (r *Roofline) hybridBreakdown(b *Batch, X float64) Breakdown {
 	var out Breakdown
 	out.OverheadNs = OverheadNs(r.passOverheadNs, r.seqOverheadNs, b)
 
-	var prefill, chunks, kvSum, ctxWin, ctxKept float64
-	var ctxS [5]float64 // per attention kind, one layer
+	var prefill, chunks, kvSum, ctxWin, ctxKept, ctxChunk float64
+	var ctxS [6]float64 // per attention kind, one layer
 	for i := range b.Prefill {
 		c := &b.Prefill[i]
 		if c.NewTokens <= 0 {
@@ -319,6 +349,9 @@ func (r *Roofline) hybridBreakdown(b *Batch, X float64) Breakdown {
 		if hy.sparseLayers {
 			ctxS[model.AttnSparse] += r.contextAttn(model.AttnSparse, n, p)
 		}
+		if hy.chunk > 0 {
+			ctxS[model.AttnChunked] += r.contextAttn(model.AttnChunked, n, p)
+		}
 		if hy.mla != nil {
 			ctxS[model.AttnMLA] += hy.mla.ContextSeconds(n, p)
 		}
@@ -329,6 +362,9 @@ func (r *Roofline) hybridBreakdown(b *Batch, X float64) Breakdown {
 	}
 	if hy.sparseLayers {
 		ctxKept = b.WindowSum(hy.keptIdx)
+	}
+	if hy.chunk > 0 {
+		ctxChunk = b.WindowSum(hy.chunkIdx)
 	}
 	D := float64(b.Decodes)
 	x := prefill + D
@@ -393,7 +429,7 @@ func (r *Roofline) hybridBreakdown(b *Batch, X float64) Breakdown {
 		case model.AttnLinear:
 			genAll += g.n * linGen
 		default:
-			genAll += g.n * r.generationAttn(g.attn, D, kvSum, ctxWin, ctxKept)
+			genAll += g.n * r.generationAttn(g.attn, D, kvSum, ctxWin, ctxKept, ctxChunk)
 		}
 		memS += g.n * x * g.memBytesPerToken / r.memBW
 	}

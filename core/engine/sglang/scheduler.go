@@ -465,7 +465,7 @@ func (w *Worker) addDecode(r *Request) {
 	kv := r.computed() - w.verify
 	w.batch.AddDecode(kv)
 	for i, win := range w.cfg.DecodeWindows {
-		w.batch.DecodeWindowSums[i] += int64(min(kv+1, win))
+		w.batch.DecodeWindowSums[i] += int64(perf.WindowKeys(kv, win))
 	}
 	w.batch.SpecTokens += w.verify - 1
 	w.batch.Samplers += w.verify

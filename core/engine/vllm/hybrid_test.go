@@ -108,3 +108,20 @@ func TestMambaAlignHitsEndAtCachedStates(t *testing.T) {
 	run(w)
 	assert.Equal(t, 0, r2.CachedTokens)
 }
+
+// A chunked local-attention window (−C, perf.WindowKeys) gives each decode
+// kv mod C + 1 keys, walked request by request (such a model never decodes
+// steadily): a 10-token prompt with chunks of 8 decodes at KV 10, 11, …,
+// reading 3, 4, …, 8, 1, 2, … keys.
+func TestChunkedDecodeWindow(t *testing.T) {
+	w, rec := newTestWorker(t, Config{MaxNumSeqs: 4, MaxNumBatchedTokens: 512, BlockSize: 16, NumBlocks: 100, MaxModelLen: 4096,
+		DecodeWindows: []int{-8}})
+	w.Add(newRequest(1, 10, 12))
+	run(w)
+	require.Len(t, rec.batches, 12)
+	for j := 1; j < 12; j++ {
+		kv := 9 + j
+		assert.Equal(t, []int64{int64(kv%8 + 1)}, rec.batches[j].DecodeWindowSums, "pass %d", j)
+	}
+	assert.Equal(t, 0, w.steady.n)
+}

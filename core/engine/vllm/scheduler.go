@@ -288,7 +288,7 @@ func (w *Worker) addToBatch(r *Request, n int) {
 	if n == 1 && (r.computed >= r.Prompt && r.Generated > 0 || r.transferred && r.computed == r.kvReady-1) {
 		b.AddDecode(r.computed)
 		for i, win := range w.cfg.DecodeWindows {
-			b.DecodeWindowSums[i] += int64(min(r.computed+1, win))
+			b.DecodeWindowSums[i] += int64(perf.WindowKeys(r.computed, win))
 		}
 	} else {
 		b.Prefill = append(b.Prefill, perf.Chunk{NewTokens: n, PrefixTokens: r.computed})

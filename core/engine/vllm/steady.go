@@ -102,8 +102,13 @@ func mod(x int64, m int) int {
 // produced (it was an explicit output, so the client records its time for
 // time to second token), not its last token next pass (that pass is handled
 // explicitly anyway), and no prompt block left to register.
+//
+// A model with chunked local attention (a decode window of chunks,
+// perf.WindowKeys) never decodes steadily: its keys reset at every chunk
+// boundary, which the aggregates below do not follow, so its requests are
+// walked one by one (the PerTokenDecode path: same passes, more work).
 func (w *Worker) canSteady(r *Request) bool {
-	return !w.cfg.PerTokenDecode && r.Generated >= 2 && r.Generated < r.Output-1 &&
+	return !w.cfg.PerTokenDecode && !w.chunked && r.Generated >= 2 && r.Generated < r.Output-1 &&
 		(w.kv.cache == nil || r.registered == len(r.Hashes))
 }
 

@@ -89,9 +89,11 @@ type Worker struct {
 	scratch    []*Request // requests due this pass
 	merged     []*Request // spare buffer of mergeBySeq
 
-	busy  bool
-	batch perf.Batch
-	outs  []Out
+	busy bool
+	// chunked: a decode window is chunked local attention (no steady decoding)
+	chunked bool
+	batch   perf.Batch
+	outs    []Out
 	// steadyOut is the number of steady requests of the running pass (each
 	// produces one token at its end, reported as a count), steadyUnmeasured
 	// how many of them are Unmeasured.
@@ -120,12 +122,12 @@ func NewWorker(cfg Config, pm perf.Model) (*Worker, error) {
 		return nil, fmt.Errorf("engine: %d decode windows, at most %d", len(cfg.DecodeWindows), maxWindows)
 	}
 	for _, w := range cfg.DecodeWindows {
-		if w < 1 {
-			return nil, fmt.Errorf("engine: decode window %d tokens, want ≥ 1", w)
+		if w == 0 {
+			return nil, fmt.Errorf("engine: decode window of 0 tokens (want ≥ 1 tokens, or −C for chunks of C)")
 		}
 	}
 	return &Worker{cfg: cfg, perf: pm, kv: newKVManager(cfg.NumBlocks, cfg.PrefixCaching),
-		steady: newSteadySet(cfg.BlockSize, cfg.DecodeWindows)}, nil
+		steady: newSteadySet(cfg.BlockSize, cfg.DecodeWindows), chunked: perf.ChunkedWindows(cfg.DecodeWindows)}, nil
 }
 
 // blocksFor is the number of KV blocks that hold n tokens.

@@ -82,3 +82,27 @@ func TestGDNStandIns(t *testing.T) {
 	assert.Equal(t, 2*45, r.Fallbacks()[OpLinearAttention])
 	assert.Equal(t, "roofline", r.hy.gdn.grids[gdnGenRule].kernel)
 }
+
+// TestChunkedLayersOnTheFullGrid: Llama-4 Scout's 36 chunked local-attention
+// layers are priced with the full-attention grids over each query's chunk
+// (a stand-in of those layers, counted): a decode at KV 9,000 reads
+// 9,000 mod 8,192 + 1 = 809 keys there, 9,001 in the 12 global layers.
+func TestChunkedLayersOnTheFullGrid(t *testing.T) {
+	db := sharedDB(t)
+	sys := builtinSystem(t, "h200_sxm")
+	arch := sharedModel(t, "meta-llama--Llama-4-Scout-17B-16E-Instruct")
+	m, err := New(arch, sys, Options{MaxTokens: 8192, Database: db, Backend: "vllm", Version: "0.24.0", TP: 8, KVDtype: model.BF16})
+	require.NoError(t, err)
+	assert.Equal(t, []int{-8192}, m.DecodeWindows())
+	fb := m.Fallbacks()
+	assert.GreaterOrEqual(t, fb[OpContextAttention], 36)
+	assert.GreaterOrEqual(t, fb[OpGenerationAttention], 36)
+	b := perf.Batch{Samplers: 4}
+	for range 4 {
+		b.AddDecodeWindows(9000, m.DecodeWindows())
+	}
+	assert.Equal(t, []int64{4 * 809}, b.DecodeWindowSums)
+	bd := m.Breakdown(&b)
+	want := 12*m.gen.Seconds(4, 9001) + 36*m.gen.Seconds(4, 809)
+	assert.InDelta(t, want*1e9, bd.GenerationAttentionNs, 1e-3)
+}

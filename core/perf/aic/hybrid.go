@@ -36,6 +36,10 @@ type hybrid struct {
 	qkNormARs  float64
 	anySliding bool
 	anySparse  bool
+	// chunk: chunked local attention's chunk, tokens (0: none), its decode
+	// window at chunkIdx (DecodeWindows: −chunk)
+	chunk    float64
+	chunkIdx int
 	// decodeWindows: the windows whose Σ min(kv+1, W) a pass reads
 	// (DecodeWindows): the sliding window (at winIdx) when priced with the
 	// full-attention grid, the sparse layers' kept keys (at keptIdx)
@@ -120,6 +124,8 @@ func (m *Model) setupHybrid(arch *model.Arch, sys *hardware.System, par model.Pa
 			hy.anySparse = true
 		case model.AttnSliding:
 			hy.anySliding = true
+		case model.AttnChunked:
+			hy.chunk = float64(arch.AttentionChunk)
 		}
 		hy.groups = append(hy.groups, gr)
 	}
@@ -133,6 +139,15 @@ func (m *Model) setupHybrid(arch *model.Arch, sys *hardware.System, par model.Pa
 	}
 	if hy.anySparse {
 		hy.keptIdx, hy.decodeWindows = len(hy.decodeWindows), append(hy.decodeWindows, arch.Sparse.KeptTokens())
+	}
+	if hy.chunk > 0 {
+		// no table times chunked local attention: the full-attention grids
+		// over the keys of each query's chunk, a stand-in of those layers
+		hy.chunkIdx, hy.decodeWindows = len(hy.decodeWindows), append(hy.decodeWindows, -arch.AttentionChunk)
+		n := arch.ChunkedLayers()
+		m.fallback(OpContextAttention, n, fmt.Sprintf(
+			"chunked local attention (%d-token chunks) priced with the full-attention grids over each query's chunk (no table times it)", arch.AttentionChunk))
+		m.fallbacks[OpGenerationAttention] += n
 	}
 	if arch.MLA != nil {
 		var err error
@@ -603,6 +618,30 @@ func (m *Model) windowContext(b *perf.Batch, grid *attnGrid, w float64, measured
 	return full * work / k
 }
 
+// chunkContext prices one layer's chunked local attention of the prefill
+// chunks (chunks of c tokens: each query attends to its own chunk): the
+// full-attention grid's time per pair at the chunks' root-mean-square
+// length (as windowContext prices a window over the full grid) times the
+// chunked pairs, Σ perf.ChunkPairs.
+func (m *Model) chunkContext(b *perf.Batch, grid *attnGrid, c float64) float64 {
+	var k, sumS2, work float64
+	for i := range b.Prefill {
+		ch := &b.Prefill[i]
+		if ch.NewTokens <= 0 {
+			continue
+		}
+		S := float64(ch.NewTokens + ch.PrefixTokens)
+		k++
+		sumS2 += S * S
+		work += perf.ChunkPairs(float64(ch.NewTokens), float64(ch.PrefixTokens), c)
+	}
+	if k == 0 {
+		return 0
+	}
+	sRMS := math.Sqrt(sumS2 / k)
+	return grid.Seconds(k, sRMS) / (sRMS * (sRMS + 1) / 2) * work / k
+}
+
 // DecodeWindows returns the windows whose Σ min(kv+1, W) the model's pass
 // reads (perf.WindowUser): the sliding window when its layers are priced
 // with the full-attention grid (a measured window grid is read at the mean
@@ -669,7 +708,10 @@ func (m *Model) hybridBreakdown(b *perf.Batch, X int) perf.Breakdown {
 	if hy.sharedNs != nil {
 		out.GEMMNs -= hy.sharedHiddenNs(b.Tokens(), out.ExpertsNs)
 	}
-	var fullCtx, fullGen, winCtx, winGen, sparseCtx, sparseGen, idx, mlaCtx, mlaGen, linCtx, linGen float64
+	var fullCtx, fullGen, winCtx, winGen, sparseCtx, sparseGen, idx, mlaCtx, mlaGen, linCtx, linGen, chCtx, chGen float64
+	if hy.chunk > 0 {
+		chCtx, chGen = m.chunkContext(b, m.ctx, hy.chunk), m.windowGeneration(b, m.gen, b.WindowSum(hy.chunkIdx))
+	}
 	if hy.gdn != nil {
 		var n, chunks float64
 		for i := range b.Prefill {
@@ -710,6 +752,9 @@ func (m *Model) hybridBreakdown(b *perf.Batch, X int) perf.Breakdown {
 		case model.AttnLinear:
 			out.ContextAttentionNs += g.n * linCtx * 1e9
 			out.GenerationAttentionNs += g.n * linGen * 1e9
+		case model.AttnChunked:
+			out.ContextAttentionNs += g.n * chCtx * 1e9
+			out.GenerationAttentionNs += g.n * chGen * 1e9
 		default:
 			out.ContextAttentionNs += g.n * fullCtx * 1e9
 			out.GenerationAttentionNs += g.n * fullGen * 1e9
