@@ -210,3 +210,37 @@ func TestSGLangEAGLE(t *testing.T) {
 	assert.Equal(t, true, rep.Metadata.Pools[0].EngineArgs["overlap_schedule"])
 	assert.Equal(t, 0.85, rep.Metadata.Pools[0].EngineArgs["speculative_acceptance_rate"])
 }
+
+// A P/D decode server's max_running_requests (its pool's server argument)
+// caps its running batch (disaggregation/decode.py get_new_prebuilt_batch):
+// R1 and R2 (100 prompt tokens, 3 output) prefill together over [0, 10) and
+// arrive at the decode server at 11 (1 ms of transfer). With
+// max_running_requests 1, R1 decodes its 3 tokens over [11, 41); under the
+// overlap scheduler the pass formed at 41 is R1's discarded last decode
+// (its finish is processed after that pass is launched, so it still fills
+// the batch) over [41, 51), and R2 decodes over [51, 81): TTFT 61 ms. Without
+// overlap on the decode server R2 starts at 41: TTFT 51 ms, end 71. (Without
+// the cap both decode together: TTFT 21 ms.)
+func TestSGLangDecodeServerMaxRunningRequests(t *testing.T) {
+	trace := writeTrace(t, []traceRow{{ts: 0, in: 100, out: 3}, {ts: 0, in: 100, out: 3}})
+	for _, c := range []struct {
+		decode    string
+		ttft, end float64
+	}{
+		{"", 21, 41},
+		{", sglang: {max_running_requests: 1}", 61, 81},
+		{", sglang: {max_running_requests: 1, disable_overlap_schedule: true}", 51, 71},
+	} {
+		yml := replaceOnce(sglangLinear(trace, ""), "  sglang:", `  workers:
+    disaggregated:
+      prefill: {count: 1, tp: 1}
+      decode: {count: 1, tp: 1`+c.decode+`}
+      kv_transfer: {bandwidth_gb_per_s: 1000000, latency_ms: 1}
+  sglang:`)
+		rep := runYAML(t, yml)
+		r := rep.Records[1]
+		require.Equal(t, report.StatusCompleted, r.Status, c.decode)
+		assert.InDelta(t, c.ttft, float64(r.FirstTokenNs-r.SendNs)/1e6, 0.01, c.decode)
+		assert.InDelta(t, c.end, float64(r.EndNs-r.SendNs)/1e6, 0.01, c.decode)
+	}
+}

@@ -36,8 +36,16 @@ func (w *Worker) Handoff(er *engine.Request) bool {
 	return false
 }
 
-// reserve takes r's prompt KV if the pool holds it now.
+// reserve takes r's prompt KV and a request slot if the server has both
+// now (DecodePreallocQueue.pop_preallocated stops at a full
+// req_to_token_pool or too little KV). A slot is held by a reserved, an
+// arrived and a running request, and by one that finished in the pass
+// just run, under the overlap scheduler, until that pass's results are
+// processed.
 func (w *Worker) reserve(r *Request) bool {
+	if s := w.opt.RequestSlots; s > 0 && w.inTransfer+len(w.arrived)+len(w.running)+len(w.late) >= s {
+		return false
+	}
 	need := w.pages(r.kvReady)
 	if need > w.available() {
 		return false
@@ -68,7 +76,8 @@ func (w *Worker) ReserveWaiting() []*engine.Request {
 }
 
 // KVArrived queues a reserved handoff whose KV arrived: it joins the running
-// batch when the next pass is formed (the decode server's prebuilt batch).
+// batch when a pass is formed with room for it (the decode server's
+// prebuilt batch, joinArrived).
 // Its first decode, as the replay's P/D contract has it (docs/design.md,
 // "P/D disaggregation"), reads the prompt but its last token and samples
 // output token 1.
@@ -84,4 +93,22 @@ func (w *Worker) KVArrived(er *engine.Request) {
 	r.admitted = true
 	r.where = onArrived
 	w.arrived = append(w.arrived, r)
+}
+
+// joinArrived moves the handoffs whose KV arrived into the running batch, in
+// order, while it has fewer than max_running_requests
+// (get_new_prebuilt_batch: min(req_to_token_pool.size,
+// max_running_requests) − the running batch's size). Under the overlap
+// scheduler the running batch still holds the requests that finished in the
+// pass just run (their results are processed after the next pass is
+// launched): they count.
+func (w *Worker) joinArrived() {
+	n := min(len(w.arrived), max(w.cfg.MaxNumSeqs-len(w.running)-len(w.late), 0))
+	for _, r := range w.arrived[:n] {
+		r.where = onRunning
+		w.running = append(w.running, r)
+	}
+	copy(w.arrived, w.arrived[n:])
+	clear(w.arrived[len(w.arrived)-n:])
+	w.arrived = w.arrived[:len(w.arrived)-n]
 }

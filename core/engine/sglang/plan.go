@@ -125,6 +125,10 @@ func (Family) Plan(in engine.PoolInput) (engine.PoolPlan, error) {
 		// a running request holds a mamba state slot (HybridReqToTokenPool)
 		maxRunning = min(maxRunning, mamba.size)
 	}
+	slots := 0
+	if in.Name == "decode" {
+		slots = decodeRequestSlots(rel, reqPool)
+	}
 	maxReqLen := min(ctx-1, t-1)
 	chunk := d.ChunkedPrefillSize
 	conservativeness := g.ScheduleConservativeness
@@ -139,7 +143,8 @@ func (Family) Plan(in engine.PoolInput) (engine.PoolPlan, error) {
 	minRatio := math.Min(init*minNewTokenRatioFactor, 1)
 	opt := Options{ChunkedPrefillSize: chunk, MaxPrefillTokens: g.MaxPrefillTokens, PageSize: page, Policy: g.SchedulePolicy,
 		InitNewTokenRatio: init, MinNewTokenRatio: minRatio, NewTokenRatioDecay: (init - minRatio) / newTokenRatioDecaySteps,
-		MixedChunk: g.EnableMixedChunk && chunk > 0 && !spec, RadixCache: radix, MaxReqLen: maxReqLen, MaxReqInputLen: maxReqLen - 5}
+		MixedChunk: g.EnableMixedChunk && chunk > 0 && !spec, RadixCache: radix, MaxReqLen: maxReqLen, MaxReqInputLen: maxReqLen - 5,
+		RequestSlots: slots}
 	// EAGLE (server_args.py _handle_speculative_decoding): no mixed chunks,
 	// and the overlap scheduler off unless spec v2 (SGLANG_ENABLE_SPEC_V2)
 	overlap := !g.DisableOverlapSchedule
@@ -186,6 +191,22 @@ func (Family) Plan(in engine.PoolInput) (engine.PoolPlan, error) {
 	}
 	return engine.PoolPlan{Config: cfg, MaxPassTokens: passTokens, CUDAGraphMaxTokens: graphTokens,
 		Overlap: overlap, Args: args, DPRoundRobin: true}, nil
+}
+
+// preAllocSince is the first SGLang release whose P/D decode server keeps
+// request slots for pre-allocated handoffs beside its request pool
+// (DecodeReqToTokenPool, sgl-project/sglang pull request 6980, June 2025);
+// before it the reserved, transferring and running requests shared the pool.
+var preAllocSince = config.Release{Major: 0, Minor: 4, Patch: 7}
+
+// decodeRequestSlots is a P/D decode server's request slots
+// (model_runner.py: DecodeReqToTokenPool(size=max_num_reqs,
+// pre_alloc_size=max_num_reqs × 2 if max_num_reqs ≤ 32 else 0)).
+func decodeRequestSlots(rel config.Release, reqPool int) int {
+	if rel.Before(preAllocSince) || reqPool > 32 {
+		return reqPool
+	}
+	return 3 * reqPool
 }
 
 // mambaState is a hybrid model's mamba pool on one GPU: size states of

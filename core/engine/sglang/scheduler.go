@@ -87,7 +87,8 @@ func (w *Worker) resetBatch() {
 }
 
 // mergeLast joins the last prefill pass's requests to the running batch, and
-// the P/D handoffs whose KV arrived (the decode server's prebuilt batch);
+// the P/D handoffs whose KV arrived as far as max_running_requests lets them
+// (the decode server's prebuilt batch);
 // the chunked request's computed tokens go into the radix tree
 // (cache_unfinished_req(chunked=True)).
 func (w *Worker) mergeLast() {
@@ -100,12 +101,9 @@ func (w *Worker) mergeLast() {
 	w.running = append(w.running, w.last...)
 	clear(w.last)
 	w.last, w.lastShrunk = w.last[:0], false
-	for _, r := range w.arrived {
-		r.where = onRunning
-		w.running = append(w.running, r)
+	if len(w.arrived) > 0 {
+		w.joinArrived()
 	}
-	clear(w.arrived)
-	w.arrived = w.arrived[:0]
 }
 
 // adder is a PrefillAdder: the budgets of one prefill pass's admissions

@@ -400,3 +400,55 @@ func TestOverlapDecodesAFinishedRequestOnce(t *testing.T) {
 		checkBalanced(t, w)
 	}
 }
+
+// A P/D decode server runs at most max_running_requests (2 here) and holds
+// at most its request slots (2 + the 2 × 2 pre-allocated, 6) of handoffs:
+// of 7 handoffs of 10 prompt tokens and 2 output tokens, 6 are reserved at
+// once and the 7th waits for a slot. The 6 arrive; pass 1 decodes R1 and R2
+// (token 1), pass 2 again (token 2: they finish, freeing two slots: R7 is
+// reserved after it); passes 3–4 decode R3 and R4, 5–6 R5 and R6, 7–8 R7.
+// Under the overlap scheduler a finished request still holds its place in
+// the running batch for the pass after (its results are processed after
+// that pass is launched): pass 3 is R1 and R2's last decode again (R7's
+// slot is free after it), and R3 and R4 join at pass 4.
+func TestDecodeServerRunsAtMostMaxRunningRequests(t *testing.T) {
+	for _, overlap := range []bool{false, true} {
+		opt := testOptions(0.1)
+		opt.RadixCache, opt.Overlap, opt.RequestSlots = false, overlap, 6
+		rec := &recorder{}
+		w, err := NewWorker(engine.Config{MaxNumSeqs: 2, MaxNumBatchedTokens: 16384, BlockSize: 1, NumBlocks: 1000,
+			MaxModelLen: 1 << 20, HashBlockTokens: 16, PartialBlockHash: true, Options: opt}, rec)
+		require.NoError(t, err)
+		rs := make([]*engine.Request, 7)
+		for i := range rs {
+			rs[i] = newRequest(int64(i+1), 10, 2)
+			assert.Equal(t, i < 6, w.Handoff(rs[i]), "handoff %d reserved at once", i+1)
+		}
+		for _, r := range rs[:6] {
+			w.KVArrived(r)
+		}
+		var decodes []int
+		reservedAfter := 2
+		if overlap {
+			reservedAfter = 3
+		}
+		for {
+			if _, ok := w.StartPass(); !ok {
+				break
+			}
+			w.FinishPass()
+			decodes = append(decodes, rec.batches[len(rec.batches)-1].Decodes)
+			for _, r := range w.ReserveWaiting() {
+				assert.Equal(t, int64(7), r.ID)
+				assert.Equal(t, reservedAfter, len(decodes), "the pass R7 is reserved after")
+				w.KVArrived(r)
+			}
+		}
+		if !overlap {
+			assert.Equal(t, []int{2, 2, 2, 2, 2, 2, 1, 1}, decodes)
+		} else {
+			assert.Equal(t, []int{2, 2, 2, 2, 2, 2, 2, 2, 2, 1, 1, 1}, decodes)
+		}
+		checkBalanced(t, w)
+	}
+}

@@ -48,6 +48,11 @@ type Options struct {
 	// pass also carries, once more, the requests that finished in the pass
 	// before it (their finish is not known yet).
 	Overlap bool
+	// RequestSlots is a P/D decode server's request slots
+	// (disaggregation/decode.py, DecodeReqToTokenPool): its request pool
+	// and the pre_alloc_size beside it; a handoff holds one from its KV
+	// reservation to its finish (0: no decode server, no limit).
+	RequestSlots int
 }
 
 // Scheduler constants of SGLang (python/sglang/srt/environ.py, envs;
@@ -79,7 +84,7 @@ const (
 	onHeld                // finished, KV held (HoldKV)
 	onAwaitingBlocks      // P/D decode side: waiting to reserve its KV
 	onReserved            // P/D decode side: KV reserved, in transfer
-	onArrived             // P/D decode side: KV arrived, joins the running batch next pass
+	onArrived             // P/D decode side: KV arrived, joins the running batch when it has room
 )
 
 // Request is the SGLang worker's request: the shared part and the worker's
