@@ -36,7 +36,7 @@ var allowed = map[string][]string{
 	"perf/parity":   {"config", "model", "hardware", "perf", "perf/aic"},
 	"engine":        {"config", "model", "hardware", "perf"},
 	"engine/vllm":   {"engine", "hashtab", "perf"},
-	"engine/trtllm": {"engine", "perf"},
+	"engine/trtllm": {"config", "engine", "perf"},
 	"engine/sglang": {"config", "model", "engine", "perf"},
 	"engines":       {"config", "engine", "engine/vllm", "engine/trtllm", "engine/sglang"},
 	"workload":      {"config"},

@@ -324,7 +324,11 @@ func (t *TRTLLM) fill(d TRTLLMVersionDefaults, p string, present func(string) bo
 func (e *Engine) validateTRTLLM() error {
 	if e.Backend != BackendTRTLLM {
 		if e.TRTLLM != nil {
-			return errorf("engine.trtllm", "holds TensorRT-LLM's options: set engine.backend: trtllm, or give %s's in engine.scheduler", e.Backend)
+			where := "vLLM's engine arguments in engine.scheduler"
+			if e.Backend == BackendSGLang {
+				where = "SGLang's server arguments in engine.sglang"
+			}
+			return errorf("engine.trtllm", "holds TensorRT-LLM's options: set engine.backend: trtllm, or give %s", where)
 		}
 		for _, pl := range e.Workers.pools() {
 			if pl.pool.TRTLLM != nil {
@@ -370,17 +374,18 @@ func (t *TRTLLM) validate(p string) error {
 		return err
 	}
 	if g := t.CUDAGraphConfig; g != nil {
-		if err := checkInt(p+"cuda_graph_config.max_batch_size", "TRTLLMCUDAGraphConfig.max_batch_size", g.MaxBatchSize); err != nil {
-			return err
-		}
+		// batch_sizes first: a max_batch_size left out is the largest of them
 		for i, b := range g.BatchSizes {
 			f := fmt.Sprintf("%scuda_graph_config.batch_sizes[%d]", p, i)
+			if b < 1 {
+				return errorf(f, "must be ≥ 1, got %d", b)
+			}
 			if err := checkInt(f, "TRTLLMCUDAGraphConfig.max_batch_size", b); err != nil {
 				return err
 			}
-			if b == 0 {
-				return errorf(f, "must be ≥ 1, got 0")
-			}
+		}
+		if err := checkInt(p+"cuda_graph_config.max_batch_size", "TRTLLMCUDAGraphConfig.max_batch_size", g.MaxBatchSize); err != nil {
+			return err
 		}
 		if len(g.BatchSizes) > 0 && slices.Max(g.BatchSizes) != g.MaxBatchSize {
 			// CudaGraphConfig: "max_batch_size must equal max(batch_sizes)"

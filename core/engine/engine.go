@@ -46,6 +46,14 @@ type GroupPlanner interface {
 	PlanGroup(ranks []Worker) bool
 }
 
+// ModelChecker is implemented by a family that refuses engine settings the
+// model cannot run (TensorRT-LLM's MTP without the checkpoint's MTP layers);
+// the replay asks it for each pool before the pool is sized.
+type ModelChecker interface {
+	// CheckModel returns a *config.Error naming the setting, or nil.
+	CheckModel(in PoolInput) error
+}
+
 // Load is requests and their prompt tokens.
 type Load struct{ Requests, PromptTokens int }
 
@@ -368,8 +376,10 @@ type PoolInput struct {
 	// Name is "aggregated", "prefill" or "decode"; Field its spec path
 	// (engine.workers.aggregated), for errors.
 	Name, Field string
-	TP, DP      int
-	EP          bool
+	// Pool is the pool's spec (engine.workers.aggregated, …prefill, …decode).
+	Pool   *config.Pool
+	TP, DP int
+	EP     bool
 }
 
 // PoolPlan is a family's sizing of one pool.

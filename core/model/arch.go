@@ -49,6 +49,11 @@ type Arch struct {
 	// TieEmbeddings is tie_word_embeddings: the logits GEMM reuses the
 	// embedding matrix.
 	TieEmbeddings bool
+	// MTPLayers is the checkpoint's multi-token-prediction layers
+	// (num_nextn_predict_layers; Qwen3-Next's and Qwen3.5's
+	// mtp_num_hidden_layers): not part of the model's pass, they serve
+	// speculative decoding only (0: none).
+	MTPLayers int
 	// WeightDtype is the checkpoint's GEMM weight format: FP8, FP8Block or
 	// NVFP4 from quantization_config (or a ModelOpt hf_quant_config.json),
 	// else BF16. In a MoE model it is the format of the attention

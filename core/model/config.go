@@ -31,6 +31,7 @@ type hfConfig struct {
 	MaxPositionEmbeddings *int         `json:"max_position_embeddings"`
 	TieWordEmbeddings     bool         `json:"tie_word_embeddings"`
 	QuantizationConfig    *quantConfig `json:"quantization_config"`
+	NumNextnPredictLayers *int         `json:"num_nextn_predict_layers"`
 }
 
 // quantConfig is config.json's quantization_config, or the "quantization"

@@ -137,6 +137,7 @@ func TestMLAConfigErrors(t *testing.T) {
 		{`,"v_head_dim":0`, "v_head_dim = 0, want > 0"},
 		{`,"v_head_dim":8,"moe_layer_freq":[1,1,1,1]`, "moe_layer_freq must be an integer for DeepseekV3ForCausalLM"},
 		{`,"v_head_dim":8,"moe_layer_freq":"x"`, "moe_layer_freq must be an integer or an array of 0/1 flags"},
+		{`,"v_head_dim":8,"num_nextn_predict_layers":-1`, "num_nextn_predict_layers = -1, want ≥ 0"},
 		{`,"v_head_dim":8,"n_group":3`, "n_group = 3, topk_group = 0: n_group must divide n_routed_experts = 8"},
 		{`,"v_head_dim":8,"index_topk":64`, "index_n_heads is missing"},
 		{`,"v_head_dim":8,"quantization_config":{"quant_method":"compressed-tensors","config_groups":{"g":{"targets":["Linear"],"weights":{"num_bits":3,"type":"int"}}}}`,
@@ -144,5 +145,20 @@ func TestMLAConfigErrors(t *testing.T) {
 	} {
 		_, err := Parse([]byte(`{`+base+c.extra+`}`), "m")
 		assert.ErrorContains(t, err, c.want, c.extra)
+	}
+}
+
+// The checkpoint's multi-token-prediction layers (MTP's draft layers, not in
+// the model's pass): DeepSeek-V3's num_nextn_predict_layers 1, Kimi-K2's 0,
+// Qwen3.5's mtp_num_hidden_layers 1 (in text_config), Qwen3-32B none.
+func TestMTPLayers(t *testing.T) {
+	for _, c := range []struct {
+		model string
+		want  int
+	}{{"deepseek-ai/DeepSeek-V3", 1}, {"moonshotai/Kimi-K2-Instruct", 0}, {"Qwen/Qwen3.5-27B", 1}, {"Qwen/Qwen3-32B", 0},
+		{"XiaomiMiMo/MiMo-7B-Base", 1}} {
+		a, err := Load(c.model, sharedConfigs)
+		require.NoError(t, err, c.model)
+		assert.Equal(t, c.want, a.MTPLayers, c.model)
 	}
 }

@@ -196,6 +196,12 @@ func readCommon(c *hfConfig, a *Arch, prefix string, needIntermediate bool) erro
 		}
 		*f.dst = *f.src
 	}
+	if n := c.NumNextnPredictLayers; n != nil {
+		if *n < 0 {
+			return fmt.Errorf("config.json field %snum_nextn_predict_layers = %d, want ≥ 0", prefix, *n)
+		}
+		a.MTPLayers = *n
+	}
 	a.KVHeads = a.Heads
 	if c.NumKeyValueHeads != nil {
 		if *c.NumKeyValueHeads <= 0 {

@@ -155,6 +155,7 @@ func readQwen35(c *moeConfig, a *Arch) error {
 	a.QKNorm = true
 	a.AttnOutputGate = c.AttnOutputGate == nil || *c.AttnOutputGate
 	if n := c.MTPNumHiddenLayers; n != nil && *n > 0 {
+		a.MTPLayers = *n
 		a.Approximations = append(a.Approximations, fmt.Sprintf(
 			"the %d multi-token-prediction layer(s) (mtp_num_hidden_layers) are not loaded: they serve speculative decoding only", *n))
 	}

@@ -251,10 +251,16 @@ func (d *deployment) buildPool(s *config.Spec, pl *pool) error {
 		cgTop = perf.CUDAGraphMaxTokens(lim.maxSeqs, lim.maxTokens)
 	}
 	maxTokens, overlap := lim.maxTokens, lim.async
+	in := engine.PoolInput{Spec: s, Arch: arch, Sys: sys, KVDtype: kvDtype, Name: pl.name, Field: pl.field, Pool: pl.spec,
+		TP: pl.tp, DP: pl.dp, EP: pl.ep}
+	if c, ok := d.family.(engine.ModelChecker); ok {
+		if err := c.CheckModel(in); err != nil {
+			return err
+		}
+	}
 	var plan *engine.PoolPlan // a family that sizes its own workers (engine.Planner)
 	if planner, ok := d.family.(engine.Planner); ok {
-		p, err := planner.Plan(engine.PoolInput{Spec: s, Arch: arch, Sys: sys, KVDtype: kvDtype, Name: pl.name, Field: pl.field,
-			TP: pl.tp, DP: pl.dp, EP: pl.ep})
+		p, err := planner.Plan(in)
 		if err != nil {
 			return err
 		}

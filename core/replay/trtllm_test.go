@@ -167,3 +167,48 @@ traffic:
 	assert.Equal(t, []int32{1, 0}, []int32{tl[0].PrefillRequests, tl[1].PrefillRequests}, "r1 alone on rank 0")
 	assert.Equal(t, []int32{1, 2}, []int32{tl[4].PrefillRequests, tl[5].PrefillRequests}, "r3 on rank 0, r2 and r4 on rank 1")
 }
+
+// TensorRT-LLM's MTP runs the checkpoint's own multi-token-prediction layers
+// (update_spec_config_from_model_config reads config.json's
+// num_nextn_predict_layers; MTPForCausalLM builds them by model type): a
+// model without them, or of a family TensorRT-LLM builds no MTP layer for,
+// is refused, naming speculative_config (the pool's own block when it has
+// one); DeepSeek-R1 (one MTP layer, which TensorRT-LLM's MTP-Eagle mode runs
+// as often as num_nextn_predict_layers asks) is served.
+func TestTRTLLMMTPNeedsTheModelsLayers(t *testing.T) {
+	needSharedConfigs(t)
+	const mtp = "speculative_config: {decoding_type: MTP, num_nextn_predict_layers: 3}"
+	spec := func(model, trtllm, workers string) string {
+		return fmt.Sprintf(`
+engine:
+  model: %s
+  model_config_dir: %s
+  system: h200_sxm
+  backend: trtllm
+  perf: {source: roofline}
+  workers: %s
+  trtllm: {max_batch_size: 8, max_num_tokens: 4096, %s}
+traffic:
+  source: {type: synthetic, num_requests: 4, isl: 100, osl: 5}
+  load: {mode: concurrency, concurrency: 2}
+`, model, sharedModelConfigs, workers, trtllm)
+	}
+	agg := "{aggregated: {count: 1, tp: 8}}"
+	for _, tc := range []struct{ model, trtllm, workers, field, msg string }{
+		{"Qwen/Qwen3-32B", mtp, agg, "engine.trtllm.speculative_config", "no multi-token-prediction layers"},
+		{"moonshotai/Kimi-K2-Instruct", mtp, agg, "engine.trtllm.speculative_config", "num_nextn_predict_layers = 0"},
+		{"XiaomiMiMo/MiMo-7B-Base", mtp, "{aggregated: {count: 1, tp: 1}}", "engine.trtllm.speculative_config",
+			"MiMoForCausalLM"},
+		{"Qwen/Qwen3-32B", "", `{disaggregated: {prefill: {count: 1, tp: 2}, decode: {count: 1, tp: 2, trtllm: {` + mtp + `}},
+    kv_transfer: {bandwidth_gb_per_s: 50}}}`, "engine.workers.disaggregated.decode.trtllm.speculative_config",
+			"no multi-token-prediction layers"},
+	} {
+		_, err := runErr(t, spec(tc.model, tc.trtllm, tc.workers))
+		var ce *config.Error
+		require.ErrorAs(t, err, &ce, tc.model)
+		assert.Equal(t, tc.field, ce.Field, tc.model)
+		assert.Contains(t, ce.Msg, tc.msg, tc.model)
+	}
+	rep := runYAML(t, spec("deepseek-ai/DeepSeek-R1", mtp, agg))
+	assert.Equal(t, 4, rep.Summary.Completed)
+}
