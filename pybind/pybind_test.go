@@ -208,7 +208,7 @@ func TestNormalizeResolvesPathsAndEnums(t *testing.T) {
 }
 
 // Normalize fills max_num_seqs and max_num_batched_tokens as vLLM derives them
-// for the system (DEFECTS18b #36): 1024 and 8192 on an H100 (80 GiB), 256 and
+// for the system: 1024 and 8192 on an H100 (80 GiB), 256 and
 // 2048 on an A100 (80 GiB, but an A100) and an L40S (46,068 MiB); a given
 // value is kept; a system that does not read leaves them out (the replay
 // names engine.system).

@@ -94,7 +94,7 @@ def workloads(perf: str, quick: bool) -> list[tuple[str, dict]]:
                         "stop": {"max_duration_s": 120}}}),
     ]
     if TRACE.exists():
-        # issue 18's workload: the whole trace on 4 × Llama-3.1-8B TP1 (scheduler defaults)
+        # the whole Mooncake trace on 4 × Llama-3.1-8B TP1 (scheduler defaults)
         out.append(("mooncake 12,031 (4×Llama-8B TP1)", {
             "engine": {k: v for k, v in engine("meta-llama/Llama-3.1-8B-Instruct", 4, 1, perf).items()
                        if k != "scheduler"},

@@ -10,7 +10,7 @@ and once streamed into a result folder (``aisimulate.replay(spec, output_dir=DIR
 Parquet row groups written as requests finish, nothing held). Printed per run: the
 process's CPU seconds (user + sys, from its rusage: on a shared machine wall time
 measures the other tenants), wall seconds, peak RSS (VmHWM), the output tokens, CPU µs
-per output token, and the load average when it ended. Targets (issue 18): under 60 s
+per output token, and the load average when it ended. Targets: under 60 s
 and under 4 GiB each. ``make bench-10m`` runs it (opt-in: about 5 minutes of CPU).
 """
 

@@ -6,7 +6,7 @@ seconds after the first temporary file appears in D (the save after the replay w
 has no parquet; the records streamed during the replay when it has) and prints the wall
 ms from the signal to the process's exit, its exit code and last stderr line, the
 1-minute load average, and what was left in D (nothing, for an interrupted run). The
-target is 0.5 s (issue #16); state the machine's load with the numbers.
+target is 0.5 s; state the machine's load with the numbers.
 
     .venv/bin/python scripts/bench_cli_stop.py --records csv,jsonl --export aiperf --after 0.3,1,2,3,4
 """

@@ -1,5 +1,5 @@
-"""A kernel-table version that is not in the database is said, not silently replaced
-(issue #16 D3): ``engine.perf.backend_version=9.9.9`` runs on the 0.24.0 tables (the
+"""A kernel-table version that is not in the database is said, not silently replaced:
+``engine.perf.backend_version=9.9.9`` runs on the 0.24.0 tables (the
 nearest measured) with one warning naming the field, the version asked and the version
 used — ``aisimulate: warning: …`` on the CLI's stderr, a BackendVersionWarning in
 Python — and none when the version's tables are there."""

@@ -1,6 +1,5 @@
 """``sweep --columns`` takes the always-present SLO columns without ``--slo`` and
-refuses a column named twice (exit 2, not a traceback); every command takes ``-q``
-(#21 items 5-6)."""
+refuses a column named twice (exit 2, not a traceback); every command takes ``-q``."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The CLI's lists and tables (issue #16 D2, D5, D6): ``replay --format csv`` has the
+"""The CLI's lists and tables: ``replay --format csv`` has the
 same columns for every run (a run with nothing completed, a run with ``--slo``), empty
 cells where there is no value; ``--no-header`` appends rows under them; a key given
 twice in ``--slo`` or a field given twice in ``sweep --grid`` is exit 2 naming it; a

@@ -1,4 +1,4 @@
-"""The paths the CLI writes are checked before the replay (issue #16 B3, B5): a path
+"""The paths the CLI writes are checked before the replay: a path
 that would overwrite a file the run reads (the config, the trace, the AIPerf export),
 a folder given as a file, a folder under a file — each exit 2 with one line naming the
 option and the path(s), the input left byte for byte as it was; a missing parent folder
@@ -101,7 +101,7 @@ def refused(proc: subprocess.CompletedProcess, *needles: str) -> None:
 @pytest.mark.parametrize("flag, value, name", [("--records", "parquet,PARQUET", "parquet"),
                                                ("--export", "aiperf, aiperf", "aiperf")])
 def test_a_format_given_twice_is_exit_2(tmp_path, capsys, flag, value, name):
-    # as --slo and --grid refuse a key given twice (#16): the duplicate is not dropped quietly
+    # as --slo and --grid refuse a key given twice: the duplicate is not dropped quietly
     out = tmp_path / "out"
     args = ["replay", str(REPO / "examples" / "quickstart.yaml"), "-q", "--output-dir", str(out), flag, value]
     assert cli_main(args) == 2
@@ -121,7 +121,7 @@ def test_trace_out_that_is_a_result_file_is_exit_2(tmp_path, capsys):
 
 
 def test_a_name_too_long_is_exit_2_before_the_replay(tmp_path, capsys):
-    # DEFECTS18 #13: --output-dir with a 300-byte name was a traceback; --trace-out and
+    # --output-dir with a 300-byte name was a traceback; --trace-out and
     # sweep --out ran the whole replay, then failed with exit 1 naming a temporary file
     cfg = tmp_path / "r.json"
     cfg.write_text(json.dumps(BASE_SPEC))
@@ -159,7 +159,7 @@ def _fifo_reader(path: Path):
 
 
 def test_outputs_write_through_a_fifo_a_device_and_a_link(tmp_path, capsys):
-    # DEFECTS18 #14: a FIFO, a device node or a symbolic link given as --trace-out or
+    # a FIFO, a device node or a symbolic link given as --trace-out or
     # --out was replaced by a regular file (as root, --trace-out /dev/null would replace
     # the system's /dev/null); now a node is written through and a link's file replaced
     import os
@@ -193,7 +193,7 @@ def test_outputs_write_through_a_fifo_a_device_and_a_link(tmp_path, capsys):
 
 
 def test_a_dangling_link_is_refused_before_the_replay(config, tmp_path, capsys, monkeypatch):
-    # DEFECTS18b #29: an output that is a symbolic link into a missing folder was written
+    # an output that is a symbolic link into a missing folder was written
     # after the whole run (exit 1, the option not named); now exit 2 before it, naming both
     for name in ("t.json", "s.csv", "p.png"):
         (tmp_path / name).symlink_to(tmp_path / "nodir" / name)
@@ -216,7 +216,7 @@ def test_a_dangling_link_is_refused_before_the_replay(config, tmp_path, capsys, 
 
 
 def test_a_piped_config_resolves_against_the_working_directory(tmp_path):
-    # DEFECTS18b #24: a config read through /dev/stdin (or <(…)) resolved its relative
+    # a config read through /dev/stdin (or <(…)) resolved its relative
     # trace path against /dev (file not found); a config that is no regular file has no
     # folder of its own: the working directory. Hand values: two requests of 100 prompt
     # and 5 output tokens, linear perf: TTFT 10 + 100 × 0.01 = 11 ms.
@@ -238,5 +238,5 @@ def test_a_piped_config_resolves_against_the_working_directory(tmp_path):
     ("-", "--aiperf -: the export is not read from stdin: give AIPerf's profile_export.jsonl"),
     ("/dev/zero", "--aiperf /dev/zero: not a regular file: give AIPerf's profile_export.jsonl")])
 def test_compare_names_an_aiperf_export_that_is_not_a_file(config, tmp_path, aiperf, needle):
-    # DEFECTS18b #24: they were "file not found"
+    # they were "file not found"
     refused(run_cli("compare", "--aiperf", aiperf, str(config), cwd=tmp_path), needle)

@@ -1,7 +1,7 @@
 """Repeated options of ``replay`` are combined, never quietly reduced to the last one:
 ``--slo`` bounds from every flag make one SLO, ``--records`` and ``--export`` formats
 from every flag are all written; a key or format named twice across them is exit 2
-naming it, as within one value (#21 items 1-3)."""
+naming it, as within one value."""
 
 from __future__ import annotations
 

@@ -115,7 +115,7 @@ def test_the_table_names_each_failed_points_reason(cfg, capsys):
 
 
 def test_a_failed_scenarios_note_names_only_its_own_fields_as_given(cfg, tmp_path, capsys):
-    # issue #16 B7: the note printed "tp=nan" for a field another scenario sets, and
+    # the note printed "tp=nan" for a field another scenario sets, and
     # "tp=3.0" for an integer in a column with a NaN
     points = tmp_path / "points.yaml"
     points.write_text("- {engine.workers.aggregated.tp: 2}\n- {traffic.load.rate_rps: -1}\n"
@@ -130,7 +130,7 @@ def test_a_failed_scenarios_note_names_only_its_own_fields_as_given(cfg, tmp_pat
 
 
 def test_out_never_overwrites_the_config_and_makes_its_folder(tmp_path, base_spec, capsys):
-    # issue #16 B5 for sweep: a JSON config is a valid --out name
+    # as for replay: a JSON config is a valid --out name
     cfg = tmp_path / "base.json"
     cfg.write_text(json.dumps(base_spec))
     before = cfg.read_bytes()
@@ -173,7 +173,7 @@ def test_a_points_file_is_read_within_the_config_bounds(cfg, tmp_path, capsys):
 
 
 def test_csv_columns_do_not_depend_on_slo(cfg, capsys):
-    # #16: a sweep without --slo printed 2 columns fewer (goodput_rps, slo_attainment), so
+    # a sweep without --slo printed 2 columns fewer (goodput_rps, slo_attainment), so
     # two sweeps appended to one file did not line up; now both print the same header,
     # the SLO's columns empty without it
     grid = ["--grid", "traffic.source.osl=4,6", "--no-progress", "--jobs", "1", "--format", "csv"]
@@ -196,7 +196,7 @@ def test_csv_columns_do_not_depend_on_slo(cfg, capsys):
 
 @pytest.mark.parametrize("how", ["grid", "points"])
 def test_out_never_overwrites_a_trace_a_point_names(tmp_path, capsys, how):
-    # DEFECTS18 #1: the trace named by --grid / --points (not by the base config) was
+    # the trace named by --grid / --points (not by the base config) was
     # replaced by the sweep's one-row table; now exit 2 naming it, before anything runs
     from conftest import EXAMPLE1_ROWS, example1_spec, write_mooncake
 
@@ -239,7 +239,7 @@ def test_out_never_overwrites_a_model_config_a_point_reads(tmp_path, base_spec, 
     (["--backend", "ray", "--jobs", "2"], "--jobs applies to the local backend only"),
 ])
 def test_an_option_of_the_other_backend_is_exit_2(cfg, capsys, args, message):
-    # DEFECTS18 #10: --ray-address without --backend ray ran locally, rc 0, without a word
+    # --ray-address without --backend ray ran locally, rc 0, without a word
     assert main(["sweep", str(cfg), "--grid", "traffic.source.osl=4", "--no-progress", *args]) == 2
     captured = capsys.readouterr()
     assert captured.err.startswith(f"aisimulate: error: {message}") and captured.out == ""
@@ -263,7 +263,7 @@ def test_sweep_refuses_jobs_with_the_ray_backend(base_spec):
 
 
 def test_the_sweep_table_shows_the_slo_columns_with_slo(cfg, capsys):
-    # DEFECTS18 #10: --slo "fills goodput_rps, slo_attainment" but the default table had
+    # --slo "fills goodput_rps, slo_attainment" but the default table had
     # neither. 5 requests: every one meets ttft_ms=1e6, so goodput = completed / duration
     # and attainment 1; none meets ttft_ms=0.001 (a TTFT of ≥ 10 ms: the linear perf's base)
     assert main(["sweep", str(cfg), "--grid", "traffic.source.osl=4", "--no-progress", "--format", "csv"]) == 0
@@ -281,7 +281,7 @@ def test_the_sweep_table_shows_the_slo_columns_with_slo(cfg, capsys):
 
 
 def test_parse_grid_keeps_a_mapping_value_whole():
-    # DEFECTS18 #12: every comma split the values, so a length distribution could never
+    # every comma split the values, so a length distribution could never
     # be given ("invalid YAML: expected ',' or '}'"), and "1,,2" made a point of null
     dist = {"kind": "uniform", "min": 1, "max": 8}
     assert parse_grid(["traffic.source.isl={kind: uniform, min: 1, max: 8},512"]) == {
@@ -311,7 +311,7 @@ def test_a_sweep_over_length_distributions_runs(cfg, capsys):
 
 
 def test_sweep_json_keeps_every_digit(tmp_path, base_spec, capsys):
-    # DEFECTS18b #30: --out .jsonl and --format json rounded to 10 decimals (pandas'
+    # --out .jsonl and --format json rounded to 10 decimals (pandas'
     # default): a gpu_hours of 5.56e-10 came out as 6e-10. Hand value: one request of one
     # prompt and one output token, linear perf of 0.001 ms a pass (prefill, no decode
     # pass), closed loop of 1: two requests, duration 0.002 ms; 1 GPU × 0.002 ms / 3.6e6 ms/h

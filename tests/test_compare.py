@@ -93,7 +93,7 @@ def _timed_record(start_ms: float, end_ms: float, isl: int, osl: int | None = No
 
 
 def test_a_canceled_request_is_replayed_until_its_timeout_and_not_scored(tmp_path):
-    # DEFECTS18b #35. Sent together at 0: a canceled 1000-token prompt (canceled at
+    # Sent together at 0: a canceled 1000-token prompt (canceled at
     # 20 ms: the only cancel, and the successful request took less, so the client's
     # timeout is 20 ms) and a successful 200-token prompt of 3 output tokens. Linear perf
     # 2 ms + 0.01 ms per prefill token + 0.1 ms per decode sequence: both prompts in one
@@ -128,7 +128,7 @@ def test_a_canceled_request_is_replayed_until_its_timeout_and_not_scored(tmp_pat
 
 
 def test_warmup_records_are_replayed_not_scored(tmp_path):
-    # DEFECTS18b #27. Sent together at 0: a warm-up record (1000-token prompt, 1 output
+    # Sent together at 0: a warm-up record (1000-token prompt, 1 output
     # token) and a profiling one (200 tokens, 3 out). Linear perf: one pass prefills
     # both, 2 + 0.01 × 1200 = 14 ms (the warm-up one ends there); the profiling one then
     # decodes alone, 2 + 0.1 = 2.1 ms a pass: E2E 14 + 4.2 = 18.2 ms. Only it is scored:
@@ -164,7 +164,7 @@ def test_warmup_records_are_replayed_not_scored(tmp_path):
 
 
 def test_a_string_session_and_a_lone_request_of_one_number_stay_apart(tmp_path):
-    # DEFECTS18b #32: session "1" (turns at 0 and right after its first ends) and lone
+    # session "1" (turns at 0 and right after its first ends) and lone
     # request 1 between them shared x_correlation_id / conversation_id "1", so compare
     # took the lone request for the session's turn 0 (a prefix hit it never had) and
     # linked the session's turn 1 to its prompt. Now the ids are "session-1" and
@@ -407,7 +407,7 @@ def test_cli_compare(tmp_path, capsys):
 
 
 def test_cli_compare_takes_a_config_of_the_engine_alone(tmp_path, capsys):
-    # the traffic is swapped in before the config is checked (issue #16 B2)
+    # the traffic is swapped in before the config is checked
     from aisimulate.cli import main
     import yaml
 
@@ -438,7 +438,7 @@ def test_cli_compare_without_a_config_names_the_command(tmp_path, capsys):
 
 
 def test_cli_compare_output_paths_are_checked_before_the_replay(tmp_path, capsys, monkeypatch):
-    # issue #16 B3: each bad path is exit 2, one line naming the option and the path,
+    # each bad path is exit 2, one line naming the option and the path,
     # before anything is simulated
     from aisimulate.cli import main
 
@@ -479,7 +479,7 @@ def test_cli_compare_output_paths_are_checked_before_the_replay(tmp_path, capsys
 
 
 def test_cli_compare_does_not_overwrite_the_artifact_folders_other_files(tmp_path, capsys, monkeypatch):
-    # DEFECTS18b #34: --requests-out / --plot into the AIPerf folder compare reads do not
+    # --requests-out / --plot into the AIPerf folder compare reads do not
     # replace the measurement's other files (AIPerf's summary CSV) without --force
     from aisimulate.cli import main
 
@@ -518,7 +518,7 @@ def test_cli_compare_does_not_overwrite_the_artifact_folders_other_files(tmp_pat
 
 def test_cli_compare_takes_aiperfs_artifact_folder(tmp_path, capsys):
     # AIPerf writes profile_export.jsonl into its artifact folder: the folder is taken;
-    # a folder without it is named as a folder, not "file not found" (#16 C6)
+    # a folder without it is named as a folder, not "file not found"
     from aisimulate.cli import main
     import yaml
 
@@ -548,7 +548,7 @@ def _record(start_ns: int, osl: int = 3, **metrics) -> str:
 
 
 def test_latency_units_are_converted_to_ms(tmp_path):
-    """DEFECTS18 #6: 41,000,000 ns = 41,000 us = 0.041 s = 41 ms; ICL [500, 2000] us =
+    """41,000,000 ns = 41,000 us = 0.041 s = 41 ms; ICL [500, 2000] us =
     [0.5, 2] ms; a unit that is not a time unit is refused, naming file:line and field."""
     p = tmp_path / "u.jsonl"
     p.write_text(_record(T0_NS) +
@@ -568,7 +568,7 @@ def test_latency_units_are_converted_to_ms(tmp_path):
 
 
 def test_compare_names_the_export_line_of_a_record_it_cannot_replay(tmp_path):
-    """DEFECTS18 #5: line 1 a failed record, line 3 a record with 0 output tokens: the
+    """Line 1 a failed record, line 3 a record with 0 output tokens: the
     error names the export, line 3 and metrics.output_sequence_length (it named compare's
     deleted trace, line 2 of it, and output_length); a send time past the virtual clock's
     end (2^61 ns after the first) names metadata.request_start_ns on its own line."""

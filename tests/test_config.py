@@ -69,7 +69,7 @@ def test_defaults_come_from_the_core(base_spec):
 
 def test_scheduler_defaults_follow_the_system(base_spec):
     # an A100 keeps vLLM's small defaults despite its 80 GiB; an L40S (46,068 MiB)
-    # is below 70 GiB (DEFECTS18b #36)
+    # is below 70 GiB
     for system in ("a100_sxm", "l40s"):
         _set(base_spec, "engine.system", system)
         sched = load_config(base_spec).data["engine"]["scheduler"]
@@ -216,7 +216,7 @@ def test_yaml_syntax_error_names_file_and_line(tmp_path):
 
 def test_duplicate_json_key_names_its_line(tmp_path):
     # Python's JSON parser gives no position: the line is found by the strict YAML
-    # reading (#16 C6); the second "model" is on line 3
+    # reading; the second "model" is on line 3
     cfg = tmp_path / "dup.json"
     cfg.write_text('{"engine": {"model": "m",\n  "system": "h100_sxm",\n  "model": "x"},\n "traffic": {}}\n')
     with pytest.raises(ConfigError) as err:

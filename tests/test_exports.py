@@ -70,7 +70,7 @@ def test_aiperf_summary_by_hand():
     # aggregate / derived: a value and a unit only (AIPerf's rule), no count
     assert doc["request_count"] == {"unit": "requests", "avg": 2}
     assert doc["error_request_count"] == {"unit": "requests", "avg": 1}
-    # AIPerf's MetricResult types avg as a float: 2.0, not 2 (DEFECTS18b #25)
+    # AIPerf's MetricResult types avg as a float: 2.0, not 2
     assert type(doc["request_count"]["avg"]) is float and type(doc["min_request_timestamp"]["avg"]) is float
     assert doc["benchmark_duration"] == {"unit": "sec", "avg": 0.045}
     assert doc["total_token_throughput"]["avg"] == pytest.approx(406 / 0.045)
@@ -88,7 +88,7 @@ def test_aiperf_csv_two_sections():
     system = dict(csv.reader(io.StringIO(tail)))
     assert system["Metric"] == "Value"
     # 2 requests / 0.045 s = 44.44 requests/s, two decimals as AIPerf writes them, counts
-    # too (its avg is a float: "Request Count,200.00" in AIPerf's docs; DEFECTS18b #25)
+    # too (its avg is a float: "Request Count,200.00" in AIPerf's docs)
     assert system["Request Count"] == "2.00" and system["Request Throughput (requests/sec)"] == "44.44"
     assert system["Error Request Count"] == "1.00"
 
@@ -103,7 +103,7 @@ def test_vllm_bench_json_by_hand():
     assert out["mean_e2el_ms"] == 40.0 and out["p99_itl_ms"] == 10.0
     assert out["request_goodput"] is None
     # vLLM writes floats (numpy's), and 0.0 for a statistic without a sample
-    # (np.mean(tpots or 0)): one output token each → no TPOT or ITL (DEFECTS18b #25)
+    # (np.mean(tpots or 0)): one output token each → no TPOT or ITL
     assert all(type(out[k]) is float for k in out if k.endswith("_ms") or k in ("duration", "request_throughput"))
     rep = _hand_report()
     rep.summary["tpot_ms"] = rep.summary["itl_ms"] = None
@@ -192,7 +192,7 @@ def test_cli_export_is_part_of_the_atomic_result(tmp_path, capsys):
 
 
 def test_aiperf_session_num_numbers_conversations_once(tmp_path):
-    """DEFECTS18 #7: rows lone (ts 0), session 5 (ts 1, then delay 1), lone (ts 2), session 0
+    """Rows lone (ts 0), session 5 (ts 1, then delay 1), lone (ts 2), session 0
     (ts 3, then delay 1): conversations in order of first appearance are request 0 → 0,
     session 5 → 1, request 2 → 2, session 0 → 3; before, the lone request 0 and session 0
     both had session_num 0."""
@@ -212,7 +212,7 @@ def test_aiperf_session_num_numbers_conversations_once(tmp_path):
 
 
 def test_aiperf_conversation_is_the_dataset_entry(tmp_path):
-    """DEFECTS18 #16: a synthetic dataset of 2 entries drawn sequentially (request i takes
+    """A synthetic dataset of 2 entries drawn sequentially (request i takes
     entry i mod 2), one warm-up request (id 0, entry 0) then 3 measured: requests 1, 2, 3
     are conversations entry-1, entry-0, entry-1 (each its own x_correlation_id and
     session_num, as AIPerf's re-sent dataset conversations); before, conversation_id was

@@ -1,5 +1,5 @@
-"""An optional package that is not installed is named with the extra that installs it
-(issue #16 B4), before any replay: pandas for sweep and compare, matplotlib for
+"""An optional package that is not installed is named with the extra that installs it,
+before any replay: pandas for sweep and compare, matplotlib for
 compare --plot."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""A result folder never loses a file aisimulate did not write (issue #16 D1): a real
+"""A result folder never loses a file aisimulate did not write: a real
 AIPerf ``profile_export.jsonl``, or a user's own ``prediction.json`` (a config piped from
 stdin), in the folder is refused — exit 2 naming the file, the file byte for byte as it
 was — unless ``--force`` (``force=True``); an earlier aisimulate result there is
@@ -122,7 +122,7 @@ def marked_result(directory: Path, files: dict) -> bytes:
 
 
 def test_a_save_removes_only_names_aisimulate_writes(tmp_path, config):
-    """Issue #20 D2: a marker listing a user's file (or a name that is no plain file
+    """A marker listing a user's file (or a name that is no plain file
     name) does not make a save delete it, with or without --force; the stale table it
     lists is still removed."""
     out = tmp_path / "o1"
@@ -146,7 +146,7 @@ def test_a_save_removes_only_names_aisimulate_writes(tmp_path, config):
 
 @pytest.mark.parametrize("force", [(), ("--force",)])
 def test_a_folder_of_a_result_name_is_refused_before_anything_is_removed(tmp_path, config, force):
-    """Issue #20 D1: a folder where a result file goes is refused up front (exit 2, naming
+    """A folder where a result file goes is refused up front (exit 2, naming
     the folder, not a hidden temporary file), with or without --force; the earlier result
     is left byte for byte."""
     out = tmp_path / "d5"
@@ -167,7 +167,7 @@ def test_a_folder_of_a_result_name_is_refused_before_anything_is_removed(tmp_pat
 
 
 def test_a_folder_made_during_the_save_fails_it_before_the_old_result_goes(tmp_path):
-    """Issue #20 D1: checked again at commit, before the old marker is removed: the
+    """Checked again at commit, before the old marker is removed: the
     error names the folder and says nothing was replaced only when that is true."""
     before = marked_result(tmp_path, {"requests.csv": "c"})
     with _files.ResultDir(tmp_path) as out:
@@ -217,7 +217,7 @@ def refused(proc: subprocess.CompletedProcess, *needles: str) -> None:
 
 
 def test_a_listed_file_replaced_since_is_foreign(tmp_path, config):
-    # DEFECTS18 #11: the earlier result's marker listed profile_export.jsonl and
+    # the earlier result's marker listed profile_export.jsonl and
     # requests.csv, so files the user put there since (the real measurement, notes) were
     # overwritten without --force; now a listed file whose size is not the one the
     # marker recorded is not the result's any more

@@ -1,4 +1,4 @@
-"""Input the tester found accepted and must not be (#16 Part C): each is an error naming
+"""Input the tester found accepted and must not be: each is an error naming
 the field, or the file and line, before anything runs."""
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ VLLM = "(vLLM refuses max_tokens < 1: a request generates at least one token)"
 # the config and in every trace format, naming the field or file:line.
 def test_cli_refuses_osl_0(capsys):
     assert main(["replay", str(REPO / "examples" / "quickstart.yaml"), "--set", "traffic.source.osl=0", "-q"]) == 2
-    # the plain integer is named by its own field (DEFECTS18 #17: was traffic.source.osl.value)
+    # the plain integer is named by its own field (was traffic.source.osl.value)
     assert "aisimulate: error: traffic.source.osl: must be ≥ 1, got 0" in capsys.readouterr().err
 
 

@@ -1,6 +1,6 @@
 """Ctrl-C during the first import of a module that replay() loads on first use (PyYAML,
 numpy) must not break the interpreter: the interrupt reaches the caller, and the next
-replay runs as in a fresh process (issue #16 B1: a notebook user who interrupted once
+replay runs as in a fresh process (a notebook user who interrupted once
 lost the kernel: every later replay failed with "partially initialized module 'yaml'
 has no attribute 'error'")."""
 

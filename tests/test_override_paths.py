@@ -1,4 +1,4 @@
-"""One rule for a relative file path given beside the config (DEFECTS18 #4): in
+"""One rule for a relative file path given beside the config: in
 ``--set``, ``--grid``, ``--points``, ``load_config(overrides=)`` and the points of
 ``aisimulate.sweep()`` it resolves against the working directory; only the paths written
 in the config file resolve against the file's folder. (``--set`` resolved against the

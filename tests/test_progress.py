@@ -155,7 +155,7 @@ def test_progress_follows_a_kernel_not_an_imported_ipykernel(monkeypatch):
 
 
 def test_a_streamed_save_shows_its_own_bar_after_the_replay(monkeypatch, capsys, tmp_path, base_spec):
-    """Issue #16 D4: after a replay streamed into --output-dir, the AIPerf records (and a
+    """After a replay streamed into --output-dir, the AIPerf records (and a
     sorted rewrite) took seconds at 10^6 requests with no bar. A "save" bar counts them:
     500 records, one pass for the aiperf export (the streamed tables are in order)."""
     bars = []

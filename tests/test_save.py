@@ -261,7 +261,7 @@ def test_formats_and_exports_take_one_name_or_a_list(tmp_path, pd_report):
     for arg, bad in (("formats", 3), ("formats", ["csv", None]), ("exports", {"vllm": 1}), ("exports", b"vllm")):
         with pytest.raises(TypeError, match=rf"^{arg} must be one of '.*' or a list of them, got "):
             pd_report.save(tmp_path / "x", **{arg: bad})
-    # a name given twice is refused, not silently dropped (#16: as --slo and --grid)
+    # a name given twice is refused, not silently dropped (as --slo and --grid)
     with pytest.raises(ValueError, match=r"^formats: 'jsonl' is given twice in \['jsonl', 'csv', 'jsonl'\]: "
                                          r"give each record format once$"):
         pd_report.save(tmp_path / "x", formats=["jsonl", "csv", "jsonl"])
@@ -285,7 +285,7 @@ def test_formats_and_exports_take_one_name_or_a_list(tmp_path, pd_report):
 
 
 def test_replay_refuses_formats_exports_force_without_output_dir(tmp_path, pd_report, monkeypatch):
-    # DEFECTS18b #23: without output_dir they were ignored (the CLI refuses --records,
+    # without output_dir they were ignored (the CLI refuses --records,
     # --export, --force without --output-dir); now a ValueError naming the argument,
     # before the replay
     monkeypatch.chdir(tmp_path)

@@ -27,7 +27,7 @@ def test_published_schema_is_the_generated_one(capsys):
     published = json.loads((REPO / "docs" / "config.schema.json").read_text(encoding="utf-8"))
     assert aisimulate.config_schema() == published
     assert main(["schema"]) == 0
-    # byte for byte (#16): a number such as max_memory_gb's minimum 0.000001 as the
+    # byte for byte: a number such as max_memory_gb's minimum 0.000001 as the
     # file has it, not as Python's json writes it (1e-06)
     out = capsys.readouterr().out
     assert out.encode("utf-8") == (REPO / "docs" / "config.schema.json").read_bytes()
@@ -67,9 +67,9 @@ def _quickstart():
     (lambda c: c["traffic"]["load"].update(concurrency=1 << 25), str(1 << 25)),
     (lambda c: c["engine"].update(perf={"compute_efficiency": 1.5}), "1.5"),
     (lambda c: c["execution"].update(max_memory_gb=0.001), "0.001"),
-    # vLLM's --block-size choices, not the range [1, 256] (#16)
+    # vLLM's --block-size choices, not the range [1, 256]
     (lambda c: c["engine"].update(scheduler={"block_size": 48}), "48"),
-    # a string field's allowed values, from the lists the loader checks with (#21)
+    # a string field's allowed values, from the lists the loader checks with
     (lambda c: c["execution"].update(mode="online"), "online"),
     (lambda c: c["engine"].update(backend="lmdeploy"), "lmdeploy"),
     (lambda c: c["traffic"]["load"].update(mode="rate", rate_rps=1, arrival="bursty"), "bursty"),
@@ -103,7 +103,7 @@ def test_a_length_mapping_and_defaults(validator):
 
 
 def test_null_for_an_optional_block_is_valid_as_the_loader_takes_it(validator):
-    """Issue #16 D7: the README says ``null`` for an optional block is the same as
+    """The README says ``null`` for an optional block is the same as
     leaving it out, and the loader takes it; the schema refused it."""
     cfg = _quickstart()
     cfg["engine"].update(tokenization=None, detokenization=None, quantization=None)

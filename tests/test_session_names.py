@@ -1,4 +1,4 @@
-"""A trace that names its sessions by strings keeps the names in every output (#16 C1):
+"""A trace that names its sessions by strings keeps the names in every output:
 the per-request records, the tables (Parquet, CSV, JSON lines, streamed or saved),
 pandas, and the AIPerf export's conversation_id — so users can join back to their trace.
 Integer ids stay integers."""
@@ -54,7 +54,7 @@ def _check_folder(out):
     assert [json.loads(x)["session_id"] for x in lines] == NAMES
     assert pq.read_table(out / "requests.parquet").column("session_id").to_pylist() == NAMES
     aiperf = [json.loads(x)["metadata"] for x in (out / "profile_export.jsonl").read_text().splitlines()]
-    # the session's own name after "session-": lone requests are "request-<id>" (DEFECTS18b #32)
+    # the session's own name after "session-": lone requests are "request-<id>"
     assert [m["conversation_id"] for m in aiperf] == ["session-" + n for n in NAMES]
     assert [m["x_correlation_id"] for m in aiperf] == ["session-" + n for n in NAMES]
     assert [m["turn_index"] for m in aiperf] == TURNS

@@ -131,7 +131,7 @@ def test_streaming_formats_are_checked_by_name(tmp_path, formats):
 def test_a_trace_naming_its_first_session_late_streams_its_names(tmp_path):
     # 2,500 rows without a session, then a session named by a string: the core's chunks
     # before it carry session_id as integers (all null), those after as strings; the
-    # streamed Parquet is rewritten to strings once, and equals the saved one (#16 C1)
+    # streamed Parquet is rewritten to strings once, and equals the saved one
     rows = [{"timestamp": i, "input_length": 10, "output_length": 2} for i in range(2_500)]
     rows += [{"timestamp": 2_500, "input_length": 10, "output_length": 2, "session_id": "late"},
              {"input_length": 10, "output_length": 2, "session_id": "late", "delay": 1}]

@@ -223,7 +223,7 @@ def test_ray_shared_paths_are_rewritten_by_the_longest_prefix():
 
 
 def test_latencies_are_floats_and_counts_integers_whatever_their_values(tmp_path):
-    # DEFECTS18b #19: whole-valued latencies came out as int (summary) / int64 (sweep
+    # whole-valued latencies came out as int (summary) / int64 (sweep
     # columns), so two runs' Parquet files had different schemas. Hand values: linear
     # perf, one request at a time: prefill pass 10 + 100 × 0.01 = 11 ms = TTFT, each decode
     # pass 10 + 1 × 1 = 11 ms, E2E 11 + 4 × 11 = 55 ms; two requests: duration 110 ms.

@@ -84,7 +84,7 @@ func TestErrorsNameTheField(t *testing.T) {
 		{"engine: {model: m, system: h100_sxm}\ntraffic:\n  source: {type: synthetic, num_requests: 10, isl: 8, osl: 8, dataset: {entries: 1000001}}\n  load: {mode: concurrency, concurrency: 1}\n", "traffic.source.dataset.entries", "must be ≤ 1000000, got 1000001"},
 		{"engine: {model: m, system: h100_sxm}\ntraffic:\n  source: {type: synthetic, num_requests: 10, isl: 8, osl: 8, dataset: {entries: 5, sampling: zipf}}\n  load: {mode: concurrency, concurrency: 1}\n", "traffic.source.dataset.sampling", `"zipf" is not supported`},
 		{"engine: {model: m, system: h100_sxm}\ntraffic:\n  source: {type: synthetic, num_requests: 10, isl: 8, osl: 8, dataset: {entries: 5, size: 3}}\n  load: {mode: concurrency, concurrency: 1}\n", "traffic.source.dataset.size", "unknown field"},
-		// a length written as a plain integer is named by its own field (DEFECTS18 #17);
+		// a length written as a plain integer is named by its own field;
 		// a mapping's value, written or left out, as the mapping's field
 		{"engine: {model: m, system: h100_sxm}\ntraffic:\n  source: {type: synthetic, num_requests: 10, isl: 0, osl: 8}\n  load: {mode: concurrency, concurrency: 1}\n", "traffic.source.isl", "must be ≥ 1, got 0"},
 		{"engine: {model: m, system: h100_sxm}\ntraffic:\n  source: {type: sessions, num_sessions: 2, turns: 0, isl: 8, osl: 8}\n  load: {mode: concurrency, concurrency: 1}\n", "traffic.source.turns", "must be ≥ 1, got 0"},
@@ -153,7 +153,7 @@ traffic:
 
 // engine.scheduler.block_size takes vLLM's --block-size choices only
 // (vllm/config/cache.py BlockSize): 7 and 48 are refused naming the field,
-// each allowed size is accepted (#16 C6).
+// each allowed size is accepted.
 func TestBlockSizeIsOneOfVLLMs(t *testing.T) {
 	spec := func(bs int) []byte {
 		return []byte(fmt.Sprintf(`{"engine":{"model":"m","system":"h100_sxm","scheduler":{"block_size":%d}},

@@ -108,13 +108,13 @@ const (
 // a trace's output length): vLLM refuses max_tokens < 1 ("max_tokens must be at
 // least 1", SamplingParams._verify_args in vllm/sampling_params.py), so every
 // request it serves generates at least one token. A request of 0 would count as
-// completed with no TTFT, TPOT or ITL (#16 C2).
+// completed with no TTFT, TPOT or ITL.
 const MinOutputTokens = 1
 
 // BlockSizes are the KV block sizes (tokens) vLLM accepts for --block-size
 // (engine.scheduler.block_size): its CacheConfig's
 // BlockSize = Literal[1, 8, 16, 32, 64, 128, 256] in vllm/config/cache.py,
-// whose values are the argument's choices (#16 C6). Each divides a Mooncake
+// whose values are the argument's choices. Each divides a Mooncake
 // trace's 512-token hash block.
 var BlockSizes = []int{1, 8, 16, 32, 64, 128, 256}
 

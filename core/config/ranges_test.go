@@ -275,7 +275,7 @@ func TestSchemaPublishesTheRanges(t *testing.T) {
 	assert.Equal(t, map[string]any{"type": "number", "exclusiveMinimum": 0.0, "maximum": 1.0},
 		at("engine", "scheduler", "gpu_memory_utilization"))
 	// block_size: vLLM's --block-size choices as an enum, not the range [1, 256] that
-	// let 48 through (#16)
+	// let 48 through
 	assert.Equal(t, map[string]any{"type": "integer", "enum": []any{1.0, 8.0, 16.0, 32.0, 64.0, 128.0, 256.0}},
 		at("engine", "scheduler", "block_size"))
 	pool := at("engine", "workers", "aggregated")

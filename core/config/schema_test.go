@@ -63,8 +63,8 @@ func TestSchemaShape(t *testing.T) {
 }
 
 // Every enumerated field of Enums (the lists Validate checks) has the same
-// values in the schema: an enum, or the consts of a block's alternatives (#21:
-// execution.mode and engine.backend were any non-empty string there).
+// values in the schema: an enum, or the consts of a block's alternatives
+// (execution.mode and engine.backend were once any non-empty string there).
 func TestSchemaEnumsAreValidates(t *testing.T) {
 	var s map[string]any
 	require.NoError(t, json.Unmarshal(Schema(), &s))

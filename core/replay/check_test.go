@@ -25,7 +25,7 @@ func checkTrace(t *testing.T, rows, load string) (string, error) {
 }
 
 // Check reads the whole trace through the replay's reader: a bad row anywhere
-// is the error Run would meet, file:line, though nothing is replayed (#16 C5).
+// is the error Run would meet, file:line, though nothing is replayed.
 func TestCheckReadsTheWholeTrace(t *testing.T) {
 	good := `{"timestamp": 0, "input_length": 5, "output_length": 2}` + "\n"
 	_, err := checkTrace(t, good+good, "{mode: trace}")

@@ -175,7 +175,7 @@ engine:
 	_, err = Run(s)
 	require.True(t, errors.As(err, &ce))
 	assert.Equal(t, "engine.perf.source", ce.Field)
-	// named by its source, not by its fields' values (DEFECTS18b #21)
+	// named by its source, not by its fields' values
 	assert.Equal(t, "linear cannot price a data-parallel mixture-of-experts worker (use roofline or aic)", ce.Msg)
 }
 

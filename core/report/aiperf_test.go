@@ -97,7 +97,7 @@ func TestWriteTableAIPerfNeedsItsColumns(t *testing.T) {
 
 // A trace that names its sessions by strings: the session_id column is
 // labelled, and the record's correlation and conversation ids are the trace's
-// own name after "session-" (JSON-escaped), session_num still the conversation's number (#16 C1).
+// own name after "session-" (JSON-escaped), session_num still the conversation's number.
 func TestWriteTableAIPerfSessionNames(t *testing.T) {
 	data, cols := aiperfTable()
 	cols[len(cols)-3].Labels = []string{"a", "b", "c", "d", `conv "7"`}
@@ -106,7 +106,7 @@ func TestWriteTableAIPerfSessionNames(t *testing.T) {
 	assert.True(t, strings.HasPrefix(out.String(), `{"metadata": {"session_num": 2, "x_request_id": "2", `+
 		`"x_correlation_id": "session-conv \"7\"", "conversation_id": "session-conv \"7\"", "turn_index": 2, `), out.String())
 	// rows outside a session have their request id, in a name space of their
-	// own: a session named "0" would be "session-0" (DEFECTS18b #32)
+	// own: a session named "0" would be "session-0"
 	out.Reset()
 	require.NoError(t, WriteTable(&out, bytes.NewReader(data), 3, cols, 0, 1, FormatAIPerf))
 	assert.Contains(t, out.String(), `"x_correlation_id": "request-0", "conversation_id": "request-0", `)

@@ -44,7 +44,7 @@ func TestColumnsRoundTrip(t *testing.T) {
 
 // A trace's string session ids label the session_id column (its integers index
 // Columnar.Sessions); without them the column is the plain nullable integer
-// and the header has no sessions (#16 C1).
+// and the header has no sessions.
 func TestColumnsSessionNames(t *testing.T) {
 	rs := []Record{{RequestID: 0, Status: StatusCompleted, FirstTokenNs: NoTime, SessionID: 1, Worker: -1, PrefillWorker: -1, DecodeWorker: -1}}
 	var b ColumnBuilder

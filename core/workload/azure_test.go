@@ -157,7 +157,7 @@ func TestAzure_Errors(t *testing.T) {
 			":3: ContextTokens: must be ≥ 1, got 0"},
 		{"negative output", header + "2023-11-16 18:17:03.9799600,4808,-1\n",
 			":2: GeneratedTokens: must be ≥ 1, got -1 (vLLM refuses max_tokens < 1: a request generates at least one token)"},
-		{"extra field (#16 C3)", header + "2023-11-16 18:15:47.68,374,44,1,2,3\n",
+		{"extra field", header + "2023-11-16 18:15:47.68,374,44,1,2,3\n",
 			":2: row has 6 fields, but the header (line 1) has 3"},
 		{"short of an unused column", "TIMESTAMP,ContextTokens,GeneratedTokens,Extra\n" + "2023-11-16 18:15:47.68,374,44\n",
 			":2: row has 3 fields, but the header (line 1) has 4"},

@@ -432,7 +432,7 @@ func BenchmarkMooncakeRead(b *testing.B) {
 
 // A delay on a session's first turn is refused naming file:line (AIPerf sends
 // a conversation's first turn at once: it never waits a delay before it); a
-// delay of 0 there, and a delay on a later turn, are accepted (#16 C4).
+// delay of 0 there, and a delay on a later turn, are accepted.
 func TestMooncake_DelayOnAFirstTurn(t *testing.T) {
 	path := writeTemp(t, "trace.jsonl", `{"timestamp": 0, "input_length": 1, "output_length": 1, "session_id": "a", "delay": 0}`+"\n"+
 		`{"input_length": 1, "output_length": 1, "session_id": "a", "delay": 5}`+"\n"+

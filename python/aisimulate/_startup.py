@@ -1,4 +1,4 @@
-"""Ctrl-C while the ``aisimulate`` command starts (issue #16 B6).
+"""Ctrl-C while the ``aisimulate`` command starts.
 
 The command spends its first ~0.1 s of CPU (more on a loaded machine) importing the
 package and building its argument parser, before :func:`aisimulate.cli.main` can take a

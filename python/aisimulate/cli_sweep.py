@@ -227,7 +227,7 @@ def _shown(value: Any) -> str:
 def _slo_columns_kept(df):
     """``df`` with the SLO columns (goodput_rps, slo_attainment) in their place, empty
     when the sweep had no ``--slo``: sweeps with and without it write the same columns,
-    so their CSV rows append to one file (#16)."""
+    so their CSV rows append to one file."""
     from ._sweep.point import SLO_COLUMNS
     from .report import LATENCY_METRICS, STAT_FIELDS
 
