@@ -132,7 +132,7 @@ def _run(spec: dict) -> dict:
     """One replay in this (fresh) process: timings and peak RSS."""
     sys.path.insert(0, str(REPO / "python"))
     import aisimulate
-    from aisimulate import _native
+    from aisimulate.binding import native as _native
 
     core = [0.0]
     real_call = _native.call

@@ -12,7 +12,7 @@ import yaml
 
 import aisimulate
 from aisimulate import ConfigError, Spec, load_config
-from aisimulate import _native
+from aisimulate.binding import native as _native
 from conftest import EXAMPLE1_ROWS, example1_spec, write_mooncake
 
 

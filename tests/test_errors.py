@@ -19,7 +19,7 @@ import pytest
 
 import aisimulate
 from aisimulate._args import GivenTwice
-from aisimulate._json import DuplicateKey
+from aisimulate.binding.strict_json import DuplicateKey
 from aisimulate._files import ForeignFileError, IncompleteSaveError
 from aisimulate.sweep import UnknownFieldError
 from aisimulate.errors import (AisimulateError, BackendVersionWarning, ConfigError, DataError, InfeasibleError,

@@ -61,7 +61,7 @@ def test_compare_plot_without_matplotlib_names_the_extra_before_the_replay(tmp_p
 
 
 def test_the_api_names_the_extra(monkeypatch):
-    from aisimulate import _lazy
+    from aisimulate.binding import lazy as _lazy
 
     monkeypatch.delitem(sys.modules, "pandas", raising=False)
     monkeypatch.setattr(sys, "path", ["/nonexistent"] + [p for p in sys.path if "packages" not in p])

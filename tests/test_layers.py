@@ -59,6 +59,7 @@ LAYER_OF: dict[str, str] = {
     "aisimulate._core": "binding",
     "aisimulate.binding": "binding",
     "aisimulate.errors": "binding",
+    "aisimulate._startup": "binding",  # beside __init__: import aisimulate loads it
     "aisimulate.config": "config",
     "aisimulate.catalogue": "config",
     "aisimulate._yaml": "config",
@@ -80,13 +81,6 @@ LAYER_OF: dict[str, str] = {
 #: Modules not yet in their layer's place: the current name → the name it will have.
 #: The test prints them; the list only shrinks.
 NOT_MOVED: dict[str, str] = {
-    "aisimulate._native": "aisimulate.binding.native",
-    "aisimulate._lazy": "aisimulate.binding.lazy",
-    "aisimulate._testpoint": "aisimulate.binding.testpoint",
-    "aisimulate._fresh": "aisimulate.binding.fresh",
-    "aisimulate._startup": "aisimulate.binding.startup",
-    "aisimulate._json": "aisimulate.binding.strict_json",
-    "aisimulate._run": "aisimulate.binding.calls",
     "aisimulate._files": "aisimulate.io.files",
     "aisimulate._tables": "aisimulate.io.tables",
     "aisimulate._args": "aisimulate.io.args",
@@ -359,6 +353,6 @@ def test_the_checks_see_a_bad_import():
     # the checks themselves: an up-import, a circle and a private name, made up
     assert _circles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == {("a", "b", "c")}
     assert _layer("aisimulate.io.exports") == "io" and _layer("aisimulate") == "api"
-    assert _layer("aisimulate.cli.sweep") == "cli" and _layer("aisimulate._native") == "binding"
+    assert _layer("aisimulate.cli.sweep") == "cli" and _layer("aisimulate.binding.native") == "binding"
     assert "result" not in ALLOWED["io"] and "api" not in ALLOWED["analysis"]
     assert _private("_count") and not _private("__version__") and not _private("count")

@@ -14,7 +14,7 @@ import pytest
 import yaml
 
 import aisimulate
-from aisimulate import _run
+from aisimulate.binding import calls as _run
 from conftest import REPO
 
 # 10 million requests at 500 req/s on 8 workers: hours of host time, so any replay of it
@@ -68,7 +68,7 @@ def test_a_replay_done_before_the_first_wait_still_shows_its_bar(monkeypatch, ba
 
 
 def _pause_at(monkeypatch, tmp_path, point: str) -> Path:
-    """Make this process wait at the named point (:mod:`aisimulate._testpoint`); a
+    """Make this process wait at the named point (:mod:`aisimulate.binding.testpoint`); a
     thread sends SIGINT to the main thread once it is there. Returns the pause file."""
     pause = tmp_path / "pause.txt"
     monkeypatch.setenv("AISIMULATE_TEST_PAUSE", point)
@@ -102,7 +102,7 @@ def test_ctrl_c_stops_a_replay_and_leaves_no_file(monkeypatch, tmp_path):
 
 def _cli(*args: str, tmp_path: Path, pause: str | None = None) -> subprocess.Popen:
     env = dict(os.environ, PYTHONPATH=str(REPO / "python"), TMPDIR=str(tmp_path / "tmp"))
-    if pause:  # wait at this point (aisimulate._testpoint) after saying so in pause.txt
+    if pause:  # wait at this point (aisimulate.binding.testpoint) after saying so in pause.txt
         env.update(AISIMULATE_TEST_PAUSE=pause, AISIMULATE_TEST_PAUSE_FILE=str(tmp_path / "pause.txt"))
     (tmp_path / "tmp").mkdir(exist_ok=True)
     return subprocess.Popen([sys.executable, "-m", "aisimulate", *args], stdout=subprocess.PIPE,

@@ -7,7 +7,7 @@ loky "leaked semlock objects" warning).
 
 Each moment is a named point that the process reaches and waits at, whatever the
 machine's load: the CLI's first point waits in its replay (``AISIMULATE_TEST_PAUSE``,
-:mod:`aisimulate._testpoint`); a worker waits where a sitecustomize module (first on the
+:mod:`aisimulate.binding.testpoint`); a worker waits where a sitecustomize module (first on the
 path of every process of the sweep, acting in loky's workers only) stops it: as it
 starts, at its import of a named module, or in its first replay. The point writes a line
 to a file; the test sends the interrupt once the line is there."""

@@ -33,7 +33,7 @@ def test_one_version_string():
     # core/version/VERSION is read by the Go core (pybind.Version, the report's
     # metadata) and by the package's metadata (pyproject.toml): all agree with it.
     import aisimulate
-    from aisimulate import _native
+    from aisimulate.binding import native as _native
 
     version = (PYTHON_DIR.parent / "core" / "version" / "VERSION").read_text().strip()
     assert aisimulate.__version__ == version

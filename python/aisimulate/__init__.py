@@ -221,7 +221,7 @@ def replay(src: str | os.PathLike[str] | Mapping[str, Any] | Spec, *,
             if given:
                 raise ValueError(f"{name} applies to the result folder: give output_dir too "
                                  "(or save the report: report.save(DIR, ...))")
-    from ._run import replay_native
+    from .binding.calls import replay_native
     from .config import load_config
     from .report import ReplayReport
 
@@ -279,7 +279,7 @@ def estimate_memory(src: str | os.PathLike[str] | Mapping[str, Any] | Spec) -> d
     Raises:
         ConfigError, DataError: as :func:`replay` raises them, before any simulation.
     """
-    from . import _native
+    from .binding import native as _native
     from .catalogue import explain_not_found
     from .config import load_config
 
@@ -315,7 +315,7 @@ def check(src: str | os.PathLike[str] | Mapping[str, Any] | Spec) -> dict[str, A
     Warns:
         BackendVersionWarning: as :func:`replay` does.
     """
-    from ._run import call_stoppable
+    from .binding.calls import call_stoppable
     from .catalogue import explain_not_found
     from .config import load_config
 
@@ -343,6 +343,6 @@ def config_schema() -> dict[str, Any]:
     Raises:
         ImportError: the native core has not been built.
     """
-    from . import _native
+    from .binding import native as _native
 
     return _native.call("Schema", "", "schema")

@@ -42,7 +42,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only: typing costs ~10 ms of CPU at import
     from typing import Any, Callable, Iterable
 
-from . import _lazy
+from .binding import lazy as _lazy
 from .errors import ConfigError
 
 #: The file that marks a complete result.

@@ -24,7 +24,8 @@ import os
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-from . import _lazy, _native, _tables
+from . import _tables
+from .binding import lazy as _lazy, native as _native
 
 
 #: log2 of the records per chunk the core streams (pybind ``chunk_shift``): 2^16 =
@@ -240,7 +241,7 @@ def replay_into(spec_json: str, options: dict[str, Any], directory, formats: Seq
     tempfile = _lazy.module("tempfile")
 
     from . import _files
-    from ._run import replay_native, save_progress
+    from .binding.calls import replay_native, save_progress
     from .report import ReplayReport
 
     out = _files.ResultDir(directory, inputs=_files.input_files(json.loads(spec_json), config_file), force=force)

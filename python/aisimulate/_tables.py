@@ -25,7 +25,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only: typing costs ~10 ms of CPU at import
     from typing import Any, Callable, Mapping, Sequence
 
-from . import _lazy, _native
+from .binding import lazy as _lazy, native as _native
 
 #: Rows per chunk (one Parquet row group, one core call for CSV and JSON lines): a
 #: Ctrl-C is taken between chunks, and a chunk of 65,536 rows takes about 0.1 s of CPU

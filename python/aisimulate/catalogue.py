@@ -32,7 +32,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only: typing costs ~10 ms of CPU at import
     from typing import Any
 
-from . import _native
+from .binding import native as _native
 from .errors import ConfigError
 
 __all__ = ["DATA_ENV", "MODEL_CONFIGS_ENV", "data_roots", "model_config_dirs", "system_dirs",

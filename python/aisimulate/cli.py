@@ -643,7 +643,7 @@ def _add_schema(sub: argparse._SubParsersAction) -> None:
 
 
 def _cmd_schema(args: argparse.Namespace) -> int:
-    from . import _native
+    from .binding import native as _native
 
     # the core's text as it is (not re-encoded: Python would print 0.000001 as 1e-06),
     # byte for byte docs/config.schema.json

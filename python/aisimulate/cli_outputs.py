@@ -13,7 +13,8 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only: typing costs ~10 ms of CPU at import
     from typing import Any, Iterable, Mapping, Sequence
 
-from . import _files, _lazy
+from . import _files
+from .binding import lazy as _lazy
 from .errors import ConfigError
 
 

@@ -12,7 +12,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only: typing costs ~10 ms of CPU at import
     from typing import Any, Sequence
 
-from . import _lazy
+from .binding import lazy as _lazy
 from ._files import input_files, write_replacing
 from ._sweep.points import expand
 from .cli import (_UsageError, _error, _parse_names, _write, add_config_arguments, config_from_args,

@@ -57,7 +57,7 @@ import os
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Iterator, Mapping
 
-from . import _lazy
+from .binding import lazy as _lazy
 from .config import Spec, load_config, read_config, set_overrides
 from .errors import ConfigError, DataError
 

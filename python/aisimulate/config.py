@@ -50,7 +50,8 @@ if TYPE_CHECKING:  # annotations only: typing costs ~10 ms of CPU at import
     from typing import Any
 
 
-from . import _lazy, _native, catalogue
+from . import catalogue
+from .binding import lazy as _lazy, native as _native
 from .catalogue import MODEL_CONFIGS_ENV
 from .errors import ConfigError
 
@@ -352,7 +353,7 @@ def _duplicate_line(text: str, key: str) -> int | None:
 def _parse(text: str, path: str, *, json_text: bool) -> Any:
     """Parse ``text`` as JSON (``json_text``) or YAML; ``path`` names it in errors."""
     if json_text:
-        from ._json import DuplicateKey, unique_keys
+        from .binding.strict_json import DuplicateKey, unique_keys
 
         try:
             return json.loads(text, object_pairs_hook=unique_keys)

@@ -23,7 +23,7 @@ import math
 from pathlib import Path
 from collections.abc import Mapping
 
-from . import _lazy
+from .binding import lazy as _lazy
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # pragma: no cover - annotations only: typing costs ~10 ms of CPU at import
@@ -235,7 +235,7 @@ def write_aiperf(report: "ReplayReport", directory, *, progress: bool | None = N
         OSError: a file cannot be written (nothing is replaced).
     """
     from . import _files
-    from ._run import save_progress
+    from .binding.calls import save_progress
 
     n = report._count()
     out = _files.ResultDir(directory, inputs=inputs, marker=AIPERF_FILES[1], force=force)
@@ -299,7 +299,7 @@ def dataset_entries(spec: Any, request_id):
         return None
     np = _lazy.module("numpy")
 
-    from . import _native
+    from .binding import native as _native
 
     got = _native.call("DatasetEntries", json.dumps(spec), "entries")["ids"]
     if got is None:

@@ -168,7 +168,7 @@ _FIELD = re.compile(r"^passes\[(\d+)\]\[(\d+)\]")
 def _call(spec: Spec, passes: list[list[dict[str, Any]]], pool: str | None, name: Any) -> dict[str, Any]:
     import json
 
-    from . import _native
+    from .binding import native as _native
     from .catalogue import explain_not_found
 
     request = '{"spec":' + spec.to_json() + ',"pool":' + json.dumps(pool or "") + ',"passes":' + \
@@ -264,7 +264,7 @@ def memory_plan(engine: Any) -> dict[str, dict[str, Any]]:
     Raises:
         ConfigError: as :func:`step_time`; ``InfeasibleError`` when the model does not fit.
     """
-    from . import _native
+    from .binding import native as _native
     from .catalogue import explain_not_found
 
     spec = _spec(engine)

@@ -37,7 +37,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only: typing costs ~10 ms of CPU at import
     from typing import Any, Iterable, Sequence
 
-from . import _lazy
+from .binding import lazy as _lazy
 
 __all__ = ["ReplayReport", "REQUEST_FIELDS", "LATENCY_METRICS", "STAT_FIELDS", "SLO_FIELDS", "TIMELINE_FIELDS"]
 
@@ -54,7 +54,7 @@ def __getattr__(name: str) -> Any:
     global _request_fields
     if name == "REQUEST_FIELDS":
         if _request_fields is None:
-            from . import _native
+            from .binding import native as _native
             _request_fields = tuple(f["name"] for f in _native.call("Fields", "", "fields")["fields"])
         return _request_fields
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
@@ -448,7 +448,7 @@ class ReplayReport:
             KeyboardInterrupt: Ctrl-C; nothing is replaced.
         """
         from . import _args, _files, _tables
-        from ._run import save_progress
+        from .binding.calls import save_progress
 
         formats, exports = _args.result_formats(formats, exports)
         out = _files.ResultDir(directory, inputs=self._input_files(), force=force)

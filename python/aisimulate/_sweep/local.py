@@ -39,7 +39,7 @@ import time
 from collections import deque
 from typing import Any, Callable, Mapping, Sequence
 
-from .. import _lazy
+from ..binding import lazy as _lazy
 from .point import PointResult, run_point
 
 __all__ = ["run_local", "SERIAL_BELOW_S", "CHUNK_TARGET_S"]

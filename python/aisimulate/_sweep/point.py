@@ -13,7 +13,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
-from .. import _lazy
+from ..binding import lazy as _lazy
 from ..errors import InfeasibleError
 from ..report import LATENCY_METRICS, SLO_FIELDS, STAT_FIELDS, SUMMARY_COUNTS
 

@@ -29,7 +29,7 @@ import os
 import tempfile
 from typing import Any, Callable, Mapping
 
-from .. import _lazy
+from ..binding import lazy as _lazy
 from .._files import model_config_files
 from ..errors import DataError
 from .point import PointResult, failed, run_point

@@ -23,8 +23,8 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only: typing costs ~10 ms of CPU at import
     from typing import Any, Callable, Iterator
 
-from . import _lazy, _native, _testpoint
-from .errors import ConfigError, DataError, SimulationError
+from . import lazy, native, testpoint
+from ..errors import ConfigError, DataError, SimulationError
 
 #: How long an interrupted replay is waited for before the interrupt is re-raised
 #: (the core stops within a few ms; the report it may be building is dropped).
@@ -78,14 +78,14 @@ def make_bar(*, total: int | None, desc: str, unit: str):
     notebook without ipywidgets, rather than tqdm.auto's warning)."""
     if in_kernel():
         try:
-            _lazy.module("ipywidgets")  # tqdm.notebook draws with it
-            notebook_tqdm = _lazy.module("tqdm.notebook").tqdm
+            lazy.module("ipywidgets")  # tqdm.notebook draws with it
+            notebook_tqdm = lazy.module("tqdm.notebook").tqdm
 
             return notebook_tqdm(total=total or None, desc=desc, unit=unit, delay=PROGRESS_DELAY_S,
                                  leave=False)
         except ImportError:
             pass
-    tqdm = _lazy.module("tqdm").tqdm
+    tqdm = lazy.module("tqdm").tqdm
 
     return tqdm(total=total or None, desc=desc, unit=unit, delay=PROGRESS_DELAY_S, leave=False,
                 file=sys.stderr, dynamic_ncols=True)
@@ -113,11 +113,11 @@ def columns_file():
     named file (the third item) that the caller removes in a ``finally`` — not Linux,
     or a forked process whose native calls run in a fresh interpreter, which cannot
     see this process's descriptors."""
-    if not _native.forked():
+    if not native.forked():
         fh = _unnamed_file()
         if fh is not None:
             return fh, f"/proc/self/fd/{fh.fileno()}", None
-    tempfile = _lazy.module("tempfile")  # on first use: import aisimulate stays light
+    tempfile = lazy.module("tempfile")  # on first use: import aisimulate stays light
 
     fd, path = tempfile.mkstemp(prefix="aisimulate-", suffix=".cols")
     return os.fdopen(fd, "w+b"), path, path
@@ -155,10 +155,10 @@ def replay_native(spec_json: str, options: dict[str, Any], *, progress: bool | N
         ConfigError, DataError, SimulationError: from the core (through ``on_error``
             when given, which may return a replacement).
     """
-    if _native.forked():  # no run control across a fresh interpreter: the plain call
+    if native.forked():  # no run control across a fresh interpreter: the plain call
         fh, path, named = columns_file()
         try:
-            head = _native.call("Replay", spec_json, "report", json.dumps(options), path)
+            head = native.call("Replay", spec_json, "report", json.dumps(options), path)
             fh.seek(0)
             return head, _read(fh)
         except (ConfigError, DataError, SimulationError) as exc:
@@ -166,14 +166,14 @@ def replay_native(spec_json: str, options: dict[str, Any], *, progress: bool | N
         finally:
             fh.close()
             os.unlink(named)
-    mod = _native.pybind()
+    mod = native.pybind()
     run_id = mod.NewRun()
     fh, path, named = columns_file()
     result: dict[str, Any] = {}
 
     def work() -> None:
         try:
-            head = _native.call("Replay", spec_json, "report",
+            head = native.call("Replay", spec_json, "report",
                                 json.dumps({**options, "run_id": run_id}), path)
             fh.seek(0)
             result["value"] = (head, _read(fh))
@@ -201,7 +201,7 @@ def replay_native(spec_json: str, options: dict[str, Any], *, progress: bool | N
                 on_poll()
             if not running:
                 break
-            _testpoint.reached("replay")
+            testpoint.reached("replay")
         if "error" in result:
             err = result["error"]
             raise (on_error(err) if on_error else err) from None
@@ -218,7 +218,7 @@ def replay_native(spec_json: str, options: dict[str, Any], *, progress: bool | N
 
 
 def call_stoppable(name: str, payload: str, key: str, options: dict[str, Any]) -> dict[str, Any]:
-    """``_native.call(name, payload, key, options)`` on a worker thread with a run of its
+    """``native.call(name, payload, key, options)`` on a worker thread with a run of its
     own (``options["run_id"]``), waited for as :func:`replay_native` waits: Ctrl-C (or
     any exception) on the calling thread stops the run (``pybind.Stop``; the core looks
     every few ms) and is re-raised. For ``Check``, whose trace read takes ~0.3 s per
@@ -228,15 +228,15 @@ def call_stoppable(name: str, payload: str, key: str, options: dict[str, Any]) -
         KeyboardInterrupt: Ctrl-C while it ran (the call is stopped; no result).
         ConfigError, DataError, SimulationError: from the core.
     """
-    if _native.forked():  # no run control across a fresh interpreter: the plain call
-        return _native.call(name, payload, key, json.dumps(options))
-    mod = _native.pybind()
+    if native.forked():  # no run control across a fresh interpreter: the plain call
+        return native.call(name, payload, key, json.dumps(options))
+    mod = native.pybind()
     run_id = mod.NewRun()
     result: dict[str, Any] = {}
 
     def work() -> None:
         try:
-            result["value"] = _native.call(name, payload, key, json.dumps({**options, "run_id": run_id}))
+            result["value"] = native.call(name, payload, key, json.dumps({**options, "run_id": run_id}))
         except BaseException as exc:  # noqa: BLE001 - handed to the caller's thread
             result["error"] = exc
 
@@ -246,7 +246,7 @@ def call_stoppable(name: str, payload: str, key: str, options: dict[str, Any]) -
         while worker.is_alive():
             worker.join(_POLL_S)
             if worker.is_alive():
-                _testpoint.reached("check")
+                testpoint.reached("check")
         if "error" in result:
             raise result["error"] from None
         return result["value"]

@@ -10,7 +10,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only: typing costs ~10 ms of CPU at import
     from typing import Any
 
-from .errors import AisimulateError
+from ..errors import AisimulateError
 
 
 class DuplicateKey(AisimulateError, ValueError):

@@ -13,9 +13,9 @@ its signal.
 Points (each on the thread that waits for the core, which is the main thread of the
 command and of a script):
 
-- ``replay``: :func:`aisimulate._run.replay_native` after one wait in which the core was
+- ``replay``: :func:`aisimulate.binding.calls.replay_native` after one wait in which the core was
   replaying (it goes on replaying on its own thread while this one waits);
-- ``check``: :func:`aisimulate._run.call_stoppable` likewise, for ``validate`` and
+- ``check``: :func:`aisimulate.binding.calls.call_stoppable` likewise, for ``validate`` and
   :func:`aisimulate.check` (the core reads the trace meanwhile).
 """
 

@@ -24,7 +24,7 @@ import os
 from numbers import Real
 from typing import Any, Iterator
 
-from .._json import DuplicateKey, unique_keys
+from ..binding.strict_json import DuplicateKey, unique_keys
 from ..errors import DataError
 
 __all__ = ["OUTPUT_TOKEN_METRICS", "read_aiperf_records"]
