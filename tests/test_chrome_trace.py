@@ -11,7 +11,7 @@ from collections import defaultdict
 import pytest
 
 import aisimulate
-from aisimulate.chrome_trace import CLIENT_PID, POOL_PIDS
+from aisimulate.io.chrome_trace import CLIENT_PID, POOL_PIDS
 from aisimulate.cli import main
 from conftest import EXAMPLE1_ROWS, example1_spec, write_mooncake
 

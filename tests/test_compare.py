@@ -12,7 +12,7 @@ import pytest
 import aisimulate
 from aisimulate import DataError
 from aisimulate.compare import _hash_ids, _trace_rows, read_profile_export
-from aisimulate.exports import write_aiperf
+from aisimulate.io.exports import write_aiperf
 from conftest import LINEAR_PERF, write_mooncake
 
 T0_NS = 1_759_813_207_532_900_363  # an epoch start, as AIPerf writes it

@@ -18,9 +18,9 @@ from pathlib import Path
 import pytest
 
 import aisimulate
-from aisimulate._args import GivenTwice
+from aisimulate.binding.args import GivenTwice
 from aisimulate.binding.strict_json import DuplicateKey
-from aisimulate._files import ForeignFileError, IncompleteSaveError
+from aisimulate.io.files import ForeignFileError, IncompleteSaveError
 from aisimulate.sweep import UnknownFieldError
 from aisimulate.errors import (AisimulateError, BackendVersionWarning, ConfigError, DataError, InfeasibleError,
                                SimulationError, from_envelope)

@@ -13,7 +13,7 @@ import pytest
 
 import aisimulate
 from aisimulate import ReplayReport
-from aisimulate.exports import AIPERF_FILES, AIPERF_STATS, aiperf_csv, aiperf_summary, vllm_bench_json
+from aisimulate.io.exports import AIPERF_FILES, AIPERF_STATS, aiperf_csv, aiperf_summary, vllm_bench_json
 from aisimulate.report import REQUEST_FIELDS
 from aisimulate.cli import main
 from conftest import REPO

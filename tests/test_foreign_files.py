@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 import aisimulate
-from aisimulate import _files
+from aisimulate.io import files as _files
 from conftest import BASE_SPEC, assert_usage_error, run_cli
 
 #: The first line of a profile_export.jsonl as AIPerf writes it (not ours: no

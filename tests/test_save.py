@@ -18,7 +18,9 @@ import pyarrow.parquet as pq
 import pytest
 
 import aisimulate
-from aisimulate import ConfigError, _files, _tables
+from aisimulate import ConfigError
+from aisimulate.io import files as _files
+from aisimulate.io import tables as _tables
 from aisimulate.report import REQUEST_FIELDS
 from conftest import EXAMPLE1_ROWS, REPO, example1_spec, write_mooncake
 
@@ -205,7 +207,8 @@ def test_sigkill_leaves_the_previous_result_and_the_next_save_cleans_up(tmp_path
         import json, sys, time
         sys.path.insert(0, {str(REPO / 'python')!r})
         import aisimulate
-        from aisimulate import _files, _tables
+        from aisimulate.io import files as _files
+        from aisimulate.io import tables as _tables
         READY = {str(ready)!r}
         spec = json.loads({json.dumps(json.dumps(base_spec))})
         spec["traffic"]["source"]["num_requests"] = 5000
@@ -339,7 +342,8 @@ def test_sigterm_during_a_cli_save_removes_its_temporary_files(tmp_path, base_sp
     script = textwrap.dedent(f"""
         import sys, time
         sys.path.insert(0, {str(REPO / 'python')!r})
-        from aisimulate import _stream, _tables, cli
+        from aisimulate import _stream, cli
+        from aisimulate.io import tables as _tables
         _tables.CHUNK_ROWS = 1000
         real = _tables.write_text
         def slow(cols, fields, n, path, fmt, advance):

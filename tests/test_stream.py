@@ -9,7 +9,8 @@ import os
 import pytest
 
 import aisimulate
-from aisimulate import _stream, _tables
+from aisimulate import _stream
+from aisimulate.io import tables as _tables
 import pyarrow.parquet as pq
 
 from conftest import EXAMPLE1_ROWS, example1_spec, write_mooncake

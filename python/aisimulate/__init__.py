@@ -132,7 +132,7 @@ def check_slo(slo: Mapping[str, Any]) -> dict[str, float]:
     A ``slo`` that is not a mapping is a TypeError naming the form it takes."""
     import math
 
-    from ._args import mapping
+    from .binding.args import mapping
     from .report import SLO_FIELDS
 
     out: dict[str, float] = {}
@@ -211,7 +211,7 @@ def replay(src: str | os.PathLike[str] | Mapping[str, Any] | Spec, *,
     if slo is not None:
         options["slo"] = check_slo(slo)
     if output_dir is not None:
-        from ._args import result_formats
+        from .io.names import result_formats
 
         formats, exports = result_formats(("parquet",) if formats is None else formats,
                                           () if exports is None else exports)

@@ -9,7 +9,7 @@ writer :meth:`ReplayReport.save` uses, so the file is the same) or a block of JS
 or CSV rows (the core's table writer) — and deletes it. Python never loops over records.
 
 The tables are written to temporary names in the folder and moved into place with
-``prediction.json`` only when the replay has finished (:mod:`aisimulate._files`): a
+``prediction.json`` only when the replay has finished (:mod:`aisimulate.io.files`): a
 replay stopped by Ctrl-C or an error leaves the previous result as it was. The rows are
 in send order, which is ``request_id`` order except for interleaved sessions and
 unsorted traces; then the tables are rewritten sorted (the records are held for that).
@@ -24,7 +24,7 @@ import os
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-from . import _tables
+from .io import tables as _tables
 from .binding import lazy as _lazy, native as _native
 
 
@@ -240,7 +240,7 @@ def replay_into(spec_json: str, options: dict[str, Any], directory, formats: Seq
     shutil = _lazy.module("shutil")
     tempfile = _lazy.module("tempfile")
 
-    from . import _files
+    from .io import files as _files
     from .binding.calls import replay_native, save_progress
     from .report import ReplayReport
 

@@ -274,14 +274,14 @@ def _cmd_replay(args: argparse.Namespace) -> int:
     except OSError as exc:
         if not stream:
             raise
-        from ._files import IncompleteSaveError
+        from .io.files import IncompleteSaveError
 
         # an IncompleteSaveError's strerror says what was removed; before that, nothing was
         done = "" if isinstance(exc, IncompleteSaveError) else " (nothing was replaced)"
         _error(f"cannot write {exc.filename or args.output_dir}: {exc.strerror or exc}{done}")
         return 1
     if stream:  # what save() returns: the tables, the exports, prediction.json last
-        from ._files import result_files
+        from .io.files import result_files
 
         written = {n: os.path.join(args.output_dir, n) for n in result_files(formats, exports)}
     if args.trace_out:
@@ -310,7 +310,7 @@ def _check_replay_outputs(args: argparse.Namespace, spec: Spec, formats: Sequenc
     Raises:
         _UsageError: naming the option and both paths.
     """
-    from ._files import input_files, result_files
+    from .io.files import input_files, result_files
 
     inputs = input_files(spec.data, spec.source)
     names = result_files(formats, exports)
@@ -381,7 +381,7 @@ def parse_records(texts: Sequence[str] | None) -> list[str]:
     Raises:
         _UsageError: as :func:`_parse_names`.
     """
-    from ._tables import FILES
+    from .io.tables import FILES
 
     return ["parquet"] if texts is None else _parse_names("--records", texts, FILES)
 
@@ -390,16 +390,16 @@ def _parse_names(flag: str, texts: Sequence[str], choices: Sequence[str] | None 
                  what: str = "format") -> list[str]:
     """The names in ``flag``'s values ``texts`` (each comma-separated; the option may be
     repeated), in order. With ``choices`` (formats, lower case) a name is taken in any
-    case, as the API takes it (:func:`aisimulate._args.names`, ``any_case``), and an
+    case, as the API takes it (:func:`aisimulate.binding.args.names`, ``any_case``), and an
     empty list or a name not among them is refused; without (columns,
     fields) every name is taken as written. A name given twice, within one value or
-    across repeated options, is refused by :func:`aisimulate._args.names` (exit 2, as a
+    across repeated options, is refused by :func:`aisimulate.binding.args.names` (exit 2, as a
     key given twice in ``--slo``: not quietly dropped).
 
     Raises:
         _UsageError: naming ``flag`` and the value or the name.
     """
-    from . import _args
+    from .binding import args as _args
 
     names: list[str] = []
     try:
@@ -427,13 +427,13 @@ def _twice(flag: str, name: str, texts: Sequence[str], what: str) -> _UsageError
 
 def _given_once(flag: str, names: list[str], texts: Sequence[str], what: str,
                 choices: Sequence[str] | None = None) -> list[str]:
-    """``names`` (from ``flag``'s values ``texts``) as :func:`aisimulate._args.names`
+    """``names`` (from ``flag``'s values ``texts``) as :func:`aisimulate.binding.args.names`
     takes them, the one check of a name given twice.
 
     Raises:
         _UsageError: a name given twice, naming ``flag``, the name and ``texts``.
     """
-    from . import _args
+    from .binding import args as _args
 
     try:
         return _args.names(flag, names, choices, what)

@@ -310,7 +310,7 @@ def _word(p: float) -> str:
 def aiperf_text(doc: dict[str, Any]) -> str:
     """AIPerf's metric table (its headers, avg / min / max / p99 / p90 / p50 / std),
     each metric with its tag and aisimulate's name beside it."""
-    from .exports import _HEADERS
+    from .io.exports import _HEADERS
 
     ours = {"time_to_first_token": "ttft_ms", "time_to_second_token": "ttst_ms", "request_latency": "e2e_ms",
             "inter_token_latency": "tpot_ms", "output_token_throughput_per_user": "1000 / tpot_ms",
@@ -391,7 +391,7 @@ def run_bench(args: argparse.Namespace) -> int:
     from . import replay
     from .cli import _UsageError, _write, config_source_from_args, progress_of
     from .config import load_config, read_config
-    from .exports import aiperf_summary, vllm_bench_json
+    from .io.exports import aiperf_summary, vllm_bench_json
 
     command = list(args.command)
     if "--" in command:  # this command's options written between ENGINE_CONFIG and --

@@ -13,7 +13,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only: typing costs ~10 ms of CPU at import
     from typing import Any, Iterable, Mapping, Sequence
 
-from . import _files
+from .io import files as _files
 from .binding import lazy as _lazy
 from .errors import ConfigError
 

@@ -13,7 +13,7 @@ if TYPE_CHECKING:  # annotations only: typing costs ~10 ms of CPU at import
     from typing import Any, Sequence
 
 from .binding import lazy as _lazy
-from ._files import input_files, write_replacing
+from .io.files import input_files, write_replacing
 from ._sweep.points import expand
 from .cli import (_UsageError, _error, _parse_names, _write, add_config_arguments, config_from_args,
                   config_source_from_args, parse_slos, progress_of, add_progress_argument)

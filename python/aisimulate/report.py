@@ -406,7 +406,7 @@ class ReplayReport:
         file goes to a temporary name in the folder and is moved into place only when
         all are complete, ``prediction.json`` last; until then the previous result in
         the folder (if any) stays as it was, and a save that fails or is interrupted
-        leaves it so (see :mod:`aisimulate._files`).
+        leaves it so (see :mod:`aisimulate.io.files`).
 
         Files:
             ``prediction.json``: metadata and summary (as :meth:`to_json`) plus
@@ -443,14 +443,15 @@ class ReplayReport:
             TypeError: ``formats`` or ``exports`` is neither a name nor a list of names.
             ConfigError: a file would overwrite an input of the replay (its trace or
                 a config file), or ``directory`` is a file, or (without ``force``;
-                :class:`aisimulate._files.ForeignFileError`) a file aisimulate did not write.
+                :class:`aisimulate.io.files.ForeignFileError`) a file aisimulate did not write.
             OSError: a file cannot be written (a full disk): nothing is replaced.
             KeyboardInterrupt: Ctrl-C; nothing is replaced.
         """
-        from . import _args, _files, _tables
+        from .io import files as _files, tables as _tables
+        from .io.names import result_formats
         from .binding.calls import save_progress
 
-        formats, exports = _args.result_formats(formats, exports)
+        formats, exports = result_formats(formats, exports)
         out = _files.ResultDir(directory, inputs=self._input_files(), force=force)
         out.check_names(_files.result_files(formats, exports))
         n = self._count()
@@ -474,7 +475,7 @@ class ReplayReport:
         """The last steps of a save into ``out`` (an open ResultDir) whose tables are
         written (``files``: name → {format, bytes}): the exports, ``prediction.json``,
         and the move into place."""
-        from . import _files, exports as _exports
+        from .io import files as _files, exports as _exports
 
         for export in exports:
             for name, path in _exports.write_export(self, export, out, advance).items():
@@ -503,7 +504,7 @@ class ReplayReport:
                 ``force``, as :meth:`save`) a file aisimulate did not write.
             OSError: a file cannot be written; nothing is replaced.
         """
-        from .exports import write_aiperf
+        from .io.exports import write_aiperf
 
         return write_aiperf(self, directory, progress=progress, inputs=self._input_files(), force=force)
 
@@ -511,7 +512,7 @@ class ReplayReport:
         """The summary as the flat keys ``vllm bench serve --save-result`` writes
         (``completed``, ``duration`` in s, ``request_throughput``, ``output_throughput``,
         ``mean_ttft_ms``, ``median_ttft_ms``, ``p99_ttft_ms`` … for ttft, tpot, itl and
-        e2el); see :func:`aisimulate.exports.vllm_bench_json`.
+        e2el); see :func:`aisimulate.io.exports.vllm_bench_json`.
 
         Args:
             percentiles: any of 50, 90, 95, 99: one number or a list of them.
@@ -520,14 +521,14 @@ class ReplayReport:
             ValueError: a percentile other than 50, 90, 95, 99.
             TypeError: ``percentiles`` is neither a number nor a list of numbers.
         """
-        from .exports import vllm_bench_json
+        from .io.exports import vllm_bench_json
 
         return vllm_bench_json(self, percentiles)
 
     def to_chrome_trace(self, path: str | os.PathLike[str]) -> Path:
         """Write the replay as a Chrome / Perfetto JSON trace (open it in
         ui.perfetto.dev): one track per worker with each engine pass and its KV blocks,
-        and each request's lifetime as an async span (:mod:`aisimulate.chrome_trace`).
+        and each request's lifetime as an async span (:mod:`aisimulate.io.chrome_trace`).
         Needs the pass timeline (``aisimulate.replay(spec, timeline=True)``).
 
         Its folder is created when missing.
@@ -538,7 +539,7 @@ class ReplayReport:
                 trace, model or system file).
             OSError: the file cannot be written (nothing is left behind).
         """
-        from .chrome_trace import write_chrome_trace
+        from .io.chrome_trace import write_chrome_trace
 
         return write_chrome_trace(self, path)
 
@@ -564,7 +565,7 @@ class ReplayReport:
         """Files the replay read (an output must not overwrite them): the config file
         it was given, and from the spec in the metadata the trace and the model and
         system files when given as paths."""
-        from ._files import input_files
+        from .io.files import input_files
 
         return input_files(self.metadata.get("spec"), getattr(self, "_config_file", None))
 
@@ -608,7 +609,7 @@ def _fmt_small(v: Any) -> str:
 def _sorted_columns(layout: Mapping[str, Any], buf) -> dict[str, Any]:
     """The columns of the core's header ``layout`` over ``buf`` (:func:`_tables.columns_of`),
     in ``request_id`` order."""
-    from ._tables import columns_of
+    from .io.tables import columns_of
 
     np = _lazy.module("numpy")
 

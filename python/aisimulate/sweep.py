@@ -27,9 +27,9 @@ from typing import Any, Mapping, Sequence
 from ._sweep.local import run_local
 from ._sweep.point import PointResult, failed, metric_columns
 from ._sweep.points import apply, expand
-from . import _args
+from .binding import args as _args
 from .binding import lazy as _lazy
-from ._files import input_files
+from .io.files import input_files
 from .config import Spec, load_config
 from .errors import BackendVersionWarning, ConfigError
 

@@ -30,7 +30,7 @@ import tempfile
 from typing import Any, Callable, Mapping
 
 from ..binding import lazy as _lazy
-from .._files import model_config_files
+from ..io.files import model_config_files
 from ..errors import DataError
 from .point import PointResult, failed, run_point
 

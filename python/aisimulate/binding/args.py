@@ -11,7 +11,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only: typing costs ~10 ms of CPU at import
     from typing import Any
 
-from .errors import AisimulateError
+from ..errors import AisimulateError
 
 
 def _describe(value: Any) -> str:
@@ -66,22 +66,6 @@ def names(arg: str, value: Any, choices: Iterable[str] | None, what: str, *,
         one = what.replace("(s)", "")
         raise GivenTwice(f"{arg}: {twice!r} is given twice in {_shown(value, items)}: give each {one} once", twice)
     return items
-
-
-def result_formats(formats: Any, exports: Any) -> tuple[list[str], list[str]]:
-    """``save``'s and ``replay(output_dir=)``'s ``formats`` (at least one) and
-    ``exports`` as lists of lower-case names (:func:`names`, ``any_case``).
-
-    Raises:
-        TypeError, ValueError: as :func:`names`; ValueError also for no format.
-    """
-    from ._tables import FILES
-    from .exports import EXPORT_FILES
-
-    formats = names("formats", formats, FILES, "record format(s)", any_case=True)
-    if not formats:
-        raise ValueError(f"formats is empty: choose from {', '.join(FILES)}")
-    return formats, names("exports", exports, EXPORT_FILES, "export(s)", any_case=True)
 
 
 def _shown(value: Any, items: list[str]) -> str:

@@ -27,10 +27,10 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
-from .errors import ConfigError
+from ..errors import ConfigError
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .report import ReplayReport
+    from ..report import ReplayReport
 
 __all__ = ["write_chrome_trace", "POOL_PIDS", "CLIENT_PID"]
 
@@ -125,7 +125,7 @@ def write_chrome_trace(report: "ReplayReport", path: str | os.PathLike[str]) -> 
             model or system file).
         OSError: the file cannot be written (no file is left behind).
     """
-    from ._files import refuse_overwrite, write_replacing
+    from .files import refuse_overwrite, write_replacing
 
     text = os.fspath(path)
     if not str(text).strip():

@@ -6,7 +6,7 @@ no simulated counterpart.
   ``profile_export.jsonl`` (one AIPerf record per request, written by the core from the
   report's columns, never record by record in Python), ``profile_export_aiperf.json``
   (AIPerf's per-metric stats blocks) and ``profile_export_aiperf.csv`` (AIPerf's
-  two-section CSV), atomically (:mod:`aisimulate._files`).
+  two-section CSV), atomically (:mod:`aisimulate.io.files`).
 - :func:`vllm_bench_json` (``report.to_vllm_bench_json()``, ``--export vllm``): the flat
   keys of vLLM's saved benchmark result.
 
@@ -23,19 +23,17 @@ import math
 from pathlib import Path
 from collections.abc import Mapping
 
-from .binding import lazy as _lazy
+from ..binding import lazy as _lazy
+from .names import AIPERF_FILES, EXPORT_FILES
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # pragma: no cover - annotations only: typing costs ~10 ms of CPU at import
     from typing import Any, Callable, Sequence
 
-    from .report import ReplayReport
+    from ..report import ReplayReport
 
 __all__ = ["AIPERF_FILES", "AIPERF_STATS", "EXPORT_FILES", "aiperf_summary", "aiperf_csv",
            "write_aiperf", "write_export", "vllm_bench_json", "VLLM_METRICS"]
-
-#: The files :func:`write_aiperf` writes, in AIPerf's names.
-AIPERF_FILES = ("profile_export.jsonl", "profile_export_aiperf.json", "profile_export_aiperf.csv")
 
 #: AIPerf's stat keys (its ``STAT_KEYS``), in its CSV column order.
 AIPERF_STATS = ("avg", "min", "max", "p1", "p5", "p10", "p25", "p50", "p75", "p90", "p95", "p99", "std")
@@ -223,7 +221,7 @@ def write_aiperf(report: "ReplayReport", directory, *, progress: bool | None = N
                  inputs: Sequence[str] = (), force: bool = False) -> dict[str, Path]:
     """Write :data:`AIPERF_FILES` into ``directory`` atomically (all or none replaced);
     without ``force``, files of those names that an earlier aisimulate result did not
-    write are refused (:class:`aisimulate._files.ForeignFileError`).
+    write are refused (:class:`aisimulate.io.files.ForeignFileError`).
 
     Returns:
         file name → path.
@@ -234,8 +232,8 @@ def write_aiperf(report: "ReplayReport", directory, *, progress: bool | None = N
             file, or (ForeignFileError) one that aisimulate did not write.
         OSError: a file cannot be written (nothing is replaced).
     """
-    from . import _files
-    from .binding.calls import save_progress
+    from . import files as _files
+    from ..binding.calls import save_progress
 
     n = report._count()
     out = _files.ResultDir(directory, inputs=inputs, marker=AIPERF_FILES[1], force=force)
@@ -245,18 +243,14 @@ def write_aiperf(report: "ReplayReport", directory, *, progress: bool | None = N
         return out.commit()
 
 
-#: Export name → the files it writes (the AIPerf JSON is the one written last).
-EXPORT_FILES = {"aiperf": AIPERF_FILES, "vllm": ("vllm_bench_result.json",)}
-
-
 def write_export(report: "ReplayReport", export: str, out, advance: Callable[[int], None]) -> dict[str, Path]:
     """Write ``export``'s files to temporary paths of ``out`` (an open
-    :class:`aisimulate._files.ResultDir`; the caller commits).
+    :class:`aisimulate.io.files.ResultDir`; the caller commits).
 
     Returns:
         file name → temporary path.
     """
-    from . import _files, _tables
+    from . import files as _files, tables as _tables
 
     written: dict[str, Path] = {}
     if export == "aiperf":
@@ -299,7 +293,7 @@ def dataset_entries(spec: Any, request_id):
         return None
     np = _lazy.module("numpy")
 
-    from .binding import native as _native
+    from ..binding import native as _native
 
     got = _native.call("DatasetEntries", json.dumps(spec), "entries")["ids"]
     if got is None:

@@ -42,11 +42,9 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only: typing costs ~10 ms of CPU at import
     from typing import Any, Callable, Iterable
 
-from .binding import lazy as _lazy
-from .errors import ConfigError
-
-#: The file that marks a complete result.
-MARKER = "prediction.json"
+from ..binding import lazy as _lazy
+from ..errors import ConfigError
+from .names import AIPERF_FILES, MARKER, result_files, result_names  # noqa: F401 (result_files: the callers')
 
 _TEMP = re.compile(r"^\.(?P<name>.+)\.aisimulate-(?P<pid>\d+)-[0-9a-f]+\.tmp$")
 
@@ -81,26 +79,6 @@ class IncompleteSaveError(OSError):
         return hash(self._key())
 
 
-def result_names() -> frozenset[str]:
-    """Every file name an aisimulate save writes into a result folder: :data:`MARKER`,
-    the per-request tables and the export files. A save removes no other name, whatever
-    a marker in the folder lists."""
-    from ._tables import FILES
-    from .exports import EXPORT_FILES
-
-    return frozenset({MARKER, *FILES.values(), *(n for names in EXPORT_FILES.values() for n in names)})
-
-
-def result_files(formats: Iterable[str], exports: Iterable[str]) -> list[str]:
-    """The file names a save of the record ``formats`` and the ``exports`` writes, in
-    the order it writes them: the tables, the exports' files, :data:`MARKER` last."""
-    from ._tables import FILES
-    from .exports import EXPORT_FILES
-
-    names = [FILES[f] for f in dict.fromkeys(formats)]
-    return names + [n for e in dict.fromkeys(exports) for n in EXPORT_FILES[e]] + [MARKER]
-
-
 def _is_folder(path: Path) -> bool:
     """Whether ``path`` is a folder itself (a symbolic link to one is replaced as a link)."""
     return path.is_dir() and not path.is_symlink()
@@ -112,8 +90,6 @@ def previous_result(directory: Path) -> set[str]:
     string, with every file its ``records.files`` lists (tables and exports); and an
     AIPerf summary ``profile_export_aiperf.json`` carrying ``aisimulate_version`` (from
     ``report.to_aiperf``), with the AIPerf export's files."""
-    from .exports import AIPERF_FILES
-
     owned: set[str] = set()
     doc = _json_object(directory / MARKER)
     if _ours(doc):

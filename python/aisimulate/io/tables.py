@@ -25,7 +25,8 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only: typing costs ~10 ms of CPU at import
     from typing import Any, Callable, Mapping, Sequence
 
-from .binding import lazy as _lazy, native as _native
+from ..binding import lazy as _lazy, native as _native
+from .names import FILES
 
 #: Rows per chunk (one Parquet row group, one core call for CSV and JSON lines): a
 #: Ctrl-C is taken between chunks, and a chunk of 65,536 rows takes about 0.1 s of CPU
@@ -34,7 +35,6 @@ from .binding import lazy as _lazy, native as _native
 CHUNK_ROWS = 65_536
 
 #: Record table formats, with the file each writes.
-FILES = {"parquet": "requests.parquet", "csv": "requests.csv", "jsonl": "requests.jsonl"}
 
 def columns_of(head: Mapping[str, Any], buf) -> dict[str, Any]:
     """The column arrays of a columnar header (``n`` and ``columns``: ``name``,
