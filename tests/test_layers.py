@@ -125,9 +125,6 @@ KNOWN_PRIVATE: set[tuple[str, str, str]] = {
     ("aisimulate.cli_sweep", "aisimulate.cli", "_write"),
     ("aisimulate.cli", "aisimulate.cli_sweep", "_add_sweep"),
     ("aisimulate.cli", "aisimulate.cli_sweep", "_add_compare"),
-    ("aisimulate.compare", "aisimulate.calibration.aiperf", "_metric_value"),
-    ("aisimulate.compare", "aisimulate.calibration.aiperf", "_timestamps"),
-    ("aisimulate.compare", "aisimulate.plot", "_figure"),
 }
 
 

@@ -139,7 +139,7 @@ def read_profile_export(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
             file that cannot be read (missing, a folder, no permission: ``.file`` names
             it, the ``OSError`` is its ``__cause__``).
     """
-    from .calibration.aiperf import _metric_value, _timestamps, benchmark_phase, json_objects
+    from .calibration.aiperf import benchmark_phase, json_objects, metric_value, record_timestamps
 
     file = profile_export_path(path)
     try:
@@ -154,7 +154,7 @@ def read_profile_export(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
                             line=line, field="metadata")
         md = obj["metadata"]
         metrics = obj.get("metrics") if isinstance(obj.get("metrics"), dict) else {}
-        start_ns, end_ns = _timestamps(md, file, line)
+        start_ns, end_ns = record_timestamps(md, file, line)
         rec: dict[str, Any] = {
             "line": line, "start_ns": start_ns, "end_ns": end_ns,
             "conversation": md.get("conversation_id") or md.get("x_correlation_id") or f"line{line}",
@@ -173,7 +173,7 @@ def read_profile_export(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
                 if metrics.get(name) is None:
                     raise DataError("missing field 'metrics.error_isl' in a canceled record: its prompt length "
                                     "is needed to replay it", file=file, line=line, field="metrics.error_isl")
-                rec["isl"] = int(_metric_value(metrics[name], f"metrics.{name}", file, line))
+                rec["isl"] = int(metric_value(metrics[name], f"metrics.{name}", file, line))
                 cancel = md.get("cancellation_time_ns")
                 rec["cancel_ns"] = cancel if isinstance(cancel, int) and not isinstance(cancel, bool) else end_ns
             out.append(rec)
@@ -183,7 +183,7 @@ def read_profile_export(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
             if metrics.get(name) is None:
                 raise DataError(f"missing field 'metrics.{name}' in a record without an error",
                                 file=file, line=line, field=f"metrics.{name}")
-            return _metric_value(metrics[name], f"metrics.{name}", file, line, what)
+            return metric_value(metrics[name], f"metrics.{name}", file, line, what)
 
         def latency(name: str, required: bool = True) -> float | None:
             """A latency metric in ms, converted from its unit."""
@@ -341,9 +341,9 @@ class Comparison:
         ±20 % dotted) and the pooled ITL distributions, as a matplotlib Figure."""
         np = _lazy.module("numpy")
 
-        _figure = _lazy.module("aisimulate.plot")._figure
+        figure = _lazy.module("aisimulate.plot").figure
 
-        fig, axes = _figure(1, 4, 17.0, 4.2)
+        fig, axes = figure(1, 4, 17.0, 4.2)
         done = self.requests[self.requests["status"] == "completed"]
         for ax, m in zip(axes[0][:3], ("ttft_ms", "tpot_ms", "e2e_ms")):
             x, y = done[f"measured_{m}"].to_numpy(float), done[f"predicted_{m}"].to_numpy(float)

@@ -41,7 +41,11 @@ class NotebookFigure(Figure):
         return buf.getvalue()
 
 
-def _figure(rows: int, cols: int, width: float, height: float):
+def figure(rows: int, cols: int, width: float, height: float):
+    """``(fig, axes)``: a figure of ``width`` × ``height`` inches (constrained layout,
+    shown inline in a notebook) and its ``rows`` × ``cols`` axes, always a 2-D array.
+    Every figure of this module, and the plot of :func:`aisimulate.compare`'s result, is
+    made here."""
     fig = NotebookFigure(figsize=(width, height), layout="constrained")
     axes = fig.subplots(rows, cols, squeeze=False)
     return fig, axes
@@ -93,7 +97,7 @@ def latency_cdf(reports: Any, metrics: str | Sequence[str] = tuple(CDF_METRICS),
     if unknown:
         raise ValueError(f"latency_cdf: unknown metric(s) {unknown}; use {list(CDF_METRICS)}")
     pairs = _labelled(reports)
-    fig, axes = _figure(1, len(metrics), 4.2 * len(metrics), 3.6)
+    fig, axes = figure(1, len(metrics), 4.2 * len(metrics), 3.6)
     for ax, metric in zip(axes[0], metrics):
         for label, rep in pairs:
             v = np.sort(_completed(rep, [metric])[metric])
@@ -146,7 +150,7 @@ def timeline(report: Any, *, pools: str | Sequence[str] | None = None, max_worke
     if unknown:
         raise ValueError(f"timeline: no pool(s) {unknown} in this report; its pools: {present}")
     names = [p for p in present if pools is None or p in pools]
-    fig, axes = _figure(3, 1, 9.0, 7.5)
+    fig, axes = figure(3, 1, 9.0, 7.5)
     ax_b, ax_kv, ax_q = axes[:, 0]
     for p in names:
         for w in sorted(set(worker[pool == p].tolist()))[:max_workers]:
@@ -204,7 +208,7 @@ def throughput(report: Any, *, window_s: float | None = None):
                     for t in edges])
     tps = np.diff(cum) / w
     mids = (edges[:-1] + edges[1:]) / 2
-    fig, axes = _figure(2, 1, 9.0, 6.0)
+    fig, axes = figure(2, 1, 9.0, 6.0)
     ax_t, ax_l = axes[:, 0]
     ax_t.step(edges[:-1], tps, where="post", label="output tokens/s")
     ax_t.set_ylabel("output tokens/s")
@@ -308,7 +312,7 @@ def pareto(df: Any, x: str = "output_tps_per_user", y: str = "output_tps_per_gpu
         label = cols[:cols.index("status")] if "status" in cols else []
     elif isinstance(label, str):
         label = [label]
-    fig, axes = _figure(1, 1, 7.5, 5.0)
+    fig, axes = figure(1, 1, 7.5, 5.0)
     ax = axes[0][0]
     ax.scatter(xs, ys, s=14, color="tab:gray", alpha=0.6, label=f"{len(ok)} points")
     fx, fy = xs[front], ys[front]

@@ -172,7 +172,7 @@ def _parse_record(obj: dict[str, Any], file: str, line: int) -> dict[str, Any]:
     if not isinstance(metadata, dict):
         raise DataError("missing field 'metadata' (an object)", file=file, line=line,
                         field="metadata")
-    start, end = _timestamps(metadata, file, line)
+    start, end = record_timestamps(metadata, file, line)
     phase = benchmark_phase(metadata, file, line)
     error = obj.get("error")
     if error is not None:
@@ -186,7 +186,7 @@ def _parse_record(obj: dict[str, Any], file: str, line: int) -> dict[str, Any]:
     tokens = None
     for name in OUTPUT_TOKEN_METRICS:
         if metrics.get(name) is not None:
-            tokens = _metric_value(metrics[name], f"metrics.{name}", file, line)
+            tokens = metric_value(metrics[name], f"metrics.{name}", file, line)
             break
     if tokens is None:
         wanted = " or ".join(f"metrics.{n}.value" for n in OUTPUT_TOKEN_METRICS)
@@ -227,7 +227,7 @@ def _timestamp(metadata: dict[str, Any], key: str, file: str, line: int) -> int:
     return int(value)
 
 
-def _timestamps(metadata: dict[str, Any], file: str, line: int) -> tuple[int, int]:
+def record_timestamps(metadata: dict[str, Any], file: str, line: int) -> tuple[int, int]:
     """A record's ``request_start_ns`` and ``request_end_ns``; the end may not come
     before the start."""
     start = _timestamp(metadata, "request_start_ns", file, line)
@@ -239,7 +239,7 @@ def _timestamps(metadata: dict[str, Any], file: str, line: int) -> tuple[int, in
     return start, end
 
 
-def _metric_value(entry: Any, field: str, file: str, line: int, what: str = "a token count") -> int | float:
+def metric_value(entry: Any, field: str, file: str, line: int, what: str = "a token count") -> int | float:
     """A metric's value (``{"value": v, ...}`` or a bare v): a finite number ≥ 0, else a
     DataError saying the field must be ``what`` (its meaning and unit: "a token count",
     "a latency in ms")."""
