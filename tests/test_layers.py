@@ -90,6 +90,7 @@ NOT_MOVED: dict[str, str] = {
     "aisimulate.cli_sweep": "aisimulate.cli.sweep",
     "aisimulate.cli_bench": "aisimulate.cli.bench",
     "aisimulate.cli_outputs": "aisimulate.cli.outputs",
+    "aisimulate.cli_search": "aisimulate.cli.search",
     "aisimulate.bench_inference_perf": "aisimulate.cli.bench_inference_perf",
 }
 
@@ -98,6 +99,7 @@ NOT_MOVED: dict[str, str] = {
 KNOWN_UP: set[tuple[str, str]] = {
     ("aisimulate._sweep.point", "aisimulate"),  # the replay function: run's, once it moves
     ("aisimulate.compare", "aisimulate"),
+    ("aisimulate.analysis.search", "aisimulate"),  # check_slo
     ("aisimulate.sweep", "aisimulate"),
     ("aisimulate.report", "aisimulate._stream"),  # the report streams itself into a folder
     ("aisimulate.report", "aisimulate.plot"),  # report.plot: the figures of one report
@@ -109,7 +111,7 @@ KNOWN_CIRCLES: set[tuple[str, ...]] = {
     # the plots read sweep frames, a sweep point replays through the package's replay()
     ("aisimulate", "aisimulate._stream", "aisimulate._sweep.point", "aisimulate.plot", "aisimulate.report"),
     ("aisimulate._yaml", "aisimulate.config"),  # the YAML reader reads config's bounds
-    ("aisimulate.cli", "aisimulate.cli_bench", "aisimulate.cli_sweep"),  # each reaches into cli
+    ("aisimulate.cli", "aisimulate.cli_bench", "aisimulate.cli_search", "aisimulate.cli_sweep"),  # each reaches into cli
 }
 
 #: Private names used across modules today: (user, owner, name).
@@ -123,6 +125,8 @@ KNOWN_PRIVATE: set[tuple[str, str, str]] = {
     ("aisimulate.cli_sweep", "aisimulate.cli", "_error"),
     ("aisimulate.cli_sweep", "aisimulate.cli", "_parse_names"),
     ("aisimulate.cli_sweep", "aisimulate.cli", "_write"),
+    ("aisimulate.cli_search", "aisimulate.cli", "_UsageError"),
+    ("aisimulate.cli_search", "aisimulate.cli", "_write"),
     ("aisimulate.cli", "aisimulate.cli_sweep", "_add_sweep"),
     ("aisimulate.cli", "aisimulate.cli_sweep", "_add_compare"),
 }

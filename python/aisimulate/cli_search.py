@@ -127,7 +127,7 @@ def _cmd_search(args: argparse.Namespace) -> int:
                  ray_address=args.ray_address, early_stop=not args.no_early_stop, prune=not args.no_prune,
                  progress=progress_of(args), price_per_gpu_hour=args.price_per_gpu_hour)
     if args.out:
-        from ._files import write_replacing
+        from .io.files import write_replacing
 
         text = res.to_json() + "\n"
 

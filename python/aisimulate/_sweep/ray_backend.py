@@ -96,7 +96,7 @@ def _shared(spec: dict, path_map: Mapping[str, str]) -> dict:
     return spec
 
 
-class _Shipper:
+class Shipper:
     """Puts each distinct file (and model-config set) in the object store once."""
 
     def __init__(self, ray) -> None:
@@ -138,7 +138,7 @@ def _cache_write(folder: str, name: str, data: bytes) -> str:
     return path
 
 
-def _localize(spec: dict, shipped: Mapping[str, Any]) -> dict[str, str]:
+def localize(spec: dict, shipped: Mapping[str, Any]) -> dict[str, str]:
     """Worker side: write shipped files into the cache and point ``spec`` at them.
     Returns ``{local path: driver path}`` for naming files in error messages."""
     ray = _lazy.module("ray")
@@ -166,7 +166,7 @@ def _localize(spec: dict, shipped: Mapping[str, Any]) -> dict[str, str]:
 def _ray_point(index: int, spec: dict, shipped: Mapping[str, Any], slo, keep_report: bool) -> PointResult:
     """The Ray task: one point, its files localized first."""
     try:
-        back = _localize(spec, shipped)
+        back = localize(spec, shipped)
     except Exception as exc:  # a file that cannot be written on the worker
         return failed(index, exc)
     r = run_point(index, spec, slo, keep_report)
@@ -198,7 +198,7 @@ def run_ray(tasks: list[tuple[int, Mapping[str, Any]]], slo, keep_report: bool,
     if not ray.is_initialized():
         ray.init(address=address, logging_level="WARNING", log_to_driver=False)
     remote = ray.remote(num_cpus=1, max_retries=max_retries)(_ray_point)
-    shipper = _Shipper(ray)
+    shipper = Shipper(ray)
     pending: dict[Any, int] = {}
     try:
         for index, spec in tasks:

@@ -31,7 +31,7 @@ import os
 import time
 from collections.abc import Mapping
 
-from ... import _native
+from ...binding import native as _native
 from ...errors import ConfigError
 from . import _front
 from ._run import JOURNAL, Journal, digest, run_local, run_ray
@@ -188,7 +188,7 @@ class SearchResult:
 
     def to_pandas(self):  # -> pandas.DataFrame
         """:meth:`rows` as a DataFrame (needs pandas)."""
-        from ... import _lazy
+        from ...binding import lazy as _lazy
 
         return _lazy.module("pandas").DataFrame(self.rows())
 

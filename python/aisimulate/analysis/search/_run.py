@@ -18,8 +18,8 @@ import os
 import threading
 import time
 
-from ... import _native
-from ..._run import STOP_WAIT_S, make_bar, progress_wanted
+from ...binding import native as _native
+from ...binding.calls import STOP_WAIT_S, make_bar, progress_wanted
 from ...errors import ConfigError
 
 TYPE_CHECKING = False
@@ -192,10 +192,10 @@ def _ray_task(request: dict[str, Any], shipped: dict[str, Any], indices: list[in
     on its cores, their result lines returned."""
     import tempfile
 
-    from ..._sweep.ray_backend import _localize
+    from ..._sweep.ray_backend import localize
 
     spec = request["spec"]
-    _localize(spec, shipped)
+    localize(spec, shipped)
     with tempfile.TemporaryDirectory(prefix="aisimulate-search-") as tmp:
         path = os.path.join(tmp, JOURNAL)
         open(path, "wb").close()
@@ -217,8 +217,8 @@ def run_ray(request: dict[str, Any], journal: Journal, indices: list[int], progr
     Raises:
         ImportError: Ray is not installed.
     """
-    from ... import _lazy
-    from ..._sweep.ray_backend import _Shipper
+    from ...binding import lazy as _lazy
+    from ..._sweep.ray_backend import Shipper
 
     try:
         ray = _lazy.module("ray")
@@ -227,7 +227,7 @@ def run_ray(request: dict[str, Any], journal: Journal, indices: list[int], progr
     if not ray.is_initialized():
         ray.init(address=address, logging_level="WARNING", log_to_driver=False)
     remote = ray.remote(num_cpus=1)(_ray_task)
-    shipped = _Shipper(ray).ship(request["spec"])
+    shipped = Shipper(ray).ship(request["spec"])
     pending = {remote.remote(request, shipped, indices[i:i + chunk]): i for i in range(0, len(indices), chunk)}
     bar, counts = _bar(len(indices), progress), {}
     try:

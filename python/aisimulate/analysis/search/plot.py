@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import os
 
-from ... import _lazy
+from ...binding import lazy as _lazy
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -22,7 +22,7 @@ def pareto_figure(res: SearchResult, path: str | os.PathLike[str] | None = None)
         ImportError: matplotlib is not installed.
     """
     # no pyplot: any backend; a notebook shows it as PNG (aisimulate.plot's figures)
-    fig, axes = _lazy.module("aisimulate.plot")._figure(1, 1, 7.5, 4.8)
+    fig, axes = _lazy.module("aisimulate.plot").figure(1, 1, 7.5, 4.8)
     ax = axes[0][0]
     pts = [r for r in res.results if r.get("fate") == "simulated" and r.get("slo_ratio") is not None
            and r.get("output_tps_per_gpu") is not None]
