@@ -60,12 +60,13 @@ from typing import TYPE_CHECKING, Any, Iterator, Mapping
 from .binding import lazy as _lazy
 from .config import Spec, load_config, read_config, set_overrides
 from .errors import ConfigError, DataError
+from .io.aiperf import PROFILE_EXPORT, profile_export_path, read_profile_export  # noqa: F401 (the API's names)
 
 if TYPE_CHECKING:
     import numpy as np
 
-# numpy, pandas and the AIPerf reader are imported where used, so that
-# `import aisimulate` (which exports compare) does not load them.
+# numpy and pandas are imported where used, so that `import aisimulate` (which exports
+# compare) does not load them.
 
 __all__ = ["compare", "Comparison", "read_profile_export", "METRICS"]
 
@@ -74,145 +75,6 @@ METRICS: dict[str, str] = {"ttft_ms": "time_to_first_token", "tpot_ms": "inter_t
                            "itl_ms": "inter_chunk_latency", "e2e_ms": "request_latency"}
 
 _STATS = ("mean", "p50", "p90", "p99")
-
-
-#: The per-request file AIPerf writes in its artifact folder.
-PROFILE_EXPORT = "profile_export.jsonl"
-
-
-def profile_export_path(path: str | os.PathLike[str]) -> str:
-    """``path``, or ``path/profile_export.jsonl`` when ``path`` is a folder that holds it
-    (AIPerf's artifact folder).
-
-    Raises:
-        DataError: ``path`` is a folder without that file (``.file`` names the folder).
-    """
-    file = os.fspath(path)
-    if os.path.isdir(file):
-        inner = os.path.join(file, PROFILE_EXPORT)
-        if not os.path.isfile(inner):
-            raise DataError(f"a folder without {PROFILE_EXPORT}: give AIPerf's per-request export, or "
-                            "the artifact folder AIPerf wrote it in", file=file)
-        return inner
-    return file
-
-
-#: A latency metric's ``unit`` → its factor to ms (AIPerf writes "ms"; its time units
-#: are ns, us, ms and sec). A value without a unit is taken in ms.
-TIME_UNITS_MS: dict[str, float] = {"ns": 1e-6, "us": 1e-3, "ms": 1.0, "s": 1e3, "sec": 1e3}
-
-
-def _time_unit(entry: Any, field: str, file: str, line: int) -> tuple[str, float]:
-    """``entry``'s time unit (``"ms"`` when it has none) and the factor that converts
-    its value to ms.
-
-    Raises:
-        DataError: a unit that is not a time unit of :data:`TIME_UNITS_MS` (file, line and
-            ``field.unit`` named).
-    """
-    unit = entry.get("unit") if isinstance(entry, dict) else None
-    if unit is None:
-        return "ms", 1.0
-    if not isinstance(unit, str) or unit not in TIME_UNITS_MS:
-        raise DataError(f"field '{field}.unit' must be a time unit ({', '.join(TIME_UNITS_MS)}), got {unit!r}",
-                        file=file, line=line, field=f"{field}.unit")
-    return unit, TIME_UNITS_MS[unit]
-
-
-def read_profile_export(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
-    """Read AIPerf's per-request ``profile_export.jsonl`` (``path`` may be the artifact
-    folder AIPerf wrote it in).
-
-    Returns:
-        One dict per line in file order: ``line``; ``start_ns``, ``end_ns``;
-        ``isl``, ``osl`` (tokens; ``osl`` ``None`` for a failed record); ``ttft_ms``,
-        ``tpot_ms`` (AIPerf's ``inter_token_latency``), ``e2e_ms`` (``request_latency``),
-        ``icl_ms`` (list); ``conversation``, ``session``, ``turn``; ``phase`` (AIPerf's
-        ``metadata.benchmark_phase``: ``warmup`` or ``profiling``, the latter when absent);
-        ``error`` (``None`` or its type).
-
-    Raises:
-        DataError: a line that is not a JSON object, a record without timestamps, or a
-            successful record without ``input_sequence_length``,
-            ``output_sequence_length``, ``time_to_first_token`` or ``request_latency``
-            (``.file``, ``.line`` and ``.field`` say where); a file without records; a
-            file that cannot be read (missing, a folder, no permission: ``.file`` names
-            it, the ``OSError`` is its ``__cause__``).
-    """
-    from .calibration.aiperf import benchmark_phase, json_objects, metric_value, record_timestamps
-
-    file = profile_export_path(path)
-    try:
-        with open(file, "rb"):
-            pass
-    except OSError as exc:
-        raise DataError(f"cannot read the AIPerf export: {exc.strerror or exc}", file=file) from exc
-    out: list[dict[str, Any]] = []
-    for line, obj in json_objects(file):
-        if not isinstance(obj.get("metadata"), dict):
-            raise DataError("expected an AIPerf record: a JSON object with 'metadata'", file=file,
-                            line=line, field="metadata")
-        md = obj["metadata"]
-        metrics = obj.get("metrics") if isinstance(obj.get("metrics"), dict) else {}
-        start_ns, end_ns = record_timestamps(md, file, line)
-        rec: dict[str, Any] = {
-            "line": line, "start_ns": start_ns, "end_ns": end_ns,
-            "conversation": md.get("conversation_id") or md.get("x_correlation_id") or f"line{line}",
-            "session": md.get("x_correlation_id") or md.get("conversation_id") or f"line{line}",
-            "turn": int(md.get("turn_index") or 0), "error": None,
-            "phase": benchmark_phase(md, file, line),
-        }
-        if obj.get("error") is not None:
-            err = obj["error"]
-            rec["error"] = str((err.get("type") if isinstance(err, dict) else None) or "error")
-            # canceled by the client (AIPerf's RequestCancellationError, code 499): it loaded
-            # the server from its send to its cancel, so compare replays it
-            rec["canceled"] = bool(md.get("was_cancelled")) or (isinstance(err, dict) and err.get("code") == 499)
-            if rec["canceled"]:
-                name = "error_isl" if metrics.get("error_isl") is not None else "input_sequence_length"
-                if metrics.get(name) is None:
-                    raise DataError("missing field 'metrics.error_isl' in a canceled record: its prompt length "
-                                    "is needed to replay it", file=file, line=line, field="metrics.error_isl")
-                rec["isl"] = int(metric_value(metrics[name], f"metrics.{name}", file, line))
-                cancel = md.get("cancellation_time_ns")
-                rec["cancel_ns"] = cancel if isinstance(cancel, int) and not isinstance(cancel, bool) else end_ns
-            out.append(rec)
-            continue
-
-        def need(name: str, what: str) -> Any:
-            if metrics.get(name) is None:
-                raise DataError(f"missing field 'metrics.{name}' in a record without an error",
-                                file=file, line=line, field=f"metrics.{name}")
-            return metric_value(metrics[name], f"metrics.{name}", file, line, what)
-
-        def latency(name: str, required: bool = True) -> float | None:
-            """A latency metric in ms, converted from its unit."""
-            if metrics.get(name) is None:
-                return need(name, "") if required else None  # need raises
-            unit, factor = _time_unit(metrics[name], f"metrics.{name}", file, line)
-            return float(need(name, f"a latency in {unit}")) * factor
-
-        tokens = "a token count"
-        rec["isl"], rec["osl"] = int(need("input_sequence_length", tokens)), int(need("output_sequence_length", tokens))
-        rec["ttft_ms"], rec["e2e_ms"] = latency("time_to_first_token"), latency("request_latency")
-        rec["tpot_ms"] = latency("inter_token_latency", required=False)
-        icl = metrics.get("inter_chunk_latency")
-        icl_ms = _time_unit(icl, "metrics.inter_chunk_latency", file, line)[1]
-        icl = icl.get("value") if isinstance(icl, dict) else icl
-        if icl is not None and not isinstance(icl, list):
-            raise DataError(f"field 'metrics.inter_chunk_latency.value' must be a list of latencies "
-                            f"in ms ≥ 0, got {icl!r}", file=file, line=line, field="metrics.inter_chunk_latency")
-        bad = next((i for i, x in enumerate(icl or ()) if isinstance(x, bool) or not isinstance(x, (int, float))
-                    or not math.isfinite(x) or x < 0), None)
-        if bad is not None:
-            raise DataError(f"field 'metrics.inter_chunk_latency.value' must be a list of latencies in ms "
-                            f"≥ 0, got {icl[bad]!r} at index {bad}", file=file, line=line,
-                            field="metrics.inter_chunk_latency")
-        rec["icl_ms"] = [float(x) * icl_ms for x in icl or ()]
-        out.append(rec)
-    if not out:
-        raise DataError("no AIPerf records in the file", file=file)
-    return out
 
 
 def _hash_ids(records: list[dict[str, Any]], block: int) -> Iterator[list[int]]:

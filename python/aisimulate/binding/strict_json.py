@@ -1,7 +1,7 @@
 """``json.loads``' object hook that refuses a key given twice in one object (``json``
 keeps the last silently; RFC 8259 leaves which counts undefined), for the config reader
 (:mod:`aisimulate.config`) and the AIPerf export reader
-(:mod:`aisimulate.calibration.aiperf`), which each say where the key is."""
+(:mod:`aisimulate.io.aiperf`), which each say where the key is."""
 
 from __future__ import annotations
 

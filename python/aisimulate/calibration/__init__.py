@@ -3,13 +3,13 @@
 Client path (docs/design.md, "The client path"): :func:`fit_response_overhead`,
 :func:`fit_detokenization`, :func:`detokenization_costs` (``calibration/client.py``) and
 the AIPerf per-request export reader :func:`read_aiperf_records`
-(``calibration/aiperf.py``).
+(``io/aiperf.py``).
 
 The roofline's calibration against silicon rows is research tooling:
 :mod:`aisimulate.tools.roofline_calibration`.
 """
 
-from .aiperf import read_aiperf_records
+from ..io.aiperf import read_aiperf_records
 from .client import (
     DetokenizationFit,
     ResponseOverheadFit,
