@@ -97,19 +97,16 @@ NOT_MOVED: dict[str, str] = {
 #: Imports that break the table today (importer, imported), each printed; the list only
 #: shrinks, and a pair that no longer breaks it must leave the list.
 KNOWN_UP: set[tuple[str, str]] = {
-    ("aisimulate._sweep.point", "aisimulate"),  # the replay function: run's, once it moves
-    ("aisimulate.compare", "aisimulate"),
-    ("aisimulate.analysis.search", "aisimulate"),  # check_slo
-    ("aisimulate.sweep", "aisimulate"),
+    ("aisimulate._sweep.point", "aisimulate"),  # the replay function: aisimulate.run.replay's
     ("aisimulate.report", "aisimulate._stream"),  # the report streams itself into a folder
     ("aisimulate.report", "aisimulate.plot"),  # report.plot: the figures of one report
 }
 
 #: Circles today: each as the sorted modules of one strongly connected component.
 KNOWN_CIRCLES: set[tuple[str, ...]] = {
-        # the report streams itself and draws itself (report.plot), the stream makes reports,
-    # the plots read sweep frames, a sweep point replays through the package's replay()
-    ("aisimulate", "aisimulate._stream", "aisimulate._sweep.point", "aisimulate.plot", "aisimulate.report"),
+        # the report reads its streamed table back and draws itself (report.plot), the stream
+    # makes reports, the plots read sweep frames, a sweep point makes a report
+    ("aisimulate._stream", "aisimulate._sweep.point", "aisimulate.plot", "aisimulate.report"),
     ("aisimulate._yaml", "aisimulate.config"),  # the YAML reader reads config's bounds
     ("aisimulate.cli", "aisimulate.cli_bench", "aisimulate.cli_search", "aisimulate.cli_sweep"),  # each reaches into cli
 }

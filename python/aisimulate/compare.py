@@ -319,7 +319,7 @@ def compare(config: str | os.PathLike[str] | Mapping[str, Any] | Spec, aiperf: s
     np = _lazy.module("numpy")
     pd = _lazy.module("pandas")
 
-    from . import replay
+    from .run.replay import replay
 
     records = read_profile_export(aiperf)
     ok = [r for r in records if r["error"] is None]
@@ -364,7 +364,7 @@ def compare(config: str | os.PathLike[str] | Mapping[str, Any] | Spec, aiperf: s
     if canceled:
         ctx = 1
         if "request_timeout_ms" in keep:
-            from . import check
+            from .run.replay import check
             ctx = check(load_config(raw, overrides={"traffic": {
                 "source": {"type": "synthetic", "num_requests": 1, "isl": 1, "osl": 1},
                 "load": {"mode": "concurrency", "concurrency": 1}}}))["max_model_len"]

@@ -141,7 +141,7 @@ def sweep(base: str | os.PathLike[str] | Mapping[str, Any] | Spec,
     pd = _lazy.module("pandas")
 
     if slo is not None:  # as replay() checks it: finite bounds > 0, at least one
-        from . import check_slo
+        from .run.replay import check_slo
 
         slo = check_slo(slo)
     ray = backend == "ray"

@@ -64,7 +64,7 @@ def _gpus(gpus: Any) -> list[int]:
 
 
 def _slo(slo: Any, percentile: float) -> dict[str, float]:
-    from ... import check_slo
+    from ...run.replay import check_slo
 
     bounds = check_slo(slo)
     if isinstance(percentile, bool) or not isinstance(percentile, (int, float)) or not 0 < percentile <= 100:
