@@ -342,7 +342,8 @@ def test_sigterm_during_a_cli_save_removes_its_temporary_files(tmp_path, base_sp
     script = textwrap.dedent(f"""
         import sys, time
         sys.path.insert(0, {str(REPO / 'python')!r})
-        from aisimulate import _stream, cli
+        from aisimulate import cli
+        from aisimulate.run import stream as _stream
         from aisimulate.io import tables as _tables
         _tables.CHUNK_ROWS = 1000
         real = _tables.write_text

@@ -9,7 +9,7 @@ import os
 import pytest
 
 import aisimulate
-from aisimulate import _stream
+from aisimulate.run import stream as _stream
 from aisimulate.io import tables as _tables
 import pyarrow.parquet as pq
 

@@ -261,7 +261,7 @@ def _cmd_replay(args: argparse.Namespace) -> int:
     if args.force and not (args.output_dir or args.trace_out):
         raise _UsageError("--force applies to the files of --output-dir and --trace-out: give one of them too")
     _check_replay_outputs(args, spec, formats, exports)
-    # The records stream into the folder as requests finish (aisimulate._stream)
+    # The records stream into the folder as requests finish (aisimulate.run.stream)
     # instead of being held and saved after the replay.
     stream = bool(args.output_dir)
     written: dict = {}

@@ -69,9 +69,7 @@ def _labelled(reports: Any) -> list[tuple[str, Any]]:
 
 
 def _completed(report: Any, names: Sequence[str]) -> dict[str, np.ndarray]:
-    from ._sweep.point import completed_values
-
-    return completed_values(report, list(names))
+    return report.completed_values(list(names))
 
 
 def latency_cdf(reports: Any, metrics: str | Sequence[str] = tuple(CDF_METRICS), *, log_x: bool = False):

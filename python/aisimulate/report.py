@@ -170,7 +170,7 @@ class ReplayReport:
         if self._cols is None and self._raw is not None:
             self._cols, self._raw = _sorted_columns(*self._raw), None
         if self._cols is None and self._streamed is not None:
-            from ._stream import columns_from_table
+            from .io.tables import columns_from_table
 
             path, head, fmt = self._streamed
             self._cols = columns_from_table(path, fmt, head)
@@ -180,7 +180,7 @@ class ReplayReport:
     def from_streamed(cls, report: Mapping[str, Any], buf, path: Path, fmt: str = "parquet") -> "ReplayReport":
         """A report whose records the core streamed into the table at ``path`` (of
         format ``fmt``: ``requests.parquet``, ``.csv`` or ``.jsonl`` of a result folder,
-        :mod:`aisimulate._stream`) instead of returning them: ``report`` is the core's
+        :mod:`aisimulate.run.stream`) instead of returning them: ``report`` is the core's
         head (its ``columns`` header has ``streamed``), ``buf`` the timeline's bytes.
         The records are read from the file when first used."""
         self = cls.__new__(cls)
@@ -550,6 +550,24 @@ class ReplayReport:
         if self._columns is not None:
             return self._columns
         return _records_to_columns(self.requests, list(__getattr__("REQUEST_FIELDS")))
+
+    def completed_values(self, names: Sequence[str]) -> dict[str, Any]:
+        """``{name: float64 array}``: the per-request values of the completed requests
+        (NaN for a null), straight from the columns when the report has them (no pandas:
+        a sweep computes this once per point; the figures of :mod:`aisimulate.plot` too).
+        ``names`` are per-request fields (:data:`REQUEST_FIELDS`)."""
+        np = _lazy.module("numpy")
+
+        cols = self._columns
+        if cols is not None:
+            statuses = list(cols["_statuses"])
+            if "completed" not in statuses:
+                return {k: np.empty(0) for k in names}
+            mask = cols["status"] == statuses.index("completed")
+            return {k: np.asarray(cols[k], dtype=float)[mask] for k in names}
+        rows = [r for r in self.requests if r.get("status") == "completed"]
+        return {k: np.array([np.nan if r.get(k) is None else r[k] for r in rows], dtype=float)
+                for k in names}
 
     def _count(self) -> int:
         """The number of per-request records."""

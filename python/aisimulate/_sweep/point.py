@@ -91,7 +91,7 @@ def run_point(index: int, spec_data: Mapping[str, Any], slo: Mapping[str, float]
     point's own errors (KeyboardInterrupt and SystemExit still propagate)."""
     import warnings
 
-    from .. import replay  # in the worker process: the native core loads here
+    from ..run.replay import replay  # in the worker process: the native core loads here
     from ..config import Spec
     from ..errors import BackendVersionWarning
 
@@ -107,24 +107,6 @@ def run_point(index: int, spec_data: Mapping[str, Any], slo: Mapping[str, float]
     except Exception as exc:  # every failure of the point becomes its row
         return failed(index, exc)
     return PointResult(index, "ok", None, metrics, report=report if keep_report else None, warnings=notes)
-
-
-def completed_values(report: Any, names: list[str]) -> dict[str, Any]:
-    """``{name: float64 array}`` of the per-request values of completed requests (NaN for
-    a null), straight from the report's columns when it has them (no pandas: this runs
-    once per sweep point)."""
-    np = _lazy.module("numpy")  # on first use: `import aisimulate` stays light
-
-    cols = getattr(report, "_columns", None)
-    if cols is not None:
-        statuses = list(cols["_statuses"])
-        if "completed" not in statuses:
-            return {k: np.empty(0) for k in names}
-        mask = cols["status"] == statuses.index("completed")
-        return {k: np.asarray(cols[k], dtype=float)[mask] for k in names}
-    rows = [r for r in report.requests if r.get("status") == "completed"]
-    return {k: np.array([np.nan if r.get(k) is None else r[k] for r in rows], dtype=float)
-            for k in names}
 
 
 def _number(v: Any) -> Any:
@@ -145,7 +127,7 @@ def flatten(report: Any, slo: Mapping[str, float] | None) -> dict[str, Any]:
     out["gpus"] = gpus
     tps = out["output_token_throughput_tps"]
     out["output_tps_per_gpu"] = tps / gpus if tps is not None and gpus else None
-    done = completed_values(report, list(SLO_FIELDS))
+    done = report.completed_values(list(SLO_FIELDS))
     tpot = done["tpot_ms"]
     tpot = tpot[tpot > 0]  # NaN (fewer than 2 output tokens) compares False
     out["output_tps_per_user"] = float(np.mean(1000.0 / tpot)) if len(tpot) else None

@@ -147,7 +147,7 @@ def replay_native(spec_json: str, options: dict[str, Any], *, progress: bool | N
                   on_poll: Callable[[], None] | None = None) -> tuple[dict, bytes]:
     """Run ``pybind.Replay`` on a worker thread and return its ``report`` head and the
     column bytes. ``on_poll`` is called on the waiting thread between waits (it takes
-    streamed records, :mod:`aisimulate._stream`); an exception from it stops the replay
+    streamed records, :mod:`aisimulate.run.stream`); an exception from it stops the replay
     and is raised.
 
     Raises:

@@ -1,4 +1,6 @@
-"""Writing a report's per-request table as Parquet, CSV or JSON lines, in bulk.
+"""A report's per-request table as Parquet, CSV or JSON lines: written in bulk, and read
+back into columns (:func:`columns_from_table`, for a report whose records were streamed
+into a result folder).
 
 The report holds its records as numpy columns (:meth:`ReplayReport.from_columnar`).
 Parquet goes through pyarrow (zero-copy arrays, one row group per chunk). CSV and JSON
@@ -151,7 +153,7 @@ def write_parquet(cols: Mapping[str, Any], fields: Sequence[str], n: int, path: 
 def parquet_writer(path: Path, schema, cols: Mapping[str, Any], fields: Sequence[str]):
     """The ``pyarrow.parquet.ParquetWriter`` of :func:`write_parquet` (zstd, dictionaries
     on the non-float columns, BYTE_STREAM_SPLIT on the float ones), also used by a
-    streamed replay (:mod:`aisimulate._stream`) so that its file is the same."""
+    streamed replay (:mod:`aisimulate.run.stream`) so that its file is the same."""
     pq = _lazy.module("pyarrow.parquet")
 
     floats = [name for name in fields if cols[name].dtype.kind == "f"]
@@ -229,3 +231,65 @@ def write_records_slow(records: Sequence[Mapping[str, Any]], fields: Sequence[st
         pq = _lazy.module("pyarrow.parquet")
 
         pq.write_table(pa.Table.from_pylist(list(records)), str(path), compression="zstd")
+
+
+#: The formats a streamed report reads its records back from, the first written one
+#: (Parquet keeps the types; the CSV and JSON lines tables are read with the header's).
+READ_BACK = ("parquet", "csv", "jsonl")
+
+
+def read_back_format(formats: Sequence[str]) -> str:
+    """The table a replay streamed with these record formats reads its records from."""
+    return next(f for f in READ_BACK if f in formats)
+
+
+def columns_from_table(path: Path, fmt: str, head: Mapping[str, Any]) -> dict[str, Any]:
+    """The column arrays of a streamed table (``fmt``: ``"parquet"``, ``"csv"`` or
+    ``"jsonl"``), as :meth:`ReplayReport.from_columnar` keeps them: the core's dtypes,
+    -1 for a null integer or label, NaN for a null float, ``status`` and ``reason`` as
+    indices into the header's labels."""
+    np = _lazy.module("numpy")
+    pa = _lazy.module("pyarrow")
+    pc = _lazy.module("pyarrow.compute")
+
+    table = _read_table(path, fmt, head)
+    cols: dict[str, Any] = {}
+    for c in head["columns"]:
+        arr = table.column(c["name"])
+        dtype = np.dtype(c["dtype"])
+        if c.get("labels"):
+            labels = list(head[c["labels"]])
+            codes = pc.index_in(arr, value_set=pa.array(labels, type=arr.type))
+            cols[c["name"]] = codes.fill_null(-1).to_numpy().astype(dtype)
+        elif dtype.kind == "f":
+            cols[c["name"]] = arr.fill_null(float("nan")).to_numpy().astype(dtype)
+        elif c.get("nullable"):
+            cols[c["name"]] = arr.fill_null(-1).to_numpy().astype(dtype)
+        else:
+            cols[c["name"]] = arr.to_numpy().astype(dtype)
+    cols.update(label_lists(head))
+    return cols
+
+
+#: The Arrow type a text table's column is read as, by the core's dtype.
+_ARROW_TYPES = {"<i8": "int64", "<i4": "int32", "<f8": "float64"}
+
+
+def _read_table(path: Path, fmt: str, head: Mapping[str, Any]):
+    """The table at ``path`` as a ``pyarrow.Table``; CSV and JSON lines read with the
+    header's column types (labels as strings; an empty CSV cell or a JSON null is null).
+    Both hold floats as the shortest text that reads back to the same number, which
+    Arrow's parsers read exactly (tests/test_stream.py compares every record)."""
+    pa = _lazy.module("pyarrow")
+    if fmt == "parquet":
+        return _lazy.module("pyarrow.parquet").read_table(str(path))
+    schema = pa.schema([(c["name"], pa.string() if c.get("labels") else pa.type_for_alias(_ARROW_TYPES[c["dtype"]]))
+                        for c in head["columns"]])
+    if fmt == "csv":
+        pcsv = _lazy.module("pyarrow.csv")
+        opts = pcsv.ConvertOptions(column_types=schema, null_values=[""], strings_can_be_null=True,
+                                   include_columns=schema.names)
+        return pcsv.read_csv(str(path), convert_options=opts)
+    pj = _lazy.module("pyarrow.json")
+    return pj.read_json(str(path), parse_options=pj.ParseOptions(explicit_schema=schema,
+                                                                   unexpected_field_behavior="ignore"))

@@ -125,7 +125,7 @@ def replay(src: str | os.PathLike[str] | Mapping[str, Any] | Spec, *,
 
     spec = load_config(src)
     if output_dir is not None:
-        from .._stream import replay_into
+        from .stream import replay_into
 
         report = replay_into(spec.to_json(), options, output_dir, formats, exports,
                              progress=progress, on_error=_explain, config_file=spec.source, force=force)

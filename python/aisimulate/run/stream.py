@@ -14,7 +14,7 @@ replay stopped by Ctrl-C or an error leaves the previous result as it was. The r
 in send order, which is ``request_id`` order except for interleaved sessions and
 unsorted traces; then the tables are rewritten sorted (the records are held for that).
 The returned report reads its records back, when first used, from the first of the
-tables in :data:`READ_BACK` that was written.
+tables in :data:`aisimulate.io.tables.READ_BACK` that was written.
 """
 
 from __future__ import annotations
@@ -24,8 +24,8 @@ import os
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-from .io import tables as _tables
-from .binding import lazy as _lazy, native as _native
+from ..io import tables as _tables
+from ..binding import lazy as _lazy, native as _native
 
 
 #: log2 of the records per chunk the core streams (pybind ``chunk_shift``): 2^16 =
@@ -128,7 +128,7 @@ class RecordStream:
         if self._pending:
             self._row_groups(self.targets["parquet"], None, last=True)
         if self.rows == 0:
-            from .report import ReplayReport
+            from ..report import ReplayReport
 
             empty = ReplayReport.from_columnar({"summary": {}, "columns": head}, b"")
             cols = empty._columns
@@ -162,75 +162,13 @@ def _layout(head: Mapping[str, Any]) -> list[dict[str, Any]]:
     return out
 
 
-#: The formats a streamed report reads its records back from, the first written one
-#: (Parquet keeps the types; the CSV and JSON lines tables are read with the header's).
-READ_BACK = ("parquet", "csv", "jsonl")
-
-
-def read_back_format(formats: Sequence[str]) -> str:
-    """The table a replay streamed with these record formats reads its records from."""
-    return next(f for f in READ_BACK if f in formats)
-
-
-def columns_from_table(path: Path, fmt: str, head: Mapping[str, Any]) -> dict[str, Any]:
-    """The column arrays of a streamed table (``fmt``: ``"parquet"``, ``"csv"`` or
-    ``"jsonl"``), as :meth:`ReplayReport.from_columnar` keeps them: the core's dtypes,
-    -1 for a null integer or label, NaN for a null float, ``status`` and ``reason`` as
-    indices into the header's labels."""
-    np = _lazy.module("numpy")
-    pa = _lazy.module("pyarrow")
-    pc = _lazy.module("pyarrow.compute")
-
-    table = _read_table(path, fmt, head)
-    cols: dict[str, Any] = {}
-    for c in head["columns"]:
-        arr = table.column(c["name"])
-        dtype = np.dtype(c["dtype"])
-        if c.get("labels"):
-            labels = list(head[c["labels"]])
-            codes = pc.index_in(arr, value_set=pa.array(labels, type=arr.type))
-            cols[c["name"]] = codes.fill_null(-1).to_numpy().astype(dtype)
-        elif dtype.kind == "f":
-            cols[c["name"]] = arr.fill_null(float("nan")).to_numpy().astype(dtype)
-        elif c.get("nullable"):
-            cols[c["name"]] = arr.fill_null(-1).to_numpy().astype(dtype)
-        else:
-            cols[c["name"]] = arr.to_numpy().astype(dtype)
-    cols.update(_tables.label_lists(head))
-    return cols
-
-
-#: The Arrow type a text table's column is read as, by the core's dtype.
-_ARROW_TYPES = {"<i8": "int64", "<i4": "int32", "<f8": "float64"}
-
-
-def _read_table(path: Path, fmt: str, head: Mapping[str, Any]):
-    """The table at ``path`` as a ``pyarrow.Table``; CSV and JSON lines read with the
-    header's column types (labels as strings; an empty CSV cell or a JSON null is null).
-    Both hold floats as the shortest text that reads back to the same number, which
-    Arrow's parsers read exactly (tests/test_stream.py compares every record)."""
-    pa = _lazy.module("pyarrow")
-    if fmt == "parquet":
-        return _lazy.module("pyarrow.parquet").read_table(str(path))
-    schema = pa.schema([(c["name"], pa.string() if c.get("labels") else pa.type_for_alias(_ARROW_TYPES[c["dtype"]]))
-                        for c in head["columns"]])
-    if fmt == "csv":
-        pcsv = _lazy.module("pyarrow.csv")
-        opts = pcsv.ConvertOptions(column_types=schema, null_values=[""], strings_can_be_null=True,
-                                   include_columns=schema.names)
-        return pcsv.read_csv(str(path), convert_options=opts)
-    pj = _lazy.module("pyarrow.json")
-    return pj.read_json(str(path), parse_options=pj.ParseOptions(explicit_schema=schema,
-                                                                   unexpected_field_behavior="ignore"))
-
-
 def replay_into(spec_json: str, options: dict[str, Any], directory, formats: Sequence[str],
                 exports: Sequence[str], *, progress, on_error, config_file: str | None = None,
                 force: bool = False):
     """Replay with the records streamed into ``directory`` (see the module doc) and
     return the report, whose records are read back from the first of
-    :data:`READ_BACK` among ``formats`` when used. ``formats`` and ``exports`` are
-    known names, each once (:func:`aisimulate.replay` checks them).
+    :data:`aisimulate.io.tables.READ_BACK` among ``formats`` when used. ``formats`` and
+    ``exports`` are known names, each once (:func:`aisimulate.replay` checks them).
     ``config_file``: the config the spec came from (no result file may overwrite it);
     ``force``: as :meth:`ReplayReport.save` takes it.
 
@@ -240,9 +178,9 @@ def replay_into(spec_json: str, options: dict[str, Any], directory, formats: Seq
     shutil = _lazy.module("shutil")
     tempfile = _lazy.module("tempfile")
 
-    from .io import files as _files
-    from .binding.calls import replay_native, save_progress
-    from .report import ReplayReport
+    from ..io import files as _files
+    from ..binding.calls import replay_native, save_progress
+    from ..report import ReplayReport
 
     out = _files.ResultDir(directory, inputs=_files.input_files(json.loads(spec_json), config_file), force=force)
     out.check_names(_files.result_files(formats, exports))
@@ -257,7 +195,7 @@ def replay_into(spec_json: str, options: dict[str, Any], directory, formats: Seq
         finally:
             stream.abort()
             shutil.rmtree(chunk_dir, ignore_errors=True)
-        source = read_back_format(formats)
+        source = _tables.read_back_format(formats)
         report = ReplayReport.from_streamed(head, buf, targets[source], source)
         report._config_file = config_file
         rewrite = not head["columns"]["streamed"]["sorted"]
