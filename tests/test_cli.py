@@ -302,3 +302,34 @@ def test_an_unknown_model_says_where_it_looked_and_how_to_add_more(tmp_path, bas
                           text=True, env=env, timeout=120)
     assert_input_error(proc, "engine.system", "acme_gpu_9000", str(data / "aic" / "systems"),
                        "AISIMULATE_DATA")
+
+
+_CONFIGS = REPO.parent / "shared" / "data" / "aic" / "model_configs"
+
+
+@pytest.mark.skipif(not (_CONFIGS / "nvidia--GLM-5.1-NVFP4_config.json").is_file(), reason="shared model configs not found")
+def test_nvfp4_experts_are_named_beside_bf16_dense_weights(tmp_path):
+    # GLM-5.1-NVFP4 keeps its attention, first dense layers and shared experts bf16
+    # (quantization_config ignore) and its routed experts NVFP4: validate, the report's
+    # metadata and `models` say both, where "bfloat16 weights" alone read as if the
+    # quantization had not been picked up
+    spec = {"engine": {"model": "nvidia/GLM-5.1-NVFP4", "system": "b200_sxm",
+                       "workers": {"aggregated": {"count": 1, "tp": 8}}, "scheduler": {"max_model_len": 8192}},
+            "traffic": {"source": {"type": "synthetic", "num_requests": 4, "isl": 64, "osl": 4},
+                        "load": {"mode": "concurrency", "concurrency": 1}}}
+    cfg = write_config(tmp_path / "glm.yaml", spec)
+    proc = run_cli("validate", str(cfg))
+    assert proc.returncode == 0, proc.stderr
+    assert "model nvidia/GLM-5.1-NVFP4 (nvfp4 experts, bfloat16 other weights, fp8 KV cache)" in proc.stdout
+    meta = json.loads(run_cli("replay", str(cfg), "--format", "json").stdout)["metadata"]
+    assert (meta["weight_dtype"], meta["expert_dtype"]) == ("bfloat16", "nvfp4")
+    rows = {r["name"]: r for r in csv.DictReader(io.StringIO(run_cli("models", "--format", "csv").stdout))}
+    glm = rows["nvidia/GLM-5.1-NVFP4"]
+    assert (glm["weight_dtype"], glm["expert_dtype"]) == ("bfloat16", "nvfp4")
+    assert rows["nvidia/GLM-5-NVFP4"]["expert_dtype"] == "nvfp4"
+    # the table has an experts column; a dense model names no expert format
+    table = run_cli("models", "-q").stdout.splitlines()
+    assert table[0].split()[:5] == ["name", "architecture", "layers", "weights", "experts"]
+    glm_line = next(line for line in table if line.startswith("nvidia/GLM-5.1-NVFP4 "))
+    assert glm_line.split()[3:5] == ["bfloat16", "nvfp4"]
+    assert next(line for line in table if line.startswith("Qwen/Qwen3-32B ")).split()[3:5] == ["bfloat16", "40960"]

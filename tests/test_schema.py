@@ -61,7 +61,7 @@ def _quickstart():
     (lambda c: c["engine"].update(scheduler={"max_num_seqs": 2.5}), "2.5"),      # integer field
     (lambda c: c["execution"].update(seed=-1), "-1"),
     # ranges, from the table the loader checks with (core/config/ranges.go)
-    (lambda c: c["engine"]["workers"]["aggregated"].update(tp=9), "9"),
+    (lambda c: c["engine"]["workers"]["aggregated"].update(tp=1025), "1025"),
     (lambda c: c["engine"].update(scheduler={"max_num_seqs": 0}), "0"),
     (lambda c: c["engine"].update(scheduler={"gpu_memory_utilization": 0}), "0"),
     (lambda c: c["traffic"]["load"].update(concurrency=1 << 25), str(1 << 25)),

@@ -122,7 +122,12 @@ var BlockSizes = []int{1, 8, 16, 32, 64, 128, 256}
 // a real deployment.
 const (
 	MaxWorkers = 4096 // workers in one pool
-	MaxTP      = 8    // tensor-parallel GPUs of one data-parallel rank: one node
+	// MaxTP bounds tp, the tensor-parallel GPUs of one data-parallel rank:
+	// a TP group stays in one node, whose size is the system's
+	// (node.num_gpus_per_node: 8 on HGX, 4 on GB200), checked once the
+	// system is known (core/replay/build.go); this is the largest node a
+	// system may declare (hardware.MaxGPUsPerNode).
+	MaxTP = 1024
 	// MaxWorkerGPUs bounds tp × data_parallel_size, the GPUs of one worker
 	// (one vLLM server), which may span nodes (the system's
 	// node.num_gpus_per_node; wide expert-parallel deployments reach a few

@@ -21,7 +21,7 @@ type rangeKind uint8
 
 const (
 	// intRange: an integer in [min, max] ("must be ≥ 1, got 0", "must be ≤
-	// 8 (one node), got 9"); noMax leaves it unbounded above.
+	// 1024, got 1025"); noMax leaves it unbounded above.
 	intRange rangeKind = iota
 	// magnitudeRange: a cost, delay, rate or cv in [min, max] (costUpTo,
 	// within, a gamma cv): a value ≤ 0 (below 0 when min is 0) is refused
@@ -112,8 +112,8 @@ var ranges = map[string]fieldRange{
 	"SGLang.speculative_acceptance_rate":               {kind: numberRange, min: 0, max: 1},
 
 	"Pool.count":              ints(1, MaxWorkers, ""),
-	"Pool.tp":                 ints(1, MaxTP, " (one node)"),
-	"Pool.data_parallel_size": atLeastInt(1), // and tp × data_parallel_size ≤ MaxWorkerGPUs
+	"Pool.tp":                 ints(1, MaxTP, ""), // and ≤ the system's GPUs per node (replay)
+	"Pool.data_parallel_size": atLeastInt(1),      // and tp × data_parallel_size ≤ MaxWorkerGPUs
 
 	"KVRouter.kv_overlap_score_weight": {kind: numberRange, min: 0, max: 1e6},
 	"KVRouter.router_temperature":      {kind: numberRange, min: 0, max: 1e6},

@@ -279,7 +279,7 @@ func TestSchemaPublishesTheRanges(t *testing.T) {
 	assert.Equal(t, map[string]any{"type": "integer", "enum": []any{1.0, 8.0, 16.0, 32.0, 64.0, 128.0, 256.0}},
 		at("engine", "scheduler", "block_size"))
 	pool := at("engine", "workers", "aggregated")
-	assert.Equal(t, 8.0, pool["properties"].(map[string]any)["tp"].(map[string]any)["maximum"])
+	assert.Equal(t, float64(MaxTP), pool["properties"].(map[string]any)["tp"].(map[string]any)["maximum"])
 	var rate map[string]any
 	for _, alt := range at("traffic", "load")["oneOf"].([]any) {
 		if a := alt.(map[string]any); a["properties"].(map[string]any)["mode"].(map[string]any)["const"] == "rate" {

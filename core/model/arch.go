@@ -2,9 +2,11 @@ package model
 
 import "fmt"
 
-// MaxTP is the largest tensor-parallel degree accepted by Validate: one
-// NVLink node of 8 GPUs (the perf tables measure all-reduce on 2, 4 and 8).
-const MaxTP = 8
+// MaxTP is the largest tensor-parallel degree accepted by Validate, the
+// largest node a system may declare (hardware.MaxGPUsPerNode); a
+// deployment's limit is its system's node (node.num_gpus_per_node, checked
+// where the system is known: core/replay/build.go).
+const MaxTP = 1024
 
 // MaxWorkerGPUs bounds a layout's TP × DP GPUs (one vLLM server, possibly
 // over several nodes); the spec's bound is the same (config.MaxWorkerGPUs).

@@ -516,6 +516,9 @@ func (d *deployment) metadata(s *config.Spec, m *sim) report.Metadata {
 		MaxModelLen: first.cfg.MaxModelLen, KVCacheDtype: string(d.kvDtype), WeightDtype: string(d.arch.WeightDtype),
 		Spec: s.JSON(), Benchmark: m.bench,
 	}
+	if ed := d.arch.ExpertDtype(); ed != "" && ed != d.arch.WeightDtype {
+		out.ExpertDtype = string(ed)
+	}
 	if m.bench != nil { // the spec as given: its benchmark, not the traffic it made
 		g := *s
 		g.Traffic = m.given

@@ -204,6 +204,13 @@ traffic:
 	require.True(t, errors.As(err, &ce), "%v", err)
 	assert.Equal(t, "engine.workers.aggregated.tp", ce.Field)
 	assert.Contains(t, ce.Msg, "8 exceeds the 4 GPUs of one gb200 node")
+	// tp 16 gets the system's limit too, not a fixed one of 8 GPUs
+	s, err = config.DecodeYAML([]byte(strings.Replace(moeSpec(t, "{count: 1, tp: 16}", traffic), "h200_sxm", "gb200", 1)))
+	require.NoError(t, err)
+	_, err = Run(s)
+	require.True(t, errors.As(err, &ce), "%v", err)
+	assert.Equal(t, "engine.workers.aggregated.tp", ce.Field)
+	assert.Contains(t, ce.Msg, "16 exceeds the 4 GPUs of one gb200 node")
 	_, err = config.DecodeYAML([]byte(moeSpec(t, "{count: 1, tp: 2, data_parallel_size: 8, all2all_backend: pplx}", traffic)))
 	require.True(t, errors.As(err, &ce), "%v", err)
 	assert.Equal(t, "engine.workers.aggregated.all2all_backend", ce.Field)

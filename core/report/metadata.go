@@ -24,6 +24,11 @@ type Metadata struct {
 	// Disaggregated is true for P/D disaggregation (Pools: prefill, decode).
 	Disaggregated        bool  `json:"disaggregated"`
 	EnableExpertParallel *bool `json:"enable_expert_parallel,omitempty"`
+	// ExpertDtype is the routed experts' weight format, when the model has
+	// experts of another format than WeightDtype (an NVFP4 checkpoint whose
+	// attention and shared experts stay bf16, gpt-oss's MXFP4 experts);
+	// omitted otherwise.
+	ExpertDtype string `json:"expert_dtype,omitempty"`
 	// GPUs is the GPU count of every pool.
 	GPUs int `json:"gpus"`
 	// KVBlocks (aggregated only): Pools[0].KVBlocks.
@@ -74,7 +79,7 @@ type Metadata struct {
 	// warm-up requests are not in the records or the summary.
 	WarmupEndMs    *float64 `json:"warmup_end_ms,omitempty"`
 	WarmupRequests int      `json:"warmup_requests,omitempty"`
-	// WeightDtype is the GEMM weight format in effect.
+	// WeightDtype is the GEMM weight format in effect (the dense layers').
 	WeightDtype string `json:"weight_dtype"`
 	// WindowStartMs is when the first completed request was sent (0 when
 	// none completed): summary.duration_ms runs from it to the last

@@ -543,7 +543,9 @@ def _cmd_validate(args: argparse.Namespace) -> int:
         lines.append(f"  {p['name']} pool: {p['workers']} worker(s) × TP{p['tp']}{dp}{ep} "
                      f"({p['gpus']} GPU(s)), {p['num_gpu_blocks']} KV blocks per {per}, "
                      f"perf model {p['perf_model']}")
-    lines.append(f"  model {meta.get('model')} ({meta.get('weight_dtype')} weights, "
+    experts = f"{meta['expert_dtype']} experts, " if meta.get("expert_dtype") else ""
+    others = " other" if experts else ""
+    lines.append(f"  model {meta.get('model')} ({experts}{meta.get('weight_dtype')}{others} weights, "
                  f"{meta.get('kv_cache_dtype')} KV cache) on {meta.get('system')}; "
                  f"max_model_len {meta.get('max_model_len')}, block_size {meta.get('block_size')}")
     _write("\n".join(lines) + "\n")
@@ -601,6 +603,7 @@ def _cmd_models(args: argparse.Namespace) -> int:
     rows = list_models(supported_only=not args.all)
     _emit(rows, args.format, [("name", "name", _text), ("architecture", "architecture", _text),
                               ("layers", "layers", _text), ("weights", "weight_dtype", _text),
+                              ("experts", "expert_dtype", _text),
                               ("max_len", "max_position_embeddings", _text),
                               ("source", "source", _text)]
           + ([("reason", "reason", _text)] if args.all else []))

@@ -73,7 +73,8 @@ func (m *Model) a2aSetup(arch *model.Arch, sys *hardware.System, par model.Paral
 			backend, par.GPUs(), sys.Nodes(par.GPUs()), m.system))
 		return nil
 	}
-	src, err := locate(sysDir, m.system, deepEPBackend, "999.0.0", table)
+	src, err := locateNewest(sysDir, m.system, deepEPBackend, table,
+		"DeepEP's dispatch and combine kernels, measured under "+deepEPBackend+" (the newest tables): not tied to the serving engine's version")
 	if err != nil {
 		m.fallback(OpAll2All, int(hy.moeLayers), fmt.Sprintf("%s: no %s for %s; priced by its bandwidth model", backend, table, m.system))
 		return nil

@@ -2,6 +2,7 @@ package aic
 
 import (
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -55,6 +56,17 @@ func TestDeepEPLowLatencyTable(t *testing.T) {
 	assert.InEpsilon(t, (22.994+38.757)*1e-6, m.hy.a2a.Seconds(64), 1e-9)
 	assert.Contains(t, m.Metadata()["all2all"].(map[string]any)["source"], "measured: wideep_deepep_ll_perf")
 	assert.Zero(t, m.Fallbacks()[OpAll2All])
+	// the DeepEP tables are not of the engine's version: none is requested
+	// (a backend_version warning named "999.0.0", a version nobody gave)
+	var deepEP *Source
+	for _, s := range m.Sources() {
+		if strings.HasPrefix(s.Table, TableDeepEPLL) {
+			deepEP = &s
+		}
+	}
+	require.NotNil(t, deepEP)
+	assert.Equal(t, "", deepEP.Requested)
+	assert.Contains(t, deepEP.Note, "not tied to the serving engine's version")
 	opt.DP = 16
 	m16, err := New(a, sys, opt)
 	require.NoError(t, err)

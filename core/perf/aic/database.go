@@ -119,7 +119,8 @@ func resolveFile(familyDir, ver, table string) (path, readFrom string, ok bool, 
 // locate picks the file of one table for a system, backend and version: the
 // requested version when its folder provides the table (directly or through
 // reuse.yaml), else the nearest version that does, skipping knownBad
-// entries. Errors: no version of the table at all, or a bad version string.
+// entries; want "" asks for the newest (and the Source requests none).
+// Errors: no version of the table at all, or a bad version string.
 func locate(sysDir, system, backend, want, table string) (Source, error) {
 	return locateExcept(sysDir, system, backend, want, table, nil)
 }
@@ -129,6 +130,10 @@ func locate(sysDir, system, backend, want, table string) (Source, error) {
 // loaded (see plausibleLowPrecision). The reasons join the note.
 func locateExcept(sysDir, system, backend, want, table string, exclude map[string]string) (Source, error) {
 	src := Source{Table: table, Requested: want}
+	newest := want == ""
+	if newest {
+		want = newestVersion
+	}
 	w, err := parseVersion(want)
 	if err != nil {
 		return src, err
@@ -183,7 +188,7 @@ func locateExcept(sysDir, system, backend, want, table string, exclude map[strin
 	sort.Strings(skipped)
 	skipped = dedupe(skipped)
 	var note string
-	if src.Version != want {
+	if src.Version != want && !newest {
 		note = fmt.Sprintf("version %s has no usable %s; nearest %s used", want, table, src.Version)
 	}
 	if src.ReadFrom != src.Version {

@@ -480,18 +480,23 @@ func ncclFallback(rows []ncclRow, op string, gpus int64, bw float64) *allReduceC
 // (nearest), or the newest when the system names none.
 func locateNewestIfEmpty(sysDir, system, want string) (Source, error) {
 	if want == "" {
-		want = "999.0.0"
+		return locateNewest(sysDir, system, ncclBackend, TableNCCL, "the system names no NCCL version; the newest table used")
 	}
-	src, err := locate(sysDir, system, ncclBackend, want, TableNCCL)
-	if err != nil {
-		return src, err
-	}
-	if want == "999.0.0" {
-		src.Requested = ""
-		src.Note = "the system names no NCCL version; the newest table used"
-	}
-	return src, nil
+	return locate(sysDir, system, ncclBackend, want, TableNCCL)
 }
+
+// locateNewest locates the newest version of a table that no version the
+// user gave selects (NCCL of a system that names none, DeepEP's kernels):
+// the Source requests no version (so no backend_version warning names one)
+// and note says why the newest is read.
+func locateNewest(sysDir, system, backend, table, note string) (Source, error) {
+	src, err := locate(sysDir, system, backend, "", table)
+	src.Note = joinNote(src.Note, note)
+	return src, err
+}
+
+// newestVersion is above every release: the nearest to it is the newest.
+const newestVersion = "999.0.0"
 
 // hybridTokenCosts prices what depends on the rank's token count x alone,
 // ns: per group the QKV and output GEMMs, the dense FFN or shared experts,
