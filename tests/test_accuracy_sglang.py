@@ -71,12 +71,37 @@ def test_inferencex_recipe_by_lengths():
     requests and CUDA graphs at 1k/1k, 256 otherwise; 32,768-token chunks, 0.82."""
     short = _row("2026_03_25_deepseek_r1_h200_sxm_sglang_fp8_agg_1024x1024_c4_tp8")
     long = _row("2026_03_25_deepseek_r1_h200_sxm_sglang_fp8_agg_8192x1024_c4_tp8")
-    f1, src = sglang.recipe_flags(short, 1024, 1024)
-    f2, _ = sglang.recipe_flags(long, 8192, 1024)
+    f1, src = sglang.recipe_flags(short, 1024, 1024, 4)
+    f2, _ = sglang.recipe_flags(long, 8192, 1024, 4)
     assert (f1["max_running_requests"], f1["cuda_graph_max_bs"]) == (512, 512)
     assert (f2["max_running_requests"], f2["cuda_graph_max_bs"]) == (256, 256)
     assert f1["chunked_prefill_size"] == 32768 and f1["mem_fraction_static"] == 0.82 and f1["disable_radix_cache"]
     assert src.endswith("@e617b3e63")
+
+
+def test_qwen35_recipe_and_the_single_node_export():
+    """Qwen3.5-397B on H200 (benchmarks/single_node/qwen3.5_fp8_h200.sh at f65d6b4b1,
+    five seconds before the run): TP 8 with EP 8, 128 running requests, CUDA graphs up to
+    the concurrency (16), a context of ISL + OSL + 20 (1024 + 8192 + 20), an fp8 KV
+    cache. The 2026-04-06 export's copy of the run gives tp_size 64 (8 × 8) with
+    moe_tp_size 8 and moe_ep_size 8: the id's TP 8, the experts expert-parallel, the same
+    spec as the 2026-03-25 export's row."""
+    kw = dict(perf="aic", aliases=accuracy.load_aliases(ALIASES), model_configs=accuracy.DEFAULT_MODEL_CONFIGS,
+              database=accuracy.DEFAULT_DATABASE)
+    old = _row("2026_03_25_qwen3_5_397b_h200_sxm_sglang_fp8_agg_1024x8192_c16_tp8_0_ep8_0_587")
+    new = _row("2026_04_06_qwen3_5_397b_h200_sxm_sglang_fp8_agg_1024x8192_c16_tp8_ep8_1896")
+    assert (new["tp_size"], new["moe_tp_size"], new["moe_ep_size"]) == ("64", "8", "8")
+    spec, _, _ = accuracy.row_spec(old, **kw)
+    e = spec["engine"]
+    assert e["workers"] == {"aggregated": {"count": 1, "tp": 8, "enable_expert_parallel": True}}
+    assert e["sglang"] == {"disable_radix_cache": True, "max_running_requests": 128, "chunked_prefill_size": 16384,
+                           "mem_fraction_static": 0.8, "cuda_graph_max_bs": 16, "context_length": 9236,
+                           "mamba_ssm_dtype": "bfloat16"}
+    assert e["quantization"]["kv_cache"] == "fp8_e4m3"
+    assert accuracy.row_spec(new, **kw)[0]["engine"] == e
+    fixed, note = sglang.single_node_row(new)
+    assert (fixed["tp_size"], fixed["moe_tp_size"], fixed["moe_ep_size"]) == ("8", "1", "8")
+    assert note == "columns give 64 × 1 GPUs: the id's TP 8"
 
 
 def test_pd_row_spec():

@@ -24,7 +24,10 @@ InferenceX (``YYYY-MM-DD.csv``, ``db-dump/…``)
     ``--kv-cache-dtype auto`` (no recipe sets it): the checkpoint's FP8 KV when its
     quantization config names one (``kv_cache_quant_algo``), else the model's bf16
     (``ModelRunner.configure_kv_cache_dtype``): DeepSeek-R1-0528's and GLM-5-FP8's
-    fp8 checkpoints name none, so their KV is bf16.
+    fp8 checkpoints name none, so their KV is bf16; a recipe that sets
+    ``--kv-cache-dtype`` (Qwen3.5's fp8_e4m3) sets it. A row whose ``tp_size`` ×
+    ``attention_dp_size`` exceeds a node (the 2026-04-06 export gives Qwen3.5's TP 8, EP 8
+    runs ``tp_size`` 64) is that node's: :func:`single_node_row`.
 
 P/D rows (``mode`` disagg) are read by the shared P/D reader (:mod:`.disagg`: each side's
 servers, attention TP, DP attention and expert parallelism), each pool with its own
@@ -80,7 +83,25 @@ RECIPES = tuple(
                          "launch_server --tp-size 8 --mem-fraction-static 0.85 (lmsysorg/sglang:glm5-hopper; "
                          "SGLang's defaults otherwise, the radix cache on)"),
     )),
+    campaigns.Recipe("Qwen/Qwen3.5-397B-A17B", "h200_sxm", "benchmarks/single_node/qwen3.5_fp8_h200.sh", (
+        campaigns.Change("f65d6b4b1", campaigns._t("2026-03-04T10:52:58-08:00"), {
+            "disable_radix_cache": True, "max_running_requests": 128, "chunked_prefill_size": 16384,
+            "mem_fraction_static": 0.8, "cuda_graph_max_bs": "c", "context_length": "isl+osl+20",
+            "mamba_ssm_dtype": "bfloat16", "kv_cache": "fp8_e4m3"},
+            "launch_server --tp 8 --expert-parallel-size 8 --max-running-requests 128 --chunked-prefill-size "
+            "16384 --mem-fraction-static 0.8 --cuda-graph-max-bs $CONC --context-length ISL + OSL + 20 "
+            "--kv-cache-dtype fp8_e4m3 --mamba-ssm-dtype bfloat16 --disable-radix-cache "
+            "--attention-backend flashinfer --enable-flashinfer-allreduce-fusion --stream-interval 50 "
+            "--tokenizer-worker-num 6 (lmsysorg/sglang:v0.5.9-cu129-amd64; the attention backend, the "
+            "all-reduce fusion, the stream interval and the tokenizer workers are not modelled)"),
+    )),
 )
+
+#: Rows of more GPUs than this in one server are a single-node export's product of its
+#: tensor and expert parallel sizes (``tp_size`` 64 with ``moe_tp_size`` 8 and
+#: ``moe_ep_size`` 8 in the 2026-04-06 export, whose runs the 2026-03-25 export records
+#: as TP 8, EP 8).
+GPUS_PER_NODE = 8
 
 
 @dataclass(frozen=True)
@@ -211,10 +232,12 @@ def _inferencex_pd_reason(row: dict[str, str], c: int) -> str:
     return f"ran {p.text()}: the srt-slurm recipe's server flags are not tabulated"
 
 
-def recipe_flags(row: dict[str, str], isl: int, osl: int) -> tuple[dict[str, Any], str]:
-    """The ``engine.sglang`` flags of an InferenceX row's recipe at its measured time,
-    a :data:`ByLengths` value resolved by ``isl`` × ``osl``, and where they come from
-    (``({}, "")``: no recipe tabulated)."""
+def recipe_flags(row: dict[str, str], isl: int, osl: int, c: int) -> tuple[dict[str, Any], str]:
+    """The flags of an InferenceX row's recipe at its measured time in ``engine.sglang``
+    terms (``kv_cache``: the KV cache dtype, ``engine.quantization``'s), a
+    :data:`ByLengths` value resolved by ``isl`` × ``osl``, ``"c"`` by the concurrency
+    ``c`` and ``"isl+osl+N"`` by the lengths, and where they come from (``({}, "")``: no
+    recipe tabulated)."""
     camp = campaigns.campaign_of(row)
     if camp.name != campaigns.INFERENCEX or camp.measured is None:
         return {}, ""
@@ -224,8 +247,33 @@ def recipe_flags(row: dict[str, str], isl: int, osl: int) -> tuple[dict[str, Any
     for k, v in flags.items():
         if isinstance(v, dict):
             v = v.get((isl, osl), v[None])
+        if v == "c":
+            v = c
+        elif isinstance(v, str) and v.startswith("isl+osl+"):
+            v = isl + osl + int(v.rsplit("+", 1)[1])
         out[k] = v
     return out, src
+
+
+def single_node_row(row: dict[str, str]) -> tuple[dict[str, str], str]:
+    """The row with its aggregated layout columns as one node's (:data:`GPUS_PER_NODE`):
+    a row whose ``tp_size`` × ``attention_dp_size`` exceeds it takes its tensor parallel
+    size from its id (``…_tp8_ep8_…``), its experts expert-parallel over those GPUs when
+    ``moe_ep_size`` > 1; and a note saying so ("" when the row is unchanged)."""
+    tp, adp = _int(row, "tp_size"), max(_int(row, "attention_dp_size", 0), 1)
+    if tp * adp <= GPUS_PER_NODE:
+        return row, ""
+    m = re.search(r"_tp(\d+)", row.get("id") or "")
+    if not m:
+        raise ValueError(f"tp_size {tp} × attention_dp_size {adp} GPUs in one server, more than a node's "
+                         f"{GPUS_PER_NODE}, and the id names no TP")
+    gpus = int(m.group(1))
+    fixed = dict(row, tp_size=str(gpus), attention_dp_size="1")
+    if _int(row, "moe_ep_size", 0) > 1:
+        fixed.update(moe_tp_size="1", moe_ep_size=str(gpus))
+    else:
+        fixed.update(moe_tp_size=str(gpus), moe_ep_size="1")
+    return fixed, f"columns give {tp} × {adp} GPUs: the id's TP {gpus}"
 
 
 def _release(version: str) -> tuple[int, int, int] | None:
@@ -257,6 +305,7 @@ def sglang_row_spec(row: dict[str, str], config: str, *, perf: str, database: st
     perf_block.update(perf_overrides or {})
     engine["perf"] = perf_block
     if mode == "agg":
+        row, _ = single_node_row(row)
         dp, ep, _ = row_layout(row, config)
         pool: dict[str, Any] = {"count": 1, "tp": _int(row, "tp_size")}
         if dp > 1:
@@ -282,9 +331,11 @@ def sglang_row_spec(row: dict[str, str], config: str, *, perf: str, database: st
     if which == campaigns.INFERENCEX:
         # the recipe's flags (a P/D recipe's are its pools'); the KV cache at SGLang's
         # --kv-cache-dtype auto (module docstring)
-        if mode == "agg":
-            server.update(recipe_flags(row, isl, osl)[0])
         engine["quantization"]["kv_cache"] = "auto"
+        if mode == "agg":
+            server.update(recipe_flags(row, isl, osl, c)[0])
+            if "kv_cache" in server:
+                engine["quantization"]["kv_cache"] = server.pop("kv_cache")
     elif mode == "agg":
         server.update(max_running_requests=c, max_prefill_tokens=isl + AIC_GENERATOR_TOKEN_SLACK, cuda_graph_max_bs=c)
         if rel and rel >= MIXED_CHUNK_SINCE:
