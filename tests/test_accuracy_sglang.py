@@ -102,6 +102,9 @@ def test_qwen35_recipe_and_the_single_node_export():
     fixed, note = sglang.single_node_row(new)
     assert (fixed["tp_size"], fixed["moe_tp_size"], fixed["moe_ep_size"]) == ("8", "1", "8")
     assert note == "columns give 64 × 1 GPUs: the id's TP 8"
+    res = accuracy.run_row(new, "aic", kw["aliases"], str(accuracy.DEFAULT_MODEL_CONFIGS), str(accuracy.DEFAULT_DATABASE))
+    assert res.status == "ok", res.reason
+    assert (res.tp, res.layout) == (8, "TP8 EP8 (columns give 64 × 1 GPUs: the id's TP 8)")
 
 
 def test_pd_row_spec():

@@ -144,8 +144,11 @@ def run_row(row: dict[str, str], perf: str, aliases: dict[str, str], model_confi
         res.reason = where + str(exc)
         return res
     if spec["engine"].get("backend") == "sglang":
-        from .sglang import sglang_layout
+        from .sglang import sglang_layout, single_node_row
         res.layout, res.deployment = sglang_layout(spec), "sglang " + res.deployment
+        if "aggregated" in spec["engine"]["workers"] and (note := single_node_row(row)[1]):
+            res.layout += f" ({note})"
+            res.tp = spec["engine"]["workers"]["aggregated"]["tp"]
     elif "disaggregated" in spec["engine"]["workers"] and spec["engine"]["backend"] == "trtllm":
         res.layout = trtllm_disagg.layout_text(spec)
     elif "disaggregated" in spec["engine"]["workers"]:
