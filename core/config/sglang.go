@@ -93,7 +93,31 @@ type SGLang struct {
 	// worker of spec v2, which keeps the overlap scheduler (without it
 	// speculative decoding turns the overlap scheduler off).
 	EnableSpecV2 bool `json:"enable_spec_v2,omitempty"`
+	// MoEA2ABackend is --moe-a2a-backend: SGLangA2ADeepEP sends the routed
+	// tokens to the GPUs of their experts and back with DeepEP (expert
+	// parallelism over data-parallel attention ranks: the pool's
+	// enable_expert_parallel and data_parallel_size > 1); "" or
+	// SGLangA2ANone: the experts' outputs are all-reduced.
+	MoEA2ABackend string `json:"moe_a2a_backend,omitempty"`
+	// DeepEPMode is --deepep-mode, DeepEP's kernels: SGLangDeepEPNormal
+	// (high throughput), SGLangDeepEPLowLatency, or SGLangDeepEPAuto (the
+	// default: normal for a batch with a prefill, low-latency for a decode
+	// batch; layers/moe/utils.py DeepEPMode.resolve).
+	DeepEPMode string `json:"deepep_mode,omitempty"`
 }
+
+// engine.sglang.moe_a2a_backend and deepep_mode values (server_args.py
+// --moe-a2a-backend, --deepep-mode).
+const (
+	SGLangA2ANone          = "none"
+	SGLangA2ADeepEP        = "deepep"
+	SGLangDeepEPAuto       = "auto"
+	SGLangDeepEPNormal     = "normal"
+	SGLangDeepEPLowLatency = "low_latency"
+)
+
+// DeepEP reports whether g dispatches the MoE tokens with DeepEP.
+func (g *SGLang) DeepEP() bool { return g != nil && g.MoEA2ABackend == SGLangA2ADeepEP }
 
 // engine.sglang.mamba_ssm_dtype values (server_args.py --mamba-ssm-dtype).
 const (
@@ -427,6 +451,12 @@ func (e *Engine) validateSGLang() error {
 		return errorf("engine.scheduler."+f, "engine.scheduler holds vLLM's engine arguments; with engine.backend sglang give SGLang's server arguments in engine.sglang (%s)",
 			sglangNameOf(f))
 	}
+	for _, pl := range e.Workers.pools() {
+		if pl.pool.All2AllBackend != "" {
+			return errorf(pl.path+".all2all_backend", "is vLLM's --all2all-backend; SGLang's is engine.sglang.moe_a2a_backend (%s) with deepep_mode (%s, %s or %s)",
+				SGLangA2ADeepEP, SGLangDeepEPAuto, SGLangDeepEPNormal, SGLangDeepEPLowLatency)
+		}
+	}
 	if e.SGLang == nil {
 		return nil // Normalize fills it
 	}
@@ -483,6 +513,16 @@ func (g *SGLang) validate(p string) error {
 	}
 	if err := checkEnum(p+"schedule_policy", "SGLang.schedule_policy", g.SchedulePolicy); err != nil {
 		return err
+	}
+	for _, f := range [][2]string{{"moe_a2a_backend", g.MoEA2ABackend}, {"deepep_mode", g.DeepEPMode}} {
+		if f[1] != "" {
+			if err := checkEnum(p+f[0], "SGLang."+f[0], f[1]); err != nil {
+				return err
+			}
+		}
+	}
+	if g.DeepEPMode != "" && !g.DeepEP() {
+		return errorf(p+"deepep_mode", "belongs to DeepEP: give moe_a2a_backend %s", SGLangA2ADeepEP)
 	}
 	return g.validateSpeculative(p)
 }

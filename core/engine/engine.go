@@ -395,6 +395,10 @@ type PoolPlan struct {
 	// that arrives during a pass first runs in the pass after next (as vLLM's
 	// async scheduling: core/replay/loop.go admit).
 	Overlap bool
+	// All2AllBackend is the MoE all-to-all the engine's own arguments
+	// choose (config.All2All*: SGLang's --moe-a2a-backend deepep), priced
+	// as a pool's all2all_backend; "": the pool's.
+	All2AllBackend string
 	// Args are the engine arguments as resolved (the report's
 	// metadata.pools[].engine_args).
 	Args map[string]any

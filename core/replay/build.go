@@ -265,6 +265,9 @@ func (d *deployment) buildPool(s *config.Spec, pl *pool) error {
 			return err
 		}
 		plan, cgTop, maxTokens, overlap = &p, p.CUDAGraphMaxTokens, p.MaxPassTokens, p.Overlap
+		if p.All2AllBackend != "" {
+			pl.a2a = p.All2AllBackend
+		}
 	}
 	pl.overlap = overlap
 	switch p := e.Perf.Source.(type) {

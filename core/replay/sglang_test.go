@@ -1,6 +1,7 @@
 package replay
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -9,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/aisimulate/aisimulate/core/config"
+	"github.com/aisimulate/aisimulate/core/perf"
 	"github.com/aisimulate/aisimulate/core/report"
 )
 
@@ -242,5 +244,87 @@ func TestSGLangDecodeServerMaxRunningRequests(t *testing.T) {
 		require.Equal(t, report.StatusCompleted, r.Status, c.decode)
 		assert.InDelta(t, c.ttft, float64(r.FirstTokenNs-r.SendNs)/1e6, 0.01, c.decode)
 		assert.InDelta(t, c.end, float64(r.EndNs-r.SendNs)/1e6, 0.01, c.decode)
+	}
+}
+
+// sglangDeepEPSpec is Qwen3-235B on H200 under SGLang, P/D, each side one
+// server of TP 2 and pool's other fields, the roofline
+// pricing; the sides' sglang blocks are prefill and decode.
+func sglangDeepEPSpec(t *testing.T, pool, prefill, decode string) string {
+	needSharedConfigs(t)
+	return fmt.Sprintf(`
+engine:
+  model: Qwen/Qwen3-235B-A22B-FP8
+  model_config_dir: %s
+  system: h200_sxm
+  backend: sglang
+  perf: {source: roofline}
+  workers:
+    disaggregated:
+      prefill: {count: 1, tp: 2%s, sglang: %s}
+      decode: {count: 1, tp: 2%s, sglang: %s}
+traffic:
+  source: {type: synthetic, num_requests: 8, isl: 512, osl: 8}
+  load: {mode: concurrency, concurrency: 8}
+`, sharedModelConfigs, pool, prefill, pool, decode)
+}
+
+// SGLang's DeepEP (--moe-a2a-backend deepep): --deepep-mode auto runs the
+// normal kernels for a prefill batch and the low-latency ones for a decode
+// batch, so a P/D prefill server prices as normal and a decode server as
+// low_latency; the two kernels, and DeepEP against the experts' all-reduce,
+// price the same passes differently. DeepEP needs expert parallelism over
+// DP ranks; deepep_mode needs DeepEP; all2all_backend is vLLM's.
+func TestSGLangDeepEPModes(t *testing.T) {
+	const ep = ", data_parallel_size: 8, enable_expert_parallel: true"
+	prefillPass := make([]perf.Batch, 8)
+	decodePass := make([]perf.Batch, 8)
+	for i := range prefillPass {
+		prefillPass[i].Prefill = []perf.Chunk{{NewTokens: 512}}
+		prefillPass[i].Samplers = 1
+		for range 16 {
+			decodePass[i].AddDecode(600)
+		}
+		decodePass[i].Samplers = 16
+	}
+	price := func(prefill, decode string) (int64, int64) {
+		s, err := config.DecodeYAML([]byte(sglangDeepEPSpec(t, ep, prefill, decode)))
+		require.NoError(t, err)
+		d, err := Pricing(s, nil)
+		require.NoError(t, err)
+		require.True(t, d.Pools[0].Lockstep)
+		return d.Pools[0].GroupPassTime(prefillPass), d.Pools[1].GroupPassTime(decodePass)
+	}
+	autoP, autoD := price("{moe_a2a_backend: deepep}", "{moe_a2a_backend: deepep, deepep_mode: auto}")
+	normalP, normalD := price("{moe_a2a_backend: deepep, deepep_mode: normal}", "{moe_a2a_backend: deepep, deepep_mode: normal}")
+	_, llD := price("{moe_a2a_backend: deepep, deepep_mode: low_latency}", "{moe_a2a_backend: deepep, deepep_mode: low_latency}")
+	noneP, noneD := price("{}", "{moe_a2a_backend: none}")
+	assert.Equal(t, normalP, autoP, "auto on a prefill server: normal")
+	assert.Equal(t, llD, autoD, "auto on a decode server: low_latency")
+	assert.NotEqual(t, normalD, llD)
+	assert.NotEqual(t, noneP, normalP)
+	assert.NotEqual(t, noneD, llD)
+
+	rep := runYAML(t, sglangDeepEPSpec(t, ep, "{moe_a2a_backend: deepep}", "{moe_a2a_backend: deepep}"))
+	assert.Equal(t, 8, rep.Summary.Completed)
+	assert.Equal(t, "normal", rep.Metadata.Pools[0].EngineArgs["deepep_mode_priced"])
+	assert.Equal(t, "low_latency", rep.Metadata.Pools[1].EngineArgs["deepep_mode_priced"])
+	assert.Equal(t, "auto", rep.Metadata.Pools[1].EngineArgs["deepep_mode"])
+
+	const pf = "engine.workers.disaggregated.prefill"
+	for _, c := range []struct{ pool, prefill, field, msg string }{
+		{ep, "{deepep_mode: normal}", pf + ".sglang.deepep_mode", "give moe_a2a_backend deepep"},
+		{ep, "{moe_a2a_backend: mooncake}", pf + ".sglang.moe_a2a_backend", "mooncake"},
+		{", enable_expert_parallel: true", "{moe_a2a_backend: deepep}", pf, "needs expert parallelism over data-parallel attention ranks"},
+		{ep + ", all2all_backend: deepep_low_latency", "{}", pf + ".all2all_backend", "SGLang's is engine.sglang.moe_a2a_backend"},
+	} {
+		s, err := config.DecodeYAML([]byte(sglangDeepEPSpec(t, c.pool, c.prefill, "{}")))
+		if err == nil {
+			_, err = Run(s)
+		}
+		var ce *config.Error
+		require.True(t, errors.As(err, &ce), "%s: %v", c.prefill, err)
+		assert.Equal(t, c.field, ce.Field, c.prefill)
+		assert.Contains(t, ce.Msg, c.msg, c.prefill)
 	}
 }

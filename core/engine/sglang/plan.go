@@ -153,6 +153,10 @@ func (Family) Plan(in engine.PoolInput) (engine.PoolPlan, error) {
 		overlap = overlap && g.EnableSpecV2
 	}
 	opt.Overlap = overlap
+	a2a, a2aPriced, err := deepEP(g, in, dp)
+	if err != nil {
+		return engine.PoolPlan{}, err
+	}
 	if opt.MaxReqInputLen < 1 {
 		return engine.PoolPlan{}, &config.Error{Field: "engine.sglang.max_total_tokens", Infeasible: true,
 			Msg: fmt.Sprintf("a token pool of %d tokens leaves no room for a prompt (max_req_len %d)", t, maxReqLen)}
@@ -182,6 +186,12 @@ func (Family) Plan(in engine.PoolInput) (engine.PoolPlan, error) {
 		"cuda_graph_max_bs": cuda, "max_total_num_tokens": t, "max_running_requests": maxRunning,
 		"context_length": ctx, "page_size": page, "schedule_policy": g.SchedulePolicy, "radix_cache": radix,
 		"enable_mixed_chunk": opt.MixedChunk, "overlap_schedule": overlap}
+	if a2a != "" {
+		args["moe_a2a_backend"], args["deepep_mode"], args["deepep_mode_priced"] = g.MoEA2ABackend, g.DeepEPMode, a2aPriced
+		if g.DeepEPMode == "" {
+			args["deepep_mode"] = config.SGLangDeepEPAuto
+		}
+	}
 	if mamba.size > 0 {
 		args["max_mamba_cache_size"], args["mamba_ssm_dtype"], args["mamba_state_bytes_per_request"] = mamba.size, mamba.dtype, mamba.perReq
 	}
@@ -190,7 +200,41 @@ func (Family) Plan(in engine.PoolInput) (engine.PoolPlan, error) {
 		args["speculative_num_draft_tokens"], args["speculative_acceptance_rate"] = g.SpeculativeNumDraftTokens, g.SpeculativeAcceptanceRate
 	}
 	return engine.PoolPlan{Config: cfg, MaxPassTokens: passTokens, CUDAGraphMaxTokens: graphTokens,
-		Overlap: overlap, Args: args, DPRoundRobin: true}, nil
+		Overlap: overlap, Args: args, DPRoundRobin: true, All2AllBackend: a2a}, nil
+}
+
+// deepEP is the MoE all-to-all of a pool whose server runs
+// --moe-a2a-backend deepep (none otherwise), as the perf models price it
+// (config.All2AllDeepEPHT for DeepEP's normal kernels,
+// config.All2AllDeepEPLL for its low-latency ones), and the mode priced.
+// --deepep-mode auto picks per batch (layers/moe/utils.py
+// DeepEPMode.resolve: normal with a prefill in the batch, low-latency for
+// decode): a P/D prefill server's batches are prefills, a decode server's
+// decodes; an aggregated server's passes are priced with the low-latency
+// kernels, those of its decode passes (its prefill passes would use
+// normal's). DeepEP moves tokens between the data-parallel attention ranks
+// that expert parallelism spans: it needs the pool's enable_expert_parallel
+// and data_parallel_size > 1.
+func deepEP(g *config.SGLang, in engine.PoolInput, dp int) (string, string, error) {
+	if !g.DeepEP() {
+		return "", "", nil
+	}
+	if !in.EP || dp < 2 {
+		return "", "", &config.Error{Field: in.Field, Msg: fmt.Sprintf(
+			"moe_a2a_backend %s needs expert parallelism over data-parallel attention ranks (enable_expert_parallel and data_parallel_size > 1; got %v and %d): the perf models price DeepEP's dispatch between those ranks",
+			config.SGLangA2ADeepEP, in.EP, dp)}
+	}
+	mode := g.DeepEPMode
+	if mode == "" || mode == config.SGLangDeepEPAuto {
+		mode = config.SGLangDeepEPLowLatency
+		if in.Name == "prefill" {
+			mode = config.SGLangDeepEPNormal
+		}
+	}
+	if mode == config.SGLangDeepEPNormal {
+		return config.All2AllDeepEPHT, mode, nil
+	}
+	return config.All2AllDeepEPLL, mode, nil
 }
 
 // preAllocSince is the first SGLang release whose P/D decode server keeps
