@@ -119,6 +119,9 @@ def _sglang(engine: Mapping[str, Any], role: str, pool: Mapping[str, Any]) -> li
         args += ["--kv-cache-dtype", "fp8_e4m3"]
     if g.get("mem_fraction_static"):
         args += ["--mem-fraction-static", f"{g['mem_fraction_static']:g}"]
+    for key in ("moe_a2a_backend", "deepep_mode"):
+        if g.get(key):
+            args += ["--" + key.replace("_", "-"), str(g[key])]
     if role != "aggregated":
         args += ["--disaggregation-mode", role]
     return args
