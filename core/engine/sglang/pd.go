@@ -28,28 +28,61 @@ func (w *Worker) Handoff(er *engine.Request) bool {
 	r := own(er)
 	w.renew(r)
 	r.transferred, r.kvReady = true, r.Prompt
-	if len(w.awaiting) == 0 && w.reserve(r) {
-		return true
+	if len(w.awaiting) == 0 {
+		budget, retractable := w.allocatable()
+		if w.reserve(r, &budget, retractable) {
+			return true
+		}
 	}
 	r.where = onAwaitingBlocks
 	w.awaiting = append(w.awaiting, r)
 	return false
 }
 
+// reservedDecodeTokens is SGLANG_NUM_RESERVED_DECODE_TOKENS
+// (disaggregation/decode.py, DecodePreallocQueue): the decode room a P/D
+// decode server keeps free for each request it holds.
+const reservedDecodeTokens = 512
+
+// allocatable is the KV a decode server may still reserve for handoffs
+// (DecodePreallocQueue._allocatable_tokens): the free tokens less the larger
+// of reservedDecodeTokens for every request it holds (running, arrived, in
+// transfer) and what the running request that needs the most would still
+// need with all the others retracted (its prompt and clipped output less
+// every running request's tokens, retractable); and retractable.
+func (w *Worker) allocatable() (budget, retractable int) {
+	for _, r := range w.running {
+		retractable += r.Prompt + r.Generated
+	}
+	single := 0
+	for _, r := range w.running {
+		single = max(single, r.Prompt+min(r.Output, clipMaxNewTokens)-retractable)
+	}
+	held := len(w.running) + len(w.arrived) + w.inTransfer
+	return w.available() - max(reservedDecodeTokens*held, single), retractable
+}
+
 // reserve takes r's prompt KV and a request slot if the server has both
-// now (DecodePreallocQueue.pop_preallocated stops at a full
-// req_to_token_pool or too little KV). A slot is held by a reserved, an
-// arrived and a running request, and by one that finished in the pass
-// just run, under the overlap scheduler, until that pass's results are
-// processed.
-func (w *Worker) reserve(r *Request) bool {
+// now (DecodePreallocQueue.pop_preallocated, FIFO): it stops at a full
+// req_to_token_pool, and at a request whose prompt and reservedDecodeTokens
+// (or its prompt and clipped output beyond the retractable tokens) exceed
+// the budget (allocatable), which each reservation draws its prompt and
+// reservedDecodeTokens from. A slot is held by a reserved, an arrived and a
+// running request, and by one that finished in the pass just run, under the
+// overlap scheduler, until that pass's results are processed.
+func (w *Worker) reserve(r *Request, budget *int, retractable int) bool {
 	if s := w.opt.RequestSlots; s > 0 && w.inTransfer+len(w.arrived)+len(w.running)+len(w.late) >= s {
+		return false
+	}
+	required := r.kvReady + reservedDecodeTokens
+	if max(required, r.kvReady+min(r.Output, clipMaxNewTokens)-retractable) > *budget {
 		return false
 	}
 	need := w.pages(r.kvReady)
 	if need > w.available() {
 		return false
 	}
+	*budget -= required
 	w.alloc(need)
 	r.own = need
 	r.PulledTokens = r.kvReady
@@ -62,8 +95,12 @@ func (w *Worker) reserve(r *Request) bool {
 // and returns those reserved (reused by the next call).
 func (w *Worker) ReserveWaiting() []*engine.Request {
 	w.reservedNow = w.reservedNow[:0]
+	if len(w.awaiting) == 0 {
+		return w.reservedNow
+	}
+	budget, retractable := w.allocatable()
 	n := 0
-	for n < len(w.awaiting) && w.reserve(w.awaiting[n]) {
+	for n < len(w.awaiting) && w.reserve(w.awaiting[n], &budget, retractable) {
 		w.reservedNow = append(w.reservedNow, &w.awaiting[n].Request)
 		n++
 	}

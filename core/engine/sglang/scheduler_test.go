@@ -402,7 +402,8 @@ func TestOverlapDecodesAFinishedRequestOnce(t *testing.T) {
 }
 
 // A P/D decode server runs at most max_running_requests (2 here) and holds
-// at most its request slots (2 + the 2 × 2 pre-allocated, 6) of handoffs:
+// at most its request slots (2 + the 2 × 2 pre-allocated, 6) of handoffs (a
+// pool of 10,000 tokens holds their KV and decode reserves):
 // of 7 handoffs of 10 prompt tokens and 2 output tokens, 6 are reserved at
 // once and the 7th waits for a slot. The 6 arrive; pass 1 decodes R1 and R2
 // (token 1), pass 2 again (token 2: they finish, freeing two slots: R7 is
@@ -416,7 +417,7 @@ func TestDecodeServerRunsAtMostMaxRunningRequests(t *testing.T) {
 		opt := testOptions(0.1)
 		opt.RadixCache, opt.Overlap, opt.RequestSlots = false, overlap, 6
 		rec := &recorder{}
-		w, err := NewWorker(engine.Config{MaxNumSeqs: 2, MaxNumBatchedTokens: 16384, BlockSize: 1, NumBlocks: 1000,
+		w, err := NewWorker(engine.Config{MaxNumSeqs: 2, MaxNumBatchedTokens: 16384, BlockSize: 1, NumBlocks: 10000,
 			MaxModelLen: 1 << 20, HashBlockTokens: 16, PartialBlockHash: true, Options: opt}, rec)
 		require.NoError(t, err)
 		rs := make([]*engine.Request, 7)
@@ -451,4 +452,37 @@ func TestDecodeServerRunsAtMostMaxRunningRequests(t *testing.T) {
 		}
 		checkBalanced(t, w)
 	}
+}
+
+// A P/D decode server reserves a handoff's prompt only while it keeps 512
+// tokens of decode room (SGLANG_NUM_RESERVED_DECODE_TOKENS) for every request
+// it holds: with 1,200 tokens, R1 (100 prompt tokens, 50 output) is reserved
+// (budget 1,200 ≥ 100 + 512); R2 (the same) is not: 1,100 free less 512 for
+// R1 leaves 588 < 612. While R1 decodes its budget stays below 612 (its
+// tokens grow); R2 is reserved after R1's 50th and last pass.
+func TestDecodeServerKeepsDecodeRoom(t *testing.T) {
+	opt := testOptions(0.1)
+	opt.RadixCache = false
+	rec := &recorder{}
+	w, err := NewWorker(engine.Config{MaxNumSeqs: 16, MaxNumBatchedTokens: 16384, BlockSize: 1, NumBlocks: 1200,
+		MaxModelLen: 1 << 20, HashBlockTokens: 16, PartialBlockHash: true, Options: opt}, rec)
+	require.NoError(t, err)
+	r1, r2 := newRequest(1, 100, 50), newRequest(2, 100, 50)
+	require.True(t, w.Handoff(r1))
+	require.False(t, w.Handoff(r2))
+	w.KVArrived(r1)
+	passes, reservedAfter := 0, 0
+	for step(w) {
+		passes++
+		for _, r := range w.ReserveWaiting() {
+			assert.Equal(t, int64(2), r.ID)
+			reservedAfter = passes
+			w.KVArrived(r)
+		}
+	}
+	assert.Equal(t, 50, reservedAfter)
+	assert.Equal(t, 100, passes)
+	checkBalanced(t, w)
+	assert.Contains(t, w.CheckHandoff(700, 10), "SGLANG_NUM_RESERVED_DECODE_TOKENS")
+	assert.Equal(t, "", w.CheckHandoff(600, 10))
 }

@@ -288,6 +288,10 @@ func (w *Worker) CheckHandoff(prompt, output int) string {
 	if n := w.pages(prompt + output + w.verify - 1); n > w.capacity {
 		return fmt.Sprintf("handoff needs %d KV tokens, more than the decode server's whole token pool (%d)", n, w.capacity)
 	}
+	if n := prompt + reservedDecodeTokens; n > w.capacity {
+		return fmt.Sprintf("handoff of a %d-token prompt needs it and the %d tokens SGLang's decode server reserves for its decode (SGLANG_NUM_RESERVED_DECODE_TOKENS), more than its whole token pool (%d)",
+			prompt, reservedDecodeTokens, w.capacity)
+	}
 	return ""
 }
 
