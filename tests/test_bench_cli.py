@@ -30,7 +30,7 @@ def test_parse_the_tools_command_lines():
     assert b == {"tool": "vllm_bench_serve", "variant": "inferencex", "dataset_name": "random",
                  "random_input_len": 1024, "random_output_len": 128, "random_range_ratio": 0.8,
                  "num_prompts": 40, "max_concurrency": 4, "num_warmups": 8, "ignore_eos": True}
-    assert run == {}
+    assert run == {"percentile_metrics": ["ttft", "tpot", "itl", "e2el"]}
     b, run = parse_command(VLLM.split())
     assert b["variant"] == "vllm" and b["num_prompts"] == 30 and "request_rate" not in b
     assert run == {"percentiles": [50.0, 99.0]}
@@ -45,7 +45,6 @@ def test_parse_the_tools_command_lines():
 
 @pytest.mark.parametrize("command, match", [
     ("vllm bench serve --dataset-name random --use-chat-template --ignore-eos", "--use-chat-template: not simulated"),
-    ("vllm bench serve --num-prompts 5 --num-prompts 6", "--num-prompts: given twice"),
     ("vllm bench serve --num-prompts many", "want an integer"),
     ("aiperf profile --concurrency 2 --osl 10 --extra-inputs ignore_eos:true", "--streaming is missing"),
     ("aiperf profile --streaming --osl 10 --extra-inputs temperature:0.7", "temperature:0.7"),
@@ -129,3 +128,73 @@ def test_genai_perf_command_line():
     assert b == {"tool": "genai_perf", "concurrency": 4, "request_count": 40, "warmup_request_count": 8,
                  "synthetic_input_tokens_mean": 1000, "output_tokens_mean": 100, "ignore_eos": True}
     assert run == {"seed": 5}
+
+
+def test_an_option_given_twice_takes_the_last():
+    # argparse's store action (vllm bench serve): a script appends an override
+    b, _ = parse_command(["vllm bench serve --dataset-name random --random-input-len 128 --num-prompts 20 "
+                          "--ignore-eos --num-prompts 5 --goodput ttft:100 --goodput tpot:5"])
+    assert b["num_prompts"] == 5
+    assert parse_command(["vllm bench serve --ignore-eos --goodput ttft:100 --goodput tpot:5"])[1]["slo"] == {"tpot_ms": 5.0}
+
+
+def test_vllms_general_lengths_and_inert_options():
+    # --input-len / --output-len map onto the random dataset's lengths whatever the order
+    # (main_async in vllm/benchmarks/serve.py); --request-id-prefix only names requests
+    b, _ = parse_command(["vllm bench serve --input-len 256 --random-input-len 100 --output-len 16 --ignore-eos "
+                          "--request-id-prefix y --header x-a=1"])
+    assert (b["random_input_len"], b["random_output_len"]) == (256, 16)
+
+
+def test_a_rate_must_be_positive(capsys, tmp_path):
+    # vLLM's get_request asserts a positive rate; inf (the default) is every prompt at once
+    for rate in ("-5", "0"):
+        code, _, err = run_cli(capsys, tmp_path, "vllm bench serve --ignore-eos --num-prompts 5 --request-rate " + rate)
+        assert code == 2 and "traffic.benchmark.request_rate: must be > 0" in err
+    code, _, err = run_cli(capsys, tmp_path, "vllm bench serve --ignore-eos --num-prompts 9223372036854775807")
+    assert code == 2 and "traffic.benchmark.num_prompts: must be ≤ 16777216" in err
+
+
+def test_a_failed_ready_check_stops_the_benchmark(capsys, tmp_path):
+    # a prompt longer than max_model_len (40960 for Qwen3-8B): vLLM's test request fails
+    cmd = "vllm bench serve --ignore-eos --random-input-len 1000000 --random-output-len 16 --num-prompts 5"
+    code, _, err = run_cli(capsys, tmp_path, cmd)
+    assert code == 2 and "Initial test run failed" in err and "max_model_len (40960)" in err
+    code, out, err = run_cli(capsys, tmp_path, cmd + " --ready-check-timeout-sec 0")
+    assert code == 0, err
+    assert [ln.split()[2] for ln in out.splitlines() if ln.startswith(("Successful", "Failed"))] == ["0", "5"]
+
+
+def test_vllm_goodput_counts_one_token_responses_good(capsys, tmp_path):
+    # calculate_metrics: "if output_len <= 1, we regard tpot as 0 for goodput"
+    code, out, err = run_cli(capsys, tmp_path, "vllm bench serve --ignore-eos --random-input-len 128 "
+                             "--random-output-len 1 --num-prompts 10 --goodput tpot:5", "--format", "json")
+    assert code == 0, err
+    res = json.loads(out)["result"]
+    assert res["request_goodput"] == res["request_throughput"] > 0
+
+
+def test_percentile_metrics_choose_the_sections(capsys, tmp_path):
+    import numpy as np
+    base = "vllm bench serve --ignore-eos --random-input-len 256 --random-output-len 16 --num-prompts 6 --max-concurrency 2"
+    code, out, err = run_cli(capsys, tmp_path, base)
+    assert code == 0, err
+    # vLLM's default: ttft, tpot, itl (no E2EL section)
+    assert "Time to First Token" in out and "Inter-token Latency" in out and "End-to-end" not in out
+    code, out, err = run_cli(capsys, tmp_path, base + " --percentile-metrics ttft,e2el,client_queue_time "
+                             "--metric-percentiles 25,75", "--format", "json")
+    assert code == 0, err
+    doc = json.loads(out)
+    res = doc["result"]
+    assert "mean_tpot_ms" not in res and "mean_itl_ms" not in res
+    # the percentiles are numpy's over the measured requests; the client queue is the
+    # wait on the semaphore: each send less the first one
+    spec = aisimulate.load_config({"engine": {"model": "Qwen/Qwen3-8B", "system": "h100_sxm", "backend_version": "0.15.1"},
+                                   "traffic": {"benchmark": parse_command(base.split())[0]}})
+    recs = aisimulate.replay(spec, progress=False).requests
+    assert res["p25_ttft_ms"] == pytest.approx(np.percentile([r["ttft_ms"] for r in recs], 25))
+    assert res["p75_e2el_ms"] == pytest.approx(np.percentile([r["e2e_ms"] for r in recs], 75))
+    sends = sorted(r["send_ms"] for r in recs)
+    assert sends[0] == sends[1] and res["mean_client_queue_time_ms"] == pytest.approx(np.mean(sends) - sends[0])
+    code, _, err = run_cli(capsys, tmp_path, base + " --metric-percentiles 25")
+    assert code == 2 and "--metric-percentiles 25: the simulation's inter-token latency" in err

@@ -152,8 +152,10 @@ type VLLMBenchServe struct {
 	NumPrompts int `json:"num_prompts"`
 	// MaxConcurrency is --max-concurrency (0: none).
 	MaxConcurrency int `json:"max_concurrency,omitempty"`
-	// RequestRate is --request-rate, requests/s (0: inf, the default).
-	RequestRate float64 `json:"request_rate,omitempty"`
+	// RequestRate is --request-rate, requests/s (absent: inf, the
+	// default; vLLM's get_request asserts a positive rate, so 0 and
+	// negatives are refused).
+	RequestRate *float64 `json:"request_rate,omitempty"`
 	// Burstiness is --burstiness (default 1: Poisson arrivals; otherwise
 	// gamma with shape Burstiness, a coefficient of variation 1/√Burstiness).
 	Burstiness float64 `json:"burstiness"`
@@ -466,8 +468,14 @@ func (t VLLMBenchServe) validate(path string) error {
 	if !t.IgnoreEOS {
 		return errorf(p+"ignore_eos", "must be true (--ignore-eos): a response that may end at the model's end-of-sequence token has a length the simulation cannot know")
 	}
-	if t.RequestRate > 0 {
-		if err := checkFloat(p+"request_rate", "VLLMBenchServe.request_rate", t.RequestRate); err != nil {
+	if t.RequestRate == nil && t.MaxConcurrency == 0 && t.NumPrompts > MaxConcurrency {
+		return errorf(p+"num_prompts", "must be ≤ %d without max_concurrency or request_rate (every prompt is sent at once, a client each: traffic.load.concurrency's limit), got %d", MaxConcurrency, t.NumPrompts)
+	}
+	if t.RequestRate != nil {
+		if r := *t.RequestRate; r <= 0 {
+			return errorf(p+"request_rate", "must be > 0 (vLLM's get_request asserts a positive request rate; leave it out for inf, every prompt at once), got %g", r)
+		}
+		if err := checkFloat(p+"request_rate", "VLLMBenchServe.request_rate", *t.RequestRate); err != nil {
 			return err
 		}
 		if t.MaxConcurrency > 0 {
@@ -583,8 +591,8 @@ func (t VLLMBenchServe) traffic() (Traffic, []string) {
 		prompt = WarmupPromptFirst
 	}
 	switch {
-	case t.RequestRate > 0: // the warm-ups go at once (no concurrency limit), then the arrivals
-		l := RateLoad{RateRPS: t.RequestRate, Arrival: ArrivalPoisson, WarmupRequests: w, WarmupPrompt: prompt}
+	case t.RequestRate != nil: // the warm-ups go at once (no concurrency limit), then the arrivals
+		l := RateLoad{RateRPS: *t.RequestRate, Arrival: ArrivalPoisson, WarmupRequests: w, WarmupPrompt: prompt}
 		if t.Burstiness != 1 {
 			l.Arrival, l.CV = ArrivalGamma, 1/math.Sqrt(t.Burstiness)
 		}
@@ -680,4 +688,16 @@ func genaiPerfLength(mean int, std float64) Length {
 		return Length{Kind: FixedLength{Value: mean}}
 	}
 	return Length{Kind: NormalLength{Mean: float64(mean) - 0.5, Std: std, Min: 1, Max: int(math.Ceil(float64(mean) + 8*std))}}
+}
+
+// ReadyCheck reports whether b's first warm-up request is the tool's initial
+// test request, whose failure stops the run before anything is measured:
+// vLLM's client with ready_check_timeout_sec > 0 (benchmark() in
+// vllm/benchmarks/serve.py raises "Initial test run failed" when the test
+// request fails, after wait_for_endpoint retried it until the timeout) and
+// InferenceX's fork before 2026-01-21 (the test run of vLLM's older
+// benchmark_serving.py, which raises the same).
+func (b Benchmark) ReadyCheck() bool {
+	t, ok := b.Tool.(VLLMBenchServe)
+	return ok && t.warmups() > t.NumWarmups
 }

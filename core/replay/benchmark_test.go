@@ -2,7 +2,10 @@ package replay
 
 import (
 	"encoding/json"
+	"fmt"
 	"testing"
+
+	"github.com/aisimulate/aisimulate/core/config"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -134,4 +137,27 @@ traffic:
 	}
 	assert.Equal(t, []int{96, 96, 0, 96}, cached)
 	assert.Equal(t, 2, rep.Metadata.WarmupRequests)
+}
+
+// vLLM's client stops at its ready check when the test request (the first
+// prompt) fails: a 2000-token prompt on the linear engine's max_model_len of
+// 1600 (100 blocks of 16) is rejected, and the replay is an error naming the
+// benchmark and why, not a run of zero successful requests. Without the
+// ready check (ready_check_timeout_sec: 0) vLLM runs the prompts, every one
+// rejected: 0 completed, 3 failed.
+func TestVLLMBenchServeStopsAtAFailedReadyCheck(t *testing.T) {
+	bench := `{tool: vllm_bench_serve, random_input_len: 2000, random_output_len: 2, num_prompts: 3, max_concurrency: 2, ignore_eos: true%s}`
+	s, err := config.DecodeYAML([]byte(linearEngineFor(100) + "traffic:\n  benchmark: " + fmt.Sprintf(bench, "") + "\n"))
+	require.NoError(t, err)
+	_, err = Run(s)
+	var ce *config.Error
+	require.ErrorAs(t, err, &ce)
+	assert.Equal(t, "traffic.benchmark", ce.Field)
+	assert.Contains(t, ce.Msg, "initial test request (the first prompt: 2000 input tokens, 2 output) is rejected")
+	assert.Contains(t, ce.Msg, "max_model_len (1600)")
+	assert.Contains(t, ce.Msg, "Initial test run failed")
+
+	rep := runYAML(t, linearEngineFor(100)+"traffic:\n  benchmark: "+fmt.Sprintf(bench, ", ready_check_timeout_sec: 0")+"\n")
+	assert.Equal(t, 0, rep.Summary.Completed)
+	assert.Equal(t, 3, rep.Summary.Rejected)
 }

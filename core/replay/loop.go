@@ -85,7 +85,10 @@ type sim struct {
 	// without one)
 	given config.Traffic
 	bench *report.Benchmark
-	dep   *deployment
+	// readyCheck: the first warm-up request is the benchmark's test request,
+	// whose failure stops the tool (config.Benchmark.ReadyCheck)
+	readyCheck bool
+	dep        *deployment
 	// watch sees the measured requests (WithWatcher; nil: none)
 	watch Watcher
 	tr    *traffic
@@ -325,6 +328,7 @@ func prepare(spec *config.Spec, opts []Option) (*sim, error) {
 	m := &sim{spec: s, dep: dep, tr: tr, path: path, mem: mem, onProgress: o.progress, given: given}
 	if bench != nil {
 		m.bench = &report.Benchmark{Tool: bench.Name(), Traffic: s.Traffic.JSON(), Notes: notes}
+		m.readyCheck = bench.ReadyCheck()
 	}
 	// sessions' later turns held to reach the next session's start: at most
 	// what the budget leaves once everything else is counted
@@ -336,6 +340,9 @@ func prepare(spec *config.Spec, opts []Option) (*sim, error) {
 			return nil, err
 		}
 		m.acc.SetSLO(*o.slo)
+		if bench != nil && bench.Name() == config.ToolVLLMBenchServe {
+			m.acc.SetVLLMGoodput()
+		}
 	}
 	if o.columns {
 		expect := 0
@@ -629,6 +636,11 @@ func (m *sim) send(idx int32) {
 	var hashes, groups []uint64
 	partial := 0
 	f.reject = m.fitReason(r)
+	if f.reject != "" && f.warmup && m.readyCheck && m.halt == nil {
+		// every warm-up copies the first prompt, the test request's
+		m.halt = cfgErr("traffic.benchmark", fmt.Errorf("the initial test request (the first prompt: %d input tokens, %d output) is rejected: %s; "+
+			"vllm bench serve stops there (\"Initial test run failed - Please make sure benchmark arguments are correctly specified\")", r.InputTokens, r.OutputTokens, f.reject))
+	}
 	deltas := m.tr.deltas && r.SessionID >= 0
 	if deltas {
 		m.turnPieces(f)

@@ -66,12 +66,14 @@ type SLO struct {
 	E2EMs  *float64 `json:"e2e_ms,omitempty"`
 }
 
-// meets reports whether completed record r is within every bound of o.
-func (o *SLO) meets(r *Record) bool {
+// meets reports whether completed record r is within every bound of o; with
+// zeroTPOT a record without a TPOT (below 2 output tokens) meets a TPOT
+// bound (vLLM's rule, SetVLLMGoodput).
+func (o *SLO) meets(r *Record, zeroTPOT bool) bool {
 	if v, ok := r.TTFT(); o.TTFTMs != nil && (!ok || v > *o.TTFTMs) {
 		return false
 	}
-	if v, ok := r.TPOT(); o.TPOTMs != nil && (!ok || v > *o.TPOTMs) {
+	if v, ok := r.TPOT(); o.TPOTMs != nil && (!ok && !zeroTPOT || ok && v > *o.TPOTMs) {
 		return false
 	}
 	return o.E2EMs == nil || r.E2E() <= *o.E2EMs
@@ -82,7 +84,7 @@ func (o *SLO) meets(r *Record) bool {
 // GoodputRPS = good requests / the measured window (DurationMs; null when
 // it is 0), SLOAttainment = good / completed (null with nothing completed).
 // vLLM's request_goodput differs only for outputs of one token, whose TPOT
-// it takes as 0 (a pass) where AIPerf has none (a miss).
+// it takes as 0 (a pass) where AIPerf has none (a miss): SetVLLMGoodput.
 type Goodput struct {
 	SLO           SLO      `json:"slo"`
 	GoodRequests  int      `json:"good_requests"`
@@ -124,6 +126,7 @@ type Accumulator struct {
 	added           bool  // a record bounds the window
 	window          WindowRule
 	slo             *SLO
+	zeroTPOT        bool // SetVLLMGoodput
 	good            int
 }
 
@@ -137,6 +140,13 @@ func (a *Accumulator) Reserve(n int) {
 // SetSLO makes the summary count the completed requests within slo (its
 // Goodput); call it before the first Add.
 func (a *Accumulator) SetSLO(slo SLO) { a.slo = &slo }
+
+// SetVLLMGoodput makes the goodput count as vLLM's request_goodput does: a
+// completed request of fewer than 2 output tokens has a TPOT of 0 for the
+// SLO, so it meets any TPOT bound (calculate_metrics in
+// vllm/benchmarks/serve.py: "if output_len <= 1, we regard tpot as 0 for
+// goodput"); AIPerf's rule, the default, has no TPOT for it and misses.
+func (a *Accumulator) SetVLLMGoodput() { a.zeroTPOT = true }
 
 // AddGap pools one gap (ns) between consecutive tokens a client received.
 // Only completed requests receive tokens, so every gap belongs to the ITL pool.
@@ -194,7 +204,7 @@ func (a *Accumulator) Add(r *Record) {
 	a.isl = append(a.isl, int32(r.InputTokens))
 	a.os = append(a.os, int32(r.OutputTokens))
 	a.e2e = append(a.e2e, r.E2E())
-	if a.slo != nil && a.slo.meets(r) {
+	if a.slo != nil && a.slo.meets(r, a.zeroTPOT) {
 		a.good++
 	}
 }

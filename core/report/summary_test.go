@@ -66,6 +66,16 @@ func TestGoodputUnderAnSLO(t *testing.T) {
 		e2e.Add(&recs[i])
 	}
 	assert.Equal(t, 3, e2e.Close(1).Goodput.GoodRequests)
+
+	// vLLM's rule: r4's one token has a TPOT of 0 for the SLO, so it meets
+	// the 2.5 ms bound and its 5.0 ms TTFT the 15 ms one: r1 and r4 are good
+	var vllm Accumulator
+	vllm.SetSLO(SLO{TTFTMs: f64p(15), TPOTMs: f64p(2.5)})
+	vllm.SetVLLMGoodput()
+	for i := range recs {
+		vllm.Add(&recs[i])
+	}
+	assert.Equal(t, 2, vllm.Close(1).Goodput.GoodRequests)
 }
 
 // The measured window as AIPerf measures it: only completed requests bound it

@@ -31,8 +31,8 @@ from .errors import ConfigError
 _VLLM_INERT = {"--model": 1, "--tokenizer": 1, "--backend": 1, "--base-url": 1, "--host": 1, "--port": 1,
                "--endpoint": 1, "--served-model-name": 1, "--result-dir": 1, "--result-filename": 1,
                "--label": 1, "--metadata": -1, "--save-result": 0, "--save-detailed": 0, "--append-result": 0,
-               "--trust-remote-code": 0, "--disable-tqdm": 0, "--percentile-metrics": 1, "--tokenizer-mode": 1,
-               "--endpoint-type": 1}
+               "--trust-remote-code": 0, "--disable-tqdm": 0, "--tokenizer-mode": 1,
+               "--endpoint-type": 1, "--request-id-prefix": 1, "--header": -1, "--insecure": 0}
 #: AIPerf's options of the same kind.
 _AIPERF_INERT = {"-m": 1, "--model": 1, "--model-names": 1, "-u": 1, "--url": 1, "--endpoint-type": 1,
                  "--endpoint": 1, "--tokenizer": 1, "--artifact-dir": 1, "--ui-type": 1, "--ui": 1,
@@ -78,9 +78,14 @@ def tool_of(words: Sequence[str]) -> tuple[str, str, list[str]]:
                           "inference-perf --config_file …)")
 
 
-def _options(words: Sequence[str], inert: dict[str, int]) -> tuple[dict[str, list[str]], list[str]]:
-    """``--name value`` / ``--name=value`` / flags into name → values (in order); the
-    names of inert options are returned apart. Positional words are an error."""
+def _options(words: Sequence[str], inert: dict[str, int], aliases: dict[str, str] | None = None,
+             lists: Sequence[str] = ()) -> tuple[dict[str, list[str]], list[str]]:
+    """``--name value`` / ``--name=value`` / flags into name → values; the names of
+    inert options are returned apart. An option given twice takes its last value, as
+    the tools' parsers do (argparse's store action, cyclopts), except ``lists``, whose
+    values add up (AIPerf's ``--extra-inputs``, given once per key). ``aliases`` maps
+    another name of an option to its own (the last of either wins). Positional words
+    are an error."""
     out: dict[str, list[str]] = {}
     seen_inert: list[str] = []
     i = 0
@@ -90,6 +95,7 @@ def _options(words: Sequence[str], inert: dict[str, int]) -> tuple[dict[str, lis
             raise _BenchUsageError(f"{word!r}: a word that is no option (the tool's options only)")
         name, eq, value = word.partition("=")
         name = name.replace("_", "-") if name.startswith("--") else name
+        name = (aliases or {}).get(name, name)
         vals: list[str] = []
         if eq:
             vals = [value]
@@ -101,9 +107,10 @@ def _options(words: Sequence[str], inert: dict[str, int]) -> tuple[dict[str, lis
             i = j - 1
         if name in inert:
             seen_inert.append(name)
+        elif name in lists:
+            out.setdefault(name, []).extend(vals)
         else:
-            if name in out:
-                raise _BenchUsageError(f"{name}: given twice")
+            out.pop(name, None)  # the last one given, in the order given
             out[name] = vals
         i += 1
     return out, seen_inert
@@ -138,7 +145,8 @@ def _one(opts: dict[str, list[str]], name: str, kind: type, default: Any = None)
 
 def parse_vllm(options: Sequence[str], variant: str) -> tuple[dict[str, Any], dict[str, Any]]:
     """``traffic.benchmark`` (tool vllm_bench_serve) and the run's other settings
-    (``seed``, ``slo``, ``percentiles``) from vLLM's benchmark options."""
+    (``seed``, ``slo``, ``percentiles``, ``percentile_metrics``) from vLLM's benchmark
+    options (vllm/benchmarks/serve.py, add_cli_args and main_async)."""
     opts, _ = _options(options, _VLLM_INERT)
     b: dict[str, Any] = {"tool": "vllm_bench_serve", "variant": variant}
     for name, key, kind in (("--dataset-name", "dataset_name", str), ("--random-input-len", "random_input_len", int),
@@ -147,7 +155,9 @@ def parse_vllm(options: Sequence[str], variant: str) -> tuple[dict[str, Any], di
                             ("--random-prefix-len", "random_prefix_len", int), ("--num-prompts", "num_prompts", int),
                             ("--max-concurrency", "max_concurrency", int), ("--burstiness", "burstiness", float),
                             ("--num-warmups", "num_warmups", int),
-                            ("--ready-check-timeout-sec", "ready_check_timeout_sec", float)):
+                            ("--ready-check-timeout-sec", "ready_check_timeout_sec", float),
+                            # the general lengths map onto the dataset's, whatever the order (main_async)
+                            ("--input-len", "random_input_len", int), ("--output-len", "random_output_len", int)):
         v = _one(opts, name, kind)
         if v is not None:
             b[key] = v
@@ -161,18 +171,32 @@ def parse_vllm(options: Sequence[str], variant: str) -> tuple[dict[str, Any], di
     if seed is not None:
         run["seed"] = seed
     goodput = opts.pop("--goodput", None)
-    if goodput is not None:  # vLLM's "ttft:200 tpot:50 e2el:1000" (ms)
+    if goodput is not None:  # vLLM's "ttft:200 tpot:50 e2el:1000" (ms; check_goodput_args)
         names = {"ttft": "ttft_ms", "tpot": "tpot_ms", "e2el": "e2e_ms"}
         slo = {}
         for item in goodput:
             k, _, v = item.partition(":")
             if k not in names or not _is_number(v):
                 raise _BenchUsageError(f"--goodput {item!r}: want ttft:MS, tpot:MS or e2el:MS")
+            if float(v) < 0:
+                raise _BenchUsageError(f"--goodput {item!r}: the service level objective value should be "
+                                      "non-negative (vLLM's check_goodput_args)")
             slo[names[k]] = float(v)
         run["slo"] = slo
     pcts = opts.pop("--metric-percentiles", None)
     if pcts is not None:
-        run["percentiles"] = [float(p) for p in ",".join(pcts).split(",") if p]
+        try:
+            run["percentiles"] = [float(p) for p in ",".join(pcts).split(",") if p]
+        except ValueError:
+            raise _BenchUsageError(f"--metric-percentiles {','.join(pcts)!r}: want percentiles separated by "
+                                  "commas, e.g. 25,50,75") from None
+        bad = [p for p in run["percentiles"] if not 0 <= p <= 100]
+        if bad:
+            raise _BenchUsageError(f"--metric-percentiles {_word(bad[0])}: percentiles must be in [0, 100] "
+                                  "(numpy.percentile)")
+    metrics = opts.pop("--percentile-metrics", None)
+    if metrics is not None:
+        run["percentile_metrics"] = ",".join(metrics).split(",")
     if opts:
         raise _BenchUsageError(f"{sorted(opts)[0]}: not simulated (an option that changes what "
                               "vllm bench serve sends or measures; aisimulate bench takes "
@@ -183,7 +207,7 @@ def parse_vllm(options: Sequence[str], variant: str) -> tuple[dict[str, Any], di
 _VLLM_KNOWN = ("--dataset-name", "--random-input-len", "--random-output-len", "--random-range-ratio",
                "--random-prefix-len", "--num-prompts", "--max-concurrency", "--request-rate", "--burstiness",
                "--num-warmups", "--ready-check-timeout-sec", "--ignore-eos", "--seed", "--goodput",
-               "--metric-percentiles")
+               "--metric-percentiles", "--percentile-metrics", "--input-len", "--output-len")
 
 
 #: The options of ``aiperf profile`` and ``genai-perf profile`` the simulation takes:
@@ -266,6 +290,7 @@ def parse_command(command: Sequence[str]) -> tuple[dict[str, Any], dict[str, Any
 #: vLLM's printed result lines: (label, its --save-result key, aisimulate's summary key).
 _VLLM_LINES = [
     ("Successful requests:", "completed", "completed"),
+    ("Failed requests:", "failed", "rejected + failed + canceled"),
     ("Benchmark duration (s):", "duration", "duration_ms / 1000"),
     ("Total input tokens:", "total_input_tokens", "total_input_tokens"),
     ("Total generated tokens:", "total_output_tokens", "total_output_tokens"),
@@ -273,15 +298,67 @@ _VLLM_LINES = [
     ("Output token throughput (tok/s):", "output_throughput", "output_token_throughput_tps"),
     ("Total Token throughput (tok/s):", "total_token_throughput", "(input + output) / duration"),
 ]
+#: vLLM's metric sections in its order (benchmark() in vllm/benchmarks/serve.py):
+#: (name, short, header, aisimulate's summary key or per-request value).
 _VLLM_METRICS = [("ttft", "TTFT", "Time to First Token", "ttft_ms"),
                  ("tpot", "TPOT", "Time per Output Token (excl. 1st token)", "tpot_ms"),
                  ("itl", "ITL", "Inter-token Latency", "itl_ms"),
-                 ("e2el", "E2EL", "End-to-end Latency", "e2e_ms")]
+                 ("e2el", "E2EL", "End-to-end Latency", "e2e_ms"),
+                 ("client_queue_time", "Client Queue Time", "Client-side Queueing", "(send − first send)")]
+#: vLLM's --percentile-metrics without the option (a generative model's).
+_VLLM_DEFAULT_METRICS = ("ttft", "tpot", "itl")
+#: the percentiles every summary holds.
+_SUMMARY_PERCENTILES = (50.0, 90.0, 95.0, 99.0)
 
 
-def vllm_text(result: dict[str, Any], percentiles: Sequence[float]) -> str:
+def vllm_result(report: Any, percentiles: Sequence[float], metrics: Sequence[str],
+                max_concurrency: int | None) -> dict[str, Any]:
+    """The keys ``vllm bench serve --save-result`` writes (vllm_bench_json) for the
+    selected ``--percentile-metrics``, at any ``--metric-percentiles``: a percentile the
+    summary does not hold is numpy's linear one over the measured requests' values
+    (vLLM's np.percentile); ``client_queue_time`` (with ``--max-concurrency`` only, as
+    vLLM reports it) is each request's send less the benchmark's start, the first
+    measured send (every task is created at once at rate inf and waits on the
+    semaphore). Keys of metrics not selected are left out, as vLLM leaves them out.
+
+    Raises:
+        _BenchUsageError: a percentile of the inter-token latency outside 50, 90, 95,
+            99 (the pooled gaps are not kept)."""
+    import numpy as np
+
+    from .exports import vllm_bench_json
+
+    held = [p for p in percentiles if p in _SUMMARY_PERCENTILES]
+    out = vllm_bench_json(report, held)
+    for name in {n for n, *_ in _VLLM_METRICS} - set(metrics):
+        for k in [k for k in out if k.endswith(f"_{name}_ms")]:
+            del out[k]
+    done = [r for r in report.requests if r["status"] == "completed"]
+    values = {"ttft": [r["ttft_ms"] for r in done if r["ttft_ms"] is not None],
+              "tpot": [r["tpot_ms"] for r in done if r["tpot_ms"] is not None],
+              "e2el": [r["e2e_ms"] for r in done]}
+    if max_concurrency and "client_queue_time" in metrics:
+        start = min((r["send_ms"] for r in report.requests), default=0.0)
+        values["client_queue_time"] = [r["send_ms"] - start for r in done]
+        q = np.asarray(values["client_queue_time"] or [0.0])
+        out.update(mean_client_queue_time_ms=float(q.mean()), median_client_queue_time_ms=float(np.median(q)),
+                   std_client_queue_time_ms=float(q.std()))
+    for p in percentiles:
+        for name in metrics:
+            if name == "itl" and p not in _SUMMARY_PERCENTILES:
+                raise _BenchUsageError(f"--metric-percentiles {_word(p)}: the simulation's inter-token latency "
+                                      "has the percentiles 50, 90, 95 and 99 only (leave itl out of "
+                                      "--percentile-metrics for others)")
+            if name in values and (p not in _SUMMARY_PERCENTILES or name == "client_queue_time"):
+                out[f"p{_word(p)}_{name}_ms"] = float(np.percentile(values[name] or [0.0], p))
+    return out
+
+
+def vllm_text(result: dict[str, Any], percentiles: Sequence[float],
+              metrics: Sequence[str] = _VLLM_DEFAULT_METRICS) -> str:
     """vLLM's "Serving Benchmark Result" block, each line with its ``--save-result`` key
-    and aisimulate's name beside it."""
+    and aisimulate's name beside it: the sections of the selected ``metrics`` that the
+    result holds, in vLLM's order."""
     def fmt(v: Any) -> str:
         return "" if v is None else (f"{v:.2f}" if isinstance(v, float) else str(v))
 
@@ -293,9 +370,11 @@ def vllm_text(result: dict[str, Any], percentiles: Sequence[float]) -> str:
         lines.append(f"{'Request goodput (req/s):':41s}{fmt(result['request_goodput']):>10s}  "
                      f"{'request_goodput':24s} goodput.goodput_rps")
     for name, short, header, ours in _VLLM_METRICS:
+        if name not in metrics or f"mean_{name}_ms" not in result:
+            continue
         lines.append("{s:{c}^{n}}".format(s=header, n=78, c="-"))
         rows = [("Mean", "mean", "mean"), ("Median", "median", "p50")]
-        rows += [(f"P{_word(p)}", f"p{_word(p)}", f"p{int(p)}") for p in percentiles]
+        rows += [(f"P{_word(p)}", f"p{_word(p)}", f"p{_word(p)}") for p in percentiles]
         for word, kp, stat in rows:
             key = f"{kp}_{name}_ms"
             lines.append(f"{f'{word} {short} (ms):':41s}{fmt(result.get(key)):>10s}  {key:24s} {ours}.{stat}")
@@ -433,12 +512,15 @@ def run_bench(args: argparse.Namespace) -> int:
         text = ip.text(result)
     else:
         pcts = run.get("percentiles") or [99.0]
-        bad = [p for p in pcts if p not in (50.0, 90.0, 95.0, 99.0)]
-        if bad:
-            raise _UsageError(f"bench: --metric-percentiles {','.join(_word(p) for p in bad)}: the simulation "
-                              "reports 50, 90, 95 and 99")
-        result = vllm_bench_json(report, pcts)
-        text = vllm_text(result, pcts)
+        metrics = run.get("percentile_metrics") or list(_VLLM_DEFAULT_METRICS)
+        try:
+            result = vllm_result(report, pcts, metrics, bench.get("max_concurrency"))
+        except _BenchUsageError as exc:
+            raise _UsageError(f"bench: {exc}") from None
+        text = vllm_text(result, pcts, metrics)
+        unknown = [m for m in metrics if m not in {n for n, *_ in _VLLM_METRICS} | {"e2el_including_client_queue"}]
+        if unknown:  # vLLM prints no section for a name it does not know
+            text = f"  --percentile-metrics {','.join(unknown)}: no metric of vllm bench serve (none printed)\n" + text
     if args.format == "json":
         _write(json.dumps({"tool": tool, "benchmark": report.metadata.get("spec", {}).get("traffic", {}).get("benchmark"),
                            "result": result, "summary": report.summary}, indent=2, sort_keys=True) + "\n")
