@@ -326,7 +326,7 @@ def vllm_result(report: Any, percentiles: Sequence[float], metrics: Sequence[str
             99 (the pooled gaps are not kept)."""
     import numpy as np
 
-    from .exports import vllm_bench_json
+    from .io.exports import vllm_bench_json
 
     held = [p for p in percentiles if p in _SUMMARY_PERCENTILES]
     out = vllm_bench_json(report, held)
