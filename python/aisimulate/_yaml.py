@@ -13,13 +13,13 @@ if TYPE_CHECKING:  # annotations only: typing costs ~10 ms of CPU at import
 
 import yaml
 
-from .config import MAX_CONFIG_DEPTH, MAX_CONFIG_VALUES, MAX_INT_DIGITS
+from .config_bounds import MAX_CONFIG_DEPTH, MAX_CONFIG_VALUES, MAX_INT_DIGITS
 
 __all__ = ["StrictLoader", "load_strict"]
 
 
 class _TooBig(Exception):
-    """A YAML document beyond one of the bounds of :mod:`aisimulate.config`, at ``mark``."""
+    """A YAML document beyond one of the bounds of :mod:`aisimulate.config_bounds`, at ``mark``."""
 
     def __init__(self, what: str, mark: Any) -> None:
         super().__init__(what)

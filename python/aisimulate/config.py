@@ -53,6 +53,7 @@ if TYPE_CHECKING:  # annotations only: typing costs ~10 ms of CPU at import
 from . import catalogue
 from .binding import lazy as _lazy, native as _native
 from .catalogue import MODEL_CONFIGS_ENV
+from .config_bounds import MAX_CONFIG_BYTES, MAX_CONFIG_DEPTH, MAX_CONFIG_VALUES, MAX_INT_DIGITS
 from .errors import ConfigError
 
 __all__ = ["Spec", "load_config", "parse_config_text", "set_field", "set_overrides", "MODEL_CONFIGS_ENV"]
@@ -150,18 +151,6 @@ def load_config(src: str | os.PathLike[str] | Mapping[str, Any] | Spec, *,
 
 # --- reading ---------------------------------------------------------------------------
 
-#: The largest config file read, bytes. A replay config is a few KB; the bound keeps a
-#: device (``/dev/zero``) or a data file passed by mistake from being read whole.
-MAX_CONFIG_BYTES = 1 << 20
-#: The deepest nesting of mappings and lists in a config (the spec itself is 4 deep).
-MAX_CONFIG_DEPTH = 64
-#: The most values (mappings, lists, scalars) a config may hold once YAML aliases are
-#: expanded: a few hundred bytes of nested aliases (``&a [*a, *a, …]``) would otherwise
-#: expand to billions.
-MAX_CONFIG_VALUES = 100_000
-#: The most digits an integer in a config may have (Python refuses to read a decimal
-#: integer of more than 4,300 digits with a ValueError; no spec value needs 30).
-MAX_INT_DIGITS = 100
 _INT_BOUND = 10 ** MAX_INT_DIGITS
 
 
