@@ -132,7 +132,7 @@ def test_to_aiperf_files_agree_with_the_report(replayed, tmp_path):
     files = replayed.to_aiperf(tmp_path / "aiperf")
     assert sorted(files) == sorted(AIPERF_FILES)
     lines = (tmp_path / "aiperf" / "profile_export.jsonl").read_text().splitlines()
-    assert len(lines) == replayed._count() == 200
+    assert len(lines) == replayed.record_count() == 200
     recs = [json.loads(line) for line in lines]
     by_id = {r["request_id"]: r for r in replayed.requests}
     for rec in recs:

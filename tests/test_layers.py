@@ -10,9 +10,10 @@ fails on
 - an import that runs up or across the table (a layer importing one it may not),
 - a circle: modules that import each other, directly or through others, even within a
   layer (what two modules share becomes a public name of the lower one),
-- a private name (``_x``) of one module used by another: ``from .m import _x`` or
-  ``m._x``; a private *module* (``aisimulate._core``) is the package's own and may be
-  imported within it,
+- a private name (``_x``) of one module used by another: ``from .m import _x``,
+  ``m._x``, or ``obj._x`` where ``_x`` is a private attribute of a class of another module
+  (a method, a slot, a ``self._x``) and of none of this one's; a private *module*
+  (``aisimulate._core``) is the package's own and may be imported within it,
 - ``aisimulate.tools`` imported by the package (``import aisimulate`` never loads it);
   the circles and private names within ``tools/`` are its own (research tooling).
 
@@ -168,8 +169,22 @@ class _Imports:
         self.modules = _modules()
         self.edges: dict[str, set[str]] = {m: set() for m in self.modules}
         self.private: set[tuple[str, str, str]] = set()
+        self.members: dict[str, set[str]] = {}  # private attributes of the module's classes
+        self.reads: dict[str, set[tuple[str, int]]] = {}  # obj._x read, obj not self / cls
         for module, path in self.modules.items():
             self._read(module, path)
+        # an object's private attribute read in another module than its class's:
+        # report._count() in an exporter is a private name crossing a module
+        owners: dict[str, set[str]] = {}
+        for module, names in self.members.items():
+            for n in names:
+                owners.setdefault(n, set()).add(module)
+        for module, reads in self.reads.items():
+            for name, _ in reads:
+                theirs = owners.get(name, set())
+                if theirs and module not in theirs:
+                    for owner in theirs:
+                        self.private.add((module, owner, name))
 
     def _target(self, module: str, node: ast.ImportFrom) -> str:
         if not node.level:
@@ -214,8 +229,30 @@ class _Imports:
                 owner = _dynamic_import(node.value)
             if owner is not None and f"{owner}.{node.attr}" not in self.modules and owner != module:
                 self.private.add((module, owner, node.attr))
+        self.members[module] = _private_members(tree)
+        self.reads[module] = {(node.attr, node.lineno) for node in _run_nodes(tree)
+                              if isinstance(node, ast.Attribute) and _private(node.attr)
+                              and not (isinstance(node.value, ast.Name) and node.value.id in ("self", "cls"))}
         self.edges[module].discard(module)
         self.edges[module] = {e for e in self.edges[module] if e in self.modules or e.startswith("aisimulate._core")}
+
+
+def _private_members(tree: ast.AST) -> set[str]:
+    """The private attributes of a module's classes: their methods and properties, the
+    names of ``__slots__`` and what their methods assign to ``self._x``."""
+    out: set[str] = set()
+    for cls in (n for n in ast.walk(tree) if isinstance(n, ast.ClassDef)):
+        for item in cls.body:
+            if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) and _private(item.name):
+                out.add(item.name)
+            if isinstance(item, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "__slots__" for t in item.targets):
+                out.update(e.value for e in ast.walk(item.value)
+                           if isinstance(e, ast.Constant) and isinstance(e.value, str) and _private(e.value))
+        for node in ast.walk(cls):
+            if (isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store) and _private(node.attr)
+                    and isinstance(node.value, ast.Name) and node.value.id == "self"):
+                out.add(node.attr)
+    return out
 
 
 def _dynamic_import(node: ast.AST) -> str | None:

@@ -69,7 +69,7 @@ def test_the_chunked_spec_streams_two_chunks_with_reasons_and_a_warmup(tmp_path,
     rep = aisimulate.replay(CHUNKED, progress=False, output_dir=tmp_path)
     # 5,001 sent, the first a warm-up: 1,023 reported from the first chunk, then 1,024 …
     assert [n for n, _ in chunks] == [1023, 1024, 1024, 1024, 905]
-    assert rep._count() == 5000
+    assert rep.record_count() == 5000
     # … cut into row groups of 1,000 rows, as save() writes them
     meta = pq.ParquetFile(tmp_path / "requests.parquet").metadata
     assert [meta.row_group(i).num_rows for i in range(meta.num_row_groups)] == [1000] * 5

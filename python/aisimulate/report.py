@@ -143,14 +143,14 @@ class ReplayReport:
             (``aisimulate.replay(spec, timeline=True)``), else ``None``: a dict of
             equal-length numpy arrays, one entry per pass in start order
             (:data:`TIMELINE_FIELDS`); :meth:`timeline_to_pandas` makes it a DataFrame.
+        config_file: the config file the replay was given (:func:`aisimulate.replay`
+            sets it), else ``None``: a save never writes over it (:meth:`input_files`).
 
     Build it from the core's ``{"metadata", "summary", "requests"}`` object with
     :meth:`from_dict`; :func:`aisimulate.replay` does that for you.
     """
 
-    # _config_file: the config file the replay was given (aisimulate.replay sets it),
-    # never written over by a save
-    __slots__ = ("summary", "metadata", "timeline", "_requests", "_cols", "_raw", "_streamed", "_config_file")
+    __slots__ = ("summary", "metadata", "timeline", "_requests", "_cols", "_raw", "_streamed", "config_file")
 
     def __init__(self, summary: Mapping[str, Any], requests: Iterable[Mapping[str, Any]],
                  metadata: Mapping[str, Any] | None = None) -> None:
@@ -162,6 +162,7 @@ class ReplayReport:
         self._streamed: tuple[Path, dict[str, Any], str] | None = None  # path, header, format
         self.metadata: dict[str, Any] = dict(metadata or {})
         self.timeline: dict[str, Any] | None = None
+        self.config_file: str | None = None
 
     @property
     def _columns(self) -> dict[str, Any] | None:
@@ -187,6 +188,7 @@ class ReplayReport:
         self.summary, self.metadata = typed_summary(report["summary"]), dict(report.get("metadata") or {})
         self._requests, self._cols, self._raw = None, None, None
         self._streamed = (Path(path), dict(report["columns"]), fmt)
+        self.config_file = None
         self.timeline = _timeline(report.get("timeline"), buf)
         return self
 
@@ -222,6 +224,7 @@ class ReplayReport:
         self = cls.__new__(cls)
         self.summary, self.metadata = typed_summary(summary), dict(report.get("metadata") or {})
         self._requests, self._cols, self._raw, self._streamed = None, None, (layout, buf), None
+        self.config_file = None
         self.timeline = _timeline(report.get("timeline"), buf)
         return self
 
@@ -452,9 +455,9 @@ class ReplayReport:
         from .binding.calls import save_progress
 
         formats, exports = result_formats(formats, exports)
-        out = _files.ResultDir(directory, inputs=self._input_files(), force=force)
+        out = _files.ResultDir(directory, inputs=self.input_files(), force=force)
         out.check_names(_files.result_files(formats, exports))
-        n = self._count()
+        n = self.record_count()
         fields = list(self._columns["_header"]) if self._columns is not None \
             else list(__getattr__("REQUEST_FIELDS"))
         files: dict[str, dict[str, Any]] = {}
@@ -480,11 +483,40 @@ class ReplayReport:
         for export in exports:
             for name, path in _exports.write_export(self, export, out, advance).items():
                 files[name] = {"format": export, "bytes": path.stat().st_size}
-        doc = {"metadata": self.metadata, "records": {"count": self._count(), "files": files},
+        doc = {"metadata": self.metadata, "records": {"count": self.record_count(), "files": files},
                "summary": self.summary}
         out.temp(_files.MARKER).write_text(
             json.dumps(doc, sort_keys=True, indent=2, allow_nan=False) + "\n", encoding="utf-8")
         return out.commit()
+
+    def finish_streamed(self, out, targets: Mapping[str, Path], exports: Sequence[str], source: str,
+                        rewrite: bool, advance) -> "ReplayReport":
+        """The end of a streamed replay (:func:`aisimulate.run.stream.replay_into`) whose
+        tables ``targets`` (format → temporary path in ``out``, an open
+        :class:`~aisimulate.io.files.ResultDir`) were streamed: the tables rewritten in
+        ``request_id`` order when the rows were streamed out of it (``rewrite``; the
+        records are then held), the exports and ``prediction.json``, the move into place;
+        from then on the records are read from the committed ``source`` table.
+        ``advance(k)`` counts records written. Returns the report itself."""
+        from .io import tables as _tables
+
+        if rewrite:  # rewrite the tables in request_id order
+            np = _lazy.module("numpy")
+
+            cols = self._columns
+            order = np.argsort(cols["request_id"], kind="stable")
+            self._cols = {k: (v if k.startswith("_") else v[order]) for k, v in cols.items()}
+            self._streamed = None  # held from here on
+            n = self.record_count()
+            fields = list(cols["_header"])
+            for fmt, path in targets.items():
+                _tables.write_table(self._cols, fields, n, path, fmt, advance)
+        files = {_tables.FILES[f]: {"format": f, "bytes": p.stat().st_size} for f, p in targets.items()}
+        final = self._streamed is not None
+        written = self._commit(out, files, exports, advance)
+        if final:  # from now on the records are read from the committed table
+            self._streamed = (written[_tables.FILES[source]], *self._streamed[1:])
+        return self
 
     def to_aiperf(self, directory: str | os.PathLike[str], *, progress: bool | None = None,
                   force: bool = False) -> dict[str, Path]:
@@ -506,7 +538,7 @@ class ReplayReport:
         """
         from .io.exports import write_aiperf
 
-        return write_aiperf(self, directory, progress=progress, inputs=self._input_files(), force=force)
+        return write_aiperf(self, directory, progress=progress, inputs=self.input_files(), force=force)
 
     def to_vllm_bench_json(self, percentiles: float | Sequence[float] = (99,)) -> dict[str, Any]:
         """The summary as the flat keys ``vllm bench serve --save-result`` writes
@@ -543,10 +575,11 @@ class ReplayReport:
 
         return write_chrome_trace(self, path)
 
-    def _table_columns(self) -> dict[str, Any]:
+    def record_columns(self) -> dict[str, Any]:
         """The per-request columns as :meth:`from_columnar` holds them (numpy arrays,
         ``_header``, ``_statuses``, ``_reasons``), built from the records for a report
-        made of dicts."""
+        made of dicts: what the writers of :mod:`aisimulate.io` read, never record by
+        record."""
         if self._columns is not None:
             return self._columns
         return _records_to_columns(self.requests, list(__getattr__("REQUEST_FIELDS")))
@@ -569,8 +602,9 @@ class ReplayReport:
         return {k: np.array([np.nan if r.get(k) is None else r[k] for r in rows], dtype=float)
                 for k in names}
 
-    def _count(self) -> int:
-        """The number of per-request records."""
+    def record_count(self) -> int:
+        """The number of per-request records, without building them (a writer's
+        progress bar counts to it)."""
         if self._cols is None and self._raw is not None:
             return int(self._raw[0]["n"])
         if self._cols is None and self._streamed is not None:
@@ -579,13 +613,13 @@ class ReplayReport:
             return len(self._columns["request_id"])
         return len(self._requests or [])
 
-    def _input_files(self) -> list[str]:
+    def input_files(self) -> list[str]:
         """Files the replay read (an output must not overwrite them): the config file
         it was given, and from the spec in the metadata the trace and the model and
         system files when given as paths."""
         from .io.files import input_files
 
-        return input_files(self.metadata.get("spec"), getattr(self, "_config_file", None))
+        return input_files(self.metadata.get("spec"), self.config_file)
 
 
 def _stat(stats: Any, key: str) -> Any:

@@ -89,7 +89,7 @@ def _write_events(report: "ReplayReport", f: TextIO) -> int:
              f'"kv_blocks_used": {used}, "kv_blocks_cached": {cached}, "kv_blocks_total": {total}}}}}')
         emit(f'{{"ph": "C", "name": "kv blocks w{w}", "pid": {pid}, "ts": {_us(start)}, '
              f'"args": {{"used": {used}, "cached": {cached}}}}}')
-    cols = report._table_columns()
+    cols = report.record_columns()
     statuses = list(cols["_statuses"])
     worker = cols.get("worker")
     for rid, st, isl, osl, send, first_tok, end, wk in zip(
@@ -133,7 +133,7 @@ def write_chrome_trace(report: "ReplayReport", path: str | os.PathLike[str]) -> 
     final = Path(text)
     if final.is_dir():
         raise ConfigError("", f"the trace file {final} is a folder: give a file name")
-    refuse_overwrite(final, report._input_files(), "choose another trace file")
+    refuse_overwrite(final, report.input_files(), "choose another trace file")
     final.parent.mkdir(parents=True, exist_ok=True)
 
     def write(tmp: str) -> None:

@@ -113,7 +113,7 @@ def aiperf_summary(report: "ReplayReport") -> dict[str, Any]:
     """
     np = _lazy.module("numpy")
 
-    cols = report._table_columns()
+    cols = report.record_columns()
     s = report.summary
     completed = cols["status"] == cols["_statuses"].index("completed") if "completed" in cols["_statuses"] \
         else np.zeros(len(cols["request_id"]), dtype=bool)
@@ -235,7 +235,7 @@ def write_aiperf(report: "ReplayReport", directory, *, progress: bool | None = N
     from . import files as _files
     from ..binding.calls import save_progress
 
-    n = report._count()
+    n = report.record_count()
     out = _files.ResultDir(directory, inputs=inputs, marker=AIPERF_FILES[1], force=force)
     out.check_names(AIPERF_FILES)
     with save_progress(progress, n, "aiperf export") as advance, out:
@@ -254,7 +254,7 @@ def write_export(report: "ReplayReport", export: str, out, advance: Callable[[in
 
     written: dict[str, Path] = {}
     if export == "aiperf":
-        cols = dict(report._table_columns())
+        cols = dict(report.record_columns())
         n = len(cols["request_id"])
         cols["session_num"] = conversation_numbers(cols["session_id"])
         cols["_header"] = {**cols["_header"], "session_num": {"name": "session_num"}}

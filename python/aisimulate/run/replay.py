@@ -133,7 +133,7 @@ def replay(src: str | os.PathLike[str] | Mapping[str, Any] | Spec, *,
         return report
     head, buf = replay_native(spec.to_json(), options, progress=progress, on_error=_explain)
     report = ReplayReport.from_columnar(head, buf)
-    report._config_file = spec.source  # a later save must not overwrite it
+    report.config_file = spec.source  # a later save must not overwrite it
     _warn_stand_in_tables(report.metadata)
     return report
 

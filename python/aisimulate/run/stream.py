@@ -131,7 +131,7 @@ class RecordStream:
             from ..report import ReplayReport
 
             empty = ReplayReport.from_columnar({"summary": {}, "columns": head}, b"")
-            cols = empty._columns
+            cols = empty.record_columns()
             for fmt, path in self.targets.items():
                 _tables.write_table(cols, list(cols["_header"]), 0, path, fmt, lambda k: None)
         if self._parquet is not None:
@@ -197,36 +197,11 @@ def replay_into(spec_json: str, options: dict[str, Any], directory, formats: Seq
             shutil.rmtree(chunk_dir, ignore_errors=True)
         source = _tables.read_back_format(formats)
         report = ReplayReport.from_streamed(head, buf, targets[source], source)
-        report._config_file = config_file
+        report.config_file = config_file
         rewrite = not head["columns"]["streamed"]["sorted"]
-        n = report._count()
+        n = report.record_count()
         # The work after the replay (a sorted rewrite, the AIPerf records) takes seconds
         # at 10^6 records: a bar of its own, as save() shows, after the replay's.
         total = n * ((len(targets) if rewrite else 0) + ("aiperf" in exports))
         with save_progress(progress, total) as advance:
-            return _finish(report, out, targets, exports, source, rewrite, advance)
-
-
-def _finish(report, out, targets: Mapping[str, Path], exports: Sequence[str],
-            source: str, rewrite: bool, advance) -> Any:
-    """The steps of :func:`replay_into` after the replay: the tables rewritten in
-    ``request_id`` order when the rows were streamed out of it (``rewrite``), the
-    exports and ``prediction.json``, the move into place; ``advance(k)`` counts records
-    written."""
-    if rewrite:  # rewrite the tables in request_id order
-        np = _lazy.module("numpy")
-
-        cols = report._columns
-        order = np.argsort(cols["request_id"], kind="stable")
-        report._cols = {k: (v if k.startswith("_") else v[order]) for k, v in cols.items()}
-        report._streamed = None  # held from here on
-        n = report._count()
-        fields = list(cols["_header"])
-        for fmt, path in targets.items():
-            _tables.write_table(report._cols, fields, n, path, fmt, advance)
-    files = {_tables.FILES[f]: {"format": f, "bytes": p.stat().st_size} for f, p in targets.items()}
-    final = report._streamed is not None
-    written = report._commit(out, files, exports, advance)
-    if final:  # from now on the records are read from the committed table
-        report._streamed = (written[_tables.FILES[source]], *report._streamed[1:])
-    return report
+            return report.finish_streamed(out, targets, exports, source, rewrite, advance)
