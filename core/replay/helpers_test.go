@@ -1,6 +1,7 @@
 package replay
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -8,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/aisimulate/aisimulate/core/config"
@@ -63,6 +65,20 @@ func runYAML(t *testing.T, yml string) *report.Report {
 	rep, err := Run(s)
 	require.NoError(t, err)
 	return rep
+}
+
+// configErrorOf decodes and runs yml, which must fail with a *config.Error
+// at field whose message contains msg.
+func configErrorOf(t *testing.T, yml, field, msg string) {
+	t.Helper()
+	s, err := config.DecodeYAML([]byte(yml))
+	if err == nil {
+		_, err = Run(s)
+	}
+	var ce *config.Error
+	require.True(t, errors.As(err, &ce), "%s: %v", field, err)
+	assert.Equal(t, field, ce.Field)
+	assert.Contains(t, ce.Msg, msg)
 }
 
 // traceSpec is the linear engine replaying rows in trace mode.

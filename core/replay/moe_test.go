@@ -145,14 +145,7 @@ traffic:
 		{"{count: 1, tp: 4, data_parallel_size: 512}", "engine.workers.aggregated.data_parallel_size", "must be ≤ 1024"},
 		{"{count: 1, tp: 4, data_parallel_size: 0}", "engine.workers.aggregated.data_parallel_size", "must be ≥ 1"},
 	} {
-		s, err := config.DecodeYAML([]byte(moeSpec(t, tc.pool, traffic)))
-		if err == nil {
-			_, err = Run(s)
-		}
-		var ce *config.Error
-		require.True(t, errors.As(err, &ce), "%s: %v", tc.pool, err)
-		assert.Equal(t, tc.field, ce.Field, tc.pool)
-		assert.Contains(t, ce.Msg, tc.msg, tc.pool)
+		configErrorOf(t, moeSpec(t, tc.pool, traffic), tc.field, tc.msg)
 	}
 	// expert parallelism on a dense model
 	s, err := config.DecodeYAML([]byte(`

@@ -1,7 +1,6 @@
 package replay
 
 import (
-	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -318,13 +317,6 @@ func TestSGLangDeepEPModes(t *testing.T) {
 		{", enable_expert_parallel: true", "{moe_a2a_backend: deepep}", pf, "needs expert parallelism over data-parallel attention ranks"},
 		{ep + ", all2all_backend: deepep_low_latency", "{}", pf + ".all2all_backend", "SGLang's is engine.sglang.moe_a2a_backend"},
 	} {
-		s, err := config.DecodeYAML([]byte(sglangDeepEPSpec(t, c.pool, c.prefill, "{}")))
-		if err == nil {
-			_, err = Run(s)
-		}
-		var ce *config.Error
-		require.True(t, errors.As(err, &ce), "%s: %v", c.prefill, err)
-		assert.Equal(t, c.field, ce.Field, c.prefill)
-		assert.Contains(t, ce.Msg, c.msg, c.prefill)
+		configErrorOf(t, sglangDeepEPSpec(t, c.pool, c.prefill, "{}"), c.field, c.msg)
 	}
 }
