@@ -13,24 +13,29 @@ export PATH := $(TOOLS):$(PATH)
 export CGO_LDFLAGS_ALLOW := -fwrapv
 export PYTHONPATH := $(CURDIR)/python
 
-.PHONY: build venv tools test gotest fuzz pytest installcheck demo quickstart bench bench-10m goldens accuracy clean
+.PHONY: build venv testdeps tools test gotest fuzz pytest installcheck demo quickstart bench bench-10m goldens accuracy clean
 
 build: $(SO_STAMP)
 
-# The project virtualenv, from the machine's python3 (3.11). pybindgen is needed by gopy.
+# The project virtualenv, from the machine's python3 (3.11): the build tools (pybindgen
+# is needed by gopy) and the package itself, editable, with its core dependencies
+# (pyproject.toml's [project] dependencies): what `make demo` and the package need.
+# `.venv/bin/python -m aisimulate` works from anywhere; the native core is built by the
+# rule below, which tracks the Go sources.
 venv: $(VENV)/.stamp
 $(VENV)/.stamp: pyproject.toml core/version/VERSION
 	$(PYTHON) -m venv $(VENV)
-	$(VPY) -m pip install -q --upgrade pip
-	$(VPY) -m pip install -q "setuptools>=64" wheel "pybindgen>=0.22" "pytest>=7.2" "pyyaml>=6.0" "numpy>=1.24" "pandas>=2.0" "matplotlib>=3.7" \
-		"joblib>=1.3" "tqdm>=4.66" "pyarrow>=14" "hypothesis>=6.100" "jsonschema>=4.18"
-	# optional extras, so that their tests run: Ray (sweep backend="ray"), nbclient and
-	# ipykernel (the example notebook executed in a real kernel), ipywidgets (its progress
-	# bars as widgets)
-	$(VPY) -m pip install -q "ray>=2.40" "nbclient>=0.10" "nbformat>=5.10" "ipykernel>=6.29" "ipywidgets>=8.0"
-	# the package itself, editable: `.venv/bin/python -m aisimulate` works from anywhere
-	# (its native core is built by the rule below, which tracks the Go sources)
-	AISIMULATE_SKIP_NATIVE=1 $(VPY) -m pip install -q --no-deps --no-build-isolation -e .
+	$(VPY) -m pip install -q "setuptools>=64" wheel "pybindgen>=0.22"
+	AISIMULATE_SKIP_NATIVE=1 $(VPY) -m pip install -q --no-build-isolation -e .
+	touch $@
+
+# The test extras, into the same virtualenv, for `make test` and the research targets:
+# pyproject.toml's `test` extra (pytest, Hypothesis, jsonschema, pandas, matplotlib, and
+# the optional extras so that their tests run: Ray for sweep backend="ray", nbclient and
+# ipykernel for the example notebook in a real kernel, ipywidgets for its progress bars).
+testdeps: $(VENV)/.test-stamp
+$(VENV)/.test-stamp: $(VENV)/.stamp pyproject.toml
+	AISIMULATE_SKIP_NATIVE=1 $(VPY) -m pip install -q --no-build-isolation -e '.[test]'
 	touch $@
 
 # gopy and goimports, pinned in go.mod with the `tool` directive.
@@ -72,7 +77,7 @@ FUZZ_TARGETS := core/config:FuzzDecode core/config:FuzzDecodeYAML core/model:Fuz
 fuzz:
 	@scripts/fuzz.sh $(FUZZTIME) $(FUZZ_TARGETS)
 
-pytest: build
+pytest: build testdeps
 	$(VPY) -m pytest -q tests
 
 test: gotest fuzz pytest installcheck
@@ -88,7 +93,7 @@ goldens:
 	AISIMULATE_UPDATE_GOLDENS=1 go test ./core/perf/parity/ -run TestParityGoldens -count=1
 
 # Accuracy against the silicon dev rows, both perf sources (out/accuracy-*/).
-accuracy: build
+accuracy: build testdeps
 	$(VPY) scripts/accuracy.py --silicon ../shared/data/silicon/vllm_dense_dev.csv --perf aic --out out/accuracy-aic
 	$(VPY) scripts/accuracy.py --silicon ../shared/data/silicon/vllm_dense_dev.csv --perf roofline --out out/accuracy-roofline
 	$(VPY) scripts/accuracy.py --silicon ../shared/data/silicon/vllm_moe_dev.csv --perf aic --out out/accuracy-moe-aic
@@ -96,7 +101,7 @@ accuracy: build
 
 # Go micro and replay benchmarks, then whole replays through the Python API
 # (docs/benchmarks.md records the results and the machine).
-bench: build
+bench: build testdeps
 	go test -p 1 -run '^$$' -bench . -benchmem -benchtime 3x ./core/...
 	$(VPY) scripts/bench.py
 	$(VPY) scripts/bench_startup.py
@@ -104,7 +109,7 @@ bench: build
 
 # Ten million requests (closed loop and Poisson, records held and streamed), each in a
 # fresh process: CPU s, peak RSS. Opt-in: about 5 minutes of CPU (docs/benchmarks.md).
-bench-10m: build
+bench-10m: build testdeps
 	$(VPY) scripts/bench_10m.py
 
 clean:
