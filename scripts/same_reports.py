@@ -3,6 +3,7 @@
 not alter results proves it here).
 
 Usage: .venv/bin/python scripts/same_reports.py --baseline DIR [--quick] [--properties N]
+       [--new-summary-keys K1,K2]
 
 DIR is another checkout with a built extension (for example ``git worktree add`` of
 main, then ``make build`` there). Each case is replayed by both builds, each in its own
@@ -183,7 +184,14 @@ def _child(tree: str, cases_file: str, out_file: str) -> None:
                 tl.update(k.encode())
                 tl.update(np.ascontiguousarray(rep.timeline[k]).tobytes() if rep.timeline[k].dtype != object
                           else "\x00".join(map(str, rep.timeline[k])).encode())
-        results[name] = {"report": hashlib.sha256(rep.to_json().encode()).hexdigest(), "requests": h.hexdigest(),
+        drop = [k for k in os.environ.get("SAME_REPORTS_NEW_SUMMARY_KEYS", "").split(",") if k]
+        doc = rep.to_json()
+        if drop:  # keys this change adds to every summary on purpose: compared without them
+            parsed = json.loads(doc)
+            new = {k: parsed["summary"].pop(k) for k in drop if k in parsed["summary"]}
+            doc = json.dumps(parsed, sort_keys=True, indent=2) + "\n"
+            results.setdefault("_new", {})[name] = sorted(new)
+        results[name] = {"report": hashlib.sha256(doc.encode()).hexdigest(), "requests": h.hexdigest(),
                          "timeline": tl.hexdigest() if timeline else None, "n": len(rep.requests), "cpu_s": cpu,
                          "preemptions": rep.summary.get("preemptions")}
     Path(out_file).write_text(json.dumps(results))
@@ -194,6 +202,9 @@ def main() -> int:
     ap.add_argument("--baseline", help="the other checkout (with a built extension)")
     ap.add_argument("--quick", action="store_true", help="shorter P/D and aic cases")
     ap.add_argument("--properties", type=int, default=150, help="property-suite seeds (default 150)")
+    ap.add_argument("--new-summary-keys", default="",
+                    help="summary keys a change adds on purpose (comma-separated): the reports are "
+                         "compared without them, and each case lists those it has")
     ap.add_argument("--child", nargs=3, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child:
@@ -208,7 +219,8 @@ def main() -> int:
         runs = {}
         for label, tree in (("baseline", args.baseline), ("this", str(REPO))):
             out = Path(tmp) / f"{label}.json"
-            env = dict(os.environ, PYTHONPATH=str(Path(tree) / "python"))
+            env = dict(os.environ, PYTHONPATH=str(Path(tree) / "python"),
+                       SAME_REPORTS_NEW_SUMMARY_KEYS=args.new_summary_keys)
             subprocess.run([sys.executable, __file__, "--child", tree, str(cases_file), str(out)], check=True, env=env)
             runs[label] = json.loads(out.read_text())
     bad = 0
@@ -218,8 +230,10 @@ def main() -> int:
         same = all(a[k] == b[k] for k in keys) and ("error" in a) == ("error" in b)
         bad += not same
         cpu = f"cpu {a['cpu_s']:.2f} s → {b['cpu_s']:.2f} s" if "cpu_s" in a and "cpu_s" in b else a.get("error", "")
+        added = runs["this"].get("_new", {}).get(name)
         print(f"{'same' if same else 'DIFFERENT':<9} {name:<40} {b.get('n', '')!s:>7} requests "
-              f"{b.get('preemptions', '')!s:>6} preemptions  {'+'.join(keys)}  {cpu}")
+              f"{b.get('preemptions', '')!s:>6} preemptions  {'+'.join(keys)}  {cpu}"
+              + (f"  (+ {', '.join(added)})" if added else ""))
     print(f"{len(cs) - bad} of {len(cs)} cases byte-identical")
     return 1 if bad else 0
 

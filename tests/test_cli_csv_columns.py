@@ -41,11 +41,15 @@ def test_the_columns_are_one_set_for_every_run(config, tmp_path):
     slo = run_cli("replay", str(config), "-q", "--format", "csv", "--slo", "ttft_ms=1e9", cwd=tmp_path)
     for proc in (ok, rejected, slo):
         assert proc.returncode == 0, proc.stderr
+    # sent far faster than the deployment serves: the saturation line fills its column
+    saturated = run_cli("replay", str(config), "-q", "--format", "csv", "--set", "traffic.source.num_requests=400",
+                        "--set", "traffic.load.rate_rps=2000", cwd=tmp_path)
+    assert saturated.returncode == 0, saturated.stderr
     header = rows(ok.stdout)[0]
-    # 12 numbers, 8 statistics × 8 stats, the goodput's 6 columns
-    assert len(header) == 12 + 8 * len(STAT_FIELDS) + 6 == 82
+    # 12 numbers, 8 statistics × 8 stats, the goodput's 6 columns, in_flight's 2 and saturation
+    assert len(header) == 12 + 8 * len(STAT_FIELDS) + 6 + 3 == 85
     assert header == sorted(header) and "ttft_ms.p99" in header and "goodput.slo.ttft_ms" in header
-    for proc in (ok, rejected, slo):
+    for proc in (ok, rejected, slo, saturated):
         head, row = rows(proc.stdout)
         assert head == header and len(row) == len(header)
         assert "nan" not in proc.stdout.lower()
@@ -59,6 +63,8 @@ def test_the_columns_are_one_set_for_every_run(config, tmp_path):
     assert cell(slo, "goodput.slo.tpot_ms") == cell(slo, "goodput.slo.e2e_ms") == ""
     assert cell(slo, "goodput.good_requests") == "5" and float(cell(slo, "goodput.slo_attainment")) == 1.0
     assert cell(ok, "goodput.good_requests") == "" and cell(ok, "completed") == "5"
+    assert cell(ok, "saturation") == "" and cell(saturated, "saturation").startswith("saturated: offered ")
+    assert int(cell(saturated, "in_flight.peak")) > int(cell(ok, "in_flight.peak")) >= 1
 
 
 def test_no_header_appends_a_row_under_the_same_columns(config, tmp_path):

@@ -155,6 +155,8 @@ type sim struct {
 	done       <-chan struct{}
 	onProgress func(Progress)
 	ended      int64
+
+	load loadStats // the measured requests in flight and the queues they met (load.go)
 }
 
 // outQueue holds, in FIFO order, the outputs of each pass whose detokenization
@@ -268,6 +270,7 @@ func run(ctx context.Context, spec *config.Spec, opts []Option) (*report.Report,
 	}
 	md := m.dep.metadata(s, m)
 	rep := &report.Report{Metadata: md, Summary: m.acc.Close(m.dep.gpus()), Timeline: m.tl}
+	m.loadSummary(&rep.Summary, md.Pools)
 	if m.cols != nil {
 		if err := m.cols.flush(m.tr.warmSent); err != nil {
 			return nil, err
@@ -632,6 +635,9 @@ func (m *sim) send(idx int32) {
 	}
 	if m.watch != nil && !f.warmup {
 		m.watched(m.watch.Sent(f.rec-m.tr.warmSent, m.rec(f.rec)))
+	}
+	if !f.warmup {
+		m.load.sent(m.now, int64(r.InputTokens)+int64(r.OutputTokens), m.queueSample())
 	}
 	var hashes, groups []uint64
 	partial := 0
@@ -1102,6 +1108,7 @@ func (m *sim) end(idx int32, status string) {
 	}
 	if !f.warmup {
 		m.acc.Add(rec)
+		m.load.ended(rec.SendNs, m.now)
 		if m.watch != nil {
 			m.watched(m.watch.Ended(f.rec-m.tr.warmSent, rec))
 		}

@@ -51,6 +51,12 @@ type Summary struct {
 	OutputSequenceLength *Stats `json:"output_sequence_length"`
 	// Goodput is present when the replay was given an SLO (WithSLO).
 	Goodput *Goodput `json:"goodput,omitempty"`
+	// InFlight is the measured requests in flight, mean and peak (load.go); a
+	// replay always sets it.
+	InFlight *InFlight `json:"in_flight,omitempty"`
+	// Saturation is present when the waiting queues grew through the sending
+	// window: the deployment did not keep up (load.go).
+	Saturation *Saturation `json:"saturation,omitempty"`
 }
 
 // SLO is a per-request service level objective in ms; an unset (nil) bound

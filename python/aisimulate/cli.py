@@ -455,12 +455,15 @@ def flatten_summary(summary: Mapping[str, Any]) -> dict[str, Any]:
             row[prefix] = value
 
     for key, value in summary.items():
-        if value is None and key in _SUMMARY_STATS:
+        if key == "saturation":  # one column: the diagnosis line (empty when it kept up)
+            row[key] = value.get("diagnosis") if isinstance(value, Mapping) else None
+        elif value is None and key in _SUMMARY_STATS:
             from .report import STAT_FIELDS
             for stat in STAT_FIELDS:
                 row[f"{key}.{stat}"] = None
         else:
             put(key, value)
+    row.setdefault("saturation", None)  # a column of every row: empty when the deployment kept up
     return row
 
 
@@ -471,14 +474,16 @@ _SUMMARY_STATS = ("e2e_ms", "input_sequence_length", "itl_ms", "output_sequence_
 
 def _summary_columns() -> tuple[str, ...]:
     """The summary's numbers (:data:`aisimulate._sweep.point.SUMMARY_SCALARS`), its
-    statistics flattened as ``metric.stat``, and the goodput's columns (present with an
-    SLO: ``--slo``)."""
-    from ._sweep.point import SUMMARY_SCALARS
+    statistics flattened as ``metric.stat``, the goodput's columns (present with an
+    SLO: ``--slo``) and the load columns (``in_flight.mean``, ``in_flight.peak``, the
+    ``saturation`` line, empty when the deployment kept up)."""
+    from ._sweep.point import LOAD_COLUMNS, SUMMARY_SCALARS
     from .report import SLO_FIELDS, STAT_FIELDS
 
     goodput = ["goodput.good_requests", "goodput.goodput_rps", "goodput.slo_attainment",
                *(f"goodput.slo.{f}" for f in SLO_FIELDS)]
-    cols = [*SUMMARY_SCALARS, *(f"{k}.{s}" for k in _SUMMARY_STATS for s in STAT_FIELDS), *goodput]
+    cols = [*SUMMARY_SCALARS, *(f"{k}.{s}" for k in _SUMMARY_STATS for s in STAT_FIELDS), *goodput,
+            *LOAD_COLUMNS]
     return tuple(sorted(cols))  # the order of the summary's keys, as earlier releases
 
 

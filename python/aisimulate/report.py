@@ -96,7 +96,7 @@ _DASH = "\u2014"
 #: float64 there (latencies, durations, rates, statistics, SLO thresholds).
 SUMMARY_COUNTS: frozenset[str] = frozenset({
     "completed", "rejected", "failed", "canceled", "total_input_tokens", "total_output_tokens",
-    "total_cached_tokens", "preemptions", "good_requests"})
+    "total_cached_tokens", "preemptions", "good_requests", "peak"})
 
 
 def typed_summary(summary: Mapping[str, Any]) -> dict[str, Any]:
@@ -315,6 +315,10 @@ class ReplayReport:
         title = self._title()
         if title:
             lines.append(title)
+        saturation = s.get("saturation")
+        if isinstance(saturation, Mapping) and isinstance(saturation.get("diagnosis"), str):
+            diagnosis = saturation["diagnosis"]
+            lines.append(diagnosis[:1].upper() + diagnosis[1:])  # the deployment did not keep up
         rows = [
             ("Completed requests", _fmt_int(s.get("completed"))),
             ("Rejected requests", _fmt_int(s.get("rejected"))),
@@ -348,6 +352,17 @@ class ReplayReport:
             rows.append(("Mean input / output tokens (completed)",
                          f"{_fmt(_stat(s.get('input_sequence_length'), 'mean'), 1)} / "
                          f"{_fmt(_stat(s.get('output_sequence_length'), 'mean'), 1)}"))
+        in_flight = s.get("in_flight")
+        if isinstance(in_flight, Mapping):
+            rows.append(("In-flight requests (mean / peak)",
+                         f"{_fmt(in_flight.get('mean'), 1)} / {_fmt_int(in_flight.get('peak'))}"))
+        # Aggregated: each worker's busy share (time in passes / duration), mean, min, max.
+        duration = s.get("duration_ms") or 0
+        busy = self.metadata.get("worker_busy_ms")
+        if not self.metadata.get("disaggregated") and isinstance(busy, list) and busy and duration:
+            shares = [100 * b / duration for b in busy]
+            rows.append(("Worker busy % (mean / min / max)",
+                         f"{_fmt(sum(shares) / len(shares), 1)} / {_fmt(min(shares), 1)} / {_fmt(max(shares), 1)}"))
         # P/D: each pool's GPU hours and busy share (time in passes / duration).
         pools = self.metadata.get("pools")
         if self.metadata.get("disaggregated") and isinstance(pools, list):

@@ -17,7 +17,7 @@ from ..binding import lazy as _lazy
 from ..errors import InfeasibleError
 from ..report import LATENCY_METRICS, SLO_FIELDS, STAT_FIELDS, SUMMARY_COUNTS
 
-__all__ = ["PointResult", "run_point", "metric_columns", "SUMMARY_SCALARS", "DERIVED", "SLO_FIELDS",
+__all__ = ["PointResult", "run_point", "metric_columns", "SUMMARY_SCALARS", "DERIVED", "LOAD_COLUMNS", "SLO_FIELDS",
            "SLO_COLUMNS", "COUNT_COLUMNS"]
 
 #: Scalar summary values, in column order (docs/metrics.md).
@@ -33,10 +33,14 @@ SUMMARY_SCALARS: tuple[str, ...] = (
 #: completed requests, mean of 1000 / tpot_ms (requests of ≥ 2 output tokens).
 DERIVED: tuple[str, ...] = ("gpus", "output_tps_per_gpu", "output_tps_per_user")
 
+#: The load columns (docs/metrics.md): the summary's in_flight mean and peak, and its
+#: saturation diagnosis (the one line; null when the deployment kept up).
+LOAD_COLUMNS: tuple[str, ...] = ("in_flight.mean", "in_flight.peak", "saturation")
+
 #: The metric columns that count (the summary's counts, :data:`SUMMARY_COUNTS`, and the
 #: GPUs): whole numbers, float64 in the sweep's DataFrame once a failed point leaves NaN
 #: in them.
-COUNT_COLUMNS: tuple[str, ...] = (*(c for c in SUMMARY_SCALARS if c in SUMMARY_COUNTS), "gpus")
+COUNT_COLUMNS: tuple[str, ...] = (*(c for c in SUMMARY_SCALARS if c in SUMMARY_COUNTS), "gpus", "in_flight.peak")
 
 #: Columns added when an SLO is given: goodput_rps = completed requests meeting every
 #: threshold / duration (s) (AIPerf's goodput); slo_attainment = that count / completed.
@@ -45,9 +49,9 @@ SLO_COLUMNS: tuple[str, ...] = ("goodput_rps", "slo_attainment")
 
 def metric_columns(slo: Mapping[str, float] | None) -> list[str]:
     """Every metric column of a sweep row, in order: summary scalars, derived values,
-    the SLO columns when ``slo`` is given, then ``metric.stat`` for each latency metric
+    the load columns, the SLO columns when ``slo`` is given, then ``metric.stat`` for each latency metric
     (ttft_ms, tpot_ms, itl_ms, e2e_ms) and stat (mean, std, min, max, p50, p90, p95, p99)."""
-    cols = list(SUMMARY_SCALARS) + list(DERIVED)
+    cols = list(SUMMARY_SCALARS) + list(DERIVED) + list(LOAD_COLUMNS)
     if slo:
         cols += list(SLO_COLUMNS)
     cols += [f"{m}.{s}" for m in LATENCY_METRICS for s in STAT_FIELDS]
@@ -143,6 +147,10 @@ def flatten(report: Any, slo: Mapping[str, float] | None) -> dict[str, Any]:
         dur = out["duration_ms"]
         out["goodput_rps"] = good / (dur / 1000.0) if dur else None
         out["slo_attainment"] = good / n if n else None
+    in_flight = s.get("in_flight") if isinstance(s.get("in_flight"), Mapping) else {}
+    out["in_flight.mean"], out["in_flight.peak"] = _number(in_flight.get("mean")), _number(in_flight.get("peak"))
+    saturation = s.get("saturation")
+    out["saturation"] = saturation.get("diagnosis") if isinstance(saturation, Mapping) else None
     for m in LATENCY_METRICS:
         stats = s.get(m)
         for st in STAT_FIELDS:

@@ -1,0 +1,107 @@
+package replay
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/aisimulate/aisimulate/core/report"
+)
+
+// sends64 is 64 sends 2^31 ns apart, the k-th seeing waiting(k) requests: the
+// buckets end 2^31 ns wide (the narrowest power of two whose 64 buckets hold
+// 63 × 2^31 ns), one send each.
+func sends64(waiting func(k int) int) *loadStats {
+	var l loadStats
+	for k := 0; k < 64; k++ {
+		l.sent(int64(k)<<31, 10, waiting(k))
+	}
+	return &l
+}
+
+// A queue that grows by one request a send, sends 2^31 ns apart: the halves of
+// the 63 × 2^31 ns window split at 31.5 × 2^31 ns, so buckets 0–30 (31 sends,
+// mean queue 15) are the first half and 31–63 (33 sends, mean 47) the second;
+// their mean sends are 15.5 and 47.5 × 2^31 ns, 32 × 2^31 ns = 68.719476736 s
+// apart, so the growth is 32 / 68.719476736 = 1e9 / 2^31 = 0.4656612873 req/s,
+// the rate at which this queue grew. Offered: 64 sends / 135.291469824 s.
+func TestSaturationOfAQueueThatGrows(t *testing.T) {
+	l := sends64(func(k int) int { return k })
+	assert.Equal(t, int64(1)<<31, l.widthNs)
+	s := &report.Summary{Completed: 10, DurationMs: 200_000, TotalInputTokens: 900, TotalOutputTokens: 100}
+	sat := l.saturation(s, []float64{150_000, 199_000})
+	require.NotNil(t, sat)
+	assert.InDelta(t, 15.0, sat.QueueFirstHalf, 1e-12)
+	assert.InDelta(t, 47.0, sat.QueueSecondHalf, 1e-12)
+	assert.InDelta(t, 1e9/float64(int64(1)<<31), sat.QueueGrowthRPS, 1e-12)
+	assert.InDelta(t, 64/(63*float64(int64(1)<<31)/1e9), sat.OfferedRequestRateRPS, 1e-12)
+	assert.InDelta(t, 640/(63*float64(int64(1)<<31)/1e9), sat.OfferedTokenRateTPS, 1e-9)
+	assert.InDelta(t, 0.05, sat.ServedRequestRateRPS, 1e-15) // 10 / 200 s
+	assert.InDelta(t, 5.0, sat.ServedTokenRateTPS, 1e-12)    // 1000 tokens / 200 s
+	assert.InDelta(t, 0.995, sat.BusiestWorkerUtilization, 1e-15)
+	assert.Equal(t, "saturated: offered 0.47 req/s (5 tok/s), served 0.05 req/s (5 tok/s); "+
+		"the waiting queue grew 15.0 → 47.0 (+0.47 req/s); busiest worker 99.5 % busy", sat.Diagnosis)
+}
+
+// A queue that grows by less than 5 % of the offered rate is not saturation:
+// waiting k/25 (0 for sends 0–24, 1 for 25–49, 2 for 50–63) is 6/31 in the
+// first half and 47/33 in the second, a growth of (47/33 − 6/31) / 68.719476736
+// s = 0.0179 req/s, under 5 % of 0.473 req/s offered (0.0237). Nor is a flat
+// queue, or one grown by less than one request.
+func TestSaturationNeedsTheQueueToGrowByFivePercentOfTheLoad(t *testing.T) {
+	s := &report.Summary{Completed: 10, DurationMs: 200_000}
+	l := sends64(func(k int) int { return k / 25 })
+	assert.Nil(t, l.saturation(s, nil))
+	assert.Nil(t, sends64(func(int) int { return 7 }).saturation(s, nil))
+	// 0.9 more requests in the second half, over about a minute: below one request
+	assert.Nil(t, sends64(func(k int) int { return 9 * k / 640 }).saturation(s, nil))
+	// the same growth as the first test's, 30 times faster than 5 %: saturated
+	require.NotNil(t, sends64(func(k int) int { return k }).saturation(s, nil))
+	var one loadStats
+	one.sent(5, 1, 100) // a single send has no window
+	assert.Nil(t, one.saturation(s, nil))
+}
+
+// Worked example 1 (docs/design.md): r1 sent at 0 and ended at 19.30, r2 sent
+// at 10.0 and ended at 19.30: 19.3 + 9.3 = 28.6 ms in flight over a 19.3 ms
+// window, 1.4819 requests on average, 2 at most; a trace of two requests
+// keeps up.
+func TestInFlightOfWorkedExampleOne(t *testing.T) {
+	rep := runYAML(t, traceSpec(t, 1000, []traceRow{{0, 1000, 3, []int{1, 2}}, {10, 100, 2, []int{3}}}, ""))
+	require.NotNil(t, rep.Summary.InFlight)
+	assert.Equal(t, 2, rep.Summary.InFlight.Peak)
+	assert.InDelta(t, 28.6/19.3, *rep.Summary.InFlight.Mean, 1e-12)
+	assert.Nil(t, rep.Summary.Saturation)
+}
+
+// The linear engine takes about 14 ms for a 1000-token prompt (two 512-token
+// chunks, 2 ms each plus 0.01 ms a token) and runs one prompt at a time, so it
+// serves at most about 70 of them a second: sent at 200 a second its queue
+// grows, at 20 a second it does not, and a closed loop holds its queue at its
+// clients' count.
+func TestReplaySaysWhenTheDeploymentCannotKeepUp(t *testing.T) {
+	load := func(l string) string {
+		return linearEngineFor(1000) + `
+traffic:
+  source: {type: synthetic, num_requests: 400, isl: 1000, osl: 2}
+  load: ` + l + "\n"
+	}
+	over := runYAML(t, load("{mode: rate, rate_rps: 200, arrival: constant}")).Summary
+	require.NotNil(t, over.Saturation)
+	sat := over.Saturation
+	assert.InDelta(t, 200.0*400/399, sat.OfferedRequestRateRPS, 1e-9) // 400 sends over 399 × 5 ms
+	assert.Less(t, sat.ServedRequestRateRPS, 75.0)
+	assert.Greater(t, sat.QueueSecondHalf, sat.QueueFirstHalf+100)
+	// the queue grows at what is offered and not served: 200 − ~70 req/s
+	assert.InDelta(t, sat.OfferedRequestRateRPS-sat.ServedRequestRateRPS, sat.QueueGrowthRPS, 20)
+	assert.InDelta(t, 1.0, sat.BusiestWorkerUtilization, 0.01)
+	assert.Greater(t, over.InFlight.Peak, 200)
+
+	under := runYAML(t, load("{mode: rate, rate_rps: 20, arrival: constant}")).Summary
+	assert.Nil(t, under.Saturation)
+	assert.Equal(t, 1, under.InFlight.Peak) // each done in ~16 ms, sent 50 ms apart
+	closed := runYAML(t, load("{mode: concurrency, concurrency: 16}")).Summary
+	assert.Nil(t, closed.Saturation)
+	assert.Equal(t, 16, closed.InFlight.Peak)
+}
