@@ -179,7 +179,8 @@ def test_outputs_write_through_a_fifo_a_device_and_a_link(tmp_path, capsys):
     target.write_text("old\n")
     link = tmp_path / "results.csv"
     link.symlink_to(target)
-    assert cli_main(["sweep", str(cfg), "--grid", "traffic.source.osl=4,6", "--out", str(link), "-q"]) == 0
+    assert cli_main(["sweep", str(cfg), "--grid", "traffic.source.osl=4,6", "--out", str(link), "-q",
+                     "--force"]) == 0  # the link's file exists: replaced only with --force
     assert link.is_symlink() and os.readlink(link) == str(target)
     assert len(target.read_text().splitlines()) == 1 + 2  # header + the 2 points, in the link's file
     if os.geteuid() == 0:  # a character device like /dev/null (mknod needs root)
@@ -240,3 +241,28 @@ def test_a_piped_config_resolves_against_the_working_directory(tmp_path):
 def test_compare_names_an_aiperf_export_that_is_not_a_file(config, tmp_path, aiperf, needle):
     # they were "file not found"
     refused(run_cli("compare", "--aiperf", aiperf, str(config), cwd=tmp_path), needle)
+
+
+def test_an_existing_output_file_is_replaced_only_with_force(tmp_path, capsys):
+    """One rule for every output: sweep --out and replay --trace-out (compare's
+    --requests-out and --plot too: tests/test_compare.py) replaced any existing file
+    without --force, while --output-dir refused a file no earlier aisimulate result
+    wrote. A single file records nothing of who wrote it, so an existing one is
+    replaced only with --force; a run that refuses it writes nothing."""
+    cfg = tmp_path / "r.json"
+    cfg.write_text(json.dumps(BASE_SPEC))
+    out, trace = tmp_path / "mine.csv", tmp_path / "run.trace.json"
+    out.write_text("my own numbers\n")
+    trace.write_text("{}")
+    capsys.readouterr()
+    assert cli_main(["sweep", str(cfg), "--grid", "traffic.source.osl=4,6", "--out", str(out), "-q"]) == 2
+    assert capsys.readouterr().err == (f"aisimulate: error: --out {out}: {out} exists: it is not overwritten; "
+                                       "choose another file, move it away, or add --force\n")
+    assert out.read_text() == "my own numbers\n"
+    assert cli_main(["replay", str(cfg), "--trace-out", str(trace), "-q"]) == 2
+    assert f"--trace-out {trace}: {trace} exists" in capsys.readouterr().err
+    assert trace.read_text() == "{}"
+    assert cli_main(["sweep", str(cfg), "--grid", "traffic.source.osl=4,6", "--out", str(out), "-q", "--force"]) == 0
+    assert len(out.read_text().splitlines()) == 3  # header + 2 points
+    assert cli_main(["replay", str(cfg), "--trace-out", str(trace), "-q", "--force"]) == 0
+    assert json.loads(trace.read_text())["traceEvents"]

@@ -476,6 +476,16 @@ def test_cli_compare_output_paths_are_checked_before_the_replay(tmp_path, capsys
                  "--requests-out", str(pairs)]) == 0
     assert plot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert len(pairs.read_text().splitlines()) == 1 + 12  # header + the 12 replayed requests
+    # now they exist: replaced only with --force, as every output file (docs in README)
+    capsys.readouterr()
+    for flag, existing in (("--requests-out", pairs), ("--plot", plot)):
+        before = existing.read_bytes()
+        assert main(["compare", str(cfg), "--aiperf", str(path), flag, str(existing)]) == 2
+        assert capsys.readouterr().err.startswith(f"aisimulate: error: {flag} {existing}: {existing} exists: "
+                                                  "it is not overwritten")
+        assert existing.read_bytes() == before
+        assert main(["compare", str(cfg), "--aiperf", str(path), flag, str(existing), "--force"]) == 0
+        capsys.readouterr()
 
 
 def test_cli_compare_does_not_overwrite_the_artifact_folders_other_files(tmp_path, capsys, monkeypatch):

@@ -231,10 +231,11 @@ def _add_replay(sub: argparse._SubParsersAction) -> None:
                         "(vllm_bench_result.json: the flat keys of vllm bench serve "
                         "--save-result); part of the same atomic result")
     r.add_argument("--force", action="store_true",
-                   help="with --output-dir (or --trace-out), replace files of the result's names "
-                        "that no earlier aisimulate result in DIR wrote (without it such a file, e.g. "
-                        "a real AIPerf profile_export.jsonl, is refused: exit 2); the files "
-                        "the replay reads are never replaced")
+                   help="with --output-dir, replace files of the result's names that no "
+                        "earlier aisimulate result in DIR wrote (without it such a file, e.g. a "
+                        "real AIPerf profile_export.jsonl, is refused: exit 2); with --trace-out, "
+                        "replace an existing file (a single file records nothing of who wrote "
+                        "it); the files the replay reads are never replaced")
     r.add_argument("--trace-out", metavar="FILE",
                    help="also write a Chrome/Perfetto trace (JSON; open it in ui.perfetto.dev): "
                         "one track per worker with every engine pass and its KV blocks, each "

@@ -30,10 +30,12 @@ def check_output_file(flag: str, path: str, inputs: Iterable[str] = (),
     of ``inputs``, whose folder exists or can be created and can be written in. The
     writer creates the missing folders.
 
-    Without ``force`` (the CLI's ``--force``) an existing file is not replaced when it
-    is a file aisimulate did not write (:func:`_files.foreign_output`): one in
-    ``read_folders`` (folders the run reads as a whole, compare's AIPerf artifact
-    folder), or one of a result's names that no earlier aisimulate result owns.
+    Without ``force`` (the CLI's ``--force``) an existing regular file is not replaced:
+    a single output file carries no record that aisimulate wrote it (a result folder's
+    ``prediction.json`` does, :func:`_files.foreign_output`), so it may be anyone's; the
+    message says why (one in ``read_folders``, folders the run reads as a whole such as
+    compare's AIPerf artifact folder; one of a result's names that no earlier aisimulate
+    result owns; any other existing file).
 
     Raises:
         _UsageError: naming ``flag``, ``path`` and what is wrong.
@@ -53,7 +55,12 @@ def check_output_file(flag: str, path: str, inputs: Iterable[str] = (),
                           "run reads: choose another file")
     if os.path.exists(path) and not os.path.isfile(path):
         return  # a device or a pipe (/dev/null, a FIFO): written through, not replaced
-    why = None if force else _files.foreign_output(path, read_folders)
+    # One rule for every output: an existing file is replaced only when aisimulate can
+    # tell that it wrote it. A result folder's prediction.json lists its files (so
+    # --output-dir replaces its own earlier result); a single file records nothing, so
+    # an existing one is replaced only with --force.
+    why = None if force else (_files.foreign_output(path, read_folders)
+                              or (f"{path} exists" if os.path.isfile(path) else None))
     if why is not None:
         raise _UsageError(f"{flag} {path}: {why}: it is not overwritten; choose another file, "
                           "move it away, or add --force")

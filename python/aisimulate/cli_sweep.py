@@ -129,9 +129,9 @@ def _add_sweep(sub: argparse._SubParsersAction) -> None:
                    help="also write every column to FILE: .parquet, .csv or .jsonl (written whole or not at all; "
                         "a missing folder is created)")
     s.add_argument("--force", action="store_true",
-                   help="with --out, replace a file of a result's name (prediction.json, "
-                        "requests.*, profile_export*) that no earlier aisimulate result wrote; "
-                        "the files the sweep reads are never replaced")
+                   help="with --out, replace an existing file (without it that is exit 2: a "
+                        "single file records nothing of who wrote it); the files the sweep "
+                        "reads are never replaced")
     s.add_argument("--format", choices=("table", "csv", "json"), default="table",
                    help="stdout: a table of the main columns (default), or every column as CSV / JSON lines")
     s.add_argument("--slo", action="append", default=[], metavar="METRIC=MS",
@@ -391,9 +391,9 @@ def _add_compare(sub: argparse._SubParsersAction) -> None:
                    help="also write the per-request pairs: .csv, .parquet or .jsonl (a missing "
                         "folder is created)")
     c.add_argument("--force", action="store_true",
-                   help="replace with --plot / --requests-out an existing file of the AIPerf "
-                        "artifact folder read (or of a result's name that no aisimulate result "
-                        "wrote); without it that is exit 2; the AIPerf export read is never replaced")
+                   help="replace with --plot / --requests-out an existing file (one of the "
+                        "AIPerf artifact folder read, too); without it that is exit 2; the AIPerf "
+                        "export read is never replaced")
     add_progress_argument(c)
     c.set_defaults(run=_cmd_compare)
 
