@@ -763,9 +763,9 @@ def _run(args: argparse.Namespace) -> int:
     except _StdoutError as exc:
         _error(str(exc))
         return 1
-    except ImportError as exc:
+    except ImportError as exc:  # a missing optional extra: an environment to fix, as a bad argument is
         _error(str(exc))
-        return 1
+        return 2
     except KeyboardInterrupt:
         # Ctrl-C: the replay or sweep has stopped and nothing was written (outputs are
         # renamed into place only when complete); one line, the shell's 128 + SIGINT
