@@ -146,3 +146,29 @@ def test_a_trace_naming_its_first_session_late_streams_its_names(tmp_path):
     names = pq.read_table(tmp_path / "streamed" / "requests.parquet").column("session_id").to_pylist()
     assert names[:2_500] == [None] * 2_500 and names[2_500:] == ["late", "late"]
     assert [r["session_id"] for r in streamed.requests[-3:]] == [None, "late", "late"]
+
+
+def test_a_scratch_folder_whose_process_is_gone_is_reclaimed(tmp_path, monkeypatch, base_spec):
+    """A replay killed while it streamed (SIGKILL, the OOM killer) left its
+    aisimulate-stream-* folder of chunks (26–100 MB) that nothing removed: the next
+    streamed replay removes every such folder whose owner is gone. A folder's name holds
+    its owner's process id and start time, so one whose id now belongs to another
+    process (started at another time) is reclaimed too; a live owner's is kept, and so is
+    anything not named that way."""
+    from aisimulate.run import stream as _stream
+
+    temp = tmp_path / "tmp"
+    temp.mkdir()
+    monkeypatch.setattr("tempfile.tempdir", str(temp))
+    pid = os.getpid()
+    mine = _stream.scratch_prefix()
+    assert mine.startswith(f"aisimulate-stream-{pid}.") and mine.endswith("-")
+    live = temp / (mine + "abc")  # this process's own: its owner runs
+    reused = temp / f"aisimulate-stream-{pid}.1-def"  # this id, but a process started at tick 1
+    gone = temp / "aisimulate-stream-4194304.77-ghi"  # above Linux's largest process id
+    other = temp / "aisimulate-stream-xyz"  # not named by aisimulate's rule: left alone
+    for d in (live, reused, gone, other):
+        d.mkdir()
+        (d / "chunk-0.bin").write_bytes(b"x" * 100)
+    aisimulate.replay(base_spec, output_dir=tmp_path / "out")
+    assert sorted(p.name for p in temp.iterdir()) == sorted([live.name, other.name])

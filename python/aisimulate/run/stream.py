@@ -162,6 +162,67 @@ def _layout(head: Mapping[str, Any]) -> list[dict[str, Any]]:
     return out
 
 
+#: The scratch folders' prefix, in the temporary folder: ``aisimulate-stream-PID.START-``
+#: with the owning process's id and start time (clock ticks after boot, /proc/PID/stat).
+SCRATCH_PREFIX = "aisimulate-stream-"
+
+
+def _start_ticks(pid: int) -> str | None:
+    """Process ``pid``'s start time (/proc/PID/stat field 22), or None when there is no
+    such process (or no /proc)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            return f.read().rsplit(b")", 1)[1].split()[19].decode()
+    except (OSError, IndexError):
+        return None
+
+
+def scratch_prefix() -> str:
+    """This process's scratch-folder prefix (:data:`SCRATCH_PREFIX`)."""
+    pid = os.getpid()
+    return f"{SCRATCH_PREFIX}{pid}.{_start_ticks(pid) or 0}-"
+
+
+def reclaim_scratch(tmp: str) -> None:
+    """Remove the scratch folders in ``tmp`` whose owning process is gone: one killed
+    in the middle of a replay (SIGKILL, the OOM killer, a crash) cannot remove its own
+    chunks, 26–100 MB each, and nothing else would. A folder's name tells its owner
+    (:func:`scratch_prefix`); one whose process id now belongs to a process that started
+    at another time was left by the earlier one. Only this user's folders are looked at;
+    folders named otherwise are left alone."""
+    shutil = _lazy.module("shutil")
+    uid = os.getuid() if hasattr(os, "getuid") else None
+    try:
+        entries = list(os.scandir(tmp))
+    except OSError:
+        return
+    for entry in entries:
+        if not entry.name.startswith(SCRATCH_PREFIX):
+            continue
+        owner = entry.name[len(SCRATCH_PREFIX):].split("-", 1)[0]
+        pid, _, ticks = owner.partition(".")
+        if not (pid.isdigit() and ticks.isdigit()):
+            continue  # not named by scratch_prefix
+        try:
+            st = entry.stat(follow_symlinks=False)
+        except OSError:
+            continue
+        if not entry.is_dir(follow_symlinks=False) or (uid is not None and st.st_uid != uid):
+            continue
+        alive = _start_ticks(int(pid))
+        if alive == ticks:
+            continue  # its owner still runs
+        if alive is None and not os.path.isdir("/proc/self"):
+            try:  # no /proc: the process id alone tells
+                os.kill(int(pid), 0)
+                continue
+            except ProcessLookupError:
+                pass
+            except OSError:
+                continue
+        shutil.rmtree(entry.path, ignore_errors=True)
+
+
 def replay_into(spec_json: str, options: dict[str, Any], directory, formats: Sequence[str],
                 exports: Sequence[str], *, progress, on_error, config_file: str | None = None,
                 force: bool = False):
@@ -186,7 +247,8 @@ def replay_into(spec_json: str, options: dict[str, Any], directory, formats: Seq
     out.check_names(_files.result_files(formats, exports))
     with out:
         targets = {fmt: out.temp(_tables.FILES[fmt]) for fmt in formats}
-        chunk_dir = tempfile.mkdtemp(prefix="aisimulate-stream-")
+        reclaim_scratch(tempfile.gettempdir())
+        chunk_dir = tempfile.mkdtemp(prefix=scratch_prefix())
         stream = RecordStream(chunk_dir, targets)
         try:
             head, buf = replay_native(spec_json, {**options, "stream_dir": chunk_dir, "chunk_shift": CHUNK_SHIFT}, progress=progress,
