@@ -170,6 +170,13 @@ def test_a_points_file_is_read_within_the_config_bounds(cfg, tmp_path, capsys):
     points.write_bytes(b"- {traffic.source.osl: \"\xff\"}\n")
     assert main(["sweep", str(cfg), "--no-progress", "--points", str(points)]) == 2
     assert capsys.readouterr().err == f"aisimulate: error: {points}: scenario list file is not UTF-8 text (invalid start byte)\n"
+    # an empty list (or an empty file, YAML's null) named nothing: "no points"
+    for text in ("[]\n", "# nothing yet\n"):
+        points.write_text(text)
+        assert main(["sweep", str(cfg), "--no-progress", "--points", str(points)]) == 2
+        err = capsys.readouterr().err
+        assert err.startswith(f"aisimulate: error: {points}: "), err
+        assert "empty" in err
 
 
 def test_csv_columns_do_not_depend_on_slo(cfg, capsys):

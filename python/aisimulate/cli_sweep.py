@@ -158,6 +158,8 @@ def _read_points(path: str) -> list[Any]:
             data = parse_config_text(read_config_bytes(fh, path, "scenario list"), name=path)
     except OSError as exc:
         raise _UsageError(f"--points: cannot read {path}: {exc.strerror or exc}") from None
+    if data is None or data == []:  # an empty file is YAML's null
+        raise ConfigError("", "the scenario list is empty: list at least one {field: value} mapping", file=path)
     if not isinstance(data, list):
         raise ConfigError("", "a scenario list (a YAML/JSON list of mappings) is expected", file=path)
     return data
