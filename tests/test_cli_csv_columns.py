@@ -46,8 +46,9 @@ def test_the_columns_are_one_set_for_every_run(config, tmp_path):
                         "--set", "traffic.load.rate_rps=2000", cwd=tmp_path)
     assert saturated.returncode == 0, saturated.stderr
     header = rows(ok.stdout)[0]
-    # 12 numbers, 8 statistics × 8 stats, the goodput's 6 columns, in_flight's 2 and saturation
-    assert len(header) == 12 + 8 * len(STAT_FIELDS) + 6 + 3 == 85
+    # 12 numbers, 8 statistics × 8 stats, the goodput's 6 columns, in_flight's 2,
+    # worker_utilization's 3 and saturation
+    assert len(header) == 12 + 8 * len(STAT_FIELDS) + 6 + 2 + 3 + 1 == 88
     assert header == sorted(header) and "ttft_ms.p99" in header and "goodput.slo.ttft_ms" in header
     for proc in (ok, rejected, slo, saturated):
         head, row = rows(proc.stdout)

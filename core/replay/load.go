@@ -2,6 +2,7 @@ package replay
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/aisimulate/aisimulate/core/config"
 	"github.com/aisimulate/aisimulate/core/report"
@@ -19,6 +20,8 @@ type loadStats struct {
 	firstNs, lastNs int64
 	tokens          int64   // prompt + output tokens asked for by the measured requests sent
 	spanNs          float64 // Σ (end − send) of the measured requests ended
+	runStarted      bool
+	runStartNs      int64 // the first send of any request, warm-up included
 
 	// Bucket b holds the sends in [originNs + b·widthNs, originNs + (b+1)·widthNs):
 	// their count and the sum of the waiting requests each saw. When a send
@@ -76,10 +79,26 @@ func (l *loadStats) inFlightSummary(winNs int64) *report.InFlight {
 	return f
 }
 
+// utilization is the summary's worker_utilization: busyMs, every worker's
+// time in passes, over the run's span spanNs (nil when the span is 0).
+func utilization(busyMs []float64, spanNs int64) *report.WorkerUtilization {
+	if spanNs <= 0 || len(busyMs) == 0 {
+		return nil
+	}
+	u := &report.WorkerUtilization{Min: math.Inf(1)}
+	for _, b := range busyMs {
+		share := b * 1e6 / float64(spanNs)
+		u.Mean += share
+		u.Min, u.Max = min(u.Min, share), max(u.Max, share)
+	}
+	u.Mean /= float64(len(busyMs))
+	return u
+}
+
 // saturation is the summary's saturation (nil when the deployment kept up, or
-// the sends had no window to tell): s is the closed summary, busyMs every
-// worker's time in passes.
-func (l *loadStats) saturation(s *report.Summary, busyMs []float64) *report.Saturation {
+// the sends had no window to tell): s is the closed summary, with its
+// worker_utilization.
+func (l *loadStats) saturation(s *report.Summary) *report.Saturation {
 	windowNs := l.lastNs - l.firstNs
 	if l.sends < 2 || windowNs <= 0 || s.DurationMs <= 0 {
 		return nil
@@ -121,8 +140,8 @@ func (l *loadStats) saturation(s *report.Summary, busyMs []float64) *report.Satu
 		ServedTokenRateTPS:    float64(s.TotalInputTokens+s.TotalOutputTokens) / durS,
 		QueueFirstHalf:        q1, QueueSecondHalf: q2, QueueGrowthRPS: growth,
 	}
-	for _, b := range busyMs {
-		sat.BusiestWorkerUtilization = max(sat.BusiestWorkerUtilization, b/s.DurationMs)
+	if s.WorkerUtilization != nil {
+		sat.BusiestWorkerUtilization = s.WorkerUtilization.Max
 	}
 	sat.Diagnosis = fmt.Sprintf("saturated: offered %s req/s (%s tok/s), served %s req/s (%s tok/s); "+
 		"the waiting queue grew %s → %s (+%s req/s); busiest worker %.1f %% busy",
@@ -175,5 +194,8 @@ func (m *sim) loadSummary(s *report.Summary, pools []report.Pool) {
 	for _, p := range pools {
 		busy = append(busy, p.WorkerBusyMs...)
 	}
-	s.Saturation = m.load.saturation(s, busy)
+	if m.load.runStarted {
+		s.WorkerUtilization = utilization(busy, m.now-m.load.runStartNs)
+	}
+	s.Saturation = m.load.saturation(s)
 }

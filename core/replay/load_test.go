@@ -30,7 +30,8 @@ func TestSaturationOfAQueueThatGrows(t *testing.T) {
 	l := sends64(func(k int) int { return k })
 	assert.Equal(t, int64(1)<<31, l.widthNs)
 	s := &report.Summary{Completed: 10, DurationMs: 200_000, TotalInputTokens: 900, TotalOutputTokens: 100}
-	sat := l.saturation(s, []float64{150_000, 199_000})
+	s.WorkerUtilization = utilization([]float64{150_000, 199_000}, 200_000e6)
+	sat := l.saturation(s)
 	require.NotNil(t, sat)
 	assert.InDelta(t, 15.0, sat.QueueFirstHalf, 1e-12)
 	assert.InDelta(t, 47.0, sat.QueueSecondHalf, 1e-12)
@@ -52,15 +53,41 @@ func TestSaturationOfAQueueThatGrows(t *testing.T) {
 func TestSaturationNeedsTheQueueToGrowByFivePercentOfTheLoad(t *testing.T) {
 	s := &report.Summary{Completed: 10, DurationMs: 200_000}
 	l := sends64(func(k int) int { return k / 25 })
-	assert.Nil(t, l.saturation(s, nil))
-	assert.Nil(t, sends64(func(int) int { return 7 }).saturation(s, nil))
+	assert.Nil(t, l.saturation(s))
+	assert.Nil(t, sends64(func(int) int { return 7 }).saturation(s))
 	// 0.9 more requests in the second half, over about a minute: below one request
-	assert.Nil(t, sends64(func(k int) int { return 9 * k / 640 }).saturation(s, nil))
+	assert.Nil(t, sends64(func(k int) int { return 9 * k / 640 }).saturation(s))
 	// the same growth as the first test's, 30 times faster than 5 %: saturated
-	require.NotNil(t, sends64(func(k int) int { return k }).saturation(s, nil))
+	require.NotNil(t, sends64(func(k int) int { return k }).saturation(s))
 	var one loadStats
 	one.sent(5, 1, 100) // a single send has no window
-	assert.Nil(t, one.saturation(s, nil))
+	assert.Nil(t, one.saturation(s))
+}
+
+// Two workers busy 10 and 30 ms in a run of 40 ms: a quarter and three
+// quarters of it; no span, no share.
+func TestWorkerUtilizationIsTheShareOfTheRunInPasses(t *testing.T) {
+	u := utilization([]float64{10, 30}, 40e6)
+	assert.InDelta(t, 0.5, u.Mean, 1e-15)
+	assert.InDelta(t, 0.25, u.Min, 1e-15)
+	assert.InDelta(t, 0.75, u.Max, 1e-15)
+	assert.Nil(t, utilization([]float64{10}, 0))
+}
+
+// Canceled requests keep the engine busy after the last completed response,
+// where the measured window ends: one worker busy through a window of 10.5 ms
+// runs passes for longer than it (busy / duration > 1, the "137 % busy" a
+// share of the window would say); over the run's span it is at most 1.
+func TestWorkerUtilizationCountsTheWholeRun(t *testing.T) {
+	rows := []traceRow{{0, 1000, 2, []int{1, 2}}, {0.5, 1000, 2000, []int{3, 4}}, {1, 1000, 2000, []int{5, 6}}}
+	rep := runYAML(t, linearEngineFor(1000)+traceTraffic(t, rows, "{mode: trace, request_timeout_ms: 40}"))
+	s := rep.Summary
+	require.Equal(t, 1, s.Completed)
+	require.Equal(t, 2, s.Canceled)
+	require.NotNil(t, s.WorkerUtilization)
+	assert.Greater(t, rep.Metadata.WorkerBusyMs[0], s.DurationMs)
+	assert.LessOrEqual(t, s.WorkerUtilization.Max, 1.0)
+	assert.Greater(t, s.WorkerUtilization.Max, 0.9)
 }
 
 // Worked example 1 (docs/design.md): r1 sent at 0 and ended at 19.30, r2 sent
@@ -96,6 +123,7 @@ traffic:
 	// the queue grows at what is offered and not served: 200 − ~70 req/s
 	assert.InDelta(t, sat.OfferedRequestRateRPS-sat.ServedRequestRateRPS, sat.QueueGrowthRPS, 20)
 	assert.InDelta(t, 1.0, sat.BusiestWorkerUtilization, 0.01)
+	assert.Equal(t, over.WorkerUtilization.Max, sat.BusiestWorkerUtilization)
 	assert.Greater(t, over.InFlight.Peak, 200)
 
 	under := runYAML(t, load("{mode: rate, rate_rps: 20, arrival: constant}")).Summary

@@ -636,6 +636,9 @@ func (m *sim) send(idx int32) {
 	if m.watch != nil && !f.warmup {
 		m.watched(m.watch.Sent(f.rec-m.tr.warmSent, m.rec(f.rec)))
 	}
+	if !m.load.runStarted { // the run's span, for worker_utilization, starts here
+		m.load.runStarted, m.load.runStartNs = true, m.now
+	}
 	if !f.warmup {
 		m.load.sent(m.now, int64(r.InputTokens)+int64(r.OutputTokens), m.queueSample())
 	}

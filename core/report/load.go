@@ -10,6 +10,19 @@ type InFlight struct {
 	Peak int      `json:"peak"`
 }
 
+// WorkerUtilization is the share of the run each worker (each data-parallel
+// rank) spent running passes: its time in passes (Pool.WorkerBusyMs) / the
+// run's span, from the first request sent (warm-up included) to the last
+// event. The span holds every pass, so a share is at most 1; without warm-up
+// and canceled requests it is the measured window (DurationMs) to within the
+// last response's way back to the client. Mean, Min and Max are over every
+// worker of every pool.
+type WorkerUtilization struct {
+	Mean float64 `json:"mean"`
+	Min  float64 `json:"min"`
+	Max  float64 `json:"max"`
+}
+
 // Saturation says that the deployment did not keep up with the load it was
 // offered: the engines' waiting queues grew through the sending window
 // (docs/metrics.md, "Saturation"). Present in a summary only then.
@@ -25,8 +38,7 @@ type InFlight struct {
 // window; QueueGrowthRPS is their difference over the time between the two
 // halves' mean send times, requests/s (for a queue growing steadily at the
 // excess of the offered over the served rate, that excess).
-// BusiestWorkerUtilization is the largest share of the measured window a
-// worker spent running passes (WorkerBusyMs / DurationMs).
+// BusiestWorkerUtilization is WorkerUtilization.Max.
 type Saturation struct {
 	OfferedRequestRateRPS    float64 `json:"offered_request_rate_rps"`
 	OfferedTokenRateTPS      float64 `json:"offered_token_rate_tps"`

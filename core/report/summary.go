@@ -54,6 +54,10 @@ type Summary struct {
 	// InFlight is the measured requests in flight, mean and peak (load.go); a
 	// replay always sets it.
 	InFlight *InFlight `json:"in_flight,omitempty"`
+	// WorkerUtilization is the workers' share of the run in passes (load.go);
+	// a replay sets it unless the run has no span (every request sent at the
+	// instant it ended).
+	WorkerUtilization *WorkerUtilization `json:"worker_utilization,omitempty"`
 	// Saturation is present when the waiting queues grew through the sending
 	// window: the deployment did not keep up (load.go).
 	Saturation *Saturation `json:"saturation,omitempty"`

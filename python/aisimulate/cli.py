@@ -476,8 +476,9 @@ _SUMMARY_STATS = ("e2e_ms", "input_sequence_length", "itl_ms", "output_sequence_
 def _summary_columns() -> tuple[str, ...]:
     """The summary's numbers (:data:`aisimulate._sweep.point.SUMMARY_SCALARS`), its
     statistics flattened as ``metric.stat``, the goodput's columns (present with an
-    SLO: ``--slo``) and the load columns (``in_flight.mean``, ``in_flight.peak``, the
-    ``saturation`` line, empty when the deployment kept up)."""
+    SLO: ``--slo``) and the load columns (``in_flight.mean``, ``in_flight.peak``,
+    ``worker_utilization.mean/min/max``, the ``saturation`` line, empty when the
+    deployment kept up)."""
     from ._sweep.point import LOAD_COLUMNS, SUMMARY_SCALARS
     from .report import SLO_FIELDS, STAT_FIELDS
 

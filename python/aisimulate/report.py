@@ -356,13 +356,11 @@ class ReplayReport:
         if isinstance(in_flight, Mapping):
             rows.append(("In-flight requests (mean / peak)",
                          f"{_fmt(in_flight.get('mean'), 1)} / {_fmt_int(in_flight.get('peak'))}"))
-        # Aggregated: each worker's busy share (time in passes / duration), mean, min, max.
-        duration = s.get("duration_ms") or 0
-        busy = self.metadata.get("worker_busy_ms")
-        if not self.metadata.get("disaggregated") and isinstance(busy, list) and busy and duration:
-            shares = [100 * b / duration for b in busy]
+        # Aggregated: the workers' share of the run in passes (summary.worker_utilization).
+        util = s.get("worker_utilization")
+        if not self.metadata.get("disaggregated") and isinstance(util, Mapping):
             rows.append(("Worker busy % (mean / min / max)",
-                         f"{_fmt(sum(shares) / len(shares), 1)} / {_fmt(min(shares), 1)} / {_fmt(max(shares), 1)}"))
+                         " / ".join(_fmt(100 * util[k], 1) for k in ("mean", "min", "max"))))
         # P/D: each pool's GPU hours and busy share (time in passes / duration).
         pools = self.metadata.get("pools")
         if self.metadata.get("disaggregated") and isinstance(pools, list):

@@ -33,9 +33,11 @@ SUMMARY_SCALARS: tuple[str, ...] = (
 #: completed requests, mean of 1000 / tpot_ms (requests of ≥ 2 output tokens).
 DERIVED: tuple[str, ...] = ("gpus", "output_tps_per_gpu", "output_tps_per_user")
 
-#: The load columns (docs/metrics.md): the summary's in_flight mean and peak, and its
-#: saturation diagnosis (the one line; null when the deployment kept up).
-LOAD_COLUMNS: tuple[str, ...] = ("in_flight.mean", "in_flight.peak", "saturation")
+#: The load columns (docs/metrics.md): the summary's in_flight mean and peak, its
+#: worker_utilization mean, min and max, and its saturation diagnosis (the one line;
+#: null when the deployment kept up).
+LOAD_COLUMNS: tuple[str, ...] = ("in_flight.mean", "in_flight.peak", "worker_utilization.mean",
+                                 "worker_utilization.min", "worker_utilization.max", "saturation")
 
 #: The metric columns that count (the summary's counts, :data:`SUMMARY_COUNTS`, and the
 #: GPUs): whole numbers, float64 in the sweep's DataFrame once a failed point leaves NaN
@@ -149,6 +151,9 @@ def flatten(report: Any, slo: Mapping[str, float] | None) -> dict[str, Any]:
         out["slo_attainment"] = good / n if n else None
     in_flight = s.get("in_flight") if isinstance(s.get("in_flight"), Mapping) else {}
     out["in_flight.mean"], out["in_flight.peak"] = _number(in_flight.get("mean")), _number(in_flight.get("peak"))
+    util = s.get("worker_utilization") if isinstance(s.get("worker_utilization"), Mapping) else {}
+    for k in ("mean", "min", "max"):
+        out[f"worker_utilization.{k}"] = _number(util.get(k))
     saturation = s.get("saturation")
     out["saturation"] = saturation.get("diagnosis") if isinstance(saturation, Mapping) else None
     for m in LATENCY_METRICS:
