@@ -4,6 +4,7 @@ errors worked out below; multi-turn prefix sharing; the CLI."""
 
 from __future__ import annotations
 
+import importlib
 import json
 import math
 
@@ -595,3 +596,67 @@ def test_compare_names_the_export_line_of_a_record_it_cannot_replay(tmp_path):
         aisimulate.compare(_deployment(), p, progress=False)
     assert (e.value.file, e.value.line, e.value.field) == (str(p), 3, "metadata.request_start_ns")
     assert str(e.value).startswith(f"{p}:3: metadata.request_start_ns: ")
+
+
+@pytest.mark.parametrize("isl", [2**63 - 1, 10**8, 2**40])
+def test_a_prompt_past_max_model_len_is_replayed_as_rejected_without_its_blocks(tmp_path, monkeypatch, isl):
+    """DEFECTS-s5 #17, #18: an AIPerf record of an absurd prompt (2^63 − 1, 2^40 tokens)
+    made compare build one hash id per 16-token block (18 GB in 60 s, a MemoryError),
+    and 10^8 tokens a 50 MB trace line refused as "line longer than 16 MiB" against the
+    user's 600-byte line. A prompt longer than the deployment's max_model_len (32,000
+    here) is rejected by the engine before it looks a block up, so it gets no ids and is
+    replayed as rejected, as a trace row is; the canceled record's error_isl of 2^50
+    too. The record beside it is replayed as ever."""
+    compare_module = importlib.import_module("aisimulate.compare")
+    built = []
+    real = compare_module._hash_ids
+
+    def counted(records, block):
+        for ids in real(records, block):
+            built.append(len(ids))
+            yield ids
+
+    monkeypatch.setattr(compare_module, "_hash_ids", counted)
+    p = tmp_path / "pe.jsonl"
+    p.write_text(_timed_record(0, 20, 200, 3, time_to_first_token=4, inter_token_latency=2.1, request_latency=8.2)
+                 + "\n" + _timed_record(1, 30, isl, 3, time_to_first_token=4, inter_token_latency=2.1,
+                                        request_latency=8.2)
+                 + "\n" + _timed_record(2, 40, 2**50) + "\n")
+    c = aisimulate.compare(_deployment(), p, progress=False)
+    assert built == [13, 0, 0]  # ⌈200 / 16⌉ ids, none for the prompts past max_model_len
+    assert c.counts == {"records": 3, "failed_in_measurement": 1, "replayed": 3, "completed_in_simulation": 1,
+                        "rejected_in_simulation": 1}
+    assert list(c.requests["status"]) == ["completed", "rejected"]
+    assert c.table().splitlines()[2] == (f"rejected in simulation: line 2: prompt ({isl}) + output (3) tokens "
+                                         "exceed max_model_len (32000)")
+    assert {r["request_id"]: r["status"] for r in c.report.requests}[2] == "rejected"
+
+
+@pytest.mark.parametrize("value", [2**63, 2**70, 5.5])
+def test_a_token_count_past_int64_or_not_whole_is_named(tmp_path, value):
+    # the core holds token counts as int64; 5.5 tokens was read as 5
+    p = tmp_path / "pe.jsonl"
+    p.write_text(_timed_record(0, 20, 200, 3, time_to_first_token=4, request_latency=8.2) + "\n"
+                 + _timed_record(1, 30, 200, 3, time_to_first_token=4, request_latency=8.2).replace(
+                     '"value": 200', f'"value": {value}') + "\n")
+    with pytest.raises(DataError) as e:
+        read_profile_export(p)
+    assert (e.value.file, e.value.line, e.value.field) == (str(p), 2, "metrics.input_sequence_length")
+    assert str(e.value) == (f"{p}:2: field 'metrics.input_sequence_length.value' must be a whole number of tokens "
+                            f"≤ 9223372036854775807 (2^63 − 1), got {value!r}")
+
+
+def test_a_prompt_of_more_ids_than_a_trace_line_holds_names_the_record(tmp_path, monkeypatch):
+    # A row of compare's trace longer than the trace reader's line bound (16 MiB; 1,000
+    # bytes here: a 16 MiB row needs a max_model_len of ~2 million blocks) is named
+    # before the replay, as the user's record and field, not as the deleted trace's line
+    monkeypatch.setattr(importlib.import_module("aisimulate.compare"), "_MAX_LINE_BYTES", 1_000)
+    p = tmp_path / "pe.jsonl"
+    p.write_text(_timed_record(0, 20, 200, 3, time_to_first_token=4, request_latency=8.2) + "\n"
+                 + _timed_record(1, 20, 20_000, 3, time_to_first_token=4, request_latency=8.2) + "\n")
+    with pytest.raises(DataError) as e:
+        aisimulate.compare(_deployment(), p, progress=False)
+    assert (e.value.file, e.value.line, e.value.field) == (str(p), 2, "metrics.input_sequence_length")
+    assert str(e.value) == (f"{p}:2: metrics.input_sequence_length: a prompt of 20,000 tokens takes 1,250 hash "
+                            "ids of 16-token blocks, more than one line of the trace compare replays holds "
+                            "(1,000 bytes)")

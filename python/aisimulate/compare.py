@@ -77,6 +77,14 @@ METRICS: dict[str, str] = {"ttft_ms": "time_to_first_token", "tpot_ms": "inter_t
 _STATS = ("mean", "p50", "p90", "p99")
 
 
+def _blocks(r: dict[str, Any], block: int) -> int:
+    """The prompt blocks of record ``r`` that get hash ids: ⌈ISL / block⌉, or none for a
+    prompt longer than the deployment's max_model_len (``r["too_long"]``), which the
+    engine rejects before it looks a block up (its ids would only cost memory: one per
+    block of a prompt of 2^63 − 1 tokens)."""
+    return 0 if r.get("too_long") else -(-r["isl"] // block)
+
+
 def _hash_ids(records: list[dict[str, Any]], block: int) -> Iterator[list[int]]:
     """The prompt block ids of each record (``block`` tokens each, ⌈ISL / block⌉ of
     them), in the order given (send order): a conversation's turn shares the blocks that
@@ -88,11 +96,11 @@ def _hash_ids(records: list[dict[str, Any]], block: int) -> Iterator[list[int]]:
     k·stride + j + 1 (stride: the most blocks of any prompt), so ids need no table; a
     session keeps its last prompt's ids as runs (k, j0, j1) — one per turn — and the
     rows are made one at a time, not held."""
-    stride = max(-(-r["isl"] // block) for r in records)
+    stride = max(max(_blocks(r, block) for r in records), 1)
     keys: dict[tuple, int] = {}
     prev: dict[str, tuple[int, list[tuple[int, int, int]]]] = {}  # session → (tokens so far, its runs)
     for r in records:
-        n = -(-r["isl"] // block)
+        n = _blocks(r, block)
         tokens, chain = prev.get(r["session"], (0, []))
         shared = min(n, tokens // block) if r["turn"] > 0 else 0
         runs: list[tuple[int, int, int]] = []
@@ -142,12 +150,12 @@ def _trace_rows(records: list[dict[str, Any]], block: int) -> tuple[bool, list[t
             rows.append((s, r["isl"] - p["isl"] - (p.get("osl") or 0)))
     if not any(s is not None for s, _ in rows) or any(n < 1 for _, n in rows):
         return False, [(None, r["isl"], ids) for r, ids in zip(records, _hash_ids(records, block))]
-    stride = max(-(-r["isl"] // block) for r in records)
+    stride = max(max(_blocks(r, block) for r in records), 1)
     keys: dict[tuple, int] = {}
     out = []
     for r, (s, n) in zip(records, rows):
         k = keys.setdefault((r["conversation"], r["turn"]), len(keys))
-        out.append((s, n, [k * stride + j + 1 for j in range(-(-n // block))]))
+        out.append((s, n, [] if r.get("too_long") else [k * stride + j + 1 for j in range(-(-n // block))]))
     return True, out
 
 
@@ -165,7 +173,9 @@ class Comparison:
             simulation's), ``measured_<m>`` and ``predicted_<m>`` for ttft_ms, tpot_ms,
             e2e_ms.
         report: the simulation's :class:`~aisimulate.ReplayReport`.
-        counts: records read, failed (not replayed), replayed, completed in simulation.
+        counts: records read, failed (not replayed), replayed, completed in simulation;
+            ``rejected_in_simulation`` when the simulated engine refused some (a prompt
+            longer than the deployment's max_model_len, say: the table names the first).
     """
 
     metrics: Any
@@ -178,6 +188,10 @@ class Comparison:
         with the relative error, then MAPE, bias and r."""
         lines = [" aisimulate compare: predicted vs measured ".center(96, "="),
                  ", ".join(f"{k} {v}" for k, v in self.counts.items())]
+        first = getattr(self, "_first_rejected", None)
+        if first is not None:  # why the simulated engine refused them, by the first
+            more = self.counts.get("rejected_in_simulation", 1) - 1
+            lines.append(f"rejected in simulation: line {first[0]}: {first[1]}" + (f" (and {more:,} more)" if more else ""))
         head = f"{'metric':<9}{'':<10}" + "".join(f"{s:>11}" for s in _STATS) + \
             f"{'MAPE %':>10}{'bias %':>9}{'r':>7}"
         lines += [head, "-" * len(head)]
@@ -276,6 +290,9 @@ def _paired(m: np.ndarray, p: np.ndarray) -> tuple[int, float, float, float]:
     return len(m), float(np.mean(np.abs(rel)) * 100), float(np.mean(rel) * 100), r
 
 
+#: The longest line of a trace the core reads (core/workload/linecap.go, MaxLineBytes).
+_MAX_LINE_BYTES = 16 << 20
+
 #: A field of the trace compare writes → the export's field it was made from.
 _TRACE_FIELDS = {"timestamp": "metadata.request_start_ns", "input_length": "metrics.input_sequence_length",
                  "output_length": "metrics.output_sequence_length", "hash_ids": "metrics.input_sequence_length"}
@@ -361,16 +378,17 @@ def compare(config: str | os.PathLike[str] | Mapping[str, Any] | Spec, aiperf: s
         longest = max(max(r["cancel_ns"] - r["start_ns"], 1) for r in canceled)
         if all(r["end_ns"] - r["start_ns"] <= longest for r in ok):  # as one client timeout makes them
             keep["request_timeout_ms"] = longest / 1e6
-    if canceled:
-        ctx = 1
-        if "request_timeout_ms" in keep:
-            from .run.replay import check
-            ctx = check(load_config(raw, overrides={"traffic": {
-                "source": {"type": "synthetic", "num_requests": 1, "isl": 1, "osl": 1},
-                "load": {"mode": "concurrency", "concurrency": 1}}}))["max_model_len"]
-        for r in canceled:  # without a timeout to stop it: its prompt alone, the least it cost
-            r["osl"], r["replay_osl"] = 0, max(ctx - r["isl"], 1)
+    from .run.replay import check
+    # the deployment's max_model_len: a longer prompt is rejected by the engine, as a
+    # trace row's is, and gets no hash ids (_blocks)
+    ctx = check(load_config(raw, overrides={"traffic": {
+        "source": {"type": "synthetic", "num_requests": 1, "isl": 1, "osl": 1},
+        "load": {"mode": "concurrency", "concurrency": 1}}}))["max_model_len"]
+    for r in canceled:  # without a timeout to stop it: its prompt alone, the least it cost
+        r["osl"], r["replay_osl"] = 0, max((ctx if "request_timeout_ms" in keep else 1) - r["isl"], 1)
     sent = sorted(ok + canceled, key=lambda r: (r["start_ns"], r["line"]))
+    for r in sent:
+        r["too_long"] = r["isl"] > ctx
     ok.sort(key=lambda r: (r["start_ns"], r["line"]))
     t0 = sent[0]["start_ns"]
     tempfile = _lazy.module("tempfile")
@@ -399,7 +417,13 @@ def compare(config: str | os.PathLike[str] | Mapping[str, Any] | Spec, aiperf: s
                        "output_length": r.get("replay_osl", r["osl"]), "hash_ids": ids}
                 if session is not None:
                     row["session_id"] = str(session)
-                fh.write(json.dumps(row) + "\n")
+                text = json.dumps(row)
+                if len(text) >= _MAX_LINE_BYTES:  # the trace reader's bound on one line
+                    raise DataError(f"metrics.input_sequence_length: a prompt of {r['isl']:,} tokens takes "
+                                    f"{len(ids):,} hash ids of {block}-token blocks, more than one line of the "
+                                    f"trace compare replays holds ({_MAX_LINE_BYTES:,} bytes)", file=export, line=r["line"],
+                                    field="metrics.input_sequence_length")
+                fh.write(text + "\n")
         try:
             report = replay(spec, progress=progress)
         except DataError as exc:
@@ -444,7 +468,12 @@ def compare(config: str | os.PathLike[str] | Mapping[str, Any] | Spec, aiperf: s
               "replayed": len(sent), "completed_in_simulation": int(len(done))}
     if len(scored) < len(ok):
         counts["warmup"] = sum(r["phase"] == "warmup" for r in records)
+    rejected = [(r["line"], sim[index[r["line"]]].get("reason")) for r in scored
+                if sim.get(index[r["line"]], {}).get("status") == "rejected"]
+    if rejected:  # the engine refused them (a prompt longer than max_model_len, …)
+        counts["rejected_in_simulation"] = len(rejected)
     c = Comparison(pd.DataFrame.from_dict(table, orient="index"), req, report, counts)
+    c._first_rejected = rejected[0] if rejected else None
     c._measured_itl = measured_itl
     return c
 

@@ -299,6 +299,19 @@ def time_unit(entry: Any, field: str, file: str, line: int) -> tuple[str, float]
     return unit, TIME_UNITS_MS[unit]
 
 
+#: The largest token count a record may give: the core's int64.
+MAX_TOKENS = 2**63 - 1
+
+
+def _token_count(value: int | float, field: str, file: str, line: int) -> int:
+    """A record's token count (≥ 0 already): a whole number of at most
+    :data:`MAX_TOKENS`, else a DataError naming the field."""
+    if not float(value).is_integer() or value > MAX_TOKENS:
+        raise DataError(f"field '{field}.value' must be a whole number of tokens ≤ {MAX_TOKENS} "
+                        f"(2^63 − 1), got {value!r}", file=file, line=line, field=field)
+    return int(value)
+
+
 def read_profile_export(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
     """Read AIPerf's per-request ``profile_export.jsonl`` (``path`` may be the artifact
     folder AIPerf wrote it in).
@@ -351,7 +364,8 @@ def read_profile_export(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
                 if metrics.get(name) is None:
                     raise DataError("missing field 'metrics.error_isl' in a canceled record: its prompt length "
                                     "is needed to replay it", file=file, line=line, field="metrics.error_isl")
-                rec["isl"] = int(metric_value(metrics[name], f"metrics.{name}", file, line))
+                rec["isl"] = _token_count(metric_value(metrics[name], f"metrics.{name}", file, line),
+                                          f"metrics.{name}", file, line)
                 cancel = md.get("cancellation_time_ns")
                 rec["cancel_ns"] = cancel if isinstance(cancel, int) and not isinstance(cancel, bool) else end_ns
             out.append(rec)
@@ -371,7 +385,8 @@ def read_profile_export(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
             return float(need(name, f"a latency in {unit}")) * factor
 
         tokens = "a token count"
-        rec["isl"], rec["osl"] = int(need("input_sequence_length", tokens)), int(need("output_sequence_length", tokens))
+        rec["isl"], rec["osl"] = (_token_count(need(name, tokens), f"metrics.{name}", file, line)
+                                  for name in ("input_sequence_length", "output_sequence_length"))
         rec["ttft_ms"], rec["e2e_ms"] = latency("time_to_first_token"), latency("request_latency")
         rec["tpot_ms"] = latency("inter_token_latency", required=False)
         icl = metrics.get("inter_chunk_latency")
