@@ -99,7 +99,7 @@ def _check(spec: dict, report) -> None:
     # AIPerf's window: first completed request sent → last completed response received
     assert s["duration_ms"] == pytest.approx(
         max(r["end_ms"] for r in done) - min(r["send_ms"] for r in done) if done else 0.0, abs=1e-9)
-    text = json.dumps(s) + json.dumps(reqs)
+    text = json.dumps(s) + json.dumps(list(reqs))
     assert "NaN" not in text and "Infinity" not in text
     for v in (s.get("request_throughput_rps"), s.get("output_token_throughput_tps")):
         assert v is None or math.isfinite(v)

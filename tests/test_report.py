@@ -7,6 +7,7 @@ import math
 
 import pytest
 
+import aisimulate
 from aisimulate import ReplayReport
 from aisimulate.errors import ConfigError, DataError, SimulationError, from_envelope
 from aisimulate.report import REQUEST_FIELDS
@@ -213,3 +214,40 @@ def test_a_column_the_core_adds_reaches_requests_and_pandas():
     assert str(df["replica"].dtype) == "Int64" and df["replica"].isna().tolist() == [False, True]
     assert df["queue_ms"].tolist()[1] == 3.25 and math.isnan(df["queue_ms"].tolist()[0])
     assert df["reason"].isna().tolist() == [True, False] and df["reason"][1] == "too long"
+
+
+def test_requests_of_a_core_report_are_made_as_they_are_read(base_spec):
+    """report.requests built every dict at once (about 1.3 KB a request): a 3-million-
+    request replay that fits the memory budget died in r.requests with a MemoryError
+    while to_pandas() worked. Of a report from the core it is a sequence over the
+    columns: len, indexing, slicing, iteration and == give the list's values, and
+    reading it holds one chunk of dicts, not one per request."""
+    import tracemalloc
+    from collections.abc import Sequence
+
+    base_spec["traffic"] = {"source": {"type": "synthetic", "num_requests": 30_000, "isl": 10, "osl": 2},
+                            "load": {"mode": "concurrency", "concurrency": 64}}
+    rep = aisimulate.replay(base_spec, progress=False)
+    tracemalloc.start()
+    try:
+        reqs = rep.requests
+        assert len(reqs) == 30_000
+        last, n_done = reqs[-1], sum(r["status"] == "completed" for r in reqs)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert n_done == 30_000 and last["request_id"] == 29_999
+    # 30,000 dicts would be ~40 MB; one 4,096-row chunk of them is ~5 MB
+    assert peak < 12e6, peak
+    assert isinstance(reqs, Sequence) and not isinstance(reqs, list)
+    held = list(reqs)
+    assert len(held) == 30_000 and held[-1] == last and held[0] == reqs[0] == reqs[-30_000]
+    assert reqs[100:103] == held[100:103] and reqs[-2:] == held[-2:] and reqs[::10_000] == held[::10_000]
+    assert reqs[5:2] == [] and reqs == held and held == reqs and reqs != held[:-1]
+    assert held[7] in reqs
+    with pytest.raises(IndexError):
+        reqs[30_000]
+    with pytest.raises(TypeError):
+        reqs["request_id"]
+    # the same values as a report built from dicts, whose requests is a list
+    assert list(aisimulate.ReplayReport(rep.summary, held, rep.metadata).requests) == held

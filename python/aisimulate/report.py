@@ -31,15 +31,16 @@ import json
 import math
 import os
 from pathlib import Path
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only: typing costs ~10 ms of CPU at import
-    from typing import Any, Iterable, Sequence
+    from collections.abc import Iterator
+    from typing import Any, Iterable
 
 from .binding import lazy as _lazy
 
-__all__ = ["ReplayReport", "REQUEST_FIELDS", "LATENCY_METRICS", "STAT_FIELDS", "SLO_FIELDS", "TIMELINE_FIELDS"]
+__all__ = ["ReplayReport", "RequestRecords", "REQUEST_FIELDS", "LATENCY_METRICS", "STAT_FIELDS", "SLO_FIELDS", "TIMELINE_FIELDS"]
 
 _request_fields: tuple[str, ...] | None = None
 
@@ -136,8 +137,9 @@ class ReplayReport:
 
     Attributes:
         summary: dict, see the module docstring (docs/metrics.md).
-        requests: list of per-request dicts in ``request_id`` order, keys in
-            :data:`REQUEST_FIELDS` order.
+        requests: the per-request dicts in ``request_id`` order, keys in
+            :data:`REQUEST_FIELDS` order: a list, or of a report from the core a
+            read-only sequence that makes each dict as it is read (:attr:`requests`).
         metadata: dict of run facts from the core.
         timeline: every engine pass, when the replay recorded it
             (``aisimulate.replay(spec, timeline=True)``), else ``None``: a dict of
@@ -193,11 +195,17 @@ class ReplayReport:
         return self
 
     @property
-    def requests(self) -> list[dict[str, Any]]:
-        """Per-request dicts in ``request_id`` order (built on first use from the
-        columns when the report came from the core)."""
+    def requests(self) -> Sequence[dict[str, Any]]:
+        """Per-request dicts in ``request_id`` order. Of a report from the core, a
+        read-only sequence made from its columns as it is read
+        (:class:`RequestRecords`: ``len``, indexing, slicing,
+        iteration and ``==`` as a list's, one dict built per row read, so that millions
+        of requests are not held as dicts); ``list(report.requests)`` makes the list."""
         if self._requests is None:
-            self._requests = _columns_to_records(self._columns)
+            cols = self._columns
+            if cols is None:
+                return []
+            self._requests = RequestRecords(cols)
         return self._requests
 
     @classmethod
@@ -727,14 +735,74 @@ def _columns_to_pandas(pd, cols: Mapping[str, Any]):
     return pd.DataFrame(data, columns=list(cols["_header"]))
 
 
-def _columns_to_records(cols: Mapping[str, Any] | None) -> list[dict[str, Any]]:
-    """Per-request dicts (header order; None for nulls) from the column arrays."""
+#: Rows converted at a time while iterating: each column's slice becomes Python values
+#: in one ``tolist()`` call (the cost of the whole list of dicts, a slice at a time).
+_CHUNK = 4096
+
+
+class RequestRecords(Sequence):
+    """The per-request dicts of a report, in ``request_id`` order, keys in the columns'
+    header order, ``None`` for a null: the same values as a list of them, made from the
+    columns one row (or, iterating, one chunk of rows) at a time. ``len``, indexing
+    (negative too), slicing (a list of dicts), iteration, ``in`` and ``==`` with any
+    sequence of dicts (a list compares equal to it) work as on a list; it cannot be
+    changed. ``list(report.requests)`` makes the list (``json.dumps`` needs one)."""
+
+    __slots__ = ("_cols", "_names", "_n")
+
+    def __init__(self, cols: Mapping[str, Any]) -> None:
+        self._cols = cols
+        self._names = list(cols["_header"])
+        self._n = len(cols[self._names[0]]) if self._names else 0
+
+    def __len__(self) -> int:
+        return self._n
+
+    def _rows(self, start: int, stop: int) -> list[dict[str, Any]]:
+        """The dicts of rows ``start`` … ``stop`` − 1."""
+        return _columns_to_records(self._cols, start, stop)
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            start, stop, step = i.indices(self._n)
+            if step == 1:
+                return self._rows(start, max(start, stop))
+            return [self._rows(k, k + 1)[0] for k in range(start, stop, step)]
+        try:
+            k = i.__index__()
+        except AttributeError:
+            raise TypeError(f"request indices must be integers or slices, not {type(i).__name__}") from None
+        if k < 0:
+            k += self._n
+        if not 0 <= k < self._n:
+            raise IndexError("request index out of range")
+        return self._rows(k, k + 1)[0]
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        for start in range(0, self._n, _CHUNK):
+            yield from self._rows(start, min(start + _CHUNK, self._n))
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Sequence) or isinstance(other, (str, bytes)):
+            return NotImplemented
+        return len(other) == self._n and all(a == b for a, b in zip(self, other))
+
+    __hash__ = None  # type: ignore[assignment]  # equal to a list, which has none
+
+    def __repr__(self) -> str:
+        return f"<{self._n:,} request records (a sequence of dicts; list() makes the list)>"
+
+
+def _columns_to_records(cols: Mapping[str, Any] | None, start: int = 0,
+                        stop: int | None = None) -> list[dict[str, Any]]:
+    """Per-request dicts (header order; None for nulls) from the column arrays: rows
+    ``start`` … ``stop`` − 1 (every row by default)."""
     if cols is None:
         return []
     names = list(cols["_header"])
     lists = []
     for name, info in cols["_header"].items():
-        v = cols[name]
+        v = cols[name][start:stop]
         if info.get("labels"):
             values = _labels(cols, info)[v].tolist()
         elif info.get("nullable"):
