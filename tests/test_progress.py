@@ -229,3 +229,38 @@ def test_cli_validate_stops_on_ctrl_c_at_once(tmp_path, long_trace):
     assert stderr == "aisimulate: error: interrupted\n"
     assert stdout == ""
     assert usage.ru_utime + usage.ru_stime - at_signal < 0.2
+
+
+@pytest.mark.parametrize("value", ["yes", "no", 1, 0])
+def test_progress_is_true_false_or_none(base_spec, tmp_path, value):
+    # progress="no" was a bar (bool("no") is True) and "yes" passed unchecked
+    message = f"progress must be True, False or None (automatic), got {value!r} ({type(value).__name__})"
+    rep = aisimulate.replay(base_spec, progress=False)
+    for call in (lambda: aisimulate.replay(base_spec, progress=value),
+                 lambda: aisimulate.sweep(base_spec, {"traffic.source.osl": [4]}, progress=value),
+                 lambda: rep.save(tmp_path / "out", progress=value),
+                 lambda: rep.to_aiperf(tmp_path / "aiperf", progress=value)):
+        with pytest.raises(TypeError) as e:
+            call()
+        assert str(e.value) == message
+    assert not (tmp_path / "out").exists() and not (tmp_path / "aiperf").exists()
+    with pytest.raises(TypeError, match="^timeline must be True or False, got 'yes'"):
+        aisimulate.replay(base_spec, timeline="yes")
+
+
+def test_a_terminal_of_0_columns_gets_an_80_column_bar(monkeypatch, tmp_path):
+    # tqdm sized the bar from os.get_terminal_size: 0 columns drew −1, no bar at all
+    import importlib
+
+    sweep_module = importlib.import_module("aisimulate.sweep")
+    monkeypatch.setattr(os, "get_terminal_size", lambda fd=None: os.terminal_size((0, 0)))
+    with open(tmp_path / "tty", "w") as fh:
+        monkeypatch.setattr(sys, "stderr", fh)
+        for bar in (_run.make_bar(total=10, desc="replay", unit="req"), sweep_module._progress_bar(10, True)):
+            bar.update(3)
+            line = str(bar)
+            bar.close()
+            assert len(line) == 80 and "30%|" in line and "3/10" in line, line
+    assert _run.bar_width(open(os.devnull)) == {"ncols": 80}
+    monkeypatch.setattr(os, "get_terminal_size", lambda fd=None: os.terminal_size((120, 40)))
+    assert _run.bar_width(sys.stderr) == {"dynamic_ncols": True}  # follows a terminal's width

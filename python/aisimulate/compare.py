@@ -337,7 +337,9 @@ def compare(config: str | os.PathLike[str] | Mapping[str, Any] | Spec, aiperf: s
     pd = _lazy.module("pandas")
 
     from .run.replay import replay
+    from .binding.args import flag
 
+    progress = flag("progress", progress, auto=True)
     records = read_profile_export(aiperf)
     ok = [r for r in records if r["error"] is None]
     if not ok:

@@ -21,6 +21,7 @@ backend and every run.
 from __future__ import annotations
 
 import os
+import sys
 import warnings
 from typing import Any, Mapping, Sequence
 
@@ -135,11 +136,14 @@ def sweep(base: str | os.PathLike[str] | Mapping[str, Any] | Spec,
             ``errors="raise"``, also a point whose spec is invalid (checked the same way).
         ConfigError, InfeasibleError, DataError, SimulationError: ``errors="raise"`` and a
             point failed (``exc.__notes__`` names the point).
-        TypeError: ``slo`` is not a mapping, or ``columns`` neither a name nor a list of names.
+        TypeError: ``slo`` is not a mapping, ``columns`` neither a name nor a list of
+            names, or ``progress`` not True, False or None.
         ImportError: pandas, or for ``backend="ray"`` Ray, is not installed.
     """
     pd = _lazy.module("pandas")
+    from .binding.args import flag
 
+    progress = flag("progress", progress, auto=True)
     if slo is not None:  # as replay() checks it: finite bounds > 0, at least one
         from .run.replay import check_slo
 
@@ -259,7 +263,8 @@ def _named(exc: BaseException, index: int, point: Mapping[str, Any]) -> BaseExce
 
 def _progress_bar(total: int, progress: bool | None):
     tqdm = _lazy.module("tqdm").tqdm
+    from .binding.calls import bar_width
 
     # disable=None: tqdm shows the bar only when its stream (stderr) is a terminal
     return tqdm(total=total, unit="point", desc="sweep", disable=None if progress is None else not progress,
-                dynamic_ncols=True)
+                **bar_width(sys.stderr))

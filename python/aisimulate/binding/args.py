@@ -79,3 +79,13 @@ def mapping(arg: str, value: Any, example: str) -> Mapping[str, Any]:
     if not isinstance(value, Mapping):
         raise TypeError(f"{arg} must be a mapping such as {example}, got {_describe(value)}")
     return value
+
+
+def flag(arg: str, value: Any, *, auto: bool = False) -> bool | None:
+    """``value`` of a yes/no argument: ``True`` or ``False`` (and ``None`` with ``auto``,
+    "decide for me", as ``progress=None``), else a TypeError naming ``arg``. A truthy
+    stand-in (``"yes"``, ``"no"``, ``1``) is refused: ``bool("no")`` is True."""
+    if value is True or value is False or (auto and value is None):
+        return value
+    forms = "True, False or None (automatic)" if auto else "True or False"
+    raise TypeError(f"{arg} must be {forms}, got {_describe(value)}")

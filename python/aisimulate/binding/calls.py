@@ -49,7 +49,9 @@ def progress_wanted(progress: bool | None) -> bool:
     """``progress`` resolved: ``None`` means on when stderr is a terminal or the code
     runs in a Jupyter/IPython kernel, off otherwise (pipes, files, CI logs)."""
     if progress is not None:
-        return bool(progress)
+        from .args import flag
+
+        return bool(flag("progress", progress, auto=True))
     if in_kernel():
         return True
     try:
@@ -88,7 +90,23 @@ def make_bar(*, total: int | None, desc: str, unit: str):
     tqdm = lazy.module("tqdm").tqdm
 
     return tqdm(total=total or None, desc=desc, unit=unit, delay=PROGRESS_DELAY_S, leave=False,
-                file=sys.stderr, dynamic_ncols=True)
+                file=sys.stderr, **bar_width(sys.stderr))
+
+
+#: A text bar's width on a terminal that reports 0 columns.
+FALLBACK_COLUMNS = 80
+
+
+def bar_width(file: Any) -> dict[str, Any]:
+    """tqdm's width arguments for a text bar on ``file``: the terminal's width as it
+    changes, except on a terminal that reports 0 columns (a serial console, some CI
+    and container terminals), where tqdm would draw a bar of −1 columns, nothing:
+    :data:`FALLBACK_COLUMNS` then. Not a terminal: tqdm's own rule."""
+    try:
+        columns = os.get_terminal_size(file.fileno()).columns
+    except (AttributeError, ValueError, OSError):
+        return {"dynamic_ncols": True}
+    return {"dynamic_ncols": True} if columns > 0 else {"ncols": FALLBACK_COLUMNS}
 
 
 @contextlib.contextmanager

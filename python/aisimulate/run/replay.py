@@ -91,8 +91,9 @@ def replay(src: str | os.PathLike[str] | Mapping[str, Any] | Spec, *,
     Raises:
         ConfigError: the config is invalid or selects an unsupported mode (``.field`` is
             the dotted path), or an ``slo`` bound is (``slo.<name>``).
-        TypeError: ``slo`` is not a mapping, or ``formats``/``exports`` neither a name
-            nor a list of names.
+        TypeError: ``slo`` is not a mapping, ``formats``/``exports`` neither a name
+            nor a list of names, or ``progress`` (``timeline``) not True, False (or
+            None).
         ValueError: with ``output_dir``, a format or export is unknown or given twice;
             without it, ``formats``, ``exports`` or ``force`` given (the argument named).
         DataError: the workload data is invalid (``.file``, ``.line``).
@@ -105,7 +106,10 @@ def replay(src: str | os.PathLike[str] | Mapping[str, Any] | Spec, *,
         BackendVersionWarning: ``engine.perf.backend_version`` has no kernel tables in
             the database and another version's were used (once per version).
     """
-    options: dict[str, Any] = {"timeline": bool(timeline)}
+    from ..binding.args import flag
+
+    progress = flag("progress", progress, auto=True)
+    options: dict[str, Any] = {"timeline": flag("timeline", timeline)}
     if slo is not None:
         options["slo"] = check_slo(slo)
     if output_dir is not None:
