@@ -309,6 +309,30 @@ def test_path_like_model_or_system_is_resolved_and_checked(tmp_path, base_spec, 
     assert str(err.value) == f"engine.{key}: file not found: {expected}"
 
 
+def test_a_checkpoint_folder_is_a_model(tmp_path, base_spec):
+    """engine.model as a Hugging Face checkpoint folder (``vllm serve ./Qwen3-32B``) was
+    "not a file": it is read through its config.json, resolved against the config's
+    folder like a file; a folder without config.json says so; the replay never writes
+    over the files it reads there."""
+    source = Path(__file__).resolve().parents[2] / "shared/data/aic/model_configs/Qwen--Qwen3-32B_config.json"
+    if not source.is_file():
+        pytest.skip("reads ../shared/data")
+    ckpt = tmp_path / "ckpt" / "Qwen3-32B"
+    ckpt.mkdir(parents=True)
+    named = aisimulate.replay(base_spec, progress=False)  # Qwen/Qwen3-32B by name
+    base_spec["engine"]["model"] = "./ckpt/Qwen3-32B"
+    cfg = _write_yaml(tmp_path / "replay.yaml", yaml.safe_dump(base_spec))
+    with pytest.raises(ConfigError) as err:
+        load_config(cfg)
+    assert str(err.value) == (f"engine.model: a folder without config.json: {ckpt} (give a Hugging Face "
+                              "checkpoint folder, which holds one, or the config file itself)")
+    (ckpt / "config.json").write_bytes(source.read_bytes())
+    rep = aisimulate.replay(cfg, progress=False)
+    assert rep.metadata["model"] == str(ckpt)
+    assert rep.summary == named.summary
+    assert rep.table().splitlines()[1].startswith(f"{ckpt} on h100_sxm")
+
+
 def test_model_path_is_resolved_against_the_yaml_folder(tmp_path, base_spec):
     # the shared data beside the checkout (../shared/data), as the examples read it
     src = Path(__file__).resolve().parents[2] / "shared/data/aic/model_configs/Qwen--Qwen3-8B_config.json"

@@ -32,6 +32,10 @@ type hfConfig struct {
 	TieWordEmbeddings     bool         `json:"tie_word_embeddings"`
 	QuantizationConfig    *quantConfig `json:"quantization_config"`
 	NumNextnPredictLayers *int         `json:"num_nextn_predict_layers"`
+	// TorchDtype and Dtype (transformers' name from 4.56) are checked to
+	// name a torch type (checkTorchDtype, inputs.go).
+	TorchDtype *string `json:"torch_dtype"`
+	Dtype      *string `json:"dtype"`
 }
 
 // quantConfig is config.json's quantization_config, or the "quantization"
@@ -104,7 +108,10 @@ func quoteJSON(data []byte) string {
 func Parse(data []byte, name string) (*Arch, error) {
 	var c hfConfig
 	if err := json.Unmarshal(data, &c); err != nil {
-		return nil, fmt.Errorf("model %s: config.json%w", name, readableJSON(err, ""))
+		return nil, fmt.Errorf("model %s: config.json%w", name, readableJSON(syntaxError(data, err), ""))
+	}
+	if err := checkTorchDtype(&c); err != nil {
+		return nil, fmt.Errorf("model %s: %w", name, err)
 	}
 	if len(c.Architectures) == 0 {
 		return nil, fmt.Errorf("model %s: config.json field architectures is missing or empty", name)
@@ -220,7 +227,8 @@ func ConfigFileName(name string) string {
 }
 
 // Load returns the architecture of nameOrPath, trying in order:
-//  1. nameOrPath is an existing file: Parse it;
+//  1. nameOrPath is an existing file: Parse it; a folder (a Hugging Face
+//     checkpoint, as `vllm serve` takes one): Parse its config.json;
 //  2. nameOrPath is a built-in name (BuiltinNames): a copy of the built-in;
 //  3. configDir (if not empty) holds ConfigFileName(nameOrPath): Parse it.
 //
@@ -232,6 +240,12 @@ func ConfigFileName(name string) string {
 func Load(nameOrPath, configDir string) (*Arch, error) {
 	if fi, err := os.Stat(nameOrPath); err == nil && fi.Mode().IsRegular() {
 		return parseFile(nameOrPath, nameOrPath)
+	}
+	if p, folder, err := checkpointConfig(nameOrPath); folder {
+		if err != nil {
+			return nil, err
+		}
+		return parseFile(p, nameOrPath)
 	}
 	if a, ok := Builtin(nameOrPath); ok {
 		return a, nil

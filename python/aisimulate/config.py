@@ -587,11 +587,18 @@ def _check_files(spec: dict[str, Any]) -> None:
             raise ConfigError(field, f"{'not a folder' if os.path.exists(folder) else 'folder not found'}: {folder}")
     for key in ("model", "system"):
         if os.path.isabs(engine[key]):
-            _need_file(f"engine.{key}", engine[key])
+            _need_file(f"engine.{key}", engine[key], checkpoint=key == "model")
 
 
-def _need_file(field: str, path: str) -> None:
+def _need_file(field: str, path: str, *, checkpoint: bool = False) -> None:
+    """Raise ConfigError unless ``path`` is a file (or, with ``checkpoint``, a Hugging
+    Face checkpoint folder holding config.json, as ``vllm serve FOLDER`` takes it)."""
     if not os.path.exists(path):
         raise ConfigError(field, f"file not found: {path}")
+    if checkpoint and os.path.isdir(path):
+        if not os.path.isfile(os.path.join(path, "config.json")):
+            raise ConfigError(field, f"a folder without config.json: {path} (give a Hugging Face checkpoint "
+                                     "folder, which holds one, or the config file itself)")
+        return
     if not os.path.isfile(path):
         raise ConfigError(field, f"not a file: {path}")

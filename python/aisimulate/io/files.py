@@ -333,6 +333,8 @@ def input_files(spec: Mapping[str, Any] | None, config_file: str | None = None) 
             v = node.get(k)
             if isinstance(v, str) and os.path.isabs(v):
                 out.append(v)
+                if k == "model" and os.path.isdir(v):  # a checkpoint folder: the files core/model reads
+                    out += [os.path.join(v, n) for n in ("config.json", "hf_quant_config.json")]
     return out
 
 
