@@ -251,3 +251,27 @@ def test_requests_of_a_core_report_are_made_as_they_are_read(base_spec):
         reqs["request_id"]
     # the same values as a report built from dicts, whose requests is a list
     assert list(aisimulate.ReplayReport(rep.summary, held, rep.metadata).requests) == held
+
+
+def test_the_cost_of_a_replay_at_a_price_per_gpu_hour(base_spec, tmp_path):
+    # 2.5 per GPU hour over gpu_hours GPU·h; per million output tokens: that / (tokens / 1e6)
+    from aisimulate.cli import main
+
+    rep = aisimulate.replay(base_spec, progress=False)
+    s = rep.summary
+    cost = rep.cost(2.5)
+    assert cost == {"price_per_gpu_hour": 2.5, "total": pytest.approx(2.5 * s["gpu_hours"]),
+                    "per_million_output_tokens": pytest.approx(2.5 * s["gpu_hours"] / s["total_output_tokens"] * 1e6)}
+    lines = rep.table(price_per_gpu_hour=2.5).splitlines()
+    at = lines.index(next(l for l in lines if l.startswith("GPU hours")))
+    assert lines[at + 1].startswith("Cost at 2.5 per GPU hour:") and lines[at + 2].startswith("Cost per million output tokens:")
+    assert float(lines[at + 2].split()[-1]) == pytest.approx(cost["per_million_output_tokens"], rel=1e-3)
+    assert "Cost" not in rep.table()
+    for bad, exc in ((0, ValueError), (float("inf"), ValueError), ("2.5", TypeError), (True, TypeError)):
+        with pytest.raises(exc, match="price_per_gpu_hour must be"):
+            rep.cost(bad)
+    cfg = tmp_path / "r.json"
+    cfg.write_text(json.dumps(base_spec))
+    assert main(["replay", str(cfg), "-q", "--format", "json", "--gpu-hour-price", "2.5"]) == 0
+    assert main(["replay", str(cfg), "-q", "--format", "csv", "--gpu-hour-price", "2.5"]) == 2
+    assert main(["replay", str(cfg), "-q", "--gpu-hour-price", "-1"]) == 2

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import signal
 import sys
@@ -245,6 +246,10 @@ def _add_replay(sub: argparse._SubParsersAction) -> None:
                         "(any of ttft_ms, tpot_ms, e2e_ms; comma-separated or repeated, each "
                         "bound once): the summary gains the good "
                         "requests, goodput (req/s) and SLO attainment")
+    r.add_argument("--gpu-hour-price", type=float, metavar="PRICE",
+                   help="the price of one GPU for an hour (any currency): the table adds the "
+                        "GPUs' cost over the measured window and the cost per million output "
+                        "tokens; --format json adds them as \"cost\"")
     add_progress_argument(r)
     r.set_defaults(run=_cmd_replay)
 
@@ -259,6 +264,12 @@ def _cmd_replay(args: argparse.Namespace) -> int:
         raise _UsageError("--records chooses the files of the result folder: give --output-dir DIR too")
     if args.no_header and args.format != "csv":
         raise _UsageError(f"--no-header applies to --format csv, not --format {args.format}")
+    price = args.gpu_hour_price
+    if price is not None and not (math.isfinite(price) and price > 0):
+        raise _UsageError(f"--gpu-hour-price must be a finite number > 0, got {price:g}")
+    if price is not None and args.format == "csv":
+        raise _UsageError("--gpu-hour-price applies to --format table or json (a CSV row has gpu_hours and "
+                          "total_output_tokens to price)")
     if args.force and not (args.output_dir or args.trace_out):
         raise _UsageError("--force applies to the files of --output-dir and --trace-out: give one of them too")
     _check_replay_outputs(args, spec, formats, exports)
@@ -294,11 +305,15 @@ def _cmd_replay(args: argparse.Namespace) -> int:
     for path in written.values():
         print(f"wrote {path}", file=sys.stderr)
     if args.format == "json":
-        _write(report.to_json())
+        if price is None:
+            _write(report.to_json())
+        else:  # prediction.json's object and the cost
+            _write(json.dumps({"metadata": report.metadata, "summary": report.summary,
+                               "cost": report.cost(price)}, sort_keys=True, indent=2, allow_nan=False) + "\n")
     elif args.format == "csv":
         _write(summary_csv(report.summary, header=not args.no_header))
     else:
-        _write(report.table() + "\n")
+        _write(report.table(price_per_gpu_hour=price) + "\n")
     return 0
 
 

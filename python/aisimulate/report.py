@@ -309,12 +309,32 @@ class ReplayReport:
 
         return pd.DataFrame({k: self.timeline[k] for k in TIMELINE_FIELDS})
 
-    def table(self) -> str:
+    def cost(self, price_per_gpu_hour: float) -> dict[str, Any]:
+        """What the replay's GPUs cost at ``price_per_gpu_hour`` (any currency per GPU
+        and hour, as a cloud prices them): ``{"price_per_gpu_hour", "total"`` (price ×
+        ``gpu_hours``: every GPU of the deployment over the measured window)``,
+        "per_million_output_tokens"`` (total / the completed requests' output tokens ×
+        10^6; None without output tokens)``}``.
+
+        Raises:
+            TypeError: the price is not a number. ValueError: it is not finite and > 0.
+        """
+        if isinstance(price_per_gpu_hour, bool) or not isinstance(price_per_gpu_hour, (int, float)):
+            raise TypeError(f"price_per_gpu_hour must be a number, got {price_per_gpu_hour!r}")
+        if not math.isfinite(price_per_gpu_hour) or price_per_gpu_hour <= 0:
+            raise ValueError(f"price_per_gpu_hour must be a finite number > 0, got {price_per_gpu_hour!r}")
+        total = float(price_per_gpu_hour) * float(self.summary.get("gpu_hours") or 0.0)
+        tokens = self.summary.get("total_output_tokens") or 0
+        return {"price_per_gpu_hour": float(price_per_gpu_hour), "total": total,
+                "per_million_output_tokens": total / tokens * 1e6 if tokens else None}
+
+    def table(self, *, price_per_gpu_hour: float | None = None) -> str:
         """A fixed-width, human-readable summary (like vLLM's benchmark_serving output).
 
         Counts, duration (ms), throughputs (and the mean output tokens/s per user, the
-        goodput when the replay had an SLO), GPU hours, token totals, then one row per
-        latency metric (``ttft_ms``, ``ttst_ms``, ``tpot_ms``, ``itl_ms``, ``e2e_ms``)
+        goodput when the replay had an SLO), GPU hours (and with ``price_per_gpu_hour``
+        their cost and the cost per million output tokens, :meth:`cost`), token totals,
+        then one row per latency metric (``ttft_ms``, ``ttst_ms``, ``tpot_ms``, ``itl_ms``, ``e2e_ms``)
         with mean, p50, p90, p95, p99, min and max in ms. A missing value shows as ``—``.
         """
         s = self.summary
@@ -349,6 +369,10 @@ class ReplayReport:
                          f"({_fmt(None if _bad(att) else 100 * att, 1)} %)"))
             rows.append(("Request goodput (req/s)", _fmt(goodput.get("goodput_rps"), 3)))
         rows.append(("GPU hours", _fmt_small(s.get("gpu_hours"))))
+        if price_per_gpu_hour is not None:
+            c = self.cost(price_per_gpu_hour)
+            rows.append((f"Cost at {c['price_per_gpu_hour']:g} per GPU hour", _fmt(c["total"], 2)))
+            rows.append(("Cost per million output tokens", _fmt(c["per_million_output_tokens"], 3)))
         # Totals the core adds (completed requests' tokens, all requests' preemptions).
         for key, label in (("total_input_tokens", "Total input tokens"),
                            ("total_output_tokens", "Total output tokens"),
