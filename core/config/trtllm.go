@@ -242,7 +242,8 @@ func (e *Engine) TRTLLMRelease() Release {
 }
 
 // trtllmDefaults fills engine.trtllm's defaults for the release (TRTLLMDefaults),
-// and a pool's own block's, and, for source aic, the release's kernel tables
+// and a pool's own block's, a given engine.tokenization's shared_event_loop
+// (on: trtllm-serve's one event loop), and, for source aic, the release's kernel tables
 // (the version as given: the tables are named by release candidate, 1.2.0rc5)
 // when not named.
 func trtllmDefaults(s *Spec, present func(string) bool) {
@@ -256,6 +257,15 @@ func trtllmDefaults(s *Spec, present func(string) bool) {
 		if pl.pool.TRTLLM != nil {
 			pl.pool.TRTLLM.fill(d, pl.path+".trtllm.", present)
 		}
+	}
+	if t := e.Tokenization; t != nil && !present("engine.tokenization.shared_event_loop") {
+		// trtllm-serve's OpenAI server runs a request's input processing
+		// (BaseLLM.generate_async: tokenization) and each of its responses'
+		// handling (GenerationResult.aresult_step: handle_response and the
+		// detokenization) on its one asyncio event loop
+		// (tensorrt_llm/serve/openai_server.py, tensorrt_llm/executor/result.py)
+		on := true
+		t.SharedEventLoop = &on
 	}
 	if a, ok := e.Perf.Source.(AICPerf); ok && !present("engine.perf.backend_version") {
 		v := e.BackendVersion

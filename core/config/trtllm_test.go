@@ -37,6 +37,16 @@ func TestTRTLLMDefaults(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, s, again)
 
+	// a given engine.tokenization runs on trtllm-serve's one event loop unless
+	// shared_event_loop says otherwise; none given, none made
+	assert.Nil(t, s.Engine.Tokenization)
+	s, err = Decode(trtllmSpec(`, "tokenization": {"send_ms": 0.2}`))
+	require.NoError(t, err)
+	assert.True(t, s.Engine.Tokenization.Shared())
+	s, err = Decode(trtllmSpec(`, "tokenization": {"send_ms": 0.2, "shared_event_loop": false}`))
+	require.NoError(t, err)
+	assert.False(t, s.Engine.Tokenization.Shared())
+
 	// cuda_graph_config: null turns CUDA graphs off, and stays off
 	s, err = Decode(trtllmSpec(`, "trtllm": {"cuda_graph_config": null}`))
 	require.NoError(t, err)

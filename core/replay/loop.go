@@ -124,6 +124,10 @@ type sim struct {
 	// inbox (async scheduling only), per worker: requests that reached it
 	// while a pass was running, added to its queue once the next pass is formed.
 	inbox [][]held
+	// intaking (a shared event loop and a family's own rank balancer only),
+	// per worker: requests placed on it whose input processing on its loop
+	// is not done yet (arrive; heldLoad counts them).
+	intaking [][]held
 
 	// halt is set when the replay cannot go on: an event would pass
 	// clock.Horizon (at) or the replay grew past its memory budget
@@ -406,6 +410,9 @@ func prepare(spec *config.Spec, opts []Option) (*sim, error) {
 	}
 	if dep.overlap() {
 		m.inbox = make([][]held, len(m.workers))
+	}
+	if path.SharedLoop {
+		m.intaking = make([][]held, len(m.workers))
 	}
 	m.landedOut = o.landed
 	if !o.noCruise && m.canCruise() {
@@ -727,6 +734,9 @@ func (m *sim) arrive(idx int32) {
 	rec.Worker = p.server(w)
 	f.pw = int32(w)
 	if m.sharedLoop() { // still stageSent: a cancel meanwhile finds nothing on the worker
+		if p.balancer != nil {
+			m.intaking[w] = append(m.intaking[w], held{idx, f.gen})
+		}
 		m.at(m.procs[w].Intake(&m.path, m.now, f.req.InputTokens), phaseArrival, evIntakeDone, idx, f.gen)
 		return
 	}
@@ -791,10 +801,22 @@ func (m *sim) admit(w int, idx int32) {
 	m.workers[w].Add(f.eng)
 }
 
-// heldLoad is the requests in worker w's inbox and their prompt tokens (a
+// heldLoad is the requests in worker w's inbox, and those placed on it still
+// in input processing on its API server's loop, and their prompt tokens (a
 // RankBalancer counts them on the rank).
 func (m *sim) heldLoad(w int) engine.Load {
 	var l engine.Load
+	if m.intaking != nil {
+		keep := m.intaking[w][:0] // those that reached the engine or ended are dropped
+		for _, h := range m.intaking[w] {
+			if f := m.flights[h.idx]; f.gen == h.gen && !f.ended && f.stage == stageSent {
+				keep = append(keep, h)
+				l.Requests++
+				l.PromptTokens += f.eng.Prompt
+			}
+		}
+		m.intaking[w] = keep
+	}
 	if m.inbox == nil {
 		return l
 	}

@@ -168,6 +168,41 @@ traffic:
 	assert.Equal(t, []int32{1, 2}, []int32{tl[4].PrefillRequests, tl[5].PrefillRequests}, "r3 on rank 0, r2 and r4 on rank 1")
 }
 
+// Attention DP with the API server's shared event loop: a request is placed on
+// a rank when it reaches the API server, and reaches the engine only after its
+// input processing (1 ms for 100 tokens at 10 µs a token, on its rank's loop).
+// The requests in input processing count on their rank as the overlap
+// inbox's do, so four sent together go 2 and 2 (r1 rank 0, r2 rank 1: rank 0
+// holds one; r3 rank 0, r4 rank 1) and the first iteration computes one
+// context on each rank; uncounted, all four went to rank 0.
+func TestTRTLLMAttentionDPSharedLoop(t *testing.T) {
+	needSharedConfigs(t)
+	rows := []traceRow{{ts: 0, in: 100, out: 4}, {ts: 0, in: 100, out: 4}, {ts: 0, in: 100, out: 4}, {ts: 0, in: 100, out: 4}}
+	yml := fmt.Sprintf(`
+engine:
+  model: Qwen/Qwen3-235B-A22B-FP8
+  model_config_dir: %s
+  system: h200_sxm
+  backend: trtllm
+  perf: {source: roofline}
+  workers: {aggregated: {count: 1, tp: 2, enable_expert_parallel: true}}
+  trtllm: {max_batch_size: 8, max_num_tokens: 1000, enable_attention_dp: true}
+  tokenization: {send_ms: 0, per_token_us: 10, shared_event_loop: true}
+traffic:
+  source: {type: mooncake, path: %s}
+  load: {mode: trace}
+`, sharedModelConfigs, writeTrace(t, rows))
+	s, err := config.DecodeYAML([]byte(yml))
+	require.NoError(t, err)
+	rep, err := Run(s, WithTimeline())
+	require.NoError(t, err)
+	tl := rep.Timeline.Passes
+	require.GreaterOrEqual(t, len(tl), 2)
+	assert.Equal(t, []int32{1, 1}, []int32{tl[0].PrefillRequests, tl[1].PrefillRequests}, "r1 on rank 0, r2 on rank 1")
+	assert.InDelta(t, 1.0, msOf(tl[0].StartNs), 1e-9, "after r1's and r2's input processing")
+	assert.Equal(t, 4, rep.Summary.Completed)
+}
+
 // TensorRT-LLM's MTP runs the checkpoint's own multi-token-prediction layers
 // (update_spec_config_from_model_config reads config.json's
 // num_nextn_predict_layers; MTPForCausalLM builds them by model type): a

@@ -281,8 +281,8 @@ def row_spec(row: dict[str, str], *, perf: str, aliases: dict[str, str],
         engine["tokenization"] = dict(AIPERF_CLIENT["tokenization"])
         engine["detokenization"] = dict(AIPERF_CLIENT["detokenization"])
         load["response_overhead"] = dict(AIPERF_CLIENT["response_overhead"])
-        if version and shared_loop_default(version):  # the V1 API server's one event loop
-            engine["tokenization"]["shared_event_loop"] = True
+        if backend == "vllm" and version and shared_loop_default(version):  # the V1 API server's one event loop
+            engine["tokenization"]["shared_event_loop"] = True  # (trtllm-serve's: the core's default)
     if steady_state:
         waves = _waves(c)
         warm, measured, total = c, waves * c, c * (waves + 2)
