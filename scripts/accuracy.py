@@ -9,7 +9,8 @@ Usage:
         [--length-ratio R] [--dataset-entries N [--sampling S]]
 
 Writes DIR/rows.csv (one line per input row: ok or skipped with a reason),
-DIR/mape.csv and DIR/predicted_vs_measured.png, and prints the MAPE table per
+DIR/mape.csv and DIR/predicted_vs_measured.png (with TensorRT-LLM rows also DIR/groups.csv,
+the MAPE and bias by model, mode, campaign, layout and MTP), and prints the MAPE table per
 (model, system, TP) and overall. How rows are simulated and how warm-up is treated:
 the docstring of python/aisimulate/tools/accuracy/__init__.py. Exit 0 on success, 2 on bad input (a
 missing file or folder, a bad option, a malformed CSV, or no row that can be simulated).
@@ -113,6 +114,10 @@ def main(argv: list[str] | None = None) -> int:
     accuracy.write_plot(results, out / "predicted_vs_measured.png",
                         f"{silicon.name}: perf {args.perf}\n{settings}")
     print(accuracy.format_mape(table, len(skipped), args.perf, settings))
+    groups = accuracy.group_table(results)
+    if groups:  # TensorRT-LLM rows: by model, mode, campaign, layout and MTP
+        accuracy.write_groups(groups, out / "groups.csv")
+        print(accuracy.format_groups(groups))
     print(f"wall time {time.perf_counter() - t0:.1f} s; outputs in {out}")
     return 0
 

@@ -146,3 +146,32 @@ def test_disagg_row_spec():
     assert spec["traffic"]["benchmark"]["num_prompts"] == 1440 and (warm, measured) == (0, 1440)
     assert td.graph_batch_sizes(8192, 128) == [1, 2, 4, 8, 16, 32, 64, 128]
     assert td.layout_text(spec) == "P/D 1×TP8 ADP8 EP8 + 9×TP8 EP8 MTP3"
+
+
+def test_group_table():
+    """The closing table by (model, mode, campaign, layout, MTP): MAPE and the median
+    signed error, by hand; a P/D layout named by its generation workers; a mode line
+    with the rows served of all (a skipped TensorRT-LLM row counts, another engine's
+    does not)."""
+    from aisimulate.tools.accuracy.run import RowResult
+
+    def ok(ttft, tpot, layout="TP8 EP8", mode="agg", mtp=0):
+        return RowResult(id="x", status="ok", model="deepseek-ai/DeepSeek-R1", campaign="inferencex", mode=mode,
+                         mtp=mtp, layout=layout, silicon_ttft_ms=100.0, silicon_tpot_ms=10.0,
+                         predicted_ttft_ms=ttft, predicted_tpot_ms=tpot)
+
+    rs = [ok(80, 11), ok(130, 9), ok(60, 10), ok(90, 6, mtp=3),
+          ok(50, 12, layout="P/D 2×TP8 EP8 + 3×TP8 ADP8 EP8", mode="disagg"),
+          RowResult(id="s", status="skipped", mode="disagg"), RowResult(id="v", status="skipped")]
+    t = accuracy.group_table(rs)
+    by = {(g["mode"], g["layout"], g["mtp"]): g for g in t}
+    g = by[("agg", "TP8 EP8", "0")]
+    assert g["rows"] == 3
+    assert g["ttft_mape_pct"] == pytest.approx((20 + 30 + 40) / 3) and g["ttft_bias_pct"] == pytest.approx(-20)
+    assert g["tpot_mape_pct"] == pytest.approx((10 + 10 + 0) / 3) and g["tpot_bias_pct"] == pytest.approx(0)
+    assert by[("agg", "TP8 EP8", "3")]["tpot_bias_pct"] == pytest.approx(-40)
+    assert by[("disagg", "P/D, gen TP8 ADP8 EP8", "0")]["ttft_bias_pct"] == pytest.approx(-50)
+    assert by[("agg", "", "")]["rows"] == 4 and by[("agg", "", "")]["of"] == 4
+    assert (by[("disagg", "", "")]["rows"], by[("disagg", "", "")]["of"]) == (1, 2)
+    assert "1 of 2" in accuracy.format_groups(t)
+    assert accuracy.group_table([RowResult(id="v", status="ok", predicted_ttft_ms=1.0)]) == []

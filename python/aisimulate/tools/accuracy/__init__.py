@@ -125,7 +125,8 @@ types).
 """
 
 from . import args
-from .output import format_mape, mape_table, settings_text, write_mape, write_plot, write_rows
+from .output import (format_groups, format_mape, group_table, mape_table, settings_text, write_groups, write_mape,
+                     write_plot, write_rows)
 from .rows import LINE_KEY, REQUIRED_COLUMNS, load_aliases, read_inputs, read_silicon, resolve_aliases
 from .run import ROW_COLUMNS, RowResult, check_length_ratio, evaluate, run_row
 from . import campaigns
@@ -163,6 +164,9 @@ __all__ = [
     "format_mape",
     "load_aliases",
     "mape_table",
+    "group_table",
+    "format_groups",
+    "write_groups",
     "read_inputs",
     "read_silicon",
     "resolve_aliases",

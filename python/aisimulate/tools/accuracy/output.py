@@ -68,6 +68,68 @@ def mape_table(results: Sequence[RowResult]) -> list[dict[str, Any]]:
     return out
 
 
+def group_table(results: Sequence[RowResult]) -> list[dict[str, Any]]:
+    """TensorRT-LLM's closing table: per (model, mode, campaign, layout, MTP) the ok
+    rows, the MAPE of TTFT and TPOT (%) and their bias (the median signed error, %,
+    negative when the simulation is faster), then one line per mode with the rows
+    served of all (``served`` of ``rows``). A P/D layout is named by its generation
+    workers (``P/D, gen TP8 ADP8 EP8``). Only TensorRT-LLM rows (a ``mode``) count;
+    none served: an empty list.
+    """
+    import statistics
+
+    rows = [r for r in results if r.mode]
+    ok = [r for r in rows if r.status == "ok" and r.mtp is not None]
+    if not ok:
+        return []
+
+    def layout(r: RowResult) -> str:
+        text = r.layout.split(" (")[0]
+        if text.startswith("P/D") and " + " in text:
+            return "P/D, gen " + text.split(" + ", 1)[1].split("×", 1)[-1]
+        return text
+
+    def line(key: tuple[str, ...], rs: list[RowResult], served: int, total: int) -> dict[str, Any]:
+        te, pe = [r.ttft_error_pct for r in rs], [r.tpot_error_pct for r in rs]
+        return {"model": key[0], "mode": key[1], "campaign": key[2], "layout": key[3], "mtp": key[4],
+                "rows": served, "of": total, "ttft_mape_pct": sum(map(abs, te)) / len(te),
+                "ttft_bias_pct": statistics.median(te), "tpot_mape_pct": sum(map(abs, pe)) / len(pe),
+                "tpot_bias_pct": statistics.median(pe)}
+
+    groups: dict[tuple[str, ...], list[RowResult]] = {}
+    for r in ok:
+        groups.setdefault((r.model, r.mode, r.campaign, layout(r), str(r.mtp)), []).append(r)
+    out = [line(k, groups[k], len(groups[k]), len(groups[k])) for k in sorted(groups)]
+    for mode in sorted({r.mode for r in rows}):
+        served = [r for r in ok if r.mode == mode]
+        if served:
+            total = sum(1 for r in rows if r.mode == mode)
+            out.append(line((f"all {mode}", mode, "", "", ""), served, len(served), total))
+    return out
+
+
+def format_groups(table: Sequence[dict[str, Any]]) -> str:
+    """:func:`group_table` as fixed-width text."""
+    lines = [f"{'model':30s} {'mode':6s} {'campaign':14s} {'layout':24s} {'MTP':>3s} {'rows':>9s} "
+             f"{'TTFT MAPE %':>11s} {'bias %':>7s} {'TPOT MAPE %':>11s} {'bias %':>7s}"]
+    for t in table:
+        rows = f"{t['rows']}" if t["rows"] == t["of"] else f"{t['rows']} of {t['of']}"
+        lines.append(f"{t['model'].split('/')[-1]:30s} {t['mode']:6s} {t['campaign']:14s} {t['layout']:24s} "
+                     f"{t['mtp']:>3s} {rows:>9s} {t['ttft_mape_pct']:11.1f} {t['ttft_bias_pct']:+7.1f} "
+                     f"{t['tpot_mape_pct']:11.1f} {t['tpot_bias_pct']:+7.1f}")
+    return "\n".join(lines)
+
+
+def write_groups(table: Sequence[dict[str, Any]], path: str | os.PathLike[str]) -> None:
+    """Write :func:`group_table` as ``groups.csv``."""
+    with open(path, "w", newline="", encoding="utf-8") as f:
+        w = csv.DictWriter(f, fieldnames=["model", "mode", "campaign", "layout", "mtp", "rows", "of", "ttft_mape_pct",
+                                          "ttft_bias_pct", "tpot_mape_pct", "tpot_bias_pct"])
+        w.writeheader()
+        for t in table:
+            w.writerow({k: _fmt(v) if isinstance(v, float) else v for k, v in t.items()})
+
+
 def format_mape(table: Sequence[dict[str, Any]], skipped: int, perf: str, settings: str = "") -> str:
     """The MAPE table as fixed-width text; ``settings`` (how the rows were simulated)
     goes on the first line after the perf source."""

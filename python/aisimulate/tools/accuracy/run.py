@@ -21,7 +21,8 @@ ROW_COLUMNS = ("id", "status", "reason", "model", "system", "tp", "isl", "osl", 
                "predicted_tpot_ms", "ttft_error_pct", "tpot_error_pct", "measured_requests",
                "deployment", "client", "load_generator", "window", "length_ratio", "dataset_entries", "sampling",
                "max_num_batched_tokens", "max_num_seqs",
-               "perf_model", "tables", "layout", "fallbacks", "campaign", "measured", "procedure", "recipe")
+               "perf_model", "tables", "layout", "fallbacks", "campaign", "measured", "procedure", "recipe",
+               "mode", "mtp")
 
 
 @dataclass
@@ -66,6 +67,11 @@ class RowResult:
     measured: str = ""
     procedure: str = ""
     recipe: str = ""
+    #: a TensorRT-LLM row's ``mode`` column (``agg`` or ``disagg``; "" for another
+    #: engine's row) and the MTP draft tokens it was simulated with (its decode side's
+    #: speculative_config.num_nextn_predict_layers; 0: no MTP; None: not simulated)
+    mode: str = ""
+    mtp: int | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
     def skip_line(self) -> str:
@@ -94,7 +100,8 @@ def run_row(row: dict[str, str], perf: str, aliases: dict[str, str], model_confi
                     system=row.get("system", ""), precision=row.get("precision", ""), perf=perf,
                     deployment=deployment, client=client, load_generator=load_generator,
                     window="steady-state" if steady_state else "benchmark", length_ratio=length_ratio,
-                    dataset_entries=dataset_entries, sampling=sampling if dataset_entries > 0 else "")
+                    dataset_entries=dataset_entries, sampling=sampling if dataset_entries > 0 else "",
+                    mode=(row.get("mode") or "agg").strip() if (row.get("backend") or "").strip() == "trtllm" else "")
     where = f"line {row[LINE_KEY]}: " if row.get(LINE_KEY) else ""
     procedure, camp = procedure_of(row, load_generator)
     res.campaign, res.procedure, res.load_generator = camp.name, procedure, procedure
@@ -188,6 +195,7 @@ def run_row(row: dict[str, str], perf: str, aliases: dict[str, str], model_confi
     if eng["backend"] == "trtllm":  # TensorRT-LLM's max_num_tokens and max_batch_size (a P/D row's decode side)
         t = eng["trtllm"] if "disaggregated" not in eng["workers"] else eng["workers"]["disaggregated"]["decode"]["trtllm"]
         res.max_num_batched_tokens, res.max_num_seqs = t["max_num_tokens"], t["max_batch_size"]
+        res.mtp = (t.get("speculative_config") or {}).get("num_nextn_predict_layers", 0)
     elif sched is not None:
         res.max_num_batched_tokens, res.max_num_seqs = sched["max_num_batched_tokens"], sched["max_num_seqs"]
     else:  # SGLang: its resolved chunked_prefill_size and max_running_requests
