@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/aisimulate/aisimulate/core/config"
+	"github.com/aisimulate/aisimulate/core/report"
 )
 
 // trtllmEngine is the worked examples' linear engine (docs/design.md) served
@@ -145,6 +146,17 @@ traffic:
 func TestTRTLLMAttentionDPPlacement(t *testing.T) {
 	needSharedConfigs(t)
 	rows := []traceRow{{ts: 0, in: 100, out: 4}, {ts: 0.1, in: 100, out: 4}, {ts: 0.2, in: 100, out: 4}, {ts: 0.3, in: 100, out: 4}}
+	tl := adpTimeline(t, rows, "").Timeline.Passes
+	require.GreaterOrEqual(t, len(tl), 6)
+	assert.Equal(t, []int32{1, 0}, []int32{tl[0].PrefillRequests, tl[1].PrefillRequests}, "r1 alone on rank 0")
+	assert.Equal(t, []int32{1, 2}, []int32{tl[4].PrefillRequests, tl[5].PrefillRequests}, "r3 on rank 0, r2 and r4 on rank 1")
+}
+
+// adpTimeline replays trace rows on one TensorRT-LLM worker of Qwen3-235B-A22B
+// on two attention-DP ranks (max_batch_size 8, max_num_tokens 1000, roofline)
+// with more engine settings (extra, YAML lines), with its timeline.
+func adpTimeline(t *testing.T, rows []traceRow, extra string) *report.Report {
+	t.Helper()
 	yml := fmt.Sprintf(`
 engine:
   model: Qwen/Qwen3-235B-A22B-FP8
@@ -154,18 +166,15 @@ engine:
   perf: {source: roofline}
   workers: {aggregated: {count: 1, tp: 2, enable_expert_parallel: true}}
   trtllm: {max_batch_size: 8, max_num_tokens: 1000, enable_attention_dp: true}
-traffic:
+%straffic:
   source: {type: mooncake, path: %s}
   load: {mode: trace}
-`, sharedModelConfigs, writeTrace(t, rows))
+`, sharedModelConfigs, extra, writeTrace(t, rows))
 	s, err := config.DecodeYAML([]byte(yml))
 	require.NoError(t, err)
 	rep, err := Run(s, WithTimeline())
 	require.NoError(t, err)
-	tl := rep.Timeline.Passes
-	require.GreaterOrEqual(t, len(tl), 6)
-	assert.Equal(t, []int32{1, 0}, []int32{tl[0].PrefillRequests, tl[1].PrefillRequests}, "r1 alone on rank 0")
-	assert.Equal(t, []int32{1, 2}, []int32{tl[4].PrefillRequests, tl[5].PrefillRequests}, "r3 on rank 0, r2 and r4 on rank 1")
+	return rep
 }
 
 // Attention DP with the API server's shared event loop: a request is placed on
@@ -178,24 +187,7 @@ traffic:
 func TestTRTLLMAttentionDPSharedLoop(t *testing.T) {
 	needSharedConfigs(t)
 	rows := []traceRow{{ts: 0, in: 100, out: 4}, {ts: 0, in: 100, out: 4}, {ts: 0, in: 100, out: 4}, {ts: 0, in: 100, out: 4}}
-	yml := fmt.Sprintf(`
-engine:
-  model: Qwen/Qwen3-235B-A22B-FP8
-  model_config_dir: %s
-  system: h200_sxm
-  backend: trtllm
-  perf: {source: roofline}
-  workers: {aggregated: {count: 1, tp: 2, enable_expert_parallel: true}}
-  trtllm: {max_batch_size: 8, max_num_tokens: 1000, enable_attention_dp: true}
-  tokenization: {send_ms: 0, per_token_us: 10, shared_event_loop: true}
-traffic:
-  source: {type: mooncake, path: %s}
-  load: {mode: trace}
-`, sharedModelConfigs, writeTrace(t, rows))
-	s, err := config.DecodeYAML([]byte(yml))
-	require.NoError(t, err)
-	rep, err := Run(s, WithTimeline())
-	require.NoError(t, err)
+	rep := adpTimeline(t, rows, "  tokenization: {send_ms: 0, per_token_us: 10, shared_event_loop: true}\n")
 	tl := rep.Timeline.Passes
 	require.GreaterOrEqual(t, len(tl), 2)
 	assert.Equal(t, []int32{1, 1}, []int32{tl[0].PrefillRequests, tl[1].PrefillRequests}, "r1 on rank 0, r2 on rank 1")
