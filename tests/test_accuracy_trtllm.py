@@ -52,7 +52,7 @@ def test_aic_generator_by_release():
     lay = trtllm.Layout(2, False, False)
     old = trtllm.aic_generator(32, 1024, None, lay)  # aiconfigurator 0.5/0.6
     assert old["max_batch_size"] == 32 and old["max_num_tokens"] == 32 + 1024 + 1500
-    assert old["cuda_graph_config"] == {"max_batch_size": 32, "enable_padding": False}
+    assert old["cuda_graph_config"] == {"batch_sizes": list(range(1, 33)), "enable_padding": False}
     assert old["kv_cache_config"] == {"free_gpu_memory_fraction": 0.8, "enable_block_reuse": False}
     new = trtllm.aic_generator(160, 4000, datetime(2026, 3, 18, tzinfo=UTC), lay)  # 0.7 on
     assert new["max_batch_size"] == 512 and new["max_num_tokens"] == (512 + 4000 + 1500 + 31) // 32 * 32

@@ -127,7 +127,8 @@ def aic_generator(c: int, isl: int, measured: datetime | None, lay: Layout) -> d
     free_gpu_memory_fraction 0.8, attention DP as the row's."""
     if measured is None or measured < AIC_GENERATOR_07_SINCE:
         mbs, tokens = c, c + isl + AIC_TOKEN_SLACK
-        graphs: dict[str, Any] = {"max_batch_size": c, "enable_padding": False}
+        # trtllm.rule: cuda_graph_batch_sizes = range(1, max_batch_size + 1)
+        graphs: dict[str, Any] = {"batch_sizes": list(range(1, c + 1)), "enable_padding": False}
     else:
         sizes = (list(range(1, 17)) + list(range(16, 33, 4)) + list(range(32, 65, 8)) + list(range(64, 129, 16))
                  + list(range(128, 257, 32)) + list(range(256, 513, 64)) + list(range(max(1, c - 8), c + 9)))
