@@ -106,6 +106,7 @@ bench: build testdeps
 	$(VPY) scripts/bench.py
 	$(VPY) scripts/bench_startup.py
 	$(VPY) scripts/bench_sweep.py --ray
+	$(VPY) scripts/bench_search.py
 
 # Ten million requests (closed loop and Poisson, records held and streamed), each in a
 # fresh process: CPU s, peak RSS. Opt-in: about 5 minutes of CPU (docs/benchmarks.md).

@@ -189,3 +189,56 @@ def test_the_search_command(tmp_path):
     bad = subprocess.run(cmd[:7] + ["--slo", "ttft_ms=400", "--restart"], capture_output=True, text=True,
                          timeout=120, env=env)
     assert bad.returncode == 2 and "--restart applies to --out" in bad.stderr
+
+
+def _result(index, mode, counts, tp, fate, kind=None, reason="", kv=""):
+    pools = [{"count": n, "tp": tp} for n in counts]
+    return {"index": index, "candidate": {"mode": mode, "pools": pools, "weights": "", "kv_cache": kv},
+            "fate": fate, "kind": kind, "reason": reason}
+
+
+def test_a_family_is_one_worker_of_each_pool_with_the_counts_it_covers():
+    ttft = "ttft_ms p90 is certain to exceed 400 ms"
+    tpot = "tpot_ms p90 is certain to exceed 25 ms"
+    results = [_result(0, "aggregated", [1], 1, "pruned", "memory", "does not fit a"),
+               _result(1, "aggregated", [2], 1, "pruned", "memory", "does not fit b"),
+               _result(2, "aggregated", [4], 1, "pruned", "memory", "does not fit c"),
+               _result(3, "aggregated", [3], 1, "pruned", "memory", "fp8 KV", kv="fp8"),
+               _result(4, "aggregated", [1], 2, "stopped", "slo", ttft),
+               _result(5, "aggregated", [2], 2, "stopped", "slo", tpot),
+               _result(6, "aggregated", [3], 2, "stopped", "slo", tpot),
+               _result(7, "aggregated", [4], 2, "simulated")]
+    results += [_result(8 + i, "disaggregated", [p, d], 2, "stopped", "slo", ttft)
+                for i, (p, d) in enumerate([(1, 1), (2, 1), (1, 2)])]
+    results += [_result(11 + p, "disaggregated", [p, 1], 1, "pruned", "memory", "m") for p in range(1, 8)]
+    fam = [(g["fate"], g["kind"], g["family"], g["workers"], g["candidates"], g["reason"])
+           for g in _front.families(results)]
+    assert fam == [
+        ("pruned", "memory", "aggregated TP1, checkpoint weights, default KV", "1\u20132, 4 workers", 3,
+         "does not fit a"),
+        ("pruned", "memory", "aggregated TP1, checkpoint weights, fp8 KV", "3 workers", 1, "fp8 KV"),
+        ("stopped", "slo", "aggregated TP2, ttft_ms", "1 worker", 1, ttft),
+        ("stopped", "slo", "aggregated TP2, tpot_ms", "2\u20133 workers", 2, tpot),
+        ("stopped", "slo", "disaggregated TP2 + TP2, ttft_ms", "1+1, 1+2, 2+1 workers", 3, ttft),
+        ("pruned", "memory", "disaggregated TP1 + TP1, checkpoint weights, default KV",
+         "7 splits, 1+1 \u2026 7+1 workers", 7, "m"),
+    ]
+
+
+@pytest.mark.parametrize("name", ["llama-70b-h100.yaml", "qwen3-235b-h200.yaml"])
+def test_the_benchmark_questions_enumerate(name):
+    # make bench's searches (scripts/bench_search.py): the questions load and their
+    # candidates are enumerated (nothing simulated here)
+    from aisimulate.binding import native as _native
+    from aisimulate.config import load_config
+
+    path = REPO / "examples" / "search" / name
+    if not (REPO.parent / "shared" / "data").is_dir():
+        pytest.skip("the question reads ../shared/data")
+    gpus = list(range(1, 9)) if name.startswith("llama") else [8, 16]
+    rq = {"spec": load_config(path).data, "space": {"gpus": gpus},
+          "slo": {"ttft_ms": 1000.0, "tpot_ms": 40.0, "percentile": 90.0}}
+    plan = _native.call("SearchPlan", json.dumps(rq), "plan")
+    assert plan["offer"]["requests"] == 2000 and plan["offer"]["fixed_sends"]
+    assert {c["gpus"] for c in plan["candidates"]} <= set(gpus)
+    assert len(plan["candidates"]) > 1000

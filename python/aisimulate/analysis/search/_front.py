@@ -80,32 +80,68 @@ def best(results: Sequence[Mapping[str, Any]]) -> Mapping[str, Any] | None:
 _BY_FORMAT = ("memory", "kv_cache")
 
 
-def _family(r: Mapping[str, Any]) -> str:
-    """The family a pruned or stopped candidate belongs to: its mode and pools, and for a
-    memory or KV prune its formats too (the batch limits left out: a family is what a
-    prune says about a layout)."""
+def _pool(p: Mapping[str, Any]) -> str:
+    return f"TP{p['tp']}" + (f" DP{p['dp']}" if p.get("dp", 1) > 1 else "") + (" EP" if p.get("ep") else "")
+
+
+def _family(r: Mapping[str, Any]) -> tuple[str, tuple[int, ...]]:
+    """The family a pruned or stopped candidate belongs to and its worker counts: its
+    mode and one worker of each pool (the counts apart: memory and the start-up KV check
+    are one worker's, and a family's line lists the counts it covers), for a memory or
+    KV prune its formats too, for a stopped candidate the metric certain to miss (the
+    batch limits left out: a family is what a prune says about a layout)."""
     c = r["candidate"]
-    pools = " + ".join(f"{p['count']}×TP{p['tp']}" + (f" DP{p['dp']}" if p.get("dp", 1) > 1 else "")
-                       + (" EP" if p.get("ep") else "") for p in c["pools"])
-    if r.get("kind") not in _BY_FORMAT:
-        return f"{c['mode']} {pools}"
-    w = c.get("weights") or "checkpoint weights"
-    kv = f"{c['kv_cache']} KV" if c.get("kv_cache") else "default KV"
-    return f"{c['mode']} {pools}, {w}, {kv}"
+    name = f"{c['mode']} " + " + ".join(_pool(p) for p in c["pools"])
+    kind = r.get("kind")
+    if kind in _BY_FORMAT:
+        w = c.get("weights") or "checkpoint weights"
+        kv = f"{c['kv_cache']} KV" if c.get("kv_cache") else "default KV"
+        name = f"{name}, {w}, {kv}"
+    elif r.get("fate") == "stopped":
+        metric = (r.get("reason") or "").split(" ", 1)[0]
+        if metric:
+            name = f"{name}, {metric}"
+    return name, tuple(p["count"] for p in c["pools"])
+
+
+def _counts_text(counts: Sequence[tuple[int, ...]]) -> str:
+    """The worker counts of a family's candidates: ``1–4, 6 workers`` (one pool) or
+    ``1+1, 2+1 workers`` (prefill + decode; past six splits their number, the first and
+    the last)."""
+    if all(len(c) == 1 for c in counts):
+        xs, runs = sorted({c[0] for c in counts}), []
+        for x in xs:
+            if runs and x == runs[-1][1] + 1:
+                runs[-1][1] = x
+            else:
+                runs.append([x, x])
+        text = ", ".join(f"{a}" if a == b else f"{a}\u2013{b}" for a, b in runs)
+        return f"{text} worker{'' if xs == [1] else 's'}"
+    splits = ["+".join(map(str, c)) for c in sorted(set(counts))]
+    if len(splits) > 6:
+        return f"{len(splits)} splits, {splits[0]} \u2026 {splits[-1]} workers"
+    return ", ".join(splits) + " workers"
 
 
 def families(results: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    """The pruned and stopped candidates grouped by why and by family (mode, pools,
-    formats for memory): ``[{"fate", "kind", "family", "candidates", "reason"}]`` in order
-    of first appearance, ``reason`` the first candidate's (the others' differ in their
-    batch limits or formats)."""
+    """The pruned and stopped candidates grouped by why and by family (mode, one worker
+    of each pool; formats for memory; the metric for a stop): ``[{"fate", "kind",
+    "family", "workers", "candidates", "reason"}]`` in order of first appearance,
+    ``workers`` the text of the worker counts the family's candidates have, ``reason``
+    the first candidate's (the others differ in their counts, batch limits or formats)."""
     groups: dict[tuple[str, str, str], dict[str, Any]] = {}
+    counts: dict[tuple[str, str, str], list[tuple[int, ...]]] = {}
     for r in results:
         if r.get("fate") not in ("pruned", "stopped"):
             continue
-        k = (r["fate"], r.get("kind") or "", _family(r))
-        g = groups.get(k)
-        if g is None:
-            groups[k] = g = {"fate": k[0], "kind": k[1], "family": k[2], "candidates": 0, "reason": r.get("reason")}
-        g["candidates"] += 1
+        name, n = _family(r)
+        k = (r["fate"], r.get("kind") or "", name)
+        if k not in groups:
+            groups[k] = {"fate": k[0], "kind": k[1], "family": name, "workers": "", "candidates": 0,
+                         "reason": r.get("reason")}
+            counts[k] = []
+        groups[k]["candidates"] += 1
+        counts[k].append(n)
+    for k, g in groups.items():
+        g["workers"] = _counts_text(counts[k])
     return list(groups.values())
