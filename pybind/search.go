@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"sync"
 
 	"github.com/aisimulate/aisimulate/core/config"
+	"github.com/aisimulate/aisimulate/core/replay"
 	"github.com/aisimulate/aisimulate/core/search"
 )
 
@@ -29,6 +31,9 @@ type searchRequest struct {
 	Journal   string          `json:"journal"`
 	// SpecsOf: SearchPlan also returns these candidates' specs (indices).
 	SpecsOf []int `json:"specs_of"`
+	// Dominated: SearchRun prunes the candidates that can start with this
+	// reason (search.Question.Dominated) instead of replaying them.
+	Dominated string `json:"dominated"`
 }
 
 // decodeSearch decodes a search request (its unknown members refused) and
@@ -57,14 +62,39 @@ func (rq *searchRequest) question() (*search.Question, error) {
 	if rq.Prune != nil {
 		q.Prune = *rq.Prune
 	}
+	q.Dominated = rq.Dominated
+	q.SharePerfCache(searchCache(string(rq.Spec)))
 	return q, nil
+}
+
+// lastSearch holds the measured perf models of the last question searched
+// (its spec, as the request carries it): a search runs its GPU counts one
+// SearchRun call each (python/aisimulate/analysis/search/__init__.py), and
+// each would otherwise build every aic model again. One question at a
+// time: another spec starts a new cache.
+var lastSearch struct {
+	mu    sync.Mutex
+	spec  string
+	cache *replay.PerfCache
+}
+
+func searchCache(spec string) *replay.PerfCache {
+	lastSearch.mu.Lock()
+	defer lastSearch.mu.Unlock()
+	if lastSearch.cache == nil || lastSearch.spec != spec {
+		lastSearch.spec, lastSearch.cache = spec, replay.NewPerfCache()
+	}
+	return lastSearch.cache
 }
 
 // SearchPlan enumerates a capacity-planning question's candidates
 // (search.Enumerate), simulating nothing: {"plan": {"space" (the defaults
 // filled), "candidates": [search.Candidate with its "key" and "gpus"],
 // "invalid": [{layout, reason}], "offer": {"requests", "exact",
-// "fixed_sends", "span_s", "mean_isl", "mean_osl"}}} or an error envelope
+// "fixed_sends", "span_s", "mean_isl", "mean_osl", and when the load bounds
+// it "max_output_tps" with the "max_output_tps_span_s" and
+// "max_output_tps_requests" it was taken over (search.Question.MaxOutputTPS)}}}
+// or an error envelope
 // (a bad SLO or space is kind config, field "slo…" or "gpus"/"space"); with
 // specs_of, "specs": {index: the candidate's spec} (search.Candidate.Spec).
 func SearchPlan(request string) string {
@@ -94,6 +124,9 @@ func SearchPlan(request string) string {
 			"mean_isl": isl / n, "mean_osl": osl / n}
 		if len(o.SendNs) > 1 {
 			offer["span_s"] = float64(o.SendNs[len(o.SendNs)-1]-o.SendNs[0]) / 1e9
+		}
+		if tps, span, m, ok := q.MaxOutputTPS(); ok {
+			offer["max_output_tps"], offer["max_output_tps_span_s"], offer["max_output_tps_requests"] = tps, span, m
 		}
 		if invalid == nil {
 			invalid = []search.Invalid{}

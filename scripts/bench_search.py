@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Capacity-planning searches (aisimulate search): candidates by fate, time, candidates/s.
 
-Usage: .venv/bin/python scripts/bench_search.py [--only llama|qwen] [--jobs J]
+Usage: .venv/bin/python scripts/bench_search.py [--only llama|qwen] [--jobs J] [--no-prune]
 
 Two questions of examples/search/, each searched in this process on J cores (default:
 every core), with the measured kernel tables (aic) and the default space:
@@ -17,7 +17,8 @@ For each: the candidates enumerated, simulated (replayed to the end), stopped ea
 candidates per second of wall time (all, and replayed), the load average before and after
 (the machine is shared: state it with the times), and the recommended deployment with its
 launch commands. The target (docs/benchmarks.md): ≥ 500 replayed candidates in ≤ 60 s on
-2 cores.
+2 cores. ``--no-prune`` replays every candidate that can start (no analytic prune, no
+dominated GPU count): the simulator's own rate.
 """
 
 from __future__ import annotations
@@ -46,17 +47,18 @@ def _cpu() -> float:
     return ru.ru_utime + ru.ru_stime
 
 
-def run(name: str, jobs: int) -> None:
+def run(name: str, jobs: int, prune: bool) -> None:
     path, gpus, slo = QUESTIONS[name]
     load0 = os.getloadavg()[0]
     t, c = time.perf_counter(), _cpu()
-    res = aisimulate.search(path, gpus=gpus, slo=slo, jobs=jobs, progress=False)
+    res = aisimulate.search(path, gpus=gpus, slo=slo, jobs=jobs, progress=False, prune=prune)
     wall, cpu = time.perf_counter() - t, _cpu() - c
     load1 = os.getloadavg()[0]
     n = res.counts
     replayed = n["simulated"] + n["stopped"]
     kinds = collections.Counter(r.get("kind") for r in res.results if r["fate"] == "pruned")
-    print(f"== {name}: {path.relative_to(REPO)}, gpus {gpus}, SLO {slo} (p{res.slo['percentile']:g})")
+    print(f"== {name}: {path.relative_to(REPO)}, gpus {gpus}, SLO {slo} (p{res.slo['percentile']:g})"
+          + ("" if prune else ", no prune"))
     print(f"candidates {n['candidates']:,}: simulated {n['simulated']:,} (met the SLO {n['met']:,}), "
           f"stopped early {n['stopped']:,}, pruned {n['pruned']:,} "
           f"({', '.join(f'{k} {v:,}' for k, v in sorted(kinds.items()))})")
@@ -77,9 +79,10 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--only", choices=sorted(QUESTIONS), help="one question only")
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="candidates replayed at once")
+    ap.add_argument("--no-prune", action="store_true", help="replay every candidate that can start")
     args = ap.parse_args()
     for name in [args.only] if args.only else list(QUESTIONS):
-        run(name, args.jobs)
+        run(name, args.jobs, not args.no_prune)
     return 0
 
 

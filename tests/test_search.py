@@ -13,6 +13,7 @@ import pytest
 
 import aisimulate
 from aisimulate.analysis.search import _front, _run
+from aisimulate.analysis.search._front import throughput_per_gpu
 from aisimulate.analysis.search.flags import launch_commands
 from conftest import REPO
 
@@ -82,12 +83,12 @@ def test_an_interrupted_search_resumes_to_the_same_answer(searched, tmp_path):
     # stops one mid-run), and the journal holds only whole results
     original, seen = _run.run_local, []
 
-    def interrupted(request, journal, indices, jobs, progress, on_result=None):
+    def interrupted(request, journal, indices, jobs, progress, on_result=None, bar=None):
         def stop_after_three(r):
             seen.append(r["index"])
             if len(seen) == 3:
                 raise KeyboardInterrupt
-        return original(request, journal, indices, jobs, progress, on_result=stop_after_three)
+        return original(request, journal, indices, jobs, progress, on_result=stop_after_three, bar=bar)
 
     _run_local, aisimulate.analysis.search.run_local = aisimulate.analysis.search.run_local, interrupted
     try:
@@ -113,15 +114,48 @@ def test_an_interrupted_search_resumes_to_the_same_answer(searched, tmp_path):
     assert aisimulate.search(QUESTION, slo=other, progress=False, out=out, resume=False, **SPACE).resumed == 0
 
 
-def test_no_early_stop_and_no_prune_agree_on_every_verdict(searched):
-    full = aisimulate.search(QUESTION, slo=SLO, jobs=2, progress=False, early_stop=False, prune=False, **SPACE)
+def _agree(fast_res, full) -> int:
+    """Every verdict of ``fast_res`` (pruned, stopped early, dominated) is the full
+    replay's; the number of dominated candidates."""
     assert full.counts["stopped"] == 0
-    for fast, slow in zip(searched.results, full.results):
+    bound = fast_res.offer.get("max_output_tps")
+    dominated = 0
+    for fast, slow in zip(fast_res.results, full.results):
         if fast["fate"] == "simulated":
             assert fast == slow
+        elif fast.get("kind") == "dominated":
+            # not replayed, its verdict unknown: its GPU count's bound is below the best
+            # of fewer GPUs by more than the tie (so it cannot be recommended)
+            dominated += 1
+            g = fast["gpus"]
+            lead = max(throughput_per_gpu(r) for r in fast_res.results if r["meets"] and r["gpus"] < g)
+            assert fast["meets"] is None and bound / g < (1 - _front.TIE) * lead
         elif fast.get("kind") != "invalid":
             assert slow["meets"] is False, fast["key"]
-    assert full.best.key == searched.best.key
+        if slow["meets"]:
+            # the bound holds on every candidate that met the SLO
+            assert slow["output_tps_per_gpu"] <= bound / slow["gpus"]
+    assert full.best.key == fast_res.best.key
+    return dominated
+
+
+def test_no_early_stop_and_no_prune_agree_on_every_verdict(searched):
+    full = aisimulate.search(QUESTION, slo=SLO, jobs=2, progress=False, early_stop=False, prune=False, **SPACE)
+    _agree(searched, full)
+
+
+def test_a_gpu_count_that_cannot_be_recommended_is_not_replayed():
+    # at 8 req/s one GPU meets the SLO with about the load's output tokens/s; two GPUs
+    # can report at most half that per GPU (the load's tokens over its sends' span):
+    # dominated, whatever their verdict
+    q = json.loads(json.dumps(QUESTION))
+    q["traffic"]["load"]["rate_rps"] = 8
+    fast = aisimulate.search(q, slo=SLO, jobs=2, progress=False, **SPACE)
+    full = aisimulate.search(q, slo=SLO, jobs=2, progress=False, early_stop=False, prune=False, **SPACE)
+    assert _agree(fast, full) == sum(r["gpus"] == 2 for r in fast.results) > 0
+    assert fast.best.gpus == 1
+    fam = [g for g in fast.families() if g["kind"] == "dominated"]
+    assert [g["family"] for g in fam] == ["every candidate of 2 GPUs"]
 
 
 @pytest.mark.parametrize("kwargs,field", [

@@ -34,6 +34,12 @@ const (
 	// KindSLO (an early stop): the replay was stopped once the SLO's miss was
 	// certain (tracker).
 	KindSLO = "slo"
+	// KindDominated: not replayed: a deployment of its GPU count reports at
+	// most MaxOutputTPS / GPUs output tokens/s per GPU, less (by the best
+	// rule's tie) than a candidate of fewer GPUs that met the SLO, so it
+	// cannot be recommended (the Python package decides it, between GPU
+	// counts: python/aisimulate/analysis/search/__init__.py).
+	KindDominated = "dominated"
 )
 
 // load is what the bounds read of the offered load, computed once.
@@ -227,4 +233,49 @@ func throughputPrune(l *load, slo SLO, rate float64) (bool, string) {
 		}
 	}
 	return false, ""
+}
+
+// maxOutputTPS is the most output tokens/s a deployment that meets the SLO
+// can report for the load (report.Summary.OutputTokenThroughputTPS: the
+// output tokens of the completed requests over AIPerf's window, from the
+// first completed request's send to the last completed response: docs/metrics.md
+// duration_ms), with the interval it was taken over; ok is false when the
+// sends depend on the deployment (sendNs nil) or the bound is not finite.
+// A request that does not complete misses every bound (slo.go), so a
+// deployment that meets the SLO completes all but at most need − 1 of the n
+// requests (need: mustExceed): its window holds the sends of at least
+// m = n − need + 1 requests and spans no less than the shortest interval
+// holding m sends, and its tokens are at most every request's.
+func (l *load) maxOutputTPS(slo SLO) (tps, spanS float64, m int, ok bool) {
+	if l.sendNs == nil || l.n == 0 {
+		return 0, 0, 0, false
+	}
+	m = l.n - mustExceed(l.n, slo.Percentile) + 1
+	sends := slices.Clone(l.sendNs)
+	slices.Sort(sends)
+	span := int64(math.MaxInt64)
+	for j := 0; j+m-1 < len(sends); j++ {
+		span = min(span, sends[j+m-1]-sends[j])
+	}
+	if span <= 0 || span == math.MaxInt64 {
+		return 0, 0, m, false
+	}
+	var tokens int64
+	for _, o := range l.osl {
+		tokens += int64(o)
+	}
+	spanS = float64(span) / 1e9
+	return float64(tokens) / spanS, spanS, m, true
+}
+
+// MaxOutputTPS is maxOutputTPS of the question's load and SLO: a candidate
+// of g GPUs that meets the SLO reports at most tps / g output tokens/s per
+// GPU, so once another has met it with more than that (by the best rule's
+// tie), it cannot be recommended (python/aisimulate/analysis/search/_front.py:
+// dominated). Only with every measured request known (Offer.Exact).
+func (q *Question) MaxOutputTPS() (tps, spanS float64, m int, ok bool) {
+	if !q.Offer.Exact {
+		return 0, 0, 0, false
+	}
+	return q.load.maxOutputTPS(q.SLO)
 }

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/aisimulate/aisimulate/core/config"
+	"github.com/aisimulate/aisimulate/core/replay"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -200,4 +201,30 @@ func TestRunStopsAndKeepsWhatItHanded(t *testing.T) {
 	})
 	require.Error(t, err)
 	assert.Equal(t, []int{0, 1, 2}, got)
+}
+
+func TestMaxOutputTPS(t *testing.T) {
+	// ten requests one second apart of 100 output tokens each; at p90 two
+	// misses settle the SLO (mustExceed(10, 90) = 2), so a deployment that
+	// meets it completes at least 9, whose sends span at least 8 s: its
+	// window holds at most the 1,000 output tokens over 8 s
+	o := &replay.Offer{InputTokens: make([]int, 10), OutputTokens: make([]int, 10), Exact: true}
+	for i := range 10 {
+		o.OutputTokens[i] = 100
+		o.SendNs = append(o.SendNs, int64(i)*1e9)
+	}
+	tps, span, m, ok := newLoad(o).maxOutputTPS(SLO{TTFTMs: 100, Percentile: 90})
+	if !ok || m != 9 || span != 8 || tps != 125 {
+		t.Fatalf("got %v tok/s over %v s of %d sends (%v), want 125 over 8 of 9", tps, span, m, ok)
+	}
+	// at p50 six misses settle it (mustExceed(10, 50) = 6): at least 5
+	// complete, whose sends span at least 4 s: 250 tok/s
+	if tps, _, m, _ := newLoad(o).maxOutputTPS(SLO{TTFTMs: 100, Percentile: 50}); m != 5 || tps != 250 {
+		t.Fatalf("p50: %v tok/s of %d sends, want 250 of 5", tps, m)
+	}
+	// sends that depend on the deployment (a closed loop) bound nothing
+	o.SendNs = nil
+	if _, _, _, ok := newLoad(o).maxOutputTPS(SLO{TTFTMs: 100, Percentile: 90}); ok {
+		t.Fatal("a closed loop is bounded")
+	}
 }

@@ -38,11 +38,16 @@ type Question struct {
 	// Prune drops candidates the analytic bounds settle (bounds.go); with
 	// it false only those that cannot start are left out.
 	Prune bool
-	Arch  *model.Arch
-	Sys   *hardware.System
-	Offer *replay.Offer
-	load  *load
-	cache *replay.PerfCache // the measured perf models, shared by the candidates
+	// Dominated, when set, is why the candidates evaluated cannot be
+	// recommended (KindDominated: their GPU count's throughput bound,
+	// MaxOutputTPS): one that can start is pruned with it instead of
+	// replayed.
+	Dominated string
+	Arch      *model.Arch
+	Sys       *hardware.System
+	Offer     *replay.Offer
+	load      *load
+	cache     *replay.PerfCache // the measured perf models, shared by the candidates
 }
 
 // NewQuestion reads the question's model, system and offered load, and
@@ -79,6 +84,11 @@ func NewQuestion(spec *config.Spec, sp Space, slo SLO) (*Question, error) {
 	return &Question{Spec: s, Space: sp, SLO: slo, EarlyStop: true, Prune: true, Arch: arch, Sys: sys,
 		Offer: offer, load: newLoad(offer), cache: replay.NewPerfCache()}, nil
 }
+
+// SharePerfCache makes the question build its measured perf models through
+// c (replay.PerfCache), so that several runs of one search (its GPU counts,
+// one call each) build each model once.
+func (q *Question) SharePerfCache(c *replay.PerfCache) { q.cache = c }
 
 // Candidates enumerates the question's candidates (Enumerate).
 func (q *Question) Candidates() ([]Candidate, []Invalid) { return Enumerate(q.Space, q.Arch) }
@@ -160,6 +170,12 @@ func (q *Question) Evaluate(ctx context.Context, c Candidate) (Result, error) {
 		if certain, why := throughputPrune(l, q.SLO, decodeRate(d, minContext)); certain {
 			return pruned(&r, KindThroughput, why), nil
 		}
+	}
+	if q.Dominated != "" {
+		// it could start, but cannot be recommended: not replayed, its
+		// verdict unknown (Meets nil)
+		r.Fate, r.Kind, r.Reason = FatePruned, KindDominated, q.Dominated
+		return r, nil
 	}
 	var opts []replay.Option
 	track := q.EarlyStop && q.Offer.Exact && !q.Offer.Timeouts

@@ -34,7 +34,7 @@ from collections.abc import Mapping
 from ...binding import native as _native
 from ...errors import ConfigError
 from . import _front
-from ._run import JOURNAL, Journal, digest, run_local, run_ray
+from ._run import JOURNAL, Journal, digest, progress_bar, run_local, run_ray
 from .flags import launch_commands
 
 TYPE_CHECKING = False
@@ -223,6 +223,25 @@ class SearchResult:
                 f"{c['pruned']} pruned; best {None if self._best_index is None else self.results[self._best_index]['key']!r})")
 
 
+def _run_by_gpus(plan: Mapping[str, Any], journal: Journal, todo: list[int], run: Any, *,
+                 dominance: bool) -> None:
+    """Settle the candidates ``todo`` (``run(indices, dominated)``): with ``dominance`` and
+    a load that bounds the throughput (``plan["offer"]["max_output_tps"]``), by GPU count,
+    fewest first, each count's candidates once every smaller count's are settled; when a
+    count cannot be recommended against the best of the smaller counts
+    (:func:`_front.dominated`), its candidates are run with that reason (those that can
+    start are pruned as ``dominated``, not replayed). Each decision reads the results of
+    smaller counts only, so it is the same whatever order the results came in, the
+    backend, or a resume."""
+    cands, offer = plan["candidates"], plan["offer"]
+    if not (dominance and offer.get("max_output_tps")):
+        run(todo, None)
+        return
+    for g in sorted({cands[i]["gpus"] for i in todo}):
+        lead = _front.leader(journal.results.values(), below=g)
+        run([i for i in todo if cands[i]["gpus"] == g], None if lead is None else _front.dominated(g, offer, lead))
+
+
 def search(question: Any, *, gpus: int | Sequence[int], slo: Mapping[str, float], percentile: float = 90.0,
            modes: Sequence[str] | None = None, tp: Sequence[int] | None = None, dp: Sequence[int] | None = None,
            ep: Sequence[bool] | None = None, max_num_seqs: Sequence[int] | None = None,
@@ -254,8 +273,10 @@ def search(question: Any, *, gpus: int | Sequence[int], slo: Mapping[str, float]
         backend: ``"local"`` or ``"ray"`` (tasks of 16 candidates on the cluster
             ``ray.init(address=ray_address)`` joins).
         early_stop: stop a replay once its miss of the SLO is certain (default on).
-        prune: skip candidates an analytic bound settles (default on); deployments that
-            cannot start are skipped either way.
+        prune: skip candidates an analytic bound settles, and those of a GPU count whose
+            throughput bound cannot reach the best of fewer GPUs (``dominated``: never
+            recommended, their verdict unknown) (default on); deployments that cannot start
+            are skipped either way.
         progress: a progress bar on stderr (default: when stderr is a terminal).
         price_per_gpu_hour: adds each candidate's cost per million output tokens.
 
@@ -308,10 +329,19 @@ def search(question: Any, *, gpus: int | Sequence[int], slo: Mapping[str, float]
         journal = Journal.open(os.path.join(folder, JOURNAL), header, resume=resume)
         resumed = len(journal.results)
         todo = [i for i in range(len(plan["candidates"])) if i not in journal.results]
-        if backend == "ray":
-            run_ray(request, journal, todo, progress, address=ray_address)
-        else:
-            run_local(request, journal, todo, jobs or os.cpu_count() or 1, progress)
+        bar = progress_bar(len(todo), progress)
+        try:
+            def run(indices: list[int], dominated: str | None) -> None:
+                rq = request if dominated is None else dict(request, dominated=dominated)
+                if backend == "ray":
+                    run_ray(rq, journal, indices, progress, address=ray_address, bar=bar)
+                else:
+                    run_local(rq, journal, indices, jobs or os.cpu_count() or 1, progress, bar=bar)
+
+            _run_by_gpus(plan, journal, todo, run, dominance=bool(prune))
+        finally:
+            if bar is not None:
+                bar.close()
         return SearchResult(plan, journal.results, request, time.perf_counter() - t0, price_per_gpu_hour, resumed)
     finally:
         if tmp is not None:

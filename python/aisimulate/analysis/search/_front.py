@@ -10,9 +10,9 @@ from collections.abc import Mapping
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any, Sequence
+    from typing import Any, Iterable, Sequence
 
-__all__ = ["front", "best", "families", "throughput_per_gpu", "cost_per_million"]
+__all__ = ["front", "best", "families", "throughput_per_gpu", "cost_per_million", "leader", "dominated"]
 
 
 def throughput_per_gpu(r: Mapping[str, Any]) -> float | None:
@@ -76,6 +76,31 @@ def best(results: Sequence[Mapping[str, Any]]) -> Mapping[str, Any] | None:
     return min(near, key=lambda r: (r["slo_ratio"], r["gpus"], r["index"]))
 
 
+def leader(results: Iterable[Mapping[str, Any]], below: int) -> Mapping[str, Any] | None:
+    """Of the candidates of fewer than ``below`` GPUs that met the SLO, the one with the
+    most output tokens/s per GPU (the first enumerated of equals), or ``None``."""
+    ok = [r for r in results if r.get("meets") is True and r["gpus"] < below and _point(r) is not None]
+    return max(ok, key=lambda r: (throughput_per_gpu(r), -r["index"])) if ok else None
+
+
+def dominated(gpus: int, offer: Mapping[str, Any], lead: Mapping[str, Any]) -> str | None:
+    """Why a candidate of ``gpus`` GPUs cannot be recommended, or ``None`` when it may be:
+    a deployment of g GPUs that meets the SLO reports at most ``offer["max_output_tps"]``
+    / g output tokens/s per GPU (``core/search/bounds.go`` ``maxOutputTPS``), and when that
+    is below ``1 - TIE`` times the throughput of ``lead`` (which met the SLO on fewer
+    GPUs), :func:`best` cannot pick it. Such a candidate is pruned (kind ``dominated``,
+    its verdict unknown) once it is known to start, instead of replayed."""
+    bound = offer.get("max_output_tps")
+    x = throughput_per_gpu(lead)
+    if not bound or x is None or bound / gpus >= (1 - TIE) * x:
+        return None
+    return (f"at most {bound / gpus:,.1f} output tok/s per GPU on {gpus} GPUs (the load's output tokens over "
+            f"{offer['max_output_tps_span_s']:,.1f} s, the shortest span of the "
+            f"{offer['max_output_tps_requests']:,} sends the SLO needs completed), below "
+            f"{100 * (1 - TIE):g} % of the {x:,.1f} of {lead['key']} ({lead['gpus']} GPUs), which met it: "
+            "it cannot be recommended")
+
+
 #: The prunes whose verdict the formats decide as much as the layout (what fits in memory).
 _BY_FORMAT = ("memory", "kv_cache")
 
@@ -89,10 +114,13 @@ def _family(r: Mapping[str, Any]) -> tuple[str, tuple[int, ...]]:
     mode and one worker of each pool (the counts apart: memory and the start-up KV check
     are one worker's, and a family's line lists the counts it covers), for a memory or
     KV prune its formats too, for a stopped candidate the metric certain to miss (the
-    batch limits left out: a family is what a prune says about a layout)."""
+    batch limits left out: a family is what a prune says about a layout); the dominated
+    are one family per GPU count."""
     c = r["candidate"]
-    name = f"{c['mode']} " + " + ".join(_pool(p) for p in c["pools"])
     kind = r.get("kind")
+    if kind == "dominated":
+        return f"every candidate of {r['gpus']} GPUs", ()
+    name = f"{c['mode']} " + " + ".join(_pool(p) for p in c["pools"])
     if kind in _BY_FORMAT:
         w = c.get("weights") or "checkpoint weights"
         kv = f"{c['kv_cache']} KV" if c.get("kv_cache") else "default KV"
@@ -127,7 +155,8 @@ def families(results: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """The pruned and stopped candidates grouped by why and by family (mode, one worker
     of each pool; formats for memory; the metric for a stop): ``[{"fate", "kind",
     "family", "workers", "candidates", "reason"}]`` in order of first appearance,
-    ``workers`` the text of the worker counts the family's candidates have, ``reason``
+    ``workers`` the text of the worker counts the family's candidates have (empty for
+    the dominated, grouped by their GPU count), ``reason``
     the first candidate's (the others differ in their counts, batch limits or formats)."""
     groups: dict[tuple[str, str, str], dict[str, Any]] = {}
     counts: dict[tuple[str, str, str], list[tuple[int, ...]]] = {}
@@ -143,5 +172,5 @@ def families(results: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
         groups[k]["candidates"] += 1
         counts[k].append(n)
     for k, g in groups.items():
-        g["workers"] = _counts_text(counts[k])
+        g["workers"] = _counts_text(counts[k]) if k[1] != "dominated" else ""
     return list(groups.values())

@@ -26,7 +26,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, Callable, Iterable, Sequence
 
-__all__ = ["Journal", "run_local", "run_ray", "JOURNAL"]
+__all__ = ["Journal", "run_local", "run_ray", "JOURNAL", "progress_bar"]
 
 #: The journal's name in a result folder.
 JOURNAL = "search.jsonl"
@@ -118,10 +118,22 @@ class Journal:
                 self.results[int(r["index"])] = r
 
 
+def progress_bar(total: int, progress: bool | None):
+    """The search's progress bar over ``total`` candidates (``None`` when not wanted)."""
+    return _bar(total, progress)
+
+
 def _bar(total: int, progress: bool | None):
     if not (progress_wanted(progress) and total):
         return None
     return make_bar(total=total, desc="search", unit="cand")
+
+
+def _counts(bar) -> dict[str, int]:
+    """The results by fate a bar shows, kept on the bar (a search's several runs move one)."""
+    if bar is None:
+        return {}
+    return bar.__dict__.setdefault("aisimulate_counts", {})
 
 
 def _tick(bar, new: Sequence[dict[str, Any]], counts: dict[str, int]) -> None:
@@ -133,12 +145,14 @@ def _tick(bar, new: Sequence[dict[str, Any]], counts: dict[str, int]) -> None:
 
 
 def run_local(request: dict[str, Any], journal: Journal, indices: list[int], jobs: int,
-              progress: bool | None, on_result: Callable[[dict[str, Any]], None] | None = None) -> None:
+              progress: bool | None, on_result: Callable[[dict[str, Any]], None] | None = None,
+              bar: Any = None) -> None:
     """Replay the candidates ``indices`` in this process: one ``SearchRun`` call on a
     worker thread (the core runs them on ``jobs`` goroutines and appends each result to
     the journal), watched from this thread in short waits: the journal's new lines move
     the bar, and Ctrl-C (or any exception here) stops the core (``pybind.Stop``) and is
-    raised once it has returned (the results written stand: a resume continues).
+    raised once it has returned (the results written stand: a resume continues). ``bar``:
+    a progress bar (:func:`progress_bar`) to move instead of one of its own, left open.
 
     Raises:
         KeyboardInterrupt: Ctrl-C while it ran.
@@ -158,7 +172,9 @@ def run_local(request: dict[str, Any], journal: Journal, indices: list[int], job
             result["error"] = exc
 
     offset = os.path.getsize(journal.path)
-    bar, counts = _bar(len(indices), progress), {}
+    own = bar is None
+    bar = _bar(len(indices), progress) if own else bar
+    counts = _counts(bar)
     worker = threading.Thread(target=work, name="aisimulate-search", daemon=True)
     try:
         worker.start()
@@ -182,7 +198,7 @@ def run_local(request: dict[str, Any], journal: Journal, indices: list[int], job
             worker.join(max(STOP_WAIT_S, 10.0))  # the candidates in flight return within a pass
         raise
     finally:
-        if bar is not None:
+        if own and bar is not None:
             bar.close()
         mod.Forget(run_id)
 
@@ -207,12 +223,12 @@ def _ray_task(request: dict[str, Any], shipped: dict[str, Any], indices: list[in
 
 def run_ray(request: dict[str, Any], journal: Journal, indices: list[int], progress: bool | None, *,
             address: str | None, chunk: int = 16,
-            on_result: Callable[[dict[str, Any]], None] | None = None) -> None:
+            on_result: Callable[[dict[str, Any]], None] | None = None, bar: Any = None) -> None:
     """Replay the candidates ``indices`` as Ray tasks of ``chunk`` candidates each (each
     on one node's cores; the question's trace and model files shipped through the object
     store as sweeps ship them: ``aisimulate._sweep.ray_backend``), appending each task's
     results to the journal as it returns. Ctrl-C cancels the tasks still running; what
-    returned stands.
+    returned stands. ``bar`` as :func:`run_local`'s.
 
     Raises:
         ImportError: Ray is not installed.
@@ -229,7 +245,9 @@ def run_ray(request: dict[str, Any], journal: Journal, indices: list[int], progr
     remote = ray.remote(num_cpus=1)(_ray_task)
     shipped = Shipper(ray).ship(request["spec"])
     pending = {remote.remote(request, shipped, indices[i:i + chunk]): i for i in range(0, len(indices), chunk)}
-    bar, counts = _bar(len(indices), progress), {}
+    own = bar is None
+    bar = _bar(len(indices), progress) if own else bar
+    counts = _counts(bar)
     try:
         while pending:
             ready, _ = ray.wait(list(pending), num_returns=len(pending), timeout=0.2)
@@ -247,7 +265,7 @@ def run_ray(request: dict[str, Any], journal: Journal, indices: list[int], progr
             ray.cancel(ref, force=True)
         raise
     finally:
-        if bar is not None:
+        if own and bar is not None:
             bar.close()
 
 

@@ -55,7 +55,8 @@ def render(res: SearchResult, front_rows: int = 10) -> str:
     if fam:
         lines += ["", "pruned and stopped, by family:"]
         for g in fam:
-            lines.append(f"  {g['fate']} ({g['kind']}) {g['candidates']:>4} \u00d7 {g['family']} ({g['workers']}): {g['reason']}")
+            workers = f" ({g['workers']})" if g["workers"] else ""
+            lines.append(f"  {g['fate']} ({g['kind']}) {g['candidates']:>4} \u00d7 {g['family']}{workers}: {g['reason']}")
     for inv in res.invalid:
         lo = inv["layout"]
         lines.append(f"  invalid TP{lo['tp']}" + (f" DP{lo['dp']}" if lo.get("dp", 1) > 1 else "")
