@@ -104,6 +104,11 @@ type Arch struct {
 	// differently from the checkpoint (a vision tower left out, a weight
 	// format priced as a stand-in); the report's perf metadata repeats them.
 	Approximations []string
+
+	// nemotronLayout is a Nemotron-H checkpoint's layers as
+	// hybrid_override_pattern spells them (M, *, - or E a layer), kept to
+	// name its modules (nemotronModules); nil for every other family.
+	nemotronLayout []byte
 }
 
 // Validate checks the architecture for a tensor-parallel degree tp: every

@@ -318,7 +318,8 @@ func applyHFQuantConfig(a *Arch, path string) error {
 		return fmt.Errorf("model %s: %w", a.Name, err)
 	}
 	var hq struct {
-		Quantization *quantConfig `json:"quantization"`
+		// with ModelOpt MIXED_PRECISION's quantized_layers (Nemotron-3.5)
+		Quantization *moeQuantConfig `json:"quantization"`
 	}
 	if err := json.Unmarshal(data, &hq); err != nil {
 		return fmt.Errorf("%s%w", path, readableJSON(err, ""))
@@ -330,12 +331,15 @@ func applyHFQuantConfig(a *Arch, path string) error {
 		return fmt.Errorf("%s: quantization.quant_method %q not expected in a ModelOpt file", path, hq.Quantization.QuantMethod)
 	}
 	if a.MLA != nil { // exclusions role by role (mlaquant.go)
-		return mlaQuant(&moeQuantConfig{quantConfig: *hq.Quantization}, a)
+		return mlaQuant(&moeQuantConfig{quantConfig: hq.Quantization.quantConfig}, a)
 	}
 	if f, ok := hybridFamilies[a.Architecture]; ok {
-		return f.quant(&moeQuantConfig{quantConfig: *hq.Quantization}, a)
+		return f.quant(hq.Quantization, a)
 	}
-	if err := applyQuant(a, hq.Quantization, path+": quantization"); err != nil {
+	if a.MoE != nil && excludesSomeLayerGEMM(&hq.Quantization.quantConfig, a.Layers) {
+		return roleFormats(&moeQuantConfig{quantConfig: hq.Quantization.quantConfig}, a) // as moeQuant
+	}
+	if err := applyQuant(a, &hq.Quantization.quantConfig, path+": quantization"); err != nil {
 		return err
 	}
 	return nil

@@ -24,8 +24,12 @@
 //     (LinearAttention: its projections and the recurrent state a request
 //     holds, StateBytesPerSequence), the Qwen3-Next / Qwen3.5 family
 //     (hybridFamilies, readQwen35) and its weight formats role by role
-//     (roleFormats); refused.go: architectures refused by name, with what
-//     is missing. docs/hybrid.md describes them.
+//     (roleFormats); nemotronhconfig.go: Nemotron-H's Mamba-2 mixers (read
+//     onto LinearAttention's shapes), its single-mixer layers paired with
+//     their FFN layers (LayerKind.NoFFN) and its checkpoints' module names;
+//     llama4config.go: Llama-4's chunked local attention and interleaved
+//     MoE; refused.go: architectures refused by name, with what is
+//     missing. docs/hybrid.md describes them.
 //  10. mla.go, mlaconfig.go, mlaquant.go: multi-head latent attention (MLA,
 //     MLAIndexer for DeepSeek Sparse Attention), its latent KV bytes and
 //     projections; the DeepSeek family's config.json (readDeepSeek); and

@@ -85,6 +85,10 @@ type LayerKind struct {
 	// MoE is true for a mixture-of-experts FFN, false for a dense SwiGLU FFN
 	// of Arch.Intermediate.
 	MoE bool
+	// NoFFN is true for a layer that is its mixer alone, without an FFN
+	// (MoE false): Nemotron-H's Mamba-2 and attention layers, whose FFNs
+	// are layers of their own (nemotronhconfig.go).
+	NoFFN bool
 }
 
 // SparseAttention is MiniMax-M3's block-sparse attention
@@ -113,7 +117,7 @@ type LayerGroup struct {
 
 // Groups returns the model's layers grouped by kind, in the fixed order
 // full, sliding, sparse, MLA, linear, chunked attention and, within each,
-// dense before MoE FFN;
+// dense before MoE FFN before none;
 // kinds without layers are left out. A dense decoder (LayerKinds nil and
 // MoE nil) is one group of Layers full-attention dense layers. The slice is
 // new on every call.
@@ -123,8 +127,8 @@ func (a *Arch) Groups() []LayerGroup {
 	}
 	var out []LayerGroup
 	for _, attn := range []AttnKind{AttnFull, AttnSliding, AttnSparse, AttnMLA, AttnLinear, AttnChunked} {
-		for _, moe := range []bool{false, true} {
-			k := LayerKind{Attn: attn, MoE: moe}
+		for _, ffn := range []LayerKind{{}, {MoE: true}, {NoFFN: true}} {
+			k := LayerKind{Attn: attn, MoE: ffn.MoE, NoFFN: ffn.NoFFN}
 			n := 0
 			for _, l := range a.LayerKinds {
 				if l == k {
@@ -142,8 +146,11 @@ func (a *Arch) Groups() []LayerGroup {
 // FFNIntermediate is the intermediate size of a layer's dense GEMM FFN,
 // elements: Intermediate for a dense-FFN layer, the shared experts'
 // SharedIntermediate for a MoE layer (0: the MoE layer has only routed
-// experts).
+// experts), 0 for a layer without FFN.
 func (a *Arch) FFNIntermediate(k LayerKind) int {
+	if k.NoFFN {
+		return 0
+	}
 	if !k.MoE {
 		return a.Intermediate
 	}
@@ -203,7 +210,9 @@ func (a *Arch) countLayers(f func(LayerKind) bool) int {
 func (a *Arch) MoELayers() int { return a.countLayers(func(l LayerKind) bool { return l.MoE }) }
 
 // DenseFFNLayers is the number of layers with a dense FFN.
-func (a *Arch) DenseFFNLayers() int { return a.countLayers(func(l LayerKind) bool { return !l.MoE }) }
+func (a *Arch) DenseFFNLayers() int {
+	return a.countLayers(func(l LayerKind) bool { return !l.MoE && !l.NoFFN })
+}
 
 // FullKVLayers is the number of layers whose KV cache grows with the whole
 // context (full, sparse and MLA attention). Sliding-window layers hold only

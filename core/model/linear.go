@@ -29,6 +29,16 @@ type LinearAttention struct {
 	// Qwen3.6 checkpoint), else the activations' 2 (bf16). The convolution
 	// state is always bf16.
 	StateBytes float64
+	// Mamba2 marks a Mamba-2 mixer (Nemotron-H's "M" layers, vLLM's
+	// MambaMixer2 in vllm/model_executor/layers/mamba/mamba_mixer2.py) read
+	// onto the same shapes: KeyHeads is n_groups, KeyDim ssm_state_size
+	// (B and C are G groups of N, the "keys"), ValueHeads mamba_num_heads,
+	// ValueDim mamba_head_dim (x, the "values"), so that the convolution's
+	// channels H·P + 2·G·N and the state's (H/t)·N·P per layer are
+	// mamba2_state_shape's (MambaStateShapeCalculator); Chunk is chunk_size
+	// (the SSD kernels' chunk, 128).
+	Mamba2 bool
+	Chunk  int
 }
 
 // ConvChannels is the channels of the causal convolution on one GPU under
@@ -60,9 +70,18 @@ func (l *LinearAttention) StateBytesPerLayer(tp int) int64 {
 // Source: vllm/model_executor/layers/mamba/gdn_linear_attn.py (the
 // checkpoint's in_proj_qkv and in_proj_z, in_proj_b and in_proj_a are
 // loaded fused, vllm/model_executor/models/qwen3_5.py).
+//
+// A Mamba-2 mixer has one in_proj, N = (2·H·P + 2·G·N + H) / t (z and x,
+// B and C, one dt per head), and out_proj, K = H·P / t (mamba_mixer2.py).
 func (a *Arch) LinearProjections(tp int) []GEMMShape {
 	l := a.Linear
 	v := l.ValueHeads * l.ValueDim
+	if l.Mamba2 {
+		return []GEMMShape{
+			{"in_proj", (2*v + 2*l.KeyHeads*l.KeyDim + l.ValueHeads) / tp, a.Hidden},
+			{"out_proj", a.Hidden, v / tp},
+		}
+	}
 	return []GEMMShape{
 		{"in_proj_qkvz", (2*l.KeyHeads*l.KeyDim + 2*v) / tp, a.Hidden},
 		{"in_proj_ba", 2 * l.ValueHeads / tp, a.Hidden},
@@ -106,21 +125,21 @@ func (a *Arch) StateBytesPerSequenceAs(tp int, stateBytes float64) int64 {
 // validate checks the linear attention's dimensions and that tensor
 // parallelism t splits its heads (vLLM shards the key and value heads).
 func (l *LinearAttention) validate(tp int) error {
-	for _, f := range []struct {
-		field string
-		v     int
-	}{{"linear_num_key_heads", l.KeyHeads}, {"linear_key_head_dim", l.KeyDim}, {"linear_num_value_heads", l.ValueHeads},
-		{"linear_value_head_dim", l.ValueDim}, {"linear_conv_kernel_dim", l.ConvKernel}} {
-		if f.v < 1 || f.v > maxMLADim {
-			return fmt.Errorf("%s = %d, out of range 1..%d", f.field, f.v, maxMLADim)
+	names := [5]string{"linear_num_key_heads", "linear_key_head_dim", "linear_num_value_heads", "linear_value_head_dim", "linear_conv_kernel_dim"}
+	if l.Mamba2 {
+		names = [5]string{"n_groups", "ssm_state_size", "mamba_num_heads", "mamba_head_dim", "conv_kernel"}
+	}
+	for i, v := range []int{l.KeyHeads, l.KeyDim, l.ValueHeads, l.ValueDim, l.ConvKernel} {
+		if v < 1 || v > maxMLADim {
+			return fmt.Errorf("%s = %d, out of range 1..%d", names[i], v, maxMLADim)
 		}
 	}
 	if l.ValueHeads%l.KeyHeads != 0 {
-		return fmt.Errorf("linear_num_key_heads = %d does not divide linear_num_value_heads = %d", l.KeyHeads, l.ValueHeads)
+		return fmt.Errorf("%s = %d does not divide %s = %d", names[0], l.KeyHeads, names[2], l.ValueHeads)
 	}
 	if tp > 0 && (l.KeyHeads%tp != 0 || l.ValueHeads%tp != 0) {
-		return fmt.Errorf("tensor parallel size %d does not divide linear_num_key_heads = %d and linear_num_value_heads = %d",
-			tp, l.KeyHeads, l.ValueHeads)
+		return fmt.Errorf("tensor parallel size %d does not divide %s = %d and %s = %d",
+			tp, names[0], l.KeyHeads, names[2], l.ValueHeads)
 	}
 	return nil
 }

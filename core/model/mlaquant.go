@@ -88,6 +88,30 @@ type roleModule struct {
 // "model.language_model.layers.<i>." (Qwen3.5, Qwen3-VL).
 var layerPrefixes = [...]string{"model.layers.", "language_model.model.layers.", "model.language_model.layers."}
 
+// eachRoleModule calls f for every weight module of the decoder layers,
+// layer by layer: its role, the names it may be loaded under and its
+// elements. Nemotron-H's modules are its checkpoint's own
+// (nemotronModules); the others' are layerModules under each of
+// layerPrefixes.
+func (a *Arch) eachRoleModule(sharedPrefix string, f func(r weightRole, names []string, elems int64)) {
+	if a.nemotronLayout != nil {
+		a.nemotronModules(f)
+		return
+	}
+	for i := 0; i < a.Layers; i++ {
+		mods := a.layerModules(i, sharedPrefix)
+		for r := range mods {
+			for _, md := range mods[r] {
+				var names [len(layerPrefixes)]string
+				for j, prefix := range layerPrefixes {
+					names[j] = fmt.Sprintf("%s%d.%s", prefix, i, md.name)
+				}
+				f(weightRole(r), names[:], md.elems)
+			}
+		}
+	}
+}
+
 // layerModules are decoder layer i's weight modules by role: an MLA
 // layer's (vLLM deepseek_v2.py), else a GQA or linear-attention layer's
 // (qwen3_next.py and qwen3_5.py names), then its dense FFN, or its shared
@@ -96,7 +120,10 @@ var layerPrefixes = [...]string{"model.layers.", "language_model.model.layers.",
 func (a *Arch) layerModules(i int, sharedPrefix string) [numRoles][]roleModule {
 	var out [numRoles][]roleModule
 	h := int64(a.Hidden)
-	k := a.LayerKinds[i]
+	k := LayerKind{Attn: AttnFull, MoE: a.MoE != nil} // a uniform decoder (LayerKinds nil)
+	if a.LayerKinds != nil {
+		k = a.LayerKinds[i]
+	}
 	switch {
 	case a.MLA != nil:
 		out[roleAttention] = a.mlaAttentionModules()
@@ -115,19 +142,48 @@ func (a *Arch) layerModules(i int, sharedPrefix string) [numRoles][]roleModule {
 		out[roleAttention] = []roleModule{{"self_attn.q_proj", h * q}, {"self_attn.k_proj", h * kv},
 			{"self_attn.v_proj", h * kv}, {"self_attn.o_proj", int64(a.Heads*a.HeadDim) * h}}
 	}
-	ffn := func(prefix string, inter int) []roleModule {
+	names := ffnNames(a.Architecture)
+	ffn := func(prefix string, inter int, gate, up, down string) []roleModule {
 		e := h * int64(inter)
-		return []roleModule{{prefix + "gate_proj", e}, {prefix + "up_proj", e}, {prefix + "down_proj", e}}
+		return []roleModule{{prefix + gate, e}, {prefix + up, e}, {prefix + down, e}}
 	}
-	if !k.MoE {
-		out[roleDenseFFN] = ffn("mlp.", a.Intermediate)
+	if k.NoFFN {
 		return out
 	}
-	if a.MoE.SharedIntermediate > 0 {
-		out[roleShared] = ffn(sharedPrefix, a.MoE.SharedIntermediate)
+	if !k.MoE {
+		out[roleDenseFFN] = ffn(names.dense, a.Intermediate, "gate_proj", "up_proj", "down_proj")
+		return out
 	}
-	out[roleExperts] = ffn("mlp.experts.0.", a.MoE.Intermediate)
+	if names.shared != "" {
+		sharedPrefix = names.shared
+	}
+	if a.MoE.SharedIntermediate > 0 {
+		out[roleShared] = ffn(sharedPrefix, a.MoE.SharedIntermediate, "gate_proj", "up_proj", "down_proj")
+	}
+	out[roleExperts] = ffn(names.expert, a.MoE.Intermediate, names.gate, names.up, names.down)
 	return out
+}
+
+// ffnModules are the names of a family's FFN weight modules after
+// "model.layers.<i>.": the dense FFN's prefix, one routed expert's prefix
+// and its gate, up and down projections, the shared expert's prefix ("":
+// the caller's).
+type ffnModules struct {
+	dense, expert, gate, up, down, shared string
+}
+
+// ffnNames: Mixtral and MiniMax-M2 keep their experts in block_sparse_moe
+// (w1 the gate, w3 up, w2 down: vLLM mixtral.py, minimax_m2.py), Llama-4
+// its FFNs in feed_forward (llama4.py: a dense LlamaMLP, the experts, a
+// shared_expert), the others in mlp (gate_proj, up_proj, down_proj).
+func ffnNames(arch string) ffnModules {
+	switch arch {
+	case "MixtralForCausalLM", "MiniMaxM2ForCausalLM":
+		return ffnModules{"mlp.", "block_sparse_moe.experts.0.", "w1", "w3", "w2", ""}
+	case "Llama4ForConditionalGeneration":
+		return ffnModules{"feed_forward.", "feed_forward.experts.0.", "gate_proj", "up_proj", "down_proj", "feed_forward.shared_expert."}
+	}
+	return ffnModules{"mlp.", "mlp.experts.0.", "gate_proj", "up_proj", "down_proj", ""}
 }
 
 // mlaAttentionModules are an MLA layer's attention modules (vLLM
@@ -195,25 +251,16 @@ func (a *Arch) applyRoleQuant(q Dtype, patterns []string, sharedPrefix string) {
 func (a *Arch) applyRoleFormats(q Dtype, sharedPrefix string, format func(names []string) Dtype) {
 	var elems [numRoles]map[Dtype]int64
 	var order [numRoles][]Dtype // formats in the order first met (a deterministic note)
-	for i := 0; i < a.Layers; i++ {
-		mods := a.layerModules(i, sharedPrefix)
-		for r := range mods {
-			for _, md := range mods[r] {
-				var names [len(layerPrefixes)]string
-				for j, prefix := range layerPrefixes {
-					names[j] = fmt.Sprintf("%s%d.%s", prefix, i, md.name)
-				}
-				d := format(names[:])
-				if elems[r] == nil {
-					elems[r] = map[Dtype]int64{}
-				}
-				if _, seen := elems[r][d]; !seen {
-					order[r] = append(order[r], d)
-				}
-				elems[r][d] += md.elems
-			}
+	a.eachRoleModule(sharedPrefix, func(r weightRole, names []string, n int64) {
+		d := format(names)
+		if elems[r] == nil {
+			elems[r] = map[Dtype]int64{}
 		}
-	}
+		if _, seen := elems[r][d]; !seen {
+			order[r] = append(order[r], d)
+		}
+		elems[r][d] += n
+	})
 	var dt [numRoles]Dtype
 	var total [numRoles]int64
 	for r := range dt {

@@ -180,3 +180,20 @@ func TestParseMoEErrors(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, []LayerKind{{Attn: AttnFull, MoE: true}, {Attn: AttnFull, MoE: false}}, a.LayerKinds)
 }
+
+// TestMiniMaxM2NVFP4Roles: nvidia's MiniMax-M2.5-NVFP4 and M2.7-NVFP4
+// exclude every layer's self_attn (and router) from NVFP4: the experts are
+// NVFP4, attention bf16 (role by role, as ModelOpt's exclude patterns say),
+// where the checkpoint was refused as per-layer mixed precision.
+func TestMiniMaxM2NVFP4Roles(t *testing.T) {
+	for _, name := range []string{"nvidia/MiniMax-M2.5-NVFP4", "nvidia/MiniMax-M2.7-NVFP4"} {
+		a := loadShared(t, name)
+		assert.Equal(t, NVFP4, a.ExpertDtype(), name)
+		assert.Equal(t, BF16, a.AttentionDtype(), name)
+		assert.Equal(t, FP8, a.KVDtype, name)
+		// the weights: 62 layers of bf16 attention (48 heads of 128, 8 KV heads)
+		// and 256 NVFP4 experts of 1536 (4.5 bits a weight with the scales)
+		fp8 := loadShared(t, "MiniMaxAI/MiniMax-M2.5")
+		assert.Equal(t, fp8.Params(), a.Params(), name)
+	}
+}

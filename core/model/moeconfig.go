@@ -87,6 +87,8 @@ type moeConfig struct {
 	InterleaveMoELayerStep *int   `json:"interleave_moe_layer_step"`
 	IntermediateSizeMLP    *int   `json:"intermediate_size_mlp"`
 	NoRopeLayers           *[]int `json:"no_rope_layers"`
+	// Nemotron-H (readNemotronH)
+	nemotronHConfig
 	// quantization_config with the fields the MoE checkpoints use beyond
 	// quantConfig's (gpt-oss mxfp4, ModelOpt mixed precision).
 	Quant *moeQuantConfig `json:"quantization_config"`
@@ -511,7 +513,23 @@ func moeQuant(q *moeQuantConfig, a *Arch) error {
 		return mixedPrecision(q, a)
 	}
 	a.WeightDtype = BF16
+	if excludesSomeLayerGEMM(&q.quantConfig, a.Layers) {
+		// ModelOpt's NVFP4 releases keep attention bf16 (MiniMax-M2.5 and
+		// M2.7-NVFP4: every layer's self_attn excluded): role by role
+		return roleFormats(q, a)
+	}
 	return applyQuant(a, &q.quantConfig, "config.json field quantization_config")
+}
+
+// excludesSomeLayerGEMM reports whether an exclusion pattern of q leaves a
+// decoder layer's weight GEMM unquantized (excludesLayerGEMM).
+func excludesSomeLayerGEMM(q *quantConfig, layers int) bool {
+	for _, p := range append(append([]string(nil), q.ExcludeModules...), q.Ignore...) {
+		if _, ok := excludesLayerGEMM(p, layers); ok {
+			return true
+		}
+	}
+	return false
 }
 
 // mixedPrecision reads a ModelOpt MIXED_PRECISION quantized_layers map.

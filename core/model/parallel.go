@@ -143,7 +143,7 @@ func (a *Arch) WeightBytesPerGPUParallel(p Parallel) int64 {
 		n := float64(g.Count)
 		*attnElems += n * float64(a.attentionWeights(tp, g.Kind.Attn))
 		if !g.Kind.MoE {
-			wElems += n * float64(3*h*int64(ceilDiv(a.Intermediate, tp)))
+			wElems += n * float64(3*h*int64(ceilDiv(a.FFNIntermediate(g.Kind), tp)))
 			continue
 		}
 		m := a.MoE
@@ -173,7 +173,7 @@ func (a *Arch) Params() int64 {
 		c := int64(g.Count)
 		n += c * a.attentionWeights(1, g.Kind.Attn)
 		if !g.Kind.MoE {
-			n += c * 3 * h * int64(a.Intermediate)
+			n += c * 3 * h * int64(a.FFNIntermediate(g.Kind))
 			continue
 		}
 		m := a.MoE

@@ -30,6 +30,8 @@ var hybridFamilies = map[string]family{
 	"MiniMaxM3ForCausalLM": {readMiniMaxM3, moeQuant},
 	// Llama-4 Scout and Maverick: chunked local attention, interleaved MoE
 	"Llama4ForConditionalGeneration": {readLlama4, moeQuant},
+	// Nemotron-H, Nemotron-3: Mamba-2 mixers beside attention, MLP and MoE layers
+	"NemotronHForCausalLM": {readNemotronH, nemotronQuant},
 }
 
 // readQwen3Dense: a Qwen3 dense decoder (Qwen3ForCausalLM's layers: GQA with

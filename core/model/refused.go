@@ -16,6 +16,4 @@ var refusedArchitectures = map[string]string{
 		"(swa_num_key_value_heads), values narrower than keys (v_head_dim 128, head_dim 192) and attention sinks on the sliding layers",
 	"DeciLMForCausalLM": "DeciLM (Llama-Nemotron NAS) is not modelled: its layers differ one by one (block_configs: attention replaced by a " +
 		"linear layer or removed, a different FFN width per layer), where the simulator prices groups of identical layers",
-	"NemotronHForCausalLM": "Nemotron-H is not modelled yet: its layers are single mixers (hybrid_override_pattern or layers_block_type: " +
-		"a Mamba-2 layer without FFN, an attention layer without FFN, a MoE or MLP layer without attention) with non-gated relu2 experts",
 }

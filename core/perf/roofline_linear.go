@@ -30,8 +30,20 @@ const GDNChunk = 64
 // P the bf16 tensor-core rate, W the HBM bandwidth. The perf sources share
 // it: the roofline prices linear-attention layers with it, and aic falls
 // back to it where the gdn_perf tables have no rows for the model.
+//
+// A Mamba-2 mixer (model.LinearAttention.Mamba2: G = H_k groups of N = d_k
+// state, H heads of P = d_v) has the same convolution, bytes and decode
+// (the state update dA·S + dt·B·xᵀ and the output C·S), and in prefill the
+// SSD chunked scan of chunk Q (mamba_chunk_scan_combined, Q = chunk_size):
+//
+//	rule   F = n·(H·(4·N·P + 2·Q·P) + G·2·Q·N)
+//	       (the chunk states Bᵀx and the output from them C·S, 2·N·P each
+//	       per head; within a chunk C·Bᵀ per group and its product with x
+//	       per head)
 type GDNCore struct {
 	hk, h, dk, dv, c, k, stateBytes float64
+	mamba2                          bool
+	chunk                           float64
 	flops, memBW                    float64
 }
 
@@ -39,7 +51,8 @@ type GDNCore struct {
 // priced at flops (bf16 FLOP/s) and memBW (B/s), efficiencies included.
 func NewGDNCore(l *model.LinearAttention, tp int, flops, memBW float64) *GDNCore {
 	return &GDNCore{hk: float64(l.KeyHeads / tp), h: float64(l.ValueHeads / tp), dk: float64(l.KeyDim), dv: float64(l.ValueDim),
-		c: float64(l.ConvChannels(tp)), k: float64(l.ConvKernel), stateBytes: l.StateBytes, flops: flops, memBW: memBW}
+		c: float64(l.ConvChannels(tp)), k: float64(l.ConvKernel), stateBytes: l.StateBytes,
+		mamba2: l.Mamba2, chunk: float64(l.Chunk), flops: flops, memBW: memBW}
 }
 
 // ConvSeconds is the causal convolution of n tokens of s sequences.
@@ -57,7 +70,10 @@ func (g *GDNCore) RuleSeconds(n, s float64, prefill bool) float64 {
 		return 0
 	}
 	perHead := 6 * g.dk * g.dv
-	if prefill {
+	switch {
+	case prefill && g.mamba2:
+		perHead = 4*g.dk*g.dv + 2*g.chunk*g.dv + 2*g.chunk*g.dk*g.hk/g.h
+	case prefill:
 		perHead += 2 * GDNChunk * (g.dk + g.dv)
 	}
 	return opSeconds(n*g.h*perHead, 2*n*(2*g.hk*g.dk+2*g.h*g.dv)+2*s*g.h*g.dk*g.dv*g.stateBytes, g.flops, g.memBW)

@@ -2,6 +2,7 @@ package replay
 
 import (
 	"fmt"
+	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -90,4 +91,38 @@ func TestHybridSGLangMambaPool(t *testing.T) {
 	ratio := runYAML(t, spec("max_running_requests: 32")).Metadata.Pools[0].EngineArgs
 	assert.Greater(t, ratio["max_mamba_cache_size"].(int), 32)
 	assert.Equal(t, 32, ratio["max_running_requests"])
+}
+
+// Nemotron-3-Nano (Mamba-2 mixers beside attention and MoE layers) runs on
+// vLLM and SGLang as the Gated DeltaNet models do: its 23 Mamba-2 states
+// of (K−1)·(H·P + 2·G·N)·2 + H·P·N·4 bytes a layer (2,134,016 at TP 1)
+// beside the KV cache of its 6 attention layers; with aic its Mamba-2
+// kernels are a counted roofline stand-in (no table times them for vLLM).
+func TestNemotronHReplay(t *testing.T) {
+	needSharedConfigs(t)
+	spec := func(backend, perf string) string {
+		return fmt.Sprintf(`
+engine:
+  model: nvidia/NVIDIA-Nemotron-3-Nano-30B-A3B-BF16
+  model_config_dir: %s
+  system: h200_sxm
+  backend: %s
+  perf: %s
+  workers: {aggregated: {count: 1, tp: 1}}
+traffic:
+  source: {type: synthetic, num_requests: 8, isl: 1000, osl: 20}
+  load: {mode: concurrency, concurrency: 4}
+`, sharedModelConfigs, backend, perf)
+	}
+	v := runYAML(t, spec("vllm", "{source: roofline}")+"\n")
+	assert.Equal(t, 8, v.Summary.Completed)
+	// KV cache groups of 6 layers (the attention layers'): the 23 Mamba-2
+	// layers make 4 state groups, a block each a request
+	assert.Equal(t, 4, v.Metadata.Pools[0].EngineArgs["state_blocks_per_request"])
+	s := runYAML(t, spec("sglang", "{source: roofline}"))
+	assert.Equal(t, 8, s.Summary.Completed)
+	assert.Equal(t, int64(23*2_134_016), s.Metadata.Pools[0].EngineArgs["mamba_state_bytes_per_request"])
+	a := runYAML(t, spec("vllm", fmt.Sprintf("{source: aic, database: %s}", filepath.Join(sharedAIC(t), "systems"))))
+	assert.Equal(t, 8, a.Summary.Completed)
+	assert.Equal(t, 2*23, a.Metadata.PerfMetadata["fallbacks"].(map[string]int)["linear_attention"])
 }

@@ -205,6 +205,18 @@ func (m *Model) gdnSetup(arch *model.Arch, sys *hardware.System, tp int, sysDir 
 	}
 	c := &gdnCosts{core: core}
 	layers := arch.LinearLayers()
+	if l.Mamba2 {
+		// gdn_perf times Gated DeltaNet's kernels, not Mamba-2's (whose
+		// mamba2_perf tables are TensorRT-LLM's only): both phases on the
+		// roofline, a stand-in of every Mamba-2 layer
+		for role := range c.grids {
+			c.grids[role] = rooflineGDNGrid(roofs[role], gdnRole(role))
+		}
+		m.fallback(OpLinearAttention, layers, "Mamba-2 mixers: no table times their kernels for this engine (gdn_perf is Gated DeltaNet's); "+
+			"priced by the roofline (perf.GDNCore, the SSD chunked scan in prefill) with the system's memory model")
+		m.fallbacks[OpLinearAttention] += layers
+		return c, nil
+	}
 	type phase struct {
 		name  string
 		roles [2]gdnRole

@@ -1,0 +1,81 @@
+package model
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestNemotronHNanoLayout: Nemotron-3-Nano-30B-A3B's 52 layers
+// (hybrid_override_pattern: 23 Mamba-2, 6 attention, 23 MoE) are priced as
+// 29 mixers, the 23 MoE layers beside the Mamba-2 ones; its parameters are
+// the card's 31.6 B by hand count: a Mamba-2 layer's in_proj h·(2·H·P +
+// 2·G·N + H) and out_proj H·P·h, an attention layer's GQA projections, a
+// MoE layer's 128 relu² experts of 1856 (2·h·I each, priced as SwiGLU of
+// 1237), the router and a shared expert of 3712 (2475).
+func TestNemotronHNanoLayout(t *testing.T) {
+	a := loadShared(t, "nvidia/NVIDIA-Nemotron-3-Nano-30B-A3B-BF16")
+	assert.Equal(t, &LinearAttention{KeyHeads: 8, KeyDim: 128, ValueHeads: 64, ValueDim: 64, ConvKernel: 4, StateBytes: 4, Mamba2: true, Chunk: 128}, a.Linear)
+	assert.Equal(t, &MoE{Experts: 128, TopK: 6, Intermediate: 1237, SharedIntermediate: 2475}, a.MoE)
+	assert.Equal(t, 128, a.HeadDim)
+	assert.Equal(t, 29, a.Layers)
+	assert.Equal(t, []LayerGroup{{Kind: LayerKind{Attn: AttnFull, NoFFN: true}, Count: 6}, {Kind: LayerKind{Attn: AttnLinear, MoE: true}, Count: 23}}, a.Groups())
+	h := int64(2688)
+	mamba := h*(2*64*64+2*8*128+64) + 64*64*h
+	attn := h*32*128*2 + 2*h*2*128
+	moe := 128*3*h*1237 + 128*h + 3*h*2475
+	assert.Equal(t, 23*mamba+6*attn+23*moe+2*131072*h, a.Params())
+	assert.InDelta(t, 31.6e9, float64(a.Params()), 0.005*31.6e9)
+	// the state: (K−1)·(H·P + 2·G·N)·2 of convolution plus H·P·N·4 (fp32)
+	// a layer, 23 layers; KV in the 6 attention layers only
+	assert.Equal(t, int64(23*(3*(4096+2048)*2+64*64*128*4)), a.StateBytesPerSequence(1))
+	assert.Equal(t, int64(6*2*128*2*2), a.KVBytesPerToken(1, 2))
+	assert.Equal(t, []GEMMShape{{"in_proj", (8192 + 2048 + 64) / 4, 2688}, {"out_proj", 2688, 1024}}, a.LinearProjections(4))
+	require.NoError(t, a.Validate(8))
+	assert.ErrorContains(t, a.Validate(16), "does not divide n_groups = 8")
+}
+
+// TestNemotronHDense: Nemotron-H-56B (118 layers: 54 Mamba-2, 10
+// attention, 54 MLP of 32768 relu², no MoE; attention_head_dim 128) and
+// Nemotron-3.5-Lightning (layers_block_type). Super and Ultra's latent
+// experts are refused by name.
+func TestNemotronHDense(t *testing.T) {
+	// its config.json has "time_step_limit": [0.0, Infinity] (Python's
+	// json), which the JSON reader refuses: the test reads it without
+	data, err := os.ReadFile(filepath.Join(sharedConfigs, "nvidia--Nemotron-H-56B-Base-8K_config.json"))
+	if err != nil {
+		t.Skip("shared model_configs absent")
+	}
+	data = regexp.MustCompile(`"time_step_limit":\s*\[[^]]*\],`).ReplaceAll(data, nil)
+	a, err := Parse(data, "nvidia/Nemotron-H-56B-Base-8K")
+	require.NoError(t, err)
+	assert.Nil(t, a.MoE)
+	assert.Equal(t, 128, a.HeadDim)
+	assert.Equal(t, 21845, a.Intermediate)
+	assert.Equal(t, []LayerGroup{{Kind: LayerKind{Attn: AttnFull, NoFFN: true}, Count: 10}, {Kind: LayerKind{Attn: AttnLinear}, Count: 54}}, a.Groups())
+	assert.Equal(t, 2.0, a.Linear.StateBytes) // no mamba_ssm_cache_dtype: bf16
+	assert.InDelta(t, 56e9, float64(a.Params()), 0.03*56e9)
+
+	l := loadShared(t, "nvidia/NVIDIA-Nemotron-3.5-Lightning-30B-A3B-NVFP4")
+	assert.Equal(t, 23, l.MoELayers())
+	assert.Equal(t, NVFP4, l.ExpertDtype())
+	super, err := os.ReadFile(filepath.Join(sharedConfigs, "nvidia--NVIDIA-Nemotron-3-Super-120B-A12B-FP8_config.json"))
+	require.NoError(t, err)
+	_, err = Parse(regexp.MustCompile(`"time_step_limit":\s*\[[^]]*\],`).ReplaceAll(super, nil), "nvidia/NVIDIA-Nemotron-3-Super-120B-A12B-FP8")
+	assert.ErrorContains(t, err, "moe_latent_size = 1024: latent experts")
+}
+
+// TestNemotronHNVFP4Roles: nvidia's Nano NVFP4 keeps some Mamba-2 and every
+// attention layer bf16 (hf_quant_config.json exclude_modules, named
+// backbone.layers.<i>.mixer.…): the experts NVFP4, the mixers priced as
+// the format most of their weights have, with a note.
+func TestNemotronHNVFP4Roles(t *testing.T) {
+	a := loadShared(t, "nvidia/NVIDIA-Nemotron-3-Nano-30B-A3B-NVFP4")
+	assert.Equal(t, NVFP4, a.ExpertDtype())
+	assert.Equal(t, FP8, a.KVDtype)
+	assert.Contains(t, a.Approximations[len(a.Approximations)-1], "attention:")
+}
