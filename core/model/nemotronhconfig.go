@@ -21,7 +21,6 @@ type nemotronHConfig struct {
 	MLPHiddenAct     *string   `json:"mlp_hidden_act"`
 	SharedExpertSize *int      `json:"moe_shared_expert_intermediate_size"`
 	LatentSize       *int      `json:"moe_latent_size"`
-	NextN            *int      `json:"num_nextn_predict_layers"`
 }
 
 // Nemotron-H's layer kinds, as hybrid_override_pattern spells them.
@@ -161,9 +160,9 @@ func readNemotronH(c *moeConfig, a *Arch) error {
 		fmt.Sprintf("Nemotron-H's %d single-mixer layers (%d Mamba-2, %d attention, %d MLP, %d MoE) priced as %d mixers, %d of them with an FFN layer beside: the same weights and FLOPs, one norm and one TP all-reduce more a paired layer",
 			len(kinds), count[nemotronMamba], count[nemotronAttention], count[nemotronMLP], count[nemotronMoE], mixers, ffns),
 		"relu² (non-gated) FFNs and experts priced as SwiGLU ones of 2/3 the width (the same weights and FLOPs)")
-	if n.NextN != nil && *n.NextN > 0 {
+	if p := c.NumNextnPredictLayers; p != nil && *p > 0 {
 		a.Approximations = append(a.Approximations, fmt.Sprintf(
-			"the %d multi-token-prediction layer(s) (num_nextn_predict_layers) are not loaded: they serve speculative decoding only", *n.NextN))
+			"the %d multi-token-prediction layer(s) (num_nextn_predict_layers) are not loaded: they serve speculative decoding only", *p))
 	}
 	return nil
 }

@@ -598,18 +598,11 @@ func (m *Model) tabulateHybrid(maxTokens int) {
 // with the full grid and a window, C is looked up at min(S_rms, w)-long
 // keys and the ratio counts pairs against min(S, w)·S.
 func (m *Model) windowContext(b *perf.Batch, grid *attnGrid, w float64, measuredWindow bool) float64 {
-	var k, sumS2, work, whole float64
-	for i := range b.Prefill {
-		c := &b.Prefill[i]
-		if c.NewTokens <= 0 {
-			continue
-		}
-		S := float64(c.NewTokens + c.PrefixTokens)
-		k++
-		sumS2 += S * S
-		work += perf.WindowPairs(float64(c.NewTokens), float64(c.PrefixTokens), w)
-		whole += perf.WindowPairs(S, 0, w)
-	}
+	var whole float64
+	k, sumS2, work := prefillPairs(b, func(n, p float64) float64 {
+		whole += perf.WindowPairs(n+p, 0, w)
+		return perf.WindowPairs(n, p, w)
+	})
 	if k == 0 || whole == 0 {
 		return 0
 	}
@@ -629,22 +622,28 @@ func (m *Model) windowContext(b *perf.Batch, grid *attnGrid, w float64, measured
 // length (as windowContext prices a window over the full grid) times the
 // chunked pairs, Σ perf.ChunkPairs.
 func (m *Model) chunkContext(b *perf.Batch, grid *attnGrid, c float64) float64 {
-	var k, sumS2, work float64
-	for i := range b.Prefill {
-		ch := &b.Prefill[i]
-		if ch.NewTokens <= 0 {
-			continue
-		}
-		S := float64(ch.NewTokens + ch.PrefixTokens)
-		k++
-		sumS2 += S * S
-		work += perf.ChunkPairs(float64(ch.NewTokens), float64(ch.PrefixTokens), c)
-	}
+	k, sumS2, work := prefillPairs(b, func(n, p float64) float64 { return perf.ChunkPairs(n, p, c) })
 	if k == 0 {
 		return 0
 	}
 	sRMS := math.Sqrt(sumS2 / k)
 	return grid.Seconds(k, sRMS) / (sRMS * (sRMS + 1) / 2) * work / k
+}
+
+// prefillPairs walks the pass's prefill chunks: their count k, Σ S² (S
+// the chunk's new and cached tokens) and Σ pairs(new, cached), in order.
+func prefillPairs(b *perf.Batch, pairs func(n, p float64) float64) (k, sumS2, work float64) {
+	for i := range b.Prefill {
+		c := &b.Prefill[i]
+		if c.NewTokens <= 0 {
+			continue
+		}
+		S := float64(c.NewTokens + c.PrefixTokens)
+		k++
+		sumS2 += S * S
+		work += pairs(float64(c.NewTokens), float64(c.PrefixTokens))
+	}
+	return k, sumS2, work
 }
 
 // DecodeWindows returns the windows whose Σ min(kv+1, W) the model's pass
