@@ -8,7 +8,7 @@ import pytest
 
 import aisimulate
 from aisimulate import cli
-from aisimulate.cli_bench import _BenchUsageError as BenchUsageError, parse_command
+from aisimulate.cli.bench import _BenchUsageError as BenchUsageError, parse_command
 
 ENGINE = "engine: {model: Qwen/Qwen3-8B, system: h100_sxm, backend_version: 0.15.1}\n"
 

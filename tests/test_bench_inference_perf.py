@@ -8,8 +8,8 @@ import json
 import pytest
 
 from aisimulate import cli
-from aisimulate import bench_inference_perf as ip
-from aisimulate.cli_bench import _BenchUsageError, parse_command
+from aisimulate.cli import bench_inference_perf as ip
+from aisimulate.cli.bench import _BenchUsageError, parse_command
 
 ENGINE = "engine: {model: Qwen/Qwen3-8B, system: h100_sxm, backend_version: 0.15.1}\n"
 CONFIG = """\

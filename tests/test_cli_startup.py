@@ -32,7 +32,7 @@ sys.meta_path.insert(0, _Trip())
 @pytest.mark.parametrize("trip", [
     "aisimulate.errors",  # in the package's own imports
     "argparse",  # in aisimulate.cli's
-    "aisimulate.cli_sweep",  # while the parser is built
+    "aisimulate.cli.sweep",  # while the parser is built
 ])
 @pytest.mark.parametrize("how", ["module", "script"])
 def test_ctrl_c_during_start_up_is_one_line_and_exit_130(tmp_path, trip, how):

@@ -14,7 +14,7 @@ import yaml
 import aisimulate
 
 from aisimulate.cli import main
-from aisimulate.cli_sweep import parse_grid
+from aisimulate.cli.sweep import parse_grid
 
 
 @pytest.fixture

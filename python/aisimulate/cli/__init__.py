@@ -3,7 +3,7 @@
 Subcommands: ``replay`` (run a config and print the predicted metrics), ``validate``
 (check a config without running it), ``models`` and ``systems`` (what a config can
 name), ``sweep`` (a grid or scenario list, one row per point) and ``compare`` (against
-an AIPerf measurement; both in :mod:`aisimulate.cli_sweep`). Each reads its config from a path or, with ``-``, from stdin; ``--set
+an AIPerf measurement; both in :mod:`aisimulate.cli.sweep`). Each reads its config from a path or, with ``-``, from stdin; ``--set
 dotted.field=VALUE`` (repeatable) changes one field before the config is compiled.
 
 stdout carries only the result (the table, JSON or CSV); diagnostics go to stderr.
@@ -18,7 +18,7 @@ Exit codes:
 - 2: bad input: a config error (the message names the dotted field, or the file and
   line), a workload data error (file and line), or bad command-line arguments,
   including an output path that cannot be written or would overwrite a file the run
-  reads (checked before the replay, :mod:`aisimulate.cli_outputs`);
+  reads (checked before the replay, :mod:`aisimulate.cli.outputs`);
 - 130: interrupted (Ctrl-C), 143: terminated (SIGTERM): one line; the replay is stopped at
   once and no output file is left half-written.
 
@@ -44,11 +44,11 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only: typing costs ~10 ms of CPU at import
     from typing import Any, Callable, Sequence
 
-from . import check, replay
-from ._startup import EXIT_INTERRUPTED, release
-from .cli_outputs import _UsageError, check_apart, check_output_dir, check_output_file
-from .config import Spec, load_config, parse_config_text, read_config_bytes
-from .errors import BackendVersionWarning, ConfigError, DataError, SimulationError
+from .. import check, replay
+from .._startup import EXIT_INTERRUPTED, release
+from .outputs import _UsageError, check_apart, check_output_dir, check_output_file
+from ..config import Spec, load_config, parse_config_text, read_config_bytes
+from ..errors import BackendVersionWarning, ConfigError, DataError, SimulationError
 
 PROG = "aisimulate"
 #: Environment variable that makes the CLI print the Go stack of an internal error.
@@ -286,14 +286,14 @@ def _cmd_replay(args: argparse.Namespace) -> int:
     except OSError as exc:
         if not stream:
             raise
-        from .io.files import IncompleteSaveError
+        from ..io.files import IncompleteSaveError
 
         # an IncompleteSaveError's strerror says what was removed; before that, nothing was
         done = "" if isinstance(exc, IncompleteSaveError) else " (nothing was replaced)"
         _error(f"cannot write {exc.filename or args.output_dir}: {exc.strerror or exc}{done}")
         return 1
     if stream:  # what save() returns: the tables, the exports, prediction.json last
-        from .io.files import result_files
+        from ..io.files import result_files
 
         written = {n: os.path.join(args.output_dir, n) for n in result_files(formats, exports)}
     if args.trace_out:
@@ -326,7 +326,7 @@ def _check_replay_outputs(args: argparse.Namespace, spec: Spec, formats: Sequenc
     Raises:
         _UsageError: naming the option and both paths.
     """
-    from .io.files import input_files, result_files
+    from ..io.files import input_files, result_files
 
     inputs = input_files(spec.data, spec.source)
     names = result_files(formats, exports)
@@ -397,7 +397,7 @@ def parse_records(texts: Sequence[str] | None) -> list[str]:
     Raises:
         _UsageError: as :func:`_parse_names`.
     """
-    from .io.tables import FILES
+    from ..io.tables import FILES
 
     return ["parquet"] if texts is None else _parse_names("--records", texts, FILES)
 
@@ -415,7 +415,7 @@ def _parse_names(flag: str, texts: Sequence[str], choices: Sequence[str] | None 
     Raises:
         _UsageError: naming ``flag`` and the value or the name.
     """
-    from .binding import args as _args
+    from ..binding import args as _args
 
     names: list[str] = []
     try:
@@ -449,7 +449,7 @@ def _given_once(flag: str, names: list[str], texts: Sequence[str], what: str,
     Raises:
         _UsageError: a name given twice, naming ``flag``, the name and ``texts``.
     """
-    from .binding import args as _args
+    from ..binding import args as _args
 
     try:
         return _args.names(flag, names, choices, what)
@@ -474,7 +474,7 @@ def flatten_summary(summary: Mapping[str, Any]) -> dict[str, Any]:
         if key == "saturation":  # one column: the diagnosis line (empty when it kept up)
             row[key] = value.get("diagnosis") if isinstance(value, Mapping) else None
         elif value is None and key in _SUMMARY_STATS:
-            from .report import STAT_FIELDS
+            from ..report import STAT_FIELDS
             for stat in STAT_FIELDS:
                 row[f"{key}.{stat}"] = None
         else:
@@ -494,8 +494,8 @@ def _summary_columns() -> tuple[str, ...]:
     SLO: ``--slo``) and the load columns (``in_flight.mean``, ``in_flight.peak``,
     ``worker_utilization.mean/min/max``, the ``saturation`` line, empty when the
     deployment kept up)."""
-    from ._sweep.point import LOAD_COLUMNS, SUMMARY_SCALARS
-    from .report import SLO_FIELDS, STAT_FIELDS
+    from .._sweep.point import LOAD_COLUMNS, SUMMARY_SCALARS
+    from ..report import SLO_FIELDS, STAT_FIELDS
 
     goodput = ["goodput.good_requests", "goodput.goodput_rps", "goodput.slo_attainment",
                *(f"goodput.slo.{f}" for f in SLO_FIELDS)]
@@ -620,7 +620,7 @@ def _text(v: Any) -> str:
 
 
 def _cmd_models(args: argparse.Namespace) -> int:
-    from .catalogue import list_models, searched_hint
+    from ..catalogue import list_models, searched_hint
 
     rows = list_models(supported_only=not args.all)
     _emit(rows, args.format, [("name", "name", _text), ("architecture", "architecture", _text),
@@ -635,7 +635,7 @@ def _cmd_models(args: argparse.Namespace) -> int:
 
 
 def _cmd_systems(args: argparse.Namespace) -> int:
-    from .catalogue import list_systems, searched_hint
+    from ..catalogue import list_systems, searched_hint
 
     rows = [s for s in list_systems() if args.all or s["supported"]]
     gib = lambda v: "" if not v else f"{v / 2**30:.0f}"  # noqa: E731
@@ -668,7 +668,7 @@ def _add_schema(sub: argparse._SubParsersAction) -> None:
 
 
 def _cmd_schema(args: argparse.Namespace) -> int:
-    from .binding import native as _native
+    from ..binding import native as _native
 
     # the core's text as it is (not re-encoded: Python would print 0.000001 as 1e-06),
     # byte for byte docs/config.schema.json
@@ -685,10 +685,10 @@ SUBCOMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [
     lambda sub: _add_listing(sub, "models", "models"),
     lambda sub: _add_listing(sub, "systems", "GPU systems"),
     _add_schema,
-    lambda sub: __import__("aisimulate.cli_sweep", fromlist=["_add_sweep"])._add_sweep(sub),
-    lambda sub: __import__("aisimulate.cli_sweep", fromlist=["_add_compare"])._add_compare(sub),
-    lambda sub: __import__("aisimulate.cli_bench", fromlist=["add_bench"]).add_bench(sub),
-    lambda sub: __import__("aisimulate.cli_search", fromlist=["add_search"]).add_search(sub),
+    lambda sub: __import__("aisimulate.cli.sweep", fromlist=["_add_sweep"])._add_sweep(sub),
+    lambda sub: __import__("aisimulate.cli.sweep", fromlist=["_add_compare"])._add_compare(sub),
+    lambda sub: __import__("aisimulate.cli.bench", fromlist=["add_bench"]).add_bench(sub),
+    lambda sub: __import__("aisimulate.cli.search", fromlist=["add_search"]).add_search(sub),
 ]
 
 
@@ -697,7 +697,7 @@ class _Version(argparse._VersionAction):
     importlib.metadata, ~25 ms of CPU that every other command would pay)."""
 
     def __call__(self, parser, namespace, values, option_string=None):
-        from . import __version__
+        from .. import __version__
 
         self.version = f"%(prog)s {__version__}"
         super().__call__(parser, namespace, values, option_string)

@@ -24,7 +24,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only: typing costs ~10 ms of CPU at import
     from typing import Any, Sequence
 
-from .errors import ConfigError
+from ..errors import ConfigError
 
 #: Options of vLLM's benchmark that say where the server is, what it is called or where
 #: the result goes: they change nothing the simulation measures (a value each, or none).
@@ -389,7 +389,7 @@ def _word(p: float) -> str:
 def aiperf_text(doc: dict[str, Any]) -> str:
     """AIPerf's metric table (its headers, avg / min / max / p99 / p90 / p50 / std),
     each metric with its tag and aisimulate's name beside it."""
-    from .io.exports import _HEADERS
+    from ..io.exports import _HEADERS
 
     ours = {"time_to_first_token": "ttft_ms", "time_to_second_token": "ttst_ms", "request_latency": "e2e_ms",
             "inter_token_latency": "tpot_ms", "output_token_throughput_per_user": "1000 / tpot_ms",
@@ -417,7 +417,7 @@ def aiperf_text(doc: dict[str, Any]) -> str:
 
 def add_bench(sub: argparse._SubParsersAction) -> None:
     """Register ``aisimulate bench``."""
-    from .cli import add_config_arguments, add_progress_argument
+    from . import add_config_arguments, add_progress_argument
     p = sub.add_parser(
         "bench", help="simulate a benchmark command (vllm bench serve …, aiperf profile …) against a deployment",
         description="Simulate a load generator's command line as written against the deployment of "
@@ -446,7 +446,7 @@ def add_bench(sub: argparse._SubParsersAction) -> None:
 def _own_options(args: argparse.Namespace, words: Sequence[str]) -> None:
     """Set on ``args`` this command's own options that came after ENGINE_CONFIG (argparse
     leaves everything after the first positional to the command line)."""
-    from .cli import _UsageError
+    from . import _UsageError
 
     p = argparse.ArgumentParser(prog="aisimulate bench", add_help=False)
     p.add_argument("--set", dest="sets", action="append", default=[])
@@ -467,10 +467,10 @@ def _own_options(args: argparse.Namespace, words: Sequence[str]) -> None:
 
 
 def run_bench(args: argparse.Namespace) -> int:
-    from . import replay
-    from .cli import _UsageError, _write, config_source_from_args, progress_of
-    from .config import load_config, read_config
-    from .io.exports import aiperf_summary, vllm_bench_json
+    from .. import replay
+    from . import _UsageError, _write, config_source_from_args, progress_of
+    from ..config import load_config, read_config
+    from ..io.exports import aiperf_summary, vllm_bench_json
 
     command = list(args.command)
     if "--" in command:  # this command's options written between ENGINE_CONFIG and --

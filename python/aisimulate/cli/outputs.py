@@ -13,9 +13,9 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only: typing costs ~10 ms of CPU at import
     from typing import Any, Iterable, Mapping, Sequence
 
-from .io import files as _files
-from .binding import lazy as _lazy
-from .errors import ConfigError
+from ..io import files as _files
+from ..binding import lazy as _lazy
+from ..errors import ConfigError
 
 
 class _UsageError(Exception):

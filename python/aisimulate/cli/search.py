@@ -12,7 +12,7 @@ from __future__ import annotations
 import argparse
 import os
 
-from .cli import _UsageError, _write, add_config_arguments, config_from_args, parse_slos, progress_of
+from . import _UsageError, _write, add_config_arguments, config_from_args, parse_slos, progress_of
 
 _EXAMPLES = """\
 examples:
@@ -101,7 +101,7 @@ def add_search(sub: argparse._SubParsersAction) -> None:
 
 
 def _cmd_search(args: argparse.Namespace) -> int:
-    from .analysis.search import search
+    from ..analysis.search import search
 
     spec = config_from_args(args)
     slo = parse_slos(args.slo)
@@ -127,7 +127,7 @@ def _cmd_search(args: argparse.Namespace) -> int:
                  ray_address=args.ray_address, early_stop=not args.no_early_stop, prune=not args.no_prune,
                  progress=progress_of(args), price_per_gpu_hour=args.price_per_gpu_hour)
     if args.out:
-        from .io.files import write_replacing
+        from ..io.files import write_replacing
 
         text = res.to_json() + "\n"
 

@@ -12,14 +12,14 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only: typing costs ~10 ms of CPU at import
     from typing import Any, Sequence
 
-from .binding import lazy as _lazy
-from .io.files import input_files, write_replacing
-from ._sweep.points import expand
-from .cli import (_UsageError, _error, _parse_names, _write, add_config_arguments, config_from_args,
+from ..binding import lazy as _lazy
+from ..io.files import input_files, write_replacing
+from .._sweep.points import expand
+from . import (_UsageError, _error, _parse_names, _write, add_config_arguments, config_from_args,
                   config_source_from_args, parse_slos, progress_of, add_progress_argument)
-from .cli_outputs import check_apart, check_output_file, figure_suffixes, write_figure
-from .config import parse_config_text, read_config_bytes
-from .errors import ConfigError, DataError
+from .outputs import check_apart, check_output_file, figure_suffixes, write_figure
+from ..config import parse_config_text, read_config_bytes
+from ..errors import ConfigError, DataError
 
 _SWEEP_EXAMPLES = """\
 examples:
@@ -230,8 +230,8 @@ def _slo_columns_kept(df):
     """``df`` with the SLO columns (goodput_rps, slo_attainment) in their place, empty
     when the sweep had no ``--slo``: sweeps with and without it write the same columns,
     so their CSV rows append to one file."""
-    from ._sweep.point import SLO_COLUMNS
-    from .report import LATENCY_METRICS, STAT_FIELDS
+    from .._sweep.point import SLO_COLUMNS
+    from ..report import LATENCY_METRICS, STAT_FIELDS
 
     cols = list(df.columns)
     first_stat = f"{LATENCY_METRICS[0]}.{STAT_FIELDS[0]}"  # the SLO columns come before it
@@ -259,7 +259,7 @@ def _counts_as_integers(df):
     a failed point's NaN made them float64 (``completed`` 20.0); printed, they are
     whole numbers and a failed point's cell empty (CSV), null (JSON). The API's frame,
     and ``--out`` Parquet with it, keeps float64 and NaN (``math.isnan`` works on it)."""
-    from ._sweep.point import COUNT_COLUMNS
+    from .._sweep.point import COUNT_COLUMNS
 
     out = df.copy()
     for c in COUNT_COLUMNS:
@@ -280,8 +280,8 @@ def _in_order(df, columns: Sequence[str]):
 
 
 def _cmd_sweep(args: argparse.Namespace) -> int:
-    from .sweep import UnknownFieldError, point_inputs, sweep
-    from ._sweep.point import SLO_COLUMNS
+    from ..sweep import UnknownFieldError, point_inputs, sweep
+    from .._sweep.point import SLO_COLUMNS
 
     spec = config_from_args(args)
     if bool(args.grid) == bool(args.points):
@@ -401,7 +401,7 @@ def _add_compare(sub: argparse._SubParsersAction) -> None:
 
 
 def _cmd_compare(args: argparse.Namespace) -> int:
-    from .compare import compare, profile_export_path
+    from ..compare import compare, profile_export_path
 
     # the config is compiled by compare() once its traffic is swapped for the measured
     # requests: a config of the deployment alone is valid here
