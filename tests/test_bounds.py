@@ -12,6 +12,7 @@ import pytest
 
 import aisimulate
 from aisimulate import ConfigError, DataError, cli
+from aisimulate.cli import replay as replay_command
 
 from conftest import REPO, write_mooncake
 from test_cli import assert_input_error, run_cli, write_config
@@ -252,7 +253,7 @@ def test_a_core_panic_is_one_line_on_the_cli(monkeypatch, capsys, tmp_path, base
     def boom(src, **options):  # replay(spec, progress=…, slo=…, timeline=…)
         raise SimulationError("aisimulate core panic: runtime error: index out of range [3] with length 3",
                               kind="panic", detail="goroutine 1 [running]:\nmain.f()\n")
-    monkeypatch.setattr(cli, "replay", boom)
+    monkeypatch.setattr(replay_command, "replay", boom)
     monkeypatch.delenv("AISIMULATE_DEBUG", raising=False)
     cfg = str(write_config(tmp_path / "r.yaml", base_spec))
     assert cli.main(["replay", cfg]) == 1

@@ -15,6 +15,7 @@ import csv
 import io
 
 from aisimulate import SimulationError, cli
+from aisimulate.cli import replay as replay_command
 from conftest import EXAMPLE1_ROWS, REPO, example1_spec, write_mooncake
 
 def run_cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
@@ -111,7 +112,7 @@ def test_output_dir_writes_the_table_and_prediction(tmp_path, base_spec):
 def test_ctrl_c_is_one_line_and_exit_130(monkeypatch, capsys, tmp_path, base_spec):
     def interrupted(src, **options):  # replay(spec, progress=…, slo=…, timeline=…)
         raise KeyboardInterrupt
-    monkeypatch.setattr(cli, "replay", interrupted)
+    monkeypatch.setattr(replay_command, "replay", interrupted)
     cfg = write_config(tmp_path / "r.yaml", base_spec)
     assert cli.main(["replay", str(cfg), "--output-dir", str(tmp_path / "out")]) == 130  # 128 + SIGINT
     assert capsys.readouterr().err == "aisimulate: error: interrupted\n"
@@ -131,7 +132,7 @@ def test_format_json_parses(tmp_path, base_spec):
 def test_simulation_error_exits_1(monkeypatch, capsys, tmp_path, base_spec):
     def boom(src, **options):
         raise SimulationError("the core broke")
-    monkeypatch.setattr(cli, "replay", boom)
+    monkeypatch.setattr(replay_command, "replay", boom)
     cfg = write_config(tmp_path / "r.yaml", base_spec)
     assert cli.main(["replay", "--config", str(cfg)]) == 1
     err = capsys.readouterr().err

@@ -16,7 +16,8 @@ from pathlib import Path
 import pytest
 
 import aisimulate
-from aisimulate.cli import _summary_columns, flatten_summary, main
+from aisimulate.cli import main
+from aisimulate.cli.replay import _summary_columns, flatten_summary
 from aisimulate.report import STAT_FIELDS
 from conftest import BASE_SPEC, assert_usage_error, run_cli
 

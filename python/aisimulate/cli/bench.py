@@ -280,7 +280,7 @@ def parse_command(command: Sequence[str]) -> tuple[dict[str, Any], dict[str, Any
         from . import bench_inference_perf as ip
         try:
             return ip.parse_config(ip.read_command(options))
-        except ip._UsageError as exc:
+        except ip.CommandLineError as exc:
             raise _BenchUsageError(str(exc)) from None
     return parse_vllm(options, variant)
 
@@ -326,7 +326,7 @@ def vllm_result(report: Any, percentiles: Sequence[float], metrics: Sequence[str
             99 (the pooled gaps are not kept)."""
     import numpy as np
 
-    from .io.exports import vllm_bench_json
+    from ..io.exports import vllm_bench_json
 
     held = [p for p in percentiles if p in _SUMMARY_PERCENTILES]
     out = vllm_bench_json(report, held)
@@ -389,7 +389,7 @@ def _word(p: float) -> str:
 def aiperf_text(doc: dict[str, Any]) -> str:
     """AIPerf's metric table (its headers, avg / min / max / p99 / p90 / p50 / std),
     each metric with its tag and aisimulate's name beside it."""
-    from ..io.exports import _HEADERS
+    from ..io.exports import AIPERF_HEADERS
 
     ours = {"time_to_first_token": "ttft_ms", "time_to_second_token": "ttst_ms", "request_latency": "e2e_ms",
             "inter_token_latency": "tpot_ms", "output_token_throughput_per_user": "1000 / tpot_ms",
@@ -407,7 +407,7 @@ def aiperf_text(doc: dict[str, Any]) -> str:
         if not isinstance(b, dict) or "avg" not in b or tag not in ours:
             continue
         unit = b.get("unit") or ""
-        head = _HEADERS.get(tag, tag) + (f" ({unit})" if unit and unit not in ("requests", "count") else "")
+        head = AIPERF_HEADERS.get(tag, tag) + (f" ({unit})" if unit and unit not in ("requests", "count") else "")
         cells = [num(b.get(s)) if s in b else "" for s in stats]
         lines.append(f"{head:{width}s}" + "".join(f"{c:>10s}" for c in cells) + f"  {ours[tag]}")
     return "\n".join(lines)
@@ -417,7 +417,7 @@ def aiperf_text(doc: dict[str, Any]) -> str:
 
 def add_bench(sub: argparse._SubParsersAction) -> None:
     """Register ``aisimulate bench``."""
-    from . import add_config_arguments, add_progress_argument
+    from .common import add_config_arguments, add_progress_argument
     p = sub.add_parser(
         "bench", help="simulate a benchmark command (vllm bench serve …, aiperf profile …) against a deployment",
         description="Simulate a load generator's command line as written against the deployment of "
@@ -446,7 +446,7 @@ def add_bench(sub: argparse._SubParsersAction) -> None:
 def _own_options(args: argparse.Namespace, words: Sequence[str]) -> None:
     """Set on ``args`` this command's own options that came after ENGINE_CONFIG (argparse
     leaves everything after the first positional to the command line)."""
-    from . import _UsageError
+    from .common import UsageError
 
     p = argparse.ArgumentParser(prog="aisimulate bench", add_help=False)
     p.add_argument("--set", dest="sets", action="append", default=[])
@@ -456,9 +456,9 @@ def _own_options(args: argparse.Namespace, words: Sequence[str]) -> None:
     try:
         own, rest = p.parse_known_args(list(words))
     except SystemExit:
-        raise _UsageError(f"bench: bad options before --: {' '.join(words)}") from None
+        raise UsageError(f"bench: bad options before --: {' '.join(words)}") from None
     if rest:
-        raise _UsageError(f"bench: {rest[0]}: not an option of aisimulate bench (the benchmark's own options "
+        raise UsageError(f"bench: {rest[0]}: not an option of aisimulate bench (the benchmark's own options "
                           "go after --)")
     args.sets = list(args.sets) + own.sets
     args.format = own.format or args.format
@@ -468,7 +468,7 @@ def _own_options(args: argparse.Namespace, words: Sequence[str]) -> None:
 
 def run_bench(args: argparse.Namespace) -> int:
     from .. import replay
-    from . import _UsageError, _write, config_source_from_args, progress_of
+    from .common import UsageError, config_source_from_args, progress_of, write
     from ..config import load_config, read_config
     from ..io.exports import aiperf_summary, vllm_bench_json
 
@@ -479,11 +479,11 @@ def run_bench(args: argparse.Namespace) -> int:
         command = command[cut + 1:]
     # (argparse drops a -- that follows ENGINE_CONFIG directly)
     if not command:
-        raise _UsageError("bench: the benchmark's command line is missing (give it after --)")
+        raise UsageError("bench: the benchmark's command line is missing (give it after --)")
     try:
         bench, run = parse_command(command)
     except _BenchUsageError as exc:
-        raise _UsageError(f"bench: {exc}") from None
+        raise UsageError(f"bench: {exc}") from None
     src, overrides = config_source_from_args(args)
     given = src if isinstance(src, dict) else read_config(src).data
     if isinstance(given, dict) and given.get("traffic") is not None:
@@ -491,7 +491,7 @@ def run_bench(args: argparse.Namespace) -> int:
                           "line is the traffic (remove traffic from the config)")
     if getattr(args, "tool_version", None):
         if bench["tool"] not in ("inference_perf", "vllm_bench_serve") or bench.get("variant", "vllm") != "vllm":
-            raise _UsageError(f"bench: --tool-version: {bench['tool']} {bench.get('variant', '')} has no version "
+            raise UsageError(f"bench: --tool-version: {bench['tool']} {bench.get('variant', '')} has no version "
                               "that changes what it measures".replace("  ", " "))
         bench["version"] = args.tool_version
     overrides["traffic"] = {"benchmark": bench}
@@ -516,17 +516,17 @@ def run_bench(args: argparse.Namespace) -> int:
         try:
             result = vllm_result(report, pcts, metrics, bench.get("max_concurrency"))
         except _BenchUsageError as exc:
-            raise _UsageError(f"bench: {exc}") from None
+            raise UsageError(f"bench: {exc}") from None
         text = vllm_text(result, pcts, metrics)
         unknown = [m for m in metrics if m not in {n for n, *_ in _VLLM_METRICS} | {"e2el_including_client_queue"}]
         if unknown:  # vLLM prints no section for a name it does not know
             text = f"  --percentile-metrics {','.join(unknown)}: no metric of vllm bench serve (none printed)\n" + text
     if args.format == "json":
-        _write(json.dumps({"tool": tool, "benchmark": report.metadata.get("spec", {}).get("traffic", {}).get("benchmark"),
+        write(json.dumps({"tool": tool, "benchmark": report.metadata.get("spec", {}).get("traffic", {}).get("benchmark"),
                            "result": result, "summary": report.summary}, indent=2, sort_keys=True) + "\n")
     else:
         head = (f"{tool} ({bench.get('variant', '')}) against {report.metadata.get('model')} on "
                 f"{report.metadata.get('system')}; {report.metadata.get('perf_model')}").replace(" ()", "")
         notes = (report.metadata.get("benchmark") or {}).get("notes") or []
-        _write("\n".join([head, *(f"  {n}" for n in notes), text]) + "\n")
+        write("\n".join([head, *(f"  {n}" for n in notes), text]) + "\n")
     return 0

@@ -42,7 +42,7 @@ _INERT_DATA = ("path", "corpus_file_path")
 _PREFIX_ALIASES = {"num_unique_system_prompts": "num_groups", "num_users_per_system_prompt": "num_prompts_per_group"}
 
 
-class _UsageError(ValueError):
+class CommandLineError(ValueError):
     """An inference-perf command line or config the simulation cannot run (the message
     names the option); private: ``aisimulate bench`` reports it, nothing raises it out of
     the package."""
@@ -54,7 +54,7 @@ def _set(doc: dict[str, Any], dotted: str, value: Any) -> None:
     for p in parts[:-1]:
         child = node.setdefault(p, {})
         if not isinstance(child, dict):
-            raise _UsageError(f"--{dotted}: {p} is not a section")
+            raise CommandLineError(f"--{dotted}: {p} is not a section")
         node = child
     node[parts[-1]] = value
 
@@ -73,7 +73,7 @@ def read_command(options: Sequence[str]) -> dict[str, Any]:
     ``-c`` (YAML) with every ``--section.key VALUE`` applied on top.
 
     Raises:
-        _UsageError: an option without a value, a missing or unreadable file."""
+        CommandLineError: an option without a value, a missing or unreadable file."""
     import yaml
 
     doc: dict[str, Any] = {}
@@ -85,32 +85,32 @@ def read_command(options: Sequence[str]) -> dict[str, Any]:
         word = words[i]
         name, eq, value = word.partition("=")
         if not name.startswith("-"):
-            raise _UsageError(f"{word!r}: a word that is no option")
+            raise CommandLineError(f"{word!r}: a word that is no option")
         if not eq:
             if i + 1 >= len(words):
-                raise _UsageError(f"{name}: needs a value")
+                raise CommandLineError(f"{name}: needs a value")
             value = words[i + 1]
             i += 1
         i += 1
         if name in ("-c", "--config_file", "--config-file"):
             path = value
         elif name in ("-a", "--analyze", "-u", "--unified_analysis_dir"):
-            raise _UsageError(f"{name}: analyses reports of earlier runs, not a run to simulate")
+            raise CommandLineError(f"{name}: analyses reports of earlier runs, not a run to simulate")
         elif name.startswith("--") and len(name) > 2:
             overrides.append((name[2:], _value(value)))
         else:
-            raise _UsageError(f"{name}: not an option of inference-perf the simulation takes "
+            raise CommandLineError(f"{name}: not an option of inference-perf the simulation takes "
                                   "(--config_file FILE and --section.key VALUE are)")
     if path is not None:
         try:
             with open(path, encoding="utf-8") as f:
                 doc = yaml.safe_load(f) or {}
         except OSError as exc:
-            raise _UsageError(f"--config_file {path}: {exc.strerror or exc}") from None
+            raise CommandLineError(f"--config_file {path}: {exc.strerror or exc}") from None
         except yaml.YAMLError as exc:
-            raise _UsageError(f"--config_file {path}: not YAML ({exc})") from None
+            raise CommandLineError(f"--config_file {path}: not YAML ({exc})") from None
         if not isinstance(doc, dict):
-            raise _UsageError(f"--config_file {path}: not a mapping of sections")
+            raise CommandLineError(f"--config_file {path}: not a mapping of sections")
     for dotted, value in overrides:
         _set(doc, dotted, value)
     return doc
@@ -119,7 +119,7 @@ def read_command(options: Sequence[str]) -> dict[str, Any]:
 def _section(doc: dict[str, Any], name: str) -> dict[str, Any]:
     s = doc.get(name) or {}
     if not isinstance(s, dict):
-        raise _UsageError(f"{name}: not a section (a mapping)")
+        raise CommandLineError(f"{name}: not a section (a mapping)")
     return s
 
 
@@ -129,7 +129,7 @@ def _take(section: dict[str, Any], where: str, known: Sequence[str], inert: Sequ
         if k in known:
             out[k] = v
         elif k not in inert and v not in (None, [], {}, False):
-            raise _UsageError(f"{where}.{k}: not simulated (an option that changes what inference-perf measures)")
+            raise CommandLineError(f"{where}.{k}: not simulated (an option that changes what inference-perf measures)")
     return out
 
 
@@ -138,12 +138,12 @@ def parse_config(doc: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
     docstring).
 
     Raises:
-        _UsageError: a section or option the simulation cannot honour."""
+        CommandLineError: a section or option the simulation cannot honour."""
     for k in doc:
         if k not in ("api", "data", "load", "server", "circuit_breakers", *_INERT_SECTIONS):
-            raise _UsageError(f"{k}: not a section the simulation takes")
+            raise CommandLineError(f"{k}: not a section the simulation takes")
     if doc.get("circuit_breakers"):
-        raise _UsageError("circuit_breakers: not simulated (they stop a stage on the client's errors)")
+        raise CommandLineError("circuit_breakers: not simulated (they stop a stage on the client's errors)")
     bench: dict[str, Any] = {"tool": "inference_perf"}
     api = _take(_section(doc, "api"), "api", ("type", "streaming"), _INERT_API)
     if api:

@@ -16,10 +16,7 @@ if TYPE_CHECKING:  # annotations only: typing costs ~10 ms of CPU at import
 from ..io import files as _files
 from ..binding import lazy as _lazy
 from ..errors import ConfigError
-
-
-class _UsageError(Exception):
-    """A bad command-line value (exit 2, like a config error)."""
+from .common import UsageError
 
 
 def check_output_file(flag: str, path: str, inputs: Iterable[str] = (),
@@ -38,20 +35,20 @@ def check_output_file(flag: str, path: str, inputs: Iterable[str] = (),
     result owns; any other existing file).
 
     Raises:
-        _UsageError: naming ``flag``, ``path`` and what is wrong.
+        UsageError: naming ``flag``, ``path`` and what is wrong.
     """
     if not path.strip():
-        raise _UsageError(f"{flag}: the file name is empty")
+        raise UsageError(f"{flag}: the file name is empty")
     if os.path.isdir(path):
-        raise _UsageError(f"{flag} {path}: is a folder: give a file name")
+        raise UsageError(f"{flag} {path}: is a folder: give a file name")
     if suffixes and os.path.splitext(path)[1].lower() not in suffixes:
-        raise _UsageError(f"{flag} {path}: the file name must end in one of {', '.join(suffixes)}")
+        raise UsageError(f"{flag} {path}: the file name must end in one of {', '.join(suffixes)}")
     too_long = _files.name_too_long(path)
     if too_long:
-        raise _UsageError(f"{flag} {path}: {too_long}")
+        raise UsageError(f"{flag} {path}: {too_long}")
     src = _files.overwritten_input(path, inputs)
     if src is not None:
-        raise _UsageError(f"{flag} {path} would overwrite the input file {src} that this "
+        raise UsageError(f"{flag} {path} would overwrite the input file {src} that this "
                           "run reads: choose another file")
     if os.path.exists(path) and not os.path.isfile(path):
         return  # a device or a pipe (/dev/null, a FIFO): written through, not replaced
@@ -62,13 +59,13 @@ def check_output_file(flag: str, path: str, inputs: Iterable[str] = (),
     why = None if force else (_files.foreign_output(path, read_folders)
                               or (f"{path} exists" if os.path.isfile(path) else None))
     if why is not None:
-        raise _UsageError(f"{flag} {path}: {why}: it is not overwritten; choose another file, "
+        raise UsageError(f"{flag} {path}: {why}: it is not overwritten; choose another file, "
                           "move it away, or add --force")
     # a symbolic link's file is replaced in its own folder, which the writer does not make
     if os.path.islink(path):
         target = os.path.dirname(os.path.realpath(path))
         if not os.path.isdir(target):
-            raise _UsageError(f"{flag} {path}: its link points into {target}, which does not exist: "
+            raise UsageError(f"{flag} {path}: its link points into {target}, which does not exist: "
                               "make the folder or give another file")
         writable_folder(flag, path, target)
     else:
@@ -81,11 +78,11 @@ def check_apart(flag: str, path: str, others: Mapping[str, str]) -> None:
     overwritten by.
 
     Raises:
-        _UsageError: naming ``flag``, ``path`` and the other output.
+        UsageError: naming ``flag``, ``path`` and the other output.
     """
     for what, other in others.items():
         if _files.same_file(path, other):
-            raise _UsageError(f"{flag} {path} is also {what}: choose another file")
+            raise UsageError(f"{flag} {path} is also {what}: choose another file")
 
 
 def check_output_dir(flag: str, directory: str, names: Iterable[str], inputs: Iterable[str],
@@ -96,22 +93,22 @@ def check_output_dir(flag: str, directory: str, names: Iterable[str], inputs: It
     wrote, and the folder exists or can be created and can be written in.
 
     Raises:
-        _UsageError: naming ``flag``, the path and what is wrong.
+        UsageError: naming ``flag``, the path and what is wrong.
     """
     if not directory.strip():
-        raise _UsageError(f"{flag}: the folder name is empty")
+        raise UsageError(f"{flag}: the folder name is empty")
     names = list(names)
     too_long = _files.name_too_long(os.path.join(directory, max(names, key=len, default="x")))
     if too_long:
-        raise _UsageError(f"{flag} {directory}: {too_long}")
+        raise UsageError(f"{flag} {directory}: {too_long}")
     try:
         _files.ResultDir(directory, inputs=inputs, force=force).check_names(names)
     except _files.ForeignFileError as exc:
-        raise _UsageError(f"{flag} {directory}: {exc.path} exists and no earlier aisimulate "
+        raise UsageError(f"{flag} {directory}: {exc.path} exists and no earlier aisimulate "
                           f"result there lists it: it is not overwritten; choose another "
                           f"folder, move the file away, or add --force") from None
     except ConfigError as exc:
-        raise _UsageError(f"{flag} {directory}: {exc.reason}") from None
+        raise UsageError(f"{flag} {directory}: {exc.reason}") from None
     writable_folder(flag, directory, os.path.abspath(directory))
 
 
@@ -122,7 +119,7 @@ def writable_folder(flag: str, path: str, folder: str) -> None:
     are seen as they are, also for root).
 
     Raises:
-        _UsageError: naming ``flag`` and ``path``.
+        UsageError: naming ``flag`` and ``path``.
     """
     probe = folder
     while not os.path.lexists(probe):
@@ -131,14 +128,14 @@ def writable_folder(flag: str, path: str, folder: str) -> None:
             break
         probe = parent
     if os.path.islink(probe) and not os.path.exists(probe):
-        raise _UsageError(f"{flag} {path}: {probe} is a symbolic link to {os.readlink(probe)}, "
+        raise UsageError(f"{flag} {path}: {probe} is a symbolic link to {os.readlink(probe)}, "
                           "which does not exist: make its target or give another path")
     if not os.path.isdir(probe):
-        raise _UsageError(f"{flag} {path}: cannot make the folder {folder}: {probe} is a file")
+        raise UsageError(f"{flag} {path}: cannot make the folder {folder}: {probe} is a file")
     try:
         _lazy.module("tempfile").TemporaryFile(dir=probe, prefix=".aisimulate-probe-").close()
     except OSError as exc:
-        raise _UsageError(f"{flag} {path}: cannot write in {probe}: {exc.strerror or exc}") from None
+        raise UsageError(f"{flag} {path}: cannot write in {probe}: {exc.strerror or exc}") from None
 
 
 def figure_suffixes() -> tuple[str, ...]:

@@ -12,7 +12,8 @@ from __future__ import annotations
 import argparse
 import os
 
-from . import _UsageError, _write, add_config_arguments, config_from_args, parse_slos, progress_of
+from .common import (UsageError, add_config_arguments, config_from_args, parse_slos, progress_of,
+                     write)
 
 _EXAMPLES = """\
 examples:
@@ -30,9 +31,9 @@ def _ints(flag: str, text: str | None) -> list[int] | None:
     try:
         out = [int(x) for x in text.split(",") if x.strip()]
     except ValueError:
-        raise _UsageError(f"{flag} {text!r}: expected comma-separated integers, e.g. 1,2,4") from None
+        raise UsageError(f"{flag} {text!r}: expected comma-separated integers, e.g. 1,2,4") from None
     if not out:
-        raise _UsageError(f"{flag} {text!r}: expected at least one value")
+        raise UsageError(f"{flag} {text!r}: expected at least one value")
     return out
 
 
@@ -41,7 +42,7 @@ def _names(flag: str, text: str | None, none_word: str | None = None) -> list[st
         return None
     out: list[str | None] = [x.strip() for x in text.split(",") if x.strip()]
     if not out:
-        raise _UsageError(f"{flag} {text!r}: expected at least one value")
+        raise UsageError(f"{flag} {text!r}: expected at least one value")
     if none_word is not None:
         out = [None if x == none_word else x for x in out]
     return out
@@ -106,16 +107,16 @@ def _cmd_search(args: argparse.Namespace) -> int:
     spec = config_from_args(args)
     slo = parse_slos(args.slo)
     if args.jobs is not None and args.backend == "ray":
-        raise _UsageError("--jobs applies to the local backend only: Ray places the tasks; leave --jobs out")
+        raise UsageError("--jobs applies to the local backend only: Ray places the tasks; leave --jobs out")
     if args.ray_address is not None and args.backend != "ray":
-        raise _UsageError("--ray-address applies to --backend ray only")
+        raise UsageError("--ray-address applies to --backend ray only")
     if args.restart and not args.out:
-        raise _UsageError("--restart applies to --out: give --out DIR too")
+        raise UsageError("--restart applies to --out: give --out DIR too")
     ep = _names("--ep", args.ep)
     if ep is not None:
         bad = [x for x in ep if x not in ("on", "off")]
         if bad:
-            raise _UsageError(f"--ep {args.ep!r}: use off, on")
+            raise UsageError(f"--ep {args.ep!r}: use off, on")
     res = search(spec, gpus=_gpus(args.gpus), slo=slo or {}, percentile=args.percentile,
                  modes=_names("--modes", args.modes), tp=_ints("--tp", args.tp), dp=_ints("--dp", args.dp),
                  ep=None if ep is None else [x == "on" for x in ep],
@@ -131,15 +132,15 @@ def _cmd_search(args: argparse.Namespace) -> int:
 
         text = res.to_json() + "\n"
 
-        def write(tmp: str) -> None:
+        def write_json(tmp: str) -> None:
             with open(tmp, "w", encoding="utf-8") as f:
                 f.write(text)
 
-        write_replacing(os.path.join(args.out, "search.json"), ".aisimulate-search-", write)
+        write_replacing(os.path.join(args.out, "search.json"), ".aisimulate-search-", write_json)
     if args.plot:
         res.plot(args.plot)
     if args.format == "json":
-        _write(res.to_json() + "\n")
+        write(res.to_json() + "\n")
     elif args.format == "csv":
         import csv
         import io
@@ -149,7 +150,7 @@ def _cmd_search(args: argparse.Namespace) -> int:
         w = csv.DictWriter(buf, list(rows[0]) if rows else ["index"], lineterminator="\n", extrasaction="ignore")
         w.writeheader()
         w.writerows(rows)
-        _write(buf.getvalue())
+        write(buf.getvalue())
     else:
-        _write(res.table() + "\n")
+        write(res.table() + "\n")
     return 0

@@ -1,9 +1,10 @@
-"""``aisimulate sweep`` and ``aisimulate compare`` (registered in :mod:`aisimulate.cli`)."""
+"""``aisimulate sweep``: a config replayed over a grid or a list of scenarios, one row per
+point (:func:`aisimulate.sweep`), printed as a table, CSV or JSON and written with
+``--out``."""
 
 from __future__ import annotations
 
 import argparse
-import io
 import json
 import os
 import sys
@@ -12,14 +13,14 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only: typing costs ~10 ms of CPU at import
     from typing import Any, Sequence
 
-from ..binding import lazy as _lazy
-from ..io.files import input_files, write_replacing
 from .._sweep.points import expand
-from . import (_UsageError, _error, _parse_names, _write, add_config_arguments, config_from_args,
-                  config_source_from_args, parse_slos, progress_of, add_progress_argument)
-from .outputs import check_apart, check_output_file, figure_suffixes, write_figure
 from ..config import parse_config_text, read_config_bytes
-from ..errors import ConfigError, DataError
+from ..errors import ConfigError
+from ..io.files import input_files
+from .common import (UsageError, add_config_arguments, config_from_args, error, parse_names, parse_slos,
+                     progress_of, write)
+from .frames import check_out, json_lines, write_frame
+from .outputs import check_output_file
 
 _SWEEP_EXAMPLES = """\
 examples:
@@ -46,7 +47,7 @@ def _value(text: str, where: str) -> Any:
     try:
         return parse_config_text(text, name=where) if text.strip() else ""
     except ConfigError as exc:
-        raise _UsageError(f"{where}: {exc.reason}") from None
+        raise UsageError(f"{where}: {exc.reason}") from None
 
 
 def _split(text: str, sep: str) -> list[str]:
@@ -70,7 +71,7 @@ def _split(text: str, sep: str) -> list[str]:
 
 def _grid_value(text: str, field: str) -> Any:
     if not text.strip():
-        raise _UsageError(f"--grid {field}: a value is empty (two commas in a row, or one at an end)")
+        raise UsageError(f"--grid {field}: a value is empty (two commas in a row, or one at an end)")
     return _value(text, f"--grid {field}")
 
 
@@ -81,15 +82,15 @@ def parse_grid(items: Sequence[str]) -> dict[Any, list[Any]]:
     does not split values.
 
     Raises:
-        _UsageError: an item without ``=``, an empty field, value list or value, a field
+        UsageError: an item without ``=``, an empty field, value list or value, a field
             given twice, or a coupled value with the wrong number of parts.
     """
     parsed = [(item, *item.partition("=")) for item in items]
     for item, fields, sep, values in parsed:
         if not sep or not all(f.strip() for f in fields.split(",")) or not values.strip():
-            raise _UsageError(f"--grid {item!r}: expected FIELD=V1,V2,… (or F1,F2=a1:a2,b1:b2)")
+            raise UsageError(f"--grid {item!r}: expected FIELD=V1,V2,… (or F1,F2=a1:a2,b1:b2)")
     # a field in two --grid options (its values would be ambiguous): exit 2, naming it
-    _parse_names("--grid", [fields for _, fields, _, _ in parsed], what="field")
+    parse_names("--grid", [fields for _, fields, _, _ in parsed], what="field")
     grid: dict[Any, list[Any]] = {}
     for item, fields, sep, values in parsed:
         names = [f.strip() for f in fields.split(",")]
@@ -101,13 +102,13 @@ def parse_grid(items: Sequence[str]) -> dict[Any, list[Any]]:
         for v in parts:
             comps = _split(v, ":")
             if len(comps) != len(names):
-                raise _UsageError(f"--grid {fields}: {v!r} needs {len(names)} values separated by ':'")
+                raise UsageError(f"--grid {fields}: {v!r} needs {len(names)} values separated by ':'")
             rows.append(tuple(_grid_value(c, n) for c, n in zip(comps, names)))
         grid[tuple(names)] = rows
     return grid
 
 
-def _add_sweep(sub: argparse._SubParsersAction) -> None:
+def add_sweep(sub: argparse._SubParsersAction) -> None:
     s = sub.add_parser(
         "sweep", help="replay a config over a grid or a list of scenarios",
         description="Replay CONFIG once per point of a grid (--grid, cartesian product) or a "
@@ -157,68 +158,12 @@ def _read_points(path: str) -> list[Any]:
         with open(path, "rb") as fh:  # bounded, like a config: a device never ends
             data = parse_config_text(read_config_bytes(fh, path, "scenario list"), name=path)
     except OSError as exc:
-        raise _UsageError(f"--points: cannot read {path}: {exc.strerror or exc}") from None
+        raise UsageError(f"--points: cannot read {path}: {exc.strerror or exc}") from None
     if data is None or data == []:  # an empty file is YAML's null
         raise ConfigError("", "the scenario list is empty: list at least one {field: value} mapping", file=path)
     if not isinstance(data, list):
         raise ConfigError("", "a scenario list (a YAML/JSON list of mappings) is expected", file=path)
     return data
-
-
-#: The suffixes :func:`write_frame` writes (``sweep --out``, ``compare --requests-out``).
-_TABLE_SUFFIXES = (".csv", ".parquet", ".jsonl", ".json")
-
-
-def _check_out(path: str) -> str:
-    ext = os.path.splitext(path)[1].lower()
-    if ext not in _TABLE_SUFFIXES:
-        raise _UsageError(f"--out {path}: use a .parquet, .csv or .jsonl file")
-    return ext
-
-
-def write_frame(df: Any, path: str) -> None:
-    """Write the DataFrame ``df`` to ``path`` by its extension (.parquet, .csv, .jsonl/.json), to a
-    temporary name in the same folder renamed when complete.
-
-    Raises:
-        _UsageError: an unknown extension.
-        OSError: the file cannot be written.
-    """
-    ext = _check_out(path)
-
-    def write(tmp: str) -> None:
-        if ext == ".parquet":
-            out = df.copy()
-            for c in out.columns:  # a mixed object column (a field's values) as text
-                if out[c].dtype == object and c not in ("status", "reason"):
-                    out[c] = out[c].map(lambda v: None if v is None else (v if isinstance(v, str) else json.dumps(v)))
-            out.to_parquet(tmp, index=False)
-        elif ext == ".csv":
-            df.to_csv(tmp, index=False)
-        else:
-            with open(tmp, "w", encoding="utf-8") as fh:
-                fh.write(json_lines(df))
-
-    write_replacing(path, ".aisimulate-sweep-", write)
-
-
-def json_lines(df: Any) -> str:
-    """``df`` as JSON lines, one object per row, every float at full precision (Python's
-    shortest repr that reads back as the same double: pandas' ``to_json`` rounds to 10
-    decimals, which leaves a ``gpu_hours`` of 5.5555e-10 as 6e-10); NaN and a missing
-    value are null."""
-    pd = _lazy.module("pandas")
-
-    def plain(v: Any) -> Any:
-        if isinstance(v, (dict, list, str, bool)) or v is None:
-            return v
-        if pd.api.types.is_scalar(v) and pd.isna(v):
-            return None
-        return v.item() if hasattr(v, "item") else v  # a numpy scalar as its Python value
-
-    cols = list(df.columns)
-    rows = (dict(zip(cols, map(plain, r))) for r in df.itertuples(index=False, name=None))
-    return "".join(json.dumps(r, separators=(",", ":"), allow_nan=False) + "\n" for r in rows)
 
 
 def _shown(value: Any) -> str:
@@ -249,9 +194,9 @@ def _parse_columns(text: str | None) -> list[str] | None:
     column is the API's ConfigError).
 
     Raises:
-        _UsageError: a column named twice.
+        UsageError: a column named twice.
     """
-    return None if text is None else _parse_names("--columns", [text], what="column")
+    return None if text is None else parse_names("--columns", [text], what="column")
 
 
 def _counts_as_integers(df):
@@ -285,21 +230,21 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
 
     spec = config_from_args(args)
     if bool(args.grid) == bool(args.points):
-        raise _UsageError("give the points as --grid FIELD=V1,V2 (repeatable) or as --points FILE, one of the two")
+        raise UsageError("give the points as --grid FIELD=V1,V2 (repeatable) or as --points FILE, one of the two")
     points = parse_grid(args.grid) if args.grid else _read_points(args.points)
     slo = parse_slos(args.slo)  # repeatable, and each may be a comma list, as replay's
     columns = _parse_columns(args.columns)
     if args.jobs is not None and args.jobs < 1:
-        raise _UsageError(f"--jobs {args.jobs}: must be ≥ 1")
+        raise UsageError(f"--jobs {args.jobs}: must be ≥ 1")
     # an option of the other backend would be ignored without a word
     if args.ray_address is not None and args.backend != "ray":
-        raise _UsageError("--ray-address applies to --backend ray only: add --backend ray (the sweep "
+        raise UsageError("--ray-address applies to --backend ray only: add --backend ray (the sweep "
                           "would run on this machine) or leave --ray-address out")
     if args.jobs is not None and args.backend == "ray":
-        raise _UsageError("--jobs applies to the local backend only: Ray places the tasks "
+        raise UsageError("--jobs applies to the local backend only: Ray places the tasks "
                           "on the cluster's CPUs; leave --jobs out")
     if args.out is not None:  # fail before simulating, not after
-        _check_out(args.out)
+        check_out(args.out)
         # never over the config, the scenario list or a file a point reads (a trace
         # or model file that --grid or --points names too)
         inputs = input_files(spec.data, spec.source) + ([os.path.abspath(args.points)] if args.points else [])
@@ -313,7 +258,7 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
                    slo=slo, progress=progress_of(args), ray_address=args.ray_address)
     except UnknownFieldError as exc:  # a misspelt field of the points, found before any ran: name the option
         option = "--grid" if args.grid else f"--points {args.points}"
-        raise _UsageError(f"{option}: {exc.field}: {exc.reason}") from None
+        raise UsageError(f"{option}: {exc.field}: {exc.reason}") from None
     # the table shows the SLO's alone when given
     kept = _slo_columns_kept(df) if columns is None else _in_order(df, columns)
     every = _counts_as_integers(kept)  # printed (and --out .csv/.jsonl): counts as integers
@@ -321,9 +266,9 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
         try:
             os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
             # Parquet keeps the types of the API's frame (counts float64, NaN for a failed point)
-            write_frame(kept if _check_out(args.out) == ".parquet" else every, args.out)
+            write_frame(kept if check_out(args.out) == ".parquet" else every, args.out)
         except OSError as exc:
-            _error(f"cannot write {args.out}: {exc.strerror or exc}")
+            error(f"cannot write {args.out}: {exc.strerror or exc}")
             return 1
         print(f"wrote {args.out} ({len(df)} rows)", file=sys.stderr)
     failed = int((df["status"] != "ok").sum())
@@ -345,9 +290,9 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
         else:
             print(f"{failed} of {len(df)} points did not run: see the status and reason columns", file=sys.stderr)
     if args.format == "csv":
-        _write(every.to_csv(index=False))
+        write(every.to_csv(index=False))
     elif args.format == "json":
-        _write(json_lines(every))
+        write(json_lines(every))
     else:
         # --columns, in its order; by default the main columns and, with --slo, its own
         shown = (TABLE_COLUMNS + (SLO_COLUMNS if slo else ())) if columns is None else columns
@@ -358,96 +303,11 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
                 with_pd[c] = [_DASH if gone else str(v) for v, gone in zip(with_pd[c], with_pd[c].isna())]
             elif with_pd[c].isna().all():  # a metric no point has is None in an object column
                 with_pd[c] = float("nan")  # shown as na_rep, never as "None"
-        _write(with_pd.to_string(index=False, float_format=lambda v: f"{v:.4g}", na_rep=_DASH) + "\n")
+        write(with_pd.to_string(index=False, float_format=lambda v: f"{v:.4g}", na_rep=_DASH) + "\n")
     if len(df) and failed == len(df):
         # nothing was simulated: a script must not take the table of failures for a result
-        _error(f"every point failed ({failed} of {len(df)}): no point has a result")
+        error(f"every point failed ({failed} of {len(df)}): no point has a result")
         return 1
     return 0
 
 
-def _add_compare(sub: argparse._SubParsersAction) -> None:
-    c = sub.add_parser(
-        "compare", help="compare a config's prediction with an AIPerf measurement",
-        description="Replay the requests of a measured AIPerf run (profile_export.jsonl: their "
-                    "ISL/OSL and send times, or a closed loop with --concurrency) on the "
-                    "deployment of CONFIG and report, per metric (TTFT, TPOT, ITL, E2E), the "
-                    "measured and predicted mean/p50/p90/p99 and, over requests, MAPE, bias and "
-                    "Pearson r.",
-        epilog="examples:\n  aisimulate compare --aiperf artifacts/run/profile_export.jsonl --config deploy.yaml\n"
-               "  aisimulate compare deploy.yaml --aiperf profile_export.jsonl --concurrency 32 "
-               "--plot pred_vs_meas.png --format json\n",
-        formatter_class=argparse.RawDescriptionHelpFormatter)
-    add_config_arguments(c)
-    c.add_argument("--aiperf", required=True, metavar="PROFILE_EXPORT.jsonl",
-                   help="AIPerf's per-request export of the measured run, or the artifact "
-                        "folder AIPerf wrote it in")
-    c.add_argument("--concurrency", type=int, metavar="N",
-                   help="replay as a closed loop of N clients instead of at the measured send times")
-    c.add_argument("--format", choices=("table", "json", "csv"), default="table",
-                   help="stdout: a table (default), JSON of counts and metrics, or CSV of the metrics")
-    c.add_argument("--plot", metavar="PNG",
-                   help="also save the predicted-vs-measured figure (.png, .pdf, .svg … as "
-                        "matplotlib writes them; a missing folder is created)")
-    c.add_argument("--requests-out", metavar="CSV",
-                   help="also write the per-request pairs: .csv, .parquet or .jsonl (a missing "
-                        "folder is created)")
-    c.add_argument("--force", action="store_true",
-                   help="replace with --plot / --requests-out an existing file (one of the "
-                        "AIPerf artifact folder read, too); without it that is exit 2; the AIPerf "
-                        "export read is never replaced")
-    add_progress_argument(c)
-    c.set_defaults(run=_cmd_compare)
-
-
-def _cmd_compare(args: argparse.Namespace) -> int:
-    from ..compare import compare, profile_export_path
-
-    # the config is compiled by compare() once its traffic is swapped for the measured
-    # requests: a config of the deployment alone is valid here
-    src, overrides = config_source_from_args(args)
-    try:  # AIPerf's artifact folder: its per-request export
-        args.aiperf = profile_export_path(args.aiperf)
-    except DataError as exc:
-        raise _UsageError(f"--aiperf: {exc}") from None
-    if not os.path.isfile(args.aiperf):
-        give = "give AIPerf's profile_export.jsonl or the artifact folder that holds it"
-        if args.aiperf == "-":  # compare reads the export twice (records, then replay): no stream
-            raise _UsageError(f"--aiperf -: the export is not read from stdin: {give}")
-        if os.path.exists(args.aiperf):  # a device or a pipe (/dev/zero, <(…))
-            raise _UsageError(f"--aiperf {args.aiperf}: not a regular file: {give}")
-        raise _UsageError(f"--aiperf: file not found: {args.aiperf}")
-    if args.concurrency is not None and args.concurrency < 1:
-        raise _UsageError(f"--concurrency {args.concurrency}: must be ≥ 1")
-    inputs = [os.path.abspath(args.aiperf)] + ([os.path.abspath(src)] if isinstance(src, str) else [])
-    # the artifact folder is the measurement: its other files (AIPerf's summary CSV/JSON,
-    # profile_export_raw.jsonl) are not replaced without --force
-    measured = {"read_folders": [os.path.dirname(os.path.abspath(args.aiperf))], "force": args.force}
-    if args.plot is not None:  # before the replay: a bad path is exit 2, not a traceback after it
-        check_output_file("--plot", args.plot, inputs, figure_suffixes(), **measured)
-    if args.requests_out is not None:
-        check_output_file("--requests-out", args.requests_out, inputs, _TABLE_SUFFIXES, **measured)
-        if args.plot is not None:
-            check_apart("--requests-out", args.requests_out, {"the file of --plot": args.plot})
-    result = compare(src, args.aiperf, concurrency=args.concurrency, overrides=overrides,
-                     progress=progress_of(args))
-    try:
-        if args.plot:
-            write_figure(result.plot(), args.plot)
-            print(f"wrote {args.plot}", file=sys.stderr)
-        if args.requests_out:
-            os.makedirs(os.path.dirname(os.path.abspath(args.requests_out)), exist_ok=True)
-            write_frame(result.requests, args.requests_out)
-            print(f"wrote {args.requests_out}", file=sys.stderr)
-    except OSError as exc:
-        _error(f"cannot write {exc.filename or args.plot or args.requests_out}: {exc.strerror or exc}")
-        return 1
-    if args.format == "json":
-        _write(json.dumps(result.to_dict(), indent=2) + "\n")
-    elif args.format == "csv":
-        buf = io.StringIO()
-        result.metrics.to_csv(buf, index_label="metric")
-        _write(buf.getvalue())
-    else:
-        _write(result.table() + "\n")
-    return 0

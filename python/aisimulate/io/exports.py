@@ -58,7 +58,7 @@ _AIPERF_RECORD = {
 
 
 #: AIPerf's display header of each tag written (the CSV's metric names).
-_HEADERS: dict[str, str] = {
+AIPERF_HEADERS: dict[str, str] = {
     **{tag: header for tag, (header, _) in _AIPERF_RECORD.items()},
     "request_count": "Request Count", "error_request_count": "Error Request Count",
     "benchmark_duration": "Benchmark Duration", "request_throughput": "Request Throughput",
@@ -191,7 +191,7 @@ def aiperf_csv(doc: Mapping[str, Any]) -> str:
     w = csv.writer(buf, lineterminator="\r\n")  # csv.writer's default, as AIPerf's
 
     def name(tag: str, b: Mapping[str, Any]) -> str:
-        header = _HEADERS.get(tag, tag)
+        header = AIPERF_HEADERS.get(tag, tag)
         unit = b.get("unit") or ""
         return f"{header} ({unit})" if unit and unit.lower() not in ("count", "requests") else header
 
