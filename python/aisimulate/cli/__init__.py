@@ -1,10 +1,12 @@
 """The ``aisimulate`` command (also ``python -m aisimulate``).
 
-Subcommands: ``replay`` (run a config and print the predicted metrics), ``validate``
-(check a config without running it), ``models`` and ``systems`` (what a config can
-name), ``sweep`` (a grid or scenario list, one row per point) and ``compare`` (against
-an AIPerf measurement; both in :mod:`aisimulate.cli.sweep`). Each reads its config from a path or, with ``-``, from stdin; ``--set
-dotted.field=VALUE`` (repeatable) changes one field before the config is compiled.
+Subcommands, one module each: ``replay`` (run a config and print the predicted metrics,
+:mod:`.replay`), ``validate`` (check a config without running it), ``models`` and
+``systems`` (what a config can name, :mod:`.catalogue`), ``schema``, ``sweep`` (a grid or
+scenario list, one row per point), ``compare`` (against an AIPerf measurement), ``bench``
+(a benchmark command as written) and ``search`` (capacity planning). Each reads its
+config from a path or, with ``-``, from stdin; ``--set dotted.field=VALUE`` (repeatable)
+changes one field before the config is compiled. What they share is :mod:`.common`.
 
 stdout carries only the result (the table, JSON or CSV); diagnostics go to stderr.
 Exit codes:
@@ -22,10 +24,11 @@ Exit codes:
 - 130: interrupted (Ctrl-C), 143: terminated (SIGTERM): one line; the replay is stopped at
   once and no output file is left half-written.
 
-Adding a subcommand: write ``_cmd_NAME(args) -> int`` and an ``_add_NAME(sub)`` that
-creates its parser with ``set_defaults(run=_cmd_NAME)``; register it in
-:data:`SUBCOMMANDS`. :func:`add_config_arguments` and :func:`config_from_args` give it
-the same CONFIG / ``--config`` / ``--set`` handling as ``replay``.
+Adding a subcommand: a module ``cli/NAME.py`` with ``_cmd_NAME(args) -> int`` and an
+``add_NAME(sub)`` that creates its parser with ``set_defaults(run=_cmd_NAME)``; register
+it in :data:`SUBCOMMANDS`. :func:`~.common.add_config_arguments` and
+:func:`~.common.config_from_args` give it the same CONFIG / ``--config`` / ``--set``
+handling as ``replay``; :class:`~.common.UsageError` is its exit 2.
 """
 
 from __future__ import annotations
@@ -49,25 +52,6 @@ from .replay import add_replay
 from .schema import add_schema
 from .validate import add_validate
 
-
-
-
-# --- shared argument handling -----------------------------------------------------------
-
-
-# --- replay -----------------------------------------------------------------------------
-
-
-# --- validate ---------------------------------------------------------------------------
-
-
-# --- models, systems --------------------------------------------------------------------
-
-
-# --- schema -----------------------------------------------------------------------------
-
-
-# --- main -------------------------------------------------------------------------------
 
 #: Subcommand registrars, in ``--help`` order.
 SUBCOMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [
