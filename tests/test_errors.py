@@ -20,6 +20,8 @@ import pytest
 import aisimulate
 from aisimulate.binding.args import GivenTwice
 from aisimulate.binding.strict_json import DuplicateKey
+from aisimulate.cli.bench_inference_perf import CommandLineError
+from aisimulate.cli.common import CommandError, StdoutError, UsageError
 from aisimulate.io.files import ForeignFileError, IncompleteSaveError
 from aisimulate.sweep import UnknownFieldError
 from aisimulate.errors import (AisimulateError, BackendVersionWarning, ConfigError, DataError, InfeasibleError,
@@ -49,6 +51,10 @@ EXAMPLES = [
     UnknownFieldError("traffic.load.bogus", "unknown field (known: concurrency, kind)"),
     GivenTwice("formats: 'csv' is given twice in ['csv', 'csv']: give each record format once", "csv"),
     BackendVersionWarning("engine.perf.backend_version: no tables of 9.9.9; 0.24.0 used"),
+    CommandError("an error of the command line"),
+    UsageError("--slo ttft_ms=0: a bound is a number of ms > 0"),
+    StdoutError("cannot write the result to stdout: No space left on device"),
+    CommandLineError("--config_file c.yaml: not a mapping of sections"),
 ]
 
 

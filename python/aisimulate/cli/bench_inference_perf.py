@@ -31,6 +31,8 @@ import json
 import math
 from typing import Any, Sequence
 
+from .common import CommandError
+
 #: Config sections, and keys of the sections the simulation reads, that only say where
 #: the server is, how tokens are counted or where results go.
 _INERT_SECTIONS = ("tokenizer", "metrics", "report", "storage")
@@ -42,10 +44,10 @@ _INERT_DATA = ("path", "corpus_file_path")
 _PREFIX_ALIASES = {"num_unique_system_prompts": "num_groups", "num_users_per_system_prompt": "num_prompts_per_group"}
 
 
-class CommandLineError(ValueError):
+class CommandLineError(CommandError, ValueError):
     """An inference-perf command line or config the simulation cannot run (the message
-    names the option); private: ``aisimulate bench`` reports it, nothing raises it out of
-    the package."""
+    names the option): ``aisimulate bench`` reports it, nothing raises it out of the
+    package."""
 
 
 def _set(doc: dict[str, Any], dotted: str, value: Any) -> None:

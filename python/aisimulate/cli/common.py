@@ -20,7 +20,18 @@ from ..errors import ConfigError
 PROG = "aisimulate"
 
 
-class UsageError(Exception):
+class CommandError(Exception):
+    """Base of the command line's errors: each is one line for stderr, and compares
+    equal by type and message, as the package's errors do (docs: aisimulate.errors)."""
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is type(self) and other.args == self.args
+
+    def __hash__(self) -> int:
+        return hash((type(self), self.args))
+
+
+class UsageError(CommandError):
     """A bad command-line value (exit 2, like a config error)."""
 
 
@@ -144,7 +155,7 @@ def error(message: str) -> None:
         print(f"{PROG}: error: {message}", file=sys.stderr)
 
 
-class StdoutError(Exception):
+class StdoutError(CommandError):
     """stdout cannot take the result (exit 1, one line, never a traceback)."""
 
 
