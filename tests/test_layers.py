@@ -340,6 +340,14 @@ def test_no_private_name_crosses_a_module():
     assert not fixed, f"no longer used: take them out of KNOWN_PRIVATE: {fixed}"
 
 
+def test_every_module_says_what_it_is_for():
+    # a reader opening a module first reads its docstring (docs/design.md, "The Python
+    # package"): none is without one
+    bare = sorted(m for m, path in IMPORTS.modules.items() if _layer(m) != "tools"
+                  and not ast.get_docstring(ast.parse(path.read_text())))
+    assert not bare, f"modules without a docstring: {bare}"
+
+
 def test_the_package_never_imports_tools():
     users = sorted(m for m, deps in IMPORTS.edges.items()
                    if _layer(m) != "tools" and any(_layer(d) == "tools" for d in deps))
