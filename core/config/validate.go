@@ -129,21 +129,7 @@ func (s *Spec) validateEngine() error {
 	if err := validateClientCosts(e); err != nil {
 		return err
 	}
-	if sc.MambaCacheMode != "" {
-		if err := checkEnum(scp+"mamba_cache_mode", "Scheduler.mamba_cache_mode", sc.MambaCacheMode); err != nil {
-			return err
-		}
-		if sc.MambaCacheMode == MambaCacheModeAlign && !sc.EnablePrefixCaching {
-			// vLLM's align mode exists to cache states for prefix hits
-			return errorf(scp+"mamba_cache_mode", "align caches recurrent states for prefix caching: it needs enable_prefix_caching")
-		}
-	}
-	if sc.MaxNumSeqs > 0 && sc.MaxNumBatchedTokens > 0 && sc.MaxNumBatchedTokens < sc.MaxNumSeqs {
-		// vLLM's SchedulerConfig refuses this too: a pass could not hold one
-		// token for every running sequence.
-		return errorf("engine.scheduler.max_num_batched_tokens", "must be ≥ max_num_seqs (%d), got %d", sc.MaxNumSeqs, sc.MaxNumBatchedTokens)
-	}
-	return checkFloat(scp+"gpu_memory_utilization", "Scheduler.gpu_memory_utilization", sc.GPUMemoryUtilization)
+	return validateVLLMStartup(sc) // vLLM's own start-up checks (vllm_startup.go)
 }
 
 // validateClientCosts checks engine.tokenization and engine.detokenization.
