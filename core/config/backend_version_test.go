@@ -81,6 +81,18 @@ func TestBackendVersionSharedEventLoop(t *testing.T) {
 	assert.Equal(t, string(on.JSON()), string(again.JSON()))
 }
 
+// SGLang's TokenizerManager tokenizes and hands out the outputs on one
+// event loop in every release: a given engine.tokenization shares it unless
+// it says otherwise.
+func TestSGLangSharedEventLoop(t *testing.T) {
+	const tok = "tokenization: {send_ms: 0.3, per_token_us: 2}"
+	assert.True(t, decodeWith(t, "backend: sglang, "+tok).Engine.Tokenization.Shared())
+	assert.True(t, decodeWith(t, "backend: sglang, backend_version: 0.4.6, "+tok).Engine.Tokenization.Shared())
+	off := decodeWith(t, "backend: sglang, tokenization: {send_ms: 0.3, shared_event_loop: false}")
+	assert.False(t, off.Engine.Tokenization.Shared(), "an explicit setting wins")
+	assert.Nil(t, decodeWith(t, "backend: sglang").Engine.Tokenization, "no block is made")
+}
+
 func decodeWith(t *testing.T, engine string) *Spec {
 	t.Helper()
 	s, err := DecodeYAML([]byte("engine: {model: m, system: h100_sxm, " + engine + "}\n" +

@@ -365,6 +365,14 @@ func sglangDefaults(s *Spec, present func(string) bool) {
 		e.SGLang = &SGLang{}
 	}
 	sglangFixedDefaults(e.SGLang, "engine.sglang.", present)
+	if t := e.Tokenization; t != nil && !present("engine.tokenization.shared_event_loop") {
+		// the TokenizerManager tokenizes each request and hands every
+		// output to its request on the HTTP server's one asyncio loop
+		// (managers/tokenizer_manager.py: _tokenize_one_request, and
+		// handle_loop's _handle_batch_output), in every release
+		on := true
+		t.SharedEventLoop = &on
+	}
 	if a, ok := e.Perf.Source.(AICPerf); ok && !present("engine.perf.backend_version") {
 		a.BackendVersion = e.SGLangRelease().String()
 		e.Perf.Source = a

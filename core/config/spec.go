@@ -71,10 +71,12 @@ type Tokenization struct {
 	// loop (vllm/v1/engine/async_llm.py: the output_handler task beside the
 	// request handlers of vllm/entrypoints/openai), so it is on by default
 	// for a spec naming engine.backend_version 0.8.0 or later (the V1
-	// engine's default release), and for engine.backend trtllm (trtllm-serve
-	// tokenizes and handles every response on its one asyncio loop);
-	// absent otherwise. Aggregated workers only
-	// (a P/D deployment keeps the parallel intake).
+	// engine's default release), for engine.backend trtllm (trtllm-serve
+	// tokenizes and handles every response on its one asyncio loop), and
+	// always with engine.backend sglang (SGLang's TokenizerManager
+	// tokenizes and dispatches the outputs on the HTTP server's one loop:
+	// managers/tokenizer_manager.py); absent otherwise. Aggregated workers
+	// only (a P/D deployment keeps the parallel intake).
 	SharedEventLoop *bool `json:"shared_event_loop,omitempty"`
 }
 
