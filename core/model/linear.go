@@ -143,3 +143,34 @@ func (l *LinearAttention) validate(tp int) error {
 	}
 	return nil
 }
+
+// stateField is a config.json field of a recurrent layer's shape, read
+// into dst (LinearAttention.read).
+type stateField struct {
+	p     *int
+	field string
+	dst   *int
+}
+
+// read fills l from its config.json fields (each required, > 0) and the
+// recurrent state's dtype field (dtypeField: "float32" keeps it in fp32,
+// bfloat16 or float16 in 2 bytes; absent leaves l.StateBytes), then
+// validates l. Errors name the field.
+func (l *LinearAttention) read(fields []stateField, dtype *string, dtypeField string) error {
+	for _, f := range fields {
+		var err error
+		if *f.dst, err = need(f.p, f.field, true); err != nil {
+			return err
+		}
+	}
+	if dtype != nil {
+		switch *dtype {
+		case "float32":
+			l.StateBytes = 4
+		case "bfloat16", "float16":
+		default:
+			return fmt.Errorf("%s %q not supported (float32, bfloat16)", dtypeField, *dtype)
+		}
+	}
+	return l.validate(0)
+}

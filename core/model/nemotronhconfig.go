@@ -75,27 +75,10 @@ func readNemotronH(c *moeConfig, a *Arch) error {
 		return fmt.Errorf("head_dim is missing (Nemotron-H's attention heads are not hidden_size / num_attention_heads wide)")
 	}
 	l := &LinearAttention{Mamba2: true, StateBytes: 2}
-	for _, f := range []struct {
-		p     *int
-		field string
-		dst   *int
-	}{{n.NGroups, "n_groups", &l.KeyHeads}, {n.SSMStateSize, "ssm_state_size", &l.KeyDim},
+	if err := l.read([]stateField{{n.NGroups, "n_groups", &l.KeyHeads}, {n.SSMStateSize, "ssm_state_size", &l.KeyDim},
 		{n.MambaHeads, "mamba_num_heads", &l.ValueHeads}, {n.MambaHeadDim, "mamba_head_dim", &l.ValueDim},
-		{n.ConvKernel, "conv_kernel", &l.ConvKernel}, {n.ChunkSize, "chunk_size", &l.Chunk}} {
-		if *f.dst, err = need(f.p, f.field, true); err != nil {
-			return err
-		}
-	}
-	if d := n.SSMCacheDtype; d != nil {
-		switch *d {
-		case "float32":
-			l.StateBytes = 4
-		case "bfloat16", "float16":
-		default:
-			return fmt.Errorf("mamba_ssm_cache_dtype %q not supported (float32, bfloat16)", *d)
-		}
-	}
-	if err := l.validate(0); err != nil {
+		{n.ConvKernel, "conv_kernel", &l.ConvKernel}, {n.ChunkSize, "chunk_size", &l.Chunk}},
+		n.SSMCacheDtype, "mamba_ssm_cache_dtype"); err != nil {
 		return err
 	}
 	count := map[byte]int{}

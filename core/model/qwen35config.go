@@ -115,28 +115,9 @@ func readQwen35(c *moeConfig, a *Arch) error {
 		return fmt.Errorf("intermediate_size is missing")
 	}
 	l := &LinearAttention{StateBytes: 2}
-	for _, f := range []struct {
-		p     *int
-		field string
-		dst   *int
-	}{{c.LinearNumKeyHeads, "linear_num_key_heads", &l.KeyHeads}, {c.LinearKeyHeadDim, "linear_key_head_dim", &l.KeyDim},
+	if err := l.read([]stateField{{c.LinearNumKeyHeads, "linear_num_key_heads", &l.KeyHeads}, {c.LinearKeyHeadDim, "linear_key_head_dim", &l.KeyDim},
 		{c.LinearNumValueHeads, "linear_num_value_heads", &l.ValueHeads}, {c.LinearValueHeadDim, "linear_value_head_dim", &l.ValueDim},
-		{c.LinearConvKernelDim, "linear_conv_kernel_dim", &l.ConvKernel}} {
-		var err error
-		if *f.dst, err = need(f.p, f.field, true); err != nil {
-			return err
-		}
-	}
-	if d := c.MambaSSMDtype; d != nil {
-		switch *d {
-		case "float32":
-			l.StateBytes = 4
-		case "bfloat16", "float16":
-		default:
-			return fmt.Errorf("mamba_ssm_dtype %q not supported (float32, bfloat16)", *d)
-		}
-	}
-	if err := l.validate(0); err != nil {
+		{c.LinearConvKernelDim, "linear_conv_kernel_dim", &l.ConvKernel}}, c.MambaSSMDtype, "mamba_ssm_dtype"); err != nil {
 		return err
 	}
 	a.Linear = l
