@@ -7,7 +7,7 @@ TTFT, TPOT, inter-token latency, end-to-end latency (ms), throughput, GPU hours.
 >>> import aisimulate
 >>> spec = aisimulate.load_config("replay.yaml")   # or a dict; raises ConfigError
 >>> report = aisimulate.replay(spec)               # also accepts a path or a dict
->>> report.summary, report.requests                 # dict, list of dicts (docs/metrics.md)
+>>> report.summary, report.requests                 # dict, sequence of dicts (docs/metrics.md)
 >>> report.to_pandas(); print(report.table()); report.save("out/")
 
 The simulation runs in the native core (Go, built by ``make build`` into
