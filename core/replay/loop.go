@@ -386,8 +386,11 @@ func prepare(spec *config.Spec, opts []Option) (*sim, error) {
 		if p.lockstep {
 			rt.batches = make([]perf.Batch, p.dp)
 		}
+		if p.dp > 1 { // the requests a rank holds that its engine does not see yet
+			rt.heldLoad = m.heldLoad
+		}
 		if b, ok := dep.family.(engine.RankBalancer); ok && p.dp > 1 {
-			rt.balancer, rt.heldLoad, rt.loads = b, m.heldLoad, make([]engine.Load, p.dp)
+			rt.balancer, rt.loads = b, make([]engine.Load, p.dp)
 		}
 		if g, ok := dep.family.(engine.GroupPlanner); ok && p.lockstep {
 			rt.planner = g
@@ -734,7 +737,7 @@ func (m *sim) arrive(idx int32) {
 	rec.Worker = p.server(w)
 	f.pw = int32(w)
 	if m.sharedLoop() { // still stageSent: a cancel meanwhile finds nothing on the worker
-		if p.balancer != nil {
+		if p.dp > 1 { // counted on its rank by the next placement (heldLoad)
 			m.intaking[w] = append(m.intaking[w], held{idx, f.gen})
 		}
 		m.at(m.procs[w].Intake(&m.path, m.now, f.req.InputTokens), phaseArrival, evIntakeDone, idx, f.gen)

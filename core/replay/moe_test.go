@@ -214,3 +214,36 @@ traffic:
 func TestAll2AllBackendsAgree(t *testing.T) {
 	assert.Equal(t, perf.All2AllBackends(), config.Enums()["engine.workers.aggregated.all2all_backend"])
 }
+
+// TestDPLoadBalancerCountsHeldRequests: vLLM's front end adds each request it
+// sends to its rank's waiting count at once (DPLBAsyncMPClient.
+// get_core_engine_for_request), so requests that a rank holds but its engine
+// has not taken in yet count as waiting. Four requests of 100 prompt / 2
+// output tokens at t = 0 on one server of data_parallel_size 2, input
+// processing on the API server's loop at 10 µs a token (1 ms each): all four
+// are placed before any reaches an engine. Counting the held ones, ranks
+// alternate (0, 1, 0, 1); counting only the engines' queues, all four went
+// to rank 0 and rank 1 stayed idle.
+func TestDPLoadBalancerCountsHeldRequests(t *testing.T) {
+	rows := []traceRow{{0, 100, 2, []int{1}}, {0, 100, 2, []int{2}}, {0, 100, 2, []int{3}}, {0, 100, 2, []int{4}}}
+	yml := replaceOnce(traceSpec(t, 1000, rows, ""), "perf: {source: linear",
+		"workers: {aggregated: {count: 1, tp: 1, data_parallel_size: 2}}\n"+
+			"  tokenization: {send_ms: 0, per_token_us: 10, shared_event_loop: true}\n  perf: {source: linear")
+	rep := runYAML(t, yml)
+	require.Len(t, rep.Records, 4)
+	passes := rep.Metadata.WorkerPasses
+	require.Len(t, passes, 2)
+	assert.Equal(t, passes[0], passes[1], "the two ranks run the same requests")
+	for _, r := range rep.Records {
+		assert.Equal(t, "completed", r.Status)
+	}
+	// per rank: the first reaches its engine at 1 ms and prefills 1 → 4 ms
+	// (2 + 1.0); the second, there at 2 ms, joins the first's decode in a
+	// mixed pass 4 → 7.1 ms (2 + 1.0 + 0.1), then decodes 7.1 → 9.2 ms
+	for i, want := range [][3]float64{{1, 4, 7.1}, {1, 4, 7.1}, {2, 7.1, 9.2}, {2, 7.1, 9.2}} {
+		r := rep.Records[i]
+		assert.InDelta(t, want[0], msOf(r.ArrivalNs), 1e-9, "request %d reaches its engine", i)
+		assert.InDelta(t, want[1], msOf(r.FirstTokenNs), 1e-9, "request %d first token", i)
+		assert.InDelta(t, want[2], msOf(r.EndNs), 1e-9, "request %d end", i)
+	}
+}

@@ -45,7 +45,11 @@ type poolRT struct {
 // 4 × waiting + running, the lowest rank on ties: vLLM's internal DP load balancer
 // (DPLBAsyncMPClient.get_core_engine_for_request, vllm/v1/engine/
 // core_client.py), here with exact counts where vLLM's front end sees them
-// refreshed every 100 ms; or, for a family that asks for it
+// refreshed every 100 ms, waiting including what the rank holds that its
+// engine has not taken in yet (heldLoad: requests in input processing on the
+// API server's loop, or in the engine core's input queue during a pass), as
+// the front end adds each request it sends to its rank's waiting count at
+// once; or, for a family that asks for it
 // (engine.PoolPlan.DPRoundRobin), the worker's ranks in turn (SGLang's
 // data-parallel controller, managers/data_parallel_controller.py
 // round_robin_scheduler). kv_router picks the rank itself, as Dynamo routes
@@ -89,7 +93,7 @@ func (p *poolRT) place(isl int, hashes []uint64, now int64, pl *kvPlaced) int {
 		for r := 0; r < p.dp; r++ {
 			i := server*p.dp + r
 			w := p.workers[i]
-			if s := 4*w.Waiting() + w.Running(); bestScore < 0 || s < bestScore {
+			if s := 4*(w.Waiting()+p.heldLoad(p.first+i).Requests) + w.Running(); bestScore < 0 || s < bestScore {
 				rank, bestScore = r, s
 			}
 		}
