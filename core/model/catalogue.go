@@ -81,6 +81,9 @@ func architectureOf(path string) string {
 	if err != nil {
 		return ""
 	}
+	if toks := findNonFinite(data); len(toks) > 0 { // read as Parse reads them
+		data = withNumbers(data, toks, -1, "0", "0")
+	}
 	var c hfConfig
 	if json.Unmarshal(data, &c) != nil || len(c.Architectures) == 0 {
 		return ""

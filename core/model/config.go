@@ -106,6 +106,14 @@ func quoteJSON(data []byte) string {
 // layer's GEMMs unquantized (mixed precision per layer is not modelled for
 // dense decoders). A mixture-of-experts family is read by parseMoE.
 func Parse(data []byte, name string) (*Arch, error) {
+	if toks := findNonFinite(data); len(toks) > 0 {
+		return parseNonFinite(data, name, toks)
+	}
+	return parseJSON(data, name)
+}
+
+// parseJSON is Parse of a config.json without non-finite numbers.
+func parseJSON(data []byte, name string) (*Arch, error) {
 	var c hfConfig
 	if err := json.Unmarshal(data, &c); err != nil {
 		return nil, fmt.Errorf("model %s: config.json%w", name, readableJSON(syntaxError(data, err), ""))

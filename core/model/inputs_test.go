@@ -51,15 +51,25 @@ func TestParseRefusesATorchDtypeTorchHasNot(t *testing.T) {
 }
 
 // NaN in config.json (Python's json writes it) was "invalid character 'N'
-// looking for beginning of value", with no line or field.
+// looking for beginning of value", with no line or field. In a field the
+// model is read from it is an error naming its line and field; in one no
+// reader reads (rope_theta, or Nemotron-H's time_step_limit [0.0, Infinity])
+// the checkpoint is served as vLLM serves it, the same model as without it.
 func TestParseNamesTheLineAndFieldOfNaN(t *testing.T) {
-	data := strings.Replace(llamaTiny, `"vocab_size":1000`, `"vocab_size":1000,"rope_theta":NaN`, 1)
+	data := strings.Replace(llamaTiny, `"vocab_size":1000`, `"vocab_size":1000,"rope_theta":1e4,"num_key_value_heads":NaN`, 1)
 	_, err := Parse([]byte(data), "m")
-	require.EqualError(t, err, "model m: config.json: line 2, field rope_theta: NaN is not a JSON number "+
+	require.EqualError(t, err, "model m: config.json: line 2, field num_key_value_heads: NaN is not a JSON number "+
 		"(JSON has no NaN or Infinity; give a finite number)")
 	_, err = Parse([]byte(strings.Replace(llamaTiny, `"hidden_size":64`, `"hidden_size":-Infinity`, 1)), "m")
-	require.EqualError(t, err, "model m: config.json: line 1, field hidden_size: Infinity is not a JSON number "+
+	require.EqualError(t, err, "model m: config.json: line 1, field hidden_size: -Infinity is not a JSON number "+
 		"(JSON has no NaN or Infinity; give a finite number)")
+	want, err := Parse([]byte(llamaTiny), "m")
+	require.NoError(t, err)
+	unread := strings.Replace(llamaTiny, `"vocab_size":1000`,
+		`"vocab_size":1000,"rope_theta":NaN,"time_step_limit":[0.0, Infinity],"note":"NaN, -Infinity"`, 1)
+	got, err := Parse([]byte(unread), "m")
+	require.NoError(t, err)
+	assert.Equal(t, want, got)
 	_, err = Parse([]byte(strings.Replace(llamaTiny, `"hidden_size":64`, `"hidden_size":64,,`, 1)), "m")
 	require.EqualError(t, err, "model m: config.json: line 1: invalid character ',' looking for beginning of object key string")
 }
