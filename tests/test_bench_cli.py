@@ -198,3 +198,60 @@ def test_percentile_metrics_choose_the_sections(capsys, tmp_path):
     assert sends[0] == sends[1] and res["mean_client_queue_time_ms"] == pytest.approx(np.mean(sends) - sends[0])
     code, _, err = run_cli(capsys, tmp_path, base + " --metric-percentiles 25")
     assert code == 2 and "--metric-percentiles 25: the simulation's inter-token latency" in err
+
+
+def test_aiperf_command_lines_as_written():
+    # AIPerf's own server-metrics example: --extra-inputs once per key (a list option)
+    b, run = parse_command(["aiperf profile --model Qwen/Qwen3-8B --endpoint-type chat --endpoint /v1/chat/completions "
+                            "--streaming --url localhost:8000 --synthetic-input-tokens-mean 100 "
+                            "--synthetic-input-tokens-stddev 0 --output-tokens-mean 200 --output-tokens-stddev 0 "
+                            "--extra-inputs min_tokens:200 --extra-inputs ignore_eos:true --concurrency 4 "
+                            "--request-count 64 --warmup-request-count 1 --num-dataset-entries 8 --random-seed 100"])
+    assert (b["output_tokens_mean"], b["ignore_eos"], b["num_dataset_entries"]) == (200, True, 8) and run == {"seed": 100}
+    # the JSON form, max_tokens standing for the length, and output/telemetry-only options
+    b, _ = parse_command(["aiperf profile -m m --streaming --isl 100 --extra-inputs '{\"ignore_eos\":true,\"max_tokens\":20}' "
+                          "--no-server-metrics --server-metrics http://x --no-gpu-telemetry --gpu-telemetry "
+                          "--record-processors 16 --output-artifact-dir x --header X:1 --tokenizer-revision main"])
+    assert (b["output_tokens_mean"], b["ignore_eos"]) == (20, True)
+    # one option under all its names (ConversationConfig.num), the last one given wins
+    for name in ("--num-conversations", "--conversation-num", "--num-sessions", "--num-prompts"):
+        b, _ = parse_command([f"aiperf profile --streaming --osl 5 --extra-inputs ignore_eos:true --num-dataset-entries 9 {name} 3"])
+        assert b["num_dataset_entries"] == 3, name
+    # --goodput's metric tags (ms; the per-user rate is a TPOT bound of 1000 / X)
+    _, run = parse_command(["aiperf profile --streaming --osl 5 --extra-inputs ignore_eos:true --goodput "
+                            "time_to_first_token:100 inter_token_latency:8 request_latency:900"])
+    assert run["slo"] == {"ttft_ms": 100.0, "tpot_ms": 8.0, "e2e_ms": 900.0}
+    _, run = parse_command(["aiperf profile --streaming --osl 5 --extra-inputs ignore_eos:true --goodput "
+                            "output_token_throughput_per_user:200"])
+    assert run["slo"] == {"tpot_ms": 5.0}
+
+
+@pytest.mark.parametrize("options, match", [
+    ("--endpoint-type embeddings", r"--endpoint-type embeddings: not simulated \(its responses are no generated tokens"),
+    ("--endpoint-type rankings", "--endpoint-type rankings: not simulated"),
+    ("--extra-inputs max_tokens:30", "max_tokens:30: not simulated beside a different"),
+    ("--extra-inputs ignore_eos:false", "ignore_eos:false"),
+    ("--goodput time_to_second_token:5", "want METRIC:VALUE"),
+])
+def test_aiperf_refusals_name_the_option(options, match):
+    with pytest.raises(BenchUsageError, match=match):
+        parse_command([f"aiperf profile --streaming --osl 20 --extra-inputs ignore_eos:true {options}"])
+
+
+def test_aiperf_benchmark_duration_runs_for_the_duration(capsys, tmp_path):
+    # AIPerf's time-based quick start: sent until 60 s, not the default 10 requests
+    cmd = ("aiperf profile --model Qwen/Qwen3-8B --url localhost:8000 --endpoint-type chat --streaming "
+           "--concurrency 10 --benchmark-duration 60 --isl 256 --osl 32 --extra-inputs ignore_eos:true")
+    code, out, err = run_cli(capsys, tmp_path, cmd, "--format", "json")
+    assert code == 0, err
+    doc = json.loads(out)
+    assert "request_count" not in doc["benchmark"] and doc["summary"]["completed"] > 1000
+    assert 60_000 <= doc["summary"]["duration_ms"] < 61_000  # the last ones sent before 60 s finish
+    code, _, err = run_cli(capsys, tmp_path, cmd + " --request-count 5")
+    assert code == 2 and "traffic.benchmark.request_count: cannot be given with benchmark_duration" in err
+
+
+def test_aiperf_goodput_in_the_table(capsys, tmp_path):
+    code, out, err = run_cli(capsys, tmp_path, AIPERF + " --goodput time_to_first_token:1")
+    assert code == 0, err
+    assert "Good Request Count" in out and "goodput.goodput_rps" in out

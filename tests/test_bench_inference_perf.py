@@ -39,7 +39,8 @@ def test_the_config_file_is_the_benchmark(tmp_path):
                          "num_groups": 2, "num_prompts_per_group": 3, "system_prompt_len": 256,
                          "question_len": 64, "output_len": 16}},
                      "load": {"type": "poisson", "interval": 2, "stages": [{"rate": 2, "duration": 3},
-                                                                           {"rate": 2.5, "duration": 3}]},
+                                                                           {"rate": 2.5, "duration": 3}],
+                              "num_workers": 4},
                      "ignore_eos": True}
     assert run == {"seed": 7}
     assert ip.stage_requests(bench) == [6, 7]  # int(rate × duration): 6 and int(7.5)
@@ -112,3 +113,18 @@ def test_the_readme_example_runs(capsys):
     out = capsys.readouterr()
     assert code == 0, out.err
     assert "stage_0" in out.out and "stage_1" in out.out and "TTFT mean" in out.out
+
+
+def test_the_clients_cap_on_requests_in_flight(capsys, tmp_path):
+    # inference-perf's workers each hold at most worker_max_concurrency requests
+    # (load_generator.py, Worker.loop): 1 × 1 binds at 2.5 requests/s of 16-token
+    # responses that overlap; the run is refused naming the fields, not run uncapped
+    cfg, eng = tmp_path / "config.yml", tmp_path / "engine.yaml"
+    cfg.write_text(CONFIG)
+    eng.write_text(ENGINE)
+    code = cli.main(["bench", str(eng), "-q", "--", "inference-perf", "-c", str(cfg), "--load.num_workers", "1",
+                     "--load.worker_max_concurrency", "1", "--load.stages", '[{"rate": 50, "duration": 2}]'])
+    err = capsys.readouterr().err
+    assert code == 2 and "traffic.benchmark.load.num_workers: and worker_max_concurrency bind" in err
+    code = cli.main(["bench", str(eng), "-q", "--", "inference-perf", "-c", str(cfg)])  # 4 × 100: far from it
+    assert code == 0, capsys.readouterr().err

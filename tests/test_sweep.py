@@ -253,3 +253,22 @@ def test_latencies_are_floats_and_counts_integers_whatever_their_values(tmp_path
     assert pq.read_schema(tmp_path / "a.parquet") == pq.read_schema(tmp_path / "b.parquet")
     both = ds.dataset([str(tmp_path / "a.parquet"), str(tmp_path / "b.parquet")]).to_table()
     assert both.column("ttft_ms.mean").to_pylist() == [11.0, 11.5]
+
+
+def test_a_point_is_the_base_as_given_with_its_fields_set(tmp_path):
+    # a sweep over engine.backend: each point compiles as `replay BASE --set` does, so
+    # an sglang point gets SGLang's defaults, not the vLLM scheduler block the base's
+    # compilation filled in
+    base = tmp_path / "base.yaml"
+    base.write_text("engine: {model: Qwen/Qwen3-8B, system: h100_sxm}\n"
+                    "traffic: {source: {type: synthetic, num_requests: 6, isl: 128, osl: 8}, "
+                    "load: {mode: concurrency, concurrency: 2}}\n")
+    df = aisimulate.sweep(str(base), {"engine.backend": ["vllm", "sglang", "trtllm"]}, jobs=1, progress=False)
+    assert list(df["status"]) == ["ok", "ok", "ok"]
+    for backend, ttft in zip(df["engine.backend"], df["ttft_ms.mean"]):
+        alone = aisimulate.replay(aisimulate.load_config(str(base), overrides={"engine.backend": backend}),
+                                  progress=False)
+        assert ttft == pytest.approx(alone.summary["ttft_ms"]["mean"]), backend
+    # a compiled base keeps the config as given: the same points run
+    df2 = aisimulate.sweep(aisimulate.load_config(str(base)), {"engine.backend": ["sglang"]}, progress=False)
+    assert list(df2["status"]) == ["ok"]

@@ -48,15 +48,59 @@ func (r Release) Before(o Release) bool {
 //	                                follows the last release
 //
 // Anything else (no MAJOR.MINOR numbers and no nightly name) is an error.
+// The version is vLLM's; ResolveEngineVersion resolves another engine's.
 func ResolveBackendVersion(v string) (rel Release, note string, err error) {
+	return ResolveEngineVersion(v, BackendVLLM)
+}
+
+// NewestRelease is the newest release of backend's engine known here (its
+// defaults table and kernel tables): vLLM's NewestVLLMRelease, SGLang's
+// DefaultSGLangRelease, TensorRT-LLM's DefaultTRTLLMRelease.
+func NewestRelease(backend string) string {
+	switch backend {
+	case BackendSGLang:
+		return DefaultSGLangRelease
+	case BackendTRTLLM:
+		return DefaultTRTLLMRelease
+	}
+	return NewestVLLMRelease
+}
+
+// engineNames names each backend's engine in the notes.
+var engineNames = map[string]string{BackendVLLM: "vLLM", BackendSGLang: "SGLang", BackendTRTLLM: "TensorRT-LLM"}
+
+// ResolveEngineVersion is ResolveBackendVersion for backend's engine: a
+// nightly build resolves to that engine's newest release known
+// (NewestRelease), and a release after it is noted: its rules are not
+// tabulated, the newest's stand in.
+func ResolveEngineVersion(v, backend string) (rel Release, note string, err error) {
 	s := strings.TrimSpace(v)
 	low := strings.ToLower(s)
+	newest, _, _ := parseRelease(NewestRelease(backend))
 	for _, name := range []string{"nightly", "latest", "main"} {
 		if low == name || strings.HasPrefix(low, name+"-") || strings.HasPrefix(low, name+"_") {
-			r, _, _ := ResolveBackendVersion(NewestVLLMRelease)
-			return r, fmt.Sprintf("%s is a build from main: the newest release known, %s", quote(s), r), nil
+			of := ""
+			if backend == BackendSGLang || backend == BackendTRTLLM {
+				of = engineNames[backend] + " "
+			}
+			return newest, fmt.Sprintf("%s is a build from main: the newest %srelease known, %s", quote(s), of, newest), nil
 		}
 	}
+	rel, note, err = parseRelease(s)
+	if err == nil && newest.Before(rel) {
+		later := fmt.Sprintf("%s %s is newer than the newest release known here (%s): that release's rules stand in", engineNames[backend], rel, newest)
+		if note != "" {
+			note += "; " + later
+		} else {
+			note = later
+		}
+	}
+	return rel, note, err
+}
+
+// parseRelease reads MAJOR.MINOR[.PATCH] with an optional suffix (ResolveBackendVersion).
+func parseRelease(s string) (rel Release, note string, err error) {
+	low := strings.ToLower(s)
 	num := strings.TrimPrefix(low, "v")
 	var parts [3]int
 	i, n := 0, 0

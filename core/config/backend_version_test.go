@@ -37,6 +37,29 @@ func TestResolveBackendVersion(t *testing.T) {
 	}
 }
 
+// A nightly build resolves to the newest release of the engine in use, and a
+// release after the newest known is noted: SGLang's and TensorRT-LLM's are
+// their defaults (0.5.9, 1.2.0rc6.post1 → 1.2.0), not vLLM's.
+func TestResolveEngineVersion(t *testing.T) {
+	for _, c := range []struct {
+		backend, in, release, note string
+	}{
+		{BackendSGLang, "nightly", "0.5.9", "the newest SGLang release known, 0.5.9"},
+		{BackendTRTLLM, "nightly-1a2b3c", "1.2.0", "the newest TensorRT-LLM release known, 1.2.0"},
+		{BackendVLLM, "nightly", NewestVLLMRelease, "the newest release known, " + NewestVLLMRelease},
+		{BackendVLLM, "99.0.0", "99.0.0", "vLLM 99.0.0 is newer than the newest release known here (" + NewestVLLMRelease + ")"},
+		{BackendSGLang, "0.15.1", "0.15.1", "SGLang 0.15.1 is newer than the newest release known here (0.5.9)"},
+		{BackendTRTLLM, "1.2.0rc5", "1.2.0", "resolves to release 1.2.0"},
+	} {
+		rel, note, err := ResolveEngineVersion(c.in, c.backend)
+		require.NoError(t, err, c.in)
+		assert.Equal(t, c.release, rel.String(), "%s %s", c.backend, c.in)
+		assert.Contains(t, note, c.note, "%s %s", c.backend, c.in)
+	}
+	_, note, _ := ResolveEngineVersion("0.5.9", BackendSGLang)
+	assert.Empty(t, note, "the newest release itself")
+}
+
 // The defaults table against the releases it cites: async scheduling is on by
 // default from vLLM 0.14.0 (pull request 27614; 0.13.0 needed
 // --async-scheduling), prefix caching from the V1 engine's default in 0.8.0.

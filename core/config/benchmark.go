@@ -91,14 +91,18 @@ var vllmSymmetricRange = Release{0, 8, 4}
 type AIPerfBenchmark struct {
 	// Concurrency is --concurrency (0: 1 unless RequestRate is given).
 	Concurrency int `json:"concurrency,omitempty"`
-	// RequestRate is --request-rate, requests/s (0: none, a closed loop).
-	RequestRate float64 `json:"request_rate,omitempty"`
-	// RequestCount is --request-count, the measured requests (default 10).
-	RequestCount int `json:"request_count"`
+	// RequestRate is --request-rate, requests/s (absent: none, a closed
+	// loop; AIPerf's LoadGeneratorConfig wants it > 0).
+	RequestRate *float64 `json:"request_rate,omitempty"`
+	// RequestCount is --request-count, the measured requests (default 10;
+	// 0 with BenchmarkDuration, which AIPerf does not take with a count:
+	// user_config.py, validate_benchmark_mode).
+	RequestCount int `json:"request_count,omitempty"`
 	// WarmupRequestCount is --warmup-request-count (default 0).
 	WarmupRequestCount int `json:"warmup_request_count,omitempty"`
-	// BenchmarkDuration is --benchmark-duration, s: no measured request is
-	// sent after it (0: none; requests in flight then finish and count).
+	// BenchmarkDuration is --benchmark-duration, s: requests are sent until
+	// it ends, none after (0: none; requests in flight then finish and
+	// count, as within AIPerf's --benchmark-grace-period, 30 s by default).
 	BenchmarkDuration float64 `json:"benchmark_duration,omitempty"`
 	// SyntheticInputTokensMean and SyntheticInputTokensStddev are
 	// --synthetic-input-tokens-mean (default 550) and -stddev (default 0).
@@ -242,7 +246,7 @@ func benchmarkDefaults(b *Benchmark, path string, present func(string) bool) {
 	given := func(k string) bool { return present(path + "." + k) }
 	switch t := b.Tool.(type) {
 	case AIPerfBenchmark:
-		if !given("request_count") {
+		if !given("request_count") && t.BenchmarkDuration == 0 { // a duration run sends until it ends
 			t.RequestCount = DefaultAIPerfRequestCount
 		}
 		if !given("synthetic_input_tokens_mean") {
@@ -254,7 +258,7 @@ func benchmarkDefaults(b *Benchmark, path string, present func(string) bool) {
 		if t.DatasetSamplingStrategy == "" {
 			t.DatasetSamplingStrategy = DefaultDatasetSampling
 		}
-		if !given("concurrency") && t.RequestRate == 0 {
+		if !given("concurrency") && t.RequestRate == nil {
 			t.Concurrency = 1
 		}
 		b.Tool = t
@@ -376,8 +380,15 @@ func (b *Benchmark) validate(path string) error {
 
 func (t AIPerfBenchmark) validate(path string) error {
 	p := path + "."
-	if err := firstErr(checkInt(p+"request_count", "AIPerfBenchmark.request_count", t.RequestCount),
-		checkInt(p+"warmup_request_count", "AIPerfBenchmark.warmup_request_count", t.WarmupRequestCount),
+	if t.BenchmarkDuration != 0 && t.RequestCount != 0 {
+		return errorf(p+"request_count", "cannot be given with benchmark_duration: AIPerf refuses it (\"Count-based and duration-based benchmarking cannot be used together\"): a duration run sends until the duration ends")
+	}
+	if t.BenchmarkDuration == 0 {
+		if err := checkInt(p+"request_count", "AIPerfBenchmark.request_count", t.RequestCount); err != nil {
+			return err
+		}
+	}
+	if err := firstErr(checkInt(p+"warmup_request_count", "AIPerfBenchmark.warmup_request_count", t.WarmupRequestCount),
 		checkInt(p+"synthetic_input_tokens_mean", "AIPerfBenchmark.synthetic_input_tokens_mean", t.SyntheticInputTokensMean),
 		checkFloat(p+"synthetic_input_tokens_stddev", "AIPerfBenchmark.synthetic_input_tokens_stddev", t.SyntheticInputTokensStddev),
 		checkFloat(p+"output_tokens_stddev", "AIPerfBenchmark.output_tokens_stddev", t.OutputTokensStddev),
@@ -396,10 +407,12 @@ func (t AIPerfBenchmark) validate(path string) error {
 		return errorf(p+"ignore_eos", "must be true (--extra-inputs ignore_eos:true): a response that may end at the model's end-of-sequence token has a length the simulation cannot know")
 	}
 	switch {
-	case t.RequestRate > 0 && t.Concurrency > 0:
+	case t.RequestRate != nil && *t.RequestRate <= 0:
+		return errorf(p+"request_rate", "must be > 0 (AIPerf's --request-rate), got %g", *t.RequestRate)
+	case t.RequestRate != nil && t.Concurrency > 0:
 		return errorf(p+"request_rate", "with concurrency (a request rate capped by a concurrency limit) is not simulated: give one of them")
-	case t.RequestRate > 0:
-		if err := checkFloat(p+"request_rate", "AIPerfBenchmark.request_rate", t.RequestRate); err != nil {
+	case t.RequestRate != nil:
+		if err := checkFloat(p+"request_rate", "AIPerfBenchmark.request_rate", *t.RequestRate); err != nil {
 			return err
 		}
 		if t.WarmupRequestCount > 0 {
@@ -557,22 +570,35 @@ func (b Benchmark) Traffic() (Traffic, []string) {
 func (t AIPerfBenchmark) traffic() (Traffic, []string) {
 	isl := aiperfLength(t.SyntheticInputTokensMean, t.SyntheticInputTokensStddev)
 	osl := aiperfLength(t.OutputTokensMean, t.OutputTokensStddev)
-	src := SyntheticSource{NumRequests: t.RequestCount, ISL: isl, OSL: osl,
+	n := t.RequestCount
+	if n == 0 { // a duration run: the duration alone stops the sending
+		n = durationRunRequests
+	}
+	src := SyntheticSource{NumRequests: n, ISL: isl, OSL: osl,
 		Dataset: &Dataset{Entries: t.NumDatasetEntries, Sampling: t.DatasetSamplingStrategy}}
 	var tr Traffic
 	tr.Source.Type = src
-	if t.RequestRate > 0 {
-		tr.Load.Mode = RateLoad{RateRPS: t.RequestRate, Arrival: ArrivalPoisson}
+	if t.RequestRate != nil {
+		tr.Load.Mode = RateLoad{RateRPS: *t.RequestRate, Arrival: ArrivalPoisson}
 	} else {
 		tr.Load.Mode = ConcurrencyLoad{Concurrency: t.Concurrency, WarmupRequests: t.WarmupRequestCount}
 	}
 	tr.Stop.MaxDurationS = t.BenchmarkDuration
 	var notes []string
+	if t.RequestCount == 0 {
+		notes = append(notes, fmt.Sprintf("requests sent until benchmark_duration (%g s) ends; the ones in flight then finish and count (AIPerf's --benchmark-grace-period, 30 s by default, bounds that wait)", t.BenchmarkDuration))
+	}
 	if t.SyntheticInputTokensStddev > 0 || t.OutputTokensStddev > 0 {
 		notes = append(notes, "a length with a stddev is drawn as round(x + 0.5), x ~ N(mean, std²) clamped to [1, mean + 8·std] (AIPerf: ceil(x), x rejected below 0)")
 	}
 	return tr, notes
 }
+
+// durationRunRequests is the synthetic source's count of a run that a
+// duration alone stops (AIPerf's --benchmark-duration without a count): far
+// more than any run sends (2^40), never reached or held (the replay sizes
+// its records by what is sent).
+const durationRunRequests = 1 << 40
 
 // aiperfLength is an AIPerf length of mean and stddev (AIPerfBenchmark).
 func aiperfLength(mean int, std float64) Length {

@@ -75,11 +75,65 @@ type InferencePerfSharedPrefix struct {
 	OutputLen          int `json:"output_len"`
 }
 
-// InferencePerfLoad is the load section.
+// InferencePerfLoad is the load section. NumWorkers, WorkerMaxConcurrency
+// and WorkerMaxTCPConnections are its client processes and their limits
+// (absent: inference-perf's defaults, the client machine's CPU count, 100
+// and 2500; InFlightCap).
 type InferencePerfLoad struct {
-	Type     string               `json:"type"`
-	Interval float64              `json:"interval"`
-	Stages   []InferencePerfStage `json:"stages"`
+	Type                    string               `json:"type"`
+	Interval                float64              `json:"interval"`
+	Stages                  []InferencePerfStage `json:"stages"`
+	NumWorkers              int                  `json:"num_workers,omitempty"`
+	WorkerMaxConcurrency    int                  `json:"worker_max_concurrency,omitempty"`
+	WorkerMaxTCPConnections int                  `json:"worker_max_tcp_connections,omitempty"`
+}
+
+// The defaults of load.worker_max_concurrency and
+// load.worker_max_tcp_connections (inference_perf/config.py, LoadConfig, in
+// every release from 0.4.0 to 0.6.1; num_workers defaults to the client
+// machine's cpu_count(), which the simulation does not know).
+const (
+	DefaultIPWorkerMaxConcurrency = 100
+	DefaultIPWorkerMaxTCP         = 2500
+)
+
+// InFlightCap is the most requests t's client holds at once in a constant
+// or poisson stage, and whether it is known. inference-perf's load generator
+// (inference_perf/loadgen/load_generator.py, Worker.loop) queues a stage's
+// requests at its start; each of num_workers worker processes takes one
+// only while it holds fewer than worker_max_concurrency (an asyncio
+// semaphore, held from the take, through the wait for the request's send
+// time, to the end of its response), and sends it through an aiohttp
+// session of worker_max_tcp_connections connections. A send whose time
+// comes while the cap is taken waits. Without num_workers the cap is the
+// client machine's CPU count times the per-worker limit: known only to be
+// at least the per-worker limit (known false, cap that limit). A concurrent
+// stage's semaphores are its concurrency_level split over the workers
+// (_set_worker_concurrency), so there only the connections can bind.
+func (t InferencePerfBenchmark) InFlightCap() (limit int, known bool) {
+	w, c := t.Load.WorkerMaxConcurrency, t.Load.WorkerMaxTCPConnections
+	if w == 0 {
+		w = DefaultIPWorkerMaxConcurrency
+	}
+	if c == 0 {
+		c = DefaultIPWorkerMaxTCP
+	}
+	per := min(w, c)
+	if t.Load.NumWorkers == 0 {
+		return per, false
+	}
+	return t.Load.NumWorkers * per, true
+}
+
+// InFlightCapError is the error of a send that finds t's client cap
+// (InFlightCap) taken: the simulation has no client-side wait for a slot,
+// so the run is refused, naming the fields.
+func (t InferencePerfBenchmark) InFlightCapError(path string, inFlight int) error {
+	limit, known := t.InFlightCap()
+	if !known {
+		return errorf(path+".load.num_workers", "is needed: %d requests are in flight at once, and inference-perf's client holds at most num_workers × min(worker_max_concurrency, worker_max_tcp_connections) = num_workers × %d (num_workers defaults to the client machine's CPU count, which the simulation does not know): give it", inFlight, limit)
+	}
+	return errorf(path+".load.num_workers", "and worker_max_concurrency bind: %d requests would be in flight at once, but inference-perf's %d worker(s) hold at most %d (num_workers × min(worker_max_concurrency, worker_max_tcp_connections)); its later sends would wait for a slot, which is not simulated: raise num_workers or worker_max_concurrency", inFlight, t.Load.NumWorkers, limit)
 }
 
 // InferencePerfStage is one load stage: rate (QPS) and duration (s) for
@@ -185,6 +239,12 @@ func (t InferencePerfBenchmark) validateLoad(p string, rel Release) error {
 	default:
 		return errorf(p+"type", "%s is not simulated (constant, poisson and concurrent are; a trace replays through traffic.source)", quote(l.Type))
 	}
+	for key, v := range map[string]int{"num_workers": l.NumWorkers, "worker_max_concurrency": l.WorkerMaxConcurrency,
+		"worker_max_tcp_connections": l.WorkerMaxTCPConnections} {
+		if v < 0 || v > MaxConcurrency {
+			return errorf(p+key, "must be in [1, %d], got %d", MaxConcurrency, v)
+		}
+	}
 	if !(l.Interval >= 0 && l.Interval <= MaxDurationS) {
 		return errorf(p+"interval", "must be in [0, %g] s, got %v", MaxDurationS, l.Interval)
 	}
@@ -199,6 +259,18 @@ func (t InferencePerfBenchmark) validateLoad(p string, rel Release) error {
 			}
 			if s.Rate != 0 || s.Duration != 0 {
 				return errorf(sp+"rate", "a concurrent stage takes num_requests and concurrency_level, not rate and duration")
+			}
+			// the stage's semaphores hold its level; each worker's connections cap its share
+			tcp, n := l.WorkerMaxTCPConnections, max(l.NumWorkers, 1)
+			if tcp == 0 {
+				tcp = DefaultIPWorkerMaxTCP
+			}
+			if share := (s.ConcurrencyLevel + n - 1) / n; share > tcp {
+				field := "num_workers"
+				if l.NumWorkers == 0 {
+					return errorf(p+field, "is needed: stage %d's concurrency_level %d over num_workers workers (default: the client machine's CPU count, unknown here) may exceed worker_max_tcp_connections (%d) a worker: give num_workers", i, s.ConcurrencyLevel, tcp)
+				}
+				return errorf(p+"worker_max_tcp_connections", "binds: stage %d's concurrency_level %d over %d workers is %d a worker, above its %d connections (later sends would wait for one, which is not simulated)", i, s.ConcurrencyLevel, n, share, tcp)
 			}
 			continue
 		}

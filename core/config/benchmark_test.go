@@ -1,6 +1,7 @@
 package config
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -114,6 +115,13 @@ func TestAIPerfTraffic(t *testing.T) {
 	tr, _ = s.Traffic.Benchmark.Traffic()
 	assert.Equal(t, RateLoad{RateRPS: 3, Arrival: ArrivalPoisson}, tr.Load.Mode)
 	assert.Equal(t, Stop{MaxDurationS: 60}, tr.Stop)
+	// a duration run sends until the duration ends: no count of 10 (AIPerf
+	// takes --benchmark-duration without --request-count)
+	assert.Equal(t, durationRunRequests, tr.Source.Type.(SyntheticSource).NumRequests)
+	assert.Equal(t, 0, s.Traffic.Benchmark.Tool.(AIPerfBenchmark).RequestCount)
+	again, err := Decode(s.JSON())
+	require.NoError(t, err, "the canonical spec of a duration run decodes")
+	assert.Equal(t, string(s.JSON()), string(again.JSON()))
 }
 
 // An option the simulation cannot honour is an error naming it.
@@ -135,6 +143,8 @@ func TestBenchmarkRefusals(t *testing.T) {
 		"{tool: aiperf, ignore_eos: true}":                                                                   "traffic.benchmark.output_tokens_mean",
 		"{tool: aiperf, output_tokens_mean: 10}":                                                             "traffic.benchmark.ignore_eos",
 		"{tool: aiperf, output_tokens_mean: 10, concurrency: 2, request_rate: 1, ignore_eos: true}":          "traffic.benchmark.request_rate",
+		"{tool: aiperf, output_tokens_mean: 10, request_rate: -1, ignore_eos: true}":                         "traffic.benchmark.request_rate",
+		"{tool: aiperf, output_tokens_mean: 10, request_count: 5, benchmark_duration: 60, ignore_eos: true}": "traffic.benchmark.request_count",
 		"{tool: aiperf, output_tokens_mean: 10, request_rate: 1, warmup_request_count: 2, ignore_eos: true}": "traffic.benchmark.warmup_request_count",
 		"{tool: inference_perf}":               "traffic.benchmark.api.streaming",
 		"{tool: genai_perf, ignore_eos: true}": "traffic.benchmark.output_tokens_mean",
@@ -175,4 +185,21 @@ func TestGenAIPerfTraffic(t *testing.T) {
 	tr, _ = s.Traffic.Benchmark.Traffic()
 	assert.Equal(t, ConcurrencyLoad{Concurrency: 1}, tr.Load.Mode, "defaults: concurrency 1, no warm-up")
 	assert.Equal(t, 10, tr.Source.Type.(SyntheticSource).NumRequests)
+}
+
+// inference-perf's client holds at most num_workers × min(worker_max_concurrency,
+// worker_max_tcp_connections) requests (100 and 2500 by default); without
+// num_workers (the client's CPU count) only the per-worker limit is known.
+func TestInferencePerfInFlightCap(t *testing.T) {
+	base := "{tool: inference_perf, api: {type: completion, streaming: true}, data: {type: random, input_distribution: {min: 10, max: 10, mean: 10, std_dev: 0, total_count: 100}, output_distribution: {min: 2, max: 2, mean: 2, std_dev: 0, total_count: 100}}, ignore_eos: true, load: {type: constant, stages: [{rate: 1, duration: 10}]%s}}"
+	for extra, want := range map[string][2]int{"": {100, 0}, ", num_workers: 4": {400, 1}, ", num_workers: 2, worker_max_concurrency: 3": {6, 1},
+		", num_workers: 2, worker_max_concurrency: 5000": {5000, 1}, ", worker_max_concurrency: 7": {7, 0}} {
+		ip := benchSpec(t, "", fmt.Sprintf(base, extra)).Traffic.Benchmark.Tool.(InferencePerfBenchmark)
+		limit, known := ip.InFlightCap()
+		assert.Equal(t, want[0], limit, extra)
+		assert.Equal(t, want[1] == 1, known, extra)
+	}
+	// a concurrent stage of 6000 over 2 workers is 3000 connections a worker: above 2500
+	ce := benchErr(t, "{tool: inference_perf, api: {type: completion, streaming: true}, data: {type: random, input_distribution: {min: 10, max: 10, mean: 10, std_dev: 0, total_count: 9000}, output_distribution: {min: 2, max: 2, mean: 2, std_dev: 0, total_count: 9000}}, ignore_eos: true, load: {type: concurrent, num_workers: 2, stages: [{num_requests: 6000, concurrency_level: 6000}]}}")
+	assert.Equal(t, "traffic.benchmark.load.worker_max_tcp_connections", ce.Field)
 }

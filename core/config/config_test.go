@@ -171,3 +171,17 @@ func TestBlockSizeIsOneOfVLLMs(t *testing.T) {
 		assert.NoError(t, err, "block_size %d", bs)
 	}
 }
+
+// null for an optional block is the block left out: --set engine.scheduler=null
+// drops a config's vLLM scheduler block so that another engine can run it.
+func TestNullBlockIsLeftOut(t *testing.T) {
+	s, err := DecodeYAML([]byte("engine: {model: m, system: h100_sxm, backend: sglang, scheduler: null, sglang: {context_length: 16384}}\n" +
+		"traffic: {source: {type: synthetic, num_requests: 1, isl: 10, osl: 2}, load: {mode: concurrency, concurrency: 1}, stop: null}\n"))
+	require.NoError(t, err)
+	assert.Equal(t, 16384, s.Engine.SGLang.ContextLength)
+	_, err = DecodeYAML([]byte("engine: {model: m, system: h100_sxm, backend: sglang, scheduler: {max_num_seqs: 4}}\n" +
+		"traffic: {source: {type: synthetic, num_requests: 1, isl: 10, osl: 2}, load: {mode: concurrency, concurrency: 1}}\n"))
+	var ce *Error
+	require.ErrorAs(t, err, &ce, "a scheduler block written for sglang is refused")
+	assert.Equal(t, "engine.scheduler.max_num_seqs", ce.Field)
+}

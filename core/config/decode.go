@@ -211,6 +211,13 @@ func decodeValue(raw any, v reflect.Value, path string, seen map[string]bool) er
 		v.Set(p)
 		return nil
 	}
+	if raw == nil && v.Kind() == reflect.Struct && v.Type() != lengthType && path != "" {
+		// an optional block given as null is the block left out (README:
+		// `null` for an optional block is the same as leaving it out), so
+		// `--set engine.scheduler=null` drops a block the config wrote
+		delete(seen, path)
+		return nil
+	}
 	if raw == nil {
 		return errorf(path, "must not be null")
 	}

@@ -282,7 +282,7 @@ func TestSchemaPublishesTheRanges(t *testing.T) {
 	assert.Equal(t, float64(MaxTP), pool["properties"].(map[string]any)["tp"].(map[string]any)["maximum"])
 	var rate map[string]any
 	for _, alt := range at("traffic", "load")["oneOf"].([]any) {
-		if a := alt.(map[string]any); a["properties"].(map[string]any)["mode"].(map[string]any)["const"] == "rate" {
+		if a := alt.(map[string]any); a["properties"] != nil && a["properties"].(map[string]any)["mode"].(map[string]any)["const"] == "rate" { // (and the null a block may be)
 			rate = a["properties"].(map[string]any)
 		}
 	}

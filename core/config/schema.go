@@ -124,8 +124,8 @@ func addFields(t reflect.Type, props map[string]any, required *[]string) {
 		if d, ok := fieldDescriptions[t.Name()+"."+name]; ok {
 			props[name].(map[string]any)["description"] = d
 		}
-		if f.Type.Kind() == reflect.Pointer {
-			nullable(props[name].(map[string]any))
+		if f.Type.Kind() == reflect.Pointer || f.Type.Kind() == reflect.Struct && f.Type != lengthType && !strings.Contains(f.Tag.Get("spec"), "required") {
+			nullable(props[name].(map[string]any)) // a block given as null is left out (decodeValue)
 		}
 		if strings.Contains(f.Tag.Get("spec"), "required") {
 			*required = append(*required, name)

@@ -37,7 +37,9 @@ func TestSchemaShape(t *testing.T) {
 	assert.Equal(t, false, engine["additionalProperties"])
 	// engine.perf: one alternative per variant, in the table's order, its key a const
 	perf := engine["properties"].(map[string]any)["perf"].(map[string]any)["oneOf"].([]any)
-	require.Len(t, perf, len(perfUnion.variants))
+	require.Len(t, perf, len(perfUnion.variants)+1)
+	assert.Equal(t, map[string]any{"type": "null"}, perf[len(perf)-1], "an optional block may be null (left out)")
+	perf = perf[:len(perf)-1]
 	for i, alt := range perf {
 		key := alt.(map[string]any)["properties"].(map[string]any)["source"].(map[string]any)
 		assert.Equal(t, perfUnion.variants[i].name, key["const"])

@@ -340,7 +340,7 @@ func (e *Engine) SGLangRelease() Release {
 	if v == "" {
 		v = DefaultSGLangRelease
 	}
-	r, _, _ := ResolveBackendVersion(v)
+	r, _, _ := ResolveEngineVersion(v, BackendSGLang)
 	return r
 }
 

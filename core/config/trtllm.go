@@ -237,7 +237,7 @@ func (e *Engine) TRTLLMRelease() Release {
 	if v == "" {
 		v = DefaultTRTLLMRelease
 	}
-	r, _, _ := ResolveBackendVersion(v)
+	r, _, _ := ResolveEngineVersion(v, BackendTRTLLM)
 	return r
 }
 

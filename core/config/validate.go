@@ -78,7 +78,7 @@ func (s *Spec) validateEngine() error {
 		}
 	}
 	if e.BackendVersion != "" {
-		if _, _, err := ResolveBackendVersion(e.BackendVersion); err != nil {
+		if _, _, err := ResolveEngineVersion(e.BackendVersion, e.Backend); err != nil {
 			return errorf("engine.backend_version", "%v", err)
 		}
 	}

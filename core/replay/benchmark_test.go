@@ -161,3 +161,24 @@ func TestVLLMBenchServeStopsAtAFailedReadyCheck(t *testing.T) {
 	assert.Equal(t, 0, rep.Summary.Completed)
 	assert.Equal(t, 3, rep.Summary.Rejected)
 }
+
+// inference-perf's client holds at most num_workers × worker_max_concurrency
+// requests in a rate stage; a send that finds them all taken would wait for
+// a slot, which the replay does not model, so it refuses the run naming the
+// fields. 1000 requests in 1 s on the linear engine (a pass ≥ 2 ms) have two
+// in flight at once: a cap of 1 binds; 3 requests 1 s apart never overlap.
+func TestInferencePerfClientCapBinds(t *testing.T) {
+	ip := `{tool: inference_perf, api: {type: completion, streaming: true}, ignore_eos: true,
+              data: {type: random, input_distribution: {min: 50, max: 50, mean: 50, std_dev: 0, total_count: 1000},
+                     output_distribution: {min: 4, max: 4, mean: 4, std_dev: 0, total_count: 1000}},
+              load: {type: constant, num_workers: 1, worker_max_concurrency: 1, stages: [%s]}}`
+	s, err := config.DecodeYAML([]byte(linearEngineFor(100) + "traffic:\n  benchmark: " + fmt.Sprintf(ip, "{rate: 1000, duration: 1}") + "\n"))
+	require.NoError(t, err)
+	_, err = Run(s)
+	var ce *config.Error
+	require.ErrorAs(t, err, &ce)
+	assert.Equal(t, "traffic.benchmark.load.num_workers", ce.Field)
+	assert.Contains(t, ce.Msg, "2 requests would be in flight at once, but inference-perf's 1 worker(s) hold at most 1")
+	rep := runYAML(t, linearEngineFor(100)+"traffic:\n  benchmark: "+fmt.Sprintf(ip, "{rate: 1, duration: 3}")+"\n")
+	assert.Equal(t, 3, rep.Summary.Completed)
+}

@@ -566,7 +566,7 @@ func (d *deployment) metadata(s *config.Spec, m *sim) report.Metadata {
 // backendVersionMetadata describes engine.backend_version v (which Validate
 // resolved) of backend: the release and the notes on it and its defaults.
 func backendVersionMetadata(v, backend string) *report.BackendVersion {
-	rel, note, _ := config.ResolveBackendVersion(v)
+	rel, note, _ := config.ResolveEngineVersion(v, backend)
 	out := &report.BackendVersion{Given: v, Release: rel.String()}
 	if note != "" {
 		out.Notes = append(out.Notes, note)

@@ -88,7 +88,12 @@ type sim struct {
 	// readyCheck: the first warm-up request is the benchmark's test request,
 	// whose failure stops the tool (config.Benchmark.ReadyCheck)
 	readyCheck bool
-	dep        *deployment
+	// ipCap: inference-perf's client cap on requests in flight in a rate
+	// stage (config.InferencePerfBenchmark.InFlightCap; 0: none), which the
+	// replay refuses to pass
+	ipCap   int
+	ipBench *config.InferencePerfBenchmark
+	dep     *deployment
 	// watch sees the measured requests (WithWatcher; nil: none)
 	watch Watcher
 	tr    *traffic
@@ -336,6 +341,10 @@ func prepare(spec *config.Spec, opts []Option) (*sim, error) {
 	if bench != nil {
 		m.bench = &report.Benchmark{Tool: bench.Name(), Traffic: s.Traffic.JSON(), Notes: notes}
 		m.readyCheck = bench.ReadyCheck()
+		if ip, ok := bench.Tool.(config.InferencePerfBenchmark); ok {
+			m.ipCap, _ = ip.InFlightCap()
+			m.ipBench = &ip
+		}
 	}
 	// sessions' later turns held to reach the next session's start: at most
 	// what the budget leaves once everything else is counted
@@ -655,6 +664,9 @@ func (m *sim) send(idx int32) {
 	var hashes, groups []uint64
 	partial := 0
 	f.reject = m.fitReason(r)
+	if m.ipCap > 0 && m.active > m.ipCap && m.halt == nil && m.tr.mode == config.LoadStages && m.tr.staged.Stages[m.tr.stage].Concurrency == 0 {
+		m.halt = m.ipBench.InFlightCapError("traffic.benchmark", m.active)
+	}
 	if f.reject != "" && f.warmup && m.readyCheck && m.halt == nil {
 		// every warm-up copies the first prompt, the test request's
 		m.halt = cfgErr("traffic.benchmark", fmt.Errorf("the initial test request (the first prompt: %d input tokens, %d output) is rejected: %s; "+

@@ -68,16 +68,21 @@ class Spec:
             it: every default filled, file paths absolute. Its schema is the Go structs
             of ``core/config/spec.go`` (JSON keys = YAML keys).
         source: absolute path of the config file it came from, or ``None`` (a dict).
+        given: the config as given, with its overrides, before compilation (``None``
+            for a ``Spec(data)``): what :func:`aisimulate.sweep` sets a point's fields
+            on, as ``--set`` does, so that a point's defaults follow from it.
 
     Build one with :func:`load_config`; ``Spec(data)`` does no validation itself (the
     core validates again when the spec is run).
     """
 
-    __slots__ = ("data", "source")
+    __slots__ = ("data", "source", "given")
 
-    def __init__(self, data: dict[str, Any], source: str | None = None) -> None:
+    def __init__(self, data: dict[str, Any], source: str | None = None,
+                 given: dict[str, Any] | None = None) -> None:
         self.data = data
         self.source = source
+        self.given = given
 
     def to_json(self) -> str:
         """The spec as compact JSON text, the form the core's ``Run`` takes.
@@ -146,7 +151,7 @@ def load_config(src: str | os.PathLike[str] | Mapping[str, Any] | Spec, *,
     engine = data.get("engine")
     _data_folders(canonical, model_config_dir_given=isinstance(engine, dict) and "model_config_dir" in engine)
     _check_files(canonical)
-    return Spec(canonical, source)
+    return Spec(canonical, source, given=data)
 
 
 # --- reading ---------------------------------------------------------------------------

@@ -31,7 +31,7 @@ from ._sweep.points import apply, expand
 from .binding import args as _args
 from .binding import lazy as _lazy
 from .io.files import input_files
-from .config import Spec, load_config
+from .config import Spec, load_config, read_config
 from .errors import BackendVersionWarning, ConfigError
 
 __all__ = ["sweep", "metric_columns", "point_inputs", "SUMMARY_COLUMNS", "BACKENDS"]
@@ -153,13 +153,13 @@ def sweep(base: str | os.PathLike[str] | Mapping[str, Any] | Spec,
         "jobs": ray and jobs is not None, "ray_address": not ray and ray_address is not None,
         "ray_files": not ray and ray_files != "ship", "path_map": not ray and path_map is not None,
         "max_retries": not ray and max_retries != 2})
-    base_spec = load_config(base)
+    compile_point = _point_compiler(base)
     pts = expand(points)
     results: list[PointResult | None] = [None] * len(pts)
     tasks = []
     for i, point in enumerate(pts):
         try:
-            tasks.append((i, load_config(apply(base_spec.data, point)).data))
+            tasks.append((i, compile_point(point).data))
         except ConfigError as exc:
             results[i] = failed(i, exc)
     _refuse_unknown_fields(pts, results)  # a misspelt field first, whatever errors says
@@ -221,15 +221,41 @@ def point_inputs(base: str | os.PathLike[str] | Mapping[str, Any] | Spec,
     Raises:
         ConfigError: the base config or the points are malformed.
     """
-    base_spec = load_config(base)
+    compile_point = _point_compiler(base)
     found: dict[str, None] = {}
     for point in expand(points):
         try:
-            spec = load_config(apply(base_spec.data, point))
+            spec = compile_point(point)
         except ConfigError:  # the point fails; it reads nothing
             continue
         found.update(dict.fromkeys(input_files(spec.data)))
     return list(found)
+
+
+def _point_compiler(base: str | os.PathLike[str] | Mapping[str, Any] | Spec):
+    """``point → Spec``: the base config as given with the point's fields set, compiled,
+    as ``aisimulate replay BASE --set …`` compiles it, so that the defaults of what a
+    point changes follow from it (an ``engine.backend`` point gets that engine's
+    defaults, not the vLLM scheduler block the base's own compilation filled in). A
+    :class:`Spec` from :func:`load_config` keeps the config as given (``Spec.given``):
+    its points are set on that; one made by hand is compiled already: on it.
+
+    Raises:
+        ConfigError: the base config does not compile."""
+    base_spec = load_config(base)  # the base alone is valid
+    if not isinstance(base, Spec):
+        given: Spec | None = read_config(base)
+    else:
+        given = Spec(base.given, base.source) if base.given is not None else None
+
+    def compile_point(point: Mapping[str, Any]) -> Spec:
+        if not point:
+            return base_spec
+        if given is None:
+            return load_config(apply(base_spec.data, point))
+        return load_config(given, overrides=point)
+
+    return compile_point
 
 
 class UnknownFieldError(ConfigError):

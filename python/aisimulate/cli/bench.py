@@ -33,12 +33,36 @@ _VLLM_INERT = {"--model": 1, "--tokenizer": 1, "--backend": 1, "--base-url": 1, 
                "--label": 1, "--metadata": -1, "--save-result": 0, "--save-detailed": 0, "--append-result": 0,
                "--trust-remote-code": 0, "--disable-tqdm": 0, "--tokenizer-mode": 1,
                "--endpoint-type": 1, "--request-id-prefix": 1, "--header": -1, "--insecure": 0}
-#: AIPerf's options of the same kind.
-_AIPERF_INERT = {"-m": 1, "--model": 1, "--model-names": 1, "-u": 1, "--url": 1, "--endpoint-type": 1,
-                 "--endpoint": 1, "--tokenizer": 1, "--artifact-dir": 1, "--ui-type": 1, "--ui": 1,
-                 "--export-level": 1, "--profile-export-file": 1, "-v": 0, "--verbose": 0, "-vv": 0,
-                 "--log-level": 1, "--workers-max": 1, "--record-processor-service-count": 1,
-                 "--tokenizer-trust-remote-code": 0, "--api-key": 1}
+#: AIPerf's options of the same kind: where the server is, where results go, what else
+#: is collected beside the client's metrics (server metrics, GPU telemetry), how the
+#: client's own processes and tokenizer are set up (aiperf/common/config/*_config.py).
+_AIPERF_INERT = {"-m": 1, "--model": 1, "--model-names": 1, "-u": 1, "--url": 1, "--endpoint": 1,
+                 "--custom-endpoint": 1, "--tokenizer": 1, "--tokenizer-revision": 1, "--artifact-dir": 1,
+                 "--output-artifact-dir": 1, "--ui-type": 1, "--ui": 1, "--export-level": 1,
+                 "--profile-export-file": 1, "-v": 0, "--verbose": 0, "-vv": 0, "--extra-verbose": 0,
+                 "--log-level": 1, "--workers-max": 1, "--max-workers": 1, "--record-processor-service-count": 1,
+                 "--record-processors": 1, "--tokenizer-trust-remote-code": 0, "--api-key": 1, "--header": 1,
+                 "-H": 1, "--server-metrics": -1, "--no-server-metrics": 0, "--gpu-telemetry": -1,
+                 "--no-gpu-telemetry": 0, "--use-legacy-max-tokens": 0, "--use-server-token-count": 0}
+#: AIPerf's other names of one option (its CLIParameter names; AIPerf 0.1's
+#: ConversationConfig.num took --conversation-num, --num-conversations, --num-sessions,
+#: --num-dataset-entries and --num-prompts alike): name → the name parsed here.
+_AIPERF_ALIASES = {"--isl": "--synthetic-input-tokens-mean", "--prompt-input-tokens-mean": "--synthetic-input-tokens-mean",
+                   "--isl-stddev": "--synthetic-input-tokens-stddev",
+                   "--prompt-input-tokens-stddev": "--synthetic-input-tokens-stddev",
+                   "--osl": "--output-tokens-mean", "--prompt-output-tokens-mean": "--output-tokens-mean",
+                   "--osl-stddev": "--output-tokens-stddev", "--prompt-output-tokens-stddev": "--output-tokens-stddev",
+                   "--conversation-num": "--num-dataset-entries", "--num-conversations": "--num-dataset-entries",
+                   "--num-sessions": "--num-dataset-entries", "--num-prompts": "--num-dataset-entries",
+                   "--num-requests": "--request-count", "--num-warmup-requests": "--warmup-request-count"}
+#: --endpoint-type values whose responses are generated tokens (EndpointType's
+#: produces_tokens, aiperf/common/enums/endpoints_enums.py); embeddings and rankings
+#: produce none.
+_TOKEN_ENDPOINTS = ("chat", "completions")
+#: --goodput's metric tags (GoodRequestCountMetric; values in the metric's display unit)
+#: → the SLO bound: the per-user output rate (larger is better) is a TPOT bound of 1000 / X.
+_AIPERF_SLO = {"time_to_first_token": "ttft_ms", "inter_token_latency": "tpot_ms", "request_latency": "e2e_ms",
+               "output_token_throughput_per_user": "tpot_ms"}
 
 
 class _BenchUsageError(ValueError):
@@ -227,41 +251,90 @@ _GENAI_PERF_OPTIONS = {k: v for k, v in _AIPERF_OPTIONS.items()
                        if k not in ("--request-rate", "--benchmark-duration", "--dataset-sampling-strategy")}
 
 
+def _extra_inputs(items: Sequence[str]) -> list[tuple[str, str]]:
+    """``--extra-inputs`` values as AIPerf reads them (parse_str_or_dict_as_tuple_list,
+    aiperf/common/config/config_validators.py): each a JSON object, or ``key:value``
+    pairs separated by commas."""
+    out: list[tuple[str, str]] = []
+    for item in items:
+        if item.startswith("{"):
+            try:
+                doc = json.loads(item)
+            except ValueError:
+                raise _BenchUsageError(f"--extra-inputs {item!r}: must be a valid JSON string") from None
+            if not isinstance(doc, dict):
+                raise _BenchUsageError(f"--extra-inputs {item!r}: want a JSON object")
+            out += [(str(k), json.dumps(v) if not isinstance(v, str) else v) for k, v in doc.items()]
+            continue
+        for pair in item.split(","):
+            k, sep, v = pair.partition(":")
+            if not sep:
+                raise _BenchUsageError(f"--extra-inputs {pair!r}: want key:value")
+            out.append((k.strip(), v.strip()))
+    return out
+
+
 def parse_aiperf(options: Sequence[str], tool: str = "aiperf") -> tuple[dict[str, Any], dict[str, Any]]:
-    """``traffic.benchmark`` (tool aiperf, or genai_perf) and the run's seed from
+    """``traffic.benchmark`` (tool aiperf, or genai_perf) and the run's seed and SLO from
     ``aiperf profile``'s (``genai-perf profile``'s) options, their aliases too
-    (``--isl``, ``--osl``, ``--num-conversations`` …)."""
+    (``--isl``, ``--osl``, ``--num-conversations`` …); an option given twice takes its
+    last value, ``--extra-inputs`` adds up."""
     known = _AIPERF_OPTIONS if tool == "aiperf" else _GENAI_PERF_OPTIONS
-    opts, _ = _options(options, _AIPERF_INERT)
-    aliases = {"--isl": "--synthetic-input-tokens-mean", "--isl-stddev": "--synthetic-input-tokens-stddev",
-               "--osl": "--output-tokens-mean", "--osl-stddev": "--output-tokens-stddev",
-               "--num-conversations": "--num-dataset-entries", "--num-prompts": "--num-dataset-entries",
-               "--num-requests": "--request-count"}
-    for a, canonical in aliases.items():
-        if a in opts:
-            if canonical in opts:
-                raise _BenchUsageError(f"{a} and {canonical}: the same option twice")
-            opts[canonical] = opts.pop(a)
+    opts, _ = _options(options, _AIPERF_INERT, _AIPERF_ALIASES, lists=("--extra-inputs",))
     b: dict[str, Any] = {"tool": tool}
+    endpoint = _one(opts, "--endpoint-type", str)
+    if endpoint is not None and endpoint not in _TOKEN_ENDPOINTS:
+        why = ("its responses are no generated tokens, so there is no TTFT, ITL or output to simulate"
+               if endpoint in ("embeddings", "rankings") else "not an endpoint the simulation serves")
+        raise _BenchUsageError(f"--endpoint-type {endpoint}: not simulated ({why}; chat and completions are)")
     for name, (key, kind) in known.items():
         v = _one(opts, name, kind)
         if v is not None:
             b[key] = v
     if not _one(opts, "--streaming", bool, False):
         raise _BenchUsageError("--streaming is missing: without it the tool measures no time to first token")
-    for item in opts.pop("--extra-inputs", []) or []:
-        k, _, v = item.partition(":")
-        if k == "ignore_eos" and v.lower() == "true":
-            b["ignore_eos"] = True
-        elif k == "min_tokens" and "output_tokens_mean" in b and v == str(b["output_tokens_mean"]):
-            b["ignore_eos"] = True  # min_tokens = max_tokens: every output its full length
-        else:
-            raise _BenchUsageError(f"--extra-inputs {item!r}: not simulated (ignore_eos:true, or min_tokens equal "
-                                  "to --output-tokens-mean, are)")
+    extra: dict[str, str] = {}
+    for k, v in _extra_inputs(opts.pop("--extra-inputs", []) or []):
+        if not (k in ("ignore_eos", "stream", "min_tokens", "max_tokens")):
+            raise _BenchUsageError(f"--extra-inputs {k}:{v}: not simulated (ignore_eos, stream, min_tokens and "
+                                  "max_tokens are, for a fixed output length)")
+        extra[k] = v  # the request body's key: the last one given
+    for k in ("ignore_eos", "stream"):
+        if k in extra and extra[k].lower() != "true":
+            raise _BenchUsageError(f"--extra-inputs {k}:{extra[k]}: not simulated ({k}:true is)")
+    for k in ("min_tokens", "max_tokens"):
+        if k in extra and not extra[k].isdigit():
+            raise _BenchUsageError(f"--extra-inputs {k}:{extra[k]}: want a number of tokens")
+    if "max_tokens" in extra:  # the request's length, as --output-tokens-mean is
+        if b.get("output_tokens_stddev", 0) or b.get("output_tokens_mean", int(extra["max_tokens"])) != int(extra["max_tokens"]):
+            raise _BenchUsageError(f"--extra-inputs max_tokens:{extra['max_tokens']}: not simulated beside a "
+                                  "different or varying --output-tokens-mean (give one length)")
+        b["output_tokens_mean"] = int(extra["max_tokens"])
+    if "min_tokens" in extra and (b.get("output_tokens_stddev", 0) or
+                                  str(b.get("output_tokens_mean")) != extra["min_tokens"]):
+        raise _BenchUsageError(f"--extra-inputs min_tokens:{extra['min_tokens']}: not simulated unless it equals a "
+                              "fixed --output-tokens-mean (every output its full length)")
+    if extra.get("ignore_eos") or "min_tokens" in extra:  # min_tokens = max_tokens: every output its full length
+        b["ignore_eos"] = True
     run: dict[str, Any] = {}
     seed = _one(opts, "--random-seed", int)
     if seed is not None:
         run["seed"] = seed
+    goodput = opts.pop("--goodput", None)
+    if goodput is not None:  # "time_to_first_token:100 inter_token_latency:8" (parse_str_as_numeric_dict)
+        slo: dict[str, float] = {}
+        for item in " ".join(goodput).split():
+            k, _, v = item.partition(":")
+            if k not in _AIPERF_SLO or not _is_number(v):
+                raise _BenchUsageError(f"--goodput {item!r}: want METRIC:VALUE with METRIC one of "
+                                      + ", ".join(_AIPERF_SLO) + " (the bounds the simulation's SLO takes)")
+            x = float(v)
+            if not (math.isfinite(x) and x > 0) and k == "output_token_throughput_per_user":
+                raise _BenchUsageError(f"--goodput {item!r}: want a rate > 0 tokens/s")
+            bound = 1000.0 / x if k == "output_token_throughput_per_user" else x
+            key = _AIPERF_SLO[k]
+            slo[key] = min(bound, slo.get(key, math.inf))
+        run["slo"] = slo
     if opts:
         raise _BenchUsageError(f"{sorted(opts)[0]}: not simulated (an option that changes what "
                               f"{tool.replace('_', '-')} profile sends or measures)")
@@ -395,7 +468,8 @@ def aiperf_text(doc: dict[str, Any]) -> str:
             "inter_token_latency": "tpot_ms", "output_token_throughput_per_user": "1000 / tpot_ms",
             "output_sequence_length": "output_tokens", "input_sequence_length": "input_tokens",
             "request_throughput": "request_throughput_rps", "output_token_throughput": "output_token_throughput_tps",
-            "benchmark_duration": "duration_ms / 1000", "request_count": "completed"}
+            "benchmark_duration": "duration_ms / 1000", "request_count": "completed",
+            "good_request_count": "goodput.good_requests", "goodput": "goodput.goodput_rps"}
     stats = ("avg", "min", "max", "p99", "p90", "p50", "std")
     width = 52
     lines = [f"{'Metric':{width}s}" + "".join(f"{s:>10s}" for s in stats) + "  aisimulate"]

@@ -37,7 +37,7 @@ from .common import CommandError
 #: the server is, how tokens are counted or where results go.
 _INERT_SECTIONS = ("tokenizer", "metrics", "report", "storage")
 _INERT_SERVER = ("type", "model_name", "base_url", "api_key", "cert_path", "key_path")
-_INERT_LOAD = ("num_workers", "worker_max_concurrency", "worker_max_tcp_connections")
+_INERT_LOAD = ()
 _INERT_API = ("headers", "slo_unit", "slo_ttft_header", "slo_tpot_header")
 _INERT_DATA = ("path", "corpus_file_path")
 #: data.shared_prefix's aliases (inference-perf's SharedPrefix validation_alias).
@@ -164,7 +164,8 @@ def parse_config(doc: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
     run: dict[str, Any] = {}
     if "base_seed" in load:
         run["seed"] = load["base_seed"]
-    bench["load"] = _take(load, "load", ("type", "interval", "stages"), (*_INERT_LOAD, "base_seed"))
+    bench["load"] = _take(load, "load", ("type", "interval", "stages", "num_workers", "worker_max_concurrency",
+                                         "worker_max_tcp_connections"), (*_INERT_LOAD, "base_seed"))
     server = _section(doc, "server")
     if "ignore_eos" in server:
         bench["ignore_eos"] = server["ignore_eos"]
