@@ -165,9 +165,12 @@ type VLLMBenchServe struct {
 	Burstiness float64 `json:"burstiness"`
 	// NumWarmups is --num-warmups (default 0).
 	NumWarmups int `json:"num_warmups,omitempty"`
-	// ReadyCheckTimeoutSec is --ready-check-timeout-sec (variant vllm,
-	// default 600): above 0 the client first sends the test request (the
-	// first prompt) until it succeeds; 0 skips it.
+	// ReadyCheckTimeoutSec is --ready-check-timeout-sec (variant vllm;
+	// default 600 before 0.14.0, where the initial test run was always made,
+	// 0 from it: vllm-project/vllm pull request 30975, "Disable default
+	// --ready-check-timeout-sec extra call in vllm bench", 2025-12-18):
+	// above 0 the client first sends the test request (the first prompt)
+	// until it succeeds; 0 skips it.
 	ReadyCheckTimeoutSec *float64 `json:"ready_check_timeout_sec,omitempty"`
 	// IgnoreEOS is --ignore-eos; it must be true (as AIPerfBenchmark's).
 	IgnoreEOS bool `json:"ignore_eos"`
@@ -340,27 +343,38 @@ func benchmarkDefaults(b *Benchmark, path string, present func(string) bool) {
 		if !given("burstiness") {
 			t.Burstiness = DefaultVLLMBenchBurstiness
 		}
-		if t.ReadyCheckTimeoutSec == nil && t.Variant == VariantVLLM {
-			v := DefaultVLLMBenchReadyCheckTimout
-			t.ReadyCheckTimeoutSec = &v
-		}
-		b.Tool = t
+		b.Tool = t // the ready check's default follows the version (versionDefault)
 	}
 }
 
 // versionDefault fills tool vllm_bench_serve's client version from the
-// engine's release when neither names one.
+// engine's release when neither names one, then the ready check's timeout
+// by that version when not given (vllmReadyCheckOff).
 func (b *Benchmark) versionDefault(engineVersion string) {
 	t, ok := b.Tool.(VLLMBenchServe)
-	if !ok || t.Variant != VariantVLLM || t.Version != "" {
+	if !ok || t.Variant != VariantVLLM {
 		return
 	}
-	t.Version = NewestVLLMRelease
-	if rel, _, err := ResolveBackendVersion(engineVersion); engineVersion != "" && err == nil {
-		t.Version = rel.String()
+	if t.Version == "" {
+		t.Version = NewestVLLMRelease
+		if rel, _, err := ResolveBackendVersion(engineVersion); engineVersion != "" && err == nil {
+			t.Version = rel.String()
+		}
+	}
+	if t.ReadyCheckTimeoutSec == nil {
+		v := DefaultVLLMBenchReadyCheckTimout
+		if rel, _, err := ResolveBackendVersion(t.Version); err == nil && !rel.Before(vllmReadyCheckOff) {
+			v = 0
+		}
+		t.ReadyCheckTimeoutSec = &v
 	}
 	b.Tool = t
 }
+
+// vllmReadyCheckOff is the vLLM release whose client skips the ready check
+// unless --ready-check-timeout-sec is given (pull request 30975, merged
+// after 0.13.0's branch).
+var vllmReadyCheckOff = Release{0, 14, 0}
 
 func (b *Benchmark) validate(path string) error {
 	if b.Tool == nil {

@@ -68,8 +68,13 @@ func TestVLLMBenchServeTraffic(t *testing.T) {
 		{"inferencex 2025", "", "{tool: vllm_bench_serve, variant: inferencex, date: \"2025-11-02\", num_prompts: 80, max_concurrency: 8, ignore_eos: true}",
 			ConcurrencyLoad{Concurrency: 8, WarmupRequests: 1, WarmupPrompt: WarmupPromptFirst}, ""},
 		// vLLM: the ready check's test request and the warm-ups; the engine's release is the client's
-		{"vllm", ", backend_version: 0.15.1", "{tool: vllm_bench_serve, num_prompts: 80, max_concurrency: 8, num_warmups: 2, ignore_eos: true}",
-			ConcurrencyLoad{Concurrency: 8, WarmupRequests: 3, WarmupPrompt: WarmupPromptFirst}, "0.15.1"},
+		{"vllm", ", backend_version: 0.13.0", "{tool: vllm_bench_serve, num_prompts: 80, max_concurrency: 8, num_warmups: 2, ignore_eos: true}",
+			ConcurrencyLoad{Concurrency: 8, WarmupRequests: 3, WarmupPrompt: WarmupPromptFirst}, "0.13.0"},
+		// from 0.14.0 the ready check is off unless given (pull request 30975)
+		{"vllm 0.15.1", ", backend_version: 0.15.1", "{tool: vllm_bench_serve, num_prompts: 80, max_concurrency: 8, num_warmups: 2, ignore_eos: true}",
+			ConcurrencyLoad{Concurrency: 8, WarmupRequests: 2, WarmupPrompt: WarmupPromptFirst}, "0.15.1"},
+		{"vllm 0.15.1 ready check", ", backend_version: 0.15.1", "{tool: vllm_bench_serve, num_prompts: 80, max_concurrency: 8, ready_check_timeout_sec: 60, ignore_eos: true}",
+			ConcurrencyLoad{Concurrency: 8, WarmupRequests: 1, WarmupPrompt: WarmupPromptFirst}, "0.15.1"},
 		{"vllm no ready check", "", "{tool: vllm_bench_serve, num_prompts: 80, max_concurrency: 8, ready_check_timeout_sec: 0, ignore_eos: true}",
 			ConcurrencyLoad{Concurrency: 8}, NewestVLLMRelease},
 		// no concurrency limit, rate inf: every prompt at once
@@ -79,7 +84,7 @@ func TestVLLMBenchServeTraffic(t *testing.T) {
 		{"rate", "", "{tool: vllm_bench_serve, request_rate: 2, burstiness: 4, ready_check_timeout_sec: 0, ignore_eos: true}",
 			RateLoad{RateRPS: 2, Arrival: ArrivalGamma, CV: 0.5}, NewestVLLMRelease},
 		// a rate after the test request and 4 warm-ups, all at once, then Poisson arrivals
-		{"rate after warm-ups", "", "{tool: vllm_bench_serve, request_rate: 2, num_warmups: 4, ignore_eos: true}",
+		{"rate after warm-ups", "", "{tool: vllm_bench_serve, request_rate: 2, num_warmups: 4, ready_check_timeout_sec: 600, ignore_eos: true}",
 			RateLoad{RateRPS: 2, Arrival: ArrivalPoisson, WarmupRequests: 5, WarmupPrompt: WarmupPromptFirst}, NewestVLLMRelease},
 	} {
 		s := benchSpec(t, c.engine, c.bench)
@@ -164,7 +169,7 @@ func TestBenchmarkRefusals(t *testing.T) {
 func TestBenchmarkCanonical(t *testing.T) {
 	s := benchSpec(t, ", backend_version: 0.16.0", "{tool: vllm_bench_serve, max_concurrency: 4, ignore_eos: true}")
 	js := string(s.JSON())
-	assert.Contains(t, js, `"traffic":{"benchmark":{"tool":"vllm_bench_serve","variant":"vllm","version":"0.16.0","dataset_name":"random","random_input_len":1024,"random_output_len":128,"random_range_ratio":0,"num_prompts":1000,"max_concurrency":4,"burstiness":1,"ready_check_timeout_sec":600,"ignore_eos":true}}`)
+	assert.Contains(t, js, `"traffic":{"benchmark":{"tool":"vllm_bench_serve","variant":"vllm","version":"0.16.0","dataset_name":"random","random_input_len":1024,"random_output_len":128,"random_range_ratio":0,"num_prompts":1000,"max_concurrency":4,"burstiness":1,"ready_check_timeout_sec":0,"ignore_eos":true}}`)
 	again, err := Decode(s.JSON())
 	require.NoError(t, err)
 	assert.Equal(t, js, string(again.JSON()))

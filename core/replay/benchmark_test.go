@@ -147,7 +147,7 @@ traffic:
 // rejected: 0 completed, 3 failed.
 func TestVLLMBenchServeStopsAtAFailedReadyCheck(t *testing.T) {
 	bench := `{tool: vllm_bench_serve, random_input_len: 2000, random_output_len: 2, num_prompts: 3, max_concurrency: 2, ignore_eos: true%s}`
-	s, err := config.DecodeYAML([]byte(linearEngineFor(100) + "traffic:\n  benchmark: " + fmt.Sprintf(bench, "") + "\n"))
+	s, err := config.DecodeYAML([]byte(linearEngineFor(100) + "traffic:\n  benchmark: " + fmt.Sprintf(bench, ", ready_check_timeout_sec: 600") + "\n"))
 	require.NoError(t, err)
 	_, err = Run(s)
 	var ce *config.Error
