@@ -69,6 +69,8 @@ LAYER_OF: dict[str, str] = {
     "aisimulate.config_bounds": "config",
     "aisimulate.io": "io",
     "aisimulate.report": "result",
+    "aisimulate.records": "result",  # the per-request column arrays and their conversions
+    "aisimulate.report_text": "result",  # the text table: it reads the summary and metadata only
     "aisimulate.plot": "result",  # the figures: they import nothing of the package
     "aisimulate.run": "run",
     "aisimulate.perf": "run",

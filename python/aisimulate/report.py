@@ -39,6 +39,7 @@ if TYPE_CHECKING:  # annotations only: typing costs ~10 ms of CPU at import
     from typing import Any, Iterable
 
 from .binding import lazy as _lazy
+from .records import RequestRecords, columns_to_pandas, records_to_columns, sorted_columns
 
 __all__ = ["ReplayReport", "RequestRecords", "REQUEST_FIELDS", "LATENCY_METRICS", "STAT_FIELDS", "SLO_FIELDS", "TIMELINE_FIELDS"]
 
@@ -86,10 +87,6 @@ STAT_FIELDS: tuple[str, ...] = ("mean", "std", "min", "max", "p50", "p90", "p95"
 #: (time_to_first_token, inter_token_latency, request_latency) name them.
 SLO_FIELDS: tuple[str, ...] = ("ttft_ms", "tpot_ms", "e2e_ms")
 
-_TABLE_STATS = ("mean", "p50", "p90", "p95", "p99", "min", "max")
-#: Rows of the table's latency section (ms).
-_TABLE_METRICS = ("ttft_ms", "ttst_ms", "tpot_ms", "itl_ms", "e2e_ms")
-_DASH = "\u2014"
 
 
 #: The summary's counts (requests, tokens, preemptions; ``goodput.good_requests``): the
@@ -171,7 +168,7 @@ class ReplayReport:
         """The per-request columns, made on first use: from the core's bytes
         (:meth:`from_columnar`), or a streamed report's table (:meth:`from_streamed`)."""
         if self._cols is None and self._raw is not None:
-            self._cols, self._raw = _sorted_columns(*self._raw), None
+            self._cols, self._raw = sorted_columns(*self._raw), None
         if self._cols is None and self._streamed is not None:
             from .io.tables import columns_from_table
 
@@ -277,7 +274,7 @@ class ReplayReport:
             raise ImportError("ReplayReport.to_pandas() needs pandas: "
                               "pip install 'aisimulate[pandas]' (or pandas>=2.0)") from exc
         if self._columns is not None:  # the same dtypes whether or not .requests was read
-            return _columns_to_pandas(pd, self._columns)
+            return columns_to_pandas(pd, self._columns)
         columns = list(__getattr__("REQUEST_FIELDS"))
         for r in self.requests:
             for k in r:
@@ -337,107 +334,10 @@ class ReplayReport:
         then one row per latency metric (``ttft_ms``, ``ttst_ms``, ``tpot_ms``, ``itl_ms``, ``e2e_ms``)
         with mean, p50, p90, p95, p99, min and max in ms. A missing value shows as ``—``.
         """
-        s = self.summary
-        width = 11 + 10 * len(_TABLE_STATS)  # label column + 7 stat columns
-        lines = [" aisimulate replay ".center(width, "=")]
-        title = self._title()
-        if title:
-            lines.append(title)
-        saturation = s.get("saturation")
-        if isinstance(saturation, Mapping) and isinstance(saturation.get("diagnosis"), str):
-            diagnosis = saturation["diagnosis"]
-            lines.append(diagnosis[:1].upper() + diagnosis[1:])  # the deployment did not keep up
-        rows = [
-            ("Completed requests", _fmt_int(s.get("completed"))),
-            ("Rejected requests", _fmt_int(s.get("rejected"))),
-            ("Failed requests", _fmt_int(s.get("failed"))),
-            ("Canceled requests", _fmt_int(s.get("canceled"))),
-            ("Duration (ms)", _fmt(s.get("duration_ms"), 2)),
-            ("Request throughput (req/s)", _fmt(s.get("request_throughput_rps"), 3)),
-            ("Output token throughput (tok/s)", _fmt(s.get("output_token_throughput_tps"), 2)),
-        ]
-        per_user = s.get("output_token_throughput_per_user")
-        if isinstance(per_user, Mapping) or "output_token_throughput_per_user" in s:
-            rows.append(("Output tok/s per user (mean)", _fmt(_stat(per_user, "mean"), 2)))
-        goodput = s.get("goodput")
-        if isinstance(goodput, Mapping):
-            bounds = ", ".join(f"{k} \u2264 {v:g}" for k, v in (goodput.get("slo") or {}).items())
-            att = goodput.get("slo_attainment")
-            rows.append(("SLO (ms)", bounds))
-            rows.append(("Good requests (within the SLO)",
-                         f"{_fmt_int(goodput.get('good_requests'))} "
-                         f"({_fmt(None if _bad(att) else 100 * att, 1)} %)"))
-            rows.append(("Request goodput (req/s)", _fmt(goodput.get("goodput_rps"), 3)))
-        rows.append(("GPU hours", _fmt_small(s.get("gpu_hours"))))
-        if price_per_gpu_hour is not None:
-            c = self.cost(price_per_gpu_hour)
-            rows.append((f"Cost at {c['price_per_gpu_hour']:g} per GPU hour", _fmt(c["total"], 2)))
-            rows.append(("Cost per million output tokens", _fmt(c["per_million_output_tokens"], 3)))
-        # Totals the core adds (completed requests' tokens, all requests' preemptions).
-        for key, label in (("total_input_tokens", "Total input tokens"),
-                           ("total_output_tokens", "Total output tokens"),
-                           ("total_cached_tokens", "Total cached (prefix-hit) tokens"),
-                           ("preemptions", "Preemptions")):
-            if key in s:
-                rows.append((label, _fmt_int(s[key])))
-        if "input_sequence_length" in s:
-            rows.append(("Mean input / output tokens (completed)",
-                         f"{_fmt(_stat(s.get('input_sequence_length'), 'mean'), 1)} / "
-                         f"{_fmt(_stat(s.get('output_sequence_length'), 'mean'), 1)}"))
-        in_flight = s.get("in_flight")
-        if isinstance(in_flight, Mapping):
-            rows.append(("In-flight requests (mean / peak)",
-                         f"{_fmt(in_flight.get('mean'), 1)} / {_fmt_int(in_flight.get('peak'))}"))
-        # Aggregated: the workers' share of the run in passes (summary.worker_utilization).
-        util = s.get("worker_utilization")
-        if not self.metadata.get("disaggregated") and isinstance(util, Mapping):
-            rows.append(("Worker busy % (mean / min / max)",
-                         " / ".join(_fmt(100 * util[k], 1) for k in ("mean", "min", "max"))))
-        # P/D: each pool's GPU hours and busy share (time in passes / duration).
-        pools = self.metadata.get("pools")
-        if self.metadata.get("disaggregated") and isinstance(pools, list):
-            duration = s.get("duration_ms") or 0
-            for p in pools:
-                busy = p.get("worker_busy_ms") or []
-                share = (sum(busy) / (len(busy) * duration)) if busy and duration else None
-                value = f"{_fmt_small(p.get('gpu_hours'))} GPU h, busy {_fmt(None if share is None else 100 * share, 1)} %"
-                rows.append((f"{str(p.get('name')).capitalize()} pool", value))
-        for label, value in rows:
-            lines.append(f"{label + ':':<40}{value:>{width - 40}}")
-        lines.append("-" * width)
-        header = f"{'metric (ms)':<11}" + "".join(f" {h:>9}" for h in _TABLE_STATS)
-        lines.append(header)
-        for metric in _TABLE_METRICS:
-            if metric not in s and metric not in LATENCY_METRICS:
-                continue  # a report from before the metric existed
-            stats = s.get(metric)
-            cells = []
-            for h in _TABLE_STATS:
-                v = stats.get(h) if isinstance(stats, Mapping) else None
-                cells.append(f" {_fmt(v, 2):>9}")  # always one space between cells
-            lines.append(f"{metric:<11}" + "".join(cells))
-        lines.append("=" * width)
-        return "\n".join(lines)
+        from .report_text import summary_table
 
-    def _title(self) -> str:
-        m = self.metadata
-        spec = m.get("spec") if isinstance(m.get("spec"), Mapping) else {}
-        engine = spec.get("engine") if isinstance(spec.get("engine"), Mapping) else {}
-        model = m.get("model") or engine.get("model")
-        system = m.get("system") or engine.get("system")
-        if not isinstance(model, str) or not isinstance(system, str):
-            return ""
-        title = f"{model} on {system}"
-        workers, tp, perf = m.get("workers"), m.get("tp"), m.get("perf_model")
-        pools = m.get("pools")
-        if m.get("disaggregated") and isinstance(pools, list):
-            title += ", P/D " + " + ".join(
-                f"{p.get('name')} {p.get('workers')} \u00d7 TP{p.get('tp')}{_layout(p)}" for p in pools)
-        elif isinstance(workers, int) and isinstance(tp, int):
-            title += f", {workers} worker{'s' if workers != 1 else ''} \u00d7 TP{tp}{_layout(m)}"
-        if isinstance(perf, str):
-            title += f", {perf} perf model"
-        return title
+        cost = None if price_per_gpu_hour is None else self.cost(price_per_gpu_hour)
+        return summary_table(self.summary, self.metadata, cost)
 
     # --- files -------------------------------------------------------------------------
 
@@ -627,7 +527,7 @@ class ReplayReport:
         record."""
         if self._columns is not None:
             return self._columns
-        return _records_to_columns(self.requests, list(__getattr__("REQUEST_FIELDS")))
+        return records_to_columns(self.requests, list(__getattr__("REQUEST_FIELDS")))
 
     def completed_values(self, names: Sequence[str]) -> dict[str, Any]:
         """``{name: float64 array}``: the per-request values of the completed requests
@@ -667,57 +567,6 @@ class ReplayReport:
         return input_files(self.metadata.get("spec"), self.config_file)
 
 
-def _stat(stats: Any, key: str) -> Any:
-    """``stats[key]`` of a stats dict, or None."""
-    return stats.get(key) if isinstance(stats, Mapping) else None
-
-
-def _bad(v: Any) -> bool:
-    return v is None or isinstance(v, bool) or not isinstance(v, (int, float)) or (
-        isinstance(v, float) and not math.isfinite(v))
-
-
-def _fmt(v: Any, decimals: int) -> str:
-    """A number with ``decimals`` decimals (4 when it is small but not zero), or ``—``."""
-    if _bad(v):
-        return _DASH
-    if v != 0 and abs(v) < 0.1:
-        decimals = max(decimals, 4)
-    return f"{v:.{decimals}f}"
-
-
-def _fmt_int(v: Any) -> str:
-    if _bad(v):
-        return _DASH
-    return str(int(v))
-
-
-def _fmt_small(v: Any) -> str:
-    """GPU hours: 4 decimals, or 3 significant digits in scientific notation below 0.01."""
-    if _bad(v):
-        return _DASH
-    if v != 0 and abs(v) < 0.01:
-        return f"{v:.3e}"
-    return f"{v:.4f}"
-
-
-# --- columnar results -------------------------------------------------------------------
-
-def _sorted_columns(layout: Mapping[str, Any], buf) -> dict[str, Any]:
-    """The columns of the core's header ``layout`` over ``buf`` (:func:`_tables.columns_of`),
-    in ``request_id`` order."""
-    from .io.tables import columns_of
-
-    np = _lazy.module("numpy")
-
-    cols = columns_of(layout, buf)
-    ids = cols["request_id"]
-    if len(ids) > 1 and not bool(np.all(ids[1:] >= ids[:-1])):  # the core sends in id order mostly
-        order = np.argsort(ids, kind="stable")
-        cols = {k: (v if k.startswith("_") else v[order]) for k, v in cols.items()}
-    return cols
-
-
 def _timeline(layout: Mapping[str, Any] | None, buf: bytes) -> dict[str, Any] | None:
     """The timeline's column arrays (views into ``buf``) from the core's layout, with
     ``pool`` as names and ``kv_blocks_total`` per pass; ``None`` without a layout."""
@@ -732,153 +581,3 @@ def _timeline(layout: Mapping[str, Any] | None, buf: bytes) -> dict[str, Any] | 
     cols["pool"] = np.array(list(layout["pools"]), dtype=object)[codes]
     cols["kv_blocks_total"] = np.array(layout["kv_blocks_total"], dtype=np.int64)[codes]
     return {k: cols[k] for k in TIMELINE_FIELDS}
-
-
-def _labels(cols: Mapping[str, Any], info: Mapping[str, Any]):
-    """The strings a labelled column indexes, with ``None`` last (so -1 is null)."""
-    np = _lazy.module("numpy")
-
-    return np.array(list(cols["_" + info["labels"]]) + [None], dtype=object)
-
-
-def _columns_to_pandas(pd, cols: Mapping[str, Any]):
-    """A DataFrame straight from the column arrays, in header order: floats keep NaN
-    for null, nullable integer columns become pandas' Int64, labelled columns strings."""
-    np = _lazy.module("numpy")
-
-    data: dict[str, Any] = {}
-    for name, info in cols["_header"].items():
-        v = cols[name]
-        if info.get("labels"):
-            data[name] = _labels(cols, info)[v]
-        elif info.get("nullable"):
-            data[name] = pd.array(np.where(v < 0, 0, v), dtype="Int64")
-            data[name][v < 0] = pd.NA
-        else:
-            data[name] = v
-    return pd.DataFrame(data, columns=list(cols["_header"]))
-
-
-#: Rows converted at a time while iterating: each column's slice becomes Python values
-#: in one ``tolist()`` call (the cost of the whole list of dicts, a slice at a time).
-_CHUNK = 4096
-
-
-class RequestRecords(Sequence):
-    """The per-request dicts of a report, in ``request_id`` order, keys in the columns'
-    header order, ``None`` for a null: the same values as a list of them, made from the
-    columns one row (or, iterating, one chunk of rows) at a time. ``len``, indexing
-    (negative too), slicing (a list of dicts), iteration, ``in`` and ``==`` with any
-    sequence of dicts (a list compares equal to it) work as on a list; it cannot be
-    changed. ``list(report.requests)`` makes the list (``json.dumps`` needs one)."""
-
-    __slots__ = ("_cols", "_names", "_n")
-
-    def __init__(self, cols: Mapping[str, Any]) -> None:
-        self._cols = cols
-        self._names = list(cols["_header"])
-        self._n = len(cols[self._names[0]]) if self._names else 0
-
-    def __len__(self) -> int:
-        return self._n
-
-    def _rows(self, start: int, stop: int) -> list[dict[str, Any]]:
-        """The dicts of rows ``start`` … ``stop`` − 1."""
-        return _columns_to_records(self._cols, start, stop)
-
-    def __getitem__(self, i):
-        if isinstance(i, slice):
-            start, stop, step = i.indices(self._n)
-            if step == 1:
-                return self._rows(start, max(start, stop))
-            return [self._rows(k, k + 1)[0] for k in range(start, stop, step)]
-        try:
-            k = i.__index__()
-        except AttributeError:
-            raise TypeError(f"request indices must be integers or slices, not {type(i).__name__}") from None
-        if k < 0:
-            k += self._n
-        if not 0 <= k < self._n:
-            raise IndexError("request index out of range")
-        return self._rows(k, k + 1)[0]
-
-    def __iter__(self) -> Iterator[dict[str, Any]]:
-        for start in range(0, self._n, _CHUNK):
-            yield from self._rows(start, min(start + _CHUNK, self._n))
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, Sequence) or isinstance(other, (str, bytes)):
-            return NotImplemented
-        return len(other) == self._n and all(a == b for a, b in zip(self, other))
-
-    __hash__ = None  # type: ignore[assignment]  # equal to a list, which has none
-
-    def __repr__(self) -> str:
-        return f"<{self._n:,} request records (a sequence of dicts; list() makes the list)>"
-
-
-def _columns_to_records(cols: Mapping[str, Any] | None, start: int = 0,
-                        stop: int | None = None) -> list[dict[str, Any]]:
-    """Per-request dicts (header order; None for nulls) from the column arrays: rows
-    ``start`` … ``stop`` − 1 (every row by default)."""
-    if cols is None:
-        return []
-    names = list(cols["_header"])
-    lists = []
-    for name, info in cols["_header"].items():
-        v = cols[name][start:stop]
-        if info.get("labels"):
-            values = _labels(cols, info)[v].tolist()
-        elif info.get("nullable"):
-            values = [None if x < 0 else x for x in v.tolist()]
-        elif v.dtype.kind == "f":
-            values = [None if math.isnan(x) else x for x in v.tolist()]
-        else:
-            values = v.tolist()
-        lists.append(values)
-    return [dict(zip(names, row)) for row in zip(*lists)]
-
-
-def _layout(meta: Mapping[str, Any]) -> str:
-    """`` × DP2`` and `` (EP)`` for a data-parallel or expert-parallel worker, else ""."""
-    out = ""
-    dp = meta.get("data_parallel_size")
-    if isinstance(dp, int) and dp > 1:
-        out += f" \u00d7 DP{dp}"
-    if meta.get("enable_expert_parallel") is True:
-        out += " (EP)"
-    return out
-
-
-#: Columns written as strings, by the header's list their integers index; session_id
-#: only when the trace named its sessions by strings.
-_LABELLED = {"status": "statuses", "reason": "reasons", "session_id": "sessions"}
-
-
-def _records_to_columns(records: Sequence[Mapping[str, Any]], fields: Sequence[str]) -> dict[str, Any]:
-    """Column arrays in :meth:`ReplayReport.from_columnar`'s layout from per-request
-    dicts: ``status``, ``reason`` and a string ``session_id`` as indices into
-    ``_statuses`` / ``_reasons`` / ``_sessions`` (-1 null), times (``*_ms``) and
-    other columns with a float value float64 (NaN null),
-    the rest int64 (-1 null, marked ``nullable``)."""
-    np = _lazy.module("numpy")
-
-    names = list(dict.fromkeys([*fields, *(k for r in records for k in r)]))
-    cols: dict[str, Any] = {"_header": {}, "_statuses": [], "_reasons": [], "_sessions": []}
-    for name in names:
-        values = [r.get(name) for r in records]
-        if name in _LABELLED and (name != "session_id" or any(isinstance(v, str) for v in values)):
-            labels, index = cols["_" + _LABELLED[name]], {}
-            for v in values:
-                if v is not None and v not in index:
-                    index[v] = len(labels)
-                    labels.append(v)
-            cols[name] = np.array([-1 if v is None else index[v] for v in values], dtype=np.int64)
-            cols["_header"][name] = {"name": name, "labels": _LABELLED[name]}
-        elif name.endswith("_ms") or any(isinstance(v, float) for v in values):
-            cols[name] = np.array([math.nan if v is None else float(v) for v in values], dtype=np.float64)
-            cols["_header"][name] = {"name": name}
-        elif all(v is None or (isinstance(v, int) and not isinstance(v, bool)) for v in values):
-            cols[name] = np.array([-1 if v is None else v for v in values], dtype=np.int64)
-            cols["_header"][name] = {"name": name, "nullable": any(v is None for v in values)}
-    return cols
