@@ -111,8 +111,13 @@ def main(argv: list[str] | None = None) -> int:
         return fail(f"no row of {silicon} could be simulated ({len(skipped)} skipped, listed above; "
                     f"reasons in {out / 'rows.csv'})")
     accuracy.write_mape(table, out / "mape.csv")
-    accuracy.write_plot(results, out / "predicted_vs_measured.png",
-                        f"{silicon.name}: perf {args.perf}\n{settings}")
+    try:
+        accuracy.write_plot(results, out / "predicted_vs_measured.png",
+                            f"{silicon.name}: perf {args.perf}\n{settings}")
+    except ModuleNotFoundError as e:  # matplotlib: the plot is optional, the tables are written
+        if e.name != "matplotlib" and not (e.name or "").startswith("matplotlib."):
+            raise
+        print(f"no predicted_vs_measured.png: {e} (make testdeps installs it)", file=sys.stderr)
     print(accuracy.format_mape(table, len(skipped), args.perf, settings))
     groups = accuracy.group_table(results)
     if groups:  # TensorRT-LLM rows: by model, mode, campaign, layout and MTP

@@ -228,3 +228,21 @@ def test_a_row_vllm_would_refuse_at_the_default_max_model_len_runs_as_launched()
     # the c = 1 warm-up request is run but not reported: the 20 measured ones
     assert len(rep.requests) == 20
     assert res.predicted_tpot_ms == pytest.approx(sum(r["tpot_ms"] for r in rep.requests) / 20)
+
+
+def test_script_without_matplotlib_writes_the_tables(tmp_path, slice_csv):
+    """A virtualenv of the core dependencies (``make build``) has no matplotlib: the
+    harness writes rows.csv and mape.csv, prints its table and says why there is no
+    plot and what installs it; it ended in a ModuleNotFoundError traceback."""
+    out = tmp_path / "out"
+    argv = [str(REPO / "scripts" / "accuracy.py"), "--silicon", str(slice_csv), "--perf", "aic",
+            "--out", str(out), "--aliases", str(ALIASES), "--jobs", "1"]
+    code = ("import runpy, sys; sys.modules['matplotlib'] = None; "
+            f"sys.argv = {argv!r}; runpy.run_path({argv[0]!r}, run_name='__main__')")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    assert "overall" in proc.stdout
+    assert "no predicted_vs_measured.png: matplotlib is not installed" in proc.stderr
+    assert "pip install 'aisimulate[plot]'" in proc.stderr
+    assert (out / "rows.csv").is_file() and (out / "mape.csv").is_file()
+    assert not (out / "predicted_vs_measured.png").exists()

@@ -178,8 +178,14 @@ def write_mape(table: Sequence[dict[str, Any]], path: str | os.PathLike[str]) ->
 
 
 def write_plot(results: Sequence[RowResult], path: str | os.PathLike[str], title: str) -> None:
-    """Predicted vs measured TTFT and TPOT, log axes, the y = x line and ±20 % / ±10 %."""
-    import matplotlib
+    """Predicted vs measured TTFT and TPOT, log axes, the y = x line and ±20 % / ±10 %.
+
+    Raises:
+        ModuleNotFoundError: matplotlib is not installed (the message names the extra).
+    """
+    from aisimulate.binding import lazy
+
+    matplotlib = lazy.module("matplotlib")
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
