@@ -129,7 +129,7 @@ type sim struct {
 	// inbox (async scheduling only), per worker: requests that reached it
 	// while a pass was running, added to its queue once the next pass is formed.
 	inbox [][]held
-	// intaking (a shared event loop and a family's own rank balancer only),
+	// intaking (a shared event loop with data parallelism only),
 	// per worker: requests placed on it whose input processing on its loop
 	// is not done yet (arrive; heldLoad counts them).
 	intaking [][]held

@@ -86,16 +86,13 @@ traffic:
 	assert.Contains(t, err.Error(), "max_batch_size")
 }
 
-// P/D on TensorRT-LLM (docs/trtllm.md, "Disaggregated"): one context and one
-// generation server of the linear engine, 100,000 KV bytes per token at
-// 50 GB/s and 0.2 ms. r1 (1,000 prompt, 3 output) computes its context in
-// 7.12 + 6.88 ms (ends 14.00), moves 100 MB in 2.2 ms (16.20), and the
-// generation server's three steps of 2.1 ms give its tokens at 18.30, 20.40
-// and 22.50 (the overlap scheduler changes nothing for a request alone).
-func TestTRTLLMDisaggregated(t *testing.T) {
-	yml := replaceOnce(fmt.Sprintf(trtllmEngine, ""), "  perf:", `  workers:
+// trtllmPDOneRequest is the TensorRT-LLM engine as one context server (pool
+// prefill) and one generation server, 50 GB/s + 0.2 ms at 100,000 B a token,
+// replaying one 1,000-token request of 3 output tokens.
+func trtllmPDOneRequest(t *testing.T, prefill string) string {
+	return replaceOnce(fmt.Sprintf(trtllmEngine, ""), "  perf:", `  workers:
     disaggregated:
-      prefill: {count: 1}
+      prefill: `+prefill+`
       decode: {count: 1}
       kv_transfer: {bandwidth_gb_per_s: 50, latency_ms: 0.2, kv_bytes_per_token: 100000}
   perf:`) + fmt.Sprintf(`
@@ -103,6 +100,16 @@ traffic:
   source: {type: mooncake, path: %s}
   load: {mode: trace}
 `, writeTrace(t, []traceRow{{ts: 0, in: 1000, out: 3, hashes: []int{1, 2}}}))
+}
+
+// P/D on TensorRT-LLM (docs/trtllm.md, "Disaggregated"): one context and one
+// generation server of the linear engine, 100,000 KV bytes per token at
+// 50 GB/s and 0.2 ms. r1 (1,000 prompt, 3 output) computes its context in
+// 7.12 + 6.88 ms (ends 14.00), moves 100 MB in 2.2 ms (16.20), and the
+// generation server's three steps of 2.1 ms give its tokens at 18.30, 20.40
+// and 22.50 (the overlap scheduler changes nothing for a request alone).
+func TestTRTLLMDisaggregated(t *testing.T) {
+	yml := trtllmPDOneRequest(t, "{count: 1}")
 	rep := runYAML(t, yml)
 	r := rep.Records[0]
 	assert.InDelta(t, 18.30, msOf(r.FirstTokenNs), 1e-9)
@@ -116,16 +123,7 @@ traffic:
 // engine.trtllm; the transfer (2.2 ms) and the three generation steps follow:
 // tokens at 16.30, 18.40 and 20.50.
 func TestTRTLLMPoolOptions(t *testing.T) {
-	yml := replaceOnce(fmt.Sprintf(trtllmEngine, ""), "  perf:", `  workers:
-    disaggregated:
-      prefill: {count: 1, trtllm: {max_batch_size: 4, max_num_tokens: 1000, kv_cache_config: {tokens_per_block: 16, max_tokens: 16000}}}
-      decode: {count: 1}
-      kv_transfer: {bandwidth_gb_per_s: 50, latency_ms: 0.2, kv_bytes_per_token: 100000}
-  perf:`) + fmt.Sprintf(`
-traffic:
-  source: {type: mooncake, path: %s}
-  load: {mode: trace}
-`, writeTrace(t, []traceRow{{ts: 0, in: 1000, out: 3, hashes: []int{1, 2}}}))
+	yml := trtllmPDOneRequest(t, "{count: 1, trtllm: {max_batch_size: 4, max_num_tokens: 1000, kv_cache_config: {tokens_per_block: 16, max_tokens: 16000}}}")
 	rep := runYAML(t, yml)
 	r := rep.Records[0]
 	assert.InDelta(t, 16.30, msOf(r.FirstTokenNs), 1e-9)

@@ -2,6 +2,7 @@ package sglang
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/aisimulate/aisimulate/core/engine"
 	"github.com/aisimulate/aisimulate/core/perf"
@@ -394,22 +395,19 @@ func (w *Worker) available() int {
 	return w.free + w.tree.evictable
 }
 
+// remove is rs without r, which it holds (the freed slot cleared).
 func remove(rs []*Request, r *Request) []*Request {
-	for i, x := range rs {
-		if x == r {
-			copy(rs[i:], rs[i+1:])
-			rs[len(rs)-1] = nil
-			return rs[:len(rs)-1]
-		}
+	i := slices.Index(rs, r)
+	if i < 0 {
+		panic("sglang: request not in its queue")
 	}
-	panic("sglang: request not in its queue")
+	return slices.Delete(rs, i, i+1)
 }
 
+// removeIf is rs without r (rs unchanged when r is not in it).
 func removeIf(rs []*Request, r *Request) []*Request {
-	for _, x := range rs {
-		if x == r {
-			return remove(rs, r)
-		}
+	if i := slices.Index(rs, r); i >= 0 {
+		return slices.Delete(rs, i, i+1)
 	}
 	return rs
 }

@@ -2,6 +2,7 @@ package trtllm
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/aisimulate/aisimulate/core/engine"
 	"github.com/aisimulate/aisimulate/core/perf"
@@ -204,23 +205,19 @@ func (w *Worker) Abort(er *engine.Request) {
 
 // drop is rs without r (rs unchanged when r is not in it).
 func drop(rs []*Request, r *Request) []*Request {
-	for _, x := range rs {
-		if x == r {
-			return remove(rs, r)
-		}
+	if i := slices.Index(rs, r); i >= 0 {
+		return slices.Delete(rs, i, i+1)
 	}
 	return rs
 }
 
+// remove is rs without r, which it holds (the freed slot cleared).
 func remove(rs []*Request, r *Request) []*Request {
-	for i, x := range rs {
-		if x == r {
-			copy(rs[i:], rs[i+1:])
-			rs[len(rs)-1] = nil
-			return rs[:len(rs)-1]
-		}
+	i := slices.Index(rs, r)
+	if i < 0 {
+		panic("trtllm: request not in its list")
 	}
-	panic("trtllm: request not in its list")
+	return slices.Delete(rs, i, i+1)
 }
 
 // HasWork reports whether a context or generation request is active.
