@@ -28,6 +28,48 @@ type MoE struct {
 	// token's top-k with probability k/E under uniform routing, so the
 	// expected distinct experts (perf.ExpectedDistinctExperts) do not change.
 	Groups, TopKGroups int
+	// Latent is the width the routed experts work in when it is not the
+	// hidden size, elements (moe_latent_size: Nemotron-3 Super and Ultra);
+	// 0 means Arch.Hidden. A MoE layer then projects each token down to it
+	// before dispatch (fc1_latent_proj, h → Latent) and back after combine
+	// (fc2_latent_proj, Latent → h), both replicated on every rank, as
+	// vLLM's nemotron_h.py NemotronHMoE builds them (the routed input and
+	// output transforms of its fused MoE layer); the router and the shared
+	// experts read the full hidden state.
+	Latent int
+}
+
+// ExpertHidden is the width of the routed experts' input and output
+// (h_e), elements: MoE.Latent when set, else Hidden. The expert GEMMs, the
+// expert-parallel dispatch and combine and the experts' activations are
+// this wide.
+func (a *Arch) ExpertHidden() int {
+	if a.MoE != nil && a.MoE.Latent > 0 {
+		return a.MoE.Latent
+	}
+	return a.Hidden
+}
+
+// LatentProjections are one MoE layer's projections into and out of the
+// experts' latent space (MoE.Latent), replicated (not split by TP):
+// fc1_latent_proj N = h_e, K = h and fc2_latent_proj N = h, K = h_e; nil
+// for experts of the hidden width.
+func (a *Arch) LatentProjections() []GEMMShape {
+	if a.MoE == nil || a.MoE.Latent <= 0 {
+		return nil
+	}
+	l := a.MoE.Latent
+	return []GEMMShape{{"fc1_latent_proj", l, a.Hidden}, {"fc2_latent_proj", a.Hidden, l}}
+}
+
+// latentWeights is the elements of one MoE layer's latent projections
+// (2·h·h_e; 0 without latent experts).
+func (a *Arch) latentWeights() int64 {
+	var n int64
+	for _, g := range a.LatentProjections() {
+		n += int64(g.N) * int64(g.K)
+	}
+	return n
 }
 
 // AttnKind is the attention of one decoder layer.

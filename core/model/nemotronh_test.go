@@ -62,10 +62,49 @@ func TestNemotronHDense(t *testing.T) {
 	l := loadShared(t, "nvidia/NVIDIA-Nemotron-3.5-Lightning-30B-A3B-NVFP4")
 	assert.Equal(t, 23, l.MoELayers())
 	assert.Equal(t, NVFP4, l.ExpertDtype())
-	super, err := os.ReadFile(filepath.Join(sharedConfigs, "nvidia--NVIDIA-Nemotron-3-Super-120B-A12B-FP8_config.json"))
-	require.NoError(t, err)
-	_, err = Parse(super, "nvidia/NVIDIA-Nemotron-3-Super-120B-A12B-FP8")
-	assert.ErrorContains(t, err, "moe_latent_size = 1024: latent experts")
+}
+
+// TestNemotronSuperLatentExperts: Nemotron-3 Super-120B-A12B (88 layers:
+// 40 Mamba-2, 8 attention, 40 latent MoE) by hand from its config.json. A
+// Mamba-2 layer: in_proj h·(2·H·P + 2·G·N + H) = 4096·(16384 + 2048 + 128)
+// and out_proj H·P·h; an attention layer: q and o 4096·32·128 each, k and v
+// 4096·2·128 each; a MoE layer: 512 relu² experts of 2688 on the 1024-wide
+// latent (2·1024·2688 each, priced as SwiGLU of 1792: 3·1024·1792), the
+// router 512·h, a shared expert of 5376 on h (3·h·3584) and the latent
+// projections 2·h·1024. Total 120,665,931,776 (the card's 120 B), active
+// 12,767,461,376 (A12B). KV: 8 attention layers × K and V × 2 KV heads ×
+// 128 = 4096 elements a token.
+func TestNemotronSuperLatentExperts(t *testing.T) {
+	a := loadShared(t, "nvidia/NVIDIA-Nemotron-3-Super-120B-A12B-FP8")
+	assert.Equal(t, &MoE{Experts: 512, TopK: 22, Intermediate: 1792, SharedIntermediate: 3584, Latent: 1024}, a.MoE)
+	assert.Equal(t, 1024, a.ExpertHidden())
+	assert.Equal(t, []GEMMShape{{"fc1_latent_proj", 1024, 4096}, {"fc2_latent_proj", 4096, 1024}}, a.LatentProjections())
+	h := int64(4096)
+	mamba := h*(2*128*64+2*8*128+128) + 128*64*h
+	attn := h*32*128*2 + 2*h*2*128
+	moe := 512*3*1024*1792 + 512*h + 3*h*3584 + 2*h*1024
+	assert.Equal(t, int64(120_665_931_776), 40*mamba+8*attn+40*moe+2*131072*h)
+	assert.Equal(t, int64(120_665_931_776), a.Params())
+	assert.Equal(t, int64(12_767_461_376), a.ActiveParams())
+	assert.Equal(t, int64(8*2*2*128*1), a.KVBytesPerToken(1, 1))
+	// FP8 (every linear, hf_quant_config.json excludes none): at TP 1 the
+	// weights are the parameters at 1 byte, the bf16 router and embeddings
+	// at 2
+	bf16 := 40*512*h + 2*131072*h
+	b := a.WeightDtype.Bytes()
+	assert.Equal(t, int64(float64(a.Params()-bf16)*b)+2*bf16, a.WeightBytesPerGPUParallel(Parallel{TP: 1, DP: 1}))
+	require.NoError(t, a.Validate(8))
+}
+
+// TestNemotronLatentTooWide: a latent wider than the hidden state is an
+// error naming both fields.
+func TestNemotronLatentTooWide(t *testing.T) {
+	bad := []byte(`{"architectures": ["NemotronHForCausalLM"], "hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4,
+		"num_key_value_heads": 1, "head_dim": 16, "vocab_size": 10, "max_position_embeddings": 64, "hybrid_override_pattern": "*E", "n_routed_experts": 4,
+		"num_experts_per_tok": 2, "moe_intermediate_size": 32, "moe_shared_expert_intermediate_size": 0, "moe_latent_size": 128,
+		"mamba_num_heads": 4, "mamba_head_dim": 16, "n_groups": 1, "ssm_state_size": 16, "conv_kernel": 4, "chunk_size": 8}`)
+	_, err := Parse(bad, "bad")
+	assert.ErrorContains(t, err, "moe_latent_size = 128 is wider than hidden_size = 64")
 }
 
 // TestNemotronHNVFP4Roles: nvidia's Nano NVFP4 keeps some Mamba-2 and every

@@ -44,7 +44,10 @@ var nemotronBlockTypes = map[string]byte{"mamba": nemotronMamba, "attention": ne
 // of moe_intermediate_size, num_experts_per_tok a token with sigmoid
 // routing, a shared expert of moe_shared_expert_intermediate_size), as
 // hybrid_override_pattern or layers_block_type lists them. The FFNs are
-// relu², not gated (up_proj and down_proj).
+// relu², not gated (up_proj and down_proj). With moe_latent_size
+// (Nemotron-3 Super and Ultra) the routed experts are latent: they work on
+// a moe_latent_size-wide projection of the token (MoE.Latent,
+// fc1_latent_proj and fc2_latent_proj around dispatch and combine).
 //
 // The simulator prices layers as a mixer and an FFN: each FFN layer is
 // paired with a mixer (a Mamba-2 one first), the mixers left over have no
@@ -59,10 +62,6 @@ func readNemotronH(c *moeConfig, a *Arch) error {
 	kinds, err := nemotronLayers(n, a.Layers)
 	if err != nil {
 		return err
-	}
-	if n.LatentSize != nil && *n.LatentSize > 0 {
-		return fmt.Errorf("moe_latent_size = %d: latent experts (the routed experts on a %d-wide projection of the hidden state, Nemotron-3 Super and Ultra) are not modelled",
-			*n.LatentSize, *n.LatentSize)
 	}
 	if act := n.MLPHiddenAct; act != nil && *act != "relu2" {
 		return fmt.Errorf("mlp_hidden_act %q not supported (relu2)", *act)
@@ -103,6 +102,14 @@ func readNemotronH(c *moeConfig, a *Arch) error {
 			return err
 		}
 		a.MoE.Intermediate, a.MoE.SharedIntermediate = relu2(a.MoE.Intermediate), relu2(shared)
+		if n.LatentSize != nil {
+			if a.MoE.Latent, err = need(n.LatentSize, "moe_latent_size", true); err != nil {
+				return err
+			}
+			if a.MoE.Latent > a.Hidden {
+				return fmt.Errorf("moe_latent_size = %d is wider than hidden_size = %d (latent experts project the hidden state down)", a.MoE.Latent, a.Hidden)
+			}
+		}
 	}
 	if count[nemotronMLP] > 0 {
 		if a.Intermediate == 0 {
@@ -221,7 +228,10 @@ func (a *Arch) nemotronModules(f func(r weightRole, names []string, elems int64)
 				one(roleShared, i, "shared_experts.up_proj", e)
 				one(roleShared, i, "shared_experts.down_proj", e)
 			}
-			e := h * relu2(a.MoE.Intermediate)
+			for _, g := range a.LatentProjections() {
+				one(roleShared, i, g.Name, int64(g.N)*int64(g.K))
+			}
+			e := int64(a.ExpertHidden()) * relu2(a.MoE.Intermediate)
 			one(roleExperts, i, "experts.0.up_proj", e)
 			one(roleExperts, i, "experts.0.down_proj", e)
 		}

@@ -117,11 +117,13 @@ func (a *Arch) attentionWeights(tp int, kind AttnKind) int64 {
 //
 //	attention     (n/t + 2·ceil(kv/t))·d·h + h·(n/t)·d            × b_w
 //	dense FFN     3·h·ceil(I/t)                                     × b_w
-//	MoE layer     ceil(E/moe_ep) · 3·h·ceil(I_e/moe_tp)                 × b_e   routed experts
+//	MoE layer     ceil(E/moe_ep) · 3·h_e·ceil(I_e/moe_tp)               × b_e   routed experts
 //	              + E·h · 2                                                   router (bf16, replicated)
 //	              + 3·h·ceil(I_s/t)                                 × b_w   shared experts
+//	              + 2·h·h_e (latent experts only, replicated)       × b_w   latent projections
 //	once          ceil(V/t)·h·2 (embedding) + ceil(V/t)·h·2 (lm_head, unless tied)
 //
+// h_e = ExpertHidden() (h unless the experts are latent: MoE.Latent).
 // b_w = WeightDtype.Bytes(), b_e = ExpertDtype().Bytes() (scales
 // included). Every expert counts, used or not: vLLM loads them all.
 // Norms, biases and attention sinks (a few h per layer) are left out, so
@@ -148,8 +150,9 @@ func (a *Arch) WeightBytesPerGPUParallel(p Parallel) int64 {
 		}
 		m := a.MoE
 		local := ceilDiv(m.Experts, p.MoEEP())
-		eElems += n * float64(int64(local)*3*h*int64(ceilDiv(m.Intermediate, p.MoETP())))
+		eElems += n * float64(int64(local)*3*int64(a.ExpertHidden())*int64(ceilDiv(m.Intermediate, p.MoETP())))
 		bf16Elems += n * float64(int64(m.Experts)*h)
+		wElems += n * float64(a.latentWeights())
 		if m.SharedIntermediate > 0 {
 			wElems += n * float64(3*h*int64(ceilDiv(m.SharedIntermediate, tp)))
 		}
@@ -177,7 +180,8 @@ func (a *Arch) Params() int64 {
 			continue
 		}
 		m := a.MoE
-		n += c * (int64(m.Experts)*3*h*int64(m.Intermediate) + int64(m.Experts)*h + 3*h*int64(m.SharedIntermediate))
+		n += c * (int64(m.Experts)*3*int64(a.ExpertHidden())*int64(m.Intermediate) + int64(m.Experts)*h +
+			3*h*int64(m.SharedIntermediate) + a.latentWeights())
 	}
 	embed := int64(a.Vocab) * h
 	if a.TieEmbeddings {
@@ -194,8 +198,7 @@ func (a *Arch) ActiveParams() int64 {
 	if a.MoE == nil {
 		return a.Params()
 	}
-	h := int64(a.Hidden)
 	m := a.MoE
-	inactive := int64(a.MoELayers()) * int64(m.Experts-m.TopK) * 3 * h * int64(m.Intermediate)
+	inactive := int64(a.MoELayers()) * int64(m.Experts-m.TopK) * 3 * int64(a.ExpertHidden()) * int64(m.Intermediate)
 	return a.Params() - inactive
 }

@@ -97,7 +97,7 @@ func NewA2A(backend string, arch *model.Arch, par model.Parallel, sys *hardware.
 	if sys.GPUsPerNode > 0 {
 		g = min(p, sys.GPUsPerNode)
 	}
-	a := &A2A{Backend: backend, P: p, G: g, K: arch.MoE.TopK, E: arch.MoE.Experts, Hidden: float64(arch.Hidden),
+	a := &A2A{Backend: backend, P: p, G: g, K: arch.MoE.TopK, E: arch.MoE.Experts, Hidden: float64(arch.ExpertHidden()),
 		CombineBytes: 2, NVLinkBW: sys.IntraNodeBW, NetBW: sys.CollectiveBW(p)}
 	fp8 := 1 + 4.0/128 // fp8 and an fp32 scale per 128 elements
 	switch backend {

@@ -149,7 +149,7 @@ func PlanMemoryParallel(arch *model.Arch, sys *hardware.System, par model.Parall
 	if m := arch.MoE; m != nil {
 		x := math.Min(float64(par.DP*maxNumBatchedTokens), fusedMoEChunkTokens)
 		ig := float64((m.Intermediate + par.MoETP() - 1) / par.MoETP())
-		act = max(act, int64(math.Ceil(x*float64(m.TopK)*(3*ig+float64(arch.Hidden))*2)))
+		act = max(act, int64(math.Ceil(x*float64(m.TopK)*(3*ig+float64(arch.ExpertHidden()))*2)))
 	}
 	ncclGPUs := tp // a dense model's DP ranks are separate engines
 	if arch.MoE != nil {

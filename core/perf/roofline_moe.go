@@ -20,7 +20,7 @@ type hybrid struct {
 	topk         int
 	moeEP        int
 	localExperts float64   // ceil(E / moe_ep)
-	expertW      float64   // weight elements of one expert on one GPU: 3·h·ceil(I_e/moe_tp)
+	expertW      float64   // weight elements of one expert on one GPU: 3·h_e·ceil(I_e/moe_tp)
 	expertInter  float64   // ceil(I_e/moe_tp)
 	expertBytes  float64   // b_e
 	flopsE       float64   // P·e_c at the experts' dtype
@@ -81,6 +81,9 @@ type hyGroup struct {
 	// proj: a linear-attention layer's projections (model.Arch.
 	// LinearProjections), in place of the QKV and output GEMMs
 	proj []gemmConst
+	// latent: a MoE layer's projections into and out of the latent experts'
+	// width (model.Arch.LatentProjections, replicated; nil: none)
+	latent []gemmConst
 	// memory-bound bytes per token: norms, q/k norm, dense/shared activation
 	memBytesPerToken float64
 }
@@ -125,6 +128,11 @@ func newHybrid(arch *model.Arch, sys *hardware.System, p model.Parallel, prm Roo
 			gr.ffn = [2]gemmConst{{n: 2 * i, k: h, nk: 2 * i * h}, {n: h, k: i, nk: h * i}}
 			gr.memBytesPerToken += 6 * i
 		}
+		if g.Kind.MoE {
+			for _, f := range arch.LatentProjections() {
+				gr.latent = append(gr.latent, gemmConst{n: float64(f.N), k: float64(f.K), nk: float64(f.N) * float64(f.K)})
+			}
+		}
 		if g.Kind.Attn == model.AttnSparse {
 			s := arch.Sparse
 			qn := float64(s.IndexHeads * s.IndexDim)
@@ -164,11 +172,12 @@ func newHybrid(arch *model.Arch, sys *hardware.System, p model.Parallel, prm Roo
 	}
 	if m := arch.MoE; m != nil {
 		ed := arch.ExpertDtype()
+		he := float64(arch.ExpertHidden())
 		hy.moeLayers = float64(arch.MoELayers())
 		hy.experts, hy.topk, hy.moeEP = m.Experts, m.TopK, p.MoEEP()
 		hy.localExperts = float64((m.Experts + p.MoEEP() - 1) / p.MoEEP())
 		hy.expertInter = float64((m.Intermediate + p.MoETP() - 1) / p.MoETP())
-		hy.expertW = 3 * h * hy.expertInter
+		hy.expertW = 3 * he * hy.expertInter
 		hy.expertBytes = ed.Bytes()
 		hy.flopsE = sys.Flops(ed) * prm.ComputeEfficiency
 		e := float64(m.Experts)
@@ -176,8 +185,8 @@ func newHybrid(arch *model.Arch, sys *hardware.System, p model.Parallel, prm Roo
 		hy.moeLatencyNs = prm.MoELatencyUs * 1e3
 		// per (token, expert) pair: read the token (bf16), write the
 		// gate/up output and read it back (2·I_g each way, bf16), write
-		// the expert's output (bf16): 2·(2h + 4·I_g) bytes
-		hy.actBytesTok = 2 * (2*h + 4*hy.expertInter)
+		// the expert's output (bf16): 2·(2h_e + 4·I_g) bytes
+		hy.actBytesTok = 2 * (2*he + 4*hy.expertInter)
 		hy.expS = make([]float64, tabulatedMoETokens*p.DP+1)
 		for X := range hy.expS {
 			hy.expS[X] = hy.expertsSecondsAt(float64(X), sys.MemBW*prm.MemoryEfficiency)
@@ -191,8 +200,10 @@ func newHybrid(arch *model.Arch, sys *hardware.System, p model.Parallel, prm Roo
 		hy.dpFixedS = prm.AllReduceLatencyUs * 1e-6
 		// ring all-gather (or reduce-scatter) of X·h bf16 elements over dp
 		// GPUs: each GPU moves (dp−1)/dp of the whole message, at the ring's
-		// slowest link (the network when the ranks span nodes)
-		hy.dpSPerToken = (dp - 1) / dp * h * 2 / sys.CollectiveBW(p.GPUs())
+		// slowest link (the network when the ranks span nodes); the tokens
+		// are gathered at the experts' width h_e (latent experts project
+		// them before dispatch)
+		hy.dpSPerToken = (dp - 1) / dp * float64(arch.ExpertHidden()) * 2 / sys.CollectiveBW(p.GPUs())
 	}
 	return hy, nil
 }
@@ -289,11 +300,12 @@ func (r *Roofline) generationAttn(k model.AttnKind, D, kvSum, ctxWin, ctxKept, c
 //
 //	A = X·k / moe_ep                          (token, expert) pairs on this GPU
 //	D = ceil(E/moe_ep) · (1 − (1 − k/E)^X)     distinct local experts read
-//	F = 2 · A · 3·h·I_g                        (gate, up and down GEMMs)
-//	B = b_e · D · 3·h·I_g  +  A · 2·(2h + 4·I_g)
+//	F = 2 · A · 3·h_e·I_g                      (gate, up and down GEMMs)
+//	B = b_e · D · 3·h_e·I_g  +  A · 2·(2h_e + 4·I_g)
 //	T = max(F / (P_e·e_c), B / (W·e_m))
 //
-// I_g = ceil(I_e / moe_tp), b_e the experts' bytes per weight (scales
+// I_g = ceil(I_e / moe_tp), h_e the experts' width (model.Arch.
+// ExpertHidden: h, or a latent expert's moe_latent_size), b_e the experts' bytes per weight (scales
 // included), P_e the peak of their dtype (sys.Flops; weight-only formats
 // such as MXFP4 compute in bf16). Only the experts the pass's tokens touch
 // are read (ExpectedDistinctExperts), and only active pairs are computed.
@@ -324,8 +336,9 @@ func (hy *hybrid) expertsSecondsAt(X float64, memBW float64) float64 {
 // memory ops, QKV and output GEMMs (and a sparse layer's indexer
 // projections) and the attention of its kind over this rank's x tokens;
 // a dense FFN, or a MoE FFN: router GEMM and shared experts on x, routed
-// experts on X (expertsSeconds) plus MoELatencyUs, and with DP an
-// all-gather and a reduce-scatter of X·h over the DP ranks. Then the TP
+// experts on X (expertsSeconds) plus MoELatencyUs (and latent experts'
+// projections on x), and with DP an all-gather and a reduce-scatter of
+// X·h_e over the DP ranks. Then the TP
 // all-reduces, embedding, logits, overhead and the per-layer latency as for
 // a dense decoder.
 func (r *Roofline) hybridBreakdown(b *Batch, X float64) Breakdown {
@@ -409,6 +422,12 @@ func (r *Roofline) hybridBreakdown(b *Batch, X float64) Breakdown {
 			s += gemmSeconds(x, hy.router, 2, r.flopsBF16, r.memBW)
 			routed := hy.expertsSeconds(X, r.memBW) + hy.moeLatencyNs*1e-9
 			expS += g.n * routed
+			// latent experts: the projections around dispatch and combine
+			// on this rank's tokens (serial: not hidden under the shared
+			// experts, as the table pricing does)
+			for _, f := range g.latent {
+				s += gemm(x, f)
+			}
 			if g.ffn[0].nk > 0 && x <= SharedExpertsStreamTokens {
 				// the shared experts run beside the routed ones (their own
 				// CUDA stream): the shorter of the two is hidden

@@ -186,3 +186,24 @@ func decodesP(lens []int, windows ...int) *Batch {
 	b := decodes(lens, windows...)
 	return &b
 }
+
+// TestLatentExpertsRoofline: tinyMoE's experts made latent (moe_latent_size
+// 16: Nemotron-3 Super's layout in small). One expert is 3·16·32 = 1536
+// weights (bf16) and a (token, expert) pair moves 2·(2·16 + 4·32) = 320
+// activation bytes; 1 token: A = 2, D = 2 experts read:
+// B = 2·2·1536 + 2·320 = 6784 B → 6.784 ns. The two replicated projections
+// are GEMMs on the token: fc1 (N 16, K 64) and fc2 (N 64, K 16), each
+// B = 2·1024 + 1·(2·K + 2·N) = 2048 + 160 = 2208 B → 2.208 ns, 4.416 ns
+// more GEMM time than the same model with hidden-wide experts.
+func TestLatentExpertsRoofline(t *testing.T) {
+	lat := tinyMoE()
+	lat.MoE.Latent = 16
+	r, err := NewRoofline(lat, unitSystem(), RooflineOptions{TP: 1, Params: unitParams()})
+	require.NoError(t, err)
+	base, err := NewRoofline(tinyMoE(), unitSystem(), RooflineOptions{TP: 1, Params: unitParams()})
+	require.NoError(t, err)
+	one := decodesP(make([]int, 1))
+	got, ref := r.Breakdown(one), base.Breakdown(one)
+	assert.InDelta(t, 6.784, got.ExpertsNs, 1e-9)
+	assert.InDelta(t, 4.416, got.GEMMNs-ref.GEMMNs, 1e-9)
+}

@@ -87,7 +87,7 @@ func (m *Model) a2aSetup(arch *model.Arch, sys *hardware.System, par model.Paral
 	seen := map[int64]bool{}
 	for i := range rows {
 		r := &rows[i]
-		if r.Nodes != 1 || r.Hidden != int64(arch.Hidden) || r.TopK != int64(arch.MoE.TopK) || r.Experts != int64(arch.MoE.Experts) {
+		if r.Nodes != 1 || r.Hidden != int64(arch.ExpertHidden()) || r.TopK != int64(arch.MoE.TopK) || r.Experts != int64(arch.MoE.Experts) {
 			continue
 		}
 		t := (r.LLDisp + r.LLComb) * 1e-6
@@ -105,7 +105,7 @@ func (m *Model) a2aSetup(arch *model.Arch, sys *hardware.System, par model.Paral
 	}
 	if len(ts) < 2 {
 		m.fallback(OpAll2All, int(hy.moeLayers), fmt.Sprintf("%s (%s) measured no hidden %d, top-%d of %d experts; priced by its bandwidth model",
-			table, filepath.Base(filepath.Dir(src.Path)), arch.Hidden, arch.MoE.TopK, arch.MoE.Experts))
+			table, filepath.Base(filepath.Dir(src.Path)), arch.ExpertHidden(), arch.MoE.TopK, arch.MoE.Experts))
 		return nil
 	}
 	c := &a2aCurve{model: a, tokens: sortedUnique(ts)}

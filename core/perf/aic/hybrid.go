@@ -27,9 +27,12 @@ type hybrid struct {
 
 	moe       *moeCurve
 	moeLayers float64
-	gather    *allReduceCurve // DP all-gather of X·h before the experts (nccl.go)
-	scatter   *allReduceCurve // DP reduce-scatter of X·h after them
-	routerN   float64
+	gather    *allReduceCurve // DP all-gather of X·h_e before the experts (nccl.go)
+	scatter   *allReduceCurve // DP reduce-scatter of X·h_e after them
+	// expertHidden: h_e, the routed experts' width (model.Arch.ExpertHidden:
+	// the hidden size, or latent experts' moe_latent_size)
+	expertHidden float64
+	routerN      float64
 	// qkNormARs is the all-reduces of the per-token q/k variances per pass
 	// (model.Arch.QKNormAcrossHeads at TP > 1: one per layer), each of two
 	// fp32 per token, priced as 4 bf16 elements on the TP all-reduce curve
@@ -110,6 +113,11 @@ func (m *Model) setupHybrid(arch *model.Arch, sys *hardware.System, par model.Pa
 		} else {
 			gr.memOps-- // no SiLU-and-mul outside the experts
 		}
+		if g.Kind.MoE {
+			// latent experts' projections into and out of their width
+			// (replicated, the weights' format), on the rank's tokens
+			gr.ffn = append(gr.ffn, arch.LatentProjections()...)
+		}
 		switch g.Kind.Attn {
 		case model.AttnMLA:
 			// the MLA module holds its norms, rotary embedding and cache
@@ -164,6 +172,7 @@ func (m *Model) setupHybrid(arch *model.Arch, sys *hardware.System, par model.Pa
 	if arch.MoE != nil {
 		hy.moeLayers = float64(arch.MoELayers())
 		hy.routerN = float64(arch.MoE.Experts)
+		hy.expertHidden = float64(arch.ExpertHidden())
 		if err := m.moeCurveFor(arch, sys, par, sysDir, opt, hy); err != nil {
 			return err
 		}
@@ -242,7 +251,7 @@ func (m *Model) moeCurveFor(arch *model.Arch, sys *hardware.System, par model.Pa
 	ed := arch.ExpertDtype()
 	label := moeDtypeLabel(ed)
 	mo := arch.MoE
-	shape := moeShape{h: int64(arch.Hidden), inter: int64(mo.Intermediate), k: int64(mo.TopK), e: int64(mo.Experts),
+	shape := moeShape{h: int64(arch.ExpertHidden()), inter: int64(mo.Intermediate), k: int64(mo.TopK), e: int64(mo.Experts),
 		tp: int64(par.MoETP()), ep: int64(par.MoEEP())}
 	exclude := map[string]string{}
 	var standIn *moeCurve
@@ -542,7 +551,8 @@ func (m *Model) hybridTokenCosts(x float64) (gemmNs, memNs, arNs, embedNs float6
 // moeTokenCosts prices what depends on the MoE tokens X alone, ns: the
 // routed experts of every MoE layer (moeCurve.Seconds) plus its top-k
 // selection (topKSeconds) and, with data parallelism, each MoE layer's
-// all-gather and reduce-scatter of X·h bf16 elements over the DP ranks.
+// all-gather and reduce-scatter of X·h_e bf16 elements over the DP ranks
+// (h_e the experts' width: latent experts are dispatched projected).
 func (m *Model) moeTokenCosts(X float64) (expNs, dispNs float64) {
 	hy := m.hy
 	if X <= 0 || hy.moe == nil {
@@ -552,7 +562,7 @@ func (m *Model) moeTokenCosts(X float64) (expNs, dispNs float64) {
 	if hy.a2a != nil {
 		dispNs = hy.moeLayers * hy.a2a.Seconds(X/float64(hy.par.DP)) * 1e9
 	} else if hy.gather != nil {
-		e := X * m.hidden
+		e := X * hy.expertHidden
 		dispNs = hy.moeLayers * (hy.gather.Seconds(e) + hy.scatter.Seconds(e)) * 1e9
 	}
 	return expNs, dispNs
