@@ -155,6 +155,7 @@ type Roofline struct {
 	arSPerToken    float64 // ring transfer time per token of one all-reduce, s
 	arBusBW        float64 // bus bandwidth of the all-reduce, B/s
 	arMeasured     bool    // arFixedS and arBusBW are the system's measured all-reduce
+	arNodes        int     // nodes the TP group spans (multiNodeAllReduce); 1 within one
 	passOverheadNs float64
 	seqOverheadNs  float64
 	layerLatencyNs float64
@@ -201,8 +202,9 @@ var _ Model = (*Roofline)(nil)
 // NewRoofline precomputes the per-(model, system, TP) constants. Errors: a
 // nil arch or sys, an arch that fails Validate(TP), an unknown weight dtype,
 // a KV dtype other than bfloat16 or fp8, a system without positive MemBW and
-// BF16Flops (and IntraNodeBW when TP > 1), TP above GPUsPerNode (the
-// all-reduce model is intra-node), or params out of range.
+// BF16Flops (and IntraNodeBW when TP > 1), a TP over several nodes that is
+// not a multiple of GPUsPerNode or on a system without InterNodeBW
+// (multiNodeAllReduce), or params out of range.
 func NewRoofline(arch *model.Arch, sys *hardware.System, opt RooflineOptions) (*Roofline, error) {
 	if arch == nil || sys == nil {
 		return nil, fmt.Errorf("perf: roofline needs a model and a system")
@@ -229,9 +231,6 @@ func NewRoofline(arch *model.Arch, sys *hardware.System, opt RooflineOptions) (*
 	}
 	if tp > 1 && !(sys.IntraNodeBW > 0) {
 		return nil, fmt.Errorf("perf: roofline: system %s needs IntraNodeBW > 0 for TP %d", sys.Name, tp)
-	}
-	if sys.GPUsPerNode > 0 && tp > sys.GPUsPerNode {
-		return nil, fmt.Errorf("perf: roofline: TP %d exceeds the %d GPUs of a %s node", tp, sys.GPUsPerNode, sys.Name)
 	}
 
 	h := float64(arch.Hidden)
@@ -283,6 +282,11 @@ func NewRoofline(arch *model.Arch, sys *hardware.System, opt RooflineOptions) (*
 			r.arFixedS, r.arBusBW, r.arMeasured = l.LatencyS, l.BusBW, true
 		}
 		r.arSPerToken = 2 * (t - 1) / t * h * 2 / r.arBusBW
+		if sys.Nodes(tp) > 1 {
+			if err := r.multiNodeAllReduce(sys, tp, h, p.AllReduceLatencyUs*1e-6); err != nil {
+				return nil, err
+			}
+		}
 	}
 	if arch.Hybrid() {
 		if r.hy, err = newHybrid(arch, sys, par, p, kd.Bytes()); err != nil {
@@ -320,6 +324,9 @@ func (r *Roofline) Metadata() map[string]any {
 		src := "nominal link (node.intra_node_bw) and the kernel latency"
 		if r.arMeasured {
 			src = "measured on this system (custom_allreduce_perf fit, scripts/fit_allreduce.py)"
+		}
+		if r.arNodes > 1 {
+			src = fmt.Sprintf("across %d nodes: within each node a reduce-scatter and an all-gather (%s), between them a ring all-reduce of each GPU's share at node.inter_node_bw; bus_bw_gb_s is the whole's", r.arNodes, src)
 		}
 		md["allreduce"] = map[string]any{"latency_us": r.arFixedS * 1e6, "bus_bw_gb_s": r.arBusBW / 1e9, "source": src}
 	}

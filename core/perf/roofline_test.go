@@ -398,7 +398,7 @@ func TestNewRooflineErrors(t *testing.T) {
 	noBW := *h100
 	noBW.MemBW = 0
 	small := *h100
-	small.GPUsPerNode = 2
+	small.GPUsPerNode, small.InterNodeBW = 2, 0
 	tests := []struct {
 		name string
 		arch *model.Arch
@@ -415,7 +415,7 @@ func TestNewRooflineErrors(t *testing.T) {
 		{"memory efficiency", q32, h100, RooflineOptions{TP: 1, Params: RooflineParams{ComputeEfficiency: 1}}, "memory_efficiency = 0"},
 		{"overhead", q32, h100, RooflineOptions{TP: 1, Params: RooflineParams{ComputeEfficiency: 1, MemoryEfficiency: 1, PassOverheadUs: -1}}, "pass_overhead_us = -1"},
 		{"system", q32, &noBW, RooflineOptions{Params: specDefaults(), TP: 1}, "MemBW"},
-		{"tp beyond node", q32, &small, RooflineOptions{Params: specDefaults(), TP: 4}, "exceeds the 2 GPUs"},
+		{"tp over nodes without a network", q32, &small, RooflineOptions{Params: specDefaults(), TP: 4}, "no network bandwidth (node.inter_node_bw)"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -53,11 +53,11 @@ func TestPrintBreakdown(t *testing.T) {
 					i, s.N, s.K, x, sec*1e3, m.gemmW.roofline(x, float64(s.N), float64(s.K))/sec)
 			}
 		}
-		if m.allReduce != nil {
+		if ar, ok := m.allReduce.(*allReduceCurve); ok {
 			for _, e := range []float64{64 * 4096, 8256 * 4096} {
-				sec := m.allReduce.Seconds(e)
+				sec := ar.Seconds(e)
 				fmt.Printf("    all-reduce %8.0f elements (%5.1f MB): %.4f ms, roofline/measured %.2f\n",
-					e, 2*e/1e6, sec*1e3, m.allReduce.roofline(e)/sec)
+					e, 2*e/1e6, sec*1e3, ar.roofline(e)/sec)
 			}
 		}
 	}

@@ -106,8 +106,8 @@ type Model struct {
 	gemmA     *gemmGrid // attention weights' dtype (model.Arch.AttentionDtype; MLA layers)
 	gemmBF16  *gemmGrid // logits
 	ctx, gen  *attnGrid
-	allReduce *allReduceCurve // nil at TP 1
-	numAR     float64         // 2L + 1 at TP > 1, else 0
+	allReduce collective // nil at TP 1 (allreduce_nodes.go when TP spans nodes)
+	numAR     float64    // 2L + 1 at TP > 1, else 0
 
 	// memory-bound ops: bytes per token per layer and op count per layer;
 	// embedding bytes per token; rate and fixed latency
@@ -171,9 +171,6 @@ func New(arch *model.Arch, sys *hardware.System, opt Options) (*Model, error) {
 	}
 	if !(sys.MemBW > 0 && sys.BF16Flops > 0) {
 		return nil, fmt.Errorf("aic: system %s needs MemBW > 0 and BF16Flops > 0", sys.Name)
-	}
-	if sys.GPUsPerNode > 0 && opt.TP > sys.GPUsPerNode {
-		return nil, fmt.Errorf("aic: TP %d exceeds the %d GPUs of a %s node", opt.TP, sys.GPUsPerNode, sys.Name)
 	}
 	sysDir, err := systemDir(opt.Database, sys.Name)
 	if err != nil {
@@ -254,22 +251,12 @@ func New(arch *model.Arch, sys *hardware.System, opt Options) (*Model, error) {
 			return nil, fmt.Errorf("aic: system %s needs IntraNodeBW > 0 for TP %d", sys.Name, opt.TP)
 		}
 		m.numAR = 2*m.layers + 1
-		p, err := find(TableAllReduce)
-		var rows []allReduceRow
-		if err == nil {
-			if rows, err = loadAllReduce(p); err != nil {
+		if sys.Nodes(opt.TP) > 1 {
+			if err := m.multiNodeAllReduce(sys, sysDir, int64(opt.TP)); err != nil {
 				return nil, err
 			}
-		}
-		if rows == nil {
-			m.allReduce = linearAllReduce(sys, int64(opt.TP))
-			m.fallback(OpAllReduce, int(m.numAR), fmt.Sprintf("%s is missing; the all-reduce priced as %s", TableAllReduce, m.allReduce.note))
-			m.allReduce.note = ""
-		} else if m.allReduce, err = newAllReduceCurve(rows, int64(opt.TP), sys.IntraNodeBW); err != nil {
-			return nil, fmt.Errorf("aic: %s: %w", p, err)
-		}
-		if m.allReduce.note != "" {
-			m.fallback(OpAllReduce, int(m.numAR), m.allReduce.note)
+		} else if err := m.nodeAllReduce(sys, int64(opt.TP), find); err != nil {
+			return nil, err
 		}
 	}
 

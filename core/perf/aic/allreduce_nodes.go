@@ -1,0 +1,127 @@
+package aic
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/aisimulate/aisimulate/core/hardware"
+)
+
+// collective prices a collective of e bf16 elements, seconds: an
+// allReduceCurve (one NVLink domain) or a multiNodeAllReduce.
+type collective interface {
+	Seconds(e float64) float64
+}
+
+// multiNodeAllReduce is the all-reduce of a TP group that spans nodes of g
+// GPUs each, priced hierarchically (the NCCL tables measure 2, 4 and 8 GPUs,
+// one node): a reduce-scatter of the message within each node (NVLink), an
+// all-reduce of each GPU's 1/g share with the GPUs of the same local rank on
+// the other nodes (the network: one NIC per GPU, node.inter_node_bw), then an
+// all-gather within each node. The serving engines' custom all-reduce
+// kernels are single-node: vLLM's and SGLang's disable themselves when the
+// group spans nodes (vllm/distributed/device_communicators/custom_all_reduce.py,
+// sglang/srt/distributed/device_communicators/custom_all_reduce.py) and
+// TensorRT-LLM's strategy selection falls back to NCCL for ranks without
+// NVLink between them (cpp/tensorrt_llm/thop/allreduceOp.cpp), so the node's phases are NCCL's
+// measured reduce-scatter and all-gather over g GPUs (nccl_perf).
+type multiNodeAllReduce struct {
+	g, nodes        int64
+	scatter, gather *allReduceCurve // within a node, g GPUs, the whole message
+	inter           *allReduceCurve // across nodes, one GPU each, its 1/g share
+}
+
+// Seconds of an all-reduce of e elements (0 for none).
+func (c *multiNodeAllReduce) Seconds(e float64) float64 {
+	if e <= 0 {
+		return 0
+	}
+	return c.scatter.Seconds(e) + c.inter.Seconds(e/float64(c.g)) + c.gather.Seconds(e)
+}
+
+// newMultiNodeAllReduce prices the all-reduce of tp GPUs over tp/g nodes of
+// g = sys.GPUsPerNode from the NCCL rows (nil: no table): the node's
+// reduce-scatter and all-gather as measured over g GPUs, or a ring at
+// node.intra_node_bw (ncclFallback) where not measured; the network's
+// all-reduce a ring at node.inter_node_bw whose latency is the measured
+// all-reduce's smallest message over the nearest GPU count (ncclFallback: the
+// tables hold no network latency, so NVLink's stands in). notes says what was
+// not measured. Errors: tp is not a multiple of g, or the system has no
+// network bandwidth.
+func newMultiNodeAllReduce(rows []ncclRow, sys *hardware.System, tp int64) (c *multiNodeAllReduce, notes []string, err error) {
+	g := int64(sys.GPUsPerNode)
+	if g < 1 || tp%g != 0 {
+		return nil, nil, fmt.Errorf("TP %d over nodes of %d GPUs: a TP group spanning nodes must fill them (a multiple of node.num_gpus_per_node)", tp, g)
+	}
+	if !(sys.InterNodeBW > 0) {
+		return nil, nil, fmt.Errorf("TP %d spans %d nodes of system %s, which gives no network bandwidth (node.inter_node_bw)", tp, tp/g, sys.Name)
+	}
+	c = &multiNodeAllReduce{g: g, nodes: tp / g}
+	for _, p := range []struct {
+		op  string
+		dst **allReduceCurve
+	}{{"reduce_scatter", &c.scatter}, {"all_gather", &c.gather}} {
+		curve, err := newNCCLCurve(rows, p.op, g, sys.IntraNodeBW)
+		if err != nil {
+			curve = ncclFallback(rows, p.op, g, sys.IntraNodeBW)
+			notes = append(notes, fmt.Sprintf("%s over %d GPUs not measured: a ring at %.0f GB/s plus %.1f µs",
+				p.op, g, sys.IntraNodeBW/1e9, curve.sec[0]*1e6))
+		}
+		*p.dst = curve
+	}
+	c.inter = ncclFallback(rows, "all_reduce", c.nodes, sys.InterNodeBW)
+	notes = append(notes, fmt.Sprintf(
+		"TP %d spans %d nodes: the all-reduce is the node's NCCL reduce-scatter and all-gather over %d GPUs around a ring all-reduce of a 1/%d share across the nodes at node.inter_node_bw (%.0f GB/s) plus %.1f µs",
+		tp, c.nodes, g, g, sys.InterNodeBW/1e9, c.inter.sec[0]*1e6))
+	return c, notes, nil
+}
+
+// nodeAllReduce sets the all-reduce of a TP group within one node: the
+// backend's measured custom all-reduce (custom_allreduce_perf), else the
+// system's measured fit or a ring at node.intra_node_bw (linearAllReduce).
+func (m *Model) nodeAllReduce(sys *hardware.System, tp int64, find func(string) (string, error)) error {
+	p, err := find(TableAllReduce)
+	var rows []allReduceRow
+	if err == nil {
+		if rows, err = loadAllReduce(p); err != nil {
+			return err
+		}
+	}
+	var c *allReduceCurve
+	if rows == nil {
+		c = linearAllReduce(sys, tp)
+		m.fallback(OpAllReduce, int(m.numAR), fmt.Sprintf("%s is missing; the all-reduce priced as %s", TableAllReduce, c.note))
+		c.note = ""
+	} else if c, err = newAllReduceCurve(rows, tp, sys.IntraNodeBW); err != nil {
+		return fmt.Errorf("aic: %s: %w", p, err)
+	}
+	if c.note != "" {
+		m.fallback(OpAllReduce, int(m.numAR), c.note)
+	}
+	m.allReduce = c
+	return nil
+}
+
+// multiNodeAllReduce sets the all-reduce of a TP group over several nodes
+// (newMultiNodeAllReduce) from the NCCL table of the system's NCCL version;
+// the fallback entry says how it was priced.
+func (m *Model) multiNodeAllReduce(sys *hardware.System, sysDir string, tp int64) error {
+	src, err := locateNewestIfEmpty(sysDir, m.system, sys.NCCLVersion)
+	var rows []ncclRow
+	if err == nil {
+		if rows, err = loadNCCL(src.Path); err != nil {
+			return err
+		}
+		m.sources = append(m.sources, src)
+	}
+	c, notes, err := newMultiNodeAllReduce(rows, sys, tp)
+	if err != nil {
+		return fmt.Errorf("aic: %w", err)
+	}
+	if rows == nil {
+		notes = append([]string{TableNCCL + " is missing"}, notes...)
+	}
+	m.allReduce = c
+	m.fallback(OpAllReduce, int(m.numAR), strings.Join(notes, "; "))
+	return nil
+}
