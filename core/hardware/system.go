@@ -1,6 +1,10 @@
 package hardware
 
-import "github.com/aisimulate/aisimulate/core/model"
+import (
+	"fmt"
+
+	"github.com/aisimulate/aisimulate/core/model"
+)
 
 // System is the spec of one GPU type and its node, per GPU.
 type System struct {
@@ -120,6 +124,24 @@ func (s *System) Nodes(gpus int) int {
 		return 1
 	}
 	return (gpus + s.GPUsPerNode - 1) / s.GPUsPerNode
+}
+
+// TPSpanError says why a tensor-parallel group of tp GPUs that spans nodes
+// cannot be priced (nil when it fits one node or can be): the perf sources
+// price its all-reduce hierarchically (core/perf/aic/allreduce_nodes.go,
+// core/perf/roofline_nodes.go), which needs every node to hold the same share
+// of the group and a network bandwidth between the nodes.
+func (s *System) TPSpanError(tp int) error {
+	if s.Nodes(tp) == 1 {
+		return nil
+	}
+	if tp%s.GPUsPerNode != 0 {
+		return fmt.Errorf("TP %d spans nodes of %d GPUs (%s) without filling them: a TP group across nodes is simulated at a multiple of node.num_gpus_per_node", tp, s.GPUsPerNode, s.Name)
+	}
+	if !(s.InterNodeBW > 0) {
+		return fmt.Errorf("TP %d spans %d nodes of system %s, which gives no network bandwidth (node.inter_node_bw) to price its all-reduce", tp, s.Nodes(tp), s.Name)
+	}
+	return nil
 }
 
 // CollectiveBW is the per-GPU bandwidth, B/s, of a ring collective over gpus

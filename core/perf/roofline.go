@@ -105,6 +105,11 @@ type RooflineOptions struct {
 // gemmConst is one weight GEMM on one GPU: N output and K input features.
 type gemmConst struct{ n, k, nk float64 }
 
+// gemmConstOf is the constants of one GEMM shape (N, K and N·K).
+func gemmConstOf(g model.GEMMShape) gemmConst {
+	return gemmConst{n: float64(g.N), k: float64(g.K), nk: float64(g.N) * float64(g.K)}
+}
+
 // Roofline prices a pass of a dense decoder (Llama, Qwen2, Qwen3, Mistral)
 // on one TP group from peak FLOP/s and HBM bandwidth (docs/design.md,
 // "The measured tables and the dense-decoder arithmetic"). Every op costs
@@ -268,7 +273,7 @@ func NewRoofline(arch *model.Arch, sys *hardware.System, opt RooflineOptions) (*
 		r.memOpBytesPerToken += 2 * 2 * (qHeads + kvHeads) * d
 	}
 	for i, g := range arch.LayerGEMMs(tp) {
-		r.gemms[i] = gemmConst{n: float64(g.N), k: float64(g.K), nk: float64(g.N) * float64(g.K)}
+		r.gemms[i] = gemmConstOf(g)
 	}
 	if tp > 1 {
 		t := float64(tp)

@@ -87,7 +87,7 @@ func newMLARoof(arch *model.Arch, sys *hardware.System, tp int, ad model.Dtype, 
 	mr := &mlaRoof{MLACore: NewMLACore(m, arch.Heads/tp, kvBytes, ad,
 		SystemMLARates(sys, ad, prm.ComputeEfficiency, prm.MemoryEfficiency))}
 	for _, g := range arch.MLAProjections(tp) {
-		mr.projections = append(mr.projections, gemmConst{n: float64(g.N), k: float64(g.K), nk: float64(g.N) * float64(g.K)})
+		mr.projections = append(mr.projections, gemmConstOf(g))
 	}
 	// per token: two RMSNorm+residual (8h bytes each), the q_a and kv_a
 	// RMSNorms (read and write, bf16), rotary embedding of q_pe and k_pe

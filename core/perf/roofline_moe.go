@@ -110,7 +110,7 @@ func newHybrid(arch *model.Arch, sys *hardware.System, p model.Parallel, prm Roo
 			l := arch.Linear
 			gr.memBytesPerToken += 6 * float64(l.ValueHeads*l.ValueDim/tp)
 			for _, f := range arch.LinearProjections(tp) {
-				gr.proj = append(gr.proj, gemmConst{n: float64(f.N), k: float64(f.K), nk: float64(f.N) * float64(f.K)})
+				gr.proj = append(gr.proj, gemmConstOf(f))
 			}
 			if hy.gdn == nil {
 				hy.gdn = NewGDNCore(l, tp, sys.BF16Flops*prm.ComputeEfficiency, sys.MemBW*prm.MemoryEfficiency)
@@ -130,7 +130,7 @@ func newHybrid(arch *model.Arch, sys *hardware.System, p model.Parallel, prm Roo
 		}
 		if g.Kind.MoE {
 			for _, f := range arch.LatentProjections() {
-				gr.latent = append(gr.latent, gemmConst{n: float64(f.N), k: float64(f.K), nk: float64(f.N) * float64(f.K)})
+				gr.latent = append(gr.latent, gemmConstOf(f))
 			}
 		}
 		if g.Kind.Attn == model.AttnSparse {

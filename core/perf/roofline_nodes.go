@@ -15,15 +15,12 @@ import (
 // node.intra_node_bw, with its latency), and between them a ring all-reduce
 // of each GPU's 1/g share over the n nodes (2(n−1)/n · 2·x·h/g bytes at
 // node.inter_node_bw, one NIC per GPU) carrying one more kernel latency
-// (netLatencyS). Errors: tp not a multiple of g, or no InterNodeBW.
+// (netLatencyS). Errors: hardware.System.TPSpanError.
 func (r *Roofline) multiNodeAllReduce(sys *hardware.System, tp int, h, netLatencyS float64) error {
+	if err := sys.TPSpanError(tp); err != nil {
+		return fmt.Errorf("perf: roofline: %w", err)
+	}
 	g := sys.GPUsPerNode
-	if g < 1 || tp%g != 0 {
-		return fmt.Errorf("perf: roofline: TP %d over nodes of %d GPUs: a TP group spanning nodes must fill them (a multiple of node.num_gpus_per_node)", tp, g)
-	}
-	if !(sys.InterNodeBW > 0) {
-		return fmt.Errorf("perf: roofline: TP %d spans %d nodes of system %s, which gives no network bandwidth (node.inter_node_bw)", tp, tp/g, sys.Name)
-	}
 	n := tp / g
 	lat, bw := netLatencyS, sys.IntraNodeBW
 	if l, ok := sys.AllReduceFor(g); ok {

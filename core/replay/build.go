@@ -221,21 +221,13 @@ func (d *deployment) buildPool(s *config.Spec, pl *pool) error {
 	if err := arch.Validate(pl.tp); err != nil {
 		return cfgErr(pl.field+".tp", err)
 	}
-	if n := sys.GPUsPerNode; n > 0 && pl.tp > n {
-		// A TP group over several nodes: vLLM (its multi-node serving over
-		// Ray or --nnodes), SGLang (--nnodes, sglang/srt/server_args.py) and
-		// TensorRT-LLM (one MPI world, tensorrt_llm/llmapi/mpi_session.py)
-		// each run one; the perf sources price its all-reduce across the
-		// network (core/perf/aic/allreduce_nodes.go, core/perf/roofline_nodes.go),
-		// which assumes every node holds the same share of the group.
-		if pl.tp%n != 0 {
-			return &config.Error{Field: pl.field + ".tp", Msg: fmt.Sprintf(
-				"%d spans nodes of %d GPUs (%s) without filling them: a TP group across nodes is simulated at a multiple of node.num_gpus_per_node", pl.tp, n, sys.Name)}
-		}
-		if !(sys.InterNodeBW > 0) {
-			return &config.Error{Field: pl.field + ".tp", Msg: fmt.Sprintf(
-				"%d spans %d nodes of system %s, which gives no network bandwidth (node.inter_node_bw) to price its all-reduce", pl.tp, pl.tp/n, sys.Name)}
-		}
+	// A TP group over several nodes: vLLM (its multi-node serving over Ray or
+	// --nnodes), SGLang (--nnodes, sglang/srt/server_args.py) and TensorRT-LLM
+	// (one MPI world, tensorrt_llm/llmapi/mpi_session.py) each run one; the
+	// perf sources price its all-reduce across the network
+	// (hardware.System.TPSpanError says what that needs).
+	if err := sys.TPSpanError(pl.tp); err != nil {
+		return cfgErr(pl.field+".tp", err)
 	}
 	if err := arch.ValidateParallel(pl.parallel()); err != nil {
 		field := pl.field + ".data_parallel_size"

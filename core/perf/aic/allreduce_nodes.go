@@ -46,16 +46,12 @@ func (c *multiNodeAllReduce) Seconds(e float64) float64 {
 // all-reduce a ring at node.inter_node_bw whose latency is the measured
 // all-reduce's smallest message over the nearest GPU count (ncclFallback: the
 // tables hold no network latency, so NVLink's stands in). notes says what was
-// not measured. Errors: tp is not a multiple of g, or the system has no
-// network bandwidth.
+// not measured. Errors: hardware.System.TPSpanError.
 func newMultiNodeAllReduce(rows []ncclRow, sys *hardware.System, tp int64) (c *multiNodeAllReduce, notes []string, err error) {
+	if err := sys.TPSpanError(int(tp)); err != nil {
+		return nil, nil, err
+	}
 	g := int64(sys.GPUsPerNode)
-	if g < 1 || tp%g != 0 {
-		return nil, nil, fmt.Errorf("TP %d over nodes of %d GPUs: a TP group spanning nodes must fill them (a multiple of node.num_gpus_per_node)", tp, g)
-	}
-	if !(sys.InterNodeBW > 0) {
-		return nil, nil, fmt.Errorf("TP %d spans %d nodes of system %s, which gives no network bandwidth (node.inter_node_bw)", tp, tp/g, sys.Name)
-	}
 	c = &multiNodeAllReduce{g: g, nodes: tp / g}
 	for _, p := range []struct {
 		op  string
