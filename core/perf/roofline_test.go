@@ -573,3 +573,29 @@ func TestRooflineDecodePassTime(t *testing.T) {
 		}
 	}
 }
+
+// TestRooflineAllReduceAcrossNodesByHand: TP 4 over two nodes of 2 GPUs
+// (no measured all-reduce), x = 1 token of hidden 4 (8 B). The node's
+// reduce-scatter and all-gather together move 2·(2−1)/2 · 8 B = 8 B at
+// 1 GB/s = 8 ns; the network ring all-reduce of each GPU's half, 2·(2−1)/2 ·
+// 8/2 B = 4 B at 0.25 GB/s = 16 ns; latency twice the kernel's 1 µs (the
+// node's and the network's). One all-reduce 2,000 + 24 = 2,024 ns; 3 per
+// pass (2 per layer, 1 layer, + the embedding) → 6,072 ns.
+func TestRooflineAllReduceAcrossNodesByHand(t *testing.T) {
+	arch := tinyArch()
+	arch.Heads, arch.KVHeads, arch.HeadDim = 4, 2, 1
+	sys := toySystem()
+	sys.GPUsPerNode, sys.InterNodeBW = 2, 0.25e9
+	p := exactParams
+	p.AllReduceLatencyUs = 1
+	r, err := NewRoofline(arch, sys, RooflineOptions{TP: 4, Params: p})
+	require.NoError(t, err)
+	bd := r.Breakdown(&Batch{Decodes: 1, DecodeKVSum: 3, Samplers: 1})
+	assert.InDelta(t, 6072, bd.AllReduceNs, 1e-9)
+	// Within one node of 4 the same all-reduce is one ring: 1,000 + 2·(3/4)·8 B
+	// at 1 GB/s = 1,012 ns, × 3 = 3,036 ns.
+	sys.GPUsPerNode = 4
+	r1, err := NewRoofline(arch, sys, RooflineOptions{TP: 4, Params: p})
+	require.NoError(t, err)
+	assert.InDelta(t, 3036, r1.Breakdown(&Batch{Decodes: 1, DecodeKVSum: 3, Samplers: 1}).AllReduceNs, 1e-9)
+}

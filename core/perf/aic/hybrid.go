@@ -460,9 +460,12 @@ func (m *Model) dpCollectives(sys *hardware.System, par model.Parallel, sysDir s
 }
 
 // ncclFallback is the stand-in of an NCCL collective the table did not
-// measure over gpus GPUs: a ring (linearCollective, one phase) at bw whose
-// latency is the smallest message's time over the nearest measured GPU
-// count (in log2; ties to the larger), or 10 µs without any row of op.
+// measure over gpus GPUs: a ring (linearCollective) at bw whose latency is
+// the smallest message's time over the nearest measured GPU count (in log2;
+// ties to the larger), or 10 µs without any row of op. A ring all-gather or
+// reduce-scatter moves (t−1)/t of the message once (one phase); a ring
+// all-reduce is both in turn, two phases (nccl-tests doc/PERFORMANCE.md: busBw =
+// algBw·2(n−1)/n for all-reduce, (n−1)/n for the others).
 func ncclFallback(rows []ncclRow, op string, gpus int64, bw float64) *allReduceCurve {
 	best, bestD := int64(0), math.Inf(1)
 	for i := range rows {
@@ -482,7 +485,11 @@ func ncclFallback(rows []ncclRow, op string, gpus int64, bw float64) *allReduceC
 			smallest, lat = r.MessageSize, r.Latency*1e-3
 		}
 	}
-	return linearCollective(gpus, 1, lat, bw)
+	phases := 1.0
+	if op == "all_reduce" {
+		phases = 2
+	}
+	return linearCollective(gpus, phases, lat, bw)
 }
 
 // locateNewestIfEmpty locates the NCCL table of the system's NCCL version
