@@ -88,8 +88,12 @@ def test_bench_prints_aiperfs_table(capsys, tmp_path):
 
 
 def test_bench_errors_are_exit_2(capsys, tmp_path):
-    code, _, err = run_cli(capsys, tmp_path, "vllm bench serve --num-prompts 5")
+    # vLLM 0.11.0's client sends the random dataset as --ignore-eos says; from 0.11.1 with ignore_eos always
+    code, _, err = run_cli(capsys, tmp_path, "vllm bench serve --num-prompts 5", "--tool-version", "0.11.0")
     assert code == 2 and "traffic.benchmark.ignore_eos" in err
+    code, out, err = run_cli(capsys, tmp_path, "vllm bench serve --num-prompts 5 --max-concurrency 5", "--format", "json")
+    assert code == 0, err
+    assert json.loads(out)["benchmark"]["ignore_eos"] is True
     code, _, err = run_cli(capsys, tmp_path, "vllm bench serve --profile --ignore-eos")
     assert code == 2 and "--profile: not simulated" in err
     cfg = tmp_path / "with_traffic.yaml"

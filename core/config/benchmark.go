@@ -173,6 +173,8 @@ type VLLMBenchServe struct {
 	// until it succeeds; 0 skips it.
 	ReadyCheckTimeoutSec *float64 `json:"ready_check_timeout_sec,omitempty"`
 	// IgnoreEOS is --ignore-eos; it must be true (as AIPerfBenchmark's).
+	// Variant vllm from 0.11.1 sets it itself for the random dataset
+	// (vllmRandomIgnoresEOS): true whatever is given.
 	IgnoreEOS bool `json:"ignore_eos"`
 }
 
@@ -348,8 +350,9 @@ func benchmarkDefaults(b *Benchmark, path string, present func(string) bool) {
 }
 
 // versionDefault fills tool vllm_bench_serve's client version from the
-// engine's release when neither names one, then the ready check's timeout
-// by that version when not given (vllmReadyCheckOff).
+// engine's release when neither names one, then what follows from that
+// version: ignore_eos for the random dataset (vllmRandomIgnoresEOS) and the
+// ready check's timeout when not given (vllmReadyCheckOff).
 func (b *Benchmark) versionDefault(engineVersion string) {
 	t, ok := b.Tool.(VLLMBenchServe)
 	if !ok || t.Variant != VariantVLLM {
@@ -361,6 +364,9 @@ func (b *Benchmark) versionDefault(engineVersion string) {
 			t.Version = rel.String()
 		}
 	}
+	if rel, _, err := ResolveBackendVersion(t.Version); err == nil && !rel.Before(vllmRandomIgnoresEOS) && t.DatasetName == "random" {
+		t.IgnoreEOS = true // whatever --ignore-eos says (vllmRandomIgnoresEOS)
+	}
 	if t.ReadyCheckTimeoutSec == nil {
 		v := DefaultVLLMBenchReadyCheckTimout
 		if rel, _, err := ResolveBackendVersion(t.Version); err == nil && !rel.Before(vllmReadyCheckOff) {
@@ -370,6 +376,15 @@ func (b *Benchmark) versionDefault(engineVersion string) {
 	}
 	b.Tool = t
 }
+
+// vllmRandomIgnoresEOS is the first vLLM release whose client sends every
+// request of the random (and random-mm) dataset with ignore_eos, given
+// --ignore-eos or not: main_async in vllm/benchmarks/serve.py sets
+// args.ignore_eos = True for those datasets on the OpenAI-compatible backends
+// (vllm, openai — the default — and openai-chat), pull request 28227,
+// "Default ignore_eos True for random dataset", merged 2025-11-06; 0.11.0's
+// main_async has no such line, 0.11.1's has it.
+var vllmRandomIgnoresEOS = Release{0, 11, 1}
 
 // vllmReadyCheckOff is the vLLM release whose client skips the ready check
 // unless --ready-check-timeout-sec is given (pull request 30975, merged
@@ -493,7 +508,7 @@ func (t VLLMBenchServe) validate(path string) error {
 		return errorf(p+"random_range_ratio", "%v", err)
 	}
 	if !t.IgnoreEOS {
-		return errorf(p+"ignore_eos", "must be true (--ignore-eos): a response that may end at the model's end-of-sequence token has a length the simulation cannot know")
+		return errorf(p+"ignore_eos", "must be true (--ignore-eos; vLLM's client sets it itself for the random dataset from 0.11.1, this is %s): a response that may end at the model's end-of-sequence token has a length the simulation cannot know", t.clientName())
 	}
 	if t.RequestRate == nil && t.MaxConcurrency == 0 && t.NumPrompts > MaxConcurrency {
 		return errorf(p+"num_prompts", "must be ≤ %d without max_concurrency or request_rate (every prompt is sent at once, a client each: traffic.load.concurrency's limit), got %d", MaxConcurrency, t.NumPrompts)
@@ -510,6 +525,14 @@ func (t VLLMBenchServe) validate(path string) error {
 		}
 	}
 	return nil
+}
+
+// clientName names t's client in a message: "vLLM 0.11.0", "InferenceX's fork".
+func (t VLLMBenchServe) clientName() string {
+	if t.Variant == VariantInferenceX {
+		return "InferenceX's fork"
+	}
+	return "vLLM " + t.Version
 }
 
 // symmetric reports whether t draws lengths in vLLM's window around L

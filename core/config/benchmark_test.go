@@ -132,7 +132,7 @@ func TestAIPerfTraffic(t *testing.T) {
 // An option the simulation cannot honour is an error naming it.
 func TestBenchmarkRefusals(t *testing.T) {
 	for bench, field := range map[string]string{
-		"{tool: vllm_bench_serve}": "traffic.benchmark.ignore_eos",
+		"{tool: vllm_bench_serve, version: 0.11.0}":                                                          "traffic.benchmark.ignore_eos",
 		"{tool: vllm_bench_serve, dataset_name: sharegpt, ignore_eos: true}":                                 "traffic.benchmark.dataset_name",
 		"{tool: vllm_bench_serve, random_prefix_len: 100, ignore_eos: true}":                                 "traffic.benchmark.random_prefix_len",
 		"{tool: vllm_bench_serve, random_range_ratio: 1, ignore_eos: true}":                                  "traffic.benchmark.random_range_ratio",
@@ -207,4 +207,30 @@ func TestInferencePerfInFlightCap(t *testing.T) {
 	// a concurrent stage of 6000 over 2 workers is 3000 connections a worker: above 2500
 	ce := benchErr(t, "{tool: inference_perf, api: {type: completion, streaming: true}, data: {type: random, input_distribution: {min: 10, max: 10, mean: 10, std_dev: 0, total_count: 9000}, output_distribution: {min: 2, max: 2, mean: 2, std_dev: 0, total_count: 9000}}, ignore_eos: true, load: {type: concurrent, num_workers: 2, stages: [{num_requests: 6000, concurrency_level: 6000}]}}")
 	assert.Equal(t, "traffic.benchmark.load.worker_max_tcp_connections", ce.Field)
+}
+
+// vLLM's client sends the random dataset with ignore_eos from 0.11.1 whether
+// --ignore-eos is given or not (main_async, vllm/benchmarks/serve.py: 0.11.0's
+// has no such line, 0.11.1's sets args.ignore_eos = True); 0.11.0 and
+// InferenceX's fork (vLLM's older benchmark_serving.py) still need the flag.
+func TestVLLMRandomIgnoresEOS(t *testing.T) {
+	for bench, want := range map[string]bool{
+		"{tool: vllm_bench_serve, version: 0.11.1}":                    true,
+		"{tool: vllm_bench_serve, version: 0.11.1, ignore_eos: false}": true, // the client overrides the flag
+		"{tool: vllm_bench_serve, version: 0.15.1}":                    true,
+		"{tool: vllm_bench_serve}":                                     true, // the newest release known
+		"{tool: vllm_bench_serve, version: 0.11.0, ignore_eos: true}":  true,
+	} {
+		assert.Equal(t, want, benchSpec(t, "", bench).Traffic.Benchmark.Tool.(VLLMBenchServe).IgnoreEOS, bench)
+	}
+	// the engine's release is the client's
+	assert.True(t, benchSpec(t, ", backend_version: 0.11.1", "{tool: vllm_bench_serve}").Traffic.Benchmark.Tool.(VLLMBenchServe).IgnoreEOS)
+	for _, bench := range []string{"{tool: vllm_bench_serve, version: 0.11.0}", "{tool: vllm_bench_serve, version: 0.8.4, ignore_eos: false}",
+		"{tool: vllm_bench_serve, variant: inferencex}"} {
+		e := benchErr(t, bench)
+		assert.Equal(t, "traffic.benchmark.ignore_eos", e.Field, bench)
+	}
+	assert.Contains(t, benchErr(t, "{tool: vllm_bench_serve, version: 0.11.0}").Msg, "this is vLLM 0.11.0")
+	_, err := DecodeYAML([]byte("engine: {model: m, system: h100_sxm, backend_version: 0.11.0}\ntraffic:\n  benchmark: {tool: vllm_bench_serve}\n"))
+	require.Error(t, err)
 }
