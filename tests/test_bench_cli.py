@@ -259,3 +259,20 @@ def test_aiperf_goodput_in_the_table(capsys, tmp_path):
     code, out, err = run_cli(capsys, tmp_path, AIPERF + " --goodput time_to_first_token:1")
     assert code == 0, err
     assert "Good Request Count" in out and "goodput.goodput_rps" in out
+
+
+def test_aiperf_rate_behind_a_concurrency(capsys, tmp_path):
+    # aiperf profile --request-rate with --concurrency: the arrivals, at most 2 in flight; a
+    # request that waited for a slot counts its TTFT from its send, so TTFT is lower than the
+    # uncapped rate's, whose requests queue at the engine instead
+    cmd = ("aiperf profile -m Qwen/Qwen3-8B --streaming --request-rate 1000 --request-count 12 --isl 600 --osl 20 "
+           "--extra-inputs ignore_eos:true --random-seed 1")
+    code, out, err = run_cli(capsys, tmp_path, cmd + " --concurrency 2", "--format", "json")
+    assert code == 0, err
+    capped = json.loads(out)
+    assert capped["benchmark"]["concurrency"] == 2 and capped["benchmark"]["request_rate"] == 1000
+    code, out, err = run_cli(capsys, tmp_path, cmd, "--format", "json")
+    assert code == 0, err
+    uncapped = json.loads(out)
+    assert capped["summary"]["in_flight"]["peak"] == 2 and uncapped["summary"]["in_flight"]["peak"] == 12
+    assert capped["summary"]["ttft_ms"]["mean"] < uncapped["summary"]["ttft_ms"]["mean"]

@@ -83,13 +83,15 @@ var vllmSymmetricRange = Release{0, 8, 4}
 // whose responses it waits for (the profiling phase then starts with every
 // client at once), then RequestCount measured ones, in a closed loop of
 // Concurrency, or at RequestRate per second (Poisson, AIPerf's default
-// --request-rate-mode). A length drawn with a stddev is AIPerf's
+// --request-rate-mode), with Concurrency too at most that many in flight
+// (RateLoad.MaxConcurrency: a request whose time has come waits for a slot). A length drawn with a stddev is AIPerf's
 // ceil(x), x ~ N(mean, std²) rejected below 0 (aiperf/dataset/utils.py,
 // sample_positive_normal_integer); the replay draws round(x + 0.5) clamped
 // to [1, mean + 8·std], the same law but where the mean is within a few
 // stddevs of 0.
 type AIPerfBenchmark struct {
-	// Concurrency is --concurrency (0: 1 unless RequestRate is given).
+	// Concurrency is --concurrency (0: 1 unless RequestRate is given; with
+	// RequestRate, the cap on requests in flight).
 	Concurrency int `json:"concurrency,omitempty"`
 	// RequestRate is --request-rate, requests/s (absent: none, a closed
 	// loop; AIPerf's LoadGeneratorConfig wants it > 0).
@@ -438,14 +440,17 @@ func (t AIPerfBenchmark) validate(path string) error {
 	switch {
 	case t.RequestRate != nil && *t.RequestRate <= 0:
 		return errorf(p+"request_rate", "must be > 0 (AIPerf's --request-rate), got %g", *t.RequestRate)
-	case t.RequestRate != nil && t.Concurrency > 0:
-		return errorf(p+"request_rate", "with concurrency (a request rate capped by a concurrency limit) is not simulated: give one of them")
 	case t.RequestRate != nil:
 		if err := checkFloat(p+"request_rate", "AIPerfBenchmark.request_rate", *t.RequestRate); err != nil {
 			return err
 		}
+		if t.Concurrency > 0 { // the rate's arrivals capped (RateLoad.MaxConcurrency)
+			if err := checkInt(p+"concurrency", "AIPerfBenchmark.concurrency", t.Concurrency); err != nil {
+				return err
+			}
+		}
 		if t.WarmupRequestCount > 0 {
-			return errorf(p+"warmup_request_count", "with request_rate is not simulated (a warm-up phase belongs to a closed loop here): give concurrency, or no warm-up")
+			return errorf(p+"warmup_request_count", "with request_rate is not simulated (a warm-up phase belongs to a closed loop here): give concurrency alone, or no warm-up")
 		}
 	default:
 		if err := checkInt(p+"concurrency", "AIPerfBenchmark.concurrency", t.Concurrency); err != nil {
@@ -615,8 +620,8 @@ func (t AIPerfBenchmark) traffic() (Traffic, []string) {
 		Dataset: &Dataset{Entries: t.NumDatasetEntries, Sampling: t.DatasetSamplingStrategy}}
 	var tr Traffic
 	tr.Source.Type = src
-	if t.RequestRate != nil {
-		tr.Load.Mode = RateLoad{RateRPS: *t.RequestRate, Arrival: ArrivalPoisson}
+	if t.RequestRate != nil { // with concurrency, the arrivals capped by it
+		tr.Load.Mode = RateLoad{RateRPS: *t.RequestRate, Arrival: ArrivalPoisson, MaxConcurrency: t.Concurrency}
 	} else {
 		tr.Load.Mode = ConcurrencyLoad{Concurrency: t.Concurrency, WarmupRequests: t.WarmupRequestCount}
 	}

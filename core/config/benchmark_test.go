@@ -120,6 +120,10 @@ func TestAIPerfTraffic(t *testing.T) {
 	tr, _ = s.Traffic.Benchmark.Traffic()
 	assert.Equal(t, RateLoad{RateRPS: 3, Arrival: ArrivalPoisson}, tr.Load.Mode)
 	assert.Equal(t, Stop{MaxDurationS: 60}, tr.Stop)
+	// a rate with a concurrency: the arrivals capped at 4 in flight
+	capped := benchSpec(t, "", "{tool: aiperf, request_rate: 50, concurrency: 4, request_count: 20, output_tokens_mean: 20, ignore_eos: true}")
+	tr2, _ := capped.Traffic.Benchmark.Traffic()
+	assert.Equal(t, RateLoad{RateRPS: 50, Arrival: ArrivalPoisson, MaxConcurrency: 4}, tr2.Load.Mode)
 	// a duration run sends until the duration ends: no count of 10 (AIPerf
 	// takes --benchmark-duration without --request-count)
 	assert.Equal(t, durationRunRequests, tr.Source.Type.(SyntheticSource).NumRequests)
@@ -132,25 +136,25 @@ func TestAIPerfTraffic(t *testing.T) {
 // An option the simulation cannot honour is an error naming it.
 func TestBenchmarkRefusals(t *testing.T) {
 	for bench, field := range map[string]string{
-		"{tool: vllm_bench_serve, version: 0.11.0}":                                                          "traffic.benchmark.ignore_eos",
-		"{tool: vllm_bench_serve, dataset_name: sharegpt, ignore_eos: true}":                                 "traffic.benchmark.dataset_name",
-		"{tool: vllm_bench_serve, random_prefix_len: 100, ignore_eos: true}":                                 "traffic.benchmark.random_prefix_len",
-		"{tool: vllm_bench_serve, random_range_ratio: 1, ignore_eos: true}":                                  "traffic.benchmark.random_range_ratio",
-		"{tool: vllm_bench_serve, variant: inferencex, random_range_ratio: 0, ignore_eos: true}":             "traffic.benchmark.random_range_ratio",
-		"{tool: vllm_bench_serve, request_rate: 1, max_concurrency: 4, ignore_eos: true}":                    "traffic.benchmark.max_concurrency",
-		"{tool: vllm_bench_serve, request_rate: -5, ignore_eos: true}":                                       "traffic.benchmark.request_rate",
-		"{tool: vllm_bench_serve, request_rate: 0, ignore_eos: true}":                                        "traffic.benchmark.request_rate",
-		"{tool: vllm_bench_serve, num_prompts: 9223372036854775807, ignore_eos: true}":                       "traffic.benchmark.num_prompts",
-		"{tool: vllm_bench_serve, variant: inferencex, version: 0.15.1, ignore_eos: true}":                   "traffic.benchmark.version",
-		"{tool: vllm_bench_serve, variant: inferencex, date: \"2026-13-01\", ignore_eos: true}":              "traffic.benchmark.date",
-		"{tool: vllm_bench_serve, variant: inferencex, ready_check_timeout_sec: 5, ignore_eos: true}":        "traffic.benchmark.ready_check_timeout_sec",
-		"{tool: vllm_bench_serve, version: glm5-hopper, ignore_eos: true}":                                   "traffic.benchmark.version",
-		"{tool: aiperf, ignore_eos: true}":                                                                   "traffic.benchmark.output_tokens_mean",
-		"{tool: aiperf, output_tokens_mean: 10}":                                                             "traffic.benchmark.ignore_eos",
-		"{tool: aiperf, output_tokens_mean: 10, concurrency: 2, request_rate: 1, ignore_eos: true}":          "traffic.benchmark.request_rate",
-		"{tool: aiperf, output_tokens_mean: 10, request_rate: -1, ignore_eos: true}":                         "traffic.benchmark.request_rate",
-		"{tool: aiperf, output_tokens_mean: 10, request_count: 5, benchmark_duration: 60, ignore_eos: true}": "traffic.benchmark.request_count",
-		"{tool: aiperf, output_tokens_mean: 10, request_rate: 1, warmup_request_count: 2, ignore_eos: true}": "traffic.benchmark.warmup_request_count",
+		"{tool: vllm_bench_serve, version: 0.11.0}":                                                                          "traffic.benchmark.ignore_eos",
+		"{tool: vllm_bench_serve, dataset_name: sharegpt, ignore_eos: true}":                                                 "traffic.benchmark.dataset_name",
+		"{tool: vllm_bench_serve, random_prefix_len: 100, ignore_eos: true}":                                                 "traffic.benchmark.random_prefix_len",
+		"{tool: vllm_bench_serve, random_range_ratio: 1, ignore_eos: true}":                                                  "traffic.benchmark.random_range_ratio",
+		"{tool: vllm_bench_serve, variant: inferencex, random_range_ratio: 0, ignore_eos: true}":                             "traffic.benchmark.random_range_ratio",
+		"{tool: vllm_bench_serve, request_rate: 1, max_concurrency: 4, ignore_eos: true}":                                    "traffic.benchmark.max_concurrency",
+		"{tool: vllm_bench_serve, request_rate: -5, ignore_eos: true}":                                                       "traffic.benchmark.request_rate",
+		"{tool: vllm_bench_serve, request_rate: 0, ignore_eos: true}":                                                        "traffic.benchmark.request_rate",
+		"{tool: vllm_bench_serve, num_prompts: 9223372036854775807, ignore_eos: true}":                                       "traffic.benchmark.num_prompts",
+		"{tool: vllm_bench_serve, variant: inferencex, version: 0.15.1, ignore_eos: true}":                                   "traffic.benchmark.version",
+		"{tool: vllm_bench_serve, variant: inferencex, date: \"2026-13-01\", ignore_eos: true}":                              "traffic.benchmark.date",
+		"{tool: vllm_bench_serve, variant: inferencex, ready_check_timeout_sec: 5, ignore_eos: true}":                        "traffic.benchmark.ready_check_timeout_sec",
+		"{tool: vllm_bench_serve, version: glm5-hopper, ignore_eos: true}":                                                   "traffic.benchmark.version",
+		"{tool: aiperf, ignore_eos: true}":                                                                                   "traffic.benchmark.output_tokens_mean",
+		"{tool: aiperf, output_tokens_mean: 10}":                                                                             "traffic.benchmark.ignore_eos",
+		"{tool: aiperf, output_tokens_mean: 10, concurrency: 2, request_rate: 1, warmup_request_count: 2, ignore_eos: true}": "traffic.benchmark.warmup_request_count",
+		"{tool: aiperf, output_tokens_mean: 10, request_rate: -1, ignore_eos: true}":                                         "traffic.benchmark.request_rate",
+		"{tool: aiperf, output_tokens_mean: 10, request_count: 5, benchmark_duration: 60, ignore_eos: true}":                 "traffic.benchmark.request_count",
+		"{tool: aiperf, output_tokens_mean: 10, request_rate: 1, warmup_request_count: 2, ignore_eos: true}":                 "traffic.benchmark.warmup_request_count",
 		"{tool: inference_perf}":               "traffic.benchmark.api.streaming",
 		"{tool: genai_perf, ignore_eos: true}": "traffic.benchmark.output_tokens_mean",
 		"{tool: aiperf, random_input_len: 5}":  "traffic.benchmark.random_input_len",

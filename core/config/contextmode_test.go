@@ -1,6 +1,7 @@
 package config
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -26,4 +27,42 @@ func TestMooncakeContextMode(t *testing.T) {
 	e := decodeErr(t, string(yml(", context_mode: deltas")))
 	assert.Equal(t, "traffic.source.context_mode", e.Field)
 	assert.Contains(t, e.Error(), "deltas_without_responses, message_array_with_responses")
+}
+
+// A null for an enumerated string is the field left out: context_mode's
+// default (message_array_with_responses, absent from the canonical spec),
+// the default of any such field (traffic.load.arrival: poisson; a stage's
+// arrival inside a list), and a required one's refusal; a null for a string
+// without a list of values is still an error naming it.
+func TestNullEnumIsLeftOut(t *testing.T) {
+	src := "traffic: {source: {type: mooncake, path: /t.jsonl%s}, load: {mode: trace}}\n"
+	omitted, err := DecodeYAML([]byte(engineM + fmt.Sprintf(src, "")))
+	require.NoError(t, err)
+	null, err := DecodeYAML([]byte(engineM + fmt.Sprintf(src, ", context_mode: null")))
+	require.NoError(t, err)
+	assert.False(t, null.Traffic.Source.Type.(MooncakeSource).Deltas())
+	assert.Equal(t, string(omitted.JSON()), string(null.JSON()))
+	assert.NotContains(t, string(null.JSON()), "context_mode")
+	// JSON's null, ~ in YAML
+	js, err := Decode([]byte(`{"engine": {"model": "m", "system": "h100_sxm"}, "traffic": {"source": {"type": "mooncake", "path": "/t.jsonl", "context_mode": null}, "load": {"mode": "trace"}}}`))
+	require.NoError(t, err)
+	assert.Equal(t, string(omitted.JSON()), string(js.JSON()))
+	tilde, err := DecodeYAML([]byte(engineM + fmt.Sprintf(src, ", context_mode: ~")))
+	require.NoError(t, err)
+	assert.Equal(t, string(omitted.JSON()), string(tilde.JSON()))
+
+	synth := "traffic: {source: {type: synthetic, num_requests: 4, isl: 8, osl: 2}, load: {mode: rate, rate_rps: 2%s}}\n"
+	rate, err := DecodeYAML([]byte(engineM + fmt.Sprintf(synth, ", arrival: null")))
+	require.NoError(t, err)
+	assert.Equal(t, ArrivalPoisson, rate.Traffic.Load.Mode.(RateLoad).Arrival)
+	// an open-loop stage's arrival has no default: null is refused as leaving it out is
+	stage := "traffic: {source: {type: synthetic, num_requests: 4, isl: 8, osl: 2}, load: {mode: stages, stages: [{requests: 4, rate_rps: 2%s}]}}\n"
+	left := decodeErr(t, engineM+fmt.Sprintf(stage, ""))
+	assert.Equal(t, "traffic.load.stages[0].arrival", left.Field)
+	assert.Equal(t, left, decodeErr(t, engineM+fmt.Sprintf(stage, ", arrival: null")))
+
+	e := decodeErr(t, engineM+"traffic: {source: {type: mooncake, path: null}, load: {mode: trace}}\n")
+	assert.Equal(t, "traffic.source.path", e.Field)
+	e = decodeErr(t, "engine: {model: null, system: h100_sxm}\n"+fmt.Sprintf(src, ""))
+	assert.Equal(t, "engine.model", e.Field)
 }

@@ -251,6 +251,9 @@ func decodeValue(raw any, v reflect.Value, path string, seen map[string]bool) er
 			if !ok {
 				return errorf(join(path, clip(k)), "unknown field (known: %s)", strings.Join(names, ", "))
 			}
+			if nullEnum(v.Type(), k, m[k]) {
+				continue
+			}
 			if err := decodeValue(m[k], v.Field(i), join(path, k), seen); err != nil {
 				return err
 			}
@@ -315,6 +318,15 @@ func decodeValue(raw any, v reflect.Value, path string, seen map[string]bool) er
 		panic("config: unsupported field kind " + v.Kind().String() + " at " + path)
 	}
 	return nil
+}
+
+// nullEnum reports whether raw, the value of struct t's field key, is a null
+// for an enumerated string (stringEnums): that is the field left out, as for
+// an optional block (its default, or a required one's refusal; the schema
+// takes the null: nullable).
+func nullEnum(t reflect.Type, key string, raw any) bool {
+	_, enum := stringEnums[t.Name()+"."+key]
+	return enum && raw == nil
 }
 
 // quote is s Go-quoted for a message, cut to 64 bytes ("…" marks a cut), so

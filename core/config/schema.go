@@ -124,8 +124,10 @@ func addFields(t reflect.Type, props map[string]any, required *[]string) {
 		if d, ok := fieldDescriptions[t.Name()+"."+name]; ok {
 			props[name].(map[string]any)["description"] = d
 		}
-		if f.Type.Kind() == reflect.Pointer || f.Type.Kind() == reflect.Struct && f.Type != lengthType && !strings.Contains(f.Tag.Get("spec"), "required") {
-			nullable(props[name].(map[string]any)) // a block given as null is left out (decodeValue)
+		_, enum := stringEnums[t.Name()+"."+name]
+		if f.Type.Kind() == reflect.Pointer || f.Type.Kind() == reflect.Struct && f.Type != lengthType && !strings.Contains(f.Tag.Get("spec"), "required") ||
+			enum && f.Type.Kind() == reflect.String {
+			nullable(props[name].(map[string]any)) // a block, or an enumerated string, given as null is left out (decodeValue)
 		}
 		if strings.Contains(f.Tag.Get("spec"), "required") {
 			*required = append(*required, name)
@@ -161,8 +163,8 @@ func unionSchema(t reflect.Type) map[string]any {
 }
 
 // nullable lets schema s also be null: Decode takes null for an optional
-// (pointer) field as the field left out (decodeValue), so `dataset: null` is
-// valid. A typed schema gains "null" in its type; a oneOf, a null alternative.
+// (pointer) field or an enumerated string as the field left out
+// (decodeValue), so `dataset: null` and `context_mode: null` are valid. A typed schema gains "null" in its type; a oneOf, a null alternative.
 func nullable(s map[string]any) {
 	if alts, ok := s["oneOf"].([]any); ok {
 		s["oneOf"] = append(alts, map[string]any{"type": "null"})

@@ -157,12 +157,18 @@ func decodeUnion(m map[string]any, b unionBlock, v reflect.Value, path string, s
 	for _, k := range keys {
 		p := join(path, k)
 		if i, ok := own[k]; ok {
+			if nullEnum(vt, k, m[k]) {
+				continue
+			}
 			if err := decodeValue(m[k], out.Field(i), p, seen); err != nil {
 				return err
 			}
 			continue
 		}
 		if i, ok := common[k]; ok {
+			if nullEnum(v.Type(), k, m[k]) {
+				continue
+			}
 			if err := decodeValue(m[k], v.Field(i), p, seen); err != nil {
 				return err
 			}

@@ -202,6 +202,11 @@ func (s *Spec) validateTraffic() error {
 			return errorf("traffic.load.warmup_requests", "a warm-up before a rate belongs to a synthetic source (a %s source's requests keep their own order)", t.Source.Name())
 		}
 	}
+	if r, ok := l.Mode.(RateLoad); ok && r.MaxConcurrency > 0 {
+		if _, synthetic := t.Source.Type.(SyntheticSource); !synthetic {
+			return errorf("traffic.load.max_concurrency", "caps a synthetic source's arrivals (a %s source's requests keep their own timing and sessions)", t.Source.Name())
+		}
+	}
 	if c, ok := l.Mode.(ConcurrencyLoad); ok && c.WarmupRequests > 0 {
 		if _, sessions := t.Source.Type.(SessionsSource); sessions {
 			return errorf("traffic.load.warmup_requests", "a sessions source has no warm-up phase")

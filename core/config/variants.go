@@ -235,6 +235,18 @@ type RateLoad struct {
 	WarmupRequests    int    `json:"warmup_requests,omitempty"`
 	WarmupConcurrency int    `json:"warmup_concurrency,omitempty"`
 	WarmupPrompt      string `json:"warmup_prompt,omitempty"`
+	// MaxConcurrency caps the arrivals' requests in flight (sent, not yet
+	// acted on), as AIPerf's --request-rate with --concurrency does: a
+	// request whose time has come while MaxConcurrency are in flight waits
+	// until the client has acted on one of them, is sent then, and the next
+	// inter-arrival gap counts from that send (RequestRateStrategy.
+	// _execute_single_phase, aiperf/timing/request_rate_strategy.py: it
+	// acquires a semaphore slot, drops the credit, then sleeps the next
+	// interval; the slot is released on the credit's return). A request's
+	// TTFT and latency count from its send, not from the time it waited
+	// from (AIPerf's request start is the HTTP send). A synthetic source
+	// only; 0 = no cap.
+	MaxConcurrency int `json:"max_concurrency,omitempty"`
 }
 
 // Warmup is the warm-up phase of a load: its requests, how many clients send
@@ -594,7 +606,8 @@ func (l RateLoad) validate(path string) error {
 	}
 	if err := firstErr(checkFloat(path+".rate_rps", "RateLoad.rate_rps", l.RateRPS),
 		checkInt(path+".warmup_requests", "RateLoad.warmup_requests", l.WarmupRequests),
-		checkInt(path+".warmup_concurrency", "RateLoad.warmup_concurrency", l.WarmupConcurrency)); err != nil {
+		checkInt(path+".warmup_concurrency", "RateLoad.warmup_concurrency", l.WarmupConcurrency),
+		checkInt(path+".max_concurrency", "RateLoad.max_concurrency", l.MaxConcurrency)); err != nil {
 		return err
 	}
 	if l.WarmupPrompt != "" {

@@ -466,6 +466,36 @@ func (m *sim) prefetch() error {
 	return nil
 }
 
+// sendArrival sends the open loop's pending request now and reads the next.
+func (m *sim) sendArrival() error {
+	m.send(m.newFlight(&m.pending, -1))
+	if m.tr.capN > 0 {
+		m.tr.capActive++
+	}
+	return m.prefetch()
+}
+
+// capReleased: the client acted on a capped rate's request (traffic.load.
+// max_concurrency), freeing its slot: an arrival waiting for one is sent now,
+// unless stop.max_duration_s has passed while it waited (AIPerf checks its
+// phase again once it has the slot, and sends nothing more); the sends after
+// it run the wait later.
+func (m *sim) capReleased() error {
+	tr := m.tr
+	tr.capActive--
+	if !tr.capBlocked {
+		return nil
+	}
+	tr.capBlocked = false
+	if m.now-tr.warmEndNs >= tr.stopNs {
+		tr.sent-- // read, never sent
+		tr.done = true
+		return nil
+	}
+	tr.capLagNs += m.now - tr.capSinceNs
+	return m.sendArrival()
+}
+
 // setNow moves the clock to t, the loop's next timestamp (an event's or a
 // cruising pass end's).
 func (m *sim) setNow(t int64) {
@@ -530,8 +560,11 @@ func (m *sim) dispatch(e *event) error {
 	case evPassEnd:
 		m.passEnd(int(e.idx))
 	case evSend:
-		m.send(m.newFlight(&m.pending, -1))
-		return m.prefetch()
+		if tr := m.tr; tr.capN > 0 && tr.capActive >= tr.capN { // its time has come: it waits for a slot
+			tr.capBlocked, tr.capSinceNs = true, m.now
+			return nil
+		}
+		return m.sendArrival()
 	case evTurnSend:
 		m.send(e.idx)
 	case evReceive:
@@ -1209,6 +1242,9 @@ func (m *sim) release(idx int32) error {
 	}
 	if slot >= 0 {
 		return m.slotNext(slot)
+	}
+	if m.tr.capN > 0 {
+		return m.capReleased()
 	}
 	return nil
 }

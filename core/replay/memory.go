@@ -219,6 +219,10 @@ func estimate(s *config.Spec, dep *deployment, held heldAs) (*MemoryEstimate, er
 			e.ServiceRPS = serviceRate(dep, steadyWorkload{isl: isl, osl: osl,
 				cached: src.Dataset != nil && dep.pools[0].cfg.PrefixCaching})
 			q := math.Min(queuedAtLastArrival(n, rate.RateRPS, e.ServiceRPS), n-inflight)
+			if c := float64(rate.MaxConcurrency); c > 0 { // the cap holds the rest at the client, unread
+				inflight = math.Min(inflight, c)
+				q = math.Min(q, c-inflight)
+			}
 			e.Queued = sat(math.Floor(q))
 			inflight += float64(e.Queued)
 		}

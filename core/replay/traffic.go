@@ -55,6 +55,16 @@ type traffic struct {
 	parked                         []int32
 	warmEndNs                      int64
 
+	// A rate's cap on requests in flight (traffic.load.max_concurrency; 0:
+	// none): the arrivals in flight (sent, not yet acted on), whether the
+	// next one waits for a slot and since when, and how late the sends run
+	// behind the arrival process (the waits so far: the next gap counts
+	// from the last send).
+	capN, capActive int
+	capBlocked      bool
+	capSinceNs      int64
+	capLagNs        int64
+
 	// The stages (traffic.load mode stages): the load, the stage being
 	// run, its requests still to send and in flight (sent or read to be
 	// sent, not yet acted on), when it began and the origin of its send
@@ -176,6 +186,7 @@ func openTraffic(s *config.Spec) (*traffic, error) {
 		// a warm-up phase first: its clients send as a closed loop's do
 		n, c, _ := t.Load.Warmup()
 		tr.inWarmup, tr.warmLeft, tr.concurrency = n > 0, n, c
+		tr.capN = l.MaxConcurrency
 	case config.ConcurrencyLoad:
 		tr.mode, tr.concurrency = config.LoadConcurrency, l.Concurrency
 		tr.inWarmup, tr.warmLeft = l.WarmupRequests > 0, l.WarmupRequests
@@ -277,7 +288,7 @@ func (tr *traffic) next(r *workload.Request, now int64) (sendNs int64, ok bool, 
 		if sendNs, more = tr.arrival.Next(); !more {
 			return 0, false, cfgErr("traffic.load.rate_rps", fmt.Errorf("arrivals run past the end of the virtual clock (int64 ns) after %d requests", tr.sent))
 		}
-		sendNs = clock.Add(tr.warmEndNs, sendNs) // counted from the warm-up's end (0 without one)
+		sendNs = clock.Add(clock.Add(tr.warmEndNs, sendNs), tr.capLagNs) // counted from the warm-up's end (0 without one), behind by the cap's waits
 	case tr.mode == config.LoadStages && tr.arrival != nil:
 		at, _ := tr.arrival.Next() // a stage's arrivals are as many as its requests
 		sendNs = clock.Add(tr.stageAtNs, at)

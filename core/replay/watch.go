@@ -4,6 +4,7 @@ import (
 	"github.com/aisimulate/aisimulate/core/config"
 	"github.com/aisimulate/aisimulate/core/report"
 	"github.com/aisimulate/aisimulate/core/workload"
+	"math"
 )
 
 // Watcher sees a replay's measured requests (the warm-up's are not shown)
@@ -72,7 +73,12 @@ func OfferedLoad(s *config.Spec) (*Offer, error) {
 	defer tr.close()
 	o := &Offer{Timeouts: s.Traffic.Load.RequestTimeoutMs > 0, Exact: true}
 	_, generated := s.Traffic.Source.Type.(config.SessionsSource)
-	fixed := (tr.mode == config.LoadTrace || tr.mode == config.LoadRate) && !tr.inWarmup && !generated
+	// a capped rate's sends wait for the deployment's responses, and so does
+	// what a duration lets it send
+	fixed := (tr.mode == config.LoadTrace || tr.mode == config.LoadRate) && !tr.inWarmup && !generated && tr.capN == 0
+	if tr.capN > 0 && tr.stopNs != math.MaxInt64 {
+		o.Exact = false
+	}
 	var r workload.Request
 	for {
 		sendNs, ok, err := tr.next(&r, 0)

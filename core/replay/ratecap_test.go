@@ -1,0 +1,85 @@
+package replay
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// rateCapYAML is 4 requests of 100 prompt tokens and 2 output tokens, each
+// its own random prompt, on the linear engine (pass ms = 2.0 + 0.01 × prompt
+// tokens + 0.1 × decodes), sent at a constant rate with load options extra.
+func rateCapYAML(extra string) string {
+	return linearEngineFor(100) + `
+traffic:
+  source: {type: synthetic, num_requests: 4, isl: 100, osl: 2}
+  load: {mode: rate, arrival: constant` + extra + `}
+`
+}
+
+// A rate so high that every request's time has come at once (1 ns apart)
+// behind a cap of 2 sends as a closed loop of 2 does: the third and fourth
+// wait for a slot and go when a response is acted on.
+//
+//	0 ns: r0 sent, pass [0, 3.0] ms prefills it (2 + 1.0); r1 at 1 ns waits
+//	      for that pass; r2's time (2 ns) comes with 2 in flight: it waits.
+//	[3.0, 6.1]: r0 decodes, r1 prefills (2 + 1.0 + 0.1): r0 ends at 6.1,
+//	      r1's first token. r2 sent at 6.1; r3's time is 3 ns + the wait
+//	      (6.1 ms − 2 ns): 6.1 ms + 1 ns, with r1 and r2 in flight: it waits.
+//	[6.1, 9.2]: r1 decodes, r2 prefills: r1 ends at 9.2, r3 sent then.
+//	[9.2, 12.3]: r2 decodes, r3 prefills: r2 ends; [12.3, 14.4]: r3 decodes.
+//
+// TTFT counts from the send, as AIPerf's does (its request starts at the
+// HTTP send, after the slot): r2's is 9.2 − 6.1 = 3.1, not from 2 ns.
+func TestRateCapAllAtOnce(t *testing.T) {
+	rep := runYAML(t, rateCapYAML(", rate_rps: 1e9, max_concurrency: 2"))
+	require.Len(t, rep.Records, 4)
+	want := []struct{ sendMs, ttft, e2e float64 }{
+		{0, 3.0, 6.1}, {1e-6, 6.1 - 1e-6, 9.2 - 1e-6}, {6.1, 3.1, 6.2}, {9.2, 3.1, 5.2}}
+	for i, w := range want {
+		r := rep.Records[i]
+		assert.InDelta(t, w.sendMs, msOf(r.SendNs), 1e-9, "record %d send", i)
+		ttft, _ := r.TTFT()
+		assert.InDelta(t, w.ttft, ttft, 1e-9, "record %d ttft", i)
+		assert.InDelta(t, w.e2e, r.E2E(), 1e-9, "record %d e2e", i)
+	}
+}
+
+// A cap of 1 with responses (5.1 ms: [0, 3.0] prefill, [3.0, 5.1] decode)
+// longer than the gaps (4 ms): every request waits for the one before it,
+// a closed loop of 1, sends at 0, 5.1, 10.2, 15.3 ms. The gaps count from
+// each send: r2's time is 8 ms + 1.1 ms late (r1 waited 4 → 5.1) = 9.1,
+// before r1 ends at 10.2, so it waits again.
+func TestRateCapOfOne(t *testing.T) {
+	rep := runYAML(t, rateCapYAML(", rate_rps: 250, max_concurrency: 1"))
+	require.Len(t, rep.Records, 4)
+	for i, r := range rep.Records {
+		assert.InDelta(t, 5.1*float64(i), msOf(r.SendNs), 1e-9, "record %d send", i)
+		assert.InDelta(t, 5.1, r.E2E(), 1e-9, "record %d e2e", i)
+	}
+}
+
+// A rate low enough that the cap never binds (a request every 100 ms, each
+// done in 5.1 ms, cap 2) is the same open loop as without the cap: the
+// same records and summary.
+func TestRateCapNeverBinding(t *testing.T) {
+	capped := runYAML(t, rateCapYAML(", rate_rps: 10, max_concurrency: 2"))
+	open := runYAML(t, rateCapYAML(", rate_rps: 10"))
+	require.Len(t, capped.Records, 4)
+	assert.Equal(t, open.Records, capped.Records)
+	assert.Equal(t, open.Summary, capped.Summary)
+	for i, r := range capped.Records {
+		assert.InDelta(t, 100*float64(i), msOf(r.SendNs), 1e-9, "record %d send", i)
+	}
+}
+
+// The cap takes a synthetic source only; AIPerf's --request-rate with
+// --concurrency makes it.
+func TestRateCapRefusals(t *testing.T) {
+	configErrorOf(t, linearEngineFor(100)+`
+traffic:
+  source: {type: sessions, num_sessions: 2, turns: 2, isl: 10, osl: 2}
+  load: {mode: rate, rate_rps: 5, max_concurrency: 2}
+`, "traffic.load.max_concurrency", "synthetic source")
+}
