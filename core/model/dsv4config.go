@@ -16,14 +16,10 @@ import "fmt"
 // streams with hc_sinkhorn_iters Sinkhorn iterations (default 20, as
 // vLLM's config).
 func readDeepSeekV4(c *moeConfig, a *Arch) error {
-	if err := readExperts(c, a, c.NRoutedExperts, "n_routed_experts", c.MoEIntermediateSize, "moe_intermediate_size"); err != nil {
+	if err := readDeepSeekExperts(c, a); err != nil {
 		return err
 	}
-	nShared, err := need(c.NSharedExperts, "n_shared_experts", false)
-	if err != nil {
-		return err
-	}
-	a.MoE.SharedIntermediate = nShared * a.MoE.Intermediate
+	var err error
 	d := &CompressedAttention{SinkhornIters: 20}
 	for _, f := range []struct {
 		p     *int
