@@ -88,6 +88,10 @@ type Arch struct {
 	// DeepSeek, Kimi, GLM-5); nil for GQA attention. With MLA, KVHeads is
 	// Heads and HeadDim the prefill heads' query/key width P + R.
 	MLA *MLA
+	// DSV4 is DeepSeek-V4's compressed attention of the AttnCSA, AttnHCA and
+	// AttnSWA layers (dsv4.go); nil for every other family. With it, KVHeads
+	// is 1 and HeadDim the shared key/value head's width.
+	DSV4 *CompressedAttention
 	// Linear is the Gated DeltaNet linear attention of AttnLinear layers
 	// (Qwen3-Next, Qwen3.5); nil for a model without them.
 	Linear *LinearAttention
@@ -159,6 +163,11 @@ func (a *Arch) Validate(tp int) error {
 			return fmt.Errorf("model %s: %w", a.Name, err)
 		}
 	}
+	if a.DSV4 != nil {
+		if err := a.DSV4.validate(a.Heads, tp); err != nil {
+			return fmt.Errorf("model %s: %w", a.Name, err)
+		}
+	}
 	return nil
 }
 
@@ -187,6 +196,9 @@ func (a *Arch) KVBytesPerToken(tp int, kvBytes float64) int64 {
 	if a.MLA != nil {
 		return a.mlaKVBytesPerToken(kvBytes)
 	}
+	if a.DSV4 != nil {
+		return a.dsv4KVBytesPerToken(kvBytes)
+	}
 	b := int64(float64(a.KVHeadsPerGPU(tp)*a.HeadDim*a.FullKVLayers()*2) * kvBytes)
 	if a.Sparse != nil {
 		b += int64(a.SparseLayers() * a.Sparse.IndexDim * 2)
@@ -202,8 +214,12 @@ func (a *Arch) KVBytesPerToken(tp int, kvBytes float64) int64 {
 // W the window (tokens), B the block size (tokens): vLLM's sliding-window
 // KV manager keeps the blocks that cover the last W tokens, the partly
 // filled edge block included, and frees the rest (SlidingWindowSpec). 0 for
-// a model without sliding layers.
+// a model without sliding layers. DeepSeek-V4's every layer has its window,
+// and its compressors their states (dsv4WindowBytesPerSequence).
 func (a *Arch) SlidingKVBytesPerSequence(tp int, kvBytes float64, blockSize int) int64 {
+	if a.DSV4 != nil {
+		return a.dsv4WindowBytesPerSequence(kvBytes)
+	}
 	l := a.SlidingLayers()
 	if l == 0 {
 		return 0

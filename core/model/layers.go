@@ -102,9 +102,18 @@ const (
 	// VLLM_ALLOW_CHUNKED_LOCAL_ATTN_WITH_HYBRID_KV_CACHE is set), so its KV
 	// counts as a full layer's (FullKVLayers).
 	AttnChunked
+	// AttnCSA, AttnHCA and AttnSWA are DeepSeek-V4's layers (Arch.DSV4) of
+	// compress ratio 4 (compressed sparse attention: an indexer picks the
+	// compressed entries each query attends to), 128 (heavily compressed
+	// attention: every compressed entry) and 0 (the sliding window alone);
+	// each also attends to its last Arch.SlidingWindow tokens.
+	AttnCSA
+	AttnHCA
+	AttnSWA
 )
 
-// String is "full", "sliding", "sparse", "mla", "linear" or "chunked".
+// String is "full", "sliding", "sparse", "mla", "linear", "chunked", "csa",
+// "hca" or "swa".
 func (k AttnKind) String() string {
 	switch k {
 	case AttnSliding:
@@ -117,6 +126,12 @@ func (k AttnKind) String() string {
 		return "linear"
 	case AttnChunked:
 		return "chunked"
+	case AttnCSA:
+		return "csa"
+	case AttnHCA:
+		return "hca"
+	case AttnSWA:
+		return "swa"
 	}
 	return "full"
 }
@@ -158,7 +173,7 @@ type LayerGroup struct {
 }
 
 // Groups returns the model's layers grouped by kind, in the fixed order
-// full, sliding, sparse, MLA, linear, chunked attention and, within each,
+// full, sliding, sparse, MLA, linear, chunked, CSA, HCA, SWA attention and, within each,
 // dense before MoE FFN before none;
 // kinds without layers are left out. A dense decoder (LayerKinds nil and
 // MoE nil) is one group of Layers full-attention dense layers. The slice is
@@ -168,7 +183,7 @@ func (a *Arch) Groups() []LayerGroup {
 		return []LayerGroup{{Kind: LayerKind{Attn: AttnFull, MoE: a.MoE != nil}, Count: a.Layers}}
 	}
 	var out []LayerGroup
-	for _, attn := range []AttnKind{AttnFull, AttnSliding, AttnSparse, AttnMLA, AttnLinear, AttnChunked} {
+	for _, attn := range []AttnKind{AttnFull, AttnSliding, AttnSparse, AttnMLA, AttnLinear, AttnChunked, AttnCSA, AttnHCA, AttnSWA} {
 		for _, ffn := range []LayerKind{{}, {MoE: true}, {NoFFN: true}} {
 			k := LayerKind{Attn: attn, MoE: ffn.MoE, NoFFN: ffn.NoFFN}
 			n := 0

@@ -5,6 +5,21 @@ import (
 	"fmt"
 )
 
+// readDeepSeekExperts reads the DeepSeek family's experts: n_routed_experts
+// of moe_intermediate_size, num_experts_per_tok per token, and
+// n_shared_experts × moe_intermediate_size of shared experts.
+func readDeepSeekExperts(c *moeConfig, a *Arch) error {
+	if err := readExperts(c, a, c.NRoutedExperts, "n_routed_experts", c.MoEIntermediateSize, "moe_intermediate_size"); err != nil {
+		return err
+	}
+	nShared, err := need(c.NSharedExperts, "n_shared_experts", false)
+	if err != nil {
+		return err
+	}
+	a.MoE.SharedIntermediate = nShared * a.MoE.Intermediate
+	return nil
+}
+
 // layerFreq is moe_layer_freq: an integer f (DeepSeek: a layer from
 // first_k_dense_replace on is MoE when its index is a multiple of f) or a
 // list of per-layer 0/1 flags (MiniMax-M3).
@@ -49,14 +64,9 @@ func (f *layerFreq) listFlags() *[]int {
 // the config has index_topk (vLLM's is_v32 = hasattr(config,
 // "index_topk")), with index_n_heads and index_head_dim.
 func readDeepSeek(c *moeConfig, a *Arch) error {
-	if err := readExperts(c, a, c.NRoutedExperts, "n_routed_experts", c.MoEIntermediateSize, "moe_intermediate_size"); err != nil {
+	if err := readDeepSeekExperts(c, a); err != nil {
 		return err
 	}
-	nShared, err := need(c.NSharedExperts, "n_shared_experts", false)
-	if err != nil {
-		return err
-	}
-	a.MoE.SharedIntermediate = nShared * a.MoE.Intermediate
 	firstK, err := need(c.FirstKDenseReplace, "first_k_dense_replace", false)
 	if err != nil {
 		return err

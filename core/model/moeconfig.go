@@ -23,6 +23,8 @@ var moeFamilies = map[string]func(c *moeConfig, a *Arch) error{
 	"DeepseekV32ForCausalLM":          readDeepSeek,
 	"KimiK25ForConditionalGeneration": readDeepSeek,
 	"GlmMoeDsaForCausalLM":            readDeepSeek,
+	// DeepSeek-V4 (compressed attention; dsv4config.go)
+	"DeepseekV4ForCausalLM": readDeepSeekV4,
 }
 
 // MoEArchitectures lists the mixture-of-experts "architectures" values that
@@ -72,6 +74,14 @@ type moeConfig struct {
 	IndexNHeads        *int `json:"index_n_heads"`
 	IndexHeadDim       *int `json:"index_head_dim"`
 	IndexTopK          *int `json:"index_topk"`
+	// DeepSeek-V4 (readDeepSeekV4)
+	OLoraRank       *int    `json:"o_lora_rank"`
+	OGroups         *int    `json:"o_groups"`
+	HCMult          *int    `json:"hc_mult"`
+	HCSinkhornIters *int    `json:"hc_sinkhorn_iters"`
+	NumHashLayers   *int    `json:"num_hash_layers"`
+	CompressRatios  *[]int  `json:"compress_ratios"`
+	ExpertDtype     *string `json:"expert_dtype"`
 	// Qwen3-Next and Qwen3.5 (readQwen35)
 	LinearNumKeyHeads     *int    `json:"linear_num_key_heads"`
 	LinearKeyHeadDim      *int    `json:"linear_key_head_dim"`
@@ -112,6 +122,9 @@ type moeQuantConfig struct {
 	} `json:"quantized_layers"`
 	// compressed-tensors (Kimi-K2.5): one scheme per group of targets
 	ConfigGroups map[string]ctGroup `json:"config_groups"`
+	// MoEQuantAlgo is DeepSeek-V4's routed experts' format beside an fp8
+	// quant_method (ModelOpt's NVFP4 experts: "NVFP4"; dsv4Quant)
+	MoEQuantAlgo string `json:"moe_quant_algo"`
 }
 
 // parseMoE reads the config.json of a mixture-of-experts model whose first
@@ -155,6 +168,9 @@ func parseMoE(data []byte, name, arch string) (*Arch, error) {
 	}
 	if a.MLA != nil {
 		quantize = mlaQuant
+	}
+	if a.DSV4 != nil {
+		quantize = dsv4Quant
 	}
 	if err := quantize(c.Quant, a); err != nil {
 		return nil, fmt.Errorf("model %s: %w", name, err)

@@ -103,6 +103,9 @@ func (a *Arch) attentionWeights(tp int, kind AttnKind) int64 {
 	if a.MLA != nil {
 		return a.mlaAttentionWeights(tp)
 	}
+	if a.DSV4 != nil {
+		return gemmElems(a.DSV4Projections(tp, kind))
+	}
 	g := a.LayerGEMMs(tp)
 	w := int64(g[0].N)*int64(g[0].K) + int64(g[1].N)*int64(g[1].K)
 	if sparse && a.Sparse != nil {
@@ -144,6 +147,9 @@ func (a *Arch) WeightBytesPerGPUParallel(p Parallel) int64 {
 	for _, g := range a.Groups() {
 		n := float64(g.Count)
 		*attnElems += n * float64(a.attentionWeights(tp, g.Kind.Attn))
+		if a.DSV4 != nil {
+			bf16Elems += n * float64(gemmElems(a.DSV4BF16Projections(g.Kind.Attn)))
+		}
 		if !g.Kind.MoE {
 			wElems += n * float64(3*h*int64(ceilDiv(a.FFNIntermediate(g.Kind), tp)))
 			continue
@@ -175,6 +181,9 @@ func (a *Arch) Params() int64 {
 	for _, g := range a.Groups() {
 		c := int64(g.Count)
 		n += c * a.attentionWeights(1, g.Kind.Attn)
+		if a.DSV4 != nil {
+			n += c * gemmElems(a.DSV4BF16Projections(g.Kind.Attn))
+		}
 		if !g.Kind.MoE {
 			n += c * 3 * h * int64(a.FFNIntermediate(g.Kind))
 			continue

@@ -4,9 +4,6 @@ package model
 // refuses, each with what the simulator lacks to model it faithfully (the
 // error says it instead of the generic list of supported families).
 var refusedArchitectures = map[string]string{
-	"DeepseekV4ForCausalLM": "DeepSeek-V4's layers are not modelled: compressed sparse and heavily compressed attention (compress_ratios: " +
-		"a KV cache of 1/4 and 1/128 of the tokens with an indexer, beside a 128-token sliding window), manifold-constrained " +
-		"hyper-connections (hc_mult residual streams), hash-routed first layers (num_hash_layers) and grouped output LoRA (o_groups, o_lora_rank)",
 	"KimiK3ForConditionalGeneration": "Kimi-K3 (kimi_linear) is not modelled: Kimi Delta Attention layers (a recurrent state with per-key gates) " +
 		"beside MLA layers (linear_attn_config), and latent experts (routed_expert_hidden_size below hidden_size) with block attention residuals",
 	"Gemma4ForConditionalGeneration": "Gemma-4's layers are not modelled: sliding and full attention layers of different head_dim " +

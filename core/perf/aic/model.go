@@ -147,6 +147,9 @@ func New(arch *model.Arch, sys *hardware.System, opt Options) (*Model, error) {
 	if err := arch.ValidateParallel(par); err != nil {
 		return nil, fmt.Errorf("aic: %w", err)
 	}
+	if arch.DSV4 != nil {
+		return nil, fmt.Errorf("aic: model %s: DeepSeek-V4's compressed attention is not priced yet", arch.Name)
+	}
 	if opt.Database == "" {
 		return nil, fmt.Errorf("aic: database is required")
 	}
