@@ -151,6 +151,9 @@ func parseMoE(data []byte, name, arch string) (*Arch, error) {
 		c, prefix = t, "text_config."
 	}
 	a := &Arch{Name: name, Architecture: arch, TieEmbeddings: c.TieWordEmbeddings}
+	if arch == "NemotronHForCausalLM" {
+		nemotronLayerCount(&c)
+	}
 	if err := readCommon(&c.hfConfig, a, prefix, false); err != nil {
 		return nil, fmt.Errorf("model %s: %w", name, err)
 	}

@@ -117,3 +117,36 @@ func TestNemotronHNVFP4Roles(t *testing.T) {
 	assert.Equal(t, FP8, a.KVDtype)
 	assert.Contains(t, a.Approximations[len(a.Approximations)-1], "attention:")
 }
+
+// TestNemotronUltraLayerCount: Nemotron-3 Ultra-550B-A55B's config.json has
+// no num_hidden_layers; its 108 layers come from layers_block_type (48
+// Mamba-2, 12 attention, 48 latent MoE), as transformers' NemotronHConfig
+// derives the count. By hand (h = 8192): a Mamba-2 layer in_proj
+// h·(2·256·64 + 2·8·128 + 256) plus out_proj 256·64·h = 421,527,552; an
+// attention layer q and o 8192·64·128 each, k and v 8192·2·128 each =
+// 138,412,032; a MoE layer 512 relu² experts of 5120 on the 2048-wide latent
+// (priced as SwiGLU of 3413: 3·2048·3413 each), the router 512·h, a shared
+// expert of 10240 (3·h·6827) and the latent projections 2·h·2048 =
+// 10,941,898,752; embeddings and head 2·131072·h. Total 549,252,890,624 (the
+// card's 550 B); active (22 experts a token) 56,050,909,184 (A55B). KV: 12
+// layers × K and V × 2 heads × 128 = 6,144 elements a token.
+func TestNemotronUltraLayerCount(t *testing.T) {
+	a := loadShared(t, "nvidia/NVIDIA-Nemotron-3-Ultra-550B-A55B-BF16")
+	assert.Equal(t, &MoE{Experts: 512, TopK: 22, Intermediate: 3413, SharedIntermediate: 6827, Latent: 2048}, a.MoE)
+	assert.Equal(t, 60, a.Layers) // 48 Mamba-2 mixers with the MoE layers beside, 12 attention
+	h := int64(8192)
+	mamba := h*(2*256*64+2*8*128+256) + 256*64*h
+	attn := h*64*128*2 + 2*h*2*128
+	moe := 512*3*2048*3413 + 512*h + 3*h*6827 + 2*h*2048
+	assert.Equal(t, int64(549_252_890_624), 48*mamba+12*attn+48*moe+2*131072*h)
+	assert.Equal(t, int64(549_252_890_624), a.Params())
+	assert.Equal(t, int64(56_050_909_184), a.ActiveParams())
+	assert.Equal(t, int64(12*2*2*128), a.KVBytesPerToken(1, 1))
+
+	// a count that disagrees with the list is still an error
+	bad := []byte(`{"architectures": ["NemotronHForCausalLM"], "hidden_size": 64, "num_hidden_layers": 3, "num_attention_heads": 4,
+		"num_key_value_heads": 1, "head_dim": 16, "vocab_size": 10, "max_position_embeddings": 64, "layers_block_type": ["attention", "mamba"],
+		"mamba_num_heads": 4, "mamba_head_dim": 16, "n_groups": 1, "ssm_state_size": 16, "conv_kernel": 4, "chunk_size": 8}`)
+	_, err := Parse(bad, "bad")
+	assert.ErrorContains(t, err, "2 layers, want num_hidden_layers = 3")
+}

@@ -157,6 +157,27 @@ func readNemotronH(c *moeConfig, a *Arch) error {
 	return nil
 }
 
+// nemotronLayerCount fills a missing num_hidden_layers from the layer list,
+// as transformers' NemotronHConfig does (num_hidden_layers is a property
+// returning len(layers_block_type): models/nemotron_h/configuration_nemotron_h.py).
+// Nemotron-3 Ultra's config.json gives only layers_block_type. A count that is
+// given and disagrees with the list stays an error (nemotronLayers).
+func nemotronLayerCount(c *moeConfig) {
+	if c.NumHiddenLayers != nil {
+		return
+	}
+	n := 0
+	switch {
+	case c.Pattern != nil:
+		n = len(*c.Pattern)
+	case c.BlockTypes != nil:
+		n = len(*c.BlockTypes)
+	}
+	if n > 0 {
+		c.NumHiddenLayers = &n
+	}
+}
+
 // nemotronLayers reads the layer kinds of hybrid_override_pattern (one
 // letter a layer: M, *, - or E) or layers_block_type, one per layer.
 func nemotronLayers(n *nemotronHConfig, layers int) ([]byte, error) {
