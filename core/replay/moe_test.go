@@ -209,6 +209,17 @@ func TestAll2AllBackendsAgree(t *testing.T) {
 	assert.Equal(t, perf.All2AllBackends(), config.Enums()["engine.workers.aggregated.all2all_backend"])
 }
 
+// fourHeldRequests is the linear engine on one server of data_parallel_size 2
+// (pool options more: ", key: value"), 10 µs of input processing a prompt
+// token on the API server's loop, and four requests of 100 prompt / 2 output
+// tokens sent at t = 0.
+func fourHeldRequests(t *testing.T, more string) string {
+	rows := []traceRow{{0, 100, 2, []int{1}}, {0, 100, 2, []int{2}}, {0, 100, 2, []int{3}}, {0, 100, 2, []int{4}}}
+	return replaceOnce(traceSpec(t, 1000, rows, ""), "perf: {source: linear",
+		"workers: {aggregated: {count: 1, tp: 1, data_parallel_size: 2"+more+"}}\n"+
+			"  tokenization: {send_ms: 0, per_token_us: 10, shared_event_loop: true}\n  perf: {source: linear")
+}
+
 // TestDPOneAPIServerLoop: with --api-server-count 1 (vLLM's default before
 // 0.15.0) one API server event loop processes the inputs of both ranks'
 // requests, one after another. The example of
@@ -223,10 +234,7 @@ func TestAll2AllBackendsAgree(t *testing.T) {
 //	rank 1: r1 prefills 2 → 5; r3, there at 4, mixed pass 5 → 8.1, decode
 //	        8.1 → 10.2
 func TestDPOneAPIServerLoop(t *testing.T) {
-	rows := []traceRow{{0, 100, 2, []int{1}}, {0, 100, 2, []int{2}}, {0, 100, 2, []int{3}}, {0, 100, 2, []int{4}}}
-	yml := replaceOnce(traceSpec(t, 1000, rows, ""), "perf: {source: linear",
-		"workers: {aggregated: {count: 1, tp: 1, data_parallel_size: 2, api_server_count: 1}}\n"+
-			"  tokenization: {send_ms: 0, per_token_us: 10, shared_event_loop: true}\n  perf: {source: linear")
+	yml := fourHeldRequests(t, ", api_server_count: 1")
 	rep := runYAML(t, yml)
 	require.Len(t, rep.Records, 4)
 	for i, want := range [][3]float64{{1, 4, 7.1}, {2, 5, 8.1}, {3, 7.1, 9.2}, {4, 8.1, 10.2}} {
@@ -253,11 +261,7 @@ func TestDPOneAPIServerLoop(t *testing.T) {
 // alternate (0, 1, 0, 1); counting only the engines' queues, all four went
 // to rank 0 and rank 1 stayed idle.
 func TestDPLoadBalancerCountsHeldRequests(t *testing.T) {
-	rows := []traceRow{{0, 100, 2, []int{1}}, {0, 100, 2, []int{2}}, {0, 100, 2, []int{3}}, {0, 100, 2, []int{4}}}
-	yml := replaceOnce(traceSpec(t, 1000, rows, ""), "perf: {source: linear",
-		"workers: {aggregated: {count: 1, tp: 1, data_parallel_size: 2}}\n"+
-			"  tokenization: {send_ms: 0, per_token_us: 10, shared_event_loop: true}\n  perf: {source: linear")
-	rep := runYAML(t, yml)
+	rep := runYAML(t, fourHeldRequests(t, ""))
 	require.Len(t, rep.Records, 4)
 	passes := rep.Metadata.WorkerPasses
 	require.Len(t, passes, 2)
