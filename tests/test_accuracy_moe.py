@@ -67,6 +67,14 @@ def test_moe_row_spec_and_skip_reason():
             "silicon_ttft_ms": "300", "silicon_tpot_ms": "50"}
     spec, _, _ = accuracy.row_spec(dict(base, **_row(1, "2", "1")), perf="roofline", aliases={},
                                    model_configs=CONFIGS, database=accuracy.DEFAULT_DATABASE)
-    assert spec["engine"]["workers"]["aggregated"] == {"count": 1, "tp": 1, "data_parallel_size": 2}
+    # vLLM 0.12.0's one API server (--api-server-count defaulted to 1 before 0.15.0)
+    assert spec["engine"]["workers"]["aggregated"] == {"count": 1, "tp": 1, "data_parallel_size": 2,
+                                                       "api_server_count": 1}
+    spec, _, _ = accuracy.row_spec(dict(base, backend_version="0.15.0", **_row(1, "2", "1")), perf="roofline",
+                                   aliases={}, model_configs=CONFIGS, database=accuracy.DEFAULT_DATABASE)
+    assert spec["engine"]["workers"]["aggregated"]["api_server_count"] == 2  # one per rank from 0.15.0
+    spec, _, _ = accuracy.row_spec(dict(base, **_row(2, "2", "1")), perf="roofline", aliases={},
+                                   model_configs=CONFIGS, database=accuracy.DEFAULT_DATABASE)
+    assert "api_server_count" not in spec["engine"]["workers"]["aggregated"]  # no data parallelism
     res = accuracy.run_row(dict(base, **_row(4, "2", "2")), "roofline", {}, str(CONFIGS), str(accuracy.DEFAULT_DATABASE))
     assert res.status == "skipped" and "not both" in res.reason

@@ -159,6 +159,12 @@ type VersionDefaults struct {
 	// handed requests to the engine process over ZMQ, MQLLMEngine, and is
 	// not modelled).
 	SharedEventLoop bool
+	// APIServerPerRank: a data-parallel server runs one API server (one
+	// event loop) per data-parallel rank by default from 0.15.0 (vLLM pull
+	// request 32525, "Default api_server_count to dp_size if not
+	// specified"); before it --api-server-count defaulted to 1, one loop for
+	// every rank (Pool.APIServerCount).
+	APIServerPerRank bool
 	// Notes say which defaults of that release are not modelled.
 	Notes []string
 }
@@ -168,6 +174,7 @@ var (
 	vllmV1Default      = Release{0, 8, 0}
 	vllmBatchRuleSince = Release{0, 9, 0}
 	vllmAsyncSince     = Release{0, 14, 0}
+	vllmAPIServerPerDP = Release{0, 15, 0}
 )
 
 // VLLMDefaults is what vLLM release r sets by default among the settings the
@@ -179,7 +186,7 @@ var (
 // price a pass as the graph-captured kernels at every batch size).
 func VLLMDefaults(r Release) VersionDefaults {
 	d := VersionDefaults{Release: r, AsyncScheduling: !r.Before(vllmAsyncSince), EnablePrefixCaching: !r.Before(vllmV1Default),
-		SharedEventLoop: !r.Before(vllmV1Default)}
+		SharedEventLoop: !r.Before(vllmV1Default), APIServerPerRank: !r.Before(vllmAPIServerPerDP)}
 	if r.Before(vllmV1Default) {
 		d.Notes = append(d.Notes, fmt.Sprintf("vLLM %s runs the V0 engine by default, which is not modelled (the V1 scheduler stands in; prefix caching off, V0's default)", r))
 	}
@@ -192,7 +199,7 @@ func VLLMDefaults(r Release) VersionDefaults {
 // backendVersionDefaults fills, for a spec that names engine.backend_version,
 // the defaults of that release wherever the input was silent: the scheduler's
 // async_scheduling and enable_prefix_caching, a given engine.tokenization's
-// shared_event_loop, and engine.perf.backend_version
+// shared_event_loop, a data-parallel pool's api_server_count, and engine.perf.backend_version
 // of source aic (the kernel tables of the release that ran). A version that
 // does not resolve is left for Validate to refuse.
 func backendVersionDefaults(s *Spec, present func(string) bool) {
@@ -214,6 +221,12 @@ func backendVersionDefaults(s *Spec, present func(string) bool) {
 	if t := e.Tokenization; t != nil && !present("engine.tokenization.shared_event_loop") && d.SharedEventLoop {
 		on := true
 		t.SharedEventLoop = &on
+	}
+	for _, pl := range e.Workers.pools() {
+		if pl.pool.APIServerCount == nil && !d.APIServerPerRank && pl.pool.DP() > 1 {
+			one := 1
+			pl.pool.APIServerCount = &one
+		}
 	}
 	if p, ok := e.Perf.Source.(AICPerf); ok && !present("engine.perf.backend_version") {
 		p.BackendVersion = rel.String()

@@ -167,3 +167,38 @@ func TestBackendVersionRefused(t *testing.T) {
 	assert.Equal(t, "engine.backend_version", ce.Field)
 	assert.Contains(t, ce.Msg, "not a version")
 }
+
+// A data-parallel server of a vLLM release before 0.15.0 runs one API
+// server (--api-server-count defaulted to 1); from 0.15.0 one per rank (the
+// default became data_parallel_size, vLLM pull request 32525), which is also
+// what an unset version and a given value keep.
+func TestBackendVersionAPIServerCount(t *testing.T) {
+	const dp2 = "workers: {aggregated: {count: 1, tp: 1, data_parallel_size: 2}}"
+	pool := func(s *Spec) *Pool { return s.Engine.Workers.Aggregated }
+	s := decodeWith(t, "backend_version: 0.12.0, "+dp2)
+	require.NotNil(t, pool(s).APIServerCount)
+	assert.Equal(t, 1, *pool(s).APIServerCount)
+	assert.Equal(t, 1, pool(s).APIServers())
+	assert.Equal(t, 1, *pool(decodeWith(t, "backend_version: 0.14.1, "+dp2)).APIServerCount)
+	assert.Nil(t, pool(decodeWith(t, "backend_version: 0.15.0, "+dp2)).APIServerCount)
+	assert.Equal(t, 2, pool(decodeWith(t, "backend_version: 0.15.0, "+dp2)).APIServers())
+	assert.Nil(t, pool(decodeWith(t, dp2)).APIServerCount, "no version: as before")
+	assert.Nil(t, pool(decodeWith(t, "backend_version: 0.12.0")).APIServerCount, "no data parallelism: nothing to share")
+	given := decodeWith(t, "backend_version: 0.12.0, workers: {aggregated: {count: 1, tp: 1, data_parallel_size: 2, api_server_count: 2}}")
+	assert.Equal(t, 2, *pool(given).APIServerCount, "an explicit setting wins")
+}
+
+// api_server_count is 1 or data_parallel_size, and vLLM's alone.
+func TestAPIServerCountRefused(t *testing.T) {
+	for _, c := range []struct{ engine, field string }{
+		{"workers: {aggregated: {count: 1, tp: 1, data_parallel_size: 4, api_server_count: 2}}", "engine.workers.aggregated.api_server_count"},
+		{"workers: {aggregated: {count: 1, tp: 1, api_server_count: 0}}", "engine.workers.aggregated.api_server_count"},
+		{"backend: sglang, workers: {aggregated: {count: 1, tp: 1, api_server_count: 1}}", "engine.workers.aggregated.api_server_count"},
+	} {
+		_, err := DecodeYAML([]byte("engine: {model: m, system: h100_sxm, " + c.engine + "}\n" +
+			"traffic:\n  source: {type: synthetic, num_requests: 10, isl: 1024, osl: 128}\n  load: {mode: concurrency, concurrency: 4}\n"))
+		var ce *Error
+		require.ErrorAs(t, err, &ce, c.engine)
+		assert.Equal(t, c.field, ce.Field, c.engine)
+	}
+}

@@ -158,6 +158,20 @@ type Pool struct {
 	// default, allgather_reducescatter. Without data and expert parallelism
 	// there is no dispatch and it changes nothing.
 	All2AllBackend string `json:"all2all_backend,omitempty"`
+	// APIServerCount is vLLM's --api-server-count: the API server processes
+	// of one server, each one asyncio event loop that runs the input
+	// processing and output handling of its requests
+	// (engine.tokenization.shared_event_loop). 1: one loop for all the
+	// server's data-parallel ranks, vLLM's default before 0.15.0
+	// (vllm/entrypoints/openai/cli_args.py, default=1); data_parallel_size:
+	// one loop per rank, the default from 0.15.0 (pull request 32525,
+	// vllm/entrypoints/cli/serve.py: "Defaulting api_server_count to
+	// data_parallel_size"; the simulation gives rank r's requests to loop r,
+	// where vLLM's API servers take connections as the OS hands them out and
+	// each balances over every rank). Absent: data_parallel_size, unless
+	// engine.backend_version is a release before 0.15.0 (then 1). Only these
+	// two values are simulated; vLLM only.
+	APIServerCount *int `json:"api_server_count,omitempty"`
 	// Placement is PlacementRoundRobin, PlacementLeastOutstanding,
 	// PlacementKVRouter or PlacementPrefixAffinity.
 	Placement string `json:"placement"`

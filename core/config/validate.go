@@ -113,6 +113,11 @@ func (s *Spec) validateEngine() error {
 		return err
 	}
 	if e.Backend != BackendVLLM {
+		for _, pl := range e.Workers.pools() {
+			if pl.pool.APIServerCount != nil {
+				return errorf(pl.path+".api_server_count", "is vLLM's --api-server-count, not an option of engine.backend %s", e.Backend)
+			}
+		}
 		return validateClientCosts(e) // engine.scheduler is vLLM's (validateTRTLLM, validateSGLang refused it)
 	}
 	sc := &e.Scheduler
@@ -291,10 +296,22 @@ func validatePool(path string, a *Pool) error {
 			return errorf(path+".data_parallel_size", "tp × data_parallel_size must be ≤ %d, got %d × %d", MaxWorkerGPUs, a.TP, *dp)
 		}
 	}
+	if n := a.APIServerCount; n != nil && *n != 1 && *n != a.DP() {
+		return errorf(path+".api_server_count", "must be 1 (one API server loop for all data-parallel ranks) or data_parallel_size (%d, one per rank), got %d", a.DP(), *n)
+	}
 	if a.All2AllBackend != "" {
 		return checkEnum(path+".all2all_backend", "Pool.all2all_backend", a.All2AllBackend)
 	}
 	return nil
+}
+
+// APIServers is the number of API server event loops of one of the pool's
+// servers: APIServerCount, else one per data-parallel rank.
+func (a *Pool) APIServers() int {
+	if a.APIServerCount == nil {
+		return a.DP()
+	}
+	return *a.APIServerCount
 }
 
 // DP is the pool's data-parallel size: DataParallelSize, 1 when absent.

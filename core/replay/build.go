@@ -29,6 +29,10 @@ type pool struct {
 	dp        int    // data-parallel ranks per worker (1: none)
 	ep        bool   // routed experts expert-parallel
 	a2a       string // vLLM's --all2all-backend ("": its default)
+	// oneLoop: a worker's ranks share one API server event loop (vLLM's
+	// --api-server-count 1: config.Pool.APIServerCount); else each rank has
+	// its own (loopOf)
+	oneLoop bool
 	// lockstep: the ranks of a worker run every pass together (a
 	// mixture-of-experts model with dp > 1: its MoE layers gather every
 	// rank's tokens), priced by perf's GroupPassTime
@@ -169,7 +173,7 @@ func buildDeployment(s *config.Spec, cache *PerfCache) (*deployment, error) {
 
 func newPool(name, field string, p *config.Pool) *pool {
 	return &pool{name: name, field: field, count: p.Count, tp: p.TP, dp: p.DP(), ep: p.EnableExpertParallel,
-		a2a: p.All2AllBackend, placement: p.Placement, kvRouter: p.KVRouter, spec: p}
+		a2a: p.All2AllBackend, oneLoop: p.DP() > 1 && p.APIServers() == 1, placement: p.Placement, kvRouter: p.KVRouter, spec: p}
 }
 
 // planTransfer sets the P/D KV transfer's price from kv_transfer: the bytes

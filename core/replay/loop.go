@@ -785,7 +785,7 @@ func (m *sim) arrive(idx int32) {
 		if p.dp > 1 { // counted on its rank by the next placement (heldLoad)
 			m.intaking[w] = append(m.intaking[w], held{idx, f.gen})
 		}
-		m.at(m.procs[w].Intake(&m.path, m.now, f.req.InputTokens), phaseArrival, evIntakeDone, idx, f.gen)
+		m.at(m.procs[m.loopOf(w)].Intake(&m.path, m.now, f.req.InputTokens), phaseArrival, evIntakeDone, idx, f.gen)
 		return
 	}
 	f.stage = stageEngine
@@ -825,6 +825,19 @@ func (m *sim) reachEngine(idx int32, w int) {
 // worker's API server event loop (engine.tokenization.shared_event_loop;
 // aggregated workers only).
 func (m *sim) sharedLoop() bool { return m.path.SharedLoop && !m.dep.disagg }
+
+// loopOf is the API server event loop (an index of m.procs) of global rank w:
+// the rank's own, or, when its server runs one API server for all its
+// data-parallel ranks (pool.oneLoop), that of the server's first rank: vLLM's
+// one AsyncLLM front end (its DPLBAsyncMPClient) processes the inputs of the
+// requests it places on every rank and the outputs every rank sends back, on
+// its one asyncio loop.
+func (m *sim) loopOf(w int) int {
+	if p := m.poolOf[w]; p.oneLoop {
+		return p.first + p.server(w)*p.dp
+	}
+	return w
+}
 
 // held is a request in a worker's inbox: its flight and the flight's generation.
 type held struct {
@@ -1081,7 +1094,7 @@ func (m *sim) passEnd(w int) {
 		}
 	}
 	m.outQ[w].push(outs, steady, measured)
-	m.at(m.procs[w].Submit(&m.path, m.now, tokens), phaseClientReceive, evReceive, int32(w), 0)
+	m.at(m.procs[m.loopOf(w)].Submit(&m.path, m.now, tokens), phaseClientReceive, evReceive, int32(w), 0)
 }
 
 // receive: the client receives one output of request id at m.now.

@@ -209,6 +209,48 @@ func TestAll2AllBackendsAgree(t *testing.T) {
 	assert.Equal(t, perf.All2AllBackends(), config.Enums()["engine.workers.aggregated.all2all_backend"])
 }
 
+// fourHeldRequests is the linear engine on one server of data_parallel_size 2
+// (pool options more: ", key: value"), 10 µs of input processing a prompt
+// token on the API server's loop, and four requests of 100 prompt / 2 output
+// tokens sent at t = 0.
+func fourHeldRequests(t *testing.T, more string) string {
+	rows := []traceRow{{0, 100, 2, []int{1}}, {0, 100, 2, []int{2}}, {0, 100, 2, []int{3}}, {0, 100, 2, []int{4}}}
+	return replaceOnce(traceSpec(t, 1000, rows, ""), "perf: {source: linear",
+		"workers: {aggregated: {count: 1, tp: 1, data_parallel_size: 2"+more+"}}\n"+
+			"  tokenization: {send_ms: 0, per_token_us: 10, shared_event_loop: true}\n  perf: {source: linear")
+}
+
+// TestDPOneAPIServerLoop: with --api-server-count 1 (vLLM's default before
+// 0.15.0) one API server event loop processes the inputs of both ranks'
+// requests, one after another. The example of
+// TestDPLoadBalancerCountsHeldRequests (four requests of 100 prompt / 2
+// output tokens at t = 0, 10 µs a prompt token: 1 ms of input processing
+// each, placed on ranks 0, 1, 0, 1) on one loop: the requests reach their
+// engines at 1, 2, 3 and 4 ms instead of two at 1 ms and two at 2 ms.
+// Linear engine (2 ms + 0.01 ms a prompt token + 0.1 ms a decode a pass):
+//
+//	rank 0: r0 prefills 1 → 4 (2 + 1.0); r2, there at 3, joins r0's decode
+//	        in a mixed pass 4 → 7.1 (2 + 1.0 + 0.1), then decodes 7.1 → 9.2
+//	rank 1: r1 prefills 2 → 5; r3, there at 4, mixed pass 5 → 8.1, decode
+//	        8.1 → 10.2
+func TestDPOneAPIServerLoop(t *testing.T) {
+	yml := fourHeldRequests(t, ", api_server_count: 1")
+	rep := runYAML(t, yml)
+	require.Len(t, rep.Records, 4)
+	for i, want := range [][3]float64{{1, 4, 7.1}, {2, 5, 8.1}, {3, 7.1, 9.2}, {4, 8.1, 10.2}} {
+		r := rep.Records[i]
+		assert.Equal(t, "completed", r.Status)
+		assert.InDelta(t, want[0], msOf(r.ArrivalNs), 1e-9, "request %d reaches its engine", i)
+		assert.InDelta(t, want[1], msOf(r.FirstTokenNs), 1e-9, "request %d first token", i)
+		assert.InDelta(t, want[2], msOf(r.EndNs), 1e-9, "request %d end", i)
+	}
+	// api_server_count: data_parallel_size is one loop per rank, as absent
+	per := runYAML(t, replaceOnce(yml, "api_server_count: 1", "api_server_count: 2"))
+	for i, want := range []float64{1, 1, 2, 2} {
+		assert.InDelta(t, want, msOf(per.Records[i].ArrivalNs), 1e-9, "request %d, a loop per rank", i)
+	}
+}
+
 // TestDPLoadBalancerCountsHeldRequests: vLLM's front end adds each request it
 // sends to its rank's waiting count at once (DPLBAsyncMPClient.
 // get_core_engine_for_request), so requests that a rank holds but its engine
@@ -219,11 +261,7 @@ func TestAll2AllBackendsAgree(t *testing.T) {
 // alternate (0, 1, 0, 1); counting only the engines' queues, all four went
 // to rank 0 and rank 1 stayed idle.
 func TestDPLoadBalancerCountsHeldRequests(t *testing.T) {
-	rows := []traceRow{{0, 100, 2, []int{1}}, {0, 100, 2, []int{2}}, {0, 100, 2, []int{3}}, {0, 100, 2, []int{4}}}
-	yml := replaceOnce(traceSpec(t, 1000, rows, ""), "perf: {source: linear",
-		"workers: {aggregated: {count: 1, tp: 1, data_parallel_size: 2}}\n"+
-			"  tokenization: {send_ms: 0, per_token_us: 10, shared_event_loop: true}\n  perf: {source: linear")
-	rep := runYAML(t, yml)
+	rep := runYAML(t, fourHeldRequests(t, ""))
 	require.Len(t, rep.Records, 4)
 	passes := rep.Metadata.WorkerPasses
 	require.Len(t, passes, 2)

@@ -48,3 +48,19 @@ def shared_loop_default(vllm_version: str) -> bool:
     """Whether vLLM ``vllm_version``'s API server shares one event loop between its
     input processing and output handling (the V1 front end)."""
     return version_tuple(vllm_version) >= V1_ENGINE_SINCE
+
+
+#: The first vLLM release that runs one API server per data-parallel rank by default
+#: (vllm-project/vllm pull request 32525, "Default api_server_count to dp_size if not
+#: specified"; ``vllm/entrypoints/cli/serve.py``); before it ``--api-server-count``
+#: defaulted to 1: one front end, one event loop, for all of a server's ranks (the
+#: core's ``api_server_count`` of a worker pool).
+API_SERVER_PER_DP_RANK_SINCE = (0, 15, 0)
+
+
+def api_server_count_default(vllm_version: str, data_parallel_size: int) -> int:
+    """vLLM ``vllm_version``'s default ``--api-server-count`` for a server of
+    ``data_parallel_size`` ranks (internal load balancing)."""
+    if version_tuple(vllm_version) >= API_SERVER_PER_DP_RANK_SINCE:
+        return data_parallel_size
+    return 1

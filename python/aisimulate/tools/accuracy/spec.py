@@ -10,7 +10,7 @@ from typing import Any, Callable
 
 from . import campaigns, disagg, trtllm
 from .paths import DEFAULT_DATABASE, DEFAULT_MODEL_CONFIGS, SHARED_DATA  # noqa: F401 (re-exported)
-from ..vllm_defaults import async_default, shared_loop_default
+from ..vllm_defaults import api_server_count_default, async_default, shared_loop_default
 from .rows import _int
 
 
@@ -283,6 +283,8 @@ def row_spec(row: dict[str, str], *, perf: str, aliases: dict[str, str],
         load["response_overhead"] = dict(AIPERF_CLIENT["response_overhead"])
         if backend == "vllm" and version and shared_loop_default(version):  # the V1 API server's one event loop
             engine["tokenization"]["shared_event_loop"] = True  # (trtllm-serve's: the core's default)
+            if dp > 1 and "aggregated" in engine["workers"]:  # one API server for all ranks before 0.15.0
+                engine["workers"]["aggregated"]["api_server_count"] = api_server_count_default(version, dp)
     if steady_state:
         waves = _waves(c)
         warm, measured, total = c, waves * c, c * (waves + 2)
