@@ -301,7 +301,28 @@ func TestBlockHashesAndGroups_MatchFormula(t *testing.T) {
 				continue
 			}
 			require.Equal(t, want, got, "trial %d S %d bs %d", trial, S, bs)
-			require.Equal(t, refBlockGroups(r, bs, want), BlockGroups(r, bs, got, nil), "trial %d S %d bs %d", trial, S, bs)
+			wantKeys := refBlockGroups(r, bs, want)
+			require.Equal(t, wantKeys, BlockGroups(r, bs, got, nil), "trial %d S %d bs %d", trial, S, bs)
+			// the one pass: the same hashes and keys, into reused buffers
+			hs, ks := BlockHashesGroups(r, bs, make([]uint64, 5), make([]uint64, 2))
+			require.Equal(t, want, hs, "one pass, trial %d S %d bs %d", trial, S, bs)
+			require.Equal(t, wantKeys, ks, "one pass, trial %d S %d bs %d", trial, S, bs)
+			hs, ks = BlockHashesGroups(r, bs, nil, nil)
+			require.Equal(t, want, hs, "one pass, nil buffers, trial %d S %d bs %d", trial, S, bs)
+			require.Equal(t, wantKeys, ks, "one pass, nil buffers, trial %d S %d bs %d", trial, S, bs)
 		}
 	}
+}
+
+// A session's stream: the one pass gives BlockHashes' and BlockGroups' values.
+func TestBlockHashesGroups_Stream(t *testing.T) {
+	r := &Request{InputTokens: 1000, OutputTokens: 300, ContentKey: 77}
+	h := BlockHashes(r, 16, nil)
+	require.Len(t, h, 81) // (1000 + 299) / 16 = 81.2
+	hs, ks := BlockHashesGroups(r, 16, nil, nil)
+	assert.Equal(t, h, hs)
+	assert.Equal(t, BlockGroups(r, 16, h, nil), ks)
+	hs, ks = BlockHashesGroups(&Request{InputTokens: 10}, 16, hs, ks) // no ids: empty, buffers reused
+	assert.Empty(t, hs)
+	assert.Empty(t, ks)
 }

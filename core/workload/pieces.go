@@ -88,7 +88,7 @@ func PieceHashes(pieces []Piece, blockSize int, dst []uint64) []uint64 {
 		p := pieces[a]
 		if o+bs <= p.Tokens { // blocks j… inside piece a: a run
 			end := min(n, j+(p.Tokens-o)/bs)
-			hashRun(dst[j:end], h^p.Mix, uint64(o)*oMul, uint64(bs)*oMul)
+			hashRun(dst[j:end], nil, 0, h^p.Mix, uint64(o)*oMul, uint64(bs)*oMul)
 			o += (end - j) * bs
 			j = end
 			h = dst[j-1]
