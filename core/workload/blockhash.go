@@ -47,8 +47,9 @@ func combine(h, v uint64) uint64 {
 // ⌊L / bs⌋ entries: partial engine blocks are never hashed, and tokens beyond
 // the source ids cannot be matched. Its hash is
 //
-//	h_j = mix64(h_{s_j−1} ⊕ v_j),  h_{−1} = mix64(S)
-//	v_j = fold(o_j·C_o, id[a_j], …, id[b_j]),  fold(v, id) = v·C_i ⊕ mix64(id + γ)
+//	h_j = mix64(h_{s_j−1} ⊕ mix64(id[a_j] + γ)) + o_j·C_o·C_i  (mod 2^64)   if a_j = b_j
+//	h_j = mix64(h_{s_j−1} ⊕ v_j)                                         if a_j < b_j
+//	h_{−1} = mix64(S),  v_j = fold(o_j·C_o, id[a_j], …, id[b_j]),  fold(v, id) = v·C_i ⊕ mix64(id + γ)
 //
 // where a_j = ⌊j·bs / S⌋ and b_j = ⌊((j+1)·bs − 1) / S⌋ are the first and last
 // source blocks the range touches, o_j = j·bs − a_j·S is the range's start
@@ -58,10 +59,11 @@ func combine(h, v uint64) uint64 {
 // thus advances once per run: h_{s_j−1} fixes tokens [0, s_j·bs), and o_j with
 // id[a_j] the tokens from there to the end of block j, so two requests with
 // the same S share h_j iff their source ids over tokens [0, (j+1)·bs) agree
-// (up to 64-bit hash collisions), and the blocks of a run hash independently
-// of each other (no serial chain of mixes per block). This holds whether or
-// not bs divides S: with S = 512 and bs = 48, engine block 10 covers tokens
-// [480, 528) and mixes ids 0 and 1.
+// (up to 64-bit hash collisions: two blocks of different runs collide only
+// when their runs' mixes differ by a multiple of the odd C_o·C_i of at most
+// the offsets' range), and a run costs one mix64, its blocks one add each.
+// This holds whether or not bs divides S: with S = 512 and bs = 48, engine
+// block 10 covers tokens [480, 528) and mixes ids 0 and 1.
 //
 // Returns dst[:0] (nil when dst is nil) when r.HashIDs is empty,
 // r.HashBlockTokens ≤ 0 or blockSize ≤ 0. The hashes are the same on every
@@ -105,9 +107,9 @@ func sourceHashes(r *Request, blockSize int, dst, keys []uint64, withKeys bool) 
 		return dst, keys
 	}
 	// Hot path (every prompt block of every request): the mixed id of a source
-	// block is computed once and reused by each engine block inside it, so an
-	// engine block costs one mix64 (see the formula above), and the mixes of a
-	// run do not wait on each other.
+	// block is computed once and reused by each engine block inside it, and a
+	// run of engine blocks inside one source block costs one mix64 (see the
+	// formula above), its blocks an add each.
 	h := mix64(uint64(S))
 	lastK, idMix := -1, uint64(0)
 	a, o := 0, 0 // block j starts at token a·S + o of source block a (no division per block)
@@ -165,23 +167,24 @@ func sourceHashes(r *Request, blockSize int, dst, keys []uint64, withKeys bool) 
 }
 
 // hashRun writes the hashes of a run of blocks inside one source block:
-// run[i] = mix64(hv ⊕ (v + i·step)) (mod 2^64), hv = h_{s−1} ⊕ mix64(id + γ),
+// run[i] = mix64(hv) + v + i·step (mod 2^64), hv = h_{s−1} ⊕ mix64(id + γ),
 // v + i·step = o_j·C_o·C_i; and, unless keys is empty, key beside each one
 // (keys[i], BlockGroups' key of the group the run is). A call of its own,
 // not inlined: its loop then keeps its state in registers.
 //
 //go:noinline
 func hashRun(run, keys []uint64, key, hv, v, step uint64) {
+	v += mix64(hv)
 	if len(keys) == 0 {
 		for i := range run {
-			run[i] = mix64(hv ^ v)
+			run[i] = v
 			v += step
 		}
 		return
 	}
 	keys = keys[:len(run)]
 	for i := range run {
-		run[i], keys[i] = mix64(hv^v), key
+		run[i], keys[i] = v, key
 		v += step
 	}
 }

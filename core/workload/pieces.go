@@ -56,8 +56,9 @@ func RowPieces(dst []Piece, ids []int64, s, tokens int, own uint64) []Piece {
 // pieces' tokens laid end to end, engine block j covers tokens [j·bs,
 // (j+1)·bs) and
 //
-//	h_j = mix64(h_{s_j−1} ⊕ v_j),  h_{−1} = mix64(pieceSalt)
-//	v_j = fold(o_j·C_o, Mix[a_j], …, Mix[b_j])
+//	h_j = mix64(h_{s_j−1} ⊕ Mix[a_j]) + o_j·C_o·C_i  (mod 2^64)   if a_j = b_j
+//	h_j = mix64(h_{s_j−1} ⊕ v_j)                                if a_j < b_j
+//	h_{−1} = mix64(pieceSalt),  v_j = fold(o_j·C_o, Mix[a_j], …, Mix[b_j])
 //
 // as in BlockHashes, where a_j and b_j are the first and last pieces the
 // block touches, o_j its start's offset in piece a_j, and s_j the first
