@@ -3,6 +3,7 @@ package replay
 import (
 	"fmt"
 	"os"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -41,6 +42,10 @@ traffic:
 func BenchmarkReplayLlama8B(b *testing.B) {
 	if _, err := os.Stat(mooncakeTrace); err == nil {
 		b.Run("mooncake-llama8b-tp1", func(b *testing.B) { benchReplay(b, benchMooncakeLlama) })
+		// the same without prefix caching: what the cache's bookkeeping adds
+		b.Run("mooncake-llama8b-tp1-nocache", func(b *testing.B) {
+			benchReplay(b, strings.Replace(benchMooncakeLlama, "traffic:", "  scheduler: {enable_prefix_caching: false}\ntraffic:", 1))
+		})
 	}
 	b.Run("closed1024x20", func(b *testing.B) { benchReplay(b, fmt.Sprintf(benchClosedLoop, 1024*20, 1024)) })
 }

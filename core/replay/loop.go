@@ -716,8 +716,7 @@ func (m *sim) send(idx int32) {
 		} else if cfg.PartialBlockHash { // an engine that matches prefixes token by token
 			hashes, partial = f.tokenKeys(r, cfg.HashBlock())
 		} else {
-			f.hashes = workload.BlockHashes(r, cfg.BlockSize, f.hashes)
-			f.groups = workload.BlockGroups(r, cfg.BlockSize, f.hashes, f.groups)
+			f.hashes, f.groups = workload.BlockHashesGroups(r, cfg.BlockSize, f.hashes, f.groups)
 			hashes, groups = f.hashes, f.groups
 		}
 	}

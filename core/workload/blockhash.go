@@ -47,8 +47,9 @@ func combine(h, v uint64) uint64 {
 // ⌊L / bs⌋ entries: partial engine blocks are never hashed, and tokens beyond
 // the source ids cannot be matched. Its hash is
 //
-//	h_j = mix64(h_{s_j−1} ⊕ v_j),  h_{−1} = mix64(S)
-//	v_j = fold(o_j·C_o, id[a_j], …, id[b_j]),  fold(v, id) = v·C_i ⊕ mix64(id + γ)
+//	h_j = mix64(h_{s_j−1} ⊕ mix64(id[a_j] + γ)) + o_j·C_o·C_i  (mod 2^64)   if a_j = b_j
+//	h_j = mix64(h_{s_j−1} ⊕ v_j)                                         if a_j < b_j
+//	h_{−1} = mix64(S),  v_j = fold(o_j·C_o, id[a_j], …, id[b_j]),  fold(v, id) = v·C_i ⊕ mix64(id + γ)
 //
 // where a_j = ⌊j·bs / S⌋ and b_j = ⌊((j+1)·bs − 1) / S⌋ are the first and last
 // source blocks the range touches, o_j = j·bs − a_j·S is the range's start
@@ -58,10 +59,11 @@ func combine(h, v uint64) uint64 {
 // thus advances once per run: h_{s_j−1} fixes tokens [0, s_j·bs), and o_j with
 // id[a_j] the tokens from there to the end of block j, so two requests with
 // the same S share h_j iff their source ids over tokens [0, (j+1)·bs) agree
-// (up to 64-bit hash collisions), and the blocks of a run hash independently
-// of each other (no serial chain of mixes per block). This holds whether or
-// not bs divides S: with S = 512 and bs = 48, engine block 10 covers tokens
-// [480, 528) and mixes ids 0 and 1.
+// (up to 64-bit hash collisions: two blocks of different runs collide only
+// when their runs' mixes differ by a multiple of the odd C_o·C_i of at most
+// the offsets' range), and a run costs one mix64, its blocks one add each.
+// This holds whether or not bs divides S: with S = 512 and bs = 48, engine
+// block 10 covers tokens [480, 528) and mixes ids 0 and 1.
 //
 // Returns dst[:0] (nil when dst is nil) when r.HashIDs is empty,
 // r.HashBlockTokens ≤ 0 or blockSize ≤ 0. The hashes are the same on every
@@ -71,9 +73,30 @@ func BlockHashes(r *Request, blockSize int, dst []uint64) []uint64 {
 	if r.ContentKey != 0 {
 		return streamHashes(r, blockSize, dst)
 	}
+	dst, _ = sourceHashes(r, blockSize, dst, nil, false)
+	return dst
+}
+
+// BlockHashesGroups is BlockHashes and BlockGroups of the same request and
+// block size in one pass over its blocks: the hashes appended to dst[:0] and
+// their prefix group keys to keys[:0] (the same values, each key written
+// beside its block's hash where the group's run is hashed).
+func BlockHashesGroups(r *Request, blockSize int, dst, keys []uint64) ([]uint64, []uint64) {
+	dst, keys = dst[:0], keys[:0]
+	if r.ContentKey != 0 {
+		dst = streamHashes(r, blockSize, dst)
+		return dst, streamGroups(r, len(dst), keys)
+	}
+	return sourceHashes(r, blockSize, dst, keys, true)
+}
+
+// sourceHashes is BlockHashes for a request with source block ids (into
+// dst, empty); withKeys, it also writes BlockGroups' keys into keys (empty),
+// else it returns keys as it is.
+func sourceHashes(r *Request, blockSize int, dst, keys []uint64, withKeys bool) ([]uint64, []uint64) {
 	S, bs := r.HashBlockTokens, blockSize
 	if len(r.HashIDs) == 0 || S <= 0 || bs <= 0 {
-		return dst
+		return dst, keys
 	}
 	limit := r.InputTokens
 	if len(r.HashIDs) <= math.MaxInt/S { // otherwise the ids cover more than any int
@@ -81,16 +104,19 @@ func BlockHashes(r *Request, blockSize int, dst []uint64) []uint64 {
 	}
 	n := limit / bs
 	if n <= 0 {
-		return dst
+		return dst, keys
 	}
 	// Hot path (every prompt block of every request): the mixed id of a source
-	// block is computed once and reused by each engine block inside it, so an
-	// engine block costs one mix64 (see the formula above), and the mixes of a
-	// run do not wait on each other.
+	// block is computed once and reused by each engine block inside it, and a
+	// run of engine blocks inside one source block costs one mix64 (see the
+	// formula above), its blocks an add each.
 	h := mix64(uint64(S))
 	lastK, idMix := -1, uint64(0)
 	a, o := 0, 0 // block j starts at token a·S + o of source block a (no division per block)
 	dst = slices.Grow(dst, n)[:n]
+	if withKeys {
+		keys = slices.Grow(keys, n)[:n]
+	}
 	oMul := uint64(offsetMul)
 	oMul *= idMul // o·C_o·C_i: v_j of a block inside one source block
 	for j := 0; j < n; {
@@ -99,7 +125,21 @@ func BlockHashes(r *Request, blockSize int, dst []uint64) []uint64 {
 				lastK, idMix = a, mix64(uint64(r.HashIDs[a])+goldenGamma)
 			}
 			end := min(n, j+(S-o)/bs) // the run: every block of a from j on
-			hashRun(dst[j:end], h^idMix, uint64(o)*oMul, uint64(bs)*oMul)
+			v, step := uint64(o)*oMul, uint64(bs)*oMul
+			if !withKeys {
+				hashRun(dst[j:end], nil, 0, h^idMix, v, step)
+			} else { // BlockGroups: a group every GroupSize blocks of the run, keyed by the hash before it
+				for g := j; g < end; {
+					e := min(end, g+GroupSize)
+					prev := h
+					if g > j {
+						prev = dst[g-1]
+					}
+					hashRun(dst[g:e], keys[g:e], mix64(prev^idMix^groupSalt), h^idMix, v, step)
+					v += uint64(e-g) * step
+					g = e
+				}
+			}
 			j, o = end, o+(end-j)*bs
 			h = dst[j-1]
 		} else {
@@ -113,6 +153,9 @@ func BlockHashes(r *Request, blockSize int, dst []uint64) []uint64 {
 			}
 			h = mix64(h ^ v)
 			dst[j] = h
+			if withKeys { // a group of its own, keyed by its hash (BlockGroups)
+				keys[j] = h ^ singletonSalt
+			}
 			j++
 			o += bs
 		}
@@ -120,18 +163,28 @@ func BlockHashes(r *Request, blockSize int, dst []uint64) []uint64 {
 			a, o = a+o/S, o%S
 		}
 	}
-	return dst
+	return dst, keys
 }
 
 // hashRun writes the hashes of a run of blocks inside one source block:
-// run[i] = mix64(hv ⊕ (v + i·step)) (mod 2^64), hv = h_{s−1} ⊕ mix64(id + γ),
-// v + i·step = o_j·C_o·C_i. A call of its own, not inlined: its loop then
-// keeps its state in registers.
+// run[i] = mix64(hv) + v + i·step (mod 2^64), hv = h_{s−1} ⊕ mix64(id + γ),
+// v + i·step = o_j·C_o·C_i; and, unless keys is empty, key beside each one
+// (keys[i], BlockGroups' key of the group the run is). A call of its own,
+// not inlined: its loop then keeps its state in registers.
 //
 //go:noinline
-func hashRun(run []uint64, hv, v, step uint64) {
+func hashRun(run, keys []uint64, key, hv, v, step uint64) {
+	v += mix64(hv)
+	if len(keys) == 0 {
+		for i := range run {
+			run[i] = v
+			v += step
+		}
+		return
+	}
+	keys = keys[:len(run)]
 	for i := range run {
-		run[i] = mix64(hv ^ v)
+		run[i], keys[i] = v, key
 		v += step
 	}
 }
@@ -187,10 +240,7 @@ func BlockGroups(r *Request, blockSize int, hashes []uint64, dst []uint64) []uin
 		return dst
 	}
 	if r.ContentKey != 0 {
-		for j := 0; j < n; j++ {
-			dst = append(dst, mix64(r.ContentKey^uint64(j/GroupSize)*offsetMul^groupSalt))
-		}
-		return dst
+		return streamGroups(r, n, dst)
 	}
 	S, bs := r.HashBlockTokens, blockSize
 	dst = slices.Grow(dst, n)[:n]
@@ -221,6 +271,15 @@ func BlockGroups(r *Request, blockSize int, hashes []uint64, dst []uint64) []uin
 			keys[i] = key
 		}
 		run, j, o = run+k, j+k, o+k*bs
+	}
+	return dst
+}
+
+// streamGroups appends the group keys of the first n blocks of a session's
+// token stream r.ContentKey to dst (BlockGroups).
+func streamGroups(r *Request, n int, dst []uint64) []uint64 {
+	for j := 0; j < n; j++ {
+		dst = append(dst, mix64(r.ContentKey^uint64(j/GroupSize)*offsetMul^groupSalt))
 	}
 	return dst
 }

@@ -10,8 +10,8 @@ import "math"
 //
 // Its hash is the one that block would have if it were full, where the full
 // block's hash depends only on where it starts (a block inside one source
-// block: BlockHashes' h_j = mix64(h_{s_j−1} ⊕ v_j), v_j fixed by the source
-// id and the offset; a session's stream block: combine(h_{j−1}, j)); so a
+// block: BlockHashes' h_j = mix64(h_{s_j−1} ⊕ mix64(id + γ)) + o_j·C_o·C_i,
+// fixed by the run, the source id and the offset; a session's stream block: combine(h_{j−1}, j)); so a
 // request whose known content ends inside block j shares that block's hash
 // with any request that holds more of the same content, and the two agree on
 // the partial block's tokens. A partial block that straddles two source
@@ -62,7 +62,7 @@ func PartialBlockHash(r *Request, blockSize int, hashes []uint64) (h uint64, tok
 		}
 		oMul := uint64(offsetMul)
 		oMul *= idMul
-		return mix64(before(s) ^ idMix(a) ^ uint64(o)*oMul), rem, true
+		return mix64(before(s)^idMix(a)) + uint64(o)*oMul, rem, true
 	}
 	v := uint64(o) * offsetMul
 	for k := a; k <= (o+rem-1)/S+a && k < len(r.HashIDs); k++ {

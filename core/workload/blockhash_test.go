@@ -125,6 +125,12 @@ func TestBlockHashes_DeterministicPin(t *testing.T) {
 	require.Len(t, h, 1)
 	assert.Equal(t, mix64(mix64(512)^mix64(1+goldenGamma)), h[0])
 	assert.Equal(t, uint64(0x804d2eed68c98e5f), h[0])
+	// bs 256: block 1 is the same run at offset 256, its mix plus 256·C_o·C_i
+	h2 := BlockHashes(mooncakeReq(512, 1), 256, nil)
+	require.Len(t, h2, 2)
+	assert.Equal(t, h[0], h2[0])
+	cOff, cID := uint64(offsetMul), uint64(idMul) // variables: the product wraps mod 2^64
+	assert.Equal(t, h[0]+256*cOff*cID, h2[1])
 }
 
 func TestMix64_SplitMixVector(t *testing.T) {
@@ -250,7 +256,12 @@ func refBlockHashes(r *Request, bs int) []uint64 {
 		if j > 0 && (a != b || (j-1)*bs/S != a || (j*bs-1)/S != a) { // j starts a run
 			prev = out[j-1]
 		}
-		v := uint64(j*bs-a*S) * offsetMul
+		o := uint64(j*bs - a*S)
+		if a == b { // inside one source block: the run's mix, plus the offset
+			out = append(out, mix64(prev^mix64(uint64(r.HashIDs[a])+goldenGamma))+o*offsetMul*idMul)
+			continue
+		}
+		v := o * offsetMul
 		for k := a; k <= b; k++ {
 			v = v*idMul ^ mix64(uint64(r.HashIDs[k])+goldenGamma)
 		}
@@ -301,7 +312,28 @@ func TestBlockHashesAndGroups_MatchFormula(t *testing.T) {
 				continue
 			}
 			require.Equal(t, want, got, "trial %d S %d bs %d", trial, S, bs)
-			require.Equal(t, refBlockGroups(r, bs, want), BlockGroups(r, bs, got, nil), "trial %d S %d bs %d", trial, S, bs)
+			wantKeys := refBlockGroups(r, bs, want)
+			require.Equal(t, wantKeys, BlockGroups(r, bs, got, nil), "trial %d S %d bs %d", trial, S, bs)
+			// the one pass: the same hashes and keys, into reused buffers
+			hs, ks := BlockHashesGroups(r, bs, make([]uint64, 5), make([]uint64, 2))
+			require.Equal(t, want, hs, "one pass, trial %d S %d bs %d", trial, S, bs)
+			require.Equal(t, wantKeys, ks, "one pass, trial %d S %d bs %d", trial, S, bs)
+			hs, ks = BlockHashesGroups(r, bs, nil, nil)
+			require.Equal(t, want, hs, "one pass, nil buffers, trial %d S %d bs %d", trial, S, bs)
+			require.Equal(t, wantKeys, ks, "one pass, nil buffers, trial %d S %d bs %d", trial, S, bs)
 		}
 	}
+}
+
+// A session's stream: the one pass gives BlockHashes' and BlockGroups' values.
+func TestBlockHashesGroups_Stream(t *testing.T) {
+	r := &Request{InputTokens: 1000, OutputTokens: 300, ContentKey: 77}
+	h := BlockHashes(r, 16, nil)
+	require.Len(t, h, 81) // (1000 + 299) / 16 = 81.2
+	hs, ks := BlockHashesGroups(r, 16, nil, nil)
+	assert.Equal(t, h, hs)
+	assert.Equal(t, BlockGroups(r, 16, h, nil), ks)
+	hs, ks = BlockHashesGroups(&Request{InputTokens: 10}, 16, hs, ks) // no ids: empty, buffers reused
+	assert.Empty(t, hs)
+	assert.Empty(t, ks)
 }

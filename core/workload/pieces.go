@@ -56,8 +56,9 @@ func RowPieces(dst []Piece, ids []int64, s, tokens int, own uint64) []Piece {
 // pieces' tokens laid end to end, engine block j covers tokens [j·bs,
 // (j+1)·bs) and
 //
-//	h_j = mix64(h_{s_j−1} ⊕ v_j),  h_{−1} = mix64(pieceSalt)
-//	v_j = fold(o_j·C_o, Mix[a_j], …, Mix[b_j])
+//	h_j = mix64(h_{s_j−1} ⊕ Mix[a_j]) + o_j·C_o·C_i  (mod 2^64)   if a_j = b_j
+//	h_j = mix64(h_{s_j−1} ⊕ v_j)                                if a_j < b_j
+//	h_{−1} = mix64(pieceSalt),  v_j = fold(o_j·C_o, Mix[a_j], …, Mix[b_j])
 //
 // as in BlockHashes, where a_j and b_j are the first and last pieces the
 // block touches, o_j its start's offset in piece a_j, and s_j the first
@@ -88,7 +89,7 @@ func PieceHashes(pieces []Piece, blockSize int, dst []uint64) []uint64 {
 		p := pieces[a]
 		if o+bs <= p.Tokens { // blocks j… inside piece a: a run
 			end := min(n, j+(p.Tokens-o)/bs)
-			hashRun(dst[j:end], h^p.Mix, uint64(o)*oMul, uint64(bs)*oMul)
+			hashRun(dst[j:end], nil, 0, h^p.Mix, uint64(o)*oMul, uint64(bs)*oMul)
 			o += (end - j) * bs
 			j = end
 			h = dst[j-1]

@@ -254,21 +254,42 @@ func (m *kvManager) takeN(n int, dst []int32) []int32 {
 }
 
 // popIDs copies the ids of the first len(ids) blocks of head (skipping holes)
-// into ids and returns how many entries that took.
+// into ids and returns how many entries that took. Holes are rare: it copies
+// stretches without one four entries at a time (copyQuads), and steps over
+// the entries around a hole one by one.
 //
 //go:noinline
 func popIDs(head []qEntry, ids []int32) int {
-	j := 0
-	for k, e := range head {
-		if e.id == blockNone { // a hole
-			continue
-		}
-		ids[j] = e.id
-		if j++; j == len(ids) {
-			return k + 1
+	j, k := 0, 0
+	for j < len(ids) && k < len(head) {
+		c := copyQuads(head[k:], ids[j:])
+		j, k = j+c, k+c
+		for end := min(len(head), k+4); k < end && j < len(ids); k++ { // a quad with a hole, or the last entries
+			if id := head[k].id; id != blockNone {
+				ids[j] = id
+				j++
+			}
 		}
 	}
-	return len(head)
+	return k
+}
+
+// copyQuads copies the ids of head's leading entries into ids four at a time
+// while none of the four is a hole (a hole's id is blockNone, the only
+// negative id: four ids or'd are negative iff one is) and both have room for
+// four, and returns how many it copied.
+//
+//go:noinline
+func copyQuads(head []qEntry, ids []int32) int {
+	c := 0
+	for ; c+4 <= len(head) && c+4 <= len(ids); c += 4 {
+		e, d := head[c:c+4:c+4], ids[c:c+4:c+4]
+		if e[0].id|e[1].id|e[2].id|e[3].id < 0 {
+			break
+		}
+		d[0], d[1], d[2], d[3] = e[0].id, e[1].id, e[2].id, e[3].id
+	}
+	return c
 }
 
 // evict drops the content of the blocks of head, the entries just taken from
@@ -312,8 +333,15 @@ func (m *kvManager) evict(head []qEntry) {
 //
 //go:noinline
 func runOf(head []qEntry, gi int32) int {
-	for k, e := range head {
-		if e.group != gi {
+	k := 0
+	for ; k+4 <= len(head); k += 4 { // four at a time while all four are of gi
+		e := head[k : k+4 : k+4]
+		if (e[0].group^gi)|(e[1].group^gi)|(e[2].group^gi)|(e[3].group^gi) != 0 {
+			break
+		}
+	}
+	for ; k < len(head); k++ {
+		if head[k].group != gi {
 			return k
 		}
 	}
@@ -507,27 +535,30 @@ func (m *kvManager) register(ids []int32, hashes, keys []uint64, from int) {
 // fill registers the leading blocks of ids with this group's key (gi), in
 // its slots from first on, under hashes, each one unless its slot is held
 // already, and returns how many ids it went through. A call of its own, not
-// inlined: its loop then keeps its state in registers.
+// inlined: its loop then keeps its state in registers (the slots indexed
+// from the group itself, so that few are live).
 //
 //go:noinline
 func (g *blockGroup) fill(gi int32, blocks []kvBlock, ids []int32, hashes, keys []uint64, first int) int {
 	n := min(len(ids), groupSize-first) // the slots left in the group
 	ids, hashes, keys = ids[:n], hashes[:n], keys[:n]
-	slots, slotHashes := g.ids[first:first+n], g.hashes[first:first+n]
-	key := g.key
+	key, filled := g.key, int32(0)
 	for k, id := range ids {
 		if keys[k] != key {
-			return k
+			n = k
+			break
 		}
-		if slots[k] != blockNone { // another block holds the slot: this one holds nothing
-			blocks[id].group = blockNone
+		b := &blocks[id]
+		off := (first + k) & (groupSize - 1) // first + k < groupSize
+		if g.ids[off] != blockNone {         // another block holds the slot: this one holds nothing
+			b.group = blockNone
 			continue
 		}
-		slots[k], slotHashes[k] = id, hashes[k]
-		g.n++
-		b := &blocks[id] // held: its qpos is not read
-		b.ref, b.group, b.off = 1, gi, uint8(first+k)
+		g.ids[off], g.hashes[off] = id, hashes[k]
+		filled++
+		b.ref, b.group, b.off = 1, gi, uint8(off) // held: its qpos is not read
 	}
+	g.n += filled
 	return n
 }
 

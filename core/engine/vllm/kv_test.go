@@ -229,3 +229,49 @@ func (m *kvManager) hashed(id int32) bool {
 	}
 	return b.group == groupPrivate
 }
+
+// popIDs takes the first len(ids) blocks of the queue's head, skipping holes,
+// four at a time where no hole is among them: against the entry-by-entry
+// walk, on heads with holes at every place a quad can have them.
+func TestPopIDsSkipsHoles(t *testing.T) {
+	hole := qEntry{blockNone, blockNone}
+	for mask := 0; mask < 1<<10; mask++ { // entry i of 10 is a hole when bit i is set
+		head := make([]qEntry, 10)
+		var live []int32
+		for i := range head {
+			if mask&(1<<i) != 0 {
+				head[i] = hole
+				continue
+			}
+			head[i] = qEntry{int32(100 + i), 3}
+			live = append(live, int32(100+i))
+		}
+		for n := 1; n <= len(live); n++ {
+			ids := make([]int32, n)
+			k := popIDs(head, ids)
+			require.Equal(t, live[:n], ids, "mask %b, %d ids", mask, n)
+			// the entries taken end at the n-th block: holes after it stay
+			want := 0
+			for seen := 0; seen < n; want++ {
+				if head[want].id != blockNone {
+					seen++
+				}
+			}
+			require.Equal(t, want, k, "mask %b, %d ids", mask, n)
+		}
+	}
+}
+
+// runOf counts the leading entries of one group, four at a time and then one
+// by one: a run of every length up to 9 before another group.
+func TestRunOfCountsTheLeadingGroup(t *testing.T) {
+	for n := 0; n <= 9; n++ {
+		head := make([]qEntry, 0, 12)
+		for i := 0; i < n; i++ {
+			head = append(head, qEntry{int32(i), 7})
+		}
+		assert.Equal(t, n, runOf(head, 7), "a run of %d, alone", n)
+		head = append(head, qEntry{50, 8}, qEntry{51, 7})
+		assert.Equal(t, n, runOf(head, 7), "a run of %d, then another group", n)
+	}
+}
