@@ -56,8 +56,12 @@ var fieldDescriptions = map[string]string{
 		"(1024 on a GPU of at least 70 GiB that is not an A100, else 256; at most max_num_batched_tokens)",
 	"Scheduler.max_num_batched_tokens": "vLLM's --max-num-batched-tokens; absent: per system, as vLLM derives it " +
 		"(8192 on a GPU of at least 70 GiB that is not an A100, else 2048)",
-	"Stop.max_requests":   "stop after this many measured requests (warm-up requests are sent besides them); 0: no limit",
-	"Stop.max_duration_s": "stop sending this many seconds after the measured phase starts (the end of the warm-up, or 0); 0: no limit",
+	"TRTLLMSpeculativeConfig.acceptance_rates": "the simulation's: the probability, each in [0, 1], that draft i is accepted when every draft before it was, " +
+		"at most num_nextn_predict_layers of them (a draft beyond the list is never accepted); absent, and acceptance_rate absent: " +
+		"AIConfigurator's [0.85, 0.3, 0, 0, 0]",
+	"TRTLLMSpeculativeConfig.acceptance_rate": "the simulation's: one acceptance_rates value for every draft (not with acceptance_rates)",
+	"Stop.max_requests":                       "stop after this many measured requests (warm-up requests are sent besides them); 0: no limit",
+	"Stop.max_duration_s":                     "stop sending this many seconds after the measured phase starts (the end of the warm-up, or 0); 0: no limit",
 }
 
 var unionBlockType = reflect.TypeOf((*unionBlock)(nil)).Elem()

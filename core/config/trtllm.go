@@ -71,11 +71,33 @@ type TRTLLMSpeculativeConfig struct {
 	// each generation step proposes and verifies (the model's MTP module
 	// run that many times).
 	NumNextnPredictLayers int `json:"num_nextn_predict_layers"`
-	// AcceptanceRate is the simulation's, not an option TensorRT-LLM takes:
-	// the probability that a draft token is accepted when every draft before
-	// it was, so a step yields 1 + a + a² + … + a^N tokens on average
-	// (default DefaultMTPAcceptanceRate).
-	AcceptanceRate float64 `json:"acceptance_rate"`
+	// AcceptanceRates and AcceptanceRate are the simulation's, not options
+	// TensorRT-LLM takes (at most one of them given). AcceptanceRates[i] is
+	// the probability that draft i + 1 is accepted when every draft before
+	// it was (AIConfigurator's nextn_accept_rates), at most
+	// NumNextnPredictLayers of them, a draft beyond the list never accepted:
+	// a step yields 1 + a₁ + a₁a₂ + … + a₁⋯a_N tokens on average.
+	// AcceptanceRate is one rate for every draft, 1 + a + a² + … + a^N.
+	// Neither given: DefaultMTPAcceptanceRates, its first
+	// NumNextnPredictLayers.
+	AcceptanceRates []float64 `json:"acceptance_rates,omitempty"`
+	AcceptanceRate  *float64  `json:"acceptance_rate,omitempty"`
+}
+
+// Rates is the acceptance of each of the NumNextnPredictLayers drafts (a
+// validated, normalized block): AcceptanceRates, 0 beyond the list, or
+// AcceptanceRate for each.
+func (sp *TRTLLMSpeculativeConfig) Rates() []float64 {
+	out := make([]float64, sp.NumNextnPredictLayers)
+	for i := range out {
+		switch {
+		case sp.AcceptanceRate != nil:
+			out[i] = *sp.AcceptanceRate
+		case i < len(sp.AcceptanceRates):
+			out[i] = sp.AcceptanceRates[i]
+		}
+	}
+	return out
 }
 
 // TRTLLMAttentionDPConfig is engine.trtllm.attention_dp_config
@@ -171,7 +193,7 @@ const (
 	// DefaultTRTLLMStreamInterval: stream_interval's default, every
 	// iteration (TorchLlmArgs).
 	DefaultTRTLLMStreamInterval = 1
-	// DefaultMTPAcceptanceRate is speculative_config.acceptance_rate when
+	// DefaultMTPAcceptanceRate is SGLang's speculative_acceptance_rate when
 	// not given: DeepSeek-V3's technical report (arXiv 2412.19437, "the
 	// acceptance rate of the second token prediction ranges between 85%
 	// and 90%"), its lower end, taken for every draft position.
@@ -188,6 +210,15 @@ const (
 	// (../shared/data/silicon/trtllm_dev.csv).
 	DefaultTRTLLMRelease = "1.2.0rc6.post1"
 )
+
+// DefaultMTPAcceptanceRates is speculative_config.acceptance_rates when
+// neither it nor acceptance_rate is given: AIConfigurator's default for its
+// TensorRT-LLM MTP estimate (nextn_accept_rates [0.85, 0.3, 0, 0, 0]:
+// aiconfigurator sdk/task_v1_compat.py, convert_v1_to_v2, folded by
+// _fold_accept_rates as E = Σᵢ Πⱼ≤ᵢ pⱼ; sdk/config_builders.py, apply_nextn,
+// before). Its first rate is DeepSeek-V3's report's for the second token
+// (arXiv 2412.19437, 85–90 %), which measured one MTP depth only.
+var DefaultMTPAcceptanceRates = []float64{0.85, 0.3, 0, 0, 0}
 
 // TRTLLMTokensPerBlock are the tokens_per_block values taken: powers of two
 // up to 256 (the KV cache manager's block layout).
@@ -324,8 +355,8 @@ func (t *TRTLLM) fill(d TRTLLMVersionDefaults, p string, present func(string) bo
 	if !present(p + "attention_dp_config.batching_wait_iters") {
 		t.AttentionDPConfig.BatchingWaitIters = DefaultTRTLLMADPBatchingWaitIters
 	}
-	if sp := t.SpeculativeConfig; sp != nil && !present(p+"speculative_config.acceptance_rate") {
-		sp.AcceptanceRate = DefaultMTPAcceptanceRate
+	if sp := t.SpeculativeConfig; sp != nil && sp.AcceptanceRate == nil && sp.AcceptanceRates == nil {
+		sp.AcceptanceRates = slices.Clone(DefaultMTPAcceptanceRates[:min(max(sp.NumNextnPredictLayers, 0), len(DefaultMTPAcceptanceRates))])
 	}
 }
 
@@ -414,9 +445,25 @@ func (t *TRTLLM) validate(p string) error {
 		if sp.DecodingType != TRTLLMDecodingMTP {
 			return errorf(q+"decoding_type", "%s is not modelled (only MTP)", quote(sp.DecodingType))
 		}
-		if err := firstErr(checkInt(q+"num_nextn_predict_layers", "TRTLLMSpeculativeConfig.num_nextn_predict_layers", sp.NumNextnPredictLayers),
-			checkFloat(q+"acceptance_rate", "TRTLLMSpeculativeConfig.acceptance_rate", sp.AcceptanceRate)); err != nil {
+		if err := checkInt(q+"num_nextn_predict_layers", "TRTLLMSpeculativeConfig.num_nextn_predict_layers", sp.NumNextnPredictLayers); err != nil {
 			return err
+		}
+		if sp.AcceptanceRate != nil {
+			if sp.AcceptanceRates != nil {
+				return errorf(q+"acceptance_rates", "give acceptance_rates (one rate per draft) or acceptance_rate (one for every draft), not both")
+			}
+			return checkFloat(q+"acceptance_rate", "TRTLLMSpeculativeConfig.acceptance_rate", *sp.AcceptanceRate)
+		}
+		if sp.AcceptanceRates != nil && len(sp.AcceptanceRates) == 0 {
+			return errorf(q+"acceptance_rates", "is empty: give the rate of each draft (at most num_nextn_predict_layers), or leave it out for the default")
+		}
+		if n := len(sp.AcceptanceRates); n > sp.NumNextnPredictLayers {
+			return errorf(q+"acceptance_rates", "has %d rates, more than the %d drafts of num_nextn_predict_layers (one rate per draft)", n, sp.NumNextnPredictLayers)
+		}
+		for i, a := range sp.AcceptanceRates {
+			if err := checkFloat(fmt.Sprintf("%sacceptance_rates[%d]", q, i), "TRTLLMSpeculativeConfig.acceptance_rate", a); err != nil {
+				return err
+			}
 		}
 	}
 	return nil

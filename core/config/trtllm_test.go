@@ -61,10 +61,27 @@ func TestTRTLLMDefaults(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, &TRTLLMCUDAGraphConfig{BatchSizes: []int{4, 1, 2}, MaxBatchSize: 4, EnablePadding: true}, s.Engine.TRTLLM.CUDAGraphConfig)
 
-	// MTP: the acceptance rate defaults to DeepSeek-V3's reported 0.85
-	s, err = Decode(trtllmSpec(`, "trtllm": {"speculative_config": {"decoding_type": "MTP", "num_nextn_predict_layers": 3}}`))
-	require.NoError(t, err)
-	assert.Equal(t, &TRTLLMSpeculativeConfig{DecodingType: "MTP", NumNextnPredictLayers: 3, AcceptanceRate: 0.85}, s.Engine.TRTLLM.SpeculativeConfig)
+	// MTP: the acceptance rates default to AIConfigurator's [0.85, 0.3, 0,
+	// 0, 0], one per draft (3 drafts: 0.85, 0.3, 0; 6: the five and 0); the
+	// canonical form decodes to the same rates
+	mtp := func(extra string) *TRTLLMSpeculativeConfig {
+		s, err := Decode(trtllmSpec(`, "trtllm": {"speculative_config": {"decoding_type": "MTP", ` + extra + `}}`))
+		require.NoError(t, err, extra)
+		again, err := Decode(s.JSON())
+		require.NoError(t, err, extra)
+		assert.Equal(t, s.Engine.TRTLLM.SpeculativeConfig, again.Engine.TRTLLM.SpeculativeConfig, extra)
+		return s.Engine.TRTLLM.SpeculativeConfig
+	}
+	sp := mtp(`"num_nextn_predict_layers": 3`)
+	assert.Equal(t, &TRTLLMSpeculativeConfig{DecodingType: "MTP", NumNextnPredictLayers: 3, AcceptanceRates: []float64{0.85, 0.3, 0}}, sp)
+	assert.Equal(t, []float64{0.85, 0.3, 0}, sp.Rates())
+	assert.Equal(t, []float64{0.85}, mtp(`"num_nextn_predict_layers": 1`).Rates())
+	assert.Equal(t, []float64{0.85, 0.3, 0, 0, 0, 0}, mtp(`"num_nextn_predict_layers": 6`).Rates())
+	// rates given: fewer than the drafts leave the rest never accepted; one
+	// acceptance_rate (0 included) is every draft's
+	assert.Equal(t, []float64{0.9, 0.5, 0}, mtp(`"num_nextn_predict_layers": 3, "acceptance_rates": [0.9, 0.5]`).Rates())
+	assert.Equal(t, []float64{0.7, 0.7, 0.7}, mtp(`"num_nextn_predict_layers": 3, "acceptance_rate": 0.7`).Rates())
+	assert.Equal(t, []float64{0, 0}, mtp(`"num_nextn_predict_layers": 2, "acceptance_rate": 0`).Rates())
 
 	// a release before 1.0: no CUDA graphs by default; before 0.20 no overlap scheduler
 	s, err = Decode(trtllmSpec(`, "backend_version": "0.19.0"`))
@@ -110,6 +127,18 @@ func TestTRTLLMRefusals(t *testing.T) {
 			"engine.trtllm.cuda_graph_config.batch_sizes", "expected a list"},
 		{trtllmSpec(`, "trtllm": {"speculative_config": {"decoding_type": "Eagle", "num_nextn_predict_layers": 3}}`),
 			"engine.trtllm.speculative_config.decoding_type", "only MTP"},
+		{trtllmSpec(`, "trtllm": {"speculative_config": {"decoding_type": "MTP", "num_nextn_predict_layers": 2, "acceptance_rates": [0.9, 0.5, 0.2]}}`),
+			"engine.trtllm.speculative_config.acceptance_rates", "has 3 rates, more than the 2 drafts"},
+		{trtllmSpec(`, "trtllm": {"speculative_config": {"decoding_type": "MTP", "num_nextn_predict_layers": 2, "acceptance_rates": [0.9, 1.2]}}`),
+			"engine.trtllm.speculative_config.acceptance_rates[1]", "1.2"},
+		{trtllmSpec(`, "trtllm": {"speculative_config": {"decoding_type": "MTP", "num_nextn_predict_layers": 2, "acceptance_rates": [-0.1]}}`),
+			"engine.trtllm.speculative_config.acceptance_rates[0]", "-0.1"},
+		{trtllmSpec(`, "trtllm": {"speculative_config": {"decoding_type": "MTP", "num_nextn_predict_layers": 2, "acceptance_rates": []}}`),
+			"engine.trtllm.speculative_config.acceptance_rates", "is empty"},
+		{trtllmSpec(`, "trtllm": {"speculative_config": {"decoding_type": "MTP", "num_nextn_predict_layers": 2, "acceptance_rates": [0.9], "acceptance_rate": 0.5}}`),
+			"engine.trtllm.speculative_config.acceptance_rates", "not both"},
+		{trtllmSpec(`, "trtllm": {"speculative_config": {"decoding_type": "MTP", "num_nextn_predict_layers": 2, "acceptance_rates": 0.9}}`),
+			"engine.trtllm.speculative_config.acceptance_rates", "expected a list"},
 		{trtllmSpec(`, "trtllm": {"kv_cache_config": {"tokens_per_block": 48}}`), "engine.trtllm.kv_cache_config.tokens_per_block", "power of two"},
 		{trtllmSpec(`, "trtllm": {"scheduler_config": {"capacity_scheduler_policy": "STATIC_BATCH"}}`),
 			"engine.trtllm.scheduler_config.capacity_scheduler_policy", "not modelled"},

@@ -48,7 +48,7 @@ func Options(e *config.Engine, p *config.Pool) any {
 	}
 	o := trtllm.Options{ChunkedPrefill: t.EnableChunkedPrefill, StreamInterval: t.StreamInterval}
 	if sp := t.SpeculativeConfig; sp != nil {
-		o.MTPDraftTokens, o.MTPAcceptance = sp.NumNextnPredictLayers, sp.AcceptanceRate
+		o.MTPDraftTokens, o.MTPAcceptance = sp.NumNextnPredictLayers, sp.Rates()
 	}
 	if a := t.AttentionDPConfig; t.EnableAttentionDP && a.EnableBalance {
 		o.ADPBalance, o.ADPTimeoutIters, o.ADPBatchingWaitIters = true, a.TimeoutIters, a.BatchingWaitIters

@@ -237,3 +237,51 @@ traffic:
 	rep := runYAML(t, spec("deepseek-ai/DeepSeek-R1", mtp, agg))
 	assert.Equal(t, 4, rep.Summary.Completed)
 }
+
+// MTP's acceptance per draft position through the replay: one DeepSeek-R1
+// request of 100 prompt and 12 output tokens, 3 drafts, on the linear engine
+// without the overlap scheduler (a context iteration 2.0 + 100 · 0.01 = 3.0
+// ms, a generation step 2.0 + 0.1 = 2.1 ms). After the context's token 11
+// are left (the passes: the context iteration and the steps):
+//   - acceptance_rates [0.75, 0.5, 0.5]: 1.3125 drafts a step (TestMTPStepPerPosition),
+//     steps of 2, 2, 2, 3, 2 tokens: 5 steps, the end at 3.0 + 5 · 2.1 = 13.5 ms;
+//   - left out, AIConfigurator's 0.85, 0.3, 0: 0.85 + 0.85 · 0.3 = 1.105 a step,
+//     one draft each of the first 6 steps (⌊1.105 k⌋ = k): 2 tokens a step,
+//     the 11th token in step 6, the end at 3.0 + 6 · 2.1 = 15.6 ms;
+//   - acceptance_rate 0.85 for every draft: 0.85 + 0.7225 + 0.614125 ≈ 2.19 a
+//     step, steps of 3, 3, 3 and the last 2: 4 steps, 3.0 + 4 · 2.1 = 11.4 ms.
+func TestTRTLLMMTPAcceptancePerPosition(t *testing.T) {
+	needSharedConfigs(t)
+	for _, tc := range []struct {
+		acceptance string
+		passes     int64
+		endMs      float64
+	}{
+		{", acceptance_rates: [0.75, 0.5, 0.5]", 6, 13.5},
+		{"", 7, 15.6},
+		{", acceptance_rate: 0.85", 5, 11.4},
+	} {
+		rep := runYAML(t, fmt.Sprintf(`
+engine:
+  model: deepseek-ai/DeepSeek-R1
+  model_config_dir: %s
+  system: h200_sxm
+  backend: trtllm
+  perf: {source: linear, base_ms: 2.0, per_prefill_token_ms: 0.01, per_decode_seq_ms: 0.1}
+  workers: {aggregated: {count: 1, tp: 8}}
+  trtllm:
+    max_batch_size: 8
+    max_num_tokens: 4096
+    disable_overlap_scheduler: true
+    speculative_config: {decoding_type: MTP, num_nextn_predict_layers: 3%s}
+traffic:
+  source: {type: synthetic, num_requests: 1, isl: 100, osl: 12}
+  load: {mode: concurrency, concurrency: 1}
+`, sharedModelConfigs, tc.acceptance))
+		require.Len(t, rep.Records, 1, tc.acceptance)
+		assert.Equal(t, 12, rep.Records[0].OutputTokens, tc.acceptance)
+		assert.InDelta(t, 3.0, msOf(rep.Records[0].FirstTokenNs), 1e-9, tc.acceptance)
+		assert.InDelta(t, tc.endMs, msOf(rep.Records[0].EndNs), 1e-9, tc.acceptance)
+		assert.Equal(t, tc.passes, rep.Metadata.Pools[0].WorkerPasses[0], tc.acceptance)
+	}
+}

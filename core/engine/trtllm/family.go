@@ -53,10 +53,11 @@ type Options struct {
 	// StreamInterval is stream_interval (0 or 1: every iteration).
 	StreamInterval int
 	// MTPDraftTokens is speculative_config.num_nextn_predict_layers (0: no
-	// speculative decoding), MTPAcceptance the probability that a draft
-	// token is accepted when those before it were.
+	// speculative decoding); MTPAcceptance[i] the probability that draft
+	// i + 1 is accepted when those before it were (at most MTPDraftTokens
+	// rates; a draft beyond them is never accepted).
 	MTPDraftTokens int
-	MTPAcceptance  float64
+	MTPAcceptance  []float64
 	// ADPBalance is attention_dp_config.enable_balance with
 	// enable_attention_dp (Family.PlanGroup), ADPTimeoutIters and
 	// ADPBatchingWaitIters its timeout_iters and batching_wait_iters.

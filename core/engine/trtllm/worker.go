@@ -66,7 +66,8 @@ type Worker struct {
 	// generation requests and handoffs in transfer); awaiting the handoffs
 	// waiting for blocks, in order.
 	// draft is the MTP draft tokens of each generation step, meanAccepted
-	// the drafts a step accepts on average: a + a² + … + a^draft.
+	// the drafts a step accepts on average: a₁ + a₁a₂ + … + a₁⋯a_draft
+	// (draft k is accepted only with all before it, at rate a_k then).
 	draft        int
 	meanAccepted float64
 
@@ -111,12 +112,16 @@ func NewWorker(cfg Config, pm perf.Model) (*Worker, error) {
 			return nil, fmt.Errorf("trtllm: CUDA-graph batch sizes %v: want ascending sizes ≥ 1", opt.CUDAGraphBatchSizes)
 		}
 	}
-	if opt.MTPDraftTokens < 0 || !(opt.MTPAcceptance >= 0 && opt.MTPAcceptance <= 1) || opt.StreamInterval < 0 {
+	if opt.MTPDraftTokens < 0 || len(opt.MTPAcceptance) > opt.MTPDraftTokens || opt.StreamInterval < 0 {
 		return nil, fmt.Errorf("trtllm: invalid options %+v", opt)
 	}
 	w := &Worker{cfg: cfg, opt: opt, perf: pm, kv: newKVPool(cfg.NumBlocks, cfg.PrefixCaching), draft: opt.MTPDraftTokens}
-	for k, p := 1, 1.0; k <= w.draft; k++ {
-		p *= opt.MTPAcceptance
+	p := 1.0 // the chance that drafts 1 … k are all accepted
+	for k, a := range opt.MTPAcceptance {
+		if !(a >= 0 && a <= 1) {
+			return nil, fmt.Errorf("trtllm: MTP acceptance of draft %d is %v, want [0, 1]", k+1, a)
+		}
+		p *= a
 		w.meanAccepted += p
 	}
 	return w, nil

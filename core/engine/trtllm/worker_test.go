@@ -275,7 +275,7 @@ func (r *recorderAll) Name() string { return "recorder" }
 func TestMTPStep(t *testing.T) {
 	rec := &recorderAll{}
 	w, err := NewWorker(Config{MaxNumSeqs: 8, MaxNumBatchedTokens: 512, BlockSize: 16, NumBlocks: 100, MaxModelLen: 4096,
-		Options: Options{MTPDraftTokens: 3, MTPAcceptance: 0.5}}, rec)
+		Options: Options{MTPDraftTokens: 3, MTPAcceptance: []float64{0.5, 0.5, 0.5}}}, rec)
 	require.NoError(t, err)
 	w.Add(newRequest(1, 16, 10))
 	tokens, finished := run(w)
@@ -287,6 +287,44 @@ func TestMTPStep(t *testing.T) {
 	for i, kv := range []int64{16, 17, 19, 21, 23} {
 		b := rec.batches[i+1]
 		assert.Equal(t, perf.Batch{Decodes: 1, DecodeKVSum: kv, SpecTokens: 3, Samplers: 4, DraftSteps: 3}, b, "iteration %d", i+2)
+	}
+}
+
+// An MTP step with a rate per draft position, 0.75, 0.5, 0.5 for 3 drafts:
+// draft 1 is accepted with 0.75, drafts 1–2 with 0.75 · 0.5 = 0.375, drafts
+// 1–3 with 0.375 · 0.5 = 0.1875, so a step accepts 0.75 + 0.375 + 0.1875 =
+// 1.3125 drafts on average (2.3125 tokens a step). A request of 16 prompt and
+// 12 output tokens: its context (iteration 1) gives token 1; the carried
+// acceptance is then 1.3125 (1 draft, 0.3125 left), 1.625 (1; 0.625),
+// 1.9375 (1; 0.9375), 2.25 (2; 0.25), 1.5625 (1): iterations 2–6 give 2, 2,
+// 2, 3 and the last 2 tokens (2 of 2 left): 5 generation steps for 11 tokens,
+// at KV lengths 16, 18, 20, 22, 25. Two rates for three drafts: the third is
+// never accepted, 0.75 + 0.375 = 1.125 a step.
+func TestMTPStepPerPosition(t *testing.T) {
+	rec := &recorderAll{}
+	w, err := NewWorker(Config{MaxNumSeqs: 8, MaxNumBatchedTokens: 512, BlockSize: 16, NumBlocks: 100, MaxModelLen: 4096,
+		Options: Options{MTPDraftTokens: 3, MTPAcceptance: []float64{0.75, 0.5, 0.5}}}, rec)
+	require.NoError(t, err)
+	assert.Equal(t, 1.3125, w.meanAccepted)
+	w.Add(newRequest(1, 16, 12))
+	tokens, finished := run(w)
+	assert.Equal(t, []int{1, 2, 2, 3, 3, 4, 4, 5, 5, 5, 6, 6}, tokens[1])
+	assert.Equal(t, 6, finished[1])
+	require.Len(t, rec.batches, 6)
+	for i, kv := range []int64{16, 18, 20, 22, 25} {
+		b := rec.batches[i+1]
+		assert.Equal(t, perf.Batch{Decodes: 1, DecodeKVSum: kv, SpecTokens: 3, Samplers: 4, DraftSteps: 3}, b, "iteration %d", i+2)
+	}
+
+	w, err = NewWorker(Config{MaxNumSeqs: 8, MaxNumBatchedTokens: 512, BlockSize: 16, NumBlocks: 100, MaxModelLen: 4096,
+		Options: Options{MTPDraftTokens: 3, MTPAcceptance: []float64{0.75, 0.5}}}, rec)
+	require.NoError(t, err)
+	assert.Equal(t, 1.125, w.meanAccepted)
+
+	for _, bad := range [][]float64{{0.5, 1.5}, {0.5, 0.5, 0.5, 0.5}} {
+		_, err = NewWorker(Config{MaxNumSeqs: 8, MaxNumBatchedTokens: 512, BlockSize: 16, NumBlocks: 100, MaxModelLen: 4096,
+			Options: Options{MTPDraftTokens: 3, MTPAcceptance: bad}}, rec)
+		assert.Error(t, err, "%v", bad)
 	}
 }
 
