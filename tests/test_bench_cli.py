@@ -221,6 +221,11 @@ def test_aiperf_command_lines_as_written():
     for name in ("--num-conversations", "--conversation-num", "--num-sessions", "--num-prompts"):
         b, _ = parse_command([f"aiperf profile --streaming --osl 5 --extra-inputs ignore_eos:true --num-dataset-entries 9 {name} 3"])
         assert b["num_dataset_entries"] == 3, name
+    # from AIPerf 0.3.0 the conversations are an option of their own (the core reads them by release)
+    for name in ("--num-conversations", "--conversation-num", "--num-sessions"):
+        b, _ = parse_command([f"aiperf profile --streaming --osl 5 --extra-inputs ignore_eos:true --num-dataset-entries 9 "
+                              f"{name} 3"], "0.9.0")
+        assert (b["num_dataset_entries"], b["num_conversations"]) == (9, 3), name
     # --goodput's metric tags (ms; the per-user rate is a TPOT bound of 1000 / X)
     _, run = parse_command(["aiperf profile --streaming --osl 5 --extra-inputs ignore_eos:true --goodput "
                             "time_to_first_token:100 inter_token_latency:8 request_latency:900"])
@@ -276,3 +281,17 @@ def test_aiperf_rate_behind_a_concurrency(capsys, tmp_path):
     uncapped = json.loads(out)
     assert capped["summary"]["in_flight"]["peak"] == 2 and uncapped["summary"]["in_flight"]["peak"] == 12
     assert capped["summary"]["ttft_ms"]["mean"] < uncapped["summary"]["ttft_ms"]["mean"]
+
+
+def test_aiperf_tool_version(capsys, tmp_path):
+    # AIPerf 0.9.0: --num-conversations 6 beside --request-count 20 stops at 6 sessions (one
+    # request each) and makes the dataset's 6 entries; 0.4.0 refuses the two together
+    cmd = ("aiperf profile -m Qwen/Qwen3-8B --streaming --concurrency 2 --request-count 20 --num-conversations 6 "
+           "--isl 100 --osl 4 --extra-inputs ignore_eos:true")
+    code, out, err = run_cli(capsys, tmp_path, cmd, "--tool-version", "0.9.0", "--format", "json")
+    assert code == 0, err
+    doc = json.loads(out)
+    assert doc["summary"]["completed"] == 6 and doc["benchmark"]["num_dataset_entries"] == 6
+    assert doc["benchmark"]["version"] == "0.9.0"
+    code, _, err = run_cli(capsys, tmp_path, cmd, "--tool-version", "0.4.0")
+    assert code == 2 and "traffic.benchmark.request_count" in err

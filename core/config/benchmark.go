@@ -123,6 +123,68 @@ type AIPerfBenchmark struct {
 	// it a request ends at the model's end-of-sequence token, which the
 	// simulation cannot know.
 	IgnoreEOS bool `json:"ignore_eos"`
+	// NumConversations is --num-conversations (--num-sessions,
+	// --conversation-num), which AIPerf's releases read three ways
+	// (aiperfRules): another name of --num-dataset-entries before 0.3.0;
+	// the measured requests (a single-turn conversation each) from 0.3.0,
+	// refused with --request-count; from 0.9.0 the sessions the profiling
+	// phase starts, beside --request-count (it stops at the first reached),
+	// and the dataset's entries unless --num-dataset-entries is given.
+	NumConversations *int `json:"num_conversations,omitempty"`
+	// Version is the AIPerf release (absent: its rules before 0.3.0, as
+	// aisimulate read AIPerf before the field existed).
+	Version string `json:"version,omitempty"`
+}
+
+// AIPerf's releases whose rules differ, read from their wheels' sources.
+var (
+	// aiperfConversationsCount: from 0.3.0 --num-conversations is its own
+	// option, ConversationConfig.num, the profiling phase's count when given
+	// (CreditIssuingStrategy._setup_profiling_phase_config takes
+	// num_sessions before request_count), and refused with --request-count
+	// (UserConfig.validate_multi_turn_options: "Both a request-count and
+	// number of conversations are set"); before it, a name of
+	// --num-dataset-entries (the one field ConversationConfig.num).
+	aiperfConversationsCount = Release{0, 3, 0}
+	// aiperfSkipsArrivals: from 0.5.0 a capped rate's arrival that finds no
+	// free slot passes unused (CappedSkip); before it, it waits (CappedWait).
+	aiperfSkipsArrivals = Release{0, 5, 0}
+	// aiperfEntriesFollowCounts: from 0.9.0 (the config converter,
+	// aiperf/config/flags/_converter_dataset.py, _resolve_entries) the
+	// synthetic dataset has --num-dataset-entries entries, else
+	// --num-conversations, else --request-count, else 100; the profiling
+	// phase takes --request-count and --num-conversations together (a
+	// request count and a session count, each a stop condition), and its
+	// default of 10 requests holds only without either and without a
+	// duration (_converter_profiling.py).
+	aiperfEntriesFollowCounts = Release{0, 9, 0}
+	// aiperfOldest: the rules of an AIPerf benchmark without a version.
+	aiperfOldest = Release{0, 2, 0}
+)
+
+// release is t's AIPerf release (aiperfOldest's rules without a version).
+func (t AIPerfBenchmark) release() Release {
+	if t.Version == "" {
+		return aiperfOldest
+	}
+	r, _ := toolRelease(t.Version, "AIPerf")
+	return r
+}
+
+// measured is the requests t's profiling phase sends (0: until its
+// duration ends), as its release counts them (NumConversations).
+func (t AIPerfBenchmark) measured() int {
+	if t.NumConversations == nil {
+		return t.RequestCount
+	}
+	c := *t.NumConversations
+	switch rel := t.release(); {
+	case rel.Before(aiperfConversationsCount):
+		return t.RequestCount
+	case rel.Before(aiperfEntriesFollowCounts) || t.RequestCount == 0:
+		return c
+	}
+	return min(t.RequestCount, c) // single-turn: a session is a request
 }
 
 // VLLMBenchServe (tool vllm_bench_serve) is vLLM's serving benchmark with its
@@ -253,7 +315,9 @@ func benchmarkDefaults(b *Benchmark, path string, present func(string) bool) {
 	given := func(k string) bool { return present(path + "." + k) }
 	switch t := b.Tool.(type) {
 	case AIPerfBenchmark:
-		if !given("request_count") && t.BenchmarkDuration == 0 { // a duration run sends until it ends
+		rel := t.release()
+		counted := t.NumConversations != nil && !rel.Before(aiperfConversationsCount) // a count of its own
+		if !given("request_count") && t.BenchmarkDuration == 0 && !counted {          // a duration run sends until it ends
 			t.RequestCount = DefaultAIPerfRequestCount
 		}
 		if !given("synthetic_input_tokens_mean") {
@@ -261,6 +325,12 @@ func benchmarkDefaults(b *Benchmark, path string, present func(string) bool) {
 		}
 		if !given("num_dataset_entries") {
 			t.NumDatasetEntries = DefaultAIPerfNumDatasetEntries
+			switch {
+			case t.NumConversations != nil && (rel.Before(aiperfConversationsCount) || !rel.Before(aiperfEntriesFollowCounts)):
+				t.NumDatasetEntries = *t.NumConversations // its other name; from 0.9.0, the entries' first fallback
+			case given("request_count") && !rel.Before(aiperfEntriesFollowCounts):
+				t.NumDatasetEntries = t.RequestCount
+			}
 		}
 		if t.DatasetSamplingStrategy == "" {
 			t.DatasetSamplingStrategy = DefaultDatasetSampling
@@ -411,10 +481,29 @@ func (b *Benchmark) validate(path string) error {
 
 func (t AIPerfBenchmark) validate(path string) error {
 	p := path + "."
+	if t.Version != "" {
+		if _, err := toolRelease(t.Version, "AIPerf"); err != nil {
+			return errorf(p+"version", "%v", err)
+		}
+	}
+	if t.NumConversations != nil {
+		c, rel := *t.NumConversations, t.release()
+		if err := checkInt(p+"num_conversations", "AIPerfBenchmark.num_conversations", c); err != nil {
+			return err
+		}
+		switch {
+		case t.BenchmarkDuration != 0:
+			return errorf(p+"num_conversations", "with benchmark_duration is not simulated (give a count or a duration)")
+		case rel.Before(aiperfConversationsCount) && c != t.NumDatasetEntries:
+			return errorf(p+"num_conversations", "is another name of num_dataset_entries before AIPerf 0.3.0 (this is %s): give one of them, got %d and %d", t.versionName(), c, t.NumDatasetEntries)
+		case rel.Before(aiperfEntriesFollowCounts) && !rel.Before(aiperfConversationsCount) && t.RequestCount != 0:
+			return errorf(p+"request_count", "cannot be given with num_conversations: AIPerf %s refuses it (\"Both a request-count and number of conversations are set\"): the conversations are the count", t.versionName())
+		}
+	}
 	if t.BenchmarkDuration != 0 && t.RequestCount != 0 {
 		return errorf(p+"request_count", "cannot be given with benchmark_duration: AIPerf refuses it (\"Count-based and duration-based benchmarking cannot be used together\"): a duration run sends until the duration ends")
 	}
-	if t.BenchmarkDuration == 0 {
+	if t.BenchmarkDuration == 0 && t.measured() == t.RequestCount {
 		if err := checkInt(p+"request_count", "AIPerfBenchmark.request_count", t.RequestCount); err != nil {
 			return err
 		}
@@ -532,6 +621,14 @@ func (t VLLMBenchServe) validate(path string) error {
 	return nil
 }
 
+// versionName names t's release in a message: "0.4.0", or "unversioned".
+func (t AIPerfBenchmark) versionName() string {
+	if t.Version == "" {
+		return "without a version"
+	}
+	return t.Version
+}
+
 // clientName names t's client in a message: "vLLM 0.11.0", "InferenceX's fork".
 func (t VLLMBenchServe) clientName() string {
 	if t.Variant == VariantInferenceX {
@@ -612,7 +709,7 @@ func (b Benchmark) Traffic() (Traffic, []string) {
 func (t AIPerfBenchmark) traffic() (Traffic, []string) {
 	isl := aiperfLength(t.SyntheticInputTokensMean, t.SyntheticInputTokensStddev)
 	osl := aiperfLength(t.OutputTokensMean, t.OutputTokensStddev)
-	n := t.RequestCount
+	n := t.measured()
 	if n == 0 { // a duration run: the duration alone stops the sending
 		n = durationRunRequests
 	}
@@ -621,13 +718,17 @@ func (t AIPerfBenchmark) traffic() (Traffic, []string) {
 	var tr Traffic
 	tr.Source.Type = src
 	if t.RequestRate != nil { // with concurrency, the arrivals capped by it
-		tr.Load.Mode = RateLoad{RateRPS: *t.RequestRate, Arrival: ArrivalPoisson, MaxConcurrency: t.Concurrency}
+		l := RateLoad{RateRPS: *t.RequestRate, Arrival: ArrivalPoisson, MaxConcurrency: t.Concurrency}
+		if l.MaxConcurrency > 0 && !t.release().Before(aiperfSkipsArrivals) {
+			l.CappedArrival = CappedSkip
+		}
+		tr.Load.Mode = l
 	} else {
 		tr.Load.Mode = ConcurrencyLoad{Concurrency: t.Concurrency, WarmupRequests: t.WarmupRequestCount}
 	}
 	tr.Stop.MaxDurationS = t.BenchmarkDuration
 	var notes []string
-	if t.RequestCount == 0 {
+	if n == durationRunRequests {
 		notes = append(notes, fmt.Sprintf("requests sent until benchmark_duration (%g s) ends; the ones in flight then finish and count (AIPerf's --benchmark-grace-period, 30 s by default, bounds that wait)", t.BenchmarkDuration))
 	}
 	if t.SyntheticInputTokensStddev > 0 || t.OutputTokensStddev > 0 {

@@ -169,17 +169,22 @@ const (
 )
 
 // ipRelease parses an inference-perf version ("0.4.0", "v0.5.0"): MAJOR.MINOR[.PATCH].
-func ipRelease(v string) (Release, error) {
+func ipRelease(v string) (Release, error) { return toolRelease(v, "inference-perf") }
+
+// toolRelease parses a load generator's version ("0.4.0", "v0.5.0"):
+// MAJOR.MINOR[.PATCH]; tool names it in the error.
+func toolRelease(v, tool string) (Release, error) {
 	s := strings.TrimPrefix(strings.TrimSpace(v), "v")
 	parts := strings.Split(s, ".")
+	bad := fmt.Errorf("%s is not an %s release (want MAJOR.MINOR[.PATCH], e.g. 0.4.0)", quote(v), tool)
 	if len(parts) < 2 || len(parts) > 3 {
-		return Release{}, fmt.Errorf("%s is not an inference-perf release (want MAJOR.MINOR[.PATCH], e.g. 0.4.0)", quote(v))
+		return Release{}, bad
 	}
 	var n [3]int
 	for i, p := range parts {
 		x, err := strconv.Atoi(p)
 		if err != nil || x < 0 {
-			return Release{}, fmt.Errorf("%s is not an inference-perf release (want MAJOR.MINOR[.PATCH], e.g. 0.4.0)", quote(v))
+			return Release{}, bad
 		}
 		n[i] = x
 	}

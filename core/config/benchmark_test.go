@@ -238,3 +238,59 @@ func TestVLLMRandomIgnoresEOS(t *testing.T) {
 	_, err := DecodeYAML([]byte("engine: {model: m, system: h100_sxm, backend_version: 0.11.0}\ntraffic:\n  benchmark: {tool: vllm_bench_serve}\n"))
 	require.Error(t, err)
 }
+
+// --num-conversations by AIPerf release: before 0.3.0 another name of
+// --num-dataset-entries (10 requests by default, 7 entries); from 0.3.0 the
+// measured count (7 requests, 100 entries), refused with --request-count;
+// from 0.9.0 a session count beside --request-count (min(20, 7) = 7
+// requests) and the entries' fallback (7), a lone --request-count 20 then
+// making 20 entries. Unversioned is the oldest rule, as before the field.
+func TestAIPerfConversationsByVersion(t *testing.T) {
+	base := "{tool: aiperf, output_tokens_mean: 10, ignore_eos: true%s}"
+	for _, c := range []struct {
+		opts              string
+		requests, entries int
+	}{
+		{", num_conversations: 7", 10, 7},
+		{", version: 0.2.0, num_conversations: 7", 10, 7},
+		{", version: 0.2.0, num_conversations: 7, num_dataset_entries: 7, request_count: 3", 3, 7},
+		{", version: 0.3.0, num_conversations: 7", 7, 100},
+		{", version: 0.8.0, num_conversations: 7, num_dataset_entries: 30", 7, 30},
+		{", version: 0.9.0, num_conversations: 7", 7, 7},
+		{", version: 0.9.0, num_conversations: 7, request_count: 20", 7, 7},
+		{", version: 0.13.0, num_conversations: 30, request_count: 20", 20, 30},
+		{", version: 0.13.0, request_count: 20", 20, 20},
+		{", version: 0.13.0, request_count: 20, num_dataset_entries: 5", 20, 5},
+		{", version: 0.13.0", 10, 100},
+		{", version: 0.8.0, request_count: 20", 20, 100},
+		{", request_count: 20", 20, 100},
+	} {
+		s := benchSpec(t, "", fmt.Sprintf(base, c.opts))
+		tr, _ := s.Traffic.Benchmark.Traffic()
+		src := tr.Source.Type.(SyntheticSource)
+		assert.Equal(t, c.requests, src.NumRequests, "%s: requests", c.opts)
+		assert.Equal(t, c.entries, src.Dataset.Entries, "%s: entries", c.opts)
+		again, err := Decode(s.JSON())
+		require.NoError(t, err, c.opts)
+		assert.Equal(t, string(s.JSON()), string(again.JSON()), "%s: the canonical spec decodes to itself", c.opts)
+	}
+	for opts, field := range map[string]string{
+		", num_conversations: 7, num_dataset_entries: 8":                  "traffic.benchmark.num_conversations",
+		", version: 0.4.0, num_conversations: 7, request_count: 8":        "traffic.benchmark.request_count",
+		", version: 0.13.0, num_conversations: 0":                         "traffic.benchmark.num_conversations",
+		", version: 0.13.0, num_conversations: 5, benchmark_duration: 60": "traffic.benchmark.num_conversations",
+		", version: latest": "traffic.benchmark.version",
+	} {
+		assert.Equal(t, field, benchErr(t, fmt.Sprintf(base, opts)).Field, opts)
+	}
+}
+
+// A capped rate by AIPerf release: from 0.5.0 an arrival without a free slot
+// passes unused (capped_arrival skip); before, and unversioned, it waits.
+func TestAIPerfCappedRateByVersion(t *testing.T) {
+	for version, want := range map[string]string{"": "", "version: 0.4.0, ": "", "version: 0.5.0, ": CappedSkip, "version: 0.13.0, ": CappedSkip} {
+		s := benchSpec(t, "", "{tool: aiperf, "+version+"request_rate: 20, concurrency: 3, output_tokens_mean: 10, ignore_eos: true}")
+		tr, _ := s.Traffic.Benchmark.Traffic()
+		assert.Equal(t, RateLoad{RateRPS: 20, Arrival: ArrivalPoisson, MaxConcurrency: 3, CappedArrival: want}, tr.Load.Mode, version)
+	}
+}

@@ -70,6 +70,23 @@ const (
 	SamplingShuffle = "shuffle"
 )
 
+// traffic.load.capped_arrival: what an arrival of a rate behind a cap
+// (traffic.load.max_concurrency) does when it finds every slot taken.
+const (
+	// CappedWait: it waits for a slot, is sent when one frees, and the next
+	// gap counts from that send (AIPerf before 0.5.0: RequestRateStrategy,
+	// aiperf/timing/request_rate_strategy.py, acquires a semaphore slot,
+	// drops the credit, then sleeps the next interval).
+	CappedWait = "wait"
+	// CappedSkip: the arrival passes unused and the request goes at the
+	// first later arrival that finds a slot, the arrivals keeping their
+	// schedule (AIPerf from 0.5.0: RequestRateStrategy.execute_phase,
+	// aiperf/timing/strategies/request_rate.py, takes its next target time
+	// first, and CreditIssuer.try_issue_credit issues nothing without a
+	// free slot).
+	CappedSkip = "skip"
+)
+
 // traffic.load.warmup_prompt: what a closed loop's warm-up requests send.
 const (
 	// WarmupPromptSource: the source's next requests (AIPerf).
@@ -183,6 +200,7 @@ var (
 	contextModes   = []string{ContextDeltasWithoutResponses, ContextMessageArrayWithResponses}
 	placements     = []string{PlacementRoundRobin, PlacementLeastOutstanding, PlacementKVRouter, PlacementPrefixAffinity}
 	warmupPrompts  = []string{WarmupPromptSource, WarmupPromptFirst, WarmupPromptLeading}
+	cappedArrivals = []string{CappedWait, CappedSkip}
 	backends       = []string{BackendVLLM, BackendTRTLLM, BackendSGLang}
 	moeBackends    = []string{MoEBackendAuto, MoEBackendTriton, MoEBackendMarlin, MoEBackendFlashInferCutlass, MoEBackendFlashInferTRTLLM}
 	mambaModes     = []string{MambaCacheModeNone, MambaCacheModeAlign}
@@ -239,6 +257,7 @@ var stringEnums = map[string]stringEnum{
 	"Dataset.sampling":                          {values: samplings, paths: []string{"traffic.source.dataset.sampling"}},
 	"MooncakeSource.context_mode":               {values: contextModes, paths: []string{"traffic.source.context_mode"}},
 	"RateLoad.arrival":                          {values: arrivals, paths: []string{"traffic.load.arrival"}},
+	"RateLoad.capped_arrival":                   {values: cappedArrivals, paths: []string{"traffic.load.capped_arrival"}},
 	"LoadStage.arrival":                         {values: []string{StageSpread, StagePerSecondPoisson}, paths: []string{"traffic.load.stages.arrival"}},
 	"ConcurrencyLoad.warmup_prompt":             {values: warmupPrompts, paths: []string{"traffic.load.warmup_prompt"}},
 	"RateLoad.warmup_prompt":                    {values: warmupPrompts, paths: []string{"traffic.load.warmup_prompt"}},

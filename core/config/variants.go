@@ -245,8 +245,12 @@ type RateLoad struct {
 	// interval; the slot is released on the credit's return). A request's
 	// TTFT and latency count from its send, not from the time it waited
 	// from (AIPerf's request start is the HTTP send). A synthetic source
-	// only; 0 = no cap.
-	MaxConcurrency int `json:"max_concurrency,omitempty"`
+	// only; 0 = no cap. CappedArrival chooses what an arrival that finds
+	// every slot taken does: CappedWait (absent: it waits, as above) or
+	// CappedSkip (it passes unused, the request going at the first later
+	// arrival with a free slot, as AIPerf from 0.5.0 sends).
+	MaxConcurrency int    `json:"max_concurrency,omitempty"`
+	CappedArrival  string `json:"capped_arrival,omitempty"`
 }
 
 // Warmup is the warm-up phase of a load: its requests, how many clients send
@@ -613,6 +617,14 @@ func (l RateLoad) validate(path string) error {
 	if l.WarmupPrompt != "" {
 		if err := checkEnum(path+".warmup_prompt", "RateLoad.warmup_prompt", l.WarmupPrompt); err != nil {
 			return err
+		}
+	}
+	if l.CappedArrival != "" {
+		if err := checkEnum(path+".capped_arrival", "RateLoad.capped_arrival", l.CappedArrival); err != nil {
+			return err
+		}
+		if l.MaxConcurrency == 0 {
+			return errorf(path+".capped_arrival", "needs max_concurrency > 0")
 		}
 	}
 	if l.WarmupRequests == 0 {

@@ -496,6 +496,24 @@ func (m *sim) capReleased() error {
 	return m.sendArrival()
 }
 
+// skipArrival: an arrival of a capped rate found no free slot and passes
+// unused (capped_arrival skip); the pending request goes at the next
+// arrival, unless stop.max_duration_s ends before it.
+func (m *sim) skipArrival() error {
+	tr := m.tr
+	at, more := tr.arrival.Next()
+	if !more {
+		return cfgErr("traffic.load.rate_rps", fmt.Errorf("arrivals run past the end of the virtual clock (int64 ns) after %d requests", tr.sent))
+	}
+	if at = clock.Add(tr.warmEndNs, at); at-tr.warmEndNs >= tr.stopNs {
+		tr.sent-- // read, never sent
+		tr.done = true
+		return nil
+	}
+	m.at(at, phaseArrival, evSend, -1, 0)
+	return nil
+}
+
 // setNow moves the clock to t, the loop's next timestamp (an event's or a
 // cruising pass end's).
 func (m *sim) setNow(t int64) {
@@ -560,8 +578,11 @@ func (m *sim) dispatch(e *event) error {
 	case evPassEnd:
 		m.passEnd(int(e.idx))
 	case evSend:
-		if tr := m.tr; tr.capN > 0 && tr.capActive >= tr.capN { // its time has come: it waits for a slot
-			tr.capBlocked, tr.capSinceNs = true, m.now
+		if tr := m.tr; tr.capN > 0 && tr.capActive >= tr.capN { // its time has come, no slot is free
+			if tr.capSkip {
+				return m.skipArrival()
+			}
+			tr.capBlocked, tr.capSinceNs = true, m.now // it waits for one
 			return nil
 		}
 		return m.sendArrival()

@@ -52,12 +52,31 @@ func TestRateCapAllAtOnce(t *testing.T) {
 // each send: r2's time is 8 ms + 1.1 ms late (r1 waited 4 → 5.1) = 9.1,
 // before r1 ends at 10.2, so it waits again.
 func TestRateCapOfOne(t *testing.T) {
-	rep := runYAML(t, rateCapYAML(", rate_rps: 250, max_concurrency: 1"))
+	sentEvery(t, rateCapYAML(", rate_rps: 250, max_concurrency: 1"), 5.1)
+}
+
+// sentEvery runs yml and checks its 4 requests, each of 5.1 ms, were sent
+// gapMs apart from 0.
+func sentEvery(t *testing.T, yml string, gapMs float64) {
+	t.Helper()
+	rep := runYAML(t, yml)
 	require.Len(t, rep.Records, 4)
 	for i, r := range rep.Records {
-		assert.InDelta(t, 5.1*float64(i), msOf(r.SendNs), 1e-9, "record %d send", i)
+		assert.InDelta(t, gapMs*float64(i), msOf(r.SendNs), 1e-9, "record %d send", i)
 		assert.InDelta(t, 5.1, r.E2E(), 1e-9, "record %d e2e", i)
 	}
+}
+
+// The same with capped_arrival skip (AIPerf from 0.5.0): the arrivals keep
+// their 4 ms schedule and one that finds the slot taken passes unused. r0 at
+// 0 ends at 5.1; the arrival at 4 passes; r1 goes at 8, ends at 13.1; the
+// one at 12 passes; r2 at 16, r3 at 24.
+func TestRateCapSkips(t *testing.T) {
+	sentEvery(t, rateCapYAML(", rate_rps: 250, max_concurrency: 1, capped_arrival: skip"), 8)
+	// a duration that ends before the next free arrival sends nothing more:
+	// 10 ms lets r0 (0) and r1 (8) go; r2's arrival at 12 passes, 16 is past it
+	rep := runYAML(t, rateCapYAML(", rate_rps: 250, max_concurrency: 1, capped_arrival: skip}\n  stop: {max_duration_s: 0.010"))
+	assert.Len(t, rep.Records, 2)
 }
 
 // A rate low enough that the cap never binds (a request every 100 ms, each
@@ -82,4 +101,5 @@ traffic:
   source: {type: sessions, num_sessions: 2, turns: 2, isl: 10, osl: 2}
   load: {mode: rate, rate_rps: 5, max_concurrency: 2}
 `, "traffic.load.max_concurrency", "synthetic source")
+	configErrorOf(t, rateCapYAML(", rate_rps: 5, capped_arrival: skip"), "traffic.load.capped_arrival", "max_concurrency")
 }

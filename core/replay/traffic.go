@@ -61,6 +61,7 @@ type traffic struct {
 	// behind the arrival process (the waits so far: the next gap counts
 	// from the last send).
 	capN, capActive int
+	capSkip         bool // capped_arrival skip: an arrival without a slot passes unused
 	capBlocked      bool
 	capSinceNs      int64
 	capLagNs        int64
@@ -186,7 +187,7 @@ func openTraffic(s *config.Spec) (*traffic, error) {
 		// a warm-up phase first: its clients send as a closed loop's do
 		n, c, _ := t.Load.Warmup()
 		tr.inWarmup, tr.warmLeft, tr.concurrency = n > 0, n, c
-		tr.capN = l.MaxConcurrency
+		tr.capN, tr.capSkip = l.MaxConcurrency, l.CappedArrival == config.CappedSkip
 	case config.ConcurrencyLoad:
 		tr.mode, tr.concurrency = config.LoadConcurrency, l.Concurrency
 		tr.inWarmup, tr.warmLeft = l.WarmupRequests > 0, l.WarmupRequests

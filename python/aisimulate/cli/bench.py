@@ -44,16 +44,17 @@ _AIPERF_INERT = {"-m": 1, "--model": 1, "--model-names": 1, "-u": 1, "--url": 1,
                  "--record-processors": 1, "--tokenizer-trust-remote-code": 0, "--api-key": 1, "--header": 1,
                  "-H": 1, "--server-metrics": -1, "--no-server-metrics": 0, "--gpu-telemetry": -1,
                  "--no-gpu-telemetry": 0, "--use-legacy-max-tokens": 0, "--use-server-token-count": 0}
-#: AIPerf's other names of one option (its CLIParameter names; AIPerf 0.1's
-#: ConversationConfig.num took --conversation-num, --num-conversations, --num-sessions,
-#: --num-dataset-entries and --num-prompts alike): name → the name parsed here.
+#: AIPerf's other names of one option (its CLIParameter names): name → the name parsed
+#: here. --conversation-num and --num-sessions are --num-conversations; before AIPerf 0.3.0
+#: (and without --tool-version) all three are --num-dataset-entries too, as its one field
+#: ConversationConfig.num took them with --num-prompts (_aiperf_aliases).
 _AIPERF_ALIASES = {"--isl": "--synthetic-input-tokens-mean", "--prompt-input-tokens-mean": "--synthetic-input-tokens-mean",
                    "--isl-stddev": "--synthetic-input-tokens-stddev",
                    "--prompt-input-tokens-stddev": "--synthetic-input-tokens-stddev",
                    "--osl": "--output-tokens-mean", "--prompt-output-tokens-mean": "--output-tokens-mean",
                    "--osl-stddev": "--output-tokens-stddev", "--prompt-output-tokens-stddev": "--output-tokens-stddev",
-                   "--conversation-num": "--num-dataset-entries", "--num-conversations": "--num-dataset-entries",
-                   "--num-sessions": "--num-dataset-entries", "--num-prompts": "--num-dataset-entries",
+                   "--conversation-num": "--num-conversations", "--num-sessions": "--num-conversations",
+                   "--num-prompts": "--num-dataset-entries",
                    "--num-requests": "--request-count", "--num-warmup-requests": "--warmup-request-count"}
 #: --endpoint-type values whose responses are generated tokens (EndpointType's
 #: produces_tokens, aiperf/common/enums/endpoints_enums.py); embeddings and rankings
@@ -274,13 +275,31 @@ def _extra_inputs(items: Sequence[str]) -> list[tuple[str, str]]:
     return out
 
 
-def parse_aiperf(options: Sequence[str], tool: str = "aiperf") -> tuple[dict[str, Any], dict[str, Any]]:
+def _aiperf_aliases(version: str | None) -> dict[str, str]:
+    """AIPerf's option names for its release: before 0.3.0 (or no version) the
+    conversations' names are --num-dataset-entries (the last of them given wins)."""
+    parts = (version or "0.2").lstrip("v").split(".")
+    try:
+        old = tuple(int(p) for p in parts[:2]) < (0, 3)
+    except ValueError:
+        old = False  # not a release: the core names the field
+    if not old:
+        return _AIPERF_ALIASES
+    return {**_AIPERF_ALIASES, "--num-conversations": "--num-dataset-entries",
+            "--conversation-num": "--num-dataset-entries", "--num-sessions": "--num-dataset-entries"}
+
+
+def parse_aiperf(options: Sequence[str], tool: str = "aiperf",
+                 version: str | None = None) -> tuple[dict[str, Any], dict[str, Any]]:
     """``traffic.benchmark`` (tool aiperf, or genai_perf) and the run's seed and SLO from
     ``aiperf profile``'s (``genai-perf profile``'s) options, their aliases too
-    (``--isl``, ``--osl``, ``--num-conversations`` …); an option given twice takes its
-    last value, ``--extra-inputs`` adds up."""
-    known = _AIPERF_OPTIONS if tool == "aiperf" else _GENAI_PERF_OPTIONS
-    opts, _ = _options(options, _AIPERF_INERT, _AIPERF_ALIASES, lists=("--extra-inputs",))
+    (``--isl``, ``--osl``, ``--num-sessions`` …) as AIPerf ``version`` names them; an
+    option given twice takes its last value, ``--extra-inputs`` adds up."""
+    known = dict(_AIPERF_OPTIONS) if tool == "aiperf" else _GENAI_PERF_OPTIONS
+    aliases = _aiperf_aliases(version) if tool == "aiperf" else _aiperf_aliases(None)
+    if tool == "aiperf" and aliases is _AIPERF_ALIASES:
+        known["--num-conversations"] = ("num_conversations", int)
+    opts, _ = _options(options, _AIPERF_INERT, aliases, lists=("--extra-inputs",))
     b: dict[str, Any] = {"tool": tool}
     endpoint = _one(opts, "--endpoint-type", str)
     if endpoint is not None and endpoint not in _TOKEN_ENDPOINTS:
@@ -341,14 +360,15 @@ def parse_aiperf(options: Sequence[str], tool: str = "aiperf") -> tuple[dict[str
     return b, run
 
 
-def parse_command(command: Sequence[str]) -> tuple[dict[str, Any], dict[str, Any]]:
-    """``(traffic.benchmark, run settings)`` of a tool command line (module docstring).
+def parse_command(command: Sequence[str], version: str | None = None) -> tuple[dict[str, Any], dict[str, Any]]:
+    """``(traffic.benchmark, run settings)`` of a tool command line (module docstring);
+    ``version`` is the tool's release where it names options differently (AIPerf's).
 
     Raises:
         _BenchUsageError: the tool or one of its options is not simulated."""
     tool, variant, options = tool_of(_split(command))
     if tool in ("aiperf", "genai_perf"):
-        return parse_aiperf(options, tool)
+        return parse_aiperf(options, tool, version)
     if tool == "inference_perf":
         from . import bench_inference_perf as ip
         try:
@@ -509,8 +529,8 @@ def add_bench(sub: argparse._SubParsersAction) -> None:
                         "{tool, benchmark, result, summary}")
     p.add_argument("--tool-version", metavar="VERSION",
                    help="the benchmark tool's release where its semantics changed (inference-perf's, e.g. 0.4.0; "
-                        "vLLM's for vllm bench serve); default: the engine's release for vLLM's, the newest known "
-                        "for inference-perf")
+                        "vLLM's for vllm bench serve; AIPerf's); default: the engine's release for vLLM's, the newest "
+                        "known for inference-perf, AIPerf's rules before 0.3.0 for AIPerf")
     p.add_argument("command", nargs=argparse.REMAINDER, metavar="-- COMMAND",
                    help="the benchmark's command line, after --")
     add_progress_argument(p)
@@ -555,7 +575,7 @@ def run_bench(args: argparse.Namespace) -> int:
     if not command:
         raise UsageError("bench: the benchmark's command line is missing (give it after --)")
     try:
-        bench, run = parse_command(command)
+        bench, run = parse_command(command, getattr(args, "tool_version", None))
     except _BenchUsageError as exc:
         raise UsageError(f"bench: {exc}") from None
     src, overrides = config_source_from_args(args)
@@ -564,7 +584,7 @@ def run_bench(args: argparse.Namespace) -> int:
         raise ConfigError("traffic", "the config of aisimulate bench holds the deployment only: the command "
                           "line is the traffic (remove traffic from the config)")
     if getattr(args, "tool_version", None):
-        if bench["tool"] not in ("inference_perf", "vllm_bench_serve") or bench.get("variant", "vllm") != "vllm":
+        if bench["tool"] not in ("inference_perf", "vllm_bench_serve", "aiperf") or bench.get("variant", "vllm") != "vllm":
             raise UsageError(f"bench: --tool-version: {bench['tool']} {bench.get('variant', '')} has no version "
                               "that changes what it measures".replace("  ", " "))
         bench["version"] = args.tool_version
