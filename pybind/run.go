@@ -49,6 +49,9 @@ type runOptions struct {
 	RunID string `json:"run_id"`
 	// SLO adds the summary's goodput (replay.WithSLO).
 	SLO *report.SLO `json:"slo"`
+	// Percentiles adds these percentiles to every statistic of the summary
+	// (replay.WithPercentiles; null: only p50, p90, p95, p99).
+	Percentiles []float64 `json:"percentiles"`
 	// StreamDir streams the records instead of returning them: each chunk of
 	// 65,536 records whose requests have all finished is written there, in
 	// send order, as chunk-NNNNNN.cols (its columns, the columnar form of its
@@ -89,6 +92,9 @@ func Replay(spec, options, dataPath string) string {
 		}
 		if o.SLO != nil {
 			opts = append(opts, replay.WithSLO(*o.SLO))
+		}
+		if o.Percentiles != nil {
+			opts = append(opts, replay.WithPercentiles(o.Percentiles))
 		}
 		var streamed int
 		if o.StreamDir != "" {

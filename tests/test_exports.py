@@ -111,14 +111,33 @@ def test_vllm_bench_json_by_hand():
     out = vllm_bench_json(rep)
     assert (out["mean_tpot_ms"], out["std_itl_ms"], out["p99_itl_ms"]) == (0.0, 0.0, 0.0)
     assert type(out["mean_tpot_ms"]) is float and type(out["mean_ttft_ms"]) is float and out["mean_ttft_ms"] == 20.0
-    with pytest.raises(ValueError, match="50, 90, 95 and 99"):
+    with pytest.raises(ValueError, match=r"the report holds 0, 50, 90, 95, 99 \(replay"):
         vllm_bench_json(_hand_report(), percentiles=(75,))
+    # 0 is numpy's 0th percentile, the minimum
+    assert vllm_bench_json(_hand_report(), percentiles=0)["p0_ttft_ms"] == 10.0
     # one number is the list of it; a string or a mapping is refused, naming the forms
     assert vllm_bench_json(_hand_report(), percentiles=90)["p90_ttft_ms"] == 28.0
     assert vllm_bench_json(_hand_report(), percentiles=iter([90]))["p90_ttft_ms"] == 28.0
     for bad in ("99", {99: 1}, [99, "90"], True):
-        with pytest.raises(TypeError, match=r"^percentiles must be one of 50, 90, 95, 99 or a list of them, got "):
+        with pytest.raises(TypeError, match=r"^percentiles must be one of 0, 50, 90, 95, 99 or a list of them, got "):
             vllm_bench_json(_hand_report(), percentiles=bad)
+
+
+def test_vllm_bench_json_chosen_percentiles():
+    # a replay asked for 99.9 holds it in every statistic (metadata.percentiles names
+    # it): the export writes it under vLLM's key, and by default the chosen ones only
+    rep = _hand_report()
+    rep.metadata["percentiles"] = [50.0, 99.9]
+    # TTFT [10, 30]: p99.9 at v = 0.999 is 10 + 20·0.999 = 29.98
+    rep.summary["ttft_ms"]["p99.9"] = 29.98
+    for k in ("tpot_ms", "itl_ms", "e2e_ms"):
+        rep.summary[k]["p99.9"] = rep.summary[k]["max"]
+    out = vllm_bench_json(rep)
+    assert out["p99.9_ttft_ms"] == 29.98 and out["p50_ttft_ms"] == 20.0 and "p99_ttft_ms" not in out
+    assert out["p99.9_e2el_ms"] == 40.0
+    assert vllm_bench_json(rep, percentiles=(99, 99.9))["p99_ttft_ms"] == 29.8
+    with pytest.raises(ValueError, match=r"0, 50, 90, 95, 99, 99.9"):
+        vllm_bench_json(rep, percentiles=(99.99,))
 
 
 @pytest.fixture(scope="module")

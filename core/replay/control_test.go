@@ -3,6 +3,7 @@ package replay
 import (
 	"context"
 	"errors"
+	"math"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -119,4 +120,39 @@ func TestSLOAndTTSTOfWorkedExample1(t *testing.T) {
 	_, err = Run(spec(), WithSLO(report.SLO{}))
 	require.ErrorAs(t, err, &ce)
 	assert.Equal(t, "slo", ce.Field)
+}
+
+// Chosen percentiles reach every statistic and the metadata; a bad one is a
+// config error naming percentiles. Worked example 1 (as above): TTFTs 7.10
+// and 14.00 ms, so with numpy's linear rule (v = (n − 1)·p/100)
+// p25 = 7.10 + 6.90·0.25 = 8.825 and p99.9 = 7.10 + 6.90·0.999 = 13.9931;
+// the client's gaps are r1's 3.10 and 2.20 and r2's 2.20 ms, sorted
+// 2.2, 2.2, 3.1: p25 at v = 0.5 is 2.2, p99.9 at v = 1.998 is
+// 2.2 + 0.9·0.998 = 3.0982.
+func TestChosenPercentilesOfWorkedExample1(t *testing.T) {
+	s, err := config.DecodeYAML([]byte(traceSpec(t, 1000, []traceRow{
+		{ts: 0, in: 1000, out: 3, hashes: []int{1, 2}},
+		{ts: 10, in: 100, out: 2, hashes: []int{3}},
+	}, "")))
+	require.NoError(t, err)
+	rep, err := Run(s, WithPercentiles([]float64{99.9, 25, 90}))
+	require.NoError(t, err)
+	assert.Equal(t, []float64{25, 90, 99.9}, rep.Metadata.Percentiles)
+	sum := rep.Summary
+	require.Len(t, sum.TTFT.More, 2) // 90 is always there
+	assert.InDelta(t, 8.825, sum.TTFT.More[0].V, 1e-9)
+	assert.InDelta(t, 13.9931, sum.TTFT.More[1].V, 1e-9)
+	assert.InDelta(t, 2.2, sum.ITL.More[0].V, 1e-9)
+	assert.InDelta(t, 3.0982, sum.ITL.More[1].V, 1e-9)
+
+	plain, err := Run(s)
+	require.NoError(t, err)
+	assert.Nil(t, plain.Metadata.Percentiles)
+	assert.Nil(t, plain.Summary.TTFT.More)
+	for _, bad := range [][]float64{{}, {0}, {101}, {math.NaN()}} {
+		_, err = Run(s, WithPercentiles(bad))
+		var ce *config.Error
+		require.ErrorAs(t, err, &ce, "%v", bad)
+		assert.Equal(t, "percentiles", ce.Field)
+	}
 }

@@ -80,6 +80,8 @@ func (m *sim) flightOf(id int64) (int32, *flight) {
 // sim is the state of one replay.
 type sim struct {
 	spec *config.Spec
+	// pcts are the percentiles chosen (WithPercentiles), checked, or nil
+	pcts []float64
 	// given is the spec's traffic as given (a traffic.benchmark, which spec
 	// holds expanded; metadata.spec shows it), and bench describes it (nil
 	// without one)
@@ -278,6 +280,7 @@ func run(ctx context.Context, spec *config.Spec, opts []Option) (*report.Report,
 		return nil, warmupTookAll(s, w)
 	}
 	md := m.dep.metadata(s, m)
+	md.Percentiles = m.pcts
 	rep := &report.Report{Metadata: md, Summary: m.acc.Close(m.dep.gpus()), Timeline: m.tl}
 	m.loadSummary(&rep.Summary, md.Pools)
 	if m.cols != nil {
@@ -359,6 +362,15 @@ func prepare(spec *config.Spec, opts []Option) (*sim, error) {
 		if bench != nil && bench.Name() == config.ToolVLLMBenchServe {
 			m.acc.SetVLLMGoodput()
 		}
+	}
+	if o.pcts != nil {
+		ps, err := report.CheckPercentiles(o.pcts)
+		if err != nil {
+			tr.close()
+			return nil, &config.Error{Field: "percentiles", Msg: err.Error()}
+		}
+		m.acc.SetPercentiles(ps)
+		m.pcts = ps
 	}
 	if o.columns {
 		expect := 0

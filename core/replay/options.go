@@ -23,6 +23,7 @@ type runOptions struct {
 	landed   *int64
 	progress func(Progress)
 	slo      *report.SLO
+	pcts     []float64  // WithPercentiles
 	watch    Watcher    // WithWatcher
 	cache    *PerfCache // WithPerfCache
 	columns  bool
@@ -53,6 +54,16 @@ func WithRecordChunks(shift uint) Option {
 // (Summary.Goodput: good requests, goodput in requests/s, SLO attainment).
 // A bound must be finite and > 0 (a *config.Error names it otherwise).
 func WithSLO(slo report.SLO) Option { return func(o *runOptions) { o.slo = &slo } }
+
+// WithPercentiles makes every statistic of the summary also hold the
+// percentiles ps (report.Stats.More, JSON keys p99.9 and the like, beside
+// the p50, p90, p95 and p99 it always holds) and names them, ascending and
+// without repeats, in Metadata.Percentiles (the columns of the report's
+// table). Each must be a finite number in (0, 100] (a *config.Error on
+// "percentiles" otherwise).
+func WithPercentiles(ps []float64) Option {
+	return func(o *runOptions) { o.pcts = append([]float64{}, ps...) }
+}
 
 // WithTimeline records every engine pass (report.Timeline in Report.Timeline):
 // per pass its worker, start and end, prefill tokens, decode requests, queue

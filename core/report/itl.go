@@ -28,7 +28,8 @@ type gapPool struct {
 	last  int64 // the current run
 	lastN int64
 	n     int64
-	done  *Stats // the statistics, once computed: the runs are merged in place
+	done  *Stats    // the statistics, once computed: the runs are merged in place
+	more  []float64 // percentiles beside the fixed ones (Stats.More)
 }
 
 type gapRun struct{ v, n int64 }
@@ -89,7 +90,7 @@ func (p *gapPool) stats() *Stats {
 		for _, r := range p.runs {
 			runs = append(runs, gapRun{int64(r >> packedCountBits), int64(r & packedCountMask)})
 		}
-		p.done = runStats(append(runs, p.wide...))
+		p.done = runStats(append(runs, p.wide...), p.more)
 		p.runs, p.wide = nil, nil
 		return p.done
 	}
@@ -122,14 +123,14 @@ func (p *gapPool) stats() *Stats {
 	for i, v := range vals[:k] {
 		msVals[i] = ms(v)
 	}
-	p.done = weightedStats(msVals, counts[:k])
+	p.done = weightedStats(msVals, counts[:k], p.more)
 	p.runs = nil // its memory now holds the values
 	return p.done
 }
 
 // runStats is stats over runs of two words (some value or count too wide
 // for one; rare): sorted, merged in place.
-func runStats(runs []gapRun) *Stats {
+func runStats(runs []gapRun, more []float64) *Stats {
 	sortRuns(runs)
 	k := 0
 	for _, r := range runs {
@@ -144,7 +145,7 @@ func runStats(runs []gapRun) *Stats {
 	for i, r := range runs[:k] {
 		msVals[i], counts[i] = ms(r.v), r.n
 	}
-	return weightedStats(msVals, counts)
+	return weightedStats(msVals, counts, more)
 }
 
 // sortPacked sorts packed runs by value (runs of equal value in any order):

@@ -48,6 +48,10 @@ type Metadata struct {
 	Model string `json:"model"`
 	// NumGPUBlocks (aggregated only): Pools[0].NumGPUBlocks.
 	NumGPUBlocks *int `json:"num_gpu_blocks,omitempty"`
+	// Percentiles are the percentiles the replay was asked for
+	// (replay.WithPercentiles), ascending: the latency table's columns;
+	// omitted when none were (the table shows p50, p90, p95, p99).
+	Percentiles []float64 `json:"percentiles,omitempty"`
 	// PerfMetadata is the perf model's provenance and parameters in effect
 	// (roofline and aic; none for linear): each source's own keys.
 	PerfMetadata map[string]any `json:"perf_metadata,omitempty"`

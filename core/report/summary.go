@@ -138,6 +138,7 @@ type Accumulator struct {
 	slo             *SLO
 	zeroTPOT        bool // SetVLLMGoodput
 	good            int
+	more            []float64 // SetPercentiles, beside the fixed ones
 }
 
 // Reserve sizes the per-request samples for n completed requests, so that a
@@ -167,6 +168,14 @@ func (a *Accumulator) AddGap(gapNs int64) { a.itl.add(gapNs, 1) }
 // previous token. The pool keeps equal gaps as one run, so this costs the
 // same as one AddGap.
 func (a *Accumulator) AddGaps(gapNs int64, n int) { a.itl.add(gapNs, int64(n)) }
+
+// SetPercentiles makes every statistic of the summary also hold the
+// percentiles ps (ascending, each in (0, 100]: CheckPercentiles) that are
+// not among the FixedPercentiles, in Stats.More.
+func (a *Accumulator) SetPercentiles(ps []float64) {
+	a.more = extraPercentiles(ps)
+	a.itl.more = a.more
+}
 
 // SetWindowRule makes rule decide which records bound the measured window
 // (AIPerfWindow when never called); call it before the first Add.
@@ -245,10 +254,10 @@ func (a *Accumulator) Close(gpus int) Summary {
 	}
 	// one sort buffer for every sample list, in turn (8 bytes a request)
 	var buf []uint64
-	s.TTFT, buf = computeSamples(a.ttft, buf)
-	s.TPOT, buf = computeSamples(a.tpot, buf)
-	s.E2E, buf = computeSamples(a.e2e, buf)
-	s.TTST, buf = computeSamples(a.ttst, buf)
+	s.TTFT, buf = computeSamples(a.ttft, buf, a.more)
+	s.TPOT, buf = computeSamples(a.tpot, buf, a.more)
+	s.E2E, buf = computeSamples(a.e2e, buf, a.more)
+	s.TTST, buf = computeSamples(a.ttst, buf, a.more)
 	s.ITL = a.itl.stats()
 	// per user: 1000 / TPOT of each request with a TPOT > 0 (Record.PerUserTPS),
 	// made in place of the TPOT samples, whose statistics are done
@@ -258,9 +267,9 @@ func (a *Accumulator) Close(gpus int) Summary {
 			perUser = append(perUser, 1000/v)
 		}
 	}
-	s.OutputTPSPerUser, buf = computeSamples(perUser, buf)
-	s.InputSequenceLength, buf = computeInts(a.isl, buf)
-	s.OutputSequenceLength, _ = computeInts(a.os, buf)
+	s.OutputTPSPerUser, buf = computeSamples(perUser, buf, a.more)
+	s.InputSequenceLength, buf = computeInts(a.isl, buf, a.more)
+	s.OutputSequenceLength, _ = computeInts(a.os, buf, a.more)
 	if a.slo != nil {
 		g := &Goodput{SLO: *a.slo, GoodRequests: a.good}
 		if win > 0 {
@@ -279,7 +288,7 @@ func (a *Accumulator) Close(gpus int) Summary {
 // computeInts is Compute of integer samples: sorted as integers (the same
 // order), then as float64 values made in buf's memory (returned for the
 // next call).
-func computeInts(xs []int32, buf []uint64) (*Stats, []uint64) {
+func computeInts(xs []int32, buf []uint64, more []float64) (*Stats, []uint64) {
 	slices.Sort(xs)
 	if cap(buf) < len(xs) {
 		buf = make([]uint64, len(xs))
@@ -291,5 +300,5 @@ func computeInts(xs []int32, buf []uint64) (*Stats, []uint64) {
 	for i, x := range xs {
 		fs[i] = float64(x)
 	}
-	return weightedStats(fs, nil), buf
+	return weightedStats(fs, nil, more), buf
 }

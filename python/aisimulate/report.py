@@ -332,7 +332,8 @@ class ReplayReport:
         goodput when the replay had an SLO), GPU hours (and with ``price_per_gpu_hour``
         their cost and the cost per million output tokens, :meth:`cost`), token totals,
         then one row per latency metric (``ttft_ms``, ``ttst_ms``, ``tpot_ms``, ``itl_ms``, ``e2e_ms``)
-        with mean, p50, p90, p95, p99, min and max in ms. A missing value shows as ``—``.
+        with mean, p50, p90, p95, p99 (or the percentiles the replay was asked for:
+        ``metadata["percentiles"]``), min and max in ms. A missing value shows as ``—``.
         """
         from .report_text import summary_table
 
@@ -485,17 +486,19 @@ class ReplayReport:
 
         return write_aiperf(self, directory, progress=progress, inputs=self.input_files(), force=force)
 
-    def to_vllm_bench_json(self, percentiles: float | Sequence[float] = (99,)) -> dict[str, Any]:
+    def to_vllm_bench_json(self, percentiles: float | Sequence[float] | None = None) -> dict[str, Any]:
         """The summary as the flat keys ``vllm bench serve --save-result`` writes
         (``completed``, ``duration`` in s, ``request_throughput``, ``output_throughput``,
         ``mean_ttft_ms``, ``median_ttft_ms``, ``p99_ttft_ms`` … for ttft, tpot, itl and
         e2el); see :func:`aisimulate.io.exports.vllm_bench_json`.
 
         Args:
-            percentiles: any of 50, 90, 95, 99: one number or a list of them.
+            percentiles: any of 0, 50, 90, 95, 99 and the replay's chosen percentiles
+                (``replay(percentiles=…)``): one number or a list of them; ``None``
+                (default): the chosen ones, or 99 (vLLM's default) without them.
 
         Raises:
-            ValueError: a percentile other than 50, 90, 95, 99.
+            ValueError: a percentile the summary does not hold.
             TypeError: ``percentiles`` is neither a number nor a list of numbers.
         """
         from .io.exports import vllm_bench_json

@@ -21,12 +21,26 @@ _DASH = "\u2014"
 _NEWER_METRICS = frozenset({"ttst_ms"})
 
 
+def table_stats(metadata: Mapping[str, Any]) -> tuple[str, ...]:
+    """The table's statistic columns: mean, the percentiles the replay was asked for
+    (``metadata["percentiles"]``; p50, p90, p95, p99 without them), min, max."""
+    from .io.names import percentile_key
+
+    chosen = metadata.get("percentiles")
+    if not isinstance(chosen, list) or not chosen:
+        return _TABLE_STATS
+    return ("mean", *(percentile_key(p) for p in chosen), "min", "max")
+
+
 def summary_table(summary: Mapping[str, Any], metadata: Mapping[str, Any],
                   cost: Mapping[str, Any] | None = None) -> str:
     """The table of a report's ``summary`` and ``metadata``, with ``cost`` (a
     :meth:`aisimulate.ReplayReport.cost` dict) when one is given."""
     s = summary
-    width = 11 + 10 * len(_TABLE_STATS)  # label column + 7 stat columns
+    stat_cols = table_stats(metadata)
+    # label column + a column per statistic, at least the default's 7 (the rows above
+    # the latency section keep their room)
+    width = 11 + 10 * max(len(stat_cols), len(_TABLE_STATS))
     lines = [" aisimulate replay ".center(width, "=")]
     title = report_title(metadata)
     if title:
@@ -93,14 +107,14 @@ def summary_table(summary: Mapping[str, Any], metadata: Mapping[str, Any],
     for label, value in rows:
         lines.append(f"{label + ':':<40}{value:>{width - 40}}")
     lines.append("-" * width)
-    header = f"{'metric (ms)':<11}" + "".join(f" {h:>9}" for h in _TABLE_STATS)
+    header = f"{'metric (ms)':<11}" + "".join(f" {h:>9}" for h in stat_cols)
     lines.append(header)
     for metric in _TABLE_METRICS:
         if metric in _NEWER_METRICS and metric not in s:
             continue  # a report from before the metric existed
         stats = s.get(metric)
         cells = []
-        for h in _TABLE_STATS:
+        for h in stat_cols:
             v = stats.get(h) if isinstance(stats, Mapping) else None
             cells.append(f" {_fmt(v, 2):>9}")  # always one space between cells
         lines.append(f"{metric:<11}" + "".join(cells))

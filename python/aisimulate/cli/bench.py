@@ -407,44 +407,38 @@ _SUMMARY_PERCENTILES = (50.0, 90.0, 95.0, 99.0)
 def vllm_result(report: Any, percentiles: Sequence[float], metrics: Sequence[str],
                 max_concurrency: int | None) -> dict[str, Any]:
     """The keys ``vllm bench serve --save-result`` writes (vllm_bench_json) for the
-    selected ``--percentile-metrics``, at any ``--metric-percentiles``: a percentile the
-    summary does not hold is numpy's linear one over the measured requests' values
-    (vLLM's np.percentile); ``client_queue_time`` (with ``--max-concurrency`` only, as
-    vLLM reports it) is each request's send less the benchmark's start, the first
-    measured send (every task is created at once at rate inf and waits on the
-    semaphore). Keys of metrics not selected are left out, as vLLM leaves them out.
-
-    Raises:
-        _BenchUsageError: a percentile of the inter-token latency outside 50, 90, 95,
-            99 (the pooled gaps are not kept)."""
+    selected ``--percentile-metrics``, at any ``--metric-percentiles``: the summary's
+    (the replay was asked for them: :func:`replay_percentiles`; numpy's linear rule, as
+    vLLM's np.percentile; the inter-token latency's over the pooled gaps);
+    ``client_queue_time`` (with ``--max-concurrency`` only, as vLLM reports it) is each
+    request's send less the benchmark's start, the first measured send (every task is
+    created at once at rate inf and waits on the semaphore). Keys of metrics not
+    selected are left out, as vLLM leaves them out."""
     import numpy as np
 
     from ..io.exports import vllm_bench_json
 
-    held = [p for p in percentiles if p in _SUMMARY_PERCENTILES]
-    out = vllm_bench_json(report, held)
+    out = vllm_bench_json(report, list(percentiles))
     for name in {n for n, *_ in _VLLM_METRICS} - set(metrics):
         for k in [k for k in out if k.endswith(f"_{name}_ms")]:
             del out[k]
-    done = [r for r in report.requests if r["status"] == "completed"]
-    values = {"ttft": [r["ttft_ms"] for r in done if r["ttft_ms"] is not None],
-              "tpot": [r["tpot_ms"] for r in done if r["tpot_ms"] is not None],
-              "e2el": [r["e2e_ms"] for r in done]}
     if max_concurrency and "client_queue_time" in metrics:
         start = min((r["send_ms"] for r in report.requests), default=0.0)
-        values["client_queue_time"] = [r["send_ms"] - start for r in done]
-        q = np.asarray(values["client_queue_time"] or [0.0])
+        queue = [r["send_ms"] - start for r in report.requests if r["status"] == "completed"]
+        q = np.asarray(queue or [0.0])
         out.update(mean_client_queue_time_ms=float(q.mean()), median_client_queue_time_ms=float(np.median(q)),
                    std_client_queue_time_ms=float(q.std()))
-    for p in percentiles:
-        for name in metrics:
-            if name == "itl" and p not in _SUMMARY_PERCENTILES:
-                raise _BenchUsageError(f"--metric-percentiles {_word(p)}: the simulation's inter-token latency "
-                                      "has the percentiles 50, 90, 95 and 99 only (leave itl out of "
-                                      "--percentile-metrics for others)")
-            if name in values and (p not in _SUMMARY_PERCENTILES or name == "client_queue_time"):
-                out[f"p{_word(p)}_{name}_ms"] = float(np.percentile(values[name] or [0.0], p))
+        for p in percentiles:
+            out[f"p{_word(p)}_client_queue_time_ms"] = float(np.percentile(q, p))
     return out
+
+
+def replay_percentiles(percentiles: Sequence[float]) -> list[float] | None:
+    """The percentiles to ask the replay for so that its summary holds every one of
+    ``--metric-percentiles`` (0 is the summary's minimum), or None when the fixed
+    p50/p90/p95/p99 hold them all."""
+    more = sorted({p for p in percentiles if p > 0 and p not in _SUMMARY_PERCENTILES})
+    return more or None
 
 
 def vllm_text(result: dict[str, Any], percentiles: Sequence[float],
@@ -452,6 +446,8 @@ def vllm_text(result: dict[str, Any], percentiles: Sequence[float],
     """vLLM's "Serving Benchmark Result" block, each line with its ``--save-result`` key
     and aisimulate's name beside it: the sections of the selected ``metrics`` that the
     result holds, in vLLM's order."""
+    from ..io.names import percentile_key
+
     def fmt(v: Any) -> str:
         return "" if v is None else (f"{v:.2f}" if isinstance(v, float) else str(v))
 
@@ -467,7 +463,7 @@ def vllm_text(result: dict[str, Any], percentiles: Sequence[float],
             continue
         lines.append("{s:{c}^{n}}".format(s=header, n=78, c="-"))
         rows = [("Mean", "mean", "mean"), ("Median", "median", "p50")]
-        rows += [(f"P{_word(p)}", f"p{_word(p)}", f"p{_word(p)}") for p in percentiles]
+        rows += [(f"P{_word(p)}", f"p{_word(p)}", "min" if p == 0 else percentile_key(p)) for p in percentiles]
         for word, kp, stat in rows:
             key = f"{kp}_{name}_ms"
             lines.append(f"{f'{word} {short} (ms):':41s}{fmt(result.get(key)):>10s}  {key:24s} {ours}.{stat}")
@@ -564,7 +560,7 @@ def run_bench(args: argparse.Namespace) -> int:
     from .. import replay
     from .common import UsageError, config_source_from_args, progress_of, write
     from ..config import load_config, read_config
-    from ..io.exports import aiperf_summary, vllm_bench_json
+    from ..io.exports import aiperf_summary
 
     command = list(args.command)
     if "--" in command:  # this command's options written between ENGINE_CONFIG and --
@@ -592,7 +588,8 @@ def run_bench(args: argparse.Namespace) -> int:
     if "seed" in run:
         overrides["execution.seed"] = run["seed"]
     spec = load_config(src, overrides=overrides)
-    report = replay(spec, progress=progress_of(args), slo=run.get("slo"))
+    report = replay(spec, progress=progress_of(args), slo=run.get("slo"),
+                    percentiles=replay_percentiles(run.get("percentiles") or ()))
     tool = bench["tool"]
     if tool in ("aiperf", "genai_perf"):  # genai-perf prints AIPerf's table (AIPerf is its successor)
         result = aiperf_summary(report)
@@ -607,10 +604,7 @@ def run_bench(args: argparse.Namespace) -> int:
     else:
         pcts = run.get("percentiles") or [99.0]
         metrics = run.get("percentile_metrics") or list(_VLLM_DEFAULT_METRICS)
-        try:
-            result = vllm_result(report, pcts, metrics, bench.get("max_concurrency"))
-        except _BenchUsageError as exc:
-            raise UsageError(f"bench: {exc}") from None
+        result = vllm_result(report, pcts, metrics, bench.get("max_concurrency"))
         text = vllm_text(result, pcts, metrics)
         unknown = [m for m in metrics if m not in {n for n, *_ in _VLLM_METRICS} | {"e2el_including_client_queue"}]
         if unknown:  # vLLM prints no section for a name it does not know

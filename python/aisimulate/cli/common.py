@@ -218,6 +218,31 @@ def parse_slos(items: Sequence[str] | None) -> dict[str, float] | None:
     return dict(bounds)
 
 
+def parse_percentiles(items: Sequence[str] | None) -> list[float] | None:
+    """Every ``--percentiles`` given (repeatable, each a comma list) as the chosen
+    percentiles: ``["50,90", "99.9"]`` → ``[50.0, 90.0, 99.9]`` (ascending, repeats
+    dropped; ``None`` without the option).
+
+    Raises:
+        UsageError: an item that is not a number, or one outside (0, 100].
+    """
+    if not items:
+        return None
+    import math
+
+    values = []
+    for item in ",".join(items).split(","):
+        try:
+            v = float(item)
+        except ValueError:
+            raise UsageError(f"--percentiles {item.strip()!r}: want numbers in (0, 100] separated by commas, "
+                             "e.g. 50,90,99,99.9") from None
+        if not (math.isfinite(v) and 0 < v <= 100):
+            raise UsageError(f"--percentiles {item.strip()}: each must be a finite number in (0, 100]")
+        values.append(v)
+    return sorted(set(values))
+
+
 #: ``--export`` formats.
 EXPORTS = ("aiperf", "vllm")
 

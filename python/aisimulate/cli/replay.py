@@ -16,7 +16,7 @@ if TYPE_CHECKING:  # annotations only: typing costs ~10 ms of CPU at import
 
 from .. import replay
 from .common import (EXAMPLES, UsageError, add_config_arguments, add_progress_argument,
-                     config_from_args, error, parse_exports, parse_records, parse_slos,
+                     config_from_args, error, parse_exports, parse_percentiles, parse_records, parse_slos,
                      progress_of, write)
 from .outputs import check_apart, check_output_dir, check_output_file
 from ..config import Spec
@@ -66,6 +66,11 @@ def add_replay(sub: argparse._SubParsersAction) -> None:
                         "(any of ttft_ms, tpot_ms, e2e_ms; comma-separated or repeated, each "
                         "bound once): the summary gains the good "
                         "requests, goodput (req/s) and SLO attainment")
+    r.add_argument("--percentiles", action="append", metavar="LIST",
+                   help="percentiles to report, e.g. 50,90,99,99.9 (each in (0, 100]; comma-separated "
+                        "or repeated): the table's columns become mean, these, min and max, and "
+                        "every statistic of the summary (JSON, CSV, prediction.json) adds each one "
+                        "beside p50/p90/p95/p99 as p99.9 and the like")
     r.add_argument("--gpu-hour-price", type=float, metavar="PRICE",
                    help="the price of one GPU for an hour (any currency): the table adds the "
                         "GPUs' cost over the measured window and the cost per million output "
@@ -92,6 +97,7 @@ def _cmd_replay(args: argparse.Namespace) -> int:
                           "total_output_tokens to price)")
     if args.force and not (args.output_dir or args.trace_out):
         raise UsageError("--force applies to the files of --output-dir and --trace-out: give one of them too")
+    percentiles = parse_percentiles(args.percentiles)
     _check_replay_outputs(args, spec, formats, exports)
     # The records stream into the folder as requests finish (aisimulate.run.stream)
     # instead of being held and saved after the replay.
@@ -99,7 +105,7 @@ def _cmd_replay(args: argparse.Namespace) -> int:
     written: dict = {}
     try:
         report = replay(spec, progress=progress_of(args), slo=parse_slos(args.slo),
-                        timeline=args.trace_out is not None,
+                        timeline=args.trace_out is not None, percentiles=percentiles,
                         **({"output_dir": args.output_dir, "formats": formats, "exports": exports,
                             "force": args.force}
                            if stream else {}))
@@ -131,7 +137,7 @@ def _cmd_replay(args: argparse.Namespace) -> int:
             write(json.dumps({"metadata": report.metadata, "summary": report.summary,
                                "cost": report.cost(price)}, sort_keys=True, indent=2, allow_nan=False) + "\n")
     elif args.format == "csv":
-        write(summary_csv(report.summary, header=not args.no_header))
+        write(summary_csv(report.summary, header=not args.no_header, percentiles=percentiles or ()))
     else:
         write(report.table(price_per_gpu_hour=price) + "\n")
     return 0
@@ -160,10 +166,11 @@ def _check_replay_outputs(args: argparse.Namespace, spec: Spec, formats: Sequenc
                          os.path.join(args.output_dir, name) for name in names})
 
 
-def flatten_summary(summary: Mapping[str, Any]) -> dict[str, Any]:
+def flatten_summary(summary: Mapping[str, Any], percentiles: Sequence[float] = ()) -> dict[str, Any]:
     """The summary as one flat row: scalars as they are, each stats dict as
-    ``metric.stat`` columns (``ttft_ms.p50``), a null stats dict as empty cells; nested
-    mappings (``goodput``) as ``key.sub``; lists are left out."""
+    ``metric.stat`` columns (``ttft_ms.p50``), a null stats dict as empty cells (those
+    of the chosen ``percentiles`` too); nested mappings (``goodput``) as ``key.sub``;
+    lists are left out."""
     row: dict[str, Any] = {}
 
     def put(prefix: str, value: Any) -> None:
@@ -177,8 +184,7 @@ def flatten_summary(summary: Mapping[str, Any]) -> dict[str, Any]:
         if key == "saturation":  # one column: the diagnosis line (empty when it kept up)
             row[key] = value.get("diagnosis") if isinstance(value, Mapping) else None
         elif value is None and key in _SUMMARY_STATS:
-            from ..report import STAT_FIELDS
-            for stat in STAT_FIELDS:
+            for stat in _stat_fields(percentiles):
                 row[f"{key}.{stat}"] = None
         else:
             put(key, value)
@@ -191,31 +197,39 @@ _SUMMARY_STATS = ("e2e_ms", "input_sequence_length", "itl_ms", "output_sequence_
                   "output_token_throughput_per_user", "tpot_ms", "ttft_ms", "ttst_ms")
 
 
-def _summary_columns() -> tuple[str, ...]:
+def _stat_fields(percentiles: Sequence[float]) -> tuple[str, ...]:
+    """A stats dict's keys: STAT_FIELDS and those of the chosen ``percentiles`` it lacks."""
+    from ..report import STAT_FIELDS
+    from ..io.names import percentile_key
+
+    return (*STAT_FIELDS, *(k for k in map(percentile_key, percentiles) if k not in STAT_FIELDS))
+
+
+def _summary_columns(percentiles: Sequence[float] = ()) -> tuple[str, ...]:
     """The summary's numbers (:data:`aisimulate._sweep.point.SUMMARY_SCALARS`), its
     statistics flattened as ``metric.stat``, the goodput's columns (present with an
     SLO: ``--slo``) and the load columns (``in_flight.mean``, ``in_flight.peak``,
     ``worker_utilization.mean/min/max``, the ``saturation`` line, empty when the
     deployment kept up)."""
     from .._sweep.point import LOAD_COLUMNS, SUMMARY_SCALARS
-    from ..report import SLO_FIELDS, STAT_FIELDS
+    from ..report import SLO_FIELDS
 
     goodput = ["goodput.good_requests", "goodput.goodput_rps", "goodput.slo_attainment",
                *(f"goodput.slo.{f}" for f in SLO_FIELDS)]
-    cols = [*SUMMARY_SCALARS, *(f"{k}.{s}" for k in _SUMMARY_STATS for s in STAT_FIELDS), *goodput,
+    cols = [*SUMMARY_SCALARS, *(f"{k}.{s}" for k in _SUMMARY_STATS for s in _stat_fields(percentiles)), *goodput,
             *LOAD_COLUMNS]
     return tuple(sorted(cols))  # the order of the summary's keys, as earlier releases
 
 
-def summary_csv(summary: Mapping[str, Any], header: bool = True) -> str:
+def summary_csv(summary: Mapping[str, Any], header: bool = True, percentiles: Sequence[float] = ()) -> str:
     """``--format csv``: a header line (unless ``header`` is false) and one value line,
-    RFC 4180, with the same columns for every run (:func:`_summary_columns`: a null
-    statistic, a goodput without an SLO, a bound not given are empty cells, as is a
-    number that is not finite — never "nan")."""
+    RFC 4180, with the same columns for every run of the same ``percentiles``
+    (:func:`_summary_columns`: a null statistic, a goodput without an SLO, a bound not
+    given are empty cells, as is a number that is not finite — never "nan")."""
     import math
 
-    row = flatten_summary(summary)
-    cols = _summary_columns()
+    row = flatten_summary(summary, percentiles)
+    cols = _summary_columns(percentiles)
     cols += tuple(sorted(set(row) - set(cols)))  # a field this list lacks: kept, last
     import csv
     import io

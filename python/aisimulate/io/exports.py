@@ -324,17 +324,22 @@ def conversation_numbers(session_id):
 VLLM_METRICS = {"ttft": "ttft_ms", "tpot": "tpot_ms", "itl": "itl_ms", "e2el": "e2e_ms"}
 
 
-def vllm_bench_json(report: "ReplayReport", percentiles: float | Sequence[float] = (99,)) -> dict[str, Any]:
+def vllm_bench_json(report: "ReplayReport", percentiles: float | Sequence[float] | None = None) -> dict[str, Any]:
     """The flat keys ``vllm bench serve --save-result`` writes, from the summary:
     ``duration`` (s), ``completed``, ``failed``, ``total_input_tokens``,
     ``total_output_tokens``, ``request_throughput``, ``request_goodput`` (None without
     an SLO), ``output_throughput``, ``total_token_throughput``, and for each of ttft,
     tpot, itl, e2el ``mean_X_ms``, ``median_X_ms``, ``std_X_ms`` (population, as
-    numpy's default that vLLM uses) and ``pP_X_ms`` per percentile.
+    numpy's default that vLLM uses) and ``pP_X_ms`` per percentile, ``P`` written as
+    vLLM writes it (``p99_ttft_ms``, ``p99.9_ttft_ms``: ``str(int(p))`` for a whole
+    number, else ``str(p)``).
 
     Args:
-        percentiles: any of 50, 90, 95, 99 (the summary's percentiles; vLLM's default
-            ``--metric-percentiles`` is 99): one number or a list of them.
+        percentiles: the percentiles the summary holds: 50, 90, 95, 99, those the
+            replay was asked for (``replay(percentiles=…)``, ``metadata["percentiles"]``)
+            and 0 (numpy's 0th percentile, the minimum); one number or a list of them.
+            ``None`` (default): the replay's chosen percentiles, or 99 (vLLM's default
+            ``--metric-percentiles``) when it had none.
 
     Raises:
         ValueError: a percentile the summary does not hold.
@@ -342,7 +347,12 @@ def vllm_bench_json(report: "ReplayReport", percentiles: float | Sequence[float]
     """
     import numbers
 
+    from .names import percentile_key
+
     s = report.summary
+    chosen = report.metadata.get("percentiles") or []
+    if percentiles is None:
+        percentiles = chosen or [99]
     given = percentiles
     if isinstance(given, numbers.Real) and not isinstance(given, bool):
         percentiles = [given]
@@ -350,12 +360,15 @@ def vllm_bench_json(report: "ReplayReport", percentiles: float | Sequence[float]
         percentiles = list(given)
     else:
         percentiles = [None]
+    held = sorted({0.0, 50.0, 90.0, 95.0, 99.0, *map(float, chosen)})
+    words = ", ".join(f"{p:g}" for p in held)
     if not all(isinstance(p, numbers.Real) and not isinstance(p, bool) for p in percentiles):
-        raise TypeError(f"percentiles must be one of 50, 90, 95, 99 or a list of them, "
+        raise TypeError(f"percentiles must be one of {words} or a list of them, "
                         f"got {given!r} ({type(given).__name__})")
-    bad = [p for p in percentiles if float(p) not in (50.0, 90.0, 95.0, 99.0)]
+    bad = [p for p in percentiles if float(p) not in held]
     if bad:
-        raise ValueError(f"percentiles {bad}: the report holds 50, 90, 95 and 99")
+        raise ValueError(f"percentiles {bad}: the report holds {words} (replay(..., percentiles=[...]) "
+                         "adds others)")
     duration_s = s["duration_ms"] / 1000.0 if s.get("duration_ms") is not None else None
     total_in, total_out = s.get("total_input_tokens"), s.get("total_output_tokens")
     goodput = s.get("goodput")
@@ -388,5 +401,5 @@ def vllm_bench_json(report: "ReplayReport", percentiles: float | Sequence[float]
         out[f"std_{name}_ms"] = stat(st, "std")
         for p in percentiles:
             word = str(int(p)) if int(p) == p else str(p)
-            out[f"p{word}_{name}_ms"] = stat(st, f"p{int(p)}")
+            out[f"p{word}_{name}_ms"] = stat(st, "min" if p == 0 else percentile_key(p))
     return out

@@ -2,7 +2,7 @@
 
 One home for what the writers (:mod:`.tables`, :mod:`.exports`) and the safe-write rules
 (:mod:`.files`) share: the per-request tables by format, each export's files, the marker
-of a complete result. Imports nothing of the package but :mod:`aisimulate.binding.args`.
+of a complete result, the key of a chosen percentile. Imports nothing of the package but :mod:`aisimulate.binding.args`.
 """
 
 from __future__ import annotations
@@ -55,3 +55,13 @@ def result_formats(formats: Any, exports: Any) -> tuple[list[str], list[str]]:
     if not formats:
         raise ValueError(f"formats is empty: choose from {', '.join(FILES)}")
     return formats, names("exports", exports, EXPORT_FILES, "export(s)", any_case=True)
+
+
+def percentile_key(p: float) -> str:
+    """The key of percentile ``p`` in a stats dict: ``p`` and its shortest decimal
+    form without an exponent (``p50``, ``p99.9``), as the core writes it
+    (report.PercentileKey)."""
+    from decimal import Decimal
+
+    text = format(Decimal(repr(float(p))), "f")
+    return "p" + (text.rstrip("0").rstrip(".") if "." in text else text)

@@ -21,7 +21,28 @@ if TYPE_CHECKING:  # names of annotations only: typing costs ~10 ms of CPU at im
     from ..config import Spec
     from ..report import ReplayReport
 
-__all__ = ["check", "check_slo", "config_schema", "estimate_memory", "replay"]
+__all__ = ["check", "check_percentiles", "check_slo", "config_schema", "estimate_memory", "replay"]
+
+
+def check_percentiles(percentiles: Any) -> list[float]:
+    """Chosen percentiles as the core takes them: ascending, without repeats, or a
+    :class:`ConfigError` on ``percentiles`` naming the bad one (each a finite number in
+    (0, 100]; at least one). One number or a string is a TypeError naming the form."""
+    import math
+    import numbers
+
+    if isinstance(percentiles, (str, bytes, Mapping)) or not hasattr(percentiles, "__iter__"):
+        raise TypeError(f"percentiles must be a list of numbers in (0, 100], e.g. [50, 90, 99, 99.9], "
+                        f"got {percentiles!r}")
+    values = list(percentiles)
+    if not values:
+        raise ConfigError("percentiles", "has none: give at least one percentile in (0, 100]")
+    for p in values:
+        if isinstance(p, bool) or not isinstance(p, numbers.Real):
+            raise TypeError(f"percentiles: {p!r} is not a number")
+        if not (math.isfinite(p) and 0 < p <= 100):
+            raise ConfigError("percentiles", f"{p:g} is not a percentile: each must be a finite number in (0, 100]")
+    return sorted({float(p) for p in values})
 
 
 def check_slo(slo: Mapping[str, Any]) -> dict[str, float]:
@@ -51,6 +72,7 @@ def check_slo(slo: Mapping[str, Any]) -> dict[str, float]:
 def replay(src: str | os.PathLike[str] | Mapping[str, Any] | Spec, *,
            timeline: bool = False, progress: bool | None = None,
            slo: Mapping[str, float] | None = None,
+           percentiles: Sequence[float] | None = None,
            output_dir: str | os.PathLike[str] | None = None,
            formats: str | Sequence[str] | None = None,
            exports: str | Sequence[str] | None = None, force: bool = False) -> ReplayReport:
@@ -66,6 +88,12 @@ def replay(src: str | os.PathLike[str] | Mapping[str, Any] | Spec, *,
             summary gains ``goodput`` (``good_requests``, ``goodput_rps`` = good /
             duration s, ``slo_attainment`` = good / completed), as AIPerf counts good
             requests: a request of one output token has no TPOT, so it misses that bound.
+        percentiles: percentiles to add to every statistic of the summary, e.g.
+            ``[50, 90, 99, 99.9]`` (each a finite number in (0, 100]; sorted, repeats
+            dropped): each one not among p50/p90/p95/p99 is a key ``p`` + its shortest
+            decimal form (``p99.9``), numpy's linear rule as the others;
+            ``metadata["percentiles"]`` lists them and :meth:`ReplayReport.table` shows
+            them as its columns. ``None`` (default): the summary as always.
         progress: show a progress bar (requests finished / expected, simulated time) on
             stderr, or a widget in a notebook, once the replay has run for 2 s. ``None``
             (default): when stderr is a terminal or in a Jupyter kernel.
@@ -90,8 +118,9 @@ def replay(src: str | os.PathLike[str] | Mapping[str, Any] | Spec, *,
 
     Raises:
         ConfigError: the config is invalid or selects an unsupported mode (``.field`` is
-            the dotted path), or an ``slo`` bound is (``slo.<name>``).
-        TypeError: ``slo`` is not a mapping, ``formats``/``exports`` neither a name
+            the dotted path), or an ``slo`` bound is (``slo.<name>``), or a
+            percentile (``percentiles``).
+        TypeError: ``slo`` is not a mapping, ``percentiles`` not a list of numbers, ``formats``/``exports`` neither a name
             nor a list of names, or ``progress`` (``timeline``) not True, False (or
             None).
         ValueError: with ``output_dir``, a format or export is unknown or given twice;
@@ -112,6 +141,8 @@ def replay(src: str | os.PathLike[str] | Mapping[str, Any] | Spec, *,
     options: dict[str, Any] = {"timeline": flag("timeline", timeline)}
     if slo is not None:
         options["slo"] = check_slo(slo)
+    if percentiles is not None:
+        options["percentiles"] = check_percentiles(percentiles)
     if output_dir is not None:
         from ..io.names import result_formats
 
