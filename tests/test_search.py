@@ -186,6 +186,13 @@ def test_launch_commands_in_each_engines_words():
     assert dec["command"] == ("vllm serve m/M --tensor-parallel-size 4 --data-parallel-size 2 --enable-expert-parallel "
                               "--max-num-seqs 256 --max-num-batched-tokens 8192 --quantization fp8 --kv-cache-dtype fp8 "
                               "--kv-transfer-config '{\"kv_connector\":\"NixlConnector\",\"kv_role\":\"kv_both\"}'")
+    # a pool's own batch limits (engine.workers.*.scheduler) in its servers' flags, the
+    # engine's for the limit it leaves out
+    vllm["engine"]["workers"]["disaggregated"]["prefill"]["scheduler"] = {"max_num_batched_tokens": 16384}
+    vllm["engine"]["workers"]["disaggregated"]["decode"]["scheduler"] = {"max_num_seqs": 64, "max_num_batched_tokens": 2048}
+    pre, dec = launch_commands(vllm)
+    assert "--max-num-seqs 256 --max-num-batched-tokens 16384 " in pre["command"]
+    assert "--max-num-seqs 64 --max-num-batched-tokens 2048 " in dec["command"]
     trt = {"engine": {"model": "m/M", "backend": "trtllm",
                       "trtllm": {"max_batch_size": 64, "max_num_tokens": 4096, "enable_attention_dp": True,
                                  "kv_cache_config": {"free_gpu_memory_fraction": 0.85}},

@@ -159,6 +159,18 @@ func fromRaw(raw any) (*Spec, error) {
 			return nil, checkInt(f.path, "Scheduler."+strings.TrimPrefix(f.path, "engine.scheduler."), 0)
 		}
 	}
+	for _, pl := range s.Engine.Workers.pools() { // likewise a pool's own limits (Pool.Scheduler)
+		if o := pl.pool.Scheduler; o != nil {
+			for _, f := range []struct {
+				key string
+				v   int
+			}{{"max_num_seqs", o.MaxNumSeqs}, {"max_num_batched_tokens", o.MaxNumBatchedTokens}} {
+				if path := pl.path + ".scheduler." + f.key; seen[path] && f.v == 0 {
+					return nil, checkInt(path, "PoolScheduler."+f.key, 0)
+				}
+			}
+		}
+	}
 	if bw := "engine.workers.disaggregated.kv_transfer.bandwidth_gb_per_s"; seen[bw] && s.Engine.Workers.Disaggregated.KVTransfer.BandwidthGBPerS == 0 {
 		return nil, checkFloat(bw, "KVTransfer.bandwidth_gb_per_s", 0) // left out: the system's network
 	}

@@ -78,12 +78,14 @@ func oneOfInts(choices []int, why string) fieldRange {
 // ranges: every numeric field with a range that holds whatever the rest of
 // the spec says.
 var ranges = map[string]fieldRange{
-	"Scheduler.max_num_seqs":           ints(1, MaxNumSeqs, ""),
-	"Scheduler.max_num_batched_tokens": ints(1, MaxBatchedTokens, ""),
-	"Scheduler.block_size":             oneOfInts(BlockSizes, "vLLM's --block-size choices"),
-	"Scheduler.max_model_len":          ints(0, MaxModelLen, ""),
-	"Scheduler.num_gpu_blocks":         ints(0, MaxGPUBlocks, ""),
-	"Scheduler.gpu_memory_utilization": {kind: numberRange, min: 0, max: 1, openMin: true},
+	"Scheduler.max_num_seqs":               ints(1, MaxNumSeqs, ""),
+	"Scheduler.max_num_batched_tokens":     ints(1, MaxBatchedTokens, ""),
+	"PoolScheduler.max_num_seqs":           ints(1, MaxNumSeqs, ""),
+	"PoolScheduler.max_num_batched_tokens": ints(1, MaxBatchedTokens, ""),
+	"Scheduler.block_size":                 oneOfInts(BlockSizes, "vLLM's --block-size choices"),
+	"Scheduler.max_model_len":              ints(0, MaxModelLen, ""),
+	"Scheduler.num_gpu_blocks":             ints(0, MaxGPUBlocks, ""),
+	"Scheduler.gpu_memory_utilization":     {kind: numberRange, min: 0, max: 1, openMin: true},
 
 	"TRTLLM.max_batch_size":                            ints(1, MaxNumSeqs, ""),
 	"TRTLLM.max_num_tokens":                            ints(1, MaxBatchedTokens, ""),

@@ -82,6 +82,8 @@ func rangeCases() map[string]rangeCase {
 			}
 		case "Pool":
 			c = rangeCase{plain, "engine.workers.aggregated." + field}
+		case "PoolScheduler":
+			c = rangeCase{plain, "engine.workers.aggregated.scheduler." + field}
 		case "TRTLLM":
 			c = rangeCase{spec(engine(`, "backend": "trtllm"`), traffic(synth, conc)), "engine.trtllm." + field}
 		case "TRTLLMKVCacheConfig":

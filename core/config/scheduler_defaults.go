@@ -63,5 +63,17 @@ func (s *Spec) ResolveSchedulerDefaults(memBytes int64, systemName string) error
 		}
 		return errorf("engine.scheduler.max_num_batched_tokens", "must be ≥ max_num_seqs (%d), got %d", sc.MaxNumSeqs, sc.MaxNumBatchedTokens)
 	}
+	for _, pl := range s.Engine.Workers.pools() { // a pool's own limits beside the defaults now known
+		if pl.pool.Scheduler == nil {
+			continue
+		}
+		note := ""
+		if tokensDefault {
+			note = ": vLLM's default on " + systemName
+		}
+		if err := checkPoolLimits(pl, sc, note); err != nil {
+			return err
+		}
+	}
 	return nil
 }

@@ -56,6 +56,8 @@ var fieldDescriptions = map[string]string{
 		"(1024 on a GPU of at least 70 GiB that is not an A100, else 256; at most max_num_batched_tokens)",
 	"Scheduler.max_num_batched_tokens": "vLLM's --max-num-batched-tokens; absent: per system, as vLLM derives it " +
 		"(8192 on a GPU of at least 70 GiB that is not an A100, else 2048)",
+	"PoolScheduler.max_num_seqs":           "this pool's servers' --max-num-seqs (vLLM); absent: engine.scheduler's",
+	"PoolScheduler.max_num_batched_tokens": "this pool's servers' --max-num-batched-tokens (vLLM); absent: engine.scheduler's",
 	"TRTLLMSpeculativeConfig.acceptance_rates": "the simulation's: the probability, each in [0, 1], that draft i is accepted when every draft before it was, " +
 		"at most num_nextn_predict_layers of them (a draft beyond the list is never accepted); absent, and acceptance_rate absent: " +
 		"AIConfigurator's [0.85, 0.3, 0, 0, 0]",

@@ -187,6 +187,36 @@ type Pool struct {
 	// their own flags. Its fields left out take engine.sglang's (Normalize
 	// fills them); absent: engine.sglang as it is.
 	SGLang *SGLang `json:"sglang,omitempty"`
+	// Scheduler (engine.backend vllm only) is this pool's servers' own batch
+	// limits in place of engine.scheduler's: a P/D prefill and decode server
+	// are each a `vllm serve` with its own --max-num-seqs and
+	// --max-num-batched-tokens. A field left out takes engine.scheduler's.
+	Scheduler *PoolScheduler `json:"scheduler,omitempty"`
+}
+
+// PoolScheduler is a vLLM pool's own batch limits (Pool.Scheduler); 0 (left
+// out) is engine.scheduler's value.
+type PoolScheduler struct {
+	// MaxNumSeqs is vLLM's --max-num-seqs for this pool's servers.
+	MaxNumSeqs int `json:"max_num_seqs,omitempty"`
+	// MaxNumBatchedTokens is vLLM's --max-num-batched-tokens for this pool's
+	// servers.
+	MaxNumBatchedTokens int `json:"max_num_batched_tokens,omitempty"`
+}
+
+// Limits are the pool's max_num_seqs and max_num_batched_tokens: its own
+// where it gives them (Scheduler), else sc's (engine.scheduler).
+func (p *Pool) Limits(sc *Scheduler) (seqs, tokens int) {
+	seqs, tokens = sc.MaxNumSeqs, sc.MaxNumBatchedTokens
+	if o := p.Scheduler; o != nil {
+		if o.MaxNumSeqs > 0 {
+			seqs = o.MaxNumSeqs
+		}
+		if o.MaxNumBatchedTokens > 0 {
+			tokens = o.MaxNumBatchedTokens
+		}
+	}
+	return seqs, tokens
 }
 
 // KVRouter is Dynamo's KV router (lib/kv-router, the scheduler's default

@@ -109,7 +109,7 @@ func (s *Spec) validateEngine() error {
 	} else if err := validatePool("engine.workers.aggregated", w.Aggregated); err != nil {
 		return err
 	}
-	if err := firstErr(e.validateTRTLLM(), e.validateSGLang()); err != nil {
+	if err := firstErr(e.validateTRTLLM(), e.validateSGLang(), e.validatePoolSchedulers()); err != nil {
 		return err
 	}
 	if e.Backend != BackendVLLM {
@@ -404,4 +404,55 @@ func (s *Spec) ExpandBenchmark() []string {
 	tr, notes := b.Traffic()
 	s.Traffic = tr
 	return notes
+}
+
+// validatePoolSchedulers checks the pools' own vLLM batch limits
+// (Pool.Scheduler): vLLM only, each given limit in range, and a pool's
+// max_num_batched_tokens ≥ its max_num_seqs where both are known (vLLM's
+// SchedulerConfig.verify_max_model_len; engine.scheduler's defaults are
+// resolved later, ResolveSchedulerDefaults).
+func (e *Engine) validatePoolSchedulers() error {
+	for _, pl := range e.Workers.pools() {
+		o := pl.pool.Scheduler
+		if o == nil {
+			continue
+		}
+		f := pl.path + ".scheduler"
+		if e.Backend != BackendVLLM {
+			return errorf(f, "holds vLLM's batch limits: with engine.backend %s give the pool's own %s", e.Backend, poolOptionsOf(e.Backend))
+		}
+		if err := firstErr(checkIntOrUnset(f+".max_num_seqs", "PoolScheduler.max_num_seqs", o.MaxNumSeqs),
+			checkIntOrUnset(f+".max_num_batched_tokens", "PoolScheduler.max_num_batched_tokens", o.MaxNumBatchedTokens)); err != nil {
+			return err
+		}
+		if err := checkPoolLimits(pl, &e.Scheduler, ""); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// poolOptionsOf names where backend's pool-level batch limits go.
+func poolOptionsOf(backend string) string {
+	if backend == BackendTRTLLM {
+		return "trtllm block (max_batch_size, max_num_tokens)"
+	}
+	return "sglang block (max_running_requests, chunked_prefill_size)"
+}
+
+// checkPoolLimits refuses a pool whose own limits (with engine.scheduler sc
+// for those it leaves out) give max_num_batched_tokens < max_num_seqs, as
+// vLLM refuses to start; a limit still unknown (0) is not checked. note ends
+// the message.
+func checkPoolLimits(pl namedPool, sc *Scheduler, note string) error {
+	seqs, tokens := pl.pool.Limits(sc)
+	if seqs == 0 || tokens == 0 || tokens >= seqs {
+		return nil
+	}
+	field := pl.path + ".scheduler.max_num_batched_tokens"
+	if pl.pool.Scheduler.MaxNumBatchedTokens == 0 {
+		field = pl.path + ".scheduler.max_num_seqs"
+		return errorf(field, "must be ≤ max_num_batched_tokens (%d, engine.scheduler's%s), got %d", tokens, note, seqs)
+	}
+	return errorf(field, "must be ≥ max_num_seqs (%d), got %d", seqs, tokens)
 }

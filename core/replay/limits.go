@@ -35,7 +35,8 @@ type limits struct {
 func limitsOf(e *config.Engine) limits { return limitsFor(e, nil, "") }
 
 // limitsFor is limitsOf for the workers of pool pl at path field (nil: the
-// engine's block): a TensorRT-LLM pool's own engine options when it has them.
+// engine's block): a TensorRT-LLM pool's own engine options when it has them,
+// a vLLM pool's own batch limits (config.Pool.Scheduler).
 func limitsFor(e *config.Engine, pl *config.Pool, field string) limits {
 	if t := e.TRTLLMOf(pl); e.Backend == config.BackendTRTLLM && t != nil {
 		p := "engine.trtllm."
@@ -63,12 +64,22 @@ func limitsFor(e *config.Engine, pl *config.Pool, field string) limits {
 	}
 	sc := &e.Scheduler
 	const p = "engine.scheduler."
-	return limits{maxSeqs: sc.MaxNumSeqs, maxTokens: sc.MaxNumBatchedTokens, blockSize: sc.BlockSize,
+	l := limits{maxSeqs: sc.MaxNumSeqs, maxTokens: sc.MaxNumBatchedTokens, blockSize: sc.BlockSize,
 		maxModelLen: sc.MaxModelLen, numBlocks: sc.NumGPUBlocks, prefixCaching: sc.EnablePrefixCaching,
 		async: sc.AsyncScheduling, memFraction: sc.GPUMemoryUtilization,
 		field: map[string]string{"max_num_seqs": p + "max_num_seqs", "max_num_batched_tokens": p + "max_num_batched_tokens",
 			"max_model_len": p + "max_model_len", "memory": p + "gpu_memory_utilization",
 			"num_gpu_blocks": p + "num_gpu_blocks", "block_size": p + "block_size"}}
+	if pl != nil && pl.Scheduler != nil { // the pool's own batch limits (its servers' flags)
+		l.maxSeqs, l.maxTokens = pl.Limits(sc)
+		if pl.Scheduler.MaxNumSeqs > 0 {
+			l.field["max_num_seqs"] = field + ".scheduler.max_num_seqs"
+		}
+		if pl.Scheduler.MaxNumBatchedTokens > 0 {
+			l.field["max_num_batched_tokens"] = field + ".scheduler.max_num_batched_tokens"
+		}
+	}
+	return l
 }
 
 // kvBlocks is the KV capacity of a TensorRT-LLM worker, blocks

@@ -38,7 +38,10 @@ func setBatchLimits(s *config.Spec, seqs, tokens int) {
 // Spec is candidate c as a replay spec: question q (its scheduler defaults
 // resolved) with c's workers, batch limits and formats; a P/D candidate's
 // pools are joined by the space's KV transfer, and keep the placement of
-// the question's pool of the same role (or its aggregated pool's).
+// the question's pool of the same role (or its aggregated pool's). A P/D
+// candidate with limits per pool (Candidate.PerPool) gives each pool its
+// own (config.Pool.Scheduler: vLLM's flags per server); else the engine's
+// own block holds the limits.
 func (c *Candidate) Spec(q *config.Spec, sp *Space) *config.Spec {
 	s := q.Clone()
 	e := &s.Engine
@@ -54,13 +57,17 @@ func (c *Candidate) Spec(q *config.Spec, sp *Space) *config.Spec {
 		}
 		return config.Pool{}
 	}
-	pool := func(role string, l Layout) config.Pool {
+	pool := func(role string, l Layout, seqs, tokens int) config.Pool {
 		p := template(role)
 		p.Count, p.TP, p.EnableExpertParallel = l.Count, l.TP, l.EP
 		if p.TRTLLM != nil { // a pool's own TensorRT-LLM options take the candidate's limits too
 			t := *p.TRTLLM
-			t.MaxBatchSize, t.MaxNumTokens = c.MaxNumSeqs, c.MaxNumBatchedTokens
+			t.MaxBatchSize, t.MaxNumTokens = seqs, tokens
 			p.TRTLLM = &t
+		}
+		p.Scheduler = nil
+		if c.PerPool() { // each vLLM pool's servers with their own flags
+			p.Scheduler = &config.PoolScheduler{MaxNumSeqs: seqs, MaxNumBatchedTokens: tokens}
 		}
 		p.DataParallelSize = nil
 		if l.DP > 1 {
@@ -69,14 +76,22 @@ func (c *Candidate) Spec(q *config.Spec, sp *Space) *config.Spec {
 		}
 		return p
 	}
+	seqs, tokens := c.MaxNumSeqs, c.MaxNumBatchedTokens
 	if c.Mode == Disaggregated {
+		dSeqs, dTokens := seqs, tokens
+		if c.PerPool() {
+			dSeqs, dTokens = c.DecodeMaxNumSeqs, c.DecodeMaxNumBatchedTokens
+		}
 		e.Workers = config.Workers{Disaggregated: &config.Disaggregated{
-			Prefill: pool("prefill", c.Pools[0]), Decode: pool("decode", c.Pools[1]), KVTransfer: *sp.KVTransfer}}
+			Prefill: pool("prefill", c.Pools[0], seqs, tokens), Decode: pool("decode", c.Pools[1], dSeqs, dTokens),
+			KVTransfer: *sp.KVTransfer}}
 	} else {
-		a := pool("aggregated", c.Pools[0])
+		a := pool("aggregated", c.Pools[0], seqs, tokens)
 		e.Workers = config.Workers{Aggregated: &a}
 	}
-	setBatchLimits(s, c.MaxNumSeqs, c.MaxNumBatchedTokens)
+	if !c.PerPool() { // else engine.scheduler stays the question's: each pool gives its own
+		setBatchLimits(s, seqs, tokens)
+	}
 	if c.Weights != "" || c.KVCache != "" {
 		qq := config.Quantization{}
 		if e.Quantization != nil {

@@ -34,18 +34,28 @@ type Space struct {
 	// parallelism off and on (--enable-expert-parallel; MoE only).
 	DP []int  `json:"dp"`
 	EP []bool `json:"ep"`
-	// MaxNumSeqs and MaxNumBatchedTokens: the engine's batch limits, in
-	// vLLM's names (TensorRT-LLM's max_batch_size and max_num_tokens,
-	// SGLang's max_running_requests and chunked_prefill_size; default the
-	// engine's own default and 64, 128, 256, 512 sequences; 2048 and 16384
-	// tokens beside the default). A P/D candidate's two pools take the same
-	// limits (the spec's one scheduler block), its token budget
-	// DisaggMaxNumBatchedTokens.
+	// MaxNumSeqs and MaxNumBatchedTokens: the aggregated candidates' batch
+	// limits, in vLLM's names (TensorRT-LLM's max_batch_size and
+	// max_num_tokens, SGLang's max_running_requests and
+	// chunked_prefill_size; default the engine's own default and 64, 128,
+	// 256, 512 sequences; 2048 and 16384 tokens beside the default).
 	MaxNumSeqs          []int `json:"max_num_seqs"`
 	MaxNumBatchedTokens []int `json:"max_num_batched_tokens"`
-	// DisaggMaxNumBatchedTokens is the P/D candidates' token budget (0: the
-	// engine's default).
-	DisaggMaxNumBatchedTokens int `json:"disagg_max_num_batched_tokens"`
+	// The P/D candidates' limits, each pool its own (vLLM: each pool's
+	// servers are a `vllm serve` of their own, config.Pool.Scheduler):
+	// the prefill pool's default the engine's default sequences and every
+	// token budget of MaxNumBatchedTokens (a prefill worker's pass is its
+	// chunk of prompt tokens); the decode pool's every sequence count of
+	// MaxNumSeqs (its batch) and the engine's default tokens. With
+	// SharedPDLimits the two pools take one pair, the decode lists'.
+	PrefillMaxNumSeqs          []int `json:"prefill_max_num_seqs"`
+	PrefillMaxNumBatchedTokens []int `json:"prefill_max_num_batched_tokens"`
+	DecodeMaxNumSeqs           []int `json:"decode_max_num_seqs"`
+	DecodeMaxNumBatchedTokens  []int `json:"decode_max_num_batched_tokens"`
+	// SharedPDLimits: a P/D candidate's pools share one pair of limits in
+	// the engine's own block (default for TensorRT-LLM and SGLang, whose
+	// pools' own options the search does not set).
+	SharedPDLimits bool `json:"shared_pd_limits"`
 	// Weights: engine.quantization.weights ("" = the checkpoint's; default
 	// also fp8 for a bf16 checkpoint on a GPU with fp8 tensor cores:
 	// vLLM's --quantization fp8). KVCache: engine.quantization.kv_cache (""
@@ -84,12 +94,23 @@ type Candidate struct {
 	Index int    `json:"index"`
 	Mode  string `json:"mode"`
 	// Pools: the aggregated pool, or the prefill pool then the decode pool.
-	Pools               []Layout `json:"pools"`
-	MaxNumSeqs          int      `json:"max_num_seqs"`
-	MaxNumBatchedTokens int      `json:"max_num_batched_tokens"`
-	Weights             string   `json:"weights"`
-	KVCache             string   `json:"kv_cache"`
+	Pools []Layout `json:"pools"`
+	// MaxNumSeqs and MaxNumBatchedTokens: the aggregated pool's limits, or
+	// the prefill pool's (P/D).
+	MaxNumSeqs          int `json:"max_num_seqs"`
+	MaxNumBatchedTokens int `json:"max_num_batched_tokens"`
+	// DecodeMaxNumSeqs and DecodeMaxNumBatchedTokens: a P/D candidate's
+	// decode pool's limits (0: the prefill pool's, in the engine's own block:
+	// Space.SharedPDLimits).
+	DecodeMaxNumSeqs          int    `json:"decode_max_num_seqs,omitempty"`
+	DecodeMaxNumBatchedTokens int    `json:"decode_max_num_batched_tokens,omitempty"`
+	Weights                   string `json:"weights"`
+	KVCache                   string `json:"kv_cache"`
 }
+
+// PerPool reports whether c's pools have limits of their own (a P/D
+// candidate's decode pool differs from its prefill pool's).
+func (c *Candidate) PerPool() bool { return c.DecodeMaxNumSeqs > 0 }
 
 // GPUs is the candidate's GPU count.
 func (c *Candidate) GPUs() int {
@@ -114,8 +135,13 @@ func (c *Candidate) Key() string {
 	if kv == "" {
 		kv = "default"
 	}
-	return fmt.Sprintf("%s %s seqs=%d tokens=%d weights=%s kv=%s", c.Mode, strings.Join(pools, "+"),
-		c.MaxNumSeqs, c.MaxNumBatchedTokens, w, kv)
+	seqs, tokens := fmt.Sprint(c.MaxNumSeqs), fmt.Sprint(c.MaxNumBatchedTokens)
+	if c.PerPool() { // the prefill pool's + the decode pool's, as the pools
+		seqs += fmt.Sprintf("+%d", c.DecodeMaxNumSeqs)
+		tokens += fmt.Sprintf("+%d", c.DecodeMaxNumBatchedTokens)
+	}
+	return fmt.Sprintf("%s %s seqs=%s tokens=%s weights=%s kv=%s", c.Mode, strings.Join(pools, "+"),
+		seqs, tokens, w, kv)
 }
 
 // Invalid is a layout the model cannot run, with the model's reason (never
@@ -184,8 +210,20 @@ func DefaultSpace(sp Space, q *config.Spec, arch *model.Arch, sys *hardware.Syst
 	if sp.MaxNumBatchedTokens == nil {
 		sp.MaxNumBatchedTokens = sortedUnique(append(slices.Clone(defaultTokens), tokens))
 	}
-	if sp.DisaggMaxNumBatchedTokens == 0 {
-		sp.DisaggMaxNumBatchedTokens = tokens
+	if q.Engine.Backend != config.BackendVLLM {
+		sp.SharedPDLimits = true
+	}
+	if sp.PrefillMaxNumSeqs == nil {
+		sp.PrefillMaxNumSeqs = []int{seqs}
+	}
+	if sp.PrefillMaxNumBatchedTokens == nil {
+		sp.PrefillMaxNumBatchedTokens = slices.Clone(sp.MaxNumBatchedTokens)
+	}
+	if sp.DecodeMaxNumSeqs == nil {
+		sp.DecodeMaxNumSeqs = slices.Clone(sp.MaxNumSeqs)
+	}
+	if sp.DecodeMaxNumBatchedTokens == nil {
+		sp.DecodeMaxNumBatchedTokens = []int{tokens}
 	}
 	fp8 := sys.FP8Flops > 0
 	if sp.Weights == nil {
@@ -212,7 +250,8 @@ func DefaultSpace(sp Space, q *config.Spec, arch *model.Arch, sys *hardware.Syst
 			sp.KVTransfer = &config.KVTransfer{BandwidthGBPerS: bw / 1e9, LatencyMs: 0.2}
 		}
 	}
-	for _, l := range [][]int{sp.TP, sp.DP, sp.MaxNumSeqs, sp.MaxNumBatchedTokens, {sp.DisaggMaxNumBatchedTokens}} {
+	for _, l := range [][]int{sp.TP, sp.DP, sp.MaxNumSeqs, sp.MaxNumBatchedTokens, sp.PrefillMaxNumSeqs,
+		sp.PrefillMaxNumBatchedTokens, sp.DecodeMaxNumSeqs, sp.DecodeMaxNumBatchedTokens} {
 		for _, v := range l {
 			if v < 1 {
 				return sp, &config.Error{Field: "space", Msg: fmt.Sprintf("%v: every size must be ≥ 1", l)}
@@ -237,8 +276,9 @@ func sortedUnique(xs []int) []int {
 
 // Enumerate lists the candidates of space sp for model arch, in a fixed
 // order: mode, then layouts (aggregated: TP, DP, EP, worker count; P/D: the
-// prefill pool's layout, then the decode pool's), then batch limits, weight
-// and KV formats. A candidate uses one of sp.GPUs in all. Layouts the model
+// prefill pool's layout, then the decode pool's), then batch limits (P/D:
+// the prefill pool's, then the decode pool's; a pair of fewer tokens than
+// sequences, which vLLM refuses, is left out), weight and KV formats. A candidate uses one of sp.GPUs in all. Layouts the model
 // cannot run (TP not dividing the heads, more EP ranks than experts, fp8
 // blocks split: model.Arch.ValidateParallel) are left out and returned as
 // invalid, each once.
@@ -268,18 +308,38 @@ func Enumerate(sp Space, arch *model.Arch) ([]Candidate, []Invalid) {
 		}
 	}
 	var out []Candidate
-	add := func(mode string, pools []Layout, seqs, tokens []int) {
+	// the batch limits of a pool: every pair that vLLM would start with (a
+	// pass holds one token of every running sequence: tokens ≥ sequences,
+	// SchedulerConfig.verify_max_model_len)
+	pairs := func(seqs, tokens []int) (ps [][2]int) {
 		for _, s := range seqs {
 			for _, t := range tokens {
+				if t >= s {
+					ps = append(ps, [2]int{s, t})
+				}
+			}
+		}
+		return ps
+	}
+	aggLimits := pairs(sp.MaxNumSeqs, sp.MaxNumBatchedTokens)
+	prefillLimits, decodeLimits := pairs(sp.PrefillMaxNumSeqs, sp.PrefillMaxNumBatchedTokens), pairs(sp.DecodeMaxNumSeqs, sp.DecodeMaxNumBatchedTokens)
+	if sp.SharedPDLimits {
+		prefillLimits = nil // one pair for both pools: the decode lists'
+	}
+	add := func(mode string, pools []Layout, limits [][2]int, decode [][2]int) {
+		for _, l := range limits {
+			for _, dl := range decode {
 				for _, w := range sp.Weights {
 					for _, kv := range sp.KVCache {
 						out = append(out, Candidate{Index: len(out), Mode: mode, Pools: slices.Clone(pools),
-							MaxNumSeqs: s, MaxNumBatchedTokens: t, Weights: w, KVCache: kv})
+							MaxNumSeqs: l[0], MaxNumBatchedTokens: l[1], DecodeMaxNumSeqs: dl[0],
+							DecodeMaxNumBatchedTokens: dl[1], Weights: w, KVCache: kv})
 					}
 				}
 			}
 		}
 	}
+	none := [][2]int{{0, 0}} // no decode pool of its own
 	for _, mode := range sp.Modes {
 		if mode == Aggregated {
 			for _, w := range workers {
@@ -287,13 +347,12 @@ func Enumerate(sp Space, arch *model.Arch) ([]Candidate, []Invalid) {
 					l := w
 					l.Count = n
 					if allowed[l.GPUs()] {
-						add(mode, []Layout{l}, sp.MaxNumSeqs, sp.MaxNumBatchedTokens)
+						add(mode, []Layout{l}, aggLimits, none)
 					}
 				}
 			}
 			continue
 		}
-		tokens := []int{sp.DisaggMaxNumBatchedTokens}
 		for _, pw := range workers {
 			for np := 1; np*pw.GPUs() < top; np++ {
 				p := pw
@@ -302,8 +361,12 @@ func Enumerate(sp Space, arch *model.Arch) ([]Candidate, []Invalid) {
 					for nd := 1; p.GPUs()+nd*dw.GPUs() <= top; nd++ {
 						d := dw
 						d.Count = nd
-						if allowed[p.GPUs()+d.GPUs()] {
-							add(mode, []Layout{p, d}, sp.MaxNumSeqs, tokens)
+						switch {
+						case !allowed[p.GPUs()+d.GPUs()]:
+						case sp.SharedPDLimits:
+							add(mode, []Layout{p, d}, decodeLimits, none)
+						default:
+							add(mode, []Layout{p, d}, prefillLimits, decodeLimits)
 						}
 					}
 				}

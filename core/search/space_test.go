@@ -3,6 +3,7 @@ package search
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -51,11 +52,16 @@ func layouts(c []Candidate, mode string) []string {
 // listed invalid, once per DP/EP choice of one worker that fits), with EP only
 // across 2 or more GPUs (on one GPU it is no expert parallelism); aggregated,
 // each with every worker count that fits; P/D, every prefill pool of under 4
-// GPUs with every decode pool that fits beside it.
+// GPUs with every decode pool that fits beside it, each pool with each of its
+// own batch limits (the prefill pool's two token budgets, the decode pool's
+// sequence counts that its tokens hold: 4096 sequences in 2048 tokens is no
+// vLLM server).
 func TestEnumerateSmallMoEOnFourGPUs(t *testing.T) {
 	sp := Space{GPUs: []int{1, 2, 3, 4}, Modes: []string{Aggregated, Disaggregated}, TP: []int{1, 2, 4},
 		DP: []int{1, 2, 4}, EP: []bool{false, true}, MaxNumSeqs: []int{64}, MaxNumBatchedTokens: []int{2048},
-		DisaggMaxNumBatchedTokens: 2048, Weights: []string{""}, KVCache: []string{""}}
+		PrefillMaxNumSeqs: []int{64}, PrefillMaxNumBatchedTokens: []int{2048, 4096},
+		DecodeMaxNumSeqs: []int{64, 128, 4096}, DecodeMaxNumBatchedTokens: []int{2048},
+		Weights: []string{""}, KVCache: []string{""}}
 	cands, invalid := Enumerate(sp, tinyArch(t))
 	assert.Equal(t, []string{
 		"1×TP1", "2×TP1", "3×TP1", "4×TP1", // TP1 DP1, 1 to 4 workers
@@ -67,9 +73,25 @@ func TestEnumerateSmallMoEOnFourGPUs(t *testing.T) {
 	// P/D: a prefill pool of 1 GPU (1×TP1) has 7 decode pools beside it (1, 2 or 3
 	// TP1 workers, or one of the four 2-GPU workers), 2×TP1 has 6, 3×TP1 one;
 	// each of the four 2-GPU workers as the prefill pool has 6: 7 + 6 + 1 + 24
+	// each of the 38 with 2 prefill limits × 2 decode limits: 152 candidates,
+	// the decode pool's limits inner
 	pd := layouts(cands, Disaggregated)
-	assert.Len(t, pd, 38)
+	assert.Len(t, pd, 38*4)
+	assert.Len(t, slices.Compact(slices.Clone(pd)), 38)
 	assert.Equal(t, "1×TP1 + 1×TP1", pd[0])
+	var limits []string
+	for _, c := range cands {
+		if c.Mode == Disaggregated && len(limits) < 5 {
+			limits = append(limits, c.Key())
+		}
+	}
+	assert.Equal(t, []string{
+		"disaggregated 1×TP1+1×TP1 seqs=64+64 tokens=2048+2048 weights=checkpoint kv=default",
+		"disaggregated 1×TP1+1×TP1 seqs=64+128 tokens=2048+2048 weights=checkpoint kv=default",
+		"disaggregated 1×TP1+1×TP1 seqs=64+64 tokens=4096+2048 weights=checkpoint kv=default",
+		"disaggregated 1×TP1+1×TP1 seqs=64+128 tokens=4096+2048 weights=checkpoint kv=default",
+		"disaggregated 1×TP1+2×TP1 seqs=64+64 tokens=2048+2048 weights=checkpoint kv=default",
+	}, limits)
 	assert.Contains(t, pd, "1×TP2 EP2 + 2×TP1")
 	assert.NotContains(t, pd, "1×TP1 DP4 + 1×TP1") // 5 GPUs
 	for _, c := range cands {
@@ -88,6 +110,23 @@ func TestEnumerateSmallMoEOnFourGPUs(t *testing.T) {
 	for i, c := range cands {
 		assert.Equal(t, i, c.Index)
 	}
+
+	// shared limits (the engine's own block, for both pools): the decode
+	// lists' 2 pairs for each of the 38, no pool limits of their own
+	sp.SharedPDLimits = true
+	shared, _ := Enumerate(sp, tinyArch(t))
+	n := 0
+	for _, c := range shared {
+		if c.Mode == Disaggregated {
+			n++
+			assert.False(t, c.PerPool())
+			assert.Equal(t, 2048, c.MaxNumBatchedTokens)
+		}
+	}
+	assert.Equal(t, 38*2, n)
+	// the same space twice: the same list
+	again, _ := Enumerate(sp, tinyArch(t))
+	assert.Equal(t, shared, again)
 }
 
 // A dense model enumerates no DP or EP; the default space has the engine's
@@ -109,7 +148,13 @@ traffic: {source: {type: synthetic, num_requests: 10, isl: 100, osl: 10}, load: 
 	assert.Equal(t, []bool{false}, sp.EP)
 	assert.Equal(t, []int{64, 128, 256, 512, 1024}, sp.MaxNumSeqs) // vLLM's 1024 on an H100
 	assert.Equal(t, []int{2048, 8192, 16384}, sp.MaxNumBatchedTokens)
-	assert.Equal(t, 8192, sp.DisaggMaxNumBatchedTokens)
+	// P/D: the prefill pool every token budget at the default sequences, the
+	// decode pool every sequence count at the default tokens
+	assert.Equal(t, []int{1024}, sp.PrefillMaxNumSeqs)
+	assert.Equal(t, []int{2048, 8192, 16384}, sp.PrefillMaxNumBatchedTokens)
+	assert.Equal(t, []int{64, 128, 256, 512, 1024}, sp.DecodeMaxNumSeqs)
+	assert.Equal(t, []int{8192}, sp.DecodeMaxNumBatchedTokens)
+	assert.False(t, sp.SharedPDLimits)
 	assert.Equal(t, []string{"", "fp8"}, sp.Weights)
 	assert.Equal(t, []string{"", "fp8"}, sp.KVCache)
 	assert.Equal(t, []string{Aggregated, Disaggregated}, sp.Modes)
@@ -150,6 +195,29 @@ traffic: {source: {type: synthetic, num_requests: 10, isl: 100, osl: 10}, load: 
 	assert.Equal(t, 4096, s.Engine.TRTLLM.MaxNumTokens) // and for the token budget
 	assert.Equal(t, "fp8", s.Engine.Quantization.KVCache)
 	assert.Nil(t, q.Engine.Quantization, "the question is not changed")
+	_, err = config.Decode(s.JSON())
+	assert.NoError(t, err)
+}
+
+// A vLLM P/D candidate with limits per pool: each pool's servers get their
+// own (engine.workers.disaggregated.*.scheduler, vLLM's flags per server),
+// engine.scheduler stays the question's.
+func TestCandidateSpecPerPool(t *testing.T) {
+	q, err := config.DecodeYAML([]byte(`
+engine: {model: meta-llama/Llama-3.1-8B-Instruct, system: h100_sxm, scheduler: {max_num_seqs: 256, max_num_batched_tokens: 8192}}
+traffic: {source: {type: synthetic, num_requests: 10, isl: 100, osl: 10}, load: {mode: rate, rate_rps: 1}}
+`))
+	require.NoError(t, err)
+	sp := Space{KVTransfer: &config.KVTransfer{BandwidthGBPerS: 50, LatencyMs: 0.2}}
+	c := Candidate{Mode: Disaggregated, Pools: []Layout{{Count: 1, TP: 2, DP: 1}, {Count: 2, TP: 1, DP: 1}},
+		MaxNumSeqs: 1024, MaxNumBatchedTokens: 16384, DecodeMaxNumSeqs: 128, DecodeMaxNumBatchedTokens: 8192}
+	s := c.Spec(q, &sp)
+	dg := s.Engine.Workers.Disaggregated
+	require.NotNil(t, dg)
+	assert.Equal(t, &config.PoolScheduler{MaxNumSeqs: 1024, MaxNumBatchedTokens: 16384}, dg.Prefill.Scheduler)
+	assert.Equal(t, &config.PoolScheduler{MaxNumSeqs: 128, MaxNumBatchedTokens: 8192}, dg.Decode.Scheduler)
+	assert.Equal(t, 256, s.Engine.Scheduler.MaxNumSeqs)
+	assert.Equal(t, "disaggregated 1×TP2+2×TP1 seqs=1024+128 tokens=16384+8192 weights=checkpoint kv=default", c.Key())
 	_, err = config.Decode(s.JSON())
 	assert.NoError(t, err)
 }

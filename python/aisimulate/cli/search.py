@@ -77,9 +77,16 @@ def add_search(sub: argparse._SubParsersAction) -> None:
     s.add_argument("--ep", metavar="off,on", help="expert parallelism of a MoE model (default off,on)")
     s.add_argument("--max-num-seqs", metavar="S1,S2",
                    help="batch limits in sequences (vLLM's name; TensorRT-LLM's max_batch_size, "
-                        "SGLang's max_running_requests)")
+                        "SGLang's max_running_requests): the aggregated candidates', and by default a "
+                        "P/D decode pool's")
     s.add_argument("--max-num-batched-tokens", metavar="M1,M2",
-                   help="batch limits in tokens (TensorRT-LLM's max_num_tokens, SGLang's chunked_prefill_size)")
+                   help="batch limits in tokens (TensorRT-LLM's max_num_tokens, SGLang's chunked_prefill_size): "
+                        "the aggregated candidates', and by default a P/D prefill pool's")
+    for side in ("prefill", "decode"):
+        s.add_argument(f"--{side}-max-num-seqs", metavar="S1,S2",
+                       help=f"a P/D candidate's {side} pool's own batch limits in sequences (vLLM)")
+        s.add_argument(f"--{side}-max-num-batched-tokens", metavar="M1,M2",
+                       help=f"a P/D candidate's {side} pool's own batch limits in tokens (vLLM)")
     s.add_argument("--weights", metavar="W1,W2", help="weight formats: checkpoint (its own), fp8, …")
     s.add_argument("--kv-cache", metavar="K1,K2", help="KV cache formats: default (the config's), fp8, …")
     s.add_argument("--out", metavar="DIR",
@@ -122,6 +129,12 @@ def _cmd_search(args: argparse.Namespace) -> int:
                  ep=None if ep is None else [x == "on" for x in ep],
                  max_num_seqs=_ints("--max-num-seqs", args.max_num_seqs),
                  max_num_batched_tokens=_ints("--max-num-batched-tokens", args.max_num_batched_tokens),
+                 prefill_max_num_seqs=_ints("--prefill-max-num-seqs", args.prefill_max_num_seqs),
+                 prefill_max_num_batched_tokens=_ints("--prefill-max-num-batched-tokens",
+                                                      args.prefill_max_num_batched_tokens),
+                 decode_max_num_seqs=_ints("--decode-max-num-seqs", args.decode_max_num_seqs),
+                 decode_max_num_batched_tokens=_ints("--decode-max-num-batched-tokens",
+                                                     args.decode_max_num_batched_tokens),
                  weights=_names("--weights", args.weights, "checkpoint"),
                  kv_cache=_names("--kv-cache", args.kv_cache, "default"),
                  out=args.out, resume=not args.restart, jobs=args.jobs, backend=args.backend,

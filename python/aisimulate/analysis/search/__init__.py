@@ -174,6 +174,8 @@ class SearchResult:
                    "pools": " + ".join(f"{p['count']}×TP{p['tp']}" + (f"×DP{p['dp']}" if p.get("dp", 1) > 1 else "")
                                        + ("+EP" if p.get("ep") else "") for p in c["pools"]),
                    "max_num_seqs": c["max_num_seqs"], "max_num_batched_tokens": c["max_num_batched_tokens"],
+                   "decode_max_num_seqs": c.get("decode_max_num_seqs"),
+                   "decode_max_num_batched_tokens": c.get("decode_max_num_batched_tokens"),
                    "weights": c.get("weights") or None, "kv_cache": c.get("kv_cache") or None,
                    "fate": r["fate"], "kind": r.get("kind") or None, "meets": r.get("meets"),
                    "slo_ratio": r.get("slo_ratio"), "output_tps_per_gpu": r.get("output_tps_per_gpu"),
@@ -245,7 +247,12 @@ def _run_by_gpus(plan: Mapping[str, Any], journal: Journal, todo: list[int], run
 def search(question: Any, *, gpus: int | Sequence[int], slo: Mapping[str, float], percentile: float = 90.0,
            modes: Sequence[str] | None = None, tp: Sequence[int] | None = None, dp: Sequence[int] | None = None,
            ep: Sequence[bool] | None = None, max_num_seqs: Sequence[int] | None = None,
-           max_num_batched_tokens: Sequence[int] | None = None, weights: Sequence[str | None] | None = None,
+           max_num_batched_tokens: Sequence[int] | None = None,
+           prefill_max_num_seqs: Sequence[int] | None = None,
+           prefill_max_num_batched_tokens: Sequence[int] | None = None,
+           decode_max_num_seqs: Sequence[int] | None = None,
+           decode_max_num_batched_tokens: Sequence[int] | None = None,
+           weights: Sequence[str | None] | None = None,
            kv_cache: Sequence[str | None] | None = None, kv_transfer: Mapping[str, float] | None = None,
            out: str | os.PathLike[str] | None = None, resume: bool = True, jobs: int | None = None,
            backend: str = "local", ray_address: str | None = None, early_stop: bool = True,
@@ -264,7 +271,14 @@ def search(question: Any, *, gpus: int | Sequence[int], slo: Mapping[str, float]
             kv_transfer: the space (``core/search/space.go``, ``Space``): a list replaces
             that axis's default (``weights``/``kv_cache``: ``None`` is the checkpoint's /
             the question's format; ``kv_transfer``: ``{"bandwidth_gb_per_s",
-            "latency_ms"}`` of the P/D link).
+            "latency_ms"}`` of the P/D link). ``max_num_seqs`` and
+            ``max_num_batched_tokens`` are the aggregated candidates' limits.
+        prefill_max_num_seqs, prefill_max_num_batched_tokens, decode_max_num_seqs,
+            decode_max_num_batched_tokens: a P/D candidate's limits, each pool its own
+            (vLLM; default: the prefill pool every ``max_num_batched_tokens`` at the
+            engine's default sequences, the decode pool every ``max_num_seqs`` at the
+            engine's default tokens; with TensorRT-LLM and SGLang both pools share the
+            decode lists' pair).
         out: a folder for the search's journal (``search.jsonl``): each result is kept
             there as it is settled, and a search asked again with the same ``out`` and the
             same question continues where it stopped (Ctrl-C, a crash) unless ``resume``
@@ -303,7 +317,11 @@ def search(question: Any, *, gpus: int | Sequence[int], slo: Mapping[str, float]
     spec = load_config(question)
     space: dict[str, Any] = {"gpus": _gpus(gpus)}
     for name, value in (("modes", modes), ("tp", tp), ("dp", dp), ("ep", ep), ("max_num_seqs", max_num_seqs),
-                        ("max_num_batched_tokens", max_num_batched_tokens)):
+                        ("max_num_batched_tokens", max_num_batched_tokens),
+                        ("prefill_max_num_seqs", prefill_max_num_seqs),
+                        ("prefill_max_num_batched_tokens", prefill_max_num_batched_tokens),
+                        ("decode_max_num_seqs", decode_max_num_seqs),
+                        ("decode_max_num_batched_tokens", decode_max_num_batched_tokens)):
         if value is not None:
             space[name] = list(value)
     for name, value in (("weights", weights), ("kv_cache", kv_cache)):

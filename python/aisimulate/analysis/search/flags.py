@@ -42,7 +42,8 @@ def _pools(engine: Mapping[str, Any]) -> list[tuple[str, Mapping[str, Any]]]:
 
 
 def _vllm(engine: Mapping[str, Any], role: str, pool: Mapping[str, Any]) -> list[str]:
-    sc = engine.get("scheduler") or {}
+    sc = dict(engine.get("scheduler") or {})
+    sc.update(pool.get("scheduler") or {})  # the pool's servers' own batch limits
     q = engine.get("quantization") or {}
     args = ["vllm", "serve", engine["model"], "--tensor-parallel-size", str(pool.get("tp", 1))]
     dp = pool.get("data_parallel_size") or 1
