@@ -302,3 +302,13 @@ def test_aiperf_tool_version(capsys, tmp_path):
     assert doc["benchmark"]["version"] == "0.9.0"
     code, _, err = run_cli(capsys, tmp_path, cmd, "--tool-version", "0.4.0")
     assert code == 2 and "traffic.benchmark.request_count" in err
+
+
+def test_aiperf_arrival_patterns():
+    # --request-rate-mode / --arrival-pattern and --arrival-smoothness / --vllm-burstiness
+    b, _ = parse_command(["aiperf profile --streaming --osl 5 --extra-inputs ignore_eos:true --request-rate 4 "
+                          "--arrival-pattern gamma --vllm-burstiness 2"])
+    assert (b["request_rate_mode"], b["arrival_smoothness"]) == ("gamma", 2.0)
+    b, _ = parse_command(["aiperf profile --streaming --osl 5 --extra-inputs ignore_eos:true --concurrency 3 "
+                          "--request-rate-mode concurrency_burst"])
+    assert "request_rate_mode" not in b and b["concurrency"] == 3

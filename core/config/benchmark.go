@@ -134,6 +134,14 @@ type AIPerfBenchmark struct {
 	// Version is the AIPerf release (absent: its rules before 0.3.0, as
 	// aisimulate read AIPerf before the field existed).
 	Version string `json:"version,omitempty"`
+	// RequestRateMode is --request-rate-mode (--arrival-pattern from 0.5.0):
+	// the rate's inter-arrival gaps, poisson (absent, AIPerf's default),
+	// constant, or gamma (from 0.5.0) of shape ArrivalSmoothness
+	// (--arrival-smoothness, --vllm-burstiness; absent 1: the Poisson law),
+	// random.gammavariate(shape, 1/(rate·shape)) in GammaIntervalGenerator,
+	// aiperf/timing/intervals.py: a coefficient of variation 1/√shape.
+	RequestRateMode   string  `json:"request_rate_mode,omitempty"`
+	ArrivalSmoothness float64 `json:"arrival_smoothness,omitempty"`
 }
 
 // AIPerf's releases whose rules differ, read from their wheels' sources.
@@ -149,6 +157,9 @@ var (
 	// aiperfSkipsArrivals: from 0.5.0 a capped rate's arrival that finds no
 	// free slot passes unused (CappedSkip); before it, it waits (CappedWait).
 	aiperfSkipsArrivals = Release{0, 5, 0}
+	// aiperfGamma: the release that adds the gamma arrival pattern
+	// (--arrival-pattern gamma, --arrival-smoothness; LoadGeneratorConfig).
+	aiperfGamma = Release{0, 5, 0}
 	// aiperfEntriesFollowCounts: from 0.9.0 (the config converter,
 	// aiperf/config/flags/_converter_dataset.py, _resolve_entries) the
 	// synthetic dataset has --num-dataset-entries entries, else
@@ -338,6 +349,9 @@ func benchmarkDefaults(b *Benchmark, path string, present func(string) bool) {
 		if !given("concurrency") && t.RequestRate == nil {
 			t.Concurrency = 1
 		}
+		if t.RequestRateMode == ArrivalGamma && !given("arrival_smoothness") {
+			t.ArrivalSmoothness = 1 // GammaIntervalGenerator: smoothness or 1.0
+		}
 		b.Tool = t
 	case GenAIPerfBenchmark:
 		if !given("concurrency") {
@@ -498,6 +512,26 @@ func (t AIPerfBenchmark) validate(path string) error {
 			return errorf(p+"num_conversations", "is another name of num_dataset_entries before AIPerf 0.3.0 (this is %s): give one of them, got %d and %d", t.versionName(), c, t.NumDatasetEntries)
 		case rel.Before(aiperfEntriesFollowCounts) && !rel.Before(aiperfConversationsCount) && t.RequestCount != 0:
 			return errorf(p+"request_count", "cannot be given with num_conversations: AIPerf %s refuses it (\"Both a request-count and number of conversations are set\"): the conversations are the count", t.versionName())
+		}
+	}
+	if t.RequestRateMode != "" || t.ArrivalSmoothness != 0 {
+		switch {
+		case t.RequestRate == nil:
+			return errorf(p+"request_rate_mode", "needs request_rate (without one AIPerf sends as a closed loop of concurrency)")
+		case t.RequestRateMode != "":
+			if err := checkEnum(p+"request_rate_mode", "AIPerfBenchmark.request_rate_mode", t.RequestRateMode); err != nil {
+				return err
+			}
+		}
+		switch gamma := t.RequestRateMode == ArrivalGamma; {
+		case gamma && t.release().Before(aiperfGamma):
+			return errorf(p+"request_rate_mode", "gamma is an arrival pattern of AIPerf 0.5.0 and later (this is %s)", t.versionName())
+		case !gamma && t.ArrivalSmoothness != 0:
+			return errorf(p+"arrival_smoothness", "belongs to request_rate_mode gamma")
+		case gamma:
+			if err := checkFloat(p+"arrival_smoothness", "AIPerfBenchmark.arrival_smoothness", t.ArrivalSmoothness); err != nil {
+				return err
+			}
 		}
 	}
 	if t.BenchmarkDuration != 0 && t.RequestCount != 0 {
@@ -719,6 +753,12 @@ func (t AIPerfBenchmark) traffic() (Traffic, []string) {
 	tr.Source.Type = src
 	if t.RequestRate != nil { // with concurrency, the arrivals capped by it
 		l := RateLoad{RateRPS: *t.RequestRate, Arrival: ArrivalPoisson, MaxConcurrency: t.Concurrency}
+		switch t.RequestRateMode {
+		case ArrivalConstant:
+			l.Arrival = ArrivalConstant
+		case ArrivalGamma:
+			l.Arrival, l.CV = ArrivalGamma, 1/math.Sqrt(t.ArrivalSmoothness)
+		}
 		if l.MaxConcurrency > 0 && !t.release().Before(aiperfSkipsArrivals) {
 			l.CappedArrival = CappedSkip
 		}

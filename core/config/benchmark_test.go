@@ -294,3 +294,27 @@ func TestAIPerfCappedRateByVersion(t *testing.T) {
 		assert.Equal(t, RateLoad{RateRPS: 20, Arrival: ArrivalPoisson, MaxConcurrency: 3, CappedArrival: want}, tr.Load.Mode, version)
 	}
 }
+
+// AIPerf's --request-rate-mode: constant gaps, or gamma (from 0.5.0) of
+// shape arrival_smoothness: smoothness 4 is a coefficient of variation
+// 1/√4 = 0.5; absent, 1 (the Poisson law as a gamma of shape 1).
+func TestAIPerfRequestRateMode(t *testing.T) {
+	for bench, want := range map[string]RateLoad{
+		"{tool: aiperf, request_rate: 5, request_rate_mode: constant":                                     {RateRPS: 5, Arrival: ArrivalConstant},
+		"{tool: aiperf, version: 0.5.0, request_rate: 5, request_rate_mode: gamma, arrival_smoothness: 4": {RateRPS: 5, Arrival: ArrivalGamma, CV: 0.5},
+		"{tool: aiperf, version: 0.13.0, request_rate: 5, request_rate_mode: gamma":                       {RateRPS: 5, Arrival: ArrivalGamma, CV: 1},
+		"{tool: aiperf, request_rate: 5, request_rate_mode: poisson":                                      {RateRPS: 5, Arrival: ArrivalPoisson},
+	} {
+		tr, _ := benchSpec(t, "", bench+", output_tokens_mean: 10, ignore_eos: true}").Traffic.Benchmark.Traffic()
+		assert.Equal(t, want, tr.Load.Mode, bench)
+	}
+	for bench, field := range map[string]string{
+		"{tool: aiperf, request_rate: 5, request_rate_mode: gamma":                                         "traffic.benchmark.request_rate_mode",
+		"{tool: aiperf, request_rate_mode: constant":                                                       "traffic.benchmark.request_rate_mode",
+		"{tool: aiperf, request_rate: 5, request_rate_mode: concurrency_burst":                             "traffic.benchmark.request_rate_mode",
+		"{tool: aiperf, request_rate: 5, arrival_smoothness: 2":                                            "traffic.benchmark.arrival_smoothness",
+		"{tool: aiperf, version: 0.5.0, request_rate: 5, request_rate_mode: gamma, arrival_smoothness: -1": "traffic.benchmark.arrival_smoothness",
+	} {
+		assert.Equal(t, field, benchErr(t, bench+", output_tokens_mean: 10, ignore_eos: true}").Field, bench)
+	}
+}

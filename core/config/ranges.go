@@ -174,6 +174,7 @@ var ranges = map[string]fieldRange{
 	"AIPerfBenchmark.output_tokens_stddev":             {kind: numberRange, min: 0, max: 1e9},
 	"AIPerfBenchmark.num_dataset_entries":              ints(1, MaxDatasetEntries, ""),
 	"AIPerfBenchmark.num_conversations":                ints(1, MaxDatasetEntries, ""),
+	"AIPerfBenchmark.arrival_smoothness":               {kind: numberRange, min: 1 / (MaxGammaCV * MaxGammaCV), max: 1 / (MinGammaCV * MinGammaCV)},
 	"GenAIPerfBenchmark.concurrency":                   ints(1, MaxConcurrency, ""),
 	"GenAIPerfBenchmark.request_count":                 atLeastInt(1),
 	"GenAIPerfBenchmark.warmup_request_count":          atLeastInt(0),

@@ -262,6 +262,7 @@ var stringEnums = map[string]stringEnum{
 	"ConcurrencyLoad.warmup_prompt":             {values: warmupPrompts, paths: []string{"traffic.load.warmup_prompt"}},
 	"RateLoad.warmup_prompt":                    {values: warmupPrompts, paths: []string{"traffic.load.warmup_prompt"}},
 	"AIPerfBenchmark.dataset_sampling_strategy": {values: samplings, paths: []string{"traffic.benchmark.dataset_sampling_strategy"}},
+	"AIPerfBenchmark.request_rate_mode":         {values: arrivals, paths: []string{"traffic.benchmark.request_rate_mode"}},
 	"VLLMBenchServe.variant":                    {values: []string{VariantVLLM, VariantInferenceX}, paths: []string{"traffic.benchmark.variant"}},
 	"Execution.mode":                            {values: executionModes, paths: []string{"execution.mode"}, why: "the core runs offline replays only"},
 }
