@@ -208,7 +208,10 @@ func (t AIPerfBenchmark) measured() int {
 // (Poisson, gamma when Burstiness ≠ 1) from the end of the warm-up, whose
 // requests then go at once (vLLM's warm-up semaphore is a null context
 // without --max-concurrency; the test request runs alone before them, which
-// leaves the engine and its prefix cache as sending it with them does).
+// leaves the engine and its prefix cache as sending it with them does); a
+// rate with MaxConcurrency keeps its schedule, a request whose time has come
+// queuing at the client for the --max-concurrency semaphore
+// (CappedQueue), the warm-ups at most MaxConcurrency at once too.
 type VLLMBenchServe struct {
 	// Variant is VariantVLLM (default) or VariantInferenceX.
 	Variant string `json:"variant"`
@@ -648,9 +651,6 @@ func (t VLLMBenchServe) validate(path string) error {
 		if err := checkFloat(p+"request_rate", "VLLMBenchServe.request_rate", *t.RequestRate); err != nil {
 			return err
 		}
-		if t.MaxConcurrency > 0 {
-			return errorf(p+"max_concurrency", "with a finite request_rate (arrivals held back by a concurrency limit) is not simulated: give one of them")
-		}
 	}
 	return nil
 }
@@ -800,8 +800,15 @@ func (t VLLMBenchServe) traffic() (Traffic, []string) {
 		prompt = WarmupPromptFirst
 	}
 	switch {
-	case t.RequestRate != nil: // the warm-ups go at once (no concurrency limit), then the arrivals
-		l := RateLoad{RateRPS: *t.RequestRate, Arrival: ArrivalPoisson, WarmupRequests: w, WarmupPrompt: prompt}
+	case t.RequestRate != nil: // the warm-ups go at once (at most max_concurrency), then the arrivals, queued behind it
+		l := RateLoad{RateRPS: *t.RequestRate, Arrival: ArrivalPoisson, WarmupRequests: w, WarmupPrompt: prompt,
+			MaxConcurrency: t.MaxConcurrency}
+		if l.MaxConcurrency > 0 {
+			l.CappedArrival = CappedQueue
+			if w > 0 {
+				l.WarmupConcurrency = t.MaxConcurrency
+			}
+		}
 		if t.Burstiness != 1 {
 			l.Arrival, l.CV = ArrivalGamma, 1/math.Sqrt(t.Burstiness)
 		}

@@ -83,6 +83,10 @@ func TestVLLMBenchServeTraffic(t *testing.T) {
 		// a rate: Poisson; burstiness 4 is gamma of shape 4, cv 1/2
 		{"rate", "", "{tool: vllm_bench_serve, request_rate: 2, burstiness: 4, ready_check_timeout_sec: 0, ignore_eos: true}",
 			RateLoad{RateRPS: 2, Arrival: ArrivalGamma, CV: 0.5}, NewestVLLMRelease},
+		// a rate behind max_concurrency: the arrivals queue at the client for a slot, the warm-ups 4 at once
+		{"rate capped", "", "{tool: vllm_bench_serve, request_rate: 2, max_concurrency: 4, num_warmups: 8, ready_check_timeout_sec: 0, ignore_eos: true}",
+			RateLoad{RateRPS: 2, Arrival: ArrivalPoisson, WarmupRequests: 8, WarmupPrompt: WarmupPromptFirst, WarmupConcurrency: 4,
+				MaxConcurrency: 4, CappedArrival: CappedQueue}, NewestVLLMRelease},
 		// a rate after the test request and 4 warm-ups, all at once, then Poisson arrivals
 		{"rate after warm-ups", "", "{tool: vllm_bench_serve, request_rate: 2, num_warmups: 4, ready_check_timeout_sec: 600, ignore_eos: true}",
 			RateLoad{RateRPS: 2, Arrival: ArrivalPoisson, WarmupRequests: 5, WarmupPrompt: WarmupPromptFirst}, NewestVLLMRelease},
@@ -141,7 +145,6 @@ func TestBenchmarkRefusals(t *testing.T) {
 		"{tool: vllm_bench_serve, random_prefix_len: 100, ignore_eos: true}":                                                 "traffic.benchmark.random_prefix_len",
 		"{tool: vllm_bench_serve, random_range_ratio: 1, ignore_eos: true}":                                                  "traffic.benchmark.random_range_ratio",
 		"{tool: vllm_bench_serve, variant: inferencex, random_range_ratio: 0, ignore_eos: true}":                             "traffic.benchmark.random_range_ratio",
-		"{tool: vllm_bench_serve, request_rate: 1, max_concurrency: 4, ignore_eos: true}":                                    "traffic.benchmark.max_concurrency",
 		"{tool: vllm_bench_serve, request_rate: -5, ignore_eos: true}":                                                       "traffic.benchmark.request_rate",
 		"{tool: vllm_bench_serve, request_rate: 0, ignore_eos: true}":                                                        "traffic.benchmark.request_rate",
 		"{tool: vllm_bench_serve, num_prompts: 9223372036854775807, ignore_eos: true}":                                       "traffic.benchmark.num_prompts",

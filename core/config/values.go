@@ -85,6 +85,12 @@ const (
 	// first, and CreditIssuer.try_issue_credit issues nothing without a
 	// free slot).
 	CappedSkip = "skip"
+	// CappedQueue: the request joins the client's queue and is sent, oldest
+	// first, when a slot frees, the arrivals keeping their schedule (vLLM's
+	// benchmark: get_request yields each request at its own time and each
+	// waits on the --max-concurrency semaphore in limited_request_func,
+	// vllm/benchmarks/serve.py).
+	CappedQueue = "queue"
 )
 
 // traffic.load.warmup_prompt: what a closed loop's warm-up requests send.
@@ -200,7 +206,7 @@ var (
 	contextModes   = []string{ContextDeltasWithoutResponses, ContextMessageArrayWithResponses}
 	placements     = []string{PlacementRoundRobin, PlacementLeastOutstanding, PlacementKVRouter, PlacementPrefixAffinity}
 	warmupPrompts  = []string{WarmupPromptSource, WarmupPromptFirst, WarmupPromptLeading}
-	cappedArrivals = []string{CappedWait, CappedSkip}
+	cappedArrivals = []string{CappedWait, CappedSkip, CappedQueue}
 	backends       = []string{BackendVLLM, BackendTRTLLM, BackendSGLang}
 	moeBackends    = []string{MoEBackendAuto, MoEBackendTriton, MoEBackendMarlin, MoEBackendFlashInferCutlass, MoEBackendFlashInferTRTLLM}
 	mambaModes     = []string{MambaCacheModeNone, MambaCacheModeAlign}

@@ -246,9 +246,11 @@ type RateLoad struct {
 	// TTFT and latency count from its send, not from the time it waited
 	// from (AIPerf's request start is the HTTP send). A synthetic source
 	// only; 0 = no cap. CappedArrival chooses what an arrival that finds
-	// every slot taken does: CappedWait (absent: it waits, as above) or
+	// every slot taken does: CappedWait (absent: it waits, as above),
 	// CappedSkip (it passes unused, the request going at the first later
-	// arrival with a free slot, as AIPerf from 0.5.0 sends).
+	// arrival with a free slot, as AIPerf from 0.5.0 sends) or CappedQueue
+	// (it queues at the client, sent oldest first as slots free, the later
+	// arrivals keeping their times, as vLLM's benchmark sends).
 	MaxConcurrency int    `json:"max_concurrency,omitempty"`
 	CappedArrival  string `json:"capped_arrival,omitempty"`
 }

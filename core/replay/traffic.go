@@ -62,6 +62,8 @@ type traffic struct {
 	// from the last send).
 	capN, capActive int
 	capSkip         bool // capped_arrival skip: an arrival without a slot passes unused
+	capQueue        bool // capped_arrival queue: it joins capWaiting, sent oldest first
+	capWaiting      []workload.Request
 	capBlocked      bool
 	capSinceNs      int64
 	capLagNs        int64
@@ -187,7 +189,7 @@ func openTraffic(s *config.Spec) (*traffic, error) {
 		// a warm-up phase first: its clients send as a closed loop's do
 		n, c, _ := t.Load.Warmup()
 		tr.inWarmup, tr.warmLeft, tr.concurrency = n > 0, n, c
-		tr.capN, tr.capSkip = l.MaxConcurrency, l.CappedArrival == config.CappedSkip
+		tr.capN, tr.capSkip, tr.capQueue = l.MaxConcurrency, l.CappedArrival == config.CappedSkip, l.CappedArrival == config.CappedQueue
 	case config.ConcurrencyLoad:
 		tr.mode, tr.concurrency = config.LoadConcurrency, l.Concurrency
 		tr.inWarmup, tr.warmLeft = l.WarmupRequests > 0, l.WarmupRequests
