@@ -663,6 +663,23 @@ func (t AIPerfBenchmark) versionName() string {
 	return t.Version
 }
 
+// vllmRescaledDelays is the first vLLM release whose get_request draws
+// every delay first and rescales their running sum so that the last is
+// num_prompts / request_rate (pull request 21108, "Sending request strictly
+// follows the random intervals": 0.10.0's vllm/benchmarks/serve.py has the
+// normalize_factor, 0.9.2's sleeps each gap as drawn).
+var vllmRescaledDelays = Release{0, 10, 0}
+
+// rescalesDelays reports whether t's client rescales its rate's delays
+// (variant vllm from 0.10.0; InferenceX's fork keeps the older loop).
+func (t VLLMBenchServe) rescalesDelays() bool {
+	if t.Variant != VariantVLLM {
+		return false
+	}
+	rel, _, err := ResolveBackendVersion(t.Version)
+	return err == nil && !rel.Before(vllmRescaledDelays)
+}
+
 // clientName names t's client in a message: "vLLM 0.11.0", "InferenceX's fork".
 func (t VLLMBenchServe) clientName() string {
 	if t.Variant == VariantInferenceX {
@@ -808,6 +825,9 @@ func (t VLLMBenchServe) traffic() (Traffic, []string) {
 			if w > 0 {
 				l.WarmupConcurrency = t.MaxConcurrency
 			}
+		}
+		if t.rescalesDelays() { // the last prompt's delay is num_prompts / request_rate
+			l.SpanS = float64(t.NumPrompts) / *t.RequestRate
 		}
 		if t.Burstiness != 1 {
 			l.Arrival, l.CV = ArrivalGamma, 1/math.Sqrt(t.Burstiness)

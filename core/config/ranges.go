@@ -157,6 +157,7 @@ var ranges = map[string]fieldRange{
 	"RateLoad.warmup_requests":             atLeastInt(0),
 	"RateLoad.warmup_concurrency":          ints(0, MaxConcurrency, ""),
 	"RateLoad.max_concurrency":             ints(0, MaxConcurrency, ""),
+	"RateLoad.span_s":                      costUpTo(MaxDurationS),
 	"ConcurrencyLoad.concurrency":          ints(1, MaxConcurrency, ""),
 	"ConcurrencyLoad.warmup_requests":      atLeastInt(0),
 	"StagedLoad.interval_s":                costUpTo(MaxDelayMs / 1e3),

@@ -253,6 +253,12 @@ type RateLoad struct {
 	// arrivals keeping their times, as vLLM's benchmark sends).
 	MaxConcurrency int    `json:"max_concurrency,omitempty"`
 	CappedArrival  string `json:"capped_arrival,omitempty"`
+	// SpanS rescales the arrival times so that the last of the synthetic
+	// source's num_requests arrives SpanS seconds after the first's origin
+	// (every time × SpanS / the last time drawn), as vLLM's benchmark from
+	// 0.10.0 rescales its cumulative delays to num_prompts / request_rate
+	// (workload.Scaled). A synthetic source only; 0 = as drawn.
+	SpanS float64 `json:"span_s,omitempty"`
 }
 
 // Warmup is the warm-up phase of a load: its requests, how many clients send
@@ -613,7 +619,8 @@ func (l RateLoad) validate(path string) error {
 	if err := firstErr(checkFloat(path+".rate_rps", "RateLoad.rate_rps", l.RateRPS),
 		checkInt(path+".warmup_requests", "RateLoad.warmup_requests", l.WarmupRequests),
 		checkInt(path+".warmup_concurrency", "RateLoad.warmup_concurrency", l.WarmupConcurrency),
-		checkInt(path+".max_concurrency", "RateLoad.max_concurrency", l.MaxConcurrency)); err != nil {
+		checkInt(path+".max_concurrency", "RateLoad.max_concurrency", l.MaxConcurrency),
+		checkFloat(path+".span_s", "RateLoad.span_s", l.SpanS)); err != nil {
 		return err
 	}
 	if l.WarmupPrompt != "" {

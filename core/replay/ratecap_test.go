@@ -131,3 +131,29 @@ traffic:
 		}
 	}
 }
+
+// span_s rescales the arrival times so that the last of num_requests lands
+// at it (vLLM's get_request from 0.10.0): constant 4 ms gaps (0, 4, 8, 12)
+// over a span of 24 ms are × 24/12: 0, 8, 16, 24; Poisson times t_k become
+// t_k × 100 ms / t_4, the last exactly at 100 ms.
+func TestRateSpan(t *testing.T) {
+	sentEvery(t, rateCapYAML(", rate_rps: 250, span_s: 0.024"), 8)
+	poisson := func(extra string) []int64 {
+		rep := runYAML(t, linearEngineFor(100)+`
+traffic:
+  source: {type: synthetic, num_requests: 4, isl: 100, osl: 2}
+  load: {mode: rate, arrival: poisson, rate_rps: 2`+extra+`}
+`)
+		require.Len(t, rep.Records, 4)
+		var sends []int64
+		for _, r := range rep.Records {
+			sends = append(sends, r.SendNs)
+		}
+		return sends
+	}
+	drawn, scaled := poisson(""), poisson(", span_s: 0.1")
+	for i := range drawn {
+		assert.InDelta(t, float64(drawn[i])*1e8/float64(drawn[3]), float64(scaled[i]), 0.5, "send %d", i)
+	}
+	assert.Equal(t, int64(1e8), scaled[3])
+}

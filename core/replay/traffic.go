@@ -172,16 +172,12 @@ func openTraffic(s *config.Spec) (*traffic, error) {
 		tr.mode, tr.trace = config.LoadTrace, workload.NewTraceArrival(l.Speedup)
 	case config.RateLoad:
 		tr.mode = config.LoadRate
-		rng := streams.Get("arrival")
-		switch l.Arrival {
-		case config.ArrivalPoisson:
-			tr.arrival, err = workload.NewPoisson(l.RateRPS, rng)
-		case config.ArrivalConstant:
-			tr.arrival, err = workload.NewConstant(l.RateRPS)
-		case config.ArrivalGamma:
-			tr.arrival, err = workload.NewGamma(l.RateRPS, l.CV, rng)
-		default:
-			panic("replay: traffic.load.arrival " + l.Arrival + " has no process")
+		tr.arrival, err = newRateArrival(l, streams.Get("arrival"))
+		if err == nil && l.SpanS > 0 { // the times rescaled so that the last arrives at span_s
+			var probe workload.Arrival
+			if probe, err = newRateArrival(l, workload.NewStreams(s.Execution.Seed).Get("arrival")); err == nil {
+				tr.arrival, err = workload.NewScaledTo(tr.arrival, probe, t.Source.Type.(config.SyntheticSource).NumRequests, clock.Span(l.SpanS*1e9))
+			}
 		}
 		if err != nil {
 			return nil, cfgErr("traffic.load", err)
@@ -202,6 +198,19 @@ func openTraffic(s *config.Spec) (*traffic, error) {
 		panic(fmt.Sprintf("replay: traffic.load mode %T has no sender", l))
 	}
 	return tr, nil
+}
+
+// newRateArrival is mode rate's arrival process, drawing from rng.
+func newRateArrival(l config.RateLoad, rng *rand.Rand) (workload.Arrival, error) {
+	switch l.Arrival {
+	case config.ArrivalPoisson:
+		return workload.NewPoisson(l.RateRPS, rng)
+	case config.ArrivalConstant:
+		return workload.NewConstant(l.RateRPS)
+	case config.ArrivalGamma:
+		return workload.NewGamma(l.RateRPS, l.CV, rng)
+	}
+	panic("replay: traffic.load.arrival " + l.Arrival + " has no process")
 }
 
 func (tr *traffic) close() {
