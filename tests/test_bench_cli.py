@@ -302,3 +302,24 @@ def test_aiperf_tool_version(capsys, tmp_path):
     assert doc["benchmark"]["version"] == "0.9.0"
     code, _, err = run_cli(capsys, tmp_path, cmd, "--tool-version", "0.4.0")
     assert code == 2 and "traffic.benchmark.request_count" in err
+
+
+def test_aiperf_arrival_patterns():
+    # --request-rate-mode / --arrival-pattern and --arrival-smoothness / --vllm-burstiness
+    b, _ = parse_command(["aiperf profile --streaming --osl 5 --extra-inputs ignore_eos:true --request-rate 4 "
+                          "--arrival-pattern gamma --vllm-burstiness 2"])
+    assert (b["request_rate_mode"], b["arrival_smoothness"]) == ("gamma", 2.0)
+    b, _ = parse_command(["aiperf profile --streaming --osl 5 --extra-inputs ignore_eos:true --concurrency 3 "
+                          "--request-rate-mode concurrency_burst"])
+    assert "request_rate_mode" not in b and b["concurrency"] == 3
+
+
+def test_vllm_rate_behind_max_concurrency(capsys, tmp_path):
+    # vllm bench serve --request-rate with --max-concurrency: the arrivals keep their times and
+    # queue at the client for the semaphore; at most 3 in flight
+    code, out, err = run_cli(capsys, tmp_path, "vllm bench serve --dataset-name random --random-input-len 256 "
+                             "--random-output-len 16 --num-prompts 12 --request-rate 500 --max-concurrency 3 --seed 2",
+                             "--format", "json")
+    assert code == 0, err
+    doc = json.loads(out)
+    assert doc["summary"]["completed"] == 12 and doc["summary"]["in_flight"]["peak"] == 3

@@ -134,6 +134,14 @@ type AIPerfBenchmark struct {
 	// Version is the AIPerf release (absent: its rules before 0.3.0, as
 	// aisimulate read AIPerf before the field existed).
 	Version string `json:"version,omitempty"`
+	// RequestRateMode is --request-rate-mode (--arrival-pattern from 0.5.0):
+	// the rate's inter-arrival gaps, poisson (absent, AIPerf's default),
+	// constant, or gamma (from 0.5.0) of shape ArrivalSmoothness
+	// (--arrival-smoothness, --vllm-burstiness; absent 1: the Poisson law),
+	// random.gammavariate(shape, 1/(rate·shape)) in GammaIntervalGenerator,
+	// aiperf/timing/intervals.py: a coefficient of variation 1/√shape.
+	RequestRateMode   string  `json:"request_rate_mode,omitempty"`
+	ArrivalSmoothness float64 `json:"arrival_smoothness,omitempty"`
 }
 
 // AIPerf's releases whose rules differ, read from their wheels' sources.
@@ -149,6 +157,9 @@ var (
 	// aiperfSkipsArrivals: from 0.5.0 a capped rate's arrival that finds no
 	// free slot passes unused (CappedSkip); before it, it waits (CappedWait).
 	aiperfSkipsArrivals = Release{0, 5, 0}
+	// aiperfGamma: the release that adds the gamma arrival pattern
+	// (--arrival-pattern gamma, --arrival-smoothness; LoadGeneratorConfig).
+	aiperfGamma = Release{0, 5, 0}
 	// aiperfEntriesFollowCounts: from 0.9.0 (the config converter,
 	// aiperf/config/flags/_converter_dataset.py, _resolve_entries) the
 	// synthetic dataset has --num-dataset-entries entries, else
@@ -197,7 +208,10 @@ func (t AIPerfBenchmark) measured() int {
 // (Poisson, gamma when Burstiness ≠ 1) from the end of the warm-up, whose
 // requests then go at once (vLLM's warm-up semaphore is a null context
 // without --max-concurrency; the test request runs alone before them, which
-// leaves the engine and its prefix cache as sending it with them does).
+// leaves the engine and its prefix cache as sending it with them does); a
+// rate with MaxConcurrency keeps its schedule, a request whose time has come
+// queuing at the client for the --max-concurrency semaphore
+// (CappedQueue), the warm-ups at most MaxConcurrency at once too.
 type VLLMBenchServe struct {
 	// Variant is VariantVLLM (default) or VariantInferenceX.
 	Variant string `json:"variant"`
@@ -337,6 +351,9 @@ func benchmarkDefaults(b *Benchmark, path string, present func(string) bool) {
 		}
 		if !given("concurrency") && t.RequestRate == nil {
 			t.Concurrency = 1
+		}
+		if t.RequestRateMode == ArrivalGamma && !given("arrival_smoothness") {
+			t.ArrivalSmoothness = 1 // GammaIntervalGenerator: smoothness or 1.0
 		}
 		b.Tool = t
 	case GenAIPerfBenchmark:
@@ -500,6 +517,26 @@ func (t AIPerfBenchmark) validate(path string) error {
 			return errorf(p+"request_count", "cannot be given with num_conversations: AIPerf %s refuses it (\"Both a request-count and number of conversations are set\"): the conversations are the count", t.versionName())
 		}
 	}
+	if t.RequestRateMode != "" || t.ArrivalSmoothness != 0 {
+		switch {
+		case t.RequestRate == nil:
+			return errorf(p+"request_rate_mode", "needs request_rate (without one AIPerf sends as a closed loop of concurrency)")
+		case t.RequestRateMode != "":
+			if err := checkEnum(p+"request_rate_mode", "AIPerfBenchmark.request_rate_mode", t.RequestRateMode); err != nil {
+				return err
+			}
+		}
+		switch gamma := t.RequestRateMode == ArrivalGamma; {
+		case gamma && t.release().Before(aiperfGamma):
+			return errorf(p+"request_rate_mode", "gamma is an arrival pattern of AIPerf 0.5.0 and later (this is %s)", t.versionName())
+		case !gamma && t.ArrivalSmoothness != 0:
+			return errorf(p+"arrival_smoothness", "belongs to request_rate_mode gamma")
+		case gamma:
+			if err := checkFloat(p+"arrival_smoothness", "AIPerfBenchmark.arrival_smoothness", t.ArrivalSmoothness); err != nil {
+				return err
+			}
+		}
+	}
 	if t.BenchmarkDuration != 0 && t.RequestCount != 0 {
 		return errorf(p+"request_count", "cannot be given with benchmark_duration: AIPerf refuses it (\"Count-based and duration-based benchmarking cannot be used together\"): a duration run sends until the duration ends")
 	}
@@ -614,9 +651,6 @@ func (t VLLMBenchServe) validate(path string) error {
 		if err := checkFloat(p+"request_rate", "VLLMBenchServe.request_rate", *t.RequestRate); err != nil {
 			return err
 		}
-		if t.MaxConcurrency > 0 {
-			return errorf(p+"max_concurrency", "with a finite request_rate (arrivals held back by a concurrency limit) is not simulated: give one of them")
-		}
 	}
 	return nil
 }
@@ -627,6 +661,23 @@ func (t AIPerfBenchmark) versionName() string {
 		return "without a version"
 	}
 	return t.Version
+}
+
+// vllmRescaledDelays is the first vLLM release whose get_request draws
+// every delay first and rescales their running sum so that the last is
+// num_prompts / request_rate (pull request 21108, "Sending request strictly
+// follows the random intervals": 0.10.0's vllm/benchmarks/serve.py has the
+// normalize_factor, 0.9.2's sleeps each gap as drawn).
+var vllmRescaledDelays = Release{0, 10, 0}
+
+// rescalesDelays reports whether t's client rescales its rate's delays
+// (variant vllm from 0.10.0; InferenceX's fork keeps the older loop).
+func (t VLLMBenchServe) rescalesDelays() bool {
+	if t.Variant != VariantVLLM {
+		return false
+	}
+	rel, _, err := ResolveBackendVersion(t.Version)
+	return err == nil && !rel.Before(vllmRescaledDelays)
 }
 
 // clientName names t's client in a message: "vLLM 0.11.0", "InferenceX's fork".
@@ -719,6 +770,12 @@ func (t AIPerfBenchmark) traffic() (Traffic, []string) {
 	tr.Source.Type = src
 	if t.RequestRate != nil { // with concurrency, the arrivals capped by it
 		l := RateLoad{RateRPS: *t.RequestRate, Arrival: ArrivalPoisson, MaxConcurrency: t.Concurrency}
+		switch t.RequestRateMode {
+		case ArrivalConstant:
+			l.Arrival = ArrivalConstant
+		case ArrivalGamma:
+			l.Arrival, l.CV = ArrivalGamma, 1/math.Sqrt(t.ArrivalSmoothness)
+		}
 		if l.MaxConcurrency > 0 && !t.release().Before(aiperfSkipsArrivals) {
 			l.CappedArrival = CappedSkip
 		}
@@ -760,8 +817,18 @@ func (t VLLMBenchServe) traffic() (Traffic, []string) {
 		prompt = WarmupPromptFirst
 	}
 	switch {
-	case t.RequestRate != nil: // the warm-ups go at once (no concurrency limit), then the arrivals
-		l := RateLoad{RateRPS: *t.RequestRate, Arrival: ArrivalPoisson, WarmupRequests: w, WarmupPrompt: prompt}
+	case t.RequestRate != nil: // the warm-ups go at once (at most max_concurrency), then the arrivals, queued behind it
+		l := RateLoad{RateRPS: *t.RequestRate, Arrival: ArrivalPoisson, WarmupRequests: w, WarmupPrompt: prompt,
+			MaxConcurrency: t.MaxConcurrency}
+		if l.MaxConcurrency > 0 {
+			l.CappedArrival = CappedQueue
+			if w > 0 {
+				l.WarmupConcurrency = t.MaxConcurrency
+			}
+		}
+		if t.rescalesDelays() { // the last prompt's delay is num_prompts / request_rate
+			l.SpanS = float64(t.NumPrompts) / *t.RequestRate
+		}
 		if t.Burstiness != 1 {
 			l.Arrival, l.CV = ArrivalGamma, 1/math.Sqrt(t.Burstiness)
 		}

@@ -82,10 +82,19 @@ func TestVLLMBenchServeTraffic(t *testing.T) {
 			ConcurrencyLoad{Concurrency: 50}, NewestVLLMRelease},
 		// a rate: Poisson; burstiness 4 is gamma of shape 4, cv 1/2
 		{"rate", "", "{tool: vllm_bench_serve, request_rate: 2, burstiness: 4, ready_check_timeout_sec: 0, ignore_eos: true}",
-			RateLoad{RateRPS: 2, Arrival: ArrivalGamma, CV: 0.5}, NewestVLLMRelease},
+			RateLoad{RateRPS: 2, Arrival: ArrivalGamma, CV: 0.5, SpanS: 500}, NewestVLLMRelease},
+		// a rate behind max_concurrency: the arrivals queue at the client for a slot, the warm-ups 4 at once
+		{"rate capped", "", "{tool: vllm_bench_serve, request_rate: 2, max_concurrency: 4, num_warmups: 8, ready_check_timeout_sec: 0, ignore_eos: true}",
+			RateLoad{RateRPS: 2, Arrival: ArrivalPoisson, WarmupRequests: 8, WarmupPrompt: WarmupPromptFirst, WarmupConcurrency: 4,
+				MaxConcurrency: 4, CappedArrival: CappedQueue, SpanS: 500}, NewestVLLMRelease},
 		// a rate after the test request and 4 warm-ups, all at once, then Poisson arrivals
 		{"rate after warm-ups", "", "{tool: vllm_bench_serve, request_rate: 2, num_warmups: 4, ready_check_timeout_sec: 600, ignore_eos: true}",
-			RateLoad{RateRPS: 2, Arrival: ArrivalPoisson, WarmupRequests: 5, WarmupPrompt: WarmupPromptFirst}, NewestVLLMRelease},
+			RateLoad{RateRPS: 2, Arrival: ArrivalPoisson, WarmupRequests: 5, WarmupPrompt: WarmupPromptFirst, SpanS: 500}, NewestVLLMRelease},
+		// before 0.10.0 the client sleeps each gap as drawn: no rescaling (1000 prompts at 2/s span 500 s from 0.10.0)
+		{"rate 0.9.2", "", "{tool: vllm_bench_serve, version: 0.9.2, request_rate: 2, ready_check_timeout_sec: 0, ignore_eos: true}",
+			RateLoad{RateRPS: 2, Arrival: ArrivalPoisson}, "0.9.2"},
+		{"rate inferencex", "", "{tool: vllm_bench_serve, variant: inferencex, request_rate: 2, ignore_eos: true}",
+			RateLoad{RateRPS: 2, Arrival: ArrivalPoisson, WarmupRequests: 0}, ""},
 	} {
 		s := benchSpec(t, c.engine, c.bench)
 		b := s.Traffic.Benchmark
@@ -141,7 +150,6 @@ func TestBenchmarkRefusals(t *testing.T) {
 		"{tool: vllm_bench_serve, random_prefix_len: 100, ignore_eos: true}":                                                 "traffic.benchmark.random_prefix_len",
 		"{tool: vllm_bench_serve, random_range_ratio: 1, ignore_eos: true}":                                                  "traffic.benchmark.random_range_ratio",
 		"{tool: vllm_bench_serve, variant: inferencex, random_range_ratio: 0, ignore_eos: true}":                             "traffic.benchmark.random_range_ratio",
-		"{tool: vllm_bench_serve, request_rate: 1, max_concurrency: 4, ignore_eos: true}":                                    "traffic.benchmark.max_concurrency",
 		"{tool: vllm_bench_serve, request_rate: -5, ignore_eos: true}":                                                       "traffic.benchmark.request_rate",
 		"{tool: vllm_bench_serve, request_rate: 0, ignore_eos: true}":                                                        "traffic.benchmark.request_rate",
 		"{tool: vllm_bench_serve, num_prompts: 9223372036854775807, ignore_eos: true}":                                       "traffic.benchmark.num_prompts",
@@ -292,5 +300,29 @@ func TestAIPerfCappedRateByVersion(t *testing.T) {
 		s := benchSpec(t, "", "{tool: aiperf, "+version+"request_rate: 20, concurrency: 3, output_tokens_mean: 10, ignore_eos: true}")
 		tr, _ := s.Traffic.Benchmark.Traffic()
 		assert.Equal(t, RateLoad{RateRPS: 20, Arrival: ArrivalPoisson, MaxConcurrency: 3, CappedArrival: want}, tr.Load.Mode, version)
+	}
+}
+
+// AIPerf's --request-rate-mode: constant gaps, or gamma (from 0.5.0) of
+// shape arrival_smoothness: smoothness 4 is a coefficient of variation
+// 1/√4 = 0.5; absent, 1 (the Poisson law as a gamma of shape 1).
+func TestAIPerfRequestRateMode(t *testing.T) {
+	for bench, want := range map[string]RateLoad{
+		"{tool: aiperf, request_rate: 5, request_rate_mode: constant":                                     {RateRPS: 5, Arrival: ArrivalConstant},
+		"{tool: aiperf, version: 0.5.0, request_rate: 5, request_rate_mode: gamma, arrival_smoothness: 4": {RateRPS: 5, Arrival: ArrivalGamma, CV: 0.5},
+		"{tool: aiperf, version: 0.13.0, request_rate: 5, request_rate_mode: gamma":                       {RateRPS: 5, Arrival: ArrivalGamma, CV: 1},
+		"{tool: aiperf, request_rate: 5, request_rate_mode: poisson":                                      {RateRPS: 5, Arrival: ArrivalPoisson},
+	} {
+		tr, _ := benchSpec(t, "", bench+", output_tokens_mean: 10, ignore_eos: true}").Traffic.Benchmark.Traffic()
+		assert.Equal(t, want, tr.Load.Mode, bench)
+	}
+	for bench, field := range map[string]string{
+		"{tool: aiperf, request_rate: 5, request_rate_mode: gamma":                                         "traffic.benchmark.request_rate_mode",
+		"{tool: aiperf, request_rate_mode: constant":                                                       "traffic.benchmark.request_rate_mode",
+		"{tool: aiperf, request_rate: 5, request_rate_mode: concurrency_burst":                             "traffic.benchmark.request_rate_mode",
+		"{tool: aiperf, request_rate: 5, arrival_smoothness: 2":                                            "traffic.benchmark.arrival_smoothness",
+		"{tool: aiperf, version: 0.5.0, request_rate: 5, request_rate_mode: gamma, arrival_smoothness: -1": "traffic.benchmark.arrival_smoothness",
+	} {
+		assert.Equal(t, field, benchErr(t, bench+", output_tokens_mean: 10, ignore_eos: true}").Field, bench)
 	}
 }

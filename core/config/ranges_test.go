@@ -156,8 +156,11 @@ func rangeCases() map[string]rangeCase {
 			c = rangeCase{spec(engine(""), traffic(`{"type": "synthetic", "num_requests": 10, "isl": 10, "osl": {"kind": "`+kind+`", "mean": 5, "std": 1, "min": 1, "max": 10}}`, conc)), "traffic.source.osl." + field}
 		case "AIPerfBenchmark":
 			bench := `{"tool": "aiperf", "output_tokens_mean": 10, "ignore_eos": true}`
-			if field == "request_rate" { // a rate instead of the default concurrency of 1
+			switch field {
+			case "request_rate": // a rate instead of the default concurrency of 1
 				bench = `{"tool": "aiperf", "output_tokens_mean": 10, "ignore_eos": true, "request_rate": 1}`
+			case "arrival_smoothness": // a gamma rate's
+				bench = `{"tool": "aiperf", "version": "0.5.0", "output_tokens_mean": 10, "ignore_eos": true, "request_rate": 1, "request_rate_mode": "gamma"}`
 			}
 			c = rangeCase{spec(engine(""), `"traffic": {"benchmark": `+bench+`}`), "traffic.benchmark." + field}
 		case "GenAIPerfBenchmark":

@@ -207,9 +207,13 @@ func (s *Spec) validateTraffic() error {
 			return errorf("traffic.load.warmup_requests", "a warm-up before a rate belongs to a synthetic source (a %s source's requests keep their own order)", t.Source.Name())
 		}
 	}
-	if r, ok := l.Mode.(RateLoad); ok && r.MaxConcurrency > 0 {
+	if r, ok := l.Mode.(RateLoad); ok && (r.MaxConcurrency > 0 || r.SpanS > 0) {
 		if _, synthetic := t.Source.Type.(SyntheticSource); !synthetic {
-			return errorf("traffic.load.max_concurrency", "caps a synthetic source's arrivals (a %s source's requests keep their own timing and sessions)", t.Source.Name())
+			field, what := "traffic.load.max_concurrency", "caps a synthetic source's arrivals"
+			if r.MaxConcurrency == 0 {
+				field, what = "traffic.load.span_s", "spreads a synthetic source's arrivals (its num_requests)"
+			}
+			return errorf(field, "%s (a %s source's requests keep their own timing and sessions)", what, t.Source.Name())
 		}
 	}
 	if c, ok := l.Mode.(ConcurrencyLoad); ok && c.WarmupRequests > 0 {

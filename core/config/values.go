@@ -85,6 +85,12 @@ const (
 	// first, and CreditIssuer.try_issue_credit issues nothing without a
 	// free slot).
 	CappedSkip = "skip"
+	// CappedQueue: the request joins the client's queue and is sent, oldest
+	// first, when a slot frees, the arrivals keeping their schedule (vLLM's
+	// benchmark: get_request yields each request at its own time and each
+	// waits on the --max-concurrency semaphore in limited_request_func,
+	// vllm/benchmarks/serve.py).
+	CappedQueue = "queue"
 )
 
 // traffic.load.warmup_prompt: what a closed loop's warm-up requests send.
@@ -200,7 +206,7 @@ var (
 	contextModes   = []string{ContextDeltasWithoutResponses, ContextMessageArrayWithResponses}
 	placements     = []string{PlacementRoundRobin, PlacementLeastOutstanding, PlacementKVRouter, PlacementPrefixAffinity}
 	warmupPrompts  = []string{WarmupPromptSource, WarmupPromptFirst, WarmupPromptLeading}
-	cappedArrivals = []string{CappedWait, CappedSkip}
+	cappedArrivals = []string{CappedWait, CappedSkip, CappedQueue}
 	backends       = []string{BackendVLLM, BackendTRTLLM, BackendSGLang}
 	moeBackends    = []string{MoEBackendAuto, MoEBackendTriton, MoEBackendMarlin, MoEBackendFlashInferCutlass, MoEBackendFlashInferTRTLLM}
 	mambaModes     = []string{MambaCacheModeNone, MambaCacheModeAlign}
@@ -262,6 +268,7 @@ var stringEnums = map[string]stringEnum{
 	"ConcurrencyLoad.warmup_prompt":             {values: warmupPrompts, paths: []string{"traffic.load.warmup_prompt"}},
 	"RateLoad.warmup_prompt":                    {values: warmupPrompts, paths: []string{"traffic.load.warmup_prompt"}},
 	"AIPerfBenchmark.dataset_sampling_strategy": {values: samplings, paths: []string{"traffic.benchmark.dataset_sampling_strategy"}},
+	"AIPerfBenchmark.request_rate_mode":         {values: arrivals, paths: []string{"traffic.benchmark.request_rate_mode"}},
 	"VLLMBenchServe.variant":                    {values: []string{VariantVLLM, VariantInferenceX}, paths: []string{"traffic.benchmark.variant"}},
 	"Execution.mode":                            {values: executionModes, paths: []string{"execution.mode"}, why: "the core runs offline replays only"},
 }

@@ -246,11 +246,19 @@ type RateLoad struct {
 	// TTFT and latency count from its send, not from the time it waited
 	// from (AIPerf's request start is the HTTP send). A synthetic source
 	// only; 0 = no cap. CappedArrival chooses what an arrival that finds
-	// every slot taken does: CappedWait (absent: it waits, as above) or
+	// every slot taken does: CappedWait (absent: it waits, as above),
 	// CappedSkip (it passes unused, the request going at the first later
-	// arrival with a free slot, as AIPerf from 0.5.0 sends).
+	// arrival with a free slot, as AIPerf from 0.5.0 sends) or CappedQueue
+	// (it queues at the client, sent oldest first as slots free, the later
+	// arrivals keeping their times, as vLLM's benchmark sends).
 	MaxConcurrency int    `json:"max_concurrency,omitempty"`
 	CappedArrival  string `json:"capped_arrival,omitempty"`
+	// SpanS rescales the arrival times so that the last of the synthetic
+	// source's num_requests arrives SpanS seconds after the first's origin
+	// (every time × SpanS / the last time drawn), as vLLM's benchmark from
+	// 0.10.0 rescales its cumulative delays to num_prompts / request_rate
+	// (workload.Scaled). A synthetic source only; 0 = as drawn.
+	SpanS float64 `json:"span_s,omitempty"`
 }
 
 // Warmup is the warm-up phase of a load: its requests, how many clients send
@@ -611,7 +619,8 @@ func (l RateLoad) validate(path string) error {
 	if err := firstErr(checkFloat(path+".rate_rps", "RateLoad.rate_rps", l.RateRPS),
 		checkInt(path+".warmup_requests", "RateLoad.warmup_requests", l.WarmupRequests),
 		checkInt(path+".warmup_concurrency", "RateLoad.warmup_concurrency", l.WarmupConcurrency),
-		checkInt(path+".max_concurrency", "RateLoad.max_concurrency", l.MaxConcurrency)); err != nil {
+		checkInt(path+".max_concurrency", "RateLoad.max_concurrency", l.MaxConcurrency),
+		checkFloat(path+".span_s", "RateLoad.span_s", l.SpanS)); err != nil {
 		return err
 	}
 	if l.WarmupPrompt != "" {

@@ -495,6 +495,13 @@ func (m *sim) sendArrival() error {
 func (m *sim) capReleased() error {
 	tr := m.tr
 	tr.capActive--
+	if len(tr.capWaiting) > 0 { // capped_arrival queue: the oldest waiting goes
+		r := tr.capWaiting[0]
+		tr.capWaiting = tr.capWaiting[1:]
+		m.send(m.newFlight(&r, -1))
+		tr.capActive++
+		return nil
+	}
 	if !tr.capBlocked {
 		return nil
 	}
@@ -591,8 +598,12 @@ func (m *sim) dispatch(e *event) error {
 		m.passEnd(int(e.idx))
 	case evSend:
 		if tr := m.tr; tr.capN > 0 && tr.capActive >= tr.capN { // its time has come, no slot is free
-			if tr.capSkip {
+			switch {
+			case tr.capSkip:
 				return m.skipArrival()
+			case tr.capQueue: // it waits at the client; the next arrival keeps its time
+				tr.capWaiting = append(tr.capWaiting, m.pending)
+				return m.prefetch()
 			}
 			tr.capBlocked, tr.capSinceNs = true, m.now // it waits for one
 			return nil

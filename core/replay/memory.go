@@ -219,7 +219,7 @@ func estimate(s *config.Spec, dep *deployment, held heldAs) (*MemoryEstimate, er
 			e.ServiceRPS = serviceRate(dep, steadyWorkload{isl: isl, osl: osl,
 				cached: src.Dataset != nil && dep.pools[0].cfg.PrefixCaching})
 			q := math.Min(queuedAtLastArrival(n, rate.RateRPS, e.ServiceRPS), n-inflight)
-			if c := float64(rate.MaxConcurrency); c > 0 { // the cap holds the rest at the client, unread
+			if c := float64(rate.MaxConcurrency); c > 0 && rate.CappedArrival != config.CappedQueue { // the cap holds the rest at the client, unread (a queue holds them read)
 				inflight = math.Min(inflight, c)
 				q = math.Min(q, c-inflight)
 			}

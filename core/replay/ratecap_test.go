@@ -1,6 +1,7 @@
 package replay
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -102,4 +103,57 @@ traffic:
   load: {mode: rate, rate_rps: 5, max_concurrency: 2}
 `, "traffic.load.max_concurrency", "synthetic source")
 	configErrorOf(t, rateCapYAML(", rate_rps: 5, capped_arrival: skip"), "traffic.load.capped_arrival", "max_concurrency")
+}
+
+// capped_arrival queue (vLLM's benchmark) against wait (AIPerf before 0.5.0),
+// 6 one-token requests of 100 prompt tokens arriving every 1.25 ms behind a
+// cap of 2 (a pass of k prompts lasts 2 + k ms, and ends them):
+//
+//	both: r0 at 0, [0, 3.0]; r1 at 1.25; r2's arrival at 2.5 finds 2 in
+//	      flight; r0 ends at 3.0 and r2 goes then; [3.0, 7.0] prefills r1, r2.
+//	queue: r3 (3.75), r4 (5.0), r5 (6.25) queue; r1 and r2 end at 7.0 and
+//	      r3, r4 go then, [7.0, 11.0]; r5 at 11.0. Sends 0, 1.25, 3, 7, 7, 11.
+//	wait: the gaps count from the sends: r3 is due 3.75 + 0.5 = 4.25, waits
+//	      for 7.0 (2.75 more, 3.25 late in all); r4 due 5.0 + 3.25 = 8.25 finds
+//	      a slot; [7.0, 10.0] r3, [10.0, 13.0] r4; r5 due 9.5 waits for r3's
+//	      end at 10.0. Sends 0, 1.25, 3, 7, 8.25, 10.
+func TestRateCapQueueAndWait(t *testing.T) {
+	yml := linearEngineFor(100) + `
+traffic:
+  source: {type: synthetic, num_requests: 6, isl: 100, osl: 1}
+  load: {mode: rate, arrival: constant, rate_rps: 800, max_concurrency: 2, capped_arrival: %s}
+`
+	for mode, sends := range map[string][]float64{"queue": {0, 1.25, 3, 7, 7, 11}, "wait": {0, 1.25, 3, 7, 8.25, 10}} {
+		rep := runYAML(t, fmt.Sprintf(yml, mode))
+		require.Len(t, rep.Records, 6, mode)
+		for i, r := range rep.Records {
+			assert.InDelta(t, sends[i], msOf(r.SendNs), 1e-9, "%s: record %d send", mode, i)
+		}
+	}
+}
+
+// span_s rescales the arrival times so that the last of num_requests lands
+// at it (vLLM's get_request from 0.10.0): constant 4 ms gaps (0, 4, 8, 12)
+// over a span of 24 ms are × 24/12: 0, 8, 16, 24; Poisson times t_k become
+// t_k × 100 ms / t_4, the last exactly at 100 ms.
+func TestRateSpan(t *testing.T) {
+	sentEvery(t, rateCapYAML(", rate_rps: 250, span_s: 0.024"), 8)
+	poisson := func(extra string) []int64 {
+		rep := runYAML(t, linearEngineFor(100)+`
+traffic:
+  source: {type: synthetic, num_requests: 4, isl: 100, osl: 2}
+  load: {mode: rate, arrival: poisson, rate_rps: 2`+extra+`}
+`)
+		require.Len(t, rep.Records, 4)
+		var sends []int64
+		for _, r := range rep.Records {
+			sends = append(sends, r.SendNs)
+		}
+		return sends
+	}
+	drawn, scaled := poisson(""), poisson(", span_s: 0.1")
+	for i := range drawn {
+		assert.InDelta(t, float64(drawn[i])*1e8/float64(drawn[3]), float64(scaled[i]), 0.5, "send %d", i)
+	}
+	assert.Equal(t, int64(1e8), scaled[3])
 }

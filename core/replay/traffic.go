@@ -62,6 +62,8 @@ type traffic struct {
 	// from the last send).
 	capN, capActive int
 	capSkip         bool // capped_arrival skip: an arrival without a slot passes unused
+	capQueue        bool // capped_arrival queue: it joins capWaiting, sent oldest first
+	capWaiting      []workload.Request
 	capBlocked      bool
 	capSinceNs      int64
 	capLagNs        int64
@@ -170,16 +172,12 @@ func openTraffic(s *config.Spec) (*traffic, error) {
 		tr.mode, tr.trace = config.LoadTrace, workload.NewTraceArrival(l.Speedup)
 	case config.RateLoad:
 		tr.mode = config.LoadRate
-		rng := streams.Get("arrival")
-		switch l.Arrival {
-		case config.ArrivalPoisson:
-			tr.arrival, err = workload.NewPoisson(l.RateRPS, rng)
-		case config.ArrivalConstant:
-			tr.arrival, err = workload.NewConstant(l.RateRPS)
-		case config.ArrivalGamma:
-			tr.arrival, err = workload.NewGamma(l.RateRPS, l.CV, rng)
-		default:
-			panic("replay: traffic.load.arrival " + l.Arrival + " has no process")
+		tr.arrival, err = newRateArrival(l, streams.Get("arrival"))
+		if err == nil && l.SpanS > 0 { // the times rescaled so that the last arrives at span_s
+			var probe workload.Arrival
+			if probe, err = newRateArrival(l, workload.NewStreams(s.Execution.Seed).Get("arrival")); err == nil {
+				tr.arrival, err = workload.NewScaledTo(tr.arrival, probe, t.Source.Type.(config.SyntheticSource).NumRequests, clock.Span(l.SpanS*1e9))
+			}
 		}
 		if err != nil {
 			return nil, cfgErr("traffic.load", err)
@@ -187,7 +185,7 @@ func openTraffic(s *config.Spec) (*traffic, error) {
 		// a warm-up phase first: its clients send as a closed loop's do
 		n, c, _ := t.Load.Warmup()
 		tr.inWarmup, tr.warmLeft, tr.concurrency = n > 0, n, c
-		tr.capN, tr.capSkip = l.MaxConcurrency, l.CappedArrival == config.CappedSkip
+		tr.capN, tr.capSkip, tr.capQueue = l.MaxConcurrency, l.CappedArrival == config.CappedSkip, l.CappedArrival == config.CappedQueue
 	case config.ConcurrencyLoad:
 		tr.mode, tr.concurrency = config.LoadConcurrency, l.Concurrency
 		tr.inWarmup, tr.warmLeft = l.WarmupRequests > 0, l.WarmupRequests
@@ -200,6 +198,19 @@ func openTraffic(s *config.Spec) (*traffic, error) {
 		panic(fmt.Sprintf("replay: traffic.load mode %T has no sender", l))
 	}
 	return tr, nil
+}
+
+// newRateArrival is mode rate's arrival process, drawing from rng.
+func newRateArrival(l config.RateLoad, rng *rand.Rand) (workload.Arrival, error) {
+	switch l.Arrival {
+	case config.ArrivalPoisson:
+		return workload.NewPoisson(l.RateRPS, rng)
+	case config.ArrivalConstant:
+		return workload.NewConstant(l.RateRPS)
+	case config.ArrivalGamma:
+		return workload.NewGamma(l.RateRPS, l.CV, rng)
+	}
+	panic("replay: traffic.load.arrival " + l.Arrival + " has no process")
 }
 
 func (tr *traffic) close() {

@@ -250,3 +250,49 @@ func sampleGamma(rng *rand.Rand, k float64) float64 {
 	}
 	return d
 }
+
+// Scaled is a process whose send times are another's times × a factor, as
+// vLLM's benchmark (get_request, vllm/benchmarks/serve.py, from 0.10.0)
+// rescales the cumulative delays it drew so that the last of its n requests
+// is sent at n/rate ("to close the gap for stabilizing the throughput
+// data"): NewScaledTo.
+type Scaled struct {
+	a      Arrival
+	factor float64
+}
+
+// NewScaledTo scales a so that its nth send time is spanNs: probe is the
+// same process drawn from an identical stream, read n times to find that
+// time (n ≥ 1). A process whose nth time is 0 is left as it is (vLLM's
+// rescaling needs a last delay ≠ 0).
+func NewScaledTo(a, probe Arrival, n int, spanNs int64) (*Scaled, error) {
+	if n < 1 || spanNs < 0 {
+		return nil, fmt.Errorf("workload: arrival: scale to %d ns over %d sends: want n ≥ 1 and a span ≥ 0", spanNs, n)
+	}
+	var last int64
+	for i := 0; i < n; i++ {
+		t, ok := probe.Next()
+		if !ok {
+			return nil, errors.New("workload: arrival: the sends to rescale run past the end of the virtual clock")
+		}
+		last = t
+	}
+	s := &Scaled{a: a, factor: 1}
+	if last > 0 {
+		s.factor = float64(spanNs) / float64(last)
+	}
+	return s, nil
+}
+
+// Next implements Arrival.
+func (s *Scaled) Next() (int64, bool) {
+	t, ok := s.a.Next()
+	if !ok {
+		return 0, false
+	}
+	v := math.Round(float64(t) * s.factor)
+	if !(v < twoPow63) {
+		return 0, false
+	}
+	return int64(v), true
+}

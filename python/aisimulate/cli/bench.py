@@ -55,7 +55,8 @@ _AIPERF_ALIASES = {"--isl": "--synthetic-input-tokens-mean", "--prompt-input-tok
                    "--osl-stddev": "--output-tokens-stddev", "--prompt-output-tokens-stddev": "--output-tokens-stddev",
                    "--conversation-num": "--num-conversations", "--num-sessions": "--num-conversations",
                    "--num-prompts": "--num-dataset-entries",
-                   "--num-requests": "--request-count", "--num-warmup-requests": "--warmup-request-count"}
+                   "--num-requests": "--request-count", "--num-warmup-requests": "--warmup-request-count",
+                   "--arrival-pattern": "--request-rate-mode", "--vllm-burstiness": "--arrival-smoothness"}
 #: --endpoint-type values whose responses are generated tokens (EndpointType's
 #: produces_tokens, aiperf/common/enums/endpoints_enums.py); embeddings and rankings
 #: produce none.
@@ -247,9 +248,12 @@ _AIPERF_OPTIONS = {"--concurrency": ("concurrency", int), "--request-rate": ("re
                    "--output-tokens-mean": ("output_tokens_mean", int),
                    "--output-tokens-stddev": ("output_tokens_stddev", float),
                    "--num-dataset-entries": ("num_dataset_entries", int),
-                   "--dataset-sampling-strategy": ("dataset_sampling_strategy", str)}
+                   "--dataset-sampling-strategy": ("dataset_sampling_strategy", str),
+                   "--request-rate-mode": ("request_rate_mode", str),
+                   "--arrival-smoothness": ("arrival_smoothness", float)}
 _GENAI_PERF_OPTIONS = {k: v for k, v in _AIPERF_OPTIONS.items()
-                       if k not in ("--request-rate", "--benchmark-duration", "--dataset-sampling-strategy")}
+                       if k not in ("--request-rate", "--benchmark-duration", "--dataset-sampling-strategy",
+                                    "--request-rate-mode", "--arrival-smoothness")}
 
 
 def _extra_inputs(items: Sequence[str]) -> list[tuple[str, str]]:
@@ -310,6 +314,8 @@ def parse_aiperf(options: Sequence[str], tool: str = "aiperf",
         v = _one(opts, name, kind)
         if v is not None:
             b[key] = v
+    if b.get("request_rate_mode") == "concurrency_burst" and "request_rate" not in b:
+        del b["request_rate_mode"]  # AIPerf's mode without a rate: the closed loop of --concurrency
     if not _one(opts, "--streaming", bool, False):
         raise _BenchUsageError("--streaming is missing: without it the tool measures no time to first token")
     extra: dict[str, str] = {}
