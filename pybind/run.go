@@ -3,6 +3,7 @@ package pybind
 import (
 	"bufio"
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -49,6 +50,12 @@ type runOptions struct {
 	RunID string `json:"run_id"`
 	// SLO adds the summary's goodput (replay.WithSLO).
 	SLO *report.SLO `json:"slo"`
+	// TokenGaps records each response's chunk times (replay.WithTokenGaps):
+	// the report then has "chunks" {n, start, count, times, times_n}: the
+	// byte offsets in the data file of each record's start (<i8) and count
+	// (<i4) into the flat receive times (<i8 ns, times_n of them). Not with
+	// StreamDir.
+	TokenGaps bool `json:"token_gaps"`
 	// Percentiles adds these percentiles to every statistic of the summary
 	// (replay.WithPercentiles; null: only p50, p90, p95, p99).
 	Percentiles []float64 `json:"percentiles"`
@@ -96,6 +103,13 @@ func Replay(spec, options, dataPath string) string {
 		if o.Percentiles != nil {
 			opts = append(opts, replay.WithPercentiles(o.Percentiles))
 		}
+		if o.TokenGaps {
+			if o.StreamDir != "" {
+				return errorEnvelope(fmt.Errorf("replay options: token_gaps holds the chunk times with the records: " +
+					"not with stream_dir"))
+			}
+			opts = append(opts, replay.WithTokenGaps())
+		}
 		var streamed int
 		if o.StreamDir != "" {
 			opts = append(opts, replay.WithRecordColumns(func(c report.Chunk, b *report.ColumnBuilder) error {
@@ -137,6 +151,11 @@ func Replay(spec, options, dataPath string) string {
 			out["timeline"] = tc
 			timeline = tc.Data
 		}
+		if rep.Chunks != nil {
+			var head map[string]int64
+			head, timeline = chunkColumns(rep.Chunks, size+int64(len(timeline)), timeline)
+			out["chunks"] = head
+		}
 		err = writeColumns(dataPath, rep.Columns, o.StreamDir == "", timeline)
 		rep = nil
 		// The columns now live in the file, which Python reads whole: give
@@ -162,6 +181,31 @@ func Replay(spec, options, dataPath string) string {
 // 16 MB left 90,000 session turns' heap resident beside Python's copy: 153
 // MiB peak against 98).
 const freeOSBytes = 4 << 20
+
+// chunkColumns appends the chunk times c to data, whose first byte is at
+// offset base of the data file (8-byte aligned), and returns their header:
+// the offsets of the starts (<i8), the counts (<i4, padded to 8 bytes) and
+// the times (<i8), the records n and the times times_n.
+func chunkColumns(c *report.ChunkTimes, base int64, data []byte) (map[string]int64, []byte) {
+	le := binary.LittleEndian
+	at := func() int64 { return base + int64(len(data)) }
+	head := map[string]int64{"n": int64(len(c.Start)), "times_n": int64(len(c.Times)), "start": at()}
+	for _, v := range c.Start {
+		data = le.AppendUint64(data, uint64(v))
+	}
+	head["count"] = at()
+	for _, v := range c.Count {
+		data = le.AppendUint32(data, uint32(v))
+	}
+	for len(data)%8 != 0 {
+		data = append(data, 0)
+	}
+	head["times"] = at()
+	for _, v := range c.Times {
+		data = le.AppendUint64(data, uint64(v))
+	}
+	return head, data
+}
 
 // writeColumns writes the records' columns (when records) and then the
 // timeline's to path (created or truncated, mode 0600).
@@ -263,9 +307,23 @@ func decodeThen(spec, key string, f func(*config.Spec) (any, error)) string {
 // Estimate validates a JSON spec, builds its deployment and returns its
 // memory estimate and budget (replay.EstimateMemory), simulating nothing:
 // {"estimate": {...}} or an error envelope.
-func Estimate(spec string) string {
+func Estimate(spec string) string { return EstimateWith(spec, "{}") }
+
+// EstimateWith is Estimate for a replay with options (a JSON object:
+// {"token_gaps": true} adds the chunk times' memory, replay.WithTokenGaps).
+func EstimateWith(spec, options string) string {
+	var o struct {
+		TokenGaps bool `json:"token_gaps"`
+	}
+	if err := decodeOptions(options, &o); err != nil {
+		return errorEnvelope(fmt.Errorf("estimate options: %w", err))
+	}
 	return decodeThen(spec, "estimate", func(s *config.Spec) (any, error) {
-		return replay.EstimateMemory(s, replay.WithRecordColumns(nil)) // as Replay holds the records
+		opts := []replay.Option{replay.WithRecordColumns(nil)} // as Replay holds the records
+		if o.TokenGaps {
+			opts = append(opts, replay.WithTokenGaps())
+		}
+		return replay.EstimateMemory(s, opts...)
 	})
 }
 

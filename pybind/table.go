@@ -21,6 +21,9 @@ type tableRequest struct {
 	// Header: whether CSV starts with its header line (default: when from
 	// is 0).
 	Header *bool `json:"header"`
+	// Times is where the flat chunk times are in the data (the aiperf
+	// format with chunk_offset and chunk_count columns: inter_chunk_latency).
+	Times *report.TimesColumn `json:"times"`
 }
 
 // WriteTable writes rows [from, to) of a per-request table (columns in
@@ -51,7 +54,7 @@ func WriteTable(request, dataPath, outPath string) string {
 		if req.Header != nil {
 			header = *req.Header
 		}
-		if err := report.WriteTableRows(out, data, req.N, req.Columns, req.From, req.To, req.Format, header); err != nil {
+		if err := report.WriteTableRowsWith(out, data, req.N, req.Columns, req.From, req.To, req.Format, header, req.Times); err != nil {
 			out.Close()
 			return errorEnvelope(fmt.Errorf("writing %s: %w", outPath, err))
 		}

@@ -660,3 +660,28 @@ def test_a_prompt_of_more_ids_than_a_trace_line_holds_names_the_record(tmp_path,
     assert str(e.value) == (f"{p}:2: metrics.input_sequence_length: a prompt of 20,000 tokens takes 1,250 hash "
                             "ids of 16-token blocks, more than one line of the trace compare replays holds "
                             "(1,000 bytes)")
+
+
+def test_itl_is_scored_chunk_by_chunk_from_inter_chunk_latency(tmp_path):
+    # As test_warmup_records_are_replayed_not_scored: the warm-up record and the
+    # profiling one share the first pass (14 ms), then the profiling one decodes alone at
+    # 2 + 0.1 = 2.1 ms a pass, so its simulated chunks (one token each) arrive 2.1 ms
+    # apart: predicted gaps [2.1, 2.1]. Measured [3.0, 3.0]: the mean is off by
+    # (2.1 − 3.0) / 3.0 = −30 %, and the one pair of mean gaps gives MAPE 30 %, bias −30 %.
+    # The warm-up request's gaps are in neither (it has none: one token).
+    path = tmp_path / "profile_export.jsonl"
+    path.write_text(_timed_record(0, 40, 1000, 1, "warmup", time_to_first_token=40, request_latency=40) + "\n"
+                    + _timed_record(0, 20, 200, 3, time_to_first_token=14, inter_token_latency=3.0,
+                                    request_latency=20, inter_chunk_latency=[3.0, 3.0]) + "\n")
+    c = aisimulate.compare(_deployment(), path)
+    assert c.report.chunk_times is not None
+    itl = c.metrics.loc["itl_ms"]
+    assert itl["n"] == 2 and itl["measured_mean"] == pytest.approx(3.0)
+    assert itl["predicted_mean"] == pytest.approx(2.1) and itl["predicted_p99"] == pytest.approx(2.1)
+    assert itl["error_mean_pct"] == pytest.approx(-30.0)
+    assert itl["mape_pct"] == pytest.approx(30.0) and itl["bias_pct"] == pytest.approx(-30.0)
+    # without inter_chunk_latency the replay records no chunk times: the core's pooled ITL
+    path.write_text(_timed_record(0, 20, 200, 3, time_to_first_token=14, inter_token_latency=3.0,
+                                  request_latency=20) + "\n")
+    c = aisimulate.compare(_deployment(), path)
+    assert c.report.chunk_times is None and c.metrics.loc["itl_ms"]["n"] == 0

@@ -35,6 +35,7 @@ type flight struct {
 	ended    bool    // the client has its end (completed, rejected, failed, canceled)
 	received int     // output tokens received by the client
 	gaps     []int64 // with timeouts only: ITL gaps, pooled when the request completes
+	chunkNs  []int64 // WithTokenGaps: when the client received each chunk so far
 	warmup   bool    // sent in the load generator's warm-up phase: not reported
 	// unheard: output tokens of this session's earlier turns that the
 	// generator put in the history but the client never received (a turn
@@ -82,6 +83,8 @@ type sim struct {
 	spec *config.Spec
 	// pcts are the percentiles chosen (WithPercentiles), checked, or nil
 	pcts []float64
+	// chunks holds each ended request's chunk times (WithTokenGaps), or nil
+	chunks *report.ChunkTimes
 	// given is the spec's traffic as given (a traffic.benchmark, which spec
 	// holds expanded; metadata.spec shows it), and bench describes it (nil
 	// without one)
@@ -282,6 +285,10 @@ func run(ctx context.Context, spec *config.Spec, opts []Option) (*report.Report,
 	md := m.dep.metadata(s, m)
 	md.Percentiles = m.pcts
 	rep := &report.Report{Metadata: md, Summary: m.acc.Close(m.dep.gpus()), Timeline: m.tl}
+	if m.chunks != nil {
+		m.chunks.Cut(m.tr.warmSent, m.sent()-m.tr.warmSent)
+		rep.Chunks = m.chunks
+	}
 	m.loadSummary(&rep.Summary, md.Pools)
 	if m.cols != nil {
 		if err := m.cols.flush(m.tr.warmSent); err != nil {
@@ -329,7 +336,7 @@ func prepare(spec *config.Spec, opts []Option) (*sim, error) {
 		return nil, err
 	}
 	path := clientPath(s)
-	mem, err := estimate(s, dep, recordsHeld(&o))
+	mem, err := estimate(s, dep, recordsHeld(&o), o.chunks)
 	if err != nil {
 		return nil, err
 	}
@@ -363,6 +370,9 @@ func prepare(spec *config.Spec, opts []Option) (*sim, error) {
 			m.acc.SetVLLMGoodput()
 		}
 	}
+	if o.chunks {
+		m.chunks = &report.ChunkTimes{}
+	}
 	if o.pcts != nil {
 		ps, err := report.CheckPercentiles(o.pcts)
 		if err != nil {
@@ -392,8 +402,9 @@ func prepare(spec *config.Spec, opts []Option) (*sim, error) {
 	for pi, p := range dep.pools {
 		rt := &poolRT{pool: p, first: len(m.workers), index: uint8(pi)}
 		cfg := p.cfg
-		cfg.PerTokenDecode = o.perToken || path.TimeoutNs > 0 // a request's gaps are pooled once it completes
-		cfg.DecodeWindows = perf.DecodeWindows(p.perf)        // windowed attention: Σ min(kv+1, W), kept in aggregate
+		// a request's gaps are pooled once it completes; its chunks are seen one by one
+		cfg.PerTokenDecode = o.perToken || path.TimeoutNs > 0 || o.chunks
+		cfg.DecodeWindows = perf.DecodeWindows(p.perf) // windowed attention: Σ min(kv+1, W), kept in aggregate
 		for i := 0; i < p.count*p.dp; i++ {
 			w, err := dep.family.NewWorker(cfg, p.perf)
 			if err != nil {
@@ -702,7 +713,7 @@ func (m *sim) newFlight(r *workload.Request, slot int32) int32 {
 	f := m.flights[idx]
 	f.req, f.slot = *r, slot
 	f.stage, f.ended, f.received, f.warmup, f.unheard = stageSent, false, 0, false, 0
-	f.gaps = f.gaps[:0]
+	f.gaps, f.chunkNs = f.gaps[:0], f.chunkNs[:0]
 	if m.kvRouting {
 		f.routed = [2]kvPlaced{}
 	}
@@ -1177,6 +1188,9 @@ func (m *sim) sync(id int64, tokens int, atNs int64) {
 	if f == nil {
 		return
 	}
+	if m.chunks != nil {
+		panic("replay: tokens received implicitly while chunk times are recorded (per-token decoding)")
+	}
 	f.received += tokens
 	f.lastNs = atNs
 }
@@ -1185,6 +1199,12 @@ func (m *sim) sync(id int64, tokens int, atNs int64) {
 func (m *sim) token(idx int32) {
 	f := m.flights[idx]
 	f.received++
+	if m.chunks != nil && !f.warmup {
+		// the tokens received at one instant are one chunk (one streamed message)
+		if n := len(f.chunkNs); n == 0 || f.chunkNs[n-1] != m.now {
+			f.chunkNs = append(f.chunkNs, m.now)
+		}
+	}
 	if f.received == 2 {
 		m.rec(f.rec).SecondTokenNs = m.now
 	}
@@ -1236,6 +1256,9 @@ func (m *sim) end(idx int32, status string) {
 		panic("replay: a request that received tokens ended " + status + "; its ITL gaps are pooled")
 	}
 	if !f.warmup {
+		if m.chunks != nil {
+			m.chunks.Add(f.rec, f.chunkNs)
+		}
 		m.acc.Add(rec)
 		m.load.ended(rec.SendNs, m.now)
 		if m.watch != nil {

@@ -131,7 +131,7 @@ func EstimateMemory(s *config.Spec, opts ...Option) (*MemoryEstimate, error) {
 	if err != nil {
 		return nil, err
 	}
-	return estimate(s, dep, recordsHeld(&o))
+	return estimate(s, dep, recordsHeld(&o), o.chunks)
 }
 
 // How a replay holds its records, for its memory estimate.
@@ -154,8 +154,9 @@ func recordsHeld(o *runOptions) heldAs {
 	return heldStreamed
 }
 
-// estimate prices a validated spec on its deployment.
-func estimate(s *config.Spec, dep *deployment, held heldAs) (*MemoryEstimate, error) {
+// estimate prices a validated spec on its deployment; chunks: the run
+// records chunk times (WithTokenGaps).
+func estimate(s *config.Spec, dep *deployment, held heldAs, chunks bool) (*MemoryEstimate, error) {
 	t := &s.Traffic
 	e := &MemoryEstimate{Base: memBaseBytes, Exact: true}
 	var n float64 // requests
@@ -252,6 +253,15 @@ func estimate(s *config.Spec, dep *deployment, held heldAs) (*MemoryEstimate, er
 		pages, e.paged = math.Min(n, 2*pageRows), true
 	case heldStreamed:
 		pages, e.paged = math.Min(n, 2*pageRows), true
+	}
+	if chunks {
+		// a receive time per output token (a trace's lengths are not read
+		// ahead: its request tokens stand for them) and a span per request
+		out := osl
+		if _, ok := t.Source.Type.(config.SyntheticSource); !ok && out == 0 {
+			out = traceTokensReq
+		}
+		e.perRecord += int64(math.Ceil(out))*report.ChunkTimesBytes + report.ChunkSpanBytes
 	}
 	e.Records = sat(float64(e.Requests)*float64(e.perRecord) + pages*float64(recordB))
 	e.Flights = sat(float64(e.InFlight) * float64(e.perFlight))

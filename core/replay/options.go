@@ -24,6 +24,7 @@ type runOptions struct {
 	progress func(Progress)
 	slo      *report.SLO
 	pcts     []float64  // WithPercentiles
+	chunks   bool       // WithTokenGaps
 	watch    Watcher    // WithWatcher
 	cache    *PerfCache // WithPerfCache
 	columns  bool
@@ -64,6 +65,14 @@ func WithSLO(slo report.SLO) Option { return func(o *runOptions) { o.slo = &slo 
 func WithPercentiles(ps []float64) Option {
 	return func(o *runOptions) { o.pcts = append([]float64{}, ps...) }
 }
+
+// WithTokenGaps records when the client received each chunk of each
+// response (report.ChunkTimes in Report.Chunks: the tokens received at one
+// instant are one chunk, AIPerf's streamed response), for AIPerf's
+// per-record inter_chunk_latency. It decodes token by token
+// (WithPerTokenDecode: the same report, more time) and holds 8 bytes per
+// output token and 12 per request (EstimateMemory counts them).
+func WithTokenGaps() Option { return func(o *runOptions) { o.chunks = true } }
 
 // WithTimeline records every engine pass (report.Timeline in Report.Timeline):
 // per pass its worker, start and end, prefill tokens, decode requests, queue

@@ -26,6 +26,10 @@ const FormatAIPerf = "aiperf"
 // reads (-1: absent).
 type aiperfCols struct {
 	id, status, reason, in, out, send, end, ttft, ttst, tpot, e2e, session, turn, conv, entry int
+	// chunkOff and chunkN: a row's chunk times in chunks (inter_chunk_latency),
+	// when the table has them
+	chunkOff, chunkN int
+	chunks           *chunkReader
 }
 
 func newAIPerfCols(cols []TableColumn) (aiperfCols, error) {
@@ -44,6 +48,7 @@ func newAIPerfCols(cols []TableColumn) (aiperfCols, error) {
 		in: get("input_tokens"), out: get("output_tokens"), send: get("send_ms"), end: get("end_ms"),
 		ttft: get("ttft_ms"), ttst: get("ttst_ms"), tpot: get("tpot_ms"), e2e: get("e2e_ms"),
 		session: get("session_id"), turn: get("turn"), conv: get("session_num"), entry: get("dataset_entry"),
+		chunkOff: get("chunk_offset"), chunkN: get("chunk_count"),
 	}
 	for _, need := range []struct {
 		name string
@@ -159,7 +164,7 @@ func appendIntMetric(b []byte, first *bool, name string, v int64, unit string) [
 }
 
 // appendAIPerfRecord writes one row as an AIPerf record (without the newline).
-func appendAIPerfRecord(b []byte, a *aiperfCols, r aiperfRow) []byte {
+func appendAIPerfRecord(b []byte, a *aiperfCols, r aiperfRow) ([]byte, error) {
 	id, _ := r.int(a.id)
 	status := r.label(a.status)
 	session, inSession := r.int(a.session)
@@ -239,7 +244,7 @@ func appendAIPerfRecord(b []byte, a *aiperfCols, r aiperfRow) []byte {
 			msg = status
 		}
 		b = appendJSONString(b, msg)
-		return append(b, "}}"...)
+		return append(b, "}}"...), nil
 	}
 	b = appendIntMetric(b, &first, "input_sequence_length", in, "tokens")
 	ttft, hasTTFT := r.float(a.ttft)
@@ -263,9 +268,20 @@ func appendAIPerfRecord(b []byte, a *aiperfCols, r aiperfRow) []byte {
 			b = appendMetric(b, &first, "output_token_throughput_per_user", 1000/tpot, "tokens/sec/user")
 		}
 	}
+	if a.chunks != nil {
+		off, _ := r.int(a.chunkOff)
+		n, _ := r.int(a.chunkN)
+		if n >= 2 { // AIPerf: no value below two responses
+			ns, err := a.chunks.times(off, n)
+			if err != nil {
+				return nil, fmt.Errorf("row %d: %w", id, err)
+			}
+			b = appendInterChunkLatency(b, &first, ns)
+		}
+	}
 	if hasTTFT && ttft > 0 {
 		// AIPerf: input_sequence_length / TTFT in seconds
 		b = appendMetric(b, &first, "prefill_throughput_per_user", float64(in)/(ttft/1000), "tokens/sec/user")
 	}
-	return append(b, `}, "error": null}`...)
+	return append(b, `}, "error": null}`...), nil
 }

@@ -129,3 +129,47 @@ func TestWriteTableAIPerfDatasetEntry(t *testing.T) {
 	assert.Contains(t, lines[1], `"x_correlation_id": "request-1", "conversation_id": "request-1", `)
 	assert.Contains(t, lines[2], `"x_correlation_id": "session-4", "conversation_id": "session-4", `)
 }
+
+// With chunk times, a completed record of two or more chunks has AIPerf's
+// inter_chunk_latency: its gaps in ms (ns × 1000 / 10⁹, AIPerf's display
+// conversion), unit ms. Record 0 has chunks at 42.5, 44.6, 48.8 and 50.034567
+// ms: gaps 2.1, 4.2 and 1.234567 ms; record 2 (canceled, one chunk) and
+// record 1 (rejected) have none.
+func TestWriteTableAIPerfInterChunkLatency(t *testing.T) {
+	data, cols := aiperfTable()
+	le := binary.LittleEndian
+	for _, c := range []struct {
+		name string
+		v    []int64
+	}{{"chunk_offset", []int64{1, 0, 0}}, {"chunk_count", []int64{4, 0, 1}}} {
+		cols = append(cols, TableColumn{Name: c.name, Dtype: "<i8", Offset: int64(len(data))})
+		for _, x := range c.v {
+			data = le.AppendUint64(data, uint64(x))
+		}
+	}
+	times := TimesColumn{Offset: int64(len(data)), N: 5}
+	for _, ns := range []int64{30_000_000, 42_500_000, 44_600_000, 48_800_000, 50_034_567} {
+		data = le.AppendUint64(data, uint64(ns))
+	}
+	var out bytes.Buffer
+	require.NoError(t, WriteTableRowsWith(&out, bytes.NewReader(data), 3, cols, 0, 3, FormatAIPerf, false, &times))
+	lines := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
+	require.Len(t, lines, 3)
+	assert.Contains(t, lines[0], `"inter_chunk_latency": {"value": [2.1, 4.2, 1.234567], "unit": "ms"}`)
+	assert.NotContains(t, lines[1], "inter_chunk_latency")
+	assert.NotContains(t, lines[2], "inter_chunk_latency")
+	var rec struct {
+		Metrics map[string]struct {
+			Value any    `json:"value"`
+			Unit  string `json:"unit"`
+		} `json:"metrics"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(lines[0]), &rec))
+	assert.Equal(t, []any{2.1, 4.2, 1.234567}, rec.Metrics["inter_chunk_latency"].Value)
+
+	// chunk times need their columns, and spans inside the times given
+	require.Error(t, WriteTableRowsWith(&out, bytes.NewReader(data), 3, cols[:len(cols)-2], 0, 3, FormatAIPerf, false, &times))
+	short := TimesColumn{Offset: times.Offset, N: 3}
+	err := WriteTableRowsWith(&out, bytes.NewReader(data), 3, cols, 0, 3, FormatAIPerf, false, &short)
+	assert.ErrorContains(t, err, "chunk times [1, 5) outside the 3 given")
+}

@@ -68,6 +68,10 @@ type Report struct {
 	// Timeline is every engine pass when the run recorded it
 	// (replay.WithTimeline), else nil. JSON leaves it out.
 	Timeline *Timeline
+	// Chunks is when the client received each chunk of each response, when
+	// the run recorded it (replay.WithTokenGaps), else nil. JSON leaves it
+	// out.
+	Chunks *ChunkTimes
 }
 
 // JSON writes {"metadata":…, "summary":…, "requests":[…]}. Metadata and summary

@@ -48,6 +48,14 @@ func WriteTable(w io.Writer, data io.ReaderAt, n int64, cols []TableColumn, from
 // true (a table appended chunk by chunk from separate column buffers has one
 // header, before its first chunk).
 func WriteTableRows(w io.Writer, data io.ReaderAt, n int64, cols []TableColumn, from, to int64, format string, header bool) error {
+	return WriteTableRowsWith(w, data, n, cols, from, to, format, header, nil)
+}
+
+// WriteTableRowsWith is WriteTableRows with the rows' chunk times in data at
+// times (FormatAIPerf, with the columns chunk_offset and chunk_count: each
+// completed record then has inter_chunk_latency; nil: none).
+func WriteTableRowsWith(w io.Writer, data io.ReaderAt, n int64, cols []TableColumn, from, to int64, format string, header bool,
+	times *TimesColumn) error {
 	if format != FormatJSONL && format != FormatCSV && format != FormatAIPerf {
 		return fmt.Errorf("table format %q: want %s, %s or %s", format, FormatJSONL, FormatCSV, FormatAIPerf)
 	}
@@ -75,6 +83,12 @@ func WriteTableRows(w io.Writer, data io.ReaderAt, n int64, cols []TableColumn, 
 		var err error
 		if aiperf, err = newAIPerfCols(cols); err != nil {
 			return err
+		}
+		if times != nil {
+			if aiperf.chunkOff < 0 || aiperf.chunkN < 0 {
+				return fmt.Errorf("chunk times need the columns chunk_offset and chunk_count")
+			}
+			aiperf.chunks = &chunkReader{data: data, col: *times}
 		}
 	}
 	bw := bufio.NewWriterSize(w, 1<<20)
@@ -109,7 +123,11 @@ func WriteTableRows(w io.Writer, data io.ReaderAt, n int64, cols []TableColumn, 
 		for r := int64(0); r < end-start; r++ {
 			if format == FormatAIPerf {
 				row := aiperfRow{cols: cols, bufs: bufs, sizes: sizes, r: r}
-				line = append(appendAIPerfRecord(line, &aiperf, row), '\n')
+				var err error
+				if line, err = appendAIPerfRecord(line, &aiperf, row); err != nil {
+					return err
+				}
+				line = append(line, '\n')
 				if len(line) > 1<<16 {
 					if _, err := bw.Write(line); err != nil {
 						return err

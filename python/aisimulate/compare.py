@@ -29,9 +29,13 @@ Metrics compared (AIPerf → aisimulate, both ms, per request; a latency's ``uni
 us, ms, s or sec is converted to ms, any other is a DataError naming the line and
 field): ``time_to_first_token`` →
 ``ttft_ms``; ``inter_token_latency`` ((latency − TTFT) / (OSL − 1)) → ``tpot_ms``;
-``request_latency`` → ``e2e_ms``; and ``itl_ms``, every gap between received tokens
-pooled (AIPerf's ``inter_chunk_latency`` lists; one token per chunk assumed; predicted:
-the core's statistics of every simulated gap), which has no per-request pairing. For each: mean, p50, p90, p99 measured and predicted and their
+``request_latency`` → ``e2e_ms``; and ``itl_ms``, every gap between received chunks
+pooled (AIPerf's ``inter_chunk_latency`` lists). When the scored records have them, the
+replay records its chunk times (``replay(token_gaps=True)``: the tokens the client
+received at one instant are one chunk, as a streamed message) and the predicted gaps are
+those of the same scored requests, chunk by chunk, paired by request on their mean gap
+(MAPE, bias, r); without any, the predicted ITL is the core's statistics of every
+simulated gap between tokens (``summary.itl_ms``, warm-up requests included), unpaired. For each: mean, p50, p90, p99 measured and predicted and their
 relative error (predicted − measured) / measured; over requests paired by position:
 MAPE = mean |p − m| / m, bias = mean (p − m) / m (both %), and Pearson's r. Only
 successful records are scored, but a canceled one (``was_cancelled``, error code 499)
@@ -290,6 +294,31 @@ def _paired(m: np.ndarray, p: np.ndarray) -> tuple[int, float, float, float]:
     return len(m), float(np.mean(np.abs(rel)) * 100), float(np.mean(rel) * 100), r
 
 
+def _chunk_gaps(report: Any, scored: list[dict[str, Any]], sim: Mapping[int, Any],
+                index: Mapping[int, int]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The predicted gaps between chunks (ms, as AIPerf converts ns: × 1000 / 10⁹) of the
+    scored records' requests that completed in the replay, pooled, and per request with
+    a gap in both the measured and the predicted, the measured and predicted mean gap."""
+    np = _lazy.module("numpy")
+
+    ct = report.chunk_times
+    pos = {int(v): i for i, v in enumerate(report.record_columns()["request_id"])}
+    pooled, mean_m, mean_p = [], [], []
+    for r in scored:
+        rid = index[r["line"]]
+        if sim.get(rid, {}).get("status") != "completed":
+            continue
+        i = pos[rid]
+        start = int(ct["start"][i])
+        gaps = np.diff(ct["times"][start:start + int(ct["count"][i])]) * (1000 / 1e9)
+        pooled.append(gaps)
+        if len(gaps) and r["icl_ms"]:
+            mean_m.append(float(np.mean(r["icl_ms"])))
+            mean_p.append(float(np.mean(gaps)))
+    return (np.concatenate(pooled) if pooled else np.empty(0), np.asarray(mean_m, dtype=float),
+            np.asarray(mean_p, dtype=float))
+
+
 #: The longest line of a trace the core reads (core/workload/linecap.go, MaxLineBytes).
 _MAX_LINE_BYTES = 16 << 20
 
@@ -426,8 +455,10 @@ def compare(config: str | os.PathLike[str] | Mapping[str, Any] | Spec, aiperf: s
                                     f"trace compare replays holds ({_MAX_LINE_BYTES:,} bytes)", file=export, line=r["line"],
                                     field="metrics.input_sequence_length")
                 fh.write(text + "\n")
+        scored = [r for r in ok if r["phase"] == "profiling"]  # warm-up records were replayed, not scored
+        chunked = any(r["icl_ms"] for r in scored)  # the measurement's chunk gaps: the replay's too
         try:
-            report = replay(spec, progress=progress)
+            report = replay(spec, progress=progress, token_gaps=chunked)
         except DataError as exc:
             raise _in_export(exc, trace, export, sent) from None
     finally:
@@ -435,7 +466,6 @@ def compare(config: str | os.PathLike[str] | Mapping[str, Any] | Spec, aiperf: s
 
     sim = {r["request_id"]: r for r in report.requests}
     index = {r["line"]: i for i, r in enumerate(sent)}  # an export line → its request id in the replay
-    scored = [r for r in ok if r["phase"] == "profiling"]  # warm-up records were replayed, not scored
     rows = []
     for r in scored:
         s = sim.get(index[r["line"]], {})
@@ -452,7 +482,11 @@ def compare(config: str | os.PathLike[str] | Mapping[str, Any] | Spec, aiperf: s
     itl = report.summary.get("itl_ms") or {}
     table = {}
     for m in METRICS:
-        if m == "itl_ms":  # the core's exact statistics of every simulated gap
+        if m == "itl_ms" and chunked:  # the scored requests' simulated chunk gaps
+            predicted, mean_m, mean_p = _chunk_gaps(report, scored, sim, index)
+            ms, ps = _stats(measured_itl), _stats(predicted)
+            n, (_, mape, bias, r) = len(measured_itl), _paired(mean_m, mean_p)
+        elif m == "itl_ms":  # the core's exact statistics of every simulated gap
             ms = _stats(measured_itl)
             ps = {s: math.nan if itl.get(s) is None else float(itl[s]) for s in _STATS}
             n, mape, bias, r = len(measured_itl), math.nan, math.nan, math.nan

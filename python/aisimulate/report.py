@@ -142,6 +142,12 @@ class ReplayReport:
             (``aisimulate.replay(spec, timeline=True)``), else ``None``: a dict of
             equal-length numpy arrays, one entry per pass in start order
             (:data:`TIMELINE_FIELDS`); :meth:`timeline_to_pandas` makes it a DataFrame.
+        chunk_times: when the client received each chunk of each response, when the
+            replay recorded them (``aisimulate.replay(spec, token_gaps=True)``), else
+            ``None``: ``{"start", "count"}`` per record (in ``request_id`` order) into
+            ``"times"`` (ns on the replay's clock); the tokens received at one instant
+            are one chunk. :meth:`to_aiperf` writes their gaps as each record's
+            ``inter_chunk_latency``. A saved report read back has none.
         config_file: the config file the replay was given (:func:`aisimulate.replay`
             sets it), else ``None``: a save never writes over it (:meth:`input_files`).
 
@@ -149,7 +155,8 @@ class ReplayReport:
     :meth:`from_dict`; :func:`aisimulate.replay` does that for you.
     """
 
-    __slots__ = ("summary", "metadata", "timeline", "_requests", "_cols", "_raw", "_streamed", "config_file")
+    __slots__ = ("summary", "metadata", "timeline", "chunk_times", "_requests", "_cols", "_raw", "_streamed",
+                 "config_file")
 
     def __init__(self, summary: Mapping[str, Any], requests: Iterable[Mapping[str, Any]],
                  metadata: Mapping[str, Any] | None = None) -> None:
@@ -161,6 +168,7 @@ class ReplayReport:
         self._streamed: tuple[Path, dict[str, Any], str] | None = None  # path, header, format
         self.metadata: dict[str, Any] = dict(metadata or {})
         self.timeline: dict[str, Any] | None = None
+        self.chunk_times: dict[str, Any] | None = None
         self.config_file: str | None = None
 
     @property
@@ -189,6 +197,7 @@ class ReplayReport:
         self._streamed = (Path(path), dict(report["columns"]), fmt)
         self.config_file = None
         self.timeline = _timeline(report.get("timeline"), buf)
+        self.chunk_times = None
         return self
 
     @property
@@ -231,6 +240,7 @@ class ReplayReport:
         self._requests, self._cols, self._raw, self._streamed = None, None, (layout, buf), None
         self.config_file = None
         self.timeline = _timeline(report.get("timeline"), buf)
+        self.chunk_times = _chunk_times(report.get("chunks"), layout, buf)
         return self
 
     @classmethod
@@ -568,6 +578,26 @@ class ReplayReport:
         from .io.files import input_files
 
         return input_files(self.metadata.get("spec"), self.config_file)
+
+
+def _chunk_times(head: Mapping[str, Any] | None, layout: Mapping[str, Any], buf: bytes) -> dict[str, Any] | None:
+    """The chunk times of a replay with ``token_gaps`` (the core's ``chunks`` header):
+    ``start`` and ``count`` per record, in ``request_id`` order as the columns, into
+    ``times`` (ns, flat); ``None`` without them."""
+    if not head:
+        return None
+    np = _lazy.module("numpy")
+
+    n = int(head["n"])
+    start = np.frombuffer(buf, dtype="<i8", count=n, offset=int(head["start"]))
+    count = np.frombuffer(buf, dtype="<i4", count=n, offset=int(head["count"]))
+    times = np.frombuffer(buf, dtype="<i8", count=int(head["times_n"]), offset=int(head["times"]))
+    ids_col = next(c for c in layout["columns"] if c["name"] == "request_id")
+    ids = np.frombuffer(buf, dtype=np.dtype(ids_col["dtype"]), count=n, offset=int(ids_col["offset"]))
+    if n > 1 and not bool(np.all(ids[1:] >= ids[:-1])):  # the order sorted_columns gives the records
+        order = np.argsort(ids, kind="stable")
+        start, count = start[order], count[order]
+    return {"start": start, "count": count, "times": times}
 
 
 def _timeline(layout: Mapping[str, Any] | None, buf: bytes) -> dict[str, Any] | None:

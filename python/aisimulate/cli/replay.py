@@ -71,6 +71,12 @@ def add_replay(sub: argparse._SubParsersAction) -> None:
                         "or repeated): the table's columns become mean, these, min and max, and "
                         "every statistic of the summary (JSON, CSV, prediction.json) adds each one "
                         "beside p50/p90/p95/p99 as p99.9 and the like")
+    r.add_argument("--token-gaps", action="store_true",
+                   help="record when the client received each chunk of each response (the tokens "
+                        "received at one instant are one chunk), so that --export aiperf writes each "
+                        "record's inter_chunk_latency; decodes token by token (the same results, more "
+                        "time) and holds 8 bytes per output token (the result folder is then written "
+                        "once the replay has ended, not streamed)")
     r.add_argument("--gpu-hour-price", type=float, metavar="PRICE",
                    help="the price of one GPU for an hour (any currency): the table adds the "
                         "GPUs' cost over the measured window and the cost per million output "
@@ -101,11 +107,13 @@ def _cmd_replay(args: argparse.Namespace) -> int:
     _check_replay_outputs(args, spec, formats, exports)
     # The records stream into the folder as requests finish (aisimulate.run.stream)
     # instead of being held and saved after the replay.
-    stream = bool(args.output_dir)
+    # (not with --token-gaps: the chunk times are held with the records, then saved)
+    stream = bool(args.output_dir) and not args.token_gaps
     written: dict = {}
     try:
         report = replay(spec, progress=progress_of(args), slo=parse_slos(args.slo),
                         timeline=args.trace_out is not None, percentiles=percentiles,
+                        token_gaps=args.token_gaps,
                         **({"output_dir": args.output_dir, "formats": formats, "exports": exports,
                             "force": args.force}
                            if stream else {}))
@@ -122,6 +130,13 @@ def _cmd_replay(args: argparse.Namespace) -> int:
         from ..io.files import result_files
 
         written = {n: os.path.join(args.output_dir, n) for n in result_files(formats, exports)}
+    elif args.output_dir:
+        try:
+            written = report.save(args.output_dir, formats=formats, exports=exports, force=args.force,
+                                  progress=progress_of(args))
+        except OSError as exc:
+            error(f"cannot write {exc.filename or args.output_dir}: {exc.strerror or exc}")
+            return 1
     if args.trace_out:
         try:
             print(f"wrote {report.to_chrome_trace(args.trace_out)}", file=sys.stderr)

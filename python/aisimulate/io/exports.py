@@ -66,7 +66,7 @@ AIPERF_HEADERS: dict[str, str] = {
     "total_output_tokens": "Total Output Tokens", "total_osl": "Total Output Sequence Length",
     "total_isl": "Total Input Sequence Length", "min_request_timestamp": "Minimum Request Timestamp",
     "max_response_timestamp": "Maximum Response Timestamp", "good_request_count": "Good Request Count",
-    "goodput": "Goodput",
+    "goodput": "Goodput", "inter_chunk_latency": "Inter Chunk Latency",
 }
 
 
@@ -94,6 +94,20 @@ def _record_stats(v, unit: str) -> dict[str, Any] | None:
     out["count"] = int(v.size)
     out["sum"] = float(v.sum())
     return out
+
+
+def _chunk_gaps_ms(chunks: Mapping[str, Any], rows) -> Any:
+    """Every gap between consecutive chunks of the records selected by ``rows`` (a
+    boolean mask over :attr:`ReplayReport.chunk_times`' records), ms as AIPerf converts
+    ns (× 1000 / 10⁹), record after record."""
+    np = _lazy.module("numpy")
+
+    starts = chunks["start"][rows].astype(np.int64)
+    gaps = np.maximum(chunks["count"][rows].astype(np.int64) - 1, 0)  # a record of k chunks has k − 1
+    first = np.cumsum(gaps) - gaps  # where each record's gaps begin in the pooled list
+    later = np.repeat(starts + 1 - first, gaps) + np.arange(int(gaps.sum()))  # each gap's later chunk
+    times = chunks["times"]
+    return (times[later] - times[later - 1]) * (1000 / 1e9)
 
 
 def _scalar(value: Any, unit: str) -> dict[str, Any] | None:
@@ -142,6 +156,11 @@ def aiperf_summary(report: "ReplayReport") -> dict[str, Any]:
         block = _record_stats(record_values[tag], unit)
         if block is not None:
             doc[tag] = block
+    chunks = getattr(report, "chunk_times", None)
+    if chunks is not None:  # AIPerf pools every record's inter_chunk_latency list
+        block = _record_stats(_chunk_gaps_ms(chunks, completed), "ms")
+        if block is not None:
+            doc["inter_chunk_latency"] = block
     errors = int(np.count_nonzero(~completed))
     duration_s = s.get("duration_ms") / 1000.0 if s.get("duration_ms") is not None else None
     total_isl, total_osl = int(isl.sum()), int(osl.sum())
@@ -262,8 +281,14 @@ def write_export(report: "ReplayReport", export: str, out, advance: Callable[[in
         if entries is not None:
             cols["dataset_entry"] = entries
             cols["_header"]["dataset_entry"] = {"name": "dataset_entry", "nullable": True}
+        times = None
+        chunks = getattr(report, "chunk_times", None)
+        if chunks is not None:  # each completed record's inter_chunk_latency
+            cols["chunk_offset"], cols["chunk_count"] = chunks["start"], chunks["count"]
+            cols["_header"].update(chunk_offset={"name": "chunk_offset"}, chunk_count={"name": "chunk_count"})
+            times = chunks["times"]
         written[AIPERF_FILES[0]] = out.temp(AIPERF_FILES[0])
-        _tables.write_text(cols, list(cols["_header"]), n, written[AIPERF_FILES[0]], "aiperf", advance)
+        _tables.write_text(cols, list(cols["_header"]), n, written[AIPERF_FILES[0]], "aiperf", advance, times=times)
         doc = aiperf_summary(report)
         written[AIPERF_FILES[2]] = out.temp(AIPERF_FILES[2])
         written[AIPERF_FILES[2]].write_text(aiperf_csv(doc), encoding="utf-8", newline="")

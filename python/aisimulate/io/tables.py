@@ -163,8 +163,10 @@ def parquet_writer(path: Path, schema, cols: Mapping[str, Any], fields: Sequence
 
 
 def write_text(cols: Mapping[str, Any], fields: Sequence[str], n: int, path: Path, fmt: str,
-               advance: Callable[[int], None]) -> None:
-    """Write the table to ``path`` as ``"csv"`` or ``"jsonl"`` through the core."""
+               advance: Callable[[int], None], times=None) -> None:
+    """Write the table to ``path`` as ``"csv"``, ``"jsonl"`` or ``"aiperf"`` through the
+    core; ``times`` (``"aiperf"``, with the columns ``chunk_offset`` and ``chunk_count``)
+    are the records' flat chunk times, ns (:attr:`ReplayReport.chunk_times`)."""
     tempfile = _lazy.module("tempfile")
 
     np = _lazy.module("numpy")
@@ -185,6 +187,11 @@ def write_text(cols: Mapping[str, Any], fields: Sequence[str], n: int, path: Pat
             layout.append(col)
             fh.write(v.tobytes())  # one copy per column: C memcpy, no per-record work
             offset += v.nbytes
+        flat = None
+        if times is not None:
+            v = np.ascontiguousarray(times, dtype="<i8")
+            flat = {"offset": offset, "n": len(v)}
+            fh.write(v.tobytes())
         fh.flush()
         data = f"/proc/self/fd/{fh.fileno()}"
         if not os.path.exists(data) or _native.forked():  # a named copy, removed below
@@ -194,18 +201,20 @@ def write_text(cols: Mapping[str, Any], fields: Sequence[str], n: int, path: Pat
                 named.write(fh.read())
         try:
             if n == 0:
-                _write_chunk(layout, n, 0, 0, fmt, data, path, append=False)
+                _write_chunk(layout, n, 0, 0, fmt, data, path, append=False, times=flat)
             for start in range(0, n, CHUNK_ROWS):
                 stop = min(start + CHUNK_ROWS, n)
-                _write_chunk(layout, n, start, stop, fmt, data, path, append=start > 0)
+                _write_chunk(layout, n, start, stop, fmt, data, path, append=start > 0, times=flat)
                 advance(stop - start)
         finally:
             if not data.startswith("/proc/"):
                 os.unlink(data)
 
 
-def _write_chunk(layout, n, start, stop, fmt, data, path, *, append):
+def _write_chunk(layout, n, start, stop, fmt, data, path, *, append, times=None):
     req = {"n": n, "columns": layout, "from": start, "to": stop, "format": fmt, "append": append}
+    if times is not None:
+        req["times"] = times
     _native.call("WriteTable", json.dumps(req), "written", data, str(path))
 
 

@@ -72,7 +72,7 @@ def check_slo(slo: Mapping[str, Any]) -> dict[str, float]:
 def replay(src: str | os.PathLike[str] | Mapping[str, Any] | Spec, *,
            timeline: bool = False, progress: bool | None = None,
            slo: Mapping[str, float] | None = None,
-           percentiles: Sequence[float] | None = None,
+           percentiles: Sequence[float] | None = None, token_gaps: bool = False,
            output_dir: str | os.PathLike[str] | None = None,
            formats: str | Sequence[str] | None = None,
            exports: str | Sequence[str] | None = None, force: bool = False) -> ReplayReport:
@@ -94,6 +94,12 @@ def replay(src: str | os.PathLike[str] | Mapping[str, Any] | Spec, *,
             decimal form (``p99.9``), numpy's linear rule as the others;
             ``metadata["percentiles"]`` lists them and :meth:`ReplayReport.table` shows
             them as its columns. ``None`` (default): the summary as always.
+        token_gaps: also record when the client received each chunk of each response
+            (``report.chunk_times``; the tokens received at one instant are one chunk,
+            as a streamed message), so that the AIPerf export writes each record's
+            ``inter_chunk_latency``. The replay then decodes token by token (the same
+            report, more time) and holds 8 bytes per output token and 12 per request
+            (the memory budget counts them). Not with ``output_dir``: save the report.
         progress: show a progress bar (requests finished / expected, simulated time) on
             stderr, or a widget in a notebook, once the replay has run for 2 s. ``None``
             (default): when stderr is a terminal or in a Jupyter kernel.
@@ -143,6 +149,11 @@ def replay(src: str | os.PathLike[str] | Mapping[str, Any] | Spec, *,
         options["slo"] = check_slo(slo)
     if percentiles is not None:
         options["percentiles"] = check_percentiles(percentiles)
+    if flag("token_gaps", token_gaps):
+        if output_dir is not None:
+            raise ValueError("token_gaps holds the chunk times with the records: replay without output_dir, "
+                             "then report.save(DIR, exports=['aiperf'])")
+        options["token_gaps"] = True
     if output_dir is not None:
         from ..io.names import result_formats
 
@@ -192,8 +203,11 @@ def _warn_stand_in_tables(meta: Mapping[str, Any] | None) -> None:
                       BackendVersionWarning, stacklevel=3)
 
 
-def estimate_memory(src: str | os.PathLike[str] | Mapping[str, Any] | Spec) -> dict[str, Any]:
-    """Estimate a replay's peak memory before running it (nothing is simulated).
+def estimate_memory(src: str | os.PathLike[str] | Mapping[str, Any] | Spec, *,
+                    token_gaps: bool = False) -> dict[str, Any]:
+    """Estimate a replay's peak memory before running it (nothing is simulated);
+    ``token_gaps``: of a :func:`replay` with ``token_gaps=True`` (8 bytes more per
+    output token and 12 per request in ``records_bytes``).
 
     Returns:
         ``{"requests", "exact", "in_flight", "queued", "service_rps", "base_bytes",
@@ -212,12 +226,17 @@ def estimate_memory(src: str | os.PathLike[str] | Mapping[str, Any] | Spec) -> d
     Raises:
         ConfigError, DataError: as :func:`replay` raises them, before any simulation.
     """
+    import json
+
     from ..binding import native as _native
+    from ..binding.args import flag
     from ..catalogue import explain_not_found
     from ..config import load_config
 
     spec = load_config(src)
     try:
+        if flag("token_gaps", token_gaps):
+            return _native.call("EstimateWith", spec.to_json(), "estimate", json.dumps({"token_gaps": True}))
         return _native.call("Estimate", spec.to_json(), "estimate")
     except ConfigError as exc:
         raise explain_not_found(exc) from None
