@@ -125,3 +125,18 @@ func TestChunkedLocalAttention(t *testing.T) {
 	assert.True(t, ChunkedWindows([]int{128, -8192}))
 	assert.False(t, ChunkedWindows([]int{128}))
 }
+
+// TestVLLMHybridKVKimiK3: an MLA page holds one 576-byte latent a token
+// (fp8) aligned to 64 tokens; a KDA layer's state at TP 8 is 814,080 bytes
+// (model.LinearAttention.StateBytesPerLayer), so blocks of
+// 64·⌈814,080 / (64·576)⌉ = 64·23 = 1,472 tokens, pages of 1,472·576 =
+// 847,872 bytes; 24 MLA and 69 KDA layers (69 ≥ 1.25·24): groups of 24, one
+// attention group, ⌈69 / 24⌉ = 3 state groups.
+func TestVLLMHybridKVKimiK3(t *testing.T) {
+	a := loadModel(t, "moonshotai/Kimi-K3")
+	b300, _ := hardware.Builtin("b300_sxm")
+	h, ok, err := VLLMHybridKV(a, b300, 8, model.FP8, 16)
+	require.NoError(t, err)
+	require.True(t, ok)
+	assert.Equal(t, HybridKV{BlockSize: 1472, PageBytes: 847_872, StateBytesPerLayer: 814_080, GroupSize: 24, AttnGroups: 1, StateGroups: 3}, h)
+}
