@@ -53,11 +53,7 @@ func readKimiK3(c *moeConfig, a *Arch) error {
 	k := &c.kimiK3Config
 	m := &MoE{}
 	var err error
-	for _, f := range []struct {
-		p     *int
-		field string
-		dst   *int
-	}{{c.NumExperts, "num_experts", &m.Experts}, {k.NumExpertsPerToken, "num_experts_per_token", &m.TopK},
+	for _, f := range []stateField{{c.NumExperts, "num_experts", &m.Experts}, {k.NumExpertsPerToken, "num_experts_per_token", &m.TopK},
 		{c.MoEIntermediateSize, "moe_intermediate_size", &m.Intermediate}} {
 		if *f.dst, err = need(f.p, f.field, true); err != nil {
 			return err

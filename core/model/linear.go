@@ -185,7 +185,7 @@ func (l *LinearAttention) validate(tp int) error {
 	return nil
 }
 
-// stateField is a config.json field of a recurrent layer's shape, read
+// stateField is a config.json count (a recurrent layer's shape, Kimi-K3's experts), read
 // into dst (LinearAttention.read).
 type stateField struct {
 	p     *int
