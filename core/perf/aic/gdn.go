@@ -103,13 +103,21 @@ func (k gdnKernels) phaseRoles() [2][]gdnRole {
 	return [2][]gdnRole{{gdnContextConv, gdnContextRule}, gen}
 }
 
+// sglangKDAFusedDecode is SGLang's fused KDA decode kernel, which it runs
+// on the 12-head shard (Kimi-K3 at TP 8) in place of the
+// causal_conv1d_update and fused_recurrent_kda_packed_decode pair (the
+// kda_perf tables' collection notes; the only decode kernel they time at
+// that shape).
+const sglangKDAFusedDecode = "kda_fused_decode"
+
 // role is the role of a row's kernel, false for a kernel none plays
 // (another phase's, another engine's, a verify kernel). KDA as vLLM runs
 // it (vllm/model_executor/layers/kda.py on the Kimi-K3 build the tables
 // were collected with, as AIConfigurator's kimi_k3 model reads them):
 // causal_conv1d_fn_qkv3 and flashkda_fwd in prefill, fused_kda_decode in
 // decode; as SGLang runs it: chunk_kda in prefill, causal_conv1d_update and
-// fused_recurrent_kda_packed_decode in decode.
+// fused_recurrent_kda_packed_decode in decode, or kda_fused_decode alone
+// where it is the shape's decode kernel.
 func (k gdnKernels) role(r *gdnRow) (gdnRole, bool) {
 	if k.kda {
 		switch {
@@ -121,7 +129,7 @@ func (k gdnKernels) role(r *gdnRow) (gdnRole, bool) {
 			return gdnGenRule, true
 		case r.Phase == "generation" && !k.vllm && r.Kernel == "causal_conv1d_update":
 			return gdnGenConv, true
-		case r.Phase == "generation" && !k.vllm && r.Kernel == "fused_recurrent_kda_packed_decode":
+		case r.Phase == "generation" && !k.vllm && (r.Kernel == "fused_recurrent_kda_packed_decode" || r.Kernel == sglangKDAFusedDecode):
 			return gdnGenRule, true
 		}
 		return 0, false
@@ -287,9 +295,19 @@ func (m *Model) gdnSetup(arch *model.Arch, sys *hardware.System, tp int, sysDir 
 	grids := func(rows []gdnRow, roles []gdnRole, sh gdnShape) ([]*gdnGrid, bool) {
 		out := make([]*gdnGrid, len(roles))
 		for i, role := range roles {
-			if out[i] = newGDNGrid(rows, kern, role, sh, roofs[role]); out[i] == nil {
-				return nil, false
+			out[i] = newGDNGrid(rows, kern, role, sh, roofs[role])
+		}
+		for i, g := range out {
+			if g != nil {
+				continue
 			}
+			// a fused decode kernel (SGLang's kda_fused_decode) leaves no
+			// convolution update to time
+			if rule := out[len(out)-1]; roles[i] == gdnGenConv && rule != nil && rule.kernel == sglangKDAFusedDecode {
+				rule.roof = func(b, _ float64) float64 { return core.GenerationSeconds(b) + em.latencyS }
+				continue
+			}
+			return nil, false
 		}
 		return out, true
 	}

@@ -43,8 +43,9 @@ func TestKDAPassOnTableRows(t *testing.T) {
 }
 
 // TestKDAKernelRoles: SGLang's KDA decode is two kernels
-// (causal_conv1d_update, fused_recurrent_kda_packed_decode) and its prefill
-// rule chunk_kda; vLLM's decode is fused_kda_decode alone; verify rows play
+// (causal_conv1d_update, fused_recurrent_kda_packed_decode), or
+// kda_fused_decode alone on the 12-head shard, and its prefill rule
+// chunk_kda; vLLM's decode is fused_kda_decode alone; verify rows play
 // no role.
 func TestKDAKernelRoles(t *testing.T) {
 	v, s := gdnKernels{kda: true, vllm: true}, gdnKernels{kda: true}
@@ -64,6 +65,8 @@ func TestKDAKernelRoles(t *testing.T) {
 		{s, "flashkda_fwd", "context", 0, false},
 		{s, "causal_conv1d_update", "generation", gdnGenConv, true},
 		{s, "fused_recurrent_kda_packed_decode", "generation", gdnGenRule, true},
+		{s, "kda_fused_decode", "generation", gdnGenRule, true},
+		{v, "kda_fused_decode", "generation", 0, false},
 	} {
 		r, ok := c.k.role(&gdnRow{Kernel: c.kernel, Phase: c.phase})
 		assert.Equal(t, c.ok, ok, c.kernel)
@@ -71,4 +74,22 @@ func TestKDAKernelRoles(t *testing.T) {
 	}
 	assert.Equal(t, [2][]gdnRole{{gdnContextConv, gdnContextRule}, {gdnGenRule}}, v.phaseRoles())
 	assert.Equal(t, [2][]gdnRole{{gdnContextConv, gdnContextRule}, {gdnGenConv, gdnGenRule}}, s.phaseRoles())
+}
+
+// TestKDASGLangFusedDecode: SGLang times only kda_fused_decode for the
+// 12-head shard (Kimi-K3 at TP 8): a decode of 4 costs that row at batch 4,
+// with no convolution-update row beside it; a 1,024-token prefill the
+// causal_conv1d_fn_qkv3 and chunk_kda rows.
+func TestKDASGLangFusedDecode(t *testing.T) {
+	db := sharedDB(t)
+	m, err := New(sharedModel(t, "moonshotai--Kimi-K3"), builtinSystem(t, "b300_sxm"), Options{MaxTokens: 8192, Database: db,
+		Backend: "sglang", Version: "0.5.16", TP: 8, KVDtype: model.FP8})
+	require.NoError(t, err)
+	assert.Zero(t, m.Fallbacks()[OpLinearAttention])
+	assert.Nil(t, m.hy.gdn.grids[gdnGenConv])
+	path := filepath.Join(db, "data", "b300_sxm", "kda", "sglang", "0.5.16", "kda_perf.parquet")
+	sh := gdnShape{dModel: 7168, dConv: 4, kHeads: 12, kDim: 128, vHeads: 12, vDim: 128}
+	assert.InDelta(t, gdnRowMs(t, path, "kda_fused_decode", 4, 1, sh), m.hy.gdn.generationSeconds(4)*1e3, 1e-12)
+	ctx := gdnRowMs(t, path, "causal_conv1d_fn_qkv3", 1, 1024, sh) + gdnRowMs(t, path, "chunk_kda", 1, 1024, sh)
+	assert.InDelta(t, ctx, m.hy.gdn.contextSeconds(1024, 1)*1e3, 1e-12)
 }
