@@ -93,3 +93,26 @@ func TestKDASGLangFusedDecode(t *testing.T) {
 	ctx := gdnRowMs(t, path, "causal_conv1d_fn_qkv3", 1, 1024, sh) + gdnRowMs(t, path, "chunk_kda", 1, 1024, sh)
 	assert.InDelta(t, ctx, m.hy.gdn.contextSeconds(1024, 1)*1e3, 1e-12)
 }
+
+// TestMLAOutputGateMemoryOp: Kimi-K3's MLA layers gate their output
+// (mla_use_output_gate): per MLA layer one more memory-bound op reading the
+// attention output and the gate and writing the product, 6·(96/8)·128 =
+// 9,216 bytes a token at TP 8; the 24 MLA layers' memory ops grow by
+// 24·(x·9,216 / W + latency) against the same model without the gate.
+func TestMLAOutputGateMemoryOp(t *testing.T) {
+	db := sharedDB(t)
+	sys := builtinSystem(t, "b300_sxm")
+	arch := sharedModel(t, "moonshotai--Kimi-K3")
+	opt := Options{MaxTokens: 8192, Database: db, Backend: "vllm", Version: "0.24.0", TP: 8, KVDtype: model.FP8}
+	gated, err := New(arch, sys, opt)
+	require.NoError(t, err)
+	a := *arch
+	mla := *arch.MLA
+	mla.OutputGate = false
+	a.MLA = &mla
+	plain, err := New(&a, sys, opt)
+	require.NoError(t, err)
+	b := perf.Batch{Decodes: 64, DecodeKVSum: 64 * 1000, Samplers: 64}
+	want := 24 * (64*9216/gated.memBW + gated.memLatencyS) * 1e9
+	assert.InDelta(t, want, gated.Breakdown(&b).MemoryOpsNs-plain.Breakdown(&b).MemoryOpsNs, 1e-6*want)
+}
