@@ -34,7 +34,7 @@ func TestListFile(t *testing.T) {
 		"hidden_size": 64, "num_attention_heads": 4, "intermediate_size": 128, "vocab_size": 100,
 		"max_position_embeddings": 512}`), 0o644))
 	v4 := filepath.Join(dir, "aa--V4_config.json")
-	require.NoError(t, os.WriteFile(v4, []byte(`{"architectures": ["KimiK3ForConditionalGeneration"]}`), 0o644))
+	require.NoError(t, os.WriteFile(v4, []byte(`{"architectures": ["Gemma4ForConditionalGeneration"]}`), 0o644))
 	moe := filepath.Join(dir, "bb--Moe_config.json")
 	require.NoError(t, os.WriteFile(moe, []byte(`{"architectures": ["MixtralForCausalLM"], "num_hidden_layers": 2,
 		"hidden_size": 64, "num_attention_heads": 4, "intermediate_size": 128, "vocab_size": 100,
@@ -44,7 +44,7 @@ func TestListFile(t *testing.T) {
 		Layers: 2, Hidden: 64, WeightDtype: "bfloat16", MaxPositionEmbeddings: 512}, ListFile(dense, "zz/Dense"))
 	l := ListFile(v4, "aa/V4")
 	assert.False(t, l.Supported)
-	assert.Equal(t, "KimiK3ForConditionalGeneration", l.Architecture)
+	assert.Equal(t, "Gemma4ForConditionalGeneration", l.Architecture)
 	assert.Contains(t, l.Reason, "not supported")
 	assert.Equal(t, Listing{Name: "bb/Moe", Source: moe, Architecture: "MixtralForCausalLM", Supported: true,
 		Layers: 2, Hidden: 64, WeightDtype: "bfloat16", MaxPositionEmbeddings: 512, Experts: 8, TopK: 2,

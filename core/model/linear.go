@@ -39,6 +39,19 @@ type LinearAttention struct {
 	// (the SSD kernels' chunk, 128).
 	Mamba2 bool
 	Chunk  int
+	// KDA marks a Kimi Delta Attention layer (Kimi-K3's kda_layers, vLLM's
+	// KimiDeltaAttention in vllm/model_executor/layers/kda.py) read onto the
+	// same shapes: KeyHeads = ValueHeads = num_heads, KeyDim = ValueDim =
+	// head_dim; q, k and v each pass a causal convolution (the channels
+	// 3·H·d, MambaStateShapeCalculator.kda_state_shape's three conv states)
+	// and the delta rule keeps an H·d·d state in fp32 (StateBytes 4). Its
+	// decay gate is per key channel (f_a_proj, f_b_proj: a rank-d_k
+	// projection) where Gated DeltaNet's is one scalar per head.
+	KDA bool
+	// FullRankGate (with KDA) is linear_attn_config.use_full_rank_gate: the
+	// output gate is one full-rank projection g_proj (h → H·d) instead of
+	// the rank-d pair g_a_proj, g_b_proj.
+	FullRankGate bool
 }
 
 // ConvChannels is the channels of the causal convolution on one GPU under
@@ -73,9 +86,33 @@ func (l *LinearAttention) StateBytesPerLayer(tp int) int64 {
 //
 // A Mamba-2 mixer has one in_proj, N = (2·H·P + 2·G·N + H) / t (z and x,
 // B and C, one dt per head), and out_proj, K = H·P / t (mamba_mixer2.py).
+//
+// A KDA layer (H heads of d, P = H·d) has
+//
+//	qkvg   N = 4·P / t, K = h   (q, k, v and the full-rank output gate; 3·P / t
+//	                            without use_full_rank_gate, then g_a N = d,
+//	                            K = h replicated and g_b N = P / t, K = d)
+//	f_a    N = d,       K = h   (replicated: the decay gate's down-projection)
+//	f_b    N = P / t,   K = d   (column parallel)
+//	b      N = H / t,   K = h   (one beta per head)
+//	o_proj N = h,       K = P / t (row parallel)
 func (a *Arch) LinearProjections(tp int) []GEMMShape {
 	l := a.Linear
 	v := l.ValueHeads * l.ValueDim
+	if l.KDA {
+		// q, k, v (and a full-rank output gate g_proj) column parallel;
+		// f_a_proj replicated (h → d), f_b_proj column parallel (d → H·d);
+		// b_proj one beta per head (kda.py KimiDeltaAttention.__init__)
+		p := v / tp
+		out := []GEMMShape{{"qkv", 3 * p, a.Hidden}}
+		if l.FullRankGate {
+			out[0] = GEMMShape{"qkvg", 4 * p, a.Hidden}
+		} else {
+			out = append(out, GEMMShape{"g_a", l.KeyDim, a.Hidden}, GEMMShape{"g_b", p, l.KeyDim})
+		}
+		return append(out, GEMMShape{"f_a", l.KeyDim, a.Hidden}, GEMMShape{"f_b", p, l.KeyDim},
+			GEMMShape{"b", l.ValueHeads / tp, a.Hidden}, GEMMShape{"o_proj", a.Hidden, p})
+	}
 	if l.Mamba2 {
 		return []GEMMShape{
 			{"in_proj", (2*v + 2*l.KeyHeads*l.KeyDim + l.ValueHeads) / tp, a.Hidden},
@@ -129,6 +166,10 @@ func (l *LinearAttention) validate(tp int) error {
 	if l.Mamba2 {
 		names = [5]string{"n_groups", "ssm_state_size", "mamba_num_heads", "mamba_head_dim", "conv_kernel"}
 	}
+	if l.KDA {
+		const f = "linear_attn_config."
+		names = [5]string{f + "num_heads", f + "head_dim", f + "num_heads", f + "head_dim", f + "short_conv_kernel_size"}
+	}
 	for i, v := range []int{l.KeyHeads, l.KeyDim, l.ValueHeads, l.ValueDim, l.ConvKernel} {
 		if v < 1 || v > maxMLADim {
 			return fmt.Errorf("%s = %d, out of range 1..%d", names[i], v, maxMLADim)
@@ -144,7 +185,7 @@ func (l *LinearAttention) validate(tp int) error {
 	return nil
 }
 
-// stateField is a config.json field of a recurrent layer's shape, read
+// stateField is a config.json count (a recurrent layer's shape, Kimi-K3's experts), read
 // into dst (LinearAttention.read).
 type stateField struct {
 	p     *int

@@ -32,6 +32,10 @@ type MLA struct {
 	// scores every cached token and attends to the TopK best; nil for dense
 	// MLA.
 	Indexer *MLAIndexer
+	// OutputGate is true when the attention output is gated per head before
+	// o_proj (Kimi-K3's mla_use_output_gate: g_proj, h → H·V, and a sigmoid
+	// multiply).
+	OutputGate bool
 }
 
 // MLAIndexer is DSA's indexer (vLLM deepseek_v2.py Indexer): Heads query
@@ -82,10 +86,12 @@ func (m *MLA) IndexerBytes() int {
 //
 //	L · LatentBytes(b_kv) + L · IndexerBytes
 //
-// DeepSeek-V3 in bf16: 61 · 576 · 2 = 70,272 bytes.
+// L the MLA layers (FullKVLayers: every layer of DeepSeek, Kimi-K3's
+// full_attn_layers beside its KDA layers). DeepSeek-V3 in bf16: 61 · 576 · 2
+// = 70,272 bytes.
 func (a *Arch) mlaKVBytesPerToken(kvBytes float64) int64 {
-	m := a.MLA
-	return int64(float64(a.Layers)*m.LatentBytes(kvBytes)) + int64(a.Layers*m.IndexerBytes())
+	m, l := a.MLA, a.FullKVLayers()
+	return int64(float64(l)*m.LatentBytes(kvBytes)) + int64(l*m.IndexerBytes())
 }
 
 // MLAProjections returns the weight GEMMs of one MLA layer on one GPU that
@@ -97,6 +103,7 @@ func (a *Arch) mlaKVBytesPerToken(kvBytes float64) int64 {
 //	q_proj       N = (H/t)·(P+R),      K = h      (without q_lora)
 //	kv_a         N = Lkv + R,          K = h      (without q_lora; replicated)
 //	o_proj       N = h,                K = (H/t)·V (row parallel)
+//	g_proj       N = (H/t)·V,          K = h      (column parallel; with OutputGate)
 //
 // and for DSA the indexer's, replicated (vLLM's Indexer builds them
 // ReplicatedLinear): index_q N = IH·ID, K = q_lora (h without q_lora), and
@@ -120,6 +127,9 @@ func (a *Arch) MLAProjections(tp int) []GEMMShape {
 			GEMMShape{"kv_a", m.LatentDim(), h})
 	}
 	out = append(out, GEMMShape{"o_proj", h, hl * m.VDim})
+	if m.OutputGate {
+		out = append(out, GEMMShape{"g_proj", hl * m.VDim, h})
+	}
 	if ix := m.Indexer; ix != nil {
 		out = append(out, GEMMShape{"index_q", ix.Heads * ix.HeadDim, qIn},
 			GEMMShape{"index_kw", ix.HeadDim + ix.Heads, h})

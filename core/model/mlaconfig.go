@@ -67,18 +67,9 @@ func readDeepSeek(c *moeConfig, a *Arch) error {
 	if err := readDeepSeekExperts(c, a); err != nil {
 		return err
 	}
-	firstK, err := need(c.FirstKDenseReplace, "first_k_dense_replace", false)
+	firstK, freq, err := deepSeekMoELayers(c, a.Architecture)
 	if err != nil {
 		return err
-	}
-	freq := 1
-	if f := c.MoELayerFreq; f != nil {
-		if f.every == nil {
-			return fmt.Errorf("moe_layer_freq must be an integer for %s", a.Architecture)
-		}
-		if freq, err = need(f.every, "moe_layer_freq", true); err != nil {
-			return err
-		}
 	}
 	for _, g := range []struct {
 		p     *int
@@ -95,37 +86,8 @@ func readDeepSeek(c *moeConfig, a *Arch) error {
 		return fmt.Errorf("n_group = %d, topk_group = %d: n_group must divide n_routed_experts = %d and topk_group ≤ n_group",
 			a.MoE.Groups, a.MoE.TopKGroups, a.MoE.Experts)
 	}
-	m := &MLA{}
-	if c.QLoraRank != nil {
-		if m.QLoraRank, err = need(c.QLoraRank, "q_lora_rank", true); err != nil {
-			return err
-		}
-	}
-	for _, f := range []struct {
-		p     *int
-		field string
-		dst   *int
-	}{{c.KVLoraRank, "kv_lora_rank", &m.KVLoraRank}, {c.QKNopeHeadDim, "qk_nope_head_dim", &m.NopeDim},
-		{c.QKRopeHeadDim, "qk_rope_head_dim", &m.RopeDim}, {c.VHeadDim, "v_head_dim", &m.VDim}} {
-		if *f.dst, err = need(f.p, f.field, true); err != nil {
-			return err
-		}
-	}
-	if c.IndexTopK != nil {
-		ix := &MLAIndexer{}
-		for _, f := range []struct {
-			p     *int
-			field string
-			dst   *int
-		}{{c.IndexNHeads, "index_n_heads", &ix.Heads}, {c.IndexHeadDim, "index_head_dim", &ix.HeadDim},
-			{c.IndexTopK, "index_topk", &ix.TopK}} {
-			if *f.dst, err = need(f.p, f.field, true); err != nil {
-				return err
-			}
-		}
-		m.Indexer = ix
-	}
-	if err := m.validate(); err != nil {
+	m, err := readMLA(c)
+	if err != nil {
 		return err
 	}
 	a.MLA = m
@@ -145,4 +107,65 @@ func readDeepSeek(c *moeConfig, a *Arch) error {
 			m.Indexer.TopK, m.Indexer.Heads, m.Indexer.HeadDim))
 	}
 	return nil
+}
+
+// readMLA reads the MLA attention of the DeepSeek family's fields
+// (q_lora_rank, null or absent for none; kv_lora_rank, qk_nope_head_dim,
+// qk_rope_head_dim, v_head_dim; DSA's index_n_heads, index_head_dim and
+// index_topk when index_topk is set) and validates it.
+func readMLA(c *moeConfig) (*MLA, error) {
+	var err error
+	m := &MLA{}
+	if c.QLoraRank != nil {
+		if m.QLoraRank, err = need(c.QLoraRank, "q_lora_rank", true); err != nil {
+			return nil, err
+		}
+	}
+	for _, f := range []struct {
+		p     *int
+		field string
+		dst   *int
+	}{{c.KVLoraRank, "kv_lora_rank", &m.KVLoraRank}, {c.QKNopeHeadDim, "qk_nope_head_dim", &m.NopeDim},
+		{c.QKRopeHeadDim, "qk_rope_head_dim", &m.RopeDim}, {c.VHeadDim, "v_head_dim", &m.VDim}} {
+		if *f.dst, err = need(f.p, f.field, true); err != nil {
+			return nil, err
+		}
+	}
+	if c.IndexTopK != nil {
+		ix := &MLAIndexer{}
+		for _, f := range []struct {
+			p     *int
+			field string
+			dst   *int
+		}{{c.IndexNHeads, "index_n_heads", &ix.Heads}, {c.IndexHeadDim, "index_head_dim", &ix.HeadDim},
+			{c.IndexTopK, "index_topk", &ix.TopK}} {
+			if *f.dst, err = need(f.p, f.field, true); err != nil {
+				return nil, err
+			}
+		}
+		m.Indexer = ix
+	}
+	if err := m.validate(); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// deepSeekMoELayers reads first_k_dense_replace and moe_layer_freq (an
+// integer, default 1): layer i is MoE when i ≥ first_k_dense_replace and i
+// is a multiple of moe_layer_freq (vLLM deepseek_v2.py, kimi_linear.py).
+func deepSeekMoELayers(c *moeConfig, arch string) (firstK, freq int, err error) {
+	if firstK, err = need(c.FirstKDenseReplace, "first_k_dense_replace", false); err != nil {
+		return 0, 0, err
+	}
+	freq = 1
+	if f := c.MoELayerFreq; f != nil {
+		if f.every == nil {
+			return 0, 0, fmt.Errorf("moe_layer_freq must be an integer for %s", arch)
+		}
+		if freq, err = need(f.every, "moe_layer_freq", true); err != nil {
+			return 0, 0, err
+		}
+	}
+	return firstK, freq, nil
 }

@@ -125,6 +125,12 @@ func (a *Arch) layerModules(i int, sharedPrefix string) [numRoles][]roleModule {
 		k = a.LayerKinds[i]
 	}
 	switch {
+	case k.Attn == AttnLinear && a.Linear.KDA:
+		// Kimi-K3's KDA layers keep their projections in self_attn
+		for _, g := range a.LinearProjections(1) {
+			name := strings.TrimSuffix(g.Name, "_proj") + "_proj"
+			out[roleAttention] = append(out[roleAttention], roleModule{"self_attn." + name, int64(g.N) * int64(g.K)})
+		}
 	case a.MLA != nil:
 		out[roleAttention] = a.mlaAttentionModules()
 	case k.Attn == AttnLinear:
@@ -202,6 +208,9 @@ func (a *Arch) mlaAttentionModules() []roleModule {
 	out = append(out, roleModule{"self_attn.kv_a_proj_with_mqa", h * int64(m.LatentDim())},
 		roleModule{"self_attn.kv_b_proj", int64(m.KVLoraRank) * heads * int64(m.NopeDim+m.VDim)},
 		roleModule{"self_attn.o_proj", heads * int64(m.VDim) * h})
+	if m.OutputGate {
+		out = append(out, roleModule{"self_attn.g_proj", h * heads * int64(m.VDim)})
+	}
 	if ix := m.Indexer; ix != nil {
 		out = append(out, roleModule{"self_attn.indexer.wq_b", int64(ix.Heads * ix.HeadDim * max(m.QLoraRank, 1))},
 			roleModule{"self_attn.indexer.wk", h * int64(ix.HeadDim)})

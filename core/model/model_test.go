@@ -162,8 +162,8 @@ func TestParseErrors(t *testing.T) {
 		{"bad json", `{`, "config.json"},
 		{"no architectures", `{` + base + `}`, "architectures"},
 		{"moe without experts", `{"architectures":["Qwen3MoeForCausalLM"],` + base + `}`, "config.json field num_experts is missing"},
-		{"kimi-k3", `{"architectures":["KimiK3ForConditionalGeneration"],` + base + `}`,
-			"not supported: architectures = KimiK3ForConditionalGeneration: Kimi-K3 (kimi_linear) is not modelled: Kimi Delta Attention"},
+		{"gemma-4", `{"architectures":["Gemma4ForConditionalGeneration"],` + base + `}`,
+			"not supported: architectures = Gemma4ForConditionalGeneration: Gemma-4's layers are not modelled"},
 		{"deepseek-v4 without compress_ratios", `{"architectures":["DeepseekV4ForCausalLM"],"num_key_value_heads":1,"head_dim":64,` +
 			`"n_routed_experts":8,"num_experts_per_tok":2,"moe_intermediate_size":32,"n_shared_experts":1,"q_lora_rank":32,` +
 			`"o_lora_rank":32,"o_groups":4,"qk_rope_head_dim":16,"sliding_window":128,"index_n_heads":4,"index_head_dim":32,` +
@@ -293,11 +293,11 @@ func TestLoad(t *testing.T) {
 	})
 	t.Run("bad file names path", func(t *testing.T) {
 		bad := filepath.Join(dir, "bad.json")
-		require.NoError(t, os.WriteFile(bad, []byte(`{"architectures":["KimiK3ForConditionalGeneration"]}`), 0o644))
+		require.NoError(t, os.WriteFile(bad, []byte(`{"architectures":["Gemma4ForConditionalGeneration"]}`), 0o644))
 		_, err := Load(bad, "")
 		require.Error(t, err)
 		assert.Contains(t, err.Error(), bad)
-		assert.Contains(t, err.Error(), "not supported: architectures = KimiK3ForConditionalGeneration")
+		assert.Contains(t, err.Error(), "not supported: architectures = Gemma4ForConditionalGeneration")
 	})
 	t.Run("shared fp8 config", func(t *testing.T) {
 		if _, err := os.Stat(filepath.Join(sharedConfigs, "Qwen--Qwen3-32B-FP8_config.json")); err != nil {

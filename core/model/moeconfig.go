@@ -99,6 +99,8 @@ type moeConfig struct {
 	NoRopeLayers           *[]int `json:"no_rope_layers"`
 	// Nemotron-H (readNemotronH)
 	nemotronHConfig
+	// Kimi-K3 (readKimiK3)
+	kimiK3Config
 	// quantization_config with the fields the MoE checkpoints use beyond
 	// quantConfig's (gpt-oss mxfp4, ModelOpt mixed precision).
 	Quant *moeQuantConfig `json:"quantization_config"`
@@ -153,6 +155,12 @@ func parseMoE(data []byte, name, arch string) (*Arch, error) {
 	a := &Arch{Name: name, Architecture: arch, TieEmbeddings: c.TieWordEmbeddings}
 	if arch == "NemotronHForCausalLM" {
 		nemotronLayerCount(&c)
+	}
+	if c.HeadDim == nil && c.QKNopeHeadDim != nil && c.QKRopeHeadDim != nil && *c.QKNopeHeadDim > 0 && *c.QKRopeHeadDim > 0 {
+		// an MLA model's heads are P + R wide (the MLA readers set it), whatever
+		// hidden_size / num_attention_heads is (Kimi-K3: 7168 / 96)
+		hd := *c.QKNopeHeadDim + *c.QKRopeHeadDim
+		c.HeadDim = &hd
 	}
 	if err := readCommon(&c.hfConfig, a, prefix, false); err != nil {
 		return nil, fmt.Errorf("model %s: %w", name, err)

@@ -32,6 +32,9 @@ var hybridFamilies = map[string]family{
 	"Llama4ForConditionalGeneration": {readLlama4, moeQuant},
 	// Nemotron-H, Nemotron-3: Mamba-2 mixers beside attention, MLP and MoE layers
 	"NemotronHForCausalLM": {readNemotronH, nemotronQuant},
+	// Kimi-K3: Kimi Delta Attention beside MLA layers, latent experts
+	// (text_config; the quantization is read as the MLA family's, mlaQuant)
+	"KimiK3ForConditionalGeneration": {readKimiK3, mlaQuant},
 }
 
 // readQwen3Dense: a Qwen3 dense decoder (Qwen3ForCausalLM's layers: GQA with

@@ -4,8 +4,6 @@ package model
 // refuses, each with what the simulator lacks to model it faithfully (the
 // error says it instead of the generic list of supported families).
 var refusedArchitectures = map[string]string{
-	"KimiK3ForConditionalGeneration": "Kimi-K3 (kimi_linear) is not modelled: Kimi Delta Attention layers (a recurrent state with per-key gates) " +
-		"beside MLA layers (linear_attn_config), and latent experts (routed_expert_hidden_size below hidden_size) with block attention residuals",
 	"Gemma4ForConditionalGeneration": "Gemma-4's layers are not modelled: sliding and full attention layers of different head_dim " +
 		"(head_dim, global_head_dim) and KV heads (num_key_value_heads, num_global_key_value_heads) with keys shared as values " +
 		"(attention_k_eq_v), a MoE block beside the dense MLP (enable_moe_block) and per-layer input embeddings",

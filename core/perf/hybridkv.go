@@ -38,6 +38,11 @@ import (
 // 16·⌈3,207,168 / 65,536⌉ = 784 (vLLM logs "Setting attention block size to
 // 784 tokens"), 16 full-attention and 48 linear layers: GroupSize 16, one
 // attention group, three state groups.
+//
+// An MLA model (Kimi-K3: 24 MLA and 69 KDA layers) pages one latent of
+// LatentBytes a token with 64-token alignment: at TP 8 with an fp8 cache
+// a = 576, s = 814,080, BlockSize = 64·⌈814,080 / 36,864⌉ = 1,472,
+// GroupSize 24, one attention group, three state groups.
 type HybridKV struct {
 	// BlockSize is the attention block size vLLM runs with, tokens.
 	BlockSize int
@@ -77,7 +82,13 @@ func VLLMHybridKV(arch *model.Arch, sys *hardware.System, tp int, kv model.Dtype
 	perLayer := s / int64(lin)
 	tok := int64(float64(arch.KVHeadsPerGPU(tp)*arch.HeadDim*2) * kv.Bytes())
 	align := int64(16)
-	if arch.HeadDim == 256 && sys != nil && sm100Systems[sys.Name] {
+	switch {
+	case arch.MLA != nil:
+		// an MLA layer's page holds one latent a token (MLAAttentionSpec), and
+		// the MLA kernels want 64-token blocks (HybridAttentionMambaModelConfig:
+		// kernel_block_alignment_size 64, 128 for CUTLASS_MLA, not modelled)
+		tok, align = int64(arch.MLA.LatentBytes(kv.Bytes())), 64
+	case arch.HeadDim == 256 && sys != nil && sm100Systems[sys.Name]:
 		align = 32
 	}
 	bs := align * ((perLayer + align*tok - 1) / (align * tok))

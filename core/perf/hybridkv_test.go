@@ -125,3 +125,40 @@ func TestChunkedLocalAttention(t *testing.T) {
 	assert.True(t, ChunkedWindows([]int{128, -8192}))
 	assert.False(t, ChunkedWindows([]int{128}))
 }
+
+// TestVLLMHybridKVKimiK3: an MLA page holds one 576-byte latent a token
+// (fp8) aligned to 64 tokens; a KDA layer's state at TP 8 is 814,080 bytes
+// (model.LinearAttention.StateBytesPerLayer), so blocks of
+// 64·⌈814,080 / (64·576)⌉ = 64·23 = 1,472 tokens, pages of 1,472·576 =
+// 847,872 bytes; 24 MLA and 69 KDA layers (69 ≥ 1.25·24): groups of 24, one
+// attention group, ⌈69 / 24⌉ = 3 state groups.
+func TestVLLMHybridKVKimiK3(t *testing.T) {
+	a := loadModel(t, "moonshotai/Kimi-K3")
+	b300, _ := hardware.Builtin("b300_sxm")
+	h, ok, err := VLLMHybridKV(a, b300, 8, model.FP8, 16)
+	require.NoError(t, err)
+	require.True(t, ok)
+	assert.Equal(t, HybridKV{BlockSize: 1472, PageBytes: 847_872, StateBytesPerLayer: 814_080, GroupSize: 24, AttnGroups: 1, StateGroups: 3}, h)
+}
+
+// TestKDACoreRoofline: Kimi-K3's KDA layer at TP 8 (12 heads of 128, 4,608
+// conv channels, fp32 state) priced at 1 PFLOP/s and 1 TB/s (memory-bound):
+//
+//	decode of 1, rule  B = 2·(2·12·128 + 2·12·128) + 2·12·128·128·4 + 4·12·128
+//	                     = 12,288 + 1,572,864 + 6,144 = 1,591,296 bytes
+//	             conv  B = 4·4,608 + 4·3·4,608 = 73,728 bytes
+//	prefill of 1,024 tokens, one sequence, rule
+//	             F = 1,024·12·(6·128·128 + 2·64·256) = 1,610,612,736
+//	             B = 2·1,024·6,144 + 1,572,864 + 4·1,024·1,536 = 20,447,232
+func TestKDACoreRoofline(t *testing.T) {
+	a := loadModel(t, "moonshotai/Kimi-K3")
+	c := NewGDNCore(a.Linear, 8, 1e15, 1e12)
+	assert.InDelta(t, 1_591_296e-12, c.RuleSeconds(1, 1, false), 1e-18)
+	assert.InDelta(t, 73_728e-12, c.ConvSeconds(1, 1), 1e-18)
+	assert.InDelta(t, (1_591_296+73_728)*1e-12, c.GenerationSeconds(1), 1e-18)
+	assert.InDelta(t, max(1_610_612_736e-15, 20_447_232e-12), c.RuleSeconds(1024, 1, true), 1e-18)
+	// Gated DeltaNet's rule reads no per-key gate
+	g := *a.Linear
+	g.KDA = false
+	assert.InDelta(t, (1_591_296-6_144)*1e-12, NewGDNCore(&g, 8, 1e15, 1e12).RuleSeconds(1, 1, false), 1e-18)
+}

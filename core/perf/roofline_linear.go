@@ -27,6 +27,15 @@ const GDNChunk = 64
 //	       (q, k, v in and o out, bf16; each sequence's state read and
 //	       written once)
 //
+// A Kimi Delta Attention layer (model.LinearAttention.KDA: H_k = H heads
+// of d_k = d_v = d, C = 3·H·d) is priced with the same formulas: its decay
+// gate is one factor per key channel instead of one per head, which scales
+// the state's d_k rows by different factors at the same d_k·d_v multiplies
+// (inside the 6·d_k·d_v) and reads the gate, one fp32 per key channel and
+// token (fused_kda_gate's output, vllm/model_executor/layers/fla/ops/kda.py):
+//
+//	rule   B += 4·n·Hk·d_k
+//
 // P the bf16 tensor-core rate, W the HBM bandwidth. The perf sources share
 // it: the roofline prices linear-attention layers with it, and aic falls
 // back to it where the gdn_perf tables have no rows for the model.
@@ -42,7 +51,7 @@ const GDNChunk = 64
 //	       per head)
 type GDNCore struct {
 	hk, h, dk, dv, c, k, stateBytes float64
-	mamba2                          bool
+	mamba2, kda                     bool
 	chunk                           float64
 	flops, memBW                    float64
 }
@@ -52,7 +61,7 @@ type GDNCore struct {
 func NewGDNCore(l *model.LinearAttention, tp int, flops, memBW float64) *GDNCore {
 	return &GDNCore{hk: float64(l.KeyHeads / tp), h: float64(l.ValueHeads / tp), dk: float64(l.KeyDim), dv: float64(l.ValueDim),
 		c: float64(l.ConvChannels(tp)), k: float64(l.ConvKernel), stateBytes: l.StateBytes,
-		mamba2: l.Mamba2, chunk: float64(l.Chunk), flops: flops, memBW: memBW}
+		mamba2: l.Mamba2, kda: l.KDA, chunk: float64(l.Chunk), flops: flops, memBW: memBW}
 }
 
 // ConvSeconds is the causal convolution of n tokens of s sequences.
@@ -76,7 +85,11 @@ func (g *GDNCore) RuleSeconds(n, s float64, prefill bool) float64 {
 	case prefill:
 		perHead += 2 * GDNChunk * (g.dk + g.dv)
 	}
-	return opSeconds(n*g.h*perHead, 2*n*(2*g.hk*g.dk+2*g.h*g.dv)+2*s*g.h*g.dk*g.dv*g.stateBytes, g.flops, g.memBW)
+	bytes := 2*n*(2*g.hk*g.dk+2*g.h*g.dv) + 2*s*g.h*g.dk*g.dv*g.stateBytes
+	if g.kda {
+		bytes += 4 * n * g.hk * g.dk
+	}
+	return opSeconds(n*g.h*perHead, bytes, g.flops, g.memBW)
 }
 
 // ContextSeconds is the layer's kernels for prefill chunks of n new tokens

@@ -155,6 +155,11 @@ func newHybrid(arch *model.Arch, sys *hardware.System, p model.Parallel, prm Roo
 			// norms, the q_a and kv_a norms, rope and the cache write
 			// replace the GQA layer's
 			gr.memBytesPerToken += hy.mla.memBytesPerToken - 2*8*h
+			if arch.MLA.OutputGate {
+				// the output gate's sigmoid multiply: the attention output and
+				// the gate in, the product out, bf16 (H/t)·V each
+				gr.memBytesPerToken += 6 * float64(arch.Heads/tp*arch.MLA.VDim)
+			}
 		}
 		hy.groups = append(hy.groups, gr)
 	}

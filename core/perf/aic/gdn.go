@@ -21,10 +21,25 @@ import (
 // batch (one token each).
 const TableGDN = "gdn_perf"
 
+// TableKDA is the Kimi Delta Attention kernel table (kda/<backend>/
+// <version>/kda_perf.parquet, gdn_perf's columns): AIConfigurator's
+// collector times the kernels of a KDA layer per GPU for Kimi-K3's shape:
+// in phase "context" the fused q/k/v causal convolution
+// (causal_conv1d_fn_qkv3) and the chunked rule (vLLM's flashkda_fwd,
+// SGLang's chunk_kda), in phase "generation" vLLM's fused_kda_decode (the
+// convolution update, the recurrent rule and the gated RMSNorm in one
+// kernel) and the causal_conv1d_update and
+// fused_recurrent_kda_packed_decode pair SGLang runs, and in phase
+// "verify" the speculative-decoding kernels (not read).
+const TableKDA = "kda_perf"
+
 // OpLinearAttention is the Fallbacks key of the linear-attention kernels.
 const OpLinearAttention = "linear_attention"
 
-func init() { tableFamily[TableGDN] = "linear_attention" }
+func init() {
+	tableFamily[TableGDN] = "linear_attention"
+	tableFamily[TableKDA] = "kda"
+}
 
 type gdnRow struct {
 	Kernel  string  `parquet:"kernel_source,optional"`
@@ -70,9 +85,55 @@ const (
 	numGDNRoles
 )
 
-// roleOf is the role of a row's kernel, false for a kernel none plays
-// (another phase's, a verify kernel).
-func (r *gdnRow) role() (gdnRole, bool) {
+// gdnKernels says which kernels of a table play the roles: Gated
+// DeltaNet's (gdn_perf) or Kimi Delta Attention's (kda_perf, kda), as vLLM
+// runs them or as SGLang does (vllm false).
+type gdnKernels struct{ kda, vllm bool }
+
+// fusedDecode reports whether one kernel is the whole generation phase
+// (vLLM's fused_kda_decode: gdnGenRule alone, no gdnGenConv).
+func (k gdnKernels) fusedDecode() bool { return k.kda && k.vllm }
+
+// phaseRoles are the roles a phase needs, context's then generation's.
+func (k gdnKernels) phaseRoles() [2][]gdnRole {
+	gen := []gdnRole{gdnGenConv, gdnGenRule}
+	if k.fusedDecode() {
+		gen = []gdnRole{gdnGenRule}
+	}
+	return [2][]gdnRole{{gdnContextConv, gdnContextRule}, gen}
+}
+
+// sglangKDAFusedDecode is SGLang's fused KDA decode kernel, which it runs
+// on the 12-head shard (Kimi-K3 at TP 8) in place of the
+// causal_conv1d_update and fused_recurrent_kda_packed_decode pair (the
+// kda_perf tables' collection notes; the only decode kernel they time at
+// that shape).
+const sglangKDAFusedDecode = "kda_fused_decode"
+
+// role is the role of a row's kernel, false for a kernel none plays
+// (another phase's, another engine's, a verify kernel). KDA as vLLM runs
+// it (vllm/model_executor/layers/kda.py on the Kimi-K3 build the tables
+// were collected with, as AIConfigurator's kimi_k3 model reads them):
+// causal_conv1d_fn_qkv3 and flashkda_fwd in prefill, fused_kda_decode in
+// decode; as SGLang runs it: chunk_kda in prefill, causal_conv1d_update and
+// fused_recurrent_kda_packed_decode in decode, or kda_fused_decode alone
+// where it is the shape's decode kernel.
+func (k gdnKernels) role(r *gdnRow) (gdnRole, bool) {
+	if k.kda {
+		switch {
+		case r.Phase == "context" && strings.HasPrefix(r.Kernel, "causal_conv1d_fn"):
+			return gdnContextConv, true
+		case r.Phase == "context" && (k.vllm && r.Kernel == "flashkda_fwd" || !k.vllm && r.Kernel == "chunk_kda"):
+			return gdnContextRule, true
+		case r.Phase == "generation" && k.vllm && r.Kernel == "fused_kda_decode":
+			return gdnGenRule, true
+		case r.Phase == "generation" && !k.vllm && r.Kernel == "causal_conv1d_update":
+			return gdnGenConv, true
+		case r.Phase == "generation" && !k.vllm && (r.Kernel == "fused_recurrent_kda_packed_decode" || r.Kernel == sglangKDAFusedDecode):
+			return gdnGenRule, true
+		}
+		return 0, false
+	}
 	switch {
 	case r.Phase == "context" && r.Kernel == "causal_conv1d_fn":
 		return gdnContextConv, true
@@ -101,11 +162,11 @@ type gdnGrid struct {
 // is complete). A table timing two kernels for a role (none does today)
 // gives the first by name. roof prices the kernel at (batch, seq) for the
 // model.
-func newGDNGrid(rows []gdnRow, role gdnRole, sh gdnShape, roof func(b, s float64) float64) *gdnGrid {
+func newGDNGrid(rows []gdnRow, kern gdnKernels, role gdnRole, sh gdnShape, roof func(b, s float64) float64) *gdnGrid {
 	kernel := ""
 	for i := range rows {
 		r := &rows[i]
-		if rl, ok := r.role(); ok && rl == role && r.shape() == sh && (kernel == "" || r.Kernel < kernel) {
+		if rl, ok := kern.role(r); ok && rl == role && r.shape() == sh && (kernel == "" || r.Kernel < kernel) {
 			kernel = r.Kernel
 		}
 	}
@@ -119,7 +180,7 @@ func newGDNGrid(rows []gdnRow, role gdnRole, sh gdnShape, roof func(b, s float64
 		if r.Kernel != kernel || r.shape() != sh {
 			continue
 		}
-		if rl, ok := r.role(); !ok || rl != role {
+		if rl, ok := kern.role(r); !ok || rl != role {
 			continue
 		}
 		cells[[2]int64{r.Batch, r.SeqLen}] = r.Latency * 1e-3
@@ -163,8 +224,8 @@ func (g *gdnGrid) Seconds(b, s float64) float64 {
 
 // gdnCosts prices a pass's linear-attention kernels of one layer.
 type gdnCosts struct {
-	grids [numGDNRoles]*gdnGrid
-	core  *perf.GDNCore // the roofline at the system's empirical memory model
+	grids [numGDNRoles]*gdnGrid // gdnGenConv nil when the decode kernel is fused
+	core  *perf.GDNCore         // the roofline at the system's empirical memory model
 }
 
 // contextSeconds is the context kernels for s prefill chunks of n new
@@ -182,26 +243,40 @@ func (c *gdnCosts) generationSeconds(d float64) float64 {
 	if d <= 0 {
 		return 0
 	}
-	return c.grids[gdnGenConv].Seconds(d, 1) + c.grids[gdnGenRule].Seconds(d, 1)
+	t := c.grids[gdnGenRule].Seconds(d, 1)
+	if g := c.grids[gdnGenConv]; g != nil {
+		t += g.Seconds(d, 1)
+	}
+	return t
 }
 
-// gdnSetup finds the GDN kernels of the model's linear-attention layers:
-// for each phase, the nearest table version with both of its kernels for
-// the model's shape per GPU; else the nearest measured shape (value heads
-// per GPU, then d_model, in log2) of the nearest version, scaled by the
-// roofline ratio (a fallback); else the roofline with the system's memory
-// model (a fallback). Errors name a table that does not load.
+// gdnSetup finds the kernels of the model's linear-attention layers (Gated
+// DeltaNet's in gdn_perf, Kimi Delta Attention's in kda_perf): for each
+// phase, the nearest table version with all of its kernels for the model's
+// shape per GPU; else the nearest measured shape (value heads per GPU, then
+// d_model, in log2) of the nearest version, scaled by the roofline ratio (a
+// fallback); else the roofline with the system's memory model (a fallback).
+// Errors name a table that does not load.
 func (m *Model) gdnSetup(arch *model.Arch, sys *hardware.System, tp int, sysDir string, opt Options) (*gdnCosts, error) {
 	l := arch.Linear
 	sh := gdnShape{dModel: int64(arch.Hidden), dConv: int64(l.ConvKernel), kHeads: int64(l.KeyHeads / tp), kDim: int64(l.KeyDim),
 		vHeads: int64(l.ValueHeads / tp), vDim: int64(l.ValueDim)}
 	em := newEmpiricalMemory(sys)
 	core := perf.NewGDNCore(l, tp, sys.BF16Flops, em.bw)
+	kern := gdnKernels{kda: l.KDA, vllm: opt.Backend == "vllm"}
+	table := TableGDN
+	if l.KDA {
+		table = TableKDA
+	}
+	genRule := func(b, _ float64) float64 { return core.RuleSeconds(b, b, false) + em.latencyS }
+	if kern.fusedDecode() {
+		genRule = func(b, _ float64) float64 { return core.GenerationSeconds(b) + em.latencyS }
+	}
 	roofs := [numGDNRoles]func(b, s float64) float64{
 		func(b, s float64) float64 { return core.ConvSeconds(b*s, b) + em.latencyS },
 		func(b, s float64) float64 { return core.RuleSeconds(b*s, b, true) + em.latencyS },
 		func(b, _ float64) float64 { return core.ConvSeconds(b, b) + em.latencyS },
-		func(b, _ float64) float64 { return core.RuleSeconds(b, b, false) + em.latencyS },
+		genRule,
 	}
 	c := &gdnCosts{core: core}
 	layers := arch.LinearLayers()
@@ -217,17 +292,33 @@ func (m *Model) gdnSetup(arch *model.Arch, sys *hardware.System, tp int, sysDir 
 		m.fallbacks[OpLinearAttention] += layers
 		return c, nil
 	}
-	type phase struct {
-		name  string
-		roles [2]gdnRole
+	grids := func(rows []gdnRow, roles []gdnRole, sh gdnShape) ([]*gdnGrid, bool) {
+		out := make([]*gdnGrid, len(roles))
+		for i, role := range roles {
+			out[i] = newGDNGrid(rows, kern, role, sh, roofs[role])
+		}
+		for i, g := range out {
+			if g != nil {
+				continue
+			}
+			// a fused decode kernel (SGLang's kda_fused_decode) leaves no
+			// convolution update to time
+			if rule := out[len(out)-1]; roles[i] == gdnGenConv && rule != nil && rule.kernel == sglangKDAFusedDecode {
+				rule.roof = func(b, _ float64) float64 { return core.GenerationSeconds(b) + em.latencyS }
+				continue
+			}
+			return nil, false
+		}
+		return out, true
 	}
 	var firstRows []gdnRow
 	var firstSrc Source
-	for _, ph := range []phase{{"context", [2]gdnRole{gdnContextConv, gdnContextRule}}, {"generation", [2]gdnRole{gdnGenConv, gdnGenRule}}} {
+	for p, roles := range kern.phaseRoles() {
+		name := [2]string{"context", "generation"}[p]
 		exclude := map[string]string{}
 		found := false
 		for !found {
-			src, err := locateExcept(sysDir, m.system, opt.Backend, opt.Version, TableGDN, exclude)
+			src, err := locateExcept(sysDir, m.system, opt.Backend, opt.Version, table, exclude)
 			if err != nil {
 				break
 			}
@@ -238,40 +329,42 @@ func (m *Model) gdnSetup(arch *model.Arch, sys *hardware.System, tp int, sysDir 
 			if firstRows == nil {
 				firstRows, firstSrc = rows, src
 			}
-			a, b := newGDNGrid(rows, ph.roles[0], sh, roofs[ph.roles[0]]), newGDNGrid(rows, ph.roles[1], sh, roofs[ph.roles[1]])
-			if a == nil || b == nil {
-				exclude[src.ReadFrom] = fmt.Sprintf("no %s kernels for d_model %d, %d/%d key/value heads per GPU", ph.name, sh.dModel, sh.kHeads, sh.vHeads)
+			gs, ok := grids(rows, roles, sh)
+			if !ok {
+				exclude[src.ReadFrom] = fmt.Sprintf("no %s kernels for d_model %d, %d/%d key/value heads per GPU", name, sh.dModel, sh.kHeads, sh.vHeads)
 				continue
 			}
-			src.Table = TableGDN + " (" + ph.name + ")"
+			src.Table = table + " (" + name + ")"
 			m.sources = append(m.sources, src)
-			c.grids[ph.roles[0]], c.grids[ph.roles[1]] = a, b
+			for i, role := range roles {
+				c.grids[role] = gs[i]
+			}
 			found = true
 		}
 		if found {
 			continue
 		}
-		if near, ok := nearestGDNShape(firstRows, ph.roles, sh); ok {
-			a, b := newGDNGrid(firstRows, ph.roles[0], near, roofs[ph.roles[0]]), newGDNGrid(firstRows, ph.roles[1], near, roofs[ph.roles[1]])
+		if near, ok := nearestGDNShape(firstRows, kern, roles, sh); ok {
+			gs, _ := grids(firstRows, roles, near)
 			nearCore := perf.NewGDNCore(&model.LinearAttention{KeyHeads: int(near.kHeads), KeyDim: int(near.kDim),
-				ValueHeads: int(near.vHeads), ValueDim: int(near.vDim), ConvKernel: int(near.dConv), StateBytes: l.StateBytes}, 1, sys.BF16Flops, em.bw)
-			for i, g := range []*gdnGrid{a, b} {
-				role := ph.roles[i]
-				g.scale = gdnScale(role, core, nearCore, g)
+				ValueHeads: int(near.vHeads), ValueDim: int(near.vDim), ConvKernel: int(near.dConv), StateBytes: l.StateBytes, KDA: l.KDA}, 1, sys.BF16Flops, em.bw)
+			for i, g := range gs {
+				role := roles[i]
+				g.scale = gdnScale(role, kern, core, nearCore, g)
 				c.grids[role] = g
 			}
 			src := firstSrc
-			src.Table = TableGDN + " (" + ph.name + ", stand-in shape)"
+			src.Table = table + " (" + name + ", stand-in shape)"
 			m.sources = append(m.sources, src)
 			m.fallback(OpLinearAttention, layers, fmt.Sprintf("%s (%s): no version measured the %s kernels for d_model %d, %d/%d key/value heads per GPU of %d/%d; d_model %d, %d/%d heads scaled by the roofline ratio",
-				TableGDN, src.ReadFrom, ph.name, sh.dModel, sh.kHeads, sh.vHeads, sh.kDim, sh.vDim, near.dModel, near.kHeads, near.vHeads))
+				table, src.ReadFrom, name, sh.dModel, sh.kHeads, sh.vHeads, sh.kDim, sh.vDim, near.dModel, near.kHeads, near.vHeads))
 			continue
 		}
-		for _, role := range ph.roles {
+		for _, role := range roles {
 			c.grids[role] = rooflineGDNGrid(roofs[role], role)
 		}
 		m.fallback(OpLinearAttention, layers, fmt.Sprintf("%s: no %s kernel rows; priced by the roofline (perf.GDNCore) with the system's memory model",
-			TableGDN, ph.name))
+			table, name))
 	}
 	return c, nil
 }
@@ -279,7 +372,7 @@ func (m *Model) gdnSetup(arch *model.Arch, sys *hardware.System, tp int, sysDir 
 // gdnScale is the roofline ratio of the model's kernel to the stand-in
 // shape's at the grid's middle cell (the ratio of two memory- or
 // compute-bound rooflines is nearly flat across the grid).
-func gdnScale(role gdnRole, model, near *perf.GDNCore, g *gdnGrid) float64 {
+func gdnScale(role gdnRole, kern gdnKernels, model, near *perf.GDNCore, g *gdnGrid) float64 {
 	b, s := g.batches[len(g.batches)/2], g.seqs[len(g.seqs)/2]
 	var num, den float64
 	switch role {
@@ -289,6 +382,12 @@ func gdnScale(role gdnRole, model, near *perf.GDNCore, g *gdnGrid) float64 {
 		num, den = model.RuleSeconds(b*s, b, true), near.RuleSeconds(b*s, b, true)
 	case gdnGenConv:
 		num, den = model.ConvSeconds(b, b), near.ConvSeconds(b, b)
+	case gdnGenRule:
+		if kern.fusedDecode() {
+			num, den = model.GenerationSeconds(b), near.GenerationSeconds(b)
+			break
+		}
+		fallthrough
 	default:
 		num, den = model.RuleSeconds(b, b, false), near.RuleSeconds(b, b, false)
 	}
@@ -301,25 +400,26 @@ func gdnScale(role gdnRole, model, near *perf.GDNCore, g *gdnGrid) float64 {
 // nearestGDNShape is the measured shape with both kernels of a phase
 // nearest to want: value heads per GPU first, then d_model, in log2 (ties:
 // the larger).
-func nearestGDNShape(rows []gdnRow, roles [2]gdnRole, want gdnShape) (gdnShape, bool) {
-	has := map[gdnShape][2]bool{}
+func nearestGDNShape(rows []gdnRow, kern gdnKernels, roles []gdnRole, want gdnShape) (gdnShape, bool) {
+	has := map[gdnShape]map[gdnRole]bool{}
 	for i := range rows {
 		r := &rows[i]
-		rl, ok := r.role()
+		rl, ok := kern.role(r)
 		if !ok {
 			continue
 		}
-		h := has[r.shape()]
-		for k, want := range roles {
-			if rl == want {
-				h[k] = true
-			}
+		if has[r.shape()] == nil {
+			has[r.shape()] = map[gdnRole]bool{}
 		}
-		has[r.shape()] = h
+		has[r.shape()][rl] = true
 	}
 	var cands []gdnShape
 	for s, h := range has {
-		if h[0] && h[1] && s.kDim == want.kDim && s.vDim == want.vDim {
+		all := true
+		for _, role := range roles {
+			all = all && h[role]
+		}
+		if all && s.kDim == want.kDim && s.vDim == want.vDim {
 			cands = append(cands, s)
 		}
 	}

@@ -125,6 +125,12 @@ func (m *Model) setupHybrid(arch *model.Arch, sys *hardware.System, par model.Pa
 			gr.memBytes -= 4 * qk
 			gr.memOps--
 			gr.attn = arch.MLAProjections(tp)
+			if arch.MLA.OutputGate {
+				// the output gate's sigmoid multiply: read the attention output
+				// and the gate, write the product, bf16 (H/t)·V each
+				gr.memBytes += 6 * float64(arch.Heads/tp*arch.MLA.VDim)
+				gr.memOps++
+			}
 		case model.AttnSparse:
 			s := arch.Sparse
 			gr.idx = []model.GEMMShape{{Name: "index_q", N: s.IndexHeads * s.IndexDim, K: arch.Hidden}, {Name: "index_k", N: s.IndexDim, K: arch.Hidden}}

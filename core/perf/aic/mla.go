@@ -116,7 +116,7 @@ type mlaGrids struct {
 // format once for the pass's tokens, prefill and decode together.
 func (m *Model) mlaSetup(arch *model.Arch, sys *hardware.System, tp int, kd model.Dtype, sysDir string, opt Options) (*mlaGrids, error) {
 	mg := &mlaGrids{kvb: arch.MLAUpProjection(tp), sparse: arch.MLA.Indexer != nil}
-	layers := arch.Layers
+	layers := arch.FullKVLayers() // the MLA layers (beside Kimi-K3's KDA ones)
 	heads := arch.Heads / tp
 	ad := arch.AttentionDtype()
 	peak := perf.NewMLACore(arch.MLA, heads, kd.Bytes(), ad, perf.SystemMLARates(sys, ad, 1, 1))

@@ -15,7 +15,10 @@ type version struct {
 }
 
 // parseVersion reads "MAJOR.MINOR[.PATCH]" with an optional suffix after the
-// patch number (".dev…", "+g…") that is ignored. Errors name the string.
+// patch number (".dev…", "+g…") that is ignored; a development build
+// without a patch number ("0.1.dev19262": a vLLM built from a branch with
+// no release tag, as setuptools-scm names it) has patch 0. Errors name the
+// string.
 func parseVersion(s string) (version, error) {
 	v := version{Raw: s}
 	fields := strings.SplitN(s, ".", 4)
@@ -26,6 +29,9 @@ func parseVersion(s string) (version, error) {
 		digits := fields[i]
 		if j := strings.IndexFunc(digits, func(r rune) bool { return r < '0' || r > '9' }); j >= 0 {
 			digits = digits[:j]
+		}
+		if i == 2 && digits == "" && strings.HasPrefix(fields[i], "dev") {
+			break
 		}
 		n, err := strconv.Atoi(digits)
 		if err != nil {

@@ -41,6 +41,12 @@ func TestNearestVersion(t *testing.T) {
 	}
 	_, err := parseVersion("latest")
 	assert.ErrorContains(t, err, `"latest"`)
+	// a development build without a patch number (the kda tables' vLLM)
+	dev, err := parseVersion("0.1.dev19262")
+	require.NoError(t, err)
+	assert.Equal(t, [3]int{0, 1, 0}, dev.Parts)
+	_, err = parseVersion("0.1.x")
+	assert.ErrorContains(t, err, "part 3 is not a number")
 }
 
 // TestLocateTraps runs the table resolution on the shared data: reuse.yaml
