@@ -34,8 +34,15 @@ def test_layout_and_concurrency():
     # a mislabelled export (tp 64 = 8 × 8): one node, expert parallel, noted
     lay = trtllm.layout(_row(id="x_c4_cfg181", tp_size="64", moe_tp_size="8", moe_ep_size="8"), cfg)
     assert (lay.tp, lay.attention_dp, lay.ep) == (8, False, True) and "one node" in lay.note
-    with pytest.raises(ValueError, match="split both ways"):
-        trtllm.layout(_row(tp_size="4", moe_tp_size="2", moe_ep_size="2"), cfg)
+    # experts split both ways (moe_tp 2 × moe_ep 2 = tp 4): moe_expert_parallel_size 2
+    both = trtllm.layout(_row(tp_size="4", moe_tp_size="2", moe_ep_size="2"), cfg)
+    assert both == trtllm.Layout(4, False, False, moe_ep=2)
+    assert both.text() == "TP4 EP2" and both.options() == {"moe_expert_parallel_size": 2}
+    assert trtllm.aic_generator(8, 1024, None, both)["moe_expert_parallel_size"] == 2
+    with pytest.raises(ValueError, match="not simulated with attention DP"):
+        trtllm.layout(_row(tp_size="1", attention_dp_size="4", moe_tp_size="2", moe_ep_size="2"), cfg)
+    with pytest.raises(ValueError, match="not the row's 8 GPUs"):
+        trtllm.layout(_row(tp_size="8", moe_tp_size="2", moe_ep_size="2"), cfg)
 
 
 def test_releases():

@@ -95,6 +95,7 @@ var ranges = map[string]fieldRange{
 	"TRTLLMKVCacheConfig.max_tokens":                   ints(1, MaxBatchedTokens, ""),
 	"TRTLLMCUDAGraphConfig.max_batch_size":             ints(0, MaxNumSeqs, ""), // 0: TensorRT-LLM\'s 128
 	"TRTLLM.stream_interval":                           ints(1, MaxNumSeqs, ""),
+	"TRTLLM.moe_expert_parallel_size":                  ints(1, MaxTP, ""), // and dividing the pool's tp (replay)
 	"TRTLLMAttentionDPConfig.timeout_iters":            ints(0, MaxNumSeqs, ""),
 	"TRTLLMAttentionDPConfig.batching_wait_iters":      ints(0, MaxNumSeqs, ""),
 	"TRTLLMSpeculativeConfig.num_nextn_predict_layers": ints(1, MaxMTPLayers, ""),

@@ -44,6 +44,13 @@ type TRTLLM struct {
 	// attention data-parallel (tp ranks of one GPU each, with their own
 	// scheduler and KV cache), the MoE layers across all of them.
 	EnableAttentionDP bool `json:"enable_attention_dp"`
+	// MoEExpertParallelSize is moe_expert_parallel_size (BaseLlmArgs;
+	// trtllm-serve --ep_size): the routed experts spread over that many GPUs,
+	// each split tp_size / moe_expert_parallel_size ways (moe_tp_size; the
+	// Mapping's moe_tp_size × moe_ep_size = tp_size,
+	// tensorrt_llm/mapping.py). 0: the pool's enable_expert_parallel says
+	// (all tp_size GPUs, or none); not with it.
+	MoEExpertParallelSize int `json:"moe_expert_parallel_size,omitempty"`
 	// AttentionDPConfig is attention_dp_config (with enable_attention_dp).
 	AttentionDPConfig TRTLLMAttentionDPConfig `json:"attention_dp_config"`
 	// SchedulerConfig is scheduler_config.
@@ -434,7 +441,8 @@ func (t *TRTLLM) validate(p string) error {
 				slices.Max(g.BatchSizes), g.MaxBatchSize)
 		}
 	}
-	if err := firstErr(checkInt(p+"stream_interval", "TRTLLM.stream_interval", t.StreamInterval),
+	if err := firstErr(checkIntOrUnset(p+"moe_expert_parallel_size", "TRTLLM.moe_expert_parallel_size", t.MoEExpertParallelSize),
+		checkInt(p+"stream_interval", "TRTLLM.stream_interval", t.StreamInterval),
 		checkInt(p+"attention_dp_config.timeout_iters", "TRTLLMAttentionDPConfig.timeout_iters", t.AttentionDPConfig.TimeoutIters),
 		checkInt(p+"attention_dp_config.batching_wait_iters", "TRTLLMAttentionDPConfig.batching_wait_iters",
 			t.AttentionDPConfig.BatchingWaitIters)); err != nil {
@@ -501,6 +509,9 @@ func (e *Engine) refuseTRTLLMZeros(seen map[string]bool) error {
 		}
 		if seen[b.p+"kv_cache_config.max_tokens"] && b.t.KVCacheConfig.MaxTokens == 0 {
 			return checkInt(b.p+"kv_cache_config.max_tokens", "TRTLLMKVCacheConfig.max_tokens", 0)
+		}
+		if seen[b.p+"moe_expert_parallel_size"] && b.t.MoEExpertParallelSize == 0 {
+			return checkInt(b.p+"moe_expert_parallel_size", "TRTLLM.moe_expert_parallel_size", 0)
 		}
 	}
 	return nil

@@ -109,6 +109,16 @@ func TestMoEWeightBytesPerGPU(t *testing.T) {
 	assert.Equal(t, int64(59_170_619_392), a.WeightBytesPerGPUParallel(Parallel{TP: 4, DP: 1}))
 	// EP 4 holds 32 whole experts: 32·3·4096·1536 = the same 603,979,776 B.
 	assert.Equal(t, int64(59_170_619_392), a.WeightBytesPerGPUParallel(Parallel{TP: 4, DP: 1, EP: true}))
+	// TP 4 with the experts split both ways (TensorRT-LLM's moe_ep_size 2,
+	// moe_tp_size 2): 64 experts of 768 each, 64·3·4096·768 = the same
+	// 603,979,776 B.
+	both := Parallel{TP: 4, DP: 1, EP: true, MoEEPSize: 2}
+	assert.Equal(t, 2, both.MoETP())
+	assert.Equal(t, 2, both.MoEEP())
+	assert.Equal(t, "TP4 EP2", both.String())
+	assert.Equal(t, int64(59_170_619_392), a.WeightBytesPerGPUParallel(both))
+	// MoEEPSize of all GPUs is plain EP
+	assert.Equal(t, 1, Parallel{TP: 4, DP: 1, EP: true, MoEEPSize: 4}.MoETP())
 	// TP 1 × DP 2 without EP: attention whole on each GPU (71,303,168 B),
 	// experts moe_tp 2: 128·3·4096·768 = 1,207,959,552 B, router 1,048,576;
 	// per layer 1,280,311,296 ·94 = 120,349,261,824; embeddings 2·151936·4096·2
@@ -151,6 +161,11 @@ func TestValidateParallel(t *testing.T) {
 	q, _ := Builtin("Qwen/Qwen3-32B")
 	assert.ErrorContains(t, q.ValidateParallel(Parallel{TP: 2, DP: 1, EP: true}), "enable_expert_parallel needs a mixture-of-experts model")
 	assert.NoError(t, q.ValidateParallel(Parallel{TP: 2, DP: 4}))
+	assert.NoError(t, mm.ValidateParallel(Parallel{TP: 8, DP: 1, EP: true, MoEEPSize: 4})) // 1536/2 = 768 = 6·128
+	assert.ErrorContains(t, mm.ValidateParallel(Parallel{TP: 4, DP: 1, EP: true, MoEEPSize: 3}),
+		"3 expert-parallel ranks do not divide the 4 GPUs")
+	assert.ErrorContains(t, mm.ValidateParallel(Parallel{TP: 4, DP: 1, EP: true, MoEEPSize: 8}),
+		"8 expert-parallel ranks do not divide the 4 GPUs")
 	g := loadShared(t, "openai/gpt-oss-20b") // 32 experts
 	assert.NoError(t, g.ValidateParallel(Parallel{TP: 8, DP: 1, EP: true}))
 }

@@ -10,30 +10,43 @@ import "fmt"
 // instead of each expert being split TP×DP ways. Source: vLLM
 // FusedMoEParallelConfig.make (the MoE layer's TP size is TP×DP without EP;
 // with EP its EP size is TP×DP and its TP size 1).
+//
+// MoEEPSize splits the routed experts both ways, as TensorRT-LLM's
+// moe_expert_parallel_size below its tp_size does (tensorrt_llm/mapping.py,
+// Mapping: moe_tp_size × moe_ep_size = tp_size, moe_tp_size = tp_size /
+// moe_ep_size when only the latter is given): with EP, the experts are
+// spread over MoEEPSize GPUs and each split TP×DP / MoEEPSize ways; 0 (or
+// TP×DP): spread over all of them.
 type Parallel struct {
-	TP, DP int
-	EP     bool
+	TP, DP    int
+	EP        bool
+	MoEEPSize int
 }
 
 // GPUs is TP × DP.
 func (p Parallel) GPUs() int { return p.TP * p.DP }
 
-// MoETP is the tensor-parallel size of the routed experts: 1 with EP, else
-// TP × DP (the silicon tables' moe_tp_size).
+// MoETP is the tensor-parallel size of the routed experts: TP × DP without
+// EP, else TP × DP / MoEEP (1 unless split both ways; the silicon tables'
+// moe_tp_size).
 func (p Parallel) MoETP() int {
 	if p.EP {
-		return 1
+		return p.GPUs() / p.MoEEP()
 	}
 	return p.TP * p.DP
 }
 
-// MoEEP is the expert-parallel size of the routed experts: TP × DP with EP,
-// else 1 (the silicon tables' moe_ep_size).
+// MoEEP is the expert-parallel size of the routed experts: with EP,
+// MoEEPSize when given, else TP × DP; 1 without EP (the silicon tables'
+// moe_ep_size).
 func (p Parallel) MoEEP() int {
-	if p.EP {
-		return p.TP * p.DP
+	switch {
+	case !p.EP:
+		return 1
+	case p.MoEEPSize > 0:
+		return p.MoEEPSize
 	}
-	return 1
+	return p.TP * p.DP
 }
 
 // String is "TP4", "TP2 DP2", "TP4 EP4" or "TP1 DP4 EP4".
@@ -72,6 +85,10 @@ func (a *Arch) ValidateParallel(p Parallel) error {
 	}
 	if p.EP && a.MoE == nil {
 		return fmt.Errorf("model %s: enable_expert_parallel needs a mixture-of-experts model", a.Name)
+	}
+	if p.EP && p.MoEEPSize > 0 && (p.MoEEPSize > p.GPUs() || p.GPUs()%p.MoEEPSize != 0) {
+		return fmt.Errorf("model %s: %d expert-parallel ranks do not divide the %d GPUs (moe_tp_size × moe_ep_size must be the tp_size)",
+			a.Name, p.MoEEPSize, p.GPUs())
 	}
 	if a.MoE == nil {
 		return nil

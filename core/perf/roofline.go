@@ -88,9 +88,12 @@ type RooflineOptions struct {
 	OverlapCPU bool
 	// DP is the data-parallel size (0 or 1: none) and EP whether the routed
 	// experts are expert-parallel (model.Parallel); both matter only for a
-	// mixture-of-experts model, whose MoE layers span TP × DP GPUs.
-	DP int
-	EP bool
+	// mixture-of-experts model, whose MoE layers span TP × DP GPUs. MoEEP,
+	// with EP, splits the experts both ways (model.Parallel.MoEEPSize; 0:
+	// spread over all TP × DP GPUs).
+	DP    int
+	EP    bool
+	MoEEP int
 	// CUDAGraphMaxTokens is the largest CUDA-graph capture size, tokens
 	// (CUDAGraphMaxTokens of the scheduler's limits; 0: no CUDA graphs). A
 	// MoE layer computes a pass's tokens padded to the next capture size
@@ -221,7 +224,7 @@ func NewRoofline(arch *model.Arch, sys *hardware.System, opt RooflineOptions) (*
 		return nil, fmt.Errorf("perf: roofline: model %s: DeepSeek-V4's compressed attention is not priced yet", arch.Name)
 	}
 	tp := opt.TP
-	par := model.Parallel{TP: tp, DP: max(opt.DP, 1), EP: opt.EP}
+	par := model.Parallel{TP: tp, DP: max(opt.DP, 1), EP: opt.EP, MoEEPSize: opt.MoEEP}
 	if err := arch.ValidateParallel(par); err != nil {
 		return nil, fmt.Errorf("perf: roofline: %w", err)
 	}

@@ -26,9 +26,14 @@ type pool struct {
 	name      string // "aggregated", "prefill" or "decode"
 	field     string // its spec path, for errors
 	count, tp int
-	dp        int    // data-parallel ranks per worker (1: none)
-	ep        bool   // routed experts expert-parallel
-	a2a       string // vLLM's --all2all-backend ("": its default)
+	dp        int  // data-parallel ranks per worker (1: none)
+	ep        bool // routed experts expert-parallel
+	// moeEP: with ep, the experts spread over moeEP GPUs and split the rest
+	// of the way (TensorRT-LLM's moe_expert_parallel_size below its
+	// tp_size; 0: over all); moeField names the option
+	moeEP    int
+	moeField string
+	a2a      string // vLLM's --all2all-backend ("": its default)
 	// oneLoop: a worker's ranks share one API server event loop (vLLM's
 	// --api-server-count 1: config.Pool.APIServerCount); else each rank has
 	// its own (loopOf)
@@ -157,6 +162,9 @@ func buildDeployment(s *config.Spec, cache *PerfCache) (*deployment, error) {
 			// scheduler and KV cache), the MoE layers spanning them all
 			p.dp, p.tp = p.tp, 1
 		}
+		if err := p.moeSplit(e); err != nil {
+			return nil, err
+		}
 	}
 	if dg := e.Workers.Disaggregated; dg != nil {
 		if err := d.planTransfer(e, &dg.KVTransfer); err != nil {
@@ -215,8 +223,44 @@ func (d *deployment) planTransfer(e *config.Engine, t *config.KVTransfer) error 
 	return nil
 }
 
+// moeSplit applies a TensorRT-LLM pool's moe_expert_parallel_size: the
+// experts spread over that many of the worker's GPUs (all of them: as
+// enable_expert_parallel; 1: none), split tp_size / moe_expert_parallel_size
+// ways (tensorrt_llm/mapping.py, Mapping: moe_tp_size × moe_ep_size =
+// tp_size). The split both ways is simulated without attention DP only (its
+// token dispatch across ranks would be another).
+func (pl *pool) moeSplit(e *config.Engine) error {
+	t := e.TRTLLMOf(pl.spec)
+	if e.Backend != config.BackendTRTLLM || t == nil || t.MoEExpertParallelSize == 0 {
+		return nil
+	}
+	pl.moeField = "engine.trtllm.moe_expert_parallel_size"
+	if pl.spec.TRTLLM != nil {
+		pl.moeField = pl.field + ".trtllm.moe_expert_parallel_size"
+	}
+	n, gpus := t.MoEExpertParallelSize, pl.tp*pl.dp
+	switch {
+	case pl.ep:
+		return &config.Error{Field: pl.moeField, Msg: fmt.Sprintf(
+			"given with %s.enable_expert_parallel (the experts over all %d GPUs): give one of them", pl.field, gpus)}
+	case gpus%n != 0:
+		return &config.Error{Field: pl.moeField, Msg: fmt.Sprintf(
+			"%d does not divide the worker's %d GPUs (TensorRT-LLM's Mapping: moe_tp_size × moe_ep_size = tp_size)", n, gpus)}
+	case n > 1 && n < gpus && pl.dp > 1:
+		return &config.Error{Field: pl.moeField, Msg: fmt.Sprintf(
+			"%d of %d GPUs splits the experts both ways, which is not simulated with enable_attention_dp", n, gpus)}
+	}
+	pl.ep = n > 1
+	if n < gpus {
+		pl.moeEP = n
+	}
+	return nil
+}
+
 // parallel is the pool's layout in model terms.
-func (pl *pool) parallel() model.Parallel { return model.Parallel{TP: pl.tp, DP: pl.dp, EP: pl.ep} }
+func (pl *pool) parallel() model.Parallel {
+	return model.Parallel{TP: pl.tp, DP: pl.dp, EP: pl.ep, MoEEPSize: pl.moeEP}
+}
 
 // buildPool makes the perf model and engine config of one pool (its TP, DP
 // and EP set both the pass times and the KV capacity).
@@ -235,7 +279,9 @@ func (d *deployment) buildPool(s *config.Spec, pl *pool) error {
 	}
 	if err := arch.ValidateParallel(pl.parallel()); err != nil {
 		field := pl.field + ".data_parallel_size"
-		if pl.ep {
+		if pl.moeField != "" {
+			field = pl.moeField
+		} else if pl.ep {
 			field = pl.field + ".enable_expert_parallel"
 		} else if pl.dp == 1 {
 			field = pl.field + ".tp"
@@ -279,7 +325,7 @@ func (d *deployment) buildPool(s *config.Spec, pl *pool) error {
 	switch p := e.Perf.Source.(type) {
 	case config.AICPerf:
 		m, err := d.cache.aicModel(e, arch, sys, aic.Options{Database: p.Database, Backend: e.Backend,
-			Version: p.BackendVersion, TP: pl.tp, DP: pl.dp, EP: pl.ep, WeightDtype: arch.WeightDtype, KVDtype: kvDtype,
+			Version: p.BackendVersion, TP: pl.tp, DP: pl.dp, EP: pl.ep, MoEEP: pl.moeEP, WeightDtype: arch.WeightDtype, KVDtype: kvDtype,
 			MaxTokens: maxTokens, PassOverheadUs: p.PassOverheadUs, SequenceOverheadUs: p.PerSequenceOverheadUs,
 			OverlapCPU: overlap, CUDAGraphMaxTokens: cgTop, All2AllBackend: pl.a2a, MoEBackend: e.MoEBackend})
 		if err != nil {
@@ -293,7 +339,7 @@ func (d *deployment) buildPool(s *config.Spec, pl *pool) error {
 			PassOverheadUs: p.PassOverheadUs, SequenceOverheadUs: p.PerSequenceOverheadUs,
 			LayerLatencyUs: p.LayerLatencyUs, AllReduceLatencyUs: perf.CustomAllReduceLatencyUs,
 			MoELatencyUs: p.MoELatency()}
-		rl, err := perf.NewRoofline(arch, sys, perf.RooflineOptions{TP: pl.tp, DP: pl.dp, EP: pl.ep,
+		rl, err := perf.NewRoofline(arch, sys, perf.RooflineOptions{TP: pl.tp, DP: pl.dp, EP: pl.ep, MoEEP: pl.moeEP,
 			WeightDtype: arch.WeightDtype, KVDtype: kvDtype, Params: params, OverlapCPU: overlap,
 			CUDAGraphMaxTokens: cgTop, All2AllBackend: pl.a2a})
 		if err != nil {

@@ -150,24 +150,28 @@ func TestTRTLLMAttentionDPPlacement(t *testing.T) {
 	assert.Equal(t, []int32{1, 2}, []int32{tl[4].PrefillRequests, tl[5].PrefillRequests}, "r3 on rank 0, r2 and r4 on rank 1")
 }
 
+// qwen235TRTLLM heads a spec of Qwen3-235B-A22B-FP8 on h200_sxm served by
+// TensorRT-LLM, priced by the roofline (the shared model configs).
+var qwen235TRTLLM = `
+engine:
+  model: Qwen/Qwen3-235B-A22B-FP8
+  model_config_dir: ` + sharedModelConfigs + `
+  system: h200_sxm
+  backend: trtllm
+  perf: {source: roofline}
+`
+
 // adpTimeline replays trace rows on one TensorRT-LLM worker of Qwen3-235B-A22B
 // on two attention-DP ranks (max_batch_size 8, max_num_tokens 1000, roofline)
 // with more engine settings (extra, YAML lines), with its timeline.
 func adpTimeline(t *testing.T, rows []traceRow, extra string) *report.Report {
 	t.Helper()
-	yml := fmt.Sprintf(`
-engine:
-  model: Qwen/Qwen3-235B-A22B-FP8
-  model_config_dir: %s
-  system: h200_sxm
-  backend: trtllm
-  perf: {source: roofline}
-  workers: {aggregated: {count: 1, tp: 2, enable_expert_parallel: true}}
+	yml := qwen235TRTLLM + fmt.Sprintf(`  workers: {aggregated: {count: 1, tp: 2, enable_expert_parallel: true}}
   trtllm: {max_batch_size: 8, max_num_tokens: 1000, enable_attention_dp: true}
 %straffic:
   source: {type: mooncake, path: %s}
   load: {mode: trace}
-`, sharedModelConfigs, extra, writeTrace(t, rows))
+`, extra, writeTrace(t, rows))
 	s, err := config.DecodeYAML([]byte(yml))
 	require.NoError(t, err)
 	rep, err := Run(s, WithTimeline())
@@ -283,5 +287,39 @@ traffic:
 		assert.InDelta(t, 3.0, msOf(rep.Records[0].FirstTokenNs), 1e-9, tc.acceptance)
 		assert.InDelta(t, tc.endMs, msOf(rep.Records[0].EndNs), 1e-9, tc.acceptance)
 		assert.Equal(t, tc.passes, rep.Metadata.Pools[0].WorkerPasses[0], tc.acceptance)
+	}
+}
+
+// moe_expert_parallel_size below the tp_size splits the experts both ways
+// (tensorrt_llm/mapping.py: moe_tp_size = tp_size / moe_ep_size): Qwen3-235B
+// at TP 4 with 2 runs at moe_tp 2 × moe_ep 2; a size that does not divide
+// the GPUs, one given with enable_expert_parallel, or the split both ways
+// with attention DP is refused naming the option; 4 is
+// enable_expert_parallel's layout (the same report).
+func TestTRTLLMMoEExpertParallelSize(t *testing.T) {
+	needSharedConfigs(t)
+	spec := func(trtllm, pool string) string {
+		return qwen235TRTLLM + fmt.Sprintf(`  workers: {aggregated: {count: 1, tp: 4%s}}
+  trtllm: {max_batch_size: 8, max_num_tokens: 4096%s}
+traffic:
+  source: {type: synthetic, num_requests: 4, isl: 100, osl: 5}
+  load: {mode: concurrency, concurrency: 2}
+`, pool, trtllm)
+	}
+	rep := runYAML(t, spec(", moe_expert_parallel_size: 2", ""))
+	assert.Equal(t, 4, rep.Summary.Completed)
+	all := runYAML(t, spec(", moe_expert_parallel_size: 4", ""))
+	ep := runYAML(t, spec("", ", enable_expert_parallel: true"))
+	assert.Equal(t, ep.Summary, all.Summary)
+	for _, tc := range []struct{ trtllm, pool, msg string }{
+		{", moe_expert_parallel_size: 3", "", "3 does not divide the worker's 4 GPUs"},
+		{", moe_expert_parallel_size: 2", ", enable_expert_parallel: true", "give one of them"},
+		{", moe_expert_parallel_size: 2, enable_attention_dp: true", "", "not simulated with enable_attention_dp"},
+	} {
+		_, err := runErr(t, spec(tc.trtllm, tc.pool))
+		var ce *config.Error
+		require.ErrorAs(t, err, &ce, tc.trtllm)
+		assert.Equal(t, "engine.trtllm.moe_expert_parallel_size", ce.Field, tc.trtllm)
+		assert.Contains(t, ce.Msg, tc.msg, tc.trtllm)
 	}
 }

@@ -54,9 +54,12 @@ type Options struct {
 	// model (model.Parallel). The MoE tables are read at moe_tp = TP×DP
 	// (EP off) or moe_ep = TP×DP (EP on); with DP > 1 the NCCL tables of the
 	// system's misc.nccl_version price the token all-gather and
-	// reduce-scatter.
-	DP int
-	EP bool
+	// reduce-scatter. MoEEP, with EP, splits the experts both ways
+	// (model.Parallel.MoEEPSize: the tables read at moe_tp = TP×DP / MoEEP,
+	// moe_ep = MoEEP; 0: moe_ep = TP×DP).
+	DP    int
+	EP    bool
+	MoEEP int
 	// CUDAGraphMaxTokens is the largest CUDA-graph capture size, tokens
 	// (perf.CUDAGraphMaxTokens of the scheduler's limits; 0: no CUDA graphs).
 	// A MoE layer computes a pass's tokens padded to the next capture size
@@ -143,7 +146,7 @@ func New(arch *model.Arch, sys *hardware.System, opt Options) (*Model, error) {
 	if arch == nil || sys == nil {
 		return nil, fmt.Errorf("aic: needs a model and a system")
 	}
-	par := model.Parallel{TP: opt.TP, DP: max(opt.DP, 1), EP: opt.EP}
+	par := model.Parallel{TP: opt.TP, DP: max(opt.DP, 1), EP: opt.EP, MoEEPSize: opt.MoEEP}
 	if err := arch.ValidateParallel(par); err != nil {
 		return nil, fmt.Errorf("aic: %w", err)
 	}

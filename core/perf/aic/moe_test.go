@@ -138,6 +138,23 @@ func TestMoELayouts(t *testing.T) {
 	assert.Less(t, dp.hybridBreakdown(&perf.Batch{}, 6).TotalNs(), bd.TotalNs())
 }
 
+// TestMoETensorTimesExpertParallel: TensorRT-LLM's experts split both ways
+// (TP 4, moe_ep_size 2, so moe_tp_size 2) read the tables' moe_tp 2 ×
+// moe_ep 2 rows: at 1 and 8192 tokens the curve returns the row's time
+// (the routing correction is zero there: TestMoEPassOnATableRow).
+func TestMoETensorTimesExpertParallel(t *testing.T) {
+	m, err := New(sharedModel(t, "Qwen/Qwen3-235B-A22B-FP8"), builtinSystem(t, "h200_sxm"),
+		Options{MaxTokens: 8192, Backend: "trtllm", Database: sharedDB(t), Version: "1.2.0rc5", TP: 4, EP: true, MoEEP: 2})
+	require.NoError(t, err)
+	assert.Equal(t, int64(2), m.hy.moe.shape.tp)
+	assert.Equal(t, int64(2), m.hy.moe.shape.ep)
+	path := filepath.Join(sharedDB(t), "data", "h200_sxm", "moe", "trtllm", "1.2.0rc5", "moe_perf.parquet")
+	for _, n := range []int64{1, 8192} {
+		row := moeTableRow(t, path, "fp8_block", n, 4096, 1536, 8, 128, 2, 2)
+		assert.InDelta(t, row*1e-3, m.hy.moe.Seconds(float64(n)), 1e-12, "%d tokens", n)
+	}
+}
+
 // TestMoENCCLOnARow: the all-gather curve returns a measured row's time.
 func TestMoENCCLOnARow(t *testing.T) {
 	path := filepath.Join(sharedDB(t), "data", "h200_sxm", "comm", "nccl", "2.29.2", "nccl_perf.parquet")

@@ -64,12 +64,14 @@ def measured_at(row: dict[str, str]) -> datetime | None:
 @dataclass(frozen=True)
 class Layout:
     """A row as TensorRT-LLM runs it: ``tp`` GPUs (``tp_size``), attention DP over them
-    or not, the experts expert-parallel over them or tensor-parallel, and a note when the
-    row's columns needed reading."""
+    or not, the experts expert-parallel over them or tensor-parallel (or, ``moe_ep``,
+    spread over that many and split the rest of the way: ``moe_expert_parallel_size``),
+    and a note when the row's columns needed reading."""
     tp: int
     attention_dp: bool
     ep: bool
     note: str = ""
+    moe_ep: int = 0
 
     def text(self) -> str:
         s = f"TP{self.tp}"
@@ -77,7 +79,14 @@ class Layout:
             s += f" ADP{self.tp}"
         if self.ep:
             s += f" EP{self.tp}"
+        elif self.moe_ep:
+            s += f" EP{self.moe_ep}"
         return s
+
+    def options(self) -> dict[str, Any]:
+        """The ``engine.trtllm`` options of the layout beyond the pool's: the experts'
+        split both ways."""
+        return {"moe_expert_parallel_size": self.moe_ep} if self.moe_ep else {}
 
 
 def _moe(config: Path) -> bool:
@@ -93,8 +102,9 @@ def layout(row: dict[str, str], config: Path) -> Layout:
     tensor and expert parallel sizes multiplied, in some exports of single-node runs) is
     one node's: its GPU count from its id (``…_tp8_ep8_…``), else the node's, its experts
     expert-parallel when ``moe_ep_size`` > 1, attention DP when ``attention_dp_size`` > 1.
-    TensorRT-LLM can split the experts both ways (moe_tp × moe_ep); the simulation has
-    all-EP or all-TP only, so a mixed split is refused.
+    Experts split both ways (``moe_tp_size`` × ``moe_ep_size`` = ``tp_size``, each > 1)
+    run with ``moe_expert_parallel_size`` = ``moe_ep_size`` (TensorRT-LLM's Mapping
+    derives ``moe_tp_size``); with attention DP that split is refused.
 
     Raises:
         ValueError: a layout the simulation cannot run (the skip reason)."""
@@ -111,8 +121,12 @@ def layout(row: dict[str, str], config: Path) -> Layout:
     if not _moe(config):
         return Layout(gpus, adp > 1, False, note)
     if moe_tp > 1 and moe_ep > 1:
-        raise ValueError(f"moe_tp_size {moe_tp} with moe_ep_size {moe_ep}: the experts split both ways "
-                         "(only all-expert-parallel or all-tensor-parallel is simulated)")
+        if moe_tp * moe_ep != gpus:
+            raise ValueError(f"moe_tp_size {moe_tp} × moe_ep_size {moe_ep} is not the row's {gpus} GPUs")
+        if adp > 1:
+            raise ValueError(f"moe_tp_size {moe_tp} with moe_ep_size {moe_ep} and attention DP: the experts' "
+                             "split both ways is not simulated with attention DP")
+        return Layout(gpus, False, False, note, moe_ep)
     return Layout(gpus, adp > 1, moe_ep > 1, note)
 
 
@@ -139,7 +153,7 @@ def aic_generator(c: int, isl: int, measured: datetime | None, lay: Layout) -> d
     return {"max_batch_size": mbs, "max_num_tokens": tokens, "enable_chunked_prefill": False,
             "disable_overlap_scheduler": False, "enable_attention_dp": lay.attention_dp,
             "kv_cache_config": {"free_gpu_memory_fraction": AIC_FREE_GPU_MEMORY_FRACTION, "enable_block_reuse": False},
-            "cuda_graph_config": graphs}
+            "cuda_graph_config": graphs, **lay.options()}
 
 
 @dataclass(frozen=True)
@@ -303,6 +317,7 @@ def recipe_options(opts: dict[str, Any], c: int, isl: int, lay: Layout) -> tuple
     o["enable_attention_dp"] = lay.attention_dp
     if not lay.attention_dp:  # the recipe writes attention_dp_config with dp-attn only
         o.pop("attention_dp_config", None)
+    o.update(lay.options())
     return o, kv
 
 
@@ -344,7 +359,8 @@ def layout_text(row: dict[str, str], spec: dict[str, Any]) -> str:
     eng = spec["engine"]
     pool = eng["workers"]["aggregated"]
     t = eng.get("trtllm") or {}
-    lay = Layout(pool["tp"], bool(t.get("enable_attention_dp")), bool(pool.get("enable_expert_parallel")))
+    lay = Layout(pool["tp"], bool(t.get("enable_attention_dp")), bool(pool.get("enable_expert_parallel")),
+                 moe_ep=t.get("moe_expert_parallel_size", 0))
     s = lay.text()
     mtp = (t.get("speculative_config") or {}).get("num_nextn_predict_layers")
     if mtp:
