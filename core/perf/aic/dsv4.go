@@ -114,18 +114,11 @@ func (m *Model) dsv4Setup(arch *model.Arch, sys *hardware.System, tp int, kd mod
 		dg.peak[k] = peak
 		for i, kind := range []attnKind{contextKind, generationKind} {
 			table := tables[k][i]
-			var grid *attnGrid
-			src, err := locate(sysDir, m.system, opt.Backend, opt.Version, table)
-			if err == nil {
-				rows, err := loadMLA(src.Path)
-				if err != nil {
-					return err
-				}
-				if grid, err = m.dsv4Core(rows, kind, table, arch, k, tp, kd, sys, peak, g.Count); err == nil {
-					m.sources = append(m.sources, src)
-				} else {
-					m.notes = append(m.notes, fmt.Sprintf("%s (%s): %v", table, src.ReadFrom, err))
-				}
+			grid, err := m.moduleGrid(sysDir, opt, table, func(rows []mlaRow) (*attnGrid, error) {
+				return m.dsv4Core(rows, kind, table, arch, k, tp, kd, sys, peak, g.Count)
+			})
+			if err != nil {
+				return err
 			}
 			if grid == nil {
 				em := newEmpiricalMemory(sys)
@@ -173,26 +166,15 @@ func (m *Model) dsv4Setup(arch *model.Arch, sys *hardware.System, tp int, kd mod
 func (m *Model) dsv4Core(rows []mlaRow, kind attnKind, table string, arch *model.Arch, k model.AttnKind, tp int,
 	kd model.Dtype, sys *hardware.System, peak *perf.DSV4Core, layers int) (*attnGrid, error) {
 	heads := int64(arch.Heads / tp)
-	names := map[string]int{}
-	for i := range rows {
-		names[rows[i].Model]++
-	}
-	sorted := make([]string, 0, len(names))
-	for n := range names {
-		sorted = append(sorted, n)
-	}
-	sort.Strings(sorted)
-	best, bestD := "", math.Inf(1)
-	for _, n := range sorted {
-		if tm, ok := dsv4TableModels[n]; ok {
-			// the nearest shape; of two of one shape, the one with more rows
-			if d := dsv4Distance(arch, tm); d < bestD || (d == bestD && names[n] > names[best]) {
-				best, bestD = n, d
-			}
+	best, bestD, names := nearestTableModel(rows, func(n string) (float64, bool) {
+		tm, ok := dsv4TableModels[n]
+		if !ok {
+			return 0, false
 		}
-	}
-	if best == "" {
-		return nil, fmt.Errorf("no rows of a DeepSeek-V4 model the simulator knows (measured: %v)", sorted)
+		return dsv4Distance(arch, tm), true
+	})
+	if math.IsInf(bestD, 1) {
+		return nil, fmt.Errorf("no rows of a DeepSeek-V4 model the simulator knows (measured: %v)", names)
 	}
 	tm := dsv4TableModels[best]
 	gemms := map[string]bool{}
@@ -221,13 +203,7 @@ func (m *Model) dsv4Core(rows []mlaRow, kind attnKind, table string, arch *model
 		kv = model.FP8
 		sel = pick(kv)
 	}
-	measHeads, hd := int64(0), math.Inf(1)
-	for _, r := range sel {
-		d := math.Abs(math.Log2(float64(r.Heads) / float64(heads)))
-		if d < hd || (d == hd && r.Heads > measHeads) {
-			measHeads, hd = r.Heads, d
-		}
-	}
+	measHeads := nearestHeads(sel, heads, func(*mlaRow) bool { return true })
 	if measHeads == 0 {
 		return nil, fmt.Errorf("no rows of %s", best)
 	}
@@ -237,36 +213,19 @@ func (m *Model) dsv4Core(rows []mlaRow, kind attnKind, table string, arch *model
 		}
 		return float64(r.ISL + r.Step)
 	}
-	var bs, ys []float64
 	var picked []*mlaRow
 	for _, r := range sel {
 		if r.Heads == measHeads {
 			picked = append(picked, r)
-			bs, ys = append(bs, float64(r.Batch)), append(ys, length(r))
 		}
 	}
 	mtp := int(int64(tm.Heads) / measHeads) // the table model's TP at those heads
 	meas := perf.NewDSV4Core(tm, k, mtp, kv.Bytes(), sys.BF16Flops, sys.Flops(model.FP8), sys.MemBW)
 	same := measHeads == heads && bestD == 0 && kv == kd
-	g := &attnGrid{kind: kind, sqrtLen: kind == contextKind, dsv4: peak, scale: 1,
-		batches: sortedUnique(bs), lengths: sortedUnique(ys), measuredHeads: measHeads}
-	g.sec = unmeasured(len(g.batches), len(g.lengths))
-	for _, r := range picked {
-		i, j := indexOf(g.batches, float64(r.Batch)), indexOf(g.lengths, length(r))
-		if !math.IsNaN(g.sec[i][j]) {
-			continue // first row wins
-		}
-		b, y := g.batches[i], g.lengths[j]
-		t := r.Latency * 1e-3
-		roof := dsv4Roofline(meas, kind, b, y)
-		t = math.Max(t, roof)
-		if !same {
-			t *= dsv4Roofline(peak, kind, b, y) / roof
-		}
-		g.sec[i][j] = t
-	}
-	g.fill()
-	g.monotone()
+	g := &attnGrid{kind: kind, sqrtLen: kind == contextKind, dsv4: peak, scale: 1, measuredHeads: measHeads}
+	g.fromRows(picked, length, func(b, y, t float64) float64 {
+		return onModelShape(t, dsv4Roofline(meas, kind, b, y), dsv4Roofline(peak, kind, b, y), same)
+	})
 	if !same {
 		m.fallback(opOfAttnKind(kind), layers, fmt.Sprintf("%s: %s's %s attention (%d heads per GPU, %s KV cache) not measured; %s's at %d heads (%s), scaled by the ratio of their rooflines",
 			table, arch.Name, k, heads, kd, best, measHeads, kv))
@@ -280,17 +239,7 @@ func (m *Model) dsv4Core(rows []mlaRow, kind attnKind, table string, arch *model
 // per-kernel constant (the attention, the compressor, the cache write).
 func rooflineDSV4Grid(kind attnKind, peak, emp *perf.DSV4Core, latencyS float64) *attnGrid {
 	g := &attnGrid{kind: kind, sqrtLen: kind == contextKind, dsv4: peak, scale: 1}
-	for v := 1.0; v <= 1<<20; v *= 2 {
-		g.batches = append(g.batches, v)
-		g.lengths = append(g.lengths, v)
-	}
-	g.sec = make([][]float64, len(g.batches))
-	for i, b := range g.batches {
-		g.sec[i] = make([]float64, len(g.lengths))
-		for j, y := range g.lengths {
-			g.sec[i][j] = dsv4Roofline(emp, kind, b, y) + 3*latencyS
-		}
-	}
+	g.powersOfTwo(func(b, y float64) float64 { return dsv4Roofline(emp, kind, b, y) + 3*latencyS })
 	return g
 }
 
