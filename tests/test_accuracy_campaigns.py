@@ -111,6 +111,14 @@ def test_a_recipe_becomes_engine_settings():
     engine: dict = {}
     campaigns.apply_recipe(engine, flags, 1024, 8192, 16)
     assert engine == {"scheduler": {"gpu_memory_utilization": 0.95, "max_num_seqs": 16, "max_model_len": 1024 + 8192 + 200}}
+    # DeepSeek-V4-Pro on H200 (2026-05): dsv4_fp8_h200.sh's fixed --max-num-seqs 512
+    flags, src = campaigns.recipe_at("deepseek-ai/DeepSeek-V4-Pro", "h200_sxm", datetime(2026, 5, 1, tzinfo=UTC))
+    assert src == "benchmarks/single_node/dsv4_fp8_h200.sh@6f3c1c07e"
+    engine = {}
+    campaigns.apply_recipe(engine, flags, 1024, 1024, 64)
+    assert engine == {"scheduler": {"gpu_memory_utilization": 0.95, "enable_prefix_caching": False,
+                                    "max_num_batched_tokens": 512, "max_num_seqs": 512, "max_model_len": 2248},
+                      "quantization": {"kv_cache": "fp8"}}
     # Llama-3.1-70B FP8 on H100 (2025): its config.yaml
     flags, _ = campaigns.recipe_at("nvidia/Llama-3.1-70B-Instruct-FP8", "h100_sxm", datetime(2025, 10, 1, tzinfo=UTC))
     engine = {}

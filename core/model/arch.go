@@ -191,7 +191,9 @@ func (a *Arch) KVHeadsPerGPU(tp int) int { return ceilDiv(a.KVHeads, tp) }
 // docs/design.md ("The KV capacity"). Block-sparse layers (MiniMax-M3) also cache one indexer key of
 // d_idx elements per token, bf16, on every GPU (an approximation: the
 // indexer's key layout is not in config.json). Qwen3-32B, bf16, t = 1:
-// 8·128·64·2·2 = 262,144 bytes. tp must be ≥ 1 (see Validate).
+// 8·128·64·2·2 = 262,144 bytes. An MLA model's is mlaKVBytesPerToken, a
+// DeepSeek-V4 model's dsv4KVBytesPerToken (its compressed caches). tp must
+// be ≥ 1 (see Validate).
 func (a *Arch) KVBytesPerToken(tp int, kvBytes float64) int64 {
 	if a.MLA != nil {
 		return a.mlaKVBytesPerToken(kvBytes)

@@ -154,14 +154,22 @@ func gemmElems(shapes []GEMMShape) int64 {
 // and 8 bytes of UE8M0 scales, 584 bytes.
 const dsv4FP8Entry = 584
 
-// dsv4Entry is one cached token (or compressed entry) of head_dim d at
-// kvBytes per element: the fp8_ds_mla layout's 584 bytes for an fp8 cache
-// (vLLM's FlashMLA backends), d·b_kv otherwise.
-func (a *Arch) dsv4Entry(kvBytes float64) float64 {
+// DSV4EntryBytes is one cached token (or compressed entry) of head_dim d
+// at kvBytes per element: the fp8_ds_mla layout's 584 bytes for an fp8
+// cache (vLLM's FlashMLA backends), d·b_kv otherwise.
+func (a *Arch) DSV4EntryBytes(kvBytes float64) float64 {
 	if kvBytes == 1 {
 		return dsv4FP8Entry
 	}
 	return float64(a.HeadDim) * kvBytes
+}
+
+// IndexerEntryBytes is one compressed entry of the CSA indexer's cache:
+// index_head_dim fp8 elements and an fp32 scale per 128 (MLA.IndexerBytes;
+// DeepseekV4Indexer allocates the same for its fp4 cache), bytes.
+func (c *CompressedAttention) IndexerEntryBytes() float64 {
+	ix := c.Indexer
+	return float64((&MLA{Indexer: &ix}).IndexerBytes())
 }
 
 // dsv4SWABlock is the SWA cache's block, tokens (DeepseekV4SWACache:
@@ -187,16 +195,15 @@ func dsv4StateTokens(r int) int {
 //
 //	⌈ L_csa · (E + I) / 4  +  L_hca · E / 128 ⌉
 //
-// E the entry (dsv4Entry: 584 bytes at fp8, head_dim·b_kv otherwise), I the
+// E the entry (DSV4EntryBytes: 584 bytes at fp8, head_dim·b_kv otherwise), I the
 // indexer's entry (IndexerBytes: 132 bytes for index_head_dim 128 in fp8 with
 // its scales; vLLM allocates the same with the fp4 indexer cache). The
 // sliding windows and the compressors' states are per sequence
 // (dsv4WindowBytesPerSequence). DeepSeek-V4-Flash in fp8: 21 CSA layers ·
 // (584 + 132) / 4 + 20 HCA layers · 584 / 128 = 3,759 + 91.25 → 3,851 bytes.
 func (a *Arch) dsv4KVBytesPerToken(kvBytes float64) int64 {
-	e := a.dsv4Entry(kvBytes)
-	idx := MLA{Indexer: &a.DSV4.Indexer}
-	b := float64(a.countLayers(func(l LayerKind) bool { return l.Attn == AttnCSA }))*(e+float64(idx.IndexerBytes()))/dsv4CSARatio +
+	e := a.DSV4EntryBytes(kvBytes)
+	b := float64(a.countLayers(func(l LayerKind) bool { return l.Attn == AttnCSA }))*(e+a.DSV4.IndexerEntryBytes())/dsv4CSARatio +
 		float64(a.countLayers(func(l LayerKind) bool { return l.Attn == AttnHCA }))*e/dsv4HCARatio
 	return int64(math.Ceil(b))
 }
@@ -218,7 +225,7 @@ func (a *Arch) dsv4KVBytesPerToken(kvBytes float64) int64 {
 // + 11,141,120 = 18,543,104 bytes.
 func (a *Arch) dsv4WindowBytesPerSequence(kvBytes float64) int64 {
 	c := a.DSV4
-	b := float64(a.Layers*(c.Window+dsv4SWABlock)) * a.dsv4Entry(kvBytes)
+	b := float64(a.Layers*(c.Window+dsv4SWABlock)) * a.DSV4EntryBytes(kvBytes)
 	for _, g := range a.Groups() {
 		r := CompressRatio(g.Kind.Attn)
 		if r == 0 {

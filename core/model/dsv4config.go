@@ -87,7 +87,9 @@ func readDeepSeekV4(c *moeConfig, a *Arch) error {
 	a.Approximations = append(a.Approximations,
 		"DeepSeek-V4 manifold-constrained hyper-connections: their mixing weights (2·(2+hc)·hc·hc·h per layer) are left out of the weight memory",
 		fmt.Sprintf("DeepSeek-V4 hash routing: the first %d layers' experts, picked by token id (tid2eid), are priced as score-routed, uniformly spread experts", d.HashLayers),
-		"attention sinks (one learned logit per head) are not priced apart")
+		"attention sinks (one learned logit per head) are not priced apart",
+		"DeepSeek-V4 attention: the output LoRA's batched GEMM over the rank's o_groups is priced as one GEMM of its FLOPs and weights, and the compressed entries a query reads as a continuous i/ratio (roofline)",
+		"DeepSeek-V4 attention from the module tables (aic): a prefill chunk's cached prefix is added at the core's roofline to the prefix-free row, the layers of the window alone read the HCA module, and a pass with prefills and decodes pays both modules' fixed costs")
 	return nil
 }
 

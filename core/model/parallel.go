@@ -111,7 +111,8 @@ func (a *Arch) ValidateParallel(p Parallel) error {
 // (LayerGEMMs' first two), plus for a block-sparse layer its indexer's
 // query and key projections, h·(IndexHeads + 1)·IndexDim, replicated; an
 // MLA layer's projections (mlaAttentionWeights); a linear-attention layer's
-// (linearAttentionWeights).
+// (linearAttentionWeights); a DeepSeek-V4 layer's DSV4Projections (its bf16
+// compressors and indexer weights are counted apart, at 2 bytes).
 func (a *Arch) attentionWeights(tp int, kind AttnKind) int64 {
 	if kind == AttnLinear {
 		return a.linearAttentionWeights(tp)

@@ -220,9 +220,6 @@ func NewRoofline(arch *model.Arch, sys *hardware.System, opt RooflineOptions) (*
 	if opt.CUDAGraphMaxTokens < 0 {
 		return nil, fmt.Errorf("perf: roofline CUDA-graph max tokens = %d, want ≥ 0", opt.CUDAGraphMaxTokens)
 	}
-	if arch.DSV4 != nil {
-		return nil, fmt.Errorf("perf: roofline: model %s: DeepSeek-V4's compressed attention is not priced yet", arch.Name)
-	}
 	tp := opt.TP
 	par := model.Parallel{TP: tp, DP: max(opt.DP, 1), EP: opt.EP, MoEEPSize: opt.MoEEP}
 	if err := arch.ValidateParallel(par); err != nil {

@@ -57,6 +57,10 @@ type hybrid struct {
 	qkNormARs float64
 	// mla: the multi-head latent attention layers' constants (nil: none)
 	mla *mlaRoof
+	// dsv4: DeepSeek-V4's attention cores by layer kind (nil: none), the
+	// window's and the CSA layers' kept lengths' DecodeWindows indices
+	dsv4                    map[model.AttnKind]*DSV4Core
+	dsv4WinIdx, dsv4KeptIdx int
 	// a2a: a point-to-point all2all backend (nil: the all-gather and
 	// reduce-scatter over the DP ranks)
 	a2a *A2A
@@ -84,6 +88,9 @@ type hyGroup struct {
 	// latent: a MoE layer's projections into and out of the latent experts'
 	// width (model.Arch.LatentProjections, replicated; nil: none)
 	latent []gemmConst
+	// bf16: a DeepSeek-V4 layer's bf16 projections (model.Arch.
+	// DSV4BF16Projections: compressors, the indexer's weights_proj)
+	bf16 []gemmConst
 	// memory-bound bytes per token: norms, q/k norm, dense/shared activation
 	memBytesPerToken float64
 }
@@ -148,6 +155,23 @@ func newHybrid(arch *model.Arch, sys *hardware.System, p model.Parallel, prm Roo
 		if g.Kind.Attn == model.AttnChunked {
 			hy.chunk = float64(arch.AttentionChunk)
 		}
+		if arch.DSV4 != nil {
+			// DeepSeek-V4: its projections in place of QKV and output, the
+			// mHC streams and the q/kv norms (read and write q_lora + d bf16
+			// elements) beside the residual norms
+			for _, f := range arch.DSV4Projections(tp, g.Kind.Attn) {
+				gr.proj = append(gr.proj, gemmConstOf(f))
+			}
+			for _, f := range arch.DSV4BF16Projections(g.Kind.Attn) {
+				gr.bf16 = append(gr.bf16, gemmConstOf(f))
+			}
+			gr.memBytesPerToken += MHCBytesPerToken(arch) + 4*float64(arch.DSV4.QLoraRank+arch.HeadDim)
+			if hy.dsv4 == nil {
+				hy.dsv4 = map[model.AttnKind]*DSV4Core{}
+			}
+			hy.dsv4[g.Kind.Attn] = NewDSV4Core(arch, g.Kind.Attn, tp, kvBytes, sys.BF16Flops*prm.ComputeEfficiency,
+				sys.Flops(model.FP8)*prm.ComputeEfficiency, sys.MemBW*prm.MemoryEfficiency)
+		}
 		if g.Kind.Attn == model.AttnMLA {
 			if hy.mla == nil {
 				hy.mla = newMLARoof(arch, sys, tp, arch.AttentionDtype(), kvBytes, prm)
@@ -174,6 +198,10 @@ func newHybrid(arch *model.Arch, sys *hardware.System, p model.Parallel, prm Roo
 	}
 	if hy.mla != nil && hy.mla.sparse {
 		hy.mla.decodeWindowKeptAt, hy.decodeWindows = len(hy.decodeWindows), append(hy.decodeWindows, arch.MLA.Indexer.TopK)
+	}
+	if hy.dsv4 != nil {
+		hy.dsv4WinIdx, hy.decodeWindows = len(hy.decodeWindows), append(hy.decodeWindows, arch.DSV4.Window)
+		hy.dsv4KeptIdx, hy.decodeWindows = len(hy.decodeWindows), append(hy.decodeWindows, KeptLengthWindow(arch))
 	}
 	if m := arch.MoE; m != nil {
 		ed := arch.ExpertDtype()
@@ -352,7 +380,7 @@ func (r *Roofline) hybridBreakdown(b *Batch, X float64) Breakdown {
 	out.OverheadNs = OverheadNs(r.passOverheadNs, r.seqOverheadNs, b)
 
 	var prefill, chunks, kvSum, ctxWin, ctxKept, ctxChunk float64
-	var ctxS [6]float64 // per attention kind, one layer
+	var ctxS [model.AttnSWA + 1]float64 // per attention kind, one layer
 	for i := range b.Prefill {
 		c := &b.Prefill[i]
 		if c.NewTokens <= 0 {
@@ -372,6 +400,9 @@ func (r *Roofline) hybridBreakdown(b *Batch, X float64) Breakdown {
 		}
 		if hy.mla != nil {
 			ctxS[model.AttnMLA] += hy.mla.ContextSeconds(n, p)
+		}
+		for k, c := range hy.dsv4 {
+			ctxS[k] += c.ContextSeconds(n, p)
 		}
 	}
 	kvSum = float64(b.DecodeKVSum) // the same float as a sum over the requests (Batch)
@@ -416,10 +447,13 @@ func (r *Roofline) hybridBreakdown(b *Batch, X float64) Breakdown {
 		switch g.attn {
 		case model.AttnMLA:
 			attn = mlaProj
-		case model.AttnLinear:
+		case model.AttnLinear, model.AttnCSA, model.AttnHCA, model.AttnSWA:
 			attn = 0
 			for _, f := range g.proj {
 				attn += attnGEMM(x, f)
+			}
+			for _, f := range g.bf16 {
+				attn += gemmSeconds(x, f, 2, r.flopsBF16, r.memBW)
 			}
 		}
 		s := attn + gemm(x, g.ffn[0]) + gemm(x, g.ffn[1]) + gemm(x, g.idx[0]) + gemm(x, g.idx[1])
@@ -452,6 +486,8 @@ func (r *Roofline) hybridBreakdown(b *Batch, X float64) Breakdown {
 			genAll += g.n * hy.mla.GenerationSeconds(D, kvSum, mlaKept)
 		case model.AttnLinear:
 			genAll += g.n * linGen
+		case model.AttnCSA, model.AttnHCA, model.AttnSWA:
+			genAll += g.n * hy.dsv4[g.attn].GenerationSeconds(D, b.WindowSum(hy.dsv4WinIdx), kvSum+D, b.WindowSum(hy.dsv4KeptIdx))
 		default:
 			genAll += g.n * r.generationAttn(g.attn, D, kvSum, ctxWin, ctxKept, ctxChunk)
 		}

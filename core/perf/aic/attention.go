@@ -40,6 +40,8 @@ type attnGrid struct {
 	// mla: an MLA layer's attention core (mla.go) instead of GQA attention;
 	// its roofline is the core's at peak rates
 	mla *perf.MLACore
+	// dsv4: a DeepSeek-V4 layer's attention core (dsv4.go), likewise
+	dsv4 *perf.DSV4Core
 }
 
 // roofline is the attention bound of docs/design.md ("Roofline bounds"), seconds, for b
@@ -66,6 +68,9 @@ func (g *attnGrid) bound(b, y float64) float64 {
 	if g.mla != nil {
 		return mlaRoofline(g.mla, g.kind, b, y)
 	}
+	if g.dsv4 != nil {
+		return dsv4Roofline(g.dsv4, g.kind, b, y)
+	}
 	return g.roofline(b, y)
 }
 
@@ -91,6 +96,8 @@ func (g *attnGrid) Seconds(b, y float64) float64 {
 	roof := g.roofline(b, y)
 	if g.mla != nil {
 		roof = mlaRoofline(g.mla, g.kind, b, y)
+	} else if g.dsv4 != nil {
+		roof = dsv4Roofline(g.dsv4, g.kind, b, y)
 	}
 	if cb || cy {
 		return keepEfficiency(t, g.bound(clampTo(g.batches, b), clampTo(g.lengths, y)), roof)

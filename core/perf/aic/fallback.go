@@ -19,6 +19,7 @@ const (
 	OpMoE                 = "moe"
 	OpNCCL                = "nccl"
 	OpAll2All             = "all2all"
+	OpMHC                 = "mhc"
 )
 
 // fallback records that op is priced, for count op instances of every pass

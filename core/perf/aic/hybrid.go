@@ -51,6 +51,8 @@ type hybrid struct {
 
 	// mla: the MLA layers' measured cores (mla.go); nil without MLA
 	mla *mlaGrids
+	// dsv4: DeepSeek-V4's measured cores and mHC (dsv4.go); nil without
+	dsv4 *dsv4Grids
 	// gdn: the linear-attention layers' kernels (gdn.go); nil without them
 	gdn *gdnCosts
 
@@ -73,7 +75,8 @@ type aicGroup struct {
 	k   model.LayerKind
 	ffn []model.GEMMShape // dense FFN or shared experts (gate_up, down)
 	// attn: an MLA layer's projections (model.Arch.MLAProjections, at the
-	// attention weights' format); nil for a GQA layer (QKV and o_proj)
+	// attention weights' format); empty for a DeepSeek-V4 layer (its module
+	// rows hold them); nil for a GQA layer (QKV and o_proj)
 	attn []model.GEMMShape
 	idx  []model.GEMMShape // sparse indexer projections
 	// memory-bound bytes per token and kernels per layer
@@ -140,6 +143,12 @@ func (m *Model) setupHybrid(arch *model.Arch, sys *hardware.System, par model.Pa
 			hy.anySliding = true
 		case model.AttnChunked:
 			hy.chunk = float64(arch.AttentionChunk)
+		case model.AttnCSA, model.AttnHCA, model.AttnSWA:
+			// the module holds its projections, norms, rotary embedding and
+			// cache writes (dsv4Core; the mHC kernels: dsv4Grids.mhc)
+			gr.memBytes -= 4 * qk
+			gr.memOps--
+			gr.attn = []model.GEMMShape{}
 		}
 		hy.groups = append(hy.groups, gr)
 	}
@@ -166,6 +175,11 @@ func (m *Model) setupHybrid(arch *model.Arch, sys *hardware.System, par model.Pa
 	if arch.MLA != nil {
 		var err error
 		if hy.mla, err = m.mlaSetup(arch, sys, tp, kd, sysDir, opt); err != nil {
+			return err
+		}
+	}
+	if arch.DSV4 != nil {
+		if err := m.dsv4Setup(arch, sys, tp, kd, sysDir, opt, hy); err != nil {
 			return err
 		}
 	}
@@ -553,6 +567,9 @@ func (m *Model) hybridTokenCosts(x float64) (gemmNs, memNs, arNs, embedNs float6
 		g += gr.n * s
 		mem += gr.n * (x*gr.memBytes/m.memBW + gr.memOps*m.memLatencyS)
 	}
+	if hy.dsv4 != nil {
+		mem += m.layers * hy.dsv4.mhc.Seconds(x)
+	}
 	gemmNs, memNs = g*1e9, mem*1e9
 	embedNs = (x*m.embedBytesPerToken/m.memBW + m.memLatencyS) * 1e9
 	if m.allReduce != nil {
@@ -750,7 +767,7 @@ func (m *Model) hybridBreakdown(b *perf.Batch, X int) perf.Breakdown {
 	}
 	if hy.mla != nil {
 		mlaCtx, mlaGen = m.mlaContextSeconds(b), generationOn(b, hy.mla.gen)
-	} else {
+	} else if hy.dsv4 == nil {
 		fullCtx, fullGen = m.contextSeconds(b), m.generationSeconds(b)
 	}
 	if hy.anySliding {
@@ -782,6 +799,9 @@ func (m *Model) hybridBreakdown(b *perf.Batch, X int) perf.Breakdown {
 		case model.AttnChunked:
 			out.ContextAttentionNs += g.n * chCtx * 1e9
 			out.GenerationAttentionNs += g.n * chGen * 1e9
+		case model.AttnCSA, model.AttnHCA, model.AttnSWA:
+			out.ContextAttentionNs += g.n * m.dsv4ContextSeconds(b, g.k.Attn) * 1e9
+			out.GenerationAttentionNs += g.n * generationOn(b, hy.dsv4.gen[g.k.Attn]) * 1e9
 		default:
 			out.ContextAttentionNs += g.n * fullCtx * 1e9
 			out.GenerationAttentionNs += g.n * fullGen * 1e9

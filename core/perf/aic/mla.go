@@ -130,20 +130,15 @@ func (m *Model) mlaSetup(arch *model.Arch, sys *hardware.System, tp int, kd mode
 			if table == "" {
 				continue
 			}
-			src, err := locate(sysDir, m.system, opt.Backend, opt.Version, table)
-			if err != nil {
-				continue
-			}
-			rows, err := loadMLA(src.Path)
-			if err != nil {
+			var err error
+			if g, err = m.moduleGrid(sysDir, opt, table, func(rows []mlaRow) (*attnGrid, error) {
+				return m.mlaCore(rows, kind, table, arch, tp, kd, sys, peak, layers)
+			}); err != nil {
 				return nil, err
 			}
-			if g, err = m.mlaCore(rows, kind, table, arch, tp, kd, sys, peak, layers); err == nil {
-				m.sources = append(m.sources, src)
+			if g != nil {
 				break
 			}
-			m.notes = append(m.notes, fmt.Sprintf("%s (%s): %v", table, src.ReadFrom, err))
-			g = nil
 		}
 		if g == nil {
 			em := newEmpiricalMemory(sys)
@@ -191,25 +186,13 @@ func (m *Model) mlaCore(rows []mlaRow, kind attnKind, table string, arch *model.
 	sys *hardware.System, peak *perf.MLACore, layers int) (*attnGrid, error) {
 	heads := int64(arch.Heads / tp)
 	// the table model nearest the model's shape
-	models := map[string]bool{}
-	for i := range rows {
-		models[rows[i].Model] = true
-	}
-	names := make([]string, 0, len(models))
-	for n := range models {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	best, bestD := "", math.Inf(1)
-	for _, n := range names {
+	best, bestD, names := nearestTableModel(rows, func(n string) (float64, bool) {
 		tm, ok := mlaTableModels[n]
 		if !ok {
-			continue
+			return 0, false
 		}
-		if d := mlaShapeDistance(arch.Hidden, arch.MLA, tm.hidden, &tm.mla); d < bestD {
-			best, bestD = n, d
-		}
-	}
+		return mlaShapeDistance(arch.Hidden, arch.MLA, tm.hidden, &tm.mla), true
+	})
 	if math.IsInf(bestD, 1) {
 		return nil, fmt.Errorf("no rows for a model of %s's attention (measured: %v)", arch.Name, names)
 	}
@@ -244,16 +227,7 @@ func (m *Model) mlaCore(rows []mlaRow, kind attnKind, table string, arch *model.
 			}
 		}
 	}
-	measHeads, hd := int64(0), math.Inf(1)
-	for _, r := range sel {
-		if r.GemmType != gemm {
-			continue
-		}
-		d := math.Abs(math.Log2(float64(r.Heads) / float64(heads)))
-		if d < hd || (d == hd && r.Heads > measHeads) {
-			measHeads, hd = r.Heads, d
-		}
-	}
+	measHeads := nearestHeads(sel, heads, func(r *mlaRow) bool { return r.GemmType == gemm })
 	if measHeads == 0 {
 		return nil, fmt.Errorf("no rows of %s", arch.Name)
 	}
@@ -266,12 +240,10 @@ func (m *Model) mlaCore(rows []mlaRow, kind attnKind, table string, arch *model.
 		}
 		return float64(r.ISL + r.Step)
 	}
-	var bs, ys []float64
 	var picked []*mlaRow
 	for _, r := range sel {
 		if r.GemmType == gemm && r.Heads == measHeads {
 			picked = append(picked, r)
-			bs, ys = append(bs, float64(r.Batch)), append(ys, length(r))
 		}
 	}
 	ad := arch.AttentionDtype()
@@ -280,16 +252,8 @@ func (m *Model) mlaCore(rows []mlaRow, kind attnKind, table string, arch *model.
 	tmArch := &model.Arch{Hidden: tm.hidden, Heads: int(measHeads), MLA: &tm.mla}
 	proj := tmArch.MLAProjections(1)
 	same := measHeads == heads && mlaShapeDistance(arch.Hidden, arch.MLA, tm.hidden, &tm.mla) == 0
-	g := &attnGrid{kind: kind, sqrtLen: kind == contextKind, mla: peak, scale: 1,
-		batches: sortedUnique(bs), lengths: sortedUnique(ys), measuredHeads: measHeads}
-	g.sec = unmeasured(len(g.batches), len(g.lengths))
-	for _, r := range picked {
-		i, j := indexOf(g.batches, float64(r.Batch)), indexOf(g.lengths, length(r))
-		if !math.IsNaN(g.sec[i][j]) {
-			continue // first row wins
-		}
-		b, y := g.batches[i], g.lengths[j]
-		t := r.Latency * 1e-3
+	g := &attnGrid{kind: kind, sqrtLen: kind == contextKind, mla: peak, scale: 1, measuredHeads: measHeads}
+	g.fromRows(picked, length, func(b, y, t float64) float64 {
 		if module {
 			tokens := b
 			if kind == contextKind {
@@ -299,15 +263,8 @@ func (m *Model) mlaCore(rows []mlaRow, kind attnKind, table string, arch *model.
 				t -= m.gemmBF16.Seconds(tokens, float64(p.N), float64(p.K))
 			}
 		}
-		roof := mlaRoofline(meas, kind, b, y)
-		t = math.Max(t, roof)
-		if !same {
-			t *= mlaRoofline(peak, kind, b, y) / roof
-		}
-		g.sec[i][j] = t
-	}
-	g.fill()
-	g.monotone()
+		return onModelShape(t, mlaRoofline(meas, kind, b, y), mlaRoofline(peak, kind, b, y), same)
+	})
 	if !same {
 		m.fallback(opOfAttnKind(kind), layers, fmt.Sprintf("%s: %s's MLA attention (%d heads per GPU) not measured; %s's at %d heads, scaled by the ratio of their rooflines",
 			table, arch.Name, heads, modelLabel(best), measHeads))
@@ -333,6 +290,70 @@ func modelLabel(name string) string {
 // the cache write).
 func rooflineMLAGrid(kind attnKind, peak, emp *perf.MLACore, latencyS float64) *attnGrid {
 	g := &attnGrid{kind: kind, sqrtLen: kind == contextKind, mla: peak, scale: 1}
+	g.powersOfTwo(func(b, y float64) float64 { return mlaRoofline(emp, kind, b, y) + 3*latencyS })
+	return g
+}
+
+// onModelShape is a measured cell t of a table model's core on the
+// simulated model: never below the measured shape's roofline measRoof, and,
+// when the shapes differ (same false), scaled by the ratio of the model's
+// roofline to it.
+func onModelShape(t, measRoof, modelRoof float64, same bool) float64 {
+	t = math.Max(t, measRoof)
+	if !same {
+		t *= modelRoof / measRoof
+	}
+	return t
+}
+
+// moduleGrid builds a grid from table's rows of the nearest version
+// (locate) with build: nil when there is no such table or build fails (its
+// error noted, the caller's stand-in follows); the table read is a source.
+// Errors: the file does not load.
+func (m *Model) moduleGrid(sysDir string, opt Options, table string, build func([]mlaRow) (*attnGrid, error)) (*attnGrid, error) {
+	src, err := locate(sysDir, m.system, opt.Backend, opt.Version, table)
+	if err != nil {
+		return nil, nil
+	}
+	rows, err := loadMLA(src.Path)
+	if err != nil {
+		return nil, err
+	}
+	g, err := build(rows)
+	if err != nil {
+		m.notes = append(m.notes, fmt.Sprintf("%s (%s): %v", table, src.ReadFrom, err))
+		return nil, nil
+	}
+	m.sources = append(m.sources, src)
+	return g, nil
+}
+
+// nearestTableModel is the rows' model nearest the simulated one by
+// dist(name) (false: a model the simulator does not know), of two at one
+// distance the one with more rows, then the first by name; bestD is +Inf
+// and best "" when none is known; names are the rows' models, sorted.
+func nearestTableModel(rows []mlaRow, dist func(string) (float64, bool)) (best string, bestD float64, names []string) {
+	count := map[string]int{}
+	for i := range rows {
+		count[rows[i].Model]++
+	}
+	for n := range count {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	bestD = math.Inf(1)
+	for _, n := range names {
+		if d, ok := dist(n); ok && (d < bestD || (d == bestD && count[n] > count[best])) {
+			best, bestD = n, d
+		}
+	}
+	return best, bestD, names
+}
+
+// powersOfTwo sets g's batches and lengths to the powers of two up to 2^20
+// and each cell to f(b, y) (the roofline stand-in grids).
+func (g *attnGrid) powersOfTwo(f func(b, y float64) float64) {
+	g.batches, g.lengths = nil, nil
 	for v := 1.0; v <= 1<<20; v *= 2 {
 		g.batches = append(g.batches, v)
 		g.lengths = append(g.lengths, v)
@@ -341,10 +362,46 @@ func rooflineMLAGrid(kind attnKind, peak, emp *perf.MLACore, latencyS float64) *
 	for i, b := range g.batches {
 		g.sec[i] = make([]float64, len(g.lengths))
 		for j, y := range g.lengths {
-			g.sec[i][j] = mlaRoofline(emp, kind, b, y) + 3*latencyS
+			g.sec[i][j] = f(b, y)
 		}
 	}
-	return g
+}
+
+// nearestHeads is the head count per GPU of the rows keep accepts nearest
+// want in log2 (the larger on a tie); 0 when it accepts none.
+func nearestHeads(rows []*mlaRow, want int64, keep func(*mlaRow) bool) int64 {
+	best, bd := int64(0), math.Inf(1)
+	for _, r := range rows {
+		if !keep(r) {
+			continue
+		}
+		d := math.Abs(math.Log2(float64(r.Heads) / float64(want)))
+		if d < bd || (d == bd && r.Heads > best) {
+			best, bd = r.Heads, d
+		}
+	}
+	return best
+}
+
+// fromRows sets g's batches and lengths to those of rows (length(r) a
+// row's length axis) and each cell to cell(b, y, t) of the first row there,
+// t its latency in seconds; then fills and makes the grid monotone.
+func (g *attnGrid) fromRows(rows []*mlaRow, length func(*mlaRow) float64, cell func(b, y, t float64) float64) {
+	var bs, ys []float64
+	for _, r := range rows {
+		bs, ys = append(bs, float64(r.Batch)), append(ys, length(r))
+	}
+	g.batches, g.lengths = sortedUnique(bs), sortedUnique(ys)
+	g.sec = unmeasured(len(g.batches), len(g.lengths))
+	for _, r := range rows {
+		i, j := indexOf(g.batches, float64(r.Batch)), indexOf(g.lengths, length(r))
+		if !math.IsNaN(g.sec[i][j]) {
+			continue // first row wins
+		}
+		g.sec[i][j] = cell(g.batches[i], g.lengths[j], r.Latency*1e-3)
+	}
+	g.fill()
+	g.monotone()
 }
 
 // mlaContextSeconds is one MLA layer's prefill attention of the pass: the

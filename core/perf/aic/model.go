@@ -150,9 +150,6 @@ func New(arch *model.Arch, sys *hardware.System, opt Options) (*Model, error) {
 	if err := arch.ValidateParallel(par); err != nil {
 		return nil, fmt.Errorf("aic: %w", err)
 	}
-	if arch.DSV4 != nil {
-		return nil, fmt.Errorf("aic: model %s: DeepSeek-V4's compressed attention is not priced yet", arch.Name)
-	}
 	if opt.Database == "" {
 		return nil, fmt.Errorf("aic: database is required")
 	}
@@ -234,8 +231,8 @@ func New(arch *model.Arch, sys *hardware.System, opt Options) (*Model, error) {
 		kind  attnKind
 		dst   **attnGrid
 	}{{TableContextAttention, contextKind, &m.ctx}, {TableGenerationAttention, generationKind, &m.gen}}
-	if arch.MLA != nil {
-		gqa = nil // MLA layers read the MLA tables (mla.go)
+	if arch.MLA != nil || arch.DSV4 != nil {
+		gqa = nil // MLA and DeepSeek-V4 layers read their own tables (mla.go, dsv4.go)
 	}
 	for _, a := range gqa {
 		var rows []attnRow

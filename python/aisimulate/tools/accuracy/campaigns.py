@@ -105,7 +105,7 @@ def _parse_time(text: str) -> datetime | None:
 class Change:
     """One change of a recipe: the commit, when it landed (UTC) and the flags it set
     (spec terms: ``gpu_memory_utilization``, ``enable_prefix_caching``,
-    ``enable_expert_parallel``, ``max_num_seqs`` (``"c"``: the row's concurrency),
+    ``enable_expert_parallel``, ``max_num_seqs`` (``"c"``: the row's concurrency, or a count),
     ``max_num_batched_tokens``, ``max_model_len`` (``"isl+osl+N"``), ``kv_cache``)."""
     commit: str
     since: datetime
@@ -139,6 +139,29 @@ RECIPES = (
                "--enable-expert-parallel when EP_SIZE ≥ 1 (every run: EP_SIZE is 1 without ep)"),
         Change("0f78cf4eb", _t("2026-03-27T19:17:39-07:00"), {"enable_prefix_caching": False},
                "--no-enable-prefix-caching"),
+    )),
+    Recipe("deepseek-ai/DeepSeek-V4-Pro", "h200_sxm", "benchmarks/single_node/dsv4_fp8_h200.sh", (
+        Change("6f3c1c07e", _t("2026-04-24T11:10:59-04:00"),
+               {"kv_cache": "fp8", "enable_prefix_caching": False, "gpu_memory_utilization": 0.95,
+                "max_num_seqs": 512, "max_num_batched_tokens": 512, "max_model_len": "isl+osl+200"},
+               "--kv-cache-dtype fp8 --block-size 256 --no-enable-prefix-caching --gpu-memory-utilization 0.95 "
+               "--max-num-seqs 512 --max-num-batched-tokens 512 (the block size is the spec's)"),
+    )),
+    Recipe("deepseek-ai/DeepSeek-V4-Pro", "b200_sxm", "benchmarks/single_node/dsv4_fp4_b200_vllm.sh", (
+        Change("e6554f8e0", _t("2026-04-27T13:58:39-04:00"),
+               {"kv_cache": "fp8", "enable_prefix_caching": False, "max_num_batched_tokens": 2048,
+                "max_model_len": "isl+osl+200"},
+               "--kv-cache-dtype fp8 --block-size 256 --no-enable-prefix-caching --max-num-batched-tokens 2048 "
+               "(the script's conditionals are not tabulated: ISL 8192 at ≤ 128 clients batched ISL tokens, "
+               "data-parallel attention ran --gpu-memory-utilization 0.85 until 53f61f840, 1k/1k ran "
+               "--max-model-len 4096)"),
+    )),
+    Recipe("deepseek-ai/DeepSeek-V4-Pro", "b300_sxm", "benchmarks/single_node/dsv4_fp4_b300_vllm.sh", (
+        Change("9da017ef2", _t("2026-04-24T19:43:00-07:00"),
+               {"kv_cache": "fp8", "enable_prefix_caching": False, "max_num_batched_tokens": 2048,
+                "max_model_len": "isl+osl+200"},
+               "--kv-cache-dtype fp8 --block-size 256 --no-enable-prefix-caching --max-num-batched-tokens 2048 "
+               "(from 0e211bcb3 some rows batched 2·ISL tokens: not tabulated)"),
     )),
     Recipe("moonshotai/Kimi-K2.5", "h200_sxm", "benchmarks/single_node/kimik2.5_int4_h200.sh", (
         Change("749096c4c", _t("2026-03-02T18:25:01-05:00"),
@@ -203,6 +226,8 @@ def apply_recipe(engine: dict[str, Any], flags: dict[str, Any], isl: int, osl: i
             sched[key] = flags[key]
     if flags.get("max_num_seqs") == "c":
         sched["max_num_seqs"] = c
+    elif flags.get("max_num_seqs"):
+        sched["max_num_seqs"] = flags["max_num_seqs"]
     mml = flags.get("max_model_len")
     if isinstance(mml, str):  # "isl+osl+N"
         sched["max_model_len"] = isl + osl + int(mml.rsplit("+", 1)[1])

@@ -153,13 +153,22 @@ def _checkpoint_4bit(q: dict[str, Any]) -> str:
     return ""
 
 
+def _fp4_experts(config_path: str) -> bool:
+    """Whether the checkpoint's experts are 4-bit floats by its own field: DeepSeek-V4's
+    ``expert_dtype: "fp4"`` beside an fp8 ``quantization_config`` (MXFP4 experts, fp8
+    linear layers, as vLLM's DeepseekV4FP8Config loads them)."""
+    import json
+    with open(config_path, encoding="utf-8") as f:
+        return json.load(f).get("expert_dtype") == "fp4"
+
+
 def _weights_for(precision: str, config_path: str) -> str | None:
     """Spec weight format for a silicon ``precision`` (None: the checkpoint's).
 
     ``int4`` (Kimi-K2.5's native INT4 experts) is the checkpoint's own format and needs a
     checkpoint that stores int4 weights; ``fp4``/``nvfp4``/``mxfp4`` on a checkpoint that
-    stores 4-bit float weights (gpt-oss's MXFP4 experts, a ModelOpt NVFP4 release) is the
-    checkpoint's too (its bf16 attention stays bf16, as vLLM serves it), else NVFP4 for
+    stores 4-bit float weights (gpt-oss's MXFP4 experts, a ModelOpt NVFP4 release,
+    DeepSeek-V4's fp4 experts) is the checkpoint's too (its bf16 attention stays bf16, as vLLM serves it), else NVFP4 for
     every linear layer."""
     p = precision.strip().lower()
     if p in ("", "bf16", "bfloat16", "fp16", "float16"):
@@ -176,7 +185,9 @@ def _weights_for(precision: str, config_path: str) -> str | None:
             raise ValueError(f"precision {precision!r}: the checkpoint {Path(config_path).name} stores no int4 weights")
         return None
     if p in ("fp4", "nvfp4", "mxfp4"):
-        return None if _checkpoint_4bit(_checkpoint_quant(config_path)) == "float" else "nvfp4"
+        if _checkpoint_4bit(_checkpoint_quant(config_path)) == "float" or _fp4_experts(config_path):
+            return None
+        return "nvfp4"
     raise ValueError(f"precision {precision!r} is not supported (empty, bf16, fp8, fp8_block, int4, fp4, nvfp4, mxfp4)")
 
 
