@@ -406,4 +406,10 @@ type PoolPlan struct {
 	// turn (SGLang's data-parallel controller, load_balance_method
 	// round_robin) instead of the least loaded rank (vLLM's).
 	DPRoundRobin bool
+	// OneFrontEnd: a worker's data-parallel ranks share one front end, one
+	// event loop that processes every request's input and hands out every
+	// rank's outputs (the replay's API server loop of the worker's first
+	// rank, as vLLM's --api-server-count 1: config.Pool.APIServerCount);
+	// else each rank has its own.
+	OneFrontEnd bool
 }

@@ -35,8 +35,8 @@ type pool struct {
 	moeField string
 	a2a      string // vLLM's --all2all-backend ("": its default)
 	// oneLoop: a worker's ranks share one API server event loop (vLLM's
-	// --api-server-count 1: config.Pool.APIServerCount); else each rank has
-	// its own (loopOf)
+	// --api-server-count 1: config.Pool.APIServerCount; a family's
+	// engine.PoolPlan.OneFrontEnd); else each rank has its own (loopOf)
 	oneLoop bool
 	// lockstep: the ranks of a worker run every pass together (a
 	// mixture-of-experts model with dp > 1: its MoE layers gather every
@@ -355,6 +355,7 @@ func (d *deployment) buildPool(s *config.Spec, pl *pool) error {
 	}
 	if plan != nil {
 		pl.cfg, pl.args, pl.dpRoundRobin = plan.Config, plan.Args, plan.DPRoundRobin
+		pl.oneLoop = pl.oneLoop || plan.OneFrontEnd && pl.dp > 1
 		return nil
 	}
 

@@ -885,7 +885,8 @@ func (m *sim) sharedLoop() bool { return m.path.SharedLoop && !m.dep.disagg }
 // data-parallel ranks (pool.oneLoop), that of the server's first rank: vLLM's
 // one AsyncLLM front end (its DPLBAsyncMPClient) processes the inputs of the
 // requests it places on every rank and the outputs every rank sends back, on
-// its one asyncio loop.
+// its one asyncio loop; SGLang's one TokenizerManager and DetokenizerManager
+// serve every rank (engine.PoolPlan.OneFrontEnd).
 func (m *sim) loopOf(w int) int {
 	if p := m.poolOf[w]; p.oneLoop {
 		return p.first + p.server(w)*p.dp

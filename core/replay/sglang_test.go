@@ -149,6 +149,50 @@ func TestSGLangDPAttentionRoundRobin(t *testing.T) {
 	assert.Equal(t, []int32{0, 1}, ranks)
 }
 
+// One front end for every data-parallel rank: SGLang's one TokenizerManager
+// and one DetokenizerManager serve all the ranks of a server
+// (engine.PoolPlan.OneFrontEnd), so the worker's one loop processes every
+// prompt and hands out every rank's outputs, FIFO. Four requests of 100
+// prompt / 2 output tokens at t = 0, 10 µs a prompt token (1 ms of input
+// processing each), 1.5 ms of output processing a pass, 10 ms a pass, no
+// overlap scheduler; the controller places them on ranks 0, 1, 0, 1.
+//
+//	loop:   r0 in 0 → 1, r1 1 → 2, r2 2 → 3, r3 3 → 4 (each reaches its rank)
+//	rank 0: r0 prefills 1 → 11, its output 11 → 12.5; r2 (there at 3)
+//	        prefills 11 → 21, output 21 → 22.5; decode 21 → 31, 31 → 32.5
+//	rank 1: r1 prefills 2 → 12, its output waits for rank 0's: 12.5 → 14;
+//	        r3 prefills 12 → 22, output 22.5 → 24; decode 22 → 32,
+//	        output 32.5 → 34
+//
+// Two servers of one rank each (their own front ends, the same placement)
+// run both workers as rank 0 runs above, r1 and r3 one step ahead:
+// r1 reaches its engine at 1 (first token 12.5, end 32.5), r3 at 2 (22.5,
+// 32.5).
+func TestSGLangDPOneFrontEnd(t *testing.T) {
+	trace := writeTrace(t, []traceRow{{ts: 0, in: 100, out: 2}, {ts: 0, in: 100, out: 2}, {ts: 0, in: 100, out: 2}, {ts: 0, in: 100, out: 2}})
+	spec := func(workers string) string {
+		return replaceOnce(sglangLinear(trace, ", disable_overlap_schedule: true"), "  sglang:", "  workers:\n    aggregated: "+workers+
+			"\n  tokenization: {send_ms: 0, per_token_us: 10, shared_event_loop: true}\n  detokenization: {base_us: 1500, per_token_us: 0}\n  sglang:")
+	}
+	for _, tc := range []struct {
+		workers string
+		want    [][3]float64 // reaches its engine, first token, end (ms)
+	}{
+		{"{count: 1, tp: 1, data_parallel_size: 2}", [][3]float64{{1, 12.5, 32.5}, {2, 14, 34}, {3, 22.5, 32.5}, {4, 24, 34}}},
+		{"{count: 2, tp: 1}", [][3]float64{{1, 12.5, 32.5}, {1, 12.5, 32.5}, {2, 22.5, 32.5}, {2, 22.5, 32.5}}},
+	} {
+		rep := runYAML(t, spec(tc.workers))
+		require.Len(t, rep.Records, 4)
+		for i, want := range tc.want {
+			r := rep.Records[i]
+			assert.Equal(t, report.StatusCompleted, r.Status)
+			assert.InDelta(t, want[0], msOf(r.ArrivalNs), 1e-9, "%s: request %d reaches its engine", tc.workers, i)
+			assert.InDelta(t, want[1], msOf(r.FirstTokenNs), 1e-9, "%s: request %d first token", tc.workers, i)
+			assert.InDelta(t, want[2], msOf(r.EndNs), 1e-9, "%s: request %d end", tc.workers, i)
+		}
+	}
+}
+
 // Per-pool server arguments: a P/D decode server with its own
 // max_running_requests, every other field from engine.sglang.
 func TestSGLangPoolArguments(t *testing.T) {

@@ -199,8 +199,18 @@ func (Family) Plan(in engine.PoolInput) (engine.PoolPlan, error) {
 		args["speculative_algorithm"], args["speculative_num_steps"] = g.SpeculativeAlgorithm, g.SpeculativeNumSteps
 		args["speculative_num_draft_tokens"], args["speculative_acceptance_rate"] = g.SpeculativeNumDraftTokens, g.SpeculativeAcceptanceRate
 	}
+	// One front end for all the server's data-parallel ranks, with or
+	// without DP attention, at every release: entrypoints/engine.py
+	// _launch_subprocesses starts one DetokenizerManager process and one
+	// TokenizerManager in the HTTP server's process (--tokenizer-worker-num,
+	// from 0.5.x, defaults to 1; more workers are not simulated), and the
+	// data_parallel_controller.py launchers connect every rank's scheduler
+	// to that one detokenizer (launch_dp_schedulers copies its
+	// detokenizer_ipc_name and tokenizer_ipc_name into each rank's
+	// PortArgs; launch_dp_attention_schedulers gives all the ranks the one
+	// PortArgs). The replay's worker loop stands for both processes.
 	return engine.PoolPlan{Config: cfg, MaxPassTokens: passTokens, CUDAGraphMaxTokens: graphTokens,
-		Overlap: overlap, Args: args, DPRoundRobin: true, All2AllBackend: a2a}, nil
+		Overlap: overlap, Args: args, DPRoundRobin: true, OneFrontEnd: true, All2AllBackend: a2a}, nil
 }
 
 // deepEP is the MoE all-to-all of a pool whose server runs
