@@ -241,3 +241,26 @@ func TestTraceArrival_PanicsOnBadSpeedup(t *testing.T) {
 		assert.Panics(t, func() { NewTraceArrival(s) }, "speedup %v", s)
 	}
 }
+
+// NewScaledTo: constant 1 s gaps (0, 1, 2 s) scaled so that the 3rd is at
+// 10 s: × 5 (0, 5, 10 s, then 15 s); a last time of 0 (one send at 0) is
+// left as drawn; no sends to scale is an error.
+func TestScaledTo(t *testing.T) {
+	newC := func() Arrival { c, _ := NewConstant(1); return c }
+	s, err := NewScaledTo(newC(), newC(), 3, 10e9)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []int64{0, 5e9, 10e9, 15e9} {
+		if got, ok := s.Next(); !ok || got != want {
+			t.Fatalf("got %d, want %d", got, want)
+		}
+	}
+	s, _ = NewScaledTo(newC(), newC(), 1, 10e9)
+	if got, _ := s.Next(); got != 0 {
+		t.Fatalf("a single send at 0 stays at 0, got %d", got)
+	}
+	if _, err := NewScaledTo(newC(), newC(), 0, 10e9); err == nil {
+		t.Fatal("no sends to scale: want an error")
+	}
+}
