@@ -248,19 +248,16 @@ func TestTraceArrival_PanicsOnBadSpeedup(t *testing.T) {
 func TestScaledTo(t *testing.T) {
 	newC := func() Arrival { c, _ := NewConstant(1); return c }
 	s, err := NewScaledTo(newC(), newC(), 3, 10e9)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	for _, want := range []int64{0, 5e9, 10e9, 15e9} {
-		if got, ok := s.Next(); !ok || got != want {
-			t.Fatalf("got %d, want %d", got, want)
-		}
+		got, ok := s.Next()
+		require.True(t, ok)
+		assert.Equal(t, want, got)
 	}
-	s, _ = NewScaledTo(newC(), newC(), 1, 10e9)
-	if got, _ := s.Next(); got != 0 {
-		t.Fatalf("a single send at 0 stays at 0, got %d", got)
-	}
-	if _, err := NewScaledTo(newC(), newC(), 0, 10e9); err == nil {
-		t.Fatal("no sends to scale: want an error")
-	}
+	s, err = NewScaledTo(newC(), newC(), 1, 10e9)
+	require.NoError(t, err)
+	got, _ := s.Next()
+	assert.Equal(t, int64(0), got, "a single send at 0 stays at 0")
+	_, err = NewScaledTo(newC(), newC(), 0, 10e9)
+	assert.Error(t, err, "no sends to scale")
 }
