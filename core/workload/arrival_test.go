@@ -241,3 +241,23 @@ func TestTraceArrival_PanicsOnBadSpeedup(t *testing.T) {
 		assert.Panics(t, func() { NewTraceArrival(s) }, "speedup %v", s)
 	}
 }
+
+// NewScaledTo: constant 1 s gaps (0, 1, 2 s) scaled so that the 3rd is at
+// 10 s: × 5 (0, 5, 10 s, then 15 s); a last time of 0 (one send at 0) is
+// left as drawn; no sends to scale is an error.
+func TestScaledTo(t *testing.T) {
+	newC := func() Arrival { c, _ := NewConstant(1); return c }
+	s, err := NewScaledTo(newC(), newC(), 3, 10e9)
+	require.NoError(t, err)
+	for _, want := range []int64{0, 5e9, 10e9, 15e9} {
+		got, ok := s.Next()
+		require.True(t, ok)
+		assert.Equal(t, want, got)
+	}
+	s, err = NewScaledTo(newC(), newC(), 1, 10e9)
+	require.NoError(t, err)
+	got, _ := s.Next()
+	assert.Equal(t, int64(0), got, "a single send at 0 stays at 0")
+	_, err = NewScaledTo(newC(), newC(), 0, 10e9)
+	assert.Error(t, err, "no sends to scale")
+}
