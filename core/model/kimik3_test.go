@@ -121,3 +121,25 @@ func TestKimiK3ConfigErrors(t *testing.T) {
 		assert.Contains(t, err.Error(), c.want)
 	}
 }
+
+// TestKimiK3Projections: the GEMMs of one layer on one GPU at TP 8
+// (P = 96·128 = 12,288, P/8 = 1,536): a KDA layer's q, k, v and full-rank
+// output gate fused (4·1,536 = 6,144 from 7,168), the decay gate's rank-128
+// pair (f_a replicated, f_b column parallel), one beta a head (96/8 = 12),
+// o_proj; without use_full_rank_gate the output gate is the rank-128 pair
+// g_a, g_b. An MLA layer ends with the output gate g_proj, (96/8)·128 =
+// 1,536 from 7,168.
+func TestKimiK3Projections(t *testing.T) {
+	a, err := Load("moonshotai/Kimi-K3", sharedConfigs)
+	require.NoError(t, err)
+	assert.Equal(t, []GEMMShape{{"qkvg", 6144, 7168}, {"f_a", 128, 7168}, {"f_b", 1536, 128}, {"b", 12, 7168}, {"o_proj", 7168, 1536}},
+		a.LinearProjections(8))
+	l := *a.Linear
+	l.FullRankGate = false
+	lowRank := *a
+	lowRank.Linear = &l
+	assert.Equal(t, []GEMMShape{{"qkv", 4608, 7168}, {"g_a", 128, 7168}, {"g_b", 1536, 128}, {"f_a", 128, 7168}, {"f_b", 1536, 128},
+		{"b", 12, 7168}, {"o_proj", 7168, 1536}}, lowRank.LinearProjections(8))
+	assert.Equal(t, []GEMMShape{{"fused_qkv_a", 2112, 7168}, {"q_b", 12 * 192, 1536}, {"o_proj", 7168, 1536}, {"g_proj", 1536, 7168}},
+		a.MLAProjections(8))
+}
