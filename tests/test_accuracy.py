@@ -120,10 +120,11 @@ def test_row_spec_window_deployment_and_precision():
     with pytest.raises(ValueError, match="precision 'int3' is not supported"):
         accuracy.row_spec(dict(fp8, precision="int3"), **kw)
     # Kimi-K2.5's int4 experts, gpt-oss's MXFP4 experts and DeepSeek-V4's fp4 experts
-    # (expert_dtype, beside fp8 linear layers) are the checkpoint's formats (its bf16
-    # attention stays bf16): no weights override
+    # (expert_dtype, beside fp8 linear layers; InferenceX calls its H200 runs fp8) are the
+    # checkpoint's formats (its bf16 attention stays bf16): no weights override
     for model, precision in (("moonshotai/Kimi-K2.5", "int4"), ("openai/gpt-oss-120b", "fp4"),
-                             ("openai/gpt-oss-120b", "mxfp4"), ("deepseek-ai/DeepSeek-V4-Pro", "fp4")):
+                             ("openai/gpt-oss-120b", "mxfp4"), ("deepseek-ai/DeepSeek-V4-Pro", "fp4"),
+                             ("deepseek-ai/DeepSeek-V4-Pro", "fp8")):
         row = dict(fp8, model_path=model, precision=precision, moe_tp_size="1", moe_ep_size="1", tp_size="1")
         spec_p, _, _ = accuracy.row_spec(row, **kw)
         assert spec_p["engine"]["quantization"] == {"kv_cache": "auto"}, (model, precision)

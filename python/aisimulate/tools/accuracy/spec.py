@@ -168,12 +168,14 @@ def _weights_for(precision: str, config_path: str) -> str | None:
     ``int4`` (Kimi-K2.5's native INT4 experts) is the checkpoint's own format and needs a
     checkpoint that stores int4 weights; ``fp4``/``nvfp4``/``mxfp4`` on a checkpoint that
     stores 4-bit float weights (gpt-oss's MXFP4 experts, a ModelOpt NVFP4 release,
-    DeepSeek-V4's fp4 experts) is the checkpoint's too (its bf16 attention stays bf16, as vLLM serves it), else NVFP4 for
+    DeepSeek-V4's fp4 experts, whose fp8 rows are that checkpoint too) is the checkpoint's too (its bf16 attention stays bf16, as vLLM serves it), else NVFP4 for
     every linear layer."""
     p = precision.strip().lower()
     if p in ("", "bf16", "bfloat16", "fp16", "float16"):
         return None if p == "" else "bf16"
     if p == "fp8":
+        if _fp4_experts(config_path):
+            return None  # DeepSeek-V4's fp8 release: fp8_block linears beside its fp4 experts
         q = _checkpoint_quant(config_path)
         if q.get("quant_method") == "fp8" and q.get("weight_block_size"):
             return "fp8_block"
