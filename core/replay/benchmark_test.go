@@ -182,3 +182,26 @@ func TestInferencePerfClientCapBinds(t *testing.T) {
 	rep := runYAML(t, linearEngineFor(100)+"traffic:\n  benchmark: "+fmt.Sprintf(ip, "{rate: 1, duration: 3}")+"\n")
 	assert.Equal(t, 3, rep.Summary.Completed)
 }
+
+// vLLM bench serve times its run from the benchmark's start, before the first
+// arrival's delay, to the end of its last request (benchmark() in
+// vllm/benchmarks/serve.py): with Poisson arrivals at 100 req/s the first
+// prompt goes after a drawn gap, and the duration still starts at 0 (no
+// warm-up, no ready check) and ends with the last response.
+func TestVLLMBenchServeDurationFromItsStart(t *testing.T) {
+	yml := linearEngineFor(100) + `
+traffic:
+  benchmark: {tool: vllm_bench_serve, random_input_len: 100, random_output_len: 2, num_prompts: 3,
+              request_rate: 100, ignore_eos: true, ready_check_timeout_sec: 0}
+`
+	rep := runYAML(t, yml)
+	require.Len(t, rep.Records, 3)
+	first, last := rep.Records[0].SendNs, int64(0)
+	for _, r := range rep.Records {
+		first, last = min(first, r.SendNs), max(last, r.EndNs)
+	}
+	require.Positive(t, first, "the first prompt waits its drawn delay")
+	assert.Zero(t, rep.Metadata.WindowStartMs)
+	assert.InDelta(t, msOf(last), rep.Summary.DurationMs, 1e-9)
+	assert.InDelta(t, 3/(msOf(last)/1e3), *rep.Summary.RequestThroughputRPS, 1e-9)
+}

@@ -93,6 +93,9 @@ type sim struct {
 	// readyCheck: the first warm-up request is the benchmark's test request,
 	// whose failure stops the tool (config.Benchmark.ReadyCheck)
 	readyCheck bool
+	// benchClock: the load generator's clock bounds the window (tool
+	// vllm_bench_serve: from the measured phase's start, every request)
+	benchClock bool
 	// ipCap: inference-perf's client cap on requests in flight in a rate
 	// stage (config.InferencePerfBenchmark.InFlightCap; 0: none), which the
 	// replay refuses to pass
@@ -354,6 +357,14 @@ func prepare(spec *config.Spec, opts []Option) (*sim, error) {
 		if ip, ok := bench.Tool.(config.InferencePerfBenchmark); ok {
 			m.ipCap, _ = ip.InFlightCap()
 			m.ipBench = &ip
+		}
+		if bench.Name() == config.ToolVLLMBenchServe {
+			// its duration runs from the benchmark's start (after the
+			// warm-ups) to the end of its last request, failed ones included
+			// (report.Accumulator.SetWindowStart)
+			m.benchClock = true
+			m.acc.SetWindowRule(report.EveryRequestWindow)
+			m.acc.SetWindowStart(0)
 		}
 	}
 	// sessions' later turns held to reach the next session's start: at most
@@ -1347,6 +1358,9 @@ func (m *sim) slotNext(slot int32) error {
 		// open loop's arrivals start, counted from now)
 		slots := append(tr.parked, slot)
 		tr.inWarmup, tr.parked, tr.warmEndNs = false, nil, m.now
+		if m.benchClock {
+			m.acc.SetWindowStart(m.now)
+		}
 		if tr.mode != config.LoadConcurrency {
 			return m.prefetch()
 		}

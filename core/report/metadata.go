@@ -87,7 +87,9 @@ type Metadata struct {
 	WeightDtype string `json:"weight_dtype"`
 	// WindowStartMs is when the first completed request was sent (0 when
 	// none completed): summary.duration_ms runs from it to the last
-	// completed response received, ms (report.AIPerfWindow).
+	// completed response received, ms (report.AIPerfWindow). With tool
+	// vllm_bench_serve it is the measured phase's start and the window ends
+	// with the last request of any status (Accumulator.SetWindowStart).
 	WindowStartMs float64 `json:"window_start_ms"`
 	// WorkerBusyMs (aggregated only): Pools[0].WorkerBusyMs.
 	WorkerBusyMs []float64 `json:"worker_busy_ms,omitempty"`

@@ -134,6 +134,8 @@ type Accumulator struct {
 	lastEndNs       int64
 	firstSendNs     int64 // valid once added
 	added           bool  // a record bounds the window
+	startNs         int64 // SetWindowStart, valid when started
+	started         bool
 	window          WindowRule
 	slo             *SLO
 	zeroTPOT        bool // SetVLLMGoodput
@@ -180,6 +182,14 @@ func (a *Accumulator) SetPercentiles(ps []float64) {
 // SetWindowRule makes rule decide which records bound the measured window
 // (AIPerfWindow when never called); call it before the first Add.
 func (a *Accumulator) SetWindowRule(rule WindowRule) { a.window = rule }
+
+// SetWindowStart starts the window at ns at the latest: the rule of a load
+// generator whose clock starts before its first send. `vllm bench serve`
+// takes benchmark_start_time before get_request sleeps the first arrival's
+// delay and stops it once every request has ended (benchmark() in
+// vllm/benchmarks/serve.py), so its duration holds that first delay. Call it
+// when the measured phase begins (again, to move it there).
+func (a *Accumulator) SetWindowStart(ns int64) { a.startNs, a.started = ns, true }
 
 // Add counts one terminal record.
 func (a *Accumulator) Add(r *Record) {
@@ -228,11 +238,15 @@ func (a *Accumulator) Add(r *Record) {
 	}
 }
 
-// FirstSendNs is the earliest send of the records added so far that bound
-// the window (0 before any).
+// FirstSendNs is the window's start: the earliest send of the records added
+// so far that bound it, or the start SetWindowStart gave if earlier (0
+// before any record).
 func (a *Accumulator) FirstSendNs() int64 {
 	if !a.added {
 		return 0
+	}
+	if a.started && a.startNs < a.firstSendNs {
+		return a.startNs
 	}
 	return a.firstSendNs
 }

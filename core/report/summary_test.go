@@ -130,3 +130,34 @@ func TestWindowRules(t *testing.T) {
 	assert.Nil(t, s.RequestThroughputRPS)
 	assert.Equal(t, 0.0, s.GPUHours)
 }
+
+// A load generator whose clock starts before its first send (vLLM bench
+// serve's benchmark_start_time, taken before the first arrival's delay):
+// the phase starts at 1 ms, the first request goes at 3 ms and ends at 7 ms,
+// a second is rejected at 10 ms. Every request bounds the window, from the
+// start: 1 → 10 ms = 9 ms, 1 / 0.009 = 111.1 req/s. A start later than the
+// first send does not move the window (it starts at that send), and with no
+// record there is no window.
+func TestWindowStart(t *testing.T) {
+	recs := []Record{
+		{Status: StatusCompleted, SendNs: 3_000_000, FirstTokenNs: 5_000_000, SecondTokenNs: 6_000_000, InputTokens: 10, OutputTokens: 3, EndNs: 7_000_000},
+		{Status: StatusRejected, SendNs: 10_000_000, FirstTokenNs: NoTime, SecondTokenNs: NoTime, EndNs: 10_000_000},
+	}
+	var a Accumulator
+	a.SetWindowRule(EveryRequestWindow)
+	a.SetWindowStart(1_000_000)
+	assert.Zero(t, a.WindowNs())
+	for i := range recs {
+		a.Add(&recs[i])
+	}
+	assert.Equal(t, int64(1_000_000), a.FirstSendNs())
+	s := a.Close(1)
+	assert.InDelta(t, 9.0, s.DurationMs, 1e-12)
+	assert.InDelta(t, 1/0.009, *s.RequestThroughputRPS, 1e-9)
+
+	var later Accumulator
+	later.SetWindowStart(4_000_000)
+	later.Add(&recs[0])
+	assert.Equal(t, int64(3_000_000), later.FirstSendNs())
+	assert.InDelta(t, 4.0, later.Close(1).DurationMs, 1e-12)
+}
