@@ -150,6 +150,13 @@ def test_vllms_general_lengths_and_inert_options():
     assert (b["random_input_len"], b["random_output_len"]) == (256, 16)
 
 
+def test_metric_percentiles_outside_0_to_100_are_refused(capsys, tmp_path):
+    # numpy.percentile takes [0, 100]: nan and inf are refused by name like 101, not a traceback
+    for p in ("101", "-1", "nan", "inf"):
+        code, _, err = run_cli(capsys, tmp_path, "vllm bench serve --ignore-eos --num-prompts 5 --metric-percentiles 50," + p)
+        assert code == 2 and f"--metric-percentiles {p}: percentiles must be in [0, 100]" in err, err
+
+
 def test_a_rate_must_be_positive(capsys, tmp_path):
     # vLLM's get_request asserts a positive rate; inf (the default) is every prompt at once
     for rate in ("-5", "0"):

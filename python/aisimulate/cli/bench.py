@@ -478,6 +478,8 @@ def vllm_text(result: dict[str, Any], percentiles: Sequence[float],
 
 
 def _word(p: float) -> str:
+    if not math.isfinite(p):  # nan, inf: named as given (int() refuses them), then refused
+        return str(p)
     return str(int(p)) if int(p) == p else str(p)
 
 
