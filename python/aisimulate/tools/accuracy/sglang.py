@@ -145,6 +145,40 @@ _H200_BS8_MTP = (
 )
 
 
+#: The H100 recipes' flags, from InferenceX's copy of srt-slurm's recipes
+#: (``benchmarks/multi_node/srt-slurm-recipes/h100/{1k1k,8k1k}/mtp/``, added at
+#: 80d98084f from the sa-submission-q2-2026 branch; the q1 branch's state of the run's
+#: day is not in InferenceX, and InferenceX holds no H100 1k/8k recipe at all). Both
+#: sides the radix cache off; the prefill server (TP 16) --max-running-requests 2
+#: (``1p2d-max-tp-mtp``, ``1p1d-max-tp-mtp``), --mem-fraction-static 0.6,
+#: --max-prefill-tokens and --chunked-prefill-size 2048; the decode server (TP 16)
+#: --mem-fraction-static 0.9, --max-running-requests and --cuda-graph-max-bs 128, EAGLE
+#: 2 steps, topk 1, 3 draft tokens, SGLANG_ENABLE_SPEC_V2=1 (--attention-backend
+#: flashinfer, --stream-interval 1 and the prefill's EAGLE flags not modelled, as for
+#: :data:`_H200_BS8_MTP`).
+_H100_MAX_TP_MTP = (
+    {"disable_radix_cache": True, "mem_fraction_static": 0.6, "max_running_requests": 2,
+     "max_prefill_tokens": 2048, "chunked_prefill_size": 2048},
+    {"disable_radix_cache": True, "mem_fraction_static": 0.9, "max_running_requests": 128, "cuda_graph_max_bs": 128,
+     "speculative_algorithm": "EAGLE", "speculative_num_steps": 2, "speculative_eagle_topk": 1,
+     "speculative_num_draft_tokens": 3, "enable_spec_v2": True},
+)
+
+
+def _h100_max_dep_mtp(spec_v2: bool) -> tuple[dict[str, Any], dict[str, Any]]:
+    """``h100/{1k1k,8k1k}/mtp/h100-fp8-1p1d-max-dep-mtp.yaml`` (the same copy): the
+    prefill server as :data:`_H100_MAX_TP_MTP`'s but --max-running-requests 4; the decode
+    server DP attention over 16 ranks with EP 16, --mem-fraction-static 0.85,
+    --max-running-requests and --cuda-graph-max-bs 64, EAGLE as above; SPEC_V2 set at
+    8k/1k only (the 1k/1k file's environments lack it)."""
+    decode = {"disable_radix_cache": True, "mem_fraction_static": 0.85, "max_running_requests": 64,
+              "cuda_graph_max_bs": 64, "speculative_algorithm": "EAGLE", "speculative_num_steps": 2,
+              "speculative_eagle_topk": 1, "speculative_num_draft_tokens": 3}
+    if spec_v2:
+        decode["enable_spec_v2"] = True
+    return {**_H100_MAX_TP_MTP[0], "max_running_requests": 4}, decode
+
+
 #: InferenceX's DeepSeek-R1 SGLang P/D recipes (dynamo-sglang through srt-slurm's
 #: ``srtctl``, branch sa-submission-q1-2026) at the commits whose runs the rows are: a
 #: row's ``measured`` time is its commit's (the run it triggered). Every configuration
@@ -154,12 +188,16 @@ _H200_BS8_MTP = (
 #: recipies": STP and MTP).
 PD_RECIPES = {
     ("h100_sxm", "78d48618f"): (
-        _pd(1024, 1024, "mtp", [1, 2, 4, 8, 16, 32, 64, 128], (1, 16, 1, False), (2, 16, 1, False), "recipes/h100/1k1k/mtp/h100-fp8-1p2d-max-tp-mtp.yaml"),
-        _pd(1024, 1024, "mtp", [1, 2, 4, 8, 16, 32, 64], (1, 16, 1, False), (1, 16, 16, True), "recipes/h100/1k1k/mtp/h100-fp8-1p1d-max-dep-mtp.yaml"),
+        _pd(1024, 1024, "mtp", [1, 2, 4, 8, 16, 32, 64, 128], (1, 16, 1, False), (2, 16, 1, False), "recipes/h100/1k1k/mtp/h100-fp8-1p2d-max-tp-mtp.yaml",
+            _H100_MAX_TP_MTP),
+        _pd(1024, 1024, "mtp", [1, 2, 4, 8, 16, 32, 64], (1, 16, 1, False), (1, 16, 16, True), "recipes/h100/1k1k/mtp/h100-fp8-1p1d-max-dep-mtp.yaml",
+            _h100_max_dep_mtp(False)),
         _pd(1024, 8192, "mtp", [1, 2, 4, 8, 16, 32, 64], (1, 16, 1, False), (2, 16, 1, False), "recipes/h100/1k8k/mtp/h100-fp8-1p2d-max-tp-mtp.yaml"),
         _pd(1024, 8192, "mtp", [1, 2, 4, 8, 16, 32, 64], (1, 16, 1, False), (1, 16, 16, True), "recipes/h100/1k8k/mtp/h100-fp8-1p1d-max-dep-mtp.yaml"),
-        _pd(8192, 1024, "mtp", [1, 2, 4, 8, 16, 32, 64, 128], (1, 16, 1, False), (1, 16, 1, False), "recipes/h100/8k1k/mtp/h100-fp8-1p1d-max-tp-mtp.yaml"),
-        _pd(8192, 1024, "mtp", [1, 2, 4, 8, 16, 32, 64], (1, 16, 1, False), (1, 16, 16, True), "recipes/h100/8k1k/mtp/h100-fp8-1p1d-max-dep-mtp.yaml"),
+        _pd(8192, 1024, "mtp", [1, 2, 4, 8, 16, 32, 64, 128], (1, 16, 1, False), (1, 16, 1, False), "recipes/h100/8k1k/mtp/h100-fp8-1p1d-max-tp-mtp.yaml",
+            _H100_MAX_TP_MTP),
+        _pd(8192, 1024, "mtp", [1, 2, 4, 8, 16, 32, 64], (1, 16, 1, False), (1, 16, 16, True), "recipes/h100/8k1k/mtp/h100-fp8-1p1d-max-dep-mtp.yaml",
+            _h100_max_dep_mtp(True)),
     ),
     ("h200_sxm", "fcc04aaa2"): (
         _pd(1024, 1024, "none", [1, 4, 8, 16, 32, 64, 128, 256], (1, 8, 1, False), (9, 8, 1, False), "recipes/h200/1k1k/low-latency-1p9d.yaml"),
@@ -209,7 +247,7 @@ def inferencex_pd_config(row: dict[str, str], c: int) -> PDConfig:
         ValueError: none or several ran its lengths and concurrency that day, or the
             one that did cannot be simulated (the skip reason names them)."""
     cands = pd_configs(row, c)
-    if len(cands) == 1 and cands[0].flags is not None and max(cands[0].prefill[1], cands[0].decode[1]) <= 8:
+    if len(cands) == 1 and cands[0].flags is not None:
         return cands[0]
     raise ValueError(_inferencex_pd_reason(row, c))
 
@@ -218,7 +256,6 @@ def _inferencex_pd_reason(row: dict[str, str], c: int) -> str:
     """Why an InferenceX SGLang P/D row is not simulated: which recipe configurations ran
     its lengths and concurrency that day (:func:`pd_configs`), and what stops each."""
     cands = pd_configs(row, c)
-    system = row.get("system", "").strip()
     if not cands:
         return "no InferenceX P/D recipe of its date is tabulated for this system, lengths and concurrency"
     if len(cands) > 1:
@@ -226,9 +263,6 @@ def _inferencex_pd_reason(row: dict[str, str], c: int) -> str:
                 f"{len(cands)} configurations of its recipe ran these lengths at c = {c} that day: "
                 + "; ".join(p.text() for p in cands))
     p = cands[0]
-    if max(p.prefill[1], p.decode[1]) > 8:
-        return (f"ran {p.text()}: TP {max(p.prefill[1], p.decode[1])} spans two {system} nodes, and tensor "
-                "parallelism across nodes is not simulated (the perf models' all-reduce is one node's)")
     return f"ran {p.text()}: the srt-slurm recipe's server flags are not tabulated"
 
 
