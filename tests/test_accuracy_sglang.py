@@ -125,8 +125,13 @@ def test_pd_row_spec():
 
 def test_inferencex_pd_rows_by_the_recipe_run_of_their_day():
     """InferenceX's SGLang P/D rows record no worker counts or speculative decoding: the
-    configurations of the recipe run that day decide. An H100 row (2026-02-13: MTP only,
-    its decode TEP) is identified but runs TP 16 across two nodes; an H200 1k/1k row at
+    configurations of the recipe run that day decide. An H100 1k/1k row (2026-02-13: MTP
+    only, its decode TEP) is h100-fp8-1p2d-max-tp-mtp, simulated with that file's flags
+    (InferenceX 80d98084f): 1 prefill server of TP 16 (max-running-requests 2,
+    mem-fraction-static 0.6, 2048-token prefills and chunks) and 2 decode servers of TP 16
+    (mem-fraction-static 0.9, max-running-requests and cuda-graph-max-bs 128, EAGLE 2
+    steps, topk 1, 3 draft tokens, SGLANG_ENABLE_SPEC_V2=1), each TP 16 over two nodes
+    of 8; an H100 1k/8k row's recipe has no copy in InferenceX; an H200 1k/1k row at
     c = 8 has two candidates (with and without MTP); the H200 8k/1k row at c = 2 has one,
     bs8-1p6d-mtp, simulated with its flags: 1 prefill and 6 decode servers of TP 8, EAGLE
     2 steps on the decode side."""
@@ -134,8 +139,22 @@ def test_inferencex_pd_rows_by_the_recipe_run_of_their_day():
     kw = dict(perf="aic", aliases=aliases, model_configs=accuracy.DEFAULT_MODEL_CONFIGS,
               database=accuracy.DEFAULT_DATABASE)
     h100 = _row("2026_03_25_deepseek_r1_h100_sxm_sglang_fp8_disagg_1024x1024_c8_")
-    with pytest.raises(ValueError, match="h100-fp8-1p2d-max-tp-mtp.yaml .*TP 16 spans two h100_sxm nodes"):
-        accuracy.row_spec(h100, **kw)
+    spec, _, measured = accuracy.row_spec(h100, **kw)
+    d = spec["engine"]["workers"]["disaggregated"]
+    assert (d["prefill"]["count"], d["prefill"]["tp"], d["decode"]["count"], d["decode"]["tp"]) == (1, 16, 2, 16)
+    assert "data_parallel_size" not in d["decode"] and "enable_expert_parallel" not in d["decode"]
+    assert d["prefill"]["sglang"] == {"disable_radix_cache": True, "mem_fraction_static": 0.6,
+                                      "max_running_requests": 2, "max_prefill_tokens": 2048,
+                                      "chunked_prefill_size": 2048}
+    assert d["decode"]["sglang"] == {"disable_radix_cache": True, "mem_fraction_static": 0.9,
+                                     "max_running_requests": 128, "cuda_graph_max_bs": 128,
+                                     "speculative_algorithm": "EAGLE", "speculative_num_steps": 2,
+                                     "speculative_eagle_topk": 1, "speculative_num_draft_tokens": 3,
+                                     "enable_spec_v2": True}
+    assert measured == 10 * 8 and sglang.sglang_layout(spec) == "P/D 1×TP16 + 2×TP16"
+    long_out = _row("2026_03_25_deepseek_r1_h100_sxm_sglang_fp8_disagg_1024x8192_c8_")
+    with pytest.raises(ValueError, match="h100-fp8-1p2d-max-tp-mtp.yaml .*server flags are not tabulated"):
+        accuracy.row_spec(long_out, **kw)
     h200 = _row("2026_04_06_deepseek_r1_h200_sxm_sglang_fp8_disagg_1024x1024_c8_")
     with pytest.raises(ValueError, match="2 configurations of its recipe ran these lengths at c = 8"):
         accuracy.row_spec(h200, **kw)

@@ -131,18 +131,43 @@ def _pd(isl, osl, spec, conc, prefill, decode, file, flags=None):
     return PDConfig(isl, osl, spec, tuple(conc), prefill, decode, file, flags)
 
 
-#: srt-slurm's recipes/h200/8k1k/bs8-1p6d-mtp.yaml: both sides radix cache off,
-#: --mem-fraction-static 0.82, SGLANG_ENABLE_SPEC_V2=1; prefill --max-running-requests
-#: 16 and 32,768-token chunks and prefills; decode --max-running-requests 16,
-#: --cuda-graph-max-bs 16, EAGLE 2 steps, topk 1, 3 draft tokens (--attention-backend
-#: flashinfer and --stream-interval 10 not modelled).
-_H200_BS8_MTP = (
-    {"disable_radix_cache": True, "mem_fraction_static": 0.82, "max_running_requests": 16,
-     "max_prefill_tokens": 32768, "chunked_prefill_size": 32768},
-    {"disable_radix_cache": True, "mem_fraction_static": 0.82, "max_running_requests": 16, "cuda_graph_max_bs": 16,
-     "speculative_algorithm": "EAGLE", "speculative_num_steps": 2, "speculative_eagle_topk": 1,
-     "speculative_num_draft_tokens": 3, "enable_spec_v2": True},
-)
+def _eagle_pd_flags(prefill_fraction: float, prefill_requests: int, prefill_tokens: int, decode_fraction: float,
+                    decode_requests: int, spec_v2: bool) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The two sides' flags of an srt-slurm DeepSeek-R1 MTP recipe: the radix cache off on
+    both; the prefill server's --mem-fraction-static, --max-running-requests and
+    --max-prefill-tokens = --chunked-prefill-size; the decode server's
+    --mem-fraction-static, --max-running-requests = --cuda-graph-max-bs, EAGLE 2 steps,
+    topk 1, 3 draft tokens, and SGLANG_ENABLE_SPEC_V2=1 where its environment sets it
+    (--attention-backend flashinfer, --stream-interval and the prefill's EAGLE flags
+    not modelled)."""
+    prefill = {"disable_radix_cache": True, "mem_fraction_static": prefill_fraction,
+               "max_running_requests": prefill_requests, "max_prefill_tokens": prefill_tokens,
+               "chunked_prefill_size": prefill_tokens}
+    decode = {"disable_radix_cache": True, "mem_fraction_static": decode_fraction,
+              "max_running_requests": decode_requests, "cuda_graph_max_bs": decode_requests,
+              "speculative_algorithm": "EAGLE", "speculative_num_steps": 2, "speculative_eagle_topk": 1,
+              "speculative_num_draft_tokens": 3}
+    if spec_v2:
+        decode["enable_spec_v2"] = True
+    return prefill, decode
+
+
+#: srt-slurm's recipes/h200/8k1k/bs8-1p6d-mtp.yaml: --mem-fraction-static 0.82 on both
+#: sides, SPEC_V2 on; prefill 16 requests and 32,768-token chunks and prefills; decode 16
+#: requests (--stream-interval 10).
+_H200_BS8_MTP = _eagle_pd_flags(0.82, 16, 32768, 0.82, 16, True)
+#: The H100 recipes, from InferenceX's copy of srt-slurm's recipes
+#: (``benchmarks/multi_node/srt-slurm-recipes/h100/{1k1k,8k1k}/mtp/``, added at
+#: 80d98084f from the sa-submission-q2-2026 branch; the q1 branch's state of the run's
+#: day is not in InferenceX, and InferenceX holds no H100 1k/8k recipe at all), every
+#: server TP 16 over two nodes of 8 (--stream-interval 1). ``h100-fp8-1p2d-max-tp-mtp``
+#: (1k/1k) and ``h100-fp8-1p1d-max-tp-mtp`` (8k/1k): prefill --mem-fraction-static 0.6,
+#: 2 requests, 2048-token chunks and prefills; decode 0.9, 128 requests; SPEC_V2 on.
+_H100_MAX_TP_MTP = _eagle_pd_flags(0.6, 2, 2048, 0.9, 128, True)
+#: ``h100-fp8-1p1d-max-dep-mtp``: prefill as above but 4 requests; decode DP attention
+#: over 16 ranks with EP 16, 0.85, 64 requests; SPEC_V2 at 8k/1k only (the 1k/1k file's
+#: environments lack it).
+_H100_MAX_DEP_MTP = {spec_v2: _eagle_pd_flags(0.6, 4, 2048, 0.85, 64, spec_v2) for spec_v2 in (False, True)}
 
 
 #: InferenceX's DeepSeek-R1 SGLang P/D recipes (dynamo-sglang through srt-slurm's
@@ -154,12 +179,16 @@ _H200_BS8_MTP = (
 #: recipies": STP and MTP).
 PD_RECIPES = {
     ("h100_sxm", "78d48618f"): (
-        _pd(1024, 1024, "mtp", [1, 2, 4, 8, 16, 32, 64, 128], (1, 16, 1, False), (2, 16, 1, False), "recipes/h100/1k1k/mtp/h100-fp8-1p2d-max-tp-mtp.yaml"),
-        _pd(1024, 1024, "mtp", [1, 2, 4, 8, 16, 32, 64], (1, 16, 1, False), (1, 16, 16, True), "recipes/h100/1k1k/mtp/h100-fp8-1p1d-max-dep-mtp.yaml"),
+        _pd(1024, 1024, "mtp", [1, 2, 4, 8, 16, 32, 64, 128], (1, 16, 1, False), (2, 16, 1, False), "recipes/h100/1k1k/mtp/h100-fp8-1p2d-max-tp-mtp.yaml",
+            _H100_MAX_TP_MTP),
+        _pd(1024, 1024, "mtp", [1, 2, 4, 8, 16, 32, 64], (1, 16, 1, False), (1, 16, 16, True), "recipes/h100/1k1k/mtp/h100-fp8-1p1d-max-dep-mtp.yaml",
+            _H100_MAX_DEP_MTP[False]),
         _pd(1024, 8192, "mtp", [1, 2, 4, 8, 16, 32, 64], (1, 16, 1, False), (2, 16, 1, False), "recipes/h100/1k8k/mtp/h100-fp8-1p2d-max-tp-mtp.yaml"),
         _pd(1024, 8192, "mtp", [1, 2, 4, 8, 16, 32, 64], (1, 16, 1, False), (1, 16, 16, True), "recipes/h100/1k8k/mtp/h100-fp8-1p1d-max-dep-mtp.yaml"),
-        _pd(8192, 1024, "mtp", [1, 2, 4, 8, 16, 32, 64, 128], (1, 16, 1, False), (1, 16, 1, False), "recipes/h100/8k1k/mtp/h100-fp8-1p1d-max-tp-mtp.yaml"),
-        _pd(8192, 1024, "mtp", [1, 2, 4, 8, 16, 32, 64], (1, 16, 1, False), (1, 16, 16, True), "recipes/h100/8k1k/mtp/h100-fp8-1p1d-max-dep-mtp.yaml"),
+        _pd(8192, 1024, "mtp", [1, 2, 4, 8, 16, 32, 64, 128], (1, 16, 1, False), (1, 16, 1, False), "recipes/h100/8k1k/mtp/h100-fp8-1p1d-max-tp-mtp.yaml",
+            _H100_MAX_TP_MTP),
+        _pd(8192, 1024, "mtp", [1, 2, 4, 8, 16, 32, 64], (1, 16, 1, False), (1, 16, 16, True), "recipes/h100/8k1k/mtp/h100-fp8-1p1d-max-dep-mtp.yaml",
+            _H100_MAX_DEP_MTP[True]),
     ),
     ("h200_sxm", "fcc04aaa2"): (
         _pd(1024, 1024, "none", [1, 4, 8, 16, 32, 64, 128, 256], (1, 8, 1, False), (9, 8, 1, False), "recipes/h200/1k1k/low-latency-1p9d.yaml"),
@@ -209,7 +238,7 @@ def inferencex_pd_config(row: dict[str, str], c: int) -> PDConfig:
         ValueError: none or several ran its lengths and concurrency that day, or the
             one that did cannot be simulated (the skip reason names them)."""
     cands = pd_configs(row, c)
-    if len(cands) == 1 and cands[0].flags is not None and max(cands[0].prefill[1], cands[0].decode[1]) <= 8:
+    if len(cands) == 1 and cands[0].flags is not None:
         return cands[0]
     raise ValueError(_inferencex_pd_reason(row, c))
 
@@ -218,7 +247,6 @@ def _inferencex_pd_reason(row: dict[str, str], c: int) -> str:
     """Why an InferenceX SGLang P/D row is not simulated: which recipe configurations ran
     its lengths and concurrency that day (:func:`pd_configs`), and what stops each."""
     cands = pd_configs(row, c)
-    system = row.get("system", "").strip()
     if not cands:
         return "no InferenceX P/D recipe of its date is tabulated for this system, lengths and concurrency"
     if len(cands) > 1:
@@ -226,9 +254,6 @@ def _inferencex_pd_reason(row: dict[str, str], c: int) -> str:
                 f"{len(cands)} configurations of its recipe ran these lengths at c = {c} that day: "
                 + "; ".join(p.text() for p in cands))
     p = cands[0]
-    if max(p.prefill[1], p.decode[1]) > 8:
-        return (f"ran {p.text()}: TP {max(p.prefill[1], p.decode[1])} spans two {system} nodes, and tensor "
-                "parallelism across nodes is not simulated (the perf models' all-reduce is one node's)")
     return f"ran {p.text()}: the srt-slurm recipe's server flags are not tabulated"
 
 
