@@ -348,7 +348,7 @@ func (w *Worker) preempt(r *Request) {
 	w.releaseBlocks(r)
 	r.blocks = r.blocks[:0]
 	r.computed, r.registered, r.scheduled = 0, 0, 0
-	r.drafts = 0 // its drafts dropped (Scheduler._preempt_request)
+	r.drafts = 0          // its drafts dropped (Scheduler._preempt_request)
 	r.transferred = false // its transferred KV is gone: recomputed here as a prefill
 	r.Preemptions++
 	r.where = onWaiting
