@@ -23,7 +23,7 @@ import (
 
 // families maps each engine.backend value to its family.
 var families = map[string]engine.Family{
-	config.BackendVLLM:   vllm.Family{},
+	config.BackendVLLM:   vllmFamily{},
 	config.BackendTRTLLM: trtllm.Family{},
 	config.BackendSGLang: sglang.Family{},
 }

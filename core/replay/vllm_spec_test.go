@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/aisimulate/aisimulate/core/config"
+	"github.com/aisimulate/aisimulate/core/report"
 )
 
 // vLLM's speculative decoding through the replay: one DeepSeek-R1 request of
@@ -47,12 +48,20 @@ traffic:
   source: {type: synthetic, num_requests: 1, isl: 100, osl: 12}
   load: {mode: concurrency, concurrency: 1}
 `, sharedModelConfigs, tc.spec))
-		require.Len(t, rep.Records, 1, tc.spec)
-		assert.Equal(t, 12, rep.Records[0].OutputTokens, tc.spec)
-		assert.InDelta(t, 3.0, msOf(rep.Records[0].FirstTokenNs), 1e-9, tc.spec)
-		assert.InDelta(t, tc.endMs, msOf(rep.Records[0].EndNs), 1e-9, tc.spec)
-		assert.Equal(t, tc.passes, rep.Metadata.Pools[0].WorkerPasses[0], tc.spec)
+		assertSpecTimeline(t, rep, tc.spec, tc.passes, tc.endMs)
 	}
+}
+
+// assertSpecTimeline checks the speculative-decoding replays of one request
+// of 100 prompt and 12 output tokens on the linear engine (its first token
+// at 3.0 ms): its tokens, its end at endMs and the worker's passes.
+func assertSpecTimeline(t *testing.T, rep *report.Report, label string, passes int64, endMs float64) {
+	t.Helper()
+	require.Len(t, rep.Records, 1, label)
+	assert.Equal(t, 12, rep.Records[0].OutputTokens, label)
+	assert.InDelta(t, 3.0, msOf(rep.Records[0].FirstTokenNs), 1e-9, label)
+	assert.InDelta(t, endMs, msOf(rep.Records[0].EndNs), 1e-9, label)
+	assert.Equal(t, passes, rep.Metadata.Pools[0].WorkerPasses[0], label)
 }
 
 // speculative_config's refusals name the field: a method not modelled

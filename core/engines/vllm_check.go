@@ -1,13 +1,18 @@
-package vllm
+package engines
 
 import (
 	"fmt"
 
 	"github.com/aisimulate/aisimulate/core/config"
 	"github.com/aisimulate/aisimulate/core/engine"
+	"github.com/aisimulate/aisimulate/core/engine/vllm"
 )
 
-var _ engine.ModelChecker = Family{}
+// vllmFamily is vLLM's family (core/engine/vllm, which does not read the
+// spec) with the model checks of its spec's settings.
+type vllmFamily struct{ vllm.Family }
+
+var _ engine.ModelChecker = vllmFamily{}
 
 // CheckModel refuses speculative decoding by MTP for a model without
 // multi-token-prediction layers (engine.ModelChecker). vLLM's method mtp
@@ -15,7 +20,7 @@ var _ engine.ModelChecker = Family{}
 // (config.json num_nextn_predict_layers), and takes num_speculative_tokens
 // above n_predict only as a multiple of it, the layers run again in turn
 // (SpeculativeConfig.__post_init__, vllm/config/speculative.py).
-func (Family) CheckModel(in engine.PoolInput) error {
+func (vllmFamily) CheckModel(in engine.PoolInput) error {
 	e := &in.Spec.Engine
 	sp := e.Scheduler.SpeculativeConfig
 	if e.Backend != config.BackendVLLM || sp == nil || sp.Method != config.VLLMSpecMTP {
