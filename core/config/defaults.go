@@ -192,6 +192,7 @@ func applyDefaults(s *Spec, present func(path string) bool) {
 		sglangDefaults(s, present) // SGLang's own arguments (sglang.go); engine.scheduler is vLLM's
 	default:
 		schedulerDefaults(&e.Scheduler, present)
+		vllmSpecDefaults(&e.Scheduler)
 	}
 	if b := s.Traffic.Benchmark; b != nil {
 		benchmarkDefaults(b, "traffic.benchmark", present)

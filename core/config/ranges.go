@@ -100,6 +100,8 @@ var ranges = map[string]fieldRange{
 	"TRTLLMAttentionDPConfig.batching_wait_iters":      ints(0, MaxNumSeqs, ""),
 	"TRTLLMSpeculativeConfig.num_nextn_predict_layers": ints(1, MaxMTPLayers, ""),
 	"TRTLLMSpeculativeConfig.acceptance_rate":          {kind: numberRange, min: 0, max: 1},
+	"VLLMSpeculativeConfig.num_speculative_tokens":     ints(1, MaxMTPLayers, ""),
+	"VLLMSpeculativeConfig.acceptance_rate":            {kind: numberRange, min: 0, max: 1},
 	"SGLang.max_running_requests":                      ints(1, MaxNumSeqs, ""),
 	"SGLang.chunked_prefill_size":                      ints(1, MaxBatchedTokens, ""), // or -1: no chunking (validateSGLang)
 	"SGLang.max_prefill_tokens":                        ints(1, MaxBatchedTokens, ""),

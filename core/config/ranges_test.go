@@ -93,6 +93,9 @@ func rangeCases() map[string]rangeCase {
 		case "TRTLLMSpeculativeConfig":
 			c = rangeCase{spec(engine(`, "backend": "trtllm", "trtllm": {"speculative_config": {"decoding_type": "MTP", "num_nextn_predict_layers": 1}}`), traffic(synth, conc)),
 				"engine.trtllm.speculative_config." + field}
+		case "VLLMSpeculativeConfig":
+			c = rangeCase{spec(engine(`, "scheduler": {"speculative_config": {"method": "mtp", "num_speculative_tokens": 1}}`), traffic(synth, conc)),
+				"engine.scheduler.speculative_config." + field}
 		case "TRTLLMCUDAGraphConfig":
 			c = rangeCase{spec(engine(`, "backend": "trtllm", "trtllm": {"cuda_graph_config": {"enable_padding": true}}`), traffic(synth, conc)),
 				"engine.trtllm.cuda_graph_config." + field}

@@ -62,8 +62,12 @@ var fieldDescriptions = map[string]string{
 		"at most num_nextn_predict_layers of them (a draft beyond the list is never accepted); absent, and acceptance_rate absent: " +
 		"AIConfigurator's [0.85, 0.3, 0, 0, 0]",
 	"TRTLLMSpeculativeConfig.acceptance_rate": "the simulation's: one acceptance_rates value for every draft (not with acceptance_rates)",
-	"Stop.max_requests":                       "stop after this many measured requests (warm-up requests are sent besides them); 0: no limit",
-	"Stop.max_duration_s":                     "stop sending this many seconds after the measured phase starts (the end of the warm-up, or 0); 0: no limit",
+	"VLLMSpeculativeConfig.acceptance_rates": "the simulation's: the probability, each in [0, 1], that draft i is accepted when every draft before it was, " +
+		"at most num_speculative_tokens of them (a draft beyond the list is never accepted); absent, and acceptance_rate absent: " +
+		"AIConfigurator's [0.85, 0.3, 0, 0, 0]",
+	"VLLMSpeculativeConfig.acceptance_rate": "the simulation's: one acceptance_rates value for every draft (not with acceptance_rates)",
+	"Stop.max_requests":                     "stop after this many measured requests (warm-up requests are sent besides them); 0: no limit",
+	"Stop.max_duration_s":                   "stop sending this many seconds after the measured phase starts (the end of the warm-up, or 0); 0: no limit",
 }
 
 var unionBlockType = reflect.TypeOf((*unionBlock)(nil)).Elem()

@@ -625,6 +625,8 @@ func sglangNameOf(vllmKey string) string {
 		return "mem_fraction_static"
 	case "async_scheduling":
 		return "disable_overlap_schedule"
+	case "speculative_config":
+		return "speculative_algorithm, speculative_num_steps"
 	}
 	return "see docs/config.md"
 }

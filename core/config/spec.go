@@ -266,6 +266,9 @@ type Scheduler struct {
 	// default, which turns prefix caching off for hybrid models
 	// (EngineArgs: is_hybrid), whatever enable_prefix_caching says.
 	MambaCacheMode string `json:"mamba_cache_mode,omitempty"`
+	// SpeculativeConfig is vLLM's --speculative-config (vllm_spec.go;
+	// absent: no speculative decoding).
+	SpeculativeConfig *VLLMSpeculativeConfig `json:"speculative_config,omitempty"`
 }
 
 // Traffic is the workload: where requests come from, when they are sent, when

@@ -95,16 +95,7 @@ type TRTLLMSpeculativeConfig struct {
 // validated, normalized block): AcceptanceRates, 0 beyond the list, or
 // AcceptanceRate for each.
 func (sp *TRTLLMSpeculativeConfig) Rates() []float64 {
-	out := make([]float64, sp.NumNextnPredictLayers)
-	for i := range out {
-		switch {
-		case sp.AcceptanceRate != nil:
-			out[i] = *sp.AcceptanceRate
-		case i < len(sp.AcceptanceRates):
-			out[i] = sp.AcceptanceRates[i]
-		}
-	}
-	return out
+	return acceptanceRates(sp.NumNextnPredictLayers, sp.AcceptanceRates, sp.AcceptanceRate)
 }
 
 // TRTLLMAttentionDPConfig is engine.trtllm.attention_dp_config
@@ -362,8 +353,8 @@ func (t *TRTLLM) fill(d TRTLLMVersionDefaults, p string, present func(string) bo
 	if !present(p + "attention_dp_config.batching_wait_iters") {
 		t.AttentionDPConfig.BatchingWaitIters = DefaultTRTLLMADPBatchingWaitIters
 	}
-	if sp := t.SpeculativeConfig; sp != nil && sp.AcceptanceRate == nil && sp.AcceptanceRates == nil {
-		sp.AcceptanceRates = slices.Clone(DefaultMTPAcceptanceRates[:min(max(sp.NumNextnPredictLayers, 0), len(DefaultMTPAcceptanceRates))])
+	if sp := t.SpeculativeConfig; sp != nil {
+		sp.AcceptanceRates = defaultAcceptance(sp.NumNextnPredictLayers, sp.AcceptanceRates, sp.AcceptanceRate)
 	}
 }
 
@@ -456,22 +447,9 @@ func (t *TRTLLM) validate(p string) error {
 		if err := checkInt(q+"num_nextn_predict_layers", "TRTLLMSpeculativeConfig.num_nextn_predict_layers", sp.NumNextnPredictLayers); err != nil {
 			return err
 		}
-		if sp.AcceptanceRate != nil {
-			if sp.AcceptanceRates != nil {
-				return errorf(q+"acceptance_rates", "give acceptance_rates (one rate per draft) or acceptance_rate (one for every draft), not both")
-			}
-			return checkFloat(q+"acceptance_rate", "TRTLLMSpeculativeConfig.acceptance_rate", *sp.AcceptanceRate)
-		}
-		if sp.AcceptanceRates != nil && len(sp.AcceptanceRates) == 0 {
-			return errorf(q+"acceptance_rates", "is empty: give the rate of each draft (at most num_nextn_predict_layers), or leave it out for the default")
-		}
-		if n := len(sp.AcceptanceRates); n > sp.NumNextnPredictLayers {
-			return errorf(q+"acceptance_rates", "has %d rates, more than the %d drafts of num_nextn_predict_layers (one rate per draft)", n, sp.NumNextnPredictLayers)
-		}
-		for i, a := range sp.AcceptanceRates {
-			if err := checkFloat(fmt.Sprintf("%sacceptance_rates[%d]", q, i), "TRTLLMSpeculativeConfig.acceptance_rate", a); err != nil {
-				return err
-			}
+		if err := validateAcceptance(q, "TRTLLMSpeculativeConfig.acceptance_rate", "num_nextn_predict_layers", sp.NumNextnPredictLayers,
+			sp.AcceptanceRates, sp.AcceptanceRate); err != nil {
+			return err
 		}
 	}
 	return nil
@@ -553,6 +531,8 @@ func trtllmNameOf(vllmKey string) string {
 		return "kv_cache_config.free_gpu_memory_fraction, a share of the memory left after the weights and activations"
 	case "async_scheduling":
 		return "disable_overlap_scheduler"
+	case "speculative_config":
+		return "speculative_config"
 	}
 	return "see docs/trtllm.md"
 }

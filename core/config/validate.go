@@ -131,7 +131,7 @@ func (s *Spec) validateEngine() error {
 		checkInt(scp+"num_gpu_blocks", "Scheduler.num_gpu_blocks", sc.NumGPUBlocks)); err != nil {
 		return err
 	}
-	if err := validateClientCosts(e); err != nil {
+	if err := firstErr(validateClientCosts(e), validateVLLMSpec(sc)); err != nil {
 		return err
 	}
 	return validateVLLMStartup(sc) // vLLM's own start-up checks (vllm_startup.go)

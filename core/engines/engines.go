@@ -23,7 +23,7 @@ import (
 
 // families maps each engine.backend value to its family.
 var families = map[string]engine.Family{
-	config.BackendVLLM:   vllm.Family{},
+	config.BackendVLLM:   vllmFamily{},
 	config.BackendTRTLLM: trtllm.Family{},
 	config.BackendSGLang: sglang.Family{},
 }
@@ -40,8 +40,11 @@ func For(backend string) (engine.Family, error) {
 // Options are the engine.Config.Options of the workers of pool p (nil: the
 // engine's) of a validated, normalized spec's engine: the family's own
 // settings from its block, the pool's own when it has one (nil for vLLM,
-// whose settings engine.Config holds).
+// whose settings engine.Config holds, but for speculative decoding).
 func Options(e *config.Engine, p *config.Pool) any {
+	if sp := e.Scheduler.SpeculativeConfig; e.Backend == config.BackendVLLM && sp != nil {
+		return vllm.Options{SpecTokens: sp.NumSpeculativeTokens, Acceptance: sp.Rates()}
+	}
 	t := e.TRTLLMOf(p)
 	if e.Backend != config.BackendTRTLLM || t == nil {
 		return nil

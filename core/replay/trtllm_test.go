@@ -282,11 +282,7 @@ traffic:
   source: {type: synthetic, num_requests: 1, isl: 100, osl: 12}
   load: {mode: concurrency, concurrency: 1}
 `, sharedModelConfigs, tc.acceptance))
-		require.Len(t, rep.Records, 1, tc.acceptance)
-		assert.Equal(t, 12, rep.Records[0].OutputTokens, tc.acceptance)
-		assert.InDelta(t, 3.0, msOf(rep.Records[0].FirstTokenNs), 1e-9, tc.acceptance)
-		assert.InDelta(t, tc.endMs, msOf(rep.Records[0].EndNs), 1e-9, tc.acceptance)
-		assert.Equal(t, tc.passes, rep.Metadata.Pools[0].WorkerPasses[0], tc.acceptance)
+		assertSpecTimeline(t, rep, tc.acceptance, tc.passes, tc.endMs)
 	}
 }
 

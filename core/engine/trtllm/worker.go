@@ -65,11 +65,10 @@ type Worker struct {
 	// active is the executor's active requests in arrival order (contexts,
 	// generation requests and handoffs in transfer); awaiting the handoffs
 	// waiting for blocks, in order.
-	// draft is the MTP draft tokens of each generation step, meanAccepted
-	// the drafts a step accepts on average: a₁ + a₁a₂ + … + a₁⋯a_draft
-	// (draft k is accepted only with all before it, at rate a_k then).
-	draft        int
-	meanAccepted float64
+	// draft is the MTP draft tokens of each generation step, drafts their
+	// acceptance (a step accepts drafts.Mean(draft) on average).
+	draft  int
+	drafts engine.Drafts
 
 	active   []*Request
 	awaiting []*Request
@@ -115,15 +114,11 @@ func NewWorker(cfg Config, pm perf.Model) (*Worker, error) {
 	if opt.MTPDraftTokens < 0 || len(opt.MTPAcceptance) > opt.MTPDraftTokens || opt.StreamInterval < 0 {
 		return nil, fmt.Errorf("trtllm: invalid options %+v", opt)
 	}
-	w := &Worker{cfg: cfg, opt: opt, perf: pm, kv: newKVPool(cfg.NumBlocks, cfg.PrefixCaching), draft: opt.MTPDraftTokens}
-	p := 1.0 // the chance that drafts 1 … k are all accepted
-	for k, a := range opt.MTPAcceptance {
-		if !(a >= 0 && a <= 1) {
-			return nil, fmt.Errorf("trtllm: MTP acceptance of draft %d is %v, want [0, 1]", k+1, a)
-		}
-		p *= a
-		w.meanAccepted += p
+	drafts, err := engine.NewDrafts(opt.MTPDraftTokens, opt.MTPAcceptance)
+	if err != nil {
+		return nil, err
 	}
+	w := &Worker{cfg: cfg, opt: opt, perf: pm, kv: newKVPool(cfg.NumBlocks, cfg.PrefixCaching), draft: opt.MTPDraftTokens, drafts: drafts}
 	return w, nil
 }
 
@@ -430,10 +425,7 @@ func (w *Worker) FinishPass() ([]Out, int) {
 	for _, r := range w.gen {
 		k := 1
 		if w.draft > 0 { // the drafts it accepts: meanAccepted a step, carried in fractions
-			r.accepted += w.meanAccepted
-			n := int(r.accepted)
-			r.accepted -= float64(n)
-			k += n
+			k += w.drafts.Accept(&r.accepted, w.draft)
 		}
 		k = min(k, r.Output-r.Generated)
 		r.computed += k

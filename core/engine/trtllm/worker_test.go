@@ -305,7 +305,7 @@ func TestMTPStepPerPosition(t *testing.T) {
 	w, err := NewWorker(Config{MaxNumSeqs: 8, MaxNumBatchedTokens: 512, BlockSize: 16, NumBlocks: 100, MaxModelLen: 4096,
 		Options: Options{MTPDraftTokens: 3, MTPAcceptance: []float64{0.75, 0.5, 0.5}}}, rec)
 	require.NoError(t, err)
-	assert.Equal(t, 1.3125, w.meanAccepted)
+	assert.Equal(t, 1.3125, w.drafts.Mean(3))
 	w.Add(newRequest(1, 16, 12))
 	tokens, finished := run(w)
 	assert.Equal(t, []int{1, 2, 2, 3, 3, 4, 4, 5, 5, 5, 6, 6}, tokens[1])
@@ -319,7 +319,7 @@ func TestMTPStepPerPosition(t *testing.T) {
 	w, err = NewWorker(Config{MaxNumSeqs: 8, MaxNumBatchedTokens: 512, BlockSize: 16, NumBlocks: 100, MaxModelLen: 4096,
 		Options: Options{MTPDraftTokens: 3, MTPAcceptance: []float64{0.75, 0.5}}}, rec)
 	require.NoError(t, err)
-	assert.Equal(t, 1.125, w.meanAccepted)
+	assert.Equal(t, 1.125, w.drafts.Mean(3))
 
 	for _, bad := range [][]float64{{0.5, 1.5}, {0.5, 0.5, 0.5, 0.5}} {
 		_, err = NewWorker(Config{MaxNumSeqs: 8, MaxNumBatchedTokens: 512, BlockSize: 16, NumBlocks: 100, MaxModelLen: 4096,

@@ -43,13 +43,17 @@ func (w *Worker) schedule() bool {
 		}
 		for i := 0; i < len(w.active) && budget > 0; i++ {
 			r := w.active[i]
-			n := min(r.tokens()-r.computed, budget)
+			want := r.tokens() - r.computed
+			if r.drafts > 0 { // its token and its drafts, within max_model_len (num_tokens_with_spec)
+				want = min(want+r.drafts, w.cfg.MaxModelLen-1-r.computed)
+			}
+			n := min(want, budget)
 			if w.cfg.MambaAlign {
 				if n = w.alignChunk(r, r.computed, n); n == 0 {
 					continue // no block-aligned chunk fits the budget: vLLM skips the request
 				}
 			}
-			need := w.blocksFor(r.computed+n) - len(r.blocks)
+			need := w.blocksFor(w.kvTokens(r, n, w.spec)) - len(r.blocks)
 			for need > w.kv.available() {
 				victim := w.active[len(w.active)-1]
 				w.active = w.active[:len(w.active)-1]
@@ -85,7 +89,9 @@ func (w *Worker) schedule() bool {
 		r := w.kvArrived.Front()
 		computed := r.kvReady - 1
 		n := min(r.tokens()-computed, budget)
-		need := w.blocksFor(computed+n) - len(r.blocks)
+		// a handoff has computed tokens: the lookahead slots too (schedule's
+		// effective_lookahead_tokens, 0 only for a request computing from 0)
+		need := w.blocksFor(min(computed+n+w.spec, w.cfg.MaxModelLen)) - len(r.blocks)
 		if need > w.kv.available() {
 			break
 		}
@@ -139,6 +145,11 @@ func (w *Worker) schedule() bool {
 		w.addSteady(p)
 		w.addSteadyWindows(p, b.DecodeWindowSums)
 	}
+	if w.spec > 0 && len(b.Prefill)+b.Decodes > 0 {
+		// the EAGLE proposer's passes after the target's: one per draft
+		// (vllm/v1/spec_decode/eagle.py, propose), priced by perf.DraftNs
+		b.DraftSteps = w.spec
+	}
 	return len(b.Prefill)+b.Decodes > 0
 }
 
@@ -148,6 +159,7 @@ func (w *Worker) resetBatch() *perf.Batch {
 	b := &w.batch
 	b.Prefill = b.Prefill[:0]
 	b.Decodes, b.DecodeKVSum, b.Samplers = 0, 0, 0
+	b.SpecTokens, b.DraftSteps = 0, 0
 	b.DecodeWindowSums = b.DecodeWindowSums[:0]
 	for range w.cfg.DecodeWindows {
 		b.DecodeWindowSums = append(b.DecodeWindowSums, 0)
@@ -280,21 +292,26 @@ func (w *Worker) admit(r *Request, n, need int) {
 // them taken) and caches the blocks they fill (registerFull).
 func (w *Worker) addToBatch(r *Request, n int) {
 	r.scheduled = n
-	w.registerFull(r, r.computed+n)
+	// s: the drafts it verifies (speculative decoding), scheduled after its
+	// token; they are not cached (allocate_slots caches up to num_tokens)
+	s := max(0, r.computed+n-r.tokens())
+	r.drafts = 0
+	w.registerFull(r, r.computed+n-s)
 	b := &w.batch
 	// A decode: one token after the prompt, or a handed-off request's first
 	// pass (its KV holds the prompt; the pass computes the prompt's last
 	// token again and starts the response).
-	if n == 1 && (r.computed >= r.Prompt && r.Generated > 0 || r.transferred && r.computed == r.kvReady-1) {
+	if n-s == 1 && (r.computed >= r.Prompt && r.Generated > 0 || r.transferred && r.computed == r.kvReady-1) {
 		b.AddDecode(r.computed)
 		for i, win := range w.cfg.DecodeWindows {
 			b.DecodeWindowSums[i] += int64(perf.WindowKeys(r.computed, win))
 		}
+		b.SpecTokens += s
 	} else {
 		b.Prefill = append(b.Prefill, perf.Chunk{NewTokens: n, PrefixTokens: r.computed})
 	}
-	if r.computed+n == r.tokens() && r.Generated < r.Output {
-		b.Samplers++
+	if r.computed+n-s == r.tokens() && r.Generated < r.Output {
+		b.Samplers += 1 + s // every position verified samples (the rejection sampler)
 	}
 }
 
@@ -331,6 +348,7 @@ func (w *Worker) preempt(r *Request) {
 	w.releaseBlocks(r)
 	r.blocks = r.blocks[:0]
 	r.computed, r.registered, r.scheduled = 0, 0, 0
+	r.drafts = 0          // its drafts dropped (Scheduler._preempt_request)
 	r.transferred = false // its transferred KV is gone: recomputed here as a prefill
 	r.Preemptions++
 	r.where = onWaiting

@@ -25,7 +25,7 @@ func newRequest(id int64, prompt, output int) *engine.Request {
 type recorder struct{ batches []perf.Batch }
 
 func (r *recorder) PassTime(b *perf.Batch) int64 {
-	c := perf.Batch{Samplers: b.Samplers, Decodes: b.Decodes, DecodeKVSum: b.DecodeKVSum}
+	c := perf.Batch{Samplers: b.Samplers, Decodes: b.Decodes, DecodeKVSum: b.DecodeKVSum, SpecTokens: b.SpecTokens, DraftSteps: b.DraftSteps}
 	c.Prefill = append(c.Prefill, b.Prefill...)
 	c.DecodeWindowSums = append(c.DecodeWindowSums, b.DecodeWindowSums...)
 	r.batches = append(r.batches, c)

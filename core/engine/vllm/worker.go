@@ -48,6 +48,11 @@ type Request struct {
 	// winFull: bit i set when, as a steady request, its KV length reached
 	// DecodeWindows[i] (each pass then reads W keys: windowAgg.full)
 	winFull uint8
+	// Speculative decoding (Options): drafts is the drafts proposed for its
+	// next step, accepted the fraction of a draft it has accepted so far
+	// (engine.Drafts.Accept).
+	drafts   int
+	accepted float64
 }
 
 // tokens is the number of tokens the request has: its prompt and every output
@@ -59,6 +64,10 @@ type Worker struct {
 	cfg  Config
 	perf perf.Model
 	kv   *kvManager
+	// spec is the drafts of each step with speculative decoding (Options;
+	// 0: none), drafts their acceptance.
+	spec   int
+	drafts engine.Drafts
 
 	waiting deque
 	// The P/D decode side's handoffs, in their order of life: awaitingBlocks
@@ -126,8 +135,57 @@ func NewWorker(cfg Config, pm perf.Model) (*Worker, error) {
 			return nil, fmt.Errorf("engine: decode window of 0 tokens (want ≥ 1 tokens, or −C for chunks of C)")
 		}
 	}
-	return &Worker{cfg: cfg, perf: pm, kv: newKVManager(cfg.NumBlocks, cfg.PrefixCaching),
+	var opt Options
+	if cfg.Options != nil {
+		o, ok := cfg.Options.(Options)
+		if !ok {
+			return nil, fmt.Errorf("engine: vLLM options of type %T", cfg.Options)
+		}
+		opt = o
+	}
+	drafts, err := engine.NewDrafts(opt.SpecTokens, opt.Acceptance)
+	if err != nil {
+		return nil, err
+	}
+	if opt.SpecTokens > 0 {
+		// a decode takes 1 + drafts tokens and yields a varying number: every
+		// running request is handled one by one (no steady set, steady.go)
+		cfg.PerTokenDecode = true
+	}
+	return &Worker{cfg: cfg, perf: pm, kv: newKVManager(cfg.NumBlocks, cfg.PrefixCaching), spec: opt.SpecTokens, drafts: drafts,
 		steady: newSteadySet(cfg.BlockSize, cfg.DecodeWindows), chunked: perf.ChunkedWindows(cfg.DecodeWindows)}, nil
+}
+
+// Options are vLLM's settings beyond engine.Config (Config.Options; nil:
+// none of them).
+type Options struct {
+	// SpecTokens is speculative_config.num_speculative_tokens (0: no
+	// speculative decoding), Acceptance the probability that draft i + 1 is
+	// accepted when every draft before it was (at most SpecTokens rates).
+	SpecTokens int
+	Acceptance []float64
+}
+
+// kvTokens is the tokens whose KV slots r needs for a step computing n of
+// its tokens: with speculative decoding, lookahead more (the drafts its next
+// step verifies), at most max_model_len (KVCacheManager.allocate_slots'
+// num_lookahead_tokens, vllm/v1/core/kv_cache_manager.py).
+func (w *Worker) kvTokens(r *Request, n, lookahead int) int {
+	if lookahead == 0 {
+		return r.computed + n
+	}
+	return min(r.computed+n+lookahead, w.cfg.MaxModelLen)
+}
+
+// kvOutput is the output tokens a request of output tokens writes KV for at
+// most after its prompt of prompt tokens: every output token but the last
+// (sampled, never written), with speculative decoding its last step's drafts
+// and lookahead slots too (kvTokens), within max_model_len.
+func (w *Worker) kvOutput(prompt, output int) int {
+	if w.spec == 0 {
+		return max(output-1, 0)
+	}
+	return min(max(output-1, 0)+2*w.spec, w.cfg.MaxModelLen-prompt)
 }
 
 // blocksFor is the number of KV blocks that hold n tokens.
@@ -140,7 +198,7 @@ func (w *Worker) blocksFor(n int) int { return (n + w.cfg.BlockSize - 1) / w.cfg
 // max_model_len and all its token and block counts fit an int.
 func (w *Worker) CheckFits(prompt, output int) string {
 	// The last output token is sampled, never written to the cache.
-	return w.checkFits(prompt, output, max(output-1, 0))
+	return w.checkFits(prompt, output, w.kvOutput(prompt, output))
 }
 
 // CheckPrefill is CheckFits for a P/D prefill worker, which holds the KV of the
@@ -393,13 +451,23 @@ func (w *Worker) FinishPass() (outs []Out, steady int) {
 			kept = append(kept, r)
 			continue
 		}
+		s := max(0, r.computed+r.scheduled-r.tokens()) // the drafts verified
 		r.computed += r.scheduled
 		r.scheduled = 0
 		if r.computed < r.tokens() {
 			kept = append(kept, r) // a partial prefill chunk
 			continue
 		}
-		if r.Generated < r.Output {
+		k := 1
+		if s > 0 {
+			// The drafts accepted; the rejected ones' KV slots are written again
+			// by the next step (Scheduler.update_from_output:
+			// num_computed_tokens -= num_rejected).
+			a := min(w.drafts.Accept(&r.accepted, s), s)
+			r.computed -= s - a
+			k += a
+		}
+		for ; k > 0 && r.Generated < r.Output; k-- {
 			r.Generated++
 			w.outs = append(w.outs, Out{Req: &r.Request, Kind: OutToken})
 		}
@@ -416,6 +484,7 @@ func (w *Worker) FinishPass() (outs []Out, steady int) {
 			w.outs = append(w.outs, Out{Req: &r.Request, Kind: OutFinished})
 			continue
 		}
+		r.drafts = w.spec // the draft's proposals for its next step (vllm/v1/spec_decode/eagle.py, propose)
 		if w.canSteady(r) {
 			w.enterSteady(r, next)
 			continue
@@ -598,7 +667,10 @@ func (w *Worker) KVArrived(er *engine.Request) {
 // must hold prompt + output − 1 tokens (the transferred prompt, then the KV
 // of every output token but the last, which is sampled and never written).
 func (w *Worker) CheckHandoff(prompt, output int) string {
-	need := w.blocksFor(prompt+max(output-1, 0)) + w.cfg.StateBlocks
+	if prompt > w.cfg.MaxModelLen {
+		prompt = w.cfg.MaxModelLen // CheckFits refuses it; kvOutput wants prompt ≤ max_model_len
+	}
+	need := w.blocksFor(prompt+w.kvOutput(prompt, output)) + w.cfg.StateBlocks
 	if need > w.cfg.NumBlocks {
 		return fmt.Sprintf("handoff needs %d KV blocks, more than the decode worker's whole cache (%d blocks of %d tokens)", need, w.cfg.NumBlocks, w.cfg.BlockSize)
 	}
