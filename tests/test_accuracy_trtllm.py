@@ -129,9 +129,56 @@ def test_disagg_recipes_by_row():
     (v3,) = td.annotate([_pd(128, 36.3, isl="8192", prefill_num_workers="1", decode_num_workers="1",
                              decode_attention_dp_size="8")])
     assert v3[td.RECIPE_KEY] == "c128_ctx1_gen1_dep8_batch256_eplb0_mtp0"
-    # two MTP recipes share 1k/1k at 1024; H100's workers span two nodes
+    # two MTP recipes share 1k/1k at 1024; an H100 row outside its search space's days
     assert "recipe unknown" in td.annotate([_pd(1024, 30.0)])[0][td.REASON_KEY]
-    assert "two nodes" in td.annotate([_pd(6, 8.0, system="h100_sxm")])[0][td.REASON_KEY]
+    assert "66d6a351a" in td.annotate([_pd(6, 8.0, system="h100_sxm")])[0][td.REASON_KEY]
+
+
+def test_disagg_h100_recipe():
+    """An H100 row at 1k/1k, concurrency 30, on 2026-02-08: the 66d6a351a search space
+    has an MTP and a non-MTP recipe there, and the lower of the day's two TPOTs is the
+    MTP run. Its spec carries the flags of InferenceX 80d98084f's
+    benchmarks/multi_node/srt-slurm-recipes/trtllm/h100-fp8/1k1k/mtp/ctx1_gen3_tep16_batch8_eplb0_mtp3.yaml,
+    as read off the file: 1 context worker and 3 generation workers of 16 GPUs (two
+    nodes of 8), the context server attention DP, max_batch_size 2, max_num_tokens
+    2048, max_seq_len 2048, chunked prefill off, free_gpu_memory_fraction 0.6; the
+    generation server TP16 EP16, max_batch_size 8, max_num_tokens 256, max_seq_len
+    2088, graphs 1, 2, 4, 8, fraction 0.9, stream_interval 100, MTP 3 on both; image
+    0.8.1.post3 (TensorRT-LLM 1.2.0rc6.post3). The non-MTP run's recipe
+    (1k1k/stp/ctx1_gen3_tep16_batch8_eplb0_mtp0.yaml) turns chunked prefill on."""
+    from aisimulate.tools.accuracy import trtllm_disagg as td
+    aliases = accuracy.read_inputs(accuracy.SHARED_DATA / "silicon" / "trtllm_dev.csv", None)[1]
+    when = "2026-02-08T00:00:00.000Z"
+    mtp, stp = td.annotate([_pd(30, 14.2, when=when, system="h100_sxm"), _pd(30, 19.9, when=when, system="h100_sxm")])
+    assert mtp[td.RECIPE_KEY] == "ctx1_gen3_tep16_batch8_eplb0_mtp3"
+    assert stp[td.RECIPE_KEY] == "ctx1_gen3_tep16_batch8_eplb0_mtp0"
+    rec, _ = td.recipe_of(mtp)
+    assert rec.source == ("SemiAnalysisAI/InferenceX@80d98084f:benchmarks/multi_node/srt-slurm-recipes/trtllm/"
+                          "h100-fp8/1k1k/mtp/ctx1_gen3_tep16_batch8_eplb0_mtp3.yaml")
+    spec, warm, measured = accuracy.row_spec(mtp, perf="roofline", aliases=aliases, model_configs=CONFIGS,
+                                             database=accuracy.DEFAULT_DATABASE)
+    eng = spec["engine"]
+    pd = eng["workers"]["disaggregated"]
+    assert eng["backend_version"] == "1.2.0rc6.post3"
+    assert [(pd[s]["count"], pd[s]["tp"], pd[s]["enable_expert_parallel"]) for s in ("prefill", "decode")] == \
+        [(1, 16, True), (3, 16, True)]
+    assert pd["prefill"]["trtllm"] == {
+        "max_batch_size": 2, "max_num_tokens": 2048, "max_seq_len": 2048, "enable_attention_dp": True,
+        "enable_chunked_prefill": False, "disable_overlap_scheduler": True, "cuda_graph_config": None,
+        "kv_cache_config": {"enable_block_reuse": False, "free_gpu_memory_fraction": 0.6},
+        "speculative_config": {"decoding_type": "MTP", "num_nextn_predict_layers": 3}}
+    assert pd["decode"]["trtllm"] == {
+        "max_batch_size": 8, "max_num_tokens": 256, "max_seq_len": 2088, "enable_attention_dp": False,
+        "enable_chunked_prefill": False, "disable_overlap_scheduler": False,
+        "cuda_graph_config": {"enable_padding": True, "batch_sizes": [1, 2, 4, 8]},
+        "kv_cache_config": {"enable_block_reuse": False, "free_gpu_memory_fraction": 0.9},
+        "stream_interval": 100, "speculative_config": {"decoding_type": "MTP", "num_nextn_predict_layers": 3}}
+    assert td.layout_text(spec) == "P/D 1×TP16 ADP16 EP16 + 3×TP16 EP16 MTP3"
+    assert (warm, measured) == (0, 10 * 30)  # sa-bench: 10·c prompts
+    assert td.prefill_options(td.recipe_of(stp)[0])["enable_chunked_prefill"] is True
+    # the graphs of a batch-1 generation server: 1, 2, 4 (its file); of batch 64: 1, 2, 4, 8, 16, 24, …, 64
+    assert td.graph_batch_sizes(8192, 1, "h100_sxm") == [1, 2, 4]
+    assert td.graph_batch_sizes(8192, 64, "h100_sxm") == [1, 2, 4, 8, 16, 24, 32, 40, 48, 56, 64]
 
 
 def test_disagg_row_spec():

@@ -40,8 +40,24 @@ at 9, 28, 128, 160 and 512): the measurements of that ISL, concurrency and day f
 two, and the lower TPOT is the MTP run — the only physical difference at one
 concurrency, and a large one (0.5–0.7 times the other's TPOT in every such pair). Any
 other case (8k/1k at 48 holds four recipes, 1k/1k at 1024 two MTP ones) is reported
-unknown and not simulated. The H100 rows (``dsr1-fp8-h100-dynamo-trt``) run 16-GPU
-workers over two nodes (TP16 or attention DP 16): not simulated.
+unknown and not simulated.
+
+The H100 rows (``dsr1-fp8-h100-dynamo-trt``, Dynamo's
+``tensorrtllm-runtime:0.8.1.post3``, TensorRT-LLM 1.2.0rc6.post3) are the search space of
+``nvidia-master.yaml`` at 66d6a351a (2026-02-08T01:24:12Z, the H100 model prefix fixed;
+unchanged until c453dd6f5, 2026-02-25): :data:`H100_RECIPES`, read from InferenceX's copy
+of the recipes (``benchmarks/multi_node/srt-slurm-recipes/trtllm/h100-fp8/``, added at
+80d98084f from srt-slurm's later submission branch; the run day's state of
+``sa-submission-q1-2026`` is not held here). Each worker spans two nodes of 8 GPUs
+(``tensor_parallel_size`` 16, ``moe_expert_parallel_size`` 16): the context server with
+attention DP over the 16 (1k/1k: ``max_batch_size`` 2, ``max_num_tokens`` 2048,
+``max_seq_len`` 2048, ``free_gpu_memory_fraction`` 0.6; 8k/1k: 1, 8224, 8232, 0.3;
+chunked prefill as each recipe says), the generation server TP16 EP16 (``tep16``) or
+attention DP 16 with EP16 (``dep16``), ``free_gpu_memory_fraction`` 0.9, CUDA graphs of
+1, 2, 4, 8 then every 8th up to its batch; the MoE backends (WIDEEP, CUTLASS),
+``num_postprocess_workers`` 4, ``enable_lm_head_tp_in_adp`` and the environments are not
+modelled. The same rule picks a row's recipe (the MTP and the non-MTP recipe share 1k/1k
+at 6, 9, 30, 60, 231 and 462, 8k/1k at 6, 9, 30 and 154).
 
 The KV moves as in every P/D row of the harness (:func:`disagg.workers_block`:
 ``kv_transfer`` without a bandwidth, the system's network, one NIC per attention rank),
@@ -71,8 +87,15 @@ SINCE = _t("2026-02-13T22:57:32-08:00")
 SRT_SLURM = "ishandhanani/srt-slurm@4893f83"
 #: The image every recipe names.
 IMAGE = "0.8.1.post1"
-#: The recipes' GPUs per worker (tensor_parallel_size, moe_expert_parallel_size).
-WORKER_GPUS = 8
+#: The recipes' GPUs per worker (tensor_parallel_size, moe_expert_parallel_size), by system.
+WORKER_GPUS = {"h200_sxm": 8, "h100_sxm": 16}
+#: The H100 recipes' search space (module docstring): from 66d6a351a to c453dd6f5.
+H100_SINCE = _t("2026-02-07T20:24:12-05:00")
+H100_UNTIL = _t("2026-02-25T10:29:48-06:00")
+#: Where the H100 recipes are (:attr:`DisaggRecipe.file`).
+H100_SOURCE = "SemiAnalysisAI/InferenceX@80d98084f"
+#: The images of the recipes, by system.
+IMAGES = {"h200_sxm": IMAGE, "h100_sxm": "0.8.1.post3"}
 #: The context server's options by ISL (``trtllm_config.prefill``): 1k/1k with attention
 #: DP (8 ranks of max_batch_size 8), 8k/1k without.
 PREFILL: dict[int, dict[str, Any]] = {
@@ -80,6 +103,14 @@ PREFILL: dict[int, dict[str, Any]] = {
            "free_gpu_memory_fraction": 0.6},
     8192: {"enable_attention_dp": False, "max_batch_size": 2, "max_num_tokens": 16640, "max_seq_len": 8232,
            "free_gpu_memory_fraction": 0.85},
+}
+#: The H100 context servers' options by ISL (every recipe's ``trtllm_config.prefill``
+#: but ``enable_chunked_prefill``, :attr:`DisaggRecipe.ctx_chunked`; no stream_interval).
+H100_PREFILL: dict[int, dict[str, Any]] = {
+    1024: {"enable_attention_dp": True, "max_batch_size": 2, "max_num_tokens": 2048, "max_seq_len": 2048,
+           "free_gpu_memory_fraction": 0.6},
+    8192: {"enable_attention_dp": True, "max_batch_size": 1, "max_num_tokens": 8224, "max_seq_len": 8232,
+           "free_gpu_memory_fraction": 0.3},
 }
 #: The generation server's max_seq_len by ISL.
 DECODE_MAX_SEQ_LEN = {1024: 2088, 8192: 9256}
@@ -101,22 +132,38 @@ class DisaggRecipe:
     attention_dp: bool
     batch: int
     mtp: int
+    system: str = "h200_sxm"
+    #: the context server's enable_chunked_prefill (H100; the H200 recipes': off)
+    ctx_chunked: bool = False
 
     @property
     def file(self) -> str:
-        return f"recipes/trtllm/h200/{'1k1k' if self.isl == 1024 else '8k1k'}/{'mtp' if self.mtp else 'stp'}/{self.name}.yaml"
+        lengths, kind = "1k1k" if self.isl == 1024 else "8k1k", "mtp" if self.mtp else "stp"
+        if self.system == "h100_sxm":
+            return f"benchmarks/multi_node/srt-slurm-recipes/trtllm/h100-fp8/{lengths}/{kind}/{self.name}.yaml"
+        return f"recipes/trtllm/h200/{lengths}/{kind}/{self.name}.yaml"
+
+    @property
+    def source(self) -> str:
+        """The recipe's repository, commit and file."""
+        return f"{H100_SOURCE if self.system == 'h100_sxm' else SRT_SLURM}:{self.file}"
 
 
-#: A recipe's name.
-NAME = re.compile(r"c(?P<c>\d+)_ctx(?P<ctx>\d+)_gen(?P<gen>\d+)_(?P<par>tep|dep)8_batch(?P<batch>\d+)_eplb0_mtp(?P<mtp>\d)")
+#: A recipe's name (H200: ``c16_ctx1_gen9_tep8_…``; H100: ``ctx1_gen3_tep16_…``).
+NAME = re.compile(r"(?:c(?P<c>\d+)_)?ctx(?P<ctx>\d+)_gen(?P<gen>\d+)_(?P<par>tep|dep)(?:8|16)_batch(?P<batch>\d+)_eplb0_mtp(?P<mtp>\d)")
 
 
 
-def _recipe(name: str, isl: int, concurrency: int, gen_tokens: int, gen_fraction: float) -> DisaggRecipe:
+def _recipe(name: str, isl: int, concurrency: int, gen_tokens: int, gen_fraction: float,
+            system: str = "h200_sxm", ctx_chunked: bool = False) -> DisaggRecipe:
     m = NAME.fullmatch(name)
     assert m, name
     return DisaggRecipe(name, isl, concurrency, gen_tokens, gen_fraction, int(m["ctx"]), int(m["gen"]),
-                        m["par"] == "dep", int(m["batch"]), int(m["mtp"]))
+                        m["par"] == "dep", int(m["batch"]), int(m["mtp"]), system, ctx_chunked)
+
+
+def _h100(name: str, isl: int, concurrency: int, gen_tokens: int, ctx_chunked: bool) -> DisaggRecipe:
+    return _recipe(name, isl, concurrency, gen_tokens, 0.9, "h100_sxm", ctx_chunked)
 
 
 #: The recipes (1k/1k and 8k/1k, MTP then not; OSL 1024).
@@ -158,7 +205,40 @@ RECIPES: tuple[DisaggRecipe, ...] = (
     _recipe("c256_ctx5_gen3_dep8_batch256_eplb0_mtp0", 8192, 768, 256, 0.85),
     _recipe("c512_ctx3_gen1_dep8_batch512_eplb0_mtp0", 8192, 512, 512, 0.85),
 )
-BY_NAME = {(r.isl, r.name): r for r in RECIPES}
+#: The H100 recipes (:data:`H100_SOURCE`; name, ISL, sa-bench concurrency, the
+#: generation server's max_num_tokens, the context server's enable_chunked_prefill),
+#: each point of the 66d6a351a search space (1k/1k and 8k/1k, MTP then not; OSL 1024).
+H100_RECIPES: tuple[DisaggRecipe, ...] = (
+    _h100("ctx1_gen3_tep16_batch1_eplb0_mtp3", 1024, 6, 256, False),
+    _h100("ctx1_gen3_tep16_batch2_eplb0_mtp3", 1024, 9, 256, False),
+    _h100("ctx1_gen3_tep16_batch8_eplb0_mtp3", 1024, 30, 256, False),
+    _h100("ctx1_gen3_tep16_batch16_eplb0_mtp3", 1024, 60, 256, False),
+    _h100("ctx1_gen3_tep16_batch32_eplb0_mtp3", 1024, 117, 256, False),
+    _h100("ctx1_gen3_dep16_batch4_eplb0_mtp3", 1024, 231, 256, False),
+    _h100("ctx1_gen3_tep16_batch128_eplb0_mtp3", 1024, 462, 512, False),
+    _h100("ctx1_gen1_dep16_batch32_eplb0_mtp2", 1024, 615, 256, False),
+    _h100("ctx1_gen1_dep16_batch64_eplb0_mtp1", 1024, 1229, 256, False),
+    _h100("ctx1_gen3_tep16_batch1_eplb0_mtp0", 1024, 6, 256, True),
+    _h100("ctx1_gen3_tep16_batch2_eplb0_mtp0", 1024, 9, 256, True),
+    _h100("ctx1_gen3_tep16_batch8_eplb0_mtp0", 1024, 30, 256, True),
+    _h100("ctx1_gen3_tep16_batch16_eplb0_mtp0", 1024, 60, 256, False),
+    _h100("ctx1_gen3_dep16_batch4_eplb0_mtp0", 1024, 231, 256, False),
+    _h100("ctx1_gen3_dep16_batch8_eplb0_mtp0", 1024, 462, 256, False),
+    _h100("ctx1_gen3_dep16_batch16_eplb0_mtp0", 1024, 924, 256, True),
+    _h100("ctx1_gen3_dep16_batch32_eplb0_mtp0", 1024, 1845, 256, False),
+    _h100("ctx2_gen1_dep16_batch256_eplb0_mtp0", 1024, 4916, 256, True),
+    _h100("ctx1_gen3_tep16_batch1_eplb0_mtp3", 8192, 6, 256, True),
+    _h100("ctx1_gen3_tep16_batch2_eplb0_mtp3", 8192, 9, 256, True),
+    _h100("ctx1_gen3_tep16_batch8_eplb0_mtp3", 8192, 30, 256, False),
+    _h100("ctx1_gen1_dep16_batch4_eplb0_mtp3", 8192, 77, 128, True),
+    _h100("ctx2_gen1_dep16_batch8_eplb0_mtp3", 8192, 154, 128, True),
+    _h100("ctx1_gen3_tep16_batch1_eplb0_mtp0", 8192, 6, 256, False),
+    _h100("ctx1_gen3_tep16_batch2_eplb0_mtp0", 8192, 9, 256, False),
+    _h100("ctx1_gen3_tep16_batch8_eplb0_mtp0", 8192, 30, 256, True),
+    _h100("ctx1_gen2_tep16_batch64_eplb0_mtp0", 8192, 154, 256, False),
+    _h100("ctx2_gen1_dep16_batch16_eplb0_mtp0", 8192, 308, 128, False),
+)
+BY_NAME = {(r.system, r.isl, r.name): r for r in RECIPES + H100_RECIPES}
 
 
 def is_disagg(row: dict[str, str]) -> bool:
@@ -166,9 +246,12 @@ def is_disagg(row: dict[str, str]) -> bool:
     return (row.get("backend") or "").strip() == "trtllm" and (row.get("mode") or "").strip() == "disagg"
 
 
-def graph_batch_sizes(isl: int, batch: int) -> list[int]:
+def graph_batch_sizes(isl: int, batch: int, system: str = "h200_sxm") -> list[int]:
     """The generation server's cuda_graph_config.batch_sizes: 1, 2, 4, 8, then every 8th
-    up to the batch (1k/1k); the powers of two up to it (8k/1k)."""
+    up to the batch (H200 1k/1k); the powers of two up to it (H200 8k/1k); on H100 the
+    first rule at either ISL, never fewer than 1, 2, 4 (``batch1``: 1, 2, 4)."""
+    if system == "h100_sxm":
+        return [b for b in [1, 2, 4, 8, *range(16, batch + 1, 8)] if b <= max(batch, 4)]
     sizes = [1, 2, 4, 8, *range(16, batch + 1, 8)] if isl == 1024 else [1 << i for i in range(batch.bit_length())]
     return [b for b in sizes if b <= batch]
 
@@ -179,12 +262,15 @@ def _mtp(n: int) -> dict[str, Any]:
 
 def prefill_options(r: DisaggRecipe) -> dict[str, Any]:
     """``engine.workers.disaggregated.prefill.trtllm`` of a recipe."""
-    p = PREFILL[r.isl]
-    return {"max_batch_size": p["max_batch_size"], "max_num_tokens": p["max_num_tokens"],
-            "max_seq_len": p["max_seq_len"], "enable_attention_dp": p["enable_attention_dp"],
-            "enable_chunked_prefill": False, "disable_overlap_scheduler": True, "cuda_graph_config": None,
-            "kv_cache_config": {"enable_block_reuse": False, "free_gpu_memory_fraction": p["free_gpu_memory_fraction"]},
-            "stream_interval": 100, **_mtp(r.mtp)}
+    h100 = r.system == "h100_sxm"
+    p = (H100_PREFILL if h100 else PREFILL)[r.isl]
+    out = {"max_batch_size": p["max_batch_size"], "max_num_tokens": p["max_num_tokens"],
+           "max_seq_len": p["max_seq_len"], "enable_attention_dp": p["enable_attention_dp"],
+           "enable_chunked_prefill": r.ctx_chunked, "disable_overlap_scheduler": True, "cuda_graph_config": None,
+           "kv_cache_config": {"enable_block_reuse": False, "free_gpu_memory_fraction": p["free_gpu_memory_fraction"]}}
+    if not h100:
+        out["stream_interval"] = 100
+    return {**out, **_mtp(r.mtp)}
 
 
 def decode_options(r: DisaggRecipe) -> dict[str, Any]:
@@ -192,7 +278,7 @@ def decode_options(r: DisaggRecipe) -> dict[str, Any]:
     return {"max_batch_size": r.batch, "max_num_tokens": r.gen_tokens, "max_seq_len": DECODE_MAX_SEQ_LEN[r.isl],
             "enable_attention_dp": r.attention_dp, "enable_chunked_prefill": False,
             "disable_overlap_scheduler": False,
-            "cuda_graph_config": {"enable_padding": True, "batch_sizes": graph_batch_sizes(r.isl, r.batch)},
+            "cuda_graph_config": {"enable_padding": True, "batch_sizes": graph_batch_sizes(r.isl, r.batch, r.system)},
             "kv_cache_config": {"enable_block_reuse": False, "free_gpu_memory_fraction": r.gen_fraction},
             "stream_interval": 100, **_mtp(r.mtp)}
 
@@ -200,17 +286,22 @@ def decode_options(r: DisaggRecipe) -> dict[str, Any]:
 def candidates(row: dict[str, str]) -> tuple[list[DisaggRecipe], str]:
     """The recipes that can have run a row (module docstring), and why none can."""
     system = (row.get("system") or "").strip()
-    if system != "h200_sxm":
-        return [], (f"{system}: InferenceX's TensorRT-LLM P/D runs there use 16-GPU workers over two nodes "
-                    "(TP16 or attention DP 16: multi-node tensor parallelism is not simulated)"
-                    if system == "h100_sxm" else f"{system}: no P/D recipe tabulated")
+    if system not in WORKER_GPUS:
+        return [], f"{system}: no P/D recipe tabulated"
     when = trtllm.measured_at(row)
-    if when is None or when < SINCE.replace(hour=0, minute=0, second=0):
-        return [], "measured before the tabulated search space (InferenceX 49f8ceee0, 2026-02-13)"
+    if system == "h100_sxm":
+        recipes = H100_RECIPES
+        if when is None or not H100_SINCE.date() <= when.date() <= H100_UNTIL.date():
+            return [], ("measured outside the tabulated search space (InferenceX 66d6a351a, 2026-02-08, "
+                        "to c453dd6f5, 2026-02-25)")
+    else:
+        recipes = RECIPES
+        if when is None or when < SINCE.replace(hour=0, minute=0, second=0):
+            return [], "measured before the tabulated search space (InferenceX 49f8ceee0, 2026-02-13)"
     isl, osl, c = _int(row, "isl"), _int(row, "osl"), trtllm.silicon_concurrency(row)
     if osl != 1024 or isl not in PREFILL:
         return [], f"ISL/OSL {isl}/{osl}: no recipe"
-    out = [r for r in RECIPES if r.isl == isl and r.concurrency == c]
+    out = [r for r in recipes if r.isl == isl and r.concurrency == c]
     if (row.get("decode_num_workers") or "").strip():
         ctx, gen = _int(row, "prefill_num_workers"), _int(row, "decode_num_workers")
         adp = max(_int(row, "decode_attention_dp_size", 0), 1) > 1
@@ -283,7 +374,7 @@ def recipe_of(row: dict[str, str]) -> tuple[DisaggRecipe | None, str]:
     name = row[RECIPE_KEY]
     if not name:
         return None, row[REASON_KEY]
-    return BY_NAME[(_int(row, "isl"), name)], ""
+    return BY_NAME[((row.get("system") or "").strip(), _int(row, "isl"), name)], ""
 
 
 def decode_gpus(row: dict[str, str]) -> int:
@@ -291,7 +382,7 @@ def decode_gpus(row: dict[str, str]) -> int:
     (ValueError: the reason the row has none)."""
     rec, why = recipe_of(row)
     if rec:
-        return WORKER_GPUS
+        return WORKER_GPUS[rec.system]
     if (row.get("decode_tp_size") or "").strip():
         return _int(row, "decode_tp_size") * max(_int(row, "decode_attention_dp_size", 0), 1)
     raise ValueError(why)
@@ -313,13 +404,13 @@ def row_spec(row: dict[str, str], config: str, *, perf_block: dict[str, Any], we
     measured: datetime = trtllm.measured_at(row)  # candidates() required it
     pools: dict[str, Any] = {}
     for side, count, opts in (("prefill", rec.ctx, prefill_options(rec)), ("decode", rec.gen, decode_options(rec))):
-        pools[side] = {"count": count, "tp": WORKER_GPUS, "enable_expert_parallel": True,
+        pools[side] = {"count": count, "tp": WORKER_GPUS[rec.system], "enable_expert_parallel": True,
                        "placement": "round_robin", "trtllm": opts}
     quant = _quantization(weights)
     quant["kv_cache"] = "fp8"  # kv_cache_config.dtype fp8 on both servers
     engine: dict[str, Any] = {
         "model": config, "system": row["system"].strip(), "backend": "trtllm", "perf": perf_block,
-        "backend_version": trtllm.release_of(IMAGE, "nvcr.io/nvidia/ai-dynamo/tensorrtllm-runtime"),
+        "backend_version": trtllm.release_of(IMAGES[rec.system], "nvcr.io/nvidia/ai-dynamo/tensorrtllm-runtime"),
         "workers": {"disaggregated": {**pools, "kv_transfer": {}}}, "quantization": quant,
     }
     return inferencex_run(engine, isl, osl, c, measured, length_ratio, client)
