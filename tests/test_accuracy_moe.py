@@ -78,3 +78,20 @@ def test_moe_row_spec_and_skip_reason():
     assert "api_server_count" not in spec["engine"]["workers"]["aggregated"]  # no data parallelism
     res = accuracy.run_row(dict(base, **_row(4, "2", "2")), "roofline", {}, str(CONFIGS), str(accuracy.DEFAULT_DATABASE))
     assert res.status == "skipped" and "not both" in res.reason
+
+
+@pytest.mark.parametrize("name, want", [
+    ("Qwen--Qwen3-235B-A22B-FP8_config.json", True),        # num_experts
+    ("MiniMaxAI--MiniMax-M2.5_config.json", True),          # num_local_experts
+    ("deepseek-ai--DeepSeek-V4-Pro_config.json", True),     # n_routed_experts
+    ("nvidia--GLM-5-NVFP4_config.json", True),              # n_routed_experts
+    ("Qwen--Qwen3-32B_config.json", False),
+])
+def test_is_moe_reads_every_familys_expert_count(name: str, want: bool) -> None:
+    """A recipe's --enable-expert-parallel applies to a mixture of experts whatever its
+    family calls the expert count (DeepSeek's was missed: the flag was dropped)."""
+    from aisimulate.tools.accuracy.spec import _is_moe
+    path = CONFIGS / name
+    if not path.is_file():
+        pytest.skip(f"{name} not in the shared model configs")
+    assert _is_moe(path) is want

@@ -406,11 +406,15 @@ def _quantization(weights: str | None) -> dict[str, str]:
 
 
 def _is_moe(config: Path) -> bool:
+    """Whether a config.json (its text_config when it has one) is a mixture of experts:
+    the expert count under any of its families' names (Qwen's ``num_experts``, Mixtral's,
+    Llama 4's and MiniMax's ``num_local_experts``, DeepSeek's, Kimi's, GLM's and
+    Nemotron-H's ``n_routed_experts``)."""
     import json
     with open(config, encoding="utf-8") as f:
         top = json.load(f)
     cfg = top.get("text_config") or top
-    return "num_experts" in cfg or "num_local_experts" in cfg
+    return any(k in cfg for k in ("num_experts", "num_local_experts", "n_routed_experts"))
 
 
 def _inferencex_spec(row: dict[str, str], camp: campaigns.Campaign, *, perf: str, aliases: dict[str, str],
