@@ -176,6 +176,22 @@ def test_set_changes_typed_fields(tmp_path, base_spec):
     assert doc["summary"]["completed"] == 7  # num_requests 5 → 7
 
 
+def test_set_null_is_the_field_left_out_in_a_variant_block(base_spec):
+    # a null for a field of another variant (context_mode belongs to mooncake; arrival to
+    # the rate mode) or for a block's key that has a default (perf.source: roofline) is
+    # the field left out: the same canonical spec as without it (core/config/union.go)
+    from aisimulate.config import load_config
+    from aisimulate.errors import ConfigError
+
+    del base_spec["engine"]["perf"]  # the roofline default
+    conc = {**base_spec, "traffic": {**base_spec["traffic"], "load": {"mode": "concurrency", "concurrency": 2}}}
+    for spec, field in ((base_spec, "traffic.source.context_mode"), (conc, "traffic.load.arrival"),
+                        (base_spec, "engine.perf.source")):
+        assert load_config(spec, overrides={field: None}).data == load_config(spec).data, field
+    with pytest.raises(ConfigError, match="belongs to type mooncake, not synthetic"):
+        load_config(base_spec, overrides={"traffic.source.context_mode": "deltas_without_responses"})
+
+
 def test_set_errors_name_the_field(tmp_path, base_spec):
     cfg = write_config(tmp_path / "r.yaml", base_spec)
     assert_input_error(run_cli("replay", str(cfg), "--set", "engine.bogus=1"), "engine.bogus")

@@ -253,7 +253,7 @@ def test_requests_of_a_core_report_are_made_as_they_are_read(base_spec):
     assert list(aisimulate.ReplayReport(rep.summary, held, rep.metadata).requests) == held
 
 
-def test_the_cost_of_a_replay_at_a_price_per_gpu_hour(base_spec, tmp_path):
+def test_the_cost_of_a_replay_at_a_price_per_gpu_hour(base_spec, tmp_path, capsys):
     # 2.5 per GPU hour over gpu_hours GPU·h; per million output tokens: that / (tokens / 1e6)
     from aisimulate.cli import main
 
@@ -267,11 +267,19 @@ def test_the_cost_of_a_replay_at_a_price_per_gpu_hour(base_spec, tmp_path):
     assert lines[at + 1].startswith("Cost at 2.5 per GPU hour:") and lines[at + 2].startswith("Cost per million output tokens:")
     assert float(lines[at + 2].split()[-1]) == pytest.approx(cost["per_million_output_tokens"], rel=1e-3)
     assert "Cost" not in rep.table()
-    for bad, exc in ((0, ValueError), (float("inf"), ValueError), ("2.5", TypeError), (True, TypeError)):
+    for bad, exc in ((0, ValueError), (float("inf"), ValueError), (float("nan"), ValueError), (1e6 * (1 + 2**-52), ValueError),
+                     (1.7e308, ValueError), ("2.5", TypeError), (True, TypeError)):
         with pytest.raises(exc, match="price_per_gpu_hour must be"):
             rep.cost(bad)
+    assert rep.cost(1e6)["total"] == pytest.approx(1e6 * s["gpu_hours"])  # the bound itself is a price
+    # a cost that overflows is an error, never inf: 1e6 per GPU-hour over 1e303 GPU hours is 1e309 > float max
+    with pytest.raises(ValueError, match="not a finite number"):
+        aisimulate.ReplayReport({**s, "gpu_hours": 1e303}, [], rep.metadata).cost(1e6)
     cfg = tmp_path / "r.json"
     cfg.write_text(json.dumps(base_spec))
     assert main(["replay", str(cfg), "-q", "--format", "json", "--gpu-hour-price", "2.5"]) == 0
     assert main(["replay", str(cfg), "-q", "--format", "csv", "--gpu-hour-price", "2.5"]) == 2
     assert main(["replay", str(cfg), "-q", "--gpu-hour-price", "-1"]) == 2
+    for price in ("1.7e308", "1e308", "1000001", "nan", "inf"):
+        assert main(["replay", str(cfg), "-q", "--format", "json", "--gpu-hour-price", price]) == 2
+    assert "--gpu-hour-price must be a number in (0, 1000000], got 1.7e+308" in capsys.readouterr().err

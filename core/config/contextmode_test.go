@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -65,4 +66,49 @@ func TestNullEnumIsLeftOut(t *testing.T) {
 	assert.Equal(t, "traffic.source.path", e.Field)
 	e = decodeErr(t, "engine: {model: null, system: h100_sxm}\n"+fmt.Sprintf(src, ""))
 	assert.Equal(t, "engine.model", e.Field)
+}
+
+// A null is the field left out in a discriminated block too: a field of
+// another variant that takes a null as left out (context_mode on a synthetic
+// source, arrival with mode concurrency or trace) decodes as if absent, and a
+// null key is the key left out (engine.perf.source: roofline, its default;
+// traffic.source.type has none: required). A non-null field of another
+// variant, or a null for one that takes no null (path), is still refused.
+func TestNullInAUnionIsLeftOut(t *testing.T) {
+	same := func(t *testing.T, omitted, withNull string) {
+		t.Helper()
+		a, err := DecodeYAML([]byte(omitted))
+		require.NoError(t, err)
+		b, err := DecodeYAML([]byte(withNull))
+		require.NoError(t, err, withNull)
+		assert.Equal(t, string(a.JSON()), string(b.JSON()), withNull)
+	}
+	synth := "traffic: {source: {type: synthetic, num_requests: 4, isl: 8, osl: 2%s}, load: {mode: %s}}\n"
+	synth = engineM + synth
+	same(t, fmt.Sprintf(synth, "", "rate, rate_rps: 2"), fmt.Sprintf(synth, ", context_mode: null", "rate, rate_rps: 2"))
+	same(t, fmt.Sprintf(synth, "", "concurrency, concurrency: 2"), fmt.Sprintf(synth, "", "concurrency, concurrency: 2, arrival: null"))
+	trace := engineM + "traffic: {source: {type: mooncake, path: /t.jsonl}, load: {mode: trace%s}}\n"
+	same(t, fmt.Sprintf(trace, ""), fmt.Sprintf(trace, ", arrival: null"))
+	rate := fmt.Sprintf(synth, "", "rate, rate_rps: 2")
+	perf := func(p string) string {
+		return strings.Replace(rate, "engine: {", "engine: {perf: "+p+", ", 1)
+	}
+	require.Contains(t, perf("{}"), "perf: {}", "engineM is a flow mapping")
+	same(t, rate, perf("{source: null}"))
+	p, err := DecodeYAML([]byte(perf("{source: null, compute_efficiency: 0.5}")))
+	require.NoError(t, err)
+	assert.Equal(t, 0.5, p.Engine.Perf.Source.(RooflinePerf).ComputeEfficiency)
+
+	e := decodeErr(t, engineM+"traffic: {source: {type: null, num_requests: 4, isl: 8, osl: 2}, load: {mode: rate, rate_rps: 2}}\n")
+	assert.Equal(t, "traffic.source.type", e.Field)
+	assert.Contains(t, e.Msg, "is required")
+	e = decodeErr(t, fmt.Sprintf(synth, ", context_mode: deltas_without_responses", "rate, rate_rps: 2"))
+	assert.Equal(t, "traffic.source.context_mode", e.Field)
+	assert.Contains(t, e.Msg, "belongs to type mooncake, not synthetic")
+	e = decodeErr(t, fmt.Sprintf(synth, ", path: null", "rate, rate_rps: 2"))
+	assert.Equal(t, "traffic.source.path", e.Field)
+	assert.Contains(t, e.Msg, "belongs to type")
+	e = decodeErr(t, perf("{source: null, base_ms: 1}"))
+	assert.Equal(t, "engine.perf.base_ms", e.Field)
+	assert.Contains(t, e.Msg, "belongs to source linear, not roofline")
 }

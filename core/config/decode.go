@@ -341,6 +341,17 @@ func nullEnum(t reflect.Type, key string, raw any) bool {
 	return enum && raw == nil
 }
 
+// nullField reports whether field f of struct t takes a null as the field left
+// out: an optional block (a pointer, or a struct other than a length that is
+// not required: decodeValue) or an enumerated string (nullEnum).
+func nullField(t reflect.Type, f reflect.StructField) bool {
+	name := strings.Split(f.Tag.Get("json"), ",")[0]
+	_, enum := stringEnums[t.Name()+"."+name]
+	return f.Type.Kind() == reflect.Pointer ||
+		f.Type.Kind() == reflect.Struct && f.Type != lengthType && !strings.Contains(f.Tag.Get("spec"), "required") ||
+		enum && f.Type.Kind() == reflect.String
+}
+
 // quote is s Go-quoted for a message, cut to 64 bytes ("…" marks a cut), so
 // that a huge value (a data file read as a config) cannot flood the message.
 func quote(s string) string {

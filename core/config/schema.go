@@ -134,9 +134,7 @@ func addFields(t reflect.Type, props map[string]any, required *[]string) {
 		if d, ok := fieldDescriptions[t.Name()+"."+name]; ok {
 			props[name].(map[string]any)["description"] = d
 		}
-		_, enum := stringEnums[t.Name()+"."+name]
-		if f.Type.Kind() == reflect.Pointer || f.Type.Kind() == reflect.Struct && f.Type != lengthType && !strings.Contains(f.Tag.Get("spec"), "required") ||
-			enum && f.Type.Kind() == reflect.String {
+		if nullField(t, f) {
 			nullable(props[name].(map[string]any)) // a block, or an enumerated string, given as null is left out (decodeValue)
 		}
 		if strings.Contains(f.Tag.Get("spec"), "required") {
@@ -154,8 +152,19 @@ func unionSchema(t reflect.Type) map[string]any {
 	for _, v := range u.variants {
 		key := map[string]any{"const": v.name}
 		alt := objectSchema(reflect.TypeOf(v.zero), map[string]any{u.key: key})
-		addFields(t, alt["properties"].(map[string]any), new([]string))
-		if v.name == u.def { // the key may be left out for the default variant
+		props := alt["properties"].(map[string]any)
+		addFields(t, props, new([]string))
+		for _, other := range u.variants { // another variant's field given as null is left out (decodeUnion)
+			ot := reflect.TypeOf(other.zero)
+			idx, names := fieldsOf(ot)
+			for _, name := range names {
+				if _, ok := props[name]; !ok && nullField(ot, ot.Field(idx[name])) {
+					props[name] = map[string]any{"type": "null", "description": "a field of " + u.key + " " + other.name + ", left out"}
+				}
+			}
+		}
+		if v.name == u.def { // the key may be left out, or null, for the default variant
+			props[u.key] = map[string]any{"enum": []any{v.name, nil}}
 			alt["required"] = without(alt["required"].([]string), u.key)
 			if len(alt["required"].([]string)) == 0 {
 				delete(alt, "required")

@@ -124,12 +124,10 @@ func fieldsOf(t reflect.Type) (map[string]int, []string) {
 func decodeUnion(m map[string]any, b unionBlock, v reflect.Value, path string, seen map[string]bool) error {
 	u, _ := b.unionOf()
 	name := u.def
-	if raw, ok := m[u.key]; ok {
+	if raw, ok := m[u.key]; ok && raw != nil { // a null key is the key left out: the default variant, or required
 		seen[join(path, u.key)] = true
 		s, isString := raw.(string)
 		switch {
-		case raw == nil:
-			return errorf(join(path, u.key), "must not be null")
 		case !isString:
 			return errorf(join(path, u.key), "expected a string, got %s", describe(raw))
 		case s == "":
@@ -175,6 +173,9 @@ func decodeUnion(m map[string]any, b unionBlock, v reflect.Value, path string, s
 			continue
 		}
 		if owners := u.owners(k); len(owners) > 0 {
+			if u.nullLeftOut(k, m[k]) { // context_mode: null on a synthetic source: left out
+				continue
+			}
 			return errorf(p, "belongs to %s %s, not %s", u.key, orList(owners), name)
 		}
 		known := append(append([]string{u.key}, ownNames...), commonNames...)
@@ -189,6 +190,22 @@ func decodeUnion(m map[string]any, b unionBlock, v reflect.Value, path string, s
 	}
 	b.setVariant(out.Interface())
 	return nil
+}
+
+// nullLeftOut reports whether raw, the value of key, is a null that a variant
+// having that field takes as the field left out (nullField), so that it is
+// left out on every variant, not refused as another variant's field.
+func (u *union) nullLeftOut(key string, raw any) bool {
+	if raw != nil {
+		return false
+	}
+	for _, x := range u.variants {
+		t := reflect.TypeOf(x.zero)
+		if idx, _ := fieldsOf(t); hasKey(idx, key) && nullField(t, t.Field(idx[key])) {
+			return true
+		}
+	}
+	return false
 }
 
 // owners lists the variants that have field key, in table order.

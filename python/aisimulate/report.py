@@ -76,6 +76,10 @@ TIMELINE_FIELDS: tuple[str, ...] = (
     "kv_blocks_total",
 )
 
+#: The highest price per GPU-hour :meth:`ReplayReport.cost` (``--gpu-hour-price``)
+#: takes: a hundred thousand times a cloud's price, and low enough that a cost stays a
+#: number a table or JSON can print (1e308 × GPU hours is ``inf``).
+MAX_PRICE_PER_GPU_HOUR = 1e6
 #: Summary latency metrics (each a stats dict or None), in table order.
 LATENCY_METRICS: tuple[str, ...] = ("ttft_ms", "tpot_ms", "itl_ms", "e2e_ms")
 
@@ -324,16 +328,22 @@ class ReplayReport:
         10^6; None without output tokens)``}``.
 
         Raises:
-            TypeError: the price is not a number. ValueError: it is not finite and > 0.
+            TypeError: the price is not a number. ValueError: it is not in
+            (0, :data:`MAX_PRICE_PER_GPU_HOUR`], or a cost is not finite.
         """
         if isinstance(price_per_gpu_hour, bool) or not isinstance(price_per_gpu_hour, (int, float)):
             raise TypeError(f"price_per_gpu_hour must be a number, got {price_per_gpu_hour!r}")
-        if not math.isfinite(price_per_gpu_hour) or price_per_gpu_hour <= 0:
-            raise ValueError(f"price_per_gpu_hour must be a finite number > 0, got {price_per_gpu_hour!r}")
+        if not (0 < price_per_gpu_hour <= MAX_PRICE_PER_GPU_HOUR):  # NaN fails both
+            raise ValueError(f"price_per_gpu_hour must be a number in (0, {MAX_PRICE_PER_GPU_HOUR:.0f}], "
+                             f"got {price_per_gpu_hour!r}")
         total = float(price_per_gpu_hour) * float(self.summary.get("gpu_hours") or 0.0)
         tokens = self.summary.get("total_output_tokens") or 0
+        per_million = total / tokens * 1e6 if tokens else None
+        if not math.isfinite(total) or (per_million is not None and not math.isfinite(per_million)):
+            raise ValueError(f"the cost at price_per_gpu_hour {price_per_gpu_hour!r} over "
+                             f"{self.summary.get('gpu_hours')!r} GPU hours is not a finite number")
         return {"price_per_gpu_hour": float(price_per_gpu_hour), "total": total,
-                "per_million_output_tokens": total / tokens * 1e6 if tokens else None}
+                "per_million_output_tokens": per_million}
 
     def table(self, *, price_per_gpu_hour: float | None = None) -> str:
         """A fixed-width, human-readable summary (like vLLM's benchmark_serving output).

@@ -20,6 +20,7 @@ from .common import (EXAMPLES, UsageError, add_config_arguments, add_progress_ar
                      progress_of, write)
 from .outputs import check_apart, check_output_dir, check_output_file
 from ..config import Spec
+from ..report import MAX_PRICE_PER_GPU_HOUR
 
 
 def add_replay(sub: argparse._SubParsersAction) -> None:
@@ -80,7 +81,7 @@ def add_replay(sub: argparse._SubParsersAction) -> None:
     r.add_argument("--gpu-hour-price", type=float, metavar="PRICE",
                    help="the price of one GPU for an hour (any currency): the table adds the "
                         "GPUs' cost over the measured window and the cost per million output "
-                        "tokens; --format json adds them as \"cost\"")
+                        "tokens; --format json adds them as \"cost\" (PRICE in (0, 1e6])")
     add_progress_argument(r)
     r.set_defaults(run=_cmd_replay)
 
@@ -96,8 +97,8 @@ def _cmd_replay(args: argparse.Namespace) -> int:
     if args.no_header and args.format != "csv":
         raise UsageError(f"--no-header applies to --format csv, not --format {args.format}")
     price = args.gpu_hour_price
-    if price is not None and not (math.isfinite(price) and price > 0):
-        raise UsageError(f"--gpu-hour-price must be a finite number > 0, got {price:g}")
+    if price is not None and not (0 < price <= MAX_PRICE_PER_GPU_HOUR):  # NaN fails both
+        raise UsageError(f"--gpu-hour-price must be a number in (0, {MAX_PRICE_PER_GPU_HOUR:.0f}], got {price:g}")
     if price is not None and args.format == "csv":
         raise UsageError("--gpu-hour-price applies to --format table or json (a CSV row has gpu_hours and "
                           "total_output_tokens to price)")
