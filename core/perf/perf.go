@@ -47,9 +47,10 @@ type Batch struct {
 	// (with speculative decoding, every position verified: SpecTokens more).
 	Samplers int
 	// SpecTokens is the draft tokens the decodes verify beyond their one
-	// token each (speculative decoding, TensorRT-LLM's MTP): the
-	// non-attention ops run over them too (Tokens); decode attention reads
-	// each decode's KV once. 0 without speculative decoding.
+	// token each (speculative decoding: TensorRT-LLM's MTP, vLLM's and
+	// SGLang's EAGLE proposers): the non-attention ops run over them too
+	// (Tokens); decode attention reads each decode's KV once. 0 without
+	// speculative decoding.
 	SpecTokens int
 	// DraftSteps is the draft model's sequential steps after the pass (MTP:
 	// num_nextn_predict_layers runs of the model's MTP module), each priced

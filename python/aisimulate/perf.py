@@ -19,7 +19,7 @@ A batch is one pass as the engine forms it (``core/perf/perf.go``, ``perf.Batch`
 - ``decode``: the context length of each decoding request, tokens already in its KV
   cache (the token being computed not counted: the decode that produces output token
   k ≥ 2 of a P-token prompt has P + k − 2);
-- ``spec_tokens``, ``draft_steps``: speculative decoding (TensorRT-LLM's MTP): draft
+- ``spec_tokens``, ``draft_steps``: speculative decoding (TensorRT-LLM's MTP, vLLM's and SGLang's EAGLE): draft
   tokens the decodes verify beyond their one each, and the draft model's steps.
 
 For a worker whose data-parallel ranks run in lockstep (a mixture-of-experts model with

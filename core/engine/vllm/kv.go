@@ -742,11 +742,17 @@ func (m *kvManager) trimToState(hits int) (int, int) {
 		}
 		hits--
 	}
+	return hits, m.idleOf(hits)
+}
+
+// idleOf is how many of the first hits blocks the last lookup found are
+// unreferenced.
+func (m *kvManager) idleOf(hits int) int {
 	idle := 0
 	for _, id := range m.hits[:hits] {
 		if m.blocks[id].ref == 0 {
 			idle++
 		}
 	}
-	return hits, idle
+	return idle
 }

@@ -117,6 +117,14 @@ func (w *Worker) schedule() bool {
 			own := w.kv.lookupSaved(r.saved, r.serial, hits, limit)
 			hits, idle = hits+own, idle+own
 		}
+		if w.spec > 0 && hits > 0 {
+			// speculative decoding (the EAGLE proposer): the hit's last block
+			// is computed again, for the hidden states the draft reads
+			// (FullAttentionManager.find_longest_cache_hit with use_eagle,
+			// vllm/v1/core/single_type_kv_cache_manager.py)
+			hits--
+			idle = w.kv.idleOf(hits)
+		}
 		computed := hits * w.cfg.BlockSize
 		n := min(r.tokens()-computed, budget)
 		if w.cfg.MambaAlign {

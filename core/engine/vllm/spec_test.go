@@ -86,3 +86,24 @@ func TestSpecDecodeCheckFits(t *testing.T) {
 		Options: Options{SpecTokens: 1, Acceptance: []float64{0.5, 0.5}}}, &recorder{})
 	assert.Error(t, err)
 }
+
+// With speculative decoding a prefix-cache hit drops its last block (the
+// draft needs that block's hidden states): two 9-token prompts of hashes
+// [1 2], blocks of 4; the second finds block 1 only and computes 5 tokens
+// (8 found and 1 computed without).
+func TestSpecDecodeHitDropsItsLastBlock(t *testing.T) {
+	for _, tc := range []struct {
+		opt    any
+		cached int
+	}{{nil, 8}, {Options{SpecTokens: 2}, 4}} {
+		w, rec := newTestWorker(t, Config{MaxNumSeqs: 4, MaxNumBatchedTokens: 64, BlockSize: 4, NumBlocks: 16, MaxModelLen: 64,
+			PrefixCaching: true, Options: tc.opt})
+		r1 := hashedRequest(1, 9, 2, []uint64{1, 2})
+		r2 := hashedRequest(2, 9, 2, []uint64{1, 2})
+		w.Add(r1)
+		w.Add(r2)
+		run(w)
+		assert.Equal(t, []perf.Chunk{{NewTokens: 9}, {NewTokens: 9 - tc.cached, PrefixTokens: tc.cached}}, rec.batches[0].Prefill, "%v", tc.opt)
+		assert.Equal(t, tc.cached, r2.CachedTokens, "%v", tc.opt)
+	}
+}
