@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import importlib
 import json
+import re
 import math
 
 import pytest
@@ -28,7 +29,8 @@ def _deployment() -> dict:
 
 def _export(tmp_path, scale: dict[str, float] | None = None):
     """Replay a 12-request trace (integer ms send times) and write what AIPerf would have
-    recorded of it, each metric multiplied by ``scale[metric]``."""
+    recorded of it, each metric multiplied by ``scale[metric]`` (then without
+    ``inter_chunk_latency``: its gaps must sum to the scaled E2E − TTFT)."""
     scale = scale or {}
     rows = [{"timestamp": 7 * i, "input_length": 200 + 50 * (i % 4), "output_length": 5 + i % 3}
             for i in range(12)]
@@ -50,7 +52,8 @@ def _export(tmp_path, scale: dict[str, float] | None = None):
                             "time_to_first_token": {"value": ttft, "unit": "ms"},
                             "inter_token_latency": {"value": tpot, "unit": "ms"},
                             "request_latency": {"value": e2e, "unit": "ms"},
-                            "inter_chunk_latency": {"value": [tpot] * (r["output_tokens"] - 1), "unit": "ms"}},
+                            **({} if scale else
+                               {"inter_chunk_latency": {"value": [tpot] * (r["output_tokens"] - 1), "unit": "ms"}})},
                 "error": None}) + "\n")
         # canceled after every other request ended: replayed, not scored, loads no one
         fh.write(json.dumps({"metadata": {"request_start_ns": T0_NS + 10**9, "request_end_ns": T0_NS + 10**9 + 9},
@@ -365,8 +368,8 @@ def test_bad_inter_chunk_latencies_are_named(tmp_path, icl, message):
     assert (e.value.line, e.value.field) == (1, "metrics.inter_chunk_latency")
     assert str(e.value) == f"{p}:1: field 'metrics.inter_chunk_latency.value' must be a list of latencies " \
                            f"in ms ≥ 0, {message}"
-    p.write_text(p.read_text().replace(icl, "[0.5, 2]"))
-    assert read_profile_export(p)[0]["icl_ms"] == [0.5, 2.0]
+    p.write_text(p.read_text().replace(icl, "[0.5, 0.5]"))  # 0.5 + 0.5 = 2 − 1 ms
+    assert read_profile_export(p)[0]["icl_ms"] == [0.5, 0.5]
 
 
 def test_a_bad_metric_value_says_its_unit(tmp_path):
@@ -558,12 +561,47 @@ def _record(start_ns: int, osl: int = 3, **metrics) -> str:
                        "metrics": m, "error": None}) + "\n"
 
 
+@pytest.mark.parametrize("osl, ttft, e2e, icl, message", [
+    # 127 gaps of 1e300 ms on a 2.1 s request: finite each, but summing to 1.27e302 ms
+    (128, 100, 2100, [1e300] * 127, "sums to 1.27e+302 ms, but request_latency − time_to_first_token is 2000 ms"),
+    # gaps summing to 3 ms where the chunks span 2000 − 100 = 1900 ms
+    (128, 100, 2000, [1.5, 1.5], "sums to 3 ms, but request_latency − time_to_first_token is 1900 ms"),
+    # 1000 ms span: within 1 % + 1 ms is ± 11 ms, so 1011.5 is out
+    (3, 0, 1000, [500, 511.5], "sums to 1011.5 ms, but request_latency − time_to_first_token is 1000 ms"),
+    # 3 output tokens make 3 chunks at most: 2 gaps, not 3
+    (3, 10, 40, [10, 10, 10], "has 3 gaps, more than the record's output_sequence_length 3 − 1"),
+    (1, 10, 20, [10], "has 1 gaps, more than the record's output_sequence_length 1 − 1"),
+    # a sum past float max is inf: refused, not an overflow
+    (4, 0, 1000, [1.7e308, 1.7e308, 1.7e308], "sums to inf ms"),
+])
+def test_inter_chunk_latencies_must_fit_the_record(tmp_path, osl, ttft, e2e, icl, message):
+    p = tmp_path / "g.jsonl"
+    p.write_text(_record(T0_NS) + _record(T0_NS, osl=osl, time_to_first_token={"value": ttft, "unit": "ms"},
+                                          request_latency={"value": e2e, "unit": "ms"},
+                                          inter_chunk_latency={"value": icl, "unit": "ms"}))
+    with pytest.raises(DataError, match=re.escape(message)) as e:
+        read_profile_export(p)
+    assert (e.value.file, e.value.line, e.value.field) == (str(p), 2, "metrics.inter_chunk_latency")
+
+
+def test_inter_chunk_latencies_within_the_tolerance_are_read(tmp_path):
+    # span 1000 ms: ± (1 % × 1000 + 1) = ± 11 ms; 989.5 and 1010.5 are in, and 127 gaps
+    # fit 128 output tokens
+    p = tmp_path / "g.jsonl"
+    p.write_text("".join(_record(T0_NS, osl=128, time_to_first_token={"value": 100, "unit": "ms"},
+                                 request_latency={"value": 1100, "unit": "ms"},
+                                 inter_chunk_latency={"value": icl, "unit": "ms"})
+                         for icl in ([489.5, 500], [510.5, 500], [1000 / 127] * 127)))
+    assert [len(r["icl_ms"]) for r in read_profile_export(p)] == [2, 2, 127]
+
+
 def test_latency_units_are_converted_to_ms(tmp_path):
     """41,000,000 ns = 41,000 us = 0.041 s = 41 ms; ICL [500, 2000] us =
     [0.5, 2] ms; a unit that is not a time unit is refused, naming file:line and field."""
     p = tmp_path / "u.jsonl"
     p.write_text(_record(T0_NS) +
                  _record(T0_NS, time_to_first_token={"value": 41_000_000, "unit": "ns"},
+                         request_latency={"value": 43.5, "unit": "ms"},  # 41 + 0.5 + 2: the gaps' span
                          inter_chunk_latency={"value": [500, 2000], "unit": "us"}) +
                  _record(T0_NS, time_to_first_token={"value": 41_000, "unit": "us"},
                          request_latency={"value": 0.5, "unit": "sec"}) +

@@ -151,10 +151,14 @@ def test_the_flush_to_disk_is_waited_for_interruptibly(tmp_path, pd_report, base
 
 
 def test_a_new_result_replaces_the_old_one_whole(tmp_path, pd_report, base_spec):
-    pd_report.save(tmp_path, formats=("jsonl", "csv"))
+    # the first result's tables and exports that the second does not write are removed
+    # (README: --output-dir); a file of another name is left alone
+    pd_report.save(tmp_path, formats=("jsonl", "csv"), exports=("aiperf", "vllm"))
+    (tmp_path / "notes.txt").write_text("mine")
     other = aisimulate.replay(base_spec)
     other.save(tmp_path, formats=("parquet",))
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["prediction.json", "requests.parquet"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["notes.txt", "prediction.json", "requests.parquet"]
+    assert (tmp_path / "notes.txt").read_text() == "mine"
     pred = json.loads((tmp_path / "prediction.json").read_text())
     assert pred["records"]["count"] == 5  # base_spec's num_requests
 

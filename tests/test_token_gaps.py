@@ -75,6 +75,19 @@ def test_cli_token_gaps_export(tmp_path):
     assert (out / "requests.parquet").exists() and (out / "prediction.json").exists()
 
 
+def test_cli_token_gaps_needs_the_aiperf_export(tmp_path):
+    # the chunk times are written by --export aiperf alone: without it --token-gaps would
+    # only slow the replay down, so it is refused as --export is without --output-dir
+    path = tmp_path / "spec.json"
+    path.write_text(json.dumps(_spec()))
+    for extra in ((), ("--output-dir", str(tmp_path / "a")),
+                  ("--output-dir", str(tmp_path / "b"), "--export", "vllm")):
+        p = run_cli("replay", str(path), "--token-gaps", *extra, cwd=tmp_path)
+        assert p.returncode == 2, (extra, p.stderr)
+        assert "--token-gaps" in p.stderr and "--export aiperf" in p.stderr, p.stderr
+    assert not (tmp_path / "a").exists() and not (tmp_path / "b").exists()
+
+
 def test_estimate_memory_counts_the_chunk_times():
     # 3 requests of 4 output tokens: 3 × (8 × 4 + 12) = 132 bytes more
     plain = aisimulate.estimate_memory(_spec())

@@ -73,9 +73,9 @@ def add_replay(sub: argparse._SubParsersAction) -> None:
                         "every statistic of the summary (JSON, CSV, prediction.json) adds each one "
                         "beside p50/p90/p95/p99 as p99.9 and the like")
     r.add_argument("--token-gaps", action="store_true",
-                   help="record when the client received each chunk of each response (the tokens "
-                        "received at one instant are one chunk), so that --export aiperf writes each "
-                        "record's inter_chunk_latency; decodes token by token (the same results, more "
+                   help="with --output-dir and --export aiperf, record when the client received each "
+                        "chunk of each response (the tokens received at one instant are one chunk), so "
+                        "that the AIPerf export writes each record's inter_chunk_latency; decodes token by token (the same results, more "
                         "time) and holds 8 bytes per output token (the result folder is then written "
                         "once the replay has ended, not streamed)")
     r.add_argument("--gpu-hour-price", type=float, metavar="PRICE",
@@ -94,6 +94,9 @@ def _cmd_replay(args: argparse.Namespace) -> int:
         raise UsageError("--export writes into the result folder: give --output-dir DIR too")
     if args.records is not None and not args.output_dir:
         raise UsageError("--records chooses the files of the result folder: give --output-dir DIR too")
+    if args.token_gaps and "aiperf" not in exports:  # the chunk times are written by the AIPerf export alone
+        raise UsageError("--token-gaps records the chunk times that --export aiperf writes (each record's "
+                         "inter_chunk_latency): give --output-dir DIR --export aiperf too")
     if args.no_header and args.format != "csv":
         raise UsageError(f"--no-header applies to --format csv, not --format {args.format}")
     price = args.gpu_hour_price

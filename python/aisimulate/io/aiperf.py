@@ -312,6 +312,34 @@ def _token_count(value: int | float, field: str, file: str, line: int) -> int:
     return int(value)
 
 
+#: How far the sum of a record's ``inter_chunk_latency`` may be from its
+#: ``request_latency`` − ``time_to_first_token``: a relative part and ms. AIPerf takes
+#: the gaps, the first token and the last from the same response timestamps, so the
+#: two agree but for rounding and the stream's end after its last chunk.
+ICL_SUM_TOLERANCE = (0.01, 1.0)
+
+
+def _check_chunk_gaps(rec: dict[str, Any], file: str, line: int) -> None:
+    """A successful record's chunk gaps fit the record: at most ``osl`` − 1 of them
+    (a chunk holds one token or more) and, when there are any, their sum within
+    :data:`ICL_SUM_TOLERANCE` of ``e2e_ms`` − ``ttft_ms`` (the gaps run from the first
+    chunk to the last), else a DataError naming the field."""
+    gaps = rec["icl_ms"]
+    if not gaps:
+        return
+    field = "metrics.inter_chunk_latency"
+    if len(gaps) > max(rec["osl"] - 1, 0):
+        raise DataError(f"field '{field}.value' has {len(gaps)} gaps, more than the record's "
+                        f"output_sequence_length {rec['osl']} − 1 (a chunk holds one token or more)",
+                        file=file, line=line, field=field)
+    total, span = sum(gaps), rec["e2e_ms"] - rec["ttft_ms"]  # sum, not fsum: inf past float max, refused
+    rel, ms = ICL_SUM_TOLERANCE
+    if not abs(total - span) <= rel * abs(span) + ms:
+        raise DataError(f"field '{field}.value' sums to {total:.6g} ms, but request_latency − "
+                        f"time_to_first_token is {span:.6g} ms (the gaps run from the first chunk to "
+                        f"the last; within {rel:.0%} + {ms:g} ms)", file=file, line=line, field=field)
+
+
 def read_profile_export(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
     """Read AIPerf's per-request ``profile_export.jsonl`` (``path`` may be the artifact
     folder AIPerf wrote it in).
@@ -327,7 +355,10 @@ def read_profile_export(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
     Raises:
         DataError: a line that is not a JSON object, a record without timestamps, or a
             successful record without ``input_sequence_length``,
-            ``output_sequence_length``, ``time_to_first_token`` or ``request_latency``
+            ``output_sequence_length``, ``time_to_first_token`` or ``request_latency``, or
+            whose ``inter_chunk_latency`` does not fit it (a gap not finite and ≥ 0, more
+            than ``output_sequence_length`` − 1 gaps, a sum off ``request_latency`` −
+            ``time_to_first_token`` by more than :data:`ICL_SUM_TOLERANCE`)
             (``.file``, ``.line`` and ``.field`` say where); a file without records; a
             file that cannot be read (missing, a folder, no permission: ``.file`` names
             it, the ``OSError`` is its ``__cause__``).
@@ -402,6 +433,7 @@ def read_profile_export(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
                             f"≥ 0, got {icl[bad]!r} at index {bad}", file=file, line=line,
                             field="metrics.inter_chunk_latency")
         rec["icl_ms"] = [float(x) * icl_ms for x in icl or ()]
+        _check_chunk_gaps(rec, file, line)
         out.append(rec)
     if not out:
         raise DataError("no AIPerf records in the file", file=file)
