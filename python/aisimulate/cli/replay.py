@@ -16,8 +16,8 @@ if TYPE_CHECKING:  # annotations only: typing costs ~10 ms of CPU at import
 
 from .. import replay
 from .common import (EXAMPLES, UsageError, add_config_arguments, add_progress_argument,
-                     check_gpu_hour_price, config_from_args, error, parse_exports, parse_percentiles, parse_records, parse_slos,
-                     progress_of, write)
+                     check_gpu_hour_price, config_from_args, error, parse_exports, parse_percentiles,
+                     parse_records, parse_slos, progress_of, write)
 from .outputs import check_apart, check_output_dir, check_output_file
 from ..config import Spec
 
