@@ -283,3 +283,70 @@ def test_the_benchmark_questions_enumerate(name):
     assert plan["offer"]["requests"] == 2000 and plan["offer"]["fixed_sends"]
     assert {c["gpus"] for c in plan["candidates"]} <= set(gpus)
     assert len(plan["candidates"]) > 1000
+
+
+def _cli(tmp_path, *args, child: str = ""):
+    """``aisimulate search`` on QUESTION in a subprocess (``child``: Python run first)."""
+    cfg = tmp_path / "q.json"
+    cfg.write_text(json.dumps(QUESTION))
+    argv = ["aisimulate", "search", str(cfg), *args, "-q"]
+    code = child + f"import sys\nsys.argv = {argv!r}\nimport aisimulate.cli as cli\ncli.console_main()\n"
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600,
+                          env={"PYTHONPATH": str(REPO / "python"), "PATH": "/usr/bin:/bin"})
+
+
+def test_a_space_past_the_limit_is_refused_before_it_is_made(tmp_path):
+    # 512 GPUs of Llama-3.1-8B: 27.5 million candidates (core/search Count, checked
+    # against the enumeration there), refused by the plan without making one; the
+    # command's message names --gpus and how to narrow the space
+    with pytest.raises(aisimulate.ConfigError) as e:
+        aisimulate.search(QUESTION, gpus=512, slo=SLO, progress=False)
+    assert e.value.field == "gpus" and "more than the search's limit of 50000" in e.value.reason
+    proc = _cli(tmp_path, "--gpus", "512", "--slo", "ttft_ms=500")
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert proc.stderr.startswith("aisimulate: error: --gpus: the space holds ") and "--tp, --modes" in proc.stderr
+    # a budget past the largest count names it, never its 100,000 counts
+    proc = _cli(tmp_path, "--gpus", "100000", "--slo", "ttft_ms=500")
+    assert (proc.returncode, proc.stderr) == (2, "aisimulate: error: --gpus: 100000 GPUs: at most 65536\n")
+
+
+def test_the_price_option_is_replays(tmp_path):
+    from aisimulate.cli import parser
+
+    base = ["search", "q.yaml", "--gpus", "2", "--slo", "ttft_ms=500"]
+    assert parser().parse_args(base + ["--gpu-hour-price", "2.5"]).gpu_hour_price == 2.5
+    assert parser().parse_args(base + ["--price-per-gpu-hour", "3"]).gpu_hour_price == 3.0  # the old name
+    for bad in ("inf", "nan", "0", "2e6"):  # replay's bounds: (0, 1e6] (aisimulate.report.MAX_PRICE_PER_GPU_HOUR)
+        proc = _cli(tmp_path, "--gpus", "2", "--slo", "ttft_ms=500", "--gpu-hour-price", bad)
+        assert proc.returncode == 2 and "--gpu-hour-price must be a number in (0, 1000000]" in proc.stderr
+    with pytest.raises(aisimulate.ConfigError) as e:
+        aisimulate.search(QUESTION, gpus=2, slo=SLO, progress=False, price_per_gpu_hour=float("inf"))
+    assert e.value.field == "price_per_gpu_hour"
+
+
+def test_sigterm_stops_the_search_and_keeps_its_journal(tmp_path):
+    # SIGTERM raised in the command's own process once the first result is read (the
+    # handler runs before raise_signal returns: no timing): the core is stopped, the
+    # command says "terminated" and exits 143, and the journal holds whole results that
+    # the same command resumes from
+    out = tmp_path / "run"
+    args = ["--gpus", "2", "--slo", "ttft_ms=400,tpot_ms=25", "--max-num-seqs", "16,128",
+            "--max-num-batched-tokens", "1024", "--weights", "checkpoint", "--kv-cache", "default",
+            "--out", str(out), "--jobs", "1"]
+    child = ("import signal\n"
+             "import aisimulate.analysis.search as s\n"
+             "real = s.run_local\n"
+             "def run_local(request, journal, indices, jobs, progress, on_result=None, bar=None):\n"
+             "    return real(request, journal, indices, jobs, progress, bar=bar,\n"
+             "                on_result=lambda r: signal.raise_signal(signal.SIGTERM))\n"
+             "s.run_local = run_local\n")
+    proc = _cli(tmp_path, *args, child=child)
+    assert (proc.returncode, proc.stderr, proc.stdout) == (143, "aisimulate: error: terminated\n", "")
+    lines = (out / "search.jsonl").read_text().splitlines()
+    assert len(lines) >= 2 and all(json.loads(line) for line in lines)
+    assert not (out / "search.json").exists()
+    again = _cli(tmp_path, *args)
+    assert again.returncode == 0 and "resumed from the journal" in again.stdout, again.stderr
+    # another question's journal: the command says its own option to start over
+    other = _cli(tmp_path, *args[:2], "--slo", "ttft_ms=500", *args[4:])
+    assert other.returncode == 2 and "or --restart to start over there" in other.stderr

@@ -288,7 +288,7 @@ func estimate(s *config.Spec, dep *deployment, held heldAs, chunks bool) (*Memor
 		}
 	}
 	e.Total = sat(float64(e.Base) + float64(e.Records) + float64(e.Flights) + float64(e.Held) + float64(e.KVIndex) + float64(e.Dataset))
-	e.Budget, e.BudgetSource = memoryBudget(s)
+	e.Budget, e.BudgetSource = MemoryBudget(s)
 	return e, nil
 }
 
@@ -353,9 +353,10 @@ var machineBudget = sync.OnceValue(func() int64 {
 	return defaultBudgetUnknown
 })
 
-// memoryBudget is execution.max_memory_gb in bytes, else half of the
-// machine's memory; the string says which, for messages.
-func memoryBudget(s *config.Spec) (int64, string) {
+// MemoryBudget is execution.max_memory_gb in bytes, else half of the
+// machine's memory; the string says which, for messages (a replay's budget,
+// and a search's: core/search).
+func MemoryBudget(s *config.Spec) (int64, string) {
 	if g := s.Execution.MaxMemoryGB; g != nil {
 		return int64(*g * 1e9), "execution.max_memory_gb"
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"runtime"
+	"strings"
 	"sync"
 
 	"github.com/aisimulate/aisimulate/core/config"
@@ -74,6 +75,9 @@ func NewQuestion(spec *config.Spec, sp Space, slo SLO) (*Question, error) {
 	if sp, err = DefaultSpace(sp, s, arch, sys); err != nil {
 		return nil, err
 	}
+	if err := checkSize(s, sp, arch); err != nil {
+		return nil, err
+	}
 	offer, err := replay.OfferedLoad(s)
 	if err != nil {
 		return nil, err
@@ -83,6 +87,54 @@ func NewQuestion(spec *config.Spec, sp Space, slo SLO) (*Question, error) {
 	}
 	return &Question{Spec: s, Space: sp, SLO: slo, EarlyStop: true, Prune: true, Arch: arch, Sys: sys,
 		Offer: offer, load: newLoad(offer), cache: replay.NewPerfCache()}, nil
+}
+
+// MaxCandidates is the most candidates a search enumerates: a space past it
+// is refused before anything is made (Count), since its plan and results
+// alone would outgrow a machine (27.5 million candidates for a budget of 512
+// GPUs of a dense model: tens of GB) and its replays take hours.
+const MaxCandidates = 50_000
+
+// bytesPerCandidate is what a search holds per candidate, plan and result
+// (the Go candidate, its plan line, the Python dicts of both, the answer's
+// JSON), and its share of the replays in flight: the peak RSS of
+// `aisimulate search examples/quickstart.yaml --slo ttft_ms=500 --jobs 1
+// --format json` over its candidates, 87.5 MB / 1,080 at --gpus 4, 259 MB
+// / 5,160 at --gpus 8, rounded up (one process's ~60 MB of code kept in).
+const bytesPerCandidate = 50_000
+
+// checkSize refuses a space of more than MaxCandidates candidates, or whose
+// memory (bytesPerCandidate each) passes the replay's budget
+// (replay.MemoryBudget: execution.max_memory_gb), saying how to narrow it.
+func checkSize(s *config.Spec, sp Space, arch *model.Arch) error {
+	n := Count(sp, arch)
+	budget, source := replay.MemoryBudget(s)
+	limit, why, raise := MaxCandidates, fmt.Sprintf("the search's limit of %d", MaxCandidates), ""
+	if byMem := int(budget / bytesPerCandidate); byMem < limit {
+		limit, raise = byMem, ", or raise execution.max_memory_gb"
+		why = fmt.Sprintf("the %d that fit in its memory budget of %.3g GB (%s; about %d kB each)",
+			byMem, float64(budget)/1e9, source, bytesPerCandidate/1000)
+	}
+	if n <= limit {
+		return nil
+	}
+	return &config.Error{Field: "gpus", Msg: fmt.Sprintf("the space holds %d candidates (GPU counts %s), more than %s: "+
+		"narrow it: fewer GPU counts (--gpus 8,16 or a smaller budget), --tp, --modes, --max-num-seqs, --max-num-batched-tokens "+
+		"(search()'s gpus, tp, modes, …)%s", n, gpuRange(sp.GPUs), why, raise)}
+}
+
+// gpuRange is a list of GPU counts in a few bytes: "8", "1–512", "8, 16 and 6 more".
+func gpuRange(gs []int) string {
+	lo, hi := gs[0], gs[len(gs)-1]
+	switch {
+	case len(gs) == 1:
+		return fmt.Sprint(lo)
+	case hi-lo+1 == len(gs):
+		return fmt.Sprintf("%d–%d", lo, hi)
+	case len(gs) <= 4:
+		return strings.Trim(strings.Join(strings.Fields(fmt.Sprint(gs)), ", "), "[]")
+	}
+	return fmt.Sprintf("%d, %d … %d (%d counts)", gs[0], gs[1], hi, len(gs))
 }
 
 // SharePerfCache makes the question build its measured perf models through

@@ -165,12 +165,15 @@ func DefaultSpace(sp Space, q *config.Spec, arch *model.Arch, sys *hardware.Syst
 	if len(sp.GPUs) == 0 {
 		return sp, &config.Error{Field: "gpus", Msg: "give the GPU budget (or the GPU counts allowed)"}
 	}
-	for i, g := range sp.GPUs {
-		if g < 1 || g > model.MaxWorkerGPUs*64 || i > 0 && g <= sp.GPUs[i-1] {
-			return sp, &config.Error{Field: "gpus", Msg: fmt.Sprintf("%v: want ascending counts from 1", sp.GPUs)}
+	for i, g := range sp.GPUs { // the count named, never the list (a budget of 100,000 is 600 kB of it)
+		if g < 1 || i > 0 && g <= sp.GPUs[i-1] {
+			return sp, &config.Error{Field: "gpus", Msg: fmt.Sprintf("%d (count %d of %d): want ascending counts from 1", g, i+1, len(sp.GPUs))}
 		}
 	}
 	top := sp.GPUs[len(sp.GPUs)-1]
+	if top > model.MaxWorkerGPUs*64 {
+		return sp, &config.Error{Field: "gpus", Msg: fmt.Sprintf("%d GPUs: at most %d", top, model.MaxWorkerGPUs*64)}
+	}
 	if sp.Modes == nil {
 		sp.Modes = []string{Aggregated}
 		if top >= 2 {
@@ -283,49 +286,10 @@ func sortedUnique(xs []int) []int {
 // blocks split: model.Arch.ValidateParallel) are left out and returned as
 // invalid, each once.
 func Enumerate(sp Space, arch *model.Arch) ([]Candidate, []Invalid) {
-	allowed := map[int]bool{}
-	for _, g := range sp.GPUs {
-		allowed[g] = true
-	}
 	top := sp.GPUs[len(sp.GPUs)-1]
-	var workers []Layout // one worker of each valid layout
-	var invalid []Invalid
-	for _, tp := range sp.TP {
-		for _, dp := range sp.DP {
-			for _, ep := range sp.EP {
-				l := Layout{Count: 1, TP: tp, DP: dp, EP: ep}
-				// a dense model's DP ranks are separate engines (Count), and EP
-				// on one GPU is no expert parallelism: neither is a layout
-				if l.GPUs() > top || !arch.IsMoE() && (dp > 1 || ep) || ep && l.GPUs() == 1 {
-					continue
-				}
-				if err := arch.ValidateParallel(l.Parallel()); err != nil {
-					invalid = append(invalid, Invalid{Layout: l, Reason: err.Error()})
-					continue
-				}
-				workers = append(workers, l)
-			}
-		}
-	}
+	workers, invalid := workerLayouts(sp, arch)
+	aggLimits, prefillLimits, decodeLimits := limitPairs(sp)
 	var out []Candidate
-	// the batch limits of a pool: every pair that vLLM would start with (a
-	// pass holds one token of every running sequence: tokens ≥ sequences,
-	// SchedulerConfig.verify_max_model_len)
-	pairs := func(seqs, tokens []int) (ps [][2]int) {
-		for _, s := range seqs {
-			for _, t := range tokens {
-				if t >= s {
-					ps = append(ps, [2]int{s, t})
-				}
-			}
-		}
-		return ps
-	}
-	aggLimits := pairs(sp.MaxNumSeqs, sp.MaxNumBatchedTokens)
-	prefillLimits, decodeLimits := pairs(sp.PrefillMaxNumSeqs, sp.PrefillMaxNumBatchedTokens), pairs(sp.DecodeMaxNumSeqs, sp.DecodeMaxNumBatchedTokens)
-	if sp.SharedPDLimits {
-		prefillLimits = nil // one pair for both pools: the decode lists'
-	}
 	add := func(mode string, pools []Layout, limits [][2]int, decode [][2]int) {
 		for _, l := range limits {
 			for _, dl := range decode {
@@ -343,10 +307,9 @@ func Enumerate(sp Space, arch *model.Arch) ([]Candidate, []Invalid) {
 	for _, mode := range sp.Modes {
 		if mode == Aggregated {
 			for _, w := range workers {
-				for n := 1; n*w.GPUs() <= top; n++ {
-					l := w
-					l.Count = n
-					if allowed[l.GPUs()] {
+				for _, g := range sp.GPUs { // Count workers of g GPUs in all, fewest first
+					if l := w; g%w.GPUs() == 0 {
+						l.Count = g / w.GPUs()
 						add(mode, []Layout{l}, aggLimits, none)
 					}
 				}
@@ -357,12 +320,15 @@ func Enumerate(sp Space, arch *model.Arch) ([]Candidate, []Invalid) {
 			for np := 1; np*pw.GPUs() < top; np++ {
 				p := pw
 				p.Count = np
+				// the decode pools beside p, fewest workers first: one per GPU
+				// count of sp.GPUs above p's that their workers fill
+				above, _ := slices.BinarySearch(sp.GPUs, p.GPUs()+1)
 				for _, dw := range workers {
-					for nd := 1; p.GPUs()+nd*dw.GPUs() <= top; nd++ {
+					for _, g := range sp.GPUs[above:] {
 						d := dw
-						d.Count = nd
+						d.Count = (g - p.GPUs()) / dw.GPUs()
 						switch {
-						case !allowed[p.GPUs()+d.GPUs()]:
+						case (g-p.GPUs())%dw.GPUs() != 0:
 						case sp.SharedPDLimits:
 							add(mode, []Layout{p, d}, decodeLimits, none)
 						default:
@@ -374,4 +340,105 @@ func Enumerate(sp Space, arch *model.Arch) ([]Candidate, []Invalid) {
 		}
 	}
 	return out, invalid
+}
+
+// Count is the number of candidates Enumerate lists for sp, worked out
+// without making them: a family of pools (Enumerate's add) holds its limit pairs ×
+// weight × KV formats, and the P/D families of a prefill pool p and a decode
+// worker of b GPUs are one per GPU count g of sp.GPUs above p's with b
+// dividing g − p (counted per residue of g mod b), so that a space of
+// billions is counted in a few million steps.
+func Count(sp Space, arch *model.Arch) int {
+	workers, _ := workerLayouts(sp, arch)
+	agg, prefill, decode := limitPairs(sp)
+	per := len(sp.Weights) * len(sp.KVCache)
+	top := sp.GPUs[len(sp.GPUs)-1]
+	// from[b][x]: the GPU counts g ≥ x of sp.GPUs with g ≡ x (mod b)
+	from := map[int][]int{}
+	for _, w := range workers {
+		b := w.GPUs()
+		if from[b] != nil {
+			continue
+		}
+		f := make([]int, top+b+1)
+		allowed := make([]bool, top+1)
+		for _, g := range sp.GPUs {
+			allowed[g] = true
+		}
+		for x := top; x >= 0; x-- {
+			f[x] = f[x+b]
+			if allowed[x] {
+				f[x]++
+			}
+		}
+		from[b] = f
+	}
+	pd := len(decode) // a P/D family's limit pairs
+	if !sp.SharedPDLimits {
+		pd *= len(prefill)
+	}
+	n := 0
+	for _, mode := range sp.Modes {
+		for _, w := range workers {
+			b := w.GPUs()
+			if mode == Aggregated {
+				n += from[b][b] * len(agg) * per // g a multiple of b: g ≡ 0 (mod b), g ≥ b
+				continue
+			}
+			for _, dw := range workers {
+				d := dw.GPUs()
+				for p := b; p < top; p += b { // the prefill pool: np workers of b GPUs
+					n += from[d][p+d] * pd * per
+				}
+			}
+		}
+	}
+	return n
+}
+
+// workerLayouts are one worker of each layout of sp that the model can run,
+// and those it cannot (Enumerate's order: TP, DP, EP).
+func workerLayouts(sp Space, arch *model.Arch) (workers []Layout, invalid []Invalid) {
+	top := sp.GPUs[len(sp.GPUs)-1]
+	for _, tp := range sp.TP {
+		for _, dp := range sp.DP {
+			for _, ep := range sp.EP {
+				l := Layout{Count: 1, TP: tp, DP: dp, EP: ep}
+				// a dense model's DP ranks are separate engines (Count), and EP
+				// on one GPU is no expert parallelism: neither is a layout
+				if l.GPUs() > top || !arch.IsMoE() && (dp > 1 || ep) || ep && l.GPUs() == 1 {
+					continue
+				}
+				if err := arch.ValidateParallel(l.Parallel()); err != nil {
+					invalid = append(invalid, Invalid{Layout: l, Reason: err.Error()})
+					continue
+				}
+				workers = append(workers, l)
+			}
+		}
+	}
+	return workers, invalid
+}
+
+// limitPairs are the batch limits of the aggregated pool, a P/D prefill
+// pool and a decode pool (prefill nil with SharedPDLimits: one pair for both
+// pools, the decode lists').
+func limitPairs(sp Space) (agg, prefill, decode [][2]int) {
+	// every pair that vLLM would start with (a pass holds one token of every
+	// running sequence: tokens ≥ sequences, SchedulerConfig.verify_max_model_len)
+	pairs := func(seqs, tokens []int) (ps [][2]int) {
+		for _, s := range seqs {
+			for _, t := range tokens {
+				if t >= s {
+					ps = append(ps, [2]int{s, t})
+				}
+			}
+		}
+		return ps
+	}
+	agg, prefill, decode = pairs(sp.MaxNumSeqs, sp.MaxNumBatchedTokens), pairs(sp.PrefillMaxNumSeqs, sp.PrefillMaxNumBatchedTokens), pairs(sp.DecodeMaxNumSeqs, sp.DecodeMaxNumBatchedTokens)
+	if sp.SharedPDLimits {
+		prefill = nil
+	}
+	return agg, prefill, decode
 }

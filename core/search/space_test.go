@@ -1,6 +1,7 @@
 package search
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -168,10 +169,77 @@ traffic: {source: {type: synthetic, num_requests: 10, isl: 100, osl: 10}, load: 
 			assert.False(t, p.EP)
 		}
 	}
+	// Count, by hand: aggregated, 15 layouts (8, 4, 2, 1 worker counts of TP
+	// 1, 2, 4, 8 that make a count of 1–8) × 15 limit pairs (5 sequences × 3
+	// token budgets, each ≥ the sequences) × 4 formats = 900; P/D, a prefill
+	// pool of P GPUs beside ⌊(8−P)/d⌋ decode pools of TP d workers: TP1
+	// prefill P = 1…7 gives 11+10+8+7+4+3+1 = 44, TP2 (P = 2, 4, 6) 10+7+3 =
+	// 20, TP4 (P = 4) 7: 71 pairs × 15 limit pairs (3 prefill × 5 decode) × 4
+	// formats = 4,260; 5,160 in all.
+	assert.Equal(t, 5160, Count(sp, arch))
+	assert.Len(t, cands, 5160)
+	for _, gpus := range [][]int{{3, 8}, {2, 5, 7}, {8}} { // sparse counts: one family per total that fits
+		sparse := sp
+		sparse.GPUs = gpus
+		c, _ := Enumerate(sparse, arch)
+		assert.Equal(t, len(c), Count(sparse, arch), "%v", gpus)
+		sparse.SharedPDLimits = true
+		c, _ = Enumerate(sparse, arch)
+		assert.Equal(t, len(c), Count(sparse, arch), "%v shared", gpus)
+	}
 	_, err = DefaultSpace(Space{GPUs: []int{4, 2}}, q, arch, sys)
 	assert.ErrorContains(t, err, "ascending")
+	budget := make([]int, 100000)
+	for i := range budget {
+		budget[i] = i + 1
+	}
+	_, err = DefaultSpace(Space{GPUs: budget}, q, arch, sys)
+	assert.EqualError(t, err, "gpus: 100000 GPUs: at most 65536") // the count, not the list
 	_, err = DefaultSpace(Space{GPUs: []int{2}, Modes: []string{"pd"}}, q, arch, sys)
 	assert.ErrorContains(t, err, "pd")
+}
+
+// A space past MaxCandidates, or past what the memory budget holds at
+// bytesPerCandidate each, is refused by NewQuestion before any candidate is
+// made, with its count (Count's, which the test above checks against the
+// enumeration) and how to narrow it.
+func TestNewQuestionRefusesASpaceTooLarge(t *testing.T) {
+	yml := `
+engine: {model: meta-llama/Llama-3.1-8B-Instruct, system: h100_sxm}
+traffic: {source: {type: synthetic, num_requests: 10, isl: 100, osl: 10}, load: {mode: rate, rate_rps: 1}}
+`
+	q, err := config.DecodeYAML([]byte(yml))
+	require.NoError(t, err)
+	budget := func(n int) (gs []int) {
+		for g := 1; g <= n; g++ {
+			gs = append(gs, g)
+		}
+		return gs
+	}
+	slo := SLO{TTFTMs: 500, Percentile: 90}
+	_, err = NewQuestion(q, Space{GPUs: budget(512)}, slo)
+	var ce *config.Error
+	require.ErrorAs(t, err, &ce)
+	assert.Equal(t, "gpus", ce.Field)
+	arch, _ := model.Builtin("meta-llama/Llama-3.1-8B-Instruct")
+	sys, _ := hardware.Builtin("h100_sxm")
+	r := q.Clone()
+	require.NoError(t, r.ResolveSchedulerDefaults(sys.MemCapacity, sys.Name))
+	sp, err := DefaultSpace(Space{GPUs: budget(512)}, r, arch, sys)
+	require.NoError(t, err)
+	n := Count(sp, arch)
+	assert.Greater(t, n, MaxCandidates)
+	assert.Contains(t, ce.Msg, fmt.Sprintf("the space holds %d candidates (GPU counts 1–512), more than the search's limit of 50000", n))
+	assert.Contains(t, ce.Msg, "--tp, --modes")
+	// 5,160 candidates on 8 GPUs (TestDefaultSpaceDense) pass; with a budget
+	// of 0.2 GB, 0.2e9 / 50,000 bytes = 4,000 candidates fit, and they do not
+	_, err = NewQuestion(q, Space{GPUs: budget(8)}, slo)
+	require.NoError(t, err)
+	g := 0.2
+	q.Execution.MaxMemoryGB = &g
+	_, err = NewQuestion(q, Space{GPUs: budget(8)}, slo)
+	assert.ErrorContains(t, err, "gpus: the space holds 5160 candidates (GPU counts 1–8), more than the 4000 that fit in its memory budget of 0.2 GB (execution.max_memory_gb")
+	assert.ErrorContains(t, err, "or raise execution.max_memory_gb")
 }
 
 // A candidate as a spec: its workers, the engine's own batch-limit fields

@@ -16,11 +16,10 @@ if TYPE_CHECKING:  # annotations only: typing costs ~10 ms of CPU at import
 
 from .. import replay
 from .common import (EXAMPLES, UsageError, add_config_arguments, add_progress_argument,
-                     config_from_args, error, parse_exports, parse_percentiles, parse_records, parse_slos,
-                     progress_of, write)
+                     check_gpu_hour_price, config_from_args, error, parse_exports, parse_percentiles,
+                     parse_records, parse_slos, progress_of, write)
 from .outputs import check_apart, check_output_dir, check_output_file
 from ..config import Spec
-from ..report import MAX_PRICE_PER_GPU_HOUR
 
 
 def add_replay(sub: argparse._SubParsersAction) -> None:
@@ -99,9 +98,7 @@ def _cmd_replay(args: argparse.Namespace) -> int:
                          "inter_chunk_latency): give --output-dir DIR --export aiperf too")
     if args.no_header and args.format != "csv":
         raise UsageError(f"--no-header applies to --format csv, not --format {args.format}")
-    price = args.gpu_hour_price
-    if price is not None and not (0 < price <= MAX_PRICE_PER_GPU_HOUR):  # NaN fails both
-        raise UsageError(f"--gpu-hour-price must be a number in (0, {MAX_PRICE_PER_GPU_HOUR:.0f}], got {price:g}")
+    price = check_gpu_hour_price(args.gpu_hour_price)
     if price is not None and args.format == "csv":
         raise UsageError("--gpu-hour-price applies to --format table or json (a CSV row has gpu_hours and "
                           "total_output_tokens to price)")

@@ -12,8 +12,9 @@ from __future__ import annotations
 import argparse
 import os
 
-from .common import (UsageError, add_config_arguments, config_from_args, parse_slos, progress_of,
-                     write)
+from ..errors import ConfigError
+from .common import (UsageError, add_config_arguments, check_gpu_hour_price, config_from_args, parse_slos,
+                     progress_of, write)
 
 _EXAMPLES = """\
 examples:
@@ -94,8 +95,10 @@ def add_search(sub: argparse._SubParsersAction) -> None:
                         "and write DIR/search.json (the answer)")
     s.add_argument("--restart", action="store_true", help="with --out, start over instead of resuming")
     s.add_argument("--plot", metavar="FILE", help="write the Pareto plot (.png, .svg, .pdf)")
-    s.add_argument("--price-per-gpu-hour", type=float, metavar="USD",
-                   help="add each candidate's cost per million output tokens")
+    s.add_argument("--gpu-hour-price", type=float, metavar="PRICE",
+                   help="the price of one GPU for an hour (any currency, as replay's): adds each "
+                        "candidate's cost per million output tokens")
+    s.add_argument("--price-per-gpu-hour", type=float, dest="gpu_hour_price", help=argparse.SUPPRESS)  # the old name
     s.add_argument("--no-early-stop", action="store_true", help="replay every candidate to its end")
     s.add_argument("--no-prune", action="store_true",
                    help="replay candidates the analytic bounds settle (those that cannot start stay out)")
@@ -109,7 +112,7 @@ def add_search(sub: argparse._SubParsersAction) -> None:
 
 
 def _cmd_search(args: argparse.Namespace) -> int:
-    from ..analysis.search import search
+    from ..analysis.search._run import RESTART_HINT
 
     spec = config_from_args(args)
     slo = parse_slos(args.slo)
@@ -119,27 +122,19 @@ def _cmd_search(args: argparse.Namespace) -> int:
         raise UsageError("--ray-address applies to --backend ray only")
     if args.restart and not args.out:
         raise UsageError("--restart applies to --out: give --out DIR too")
+    price = check_gpu_hour_price(args.gpu_hour_price)
     ep = _names("--ep", args.ep)
     if ep is not None:
         bad = [x for x in ep if x not in ("on", "off")]
         if bad:
             raise UsageError(f"--ep {args.ep!r}: use off, on")
-    res = search(spec, gpus=_gpus(args.gpus), slo=slo or {}, percentile=args.percentile,
-                 modes=_names("--modes", args.modes), tp=_ints("--tp", args.tp), dp=_ints("--dp", args.dp),
-                 ep=None if ep is None else [x == "on" for x in ep],
-                 max_num_seqs=_ints("--max-num-seqs", args.max_num_seqs),
-                 max_num_batched_tokens=_ints("--max-num-batched-tokens", args.max_num_batched_tokens),
-                 prefill_max_num_seqs=_ints("--prefill-max-num-seqs", args.prefill_max_num_seqs),
-                 prefill_max_num_batched_tokens=_ints("--prefill-max-num-batched-tokens",
-                                                      args.prefill_max_num_batched_tokens),
-                 decode_max_num_seqs=_ints("--decode-max-num-seqs", args.decode_max_num_seqs),
-                 decode_max_num_batched_tokens=_ints("--decode-max-num-batched-tokens",
-                                                     args.decode_max_num_batched_tokens),
-                 weights=_names("--weights", args.weights, "checkpoint"),
-                 kv_cache=_names("--kv-cache", args.kv_cache, "default"),
-                 out=args.out, resume=not args.restart, jobs=args.jobs, backend=args.backend,
-                 ray_address=args.ray_address, early_stop=not args.no_early_stop, prune=not args.no_prune,
-                 progress=progress_of(args), price_per_gpu_hour=args.price_per_gpu_hour)
+    try:
+        res = _search(args, spec, slo, ep, price)
+    except ConfigError as exc:
+        if exc.field not in ("out", "gpus"):
+            raise
+        # in the command's words: its option, and --restart for search()'s resume=False
+        raise ConfigError(f"--{exc.field}", exc.reason.replace(RESTART_HINT, "--restart")) from None
     if args.out:
         from ..io.files import write_replacing
 
@@ -167,3 +162,24 @@ def _cmd_search(args: argparse.Namespace) -> int:
     else:
         write(res.table() + "\n")
     return 0
+
+
+def _search(args: argparse.Namespace, spec, slo, ep, price):
+    from ..analysis.search import search
+
+    return search(spec, gpus=_gpus(args.gpus), slo=slo or {}, percentile=args.percentile,
+                  modes=_names("--modes", args.modes), tp=_ints("--tp", args.tp), dp=_ints("--dp", args.dp),
+                  ep=None if ep is None else [x == "on" for x in ep],
+                  max_num_seqs=_ints("--max-num-seqs", args.max_num_seqs),
+                  max_num_batched_tokens=_ints("--max-num-batched-tokens", args.max_num_batched_tokens),
+                  prefill_max_num_seqs=_ints("--prefill-max-num-seqs", args.prefill_max_num_seqs),
+                  prefill_max_num_batched_tokens=_ints("--prefill-max-num-batched-tokens",
+                                                       args.prefill_max_num_batched_tokens),
+                  decode_max_num_seqs=_ints("--decode-max-num-seqs", args.decode_max_num_seqs),
+                  decode_max_num_batched_tokens=_ints("--decode-max-num-batched-tokens",
+                                                      args.decode_max_num_batched_tokens),
+                  weights=_names("--weights", args.weights, "checkpoint"),
+                  kv_cache=_names("--kv-cache", args.kv_cache, "default"),
+                  out=args.out, resume=not args.restart, jobs=args.jobs, backend=args.backend,
+                  ray_address=args.ray_address, early_stop=not args.no_early_stop, prune=not args.no_prune,
+                  progress=progress_of(args), price_per_gpu_hour=price)

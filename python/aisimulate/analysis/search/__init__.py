@@ -310,9 +310,13 @@ def search(question: Any, *, gpus: int | Sequence[int], slo: Mapping[str, float]
         raise ConfigError("backend", f"{backend!r}: use one of {', '.join(BACKENDS)}")
     if jobs is not None and (isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1):
         raise ConfigError("jobs", f"{jobs!r}: want an integer ≥ 1")
-    if price_per_gpu_hour is not None and not (isinstance(price_per_gpu_hour, (int, float))
-                                               and price_per_gpu_hour > 0):
-        raise ConfigError("price_per_gpu_hour", f"{price_per_gpu_hour!r}: want a price > 0")
+    if price_per_gpu_hour is not None:
+        from ...report import MAX_PRICE_PER_GPU_HOUR
+
+        if isinstance(price_per_gpu_hour, bool) or not isinstance(price_per_gpu_hour, (int, float)) \
+                or not 0 < price_per_gpu_hour <= MAX_PRICE_PER_GPU_HOUR:  # NaN fails both
+            raise ConfigError("price_per_gpu_hour",
+                              f"{price_per_gpu_hour!r}: want a number in (0, {MAX_PRICE_PER_GPU_HOUR:.0f}] (as replay's)")
     t0 = time.perf_counter()
     spec = load_config(question)
     space: dict[str, Any] = {"gpus": _gpus(gpus)}

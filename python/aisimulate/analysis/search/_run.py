@@ -30,6 +30,8 @@ __all__ = ["Journal", "run_local", "run_ray", "JOURNAL", "progress_bar"]
 
 #: The journal's name in a result folder.
 JOURNAL = "search.jsonl"
+#: How the journal's refusal says to start over (the CLI says its --restart instead).
+RESTART_HINT = "resume=False"
 #: The journal's format version (its header's ``aisimulate_search``).
 FORMAT = 1
 #: How often (s) the waiting thread looks at the journal, a Ctrl-C and the bar.
@@ -70,10 +72,10 @@ class Journal:
                 head = None
             if not isinstance(head, dict) or head.get("aisimulate_search") != FORMAT:
                 raise ConfigError("out", f"{path} is not an aisimulate search journal: give another folder, "
-                                         "or resume=False to start over there")
+                                         f"or {RESTART_HINT} to start over there")
             if head.get("digest") != header["digest"]:
                 raise ConfigError("out", f"{path} holds the results of another question (another spec, "
-                                         "space or SLO): give another folder, or resume=False to start over there")
+                                         f"space or SLO): give another folder, or {RESTART_HINT} to start over there")
             good = len(lines[0]) + 1
             for line in lines[1:]:
                 if not line.strip():
