@@ -367,6 +367,14 @@ type Planner interface {
 	Plan(in PoolInput) (PoolPlan, error)
 }
 
+// RankPlanner is a family the replay sizes by its own rules (not a Planner)
+// whose server still decides how a pool's data-parallel ranks are fronted
+// (TensorRT-LLM's one trtllm-serve process for all its attention-DP ranks):
+// of the plan it returns the replay reads DPRoundRobin and OneFrontEnd only.
+type RankPlanner interface {
+	PlanRanks(in PoolInput) PoolPlan
+}
+
 // PoolInput is one pool as the replay builds it.
 type PoolInput struct {
 	Spec    *config.Spec
@@ -410,6 +418,7 @@ type PoolPlan struct {
 	// event loop that processes every request's input and hands out every
 	// rank's outputs (the replay's API server loop of the worker's first
 	// rank, as vLLM's --api-server-count 1: config.Pool.APIServerCount);
-	// else each rank has its own.
+	// else each rank has its own. Read from a Planner's and a RankPlanner's
+	// plan.
 	OneFrontEnd bool
 }

@@ -36,7 +36,8 @@ type pool struct {
 	a2a      string // vLLM's --all2all-backend ("": its default)
 	// oneLoop: a worker's ranks share one API server event loop (vLLM's
 	// --api-server-count 1: config.Pool.APIServerCount; a family's
-	// engine.PoolPlan.OneFrontEnd); else each rank has its own (loopOf)
+	// engine.PoolPlan.OneFrontEnd, planRanks); else each rank has its own
+	// (loopOf)
 	oneLoop bool
 	// lockstep: the ranks of a worker run every pass together (a
 	// mixture-of-experts model with dp > 1: its MoE layers gather every
@@ -262,6 +263,14 @@ func (pl *pool) parallel() model.Parallel {
 	return model.Parallel{TP: pl.tp, DP: pl.dp, EP: pl.ep, MoEEPSize: pl.moeEP}
 }
 
+// planRanks takes a family's placement of requests on the pool's
+// data-parallel ranks and their front end (engine.Planner,
+// engine.RankPlanner).
+func (pl *pool) planRanks(p *engine.PoolPlan) {
+	pl.dpRoundRobin = p.DPRoundRobin
+	pl.oneLoop = pl.oneLoop || p.OneFrontEnd && pl.dp > 1
+}
+
 // buildPool makes the perf model and engine config of one pool (its TP, DP
 // and EP set both the pass times and the KV capacity).
 func (d *deployment) buildPool(s *config.Spec, pl *pool) error {
@@ -320,6 +329,10 @@ func (d *deployment) buildPool(s *config.Spec, pl *pool) error {
 		if p.All2AllBackend != "" {
 			pl.a2a = p.All2AllBackend
 		}
+		pl.planRanks(&p)
+	} else if rp, ok := d.family.(engine.RankPlanner); ok {
+		p := rp.PlanRanks(in)
+		pl.planRanks(&p)
 	}
 	pl.overlap = overlap
 	switch p := e.Perf.Source.(type) {
@@ -354,8 +367,7 @@ func (d *deployment) buildPool(s *config.Spec, pl *pool) error {
 			Msg: e.Perf.Name() + " cannot price a data-parallel mixture-of-experts worker (use roofline or aic)"}
 	}
 	if plan != nil {
-		pl.cfg, pl.args, pl.dpRoundRobin = plan.Config, plan.Args, plan.DPRoundRobin
-		pl.oneLoop = pl.oneLoop || plan.OneFrontEnd && pl.dp > 1
+		pl.cfg, pl.args = plan.Config, plan.Args
 		return nil
 	}
 

@@ -67,6 +67,31 @@ func runYAML(t *testing.T, yml string) *report.Report {
 	return rep
 }
 
+// frontEndCase is one layout of a front-end worked example: the workers
+// (engine.workers.aggregated) and each request's times (ms): reaching its
+// engine, first token, end.
+type frontEndCase struct {
+	workers string
+	want    [][3]float64
+}
+
+// checkFrontEnd replays spec(workers) for each case; every request must
+// complete at its times.
+func checkFrontEnd(t *testing.T, spec func(workers string) string, cases []frontEndCase) {
+	t.Helper()
+	for _, tc := range cases {
+		rep := runYAML(t, spec(tc.workers))
+		require.Len(t, rep.Records, len(tc.want))
+		for i, want := range tc.want {
+			r := rep.Records[i]
+			assert.Equal(t, report.StatusCompleted, r.Status)
+			assert.InDelta(t, want[0], msOf(r.ArrivalNs), 1e-9, "%s: request %d reaches its engine", tc.workers, i)
+			assert.InDelta(t, want[1], msOf(r.FirstTokenNs), 1e-9, "%s: request %d first token", tc.workers, i)
+			assert.InDelta(t, want[2], msOf(r.EndNs), 1e-9, "%s: request %d end", tc.workers, i)
+		}
+	}
+}
+
 // configErrorOf decodes and runs yml, which must fail with a *config.Error
 // at field whose message contains msg.
 func configErrorOf(t *testing.T, yml, field, msg string) {

@@ -174,23 +174,10 @@ func TestSGLangDPOneFrontEnd(t *testing.T) {
 		return replaceOnce(sglangLinear(trace, ", disable_overlap_schedule: true"), "  sglang:", "  workers:\n    aggregated: "+workers+
 			"\n  tokenization: {send_ms: 0, per_token_us: 10, shared_event_loop: true}\n  detokenization: {base_us: 1500, per_token_us: 0}\n  sglang:")
 	}
-	for _, tc := range []struct {
-		workers string
-		want    [][3]float64 // reaches its engine, first token, end (ms)
-	}{
+	checkFrontEnd(t, spec, []frontEndCase{
 		{"{count: 1, tp: 1, data_parallel_size: 2}", [][3]float64{{1, 12.5, 32.5}, {2, 14, 34}, {3, 22.5, 32.5}, {4, 24, 34}}},
 		{"{count: 2, tp: 1}", [][3]float64{{1, 12.5, 32.5}, {1, 12.5, 32.5}, {2, 22.5, 32.5}, {2, 22.5, 32.5}}},
-	} {
-		rep := runYAML(t, spec(tc.workers))
-		require.Len(t, rep.Records, 4)
-		for i, want := range tc.want {
-			r := rep.Records[i]
-			assert.Equal(t, report.StatusCompleted, r.Status)
-			assert.InDelta(t, want[0], msOf(r.ArrivalNs), 1e-9, "%s: request %d reaches its engine", tc.workers, i)
-			assert.InDelta(t, want[1], msOf(r.FirstTokenNs), 1e-9, "%s: request %d first token", tc.workers, i)
-			assert.InDelta(t, want[2], msOf(r.EndNs), 1e-9, "%s: request %d end", tc.workers, i)
-		}
-	}
+	})
 }
 
 // Per-pool server arguments: a P/D decode server with its own

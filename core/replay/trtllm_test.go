@@ -181,20 +181,69 @@ func adpTimeline(t *testing.T, rows []traceRow, extra string) *report.Report {
 
 // Attention DP with the API server's shared event loop: a request is placed on
 // a rank when it reaches the API server, and reaches the engine only after its
-// input processing (1 ms for 100 tokens at 10 µs a token, on its rank's loop).
-// The requests in input processing count on their rank as the overlap
-// inbox's do, so four sent together go 2 and 2 (r1 rank 0, r2 rank 1: rank 0
-// holds one; r3 rank 0, r4 rank 1) and the first iteration computes one
-// context on each rank; uncounted, all four went to rank 0.
+// input processing (1 ms for 100 tokens at 10 µs a token, in turn on the
+// server's one loop: r1 at 1 ms, r2 at 2, r3 at 3, r4 at 4). The requests in
+// input processing count on their rank as the overlap inbox's do, so four
+// sent together go 2 and 2 (r1 rank 0, r2 rank 1: rank 0 holds one; r3 rank
+// 0, r4 rank 1): the first iteration, from 1 ms, computes r1's context alone
+// (rank 1 idle), the third r3's on rank 0 and r2's and r4's on rank 1;
+// uncounted, all four went to rank 0.
 func TestTRTLLMAttentionDPSharedLoop(t *testing.T) {
 	needSharedConfigs(t)
 	rows := []traceRow{{ts: 0, in: 100, out: 4}, {ts: 0, in: 100, out: 4}, {ts: 0, in: 100, out: 4}, {ts: 0, in: 100, out: 4}}
 	rep := adpTimeline(t, rows, "  tokenization: {send_ms: 0, per_token_us: 10, shared_event_loop: true}\n")
 	tl := rep.Timeline.Passes
-	require.GreaterOrEqual(t, len(tl), 2)
-	assert.Equal(t, []int32{1, 1}, []int32{tl[0].PrefillRequests, tl[1].PrefillRequests}, "r1 on rank 0, r2 on rank 1")
-	assert.InDelta(t, 1.0, msOf(tl[0].StartNs), 1e-9, "after r1's and r2's input processing")
+	require.GreaterOrEqual(t, len(tl), 6)
+	assert.Equal(t, []int32{1, 0}, []int32{tl[0].PrefillRequests, tl[1].PrefillRequests}, "r1 on rank 0, r2 still on the loop")
+	assert.InDelta(t, 1.0, msOf(tl[0].StartNs), 1e-9, "after r1's input processing")
+	assert.Equal(t, []int32{1, 2}, []int32{tl[4].PrefillRequests, tl[5].PrefillRequests}, "r3 on rank 0, r2 and r4 on rank 1")
 	assert.Equal(t, 4, rep.Summary.Completed)
+}
+
+// One front end for every attention-DP rank: trtllm-serve's one OpenAI
+// server tokenizes every prompt and handles every rank's responses on its
+// one asyncio loop (engine.RankPlanner: the leader rank gathers the ranks'
+// responses), so the worker's one loop serves both ranks, FIFO. Four
+// requests of 100 prompt / 2 output tokens at t = 0, 10 µs a prompt token
+// (1 ms of input processing each), 1.5 ms of output processing an
+// iteration, 10 ms an iteration, no overlap scheduler; the executor places
+// them on ranks 0, 1, 0, 1 (those in input processing count on their rank).
+// A dense model: the ranks run their iterations on their own.
+//
+//	loop:   r0 in 0 → 1, r1 1 → 2, r2 2 → 3, r3 3 → 4 (each reaches its rank)
+//	rank 0: r0 context 1 → 11, its output 11 → 12.5; r0 generation with r2's
+//	        context (there at 3) 11 → 21, output 21 → 22.5 (r0 ends, r2's
+//	        first token); r2 generation 21 → 31, output 31 → 32.5
+//	rank 1: r1 context 2 → 12, its output waits for rank 0's: 12.5 → 14;
+//	        r1 generation with r3's context 12 → 22, output waits for rank
+//	        0's: 22.5 → 24; r3 generation 22 → 32, output 32.5 → 34
+//
+// Two servers of one rank each (their own loops, the same placement) run
+// both as rank 0 runs above: r0 and r1 reach their engines at 1 (first
+// token 12.5, end 22.5), r2 and r3 at 2 (22.5, 32.5).
+func TestTRTLLMAttentionDPOneFrontEnd(t *testing.T) {
+	trace := writeTrace(t, []traceRow{{ts: 0, in: 100, out: 2}, {ts: 0, in: 100, out: 2}, {ts: 0, in: 100, out: 2}, {ts: 0, in: 100, out: 2}})
+	spec := func(workers string) string {
+		return fmt.Sprintf(`
+engine:
+  model: Qwen/Qwen3-32B
+  system: h100_sxm
+  backend: trtllm
+  perf: {source: linear, base_ms: 10, per_prefill_token_ms: 0, per_decode_seq_ms: 0}
+  workers:
+    aggregated: %s
+  tokenization: {send_ms: 0, per_token_us: 10, shared_event_loop: true}
+  detokenization: {base_us: 1500, per_token_us: 0}
+  trtllm: {max_batch_size: 4, max_num_tokens: 512, disable_overlap_scheduler: true, enable_attention_dp: true}
+traffic:
+  source: {type: mooncake, path: %s}
+  load: {mode: trace}
+`, workers, trace)
+	}
+	checkFrontEnd(t, spec, []frontEndCase{
+		{"{count: 1, tp: 2}", [][3]float64{{1, 12.5, 22.5}, {2, 14, 24}, {3, 22.5, 32.5}, {4, 24, 34}}},
+		{"{count: 2, tp: 1}", [][3]float64{{1, 12.5, 22.5}, {1, 12.5, 22.5}, {2, 22.5, 32.5}, {2, 22.5, 32.5}}},
+	})
 }
 
 // TensorRT-LLM's MTP runs the checkpoint's own multi-token-prediction layers

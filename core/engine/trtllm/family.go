@@ -136,6 +136,26 @@ func (Family) Rank(ranks []engine.Worker, held []engine.Load) int {
 	return best
 }
 
+var _ engine.RankPlanner = Family{}
+
+// PlanRanks gives a worker's attention-DP ranks one front end
+// (engine.RankPlanner): trtllm-serve runs one OpenAI server over one LLM
+// (tensorrt_llm/serve/openai_server.py), whose one executor proxy spawns the
+// world of MPI ranks (tensorrt_llm/llmapi/llm.py, MpiPoolSession of
+// parallel_config.world_size; tensorrt_llm/executor/proxy.py,
+// ExecutorBindingsProxy) and talks to the leader rank alone over one
+// request and one result queue; the executor's request queue spreads the
+// requests over the attention-DP ranks, and its _enqueue_responses
+// (tensorrt_llm/_torch/pyexecutor/py_executor.py) gathers every rank's
+// responses to rank 0 (tp_gather). So every prompt is tokenized
+// (BaseLLM.generate_async) and every response handled (GenerationResult, on
+// the proxy's dispatch thread and the server's asyncio loop) by the one
+// process, for every rank. With num_postprocess_workers > 0 the
+// detokenization moves to other processes, which is not simulated.
+func (Family) PlanRanks(engine.PoolInput) engine.PoolPlan {
+	return engine.PoolPlan{OneFrontEnd: true}
+}
+
 var _ engine.GroupPlanner = Family{}
 
 // PlanGroup plans the iteration of a worker's attention-DP ranks, which run
