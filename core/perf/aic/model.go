@@ -299,30 +299,25 @@ func (m *Model) lowPrecisionGrid(rows []gemmRow, path string, wd model.Dtype, sy
 	}
 	exclude := map[string]string{}
 	g, moved := first, false
+	nearestRows, nearestPath := rows, path
 	for {
-		ratio, ok, memRatio, memOK := 0.0, false, 0.0, false
-		if ref, err := newGEMMGrid(rows, string(model.BF16), sys.BF16Flops, sys.MemBW, 2); err == nil {
-			ratio, ok = lowPrecisionRatio(g, ref)
-			memRatio, memOK = memoryBoundRatio(g, ref)
-		}
-		computeBad := ok && ratio >= MaxLowPrecisionRatio
-		memoryBad := memOK && memRatio > MaxLowPrecisionMemoryRatio
-		if !computeBad && !memoryBad {
+		why := implausibleLowPrecision(g, rows, wd, sys)
+		if why == "" {
 			if moved {
 				m.notes = append(m.notes, fmt.Sprintf("%s %s GEMMs read from %s", TableGEMM, wd, path))
 			}
 			return g, nil
 		}
-		if computeBad {
-			exclude[curFrom] = fmt.Sprintf("its %s GEMMs take %.2f× its bfloat16 time on compute-bound shapes (implausible, want < %.2g)",
-				wd, ratio, MaxLowPrecisionRatio)
-		} else {
-			exclude[curFrom] = fmt.Sprintf("its %s GEMMs take %.2f× its bfloat16 time at one token (implausible, want ≤ %.2g)",
-				wd, memRatio, MaxLowPrecisionMemoryRatio)
-		}
+		exclude[curFrom] = why
 		for {
 			next, err := locateExcept(sysDir, sys.Name, opt.Backend, opt.Version, TableGEMM, exclude)
 			if err != nil {
+				if g8, ok := fp8BlockStandIn(nearestRows, wd, sys); ok {
+					m.fallback(OpGEMM, int(m.layers), fmt.Sprintf(
+						"%s: no version with plausible %s GEMMs (%s); priced as %s's per-tensor fp8 GEMMs, the same fp8 tensor-core work (the block scales and the input's per-group quantization not priced)",
+						TableGEMM, wd, exclude[m.sources[0].ReadFrom], nearestPath))
+					return g8, nil
+				}
 				m.notes = append(m.notes, fmt.Sprintf("%s: no version with plausible %s GEMMs; the nearest kept (%s)",
 					TableGEMM, wd, exclude[m.sources[0].ReadFrom]))
 				return first, nil
@@ -341,6 +336,46 @@ func (m *Model) lowPrecisionGrid(rows []gemmRow, path string, wd model.Dtype, sy
 			break
 		}
 	}
+}
+
+// implausibleLowPrecision says why the low-precision grid g of dtype wd is
+// not a tuned kernel's time ("" when plausible), against the bf16 grid of the
+// same table's rows: not faster than bf16 on compute-bound shapes
+// (lowPrecisionRatio ≥ MaxLowPrecisionRatio), or more than
+// MaxLowPrecisionMemoryRatio × bf16 at one token (memoryBoundRatio).
+func implausibleLowPrecision(g *gemmGrid, rows []gemmRow, wd model.Dtype, sys *hardware.System) string {
+	ref, err := newGEMMGrid(rows, string(model.BF16), sys.BF16Flops, sys.MemBW, 2)
+	if err != nil {
+		return ""
+	}
+	if ratio, ok := lowPrecisionRatio(g, ref); ok && ratio >= MaxLowPrecisionRatio {
+		return fmt.Sprintf("its %s GEMMs take %.2f× its bfloat16 time on compute-bound shapes (implausible, want < %.2g)",
+			wd, ratio, MaxLowPrecisionRatio)
+	}
+	if r, ok := memoryBoundRatio(g, ref); ok && r > MaxLowPrecisionMemoryRatio {
+		return fmt.Sprintf("its %s GEMMs take %.2f× its bfloat16 time at one token (implausible, want ≤ %.2g)",
+			wd, r, MaxLowPrecisionMemoryRatio)
+	}
+	return ""
+}
+
+// fp8BlockStandIn prices fp8_block GEMMs when no table version times them
+// plausibly: AIConfigurator's collector times fp8_block GEMMs without a CUDA
+// graph (collector/vllm/collect_gemm.py: use_cuda_graph = gemm_type !=
+// "fp8_block"), so where the wrapper's host work exceeds the kernel the rows
+// hold host time (0.16–0.3 ms at every shape on b200_sxm, b300_sxm and gb200
+// from vLLM 0.22.0), which vLLM's CUDA-graphed steps do not replay. The
+// stand-in is the nearest table's per-tensor fp8 GEMMs (graphed), the same
+// fp8 tensor-core work and weight bytes, when they are plausible themselves.
+func fp8BlockStandIn(rows []gemmRow, wd model.Dtype, sys *hardware.System) (*gemmGrid, bool) {
+	if wd != model.FP8Block {
+		return nil, false
+	}
+	g, err := newGEMMGrid(rows, string(model.FP8), sys.Flops(model.FP8), sys.MemBW, model.FP8.Bytes())
+	if err != nil || implausibleLowPrecision(g, rows, model.FP8, sys) != "" {
+		return nil, false
+	}
+	return g, true
 }
 
 // gemmGridFor builds the grid of dtype d, falling back to bfloat16 (noted)
