@@ -80,6 +80,13 @@ TIMELINE_FIELDS: tuple[str, ...] = (
 #: takes: a hundred thousand times a cloud's price, and low enough that a cost stays a
 #: number a table or JSON can print (1e308 × GPU hours is ``inf``).
 MAX_PRICE_PER_GPU_HOUR = 1e6
+
+
+def is_gpu_hour_price(price: Any) -> bool:
+    """Whether ``price`` is a price per GPU-hour :meth:`ReplayReport.cost` takes: a number
+    (not a bool) in (0, :data:`MAX_PRICE_PER_GPU_HOUR`] (NaN is not)."""
+    return (not isinstance(price, bool) and isinstance(price, (int, float))
+            and 0 < price <= MAX_PRICE_PER_GPU_HOUR)
 #: Summary latency metrics (each a stats dict or None), in table order.
 LATENCY_METRICS: tuple[str, ...] = ("ttft_ms", "tpot_ms", "itl_ms", "e2e_ms")
 
@@ -333,7 +340,7 @@ class ReplayReport:
         """
         if isinstance(price_per_gpu_hour, bool) or not isinstance(price_per_gpu_hour, (int, float)):
             raise TypeError(f"price_per_gpu_hour must be a number, got {price_per_gpu_hour!r}")
-        if not (0 < price_per_gpu_hour <= MAX_PRICE_PER_GPU_HOUR):  # NaN fails both
+        if not is_gpu_hour_price(price_per_gpu_hour):
             raise ValueError(f"price_per_gpu_hour must be a number in (0, {MAX_PRICE_PER_GPU_HOUR:.0f}], "
                              f"got {price_per_gpu_hour!r}")
         total = float(price_per_gpu_hour) * float(self.summary.get("gpu_hours") or 0.0)

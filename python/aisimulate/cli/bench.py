@@ -25,6 +25,7 @@ if TYPE_CHECKING:  # annotations only: typing costs ~10 ms of CPU at import
     from typing import Any, Sequence
 
 from ..errors import ConfigError
+from ..io.names import vllm_percentile_word as _word
 
 #: Options of vLLM's benchmark that say where the server is, what it is called or where
 #: the result goes: they change nothing the simulation measures (a value each, or none).
@@ -477,10 +478,6 @@ def vllm_text(result: dict[str, Any], percentiles: Sequence[float],
     return "\n".join(lines)
 
 
-def _word(p: float) -> str:
-    if not math.isfinite(p):  # nan, inf: named as given (int() refuses them), then refused
-        return str(p)
-    return str(int(p)) if int(p) == p else str(p)
 
 
 def aiperf_text(doc: dict[str, Any]) -> str:

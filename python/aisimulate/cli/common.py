@@ -141,9 +141,9 @@ def config_source_from_args(args: argparse.Namespace) -> tuple[str | dict[str, A
 def check_gpu_hour_price(price: float | None) -> float | None:
     """``--gpu-hour-price`` (replay's and search's): a number in (0,
     :data:`~aisimulate.report.MAX_PRICE_PER_GPU_HOUR`], or ``None``."""
-    from ..report import MAX_PRICE_PER_GPU_HOUR
+    from ..report import MAX_PRICE_PER_GPU_HOUR, is_gpu_hour_price
 
-    if price is not None and not (0 < price <= MAX_PRICE_PER_GPU_HOUR):  # NaN fails both
+    if price is not None and not is_gpu_hour_price(price):
         raise UsageError(f"--gpu-hour-price must be a number in (0, {MAX_PRICE_PER_GPU_HOUR:.0f}], got {price:g}")
     return price
 

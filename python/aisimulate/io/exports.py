@@ -372,7 +372,7 @@ def vllm_bench_json(report: "ReplayReport", percentiles: float | Sequence[float]
     """
     import numbers
 
-    from .names import percentile_key
+    from .names import percentile_key, vllm_percentile_word
 
     s = report.summary
     chosen = report.metadata.get("percentiles") or []
@@ -425,6 +425,5 @@ def vllm_bench_json(report: "ReplayReport", percentiles: float | Sequence[float]
         out[f"median_{name}_ms"] = stat(st, "p50")
         out[f"std_{name}_ms"] = stat(st, "std")
         for p in percentiles:
-            word = str(int(p)) if int(p) == p else str(p)
-            out[f"p{word}_{name}_ms"] = stat(st, "min" if p == 0 else percentile_key(p))
+            out[f"p{vllm_percentile_word(p)}_{name}_ms"] = stat(st, "min" if p == 0 else percentile_key(p))
     return out

@@ -65,3 +65,16 @@ def percentile_key(p: float) -> str:
 
     text = format(Decimal(repr(float(p))), "f")
     return "p" + (text.rstrip("0").rstrip(".") if "." in text else text)
+
+
+def vllm_percentile_word(p: float) -> str:
+    """vLLM's name of percentile ``p`` in its result keys (``p99_ttft_ms``,
+    ``p99.9_ttft_ms``): ``str(int(p))`` for a whole number, else ``str(p)``
+    (vllm/benchmarks/serve.py); a value that is not finite as given (``nan``), for the
+    message that refuses it."""
+    import math
+
+    if not math.isfinite(p):
+        return str(p)
+    return str(int(p)) if int(p) == p else str(p)
+

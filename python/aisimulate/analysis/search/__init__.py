@@ -311,10 +311,9 @@ def search(question: Any, *, gpus: int | Sequence[int], slo: Mapping[str, float]
     if jobs is not None and (isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1):
         raise ConfigError("jobs", f"{jobs!r}: want an integer ≥ 1")
     if price_per_gpu_hour is not None:
-        from ...report import MAX_PRICE_PER_GPU_HOUR
+        from ...report import MAX_PRICE_PER_GPU_HOUR, is_gpu_hour_price
 
-        if isinstance(price_per_gpu_hour, bool) or not isinstance(price_per_gpu_hour, (int, float)) \
-                or not 0 < price_per_gpu_hour <= MAX_PRICE_PER_GPU_HOUR:  # NaN fails both
+        if not is_gpu_hour_price(price_per_gpu_hour):
             raise ConfigError("price_per_gpu_hour",
                               f"{price_per_gpu_hour!r}: want a number in (0, {MAX_PRICE_PER_GPU_HOUR:.0f}] (as replay's)")
     t0 = time.perf_counter()
