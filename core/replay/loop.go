@@ -529,8 +529,7 @@ func (m *sim) capReleased() error {
 	}
 	tr.capBlocked = false
 	if m.now-tr.warmEndNs >= tr.stopNs {
-		tr.sent-- // read, never sent
-		tr.done = true
+		tr.unsend()
 		return nil
 	}
 	tr.capLagNs += m.now - tr.capSinceNs
@@ -542,13 +541,12 @@ func (m *sim) capReleased() error {
 // arrival, unless stop.max_duration_s ends before it.
 func (m *sim) skipArrival() error {
 	tr := m.tr
-	at, more := tr.arrival.Next()
-	if !more {
-		return cfgErr("traffic.load.rate_rps", fmt.Errorf("arrivals run past the end of the virtual clock (int64 ns) after %d requests", tr.sent))
+	at, err := tr.rateArrival()
+	if err != nil {
+		return err
 	}
 	if at = clock.Add(tr.warmEndNs, at); at-tr.warmEndNs >= tr.stopNs {
-		tr.sent-- // read, never sent
-		tr.done = true
+		tr.unsend()
 		return nil
 	}
 	m.at(at, phaseArrival, evSend, -1, 0)

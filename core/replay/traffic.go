@@ -296,9 +296,8 @@ func (tr *traffic) next(r *workload.Request, now int64) (sendNs int64, ok bool, 
 			return 0, false, err
 		}
 	case tr.mode == config.LoadRate:
-		var more bool
-		if sendNs, more = tr.arrival.Next(); !more {
-			return 0, false, cfgErr("traffic.load.rate_rps", fmt.Errorf("arrivals run past the end of the virtual clock (int64 ns) after %d requests", tr.sent))
+		if sendNs, err = tr.rateArrival(); err != nil {
+			return 0, false, err
 		}
 		sendNs = clock.Add(clock.Add(tr.warmEndNs, sendNs), tr.capLagNs) // counted from the warm-up's end (0 without one), behind by the cap's waits
 	case tr.mode == config.LoadStages && tr.arrival != nil:
@@ -317,6 +316,23 @@ func (tr *traffic) next(r *workload.Request, now int64) (sendNs int64, ok bool, 
 		tr.stageActive++
 	}
 	return sendNs, true, nil
+}
+
+// rateArrival is mode rate's next arrival time (ns, from the warm-up's end),
+// or an error when the arrivals run past the end of the virtual clock.
+func (tr *traffic) rateArrival() (int64, error) {
+	at, more := tr.arrival.Next()
+	if !more {
+		return 0, cfgErr("traffic.load.rate_rps", fmt.Errorf("arrivals run past the end of the virtual clock (int64 ns) after %d requests", tr.sent))
+	}
+	return at, nil
+}
+
+// unsend ends the sends on a request read but never sent (stop.max_duration_s
+// passed while a capped rate's arrival waited).
+func (tr *traffic) unsend() {
+	tr.sent--
+	tr.done = true
 }
 
 // traceAt is the send time (ns) of a row's timestamp in load mode trace, or a

@@ -53,7 +53,7 @@ func (w *Worker) schedule() bool {
 					continue // no block-aligned chunk fits the budget: vLLM skips the request
 				}
 			}
-			need := w.blocksFor(w.kvTokens(r, n, w.spec)) - len(r.blocks)
+			need := w.blocksFor(w.kvTokens(r, n)) - len(r.blocks)
 			for need > w.kv.available() {
 				victim := w.active[len(w.active)-1]
 				w.active = w.active[:len(w.active)-1]
@@ -302,7 +302,7 @@ func (w *Worker) addToBatch(r *Request, n int) {
 	r.scheduled = n
 	// s: the drafts it verifies (speculative decoding), scheduled after its
 	// token; they are not cached (allocate_slots caches up to num_tokens)
-	s := max(0, r.computed+n-r.tokens())
+	s := r.specScheduled()
 	r.drafts = 0
 	w.registerFull(r, r.computed+n-s)
 	b := &w.batch

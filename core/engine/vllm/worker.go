@@ -59,6 +59,10 @@ type Request struct {
 // token produced so far (the last one is not yet in the KV cache).
 func (r *Request) tokens() int { return r.Prompt + r.Generated }
 
+// specScheduled is the drafts r verifies in the pass it is scheduled in
+// (speculative decoding): the tokens scheduled past its last one.
+func (r *Request) specScheduled() int { return max(0, r.computed+r.scheduled-r.tokens()) }
+
 // Worker is one serving engine instance (TP GPUs acting as one).
 type Worker struct {
 	cfg  Config
@@ -167,14 +171,14 @@ type Options struct {
 }
 
 // kvTokens is the tokens whose KV slots r needs for a step computing n of
-// its tokens: with speculative decoding, lookahead more (the drafts its next
+// its tokens: with speculative decoding, w.spec more (the drafts its next
 // step verifies), at most max_model_len (KVCacheManager.allocate_slots'
 // num_lookahead_tokens, vllm/v1/core/kv_cache_manager.py).
-func (w *Worker) kvTokens(r *Request, n, lookahead int) int {
-	if lookahead == 0 {
+func (w *Worker) kvTokens(r *Request, n int) int {
+	if w.spec == 0 {
 		return r.computed + n
 	}
-	return min(r.computed+n+lookahead, w.cfg.MaxModelLen)
+	return min(r.computed+n+w.spec, w.cfg.MaxModelLen)
 }
 
 // kvOutput is the output tokens a request of output tokens writes KV for at
@@ -451,7 +455,7 @@ func (w *Worker) FinishPass() (outs []Out, steady int) {
 			kept = append(kept, r)
 			continue
 		}
-		s := max(0, r.computed+r.scheduled-r.tokens()) // the drafts verified
+		s := r.specScheduled() // the drafts verified
 		r.computed += r.scheduled
 		r.scheduled = 0
 		if r.computed < r.tokens() {
