@@ -100,15 +100,9 @@ func readKimiK3(c *moeConfig, a *Arch) error {
 	if err != nil {
 		return err
 	}
-	a.MLA, a.Linear = mla, lin
-	// the MLA layers' prefill heads are H keys of P + R (as readDeepSeek)
-	a.KVHeads, a.HeadDim = a.Heads, mla.NopeDim+mla.RopeDim
-	a.LayerKinds = make([]LayerKind, a.Layers)
-	for i := range a.LayerKinds {
-		a.LayerKinds[i] = LayerKind{Attn: kinds[i], MoE: i >= firstK && i%freq == 0}
-	}
-	if a.DenseFFNLayers() > 0 && a.Intermediate == 0 {
-		return fmt.Errorf("intermediate_size is missing (needed by the first %d dense layers)", firstK)
+	a.Linear = lin
+	if err := setMLALayers(a, mla, func(i int) AttnKind { return kinds[i] }, firstK, freq); err != nil {
+		return err
 	}
 	a.Approximations = append(a.Approximations,
 		"SiTU expert and FFN activations (hidden_act situ) priced as SiLU-and-mul (the same GEMMs; the elementwise op differs)")

@@ -90,21 +90,31 @@ func readDeepSeek(c *moeConfig, a *Arch) error {
 	if err != nil {
 		return err
 	}
-	a.MLA = m
-	// vLLM's MLA has one latent KV "head"; the prefill heads are H keys of
-	// P + R (HeadDim: the attention width the activation estimate reads)
-	a.KVHeads, a.HeadDim = a.Heads, m.NopeDim+m.RopeDim
-	a.LayerKinds = make([]LayerKind, a.Layers)
-	for i := range a.LayerKinds {
-		a.LayerKinds[i] = LayerKind{Attn: AttnMLA, MoE: i >= firstK && i%freq == 0}
-	}
-	if a.DenseFFNLayers() > 0 && a.Intermediate == 0 {
-		return fmt.Errorf("intermediate_size is missing (needed by the first %d dense layers)", firstK)
+	if err := setMLALayers(a, m, func(int) AttnKind { return AttnMLA }, firstK, freq); err != nil {
+		return err
 	}
 	if m.Indexer != nil {
 		a.Approximations = append(a.Approximations, fmt.Sprintf(
 			"DeepSeek Sparse Attention: each query attends to its %d best keys of the indexer's %d heads × %d scores over every cached token",
 			m.Indexer.TopK, m.Indexer.Heads, m.Indexer.HeadDim))
+	}
+	return nil
+}
+
+// setMLALayers sets a's MLA attention m and its layers: layer i's
+// attention attn(i), MoE when i ≥ firstK and i is a multiple of freq
+// (deepSeekMoELayers). vLLM's MLA has one latent KV "head"; the prefill
+// heads are H keys of P + R (HeadDim: the attention width the activation
+// estimate reads). Errors: dense layers without intermediate_size.
+func setMLALayers(a *Arch, m *MLA, attn func(int) AttnKind, firstK, freq int) error {
+	a.MLA = m
+	a.KVHeads, a.HeadDim = a.Heads, m.NopeDim+m.RopeDim
+	a.LayerKinds = make([]LayerKind, a.Layers)
+	for i := range a.LayerKinds {
+		a.LayerKinds[i] = LayerKind{Attn: attn(i), MoE: i >= firstK && i%freq == 0}
+	}
+	if a.DenseFFNLayers() > 0 && a.Intermediate == 0 {
+		return fmt.Errorf("intermediate_size is missing (needed by the first %d dense layers)", firstK)
 	}
 	return nil
 }

@@ -40,6 +40,15 @@ type MLARates struct {
 	WeightFlops, BF16Flops, FP8Flops, MemBW float64
 }
 
+// MLAOutputGateBytes is the memory one token's MLA output gate moves on
+// one GPU at TP tp (model.MLA.OutputGate): its sigmoid multiply reads the
+// attention output and the gate and writes the product, bf16 (H/t)·V each:
+//
+//	B = 3 · 2 bytes · (H/t)·V
+func MLAOutputGateBytes(arch *model.Arch, tp int) float64 {
+	return 6 * float64(arch.Heads/tp*arch.MLA.VDim)
+}
+
 // SystemMLARates are a system's peak rates for attention weights of format
 // ad, each scaled by compute (FLOP/s) or memory (B/s) efficiency.
 func SystemMLARates(sys *hardware.System, ad model.Dtype, compute, memory float64) MLARates {

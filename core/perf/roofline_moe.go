@@ -180,9 +180,8 @@ func newHybrid(arch *model.Arch, sys *hardware.System, p model.Parallel, prm Roo
 			// replace the GQA layer's
 			gr.memBytesPerToken += hy.mla.memBytesPerToken - 2*8*h
 			if arch.MLA.OutputGate {
-				// the output gate's sigmoid multiply: the attention output and
-				// the gate in, the product out, bf16 (H/t)·V each
-				gr.memBytesPerToken += 6 * float64(arch.Heads/tp*arch.MLA.VDim)
+				// the output gate's sigmoid multiply
+				gr.memBytesPerToken += MLAOutputGateBytes(arch, tp)
 			}
 		}
 		hy.groups = append(hy.groups, gr)

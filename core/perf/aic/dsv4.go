@@ -339,15 +339,11 @@ func (m *Model) mhcSetup(arch *model.Arch, sys *hardware.System, sysDir string, 
 			if r.Hidden != int64(arch.Hidden) || r.HCMult != int64(c.HCMult) || r.Iters != int64(c.SinkhornIters) {
 				continue
 			}
-			switch r.Op {
+			switch r.Op { // one row per op and token count (loadRows keeps the first)
 			case "pre":
-				if _, ok := pre[r.Tokens]; !ok {
-					pre[r.Tokens] = r.Latency * 1e-3
-				}
+				pre[r.Tokens] = r.Latency * 1e-3
 			case "post":
-				if _, ok := post[r.Tokens]; !ok {
-					post[r.Tokens] = r.Latency * 1e-3
-				}
+				post[r.Tokens] = r.Latency * 1e-3
 			}
 		}
 		for x := range pre {

@@ -129,9 +129,8 @@ func (m *Model) setupHybrid(arch *model.Arch, sys *hardware.System, par model.Pa
 			gr.memOps--
 			gr.attn = arch.MLAProjections(tp)
 			if arch.MLA.OutputGate {
-				// the output gate's sigmoid multiply: read the attention output
-				// and the gate, write the product, bf16 (H/t)·V each
-				gr.memBytes += 6 * float64(arch.Heads/tp*arch.MLA.VDim)
+				// the output gate's sigmoid multiply
+				gr.memBytes += perf.MLAOutputGateBytes(arch, tp)
 				gr.memOps++
 			}
 		case model.AttnSparse:
