@@ -453,12 +453,14 @@ func (b *Benchmark) versionDefault(engineVersion string) {
 			t.Version = rel.String()
 		}
 	}
-	if rel, _, err := ResolveBackendVersion(t.Version); err == nil && !rel.Before(vllmRandomIgnoresEOS) && t.DatasetName == "random" {
+	rel, _, err := ResolveBackendVersion(t.Version)
+	known := err == nil
+	if known && !rel.Before(vllmRandomIgnoresEOS) && t.DatasetName == "random" {
 		t.IgnoreEOS = true // whatever --ignore-eos says (vllmRandomIgnoresEOS)
 	}
 	if t.ReadyCheckTimeoutSec == nil {
 		v := DefaultVLLMBenchReadyCheckTimout
-		if rel, _, err := ResolveBackendVersion(t.Version); err == nil && !rel.Before(vllmReadyCheckOff) {
+		if known && !rel.Before(vllmReadyCheckOff) {
 			v = 0
 		}
 		t.ReadyCheckTimeoutSec = &v
