@@ -453,12 +453,14 @@ func (b *Benchmark) versionDefault(engineVersion string) {
 			t.Version = rel.String()
 		}
 	}
-	if rel, _, err := ResolveBackendVersion(t.Version); err == nil && !rel.Before(vllmRandomIgnoresEOS) && t.DatasetName == "random" {
+	rel, _, err := ResolveBackendVersion(t.Version)
+	known := err == nil
+	if known && !rel.Before(vllmRandomIgnoresEOS) && t.DatasetName == "random" {
 		t.IgnoreEOS = true // whatever --ignore-eos says (vllmRandomIgnoresEOS)
 	}
 	if t.ReadyCheckTimeoutSec == nil {
 		v := DefaultVLLMBenchReadyCheckTimout
-		if rel, _, err := ResolveBackendVersion(t.Version); err == nil && !rel.Before(vllmReadyCheckOff) {
+		if known && !rel.Before(vllmReadyCheckOff) {
 			v = 0
 		}
 		t.ReadyCheckTimeoutSec = &v
@@ -503,8 +505,9 @@ func (t AIPerfBenchmark) validate(path string) error {
 			return errorf(p+"version", "%v", err)
 		}
 	}
+	rel := t.release()
 	if t.NumConversations != nil {
-		c, rel := *t.NumConversations, t.release()
+		c := *t.NumConversations
 		if err := checkInt(p+"num_conversations", "AIPerfBenchmark.num_conversations", c); err != nil {
 			return err
 		}
@@ -527,7 +530,7 @@ func (t AIPerfBenchmark) validate(path string) error {
 			}
 		}
 		switch gamma := t.RequestRateMode == ArrivalGamma; {
-		case gamma && t.release().Before(aiperfGamma):
+		case gamma && rel.Before(aiperfGamma):
 			return errorf(p+"request_rate_mode", "gamma is an arrival pattern of AIPerf 0.5.0 and later (this is %s)", t.versionName())
 		case !gamma && t.ArrivalSmoothness != 0:
 			return errorf(p+"arrival_smoothness", "belongs to request_rate_mode gamma")

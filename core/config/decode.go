@@ -336,9 +336,12 @@ func decodeValue(raw any, v reflect.Value, path string, seen map[string]bool) er
 // for an enumerated string (stringEnums): that is the field left out, as for
 // an optional block (its default, or a required one's refusal; the schema
 // takes the null: nullable).
-func nullEnum(t reflect.Type, key string, raw any) bool {
-	_, enum := stringEnums[t.Name()+"."+key]
-	return enum && raw == nil
+func nullEnum(t reflect.Type, key string, raw any) bool { return raw == nil && isEnum(t, key) }
+
+// isEnum reports whether struct t's field key is an enumerated string (stringEnums).
+func isEnum(t reflect.Type, key string) bool {
+	_, ok := stringEnums[t.Name()+"."+key]
+	return ok
 }
 
 // nullField reports whether field f of struct t takes a null as the field left
@@ -346,10 +349,9 @@ func nullEnum(t reflect.Type, key string, raw any) bool {
 // not required: decodeValue) or an enumerated string (nullEnum).
 func nullField(t reflect.Type, f reflect.StructField) bool {
 	name := strings.Split(f.Tag.Get("json"), ",")[0]
-	_, enum := stringEnums[t.Name()+"."+name]
 	return f.Type.Kind() == reflect.Pointer ||
 		f.Type.Kind() == reflect.Struct && f.Type != lengthType && !strings.Contains(f.Tag.Get("spec"), "required") ||
-		enum && f.Type.Kind() == reflect.String
+		f.Type.Kind() == reflect.String && isEnum(t, name)
 }
 
 // quote is s Go-quoted for a message, cut to 64 bytes ("…" marks a cut), so

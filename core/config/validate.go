@@ -453,10 +453,8 @@ func checkPoolLimits(pl namedPool, sc *Scheduler, note string) error {
 	if seqs == 0 || tokens == 0 || tokens >= seqs {
 		return nil
 	}
-	field := pl.path + ".scheduler.max_num_batched_tokens"
 	if pl.pool.Scheduler.MaxNumBatchedTokens == 0 {
-		field = pl.path + ".scheduler.max_num_seqs"
-		return errorf(field, "must be ≤ max_num_batched_tokens (%d, engine.scheduler's%s), got %d", tokens, note, seqs)
+		return errorf(pl.path+".scheduler.max_num_seqs", "must be ≤ max_num_batched_tokens (%d, engine.scheduler's%s), got %d", tokens, note, seqs)
 	}
-	return errorf(field, "must be ≥ max_num_seqs (%d), got %d", seqs, tokens)
+	return errorf(pl.path+".scheduler.max_num_batched_tokens", "must be ≥ max_num_seqs (%d), got %d", seqs, tokens)
 }

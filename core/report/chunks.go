@@ -30,10 +30,7 @@ func (c *ChunkTimes) Of(i int) []int64 { return c.Times[c.Start[i] : c.Start[i]+
 // Add appends record i's chunk times ns (a record's once; records added in
 // any order, each index below the count of records).
 func (c *ChunkTimes) Add(i int, ns []int64) {
-	if i >= len(c.Start) {
-		c.Start = append(c.Start, make([]int64, i+1-len(c.Start))...)
-		c.Count = append(c.Count, make([]int32, i+1-len(c.Count))...)
-	}
+	c.grow(i + 1)
 	c.Start[i], c.Count[i] = int64(len(c.Times)), int32(len(ns))
 	c.Times = append(c.Times, ns...)
 }
@@ -41,11 +38,16 @@ func (c *ChunkTimes) Add(i int, ns []int64) {
 // Cut drops the first k records (a load generator's warm-up) and pads the
 // spans to n records (the later ones without any chunk).
 func (c *ChunkTimes) Cut(k, n int) {
-	if len(c.Start) < k+n {
-		c.Start = append(c.Start, make([]int64, k+n-len(c.Start))...)
-		c.Count = append(c.Count, make([]int32, k+n-len(c.Count))...)
-	}
+	c.grow(k + n)
 	c.Start, c.Count = c.Start[k:k+n], c.Count[k:k+n]
+}
+
+// grow pads the spans to at least n records (the added ones without any chunk).
+func (c *ChunkTimes) grow(n int) {
+	if len(c.Start) < n {
+		c.Start = append(c.Start, make([]int64, n-len(c.Start))...)
+		c.Count = append(c.Count, make([]int32, n-len(c.Count))...)
+	}
 }
 
 // ChunkTimesBytes is the memory WithTokenGaps adds per output token: one

@@ -354,6 +354,10 @@ func Count(sp Space, arch *model.Arch) int {
 	per := len(sp.Weights) * len(sp.KVCache)
 	top := sp.GPUs[len(sp.GPUs)-1]
 	// from[b][x]: the GPU counts g ≥ x of sp.GPUs with g ≡ x (mod b)
+	allowed := make([]bool, top+1)
+	for _, g := range sp.GPUs {
+		allowed[g] = true
+	}
 	from := map[int][]int{}
 	for _, w := range workers {
 		b := w.GPUs()
@@ -361,10 +365,6 @@ func Count(sp Space, arch *model.Arch) int {
 			continue
 		}
 		f := make([]int, top+b+1)
-		allowed := make([]bool, top+1)
-		for _, g := range sp.GPUs {
-			allowed[g] = true
-		}
 		for x := top; x >= 0; x-- {
 			f[x] = f[x+b]
 			if allowed[x] {
