@@ -35,6 +35,40 @@ def test_campaign_of_a_row(source, name, measured):
     assert (c.name, c.measured) == (name, measured)
 
 
+_RUN = {"backend": "vllm", "model_path": "moonshotai/Kimi-K2.5", "system": "h200_sxm", "isl": "1024",
+        "osl": "1024", "batch_size": "4", "tp_size": "8"}
+_RECORDED = {**_RUN, "id": "ix", "silicon_ttft_ms": "148.60638657119125", "silicon_tpot_ms": "10.4304",
+             "silicon_data_source": "source_file=2026-04-06.csv; measured=2026-03-27T00:00:00.000Z"}
+
+
+@pytest.mark.parametrize("ttft, tpot, tp, repeats", [
+    ("148.61", "10.43", "8", True),    # the recorded 148.606… and 10.4304 at two decimals
+    ("148.6", "10.4", "8", True),      # at one decimal
+    ("148.60", "10.43", "8", False),   # 148.606… rounds to 148.61, not 148.60
+    ("148.61", "10.44", "8", False),
+    ("148.61", "10.43", "4", False),   # another layout is another run
+])
+def test_an_unrecorded_row_that_repeats_a_measurement(ttft, tpot, tp, repeats):
+    unrec = {**_RUN, "id": "gap", "tp_size": tp, "silicon_ttft_ms": ttft, "silicon_tpot_ms": tpot,
+             "silicon_data_source": "source_file=kimi-k2.5-gap-analysis.csv; silicon_concurrency=4"}
+    out = campaigns.annotate_repeats([_RECORDED, unrec])
+    assert out[0] is _RECORDED and unrec.get(campaigns.REPEAT_KEY) is None  # copies, the input untouched
+    c = campaigns.campaign_of(out[1])
+    if repeats:
+        assert (c.name, c.measured) == ("inferencex", datetime(2026, 3, 27, 23, 59, 59, 999999, tzinfo=UTC))
+        assert c.evidence.endswith("the measurement of row ix")
+    else:
+        assert (c.name, c.measured) == ("unknown", None)
+
+
+def test_a_repeat_of_two_campaigns_stays_unrecorded():
+    other = {**_RECORDED, "id": "aic", "silicon_data_source": "source_file=aic-auto-gap-analysis/x.csv"}
+    unrec = {**_RUN, "id": "gap", "silicon_ttft_ms": "148.61", "silicon_tpot_ms": "10.43",
+             "silicon_data_source": "source_file=kimi-k2.5-gap-analysis.csv"}
+    out = campaigns.annotate_repeats([_RECORDED, other, unrec])
+    assert campaigns.campaign_of(out[2]).name == "unknown"
+
+
 def test_recipe_at_the_rows_time():
     # MiniMax-M2.5 on H200: 0.95 and ISL + OSL + 200 from 2026-03-01, expert parallel from
     # 2026-03-13 (EP_SIZE ≥ 1 is every run), prefix caching off from 2026-03-28T02:17Z

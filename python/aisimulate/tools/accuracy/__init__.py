@@ -73,7 +73,8 @@ Client (``client``)
 Which procedure a row gets (``load_generator``, :func:`procedure_of`)
     Default ``"campaign"``: the row's campaign, from its ``silicon_data_source`` by the
     rule of :mod:`.campaigns`: AIConfigurator's rows (and rows whose campaign is not
-    recorded, in their own MAPE line) run AIPerf as below; InferenceX's rows run
+    recorded, in their own MAPE line, unless they repeat a recorded row's measurement:
+    then that row's campaign, ``campaigns.annotate_repeats``) run AIPerf as below; InferenceX's rows run
     InferenceX's client (``traffic.benchmark`` vllm_bench_serve, variant inferencex, at
     the row's date: lengths uniform in [⌊0.8·L⌋, L], 2·c warm-up copies of the first
     prompt, 10·c measured) against the server its recipe launched at that date (its

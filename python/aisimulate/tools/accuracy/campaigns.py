@@ -13,7 +13,9 @@ measured it, chosen from the row's ``silicon_data_source`` by one rule
   time, against the server its recipe launched then (:func:`recipe_at`).
 - anything else (``kimi-k2.5-gap-analysis.csv``, an empty ``source_file=``): not
   recorded (:data:`UNKNOWN`): the default procedure (AIPerf as AIConfigurator runs it),
-  reported as its own group so that its error does not hide.
+  reported as its own group so that its error does not hide. Unless the row repeats a
+  recorded row's measurement (:func:`annotate_repeats`): then it is that run, and takes
+  that row's campaign.
 
 The InferenceX client (``utils/bench_serving/benchmark_serving.py``, run by
 ``run_benchmark_serving``): ``--dataset-name random --random-input-len ISL
@@ -33,7 +35,9 @@ version's defaults, and ``rows.csv`` says so.
 
 from __future__ import annotations
 
+import math
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from typing import Any
@@ -67,8 +71,75 @@ class Campaign:
 _EXPORT = re.compile(r"source_file=\d{4}-\d{2}-\d{2}\.csv$")
 
 
+#: Key under which :func:`annotate_repeats` stores, for a row of no recorded campaign,
+#: the id and ``silicon_data_source`` of the recorded row whose measurement it repeats.
+REPEAT_KEY = "_repeats"
+
+#: The columns that say what was run: a repeat must agree on every one of them.
+_RUN_COLUMNS = ("backend", "backend_version", "model_path", "system", "precision", "mode", "isl", "osl",
+                "batch_size", "tp_size", "pp_size", "attention_dp_size", "moe_tp_size", "moe_ep_size",
+                "prefill_num_workers", "prefill_tp_size", "decode_num_workers", "decode_tp_size")
+#: The measured means: a repeat reports the same values (at its own precision).
+_MEASURED_COLUMNS = ("silicon_ttft_ms", "silicon_tpot_ms")
+
+
 def campaign_of(row: dict[str, str]) -> Campaign:
     """The campaign of a silicon row, by the rule of the module docstring."""
+    camp = _campaign_of_source(row)
+    if camp.name == UNKNOWN and row.get(REPEAT_KEY):
+        rid, src = row[REPEAT_KEY].split("\t", 1)
+        found = _campaign_of_source({"silicon_data_source": src})
+        return Campaign(found.name, found.measured, f"{camp.evidence}, the measurement of row {rid}")
+    return camp
+
+
+def _rounds_to(value: str, other: str) -> bool:
+    """Whether ``other`` rounds to ``value`` at the decimals ``value`` is written with."""
+    value, other = value.strip(), other.strip()
+    try:
+        v, o = float(value), float(other)
+    except ValueError:
+        return False
+    decimals = len(value.split(".", 1)[1]) if "." in value else 0
+    if "e" in value.lower() or not (math.isfinite(v) and math.isfinite(o)):
+        return v == o
+    return abs(o - v) <= 0.5 * 10.0 ** -decimals * (1 + 1e-9)
+
+
+def annotate_repeats(rows: Sequence[dict[str, str]]) -> list[dict[str, str]]:
+    """``rows`` with each row of no recorded campaign that repeats a recorded row's
+    measurement (a copy) given that row under :data:`REPEAT_KEY`.
+
+    A repeat agrees with the recorded row on every column that says what ran
+    (:data:`_RUN_COLUMNS`), and its measured TTFT and TPOT are the recorded row's rounded
+    to the decimals the repeat is written with. The bundled sets' unrecorded rows are
+    re-exports of this kind (``kimi-k2.5-gap-analysis.csv``: 15 of 15 Kimi-K2.5 rows repeat
+    the 2026-04-06 InferenceX export's to two decimals; ``qwen3.5-397b-gap-analysis.csv``:
+    14 of 15 Qwen3.5 rows repeat the 2026-03-25 export's). A row that repeats none, or
+    repeats rows of different campaigns or times, stays unrecorded."""
+    recorded: dict[tuple[str, ...], list[dict[str, str]]] = {}
+    for r in rows:
+        if _campaign_of_source(r).name != UNKNOWN:
+            recorded.setdefault(_run_key(r), []).append(r)
+    out = []
+    for r in rows:
+        if _campaign_of_source(r).name == UNKNOWN and REPEAT_KEY not in r:
+            same = [p for p in recorded.get(_run_key(r), [])
+                    if all(_rounds_to(r.get(k) or "", p.get(k) or "") for k in _MEASURED_COLUMNS)]
+            camps = {(_campaign_of_source(p).name, _campaign_of_source(p).measured) for p in same}
+            if len(camps) == 1:
+                p = same[0]
+                r = {**r, REPEAT_KEY: f"{(p.get('id') or '').strip()}\t{p.get('silicon_data_source') or ''}"}
+        out.append(r)
+    return out
+
+
+def _run_key(row: dict[str, str]) -> tuple[str, ...]:
+    return tuple((row.get(k) or "").strip() for k in _RUN_COLUMNS)
+
+
+def _campaign_of_source(row: dict[str, str]) -> Campaign:
+    """The campaign that a row's own ``silicon_data_source`` names."""
     src = (row.get("silicon_data_source") or "").strip()
     parts = [p.strip() for p in src.split(";")]
     first = parts[0] if parts else ""

@@ -148,7 +148,7 @@ def settings_text(*, deployment: str, client: str, steady_state: bool, length_ra
     """How the rows were simulated, in one line (for the printed table and the plot)."""
     if load_generator == CAMPAIGN:
         return (f"procedure by campaign (silicon_data_source: AIConfigurator and unrecorded rows AIPerf, deployment "
-                f"{deployment}; InferenceX rows its client and recipe); client {client}; rows.csv: procedure")
+                f"{deployment}; InferenceX rows, and the rows that repeat theirs, its client and recipe); client {client}; rows.csv: procedure")
     if load_generator == INFERENCEX:
         return f"every row as InferenceX ran it (its client, the recipe at the row's date); client {client}"
     gen = LOAD_GENERATORS[load_generator]

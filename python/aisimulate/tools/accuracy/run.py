@@ -105,6 +105,8 @@ def run_row(row: dict[str, str], perf: str, aliases: dict[str, str], model_confi
     where = f"line {row[LINE_KEY]}: " if row.get(LINE_KEY) else ""
     procedure, camp = procedure_of(row, load_generator)
     res.campaign, res.procedure, res.load_generator = camp.name, procedure, procedure
+    if row.get(campaigns.REPEAT_KEY) and camp.name != campaigns.UNKNOWN:
+        res.campaign += " (repeat)"  # an unrecorded row that repeats this campaign's measurement
     res.measured = camp.measured.isoformat() if camp.measured else ""
     if procedure == INFERENCEX:
         res.deployment, res.window = "inferencex-recipe", "benchmark"
@@ -266,6 +268,7 @@ def evaluate(rows: Sequence[dict[str, str]], *, perf: str = "aic",
     _check_dataset(dataset_entries, sampling)
     procedure_of({}, load_generator)
     rows = trtllm_disagg.annotate(rows)  # a TensorRT-LLM P/D row's recipe is told by its peers
+    rows = campaigns.annotate_repeats(rows)  # an unrecorded row that repeats a recorded measurement
     args = [(r, perf, aliases, str(model_configs), str(database), perf_overrides, length_ratio,
              steady_state, deployment, client, dataset_entries, sampling, load_generator) for r in rows]
     if jobs > 1 and len(args) > 1:
