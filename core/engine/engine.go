@@ -219,7 +219,7 @@ type Request struct {
 	Prompt int      // prompt tokens
 	Output int      // output tokens to produce (0: prefill only)
 	Hashes []uint64 // prefix-cache hash chain of the prompt's full blocks (nil: no reuse)
-	// Groups is the prefix group key of each block of Hashes (workload.BlockGroups).
+	// Groups is the prefix group key of each block of Hashes (workload.BlockHashesGroups).
 	Groups []uint64
 	// PartialTokens, when > 0, says that the last hash of Hashes is that of
 	// a partial block of this many tokens (Config.PartialBlockHash).

@@ -73,27 +73,41 @@ func BlockHashes(r *Request, blockSize int, dst []uint64) []uint64 {
 	if r.ContentKey != 0 {
 		return streamHashes(r, blockSize, dst)
 	}
-	dst, _ = sourceHashes(r, blockSize, dst, nil, false)
+	dst, _ = sourceHashes(r, blockSize, dst, nil)
 	return dst
 }
 
-// BlockHashesGroups is BlockHashes and BlockGroups of the same request and
-// block size in one pass over its blocks: the hashes appended to dst[:0] and
-// their prefix group keys to keys[:0] (the same values, each key written
-// beside its block's hash where the group's run is hashed).
+// BlockHashesGroups is BlockHashes of a request and block size, appended to
+// dst[:0], with, appended to keys[:0] in the same pass over its blocks, the key
+// of each block's prefix group. A group is a run of at most GroupSize
+// consecutive engine blocks whose content is fixed by the same key: the blocks
+// inside one source block (a Mooncake 512-token id), or one stretch of a
+// session's token stream. So two requests that share a group key share every
+// block of the run that both have, and a prefix cache can index groups instead
+// of blocks:
+//
+//	key = mix64(h_{g0−1} ⊕ mix64(id_a + γ) ⊕ salt)   (source block a; run starts at g0)
+//	key = mix64(ContentKey ⊕ ⌊j / GroupSize⌋·C ⊕ salt) (session stream)
+//
+// An engine block that straddles two source blocks is a group of its own,
+// keyed by its hash (h_j ⊕ salt'). Groups restart every GroupSize blocks.
 func BlockHashesGroups(r *Request, blockSize int, dst, keys []uint64) ([]uint64, []uint64) {
 	dst, keys = dst[:0], keys[:0]
 	if r.ContentKey != 0 {
 		dst = streamHashes(r, blockSize, dst)
 		return dst, streamGroups(r, len(dst), keys)
 	}
-	return sourceHashes(r, blockSize, dst, keys, true)
+	if keys == nil {
+		keys = make([]uint64, 0) // non-nil, so sourceHashes writes keys (a zero-length make does not allocate)
+	}
+	return sourceHashes(r, blockSize, dst, keys)
 }
 
 // sourceHashes is BlockHashes for a request with source block ids (into
-// dst, empty); withKeys, it also writes BlockGroups' keys into keys (empty),
-// else it returns keys as it is.
-func sourceHashes(r *Request, blockSize int, dst, keys []uint64, withKeys bool) ([]uint64, []uint64) {
+// dst, empty); unless keys is nil, it also writes BlockHashesGroups' keys
+// into keys (empty).
+func sourceHashes(r *Request, blockSize int, dst, keys []uint64) ([]uint64, []uint64) {
+	withKeys := keys != nil
 	S, bs := r.HashBlockTokens, blockSize
 	if len(r.HashIDs) == 0 || S <= 0 || bs <= 0 {
 		return dst, keys
@@ -128,7 +142,7 @@ func sourceHashes(r *Request, blockSize int, dst, keys []uint64, withKeys bool) 
 			v, step := uint64(o)*oMul, uint64(bs)*oMul
 			if !withKeys {
 				hashRun(dst[j:end], nil, 0, h^idMix, v, step)
-			} else { // BlockGroups: a group every GroupSize blocks of the run, keyed by the hash before it
+			} else { // a group every GroupSize blocks of the run, keyed by the hash before it
 				for g := j; g < end; {
 					e := min(end, g+GroupSize)
 					prev := h
@@ -153,7 +167,7 @@ func sourceHashes(r *Request, blockSize int, dst, keys []uint64, withKeys bool) 
 			}
 			h = mix64(h ^ v)
 			dst[j] = h
-			if withKeys { // a group of its own, keyed by its hash (BlockGroups)
+			if withKeys { // a group of its own, keyed by its hash
 				keys[j] = h ^ singletonSalt
 			}
 			j++
@@ -169,7 +183,7 @@ func sourceHashes(r *Request, blockSize int, dst, keys []uint64, withKeys bool) 
 // hashRun writes the hashes of a run of blocks inside one source block:
 // run[i] = mix64(hv) + v + i·step (mod 2^64), hv = h_{s−1} ⊕ mix64(id + γ),
 // v + i·step = o_j·C_o·C_i; and, unless keys is empty, key beside each one
-// (keys[i], BlockGroups' key of the group the run is). A call of its own,
+// (keys[i], the key of the group the run is). A call of its own,
 // not inlined: its loop then keeps its state in registers.
 //
 //go:noinline
@@ -211,7 +225,8 @@ func streamHashes(r *Request, bs int, dst []uint64) []uint64 {
 	return dst
 }
 
-// GroupSize is the most engine blocks one prefix group holds (see BlockGroups).
+// GroupSize is the most engine blocks one prefix group holds (see
+// BlockHashesGroups).
 const GroupSize = 32
 
 // groupSalt and singletonSalt keep group keys apart from block hashes.
@@ -220,63 +235,8 @@ const (
 	singletonSalt = 0xbb67ae8584caa73b
 )
 
-// BlockGroups gives, for each engine block of hashes (the result of
-// BlockHashes for the same request and block size), the key of its prefix
-// group, appended to dst[:0]. A group is a run of at most GroupSize consecutive
-// engine blocks whose content is fixed by the same key: the blocks inside one
-// source block (a Mooncake 512-token id), or one stretch of a session's token
-// stream. So two requests that share a group key share every block of the run
-// that both have, and a prefix cache can index groups instead of blocks:
-//
-//	key = mix64(h_{g0−1} ⊕ mix64(id_a + γ) ⊕ salt)   (source block a; run starts at g0)
-//	key = mix64(ContentKey ⊕ ⌊j / GroupSize⌋·C ⊕ salt) (session stream)
-//
-// An engine block that straddles two source blocks is a group of its own,
-// keyed by its hash. Groups restart every GroupSize blocks.
-func BlockGroups(r *Request, blockSize int, hashes []uint64, dst []uint64) []uint64 {
-	dst = dst[:0]
-	n := len(hashes)
-	if n == 0 {
-		return dst
-	}
-	if r.ContentKey != 0 {
-		return streamGroups(r, n, dst)
-	}
-	S, bs := r.HashBlockTokens, blockSize
-	dst = slices.Grow(dst, n)[:n]
-	var key uint64
-	run, lastA := 0, -1
-	a, o := 0, 0 // as in BlockHashes
-	for j := 0; j < n; {
-		if o >= S {
-			a, o = a+o/S, o%S
-		}
-		if o+bs > S { // straddles two source blocks
-			dst[j] = hashes[j] ^ singletonSalt
-			lastA = -1
-			j, o = j+1, o+bs
-			continue
-		}
-		if a != lastA || run == GroupSize {
-			prev := mix64(uint64(S))
-			if j > 0 {
-				prev = hashes[j-1]
-			}
-			key = mix64(prev ^ mix64(uint64(r.HashIDs[a])+goldenGamma) ^ groupSalt)
-			run, lastA = 0, a
-		}
-		// the blocks from j on that stay inside source block a and this group
-		k := min(n-j, GroupSize-run, (S-o)/bs)
-		for i, keys := 0, dst[j:j+k]; i < len(keys); i++ {
-			keys[i] = key
-		}
-		run, j, o = run+k, j+k, o+k*bs
-	}
-	return dst
-}
-
 // streamGroups appends the group keys of the first n blocks of a session's
-// token stream r.ContentKey to dst (BlockGroups).
+// token stream r.ContentKey to dst (BlockHashesGroups).
 func streamGroups(r *Request, n int, dst []uint64) []uint64 {
 	for j := 0; j < n; j++ {
 		dst = append(dst, mix64(r.ContentKey^uint64(j/GroupSize)*offsetMul^groupSalt))

@@ -211,10 +211,9 @@ func BenchmarkBlockHashes(b *testing.B) {
 // requests share a group key only where they share the blocks (metamorphic:
 // a prefix request's groups are a prefix of the longer one's, and a request
 // that differs in its second source block differs from there on).
-func TestBlockGroups_RunsAndSharing(t *testing.T) {
+func TestBlockHashesGroups_RunsAndSharing(t *testing.T) {
 	long := mooncakeReq(2048, 1, 2, 3, 4)
-	h := BlockHashes(long, 16, nil)
-	g := BlockGroups(long, 16, h, nil)
+	_, g := BlockHashesGroups(long, 16, nil, nil)
 	require.Len(t, g, 128)
 	for j := range g { // 32 blocks of 16 tokens per 512-token id: one group each
 		assert.Equal(t, g[j/32*32], g[j], "block %d", j)
@@ -223,27 +222,27 @@ func TestBlockGroups_RunsAndSharing(t *testing.T) {
 		}
 	}
 	short := mooncakeReq(1000, 1, 2)
-	gs := BlockGroups(short, 16, BlockHashes(short, 16, nil), nil)
+	gs := groupsOf(short, 16)
 	assert.Equal(t, g[:len(gs)], gs)
 	other := mooncakeReq(2048, 1, 9, 3, 4)
-	gh := BlockGroups(other, 16, BlockHashes(other, 16, nil), nil)
+	gh := groupsOf(other, 16)
 	assert.Equal(t, g[:32], gh[:32])
 	assert.NotEqual(t, g[32], gh[32])
 	assert.NotEqual(t, g[64], gh[64], "the chain carries the difference into later groups")
 
 	// bs 8: 64 blocks per id, split into two groups of 32
-	g8 := BlockGroups(long, 8, BlockHashes(long, 8, nil), nil)
+	g8 := groupsOf(long, 8)
 	assert.Equal(t, g8[0], g8[31])
 	assert.NotEqual(t, g8[31], g8[32])
 	// bs 48 does not divide 512: block 10 covers [480, 528) and stands alone
-	g48 := BlockGroups(long, 48, BlockHashes(long, 48, nil), nil)
+	g48 := groupsOf(long, 48)
 	assert.NotEqual(t, g48[9], g48[10])
 	assert.NotEqual(t, g48[10], g48[11])
 	assert.Equal(t, g48[11], g48[12])
 }
 
-// refBlockHashes and refBlockGroups compute BlockHashes' and BlockGroups'
-// formulas (their doc comments) block by block, with the divisions written
+// refBlockHashes and refBlockGroups compute BlockHashes' and
+// BlockHashesGroups' formulas (their doc comments) block by block, with the divisions written
 // out: the fast paths, which walk runs of blocks inside one source block,
 // must give exactly these values.
 func refBlockHashes(r *Request, bs int) []uint64 {
@@ -313,7 +312,6 @@ func TestBlockHashesAndGroups_MatchFormula(t *testing.T) {
 			}
 			require.Equal(t, want, got, "trial %d S %d bs %d", trial, S, bs)
 			wantKeys := refBlockGroups(r, bs, want)
-			require.Equal(t, wantKeys, BlockGroups(r, bs, got, nil), "trial %d S %d bs %d", trial, S, bs)
 			// the one pass: the same hashes and keys, into reused buffers
 			hs, ks := BlockHashesGroups(r, bs, make([]uint64, 5), make([]uint64, 2))
 			require.Equal(t, want, hs, "one pass, trial %d S %d bs %d", trial, S, bs)
@@ -325,15 +323,27 @@ func TestBlockHashesAndGroups_MatchFormula(t *testing.T) {
 	}
 }
 
-// A session's stream: the one pass gives BlockHashes' and BlockGroups' values.
+// A session's stream: the one pass gives BlockHashes' hashes and, for block j,
+// the key mix64(ContentKey ⊕ ⌊j / 32⌋·C_o ⊕ salt) (BlockHashesGroups' formula).
 func TestBlockHashesGroups_Stream(t *testing.T) {
 	r := &Request{InputTokens: 1000, OutputTokens: 300, ContentKey: 77}
 	h := BlockHashes(r, 16, nil)
 	require.Len(t, h, 81) // (1000 + 299) / 16 = 81.2
 	hs, ks := BlockHashesGroups(r, 16, nil, nil)
 	assert.Equal(t, h, hs)
-	assert.Equal(t, BlockGroups(r, 16, h, nil), ks)
+	require.Len(t, ks, 81)
+	for j, k := range ks {
+		assert.Equal(t, mix64(77^uint64(j/32)*offsetMul^groupSalt), k, "block %d", j)
+	}
+	assert.Equal(t, ks[0], ks[31])
+	assert.NotEqual(t, ks[31], ks[32])
 	hs, ks = BlockHashesGroups(&Request{InputTokens: 10}, 16, hs, ks) // no ids: empty, buffers reused
 	assert.Empty(t, hs)
 	assert.Empty(t, ks)
+}
+
+// groupsOf is the group keys of BlockHashesGroups.
+func groupsOf(r *Request, bs int) []uint64 {
+	_, keys := BlockHashesGroups(r, bs, nil, nil)
+	return keys
 }

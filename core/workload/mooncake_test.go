@@ -481,12 +481,12 @@ func TestMooncake_ISLBlockSize(t *testing.T) {
 	whole := &Request{InputTokens: 48, HashIDs: []int64{1, 2, 3}, HashBlockTokens: 16, SessionID: -1}
 	assert.Equal(t, h2[:3], BlockHashes(whole, 16, nil))
 	// one source block per engine block: 6 groups of one block, no two alike
-	g2 := BlockGroups(t2, 16, h2, nil)
-	assert.Equal(t, BlockGroups(t1, 16, h1, nil), g2[:2])
+	g2 := groupsOf(t2, 16)
+	assert.Equal(t, groupsOf(t1, 16), g2[:2])
 	assert.Len(t, distinct(g2), 6)
 
 	// engine block size 8: ⌊100/8⌋ = 12 blocks, two in each 16-token id: 6 groups of 2
-	g8 := BlockGroups(t2, 8, BlockHashes(t2, 8, nil), nil)
+	g8 := groupsOf(t2, 8)
 	require.Len(t, g8, 12)
 	assert.Len(t, distinct(g8), 6)
 	for j := 0; j < 12; j += 2 {
@@ -496,7 +496,7 @@ func TestMooncake_ISLBlockSize(t *testing.T) {
 	// its own); turn 1 has ⌊40/32⌋ = 1, turn 2's first
 	h32 := BlockHashes(t2, 32, nil)
 	require.Len(t, h32, 3)
-	assert.Len(t, distinct(BlockGroups(t2, 32, h32, nil)), 3)
+	assert.Len(t, distinct(groupsOf(t2, 32)), 3)
 	assert.Equal(t, h32[:1], BlockHashes(t1, 32, nil))
 }
 

@@ -61,7 +61,7 @@ type qEntry struct {
 	id, group int32
 }
 
-// blockGroup is one prefix group (workload.BlockGroups): up to groupSize
+// blockGroup is one prefix group (workload.BlockHashesGroups): up to groupSize
 // consecutive blocks of a prompt whose content one key fixes. The prefix cache
 // indexes groups, not blocks: a replay registers and evicts millions of blocks,
 // and with a key per group the hash table sees one insert and one delete per
@@ -422,7 +422,7 @@ func (g *blockGroup) match(hashes, keys []uint64, found []int32, blocks []kvBloc
 
 // slotOf is block j's slot in its prefix group: its distance from the start
 // of its run of equal keys, counted from 0 again every groupSize blocks (so a
-// run longer than a group is several groups). workload.BlockGroups starts a
+// run longer than a group is several groups). workload.BlockHashesGroups starts a
 // new key at least every groupSize blocks, so the walk back is shorter than
 // a group there.
 func slotOf(keys []uint64, j int) int {
