@@ -81,14 +81,26 @@ def test_deepseek_mtp_rows():
     assert trtllm.variant_of(at("2026-01-28T06:18:44Z", osl="8192", batch_size="64"), lay) == ""
     opts, image, src = trtllm.recipe_at("deepseek-ai/DeepSeek-R1", "h200_sxm", datetime(2026, 1, 20, tzinfo=UTC), "mtp")
     assert image == "1.1.0rc2.post2" and "mtp" in src
-    o, kv = trtllm.recipe_options(opts, 64, 1024, lay)
+    o, kv = trtllm.recipe_options(opts, 64, 1024, lay, 1024)
     assert o["speculative_config"] == {"decoding_type": "MTP", "num_nextn_predict_layers": 3}
     assert o["max_batch_size"] == 64 and o["max_num_tokens"] == (4 * 64 + 1024 + 127) // 64 * 64 and kv == "fp8"
-    o, _ = trtllm.recipe_options(opts, 128, 1024, adp)  # attention DP: one rank's 16, MTP 1
+    o, _ = trtllm.recipe_options(opts, 128, 1024, adp, 1024)  # attention DP: one rank's 16, MTP 1
     assert o["max_batch_size"] == 16 and o["speculative_config"]["num_nextn_predict_layers"] == 1
     assert o["enable_attention_dp"] is True and o["stream_interval"] == 10
     assert o["attention_dp_config"] == {"enable_balance": True, "timeout_iters": 60, "batching_wait_iters": 0}
-    assert "attention_dp_config" not in trtllm.recipe_options(opts, 64, 1024, lay)[0]
+    assert "attention_dp_config" not in trtllm.recipe_options(opts, 64, 1024, lay, 1024)[0]
+
+
+def test_llama_recipe_batch_waiting_at_1k_1k_below_tp8():
+    # 70b_fp8_h200_trt_slurm.sh@1b563c858: batch_wait_* only where ISL = OSL = 1024 and TP < 8
+    opts, image, _ = trtllm.recipe_at("meta-llama/Llama-3.1-70B", "h200_sxm", datetime(2025, 10, 29, tzinfo=UTC))
+    assert image == "1.1.0rc2.post2"
+    o, kv = trtllm.recipe_options(opts, 64, 1024, trtllm.Layout(4, False, False), 1024)
+    assert o["batch_wait_timeout_iters"] == 20 and o["batch_wait_max_tokens_ratio"] == 0.9 and kv == "fp8"
+    for tp, osl in ((8, 1024), (4, 8192)):
+        o, _ = trtllm.recipe_options(opts, 64, 1024, trtllm.Layout(tp, False, False), osl)
+        assert "batch_wait_timeout_iters" not in o and "batch_wait_max_tokens_ratio" not in o
+        assert o["stream_interval"] == 10 and o["max_num_tokens"] == 16384
 
 
 def test_row_spec_of_an_aiconfigurator_row():

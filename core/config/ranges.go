@@ -95,6 +95,8 @@ var ranges = map[string]fieldRange{
 	"TRTLLMKVCacheConfig.max_tokens":                   ints(1, MaxBatchedTokens, ""),
 	"TRTLLMCUDAGraphConfig.max_batch_size":             ints(0, MaxNumSeqs, ""), // 0: TensorRT-LLM\'s 128
 	"TRTLLM.stream_interval":                           ints(1, MaxNumSeqs, ""),
+	"TRTLLM.batch_wait_timeout_iters":                  ints(0, MaxNumSeqs, ""),
+	"TRTLLM.batch_wait_max_tokens_ratio":               {kind: numberRange, min: 0, max: 1},
 	"TRTLLM.moe_expert_parallel_size":                  ints(1, MaxTP, ""), // and dividing the pool's tp (replay)
 	"TRTLLMAttentionDPConfig.timeout_iters":            ints(0, MaxNumSeqs, ""),
 	"TRTLLMAttentionDPConfig.batching_wait_iters":      ints(0, MaxNumSeqs, ""),

@@ -64,6 +64,17 @@ type TRTLLM struct {
 	// returned every StreamInterval of its iterations (its first token at
 	// once, its last with the end of the response).
 	StreamInterval int `json:"stream_interval"`
+	// BatchWaitTimeoutIters and BatchWaitMaxTokensRatio are
+	// batch_wait_timeout_iters and batch_wait_max_tokens_ratio (TorchLlmArgs,
+	// both 0 by default: off): without attention DP, while generation
+	// requests run, the contexts the schedulers picked are held back
+	// (PyExecutor._waiting_requests, called from _schedule) until the
+	// iteration's tokens (each context's whole length, one per generation
+	// request plus its draft tokens) reach BatchWaitMaxTokensRatio ×
+	// max_num_tokens or BatchWaitTimeoutIters iterations have held them. With
+	// a ratio alone (timeout 0) nothing is held.
+	BatchWaitTimeoutIters   int     `json:"batch_wait_timeout_iters,omitempty"`
+	BatchWaitMaxTokensRatio float64 `json:"batch_wait_max_tokens_ratio,omitempty"`
 	// SpeculativeConfig is speculative_config (absent: none).
 	SpeculativeConfig *TRTLLMSpeculativeConfig `json:"speculative_config,omitempty"`
 }
@@ -434,6 +445,8 @@ func (t *TRTLLM) validate(p string) error {
 	}
 	if err := firstErr(checkIntOrUnset(p+"moe_expert_parallel_size", "TRTLLM.moe_expert_parallel_size", t.MoEExpertParallelSize),
 		checkInt(p+"stream_interval", "TRTLLM.stream_interval", t.StreamInterval),
+		checkInt(p+"batch_wait_timeout_iters", "TRTLLM.batch_wait_timeout_iters", t.BatchWaitTimeoutIters),
+		checkFloat(p+"batch_wait_max_tokens_ratio", "TRTLLM.batch_wait_max_tokens_ratio", t.BatchWaitMaxTokensRatio),
 		checkInt(p+"attention_dp_config.timeout_iters", "TRTLLMAttentionDPConfig.timeout_iters", t.AttentionDPConfig.TimeoutIters),
 		checkInt(p+"attention_dp_config.batching_wait_iters", "TRTLLMAttentionDPConfig.batching_wait_iters",
 			t.AttentionDPConfig.BatchingWaitIters)); err != nil {

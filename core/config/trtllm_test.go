@@ -139,6 +139,8 @@ func TestTRTLLMRefusals(t *testing.T) {
 			"engine.trtllm.speculative_config.acceptance_rates", "not both"},
 		{trtllmSpec(`, "trtllm": {"speculative_config": {"decoding_type": "MTP", "num_nextn_predict_layers": 2, "acceptance_rates": 0.9}}`),
 			"engine.trtllm.speculative_config.acceptance_rates", "expected a list"},
+		{trtllmSpec(`, "trtllm": {"batch_wait_max_tokens_ratio": 1.5}`), "engine.trtllm.batch_wait_max_tokens_ratio", "1.5"},
+		{trtllmSpec(`, "trtllm": {"batch_wait_timeout_iters": -1}`), "engine.trtllm.batch_wait_timeout_iters", "-1"},
 		{trtllmSpec(`, "trtllm": {"kv_cache_config": {"tokens_per_block": 48}}`), "engine.trtllm.kv_cache_config.tokens_per_block", "power of two"},
 		{trtllmSpec(`, "trtllm": {"scheduler_config": {"capacity_scheduler_policy": "STATIC_BATCH"}}`),
 			"engine.trtllm.scheduler_config.capacity_scheduler_policy", "not modelled"},

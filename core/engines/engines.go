@@ -56,6 +56,9 @@ func Options(e *config.Engine, p *config.Pool) any {
 	if a := t.AttentionDPConfig; t.EnableAttentionDP && a.EnableBalance {
 		o.ADPBalance, o.ADPTimeoutIters, o.ADPBatchingWaitIters = true, a.TimeoutIters, a.BatchingWaitIters
 	}
+	if !t.EnableAttentionDP { // _schedule holds contexts back only without attention DP
+		o.BatchWaitTimeoutIters, o.BatchWaitMaxTokensRatio = t.BatchWaitTimeoutIters, t.BatchWaitMaxTokensRatio
+	}
 	if t.SchedulerConfig.CapacitySchedulerPolicy == config.TRTLLMMaxUtilization {
 		o.Policy = trtllm.MaxUtilization
 	}

@@ -64,6 +64,11 @@ type Options struct {
 	ADPBalance           bool
 	ADPTimeoutIters      int
 	ADPBatchingWaitIters int
+	// BatchWaitTimeoutIters and BatchWaitMaxTokensRatio are
+	// batch_wait_timeout_iters and batch_wait_max_tokens_ratio, without
+	// attention DP (Worker.batchWait); both 0: off.
+	BatchWaitTimeoutIters   int
+	BatchWaitMaxTokensRatio float64
 }
 
 // The shared types, under the names this package's code uses.

@@ -75,9 +75,12 @@ type Worker struct {
 	// adp is attention DP's balance state (Family.PlanGroup; the first
 	// rank's): iterations the contexts have waited for every rank to have
 	// one, and for batching
-	adp       struct{ waiting, batching int }
-	reserved  []*engine.Request // ReserveWaiting's result, reused
-	nTransfer int
+	adp struct{ waiting, batching int }
+	// batchWaited is the iterations batch waiting has held the contexts
+	// back (PyExecutor.batch_wait_iters_count)
+	batchWaited int
+	reserved    []*engine.Request // ReserveWaiting's result, reused
+	nTransfer   int
 
 	// one iteration's scheduling (scheduler.go)
 	fitting, pending, paused, ctx, gen []*Request
@@ -111,7 +114,8 @@ func NewWorker(cfg Config, pm perf.Model) (*Worker, error) {
 			return nil, fmt.Errorf("trtllm: CUDA-graph batch sizes %v: want ascending sizes ≥ 1", opt.CUDAGraphBatchSizes)
 		}
 	}
-	if opt.MTPDraftTokens < 0 || len(opt.MTPAcceptance) > opt.MTPDraftTokens || opt.StreamInterval < 0 {
+	if opt.MTPDraftTokens < 0 || len(opt.MTPAcceptance) > opt.MTPDraftTokens || opt.StreamInterval < 0 ||
+		opt.BatchWaitTimeoutIters < 0 || opt.BatchWaitMaxTokensRatio < 0 || opt.BatchWaitMaxTokensRatio > 1 {
 		return nil, fmt.Errorf("trtllm: invalid options %+v", opt)
 	}
 	drafts, err := engine.NewDrafts(opt.MTPDraftTokens, opt.MTPAcceptance)
@@ -258,6 +262,33 @@ func (w *Worker) schedule() {
 		w.pause(r)
 	}
 	w.microBatch()
+	w.batchWait()
+}
+
+// batchWait is PyExecutor._waiting_requests as _schedule calls it (with
+// batch_wait_timeout_iters or batch_wait_max_tokens_ratio set, without
+// attention DP): when the schedulers picked contexts and generation requests,
+// the contexts run only once the iteration's tokens — each context's whole
+// length (len(get_tokens)), each generation request 1 + its draft tokens —
+// reach batch_wait_max_tokens_ratio × max_num_tokens or the contexts have
+// been held batch_wait_timeout_iters iterations (the count then starts
+// again); otherwise they wait this iteration and the count grows. Without
+// generation requests nothing waits ("to avoid dead waiting").
+func (w *Worker) batchWait() {
+	o := &w.opt
+	if (o.BatchWaitTimeoutIters <= 0 && o.BatchWaitMaxTokensRatio <= 0) || len(w.ctx) == 0 || len(w.gen) == 0 {
+		return
+	}
+	tokens := len(w.gen) * (1 + w.draft)
+	for _, r := range w.ctx {
+		tokens += r.context()
+	}
+	if w.batchWaited >= o.BatchWaitTimeoutIters || float64(tokens) >= o.BatchWaitMaxTokensRatio*float64(w.cfg.MaxNumBatchedTokens) {
+		w.batchWaited = 0
+		return
+	}
+	w.batchWaited++
+	w.ctx = w.ctx[:0]
 }
 
 // finishPlan is the rest of PlanPass: the scheduled contexts' and generation

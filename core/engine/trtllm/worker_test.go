@@ -414,3 +414,64 @@ func TestAttentionDPBalance(t *testing.T) {
 		}
 	}
 }
+
+// firstTokens steps w until nothing is left, adding late after its first
+// iteration, and returns the iteration (1, 2, …) of each request's first token.
+func firstTokens(t *testing.T, w *Worker, late ...*engine.Request) map[int64]int {
+	first := map[int64]int{}
+	for it := 1; w.HasWork(); it++ {
+		_, ok := w.StartPass()
+		require.True(t, ok)
+		outs, _ := w.FinishPass()
+		for _, o := range outs {
+			if _, seen := first[o.Req.ID]; o.Kind == engine.OutToken && !seen {
+				first[o.Req.ID] = it
+			}
+		}
+		if it == 1 {
+			for _, r := range late {
+				w.Add(r)
+			}
+		}
+	}
+	return first
+}
+
+// Batch waiting (batch_wait_timeout_iters 3, batch_wait_max_tokens_ratio
+// 0.5 of max_num_tokens 512: 256 tokens). r1 (100 prompt, 10 output) runs its
+// context alone in iteration 1: with no generation request nothing waits. r2
+// (100 prompt) arrives after it: iterations 2, 3 and 4 schedule r2 with r1's
+// generation step, 100 + 1 = 101 tokens < 256, and hold r2 back (the count
+// 1, 2, 3); iteration 5 finds the count at 3 and runs it: its first token in
+// iteration 5, not 2. A 300-token r2 (301 ≥ 256) runs at once, in 2; so does
+// the 100-token one with the ratio alone (timeout 0: the count is always
+// ≥ 0), and without batch waiting.
+func TestBatchWaitHoldsContextsBack(t *testing.T) {
+	cfg := Config{MaxNumSeqs: 8, MaxNumBatchedTokens: 512, BlockSize: 16, NumBlocks: 100, MaxModelLen: 4096}
+	for _, tc := range []struct {
+		name   string
+		iters  int
+		ratio  float64
+		prompt int
+		want   int
+	}{
+		{"timeout", 3, 0.5, 100, 5},
+		{"token threshold reached", 3, 0.5, 300, 2},
+		{"ratio alone", 0, 0.5, 100, 2},
+		{"off", 0, 0, 100, 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg.Options = Options{BatchWaitTimeoutIters: tc.iters, BatchWaitMaxTokensRatio: tc.ratio}
+			w, rec := newTestWorker(t, cfg)
+			w.Add(newRequest(1, 100, 10))
+			first := firstTokens(t, w, newRequest(2, tc.prompt, 3))
+			assert.Equal(t, 1, first[1])
+			assert.Equal(t, tc.want, first[2])
+			for i := 1; i < tc.want-1; i++ {
+				assert.Empty(t, rec.batches[i].Prefill, "iteration %d: r2 held back", i+1)
+				assert.Equal(t, 1, rec.batches[i].Decodes, "iteration %d: r1 generates", i+1)
+			}
+			assert.Equal(t, []perf.Chunk{{NewTokens: tc.prompt}}, rec.batches[tc.want-1].Prefill)
+		})
+	}
+}

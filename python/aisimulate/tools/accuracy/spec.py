@@ -482,7 +482,7 @@ def _inferencex_trtllm(row: dict[str, str], b: dict[str, Any], camp: campaigns.C
     variant = trtllm.variant_of(row, lay)
     opts, image, _ = (trtllm.recipe_at(b["model_path"], row["system"].strip(), measured, variant)
                       if camp.measured else ({}, "", ""))
-    options, kv = trtllm.recipe_options(opts, c, isl, lay)
+    options, kv = trtllm.recipe_options(opts, c, isl, lay, osl)
     quant = _quantization(b["weights"])
     if kv:
         quant["kv_cache"] = kv

@@ -157,6 +157,15 @@ def aic_generator(c: int, isl: int, measured: datetime | None, lay: Layout) -> d
 
 
 @dataclass(frozen=True)
+class Where:
+    """A recipe value the script sets only at some points: ``value`` where
+    ``test(isl, osl, tp_size)`` holds (a shell ``if`` on $ISL, $OSL, $TP), else the
+    option is left out."""
+    test: Any
+    value: Any
+
+
+@dataclass(frozen=True)
 class Change:
     """One change of an InferenceX TensorRT-LLM recipe: its commit, when it landed
     (UTC), the image (its release), and the server's options (``engine.trtllm``; a value
@@ -190,16 +199,24 @@ DSR1 = ("deepseek-ai/DeepSeek-R1", "deepseek-ai/DeepSeek-V3")  # InferenceX's De
 DSR1_MTP_SINCE = _t("2026-01-15T06:26:18+08:00")
 
 
+def _llama_batch_wait(isl: int, osl: int, tp: int) -> bool:
+    """The Llama-3.1-70B script's batch waiting: ``if [[ "$ISL" == "1024" && "$OSL" ==
+    "1024" && ${TP} -lt 8 ]]``."""
+    return isl == 1024 and osl == 1024 and tp < 8
+
+
 RECIPES: tuple[Recipe, ...] = (
     Recipe(("meta-llama/Llama-3.1-70B",), "h200_sxm", "benchmarks/70b_fp8_h200_trt_slurm.sh", (
         Change("1b563c858", _t("2025-09-18T11:51:07-07:00"), "1.1.0rc2.post2",
                {"max_num_tokens": 16384, "kv_cache": "fp8", "stream_interval": 10,
+                "batch_wait_max_tokens_ratio": Where(_llama_batch_wait, 0.9),
+                "batch_wait_timeout_iters": Where(_llama_batch_wait, 20),
                 "kv_cache_config": {"enable_block_reuse": False},
                 "cuda_graph_config": {"enable_padding": True, "max_batch_size": 1024}},
                "trtllm-serve --max_num_tokens 16384; cuda_graph_config enable_padding, max_batch_size 1024; "
                "kv_cache_config dtype fp8, enable_block_reuse false; stream_interval 10 (image 1.1.0rc2.post2, "
-               ".github/workflows/70b-tmpl.yml; 1k/1k below TP 8 also batch_wait_max_tokens_ratio 0.9 and "
-               "batch_wait_timeout_iters 20, not modelled)"),
+               ".github/workflows/70b-tmpl.yml); 1k/1k below TP 8 also batch_wait_max_tokens_ratio 0.9, "
+               "batch_wait_timeout_iters 20"),
     )),
     Recipe(("openai/gpt-oss-120b",), "h200_sxm", "benchmarks/gptoss_fp4_h200_trt_slurm.sh", (
         Change("ffe0b55a7", _t("2025-09-28T17:41:27-07:00"), "gpt-oss-dev",
@@ -297,22 +314,29 @@ def _merge(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _resolve(v: Any, c: int, isl: int, tp: int) -> Any:
+_ABSENT = object()
+
+
+def _resolve(v: Any, c: int, isl: int, tp: int, osl: int) -> Any:
     """A recipe value with the row's numbers put in: a callable of (c, ISL, tp_size)
-    is called (a script's shell arithmetic on $CONC, $ISL, $TP)."""
+    is called (a script's shell arithmetic on $CONC, $ISL, $TP); a :class:`Where` is
+    its value at the points it names, else left out."""
     if isinstance(v, dict):
-        return {k: _resolve(x, c, isl, tp) for k, x in v.items()}
+        out = {k: _resolve(x, c, isl, tp, osl) for k, x in v.items()}
+        return {k: x for k, x in out.items() if x is not _ABSENT}
+    if isinstance(v, Where):
+        return _resolve(v.value, c, isl, tp, osl) if v.test(isl, osl, tp) else _ABSENT
     if callable(v):
         return v(c, isl, tp)
     return v
 
 
-def recipe_options(opts: dict[str, Any], c: int, isl: int, lay: Layout) -> tuple[dict[str, Any], str | None]:
-    """``engine.trtllm`` of a recipe's options for a row, and its KV cache dtype (None:
-    the checkpoint's)."""
+def recipe_options(opts: dict[str, Any], c: int, isl: int, lay: Layout, osl: int) -> tuple[dict[str, Any], str | None]:
+    """``engine.trtllm`` of a recipe's options for a row (``osl`` its output length),
+    and its KV cache dtype (None: the checkpoint's)."""
     if lay.attention_dp and "speculative_config" in opts:
         opts = _mtp_attention_dp(opts, c, isl, lay.tp)
-    o = _resolve(opts, c, isl, lay.tp)
+    o = _resolve(opts, c, isl, lay.tp, osl)
     kv = o.pop("kv_cache", None)
     o["enable_attention_dp"] = lay.attention_dp
     if not lay.attention_dp:  # the recipe writes attention_dp_config with dp-attn only
