@@ -194,6 +194,12 @@ func TestAPIServerCountRefused(t *testing.T) {
 		{"workers: {aggregated: {count: 1, tp: 1, data_parallel_size: 4, api_server_count: 2}}", "engine.workers.aggregated.api_server_count"},
 		{"workers: {aggregated: {count: 1, tp: 1, api_server_count: 0}}", "engine.workers.aggregated.api_server_count"},
 		{"backend: sglang, workers: {aggregated: {count: 1, tp: 1, api_server_count: 1}}", "engine.workers.aggregated.api_server_count"},
+		// the pools' vLLM-only fields are refused pool by pool: the prefill
+		// pool's api_server_count before the decode pool's scheduler
+		{"backend: sglang, workers: {disaggregated: {prefill: {count: 1, tp: 1, api_server_count: 1}, decode: {count: 1, tp: 1, scheduler: {max_num_seqs: 8}}}}",
+			"engine.workers.disaggregated.prefill.api_server_count"},
+		{"backend: sglang, workers: {disaggregated: {prefill: {count: 1, tp: 1, scheduler: {max_num_seqs: 8}, api_server_count: 1}, decode: {count: 1, tp: 1}}}",
+			"engine.workers.disaggregated.prefill.scheduler"},
 	} {
 		_, err := DecodeYAML([]byte("engine: {model: m, system: h100_sxm, " + c.engine + "}\n" +
 			"traffic:\n  source: {type: synthetic, num_requests: 10, isl: 1024, osl: 128}\n  load: {mode: concurrency, concurrency: 4}\n"))

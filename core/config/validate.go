@@ -109,15 +109,10 @@ func (s *Spec) validateEngine() error {
 	} else if err := validatePool("engine.workers.aggregated", w.Aggregated); err != nil {
 		return err
 	}
-	if err := firstErr(e.validateTRTLLM(), e.validateSGLang(), e.validatePoolSchedulers()); err != nil {
+	if err := firstErr(e.validateTRTLLM(), e.validateSGLang(), e.validatePoolVLLM()); err != nil {
 		return err
 	}
 	if e.Backend != BackendVLLM {
-		for _, pl := range e.Workers.pools() {
-			if pl.pool.APIServerCount != nil {
-				return errorf(pl.path+".api_server_count", "is vLLM's --api-server-count, not an option of engine.backend %s", e.Backend)
-			}
-		}
 		return validateClientCosts(e) // engine.scheduler is vLLM's (validateTRTLLM, validateSGLang refused it)
 	}
 	sc := &e.Scheduler
@@ -410,20 +405,27 @@ func (s *Spec) ExpandBenchmark() []string {
 	return notes
 }
 
-// validatePoolSchedulers checks the pools' own vLLM batch limits
-// (Pool.Scheduler): vLLM only, each given limit in range, and a pool's
-// max_num_batched_tokens ≥ its max_num_seqs where both are known (vLLM's
-// SchedulerConfig.verify_max_model_len; engine.scheduler's defaults are
-// resolved later, ResolveSchedulerDefaults).
-func (e *Engine) validatePoolSchedulers() error {
+// validatePoolVLLM checks the pools' vLLM-only fields: with another
+// backend a pool's own batch limits (Pool.Scheduler) and api_server_count
+// are refused, in that order, pool by pool; with vLLM each given limit is in
+// range, and a pool's max_num_batched_tokens ≥ its max_num_seqs where both
+// are known (vLLM's SchedulerConfig.verify_max_model_len; engine.scheduler's
+// defaults are resolved later, ResolveSchedulerDefaults).
+func (e *Engine) validatePoolVLLM() error {
 	for _, pl := range e.Workers.pools() {
 		o := pl.pool.Scheduler
-		if o == nil {
-			continue
-		}
 		f := pl.path + ".scheduler"
 		if e.Backend != BackendVLLM {
-			return errorf(f, "holds vLLM's batch limits: with engine.backend %s give the pool's own %s", e.Backend, poolOptionsOf(e.Backend))
+			if o != nil {
+				return errorf(f, "holds vLLM's batch limits: with engine.backend %s give the pool's own %s", e.Backend, poolOptionsOf(e.Backend))
+			}
+			if pl.pool.APIServerCount != nil {
+				return errorf(pl.path+".api_server_count", "is vLLM's --api-server-count, not an option of engine.backend %s", e.Backend)
+			}
+			continue
+		}
+		if o == nil {
+			continue
 		}
 		if err := firstErr(checkIntOrUnset(f+".max_num_seqs", "PoolScheduler.max_num_seqs", o.MaxNumSeqs),
 			checkIntOrUnset(f+".max_num_batched_tokens", "PoolScheduler.max_num_batched_tokens", o.MaxNumBatchedTokens)); err != nil {

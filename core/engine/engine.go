@@ -369,7 +369,8 @@ type Planner interface {
 
 // RankPlanner is a family the replay sizes by its own rules (not a Planner)
 // whose server still decides how a pool's data-parallel ranks are fronted
-// (TensorRT-LLM's one trtllm-serve process for all its attention-DP ranks):
+// (vLLM's --api-server-count, TensorRT-LLM's one trtllm-serve process for
+// all its attention-DP ranks):
 // of the plan it returns the replay reads DPRoundRobin and OneFrontEnd only.
 type RankPlanner interface {
 	PlanRanks(in PoolInput) PoolPlan

@@ -9,7 +9,8 @@ import (
 )
 
 // vllmFamily is vLLM's family (core/engine/vllm, which does not read the
-// spec) with the model checks of its spec's settings.
+// spec) with the model checks of its spec's settings; For gives it for
+// engine.backend vllm alone, so its checks need not ask the backend.
 type vllmFamily struct{ vllm.Family }
 
 var _ engine.ModelChecker = vllmFamily{}
@@ -23,7 +24,7 @@ var _ engine.ModelChecker = vllmFamily{}
 func (vllmFamily) CheckModel(in engine.PoolInput) error {
 	e := &in.Spec.Engine
 	sp := e.Scheduler.SpeculativeConfig
-	if e.Backend != config.BackendVLLM || sp == nil || sp.Method != config.VLLMSpecMTP {
+	if sp == nil || sp.Method != config.VLLMSpecMTP {
 		return nil
 	}
 	const field = "engine.scheduler.speculative_config"

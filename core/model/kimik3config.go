@@ -51,14 +51,11 @@ const kdaStateBytes = 4
 // field.
 func readKimiK3(c *moeConfig, a *Arch) error {
 	k := &c.kimiK3Config
-	m := &MoE{}
-	var err error
-	for _, f := range []stateField{{c.NumExperts, "num_experts", &m.Experts}, {k.NumExpertsPerToken, "num_experts_per_token", &m.TopK},
-		{c.MoEIntermediateSize, "moe_intermediate_size", &m.Intermediate}} {
-		if *f.dst, err = need(f.p, f.field, true); err != nil {
-			return err
-		}
+	if err := readExpertsTopK(a, c.NumExperts, "num_experts", k.NumExpertsPerToken, "num_experts_per_token",
+		c.MoEIntermediateSize, "moe_intermediate_size"); err != nil {
+		return err
 	}
+	m := a.MoE
 	nShared, err := need(k.NumSharedExperts, "num_shared_experts", false)
 	if err != nil {
 		return err
@@ -76,7 +73,6 @@ func readKimiK3(c *moeConfig, a *Arch) error {
 			m.Latent = l
 		}
 	}
-	a.MoE = m
 	firstK, freq, err := deepSeekMoELayers(c, a.Architecture)
 	if err != nil {
 		return err
@@ -153,12 +149,9 @@ func readKDA(c *kimiLinearAttnConfig, layers int) ([]AttnKind, *LinearAttention,
 		}
 	}
 	l := &LinearAttention{KDA: true, StateBytes: kdaStateBytes, FullRankGate: c.UseFullRankGate != nil && *c.UseFullRankGate}
-	for _, f := range []stateField{{c.NumHeads, field + ".num_heads", &l.KeyHeads}, {c.HeadDim, field + ".head_dim", &l.KeyDim},
-		{c.ShortConvKernelSize, field + ".short_conv_kernel_size", &l.ConvKernel}} {
-		var err error
-		if *f.dst, err = need(f.p, f.field, true); err != nil {
-			return nil, nil, err
-		}
+	if err := readFields([]stateField{{c.NumHeads, field + ".num_heads", &l.KeyHeads}, {c.HeadDim, field + ".head_dim", &l.KeyDim},
+		{c.ShortConvKernelSize, field + ".short_conv_kernel_size", &l.ConvKernel}}); err != nil {
+		return nil, nil, err
 	}
 	l.ValueHeads, l.ValueDim = l.KeyHeads, l.KeyDim
 	return kinds, l, l.validate(0)

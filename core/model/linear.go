@@ -185,12 +185,24 @@ func (l *LinearAttention) validate(tp int) error {
 	return nil
 }
 
-// stateField is a config.json count (a recurrent layer's shape, Kimi-K3's experts), read
-// into dst (LinearAttention.read).
+// stateField is a config.json count (a recurrent layer's shape, a MoE's
+// experts), read into dst (readFields).
 type stateField struct {
 	p     *int
 	field string
 	dst   *int
+}
+
+// readFields reads each field into its dst, in order (each required, > 0);
+// the first missing or bad one is the error, naming it.
+func readFields(fields []stateField) error {
+	for _, f := range fields {
+		var err error
+		if *f.dst, err = need(f.p, f.field, true); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // read fills l from its config.json fields (each required, > 0) and the
@@ -198,11 +210,8 @@ type stateField struct {
 // bfloat16 or float16 in 2 bytes; absent leaves l.StateBytes), then
 // validates l. Errors name the field.
 func (l *LinearAttention) read(fields []stateField, dtype *string, dtypeField string) error {
-	for _, f := range fields {
-		var err error
-		if *f.dst, err = need(f.p, f.field, true); err != nil {
-			return err
-		}
+	if err := readFields(fields); err != nil {
+		return err
 	}
 	if dtype != nil {
 		switch *dtype {

@@ -273,18 +273,20 @@ func need(p *int, field string, positive bool) (int, error) {
 	return *p, nil
 }
 
-// readExperts reads the expert count from expertsField, the top-k and the
-// expert intermediate size from interField (nil interPtr: intermediate_size).
+// readExperts reads the expert count from expertsField, the top-k from
+// num_experts_per_tok and the expert intermediate size from interField
+// (readExpertsTopK).
 func readExperts(c *moeConfig, a *Arch, experts *int, expertsField string, inter *int, interField string) error {
+	return readExpertsTopK(a, experts, expertsField, c.NumExpertsPerTok, "num_experts_per_tok", inter, interField)
+}
+
+// readExpertsTopK sets a.MoE's expert count, top-k and expert intermediate
+// size from the config.json fields named (each required, > 0), in that
+// order: the first missing or bad one is the error.
+func readExpertsTopK(a *Arch, experts *int, expertsField string, topK *int, topKField string, inter *int, interField string) error {
 	m := &MoE{}
-	var err error
-	if m.Experts, err = need(experts, expertsField, true); err != nil {
-		return err
-	}
-	if m.TopK, err = need(c.NumExpertsPerTok, "num_experts_per_tok", true); err != nil {
-		return err
-	}
-	if m.Intermediate, err = need(inter, interField, true); err != nil {
+	if err := readFields([]stateField{{experts, expertsField, &m.Experts}, {topK, topKField, &m.TopK},
+		{inter, interField, &m.Intermediate}}); err != nil {
 		return err
 	}
 	a.MoE = m

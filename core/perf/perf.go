@@ -163,6 +163,14 @@ type WindowUser interface {
 	DecodeWindows() []int
 }
 
+// AddWindow appends decode window w (tokens; −chunk for chunked attention,
+// WindowKeys) to windows, a model's DecodeWindows as it builds them, and
+// returns its index there (the Batch.WindowSum the pricing reads).
+func AddWindow(windows *[]int, w int) int {
+	*windows = append(*windows, w)
+	return len(*windows) - 1
+}
+
 // DecodeWindows returns model m's decode windows (WindowUser), nil when it
 // has none.
 func DecodeWindows(m any) []int {

@@ -124,6 +124,17 @@ func (c *DSV4Core) GenerationSeconds(D, win, all, kept float64) float64 {
 // reads (GenerationSeconds' kept): 4·index_topk tokens.
 func KeptLengthWindow(arch *model.Arch) int { return 4 * arch.DSV4.Indexer.TopK }
 
+// AddDSV4Windows appends a DeepSeek-V4 model's two decode windows to windows
+// (AddWindow): the sliding window every layer reads (sliding_window) and
+// the CSA layers' kept length (KeptLengthWindow), in that order; it returns
+// their indices. The roofline and the AIC model both price the cores from
+// these sums.
+func AddDSV4Windows(windows *[]int, arch *model.Arch) (win, kept int) {
+	win = AddWindow(windows, arch.DSV4.Window)
+	kept = AddWindow(windows, KeptLengthWindow(arch))
+	return win, kept
+}
+
 // MHCBytesPerToken is the memory the manifold-constrained hyper-connections
 // of one DeepSeek-V4 layer move for one token (both sites, before and after
 // the attention and the FFN; vLLM's mhc_pre and mhc_post kernels), bf16:

@@ -36,6 +36,11 @@ func TestDSV4CoreHandCount(t *testing.T) {
 	swa := NewDSV4Core(a, model.AttnSWA, 8, 1, 1e15, 2e15, 8e12)
 	assert.InDelta(t, (584*256.0+4*8*512*2)/8e12, swa.GenerationSeconds(2, 256, 4002, 1001+2048), 1e-18)
 	assert.Equal(t, 2048, KeptLengthWindow(a))
+	// after a window already listed: sliding_window (128) at 1, the kept length (4 · index_topk 512) at 2
+	ws := []int{64}
+	win, kept := AddDSV4Windows(&ws, a)
+	assert.Equal(t, []int{64, 128, 2048}, ws)
+	assert.Equal(t, [2]int{1, 2}, [2]int{win, kept})
 	// mHC: 2 sites · 2 bytes · (3·4·4,096 + 2·4,096)
 	assert.Equal(t, 229_376.0, MHCBytesPerToken(a))
 }

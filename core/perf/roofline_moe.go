@@ -187,20 +187,19 @@ func newHybrid(arch *model.Arch, sys *hardware.System, p model.Parallel, prm Roo
 		hy.groups = append(hy.groups, gr)
 	}
 	if hy.sliding {
-		hy.winIdx, hy.decodeWindows = len(hy.decodeWindows), append(hy.decodeWindows, arch.SlidingWindow)
+		hy.winIdx = AddWindow(&hy.decodeWindows, arch.SlidingWindow)
 	}
 	if hy.sparseLayers {
-		hy.keptIdx, hy.decodeWindows = len(hy.decodeWindows), append(hy.decodeWindows, arch.Sparse.KeptTokens())
+		hy.keptIdx = AddWindow(&hy.decodeWindows, arch.Sparse.KeptTokens())
 	}
 	if hy.chunk > 0 {
-		hy.chunkIdx, hy.decodeWindows = len(hy.decodeWindows), append(hy.decodeWindows, -arch.AttentionChunk)
+		hy.chunkIdx = AddWindow(&hy.decodeWindows, -arch.AttentionChunk)
 	}
 	if hy.mla != nil && hy.mla.sparse {
-		hy.mla.decodeWindowKeptAt, hy.decodeWindows = len(hy.decodeWindows), append(hy.decodeWindows, arch.MLA.Indexer.TopK)
+		hy.mla.decodeWindowKeptAt = AddWindow(&hy.decodeWindows, arch.MLA.Indexer.TopK)
 	}
 	if hy.dsv4 != nil {
-		hy.dsv4WinIdx, hy.decodeWindows = len(hy.decodeWindows), append(hy.decodeWindows, arch.DSV4.Window)
-		hy.dsv4KeptIdx, hy.decodeWindows = len(hy.decodeWindows), append(hy.decodeWindows, KeptLengthWindow(arch))
+		hy.dsv4WinIdx, hy.dsv4KeptIdx = AddDSV4Windows(&hy.decodeWindows, arch)
 	}
 	if m := arch.MoE; m != nil {
 		ed := arch.ExpertDtype()

@@ -34,10 +34,10 @@ type pool struct {
 	moeEP    int
 	moeField string
 	a2a      string // vLLM's --all2all-backend ("": its default)
-	// oneLoop: a worker's ranks share one API server event loop (vLLM's
-	// --api-server-count 1: config.Pool.APIServerCount; a family's
-	// engine.PoolPlan.OneFrontEnd, planRanks); else each rank has its own
-	// (loopOf)
+	// oneLoop: a worker's data-parallel ranks share one API server event
+	// loop (the family's engine.PoolPlan.OneFrontEnd, planRanks: vLLM's
+	// --api-server-count 1, SGLang's and TensorRT-LLM's one front end); else
+	// each rank has its own (poolRT.loopOf)
 	oneLoop bool
 	// lockstep: the ranks of a worker run every pass together (a
 	// mixture-of-experts model with dp > 1: its MoE layers gather every
@@ -182,7 +182,7 @@ func buildDeployment(s *config.Spec, cache *PerfCache) (*deployment, error) {
 
 func newPool(name, field string, p *config.Pool) *pool {
 	return &pool{name: name, field: field, count: p.Count, tp: p.TP, dp: p.DP(), ep: p.EnableExpertParallel,
-		a2a: p.All2AllBackend, oneLoop: p.DP() > 1 && p.APIServers() == 1, placement: p.Placement, kvRouter: p.KVRouter, spec: p}
+		a2a: p.All2AllBackend, placement: p.Placement, kvRouter: p.KVRouter, spec: p}
 }
 
 // planTransfer sets the P/D KV transfer's price from kv_transfer: the bytes
@@ -268,7 +268,7 @@ func (pl *pool) parallel() model.Parallel {
 // engine.RankPlanner).
 func (pl *pool) planRanks(p *engine.PoolPlan) {
 	pl.dpRoundRobin = p.DPRoundRobin
-	pl.oneLoop = pl.oneLoop || p.OneFrontEnd && pl.dp > 1
+	pl.oneLoop = p.OneFrontEnd && pl.dp > 1
 }
 
 // buildPool makes the perf model and engine config of one pool (its TP, DP

@@ -127,9 +127,12 @@ type sim struct {
 	acc     report.Accumulator
 	pending workload.Request // open loop: the next request to send
 
-	path  client.Path
-	procs []client.OutputProcessor // one per worker, when detokenizing or the intake shares its loop
-	outQ  []outQueue               // per worker: outputs waiting for their job
+	path client.Path
+	// loops, per worker (global rank), when detokenizing or the intake
+	// shares its loop: its API server's event loop (poolRT.loopOf), built
+	// once so that an arrival and a pass end index it without asking the pool
+	loops []*client.OutputProcessor
+	outQ  []outQueue // per worker: outputs waiting for their job
 	// recvNs, per worker: when the client received the worker's latest
 	// outputs (a pass end, or its detokenization job's end). A steadily
 	// decoding request's previous token is always there (stepOuts).
@@ -449,7 +452,11 @@ func prepare(spec *config.Spec, opts []Option) (*sim, error) {
 	m.recvNs = make([]int64, len(m.workers))
 	m.busy = make([]bool, len(m.workers))
 	if path.Detokenize || path.SharedLoop {
-		m.procs = make([]client.OutputProcessor, len(m.workers))
+		procs := make([]client.OutputProcessor, len(m.workers))
+		m.loops = make([]*client.OutputProcessor, len(m.workers))
+		for w := range m.loops {
+			m.loops[w] = &procs[m.poolOf[w].loopOf(w)]
+		}
 	}
 	if path.Detokenize {
 		m.outQ = make([]outQueue, len(m.workers))
@@ -848,7 +855,7 @@ func (m *sim) arrive(idx int32) {
 		if p.dp > 1 { // counted on its rank by the next placement (heldLoad)
 			m.intaking[w] = append(m.intaking[w], held{idx, f.gen})
 		}
-		m.at(m.procs[m.loopOf(w)].Intake(&m.path, m.now, f.req.InputTokens), phaseArrival, evIntakeDone, idx, f.gen)
+		m.at(m.loops[w].Intake(&m.path, m.now, f.req.InputTokens), phaseArrival, evIntakeDone, idx, f.gen)
 		return
 	}
 	f.stage = stageEngine
@@ -888,20 +895,6 @@ func (m *sim) reachEngine(idx int32, w int) {
 // worker's API server event loop (engine.tokenization.shared_event_loop;
 // aggregated workers only).
 func (m *sim) sharedLoop() bool { return m.path.SharedLoop && !m.dep.disagg }
-
-// loopOf is the API server event loop (an index of m.procs) of global rank w:
-// the rank's own, or, when its server runs one API server for all its
-// data-parallel ranks (pool.oneLoop), that of the server's first rank: vLLM's
-// one AsyncLLM front end (its DPLBAsyncMPClient) processes the inputs of the
-// requests it places on every rank and the outputs every rank sends back, on
-// its one asyncio loop; SGLang's one TokenizerManager and DetokenizerManager
-// serve every rank (engine.PoolPlan.OneFrontEnd).
-func (m *sim) loopOf(w int) int {
-	if p := m.poolOf[w]; p.oneLoop {
-		return p.first + p.server(w)*p.dp
-	}
-	return w
-}
 
 // held is a request in a worker's inbox: its flight and the flight's generation.
 type held struct {
@@ -1158,7 +1151,7 @@ func (m *sim) passEnd(w int) {
 		}
 	}
 	m.outQ[w].push(outs, steady, measured)
-	m.at(m.procs[m.loopOf(w)].Submit(&m.path, m.now, tokens), phaseClientReceive, evReceive, int32(w), 0)
+	m.at(m.loops[w].Submit(&m.path, m.now, tokens), phaseClientReceive, evReceive, int32(w), 0)
 }
 
 // receive: the client receives one output of request id at m.now.

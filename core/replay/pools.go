@@ -110,5 +110,19 @@ func (p *poolRT) serverLoad(i int) int {
 	return n
 }
 
+// loopOf is the API server event loop (a global rank's index) of global rank w:
+// the rank's own, or, when its server runs one API server for all its
+// data-parallel ranks (pool.oneLoop), that of the server's first rank: vLLM's
+// one AsyncLLM front end (its DPLBAsyncMPClient) processes the inputs of the
+// requests it places on every rank and the outputs every rank sends back, on
+// its one asyncio loop; SGLang's one TokenizerManager and DetokenizerManager
+// serve every rank (engine.PoolPlan.OneFrontEnd).
+func (p *poolRT) loopOf(w int) int {
+	if p.oneLoop {
+		return p.first + p.server(w)*p.dp
+	}
+	return w
+}
+
 // server is the pool-local worker (vLLM server) of global rank id w.
 func (p *poolRT) server(w int) int { return (w - p.first) / p.dp }

@@ -107,7 +107,6 @@ func BlockHashesGroups(r *Request, blockSize int, dst, keys []uint64) ([]uint64,
 // dst, empty); unless keys is nil, it also writes BlockHashesGroups' keys
 // into keys (empty).
 func sourceHashes(r *Request, blockSize int, dst, keys []uint64) ([]uint64, []uint64) {
-	withKeys := keys != nil
 	S, bs := r.HashBlockTokens, blockSize
 	if len(r.HashIDs) == 0 || S <= 0 || bs <= 0 {
 		return dst, keys
@@ -123,12 +122,14 @@ func sourceHashes(r *Request, blockSize int, dst, keys []uint64) ([]uint64, []ui
 	// Hot path (every prompt block of every request): the mixed id of a source
 	// block is computed once and reused by each engine block inside it, and a
 	// run of engine blocks inside one source block costs one mix64 (see the
-	// formula above), its blocks an add each.
+	// formula above), its blocks an add each. Whether keys are written is
+	// asked of len(keys) (0 without keys, n with them), which the loop holds
+	// in a register anyway: a flag of its own cost a spill (cachegrind).
 	h := mix64(uint64(S))
 	lastK, idMix := -1, uint64(0)
 	a, o := 0, 0 // block j starts at token a·S + o of source block a (no division per block)
 	dst = slices.Grow(dst, n)[:n]
-	if withKeys {
+	if keys != nil {
 		keys = slices.Grow(keys, n)[:n]
 	}
 	oMul := uint64(offsetMul)
@@ -140,7 +141,7 @@ func sourceHashes(r *Request, blockSize int, dst, keys []uint64) ([]uint64, []ui
 			}
 			end := min(n, j+(S-o)/bs) // the run: every block of a from j on
 			v, step := uint64(o)*oMul, uint64(bs)*oMul
-			if !withKeys {
+			if len(keys) == 0 {
 				hashRun(dst[j:end], nil, 0, h^idMix, v, step)
 			} else { // a group every GroupSize blocks of the run, keyed by the hash before it
 				for g := j; g < end; {
@@ -167,7 +168,7 @@ func sourceHashes(r *Request, blockSize int, dst, keys []uint64) ([]uint64, []ui
 			}
 			h = mix64(h ^ v)
 			dst[j] = h
-			if withKeys { // a group of its own, keyed by its hash
+			if len(keys) != 0 { // a group of its own, keyed by its hash
 				keys[j] = h ^ singletonSalt
 			}
 			j++

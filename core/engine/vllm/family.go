@@ -50,6 +50,18 @@ func (Family) NewWorker(cfg Config, pm perf.Model) (engine.Worker, error) {
 // BytesPerBlock).
 func (Family) BytesPerBlock() int64 { return BytesPerBlock }
 
+var _ engine.RankPlanner = Family{}
+
+// PlanRanks fronts a worker's data-parallel ranks as its
+// --api-server-count says (engine.RankPlanner): with one API server
+// (config.Pool.APIServers), its one AsyncLLM front end (DPLBAsyncMPClient,
+// vllm/v1/engine/core_client.py) processes the inputs of the requests it
+// places on every rank and the outputs every rank sends back, on its one
+// asyncio loop; with one per rank, each rank has its own.
+func (Family) PlanRanks(in engine.PoolInput) engine.PoolPlan {
+	return engine.PoolPlan{OneFrontEnd: in.Pool.APIServers() == 1}
+}
+
 // own is the vLLM request that r stands for (made by NewRequest or Reset).
 func own(r *engine.Request) *Request { return r.Impl().(*Request) }
 

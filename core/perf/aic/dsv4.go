@@ -140,8 +140,7 @@ func (m *Model) dsv4Setup(arch *model.Arch, sys *hardware.System, tp int, kd mod
 	if err := m.mhcSetup(arch, sys, sysDir, opt, dg); err != nil {
 		return err
 	}
-	dg.winIdx, hy.decodeWindows = len(hy.decodeWindows), append(hy.decodeWindows, arch.DSV4.Window)
-	dg.keptIdx, hy.decodeWindows = len(hy.decodeWindows), append(hy.decodeWindows, perf.KeptLengthWindow(arch))
+	dg.winIdx, dg.keptIdx = perf.AddDSV4Windows(&hy.decodeWindows, arch)
 	hy.dsv4 = dg
 	return nil
 }

@@ -156,16 +156,16 @@ func (m *Model) setupHybrid(arch *model.Arch, sys *hardware.System, par model.Pa
 			return err
 		}
 		if !hy.windowed {
-			hy.winIdx, hy.decodeWindows = len(hy.decodeWindows), append(hy.decodeWindows, arch.SlidingWindow)
+			hy.winIdx = perf.AddWindow(&hy.decodeWindows, arch.SlidingWindow)
 		}
 	}
 	if hy.anySparse {
-		hy.keptIdx, hy.decodeWindows = len(hy.decodeWindows), append(hy.decodeWindows, arch.Sparse.KeptTokens())
+		hy.keptIdx = perf.AddWindow(&hy.decodeWindows, arch.Sparse.KeptTokens())
 	}
 	if hy.chunk > 0 {
 		// no table times chunked local attention: the full-attention grids
 		// over the keys of each query's chunk, a stand-in of those layers
-		hy.chunkIdx, hy.decodeWindows = len(hy.decodeWindows), append(hy.decodeWindows, -arch.AttentionChunk)
+		hy.chunkIdx = perf.AddWindow(&hy.decodeWindows, -arch.AttentionChunk)
 		n := arch.ChunkedLayers()
 		m.fallback(OpContextAttention, n, fmt.Sprintf(
 			"chunked local attention (%d-token chunks) priced with the full-attention grids over each query's chunk (no table times it)", arch.AttentionChunk))
