@@ -252,7 +252,7 @@ func breakdownJSON(b perf.Breakdown) map[string]any {
 	for i := 0; i < v.NumField(); i++ {
 		name := v.Type().Field(i).Name
 		if name == "HostLaunchNs" && v.Field(i).Float() == 0 {
-			continue // a pass of the step API is never an engine's eager one
+			continue // the step API prices no engine's eager pass: its keys stay as they were
 		}
 		out[snake(name)] = v.Field(i).Float()
 	}
