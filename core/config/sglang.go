@@ -107,9 +107,10 @@ type SGLang struct {
 	// EagerLaunchUsPerLayer is the simulation's, not a flag SGLang takes:
 	// the host's time to launch one decoder layer's kernels, µs, in a pass
 	// that runs eagerly. SGLang replays CUDA graphs for decode passes only
-	// (model_executor/cuda_graph_runner.py can_run: decode batches of at
-	// most cuda_graph_max_bs; piecewise CUDA graphs for extend passes are
-	// off unless --enable-piecewise-cuda-graph, server_args.py), so an
+	// (model_executor/model_runner.py _forward_raw and cuda_graph_runner.py
+	// can_run: decode batches of at most cuda_graph_max_bs; piecewise CUDA
+	// graphs for extend passes are off unless --enable-piecewise-cuda-graph,
+	// server_args.py, 0.5.9), so an
 	// extend pass, or a decode pass above cuda_graph_max_bs, launches every
 	// layer's kernels from Python, and the pass lasts at least
 	// layers × this (perf.Breakdown.PassNs). 0 (default): not modelled. A

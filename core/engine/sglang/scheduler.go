@@ -63,12 +63,12 @@ func (w *Worker) draftSteps() {
 }
 
 // eagerLaunch gives the formed pass the host's launch of its kernels when
-// it runs eagerly (Options.EagerLaunchNs): SGLang's CUDA graphs hold decode
-// passes of up to cuda_graph_max_bs requests only
-// (model_executor/cuda_graph_runner.py can_run, forward_mode decode), so an
-// extend pass (a prefill chunk, mixed or not) or a larger decode pass
-// launches each layer's kernels from the host (model_runner.py
-// forward_extend).
+// it runs eagerly (Options.EagerLaunchNs): SGLang replays a CUDA graph only
+// for a forward mode that has one (model_executor/model_runner.py
+// _forward_raw, forward_mode.is_cuda_graph: decode, verify, idle) of at most
+// cuda_graph_max_bs requests (cuda_graph_runner.py can_run), so an extend
+// pass (a prefill chunk, mixed or not) or a larger decode pass launches
+// each layer's kernels from the host.
 func (w *Worker) eagerLaunch() {
 	if len(w.batch.Prefill) > 0 || w.batch.Decodes > w.opt.GraphMaxBS {
 		w.batch.HostLaunchNs = w.opt.EagerLaunchNs
