@@ -104,7 +104,31 @@ type SGLang struct {
 	// default: normal for a batch with a prefill, low-latency for a decode
 	// batch; layers/moe/utils.py DeepEPMode.resolve).
 	DeepEPMode string `json:"deepep_mode,omitempty"`
+	// EagerLaunchUsPerLayer is the simulation's, not a flag SGLang takes:
+	// the host's time to launch one decoder layer's kernels, µs, in a pass
+	// that runs eagerly. SGLang replays CUDA graphs for decode passes only
+	// (model_executor/model_runner.py _forward_raw and cuda_graph_runner.py
+	// can_run: decode batches of at most cuda_graph_max_bs; piecewise CUDA
+	// graphs for extend passes are off unless --enable-piecewise-cuda-graph,
+	// server_args.py, 0.5.9), so an
+	// extend pass, or a decode pass above cuda_graph_max_bs, launches every
+	// layer's kernels from Python, and the pass lasts at least
+	// layers × this (perf.Breakdown.PassNs). 0 (default): not modelled. A
+	// measured value: SGLang pull request 12160's DeepSeek-V3 TP 8 log, a
+	// prefill of one new token: 82.64 ms eager, 23.10 ms replayed as a CUDA
+	// graph, so its 61 layers launch in 82.64 ms (1,355 µs a layer;
+	// SGLangDeepSeekEagerLaunchUsPerLayer).
+	EagerLaunchUsPerLayer float64 `json:"eager_launch_us_per_layer,omitempty"`
 }
+
+// SGLangDeepSeekEagerLaunchUsPerLayer is a DeepSeek-V3 (MLA and MoE) layer's
+// eager launch time in SGLang, µs (engine.sglang.eager_launch_us_per_layer):
+// sgl-project/sglang pull request 12160 ("support prefill-cuda-graph based
+// on cuda-graph-runner"), its benchmark log of a one-token prefill
+// ("#new-token: 1"), "forward cost" 82.64 ms eager and 23.10 ms from a CUDA
+// graph. The GPU's work of that forward is at most 23.10 ms, so the eager
+// forward is the host's launch of its 61 layers: 82.64 / 61.
+const SGLangDeepSeekEagerLaunchUsPerLayer = 82640.0 / 61
 
 // engine.sglang.moe_a2a_backend and deepep_mode values (server_args.py
 // --moe-a2a-backend, --deepep-mode).
@@ -489,7 +513,8 @@ func (g *SGLang) validate(p string) error {
 		checkInt(p+"page_size", "SGLang.page_size", g.PageSize),
 		checkIntOrUnset(p+"context_length", "SGLang.context_length", g.ContextLength),
 		checkIntOrUnset(p+"cuda_graph_max_bs", "SGLang.cuda_graph_max_bs", g.CUDAGraphMaxBS),
-		checkFloat(p+"schedule_conservativeness", "SGLang.schedule_conservativeness", g.ScheduleConservativeness)); err != nil {
+		checkFloat(p+"schedule_conservativeness", "SGLang.schedule_conservativeness", g.ScheduleConservativeness),
+		checkFloat(p+"eager_launch_us_per_layer", "SGLang.eager_launch_us_per_layer", g.EagerLaunchUsPerLayer)); err != nil {
 		return err
 	}
 	if c := g.ChunkedPrefillSize; c != 0 && c != -1 {

@@ -92,6 +92,8 @@ func TestSGLangSpec(t *testing.T) {
 			"engine.workers.aggregated.placement", "not modelled with engine.backend sglang"},
 		{`{"engine": {"model": "m", "system": "s", "backend": "sglang", "sglang": {"max_running_requests": 0}}, ` + traffic + `}`,
 			"engine.sglang.max_running_requests", "≥ 1"},
+		{`{"engine": {"model": "m", "system": "s", "backend": "sglang", "sglang": {"eager_launch_us_per_layer": -1}}, ` + traffic + `}`,
+			"engine.sglang.eager_launch_us_per_layer", "-1"},
 	} {
 		_, err := Decode([]byte(tc.spec))
 		var ce *Error

@@ -56,6 +56,13 @@ type Batch struct {
 	// num_nextn_predict_layers runs of the model's MTP module), each priced
 	// by DraftNs. 0 without speculative decoding.
 	DraftSteps int
+	// HostLaunchNs is the host's time to launch the pass's kernels one by
+	// one, ns, when the engine runs the pass eagerly (no CUDA graph): the
+	// kernels cannot finish before the host has launched them
+	// (Breakdown.PassNs). The engine sets it (SGLang's extend passes); 0 for
+	// a pass replayed from a CUDA graph, or when the engine's model leaves
+	// the launch out.
+	HostLaunchNs float64
 }
 
 // PrefillTokens is the number of prompt tokens computed in the pass.

@@ -424,6 +424,10 @@ type Breakdown struct {
 	// OverheadNs: the pass overhead outside the kernels (fixed plus per
 	// scheduled sequence).
 	OverheadNs float64
+	// HostLaunchNs: the host's launch of an eager pass's kernels
+	// (Batch.HostLaunchNs; not part of TotalNs: PassNs bounds the kernels by
+	// it).
+	HostLaunchNs float64
 	// KernelLatencyNs: the layers' fixed kernel latency (roofline
 	// LayerLatencyUs × layers; 0 for sources whose measured kernel times
 	// include it).
@@ -459,10 +463,26 @@ func (b Breakdown) TotalNs() float64 {
 // (Qwen3-32B, TP 2) and ~30 ms (Llama-3.1-8B), the kernel time of the aic
 // tables alone, where the sum with the 1 ms + 40 µs/sequence CPU cost would be
 // 6 ms longer.
+//
+// An eager pass (HostLaunchNs H > 0) cannot end before the host has launched
+// its last kernel: the kernels run as they are launched, so they take
+// max(T_kernels, H). The launch is the CPU's too, after it has formed the
+// pass, so under overlapCPU the CPU's part is T_cpu + H:
+//
+//	T = max(T_kernels, T_cpu + H)            (overlapCPU)
+//	T = T_cpu + max(T_kernels, H)            (otherwise)
+//
+// With H = 0 both are the formulas above, to the bit.
 func (b Breakdown) PassNs(overlapCPU bool) float64 {
 	total := b.TotalNs()
 	if !overlapCPU {
+		if b.HostLaunchNs > 0 {
+			return total + max(b.HostLaunchNs-(total-b.OverheadNs), 0)
+		}
 		return total
+	}
+	if b.HostLaunchNs > 0 {
+		return max(total-b.OverheadNs, b.OverheadNs+b.HostLaunchNs)
 	}
 	return max(total-b.OverheadNs, b.OverheadNs)
 }
@@ -477,7 +497,7 @@ func (r *Roofline) Breakdown(b *Batch) Breakdown {
 		return r.hybridBreakdown(b, DPMoETokens(r.hy.dp, CUDAGraphTokens(b.Tokens(), r.hy.cgTop)))
 	}
 	var out Breakdown
-	out.OverheadNs = OverheadNs(r.passOverheadNs, r.seqOverheadNs, b)
+	out.OverheadNs, out.HostLaunchNs = OverheadNs(r.passOverheadNs, r.seqOverheadNs, b), b.HostLaunchNs
 
 	var ctxS, prefill float64
 	for i := range b.Prefill {
@@ -571,7 +591,7 @@ func memoGrown[T any](memo []T, i int) []T {
 // It allocates only as Breakdown does; its cost is linear in the number of prefill chunks
 // and independent of the number of decodes.
 func (r *Roofline) PassTime(b *Batch) int64 {
-	if r.hy == nil && len(b.Prefill) == 0 && b.Decodes > 0 && b.SpecTokens == 0 && b.DraftSteps == 0 {
+	if r.hy == nil && len(b.Prefill) == 0 && b.Decodes > 0 && b.SpecTokens == 0 && b.DraftSteps == 0 && b.HostLaunchNs == 0 {
 		return PassNs(r.decodePassNs(b))
 	}
 	return PassNs(r.Breakdown(b).PassNs(r.overlapCPU))

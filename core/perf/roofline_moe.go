@@ -375,7 +375,7 @@ func (hy *hybrid) expertsSecondsAt(X float64, memBW float64) float64 {
 func (r *Roofline) hybridBreakdown(b *Batch, X float64) Breakdown {
 	hy := r.hy
 	var out Breakdown
-	out.OverheadNs = OverheadNs(r.passOverheadNs, r.seqOverheadNs, b)
+	out.OverheadNs, out.HostLaunchNs = OverheadNs(r.passOverheadNs, r.seqOverheadNs, b), b.HostLaunchNs
 
 	var prefill, chunks, kvSum, ctxWin, ctxKept, ctxChunk float64
 	var ctxS [model.AttnSWA + 1]float64 // per attention kind, one layer

@@ -512,6 +512,32 @@ func TestPassNsOverlapCPU(t *testing.T) {
 	assert.NotContains(t, serial.Metadata(), "cpu_overlap")
 }
 
+// TestPassNsEagerLaunch: an eager pass cannot end before the host has
+// launched its kernels. Kernels 30 ms, CPU work 6.12 ms: a launch of 50 ms
+// makes the pass 6.12 + 50 = 56.12 ms with the CPU overlapped (max(30, 56.12))
+// and without (6.12 + max(30, 50)); a launch of 10 ms hides behind the
+// kernels under overlap (max(30, 16.12) = 30) and without (6.12 + 30).
+func TestPassNsEagerLaunch(t *testing.T) {
+	b := Breakdown{GEMMNs: 20e6, GenerationAttentionNs: 10e6, OverheadNs: 6.12e6, HostLaunchNs: 50e6}
+	assert.InDelta(t, 56.12e6, b.PassNs(true), 1e-6)
+	assert.InDelta(t, 56.12e6, b.PassNs(false), 1e-6)
+	b.HostLaunchNs = 10e6
+	assert.InDelta(t, 30e6, b.PassNs(true), 1e-6)
+	assert.InDelta(t, 36.12e6, b.PassNs(false), 1e-6)
+
+	// both perf sources carry a batch's launch into its breakdown, the
+	// roofline's decode fast path too: 64 decodes of Qwen3-32B on TP 2 (16 ms
+	// of kernels) launched in 100 ms take 1 ms + 64 × 40 µs + 100 ms
+	q32 := builtinArch(t, "Qwen/Qwen3-32B")
+	overlap, err := NewRoofline(q32, builtinSystem(t, "h100_sxm"), RooflineOptions{TP: 2, Params: specDefaults(), OverlapCPU: true})
+	require.NoError(t, err)
+	pass := Batch{Decodes: 64, Samplers: 64, HostLaunchNs: 100e6}
+	assert.Equal(t, 100e6, overlap.Breakdown(&pass).HostLaunchNs)
+	assert.Equal(t, int64(1e6+64*40e3+100e6), overlap.PassTime(&pass))
+	pass.HostLaunchNs = 0
+	assert.Less(t, overlap.PassTime(&pass), int64(20e6))
+}
+
 // The memo of the token-count terms changes no price: a roofline that has
 // priced many passes (memo hits, in any order, and a pass past the memo's
 // bound) breaks each pass down exactly as a fresh one does on its first call.

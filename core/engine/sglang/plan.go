@@ -180,6 +180,7 @@ func (Family) Plan(in engine.PoolInput) (engine.PoolPlan, error) {
 		cuda = 0 // server_args.py: CUDA graphs are off on a prefill server
 	}
 	graphTokens := cuda * (1 + opt.DraftSteps) // a decode's verified drafts are the graph's tokens too
+	cfg.Options = withEagerLaunch(opt, g, in.Arch.Layers, cuda)
 	args := map[string]any{"release": rel.String(), "defaults_rule": d.Rule,
 		"tp_size": in.TP * dp, "dp_size": dp, "enable_dp_attention": dp > 1,
 		"mem_fraction_static": d.MemFractionStatic, "chunked_prefill_size": chunk, "max_prefill_tokens": g.MaxPrefillTokens,
@@ -319,4 +320,13 @@ func mambaPool(in engine.PoolInput, g *config.SGLang, rest float64, dp int) (mam
 			max(st.size, 1), float64(st.perReq)/(1<<20), rest/gib, in.Sys.Name, in.TP)}
 	}
 	return st, nil
+}
+
+// withEagerLaunch sets opt's eager launch: engine.sglang's
+// eager_launch_us_per_layer for each of the model's layers, and the CUDA
+// graphs' largest decode batch.
+func withEagerLaunch(opt Options, g *config.SGLang, layers, graphMaxBS int) Options {
+	opt.EagerLaunchNs = g.EagerLaunchUsPerLayer * 1e3 * float64(layers)
+	opt.GraphMaxBS = graphMaxBS
+	return opt
 }

@@ -36,6 +36,7 @@ func (w *Worker) PlanPass() bool {
 	w.mergeLast()
 	if w.formPrefill() || w.formDecode() {
 		w.draftSteps()
+		w.eagerLaunch()
 		w.late = w.late[:0]
 		return true
 	}
@@ -61,6 +62,19 @@ func (w *Worker) draftSteps() {
 	}
 }
 
+// eagerLaunch gives the formed pass the host's launch of its kernels when
+// it runs eagerly (Options.EagerLaunchNs): SGLang replays a CUDA graph only
+// for a forward mode that has one (model_executor/model_runner.py
+// _forward_raw, forward_mode.is_cuda_graph: decode, verify, idle) of at most
+// cuda_graph_max_bs requests (cuda_graph_runner.py can_run), so an extend
+// pass (a prefill chunk, mixed or not) or a larger decode pass launches
+// each layer's kernels from the host.
+func (w *Worker) eagerLaunch() {
+	if len(w.batch.Prefill) > 0 || w.batch.Decodes > w.opt.GraphMaxBS {
+		w.batch.HostLaunchNs = w.opt.EagerLaunchNs
+	}
+}
+
 // BeginPass starts the planned pass, lasting durNs.
 func (w *Worker) BeginPass(durNs int64) {
 	if w.busy {
@@ -78,7 +92,7 @@ func (w *Worker) resetBatch() {
 	b := &w.batch
 	b.Prefill = b.Prefill[:0]
 	b.Decodes, b.DecodeKVSum, b.Samplers = 0, 0, 0
-	b.SpecTokens, b.DraftSteps = 0, 0
+	b.SpecTokens, b.DraftSteps, b.HostLaunchNs = 0, 0, 0
 	b.DecodeWindowSums = b.DecodeWindowSums[:0]
 	for range w.cfg.DecodeWindows {
 		b.DecodeWindowSums = append(b.DecodeWindowSums, 0)

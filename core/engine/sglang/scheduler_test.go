@@ -16,7 +16,8 @@ import (
 type recorder struct{ batches []perf.Batch }
 
 func (r *recorder) PassTime(b *perf.Batch) int64 {
-	c := perf.Batch{Samplers: b.Samplers, Decodes: b.Decodes, DecodeKVSum: b.DecodeKVSum, SpecTokens: b.SpecTokens, DraftSteps: b.DraftSteps}
+	c := perf.Batch{Samplers: b.Samplers, Decodes: b.Decodes, DecodeKVSum: b.DecodeKVSum, SpecTokens: b.SpecTokens, DraftSteps: b.DraftSteps,
+		HostLaunchNs: b.HostLaunchNs}
 	c.Prefill = append(c.Prefill, b.Prefill...)
 	r.batches = append(r.batches, c)
 	return 1000
@@ -276,6 +277,35 @@ func TestMixedChunk(t *testing.T) {
 	b := rec.batches[1]
 	assert.Equal(t, []perf.Chunk{{NewTokens: 63}}, b.Prefill, "the chunk budget less one running decode")
 	assert.Equal(t, 1, b.Decodes)
+	for step(w) {
+	}
+	checkBalanced(t, w)
+}
+
+// Eager passes carry the host's launch (Options.EagerLaunchNs, 61 layers of
+// 1,355 µs = 82.655 ms), CUDA-graph passes do not: with graphs of up to 2
+// requests, R1's prefill is eager, its decode alone (1 request) a graph; R2's
+// and R3's prefill pass is eager again (mixed chunks: R1 decodes in it); the
+// decode of all three (3 > 2 requests) runs eagerly.
+func TestEagerPassesCarryTheLaunch(t *testing.T) {
+	opt := testOptions(0.1)
+	opt.ChunkedPrefillSize, opt.MixedChunk = 1024, true
+	opt.EagerLaunchNs, opt.GraphMaxBS = 61*1355e3, 2
+	w, rec := newTestWorker(t, 10000, opt)
+	w.Add(newRequest(1, 10, 5))
+	require.True(t, step(w)) // R1's prefill
+	require.True(t, step(w)) // R1 decodes alone
+	w.Add(newRequest(2, 10, 5))
+	w.Add(newRequest(3, 10, 5))
+	require.True(t, step(w)) // R2 and R3 prefill, R1 decodes
+	require.True(t, step(w)) // three decodes
+	launch := []float64{}
+	for _, b := range rec.batches {
+		launch = append(launch, b.HostLaunchNs)
+	}
+	assert.Equal(t, []float64{82.655e6, 0, 82.655e6, 82.655e6}, launch)
+	assert.Equal(t, 1, rec.batches[2].Decodes)
+	assert.Equal(t, 3, rec.batches[3].Decodes)
 	for step(w) {
 	}
 	checkBalanced(t, w)

@@ -54,6 +54,14 @@ type Options struct {
 	// and the pre_alloc_size beside it; a handoff holds one from its KV
 	// reservation to its finish (0: no decode server, no limit).
 	RequestSlots int
+	// EagerLaunchNs is the host's launch of every layer's kernels, ns
+	// (engine.sglang.eager_launch_us_per_layer × the model's layers), paid by
+	// a pass that runs eagerly: an extend pass, or a decode pass of more than
+	// GraphMaxBS requests (cuda_graph_runner.py can_run); 0: not modelled.
+	EagerLaunchNs float64
+	// GraphMaxBS is the largest decode pass replayed from a CUDA graph
+	// (cuda_graph_max_bs; 0 on a prefill server, which captures none).
+	GraphMaxBS int
 }
 
 // Scheduler constants of SGLang (python/sglang/srt/environ.py, envs;

@@ -541,7 +541,7 @@ func (m *Model) Breakdown(b *perf.Batch) perf.Breakdown {
 // token count x (from the tables tabulate filled, else costs(x)) and the
 // samplers (logits); ok is false for an empty pass (overhead only).
 func (m *Model) tokenBreakdown(b *perf.Batch, costs func(float64) (float64, float64, float64, float64)) (perf.Breakdown, bool) {
-	out := perf.Breakdown{OverheadNs: perf.OverheadNs(m.overheadNs, m.seqOverheadNs, b)}
+	out := perf.Breakdown{OverheadNs: perf.OverheadNs(m.overheadNs, m.seqOverheadNs, b), HostLaunchNs: b.HostLaunchNs}
 	x := b.Tokens()
 	if x <= 0 {
 		return out, false

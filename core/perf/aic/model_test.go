@@ -63,6 +63,22 @@ func TestSequenceOverhead(t *testing.T) {
 	assert.ErrorContains(t, err, "per_sequence_overhead_us = -2")
 }
 
+// TestEagerLaunchBoundsThePass: a batch's host launch (perf.Batch.HostLaunchNs)
+// reaches the breakdown outside TotalNs; a launch longer than the mixed
+// batch's kernels is the pass (no CPU overhead and no overlap here, so
+// T = 0 + max(kernels, H) = H), a shorter one leaves it as it was.
+func TestEagerLaunchBoundsThePass(t *testing.T) {
+	m := qwenTP2(t)
+	b := mixedBatch()
+	kernels := m.Breakdown(b).TotalNs()
+	b.HostLaunchNs = kernels + 5e6
+	bd := m.Breakdown(b)
+	assert.Equal(t, kernels, bd.TotalNs())
+	assert.InDelta(t, kernels+5e6, float64(m.PassTime(b)), 0.5)
+	b.HostLaunchNs = kernels / 2
+	assert.InDelta(t, kernels, float64(m.PassTime(b)), 0.5)
+}
+
 // TestCachedPrefixReducesContextAttention: a 512-token chunk after a
 // 1536-token prefix does (2048² − 1536²)/2048² = 7/16 of the work of a
 // 2048-token prompt's attention (docs/design.md, "Lookups").
