@@ -103,6 +103,21 @@ def test_llama_recipe_batch_waiting_at_1k_1k_below_tp8():
         assert o["stream_interval"] == 10 and o["max_num_tokens"] == 16384
 
 
+def test_recipes_spread_the_experts_over_tp_before_the_search_space():
+    # gptoss_fp4_h200_trt_slurm.sh and dsr1_fp8_h200_trt_slurm.sh ran --ep_size=$TP until
+    # 17d5e204f (2025-11-03T18:05:50Z) made it the search space's $EP_SIZE (the row's columns)
+    for model in ("openai/gpt-oss-120b", "deepseek-ai/DeepSeek-R1"):
+        opts, _, src = trtllm.recipe_at(model, "h200_sxm", datetime(2025, 11, 2, tzinfo=UTC))
+        assert "17d5e204f" not in src
+        assert trtllm.recipe_options(opts, 4, 1024, trtllm.Layout(8, False, False), 1024)[0]["moe_expert_parallel_size"] == 8
+        # the columns' own split wins (and enable_expert_parallel is not given twice)
+        assert "moe_expert_parallel_size" not in trtllm.recipe_options(opts, 4, 1024, trtllm.Layout(8, False, True), 1024)[0]
+        assert trtllm.recipe_options(opts, 4, 1024, trtllm.Layout(4, False, False, moe_ep=2), 1024)[0]["moe_expert_parallel_size"] == 2
+        opts, _, src = trtllm.recipe_at(model, "h200_sxm", datetime(2025, 12, 15, tzinfo=UTC))
+        assert src.endswith("+17d5e204f")
+        assert "moe_expert_parallel_size" not in trtllm.recipe_options(opts, 4, 1024, trtllm.Layout(4, False, False), 1024)[0]
+
+
 def test_row_spec_of_an_aiconfigurator_row():
     row = _row(model_path="Qwen/Qwen3-32B", system="h100_sxm", tp_size="2", moe_tp_size="1", moe_ep_size="1",
                batch_size="32", isl="1024", osl="512", backend_version="1.0.0rc3",

@@ -199,6 +199,15 @@ DSR1 = ("deepseek-ai/DeepSeek-R1", "deepseek-ai/DeepSeek-V3")  # InferenceX's De
 DSR1_MTP_SINCE = _t("2026-01-15T06:26:18+08:00")
 
 
+#: A later change's value for an option the script no longer sets: left out everywhere.
+NOT_SET = Where(lambda isl, osl, tp: False, None)
+
+
+def _ep_over_tp(c: int, isl: int, tp: int) -> int:
+    """``trtllm-serve --ep_size=$TP``: the experts spread over every GPU."""
+    return tp
+
+
 def _llama_batch_wait(isl: int, osl: int, tp: int) -> bool:
     """The Llama-3.1-70B script's batch waiting: ``if [[ "$ISL" == "1024" && "$OSL" ==
     "1024" && ${TP} -lt 8 ]]``."""
@@ -221,25 +230,30 @@ RECIPES: tuple[Recipe, ...] = (
     Recipe(("openai/gpt-oss-120b",), "h200_sxm", "benchmarks/gptoss_fp4_h200_trt_slurm.sh", (
         Change("ffe0b55a7", _t("2025-09-28T17:41:27-07:00"), "gpt-oss-dev",
                {"max_batch_size": lambda c, isl, tp: c, "max_num_tokens": 20000, "stream_interval": 20,
+                "moe_expert_parallel_size": _ep_over_tp,
                 "kv_cache_config": {"enable_block_reuse": False, "free_gpu_memory_fraction": 0.85},
                 "cuda_graph_config": {"enable_padding": True, "max_batch_size": lambda c, isl, tp: c}},
                "trtllm-serve --max_batch_size $CONC --max_num_tokens 20000; cuda_graph_config enable_padding, "
                "max_batch_size $CONC; kv_cache_config dtype auto, enable_block_reuse false, "
-               "free_gpu_memory_fraction 0.85; stream_interval 20 (image gpt-oss-dev, a development build; "
-               "moe backend TRITON and num_postprocess_workers 4 not modelled)"),
+               "free_gpu_memory_fraction 0.85; stream_interval 20; --ep_size=$TP (image gpt-oss-dev, a "
+               "development build; moe backend TRITON and num_postprocess_workers 4 not modelled)"),
+        Change("17d5e204f", _t("2025-11-03T12:05:50-06:00"), "gpt-oss-dev", {"moe_expert_parallel_size": NOT_SET},
+               "--ep_size=$EP_SIZE, the search space's (.github/configs/nvidia-master.yaml): the row's columns"),
     )),
     Recipe(DSR1, "h200_sxm", "benchmarks/dsr1_fp8_h200_trt_slurm.sh", (
         Change("9596d23d7", _t("2025-10-29T17:37:58-05:00"), "1.1.0rc2.post2",
                {"max_num_tokens": lambda c, isl, tp: (c + isl + 64 + 63) // 64 * 64, "kv_cache": "fp8",
-                "stream_interval": 10,
+                "stream_interval": 10, "moe_expert_parallel_size": _ep_over_tp,
                 "kv_cache_config": {"enable_block_reuse": False, "free_gpu_memory_fraction": 0.75},
                 "cuda_graph_config": {"enable_padding": True, "max_batch_size": 128},
                 "attention_dp_config": {"enable_balance": True, "timeout_iters": 60, "batching_wait_iters": 0}},
                "trtllm-serve --max_num_tokens ((CONC+ISL+64+63)/64*64); cuda_graph_config enable_padding, "
                "max_batch_size 128; kv_cache_config dtype fp8, free_gpu_memory_fraction 0.75, enable_block_reuse "
                "false; stream_interval 10; enable_attention_dp when the config says dp-attn, then "
-               "attention_dp_config enable_balance, timeout_iters 60, batching_wait_iters 0 (image "
-               "1.1.0rc2.post2; moe backend CUTLASS not modelled)"),
+               "attention_dp_config enable_balance, timeout_iters 60, batching_wait_iters 0; --ep_size=$TP "
+               "(EP_SIZE=$TP) (image 1.1.0rc2.post2; moe backend CUTLASS not modelled)"),
+        Change("17d5e204f", _t("2025-11-03T12:05:50-06:00"), "1.1.0rc2.post2", {"moe_expert_parallel_size": NOT_SET},
+               "--ep_size=$EP_SIZE, the search space's (.github/configs/nvidia-master.yaml): the row's columns"),
     )),
     Recipe(DSR1, "h200_sxm", "benchmarks/dsr1_fp8_h200_trt_mtp_slurm.sh", (
         Change("bf3456727", DSR1_MTP_SINCE, "1.1.0rc2.post2",
@@ -320,7 +334,7 @@ _ABSENT = object()
 def _resolve(v: Any, c: int, isl: int, tp: int, osl: int) -> Any:
     """A recipe value with the row's numbers put in: a callable of (c, ISL, tp_size)
     is called (a script's shell arithmetic on $CONC, $ISL, $TP); a :class:`Where` is
-    its value at the points it names, else left out."""
+    its value at the points it names, else left out (:data:`NOT_SET`: nowhere)."""
     if isinstance(v, dict):
         out = {k: _resolve(x, c, isl, tp, osl) for k, x in v.items()}
         return {k: x for k, x in out.items() if x is not _ABSENT}
@@ -341,6 +355,8 @@ def recipe_options(opts: dict[str, Any], c: int, isl: int, lay: Layout, osl: int
     o["enable_attention_dp"] = lay.attention_dp
     if not lay.attention_dp:  # the recipe writes attention_dp_config with dp-attn only
         o.pop("attention_dp_config", None)
+    if lay.ep or lay.moe_ep:  # the row's columns give the experts' split
+        o.pop("moe_expert_parallel_size", None)
     o.update(lay.options())
     return o, kv
 
