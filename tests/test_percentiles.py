@@ -57,6 +57,21 @@ def test_bad_percentiles_name_the_field(spec, bad):
     assert info.value.field == "percentiles"
 
 
+@pytest.mark.parametrize("bad", [[], [50, 0], [-5], [100.5]])
+def test_core_refuses_as_the_api_does(spec, bad):
+    # one rule, one message: the core's check (report.CheckPercentiles, for its Go
+    # callers) refuses what check_percentiles refuses, in the same words
+    from aisimulate.binding.calls import replay_native
+    from aisimulate.config import load_config
+    from aisimulate.run.replay import check_percentiles
+
+    with pytest.raises(ConfigError) as api:
+        check_percentiles(bad)
+    with pytest.raises(ConfigError) as core:
+        replay_native(load_config(spec).to_json(), {"percentiles": bad}, progress=False)
+    assert (core.value.field, core.value.reason) == (api.value.field, api.value.reason)
+
+
 @pytest.mark.parametrize("bad", [99, "50,90", {"p": 99}, [50, "90"], [True]])
 def test_percentiles_of_another_form(spec, bad):
     with pytest.raises(TypeError, match="percentiles"):
@@ -86,7 +101,8 @@ def test_cli_table_json_csv_and_vllm_export(spec, tmp_path):
     assert json.loads((out / "prediction.json").read_text())["metadata"]["percentiles"] == [99.9]
 
 
-@pytest.mark.parametrize("value, needle", [("0", "--percentiles 0: each must be"),
+@pytest.mark.parametrize("value, needle", [("0", "--percentiles: 0 is not a percentile: each must be"),
+                                           ("50,nan", "--percentiles: nan is not a percentile"),
                                            ("50,x", "--percentiles 'x': want numbers")])
 def test_cli_bad_percentiles(spec, tmp_path, value, needle):
     path = tmp_path / "spec.json"
