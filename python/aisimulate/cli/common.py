@@ -155,6 +155,14 @@ def add_progress_argument(p: argparse.ArgumentParser) -> None:
                         "terminal, for work that runs longer than 2 s)")
 
 
+def add_percentiles_argument(p: argparse.ArgumentParser, effect: str) -> None:
+    """Give a subcommand ``--percentiles`` (replay, sweep, compare: one name, one form,
+    read by :func:`parse_percentiles`); ``effect`` says what the chosen ones change."""
+    p.add_argument("--percentiles", action="append", metavar="LIST",
+                   help="percentiles to report, e.g. 50,90,99,99.9 (each in (0, 100]; comma-separated "
+                        "or repeated): " + effect)
+
+
 def progress_of(args: argparse.Namespace) -> bool | None:
     """The ``progress=`` argument for the API: off with ``--quiet``, else automatic."""
     return False if getattr(args, "quiet", False) else None
