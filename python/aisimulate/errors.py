@@ -34,8 +34,16 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only: typing costs ~10 ms of CPU at import
     from typing import Any, Mapping
 
-__all__ = ["AisimulateError", "BackendVersionWarning", "ConfigError", "DataError",
+__all__ = ["AisimulateError", "BackendVersionWarning", "ConfigError", "DataError", "EngineLimitWarning",
            "InfeasibleError", "SimulationError", "from_envelope"]
+
+
+class EngineLimitWarning(UserWarning):
+    """:func:`aisimulate.step_time` was given a pass the deployment's engine would never
+    run: more sequences than ``max_num_seqs``, more tokens than its token budget
+    (``max_num_batched_tokens``), or a request longer than ``max_model_len``. The pass is
+    priced all the same (a roofline has no limits); the message names the batch, the
+    limit and the value."""
 
 
 class BackendVersionWarning(UserWarning):
