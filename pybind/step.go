@@ -178,7 +178,10 @@ func (e *pricedSpec) pool(name string) (*replay.PoolPricing, error) {
 // StepTime prices engine passes of a deployment with the perf model a
 // replay of its spec would use (replay.Pricing): request is a JSON
 // stepRequest; the result is {"step": {"pool", "perf_model", "overlap_cpu",
-// "lockstep", "passes": [{"time_ns", "breakdown_ns"}]}}, one entry per pass
+// "lockstep", "limits", "passes": [{"time_ns", "breakdown_ns"}]}}, limits
+// the pool's per-rank limits as its engine runs them (max_model_len,
+// max_num_seqs, max_num_batched_tokens: replay.PoolPricing, which the
+// Python API warns of a pass beyond), and passes one entry per pass
 // of the request: time_ns is the pass's duration (int ns, the replay's
 // PassTime, or GroupPassTime for the ranks of a lockstep worker);
 // breakdown_ns its parts by op family (perf.Breakdown, float ns, snake_case
@@ -207,13 +210,20 @@ func StepTime(request string) string {
 			TimeNs      int64          `json:"time_ns"`
 			BreakdownNs map[string]any `json:"breakdown_ns"`
 		}
+		type limits struct {
+			MaxModelLen         int `json:"max_model_len"`
+			MaxNumSeqs          int `json:"max_num_seqs"`
+			MaxNumBatchedTokens int `json:"max_num_batched_tokens"`
+		}
 		out := struct {
 			Pool       string    `json:"pool"`
 			PerfModel  string    `json:"perf_model"`
 			OverlapCPU bool      `json:"overlap_cpu"`
 			Lockstep   bool      `json:"lockstep"`
+			Limits     limits    `json:"limits"`
 			Passes     []passOut `json:"passes"`
-		}{Pool: p.Name, PerfModel: p.Perf.Name(), OverlapCPU: p.Overlap, Lockstep: p.Lockstep, Passes: []passOut{}}
+		}{Pool: p.Name, PerfModel: p.Perf.Name(), OverlapCPU: p.Overlap, Lockstep: p.Lockstep,
+			Limits: limits{p.MaxModelLen, p.MaxNumSeqs, p.MaxNumBatchedTokens}, Passes: []passOut{}}
 		for i, ranks := range rq.Passes {
 			if len(ranks) == 0 {
 				return errorEnvelope(&config.Error{Field: fmt.Sprintf("passes[%d]", i), Msg: "no batch"})

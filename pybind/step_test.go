@@ -23,8 +23,9 @@ func TestStepTime(t *testing.T) {
 	  [{"prefill": [[100, 0, 1]], "decode": [1000]}]]}`
 	var out struct {
 		Step struct {
-			Pool      string `json:"pool"`
-			PerfModel string `json:"perf_model"`
+			Pool      string         `json:"pool"`
+			PerfModel string         `json:"perf_model"`
+			Limits    map[string]int `json:"limits"`
 			Passes    []struct {
 				TimeNs      int64          `json:"time_ns"`
 				BreakdownNs map[string]any `json:"breakdown_ns"`
@@ -38,6 +39,19 @@ func TestStepTime(t *testing.T) {
 	assert.Equal(t, int64(7_120_000), out.Step.Passes[0].TimeNs)
 	assert.Equal(t, int64(3_100_000), out.Step.Passes[1].TimeNs)
 	assert.Nil(t, out.Step.Passes[0].BreakdownNs)
+	// the pool's limits: the spec's max_model_len, and the batch limits MemoryPlan
+	// gives for the same deployment
+	var plan struct {
+		Memory struct {
+			Pools []map[string]any `json:"pools"`
+		} `json:"memory"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(MemoryPlan(stepSpec)), &plan))
+	require.Len(t, plan.Memory.Pools, 1)
+	pool := plan.Memory.Pools[0]
+	assert.Equal(t, map[string]int{"max_model_len": 4096, "max_num_seqs": int(pool["max_num_seqs"].(float64)),
+		"max_num_batched_tokens": int(pool["max_num_batched_tokens"].(float64))}, out.Step.Limits)
+	assert.Positive(t, out.Step.Limits["max_num_seqs"])
 }
 
 // A bad batch or pool is a config error naming the field; an unknown

@@ -24,8 +24,8 @@ from aisimulate.cli.bench_inference_perf import CommandLineError
 from aisimulate.cli.common import CommandError, StdoutError, UsageError
 from aisimulate.io.files import ForeignFileError, IncompleteSaveError
 from aisimulate.sweep import UnknownFieldError
-from aisimulate.errors import (AisimulateError, BackendVersionWarning, ConfigError, DataError, InfeasibleError,
-                               SimulationError, from_envelope)
+from aisimulate.errors import (AisimulateError, BackendVersionWarning, ConfigError, DataError, EngineLimitWarning,
+                               InfeasibleError, SimulationError, from_envelope)
 
 #: One or more instances of every public exception class, covering each constructor form.
 EXAMPLES = [
@@ -51,6 +51,7 @@ EXAMPLES = [
     UnknownFieldError("traffic.load.bogus", "unknown field (known: concurrency, kind)"),
     GivenTwice("formats: 'csv' is given twice in ['csv', 'csv']: give each record format once", "csv"),
     BackendVersionWarning("engine.perf.backend_version: no tables of 9.9.9; 0.24.0 used"),
+    EngineLimitWarning("batch: 5 sequences, over max_num_seqs 4: the aggregated pool's engine never runs this pass"),
     CommandError("an error of the command line"),
     UsageError("--slo ttft_ms=0: a bound is a number of ms > 0"),
     StdoutError("cannot write the result to stdout: No space left on device"),

@@ -57,6 +57,21 @@ def test_bad_percentiles_name_the_field(spec, bad):
     assert info.value.field == "percentiles"
 
 
+@pytest.mark.parametrize("bad", [[], [50, 0], [-5], [100.5]])
+def test_core_refuses_as_the_api_does(spec, bad):
+    # one rule, one message: the core's check (report.CheckPercentiles, for its Go
+    # callers) refuses what check_percentiles refuses, in the same words
+    from aisimulate.binding.calls import replay_native
+    from aisimulate.config import load_config
+    from aisimulate.run.replay import check_percentiles
+
+    with pytest.raises(ConfigError) as api:
+        check_percentiles(bad)
+    with pytest.raises(ConfigError) as core:
+        replay_native(load_config(spec).to_json(), {"percentiles": bad}, progress=False)
+    assert (core.value.field, core.value.reason) == (api.value.field, api.value.reason)
+
+
 @pytest.mark.parametrize("bad", [99, "50,90", {"p": 99}, [50, "90"], [True]])
 def test_percentiles_of_another_form(spec, bad):
     with pytest.raises(TypeError, match="percentiles"):
@@ -86,10 +101,102 @@ def test_cli_table_json_csv_and_vllm_export(spec, tmp_path):
     assert json.loads((out / "prediction.json").read_text())["metadata"]["percentiles"] == [99.9]
 
 
-@pytest.mark.parametrize("value, needle", [("0", "--percentiles 0: each must be"),
+@pytest.mark.parametrize("value, needle", [("0", "--percentiles: 0 is not a percentile: each must be"),
+                                           ("50,nan", "--percentiles: nan is not a percentile"),
                                            ("50,x", "--percentiles 'x': want numbers")])
 def test_cli_bad_percentiles(spec, tmp_path, value, needle):
     path = tmp_path / "spec.json"
     path.write_text(json.dumps(spec))
     assert_usage_error(run_cli("replay", str(path), "--percentiles", value, cwd=tmp_path), "aisimulate: error:",
                        needle)
+
+
+def test_sweep_reports_the_chosen_percentiles(spec, tmp_path):
+    # one point of worked example 1: the TTFTs 7.10 and 14.00 ms give p25 = 8.825 and
+    # p99.9 = 13.9931 (above); p50 is a fixed column already, so it adds none
+    df = aisimulate.sweep(spec, {"engine.workers.aggregated.count": [1]}, percentiles=[99.9, 25, 50])
+    assert df.loc[0, "ttft_ms.p25"] == pytest.approx(8.825)
+    assert df.loc[0, "ttft_ms.p99.9"] == pytest.approx(13.9931)
+    assert df.loc[0, "itl_ms.p99.9"] == pytest.approx(3.0982)
+    assert df.loc[0, "ttft_ms.p50"] == pytest.approx(10.55)  # 7.10 + 6.90·0.5, as without them
+    stats = [c[len("ttft_ms."):] for c in df.columns if c.startswith("ttft_ms.")]
+    assert stats == ["mean", "std", "min", "max", "p50", "p90", "p95", "p99", "p25", "p99.9"]
+    assert "ttft_ms.p25" not in aisimulate.sweep(spec, {"engine.workers.aggregated.count": [1]}).columns
+    with pytest.raises(ConfigError) as info:
+        aisimulate.sweep(spec, {"engine.workers.aggregated.count": [1]}, percentiles=[50, 0])
+    assert info.value.field == "percentiles"
+
+
+def test_cli_sweep_percentiles_table_and_csv(spec, tmp_path):
+    path = tmp_path / "spec.json"
+    path.write_text(json.dumps(spec))
+    grid = ("--grid", "engine.workers.aggregated.count=1")
+    p = run_cli("sweep", str(path), *grid, "--percentiles", "25,99.9", "--jobs", "1", "--quiet", cwd=tmp_path)
+    assert p.returncode == 0, p.stderr
+    head, row = p.stdout.splitlines()[:2]
+    cells = dict(zip(head.split(), row.split()))
+    # the chosen ones in place of the table's TTFT and E2E percentiles
+    assert head.split()[2:9] == ["gpus", "completed", "ttft_ms.p25", "ttft_ms.p99.9", "tpot_ms.mean",
+                                 "e2e_ms.p25", "e2e_ms.p99.9"]
+    assert (cells["ttft_ms.p25"], cells["ttft_ms.p99.9"]) == ("8.825", "13.99")
+    p = run_cli("sweep", str(path), *grid, "--percentiles", "99.9", "--format", "csv", "--jobs", "1", "--quiet",
+                cwd=tmp_path)
+    head, row = p.stdout.splitlines()
+    cells = dict(zip(head.split(","), row.split(",")))
+    assert float(cells["ttft_ms.p99.9"]) == pytest.approx(13.9931) and cells["ttft_ms.p90"] != ""
+    assert_usage_error(run_cli("sweep", str(path), *grid, "--percentiles", "0", cwd=tmp_path),
+                       "aisimulate: error:", "--percentiles: 0 is not a percentile")
+
+
+def _compare_export(tmp_path):
+    """Four AIPerf records sent 1 s apart (each alone on the engine), prompts of 200, 400,
+    600 and 800 tokens, 2 output tokens, measured TTFTs 10, 20, 30, 40 ms."""
+    from test_compare import _timed_record
+
+    path = tmp_path / "profile_export.jsonl"
+    path.write_text("".join(
+        _timed_record(1000 * i, 1000 * i + ttft + 2.1, isl, 2, time_to_first_token=ttft, inter_token_latency=2.1,
+                      request_latency=ttft + 2.1) + "\n"
+        for i, (isl, ttft) in enumerate([(200, 10), (400, 20), (600, 30), (800, 40)])))
+    return path
+
+
+def test_compare_the_chosen_percentiles_by_hand(tmp_path):
+    # Linear perf: a lone prompt's TTFT is its prefill pass, 2 + 0.01·ISL = 4, 6, 8, 10 ms.
+    # numpy's linear rule over 4 values puts p at v = 3·p/100: p25 at 0.75 (measured
+    # 10 + 0.75·10 = 17.5, predicted 4 + 0.75·2 = 5.5), p99.9 at 2.997 (measured
+    # 30 + 0.997·10 = 39.97, predicted 8 + 0.997·2 = 9.994); errors (p − m)/m.
+    from test_compare import _deployment
+
+    c = aisimulate.compare(_deployment(), _compare_export(tmp_path), percentiles=[99.9, 25])
+    assert c.stats == ("mean", "p25", "p99.9")
+    t = c.metrics.loc["ttft_ms"]
+    assert (t["measured_p25"], t["predicted_p25"]) == (pytest.approx(17.5), pytest.approx(5.5))
+    assert (t["measured_p99.9"], t["predicted_p99.9"]) == (pytest.approx(39.97), pytest.approx(9.994))
+    assert t["error_p25_pct"] == pytest.approx((5.5 - 17.5) / 17.5 * 100)
+    assert t["error_p99.9_pct"] == pytest.approx((9.994 - 39.97) / 39.97 * 100)
+    assert t["measured_mean"] == pytest.approx(25.0) and t["predicted_mean"] == pytest.approx(7.0)
+    assert "measured_p90" not in c.metrics.columns
+    # the ITL without measured chunks is the core's, asked for the same percentiles:
+    # one gap per request, each its decode pass of 2 + 0.1 = 2.1 ms
+    assert c.metrics.loc["itl_ms"]["predicted_p99.9"] == pytest.approx(2.1)
+    head = next(line for line in c.table().splitlines() if line.startswith("metric"))
+    assert head.split()[1:4] == ["mean", "p25", "p99.9"]
+    default = aisimulate.compare(_deployment(), _compare_export(tmp_path))
+    assert default.stats == ("mean", "p50", "p90", "p99")
+    assert default.metrics.loc["ttft_ms"]["measured_p50"] == pytest.approx(25.0)
+
+
+def test_cli_compare_percentiles(tmp_path, capsys):
+    from aisimulate.cli import main
+    from test_compare import _deployment
+
+    cfg = tmp_path / "deploy.json"
+    cfg.write_text(json.dumps(_deployment()))
+    path = _compare_export(tmp_path)
+    assert main(["compare", "--aiperf", str(path), "--config", str(cfg), "--percentiles", "25",
+                 "--percentiles", "99.9", "--format", "json", "--quiet"]) == 0
+    ttft = json.loads(capsys.readouterr().out)["metrics"]["ttft_ms"]
+    assert ttft["measured_p25"] == pytest.approx(17.5) and ttft["predicted_p99.9"] == pytest.approx(9.994)
+    assert_usage_error(run_cli("compare", "--aiperf", str(path), "--config", str(cfg), "--percentiles", "101",
+                               cwd=tmp_path), "aisimulate: error:", "--percentiles: 101 is not a percentile")

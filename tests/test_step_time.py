@@ -131,3 +131,59 @@ def test_a_deployment_that_does_not_fit_is_infeasible():
         aisimulate.memory_plan({"model": "Qwen/Qwen3-32B", "system": "h100_sxm",
                                 "workers": {"aggregated": {"count": 1, "tp": 1}},
                                 "scheduler": {"gpu_memory_utilization": 0.5}})
+
+
+LIMITED = {**ENGINE, "scheduler": {"max_num_batched_tokens": 2048, "max_num_seqs": 4, "max_model_len": 4096,
+                                   "block_size": 16}}
+
+
+@pytest.mark.parametrize("batch,message", [
+    # 5 decodes: 5 sequences, over 4
+    ({"decode": [100] * 5}, "batch: 5 sequences, over max_num_seqs 4"),
+    # 2,046 prompt tokens + 3 decodes = 2,049 tokens, over 2,048
+    ({"prefill": [(2046, 0)], "decode": [10, 10, 10]},
+     "batch: 2049 tokens computed, over the token budget max_num_batched_tokens 2048"),
+    # 2 decodes verifying 2,047 draft tokens: 2 + 2,047 = 2,049
+    ({"decode": [10, 10], "spec_tokens": 2047}, "batch: 2049 tokens computed, over the token budget"),
+    # a decode after 4,095 cached tokens computes token 4,096 and samples a 4,097th
+    ({"decode": [10, 4095]}, "batch: decode[1] makes a request of 4097 tokens, over max_model_len 4096"),
+    # a chunk of 96 after 4,000 cached: 4,096 computed and a 4,097th sampled
+    ({"prefill": [(96, 4000)]}, "batch: prefill[0] makes a request of 4097 tokens, over max_model_len 4096"),
+])
+def test_a_pass_the_engine_never_runs_warns_and_is_priced(batch, message):
+    with pytest.warns(aisimulate.EngineLimitWarning) as caught:
+        t = aisimulate.step_time(LIMITED, batch)
+    assert len(caught) == 1 and str(caught[0].message).startswith(message), [str(w.message) for w in caught]
+    assert "the aggregated pool's engine never runs this pass; it is priced all the same" in str(caught[0].message)
+    assert caught[0].filename == __file__  # the caller's line
+    assert t.time_ns > 0
+
+
+def test_passes_at_the_limits_do_not_warn():
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", aisimulate.EngineLimitWarning)
+        aisimulate.step_times(LIMITED, [{"decode": [100] * 4}, {"prefill": [(2045, 0)], "decode": [10, 10, 10]},
+                                        {"decode": [4094]}, {"prefill": [(95, 4000)]}])
+    # several limits in one batch, and a batch of a list: one warning each, named batches[i]
+    with pytest.warns(aisimulate.EngineLimitWarning) as caught:
+        aisimulate.step_times(LIMITED, [{"decode": [10]}, {"decode": [4095] * 5}])
+    assert [str(w.message).split(":")[:2] for w in caught] == [
+        ["batches[1]", " 5 sequences, over max_num_seqs 4"],
+        ["batches[1]", " decode[0] makes a request of 4097 tokens, over max_model_len 4096"]]
+
+
+def test_the_max_model_len_rule_is_the_replays():
+    # prompt + output ≤ max_model_len: 4,000 + 96 runs, and its last decode (output token
+    # 96, context 4,000 + 96 − 2 = 4,094) is within the limit; 4,000 + 97 is rejected,
+    # and the decode it would need (context 4,095) warns
+    def run(osl):
+        s = {"engine": LIMITED, "traffic": {"source": {"type": "synthetic", "num_requests": 1, "isl": 4000,
+                                                       "osl": osl},
+                                            "load": {"mode": "concurrency", "concurrency": 1}}}
+        return aisimulate.replay(s, progress=False).requests[0]["status"]
+
+    assert (run(96), run(97)) == ("completed", "rejected")
+    with pytest.warns(aisimulate.EngineLimitWarning):
+        aisimulate.step_time(LIMITED, {"decode": [4000 + 97 - 2]})

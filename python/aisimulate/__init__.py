@@ -23,7 +23,7 @@ _hold()  # in the `aisimulate` command only: Ctrl-C while it starts exits 130 (.
 import os  # noqa: E402
 
 from .errors import (AisimulateError, BackendVersionWarning, ConfigError, DataError,  # noqa: E402
-                     InfeasibleError, SimulationError)
+                     EngineLimitWarning, InfeasibleError, SimulationError)
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # names of annotations only: typing costs ~10 ms of CPU at import
@@ -107,6 +107,7 @@ __all__ = [
     "BackendVersionWarning",
     "ConfigError",
     "DataError",
+    "EngineLimitWarning",
     "InfeasibleError",
     "ReplayReport",
     "SimulationError",

@@ -35,7 +35,8 @@ replay records its chunk times (``replay(token_gaps=True)``: the tokens the clie
 received at one instant are one chunk, as a streamed message) and the predicted gaps are
 those of the same scored requests, chunk by chunk, paired by request on their mean gap
 (MAPE, bias, r); without any, the predicted ITL is the core's statistics of every
-simulated gap between tokens (``summary.itl_ms``, warm-up requests included), unpaired. For each: mean, p50, p90, p99 measured and predicted and their
+simulated gap between tokens (``summary.itl_ms``, warm-up requests included), unpaired. For each: mean, p50, p90, p99 (or the mean and the
+percentiles chosen, ``percentiles=``) measured and predicted and their
 relative error (predicted − measured) / measured; over requests paired by position:
 MAPE = mean |p − m| / m, bias = mean (p − m) / m (both %), and Pearson's r. Only
 successful records are scored, but a canceled one (``was_cancelled``, error code 499)
@@ -79,6 +80,21 @@ METRICS: dict[str, str] = {"ttft_ms": "time_to_first_token", "tpot_ms": "inter_t
                            "itl_ms": "inter_chunk_latency", "e2e_ms": "request_latency"}
 
 _STATS = ("mean", "p50", "p90", "p99")
+
+
+def _chosen_stats(percentiles: list[float] | None) -> tuple[str, ...]:
+    """The statistics compared: mean, p50, p90, p99, or mean and the chosen
+    ``percentiles`` (checked, ascending) under their stats-dict keys (``p99.9``)."""
+    if not percentiles:
+        return _STATS
+    from .io.names import percentile_key
+
+    return ("mean", *(percentile_key(p) for p in percentiles))
+
+
+def _quantile(stat: str) -> float:
+    """The percentile of a statistic's key (``p99.9`` → 99.9)."""
+    return float(stat[1:])
 
 
 def _blocks(r: dict[str, Any], block: int) -> int:
@@ -170,7 +186,7 @@ class Comparison:
     Attributes:
         metrics: ``pandas.DataFrame`` indexed by metric (``ttft_ms``, ``tpot_ms``,
             ``itl_ms``, ``e2e_ms``): ``n``; ``measured_<s>``, ``predicted_<s>`` and
-            ``error_<s>_pct`` for s in mean, p50, p90, p99; ``mape_pct``, ``bias_pct``,
+            ``error_<s>_pct`` for s in :attr:`stats`; ``mape_pct``, ``bias_pct``,
             ``pearson_r`` over paired requests (null for ``itl_ms``).
         requests: ``pandas.DataFrame``, one row per replayed request in send order:
             ``line`` (in the export), ``isl``, ``osl``, ``send_ms``, ``status`` (the
@@ -180,29 +196,32 @@ class Comparison:
         counts: records read, failed (not replayed), replayed, completed in simulation;
             ``rejected_in_simulation`` when the simulated engine refused some (a prompt
             longer than the deployment's max_model_len, say: the table names the first).
+        stats: the statistics compared: mean, p50, p90, p99, or mean and the
+            percentiles ``compare(percentiles=…)`` chose (``p99.9``).
     """
 
     metrics: Any
     requests: Any
     report: Any
     counts: dict[str, int] = field(default_factory=dict)
+    stats: tuple[str, ...] = _STATS
 
     def table(self) -> str:
-        """A readable summary: per metric, measured vs predicted mean/p50/p90/p99 (ms)
-        with the relative error, then MAPE, bias and r."""
+        """A readable summary: per metric, measured vs predicted :attr:`stats` (ms; mean,
+        p50, p90, p99 by default) with the relative error, then MAPE, bias and r."""
         lines = [" aisimulate compare: predicted vs measured ".center(96, "="),
                  ", ".join(f"{k} {v}" for k, v in self.counts.items())]
         first = getattr(self, "_first_rejected", None)
         if first is not None:  # why the simulated engine refused them, by the first
             more = self.counts.get("rejected_in_simulation", 1) - 1
             lines.append(f"rejected in simulation: line {first[0]}: {first[1]}" + (f" (and {more:,} more)" if more else ""))
-        head = f"{'metric':<9}{'':<10}" + "".join(f"{s:>11}" for s in _STATS) + \
+        head = f"{'metric':<9}{'':<10}" + "".join(f"{s:>11}" for s in self.stats) + \
             f"{'MAPE %':>10}{'bias %':>9}{'r':>7}"
         lines += [head, "-" * len(head)]
         for m, row in self.metrics.iterrows():
             for kind in ("measured", "predicted", "error %"):
                 key = (lambda s: f"error_{s}_pct") if kind == "error %" else (lambda s, k=kind: f"{k}_{s}")
-                cells = "".join(f"{_f(row[key(s)]):>11}" for s in _STATS)
+                cells = "".join(f"{_f(row[key(s)]):>11}" for s in self.stats)
                 tail = ""
                 if kind == "measured":
                     tail = f"{_f(row['mape_pct']):>10}{_f(row['bias_pct']):>9}{_f(row['pearson_r'], 3):>7}"
@@ -246,8 +265,9 @@ class Comparison:
         if len(v):
             ax.step(v, np.arange(1, len(v) + 1) / len(v), where="post", label="measured (AIPerf chunks)")
         r = self.metrics.loc["itl_ms"]
-        qs = [(r[f"predicted_{s}"], q) for s, q in (("p50", 0.5), ("p90", 0.9), ("p99", 0.99))]
-        ax.plot([x for x, _ in qs], [q for _, q in qs], "o", color="tab:orange", label="predicted p50/p90/p99")
+        pcts = [s for s in self.stats if s != "mean"]
+        qs = [(r[f"predicted_{s}"], _quantile(s) / 100) for s in pcts]
+        ax.plot([x for x, _ in qs], [q for _, q in qs], "o", color="tab:orange", label="predicted " + "/".join(pcts))
         ax.set_xlabel("ITL (ms), every gap pooled")
         ax.set_ylabel("fraction of gaps")
         ax.legend(fontsize="small")
@@ -272,14 +292,15 @@ def _none(v: Any) -> Any:
     return v
 
 
-def _stats(v: np.ndarray) -> dict[str, float]:
+def _stats(v: np.ndarray, stats: tuple[str, ...] = _STATS) -> dict[str, float]:
+    """The mean and percentiles (numpy's linear rule, as the core's) of ``v``'s values
+    that are not NaN, keyed as ``stats`` names them; NaN each without a value."""
     np = _lazy.module("numpy")
 
     v = v[~np.isnan(v)]
     if not len(v):
-        return {s: math.nan for s in _STATS}
-    return {"mean": float(np.mean(v)), "p50": float(np.percentile(v, 50)),
-            "p90": float(np.percentile(v, 90)), "p99": float(np.percentile(v, 99))}
+        return {s: math.nan for s in stats}
+    return {s: float(np.mean(v)) if s == "mean" else float(np.percentile(v, _quantile(s))) for s in stats}
 
 
 def _paired(m: np.ndarray, p: np.ndarray) -> tuple[int, float, float, float]:
@@ -340,7 +361,7 @@ def _in_export(exc: DataError, trace: str, export: str, ok: list[dict[str, Any]]
 
 def compare(config: str | os.PathLike[str] | Mapping[str, Any] | Spec, aiperf: str | os.PathLike[str], *,
             concurrency: int | None = None, overrides: Mapping[str, Any] | None = None,
-            progress: bool | None = None) -> Comparison:
+            progress: bool | None = None, percentiles: Any = None) -> Comparison:
     """Replay the requests of an AIPerf run on the deployment of ``config`` and compare.
 
     Args:
@@ -352,6 +373,9 @@ def compare(config: str | os.PathLike[str] | Mapping[str, Any] | Spec, aiperf: s
             ``--concurrency``) instead of at the measured send times.
         overrides: dotted fields set on the config before it is compiled (as ``--set``).
         progress: the replay's progress bar, as :func:`aisimulate.replay` takes it.
+        percentiles: the percentiles compared (with the mean) in place of p50, p90
+            and p99, e.g. ``[50, 99.9]``: checked as :func:`aisimulate.replay` checks
+            them (each in (0, 100]), and the replay is asked for them.
 
     Returns:
         A :class:`Comparison`.
@@ -359,7 +383,9 @@ def compare(config: str | os.PathLike[str] | Mapping[str, Any] | Spec, aiperf: s
     Raises:
         DataError: the export cannot be read (``.file`` names it), is malformed, or has
             no successful record.
-        ConfigError: the config is invalid, or ``concurrency`` < 1.
+        ConfigError: the config is invalid, ``concurrency`` < 1, or a percentile is
+            bad (``percentiles``).
+        TypeError: ``percentiles`` is not a list of numbers.
         SimulationError: from the replay.
     """
     np = _lazy.module("numpy")
@@ -369,6 +395,11 @@ def compare(config: str | os.PathLike[str] | Mapping[str, Any] | Spec, aiperf: s
     from .binding.args import flag
 
     progress = flag("progress", progress, auto=True)
+    if percentiles is not None:
+        from .run.replay import check_percentiles
+
+        percentiles = check_percentiles(percentiles)
+    stats = _chosen_stats(percentiles)
     records = read_profile_export(aiperf)
     ok = [r for r in records if r["error"] is None]
     if not ok:
@@ -458,7 +489,7 @@ def compare(config: str | os.PathLike[str] | Mapping[str, Any] | Spec, aiperf: s
         scored = [r for r in ok if r["phase"] == "profiling"]  # warm-up records were replayed, not scored
         chunked = any(r["icl_ms"] for r in scored)  # the measurement's chunk gaps: the replay's too
         try:
-            report = replay(spec, progress=progress, token_gaps=chunked)
+            report = replay(spec, progress=progress, token_gaps=chunked, percentiles=percentiles)
         except DataError as exc:
             raise _in_export(exc, trace, export, sent) from None
     finally:
@@ -484,18 +515,18 @@ def compare(config: str | os.PathLike[str] | Mapping[str, Any] | Spec, aiperf: s
     for m in METRICS:
         if m == "itl_ms" and chunked:  # the scored requests' simulated chunk gaps
             predicted, mean_m, mean_p = _chunk_gaps(report, scored, sim, index)
-            ms, ps = _stats(measured_itl), _stats(predicted)
+            ms, ps = _stats(measured_itl, stats), _stats(predicted, stats)
             n, (_, mape, bias, r) = len(measured_itl), _paired(mean_m, mean_p)
         elif m == "itl_ms":  # the core's exact statistics of every simulated gap
-            ms = _stats(measured_itl)
-            ps = {s: math.nan if itl.get(s) is None else float(itl[s]) for s in _STATS}
+            ms = _stats(measured_itl, stats)
+            ps = {s: math.nan if itl.get(s) is None else float(itl[s]) for s in stats}
             n, mape, bias, r = len(measured_itl), math.nan, math.nan, math.nan
         else:
             pv = done[f"predicted_{m}"].to_numpy(float)
-            ms, ps = _stats(req[f"measured_{m}"].to_numpy(float)), _stats(pv)
+            ms, ps = _stats(req[f"measured_{m}"].to_numpy(float), stats), _stats(pv, stats)
             n, mape, bias, r = _paired(done[f"measured_{m}"].to_numpy(float), pv)
         row = {"n": n}
-        for s in _STATS:
+        for s in stats:
             row[f"measured_{s}"], row[f"predicted_{s}"] = ms[s], ps[s]
             row[f"error_{s}_pct"] = (ps[s] - ms[s]) / ms[s] * 100 if ms[s] and not math.isnan(ms[s]) else math.nan
         row.update(mape_pct=mape, bias_pct=bias, pearson_r=r)
@@ -508,7 +539,7 @@ def compare(config: str | os.PathLike[str] | Mapping[str, Any] | Spec, aiperf: s
                 if sim.get(index[r["line"]], {}).get("status") == "rejected"]
     if rejected:  # the engine refused them (a prompt longer than max_model_len, …)
         counts["rejected_in_simulation"] = len(rejected)
-    c = Comparison(pd.DataFrame.from_dict(table, orient="index"), req, report, counts)
+    c = Comparison(pd.DataFrame.from_dict(table, orient="index"), req, report, counts, stats)
     c._first_rejected = rejected[0] if rejected else None
     c._measured_itl = measured_itl
     return c

@@ -34,22 +34,34 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only: typing costs ~10 ms of CPU at import
     from typing import Any, Mapping
 
-__all__ = ["AisimulateError", "BackendVersionWarning", "ConfigError", "DataError",
+__all__ = ["AisimulateError", "BackendVersionWarning", "ConfigError", "DataError", "EngineLimitWarning",
            "InfeasibleError", "SimulationError", "from_envelope"]
 
 
-class BackendVersionWarning(UserWarning):
-    """The kernel tables of ``engine.perf.backend_version`` are not in the database and
-    another version's are used (the nearest measured; ``metadata.perf_metadata.tables``
-    names each table's file). The replay runs, but it prices another vLLM release.
-    Compares equal by its message, as the errors here do (one raised in a sweep worker
-    under ``-W error`` crosses back equal)."""
+class _MessageWarning(UserWarning):
+    """A warning that compares equal by its message, as the errors here do (one raised
+    in a sweep worker under ``-W error`` crosses back equal)."""
 
     def __eq__(self, other: object) -> bool:
         return type(other) is type(self) and other.args == self.args
 
     def __hash__(self) -> int:
         return hash((type(self), self.args))
+
+
+class BackendVersionWarning(_MessageWarning):
+    """The kernel tables of ``engine.perf.backend_version`` are not in the database and
+    another version's are used (the nearest measured; ``metadata.perf_metadata.tables``
+    names each table's file). The replay runs, but it prices another vLLM release.
+    Compares equal by its message."""
+
+
+class EngineLimitWarning(_MessageWarning):
+    """:func:`aisimulate.step_time` was given a pass the deployment's engine would never
+    run: more sequences than ``max_num_seqs``, more tokens than its token budget
+    (``max_num_batched_tokens``), or a request longer than ``max_model_len``. The pass is
+    priced all the same (a roofline has no limits); the message names the batch, the
+    limit and the value. Compares equal by its message."""
 
 
 def _rebuild(cls: type, args: tuple, kwargs: dict) -> BaseException:

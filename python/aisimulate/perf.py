@@ -22,6 +22,11 @@ A batch is one pass as the engine forms it (``core/perf/perf.go``, ``perf.Batch`
 - ``spec_tokens``, ``draft_steps``: speculative decoding (TensorRT-LLM's MTP, vLLM's and SGLang's EAGLE): draft
   tokens the decodes verify beyond their one each, and the draft model's steps.
 
+A pass the engine would never form (more sequences than ``max_num_seqs``, more tokens
+than its token budget ``max_num_batched_tokens``, a request longer than
+``max_model_len``) is priced all the same, with an :class:`~aisimulate.EngineLimitWarning`
+naming the batch, the limit and the value (:func:`_beyond_limits`).
+
 For a worker whose data-parallel ranks run in lockstep (a mixture-of-experts model with
 ``data_parallel_size`` > 1), a batch stands for every rank's; a list of one batch per rank
 prices the lockstep pass (the slowest rank, the MoE layers over every rank's tokens), with
@@ -190,6 +195,46 @@ def _ranks(batch: Any, where: str) -> list[dict[str, Any]]:
     return [_batch(batch, where)]
 
 
+def _beyond_limits(b: Mapping[str, Any], limits: Mapping[str, int], where: str, pool: str) -> list[str]:
+    """Why the engine of ``pool`` would never run rank batch ``b`` (the core's form,
+    :func:`_batch`), within the pool's per-rank ``limits`` (the core's ``step.limits``),
+    each reason naming the limit and the value; empty when it would. Counted as vLLM's
+    scheduler counts them (``core/engine/vllm/scheduler.go``): a pass's sequences are its
+    chunks and decodes; its tokens, every prompt token computed, one per decode and the
+    draft tokens verified (``spec_tokens``); a request's length after the pass, the tokens
+    computed and one more (a chunk: cached + tokens, then its sampled token or the
+    prompt's next; a decode: its context, the token it computes and the one it samples),
+    which the replay keeps within max_model_len (prompt + output ≤ max_model_len)."""
+    out = []
+    seqs = len(b["prefill"]) + len(b["decode"])
+    if seqs > limits["max_num_seqs"]:
+        out.append(f"{seqs} sequences, over max_num_seqs {limits['max_num_seqs']}")
+    tokens = sum(c[0] for c in b["prefill"]) + len(b["decode"]) + b["spec_tokens"]
+    if tokens > limits["max_num_batched_tokens"]:
+        out.append(f"{tokens} tokens computed, over the token budget max_num_batched_tokens "
+                   f"{limits['max_num_batched_tokens']}")
+    lengths = [(f"prefill[{i}]", c[1] + c[0] + 1) for i, c in enumerate(b["prefill"])]
+    lengths += [(f"decode[{i}]", kv + 2) for i, kv in enumerate(b["decode"])]
+    name, longest = max(lengths, key=lambda x: x[1], default=("", 0))
+    if longest > limits["max_model_len"]:
+        out.append(f"{name} makes a request of {longest} tokens, over max_model_len {limits['max_model_len']}")
+    return [f"{where}: {why}: the {pool} pool's engine never runs this pass; it is priced all the same"
+            for why in out]
+
+
+def _warn_beyond_limits(passes: list[list[dict[str, Any]]], head: Mapping[str, Any], name: Any) -> None:
+    """One :class:`~aisimulate.EngineLimitWarning` per limit a rank batch is beyond
+    (``name(i, r)`` the caller's name of pass i's rank r)."""
+    import warnings
+
+    from .errors import EngineLimitWarning
+
+    for i, ranks in enumerate(passes):
+        for r, b in enumerate(ranks):
+            for message in _beyond_limits(b, head["limits"], name(i, r), str(head["pool"])):
+                warnings.warn(message, EngineLimitWarning, stacklevel=3)
+
+
 def _result(p: Mapping[str, Any], head: Mapping[str, Any]) -> StepTime:
     bd = p.get("breakdown_ns")
     if bd is not None:  # the core's keys end in _ns; the parts are named without it
@@ -213,6 +258,11 @@ def step_time(engine: Any, batch: Mapping[str, Any] | Sequence[Mapping[str, Any]
     Returns:
         A :class:`StepTime`: ``time_ns`` / ``time_ms``, ``breakdown_ms``, ``perf_model``.
 
+    Warns:
+        EngineLimitWarning: the pass is one the pool's engine would never run (over
+            ``max_num_seqs``, the token budget or ``max_model_len``); it is priced
+            all the same.
+
     Raises:
         ConfigError: the spec is invalid or its deployment cannot start (``InfeasibleError``:
             the model does not fit), the pool is not one of the deployment's, or the batch is
@@ -222,7 +272,9 @@ def step_time(engine: Any, batch: Mapping[str, Any] | Sequence[Mapping[str, Any]
     spec = _spec(engine)
     ranks = _ranks(batch, "batch")
     multi = isinstance(batch, (list, tuple))
-    out = _call(spec, [ranks], pool, lambda i, r: f"batch[{r}]" if multi else "batch")
+    name = (lambda i, r: f"batch[{r}]") if multi else (lambda i, r: "batch")
+    out = _call(spec, [ranks], pool, name)
+    _warn_beyond_limits([ranks], out, name)
     return _result(out["passes"][0], out)
 
 
@@ -233,13 +285,18 @@ def step_times(engine: Any, batches: Sequence[Mapping[str, Any] | Sequence[Mappi
 
     Raises:
         as :func:`step_time` (a bad batch is named ``batches[i]…``).
+
+    Warns:
+        EngineLimitWarning: as :func:`step_time`, for each batch beyond a limit.
     """
     spec = _spec(engine)
     if isinstance(batches, Mapping) or not isinstance(batches, (list, tuple)):
         raise TypeError("batches: a list of batches (step_time prices one)")
     passes = [_ranks(b, f"batches[{i}]") for i, b in enumerate(batches)]
     multi = [isinstance(b, (list, tuple)) for b in batches]
-    out = _call(spec, passes, pool, lambda i, r: f"batches[{i}][{r}]" if multi[i] else f"batches[{i}]")
+    name = lambda i, r: f"batches[{i}][{r}]" if multi[i] else f"batches[{i}]"  # noqa: E731
+    out = _call(spec, passes, pool, name)
+    _warn_beyond_limits(passes, out, name)
     return [_result(p, out) for p in out["passes"]]
 
 

@@ -93,6 +93,16 @@ LATENCY_METRICS: tuple[str, ...] = ("ttft_ms", "tpot_ms", "itl_ms", "e2e_ms")
 #: Keys of a latency stats dict; the table shows all but ``std``.
 STAT_FIELDS: tuple[str, ...] = ("mean", "std", "min", "max", "p50", "p90", "p95", "p99")
 
+
+def stat_fields(percentiles: Sequence[float] = ()) -> tuple[str, ...]:
+    """A latency stats dict's keys in a replay asked for ``percentiles``
+    (``replay(percentiles=…)``): :data:`STAT_FIELDS`, then those of the chosen
+    percentiles it lacks (``p99.9``), in their order."""
+    from .io.names import percentile_key
+
+    return (*STAT_FIELDS, *(k for k in map(percentile_key, percentiles) if k not in STAT_FIELDS))
+
+
 #: SLO bounds :func:`aisimulate.replay` and :func:`aisimulate.sweep` take (per-request
 #: metrics, ms), as vLLM's ``--goodput`` (ttft, tpot, e2el) and AIPerf's
 #: (time_to_first_token, inter_token_latency, request_latency) name them.

@@ -26,7 +26,7 @@ import warnings
 from typing import Any, Mapping, Sequence
 
 from ._sweep.local import run_local
-from ._sweep.point import PointResult, failed, metric_columns
+from ._sweep.point import PointResult, RowOptions, failed, metric_columns
 from ._sweep.points import apply, expand
 from .binding import args as _args
 from .binding import lazy as _lazy
@@ -43,11 +43,12 @@ BACKENDS = ("local", "ray")
 SUMMARY_COLUMNS: tuple[str, ...] = tuple(metric_columns(None))
 
 
-def _check_options(backend: str, errors: str, slo: dict[str, float] | None,
+def _check_options(backend: str, errors: str, row: RowOptions,
                    columns: str | Sequence[str] | None, unused: Mapping[str, bool]) -> list[str]:
-    """The metric columns to keep, once the options are checked (``slo`` already by
-    :func:`aisimulate.check_slo`; ``unused``: option → whether it was given for the
-    backend that does not take it)."""
+    """The metric columns to keep, once the options are checked (``row``'s SLO and
+    percentiles already, by :func:`aisimulate.check_slo` and
+    :func:`aisimulate.run.replay.check_percentiles`; ``unused``: option → whether it
+    was given for the backend that does not take it)."""
     if backend not in BACKENDS:
         raise ConfigError("", f"sweep backend {backend!r} is not supported: use one of {', '.join(BACKENDS)}")
     # an option of the other backend would be ignored without a word: a user who forgot
@@ -60,7 +61,7 @@ def _check_options(backend: str, errors: str, slo: dict[str, float] | None,
                                   if option == "jobs" else "add backend='ray' or leave it out"))
     if errors not in ("record", "raise"):
         raise ConfigError("", f"sweep errors={errors!r}: use 'record' or 'raise'")
-    every = metric_columns(slo)
+    every = metric_columns(row.slo, row.percentiles)
     if columns is None:
         return every
     try:
@@ -73,7 +74,7 @@ def sweep(base: str | os.PathLike[str] | Mapping[str, Any] | Spec,
           points: Mapping[Any, Sequence[Any]] | Sequence[Mapping[str, Any]], *,
           jobs: int | None = None, backend: str = "local", errors: str = "record",
           columns: str | Sequence[str] | None = None, slo: Mapping[str, float] | None = None,
-          return_reports: bool = False, progress: bool | None = None,
+          percentiles: Sequence[float] | None = None, return_reports: bool = False, progress: bool | None = None,
           ray_address: str | None = None, ray_files: str = "ship",
           path_map: Mapping[str, str] | None = None, max_retries: int = 2):
     """Replay every point of a sweep on top of ``base`` and return one row per point.
@@ -100,6 +101,10 @@ def sweep(base: str | os.PathLike[str] | Mapping[str, Any] | Spec,
             …}`` (any subset, at least one; each a finite number > 0, checked by
             :func:`aisimulate.check_slo` as :func:`aisimulate.replay` checks it): adds
             ``goodput_rps`` and ``slo_attainment``.
+        percentiles: percentiles each point's replay reports beside the fixed ones
+            (``replay(percentiles=…)``, checked as it checks them), e.g. ``[50, 99.9]``:
+            adds a ``metric.pN`` column per latency metric for each one not among the
+            fixed (``ttft_ms.p99.9``).
         return_reports: also return each point's :class:`~aisimulate.ReplayReport`.
         progress: show a tqdm progress bar (default: when stderr is a terminal).
         ray_address: the Ray cluster to connect to (``"auto"``, ``"ray://host:10001"``,
@@ -130,13 +135,14 @@ def sweep(base: str | os.PathLike[str] | Mapping[str, Any] | Spec,
         ConfigError: the points or options are malformed, or an option of the other
             backend is given (``jobs`` with ``backend="ray"``; ``ray_address``,
             ``ray_files``, ``path_map`` or ``max_retries`` without it) (a bad ``slo`` bound names
-            ``slo.<name>``, an empty ``slo`` is ``slo``), or (:class:`UnknownFieldError`)
+            ``slo.<name>``, an empty ``slo`` is ``slo``; a bad percentile
+            ``percentiles``), or (:class:`UnknownFieldError`)
             a field is unknown in every point that sets it (a misspelt field; checked
             before anything runs); with
             ``errors="raise"``, also a point whose spec is invalid (checked the same way).
         ConfigError, InfeasibleError, DataError, SimulationError: ``errors="raise"`` and a
             point failed (``exc.__notes__`` names the point).
-        TypeError: ``slo`` is not a mapping, ``columns`` neither a name nor a list of
+        TypeError: ``slo`` is not a mapping, ``percentiles`` not a list of numbers, ``columns`` neither a name nor a list of
             names, or ``progress`` not True, False or None.
         ImportError: pandas, or for ``backend="ray"`` Ray, is not installed.
     """
@@ -148,8 +154,13 @@ def sweep(base: str | os.PathLike[str] | Mapping[str, Any] | Spec,
         from .run.replay import check_slo
 
         slo = check_slo(slo)
+    if percentiles is not None:  # likewise: ascending, without repeats, each in (0, 100]
+        from .run.replay import check_percentiles
+
+        percentiles = check_percentiles(percentiles)
+    row = RowOptions(slo, tuple(percentiles or ()))
     ray = backend == "ray"
-    keep = _check_options(backend, errors, slo, columns, {
+    keep = _check_options(backend, errors, row, columns, {
         "jobs": ray and jobs is not None, "ray_address": not ray and ray_address is not None,
         "ray_files": not ray and ray_files != "ship", "path_map": not ray and path_map is not None,
         "max_retries": not ray and max_retries != 2})
@@ -184,13 +195,13 @@ def sweep(base: str | os.PathLike[str] | Mapping[str, Any] | Spec,
         if backend == "ray":
             from ._sweep.ray_backend import run_ray
 
-            run_ray(tasks, slo, return_reports, on_result, address=ray_address, files=ray_files,
+            run_ray(tasks, row, return_reports, on_result, address=ray_address, files=ray_files,
                     path_map=path_map, max_retries=max_retries)
         else:
             n = jobs if jobs is not None else (os.cpu_count() or 1)
             if n < 1:
                 raise ConfigError("", f"sweep jobs must be ≥ 1, got {jobs}")
-            run_local(tasks, n, slo, return_reports, on_result)
+            run_local(tasks, n, row, return_reports, on_result)
     finally:
         bar.close()
         for message in stand_ins:  # from worker processes too, where they were caught

@@ -72,9 +72,9 @@ IDLE_TIMEOUT_S = 300
 CHUNK_TARGET_S = 0.25
 
 
-def _run_chunk(chunk: Sequence[tuple[int, Mapping[str, Any]]], slo, keep_report) -> list[PointResult]:
+def _run_chunk(chunk: Sequence[tuple[int, Mapping[str, Any]]], row, keep_report) -> list[PointResult]:
     """Worker side: run each point of the chunk (module level, so loky can pickle it)."""
-    return [run_point(i, spec, slo, keep_report) for i, spec in chunk]
+    return [run_point(i, spec, row, keep_report) for i, spec in chunk]
 
 
 def _died(exc: BaseException) -> str:
@@ -83,7 +83,7 @@ def _died(exc: BaseException) -> str:
     return f"WorkerDied: the worker process running this point died ({detail.strip()})"
 
 
-def run_local(tasks: list[tuple[int, Mapping[str, Any]]], jobs: int, slo, keep_report: bool,
+def run_local(tasks: list[tuple[int, Mapping[str, Any]]], jobs: int, row, keep_report: bool,
               on_result: Callable[[PointResult], None]) -> None:
     """Run ``tasks`` (point index, compiled spec) on up to ``jobs`` processes, calling
     ``on_result`` once per point, in completion order, from this thread. An exception
@@ -94,21 +94,21 @@ def run_local(tasks: list[tuple[int, Mapping[str, Any]]], jobs: int, slo, keep_r
     todo = deque(tasks)
     if jobs <= 1 or len(tasks) == 1:
         for i, spec in todo:
-            on_result(run_point(i, spec, slo, keep_report))
+            on_result(run_point(i, spec, row, keep_report))
         return
     i, spec = todo.popleft()
     t0 = time.perf_counter()
-    on_result(run_point(i, spec, slo, keep_report))
+    on_result(run_point(i, spec, row, keep_report))
     per_point = max(time.perf_counter() - t0, 1e-4)
     if per_point * len(todo) < serial_threshold():
         for i, spec in todo:
-            on_result(run_point(i, spec, slo, keep_report))
+            on_result(run_point(i, spec, row, keep_report))
         return
     size = max(1, min(math.ceil(CHUNK_TARGET_S / per_point), math.ceil(len(todo) / (4 * jobs))))
     chunks = deque()
     while todo:
         chunks.append([todo.popleft() for _ in range(min(size, len(todo)))])
-    _pool(chunks, jobs, slo, keep_report, on_result, per_point)
+    _pool(chunks, jobs, row, keep_report, on_result, per_point)
 
 
 def _ignore_sigint() -> None:
@@ -191,12 +191,12 @@ def _executor(jobs: int):
     return ex
 
 
-def _submit(ex, chunk, slo, keep_report):
+def _submit(ex, chunk, row, keep_report):
     with _sigint_blocked():  # submit starts the workers (and the manager thread) when missing
-        return ex.submit(_run_chunk, chunk, slo, keep_report)
+        return ex.submit(_run_chunk, chunk, row, keep_report)
 
 
-def _pool(chunks: deque, jobs: int, slo, keep_report: bool,
+def _pool(chunks: deque, jobs: int, row, keep_report: bool,
           on_result: Callable[[PointResult], None], per_point: float) -> None:
     futures = _lazy.module("concurrent.futures")
     FIRST_COMPLETED, wait = futures.FIRST_COMPLETED, futures.wait
@@ -215,10 +215,10 @@ def _pool(chunks: deque, jobs: int, slo, keep_report: bool,
             # a suspect runs alone, so a death is attributed to it exactly
             if suspects and not inflight:
                 chunk = [suspects.popleft()]
-                inflight[_submit(ex, chunk, slo, keep_report)] = (chunk, True)
+                inflight[_submit(ex, chunk, row, keep_report)] = (chunk, True)
             while not suspects and chunks and len(inflight) < 2 * jobs:
                 chunk = chunks.popleft()
-                inflight[_submit(ex, chunk, slo, keep_report)] = (chunk, False)
+                inflight[_submit(ex, chunk, row, keep_report)] = (chunk, False)
             done, _ = wait(list(inflight), return_when=FIRST_COMPLETED)
             broken = None
             for fut in done:

@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
 from ..binding import lazy as _lazy
 from ..errors import InfeasibleError
-from ..report import LATENCY_METRICS, SLO_FIELDS, STAT_FIELDS, SUMMARY_COUNTS
+from ..report import LATENCY_METRICS, SLO_FIELDS, SUMMARY_COUNTS, stat_fields
 
-__all__ = ["PointResult", "run_point", "metric_columns", "SUMMARY_SCALARS", "DERIVED", "LOAD_COLUMNS", "SLO_FIELDS",
+__all__ = ["PointResult", "RowOptions", "run_point", "metric_columns", "SUMMARY_SCALARS", "DERIVED", "LOAD_COLUMNS", "SLO_FIELDS",
            "SLO_COLUMNS", "COUNT_COLUMNS"]
 
 #: Scalar summary values, in column order (docs/metrics.md).
@@ -49,15 +49,27 @@ COUNT_COLUMNS: tuple[str, ...] = (*(c for c in SUMMARY_SCALARS if c in SUMMARY_C
 SLO_COLUMNS: tuple[str, ...] = ("goodput_rps", "slo_attainment")
 
 
-def metric_columns(slo: Mapping[str, float] | None) -> list[str]:
+def metric_columns(slo: Mapping[str, float] | None, percentiles: Sequence[float] = ()) -> list[str]:
     """Every metric column of a sweep row, in order: summary scalars, derived values,
     the load columns, the SLO columns when ``slo`` is given, then ``metric.stat`` for each latency metric
-    (ttft_ms, tpot_ms, itl_ms, e2e_ms) and stat (mean, std, min, max, p50, p90, p95, p99)."""
+    (ttft_ms, tpot_ms, itl_ms, e2e_ms) and stat (mean, std, min, max, p50, p90, p95, p99,
+    then each of the chosen ``percentiles`` they lack: ``ttft_ms.p99.9``;
+    :func:`aisimulate.report.stat_fields`)."""
     cols = list(SUMMARY_SCALARS) + list(DERIVED) + list(LOAD_COLUMNS)
     if slo:
         cols += list(SLO_COLUMNS)
-    cols += [f"{m}.{s}" for m in LATENCY_METRICS for s in STAT_FIELDS]
+    cols += [f"{m}.{s}" for m in LATENCY_METRICS for s in stat_fields(percentiles)]
     return cols
+
+
+@dataclass(frozen=True)
+class RowOptions:
+    """What every row of a sweep is asked for beyond the fixed columns, sent with each
+    point to its worker: the SLO (its columns) and the chosen percentiles (each
+    point's replay is asked for them, ``replay(percentiles=…)``; both checked)."""
+
+    slo: Mapping[str, float] | None = None
+    percentiles: tuple[float, ...] = ()
 
 
 @dataclass
@@ -91,10 +103,11 @@ def failed(index: int, exc: BaseException) -> PointResult:
     return PointResult(index, status, f"{type(exc).__name__}: {exc}", error=exc)
 
 
-def run_point(index: int, spec_data: Mapping[str, Any], slo: Mapping[str, float] | None = None,
+def run_point(index: int, spec_data: Mapping[str, Any], row: RowOptions | None = None,
               keep_report: bool = False) -> PointResult:
-    """Replay ``spec_data`` (a compiled spec) and return its row; never raises for the
-    point's own errors (KeyboardInterrupt and SystemExit still propagate)."""
+    """Replay ``spec_data`` (a compiled spec) and return its row (with ``row``'s SLO
+    and percentiles); never raises for the point's own errors (KeyboardInterrupt and
+    SystemExit still propagate)."""
     import warnings
 
     from ..run.replay import replay  # in the worker process: the native core loads here
@@ -104,12 +117,14 @@ def run_point(index: int, spec_data: Mapping[str, Any], slo: Mapping[str, float]
     try:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", BackendVersionWarning)
-            report = replay(Spec(dict(spec_data)))  # compiled by the caller: not again
+            row = row or RowOptions()
+            report = replay(Spec(dict(spec_data)),  # compiled by the caller: not again
+                            percentiles=list(row.percentiles) if row.percentiles else None)
         notes = [str(w.message) for w in caught if issubclass(w.category, BackendVersionWarning)]
         for w in caught:  # any other warning as it would have been shown
             if not issubclass(w.category, BackendVersionWarning):
                 warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
-        metrics = flatten(report, slo)
+        metrics = flatten(report, row.slo, row.percentiles)
     except Exception as exc:  # every failure of the point becomes its row
         return failed(index, exc)
     return PointResult(index, "ok", None, metrics, report=report if keep_report else None, warnings=notes)
@@ -122,8 +137,9 @@ def _number(v: Any) -> Any:
     return v if math.isfinite(v) else None
 
 
-def flatten(report: Any, slo: Mapping[str, float] | None) -> dict[str, Any]:
-    """The metric columns of ``report`` (see :func:`metric_columns`); summary values are
+def flatten(report: Any, slo: Mapping[str, float] | None, percentiles: Sequence[float] = ()) -> dict[str, Any]:
+    """The metric columns of ``report`` (see :func:`metric_columns`, with the chosen
+    ``percentiles`` the replay was asked for); summary values are
     the core's, unchanged; summary keys not listed there follow, flattened the same way."""
     np = _lazy.module("numpy")
 
@@ -158,7 +174,7 @@ def flatten(report: Any, slo: Mapping[str, float] | None) -> dict[str, Any]:
     out["saturation"] = saturation.get("diagnosis") if isinstance(saturation, Mapping) else None
     for m in LATENCY_METRICS:
         stats = s.get(m)
-        for st in STAT_FIELDS:
+        for st in stat_fields(percentiles):
             out[f"{m}.{st}"] = _number(stats.get(st)) if isinstance(stats, Mapping) else None
     for k, v in s.items():  # anything the core adds later
         if k in out or k in LATENCY_METRICS:

@@ -163,13 +163,13 @@ def localize(spec: dict, shipped: Mapping[str, Any]) -> dict[str, str]:
     return back
 
 
-def _ray_point(index: int, spec: dict, shipped: Mapping[str, Any], slo, keep_report: bool) -> PointResult:
+def _ray_point(index: int, spec: dict, shipped: Mapping[str, Any], row, keep_report: bool) -> PointResult:
     """The Ray task: one point, its files localized first."""
     try:
         back = localize(spec, shipped)
     except Exception as exc:  # a file that cannot be written on the worker
         return failed(index, exc)
-    r = run_point(index, spec, slo, keep_report)
+    r = run_point(index, spec, row, keep_report)
     if r.status != "ok" and back and r.reason:
         for local, original in back.items():
             r.reason = r.reason.replace(local, original)
@@ -180,7 +180,7 @@ def _ray_point(index: int, spec: dict, shipped: Mapping[str, Any], slo, keep_rep
     return r
 
 
-def run_ray(tasks: list[tuple[int, Mapping[str, Any]]], slo, keep_report: bool,
+def run_ray(tasks: list[tuple[int, Mapping[str, Any]]], row, keep_report: bool,
             on_result: Callable[[PointResult], None], *, address: str | None, files: str,
             path_map: Mapping[str, str] | None, max_retries: int) -> None:
     """Submit every task to Ray and call ``on_result`` per point as results arrive.
@@ -204,7 +204,7 @@ def run_ray(tasks: list[tuple[int, Mapping[str, Any]]], slo, keep_report: bool,
         for index, spec in tasks:
             spec = dict(spec) if files == "ship" else _shared(_deep(spec), path_map or {})
             shipped = shipper.ship(spec) if files == "ship" else {}
-            pending[remote.remote(index, _deep(spec), shipped, slo, keep_report)] = index
+            pending[remote.remote(index, _deep(spec), shipped, row, keep_report)] = index
         while pending:
             ready, _ = ray.wait(list(pending), num_returns=len(pending), timeout=_WAIT_S)
             for ref in ready:

@@ -155,6 +155,14 @@ def add_progress_argument(p: argparse.ArgumentParser) -> None:
                         "terminal, for work that runs longer than 2 s)")
 
 
+def add_percentiles_argument(p: argparse.ArgumentParser, effect: str) -> None:
+    """Give a subcommand ``--percentiles`` (replay, sweep, compare: one name, one form,
+    read by :func:`parse_percentiles`); ``effect`` says what the chosen ones change."""
+    p.add_argument("--percentiles", action="append", metavar="LIST",
+                   help="percentiles to report, e.g. 50,90,99,99.9 (each in (0, 100]; comma-separated "
+                        "or repeated): " + effect)
+
+
 def progress_of(args: argparse.Namespace) -> bool | None:
     """The ``progress=`` argument for the API: off with ``--quiet``, else automatic."""
     return False if getattr(args, "quiet", False) else None
@@ -231,26 +239,28 @@ def parse_slos(items: Sequence[str] | None) -> dict[str, float] | None:
 def parse_percentiles(items: Sequence[str] | None) -> list[float] | None:
     """Every ``--percentiles`` given (repeatable, each a comma list) as the chosen
     percentiles: ``["50,90", "99.9"]`` → ``[50.0, 90.0, 99.9]`` (ascending, repeats
-    dropped; ``None`` without the option).
+    dropped; ``None`` without the option), checked by
+    :func:`aisimulate.run.replay.check_percentiles` (the API's rule and message).
 
     Raises:
-        UsageError: an item that is not a number, or one outside (0, 100].
+        UsageError: an item that is not a number, or the check's refusal (one outside
+            (0, 100]), naming the option.
     """
     if not items:
         return None
-    import math
+    from ..run.replay import check_percentiles
 
     values = []
     for item in ",".join(items).split(","):
         try:
-            v = float(item)
+            values.append(float(item))
         except ValueError:
             raise UsageError(f"--percentiles {item.strip()!r}: want numbers in (0, 100] separated by commas, "
                              "e.g. 50,90,99,99.9") from None
-        if not (math.isfinite(v) and 0 < v <= 100):
-            raise UsageError(f"--percentiles {item.strip()}: each must be a finite number in (0, 100]")
-        values.append(v)
-    return sorted(set(values))
+    try:
+        return check_percentiles(values)
+    except ConfigError as exc:
+        raise UsageError(f"--percentiles: {exc.reason}") from None
 
 
 #: ``--export`` formats.

@@ -10,8 +10,8 @@ import os
 import sys
 
 from ..errors import DataError
-from .common import (UsageError, add_config_arguments, add_progress_argument, config_source_from_args, error,
-                     progress_of, write)
+from .common import (UsageError, add_config_arguments, add_percentiles_argument, add_progress_argument,
+                     config_source_from_args, error, parse_percentiles, progress_of, write)
 from .frames import TABLE_SUFFIXES, write_frame
 from .outputs import check_apart, check_output_file, figure_suffixes, write_figure
 
@@ -22,8 +22,8 @@ def add_compare(sub: argparse._SubParsersAction) -> None:
         description="Replay the requests of a measured AIPerf run (profile_export.jsonl: their "
                     "ISL/OSL and send times, or a closed loop with --concurrency) on the "
                     "deployment of CONFIG and report, per metric (TTFT, TPOT, ITL, E2E), the "
-                    "measured and predicted mean/p50/p90/p99 and, over requests, MAPE, bias and "
-                    "Pearson r.",
+                    "measured and predicted mean/p50/p90/p99 (or the mean and --percentiles) and, "
+                    "over requests, MAPE, bias and Pearson r.",
         epilog="examples:\n  aisimulate compare --aiperf artifacts/run/profile_export.jsonl --config deploy.yaml\n"
                "  aisimulate compare deploy.yaml --aiperf profile_export.jsonl --concurrency 32 "
                "--plot pred_vs_meas.png --format json\n",
@@ -46,6 +46,9 @@ def add_compare(sub: argparse._SubParsersAction) -> None:
                    help="replace with --plot / --requests-out an existing file (one of the "
                         "AIPerf artifact folder read, too); without it that is exit 2; the AIPerf "
                         "export read is never replaced")
+    add_percentiles_argument(c, "the measured and predicted mean and these are compared, in place "
+                                "of p50/p90/p99, in the table, JSON and CSV (columns measured_p99.9 "
+                                "and the like)")
     add_progress_argument(c)
     c.set_defaults(run=_cmd_compare)
 
@@ -56,6 +59,7 @@ def _cmd_compare(args: argparse.Namespace) -> int:
     # the config is compiled by compare() once its traffic is swapped for the measured
     # requests: a config of the deployment alone is valid here
     src, overrides = config_source_from_args(args)
+    percentiles = parse_percentiles(args.percentiles)
     try:  # AIPerf's artifact folder: its per-request export
         args.aiperf = profile_export_path(args.aiperf)
     except DataError as exc:
@@ -80,7 +84,7 @@ def _cmd_compare(args: argparse.Namespace) -> int:
         if args.plot is not None:
             check_apart("--requests-out", args.requests_out, {"the file of --plot": args.plot})
     result = compare(src, args.aiperf, concurrency=args.concurrency, overrides=overrides,
-                     progress=progress_of(args))
+                     progress=progress_of(args), percentiles=percentiles)
     try:
         if args.plot:
             write_figure(result.plot(), args.plot)

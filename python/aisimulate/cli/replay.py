@@ -15,7 +15,7 @@ if TYPE_CHECKING:  # annotations only: typing costs ~10 ms of CPU at import
     from typing import Any, Sequence
 
 from .. import replay
-from .common import (EXAMPLES, UsageError, add_config_arguments, add_progress_argument,
+from .common import (EXAMPLES, UsageError, add_config_arguments, add_percentiles_argument, add_progress_argument,
                      check_gpu_hour_price, config_from_args, error, parse_exports, parse_percentiles,
                      parse_records, parse_slos, progress_of, write)
 from .outputs import check_apart, check_output_dir, check_output_file
@@ -66,11 +66,9 @@ def add_replay(sub: argparse._SubParsersAction) -> None:
                         "(any of ttft_ms, tpot_ms, e2e_ms; comma-separated or repeated, each "
                         "bound once): the summary gains the good "
                         "requests, goodput (req/s) and SLO attainment")
-    r.add_argument("--percentiles", action="append", metavar="LIST",
-                   help="percentiles to report, e.g. 50,90,99,99.9 (each in (0, 100]; comma-separated "
-                        "or repeated): the table's columns become mean, these, min and max, and "
-                        "every statistic of the summary (JSON, CSV, prediction.json) adds each one "
-                        "beside p50/p90/p95/p99 as p99.9 and the like")
+    add_percentiles_argument(r, "the table's columns become mean, these, min and max, and "
+                                "every statistic of the summary (JSON, CSV, prediction.json) adds each one "
+                                "beside p50/p90/p95/p99 as p99.9 and the like")
     r.add_argument("--token-gaps", action="store_true",
                    help="with --output-dir and --export aiperf, record when the client received each "
                         "chunk of each response (the tokens received at one instant are one chunk), so "
@@ -187,6 +185,8 @@ def flatten_summary(summary: Mapping[str, Any], percentiles: Sequence[float] = (
     ``metric.stat`` columns (``ttft_ms.p50``), a null stats dict as empty cells (those
     of the chosen ``percentiles`` too); nested mappings (``goodput``) as ``key.sub``;
     lists are left out."""
+    from ..report import stat_fields
+
     row: dict[str, Any] = {}
 
     def put(prefix: str, value: Any) -> None:
@@ -200,7 +200,7 @@ def flatten_summary(summary: Mapping[str, Any], percentiles: Sequence[float] = (
         if key == "saturation":  # one column: the diagnosis line (empty when it kept up)
             row[key] = value.get("diagnosis") if isinstance(value, Mapping) else None
         elif value is None and key in _SUMMARY_STATS:
-            for stat in _stat_fields(percentiles):
+            for stat in stat_fields(percentiles):
                 row[f"{key}.{stat}"] = None
         else:
             put(key, value)
@@ -213,14 +213,6 @@ _SUMMARY_STATS = ("e2e_ms", "input_sequence_length", "itl_ms", "output_sequence_
                   "output_token_throughput_per_user", "tpot_ms", "ttft_ms", "ttst_ms")
 
 
-def _stat_fields(percentiles: Sequence[float]) -> tuple[str, ...]:
-    """A stats dict's keys: STAT_FIELDS and those of the chosen ``percentiles`` it lacks."""
-    from ..report import STAT_FIELDS
-    from ..io.names import percentile_key
-
-    return (*STAT_FIELDS, *(k for k in map(percentile_key, percentiles) if k not in STAT_FIELDS))
-
-
 def _summary_columns(percentiles: Sequence[float] = ()) -> tuple[str, ...]:
     """The summary's numbers (:data:`aisimulate._sweep.point.SUMMARY_SCALARS`), its
     statistics flattened as ``metric.stat``, the goodput's columns (present with an
@@ -228,11 +220,11 @@ def _summary_columns(percentiles: Sequence[float] = ()) -> tuple[str, ...]:
     ``worker_utilization.mean/min/max``, the ``saturation`` line, empty when the
     deployment kept up)."""
     from .._sweep.point import LOAD_COLUMNS, SUMMARY_SCALARS
-    from ..report import SLO_FIELDS
+    from ..report import SLO_FIELDS, stat_fields
 
     goodput = ["goodput.good_requests", "goodput.goodput_rps", "goodput.slo_attainment",
                *(f"goodput.slo.{f}" for f in SLO_FIELDS)]
-    cols = [*SUMMARY_SCALARS, *(f"{k}.{s}" for k in _SUMMARY_STATS for s in _stat_fields(percentiles)), *goodput,
+    cols = [*SUMMARY_SCALARS, *(f"{k}.{s}" for k in _SUMMARY_STATS for s in stat_fields(percentiles)), *goodput,
             *LOAD_COLUMNS]
     return tuple(sorted(cols))  # the order of the summary's keys, as earlier releases
 

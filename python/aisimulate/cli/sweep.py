@@ -17,8 +17,8 @@ from .._sweep.points import expand
 from ..config import parse_config_text, read_config_bytes
 from ..errors import ConfigError
 from ..io.files import input_files
-from .common import (UsageError, add_config_arguments, config_from_args, error, parse_names, parse_slos,
-                     progress_of, write)
+from .common import (UsageError, add_config_arguments, add_percentiles_argument, config_from_args, error,
+                     parse_names, parse_percentiles, parse_slos, progress_of, write)
 from .frames import check_out, json_lines, write_frame
 from .outputs import check_output_file
 
@@ -38,9 +38,22 @@ _DASH = "—"
 _REASONS_SHOWN = 10
 
 #: Columns of the sweep's stdout table (the point's fields, status and these; with
-#: --columns, those instead).
+#: --columns, those instead; with --percentiles, :func:`table_columns`).
 TABLE_COLUMNS = ("gpus", "completed", "ttft_ms.p50", "ttft_ms.p90", "tpot_ms.mean", "e2e_ms.p90",
                  "output_token_throughput_tps", "output_tps_per_gpu", "output_tps_per_user")
+
+
+def table_columns(percentiles: Sequence[float] | None) -> tuple[str, ...]:
+    """The table's columns: :data:`TABLE_COLUMNS`, or with ``--percentiles`` the chosen
+    ones in place of its percentiles (TTFT's and E2E's: ``ttft_ms.p99.9``), as a
+    replay's table shows the chosen ones in place of p50/p90/p95/p99."""
+    if not percentiles:
+        return TABLE_COLUMNS
+    from ..io.names import percentile_key
+
+    keys = [percentile_key(p) for p in percentiles]
+    return ("gpus", "completed", *(f"ttft_ms.{k}" for k in keys), "tpot_ms.mean", *(f"e2e_ms.{k}" for k in keys),
+            "output_token_throughput_tps", "output_tps_per_gpu", "output_tps_per_user")
 
 
 def _value(text: str, where: str) -> Any:
@@ -138,6 +151,10 @@ def add_sweep(sub: argparse._SubParsersAction) -> None:
     s.add_argument("--slo", action="append", default=[], metavar="METRIC=MS",
                    help="an SLO threshold: ttft_ms, tpot_ms or e2e_ms (fills goodput_rps, slo_attainment; "
                         "without it they are empty in --format csv/json and --out, so sweeps append to one file)")
+    add_percentiles_argument(s, "each point's replay reports them beside p50/p90/p95/p99: a "
+                                "metric.pN column per latency metric for each one not among those "
+                                "(ttft_ms.p99.9) in --format csv/json and --out, and the table shows "
+                                "TTFT's and E2E's chosen ones in place of its p50/p90 columns")
     s.add_argument("--columns", metavar="C1,C2",
                    help="metric columns to keep, in this order, each once, in every --format and --out "
                         "(default: all, and the table's main ones; goodput_rps and slo_attainment are "
@@ -233,6 +250,7 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
         raise UsageError("give the points as --grid FIELD=V1,V2 (repeatable) or as --points FILE, one of the two")
     points = parse_grid(args.grid) if args.grid else _read_points(args.points)
     slo = parse_slos(args.slo)  # repeatable, and each may be a comma list, as replay's
+    percentiles = parse_percentiles(args.percentiles)  # likewise
     columns = _parse_columns(args.columns)
     if args.jobs is not None and args.jobs < 1:
         raise UsageError(f"--jobs {args.jobs}: must be ≥ 1")
@@ -255,7 +273,7 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
         # added after the sweep, which has them only with an SLO
         asked = None if columns is None else [c for c in columns if slo or c not in SLO_COLUMNS]
         df = sweep(spec, points, jobs=args.jobs, backend=args.backend, errors=args.errors, columns=asked,
-                   slo=slo, progress=progress_of(args), ray_address=args.ray_address)
+                   slo=slo, percentiles=percentiles, progress=progress_of(args), ray_address=args.ray_address)
     except UnknownFieldError as exc:  # a misspelt field of the points, found before any ran: name the option
         option = "--grid" if args.grid else f"--points {args.points}"
         raise UsageError(f"{option}: {exc.field}: {exc.reason}") from None
@@ -295,7 +313,7 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
         write(json_lines(every))
     else:
         # --columns, in its order; by default the main columns and, with --slo, its own
-        shown = (TABLE_COLUMNS + (SLO_COLUMNS if slo else ())) if columns is None else columns
+        shown = (table_columns(percentiles) + (SLO_COLUMNS if slo else ())) if columns is None else columns
         cols = fields + ["status"] + [c for c in shown if c in every.columns]
         with_pd = every[cols].copy()
         for c in cols[len(fields) + 1:]:
