@@ -161,6 +161,22 @@ def _pd_row(system: str, isl: int, osl: int, c: int, *, source: str = "source_fi
     return row
 
 
+def _eagle_recipe(prefill_fraction: float, prefill_requests: int, prefill_tokens: int, decode_fraction: float,
+                  decode_requests: int) -> tuple[dict, dict]:
+    """The two sides' flags an srt-slurm DeepSeek-R1 MTP recipe writes, as the recipe
+    files read: the radix cache off; the prefill's --mem-fraction-static,
+    --max-running-requests and --max-prefill-tokens = --chunked-prefill-size; the
+    decode's --mem-fraction-static, --max-running-requests = --cuda-graph-max-bs, EAGLE
+    2 steps, topk 1, 3 draft tokens, SGLANG_ENABLE_SPEC_V2=1."""
+    return ({"disable_radix_cache": True, "mem_fraction_static": prefill_fraction,
+             "max_running_requests": prefill_requests, "max_prefill_tokens": prefill_tokens,
+             "chunked_prefill_size": prefill_tokens},
+            {"disable_radix_cache": True, "mem_fraction_static": decode_fraction,
+             "max_running_requests": decode_requests, "cuda_graph_max_bs": decode_requests,
+             "speculative_algorithm": "EAGLE", "speculative_num_steps": 2, "speculative_eagle_topk": 1,
+             "speculative_num_draft_tokens": 3, "enable_spec_v2": True})
+
+
 def _pd_kw() -> dict:
     return dict(perf="aic", aliases=accuracy.load_aliases(ALIASES), model_configs=accuracy.DEFAULT_MODEL_CONFIGS,
                 database=accuracy.DEFAULT_DATABASE)
@@ -183,14 +199,7 @@ def test_an_export_records_the_prefill_layout_only():
     assert (d["prefill"]["count"], d["prefill"]["tp"], d["decode"]["count"], d["decode"]["tp"]) == (1, 8, 1, 1)
     assert d["decode"]["data_parallel_size"] == 8 and d["decode"]["enable_expert_parallel"] is True
     assert "data_parallel_size" not in d["prefill"] and "enable_expert_parallel" not in d["prefill"]
-    assert d["prefill"]["sglang"] == {"disable_radix_cache": True, "mem_fraction_static": 0.75,
-                                      "max_running_requests": 16, "max_prefill_tokens": 163840,
-                                      "chunked_prefill_size": 163840}
-    assert d["decode"]["sglang"] == {"disable_radix_cache": True, "mem_fraction_static": 0.85,
-                                     "max_running_requests": 192, "cuda_graph_max_bs": 192,
-                                     "speculative_algorithm": "EAGLE", "speculative_num_steps": 2,
-                                     "speculative_eagle_topk": 1, "speculative_num_draft_tokens": 3,
-                                     "enable_spec_v2": True}
+    assert (d["prefill"]["sglang"], d["decode"]["sglang"]) == _eagle_recipe(0.75, 16, 163840, 0.85, 192)
     assert measured == 10 * 512 and sglang.sglang_layout(spec) == "P/D 1×TP8 + 1×TP1 DP8 EP8"
     assert sglang.pd_recipe_text(row) == ("recipes/h200/8k1k/bs128-1p1d-dep-mtp.yaml (P 1×TP8, D 1×TP8 EP8 "
                                           "DP-attention, MTP)@fcc04aaa2")
@@ -238,14 +247,7 @@ def test_inferencex_pd_rows_by_the_recipe_run_of_their_day():
     d = spec["engine"]["workers"]["disaggregated"]
     assert (d["prefill"]["count"], d["prefill"]["tp"], d["decode"]["count"], d["decode"]["tp"]) == (1, 16, 2, 16)
     assert "data_parallel_size" not in d["decode"] and "enable_expert_parallel" not in d["decode"]
-    assert d["prefill"]["sglang"] == {"disable_radix_cache": True, "mem_fraction_static": 0.6,
-                                      "max_running_requests": 2, "max_prefill_tokens": 2048,
-                                      "chunked_prefill_size": 2048}
-    assert d["decode"]["sglang"] == {"disable_radix_cache": True, "mem_fraction_static": 0.9,
-                                     "max_running_requests": 128, "cuda_graph_max_bs": 128,
-                                     "speculative_algorithm": "EAGLE", "speculative_num_steps": 2,
-                                     "speculative_eagle_topk": 1, "speculative_num_draft_tokens": 3,
-                                     "enable_spec_v2": True}
+    assert (d["prefill"]["sglang"], d["decode"]["sglang"]) == _eagle_recipe(0.6, 2, 2048, 0.9, 128)
     assert measured == 10 * 128 and sglang.sglang_layout(spec) == "P/D 1×TP16 + 2×TP16"
     with pytest.raises(ValueError, match="2 configurations of its recipe ran these lengths at c = 8 that day: "
                                          "recipes/h100/1k1k/mtp/h100-fp8-1p2d-max-tp-mtp.yaml .*"
@@ -253,10 +255,8 @@ def test_inferencex_pd_rows_by_the_recipe_run_of_their_day():
         accuracy.row_spec(_pd_row("h100_sxm", 1024, 1024, 8), **kw)
     tep, dep = sglang.pd_configs(_pd_row("h100_sxm", 1024, 8192, 8), 8)
     assert tep.file == "recipes/h100/1k8k/mtp/h100-fp8-1p2d-max-tp-mtp.yaml"
-    assert tep.flags[1]["max_running_requests"] == tep.flags[1]["cuda_graph_max_bs"] == 64
-    assert tep.flags[1]["mem_fraction_static"] == 0.9 and tep.flags[1]["enable_spec_v2"] is True
-    assert tep.flags[0]["max_prefill_tokens"] == 2048 and tep.flags[0]["max_running_requests"] == 2
-    assert dep.decode == (1, 16, 16, True) and dep.flags[1]["max_running_requests"] == 64
+    assert tep.flags == _eagle_recipe(0.6, 2, 2048, 0.9, 64)
+    assert dep.decode == (1, 16, 16, True) and dep.flags == _eagle_recipe(0.6, 4, 2048, 0.85, 64)
     with pytest.raises(ValueError, match="2 configurations of its recipe ran these lengths at c = 8"):
         accuracy.row_spec(_pd_row("h200_sxm", 1024, 1024, 8), **kw)
     spec, _, measured = accuracy.row_spec(_pd_row("h200_sxm", 8192, 1024, 2), **kw)

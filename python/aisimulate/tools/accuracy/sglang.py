@@ -35,7 +35,13 @@ server arguments (``engine.workers.disaggregated.<side>.sglang``: AIConfigurator
 generator writes ``--max-running-requests`` = that side's batch size, 1 for the prefill
 servers, and ``--max-prefill-tokens`` = ISL + 1500 for both), the KV over the system's
 network (one NIC per attention rank, as SGLang's NIXL / Mooncake transfer sends each
-rank's KV).
+rank's KV). InferenceX's P/D rows record neither worker counts nor speculative
+decoding: the configurations of the recipe run of the row's day (:data:`PD_RECIPES`)
+that hold its lengths and concurrency and agree with the layout it records decide
+(:func:`pd_configs`); a dated export records the prefill servers' layout only, the
+results database's dump both sides' (:func:`recorded_sides`). A row two or more
+configurations hold is skipped with them named: no column, file name or run id of these
+rows tells them apart, and a configuration is never chosen by comparing times.
 """
 
 from __future__ import annotations
