@@ -142,43 +142,124 @@ def test_pd_row_spec():
     assert measured == 20 * 640 and sglang.sglang_layout(spec) == "P/D 6×TP1 + 5×TP2"
 
 
+def _pd_row(system: str, isl: int, osl: int, c: int, *, source: str = "source_file=2026-03-25.csv",
+            sides: dict[str, str] | None = None) -> dict[str, str]:
+    """A hand-built InferenceX DeepSeek-R1 P/D row of the recipe run of its system's day
+    (H200: 2026-02-07, H100: 2026-02-13), its layout columns as an export writes them
+    (one TP and EP for both sides) unless ``sides`` gives them."""
+    day, tp, image = (("2026-02-07T22:52:25Z", 8, "lmsysorg/sglang:v0.5.8.post1-cu130") if system == "h200_sxm"
+                      else ("2026-02-13T03:10:06Z", 16, "lmsysorg/sglang:v0.5.8-cu130"))
+    row = {"id": f"hand_{system}_{isl}x{osl}_c{c}", "backend": "sglang", "backend_version": "0.5.8.post1" if system == "h200_sxm" else "0.5.8",
+           "model_path": "deepseek-ai/DeepSeek-R1", "system": system, "precision": "fp8", "mode": "disagg",
+           "isl": str(isl), "osl": str(osl), "gemm_quant_mode": "fp8", "moe_quant_mode": "fp8_block",
+           "silicon_data_source": f"{source}; model=DeepSeek-R1; silicon_concurrency={c}; measured={day}; image={image}",
+           "silicon_ttft_ms": "100", "silicon_tpot_ms": "10"}
+    for side in ("prefill", "decode"):
+        row.update({f"{side}_tp_size": str(tp), f"{side}_moe_tp_size": str(tp), f"{side}_moe_ep_size": "1",
+                    f"{side}_attention_dp_size": "1", f"{side}_num_workers": "", f"{side}_batch_size": ""})
+    row.update(sides or {})
+    return row
+
+
+def _eagle_recipe(prefill_fraction: float, prefill_requests: int, prefill_tokens: int, decode_fraction: float,
+                  decode_requests: int) -> tuple[dict, dict]:
+    """The two sides' flags an srt-slurm DeepSeek-R1 MTP recipe writes, as the recipe
+    files read: the radix cache off; the prefill's --mem-fraction-static,
+    --max-running-requests and --max-prefill-tokens = --chunked-prefill-size; the
+    decode's --mem-fraction-static, --max-running-requests = --cuda-graph-max-bs, EAGLE
+    2 steps, topk 1, 3 draft tokens, SGLANG_ENABLE_SPEC_V2=1."""
+    return ({"disable_radix_cache": True, "mem_fraction_static": prefill_fraction,
+             "max_running_requests": prefill_requests, "max_prefill_tokens": prefill_tokens,
+             "chunked_prefill_size": prefill_tokens},
+            {"disable_radix_cache": True, "mem_fraction_static": decode_fraction,
+             "max_running_requests": decode_requests, "cuda_graph_max_bs": decode_requests,
+             "speculative_algorithm": "EAGLE", "speculative_num_steps": 2, "speculative_eagle_topk": 1,
+             "speculative_num_draft_tokens": 3, "enable_spec_v2": True})
+
+
+def _pd_kw() -> dict:
+    return dict(perf="aic", aliases=accuracy.load_aliases(ALIASES), model_configs=accuracy.DEFAULT_MODEL_CONFIGS,
+                database=accuracy.DEFAULT_DATABASE)
+
+
+def test_an_export_records_the_prefill_layout_only():
+    """An export row's layout columns are its prefill servers' (sglang.recorded_sides):
+    at 8k/1k on H200 the recipe run of 2026-02-07 held c = 512 only in
+    bs128-1p1d-dep-mtp, whose prefill is TP 8 without EP and whose decode is DP attention
+    with EP 8; the export's "TP 8, EP 1" on both sides is that configuration, simulated
+    with its flags (1 prefill server: 0.75, 16 requests, 163,840-token prefills and
+    chunks; 1 decode server of 8 attention ranks with EP 8: 0.85, 192 requests and graphs,
+    EAGLE 2 steps, SPEC_V2). At c = 256 the same columns hold bs128-1p1d-dep and its MTP
+    twin: two candidates."""
+    row = _pd_row("h200_sxm", 8192, 1024, 512)
+    assert sglang.recorded_sides(row) == ("prefill",)
+    assert [p.file for p in sglang.pd_configs(row, 512)] == ["recipes/h200/8k1k/bs128-1p1d-dep-mtp.yaml"]
+    spec, _, measured = accuracy.row_spec(row, **_pd_kw())
+    d = spec["engine"]["workers"]["disaggregated"]
+    assert (d["prefill"]["count"], d["prefill"]["tp"], d["decode"]["count"], d["decode"]["tp"]) == (1, 8, 1, 1)
+    assert d["decode"]["data_parallel_size"] == 8 and d["decode"]["enable_expert_parallel"] is True
+    assert "data_parallel_size" not in d["prefill"] and "enable_expert_parallel" not in d["prefill"]
+    assert (d["prefill"]["sglang"], d["decode"]["sglang"]) == _eagle_recipe(0.75, 16, 163840, 0.85, 192)
+    assert measured == 10 * 512 and sglang.sglang_layout(spec) == "P/D 1×TP8 + 1×TP1 DP8 EP8"
+    assert sglang.pd_recipe_text(row) == ("recipes/h200/8k1k/bs128-1p1d-dep-mtp.yaml (P 1×TP8, D 1×TP8 EP8 "
+                                          "DP-attention, MTP)@fcc04aaa2")
+    assert sglang.pd_recipe_text(_pd_row("h200_sxm", 8192, 1024, 256)) == ""
+    with pytest.raises(ValueError, match="2 configurations of its recipe ran these lengths at c = 256 that day: "
+                                         "recipes/h200/8k1k/bs128-1p1d-dep.yaml .*bs128-1p1d-dep-mtp.yaml"):
+        accuracy.row_spec(_pd_row("h200_sxm", 8192, 1024, 256), **_pd_kw())
+
+
+def test_the_database_dump_records_both_sides():
+    """A database-dump row records each side's servers, attention DP and EP: at 8k/1k,
+    c = 64, a decode of one server of 8 attention ranks with EP 8 leaves bs128-1p1d-dep
+    and -dep-mtp of the five configurations holding c = 64 (bs16-1p3d-mtp, bs64-2p3d,
+    bs64-2p3d-mtp besides): still two, with and without MTP."""
+    dump = {"decode_num_workers": "1", "decode_tp_size": "1", "decode_attention_dp_size": "8",
+            "decode_moe_tp_size": "1", "decode_moe_ep_size": "8", "prefill_num_workers": "1"}
+    row = _pd_row("h200_sxm", 8192, 1024, 64, source="db-dump/2026-04-27; config_id=1; workflow_run_id=1", sides=dump)
+    assert sglang.recorded_sides(row) == ("prefill", "decode")
+    assert [p.file.rsplit("/", 1)[1] for p in sglang.pd_configs(row, 64)] == ["bs128-1p1d-dep.yaml",
+                                                                             "bs128-1p1d-dep-mtp.yaml"]
+    export = _pd_row("h200_sxm", 8192, 1024, 64)
+    assert len(sglang.pd_configs(export, 64)) == 5
+    # the dump's two prefill workers would be bs64-2p3d and its MTP twin
+    two = dict(row, prefill_num_workers="2", decode_num_workers="3", decode_attention_dp_size="1",
+               decode_tp_size="8", decode_moe_tp_size="8", decode_moe_ep_size="1")
+    assert [p.file.rsplit("/", 1)[1] for p in sglang.pd_configs(two, 64)] == ["bs64-2p3d.yaml", "bs64-2p3d-mtp.yaml"]
+
+
 def test_inferencex_pd_rows_by_the_recipe_run_of_their_day():
     """InferenceX's SGLang P/D rows record no worker counts or speculative decoding: the
-    configurations of the recipe run that day decide. An H100 1k/1k row (2026-02-13: MTP
-    only, its decode TEP) is h100-fp8-1p2d-max-tp-mtp, simulated with that file's flags
-    (InferenceX 80d98084f): 1 prefill server of TP 16 (max-running-requests 2,
-    mem-fraction-static 0.6, 2048-token prefills and chunks) and 2 decode servers of TP 16
-    (mem-fraction-static 0.9, max-running-requests and cuda-graph-max-bs 128, EAGLE 2
-    steps, topk 1, 3 draft tokens, SGLANG_ENABLE_SPEC_V2=1), each TP 16 over two nodes
-    of 8; an H100 1k/8k row's recipe has no copy in InferenceX; an H200 1k/1k row at
-    c = 8 has two candidates (with and without MTP); the H200 8k/1k row at c = 2 has one,
-    bs8-1p6d-mtp, simulated with its flags: 1 prefill and 6 decode servers of TP 8, EAGLE
-    2 steps on the decode side."""
-    aliases = accuracy.load_aliases(ALIASES)
-    kw = dict(perf="aic", aliases=aliases, model_configs=accuracy.DEFAULT_MODEL_CONFIGS,
-              database=accuracy.DEFAULT_DATABASE)
-    h100 = _row("2026_03_25_deepseek_r1_h100_sxm_sglang_fp8_disagg_1024x1024_c8_")
-    spec, _, measured = accuracy.row_spec(h100, **kw)
+    configurations of the recipe run that day decide. H100 (2026-02-13: MTP only; every
+    prefill TP 16 without EP, so an export's columns cannot tell the TEP decode from the
+    DEP one): 1k/1k at c = 128 only h100-fp8-1p2d-max-tp-mtp held, simulated with that
+    file's flags (InferenceX 80d98084f): 1 prefill server of TP 16 (max-running-requests
+    2, mem-fraction-static 0.6, 2048-token prefills and chunks) and 2 decode servers of TP
+    16 (mem-fraction-static 0.9, max-running-requests and cuda-graph-max-bs 128, EAGLE 2
+    steps, topk 1, 3 draft tokens, SGLANG_ENABLE_SPEC_V2=1), each TP 16 over two nodes of
+    8; at c = 8 both the TEP and the DEP configuration held it. The 1k/8k TEP recipe's
+    flags (srt-slurm's sa-submission-q1-2026 branch, 616191c): as the 1k/1k one but 64
+    decode requests and graphs. An H200 1k/1k row at c = 8 has two candidates (with and
+    without MTP); the H200 8k/1k row at c = 2 has one, bs8-1p6d-mtp, simulated with its
+    flags: 1 prefill and 6 decode servers of TP 8, EAGLE 2 steps on the decode side."""
+    kw = _pd_kw()
+    spec, _, measured = accuracy.row_spec(_pd_row("h100_sxm", 1024, 1024, 128), **kw)
     d = spec["engine"]["workers"]["disaggregated"]
     assert (d["prefill"]["count"], d["prefill"]["tp"], d["decode"]["count"], d["decode"]["tp"]) == (1, 16, 2, 16)
     assert "data_parallel_size" not in d["decode"] and "enable_expert_parallel" not in d["decode"]
-    assert d["prefill"]["sglang"] == {"disable_radix_cache": True, "mem_fraction_static": 0.6,
-                                      "max_running_requests": 2, "max_prefill_tokens": 2048,
-                                      "chunked_prefill_size": 2048}
-    assert d["decode"]["sglang"] == {"disable_radix_cache": True, "mem_fraction_static": 0.9,
-                                     "max_running_requests": 128, "cuda_graph_max_bs": 128,
-                                     "speculative_algorithm": "EAGLE", "speculative_num_steps": 2,
-                                     "speculative_eagle_topk": 1, "speculative_num_draft_tokens": 3,
-                                     "enable_spec_v2": True}
-    assert measured == 10 * 8 and sglang.sglang_layout(spec) == "P/D 1×TP16 + 2×TP16"
-    long_out = _row("2026_03_25_deepseek_r1_h100_sxm_sglang_fp8_disagg_1024x8192_c8_")
-    with pytest.raises(ValueError, match="h100-fp8-1p2d-max-tp-mtp.yaml .*server flags are not tabulated"):
-        accuracy.row_spec(long_out, **kw)
-    h200 = _row("2026_04_06_deepseek_r1_h200_sxm_sglang_fp8_disagg_1024x1024_c8_")
+    assert (d["prefill"]["sglang"], d["decode"]["sglang"]) == _eagle_recipe(0.6, 2, 2048, 0.9, 128)
+    assert measured == 10 * 128 and sglang.sglang_layout(spec) == "P/D 1×TP16 + 2×TP16"
+    with pytest.raises(ValueError, match="2 configurations of its recipe ran these lengths at c = 8 that day: "
+                                         "recipes/h100/1k1k/mtp/h100-fp8-1p2d-max-tp-mtp.yaml .*"
+                                         "h100-fp8-1p1d-max-dep-mtp.yaml"):
+        accuracy.row_spec(_pd_row("h100_sxm", 1024, 1024, 8), **kw)
+    tep, dep = sglang.pd_configs(_pd_row("h100_sxm", 1024, 8192, 8), 8)
+    assert tep.file == "recipes/h100/1k8k/mtp/h100-fp8-1p2d-max-tp-mtp.yaml"
+    assert tep.flags == _eagle_recipe(0.6, 2, 2048, 0.9, 64)
+    assert dep.decode == (1, 16, 16, True) and dep.flags == _eagle_recipe(0.6, 4, 2048, 0.85, 64)
     with pytest.raises(ValueError, match="2 configurations of its recipe ran these lengths at c = 8"):
-        accuracy.row_spec(h200, **kw)
-    one = next(r for r in accuracy.read_silicon(SILICON) if r["id"].startswith("2026_04_06_deepseek_r1_h200_sxm_sglang_fp8_disagg_8192x1024_c2_"))
-    spec, _, measured = accuracy.row_spec(one, **kw)
+        accuracy.row_spec(_pd_row("h200_sxm", 1024, 1024, 8), **kw)
+    spec, _, measured = accuracy.row_spec(_pd_row("h200_sxm", 8192, 1024, 2), **kw)
     d = spec["engine"]["workers"]["disaggregated"]
     assert (d["prefill"]["count"], d["prefill"]["tp"], d["decode"]["count"], d["decode"]["tp"]) == (1, 8, 6, 8)
     assert d["decode"]["sglang"]["speculative_algorithm"] == "EAGLE" and d["decode"]["sglang"]["speculative_num_steps"] == 2

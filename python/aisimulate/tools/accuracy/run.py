@@ -111,8 +111,8 @@ def run_row(row: dict[str, str], perf: str, aliases: dict[str, str], model_confi
     if procedure == INFERENCEX:
         res.deployment, res.window = "inferencex-recipe", "benchmark"
         if (row.get("backend") or "").strip() == "sglang":
-            from .sglang import recipe_flags
-            res.recipe = (recipe_flags(row, 0, 0, 0)[1]
+            from .sglang import pd_recipe_text, recipe_flags
+            res.recipe = ((pd_recipe_text(row) if disagg.is_disagg(row) else recipe_flags(row, 0, 0, 0)[1])
                           or "not tabulated: the release's SGLang defaults")
         elif trtllm_disagg.is_disagg(row):
             rec, _ = trtllm_disagg.recipe_of(row)

@@ -35,7 +35,13 @@ server arguments (``engine.workers.disaggregated.<side>.sglang``: AIConfigurator
 generator writes ``--max-running-requests`` = that side's batch size, 1 for the prefill
 servers, and ``--max-prefill-tokens`` = ISL + 1500 for both), the KV over the system's
 network (one NIC per attention rank, as SGLang's NIXL / Mooncake transfer sends each
-rank's KV).
+rank's KV). InferenceX's P/D rows record neither worker counts nor speculative
+decoding: the configurations of the recipe run of the row's day (:data:`PD_RECIPES`)
+that hold its lengths and concurrency and agree with the layout it records decide
+(:func:`pd_configs`); a dated export records the prefill servers' layout only, the
+results database's dump both sides' (:func:`recorded_sides`). A row two or more
+configurations hold is skipped with them named: no column, file name or run id of these
+rows tells them apart, and a configuration is never chosen by comparing times.
 """
 
 from __future__ import annotations
@@ -178,6 +184,12 @@ def _eagle_pd_flags(prefill_fraction: float, prefill_requests: int, prefill_toke
 #: sides, SPEC_V2 on; prefill 16 requests and 32,768-token chunks and prefills; decode 16
 #: requests (--stream-interval 10).
 _H200_BS8_MTP = _eagle_pd_flags(0.82, 16, 32768, 0.82, 16, True)
+#: srt-slurm's recipes/h200/8k1k/bs128-1p1d-dep-mtp.yaml on the sa-submission-q1-2026
+#: branch at the run of 2026-02-07 (last changed by 35d6fb1, 2026-02-05): SPEC_V2 on;
+#: prefill TP 8, --mem-fraction-static 0.75, 16 requests, 163,840-token chunks and
+#: prefills, no EAGLE flags; decode DP attention over 8 ranks with EP 8,
+#: --mem-fraction-static 0.85, 192 requests and graphs (--stream-interval 10).
+_H200_BS128_DEP_MTP = _eagle_pd_flags(0.75, 16, 163840, 0.85, 192, True)
 #: The H100 recipes, from InferenceX's copy of srt-slurm's recipes
 #: (``benchmarks/multi_node/srt-slurm-recipes/h100/{1k1k,8k1k}/mtp/``, added at
 #: 80d98084f from the sa-submission-q2-2026 branch; the q1 branch's state of the run's
@@ -187,9 +199,17 @@ _H200_BS8_MTP = _eagle_pd_flags(0.82, 16, 32768, 0.82, 16, True)
 #: 2 requests, 2048-token chunks and prefills; decode 0.9, 128 requests; SPEC_V2 on.
 _H100_MAX_TP_MTP = _eagle_pd_flags(0.6, 2, 2048, 0.9, 128, True)
 #: ``h100-fp8-1p1d-max-dep-mtp``: prefill as above but 4 requests; decode DP attention
-#: over 16 ranks with EP 16, 0.85, 64 requests; SPEC_V2 at 8k/1k only (the 1k/1k file's
-#: environments lack it).
+#: over 16 ranks with EP 16, 0.85, 64 requests; SPEC_V2 at 8k/1k and 1k/8k only (the
+#: 1k/1k file's environments lack it).
 _H100_MAX_DEP_MTP = {spec_v2: _eagle_pd_flags(0.6, 4, 2048, 0.85, 64, spec_v2) for spec_v2 in (False, True)}
+#: ``recipes/h100/1k8k/mtp/h100-fp8-1p2d-max-tp-mtp.yaml``, which InferenceX never copied:
+#: srt-slurm's sa-submission-q1-2026 branch (the one InferenceX's H100 runner checked out,
+#: ``runners/launch_h100-dgxc-slurm.sh``@78d48618f) held it as of 616191c (2026-02-04)
+#: through the run of 2026-02-13; every version of the file in srt-slurm's history
+#: (da1472d … 5063eb4, and the main branch's merge of the submission branch) has these
+#: server flags, only the model alias, the nginx alias and the watchdog changing: as the
+#: 1k/1k TEP recipe but 64 decode requests and graphs (--stream-interval 1).
+_H100_1K8K_MAX_TP_MTP = _eagle_pd_flags(0.6, 2, 2048, 0.9, 64, True)
 
 
 #: InferenceX's DeepSeek-R1 SGLang P/D recipes (dynamo-sglang through srt-slurm's
@@ -205,8 +225,10 @@ PD_RECIPES = {
             _H100_MAX_TP_MTP),
         _pd(1024, 1024, "mtp", [1, 2, 4, 8, 16, 32, 64], (1, 16, 1, False), (1, 16, 16, True), "recipes/h100/1k1k/mtp/h100-fp8-1p1d-max-dep-mtp.yaml",
             _H100_MAX_DEP_MTP[False]),
-        _pd(1024, 8192, "mtp", [1, 2, 4, 8, 16, 32, 64], (1, 16, 1, False), (2, 16, 1, False), "recipes/h100/1k8k/mtp/h100-fp8-1p2d-max-tp-mtp.yaml"),
-        _pd(1024, 8192, "mtp", [1, 2, 4, 8, 16, 32, 64], (1, 16, 1, False), (1, 16, 16, True), "recipes/h100/1k8k/mtp/h100-fp8-1p1d-max-dep-mtp.yaml"),
+        _pd(1024, 8192, "mtp", [1, 2, 4, 8, 16, 32, 64], (1, 16, 1, False), (2, 16, 1, False), "recipes/h100/1k8k/mtp/h100-fp8-1p2d-max-tp-mtp.yaml",
+            _H100_1K8K_MAX_TP_MTP),
+        _pd(1024, 8192, "mtp", [1, 2, 4, 8, 16, 32, 64], (1, 16, 1, False), (1, 16, 16, True), "recipes/h100/1k8k/mtp/h100-fp8-1p1d-max-dep-mtp.yaml",
+            _H100_MAX_DEP_MTP[True]),
         _pd(8192, 1024, "mtp", [1, 2, 4, 8, 16, 32, 64, 128], (1, 16, 1, False), (1, 16, 1, False), "recipes/h100/8k1k/mtp/h100-fp8-1p1d-max-tp-mtp.yaml",
             _H100_MAX_TP_MTP),
         _pd(8192, 1024, "mtp", [1, 2, 4, 8, 16, 32, 64], (1, 16, 1, False), (1, 16, 16, True), "recipes/h100/8k1k/mtp/h100-fp8-1p1d-max-dep-mtp.yaml",
@@ -229,7 +251,8 @@ PD_RECIPES = {
             _H200_BS8_MTP),
         _pd(8192, 1024, "mtp", [4, 8, 16, 32, 64], (1, 8, 1, False), (3, 8, 1, False), "recipes/h200/8k1k/bs16-1p3d-mtp.yaml"),
         _pd(8192, 1024, "mtp", [32, 64, 128], (2, 8, 1, False), (3, 8, 1, False), "recipes/h200/8k1k/bs64-2p3d-mtp.yaml"),
-        _pd(8192, 1024, "mtp", [32, 64, 128, 256, 512], (1, 8, 1, False), (1, 8, 8, True), "recipes/h200/8k1k/bs128-1p1d-dep-mtp.yaml"),
+        _pd(8192, 1024, "mtp", [32, 64, 128, 256, 512], (1, 8, 1, False), (1, 8, 8, True), "recipes/h200/8k1k/bs128-1p1d-dep-mtp.yaml",
+            _H200_BS128_DEP_MTP),
     ),
 }
 #: When each recipe's run was measured (the commit's time, UTC), by system.
@@ -237,19 +260,59 @@ PD_RECIPE_RUNS = {"h100_sxm": ("78d48618f", campaigns._t("2026-02-13T03:10:02+00
                   "h200_sxm": ("fcc04aaa2", campaigns._t("2026-02-07T22:52:22+00:00"))}
 
 
+def recorded_sides(row: dict[str, str]) -> tuple[str, ...]:
+    """The sides of an InferenceX P/D row whose layout its columns record: both for the
+    results database's dump (``db-dump/…``: each side's servers, attention DP and experts
+    from the run's configuration), the prefill side alone for the dated exports
+    (``source_file=YYYY-MM-DD.csv``). An export row holds one tensor and one expert
+    parallel size (its id's ``tp8_0_ep1_0``), written into both sides' columns, and they
+    are the prefill servers': the 2026-03-25 and 2026-04-06 exports give the 8k/1k
+    measurement at c = 256 (TTFT 29,643.6 ms, TPOT 42.734 ms) as TP 8 with EP 1 on both
+    sides, while the database dump's row of it (config 434) records a TP 8 prefill and a
+    decode of DP attention over 8 ranks with EP 8, and the recipe run of that day decoded
+    8k/1k at c = 256 and 512 only with DP attention and EP 8 (bs128-1p1d-dep and -dep-mtp,
+    whose prefill is TP 8, EP 1); every other export row's columns equal its candidates'
+    prefill layout."""
+    return ("prefill", "decode") if _is_dump(row) else ("prefill",)
+
+
+def _is_dump(row: dict[str, str]) -> bool:
+    """Whether the row is the InferenceX results database's dump (``db-dump/…``)."""
+    return (row.get("silicon_data_source") or "").strip().startswith("db-dump/")
+
+
+def _holds_layout(p: PDConfig, row: dict[str, str]) -> bool:
+    """Whether the configuration's sides agree with the layout the row records of them
+    (:func:`recorded_sides`): expert parallelism (``<side>_moe_ep_size`` > 1), and with
+    the database dump also the servers (``<side>_num_workers``) and DP attention
+    (``<side>_attention_dp_size`` > 1; an export writes 1 there whatever ran); a column
+    left empty says nothing."""
+    for name in recorded_sides(row):
+        workers, _, ep, dp_attention = p.prefill if name == "prefill" else p.decode
+        rec_ep = _int(row, f"{name}_moe_ep_size", 0)
+        if rec_ep and (rec_ep > 1) != (ep > 1):
+            return False
+        if _is_dump(row):
+            rec_workers, rec_adp = _int(row, f"{name}_num_workers", 0), _int(row, f"{name}_attention_dp_size", 0)
+            if rec_workers and rec_workers != workers:
+                return False
+            if rec_adp and (rec_adp > 1) != dp_attention:
+                return False
+    return True
+
+
 def pd_configs(row: dict[str, str], c: int) -> list[PDConfig]:
     """The configurations of the InferenceX P/D recipe run on the row's measured day that
-    hold its lengths and concurrency and, where the row records one, its decode side's
-    expert parallelism (``decode_moe_ep_size`` > 1). Empty: no recipe tabulated."""
+    hold its lengths and concurrency and agree with the layout its columns record
+    (:func:`recorded_sides`). Empty: no recipe tabulated."""
     camp = campaigns.campaign_of(row)
     run = PD_RECIPE_RUNS.get(row.get("system", "").strip())
     if camp.name != campaigns.INFERENCEX or camp.measured is None or run is None \
             or camp.measured.date() != run[1].date():
         return []
     isl, osl = _int(row, "isl"), _int(row, "osl")
-    ep = _int(row, "decode_moe_ep_size", 0)
     return [p for p in PD_RECIPES[(row["system"].strip(), run[0])]
-            if (p.isl, p.osl) == (isl, osl) and c in p.concurrencies and (ep == 0 or (ep > 1) == (p.decode[2] > 1))]
+            if (p.isl, p.osl) == (isl, osl) and c in p.concurrencies and _holds_layout(p, row)]
 
 
 def inferencex_pd_config(row: dict[str, str], c: int) -> PDConfig:
@@ -263,6 +326,17 @@ def inferencex_pd_config(row: dict[str, str], c: int) -> PDConfig:
     if len(cands) == 1 and cands[0].flags is not None:
         return cands[0]
     raise ValueError(_inferencex_pd_reason(row, c))
+
+
+def pd_recipe_text(row: dict[str, str]) -> str:
+    """The P/D configuration an InferenceX SGLang row ran, with its recipe run's commit
+    (``""``: none or several, :func:`inferencex_pd_config`)."""
+    run = PD_RECIPE_RUNS.get(row.get("system", "").strip())
+    try:
+        p = inferencex_pd_config(row, disagg.concurrency_of(row))
+    except ValueError:
+        return ""
+    return f"{p.text()}@{run[0]}"
 
 
 def _inferencex_pd_reason(row: dict[str, str], c: int) -> str:
