@@ -107,6 +107,16 @@ def test_qwen35_recipe_and_the_single_node_export():
     assert (res.tp, res.layout) == (8, "TP8 EP8 (columns give 64 × 1 GPUs: the id's TP 8)")
 
 
+def test_multi_node_aggregated_row_keeps_its_columns():
+    """A server over two nodes (DP attention 16 with EP 16, InferenceX's dep16): its
+    columns as given, not the single-node export's product rule (which needs both
+    moe_tp_size and moe_ep_size above 1)."""
+    row = {"id": "r", "tp_size": "1", "attention_dp_size": "16", "moe_tp_size": "1", "moe_ep_size": "16"}
+    assert sglang.single_node_row(row) == (row, "")
+    with pytest.raises(ValueError, match="the id names no TP"):  # the product: 64 GPUs, both sizes 8
+        sglang.single_node_row(dict(row, tp_size="64", attention_dp_size="1", moe_tp_size="8", moe_ep_size="8"))
+
+
 def test_pd_row_spec():
     """An AIConfigurator P/D row through the shared reader: 6 prefill servers of TP1 and 5
     decode servers of TP2, each pool with its own server arguments (prefill batch 1,

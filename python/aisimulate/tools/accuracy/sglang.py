@@ -282,11 +282,17 @@ def recipe_flags(row: dict[str, str], isl: int, osl: int, c: int) -> tuple[dict[
 
 def single_node_row(row: dict[str, str]) -> tuple[dict[str, str], str]:
     """The row with its aggregated layout columns as one node's (:data:`GPUS_PER_NODE`):
-    a row whose ``tp_size`` × ``attention_dp_size`` exceeds it takes its tensor parallel
+    a row whose ``tp_size`` × ``attention_dp_size`` exceeds it with both ``moe_tp_size``
+    and ``moe_ep_size`` above 1 (the export's product of the two) takes its tensor parallel
     size from its id (``…_tp8_ep8_…``), its experts expert-parallel over those GPUs when
     ``moe_ep_size`` > 1; and a note saying so ("" when the row is unchanged)."""
     tp, adp = _int(row, "tp_size"), max(_int(row, "attention_dp_size", 0), 1)
     if tp * adp <= GPUS_PER_NODE:
+        return row, ""
+    if min(max(_int(row, "moe_tp_size", 0), 1), max(_int(row, "moe_ep_size", 0), 1)) == 1:
+        # the experts split one way over the GPUs: a server over several nodes (SGLang's
+        # --nnodes, DP attention and EP across them, InferenceX's dep16/dep32), as given;
+        # the export's product has both sizes > 1
         return row, ""
     m = re.search(r"_tp(\d+)", row.get("id") or "")
     if not m:
