@@ -12,8 +12,10 @@ held-back row takes in ``scripts/accuracy.py`` (``tools.accuracy.row_spec``, the
 replay as launched), with its traffic cut to ``--requests`` requests (40) at
 concurrency 8, ISL 1,024, OSL 64 so the sweep stays short. Each case ends ``ok`` or
 ``refused`` with the first line of the error; a refusal is classed ``memory`` (the
-weights or one request's KV cache do not fit: a correct refusal, vLLM would not start
-either) or ``other`` (a defect unless the engine refuses the layout too).
+weights or one request's KV cache do not fit: a correct refusal, the engine would not
+start either), ``engine`` (a layout the engine itself refuses, :data:`ENGINE`) or
+``other`` (a defect: a missing table, format or feature, or a check stricter than the
+engine's).
 
 Writes DIR/cases.csv (every case) and DIR/refusals.csv (refused cases grouped by reason),
 prints the counts by class and the reasons. Exit 0; 2 on bad options.
@@ -103,6 +105,10 @@ CONCURRENCY, ISL, OSL = 8, 1024, 64
 MEMORY = re.compile(r"do(es)? not fit|exceeds? .*memory|out of memory|no room|KV cache (cannot|can't) hold|"
                     r"not enough (GPU )?memory|max_model_len|num_gpu_blocks|needs? .* GiB|GiB .*more than",
                     re.IGNORECASE)
+#: Refusals the engine itself makes (correct, as ``memory``): vLLM splits the experts
+#: one way, expert parallel over TP × DP or tensor parallel over them
+#: (``FusedMoEParallelConfig.make``), never both.
+ENGINE = {"vllm": re.compile(r"vLLM splits experts one way")}
 COLUMNS = ("id", "backend", "system", "model", "precision", "layout", "perf", "status", "class", "reason",
            "fallbacks")
 
@@ -177,8 +183,9 @@ def run_case(row: dict[str, str], layout: str, perf: str, requests: int, aliases
         first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
         stage = "harness" if isinstance(exc, (ValueError, KeyError)) and not isinstance(
             exc, (aisimulate.ConfigError, aisimulate.SimulationError)) else "core"
-        out.update(status="refused", reason=f"{stage}: {first}",
-                   **{"class": "memory" if MEMORY.search(first) else "other"})
+        engine = ENGINE.get(row["backend"])
+        cls = "memory" if MEMORY.search(first) else "engine" if engine and engine.search(first) else "other"
+        out.update(status="refused", reason=f"{stage}: {first}", **{"class": cls})
         return out
     done = report.summary.get("completed", 0)
     if done < requests:
@@ -244,7 +251,7 @@ def main(argv: list[str] | None = None) -> int:
     for be in backends:
         n = sum(v for (b, _), v in by.items() if b == be)
         print(f"  {be:7s} {n:5d} cases: ok {by[(be, 'ok')]}, refused (memory) {by[(be, 'memory')]}, "
-              f"refused (other) {by[(be, 'other')]}")
+              f"(the engine's rule) {by[(be, 'engine')]}, (other) {by[(be, 'other')]}")
     for (cls, be, reason), n in sorted(groups.items(), key=lambda kv: (kv[0][0] != "other", -kv[1])):
         print(f"  {n:5d} {cls:6s} {be:7s} {reason[:150]}")
     return 0

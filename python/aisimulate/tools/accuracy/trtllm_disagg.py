@@ -399,8 +399,9 @@ def row_spec(row: dict[str, str], config: str, *, perf_block: dict[str, Any], we
 
     rec, why = recipe_of(row)
     if rec is None:
-        if not (row.get("decode_tp_size") or "").strip():
-            raise ValueError(why)
+        if not all((row.get(k) or "").strip() for k in ("prefill_num_workers", "prefill_tp_size",
+                                                         "decode_num_workers", "decode_tp_size")):
+            raise ValueError(why)  # the columns do not give both sides either
         return _columns_spec(row, config, perf_block=perf_block, weights=weights, client=client,
                              length_ratio=length_ratio)
     isl, osl, c = _int(row, "isl"), _int(row, "osl"), trtllm.silicon_concurrency(row)
