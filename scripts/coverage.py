@@ -127,9 +127,10 @@ def _row(backend: str, system: str, model: str, precision: str, layout: str, lay
         for k, v in zip(("num_workers", "tp_size", "attention_dp_size", "moe_tp_size", "moe_ep_size"), cols):
             row[f"{side}_{k}"] = str(v)
         row[f"{side}_pp_size"] = "1"
-    if backend == "trtllm":  # TensorRT-LLM's P/D rows are InferenceX's (their srt-slurm recipes)
-        row["silicon_data_source"] = (f"db-dump/2026-04-27; silicon_concurrency={CONCURRENCY}; "
-                                      "measured=2026-03-01T00:00:00.000Z")
+    # P/D rows are InferenceX's (its multi-node srt-slurm recipes; TensorRT-LLM's must be):
+    # a database-dump source with the layout columns, on a day after the tabulated recipes
+    row["silicon_data_source"] = (f"db-dump/2026-04-27; silicon_concurrency={CONCURRENCY}; "
+                                  "measured=2026-03-01T00:00:00.000Z")
     return row
 
 

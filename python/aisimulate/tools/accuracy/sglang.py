@@ -230,6 +230,14 @@ def pd_configs(row: dict[str, str], c: int) -> list[PDConfig]:
             if (p.isl, p.osl) == (isl, osl) and c in p.concurrencies and (ep == 0 or (ep > 1) == (p.decode[2] > 1))]
 
 
+def _columns_only(row: dict[str, str], c: int) -> bool:
+    """Whether an InferenceX P/D row is read off its own layout columns (``disagg.sides_of``,
+    SGLang's defaults for every flag): no one configuration with tabulated flags ran it
+    (:func:`inferencex_pd_config`), and the columns give both sides."""
+    cands = pd_configs(row, c)
+    return not (len(cands) == 1 and cands[0].flags is not None) and disagg.records_sides(row)
+
+
 def inferencex_pd_config(row: dict[str, str], c: int) -> PDConfig:
     """The one configuration of the InferenceX P/D recipe that ran the row, with its
     servers' flags tabulated (:func:`pd_configs`).
@@ -344,7 +352,7 @@ def sglang_row_spec(row: dict[str, str], config: str, *, perf: str, database: st
         if ep:
             pool["enable_expert_parallel"] = True
         engine["workers"] = {"aggregated": pool}
-    elif mode == "disagg" and which == campaigns.INFERENCEX:
+    elif mode == "disagg" and which == campaigns.INFERENCEX and not _columns_only(row, c):
         # the recipe's configuration: its servers and flags (InferenceX records neither)
         pdc = inferencex_pd_config(row, c)
         sides = tuple(disagg.Side(name, x[0], 1 if x[3] else x[1], x[1] if x[3] else 1, x[2] > 1, None)

@@ -74,7 +74,7 @@ from typing import Any, Iterable, Sequence
 
 from .campaigns import _t
 from .rows import _int
-from . import trtllm
+from . import disagg, trtllm
 
 #: Where the row's recipe is put by :func:`annotate` (its name, "" when unknown) and
 #: why none is known.
@@ -399,8 +399,7 @@ def row_spec(row: dict[str, str], config: str, *, perf_block: dict[str, Any], we
 
     rec, why = recipe_of(row)
     if rec is None:
-        if not all((row.get(k) or "").strip() for k in ("prefill_num_workers", "prefill_tp_size",
-                                                         "decode_num_workers", "decode_tp_size")):
+        if not disagg.records_sides(row):
             raise ValueError(why)  # the columns do not give both sides either
         return _columns_spec(row, config, perf_block=perf_block, weights=weights, client=client,
                              length_ratio=length_ratio)
