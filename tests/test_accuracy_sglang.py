@@ -126,6 +126,38 @@ def test_qwen35_recipe_and_the_single_node_export():
     assert (res.tp, res.layout) == (8, "TP8 EP8 (columns give 64 × 1 GPUs: the id's TP 8)")
 
 
+def test_multi_node_aggregated_row_keeps_its_columns():
+    """A server over two nodes (DP attention 16 with EP 16, InferenceX's dep16): its
+    columns as given, not the single-node export's product rule (which needs both
+    moe_tp_size and moe_ep_size above 1)."""
+    row = {"id": "r", "tp_size": "1", "attention_dp_size": "16", "moe_tp_size": "1", "moe_ep_size": "16"}
+    assert sglang.single_node_row(row) == (row, "")
+    with pytest.raises(ValueError, match="the id names no TP"):  # the product: 64 GPUs, both sizes 8
+        sglang.single_node_row(dict(row, tp_size="64", attention_dp_size="1", moe_tp_size="8", moe_ep_size="8"))
+
+
+def test_inferencex_pd_row_of_no_known_configuration_takes_its_columns():
+    """An InferenceX P/D row whose day ran several configurations of its recipe at its
+    lengths and concurrency, but whose database-dump columns give both sides (1 prefill
+    server TP8, 1 decode server DP attention 8 with EP 8): read off the columns, SGLang's
+    defaults for the servers' flags, InferenceX's client (10·c prompts)."""
+    row = _row("dsr1_h200_sglang_fp8_disagg_8192x1024_c64_cfg434")
+    assert len(sglang.pd_configs(row, 64)) > 1
+    kw = dict(perf="roofline", aliases=accuracy.load_aliases(ALIASES), model_configs=accuracy.DEFAULT_MODEL_CONFIGS,
+              database=accuracy.DEFAULT_DATABASE)
+    spec, warm, measured = accuracy.row_spec(row, **kw)
+    pd = spec["engine"]["workers"]["disaggregated"]
+    assert pd["prefill"] == {"count": 1, "tp": 8, "placement": "least_outstanding"}
+    assert pd["decode"] == {"count": 1, "tp": 1, "data_parallel_size": 8, "enable_expert_parallel": True,
+                            "placement": "least_outstanding"}
+    assert "sglang" not in pd["prefill"] and spec["engine"]["sglang"] == {}
+    assert spec["traffic"]["benchmark"]["num_prompts"] == 640 and (warm, measured) == (0, 640)
+    # without the columns the row keeps its reason
+    bare = {k: ("" if k.startswith(("prefill_", "decode_")) else v) for k, v in row.items()}
+    with pytest.raises(ValueError, match="configurations of its recipe ran these lengths"):
+        accuracy.row_spec(bare, **kw)
+
+
 def test_pd_row_spec():
     """An AIConfigurator P/D row through the shared reader: 6 prefill servers of TP1 and 5
     decode servers of TP2, each pool with its own server arguments (prefill batch 1,

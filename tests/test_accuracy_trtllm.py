@@ -229,6 +229,37 @@ def test_disagg_row_spec():
     assert td.layout_text(spec) == "P/D 1×TP8 ADP8 EP8 + 9×TP8 EP8 MTP3"
 
 
+def test_disagg_row_without_a_recipe_takes_its_columns():
+    """A B200 P/D row (no recipe tabulated for the system) with its layout columns, as
+    InferenceX's search space names them (1 prefill worker DEP4, 4 decode workers TEP8,
+    nvidia-master.yaml's most run P/D point): its pools from the columns, each option
+    the release's default, InferenceX's client at the row's concurrency (10·c prompts)."""
+    from aisimulate.tools.accuracy import trtllm_disagg as td
+    aliases = accuracy.read_inputs(accuracy.SHARED_DATA / "silicon" / "trtllm_dev.csv", None)[1]
+    cols = dict(prefill_num_workers="1", prefill_tp_size="1", prefill_attention_dp_size="4",
+                prefill_moe_tp_size="1", prefill_moe_ep_size="4", decode_num_workers="4", decode_tp_size="8",
+                decode_attention_dp_size="1", decode_moe_tp_size="1", decode_moe_ep_size="8",
+                decode_batch_size="32")
+    row = _pd(64, 20.0, system="b200_sxm", **cols)
+    assert td.recipe_of(row) == (None, "b200_sxm: no P/D recipe tabulated")
+    spec, warm, measured = accuracy.row_spec(row, perf="roofline", aliases=aliases, model_configs=CONFIGS,
+                                             database=accuracy.DEFAULT_DATABASE)
+    pd = spec["engine"]["workers"]["disaggregated"]
+    assert pd["prefill"] == {"count": 1, "tp": 4, "enable_expert_parallel": True, "placement": "round_robin",
+                             "trtllm": {"enable_attention_dp": True}}
+    assert pd["decode"] == {"count": 4, "tp": 8, "enable_expert_parallel": True, "placement": "round_robin",
+                            "trtllm": {"enable_attention_dp": False, "max_batch_size": 32}}
+    assert spec["engine"]["backend_version"] == "1.2.0rc6.post1"  # Dynamo 0.8.1.post1's
+    assert (warm, measured) == (0, 640)
+    assert td.layout_text(spec) == "P/D 1×TP4 ADP4 EP4 + 4×TP8 EP8"
+    # the decode side's GPUs for the row's TP column: its columns' 8
+    assert td.decode_gpus(row) == 8
+    # a row with neither a recipe nor columns is still refused with the reason
+    with pytest.raises(ValueError, match="no P/D recipe tabulated"):
+        accuracy.row_spec(_pd(64, 20.0, system="b200_sxm"), perf="roofline", aliases=aliases,
+                          model_configs=CONFIGS, database=accuracy.DEFAULT_DATABASE)
+
+
 def test_group_table():
     """The closing table by (model, mode, campaign, layout, MTP): MAPE and the median
     signed error, by hand; a P/D layout named by its generation workers; a mode line

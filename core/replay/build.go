@@ -83,10 +83,12 @@ type deployment struct {
 	// family is the engine that serves every pool (engine.backend).
 	family engine.Family
 	// P/D only: KV transfer bandwidth (bytes/ns), latency (ns) and bytes per
-	// prompt token moved.
+	// prompt token moved; the time a request's recurrent state adds (a
+	// hybrid model's, 0 for others: planTransfer).
 	transferBytesPerNs float64
 	transferLatencyNs  int64
 	transferBytesTok   int64
+	transferStateNs    int64
 }
 
 func cfgErr(field string, err error) error { return &config.Error{Field: field, Msg: err.Error()} }
@@ -215,6 +217,25 @@ func (d *deployment) planTransfer(e *config.Engine, t *config.KVTransfer) error 
 		whole, share := arch.KVBytesPerToken(1, kvBytes), arch.KVBytesPerToken(links, kvBytes)
 		d.transferBytesPerNs = d.sys.InterNodeBW / 1e9 * float64(whole) / float64(max(share, 1))
 	}
+	// A hybrid model's recurrent state moves with the KV, once per request
+	// whatever the decode worker's cache holds: vLLM's NixlConnector sends
+	// the state blocks of the hybrid KV cache manager's groups with the
+	// attention blocks, SGLang's transfer sends the request's mamba pool slot
+	// (public P/D runs of such models: InferenceX's
+	// benchmarks/multi_node/srt-slurm-recipes/vllm/kimi-k3/agentic/disagg-gb300-1p1d-dcp8-dcp8-dspark4-mooncake-agentic.yaml,
+	// sglang/qwen3.5/gb200-fp8/1k1k/1p1d-dep4-dep16.yaml). Each attention
+	// rank holds the state of its heads (StateBytesPerSequence at its TP) and
+	// sends it over its own link as its KV: one link's share at the NIC's
+	// bandwidth; with bandwidth_gb_per_s the whole state at that bandwidth.
+	// The state is the model's dtype (an engine's own --mamba-ssm-dtype is not
+	// applied to the transfer).
+	if st := arch.StateBytesPerSequence(1); st > 0 {
+		d.transferStateNs = clock.Span(float64(st) / d.transferBytesPerNs)
+		if t.BandwidthGBPerS == 0 {
+			links := min(d.pools[0].tp, d.pools[1].tp)
+			d.transferStateNs = clock.Span(float64(arch.StateBytesPerSequence(links)) / (d.sys.InterNodeBW / 1e9))
+		}
+	}
 	// the longest prompt's transfer must fit the virtual clock
 	longest := max(limitsOf(e).maxModelLen, arch.MaxPositionEmbeddings)
 	if ns := float64(longest) * float64(d.transferBytesTok) / d.transferBytesPerNs; ns > maxClockNs/16 {
@@ -296,11 +317,6 @@ func (d *deployment) buildPool(s *config.Spec, pl *pool) error {
 			field = pl.field + ".tp"
 		}
 		return cfgErr(field, err)
-	}
-	if d.disagg && arch.StateBytesPerSequence(pl.tp) > 0 {
-		return &config.Error{Field: "engine.workers.disaggregated", Msg: fmt.Sprintf(
-			"%s keeps a recurrent state per request (%d linear-attention layers): moving it from the prefill to the decode worker with the KV cache is not simulated",
-			arch.Name, arch.LinearLayers())}
 	}
 	pl.lockstep = arch.IsMoE() && pl.dp > 1
 	lim := limitsFor(e, pl.spec, pl.field)
@@ -541,9 +557,11 @@ func (d *deployment) gpus() int {
 }
 
 // transferNs is the KV transfer time of a prompt of tokens:
-// bytes / bandwidth + latency, bytes = tokens × KV bytes per token.
+// bytes / bandwidth + latency, bytes = tokens × KV bytes per token, plus a
+// hybrid model's recurrent state (transferStateNs).
 func (d *deployment) transferNs(tokens int) int64 {
-	return clock.Add(clock.Span(float64(tokens)*float64(d.transferBytesTok)/d.transferBytesPerNs), d.transferLatencyNs)
+	kv := clock.Span(float64(tokens) * float64(d.transferBytesTok) / d.transferBytesPerNs)
+	return clock.Add(clock.Add(kv, d.transferStateNs), d.transferLatencyNs)
 }
 
 // metadata describes the deployment as run: per pool its workers, KV capacity,

@@ -62,10 +62,36 @@ func TestHybridVLLMWorker(t *testing.T) {
 	// a request of (10 − 3) · 784 tokens at most
 	_, err = runYAMLErr(hybridSpec(t, "", "  scheduler: {num_gpu_blocks: 10, max_model_len: 8192}"))
 	assert.ErrorContains(t, err, "the largest max_model_len that fits is 5488")
-	// P/D: the state's transfer is not simulated
-	_, err = runYAMLErr(replaceOnce(hybridSpec(t, "", ""), "workers: {aggregated: {count: 1, tp: 1}}",
-		"workers: {disaggregated: {prefill: {count: 1, tp: 1}, decode: {count: 1, tp: 1}, kv_transfer: {bandwidth_gb_per_s: 50, latency_ms: 0.1}}}"))
-	assert.ErrorContains(t, err, "moving it from the prefill to the decode worker with the KV cache is not simulated")
+}
+
+// P/D of a hybrid model: the request's recurrent state moves with its KV. A
+// 1,000-token prompt of Qwen3.5-27B at 100,000 KV bytes a token and 50 GB/s:
+// 1e8 / 50 = 2,000,000 ns of KV, plus its 48 Gated DeltaNet states of
+// 3,207,168 bytes (fp32, TP 1: TestHybridSGLangMambaPool's figure),
+// 153,944,064 / 50 = 3,078,881 ns, plus 0.1 ms: 5,178,881 ns. Over the
+// system's network at TP 2 on both sides, each of the 2 links carries half
+// the state at the NIC's bandwidth.
+func TestHybridPDMovesTheState(t *testing.T) {
+	pd := func(tp int, transfer string) string {
+		return replaceOnce(hybridSpec(t, "", ""), "workers: {aggregated: {count: 1, tp: 1}}", fmt.Sprintf(
+			"workers: {disaggregated: {prefill: {count: 1, tp: %d}, decode: {count: 1, tp: %d}, kv_transfer: {%s}}}", tp, tp, transfer))
+	}
+	rep := runYAML(t, pd(1, "bandwidth_gb_per_s: 50, latency_ms: 0.1, kv_bytes_per_token: 100000"))
+	require.Equal(t, 8, rep.Summary.Completed)
+	for _, r := range rep.Records {
+		assert.Equal(t, int64(5_178_881), r.TransferNs)
+	}
+	net := runYAML(t, pd(2, ""))
+	require.Equal(t, 8, net.Summary.Completed)
+	sys, _ := hardware.Builtin("h200_sxm")
+	arch, err := model.Load("Qwen/Qwen3.5-27B", sharedModelConfigs)
+	require.NoError(t, err)
+	half := int64(48 * 3_207_168 / 2)
+	require.Equal(t, half, arch.StateBytesPerSequence(2))
+	// the KV of 1,000 tokens over the 2 links at the NIC's bandwidth (TP 2: half the KV a link), then the state
+	nic := sys.InterNodeBW / 1e9
+	kv := float64(1000*arch.KVBytesPerToken(2, 2)) / nic
+	assert.InDelta(t, kv+float64(half)/nic, float64(net.Records[0].TransferNs), 2)
 }
 
 // An SGLang server of a hybrid model sizes its mamba pool first

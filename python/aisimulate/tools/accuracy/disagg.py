@@ -108,6 +108,12 @@ def side_of(row: dict[str, str], side: str, config_path: str) -> Side:
     return Side(side, workers, tp, dp, ep, bs, why)
 
 
+def records_sides(row: dict[str, str]) -> bool:
+    """Whether a P/D row's columns give both sides' workers and TP (a recipe not known
+    for it can then be read off them)."""
+    return all((row.get(f"{side}_{k}") or "").strip() for side in SIDES for k in ("num_workers", "tp_size"))
+
+
 def sides_of(row: dict[str, str], config_path: str) -> tuple[Side, Side]:
     """The prefill and the decode side of a P/D row (:func:`side_of`)."""
     return side_of(row, "prefill", config_path), side_of(row, "decode", config_path)

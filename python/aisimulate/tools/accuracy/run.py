@@ -116,7 +116,7 @@ def run_row(row: dict[str, str], perf: str, aliases: dict[str, str], model_confi
                           or "not tabulated: the release's SGLang defaults")
         elif trtllm_disagg.is_disagg(row):
             rec, _ = trtllm_disagg.recipe_of(row)
-            res.recipe = rec.source if rec else "unknown"
+            res.recipe = rec.source if rec else "none known: the row's columns, the release's TensorRT-LLM defaults"
         elif camp.measured and (row.get("backend") or "").strip() == "trtllm":
             res.recipe = trtllm_recipe_of(row, camp.measured) or "not tabulated: the release's TensorRT-LLM defaults"
         elif camp.measured:

@@ -315,6 +315,14 @@ def pd_configs(row: dict[str, str], c: int) -> list[PDConfig]:
             if (p.isl, p.osl) == (isl, osl) and c in p.concurrencies and _holds_layout(p, row)]
 
 
+def _columns_only(row: dict[str, str], c: int) -> bool:
+    """Whether an InferenceX P/D row is read off its own layout columns (``disagg.sides_of``,
+    SGLang's defaults for every flag): no one configuration with tabulated flags ran it
+    (:func:`inferencex_pd_config`), and the columns give both sides."""
+    cands = pd_configs(row, c)
+    return not (len(cands) == 1 and cands[0].flags is not None) and disagg.records_sides(row)
+
+
 def inferencex_pd_config(row: dict[str, str], c: int) -> PDConfig:
     """The one configuration of the InferenceX P/D recipe that ran the row, with its
     servers' flags tabulated (:func:`pd_configs`).
@@ -378,11 +386,17 @@ def recipe_flags(row: dict[str, str], isl: int, osl: int, c: int) -> tuple[dict[
 
 def single_node_row(row: dict[str, str]) -> tuple[dict[str, str], str]:
     """The row with its aggregated layout columns as one node's (:data:`GPUS_PER_NODE`):
-    a row whose ``tp_size`` × ``attention_dp_size`` exceeds it takes its tensor parallel
+    a row whose ``tp_size`` × ``attention_dp_size`` exceeds it with both ``moe_tp_size``
+    and ``moe_ep_size`` above 1 (the export's product of the two) takes its tensor parallel
     size from its id (``…_tp8_ep8_…``), its experts expert-parallel over those GPUs when
     ``moe_ep_size`` > 1; and a note saying so ("" when the row is unchanged)."""
     tp, adp = _int(row, "tp_size"), max(_int(row, "attention_dp_size", 0), 1)
     if tp * adp <= GPUS_PER_NODE:
+        return row, ""
+    if min(max(_int(row, "moe_tp_size", 0), 1), max(_int(row, "moe_ep_size", 0), 1)) == 1:
+        # the experts split one way over the GPUs: a server over several nodes (SGLang's
+        # --nnodes, DP attention and EP across them, InferenceX's dep16/dep32), as given;
+        # the export's product has both sizes > 1
         return row, ""
     m = re.search(r"_tp(\d+)", row.get("id") or "")
     if not m:
@@ -434,7 +448,7 @@ def sglang_row_spec(row: dict[str, str], config: str, *, perf: str, database: st
         if ep:
             pool["enable_expert_parallel"] = True
         engine["workers"] = {"aggregated": pool}
-    elif mode == "disagg" and which == campaigns.INFERENCEX:
+    elif mode == "disagg" and which == campaigns.INFERENCEX and not _columns_only(row, c):
         # the recipe's configuration: its servers and flags (InferenceX records neither)
         pdc = inferencex_pd_config(row, c)
         sides = tuple(disagg.Side(name, x[0], 1 if x[3] else x[1], x[1] if x[3] else 1, x[2] > 1, None)

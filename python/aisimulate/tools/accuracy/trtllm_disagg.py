@@ -74,7 +74,7 @@ from typing import Any, Iterable, Sequence
 
 from .campaigns import _t
 from .rows import _int
-from . import trtllm
+from . import disagg, trtllm
 
 #: Where the row's recipe is put by :func:`annotate` (its name, "" when unknown) and
 #: why none is known.
@@ -399,7 +399,10 @@ def row_spec(row: dict[str, str], config: str, *, perf_block: dict[str, Any], we
 
     rec, why = recipe_of(row)
     if rec is None:
-        raise ValueError(why)
+        if not disagg.records_sides(row):
+            raise ValueError(why)  # the columns do not give both sides either
+        return _columns_spec(row, config, perf_block=perf_block, weights=weights, client=client,
+                             length_ratio=length_ratio)
     isl, osl, c = _int(row, "isl"), _int(row, "osl"), trtllm.silicon_concurrency(row)
     measured: datetime = trtllm.measured_at(row)  # candidates() required it
     pools: dict[str, Any] = {}
@@ -414,6 +417,50 @@ def row_spec(row: dict[str, str], config: str, *, perf_block: dict[str, Any], we
         "workers": {"disaggregated": {**pools, "kv_transfer": {}}}, "quantization": quant,
     }
     return inferencex_run(engine, isl, osl, c, measured, length_ratio, client)
+
+
+def side_pool(row: dict[str, str], side: str, config: str) -> dict[str, Any]:
+    """A P/D side's pool read from its own columns (``prefill_*`` / ``decode_*``, as
+    :mod:`.disagg` reads them), for a row whose recipe is not tabulated: ``num_workers``
+    servers of ``tp_size × attention_dp_size`` GPUs in TensorRT-LLM's layout
+    (:func:`trtllm.layout`: attention DP over them when ``attention_dp_size`` > 1, the
+    experts EP or split both ways by ``moe_ep_size``), the recorded ``batch_size`` as its
+    ``max_batch_size``; every other option the release's default, the placement Dynamo's
+    frontend default (round robin, as the recipes')."""
+    from pathlib import Path
+
+    p = side + "_"
+    cols = {k: row.get(p + k) or "" for k in ("tp_size", "attention_dp_size", "moe_tp_size", "moe_ep_size")}
+    try:
+        workers = _int(row, p + "num_workers")
+        lay = trtllm.layout(cols, Path(config))
+    except ValueError as exc:
+        raise ValueError(f"{side}: {exc}") from None
+    opts: dict[str, Any] = {"enable_attention_dp": lay.attention_dp, **lay.options()}
+    if batch := _int(row, p + "batch_size", 0):
+        opts["max_batch_size"] = batch
+    return {"count": workers, "tp": lay.tp, "enable_expert_parallel": lay.ep, "placement": "round_robin",
+            "trtllm": opts}
+
+
+def _columns_spec(row: dict[str, str], config: str, *, perf_block: dict[str, Any], weights: str | None,
+                  client: str, length_ratio: float) -> tuple[dict[str, Any], int, int]:
+    """:func:`row_spec` of a row whose recipe is not tabulated but whose columns give
+    both sides (:func:`side_pool`): its release's defaults, InferenceX's client at the
+    row's date (the current client without one), the KV cache as its precision implies."""
+    from .campaigns import INFERENCEX_WARMUPS_SINCE
+    from .spec import _quantization, inferencex_run
+
+    isl, osl, c = _int(row, "isl"), _int(row, "osl"), trtllm.silicon_concurrency(row)
+    pools = {side: side_pool(row, side, config) for side in ("prefill", "decode")}
+    engine: dict[str, Any] = {
+        "model": config, "system": row["system"].strip(), "backend": "trtllm", "perf": perf_block,
+        "workers": {"disaggregated": {**pools, "kv_transfer": {}}}, "quantization": _quantization(weights),
+    }
+    if version := trtllm.release_of((row.get("backend_version") or "").strip(), row.get("silicon_data_source") or ""):
+        engine["backend_version"] = version
+    return inferencex_run(engine, isl, osl, c, trtllm.measured_at(row) or INFERENCEX_WARMUPS_SINCE, length_ratio,
+                          client)
 
 
 def layout_text(spec: dict[str, Any]) -> str:
