@@ -61,28 +61,9 @@ def test_inferencex_row_spec():
     b = spec["traffic"]["benchmark"]
     assert b["tool"] == "vllm_bench_serve" and b["variant"] == "inferencex"
     assert (b["num_prompts"], b["max_concurrency"], b["num_warmups"], b["random_range_ratio"]) == (40, 4, 8, 0.8)
-    assert spec["engine"]["sglang"] == {"mem_fraction_static": 0.85,
-                                        "eager_launch_us_per_layer": sglang.DEEPSEEK_EAGER_LAUNCH_US_PER_LAYER}
+    assert spec["engine"]["sglang"] == {"mem_fraction_static": 0.85}  # the eager launch: the engine's default
     assert spec["engine"]["quantization"]["kv_cache"] == "auto"
     assert (warm, measured) == (0, 40)
-
-
-def test_eager_launch_of_deepseek_layers():
-    """The measured eager launch of a DeepSeek decoder layer (sglang PR 12160: 82.64 ms
-    for DeepSeek-V3's 61 layers, 1,354.75 µs a layer) goes to the models SGLang serves
-    with that layer (DeepSeek-R1's DeepseekV3ForCausalLM, GLM-5's GlmMoeDsaForCausalLM);
-    a dense model has no measured value and leaves the field out."""
-    assert sglang.DEEPSEEK_EAGER_LAUNCH_US_PER_LAYER == pytest.approx(1354.754, abs=1e-3)
-    configs = accuracy.DEFAULT_MODEL_CONFIGS
-    assert sglang.eager_launch_us_per_layer(str(configs / "deepseek-ai--DeepSeek-R1_config.json")) == \
-        sglang.DEEPSEEK_EAGER_LAUNCH_US_PER_LAYER
-    assert sglang.eager_launch_us_per_layer(str(configs / "zai-org--GLM-5_config.json")) == \
-        sglang.DEEPSEEK_EAGER_LAUNCH_US_PER_LAYER
-    assert sglang.eager_launch_us_per_layer(str(configs / "Qwen--Qwen3-32B_config.json")) == 0
-    row = _row("qwen_qwen3_32b_qwen_qwen3_32b_h100_sxm_sglang_agg_1024x128_c16_tp2")
-    spec, _, _ = accuracy.row_spec(row, perf="aic", aliases=accuracy.load_aliases(ALIASES),
-                                   model_configs=configs, database=accuracy.DEFAULT_DATABASE)
-    assert "eager_launch_us_per_layer" not in spec["engine"]["sglang"]
 
 
 def test_inferencex_recipe_by_lengths():

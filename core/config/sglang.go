@@ -107,18 +107,15 @@ type SGLang struct {
 	// EagerLaunchUsPerLayer is the simulation's, not a flag SGLang takes:
 	// the host's time to launch one decoder layer's kernels, µs, in a pass
 	// that runs eagerly. SGLang replays CUDA graphs for decode passes only
-	// (model_executor/model_runner.py _forward_raw and cuda_graph_runner.py
-	// can_run: decode batches of at most cuda_graph_max_bs; piecewise CUDA
-	// graphs for extend passes are off unless --enable-piecewise-cuda-graph,
-	// server_args.py, 0.5.9), so an
+	// (model_executor/cuda_graph_runner.py can_run: decode batches of at
+	// most cuda_graph_max_bs; piecewise CUDA graphs for extend passes are
+	// off unless --enable-piecewise-cuda-graph, server_args.py), so an
 	// extend pass, or a decode pass above cuda_graph_max_bs, launches every
 	// layer's kernels from Python, and the pass lasts at least
-	// layers × this (perf.Breakdown.PassNs). 0 (default): not modelled. A
-	// measured value: SGLang pull request 12160's DeepSeek-V3 TP 8 log, a
-	// prefill of one new token: 82.64 ms eager, 23.10 ms replayed as a CUDA
-	// graph, so its 61 layers launch in 82.64 ms (1,355 µs a layer;
-	// SGLangDeepSeekEagerLaunchUsPerLayer).
-	EagerLaunchUsPerLayer float64 `json:"eager_launch_us_per_layer,omitempty"`
+	// layers × this (perf.Breakdown.PassNs). Left out: the model's measured
+	// value (SGLangEagerLaunchUsPerLayer: DeepSeek's decoder layer, 0 for
+	// the others); 0: not modelled.
+	EagerLaunchUsPerLayer *float64 `json:"eager_launch_us_per_layer,omitempty"`
 }
 
 // SGLangDeepSeekEagerLaunchUsPerLayer is a DeepSeek-V3 (MLA and MoE) layer's
@@ -129,6 +126,31 @@ type SGLang struct {
 // graph. The GPU's work of that forward is at most 23.10 ms, so the eager
 // forward is the host's launch of its 61 layers: 82.64 / 61.
 const SGLangDeepSeekEagerLaunchUsPerLayer = 82640.0 / 61
+
+// sglangDeepSeekLayerArchitectures are the architectures (config.json
+// "architectures") SGLang serves with DeepSeek's decoder layer
+// (models/deepseek_v2.py: DeepseekV2ForCausalLM, and its subclasses
+// DeepseekV3ForCausalLM and DeepseekV32ForCausalLM; GLM-5's
+// GlmMoeDsaForCausalLM subclasses DeepseekV2ForCausalLM in 0.5.9).
+var sglangDeepSeekLayerArchitectures = map[string]bool{
+	"DeepseekV2ForCausalLM": true, "DeepseekV3ForCausalLM": true,
+	"DeepseekV32ForCausalLM": true, "GlmMoeDsaForCausalLM": true,
+}
+
+// SGLangEagerLaunchUsPerLayer is g's eager launch time of one decoder layer
+// of a model of the given architecture, µs: engine.sglang's
+// eager_launch_us_per_layer when given, else the measured value of the
+// architecture's layer (SGLangDeepSeekEagerLaunchUsPerLayer for DeepSeek's
+// layer), else 0 (no measured value: not modelled).
+func SGLangEagerLaunchUsPerLayer(g *SGLang, architecture string) float64 {
+	switch {
+	case g.EagerLaunchUsPerLayer != nil:
+		return *g.EagerLaunchUsPerLayer
+	case sglangDeepSeekLayerArchitectures[architecture]:
+		return SGLangDeepSeekEagerLaunchUsPerLayer
+	}
+	return 0
+}
 
 // engine.sglang.moe_a2a_backend and deepep_mode values (server_args.py
 // --moe-a2a-backend, --deepep-mode).
@@ -514,7 +536,7 @@ func (g *SGLang) validate(p string) error {
 		checkIntOrUnset(p+"context_length", "SGLang.context_length", g.ContextLength),
 		checkIntOrUnset(p+"cuda_graph_max_bs", "SGLang.cuda_graph_max_bs", g.CUDAGraphMaxBS),
 		checkFloat(p+"schedule_conservativeness", "SGLang.schedule_conservativeness", g.ScheduleConservativeness),
-		checkFloat(p+"eager_launch_us_per_layer", "SGLang.eager_launch_us_per_layer", g.EagerLaunchUsPerLayer)); err != nil {
+		checkFloatPtr(p+"eager_launch_us_per_layer", "SGLang.eager_launch_us_per_layer", g.EagerLaunchUsPerLayer)); err != nil {
 		return err
 	}
 	if c := g.ChunkedPrefillSize; c != 0 && c != -1 {

@@ -356,6 +356,14 @@ func checkFloatOrUnset(path, key string, v float64) error {
 	return checkFloat(path, key, v)
 }
 
+// checkFloatPtr checks an optional number: nil (left out) passes.
+func checkFloatPtr(path, key string, v *float64) error {
+	if v == nil {
+		return nil
+	}
+	return checkFloat(path, key, *v)
+}
+
 func checkIntOrUnset(path, key string, v int) error {
 	if v == 0 {
 		return nil

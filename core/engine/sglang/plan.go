@@ -180,7 +180,7 @@ func (Family) Plan(in engine.PoolInput) (engine.PoolPlan, error) {
 		cuda = 0 // server_args.py: CUDA graphs are off on a prefill server
 	}
 	graphTokens := cuda * (1 + opt.DraftSteps) // a decode's verified drafts are the graph's tokens too
-	cfg.Options = withEagerLaunch(opt, g, in.Arch.Layers, cuda)
+	cfg.Options = withEagerLaunch(opt, g, in.Arch, cuda)
 	args := map[string]any{"release": rel.String(), "defaults_rule": d.Rule,
 		"tp_size": in.TP * dp, "dp_size": dp, "enable_dp_attention": dp > 1,
 		"mem_fraction_static": d.MemFractionStatic, "chunked_prefill_size": chunk, "max_prefill_tokens": g.MaxPrefillTokens,
@@ -322,11 +322,12 @@ func mambaPool(in engine.PoolInput, g *config.SGLang, rest float64, dp int) (mam
 	return st, nil
 }
 
-// withEagerLaunch sets opt's eager launch: engine.sglang's
-// eager_launch_us_per_layer for each of the model's layers, and the CUDA
-// graphs' largest decode batch.
-func withEagerLaunch(opt Options, g *config.SGLang, layers, graphMaxBS int) Options {
-	opt.EagerLaunchNs = g.EagerLaunchUsPerLayer * 1e3 * float64(layers)
+// withEagerLaunch sets opt's eager launch: the launch time of each of the
+// model's layers (config.SGLangEagerLaunchUsPerLayer: engine.sglang's
+// eager_launch_us_per_layer, else the architecture's measured value), and
+// the CUDA graphs' largest decode batch.
+func withEagerLaunch(opt Options, g *config.SGLang, arch *model.Arch, graphMaxBS int) Options {
+	opt.EagerLaunchNs = config.SGLangEagerLaunchUsPerLayer(g, arch.Architecture) * 1e3 * float64(arch.Layers)
 	opt.GraphMaxBS = graphMaxBS
 	return opt
 }

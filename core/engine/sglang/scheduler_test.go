@@ -9,6 +9,7 @@ import (
 
 	"github.com/aisimulate/aisimulate/core/config"
 	"github.com/aisimulate/aisimulate/core/engine"
+	"github.com/aisimulate/aisimulate/core/model"
 	"github.com/aisimulate/aisimulate/core/perf"
 )
 
@@ -515,4 +516,22 @@ func TestDecodeServerKeepsDecodeRoom(t *testing.T) {
 	checkBalanced(t, w)
 	assert.Contains(t, w.CheckHandoff(700, 10), "SGLANG_NUM_RESERVED_DECODE_TOKENS")
 	assert.Equal(t, "", w.CheckHandoff(600, 10))
+}
+
+// The eager launch a plan gives (withEagerLaunch): DeepSeek's layer, left
+// out, takes the measured 82,640 / 61 µs a layer (61 layers: 82.64 ms); a
+// given value wins, 0 included; an architecture with no measured value
+// gets none.
+func TestEagerLaunchByArchitecture(t *testing.T) {
+	v3 := &model.Arch{Architecture: "DeepseekV3ForCausalLM", Layers: 61}
+	glm := &model.Arch{Architecture: "GlmMoeDsaForCausalLM", Layers: 78}
+	dense := &model.Arch{Architecture: "Qwen3ForCausalLM", Layers: 64}
+	none, zero, given := &config.SGLang{}, 0.0, 1000.0
+	assert.InDelta(t, 82.64e6, withEagerLaunch(Options{}, none, v3, 8).EagerLaunchNs, 1e-3)
+	assert.InDelta(t, 82640e3/61*78, withEagerLaunch(Options{}, none, glm, 8).EagerLaunchNs, 1e-3)
+	assert.Zero(t, withEagerLaunch(Options{}, none, dense, 8).EagerLaunchNs)
+	assert.Zero(t, withEagerLaunch(Options{}, &config.SGLang{EagerLaunchUsPerLayer: &zero}, v3, 8).EagerLaunchNs)
+	o := withEagerLaunch(Options{}, &config.SGLang{EagerLaunchUsPerLayer: &given}, dense, 8)
+	assert.Equal(t, 64e6, o.EagerLaunchNs)
+	assert.Equal(t, 8, o.GraphMaxBS)
 }

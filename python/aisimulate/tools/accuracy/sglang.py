@@ -46,7 +46,6 @@ rows tells them apart, and a configuration is never chosen by comparing times.
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -103,27 +102,6 @@ RECIPES = tuple(
             "all-reduce fusion, the stream interval and the tokenizer workers are not modelled)"),
     )),
 )
-
-#: The host's launch of one decoder layer's kernels in an eager SGLang pass, µs
-#: (``engine.sglang.eager_launch_us_per_layer``; Go's
-#: ``config.SGLangDeepSeekEagerLaunchUsPerLayer``), for the models SGLang serves with
-#: DeepSeek's decoder layer (``models/deepseek_v2.py``, MLA and MoE; GLM-5's
-#: ``GlmMoeDsaForCausalLM`` subclasses ``DeepseekV2ForCausalLM``, ``models/glm4_moe.py``
-#: in 0.5.9): sgl-project/sglang pull request 12160's log of a DeepSeek-V3 prefill of one
-#: new token, 82.64 ms eager against 23.10 ms from a CUDA graph, so the eager forward is
-#: its 61 layers' launch. Other architectures have no measured value and leave it out.
-DEEPSEEK_EAGER_LAUNCH_US_PER_LAYER = 82640.0 / 61
-DEEPSEEK_LAYER_ARCHITECTURES = frozenset({"DeepseekV3ForCausalLM", "GlmMoeDsaForCausalLM"})
-
-
-def eager_launch_us_per_layer(config_path: str) -> float:
-    """The measured eager launch time of one decoder layer of the model at
-    ``config_path`` (:data:`DEEPSEEK_EAGER_LAUNCH_US_PER_LAYER` for an architecture of
-    :data:`DEEPSEEK_LAYER_ARCHITECTURES`), 0 when none is measured."""
-    with open(config_path, encoding="utf-8") as f:
-        archs = set(json.load(f).get("architectures") or ())
-    return DEEPSEEK_EAGER_LAUNCH_US_PER_LAYER if archs & DEEPSEEK_LAYER_ARCHITECTURES else 0.0
-
 
 #: Rows of more GPUs than this in one server are a single-node export's product of its
 #: tensor and expert parallel sizes (``tp_size`` 64 with ``moe_tp_size`` 8 and
@@ -483,8 +461,6 @@ def sglang_row_spec(row: dict[str, str], config: str, *, perf: str, database: st
             engine["workers"]["disaggregated"][side.name]["sglang"] = {
                 "max_running_requests": batch, "max_prefill_tokens": isl + AIC_GENERATOR_TOKEN_SLACK,
                 "cuda_graph_max_bs": batch}
-    if launch := eager_launch_us_per_layer(config):  # every pool's passes (pool blocks inherit it)
-        server["eager_launch_us_per_layer"] = launch
     engine["sglang"] = server
     engine["tokenization"] = dict(AIPERF_CLIENT["tokenization"])
     engine["detokenization"] = dict(AIPERF_CLIENT["detokenization"])
