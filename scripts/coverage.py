@@ -107,8 +107,12 @@ MEMORY = re.compile(r"do(es)? not fit|exceeds? .*memory|out of memory|no room|KV
                     re.IGNORECASE)
 #: Refusals the engine itself makes (correct, as ``memory``): vLLM splits the experts
 #: one way, expert parallel over TP × DP or tensor parallel over them
-#: (``FusedMoEParallelConfig.make``), never both.
-ENGINE = {"vllm": re.compile(r"vLLM splits experts one way")}
+#: (``FusedMoEParallelConfig.make``), never both; every engine's fp8 block MoE kernels
+#: want a per-GPU expert width that is a multiple of the 128-wide block
+#: (``model.Arch.ValidateParallel`` cites each).
+ENGINE = {"vllm": re.compile(r"vLLM splits experts one way|fp8 block MoE kernels require"),
+          "sglang": re.compile(r"fp8 block MoE kernels require"),
+          "trtllm": re.compile(r"fp8 block MoE kernels require")}
 COLUMNS = ("id", "backend", "system", "model", "precision", "layout", "perf", "status", "class", "reason",
            "fallbacks")
 

@@ -71,7 +71,12 @@ func (p Parallel) String() string {
 // weight block (vLLM Fp8MoEMethod.create_weights raises "The output_size of
 // gate's and up's weight = … is not divisible by weight quantization
 // block_n = 128"; the fix vLLM's recipes give is --enable-expert-parallel).
-// Errors name the field and the values.
+// TensorRT-LLM's FP8 block-scale MoE kernels (TRT-LLM-gen, CUTLASS,
+// DeepGEMM) need the same (NVIDIA/TensorRT-LLM pull request 14613: MiniMax-M2.5
+// FP8 at TP 8, 1536 / 8 = 192, fails their assert; its 8-GPU runs use EP 8
+// with attention DP), and so do SGLang's (QwenLM/Qwen3 issue 1485:
+// Qwen3-235B-A22B-FP8 does not load at TP 8). Errors name the field and the
+// values.
 func (a *Arch) ValidateParallel(p Parallel) error {
 	if err := a.Validate(p.TP); err != nil {
 		return err
@@ -99,7 +104,7 @@ func (a *Arch) ValidateParallel(p Parallel) error {
 	if a.ExpertDtype() == FP8Block {
 		const blockN = 128
 		if per := a.MoE.Intermediate / p.MoETP(); a.MoE.Intermediate%p.MoETP() != 0 || per%blockN != 0 {
-			return fmt.Errorf("model %s: moe_intermediate_size %d over %d GPUs is %d per GPU, not divisible by the fp8 weight block (%d), as vLLM requires; use enable_expert_parallel (experts whole on each GPU) or a smaller tensor × data parallel size",
+			return fmt.Errorf("model %s: moe_intermediate_size %d over %d GPUs is %d per GPU, not divisible by the fp8 weight block (%d), as vLLM's, SGLang's and TensorRT-LLM's fp8 block MoE kernels require; use enable_expert_parallel (experts whole on each GPU) or a smaller tensor × data parallel size",
 				a.Name, a.MoE.Intermediate, p.MoETP(), a.MoE.Intermediate/p.MoETP(), blockN)
 		}
 	}
