@@ -188,8 +188,12 @@ func (e *pricedSpec) pool(name string) (*replay.PoolPricing, error) {
 // keys: gemm_ns, context_attention_ns, …, overhead_ns), null for a source
 // without one (linear) or a pass of several ranks. time_ns is
 // round(Σ breakdown_ns), or with overlap_cpu (vLLM's async scheduling)
-// round(max(Σ − overhead_ns, overhead_ns)), at least 1. Errors: the spec's
-// (as Replay's), or kind config naming the field of a bad batch.
+// round(max(Σ − overhead_ns, overhead_ns)), at least 1; a pass the pool's
+// engine runs eagerly (PoolPricing.ShapePass: SGLang's prefill passes with
+// engine.sglang.eager_launch_us_per_layer) also has host_launch_ns, the
+// host's launch of its kernels, which is no part of Σ and bounds the
+// kernels instead (perf.Breakdown.PassNs). Errors: the spec's (as
+// Replay's), or kind config naming the field of a bad batch.
 func StepTime(request string) string {
 	return guard(func() string {
 		var rq stepRequest
@@ -238,6 +242,7 @@ func StepTime(request string) string {
 				if err != nil {
 					return errorEnvelope(err)
 				}
+				p.ShapePass(&b) // as the pool's engine forms it (SGLang's eager launch)
 				bs[r] = b
 			}
 			po := passOut{TimeNs: p.GroupPassTime(bs)}
@@ -262,7 +267,7 @@ func breakdownJSON(b perf.Breakdown) map[string]any {
 	for i := 0; i < v.NumField(); i++ {
 		name := v.Type().Field(i).Name
 		if name == "HostLaunchNs" && v.Field(i).Float() == 0 {
-			continue // the step API prices no engine's eager pass: its keys stay as they were
+			continue // a pass without the engine's eager launch: its keys stay as they were
 		}
 		out[snake(name)] = v.Field(i).Float()
 	}

@@ -187,3 +187,33 @@ def test_the_max_model_len_rule_is_the_replays():
     assert (run(96), run(97)) == ("completed", "rejected")
     with pytest.warns(aisimulate.EngineLimitWarning):
         aisimulate.step_time(LIMITED, {"decode": [4000 + 97 - 2]})
+
+
+def test_an_sglang_eager_pass_is_priced_as_the_replay_prices_it():
+    # SGLang runs a prefill pass, and a decode pass above cuda_graph_max_bs, eagerly: the
+    # host launches each of Llama-3.1-8B's 32 layers, 1,000 µs each here, so the pass
+    # lasts at least 32 ms. With the overlap scheduler (SGLang's default) the CPU step
+    # runs beside the kernels: max(kernels, overhead + 32 ms).
+    eng = {"model": "meta-llama/Llama-3.1-8B-Instruct", "system": "h100_sxm", "backend": "sglang",
+           "workers": {"aggregated": {"count": 1, "tp": 1}},
+           "sglang": {"eager_launch_us_per_layer": 1000, "cuda_graph_max_bs": 16}}
+    launch_ns = 32 * 1000 * 1000
+    one = aisimulate.step_time(eng, {"prefill": [(16, 0)]})
+    assert one.overlap_cpu and one.breakdown_ns["host_launch"] == launch_ns
+    kernels = sum(v for k, v in one.breakdown_ns.items() if k not in ("overhead", "host_launch"))
+    assert kernels < launch_ns  # a 16-token prefill of an 8B model is far shorter
+    assert one.time_ns == round(one.breakdown_ns["overhead"] + launch_ns)
+    # a decode pass of at most cuda_graph_max_bs is a CUDA graph's: no launch
+    graph = aisimulate.step_time(eng, {"decode": [1024] * 16})
+    assert "host_launch" not in graph.breakdown_ns
+    assert graph.time_ns == aisimulate.step_time({**eng, "sglang": {"cuda_graph_max_bs": 16}},
+                                                 {"decode": [1024] * 16}).time_ns
+    eager = aisimulate.step_time(eng, {"decode": [1024] * 17})
+    assert eager.time_ns == round(eager.breakdown_ns["overhead"] + launch_ns)
+    # the replay's first pass is that 16-token prefill: the same integer ns
+    report = aisimulate.replay({"engine": eng, "traffic": {
+        "source": {"type": "synthetic", "num_requests": 1, "isl": 16, "osl": 2},
+        "load": {"mode": "concurrency", "concurrency": 1}}}, timeline=True, progress=False)
+    tl = report.timeline
+    assert tl["prefill_tokens"][0] == 16
+    assert round((tl["end_ms"][0] - tl["start_ms"][0]) * 1e6) == one.time_ns

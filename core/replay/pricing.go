@@ -2,6 +2,7 @@ package replay
 
 import (
 	"github.com/aisimulate/aisimulate/core/config"
+	"github.com/aisimulate/aisimulate/core/engine"
 	"github.com/aisimulate/aisimulate/core/model"
 	"github.com/aisimulate/aisimulate/core/perf"
 )
@@ -39,6 +40,19 @@ type PoolPricing struct {
 	// DecodeWindows are the perf model's decode windows (perf.DecodeWindows:
 	// a batch's DecodeWindowSums follow them).
 	DecodeWindows []int
+	// Shaper completes a pass's batch as the pool's engine does before
+	// pricing it (engine.PassShaper: SGLang's eager launch); nil when the
+	// family has none. ShapePass applies it.
+	Shaper engine.PassShaper
+}
+
+// ShapePass completes b as the pool's engine completes each pass it forms
+// (Shaper; nothing without one), so that a pass priced outside a replay is
+// the replay's pass.
+func (p *PoolPricing) ShapePass(b *perf.Batch) {
+	if p.Shaper != nil {
+		p.Shaper.ShapePass(b)
+	}
 }
 
 // GroupPassTime prices the lockstep pass of a worker's DP ranks (one batch
@@ -90,6 +104,7 @@ func Pricing(s *config.Spec, cache *PerfCache) (*DeploymentPricing, error) {
 			BlockSize: p.cfg.BlockSize, MaxModelLen: p.cfg.MaxModelLen, MaxNumSeqs: p.cfg.MaxNumSeqs,
 			MaxNumBatchedTokens: p.cfg.MaxNumBatchedTokens, PrefixCaching: p.cfg.PrefixCaching,
 			Overlap: p.overlap, DecodeWindows: perf.DecodeWindows(p.perf)}
+		out[i].Shaper, _ = p.cfg.Options.(engine.PassShaper)
 	}
 	return &DeploymentPricing{Model: d.arch.Name, System: d.sys.Name, WeightDtype: d.arch.WeightDtype,
 		KVCacheDtype: d.kvDtype, Pools: out}, nil

@@ -74,7 +74,12 @@ class StepTime:
             all-to-all), ``draft``), or ``None`` (a ``linear`` source, or a pass of several
             ranks). ``time_ns`` is round(Σ parts); with ``overlap_cpu`` round(max(Σ −
             overhead, overhead)): vLLM's async scheduling runs the CPU work beside the
-            kernels (``perf.Breakdown.PassNs`` in ``core/perf/roofline.go``).
+            kernels (``perf.Breakdown.PassNs`` in ``core/perf/roofline.go``). A pass the
+            engine runs eagerly (SGLang's prefill passes, and decodes above
+            ``cuda_graph_max_bs``, with ``engine.sglang.eager_launch_us_per_layer``) also
+            has ``host_launch``, the host's launch of its kernels: no part of Σ, it bounds
+            the kernels: round(max(kernels, overhead + host_launch)) with the overlap
+            scheduler, else round(overhead + max(kernels, host_launch)), as in the replay.
         breakdown_ms: the same in ms.
         perf_model: the source and version that priced it (``roofline-v3``, ``aic-v1``).
         pool: the pool whose worker ran it (``aggregated``, ``prefill``, ``decode``).

@@ -69,9 +69,14 @@ func (w *Worker) draftSteps() {
 // cuda_graph_max_bs requests (cuda_graph_runner.py can_run), so an extend
 // pass (a prefill chunk, mixed or not) or a larger decode pass launches
 // each layer's kernels from the host.
-func (w *Worker) eagerLaunch() {
-	if len(w.batch.Prefill) > 0 || w.batch.Decodes > w.opt.GraphMaxBS {
-		w.batch.HostLaunchNs = w.opt.EagerLaunchNs
+func (w *Worker) eagerLaunch() { w.opt.ShapePass(&w.batch) }
+
+// ShapePass gives b the host's launch of its kernels (EagerLaunchNs) when
+// SGLang runs it eagerly: a pass with a prefill chunk, or a decode pass of
+// more than GraphMaxBS requests (engine.PassShaper; see Worker.eagerLaunch).
+func (o Options) ShapePass(b *perf.Batch) {
+	if len(b.Prefill) > 0 || b.Decodes > o.GraphMaxBS {
+		b.HostLaunchNs = o.EagerLaunchNs
 	}
 }
 
