@@ -5,12 +5,29 @@ import (
 	"strings"
 
 	"github.com/aisimulate/aisimulate/core/hardware"
+	"github.com/aisimulate/aisimulate/core/perf"
 )
 
 // collective prices a collective of e bf16 elements, seconds: an
-// allReduceCurve (one NVLink domain) or a multiNodeAllReduce.
+// allReduceCurve (one NVLink domain), a netCollective (across nodes) or a
+// multiNodeAllReduce (nodes of one NVLink domain).
 type collective interface {
 	Seconds(e float64) float64
+}
+
+// netCollective is an NCCL collective whose ranks span nodes, priced by
+// NCCL's own cost model (perf.NCCLNet): no measured table covers the
+// network (nccl_perf measures 2, 4 and 8 GPUs of one node).
+type netCollective struct {
+	net perf.NCCLNet
+	op  perf.NCCLColl
+}
+
+// Seconds of the collective of e bf16 elements (the all-reduce's message,
+// the all-gather's whole output).
+func (c *netCollective) Seconds(e float64) float64 {
+	t, _ := c.net.Seconds(c.op, 2*e)
+	return t
 }
 
 // multiNodeAllReduce is the all-reduce of a TP group that spans nodes of g
@@ -98,10 +115,20 @@ func (m *Model) nodeAllReduce(sys *hardware.System, tp int64, find func(string) 
 	return nil
 }
 
-// multiNodeAllReduce sets the all-reduce of a TP group over several nodes
-// (newMultiNodeAllReduce) from the NCCL table of the system's NCCL version;
-// the fallback entry says how it was priced.
+// multiNodeAllReduce sets the all-reduce of a TP group over several nodes:
+// NCCL's cost model across a network (netCollective; the serving engines
+// run NCCL there, newMultiNodeAllReduce says why), else, for nodes of one
+// NVLink domain, newMultiNodeAllReduce from the NCCL table of the system's
+// NCCL version; the fallback entry says how it was priced.
 func (m *Model) multiNodeAllReduce(sys *hardware.System, sysDir string, tp int64) error {
+	if err := sys.TPSpanError(int(tp)); err != nil {
+		return fmt.Errorf("aic: %w", err)
+	}
+	if net, ok := perf.NewNCCLNet(sys, int(tp), int(tp)); ok {
+		m.allReduce = &netCollective{net: net, op: perf.NCCLAllReduce}
+		m.fallback(OpAllReduce, int(m.numAR), fmt.Sprintf("TP %d spans %d nodes: no table measures an all-reduce across nodes; priced by %s", tp, net.Nodes, net.Note()))
+		return nil
+	}
 	src, err := locateNewestIfEmpty(sysDir, m.system, sys.NCCLVersion)
 	var rows []ncclRow
 	if err == nil {
