@@ -104,7 +104,8 @@ const ncclNetOverheadUs = 1.0
 //     ring all-reduce of ≥ 64 B per channel and rank (the ring's plateau);
 //   - tree all-reduce latency = base + 2·((p−1)·l_nvl + log2(n)·l_net);
 //   - NVLS tree all-reduce latency = l_nvls + 2·log2(n)·l_net,nvls (Simple,
-//     Hopper on, NVSwitch nodes);
+//     Hopper on, NVSwitch nodes; off where the engine sets
+//     NCCL_NVLS_ENABLE=0, as SGLang does by default);
 //
 // base and l the constants above (the network's own latency, NCCL's
 // net.latency, is 0 for InfiniBand: src/transport/net_ib.cc). The bus
@@ -125,7 +126,10 @@ type NCCLNet struct {
 	Channels  int
 	// NVLinkBW caps the bus bandwidth, B/s
 	NVLinkBW float64
-	arch     ncclArchCaps
+	// NVLS: the NVLS tree runs (NVLink SHARP: the GPU generation has it and
+	// the engine leaves NCCL_NVLS_ENABLE on)
+	NVLS bool
+	arch ncclArchCaps
 }
 
 // NewNCCLNet is the NCCL cost model of a collective over ranks GPUs of a
@@ -141,8 +145,9 @@ func NewNCCLNet(sys *hardware.System, ranks, gpus int) (NCCLNet, bool) {
 		return NCCLNet{}, false
 	}
 	per := (ranks + n - 1) / n
+	arch := ncclArchOf(sys.Name)
 	return NCCLNet{Nodes: n, PerNode: per, ChannelBW: sys.InterNodeBW, Channels: per,
-		NVLinkBW: sys.IntraNodeBW, arch: ncclArchOf(sys.Name)}, true
+		NVLinkBW: sys.IntraNodeBW, NVLS: arch.nvls, arch: arch}, true
 }
 
 // Note says how the model prices the collective, for perf metadata.
@@ -186,7 +191,7 @@ func (c NCCLNet) Seconds(op NCCLColl, bytes float64) (float64, string) {
 		for p := protoLL; p <= protoSimple; p++ {
 			try("tree", p, c.treeLatencyUs(p), c.treeBW(p, bytes))
 		}
-		if c.arch.nvls {
+		if c.NVLS {
 			try("nvls_tree", protoSimple, ncclNVLSTreeS+2*math.Floor(math.Log2(float64(c.Nodes)))*ncclNetNVLSTS, c.nvlsTreeBW())
 		}
 	}

@@ -27,7 +27,7 @@ func h100Nodes() *hardware.System {
 func TestNCCLNetAllReduceTwoNodesByHand(t *testing.T) {
 	c, ok := NewNCCLNet(h100Nodes(), 16, 16)
 	require.True(t, ok)
-	assert.Equal(t, NCCLNet{Nodes: 2, PerNode: 8, ChannelBW: 50e9, Channels: 8, NVLinkBW: 450e9, arch: ncclHopper}, c)
+	assert.Equal(t, NCCLNet{Nodes: 2, PerNode: 8, ChannelBW: 50e9, Channels: 8, NVLinkBW: 450e9, NVLS: true, arch: ncclHopper}, c)
 	sec, pick := c.Seconds(NCCLAllReduce, 14336)
 	assert.Equal(t, "tree/LL", pick)
 	assert.InEpsilon(t, 26.2502564e-6, sec, 1e-9)
@@ -38,6 +38,15 @@ func TestNCCLNetAllReduceTwoNodesByHand(t *testing.T) {
 	sec, pick = c.Seconds(NCCLAllReduce, 64<<20)
 	assert.Equal(t, "nvls_tree/Simple", pick)
 	assert.InEpsilon(t, 254.326592e-6, sec, 1e-9)
+
+	// Without NVLS (SGLang's NCCL_NVLS_ENABLE=0) the Simple ring: 8.4 +
+	// 28·3.4 + 2·14 = 131.6 µs, ×1.4 for the ring's plateau = 184.24 µs,
+	// plus 67,108,864 B at 400·16/30 GB/s = 314.5728 µs: 498.8128 µs (the
+	// LL128 ring 75.2 + 428.57 µs, the Simple tree 92.4 + 506.56 µs).
+	c.NVLS = false
+	sec, pick = c.Seconds(NCCLAllReduce, 64<<20)
+	assert.Equal(t, "ring/Simple", pick)
+	assert.InEpsilon(t, 498.8128e-6, sec, 1e-9)
 
 	sec, pick = c.Seconds(NCCLAllReduce, 0)
 	assert.Zero(t, sec)

@@ -23,6 +23,22 @@ type netCollective struct {
 	op  perf.NCCLColl
 }
 
+// sglangBackend is SGLang's folder of tables; SGLang launches with
+// NCCL_NVLS_ENABLE=0 unless --enable-nccl-nvls
+// (python/sglang/srt/entrypoints/engine.py, _set_envs_and_config).
+const sglangBackend = "sglang"
+
+// netNCCL is NCCL's cost model of a collective over ranks GPUs of a worker
+// of gpus GPUs (perf.NewNCCLNet), without the NVLS tree when the engine
+// turns NVLS off; ok false when they do not cross a network.
+func (m *Model) netNCCL(sys *hardware.System, ranks, gpus int) (perf.NCCLNet, bool) {
+	net, ok := perf.NewNCCLNet(sys, ranks, gpus)
+	if m.noNVLS {
+		net.NVLS = false
+	}
+	return net, ok
+}
+
 // Seconds of the collective of e bf16 elements (the all-reduce's message,
 // the all-gather's whole output).
 func (c *netCollective) Seconds(e float64) float64 {
@@ -124,7 +140,7 @@ func (m *Model) multiNodeAllReduce(sys *hardware.System, sysDir string, tp int64
 	if err := sys.TPSpanError(int(tp)); err != nil {
 		return fmt.Errorf("aic: %w", err)
 	}
-	if net, ok := perf.NewNCCLNet(sys, int(tp), int(tp)); ok {
+	if net, ok := m.netNCCL(sys, int(tp), int(tp)); ok {
 		m.allReduce = &netCollective{net: net, op: perf.NCCLAllReduce}
 		m.fallback(OpAllReduce, int(m.numAR), fmt.Sprintf("TP %d spans %d nodes: no table measures an all-reduce across nodes; priced by %s", tp, net.Nodes, net.Note()))
 		return nil

@@ -445,7 +445,7 @@ func (m *Model) dpCollectives(sys *hardware.System, par model.Parallel, sysDir s
 	want := sys.NCCLVersion
 	gpus := int64(par.DP)
 	nodes := sys.Nodes(par.GPUs())
-	if net, ok := perf.NewNCCLNet(sys, par.DP, par.GPUs()); ok {
+	if net, ok := m.netNCCL(sys, par.DP, par.GPUs()); ok {
 		hy.gather = &netCollective{net: net, op: perf.NCCLAllGather}
 		hy.scatter = &netCollective{net: net, op: perf.NCCLReduceScatter}
 		m.fallback(OpNCCL, int(2*hy.moeLayers), fmt.Sprintf("the %d DP ranks of %d GPUs span %d nodes (%d GPUs each), which %s does not measure; all_gather and reduce_scatter priced by %s",
