@@ -128,7 +128,8 @@ func (s *System) Nodes(gpus int) int {
 
 // TPSpanError says why a tensor-parallel group of tp GPUs that spans nodes
 // cannot be priced (nil when it fits one node or can be): the perf sources
-// price its all-reduce hierarchically (core/perf/aic/allreduce_nodes.go,
+// price its all-reduce by NCCL's cost model across a network
+// (core/perf/ncclnet.go) or hierarchically (core/perf/aic/allreduce_nodes.go,
 // core/perf/roofline_nodes.go), which needs every node to hold the same share
 // of the group and a network bandwidth between the nodes.
 func (s *System) TPSpanError(tp int) error {

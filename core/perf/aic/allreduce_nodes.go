@@ -5,12 +5,45 @@ import (
 	"strings"
 
 	"github.com/aisimulate/aisimulate/core/hardware"
+	"github.com/aisimulate/aisimulate/core/perf"
 )
 
 // collective prices a collective of e bf16 elements, seconds: an
-// allReduceCurve (one NVLink domain) or a multiNodeAllReduce.
+// allReduceCurve (one NVLink domain), a netCollective (across nodes) or a
+// multiNodeAllReduce (nodes of one NVLink domain).
 type collective interface {
 	Seconds(e float64) float64
+}
+
+// netCollective is an NCCL collective whose ranks span nodes, priced by
+// NCCL's own cost model (perf.NCCLNet): no measured table covers the
+// network (nccl_perf measures 2, 4 and 8 GPUs of one node).
+type netCollective struct {
+	net perf.NCCLNet
+	op  perf.NCCLColl
+}
+
+// sglangBackend is SGLang's folder of tables; SGLang launches with
+// NCCL_NVLS_ENABLE=0 unless --enable-nccl-nvls
+// (python/sglang/srt/entrypoints/engine.py, _set_envs_and_config).
+const sglangBackend = "sglang"
+
+// netNCCL is NCCL's cost model of a collective over ranks GPUs of a worker
+// of gpus GPUs (perf.NewNCCLNet), without the NVLS tree when the engine
+// turns NVLS off; ok false when they do not cross a network.
+func (m *Model) netNCCL(sys *hardware.System, ranks, gpus int) (perf.NCCLNet, bool) {
+	net, ok := perf.NewNCCLNet(sys, ranks, gpus)
+	if m.noNVLS {
+		net.NVLS = false
+	}
+	return net, ok
+}
+
+// Seconds of the collective of e bf16 elements (the all-reduce's message,
+// the all-gather's whole output).
+func (c *netCollective) Seconds(e float64) float64 {
+	t, _ := c.net.Seconds(c.op, 2*e)
+	return t
 }
 
 // multiNodeAllReduce is the all-reduce of a TP group that spans nodes of g
@@ -98,10 +131,20 @@ func (m *Model) nodeAllReduce(sys *hardware.System, tp int64, find func(string) 
 	return nil
 }
 
-// multiNodeAllReduce sets the all-reduce of a TP group over several nodes
-// (newMultiNodeAllReduce) from the NCCL table of the system's NCCL version;
-// the fallback entry says how it was priced.
+// multiNodeAllReduce sets the all-reduce of a TP group over several nodes:
+// NCCL's cost model across a network (netCollective; the serving engines
+// run NCCL there, newMultiNodeAllReduce says why), else, for nodes of one
+// NVLink domain, newMultiNodeAllReduce from the NCCL table of the system's
+// NCCL version; the fallback entry says how it was priced.
 func (m *Model) multiNodeAllReduce(sys *hardware.System, sysDir string, tp int64) error {
+	if err := sys.TPSpanError(int(tp)); err != nil {
+		return fmt.Errorf("aic: %w", err)
+	}
+	if net, ok := m.netNCCL(sys, int(tp), int(tp)); ok {
+		m.allReduce = &netCollective{net: net, op: perf.NCCLAllReduce}
+		m.fallback(OpAllReduce, int(m.numAR), fmt.Sprintf("TP %d spans %d nodes: no table measures an all-reduce across nodes; priced by %s", tp, net.Nodes, net.Note()))
+		return nil
+	}
 	src, err := locateNewestIfEmpty(sysDir, m.system, sys.NCCLVersion)
 	var rows []ncclRow
 	if err == nil {

@@ -45,3 +45,22 @@ func TestNCCLFallbackAllReducePhases(t *testing.T) {
 	assert.InEpsilon(t, 40e-6, ncclFallback(nil, "all_reduce", 4, 100e9).Seconds(1e6), 1e-12)
 	assert.InEpsilon(t, 25e-6, ncclFallback(nil, "all_gather", 4, 100e9).Seconds(1e6), 1e-12)
 }
+
+// TestNetworkAllReduceTP16: TP 16 over two H100 nodes (a network between
+// them) is priced by NCCL's cost model, not the node's tables: one token of
+// DeepSeek-V3 (7,168 bf16) in 26.2502564 µs, the tree with LL
+// (perf.TestNCCLNetAllReduceTwoNodesByHand works it out), a fallback of
+// every all-reduce. GB200's NVL72 nodes (one NVLink domain) keep the
+// hierarchical pricing.
+func TestNetworkAllReduceTP16(t *testing.T) {
+	m := &Model{numAR: 122}
+	require.NoError(t, m.multiNodeAllReduce(builtinSystem(t, "h100_sxm"), sharedDB(t), 16))
+	assert.InEpsilon(t, 26.2502564e-6, m.allReduce.Seconds(7168), 1e-9)
+	assert.Equal(t, 122, m.Fallbacks()[OpAllReduce])
+	assert.Empty(t, m.Sources())
+
+	gb := &Model{numAR: 122}
+	require.NoError(t, gb.multiNodeAllReduce(builtinSystem(t, "gb200"), sharedDB(t), 8))
+	_, hier := gb.allReduce.(*multiNodeAllReduce)
+	assert.True(t, hier)
+}

@@ -27,8 +27,8 @@ type hybrid struct {
 
 	moe       *moeCurve
 	moeLayers float64
-	gather    *allReduceCurve // DP all-gather of X·h_e before the experts (nccl.go)
-	scatter   *allReduceCurve // DP reduce-scatter of X·h_e after them
+	gather    collective // DP all-gather of X·h_e before the experts (nccl.go; netCollective across nodes)
+	scatter   collective // DP reduce-scatter of X·h_e after them
 	// expertHidden: h_e, the routed experts' width (model.Arch.ExpertHidden:
 	// the hidden size, or latent experts' moe_latent_size)
 	expertHidden float64
@@ -435,13 +435,23 @@ func versionsTried(why map[string]string) string {
 // dpCollectives reads the NCCL all-gather and reduce-scatter over the DP
 // ranks (vLLM's default all2all backend for data parallelism,
 // allgather_reducescatter: the hidden states of every rank are gathered
-// before the experts and the expert outputs reduce-scattered after). A
-// missing table, or one that did not measure the GPU count, falls back to
-// a ring at node.intra_node_bw with the nearest measured count's smallest
-// message time as its latency (ncclFallback).
+// before the experts and the expert outputs reduce-scattered after). Ranks
+// that span nodes are priced by NCCL's cost model (perf.NCCLNet: the table
+// measures one node), a fallback of every MoE layer. A missing table, or
+// one that did not measure the GPU count, falls back to a ring at
+// node.intra_node_bw with the nearest measured count's smallest message
+// time as its latency (ncclFallback).
 func (m *Model) dpCollectives(sys *hardware.System, par model.Parallel, sysDir string, hy *hybrid) error {
 	want := sys.NCCLVersion
 	gpus := int64(par.DP)
+	nodes := sys.Nodes(par.GPUs())
+	if net, ok := m.netNCCL(sys, par.DP, par.GPUs()); ok {
+		hy.gather = &netCollective{net: net, op: perf.NCCLAllGather}
+		hy.scatter = &netCollective{net: net, op: perf.NCCLReduceScatter}
+		m.fallback(OpNCCL, int(2*hy.moeLayers), fmt.Sprintf("the %d DP ranks of %d GPUs span %d nodes (%d GPUs each), which %s does not measure; all_gather and reduce_scatter priced by %s",
+			gpus, par.GPUs(), nodes, sys.GPUsPerNode, TableNCCL, net.Note()))
+		return nil
+	}
 	src, err := locateNewestIfEmpty(sysDir, m.system, want)
 	var rows []ncclRow
 	if err == nil {
@@ -450,11 +460,10 @@ func (m *Model) dpCollectives(sys *hardware.System, par model.Parallel, sysDir s
 		}
 		m.sources = append(m.sources, src)
 	}
-	nodes := sys.Nodes(par.GPUs())
 	bw := sys.CollectiveBW(par.GPUs())
 	for _, c := range []struct {
 		op  string
-		dst **allReduceCurve
+		dst *collective
 	}{{"all_gather", &hy.gather}, {"reduce_scatter", &hy.scatter}} {
 		var curve *allReduceCurve
 		var err error

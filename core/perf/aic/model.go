@@ -125,6 +125,8 @@ type Model struct {
 	// hy: MoE and mixed-attention models (hybrid.go); nil for a dense decoder
 	hy     *hybrid
 	system string
+	// noNVLS: the engine turns NCCL's NVLink SHARP off (netNCCL)
+	noNVLS bool
 
 	sources []Source
 	notes   []string
@@ -184,7 +186,7 @@ func New(arch *model.Arch, sys *hardware.System, opt Options) (*Model, error) {
 		layers: float64(arch.Layers), hidden: float64(arch.Hidden), gemms: arch.LayerGEMMs(opt.TP),
 		logitsN:    float64((arch.Vocab + opt.TP - 1) / opt.TP),
 		overheadNs: opt.PassOverheadUs * 1e3, seqOverheadNs: opt.SequenceOverheadUs * 1e3,
-		overlapCPU: opt.OverlapCPU,
+		overlapCPU: opt.OverlapCPU, noNVLS: opt.Backend == sglangBackend,
 	}
 	find := func(table string) (string, error) {
 		src, err := locate(sysDir, sys.Name, opt.Backend, opt.Version, table)
