@@ -98,6 +98,14 @@ def test_row_spec_window_deployment_and_precision():
     # vLLM from 0.14.0 schedules asynchronously by default
     spec, _, _ = accuracy.row_spec(dict(fp8, backend_version="0.19.0"), **kw)
     assert spec["engine"]["scheduler"]["async_scheduling"] is True
+    # an image's names for a release: v0.20.0 is release 0.20.0's tables; a nightly
+    # build is the engine's own version (the core reads it as its newest release known,
+    # tables included), with that release's async scheduling
+    spec, _, _ = accuracy.row_spec(dict(fp8, backend_version="v0.20.0"), **kw)
+    assert spec["engine"]["perf"]["backend_version"] == "0.20.0" and "backend_version" not in spec["engine"]
+    spec, _, _ = accuracy.row_spec(dict(fp8, backend_version="nightly-75c2eef"), **kw)
+    assert spec["engine"]["backend_version"] == "nightly-75c2eef" and "backend_version" not in spec["engine"]["perf"]
+    assert spec["engine"]["scheduler"]["async_scheduling"] is True
     with pytest.raises(ValueError, match="load_generator 'locust'"):
         accuracy.row_spec(fp8, load_generator="locust", **kw)
     # aiconfigurator 0.7.0's rule: at least 512 seqs, 512 + ISL + 1500 tokens, ISL + OSL + 1500 long

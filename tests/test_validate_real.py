@@ -23,8 +23,12 @@ def test_async_scheduling_by_vllm_version():
     assert [real.async_default(v) for v in ("0.6.0", "0.12.0", "0.13.2", "0.14.0", "0.19.0", "1.0")] == \
         [False, False, False, True, True, True]
     assert real.version_tuple("0.14.0rc1") == (0, 14, 0)
+    # as the core reads engine.backend_version: a v prefix, and a build from main (an
+    # image tag such as InferenceX's nightly-dev-…-75c2eef) after every release
+    assert real.version_tuple("v0.20.0") == (0, 20, 0)
+    assert real.version_tuple("main") > real.version_tuple("99.0") and real.async_default("nightly-75c2eef")
     with pytest.raises(ValueError, match="MAJOR.MINOR"):
-        real.version_tuple("main")
+        real.version_tuple("dev")
 
 
 def test_measured_metrics_by_hand():

@@ -8,14 +8,26 @@ from __future__ import annotations
 ASYNC_SCHEDULING_SINCE = (0, 14, 0)
 
 
+#: A build from main (``nightly``, ``nightly-<sha>``, ``latest``, ``main``): it follows
+#: every release, as the core resolves it (``config.ResolveEngineVersion``: the newest
+#: release known), so every default below that began at a release is on.
+BUILD_FROM_MAIN = (1 << 31,)
+
+
 def version_tuple(version: str) -> tuple[int, ...]:
-    """``"0.19.0"`` → ``(0, 19, 0)``; a suffix after the numbers (``rc1``) is dropped.
+    """``"0.19.0"`` and ``"v0.19.0"`` → ``(0, 19, 0)``; a suffix after the numbers
+    (``rc1``) is dropped; a build from main is :data:`BUILD_FROM_MAIN`, the names the
+    core reads as one.
 
     Raises:
-        ValueError: the version does not start with MAJOR.MINOR numbers.
+        ValueError: the version does not start with MAJOR.MINOR numbers and is no
+            build from main.
     """
+    low = version.strip().lower()
+    if any(low == n or low.startswith((n + "-", n + "_")) for n in ("nightly", "latest", "main")):
+        return BUILD_FROM_MAIN
     parts = []
-    for p in version.strip().split("."):
+    for p in low.removeprefix("v").split("."):
         digits = ""
         for ch in p:
             if not ch.isdigit():

@@ -10,7 +10,7 @@ from typing import Any, Callable
 
 from . import campaigns, disagg, trtllm
 from .paths import DEFAULT_DATABASE, DEFAULT_MODEL_CONFIGS, SHARED_DATA  # noqa: F401 (re-exported)
-from ..vllm_defaults import api_server_count_default, async_default, shared_loop_default
+from ..vllm_defaults import BUILD_FROM_MAIN, api_server_count_default, async_default, shared_loop_default, version_tuple
 from .rows import _int
 
 
@@ -265,6 +265,8 @@ def row_spec(row: dict[str, str], *, perf: str, aliases: dict[str, str],
         "workers": disagg.workers_block(*sides) if sides else {"aggregated": _pool(tp, dp, ep)},
         "scheduler": scheduler,
     }
+    if b["engine_version"] and backend == "vllm":
+        engine["backend_version"] = b["engine_version"]
     if backend == "trtllm":
         # AIConfigurator's generator launching trtllm-serve (trtllm.aic_generator);
         # its batch size is one attention rank's
@@ -386,14 +388,29 @@ def _row_basics(row: dict[str, str], *, perf: str, aliases: dict[str, str],
         raise ValueError(f"osl = {osl}: a TPOT needs at least 2 output tokens")
     weights = _weights_for(row.get("precision") or "", str(config))
     perf_block: dict[str, Any] = {"source": perf}
+    engine_version = ""
     if perf == "aic":
         perf_block["database"] = str(database)
         version = (row.get("backend_version") or "").strip()
         if version and tables_of_row:
-            perf_block["backend_version"] = version
+            if _from_main(version):
+                # the tables field names a release; the engine's field reads a build
+                # from main as the newest release known, and its tables follow it
+                engine_version = version
+            else:  # an image tag's v0.20.0 is release 0.20.0
+                perf_block["backend_version"] = version[1:] if version[:2] in ("v0", "v1", "V0", "V1") else version
     perf_block.update(perf_overrides or {})
     return dict(model_path=model_path, config=config, c=c, tp=tp, isl=isl, osl=osl, dp=dp, ep=ep,
-                weights=weights, perf=perf_block, backend=backend, trtllm_layout=lay, sides=sides)
+                weights=weights, perf=perf_block, backend=backend, trtllm_layout=lay, sides=sides,
+                engine_version=engine_version)
+
+
+def _from_main(version: str) -> bool:
+    """Whether a row's version names a build from main (vllm_defaults.BUILD_FROM_MAIN)."""
+    try:
+        return version_tuple(version) == BUILD_FROM_MAIN
+    except ValueError:
+        return False
 
 
 def _quantization(weights: str | None) -> dict[str, str]:
