@@ -178,10 +178,11 @@ func (e *pricedSpec) pool(name string) (*replay.PoolPricing, error) {
 // StepTime prices engine passes of a deployment with the perf model a
 // replay of its spec would use (replay.Pricing): request is a JSON
 // stepRequest; the result is {"step": {"pool", "perf_model", "overlap_cpu",
-// "lockstep", "limits", "passes": [{"time_ns", "breakdown_ns"}]}}, limits
+// "lockstep", "limits", "limit_fields", "passes": [{"time_ns", "breakdown_ns"}]}}, limits
 // the pool's per-rank limits as its engine runs them (max_model_len,
 // max_num_seqs, max_num_batched_tokens: replay.PoolPricing, which the
-// Python API warns of a pass beyond), and passes one entry per pass
+// Python API warns of a pass beyond), limit_fields the spec path that sets
+// each (engine.trtllm.max_batch_size for TensorRT-LLM's max_num_seqs), and passes one entry per pass
 // of the request: time_ns is the pass's duration (int ns, the replay's
 // PassTime, or GroupPassTime for the ranks of a lockstep worker);
 // breakdown_ns its parts by op family (perf.Breakdown, float ns, snake_case
@@ -220,14 +221,17 @@ func StepTime(request string) string {
 			MaxNumBatchedTokens int `json:"max_num_batched_tokens"`
 		}
 		out := struct {
-			Pool       string    `json:"pool"`
-			PerfModel  string    `json:"perf_model"`
-			OverlapCPU bool      `json:"overlap_cpu"`
-			Lockstep   bool      `json:"lockstep"`
-			Limits     limits    `json:"limits"`
-			Passes     []passOut `json:"passes"`
+			Pool       string `json:"pool"`
+			PerfModel  string `json:"perf_model"`
+			OverlapCPU bool   `json:"overlap_cpu"`
+			Lockstep   bool   `json:"lockstep"`
+			Limits     limits `json:"limits"`
+			// LimitFields: the spec path that sets each limit (PoolPricing.LimitFields)
+			LimitFields map[string]string `json:"limit_fields"`
+			Passes      []passOut         `json:"passes"`
 		}{Pool: p.Name, PerfModel: p.Perf.Name(), OverlapCPU: p.Overlap, Lockstep: p.Lockstep,
-			Limits: limits{p.MaxModelLen, p.MaxNumSeqs, p.MaxNumBatchedTokens}, Passes: []passOut{}}
+			Limits:      limits{p.MaxModelLen, p.MaxNumSeqs, p.MaxNumBatchedTokens},
+			LimitFields: p.LimitFields, Passes: []passOut{}}
 		for i, ranks := range rq.Passes {
 			if len(ranks) == 0 {
 				return errorEnvelope(&config.Error{Field: fmt.Sprintf("passes[%d]", i), Msg: "no batch"})

@@ -170,8 +170,27 @@ def test_passes_at_the_limits_do_not_warn():
     with pytest.warns(aisimulate.EngineLimitWarning) as caught:
         aisimulate.step_times(LIMITED, [{"decode": [10]}, {"decode": [4095] * 5}])
     assert [str(w.message).split(":")[:2] for w in caught] == [
-        ["batches[1]", " 5 sequences, over max_num_seqs 4"],
-        ["batches[1]", " decode[0] makes a request of 4097 tokens, over max_model_len 4096"]]
+        ["batches[1]", " 5 sequences, over max_num_seqs 4 (engine.scheduler.max_num_seqs)"],
+        ["batches[1]", " decode[0] makes a request of 4097 tokens, over max_model_len 4096 "
+                       "(engine.scheduler.max_model_len)"]]
+
+
+@pytest.mark.parametrize("batch,message", [
+    ({"decode": [100] * 9}, "batch: 9 sequences, over max_num_seqs 8 (engine.trtllm.max_batch_size)"),
+    ({"prefill": [(1000, 0)], "decode": [10]},
+     "batch: 1001 tokens computed, over the token budget max_num_batched_tokens 1000 (engine.trtllm.max_num_tokens)"),
+    ({"decode": [3000]}, "batch: decode[0] makes a request of 3002 tokens, over max_model_len 3000 "
+                         "(engine.trtllm.max_seq_len)"),
+])
+def test_a_limit_is_named_by_the_field_of_the_engine_that_sets_it(batch, message):
+    # a TensorRT-LLM worker's limits are its own options: the warning names them, not
+    # vLLM's engine.scheduler fields
+    eng = {"model": "meta-llama/Llama-3.1-8B-Instruct", "system": "h100_sxm", "backend": "trtllm",
+           "workers": {"aggregated": {"count": 1, "tp": 1}},
+           "trtllm": {"max_batch_size": 8, "max_num_tokens": 1000, "max_seq_len": 3000}}
+    with pytest.warns(aisimulate.EngineLimitWarning) as caught:
+        aisimulate.step_time(eng, batch)
+    assert [str(w.message).split(": the ")[0] for w in caught] == [message]
 
 
 def test_the_max_model_len_rule_is_the_replays():

@@ -50,6 +50,9 @@ type pool struct {
 	// or a family that plans its pools)
 	memory *perf.MemoryPlan
 	cfg    engine.Config
+	// limitFields: the spec path of each of cfg's limits (limits.field:
+	// "max_num_seqs" → "engine.trtllm.max_batch_size", …)
+	limitFields map[string]string
 	// overlap: the engine forms a pass while the previous one runs
 	// (vLLM's async_scheduling, SGLang's overlap scheduler)
 	overlap bool
@@ -320,6 +323,7 @@ func (d *deployment) buildPool(s *config.Spec, pl *pool) error {
 	}
 	pl.lockstep = arch.IsMoE() && pl.dp > 1
 	lim := limitsFor(e, pl.spec, pl.field)
+	pl.limitFields = lim.field
 	// vLLM's CUDA graphs (on by default): a MoE layer computes the padded
 	// token count (perf.CUDAGraphTokens). TensorRT-LLM's padding is the
 	// engine's own (its batch holds the dummy requests).

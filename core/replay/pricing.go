@@ -34,6 +34,10 @@ type PoolPricing struct {
 	// (of BlockSize tokens), the longest request, the sequences and tokens of
 	// one pass.
 	NumBlocks, BlockSize, MaxModelLen, MaxNumSeqs, MaxNumBatchedTokens int
+	// LimitFields is the spec path that sets each limit, by vLLM's name of
+	// it ("max_num_seqs" → "engine.trtllm.max_batch_size" for TensorRT-LLM,
+	// "engine.sglang.max_running_requests" for SGLang), for messages.
+	LimitFields map[string]string
 	// PrefixCaching is on; Overlap: the engine forms a pass while the
 	// previous one runs (vLLM's async scheduling).
 	PrefixCaching, Overlap bool
@@ -105,6 +109,7 @@ func Pricing(s *config.Spec, cache *PerfCache) (*DeploymentPricing, error) {
 			MaxNumBatchedTokens: p.cfg.MaxNumBatchedTokens, PrefixCaching: p.cfg.PrefixCaching,
 			Overlap: p.overlap, DecodeWindows: perf.DecodeWindows(p.perf)}
 		out[i].Shaper, _ = p.cfg.Options.(engine.PassShaper)
+		out[i].LimitFields = p.limitFields
 	}
 	return &DeploymentPricing{Model: d.arch.Name, System: d.sys.Name, WeightDtype: d.arch.WeightDtype,
 		KVCacheDtype: d.kvDtype, Pools: out}, nil

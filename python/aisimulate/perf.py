@@ -200,7 +200,8 @@ def _ranks(batch: Any, where: str) -> list[dict[str, Any]]:
     return [_batch(batch, where)]
 
 
-def _beyond_limits(b: Mapping[str, Any], limits: Mapping[str, int], where: str, pool: str) -> list[str]:
+def _beyond_limits(b: Mapping[str, Any], limits: Mapping[str, int], where: str, pool: str,
+                   fields: Mapping[str, str] | None = None) -> list[str]:
     """Why the engine of ``pool`` would never run rank batch ``b`` (the core's form,
     :func:`_batch`), within the pool's per-rank ``limits`` (the core's ``step.limits``),
     each reason naming the limit and the value; empty when it would. Counted as vLLM's
@@ -209,20 +210,28 @@ def _beyond_limits(b: Mapping[str, Any], limits: Mapping[str, int], where: str, 
     draft tokens verified (``spec_tokens``); a request's length after the pass, the tokens
     computed and one more (a chunk: cached + tokens, then its sampled token or the
     prompt's next; a decode: its context, the token it computes and the one it samples),
-    which the replay keeps within max_model_len (prompt + output ≤ max_model_len)."""
+    which the replay keeps within max_model_len (prompt + output ≤ max_model_len). Each
+    reason names, by vLLM's name of the limit, the spec field that sets it
+    (``fields``, the core's ``step.limit_fields``: ``engine.trtllm.max_batch_size`` for TensorRT-LLM's
+    sequences)."""
+    fields = fields or {}
+
+    def over(key: str) -> str:  # the limit, its value and the spec field that sets it
+        field = fields.get(key)
+        return f"{key} {limits[key]}" + (f" ({field})" if field else "")
+
     out = []
     seqs = len(b["prefill"]) + len(b["decode"])
     if seqs > limits["max_num_seqs"]:
-        out.append(f"{seqs} sequences, over max_num_seqs {limits['max_num_seqs']}")
+        out.append(f"{seqs} sequences, over {over('max_num_seqs')}")
     tokens = sum(c[0] for c in b["prefill"]) + len(b["decode"]) + b["spec_tokens"]
     if tokens > limits["max_num_batched_tokens"]:
-        out.append(f"{tokens} tokens computed, over the token budget max_num_batched_tokens "
-                   f"{limits['max_num_batched_tokens']}")
+        out.append(f"{tokens} tokens computed, over the token budget {over('max_num_batched_tokens')}")
     lengths = [(f"prefill[{i}]", c[1] + c[0] + 1) for i, c in enumerate(b["prefill"])]
     lengths += [(f"decode[{i}]", kv + 2) for i, kv in enumerate(b["decode"])]
     name, longest = max(lengths, key=lambda x: x[1], default=("", 0))
     if longest > limits["max_model_len"]:
-        out.append(f"{name} makes a request of {longest} tokens, over max_model_len {limits['max_model_len']}")
+        out.append(f"{name} makes a request of {longest} tokens, over {over('max_model_len')}")
     return [f"{where}: {why}: the {pool} pool's engine never runs this pass; it is priced all the same"
             for why in out]
 
@@ -236,7 +245,7 @@ def _warn_beyond_limits(passes: list[list[dict[str, Any]]], head: Mapping[str, A
 
     for i, ranks in enumerate(passes):
         for r, b in enumerate(ranks):
-            for message in _beyond_limits(b, head["limits"], name(i, r), str(head["pool"])):
+            for message in _beyond_limits(b, head["limits"], name(i, r), str(head["pool"]), head.get("limit_fields")):
                 warnings.warn(message, EngineLimitWarning, stacklevel=3)
 
 
