@@ -101,8 +101,9 @@ PD_LAYOUTS = (
     ("1P DEP4 + 1D DEP32", (1, 1, 4, 1, 4), (1, 1, 32, 1, 32)),
 )
 CONCURRENCY, ISL, OSL = 8, 1024, 64
-#: A refusal that says the deployment does not fit its GPUs' memory.
-MEMORY = re.compile(r"do(es)? not fit|exceeds? .*memory|out of memory|no room|KV cache (cannot|can't) hold|"
+#: A refusal that says the deployment does not fit its GPUs' memory (SGLang's token
+#: pool too small for the prompt: it rejects each request, ``max_req_input_len``).
+MEMORY = re.compile(r"do(es)? not fit|refuses prompts of max_req_input_len|exceeds? .*memory|out of memory|no room|KV cache (cannot|can't) hold|"
                     r"not enough (GPU )?memory|max_model_len|num_gpu_blocks|needs? .* GiB|GiB .*more than",
                     re.IGNORECASE)
 #: Refusals the engine itself makes (correct, as ``memory``): vLLM splits the experts
@@ -194,8 +195,9 @@ def run_case(row: dict[str, str], layout: str, perf: str, requests: int, aliases
         return out
     done = report.summary.get("completed", 0)
     if done < requests:
-        out.update(status="refused", reason=f"core: only {done} of {requests} requests completed",
-                   **{"class": "other"})
+        why = next((r.get("reason") or "" for r in report.requests if r["status"] != "completed"), "")
+        first = f"only {done} of {requests} requests completed ({why})"
+        out.update(status="refused", reason=f"core: {first}", **{"class": "memory" if MEMORY.search(why) else "other"})
     fb = (report.metadata.get("perf_metadata") or {}).get("fallbacks") or {}
     out["fallbacks"] = ";".join(f"{op}:{fb[op]}" for op in sorted(fb))
     return out

@@ -152,3 +152,19 @@ traffic:
 	assert.Equal(t, 8, a.Summary.Completed)
 	assert.Equal(t, 2*23, a.Metadata.PerfMetadata["fallbacks"].(map[string]int)["linear_attention"])
 }
+
+// An SGLang server whose passes are smaller than its CUDA graphs (a mamba
+// pool of 16 states under cuda_graph_max_bs 512, a 64-token chunk): the
+// graphs past the largest pass are never replayed, so aic prices with the
+// graphs up to 64 tokens instead of refusing the server; the server's
+// cuda_graph_max_bs stays as given.
+func TestSGLangGraphsPastTheLargestPass(t *testing.T) {
+	db := filepath.Join(sharedAIC(t), "systems")
+	spec := replaceOnce(hybridSpec(t, "\n  backend: sglang\n  sglang: {max_mamba_cache_size: 16, cuda_graph_max_bs: 512, chunked_prefill_size: 64}", ""),
+		"perf: {source: roofline}", fmt.Sprintf("perf: {source: aic, database: %s}", db))
+	rep := runYAML(t, spec)
+	assert.Equal(t, 8, rep.Summary.Completed)
+	args := rep.Metadata.Pools[0].EngineArgs
+	assert.Equal(t, 512, args["cuda_graph_max_bs"])
+	assert.Equal(t, 16, args["max_running_requests"])
+}

@@ -179,7 +179,12 @@ func (Family) Plan(in engine.PoolInput) (engine.PoolPlan, error) {
 	if in.Name == "prefill" {
 		cuda = 0 // server_args.py: CUDA graphs are off on a prefill server
 	}
-	graphTokens := cuda * (1 + opt.DraftSteps) // a decode's verified drafts are the graph's tokens too
+	// a decode's verified drafts are the graph's tokens too. SGLang captures
+	// graphs up to cuda_graph_max_bs whatever the pass limit, but no pass
+	// carries more than passTokens, so a graph past it is never replayed:
+	// the perf sources take the graphs up to the largest pass (a hybrid
+	// model's mamba pool can hold fewer requests than cuda_graph_max_bs).
+	graphTokens := min(cuda*(1+opt.DraftSteps), passTokens)
 	cfg.Options = withEagerLaunch(opt, g, in.Arch, cuda)
 	args := map[string]any{"release": rel.String(), "defaults_rule": d.Rule,
 		"tp_size": in.TP * dp, "dp_size": dp, "enable_dp_attention": dp > 1,
