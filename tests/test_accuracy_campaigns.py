@@ -160,3 +160,16 @@ def test_a_recipe_becomes_engine_settings():
     assert engine == {"scheduler": {"gpu_memory_utilization": 0.9, "enable_prefix_caching": False, "async_scheduling": True,
                                     "max_num_batched_tokens": 8192, "max_num_seqs": 64, "max_model_len": 10240},
                       "quantization": {"kv_cache": "fp8"}}
+
+
+def test_the_mape_table_keeps_its_columns_beside_a_repeat_campaigns_line():
+    # "overall (inferencex (repeat): inferencex)" is 41 characters, past the model
+    # column's 36: every line's numbers still end where the header's do
+    from aisimulate.tools.accuracy import format_mape
+
+    row = {"system": "", "tp": "", "layout": "", "rows": 1, "ttft_mape_pct": 29.8, "tpot_mape_pct": 13.0}
+    table = [{**row, "model": "moonshotai/Kimi-K2.5", "system": "h200_sxm", "layout": "TP8"},
+             {**row, "model": "overall"}, {**row, "model": "overall (inferencex (repeat): inferencex)"}]
+    lines = format_mape(table, 0, "aic").splitlines()[1:-1]
+    assert len(lines) == 4 and len({len(line) for line in lines}) == 1, lines
+    assert lines[-1].startswith("overall (inferencex (repeat): inferencex) ")

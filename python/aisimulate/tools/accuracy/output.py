@@ -133,10 +133,12 @@ def write_groups(table: Sequence[dict[str, Any]], path: str | os.PathLike[str]) 
 def format_mape(table: Sequence[dict[str, Any]], skipped: int, perf: str, settings: str = "") -> str:
     """The MAPE table as fixed-width text; ``settings`` (how the rows were simulated)
     goes on the first line after the perf source."""
+    # the first column takes its longest entry ("overall (inferencex (repeat): inferencex)")
+    w = max([36, *(len(t["model"]) for t in table)])
     lines = [f"perf source: {perf}" + (f"; {settings}" if settings else ""),
-             f"{'model':36s} {'system':9s} {'layout':10s} {'rows':>4s} {'TTFT MAPE %':>11s} {'TPOT MAPE %':>11s}"]
+             f"{'model':{w}s} {'system':9s} {'layout':10s} {'rows':>4s} {'TTFT MAPE %':>11s} {'TPOT MAPE %':>11s}"]
     for t in table:
-        lines.append(f"{t['model']:36s} {t['system']:9s} {t.get('layout') or str(t['tp']):10s} {t['rows']:4d} "
+        lines.append(f"{t['model']:{w}s} {t['system']:9s} {t.get('layout') or str(t['tp']):10s} {t['rows']:4d} "
                      f"{t['ttft_mape_pct']:11.1f} {t['tpot_mape_pct']:11.1f}")
     lines.append(f"skipped rows: {skipped}")
     return "\n".join(lines)
