@@ -476,15 +476,9 @@ func (b Breakdown) TotalNs() float64 {
 func (b Breakdown) PassNs(overlapCPU bool) float64 {
 	total := b.TotalNs()
 	if !overlapCPU {
-		if b.HostLaunchNs > 0 {
-			return total + max(b.HostLaunchNs-(total-b.OverheadNs), 0)
-		}
-		return total
+		return total + max(b.HostLaunchNs-(total-b.OverheadNs), 0)
 	}
-	if b.HostLaunchNs > 0 {
-		return max(total-b.OverheadNs, b.OverheadNs+b.HostLaunchNs)
-	}
-	return max(total-b.OverheadNs, b.OverheadNs)
+	return max(total-b.OverheadNs, b.OverheadNs+b.HostLaunchNs)
 }
 
 // Breakdown prices the pass op family by op family (see Roofline); it

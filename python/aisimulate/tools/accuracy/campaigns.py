@@ -100,9 +100,9 @@ def _rounds_to(value: str, other: str) -> bool:
         v, o = float(value), float(other)
     except ValueError:
         return False
-    decimals = len(value.split(".", 1)[1]) if "." in value else 0
     if "e" in value.lower() or not (math.isfinite(v) and math.isfinite(o)):
         return v == o
+    decimals = len(value.split(".", 1)[1]) if "." in value else 0
     return abs(o - v) <= 0.5 * 10.0 ** -decimals * (1 + 1e-9)
 
 
@@ -117,18 +117,18 @@ def annotate_repeats(rows: Sequence[dict[str, str]]) -> list[dict[str, str]]:
     the 2026-04-06 InferenceX export's to two decimals; ``qwen3.5-397b-gap-analysis.csv``:
     14 of 15 Qwen3.5 rows repeat the 2026-03-25 export's). A row that repeats none, or
     repeats rows of different campaigns or times, stays unrecorded."""
-    recorded: dict[tuple[str, ...], list[dict[str, str]]] = {}
-    for r in rows:
-        if _campaign_of_source(r).name != UNKNOWN:
-            recorded.setdefault(_run_key(r), []).append(r)
+    recorded: dict[tuple[str, ...], list[tuple[dict[str, str], Campaign]]] = {}
+    own = [_campaign_of_source(r) for r in rows]
+    for r, camp in zip(rows, own):
+        if camp.name != UNKNOWN:
+            recorded.setdefault(_run_key(r), []).append((r, camp))
     out = []
-    for r in rows:
-        if _campaign_of_source(r).name == UNKNOWN and REPEAT_KEY not in r:
-            same = [p for p in recorded.get(_run_key(r), [])
+    for r, camp in zip(rows, own):
+        if camp.name == UNKNOWN and REPEAT_KEY not in r:
+            same = [(p, c) for p, c in recorded.get(_run_key(r), [])
                     if all(_rounds_to(r.get(k) or "", p.get(k) or "") for k in _MEASURED_COLUMNS)]
-            camps = {(_campaign_of_source(p).name, _campaign_of_source(p).measured) for p in same}
-            if len(camps) == 1:
-                p = same[0]
+            if len({(c.name, c.measured) for _, c in same}) == 1:
+                p = same[0][0]
                 r = {**r, REPEAT_KEY: f"{(p.get('id') or '').strip()}\t{p.get('silicon_data_source') or ''}"}
         out.append(r)
     return out
