@@ -157,6 +157,23 @@ def test_metric_percentiles_outside_0_to_100_are_refused(capsys, tmp_path):
         assert code == 2 and f"--metric-percentiles {p}: percentiles must be in [0, 100]" in err, err
 
 
+def test_metric_percentiles_with_an_empty_item_are_refused(capsys, tmp_path):
+    # vLLM splits at commas and calls float on each item: "50,,99" fails on the empty one
+    for given in ("50,,99", "50,", ",99"):
+        code, _, err = run_cli(capsys, tmp_path, "vllm bench serve --ignore-eos --num-prompts 5 --metric-percentiles " + given)
+        assert code == 2 and f"--metric-percentiles {given!r}: want percentiles separated by commas" in err, err
+
+
+def test_a_tiny_percentile_is_named_as_vllm_names_it(capsys, tmp_path):
+    # vLLM's key is p + str(p): 1e-05 and 1e-300 keep Python's exponent, in our column too
+    code, out, err = run_cli(capsys, tmp_path, "vllm bench serve --ignore-eos --random-input-len 64 --random-output-len 4 "
+                             "--num-prompts 4 --metric-percentiles 1e-300,0.00001,0.0001", "--format", "json")
+    assert code == 0, err
+    doc = json.loads(out)
+    assert {"p1e-300_ttft_ms", "p1e-05_ttft_ms", "p0.0001_ttft_ms"} <= set(doc["result"])
+    assert {"p1e-300", "p1e-05", "p0.0001"} <= set(doc["summary"]["ttft_ms"])
+
+
 def test_a_rate_must_be_positive(capsys, tmp_path):
     # vLLM's get_request asserts a positive rate; inf (the default) is every prompt at once
     for rate in ("-5", "0"):

@@ -224,9 +224,15 @@ def test_the_search_command(tmp_path):
     assert answer["best"]["launch"][0]["argv"][:2] == ["vllm", "serve"]
     assert json.loads((out / "search.json").read_text())["best"]["key"] == answer["best"]["key"]
     assert (tmp_path / "p.png").stat().st_size > 1000
-    table = subprocess.run(cmd[:-3] + ["-q"], capture_output=True, text=True, timeout=600, env=env)
+    # the plot is a single file: replaced only with --force, refused before any search
+    again = subprocess.run(cmd[:-3] + ["-q"], capture_output=True, text=True, timeout=600, env=env)
+    assert again.returncode == 2 and f"--plot {tmp_path / 'p.png'}: {tmp_path / 'p.png'} exists" in again.stderr
+    table = subprocess.run(cmd[:-3] + ["-q", "--force"], capture_output=True, text=True, timeout=600, env=env)
     assert table.returncode == 0 and f"best: {answer['best']['key']}" in table.stdout
     assert "resumed from the journal" in table.stdout
+    for plot, why in ((tmp_path / "p.txt", "the file name must end in one of"), (tmp_path, "is a folder")):
+        bad = subprocess.run(cmd[:13] + ["--plot", str(plot)], capture_output=True, text=True, timeout=120, env=env)
+        assert bad.returncode == 2 and f"--plot {plot}: {why}" in bad.stderr and not bad.stdout
     bad = subprocess.run(cmd[:7] + ["--slo", "ttft_ms=400", "--restart"], capture_output=True, text=True,
                          timeout=120, env=env)
     assert bad.returncode == 2 and "--restart applies to --out" in bad.stderr

@@ -73,3 +73,15 @@ func TestCheckPercentilesRefuses(t *testing.T) {
 	_, err := CheckPercentiles([]float64{50, 0})
 	assert.EqualError(t, err, "0 is not a percentile: each must be a finite number in (0, 100]")
 }
+
+// The key is vLLM's word for the percentile, Python's str of the number: whole
+// numbers without a point, an exponent only below 1e-4 (repr(0.0001) is
+// "0.0001", repr(0.00001) "1e-05"), so the smallest double is a short name.
+func TestPercentileKeyIsVLLMsWord(t *testing.T) {
+	for p, want := range map[float64]string{
+		50: "p50", 100: "p100", 99.9: "p99.9", 12.5: "p12.5", 0.0001: "p0.0001",
+		0.00001: "p1e-05", 1e-300: "p1e-300", 99.99999: "p99.99999",
+	} {
+		assert.Equal(t, want, PercentileKey(p), "%v", p)
+	}
+}

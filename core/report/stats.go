@@ -36,10 +36,12 @@ type PercentileValue struct{ P, V float64 }
 var FixedPercentiles = [...]float64{50, 90, 95, 99}
 
 // PercentileKey is the key of percentile p in a stats object: "p" and p's
-// shortest decimal form (p50, p99.9), as vLLM's --metric-percentiles names
+// shortest form (p50, p99.9, p1e-05), as vLLM's --metric-percentiles names
 // its keys (vllm/benchmarks/serve.py: str(int(p)) when p is whole, else
-// str(p)).
-func PercentileKey(p float64) string { return "p" + strconv.FormatFloat(p, 'f', -1, 64) }
+// str(p), which is Python's repr: an exponent below 1e-4). For p in
+// [0, 100] strconv's 'g' with the shortest digits gives the same text, so a
+// tiny percentile is named in a few characters, not hundreds of zeros.
+func PercentileKey(p float64) string { return "p" + strconv.FormatFloat(p, 'g', -1, 64) }
 
 // CheckPercentiles returns ps ascending without repeats, or an error (for
 // the field that holds them) when one is not a finite number in (0, 100] or

@@ -212,11 +212,11 @@ def parse_vllm(options: Sequence[str], variant: str) -> tuple[dict[str, Any], di
         run["slo"] = slo
     pcts = opts.pop("--metric-percentiles", None)
     if pcts is not None:
-        try:
-            run["percentiles"] = [float(p) for p in ",".join(pcts).split(",") if p]
+        try:  # vLLM's [float(p) for p in args.metric_percentiles.split(",")]: an empty item fails too
+            run["percentiles"] = [float(p) for p in ",".join(pcts).split(",")]
         except ValueError:
             raise _BenchUsageError(f"--metric-percentiles {','.join(pcts)!r}: want percentiles separated by "
-                                  "commas, e.g. 25,50,75") from None
+                                  "commas, e.g. 25,50,75 (an empty item is not a number)") from None
         bad = [p for p in run["percentiles"] if not 0 <= p <= 100]
         if bad:
             raise _BenchUsageError(f"--metric-percentiles {_word(bad[0])}: percentiles must be in [0, 100] "

@@ -13,8 +13,10 @@ import argparse
 import os
 
 from ..errors import ConfigError
+from ..io.files import input_files
 from .common import (UsageError, add_config_arguments, check_gpu_hour_price, config_from_args, parse_slos,
                      progress_of, write)
+from .outputs import check_output_file, figure_suffixes, write_figure
 
 _EXAMPLES = """\
 examples:
@@ -94,7 +96,10 @@ def add_search(sub: argparse._SubParsersAction) -> None:
                    help="keep the search's journal in DIR/search.jsonl (the same command again resumes it) "
                         "and write DIR/search.json (the answer)")
     s.add_argument("--restart", action="store_true", help="with --out, start over instead of resuming")
-    s.add_argument("--plot", metavar="FILE", help="write the Pareto plot (.png, .svg, .pdf)")
+    s.add_argument("--plot", metavar="FILE", help="write the Pareto plot (.png, .svg, .pdf; needs matplotlib)")
+    s.add_argument("--force", action="store_true",
+                   help="with --plot, replace an existing file (without it that is exit 2: a single "
+                        "file records nothing of who wrote it)")
     s.add_argument("--gpu-hour-price", type=float, metavar="PRICE",
                    help="the price of one GPU for an hour (any currency, as replay's): adds each "
                         "candidate's cost per million output tokens")
@@ -123,6 +128,11 @@ def _cmd_search(args: argparse.Namespace) -> int:
     if args.restart and not args.out:
         raise UsageError("--restart applies to --out: give --out DIR too")
     price = check_gpu_hour_price(args.gpu_hour_price)
+    if args.plot is not None:  # before the search: matplotlib, the suffix and the folder, not after minutes
+        inputs = input_files(spec.data, spec.source)
+        check_output_file("--plot", args.plot, inputs, figure_suffixes(), force=args.force)
+    elif args.force:
+        raise UsageError("--force applies to --plot only: add --plot FILE or leave --force out")
     ep = _names("--ep", args.ep)
     if ep is not None:
         bad = [x for x in ep if x not in ("on", "off")]
@@ -145,8 +155,8 @@ def _cmd_search(args: argparse.Namespace) -> int:
                 f.write(text)
 
         write_replacing(os.path.join(args.out, "search.json"), ".aisimulate-search-", write_json)
-    if args.plot:
-        res.plot(args.plot)
+    if args.plot is not None:
+        write_figure(res.plot(), args.plot)
     if args.format == "json":
         write(res.to_json() + "\n")
     elif args.format == "csv":

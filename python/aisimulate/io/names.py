@@ -58,13 +58,10 @@ def result_formats(formats: Any, exports: Any) -> tuple[list[str], list[str]]:
 
 
 def percentile_key(p: float) -> str:
-    """The key of percentile ``p`` in a stats dict: ``p`` and its shortest decimal
-    form without an exponent (``p50``, ``p99.9``), as the core writes it
-    (report.PercentileKey)."""
-    from decimal import Decimal
-
-    text = format(Decimal(repr(float(p))), "f")
-    return "p" + (text.rstrip("0").rstrip(".") if "." in text else text)
+    """The key of percentile ``p`` (in [0, 100]) in a stats dict: ``p`` and vLLM's
+    word for it (``p50``, ``p99.9``, ``p1e-05``: :func:`vllm_percentile_word`), as the
+    core writes it (report.PercentileKey)."""
+    return "p" + vllm_percentile_word(float(p))
 
 
 def vllm_percentile_word(p: float) -> str:

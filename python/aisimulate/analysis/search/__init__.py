@@ -33,6 +33,7 @@ from collections.abc import Mapping
 
 from ...binding import native as _native
 from ...errors import ConfigError
+from ...io.names import percentile_key
 from . import _front
 from ._run import JOURNAL, Journal, digest, progress_bar, run_local, run_ray
 from .flags import launch_commands
@@ -184,7 +185,7 @@ class SearchResult:
                    "cost_per_million_tokens": _front.cost_per_million(r, self.price_per_gpu_hour),
                    "reason": r.get("reason") or None}
             for m, v in (r.get("percentiles") or {}).items():
-                row[f"{m}.p{self.slo['percentile']:g}"] = v
+                row[f"{m}.{percentile_key(self.slo['percentile'])}"] = v
             out.append(row)
         return out
 
