@@ -3,15 +3,16 @@
 
 Usage:
     python scripts/row_timeline.py --silicon ../shared/data/silicon/vllm_dense_dev.csv \
-        --id ID [--perf aic|roofline] [--load-generator P] [--requests N] [--passes K]
+        --id ID [--perf aic|roofline] [--load-generator P] [--requests N] [--passes K] [--rounds]
 
 Builds the row's spec exactly as scripts/accuracy.py does (harness defaults), replays it
 with the pass timeline, and prints: the measured and predicted means; the mean path to the
 first token over the measured window (python/aisimulate/tools/accuracy/timeline.py:
 intake, the pass in flight, the passes up to the first token, idle, delivery); one line
 per measured request (the first N, default 24); and with --passes K the K passes from
-the arrival of the first of them, with what each held. ID is a row's ``id`` or its unique
-ending. Exit 0, or 2 on bad input (a missing file, no or several matching rows, a row
+the arrival of the first of them, with what each held; with --rounds the mean TTFT of
+each round of c measured requests in send order (the first is the wave sent to the idle
+engine). ID is a row's ``id`` or its unique ending. Exit 0, or 2 on bad input (a missing file, no or several matching rows, a row
 that cannot be simulated).
 """
 
@@ -62,6 +63,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--passes", type=int, default=0, help="passes to list from the first listed request's arrival")
     ap.add_argument("--from-request", type=int, default=0,
                     help="index in the measured window of the first request listed (default 0)")
+    ap.add_argument("--rounds", action="store_true",
+                    help="also print the mean TTFT of each round of c measured requests (by send)")
     args = ap.parse_args(argv)
 
     import aisimulate
@@ -89,6 +92,10 @@ def main(argv: list[str] | None = None) -> int:
           f"max_num_seqs {sched.get('max_num_seqs')}")
     print(f"mean path: intake {m['intake_ms']:.1f} + pass in flight {m['inflight_ms']:.1f} + "
           f"{m['passes']:.2f} passes {m['passes_ms']:.1f} + idle {m['idle_ms']:.1f} + delivery {m['delivery_ms']:.1f} ms")
+    if args.rounds:
+        c = int(row["batch_size"])
+        means = [sum(p.ttft_ms for p in paths[i:i + c]) / len(paths[i:i + c]) for i in range(0, len(paths), c)]
+        print(f"rounds of {c}: " + " ".join(f"{x:.0f}" for x in means))
     print(f"{'req':>5} {'send':>10} {'arrival':>10} {'first':>10} {'ttft':>8} {'intake':>7} {'inflight':>8} "
           f"{'passes':>6} {'pass_ms':>8} {'idle':>6} {'deliv':>6}")
     listed = paths[args.from_request:args.from_request + args.requests]

@@ -97,3 +97,13 @@ def test_script_on_a_dev_row_agrees_with_the_harness(capsys):
     assert parts[0] + parts[1] + parts[3] + parts[4] + parts[5] == pytest.approx(want, abs=0.3)
     assert len(out) == 3 + 1 + 2 + 1 + 3
     assert mod.main(["--silicon", str(SILICON), "--id", "no_such_row"]) == 2
+    # --rounds: the 160 measured requests in 20 rounds of c = 8, whose means average to
+    # the mean TTFT (equal rounds); the first is the wave sent to the idle engine, the
+    # slowest (its 8 prompts queue behind each other)
+    assert mod.main(["--silicon", str(SILICON), "--id", "1024x128_c8_tp8_epnone_3", "--requests", "1",
+                     "--rounds"]) == 0
+    line = next(x for x in capsys.readouterr().out.splitlines() if x.startswith("rounds of 8: "))
+    rounds = [float(x) for x in line.split(": ")[1].split()]
+    assert len(rounds) == 20
+    assert sum(rounds) / 20 == pytest.approx(want, abs=0.5)  # each printed to 0.5 ms
+    assert rounds[0] == max(rounds)
