@@ -46,7 +46,9 @@
 //     nearest shape's curve scaled by the roofline ratio; the data-parallel
 //     all-gather and reduce-scatter from nccl_perf; sliding-window layers
 //     from the attention tables' window_size rows; GroupPassTime for a
-//     worker's lockstep data-parallel ranks.
+//     worker's lockstep data-parallel ranks. deepgemm_moe.go: vLLM
+//     0.11.1–0.12's padded DeepGEMM experts on Hopper (every block of the
+//     worst-case buffer computed), from the block-fp8 GEMM grid instead.
 //  7. mla.go: MLA layers' attention cores from the MLA module tables (the
 //     module's own projections taken off), the kernel tables or the roofline;
 //     all2all.go: DeepEP's dispatch and combine tables for the point-to-point

@@ -27,8 +27,11 @@ type hybrid struct {
 
 	moe       *moeCurve
 	moeLayers float64
-	gather    collective // DP all-gather of X·h_e before the experts (nccl.go; netCollective across nodes)
-	scatter   collective // DP reduce-scatter of X·h_e after them
+	// dg: the routed experts on vLLM 0.11.1–0.12's padded DeepGEMM path
+	// (deepgemm_moe.go), in place of the moe curve; nil otherwise
+	dg      *deepGEMMExperts
+	gather  collective // DP all-gather of X·h_e before the experts (nccl.go; netCollective across nodes)
+	scatter collective // DP reduce-scatter of X·h_e after them
 	// expertHidden: h_e, the routed experts' width (model.Arch.ExpertHidden:
 	// the hidden size, or latent experts' moe_latent_size)
 	expertHidden float64
@@ -194,6 +197,11 @@ func (m *Model) setupHybrid(arch *model.Arch, sys *hardware.System, par model.Pa
 		hy.expertHidden = float64(arch.ExpertHidden())
 		if err := m.moeCurveFor(arch, sys, par, sysDir, opt, hy); err != nil {
 			return err
+		}
+		if wd, _, err := perf.ResolveDtypes(arch, opt.WeightDtype, opt.KVDtype); err == nil &&
+			deepGEMMPadded(opt, m.system, arch.ExpertDtype(), wd, par) {
+			hy.dg = newDeepGEMMExperts(arch, par)
+			m.notes = append(m.notes, deepGEMMNote(opt.Version, hy.dg))
 		}
 		switch {
 		case par.DP > 1 && par.EP && perf.IsAll2All(opt.All2AllBackend):
@@ -596,7 +604,11 @@ func (m *Model) moeTokenCosts(X float64) (expNs, dispNs float64) {
 	if X <= 0 || hy.moe == nil {
 		return 0, 0
 	}
-	expNs = hy.moeLayers * (hy.moe.Seconds(X) + m.topKSeconds(X)) * 1e9
+	experts := hy.moe.Seconds(X)
+	if hy.dg != nil {
+		experts = m.deepGEMMSeconds(X)
+	}
+	expNs = hy.moeLayers * (experts + m.topKSeconds(X)) * 1e9
 	if hy.a2a != nil {
 		dispNs = hy.moeLayers * hy.a2a.Seconds(X/float64(hy.par.DP)) * 1e9
 	} else if hy.gather != nil {

@@ -16,8 +16,15 @@ import (
 // the vLLM 0.14.0 tables (requested 0.12.0, the dev rows' version).
 func qwenMoE(t testing.TB, par model.Parallel) *Model {
 	t.Helper()
+	return qwenMoEAt(t, par, "0.12.0")
+}
+
+// qwenMoEAt is qwenMoE for vLLM version v (0.14.0: Triton's fused_experts, the
+// tables' kernel; 0.11.1–0.12: the padded DeepGEMM path, deepgemm_moe.go).
+func qwenMoEAt(t testing.TB, par model.Parallel, v string) *Model {
+	t.Helper()
 	m, err := New(sharedModel(t, "Qwen/Qwen3-235B-A22B-FP8"), builtinSystem(t, "h200_sxm"),
-		Options{MaxTokens: 8192, Backend: "vllm", Database: sharedDB(t), Version: "0.12.0", TP: par.TP, DP: par.DP, EP: par.EP})
+		Options{MaxTokens: 8192, Backend: "vllm", Database: sharedDB(t), Version: v, TP: par.TP, DP: par.DP, EP: par.EP})
 	require.NoError(t, err)
 	return m
 }
@@ -42,7 +49,7 @@ func moeTableRow(t *testing.T, path string, dtype string, tokens, h, inter, k, e
 // the uniform routing, so the routing correction is zero there; at 8192
 // tokens (every expert loaded both ways up to 10⁻²²⁹) likewise.
 func TestMoEPassOnATableRow(t *testing.T) {
-	m := qwenMoE(t, model.Parallel{TP: 4, DP: 1})
+	m := qwenMoEAt(t, model.Parallel{TP: 4, DP: 1}, "0.14.0") // the tables' own kernel
 	path := filepath.Join(sharedDB(t), "data", "h200_sxm", "moe", "vllm", "0.14.0", "moe_perf.parquet")
 	row1 := moeTableRow(t, path, "fp8_block", 1, 4096, 1536, 8, 128, 4, 1)
 	// top-k of one token: 2·128 logit bytes + 8·8 id and weight bytes =
