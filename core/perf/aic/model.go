@@ -213,6 +213,11 @@ func New(arch *model.Arch, sys *hardware.System, opt Options) (*Model, error) {
 	if m.gemmBF16, err = m.gemmGridFor(grows, model.BF16, sys, p); err != nil {
 		return nil, err
 	}
+	if wd == model.FP8 && opt.Backend == trtllmBackend {
+		if grows, err = m.staticScaleRows(p, grows, find); err != nil {
+			return nil, err
+		}
+	}
 	if wd == model.BF16 {
 		m.gemmW = m.gemmBF16
 	} else if m.gemmW, err = m.lowPrecisionGrid(grows, p, wd, sys, sysDir, opt); err != nil {
