@@ -119,6 +119,10 @@ type attnSelect struct {
 	// model's (0: headDim): a stand-in, scaled by headDim/dataHeadDim
 	// (attentionGrid)
 	dataHeadDim int64
+	// capByLarger bounds each measured cell by the larger problems measured
+	// (capByLarger); TensorRT-LLM's tables only (docs/trtllm.md, "One
+	// iteration")
+	capByLarger bool
 }
 
 // newAttnGrid restricts the rows to the selection. When the model's (heads,
@@ -190,6 +194,9 @@ func newAttnGrid(rows []attnRow, sel attnSelect) (*attnGrid, error) {
 		if math.IsNaN(g.sec[i][j]) {
 			g.sec[i][j] = r.Latency * 1e-3
 		}
+	}
+	if sel.capByLarger {
+		g.capByLarger()
 	}
 	g.fill()
 	g.scaleHeads()

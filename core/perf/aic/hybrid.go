@@ -246,7 +246,8 @@ func (m *Model) slidingGrids(arch *model.Arch, sys *hardware.System, hy *hybrid,
 			return err
 		}
 		sel := attnSelect{kind: a.kind, heads: heads, kvHeads: kvHeads, headDim: int64(arch.HeadDim),
-			kvDtype: string(kd), kvBytes: kd.Bytes(), flops: sys.BF16Flops, memBW: sys.MemBW, window: int64(arch.SlidingWindow)}
+			kvDtype: string(kd), kvBytes: kd.Bytes(), flops: sys.BF16Flops, memBW: sys.MemBW, window: int64(arch.SlidingWindow),
+			capByLarger: m.capAttention}
 		g, err := newAttnGrid(rows, sel)
 		if err != nil && kd != model.BF16 {
 			sel.kvDtype = string(model.BF16)

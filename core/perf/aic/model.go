@@ -127,6 +127,9 @@ type Model struct {
 	system string
 	// noNVLS: the engine turns NCCL's NVLink SHARP off (netNCCL)
 	noNVLS bool
+	// capAttention: the attention tables' cells are bounded by the larger
+	// problems measured (attnGrid.capByLarger; TensorRT-LLM's tables)
+	capAttention bool
 
 	sources []Source
 	notes   []string
@@ -187,6 +190,7 @@ func New(arch *model.Arch, sys *hardware.System, opt Options) (*Model, error) {
 		logitsN:    float64((arch.Vocab + opt.TP - 1) / opt.TP),
 		overheadNs: opt.PassOverheadUs * 1e3, seqOverheadNs: opt.SequenceOverheadUs * 1e3,
 		overlapCPU: opt.OverlapCPU, noNVLS: opt.Backend == sglangBackend,
+		capAttention: opt.Backend == trtllmBackend,
 	}
 	find := func(table string) (string, error) {
 		src, err := locate(sysDir, sys.Name, opt.Backend, opt.Version, table)
@@ -208,6 +212,11 @@ func New(arch *model.Arch, sys *hardware.System, opt Options) (*Model, error) {
 	}
 	if m.gemmBF16, err = m.gemmGridFor(grows, model.BF16, sys, p); err != nil {
 		return nil, err
+	}
+	if wd == model.FP8 && opt.Backend == trtllmBackend {
+		if grows, err = m.staticScaleRows(p, grows, find); err != nil {
+			return nil, err
+		}
 	}
 	if wd == model.BF16 {
 		m.gemmW = m.gemmBF16
@@ -245,7 +254,7 @@ func New(arch *model.Arch, sys *hardware.System, opt Options) (*Model, error) {
 			}
 		}
 		sel := attnSelect{kind: a.kind, heads: heads, kvHeads: kvHeads, headDim: int64(arch.HeadDim),
-			kvDtype: string(kd), kvBytes: kd.Bytes(), flops: sys.BF16Flops, memBW: sys.MemBW}
+			kvDtype: string(kd), kvBytes: kd.Bytes(), flops: sys.BF16Flops, memBW: sys.MemBW, capByLarger: m.capAttention}
 		g := m.attentionGrid(rows, sel, a.table, p, arch.Layers-arch.SlidingLayers()-arch.LinearLayers(), em)
 		*a.dst = g
 	}
