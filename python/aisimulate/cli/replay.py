@@ -144,7 +144,7 @@ def _cmd_replay(args: argparse.Namespace) -> int:
             return 1
     for path in written.values():
         print(f"wrote {path}", file=sys.stderr)
-    why = none_completed(report.summary, report.requests)
+    why = none_completed(report)
     if why:  # a report of dashes: say why, as the per-request table would
         print(f"{PROG}: warning: {why}", file=sys.stderr)
     if args.format == "json":
@@ -160,15 +160,16 @@ def _cmd_replay(args: argparse.Namespace) -> int:
     return 0
 
 
-def none_completed(summary: Mapping[str, Any], records: Any) -> str | None:
+def none_completed(report: Any) -> str | None:
     """For a replay whose requests all ended without completing (every latency statistic
-    null), the counts and the first such request's reason (``records``: the per-request
-    dicts, read until one has a reason); None when a request completed or none was sent."""
+    null), the counts and the first such request's reason (its records read until one has
+    a reason; never read otherwise); None when a request completed or none was sent."""
+    summary = report.summary
     ended = {k: summary.get(k) or 0 for k in ("rejected", "failed", "canceled")}
     if summary.get("completed") or not any(ended.values()):
         return None
     counts = ", ".join(f"{n} {k}" for k, n in ended.items() if n)
-    first = next((r for r in records if r.get("status") != "completed" and r.get("reason")), None)
+    first = next((r for r in report.requests if r.get("status") != "completed" and r.get("reason")), None)
     if first is None:
         return f"no request completed ({counts})"
     return f"no request completed ({counts}); request {first['request_id']} was {first['status']}: {first['reason']}"
