@@ -105,6 +105,20 @@ def tool_of(words: Sequence[str]) -> tuple[str, str, list[str]]:
                           "inference-perf --config_file …)")
 
 
+class _Options(dict):
+    """Option name → values, with ``written``: each name as the command line wrote it
+    (``--isl`` for ``--synthetic-input-tokens-mean``), for the messages."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.written: dict[str, str] = {}
+
+
+def _written(opts: dict[str, list[str]], name: str) -> str:
+    """``name`` as the command line wrote it (an alias the user gave, not its own name)."""
+    return getattr(opts, "written", {}).get(name, name)
+
+
 def _options(words: Sequence[str], inert: dict[str, int], aliases: dict[str, str] | None = None,
              lists: Sequence[str] = ()) -> tuple[dict[str, list[str]], list[str]]:
     """``--name value`` / ``--name=value`` / flags into name → values; the names of
@@ -113,16 +127,17 @@ def _options(words: Sequence[str], inert: dict[str, int], aliases: dict[str, str
     values add up (AIPerf's ``--extra-inputs``, given once per key). ``aliases`` maps
     another name of an option to its own (the last of either wins). Positional words
     are an error."""
-    out: dict[str, list[str]] = {}
+    out = _Options()
     seen_inert: list[str] = []
     i = 0
     while i < len(words):
         word = words[i]
         if not word.startswith("-"):
             raise _BenchUsageError(f"{word!r}: a word that is no option (the tool's options only)")
-        name, eq, value = word.partition("=")
-        name = name.replace("_", "-") if name.startswith("--") else name
-        name = (aliases or {}).get(name, name)
+        given, eq, value = word.partition("=")
+        given = given.replace("_", "-") if given.startswith("--") else given
+        name = (aliases or {}).get(given, given)
+        out.written[name] = given
         vals: list[str] = []
         if eq:
             vals = [value]
@@ -155,6 +170,7 @@ def _one(opts: dict[str, list[str]], name: str, kind: type, default: Any = None)
     vals = opts.pop(name, None)
     if vals is None:
         return default
+    name = _written(opts, name)
     if kind is bool:
         if vals:
             raise _BenchUsageError(f"{name} takes no value, got {' '.join(vals)!r}")
@@ -225,7 +241,7 @@ def parse_vllm(options: Sequence[str], variant: str) -> tuple[dict[str, Any], di
     if metrics is not None:
         run["percentile_metrics"] = ",".join(metrics).split(",")
     if opts:
-        raise _BenchUsageError(f"{sorted(opts)[0]}: not simulated (an option that changes what "
+        raise _BenchUsageError(f"{_written(opts, sorted(opts)[0])}: not simulated (an option that changes what "
                               "vllm bench serve sends or measures; aisimulate bench takes "
                               + ", ".join(sorted(k for k in _VLLM_KNOWN)) + ")")
     return b, run
@@ -362,7 +378,7 @@ def parse_aiperf(options: Sequence[str], tool: str = "aiperf",
             slo[key] = min(bound, slo.get(key, math.inf))
         run["slo"] = slo
     if opts:
-        raise _BenchUsageError(f"{sorted(opts)[0]}: not simulated (an option that changes what "
+        raise _BenchUsageError(f"{_written(opts, sorted(opts)[0])}: not simulated (an option that changes what "
                               f"{tool.replace('_', '-')} profile sends or measures)")
     return b, run
 
@@ -561,6 +577,18 @@ def _own_options(args: argparse.Namespace, words: Sequence[str]) -> None:
     args.quiet = args.quiet or own.quiet
 
 
+def _config_is_command_word(config: str | None, command: Sequence[str]) -> bool:
+    """Whether CONFIG is no file but the first word of a benchmark command whose rest is
+    ``command`` (``vllm`` of ``vllm bench serve …``)."""
+    if not config or config == "-" or os.path.exists(config):
+        return False
+    try:
+        tool_of([config, *command])
+    except _BenchUsageError:
+        return False
+    return True
+
+
 def run_bench(args: argparse.Namespace) -> int:
     from .. import replay
     from .common import UsageError, config_source_from_args, progress_of, write
@@ -568,6 +596,13 @@ def run_bench(args: argparse.Namespace) -> int:
     from ..io.exports import aiperf_summary
 
     command = list(args.command)
+    if _config_is_command_word(args.config, command):
+        # argparse gave the command's first word to CONFIG: ENGINE_CONFIG was left out or
+        # given as --config (`aisimulate bench --config e.yaml -- vllm bench serve …`)
+        command, args.config = [args.config, *command], None
+        if not args.config_opt:
+            words = command[:len(command) - len(tool_of(command)[2])]  # the tool's own words
+            raise UsageError(f"bench: ENGINE_CONFIG is missing: aisimulate bench ENGINE_CONFIG -- {' '.join(words)} …")
     if "--" in command:  # this command's options written between ENGINE_CONFIG and --
         cut = command.index("--")
         _own_options(args, command[:cut])

@@ -15,7 +15,7 @@ if TYPE_CHECKING:  # annotations only: typing costs ~10 ms of CPU at import
     from typing import Any, Sequence
 
 from .. import replay
-from .common import (EXAMPLES, UsageError, add_config_arguments, add_percentiles_argument, add_progress_argument,
+from .common import (EXAMPLES, PROG, UsageError, add_config_arguments, add_percentiles_argument, add_progress_argument,
                      check_gpu_hour_price, config_from_args, error, parse_exports, parse_percentiles,
                      parse_records, parse_slos, progress_of, write)
 from .outputs import check_apart, check_output_dir, check_output_file
@@ -144,6 +144,9 @@ def _cmd_replay(args: argparse.Namespace) -> int:
             return 1
     for path in written.values():
         print(f"wrote {path}", file=sys.stderr)
+    why = none_completed(report)
+    if why:  # a report of dashes: say why, as the per-request table would
+        print(f"{PROG}: warning: {why}", file=sys.stderr)
     if args.format == "json":
         if price is None:
             write(report.to_json())
@@ -155,6 +158,21 @@ def _cmd_replay(args: argparse.Namespace) -> int:
     else:
         write(report.table(price_per_gpu_hour=price) + "\n")
     return 0
+
+
+def none_completed(report: Any) -> str | None:
+    """For a replay whose requests all ended without completing (every latency statistic
+    null), the counts and the first such request's reason (its records read until one has
+    a reason; never read otherwise); None when a request completed or none was sent."""
+    summary = report.summary
+    ended = {k: summary.get(k) or 0 for k in ("rejected", "failed", "canceled")}
+    if summary.get("completed") or not any(ended.values()):
+        return None
+    counts = ", ".join(f"{n} {k}" for k, n in ended.items() if n)
+    first = next((r for r in report.requests if r.get("status") != "completed" and r.get("reason")), None)
+    if first is None:
+        return f"no request completed ({counts})"
+    return f"no request completed ({counts}); request {first['request_id']} was {first['status']}: {first['reason']}"
 
 
 def _check_replay_outputs(args: argparse.Namespace, spec: Spec, formats: Sequence[str],

@@ -180,6 +180,10 @@ def _read_points(path: str) -> list[Any]:
         raise ConfigError("", "the scenario list is empty: list at least one {field: value} mapping", file=path)
     if not isinstance(data, list):
         raise ConfigError("", "a scenario list (a YAML/JSON list of mappings) is expected", file=path)
+    try:  # each scenario a mapping of dotted fields: say which file holds a bad one
+        expand(data)
+    except ConfigError as exc:
+        raise UsageError(f"--points {path}: {exc}") from None
     return data
 
 

@@ -209,7 +209,8 @@ class ResultDir:
                     raise ForeignFileError(path)
 
     def __enter__(self) -> "ResultDir":
-        self._created = not self.dir.exists()  # removed again by abort when left empty
+        # the folders this save makes (missing parents too), removed again by abort when left empty
+        self._created = [d for d in (self.dir, *self.dir.parents) if not d.exists()]
         self.dir.mkdir(parents=True, exist_ok=True)
         self._remove_stale_temps()
         return self
@@ -232,12 +233,12 @@ class ResultDir:
             except FileNotFoundError:
                 pass
         self._temps.clear()
-        if getattr(self, "_created", False):
-            self._created = False
+        created, self._created = getattr(self, "_created", []), []
+        for folder in created:  # the innermost first
             try:
-                self.dir.rmdir()
+                folder.rmdir()
             except OSError:  # not empty (committed, or another writer's files)
-                pass
+                break
 
     def commit(self) -> dict[str, Path]:
         """Move every temporary file into place, :data:`MARKER` last, and remove the
@@ -254,7 +255,7 @@ class ResultDir:
         marker = self.dir / self._marker
         stale = [self.dir / n for n in _listed_files(marker) if n not in self._temps]
         stale = [p for p in stale if not _is_folder(p) and overwritten_input(p, self._inputs) is None]
-        self._created = False  # the folder holds the result from here on
+        self._created = []  # the folder holds the result from here on
         try:
             marker.unlink()  # from here until the end, nothing looks complete
         except FileNotFoundError:
