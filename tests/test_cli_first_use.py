@@ -90,3 +90,19 @@ def test_an_aborted_save_removes_the_folders_it_made(tmp_path):
         with _files.ResultDir(tmp_path / "x" / "y"):
             raise KeyboardInterrupt
     assert not (tmp_path / "x").exists()
+
+
+def test_a_sweep_point_where_nothing_completed_says_why(tmp_path, base_spec, capsys):
+    """Such a point was `ok` with an empty reason and every metric a dash."""
+    pytest.importorskip("pandas")
+    import aisimulate
+
+    df = aisimulate.sweep(base_spec, {"traffic.source.isl": [100, 20_000]}, progress=False)
+    why = ("no request completed (5 rejected); request 0 was rejected: "
+           "prompt (20000) + output (4) tokens exceed max_model_len (16000)")
+    assert df["status"].tolist() == ["ok", "ok"]
+    assert df["reason"].isna().tolist() == [True, False] and df["reason"][1] == why
+    cfg = tmp_path / "base.yaml"
+    cfg.write_text(yaml.safe_dump(base_spec))
+    assert cli.main(["sweep", str(cfg), "--no-progress", "--grid", "traffic.source.isl=100,20000"]) == 0
+    assert capsys.readouterr().err == f"1 of 2 points completed no request:\n  traffic.source.isl=20000: ok: {why}\n"

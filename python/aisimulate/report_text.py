@@ -1,7 +1,8 @@
 """The text table of a replay's result (:meth:`aisimulate.ReplayReport.table`): the
 summary's counts, rates, GPU hours and token totals, then the latency statistics in
 fixed-width columns, as vLLM's benchmark_serving prints its result. It reads the
-report's ``summary`` and ``metadata`` dicts only."""
+report's ``summary`` and ``metadata`` dicts only; :func:`none_completed`, the note of a
+replay in which nothing completed, reads its records too."""
 
 from __future__ import annotations
 
@@ -120,6 +121,21 @@ def summary_table(summary: Mapping[str, Any], metadata: Mapping[str, Any],
         lines.append(f"{metric:<11}" + "".join(cells))
     lines.append("=" * width)
     return "\n".join(lines)
+
+
+def none_completed(report: Any) -> str | None:
+    """For a replay whose requests all ended without completing (every latency statistic
+    null), the counts and the first such request's reason (its records read until one has
+    a reason; never read otherwise); None when a request completed or none was sent."""
+    summary = report.summary
+    ended = {k: summary.get(k) or 0 for k in ("rejected", "failed", "canceled")}
+    if summary.get("completed") or not any(ended.values()):
+        return None
+    counts = ", ".join(f"{n} {k}" for k, n in ended.items() if n)
+    first = next((r for r in report.requests if r.get("status") != "completed" and r.get("reason")), None)
+    if first is None:
+        return f"no request completed ({counts})"
+    return f"no request completed ({counts}); request {first['request_id']} was {first['status']}: {first['reason']}"
 
 
 def report_title(metadata: Mapping[str, Any]) -> str:

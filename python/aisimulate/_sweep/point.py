@@ -79,7 +79,8 @@ class PointResult:
     Attributes:
         index: the point's position in the sweep.
         status: ``ok``, ``infeasible`` or ``error``.
-        reason: ``None`` when ok, else ``"ExceptionType: message"``.
+        reason: ``"ExceptionType: message"`` of a failed point; when ok, ``None``, or why
+            no request completed (``no request completed (5 rejected); request 0 was …``).
         metrics: metric column → value (empty unless ok; a value the report does not
             have is ``None``).
         error: the exception of a failed point (pickled back from the worker intact).
@@ -113,6 +114,7 @@ def run_point(index: int, spec_data: Mapping[str, Any], row: RowOptions | None =
     from ..run.replay import replay  # in the worker process: the native core loads here
     from ..config import Spec
     from ..errors import BackendVersionWarning
+    from ..report_text import none_completed
 
     try:
         with warnings.catch_warnings(record=True) as caught:
@@ -125,9 +127,10 @@ def run_point(index: int, spec_data: Mapping[str, Any], row: RowOptions | None =
             if not issubclass(w.category, BackendVersionWarning):
                 warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
         metrics = flatten(report, row.slo, row.percentiles)
+        reason = none_completed(report)  # ran, but every metric is null: say why
     except Exception as exc:  # every failure of the point becomes its row
         return failed(index, exc)
-    return PointResult(index, "ok", None, metrics, report=report if keep_report else None, warnings=notes)
+    return PointResult(index, "ok", reason, metrics, report=report if keep_report else None, warnings=notes)
 
 
 def _number(v: Any) -> Any:

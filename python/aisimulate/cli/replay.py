@@ -19,6 +19,7 @@ from .common import (EXAMPLES, PROG, UsageError, add_config_arguments, add_perce
                      check_gpu_hour_price, config_from_args, error, parse_exports, parse_percentiles,
                      parse_records, parse_slos, progress_of, write)
 from .outputs import check_apart, check_output_dir, check_output_file
+from ..report_text import none_completed
 from ..config import Spec
 
 
@@ -158,21 +159,6 @@ def _cmd_replay(args: argparse.Namespace) -> int:
     else:
         write(report.table(price_per_gpu_hour=price) + "\n")
     return 0
-
-
-def none_completed(report: Any) -> str | None:
-    """For a replay whose requests all ended without completing (every latency statistic
-    null), the counts and the first such request's reason (its records read until one has
-    a reason; never read otherwise); None when a request completed or none was sent."""
-    summary = report.summary
-    ended = {k: summary.get(k) or 0 for k in ("rejected", "failed", "canceled")}
-    if summary.get("completed") or not any(ended.values()):
-        return None
-    counts = ", ".join(f"{n} {k}" for k, n in ended.items() if n)
-    first = next((r for r in report.requests if r.get("status") != "completed" and r.get("reason")), None)
-    if first is None:
-        return f"no request completed ({counts})"
-    return f"no request completed ({counts}); request {first['request_id']} was {first['status']}: {first['reason']}"
 
 
 def _check_replay_outputs(args: argparse.Namespace, spec: Spec, formats: Sequence[str],

@@ -187,6 +187,20 @@ def _read_points(path: str) -> list[Any]:
     return data
 
 
+def _name_points(points: Any, rows: Sequence[int], statuses: Sequence[str], reasons: Sequence[Any]) -> None:
+    """On stderr, each of the points at ``rows`` by its own fields as given, with its
+    status and reason (the first :data:`_REASONS_SHOWN`)."""
+    # each point's own fields as given: the frame's columns are NaN where a point
+    # does not set a field, and an integer field with a NaN reads as a float
+    pts = expand(points)
+    for k, i in enumerate(rows):
+        if k == _REASONS_SHOWN:
+            print(f"  … and {len(rows) - k} more (--format csv has every reason)", file=sys.stderr)
+            break
+        point = ", ".join(f"{f}={_shown(v)}" for f, v in pts[i].items())
+        print(f"  {point}: {statuses[i]}: {reasons[i]}", file=sys.stderr)
+
+
 def _shown(value: Any) -> str:
     """A point's value as a --grid / --set would give it (``2``, ``h100_sxm``, ``{"a": 1}``)."""
     return value if isinstance(value, str) else json.dumps(value)
@@ -295,22 +309,17 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
         print(f"wrote {args.out} ({len(df)} rows)", file=sys.stderr)
     failed = int((df["status"] != "ok").sum())
     fields = list(df.columns[:list(df.columns).index("status")])  # the point's own fields
+    statuses, reasons = df["status"].tolist(), df["reason"].tolist()
     if failed:
         if args.format == "table":  # the table has no reason column: name each failure here
             print(f"{failed} of {len(df)} points did not run:", file=sys.stderr)
-            # each point's own fields as given: the frame's columns are NaN where a point
-            # does not set a field, and an integer field with a NaN reads as a float
-            pts = expand(points)
-            statuses, reasons = df["status"].tolist(), df["reason"].tolist()
-            bad = [i for i, st in enumerate(statuses) if st != "ok"]
-            for k, i in enumerate(bad):
-                if k == _REASONS_SHOWN:
-                    print(f"  … and {failed - k} more (--format csv has every reason)", file=sys.stderr)
-                    break
-                point = ", ".join(f"{f}={_shown(v)}" for f, v in pts[i].items())
-                print(f"  {point}: {statuses[i]}: {reasons[i]}", file=sys.stderr)
+            _name_points(points, [i for i, st in enumerate(statuses) if st != "ok"], statuses, reasons)
         else:
             print(f"{failed} of {len(df)} points did not run: see the status and reason columns", file=sys.stderr)
+    empty = [i for i, (st, why) in enumerate(zip(statuses, reasons)) if st == "ok" and isinstance(why, str)]
+    if empty and args.format == "table":  # ran, and no request completed: its metrics are dashes
+        print(f"{len(empty)} of {len(df)} points completed no request:", file=sys.stderr)
+        _name_points(points, empty, statuses, reasons)
     if args.format == "csv":
         write(every.to_csv(index=False))
     elif args.format == "json":
