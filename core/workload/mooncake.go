@@ -178,11 +178,11 @@ func (s *mooncakeSource) parse(line []byte) (Request, *DataError) {
 	}
 	in, msg := parseCountLiteral(row.InputLength, 1)
 	if msg != "" {
-		return Request{}, s.src.fail("input_length", msg)
+		return Request{}, s.src.fail("input_length", absentMsg(line, row.InputLength, msg))
 	}
 	out, msg := parseOutputLiteral(row.OutputLength)
 	if msg != "" {
-		return Request{}, s.src.fail("output_length", msg)
+		return Request{}, s.src.fail("output_length", absentMsg(line, row.OutputLength, msg))
 	}
 	ids := raw.ids
 	if msg := raw.idsMsg; msg != "" {
@@ -266,6 +266,15 @@ func (s *mooncakeSource) parse(line []byte) (Request, *DataError) {
 	}
 	s.id++
 	return req, nil
+}
+
+// absentMsg is msg, or for a required key the row leaves out, the format's
+// message naming the keys the row has instead (rowFormat.missing).
+func absentMsg(line []byte, raw rawRef, msg string) string {
+	if len(raw) == 0 {
+		return mooncakeFormat.missing(line)
+	}
+	return msg
 }
 
 // present reports whether an optional JSON field is given (not missing, not null).

@@ -177,6 +177,12 @@ func TestMooncake_Errors(t *testing.T) {
 			":1: input_length: must be ≥ 1, got 0"},
 		{"missing input_length", `{"timestamp": 0, "output_length": 1}`,
 			":1: input_length: missing"},
+		{"misspelt input_length", `{"timestamp": 0, "input_len": 100, "output_length": 1, "extra": {"a": 1}}`,
+			`:1: input_length: missing; the row has "extra", "input_len", which this format does not read ` +
+				"(its keys: timestamp, input_length, output_length, hash_ids, session_id, delay)"},
+		{"misspelt output_length", `{"timestamp": 0, "input_length": 100, "output_tokens": 1}`,
+			`:1: output_length: missing; the row has "output_tokens", which this format does not read ` +
+				"(its keys: timestamp, input_length, output_length, hash_ids, session_id, delay)"},
 		{"input_length beyond int64", `{"timestamp": 0, "input_length": 99999999999999999999, "output_length": 1}`,
 			":1: input_length: out of range: 99999999999999999999"},
 		{"input_length 1e30", `{"timestamp": 0, "input_length": 1e30, "output_length": 1}`,

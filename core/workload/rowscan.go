@@ -3,6 +3,8 @@ package workload
 import (
 	"encoding/json"
 	"math"
+	"sort"
+	"strconv"
 	"strings"
 )
 
@@ -443,4 +445,40 @@ func (s *rowScanner) intArray() (ids []int64, msg string) {
 			return s.ids, ""
 		}
 	}
+}
+
+// missing is the message for a required key absent from line: "missing", and
+// when the row holds keys the format does not read (a misspelt input_len for
+// input_length), those keys too, so the typo is named rather than ignored. Only
+// an error path calls it, so the row is parsed again here.
+func (f *rowFormat) missing(line []byte) string {
+	var all map[string]json.RawMessage
+	if json.Unmarshal(line, &all) != nil {
+		return "missing"
+	}
+	var other []string
+	for k := range all {
+		known := false
+		for _, want := range f.keys {
+			known = known || k == want
+		}
+		if !known {
+			other = append(other, k)
+		}
+	}
+	if len(other) == 0 {
+		return "missing"
+	}
+	sort.Strings(other)
+	return "missing; the row has " + strings.Join(quoteAll(other), ", ") +
+		", which this format does not read (its keys: " + strings.Join(f.keys, ", ") + ")"
+}
+
+// quoteAll is each of keys as a JSON string (%q), for messages.
+func quoteAll(keys []string) []string {
+	out := make([]string, len(keys))
+	for i, k := range keys {
+		out[i] = strconv.Quote(k)
+	}
+	return out
 }
