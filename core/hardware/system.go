@@ -50,6 +50,11 @@ type System struct {
 	// link's nominal rate) does not say. nil when not measured (a YAML
 	// system): the roofline then runs the ring at IntraNodeBW.
 	AllReduce map[int]AllReduceLink
+	// SMVersion is the GPU's compute capability as major·10 + minor
+	// (gpu.sm_version: 90 for Hopper, 100 for B200); 0 when the spec gives
+	// none. Kernel choices that depend on the architecture read it (vLLM's
+	// DeepGEMM experts, Hopper only: perf/aic deepgemm_moe.go).
+	SMVersion int
 	// NCCLVersion is the NCCL release the system's collectives were measured
 	// with (misc.nccl_version, for example "2.26.2"): the aic source reads
 	// comm/nccl/<version>/nccl_perf.parquet, the nearest when missing; ""

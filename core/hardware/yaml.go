@@ -22,6 +22,7 @@ type systemYAML struct {
 		BF16Flops       *float64 `yaml:"bfloat16_tc_flops"`
 		FP8Flops        *float64 `yaml:"fp8_tc_flops"`
 		FP4Flops        *float64 `yaml:"fp4_tc_flops"`
+		SMVersion       *int     `yaml:"sm_version"`
 	} `yaml:"gpu"`
 	Node struct {
 		GPUsPerNode *int     `yaml:"num_gpus_per_node"`
@@ -40,7 +41,7 @@ type systemYAML struct {
 // after the file without its extension. Required: gpu.mem_bw,
 // gpu.mem_capacity, gpu.bfloat16_tc_flops (all > 0), node.intra_node_bw,
 // node.num_gpus_per_node (> 0), misc.other_mem (≥ 0). Optional:
-// gpu.fp8_tc_flops, gpu.fp4_tc_flops and node.inter_node_bw (0 when absent), gpu.mem_bw_empirical_scaling_factor
+// gpu.fp8_tc_flops, gpu.fp4_tc_flops, gpu.sm_version and node.inter_node_bw (0 when absent), gpu.mem_bw_empirical_scaling_factor
 // (1 when absent), gpu.mem_empirical_constant_latency (0), misc.nccl_mem
 // (empty), misc.nccl_version (""). Unknown fields are ignored: the files carry many that the
 // simulator does not use. Every value must lie within the physical bounds
@@ -103,6 +104,12 @@ func ReadYAML(path string) (*System, error) {
 	}
 	s.OtherMem = *y.Misc.OtherMem
 	s.NCCLVersion = y.Misc.NCCLVersion
+	if v := y.GPU.SMVersion; v != nil {
+		if *v < 0 || *v > 1000 {
+			return nil, fmt.Errorf("hardware: %s: field gpu.sm_version = %d, want in [0, 1000]", path, *v)
+		}
+		s.SMVersion = *v
+	}
 
 	for _, f := range []struct {
 		field string

@@ -3,7 +3,7 @@ package workload
 import (
 	"encoding/json"
 	"math"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -458,18 +458,14 @@ func (f *rowFormat) missing(line []byte) string {
 	}
 	var other []string
 	for k := range all {
-		known := false
-		for _, want := range f.keys {
-			known = known || k == want
-		}
-		if !known {
+		if !slices.Contains(f.keys, k) {
 			other = append(other, k)
 		}
 	}
 	if len(other) == 0 {
 		return "missing"
 	}
-	sort.Strings(other)
+	slices.Sort(other)
 	return "missing; the row has " + strings.Join(quoteAll(other), ", ") +
 		", which this format does not read (its keys: " + strings.Join(f.keys, ", ") + ")"
 }

@@ -59,10 +59,10 @@ type deepGEMMExperts struct {
 
 // deepGEMMPadded reports whether vLLM runs the model's routed experts on the
 // padded DeepGEMM path (the comment above): vLLM 0.11.1 ≤ version < 0.13.0 on a
-// Hopper system, block-fp8 experts and linears, moe_tp < 8, no --moe-backend
+// Hopper GPU (smVersion 90, hardware.System.SMVersion), block-fp8 experts and linears, moe_tp < 8, no --moe-backend
 // and not a point-to-point all2all backend (DeepEP hands the counts over).
-func deepGEMMPadded(opt Options, system string, ed, wd model.Dtype, par model.Parallel) bool {
-	if opt.Backend != "vllm" || !hopperSystems[system] || ed != model.FP8Block || wd != model.FP8Block {
+func deepGEMMPadded(opt Options, smVersion int, ed, wd model.Dtype, par model.Parallel) bool {
+	if opt.Backend != "vllm" || smVersion != hopperSM || ed != model.FP8Block || wd != model.FP8Block {
 		return false
 	}
 	if (opt.MoEBackend != "" && opt.MoEBackend != "auto") || par.MoETP() >= 8 {
@@ -80,8 +80,9 @@ func deepGEMMPadded(opt Options, system string, ed, wd model.Dtype, par model.Pa
 	return !lo.newer(v) && hi.newer(v)
 }
 
-// hopperSystems are the database's Hopper (sm90) systems.
-var hopperSystems = map[string]bool{"h100_sxm": true, "h200_sxm": true}
+// hopperSM is Hopper's compute capability (sm_90), the one DeepGEMM's sm90
+// kernels run on.
+const hopperSM = 90
 
 // newDeepGEMMExperts is the path for arch at layout par.
 func newDeepGEMMExperts(arch *model.Arch, par model.Parallel) *deepGEMMExperts {

@@ -4,6 +4,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/aisimulate/aisimulate/core/hardware"
 	"github.com/aisimulate/aisimulate/core/model"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -69,23 +70,28 @@ func TestDeepGEMMPaddedWhere(t *testing.T) {
 	fp8 := model.FP8Block
 	par := model.Parallel{TP: 2, DP: 1}
 	opt := Options{Backend: "vllm", Version: "0.12.0"}
-	assert.True(t, deepGEMMPadded(opt, "h200_sxm", fp8, fp8, par))
-	assert.True(t, deepGEMMPadded(opt, "h100_sxm", fp8, fp8, par))
+	sm := func(name string) int { // the system's gpu.sm_version
+		s, ok := hardware.Builtin(name)
+		require.True(t, ok, name)
+		return s.SMVersion
+	}
+	assert.True(t, deepGEMMPadded(opt, sm("h200_sxm"), fp8, fp8, par))
+	assert.True(t, deepGEMMPadded(opt, sm("h100_sxm"), fp8, fp8, par))
 	for _, v := range []string{"0.11.1", "0.11.2", "0.12.9"} {
-		assert.True(t, deepGEMMPadded(Options{Backend: "vllm", Version: v}, "h200_sxm", fp8, fp8, par), v)
+		assert.True(t, deepGEMMPadded(Options{Backend: "vllm", Version: v}, sm("h200_sxm"), fp8, fp8, par), v)
 	}
 	for _, v := range []string{"0.11.0", "0.13.0", "0.14.0", ""} {
-		assert.False(t, deepGEMMPadded(Options{Backend: "vllm", Version: v}, "h200_sxm", fp8, fp8, par), v)
+		assert.False(t, deepGEMMPadded(Options{Backend: "vllm", Version: v}, sm("h200_sxm"), fp8, fp8, par), v)
 	}
-	assert.False(t, deepGEMMPadded(opt, "b200_sxm", fp8, fp8, par))
-	assert.False(t, deepGEMMPadded(opt, "h200_sxm", model.FP8, model.FP8, par))
-	assert.False(t, deepGEMMPadded(opt, "h200_sxm", model.BF16, fp8, par))
-	assert.False(t, deepGEMMPadded(Options{Backend: "sglang", Version: "0.12.0"}, "h200_sxm", fp8, fp8, par))
-	assert.False(t, deepGEMMPadded(opt, "h200_sxm", fp8, fp8, model.Parallel{TP: 8, DP: 1}))
-	assert.False(t, deepGEMMPadded(Options{Backend: "vllm", Version: "0.12.0", MoEBackend: "triton"}, "h200_sxm", fp8, fp8, par))
+	assert.False(t, deepGEMMPadded(opt, sm("b200_sxm"), fp8, fp8, par))
+	assert.False(t, deepGEMMPadded(opt, sm("h200_sxm"), model.FP8, model.FP8, par))
+	assert.False(t, deepGEMMPadded(opt, sm("h200_sxm"), model.BF16, fp8, par))
+	assert.False(t, deepGEMMPadded(Options{Backend: "sglang", Version: "0.12.0"}, sm("h200_sxm"), fp8, fp8, par))
+	assert.False(t, deepGEMMPadded(opt, sm("h200_sxm"), fp8, fp8, model.Parallel{TP: 8, DP: 1}))
+	assert.False(t, deepGEMMPadded(Options{Backend: "vllm", Version: "0.12.0", MoEBackend: "triton"}, sm("h200_sxm"), fp8, fp8, par))
 	assert.False(t, deepGEMMPadded(Options{Backend: "vllm", Version: "0.12.0", All2AllBackend: "deepep_high_throughput"},
-		"h200_sxm", fp8, fp8, model.Parallel{TP: 1, DP: 2, EP: true}))
-	assert.True(t, deepGEMMPadded(opt, "h200_sxm", fp8, fp8, model.Parallel{TP: 1, DP: 2, EP: true}))
+		sm("h200_sxm"), fp8, fp8, model.Parallel{TP: 1, DP: 2, EP: true}))
+	assert.True(t, deepGEMMPadded(opt, sm("h200_sxm"), fp8, fp8, model.Parallel{TP: 1, DP: 2, EP: true}))
 	// the Triton curve otherwise
 	assert.Nil(t, qwenMoEAt(t, par, "0.14.0").hy.dg)
 }

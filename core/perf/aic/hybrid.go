@@ -199,7 +199,7 @@ func (m *Model) setupHybrid(arch *model.Arch, sys *hardware.System, par model.Pa
 			return err
 		}
 		if wd, _, err := perf.ResolveDtypes(arch, opt.WeightDtype, opt.KVDtype); err == nil &&
-			deepGEMMPadded(opt, m.system, arch.ExpertDtype(), wd, par) {
+			deepGEMMPadded(opt, sys.SMVersion, arch.ExpertDtype(), wd, par) {
 			hy.dg = newDeepGEMMExperts(arch, par)
 			m.notes = append(m.notes, deepGEMMNote(opt.Version, hy.dg))
 		}

@@ -214,7 +214,7 @@ func New(arch *model.Arch, sys *hardware.System, opt Options) (*Model, error) {
 		return nil, err
 	}
 	if wd == model.FP8 && opt.Backend == trtllmBackend {
-		if grows, err = m.staticScaleRows(p, grows, find); err != nil {
+		if grows, err = m.staticScaleRows(grows, find); err != nil {
 			return nil, err
 		}
 	}

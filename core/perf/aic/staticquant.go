@@ -33,12 +33,24 @@ func loadComputeScale(path string) ([]computeScaleRow, error) {
 // staticScaleCache keeps the adjusted GEMM rows of one (GEMM table,
 // compute-scale table) pair, so the GEMM grid cache (keyed by the rows'
 // address) is hit by every model built from them.
-var staticScaleCache sync.Map // [2]string → *staticScaleEntry
+var staticScaleCache sync.Map // staticScaleKey → *staticScaleEntry
+
+// staticScaleKey names the two tables as loadRows caches them, by their first
+// rows (as gridKey does): a table read again after its file changed is a new
+// key, and the entry keeps both tables, so an address is not reused while it
+// lives.
+type staticScaleKey struct {
+	gemm   *gemmRow
+	n      int
+	scale  *computeScaleRow
+	nScale int
+}
 
 type staticScaleEntry struct {
-	once  sync.Once
-	rows  []gemmRow
-	unmet int
+	once       sync.Once
+	gemm, rows []gemmRow
+	scale      []computeScaleRow
+	unmet      int
 }
 
 // staticScaleGEMMs is TRT-LLM's per-tensor fp8 GEMM with the checkpoint's
@@ -54,8 +66,12 @@ type staticScaleEntry struct {
 // static cast and the GEMM) is kept. Rows of other dtypes, and fp8 rows
 // whose (m, k) the compute-scale table lacks (counted in unmet), are
 // unchanged. The result is shared: do not modify it.
-func staticScaleGEMMs(gemmPath string, rows []gemmRow, scalePath string, scale []computeScaleRow) ([]gemmRow, int) {
-	e, _ := staticScaleCache.LoadOrStore([2]string{gemmPath, scalePath}, &staticScaleEntry{})
+func staticScaleGEMMs(rows []gemmRow, scale []computeScaleRow) ([]gemmRow, int) {
+	if len(rows) == 0 || len(scale) == 0 {
+		return subtractComputeScale(rows, scale)
+	}
+	key := staticScaleKey{&rows[0], len(rows), &scale[0], len(scale)}
+	e, _ := staticScaleCache.LoadOrStore(key, &staticScaleEntry{gemm: rows, scale: scale})
 	en := e.(*staticScaleEntry)
 	en.once.Do(func() { en.rows, en.unmet = subtractComputeScale(rows, scale) })
 	return en.rows, en.unmet
@@ -95,10 +111,10 @@ func staticScaleNote(scalePath string, unmet int) string {
 	return s
 }
 
-// staticScaleRows applies staticScaleGEMMs to the GEMM rows read from
-// gemmPath when the backend's compute-scale table exists (else the rows, as
-// measured, with a note).
-func (m *Model) staticScaleRows(gemmPath string, rows []gemmRow, find func(string) (string, error)) ([]gemmRow, error) {
+// staticScaleRows applies staticScaleGEMMs to the GEMM rows when the
+// backend's compute-scale table exists (else the rows, as measured, with a
+// note).
+func (m *Model) staticScaleRows(rows []gemmRow, find func(string) (string, error)) ([]gemmRow, error) {
 	sp, err := find(TableComputeScale)
 	if err != nil {
 		m.notes = append(m.notes, fmt.Sprintf("%s fp8 rows kept with their dynamic activation quantization (%v)", TableGEMM, err))
@@ -108,7 +124,7 @@ func (m *Model) staticScaleRows(gemmPath string, rows []gemmRow, find func(strin
 	if err != nil {
 		return nil, err
 	}
-	out, unmet := staticScaleGEMMs(gemmPath, rows, sp, scale)
+	out, unmet := staticScaleGEMMs(rows, scale)
 	m.notes = append(m.notes, staticScaleNote(sp, unmet))
 	return out, nil
 }

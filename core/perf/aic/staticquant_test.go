@@ -60,7 +60,7 @@ func TestStaticScaleOnTableRow(t *testing.T) {
 		}
 	}
 	require.Positive(t, want)
-	out, _ := staticScaleGEMMs(gsrc.Path, rows, ssrc.Path, scale)
+	out, _ := staticScaleGEMMs(rows, scale)
 	sys := builtinSystem(t, "h200_sxm")
 	g, err := newGEMMGrid(out, "fp8", sys.FP8Flops, sys.MemBW, 1)
 	require.NoError(t, err)
