@@ -57,7 +57,7 @@ def test_a_bad_scenario_names_its_points_file(tmp_path, base_spec, capsys):
     points = tmp_path / "points.yaml"
     points.write_text("- {traffic.load.rate_rps: 2}\n- traffic.load.rate_rps 3\n")
     assert cli.main(["sweep", str(cfg), "--no-progress", "--points", str(points)]) == 2
-    assert capsys.readouterr().err == (f"aisimulate: error: --points {points}: scenario 1 must be a mapping "
+    assert capsys.readouterr().err == (f"aisimulate: error: --points {points}: scenario 2 of 2 must be a mapping "
                                        "of dotted fields to values, got str\n")
 
 

@@ -121,7 +121,7 @@ def test_coupled_fields_and_scenarios(base_spec):
     ({"engine.workers.aggregated.count": 2}, "must be a non-empty list"),
     ({("engine.workers.aggregated.count", "engine.workers.aggregated.tp"): [(1, 2, 3)]}, "need 2 values"),
     ({"engine..tp": [1]}, "dotted spec path"),
-    ([{"a.b": 1}, 3], "scenario 1 must be a mapping"),
+    ([{"a.b": 1}, 3], "scenario 2 of 2 must be a mapping"),
     ({"engine.model.x": [1]}, "not a mapping: cannot set engine.model.x"),
 ])
 def test_malformed_points_are_config_errors(base_spec, points, message):

@@ -136,6 +136,9 @@ func decodeUnion(m map[string]any, b unionBlock, v reflect.Value, path string, s
 		name = s
 	}
 	if name == "" {
+		if k := u.strayKey(m, v.Type()); k != "" { // a misspelt key is the likelier mistake: name it
+			return errorf(join(path, clip(k)), "unknown field, and %s is missing (one of %s)", u.key, strings.Join(u.names(), ", "))
+		}
 		return u.required(path)
 	}
 	vt, ok := u.typeOf(name)
@@ -227,4 +230,21 @@ func orList(xs []string) string {
 		return strings.Join(xs, "")
 	}
 	return strings.Join(xs[:len(xs)-1], ", ") + " or " + xs[len(xs)-1]
+}
+
+// strayKey is the first key of m, in sorted order, that neither the block
+// (struct type common) nor any variant has, or "".
+func (u *union) strayKey(m map[string]any, common reflect.Type) string {
+	own, _ := fieldsOf(common)
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		if _, ok := own[k]; !ok && k != u.key && len(u.owners(k)) == 0 {
+			keys = append(keys, k)
+		}
+	}
+	if len(keys) == 0 {
+		return ""
+	}
+	sort.Strings(keys)
+	return keys[0]
 }

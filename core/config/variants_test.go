@@ -99,6 +99,12 @@ func TestVariantMessages(t *testing.T) {
 			"traffic.load.speedup", "must be > 0, got 0"},
 		{engineM + "traffic: {source: {type: synthetic, num_requests: 1, osl: 1, isl: 8}, load: {mode: 3}}\n",
 			"traffic.load.mode", "expected a string, got the number 3"},
+		// the key left out beside a key no variant has: the stray key is named (a misspelt key)
+		{engineM + "traffic: {source: {tpye: mooncake, path: t.jsonl}, load: {mode: trace}}\n",
+			"traffic.source.tpye", "unknown field, and type is missing (one of mooncake, azure, llmservingsim, synthetic, sessions)"},
+		// ... but a key some variant has leaves the missing key the error
+		{engineM + "traffic: {source: {path: t.jsonl}, load: {mode: trace}}\n",
+			"traffic.source.type", "is required (one of mooncake"},
 	}
 	for _, c := range cases {
 		ce := decodeErr(t, c.yaml)

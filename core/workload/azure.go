@@ -1,6 +1,7 @@
 package workload
 
 import (
+	"bufio"
 	"encoding/csv"
 	"errors"
 	"fmt"
@@ -66,7 +67,9 @@ func OpenAzure(path string) (Source, io.Closer, error) {
 // used as DataError.File. It reads and checks the header now, the rows lazily,
 // and never closes r.
 func NewAzureSource(r io.Reader, name string) (Source, error) {
-	capped := &csvRecordCap{r: r}
+	br := bufio.NewReader(r)
+	head, _ := br.Peek(16) // the format hint's evidence; a short or failing read leaves it empty
+	capped := &csvRecordCap{r: br}
 	cr := csv.NewReader(capped)
 	cr.FieldsPerRecord = -1 // a row of another width gets a DataError naming its line (parse)
 	cr.ReuseRecord = true
@@ -76,7 +79,12 @@ func NewAzureSource(r io.Reader, name string) (Source, error) {
 		return nil, &DataError{File: name, Msg: "empty file: no header row"}
 	}
 	if err != nil {
-		return nil, s.csvError(err)
+		err = s.csvError(err)
+		var de *DataError
+		if errors.As(err, &de) && looksLikeJSON(head) {
+			de.Msg += jsonHint
+		}
+		return nil, err
 	}
 	line, _ := cr.FieldPos(0)
 	cols := [3]string{AzureColTimestamp, AzureColInput, AzureColOutput}
@@ -97,7 +105,11 @@ func NewAzureSource(r io.Reader, name string) (Source, error) {
 	}
 	for c, want := range cols {
 		if idx[c] < 0 {
-			return nil, &DataError{File: name, Line: line, Field: want, Msg: "column missing from the header"}
+			msg := "column missing from the header"
+			if looksLikeJSON(head) {
+				msg += jsonHint
+			}
+			return nil, &DataError{File: name, Line: line, Field: want, Msg: msg}
 		}
 	}
 	s.colTs, s.colIn, s.colOut = idx[0], idx[1], idx[2]

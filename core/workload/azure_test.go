@@ -173,6 +173,11 @@ func TestAzure_Errors(t *testing.T) {
 			":3: TIMESTAMP: goes backwards: 2023-11-16 18:17:03.0000000 is before the row on line 2"},
 		{"malformed CSV", header + row + "2023-11-16 18:17:04,1\"2,3\n",
 			":3: malformed CSV: bare \" in non-quoted-field"},
+		// a JSON-lines trace given as an Azure CSV: the hint names the types that read it
+		{"a Mooncake trace", `{"timestamp": 0, "input_length": 1, "output_length": 1}` + "\n",
+			":1: malformed CSV: bare \" in non-quoted-field (the file looks like JSON lines: a Mooncake or LLMServingSim trace is traffic.source.type mooncake or llmservingsim)"},
+		{"a JSON array", "\ufeff [1, 2]\n",
+			":1: TIMESTAMP: column missing from the header (the file looks like JSON lines: a Mooncake or LLMServingSim trace is traffic.source.type mooncake or llmservingsim)"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

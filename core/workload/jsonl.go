@@ -30,6 +30,7 @@ type jsonlLines struct {
 	br   *bufio.Reader
 	buf  []byte  // scratch for lines longer than the bufio buffer
 	line int     // physical lines consumed so far (the 1-based line of the last one returned)
+	rows int     // non-blank lines returned so far
 	ids  []int64 // readRow's scratch for a row's ids
 }
 
@@ -57,6 +58,7 @@ func (l *jsonlLines) next() ([]byte, error) {
 		}
 		l.line++
 		if line = bytes.TrimSpace(line); len(line) > 0 {
+			l.rows++
 			return line, nil
 		}
 	}
@@ -125,7 +127,11 @@ func (l *jsonlLines) decodeRow(line []byte, f *rowFormat, row *jsonRow) *DataErr
 		if errors.As(err, &te) {
 			return l.fail("", "row is not a JSON object")
 		}
-		return l.fail("", "invalid JSON: "+err.Error())
+		msg := "invalid JSON: " + err.Error()
+		if l.rows == 1 && looksLikeCSV(line) {
+			msg += csvHint
+		}
+		return l.fail("", msg)
 	}
 	valid := rowScanner{b: line, valid: true, ids: l.ids}
 	dup, _ := valid.scanRow(f, row)

@@ -217,6 +217,12 @@ func TestMooncake_Errors(t *testing.T) {
 			":3: invalid JSON: invalid character 'b' looking for beginning of object key string"},
 		{"array row", `[1, 2]`,
 			":1: row is not a JSON object"},
+		// an Azure CSV given as a JSON-lines trace: the first row says which type reads it
+		{"an Azure CSV", "\nTIMESTAMP,ContextTokens,GeneratedTokens\n2023-11-16 18:17:03,10,1\n",
+			":2: invalid JSON: invalid character 'T' looking for beginning of value (the file looks like CSV: an Azure trace is traffic.source.type azure)"},
+		// ... only the first row: a later bad row with a comma is just invalid JSON
+		{"a later row with commas", ok + "1,2\n",
+			":2: invalid JSON: invalid character ',' after top-level value"},
 		// a field given twice: JSON leaves which value counts undefined (encoding/json
 		// would keep the last); keys match fields ignoring case, as encoding/json does
 		{"duplicate output_length", ok + `{"timestamp": 1, "input_length": 10, "output_length": 5, "output_length": 7}`,

@@ -75,11 +75,12 @@ def expand(points: Mapping[Any, Sequence[Any]] | Sequence[Mapping[str, Any]]) ->
         if len(points) == 0:
             raise ConfigError("", "the sweep has no scenarios")
         out = []
-        for i, scenario in enumerate(points):
+        for i, scenario in enumerate(points, start=1):  # counted from 1, as a reader of the file counts
+            where = f"scenario {i} of {len(points)}"
             if not isinstance(scenario, Mapping):
-                raise ConfigError("", f"scenario {i} must be a mapping of dotted fields to "
+                raise ConfigError("", f"{where} must be a mapping of dotted fields to "
                                   f"values, got {type(scenario).__name__}")
-            out.append({_field(k, f"scenario {i}"): v for k, v in scenario.items()})
+            out.append({_field(k, where): v for k, v in scenario.items()})
         return out
     raise ConfigError("", "sweep points must be a grid {field: [values]} or a list of "
                       f"scenarios [{{field: value}}], got {type(points).__name__}")
