@@ -347,3 +347,22 @@ def test_vllm_rate_behind_max_concurrency(capsys, tmp_path):
     assert code == 0, err
     doc = json.loads(out)
     assert doc["summary"]["completed"] == 12 and doc["summary"]["in_flight"]["peak"] == 3
+
+
+@pytest.mark.parametrize("command, warned", [
+    (VLLM, None),  # the deployment's model
+    (VLLM.replace("--model Qwen/Qwen3-8B", "--model Qwen/Qwen3-32B"), "--model Qwen/Qwen3-32B"),
+    # vLLM's client tokenizes with --tokenizer where given: the served name may be an alias
+    (VLLM.replace("--model Qwen/Qwen3-8B", "--model qwen --tokenizer Qwen/Qwen3-8B"), None),
+    (AIPERF.replace("-m Qwen/Qwen3-8B", "-m meta-llama/Llama-3.1-8B-Instruct"), "-m meta-llama/Llama-3.1-8B-Instruct"),
+    (AIPERF.replace("-m Qwen/Qwen3-8B", "--model-names qwen/qwen3-8b,other"), None),  # the first name, any case
+])
+def test_a_command_for_another_model_is_warned(capsys, tmp_path, command, warned):
+    code, _, err = run_cli(capsys, tmp_path, command)
+    assert code == 0, err
+    if warned is None:
+        assert "warning" not in err
+    else:
+        assert err == (f"aisimulate: warning: bench: {warned} is not the deployment's engine.model Qwen/Qwen3-8B: "
+                       "the requests are simulated with Qwen/Qwen3-8B's lengths as the command gives them "
+                       "(set engine.model to the model the command benchmarks)\n")

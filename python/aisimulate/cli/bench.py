@@ -19,6 +19,7 @@ import json
 import math
 import os
 import shlex
+import sys
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only: typing costs ~10 ms of CPU at import
@@ -383,6 +384,46 @@ def parse_aiperf(options: Sequence[str], tool: str = "aiperf",
     return b, run
 
 
+#: The options that name the model whose tokenizer the client counts tokens with, in the
+#: order each tool takes them (vLLM's --tokenizer defaults to --model; AIPerf's to -m).
+_MODEL_OPTIONS = {"vllm_bench_serve": ("--tokenizer", "--model"),
+                  "aiperf": ("--tokenizer", "-m", "--model", "--model-names"),
+                  "genai_perf": ("--tokenizer", "-m", "--model", "--model-names")}
+
+
+def command_model(command: Sequence[str]) -> tuple[str, str] | None:
+    """``(option, model)``: the model the command's client tokenizes for (the tokenizer
+    option where given, else the model option, as written), or None when it names none
+    or is a tool without such an option (inference-perf's lives in its config file)."""
+    tool, _, options = tool_of(_split(command))
+    given: dict[str, str] = {}
+    for i, word in enumerate(options):
+        name, eq, value = word.partition("=")
+        name = name.replace("_", "-") if name.startswith("--") else name
+        if not eq:
+            value = options[i + 1] if i + 1 < len(options) and not options[i + 1].startswith("-") else ""
+        if value:
+            given[name] = value.split(",")[0] if name == "--model-names" else value
+    for name in _MODEL_OPTIONS.get(tool, ()):
+        if name in given:
+            return name, given[name]
+    return None
+
+
+def model_mismatch(command: Sequence[str], model: str) -> str | None:
+    """A warning when the command's client tokenizes for another model than ``model``
+    (the deployment's ``engine.model``): its token counts would be another tokenizer's,
+    and a server of ``model`` answers another name only as a served alias. None when
+    they agree or the command names no model."""
+    found = command_model(command)
+    if found is None or found[1].rstrip("/").lower() == model.lower():
+        return None
+    option, name = found
+    return (f"bench: {option} {name} is not the deployment's engine.model {model}: the requests are "
+            f"simulated with {model}'s lengths as the command gives them (set engine.model to the model "
+            "the command benchmarks)")
+
+
 def parse_command(command: Sequence[str], version: str | None = None) -> tuple[dict[str, Any], dict[str, Any]]:
     """``(traffic.benchmark, run settings)`` of a tool command line (module docstring);
     ``version`` is the tool's release where it names options differently (AIPerf's).
@@ -628,6 +669,9 @@ def run_bench(args: argparse.Namespace) -> int:
     if "seed" in run:
         overrides["execution.seed"] = run["seed"]
     spec = load_config(src, overrides=overrides)
+    model = (spec.data.get("engine") or {}).get("model")
+    if isinstance(model, str) and (why := model_mismatch(command, model)):
+        print(f"aisimulate: warning: {why}", file=sys.stderr)
     report = replay(spec, progress=progress_of(args), slo=run.get("slo"),
                     percentiles=replay_percentiles(run.get("percentiles") or ()))
     tool = bench["tool"]
