@@ -96,7 +96,7 @@ def test_qwen35_recipe_and_the_single_node_export():
     assert e["workers"] == {"aggregated": {"count": 1, "tp": 8, "enable_expert_parallel": True}}
     assert e["sglang"] == {"disable_radix_cache": True, "max_running_requests": 128, "chunked_prefill_size": 16384,
                            "mem_fraction_static": 0.8, "cuda_graph_max_bs": 16, "context_length": 9236,
-                           "mamba_ssm_dtype": "bfloat16"}
+                           "mamba_ssm_dtype": "bfloat16", "stream_interval": 50}
     assert e["quantization"]["kv_cache"] == "fp8_e4m3"
     assert accuracy.row_spec(new, **kw)[0]["engine"] == e
     fixed, note = sglang.single_node_row(new)
@@ -175,19 +175,19 @@ def _pd_row(system: str, isl: int, osl: int, c: int, *, source: str = "source_fi
 
 
 def _eagle_recipe(prefill_fraction: float, prefill_requests: int, prefill_tokens: int, decode_fraction: float,
-                  decode_requests: int) -> tuple[dict, dict]:
+                  decode_requests: int, stream_interval: int = 1) -> tuple[dict, dict]:
     """The two sides' flags an srt-slurm DeepSeek-R1 MTP recipe writes, as the recipe
     files read: the radix cache off; the prefill's --mem-fraction-static,
     --max-running-requests and --max-prefill-tokens = --chunked-prefill-size; the
     decode's --mem-fraction-static, --max-running-requests = --cuda-graph-max-bs, EAGLE
-    2 steps, topk 1, 3 draft tokens, SGLANG_ENABLE_SPEC_V2=1."""
-    return ({"disable_radix_cache": True, "mem_fraction_static": prefill_fraction,
-             "max_running_requests": prefill_requests, "max_prefill_tokens": prefill_tokens,
-             "chunked_prefill_size": prefill_tokens},
-            {"disable_radix_cache": True, "mem_fraction_static": decode_fraction,
-             "max_running_requests": decode_requests, "cuda_graph_max_bs": decode_requests,
-             "speculative_algorithm": "EAGLE", "speculative_num_steps": 2, "speculative_eagle_topk": 1,
-             "speculative_num_draft_tokens": 3, "enable_spec_v2": True})
+    2 steps, topk 1, 3 draft tokens, SGLANG_ENABLE_SPEC_V2=1; both sides'
+    --stream-interval when above 1."""
+    both = {"stream_interval": stream_interval} if stream_interval > 1 else {}
+    return (dict(disable_radix_cache=True, mem_fraction_static=prefill_fraction, max_running_requests=prefill_requests,
+                 max_prefill_tokens=prefill_tokens, chunked_prefill_size=prefill_tokens, **both),
+            dict(disable_radix_cache=True, mem_fraction_static=decode_fraction, max_running_requests=decode_requests,
+                 cuda_graph_max_bs=decode_requests, speculative_algorithm="EAGLE", speculative_num_steps=2,
+                 speculative_eagle_topk=1, speculative_num_draft_tokens=3, enable_spec_v2=True, **both))
 
 
 def _pd_kw() -> dict:
@@ -212,7 +212,7 @@ def test_an_export_records_the_prefill_layout_only():
     assert (d["prefill"]["count"], d["prefill"]["tp"], d["decode"]["count"], d["decode"]["tp"]) == (1, 8, 1, 1)
     assert d["decode"]["data_parallel_size"] == 8 and d["decode"]["enable_expert_parallel"] is True
     assert "data_parallel_size" not in d["prefill"] and "enable_expert_parallel" not in d["prefill"]
-    assert (d["prefill"]["sglang"], d["decode"]["sglang"]) == _eagle_recipe(0.75, 16, 163840, 0.85, 192)
+    assert (d["prefill"]["sglang"], d["decode"]["sglang"]) == _eagle_recipe(0.75, 16, 163840, 0.85, 192, 10)
     assert measured == 10 * 512 and sglang.sglang_layout(spec) == "P/D 1×TP8 + 1×TP1 DP8 EP8"
     assert sglang.pd_recipe_text(row) == ("recipes/h200/8k1k/bs128-1p1d-dep-mtp.yaml (P 1×TP8, D 1×TP8 EP8 "
                                           "DP-attention, MTP)@fcc04aaa2")

@@ -118,6 +118,7 @@ var ranges = map[string]fieldRange{
 	"SGLang.speculative_num_steps":                     ints(1, MaxMTPLayers, ""),
 	"SGLang.speculative_acceptance_rate":               {kind: numberRange, min: 0, max: 1},
 	"SGLang.eager_launch_us_per_layer":                 costUpTo(MaxDelayUs / 1e4),
+	"SGLang.stream_interval":                           ints(1, MaxNumSeqs, ""),
 
 	"Pool.count":              ints(1, MaxWorkers, ""),
 	"Pool.tp":                 ints(1, MaxTP, ""), // and ≤ the system's GPUs per node (replay)

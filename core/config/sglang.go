@@ -116,7 +116,26 @@ type SGLang struct {
 	// value (SGLangEagerLaunchUsPerLayer: DeepSeek's decoder layer, 0 for
 	// the others); 0: not modelled.
 	EagerLaunchUsPerLayer *float64 `json:"eager_launch_us_per_layer,omitempty"`
+	// StreamInterval is --stream-interval: the scheduler sends a streaming
+	// request's new tokens to the detokenizer only at some output lengths
+	// (scheduler_output_processor_mixin.py, stream_output_generation;
+	// SGLangStreamsFirstToken says which); 0: 1, every pass.
+	StreamInterval int `json:"stream_interval,omitempty"`
 }
+
+// SGLangStreamsFirstToken reports whether SGLang release r sends a
+// streaming request's output at the lengths ≡ 1 modulo an interval above 1,
+// so its first token at once (stream_output_generation from 0.4.9: `len(
+// req.output_ids) % stream_interval == 1`, the wheels of 0.4.9, 0.4.10.post2,
+// 0.5.1.post1, 0.5.6.post2, 0.5.8 and 0.5.9), rather than at the multiples of
+// the interval, which hold the first token until the interval's length
+// (0.4.8.post1 and before: `% stream_interval == 0`). A finished request's
+// output is sent in both.
+func SGLangStreamsFirstToken(r Release) bool { return !r.Before(sglangFirstTokenSince) }
+
+// sglangFirstTokenSince is the first release whose stream_output_generation
+// sends the first token at once (SGLangStreamsFirstToken).
+var sglangFirstTokenSince = Release{0, 4, 9}
 
 // SGLangDeepSeekEagerLaunchUsPerLayer is a DeepSeek-V3 (MLA and MoE) layer's
 // eager launch time in SGLang, µs (engine.sglang.eager_launch_us_per_layer):
@@ -536,7 +555,8 @@ func (g *SGLang) validate(p string) error {
 		checkIntOrUnset(p+"context_length", "SGLang.context_length", g.ContextLength),
 		checkIntOrUnset(p+"cuda_graph_max_bs", "SGLang.cuda_graph_max_bs", g.CUDAGraphMaxBS),
 		checkFloat(p+"schedule_conservativeness", "SGLang.schedule_conservativeness", g.ScheduleConservativeness),
-		checkFloatPtr(p+"eager_launch_us_per_layer", "SGLang.eager_launch_us_per_layer", g.EagerLaunchUsPerLayer)); err != nil {
+		checkFloatPtr(p+"eager_launch_us_per_layer", "SGLang.eager_launch_us_per_layer", g.EagerLaunchUsPerLayer),
+		checkIntOrUnset(p+"stream_interval", "SGLang.stream_interval", g.StreamInterval)); err != nil {
 		return err
 	}
 	if c := g.ChunkedPrefillSize; c != 0 && c != -1 {
@@ -642,7 +662,8 @@ func (g *SGLang) refuseGivenZeros(seen map[string]bool, p string) error {
 	}{{"max_running_requests", float64(g.MaxRunningRequests)}, {"chunked_prefill_size", float64(g.ChunkedPrefillSize)},
 		{"max_total_tokens", float64(g.MaxTotalTokens)}, {"mem_fraction_static", g.MemFractionStatic},
 		{"context_length", float64(g.ContextLength)}, {"cuda_graph_max_bs", float64(g.CUDAGraphMaxBS)},
-		{"max_mamba_cache_size", float64(g.MaxMambaCacheSize)}, {"mamba_full_memory_ratio", g.MambaFullMemoryRatio}} {
+		{"max_mamba_cache_size", float64(g.MaxMambaCacheSize)}, {"mamba_full_memory_ratio", g.MambaFullMemoryRatio},
+		{"stream_interval", float64(g.StreamInterval)}} {
 		if seen[p+f.key] && f.v == 0 {
 			if f.key == "mem_fraction_static" || f.key == "mamba_full_memory_ratio" {
 				return checkFloat(p+f.key, "SGLang."+f.key, 0)

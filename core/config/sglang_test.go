@@ -94,6 +94,8 @@ func TestSGLangSpec(t *testing.T) {
 			"engine.sglang.max_running_requests", "≥ 1"},
 		{`{"engine": {"model": "m", "system": "s", "backend": "sglang", "sglang": {"eager_launch_us_per_layer": -1}}, ` + traffic + `}`,
 			"engine.sglang.eager_launch_us_per_layer", "-1"},
+		{`{"engine": {"model": "m", "system": "s", "backend": "sglang", "sglang": {"stream_interval": -1}}, ` + traffic + `}`,
+			"engine.sglang.stream_interval", "≥ 1"},
 	} {
 		_, err := Decode([]byte(tc.spec))
 		var ce *Error
@@ -104,4 +106,15 @@ func TestSGLangSpec(t *testing.T) {
 	// chunked_prefill_size -1: no chunking, as SGLang takes it
 	_, err = Decode([]byte(`{"engine": {"model": "m", "system": "s", "backend": "sglang", "sglang": {"chunked_prefill_size": -1}}, ` + traffic + `}`))
 	assert.NoError(t, err)
+}
+
+// stream_output_generation's rule by release, as the wheels have it:
+// `% stream_interval == 0` through 0.4.8.post1, `== 1` (the first token at
+// once) from 0.4.9.
+func TestSGLangStreamsFirstTokenFrom049(t *testing.T) {
+	for v, want := range map[string]bool{"0.4.7": false, "0.4.8.post1": false, "0.4.9": true, "0.5.9": true} {
+		r, _, err := ResolveEngineVersion(v, BackendSGLang)
+		require.NoError(t, err)
+		assert.Equal(t, want, SGLangStreamsFirstToken(r), v)
+	}
 }

@@ -144,7 +144,7 @@ func (Family) Plan(in engine.PoolInput) (engine.PoolPlan, error) {
 	opt := Options{ChunkedPrefillSize: chunk, MaxPrefillTokens: g.MaxPrefillTokens, PageSize: page, Policy: g.SchedulePolicy,
 		InitNewTokenRatio: init, MinNewTokenRatio: minRatio, NewTokenRatioDecay: (init - minRatio) / newTokenRatioDecaySteps,
 		MixedChunk: g.EnableMixedChunk && chunk > 0 && !spec, RadixCache: radix, MaxReqLen: maxReqLen, MaxReqInputLen: maxReqLen - 5,
-		RequestSlots: slots}
+		RequestSlots: slots, StreamInterval: g.StreamInterval, StreamsFirstToken: config.SGLangStreamsFirstToken(rel)}
 	// EAGLE (server_args.py _handle_speculative_decoding): no mixed chunks,
 	// and the overlap scheduler off unless spec v2 (SGLANG_ENABLE_SPEC_V2)
 	overlap := !g.DisableOverlapSchedule
@@ -197,6 +197,9 @@ func (Family) Plan(in engine.PoolInput) (engine.PoolPlan, error) {
 		if g.DeepEPMode == "" {
 			args["deepep_mode"] = config.SGLangDeepEPAuto
 		}
+	}
+	if g.StreamInterval > 1 {
+		args["stream_interval"], args["stream_first_token"] = g.StreamInterval, opt.StreamsFirstToken
 	}
 	if mamba.size > 0 {
 		args["max_mamba_cache_size"], args["mamba_ssm_dtype"], args["mamba_state_bytes_per_request"] = mamba.size, mamba.dtype, mamba.perReq

@@ -659,9 +659,14 @@ func (w *Worker) FinishPass() ([]engine.Out, int) {
 			w.release(w.verify - k) // the rejected drafts' KV
 			r.own -= w.verify - k
 		}
-		for ; k > 0 && r.Generated < r.Output; k-- {
-			r.Generated++
-			w.outs = append(w.outs, engine.Out{Req: &r.Request, Kind: engine.OutToken})
+		first := r.Generated == 0
+		k = min(k, max(r.Output-r.Generated, 0))
+		r.Generated += k
+		r.held += k
+		if r.Generated >= r.Output || w.streams(r.Generated, first) {
+			for ; r.held > 0; r.held-- {
+				w.outs = append(w.outs, engine.Out{Req: &r.Request, Kind: engine.OutToken})
+			}
 		}
 		if r.Generated >= r.Output {
 			if r.decode && w.opt.Overlap {
@@ -689,6 +694,26 @@ func (w *Worker) FinishPass() ([]engine.Out, int) {
 		}
 	}
 	return w.outs, 0
+}
+
+// streams reports whether a request not finished whose output has reached n
+// tokens sends what it holds (stream_output_generation): every pass at an
+// interval of at most 1; else, from 0.4.9, at the lengths ≡ 1 modulo the
+// interval, and its first token (first: this pass made it), which SGLang
+// makes alone, in the prefill pass or a P/D decode server's prebuilt pass,
+// at length 1 (here a P/D decode server's first decode also makes the
+// tokens it accepts); before 0.4.9 at the multiples of the interval. Only
+// the length after the pass is tested, so a speculative decode that
+// accepts several tokens may step over a sending length.
+func (w *Worker) streams(n int, first bool) bool {
+	iv := w.opt.StreamInterval
+	switch {
+	case iv <= 1:
+		return true
+	case w.opt.StreamsFirstToken:
+		return first || n%iv == 1
+	}
+	return n%iv == 0
 }
 
 // keepRunning drops from rs the requests no longer running (finished or

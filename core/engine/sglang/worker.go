@@ -62,6 +62,11 @@ type Options struct {
 	// GraphMaxBS is the largest decode pass replayed from a CUDA graph
 	// (cuda_graph_max_bs; 0 on a prefill server, which captures none).
 	GraphMaxBS int
+	// StreamInterval is --stream-interval (0 or 1: every pass's tokens are
+	// sent), StreamsFirstToken the release's rule of which output lengths
+	// send (config.SGLangStreamsFirstToken; Worker.streams).
+	StreamInterval    int
+	StreamsFirstToken bool
 }
 
 // Scheduler constants of SGLang (python/sglang/srt/environ.py, envs;
@@ -127,6 +132,8 @@ type Request struct {
 	// accepted carries the fraction of a draft token its decodes have
 	// accepted on average (EAGLE: meanAccepted a decode)
 	accepted float64
+	// held: tokens generated and not yet sent (--stream-interval)
+	held int
 }
 
 // fill is fill_ids' length: prompt and output so far.

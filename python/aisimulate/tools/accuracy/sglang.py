@@ -64,15 +64,15 @@ ByLengths = dict
 
 _DSR1_H200_FLAGS = {
     "disable_radix_cache": True, "chunked_prefill_size": 32768, "max_prefill_tokens": 32768,
-    "mem_fraction_static": 0.82,
+    "mem_fraction_static": 0.82, "stream_interval": 10,
     "max_running_requests": {(1024, 1024): 512, None: 256}, "cuda_graph_max_bs": {(1024, 1024): 512, None: 256},
 }
 _DSR1_H200_WHAT = ("launch_server --tensor-parallel-size=8 --data-parallel-size=1 --disable-radix-cache "
                    "--max-running-requests 512 (1k/1k; else 256) --cuda-graph-max-bs 512 (else 256) "
                    "--chunked-prefill-size 32768 --max-prefill-tokens 32768 --mem-fraction-static 0.82 "
-                   "--attention-backend flashinfer --stream-interval 10 (the attention backend and the "
-                   "stream interval are not modelled: the tables time SGLang's MLA kernel, and a client's "
-                   "first and last tokens are streamed at once either way)")
+                   "--attention-backend flashinfer --stream-interval 10 (the attention backend is not "
+                   "modelled: the tables time SGLang's MLA kernel; the interval sends a request's output at "
+                   "the lengths ≡ 1 mod 10, its first token at once, and at its finish)")
 
 #: The SGLang recipes of InferenceX that rows of the shared data ran, from
 #: SemiAnalysisAI/InferenceX's history: flags in ``engine.sglang`` terms (a
@@ -93,13 +93,13 @@ RECIPES = tuple(
         campaigns.Change("f65d6b4b1", campaigns._t("2026-03-04T10:52:58-08:00"), {
             "disable_radix_cache": True, "max_running_requests": 128, "chunked_prefill_size": 16384,
             "mem_fraction_static": 0.8, "cuda_graph_max_bs": "c", "context_length": "isl+osl+20",
-            "mamba_ssm_dtype": "bfloat16", "kv_cache": "fp8_e4m3"},
+            "mamba_ssm_dtype": "bfloat16", "kv_cache": "fp8_e4m3", "stream_interval": 50},
             "launch_server --tp 8 --expert-parallel-size 8 --max-running-requests 128 --chunked-prefill-size "
             "16384 --mem-fraction-static 0.8 --cuda-graph-max-bs $CONC --context-length ISL + OSL + 20 "
             "--kv-cache-dtype fp8_e4m3 --mamba-ssm-dtype bfloat16 --disable-radix-cache "
             "--attention-backend flashinfer --enable-flashinfer-allreduce-fusion --stream-interval 50 "
             "--tokenizer-worker-num 6 (lmsysorg/sglang:v0.5.9-cu129-amd64; the attention backend, the "
-            "all-reduce fusion, the stream interval and the tokenizer workers are not modelled)"),
+            "all-reduce fusion and the tokenizer workers are not modelled)"),
     )),
 )
 
@@ -138,14 +138,15 @@ def _pd(isl, osl, spec, conc, prefill, decode, file, flags=None):
 
 
 def _eagle_pd_flags(prefill_fraction: float, prefill_requests: int, prefill_tokens: int, decode_fraction: float,
-                    decode_requests: int, spec_v2: bool) -> tuple[dict[str, Any], dict[str, Any]]:
+                    decode_requests: int, spec_v2: bool,
+                    stream_interval: int = 1) -> tuple[dict[str, Any], dict[str, Any]]:
     """The two sides' flags of an srt-slurm DeepSeek-R1 MTP recipe: the radix cache off on
     both; the prefill server's --mem-fraction-static, --max-running-requests and
     --max-prefill-tokens = --chunked-prefill-size; the decode server's
     --mem-fraction-static, --max-running-requests = --cuda-graph-max-bs, EAGLE 2 steps,
-    topk 1, 3 draft tokens, and SGLANG_ENABLE_SPEC_V2=1 where its environment sets it
-    (--attention-backend flashinfer, --stream-interval and the prefill's EAGLE flags
-    not modelled)."""
+    topk 1, 3 draft tokens, and SGLANG_ENABLE_SPEC_V2=1 where its environment sets it;
+    both sides' --stream-interval when above 1 (--attention-backend flashinfer and the
+    prefill's EAGLE flags not modelled)."""
     prefill = {"disable_radix_cache": True, "mem_fraction_static": prefill_fraction,
                "max_running_requests": prefill_requests, "max_prefill_tokens": prefill_tokens,
                "chunked_prefill_size": prefill_tokens}
@@ -155,19 +156,21 @@ def _eagle_pd_flags(prefill_fraction: float, prefill_requests: int, prefill_toke
               "speculative_num_draft_tokens": 3}
     if spec_v2:
         decode["enable_spec_v2"] = True
+    if stream_interval > 1:
+        prefill["stream_interval"] = decode["stream_interval"] = stream_interval
     return prefill, decode
 
 
 #: srt-slurm's recipes/h200/8k1k/bs8-1p6d-mtp.yaml: --mem-fraction-static 0.82 on both
 #: sides, SPEC_V2 on; prefill 16 requests and 32,768-token chunks and prefills; decode 16
 #: requests (--stream-interval 10).
-_H200_BS8_MTP = _eagle_pd_flags(0.82, 16, 32768, 0.82, 16, True)
+_H200_BS8_MTP = _eagle_pd_flags(0.82, 16, 32768, 0.82, 16, True, stream_interval=10)
 #: srt-slurm's recipes/h200/8k1k/bs128-1p1d-dep-mtp.yaml on the sa-submission-q1-2026
 #: branch at the run of 2026-02-07 (last changed by 35d6fb1, 2026-02-05): SPEC_V2 on;
 #: prefill TP 8, --mem-fraction-static 0.75, 16 requests, 163,840-token chunks and
 #: prefills, no EAGLE flags; decode DP attention over 8 ranks with EP 8,
 #: --mem-fraction-static 0.85, 192 requests and graphs (--stream-interval 10).
-_H200_BS128_DEP_MTP = _eagle_pd_flags(0.75, 16, 163840, 0.85, 192, True)
+_H200_BS128_DEP_MTP = _eagle_pd_flags(0.75, 16, 163840, 0.85, 192, True, stream_interval=10)
 #: The H100 recipes, from InferenceX's copy of srt-slurm's recipes
 #: (``benchmarks/multi_node/srt-slurm-recipes/h100/{1k1k,8k1k}/mtp/``, added at
 #: 80d98084f from the sa-submission-q2-2026 branch; the q1 branch's state of the run's
