@@ -34,11 +34,26 @@ import (
 // 30494 (opened 2025-12-11, after 0.12.0) initialised expert_ids to −1 so the
 // unwritten blocks are skipped; releases from 0.13.0 are not priced so.
 //
+// At every batch and every moe_tp below 8, by vLLM 0.12.0's source: without an
+// all2all, Fp8MoEMethod.apply calls fused_experts(allow_deep_gemm=True)
+// (quantization/fp8.py:1315), which runs deep_gemm_moe_fp8 when
+// `is_deep_gemm_e8m0_used() or _valid_deep_gemm(...)` (fused_moe.py:1597);
+// with one, TritonOrDeepGemmExperts.apply tests the same
+// (triton_deep_gemm_moe.py:140). is_deep_gemm_e8m0_used (utils/deep_gemm.py:59)
+// is true on sm_90 with DeepGEMM installed and VLLM_USE_DEEP_GEMM_E8M0 at its
+// default 1 (envs.py:1177; 0.12.0 has no Hopper-specific switch), so the
+// checks of _valid_deep_gemm (deep_gemm_moe.py:44: M ≥ 128, N and K multiples
+// of 128, N > 512, fp8 and contiguous weights) are never reached: a 16-token
+// decode, and TP 4's down projection of N = 1536/4 = 384, run DeepGEMM too.
+// CUDA graphs change only X (the batch padded to its capture size, priced by
+// the caller).
+//
 // The collector's tables time Triton's fused_experts instead
 // (collect_moe.py calls it without allow_deep_gemm), so this path is priced
 // from the block-fp8 GEMM grid the model's linears use: each grouped GEMM as
 // the dense GEMM of M_sum rows (same FLOPs and tiles; never below reading the
-// touched experts' weights once), plus the memory-bound kernels around them.
+// touched experts' weights once) less the activation quantization each grid
+// row includes (groupQuantSeconds), plus the memory-bound kernels around them.
 
 // DeepGEMMBlockM is DeepGEMM's M alignment of the contiguous grouped layout
 // (deep_gemm.get_m_alignment_for_contiguous_layout: 128 on Hopper; ep_scatter's
@@ -103,7 +118,9 @@ func (d *deepGEMMExperts) Rows(X float64) float64 {
 // deepGEMMSeconds prices one MoE layer's routed experts on one GPU when X
 // tokens enter it, on the padded DeepGEMM path: the gate-up GEMM (M_sum ×
 // 2·I_g × h_e) and the down GEMM (M_sum × h_e × I_g) each at the block-fp8
-// grid's time for M_sum rows, never below reading the weights of the experts
+// grid's time for M_sum rows less groupQuantSeconds of its M_sum × K input
+// (the grouped GEMMs read inputs already in fp8, quantized by the kernels
+// below), never below reading the weights of the experts
 // touched (uniform routing, perf.ExpectedDistinctExperts, plus expert 0 of the
 // padding rows) once; then the memory-bound kernels (bytes / (W·s) + c each):
 // the input quantized (2h_e bytes read, h_e written per token), ep_scatter's
@@ -120,8 +137,10 @@ func (m *Model) deepGEMMSeconds(X float64) float64 {
 	pairs := X * d.k * d.local / d.e
 	touched := math.Min(d.local, d.local*perf.ExpectedDistinctExperts(X, int(d.e), int(d.k))/d.e+1)
 	readS := func(n, k float64) float64 { return touched * n * k * model.FP8Block.Bytes() / m.memBW }
-	gemm := math.Max(m.gemmW.Seconds(rows, 2*d.ig, d.h), readS(2*d.ig, d.h)) +
-		math.Max(m.gemmW.Seconds(rows, d.h, d.ig), readS(d.h, d.ig))
+	grouped := func(n, k float64) float64 {
+		return math.Max(m.gemmW.Seconds(rows, n, k)-m.groupQuantSeconds(rows, k), readS(n, k))
+	}
+	gemm := grouped(2*d.ig, d.h) + grouped(d.h, d.ig)
 	bytes := X*3*d.h + (X*d.h + pairs*d.h) + rows*(2*d.ig*2+d.ig*2) + rows*(d.ig*2+d.ig) + (pairs*d.h*2 + X*d.h*2)
 	return gemm + bytes/m.memBW + deepGEMMMoEKernels*m.memLatencyS
 }
@@ -130,4 +149,20 @@ func (m *Model) deepGEMMSeconds(X float64) float64 {
 func deepGEMMNote(version string, d *deepGEMMExperts) string {
 	return fmt.Sprintf("routed experts priced as vLLM %s's DeepGEMM path (block-fp8 experts on Hopper): both grouped GEMMs over roundup(X·%g + %g·127, 128) rows, the unwritten blocks computed as expert 0 (before vLLM pull request 30494), from the block-fp8 GEMM grid; the moe_perf curve (Triton's fused_experts) not used",
 		version, d.k, d.local)
+}
+
+// groupQuantSeconds is the per-token-group fp8 quantization of an M × K bf16
+// input that each row of the block-fp8 GEMM grid includes, on the
+// memory-op model (2K bytes read and K written a row, then c; the per-group
+// scales' K/32 bytes not counted, as for the path's own quantizations): the
+// collector times RowParallelLinear.forward of a bf16 input
+// (AIConfigurator collector/vllm/collect_gemm.py, run_gemm), and vLLM's
+// W8A8BlockFp8LinearOp quantizes it before its GEMM
+// (quantization/utils/fp8_utils.py:272, deepgemm_input_quant_op, then
+// fp8_gemm_nt_op at :278). DeepGemmExperts.apply hands both grouped GEMMs fp8
+// inputs (deep_gemm_moe.py:283 the permuted a1q, quantized per token by the
+// prepare step; :290 per_token_group_quant_fp8 of the activation before :294),
+// so the grid's row would price that pass a second time.
+func (m *Model) groupQuantSeconds(M, K float64) float64 {
+	return M*K*3/m.memBW + m.memLatencyS
 }

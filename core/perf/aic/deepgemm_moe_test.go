@@ -42,7 +42,9 @@ func TestDeepGEMMPaddedRows(t *testing.T) {
 // TestDeepGEMMPassOnTableRows: vLLM 0.12.0, TP 2, one decode: M_sum = 16,384
 // rows, a measured point of the block-fp8 GEMM grid (h200_sxm vLLM 0.19.0,
 // the grid the model's linears read), so each MoE layer's experts cost
-// the gate-up row (16384 × 1536 × 4096) + the down row (16384 × 4096 × 768)
+// the gate-up row (16384 × 1536 × 4096) less its input's quantization
+// (16384·4096·3 = 201,326,592 B at 0.8 × 4.8 TB/s + 3 µs) + the down row
+// (16384 × 4096 × 768) less its (16384·768·3 = 37,748,736 B + 3 µs)
 // + the memory-bound kernels, by hand: 3·4096 (input quantized) + 4096 + 8·4096
 // (scatter) + 16384·(2·768·2 + 768·2) (activation) + 16384·(768·2 + 768) (its
 // quantization) + 8·4096·2 + 4096·2 (gather) = 113,369,088 B at 0.8 × 4.8 TB/s,
@@ -52,8 +54,8 @@ func TestDeepGEMMPassOnTableRows(t *testing.T) {
 	m := qwenMoE(t, model.Parallel{TP: 2, DP: 1})
 	require.NotNil(t, m.hy.dg)
 	path := filepath.Join(sharedDB(t), "data", "h200_sxm", "gemm", "vllm", "0.19.0", "gemm_perf.parquet")
-	gateUp := gemmTableRow(t, path, "fp8_block", 16384, 1536, 4096) * 1e-3
-	down := gemmTableRow(t, path, "fp8_block", 16384, 4096, 768) * 1e-3
+	gateUp := gemmTableRow(t, path, "fp8_block", 16384, 1536, 4096)*1e-3 - (201326592/(0.8*4800e9) + 3e-6)
+	down := gemmTableRow(t, path, "fp8_block", 16384, 4096, 768)*1e-3 - (37748736/(0.8*4800e9) + 3e-6)
 	mem := 113369088/(0.8*4800e9) + 7*3e-6
 	assert.InDelta(t, gateUp+down+mem, m.deepGEMMSeconds(1), 1e-12)
 	want := 94 * (gateUp + down + mem + m.topKSeconds(1)) * 1e9
@@ -88,10 +90,33 @@ func TestDeepGEMMPaddedWhere(t *testing.T) {
 	assert.False(t, deepGEMMPadded(opt, sm("h200_sxm"), model.BF16, fp8, par))
 	assert.False(t, deepGEMMPadded(Options{Backend: "sglang", Version: "0.12.0"}, sm("h200_sxm"), fp8, fp8, par))
 	assert.False(t, deepGEMMPadded(opt, sm("h200_sxm"), fp8, fp8, model.Parallel{TP: 8, DP: 1}))
+	// the boundary: moe tp_size is TP × DP without EP (config.py,
+	// flatten_tp_across_dp_and_pcp), so TP 4 DP 2 is 8 and keeps Triton while
+	// TP 2 DP 2 and TP 4 (a 384-wide down projection, N ≤ 512 in
+	// _valid_deep_gemm, bypassed by E8M0) take DeepGEMM
+	assert.False(t, deepGEMMPadded(opt, sm("h200_sxm"), fp8, fp8, model.Parallel{TP: 4, DP: 2}))
+	assert.True(t, deepGEMMPadded(opt, sm("h200_sxm"), fp8, fp8, model.Parallel{TP: 2, DP: 2}))
+	assert.True(t, deepGEMMPadded(opt, sm("h200_sxm"), fp8, fp8, model.Parallel{TP: 4, DP: 1}))
 	assert.False(t, deepGEMMPadded(Options{Backend: "vllm", Version: "0.12.0", MoEBackend: "triton"}, sm("h200_sxm"), fp8, fp8, par))
 	assert.False(t, deepGEMMPadded(Options{Backend: "vllm", Version: "0.12.0", All2AllBackend: "deepep_high_throughput"},
 		sm("h200_sxm"), fp8, fp8, model.Parallel{TP: 1, DP: 2, EP: true}))
 	assert.True(t, deepGEMMPadded(opt, sm("h200_sxm"), fp8, fp8, model.Parallel{TP: 1, DP: 2, EP: true}))
 	// the Triton curve otherwise
 	assert.Nil(t, qwenMoEAt(t, par, "0.14.0").hy.dg)
+}
+
+// TestDeepGEMMGroupQuant: the activation quantization each block-fp8 grid row
+// includes, by hand on h200_sxm (0.8 × 4.8 TB/s, c = 3 µs): TP 4's gate-up
+// input at decode, 16,384 × 4,096 bf16 → fp8, 201,326,592 B → 52.43 µs + 3 µs;
+// its down input, 16,384 × 384, 18,874,368 B → 4.915 µs + 3 µs. TP 4's grouped
+// gate-up (16384 × 768 × 4096) is its grid row less the former.
+func TestDeepGEMMGroupQuant(t *testing.T) {
+	m := qwenMoE(t, model.Parallel{TP: 4, DP: 1})
+	require.NotNil(t, m.hy.dg)
+	assert.InDelta(t, 55.428e-6, m.groupQuantSeconds(16384, 4096), 1e-9)
+	assert.InDelta(t, 7.915e-6, m.groupQuantSeconds(16384, 384), 1e-9)
+	assert.Equal(t, 384.0, m.hy.dg.ig)
+	path := filepath.Join(sharedDB(t), "data", "h200_sxm", "gemm", "vllm", "0.19.0", "gemm_perf.parquet")
+	gateUp := gemmTableRow(t, path, "fp8_block", 16384, 768, 4096)*1e-3 - 55.428e-6
+	assert.InDelta(t, gateUp, m.gemmW.Seconds(16384, 768, 4096)-m.groupQuantSeconds(16384, 4096), 1e-9)
 }
