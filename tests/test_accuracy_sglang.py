@@ -139,6 +139,22 @@ def test_inferencex_pd_row_of_no_known_configuration_takes_its_columns():
         accuracy.row_spec(bare, **kw)
 
 
+def test_a_blackwell_export_pd_row_names_what_it_lacks():
+    """A DeepSeek-R1 P/D row of InferenceX's dated export (no worker counts) on B200,
+    where no recipe run is tabulated: refused, naming the systems that have one and the
+    columns that would stand in; the same row with both sides' columns is served."""
+    row = dict(_row("2026_03_25_deepseek_r1_h200_sxm_sglang_fp8_disagg_1024x1024_c512_"), system="b200_sxm")
+    assert row["mode"] == "disagg" and not row["prefill_num_workers"]
+    kw = dict(perf="roofline", aliases=accuracy.load_aliases(ALIASES), model_configs=accuracy.DEFAULT_MODEL_CONFIGS,
+              database=accuracy.DEFAULT_DATABASE)
+    with pytest.raises(ValueError, match=r"^b200_sxm: no InferenceX SGLang P/D recipe run is tabulated for it \(only "
+                                         r"for h100_sxm, h200_sxm\), .*prefill_num_workers, prefill_tp_size"):
+        accuracy.row_spec(row, **kw)
+    full = dict(row, prefill_num_workers="1", decode_num_workers="2")
+    spec, _, _ = accuracy.row_spec(full, **kw)
+    assert spec["engine"]["workers"]["disaggregated"]["decode"]["count"] == 2
+
+
 def test_pd_row_spec():
     """An AIConfigurator P/D row through the shared reader: 6 prefill servers of TP1 and 5
     decode servers of TP2, each pool with its own server arguments (prefill batch 1,

@@ -241,7 +241,8 @@ def test_disagg_row_without_a_recipe_takes_its_columns():
                 decode_attention_dp_size="1", decode_moe_tp_size="1", decode_moe_ep_size="8",
                 decode_batch_size="32")
     row = _pd(64, 20.0, system="b200_sxm", **cols)
-    assert td.recipe_of(row) == (None, "b200_sxm: no P/D recipe tabulated")
+    assert td.recipe_of(row) == (None, "b200_sxm: no InferenceX TensorRT-LLM P/D recipe is tabulated for it "
+                                       "(only for h100_sxm, h200_sxm)")
     spec, warm, measured = accuracy.row_spec(row, perf="roofline", aliases=aliases, model_configs=CONFIGS,
                                              database=accuracy.DEFAULT_DATABASE)
     pd = spec["engine"]["workers"]["disaggregated"]
@@ -254,8 +255,9 @@ def test_disagg_row_without_a_recipe_takes_its_columns():
     assert td.layout_text(spec) == "P/D 1×TP4 ADP4 EP4 + 4×TP8 EP8"
     # the decode side's GPUs for the row's TP column: its columns' 8
     assert td.decode_gpus(row) == 8
-    # a row with neither a recipe nor columns is still refused with the reason
-    with pytest.raises(ValueError, match="no P/D recipe tabulated"):
+    # a row with neither a recipe nor columns is still refused, naming what it lacks
+    with pytest.raises(ValueError, match="no InferenceX TensorRT-LLM P/D recipe is tabulated for it .*"
+                                         "prefill_num_workers, prefill_tp_size, decode_num_workers"):
         accuracy.row_spec(_pd(64, 20.0, system="b200_sxm"), perf="roofline", aliases=aliases,
                           model_configs=CONFIGS, database=accuracy.DEFAULT_DATABASE)
 

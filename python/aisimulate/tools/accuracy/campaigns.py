@@ -186,16 +186,35 @@ class Change:
 
 @dataclass(frozen=True)
 class Recipe:
-    """A model × GPU × vLLM recipe of InferenceX and its history."""
+    """A model × GPU × vLLM recipe of InferenceX and its history; ``precision``: the
+    silicon rows' ``precision`` it serves when a GPU has one script per checkpoint
+    (``minimaxm2.5_fp8_b200.sh`` and ``minimaxm2.5_fp4_b200.sh``), "" for any."""
     model: str
     system: str
     file: str
     changes: tuple[Change, ...] = field(default_factory=tuple)
+    precision: str = ""
 
 
 def _t(text: str) -> datetime:
     return datetime.fromisoformat(text).astimezone(timezone.utc)
 
+
+def scenario_max_model_len(isl: int, osl: int) -> int:
+    """``--max-model-len`` of InferenceX's vLLM scripts from eb282d8f6 (2025-09-27, "Adjust
+    vLLM max-model-len to each scenario"): ISL + OSL + 20 at 1k/1k, ISL + OSL + 200 when
+    ISL or OSL is 8192, else 10240."""
+    if (isl, osl) == (1024, 1024):
+        return isl + osl + 20
+    if 8192 in (isl, osl):
+        return isl + osl + 200
+    return 10240
+
+
+#: The names of Llama-3.1-70B that InferenceX's recipes serve: its FP8 checkpoint, the
+#: instruct model, and ``meta-llama/Llama-3.1-70B``, what the silicon rows of those runs
+#: call it (``model_path``; the precision column says how it was served).
+LLAMA_70B = ("nvidia/Llama-3.1-70B-Instruct-FP8", "meta-llama/Llama-3.1-70B-Instruct", "meta-llama/Llama-3.1-70B")
 
 #: The vLLM recipes of InferenceX that rows of the shared data (and the held-back sets)
 #: ran, from SemiAnalysisAI/InferenceX's history. ``max_model_len`` is the sweep
@@ -249,21 +268,27 @@ RECIPES = (
                 "max_model_len": 10240},
                "config.yaml: kv-cache-dtype fp8, async-scheduling, no-enable-prefix-caching, "
                "max-num-batched-tokens 8192, max-model-len 10240; --gpu-memory-utilization 0.9 --max-num-seqs $CONC"),
-    ))
-    for model in ("nvidia/Llama-3.1-70B-Instruct-FP8", "meta-llama/Llama-3.1-70B-Instruct")
-    for system, gpu, commit, when in (("h100_sxm", "h100", "425f74d51", "2025-09-12T21:32:37+00:00"),
-                                      ("h200_sxm", "h200", "425f74d51", "2025-09-12T21:32:37+00:00"))
+    ) + later)
+    for model in LLAMA_70B
+    for system, gpu, commit, when, later in (
+        ("h100_sxm", "h100", "425f74d51", "2025-09-12T21:32:37+00:00", ()),
+        ("h200_sxm", "h200", "425f74d51", "2025-09-12T21:32:37+00:00", (
+            Change("eb282d8f6", _t("2025-09-27T17:17:21-07:00"), {"max_model_len": scenario_max_model_len},
+                   "max-model-len by scenario: ISL + OSL + 20 at 1k/1k, + 200 when ISL or OSL is 8192, else 10240"),
+        )))
 )
 
 
 def recipe_at(model: str, system: str, when: datetime,
-              recipes: tuple[Recipe, ...] = RECIPES) -> tuple[dict[str, Any], str]:
-    """The flags of the recipe for ``model`` on ``system`` in force at ``when``, and
-    where they come from (``file@commit, …``); ``({}, "")`` when no recipe is
-    tabulated (or none had landed yet). ``recipes`` is the table searched (the vLLM
-    recipes, :data:`RECIPES`, unless another engine's are given)."""
+              recipes: tuple[Recipe, ...] = RECIPES, precision: str = "") -> tuple[dict[str, Any], str]:
+    """The flags of the recipe for ``model`` on ``system`` (serving ``precision``, a
+    silicon row's column) in force at ``when``, and where they come from (``file@commit,
+    …``); ``({}, "")`` when no recipe is tabulated (or none had landed yet). ``recipes``
+    is the table searched (the vLLM recipes, :data:`RECIPES`, unless another engine's
+    are given)."""
+    precision = precision.strip().lower()
     for r in recipes:
-        if r.model == model and r.system == system:
+        if r.model == model and r.system == system and r.precision in ("", precision):
             flags: dict[str, Any] = {}
             commits = []
             for c in r.changes:
@@ -290,11 +315,18 @@ def inferencex_benchmark(isl: int, osl: int, c: int, measured: datetime) -> dict
 
 
 def apply_recipe(engine: dict[str, Any], flags: dict[str, Any], isl: int, osl: int, c: int) -> None:
-    """Set a recipe's flags on a spec's ``engine`` block (in place)."""
+    """Set a recipe's flags on a spec's ``engine`` block (in place). A flag of ``None``
+    is one a later change stopped setting: the release's default. Forms by the row's
+    numbers: ``max_num_batched_tokens`` ``"isl*N"`` (``--max-num-batched-tokens
+    "$((ISL * N))"``), ``max_model_len`` ``"isl+osl+N"`` or a function of (ISL, OSL)
+    (a script's ``if`` on $ISL and $OSL)."""
     sched = engine.setdefault("scheduler", {})
-    for key in ("gpu_memory_utilization", "enable_prefix_caching", "async_scheduling", "max_num_batched_tokens"):
-        if key in flags:
+    for key in ("gpu_memory_utilization", "enable_prefix_caching", "async_scheduling", "max_num_batched_tokens",
+                "block_size"):
+        if flags.get(key) is not None:
             sched[key] = flags[key]
+    if isinstance(sched.get("max_num_batched_tokens"), str):  # "isl*N"
+        sched["max_num_batched_tokens"] = isl * int(sched["max_num_batched_tokens"].split("*", 1)[1])
     if flags.get("max_num_seqs") == "c":
         sched["max_num_seqs"] = c
     elif flags.get("max_num_seqs"):
@@ -302,6 +334,8 @@ def apply_recipe(engine: dict[str, Any], flags: dict[str, Any], isl: int, osl: i
     mml = flags.get("max_model_len")
     if isinstance(mml, str):  # "isl+osl+N"
         sched["max_model_len"] = isl + osl + int(mml.rsplit("+", 1)[1])
+    elif callable(mml):
+        sched["max_model_len"] = mml(isl, osl)
     elif mml:
         sched["max_model_len"] = mml
     if flags.get("kv_cache"):

@@ -108,6 +108,12 @@ def side_of(row: dict[str, str], side: str, config_path: str) -> Side:
     return Side(side, workers, tp, dp, ep, bs, why)
 
 
+#: What a P/D row without a tabulated recipe lacks when its columns cannot stand in
+#: (:func:`records_sides`), for skip reasons.
+SIDES_MISSING = ("prefill_num_workers, prefill_tp_size, decode_num_workers and decode_tp_size are needed; "
+                 "InferenceX's dated exports record no worker counts")
+
+
 def records_sides(row: dict[str, str]) -> bool:
     """Whether a P/D row's columns give both sides' workers and TP (a recipe not known
     for it can then be read off them)."""

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 from .rows import LINE_KEY, _int, _positive
-from . import campaigns, disagg, trtllm_disagg
+from . import campaigns, disagg, trtllm_disagg, vllm_recipes
 from .trtllm import (layout_text as trtllm_layout_text, recipe_of as trtllm_recipe_of,
                      silicon_concurrency as trtllm_silicon_concurrency)
 from .spec import (AIC_GENERATOR_TOKEN_SLACK, DEFAULT_DATABASE, DEFAULT_LOAD_GENERATOR, DEFAULT_MODEL_CONFIGS, INFERENCEX,
@@ -120,8 +120,7 @@ def run_row(row: dict[str, str], perf: str, aliases: dict[str, str], model_confi
         elif camp.measured and (row.get("backend") or "").strip() == "trtllm":
             res.recipe = trtllm_recipe_of(row, camp.measured) or "not tabulated: the release's TensorRT-LLM defaults"
         elif camp.measured:
-            res.recipe = campaigns.recipe_at(row.get("model_path", "").strip(), row.get("system", "").strip(),
-                                             camp.measured)[1] or "not tabulated: the release's vLLM defaults"
+            res.recipe = vllm_recipes.recipe_of(row, camp.measured)[1] or "not tabulated: the release's vLLM defaults"
         res.load_generator = "vllm_bench_serve (inferencex)"
     # every column on its own, so the valid ones still reach rows.csv
     problems = []

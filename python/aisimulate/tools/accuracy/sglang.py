@@ -332,6 +332,11 @@ def _inferencex_pd_reason(row: dict[str, str], c: int) -> str:
     """Why an InferenceX SGLang P/D row is not simulated: which recipe configurations ran
     its lengths and concurrency that day (:func:`pd_configs`), and what stops each."""
     cands = pd_configs(row, c)
+    system = (row.get("system") or "").strip()
+    if not cands and system not in PD_RECIPE_RUNS:
+        return (f"{system}: no InferenceX SGLang P/D recipe run is tabulated for it (only for "
+                f"{', '.join(sorted(PD_RECIPE_RUNS))}), and its columns do not give both sides' servers "
+                f"({disagg.SIDES_MISSING})")
     if not cands:
         return "no InferenceX P/D recipe of its date is tabulated for this system, lengths and concurrency"
     if len(cands) > 1:

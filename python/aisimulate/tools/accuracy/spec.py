@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from . import campaigns, disagg, trtllm
+from . import campaigns, disagg, trtllm, vllm_recipes
 from .paths import DEFAULT_DATABASE, DEFAULT_MODEL_CONFIGS, SHARED_DATA  # noqa: F401 (re-exported)
 from ..vllm_defaults import BUILD_FROM_MAIN, api_server_count_default, async_default, shared_loop_default, version_tuple
 from .rows import _int
@@ -456,7 +456,7 @@ def _inferencex_spec(row: dict[str, str], camp: campaigns.Campaign, *, perf: str
     measured = camp.measured or campaigns.INFERENCEX_WARMUPS_SINCE
     if b["backend"] == "trtllm":
         return _inferencex_trtllm(row, b, camp, measured, length_ratio, client)
-    flags, _ = campaigns.recipe_at(b["model_path"], row["system"].strip(), measured) if camp.measured else ({}, "")
+    flags, _ = vllm_recipes.recipe_of(row, measured) if camp.measured else ({}, "")
     ep = b["ep"] or bool(flags.get("enable_expert_parallel")) and _is_moe(b["config"])
     engine: dict[str, Any] = {
         "model": str(b["config"]),

@@ -287,7 +287,8 @@ def candidates(row: dict[str, str]) -> tuple[list[DisaggRecipe], str]:
     """The recipes that can have run a row (module docstring), and why none can."""
     system = (row.get("system") or "").strip()
     if system not in WORKER_GPUS:
-        return [], f"{system}: no P/D recipe tabulated"
+        return [], (f"{system}: no InferenceX TensorRT-LLM P/D recipe is tabulated for it (only for "
+                    f"{', '.join(sorted(WORKER_GPUS))})")
     when = trtllm.measured_at(row)
     if system == "h100_sxm":
         recipes = H100_RECIPES
@@ -399,8 +400,10 @@ def row_spec(row: dict[str, str], config: str, *, perf_block: dict[str, Any], we
 
     rec, why = recipe_of(row)
     if rec is None:
-        if not disagg.records_sides(row):
-            raise ValueError(why)  # the columns do not give both sides either
+        if not disagg.records_sides(row):  # the columns do not give both sides either
+            if (row.get("system") or "").strip() not in WORKER_GPUS:
+                why += f", and its columns do not give both sides' servers ({disagg.SIDES_MISSING})"
+            raise ValueError(why)
         return _columns_spec(row, config, perf_block=perf_block, weights=weights, client=client,
                              length_ratio=length_ratio)
     isl, osl, c = _int(row, "isl"), _int(row, "osl"), trtllm.silicon_concurrency(row)

@@ -1,0 +1,100 @@
+"""InferenceX's vLLM recipes on Blackwell (B200, B300), and the lookup of a row's recipe.
+
+Each entry is one benchmark script of SemiAnalysisAI/InferenceX and its git history: the
+``vllm serve`` flags (``campaigns.Change``, spec terms) each commit set, read from the
+script at that commit. A GPU with one script per checkpoint has a recipe per
+``precision`` (the silicon rows' column: ``fp8``, ``fp4``). Flags the simulator does not
+model are named in each change's text and left out: ``--compilation-config`` (fusion
+passes), ``--max-cudagraph-capture-size``, ``--stream-interval``, the MoE kernel's
+environment (``VLLM_USE_FLASHINFER_MOE_MXFP4_MXFP8``: the tables time the experts vLLM's
+default picks), ``VLLM_FLOAT32_MATMUL_PRECISION``. A script whose ``--max-model-len``
+came from the workflow (``$MAX_MODEL_LEN``) leaves it to the harness (the release's
+default, lowered as the operator must when the KV cache cannot hold one request).
+
+The Hopper recipes are :data:`campaigns.RECIPES`; :func:`recipe_of` searches both.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from .campaigns import RECIPES as HOPPER, LLAMA_70B, Change, Recipe, _t, recipe_at, scenario_max_model_len
+
+_LLAMA_B200 = {"kv_cache": "fp8", "async_scheduling": True, "enable_prefix_caching": False,
+               "max_num_batched_tokens": 8192, "gpu_memory_utilization": 0.9, "max_num_seqs": 512}
+_LLAMA_B200_WHAT = ("kv-cache-dtype fp8, async-scheduling, no-enable-prefix-caching, max-num-batched-tokens 8192; "
+                    "--gpu-memory-utilization 0.9 --max-num-seqs 512 (a fixed 512, not $CONC as on H100/H200); "
+                    "the compilation config's fusion passes not modelled")
+
+_MINIMAX_B200_2604 = {"gpu_memory_utilization": 0.9, "kv_cache": "fp8", "max_num_batched_tokens": "isl*2",
+                      "enable_prefix_caching": False}
+_MINIMAX_2604_WHAT = ("--gpu-memory-utilization 0.90 --kv-cache-dtype fp8 --max-num-batched-tokens $((ISL * 2)) "
+                      "--no-enable-prefix-caching; --enable-expert-parallel only when EP_SIZE > 1 (the row's "
+                      "columns); --max-cudagraph-capture-size 2048, --stream-interval 20 and the all-reduce "
+                      "backend not modelled")
+
+#: The 70B scripts' max-model-len: fp4's own from 27f29acbe (10240, by scenario from
+#: eb282d8f6); fp8's the workflow's $MAX_MODEL_LEN, not held here.
+_LLAMA_B200_MML = {
+    "fp8": (),
+    "fp4": (Change("eb282d8f6", _t("2025-09-27T17:17:21-07:00"), {"max_model_len": scenario_max_model_len},
+                   "max-model-len by scenario (campaigns.scenario_max_model_len)"),),
+}
+
+RECIPES: tuple[Recipe, ...] = tuple(
+    Recipe(model, "b200_sxm", f"benchmarks/70b_{prec}_b200_docker.sh", (
+        Change(commit, _t(when), {**_LLAMA_B200, **first}, _LLAMA_B200_WHAT),
+    ) + _LLAMA_B200_MML[prec], precision=prec)
+    for model in LLAMA_70B
+    for prec, commit, when, first in (("fp8", "425f74d51", "2025-09-12T21:32:37+00:00", {}),
+                                      ("fp4", "27f29acbe", "2025-09-21T20:02:42-04:00", {"max_model_len": 10240}))
+) + (
+    Recipe("openai/gpt-oss-120b", "b200_sxm", "benchmarks/gptoss_fp4_b200_docker.sh (benchmarks/single_node/"
+           "gptoss_fp4_b200.sh from 2026-01-22)", (
+        Change("27f29acbe", _t("2025-09-21T20:02:42-04:00"),
+               {"async_scheduling": True, "enable_prefix_caching": False, "max_num_batched_tokens": 8192,
+                "max_model_len": 10240, "gpu_memory_utilization": 0.9, "max_num_seqs": 512},
+               "config.yaml: async-scheduling, no-enable-prefix-caching, max-num-batched-tokens 8192, "
+               "max-model-len 10240; --gpu-memory-utilization 0.9 --max-num-seqs 512 (cuda-graph-sizes 2048, "
+               "the compilation config and VLLM_USE_FLASHINFER_MOE_MXFP4_MXFP8=1 from 5e92867f4 not modelled)"),
+        Change("eb282d8f6", _t("2025-09-27T17:17:21-07:00"), {"max_model_len": scenario_max_model_len},
+               "max-model-len by scenario (campaigns.scenario_max_model_len)"),
+        Change("25506e87c", _t("2025-12-05T13:49:06-08:00"), {"kv_cache": "fp8"},
+               "vLLM v0.11.2: kv-cache-dtype fp8"),
+        Change("d2c2acb19", _t("2026-02-25T13:02:08-06:00"), {"async_scheduling": None},
+               "vLLM v0.15.1: async-scheduling no longer in config.yaml (the release's default: on from 0.14.0)"),
+    )),
+    Recipe("MiniMaxAI/MiniMax-M2.5", "b200_sxm", "benchmarks/single_node/minimaxm2.5_fp8_b200.sh", (
+        Change("f342df18e", _t("2026-03-11T14:39:27-04:00"),
+               {"gpu_memory_utilization": 0.95, "block_size": 32, "enable_expert_parallel": True},
+               "--gpu-memory-utilization 0.95 --block-size=32, --enable-expert-parallel when EP_SIZE ≥ 1 (every "
+               "run); VLLM_USE_FLASHINFER_MOE_FP8=0 VLLM_MOE_USE_DEEP_GEMM=0 (Triton experts) not modelled"),
+        Change("0f78cf4eb", _t("2026-03-27T19:17:39-07:00"), {"enable_prefix_caching": False},
+               "--no-enable-prefix-caching"),
+        Change("bddbf4031", _t("2026-04-03T09:31:35-07:00"), {**_MINIMAX_B200_2604, "enable_expert_parallel": False},
+               "vLLM upgrade: " + _MINIMAX_2604_WHAT + "; --block-size=32 kept"),
+    ), precision="fp8"),
+    Recipe("MiniMaxAI/MiniMax-M2.5", "b200_sxm", "benchmarks/single_node/minimaxm2.5_fp4_b200.sh", (
+        Change("79bd988e9", _t("2026-04-08T11:55:08-07:00"), dict(_MINIMAX_B200_2604),
+               _MINIMAX_2604_WHAT + "; data-parallel attention (TP 1, DP $TP) when the row's columns say so"),
+    ), precision="fp4"),
+    Recipe("MiniMaxAI/MiniMax-M2.5", "b300_sxm", "benchmarks/single_node/minimaxm2.5_fp8_b300.sh", (
+        Change("340d7854c", _t("2026-04-17T08:47:21-04:00"), {**_MINIMAX_B200_2604, "block_size": 32},
+               _MINIMAX_2604_WHAT + "; --block-size=32"),
+    ), precision="fp8"),
+    Recipe("MiniMaxAI/MiniMax-M2.5", "b300_sxm", "benchmarks/single_node/minimaxm2.5_fp4_b300.sh", (
+        Change("22d0f12f7", _t("2026-04-17T08:43:53-04:00"), dict(_MINIMAX_B200_2604),
+               _MINIMAX_2604_WHAT + "; data-parallel attention (TP 1, DP $TP) when the row's columns say so"),
+    ), precision="fp4"),
+)
+
+#: Every vLLM recipe tabulated: Hopper's and Blackwell's.
+ALL = HOPPER + RECIPES
+
+
+def recipe_of(row: dict[str, str], when: datetime) -> tuple[dict[str, Any], str]:
+    """The flags of the InferenceX vLLM recipe that served ``row`` (its model, system and
+    precision) at ``when``, and where they come from (``({}, "")``: none tabulated)."""
+    return recipe_at((row.get("model_path") or "").strip(), (row.get("system") or "").strip(), when, ALL,
+                     (row.get("precision") or "").strip())
