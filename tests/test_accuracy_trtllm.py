@@ -103,6 +103,18 @@ def test_llama_recipe_batch_waiting_at_1k_1k_below_tp8():
         assert o["stream_interval"] == 10 and o["max_num_tokens"] == 16384
 
 
+def test_b200_llama_rows_take_the_b200_scripts_options():
+    # 70b_fp8_b200_trt_slurm.sh and 70b_fp4_b200_trt_slurm.sh@1b563c858 write the H200
+    # script's options; before, a B200 row ran the release's defaults
+    when = datetime(2025, 10, 29, tzinfo=UTC)
+    b200 = trtllm.recipe_at("meta-llama/Llama-3.1-70B", "b200_sxm", when)
+    h200 = trtllm.recipe_at("meta-llama/Llama-3.1-70B", "h200_sxm", when)
+    assert b200[:2] == h200[:2] and b200[2] == "benchmarks/70b_{fp8,fp4}_b200_trt_slurm.sh@1b563c858"
+    o, kv = trtllm.recipe_options(b200[0], 16, 1024, trtllm.Layout(2, False, False), 1024)
+    assert (o["max_num_tokens"], o["batch_wait_timeout_iters"], kv) == (16384, 20, "fp8")
+    assert trtllm.recipe_at("meta-llama/Llama-3.1-70B", "gb200", when) == ({}, "", "")
+
+
 def test_recipes_spread_the_experts_over_tp_before_the_search_space():
     # gptoss_fp4_h200_trt_slurm.sh and dsr1_fp8_h200_trt_slurm.sh ran --ep_size=$TP until
     # 17d5e204f (2025-11-03T18:05:50Z) made it the search space's $EP_SIZE (the row's columns)

@@ -214,8 +214,10 @@ def _llama_batch_wait(isl: int, osl: int, tp: int) -> bool:
     return isl == 1024 and osl == 1024 and tp < 8
 
 
-RECIPES: tuple[Recipe, ...] = (
-    Recipe(("meta-llama/Llama-3.1-70B",), "h200_sxm", "benchmarks/70b_fp8_h200_trt_slurm.sh", (
+RECIPES: tuple[Recipe, ...] = tuple(
+    # B200: 70b_fp8_b200_trt_slurm.sh and 70b_fp4_b200_trt_slurm.sh (and their _docker.sh
+    # twins) write the H200 script's options, the image of 70b-tmpl.yml's bmk-b200-trt-*
+    Recipe(("meta-llama/Llama-3.1-70B",), system, file, (
         Change("1b563c858", _t("2025-09-18T11:51:07-07:00"), "1.1.0rc2.post2",
                {"max_num_tokens": 16384, "kv_cache": "fp8", "stream_interval": 10,
                 "batch_wait_max_tokens_ratio": Where(_llama_batch_wait, 0.9),
@@ -226,7 +228,10 @@ RECIPES: tuple[Recipe, ...] = (
                "kv_cache_config dtype fp8, enable_block_reuse false; stream_interval 10 (image 1.1.0rc2.post2, "
                ".github/workflows/70b-tmpl.yml); 1k/1k below TP 8 also batch_wait_max_tokens_ratio 0.9, "
                "batch_wait_timeout_iters 20"),
-    )),
+    ))
+    for system, file in (("h200_sxm", "benchmarks/70b_fp8_h200_trt_slurm.sh"),
+                         ("b200_sxm", "benchmarks/70b_{fp8,fp4}_b200_trt_slurm.sh"))
+) + (
     Recipe(("openai/gpt-oss-120b",), "h200_sxm", "benchmarks/gptoss_fp4_h200_trt_slurm.sh", (
         Change("ffe0b55a7", _t("2025-09-28T17:41:27-07:00"), "gpt-oss-dev",
                {"max_batch_size": lambda c, isl, tp: c, "max_num_tokens": 20000, "stream_interval": 20,
