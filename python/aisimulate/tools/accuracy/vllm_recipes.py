@@ -7,9 +7,11 @@ script at that commit. A GPU with one script per checkpoint has a recipe per
 model are named in each change's text and left out: ``--compilation-config`` (fusion
 passes), ``--max-cudagraph-capture-size``, ``--stream-interval``, the MoE kernel's
 environment (``VLLM_USE_FLASHINFER_MOE_MXFP4_MXFP8``: the tables time the experts vLLM's
-default picks), ``VLLM_FLOAT32_MATMUL_PRECISION``. A script whose ``--max-model-len``
-came from the workflow (``$MAX_MODEL_LEN``) leaves it to the harness (the release's
-default, lowered as the operator must when the KV cache cannot hold one request).
+default picks), ``VLLM_FLOAT32_MATMUL_PRECISION``. ``--max-model-len $MAX_MODEL_LEN`` of
+the 2026 scripts is the sweep generator's ISL + OSL + 200 (as in :data:`campaigns.RECIPES`);
+the 2025 Llama-3.1-70B fp8 B200 script's came from the workflow, not held here: the
+harness leaves it (the release's default, lowered as the operator must when the KV cache
+cannot hold one request).
 
 The Hopper recipes are :data:`campaigns.RECIPES`; :func:`recipe_of` searches both.
 """
@@ -28,7 +30,7 @@ _LLAMA_B200_WHAT = ("kv-cache-dtype fp8, async-scheduling, no-enable-prefix-cach
                     "the compilation config's fusion passes not modelled")
 
 _MINIMAX_B200_2604 = {"gpu_memory_utilization": 0.9, "kv_cache": "fp8", "max_num_batched_tokens": "isl*2",
-                      "enable_prefix_caching": False}
+                      "enable_prefix_caching": False, "max_model_len": "isl+osl+200"}
 _MINIMAX_2604_WHAT = ("--gpu-memory-utilization 0.90 --kv-cache-dtype fp8 --max-num-batched-tokens $((ISL * 2)) "
                       "--no-enable-prefix-caching; --enable-expert-parallel only when EP_SIZE > 1 (the row's "
                       "columns); --max-cudagraph-capture-size 2048, --stream-interval 20 and the all-reduce "
@@ -67,7 +69,8 @@ RECIPES: tuple[Recipe, ...] = tuple(
     )),
     Recipe("MiniMaxAI/MiniMax-M2.5", "b200_sxm", "benchmarks/single_node/minimaxm2.5_fp8_b200.sh", (
         Change("f342df18e", _t("2026-03-11T14:39:27-04:00"),
-               {"gpu_memory_utilization": 0.95, "block_size": 32, "enable_expert_parallel": True},
+               {"gpu_memory_utilization": 0.95, "block_size": 32, "enable_expert_parallel": True,
+                "max_model_len": "isl+osl+200"},
                "--gpu-memory-utilization 0.95 --block-size=32, --enable-expert-parallel when EP_SIZE ≥ 1 (every "
                "run); VLLM_USE_FLASHINFER_MOE_FP8=0 VLLM_MOE_USE_DEEP_GEMM=0 (Triton experts) not modelled"),
         Change("0f78cf4eb", _t("2026-03-27T19:17:39-07:00"), {"enable_prefix_caching": False},
@@ -89,8 +92,37 @@ RECIPES: tuple[Recipe, ...] = tuple(
     ), precision="fp4"),
 )
 
+#: Kimi-K2.5 (``--reasoning-parser``/``--tool-call-parser`` kimi_k2 and the all-reduce
+#: fusion pass not modelled), INT4 and NVFP4 checkpoints, one script each.
+KIMI = (
+    Recipe("moonshotai/Kimi-K2.5", "b200_sxm", "benchmarks/single_node/kimik2.5_int4_b200.sh", (
+        Change("eb02101ef", _t("2026-02-23T21:58:57-05:00"),
+               {"gpu_memory_utilization": 0.95, "max_num_seqs": "c", "max_model_len": "isl+osl+200"},
+               "--gpu-memory-utilization 0.95 --max-num-seqs $CONC"),
+        Change("79ea3651a", _t("2026-03-24T13:03:05-07:00"), {"enable_prefix_caching": False},
+               "--no-enable-prefix-caching (VLLM_USE_FLASHINFER_MOE_INT4=1: the experts' kernel, not modelled)"),
+    ), precision="int4"),
+    Recipe("moonshotai/Kimi-K2.5", "b200_sxm", "benchmarks/single_node/kimik2.5_fp4_b200.sh", (
+        Change("a58dedd5a", _t("2026-03-11T09:59:36-07:00"),
+               {"gpu_memory_utilization": 0.9, "max_num_seqs": "c", "max_model_len": "isl+osl+200"},
+               "--gpu-memory-utilization 0.90 --max-num-seqs $CONC"),
+        Change("79a42e20a", _t("2026-03-27T15:21:53-07:00"), {"enable_prefix_caching": False},
+               "--no-enable-prefix-caching"),
+        Change("6c3acebfa", _t("2026-04-20T07:22:32-07:00"), {"kv_cache": "fp8", "max_num_batched_tokens": "isl*2"},
+               "--kv-cache-dtype fp8 --max-num-batched-tokens $((ISL * 2)) (--max-cudagraph-capture-size 2048, "
+               "--stream-interval 20 not modelled)"),
+    ), precision="fp4"),
+    Recipe("moonshotai/Kimi-K2.5", "b300_sxm", "benchmarks/single_node/kimik2.5_fp4_b300.sh", (
+        Change("a35e53694", _t("2026-04-17T09:20:42-04:00"),
+               {"gpu_memory_utilization": 0.9, "max_num_seqs": "c", "enable_prefix_caching": False,
+                "max_model_len": "isl+osl+200"},
+               "--gpu-memory-utilization 0.90 --max-num-seqs $CONC --no-enable-prefix-caching (reverted by "
+               "13d527ab9 and added again by f34a83b25 on 2026-04-20 with the same flags)"),
+    ), precision="fp4"),
+)
+
 #: Every vLLM recipe tabulated: Hopper's and Blackwell's.
-ALL = HOPPER + RECIPES
+ALL = HOPPER + RECIPES + KIMI
 
 
 def recipe_of(row: dict[str, str], when: datetime) -> tuple[dict[str, Any], str]:
