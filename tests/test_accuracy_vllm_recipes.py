@@ -98,3 +98,27 @@ def test_kimi_on_blackwell_by_checkpoint():
     assert engine["quantization"] == {"kv_cache": "fp8"} and engine["scheduler"]["max_num_batched_tokens"] == 2048
     # B300's NVFP4 script landed 2026-04-17: a row of 2026-04-03 has no recipe
     assert vllm_recipes.recipe_of(_row("moonshotai/Kimi-K2.5", "b300_sxm", "fp4"), datetime(2026, 4, 3, tzinfo=UTC)) == ({}, "")
+
+
+def test_gpt_oss_on_hopper():
+    # H100 (af4ccd03f): max-model-len 10240 and --max-num-seqs $CONC; H200's by scenario
+    # from eb282d8f6; async scheduling left to vLLM 0.15.1's default from d2c2acb19
+    when = datetime(2025, 11, 2, 23, 59, tzinfo=UTC)
+    h100, src = _engine(_row("openai/gpt-oss-120b", "h100_sxm", "fp4"), when, 1024, 1024, 64)
+    assert src.endswith("@af4ccd03f")
+    assert h100 == {"scheduler": {"gpu_memory_utilization": 0.9, "enable_prefix_caching": False, "async_scheduling": True,
+                                  "max_num_batched_tokens": 8192, "max_num_seqs": 64, "max_model_len": 10240}}
+    h200, _ = _engine(_row("openai/gpt-oss-120b", "h200_sxm", "fp4"), when, 1024, 1024, 64)
+    assert h200["scheduler"]["max_model_len"] == 2068
+    later, src = _engine(_row("openai/gpt-oss-120b", "h200_sxm", "fp4"), datetime(2026, 3, 27, tzinfo=UTC), 8192, 1024, 4)
+    assert "async_scheduling" not in later["scheduler"] and src.endswith("@77f238d12+eb282d8f6+d2c2acb19")
+
+
+def test_minimax_on_h100_runs_256_sequences():
+    row = _row("MiniMaxAI/MiniMax-M2.5", "h100_sxm", "fp8")
+    engine, src = _engine(row, datetime(2026, 3, 28, 23, 59, tzinfo=UTC), 1024, 1024, 64)
+    assert src == "benchmarks/single_node/minimaxm2.5_fp8_h100.sh@ac0d2a853+0f78cf4eb"
+    assert engine == {"scheduler": {"gpu_memory_utilization": 0.9, "enable_prefix_caching": False, "max_num_seqs": 256,
+                                    "max_model_len": 2248}}
+    # the rows of 2026-03-27 (UTC) ran before prefix caching was switched off
+    assert "enable_prefix_caching" not in vllm_recipes.recipe_of(row, datetime(2026, 3, 27, 23, 59, tzinfo=UTC))[0]

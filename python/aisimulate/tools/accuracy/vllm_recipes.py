@@ -1,4 +1,5 @@
-"""InferenceX's vLLM recipes on Blackwell (B200, B300), and the lookup of a row's recipe.
+"""InferenceX's vLLM recipes beyond campaigns.RECIPES (Blackwell's; gpt-oss-120b's on Hopper
+and MiniMax-M2.5's on H100), and the lookup of a row's recipe.
 
 Each entry is one benchmark script of SemiAnalysisAI/InferenceX and its git history: the
 ``vllm serve`` flags (``campaigns.Change``, spec terms) each commit set, read from the
@@ -13,7 +14,7 @@ the 2025 Llama-3.1-70B fp8 B200 script's came from the workflow, not held here: 
 harness leaves it (the release's default, lowered as the operator must when the KV cache
 cannot hold one request).
 
-The Hopper recipes are :data:`campaigns.RECIPES`; :func:`recipe_of` searches both.
+The other Hopper recipes are :data:`campaigns.RECIPES`; :func:`recipe_of` searches all.
 """
 
 from __future__ import annotations
@@ -121,8 +122,43 @@ KIMI = (
     ), precision="fp4"),
 )
 
+#: gpt-oss-120b on Hopper (the MXFP4 experts' Marlin kernel, VLLM_MXFP4_USE_MARLIN=1 from
+#: 4e52ed4c6, and cuda-graph-sizes / max-cudagraph-capture-size 2048 not modelled).
+_GPTOSS_HOPPER = {"async_scheduling": True, "enable_prefix_caching": False, "max_num_batched_tokens": 8192,
+                  "max_model_len": 10240, "gpu_memory_utilization": 0.9, "max_num_seqs": "c"}
+_GPTOSS_HOPPER_WHAT = ("config.yaml: async-scheduling, no-enable-prefix-caching, max-num-batched-tokens 8192, "
+                       "max-model-len 10240; --gpu-memory-utilization 0.9 --max-num-seqs $CONC")
+_NO_ASYNC = Change("d2c2acb19", _t("2026-02-25T13:02:08-06:00"), {"async_scheduling": None},
+                   "vLLM v0.15.1: async-scheduling no longer in config.yaml (the release's default: on from 0.14.0)")
+GPTOSS_HOPPER = (
+    Recipe("openai/gpt-oss-120b", "h100_sxm", "benchmarks/gptoss_fp4_h100_{slurm,docker}.sh (benchmarks/single_node/"
+           "gptoss_fp4_h100.sh from 2026-01-22)", (
+        Change("af4ccd03f", _t("2025-09-23T15:29:20-04:00"), dict(_GPTOSS_HOPPER), _GPTOSS_HOPPER_WHAT),
+        _NO_ASYNC,
+    )),
+    Recipe("openai/gpt-oss-120b", "h200_sxm", "benchmarks/gptoss_fp4_h200_slurm.sh (benchmarks/single_node/"
+           "gptoss_fp4_h200.sh from 2026-01-22)", (
+        Change("77f238d12", _t("2025-09-15T16:13:38-07:00"), dict(_GPTOSS_HOPPER), _GPTOSS_HOPPER_WHAT),
+        Change("eb282d8f6", _t("2025-09-27T17:17:21-07:00"), {"max_model_len": scenario_max_model_len},
+               "max-model-len by scenario (campaigns.scenario_max_model_len)"),
+        _NO_ASYNC,
+    )),
+)
+
+#: MiniMax-M2.5 FP8 on H100 (the H200 one is campaigns.RECIPES'): a fixed --max-num-seqs 256,
+#: EP only when EP_SIZE > 1 (the row's columns).
+MINIMAX_H100 = (
+    Recipe("MiniMaxAI/MiniMax-M2.5", "h100_sxm", "benchmarks/single_node/minimaxm2.5_fp8_h100.sh", (
+        Change("ac0d2a853", _t("2026-03-02T23:47:57-05:00"),
+               {"gpu_memory_utilization": 0.9, "max_num_seqs": 256, "max_model_len": "isl+osl+200"},
+               "--gpu-memory-utilization 0.90 --max-num-seqs 256; --enable-expert-parallel when EP_SIZE > 1"),
+        Change("0f78cf4eb", _t("2026-03-27T19:17:39-07:00"), {"enable_prefix_caching": False},
+               "--no-enable-prefix-caching"),
+    )),
+)
+
 #: Every vLLM recipe tabulated: Hopper's and Blackwell's.
-ALL = HOPPER + RECIPES + KIMI
+ALL = HOPPER + GPTOSS_HOPPER + MINIMAX_H100 + RECIPES + KIMI
 
 
 def recipe_of(row: dict[str, str], when: datetime) -> tuple[dict[str, Any], str]:
