@@ -1,4 +1,5 @@
-"""InferenceX's vLLM recipes on Blackwell (B200, B300), and the lookup of a row's recipe.
+"""InferenceX's vLLM recipes beyond campaigns.RECIPES (Blackwell's; gpt-oss-120b's on Hopper
+and MiniMax-M2.5's on H100), and the lookup of a row's recipe.
 
 Each entry is one benchmark script of SemiAnalysisAI/InferenceX and its git history: the
 ``vllm serve`` flags (``campaigns.Change``, spec terms) each commit set, read from the
@@ -7,11 +8,13 @@ script at that commit. A GPU with one script per checkpoint has a recipe per
 model are named in each change's text and left out: ``--compilation-config`` (fusion
 passes), ``--max-cudagraph-capture-size``, ``--stream-interval``, the MoE kernel's
 environment (``VLLM_USE_FLASHINFER_MOE_MXFP4_MXFP8``: the tables time the experts vLLM's
-default picks), ``VLLM_FLOAT32_MATMUL_PRECISION``. A script whose ``--max-model-len``
-came from the workflow (``$MAX_MODEL_LEN``) leaves it to the harness (the release's
-default, lowered as the operator must when the KV cache cannot hold one request).
+default picks), ``VLLM_FLOAT32_MATMUL_PRECISION``. ``--max-model-len $MAX_MODEL_LEN`` of
+the 2026 scripts is the sweep generator's ISL + OSL + 200 (as in :data:`campaigns.RECIPES`);
+the 2025 Llama-3.1-70B fp8 B200 script's came from the workflow, not held here: the
+harness leaves it (the release's default, lowered as the operator must when the KV cache
+cannot hold one request).
 
-The Hopper recipes are :data:`campaigns.RECIPES`; :func:`recipe_of` searches both.
+The other Hopper recipes are :data:`campaigns.RECIPES`; :func:`recipe_of` searches all.
 """
 
 from __future__ import annotations
@@ -28,7 +31,7 @@ _LLAMA_B200_WHAT = ("kv-cache-dtype fp8, async-scheduling, no-enable-prefix-cach
                     "the compilation config's fusion passes not modelled")
 
 _MINIMAX_B200_2604 = {"gpu_memory_utilization": 0.9, "kv_cache": "fp8", "max_num_batched_tokens": "isl*2",
-                      "enable_prefix_caching": False}
+                      "enable_prefix_caching": False, "max_model_len": "isl+osl+200"}
 _MINIMAX_2604_WHAT = ("--gpu-memory-utilization 0.90 --kv-cache-dtype fp8 --max-num-batched-tokens $((ISL * 2)) "
                       "--no-enable-prefix-caching; --enable-expert-parallel only when EP_SIZE > 1 (the row's "
                       "columns); --max-cudagraph-capture-size 2048, --stream-interval 20 and the all-reduce "
@@ -67,7 +70,8 @@ RECIPES: tuple[Recipe, ...] = tuple(
     )),
     Recipe("MiniMaxAI/MiniMax-M2.5", "b200_sxm", "benchmarks/single_node/minimaxm2.5_fp8_b200.sh", (
         Change("f342df18e", _t("2026-03-11T14:39:27-04:00"),
-               {"gpu_memory_utilization": 0.95, "block_size": 32, "enable_expert_parallel": True},
+               {"gpu_memory_utilization": 0.95, "block_size": 32, "enable_expert_parallel": True,
+                "max_model_len": "isl+osl+200"},
                "--gpu-memory-utilization 0.95 --block-size=32, --enable-expert-parallel when EP_SIZE ≥ 1 (every "
                "run); VLLM_USE_FLASHINFER_MOE_FP8=0 VLLM_MOE_USE_DEEP_GEMM=0 (Triton experts) not modelled"),
         Change("0f78cf4eb", _t("2026-03-27T19:17:39-07:00"), {"enable_prefix_caching": False},
@@ -89,8 +93,72 @@ RECIPES: tuple[Recipe, ...] = tuple(
     ), precision="fp4"),
 )
 
+#: Kimi-K2.5 (``--reasoning-parser``/``--tool-call-parser`` kimi_k2 and the all-reduce
+#: fusion pass not modelled), INT4 and NVFP4 checkpoints, one script each.
+KIMI = (
+    Recipe("moonshotai/Kimi-K2.5", "b200_sxm", "benchmarks/single_node/kimik2.5_int4_b200.sh", (
+        Change("eb02101ef", _t("2026-02-23T21:58:57-05:00"),
+               {"gpu_memory_utilization": 0.95, "max_num_seqs": "c", "max_model_len": "isl+osl+200"},
+               "--gpu-memory-utilization 0.95 --max-num-seqs $CONC"),
+        Change("79ea3651a", _t("2026-03-24T13:03:05-07:00"), {"enable_prefix_caching": False},
+               "--no-enable-prefix-caching (VLLM_USE_FLASHINFER_MOE_INT4=1: the experts' kernel, not modelled)"),
+    ), precision="int4"),
+    Recipe("moonshotai/Kimi-K2.5", "b200_sxm", "benchmarks/single_node/kimik2.5_fp4_b200.sh", (
+        Change("a58dedd5a", _t("2026-03-11T09:59:36-07:00"),
+               {"gpu_memory_utilization": 0.9, "max_num_seqs": "c", "max_model_len": "isl+osl+200"},
+               "--gpu-memory-utilization 0.90 --max-num-seqs $CONC"),
+        Change("79a42e20a", _t("2026-03-27T15:21:53-07:00"), {"enable_prefix_caching": False},
+               "--no-enable-prefix-caching"),
+        Change("6c3acebfa", _t("2026-04-20T07:22:32-07:00"), {"kv_cache": "fp8", "max_num_batched_tokens": "isl*2"},
+               "--kv-cache-dtype fp8 --max-num-batched-tokens $((ISL * 2)) (--max-cudagraph-capture-size 2048, "
+               "--stream-interval 20 not modelled)"),
+    ), precision="fp4"),
+    Recipe("moonshotai/Kimi-K2.5", "b300_sxm", "benchmarks/single_node/kimik2.5_fp4_b300.sh", (
+        Change("a35e53694", _t("2026-04-17T09:20:42-04:00"),
+               {"gpu_memory_utilization": 0.9, "max_num_seqs": "c", "enable_prefix_caching": False,
+                "max_model_len": "isl+osl+200"},
+               "--gpu-memory-utilization 0.90 --max-num-seqs $CONC --no-enable-prefix-caching (reverted by "
+               "13d527ab9 and added again by f34a83b25 on 2026-04-20 with the same flags)"),
+    ), precision="fp4"),
+)
+
+#: gpt-oss-120b on Hopper (the MXFP4 experts' Marlin kernel, VLLM_MXFP4_USE_MARLIN=1 from
+#: 4e52ed4c6, and cuda-graph-sizes / max-cudagraph-capture-size 2048 not modelled).
+_GPTOSS_HOPPER = {"async_scheduling": True, "enable_prefix_caching": False, "max_num_batched_tokens": 8192,
+                  "max_model_len": 10240, "gpu_memory_utilization": 0.9, "max_num_seqs": "c"}
+_GPTOSS_HOPPER_WHAT = ("config.yaml: async-scheduling, no-enable-prefix-caching, max-num-batched-tokens 8192, "
+                       "max-model-len 10240; --gpu-memory-utilization 0.9 --max-num-seqs $CONC")
+_NO_ASYNC = Change("d2c2acb19", _t("2026-02-25T13:02:08-06:00"), {"async_scheduling": None},
+                   "vLLM v0.15.1: async-scheduling no longer in config.yaml (the release's default: on from 0.14.0)")
+GPTOSS_HOPPER = (
+    Recipe("openai/gpt-oss-120b", "h100_sxm", "benchmarks/gptoss_fp4_h100_{slurm,docker}.sh (benchmarks/single_node/"
+           "gptoss_fp4_h100.sh from 2026-01-22)", (
+        Change("af4ccd03f", _t("2025-09-23T15:29:20-04:00"), dict(_GPTOSS_HOPPER), _GPTOSS_HOPPER_WHAT),
+        _NO_ASYNC,
+    )),
+    Recipe("openai/gpt-oss-120b", "h200_sxm", "benchmarks/gptoss_fp4_h200_slurm.sh (benchmarks/single_node/"
+           "gptoss_fp4_h200.sh from 2026-01-22)", (
+        Change("77f238d12", _t("2025-09-15T16:13:38-07:00"), dict(_GPTOSS_HOPPER), _GPTOSS_HOPPER_WHAT),
+        Change("eb282d8f6", _t("2025-09-27T17:17:21-07:00"), {"max_model_len": scenario_max_model_len},
+               "max-model-len by scenario (campaigns.scenario_max_model_len)"),
+        _NO_ASYNC,
+    )),
+)
+
+#: MiniMax-M2.5 FP8 on H100 (the H200 one is campaigns.RECIPES'): a fixed --max-num-seqs 256,
+#: EP only when EP_SIZE > 1 (the row's columns).
+MINIMAX_H100 = (
+    Recipe("MiniMaxAI/MiniMax-M2.5", "h100_sxm", "benchmarks/single_node/minimaxm2.5_fp8_h100.sh", (
+        Change("ac0d2a853", _t("2026-03-02T23:47:57-05:00"),
+               {"gpu_memory_utilization": 0.9, "max_num_seqs": 256, "max_model_len": "isl+osl+200"},
+               "--gpu-memory-utilization 0.90 --max-num-seqs 256; --enable-expert-parallel when EP_SIZE > 1"),
+        Change("0f78cf4eb", _t("2026-03-27T19:17:39-07:00"), {"enable_prefix_caching": False},
+               "--no-enable-prefix-caching"),
+    )),
+)
+
 #: Every vLLM recipe tabulated: Hopper's and Blackwell's.
-ALL = HOPPER + RECIPES
+ALL = HOPPER + GPTOSS_HOPPER + MINIMAX_H100 + RECIPES + KIMI
 
 
 def recipe_of(row: dict[str, str], when: datetime) -> tuple[dict[str, Any], str]:
