@@ -122,3 +122,11 @@ def test_minimax_on_h100_runs_256_sequences():
                                     "max_model_len": 2248}}
     # the rows of 2026-03-27 (UTC) ran before prefix caching was switched off
     assert "enable_prefix_caching" not in vllm_recipes.recipe_of(row, datetime(2026, 3, 27, 23, 59, tzinfo=UTC))[0]
+
+
+def test_b300_kimi_switched_prefix_caching_off_from_its_first_commit():
+    engine, src = _engine(_row("moonshotai/Kimi-K2.5", "b300_sxm", "fp4"), datetime(2026, 4, 20, 23, 59, tzinfo=UTC),
+                          1024, 1024, 8)
+    assert src == "benchmarks/single_node/kimik2.5_fp4_b300.sh@a35e53694"
+    assert engine == {"scheduler": {"gpu_memory_utilization": 0.9, "enable_prefix_caching": False, "max_num_seqs": 8,
+                                    "max_model_len": 2248}}

@@ -93,34 +93,41 @@ RECIPES: tuple[Recipe, ...] = tuple(
     ), precision="fp4"),
 )
 
+def _kimi(system: str, file: str, precision: str, first: tuple[str, str, float],
+          no_prefix_cache: tuple[str, str, str] | None, later: tuple[Change, ...] = ()) -> Recipe:
+    """A Kimi-K2.5 script: ``first`` (commit, time, --gpu-memory-utilization) with
+    --max-num-seqs $CONC and the sweep generator's max-model-len, then the commit that
+    switched prefix caching off (commit, time, what else it says; None: off from the
+    first), then ``later``."""
+    commit, when, util = first
+    flags: dict[str, Any] = {"gpu_memory_utilization": util, "max_num_seqs": "c", "max_model_len": "isl+osl+200"}
+    if no_prefix_cache is None:
+        flags["enable_prefix_caching"] = False
+    changes = [Change(commit, _t(when), flags, f"--gpu-memory-utilization {util:.2f} --max-num-seqs $CONC"
+                      + (" --no-enable-prefix-caching" if no_prefix_cache is None else ""))]
+    if no_prefix_cache:
+        changes.append(Change(no_prefix_cache[0], _t(no_prefix_cache[1]), {"enable_prefix_caching": False},
+                              "--no-enable-prefix-caching" + no_prefix_cache[2]))
+    return Recipe("moonshotai/Kimi-K2.5", system, file, tuple(changes) + later, precision=precision)
+
+
 #: Kimi-K2.5 (``--reasoning-parser``/``--tool-call-parser`` kimi_k2 and the all-reduce
-#: fusion pass not modelled), INT4 and NVFP4 checkpoints, one script each.
+#: fusion pass not modelled), INT4 and NVFP4 checkpoints, one script each. B300's first
+#: script (a35e53694) already switched prefix caching off; it was reverted by 13d527ab9
+#: and added again by f34a83b25 on 2026-04-20 with the same flags.
 KIMI = (
-    Recipe("moonshotai/Kimi-K2.5", "b200_sxm", "benchmarks/single_node/kimik2.5_int4_b200.sh", (
-        Change("eb02101ef", _t("2026-02-23T21:58:57-05:00"),
-               {"gpu_memory_utilization": 0.95, "max_num_seqs": "c", "max_model_len": "isl+osl+200"},
-               "--gpu-memory-utilization 0.95 --max-num-seqs $CONC"),
-        Change("79ea3651a", _t("2026-03-24T13:03:05-07:00"), {"enable_prefix_caching": False},
-               "--no-enable-prefix-caching (VLLM_USE_FLASHINFER_MOE_INT4=1: the experts' kernel, not modelled)"),
-    ), precision="int4"),
-    Recipe("moonshotai/Kimi-K2.5", "b200_sxm", "benchmarks/single_node/kimik2.5_fp4_b200.sh", (
-        Change("a58dedd5a", _t("2026-03-11T09:59:36-07:00"),
-               {"gpu_memory_utilization": 0.9, "max_num_seqs": "c", "max_model_len": "isl+osl+200"},
-               "--gpu-memory-utilization 0.90 --max-num-seqs $CONC"),
-        Change("79a42e20a", _t("2026-03-27T15:21:53-07:00"), {"enable_prefix_caching": False},
-               "--no-enable-prefix-caching"),
-        Change("6c3acebfa", _t("2026-04-20T07:22:32-07:00"), {"kv_cache": "fp8", "max_num_batched_tokens": "isl*2"},
-               "--kv-cache-dtype fp8 --max-num-batched-tokens $((ISL * 2)) (--max-cudagraph-capture-size 2048, "
-               "--stream-interval 20 not modelled)"),
-    ), precision="fp4"),
-    Recipe("moonshotai/Kimi-K2.5", "b300_sxm", "benchmarks/single_node/kimik2.5_fp4_b300.sh", (
-        Change("a35e53694", _t("2026-04-17T09:20:42-04:00"),
-               {"gpu_memory_utilization": 0.9, "max_num_seqs": "c", "enable_prefix_caching": False,
-                "max_model_len": "isl+osl+200"},
-               "--gpu-memory-utilization 0.90 --max-num-seqs $CONC --no-enable-prefix-caching (reverted by "
-               "13d527ab9 and added again by f34a83b25 on 2026-04-20 with the same flags)"),
-    ), precision="fp4"),
+    _kimi("b200_sxm", "benchmarks/single_node/kimik2.5_int4_b200.sh", "int4",
+          ("eb02101ef", "2026-02-23T21:58:57-05:00", 0.95),
+          ("79ea3651a", "2026-03-24T13:03:05-07:00", " (VLLM_USE_FLASHINFER_MOE_INT4=1: the experts' kernel, not modelled)")),
+    _kimi("b200_sxm", "benchmarks/single_node/kimik2.5_fp4_b200.sh", "fp4",
+          ("a58dedd5a", "2026-03-11T09:59:36-07:00", 0.9), ("79a42e20a", "2026-03-27T15:21:53-07:00", ""), (
+              Change("6c3acebfa", _t("2026-04-20T07:22:32-07:00"), {"kv_cache": "fp8", "max_num_batched_tokens": "isl*2"},
+                     "--kv-cache-dtype fp8 --max-num-batched-tokens $((ISL * 2)) (--max-cudagraph-capture-size 2048, "
+                     "--stream-interval 20 not modelled)"),)),
+    _kimi("b300_sxm", "benchmarks/single_node/kimik2.5_fp4_b300.sh", "fp4",
+          ("a35e53694", "2026-04-17T09:20:42-04:00", 0.9), None),
 )
+
 
 #: gpt-oss-120b on Hopper (the MXFP4 experts' Marlin kernel, VLLM_MXFP4_USE_MARLIN=1 from
 #: 4e52ed4c6, and cuda-graph-sizes / max-cudagraph-capture-size 2048 not modelled).
