@@ -396,17 +396,12 @@ def command_model(command: Sequence[str]) -> tuple[str, str] | None:
     option where given, else the model option, as written), or None when it names none
     or is a tool without such an option (inference-perf's lives in its config file)."""
     tool, _, options = tool_of(_split(command))
-    given: dict[str, str] = {}
-    for i, word in enumerate(options):
-        name, eq, value = word.partition("=")
-        name = name.replace("_", "-") if name.startswith("--") else name
-        if not eq:
-            value = options[i + 1] if i + 1 < len(options) and not options[i + 1].startswith("-") else ""
-        if value:
-            given[name] = value.split(",")[0] if name == "--model-names" else value
-    for name in _MODEL_OPTIONS.get(tool, ()):
-        if name in given:
-            return name, given[name]
+    if tool not in _MODEL_OPTIONS:
+        return None
+    opts, _ = _options(options, {}, lists=("--extra-inputs",))  # every option with its values
+    for name in _MODEL_OPTIONS[tool]:
+        if opts.get(name):
+            return name, opts[name][0].split(",")[0]
     return None
 
 

@@ -211,6 +211,13 @@ def scenario_max_model_len(isl: int, osl: int) -> int:
     return 10240
 
 
+#: eb282d8f6, the change to each vLLM script that set --max-model-len by scenario
+#: (:func:`scenario_max_model_len`): one change shared by the recipes it touched.
+MML_BY_SCENARIO = Change("eb282d8f6", _t("2025-09-27T17:17:21-07:00"), {"max_model_len": scenario_max_model_len},
+                         "max-model-len by scenario: ISL + OSL + 20 at 1k/1k, + 200 when ISL or OSL is 8192, "
+                         "else 10240")
+
+
 #: The names of Llama-3.1-70B that InferenceX's recipes serve: its FP8 checkpoint, the
 #: instruct model, and ``meta-llama/Llama-3.1-70B``, what the silicon rows of those runs
 #: call it (``model_path``; the precision column says how it was served).
@@ -272,10 +279,7 @@ RECIPES = (
     for model in LLAMA_70B
     for system, gpu, commit, when, later in (
         ("h100_sxm", "h100", "425f74d51", "2025-09-12T21:32:37+00:00", ()),
-        ("h200_sxm", "h200", "425f74d51", "2025-09-12T21:32:37+00:00", (
-            Change("eb282d8f6", _t("2025-09-27T17:17:21-07:00"), {"max_model_len": scenario_max_model_len},
-                   "max-model-len by scenario: ISL + OSL + 20 at 1k/1k, + 200 when ISL or OSL is 8192, else 10240"),
-        )))
+        ("h200_sxm", "h200", "425f74d51", "2025-09-12T21:32:37+00:00", (MML_BY_SCENARIO,)))
 )
 
 

@@ -22,7 +22,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from .campaigns import RECIPES as HOPPER, LLAMA_70B, Change, Recipe, _t, recipe_at, scenario_max_model_len
+from .campaigns import MML_BY_SCENARIO, RECIPES as HOPPER, LLAMA_70B, Change, Recipe, _t, recipe_at
 
 _LLAMA_B200 = {"kv_cache": "fp8", "async_scheduling": True, "enable_prefix_caching": False,
                "max_num_batched_tokens": 8192, "gpu_memory_utilization": 0.9, "max_num_seqs": 512}
@@ -37,12 +37,15 @@ _MINIMAX_2604_WHAT = ("--gpu-memory-utilization 0.90 --kv-cache-dtype fp8 --max-
                       "columns); --max-cudagraph-capture-size 2048, --stream-interval 20 and the all-reduce "
                       "backend not modelled")
 
+#: d2c2acb19, vLLM v0.15.1's change to the gpt-oss scripts' config.yaml.
+_NO_ASYNC = Change("d2c2acb19", _t("2026-02-25T13:02:08-06:00"), {"async_scheduling": None},
+                   "vLLM v0.15.1: async-scheduling no longer in config.yaml (the release's default: on from 0.14.0)")
+
 #: The 70B scripts' max-model-len: fp4's own from 27f29acbe (10240, by scenario from
 #: eb282d8f6); fp8's the workflow's $MAX_MODEL_LEN, not held here.
 _LLAMA_B200_MML = {
     "fp8": (),
-    "fp4": (Change("eb282d8f6", _t("2025-09-27T17:17:21-07:00"), {"max_model_len": scenario_max_model_len},
-                   "max-model-len by scenario (campaigns.scenario_max_model_len)"),),
+    "fp4": (MML_BY_SCENARIO,),
 }
 
 RECIPES: tuple[Recipe, ...] = tuple(
@@ -61,12 +64,10 @@ RECIPES: tuple[Recipe, ...] = tuple(
                "config.yaml: async-scheduling, no-enable-prefix-caching, max-num-batched-tokens 8192, "
                "max-model-len 10240; --gpu-memory-utilization 0.9 --max-num-seqs 512 (cuda-graph-sizes 2048, "
                "the compilation config and VLLM_USE_FLASHINFER_MOE_MXFP4_MXFP8=1 from 5e92867f4 not modelled)"),
-        Change("eb282d8f6", _t("2025-09-27T17:17:21-07:00"), {"max_model_len": scenario_max_model_len},
-               "max-model-len by scenario (campaigns.scenario_max_model_len)"),
+        MML_BY_SCENARIO,
         Change("25506e87c", _t("2025-12-05T13:49:06-08:00"), {"kv_cache": "fp8"},
                "vLLM v0.11.2: kv-cache-dtype fp8"),
-        Change("d2c2acb19", _t("2026-02-25T13:02:08-06:00"), {"async_scheduling": None},
-               "vLLM v0.15.1: async-scheduling no longer in config.yaml (the release's default: on from 0.14.0)"),
+        _NO_ASYNC,
     )),
     Recipe("MiniMaxAI/MiniMax-M2.5", "b200_sxm", "benchmarks/single_node/minimaxm2.5_fp8_b200.sh", (
         Change("f342df18e", _t("2026-03-11T14:39:27-04:00"),
@@ -135,8 +136,6 @@ _GPTOSS_HOPPER = {"async_scheduling": True, "enable_prefix_caching": False, "max
                   "max_model_len": 10240, "gpu_memory_utilization": 0.9, "max_num_seqs": "c"}
 _GPTOSS_HOPPER_WHAT = ("config.yaml: async-scheduling, no-enable-prefix-caching, max-num-batched-tokens 8192, "
                        "max-model-len 10240; --gpu-memory-utilization 0.9 --max-num-seqs $CONC")
-_NO_ASYNC = Change("d2c2acb19", _t("2026-02-25T13:02:08-06:00"), {"async_scheduling": None},
-                   "vLLM v0.15.1: async-scheduling no longer in config.yaml (the release's default: on from 0.14.0)")
 GPTOSS_HOPPER = (
     Recipe("openai/gpt-oss-120b", "h100_sxm", "benchmarks/gptoss_fp4_h100_{slurm,docker}.sh (benchmarks/single_node/"
            "gptoss_fp4_h100.sh from 2026-01-22)", (
@@ -146,8 +145,7 @@ GPTOSS_HOPPER = (
     Recipe("openai/gpt-oss-120b", "h200_sxm", "benchmarks/gptoss_fp4_h200_slurm.sh (benchmarks/single_node/"
            "gptoss_fp4_h200.sh from 2026-01-22)", (
         Change("77f238d12", _t("2025-09-15T16:13:38-07:00"), dict(_GPTOSS_HOPPER), _GPTOSS_HOPPER_WHAT),
-        Change("eb282d8f6", _t("2025-09-27T17:17:21-07:00"), {"max_model_len": scenario_max_model_len},
-               "max-model-len by scenario (campaigns.scenario_max_model_len)"),
+        MML_BY_SCENARIO,
         _NO_ASYNC,
     )),
 )
