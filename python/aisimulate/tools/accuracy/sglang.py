@@ -13,7 +13,10 @@ AIConfigurator (``…aic-auto-gap-analysis/…``) and unrecorded rows
     batch size, and ``--enable-mixed-chunk`` from the 0.5.6.post2 template on (the
     0.5.1.post1 template spells it ``--enable-mix-chunk``, a flag SGLang does not know,
     so those servers ran without it); the rest at SGLang's defaults for the row's
-    release (the radix cache on).
+    release (the radix cache on). No template writes ``--quantization``, so an
+    aggregated row's weights are the checkpoint's (:func:`aic_generator_quantization`:
+    the ``fp8`` rows on the bf16 ``meta-llama/Llama-3.1-8B-Instruct`` run bf16 GEMMs),
+    its KV cache the row's (``--kv-cache-dtype fp8_e4m3`` from the rule).
 InferenceX (``YYYY-MM-DD.csv``, ``db-dump/…``)
     Its client (``traffic.benchmark`` tool ``vllm_bench_serve``, variant ``inferencex``,
     at the row's ``measured`` date): random lengths with range ratio 0.8, 10·c prompts
