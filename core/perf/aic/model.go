@@ -67,8 +67,10 @@ type Options struct {
 	CUDAGraphMaxTokens int
 	// MoEBackend is vLLM's --moe-backend ("" or "auto": the kernel the
 	// tables list first for the dtype; "marlin", "triton",
-	// "flashinfer_cutlass", "flashinfer_trtllm": that kernel's rows where
-	// the tables time it, moe.go moeKernelRows).
+	// "flashinfer_cutlass", "flashinfer_trtllm", "flashinfer_trtllm_afp8":
+	// that kernel's rows where the tables time it, moe.go moeKernelRows;
+	// flashinfer_trtllm_afp8 also reads MXFP4 experts' w4a8_mxfp4_mxfp8
+	// rows on Blackwell, moeDtypeLabel).
 	MoEBackend string
 	// All2AllBackend is vLLM's --all2all-backend ("" or
 	// perf.All2AllAgRs: the all-gather and reduce-scatter; perf.IsAll2All
