@@ -163,6 +163,13 @@ const (
 	MoEBackendMarlin            = "marlin"
 	MoEBackendFlashInferCutlass = "flashinfer_cutlass"
 	MoEBackendFlashInferTRTLLM  = "flashinfer_trtllm"
+	// MoEBackendFlashInferTRTLLMAFP8 is FlashInfer's TRT-LLM-gen MoE with
+	// MXFP8 activations for MXFP4 experts (vLLM's MXFP4 oracle,
+	// map_mxfp4_backend: FLASHINFER_TRTLLM_MXFP4_MXFP8, Blackwell only), as
+	// VLLM_USE_FLASHINFER_MOE_MXFP4_MXFP8=1 selects it in every release
+	// (quantization/mxfp4.py get_mxfp4_backend: SM100_FI_MXFP4_MXFP8_TRTLLM);
+	// other expert formats read it as flashinfer_trtllm.
+	MoEBackendFlashInferTRTLLMAFP8 = "flashinfer_trtllm_afp8"
 )
 
 // mamba_cache_mode of the vLLM scheduler: --mamba-cache-mode, how a hybrid
@@ -208,7 +215,8 @@ var (
 	warmupPrompts  = []string{WarmupPromptSource, WarmupPromptFirst, WarmupPromptLeading}
 	cappedArrivals = []string{CappedWait, CappedSkip, CappedQueue}
 	backends       = []string{BackendVLLM, BackendTRTLLM, BackendSGLang}
-	moeBackends    = []string{MoEBackendAuto, MoEBackendTriton, MoEBackendMarlin, MoEBackendFlashInferCutlass, MoEBackendFlashInferTRTLLM}
+	moeBackends    = []string{MoEBackendAuto, MoEBackendTriton, MoEBackendMarlin, MoEBackendFlashInferCutlass, MoEBackendFlashInferTRTLLM,
+		MoEBackendFlashInferTRTLLMAFP8}
 	mambaModes     = []string{MambaCacheModeNone, MambaCacheModeAlign}
 	executionModes = []string{ExecutionOffline}
 	weightDtypes   = []string{DtypeBFloat16, DtypeFP8, DtypeFP8Block, DtypeNVFP4, DtypeBF16}

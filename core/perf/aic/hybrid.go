@@ -277,7 +277,7 @@ func (m *Model) slidingGrids(arch *model.Arch, sys *hardware.System, hy *hybrid,
 // dtype or layout no version measured falls back further (moeFallback).
 func (m *Model) moeCurveFor(arch *model.Arch, sys *hardware.System, par model.Parallel, sysDir string, opt Options, hy *hybrid) error {
 	ed := arch.ExpertDtype()
-	label := moeDtypeLabel(ed)
+	label := moeDtypeLabel(ed, opt.Backend, sys.SMVersion, opt.MoEBackend)
 	mo := arch.MoE
 	shape := moeShape{h: int64(arch.ExpertHidden()), inter: int64(mo.Intermediate), k: int64(mo.TopK), e: int64(mo.Experts),
 		tp: int64(par.MoETP()), ep: int64(par.MoEEP())}
