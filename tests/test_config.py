@@ -196,6 +196,20 @@ def test_source_without_type_is_rejected(base_spec, core_must_not_be_called, sou
     assert "is required (one of mooncake, azure, llmservingsim, synthetic, sessions)" in str(err.value)
 
 
+@pytest.mark.parametrize("where, key", [("", "trafic"), ("", "Traffic"), ("traffic", "sourc")])
+def test_a_misspelt_traffic_or_source_is_named_not_a_missing_source(base_spec, where, key):
+    # `trafic:` (or `traffic: {sourc: …}`) used to be "traffic.source.type: is required",
+    # as if nothing had been written; the core names the unknown key and the known ones
+    if where:
+        base_spec[where][key] = base_spec[where].pop("source")
+    else:
+        base_spec[key] = base_spec.pop("traffic")
+    with pytest.raises(ConfigError) as err:
+        load_config(base_spec)
+    assert err.value.field == (f"{where}.{key}" if where else key)
+    assert "unknown field (known: " in str(err.value)
+
+
 def test_offline_mode_is_accepted(base_spec):
     _set(base_spec, "execution.mode", "offline")
     assert load_config(base_spec).data["execution"]["mode"] == "offline"
