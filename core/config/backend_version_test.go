@@ -208,3 +208,15 @@ func TestAPIServerCountRefused(t *testing.T) {
 		assert.Equal(t, c.field, ce.Field, c.engine)
 	}
 }
+
+// An unquoted version that YAML reads as a number (0.10 is the float 0.1) is
+// named with the way out: quoting it.
+func TestAnUnquotedVersionSaysToQuoteIt(t *testing.T) {
+	ce := decodeErr(t, "engine: {model: m, system: h100_sxm, backend_version: 0.10}\n"+
+		"traffic: {source: {type: synthetic, num_requests: 1, isl: 8, osl: 1}, load: {mode: concurrency, concurrency: 1}}\n")
+	assert.Equal(t, "engine.backend_version", ce.Field)
+	assert.Equal(t, "expected a string, got the number 0.1 (write it in quotes: unquoted, YAML reads 0.10 as the number 0.1)", ce.Msg)
+	ce = decodeErr(t, "engine: {model: m, system: h100_sxm, backend_version: true}\n"+
+		"traffic: {source: {type: synthetic, num_requests: 1, isl: 8, osl: 1}, load: {mode: concurrency, concurrency: 1}}\n")
+	assert.Equal(t, "expected a string, got the boolean true", ce.Msg) // no hint for what quoting does not explain
+}
