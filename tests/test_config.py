@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 import json
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -416,3 +417,20 @@ def test_cwd_is_not_changed(base_spec):
     before = os.getcwd()
     load_config(base_spec)
     assert os.getcwd() == before
+
+
+def test_a_data_folder_variable_naming_a_file_says_it_is_no_folder(monkeypatch, tmp_path, base_spec):
+    # AISIMULATE_DATA=/etc/passwd said "folder not found" of a file that is there
+    from aisimulate import catalogue
+    afile = tmp_path / "data.txt"
+    afile.write_text("x")
+    for env, words in (("AISIMULATE_DATA", f"AISIMULATE_DATA={afile}: not a folder ({afile})"),
+                       ("AISIMULATE_MODEL_CONFIGS", f"not a folder: {afile} (from the environment variable")):
+        monkeypatch.delenv("AISIMULATE_DATA", raising=False)
+        monkeypatch.setenv(env, str(afile))
+        with pytest.raises(ConfigError, match=re.escape(words)):
+            catalogue.model_config_dirs()
+        monkeypatch.setenv(env, str(tmp_path / "missing"))
+        with pytest.raises(ConfigError, match="folder not found"):
+            catalogue.model_config_dirs()
+        monkeypatch.delenv(env)
