@@ -68,7 +68,8 @@ func TestPrintBreakdown(t *testing.T) {
 // passes on h100_sxm at TP 1/2/4/8 as the accuracy harness prices the
 // vllm_dense_dev.csv rows (backend 0.12.0: the 0.14.0 tables), and each
 // layer GEMM at m 4096 / 4103 with whether (n, k) is a measured site and
-// its TFLOP/s, and the all-reduce of a 4096-token pass.
+// its TFLOP/s, and the all-reduce of a 4103-token pass (CUDA graphs up
+// to 16 tokens, c = 8: the pass runs eagerly, Model.arSeconds).
 //
 //	AIC_BREAKDOWN=1 go test ./core/perf/aic -run PrintBreakdownQwen3 -v
 //
@@ -92,7 +93,7 @@ func TestPrintBreakdownQwen3(t *testing.T) {
 	}
 	for _, tp := range []int{1, 2, 4, 8} {
 		m, err := New(arch, sys, Options{MaxTokens: 5604, Database: db, Backend: "vllm", Version: "0.12.0", TP: tp,
-			PassOverheadUs: config.DefaultPassOverheadUs})
+			PassOverheadUs: config.DefaultPassOverheadUs, CUDAGraphMaxTokens: perf.CUDAGraphMaxTokens(8, 5604)})
 		require.NoError(t, err)
 		for _, p := range passes {
 			bd := m.Breakdown(&p.b)
@@ -110,7 +111,8 @@ func TestPrintBreakdownQwen3(t *testing.T) {
 		}
 		if ar, ok := m.allReduce.(*allReduceCurve); ok {
 			e := 4103 * m.hidden
-			fmt.Printf("    all-reduce %.0f elements (%.1f MB): %.4f ms\n", e, 2*e/1e6, ar.Seconds(e)*1e3)
+			fmt.Printf("    all-reduce %.0f elements (%.1f MB): graph %.4f ms, in a %d-token pass %.4f ms\n",
+				e, 2*e/1e6, ar.Seconds(e)*1e3, 4103, m.arSeconds(4103, e)*1e3)
 		}
 	}
 }

@@ -147,6 +147,28 @@ func loadAttention(path string) ([]attnRow, error) {
 	})
 }
 
+// allReduceEagerRow is an allReduceRow read for its eager rows: a type of
+// its own, so that the table cache (keyed by path and row type) keeps both
+// selections of one file.
+type allReduceEagerRow allReduceRow
+
+// loadAllReduceEager keeps vLLM's eager rows (backend vllm_eager), the
+// all-reduce of a pass that runs without a CUDA graph (Model.arSeconds).
+func loadAllReduceEager(path string) ([]allReduceRow, error) {
+	rows, err := loadRows(path, func(r *allReduceEagerRow) (allReduceKey, bool) {
+		return allReduceKey{r.NumGPUs, r.MessageSize},
+			r.Backend == "vllm_eager" && r.NumGPUs > 1 && r.MessageSize > 0 && validLatency(r.Latency)
+	})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]allReduceRow, len(rows))
+	for i := range rows {
+		out[i] = allReduceRow(rows[i])
+	}
+	return out, nil
+}
+
 // loadAllReduce keeps the CUDA-graph rows (backend vllm_graph, or
 // sglang_graph in SGLang's tables): the engines serve decode passes from
 // CUDA graphs; the eager rows carry ≈ 20 µs of launch cost. TensorRT-LLM's
