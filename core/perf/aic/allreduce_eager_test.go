@@ -53,3 +53,15 @@ func TestEagerAllReduceAbovePassesWithGraphs(t *testing.T) {
 	require.Nil(t, g.allReduceEager)
 	require.InDelta(t, 0.165567e-3, g.arSeconds(4103, e), 2e-9)
 }
+
+// A table without vllm_eager rows (SGLang's: sglang_graph and
+// sglang_eager) leaves every pass on its graph rows, with graphs or not.
+func TestEagerAllReduceNotInSGLangTables(t *testing.T) {
+	db := sharedDB(t)
+	m, err := New(sharedModel(t, "Qwen--Qwen3-32B"), builtinSystem(t, "h100_sxm"), Options{MaxTokens: 5604, Database: db,
+		Backend: "sglang", Version: "0.5.9", TP: 2, CUDAGraphMaxTokens: 16})
+	require.NoError(t, err)
+	require.Nil(t, m.allReduceEager)
+	e := 4103 * 5120.0
+	require.Equal(t, m.allReduce.Seconds(e), m.arSeconds(4103, e))
+}

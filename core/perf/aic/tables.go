@@ -152,19 +152,25 @@ func loadAttention(path string) ([]attnRow, error) {
 // selections of one file.
 type allReduceEagerRow allReduceRow
 
-// loadAllReduceEager keeps vLLM's eager rows (backend vllm_eager), the
-// all-reduce of a pass that runs without a CUDA graph (Model.arSeconds).
+// loadAllReduceEager returns vLLM's eager rows (backend vllm_eager), the
+// all-reduce of a pass that runs without a CUDA graph (Model.arSeconds);
+// none (no error) from a table without them (SGLang's, TensorRT-LLM's).
 func loadAllReduceEager(path string) ([]allReduceRow, error) {
-	rows, err := loadRows(path, func(r *allReduceEagerRow) (allReduceKey, bool) {
-		return allReduceKey{r.NumGPUs, r.MessageSize},
-			r.Backend == "vllm_eager" && r.NumGPUs > 1 && r.MessageSize > 0 && validLatency(r.Latency)
+	type key struct {
+		backend           string
+		gpus, messageSize int64
+	}
+	rows, err := loadRows(path, func(r *allReduceEagerRow) (key, bool) {
+		return key{r.Backend, r.NumGPUs, r.MessageSize}, r.NumGPUs > 1 && r.MessageSize > 0 && validLatency(r.Latency)
 	})
 	if err != nil {
 		return nil, err
 	}
-	out := make([]allReduceRow, len(rows))
+	var out []allReduceRow
 	for i := range rows {
-		out[i] = allReduceRow(rows[i])
+		if rows[i].Backend == "vllm_eager" {
+			out = append(out, allReduceRow(rows[i]))
+		}
 	}
 	return out, nil
 }
