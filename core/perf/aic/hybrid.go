@@ -590,7 +590,7 @@ func (m *Model) hybridTokenCosts(x float64) (gemmNs, memNs, arNs, embedNs float6
 	gemmNs, memNs = g*1e9, mem*1e9
 	embedNs = (x*m.embedBytesPerToken/m.memBW + m.memLatencyS) * 1e9
 	if m.allReduce != nil {
-		arNs = (m.numAR*m.allReduce.Seconds(x*m.hidden) + hy.qkNormARs*m.allReduce.Seconds(x*4)) * 1e9
+		arNs = (m.numAR*m.arSeconds(x, x*m.hidden) + hy.qkNormARs*m.arSeconds(x, x*4)) * 1e9
 	}
 	return gemmNs, memNs, arNs, embedNs
 }
