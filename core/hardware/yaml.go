@@ -45,8 +45,10 @@ type systemYAML struct {
 // (1 when absent), gpu.mem_empirical_constant_latency (0), misc.nccl_mem
 // (empty), misc.nccl_version (""). Unknown fields are ignored: the files carry many that the
 // simulator does not use. Every value must lie within the physical bounds
-// of System.Validate, and the file within model.MaxConfigFileBytes. Errors
-// name the file and the field.
+// of System.Validate (bounds.go: at least 1 GB/s for a bandwidth, 1 TFLOP/s
+// for a FLOP rate, 1 GiB of memory), and the file within
+// model.MaxConfigFileBytes. Errors name the file and the field, and the
+// unit the field is in.
 func ReadYAML(path string) (*System, error) {
 	data, err := model.ReadConfigFile(path)
 	if err != nil {
@@ -126,10 +128,7 @@ func ReadYAML(path string) (*System, error) {
 		*f.dst = *f.v
 	}
 	if v := y.GPU.MemBWScaling; v != nil {
-		if !(*v > 0 && *v <= 1) {
-			return nil, fmt.Errorf("hardware: %s: field gpu.mem_bw_empirical_scaling_factor = %g, want in (0, 1]", path, *v)
-		}
-		s.MemBWScaling = *v
+		s.MemBWScaling = *v // in (0, 1]: Validate
 	}
 	if v := y.GPU.MemConstLatency; v != nil {
 		if *v < 0 {
