@@ -151,6 +151,14 @@ node: {num_gpus_per_node: 1, intra_node_bw: 3e10}`, "misc.other_mem is missing"}
 gpu: {mem_bw: 2e12, mem_capacity: 17179869184, bfloat16_tc_flops: 5e13, mem_bw_empirical_scaling_factor: 2}
 node: {num_gpus_per_node: 1, intra_node_bw: 3e10}
 misc: {other_mem: 0}`, "gpu.mem_bw_empirical_scaling_factor: 2, want in (0, 1]"},
+		{"misspelt capacity", `
+gpu: {mem_bw: 2e12, mem_capcity: 85899345920, bfloat16_tc_flops: 5e13}
+node: {num_gpus_per_node: 1, intra_node_bw: 3e10}
+misc: {other_mem: 0}`, "field gpu.mem_capacity is missing (the file has gpu.mem_capcity: misspelt?)"},
+		{"misspelt NVLink, a known field near it is no suspect", `
+gpu: {mem_bw: 2e12, mem_capacity: 85899345920, bfloat16_tc_flops: 5e13}
+node: {num_gpus_per_node: 1, intra_nodebw: 3e10, inter_node_bw: 5e10}
+misc: {other_mem: 0}`, "field node.intra_node_bw is missing (the file has node.intra_nodebw: misspelt?)"},
 		{"not yaml", "gpu: [", "bad.yaml"},
 		{"wrong type", "gpu: {mem_bw: fast}", "bad.yaml"},
 	}
