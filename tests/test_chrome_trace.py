@@ -6,6 +6,7 @@ trace_processor_shell binary on first use)."""
 from __future__ import annotations
 
 import json
+import os
 from collections import defaultdict
 
 import pytest
@@ -82,3 +83,15 @@ def test_cli_trace_out(tmp_path, capsys):
     assert "timeline" not in json.loads(capsys.readouterr().out)  # stdout unchanged by the trace
     assert main(["replay", str(cfg), "--trace-out", " "]) == 2
     assert "--trace-out" in capsys.readouterr().err
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="no /dev/full")
+def test_cli_trace_out_that_cannot_be_written_names_the_option(tmp_path, capsys):
+    # /dev/full passes the checks before the replay (a device is writable) and fails
+    # on the write after it: the message names the option, not only the file
+    trace = write_mooncake(tmp_path / "t.jsonl", EXAMPLE1_ROWS)
+    cfg = tmp_path / "c.json"
+    cfg.write_text(json.dumps(example1_spec(trace)), encoding="utf-8")
+    assert main(["replay", str(cfg), "--trace-out", "/dev/full", "--quiet"]) == 1
+    err = capsys.readouterr().err
+    assert "error: --trace-out /dev/full: cannot write: No space left on device" in err

@@ -17,7 +17,10 @@
 //     all-reduce fitted to its custom_allreduce_perf table
 //     (scripts/fit_allreduce.py).
 //  3. yaml.go: ReadYAML (the AIConfigurator system schema) and Lookup
-//     (a built-in name, else a YAML path).
+//     (a built-in name, else a YAML path); bounds.go: Validate, the
+//     physical bounds of every field, whose errors name the field, its
+//     unit and what a value written in another unit (GB/s, GiB, TFLOP/s)
+//     would be.
 //
 // # Units
 //

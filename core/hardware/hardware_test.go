@@ -106,23 +106,26 @@ func writeFile(t *testing.T, name, body string) string {
 	return p
 }
 
+// minimalYAML is a small but physically plausible GPU (2 TB/s of HBM, 16
+// GiB, 50 TFLOP/s, 30 GB/s between its GPUs, 1 GiB reserved): inside
+// Validate's bounds, which refuse values written in another unit.
 const minimalYAML = `
 gpu:
-  mem_bw: 1000
-  mem_capacity: 2048
-  bfloat16_tc_flops: 5.0e+12
+  mem_bw: 2000000000000
+  mem_capacity: 17179869184
+  bfloat16_tc_flops: 50000000000000
 node:
   num_gpus_per_node: 4
-  intra_node_bw: 300
+  intra_node_bw: 30000000000
 misc:
-  other_mem: 7
+  other_mem: 1073741824
 `
 
 func TestReadYAMLDefaults(t *testing.T) {
 	s, err := ReadYAML(writeFile(t, "tiny_gpu.yaml", minimalYAML))
 	require.NoError(t, err)
-	assert.Equal(t, &System{Name: "tiny_gpu", MemBW: 1000, MemCapacity: 2048, BF16Flops: 5e12,
-		MemBWScaling: 1, GPUsPerNode: 4, IntraNodeBW: 300, OtherMem: 7, NCCLMem: map[int]int64{}}, s)
+	assert.Equal(t, &System{Name: "tiny_gpu", MemBW: 2e12, MemCapacity: 16 << 30, BF16Flops: 5e13,
+		MemBWScaling: 1, GPUsPerNode: 4, IntraNodeBW: 3e10, OtherMem: 1 << 30, NCCLMem: map[int]int64{}}, s)
 }
 
 func TestReadYAMLErrors(t *testing.T) {
@@ -130,24 +133,32 @@ func TestReadYAMLErrors(t *testing.T) {
 		name, body, want string
 	}{
 		{"missing mem_bw", `
-gpu: {mem_capacity: 1, bfloat16_tc_flops: 1}
-node: {num_gpus_per_node: 1, intra_node_bw: 1}
+gpu: {mem_capacity: 17179869184, bfloat16_tc_flops: 5e13}
+node: {num_gpus_per_node: 1, intra_node_bw: 3e10}
 misc: {other_mem: 0}`, "gpu.mem_bw is missing"},
 		{"zero flops", `
-gpu: {mem_bw: 1, mem_capacity: 1, bfloat16_tc_flops: 0}
-node: {num_gpus_per_node: 1, intra_node_bw: 1}
+gpu: {mem_bw: 2e12, mem_capacity: 17179869184, bfloat16_tc_flops: 0}
+node: {num_gpus_per_node: 1, intra_node_bw: 3e10}
 misc: {other_mem: 0}`, "gpu.bfloat16_tc_flops = 0"},
 		{"missing capacity", `
-gpu: {mem_bw: 1, bfloat16_tc_flops: 1}
-node: {num_gpus_per_node: 1, intra_node_bw: 1}
+gpu: {mem_bw: 2e12, bfloat16_tc_flops: 5e13}
+node: {num_gpus_per_node: 1, intra_node_bw: 3e10}
 misc: {other_mem: 0}`, "gpu.mem_capacity is missing"},
 		{"missing other_mem", `
-gpu: {mem_bw: 1, mem_capacity: 1, bfloat16_tc_flops: 1}
-node: {num_gpus_per_node: 1, intra_node_bw: 1}`, "misc.other_mem is missing"},
+gpu: {mem_bw: 2e12, mem_capacity: 17179869184, bfloat16_tc_flops: 5e13}
+node: {num_gpus_per_node: 1, intra_node_bw: 3e10}`, "misc.other_mem is missing"},
 		{"bad scaling", `
-gpu: {mem_bw: 1, mem_capacity: 1, bfloat16_tc_flops: 1, mem_bw_empirical_scaling_factor: 2}
-node: {num_gpus_per_node: 1, intra_node_bw: 1}
-misc: {other_mem: 0}`, "mem_bw_empirical_scaling_factor = 2"},
+gpu: {mem_bw: 2e12, mem_capacity: 17179869184, bfloat16_tc_flops: 5e13, mem_bw_empirical_scaling_factor: 2}
+node: {num_gpus_per_node: 1, intra_node_bw: 3e10}
+misc: {other_mem: 0}`, "gpu.mem_bw_empirical_scaling_factor: 2, want in (0, 1]"},
+		{"misspelt capacity", `
+gpu: {mem_bw: 2e12, mem_capcity: 85899345920, bfloat16_tc_flops: 5e13}
+node: {num_gpus_per_node: 1, intra_node_bw: 3e10}
+misc: {other_mem: 0}`, "field gpu.mem_capacity is missing (the file has gpu.mem_capcity: misspelt?)"},
+		{"misspelt NVLink, a known field near it is no suspect", `
+gpu: {mem_bw: 2e12, mem_capacity: 85899345920, bfloat16_tc_flops: 5e13}
+node: {num_gpus_per_node: 1, intra_nodebw: 3e10, inter_node_bw: 5e10}
+misc: {other_mem: 0}`, "field node.intra_node_bw is missing (the file has node.intra_nodebw: misspelt?)"},
 		{"not yaml", "gpu: [", "bad.yaml"},
 		{"wrong type", "gpu: {mem_bw: fast}", "bad.yaml"},
 	}
@@ -196,5 +207,5 @@ func TestCollectiveBW(t *testing.T) {
 	assert.Equal(t, 900e9, gb200.CollectiveBW(16))
 	s, err := ReadYAML(writeFile(t, "tiny_gpu.yaml", minimalYAML))
 	require.NoError(t, err)
-	assert.Equal(t, 300.0, s.CollectiveBW(16))
+	assert.Equal(t, 3e10, s.CollectiveBW(16))
 }

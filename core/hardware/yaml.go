@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
+	"sort"
 	"strings"
 
 	"gopkg.in/yaml.v3"
@@ -44,9 +46,12 @@ type systemYAML struct {
 // gpu.fp8_tc_flops, gpu.fp4_tc_flops, gpu.sm_version and node.inter_node_bw (0 when absent), gpu.mem_bw_empirical_scaling_factor
 // (1 when absent), gpu.mem_empirical_constant_latency (0), misc.nccl_mem
 // (empty), misc.nccl_version (""). Unknown fields are ignored: the files carry many that the
-// simulator does not use. Every value must lie within the physical bounds
-// of System.Validate, and the file within model.MaxConfigFileBytes. Errors
-// name the file and the field.
+// simulator does not use (but a missing required field names a key of its
+// section that looks like a misspelling of it: missing). Every value must lie within the physical bounds
+// of System.Validate (bounds.go: at least 1 GB/s for a bandwidth, 1 TFLOP/s
+// for a FLOP rate, 1 GiB of memory), and the file within
+// model.MaxConfigFileBytes. Errors name the file and the field, and the
+// unit the field is in.
 func ReadYAML(path string) (*System, error) {
 	data, err := model.ReadConfigFile(path)
 	if err != nil {
@@ -61,7 +66,7 @@ func ReadYAML(path string) (*System, error) {
 
 	posF := func(field string, v *float64, dst *float64) error {
 		if v == nil {
-			return fmt.Errorf("hardware: %s: field %s is missing", path, field)
+			return missing(path, field, data)
 		}
 		if !(*v > 0) {
 			return fmt.Errorf("hardware: %s: field %s = %g, want > 0", path, field, *v)
@@ -83,21 +88,21 @@ func ReadYAML(path string) (*System, error) {
 		}
 	}
 	if y.GPU.MemCapacity == nil {
-		return nil, fmt.Errorf("hardware: %s: field gpu.mem_capacity is missing", path)
+		return nil, missing(path, "gpu.mem_capacity", data)
 	}
 	if *y.GPU.MemCapacity <= 0 {
 		return nil, fmt.Errorf("hardware: %s: field gpu.mem_capacity = %d, want > 0", path, *y.GPU.MemCapacity)
 	}
 	s.MemCapacity = *y.GPU.MemCapacity
 	if y.Node.GPUsPerNode == nil {
-		return nil, fmt.Errorf("hardware: %s: field node.num_gpus_per_node is missing", path)
+		return nil, missing(path, "node.num_gpus_per_node", data)
 	}
 	if *y.Node.GPUsPerNode <= 0 {
 		return nil, fmt.Errorf("hardware: %s: field node.num_gpus_per_node = %d, want > 0", path, *y.Node.GPUsPerNode)
 	}
 	s.GPUsPerNode = *y.Node.GPUsPerNode
 	if y.Misc.OtherMem == nil {
-		return nil, fmt.Errorf("hardware: %s: field misc.other_mem is missing", path)
+		return nil, missing(path, "misc.other_mem", data)
 	}
 	if *y.Misc.OtherMem < 0 {
 		return nil, fmt.Errorf("hardware: %s: field misc.other_mem = %d, want ≥ 0", path, *y.Misc.OtherMem)
@@ -126,10 +131,7 @@ func ReadYAML(path string) (*System, error) {
 		*f.dst = *f.v
 	}
 	if v := y.GPU.MemBWScaling; v != nil {
-		if !(*v > 0 && *v <= 1) {
-			return nil, fmt.Errorf("hardware: %s: field gpu.mem_bw_empirical_scaling_factor = %g, want in (0, 1]", path, *v)
-		}
-		s.MemBWScaling = *v
+		s.MemBWScaling = *v // in (0, 1]: Validate
 	}
 	if v := y.GPU.MemConstLatency; v != nil {
 		if *v < 0 {
@@ -161,4 +163,59 @@ func Lookup(nameOrPath string) (*System, error) {
 	}
 	return nil, fmt.Errorf("hardware: unknown system %q: not a built-in (%s) and not a YAML file",
 		nameOrPath, strings.Join(BuiltinNames(), ", "))
+}
+
+// missing is the error for a required field the file lacks, naming a key of
+// the same section that looks like a misspelling of it (within two edits, and
+// no field this reader knows): unknown keys are otherwise ignored, as the
+// AIConfigurator files carry many.
+func missing(path, field string, data []byte) error {
+	section, key, _ := strings.Cut(field, ".")
+	var raw map[string]map[string]any
+	_ = yaml.Unmarshal(data, &raw) // the typed decode has read it; a section of another shape has no keys here
+	var near []string
+	for k := range raw[section] {
+		if !knownKeys[section+"."+k] && editDistance(k, key) <= 2 {
+			near = append(near, section+"."+k)
+		}
+	}
+	if len(near) == 0 {
+		return fmt.Errorf("hardware: %s: field %s is missing", path, field)
+	}
+	sort.Strings(near)
+	return fmt.Errorf("hardware: %s: field %s is missing (the file has %s: misspelt?)", path, field, strings.Join(near, ", "))
+}
+
+// knownKeys are the fields systemYAML reads.
+var knownKeys = func() map[string]bool {
+	m := map[string]bool{}
+	t := reflect.TypeOf(systemYAML{})
+	for i := 0; i < t.NumField(); i++ {
+		sec := t.Field(i)
+		for j := 0; j < sec.Type.NumField(); j++ {
+			m[sec.Tag.Get("yaml")+"."+sec.Type.Field(j).Tag.Get("yaml")] = true
+		}
+	}
+	return m
+}()
+
+// editDistance is the Levenshtein distance between a and b, in bytes.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur := make([]int, len(b)+1)
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev = cur
+	}
+	return prev[len(b)]
 }

@@ -141,7 +141,7 @@ def _cmd_replay(args: argparse.Namespace) -> int:
         try:
             print(f"wrote {report.to_chrome_trace(args.trace_out)}", file=sys.stderr)
         except OSError as exc:
-            error(f"cannot write {args.trace_out}: {exc.strerror or exc}")
+            error(f"--trace-out {args.trace_out}: cannot write: {exc.strerror or exc}")
             return 1
     for path in written.values():
         print(f"wrote {path}", file=sys.stderr)
