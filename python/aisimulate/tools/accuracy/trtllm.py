@@ -315,8 +315,8 @@ RECIPES: tuple[Recipe, ...] = tuple(
                "--ep_size=$EP_SIZE, the search space's (.github/configs/nvidia-master.yaml): the row's columns"),
         # pull request 258 (evals after the throughput run) floored the non-MTP script's
         # token budget at 8192 (and --max_seq_len, MAX_MODEL_LEN, at 8192: not set here,
-        # a limit above every prompt + output of the rows); the MTP script kept its own; b0c4ed21b (2026-01-22)
-        # renamed the script dsr1_fp8_h200_trt.sh, unchanged
+        # a limit above every prompt + output of the rows); the MTP script kept its own;
+        # b0c4ed21b (2026-01-22) renamed the script dsr1_fp8_h200_trt.sh, unchanged
         Change("64af5a771", _t("2026-01-21T23:05:08+00:00"), "1.1.0rc2.post2",
                {"max_num_tokens": _dsr1_h200_tokens_0121},
                "--max_num_tokens max((CONC+ISL+64+63)/64*64, 8192)"),
