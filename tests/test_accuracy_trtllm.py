@@ -187,6 +187,22 @@ def test_recipes_spread_the_experts_over_tp_before_the_search_space():
         assert "moe_expert_parallel_size" not in trtllm.recipe_options(opts, 4, 1024, trtllm.Layout(4, False, False), 1024)[0]
 
 
+def test_deepseek_h200_token_budget_floored_at_8192_from_64af5a771():
+    # dsr1_fp8_h200_trt_slurm.sh@64af5a771 (2026-01-21T23:05:08Z): MAX_NUM_TOKENS =
+    # max((CONC + ISL + 64 + 63) / 64 * 64, 8192); the MTP script was not changed
+    lay = trtllm.Layout(8, False, True)
+    m = "deepseek-ai/DeepSeek-R1"
+    before, _, src = trtllm.recipe_at(m, "h200_sxm", datetime(2026, 1, 21, 23, 5, tzinfo=UTC))
+    assert "64af5a771" not in src
+    assert trtllm.recipe_options(before, 64, 1024, lay, 8192)[0]["max_num_tokens"] == 1152  # (64+1024+127)//64*64
+    after, image, src = trtllm.recipe_at(m, "h200_sxm", datetime(2026, 1, 28, tzinfo=UTC))
+    assert src.endswith("+17d5e204f+64af5a771") and image == "1.1.0rc2.post2"
+    assert trtllm.recipe_options(after, 64, 1024, lay, 8192)[0]["max_num_tokens"] == 8192
+    assert trtllm.recipe_options(after, 32, 8192, lay, 1024)[0]["max_num_tokens"] == 8320  # (32+8192+127)//64*64
+    mtp, _, _ = trtllm.recipe_at(m, "h200_sxm", datetime(2026, 1, 28, tzinfo=UTC), "mtp")
+    assert trtllm.recipe_options(mtp, 64, 1024, lay, 8192)[0]["max_num_tokens"] == (4 * 64 + 1024 + 127) // 64 * 64
+
+
 def test_row_spec_of_an_aiconfigurator_row():
     row = _row(model_path="Qwen/Qwen3-32B", system="h100_sxm", tp_size="2", moe_tp_size="1", moe_ep_size="1",
                batch_size="32", isl="1024", osl="512", backend_version="1.0.0rc3",

@@ -223,6 +223,13 @@ def _gptoss_b200_ep_1020(c: int, isl: int, tp: int) -> int:
     return tp if c >= 256 else 1
 
 
+def _dsr1_h200_tokens_0121(c: int, isl: int, tp: int) -> int:
+    """dsr1_fp8_h200_trt_slurm.sh@64af5a771's ``--max_num_tokens``: ``MAX_NUM_TOKENS=$((
+    (CONC + ISL + 64 + 63) / 64 * 64 ))`` then ``MAX_NUM_TOKENS=$(( MAX_NUM_TOKENS > 8192 ?
+    MAX_NUM_TOKENS : 8192 ))``: at least 8192."""
+    return max((c + isl + 64 + 63) // 64 * 64, 8192)
+
+
 def _llama_batch_wait(isl: int, osl: int, tp: int) -> bool:
     """The Llama-3.1-70B script's batch waiting: ``if [[ "$ISL" == "1024" && "$OSL" ==
     "1024" && ${TP} -lt 8 ]]``."""
@@ -306,6 +313,13 @@ RECIPES: tuple[Recipe, ...] = tuple(
                "(EP_SIZE=$TP) (image 1.1.0rc2.post2; moe backend CUTLASS not modelled)"),
         Change("17d5e204f", _t("2025-11-03T12:05:50-06:00"), "1.1.0rc2.post2", {"moe_expert_parallel_size": NOT_SET},
                "--ep_size=$EP_SIZE, the search space's (.github/configs/nvidia-master.yaml): the row's columns"),
+        # pull request 258 (evals after the throughput run) floored the non-MTP script's
+        # token budget at 8192 (and --max_seq_len, MAX_MODEL_LEN, at 8192: not set here,
+        # a limit above every prompt + output of the rows); the MTP script kept its own;
+        # b0c4ed21b (2026-01-22) renamed the script dsr1_fp8_h200_trt.sh, unchanged
+        Change("64af5a771", _t("2026-01-21T23:05:08+00:00"), "1.1.0rc2.post2",
+               {"max_num_tokens": _dsr1_h200_tokens_0121},
+               "--max_num_tokens max((CONC+ISL+64+63)/64*64, 8192)"),
     )),
     Recipe(DSR1, "h200_sxm", "benchmarks/dsr1_fp8_h200_trt_mtp_slurm.sh", (
         Change("bf3456727", DSR1_MTP_SINCE, "1.1.0rc2.post2",
