@@ -70,6 +70,12 @@ type Options struct {
 	// "flashinfer_cutlass", "flashinfer_trtllm": that kernel's rows where
 	// the tables time it, moe.go moeKernelRows).
 	MoEBackend string
+	// MoERouting is the routing the routed experts are priced at (moe.go:
+	// MoERoutingBalanced, the tables' balanced rows corrected to uniform
+	// routing, also for ""; MoERoutingPowerLaw101 or MoERoutingPowerLaw12,
+	// that power-law's rows as measured; MoERoutingAuto, MoERoutingFor the
+	// model's architecture).
+	MoERouting string
 	// All2AllBackend is vLLM's --all2all-backend ("" or
 	// perf.All2AllAgRs: the all-gather and reduce-scatter; perf.IsAll2All
 	// backends: all2all.go); it matters with DP > 1 and EP only.
