@@ -44,7 +44,7 @@ const DefaultAICBackendVersion = "0.24.0"
 
 // DefaultMoERouting is engine.perf.moe_routing when not given (source aic):
 // chosen on the MoE dev rows of every engine (docs/moe.md, "Routing").
-const DefaultMoERouting = MoERoutingBalanced
+const DefaultMoERouting = MoERoutingAuto
 
 // DefaultKVCacheDtype is the KV cache format when engine.quantization.kv_cache
 // is not given: vLLM's kv_cache_dtype "auto", the format the checkpoint's
