@@ -294,3 +294,35 @@ def test_inferencex_pd_rows_by_the_recipe_run_of_their_day():
     assert d["decode"]["sglang"]["speculative_algorithm"] == "EAGLE" and d["decode"]["sglang"]["speculative_num_steps"] == 2
     assert "speculative_algorithm" not in d["prefill"]["sglang"]
     assert spec["engine"]["quantization"]["kv_cache"] == "auto" and measured == 20
+
+
+@pytest.mark.parametrize("prefix, weights", [
+    # meta-llama/Llama-3.1-8B-Instruct, precision fp8 (gemm fp8_block): a bf16 checkpoint, and the
+    # generator's cli_args.0.5.6.post2.j2 writes no --quantization, so SGLang serves bf16 weights;
+    # --kv-cache-dtype fp8_e4m3 from the rule keeps the KV cache fp8
+    ("meta_llama_llama_3_1_8b_instruct_meta_llama_llama_3_1_8b_instruct_h200_sxm_sglang_agg_1000x100_c160_tp1", None),
+    # Qwen/Qwen3-235B-A22B-FP8: the checkpoint stores fp8 block weights, which SGLang loads as such
+    ("qwen_qwen3_235b_a22b_fp8_qwen_qwen3_235b_a22b_fp8_h200_sxm_sglang_agg", "fp8_block"),
+])
+def test_aiconfigurator_server_runs_the_checkpoints_weights(prefix, weights):
+    """AIConfigurator's generator sets no weight quantization for SGLang (no --quantization
+    in its templates), so an fp8 row on a bf16 checkpoint runs bf16 weights over the fp8 KV
+    cache the row names (sglang.aic_generator_quantization)."""
+    spec, _, _ = accuracy.row_spec(_row(prefix), perf="aic", aliases=accuracy.load_aliases(ALIASES),
+                                   model_configs=accuracy.DEFAULT_MODEL_CONFIGS, database=accuracy.DEFAULT_DATABASE)
+    q = spec["engine"]["quantization"]
+    assert q.get("weights") == weights and q["kv_cache"] == "fp8"
+
+
+def test_aic_generator_quantization_keeps_what_the_checkpoint_stores():
+    """The rule by hand: fp8 / fp8_block weights on a checkpoint with no quantization_config
+    drop to the checkpoint's; a quantized checkpoint, bf16 and no weights are unchanged."""
+    bf16 = str(accuracy.DEFAULT_MODEL_CONFIGS / "meta-llama--Meta-Llama-3.1-8B_config.json")
+    fp8 = str(accuracy.DEFAULT_MODEL_CONFIGS / "Qwen--Qwen3-32B-FP8_config.json")
+    assert sglang.aic_generator_quantization({"weights": "fp8", "kv_cache": "fp8"}, bf16) == {"kv_cache": "fp8"}
+    assert sglang.aic_generator_quantization({"weights": "fp8_block", "kv_cache": "fp8"}, bf16) == {"kv_cache": "fp8"}
+    assert sglang.aic_generator_quantization({"weights": "bf16", "kv_cache": "bf16"}, bf16) == {"weights": "bf16",
+                                                                                              "kv_cache": "bf16"}
+    assert sglang.aic_generator_quantization({"weights": "fp8_block", "kv_cache": "fp8"}, fp8) == {
+        "weights": "fp8_block", "kv_cache": "fp8"}
+    assert sglang.aic_generator_quantization({"kv_cache": "auto"}, bf16) == {"kv_cache": "auto"}

@@ -115,6 +115,63 @@ def test_b200_llama_rows_take_the_b200_scripts_options():
     assert trtllm.recipe_at("meta-llama/Llama-3.1-70B", "gb200", when) == ({}, "", "")
 
 
+def test_b200_gpt_oss_recipe_by_date():
+    # gptoss_fp4_b200_trt_slurm.sh: max_batch_size 512 (H200's script: $CONC), max_num_tokens
+    # 20000, CUDA graphs padded up to $CONC, stream_interval 20, free_gpu_memory_fraction 0.85
+    model = "openai/gpt-oss-120b"
+    opts, image, src = trtllm.recipe_at(model, "b200_sxm", datetime(2025, 10, 1, tzinfo=UTC))
+    assert (image, src) == ("1.1.0rc2.post2", "benchmarks/gptoss_fp4_b200_trt_slurm.sh@28e5a01ea")
+    o, kv = trtllm.recipe_options(opts, 64, 1024, trtllm.Layout(4, False, False), 1024)
+    assert kv is None  # kv_cache_config dtype auto
+    assert o == {"max_batch_size": 512, "max_num_tokens": 20000, "stream_interval": 20, "enable_attention_dp": False,
+                 "moe_expert_parallel_size": 4,  # TEP: TP 4, ISL 1024, CONC 64 ≥ 16
+                 "kv_cache_config": {"enable_block_reuse": False, "free_gpu_memory_fraction": 0.85},
+                 "cuda_graph_config": {"enable_padding": True, "max_batch_size": 64}}
+    # 28e5a01ea: 8k/1k at TP 4 below CONC 256 splits the experts tensor-parallel (--ep_size 1); TP 2 at CONC 16 too
+    assert trtllm.recipe_options(opts, 64, 8192, trtllm.Layout(4, False, False), 1024)[0]["moe_expert_parallel_size"] == 1
+    assert trtllm.recipe_options(opts, 16, 1024, trtllm.Layout(2, False, False), 1024)[0]["moe_expert_parallel_size"] == 1
+    # ac1998a50 (2025-10-20): fp8 KV, --ep_size $TP only from CONC 256, with attention DP
+    opts, image, src = trtllm.recipe_at(model, "b200_sxm", datetime(2025, 11, 2, tzinfo=UTC))
+    assert (image, src) == ("1.2.0rc0.post1", "benchmarks/gptoss_fp4_b200_trt_slurm.sh@28e5a01ea+ac1998a50")
+    o, kv = trtllm.recipe_options(opts, 64, 1024, trtllm.Layout(4, False, False), 1024)
+    assert kv == "fp8" and o["moe_expert_parallel_size"] == 1 and "attention_dp_config" not in o
+    o, _ = trtllm.recipe_options(opts, 256, 1024, trtllm.Layout(4, True, False), 1024)
+    assert o["moe_expert_parallel_size"] == 4 and o["enable_attention_dp"] is True
+    assert o["attention_dp_config"] == {"enable_balance": True} and o["cuda_graph_config"]["max_batch_size"] == 256
+    # 17d5e204f on: the row's columns give EP; images 1.2.0rc2 (06667a51e), 1.2.0rc2.post1 for a
+    # day (98ea663cc, reverted by 10d183038), 1.2.0rc2.post2 (d7dbd045b), 1.3.0rc14 (0977b65f1)
+    for when, img in ((datetime(2025, 12, 15, tzinfo=UTC), "1.2.0rc2"), (datetime(2026, 1, 16, 12, tzinfo=UTC), "1.2.0rc2"),
+                      (datetime(2026, 1, 28, tzinfo=UTC), "1.2.0rc2"), (datetime(2026, 3, 1, tzinfo=UTC), "1.2.0rc2.post2"),
+                      (datetime(2026, 5, 20, tzinfo=UTC), "1.3.0rc14")):
+        opts, image, _ = trtllm.recipe_at(model, "b200_sxm", when)
+        o, kv = trtllm.recipe_options(opts, 64, 1024, trtllm.Layout(4, False, False), 1024)
+        assert image == img and kv == "fp8" and "moe_expert_parallel_size" not in o
+        assert (o["max_batch_size"], o["max_num_tokens"]) == (512, 20000)
+    assert trtllm.recipe_at(model, "b200_sxm", datetime(2025, 9, 18, tzinfo=UTC)) == ({}, "", "")
+
+
+def test_b200_gpt_oss_inferencex_row_spec():
+    # a synthetic B200 row shaped like the H200 ones (InferenceX's export of 2026-04-06,
+    # measured 2025-12-15): TP 8, EP 8, concurrency 64, 1k/8k
+    row = _row(model_path="openai/gpt-oss-120b", system="b200_sxm", precision="fp4", backend_version="",
+               tp_size="8", attention_dp_size="1", moe_tp_size="1", moe_ep_size="8", batch_size="64", isl="1024",
+               osl="8192", silicon_data_source="source_file=2026-04-06.csv; model=gpt-oss-120b; "
+                                               "silicon_concurrency=64; measured=2025-12-15T00:00:00.000Z")
+    aliases = accuracy.read_inputs(accuracy.SHARED_DATA / "silicon" / "trtllm_dev.csv", None)[1]
+    spec, _, measured = accuracy.row_spec(row, perf="roofline", aliases=aliases, model_configs=CONFIGS,
+                                          database=accuracy.DEFAULT_DATABASE)
+    eng = spec["engine"]
+    assert eng["backend_version"] == "1.2.0rc2"  # the image of the day (06667a51e); the row names none
+    assert eng["quantization"]["kv_cache"] == "fp8"
+    assert eng["workers"]["aggregated"] == {"count": 1, "tp": 8, "enable_expert_parallel": True}
+    t = eng["trtllm"]
+    assert (t["max_batch_size"], t["max_num_tokens"], t["stream_interval"]) == (512, 20000, 20)
+    assert t["cuda_graph_config"] == {"enable_padding": True, "max_batch_size": 64}
+    assert t["kv_cache_config"] == {"enable_block_reuse": False, "free_gpu_memory_fraction": 0.85}
+    assert "moe_expert_parallel_size" not in t and t["enable_attention_dp"] is False
+    assert measured == 10 * 64
+
+
 def test_recipes_spread_the_experts_over_tp_before_the_search_space():
     # gptoss_fp4_h200_trt_slurm.sh and dsr1_fp8_h200_trt_slurm.sh ran --ep_size=$TP until
     # 17d5e204f (2025-11-03T18:05:50Z) made it the search space's $EP_SIZE (the row's columns)

@@ -72,7 +72,22 @@ def test_a_flag_a_later_change_stopped_setting_is_the_releases_default():
     assert before["scheduler"]["async_scheduling"] is True and "quantization" not in before
     assert "async_scheduling" not in after["scheduler"] and after["quantization"] == {"kv_cache": "fp8"}
     assert after["scheduler"]["max_model_len"] == 1024 + 8192 + 200
-    assert src.endswith("@27f29acbe+eb282d8f6+25506e87c+d2c2acb19")
+    assert src.endswith("@27f29acbe+5e92867f4+eb282d8f6+25506e87c+d2c2acb19")
+
+
+def test_b200_gpt_oss_runs_the_mxfp8_activation_kernel():
+    # 5e92867f4 (2025-09-24) exports VLLM_USE_FLASHINFER_MOE_MXFP4_MXFP8=1: the MXFP4 experts
+    # run FlashInfer's TRT-LLM-gen kernel with MXFP8 activations (engine.moe_backend
+    # flashinfer_trtllm_afp8, the oracle's name for it); the first script (27f29acbe) did not
+    row = _row("openai/gpt-oss-120b", "b200_sxm", "fp4")
+    first, _ = _engine(row, datetime(2025, 9, 22, tzinfo=UTC), 1024, 1024, 16)
+    assert "moe_backend" not in first
+    for when in (datetime(2025, 11, 2, 23, 59, tzinfo=UTC), datetime(2026, 3, 1, tzinfo=UTC)):
+        engine, _ = _engine(row, when, 1024, 1024, 16)
+        assert engine["moe_backend"] == "flashinfer_trtllm_afp8"
+    # Hopper's recipes leave the kernel to vLLM's choice there
+    assert "moe_backend" not in _engine(_row("openai/gpt-oss-120b", "h200_sxm", "fp4"),
+                                        datetime(2025, 11, 2, tzinfo=UTC), 1024, 1024, 16)[0]
 
 
 def test_no_recipe_on_a_system_or_precision_none_is_tabulated_for():

@@ -191,6 +191,21 @@ def test_a_failed_ready_check_stops_the_benchmark(capsys, tmp_path):
     code, out, err = run_cli(capsys, tmp_path, cmd)  # vLLM 0.15.1: no ready check unless given
     assert code == 0, err
     assert [ln.split()[2] for ln in out.splitlines() if ln.startswith(("Successful", "Failed"))] == ["0", "5"]
+    # a result of zeros says why on stderr, as `aisimulate replay` does
+    assert ("aisimulate: warning: no request completed (5 rejected); request 0 was rejected: prompt (1000000) "
+            "+ output (16) tokens exceed max_model_len (40960)") in err
+
+
+def test_a_bench_where_nothing_completed_says_why(capsys, tmp_path):
+    # AIPerf's table of a run whose every prompt (50,000 tokens) is longer than Qwen3-8B's 40,960
+    code, out, err = run_cli(capsys, tmp_path, "aiperf profile --streaming --concurrency 2 --request-count 4 "
+                             "--isl 50000 --osl 8 --extra-inputs ignore_eos:true")
+    assert code == 0, err
+    assert "Request Count" in out
+    assert "warning: no request completed (4 rejected); request 0 was rejected:" in err
+    code, _, err = run_cli(capsys, tmp_path, "aiperf profile --streaming --concurrency 2 --request-count 4 "
+                           "--isl 500 --osl 8 --extra-inputs ignore_eos:true")
+    assert code == 0 and "warning" not in err
 
 
 def test_vllm_goodput_counts_one_token_responses_good(capsys, tmp_path):

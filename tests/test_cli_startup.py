@@ -76,3 +76,24 @@ def test_ctrl_c_as_the_command_returns_is_one_line_and_exit_130(tmp_path):
                           env={"PYTHONPATH": str(REPO / "python"), "PATH": "/usr/bin:/bin"})
     assert (proc.returncode, proc.stderr) == (130, "aisimulate: error: interrupted\n")
     assert proc.stdout.startswith(f"{cfg}: valid\n")  # the command's own output came first
+
+
+def test_a_second_ctrl_c_while_a_sweeps_pool_shuts_down_is_no_traceback():
+    # After an interrupted sweep the interpreter's exit runs loky's handler, which joins
+    # its pool's manager thread; a second SIGINT then (Ctrl-C pressed again, or
+    # `timeout -s INT`, which signals the command and then its process group) printed
+    # "Exception ignored in: <module 'threading'> … KeyboardInterrupt" after the one
+    # line. Here the command returns 130 as a pool had started, and an exit handler
+    # standing for loky's takes the second SIGINT.
+    child = ("import atexit, signal, sys, types\n"
+             "import aisimulate.cli as cli\n"
+             "sys.modules['joblib.externals.loky'] = types.ModuleType('loky')  # a pool was started\n"
+             "def shut_down_pool():\n"
+             "    signal.raise_signal(signal.SIGINT)\n"
+             "    print('pool shut down', flush=True)\n"
+             "atexit.register(shut_down_pool)\n"
+             "cli.main = lambda: 130\n"
+             "cli.console_main()\n")
+    proc = subprocess.run([sys.executable, "-c", child], capture_output=True, text=True, timeout=120,
+                          env={"PYTHONPATH": str(REPO / "python"), "PATH": "/usr/bin:/bin"})
+    assert (proc.returncode, proc.stdout, proc.stderr) == (130, "pool shut down\n", "")

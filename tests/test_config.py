@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 import json
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -194,6 +195,20 @@ def test_source_without_type_is_rejected(base_spec, core_must_not_be_called, sou
     assert err.value.field == "traffic.source.type"
     # the core's one list of source types, sessions included
     assert "is required (one of mooncake, azure, llmservingsim, synthetic, sessions)" in str(err.value)
+
+
+@pytest.mark.parametrize("where, key", [("", "trafic"), ("", "Traffic"), ("traffic", "sourc")])
+def test_a_misspelt_traffic_or_source_is_named_not_a_missing_source(base_spec, where, key):
+    # `trafic:` (or `traffic: {sourc: …}`) used to be "traffic.source.type: is required",
+    # as if nothing had been written; the core names the unknown key and the known ones
+    if where:
+        base_spec[where][key] = base_spec[where].pop("source")
+    else:
+        base_spec[key] = base_spec.pop("traffic")
+    with pytest.raises(ConfigError) as err:
+        load_config(base_spec)
+    assert err.value.field == (f"{where}.{key}" if where else key)
+    assert "unknown field (known: " in str(err.value)
 
 
 def test_offline_mode_is_accepted(base_spec):
@@ -402,3 +417,20 @@ def test_cwd_is_not_changed(base_spec):
     before = os.getcwd()
     load_config(base_spec)
     assert os.getcwd() == before
+
+
+def test_a_data_folder_variable_naming_a_file_says_it_is_no_folder(monkeypatch, tmp_path, base_spec):
+    # AISIMULATE_DATA=/etc/passwd said "folder not found" of a file that is there
+    from aisimulate import catalogue
+    afile = tmp_path / "data.txt"
+    afile.write_text("x")
+    for env, words in (("AISIMULATE_DATA", f"AISIMULATE_DATA={afile}: not a folder ({afile})"),
+                       ("AISIMULATE_MODEL_CONFIGS", f"not a folder: {afile} (from the environment variable")):
+        monkeypatch.delenv("AISIMULATE_DATA", raising=False)
+        monkeypatch.setenv(env, str(afile))
+        with pytest.raises(ConfigError, match=re.escape(words)):
+            catalogue.model_config_dirs()
+        monkeypatch.setenv(env, str(tmp_path / "missing"))
+        with pytest.raises(ConfigError, match="folder not found"):
+            catalogue.model_config_dirs()
+        monkeypatch.delenv(env)

@@ -128,6 +128,8 @@ func parseRelease(s string) (rel Release, note string, err error) {
 	}
 	rel = Release{parts[0], parts[1], parts[2]}
 	switch {
+	case strings.HasPrefix(num[i:], "+"): // PEP 440's local label: pip's 0.15.1+cu128
+		note = fmt.Sprintf("%s is release %s (%s is a local build label)", quote(s), rel, s[len(s)-len(num[i:]):])
 	case num[i:] != "":
 		note = fmt.Sprintf("%s resolves to release %s (a release candidate, post or dev build carries that release's code)", quote(s), rel)
 	case s != rel.String():

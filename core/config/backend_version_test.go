@@ -60,6 +60,17 @@ func TestResolveEngineVersion(t *testing.T) {
 	assert.Empty(t, note, "the newest release itself")
 }
 
+// A PEP 440 local label (a wheel built for CUDA 12.8) is that release, named
+// as a label, not as a release candidate, post or dev build.
+func TestALocalBuildLabelIsTheRelease(t *testing.T) {
+	rel, note, err := ResolveBackendVersion("0.15.1+cu128")
+	require.NoError(t, err)
+	assert.Equal(t, "0.15.1", rel.String())
+	assert.Equal(t, `"0.15.1+cu128" is release 0.15.1 (+cu128 is a local build label)`, note)
+	_, note, _ = ResolveBackendVersion("0.11.1rc2.dev143+g5b8c30d")
+	assert.Contains(t, note, "resolves to release 0.11.1 (a release candidate, post or dev build")
+}
+
 // The defaults table against the releases it cites: async scheduling is on by
 // default from vLLM 0.14.0 (pull request 27614; 0.13.0 needed
 // --async-scheduling), prefix caching from the V1 engine's default in 0.8.0.
@@ -207,4 +218,16 @@ func TestAPIServerCountRefused(t *testing.T) {
 		require.ErrorAs(t, err, &ce, c.engine)
 		assert.Equal(t, c.field, ce.Field, c.engine)
 	}
+}
+
+// An unquoted version that YAML reads as a number (0.10 is the float 0.1) is
+// named with the way out: quoting it.
+func TestAnUnquotedVersionSaysToQuoteIt(t *testing.T) {
+	ce := decodeErr(t, "engine: {model: m, system: h100_sxm, backend_version: 0.10}\n"+
+		"traffic: {source: {type: synthetic, num_requests: 1, isl: 8, osl: 1}, load: {mode: concurrency, concurrency: 1}}\n")
+	assert.Equal(t, "engine.backend_version", ce.Field)
+	assert.Equal(t, "expected a string, got the number 0.1 (write it in quotes: unquoted, YAML reads 0.10 as the number 0.1)", ce.Msg)
+	ce = decodeErr(t, "engine: {model: m, system: h100_sxm, backend_version: true}\n"+
+		"traffic: {source: {type: synthetic, num_requests: 1, isl: 8, osl: 1}, load: {mode: concurrency, concurrency: 1}}\n")
+	assert.Equal(t, "expected a string, got the boolean true", ce.Msg) // no hint for what quoting does not explain
 }

@@ -224,7 +224,8 @@ type VLLMBenchServe struct {
 	// DatasetName is --dataset-name: random (the only one simulated).
 	DatasetName string `json:"dataset_name"`
 	// RandomInputLen, RandomOutputLen (defaults 1024, 128), RandomRangeRatio
-	// (default 0; 1 for variant inferencex's older rule is fixed lengths)
+	// (default 0; 1 for variant inferencex and vLLM before 0.8.4, whose
+	// [⌊r·L⌋, L] rule it makes fixed lengths: versionDefault)
 	// and RandomPrefixLen (0; a shared prefix is not simulated).
 	RandomInputLen   int     `json:"random_input_len"`
 	RandomOutputLen  int     `json:"random_output_len"`
@@ -322,6 +323,9 @@ const (
 	// DefaultInferenceXRangeRatio: the fork's default --random-range-ratio
 	// (every InferenceX recipe passes 0.8, RANDOM_RANGE_RATIO).
 	DefaultInferenceXRangeRatio = 1.0
+	// DefaultVLLMBenchOldRangeRatio: vLLM's default --random-range-ratio
+	// before 0.8.4 (benchmark_serving.py, default=1.0: every length L).
+	DefaultVLLMBenchOldRangeRatio = 1.0
 )
 
 // benchmarkDefaults fills the tool options the input left out.
@@ -440,9 +444,13 @@ func benchmarkDefaults(b *Benchmark, path string, present func(string) bool) {
 
 // versionDefault fills tool vllm_bench_serve's client version from the
 // engine's release when neither names one, then what follows from that
-// version: ignore_eos for the random dataset (vllmRandomIgnoresEOS) and the
-// ready check's timeout when not given (vllmReadyCheckOff).
-func (b *Benchmark) versionDefault(engineVersion string) {
+// version: ignore_eos for the random dataset (vllmRandomIgnoresEOS), the
+// ready check's timeout when not given (vllmReadyCheckOff) and, when
+// rangeGiven is false, --random-range-ratio's default: 1.0 before 0.8.4
+// (benchmark_serving.py's default=1.0, RandomDataset.DEFAULT_RANGE_RATIO in
+// benchmarks/benchmark_dataset.py: fixed lengths in its [⌊r·L⌋, L] window),
+// 0.0 from it (pull request 16126 made the window symmetric, default 0).
+func (b *Benchmark) versionDefault(engineVersion string, rangeGiven bool) {
 	t, ok := b.Tool.(VLLMBenchServe)
 	if !ok || t.Variant != VariantVLLM {
 		return
@@ -455,6 +463,9 @@ func (b *Benchmark) versionDefault(engineVersion string) {
 	}
 	rel, _, err := ResolveBackendVersion(t.Version)
 	known := err == nil
+	if !rangeGiven && known && rel.Before(vllmSymmetricRange) {
+		t.RandomRangeRatio = DefaultVLLMBenchOldRangeRatio
+	}
 	if known && !rel.Before(vllmRandomIgnoresEOS) && t.DatasetName == "random" {
 		t.IgnoreEOS = true // whatever --ignore-eos says (vllmRandomIgnoresEOS)
 	}

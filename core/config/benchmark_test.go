@@ -54,6 +54,36 @@ func TestVLLMBenchServeLengths(t *testing.T) {
 	}
 }
 
+// vLLM before 0.8.4 defaults --random-range-ratio to 1.0 (benchmark_serving.py,
+// default=1.0; RandomDataset.DEFAULT_RANGE_RATIO), so a command without it
+// sends every prompt at exactly L (int(L·1.0) .. L); from 0.8.4 the default is
+// 0 and the window around L is L itself too. The version comes from the tool
+// or from the engine's backend_version; a ratio given is kept.
+func TestVLLMBenchServeRangeRatioDefaultByVersion(t *testing.T) {
+	for _, c := range []struct {
+		engine, bench string
+		ratio         float64
+		isl, osl      Length
+	}{
+		{"", "{tool: vllm_bench_serve, version: 0.8.0, random_input_len: 101, random_output_len: 10, ignore_eos: true}",
+			1, Length{Kind: FixedLength{Value: 101}}, Length{Kind: FixedLength{Value: 10}}},
+		{", backend_version: 0.8.3", "{tool: vllm_bench_serve, ignore_eos: true}",
+			1, Length{Kind: FixedLength{Value: 1024}}, Length{Kind: FixedLength{Value: 128}}},
+		{", backend_version: 0.8.4", "{tool: vllm_bench_serve, ignore_eos: true}",
+			0, Length{Kind: FixedLength{Value: 1024}}, Length{Kind: FixedLength{Value: 128}}},
+		{"", "{tool: vllm_bench_serve, version: 0.8.0, random_input_len: 101, random_output_len: 10, random_range_ratio: 0.5, ignore_eos: true}",
+			0.5, Length{Kind: UniformLength{Min: 50, Max: 101}}, Length{Kind: UniformLength{Min: 5, Max: 10}}},
+	} {
+		s := benchSpec(t, c.engine, c.bench)
+		src := s.Traffic.Benchmark.Tool.(VLLMBenchServe)
+		assert.Equal(t, c.ratio, src.RandomRangeRatio, c.engine+" "+c.bench)
+		isl, osl, err := src.Lengths()
+		require.NoError(t, err, c.bench)
+		assert.Equal(t, c.isl, isl, c.bench)
+		assert.Equal(t, c.osl, osl, c.bench)
+	}
+}
+
 // What each client sends before its measured prompts, and how it sends them.
 func TestVLLMBenchServeTraffic(t *testing.T) {
 	for _, c := range []struct {

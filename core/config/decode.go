@@ -274,6 +274,9 @@ func decodeValue(raw any, v reflect.Value, path string, seen map[string]bool) er
 	case reflect.String:
 		s, ok := raw.(string)
 		if !ok {
+			if isNumber(raw) { // backend_version: 0.10 is YAML's float 0.1
+				return errorf(path, "expected a string, got %s (write it in quotes: unquoted, YAML reads 0.10 as the number 0.1)", describe(raw))
+			}
 			return errorf(path, "expected a string, got %s", describe(raw))
 		}
 		if s == "" && !emptyOK[path] {
@@ -387,6 +390,15 @@ func join(path, key string) string {
 		return key
 	}
 	return path + "." + key
+}
+
+// isNumber reports whether raw is a number as the readers give one.
+func isNumber(raw any) bool {
+	switch raw.(type) {
+	case json.Number, int, uint64, float64:
+		return true
+	}
+	return false
 }
 
 func describe(raw any) string {

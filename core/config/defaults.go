@@ -200,10 +200,11 @@ func applyDefaults(s *Spec, present func(path string) bool) {
 	}
 	if b := s.Traffic.Benchmark; b != nil {
 		benchmarkDefaults(b, "traffic.benchmark", present)
+		rangeGiven := present("traffic.benchmark.random_range_ratio")
 		if e.Backend == BackendVLLM { // another engine's release is not a vLLM client's
-			b.versionDefault(e.BackendVersion)
+			b.versionDefault(e.BackendVersion, rangeGiven)
 		} else {
-			b.versionDefault("")
+			b.versionDefault("", rangeGiven)
 		}
 	}
 	if src, ok := s.Traffic.Source.Type.(SyntheticSource); ok && src.Dataset != nil && src.Dataset.Sampling == "" {

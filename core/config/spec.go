@@ -43,7 +43,8 @@ type Engine struct {
 	// trtllm.go), in place of engine.scheduler.
 	TRTLLM *TRTLLM `json:"trtllm,omitempty"`
 	// MoEBackend is vLLM's --moe-backend, the fused-MoE kernel of the routed
-	// experts (MoEBackend* values; VLLM_MXFP4_USE_MARLIN=1 is marlin); empty
+	// experts (MoEBackend* values; VLLM_MXFP4_USE_MARLIN=1 is marlin,
+	// VLLM_USE_FLASHINFER_MOE_MXFP4_MXFP8=1 flashinfer_trtllm_afp8); empty
 	// or auto = vLLM's choice for the format and GPU, as the perf tables
 	// timed it. Only the aic source reads it (the kernel's own rows).
 	MoEBackend string `json:"moe_backend,omitempty"`

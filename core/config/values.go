@@ -163,6 +163,13 @@ const (
 	MoEBackendMarlin            = "marlin"
 	MoEBackendFlashInferCutlass = "flashinfer_cutlass"
 	MoEBackendFlashInferTRTLLM  = "flashinfer_trtllm"
+	// MoEBackendFlashInferTRTLLMAFP8 is FlashInfer's TRT-LLM-gen MoE with
+	// MXFP8 activations for MXFP4 experts (vLLM's MXFP4 oracle,
+	// map_mxfp4_backend: FLASHINFER_TRTLLM_MXFP4_MXFP8, Blackwell only), as
+	// VLLM_USE_FLASHINFER_MOE_MXFP4_MXFP8=1 selects it in every release
+	// (quantization/mxfp4.py get_mxfp4_backend: SM100_FI_MXFP4_MXFP8_TRTLLM);
+	// other expert formats read it as flashinfer_trtllm.
+	MoEBackendFlashInferTRTLLMAFP8 = "flashinfer_trtllm_afp8"
 )
 
 // moe_routing of engine.perf (source aic): the routing the routed experts
@@ -218,7 +225,8 @@ var (
 	warmupPrompts  = []string{WarmupPromptSource, WarmupPromptFirst, WarmupPromptLeading}
 	cappedArrivals = []string{CappedWait, CappedSkip, CappedQueue}
 	backends       = []string{BackendVLLM, BackendTRTLLM, BackendSGLang}
-	moeBackends    = []string{MoEBackendAuto, MoEBackendTriton, MoEBackendMarlin, MoEBackendFlashInferCutlass, MoEBackendFlashInferTRTLLM}
+	moeBackends    = []string{MoEBackendAuto, MoEBackendTriton, MoEBackendMarlin, MoEBackendFlashInferCutlass, MoEBackendFlashInferTRTLLM,
+		MoEBackendFlashInferTRTLLMAFP8}
 	moeRoutings    = []string{MoERoutingAuto, MoERoutingBalanced, MoERoutingPowerLaw101, MoERoutingPowerLaw12}
 	mambaModes     = []string{MambaCacheModeNone, MambaCacheModeAlign}
 	executionModes = []string{ExecutionOffline}

@@ -59,7 +59,8 @@ def data_roots() -> list[Path]:
     if env:
         root = Path(os.path.abspath(env))
         if not root.is_dir():
-            raise ConfigError("", f"{DATA_ENV}={env}: folder not found ({root})")
+            what = "not a folder" if root.exists() else "folder not found"
+            raise ConfigError("", f"{DATA_ENV}={env}: {what} ({root})")
         roots.append(root)
     shared = _CHECKOUT.parent / "shared" / "data"
     if (_CHECKOUT / "go.mod").is_file() and shared.is_dir():
@@ -82,7 +83,8 @@ def model_config_dirs() -> list[Path]:
     if env:
         folder = Path(os.path.abspath(env))
         if not folder.is_dir():
-            raise ConfigError("engine.model_config_dir", f"folder not found: {folder} "
+            what = "not a folder" if folder.exists() else "folder not found"
+            raise ConfigError("engine.model_config_dir", f"{what}: {folder} "
                               f"(from the environment variable {MODEL_CONFIGS_ENV})")
         dirs.append(folder)
     dirs += [r / "aic" / "model_configs" for r in data_roots() if (r / "aic" / "model_configs").is_dir()]

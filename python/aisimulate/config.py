@@ -529,10 +529,26 @@ def _reject_unsupported(data: dict[str, Any]) -> None:
 
     if traffic is None or isinstance(traffic, dict) and traffic.get("benchmark") is None:
         source = (traffic or {}).get("source")
+        if source is None and _unknown_key(data, traffic):
+            return  # `trafic:` or `sourc:`: the core names the misspelt key, not the missing one
         if source is None or (isinstance(source, dict) and source.get("type") in (None, "")):
             types = ", ".join(_native.enums()["traffic.source.type"])
             raise ConfigError("traffic.source.type", f"is required (one of {types}): a workload "
                               "without a source type is not supported")
+
+
+_block_keys: dict[str, frozenset[str]] = {}
+
+
+def _unknown_key(data: dict[str, Any], traffic: Any) -> bool:
+    """Whether the top level or ``traffic`` holds a key that is no field there (the
+    core's JSON Schema's properties), which the core reports as an unknown field."""
+    if not _block_keys:
+        schema = json.loads(_native.call_text("Schema", "", "schema"))
+        _block_keys[""] = frozenset(schema["properties"])
+        _block_keys["traffic"] = frozenset(schema["properties"]["traffic"]["properties"])
+    return any(k not in _block_keys[""] for k in data) or (
+        isinstance(traffic, dict) and any(k not in _block_keys["traffic"] for k in traffic))
 
 
 # --- data folders and files -------------------------------------------------------------

@@ -144,7 +144,8 @@ func (Family) Plan(in engine.PoolInput) (engine.PoolPlan, error) {
 	opt := Options{ChunkedPrefillSize: chunk, MaxPrefillTokens: g.MaxPrefillTokens, PageSize: page, Policy: g.SchedulePolicy,
 		InitNewTokenRatio: init, MinNewTokenRatio: minRatio, NewTokenRatioDecay: (init - minRatio) / newTokenRatioDecaySteps,
 		MixedChunk: g.EnableMixedChunk && chunk > 0 && !spec, RadixCache: radix, MaxReqLen: maxReqLen, MaxReqInputLen: maxReqLen - 5,
-		RequestSlots: slots, StreamInterval: g.StreamInterval, StreamsFirstToken: config.SGLangStreamsFirstToken(rel)}
+		RequestSlots: slots, PrefillServer: in.Name == "prefill", StreamInterval: g.StreamInterval,
+		StreamsFirstToken: config.SGLangStreamsFirstToken(rel)}
 	// EAGLE (server_args.py _handle_speculative_decoding): no mixed chunks,
 	// and the overlap scheduler off unless spec v2 (SGLANG_ENABLE_SPEC_V2)
 	overlap := !g.DisableOverlapSchedule

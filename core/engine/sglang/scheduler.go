@@ -34,6 +34,9 @@ func (w *Worker) PlanPass() bool {
 	}
 	w.resetBatch()
 	w.mergeLast()
+	if w.opt.PrefillServer {
+		w.batchFull = false
+	}
 	if w.formPrefill() || w.formDecode() {
 		w.draftSteps()
 		w.eagerLaunch()

@@ -535,3 +535,46 @@ func TestEagerLaunchByArchitecture(t *testing.T) {
 	assert.Equal(t, 64e6, o.EagerLaunchNs)
 	assert.Equal(t, 8, o.GraphMaxBS)
 }
+
+// A P/D prefill server clears batch_is_full before every prefill batch it
+// forms (disaggregation/prefill.py): it never runs update_running_batch,
+// which clears it on an aggregated server. A pool of 250 tokens holds R1 and
+// R2 (100-token prompts each, their KV held for the transfer, nothing
+// reserved for output: the prefill side produces none); R3 finds 50 tokens
+// and the batch is full. Once R1's transfer is done (ReleaseHeld, its KV
+// cached and evictable) the next pass prefills R3; without the reset the
+// server never forms another batch (the replay's INV-1 stall).
+func TestPrefillServerClearsBatchFullEveryPass(t *testing.T) {
+	opt := testOptions(0.1)
+	opt.PrefillServer = true
+	rec := &recorder{}
+	w, err := NewWorker(engine.Config{MaxNumSeqs: 4, MaxNumBatchedTokens: 16384, BlockSize: 1, NumBlocks: 250,
+		MaxModelLen: 1 << 20, PrefixCaching: true, HashBlockTokens: 16, PartialBlockHash: true, Options: opt}, rec)
+	require.NoError(t, err)
+	rs := make([]*engine.Request, 3)
+	for i := range rs {
+		rs[i] = newRequest(int64(i+1), 100, 0)
+		rs[i].HoldKV = true
+		w.Add(rs[i])
+	}
+	require.True(t, step(w))
+	require.Len(t, rec.batches, 1)
+	assert.Equal(t, []int{100, 100}, prefillTokens(rec.batches[0]), "R1 and R2 in the first pass")
+	assert.False(t, step(w), "R3 waits: 50 tokens free")
+	w.ReleaseHeld(rs[0])
+	require.True(t, step(w), "R1's KV released: R3 prefills")
+	assert.Equal(t, []int{100}, prefillTokens(rec.batches[1]))
+	w.ReleaseHeld(rs[1])
+	w.ReleaseHeld(rs[2])
+	assert.False(t, step(w))
+	checkBalanced(t, w)
+}
+
+// prefillTokens is the new tokens of each prefill chunk of b.
+func prefillTokens(b perf.Batch) []int {
+	out := make([]int, len(b.Prefill))
+	for i, c := range b.Prefill {
+		out[i] = c.NewTokens
+	}
+	return out
+}

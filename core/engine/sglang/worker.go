@@ -54,6 +54,13 @@ type Options struct {
 	// and the pre_alloc_size beside it; a handoff holds one from its KV
 	// reservation to its finish (0: no decode server, no limit).
 	RequestSlots int
+	// PrefillServer is a P/D prefill server (--disaggregation-mode
+	// prefill): its event loop never forms a decode batch, so it clears the
+	// running batch's batch_is_full before every prefill batch it forms
+	// (disaggregation/prefill.py, event_loop_normal_disagg_prefill and
+	// event_loop_overlap_disagg_prefill: "reset the batch_is_full flag
+	// because we never enter update_running_batch which resets it").
+	PrefillServer bool
 	// EagerLaunchNs is the host's launch of every layer's kernels, ns
 	// (engine.sglang.eager_launch_us_per_layer × the model's layers), paid by
 	// a pass that runs eagerly: an extend pass, or a decode pass of more than

@@ -128,6 +128,17 @@ func (m *Model) nodeAllReduce(sys *hardware.System, tp int64, find func(string) 
 		m.fallback(OpAllReduce, int(m.numAR), c.note)
 	}
 	m.allReduce = c
+	if rows != nil && m.cgTop > 0 {
+		eager, err := loadAllReduceEager(p)
+		if err != nil {
+			return err
+		}
+		if len(eager) > 0 {
+			if m.allReduceEager, err = newAllReduceCurve(eager, tp, sys.IntraNodeBW); err != nil {
+				return fmt.Errorf("aic: %s: %w", p, err)
+			}
+		}
+	}
 	return nil
 }
 

@@ -277,7 +277,7 @@ func (m *Model) slidingGrids(arch *model.Arch, sys *hardware.System, hy *hybrid,
 // dtype or layout no version measured falls back further (moeFallback).
 func (m *Model) moeCurveFor(arch *model.Arch, sys *hardware.System, par model.Parallel, sysDir string, opt Options, hy *hybrid) error {
 	ed := arch.ExpertDtype()
-	label := moeDtypeLabel(ed)
+	label := moeDtypeLabel(ed, opt.Backend, sys.SMVersion, opt.MoEBackend)
 	routing := resolveMoERouting(opt.MoERouting, arch.Architecture)
 	mo := arch.MoE
 	shape := moeShape{h: int64(arch.ExpertHidden()), inter: int64(mo.Intermediate), k: int64(mo.TopK), e: int64(mo.Experts),
@@ -591,7 +591,7 @@ func (m *Model) hybridTokenCosts(x float64) (gemmNs, memNs, arNs, embedNs float6
 	gemmNs, memNs = g*1e9, mem*1e9
 	embedNs = (x*m.embedBytesPerToken/m.memBW + m.memLatencyS) * 1e9
 	if m.allReduce != nil {
-		arNs = (m.numAR*m.allReduce.Seconds(x*m.hidden) + hy.qkNormARs*m.allReduce.Seconds(x*4)) * 1e9
+		arNs = (m.numAR*m.arSeconds(x, x*m.hidden) + hy.qkNormARs*m.arSeconds(x, x*4)) * 1e9
 	}
 	return gemmNs, memNs, arNs, embedNs
 }

@@ -67,8 +67,10 @@ type Options struct {
 	CUDAGraphMaxTokens int
 	// MoEBackend is vLLM's --moe-backend ("" or "auto": the kernel the
 	// tables list first for the dtype; "marlin", "triton",
-	// "flashinfer_cutlass", "flashinfer_trtllm": that kernel's rows where
-	// the tables time it, moe.go moeKernelRows).
+	// "flashinfer_cutlass", "flashinfer_trtllm", "flashinfer_trtllm_afp8":
+	// that kernel's rows where the tables time it, moe.go moeKernelRows;
+	// flashinfer_trtllm_afp8 also reads MXFP4 experts' w4a8_mxfp4_mxfp8
+	// rows on Blackwell, moeDtypeLabel).
 	MoEBackend string
 	// MoERouting is the routing the routed experts are priced at (moe.go:
 	// MoERoutingBalanced, the tables' balanced rows corrected to uniform
@@ -116,7 +118,11 @@ type Model struct {
 	gemmBF16  *gemmGrid // logits
 	ctx, gen  *attnGrid
 	allReduce collective // nil at TP 1 (allreduce_nodes.go when TP spans nodes)
-	numAR     float64    // 2L + 1 at TP > 1, else 0
+	// allReduceEager is the all-reduce of a pass that runs without a CUDA
+	// graph (more tokens than cgTop): the table's eager rows (vllm_eager);
+	// nil when the table has none or no pass runs eagerly (arSeconds)
+	allReduceEager collective
+	numAR          float64 // 2L + 1 at TP > 1, else 0
 
 	// memory-bound ops: bytes per token per layer and op count per layer;
 	// embedding bytes per token; rate and fixed latency
@@ -316,7 +322,7 @@ func (m *Model) lowPrecisionGrid(rows []gemmRow, path string, wd model.Dtype, sy
 	}
 	exclude := map[string]string{}
 	g, moved := first, false
-	nearestRows, nearestPath := rows, path
+	nearestRows, nearestPath, firstFrom := rows, path, curFrom
 	for {
 		why := implausibleLowPrecision(g, rows, wd, sys)
 		if why == "" {
@@ -329,10 +335,14 @@ func (m *Model) lowPrecisionGrid(rows []gemmRow, path string, wd model.Dtype, sy
 		for {
 			next, err := locateExcept(sysDir, sys.Name, opt.Backend, opt.Version, TableGEMM, exclude)
 			if err != nil {
-				if g8, ok := fp8BlockStandIn(nearestRows, wd, sys); ok {
+				g8, g8Path, ok, err := m.fp8BlockStandInNearest(nearestRows, nearestPath, firstFrom, wd, sys, sysDir, opt)
+				if err != nil {
+					return nil, err
+				}
+				if ok {
 					m.fallback(OpGEMM, int(m.layers), fmt.Sprintf(
 						"%s: no version with plausible %s GEMMs (%s); priced as %s's per-tensor fp8 GEMMs, the same fp8 tensor-core work (the block scales and the input's per-group quantization not priced)",
-						TableGEMM, wd, exclude[m.sources[0].ReadFrom], nearestPath))
+						TableGEMM, wd, exclude[m.sources[0].ReadFrom], g8Path))
 					return g8, nil
 				}
 				m.notes = append(m.notes, fmt.Sprintf("%s: no version with plausible %s GEMMs; the nearest kept (%s)",
@@ -374,6 +384,45 @@ func implausibleLowPrecision(g *gemmGrid, rows []gemmRow, wd model.Dtype, sys *h
 			wd, r, MaxLowPrecisionMemoryRatio)
 	}
 	return ""
+}
+
+// fp8BlockStandInNearest is fp8BlockStandIn of the nearest version whose
+// per-tensor fp8 GEMMs are plausible, when no version's fp8_block GEMMs are
+// (lowPrecisionGrid): first the nearest table's rows (rows, read from
+// version from at path), then each next nearest version's. A stand-in read
+// from another version joins the sources ("gemm_perf (fp8, stand-in for
+// fp8_block)"). Without it every version would price its own implausible
+// rows: gb200 vLLM 0.14.0's fp8_block GEMMs take 2.97× its bf16 time on
+// compute-bound shapes and ~0.3 ms at any m ≤ 8192 for MiniMax-M2.5's
+// projections (0.19.0's: 1.09× and 12–14 µs; 0.24.0's: 0.59× but 22× bf16
+// at one token), and neither 0.14.0's nor 0.19.0's per-tensor fp8 rows are
+// plausible (2.20×, 1.20×): both versions now price 0.24.0's per-tensor fp8
+// GEMMs (docs/moe.md). ok is false when no version has plausible fp8 rows.
+func (m *Model) fp8BlockStandInNearest(rows []gemmRow, path, from string, wd model.Dtype, sys *hardware.System,
+	sysDir string, opt Options) (*gemmGrid, string, bool, error) {
+	if wd != model.FP8Block {
+		return nil, "", false, nil
+	}
+	tried := map[string]string{}
+	var src *Source
+	for {
+		if g, ok := fp8BlockStandIn(rows, wd, sys); ok {
+			if src != nil {
+				src.Table = TableGEMM + " (" + string(model.FP8) + ", stand-in for " + string(wd) + ")"
+				m.sources = append(m.sources, *src)
+			}
+			return g, path, true, nil
+		}
+		tried[from] = "no plausible fp8 GEMMs"
+		next, err := locateExcept(sysDir, sys.Name, opt.Backend, opt.Version, TableGEMM, tried)
+		if err != nil {
+			return nil, "", false, nil
+		}
+		if rows, err = loadGEMM(next.Path); err != nil {
+			return nil, "", false, err
+		}
+		src, path, from = &next, next.Path, next.ReadFrom
+	}
 }
 
 // fp8BlockStandIn prices fp8_block GEMMs when no table version times them
@@ -458,9 +507,26 @@ func (m *Model) tokenCosts(x float64) (gemmNs, memNs, arNs, embedNs float64) {
 	memNs = m.layers * (x*m.memBytesPerToken/m.memBW + m.memOpsPerLayer*m.memLatencyS) * 1e9
 	embedNs = (x*m.embedBytesPerToken/m.memBW + m.memLatencyS) * 1e9
 	if m.allReduce != nil {
-		arNs = m.numAR * m.allReduce.Seconds(x*m.hidden) * 1e9
+		arNs = m.numAR * m.arSeconds(x, x*m.hidden) * 1e9
 	}
 	return gemmNs, memNs, arNs, embedNs
+}
+
+// arSeconds is one all-reduce of e elements in a pass of x tokens. vLLM
+// replays a CUDA graph only for a pass of at most the largest capture size
+// (cgTop) tokens and runs a larger one eagerly (vllm/v1/cudagraph_dispatcher.py,
+// CudagraphDispatcher.dispatch: a batch without a capture key gets
+// CUDAGraphMode.NONE); its all-reduces are then the eager ones the table
+// measures apart (backend vllm_eager: the custom all-reduce copies its
+// input into the registered buffer first, custom_all_reduce.py
+// custom_all_reduce, and NCCL runs without a graph). 4103 tokens of
+// Qwen3-32B on h100_sxm at TP 2 (21,007,360 elements): eager 0.1971 ms,
+// graph 0.1656 ms.
+func (m *Model) arSeconds(x, e float64) float64 {
+	if m.allReduceEager != nil && m.cgTop > 0 && x > float64(m.cgTop) {
+		return m.allReduceEager.Seconds(e)
+	}
+	return m.allReduce.Seconds(e)
 }
 
 // logitsCost is the logits GEMM over s sampling sequences (bf16, n = V/t,

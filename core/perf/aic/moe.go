@@ -124,15 +124,49 @@ func resolveMoERouting(routing, architecture string) string {
 	return routing
 }
 
-// moeDtypeLabel maps a weight format to the tables' moe_dtype.
-func moeDtypeLabel(d model.Dtype) string {
+// moeDtypeLabel maps a weight format to the tables' moe_dtype of the kernel
+// the engine (backend "vllm", "trtllm", ...) runs for it on a GPU of compute
+// capability sm (major·10 + minor) with vLLM's --moe-backend moeBackend.
+// MXFP4 experts (gpt-oss) run with MXFP8 activations, "w4a8_mxfp4_mxfp8",
+// where the engine quantizes the activations on Blackwell:
+//
+//   - TensorRT-LLM from SM 100 (tensorrt_llm/_torch/model_config.py,
+//     ModelConfig.get_mxfp4_quant_algo: W4A8_MXFP4_MXFP8 for the TRTLLM
+//     and CUTLASS MoE backends, W4A16_MXFP4 below SM 100; gpt-oss's
+//     default backend is TRTLLM on Blackwell, resolve_moe_backend);
+//   - vLLM on the SM 100 family with flashinfer_trtllm_afp8 (or
+//     VLLM_USE_FLASHINFER_MOE_MXFP4_MXFP8=1: quantization/mxfp4.py
+//     get_mxfp4_backend, SM100_FI_MXFP4_MXFP8_TRTLLM; the MXFP4 oracle's
+//     FLASHINFER_TRTLLM_MXFP4_MXFP8 later). vLLM's default there is
+//     FlashInfer's TRT-LLM-gen kernel with bf16 activations
+//     (SM100_FI_MXFP4_BF16), on Hopper OAI's Triton or Marlin kernels: all
+//     weight-only, "w4a16_mxfp4".
+//
+// Everything else is weight-only w4a16_mxfp4 (SGLang too: its tables' kernel
+// is chosen by kernel_source, not here).
+func moeDtypeLabel(d model.Dtype, backend string, sm int, moeBackend string) string {
 	switch d {
 	case model.MXFP4:
-		return "w4a16_mxfp4" // vLLM runs gpt-oss's MXFP4 experts weight-only
+		if mxfp8Activations(backend, sm, moeBackend) {
+			return "w4a8_mxfp4_mxfp8"
+		}
+		return "w4a16_mxfp4"
 	case model.INT4:
 		return "int4_wo" // W4A16, the Marlin WNA16 kernels
 	}
 	return string(d)
+}
+
+// mxfp8Activations reports whether the engine quantizes the activations of
+// MXFP4 experts to MXFP8 (moeDtypeLabel gives the sources).
+func mxfp8Activations(backend string, sm int, moeBackend string) bool {
+	switch backend {
+	case "trtllm":
+		return sm >= 100
+	case "vllm":
+		return sm >= 100 && sm < 110 && moeBackend == "flashinfer_trtllm_afp8"
+	}
+	return false
 }
 
 // moeLabelDtype is the weight format whose bytes and peak a moe_dtype's
@@ -483,13 +517,13 @@ func routedLabel(label string, c *moeCurve) string {
 // --moe-backend names (VLLM_MXFP4_USE_MARLIN=1 is marlin): kernel_source
 // naming it ("marlin", "triton" — the older tables' vllm_fused_moe is
 // Triton's fused_experts —, "flashinfer_cutlass", "trtllm" for
-// flashinfer_trtllm). backend "" or "auto" keeps every row.
+// flashinfer_trtllm and flashinfer_trtllm_afp8). backend "" or "auto" keeps every row.
 func moeKernelRows(rows []moeRow, backend string) []moeRow {
 	if backend == "" || backend == "auto" {
 		return rows
 	}
 	want := backend
-	if backend == "flashinfer_trtllm" {
+	if backend == "flashinfer_trtllm" || backend == "flashinfer_trtllm_afp8" {
 		want = "trtllm"
 	}
 	var out []moeRow

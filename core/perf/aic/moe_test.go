@@ -323,3 +323,93 @@ func TestMoEBackendMarlin(t *testing.T) {
 	assert.Zero(t, auto.Fallbacks()[OpMoE])
 	assert.NotEqual(t, auto.hy.moe.Seconds(64), marlin.hy.moe.Seconds(64))
 }
+
+// TestMXFP4ExpertsByEngineAndGPU: which moe_dtype prices gpt-oss's MXFP4
+// experts is the kernel the engine runs on the GPU (moeDtypeLabel), not the
+// table version: TensorRT-LLM from SM 100 quantizes the activations to MXFP8
+// (ModelConfig.get_mxfp4_quant_algo: W4A8_MXFP4_MXFP8), below it runs
+// W4A16_MXFP4; vLLM on SM 100 runs FlashInfer's TRT-LLM-gen kernel with bf16
+// activations unless asked for MXFP8 (flashinfer_trtllm_afp8, or
+// VLLM_USE_FLASHINFER_MOE_MXFP4_MXFP8=1: get_mxfp4_backend).
+func TestMXFP4ExpertsByEngineAndGPU(t *testing.T) {
+	for _, c := range []struct {
+		backend    string
+		sm         int
+		moeBackend string
+		want       string
+	}{
+		{"trtllm", 100, "", "w4a8_mxfp4_mxfp8"}, // b200_sxm, gb200
+		{"trtllm", 103, "", "w4a8_mxfp4_mxfp8"}, // b300_sxm
+		{"trtllm", 90, "", "w4a16_mxfp4"},       // h100_sxm, h200_sxm
+		{"vllm", 100, "", "w4a16_mxfp4"},        // SM100_FI_MXFP4_BF16
+		{"vllm", 100, "flashinfer_trtllm", "w4a16_mxfp4"},
+		{"vllm", 100, "flashinfer_trtllm_afp8", "w4a8_mxfp4_mxfp8"},
+		{"vllm", 103, "flashinfer_trtllm_afp8", "w4a8_mxfp4_mxfp8"}, // the SM 100 family
+		{"vllm", 120, "flashinfer_trtllm_afp8", "w4a16_mxfp4"},      // not the SM 100 family
+		{"vllm", 90, "flashinfer_trtllm_afp8", "w4a16_mxfp4"},
+		{"sglang", 100, "", "w4a16_mxfp4"},
+	} {
+		assert.Equal(t, c.want, moeDtypeLabel(model.MXFP4, c.backend, c.sm, c.moeBackend), "%+v", c)
+	}
+	// other formats keep their label whatever the engine
+	assert.Equal(t, "int4_wo", moeDtypeLabel(model.INT4, "trtllm", 100, ""))
+	assert.Equal(t, "fp8_block", moeDtypeLabel(model.FP8Block, "vllm", 100, "flashinfer_trtllm_afp8"))
+}
+
+// TestMXFP4TRTLLMOnB200OnATableRow: gpt-oss-120b on b200_sxm under
+// TensorRT-LLM 1.2.0rc2 (InferenceX's image of 2025-12-02) reads the
+// nearest version with the shape, 1.3.0rc20, at its w4a8_mxfp4_mxfp8 rows:
+// a one-token decode's experts cost that row's time (0.025291 ms at TP 1:
+// 128 experts of 2880 × 2880, top 4) plus the top-k per MoE layer, ×36,
+// where the w4a16_mxfp4 row of the same shape (0.072955 ms) priced it before.
+func TestMXFP4TRTLLMOnB200OnATableRow(t *testing.T) {
+	a, sys := sharedModel(t, "openai/gpt-oss-120b"), builtinSystem(t, "b200_sxm")
+	m, err := New(a, sys, Options{MaxTokens: 8192, Backend: "trtllm", Database: sharedDB(t), Version: "1.2.0rc2", TP: 1})
+	require.NoError(t, err)
+	var tables []string
+	for _, s := range m.Sources() {
+		tables = append(tables, s.Table+" "+s.ReadFrom)
+	}
+	assert.Contains(t, tables, "moe_perf (w4a8_mxfp4_mxfp8) 1.3.0rc20")
+	assert.Zero(t, m.Fallbacks()[OpMoE])
+	path := filepath.Join(sharedDB(t), "data", "b200_sxm", "moe", "trtllm", "1.3.0rc20", "moe_perf.parquet")
+	row := moeTableRow(t, path, "w4a8_mxfp4_mxfp8", 1, 2880, 2880, 4, 128, 1, 1)
+	assert.InDelta(t, 0.025291, row, 1e-6)
+	got := m.Breakdown(decodesP([]int{100}, perf.DecodeWindows(m)...)).ExpertsNs
+	assert.InDelta(t, 36*(row*1e-3+m.topKSeconds(1))*1e9, got, 1e-3)
+	// H200 (SM 90) keeps the weight-only rows
+	h, err := New(a, builtinSystem(t, "h200_sxm"), Options{MaxTokens: 8192, Backend: "trtllm", Database: sharedDB(t),
+		Version: "1.2.0rc2", TP: 1})
+	require.NoError(t, err)
+	var htables []string
+	for _, s := range h.Sources() {
+		htables = append(htables, s.Table)
+	}
+	assert.Contains(t, htables, "moe_perf (w4a16_mxfp4)")
+}
+
+// TestMXFP4VLLMOnB200AskedForMXFP8: vLLM with flashinfer_trtllm_afp8 on
+// b200_sxm reads w4a8_mxfp4_mxfp8 rows; the only vLLM table with any
+// (0.24.0) times another shape (hidden 4096 × 2048, 256 experts top 6), so
+// that kernel's curve scaled by the roofline ratio (a moe fallback); by
+// default the weight-only w4a16_mxfp4 rows of the version's table.
+func TestMXFP4VLLMOnB200AskedForMXFP8(t *testing.T) {
+	a, sys := sharedModel(t, "openai/gpt-oss-120b"), builtinSystem(t, "b200_sxm")
+	opt := Options{MaxTokens: 8192, Backend: "vllm", Database: sharedDB(t), Version: "0.24.0", TP: 1}
+	auto, err := New(a, sys, opt)
+	require.NoError(t, err)
+	opt.MoEBackend = "flashinfer_trtllm_afp8"
+	afp8, err := New(a, sys, opt)
+	require.NoError(t, err)
+	tables := func(m *Model) []string {
+		var out []string
+		for _, s := range m.Sources() {
+			out = append(out, s.Table)
+		}
+		return out
+	}
+	assert.Contains(t, tables(auto), "moe_perf (w4a16_mxfp4)")
+	assert.Contains(t, tables(afp8), "moe_perf (w4a8_mxfp4_mxfp8, flashinfer_trtllm_afp8, stand-in shape)")
+	assert.Equal(t, 36, afp8.Fallbacks()[OpMoE])
+	assert.Zero(t, auto.Fallbacks()[OpMoE])
+}

@@ -136,3 +136,35 @@ func TestFP8BlockStandInOnBlackwell(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "fp8_block", h.gemmW.dtype)
 }
+
+// TestIssue28_FP8BlockGB200StandInFromAnyVersion: MiniMax-M2.5's fp8_block
+// projections on gb200 under vLLM. No gb200 vLLM version times plausible
+// fp8_block GEMMs (0.14.0: 2.97× bf16 on compute-bound shapes, ~0.3 ms at
+// any m for n = 2048, k = 3072; 0.19.0: 1.09×; 0.24.0 (0.22.0 reuses it):
+// 22× bf16 at one token), and 0.14.0's and 0.19.0's per-tensor fp8 rows are
+// implausible too (2.20×, 1.20×): both versions price 0.24.0's per-tensor
+// fp8 GEMMs, the nearest plausible fp8 (ratio 0.61), where before 0.14.0
+// kept its own rows (a decode of 4 at TP 4: 36 ms of GEMMs, against 1.9 ms
+// at 0.19.0). The QKV GEMM at m = 8 (n = 2048, k = 3072) is then 0.24.0's
+// fp8 row, 0.0072756 ms, at both versions.
+func TestIssue28_FP8BlockGB200StandInFromAnyVersion(t *testing.T) {
+	db := sharedDB(t)
+	arch := sharedModel(t, "MiniMaxAI/MiniMax-M2.5")
+	sys := builtinSystem(t, "gb200")
+	for _, v := range []string{"0.14.0", "0.19.0"} {
+		m, err := New(arch, sys, Options{MaxTokens: 8192, Backend: "vllm", Database: db, Version: v, TP: 4,
+			WeightDtype: arch.WeightDtype, KVDtype: model.FP8})
+		require.NoError(t, err)
+		var standIn *Source
+		for _, s := range m.Sources() {
+			if s.Table == TableGEMM+" (fp8, stand-in for fp8_block)" {
+				s := s
+				standIn = &s
+			}
+		}
+		require.NotNil(t, standIn, "%s sources: %+v", v, m.Sources())
+		assert.Equal(t, "0.24.0", standIn.ReadFrom, v)
+		assert.Equal(t, int(m.layers), m.Fallbacks()[OpGEMM], v)
+		assert.InDelta(t, 0.0072756, m.gemmW.Seconds(8, 2048, 3072)*1e3, 0.0000001, v)
+	}
+}

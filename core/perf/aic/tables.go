@@ -147,6 +147,34 @@ func loadAttention(path string) ([]attnRow, error) {
 	})
 }
 
+// allReduceEagerRow is an allReduceRow read for its eager rows: a type of
+// its own, so that the table cache (keyed by path and row type) keeps both
+// selections of one file.
+type allReduceEagerRow allReduceRow
+
+// loadAllReduceEager returns vLLM's eager rows (backend vllm_eager), the
+// all-reduce of a pass that runs without a CUDA graph (Model.arSeconds);
+// none (no error) from a table without them (SGLang's, TensorRT-LLM's).
+func loadAllReduceEager(path string) ([]allReduceRow, error) {
+	type key struct {
+		backend           string
+		gpus, messageSize int64
+	}
+	rows, err := loadRows(path, func(r *allReduceEagerRow) (key, bool) {
+		return key{r.Backend, r.NumGPUs, r.MessageSize}, r.NumGPUs > 1 && r.MessageSize > 0 && validLatency(r.Latency)
+	})
+	if err != nil {
+		return nil, err
+	}
+	var out []allReduceRow
+	for i := range rows {
+		if rows[i].Backend == "vllm_eager" {
+			out = append(out, allReduceRow(rows[i]))
+		}
+	}
+	return out, nil
+}
+
 // loadAllReduce keeps the CUDA-graph rows (backend vllm_graph, or
 // sglang_graph in SGLang's tables): the engines serve decode passes from
 // CUDA graphs; the eager rows carry ≈ 20 µs of launch cost. TensorRT-LLM's

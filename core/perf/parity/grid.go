@@ -119,7 +119,9 @@ func Models(p Point, modelDir, db string) (roof, measured perf.Model, err error)
 		return rl, nil, nil
 	}
 	m, err := aic.New(arch, sys, aic.Options{Database: db, Backend: config.BackendVLLM, Version: AICVersion, TP: p.TP, DP: p.DP, EP: p.EP,
-		WeightDtype: p.Weights, MaxTokens: config.LargeGPUMaxNumBatchedTokens}) // vLLM's default on these large GPUs
+		WeightDtype: p.Weights, MaxTokens: config.LargeGPUMaxNumBatchedTokens, // vLLM's default on these large GPUs
+		// and its CUDA graphs as the replay sets them (perf.CUDAGraphMaxTokens of the same defaults)
+		CUDAGraphMaxTokens: perf.CUDAGraphMaxTokens(config.LargeGPUMaxNumSeqs, config.LargeGPUMaxNumBatchedTokens)})
 	if err != nil {
 		return nil, nil, err
 	}

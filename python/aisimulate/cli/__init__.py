@@ -179,6 +179,15 @@ def console_main() -> None:  # pragma: no cover - the installed `aisimulate` scr
         # SIGTERM handler), or from argparse; its result, if any, is already whole
         error("interrupted")
         code = EXIT_INTERRUPTED
+    if code in (EXIT_INTERRUPTED, EXIT_TERMINATED):
+        # Stopping: a further Ctrl-C (pressed again, or `timeout -s INT`, which signals
+        # the command and then its process group) would land in the exit handlers below
+        # (loky's joins its pool's manager thread) as a traceback "Exception ignored in:
+        # <module 'threading'>… KeyboardInterrupt". The command has already answered.
+        try:
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
+        except (ValueError, OSError):  # not the main thread, or no signals here
+            pass
     if code in (EXIT_INTERRUPTED, EXIT_TERMINATED) and not _started_processes():
         # Stopped: every file is already removed or left whole (the finally blocks ran),
         # so leave at once. The interpreter's own shutdown would first free everything

@@ -344,3 +344,5 @@ def apply_recipe(engine: dict[str, Any], flags: dict[str, Any], isl: int, osl: i
         sched["max_model_len"] = mml
     if flags.get("kv_cache"):
         engine.setdefault("quantization", {})["kv_cache"] = flags["kv_cache"]
+    if flags.get("moe_backend"):  # --moe-backend, or the environment variable that picks the same kernel
+        engine["moe_backend"] = flags["moe_backend"]

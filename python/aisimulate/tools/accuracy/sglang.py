@@ -13,7 +13,10 @@ AIConfigurator (``…aic-auto-gap-analysis/…``) and unrecorded rows
     batch size, and ``--enable-mixed-chunk`` from the 0.5.6.post2 template on (the
     0.5.1.post1 template spells it ``--enable-mix-chunk``, a flag SGLang does not know,
     so those servers ran without it); the rest at SGLang's defaults for the row's
-    release (the radix cache on).
+    release (the radix cache on). No template writes ``--quantization``, so an
+    aggregated row's weights are the checkpoint's (:func:`aic_generator_quantization`:
+    the ``fp8`` rows on the bf16 ``meta-llama/Llama-3.1-8B-Instruct`` run bf16 GEMMs),
+    its KV cache the row's (``--kv-cache-dtype fp8_e4m3`` from the rule).
 InferenceX (``YYYY-MM-DD.csv``, ``db-dump/…``)
     Its client (``traffic.benchmark`` tool ``vllm_bench_serve``, variant ``inferencex``,
     at the row's ``measured`` date): random lengths with range ratio 0.8, 10·c prompts
@@ -52,8 +55,8 @@ from typing import Any
 
 from . import campaigns, disagg
 from .rows import _int
-from .spec import (AIC_GENERATOR_TOKEN_SLACK, AIPERF_CLIENT, LOAD_GENERATORS, _lengths, _quantization,
-                   _weights_for, layout_text, row_layout)
+from .spec import (AIC_GENERATOR_TOKEN_SLACK, AIPERF_CLIENT, LOAD_GENERATORS, _checkpoint_quant, _lengths,
+                   _quantization, _weights_for, layout_text, row_layout)
 
 #: The first SGLang template (cli_args.0.5.6.post2.j2) that writes --enable-mixed-chunk.
 MIXED_CHUNK_SINCE = (0, 5, 6)
@@ -404,6 +407,28 @@ def _release(version: str) -> tuple[int, int, int] | None:
     return int(m.group(1)), int(m.group(2)), int(m.group(3) or 0)
 
 
+def aic_generator_quantization(quant: dict[str, str], config: str) -> dict[str, str]:
+    """``engine.quantization`` of a server AIConfigurator's generator launched for a row
+    whose precision column (``fp8``, ``fp8_block``) names weights the checkpoint does not
+    store: the checkpoint's own weights, the KV cache as the row says.
+
+    The generator writes no weight quantization for SGLang: its templates
+    (``generator/config/backend_templates/sglang/cli_args.<version>.j2``, 0.5.1.post1
+    … 0.5.9) have no ``--quantization`` and ``backend_config_mapping.yaml`` maps no
+    quantization key, only ``kv_cache_dtype`` to ``--kv-cache-dtype`` (``fp8`` →
+    ``fp8_e4m3``; ``fp8_e5m2`` before 2026-01-23, the same byte a token). SGLang then
+    serves the checkpoint's dtype (``configs/model_config.py``
+    ``_parse_quant_hf_config``: the quantization is the checkpoint's
+    ``quantization_config`` or ``--quantization``; neither here), so the bf16 ``meta-llama/
+    Llama-3.1-8B-Instruct`` and ``Qwen/Qwen3-32B`` checkpoints of the ``fp8`` rows ran
+    bf16 GEMMs over an fp8 KV cache. A checkpoint that stores fp8 weights
+    (``Qwen/Qwen3-235B-A22B-FP8``) keeps them."""
+    w = quant.get("weights")
+    if w not in ("fp8", "fp8_block") or _checkpoint_quant(config):
+        return quant
+    return {k: v for k, v in quant.items() if k != "weights"}
+
+
 def sglang_row_spec(row: dict[str, str], config: str, *, perf: str, database: str,
                     perf_overrides: dict[str, Any] | None = None) -> tuple[dict[str, Any], int, int]:
     """The replay spec of one SGLang row (module docstring), with the warm-up requests
@@ -448,6 +473,12 @@ def sglang_row_spec(row: dict[str, str], config: str, *, perf: str, database: st
     else:
         raise ValueError(f"mode {mode!r}: want agg or disagg")
     engine["quantization"] = _quantization(_weights_for(row.get("precision") or "", config))
+    if which == campaigns.AICONFIGURATOR and mode == "agg":
+        # the generator's server: the checkpoint's weights (unrecorded rows keep the column's;
+        # the P/D rows too: their measurements need fp8 weights, e.g. the 5×TP1 + 11×TP1
+        # Qwen3-32B row's 11 decode servers × 48 requests = its concurrency 528, where bf16
+        # weights leave each TP1 server KV for about 9: predicted TTFT 113 s, measured 0.57 s)
+        engine["quantization"] = aic_generator_quantization(engine["quantization"], config)
     server: dict[str, Any] = {}
     if which == campaigns.INFERENCEX:
         # the recipe's flags (a P/D recipe's are its pools'); the KV cache at SGLang's

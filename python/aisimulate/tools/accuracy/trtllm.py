@@ -208,6 +208,21 @@ def _ep_over_tp(c: int, isl: int, tp: int) -> int:
     return tp
 
 
+def _gptoss_b200_ep_0919(c: int, isl: int, tp: int) -> int:
+    """gptoss_fp4_b200_trt_slurm.sh@28e5a01ea's ``--ep_size``: $TP at TP 4 or 8 for
+    ISL 1024 (the script's ``"$ISL" == "1024" && "$OSL"`` 1024 or 8192: the campaign's
+    1k/1k and 1k/8k) from concurrency 16, and at every TP from concurrency 256 (with
+    attention DP); else 1 (the experts split tensor-parallel)."""
+    tep = tp in (4, 8) and isl == 1024 and c >= 16
+    return tp if tep or c >= 256 else 1
+
+
+def _gptoss_b200_ep_1020(c: int, isl: int, tp: int) -> int:
+    """gptoss_fp4_b200_trt_slurm.sh@ac1998a50's ``--ep_size``: $TP from concurrency 256
+    (with attention DP), else 1."""
+    return tp if c >= 256 else 1
+
+
 def _llama_batch_wait(isl: int, osl: int, tp: int) -> bool:
     """The Llama-3.1-70B script's batch waiting: ``if [[ "$ISL" == "1024" && "$OSL" ==
     "1024" && ${TP} -lt 8 ]]``."""
@@ -244,6 +259,38 @@ RECIPES: tuple[Recipe, ...] = tuple(
                "development build; moe backend TRITON and num_postprocess_workers 4 not modelled)"),
         Change("17d5e204f", _t("2025-11-03T12:05:50-06:00"), "gpt-oss-dev", {"moe_expert_parallel_size": NOT_SET},
                "--ep_size=$EP_SIZE, the search space's (.github/configs/nvidia-master.yaml): the row's columns"),
+    )),
+    # B200: gptoss_fp4_b200_trt_slurm.sh (its twin gptoss_fp4_b200_trt_docker.sh from
+    # 156fef3fc, the same options; one gptoss_fp4_b200_trt.sh from b0c4ed21b, moved to
+    # benchmarks/single_node/ by 8d81e0bf4, options unchanged until its removal in
+    # 1b234994f), the image of gptoss-tmpl.yml's bmk-b200-trt, from 17d5e204f of
+    # nvidia-master.yaml's gptoss-fp4-b200-trt
+    Recipe(("openai/gpt-oss-120b",), "b200_sxm", "benchmarks/gptoss_fp4_b200_trt_slurm.sh", (
+        Change("28e5a01ea", _t("2025-09-19T13:30:24-07:00"), "1.1.0rc2.post2",
+               {"max_batch_size": 512, "max_num_tokens": 20000, "stream_interval": 20,
+                "moe_expert_parallel_size": _gptoss_b200_ep_0919,
+                "kv_cache_config": {"enable_block_reuse": False, "free_gpu_memory_fraction": 0.85},
+                "cuda_graph_config": {"enable_padding": True, "max_batch_size": lambda c, isl, tp: c},
+                "attention_dp_config": {"enable_balance": True}},
+               "trtllm-serve --max_batch_size 512 --max_num_tokens 20000; cuda_graph_config enable_padding, "
+               "max_batch_size $CONC; kv_cache_config dtype auto, enable_block_reuse false, "
+               "free_gpu_memory_fraction 0.85; stream_interval 20; --ep_size $TP at TP 4/8 for ISL 1024 from "
+               "CONC 16, and with enable_attention_dp (attention_dp_config enable_balance) from CONC 256, else 1 "
+               "(image 1.1.0rc2.post2; moe_config backend TRTLLM, CUTLASS from CONC 256; mpirun -n 1, "
+               "num_postprocess_workers 4, TRTLLM_ENABLE_PDL=1)"),
+        Change("ac1998a50", _t("2025-10-20T16:08:25-07:00"), "1.2.0rc0.post1",
+               {"kv_cache": "fp8", "moe_expert_parallel_size": _gptoss_b200_ep_1020},
+               "kv_cache_config dtype fp8; --ep_size $TP only from CONC 256 (with attention DP), else 1; "
+               "moe_config backend TRTLLM at every concurrency (image 1.2.0rc0.post1)"),
+        Change("17d5e204f", _t("2025-11-03T12:05:50-06:00"), "1.2.0rc0.post1", {"moe_expert_parallel_size": NOT_SET},
+               "--ep_size=$EP_SIZE and enable_attention_dp $DP_ATTENTION, the search space's "
+               "(.github/configs/nvidia-master.yaml): the row's columns"),
+        Change("06667a51e", _t("2025-12-02T15:01:04-08:00"), "1.2.0rc2", {},
+               "image 1.2.0rc2 (the script's MNNVL all-to-all variables with attention DP are not modelled)"),
+        Change("98ea663cc", _t("2026-01-16T16:21:00-08:00"), "1.2.0rc2.post1", {}, "image 1.2.0rc2.post1"),
+        Change("10d183038", _t("2026-01-17T00:29:47+00:00"), "1.2.0rc2", {}, "98ea663cc reverted: image 1.2.0rc2"),
+        Change("d7dbd045b", _t("2026-02-05T15:18:55-08:00"), "1.2.0rc2.post2", {}, "image 1.2.0rc2.post2"),
+        Change("0977b65f1", _t("2026-05-18T13:26:11-04:00"), "1.3.0rc14", {}, "image 1.3.0rc14"),
     )),
     Recipe(DSR1, "h200_sxm", "benchmarks/dsr1_fp8_h200_trt_slurm.sh", (
         Change("9596d23d7", _t("2025-10-29T17:37:58-05:00"), "1.1.0rc2.post2",

@@ -62,8 +62,12 @@ RECIPES: tuple[Recipe, ...] = tuple(
                {"async_scheduling": True, "enable_prefix_caching": False, "max_num_batched_tokens": 8192,
                 "max_model_len": 10240, "gpu_memory_utilization": 0.9, "max_num_seqs": 512},
                "config.yaml: async-scheduling, no-enable-prefix-caching, max-num-batched-tokens 8192, "
-               "max-model-len 10240; --gpu-memory-utilization 0.9 --max-num-seqs 512 (cuda-graph-sizes 2048, "
-               "the compilation config and VLLM_USE_FLASHINFER_MOE_MXFP4_MXFP8=1 from 5e92867f4 not modelled)"),
+               "max-model-len 10240; --gpu-memory-utilization 0.9 --max-num-seqs 512 (cuda-graph-sizes 2048 and "
+               "the compilation config not modelled)"),
+        Change("5e92867f4", _t("2025-09-24T13:35:53-07:00"), {"moe_backend": "flashinfer_trtllm_afp8"},
+               "VLLM_USE_FLASHINFER_MOE_MXFP4_MXFP8=1: FlashInfer's TRT-LLM-gen MoE with MXFP8 activations "
+               "(get_mxfp4_backend's SM100_FI_MXFP4_MXFP8_TRTLLM; --moe-backend flashinfer_trtllm_afp8 in the "
+               "MXFP4 oracle), set until the script's removal"),
         MML_BY_SCENARIO,
         Change("25506e87c", _t("2025-12-05T13:49:06-08:00"), {"kv_cache": "fp8"},
                "vLLM v0.11.2: kv-cache-dtype fp8"),
