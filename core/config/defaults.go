@@ -42,6 +42,10 @@ const DefaultEnablePrefixCaching = true
 // context-attention table is known bad).
 const DefaultAICBackendVersion = "0.24.0"
 
+// DefaultMoERouting is engine.perf.moe_routing when not given (source aic):
+// chosen on the MoE dev rows of every engine (docs/moe.md, "Routing").
+const DefaultMoERouting = MoERoutingAuto
+
 // DefaultKVCacheDtype is the KV cache format when engine.quantization.kv_cache
 // is not given: vLLM's kv_cache_dtype "auto", the format the checkpoint's
 // quantization config calibrated (kv_cache_quant_algo FP8 in a ModelOpt

@@ -172,6 +172,16 @@ const (
 	MoEBackendFlashInferTRTLLMAFP8 = "flashinfer_trtllm_afp8"
 )
 
+// moe_routing of engine.perf (source aic): the routing the routed experts
+// are priced at, the AIConfigurator tables' moe_perf distributions
+// (core/perf/aic/moe.go MoERouting*).
+const (
+	MoERoutingAuto        = "auto"
+	MoERoutingBalanced    = "balanced"
+	MoERoutingPowerLaw101 = "power_law_1.01"
+	MoERoutingPowerLaw12  = "power_law_1.2"
+)
+
 // mamba_cache_mode of the vLLM scheduler: --mamba-cache-mode, how a hybrid
 // model's recurrent states are cached (vllm/config/cache.py;
 // vllm/v1/core/single_type_kv_cache_manager.py MambaManager). "all" (a
@@ -217,6 +227,7 @@ var (
 	backends       = []string{BackendVLLM, BackendTRTLLM, BackendSGLang}
 	moeBackends    = []string{MoEBackendAuto, MoEBackendTriton, MoEBackendMarlin, MoEBackendFlashInferCutlass, MoEBackendFlashInferTRTLLM,
 		MoEBackendFlashInferTRTLLMAFP8}
+	moeRoutings    = []string{MoERoutingAuto, MoERoutingBalanced, MoERoutingPowerLaw101, MoERoutingPowerLaw12}
 	mambaModes     = []string{MambaCacheModeNone, MambaCacheModeAlign}
 	executionModes = []string{ExecutionOffline}
 	weightDtypes   = []string{DtypeBFloat16, DtypeFP8, DtypeFP8Block, DtypeNVFP4, DtypeBF16}
@@ -251,7 +262,8 @@ var stringEnums = map[string]stringEnum{
 		why:   "TensorRT-LLM's GUARANTEED_NO_EVICT and MAX_UTILIZATION (STATIC_BATCH and PREFILL_FIRST are not modelled)"},
 	"TRTLLMSchedulerConfig.context_chunking_policy": {values: trtllmChunkingPolicies,
 		paths: []string{"engine.trtllm.scheduler_config.context_chunking_policy"}},
-	"Engine.moe_backend": {values: moeBackends, paths: []string{"engine.moe_backend"}},
+	"Engine.moe_backend":  {values: moeBackends, paths: []string{"engine.moe_backend"}},
+	"AICPerf.moe_routing": {values: moeRoutings, paths: []string{"engine.perf.moe_routing"}},
 	"Scheduler.mamba_cache_mode": {values: mambaModes, paths: []string{"engine.scheduler.mamba_cache_mode"},
 		why: "vLLM's none and align (all, a state at every block boundary, is not modelled)"},
 	"SGLang.mamba_ssm_dtype": {values: []string{SGLangMambaFloat32, SGLangMambaBF16}, paths: []string{"engine.sglang.mamba_ssm_dtype"}},

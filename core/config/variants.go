@@ -77,6 +77,26 @@ type AICPerf struct {
 	// MAJOR.MINOR[.PATCH]; each table takes the nearest measured version when
 	// that one is missing (the report's perf_metadata says which).
 	BackendVersion string `json:"backend_version"`
+	// MoERouting is how the routed experts of a mixture-of-experts model
+	// are priced (MoERouting* values; docs/moe.md, "Routing"): balanced,
+	// the tables' balanced rows corrected to uniform random routing;
+	// power_law_1.01 or power_law_1.2, that power-law routing's rows as
+	// measured (balanced where a table lacks them for the shape); auto,
+	// the power law AIConfigurator prices the model's architecture at
+	// (1.2 for Qwen3-MoE, gpt-oss, MiniMax-M2, Qwen3.5; 1.01 for the
+	// DeepSeek family, Kimi, GLM-5; balanced for the others). Absent =
+	// DefaultMoERouting.
+	MoERouting string `json:"moe_routing,omitempty"`
+}
+
+// Routing is MoERouting, DefaultMoERouting when absent (not filled in by
+// Normalize, so that the canonical spec of a run that does not name it stays
+// as it was).
+func (p AICPerf) Routing() string {
+	if p.MoERouting == "" {
+		return DefaultMoERouting
+	}
+	return p.MoERouting
 }
 
 // LinearPerf (source linear) is exact, for tests and fitted models:
@@ -513,6 +533,11 @@ func (p AICPerf) validate(path string) error {
 	}
 	if !versionLike(p.BackendVersion) {
 		return errorf(path+".backend_version", "%s is not a version (want MAJOR.MINOR[.PATCH], for example \"0.24.0\")", quote(p.BackendVersion))
+	}
+	if p.MoERouting != "" {
+		if err := checkEnum(path+".moe_routing", "AICPerf.moe_routing", p.MoERouting); err != nil {
+			return err
+		}
 	}
 	return firstErr(checkFloat(path+".pass_overhead_us", "AICPerf.pass_overhead_us", p.PassOverheadUs),
 		checkFloat(path+".per_sequence_overhead_us", "AICPerf.per_sequence_overhead_us", p.PerSequenceOverheadUs))

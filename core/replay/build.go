@@ -360,7 +360,8 @@ func (d *deployment) buildPool(s *config.Spec, pl *pool) error {
 		m, err := d.cache.aicModel(e, arch, sys, aic.Options{Database: p.Database, Backend: e.Backend,
 			Version: p.BackendVersion, TP: pl.tp, DP: pl.dp, EP: pl.ep, MoEEP: pl.moeEP, WeightDtype: arch.WeightDtype, KVDtype: kvDtype,
 			MaxTokens: maxTokens, PassOverheadUs: p.PassOverheadUs, SequenceOverheadUs: p.PerSequenceOverheadUs,
-			OverlapCPU: overlap, CUDAGraphMaxTokens: cgTop, All2AllBackend: pl.a2a, MoEBackend: e.MoEBackend})
+			OverlapCPU: overlap, CUDAGraphMaxTokens: cgTop, All2AllBackend: pl.a2a, MoEBackend: e.MoEBackend,
+			MoERouting: p.Routing()})
 		if err != nil {
 			return cfgErr("engine.perf", err)
 		}

@@ -39,9 +39,10 @@
 //     measured/roofline ratio and scale the query's roofline; never return
 //     less than the roofline.
 //  6. hybrid.go, moe.go, nccl.go: mixture-of-experts and mixed-attention
-//     models. The routed experts from moe_perf's balanced curve of the
-//     model's shape, dtype and layout, corrected to uniform routing
-//     (moeCurve.Seconds) — a version whose low-precision rows are
+//     models. The routed experts from moe_perf's curve of the model's
+//     shape, dtype, layout and routing (Options.MoERouting: balanced
+//     corrected to uniform routing, or a power law as measured, auto by
+//     architecture, MoERoutingFor; moeCurve.Seconds) — a version whose low-precision rows are
 //     implausible is skipped, a shape no version measured borrows the
 //     nearest shape's curve scaled by the roofline ratio; the data-parallel
 //     all-gather and reduce-scatter from nccl_perf; sliding-window layers

@@ -278,6 +278,7 @@ func (m *Model) slidingGrids(arch *model.Arch, sys *hardware.System, hy *hybrid,
 func (m *Model) moeCurveFor(arch *model.Arch, sys *hardware.System, par model.Parallel, sysDir string, opt Options, hy *hybrid) error {
 	ed := arch.ExpertDtype()
 	label := moeDtypeLabel(ed, opt.Backend, sys.SMVersion, opt.MoEBackend)
+	routing := resolveMoERouting(opt.MoERouting, arch.Architecture)
 	mo := arch.MoE
 	shape := moeShape{h: int64(arch.ExpertHidden()), inter: int64(mo.Intermediate), k: int64(mo.TopK), e: int64(mo.Experts),
 		tp: int64(par.MoETP()), ep: int64(par.MoEEP())}
@@ -303,17 +304,17 @@ func (m *Model) moeCurveFor(arch *model.Arch, sys *hardware.System, par model.Pa
 		if kr := moeKernelRows(rows, opt.MoEBackend); len(kr) < len(rows) {
 			// the kernel vLLM's --moe-backend asks for, where this version
 			// timed it for the shape and layout
-			if c, ok := newMoECurve(kr, label, shape, sys, ed); ok && moeImplausible(kr, c, label) == "" {
-				src.Table = TableMoE + " (" + label + ", " + opt.MoEBackend + ")"
+			if c, ok := moeRouted(kr, label, shape, sys, ed, routing); ok && moeImplausible(kr, c, label) == "" {
+				src.Table = TableMoE + " (" + routedLabel(label, c) + ", " + opt.MoEBackend + ")"
 				m.sources = append(m.sources, src)
 				hy.moe = c
 				return nil
 			}
 			// the kernel's rows of another shape or layout, scaled by the
 			// roofline ratio: its efficiency, not another kernel's
-			if near, ok := nearestMoEShape(kr, label, shape, true); ok {
-				if c, ok := newMoECurve(kr, label, near, sys, ed); ok {
-					src.Table = TableMoE + " (" + label + ", " + opt.MoEBackend + ", stand-in shape)"
+			if near, ok := nearestMoEShape(kr, label, shape, true, routing); ok {
+				if c, ok := moeRouted(kr, label, near, sys, ed, routing); ok {
+					src.Table = TableMoE + " (" + routedLabel(label, c) + ", " + opt.MoEBackend + ", stand-in shape)"
 					m.sources = append(m.sources, src)
 					m.fallback(OpMoE, int(hy.moeLayers), fmt.Sprintf("%s (%s): the %s kernel (moe_backend) is timed for %s experts of hidden %d × %d, %d experts top-%d at moe_tp %d, moe_ep %d only; scaled by the roofline ratio",
 						TableMoE, src.ReadFrom, opt.MoEBackend, label, near.h, near.inter, near.e, near.k, near.tp, near.ep))
@@ -327,12 +328,12 @@ func (m *Model) moeCurveFor(arch *model.Arch, sys *hardware.System, par model.Pa
 					TableMoE, src.ReadFrom, label, opt.MoEBackend))
 			}
 		}
-		if c, ok := newMoECurve(rows, label, shape, sys, ed); ok {
+		if c, ok := moeRouted(rows, label, shape, sys, ed, routing); ok {
 			if why := moeImplausible(rows, c, label); why != "" {
 				exclude[src.ReadFrom] = why
 				continue
 			}
-			src.Table = TableMoE + " (" + label + ")"
+			src.Table = TableMoE + " (" + routedLabel(label, c) + ")"
 			m.sources = append(m.sources, src)
 			hy.moe = c
 			return nil
@@ -340,15 +341,15 @@ func (m *Model) moeCurveFor(arch *model.Arch, sys *hardware.System, par model.Pa
 		exclude[src.ReadFrom] = fmt.Sprintf("no %s curve for hidden %d, experts %d × %d, top-%d at moe_tp %d, moe_ep %d",
 			label, shape.h, shape.e, shape.inter, shape.k, shape.tp, shape.ep)
 		if standIn == nil {
-			if near, ok := nearestMoEShape(rows, label, shape, false); ok {
-				if c, ok := newMoECurve(rows, label, near, sys, ed); ok && moeImplausible(rows, c, label) == "" {
+			if near, ok := nearestMoEShape(rows, label, shape, false, routing); ok {
+				if c, ok := moeRouted(rows, label, near, sys, ed, routing); ok && moeImplausible(rows, c, label) == "" {
 					standIn, standInSrc, standInShape = c, src, near
 				}
 			}
 		}
 	}
 	if standIn != nil {
-		standInSrc.Table = TableMoE + " (" + label + ", stand-in shape)"
+		standInSrc.Table = TableMoE + " (" + routedLabel(label, standIn) + ", stand-in shape)"
 		m.sources = append(m.sources, standInSrc)
 		m.fallback(OpMoE, int(hy.moeLayers), fmt.Sprintf("%s: no version measured %s experts of hidden %d × %d, %d experts top-%d at moe_tp %d, moe_ep %d; the nearest measured shape (hidden %d × %d, %d experts top-%d) scaled by the roofline ratio",
 			TableMoE, label, shape.h, shape.inter, shape.e, shape.k, shape.tp, shape.ep,
@@ -356,7 +357,7 @@ func (m *Model) moeCurveFor(arch *model.Arch, sys *hardware.System, par model.Pa
 		hy.moe = newMoEStandIn(standIn, shape, sys, ed)
 		return nil
 	}
-	return m.moeFallback(shape, label, ed, first, firstRows, versionsTried(exclude), sys, hy)
+	return m.moeFallback(shape, label, ed, routing, first, firstRows, versionsTried(exclude), sys, hy)
 }
 
 // moeFallback prices the routed experts when no table version measured the
@@ -366,7 +367,7 @@ func (m *Model) moeCurveFor(arch *model.Arch, sys *hardware.System, par model.Pa
 // scaled by the roofline ratio at saturation (newMoEStandIn, which carries
 // the weight bytes and peak of each dtype); else the roofline itself
 // (rooflineMoECurve). Each is a fallback of every MoE layer.
-func (m *Model) moeFallback(shape moeShape, label string, ed model.Dtype, src Source, rows []moeRow, tried string,
+func (m *Model) moeFallback(shape moeShape, label string, ed model.Dtype, routing string, src Source, rows []moeRow, tried string,
 	sys *hardware.System, hy *hybrid) error {
 	want := fmt.Sprintf("%s experts of hidden %d × %d, %d experts top-%d at moe_tp %d, moe_ep %d",
 		label, shape.h, shape.inter, shape.e, shape.k, shape.tp, shape.ep)
@@ -385,15 +386,15 @@ func (m *Model) moeFallback(shape moeShape, label string, ed model.Dtype, src So
 		if !ok {
 			continue
 		}
-		near, ok := nearestMoEShape(rows, l, shape, true)
+		near, ok := nearestMoEShape(rows, l, shape, true, routing)
 		if !ok {
 			continue
 		}
-		c, ok := newMoECurve(rows, l, near, sys, d)
+		c, ok := moeRouted(rows, l, near, sys, d, routing)
 		if !ok || moeImplausible(rows, c, l) != "" {
 			continue
 		}
-		src.Table = TableMoE + " (" + l + ", stand-in for " + label + ")"
+		src.Table = TableMoE + " (" + routedLabel(l, c) + ", stand-in for " + label + ")"
 		m.sources = append(m.sources, src)
 		m.fallback(OpMoE, int(hy.moeLayers), fmt.Sprintf("%s: no version measured %s (versions tried: %s); %s experts of hidden %d × %d, %d experts top-%d at moe_tp %d, moe_ep %d (%s) scaled by the roofline ratio",
 			TableMoE, want, tried, l, near.h, near.inter, near.e, near.k, near.tp, near.ep, src.ReadFrom))

@@ -72,6 +72,12 @@ type Options struct {
 	// flashinfer_trtllm_afp8 also reads MXFP4 experts' w4a8_mxfp4_mxfp8
 	// rows on Blackwell, moeDtypeLabel).
 	MoEBackend string
+	// MoERouting is the routing the routed experts are priced at (moe.go:
+	// MoERoutingBalanced, the tables' balanced rows corrected to uniform
+	// routing, also for ""; MoERoutingPowerLaw101 or MoERoutingPowerLaw12,
+	// that power-law's rows as measured; MoERoutingAuto, MoERoutingFor the
+	// model's architecture).
+	MoERouting string
 	// All2AllBackend is vLLM's --all2all-backend ("" or
 	// perf.All2AllAgRs: the all-gather and reduce-scatter; perf.IsAll2All
 	// backends: all2all.go); it matters with DP > 1 and EP only.

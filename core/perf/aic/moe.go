@@ -48,12 +48,81 @@ func loadMoE(path string) ([]moeRow, error) {
 	})
 }
 
-// moeDistribution is the routing of the rows used: "balanced", every
-// expert given the same number of tokens (n·k distinct experts below
-// saturation, every expert above it). The tables also hold power-law
-// routings (a few hot experts); uniform routing is what the roofline
-// assumes, and moeCurve.Seconds corrects "balanced" to it.
-const moeDistribution = "balanced"
+// The routings the tables measured (moe_perf's distribution column), from
+// AIConfigurator's collector (collector/helper.py: balanced_logits and
+// _generate_power_law_distribution behind power_law_logits_v3):
+//
+//   - MoERoutingBalanced: every expert given the same number of tokens (n·k
+//     distinct experts below saturation, every expert above it), the
+//     heaviest rank no heavier than the others. moeCurve.Seconds corrects
+//     it to uniform random routing (what the roofline assumes).
+//   - MoERoutingPowerLaw101, MoERoutingPowerLaw12: each expert's token
+//     count drawn from a power law of exponent α (x^−α over [1, 0.8·n]
+//     when n·k > E, else over [0.01, 2], rescaled to n·k and rounded), the
+//     expert-parallel rank holding the most tokens swapped to rank 0, the
+//     rank timed: a few hot experts, fewer distinct experts in a small
+//     pass, and the step waiting for the busiest rank in a large one.
+//     Priced as measured (no correction).
+const (
+	MoERoutingBalanced    = "balanced"
+	MoERoutingPowerLaw101 = "power_law_1.01"
+	MoERoutingPowerLaw12  = "power_law_1.2"
+	// MoERoutingAuto is MoERoutingFor's choice for the architecture.
+	MoERoutingAuto = "auto"
+)
+
+// moeDistribution is the routing read when a table lacks the one asked for
+// (moeRouted): balanced, which every table version but a few (h100_sxm and
+// h200_sxm SGLang 0.5.6.post2, b300_sxm SGLang 0.5.9, a100_sxm vLLM 0.14.0)
+// measured for every shape it measured.
+const moeDistribution = MoERoutingBalanced
+
+// MoERoutingFor is the routing AIConfigurator prices a model's experts at,
+// by its config.json architecture (AIConfigurator 095f58a, the model
+// classes of aic-core/src/aiconfigurator_core/sdk/models/ over the families
+// of sdk/common.py ARCHITECTURE_TO_MODEL_FAMILY; ModelConfig's
+// workload_distribution "power_law" plus the class's alpha):
+//
+//   - power_law_1.2: MOEModel (moe.py, _power_law_alpha = 1.2) — Mixtral,
+//     gpt-oss, Qwen2-MoE, Qwen3-MoE, MiniMax-M2; Qwen3VLMoEModel (qwen3vl.py,
+//     a MOEModel) — Qwen3-VL-MoE; Qwen35Model (qwen35.py, "_1.2") — Qwen3.5.
+//   - power_law_1.01: DeepSeekModel (deepseek.py, 1.01; also KIMIK25) —
+//     DeepSeek-V3/R1, Kimi-K2.5; DeepSeekV32Model (deepseek_v32.py) —
+//     DeepSeek-V3.2, GLM-5 (GlmMoeDsaForCausalLM); DeepSeekV4Model
+//     (deepseek_v4.py); KimiK3Model (kimi_k3.py, "_1.01"); HybridMoEModel
+//     (hybrid_moe.py, 1.01) — MiMo-V2-Flash, Llama-4; MiniMaxM3Model
+//     (minimax_m3.py); NemotronHModel (nemotron_h.py, "follow DeepSeek MoE");
+//     Gemma4 (gemma4.py).
+//
+// An architecture AIConfigurator does not map (DeepseekV2ForCausalLM,
+// Qwen3NextForCausalLM, any dense model) is balanced.
+func MoERoutingFor(architecture string) string {
+	switch architecture {
+	case "MixtralForCausalLM", "GptOssForCausalLM", "Qwen2MoeForCausalLM", "Qwen3MoeForCausalLM",
+		"MiniMaxM2ForCausalLM", "Qwen3VLMoeForConditionalGeneration",
+		"Qwen3_5ForConditionalGeneration", "Qwen3_5MoeForConditionalGeneration":
+		return MoERoutingPowerLaw12
+	case "DeepseekV3ForCausalLM", "DeepseekV32ForCausalLM", "DeepseekV4ForCausalLM", "GlmMoeDsaForCausalLM",
+		"KimiK25ForConditionalGeneration", "KimiK3ForConditionalGeneration",
+		"MiMoV2FlashForCausalLM", "Llama4ForConditionalGeneration",
+		"MiniMaxM3ForCausalLM", "MiniMaxM3SparseForCausalLM", "MiniMaxM3SparseForConditionalGeneration",
+		"NemotronHForCausalLM", "Gemma4ForConditionalGeneration":
+		return MoERoutingPowerLaw101
+	}
+	return MoERoutingBalanced
+}
+
+// resolveMoERouting is the routing of Options.MoERouting for an
+// architecture: "" is balanced, auto MoERoutingFor's.
+func resolveMoERouting(routing, architecture string) string {
+	if routing == "" {
+		return MoERoutingBalanced
+	}
+	if routing == MoERoutingAuto {
+		return MoERoutingFor(architecture)
+	}
+	return routing
+}
 
 // moeDtypeLabel maps a weight format to the tables' moe_dtype of the kernel
 // the engine (backend "vllm", "trtllm", ...) runs for it on a GPU of compute
@@ -119,12 +188,16 @@ type moeShape struct {
 	h, inter, k, e, tp, ep int64
 }
 
-// moeCurve is the measured balanced-routing time of one MoE layer's routed
-// experts on one GPU over the tokens entering it (ascending), with what the
-// roofline and the routing correction need.
+// moeCurve is the measured time of one MoE layer's routed experts on one
+// GPU under one routing over the tokens entering it (ascending), with what
+// the roofline and the routing correction need.
 type moeCurve struct {
 	tokens, sec []float64
 	shape       moeShape
+	// dist is the routing the rows measured (moe_perf's distribution):
+	// balanced curves are corrected to uniform routing, power-law ones
+	// priced as measured (Seconds)
+	dist string
 	// scale multiplies the measured times (1, or the roofline ratio when a
 	// stand-in shape was measured instead of the model's)
 	scale float64
@@ -137,7 +210,8 @@ type moeCurve struct {
 	expertW, wBytes, actBytes, flops, memBW float64
 }
 
-// newMoECurve builds the curve of dtype label and shape from rows. The
+// newMoECurve builds the curve of dtype label, shape and routing dist from
+// rows. The
 // per-expert read time is the slope of the measured curve where balanced
 // routing adds experts but little compute:
 //
@@ -146,12 +220,12 @@ type moeCurve struct {
 // T interpolated linearly on the measured tokens; T(1) touches k experts in
 // all (k/moe_ep on this GPU), T(n_sat) every local expert. ok is false when
 // the rows hold no such curve.
-func newMoECurve(rows []moeRow, label string, s moeShape, sys *hardware.System, ed model.Dtype) (*moeCurve, bool) {
+func newMoECurve(rows []moeRow, label string, s moeShape, sys *hardware.System, ed model.Dtype, dist string) (*moeCurve, bool) {
 	var ts []float64
 	lat := map[float64]float64{}
 	for i := range rows {
 		r := &rows[i]
-		if r.Dtype == label && r.Distribution == moeDistribution && r.Hidden == s.h && r.Inter == s.inter &&
+		if r.Dtype == label && r.Distribution == dist && r.Hidden == s.h && r.Inter == s.inter &&
 			r.TopK == s.k && r.Experts == s.e && r.TP == s.tp && r.EP == s.ep {
 			t := float64(r.Tokens)
 			if _, seen := lat[t]; !seen {
@@ -163,7 +237,7 @@ func newMoECurve(rows []moeRow, label string, s moeShape, sys *hardware.System, 
 	if len(ts) < 2 {
 		return nil, false
 	}
-	c := &moeCurve{tokens: sortedUnique(ts), shape: s, scale: 1}
+	c := &moeCurve{tokens: sortedUnique(ts), shape: s, dist: dist, scale: 1}
 	c.sec = make([]float64, len(c.tokens))
 	for i, t := range c.tokens {
 		c.sec[i] = lat[t]
@@ -176,6 +250,19 @@ func newMoECurve(rows []moeRow, label string, s moeShape, sys *hardware.System, 
 	c.setRoofline(s, sys, ed)
 	c.setPerExpert()
 	return c, true
+}
+
+// moeRouted is the curve of routing (newMoECurve), or the balanced one
+// where the rows did not measure that routing for the shape: a table without
+// the power-law rows of a shape prices it as every balanced curve is
+// priced, corrected to uniform routing.
+func moeRouted(rows []moeRow, label string, s moeShape, sys *hardware.System, ed model.Dtype, routing string) (*moeCurve, bool) {
+	if routing != moeDistribution {
+		if c, ok := newMoECurve(rows, label, s, sys, ed, routing); ok {
+			return c, true
+		}
+	}
+	return newMoECurve(rows, label, s, sys, ed, moeDistribution)
 }
 
 // setRoofline sets the roofline terms of shape s with experts of dtype ed on
@@ -207,7 +294,7 @@ func (c *moeCurve) setPerExpert() {
 // F and B), at 1, 2, 4 … 2^20 tokens; Seconds corrects it to uniform routing
 // as it does a measured curve.
 func rooflineMoECurve(s moeShape, sys *hardware.System, ed model.Dtype) *moeCurve {
-	c := &moeCurve{shape: s, scale: 1}
+	c := &moeCurve{shape: s, dist: moeDistribution, scale: 1}
 	c.setRoofline(s, sys, ed)
 	em := newEmpiricalMemory(sys)
 	emp := *c
@@ -252,7 +339,11 @@ func (c *moeCurve) roofline(n, dist float64) float64 {
 }
 
 // Seconds is the time of the routed experts of one MoE layer on one GPU
-// when n tokens enter it, routed uniformly at random:
+// when n tokens enter it. A power-law curve is the measured time of that
+// routing (linear between the measured token counts, measured beyond them):
+// the rows already read the experts that routing touches and wait for the
+// busiest rank, so no correction applies. A balanced curve is corrected to
+// tokens routed uniformly at random:
 //
 //	T(n) = T_balanced(n) − w · (D_balanced(n) − D_uniform(n))
 //
@@ -267,6 +358,9 @@ func (c *moeCurve) roofline(n, dist float64) float64 {
 func (c *moeCurve) Seconds(n float64) float64 {
 	if n <= 0 {
 		return 0
+	}
+	if c.dist != moeDistribution {
+		return c.measured(n)
 	}
 	du := c.uniformDistinct(n)
 	t := c.measured(n) - c.perExpertS*c.scale*(c.balancedDistinct(n)-du)
@@ -291,19 +385,30 @@ func newMoEStandIn(measured *moeCurve, s moeShape, sys *hardware.System, ed mode
 	return &c
 }
 
-// nearestMoEShape finds, among the rows of label and layout (tp, ep), the
-// measured shape nearest to s: the smallest Euclidean distance in log2 of
+// nearestMoEShape finds, among the rows of label, layout (tp, ep) and
+// routing dist (balanced where the rows hold no such shape of that routing),
+// the measured shape nearest to s: the smallest Euclidean distance in log2 of
 // hidden × expert intermediate size, experts and top-k (ties: the first in
 // (h, inter, k, e) order). ok is false when the layout was not measured in
 // that dtype at all. With anyLayout the layout is free too, its log2 moe_tp
 // and moe_ep distances added.
-func nearestMoEShape(rows []moeRow, label string, s moeShape, anyLayout bool) (moeShape, bool) {
+func nearestMoEShape(rows []moeRow, label string, s moeShape, anyLayout bool, dist string) (moeShape, bool) {
+	if dist != moeDistribution {
+		if near, ok := nearestMoEShapeOf(rows, label, s, anyLayout, dist); ok {
+			return near, true
+		}
+	}
+	return nearestMoEShapeOf(rows, label, s, anyLayout, moeDistribution)
+}
+
+// nearestMoEShapeOf is nearestMoEShape among the rows of routing dist alone.
+func nearestMoEShapeOf(rows []moeRow, label string, s moeShape, anyLayout bool, dist string) (moeShape, bool) {
 	free := anyLayout
 	best, bestD, ok := moeShape{}, math.Inf(1), false
 	seen := map[moeShape]bool{}
 	for i := range rows {
 		r := &rows[i]
-		if r.Dtype != label || r.Distribution != moeDistribution || (!free && (r.TP != s.tp || r.EP != s.ep)) {
+		if r.Dtype != label || r.Distribution != dist || (!free && (r.TP != s.tp || r.EP != s.ep)) {
 			continue
 		}
 		c := moeShape{r.Hidden, r.Inter, r.TopK, r.Experts, r.TP, r.EP}
@@ -364,13 +469,21 @@ const MaxMoELowPrecisionRatio = 1.5
 const MaxMoEWeightOnly4BitRatio = 1.0
 
 // moeImplausible reports why a curve of a low-precision dtype must not be
-// used (its ratio to bf16 above MaxMoELowPrecisionRatio); "" when plausible
-// or not checkable.
+// used (its ratio to the bf16 curve of its routing above
+// MaxMoELowPrecisionRatio); "" when plausible or not checkable.
 func moeImplausible(rows []moeRow, c *moeCurve, label string) string {
 	if label == string(model.BF16) {
 		return ""
 	}
-	ref, ok := newMoECurve(rows, string(model.BF16), c.shape, &hardware.System{MemBW: 1, BF16Flops: 1}, model.BF16)
+	unit := &hardware.System{MemBW: 1, BF16Flops: 1}
+	if c.dist != moeDistribution {
+		// the kernel's plausibility is judged where the routing is the
+		// same for both dtypes and not drawn at random: the balanced rows
+		if b, ok := newMoECurve(rows, label, c.shape, unit, model.BF16, moeDistribution); ok {
+			c = b
+		}
+	}
+	ref, ok := newMoECurve(rows, string(model.BF16), c.shape, unit, model.BF16, c.dist)
 	if !ok {
 		return ""
 	}
@@ -389,6 +502,15 @@ func moeImplausible(rows []moeRow, c *moeCurve, label string) string {
 		return fmt.Sprintf("its %s MoE rows take %.2f× its bfloat16 rows at ≤ 32 tokens (median; implausible, want ≤ %.2g)", label, med, bound)
 	}
 	return ""
+}
+
+// routedLabel is the table label of a curve of moe_dtype label: the label,
+// with the routing after it when not balanced ("fp8_block, power_law_1.2").
+func routedLabel(label string, c *moeCurve) string {
+	if c.dist == moeDistribution {
+		return label
+	}
+	return label + ", " + c.dist
 }
 
 // moeKernelRows are the rows timing the fused-MoE kernel vLLM's

@@ -121,7 +121,9 @@ func Models(p Point, modelDir, db string) (roof, measured perf.Model, err error)
 	m, err := aic.New(arch, sys, aic.Options{Database: db, Backend: config.BackendVLLM, Version: AICVersion, TP: p.TP, DP: p.DP, EP: p.EP,
 		WeightDtype: p.Weights, MaxTokens: config.LargeGPUMaxNumBatchedTokens, // vLLM's default on these large GPUs
 		// and its CUDA graphs as the replay sets them (perf.CUDAGraphMaxTokens of the same defaults)
-		CUDAGraphMaxTokens: perf.CUDAGraphMaxTokens(config.LargeGPUMaxNumSeqs, config.LargeGPUMaxNumBatchedTokens)})
+		CUDAGraphMaxTokens: perf.CUDAGraphMaxTokens(config.LargeGPUMaxNumSeqs, config.LargeGPUMaxNumBatchedTokens),
+		// and the experts at the spec's default routing (engine.perf.moe_routing)
+		MoERouting: config.DefaultMoERouting})
 	if err != nil {
 		return nil, nil, err
 	}
