@@ -310,13 +310,6 @@ func TestMoEBackendMarlin(t *testing.T) {
 	opt.MoEBackend = "marlin"
 	marlin, err := New(a, sys, opt)
 	require.NoError(t, err)
-	tables := func(m *Model) []string {
-		var out []string
-		for _, s := range m.Sources() {
-			out = append(out, s.Table)
-		}
-		return out
-	}
 	assert.Contains(t, tables(auto), "moe_perf (w4a16_mxfp4)")
 	assert.Contains(t, tables(marlin), "moe_perf (w4a16_mxfp4, marlin, stand-in shape)")
 	assert.Equal(t, 36, marlin.Fallbacks()[OpMoE])
@@ -366,11 +359,11 @@ func TestMXFP4TRTLLMOnB200OnATableRow(t *testing.T) {
 	a, sys := sharedModel(t, "openai/gpt-oss-120b"), builtinSystem(t, "b200_sxm")
 	m, err := New(a, sys, Options{MaxTokens: 8192, Backend: "trtllm", Database: sharedDB(t), Version: "1.2.0rc2", TP: 1})
 	require.NoError(t, err)
-	var tables []string
+	var read []string
 	for _, s := range m.Sources() {
-		tables = append(tables, s.Table+" "+s.ReadFrom)
+		read = append(read, s.Table+" "+s.ReadFrom)
 	}
-	assert.Contains(t, tables, "moe_perf (w4a8_mxfp4_mxfp8) 1.3.0rc20")
+	assert.Contains(t, read, "moe_perf (w4a8_mxfp4_mxfp8) 1.3.0rc20")
 	assert.Zero(t, m.Fallbacks()[OpMoE])
 	path := filepath.Join(sharedDB(t), "data", "b200_sxm", "moe", "trtllm", "1.3.0rc20", "moe_perf.parquet")
 	row := moeTableRow(t, path, "w4a8_mxfp4_mxfp8", 1, 2880, 2880, 4, 128, 1, 1)
@@ -381,11 +374,7 @@ func TestMXFP4TRTLLMOnB200OnATableRow(t *testing.T) {
 	h, err := New(a, builtinSystem(t, "h200_sxm"), Options{MaxTokens: 8192, Backend: "trtllm", Database: sharedDB(t),
 		Version: "1.2.0rc2", TP: 1})
 	require.NoError(t, err)
-	var htables []string
-	for _, s := range h.Sources() {
-		htables = append(htables, s.Table)
-	}
-	assert.Contains(t, htables, "moe_perf (w4a16_mxfp4)")
+	assert.Contains(t, tables(h), "moe_perf (w4a16_mxfp4)")
 }
 
 // TestMXFP4VLLMOnB200AskedForMXFP8: vLLM with flashinfer_trtllm_afp8 on
@@ -401,15 +390,17 @@ func TestMXFP4VLLMOnB200AskedForMXFP8(t *testing.T) {
 	opt.MoEBackend = "flashinfer_trtllm_afp8"
 	afp8, err := New(a, sys, opt)
 	require.NoError(t, err)
-	tables := func(m *Model) []string {
-		var out []string
-		for _, s := range m.Sources() {
-			out = append(out, s.Table)
-		}
-		return out
-	}
 	assert.Contains(t, tables(auto), "moe_perf (w4a16_mxfp4)")
 	assert.Contains(t, tables(afp8), "moe_perf (w4a8_mxfp4_mxfp8, flashinfer_trtllm_afp8, stand-in shape)")
 	assert.Equal(t, 36, afp8.Fallbacks()[OpMoE])
 	assert.Zero(t, auto.Fallbacks()[OpMoE])
+}
+
+// tables is the Table of each of m's sources.
+func tables(m *Model) []string {
+	var out []string
+	for _, s := range m.Sources() {
+		out = append(out, s.Table)
+	}
+	return out
 }
