@@ -65,9 +65,9 @@ func flashInferCutlassFP8(opt Options, smVersion int, ed model.Dtype, par model.
 const cutlassMoEKernel = "moe_torch_flow_cutlass"
 
 // flashInferCutlassCurve finds the CUTLASS runner's curve of the model's
-// shape and layout in the newest TRT-LLM MoE table of the system that timed
+// shape, layout and routing (moeRouted) in the newest TRT-LLM MoE table of the system that timed
 // it; false when none did (the caller then keeps the vLLM table, noted).
-func (m *Model) flashInferCutlassCurve(version string, shape moeShape, label string, ed model.Dtype, sys *hardware.System,
+func (m *Model) flashInferCutlassCurve(version, routing string, shape moeShape, label string, ed model.Dtype, sys *hardware.System,
 	sysDir string, hy *hybrid) (bool, error) {
 	exclude := map[string]string{}
 	for {
@@ -85,8 +85,8 @@ func (m *Model) flashInferCutlassCurve(version string, shape moeShape, label str
 				kr = append(kr, r)
 			}
 		}
-		if c, ok := newMoECurve(kr, label, shape, sys, ed); ok && moeImplausible(kr, c, label) == "" {
-			src.Table = TableMoE + " (" + label + ", FlashInfer CUTLASS: trtllm " + cutlassMoEKernel + ")"
+		if c, ok := moeRouted(kr, label, shape, sys, ed, routing); ok && moeImplausible(kr, c, label) == "" {
+			src.Table = TableMoE + " (" + routedLabel(label, c) + ", FlashInfer CUTLASS: trtllm " + cutlassMoEKernel + ")"
 			m.sources = append(m.sources, src)
 			m.notes = append(m.notes, fmt.Sprintf("vLLM %s on sm_90 runs block-fp8 experts on FlashInfer's CUTLASS fused MoE "+
 				"(select_fp8_moe_backend's FLASHINFER_CUTLASS): priced from TRT-LLM %s's %s rows", version, src.ReadFrom, cutlassMoEKernel))

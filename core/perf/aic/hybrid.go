@@ -283,7 +283,7 @@ func (m *Model) moeCurveFor(arch *model.Arch, sys *hardware.System, par model.Pa
 	shape := moeShape{h: int64(arch.ExpertHidden()), inter: int64(mo.Intermediate), k: int64(mo.TopK), e: int64(mo.Experts),
 		tp: int64(par.MoETP()), ep: int64(par.MoEEP())}
 	if flashInferCutlassFP8(opt, sys.SMVersion, ed, par) {
-		ok, err := m.flashInferCutlassCurve(opt.Version, shape, label, ed, sys, sysDir, hy)
+		ok, err := m.flashInferCutlassCurve(opt.Version, routing, shape, label, ed, sys, sysDir, hy)
 		if err != nil || ok {
 			return err
 		}
