@@ -282,6 +282,14 @@ func (m *Model) moeCurveFor(arch *model.Arch, sys *hardware.System, par model.Pa
 	mo := arch.MoE
 	shape := moeShape{h: int64(arch.ExpertHidden()), inter: int64(mo.Intermediate), k: int64(mo.TopK), e: int64(mo.Experts),
 		tp: int64(par.MoETP()), ep: int64(par.MoEEP())}
+	if flashInferCutlassFP8(opt, sys.SMVersion, ed, par) {
+		ok, err := m.flashInferCutlassCurve(opt.Version, routing, shape, label, ed, sys, sysDir, hy)
+		if err != nil || ok {
+			return err
+		}
+		m.fallback(OpMoE, int(hy.moeLayers), fmt.Sprintf("%s (trtllm): no %s rows of %s for this shape and layout "+
+			"(vLLM %s runs FlashInfer's CUTLASS fused MoE); the vLLM table's Triton experts used", TableMoE, label, cutlassMoEKernel, opt.Version))
+	}
 	exclude := map[string]string{}
 	var standIn *moeCurve
 	var standInSrc Source
