@@ -10,6 +10,9 @@ tool's own metric names (vLLM's ``mean_ttft_ms`` …, AIPerf's metric table) bes
 aisimulate's. An option that changes what the tool measures and that the simulation
 cannot honour is an error naming it; options that only say where the server is or where
 results go (``--model``, ``--base-url``, ``--result-dir`` …) are taken and change nothing.
+AIPerf's trace replay (``--input-file T --custom-dataset-type mooncake_trace
+--fixed-schedule``) is the traffic ``source: {type: mooncake}``, ``load: {mode: trace}``
+(:func:`_aiperf_trace`).
 """
 
 from __future__ import annotations
