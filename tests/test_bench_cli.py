@@ -426,6 +426,7 @@ def test_aiperf_trace_replay_through_the_cli(capsys, tmp_path):
     assert code == 0, out.err
     doc = json.loads(out.out)
     assert doc["result"]["request_count"]["avg"] == 3
+    assert doc["traffic"]["source"]["type"] == "mooncake" and doc["traffic"]["load"]["mode"] == "trace"
     assert doc["result"]["output_sequence_length"]["avg"] == pytest.approx((4 + 3 + 5) / 3)
     assert doc["result"]["input_sequence_length"]["avg"] == pytest.approx((600 + 100 + 512) / 3)
 

@@ -672,12 +672,14 @@ def add_bench(sub: argparse._SubParsersAction) -> None:
                "  aisimulate bench engine.yaml -- vllm bench serve --model Qwen/Qwen3-8B --dataset-name random \\\n"
                "      --random-input-len 1024 --random-output-len 256 --num-prompts 200 --max-concurrency 16 --ignore-eos\n"
                "  aisimulate bench engine.yaml -- aiperf profile -m Qwen/Qwen3-8B --streaming --concurrency 8 \\\n"
-               "      --request-count 100 --isl 1000 --osl 200 --extra-inputs ignore_eos:true\n",
+               "      --request-count 100 --isl 1000 --osl 200 --extra-inputs ignore_eos:true\n"
+               "  aisimulate bench engine.yaml -- aiperf profile -m Qwen/Qwen3-8B --streaming \\\n"
+               "      --input-file trace.jsonl --custom-dataset-type mooncake_trace --fixed-schedule\n",
         formatter_class=argparse.RawDescriptionHelpFormatter)
     add_config_arguments(p)
     p.add_argument("--format", choices=("table", "json"), default="table",
                    help="stdout: the tool's result table beside aisimulate's names (default), or JSON "
-                        "{tool, benchmark, result, summary}")
+                        "{tool, benchmark, result, summary} (and traffic for a trace file)")
     p.add_argument("--tool-version", metavar="VERSION",
                    help="the benchmark tool's release where its semantics changed (inference-perf's, e.g. 0.4.0; "
                         "vLLM's for vllm bench serve; AIPerf's); default: the engine's release for vLLM's, the newest "
@@ -791,8 +793,10 @@ def run_bench(args: argparse.Namespace) -> int:
         if unknown:  # vLLM prints no section for a name it does not know
             text = f"  --percentile-metrics {','.join(unknown)}: no metric of vllm bench serve (none printed)\n" + text
     if args.format == "json":
-        write(json.dumps({"tool": tool, "benchmark": report.metadata.get("spec", {}).get("traffic", {}).get("benchmark"),
-                           "result": result, "summary": report.summary}, indent=2, sort_keys=True) + "\n")
+        traffic = report.metadata.get("spec", {}).get("traffic", {})
+        write(json.dumps({"tool": tool, "benchmark": traffic.get("benchmark"),
+                          **({"traffic": traffic} if "traffic" in run else {}),
+                          "result": result, "summary": report.summary}, indent=2, sort_keys=True) + "\n")
     else:
         head = (f"{tool} ({bench.get('variant', '')}) against {report.metadata.get('model')} on "
                 f"{report.metadata.get('system')}; {report.metadata.get('perf_model')}").replace(" ()", "")
