@@ -381,3 +381,87 @@ def test_a_command_for_another_model_is_warned(capsys, tmp_path, command, warned
         assert err == (f"aisimulate: warning: bench: {warned} is not the deployment's engine.model Qwen/Qwen3-8B: "
                        "the requests are simulated with Qwen/Qwen3-8B's lengths as the command gives them "
                        "(set engine.model to the model the command benchmarks)\n")
+
+
+# AIPerf's trace replay (docs/benchmark_modes/trace_replay.md), three rows written here
+TRACE_ROWS = ('{"timestamp": 0, "input_length": 600, "output_length": 4, "hash_ids": [1, 2]}\n'
+              '{"timestamp": 250, "input_length": 100, "output_length": 3}\n'
+              '\n'
+              '{"timestamp": 1000, "input_length": 512, "output_length": 5, "hash_ids": [1]}\n')
+
+
+def trace_command(path, *more, fixed=True, kind=True):
+    return ["aiperf", "profile", "-m", "Qwen/Qwen3-8B", "--url", "localhost:8000", "--endpoint-type", "chat",
+            "--streaming", "--input-file", str(path), *(["--custom-dataset-type", "mooncake_trace"] if kind else []),
+            *(["--fixed-schedule"] if fixed else []), *more]
+
+
+def test_aiperf_trace_replay_sends_each_row_at_its_timestamp(tmp_path):
+    trace = tmp_path / "trace.jsonl"
+    trace.write_text(TRACE_ROWS)
+    b, run = parse_command(trace_command(trace, "--concurrency", "4", "--fixed-schedule-auto-offset"))
+    assert b == {"tool": "aiperf"}
+    assert run["traffic"] == {"source": {"type": "mooncake", "path": str(trace)},
+                              "load": {"mode": "trace", "speedup": 1.0}}
+    spec = aisimulate.load_config({"engine": {"model": "Qwen/Qwen3-8B", "system": "h100_sxm",
+                                              "backend_version": "0.15.1"}, "traffic": run["traffic"]})
+    rep = aisimulate.replay(spec, progress=False)
+    rows = sorted(rep.requests, key=lambda r: r["send_ms"])
+    assert [r["send_ms"] for r in rows] == [0.0, 250.0, 1000.0]  # the rows' timestamps (ms)
+    assert [(r["input_tokens"], r["output_tokens"]) for r in rows] == [(600, 4), (100, 3), (512, 5)]
+    # without --fixed-schedule, a first row with a timestamp makes the schedule fixed (AIPerf's
+    # validate_timing_mode); --isl-block-size is the hash ids' tokens
+    _, run2 = parse_command(trace_command(trace, "--isl-block-size", "16", fixed=False))
+    assert run2["traffic"]["source"]["isl_block_size"] == 16 and run2["traffic"]["load"]["mode"] == "trace"
+    assert parse_command(trace_command(trace, kind=False))[1]["traffic"] == run["traffic"]  # mooncake_trace: the default
+
+
+def test_aiperf_trace_replay_through_the_cli(capsys, tmp_path):
+    trace = tmp_path / "trace.jsonl"
+    trace.write_text(TRACE_ROWS)
+    cfg = tmp_path / "engine.yaml"
+    cfg.write_text(ENGINE)
+    code = cli.main(["bench", str(cfg), "-q", "--format", "json", "--", *trace_command(trace)])
+    out = capsys.readouterr()
+    assert code == 0, out.err
+    doc = json.loads(out.out)
+    assert doc["result"]["request_count"]["avg"] == 3
+    assert doc["traffic"]["source"]["type"] == "mooncake" and doc["traffic"]["load"]["mode"] == "trace"
+    assert doc["result"]["output_sequence_length"]["avg"] == pytest.approx((4 + 3 + 5) / 3)
+    assert doc["result"]["input_sequence_length"]["avg"] == pytest.approx((600 + 100 + 512) / 3)
+
+
+@pytest.mark.parametrize("more, match", [
+    (["--fixed-schedule-start-offset", "100"], r"--fixed-schedule-start-offset: not simulated \(AIPerf drops"),
+    (["--fixed-schedule-end-offset", "500"], "--fixed-schedule-end-offset: not simulated"),
+    (["--custom-dataset-type", "multi_turn"], "--custom-dataset-type multi_turn: not simulated"),
+    (["--isl", "100"], "--isl: not simulated with a mooncake_trace --input-file"),
+    (["--warmup-request-count", "2"], "--warmup-request-count: not simulated with a mooncake_trace"),
+    (["--extra-inputs", "max_tokens:9"], "max_tokens:9: not simulated with a mooncake_trace"),
+])
+def test_aiperf_trace_refusals_name_the_option(tmp_path, more, match):
+    trace = tmp_path / "trace.jsonl"
+    trace.write_text(TRACE_ROWS)
+    with pytest.raises(BenchUsageError, match=match):
+        parse_command(trace_command(trace, *more))
+
+
+def test_aiperf_trace_file_errors_name_the_option_and_place(capsys, tmp_path):
+    missing = tmp_path / "nope.jsonl"
+    with pytest.raises(BenchUsageError, match=f"--input-file {missing}: no such file"):
+        parse_command(trace_command(missing))
+    untimed = tmp_path / "untimed.jsonl"
+    untimed.write_text('{"input_length": 10, "output_length": 2}\n')
+    with pytest.raises(BenchUsageError, match="its first row has no timestamp"):
+        parse_command(trace_command(untimed, fixed=False))
+    with pytest.raises(BenchUsageError, match="--custom-dataset-type mooncake_trace: needs --input-file"):
+        parse_command(["aiperf", "profile", "--streaming", "--custom-dataset-type", "mooncake_trace"])
+    with pytest.raises(BenchUsageError, match="--fixed-schedule: needs --input-file"):
+        parse_command(["aiperf", "profile", "--streaming", "--fixed-schedule"])
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"timestamp": 0, "input_length": 10, "output_length": 2}\n{"timestamp": 5, "input_length": 10}\n')
+    cfg = tmp_path / "engine.yaml"
+    cfg.write_text(ENGINE)
+    code = cli.main(["bench", str(cfg), "-q", "--", *trace_command(bad)])
+    err = capsys.readouterr().err
+    assert code != 0 and f"{bad}:2" in err and "output_length" in err

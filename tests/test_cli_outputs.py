@@ -266,3 +266,22 @@ def test_an_existing_output_file_is_replaced_only_with_force(tmp_path, capsys):
     assert len(out.read_text().splitlines()) == 3  # header + 2 points
     assert cli_main(["replay", str(cfg), "--trace-out", str(trace), "-q", "--force"]) == 0
     assert json.loads(trace.read_text())["traceEvents"]
+
+
+def test_output_dir_that_cannot_be_written_names_the_option(config, tmp_path, capsys, monkeypatch):
+    # a write under --output-dir that fails after the checks (a full disk): the message
+    # names the option and the file, as --trace-out's names its option
+    import errno
+
+    from aisimulate.cli import replay as replay_cli
+
+    out = tmp_path / "out"
+    failed = str(out / "requests.csv")
+
+    def full(*args, **kwargs):
+        raise OSError(errno.ENOSPC, "No space left on device", failed)
+
+    monkeypatch.setattr(replay_cli, "replay", full)
+    assert cli_main(["replay", str(config), "--output-dir", str(out), "--quiet"]) == 1
+    err = capsys.readouterr().err
+    assert f"error: --output-dir {out}: cannot write {failed}: No space left on device (nothing was replaced)" in err

@@ -342,3 +342,19 @@ def test_sweep_json_keeps_every_digit(tmp_path, base_spec, capsys):
                     else pd.read_parquet(out))["gpu_hours"].tolist()
         assert got[ext] == [printed["gpu_hours"]], ext
     assert json.loads((tmp_path / "s.jsonl").read_text())["gpu_hours"] == printed["gpu_hours"]
+
+
+def test_out_that_cannot_be_written_names_the_option(cfg, tmp_path, capsys, monkeypatch):
+    # the write after the sweep fails (a full disk): the message names --out, as --trace-out's does
+    import errno
+
+    from aisimulate.cli import sweep as sweep_cli
+
+    out = tmp_path / "r.csv"
+
+    def full(frame, path):
+        raise OSError(errno.ENOSPC, "No space left on device", path)
+
+    monkeypatch.setattr(sweep_cli, "write_frame", full)
+    assert main(["sweep", str(cfg), "--grid", "traffic.source.osl=4", "--out", str(out), "--no-progress"]) == 1
+    assert f"error: --out {out}: cannot write: No space left on device" in capsys.readouterr().err

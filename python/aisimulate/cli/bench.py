@@ -10,6 +10,9 @@ tool's own metric names (vLLM's ``mean_ttft_ms`` …, AIPerf's metric table) bes
 aisimulate's. An option that changes what the tool measures and that the simulation
 cannot honour is an error naming it; options that only say where the server is or where
 results go (``--model``, ``--base-url``, ``--result-dir`` …) are taken and change nothing.
+AIPerf's trace replay (``--input-file T --custom-dataset-type mooncake_trace
+--fixed-schedule``) is the traffic ``source: {type: mooncake}``, ``load: {mode: trace}``
+(:func:`_aiperf_trace`).
 """
 
 from __future__ import annotations
@@ -323,6 +326,14 @@ def parse_aiperf(options: Sequence[str], tool: str = "aiperf",
         known["--num-conversations"] = ("num_conversations", int)
     opts, _ = _options(options, _AIPERF_INERT, aliases, lists=("--extra-inputs",))
     b: dict[str, Any] = {"tool": tool}
+    traffic = _aiperf_trace(opts) if tool == "aiperf" else None
+    if traffic is not None:
+        for name in ("--concurrency", "--request-rate", "--request-count"):
+            opts.pop(name, None)  # the fixed schedule's timing and count are the trace's (module note)
+        synthetic = [n for n in sorted(opts) if n in known or n == "--request-rate-mode"]
+        if synthetic:
+            raise _BenchUsageError(f"{_written(opts, synthetic[0])}: not simulated with a mooncake_trace "
+                                  "--input-file (the trace gives every request's time and lengths)")
     endpoint = _one(opts, "--endpoint-type", str)
     if endpoint is not None and endpoint not in _TOKEN_ENDPOINTS:
         why = ("its responses are no generated tokens, so there is no TTFT, ITL or output to simulate"
@@ -348,6 +359,10 @@ def parse_aiperf(options: Sequence[str], tool: str = "aiperf",
     for k in ("min_tokens", "max_tokens"):
         if k in extra and not extra[k].isdigit():
             raise _BenchUsageError(f"--extra-inputs {k}:{extra[k]}: want a number of tokens")
+    if traffic is not None and ("max_tokens" in extra or "min_tokens" in extra):
+        k = "max_tokens" if "max_tokens" in extra else "min_tokens"
+        raise _BenchUsageError(f"--extra-inputs {k}:{extra[k]}: not simulated with a mooncake_trace --input-file "
+                              "(each row's output_length is its request's max_tokens)")
     if "max_tokens" in extra:  # the request's length, as --output-tokens-mean is
         if b.get("output_tokens_stddev", 0) or b.get("output_tokens_mean", int(extra["max_tokens"])) != int(extra["max_tokens"]):
             raise _BenchUsageError(f"--extra-inputs max_tokens:{extra['max_tokens']}: not simulated beside a "
@@ -381,7 +396,90 @@ def parse_aiperf(options: Sequence[str], tool: str = "aiperf",
     if opts:
         raise _BenchUsageError(f"{_written(opts, sorted(opts)[0])}: not simulated (an option that changes what "
                               f"{tool.replace('_', '-')} profile sends or measures)")
+    if traffic is not None:
+        run["traffic"] = traffic
     return b, run
+
+
+#: AIPerf's names of the trace replay's options (aiperf/common/config/input_config.py,
+#: prompt_config.py): name → the name parsed here.
+_AIPERF_TRACE_ALIASES = {"--prompt-input-tokens-block-size": "--isl-block-size",
+                         "--synthetic-input-tokens-block-size": "--isl-block-size"}
+
+
+def _aiperf_trace(opts: dict[str, list[str]]) -> dict[str, Any] | None:
+    """``traffic`` of AIPerf's trace replay (``--input-file T --custom-dataset-type
+    mooncake_trace [--fixed-schedule]``): ``source: {type: mooncake, path: T}``,
+    ``load: {mode: trace, speedup: 1}``; None without ``--input-file``.
+
+    AIPerf's rules (ai-dynamo/aiperf, aiperf/common/config/user_config.py and
+    aiperf/dataset/loader/mooncake_trace.py): --custom-dataset-type defaults to
+    mooncake_trace; each row's input_length (with its hash_ids of --isl-block-size
+    tokens) is the prompt and output_length its max_tokens; with --fixed-schedule, or
+    without it when the file's first row has a timestamp (validate_timing_mode), each
+    request is sent at its timestamp (FixedScheduleStrategy) and --concurrency,
+    --request-rate and --request-count are not used (get_effective_request_count: the
+    file's rows). The schedule's zero (0 ms, the first timestamp with
+    --fixed-schedule-auto-offset, or --fixed-schedule-start-offset) shifts every send
+    alike, and every AIPerf metric is a difference of times (benchmark_duration is the
+    last response less the first request), so the replay's origin at the first row is
+    the same measurement: --fixed-schedule-auto-offset is taken. The start and end
+    offsets also drop the rows outside them (_timestamp_within_offsets), which the
+    replay does not: they are refused, as are rows without timestamps (AIPerf sends them
+    under --concurrency or --request-rate) and the other dataset types."""
+    for other, name in _AIPERF_TRACE_ALIASES.items():
+        if other in opts:
+            opts.written[name] = _written(opts, other)
+            opts[name] = opts.pop(other)
+    kind = _one(opts, "--custom-dataset-type", str)
+    path = _one(opts, "--input-file", str)
+    if path is None:
+        if kind is not None:
+            raise _BenchUsageError(f"--custom-dataset-type {kind}: needs --input-file (the dataset's file)")
+        for name in ("--fixed-schedule", "--fixed-schedule-auto-offset", "--fixed-schedule-start-offset",
+                     "--fixed-schedule-end-offset", "--isl-block-size"):
+            if name in opts:
+                raise _BenchUsageError(f"{_written(opts, name)}: needs --input-file (a mooncake_trace file)")
+        return None
+    if (kind or "mooncake_trace") != "mooncake_trace":
+        raise _BenchUsageError(f"--custom-dataset-type {kind}: not simulated (mooncake_trace is, as "
+                              "traffic.source type mooncake)")
+    for name in ("--fixed-schedule-start-offset", "--fixed-schedule-end-offset"):
+        if name in opts:
+            raise _BenchUsageError(f"{name}: not simulated (AIPerf drops the rows outside the offsets; the "
+                                  "replay sends every row of the file: cut the file instead)")
+    if not os.path.isfile(path):
+        raise _BenchUsageError(f"--input-file {path}: no such file")
+    fixed = _one(opts, "--fixed-schedule", bool, False)
+    _one(opts, "--fixed-schedule-auto-offset", bool, False)
+    if not fixed and not _first_row_timed(path):
+        raise _BenchUsageError(f"--input-file {path}: its first row has no timestamp, so AIPerf sends the rows "
+                              "under --concurrency or --request-rate: not simulated for a trace file (give "
+                              "the rows timestamps, and --fixed-schedule)")
+    source: dict[str, Any] = {"type": "mooncake", "path": os.path.abspath(path)}
+    block = _one(opts, "--isl-block-size", int)
+    if block is not None:
+        source["isl_block_size"] = block
+    return {"source": source, "load": {"mode": "trace", "speedup": 1.0}}
+
+
+def _first_row_timed(path: str) -> bool:
+    """Whether the file's first JSON row has a timestamp, as AIPerf decides on a fixed
+    schedule (_should_use_fixed_schedule_for_mooncake_trace: blank and undecodable lines
+    are passed over)."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            for line in f:
+                if not (line := line.strip()):
+                    continue
+                try:
+                    row = json.loads(line)
+                except ValueError:
+                    continue
+                return isinstance(row, dict) and row.get("timestamp") is not None
+    except OSError as exc:
+        raise _BenchUsageError(f"--input-file {path}: {exc.strerror or exc}") from None
+    return False
 
 
 #: The options that name the model whose tokenizer the client counts tokens with, in the
@@ -574,12 +672,14 @@ def add_bench(sub: argparse._SubParsersAction) -> None:
                "  aisimulate bench engine.yaml -- vllm bench serve --model Qwen/Qwen3-8B --dataset-name random \\\n"
                "      --random-input-len 1024 --random-output-len 256 --num-prompts 200 --max-concurrency 16 --ignore-eos\n"
                "  aisimulate bench engine.yaml -- aiperf profile -m Qwen/Qwen3-8B --streaming --concurrency 8 \\\n"
-               "      --request-count 100 --isl 1000 --osl 200 --extra-inputs ignore_eos:true\n",
+               "      --request-count 100 --isl 1000 --osl 200 --extra-inputs ignore_eos:true\n"
+               "  aisimulate bench engine.yaml -- aiperf profile -m Qwen/Qwen3-8B --streaming \\\n"
+               "      --input-file trace.jsonl --custom-dataset-type mooncake_trace --fixed-schedule\n",
         formatter_class=argparse.RawDescriptionHelpFormatter)
     add_config_arguments(p)
     p.add_argument("--format", choices=("table", "json"), default="table",
                    help="stdout: the tool's result table beside aisimulate's names (default), or JSON "
-                        "{tool, benchmark, result, summary}")
+                        "{tool, benchmark, result, summary} (and traffic for a trace file)")
     p.add_argument("--tool-version", metavar="VERSION",
                    help="the benchmark tool's release where its semantics changed (inference-perf's, e.g. 0.4.0; "
                         "vLLM's for vllm bench serve; AIPerf's); default: the engine's release for vLLM's, the newest "
@@ -661,7 +761,7 @@ def run_bench(args: argparse.Namespace) -> int:
             raise UsageError(f"bench: --tool-version: {bench['tool']} {bench.get('variant', '')} has no version "
                               "that changes what it measures".replace("  ", " "))
         bench["version"] = args.tool_version
-    overrides["traffic"] = {"benchmark": bench}
+    overrides["traffic"] = run.get("traffic") or {"benchmark": bench}
     if "seed" in run:
         overrides["execution.seed"] = run["seed"]
     spec = load_config(src, overrides=overrides)
@@ -693,8 +793,10 @@ def run_bench(args: argparse.Namespace) -> int:
         if unknown:  # vLLM prints no section for a name it does not know
             text = f"  --percentile-metrics {','.join(unknown)}: no metric of vllm bench serve (none printed)\n" + text
     if args.format == "json":
-        write(json.dumps({"tool": tool, "benchmark": report.metadata.get("spec", {}).get("traffic", {}).get("benchmark"),
-                           "result": result, "summary": report.summary}, indent=2, sort_keys=True) + "\n")
+        traffic = report.metadata.get("spec", {}).get("traffic", {})
+        write(json.dumps({"tool": tool, "benchmark": traffic.get("benchmark"),
+                          **({"traffic": traffic} if "traffic" in run else {}),
+                          "result": result, "summary": report.summary}, indent=2, sort_keys=True) + "\n")
     else:
         head = (f"{tool} ({bench.get('variant', '')}) against {report.metadata.get('model')} on "
                 f"{report.metadata.get('system')}; {report.metadata.get('perf_model')}").replace(" ()", "")

@@ -124,7 +124,7 @@ def _cmd_replay(args: argparse.Namespace) -> int:
 
         # an IncompleteSaveError's strerror says what was removed; before that, nothing was
         done = "" if isinstance(exc, IncompleteSaveError) else " (nothing was replaced)"
-        error(f"cannot write {exc.filename or args.output_dir}: {exc.strerror or exc}{done}")
+        error(f"{_output_dir_write(args.output_dir, exc)}{done}")
         return 1
     if stream:  # what save() returns: the tables, the exports, prediction.json last
         from ..io.files import result_files
@@ -135,7 +135,7 @@ def _cmd_replay(args: argparse.Namespace) -> int:
             written = report.save(args.output_dir, formats=formats, exports=exports, force=args.force,
                                   progress=progress_of(args))
         except OSError as exc:
-            error(f"cannot write {exc.filename or args.output_dir}: {exc.strerror or exc}")
+            error(_output_dir_write(args.output_dir, exc))
             return 1
     if args.trace_out:
         try:
@@ -253,3 +253,10 @@ def summary_csv(summary: Mapping[str, Any], header: bool = True, percentiles: Se
     cell = lambda v: "" if v is None or (isinstance(v, float) and not math.isfinite(v)) else v  # noqa: E731
     w.writerow(cell(row.get(c)) for c in cols)
     return buf.getvalue()
+
+
+def _output_dir_write(directory: str, exc: OSError) -> str:
+    """The message of a failed write under ``--output-dir``: the option, its value, and
+    the file that failed when it is another path (as ``--trace-out``'s names its option)."""
+    what = f" {exc.filename}" if exc.filename and str(exc.filename) != directory else ""
+    return f"--output-dir {directory}: cannot write{what}: {exc.strerror or exc}"

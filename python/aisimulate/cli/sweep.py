@@ -304,7 +304,7 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
             # Parquet keeps the types of the API's frame (counts float64, NaN for a failed point)
             write_frame(kept if check_out(args.out) == ".parquet" else every, args.out)
         except OSError as exc:
-            error(f"cannot write {args.out}: {exc.strerror or exc}")
+            error(f"--out {args.out}: cannot write: {exc.strerror or exc}")
             return 1
         print(f"wrote {args.out} ({len(df)} rows)", file=sys.stderr)
     failed = int((df["status"] != "ok").sum())
