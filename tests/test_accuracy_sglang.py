@@ -53,7 +53,11 @@ def test_aiconfigurator_row_spec():
 def test_inferencex_row_spec():
     """InferenceX: its client at the row's date (2026-03 rows: 2·c warm-ups), the
     recipe's flags at that date (GLM-5: --mem-fraction-static 0.85, the radix cache on),
-    the KV cache at SGLang's --kv-cache-dtype auto."""
+    the KV cache at SGLang's --kv-cache-dtype auto; the weights the served checkpoint's
+    (zai-org/GLM-5-FP8: quant_method fp8, weight_block_size [128, 128]), not the fp8 of
+    the bf16 release the silicon CSV names, so the experts are priced on the fp8_block rows
+    of SGLang's Triton fused-MoE tables (quantization/fp8.py Fp8MoEMethod.create_moe_runner:
+    --moe-runner-backend auto is Triton without a DeepEP/Mooncake all-to-all)."""
     row = _row("2026_04_06_glm_5_h200_sxm_sglang_fp8_agg_1024x1024_c4_tp8")
     spec, warm, measured = accuracy.row_spec(row, perf="aic", aliases=accuracy.load_aliases(ALIASES),
                                              model_configs=accuracy.DEFAULT_MODEL_CONFIGS,
@@ -62,7 +66,7 @@ def test_inferencex_row_spec():
     assert b["tool"] == "vllm_bench_serve" and b["variant"] == "inferencex"
     assert (b["num_prompts"], b["max_concurrency"], b["num_warmups"], b["random_range_ratio"]) == (40, 4, 8, 0.8)
     assert spec["engine"]["sglang"] == {"mem_fraction_static": 0.85}  # the eager launch: the engine's default
-    assert spec["engine"]["quantization"]["kv_cache"] == "auto"
+    assert spec["engine"]["quantization"] == {"kv_cache": "auto", "weights": "fp8_block"}
     assert (warm, measured) == (0, 40)
 
 

@@ -50,6 +50,7 @@ rows tells them apart, and a configuration is never chosen by comparing times.
 from __future__ import annotations
 
 import re
+from pathlib import Path
 from dataclasses import dataclass
 from typing import Any
 
@@ -88,9 +89,13 @@ RECIPES = tuple(
     for model in ("deepseek-ai/DeepSeek-R1", "deepseek-ai/DeepSeek-V3")
 ) + (
     campaigns.Recipe("zhipuai/GLM-5", "h200_sxm", "benchmarks/single_node/glm5_fp8_h200.sh", (
-        campaigns.Change("ebb48d4bc", campaigns._t("2026-03-18T23:26:37-07:00"), {"mem_fraction_static": 0.85},
-                         "launch_server --tp-size 8 --mem-fraction-static 0.85 (lmsysorg/sglang:glm5-hopper; "
-                         "SGLang's defaults otherwise, the radix cache on)"),
+        campaigns.Change("ebb48d4bc", campaigns._t("2026-03-18T23:26:37-07:00"), {
+            "mem_fraction_static": 0.85, "checkpoint": "zai-org--GLM-5-FP8_config.json"},
+                         "launch_server --model-path zai-org/GLM-5-FP8 --tp-size 8 --mem-fraction-static 0.85 "
+                         "(lmsysorg/sglang:glm5-hopper; SGLang's defaults otherwise, the radix cache on; the "
+                         "checkpoint's quantization_config is block fp8, weight_block_size [128, 128], so "
+                         "SGLang's Fp8MoEMethod runs its experts on the Triton fused-MoE kernel with 128×128 "
+                         "block scales: the fp8_block rows of its moe_perf tables)"),
     )),
     campaigns.Recipe("Qwen/Qwen3.5-397B-A17B", "h200_sxm", "benchmarks/single_node/qwen3.5_fp8_h200.sh", (
         campaigns.Change("f65d6b4b1", campaigns._t("2026-03-04T10:52:58-08:00"), {
@@ -488,6 +493,13 @@ def sglang_row_spec(row: dict[str, str], config: str, *, perf: str, database: st
             server.update(recipe_flags(row, isl, osl, c)[0])
             if "kv_cache" in server:
                 engine["quantization"]["kv_cache"] = server.pop("kv_cache")
+            if "checkpoint" in server:
+                # the checkpoint the script serves (its --model-path), whose quantization
+                # config decides the weights where the row's model names another release
+                ckpt = Path(config).with_name(server.pop("checkpoint"))
+                w = _weights_for(row.get("precision") or "", str(ckpt))
+                if w:
+                    engine["quantization"]["weights"] = w
     elif mode == "agg":
         server.update(max_running_requests=c, max_prefill_tokens=isl + AIC_GENERATOR_TOKEN_SLACK, cuda_graph_max_bs=c)
         if rel and rel >= MIXED_CHUNK_SINCE:
