@@ -50,8 +50,8 @@ rows tells them apart, and a configuration is never chosen by comparing times.
 from __future__ import annotations
 
 import re
-from pathlib import Path
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from . import campaigns, disagg
