@@ -77,10 +77,20 @@ type deepGEMMExperts struct {
 // Hopper GPU (smVersion 90, hardware.System.SMVersion), block-fp8 experts and linears, moe_tp < 8, no --moe-backend
 // and not a point-to-point all2all backend (DeepEP hands the counts over).
 func deepGEMMPadded(opt Options, smVersion int, ed, wd model.Dtype, par model.Parallel) bool {
-	if opt.Backend != "vllm" || smVersion != hopperSM || ed != model.FP8Block || wd != model.FP8Block {
+	return wd == model.FP8Block && par.MoETP() < 8 && vllmHopperBlockFP8Oracle(opt, smVersion, ed, par, "0.11.1", "0.13.0")
+}
+
+// vllmHopperBlockFP8Oracle reports whether vLLM's fp8 MoE oracle makes its
+// own choice for the model's routed experts in release lo ≤ version < hi:
+// vLLM on a Hopper GPU (smVersion 90), block-fp8 experts, no --moe-backend,
+// and the standard activation format (not a point-to-point all2all backend
+// at DP + EP, which hands the experts its own batched format). The release
+// range is the caller's: the oracle's order changed between releases.
+func vllmHopperBlockFP8Oracle(opt Options, smVersion int, ed model.Dtype, par model.Parallel, lo, hi string) bool {
+	if opt.Backend != "vllm" || smVersion != hopperSM || ed != model.FP8Block {
 		return false
 	}
-	if (opt.MoEBackend != "" && opt.MoEBackend != "auto") || par.MoETP() >= 8 {
+	if opt.MoEBackend != "" && opt.MoEBackend != "auto" {
 		return false
 	}
 	if par.DP > 1 && par.EP && perf.IsAll2All(opt.All2AllBackend) {
@@ -90,9 +100,9 @@ func deepGEMMPadded(opt Options, smVersion int, ed, wd model.Dtype, par model.Pa
 	if err != nil {
 		return false
 	}
-	lo, _ := parseVersion("0.11.1")
-	hi, _ := parseVersion("0.13.0")
-	return !lo.newer(v) && hi.newer(v)
+	l, _ := parseVersion(lo)
+	h, _ := parseVersion(hi)
+	return !l.newer(v) && h.newer(v)
 }
 
 // hopperSM is Hopper's compute capability (sm_90), the one DeepGEMM's sm90

@@ -6,7 +6,6 @@ import (
 
 	"github.com/aisimulate/aisimulate/core/hardware"
 	"github.com/aisimulate/aisimulate/core/model"
-	"github.com/aisimulate/aisimulate/core/perf"
 )
 
 // vLLM 0.16's block-fp8 experts on Hopper run FlashInfer's CUTLASS fused MoE
@@ -42,22 +41,7 @@ import (
 // activation format (not a point-to-point all2all backend, whose batched
 // format FlashInferExperts does not take).
 func flashInferCutlassFP8(opt Options, smVersion int, ed model.Dtype, par model.Parallel) bool {
-	if opt.Backend != "vllm" || smVersion != hopperSM || ed != model.FP8Block {
-		return false
-	}
-	if opt.MoEBackend != "" && opt.MoEBackend != "auto" {
-		return false
-	}
-	if par.DP > 1 && par.EP && perf.IsAll2All(opt.All2AllBackend) {
-		return false
-	}
-	v, err := parseVersion(opt.Version)
-	if err != nil {
-		return false
-	}
-	lo, _ := parseVersion("0.16.0")
-	hi, _ := parseVersion("0.17.0")
-	return !lo.newer(v) && hi.newer(v)
+	return vllmHopperBlockFP8Oracle(opt, smVersion, ed, par, "0.16.0", "0.17.0")
 }
 
 // cutlassMoEKernel is the kernel_source of AIConfigurator's TRT-LLM rows
