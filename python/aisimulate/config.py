@@ -39,6 +39,7 @@ built in becomes the path of ``<name>.yaml`` in the first systems folder that ha
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import numbers
@@ -537,18 +538,18 @@ def _reject_unsupported(data: dict[str, Any]) -> None:
                               "without a source type is not supported")
 
 
-_block_keys: dict[str, frozenset[str]] = {}
+@functools.cache
+def _schema_keys() -> tuple[frozenset[str], frozenset[str]]:
+    """The fields of a spec's top level and of its ``traffic`` (the core's JSON Schema)."""
+    schema = json.loads(_native.call_text("Schema", "", "schema"))
+    return frozenset(schema["properties"]), frozenset(schema["properties"]["traffic"]["properties"])
 
 
 def _unknown_key(data: dict[str, Any], traffic: Any) -> bool:
     """Whether the top level or ``traffic`` holds a key that is no field there (the
     core's JSON Schema's properties), which the core reports as an unknown field."""
-    if not _block_keys:
-        schema = json.loads(_native.call_text("Schema", "", "schema"))
-        _block_keys[""] = frozenset(schema["properties"])
-        _block_keys["traffic"] = frozenset(schema["properties"]["traffic"]["properties"])
-    return any(k not in _block_keys[""] for k in data) or (
-        isinstance(traffic, dict) and any(k not in _block_keys["traffic"] for k in traffic))
+    top, in_traffic = _schema_keys()
+    return any(k not in top for k in data) or (isinstance(traffic, dict) and any(k not in in_traffic for k in traffic))
 
 
 # --- data folders and files -------------------------------------------------------------

@@ -63,12 +63,7 @@ func (m *Model) flashInferCutlassCurve(version, routing string, shape moeShape, 
 		if err != nil {
 			return false, err
 		}
-		var kr []moeRow
-		for _, r := range rows {
-			if strings.Contains(r.Kernel, cutlassMoEKernel) {
-				kr = append(kr, r)
-			}
-		}
+		kr := moeRowsOfKernel(rows, func(kernel string) bool { return strings.Contains(kernel, cutlassMoEKernel) })
 		if c, ok := moeRouted(kr, label, shape, sys, ed, routing); ok && moeImplausible(kr, c, label) == "" {
 			src.Table = TableMoE + " (" + routedLabel(label, c) + ", FlashInfer CUTLASS: trtllm " + cutlassMoEKernel + ")"
 			m.sources = append(m.sources, src)

@@ -526,9 +526,16 @@ func moeKernelRows(rows []moeRow, backend string) []moeRow {
 	if backend == "flashinfer_trtllm" || backend == "flashinfer_trtllm_afp8" {
 		want = "trtllm"
 	}
+	return moeRowsOfKernel(rows, func(kernel string) bool {
+		return strings.Contains(kernel, want) || (backend == "triton" && kernel == "vllm_fused_moe")
+	})
+}
+
+// moeRowsOfKernel are the rows whose kernel_source keep accepts.
+func moeRowsOfKernel(rows []moeRow, keep func(kernel string) bool) []moeRow {
 	var out []moeRow
 	for _, r := range rows {
-		if strings.Contains(r.Kernel, want) || (backend == "triton" && r.Kernel == "vllm_fused_moe") {
+		if keep(r.Kernel) {
 			out = append(out, r)
 		}
 	}

@@ -154,7 +154,9 @@ type allReduceEagerRow allReduceRow
 
 // loadAllReduceEager returns vLLM's eager rows (backend vllm_eager), the
 // all-reduce of a pass that runs without a CUDA graph (Model.arSeconds);
-// none (no error) from a table without them (SGLang's, TensorRT-LLM's).
+// none (no error) from a table without them (SGLang's, TensorRT-LLM's):
+// every valid row is read, keyed by its backend too, and the eager ones
+// picked after, since readRows refuses a file the key function keeps no row of.
 func loadAllReduceEager(path string) ([]allReduceRow, error) {
 	type key struct {
 		backend           string

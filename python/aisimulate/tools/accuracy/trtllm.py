@@ -223,11 +223,17 @@ def _gptoss_b200_ep_1020(c: int, isl: int, tp: int) -> int:
     return tp if c >= 256 else 1
 
 
+def _dsr1_h200_tokens(c: int, isl: int, tp: int) -> int:
+    """dsr1_fp8_h200_trt_slurm.sh's ``--max_num_tokens``: ``MAX_NUM_TOKENS=$(( (CONC +
+    ISL + 64 + 63) / 64 * 64 ))``."""
+    return (c + isl + 64 + 63) // 64 * 64
+
+
 def _dsr1_h200_tokens_0121(c: int, isl: int, tp: int) -> int:
-    """dsr1_fp8_h200_trt_slurm.sh@64af5a771's ``--max_num_tokens``: ``MAX_NUM_TOKENS=$((
-    (CONC + ISL + 64 + 63) / 64 * 64 ))`` then ``MAX_NUM_TOKENS=$(( MAX_NUM_TOKENS > 8192 ?
-    MAX_NUM_TOKENS : 8192 ))``: at least 8192."""
-    return max((c + isl + 64 + 63) // 64 * 64, 8192)
+    """dsr1_fp8_h200_trt_slurm.sh@64af5a771's ``--max_num_tokens``: :func:`_dsr1_h200_tokens`,
+    then ``MAX_NUM_TOKENS=$(( MAX_NUM_TOKENS > 8192 ? MAX_NUM_TOKENS : 8192 ))``: at least
+    8192."""
+    return max(_dsr1_h200_tokens(c, isl, tp), 8192)
 
 
 def _llama_batch_wait(isl: int, osl: int, tp: int) -> bool:
@@ -301,7 +307,7 @@ RECIPES: tuple[Recipe, ...] = tuple(
     )),
     Recipe(DSR1, "h200_sxm", "benchmarks/dsr1_fp8_h200_trt_slurm.sh", (
         Change("9596d23d7", _t("2025-10-29T17:37:58-05:00"), "1.1.0rc2.post2",
-               {"max_num_tokens": lambda c, isl, tp: (c + isl + 64 + 63) // 64 * 64, "kv_cache": "fp8",
+               {"max_num_tokens": _dsr1_h200_tokens, "kv_cache": "fp8",
                 "stream_interval": 10, "moe_expert_parallel_size": _ep_over_tp,
                 "kv_cache_config": {"enable_block_reuse": False, "free_gpu_memory_fraction": 0.75},
                 "cuda_graph_config": {"enable_padding": True, "max_batch_size": 128},
