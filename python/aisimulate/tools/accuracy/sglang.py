@@ -85,8 +85,8 @@ _DSR1_H200_WHAT = ("launch_server --tensor-parallel-size=8 --data-parallel-size=
 #: ``qwen3.5-fp8-h200-sglang`` in InferenceX's ``.github/configs/nvidia-master.yaml`` at
 #: f65d6b4b1), whose config.json the shared data lacks: Qwen/Qwen3.5-397B-A17B's
 #: architecture with Qwen's fine-grained FP8 ``quantization_config`` (quant_method fp8, fmt
-#: e4m3, dynamic activation scales, 128×128 weight blocks, as the zai-org/GLM-5-FP8 and
-#: Qwen3-235B-A22B-FP8 configs of the shared data). Its module coverage, as an arXiv
+#: e4m3, dynamic activation scales, 128×128 weight blocks, as the Qwen3-32B-FP8 and
+#: Qwen3-235B-A22B-FP8 configs of the shared data write it). Its module coverage, as an arXiv
 #: paper's appendix quotes "the weight-selection policy of the official
 #: Qwen3.5-397B-A17B-FP8 release" (D.3 "Quantized Module Coverage", the code corpus):
 #: the routed- and shared-expert projections, each Gated DeltaNet layer's fused input
@@ -98,7 +98,11 @@ _DSR1_H200_WHAT = ("launch_server --tensor-parallel-size=8 --data-parallel-size=
 #: static FP8 releases leave ``mlp.gate``, ``shared_expert_gate``, ``in_proj_a``,
 #: ``in_proj_b``, the embedding, lm_head, the MTP layer and the vision tower
 #: unquantized). The globs of ``modules_to_not_convert`` below stand for those modules'
-#: names (``*`` a layer index). SGLang loads it block-quantized (sgl-project/sglang pull
+#: names (``*`` a layer index; the releases list them one by one), a record: the weight
+#: format is read from the rest, and the replay's ``engine.quantization.weights:
+#: fp8_block`` prices every projection of the decoder layers fp8 (in_proj_ba too, the one
+#: module it cannot keep bf16) and the router, embedding and lm_head bf16, as it always
+#: does (docs/accuracy.md, "SGLang rows"). SGLang loads it block-quantized (sgl-project/sglang pull
 #: request 18926, "[Qwen3.5] Support block-wise FP8 quantization", merged 2026-02-17;
 #: ``models/qwen3_5.py`` builds ``in_proj_qkvz``, ``in_proj_ba``
 #: and ``out_proj`` with the checkpoint's quant config, its Fp8Config skipping the
@@ -543,8 +547,8 @@ def sglang_row_spec(row: dict[str, str], config: str, *, perf: str, database: st
                 if isinstance(ckpt, Checkpoint):
                     w = _weights_for(row.get("precision") or "", config, quant=ckpt.quantization_config)
                     if w is None:
-                        raise ValueError(f"{ckpt.name}: its formats need its own config.json (no spec weight "
-                                         f"format names them)")
+                        raise ValueError(f"{ckpt.name} at precision {row.get('precision')!r}: the checkpoint's "
+                                         f"own formats, which only its config.json gives")
                 else:
                     w = _weights_for(row.get("precision") or "", str(Path(config).with_name(ckpt)))
                 if w:
