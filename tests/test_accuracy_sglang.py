@@ -385,3 +385,22 @@ def test_aic_generator_quantization_keeps_what_the_checkpoint_stores():
     assert sglang.aic_generator_quantization({"weights": "fp8_block", "kv_cache": "fp8"}, fp8) == {
         "weights": "fp8_block", "kv_cache": "fp8"}
     assert sglang.aic_generator_quantization({"kv_cache": "auto"}, bf16) == {"kv_cache": "auto"}
+
+
+def test_experts_split_both_ways_run_as_ep_size():
+    """A row whose experts split both ways (moe_tp_size 4 × moe_ep_size 2 over TP 8) is
+    SGLang's --ep-size 2 (moe_tp_size = tp_size // ep_size), where vLLM refuses it; a dense
+    model's MoE columns say nothing; the split both ways beside DP attention is refused."""
+    row = dict(_row("qwen_qwen3_32b_qwen_qwen3_32b_h100_sxm_sglang_agg_1024x128_c16_tp2"))
+    moe = str(accuracy.DEFAULT_MODEL_CONFIGS / "Qwen--Qwen3-235B-A22B-FP8_config.json")
+    dense = str(accuracy.DEFAULT_MODEL_CONFIGS / "Qwen--Qwen3-32B_config.json")
+    row.update(tp_size="8", attention_dp_size="", moe_tp_size="4", moe_ep_size="2")
+    assert sglang.sglang_row_layout(row, moe) == (1, False, 2)
+    assert sglang.sglang_row_layout(row, dense) == (1, False, 0)
+    with pytest.raises(ValueError, match="vLLM splits experts one way"):
+        accuracy.row_layout(row, moe)
+    row.update(tp_size="4", attention_dp_size="2")
+    with pytest.raises(ValueError, match="beside DP attention is not simulated"):
+        sglang.sglang_row_layout(row, moe)
+    spec = {"engine": {"workers": {"aggregated": {"count": 1, "tp": 8}}, "sglang": {"ep_size": 2}}}
+    assert sglang.sglang_layout(spec) == "TP8 EP2"

@@ -450,6 +450,39 @@ def single_node_row(row: dict[str, str]) -> tuple[dict[str, str], str]:
     return fixed, f"columns give {tp} × {adp} GPUs: the id's TP {gpus}"
 
 
+def _is_moe(config: str) -> bool:
+    """Whether the model config (a multimodal one's text_config) has routed experts."""
+    import json
+    with open(config, encoding="utf-8") as f:
+        top = json.load(f)
+    cfg = top.get("text_config") or top
+    return any(k in cfg for k in ("num_experts", "num_local_experts", "n_routed_experts"))
+
+
+def sglang_row_layout(row: dict[str, str], config: str) -> tuple[int, bool, int]:
+    """A row's aggregated layout in SGLang's terms: (data_parallel_size,
+    enable_expert_parallel, ep_size). SGLang splits the routed experts both ways
+    where vLLM cannot: ``--ep-size`` below the server's GPUs runs ``moe_tp_size =
+    tp_size // ep_size`` (``distributed/parallel_state.py``
+    ``initialize_model_parallel``), so a row with ``moe_tp_size`` and ``moe_ep_size``
+    both above 1 over ``tp_size`` GPUs is ``ep_size`` = ``moe_ep_size`` (0: every other
+    row, laid out as :func:`spec.row_layout` says).
+
+    Raises:
+        ValueError: a layout that cannot be simulated (the skip reason)."""
+    moe_tp, moe_ep = max(_int(row, "moe_tp_size", 0), 1), max(_int(row, "moe_ep_size", 0), 1)
+    if moe_tp > 1 and moe_ep > 1 and _is_moe(config):
+        tp, adp = _int(row, "tp_size"), max(_int(row, "attention_dp_size", 0), 1)
+        if moe_tp * moe_ep != tp * adp:
+            raise ValueError(f"tp_size {tp} × attention_dp_size {adp} ≠ moe_tp_size {moe_tp} × moe_ep_size {moe_ep}")
+        if adp > 1:
+            raise ValueError(f"moe_tp_size {moe_tp} × moe_ep_size {moe_ep} with attention_dp_size {adp}: the "
+                             "experts split both ways beside DP attention is not simulated")
+        return 1, False, moe_ep
+    dp, ep, _ = row_layout(row, config)
+    return dp, ep, 0
+
+
 def _release(version: str) -> tuple[int, int, int] | None:
     m = re.match(r"v?(\d+)\.(\d+)(?:\.(\d+))?", version.strip())
     if not m:
@@ -502,7 +535,7 @@ def sglang_row_spec(row: dict[str, str], config: str, *, perf: str, database: st
     engine["perf"] = perf_block
     if mode == "agg":
         row, _ = single_node_row(row)
-        dp, ep, _ = row_layout(row, config)
+        dp, ep, ep_size = sglang_row_layout(row, config)
         pool: dict[str, Any] = {"count": 1, "tp": _int(row, "tp_size")}
         if dp > 1:
             pool["data_parallel_size"] = dp
@@ -565,6 +598,8 @@ def sglang_row_spec(row: dict[str, str], config: str, *, perf: str, database: st
             engine["workers"]["disaggregated"][side.name]["sglang"] = {
                 "max_running_requests": batch, "max_prefill_tokens": isl + AIC_GENERATOR_TOKEN_SLACK,
                 "cuda_graph_max_bs": batch}
+    if mode == "agg" and ep_size:
+        server["ep_size"] = ep_size
     engine["sglang"] = server
     engine["tokenization"] = dict(AIPERF_CLIENT["tokenization"])
     engine["detokenization"] = dict(AIPERF_CLIENT["detokenization"])
@@ -593,9 +628,13 @@ def sglang_row_spec(row: dict[str, str], config: str, *, perf: str, database: st
 
 
 def sglang_layout(spec: dict[str, Any]) -> str:
-    """The row's layout as simulated: ``"TP4"``, ``"TP1 DP8 EP8"``, ``"P/D 5×TP1 + 11×TP1"``."""
+    """The row's layout as simulated: ``"TP4"``, ``"TP1 DP8 EP8"``, ``"TP8 EP2"`` (``ep_size`` 2),
+    ``"P/D 5×TP1 + 11×TP1"``."""
     w = spec["engine"]["workers"]
     if "aggregated" in w:
         p = w["aggregated"]
+        ep_size = spec["engine"].get("sglang", {}).get("ep_size", 0)
+        if ep_size:
+            return f"TP{p['tp']} EP{ep_size}"
         return layout_text(p["tp"], p.get("data_parallel_size", 1), p.get("enable_expert_parallel", False))
     return disagg.layout_text(spec)
