@@ -6,6 +6,7 @@ import pytest
 
 from aisimulate.tools import accuracy
 from aisimulate.tools.accuracy import disagg, sglang
+from aisimulate.tools.accuracy.spec import _weights_for
 
 SILICON = accuracy.SHARED_DATA / "silicon" / "sglang_dev.csv"
 ALIASES = accuracy.SHARED_DATA / "silicon" / "model_aliases.csv"
@@ -109,6 +110,60 @@ def test_qwen35_recipe_and_the_single_node_export():
     res = accuracy.run_row(new, "aic", kw["aliases"], str(accuracy.DEFAULT_MODEL_CONFIGS), str(accuracy.DEFAULT_DATABASE))
     assert res.status == "ok", res.reason
     assert (res.tp, res.layout) == (8, "TP8 EP8 (columns give 64 × 1 GPUs: the id's TP 8)")
+
+
+def test_qwen35_recipe_serves_the_block_fp8_checkpoint():
+    """qwen3.5_fp8_h200.sh serves Qwen/Qwen3.5-397B-A17B-FP8 (sglang.QWEN35_397B_FP8: the
+    bf16 release's config plus quant_method fp8, weight_block_size [128, 128]): the row's
+    fp8 is fp8_block, not the per-tensor fp8 of the bf16 config the silicon CSV names.
+
+    Weight bytes per GPU at TP 8, EP 8 (h 4096, 60 layers: 45 Gated DeltaNet, 15 full
+    attention; 512 experts of 1024, a shared expert of 1024, vocabulary 248,320, untied),
+    fp8 weights 1 byte, bf16 2:
+      full attention (gated q): qkv (2·32/8 + 2·1)·256 × 4096 = 10,485,760, o_proj
+        4096 × 4·256 = 4,194,304: 14,680,064 fp8 × 15 = 220,200,960
+      DeltaNet: qkvz (2·16·128 + 2·64·128)/8 × 4096 = 10,485,760, ba 2·64/8 × 4096 = 65,536
+        (the release's bf16 in_proj_b/a, priced with the other projections), out_proj
+        4096 × 8192/8 = 4,194,304: 14,745,600 fp8 × 45 = 663,552,000
+      shared expert 3 · 4096 · 1024/8 = 1,572,864 fp8 × 60 = 94,371,840
+      routed experts 512/8 = 64 local × 3 · 4096 · 1024 = 805,306,368 fp8 × 60 = 48,318,382,080
+      router 512 · 4096 = 2,097,152 bf16 × 60 × 2 B = 251,658,240
+      embedding and lm_head 31,040 · 4096 × 2 B × 2 = 508,559,360
+    fp8_block: 978,124,800 + 48,318,382,080 + 251,658,240 + 508,559,360 = 50,056,724,480;
+    all bf16: (978,124,800 + 48,318,382,080) × 2 + 760,217,600 = 99,353,231,360 — the
+    49,296,506,880 between them the fp8 parts alone (the bf16 parts the same bytes).
+    SGLang sizes its pools itself (memory_plan's plan None), so the bytes are read from the
+    same engine as vLLM's plan."""
+    from aisimulate import perf
+
+    kw = dict(perf="aic", aliases=accuracy.load_aliases(ALIASES), model_configs=accuracy.DEFAULT_MODEL_CONFIGS,
+              database=accuracy.DEFAULT_DATABASE)
+    row = _row("2026_03_25_qwen3_5_397b_h200_sxm_sglang_fp8_agg_1024x8192_c16_tp8_0_ep8_0_587")
+    assert row["precision"] == "fp8" and row["model_path"] == "Qwen/Qwen3.5-397B-A17B"
+    q = sglang.QWEN35_397B_FP8.quantization_config
+    assert (q["quant_method"], q["fmt"], q["activation_scheme"], q["weight_block_size"]) == (
+        "fp8", "e4m3", "dynamic", [128, 128])
+    # the bf16 config alone gives per-tensor fp8; the served checkpoint's field block fp8
+    config = str(accuracy.DEFAULT_MODEL_CONFIGS / "Qwen--Qwen3.5-397B-A17B_config.json")
+    assert _weights_for("fp8", config) == "fp8"
+    assert _weights_for("fp8", config, quant=q) == "fp8_block"
+    spec, _, _ = accuracy.row_spec(row, **kw)
+    e = spec["engine"]
+    assert e["model"] == config
+    assert e["quantization"] == {"kv_cache": "fp8_e4m3", "weights": "fp8_block"}
+    assert "checkpoint" not in e["sglang"]
+    assert perf.memory_plan(e)["aggregated"]["weight_dtype"] == "fp8_block"
+    vllm = {k: v for k, v in e.items() if k not in ("sglang", "backend_version")}
+    vllm["backend"] = "vllm"
+    got = {}
+    for w in ("fp8_block", "bf16"):
+        vllm["quantization"] = {"weights": w, "kv_cache": "fp8"}
+        got[w] = perf.memory_plan(vllm)["aggregated"]["plan"]["weight_bytes"]
+    assert got == {"fp8_block": 50_056_724_480, "bf16": 99_353_231_360}
+    res = accuracy.run_row(row, "aic", kw["aliases"], str(accuracy.DEFAULT_MODEL_CONFIGS),
+                           str(accuracy.DEFAULT_DATABASE))
+    assert res.status == "ok", res.reason
+    assert "moe_perf (fp8_block" in res.tables
 
 
 def test_multi_node_aggregated_row_keeps_its_columns():
@@ -330,3 +385,22 @@ def test_aic_generator_quantization_keeps_what_the_checkpoint_stores():
     assert sglang.aic_generator_quantization({"weights": "fp8_block", "kv_cache": "fp8"}, fp8) == {
         "weights": "fp8_block", "kv_cache": "fp8"}
     assert sglang.aic_generator_quantization({"kv_cache": "auto"}, bf16) == {"kv_cache": "auto"}
+
+
+def test_experts_split_both_ways_run_as_ep_size():
+    """A row whose experts split both ways (moe_tp_size 4 × moe_ep_size 2 over TP 8) is
+    SGLang's --ep-size 2 (moe_tp_size = tp_size // ep_size), where vLLM refuses it; a dense
+    model's MoE columns say nothing; the split both ways beside DP attention is refused."""
+    row = dict(_row("qwen_qwen3_32b_qwen_qwen3_32b_h100_sxm_sglang_agg_1024x128_c16_tp2"))
+    moe = str(accuracy.DEFAULT_MODEL_CONFIGS / "Qwen--Qwen3-235B-A22B-FP8_config.json")
+    dense = str(accuracy.DEFAULT_MODEL_CONFIGS / "Qwen--Qwen3-32B_config.json")
+    row.update(tp_size="8", attention_dp_size="", moe_tp_size="4", moe_ep_size="2")
+    assert sglang.sglang_row_layout(row, moe) == (1, False, 2)
+    assert sglang.sglang_row_layout(row, dense) == (1, False, 0)
+    with pytest.raises(ValueError, match="vLLM splits experts one way"):
+        accuracy.row_layout(row, moe)
+    row.update(tp_size="4", attention_dp_size="2")
+    with pytest.raises(ValueError, match="beside DP attention is not simulated"):
+        sglang.sglang_row_layout(row, moe)
+    spec = {"engine": {"workers": {"aggregated": {"count": 1, "tp": 8}}, "sglang": {"ep_size": 2}}}
+    assert sglang.sglang_layout(spec) == "TP8 EP2"

@@ -115,6 +115,7 @@ var ranges = map[string]fieldRange{
 	"SGLang.context_length":                            ints(1, MaxModelLen, ""),
 	"SGLang.schedule_conservativeness":                 {kind: numberRange, min: 0, max: 1e3, openMin: true},
 	"SGLang.cuda_graph_max_bs":                         ints(1, MaxNumSeqs, ""),
+	"SGLang.ep_size":                                   ints(1, MaxTP, ""), // and dividing the pool's GPUs (replay)
 	"SGLang.speculative_num_steps":                     ints(1, MaxMTPLayers, ""),
 	"SGLang.speculative_acceptance_rate":               {kind: numberRange, min: 0, max: 1},
 	"SGLang.eager_launch_us_per_layer":                 costUpTo(MaxDelayUs / 1e4),

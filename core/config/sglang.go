@@ -99,6 +99,14 @@ type SGLang struct {
 	// enable_expert_parallel and data_parallel_size > 1); "" or
 	// SGLangA2ANone: the experts' outputs are all-reduced.
 	MoEA2ABackend string `json:"moe_a2a_backend,omitempty"`
+	// EPSize is --ep-size (--expert-parallel-size): the routed experts
+	// spread over that many of the worker's GPUs, each group of experts split
+	// tp / ep_size ways (distributed/parallel_state.py
+	// initialize_model_parallel: moe_tp_size = tensor_model_parallel_size //
+	// moe_ep_size // moe_dp_size; server_args.py: ep_size, default 1). 0:
+	// the pool's enable_expert_parallel says (all its GPUs, else 1). The
+	// split both ways is simulated without data-parallel attention.
+	EPSize int `json:"ep_size,omitempty"`
 	// DeepEPMode is --deepep-mode, DeepEP's kernels: SGLangDeepEPNormal
 	// (high throughput), SGLangDeepEPLowLatency, or SGLangDeepEPAuto (the
 	// default: normal for a batch with a prefill, low-latency for a decode
@@ -554,6 +562,7 @@ func (g *SGLang) validate(p string) error {
 		checkInt(p+"page_size", "SGLang.page_size", g.PageSize),
 		checkIntOrUnset(p+"context_length", "SGLang.context_length", g.ContextLength),
 		checkIntOrUnset(p+"cuda_graph_max_bs", "SGLang.cuda_graph_max_bs", g.CUDAGraphMaxBS),
+		checkIntOrUnset(p+"ep_size", "SGLang.ep_size", g.EPSize),
 		checkFloat(p+"schedule_conservativeness", "SGLang.schedule_conservativeness", g.ScheduleConservativeness),
 		checkFloatPtr(p+"eager_launch_us_per_layer", "SGLang.eager_launch_us_per_layer", g.EagerLaunchUsPerLayer),
 		checkIntOrUnset(p+"stream_interval", "SGLang.stream_interval", g.StreamInterval)); err != nil {
@@ -663,7 +672,7 @@ func (g *SGLang) refuseGivenZeros(seen map[string]bool, p string) error {
 		{"max_total_tokens", float64(g.MaxTotalTokens)}, {"mem_fraction_static", g.MemFractionStatic},
 		{"context_length", float64(g.ContextLength)}, {"cuda_graph_max_bs", float64(g.CUDAGraphMaxBS)},
 		{"max_mamba_cache_size", float64(g.MaxMambaCacheSize)}, {"mamba_full_memory_ratio", g.MambaFullMemoryRatio},
-		{"stream_interval", float64(g.StreamInterval)}} {
+		{"stream_interval", float64(g.StreamInterval)}, {"ep_size", float64(g.EPSize)}} {
 		if seen[p+f.key] && f.v == 0 {
 			if f.key == "mem_fraction_static" || f.key == "mamba_full_memory_ratio" {
 				return checkFloat(p+f.key, "SGLang."+f.key, 0)

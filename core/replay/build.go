@@ -29,7 +29,7 @@ type pool struct {
 	dp        int  // data-parallel ranks per worker (1: none)
 	ep        bool // routed experts expert-parallel
 	// moeEP: with ep, the experts spread over moeEP GPUs and split the rest
-	// of the way (TensorRT-LLM's moe_expert_parallel_size below its
+	// of the way (TensorRT-LLM's moe_expert_parallel_size, SGLang's ep_size, below its
 	// tp_size; 0: over all); moeField names the option
 	moeEP    int
 	moeField string
@@ -248,32 +248,59 @@ func (d *deployment) planTransfer(e *config.Engine, t *config.KVTransfer) error 
 	return nil
 }
 
-// moeSplit applies a TensorRT-LLM pool's moe_expert_parallel_size: the
-// experts spread over that many of the worker's GPUs (all of them: as
-// enable_expert_parallel; 1: none), split tp_size / moe_expert_parallel_size
-// ways (tensorrt_llm/mapping.py, Mapping: moe_tp_size × moe_ep_size =
-// tp_size). The split both ways is simulated without attention DP only (its
-// token dispatch across ranks would be another).
+// moeSplit applies the pool's expert-parallel size where the engine takes
+// one apart from enable_expert_parallel: TensorRT-LLM's
+// moe_expert_parallel_size (tensorrt_llm/mapping.py, Mapping: moe_tp_size ×
+// moe_ep_size = tp_size) and SGLang's ep_size (--ep-size;
+// distributed/parallel_state.py initialize_model_parallel: moe_tp_size =
+// tensor_model_parallel_size // moe_ep_size). The experts spread over that
+// many of the worker's GPUs (all of them: as enable_expert_parallel; 1:
+// none), split GPUs / that many ways. The split both ways is simulated
+// without attention DP only (its token dispatch across ranks would be
+// another).
 func (pl *pool) moeSplit(e *config.Engine) error {
-	t := e.TRTLLMOf(pl.spec)
-	if e.Backend != config.BackendTRTLLM || t == nil || t.MoEExpertParallelSize == 0 {
+	n, engineRule, dpName := 0, "", "enable_attention_dp"
+	switch e.Backend {
+	case config.BackendTRTLLM:
+		t := e.TRTLLMOf(pl.spec)
+		if t == nil || t.MoEExpertParallelSize == 0 {
+			return nil
+		}
+		n, engineRule = t.MoEExpertParallelSize, "TensorRT-LLM's Mapping: moe_tp_size × moe_ep_size = tp_size"
+		pl.moeField = "engine.trtllm.moe_expert_parallel_size"
+		if pl.spec.TRTLLM != nil {
+			pl.moeField = pl.field + ".trtllm.moe_expert_parallel_size"
+		}
+	case config.BackendSGLang:
+		g := e.SGLangOf(pl.name)
+		if g == nil || g.EPSize == 0 {
+			return nil
+		}
+		n, engineRule, dpName = g.EPSize, "SGLang: moe_tp_size = tp_size // ep_size", pl.field+".data_parallel_size (DP attention)"
+		pl.moeField = "engine.sglang.ep_size"
+		if pl.spec.SGLang != nil {
+			pl.moeField = pl.field + ".sglang.ep_size"
+		}
+		if g.DeepEP() && n != pl.tp*pl.dp {
+			// server_args.py _handle_a2a_moe: DeepEP sets ep_size to tp_size
+			return &config.Error{Field: pl.moeField, Msg: fmt.Sprintf(
+				"%d with moe_a2a_backend %s, which spreads the experts over all %d GPUs (SGLang sets ep_size = tp_size): give %d or leave it out",
+				n, config.SGLangA2ADeepEP, pl.tp*pl.dp, pl.tp*pl.dp)}
+		}
+	default:
 		return nil
 	}
-	pl.moeField = "engine.trtllm.moe_expert_parallel_size"
-	if pl.spec.TRTLLM != nil {
-		pl.moeField = pl.field + ".trtllm.moe_expert_parallel_size"
-	}
-	n, gpus := t.MoEExpertParallelSize, pl.tp*pl.dp
+	gpus := pl.tp * pl.dp
 	switch {
 	case pl.ep:
 		return &config.Error{Field: pl.moeField, Msg: fmt.Sprintf(
 			"given with %s.enable_expert_parallel (the experts over all %d GPUs): give one of them", pl.field, gpus)}
 	case gpus%n != 0:
 		return &config.Error{Field: pl.moeField, Msg: fmt.Sprintf(
-			"%d does not divide the worker's %d GPUs (TensorRT-LLM's Mapping: moe_tp_size × moe_ep_size = tp_size)", n, gpus)}
+			"%d does not divide the worker's %d GPUs (%s)", n, gpus, engineRule)}
 	case n > 1 && n < gpus && pl.dp > 1:
 		return &config.Error{Field: pl.moeField, Msg: fmt.Sprintf(
-			"%d of %d GPUs splits the experts both ways, which is not simulated with enable_attention_dp", n, gpus)}
+			"%d of %d GPUs splits the experts both ways, which is not simulated with %s", n, gpus, dpName)}
 	}
 	pl.ep = n > 1
 	if n < gpus {

@@ -351,3 +351,56 @@ func TestSGLangDeepEPModes(t *testing.T) {
 		configErrorOf(t, sglangDeepEPSpec(t, c.pool, c.prefill, "{}"), c.field, c.msg)
 	}
 }
+
+// engine.sglang.ep_size below the server's GPUs splits the experts both ways
+// (SGLang's parallel_state.py: moe_tp_size = tp_size // ep_size): Qwen3-235B
+// at TP 8 with ep_size 2 runs its experts 2 ways expert-parallel, each split
+// 8 / 2 = 4 ways; ep_size 8 is enable_expert_parallel's layout (the same
+// report); a size that does not divide the GPUs, one given with
+// enable_expert_parallel, the split both ways with DP attention, and a DeepEP
+// server below all GPUs are refused naming the option.
+func TestSGLangEPSize(t *testing.T) {
+	needSharedConfigs(t)
+	spec := func(sglang, pool string) string {
+		return fmt.Sprintf(`
+engine:
+  model: Qwen/Qwen3-235B-A22B-FP8
+  model_config_dir: %s
+  system: h200_sxm
+  backend: sglang
+  perf: {source: roofline}
+  workers: {aggregated: {count: 1, tp: 8%s}}
+  sglang: {max_running_requests: 8%s}
+traffic:
+  source: {type: synthetic, num_requests: 4, isl: 100, osl: 5}
+  load: {mode: concurrency, concurrency: 2}
+`, sharedModelConfigs, pool, sglang)
+	}
+	s, err := config.DecodeYAML([]byte(spec(", ep_size: 2", "")))
+	require.NoError(t, err)
+	dep, err := buildDeployment(s, nil)
+	require.NoError(t, err)
+	p := dep.pools[0].parallel()
+	assert.Equal(t, 2, p.MoEEP())
+	assert.Equal(t, 4, p.MoETP())
+	assert.Equal(t, "TP8 EP2", p.String())
+	rep := runYAML(t, spec(", ep_size: 2", ""))
+	assert.Equal(t, 4, rep.Summary.Completed)
+	assert.Equal(t, 2, rep.Metadata.Pools[0].EngineArgs["ep_size"])
+
+	all := runYAML(t, spec(", ep_size: 8", ""))
+	ep := runYAML(t, spec("", ", enable_expert_parallel: true"))
+	assert.Equal(t, ep.Summary, all.Summary)
+	for _, tc := range []struct{ sglang, pool, msg string }{
+		{", ep_size: 3", "", "3 does not divide the worker's 8 GPUs"},
+		{", ep_size: 2", ", enable_expert_parallel: true", "give one of them"},
+		{", ep_size: 2", ", data_parallel_size: 2", "not simulated with engine.workers.aggregated.data_parallel_size"},
+		{", ep_size: 2, moe_a2a_backend: deepep", ", data_parallel_size: 2", "SGLang sets ep_size = tp_size"},
+	} {
+		_, err := runErr(t, spec(tc.sglang, tc.pool))
+		var ce *config.Error
+		require.ErrorAs(t, err, &ce, tc.sglang+tc.pool)
+		assert.Equal(t, "engine.sglang.ep_size", ce.Field, tc.sglang+tc.pool)
+		assert.Contains(t, ce.Msg, tc.msg, tc.sglang+tc.pool)
+	}
+}

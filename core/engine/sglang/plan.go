@@ -199,6 +199,9 @@ func (Family) Plan(in engine.PoolInput) (engine.PoolPlan, error) {
 			args["deepep_mode"] = config.SGLangDeepEPAuto
 		}
 	}
+	if g.EPSize > 0 {
+		args["ep_size"] = g.EPSize // --ep-size as given (the experts' split: the pool's parallel layout)
+	}
 	if g.StreamInterval > 1 {
 		args["stream_interval"], args["stream_first_token"] = g.StreamInterval, opt.StreamsFirstToken
 	}

@@ -23,7 +23,10 @@ InferenceX (``YYYY-MM-DD.csv``, ``db-dump/…``)
     at max concurrency c, the warm-ups of that date, ``ignore_eos``; the server its
     recipe launched at that date (:data:`RECIPES`, ``python3 -m sglang.launch_server``
     flags), SGLang's defaults for the release where the recipe is silent (or when no
-    recipe is tabulated: ``rows.csv`` says which). The KV cache is SGLang's
+    recipe is tabulated: ``rows.csv`` says which), the weights those of the checkpoint
+    it serves (a recipe's ``checkpoint``: zai-org/GLM-5-FP8's config file, or
+    :data:`QWEN35_397B_FP8`'s quantization_config over the bf16 release's config where the
+    shared data has no config of the FP8 release). The KV cache is SGLang's
     ``--kv-cache-dtype auto`` (no recipe sets it): the checkpoint's FP8 KV when its
     quantization config names one (``kv_cache_quant_algo``), else the model's bf16
     (``ModelRunner.configure_kv_cache_dtype``): DeepSeek-R1-0528's and GLM-5-FP8's
@@ -56,8 +59,8 @@ from typing import Any
 
 from . import campaigns, disagg
 from .rows import _int
-from .spec import (AIC_GENERATOR_TOKEN_SLACK, AIPERF_CLIENT, LOAD_GENERATORS, _checkpoint_quant, _lengths,
-                   _quantization, _weights_for, layout_text, row_layout)
+from .spec import (AIC_GENERATOR_TOKEN_SLACK, AIPERF_CLIENT, LOAD_GENERATORS, Checkpoint, _checkpoint_quant,
+                   _lengths, _quantization, _weights_for, layout_text, row_layout)
 
 #: The first SGLang template (cli_args.0.5.6.post2.j2) that writes --enable-mixed-chunk.
 MIXED_CHUNK_SINCE = (0, 5, 6)
@@ -77,6 +80,44 @@ _DSR1_H200_WHAT = ("launch_server --tensor-parallel-size=8 --data-parallel-size=
                    "--attention-backend flashinfer --stream-interval 10 (the attention backend is not "
                    "modelled: the tables time SGLang's MLA kernel; the interval sends a request's output at "
                    "the lengths ≡ 1 mod 10, its first token at once, and at its finish)")
+
+#: Qwen/Qwen3.5-397B-A17B-FP8, the checkpoint ``qwen3.5_fp8_h200.sh`` serves (``MODEL`` of
+#: ``qwen3.5-fp8-h200-sglang`` in InferenceX's ``.github/configs/nvidia-master.yaml`` at
+#: f65d6b4b1), whose config.json the shared data lacks: Qwen/Qwen3.5-397B-A17B's
+#: architecture with Qwen's fine-grained FP8 ``quantization_config`` (quant_method fp8, fmt
+#: e4m3, dynamic activation scales, 128×128 weight blocks, as the Qwen3-32B-FP8 and
+#: Qwen3-235B-A22B-FP8 configs of the shared data write it). Its module coverage, as an arXiv
+#: paper's appendix quotes "the weight-selection policy of the official
+#: Qwen3.5-397B-A17B-FP8 release" (D.3 "Quantized Module Coverage", the code corpus):
+#: the routed- and shared-expert projections, each Gated DeltaNet layer's fused input
+#: projection (its q, k, v and z rows) and out_proj, each full-attention layer's QKV and
+#: o_proj are fp8; the beta and alpha rows of the input projection (``in_proj_b``,
+#: ``in_proj_a``) stay bf16 — so also lightseekorg/tokenspeed pull request 766 (the
+#: Qwen3.5-35B-A3B-FP8 checkpoint: in_proj_qkv and in_proj_z fp8, in_proj_b and
+#: in_proj_a in ``modules_to_not_convert``) and sgl-project/sglang issue 30598 (Qwen's
+#: static FP8 releases leave ``mlp.gate``, ``shared_expert_gate``, ``in_proj_a``,
+#: ``in_proj_b``, the embedding, lm_head, the MTP layer and the vision tower
+#: unquantized). The globs of ``modules_to_not_convert`` below stand for those modules'
+#: names (``*`` a layer index; the releases list them one by one), a record: the weight
+#: format is read from the rest, and the replay's ``engine.quantization.weights:
+#: fp8_block`` prices every projection of the decoder layers fp8 (in_proj_ba too, the one
+#: module it cannot keep bf16) and the router, embedding and lm_head bf16, as it always
+#: does (docs/accuracy.md, "SGLang rows"). SGLang loads it block-quantized (sgl-project/sglang pull
+#: request 18926, "[Qwen3.5] Support block-wise FP8 quantization", merged 2026-02-17;
+#: ``models/qwen3_5.py`` builds ``in_proj_qkvz``, ``in_proj_ba``
+#: and ``out_proj`` with the checkpoint's quant config, its Fp8Config skipping the
+#: modules the list names). The script's ``--quantization fp8`` names the checkpoint's
+#: own method (``configs/model_config.py`` ``_parse_quant_hf_config``), so the
+#: checkpoint's block scales are the ones served.
+QWEN35_397B_FP8 = Checkpoint("Qwen/Qwen3.5-397B-A17B-FP8", {
+    "quant_method": "fp8", "fmt": "e4m3", "activation_scheme": "dynamic", "weight_block_size": [128, 128],
+    "modules_to_not_convert": [
+        "lm_head", "model.language_model.embed_tokens",
+        "model.language_model.layers.*.linear_attn.in_proj_a", "model.language_model.layers.*.linear_attn.in_proj_b",
+        "model.language_model.layers.*.mlp.gate", "model.language_model.layers.*.mlp.shared_expert_gate",
+        "model.visual*", "mtp*"],
+}, "arXiv paper appendix D.3 (the official release's module coverage); lightseekorg/tokenspeed#766; "
+   "sgl-project/sglang#30598, #18926")
 
 #: The SGLang recipes of InferenceX that rows of the shared data ran, from
 #: SemiAnalysisAI/InferenceX's history: flags in ``engine.sglang`` terms (a
@@ -101,13 +142,17 @@ RECIPES = tuple(
         campaigns.Change("f65d6b4b1", campaigns._t("2026-03-04T10:52:58-08:00"), {
             "disable_radix_cache": True, "max_running_requests": 128, "chunked_prefill_size": 16384,
             "mem_fraction_static": 0.8, "cuda_graph_max_bs": "c", "context_length": "isl+osl+20",
-            "mamba_ssm_dtype": "bfloat16", "kv_cache": "fp8_e4m3", "stream_interval": 50},
-            "launch_server --tp 8 --expert-parallel-size 8 --max-running-requests 128 --chunked-prefill-size "
-            "16384 --mem-fraction-static 0.8 --cuda-graph-max-bs $CONC --context-length ISL + OSL + 20 "
-            "--kv-cache-dtype fp8_e4m3 --mamba-ssm-dtype bfloat16 --disable-radix-cache "
+            "mamba_ssm_dtype": "bfloat16", "kv_cache": "fp8_e4m3", "stream_interval": 50,
+            "checkpoint": QWEN35_397B_FP8},
+            "launch_server --model Qwen/Qwen3.5-397B-A17B-FP8 --tp 8 --expert-parallel-size 8 "
+            "--max-running-requests 128 --chunked-prefill-size 16384 --mem-fraction-static 0.8 "
+            "--cuda-graph-max-bs $CONC --context-length ISL + OSL + 20 --kv-cache-dtype fp8_e4m3 "
+            "--quantization fp8 --mamba-ssm-dtype bfloat16 --disable-radix-cache "
             "--attention-backend flashinfer --enable-flashinfer-allreduce-fusion --stream-interval 50 "
-            "--tokenizer-worker-num 6 (lmsysorg/sglang:v0.5.9-cu129-amd64; the attention backend, the "
-            "all-reduce fusion and the tokenizer workers are not modelled)"),
+            "--tokenizer-worker-num 6 (lmsysorg/sglang:v0.5.9-cu129-amd64; the checkpoint's weights are "
+            "block fp8, 128×128 (QWEN35_397B_FP8), so its experts run on the fp8_block rows of the "
+            "fused-MoE tables; the attention backend, the all-reduce fusion and the tokenizer workers are "
+            "not modelled)"),
     )),
 )
 
@@ -405,6 +450,39 @@ def single_node_row(row: dict[str, str]) -> tuple[dict[str, str], str]:
     return fixed, f"columns give {tp} × {adp} GPUs: the id's TP {gpus}"
 
 
+def _is_moe(config: str) -> bool:
+    """Whether the model config (a multimodal one's text_config) has routed experts."""
+    import json
+    with open(config, encoding="utf-8") as f:
+        top = json.load(f)
+    cfg = top.get("text_config") or top
+    return any(k in cfg for k in ("num_experts", "num_local_experts", "n_routed_experts"))
+
+
+def sglang_row_layout(row: dict[str, str], config: str) -> tuple[int, bool, int]:
+    """A row's aggregated layout in SGLang's terms: (data_parallel_size,
+    enable_expert_parallel, ep_size). SGLang splits the routed experts both ways
+    where vLLM cannot: ``--ep-size`` below the server's GPUs runs ``moe_tp_size =
+    tp_size // ep_size`` (``distributed/parallel_state.py``
+    ``initialize_model_parallel``), so a row with ``moe_tp_size`` and ``moe_ep_size``
+    both above 1 over ``tp_size`` GPUs is ``ep_size`` = ``moe_ep_size`` (0: every other
+    row, laid out as :func:`spec.row_layout` says).
+
+    Raises:
+        ValueError: a layout that cannot be simulated (the skip reason)."""
+    moe_tp, moe_ep = max(_int(row, "moe_tp_size", 0), 1), max(_int(row, "moe_ep_size", 0), 1)
+    if moe_tp > 1 and moe_ep > 1 and _is_moe(config):
+        tp, adp = _int(row, "tp_size"), max(_int(row, "attention_dp_size", 0), 1)
+        if moe_tp * moe_ep != tp * adp:
+            raise ValueError(f"tp_size {tp} × attention_dp_size {adp} ≠ moe_tp_size {moe_tp} × moe_ep_size {moe_ep}")
+        if adp > 1:
+            raise ValueError(f"moe_tp_size {moe_tp} × moe_ep_size {moe_ep} with attention_dp_size {adp}: the "
+                             "experts split both ways beside DP attention is not simulated")
+        return 1, False, moe_ep
+    dp, ep, _ = row_layout(row, config)
+    return dp, ep, 0
+
+
 def _release(version: str) -> tuple[int, int, int] | None:
     m = re.match(r"v?(\d+)\.(\d+)(?:\.(\d+))?", version.strip())
     if not m:
@@ -457,7 +535,7 @@ def sglang_row_spec(row: dict[str, str], config: str, *, perf: str, database: st
     engine["perf"] = perf_block
     if mode == "agg":
         row, _ = single_node_row(row)
-        dp, ep, _ = row_layout(row, config)
+        dp, ep, ep_size = sglang_row_layout(row, config)
         pool: dict[str, Any] = {"count": 1, "tp": _int(row, "tp_size")}
         if dp > 1:
             pool["data_parallel_size"] = dp
@@ -495,9 +573,17 @@ def sglang_row_spec(row: dict[str, str], config: str, *, perf: str, database: st
                 engine["quantization"]["kv_cache"] = server.pop("kv_cache")
             if "checkpoint" in server:
                 # the checkpoint the script serves (its --model-path), whose quantization
-                # config decides the weights where the row's model names another release
-                ckpt = Path(config).with_name(server.pop("checkpoint"))
-                w = _weights_for(row.get("precision") or "", str(ckpt))
+                # config decides the weights where the row's model names another release:
+                # its config file beside the row's, or (a Checkpoint) the row's config's
+                # architecture with the release's quantization_config
+                ckpt = server.pop("checkpoint")
+                if isinstance(ckpt, Checkpoint):
+                    w = _weights_for(row.get("precision") or "", config, quant=ckpt.quantization_config)
+                    if w is None:
+                        raise ValueError(f"{ckpt.name} at precision {row.get('precision')!r}: the checkpoint's "
+                                         f"own formats, which only its config.json gives")
+                else:
+                    w = _weights_for(row.get("precision") or "", str(Path(config).with_name(ckpt)))
                 if w:
                     engine["quantization"]["weights"] = w
     elif mode == "agg":
@@ -512,6 +598,8 @@ def sglang_row_spec(row: dict[str, str], config: str, *, perf: str, database: st
             engine["workers"]["disaggregated"][side.name]["sglang"] = {
                 "max_running_requests": batch, "max_prefill_tokens": isl + AIC_GENERATOR_TOKEN_SLACK,
                 "cuda_graph_max_bs": batch}
+    if mode == "agg" and ep_size:
+        server["ep_size"] = ep_size
     engine["sglang"] = server
     engine["tokenization"] = dict(AIPERF_CLIENT["tokenization"])
     engine["detokenization"] = dict(AIPERF_CLIENT["detokenization"])
@@ -540,9 +628,13 @@ def sglang_row_spec(row: dict[str, str], config: str, *, perf: str, database: st
 
 
 def sglang_layout(spec: dict[str, Any]) -> str:
-    """The row's layout as simulated: ``"TP4"``, ``"TP1 DP8 EP8"``, ``"P/D 5×TP1 + 11×TP1"``."""
+    """The row's layout as simulated: ``"TP4"``, ``"TP1 DP8 EP8"``, ``"TP8 EP2"`` (``ep_size`` 2),
+    ``"P/D 5×TP1 + 11×TP1"``."""
     w = spec["engine"]["workers"]
     if "aggregated" in w:
         p = w["aggregated"]
+        ep_size = spec["engine"].get("sglang", {}).get("ep_size", 0)
+        if ep_size:
+            return f"TP{p['tp']} EP{ep_size}"
         return layout_text(p["tp"], p.get("data_parallel_size", 1), p.get("enable_expert_parallel", False))
     return disagg.layout_text(spec)

@@ -133,6 +133,20 @@ def _waves(concurrency: int) -> int:
     return max(1, min(MAX_WAVES, math.ceil(MIN_MEASURED / concurrency)))
 
 
+@dataclass(frozen=True)
+class Checkpoint:
+    """A quantized release that a recipe serves (its ``--model-path``) when the shared data
+    holds no config.json of it, only that of the release the silicon rows name: its
+    architecture is that config's, its ``quantization_config`` the one given here (the
+    field as the release's config.json spells it), ``source`` where its values are stated.
+    The spec builder reads the weight format from it as from a config file's
+    (:func:`_weights_for` with ``quant``); the replay prices the model of the row's
+    config with those weights (``engine.quantization.weights``)."""
+    name: str
+    quantization_config: dict[str, Any]
+    source: str
+
+
 def _checkpoint_quant(config_path: str) -> dict[str, Any]:
     """The checkpoint's quantization_config (a multimodal one's in text_config), {} if none."""
     import json
@@ -162,8 +176,10 @@ def _fp4_experts(config_path: str) -> bool:
         return json.load(f).get("expert_dtype") == "fp4"
 
 
-def _weights_for(precision: str, config_path: str) -> str | None:
-    """Spec weight format for a silicon ``precision`` (None: the checkpoint's).
+def _weights_for(precision: str, config_path: str, quant: dict[str, Any] | None = None) -> str | None:
+    """Spec weight format for a silicon ``precision`` (None: the checkpoint's), the
+    checkpoint's quantization_config being ``quant`` when given (a :class:`Checkpoint`'s,
+    served on ``config_path``'s architecture), else ``config_path``'s own.
 
     ``int4`` (Kimi-K2.5's native INT4 experts) is the checkpoint's own format and needs a
     checkpoint that stores int4 weights; ``fp4``/``nvfp4``/``mxfp4`` on a checkpoint that
@@ -171,23 +187,24 @@ def _weights_for(precision: str, config_path: str) -> str | None:
     DeepSeek-V4's fp4 experts, whose fp8 rows are that checkpoint too) is the checkpoint's too (its bf16 attention stays bf16, as vLLM serves it), else NVFP4 for
     every linear layer."""
     p = precision.strip().lower()
+    checkpoint = (lambda: quant) if quant is not None else (lambda: _checkpoint_quant(config_path))
     if p in ("", "bf16", "bfloat16", "fp16", "float16"):
         return None if p == "" else "bf16"
     if p == "fp8":
         if _fp4_experts(config_path):
             return None  # DeepSeek-V4's fp8 release: fp8_block linears beside its fp4 experts
-        q = _checkpoint_quant(config_path)
+        q = checkpoint()
         if q.get("quant_method") == "fp8" and q.get("weight_block_size"):
             return "fp8_block"
         return "fp8"
     if p == "fp8_block":
         return "fp8_block"
     if p in ("int4", "int4_wo", "w4a16"):
-        if _checkpoint_4bit(_checkpoint_quant(config_path)) != "int":
+        if _checkpoint_4bit(checkpoint()) != "int":
             raise ValueError(f"precision {precision!r}: the checkpoint {Path(config_path).name} stores no int4 weights")
         return None
     if p in ("fp4", "nvfp4", "mxfp4"):
-        if _checkpoint_4bit(_checkpoint_quant(config_path)) == "float" or _fp4_experts(config_path):
+        if _checkpoint_4bit(checkpoint()) == "float" or _fp4_experts(config_path):
             return None
         return "nvfp4"
     raise ValueError(f"precision {precision!r} is not supported (empty, bf16, fp8, fp8_block, int4, fp4, nvfp4, mxfp4)")
