@@ -278,16 +278,27 @@ def test_disagg_h100_recipe():
         "max_batch_size": 2, "max_num_tokens": 2048, "max_seq_len": 2048, "enable_attention_dp": True,
         "enable_chunked_prefill": False, "disable_overlap_scheduler": True, "cuda_graph_config": None,
         "kv_cache_config": {"enable_block_reuse": False, "free_gpu_memory_fraction": 0.6},
+        "moe_config": {"backend": "WIDEEP"}, "force_alltoall_method": "DeepEP",
         "speculative_config": {"decoding_type": "MTP", "num_nextn_predict_layers": 3}}
     assert pd["decode"]["trtllm"] == {
         "max_batch_size": 8, "max_num_tokens": 256, "max_seq_len": 2088, "enable_attention_dp": False,
         "enable_chunked_prefill": False, "disable_overlap_scheduler": False,
         "cuda_graph_config": {"enable_padding": True, "batch_sizes": [1, 2, 4, 8]},
         "kv_cache_config": {"enable_block_reuse": False, "free_gpu_memory_fraction": 0.9},
-        "stream_interval": 100, "speculative_config": {"decoding_type": "MTP", "num_nextn_predict_layers": 3}}
+        "stream_interval": 100, "moe_config": {"backend": "CUTLASS"},
+        "speculative_config": {"decoding_type": "MTP", "num_nextn_predict_layers": 3}}
     assert td.layout_text(spec) == "P/D 1×TP16 ADP16 EP16 + 3×TP16 EP16 MTP3"
     assert (warm, measured) == (0, 10 * 30)  # sa-bench: 10·c prompts
     assert td.prefill_options(td.recipe_of(stp)[0])["enable_chunked_prefill"] is True
+    # every H100 recipe's moe_config and TRTLLM_FORCE_ALLTOALL_METHOD: WIDEEP over DeepEP on the
+    # context servers and the dep16 generation servers (8k/1k context: max_num_tokens 16384)
+    dep = td.BY_NAME[("h100_sxm", 8192, "ctx2_gen1_dep16_batch16_eplb0_mtp0")]
+    assert td.decode_options(dep)["moe_config"] == {"backend": "WIDEEP"}
+    assert td.decode_options(dep)["force_alltoall_method"] == "DeepEP"
+    assert td.prefill_options(dep)["moe_config"] == {"backend": "WIDEEP", "max_num_tokens": 16384}
+    h200 = td.BY_NAME[("h200_sxm", 1024, "c128_ctx1_gen9_dep8_batch512_eplb0_mtp0")]
+    assert "force_alltoall_method" not in td.decode_options(h200)
+    assert td.decode_options(h200)["moe_config"] == {"backend": "CUTLASS"}
     # the graphs of a batch-1 generation server: 1, 2, 4 (its file); of batch 64: 1, 2, 4, 8, 16, 24, …, 64
     assert td.graph_batch_sizes(8192, 1, "h100_sxm") == [1, 2, 4]
     assert td.graph_batch_sizes(8192, 64, "h100_sxm") == [1, 2, 4, 8, 16, 24, 32, 40, 48, 56, 64]

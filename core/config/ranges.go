@@ -98,6 +98,7 @@ var ranges = map[string]fieldRange{
 	"TRTLLM.batch_wait_timeout_iters":                  ints(0, MaxNumSeqs, ""),
 	"TRTLLM.batch_wait_max_tokens_ratio":               {kind: numberRange, min: 0, max: 1},
 	"TRTLLM.moe_expert_parallel_size":                  ints(1, MaxTP, ""), // and dividing the pool's tp (replay)
+	"TRTLLMMoEConfig.max_num_tokens":                   ints(1, MaxBatchedTokens, ""),
 	"TRTLLMAttentionDPConfig.timeout_iters":            ints(0, MaxNumSeqs, ""),
 	"TRTLLMAttentionDPConfig.batching_wait_iters":      ints(0, MaxNumSeqs, ""),
 	"TRTLLMSpeculativeConfig.num_nextn_predict_layers": ints(1, MaxMTPLayers, ""),

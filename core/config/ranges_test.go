@@ -88,6 +88,8 @@ func rangeCases() map[string]rangeCase {
 			c = rangeCase{spec(engine(`, "backend": "trtllm"`), traffic(synth, conc)), "engine.trtllm." + field}
 		case "TRTLLMKVCacheConfig":
 			c = rangeCase{spec(engine(`, "backend": "trtllm"`), traffic(synth, conc)), "engine.trtllm.kv_cache_config." + field}
+		case "TRTLLMMoEConfig":
+			c = rangeCase{spec(engine(`, "backend": "trtllm"`), traffic(synth, conc)), "engine.trtllm.moe_config." + field}
 		case "TRTLLMAttentionDPConfig":
 			c = rangeCase{spec(engine(`, "backend": "trtllm"`), traffic(synth, conc)), "engine.trtllm.attention_dp_config." + field}
 		case "TRTLLMSpeculativeConfig":

@@ -77,6 +77,86 @@ type TRTLLM struct {
 	BatchWaitMaxTokensRatio float64 `json:"batch_wait_max_tokens_ratio,omitempty"`
 	// SpeculativeConfig is speculative_config (absent: none).
 	SpeculativeConfig *TRTLLMSpeculativeConfig `json:"speculative_config,omitempty"`
+	// MoEConfig is moe_config (MoeConfig, tensorrt_llm/llmapi/llm_args.py).
+	MoEConfig TRTLLMMoEConfig `json:"moe_config"`
+	// ForceAlltoallMethod is the environment's TRTLLM_FORCE_ALLTOALL_METHOD
+	// (an AlltoallMethodType name: TRTLLMAlltoallNotEnabled, …DeepEP,
+	// …DeepEPLowLatency; "": unset), which WideEPMoE.
+	// select_alltoall_method_type returns before any other rule
+	// (tensorrt_llm/_torch/modules/fused_moe/fused_moe_wide_ep.py). Given
+	// with moe_config.backend WIDEEP only (TRTLLMMoEConfig.A2ABackend).
+	ForceAlltoallMethod string `json:"force_alltoall_method,omitempty"`
+}
+
+// TRTLLMMoEConfig is engine.trtllm.moe_config (MoeConfig,
+// tensorrt_llm/llmapi/llm_args.py).
+type TRTLLMMoEConfig struct {
+	// Backend is backend: the fused-MoE module (create_moe.py,
+	// get_moe_cls): TRTLLMMoECutlass (CutlassFusedMoE, also for ""),
+	// TRTLLMMoEWideEP (WideEPMoE), or another of TRTLLMMoEBackends, priced as
+	// CUTLASS's. Only WIDEEP changes what the simulation prices: its
+	// attention-DP token exchange may be an all-to-all (A2ABackend).
+	Backend string `json:"backend,omitempty"`
+	// MaxNumTokens is max_num_tokens (0: unset): the most tokens, summed over
+	// the attention-DP ranks, one fused-MoE call takes; more are split in
+	// chunks (WideEPMoE.moe_max_num_tokens, else max_num_tokens × the
+	// world size).
+	MaxNumTokens int `json:"max_num_tokens,omitempty"`
+}
+
+// engine.trtllm.moe_config.backend values (MoeConfig.backend) and the
+// AlltoallMethodType names of force_alltoall_method (fused_moe_wide_ep.py).
+const (
+	TRTLLMMoECutlass = "CUTLASS"
+	TRTLLMMoEWideEP  = "WIDEEP"
+
+	TRTLLMAlltoallNotEnabled       = "NotEnabled"
+	TRTLLMAlltoallMNNVL            = "MNNVL"
+	TRTLLMAlltoallDeepEP           = "DeepEP"
+	TRTLLMAlltoallDeepEPLowLatency = "DeepEPLowLatency"
+)
+
+var (
+	trtllmMoEBackends = []string{TRTLLMMoECutlass, "CUTEDSL", TRTLLMMoEWideEP, "TRTLLM", "DEEPGEMM", "VANILLA", "TRITON"}
+	trtllmA2AMethods  = []string{TRTLLMAlltoallNotEnabled, TRTLLMAlltoallDeepEP, TRTLLMAlltoallDeepEPLowLatency}
+)
+
+// A2ABackend is the token exchange of a WideEPMoE pool with attention DP
+// (config.All2All* names, priced as a pool's all2all_backend), by
+// WideEPMoE.select_alltoall_method_type (TensorRT-LLM 1.2,
+// tensorrt_llm/_torch/modules/fused_moe/fused_moe_wide_ep.py): the forced
+// TRTLLM_FORCE_ALLTOALL_METHOD first (DeepEP: DeepEP's normal
+// dispatch and combine, All2AllDeepEPHT; DeepEPLowLatency: All2AllDeepEPLL;
+// NotEnabled: ""); unforced, MNNVL where the GPUs share a multi-node NVLink
+// domain and DeepEP only with TRTLLM_CAN_USE_DEEP_EP=1, neither of which a
+// spec can say, so "" (the all-gather and reduce-scatter). "" also without
+// attention DP, for any other backend (CutlassFusedMoE exchanges tokens by
+// all-gather and reduce-scatter off MNNVL). The forced method is returned
+// before the rule's other checks (moe_ep_size ≤ top_k, tp_size 1).
+func (t *TRTLLM) A2ABackend() string {
+	if t == nil || !t.EnableAttentionDP || t.MoEConfig.Backend != TRTLLMMoEWideEP {
+		return ""
+	}
+	switch t.ForceAlltoallMethod {
+	case TRTLLMAlltoallDeepEP:
+		return All2AllDeepEPHT
+	case TRTLLMAlltoallDeepEPLowLatency:
+		return All2AllDeepEPLL
+	}
+	return ""
+}
+
+// MoEMaxTokens is WideEPMoE.moe_max_num_tokens for a worker of worldSize
+// GPUs: moe_config.max_num_tokens, else max_num_tokens × worldSize (the
+// tokens of every attention-DP rank). A fused-MoE call over more tokens
+// (summed over the ranks) runs in chunks, and WideEPMoE.can_use_alltoall
+// then turns the all-to-all off: the chunks are all-gathered and
+// reduce-scattered.
+func (t *TRTLLM) MoEMaxTokens(worldSize int) int {
+	if t.MoEConfig.MaxNumTokens > 0 {
+		return t.MoEConfig.MaxNumTokens
+	}
+	return t.MaxNumTokens * worldSize
 }
 
 // TRTLLMSpeculativeConfig is engine.trtllm.speculative_config: MTP
@@ -452,6 +532,22 @@ func (t *TRTLLM) validate(p string) error {
 			t.AttentionDPConfig.BatchingWaitIters)); err != nil {
 		return err
 	}
+	if b := t.MoEConfig.Backend; b != "" {
+		if err := checkEnum(p+"moe_config.backend", "TRTLLMMoEConfig.backend", b); err != nil {
+			return err
+		}
+	}
+	if err := checkIntOrUnset(p+"moe_config.max_num_tokens", "TRTLLMMoEConfig.max_num_tokens", t.MoEConfig.MaxNumTokens); err != nil {
+		return err
+	}
+	if m := t.ForceAlltoallMethod; m != "" {
+		if err := checkEnum(p+"force_alltoall_method", "TRTLLM.force_alltoall_method", m); err != nil {
+			return err
+		}
+		if t.MoEConfig.Backend != TRTLLMMoEWideEP {
+			return errorf(p+"force_alltoall_method", "is read by WideEPMoE: give it with moe_config.backend %s", TRTLLMMoEWideEP)
+		}
+	}
 	if sp := t.SpeculativeConfig; sp != nil {
 		q := p + "speculative_config."
 		if sp.DecodingType != TRTLLMDecodingMTP {
@@ -503,6 +599,9 @@ func (e *Engine) refuseTRTLLMZeros(seen map[string]bool) error {
 		}
 		if seen[b.p+"moe_expert_parallel_size"] && b.t.MoEExpertParallelSize == 0 {
 			return checkInt(b.p+"moe_expert_parallel_size", "TRTLLM.moe_expert_parallel_size", 0)
+		}
+		if seen[b.p+"moe_config.max_num_tokens"] && b.t.MoEConfig.MaxNumTokens == 0 {
+			return checkInt(b.p+"moe_config.max_num_tokens", "TRTLLMMoEConfig.max_num_tokens", 0)
 		}
 	}
 	return nil

@@ -146,6 +146,11 @@ func TestTRTLLMRefusals(t *testing.T) {
 			"engine.trtllm.scheduler_config.capacity_scheduler_policy", "not modelled"},
 		{trtllmSpec(`, "trtllm": {"enable_attention_dp": true}, "workers": {"aggregated": {"tp": 4, "data_parallel_size": 2}}`),
 			"engine.workers.aggregated.data_parallel_size", "enable_attention_dp"},
+		{trtllmSpec(`, "trtllm": {"force_alltoall_method": "DeepEP"}`), "engine.trtllm.force_alltoall_method", "moe_config.backend WIDEEP"},
+		{trtllmSpec(`, "trtllm": {"moe_config": {"backend": "WIDEEP"}, "force_alltoall_method": "MNNVL"}`),
+			"engine.trtllm.force_alltoall_method", "MNNVL, GB200's multi-node NVLink all-to-all, is not modelled"},
+		{trtllmSpec(`, "trtllm": {"moe_config": {"backend": "WideEP"}}`), "engine.trtllm.moe_config.backend", "one of CUTLASS"},
+		{trtllmSpec(`, "trtllm": {"moe_config": {"max_num_tokens": -1}}`), "engine.trtllm.moe_config.max_num_tokens", "-1"},
 	} {
 		_, err := Decode(c.spec)
 		var ce *Error
@@ -154,4 +159,33 @@ func TestTRTLLMRefusals(t *testing.T) {
 			assert.Contains(t, ce.Msg, c.msg)
 		}
 	}
+}
+
+// TestTRTLLMA2ABackend: WideEPMoE.select_alltoall_method_type as modelled
+// (TensorRT-LLM 1.2, fused_moe_wide_ep.py): the forced method with
+// attention DP and WIDEEP; nothing else a spec can say enables an
+// all-to-all (MNNVL needs a multi-node NVLink domain, DeepEP unforced
+// TRTLLM_CAN_USE_DEEP_EP=1). moe_max_num_tokens: moe_config.max_num_tokens,
+// else max_num_tokens × the world size.
+func TestTRTLLMA2ABackend(t *testing.T) {
+	wide := TRTLLMMoEConfig{Backend: TRTLLMMoEWideEP}
+	for _, c := range []struct {
+		name string
+		t    *TRTLLM
+		want string
+	}{
+		{"forced DeepEP", &TRTLLM{EnableAttentionDP: true, MoEConfig: wide, ForceAlltoallMethod: TRTLLMAlltoallDeepEP}, All2AllDeepEPHT},
+		{"forced low latency", &TRTLLM{EnableAttentionDP: true, MoEConfig: wide, ForceAlltoallMethod: TRTLLMAlltoallDeepEPLowLatency}, All2AllDeepEPLL},
+		{"forced off", &TRTLLM{EnableAttentionDP: true, MoEConfig: wide, ForceAlltoallMethod: TRTLLMAlltoallNotEnabled}, ""},
+		{"unforced", &TRTLLM{EnableAttentionDP: true, MoEConfig: wide}, ""},
+		{"no attention DP", &TRTLLM{MoEConfig: wide, ForceAlltoallMethod: TRTLLMAlltoallDeepEP}, ""},
+		{"CUTLASS", &TRTLLM{EnableAttentionDP: true}, ""},
+		{"no block", nil, ""},
+	} {
+		t.Run(c.name, func(t *testing.T) { assert.Equal(t, c.want, c.t.A2ABackend()) })
+	}
+	tt := &TRTLLM{MaxNumTokens: 256}
+	assert.Equal(t, 4096, tt.MoEMaxTokens(16)) // 256 × 16
+	tt.MoEConfig.MaxNumTokens = 16384
+	assert.Equal(t, 16384, tt.MoEMaxTokens(16))
 }

@@ -52,12 +52,20 @@ func All2AllBackends() []string {
 // token in and out of the node, q_r = 1 − C(E − E/P, k) / C(E, k) for
 // deduplicated sends (a rank holds E/P of the E experts; uniform routing,
 // k distinct experts per token) and k/P for pairs, W the system's NVLink
-// and network bandwidth per GPU, L the kernel's fixed latency.
+// and network bandwidth per GPU, L the kernel's fixed latency. DeepEP's
+// high-throughput kernels across nodes send a token over the network once
+// per other node that holds one of its experts, to the GPU of the same
+// local index there, which forwards it over NVLink (deep_ep/buffer.py,
+// internode_dispatch; csrc/kernels/internode.cu): for them n_out =
+// (n − 1)·q_n, q_n = 1 − C(E − E/n, k) / C(E, k) over the n = P/g nodes.
 type A2A struct {
 	Backend string
 	// P GPUs in the EP group, g of them per node; k of E experts per token
 	P, G, K, E int
-	Hidden     float64
+	// NodeDedup: a token crosses the network once per node (DeepEP's
+	// high-throughput kernels), not once per rank.
+	NodeDedup bool
+	Hidden    float64
 	// DispatchBytes and CombineBytes per element
 	DispatchBytes, CombineBytes float64
 	NVLinkBW, NetBW             float64
@@ -98,7 +106,7 @@ func NewA2A(backend string, arch *model.Arch, par model.Parallel, sys *hardware.
 		g = min(p, sys.GPUsPerNode)
 	}
 	a := &A2A{Backend: backend, P: p, G: g, K: arch.MoE.TopK, E: arch.MoE.Experts, Hidden: float64(arch.ExpertHidden()),
-		CombineBytes: 2, NVLinkBW: sys.IntraNodeBW, NetBW: sys.CollectiveBW(p)}
+		CombineBytes: 2, NVLinkBW: sys.IntraNodeBW, NetBW: sys.CollectiveBW(p), NodeDedup: backend == All2AllDeepEPHT}
 	fp8 := 1 + 4.0/128 // fp8 and an fp32 scale per 128 elements
 	switch backend {
 	case All2AllDeepEPLL:
@@ -121,12 +129,30 @@ func (a *A2A) Destinations() float64 {
 	if a.Backend == All2AllDeepEPLL {
 		return float64(a.K) / float64(a.P)
 	}
-	per := a.E / a.P // experts a rank holds
-	miss := 1.0      // C(E − per, k) / C(E, k): no expert of the token on the rank
+	return a.holding(a.E / a.P)
+}
+
+// holding is the probability that a group holding per of the E experts
+// holds at least one of a token's k: 1 − C(E − per, k) / C(E, k).
+func (a *A2A) holding(per int) float64 {
+	miss := 1.0 // C(E − per, k) / C(E, k): no expert of the token in the group
 	for i := 0; i < a.K; i++ {
 		miss *= float64(a.E-per-i) / float64(a.E-i)
 	}
 	return 1 - math.Max(miss, 0)
+}
+
+// NetDestinations is n_out (see A2A): the copies of one token that cross
+// the network, (P − g)·q_r, or (n − 1)·q_n with NodeDedup.
+func (a *A2A) NetDestinations() float64 {
+	if a.P <= a.G {
+		return 0
+	}
+	if a.NodeDedup {
+		n := (a.P + a.G - 1) / a.G
+		return float64(n-1) * a.holding(a.E/n)
+	}
+	return float64(a.P-a.G) * a.Destinations()
 }
 
 // Seconds is the dispatch and combine of one MoE layer when the rank holds x
@@ -135,8 +161,7 @@ func (a *A2A) Seconds(x float64) float64 {
 	if x <= 0 {
 		return 0
 	}
-	q := a.Destinations()
-	in, out := float64(a.G-1)*q, float64(a.P-a.G)*q
+	in, out := float64(a.G-1)*a.Destinations(), a.NetDestinations()
 	move := func(b float64) float64 {
 		t := x * in * b * a.Hidden / a.NVLinkBW
 		if out > 0 {

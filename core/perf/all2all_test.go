@@ -30,6 +30,49 @@ func TestA2AHandCount(t *testing.T) {
 	assert.Zero(t, a.Seconds(0))
 }
 
+// TestA2ANodeDedup: DeepEP's high-throughput kernels across nodes send a
+// token once per other node holding one of its experts. The 4 GPUs of
+// TestA2AHandCount on 2 nodes of 2: a node holds 8 of the 16 experts, a
+// token misses them with probability C(8, 2) / C(16, 2) = 28/120, so it
+// crosses the network 92/120 = 0.766667 times (not 2 · 0.45 = 0.9): 10
+// tokens · 0.766667 · 2,000 B / 1e8 B/s = 153.3333 µs each way (NVLink
+// 0.45 · 10 · 2,000 / 1e9 = 9 µs), plus 2 + 3 µs: 311.6667 µs. bf16
+// dispatch against fp8 with a scale per 128 (1.03125 B): the network part
+// of the dispatch 153.3333 → 79.0625 µs.
+func TestA2ANodeDedup(t *testing.T) {
+	a := &A2A{Backend: All2AllDeepEPHT, P: 4, G: 2, K: 2, E: 16, Hidden: 1000, DispatchBytes: 2, CombineBytes: 2,
+		NVLinkBW: 1e9, NetBW: 1e8, DispatchLatencyS: 2e-6, CombineLatencyS: 3e-6, NodeDedup: true}
+	assert.InDelta(t, 92.0/120, a.NetDestinations(), 1e-15)
+	assert.InEpsilon(t, 5e-6+2*10*(92.0/120)*2000/1e8, a.Seconds(10), 1e-12)
+	fp8 := *a
+	fp8.DispatchBytes = 1 + 4.0/128
+	assert.InEpsilon(t, 153.3333333e-6-79.0625e-6, a.Seconds(10)-fp8.Seconds(10), 1e-6)
+	one := *a
+	one.P = 2 // one node: nothing crosses the network
+	assert.Zero(t, one.NetDestinations())
+}
+
+// TestA2ATwoH100Nodes: DeepSeek-V3 (256 experts, top 8, hidden 7168) over
+// 16 H100 on 2 nodes of 8 with DeepEP high-throughput: a node holds 128
+// experts, a token misses them with probability Π_{i<8} (128 − i)/(256 − i)
+// = 0.0034899, so it crosses the 50 GB/s NIC 0.99651 times; in its node
+// it goes to 7 · 0.407705 ranks over 450 GB/s NVLink (q_r = 1 − Π (240 −
+// i)/(256 − i) = 0.407705). 32 tokens of 7,168 bf16: the network 32 ·
+// 0.99651 · 14,336 / 50e9 = 9.1430 µs, NVLink 32 · 2.853935 · 14,336 /
+// 450e9 = 2.9094 µs; dispatch and combine 2 · 9.1430 µs plus the fixed
+// 27.0 + 46.9 µs = 92.186 µs.
+func TestA2ATwoH100Nodes(t *testing.T) {
+	v3, err := model.Load("deepseek-ai/DeepSeek-V3", sharedConfigs)
+	require.NoError(t, err)
+	a, err := NewA2A(All2AllDeepEPHT, v3, model.Parallel{TP: 1, DP: 16, EP: true}, builtinSystem(t, "h100_sxm"))
+	require.NoError(t, err)
+	a.DispatchBytes = 2
+	assert.True(t, a.NodeDedup)
+	assert.InEpsilon(t, 0.99651006, a.NetDestinations(), 1e-7)
+	assert.InEpsilon(t, 0.40770497, a.Destinations(), 1e-7)
+	assert.InEpsilon(t, 27.0e-6+46.9e-6+2*9.143019639945788e-06, a.Seconds(32), 1e-9)
+}
+
 // TestNewA2A: DeepSeek-V3's fp8 experts dispatch in fp8 (DeepEP
 // high-throughput quantizes before it sends), bf16 experts in bf16; the EP
 // group of 16 H200 spans 2 nodes of 8 and crosses them at the NICs' 50 GB/s.

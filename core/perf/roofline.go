@@ -103,6 +103,9 @@ type RooflineOptions struct {
 	// all-gather and reduce-scatter); with DP > 1 and EP a point-to-point
 	// backend (IsAll2All) prices the MoE layers' dispatch and combine (A2A).
 	All2AllBackend string
+	// All2AllBF16Dispatch: the engine dispatches bf16 hidden states
+	// whatever the experts' format (TensorRT-LLM's WideEPMoE over DeepEP).
+	All2AllBF16Dispatch bool
 }
 
 // gemmConst is one weight GEMM on one GPU: N output and K input features.
@@ -303,6 +306,9 @@ func NewRoofline(arch *model.Arch, sys *hardware.System, opt RooflineOptions) (*
 		if par.DP > 1 && par.EP && IsAll2All(opt.All2AllBackend) {
 			if r.hy.a2a, err = NewA2A(opt.All2AllBackend, arch, par, sys); err != nil {
 				return nil, err
+			}
+			if opt.All2AllBF16Dispatch {
+				r.hy.a2a.DispatchBytes = 2
 			}
 		}
 		r.hy.cgTop = opt.CUDAGraphMaxTokens

@@ -382,13 +382,22 @@ func (d *deployment) buildPool(s *config.Spec, pl *pool) error {
 		pl.planRanks(&p)
 	}
 	pl.overlap = overlap
+	// TensorRT-LLM's WideEPMoE with attention DP exchanges the tokens as
+	// its alltoall method says (config.TRTLLM.A2ABackend), the bf16 hidden
+	// states, and gathers them instead for a pass beyond moe_max_num_tokens
+	a2aBF16, a2aMax := false, 0
+	if t := e.TRTLLMOf(pl.spec); e.Backend == config.BackendTRTLLM && pl.dp > 1 && t != nil {
+		if b := t.A2ABackend(); b != "" {
+			pl.a2a, a2aBF16, a2aMax = b, true, t.MoEMaxTokens(pl.tp*pl.dp)
+		}
+	}
 	switch p := e.Perf.Source.(type) {
 	case config.AICPerf:
 		m, err := d.cache.aicModel(e, arch, sys, aic.Options{Database: p.Database, Backend: e.Backend,
 			Version: p.BackendVersion, TP: pl.tp, DP: pl.dp, EP: pl.ep, MoEEP: pl.moeEP, WeightDtype: arch.WeightDtype, KVDtype: kvDtype,
 			MaxTokens: maxTokens, PassOverheadUs: p.PassOverheadUs, SequenceOverheadUs: p.PerSequenceOverheadUs,
 			OverlapCPU: overlap, CUDAGraphMaxTokens: cgTop, All2AllBackend: pl.a2a, MoEBackend: e.MoEBackend,
-			MoERouting: p.Routing()})
+			MoERouting: p.Routing(), All2AllBF16Dispatch: a2aBF16, All2AllMaxTokens: a2aMax})
 		if err != nil {
 			return cfgErr("engine.perf", err)
 		}
@@ -402,7 +411,7 @@ func (d *deployment) buildPool(s *config.Spec, pl *pool) error {
 			MoELatencyUs: p.MoELatency()}
 		rl, err := perf.NewRoofline(arch, sys, perf.RooflineOptions{TP: pl.tp, DP: pl.dp, EP: pl.ep, MoEEP: pl.moeEP,
 			WeightDtype: arch.WeightDtype, KVDtype: kvDtype, Params: params, OverlapCPU: overlap,
-			CUDAGraphMaxTokens: cgTop, All2AllBackend: pl.a2a})
+			CUDAGraphMaxTokens: cgTop, All2AllBackend: pl.a2a, All2AllBF16Dispatch: a2aBF16})
 		if err != nil {
 			return cfgErr("engine.perf", err)
 		}

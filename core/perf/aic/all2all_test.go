@@ -58,11 +58,60 @@ func TestDeepEPLowLatencyTable(t *testing.T) {
 	require.NotNil(t, deepEP)
 	assert.Equal(t, "", deepEP.Requested)
 	assert.Contains(t, deepEP.Note, "not tied to the serving engine's version")
+	// 16 GPUs on two nodes: the newest table (0.5.12) measures one node,
+	// 0.5.6.post2 two: its row at 64 tokens, 58.07 + 102.17 µs
 	opt.DP = 16
 	m16, err := New(a, sys, opt)
 	require.NoError(t, err)
-	want, err := perf.NewA2A(perf.All2AllDeepEPLL, a, model.Parallel{TP: 1, DP: 16, EP: true}, sys)
+	assert.InEpsilon(t, (58.07+102.17)*1e-6, m16.hy.a2a.Seconds(64), 1e-9)
+	assert.Contains(t, m16.Metadata()["all2all"].(map[string]any)["source"], "0.5.6.post2")
+	assert.Zero(t, m16.Fallbacks()[OpAll2All])
+	// 24 GPUs fill no whole nodes: the bandwidth model
+	opt.DP = 24
+	m24, err := New(a, sys, opt)
 	require.NoError(t, err)
-	assert.Equal(t, want.Seconds(64), m16.hy.a2a.Seconds(64))
-	assert.Equal(t, 58, m16.Fallbacks()[OpAll2All])
+	want, err := perf.NewA2A(perf.All2AllDeepEPLL, a, model.Parallel{TP: 1, DP: 24, EP: true}, sys)
+	require.NoError(t, err)
+	assert.Equal(t, want.Seconds(64), m24.hy.a2a.Seconds(64))
+	assert.Equal(t, 58, m24.Fallbacks()[OpAll2All])
+}
+
+// TestIssue28_DeepEPTwoH100Nodes: TensorRT-LLM's WideEPMoE over DeepEP
+// (TRTLLM_FORCE_ALLTOALL_METHOD=DeepEP) on a 16-GPU attention-DP worker of
+// two H100 nodes. h100_sxm's 0.5.6.post2 high-throughput table measured
+// two nodes (node_num 2) at DeepSeek-V3's hidden 7168, 256 experts, top 8:
+// at 32 tokens a rank and 20 SMs dispatch 36.83 + notify 30.57 µs, combine
+// 77.00 + 30.97 µs, 175.37 µs a layer. The table dispatched fp8 (a scale
+// per 128: 1.03125 B an element), TensorRT-LLM dispatches bf16: the
+// bandwidth model's extra bytes over the NIC, 32 · 0.99651 · 7,168 · (2 −
+// 1.03125) / 50e9 = 4.42865 µs (TestA2ATwoH100Nodes), 179.79865 µs, ×58
+// MoE layers = 10.42832 ms. Passes beyond moe_max_num_tokens (16,384 MoE
+// tokens) all-gather and reduce-scatter instead (WideEPMoE.can_use_alltoall).
+func TestIssue28_DeepEPTwoH100Nodes(t *testing.T) {
+	a := sharedModel(t, "deepseek-ai/DeepSeek-V3")
+	sys := builtinSystem(t, "h100_sxm")
+	opt := Options{MaxTokens: 8224, Backend: "trtllm", Database: sharedDB(t), Version: "1.2.0rc6.post3", TP: 1, DP: 16, EP: true,
+		All2AllBackend: perf.All2AllDeepEPHT}
+	m, err := New(a, sys, opt)
+	require.NoError(t, err)
+	assert.InEpsilon(t, 175.37e-6, m.hy.a2a.Seconds(32), 1e-9, "the table's transmit plus notify")
+	assert.Contains(t, m.Metadata()["all2all"].(map[string]any)["source"], "wideep_deepep_normal_perf 0.5.6.post2")
+	assert.Zero(t, m.Fallbacks()[OpAll2All])
+
+	opt.All2AllBF16Dispatch, opt.All2AllMaxTokens = true, 16384
+	w, err := New(a, sys, opt)
+	require.NoError(t, err)
+	assert.InEpsilon(t, 179.79865e-6, w.hy.a2a.Seconds(32), 1e-7)
+	_, disp := w.moeTokenCosts(16 * 32)
+	assert.InEpsilon(t, 10.42832e6, disp, 1e-6)
+
+	gather := opt
+	gather.All2AllBackend, gather.All2AllBF16Dispatch, gather.All2AllMaxTokens = "", false, 0
+	g, err := New(a, sys, gather)
+	require.NoError(t, err)
+	_, above := w.moeTokenCosts(16385)
+	_, want := g.moeTokenCosts(16385)
+	assert.Equal(t, want, above, "beyond moe_max_num_tokens: the all-gather and reduce-scatter")
+	_, at := w.moeTokenCosts(16384)
+	assert.InEpsilon(t, 58*w.hy.a2a.Seconds(1024)*1e9, at, 1e-12)
 }

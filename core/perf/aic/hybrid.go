@@ -64,8 +64,11 @@ type hybrid struct {
 	gemmNs, memNs []float64
 	expNs, dispNs []float64
 	// a2a: a point-to-point all2all backend's dispatch and combine
-	// (all2all.go); nil for the all-gather and reduce-scatter
-	a2a *a2aCurve
+	// (all2all.go); nil for the all-gather and reduce-scatter. a2aMaxX > 0:
+	// the MoE tokens X above which the all-gather and reduce-scatter (gather,
+	// scatter) run instead (Options.All2AllMaxTokens)
+	a2a     *a2aCurve
+	a2aMaxX float64
 	// sharedNs: one MoE layer's shared experts by the rank's tokens, ns, up
 	// to perf.SharedExpertsStreamTokens, when they run on their own stream
 	// (shared_overlap.go); nil otherwise
@@ -205,8 +208,14 @@ func (m *Model) setupHybrid(arch *model.Arch, sys *hardware.System, par model.Pa
 		}
 		switch {
 		case par.DP > 1 && par.EP && perf.IsAll2All(opt.All2AllBackend):
-			if err := m.a2aSetup(arch, sys, par, opt.All2AllBackend, sysDir, hy); err != nil {
+			if err := m.a2aSetup(arch, sys, par, opt, sysDir, hy); err != nil {
 				return err
+			}
+			// passes of more tokens than the all2all carries gather them
+			if hy.a2aMaxX = float64(opt.All2AllMaxTokens); hy.a2aMaxX > 0 && par.DP*opt.MaxTokens > opt.All2AllMaxTokens {
+				if err := m.dpCollectives(sys, par, sysDir, hy); err != nil {
+					return err
+				}
 			}
 		case par.DP > 1:
 			if err := m.dpCollectives(sys, par, sysDir, hy); err != nil {
@@ -619,7 +628,7 @@ func (m *Model) moeTokenCosts(X float64) (expNs, dispNs float64) {
 		experts = m.deepGEMMSeconds(X)
 	}
 	expNs = hy.moeLayers * (experts + m.topKSeconds(X)) * 1e9
-	if hy.a2a != nil {
+	if hy.a2a != nil && (hy.gather == nil || X <= hy.a2aMaxX) {
 		dispNs = hy.moeLayers * hy.a2a.Seconds(X/float64(hy.par.DP)) * 1e9
 	} else if hy.gather != nil {
 		e := X * hy.expertHidden

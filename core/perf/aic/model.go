@@ -82,6 +82,16 @@ type Options struct {
 	// perf.All2AllAgRs: the all-gather and reduce-scatter; perf.IsAll2All
 	// backends: all2all.go); it matters with DP > 1 and EP only.
 	All2AllBackend string
+	// All2AllBF16Dispatch: the engine dispatches the tokens' bf16 hidden
+	// states whatever the experts' format (TensorRT-LLM's WideEPMoE over
+	// DeepEP quantizes after the dispatch, NVFP4 aside), not fp8 as the
+	// DeepEP tables were timed: the bandwidth model's difference is added.
+	All2AllBF16Dispatch bool
+	// All2AllMaxTokens (0: none) is the most tokens of a pass, summed over
+	// the DP ranks, the point-to-point all2all carries; above it the MoE
+	// layer runs in chunks over the all-gather and reduce-scatter
+	// (TensorRT-LLM's WideEPMoE.can_use_alltoall, moe_max_num_tokens).
+	All2AllMaxTokens int
 }
 
 // Model prices a pass of a dense decoder from measured kernel tables

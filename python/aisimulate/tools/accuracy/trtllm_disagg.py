@@ -54,9 +54,14 @@ attention DP over the 16 (1k/1k: ``max_batch_size`` 2, ``max_num_tokens`` 2048,
 ``max_seq_len`` 2048, ``free_gpu_memory_fraction`` 0.6; 8k/1k: 1, 8224, 8232, 0.3;
 chunked prefill as each recipe says), the generation server TP16 EP16 (``tep16``) or
 attention DP 16 with EP16 (``dep16``), ``free_gpu_memory_fraction`` 0.9, CUDA graphs of
-1, 2, 4, 8 then every 8th up to its batch; the MoE backends (WIDEEP, CUTLASS),
-``num_postprocess_workers`` 4, ``enable_lm_head_tp_in_adp`` and the environments are not
-modelled. The same rule picks a row's recipe (the MTP and the non-MTP recipe share 1k/1k
+1, 2, 4, 8 then every 8th up to its batch. The context server and the ``dep16``
+generation server run ``moe_config.backend`` WIDEEP with the environment's
+``TRTLLM_FORCE_ALLTOALL_METHOD: DeepEP`` (their tokens go to the experts' GPUs and back
+by DeepEP's normal kernels over both nodes; the 8k/1k context server with
+``moe_config.max_num_tokens`` 16384), the ``tep16`` one CUTLASS (:data:`H100_MOE`);
+``num_postprocess_workers`` 4, ``enable_lm_head_tp_in_adp``, ``NCCL_NVLS_ENABLE`` 0 and
+the other environment variables are not modelled. The H200 recipes' servers all run
+CUTLASS. The same rule picks a row's recipe (the MTP and the non-MTP recipe share 1k/1k
 at 6, 9, 30, 60, 231 and 462, 8k/1k at 6, 9, 30 and 154).
 
 The KV moves as in every P/D row of the harness (:func:`disagg.workers_block`:
@@ -112,6 +117,12 @@ H100_PREFILL: dict[int, dict[str, Any]] = {
     8192: {"enable_attention_dp": True, "max_batch_size": 1, "max_num_tokens": 8224, "max_seq_len": 8232,
            "free_gpu_memory_fraction": 0.3},
 }
+#: The H100 servers' MoE options (every recipe's ``trtllm_config.*.moe_config.backend``
+#: and ``*_environment.TRTLLM_FORCE_ALLTOALL_METHOD``, the 8k/1k context server's
+#: ``moe_config.max_num_tokens``): WIDEEP over DeepEP where attention DP runs, else
+#: CUTLASS. The H200 recipes' servers: CUTLASS.
+H100_MOE = {"backend": "WIDEEP", "force_alltoall_method": "DeepEP"}
+H100_PREFILL_MOE_MAX_TOKENS = {1024: 0, 8192: 16384}
 #: The generation server's max_seq_len by ISL.
 DECODE_MAX_SEQ_LEN = {1024: 2088, 8192: 9256}
 
@@ -270,7 +281,20 @@ def prefill_options(r: DisaggRecipe) -> dict[str, Any]:
            "kv_cache_config": {"enable_block_reuse": False, "free_gpu_memory_fraction": p["free_gpu_memory_fraction"]}}
     if not h100:
         out["stream_interval"] = 100
+    out.update(_moe(r, "prefill"))
     return {**out, **_mtp(r.mtp)}
+
+
+def _moe(r: DisaggRecipe, side: str) -> dict[str, Any]:
+    """A server's ``moe_config`` and ``force_alltoall_method`` (:data:`H100_MOE`):
+    ``side`` "prefill" (attention DP on H100) or "decode"."""
+    wide = r.system == "h100_sxm" and (side == "prefill" or r.attention_dp)
+    if not wide:
+        return {"moe_config": {"backend": "CUTLASS"}}
+    moe: dict[str, Any] = {"backend": H100_MOE["backend"]}
+    if side == "prefill" and H100_PREFILL_MOE_MAX_TOKENS[r.isl]:
+        moe["max_num_tokens"] = H100_PREFILL_MOE_MAX_TOKENS[r.isl]
+    return {"moe_config": moe, "force_alltoall_method": H100_MOE["force_alltoall_method"]}
 
 
 def decode_options(r: DisaggRecipe) -> dict[str, Any]:
@@ -280,7 +304,7 @@ def decode_options(r: DisaggRecipe) -> dict[str, Any]:
             "disable_overlap_scheduler": False,
             "cuda_graph_config": {"enable_padding": True, "batch_sizes": graph_batch_sizes(r.isl, r.batch, r.system)},
             "kv_cache_config": {"enable_block_reuse": False, "free_gpu_memory_fraction": r.gen_fraction},
-            "stream_interval": 100, **_mtp(r.mtp)}
+            "stream_interval": 100, **_moe(r, "decode"), **_mtp(r.mtp)}
 
 
 def candidates(row: dict[str, str]) -> tuple[list[DisaggRecipe], str]:
