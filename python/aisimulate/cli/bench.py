@@ -12,7 +12,11 @@ cannot honour is an error naming it; options that only say where the server is o
 results go (``--model``, ``--base-url``, ``--result-dir`` …) are taken and change nothing.
 AIPerf's trace replay (``--input-file T --custom-dataset-type mooncake_trace
 --fixed-schedule``) is the traffic ``source: {type: mooncake}``, ``load: {mode: trace}``
-(:func:`_aiperf_trace`).
+(:func:`_aiperf_trace`), an untimed trace the rows under ``--concurrency`` or
+``--request-rate`` (:func:`_untimed_load`), and genai-perf's ``--input-file payload:T``
+the same fixed schedule (:func:`_genai_perf_payload`). Without ``--streaming`` the run is
+the same and the tool's streaming-only metrics are left out of its result
+(:data:`_STREAMING_ONLY`).
 """
 
 from __future__ import annotations
@@ -70,6 +74,15 @@ _TOKEN_ENDPOINTS = ("chat", "completions")
 #: → the SLO bound: the per-user output rate (larger is better) is a TPOT bound of 1000 / X.
 _AIPERF_SLO = {"time_to_first_token": "ttft_ms", "inter_token_latency": "tpot_ms", "request_latency": "e2e_ms",
                "output_token_throughput_per_user": "tpot_ms"}
+
+
+#: The metrics AIPerf measures only with --streaming (MetricFlags.STREAMING_ONLY, left
+#: out by BaseMetricsProcessor.get_filters when endpoint.streaming is off); genai-perf's
+#: console and CSV exporters skip the same four of its own (ConsoleExporter._should_skip).
+#: Without --streaming a response arrives whole, so the run is the same and only the
+#: request latency, lengths, counts and throughputs are reported.
+_STREAMING_ONLY = ("time_to_first_token", "time_to_second_token", "inter_token_latency",
+                   "output_token_throughput_per_user", "prefill_throughput_per_user", "inter_chunk_latency")
 
 
 class _BenchUsageError(ValueError):
@@ -326,14 +339,15 @@ def parse_aiperf(options: Sequence[str], tool: str = "aiperf",
         known["--num-conversations"] = ("num_conversations", int)
     opts, _ = _options(options, _AIPERF_INERT, aliases, lists=("--extra-inputs",))
     b: dict[str, Any] = {"tool": tool}
-    traffic = _aiperf_trace(opts) if tool == "aiperf" else None
+    traffic = _aiperf_trace(opts, version) if tool == "aiperf" else _genai_perf_payload(opts)
     if traffic is not None:
         for name in ("--concurrency", "--request-rate", "--request-count"):
             opts.pop(name, None)  # the fixed schedule's timing and count are the trace's (module note)
         synthetic = [n for n in sorted(opts) if n in known or n == "--request-rate-mode"]
         if synthetic:
-            raise _BenchUsageError(f"{_written(opts, synthetic[0])}: not simulated with a mooncake_trace "
-                                  "--input-file (the trace gives every request's time and lengths)")
+            kind = "mooncake_trace" if tool == "aiperf" else "payload:"
+            raise _BenchUsageError(f"{_written(opts, synthetic[0])}: not simulated with a {kind} "
+                                  "--input-file (the trace gives every request's lengths, and its time or order)")
     endpoint = _one(opts, "--endpoint-type", str)
     if endpoint is not None and endpoint not in _TOKEN_ENDPOINTS:
         why = ("its responses are no generated tokens, so there is no TTFT, ITL or output to simulate"
@@ -345,8 +359,7 @@ def parse_aiperf(options: Sequence[str], tool: str = "aiperf",
             b[key] = v
     if b.get("request_rate_mode") == "concurrency_burst" and "request_rate" not in b:
         del b["request_rate_mode"]  # AIPerf's mode without a rate: the closed loop of --concurrency
-    if not _one(opts, "--streaming", bool, False):
-        raise _BenchUsageError("--streaming is missing: without it the tool measures no time to first token")
+    streaming = _one(opts, "--streaming", bool, False)
     extra: dict[str, str] = {}
     for k, v in _extra_inputs(opts.pop("--extra-inputs", []) or []):
         if not (k in ("ignore_eos", "stream", "min_tokens", "max_tokens")):
@@ -389,6 +402,10 @@ def parse_aiperf(options: Sequence[str], tool: str = "aiperf",
             x = float(v)
             if not (math.isfinite(x) and x > 0) and k == "output_token_throughput_per_user":
                 raise _BenchUsageError(f"--goodput {item!r}: want a rate > 0 tokens/s")
+            if not streaming and k in _STREAMING_ONLY:
+                # AIPerf's _configure_goodput: "Invalid --goodput: metric(s) … are not applicable"
+                raise _BenchUsageError(f"--goodput {item!r}: {k} is not measured without --streaming, so "
+                                      f"{tool.replace('_', '-')} refuses it as an SLO (add --streaming)")
             bound = 1000.0 / x if k == "output_token_throughput_per_user" else x
             key = _AIPERF_SLO[k]
             slo[key] = min(bound, slo.get(key, math.inf))
@@ -398,6 +415,8 @@ def parse_aiperf(options: Sequence[str], tool: str = "aiperf",
                               f"{tool.replace('_', '-')} profile sends or measures)")
     if traffic is not None:
         run["traffic"] = traffic
+    if not streaming:
+        run["streaming"] = False
     return b, run
 
 
@@ -407,7 +426,7 @@ _AIPERF_TRACE_ALIASES = {"--prompt-input-tokens-block-size": "--isl-block-size",
                          "--synthetic-input-tokens-block-size": "--isl-block-size"}
 
 
-def _aiperf_trace(opts: dict[str, list[str]]) -> dict[str, Any] | None:
+def _aiperf_trace(opts: dict[str, list[str]], version: str | None = None) -> dict[str, Any] | None:
     """``traffic`` of AIPerf's trace replay (``--input-file T --custom-dataset-type
     mooncake_trace [--fixed-schedule]``): ``source: {type: mooncake, path: T}``,
     ``load: {mode: trace, speedup: 1}``; None without ``--input-file``.
@@ -425,8 +444,9 @@ def _aiperf_trace(opts: dict[str, list[str]]) -> dict[str, Any] | None:
     last response less the first request), so the replay's origin at the first row is
     the same measurement: --fixed-schedule-auto-offset is taken. The start and end
     offsets also drop the rows outside them (_timestamp_within_offsets), which the
-    replay does not: they are refused, as are rows without timestamps (AIPerf sends them
-    under --concurrency or --request-rate) and the other dataset types."""
+    replay does not: they are refused, as are the other dataset types. A file whose first
+    row has no timestamp, without --fixed-schedule, is sent under --concurrency or
+    --request-rate (validate_timing_mode's other branches): :func:`_untimed_load`."""
     for other, name in _AIPERF_TRACE_ALIASES.items():
         if other in opts:
             opts.written[name] = _written(opts, other)
@@ -448,38 +468,165 @@ def _aiperf_trace(opts: dict[str, list[str]]) -> dict[str, Any] | None:
         if name in opts:
             raise _BenchUsageError(f"{name}: not simulated (AIPerf drops the rows outside the offsets; the "
                                   "replay sends every row of the file: cut the file instead)")
-    if not os.path.isfile(path):
-        raise _BenchUsageError(f"--input-file {path}: no such file")
+    _check_input_file(f"--input-file {path}", path)
     fixed = _one(opts, "--fixed-schedule", bool, False)
     _one(opts, "--fixed-schedule-auto-offset", bool, False)
-    if not fixed and not _first_row_timed(path):
-        raise _BenchUsageError(f"--input-file {path}: its first row has no timestamp, so AIPerf sends the rows "
-                              "under --concurrency or --request-rate: not simulated for a trace file (give "
-                              "the rows timestamps, and --fixed-schedule)")
     source: dict[str, Any] = {"type": "mooncake", "path": os.path.abspath(path)}
     block = _one(opts, "--isl-block-size", int)
     if block is not None:
         source["isl_block_size"] = block
+    if not fixed and not _first_row_timed(path):
+        return {"source": source, "load": _untimed_load(opts, path, version)}
     return {"source": source, "load": {"mode": "trace", "speedup": 1.0}}
+
+
+def _check_input_file(shown: str, path: str) -> None:
+    """Refuse a trace ``path`` that is missing or no regular file, as ``shown`` (the option
+    and the path as written)."""
+    if os.path.isdir(path):
+        raise _BenchUsageError(f"{shown}: is a folder, not a trace file")
+    if not os.path.isfile(path):
+        raise _BenchUsageError(f"{shown}: no such file")
+
+
+def _release(version: str | None) -> tuple[int, ...] | None:
+    """AIPerf's release as numbers ((0, 5, 0) of "0.5.0" or "v0.5.0"), None when absent or no release."""
+    try:
+        return tuple(int(p) for p in (version or "").lstrip("v").split(".")[:3])
+    except ValueError:
+        return None
+
+
+def _untimed_load(opts: dict[str, list[str]], path: str, version: str | None) -> dict[str, Any]:
+    """``traffic.load`` of AIPerf sending an untimed mooncake_trace (its first row without a
+    timestamp, no --fixed-schedule): validate_timing_mode (aiperf/common/config/
+    user_config.py) takes --request-rate's strategy when a rate is given (its arrivals
+    --request-rate-mode, poisson by default; constant; gamma from 0.5.0 of shape
+    --arrival-smoothness, as for the synthetic dataset: core/config/benchmark.go), else the
+    concurrency burst of --concurrency (1 when absent): a closed loop. The dataset manager
+    hands the rows out in file order (_use_sequential_iteration for mooncake_trace), and
+    the count is the file's rows whatever --request-count says (get_effective_request_count):
+    the replay sends every row once, in order. Refused: rows with a session_id (how a
+    conversation's turns share a slot changed across AIPerf's releases), and a rate capped
+    by --concurrency (the replay caps only a synthetic source's arrivals)."""
+    if _rows_have_sessions(path):
+        raise _BenchUsageError(f"--input-file {path}: rows with a session_id under --concurrency or --request-rate "
+                              "are not simulated (give the rows timestamps, and --fixed-schedule)")
+    rate = _one(opts, "--request-rate", float)
+    concurrency = _one(opts, "--concurrency", int)
+    mode = _one(opts, "--request-rate-mode", str)
+    smoothness = _one(opts, "--arrival-smoothness", float)
+    _one(opts, "--request-count", int)  # the file's rows are the count (docstring)
+    if rate is None:
+        if mode not in (None, "concurrency_burst") or smoothness is not None:
+            name = "--request-rate-mode" if smoothness is None else "--arrival-smoothness"
+            raise _BenchUsageError(f"{_written(opts, name)}: needs --request-rate (without one AIPerf sends the "
+                                  "trace's rows as a closed loop of --concurrency)")
+        c = 1 if concurrency is None else concurrency
+        if c < 1:
+            raise _BenchUsageError(f"--concurrency {c}: must be ≥ 1")
+        return {"mode": "concurrency", "concurrency": c}
+    if not (math.isfinite(rate) and rate > 0):
+        raise _BenchUsageError(f"--request-rate {_word(rate)}: must be a finite number > 0")
+    if concurrency is not None:
+        raise _BenchUsageError("--concurrency: a --request-rate capped by a concurrency is not simulated for a trace "
+                              "file (the replay caps only a synthetic dataset's arrivals): give one of them")
+    load: dict[str, Any] = {"mode": "rate", "rate_rps": rate, "arrival": "poisson"}
+    rel = _release(version)
+    if mode == "constant":
+        load["arrival"] = "constant"
+    elif mode == "gamma":
+        if rel is None or rel < (0, 5, 0):
+            raise _BenchUsageError(f"{_written(opts, '--request-rate-mode')} gamma: an arrival pattern of AIPerf 0.5.0 "
+                                  "and later (give --tool-version)")
+        shape = 1.0 if smoothness is None else smoothness
+        if not (math.isfinite(shape) and shape > 0):
+            raise _BenchUsageError(f"{_written(opts, '--arrival-smoothness')} {_word(shape)}: must be a number > 0")
+        load.update(arrival="gamma", cv=1.0 / math.sqrt(shape))
+    elif mode not in (None, "poisson"):
+        raise _BenchUsageError(f"{_written(opts, '--request-rate-mode')} {mode}: not simulated with --request-rate "
+                              "(poisson, constant and, from AIPerf 0.5.0, gamma are)")
+    if smoothness is not None and mode != "gamma":
+        raise _BenchUsageError(f"{_written(opts, '--arrival-smoothness')}: belongs to --request-rate-mode gamma")
+    return load
+
+
+def _rows_have_sessions(path: str) -> bool:
+    """Whether a JSON row of the file has a session_id (undecodable lines are left to the
+    trace reader, which names them by line)."""
+    with open(path, encoding="utf-8", errors="replace") as f:
+        for line in f:
+            if "session_id" not in line:
+                continue
+            try:
+                row = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(row, dict) and row.get("session_id") is not None:
+                return True
+    return False
+
+
+def _genai_perf_payload(opts: dict[str, list[str]]) -> dict[str, Any] | None:
+    """``traffic`` of genai-perf's trace replay, ``--input-file payload:T [--fixed-schedule]``
+    (triton-inference-server/perf_analyzer, genai-perf/README.md "Use moon_cake file as
+    input payload"; inputs/retrievers/payload_input_retriever.py): each row's timestamp
+    (ms) is its send, input_length with its hash_ids of 512 tokens (SyntheticPromptGenerator's
+    block_size) the prompt and output_length its max_tokens: ``source: {type: mooncake,
+    path: T}``, ``load: {mode: trace}``; None without ``--input-file``. perf_analyzer's fixed
+    schedule runs the file once (its request count is the file's rows: --request-count is
+    refused, as perf_analyzer refuses it), and genai-perf's --concurrency or --request-rate
+    would take the place of the schedule (CreateConfig._convert_args_to_stimulus): refused.
+    A file without ``payload:`` is text prompts, whose lengths need the tokenizer, and
+    ``synthetic:`` files feed other converters: both refused."""
+    path = _one(opts, "--input-file", str)
+    fixed = _one(opts, "--fixed-schedule", bool, False)
+    if path is None:
+        if fixed:
+            raise _BenchUsageError("--fixed-schedule: needs --input-file payload:FILE (a trace of timestamped rows)")
+        return None
+    if not path.startswith("payload:"):
+        what = ("synthetic files for a converter" if path.startswith("synthetic:")
+                else "a file of text prompts, whose token counts need the tokenizer")
+        row = _first_row(path) if os.path.isfile(path) else None
+        hint = (f"this file's rows are a trace: write --input-file payload:{path}"
+                if isinstance(row, dict) and "input_length" in row else
+                "a trace of timestamp, input_length and output_length rows is --input-file payload:FILE")
+        raise _BenchUsageError(f"--input-file {path}: not simulated without payload: (genai-perf reads it as {what}); "
+                              + hint)
+    path = path.split(":", 1)[1]
+    _check_input_file(f"--input-file payload:{path}", path)
+    for name in ("--concurrency", "--request-count", "--warmup-request-count"):
+        if name in opts:
+            why = ("genai-perf then runs that load instead of the schedule" if name == "--concurrency" else
+                   "perf_analyzer's fixed schedule sends the file's rows once" if name == "--request-count" else
+                   "the replay sends every row of the file as measured")
+            raise _BenchUsageError(f"{_written(opts, name)}: not simulated with --input-file payload: ({why})")
+    return {"source": {"type": "mooncake", "path": os.path.abspath(path)}, "load": {"mode": "trace", "speedup": 1.0}}
 
 
 def _first_row_timed(path: str) -> bool:
     """Whether the file's first JSON row has a timestamp, as AIPerf decides on a fixed
     schedule (_should_use_fixed_schedule_for_mooncake_trace: blank and undecodable lines
     are passed over)."""
+    row = _first_row(path)
+    return isinstance(row, dict) and row.get("timestamp") is not None
+
+
+def _first_row(path: str) -> Any:
+    """The file's first JSON row (blank and undecodable lines passed over), None if none."""
     try:
-        with open(path, encoding="utf-8") as f:
+        with open(path, encoding="utf-8", errors="replace") as f:
             for line in f:
                 if not (line := line.strip()):
                     continue
                 try:
-                    row = json.loads(line)
+                    return json.loads(line)
                 except ValueError:
                     continue
-                return isinstance(row, dict) and row.get("timestamp") is not None
     except OSError as exc:
         raise _BenchUsageError(f"--input-file {path}: {exc.strerror or exc}") from None
-    return False
+    return None
 
 
 #: The options that name the model whose tokenizer the client counts tokens with, in the
@@ -674,7 +821,9 @@ def add_bench(sub: argparse._SubParsersAction) -> None:
                "  aisimulate bench engine.yaml -- aiperf profile -m Qwen/Qwen3-8B --streaming --concurrency 8 \\\n"
                "      --request-count 100 --isl 1000 --osl 200 --extra-inputs ignore_eos:true\n"
                "  aisimulate bench engine.yaml -- aiperf profile -m Qwen/Qwen3-8B --streaming \\\n"
-               "      --input-file trace.jsonl --custom-dataset-type mooncake_trace --fixed-schedule\n",
+               "      --input-file trace.jsonl --custom-dataset-type mooncake_trace --fixed-schedule\n"
+               "  aisimulate bench engine.yaml -- genai-perf profile -m Qwen/Qwen3-8B --streaming \\\n"
+               "      --input-file payload:trace.jsonl --fixed-schedule\n",
         formatter_class=argparse.RawDescriptionHelpFormatter)
     add_config_arguments(p)
     p.add_argument("--format", choices=("table", "json"), default="table",
@@ -777,6 +926,9 @@ def run_bench(args: argparse.Namespace) -> int:
     if tool in ("aiperf", "genai_perf"):  # genai-perf prints AIPerf's table (AIPerf is its successor)
         result = aiperf_summary(report)
         result.pop("aisimulate_spec", None)
+        if run.get("streaming") is False:
+            for tag in _STREAMING_ONLY:
+                result.pop(tag, None)
         text = aiperf_text(result)
     elif tool == "inference_perf":
         from . import bench_inference_perf as ip
@@ -800,6 +952,9 @@ def run_bench(args: argparse.Namespace) -> int:
     else:
         head = (f"{tool} ({bench.get('variant', '')}) against {report.metadata.get('model')} on "
                 f"{report.metadata.get('system')}; {report.metadata.get('perf_model')}").replace(" ()", "")
-        notes = (report.metadata.get("benchmark") or {}).get("notes") or []
+        notes = list((report.metadata.get("benchmark") or {}).get("notes") or [])
+        if run.get("streaming") is False:
+            notes.append("without --streaming each response arrives whole: the tool measures no time to first or "
+                         "second token, inter-token latency or per-user throughput (add --streaming for them)")
         write("\n".join([head, *(f"  {n}" for n in notes), text]) + "\n")
     return 0
