@@ -594,3 +594,19 @@ def test_genai_perf_input_file_refusals_name_the_option(tmp_path, file, more, ma
         parse_command(genai_perf_command(file.format(trace=trace, prompts=prompts, tmp=tmp_path), *more))
     with pytest.raises(BenchUsageError, match="--fixed-schedule: needs --input-file payload:FILE"):
         parse_command(["genai-perf", "profile", "--streaming", "--fixed-schedule"])
+
+
+def test_aiperf_table_columns_never_run_together():
+    # a latency of 20 minutes is 1,200,000.00 ms: 10 characters, and a wider one must not
+    # touch its neighbour (the columns widen; normal values keep AIPerf's 10)
+    from aisimulate.cli.bench import aiperf_text
+    doc = {"request_latency": {"unit": "ms", "avg": 11477424.74, "min": 1209.23, "max": 22803510.07, "p99": 2.0,
+                               "p90": 1.0, "p50": 1.0, "std": 647556.15},
+           "request_count": {"unit": "requests", "avg": 3}}
+    head, latency, count = aiperf_text(doc).splitlines()
+    assert latency.split()[3:10] == ["11477424.74", "1209.23", "22803510.07", "2.00", "1.00", "1.00", "647556.15"]
+    assert len(head) == len(latency) - len("e2e_ms") + len("aisimulate")  # the header over the same columns
+    assert head.index("avg") + 3 == latency.index("11477424.74") + len("11477424.74")
+    small = aiperf_text({"request_count": {"unit": "requests", "avg": 3}}).splitlines()
+    assert small[0] == "Metric".ljust(52) + "".join(s.rjust(10) for s in ("avg", "min", "max", "p99", "p90", "p50",
+                                                                          "std")) + "  aisimulate"

@@ -790,18 +790,23 @@ def aiperf_text(doc: dict[str, Any]) -> str:
             "good_request_count": "goodput.good_requests", "goodput": "goodput.goodput_rps"}
     stats = ("avg", "min", "max", "p99", "p90", "p50", "std")
     width = 52
-    lines = [f"{'Metric':{width}s}" + "".join(f"{s:>10s}" for s in stats) + "  aisimulate"]
 
     def num(v: Any) -> str:
         return "" if v is None else f"{float(v):.2f}"
 
+    rows = []
     for tag, b in doc.items():
         if not isinstance(b, dict) or "avg" not in b or tag not in ours:
             continue
         unit = b.get("unit") or ""
         head = AIPERF_HEADERS.get(tag, tag) + (f" ({unit})" if unit and unit not in ("requests", "count") else "")
-        cells = [num(b.get(s)) if s in b else "" for s in stats]
-        lines.append(f"{head:{width}s}" + "".join(f"{c:>10s}" for c in cells) + f"  {ours[tag]}")
+        rows.append((head, [num(b.get(s)) if s in b else "" for s in stats], ours[tag]))
+    # each column 10 wide, or one more than its widest cell (a latency of hours, 1e7 ms and
+    # more, would run into its neighbour)
+    widths = [max([10] + [len(cells[i]) + 1 for _, cells, _ in rows]) for i in range(len(stats))]
+    lines = [f"{'Metric':{width}s}" + "".join(f"{s:>{w}s}" for s, w in zip(stats, widths)) + "  aisimulate"]
+    for head, cells, name in rows:
+        lines.append(f"{head:{width}s}" + "".join(f"{c:>{w}s}" for c, w in zip(cells, widths)) + f"  {name}")
     return "\n".join(lines)
 
 
