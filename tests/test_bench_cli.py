@@ -177,9 +177,9 @@ def test_a_rate_must_be_positive(capsys, tmp_path):
     # vLLM's get_request asserts a positive rate; inf (the default) is every prompt at once
     for rate in ("-5", "0"):
         code, _, err = run_cli(capsys, tmp_path, "vllm bench serve --ignore-eos --num-prompts 5 --request-rate " + rate)
-        assert code == 2 and "traffic.benchmark.request_rate: must be > 0" in err
+        assert code == 2 and "bench: --request-rate: must be > 0" in err and "(traffic.benchmark.request_rate)" in err
     code, _, err = run_cli(capsys, tmp_path, "vllm bench serve --ignore-eos --num-prompts 9223372036854775807")
-    assert code == 2 and "traffic.benchmark.num_prompts: must be ≤ 16777216" in err
+    assert code == 2 and "bench: --num-prompts: must be ≤ 16777216" in err
 
 
 def test_a_failed_ready_check_stops_the_benchmark(capsys, tmp_path):
@@ -302,7 +302,7 @@ def test_aiperf_benchmark_duration_runs_for_the_duration(capsys, tmp_path):
     assert "request_count" not in doc["benchmark"] and doc["summary"]["completed"] > 1000
     assert 60_000 <= doc["summary"]["duration_ms"] < 61_000  # the last ones sent before 60 s finish
     code, _, err = run_cli(capsys, tmp_path, cmd + " --request-count 5")
-    assert code == 2 and "traffic.benchmark.request_count: cannot be given with benchmark_duration" in err
+    assert code == 2 and "bench: --request-count: cannot be given with benchmark_duration" in err
 
 
 def test_aiperf_goodput_in_the_table(capsys, tmp_path):
@@ -610,3 +610,22 @@ def test_aiperf_table_columns_never_run_together():
     small = aiperf_text({"request_count": {"unit": "requests", "avg": 3}}).splitlines()
     assert small[0] == "Metric".ljust(52) + "".join(s.rjust(10) for s in ("avg", "min", "max", "p99", "p90", "p50",
                                                                           "std")) + "  aisimulate"
+
+
+@pytest.mark.parametrize("command, message", [
+    # the core checks the benchmark fields; the message names the option as the command wrote it
+    ("aiperf profile --streaming --request-rate inf --osl 5 --extra-inputs ignore_eos:true",
+     "bench: --request-rate: must be a finite number, got inf (traffic.benchmark.request_rate)"),
+    ("aiperf profile --streaming --concurrency 0 --osl 5 --extra-inputs ignore_eos:true",
+     "bench: --concurrency: must be ≥ 1, got 0 (traffic.benchmark.concurrency)"),
+    ("aiperf profile --streaming --concurrency 2 --isl 0 --osl 2 --extra-inputs ignore_eos:true",
+     "bench: --isl: must be ≥ 1, got 0 (traffic.benchmark.synthetic_input_tokens_mean)"),
+    ("aiperf profile --streaming --concurrency 2 --osl 0 --extra-inputs ignore_eos:true", "bench: --osl 0: must be ≥ 1 (the responses' length)"),
+    ("vllm bench serve --num-prompts 1 --num-prompts 0 --ignore-eos",
+     "bench: --num-prompts: must be ≥ 1, got 0 (traffic.benchmark.num_prompts)"),
+    ("vllm bench serve --num-prompts 3 --ignore-eos --random-range-ratio 1.5",
+     "bench: --random-range-ratio: must be in [0, 1], got 1.5 (traffic.benchmark.random_range_ratio)"),
+])
+def test_a_bad_option_value_is_named_as_written(capsys, tmp_path, command, message):
+    code, _, err = run_cli(capsys, tmp_path, command)
+    assert code == 2 and err == f"aisimulate: error: {message}\n"

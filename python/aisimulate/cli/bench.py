@@ -203,21 +203,48 @@ def _one(opts: dict[str, list[str]], name: str, kind: type, default: Any = None)
         raise _BenchUsageError(f"{name} {text!r}: want {'an integer' if kind is int else 'a number'}") from None
 
 
+#: vLLM's benchmark options taken as ``traffic.benchmark`` fields: (option, field, type).
+_VLLM_OPTIONS = (("--dataset-name", "dataset_name", str), ("--random-input-len", "random_input_len", int),
+                 ("--random-output-len", "random_output_len", int),
+                 ("--random-range-ratio", "random_range_ratio", float),
+                 ("--random-prefix-len", "random_prefix_len", int), ("--num-prompts", "num_prompts", int),
+                 ("--max-concurrency", "max_concurrency", int), ("--burstiness", "burstiness", float),
+                 ("--num-warmups", "num_warmups", int),
+                 ("--ready-check-timeout-sec", "ready_check_timeout_sec", float),
+                 # the general lengths map onto the dataset's, whatever the order (main_async)
+                 ("--input-len", "random_input_len", int), ("--output-len", "random_output_len", int))
+
+
+def benchmark_option(command: Sequence[str], field: str) -> str | None:
+    """The option of the command line that set ``traffic.benchmark.<field>``, as the command
+    wrote it (``--isl`` for synthetic_input_tokens_mean; the last given when two set it),
+    or None when the command did not set it (a default) or the tool reads a config file."""
+    tool, _, options = tool_of(_split(command))
+    if tool == "vllm_bench_serve":
+        names = [n for n, k, _ in _VLLM_OPTIONS if k == field]
+        names += {"request_rate": ["--request-rate"], "ignore_eos": ["--ignore-eos"]}.get(field, [])
+        aliases: dict[str, str] = {}
+    elif tool in ("aiperf", "genai_perf"):
+        names = [n for n, (k, _) in _AIPERF_OPTIONS.items() if k == field]
+        names += ["--num-conversations"] if field == "num_conversations" else []
+        aliases = _AIPERF_ALIASES
+    else:
+        return None
+    try:
+        opts, _ = _options(options, {}, aliases, lists=("--extra-inputs",))
+    except _BenchUsageError:
+        return None
+    given = [n for n in opts if n in names]  # in the order given: the last one set the field
+    return _written(opts, given[-1]) if given else None
+
+
 def parse_vllm(options: Sequence[str], variant: str) -> tuple[dict[str, Any], dict[str, Any]]:
     """``traffic.benchmark`` (tool vllm_bench_serve) and the run's other settings
     (``seed``, ``slo``, ``percentiles``, ``percentile_metrics``) from vLLM's benchmark
     options (vllm/benchmarks/serve.py, add_cli_args and main_async)."""
     opts, _ = _options(options, _VLLM_INERT)
     b: dict[str, Any] = {"tool": "vllm_bench_serve", "variant": variant}
-    for name, key, kind in (("--dataset-name", "dataset_name", str), ("--random-input-len", "random_input_len", int),
-                            ("--random-output-len", "random_output_len", int),
-                            ("--random-range-ratio", "random_range_ratio", float),
-                            ("--random-prefix-len", "random_prefix_len", int), ("--num-prompts", "num_prompts", int),
-                            ("--max-concurrency", "max_concurrency", int), ("--burstiness", "burstiness", float),
-                            ("--num-warmups", "num_warmups", int),
-                            ("--ready-check-timeout-sec", "ready_check_timeout_sec", float),
-                            # the general lengths map onto the dataset's, whatever the order (main_async)
-                            ("--input-len", "random_input_len", int), ("--output-len", "random_output_len", int)):
+    for name, key, kind in _VLLM_OPTIONS:
         v = _one(opts, name, kind)
         if v is not None:
             b[key] = v
@@ -357,6 +384,8 @@ def parse_aiperf(options: Sequence[str], tool: str = "aiperf",
         v = _one(opts, name, kind)
         if v is not None:
             b[key] = v
+    if b.get("output_tokens_mean") == 0:  # the core reads 0 as absent ("is required")
+        raise _BenchUsageError(f"{_written(opts, '--output-tokens-mean')} 0: must be ≥ 1 (the responses' length)")
     if b.get("request_rate_mode") == "concurrency_burst" and "request_rate" not in b:
         del b["request_rate_mode"]  # AIPerf's mode without a rate: the closed loop of --concurrency
     streaming = _one(opts, "--streaming", bool, False)
@@ -918,12 +947,19 @@ def run_bench(args: argparse.Namespace) -> int:
     overrides["traffic"] = run.get("traffic") or {"benchmark": bench}
     if "seed" in run:
         overrides["execution.seed"] = run["seed"]
-    spec = load_config(src, overrides=overrides)
-    model = (spec.data.get("engine") or {}).get("model")
-    if isinstance(model, str) and (why := model_mismatch(command, model)):
-        print(f"aisimulate: warning: {why}", file=sys.stderr)
-    report = replay(spec, progress=progress_of(args), slo=run.get("slo"),
-                    percentiles=replay_percentiles(run.get("percentiles") or ()))
+    try:
+        spec = load_config(src, overrides=overrides)
+        model = (spec.data.get("engine") or {}).get("model")
+        if isinstance(model, str) and (why := model_mismatch(command, model)):
+            print(f"aisimulate: warning: {why}", file=sys.stderr)
+        report = replay(spec, progress=progress_of(args), slo=run.get("slo"),
+                        percentiles=replay_percentiles(run.get("percentiles") or ()))
+    except ConfigError as exc:  # a benchmark field the command set: name the option as written
+        prefix = "traffic.benchmark."
+        option = benchmark_option(command, exc.field[len(prefix):]) if exc.field.startswith(prefix) else None
+        if option is None:
+            raise
+        raise UsageError(f"bench: {option}: {exc.reason} ({exc.field})") from None
     why = none_completed(report)
     if why:  # a result of zeros: say why, as `aisimulate replay` does (vLLM too warns "All requests failed")
         print(f"aisimulate: warning: {why}", file=sys.stderr)
