@@ -629,3 +629,16 @@ def test_aiperf_table_columns_never_run_together():
 def test_a_bad_option_value_is_named_as_written(capsys, tmp_path, command, message):
     code, _, err = run_cli(capsys, tmp_path, command)
     assert code == 2 and err == f"aisimulate: error: {message}\n"
+
+
+@pytest.mark.parametrize("command, match", [
+    # an option of the other tool (a command copied across) gets this tool's spelling
+    ("aiperf profile --streaming --concurrency 4 --osl 5 --ignore-eos",
+     r"--ignore-eos: not an option of aiperf profile \(its name there is --extra-inputs ignore_eos:true\)"),
+    ("vllm bench serve --concurrency 4 --ignore-eos", r"--concurrency: not an option of vllm bench serve \(its name "
+                                                      r"there is --max-concurrency\)"),
+    ("genai-perf profile --streaming --osl 5 --max-concurrency 3", "--max-concurrency: not an option of genai-perf profile"),
+])
+def test_another_tools_option_is_named_with_this_ones(command, match):
+    with pytest.raises(BenchUsageError, match=match):
+        parse_command([command])

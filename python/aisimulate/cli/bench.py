@@ -285,10 +285,23 @@ def parse_vllm(options: Sequence[str], variant: str) -> tuple[dict[str, Any], di
     if metrics is not None:
         run["percentile_metrics"] = ",".join(metrics).split(",")
     if opts:
-        raise _BenchUsageError(f"{_written(opts, sorted(opts)[0])}: not simulated (an option that changes what "
+        name = _written(opts, sorted(opts)[0])
+        if name in _OTHER_TOOLS["vllm_bench_serve"]:
+            raise _BenchUsageError(f"{name}: not an option of vllm bench serve (its name there is "
+                                  f"{_OTHER_TOOLS['vllm_bench_serve'][name]})")
+        raise _BenchUsageError(f"{name}: not simulated (an option that changes what "
                               "vllm bench serve sends or measures; aisimulate bench takes "
                               + ", ".join(sorted(k for k in _VLLM_KNOWN)) + ")")
     return b, run
+
+
+#: Another tool's option written for this one (a command copied between tools): option →
+#: this tool's own spelling, for the message.
+_OTHER_TOOLS = {"vllm_bench_serve": {"--concurrency": "--max-concurrency", "--request-count": "--num-prompts",
+                                     "--isl": "--random-input-len", "--osl": "--random-output-len"},
+                "aiperf": {"--ignore-eos": "--extra-inputs ignore_eos:true", "--max-concurrency": "--concurrency",
+                           "--random-input-len": "--isl", "--random-output-len": "--osl",
+                           "--num-warmups": "--warmup-request-count"}}
 
 
 _VLLM_KNOWN = ("--dataset-name", "--random-input-len", "--random-output-len", "--random-range-ratio",
@@ -440,7 +453,11 @@ def parse_aiperf(options: Sequence[str], tool: str = "aiperf",
             slo[key] = min(bound, slo.get(key, math.inf))
         run["slo"] = slo
     if opts:
-        raise _BenchUsageError(f"{_written(opts, sorted(opts)[0])}: not simulated (an option that changes what "
+        name = _written(opts, sorted(opts)[0])
+        if name in _OTHER_TOOLS["aiperf"]:
+            raise _BenchUsageError(f"{name}: not an option of {tool.replace('_', '-')} profile (its name there is "
+                                  f"{_OTHER_TOOLS['aiperf'][name]})")
+        raise _BenchUsageError(f"{name}: not simulated (an option that changes what "
                               f"{tool.replace('_', '-')} profile sends or measures)")
     if traffic is not None:
         run["traffic"] = traffic
