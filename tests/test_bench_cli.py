@@ -451,6 +451,8 @@ def test_aiperf_trace_file_errors_name_the_option_and_place(capsys, tmp_path):
         parse_command(trace_command(missing))
     with pytest.raises(BenchUsageError, match=f"--input-file {tmp_path}: is a folder, not a trace file"):
         parse_command(trace_command(tmp_path))
+    with pytest.raises(BenchUsageError, match="--input-file /dev/null: not a regular file"):
+        parse_command(trace_command("/dev/null"))
     with pytest.raises(BenchUsageError, match="--custom-dataset-type mooncake_trace: needs --input-file"):
         parse_command(["aiperf", "profile", "--streaming", "--custom-dataset-type", "mooncake_trace"])
     with pytest.raises(BenchUsageError, match="--fixed-schedule: needs --input-file"):

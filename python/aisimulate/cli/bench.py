@@ -531,6 +531,9 @@ def _check_input_file(shown: str, path: str) -> None:
     and the path as written)."""
     if os.path.isdir(path):
         raise _BenchUsageError(f"{shown}: is a folder, not a trace file")
+    if os.path.exists(path) and not os.path.isfile(path):
+        raise _BenchUsageError(f"{shown}: not a regular file (a trace file is read twice: once by bench, once "
+                              "by the replay)")
     if not os.path.isfile(path):
         raise _BenchUsageError(f"{shown}: no such file")
 
