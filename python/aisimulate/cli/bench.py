@@ -446,8 +446,9 @@ def parse_aiperf(options: Sequence[str], tool: str = "aiperf",
                 raise _BenchUsageError(f"--goodput {item!r}: want a rate > 0 tokens/s")
             if not streaming and k in _STREAMING_ONLY:
                 # AIPerf's _configure_goodput: "Invalid --goodput: metric(s) … are not applicable"
-                raise _BenchUsageError(f"--goodput {item!r}: {k} is not measured without --streaming, so "
-                                      f"{tool.replace('_', '-')} refuses it as an SLO (add --streaming)")
+                why = "AIPerf refuses such an SLO; " if tool == "aiperf" else ""
+                raise _BenchUsageError(f"--goodput {item!r}: {k} is not measured without --streaming "
+                                      f"({why}add --streaming)")
             bound = 1000.0 / x if k == "output_token_throughput_per_user" else x
             key = _AIPERF_SLO[k]
             slo[key] = min(bound, slo.get(key, math.inf))
