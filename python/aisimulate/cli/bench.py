@@ -556,7 +556,10 @@ def _untimed_load(opts: dict[str, list[str]], path: str, version: str | None) ->
     concurrency burst of --concurrency (1 when absent): a closed loop. The dataset manager
     hands the rows out in file order (_use_sequential_iteration for mooncake_trace), and
     the count is the file's rows whatever --request-count says (get_effective_request_count):
-    the replay sends every row once, in order. Refused: rows with a session_id (how a
+    the replay sends every row once, in order (ai-dynamo/aiperf pull request 273, 2025-09:
+    "the Mooncake trace file runs exactly those payloads that are in the file"; before it an
+    untimed file was sampled at random, 10 requests; --dataset-sampling-strategy, which later
+    releases let override the order, is refused beside a trace). Refused: rows with a session_id (how a
     conversation's turns share a slot changed across AIPerf's releases), and a rate capped
     by --concurrency (the replay caps only a synthetic source's arrivals)."""
     if _rows_have_sessions(path):
