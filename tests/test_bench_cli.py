@@ -46,7 +46,6 @@ def test_parse_the_tools_command_lines():
 @pytest.mark.parametrize("command, match", [
     ("vllm bench serve --dataset-name random --use-chat-template --ignore-eos", "--use-chat-template: not simulated"),
     ("vllm bench serve --num-prompts many", "want an integer"),
-    ("aiperf profile --concurrency 2 --osl 10 --extra-inputs ignore_eos:true", "--streaming is missing"),
     ("aiperf profile --streaming --osl 10 --extra-inputs temperature:0.7", "temperature:0.7"),
     ("genai-perf profile -m x --streaming --request-rate 2 --osl 5", "--request-rate: not simulated"),
     ("locust -f x.py", "not a benchmark command"),
@@ -178,9 +177,9 @@ def test_a_rate_must_be_positive(capsys, tmp_path):
     # vLLM's get_request asserts a positive rate; inf (the default) is every prompt at once
     for rate in ("-5", "0"):
         code, _, err = run_cli(capsys, tmp_path, "vllm bench serve --ignore-eos --num-prompts 5 --request-rate " + rate)
-        assert code == 2 and "traffic.benchmark.request_rate: must be > 0" in err
+        assert code == 2 and "bench: --request-rate: must be > 0" in err and "(traffic.benchmark.request_rate)" in err
     code, _, err = run_cli(capsys, tmp_path, "vllm bench serve --ignore-eos --num-prompts 9223372036854775807")
-    assert code == 2 and "traffic.benchmark.num_prompts: must be ≤ 16777216" in err
+    assert code == 2 and "bench: --num-prompts: must be ≤ 16777216" in err
 
 
 def test_a_failed_ready_check_stops_the_benchmark(capsys, tmp_path):
@@ -303,7 +302,7 @@ def test_aiperf_benchmark_duration_runs_for_the_duration(capsys, tmp_path):
     assert "request_count" not in doc["benchmark"] and doc["summary"]["completed"] > 1000
     assert 60_000 <= doc["summary"]["duration_ms"] < 61_000  # the last ones sent before 60 s finish
     code, _, err = run_cli(capsys, tmp_path, cmd + " --request-count 5")
-    assert code == 2 and "traffic.benchmark.request_count: cannot be given with benchmark_duration" in err
+    assert code == 2 and "bench: --request-count: cannot be given with benchmark_duration" in err
 
 
 def test_aiperf_goodput_in_the_table(capsys, tmp_path):
@@ -450,10 +449,10 @@ def test_aiperf_trace_file_errors_name_the_option_and_place(capsys, tmp_path):
     missing = tmp_path / "nope.jsonl"
     with pytest.raises(BenchUsageError, match=f"--input-file {missing}: no such file"):
         parse_command(trace_command(missing))
-    untimed = tmp_path / "untimed.jsonl"
-    untimed.write_text('{"input_length": 10, "output_length": 2}\n')
-    with pytest.raises(BenchUsageError, match="its first row has no timestamp"):
-        parse_command(trace_command(untimed, fixed=False))
+    with pytest.raises(BenchUsageError, match=f"--input-file {tmp_path}: is a folder, not a trace file"):
+        parse_command(trace_command(tmp_path))
+    with pytest.raises(BenchUsageError, match="--input-file /dev/null: not a regular file"):
+        parse_command(trace_command("/dev/null"))
     with pytest.raises(BenchUsageError, match="--custom-dataset-type mooncake_trace: needs --input-file"):
         parse_command(["aiperf", "profile", "--streaming", "--custom-dataset-type", "mooncake_trace"])
     with pytest.raises(BenchUsageError, match="--fixed-schedule: needs --input-file"):
@@ -465,3 +464,183 @@ def test_aiperf_trace_file_errors_name_the_option_and_place(capsys, tmp_path):
     code = cli.main(["bench", str(cfg), "-q", "--", *trace_command(bad)])
     err = capsys.readouterr().err
     assert code != 0 and f"{bad}:2" in err and "output_length" in err
+
+
+def test_aiperf_without_streaming_reports_only_what_it_measures(capsys, tmp_path):
+    # AIPerf runs without --streaming: each response arrives whole, and BaseMetricsProcessor
+    # leaves out its STREAMING_ONLY metrics (TTFT, TTST, ITL, per-user throughput); the
+    # trace example of AIPerf's docs/benchmark_modes/trace_replay.md is written so. Same run,
+    # so the request latency is the streaming run's.
+    trace = tmp_path / "trace.jsonl"
+    trace.write_text(TRACE_ROWS)
+    streamed = [w for w in trace_command(trace) if w != "--streaming"]
+    code, out, err = run_cli(capsys, tmp_path, " ".join(streamed), "--format", "json")
+    assert code == 0, err
+    whole = json.loads(out)["result"]
+    code, out, err = run_cli(capsys, tmp_path, " ".join(trace_command(trace)), "--format", "json")
+    assert code == 0, err
+    streaming = json.loads(out)["result"]
+    only = {"time_to_first_token", "time_to_second_token", "inter_token_latency", "output_token_throughput_per_user"}
+    assert only <= set(streaming) and not only & set(whole)
+    assert whole["request_latency"] == streaming["request_latency"] and whole["request_count"]["avg"] == 3
+    code, out, err = run_cli(capsys, tmp_path, " ".join(streamed))
+    assert code == 0 and "Time to First Token" not in out and "Request Latency (ms)" in out
+    assert "without --streaming each response arrives whole" in out
+    # genai-perf's console exporter skips the same four (ConsoleExporter._should_skip)
+    code, out, err = run_cli(capsys, tmp_path, "genai-perf profile -m Qwen/Qwen3-8B --concurrency 2 --request-count 4 "
+                             "--isl 100 --osl 5 --extra-inputs ignore_eos:true")
+    assert code == 0, err
+    assert "Inter Token Latency" not in out and "Request Latency (ms)" in out
+    # a streaming-only SLO is refused, as AIPerf's _configure_goodput refuses it
+    with pytest.raises(BenchUsageError, match="time_to_first_token is not measured without --streaming"):
+        parse_command(streamed + ["--goodput", "time_to_first_token:300"])
+    assert parse_command(streamed + ["--goodput", "request_latency:3000"])[1]["slo"] == {"e2e_ms": 3000.0}
+
+
+UNTIMED_ROWS = ('{"input_length": 600, "output_length": 4, "hash_ids": [1, 2]}\n'
+                '{"input_length": 100, "output_length": 3}\n'
+                '\n'
+                '{"input_length": 512, "output_length": 5, "hash_ids": [1], "timestamp": 50}\n')
+
+
+def test_an_untimed_aiperf_trace_goes_under_concurrency_or_request_rate(tmp_path):
+    # AIPerf's validate_timing_mode: a first row without a timestamp and no --fixed-schedule
+    # is sent by --request-rate's strategy, else the concurrency burst (--concurrency, 1 when
+    # absent); rows in file order (_use_sequential_iteration), every row once whatever
+    # --request-count says (get_effective_request_count)
+    trace = tmp_path / "untimed.jsonl"
+    trace.write_text(UNTIMED_ROWS)
+    engine = {"model": "Qwen/Qwen3-8B", "system": "h100_sxm", "backend_version": "0.15.1"}
+
+    def sends(*more):
+        _, run = parse_command(trace_command(trace, *more, fixed=False))
+        rep = aisimulate.replay(aisimulate.load_config({"engine": engine, "traffic": run["traffic"]}), progress=False)
+        return run["traffic"]["load"], sorted(rep.requests, key=lambda r: r["send_ms"])
+
+    load, rows = sends("--request-count", "50")
+    assert load == {"mode": "concurrency", "concurrency": 1}
+    assert [r["input_tokens"] for r in rows] == [600, 100, 512]  # file order; row 3's timestamp is not used
+    # a closed loop of 1: each row sent when the one before it is acted on
+    assert [r["send_ms"] for r in rows[1:]] == [r["release_ms"] for r in rows[:-1]]
+    assert sends("--concurrency", "2")[0] == {"mode": "concurrency", "concurrency": 2}
+    # a constant rate of 2/s: one row every 500 ms, in file order
+    load, rows = sends("--request-rate", "2", "--request-rate-mode", "constant")
+    assert load == {"mode": "rate", "rate_rps": 2.0, "arrival": "constant"}
+    assert [(r["input_tokens"], r["send_ms"]) for r in rows] == [(600, 0.0), (100, 500.0), (512, 1000.0)]
+    assert sends("--request-rate", "2")[0]["arrival"] == "poisson"  # AIPerf's default
+    # gamma from AIPerf 0.5.0, shape --arrival-smoothness 4: cv = 1/sqrt(4) = 0.5
+    _, run = parse_command(trace_command(trace, "--request-rate", "2", "--arrival-pattern", "gamma",
+                                         "--arrival-smoothness", "4", fixed=False), "0.5.0")
+    assert run["traffic"]["load"] == {"mode": "rate", "rate_rps": 2.0, "arrival": "gamma", "cv": 0.5}
+
+
+@pytest.mark.parametrize("more, match", [
+    (["--request-rate", "2", "--concurrency", "3"], "--concurrency: a --request-rate capped by a concurrency"),
+    (["--request-rate", "0"], "--request-rate 0: must be a finite number > 0"),
+    (["--concurrency", "0"], "--concurrency 0: must be ≥ 1"),
+    (["--request-rate-mode", "constant"], "--request-rate-mode: needs --request-rate"),
+    (["--request-rate", "2", "--arrival-pattern", "gamma"], "gamma: an arrival pattern of AIPerf 0.5.0"),
+    (["--request-rate", "2", "--arrival-smoothness", "2"], "--arrival-smoothness: belongs to --request-rate-mode gamma"),
+    (["--isl", "100"], "--isl: not simulated with a mooncake_trace --input-file"),
+])
+def test_untimed_aiperf_trace_refusals_name_the_option(tmp_path, more, match):
+    trace = tmp_path / "untimed.jsonl"
+    trace.write_text(UNTIMED_ROWS)
+    with pytest.raises(BenchUsageError, match=match):
+        parse_command(trace_command(trace, *more, fixed=False))
+    sessions = tmp_path / "sessions.jsonl"
+    sessions.write_text('{"session_id": "a", "input_length": 10, "output_length": 2}\n'
+                        '{"session_id": "a", "delay": 5, "input_length": 10, "output_length": 2}\n')
+    with pytest.raises(BenchUsageError, match="rows with a session_id under --concurrency or --request-rate"):
+        parse_command(trace_command(sessions, "--concurrency", "2", fixed=False))
+
+
+def genai_perf_command(file, *more):
+    return ["genai-perf", "profile", "-m", "Qwen/Qwen3-8B", "--endpoint-type", "chat", "--streaming",
+            "--input-file", file, *more]
+
+
+def test_genai_perf_payload_file_is_its_trace_replay(tmp_path):
+    # genai-perf/README.md, "Use moon_cake file as input payload": --input-file payload:T sends
+    # each row at its timestamp (ms) with input_length and output_length (max_tokens)
+    trace = tmp_path / "trace.jsonl"
+    trace.write_text(TRACE_ROWS)
+    want = {"source": {"type": "mooncake", "path": str(trace)}, "load": {"mode": "trace", "speedup": 1.0}}
+    for more in ((), ("--fixed-schedule",)):
+        b, run = parse_command(genai_perf_command(f"payload:{trace}", *more))
+        assert b == {"tool": "genai_perf"} and run["traffic"] == want
+    rep = aisimulate.replay(aisimulate.load_config({"engine": {"model": "Qwen/Qwen3-8B", "system": "h100_sxm",
+                                                               "backend_version": "0.15.1"},
+                                                    "traffic": run["traffic"]}), progress=False)
+    rows = sorted(rep.requests, key=lambda r: r["send_ms"])
+    assert [(r["send_ms"], r["input_tokens"], r["output_tokens"]) for r in rows] == [
+        (0.0, 600, 4), (250.0, 100, 3), (1000.0, 512, 5)]
+
+
+@pytest.mark.parametrize("file, more, match", [
+    ("{trace}", (), r"not simulated without payload: .*this file's rows are a trace: write --input-file payload:"),
+    ("{prompts}", (), r"a file of text prompts, whose token counts need the tokenizer\); a trace of"),
+    ("synthetic:queries,passages", (), "synthetic files for a converter"),
+    ("payload:{tmp}", (), "is a folder, not a trace file"),
+    ("payload:{tmp}/nope.jsonl", (), "nope.jsonl: no such file"),
+    ("payload:{trace}", ("--concurrency", "4"), "--concurrency: not simulated with --input-file payload:"),
+    ("payload:{trace}", ("--request-count", "4"), "--request-count: not simulated with --input-file payload:"),
+    ("payload:{trace}", ("--isl", "100"), "--isl: not simulated with a payload: --input-file"),
+])
+def test_genai_perf_input_file_refusals_name_the_option(tmp_path, file, more, match):
+    trace = tmp_path / "trace.jsonl"
+    trace.write_text(TRACE_ROWS)
+    prompts = tmp_path / "prompts.jsonl"
+    prompts.write_text('{"text": "Your prompt here"}\n')
+    with pytest.raises(BenchUsageError, match=match):
+        parse_command(genai_perf_command(file.format(trace=trace, prompts=prompts, tmp=tmp_path), *more))
+    with pytest.raises(BenchUsageError, match="--fixed-schedule: needs --input-file payload:FILE"):
+        parse_command(["genai-perf", "profile", "--streaming", "--fixed-schedule"])
+
+
+def test_aiperf_table_columns_never_run_together():
+    # a latency of 20 minutes is 1,200,000.00 ms: 10 characters, and a wider one must not
+    # touch its neighbour (the columns widen; normal values keep AIPerf's 10)
+    from aisimulate.cli.bench import aiperf_text
+    doc = {"request_latency": {"unit": "ms", "avg": 11477424.74, "min": 1209.23, "max": 22803510.07, "p99": 2.0,
+                               "p90": 1.0, "p50": 1.0, "std": 647556.15},
+           "request_count": {"unit": "requests", "avg": 3}}
+    head, latency, count = aiperf_text(doc).splitlines()
+    assert latency.split()[3:10] == ["11477424.74", "1209.23", "22803510.07", "2.00", "1.00", "1.00", "647556.15"]
+    assert len(head) == len(latency) - len("e2e_ms") + len("aisimulate")  # the header over the same columns
+    assert head.index("avg") + 3 == latency.index("11477424.74") + len("11477424.74")
+    small = aiperf_text({"request_count": {"unit": "requests", "avg": 3}}).splitlines()
+    assert small[0] == "Metric".ljust(52) + "".join(s.rjust(10) for s in ("avg", "min", "max", "p99", "p90", "p50",
+                                                                          "std")) + "  aisimulate"
+
+
+@pytest.mark.parametrize("command, message", [
+    # the core checks the benchmark fields; the message names the option as the command wrote it
+    ("aiperf profile --streaming --request-rate inf --osl 5 --extra-inputs ignore_eos:true",
+     "bench: --request-rate: must be a finite number, got inf (traffic.benchmark.request_rate)"),
+    ("aiperf profile --streaming --concurrency 0 --osl 5 --extra-inputs ignore_eos:true",
+     "bench: --concurrency: must be ≥ 1, got 0 (traffic.benchmark.concurrency)"),
+    ("aiperf profile --streaming --concurrency 2 --isl 0 --osl 2 --extra-inputs ignore_eos:true",
+     "bench: --isl: must be ≥ 1, got 0 (traffic.benchmark.synthetic_input_tokens_mean)"),
+    ("aiperf profile --streaming --concurrency 2 --osl 0 --extra-inputs ignore_eos:true", "bench: --osl 0: must be ≥ 1 (the responses' length)"),
+    ("vllm bench serve --num-prompts 1 --num-prompts 0 --ignore-eos",
+     "bench: --num-prompts: must be ≥ 1, got 0 (traffic.benchmark.num_prompts)"),
+    ("vllm bench serve --num-prompts 3 --ignore-eos --random-range-ratio 1.5",
+     "bench: --random-range-ratio: must be in [0, 1], got 1.5 (traffic.benchmark.random_range_ratio)"),
+])
+def test_a_bad_option_value_is_named_as_written(capsys, tmp_path, command, message):
+    code, _, err = run_cli(capsys, tmp_path, command)
+    assert code == 2 and err == f"aisimulate: error: {message}\n"
+
+
+@pytest.mark.parametrize("command, match", [
+    # an option of the other tool (a command copied across) gets this tool's spelling
+    ("aiperf profile --streaming --concurrency 4 --osl 5 --ignore-eos",
+     r"--ignore-eos: not an option of aiperf profile \(its name there is --extra-inputs ignore_eos:true\)"),
+    ("vllm bench serve --concurrency 4 --ignore-eos", r"--concurrency: not an option of vllm bench serve \(its name "
+                                                      r"there is --max-concurrency\)"),
+    ("genai-perf profile --streaming --osl 5 --max-concurrency 3", "--max-concurrency: not an option of genai-perf profile"),
+])
+def test_another_tools_option_is_named_with_this_ones(command, match):
+    with pytest.raises(BenchUsageError, match=match):
+        parse_command([command])

@@ -382,6 +382,9 @@ def test_read_aiperf_records_damaged_files(tmp_path):
         (good + '{"metadata": {"request_start_ns": ' + "9" * 5000 + "}}\n", 2,
          "not valid JSON (Exceeds the limit (4300 digits) for integer string conversion)"),
         (good + '{"a": "\xff\xfe"}\n', 2, "not UTF-8 text (byte 8 of the line)"),
+        # a line cut inside a string (json's msg "Invalid control character at" ends in "at")
+        (good + '{"a": "x\ty"}\n', 2, "not valid JSON (Invalid control character at column 9)"),
+        (good + '{"a": 1,}\n', 2, "not valid JSON (Expecting property name enclosed in double quotes at column 9)"),
         (good + '{"pad": "' + "x" * (16 << 20) + '"}\n', 2, f"line longer than {16 << 20} bytes (16 MiB)"),
     ]:
         path.write_bytes(body.encode("latin-1") if "\xff" in body else body.encode())

@@ -350,3 +350,21 @@ def test_nvfp4_experts_are_named_beside_bf16_dense_weights(tmp_path):
     glm_line = next(line for line in table if line.startswith("nvidia/GLM-5.1-NVFP4 "))
     assert glm_line.split()[3:5] == ["bfloat16", "nvfp4"]
     assert next(line for line in table if line.startswith("Qwen/Qwen3-32B ")).split()[3:5] == ["bfloat16", "40960"]
+
+
+def test_a_replay_with_some_requests_rejected_says_why_on_stderr(capsys, tmp_path):
+    # three rows of which the second (50,000 + 10 tokens) passes Llama-3.1-8B's max_model_len
+    # of 8,192 set here: the table counts "Rejected requests: 1" and stderr gives the reason
+    trace = tmp_path / "t.jsonl"
+    trace.write_text('{"timestamp": 0, "input_length": 100, "output_length": 5}\n'
+                     '{"timestamp": 10, "input_length": 50000, "output_length": 10}\n'
+                     '{"timestamp": 20, "input_length": 100, "output_length": 5}\n')
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text("engine: {model: meta-llama/Llama-3.1-8B-Instruct, system: h100_sxm, "
+                   "scheduler: {max_model_len: 8192}}\n"
+                   f"traffic: {{source: {{type: mooncake, path: {trace}}}, load: {{mode: trace}}}}\n")
+    assert cli.main(["replay", str(cfg)]) == 0
+    err = capsys.readouterr().err
+    assert err == ("aisimulate: note: 1 rejected of 3 requests; request 1 was rejected: prompt (50000) + output "
+                   "(10) tokens exceed max_model_len (8192)\n")
+    assert cli.main(["replay", str(cfg), "-q"]) == 0 and capsys.readouterr().err == ""

@@ -356,3 +356,20 @@ def test_sigterm_stops_the_search_and_keeps_its_journal(tmp_path):
     # another question's journal: the command says its own option to start over
     other = _cli(tmp_path, *args[:2], "--slo", "ttft_ms=500", *args[4:])
     assert other.returncode == 2 and "or --restart to start over there" in other.stderr
+
+
+def test_an_out_that_cannot_be_a_folder_is_named(tmp_path, capsys):
+    # the journal's folder: a file in its place, or a path that cannot be made, is the
+    # ConfigError of field out (search()) and exit 2 naming --out (the command), not an OSError
+    afile = tmp_path / "afile"
+    afile.write_text("x")
+    for out, why in ((afile, f"{afile}: is a file, not a folder"),
+                     (afile / "sub", f"{afile / 'sub'}: cannot write the search journal there: Not a directory")):
+        with pytest.raises(aisimulate.ConfigError) as info:
+            aisimulate.search(QUESTION, out=out, progress=False, **SPACE, slo=SLO)
+        assert info.value.field == "out" and info.value.reason == why
+        from aisimulate import cli
+        cfg = tmp_path / "q.json"
+        cfg.write_text(json.dumps(QUESTION))
+        assert cli.main(["search", str(cfg), "--gpus", "2", "--slo", "ttft_ms=400", "--out", str(out), "-q"]) == 2
+        assert capsys.readouterr().err == f"aisimulate: error: --out: {why}\n"

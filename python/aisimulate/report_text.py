@@ -138,6 +138,24 @@ def none_completed(report: Any) -> str | None:
     return f"no request completed ({counts}); request {first['request_id']} was {first['status']}: {first['reason']}"
 
 
+def some_not_completed(report: Any) -> str | None:
+    """For a replay in which some requests completed and others were rejected, failed or
+    canceled, the counts and the first such request's reason (the table shows only the
+    counts: a trace whose prompts pass max_model_len, or TensorRT-LLM's max_num_tokens
+    without chunked prefill, rejects them silently otherwise); None when every request
+    completed or none did (:func:`none_completed` says that)."""
+    summary = report.summary
+    ended = {k: summary.get(k) or 0 for k in ("rejected", "failed", "canceled")}
+    if not summary.get("completed") or not any(ended.values()):
+        return None
+    counts = ", ".join(f"{n} {k}" for k, n in ended.items() if n)
+    first = next((r for r in report.requests if r.get("status") != "completed" and r.get("reason")), None)
+    if first is None:
+        return f"{counts} of {summary.get('completed', 0) + sum(ended.values())} requests"
+    return (f"{counts} of {summary.get('completed', 0) + sum(ended.values())} requests; request "
+            f"{first['request_id']} was {first['status']}: {first['reason']}")
+
+
 def report_title(metadata: Mapping[str, Any]) -> str:
     """``model on system, N workers × TPn[ × DPd][ (EP)], perf model``, or "" when the
     metadata names no model or system."""

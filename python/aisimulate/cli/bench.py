@@ -12,7 +12,11 @@ cannot honour is an error naming it; options that only say where the server is o
 results go (``--model``, ``--base-url``, ``--result-dir`` …) are taken and change nothing.
 AIPerf's trace replay (``--input-file T --custom-dataset-type mooncake_trace
 --fixed-schedule``) is the traffic ``source: {type: mooncake}``, ``load: {mode: trace}``
-(:func:`_aiperf_trace`).
+(:func:`_aiperf_trace`), an untimed trace the rows under ``--concurrency`` or
+``--request-rate`` (:func:`_untimed_load`), and genai-perf's ``--input-file payload:T``
+the same fixed schedule (:func:`_genai_perf_payload`). Without ``--streaming`` the run is
+the same and the tool's streaming-only metrics are left out of its result
+(:data:`_STREAMING_ONLY`).
 """
 
 from __future__ import annotations
@@ -70,6 +74,15 @@ _TOKEN_ENDPOINTS = ("chat", "completions")
 #: → the SLO bound: the per-user output rate (larger is better) is a TPOT bound of 1000 / X.
 _AIPERF_SLO = {"time_to_first_token": "ttft_ms", "inter_token_latency": "tpot_ms", "request_latency": "e2e_ms",
                "output_token_throughput_per_user": "tpot_ms"}
+
+
+#: The metrics AIPerf measures only with --streaming (MetricFlags.STREAMING_ONLY, left
+#: out by BaseMetricsProcessor.get_filters when endpoint.streaming is off); genai-perf's
+#: console and CSV exporters skip the same four of its own (ConsoleExporter._should_skip).
+#: Without --streaming a response arrives whole, so the run is the same and only the
+#: request latency, lengths, counts and throughputs are reported.
+_STREAMING_ONLY = ("time_to_first_token", "time_to_second_token", "inter_token_latency",
+                   "output_token_throughput_per_user", "prefill_throughput_per_user", "inter_chunk_latency")
 
 
 class _BenchUsageError(ValueError):
@@ -190,21 +203,48 @@ def _one(opts: dict[str, list[str]], name: str, kind: type, default: Any = None)
         raise _BenchUsageError(f"{name} {text!r}: want {'an integer' if kind is int else 'a number'}") from None
 
 
+#: vLLM's benchmark options taken as ``traffic.benchmark`` fields: (option, field, type).
+_VLLM_OPTIONS = (("--dataset-name", "dataset_name", str), ("--random-input-len", "random_input_len", int),
+                 ("--random-output-len", "random_output_len", int),
+                 ("--random-range-ratio", "random_range_ratio", float),
+                 ("--random-prefix-len", "random_prefix_len", int), ("--num-prompts", "num_prompts", int),
+                 ("--max-concurrency", "max_concurrency", int), ("--burstiness", "burstiness", float),
+                 ("--num-warmups", "num_warmups", int),
+                 ("--ready-check-timeout-sec", "ready_check_timeout_sec", float),
+                 # the general lengths map onto the dataset's, whatever the order (main_async)
+                 ("--input-len", "random_input_len", int), ("--output-len", "random_output_len", int))
+
+
+def benchmark_option(command: Sequence[str], field: str) -> str | None:
+    """The option of the command line that set ``traffic.benchmark.<field>``, as the command
+    wrote it (``--isl`` for synthetic_input_tokens_mean; the last given when two set it),
+    or None when the command did not set it (a default) or the tool reads a config file."""
+    tool, _, options = tool_of(_split(command))
+    if tool == "vllm_bench_serve":
+        names = [n for n, k, _ in _VLLM_OPTIONS if k == field]
+        names += {"request_rate": ["--request-rate"], "ignore_eos": ["--ignore-eos"]}.get(field, [])
+        aliases: dict[str, str] = {}
+    elif tool in ("aiperf", "genai_perf"):
+        names = [n for n, (k, _) in _AIPERF_OPTIONS.items() if k == field]
+        names += ["--num-conversations"] if field == "num_conversations" else []
+        aliases = _AIPERF_ALIASES
+    else:
+        return None
+    try:
+        opts, _ = _options(options, {}, aliases, lists=("--extra-inputs",))
+    except _BenchUsageError:
+        return None
+    given = [n for n in opts if n in names]  # in the order given: the last one set the field
+    return _written(opts, given[-1]) if given else None
+
+
 def parse_vllm(options: Sequence[str], variant: str) -> tuple[dict[str, Any], dict[str, Any]]:
     """``traffic.benchmark`` (tool vllm_bench_serve) and the run's other settings
     (``seed``, ``slo``, ``percentiles``, ``percentile_metrics``) from vLLM's benchmark
     options (vllm/benchmarks/serve.py, add_cli_args and main_async)."""
     opts, _ = _options(options, _VLLM_INERT)
     b: dict[str, Any] = {"tool": "vllm_bench_serve", "variant": variant}
-    for name, key, kind in (("--dataset-name", "dataset_name", str), ("--random-input-len", "random_input_len", int),
-                            ("--random-output-len", "random_output_len", int),
-                            ("--random-range-ratio", "random_range_ratio", float),
-                            ("--random-prefix-len", "random_prefix_len", int), ("--num-prompts", "num_prompts", int),
-                            ("--max-concurrency", "max_concurrency", int), ("--burstiness", "burstiness", float),
-                            ("--num-warmups", "num_warmups", int),
-                            ("--ready-check-timeout-sec", "ready_check_timeout_sec", float),
-                            # the general lengths map onto the dataset's, whatever the order (main_async)
-                            ("--input-len", "random_input_len", int), ("--output-len", "random_output_len", int)):
+    for name, key, kind in _VLLM_OPTIONS:
         v = _one(opts, name, kind)
         if v is not None:
             b[key] = v
@@ -245,10 +285,23 @@ def parse_vllm(options: Sequence[str], variant: str) -> tuple[dict[str, Any], di
     if metrics is not None:
         run["percentile_metrics"] = ",".join(metrics).split(",")
     if opts:
-        raise _BenchUsageError(f"{_written(opts, sorted(opts)[0])}: not simulated (an option that changes what "
+        name = _written(opts, sorted(opts)[0])
+        if name in _OTHER_TOOLS["vllm_bench_serve"]:
+            raise _BenchUsageError(f"{name}: not an option of vllm bench serve (its name there is "
+                                  f"{_OTHER_TOOLS['vllm_bench_serve'][name]})")
+        raise _BenchUsageError(f"{name}: not simulated (an option that changes what "
                               "vllm bench serve sends or measures; aisimulate bench takes "
                               + ", ".join(sorted(k for k in _VLLM_KNOWN)) + ")")
     return b, run
+
+
+#: Another tool's option written for this one (a command copied between tools): option →
+#: this tool's own spelling, for the message.
+_OTHER_TOOLS = {"vllm_bench_serve": {"--concurrency": "--max-concurrency", "--request-count": "--num-prompts",
+                                     "--isl": "--random-input-len", "--osl": "--random-output-len"},
+                "aiperf": {"--ignore-eos": "--extra-inputs ignore_eos:true", "--max-concurrency": "--concurrency",
+                           "--random-input-len": "--isl", "--random-output-len": "--osl",
+                           "--num-warmups": "--warmup-request-count"}}
 
 
 _VLLM_KNOWN = ("--dataset-name", "--random-input-len", "--random-output-len", "--random-range-ratio",
@@ -326,14 +379,15 @@ def parse_aiperf(options: Sequence[str], tool: str = "aiperf",
         known["--num-conversations"] = ("num_conversations", int)
     opts, _ = _options(options, _AIPERF_INERT, aliases, lists=("--extra-inputs",))
     b: dict[str, Any] = {"tool": tool}
-    traffic = _aiperf_trace(opts) if tool == "aiperf" else None
+    traffic = _aiperf_trace(opts, version) if tool == "aiperf" else _genai_perf_payload(opts)
     if traffic is not None:
         for name in ("--concurrency", "--request-rate", "--request-count"):
             opts.pop(name, None)  # the fixed schedule's timing and count are the trace's (module note)
         synthetic = [n for n in sorted(opts) if n in known or n == "--request-rate-mode"]
         if synthetic:
-            raise _BenchUsageError(f"{_written(opts, synthetic[0])}: not simulated with a mooncake_trace "
-                                  "--input-file (the trace gives every request's time and lengths)")
+            kind = "mooncake_trace" if tool == "aiperf" else "payload:"
+            raise _BenchUsageError(f"{_written(opts, synthetic[0])}: not simulated with a {kind} "
+                                  "--input-file (the trace gives every request's lengths, and its time or order)")
     endpoint = _one(opts, "--endpoint-type", str)
     if endpoint is not None and endpoint not in _TOKEN_ENDPOINTS:
         why = ("its responses are no generated tokens, so there is no TTFT, ITL or output to simulate"
@@ -343,10 +397,11 @@ def parse_aiperf(options: Sequence[str], tool: str = "aiperf",
         v = _one(opts, name, kind)
         if v is not None:
             b[key] = v
+    if b.get("output_tokens_mean") == 0:  # the core reads 0 as absent ("is required")
+        raise _BenchUsageError(f"{_written(opts, '--output-tokens-mean')} 0: must be ≥ 1 (the responses' length)")
     if b.get("request_rate_mode") == "concurrency_burst" and "request_rate" not in b:
         del b["request_rate_mode"]  # AIPerf's mode without a rate: the closed loop of --concurrency
-    if not _one(opts, "--streaming", bool, False):
-        raise _BenchUsageError("--streaming is missing: without it the tool measures no time to first token")
+    streaming = _one(opts, "--streaming", bool, False)
     extra: dict[str, str] = {}
     for k, v in _extra_inputs(opts.pop("--extra-inputs", []) or []):
         if not (k in ("ignore_eos", "stream", "min_tokens", "max_tokens")):
@@ -389,15 +444,26 @@ def parse_aiperf(options: Sequence[str], tool: str = "aiperf",
             x = float(v)
             if not (math.isfinite(x) and x > 0) and k == "output_token_throughput_per_user":
                 raise _BenchUsageError(f"--goodput {item!r}: want a rate > 0 tokens/s")
+            if not streaming and k in _STREAMING_ONLY:
+                # AIPerf's _configure_goodput: "Invalid --goodput: metric(s) … are not applicable"
+                why = "AIPerf refuses such an SLO; " if tool == "aiperf" else ""
+                raise _BenchUsageError(f"--goodput {item!r}: {k} is not measured without --streaming "
+                                      f"({why}add --streaming)")
             bound = 1000.0 / x if k == "output_token_throughput_per_user" else x
             key = _AIPERF_SLO[k]
             slo[key] = min(bound, slo.get(key, math.inf))
         run["slo"] = slo
     if opts:
-        raise _BenchUsageError(f"{_written(opts, sorted(opts)[0])}: not simulated (an option that changes what "
+        name = _written(opts, sorted(opts)[0])
+        if name in _OTHER_TOOLS["aiperf"]:
+            raise _BenchUsageError(f"{name}: not an option of {tool.replace('_', '-')} profile (its name there is "
+                                  f"{_OTHER_TOOLS['aiperf'][name]})")
+        raise _BenchUsageError(f"{name}: not simulated (an option that changes what "
                               f"{tool.replace('_', '-')} profile sends or measures)")
     if traffic is not None:
         run["traffic"] = traffic
+    if not streaming:
+        run["streaming"] = False
     return b, run
 
 
@@ -407,7 +473,7 @@ _AIPERF_TRACE_ALIASES = {"--prompt-input-tokens-block-size": "--isl-block-size",
                          "--synthetic-input-tokens-block-size": "--isl-block-size"}
 
 
-def _aiperf_trace(opts: dict[str, list[str]]) -> dict[str, Any] | None:
+def _aiperf_trace(opts: dict[str, list[str]], version: str | None = None) -> dict[str, Any] | None:
     """``traffic`` of AIPerf's trace replay (``--input-file T --custom-dataset-type
     mooncake_trace [--fixed-schedule]``): ``source: {type: mooncake, path: T}``,
     ``load: {mode: trace, speedup: 1}``; None without ``--input-file``.
@@ -425,8 +491,9 @@ def _aiperf_trace(opts: dict[str, list[str]]) -> dict[str, Any] | None:
     last response less the first request), so the replay's origin at the first row is
     the same measurement: --fixed-schedule-auto-offset is taken. The start and end
     offsets also drop the rows outside them (_timestamp_within_offsets), which the
-    replay does not: they are refused, as are rows without timestamps (AIPerf sends them
-    under --concurrency or --request-rate) and the other dataset types."""
+    replay does not: they are refused, as are the other dataset types. A file whose first
+    row has no timestamp, without --fixed-schedule, is sent under --concurrency or
+    --request-rate (validate_timing_mode's other branches): :func:`_untimed_load`."""
     for other, name in _AIPERF_TRACE_ALIASES.items():
         if other in opts:
             opts.written[name] = _written(opts, other)
@@ -448,38 +515,171 @@ def _aiperf_trace(opts: dict[str, list[str]]) -> dict[str, Any] | None:
         if name in opts:
             raise _BenchUsageError(f"{name}: not simulated (AIPerf drops the rows outside the offsets; the "
                                   "replay sends every row of the file: cut the file instead)")
-    if not os.path.isfile(path):
-        raise _BenchUsageError(f"--input-file {path}: no such file")
+    _check_input_file(f"--input-file {path}", path)
     fixed = _one(opts, "--fixed-schedule", bool, False)
     _one(opts, "--fixed-schedule-auto-offset", bool, False)
-    if not fixed and not _first_row_timed(path):
-        raise _BenchUsageError(f"--input-file {path}: its first row has no timestamp, so AIPerf sends the rows "
-                              "under --concurrency or --request-rate: not simulated for a trace file (give "
-                              "the rows timestamps, and --fixed-schedule)")
     source: dict[str, Any] = {"type": "mooncake", "path": os.path.abspath(path)}
     block = _one(opts, "--isl-block-size", int)
     if block is not None:
         source["isl_block_size"] = block
+    if not fixed and not _first_row_timed(path):
+        return {"source": source, "load": _untimed_load(opts, path, version)}
     return {"source": source, "load": {"mode": "trace", "speedup": 1.0}}
+
+
+def _check_input_file(shown: str, path: str) -> None:
+    """Refuse a trace ``path`` that is missing or no regular file, as ``shown`` (the option
+    and the path as written)."""
+    if os.path.isdir(path):
+        raise _BenchUsageError(f"{shown}: is a folder, not a trace file")
+    if os.path.exists(path) and not os.path.isfile(path):
+        raise _BenchUsageError(f"{shown}: not a regular file (a trace file is read twice: once by bench, once "
+                              "by the replay)")
+    if not os.path.isfile(path):
+        raise _BenchUsageError(f"{shown}: no such file")
+
+
+def _release(version: str | None) -> tuple[int, ...] | None:
+    """AIPerf's release as numbers ((0, 5, 0) of "0.5.0" or "v0.5.0"), None when absent or no release."""
+    try:
+        return tuple(int(p) for p in (version or "").lstrip("v").split(".")[:3])
+    except ValueError:
+        return None
+
+
+def _untimed_load(opts: dict[str, list[str]], path: str, version: str | None) -> dict[str, Any]:
+    """``traffic.load`` of AIPerf sending an untimed mooncake_trace (its first row without a
+    timestamp, no --fixed-schedule): validate_timing_mode (aiperf/common/config/
+    user_config.py) takes --request-rate's strategy when a rate is given (its arrivals
+    --request-rate-mode, poisson by default; constant; gamma from 0.5.0 of shape
+    --arrival-smoothness, as for the synthetic dataset: core/config/benchmark.go), else the
+    concurrency burst of --concurrency (1 when absent): a closed loop. The dataset manager
+    hands the rows out in file order (_use_sequential_iteration for mooncake_trace), and
+    the count is the file's rows whatever --request-count says (get_effective_request_count):
+    the replay sends every row once, in order (ai-dynamo/aiperf pull request 273, 2025-09:
+    "the Mooncake trace file runs exactly those payloads that are in the file"; before it an
+    untimed file was sampled at random, 10 requests; --dataset-sampling-strategy, which later
+    releases let override the order, is refused beside a trace). Refused: rows with a session_id (how a
+    conversation's turns share a slot changed across AIPerf's releases), and a rate capped
+    by --concurrency (the replay caps only a synthetic source's arrivals)."""
+    if _rows_have_sessions(path):
+        raise _BenchUsageError(f"--input-file {path}: rows with a session_id under --concurrency or --request-rate "
+                              "are not simulated (give the rows timestamps, and --fixed-schedule)")
+    rate = _one(opts, "--request-rate", float)
+    concurrency = _one(opts, "--concurrency", int)
+    mode = _one(opts, "--request-rate-mode", str)
+    smoothness = _one(opts, "--arrival-smoothness", float)
+    _one(opts, "--request-count", int)  # the file's rows are the count (docstring)
+    if rate is None:
+        if mode not in (None, "concurrency_burst") or smoothness is not None:
+            name = "--request-rate-mode" if smoothness is None else "--arrival-smoothness"
+            raise _BenchUsageError(f"{_written(opts, name)}: needs --request-rate (without one AIPerf sends the "
+                                  "trace's rows as a closed loop of --concurrency)")
+        c = 1 if concurrency is None else concurrency
+        if c < 1:
+            raise _BenchUsageError(f"--concurrency {c}: must be ≥ 1")
+        return {"mode": "concurrency", "concurrency": c}
+    if not (math.isfinite(rate) and rate > 0):
+        raise _BenchUsageError(f"--request-rate {_word(rate)}: must be a finite number > 0")
+    if concurrency is not None:
+        raise _BenchUsageError("--concurrency: a --request-rate capped by a concurrency is not simulated for a trace "
+                              "file (the replay caps only a synthetic dataset's arrivals): give one of them")
+    load: dict[str, Any] = {"mode": "rate", "rate_rps": rate, "arrival": "poisson"}
+    rel = _release(version)
+    if mode == "constant":
+        load["arrival"] = "constant"
+    elif mode == "gamma":
+        if rel is None or rel < (0, 5, 0):
+            raise _BenchUsageError(f"{_written(opts, '--request-rate-mode')} gamma: an arrival pattern of AIPerf 0.5.0 "
+                                  "and later (give --tool-version)")
+        shape = 1.0 if smoothness is None else smoothness
+        if not (math.isfinite(shape) and shape > 0):
+            raise _BenchUsageError(f"{_written(opts, '--arrival-smoothness')} {_word(shape)}: must be a number > 0")
+        load.update(arrival="gamma", cv=1.0 / math.sqrt(shape))
+    elif mode not in (None, "poisson"):
+        raise _BenchUsageError(f"{_written(opts, '--request-rate-mode')} {mode}: not simulated with --request-rate "
+                              "(poisson, constant and, from AIPerf 0.5.0, gamma are)")
+    if smoothness is not None and mode != "gamma":
+        raise _BenchUsageError(f"{_written(opts, '--arrival-smoothness')}: belongs to --request-rate-mode gamma")
+    return load
+
+
+def _rows_have_sessions(path: str) -> bool:
+    """Whether a JSON row of the file has a session_id (undecodable lines are left to the
+    trace reader, which names them by line)."""
+    with open(path, encoding="utf-8", errors="replace") as f:
+        for line in f:
+            if "session_id" not in line:
+                continue
+            try:
+                row = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(row, dict) and row.get("session_id") is not None:
+                return True
+    return False
+
+
+def _genai_perf_payload(opts: dict[str, list[str]]) -> dict[str, Any] | None:
+    """``traffic`` of genai-perf's trace replay, ``--input-file payload:T [--fixed-schedule]``
+    (triton-inference-server/perf_analyzer, genai-perf/README.md "Use moon_cake file as
+    input payload"; inputs/retrievers/payload_input_retriever.py): each row's timestamp
+    (ms) is its send, input_length with its hash_ids of 512 tokens (SyntheticPromptGenerator's
+    block_size) the prompt and output_length its max_tokens: ``source: {type: mooncake,
+    path: T}``, ``load: {mode: trace}``; None without ``--input-file``. perf_analyzer's fixed
+    schedule runs the file once (its request count is the file's rows: --request-count is
+    refused, as perf_analyzer refuses it), and genai-perf's --concurrency or --request-rate
+    would take the place of the schedule (CreateConfig._convert_args_to_stimulus): refused.
+    A file without ``payload:`` is text prompts, whose lengths need the tokenizer, and
+    ``synthetic:`` files feed other converters: both refused."""
+    path = _one(opts, "--input-file", str)
+    fixed = _one(opts, "--fixed-schedule", bool, False)
+    if path is None:
+        if fixed:
+            raise _BenchUsageError("--fixed-schedule: needs --input-file payload:FILE (a trace of timestamped rows)")
+        return None
+    if not path.startswith("payload:"):
+        what = ("synthetic files for a converter" if path.startswith("synthetic:")
+                else "a file of text prompts, whose token counts need the tokenizer")
+        row = _first_row(path) if os.path.isfile(path) else None
+        hint = (f"this file's rows are a trace: write --input-file payload:{path}"
+                if isinstance(row, dict) and "input_length" in row else
+                "a trace of timestamp, input_length and output_length rows is --input-file payload:FILE")
+        raise _BenchUsageError(f"--input-file {path}: not simulated without payload: (genai-perf reads it as {what}); "
+                              + hint)
+    path = path.split(":", 1)[1]
+    _check_input_file(f"--input-file payload:{path}", path)
+    for name in ("--concurrency", "--request-count", "--warmup-request-count"):
+        if name in opts:
+            why = ("genai-perf then runs that load instead of the schedule" if name == "--concurrency" else
+                   "perf_analyzer's fixed schedule sends the file's rows once" if name == "--request-count" else
+                   "the replay sends every row of the file as measured")
+            raise _BenchUsageError(f"{_written(opts, name)}: not simulated with --input-file payload: ({why})")
+    return {"source": {"type": "mooncake", "path": os.path.abspath(path)}, "load": {"mode": "trace", "speedup": 1.0}}
 
 
 def _first_row_timed(path: str) -> bool:
     """Whether the file's first JSON row has a timestamp, as AIPerf decides on a fixed
     schedule (_should_use_fixed_schedule_for_mooncake_trace: blank and undecodable lines
     are passed over)."""
+    row = _first_row(path)
+    return isinstance(row, dict) and row.get("timestamp") is not None
+
+
+def _first_row(path: str) -> Any:
+    """The file's first JSON row (blank and undecodable lines passed over), None if none."""
     try:
-        with open(path, encoding="utf-8") as f:
+        with open(path, encoding="utf-8", errors="replace") as f:
             for line in f:
                 if not (line := line.strip()):
                     continue
                 try:
-                    row = json.loads(line)
+                    return json.loads(line)
                 except ValueError:
                     continue
-                return isinstance(row, dict) and row.get("timestamp") is not None
     except OSError as exc:
         raise _BenchUsageError(f"--input-file {path}: {exc.strerror or exc}") from None
-    return False
+    return None
 
 
 #: The options that name the model whose tokenizer the client counts tokens with, in the
@@ -643,18 +843,23 @@ def aiperf_text(doc: dict[str, Any]) -> str:
             "good_request_count": "goodput.good_requests", "goodput": "goodput.goodput_rps"}
     stats = ("avg", "min", "max", "p99", "p90", "p50", "std")
     width = 52
-    lines = [f"{'Metric':{width}s}" + "".join(f"{s:>10s}" for s in stats) + "  aisimulate"]
 
     def num(v: Any) -> str:
         return "" if v is None else f"{float(v):.2f}"
 
+    rows = []
     for tag, b in doc.items():
         if not isinstance(b, dict) or "avg" not in b or tag not in ours:
             continue
         unit = b.get("unit") or ""
         head = AIPERF_HEADERS.get(tag, tag) + (f" ({unit})" if unit and unit not in ("requests", "count") else "")
-        cells = [num(b.get(s)) if s in b else "" for s in stats]
-        lines.append(f"{head:{width}s}" + "".join(f"{c:>10s}" for c in cells) + f"  {ours[tag]}")
+        rows.append((head, [num(b.get(s)) if s in b else "" for s in stats], ours[tag]))
+    # each column 10 wide, or one more than its widest cell (a latency of hours, 1e7 ms and
+    # more, would run into its neighbour)
+    widths = [max([10] + [len(cells[i]) + 1 for _, cells, _ in rows]) for i in range(len(stats))]
+    lines = [f"{'Metric':{width}s}" + "".join(f"{s:>{w}s}" for s, w in zip(stats, widths)) + "  aisimulate"]
+    for head, cells, name in rows:
+        lines.append(f"{head:{width}s}" + "".join(f"{c:>{w}s}" for c, w in zip(cells, widths)) + f"  {name}")
     return "\n".join(lines)
 
 
@@ -674,7 +879,9 @@ def add_bench(sub: argparse._SubParsersAction) -> None:
                "  aisimulate bench engine.yaml -- aiperf profile -m Qwen/Qwen3-8B --streaming --concurrency 8 \\\n"
                "      --request-count 100 --isl 1000 --osl 200 --extra-inputs ignore_eos:true\n"
                "  aisimulate bench engine.yaml -- aiperf profile -m Qwen/Qwen3-8B --streaming \\\n"
-               "      --input-file trace.jsonl --custom-dataset-type mooncake_trace --fixed-schedule\n",
+               "      --input-file trace.jsonl --custom-dataset-type mooncake_trace --fixed-schedule\n"
+               "  aisimulate bench engine.yaml -- genai-perf profile -m Qwen/Qwen3-8B --streaming \\\n"
+               "      --input-file payload:trace.jsonl --fixed-schedule\n",
         formatter_class=argparse.RawDescriptionHelpFormatter)
     add_config_arguments(p)
     p.add_argument("--format", choices=("table", "json"), default="table",
@@ -730,7 +937,7 @@ def run_bench(args: argparse.Namespace) -> int:
     from .common import UsageError, config_source_from_args, progress_of, write
     from ..config import load_config, read_config
     from ..io.exports import aiperf_summary
-    from ..report_text import none_completed
+    from ..report_text import none_completed, some_not_completed
 
     command = list(args.command)
     if _config_is_command_word(args.config, command):
@@ -764,19 +971,31 @@ def run_bench(args: argparse.Namespace) -> int:
     overrides["traffic"] = run.get("traffic") or {"benchmark": bench}
     if "seed" in run:
         overrides["execution.seed"] = run["seed"]
-    spec = load_config(src, overrides=overrides)
-    model = (spec.data.get("engine") or {}).get("model")
-    if isinstance(model, str) and (why := model_mismatch(command, model)):
-        print(f"aisimulate: warning: {why}", file=sys.stderr)
-    report = replay(spec, progress=progress_of(args), slo=run.get("slo"),
-                    percentiles=replay_percentiles(run.get("percentiles") or ()))
+    try:
+        spec = load_config(src, overrides=overrides)
+        model = (spec.data.get("engine") or {}).get("model")
+        if isinstance(model, str) and (why := model_mismatch(command, model)):
+            print(f"aisimulate: warning: {why}", file=sys.stderr)
+        report = replay(spec, progress=progress_of(args), slo=run.get("slo"),
+                        percentiles=replay_percentiles(run.get("percentiles") or ()))
+    except ConfigError as exc:  # a benchmark field the command set: name the option as written
+        prefix = "traffic.benchmark."
+        option = benchmark_option(command, exc.field[len(prefix):]) if exc.field.startswith(prefix) else None
+        if option is None:
+            raise
+        raise UsageError(f"bench: {option}: {exc.reason} ({exc.field})") from None
     why = none_completed(report)
     if why:  # a result of zeros: say why, as `aisimulate replay` does (vLLM too warns "All requests failed")
         print(f"aisimulate: warning: {why}", file=sys.stderr)
+    elif not args.quiet and (why := some_not_completed(report)):  # the result counts them only
+        print(f"aisimulate: note: {why}", file=sys.stderr)
     tool = bench["tool"]
     if tool in ("aiperf", "genai_perf"):  # genai-perf prints AIPerf's table (AIPerf is its successor)
         result = aiperf_summary(report)
         result.pop("aisimulate_spec", None)
+        if run.get("streaming") is False:
+            for tag in _STREAMING_ONLY:
+                result.pop(tag, None)
         text = aiperf_text(result)
     elif tool == "inference_perf":
         from . import bench_inference_perf as ip
@@ -800,6 +1019,9 @@ def run_bench(args: argparse.Namespace) -> int:
     else:
         head = (f"{tool} ({bench.get('variant', '')}) against {report.metadata.get('model')} on "
                 f"{report.metadata.get('system')}; {report.metadata.get('perf_model')}").replace(" ()", "")
-        notes = (report.metadata.get("benchmark") or {}).get("notes") or []
+        notes = list((report.metadata.get("benchmark") or {}).get("notes") or [])
+        if run.get("streaming") is False:
+            notes.append("without --streaming each response arrives whole: the tool measures no time to first or "
+                         "second token, inter-token latency or per-user throughput (add --streaming for them)")
         write("\n".join([head, *(f"  {n}" for n in notes), text]) + "\n")
     return 0

@@ -130,7 +130,9 @@ def json_objects(file: str) -> Iterator[tuple[int, dict[str, Any]]]:
                 raise DataError(f"key {path!r} given twice: JSON leaves which value counts "
                                 f"undefined; keep one", file=file, line=line_no, field=path) from None
             except json.JSONDecodeError as exc:
-                raise DataError(f"not valid JSON ({exc.msg} at column {exc.colno})",
+                # json's message may end in "at" itself ("Invalid control character at")
+                msg = exc.msg[:-3] if exc.msg.endswith(" at") else exc.msg
+                raise DataError(f"not valid JSON ({msg} at column {exc.colno})",
                                 file=file, line=line_no) from None
             except RecursionError:
                 raise DataError("not valid JSON (nested too deeply)", file=file, line=line_no) from None

@@ -60,7 +60,8 @@ class Journal:
 
         Raises:
             ConfigError: the file holds another question's results (or is not a journal)
-                and ``resume`` is true.
+                and ``resume`` is true; its folder cannot be made or written in (field
+                ``out``).
         """
         j = cls(path, header)
         if resume and os.path.exists(path):
@@ -90,10 +91,15 @@ class Journal:
                 f.truncate(min(good, os.path.getsize(path)))
             return j
         folder = os.path.dirname(path)
-        if folder:
-            os.makedirs(folder, exist_ok=True)
-        with open(path, "w", encoding="utf-8") as f:
-            f.write(json.dumps(header, sort_keys=True) + "\n")
+        try:
+            if folder:
+                os.makedirs(folder, exist_ok=True)
+            with open(path, "w", encoding="utf-8") as f:
+                f.write(json.dumps(header, sort_keys=True) + "\n")
+        except OSError as exc:  # a folder that cannot be made or written in: the caller's out
+            what = ("is a file, not a folder" if folder and os.path.isfile(folder)
+                    else f"cannot write the search journal there: {exc.strerror or exc}")
+            raise ConfigError("out", f"{folder or path}: {what}") from None
         return j
 
     def read_new(self, offset: int) -> tuple[list[dict[str, Any]], int]:
