@@ -121,8 +121,8 @@ type SGLang struct {
 	// extend pass, or a decode pass above cuda_graph_max_bs, launches every
 	// layer's kernels from Python, and the pass lasts at least
 	// layers × this (perf.Breakdown.PassNs). Left out: the model's measured
-	// value (SGLangEagerLaunchUsPerLayer: DeepSeek's decoder layer, 0 for
-	// the others); 0: not modelled.
+	// value (SGLangEagerLaunchUsPerLayer: DeepSeek's and Llama's decoder
+	// layers, 0 for the others); 0: not modelled.
 	EagerLaunchUsPerLayer *float64 `json:"eager_launch_us_per_layer,omitempty"`
 	// StreamInterval is --stream-interval: the scheduler sends a streaming
 	// request's new tokens to the detokenizer only at some output lengths
@@ -164,17 +164,47 @@ var sglangDeepSeekLayerArchitectures = map[string]bool{
 	"DeepseekV32ForCausalLM": true, "GlmMoeDsaForCausalLM": true,
 }
 
+// SGLangLlamaEagerLaunchUsPerLayer is a Llama (models/llama.py
+// LlamaForCausalLM) layer's eager launch time in SGLang, µs
+// (engine.sglang.eager_launch_us_per_layer): sgl-project/sglang pull request
+// 1401 ("Support cuda graph in the triton attention backend"), its
+// sglang.bench_latency logs of Meta-Llama-3-8B (32 layers), batch size 1,
+// input 128, FlashInfer attention: "Decode. median latency" 0.00823 s with
+// --disable-cuda-graph and 0.00735 s from a CUDA graph. The GPU's work of that
+// one-token-per-request forward is at most 7.35 ms, so under
+// perf.Breakdown.PassNs (max of kernels and launch) the eager forward is the
+// host's launch of its 32 layers: 8.23 / 32. Its limits, for the reader: a
+// decode pass, not an extend (the layer launches the same kernels; the
+// extend's attention kernel differs), of the SGLang of 2024-09 (0.3.0), and
+// because the eager forward is only 0.88 ms above the graph's the launch is
+// an upper bound, not pinned as DeepSeek's is (82.64 against 23.10 ms).
+const SGLangLlamaEagerLaunchUsPerLayer = 8230.0 / 32
+
+// sglangLlamaLayerArchitectures are the architectures served with Llama's
+// decoder layer whose eager forward is measured (SGLangLlamaEagerLaunchUsPerLayer).
+var sglangLlamaLayerArchitectures = map[string]bool{"LlamaForCausalLM": true}
+
 // SGLangEagerLaunchUsPerLayer is g's eager launch time of one decoder layer
 // of a model of the given architecture, µs: engine.sglang's
 // eager_launch_us_per_layer when given, else the measured value of the
 // architecture's layer (SGLangDeepSeekEagerLaunchUsPerLayer for DeepSeek's
-// layer), else 0 (no measured value: not modelled).
+// layer, SGLangLlamaEagerLaunchUsPerLayer for Llama's), else 0 (no measured
+// value: not modelled). Searched and not found, so 0: a measured eager
+// against CUDA-graph forward of a short pass in SGLang's pull requests,
+// issues and docs for Qwen3ForCausalLM, Qwen3MoeForCausalLM (pull request
+// 11845 gives only a 7k-token TTFT, 310 against 289 ms, which the GPU's work
+// dominates), Qwen3_5MoeForConditionalGeneration and Qwen3-Next's hybrid
+// layer (pull requests 13081, 14502 and 17613: TTFTs of 1k to 4k-token
+// prompts), GptOssForCausalLM; docs/advanced_features/piecewise_cuda_graph.md
+// and cuda_graphs.md give no timings.
 func SGLangEagerLaunchUsPerLayer(g *SGLang, architecture string) float64 {
 	switch {
 	case g.EagerLaunchUsPerLayer != nil:
 		return *g.EagerLaunchUsPerLayer
 	case sglangDeepSeekLayerArchitectures[architecture]:
 		return SGLangDeepSeekEagerLaunchUsPerLayer
+	case sglangLlamaLayerArchitectures[architecture]:
+		return SGLangLlamaEagerLaunchUsPerLayer
 	}
 	return 0
 }
