@@ -254,3 +254,7 @@ def test_a_llama_one_token_extend_pays_the_measured_eager_launch():
     assert one.overlap_cpu and one.time_ns == round(one.breakdown_ns["overhead"] + 8_230_000)
     qwen = aisimulate.step_time({**eng, "model": "Qwen/Qwen3-32B"}, {"prefill": [(1, 0)]})
     assert "host_launch" not in qwen.breakdown_ns
+    # from 0.5.10 piecewise CUDA graphs replay the extend pass (on by default): no launch,
+    # the kernels' time as before
+    pcg = aisimulate.step_time({**eng, "backend_version": "0.5.10"}, {"prefill": [(1, 0)]})
+    assert "host_launch" not in pcg.breakdown_ns

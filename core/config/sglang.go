@@ -114,10 +114,11 @@ type SGLang struct {
 	DeepEPMode string `json:"deepep_mode,omitempty"`
 	// EagerLaunchUsPerLayer is the simulation's, not a flag SGLang takes:
 	// the host's time to launch one decoder layer's kernels, µs, in a pass
-	// that runs eagerly. SGLang replays CUDA graphs for decode passes only
+	// that runs eagerly. SGLang replays CUDA graphs for decode passes
 	// (model_executor/cuda_graph_runner.py can_run: decode batches of at
-	// most cuda_graph_max_bs; piecewise CUDA graphs for extend passes are
-	// off unless --enable-piecewise-cuda-graph, server_args.py), so an
+	// most cuda_graph_max_bs) and, from 0.5.10, piecewise ones for extend
+	// passes up to piecewise_cuda_graph_max_tokens (SGLangPiecewiseByDefault;
+	// through 0.5.9 off unless --enable-piecewise-cuda-graph), so any other
 	// extend pass, or a decode pass above cuda_graph_max_bs, launches every
 	// layer's kernels from Python, and the pass lasts at least
 	// layers × this (perf.Breakdown.PassNs). Left out: the model's measured
@@ -207,6 +208,40 @@ func SGLangEagerLaunchUsPerLayer(g *SGLang, architecture string) float64 {
 		return SGLangLlamaEagerLaunchUsPerLayer
 	}
 	return 0
+}
+
+// SGLangPiecewiseByDefault reports whether release r replays extend passes
+// from piecewise CUDA graphs unless a rule turns them off: from 0.5.10
+// (server_args.py disable_piecewise_cuda_graph = False, its
+// _handle_piecewise_cuda_graph auto-disabling; model_runner.py
+// forward_extend replays piecewise_cuda_graph_runner.py when can_run: the
+// pass's tokens at most piecewise_cuda_graph_max_tokens). Before, an extend
+// pass runs eagerly unless --enable-piecewise-cuda-graph: the wheels of
+// 0.5.6.post2 and 0.5.9 (enable_piecewise_cuda_graph = False); 0.5.1.post1
+// has no piecewise graphs (no piecewise_cuda_graph_runner.py).
+func SGLangPiecewiseByDefault(r Release) bool { return !r.Before(sglangPiecewiseSince) }
+
+// sglangPiecewiseSince is the first release with piecewise CUDA graphs on
+// by default (SGLangPiecewiseByDefault).
+var sglangPiecewiseSince = Release{0, 5, 10}
+
+// SGLangPiecewiseOff reports whether SGLang 0.5.10's
+// _handle_piecewise_cuda_graph turns piecewise CUDA graphs off for a model
+// of the given architecture: configs/model_config.py
+// piecewise_cuda_graph_disabled_model_archs, and the multimodal
+// architectures (model_config.py multimodal_model_archs, is_multimodal with
+// enable_multimodal left out) that the simulator serves.
+func SGLangPiecewiseOff(architecture string) bool {
+	return sglangPiecewiseOffArchitectures[architecture]
+}
+
+var sglangPiecewiseOffArchitectures = map[string]bool{
+	// piecewise_cuda_graph_disabled_model_archs
+	"DeepseekV32ForCausalLM": true, "Qwen3NextForCausalLM": true, "GlmMoeDsaForCausalLM": true,
+	"BailingMoeV2_5ForCausalLM": true, "LLaDAModelLM": true,
+	// multimodal_model_archs
+	"Qwen3_5ForConditionalGeneration": true, "Qwen3_5MoeForConditionalGeneration": true,
+	"Qwen3VLForConditionalGeneration": true, "Qwen3VLMoeForConditionalGeneration": true,
 }
 
 // engine.sglang.moe_a2a_backend and deepep_mode values (server_args.py

@@ -542,6 +542,29 @@ func TestEagerLaunchByArchitecture(t *testing.T) {
 	assert.Equal(t, 8, o.GraphMaxBS)
 }
 
+// From 0.5.10 piecewise CUDA graphs replay an extend pass of at most
+// piecewise_cuda_graph_max_tokens tokens (model_runner.py forward_extend,
+// piecewise_cuda_graph_runner.py can_run: len(input_ids)): with a 4096-token
+// limit a 4096-token chunk pays no eager launch, a mixed pass of that chunk
+// and 3 decodes (4099 input ids) pays it, and a decode pass keeps the
+// cuda_graph_max_bs rule.
+func TestPiecewiseGraphsSkipTheEagerLaunch(t *testing.T) {
+	o := Options{EagerLaunchNs: 8.23e6, GraphMaxBS: 8, PiecewiseMaxTokens: 4096}
+	chunk := perf.Batch{Prefill: []perf.Chunk{{NewTokens: 4096}}}
+	o.ShapePass(&chunk)
+	assert.Zero(t, chunk.HostLaunchNs)
+	mixed := perf.Batch{Prefill: []perf.Chunk{{NewTokens: 4096}}, Decodes: 3}
+	o.ShapePass(&mixed)
+	assert.Equal(t, 8.23e6, mixed.HostLaunchNs)
+	decode := perf.Batch{Decodes: 9}
+	o.ShapePass(&decode)
+	assert.Equal(t, 8.23e6, decode.HostLaunchNs)
+	o.PiecewiseMaxTokens = 0 // before 0.5.10: every extend pass is eager
+	one := perf.Batch{Prefill: []perf.Chunk{{NewTokens: 1}}}
+	o.ShapePass(&one)
+	assert.Equal(t, 8.23e6, one.HostLaunchNs)
+}
+
 // A P/D prefill server clears batch_is_full before every prefill batch it
 // forms (disaggregation/prefill.py): it never runs update_running_batch,
 // which clears it on an aggregated server. A pool of 250 tokens holds R1 and
