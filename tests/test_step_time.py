@@ -236,3 +236,25 @@ def test_an_sglang_eager_pass_is_priced_as_the_replay_prices_it():
     tl = report.timeline
     assert tl["prefill_tokens"][0] == 16
     assert round((tl["end_ms"][0] - tl["start_ms"][0]) * 1e6) == one.time_ns
+
+
+def test_a_llama_one_token_extend_pays_the_measured_eager_launch():
+    # Left out, engine.sglang.eager_launch_us_per_layer is the architecture's measured
+    # value: Llama's layer (LlamaForCausalLM) 8,230 / 32 = 257.1875 µs, sgl-project/sglang
+    # pull request 1401's eager forward of Meta-Llama-3-8B (8.23 ms, 32 layers). A
+    # one-token prefill of Llama-3.1-8B (32 layers) on one H200: the host launches
+    # 32 × 257.1875 µs = 8.23 ms, far above the kernels' time, so with the overlap
+    # scheduler the pass is overhead + 8.23 ms. Qwen3-32B has no measured value: no launch.
+    eng = {"model": "meta-llama/Llama-3.1-8B-Instruct", "system": "h200_sxm", "backend": "sglang",
+           "workers": {"aggregated": {"count": 1, "tp": 1}}}
+    one = aisimulate.step_time(eng, {"prefill": [(1, 0)]})
+    assert one.breakdown_ns["host_launch"] == 8_230_000
+    kernels = sum(v for k, v in one.breakdown_ns.items() if k not in ("overhead", "host_launch"))
+    assert kernels < 8_230_000
+    assert one.overlap_cpu and one.time_ns == round(one.breakdown_ns["overhead"] + 8_230_000)
+    qwen = aisimulate.step_time({**eng, "model": "Qwen/Qwen3-32B"}, {"prefill": [(1, 0)]})
+    assert "host_launch" not in qwen.breakdown_ns
+    # from 0.5.10 piecewise CUDA graphs replay the extend pass (on by default): no launch,
+    # the kernels' time as before
+    pcg = aisimulate.step_time({**eng, "backend_version": "0.5.10"}, {"prefill": [(1, 0)]})
+    assert "host_launch" not in pcg.breakdown_ns

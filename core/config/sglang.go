@@ -114,15 +114,16 @@ type SGLang struct {
 	DeepEPMode string `json:"deepep_mode,omitempty"`
 	// EagerLaunchUsPerLayer is the simulation's, not a flag SGLang takes:
 	// the host's time to launch one decoder layer's kernels, µs, in a pass
-	// that runs eagerly. SGLang replays CUDA graphs for decode passes only
+	// that runs eagerly. SGLang replays CUDA graphs for decode passes
 	// (model_executor/cuda_graph_runner.py can_run: decode batches of at
-	// most cuda_graph_max_bs; piecewise CUDA graphs for extend passes are
-	// off unless --enable-piecewise-cuda-graph, server_args.py), so an
+	// most cuda_graph_max_bs) and, from 0.5.10, piecewise ones for extend
+	// passes up to piecewise_cuda_graph_max_tokens (SGLangPiecewiseByDefault;
+	// through 0.5.9 off unless --enable-piecewise-cuda-graph), so any other
 	// extend pass, or a decode pass above cuda_graph_max_bs, launches every
 	// layer's kernels from Python, and the pass lasts at least
 	// layers × this (perf.Breakdown.PassNs). Left out: the model's measured
-	// value (SGLangEagerLaunchUsPerLayer: DeepSeek's decoder layer, 0 for
-	// the others); 0: not modelled.
+	// value (SGLangEagerLaunchUsPerLayer: DeepSeek's and Llama's decoder
+	// layers, 0 for the others); 0: not modelled.
 	EagerLaunchUsPerLayer *float64 `json:"eager_launch_us_per_layer,omitempty"`
 	// StreamInterval is --stream-interval: the scheduler sends a streaming
 	// request's new tokens to the detokenizer only at some output lengths
@@ -164,19 +165,83 @@ var sglangDeepSeekLayerArchitectures = map[string]bool{
 	"DeepseekV32ForCausalLM": true, "GlmMoeDsaForCausalLM": true,
 }
 
+// SGLangLlamaEagerLaunchUsPerLayer is a Llama (models/llama.py
+// LlamaForCausalLM) layer's eager launch time in SGLang, µs
+// (engine.sglang.eager_launch_us_per_layer): sgl-project/sglang pull request
+// 1401 ("Support cuda graph in the triton attention backend"), its
+// sglang.bench_latency logs of Meta-Llama-3-8B (32 layers), batch size 1,
+// input 128, FlashInfer attention: "Decode. median latency" 0.00823 s with
+// --disable-cuda-graph and 0.00735 s from a CUDA graph. The GPU's work of that
+// one-token-per-request forward is at most 7.35 ms, so under
+// perf.Breakdown.PassNs (max of kernels and launch) the eager forward is the
+// host's launch of its 32 layers: 8.23 / 32. Its limits, for the reader: a
+// decode pass, not an extend (the layer launches the same kernels; the
+// extend's attention kernel differs), of the SGLang of 2024-09 (0.3.0), and
+// because the eager forward is only 0.88 ms above the graph's the launch is
+// an upper bound, not pinned as DeepSeek's is (82.64 against 23.10 ms).
+const SGLangLlamaEagerLaunchUsPerLayer = 8230.0 / 32
+
+// sglangLlamaLayerArchitectures are the architectures served with Llama's
+// decoder layer whose eager forward is measured (SGLangLlamaEagerLaunchUsPerLayer).
+var sglangLlamaLayerArchitectures = map[string]bool{"LlamaForCausalLM": true}
+
 // SGLangEagerLaunchUsPerLayer is g's eager launch time of one decoder layer
 // of a model of the given architecture, µs: engine.sglang's
 // eager_launch_us_per_layer when given, else the measured value of the
 // architecture's layer (SGLangDeepSeekEagerLaunchUsPerLayer for DeepSeek's
-// layer), else 0 (no measured value: not modelled).
+// layer, SGLangLlamaEagerLaunchUsPerLayer for Llama's), else 0 (no measured
+// value: not modelled). Searched and not found, so 0: a measured eager
+// against CUDA-graph forward of a short pass in SGLang's pull requests,
+// issues and docs for Qwen3ForCausalLM, Qwen3MoeForCausalLM (pull request
+// 11845 gives only a 7k-token TTFT, 310 against 289 ms, which the GPU's work
+// dominates), Qwen3_5MoeForConditionalGeneration and Qwen3-Next's hybrid
+// layer (pull requests 13081, 14502 and 17613: TTFTs of 1k to 4k-token
+// prompts), GptOssForCausalLM; docs/advanced_features/piecewise_cuda_graph.md
+// and cuda_graphs.md give no timings.
 func SGLangEagerLaunchUsPerLayer(g *SGLang, architecture string) float64 {
 	switch {
 	case g.EagerLaunchUsPerLayer != nil:
 		return *g.EagerLaunchUsPerLayer
 	case sglangDeepSeekLayerArchitectures[architecture]:
 		return SGLangDeepSeekEagerLaunchUsPerLayer
+	case sglangLlamaLayerArchitectures[architecture]:
+		return SGLangLlamaEagerLaunchUsPerLayer
 	}
 	return 0
+}
+
+// SGLangPiecewiseByDefault reports whether release r replays extend passes
+// from piecewise CUDA graphs unless a rule turns them off: from 0.5.10
+// (server_args.py disable_piecewise_cuda_graph = False, its
+// _handle_piecewise_cuda_graph auto-disabling; model_runner.py
+// forward_extend replays piecewise_cuda_graph_runner.py when can_run: the
+// pass's tokens at most piecewise_cuda_graph_max_tokens). Before, an extend
+// pass runs eagerly unless --enable-piecewise-cuda-graph: the wheels of
+// 0.5.6.post2 and 0.5.9 (enable_piecewise_cuda_graph = False); 0.5.1.post1
+// has no piecewise graphs (no piecewise_cuda_graph_runner.py).
+func SGLangPiecewiseByDefault(r Release) bool { return !r.Before(sglangPiecewiseSince) }
+
+// sglangPiecewiseSince is the first release with piecewise CUDA graphs on
+// by default (SGLangPiecewiseByDefault).
+var sglangPiecewiseSince = Release{0, 5, 10}
+
+// SGLangPiecewiseOff reports whether SGLang 0.5.10's
+// _handle_piecewise_cuda_graph turns piecewise CUDA graphs off for a model
+// of the given architecture: configs/model_config.py
+// piecewise_cuda_graph_disabled_model_archs, and the multimodal
+// architectures (model_config.py multimodal_model_archs, is_multimodal with
+// enable_multimodal left out) that the simulator serves.
+func SGLangPiecewiseOff(architecture string) bool {
+	return sglangPiecewiseOffArchitectures[architecture]
+}
+
+var sglangPiecewiseOffArchitectures = map[string]bool{
+	// piecewise_cuda_graph_disabled_model_archs
+	"DeepseekV32ForCausalLM": true, "Qwen3NextForCausalLM": true, "GlmMoeDsaForCausalLM": true,
+	"BailingMoeV2_5ForCausalLM": true, "LLaDAModelLM": true,
+	// multimodal_model_archs
+	"Qwen3_5ForConditionalGeneration": true, "Qwen3_5MoeForConditionalGeneration": true,
+	"Qwen3VLForConditionalGeneration": true, "Qwen3VLMoeForConditionalGeneration": true,
 }
 
 // engine.sglang.moe_a2a_backend and deepep_mode values (server_args.py

@@ -118,3 +118,19 @@ func TestSGLangStreamsFirstTokenFrom049(t *testing.T) {
 		assert.Equal(t, want, SGLangStreamsFirstToken(r), v)
 	}
 }
+
+// Piecewise CUDA graphs for extend passes: on by default from 0.5.10 (the
+// wheels of 0.5.9 and 0.5.10), off there for the architectures of
+// piecewise_cuda_graph_disabled_model_archs and the multimodal ones.
+func TestSGLangPiecewiseByDefault(t *testing.T) {
+	for v, want := range map[string]bool{"0.5.1.post1": false, "0.5.6.post2": false, "0.5.9": false, "0.5.10": true, "0.5.12.post1": true} {
+		r, _, err := ResolveEngineVersion(v, BackendSGLang)
+		require.NoError(t, err)
+		assert.Equal(t, want, SGLangPiecewiseByDefault(r), v)
+	}
+	for a, want := range map[string]bool{"GlmMoeDsaForCausalLM": true, "DeepseekV32ForCausalLM": true,
+		"Qwen3_5MoeForConditionalGeneration": true, "DeepseekV3ForCausalLM": false, "LlamaForCausalLM": false,
+		"Qwen3ForCausalLM": false, "Qwen3MoeForCausalLM": false} {
+		assert.Equal(t, want, SGLangPiecewiseOff(a), a)
+	}
+}

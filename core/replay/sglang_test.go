@@ -243,6 +243,25 @@ func TestSGLangEAGLE(t *testing.T) {
 	assert.Equal(t, 0.85, rep.Metadata.Pools[0].EngineArgs["speculative_acceptance_rate"])
 }
 
+// Piecewise CUDA graphs for extend passes are on by default from 0.5.10
+// (server_args.py disable_piecewise_cuda_graph = False), up to
+// chunked_prefill_size tokens for a GQA model such as Qwen3-32B (8192 on an
+// H100), at most the given max_total_tokens (4096 here); off before
+// (0.5.9: enable_piecewise_cuda_graph = False) and, from 0.5.10, with
+// speculative decoding (_handle_piecewise_cuda_graph).
+func TestSGLangPiecewiseGraphsByRelease(t *testing.T) {
+	trace := writeTrace(t, []traceRow{{ts: 0, in: 100, out: 2}})
+	v := func(rel, extra string) map[string]any {
+		y := strings.Replace(sglangLinear(trace, extra), "backend: sglang", "backend: sglang\n  backend_version: "+rel, 1)
+		return runYAML(t, y).Metadata.Pools[0].EngineArgs
+	}
+	on := v("0.5.10", "")
+	assert.Equal(t, 8192, on["chunked_prefill_size"])
+	assert.Equal(t, 4096, on["piecewise_cuda_graph_max_tokens"])
+	assert.NotContains(t, v("0.5.9", ""), "piecewise_cuda_graph_max_tokens")
+	assert.NotContains(t, v("0.5.10", ", speculative_algorithm: NEXTN, speculative_num_steps: 2"), "piecewise_cuda_graph_max_tokens")
+}
+
 // A P/D decode server's max_running_requests (its pool's server argument)
 // caps its running batch (disaggregation/decode.py get_new_prebuilt_batch):
 // R1 and R2 (100 prompt tokens, 3 output) prefill together over [0, 10) and

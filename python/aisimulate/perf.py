@@ -75,8 +75,11 @@ class StepTime:
             ranks). ``time_ns`` is round(Σ parts); with ``overlap_cpu`` round(max(Σ −
             overhead, overhead)): vLLM's async scheduling runs the CPU work beside the
             kernels (``perf.Breakdown.PassNs`` in ``core/perf/roofline.go``). A pass the
-            engine runs eagerly (SGLang's prefill passes, and decodes above
-            ``cuda_graph_max_bs``, with ``engine.sglang.eager_launch_us_per_layer``) also
+            engine runs eagerly (SGLang's prefill passes — from 0.5.10 only those above
+            ``piecewise_cuda_graph_max_tokens`` or with piecewise CUDA graphs off — and
+            decodes above ``cuda_graph_max_bs``, with
+            ``engine.sglang.eager_launch_us_per_layer``, left out the model's measured
+            value: DeepSeek's and Llama's decoder layers) also
             has ``host_launch``, the host's launch of its kernels: no part of Σ, it bounds
             the kernels: round(max(kernels, overhead + host_launch)) with the overlap
             scheduler, else round(overhead + max(kernels, host_launch)), as in the replay.

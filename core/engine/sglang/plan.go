@@ -186,7 +186,9 @@ func (Family) Plan(in engine.PoolInput) (engine.PoolPlan, error) {
 	// the perf sources take the graphs up to the largest pass (a hybrid
 	// model's mamba pool can hold fewer requests than cuda_graph_max_bs).
 	graphTokens := min(cuda*(1+opt.DraftSteps), passTokens)
-	cfg.Options = withEagerLaunch(opt, g, in.Arch, cuda)
+	opt = withEagerLaunch(opt, g, in.Arch, cuda)
+	opt.PiecewiseMaxTokens = piecewiseMaxTokens(rel, g, in, d.ChunkedPrefillSize, spec, dp, a2a)
+	cfg.Options = opt
 	args := map[string]any{"release": rel.String(), "defaults_rule": d.Rule,
 		"tp_size": in.TP * dp, "dp_size": dp, "enable_dp_attention": dp > 1,
 		"mem_fraction_static": d.MemFractionStatic, "chunked_prefill_size": chunk, "max_prefill_tokens": g.MaxPrefillTokens,
@@ -201,6 +203,9 @@ func (Family) Plan(in engine.PoolInput) (engine.PoolPlan, error) {
 	}
 	if g.EPSize > 0 {
 		args["ep_size"] = g.EPSize // --ep-size as given (the experts' split: the pool's parallel layout)
+	}
+	if opt.PiecewiseMaxTokens > 0 {
+		args["piecewise_cuda_graph_max_tokens"] = opt.PiecewiseMaxTokens
 	}
 	if g.StreamInterval > 1 {
 		args["stream_interval"], args["stream_first_token"] = g.StreamInterval, opt.StreamsFirstToken
@@ -332,6 +337,31 @@ func mambaPool(in engine.PoolInput, g *config.SGLang, rest float64, dp int) (mam
 			max(st.size, 1), float64(st.perReq)/(1<<20), rest/gib, in.Sys.Name, in.TP)}
 	}
 	return st, nil
+}
+
+// piecewiseMaxTokens is the largest extend pass SGLang replays from
+// piecewise CUDA graphs (piecewise_cuda_graph_max_tokens), 0 when they are
+// off: before 0.5.10 (config.SGLangPiecewiseByDefault), and from it when
+// server_args.py _handle_piecewise_cuda_graph turns them off, for the
+// architecture (config.SGLangPiecewiseOff), speculative decoding, DP
+// attention, a MoE all-to-all backend, or P/D disaggregation. Its default
+// (server_args.py _handle_gpu_memory_settings) is
+// chunked_prefill_size, 2048 for an MLA model, at most max_total_tokens when
+// given; with chunked prefill off (-1) no size is captured and
+// model_runner.py init_piecewise_cuda_graphs turns them off.
+func piecewiseMaxTokens(rel config.Release, g *config.SGLang, in engine.PoolInput, chunk int, spec bool, dp int, a2a string) int {
+	if !config.SGLangPiecewiseByDefault(rel) || config.SGLangPiecewiseOff(in.Arch.Architecture) || spec || dp > 1 ||
+		a2a != "" || in.Name == "prefill" || in.Name == "decode" || chunk <= 0 {
+		return 0
+	}
+	n := chunk
+	if in.Arch.MLA != nil {
+		n = 2048
+	}
+	if g.MaxTotalTokens > 0 {
+		n = min(n, g.MaxTotalTokens)
+	}
+	return n
 }
 
 // withEagerLaunch sets opt's eager launch: the launch time of each of the

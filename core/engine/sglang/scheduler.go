@@ -69,16 +69,24 @@ func (w *Worker) draftSteps() {
 // it runs eagerly (Options.EagerLaunchNs): SGLang replays a CUDA graph only
 // for a forward mode that has one (model_executor/model_runner.py
 // _forward_raw, forward_mode.is_cuda_graph: decode, verify, idle) of at most
-// cuda_graph_max_bs requests (cuda_graph_runner.py can_run), so an extend
-// pass (a prefill chunk, mixed or not) or a larger decode pass launches
-// each layer's kernels from the host.
+// cuda_graph_max_bs requests (cuda_graph_runner.py can_run), so a larger
+// decode pass launches each layer's kernels from the host, and so does an
+// extend pass (a prefill chunk, mixed or not) unless piecewise CUDA graphs
+// replay it (model_runner.py forward_extend: piecewise_cuda_graph_runner.py
+// can_run, at most Options.PiecewiseMaxTokens tokens; the attention between
+// the pieces still runs eagerly, and its launch is not modelled).
 func (w *Worker) eagerLaunch() { w.opt.ShapePass(&w.batch) }
 
 // ShapePass gives b the host's launch of its kernels (EagerLaunchNs) when
-// SGLang runs it eagerly: a pass with a prefill chunk, or a decode pass of
-// more than GraphMaxBS requests (engine.PassShaper; see Worker.eagerLaunch).
+// SGLang runs it eagerly: a pass with a prefill chunk of more than
+// PiecewiseMaxTokens tokens in all, or a decode pass of more than
+// GraphMaxBS requests (engine.PassShaper; see Worker.eagerLaunch).
 func (o Options) ShapePass(b *perf.Batch) {
-	if len(b.Prefill) > 0 || b.Decodes > o.GraphMaxBS {
+	if len(b.Prefill) > 0 {
+		if b.Tokens() > o.PiecewiseMaxTokens {
+			b.HostLaunchNs = o.EagerLaunchNs
+		}
+	} else if b.Decodes > o.GraphMaxBS {
 		b.HostLaunchNs = o.EagerLaunchNs
 	}
 }

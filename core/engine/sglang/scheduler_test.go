@@ -519,21 +519,50 @@ func TestDecodeServerKeepsDecodeRoom(t *testing.T) {
 }
 
 // The eager launch a plan gives (withEagerLaunch): DeepSeek's layer, left
-// out, takes the measured 82,640 / 61 µs a layer (61 layers: 82.64 ms); a
-// given value wins, 0 included; an architecture with no measured value
-// gets none.
+// out, takes the measured 82,640 / 61 µs a layer (61 layers: 82.64 ms),
+// Llama's the measured 8,230 / 32 µs (Llama-3.1-8B's 32 layers: 8.23 ms, the
+// eager forward of pull request 1401's log); a given value wins, 0 included;
+// an architecture with no measured value gets none.
 func TestEagerLaunchByArchitecture(t *testing.T) {
 	v3 := &model.Arch{Architecture: "DeepseekV3ForCausalLM", Layers: 61}
 	glm := &model.Arch{Architecture: "GlmMoeDsaForCausalLM", Layers: 78}
 	dense := &model.Arch{Architecture: "Qwen3ForCausalLM", Layers: 64}
+	llama := &model.Arch{Architecture: "LlamaForCausalLM", Layers: 32}
 	none, zero, given := &config.SGLang{}, 0.0, 1000.0
 	assert.InDelta(t, 82.64e6, withEagerLaunch(Options{}, none, v3, 8).EagerLaunchNs, 1e-3)
 	assert.InDelta(t, 82640e3/61*78, withEagerLaunch(Options{}, none, glm, 8).EagerLaunchNs, 1e-3)
 	assert.Zero(t, withEagerLaunch(Options{}, none, dense, 8).EagerLaunchNs)
+	assert.Equal(t, 8.23e6, withEagerLaunch(Options{}, none, llama, 8).EagerLaunchNs)
+	for _, a := range []string{"Qwen3MoeForCausalLM", "Qwen3_5MoeForConditionalGeneration", "GptOssForCausalLM"} {
+		assert.Zero(t, withEagerLaunch(Options{}, none, &model.Arch{Architecture: a, Layers: 60}, 8).EagerLaunchNs, a)
+	}
 	assert.Zero(t, withEagerLaunch(Options{}, &config.SGLang{EagerLaunchUsPerLayer: &zero}, v3, 8).EagerLaunchNs)
 	o := withEagerLaunch(Options{}, &config.SGLang{EagerLaunchUsPerLayer: &given}, dense, 8)
 	assert.Equal(t, 64e6, o.EagerLaunchNs)
 	assert.Equal(t, 8, o.GraphMaxBS)
+}
+
+// From 0.5.10 piecewise CUDA graphs replay an extend pass of at most
+// piecewise_cuda_graph_max_tokens tokens (model_runner.py forward_extend,
+// piecewise_cuda_graph_runner.py can_run: len(input_ids)): with a 4096-token
+// limit a 4096-token chunk pays no eager launch, a mixed pass of that chunk
+// and 3 decodes (4099 input ids) pays it, and a decode pass keeps the
+// cuda_graph_max_bs rule.
+func TestPiecewiseGraphsSkipTheEagerLaunch(t *testing.T) {
+	o := Options{EagerLaunchNs: 8.23e6, GraphMaxBS: 8, PiecewiseMaxTokens: 4096}
+	chunk := perf.Batch{Prefill: []perf.Chunk{{NewTokens: 4096}}}
+	o.ShapePass(&chunk)
+	assert.Zero(t, chunk.HostLaunchNs)
+	mixed := perf.Batch{Prefill: []perf.Chunk{{NewTokens: 4096}}, Decodes: 3}
+	o.ShapePass(&mixed)
+	assert.Equal(t, 8.23e6, mixed.HostLaunchNs)
+	decode := perf.Batch{Decodes: 9}
+	o.ShapePass(&decode)
+	assert.Equal(t, 8.23e6, decode.HostLaunchNs)
+	o.PiecewiseMaxTokens = 0 // before 0.5.10: every extend pass is eager
+	one := perf.Batch{Prefill: []perf.Chunk{{NewTokens: 1}}}
+	o.ShapePass(&one)
+	assert.Equal(t, 8.23e6, one.HostLaunchNs)
 }
 
 // A P/D prefill server clears batch_is_full before every prefill batch it

@@ -69,6 +69,10 @@ type Options struct {
 	// GraphMaxBS is the largest decode pass replayed from a CUDA graph
 	// (cuda_graph_max_bs; 0 on a prefill server, which captures none).
 	GraphMaxBS int
+	// PiecewiseMaxTokens is the largest extend pass replayed from piecewise
+	// CUDA graphs (piecewise_cuda_graph_max_tokens, piecewise_cuda_graph_runner.py
+	// can_run: the pass's tokens); 0: none, every extend pass runs eagerly.
+	PiecewiseMaxTokens int
 	// StreamInterval is --stream-interval (0 or 1: every pass's tokens are
 	// sent), StreamsFirstToken the release's rule of which output lengths
 	// send (config.SGLangStreamsFirstToken; Worker.streams).
