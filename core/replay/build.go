@@ -398,10 +398,14 @@ func (d *deployment) buildPool(s *config.Spec, pl *pool) error {
 	if err != nil {
 		return cfgErr("engine.model", err)
 	}
+	var states *trtllmStates
 	if hybrid && lim.ofFree {
-		return &config.Error{Field: "engine.model", Msg: fmt.Sprintf(
-			"%s keeps a recurrent state per request (%d linear-attention layers); TensorRT-LLM's mamba cache manager is not simulated (use engine.backend vllm or sglang)",
-			arch.Name, arch.LinearLayers())}
+		// TensorRT-LLM's mamba cache manager: its own state slots, and the
+		// attention layers' KV blocks of tokens_per_block (trtllmhybrid.go)
+		if states, err = planTRTLLMStates(e, arch, pl, lim); err != nil {
+			return err
+		}
+		hybrid = false
 	}
 	if hybrid {
 		// vLLM's hybrid KV cache manager (perf.HybridKV): its attention
@@ -416,6 +420,9 @@ func (d *deployment) buildPool(s *config.Spec, pl *pool) error {
 		plan, err := perf.PlanMemoryParallel(arch, sys, pl.parallel(), kvDtype, lim.maxTokens, lim.maxSeqs,
 			util, lim.blockSize)
 		if lim.ofFree && err == nil {
+			if states != nil {
+				states.apply(&plan, lim.blockSize)
+			}
 			plan.Blocks = lim.kvBlocksOfFree(plan.KVBudgetBytes, plan.KVBytesPerToken)
 			if plan.Blocks < 1 {
 				err = fmt.Errorf("%w: %s on %s leaves %.2f GiB for the KV cache (free_gpu_memory_fraction %g of %.2f GiB), less than one block of %d tokens",
@@ -458,6 +465,9 @@ func (d *deployment) buildPool(s *config.Spec, pl *pool) error {
 		MaxNumSeqs: lim.maxSeqs, MaxNumBatchedTokens: lim.maxTokens, BlockSize: blockSize,
 		NumBlocks: blocks, MaxModelLen: maxLen, PrefixCaching: prefix, Options: engines.Options(e, pl.spec),
 		StateBlocks: stateBlocks, MambaAlign: align,
+	}
+	if states != nil {
+		pl.cfg.Options, pl.args = states.options(pl.cfg.Options), states.args()
 	}
 	return nil
 }
