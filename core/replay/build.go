@@ -231,12 +231,17 @@ func (d *deployment) planTransfer(e *config.Engine, t *config.KVTransfer) error 
 	// sends it over its own link as its KV: one link's share at the NIC's
 	// bandwidth; with bandwidth_gb_per_s the whole state at that bandwidth.
 	// The state is the model's dtype (an engine's own --mamba-ssm-dtype is not
-	// applied to the transfer).
-	if st := arch.StateBytesPerSequence(1); st > 0 {
+	// applied to the transfer); TensorRT-LLM's is the one its mamba cache
+	// manager holds, the SSM state at the model's bf16 (trtllmStates).
+	stateAt := arch.StateBytesPerSequence
+	if e.Backend == config.BackendTRTLLM {
+		stateAt = func(tp int) int64 { return arch.StateBytesPerSequenceAs(tp, trtllmSSMBytes) }
+	}
+	if st := stateAt(1); st > 0 {
 		d.transferStateNs = clock.Span(float64(st) / d.transferBytesPerNs)
 		if t.BandwidthGBPerS == 0 {
 			links := min(d.pools[0].tp, d.pools[1].tp)
-			d.transferStateNs = clock.Span(float64(arch.StateBytesPerSequence(links)) / (d.sys.InterNodeBW / 1e9))
+			d.transferStateNs = clock.Span(float64(stateAt(links)) / (d.sys.InterNodeBW / 1e9))
 		}
 	}
 	// the longest prompt's transfer must fit the virtual clock

@@ -83,10 +83,14 @@ func planTRTLLMStates(e *config.Engine, arch *model.Arch, pl *pool, lim limits) 
 	if lim.attentionDP {
 		tp = 1
 	}
-	const ssm = 2 // mamba_ssm_cache_dtype "auto": the model's torch_dtype, bf16
-	return &trtllmStates{slots: lim.maxSeqs, bytesPerSlot: arch.StateBytesPerSequenceAs(tp, ssm),
-		layers: arch.LinearLayers(), ssmDtypeBytes: ssm}, nil
+	return &trtllmStates{slots: lim.maxSeqs, bytesPerSlot: arch.StateBytesPerSequenceAs(tp, trtllmSSMBytes),
+		layers: arch.LinearLayers(), ssmDtypeBytes: trtllmSSMBytes}, nil
 }
+
+// trtllmSSMBytes is the bytes of an SSM-state element as TensorRT-LLM keeps
+// it: mamba_ssm_cache_dtype "auto", the model's torch_dtype (bf16 for every
+// hybrid checkpoint served here; a float32 override is not modelled).
+const trtllmSSMBytes = 2
 
 // bytes is the states' memory on one GPU: max_batch_size slots.
 func (s *trtllmStates) bytes() int64 { return int64(s.slots) * s.bytesPerSlot }

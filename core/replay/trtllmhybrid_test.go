@@ -98,3 +98,19 @@ func TestTRTLLMHybridRefusals(t *testing.T) {
 	assert.ErrorContains(t, err, "engine.trtllm.kv_cache_config.enable_block_reuse")
 	assert.ErrorContains(t, err, "requires block reuse to be disabled")
 }
+
+// P/D of a hybrid model on TensorRT-LLM moves the state its mamba cache
+// manager holds, with the SSM state at bf16: Qwen3.5-35B-A3B's 1,000-token
+// prompt at 100,000 KV bytes a token and 50 GB/s, 2,000,000 ns of KV, plus
+// 32,931,840 bytes of state (TestTRTLLMHybridMemorySplit) in 658,637 ns,
+// plus 0.1 ms: 2,758,637 ns (vLLM's fp32 state would take 1,287,782 ns).
+func TestTRTLLMHybridPDMovesTheState(t *testing.T) {
+	yml := replaceOnce(trtllmHybridSpec(t, "Qwen/Qwen3.5-35B-A3B", "1.3.0rc18", ", enable_block_reuse: false"),
+		"workers: {aggregated: {count: 1, tp: 1}}",
+		"workers: {disaggregated: {prefill: {count: 1, tp: 1}, decode: {count: 1, tp: 1}, kv_transfer: {bandwidth_gb_per_s: 50, latency_ms: 0.1, kv_bytes_per_token: 100000}}}")
+	rep := runYAML(t, yml)
+	require.Equal(t, 8, rep.Summary.Completed)
+	for _, r := range rep.Records {
+		assert.InDelta(t, 2_758_637, r.TransferNs, 1)
+	}
+}
