@@ -433,6 +433,12 @@ func (d *deployment) buildPool(s *config.Spec, pl *pool) error {
 				err = fmt.Errorf("%w: %s on %s leaves %.2f GiB for the KV cache (free_gpu_memory_fraction %g of %.2f GiB), less than one block of %d tokens",
 					perf.ErrDoesNotFit, arch.Name, sys.Name, float64(plan.KVBudgetBytes)*lim.memFraction/(1<<30), lim.memFraction,
 					float64(plan.KVBudgetBytes)/(1<<30), lim.blockSize)
+				if states != nil && plan.KVBudgetBytes+states.bytes() > 0 {
+					// the recurrent states took what the KV cache needed
+					return &config.Error{Field: lim.fieldOf("max_num_seqs"), Infeasible: true, Msg: fmt.Sprintf(
+						"%v, after the mamba cache manager's %d recurrent-state slots (one a max_batch_size request) of %.2f GiB each, %.2f GiB: lower max_batch_size",
+						err, states.slots, float64(states.bytesPerSlot)/(1<<30), float64(states.bytes())/(1<<30))}
+				}
 			}
 		}
 		if err != nil {

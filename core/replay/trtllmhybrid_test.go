@@ -114,3 +114,18 @@ func TestTRTLLMHybridPDMovesTheState(t *testing.T) {
 		assert.InDelta(t, 2_758_637, r.TransferNs, 1)
 	}
 }
+
+// TensorRT-LLM's default max_batch_size (2048) of Qwen3.5-35B-A3B's states,
+// 2048 · 32,931,840 bytes = 62.81 GiB, leave one H100 no KV block (the
+// weights and activations leave 11.25 GiB: −51.56 after the states), where
+// 64 slots leave blocks: the error names max_batch_size and the states.
+func TestTRTLLMHybridStatesTakeTheMemory(t *testing.T) {
+	yml := replaceOnce(trtllmHybridSpec(t, "Qwen/Qwen3.5-35B-A3B", "1.3.0rc18", ", enable_block_reuse: false"),
+		"system: h200_sxm", "system: h100_sxm")
+	runYAML(t, yml)
+	_, err := runYAMLErr(replaceOnce(yml, "max_batch_size: 64", "max_batch_size: 2048"))
+	assert.ErrorContains(t, err, "engine.trtllm.max_batch_size")
+	assert.ErrorContains(t, err, "2048 recurrent-state slots")
+	assert.ErrorContains(t, err, "62.81 GiB")
+	assert.ErrorContains(t, err, "of -51.56 GiB")
+}
