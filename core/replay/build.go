@@ -424,6 +424,9 @@ func (d *deployment) buildPool(s *config.Spec, pl *pool) error {
 		}
 		plan, err := perf.PlanMemoryParallel(arch, sys, pl.parallel(), kvDtype, lim.maxTokens, lim.maxSeqs,
 			util, lim.blockSize)
+		if states != nil && errors.Is(err, perf.ErrDoesNotFit) {
+			err = nil // vLLM's enlarged hybrid block did not fit: TensorRT-LLM's tokens_per_block decides below
+		}
 		if lim.ofFree && err == nil {
 			if states != nil {
 				states.apply(&plan, lim.blockSize)
