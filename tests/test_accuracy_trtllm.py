@@ -385,3 +385,24 @@ def test_group_table():
     assert (by[("disagg", "", "")]["rows"], by[("disagg", "", "")]["of"]) == (1, 2)
     assert "1 of 2" in accuracy.format_groups(t)
     assert accuracy.group_table([RowResult(id="v", status="ok", predicted_ttft_ms=1.0)]) == []
+
+
+def test_disagg_columns_of_a_hybrid_model_turn_block_reuse_off():
+    """A P/D row from its columns of a model with recurrent state (Qwen3.5's Gated
+    DeltaNet, Nemotron-H's Mamba-2) runs both sides with block reuse off, as
+    TensorRT-LLM's MambaHybridCacheManager requires; another model's keeps the release's
+    default."""
+    from pathlib import Path
+
+    from aisimulate.tools.accuracy import trtllm_disagg as td
+    d = Path(CONFIGS)
+    for name, hybrid in (("Qwen--Qwen3.5-35B-A3B", True), ("nvidia--NVIDIA-Nemotron-3-Nano-30B-A3B-BF16", True),
+                         ("deepseek-ai--DeepSeek-R1", False)):
+        assert td.keeps_recurrent_state(d / f"{name}_config.json") is hybrid, name
+    assert not td.keeps_recurrent_state(d / "no-such_config.json")
+    cols = dict(prefill_num_workers="1", prefill_tp_size="2", prefill_attention_dp_size="1",
+                prefill_moe_tp_size="2", prefill_moe_ep_size="1")
+    pool = td.side_pool(cols, "prefill", str(d / "Qwen--Qwen3.5-35B-A3B_config.json"))
+    assert pool["trtllm"]["kv_cache_config"] == {"enable_block_reuse": False}
+    pool = td.side_pool(cols, "prefill", str(d / "deepseek-ai--DeepSeek-R1_config.json"))
+    assert "kv_cache_config" not in pool["trtllm"]

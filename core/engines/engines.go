@@ -74,3 +74,12 @@ func Options(e *config.Engine, p *config.Pool) any {
 	}
 	return o
 }
+
+// TRTLLMStateSlots is TensorRT-LLM options o (Options' result for a
+// trtllm pool) with a hybrid model's recurrent-state slots
+// (trtllm.Options.StateSlots: max_batch_size, the mamba cache manager's).
+func TRTLLMStateSlots(o any, slots int) any {
+	t, _ := o.(trtllm.Options)
+	t.StateSlots = slots
+	return t
+}

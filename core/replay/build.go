@@ -231,12 +231,17 @@ func (d *deployment) planTransfer(e *config.Engine, t *config.KVTransfer) error 
 	// sends it over its own link as its KV: one link's share at the NIC's
 	// bandwidth; with bandwidth_gb_per_s the whole state at that bandwidth.
 	// The state is the model's dtype (an engine's own --mamba-ssm-dtype is not
-	// applied to the transfer).
-	if st := arch.StateBytesPerSequence(1); st > 0 {
+	// applied to the transfer); TensorRT-LLM's is the one its mamba cache
+	// manager holds, the SSM state at the model's bf16 (trtllmStates).
+	stateAt := arch.StateBytesPerSequence
+	if e.Backend == config.BackendTRTLLM {
+		stateAt = func(tp int) int64 { return arch.StateBytesPerSequenceAs(tp, trtllmSSMBytes) }
+	}
+	if st := stateAt(1); st > 0 {
 		d.transferStateNs = clock.Span(float64(st) / d.transferBytesPerNs)
 		if t.BandwidthGBPerS == 0 {
 			links := min(d.pools[0].tp, d.pools[1].tp)
-			d.transferStateNs = clock.Span(float64(arch.StateBytesPerSequence(links)) / (d.sys.InterNodeBW / 1e9))
+			d.transferStateNs = clock.Span(float64(stateAt(links)) / (d.sys.InterNodeBW / 1e9))
 		}
 	}
 	// the longest prompt's transfer must fit the virtual clock
@@ -434,10 +439,14 @@ func (d *deployment) buildPool(s *config.Spec, pl *pool) error {
 	if err != nil {
 		return cfgErr("engine.model", err)
 	}
+	var states *trtllmStates
 	if hybrid && lim.ofFree {
-		return &config.Error{Field: "engine.model", Msg: fmt.Sprintf(
-			"%s keeps a recurrent state per request (%d linear-attention layers); TensorRT-LLM's mamba cache manager is not simulated (use engine.backend vllm or sglang)",
-			arch.Name, arch.LinearLayers())}
+		// TensorRT-LLM's mamba cache manager: its own state slots, and the
+		// attention layers' KV blocks of tokens_per_block (trtllmhybrid.go)
+		if states, err = planTRTLLMStates(e, arch, pl, lim); err != nil {
+			return err
+		}
+		hybrid = false
 	}
 	if hybrid {
 		// vLLM's hybrid KV cache manager (perf.HybridKV): its attention
@@ -451,12 +460,24 @@ func (d *deployment) buildPool(s *config.Spec, pl *pool) error {
 		}
 		plan, err := perf.PlanMemoryParallel(arch, sys, pl.parallel(), kvDtype, lim.maxTokens, lim.maxSeqs,
 			util, lim.blockSize)
+		if states != nil && errors.Is(err, perf.ErrDoesNotFit) {
+			err = nil // vLLM's enlarged hybrid block did not fit: TensorRT-LLM's tokens_per_block decides below
+		}
 		if lim.ofFree && err == nil {
+			if states != nil {
+				states.apply(&plan, lim.blockSize)
+			}
 			plan.Blocks = lim.kvBlocksOfFree(plan.KVBudgetBytes, plan.KVBytesPerToken)
 			if plan.Blocks < 1 {
 				err = fmt.Errorf("%w: %s on %s leaves %.2f GiB for the KV cache (free_gpu_memory_fraction %g of %.2f GiB), less than one block of %d tokens",
 					perf.ErrDoesNotFit, arch.Name, sys.Name, float64(plan.KVBudgetBytes)*lim.memFraction/(1<<30), lim.memFraction,
 					float64(plan.KVBudgetBytes)/(1<<30), lim.blockSize)
+				if states != nil && plan.KVBudgetBytes+states.bytes() > 0 {
+					// the recurrent states took what the KV cache needed
+					return &config.Error{Field: lim.fieldOf("max_num_seqs"), Infeasible: true, Msg: fmt.Sprintf(
+						"%v, after the mamba cache manager's %d recurrent-state slots (one a max_batch_size request) of %.2f GiB each, %.2f GiB: lower max_batch_size",
+						err, states.slots, float64(states.bytesPerSlot)/(1<<30), float64(states.bytes())/(1<<30))}
+				}
 			}
 		}
 		if err != nil {
@@ -494,6 +515,9 @@ func (d *deployment) buildPool(s *config.Spec, pl *pool) error {
 		MaxNumSeqs: lim.maxSeqs, MaxNumBatchedTokens: lim.maxTokens, BlockSize: blockSize,
 		NumBlocks: blocks, MaxModelLen: maxLen, PrefixCaching: prefix, Options: engines.Options(e, pl.spec),
 		StateBlocks: stateBlocks, MambaAlign: align,
+	}
+	if states != nil {
+		pl.cfg.Options, pl.args = states.options(pl.cfg.Options), states.args()
 	}
 	return nil
 }

@@ -69,6 +69,12 @@ type Options struct {
 	// attention DP (Worker.batchWait); both 0: off.
 	BatchWaitTimeoutIters   int
 	BatchWaitMaxTokensRatio float64
+	// StateSlots is the recurrent-state slots of a hybrid model's worker
+	// (linear-attention or Mamba layers; 0: a model without them): the
+	// mamba cache manager holds one slot a request from the resources of its
+	// first scheduled iteration to their release, and a context without one
+	// is scheduled only while one is free (state.go).
+	StateSlots int
 }
 
 // The shared types, under the names this package's code uses.

@@ -32,6 +32,8 @@ type Request struct {
 	accepted    float64
 	// kvReady (P/D decode side): the tokens whose KV arrives by transfer.
 	kvReady int
+	// slot: it holds a recurrent-state slot (hybrid models, state.go).
+	slot bool
 }
 
 // Where a request is on its worker (LlmRequestState, as the simulation needs it).
@@ -86,6 +88,10 @@ type Worker struct {
 	fitting, pending, paused, ctx, gen []*Request
 	contributed                        []uint64
 
+	// slotsFree is the free recurrent-state slots (Options.StateSlots
+	// less those held; state.go).
+	slotsFree int
+
 	busy  bool
 	batch perf.Batch
 	outs  []Out
@@ -114,7 +120,7 @@ func NewWorker(cfg Config, pm perf.Model) (*Worker, error) {
 			return nil, fmt.Errorf("trtllm: CUDA-graph batch sizes %v: want ascending sizes ≥ 1", opt.CUDAGraphBatchSizes)
 		}
 	}
-	if opt.MTPDraftTokens < 0 || len(opt.MTPAcceptance) > opt.MTPDraftTokens || opt.StreamInterval < 0 ||
+	if opt.MTPDraftTokens < 0 || len(opt.MTPAcceptance) > opt.MTPDraftTokens || opt.StreamInterval < 0 || opt.StateSlots < 0 ||
 		opt.BatchWaitTimeoutIters < 0 || opt.BatchWaitMaxTokensRatio < 0 || opt.BatchWaitMaxTokensRatio > 1 {
 		return nil, fmt.Errorf("trtllm: invalid options %+v", opt)
 	}
@@ -122,7 +128,8 @@ func NewWorker(cfg Config, pm perf.Model) (*Worker, error) {
 	if err != nil {
 		return nil, err
 	}
-	w := &Worker{cfg: cfg, opt: opt, perf: pm, kv: newKVPool(cfg.NumBlocks, cfg.PrefixCaching), draft: opt.MTPDraftTokens, drafts: drafts}
+	w := &Worker{cfg: cfg, opt: opt, perf: pm, kv: newKVPool(cfg.NumBlocks, cfg.PrefixCaching), draft: opt.MTPDraftTokens, drafts: drafts,
+		slotsFree: opt.StateSlots}
 	return w, nil
 }
 
@@ -204,6 +211,7 @@ func (w *Worker) Abort(er *engine.Request) {
 	}
 	w.kv.release(r.blocks)
 	r.blocks = r.blocks[:0]
+	w.freeSlot(r)
 	r.chunk, r.state = 0, stNone
 }
 
@@ -261,6 +269,7 @@ func (w *Worker) schedule() {
 	for _, r := range w.paused {
 		w.pause(r)
 	}
+	w.filterBySlots()
 	w.microBatch()
 	w.batchWait()
 }
@@ -301,6 +310,7 @@ func (w *Worker) finishPlan() bool {
 		if len(r.blocks) == 0 {
 			w.allocContext(r)
 		}
+		w.takeSlot(r)
 	}
 	kept := w.ctx[:0]
 	for _, r := range w.ctx {
@@ -324,6 +334,7 @@ func (w *Worker) finishPlan() bool {
 func (w *Worker) pause(r *Request) {
 	r.lost, r.moved = r.computed, r.Generated
 	w.kv.release(r.blocks)
+	w.freeSlot(r)
 	r.blocks, r.registered, r.computed, r.chunk = r.blocks[:0], 0, 0, 0
 	r.state = stContext
 	r.Preemptions++
@@ -499,6 +510,7 @@ func (w *Worker) emit(r *Request, k int) bool {
 	} else {
 		w.kv.release(r.blocks)
 		r.blocks = r.blocks[:0]
+		w.freeSlot(r)
 		r.state = stNone
 	}
 	w.outs = append(w.outs, Out{Req: &r.Request, Kind: engine.OutFinished})
@@ -525,6 +537,7 @@ func (w *Worker) ReleaseHeld(er *engine.Request) {
 	r := own(er)
 	w.kv.release(r.blocks)
 	r.blocks = r.blocks[:0]
+	w.freeSlot(r)
 	r.state = stNone
 }
 
@@ -569,10 +582,11 @@ func (w *Worker) reserve(r *Request, room int) int {
 	if w.opt.Policy == GuaranteedNoEvict {
 		need = w.blocksFor(r.Prompt + r.Output)
 	}
-	if need > room || w.blocksFor(r.kvReady+1) > w.kv.available() {
+	if need > room || w.blocksFor(r.kvReady+1) > w.kv.available() || !w.slotFree() {
 		return -1
 	}
 	r.blocks = w.kv.takeN(w.blocksFor(r.kvReady+1), r.blocks)
+	w.takeSlot(r)
 	r.state = stTransfer
 	w.active = append(w.active, r)
 	w.nTransfer++

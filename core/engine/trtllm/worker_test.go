@@ -475,3 +475,70 @@ func TestBatchWaitHoldsContextsBack(t *testing.T) {
 		})
 	}
 }
+
+// A hybrid model's recurrent-state slots (state.go): a context server with
+// two slots (max_batch_size 2) and room for every KV block. r1 and r2 each
+// run their context in iteration 1 and finish there (prefill only, one
+// token), their KV and state held for the transfer (HoldKV): both slots are
+// taken, though no request is active. r3 (arrived with them) is picked by
+// the capacity scheduler in iteration 2 but filtered out
+// (filter_ctx_requests_by_capacity), so no iteration runs; once r1's
+// transfer ends (ReleaseHeld) its slot is free and r3 runs its context.
+// Without slots (a model without recurrent state) r3 runs at once.
+func TestStateSlotsHoldAdmission(t *testing.T) {
+	for _, slots := range []int{2, 0} {
+		cfg := Config{MaxNumSeqs: 2, MaxNumBatchedTokens: 512, BlockSize: 16, NumBlocks: 100, MaxModelLen: 4096,
+			Options: Options{StateSlots: slots}}
+		w, rec := newTestWorker(t, cfg)
+		rs := []*engine.Request{newRequest(1, 100, 1), newRequest(2, 100, 1), newRequest(3, 100, 1)}
+		for _, r := range rs {
+			r.HoldKV = true
+			w.Add(r)
+		}
+		_, ok := w.StartPass()
+		require.True(t, ok)
+		outs, _ := w.FinishPass()
+		require.Len(t, outs, 4, "r1 and r2: a token and the end each")
+		assert.Equal(t, []perf.Chunk{{NewTokens: 100}, {NewTokens: 100}}, rec.batches[0].Prefill)
+		_, ok = w.StartPass()
+		if slots == 0 {
+			require.True(t, ok, "no slots: r3 runs in iteration 2")
+			assert.Equal(t, []perf.Chunk{{NewTokens: 100}}, rec.batches[1].Prefill)
+			continue
+		}
+		assert.False(t, ok, "both slots held by the finished requests awaiting their transfer: r3 waits")
+		assert.Equal(t, 0, w.slotsFree)
+		w.ReleaseHeld(rs[0])
+		assert.Equal(t, 1, w.slotsFree)
+		_, ok = w.StartPass()
+		require.True(t, ok, "r1's slot is free: r3 runs")
+		assert.Equal(t, []perf.Chunk{{NewTokens: 100}}, rec.batches[1].Prefill)
+		assert.Equal(t, 0, w.slotsFree)
+		w.FinishPass()
+		w.ReleaseHeld(rs[1])
+		w.ReleaseHeld(rs[2])
+		assert.Equal(t, 2, w.slotsFree, "every slot back")
+	}
+}
+
+// A paused request (MAX_UTILIZATION) gives its slot back with its blocks
+// (PyExecutor._pause_requests frees its resources), and an aborted one too.
+func TestStateSlotsFreedOnPauseAndAbort(t *testing.T) {
+	cfg := Config{MaxNumSeqs: 4, MaxNumBatchedTokens: 512, BlockSize: 16, NumBlocks: 100, MaxModelLen: 4096,
+		Options: Options{StateSlots: 4}}
+	w, _ := newTestWorker(t, cfg)
+	r1 := newRequest(1, 32, 10)
+	w.Add(r1)
+	_, ok := w.StartPass()
+	require.True(t, ok)
+	w.FinishPass()
+	assert.Equal(t, 3, w.slotsFree)
+	w.pause(own(r1))
+	assert.Equal(t, 4, w.slotsFree)
+	_, ok = w.StartPass()
+	require.True(t, ok)
+	w.FinishPass()
+	assert.Equal(t, 3, w.slotsFree)
+	w.Abort(r1)
+	assert.Equal(t, 4, w.slotsFree)
+}

@@ -38,6 +38,7 @@ const OpLinearAttention = "linear_attention"
 
 func init() {
 	tableFamily[TableGDN] = "linear_attention"
+	tableFamily[TableMamba2] = "linear_attention"
 	tableFamily[TableKDA] = "kda"
 }
 
@@ -283,12 +284,23 @@ func (m *Model) gdnSetup(arch *model.Arch, sys *hardware.System, tp int, sysDir 
 	if l.Mamba2 {
 		// gdn_perf times Gated DeltaNet's kernels, not Mamba-2's (whose
 		// mamba2_perf tables are TensorRT-LLM's only): both phases on the
-		// roofline, a stand-in of every Mamba-2 layer
+		// roofline, a stand-in of every Mamba-2 layer; for TensorRT-LLM
+		// its tables' convolution kernels (mamba2Convs)
 		for role := range c.grids {
 			c.grids[role] = rooflineGDNGrid(roofs[role], gdnRole(role))
 		}
-		m.fallback(OpLinearAttention, layers, "Mamba-2 mixers: no table times their kernels for this engine (gdn_perf is Gated DeltaNet's); "+
-			"priced by the roofline (perf.GDNCore, the SSD chunked scan in prefill) with the system's memory model")
+		what := "no table times their kernels for this engine (gdn_perf is Gated DeltaNet's)"
+		if opt.Backend == "trtllm" {
+			read, err := m.mamba2Convs(c, sh, roofs, sys, em, sysDir, opt)
+			if err != nil {
+				return nil, err
+			}
+			if read != "" {
+				what = "the convolution kernels are " + read + "; mamba2_perf times no SSD scan or state update"
+			}
+		}
+		m.fallback(OpLinearAttention, layers, "Mamba-2 mixers: "+what+
+			"; priced by the roofline (perf.GDNCore, the SSD chunked scan in prefill) with the system's memory model")
 		m.fallbacks[OpLinearAttention] += layers
 		return c, nil
 	}

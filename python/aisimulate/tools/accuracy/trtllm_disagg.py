@@ -453,7 +453,11 @@ def side_pool(row: dict[str, str], side: str, config: str) -> dict[str, Any]:
     (:func:`trtllm.layout`: attention DP over them when ``attention_dp_size`` > 1, the
     experts EP or split both ways by ``moe_ep_size``), the recorded ``batch_size`` as its
     ``max_batch_size``; every other option the release's default, the placement Dynamo's
-    frontend default (round robin, as the recipes')."""
+    frontend default (round robin, as the recipes'), but block reuse off for a model with
+    recurrent state (:func:`keeps_recurrent_state`): TensorRT-LLM's
+    ``MambaHybridCacheManager`` requires it off, so a row measured on such a model ran
+    without it (every InferenceX recipe of these models sets ``enable_block_reuse:
+    false``)."""
     from pathlib import Path
 
     p = side + "_"
@@ -466,8 +470,27 @@ def side_pool(row: dict[str, str], side: str, config: str) -> dict[str, Any]:
     opts: dict[str, Any] = {"enable_attention_dp": lay.attention_dp, **lay.options()}
     if batch := _int(row, p + "batch_size", 0):
         opts["max_batch_size"] = batch
+    if keeps_recurrent_state(Path(config)):
+        opts["kv_cache_config"] = {"enable_block_reuse": False}
     return {"count": workers, "tp": lay.tp, "enable_expert_parallel": lay.ep, "placement": "round_robin",
             "trtllm": opts}
+
+
+def keeps_recurrent_state(config: Any) -> bool:
+    """Whether the model of ``config.json`` path ``config`` has layers that keep a
+    recurrent state per request (docs/hybrid.md): Gated DeltaNet (``layer_types`` with
+    ``linear_attention``, in ``text_config`` for Qwen3.5), Mamba-2 (Nemotron-H's
+    ``hybrid_override_pattern`` with ``M``, or ``layers_block_type`` with ``mamba``) or
+    Kimi Delta Attention (``linear_attn_config``). False when the file does not read."""
+    import json
+
+    try:
+        c = json.loads(config.read_text())
+    except (OSError, ValueError, AttributeError):
+        return False
+    c = c.get("text_config") or c
+    return ("linear_attention" in (c.get("layer_types") or []) or "M" in (c.get("hybrid_override_pattern") or "")
+            or "mamba" in (c.get("layers_block_type") or []) or bool(c.get("linear_attn_config")))
 
 
 def _columns_spec(row: dict[str, str], config: str, *, perf_block: dict[str, Any], weights: str | None,

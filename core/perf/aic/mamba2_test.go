@@ -1,0 +1,69 @@
+package aic
+
+import (
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/aisimulate/aisimulate/core/model"
+)
+
+// mamba2RowMs is the latency (ms) of one mamba2_perf row, read with its
+// own columns (not the gdn mapping).
+func mamba2RowMs(t *testing.T, path, kernel string, batch, seq, dModel, nHeads int64) float64 {
+	t.Helper()
+	rows, err := readParquet[mamba2Row](path)
+	require.NoError(t, err)
+	for _, r := range rows {
+		if r.Kernel == kernel && r.Batch == batch && r.SeqLen == seq && r.DModel == dModel && r.NHeads == nHeads {
+			return r.Latency
+		}
+	}
+	t.Fatalf("no %s row at batch %d, seq %d", kernel, batch, seq)
+	return 0
+}
+
+// TestMamba2ConvsFromTRTLLMTables: Nemotron-3-Nano on one H200 served by
+// TensorRT-LLM reads its Mamba-2 convolutions from mamba2_perf (1.3.0rc20:
+// d_model 2688, 64 heads of 64, 8 groups of 128, conv 4): a decode of 4
+// costs the causal_conv1d_update row at batch 4 plus the state update on
+// the roofline, a 1,024-token prefill the causal_conv1d_fn row at batch 1,
+// seq_len 1,024 plus the SSD scan on the roofline (both phases still count
+// their 23 layers as stand-ins: no table times the scan). At TP 2 (32 heads
+// and 4 groups a GPU, no such row) the TP 1 rows scale by the roofline
+// ratio: half the channels, about half the time. vLLM has no Mamba-2
+// table: all on the roofline.
+func TestMamba2ConvsFromTRTLLMTables(t *testing.T) {
+	db := sharedDB(t)
+	sys := builtinSystem(t, "h200_sxm")
+	arch := sharedModel(t, "nvidia--NVIDIA-Nemotron-3-Nano-30B-A3B-BF16")
+	m, err := New(arch, sys, Options{MaxTokens: 8192, Database: db, Backend: "trtllm", Version: "1.3.0rc20", TP: 1,
+		KVDtype: model.BF16})
+	require.NoError(t, err)
+	c := m.hy.gdn
+	require.NotNil(t, c)
+	assert.Equal(t, "causal_conv1d_update", c.grids[gdnGenConv].kernel)
+	assert.Equal(t, "causal_conv1d_fn", c.grids[gdnContextConv].kernel)
+	assert.Equal(t, "roofline", c.grids[gdnGenRule].kernel)
+	assert.Equal(t, "roofline", c.grids[gdnContextRule].kernel)
+	assert.Equal(t, 2*23, m.Fallbacks()[OpLinearAttention])
+	path := filepath.Join(db, "data", "h200_sxm", "linear_attention", "trtllm", "1.3.0rc20", "mamba2_perf.parquet")
+	conv := mamba2RowMs(t, path, "causal_conv1d_update", 4, 1, 2688, 64)
+	assert.InDelta(t, conv, c.grids[gdnGenConv].Seconds(4, 1)*1e3, 1e-12)
+	assert.InDelta(t, conv/1e3+c.grids[gdnGenRule].Seconds(4, 1), c.generationSeconds(4), 1e-15)
+	fn := mamba2RowMs(t, path, "causal_conv1d_fn", 1, 1024, 2688, 64)
+	assert.InDelta(t, fn/1e3+c.grids[gdnContextRule].Seconds(1, 1024), c.contextSeconds(1024, 1), 1e-15)
+
+	tp2, err := New(arch, sys, Options{MaxTokens: 8192, Database: db, Backend: "trtllm", Version: "1.3.0rc20", TP: 2,
+		KVDtype: model.BF16})
+	require.NoError(t, err)
+	g := tp2.hy.gdn.grids[gdnGenConv]
+	assert.Equal(t, "causal_conv1d_update", g.kernel)
+	assert.InDelta(t, 0.5, g.scale, 0.05)
+
+	v, err := New(arch, sys, Options{MaxTokens: 8192, Database: db, Backend: "vllm", Version: "0.24.0", TP: 1, KVDtype: model.BF16})
+	require.NoError(t, err)
+	assert.Equal(t, "roofline", v.hy.gdn.grids[gdnGenConv].kernel)
+}
