@@ -96,7 +96,8 @@ func (m *Model) setupHybrid(arch *model.Arch, sys *hardware.System, par model.Pa
 	opt Options, kd model.Dtype, find func(string) (string, error)) error {
 	tp := par.TP
 	hy := &hybrid{par: par, window: float64(arch.SlidingWindow)}
-	fused := sglangFusedSharedExperts(arch, opt.Backend, par)
+	wd, _, _ := perf.ResolveDtypes(arch, opt.WeightDtype, opt.KVDtype)
+	fused := sglangFusedSharedExperts(arch, opt.Backend, par, sys.SMVersion, wd)
 	h := float64(arch.Hidden)
 	qk := float64(arch.Heads/tp+arch.KVHeadsPerGPU(tp)) * float64(arch.HeadDim)
 	for _, g := range arch.Groups() {

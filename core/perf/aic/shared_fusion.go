@@ -16,7 +16,12 @@ var sglangFusedSharedArchitectures = map[string]bool{"DeepseekV3ForCausalLM": tr
 // sglangFusedSharedArchitectures, it has exactly 256 routed experts and one
 // shared expert (n_shared_experts 1: SharedIntermediate = Intermediate), and
 // the experts are not expert-parallel (moe_ep_size 1, so no DeepEP or Mori
-// all-to-all either, which need EP). Then DeepseekV2MoE builds FusedMoE with
+// all-to-all either, which need EP), and the MoE runner is not
+// flashinfer_trtllm, which server_args.py sets on SM 100 (is_sm100_supported:
+// B200, B300, GB200) for these architectures when the quantization is fp8,
+// modelopt_fp8 or modelopt_fp4 and no all-to-all backend is set — a DeepSeek-V3
+// checkpoint without quantization_config is given fp8 there too — and which
+// sets --disable-shared-experts-fusion. Then DeepseekV2MoE builds FusedMoE with
 // n_routed_experts + 1 experts and top_k num_experts_per_tok + 1 and no
 // DeepseekV2MLP shared_experts: the shared expert is one more expert of the
 // Triton fused-MoE kernel that every token is routed to. The rule's other
@@ -24,9 +29,12 @@ var sglangFusedSharedArchitectures = map[string]bool{"DeepseekV3ForCausalLM": tr
 // flashinfer_trtllm, --moe-a2a-backend flashinfer, a w4afp8 checkpoint, a GPU
 // below SM 80) are flags and formats the simulator's SGLang engine does not
 // take, and no SM < 80 system has SGLang MoE tables.
-func sglangFusedSharedExperts(arch *model.Arch, backend string, par model.Parallel) bool {
+func sglangFusedSharedExperts(arch *model.Arch, backend string, par model.Parallel, sm int, weights model.Dtype) bool {
 	if backend != sglangBackend || arch.MoE == nil || par.EP {
 		return false
+	}
+	if sm >= 100 && sm < 110 && (weights != model.BF16 || arch.Architecture == "DeepseekV3ForCausalLM") {
+		return false // flashinfer_trtllm experts
 	}
 	m := arch.MoE
 	return sglangFusedSharedArchitectures[arch.Architecture] && m.Experts == 256 &&

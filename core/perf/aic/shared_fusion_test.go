@@ -13,23 +13,35 @@ import (
 // determine_num_fused_shared_experts (models/deepseek_v2.py, 0.5.6.post2 and
 // 0.5.9) fuses the shared expert of DeepseekV3ForCausalLM and of GLM-5's
 // GlmMoeDsaForCausalLM (models/glm4_moe.py) when the config has 256 routed
-// experts and one shared one and the experts are not expert-parallel; vLLM
+// experts and one shared one, the experts are not expert-parallel and not on
+// SM 100's flashinfer_trtllm runner (server_args.py); vLLM
 // and other architectures (Kimi-K2.5's 384 experts, Qwen3.5's gated shared
 // expert) keep a separate shared expert.
 func TestSGLangFusedSharedExpertRule(t *testing.T) {
 	for _, c := range []struct {
 		model, backend string
-		ep, want       bool
+		ep             bool
+		sm             int
+		weights        model.Dtype
+		want           bool
 	}{
-		{"deepseek-ai/DeepSeek-V3", "sglang", false, true},
-		{"deepseek-ai/DeepSeek-V3", "sglang", true, false},
-		{"deepseek-ai/DeepSeek-V3", "vllm", false, false},
-		{"zai-org/GLM-5-FP8", "sglang", false, true},
-		{"moonshotai/Kimi-K2.5", "sglang", false, false},
-		{"Qwen--Qwen3.5-397B-A17B", "sglang", false, false},
+		{"deepseek-ai/DeepSeek-V3", "sglang", false, 90, model.FP8Block, true},
+		{"deepseek-ai/DeepSeek-V3", "sglang", true, 90, model.FP8Block, false},
+		{"deepseek-ai/DeepSeek-V3", "vllm", false, 90, model.FP8Block, false},
+		{"zai-org/GLM-5-FP8", "sglang", false, 90, model.FP8Block, true},
+		{"moonshotai/Kimi-K2.5", "sglang", false, 90, model.BF16, false},
+		{"Qwen--Qwen3.5-397B-A17B", "sglang", false, 90, model.BF16, false},
+		// SM 100: flashinfer_trtllm experts for a quantized checkpoint, and for
+		// DeepSeek-V3 always (its unquantized config is given fp8); not on SM 120
+		{"deepseek-ai/DeepSeek-V3", "sglang", false, 100, model.FP8Block, false},
+		{"deepseek-ai/DeepSeek-V3", "sglang", false, 100, model.BF16, false},
+		{"zai-org/GLM-5-FP8", "sglang", false, 103, model.FP8Block, false},
+		{"zai-org/GLM-5-FP8", "sglang", false, 100, model.BF16, true},
+		{"deepseek-ai/DeepSeek-V3", "sglang", false, 120, model.FP8Block, true},
 	} {
 		a := sharedModel(t, c.model)
-		assert.Equal(t, c.want, sglangFusedSharedExperts(a, c.backend, model.Parallel{TP: 8, EP: c.ep}), "%s %s EP %v", c.model, c.backend, c.ep)
+		assert.Equal(t, c.want, sglangFusedSharedExperts(a, c.backend, model.Parallel{TP: 8, EP: c.ep}, c.sm, c.weights),
+			"%s %s EP %v SM %d %s", c.model, c.backend, c.ep, c.sm, c.weights)
 	}
 }
 
