@@ -73,6 +73,9 @@ type hybrid struct {
 	// to perf.SharedExpertsStreamTokens, when they run on their own stream
 	// (shared_overlap.go); nil otherwise
 	sharedNs []float64
+	// fusedShared: the shared expert's GEMMs when SGLang runs it inside the
+	// routed experts' kernel (shared_fusion.go); nil otherwise
+	fusedShared []model.GEMMShape
 }
 
 // aicGroup is a group of layers of one kind.
@@ -96,6 +99,8 @@ func (m *Model) setupHybrid(arch *model.Arch, sys *hardware.System, par model.Pa
 	opt Options, kd model.Dtype, find func(string) (string, error)) error {
 	tp := par.TP
 	hy := &hybrid{par: par, window: float64(arch.SlidingWindow)}
+	wd, _, _ := perf.ResolveDtypes(arch, opt.WeightDtype, opt.KVDtype)
+	fused := sglangFusedSharedExperts(arch, opt.Backend, par, sys.SMVersion, wd)
 	h := float64(arch.Hidden)
 	qk := float64(arch.Heads/tp+arch.KVHeadsPerGPU(tp)) * float64(arch.HeadDim)
 	for _, g := range arch.Groups() {
@@ -115,7 +120,11 @@ func (m *Model) setupHybrid(arch *model.Arch, sys *hardware.System, par model.Pa
 				hy.qkNormARs += float64(g.Count)
 			}
 		}
-		if inter := arch.FFNIntermediate(g.Kind); inter > 0 {
+		inter := arch.FFNIntermediate(g.Kind)
+		if fused && g.Kind.MoE {
+			inter = 0 // the shared expert runs inside the experts' kernel
+		}
+		if inter > 0 {
 			i := (inter + tp - 1) / tp
 			gr.ffn = []model.GEMMShape{{Name: "gate_up", N: 2 * i, K: arch.Hidden}, {Name: "down", N: arch.Hidden, K: i}}
 			gr.memBytes += 6 * float64(i)
@@ -198,6 +207,10 @@ func (m *Model) setupHybrid(arch *model.Arch, sys *hardware.System, par model.Pa
 		hy.moeLayers = float64(arch.MoELayers())
 		hy.routerN = float64(arch.MoE.Experts)
 		hy.expertHidden = float64(arch.ExpertHidden())
+		if fused {
+			hy.fusedShared = fusedSharedGEMMs(arch, tp)
+			m.notes = append(m.notes, "SGLang fuses the shared expert into the routed experts' kernel (deepseek_v2.py determine_num_fused_shared_experts): priced inside the experts without kernels of its own")
+		}
 		if err := m.moeCurveFor(arch, sys, par, sysDir, opt, hy); err != nil {
 			return err
 		}
@@ -627,6 +640,7 @@ func (m *Model) moeTokenCosts(X float64) (expNs, dispNs float64) {
 	if hy.dg != nil {
 		experts = m.deepGEMMSeconds(X)
 	}
+	experts += m.fusedSharedSeconds(X)
 	expNs = hy.moeLayers * (experts + m.topKSeconds(X)) * 1e9
 	if hy.a2a != nil && (hy.gather == nil || X <= hy.a2aMaxX) {
 		dispNs = hy.moeLayers * hy.a2a.Seconds(X/float64(hy.par.DP)) * 1e9
@@ -646,7 +660,7 @@ func (m *Model) moeTokenCosts(X float64) (expNs, dispNs float64) {
 // layer selects them first (FusedMoE.select_experts: the fused top-k
 // softmax kernel, or top-k over sigmoid scores plus a correction bias).
 func (m *Model) topKSeconds(X float64) float64 {
-	k := float64(m.hy.moe.shape.k)
+	k := m.hy.fusedSharedTopK(float64(m.hy.moe.shape.k))
 	return X*(2*m.hy.routerN+8*k)/m.memBW + m.memLatencyS
 }
 
@@ -805,7 +819,7 @@ func (m *Model) hybridBreakdown(b *perf.Batch, X int) perf.Breakdown {
 		linCtx, linGen = hy.gdn.contextSeconds(n, chunks), hy.gdn.generationSeconds(float64(b.Decodes))
 	}
 	if hy.mla != nil {
-		mlaCtx, mlaGen = m.mlaContextSeconds(b), generationOn(b, hy.mla.gen)
+		mlaCtx, mlaGen = m.mlaContextSeconds(b), generationOn(b, hy.mla.gen)+hy.mla.bmm.seconds(float64(b.Decodes))
 	} else if hy.dsv4 == nil {
 		fullCtx, fullGen = m.contextSeconds(b), m.generationSeconds(b)
 	}

@@ -105,6 +105,9 @@ type mlaGrids struct {
 	ctx, gen *attnGrid
 	kvb      model.GEMMShape // kv_b_proj on one GPU
 	sparse   bool
+	// bmm: SGLang's absorbed decode BMMs when the generation core is the
+	// kernel table's (mla_bmm.go); nil otherwise
+	bmm *mlaBMM
 }
 
 // mlaSetup builds the MLA cores of arch at TP tp (mlaCore), per phase: the
@@ -124,6 +127,7 @@ func (m *Model) mlaSetup(arch *model.Arch, sys *hardware.System, tp int, kd mode
 	if mg.sparse {
 		tables = [][2]string{{TableDSAContextModule, ""}, {TableDSAGenerationModule, ""}}
 	}
+	genTable := ""
 	for i, kind := range []attnKind{contextKind, generationKind} {
 		var g *attnGrid
 		for _, table := range tables[i] {
@@ -137,6 +141,9 @@ func (m *Model) mlaSetup(arch *model.Arch, sys *hardware.System, tp int, kd mode
 				return nil, err
 			}
 			if g != nil {
+				if kind == generationKind {
+					genTable = table
+				}
 				break
 			}
 		}
@@ -152,6 +159,9 @@ func (m *Model) mlaSetup(arch *model.Arch, sys *hardware.System, tp int, kd mode
 		} else {
 			mg.gen = g
 		}
+	}
+	if opt.Backend == sglangBackend && genTable == TableMLAGeneration {
+		mg.bmm = m.sglangMLABMM(arch, tp, sysDir, opt)
 	}
 	return mg, nil
 }

@@ -77,9 +77,12 @@ _DSR1_H200_FLAGS = {
 _DSR1_H200_WHAT = ("launch_server --tensor-parallel-size=8 --data-parallel-size=1 --disable-radix-cache "
                    "--max-running-requests 512 (1k/1k; else 256) --cuda-graph-max-bs 512 (else 256) "
                    "--chunked-prefill-size 32768 --max-prefill-tokens 32768 --mem-fraction-static 0.82 "
-                   "--attention-backend flashinfer --stream-interval 10 (the attention backend is not "
-                   "modelled: the tables time SGLang's MLA kernel; the interval sends a request's output at "
-                   "the lengths ≡ 1 mod 10, its first token at once, and at its finish)")
+                   "--attention-backend flashinfer --stream-interval 10 (the same flags, less --tokenizer-path, "
+                   "at 12ba0ae07 on the rows' day, image lmsysorg/sglang:v0.5.9-cu130; the attention backend is "
+                   "not modelled: the 0.5.9 tables time FA3's MLA decode, which the wideep module tables put "
+                   "within ±5 µs a layer of flashinfer's; the experts run Triton's fused MoE with the shared "
+                   "expert fused in, E 257, top-k 9; the interval sends a request's output at the lengths ≡ 1 "
+                   "mod 10, its first token at once, and at its finish)")
 
 #: Qwen/Qwen3.5-397B-A17B-FP8, the checkpoint ``qwen3.5_fp8_h200.sh`` serves (``MODEL`` of
 #: ``qwen3.5-fp8-h200-sglang`` in InferenceX's ``.github/configs/nvidia-master.yaml`` at
