@@ -524,7 +524,83 @@ def _aiperf_trace(opts: dict[str, list[str]], version: str | None = None) -> dic
         source["isl_block_size"] = block
     if not fixed and not _first_row_timed(path):
         return {"source": source, "load": _untimed_load(opts, path, version)}
+    if _rows_have_sessions(path):
+        _session_rules(source, path, version)
     return {"source": source, "load": {"mode": "trace", "speedup": 1.0}}
+
+
+#: AIPerf's releases where a fixed schedule's sessions (mooncake_trace rows with a
+#: session_id) changed, read in each release's source (PyPI wheels; ai-dynamo/aiperf):
+#: from 0.4.0 one credit per session, each turn's prompt the conversation so far;
+#: from 0.5.0 a later turn is sent at its own timestamp (:func:`_session_rules`).
+_AIPERF_ONE_CREDIT_PER_SESSION = (0, 4, 0)
+_AIPERF_TURN_TIMESTAMPS = (0, 5, 0)
+
+
+def _session_rules(source: dict[str, Any], path: str, version: str | None) -> None:
+    """Fill ``source`` for a fixed-schedule trace whose rows have a session_id, as AIPerf
+    ``version`` (the default: its rules before 0.3.0) runs it, or refuse it by name.
+
+    - 0.1.x: MooncakeTrace has no session_id or delay field (pydantic drops them); each row
+      is a conversation of its own under a uuid (aiperf/dataset/loader/mooncake_trace.py),
+      sent at its timestamp whether or not the session's turn before it is done: refused,
+      as the replay keeps a session's turns in order.
+    - 0.2.x, 0.3.x: the loader groups a session's rows, but the dataset manager's timing
+      data has one entry per turn (_handle_dataset_timing_request: every turn's timestamp
+      with its conversation id) and the worker runs the whole conversation for each credit
+      (_execute_single_credit_internal loops over every turn): a session of n turns is sent
+      n times, n² requests: refused.
+    - 0.4.x: one credit per session, at its first turn's timestamp; the worker sends its
+      turns one after another, each after the previous response and the turn's delay (if
+      > 0), with the conversation so far (turns=turn_list: the earlier rows and the replies
+      received, _process_response): ``context_mode: deltas_without_responses``. A later
+      turn's timestamp is not used there, where the replay would send it at that time:
+      refused, naming the line.
+    - 0.5.0 and later: timing/strategies/fixed_schedule.py sends first turns at their
+      timestamps and, on each credit's return (handle_credit_return), the next turn at its
+      timestamp, else after its delay, else at once; the worker's UserSession keeps the
+      turns and the replies (workers/session_manager.py; from the release that names
+      conversation context modes, deltas_without_responses is the default for a Mooncake
+      trace with hash_ids and the global fallback): the core's trace mode
+      (core/replay/traffic.go nextTurn) with ``context_mode: deltas_without_responses``."""
+    rel = _release(version or "0.2")
+    if rel is None:
+        raise _BenchUsageError(f"--tool-version {version}: not an AIPerf release (rows with a session_id are sent "
+                              "as the release sends them)")
+    if rel < _AIPERF_ONE_CREDIT_PER_SESSION:
+        shown = version or "before 0.3.0 (bench's default)"
+        why = ("ignores session_id and delay: every row is a conversation of its own, sent at its timestamp without "
+               "waiting for the session's turn before it" if rel < (0, 2) else
+               "sends a session once for each of its turns, every turn's timestamp starting the whole conversation")
+        raise _BenchUsageError(f"--input-file {path}: rows with a session_id are not simulated for AIPerf {shown} "
+                              f"(it {why}): give --tool-version 0.4.0 or later, or remove session_id from the rows")
+    if rel < _AIPERF_TURN_TIMESTAMPS:
+        line = _later_turn_timed(path)
+        if line is not None:
+            raise _BenchUsageError(f"--input-file {path}:{line}: a later turn's timestamp is not simulated for AIPerf "
+                                  f"{version} (it sends a later turn after the previous response and the turn's "
+                                  "delay, not at its timestamp): give the turn a delay instead, or --tool-version "
+                                  "0.5.0 or later")
+    source["context_mode"] = "deltas_without_responses"
+
+
+def _later_turn_timed(path: str) -> int | None:
+    """The line of the first row that is a later turn of its session and has a timestamp
+    (undecodable lines are left to the trace reader), None if none."""
+    seen: set[Any] = set()
+    with open(path, encoding="utf-8", errors="replace") as f:
+        for n, line in enumerate(f, 1):
+            try:
+                row = json.loads(line)
+            except ValueError:
+                continue
+            if not isinstance(row, dict) or row.get("session_id") is None:
+                continue
+            sid = json.dumps(row["session_id"])
+            if sid in seen and row.get("timestamp") is not None:
+                return n
+            seen.add(sid)
+    return None
 
 
 def _check_input_file(shown: str, path: str) -> None:
