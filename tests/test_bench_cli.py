@@ -46,7 +46,9 @@ def test_parse_the_tools_command_lines():
 @pytest.mark.parametrize("command, match", [
     ("vllm bench serve --dataset-name random --use-chat-template --ignore-eos", "--use-chat-template: not simulated"),
     ("vllm bench serve --num-prompts many", "want an integer"),
-    ("aiperf profile --streaming --osl 10 --extra-inputs temperature:0.7", "temperature:0.7"),
+    ("aiperf profile --streaming --osl 10 --extra-inputs n:2", "n:2: not simulated"),
+    ("aiperf profile --streaming --osl 10 --extra-inputs temperature:warm", "temperature:warm: want a number"),
+    ("vllm bench serve --ignore-eos --top-k many", "--top-k 'many': want an integer"),
     ("genai-perf profile -m x --streaming --request-rate 2 --osl 5", "--request-rate: not simulated"),
     ("locust -f x.py", "not a benchmark command"),
 ])
@@ -740,3 +742,25 @@ def test_aiperf_sessions_through_the_cli(capsys, tmp_path):
     code = cli.main(["bench", str(cfg), "-q", "--", *trace_command(trace)])
     out = capsys.readouterr()
     assert code != 0 and "give --tool-version 0.4.0 or later" in out.err
+
+
+def test_sampling_parameters_are_taken_with_a_note(capsys, tmp_path):
+    # vLLM's sampling parameters and AIPerf's --extra-inputs of them: the same prediction as
+    # without them, and a note that says so
+    base = "vllm bench serve --dataset-name random --random-input-len 64 --random-output-len 4 --num-prompts 3 --ignore-eos"
+    code, plain, _ = run_cli(capsys, tmp_path, base)
+    assert code == 0
+    code, out, _ = run_cli(capsys, tmp_path, base + " --temperature 0.7 --top-p 0.9 --top-k 20 --min-p 0.05")
+    assert code == 0
+    note = ("  --temperature 0.7, --top-p 0.9, --top-k 20, --min-p 0.05: taken, and not changing the prediction (the "
+            "outputs have the lengths the command gives; a simulated pass is the forward pass and its logits, with no "
+            "term for the sampler)\n")
+    assert note in out and out.replace(note, "", 1) == plain  # the same result, and the note
+    b, run = parse_command(["aiperf profile --streaming --osl 10 --extra-inputs temperature:0.7,top_p:0.9 "
+                            "--extra-inputs top_k:20 --extra-inputs ignore_eos:true"])
+    assert b == {"tool": "aiperf", "output_tokens_mean": 10, "ignore_eos": True}
+    assert run["notes"] == ["--extra-inputs temperature:0.7, --extra-inputs top_p:0.9, --extra-inputs top_k:20: taken, "
+                            "and not changing the prediction (the outputs have the lengths the command gives; a "
+                            "simulated pass is the forward pass and its logits, with no term for the sampler)"]
+    code, out, _ = run_cli(capsys, tmp_path, base + " --temperature 0", "--format", "json")
+    assert code == 0 and json.loads(out)["notes"][0].startswith("--temperature 0: taken")

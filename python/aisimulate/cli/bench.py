@@ -254,6 +254,11 @@ def parse_vllm(options: Sequence[str], variant: str) -> tuple[dict[str, Any], di
     if _one(opts, "--ignore-eos", bool, False):
         b["ignore_eos"] = True
     run: dict[str, Any] = {}
+    sampling = [f"{_written(opts, n)} {opts[n][-1]}" for n in _VLLM_SAMPLING if n in opts]
+    for name, kind in _VLLM_SAMPLING.items():
+        _one(opts, name, kind)  # checked as a number, then taken (_SAMPLING_NOTE)
+    if sampling:
+        run["notes"] = [_SAMPLING_NOTE.format(", ".join(sampling))]
     seed = _one(opts, "--seed", int)
     if seed is not None:
         run["seed"] = seed
@@ -304,10 +309,25 @@ _OTHER_TOOLS = {"vllm_bench_serve": {"--concurrency": "--max-concurrency", "--re
                            "--num-warmups": "--warmup-request-count"}}
 
 
+#: vLLM's benchmark options of the requests' sampling (vllm/benchmarks/serve.py, the
+#: sampling parameters group: sent in each request body) and AIPerf's --extra-inputs keys
+#: of the same: taken, with :data:`_SAMPLING_NOTE`.
+_VLLM_SAMPLING = {"--temperature": float, "--top-p": float, "--top-k": int, "--min-p": float}
+_AIPERF_SAMPLING = ("temperature", "top_p", "top_k", "min_p")
+#: Why the sampling parameters change no prediction: the lengths are the command's (every
+#: output its full length: --ignore-eos, ignore_eos:true), and a simulated pass is the
+#: forward pass with its logits (core/perf: Batch.Samplers counts the sequences whose
+#: logits are computed), with no term for the sampler that turns logits into a token
+#: (vLLM's vllm/v1/sample/sampler.py: greedy argmax, or temperature and top-k/top-p), the
+#: same for every request whatever it asks.
+_SAMPLING_NOTE = ("{}: taken, and not changing the prediction (the outputs have the lengths the command gives; a "
+                  "simulated pass is the forward pass and its logits, with no term for the sampler)")
+
+
 _VLLM_KNOWN = ("--dataset-name", "--random-input-len", "--random-output-len", "--random-range-ratio",
                "--random-prefix-len", "--num-prompts", "--max-concurrency", "--request-rate", "--burstiness",
                "--num-warmups", "--ready-check-timeout-sec", "--ignore-eos", "--seed", "--goodput",
-               "--metric-percentiles", "--percentile-metrics", "--input-len", "--output-len")
+               "--metric-percentiles", "--percentile-metrics", "--input-len", "--output-len", *_VLLM_SAMPLING)
 
 
 #: The options of ``aiperf profile`` and ``genai-perf profile`` the simulation takes:
@@ -403,10 +423,17 @@ def parse_aiperf(options: Sequence[str], tool: str = "aiperf",
         del b["request_rate_mode"]  # AIPerf's mode without a rate: the closed loop of --concurrency
     streaming = _one(opts, "--streaming", bool, False)
     extra: dict[str, str] = {}
+    sampling: dict[str, str] = {}
     for k, v in _extra_inputs(opts.pop("--extra-inputs", []) or []):
+        if k in _AIPERF_SAMPLING:
+            if not _is_number(v):
+                raise _BenchUsageError(f"--extra-inputs {k}:{v}: want a number")
+            sampling[k] = v  # the request body's key: the last one given (_SAMPLING_NOTE)
+            continue
         if not (k in ("ignore_eos", "stream", "min_tokens", "max_tokens")):
             raise _BenchUsageError(f"--extra-inputs {k}:{v}: not simulated (ignore_eos, stream, min_tokens and "
-                                  "max_tokens are, for a fixed output length)")
+                                  "max_tokens are, for a fixed output length; " + ", ".join(_AIPERF_SAMPLING)
+                                  + " are taken)")
         extra[k] = v  # the request body's key: the last one given
     for k in ("ignore_eos", "stream"):
         if k in extra and extra[k].lower() != "true":
@@ -464,6 +491,8 @@ def parse_aiperf(options: Sequence[str], tool: str = "aiperf",
         run["traffic"] = traffic
     if not streaming:
         run["streaming"] = False
+    if sampling:
+        run["notes"] = [_SAMPLING_NOTE.format(", ".join(f"--extra-inputs {k}:{v}" for k, v in sampling.items()))]
     return b, run
 
 
@@ -1091,11 +1120,13 @@ def run_bench(args: argparse.Namespace) -> int:
         traffic = report.metadata.get("spec", {}).get("traffic", {})
         write(json.dumps({"tool": tool, "benchmark": traffic.get("benchmark"),
                           **({"traffic": traffic} if "traffic" in run else {}),
+                          **({"notes": run["notes"]} if run.get("notes") else {}),
                           "result": result, "summary": report.summary}, indent=2, sort_keys=True) + "\n")
     else:
         head = (f"{tool} ({bench.get('variant', '')}) against {report.metadata.get('model')} on "
                 f"{report.metadata.get('system')}; {report.metadata.get('perf_model')}").replace(" ()", "")
         notes = list((report.metadata.get("benchmark") or {}).get("notes") or [])
+        notes += run.get("notes") or []
         if run.get("streaming") is False:
             notes.append("without --streaming each response arrives whole: the tool measures no time to first or "
                          "second token, inter-token latency or per-user throughput (add --streaming for them)")
