@@ -764,3 +764,5 @@ def test_sampling_parameters_are_taken_with_a_note(capsys, tmp_path):
                             "simulated pass is the forward pass and its logits, with no term for the sampler)"]
     code, out, _ = run_cli(capsys, tmp_path, base + " --temperature 0", "--format", "json")
     assert code == 0 and json.loads(out)["notes"][0].startswith("--temperature 0: taken")
+    with pytest.raises(BenchUsageError, match="--temperature: not simulated"):  # not an option of InferenceX's script
+        parse_command(["python3 utils/bench_serving/benchmark_serving.py --ignore-eos --temperature 0.7"])

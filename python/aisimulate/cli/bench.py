@@ -254,8 +254,10 @@ def parse_vllm(options: Sequence[str], variant: str) -> tuple[dict[str, Any], di
     if _one(opts, "--ignore-eos", bool, False):
         b["ignore_eos"] = True
     run: dict[str, Any] = {}
-    sampling = [f"{_written(opts, n)} {opts[n][-1]}" for n in _VLLM_SAMPLING if n in opts]
-    for name, kind in _VLLM_SAMPLING.items():
+    # InferenceX's benchmark_serving.py has no sampling options (its requests send temperature 0)
+    taken = _VLLM_SAMPLING if variant == "vllm" else {}
+    sampling = [f"{_written(opts, n)} {opts[n][-1]}" for n in taken if n in opts]
+    for name, kind in taken.items():
         _one(opts, name, kind)  # checked as a number, then taken (_SAMPLING_NOTE)
     if sampling:
         run["notes"] = [_SAMPLING_NOTE.format(", ".join(sampling))]
@@ -296,7 +298,7 @@ def parse_vllm(options: Sequence[str], variant: str) -> tuple[dict[str, Any], di
                                   f"{_OTHER_TOOLS['vllm_bench_serve'][name]})")
         raise _BenchUsageError(f"{name}: not simulated (an option that changes what "
                               "vllm bench serve sends or measures; aisimulate bench takes "
-                              + ", ".join(sorted(k for k in _VLLM_KNOWN)) + ")")
+                              + ", ".join(sorted(k for k in _VLLM_KNOWN if k in taken or k not in _VLLM_SAMPLING)) + ")")
     return b, run
 
 
