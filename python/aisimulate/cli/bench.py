@@ -12,7 +12,8 @@ cannot honour is an error naming it; options that only say where the server is o
 results go (``--model``, ``--base-url``, ``--result-dir`` …) are taken and change nothing.
 AIPerf's trace replay (``--input-file T --custom-dataset-type mooncake_trace
 --fixed-schedule``) is the traffic ``source: {type: mooncake}``, ``load: {mode: trace}``
-(:func:`_aiperf_trace`), an untimed trace the rows under ``--concurrency`` or
+(:func:`_aiperf_trace`; a session's rows as the ``--tool-version`` release sends them,
+:func:`_session_rules`), an untimed trace the rows under ``--concurrency`` or
 ``--request-rate`` (:func:`_untimed_load`), and genai-perf's ``--input-file payload:T``
 the same fixed schedule (:func:`_genai_perf_payload`). Without ``--streaming`` the run is
 the same and the tool's streaming-only metrics are left out of its result
@@ -524,7 +525,9 @@ def _aiperf_trace(opts: dict[str, list[str]], version: str | None = None) -> dic
     offsets also drop the rows outside them (_timestamp_within_offsets), which the
     replay does not: they are refused, as are the other dataset types. A file whose first
     row has no timestamp, without --fixed-schedule, is sent under --concurrency or
-    --request-rate (validate_timing_mode's other branches): :func:`_untimed_load`."""
+    --request-rate (validate_timing_mode's other branches): :func:`_untimed_load`. Rows with
+    a session_id under the fixed schedule are sent as AIPerf ``version`` sends them, or
+    refused: :func:`_session_rules`."""
     for other, name in _AIPERF_TRACE_ALIASES.items():
         if other in opts:
             opts.written[name] = _written(opts, other)
