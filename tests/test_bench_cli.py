@@ -46,7 +46,9 @@ def test_parse_the_tools_command_lines():
 @pytest.mark.parametrize("command, match", [
     ("vllm bench serve --dataset-name random --use-chat-template --ignore-eos", "--use-chat-template: not simulated"),
     ("vllm bench serve --num-prompts many", "want an integer"),
-    ("aiperf profile --streaming --osl 10 --extra-inputs temperature:0.7", "temperature:0.7"),
+    ("aiperf profile --streaming --osl 10 --extra-inputs n:2", "n:2: not simulated"),
+    ("aiperf profile --streaming --osl 10 --extra-inputs temperature:warm", "temperature:warm: want a number"),
+    ("vllm bench serve --ignore-eos --top-k many", "--top-k 'many': want an integer"),
     ("genai-perf profile -m x --streaming --request-rate 2 --osl 5", "--request-rate: not simulated"),
     ("locust -f x.py", "not a benchmark command"),
 ])
@@ -644,3 +646,123 @@ def test_a_bad_option_value_is_named_as_written(capsys, tmp_path, command, messa
 def test_another_tools_option_is_named_with_this_ones(command, match):
     with pytest.raises(BenchUsageError, match=match):
         parse_command([command])
+
+
+
+# two sessions of three turns (README, "bench": sessions in a trace): a's turns at their
+# timestamps, a minute apart (each turn long done before the next is due); b's last turn has
+# only a delay (sent 500 ms after b's second turn ends)
+SESSION_ROWS = ('{"session_id": "a", "timestamp": 0, "input_length": 100, "output_length": 10}\n'
+                '{"session_id": "b", "timestamp": 1000, "input_length": 200, "output_length": 8}\n'
+                '{"session_id": "a", "timestamp": 60000, "input_length": 50, "output_length": 5}\n'
+                '{"session_id": "b", "timestamp": 61000, "input_length": 30, "output_length": 6}\n'
+                '{"session_id": "a", "timestamp": 120000, "input_length": 20, "output_length": 4}\n'
+                '{"session_id": "b", "delay": 500, "input_length": 40, "output_length": 3}\n')
+# the same turns as AIPerf 0.4.x sends them: a later turn after the previous response and its delay
+DELAY_ROWS = ('{"session_id": "a", "timestamp": 0, "input_length": 100, "output_length": 10}\n'
+              '{"session_id": "b", "timestamp": 1000, "input_length": 200, "output_length": 8}\n'
+              '{"session_id": "a", "delay": 60000, "input_length": 50, "output_length": 5}\n'
+              '{"session_id": "b", "delay": 60000, "input_length": 30, "output_length": 6}\n'
+              '{"session_id": "a", "delay": 60000, "input_length": 20, "output_length": 4}\n'
+              '{"session_id": "b", "delay": 500, "input_length": 40, "output_length": 3}\n')
+# each turn's prompt: the earlier rows' inputs, the replies received, then its own row
+# a: 100; 100 + 10 + 50 = 160; 160 + 5 + 20 = 185. b: 200; 200 + 8 + 30 = 238; 238 + 6 + 40 = 284
+CONVERSATION_PROMPTS = [100, 200, 160, 238, 185, 284]
+
+
+def session_replay(run):
+    spec = aisimulate.load_config({"engine": {"model": "Qwen/Qwen3-8B", "system": "h100_sxm",
+                                              "backend_version": "0.15.1"}, "traffic": run["traffic"]})
+    rep = aisimulate.replay(spec, progress=False)
+    return sorted(rep.requests, key=lambda r: r["request_id"])
+
+
+@pytest.mark.parametrize("version", ["0.5.0", "0.13.0"])
+def test_aiperf_sessions_are_conversations_from_0_5(tmp_path, version):
+    trace = tmp_path / "sessions.jsonl"
+    trace.write_text(SESSION_ROWS)
+    _, run = parse_command(trace_command(trace), version)
+    assert run["traffic"] == {"source": {"type": "mooncake", "path": str(trace),
+                                         "context_mode": "deltas_without_responses"},
+                              "load": {"mode": "trace", "speedup": 1.0}}
+    rows = session_replay(run)
+    assert [r["input_tokens"] for r in rows] == CONVERSATION_PROMPTS
+    assert [r["output_tokens"] for r in rows] == [10, 8, 5, 6, 4, 3]
+    assert [r["send_ms"] for r in rows[:5]] == [0.0, 1000.0, 60000.0, 61000.0, 120000.0]  # their timestamps
+    assert rows[5]["send_ms"] == pytest.approx(rows[3]["end_ms"] + 500)  # b's turn before it, done, + the delay
+    assert all(r["e2e_ms"] < 1000 for r in rows)  # every turn done long before the next is due
+
+
+def test_aiperf_0_4_sends_a_later_turn_after_its_delay(tmp_path):
+    trace = tmp_path / "sessions.jsonl"
+    trace.write_text(DELAY_ROWS)
+    _, run = parse_command(trace_command(trace), "0.4.0")
+    assert run["traffic"]["source"]["context_mode"] == "deltas_without_responses"
+    rows = session_replay(run)
+    assert [r["input_tokens"] for r in rows] == CONVERSATION_PROMPTS
+    assert [r["send_ms"] for r in rows[:2]] == [0.0, 1000.0]
+    for later, before, delay in ((2, 0, 60000), (3, 1, 60000), (4, 2, 60000), (5, 3, 500)):
+        assert rows[later]["send_ms"] == pytest.approx(rows[before]["end_ms"] + delay)
+    trace.write_text(SESSION_ROWS)  # 0.4.x does not send a later turn at its timestamp
+    with pytest.raises(BenchUsageError, match=r"sessions.jsonl:3: a later turn's timestamp is not simulated "
+                                              r"for AIPerf 0\.4\.0"):
+        parse_command(trace_command(trace), "0.4.0")
+
+
+@pytest.mark.parametrize("version, why", [
+    (None, r"AIPerf before 0\.3\.0 \(bench's default\) \(it sends a session once for each of its turns"),
+    ("0.1.1", r"AIPerf 0\.1\.1 \(it ignores session_id and delay"),
+    ("0.2.0", r"AIPerf 0\.2\.0 \(it sends a session once for each of its turns"),
+    ("0.3.0", r"AIPerf 0\.3\.0 \(it sends a session once for each of its turns, every turn's timestamp"),
+])
+def test_aiperf_sessions_before_0_4_are_refused(tmp_path, version, why):
+    trace = tmp_path / "sessions.jsonl"
+    trace.write_text(SESSION_ROWS)
+    with pytest.raises(BenchUsageError, match="rows with a session_id are not simulated for " + why):
+        parse_command(trace_command(trace), version)
+    trace.write_text(TRACE_ROWS)  # rows without sessions: the same at every release
+    assert parse_command(trace_command(trace), version)[1]["traffic"]["source"] == {"type": "mooncake",
+                                                                                    "path": str(trace)}
+
+
+def test_aiperf_sessions_through_the_cli(capsys, tmp_path):
+    trace = tmp_path / "sessions.jsonl"
+    trace.write_text(SESSION_ROWS)
+    cfg = tmp_path / "engine.yaml"
+    cfg.write_text(ENGINE)
+    code = cli.main(["bench", str(cfg), "-q", "--format", "json", "--tool-version", "0.13.0", "--",
+                     *trace_command(trace)])
+    out = capsys.readouterr()
+    assert code == 0, out.err
+    doc = json.loads(out.out)
+    assert doc["traffic"]["source"]["context_mode"] == "deltas_without_responses"
+    assert doc["result"]["request_count"]["avg"] == 6
+    assert doc["result"]["input_sequence_length"]["avg"] == pytest.approx(sum(CONVERSATION_PROMPTS) / 6)
+    assert doc["result"]["output_sequence_length"]["avg"] == pytest.approx((10 + 5 + 4 + 8 + 6 + 3) / 6)
+    code = cli.main(["bench", str(cfg), "-q", "--", *trace_command(trace)])
+    out = capsys.readouterr()
+    assert code != 0 and "give --tool-version 0.4.0 or later" in out.err
+
+
+def test_sampling_parameters_are_taken_with_a_note(capsys, tmp_path):
+    # vLLM's sampling parameters and AIPerf's --extra-inputs of them: the same prediction as
+    # without them, and a note that says so
+    base = "vllm bench serve --dataset-name random --random-input-len 64 --random-output-len 4 --num-prompts 3 --ignore-eos"
+    code, plain, _ = run_cli(capsys, tmp_path, base)
+    assert code == 0
+    code, out, _ = run_cli(capsys, tmp_path, base + " --temperature 0.7 --top-p 0.9 --top-k 20 --min-p 0.05")
+    assert code == 0
+    note = ("  --temperature 0.7, --top-p 0.9, --top-k 20, --min-p 0.05: taken, and not changing the prediction (the "
+            "outputs have the lengths the command gives; a simulated pass is the forward pass and its logits, with no "
+            "term for the sampler)\n")
+    assert note in out and out.replace(note, "", 1) == plain  # the same result, and the note
+    b, run = parse_command(["aiperf profile --streaming --osl 10 --extra-inputs temperature:0.7,top_p:0.9 "
+                            "--extra-inputs top_k:20 --extra-inputs ignore_eos:true"])
+    assert b == {"tool": "aiperf", "output_tokens_mean": 10, "ignore_eos": True}
+    assert run["notes"] == ["--extra-inputs temperature:0.7, --extra-inputs top_p:0.9, --extra-inputs top_k:20: taken, "
+                            "and not changing the prediction (the outputs have the lengths the command gives; a "
+                            "simulated pass is the forward pass and its logits, with no term for the sampler)"]
+    code, out, _ = run_cli(capsys, tmp_path, base + " --temperature 0", "--format", "json")
+    assert code == 0 and json.loads(out)["notes"][0].startswith("--temperature 0: taken")
+    with pytest.raises(BenchUsageError, match="--temperature: not simulated"):  # not an option of InferenceX's script
+        parse_command(["python3 utils/bench_serving/benchmark_serving.py --ignore-eos --temperature 0.7"])

@@ -12,7 +12,8 @@ cannot honour is an error naming it; options that only say where the server is o
 results go (``--model``, ``--base-url``, ``--result-dir`` …) are taken and change nothing.
 AIPerf's trace replay (``--input-file T --custom-dataset-type mooncake_trace
 --fixed-schedule``) is the traffic ``source: {type: mooncake}``, ``load: {mode: trace}``
-(:func:`_aiperf_trace`), an untimed trace the rows under ``--concurrency`` or
+(:func:`_aiperf_trace`; a session's rows as the ``--tool-version`` release sends them,
+:func:`_session_rules`), an untimed trace the rows under ``--concurrency`` or
 ``--request-rate`` (:func:`_untimed_load`), and genai-perf's ``--input-file payload:T``
 the same fixed schedule (:func:`_genai_perf_payload`). Without ``--streaming`` the run is
 the same and the tool's streaming-only metrics are left out of its result
@@ -254,6 +255,13 @@ def parse_vllm(options: Sequence[str], variant: str) -> tuple[dict[str, Any], di
     if _one(opts, "--ignore-eos", bool, False):
         b["ignore_eos"] = True
     run: dict[str, Any] = {}
+    # InferenceX's benchmark_serving.py has no sampling options (its requests send temperature 0)
+    taken = _VLLM_SAMPLING if variant == "vllm" else {}
+    sampling = [f"{_written(opts, n)} {opts[n][-1]}" for n in taken if n in opts]
+    for name, kind in taken.items():
+        _one(opts, name, kind)  # checked as a number, then taken (_SAMPLING_NOTE)
+    if sampling:
+        run["notes"] = [_SAMPLING_NOTE.format(", ".join(sampling))]
     seed = _one(opts, "--seed", int)
     if seed is not None:
         run["seed"] = seed
@@ -291,7 +299,7 @@ def parse_vllm(options: Sequence[str], variant: str) -> tuple[dict[str, Any], di
                                   f"{_OTHER_TOOLS['vllm_bench_serve'][name]})")
         raise _BenchUsageError(f"{name}: not simulated (an option that changes what "
                               "vllm bench serve sends or measures; aisimulate bench takes "
-                              + ", ".join(sorted(k for k in _VLLM_KNOWN)) + ")")
+                              + ", ".join(sorted(k for k in _VLLM_KNOWN if k in taken or k not in _VLLM_SAMPLING)) + ")")
     return b, run
 
 
@@ -304,10 +312,25 @@ _OTHER_TOOLS = {"vllm_bench_serve": {"--concurrency": "--max-concurrency", "--re
                            "--num-warmups": "--warmup-request-count"}}
 
 
+#: vLLM's benchmark options of the requests' sampling (vllm/benchmarks/serve.py, the
+#: sampling parameters group: sent in each request body) and AIPerf's --extra-inputs keys
+#: of the same: taken, with :data:`_SAMPLING_NOTE`.
+_VLLM_SAMPLING = {"--temperature": float, "--top-p": float, "--top-k": int, "--min-p": float}
+_AIPERF_SAMPLING = ("temperature", "top_p", "top_k", "min_p")
+#: Why the sampling parameters change no prediction: the lengths are the command's (every
+#: output its full length: --ignore-eos, ignore_eos:true), and a simulated pass is the
+#: forward pass with its logits (core/perf: Batch.Samplers counts the sequences whose
+#: logits are computed), with no term for the sampler that turns logits into a token
+#: (vLLM's vllm/v1/sample/sampler.py: greedy argmax, or temperature and top-k/top-p), the
+#: same for every request whatever it asks.
+_SAMPLING_NOTE = ("{}: taken, and not changing the prediction (the outputs have the lengths the command gives; a "
+                  "simulated pass is the forward pass and its logits, with no term for the sampler)")
+
+
 _VLLM_KNOWN = ("--dataset-name", "--random-input-len", "--random-output-len", "--random-range-ratio",
                "--random-prefix-len", "--num-prompts", "--max-concurrency", "--request-rate", "--burstiness",
                "--num-warmups", "--ready-check-timeout-sec", "--ignore-eos", "--seed", "--goodput",
-               "--metric-percentiles", "--percentile-metrics", "--input-len", "--output-len")
+               "--metric-percentiles", "--percentile-metrics", "--input-len", "--output-len", *_VLLM_SAMPLING)
 
 
 #: The options of ``aiperf profile`` and ``genai-perf profile`` the simulation takes:
@@ -403,10 +426,17 @@ def parse_aiperf(options: Sequence[str], tool: str = "aiperf",
         del b["request_rate_mode"]  # AIPerf's mode without a rate: the closed loop of --concurrency
     streaming = _one(opts, "--streaming", bool, False)
     extra: dict[str, str] = {}
+    sampling: dict[str, str] = {}
     for k, v in _extra_inputs(opts.pop("--extra-inputs", []) or []):
+        if k in _AIPERF_SAMPLING:
+            if not _is_number(v):
+                raise _BenchUsageError(f"--extra-inputs {k}:{v}: want a number")
+            sampling[k] = v  # the request body's key: the last one given (_SAMPLING_NOTE)
+            continue
         if not (k in ("ignore_eos", "stream", "min_tokens", "max_tokens")):
             raise _BenchUsageError(f"--extra-inputs {k}:{v}: not simulated (ignore_eos, stream, min_tokens and "
-                                  "max_tokens are, for a fixed output length)")
+                                  "max_tokens are, for a fixed output length; " + ", ".join(_AIPERF_SAMPLING)
+                                  + " are taken)")
         extra[k] = v  # the request body's key: the last one given
     for k in ("ignore_eos", "stream"):
         if k in extra and extra[k].lower() != "true":
@@ -464,6 +494,8 @@ def parse_aiperf(options: Sequence[str], tool: str = "aiperf",
         run["traffic"] = traffic
     if not streaming:
         run["streaming"] = False
+    if sampling:
+        run["notes"] = [_SAMPLING_NOTE.format(", ".join(f"--extra-inputs {k}:{v}" for k, v in sampling.items()))]
     return b, run
 
 
@@ -493,7 +525,9 @@ def _aiperf_trace(opts: dict[str, list[str]], version: str | None = None) -> dic
     offsets also drop the rows outside them (_timestamp_within_offsets), which the
     replay does not: they are refused, as are the other dataset types. A file whose first
     row has no timestamp, without --fixed-schedule, is sent under --concurrency or
-    --request-rate (validate_timing_mode's other branches): :func:`_untimed_load`."""
+    --request-rate (validate_timing_mode's other branches): :func:`_untimed_load`. Rows with
+    a session_id under the fixed schedule are sent as AIPerf ``version`` sends them, or
+    refused: :func:`_session_rules`."""
     for other, name in _AIPERF_TRACE_ALIASES.items():
         if other in opts:
             opts.written[name] = _written(opts, other)
@@ -524,7 +558,83 @@ def _aiperf_trace(opts: dict[str, list[str]], version: str | None = None) -> dic
         source["isl_block_size"] = block
     if not fixed and not _first_row_timed(path):
         return {"source": source, "load": _untimed_load(opts, path, version)}
+    if _rows_have_sessions(path):
+        _session_rules(source, path, version)
     return {"source": source, "load": {"mode": "trace", "speedup": 1.0}}
+
+
+#: AIPerf's releases where a fixed schedule's sessions (mooncake_trace rows with a
+#: session_id) changed, read in each release's source (PyPI wheels; ai-dynamo/aiperf):
+#: from 0.4.0 one credit per session, each turn's prompt the conversation so far;
+#: from 0.5.0 a later turn is sent at its own timestamp (:func:`_session_rules`).
+_AIPERF_ONE_CREDIT_PER_SESSION = (0, 4, 0)
+_AIPERF_TURN_TIMESTAMPS = (0, 5, 0)
+
+
+def _session_rules(source: dict[str, Any], path: str, version: str | None) -> None:
+    """Fill ``source`` for a fixed-schedule trace whose rows have a session_id, as AIPerf
+    ``version`` (the default: its rules before 0.3.0) runs it, or refuse it by name.
+
+    - 0.1.x: MooncakeTrace has no session_id or delay field (pydantic drops them); each row
+      is a conversation of its own under a uuid (aiperf/dataset/loader/mooncake_trace.py),
+      sent at its timestamp whether or not the session's turn before it is done: refused,
+      as the replay keeps a session's turns in order.
+    - 0.2.x, 0.3.x: the loader groups a session's rows, but the dataset manager's timing
+      data has one entry per turn (_handle_dataset_timing_request: every turn's timestamp
+      with its conversation id) and the worker runs the whole conversation for each credit
+      (_execute_single_credit_internal loops over every turn): a session of n turns is sent
+      n times, n² requests: refused.
+    - 0.4.x: one credit per session, at its first turn's timestamp; the worker sends its
+      turns one after another, each after the previous response and the turn's delay (if
+      > 0), with the conversation so far (turns=turn_list: the earlier rows and the replies
+      received, _process_response): ``context_mode: deltas_without_responses``. A later
+      turn's timestamp is not used there, where the replay would send it at that time:
+      refused, naming the line.
+    - 0.5.0 and later: timing/strategies/fixed_schedule.py sends first turns at their
+      timestamps and, on each credit's return (handle_credit_return), the next turn at its
+      timestamp, else after its delay, else at once; the worker's UserSession keeps the
+      turns and the replies (workers/session_manager.py; from the release that names
+      conversation context modes, deltas_without_responses is the default for a Mooncake
+      trace with hash_ids and the global fallback): the core's trace mode
+      (core/replay/traffic.go nextTurn) with ``context_mode: deltas_without_responses``."""
+    rel = _release(version or "0.2")
+    if rel is None:
+        raise _BenchUsageError(f"--tool-version {version}: not an AIPerf release (rows with a session_id are sent "
+                              "as the release sends them)")
+    if rel < _AIPERF_ONE_CREDIT_PER_SESSION:
+        shown = version or "before 0.3.0 (bench's default)"
+        why = ("ignores session_id and delay: every row is a conversation of its own, sent at its timestamp without "
+               "waiting for the session's turn before it" if rel < (0, 2) else
+               "sends a session once for each of its turns, every turn's timestamp starting the whole conversation")
+        raise _BenchUsageError(f"--input-file {path}: rows with a session_id are not simulated for AIPerf {shown} "
+                              f"(it {why}): give --tool-version 0.4.0 or later, or remove session_id from the rows")
+    if rel < _AIPERF_TURN_TIMESTAMPS:
+        line = _later_turn_timed(path)
+        if line is not None:
+            raise _BenchUsageError(f"--input-file {path}:{line}: a later turn's timestamp is not simulated for AIPerf "
+                                  f"{version} (it sends a later turn after the previous response and the turn's "
+                                  "delay, not at its timestamp): give the turn a delay instead, or --tool-version "
+                                  "0.5.0 or later")
+    source["context_mode"] = "deltas_without_responses"
+
+
+def _later_turn_timed(path: str) -> int | None:
+    """The line of the first row that is a later turn of its session and has a timestamp
+    (undecodable lines are left to the trace reader), None if none."""
+    seen: set[Any] = set()
+    with open(path, encoding="utf-8", errors="replace") as f:
+        for n, line in enumerate(f, 1):
+            try:
+                row = json.loads(line)
+            except ValueError:
+                continue
+            if not isinstance(row, dict) or row.get("session_id") is None:
+                continue
+            sid = json.dumps(row["session_id"])
+            if sid in seen and row.get("timestamp") is not None:
+                return n
+            seen.add(sid)
+    return None
 
 
 def _check_input_file(shown: str, path: str) -> None:
@@ -1015,11 +1125,13 @@ def run_bench(args: argparse.Namespace) -> int:
         traffic = report.metadata.get("spec", {}).get("traffic", {})
         write(json.dumps({"tool": tool, "benchmark": traffic.get("benchmark"),
                           **({"traffic": traffic} if "traffic" in run else {}),
+                          **({"notes": run["notes"]} if run.get("notes") else {}),
                           "result": result, "summary": report.summary}, indent=2, sort_keys=True) + "\n")
     else:
         head = (f"{tool} ({bench.get('variant', '')}) against {report.metadata.get('model')} on "
                 f"{report.metadata.get('system')}; {report.metadata.get('perf_model')}").replace(" ()", "")
         notes = list((report.metadata.get("benchmark") or {}).get("notes") or [])
+        notes += run.get("notes") or []
         if run.get("streaming") is False:
             notes.append("without --streaming each response arrives whole: the tool measures no time to first or "
                          "second token, inter-token latency or per-user throughput (add --streaming for them)")
