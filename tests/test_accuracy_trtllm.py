@@ -45,6 +45,25 @@ def test_layout_and_concurrency():
         trtllm.layout(_row(tp_size="8", moe_tp_size="2", moe_ep_size="2"), cfg)
 
 
+def test_layout_of_a_multiplied_export_within_a_node():
+    """InferenceX's TP 2 EP 2 (nvidia-master.yaml@17d5e204f: ``{ tp: 2, ep: 2 }``, no TP 4
+    EP 2) exported as tp_size 4 = 2 × 2, moe_tp_size 2, moe_ep_size 2: the id's 2 GPUs,
+    experts over both; an id without the pattern keeps the columns' split both ways."""
+    cfg = CONFIGS / "openai--gpt-oss-120b_config.json"
+    kw = dict(model_path="openai/gpt-oss-120b", tp_size="4", moe_tp_size="2", moe_ep_size="2")
+    lay = trtllm.layout(_row(id="2026_04_06_gpt_oss_120b_h200_sxm_trtllm_fp4_agg_1024x1024_c4_tp2_ep2_992", **kw),
+                        cfg)
+    assert lay == trtllm.Layout(2, False, True, "columns give 4 × 1 GPUs: the id's 2")
+    assert lay.text() == "TP2 EP2" and lay.options() == {}
+    assert trtllm.layout(_row(id="x_c4_tp4_ep2_1", **kw), cfg) == trtllm.Layout(4, False, False, moe_ep=2)
+    # TP 4 EP 2 exported as 8 = 4 × 2: the id's 4 GPUs, moe_expert_parallel_size 2
+    lay = trtllm.layout(_row(id="x_c4_tp4_ep2_1", **{**kw, "tp_size": "8", "moe_tp_size": "4"}), cfg)
+    assert lay == trtllm.Layout(4, False, False, "columns give 8 × 1 GPUs: the id's 4", 2)
+    # TP 2 EP 1 as exported (tp_size 2): the columns
+    one = trtllm.layout(_row(id="x_c4_tp2_ep1_315", **{**kw, "tp_size": "2", "moe_ep_size": "1"}), cfg)
+    assert one == trtllm.Layout(2, False, False)
+
+
 def test_releases():
     src = "db-dump/2026-04-27; measured=2026-02-14; nvcr.io/nvidia/ai-dynamo/tensorrtllm-runtime:0.8.1.post1"
     assert trtllm.release_of("0.8.1.post1", src) == "1.2.0rc6.post1"  # Dynamo 0.8.1.post1's TensorRT-LLM

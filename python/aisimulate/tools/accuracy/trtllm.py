@@ -102,6 +102,10 @@ def layout(row: dict[str, str], config: Path) -> Layout:
     tensor and expert parallel sizes multiplied, in some exports of single-node runs) is
     one node's: its GPU count from its id (``…_tp8_ep8_…``), else the node's, its experts
     expert-parallel when ``moe_ep_size`` > 1, attention DP when ``attention_dp_size`` > 1.
+    Within a node the same export is read from the id too: an id ``…_tpN_epM_…`` (M > 1
+    dividing N) whose columns give N × M GPUs is N GPUs, the experts expert-parallel
+    over M of them (InferenceX's ``tp: 2, ep: 2`` exported as ``tp_size`` 4,
+    ``moe_tp_size`` 2, ``moe_ep_size`` 2).
     Experts split both ways (``moe_tp_size`` × ``moe_ep_size`` = ``tp_size``, each > 1)
     run with ``moe_expert_parallel_size`` = ``moe_ep_size`` (TensorRT-LLM's Mapping
     derives ``moe_tp_size``); with attention DP that split is refused.
@@ -111,6 +115,20 @@ def layout(row: dict[str, str], config: Path) -> Layout:
     tp, adp = _int(row, "tp_size"), max(_int(row, "attention_dp_size", 0), 1)
     moe_tp, moe_ep = max(_int(row, "moe_tp_size", 0), 1), max(_int(row, "moe_ep_size", 0), 1)
     gpus, note = tp * adp, ""
+    m = re.search(r"_tp(\d+)_ep(\d+)_", row.get("id") or "")
+    if m and gpus <= GPUS_PER_NODE and _moe(config):
+        id_tp, id_ep = int(m.group(1)), int(m.group(2))
+        if 1 < id_ep <= id_tp != gpus == id_tp * id_ep and id_tp % id_ep == 0:
+            # the same export within a node: InferenceX's TP 2 EP 2 as tp_size 4,
+            # moe_tp_size 2, moe_ep_size 2 (the search space of nvidia-master.yaml has
+            # no TP 4 EP 2); TensorRT-LLM's --tp_size $TP --ep_size $EP_SIZE
+            note = f"columns give {tp} × {adp} GPUs: the id's {id_tp}"
+            if id_ep == id_tp:
+                return Layout(id_tp, adp > 1, True, note)
+            if adp > 1:
+                raise ValueError(f"the id's TP {id_tp} EP {id_ep} with attention DP: the experts' split both "
+                                 "ways is not simulated with attention DP")
+            return Layout(id_tp, False, False, note, id_ep)
     if gpus > GPUS_PER_NODE:
         m = re.search(r"_tp(\d+)", row.get("id") or "")
         gpus = int(m.group(1)) if m else GPUS_PER_NODE
@@ -263,13 +281,15 @@ RECIPES: tuple[Recipe, ...] = tuple(
     Recipe(("openai/gpt-oss-120b",), "h200_sxm", "benchmarks/gptoss_fp4_h200_trt_slurm.sh", (
         Change("ffe0b55a7", _t("2025-09-28T17:41:27-07:00"), "gpt-oss-dev",
                {"max_batch_size": lambda c, isl, tp: c, "max_num_tokens": 20000, "stream_interval": 20,
-                "moe_expert_parallel_size": _ep_over_tp,
+                "moe_expert_parallel_size": _ep_over_tp, "moe_config": {"backend": "TRITON"},
                 "kv_cache_config": {"enable_block_reuse": False, "free_gpu_memory_fraction": 0.85},
                 "cuda_graph_config": {"enable_padding": True, "max_batch_size": lambda c, isl, tp: c}},
                "trtllm-serve --max_batch_size $CONC --max_num_tokens 20000; cuda_graph_config enable_padding, "
                "max_batch_size $CONC; kv_cache_config dtype auto, enable_block_reuse false, "
-               "free_gpu_memory_fraction 0.85; stream_interval 20; --ep_size=$TP (image gpt-oss-dev, a "
-               "development build; moe backend TRITON and num_postprocess_workers 4 not modelled)"),
+               "free_gpu_memory_fraction 0.85; stream_interval 20; --ep_size=$TP; moe_config backend TRITON "
+               "(TritonFusedMoE, OpenAI triton_kernels matmul_ogs: the kernel AIConfigurator's 1.2.0rc5 "
+               "w4a16_mxfp4 moe_perf rows time on Hopper, docs/trtllm.md) (image gpt-oss-dev, a "
+               "development build; num_postprocess_workers 4 not modelled)"),
         Change("17d5e204f", _t("2025-11-03T12:05:50-06:00"), "gpt-oss-dev", {"moe_expert_parallel_size": NOT_SET},
                "--ep_size=$EP_SIZE, the search space's (.github/configs/nvidia-master.yaml): the row's columns"),
     )),
