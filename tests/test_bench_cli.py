@@ -586,6 +586,8 @@ def test_genai_perf_payload_file_is_its_trace_replay(tmp_path):
     ("payload:{tmp}", (), "is a folder, not a trace file"),
     ("payload:{tmp}/nope.jsonl", (), "nope.jsonl: no such file"),
     ("payload:{trace}", ("--concurrency", "4"), "--concurrency: not simulated with --input-file payload:"),
+    # genai-perf's --request-rate takes the schedule's place as --concurrency does (it was dropped)
+    ("payload:{trace}", ("--request-rate", "2"), "--request-rate: not simulated with --input-file payload:"),
     ("payload:{trace}", ("--request-count", "4"), "--request-count: not simulated with --input-file payload:"),
     ("payload:{trace}", ("--isl", "100"), "--isl: not simulated with a payload: --input-file"),
 ])

@@ -759,9 +759,9 @@ def _genai_perf_payload(opts: dict[str, list[str]]) -> dict[str, Any] | None:
                               + hint)
     path = path.split(":", 1)[1]
     _check_input_file(f"--input-file payload:{path}", path)
-    for name in ("--concurrency", "--request-count", "--warmup-request-count"):
+    for name in ("--concurrency", "--request-rate", "--request-count", "--warmup-request-count"):
         if name in opts:
-            why = ("genai-perf then runs that load instead of the schedule" if name == "--concurrency" else
+            why = ("genai-perf then runs that load instead of the schedule" if name in ("--concurrency", "--request-rate") else
                    "perf_analyzer's fixed schedule sends the file's rows once" if name == "--request-count" else
                    "the replay sends every row of the file as measured")
             raise _BenchUsageError(f"{_written(opts, name)}: not simulated with --input-file payload: ({why})")
