@@ -631,6 +631,13 @@ def test_aiperf_table_columns_never_run_together():
      "bench: --num-prompts: must be ≥ 1, got 0 (traffic.benchmark.num_prompts)"),
     ("vllm bench serve --num-prompts 3 --ignore-eos --random-range-ratio 1.5",
      "bench: --random-range-ratio: must be in [0, 1], got 1.5 (traffic.benchmark.random_range_ratio)"),
+    # vLLM's --input-len sets random_input_len over --random-input-len whatever the order
+    # (parse_vllm, main_async): the 0 is --input-len's, not the later --random-input-len 100's
+    ("vllm bench serve --num-prompts 3 --ignore-eos --input-len 0 --random-input-len 100",
+     "bench: --input-len: must be ≥ 1, got 0 (traffic.benchmark.random_input_len)"),
+    # before AIPerf 0.3.0 (no --tool-version) --num-conversations is --num-dataset-entries
+    ("aiperf profile --streaming --concurrency 2 --num-conversations 0 --osl 5 --extra-inputs ignore_eos:true",
+     "bench: --num-conversations: must be ≥ 1, got 0 (traffic.benchmark.num_dataset_entries)"),
 ])
 def test_a_bad_option_value_is_named_as_written(capsys, tmp_path, command, message):
     code, _, err = run_cli(capsys, tmp_path, command)
