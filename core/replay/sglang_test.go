@@ -423,3 +423,39 @@ traffic:
 		assert.Contains(t, ce.Msg, tc.msg, tc.sglang+tc.pool)
 	}
 }
+
+// A P/D pool's own sglang block takes engine.sglang's ep_size when it leaves
+// it out (config.inheritSGLang), so a refused ep_size given in engine.sglang
+// names engine.sglang.ep_size, and one the pool's block gives names that
+// block's: 3 does not divide the pools' 2 GPUs.
+func TestSGLangEPSizeFieldOfAnInheritedValue(t *testing.T) {
+	needSharedConfigs(t)
+	spec := func(engine, prefill string) string {
+		return fmt.Sprintf(`
+engine:
+  model: Qwen/Qwen3-235B-A22B-FP8
+  model_config_dir: %s
+  system: h200_sxm
+  backend: sglang
+  perf: {source: roofline}
+  sglang: {max_running_requests: 8%s}
+  workers:
+    disaggregated:
+      prefill: {count: 1, tp: 2, sglang: {max_running_requests: 8%s}}
+      decode: {count: 1, tp: 2, sglang: {max_running_requests: 8}}
+traffic:
+  source: {type: synthetic, num_requests: 4, isl: 100, osl: 5}
+  load: {mode: concurrency, concurrency: 2}
+`, sharedModelConfigs, engine, prefill)
+	}
+	for _, c := range []struct{ engine, prefill, field string }{
+		{", ep_size: 3", "", "engine.sglang.ep_size"},
+		{"", ", ep_size: 3", "engine.workers.disaggregated.prefill.sglang.ep_size"},
+	} {
+		_, err := runErr(t, spec(c.engine, c.prefill))
+		var ce *config.Error
+		require.ErrorAs(t, err, &ce, c.field)
+		assert.Equal(t, c.field, ce.Field)
+		assert.Contains(t, ce.Msg, "3 does not divide the worker's 2 GPUs")
+	}
+}
