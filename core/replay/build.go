@@ -419,7 +419,7 @@ func (d *deployment) buildPool(s *config.Spec, pl *pool) error {
 			MoELatencyUs: p.MoELatency()}
 		rl, err := perf.NewRoofline(arch, sys, perf.RooflineOptions{TP: pl.tp, DP: pl.dp, EP: pl.ep, MoEEP: pl.moeEP,
 			WeightDtype: arch.WeightDtype, KVDtype: kvDtype, Params: params, OverlapCPU: overlap,
-			CUDAGraphMaxTokens: cgTop, All2AllBackend: pl.a2a, All2AllBF16Dispatch: a2aBF16})
+			CUDAGraphMaxTokens: cgTop, All2AllBackend: pl.a2a, All2AllBF16Dispatch: a2aBF16, All2AllMaxTokens: a2aMax})
 		if err != nil {
 			return cfgErr("engine.perf", err)
 		}
