@@ -100,3 +100,22 @@ func TestMamba2RaggedStandInShapeKeepsTheRoofline(t *testing.T) {
 	assert.Nil(t, c.grids[gdnContextConv])
 	assert.Nil(t, c.grids[gdnGenConv])
 }
+
+// Two measured shapes as near as each other (the same heads and d_model,
+// 8 or 16 groups) are told apart by the rest of the shape, not by the
+// order of the map they are gathered in: the more key heads, every time.
+func TestNearestGDNShapeTieIsDeterministic(t *testing.T) {
+	var rows []gdnRow
+	for _, groups := range []int64{8, 16} {
+		for _, k := range []struct{ kernel, phase string }{{"causal_conv1d_fn", "context"}, {"causal_conv1d_update", "generation"}} {
+			rows = append(rows, gdnRow{Kernel: k.kernel, Phase: k.phase, Batch: 1, SeqLen: 1, DModel: 2688, DConv: 4,
+				KHeads: groups, KDim: 128, VHeads: 64, VDim: 64, Latency: 0.01})
+		}
+	}
+	want := gdnShape{dModel: 2688, dConv: 4, kHeads: 4, kDim: 128, vHeads: 32, vDim: 64}
+	for range 50 {
+		near, ok := nearestGDNShape(rows, gdnKernels{}, []gdnRole{gdnContextConv, gdnGenConv}, want)
+		require.True(t, ok)
+		require.Equal(t, int64(16), near.kHeads)
+	}
+}
