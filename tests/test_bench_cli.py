@@ -48,6 +48,8 @@ def test_parse_the_tools_command_lines():
     ("vllm bench serve --num-prompts many", "want an integer"),
     ("aiperf profile --streaming --osl 10 --extra-inputs n:2", "n:2: not simulated"),
     ("aiperf profile --streaming --osl 10 --extra-inputs temperature:warm", "temperature:warm: want a number"),
+    # a sampling option without its value is the usage error, not an IndexError
+    ("vllm bench serve --temperature --num-prompts 3", "--temperature takes one value, got 0"),
     ("vllm bench serve --ignore-eos --top-k many", "--top-k 'many': want an integer"),
     ("genai-perf profile -m x --streaming --request-rate 2 --osl 5", "--request-rate: not simulated"),
     ("locust -f x.py", "not a benchmark command"),

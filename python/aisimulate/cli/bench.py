@@ -264,9 +264,12 @@ def parse_vllm(options: Sequence[str], variant: str) -> tuple[dict[str, Any], di
     run: dict[str, Any] = {}
     # InferenceX's benchmark_serving.py has no sampling options (its requests send temperature 0)
     taken = _VLLM_SAMPLING if variant == "vllm" else {}
-    sampling = [f"{_written(opts, n)} {opts[n][-1]}" for n in taken if n in opts]
+    sampling = []
     for name, kind in taken.items():
-        _one(opts, name, kind)  # checked as a number, then taken (_SAMPLING_NOTE)
+        if name in opts:
+            shown = " ".join([_written(opts, name), *opts[name]])
+            _one(opts, name, kind)  # checked as a number (one value), then taken (_SAMPLING_NOTE)
+            sampling.append(shown)
     if sampling:
         run["notes"] = [_SAMPLING_NOTE.format(", ".join(sampling))]
     seed = _one(opts, "--seed", int)
