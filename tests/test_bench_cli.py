@@ -48,6 +48,8 @@ def test_parse_the_tools_command_lines():
     ("vllm bench serve --num-prompts many", "want an integer"),
     ("aiperf profile --streaming --osl 10 --extra-inputs n:2", "n:2: not simulated"),
     ("aiperf profile --streaming --osl 10 --extra-inputs temperature:warm", "temperature:warm: want a number"),
+    # a sampling option without its value is the usage error, not an IndexError
+    ("vllm bench serve --temperature --num-prompts 3", "--temperature takes one value, got 0"),
     ("vllm bench serve --ignore-eos --top-k many", "--top-k 'many': want an integer"),
     ("genai-perf profile -m x --streaming --request-rate 2 --osl 5", "--request-rate: not simulated"),
     ("locust -f x.py", "not a benchmark command"),
@@ -586,6 +588,8 @@ def test_genai_perf_payload_file_is_its_trace_replay(tmp_path):
     ("payload:{tmp}", (), "is a folder, not a trace file"),
     ("payload:{tmp}/nope.jsonl", (), "nope.jsonl: no such file"),
     ("payload:{trace}", ("--concurrency", "4"), "--concurrency: not simulated with --input-file payload:"),
+    # genai-perf's --request-rate takes the schedule's place as --concurrency does (it was dropped)
+    ("payload:{trace}", ("--request-rate", "2"), "--request-rate: not simulated with --input-file payload:"),
     ("payload:{trace}", ("--request-count", "4"), "--request-count: not simulated with --input-file payload:"),
     ("payload:{trace}", ("--isl", "100"), "--isl: not simulated with a payload: --input-file"),
 ])
@@ -629,6 +633,13 @@ def test_aiperf_table_columns_never_run_together():
      "bench: --num-prompts: must be ≥ 1, got 0 (traffic.benchmark.num_prompts)"),
     ("vllm bench serve --num-prompts 3 --ignore-eos --random-range-ratio 1.5",
      "bench: --random-range-ratio: must be in [0, 1], got 1.5 (traffic.benchmark.random_range_ratio)"),
+    # vLLM's --input-len sets random_input_len over --random-input-len whatever the order
+    # (parse_vllm, main_async): the 0 is --input-len's, not the later --random-input-len 100's
+    ("vllm bench serve --num-prompts 3 --ignore-eos --input-len 0 --random-input-len 100",
+     "bench: --input-len: must be ≥ 1, got 0 (traffic.benchmark.random_input_len)"),
+    # before AIPerf 0.3.0 (no --tool-version) --num-conversations is --num-dataset-entries
+    ("aiperf profile --streaming --concurrency 2 --num-conversations 0 --osl 5 --extra-inputs ignore_eos:true",
+     "bench: --num-conversations: must be ≥ 1, got 0 (traffic.benchmark.num_dataset_entries)"),
 ])
 def test_a_bad_option_value_is_named_as_written(capsys, tmp_path, command, message):
     code, _, err = run_cli(capsys, tmp_path, command)

@@ -89,3 +89,31 @@ func TestNewA2A(t *testing.T) {
 	_, err = NewA2A(All2AllAgRs, v3, model.Parallel{TP: 1, DP: 16, EP: true}, h200)
 	assert.ErrorContains(t, err, "not point to point")
 }
+
+// TestRooflineA2AMaxTokens: TensorRT-LLM's WideEPMoE.can_use_alltoall turns
+// the all-to-all off for a pass of more MoE tokens, over the ranks, than
+// moe_max_num_tokens (the chunks are all-gathered and reduce-scattered), in
+// the roofline as in aic: DeepSeek-V3 over 16 H100 (DP 16, EP) with DeepEP
+// and a 16,384-token limit dispatches 16 × 1,024 = 16,384 tokens by DeepEP
+// (as without the limit) and 16 × 1,025 = 16,400 by the all-gather and
+// reduce-scatter (as with no all2all backend).
+func TestRooflineA2AMaxTokens(t *testing.T) {
+	v3, err := model.Load("deepseek-ai/DeepSeek-V3", sharedConfigs)
+	require.NoError(t, err)
+	sys := builtinSystem(t, "h100_sxm")
+	build := func(o RooflineOptions) *Roofline {
+		r, err := NewRoofline(v3, sys, o)
+		require.NoError(t, err)
+		return r
+	}
+	opt := RooflineOptions{TP: 1, DP: 16, EP: true, Params: specDefaults(), All2AllBackend: All2AllDeepEPHT, All2AllBF16Dispatch: true}
+	unlimited := build(opt)
+	opt.All2AllMaxTokens = 16384
+	limited := build(opt)
+	opt.All2AllBackend, opt.All2AllBF16Dispatch, opt.All2AllMaxTokens = "", false, 0
+	gather := build(opt)
+	pass := func(n int) *Batch { return &Batch{Prefill: []Chunk{{NewTokens: n}}, Samplers: 1} }
+	assert.Equal(t, unlimited.Breakdown(pass(1024)).DispatchNs, limited.Breakdown(pass(1024)).DispatchNs)
+	assert.Equal(t, gather.Breakdown(pass(1025)).DispatchNs, limited.Breakdown(pass(1025)).DispatchNs)
+	assert.NotEqual(t, unlimited.Breakdown(pass(1025)).DispatchNs, limited.Breakdown(pass(1025)).DispatchNs)
+}

@@ -106,6 +106,11 @@ type RooflineOptions struct {
 	// All2AllBF16Dispatch: the engine dispatches bf16 hidden states
 	// whatever the experts' format (TensorRT-LLM's WideEPMoE over DeepEP).
 	All2AllBF16Dispatch bool
+	// All2AllMaxTokens (0: none) is the most tokens of a pass, summed over
+	// the DP ranks, the point-to-point all2all carries; above it the
+	// all-gather and reduce-scatter run (TensorRT-LLM's
+	// WideEPMoE.can_use_alltoall, moe_max_num_tokens; as aic.Options').
+	All2AllMaxTokens int
 }
 
 // gemmConst is one weight GEMM on one GPU: N output and K input features.
@@ -310,6 +315,7 @@ func NewRoofline(arch *model.Arch, sys *hardware.System, opt RooflineOptions) (*
 			if opt.All2AllBF16Dispatch {
 				r.hy.a2a.DispatchBytes = 2
 			}
+			r.hy.a2aMaxX = float64(opt.All2AllMaxTokens)
 		}
 		r.hy.cgTop = opt.CUDAGraphMaxTokens
 		r.approx = append([]string(nil), arch.Approximations...)

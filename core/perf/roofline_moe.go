@@ -62,8 +62,11 @@ type hybrid struct {
 	dsv4                    map[model.AttnKind]*DSV4Core
 	dsv4WinIdx, dsv4KeptIdx int
 	// a2a: a point-to-point all2all backend (nil: the all-gather and
-	// reduce-scatter over the DP ranks)
-	a2a *A2A
+	// reduce-scatter over the DP ranks); a2aMaxX > 0: the MoE tokens X above
+	// which the all-gather and reduce-scatter run instead
+	// (RooflineOptions.All2AllMaxTokens)
+	a2a     *A2A
+	a2aMaxX float64
 	// gdn: the linear-attention layers' kernels (nil: none); attention
 	// projections of their own format (model.Arch.AttnDtype): aBytes,
 	// flopsA, attnOwn (false: the weights' format)
@@ -471,7 +474,7 @@ func (r *Roofline) hybridBreakdown(b *Batch, X float64) Breakdown {
 				s -= math.Min(gemm(x, g.ffn[0])+gemm(x, g.ffn[1]), routed)
 			}
 			switch {
-			case hy.a2a != nil:
+			case hy.a2a != nil && (hy.a2aMaxX == 0 || X <= hy.a2aMaxX):
 				dispS += g.n * hy.a2a.Seconds(X/float64(hy.dp))
 			case hy.dp > 1:
 				dispS += g.n * 2 * (hy.dpFixedS + X*hy.dpSPerToken)

@@ -282,8 +282,11 @@ func (pl *pool) moeSplit(e *config.Engine) error {
 			return nil
 		}
 		n, engineRule, dpName = g.EPSize, "SGLang: moe_tp_size = tp_size // ep_size", pl.field+".data_parallel_size (DP attention)"
+		// a pool's own block takes engine.sglang's ep_size when it leaves it
+		// out (config.inheritSGLang): the pool's field is named only for a
+		// value of its own
 		pl.moeField = "engine.sglang.ep_size"
-		if pl.spec.SGLang != nil {
+		if pl.spec.SGLang != nil && (e.SGLang == nil || g.EPSize != e.SGLang.EPSize) {
 			pl.moeField = pl.field + ".sglang.ep_size"
 		}
 		if g.DeepEP() && n != pl.tp*pl.dp {
@@ -416,7 +419,7 @@ func (d *deployment) buildPool(s *config.Spec, pl *pool) error {
 			MoELatencyUs: p.MoELatency()}
 		rl, err := perf.NewRoofline(arch, sys, perf.RooflineOptions{TP: pl.tp, DP: pl.dp, EP: pl.ep, MoEEP: pl.moeEP,
 			WeightDtype: arch.WeightDtype, KVDtype: kvDtype, Params: params, OverlapCPU: overlap,
-			CUDAGraphMaxTokens: cgTop, All2AllBackend: pl.a2a, All2AllBF16Dispatch: a2aBF16})
+			CUDAGraphMaxTokens: cgTop, All2AllBackend: pl.a2a, All2AllBF16Dispatch: a2aBF16, All2AllMaxTokens: a2aMax})
 		if err != nil {
 			return cfgErr("engine.perf", err)
 		}

@@ -381,19 +381,7 @@ func TestSGLangDeepEPModes(t *testing.T) {
 func TestSGLangEPSize(t *testing.T) {
 	needSharedConfigs(t)
 	spec := func(sglang, pool string) string {
-		return fmt.Sprintf(`
-engine:
-  model: Qwen/Qwen3-235B-A22B-FP8
-  model_config_dir: %s
-  system: h200_sxm
-  backend: sglang
-  perf: {source: roofline}
-  workers: {aggregated: {count: 1, tp: 8%s}}
-  sglang: {max_running_requests: 8%s}
-traffic:
-  source: {type: synthetic, num_requests: 4, isl: 100, osl: 5}
-  load: {mode: concurrency, concurrency: 2}
-`, sharedModelConfigs, pool, sglang)
+		return sglangEPSpec("{aggregated: {count: 1, tp: 8"+pool+"}}", sglang)
 	}
 	s, err := config.DecodeYAML([]byte(spec(", ep_size: 2", "")))
 	require.NoError(t, err)
@@ -422,4 +410,45 @@ traffic:
 		assert.Equal(t, "engine.sglang.ep_size", ce.Field, tc.sglang+tc.pool)
 		assert.Contains(t, ce.Msg, tc.msg, tc.sglang+tc.pool)
 	}
+}
+
+// A P/D pool's own sglang block takes engine.sglang's ep_size when it leaves
+// it out (config.inheritSGLang), so a refused ep_size given in engine.sglang
+// names engine.sglang.ep_size, and one the pool's block gives names that
+// block's: 3 does not divide the pools' 2 GPUs.
+func TestSGLangEPSizeFieldOfAnInheritedValue(t *testing.T) {
+	needSharedConfigs(t)
+	spec := func(engine, prefill string) string {
+		return sglangEPSpec("{disaggregated: {prefill: {count: 1, tp: 2, sglang: {max_running_requests: 8"+prefill+
+			"}}, decode: {count: 1, tp: 2, sglang: {max_running_requests: 8}}}}", engine)
+	}
+	for _, c := range []struct{ engine, prefill, field string }{
+		{", ep_size: 3", "", "engine.sglang.ep_size"},
+		{"", ", ep_size: 3", "engine.workers.disaggregated.prefill.sglang.ep_size"},
+	} {
+		_, err := runErr(t, spec(c.engine, c.prefill))
+		var ce *config.Error
+		require.ErrorAs(t, err, &ce, c.field)
+		assert.Equal(t, c.field, ce.Field)
+		assert.Contains(t, ce.Msg, "3 does not divide the worker's 2 GPUs")
+	}
+}
+
+// sglangEPSpec is Qwen3-235B on H200 under SGLang with the given
+// engine.workers (a flow mapping) and engine.sglang fields after
+// max_running_requests 8 (", ep_size: 2").
+func sglangEPSpec(workers, sglang string) string {
+	return fmt.Sprintf(`
+engine:
+  model: Qwen/Qwen3-235B-A22B-FP8
+  model_config_dir: %s
+  system: h200_sxm
+  backend: sglang
+  perf: {source: roofline}
+  workers: %s
+  sglang: {max_running_requests: 8%s}
+traffic:
+  source: {type: synthetic, num_requests: 4, isl: 100, osl: 5}
+  load: {mode: concurrency, concurrency: 2}
+`, sharedModelConfigs, workers, sglang)
 }

@@ -411,7 +411,7 @@ func gdnScale(role gdnRole, kern gdnKernels, model, near *perf.GDNCore, g *gdnGr
 
 // nearestGDNShape is the measured shape with both kernels of a phase
 // nearest to want: value heads per GPU first, then d_model, in log2 (ties:
-// the larger).
+// the larger, then the more key heads, then the longer convolution).
 func nearestGDNShape(rows []gdnRow, kern gdnKernels, roles []gdnRole, want gdnShape) (gdnShape, bool) {
 	has := map[gdnShape]map[gdnRole]bool{}
 	for i := range rows {
@@ -453,7 +453,14 @@ func nearestGDNShape(rows []gdnRow, kern gdnKernels, roles []gdnRole, want gdnSh
 		if cands[i].vHeads != cands[j].vHeads {
 			return cands[i].vHeads > cands[j].vHeads
 		}
-		return cands[i].dModel > cands[j].dModel
+		if cands[i].dModel != cands[j].dModel {
+			return cands[i].dModel > cands[j].dModel
+		}
+		// the shapes come from a map: the rest of the shape decides a tie
+		if cands[i].kHeads != cands[j].kHeads {
+			return cands[i].kHeads > cands[j].kHeads
+		}
+		return cands[i].dConv > cands[j].dConv
 	})
 	return cands[0], true
 }

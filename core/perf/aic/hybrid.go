@@ -819,7 +819,7 @@ func (m *Model) hybridBreakdown(b *perf.Batch, X int) perf.Breakdown {
 		linCtx, linGen = hy.gdn.contextSeconds(n, chunks), hy.gdn.generationSeconds(float64(b.Decodes))
 	}
 	if hy.mla != nil {
-		mlaCtx, mlaGen = m.mlaContextSeconds(b), generationOn(b, hy.mla.gen)+hy.mla.bmm.seconds(float64(b.Decodes))
+		mlaCtx, mlaGen = m.mlaContextSeconds(b), generationOn(b, hy.mla.gen)+hy.mla.bmm.seconds(float64(b.Decodes+b.SpecTokens))
 	} else if hy.dsv4 == nil {
 		fullCtx, fullGen = m.contextSeconds(b), m.generationSeconds(b)
 	}

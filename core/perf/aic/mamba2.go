@@ -90,7 +90,9 @@ func (m *Model) mamba2Convs(c *gdnCosts, sh gdnShape, roofs [numGDNRoles]func(b,
 		if !ok {
 			return "", nil
 		}
-		gs = grids(near)
+		if gs = grids(near); gs == nil {
+			return "", nil // the stand-in shape's rows give no complete grid: the roofline stays
+		}
 		own := perf.NewGDNCore(&model.LinearAttention{KeyHeads: int(sh.kHeads), KeyDim: int(sh.kDim), ValueHeads: int(sh.vHeads),
 			ValueDim: int(sh.vDim), ConvKernel: int(sh.dConv), Mamba2: true}, 1, sys.BF16Flops, em.bw)
 		nearCore := perf.NewGDNCore(&model.LinearAttention{KeyHeads: int(near.kHeads), KeyDim: int(near.kDim), ValueHeads: int(near.vHeads),

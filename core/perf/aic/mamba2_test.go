@@ -1,9 +1,11 @@
 package aic
 
 import (
+	"os"
 	"path/filepath"
 	"testing"
 
+	"github.com/parquet-go/parquet-go"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -66,4 +68,54 @@ func TestMamba2ConvsFromTRTLLMTables(t *testing.T) {
 	v, err := New(arch, sys, Options{MaxTokens: 8192, Database: db, Backend: "vllm", Version: "0.24.0", TP: 1, KVDtype: model.BF16})
 	require.NoError(t, err)
 	assert.Equal(t, "roofline", v.hy.gdn.grids[gdnGenConv].kernel)
+}
+
+// A mamba2_perf table whose nearest shape (the only one, 64 heads of 64)
+// has both convolutions but no batch whose context row is complete
+// (batch 1 at seq_len 16 only, batch 2 at 32 only) gives no grid there:
+// the roofline stays, as for a table that lacks the shape, instead of a
+// panic indexing the missing grids.
+func TestMamba2RaggedStandInShapeKeepsTheRoofline(t *testing.T) {
+	dir := t.TempDir()
+	at := filepath.Join(dir, "linear_attention", "trtllm", "1.3.0")
+	require.NoError(t, os.MkdirAll(at, 0o755))
+	row := func(kernel, phase string, batch, seq int64) mamba2Row {
+		return mamba2Row{Kernel: kernel, Phase: phase, Batch: batch, SeqLen: seq, DModel: 2688, DState: 128, DConv: 4,
+			NHeads: 64, HeadDim: 64, NGroups: 8, Latency: 0.01}
+	}
+	rows := []mamba2Row{row("causal_conv1d_fn", "context", 1, 16), row("causal_conv1d_fn", "context", 2, 32),
+		row("causal_conv1d_update", "generation", 1, 1)}
+	require.NoError(t, parquet.WriteFile(filepath.Join(at, TableMamba2+".parquet"), rows))
+	sys := builtinSystem(t, "h200_sxm")
+	m := &Model{system: sys.Name}
+	c := &gdnCosts{}
+	var roofs [numGDNRoles]func(b, s float64) float64
+	for i := range roofs {
+		roofs[i] = func(b, s float64) float64 { return 1e-6 * b * s }
+	}
+	sh := gdnShape{dModel: 2688, dConv: 4, kHeads: 4, kDim: 128, vHeads: 32, vDim: 64} // TP 2: no exact rows
+	read, err := m.mamba2Convs(c, sh, roofs, sys, newEmpiricalMemory(sys), dir, Options{Backend: "trtllm", Version: "1.3.0"})
+	require.NoError(t, err)
+	assert.Equal(t, "", read)
+	assert.Nil(t, c.grids[gdnContextConv])
+	assert.Nil(t, c.grids[gdnGenConv])
+}
+
+// Two measured shapes as near as each other (the same heads and d_model,
+// 8 or 16 groups) are told apart by the rest of the shape, not by the
+// order of the map they are gathered in: the more key heads, every time.
+func TestNearestGDNShapeTieIsDeterministic(t *testing.T) {
+	var rows []gdnRow
+	for _, groups := range []int64{8, 16} {
+		for _, k := range []struct{ kernel, phase string }{{"causal_conv1d_fn", "context"}, {"causal_conv1d_update", "generation"}} {
+			rows = append(rows, gdnRow{Kernel: k.kernel, Phase: k.phase, Batch: 1, SeqLen: 1, DModel: 2688, DConv: 4,
+				KHeads: groups, KDim: 128, VHeads: 64, VDim: 64, Latency: 0.01})
+		}
+	}
+	want := gdnShape{dModel: 2688, dConv: 4, kHeads: 4, kDim: 128, vHeads: 32, vDim: 64}
+	for range 50 {
+		near, ok := nearestGDNShape(rows, gdnKernels{}, []gdnRole{gdnContextConv, gdnGenConv}, want)
+		require.True(t, ok)
+		require.Equal(t, int64(16), near.kHeads)
+	}
 }

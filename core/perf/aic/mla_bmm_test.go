@@ -36,6 +36,11 @@ func TestSGLangMLADecodeBMM(t *testing.T) {
 	without.hy.mla.bmm = nil
 	b := &perf.Batch{Decodes: 4, DecodeKVSum: 4000, Samplers: 4}
 	assert.InEpsilon(t, 61*8.1952e3, m.Breakdown(b).GenerationAttentionNs-without.Breakdown(b).GenerationAttentionNs, 1e-5)
+	// a verify pass (EAGLE/NEXTN target_verify) runs the BMMs over every query
+	// token: 4 decodes with 4 draft tokens are the 8-token rows, 3.9808 +
+	// 4.1760 = 8.1568 µs a layer
+	v4 := &perf.Batch{Decodes: 4, SpecTokens: 4, DecodeKVSum: 4000, Samplers: 8}
+	assert.InEpsilon(t, 61*8.1568e3, m.Breakdown(v4).GenerationAttentionNs-without.Breakdown(v4).GenerationAttentionNs, 1e-5)
 	// a prefill without a cached prefix runs the MHA path (no BMMs)
 	p := &perf.Batch{Prefill: []perf.Chunk{{NewTokens: 1024}}, Samplers: 1}
 	assert.Equal(t, without.Breakdown(p).TotalNs(), m.Breakdown(p).TotalNs())

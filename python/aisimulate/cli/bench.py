@@ -216,26 +216,33 @@ _VLLM_OPTIONS = (("--dataset-name", "dataset_name", str), ("--random-input-len",
                  ("--input-len", "random_input_len", int), ("--output-len", "random_output_len", int))
 
 
-def benchmark_option(command: Sequence[str], field: str) -> str | None:
+def benchmark_option(command: Sequence[str], field: str, version: str | None = None) -> str | None:
     """The option of the command line that set ``traffic.benchmark.<field>``, as the command
-    wrote it (``--isl`` for synthetic_input_tokens_mean; the last given when two set it),
-    or None when the command did not set it (a default) or the tool reads a config file."""
+    wrote it (``--isl`` for synthetic_input_tokens_mean; of two that set it, the one the
+    parser keeps: vLLM's --input-len over --random-input-len whatever the order, else the
+    last given), or None when the command did not set it (a default) or the tool reads a
+    config file. ``version`` is the tool's release, as :func:`parse_command` takes it."""
     tool, _, options = tool_of(_split(command))
     if tool == "vllm_bench_serve":
+        # in _VLLM_OPTIONS order: parse_vllm sets the field from each in turn, the last wins
         names = [n for n, k, _ in _VLLM_OPTIONS if k == field]
         names += {"request_rate": ["--request-rate"], "ignore_eos": ["--ignore-eos"]}.get(field, [])
         aliases: dict[str, str] = {}
     elif tool in ("aiperf", "genai_perf"):
+        aliases = _aiperf_aliases(version) if tool == "aiperf" else _aiperf_aliases(None)
         names = [n for n, (k, _) in _AIPERF_OPTIONS.items() if k == field]
-        names += ["--num-conversations"] if field == "num_conversations" else []
-        aliases = _AIPERF_ALIASES
+        # as parse_aiperf: --num-conversations is its own field only under AIPerf 0.3.0's names
+        names += ["--num-conversations"] if field == "num_conversations" and aliases is _AIPERF_ALIASES else []
     else:
         return None
     try:
         opts, _ = _options(options, {}, aliases, lists=("--extra-inputs",))
     except _BenchUsageError:
         return None
-    given = [n for n in opts if n in names]  # in the order given: the last one set the field
+    if tool == "vllm_bench_serve":
+        given = [n for n in names if n in opts]
+    else:
+        given = [n for n in opts if n in names]  # in the order given: the last one set the field
     return _written(opts, given[-1]) if given else None
 
 
@@ -257,9 +264,12 @@ def parse_vllm(options: Sequence[str], variant: str) -> tuple[dict[str, Any], di
     run: dict[str, Any] = {}
     # InferenceX's benchmark_serving.py has no sampling options (its requests send temperature 0)
     taken = _VLLM_SAMPLING if variant == "vllm" else {}
-    sampling = [f"{_written(opts, n)} {opts[n][-1]}" for n in taken if n in opts]
+    sampling = []
     for name, kind in taken.items():
-        _one(opts, name, kind)  # checked as a number, then taken (_SAMPLING_NOTE)
+        if name in opts:
+            shown = " ".join([_written(opts, name), *opts[name]])
+            _one(opts, name, kind)  # checked as a number (one value), then taken (_SAMPLING_NOTE)
+            sampling.append(shown)
     if sampling:
         run["notes"] = [_SAMPLING_NOTE.format(", ".join(sampling))]
     seed = _one(opts, "--seed", int)
@@ -759,9 +769,9 @@ def _genai_perf_payload(opts: dict[str, list[str]]) -> dict[str, Any] | None:
                               + hint)
     path = path.split(":", 1)[1]
     _check_input_file(f"--input-file payload:{path}", path)
-    for name in ("--concurrency", "--request-count", "--warmup-request-count"):
+    for name in ("--concurrency", "--request-rate", "--request-count", "--warmup-request-count"):
         if name in opts:
-            why = ("genai-perf then runs that load instead of the schedule" if name == "--concurrency" else
+            why = ("genai-perf then runs that load instead of the schedule" if name in ("--concurrency", "--request-rate") else
                    "perf_analyzer's fixed schedule sends the file's rows once" if name == "--request-count" else
                    "the replay sends every row of the file as measured")
             raise _BenchUsageError(f"{_written(opts, name)}: not simulated with --input-file payload: ({why})")
@@ -1090,7 +1100,8 @@ def run_bench(args: argparse.Namespace) -> int:
                         percentiles=replay_percentiles(run.get("percentiles") or ()))
     except ConfigError as exc:  # a benchmark field the command set: name the option as written
         prefix = "traffic.benchmark."
-        option = benchmark_option(command, exc.field[len(prefix):]) if exc.field.startswith(prefix) else None
+        option = (benchmark_option(command, exc.field[len(prefix):], getattr(args, "tool_version", None))
+                  if exc.field.startswith(prefix) else None)
         if option is None:
             raise
         raise UsageError(f"bench: {option}: {exc.reason} ({exc.field})") from None
