@@ -404,3 +404,25 @@ def test_experts_split_both_ways_run_as_ep_size():
         sglang.sglang_row_layout(row, moe)
     spec = {"engine": {"workers": {"aggregated": {"count": 1, "tp": 8}}, "sglang": {"ep_size": 2}}}
     assert sglang.sglang_layout(spec) == "TP8 EP2"
+
+
+def test_a_multiplied_export_within_a_node_is_the_ids_layout():
+    """InferenceX's TP 2 EP 2 exported as tp_size 4, moe_tp_size 2, moe_ep_size 2 (id
+    ``…_tp2_ep2_…``) is 2 GPUs with the experts over both (moe_tp 1, moe_ep 2), not a TP 4
+    server with --ep-size 2; TP 4 EP 2 (id ``…_tp4_ep2_…``, tp_size 8 = 4 × 2) is 4 GPUs, the
+    experts 2 ways expert-parallel and 4 // 2 = 2 ways tensor-parallel; a row whose id
+    agrees with its columns is unchanged."""
+    base = dict(_row("qwen_qwen3_32b_qwen_qwen3_32b_h100_sxm_sglang_agg_1024x128_c16_tp2"))
+    row = dict(base, id="2026_04_06_x_h200_sxm_sglang_fp8_agg_1024x1024_c4_tp2_ep2_7", tp_size="4",
+               attention_dp_size="", moe_tp_size="2", moe_ep_size="2")
+    fixed, note = sglang.single_node_row(row)
+    assert (fixed["tp_size"], fixed["moe_tp_size"], fixed["moe_ep_size"]) == ("2", "1", "2")
+    assert note == "columns give 4 × 1 GPUs: the id's TP 2"
+    moe = str(accuracy.DEFAULT_MODEL_CONFIGS / "Qwen--Qwen3-235B-A22B-FP8_config.json")
+    assert sglang.sglang_row_layout(fixed, moe) == (1, True, 0)
+    row = dict(row, id=row["id"].replace("_tp2_ep2_", "_tp4_ep2_"), tp_size="8", moe_tp_size="4", moe_ep_size="2")
+    fixed, _ = sglang.single_node_row(row)
+    assert (fixed["tp_size"], fixed["moe_tp_size"], fixed["moe_ep_size"]) == ("4", "2", "2")
+    assert sglang.sglang_row_layout(fixed, moe) == (1, False, 2)
+    same = dict(row, id=row["id"].replace("_tp4_ep2_", "_tp8_ep2_"))
+    assert sglang.single_node_row(same) == (same, "")

@@ -777,3 +777,13 @@ def test_sampling_parameters_are_taken_with_a_note(capsys, tmp_path):
     assert code == 0 and json.loads(out)["notes"][0].startswith("--temperature 0: taken")
     with pytest.raises(BenchUsageError, match="--temperature: not simulated"):  # not an option of InferenceX's script
         parse_command(["python3 utils/bench_serving/benchmark_serving.py --ignore-eos --temperature 0.7"])
+
+
+def test_an_aiperf_release_written_short_or_suffixed_is_that_release():
+    """--tool-version "0.4" is AIPerf 0.4.0 (not a release before it), "v0.5.0" and
+    "0.5.0rc1" are 0.5.0, and a word is no release: the session rules compare these."""
+    from aisimulate.cli.bench import _release
+    assert _release("0.4") == (0, 4, 0) and _release("0.4") >= (0, 4, 0)
+    assert _release("v0.5.0") == _release("0.5.0rc1") == _release("0.5") == (0, 5, 0)
+    assert _release("0.13.0") == (0, 13, 0) and _release("1") == (1, 0, 0)
+    assert _release("latest") is None and _release(None) is None and _release("") is None

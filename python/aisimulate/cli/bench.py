@@ -26,6 +26,7 @@ import argparse
 import json
 import math
 import os
+import re
 import shlex
 import sys
 
@@ -659,12 +660,14 @@ def _check_input_file(shown: str, path: str) -> None:
         raise _BenchUsageError(f"{shown}: no such file")
 
 
-def _release(version: str | None) -> tuple[int, ...] | None:
-    """AIPerf's release as numbers ((0, 5, 0) of "0.5.0" or "v0.5.0"), None when absent or no release."""
-    try:
-        return tuple(int(p) for p in (version or "").lstrip("v").split(".")[:3])
-    except ValueError:
+def _release(version: str | None) -> tuple[int, int, int] | None:
+    """AIPerf's release as three numbers ((0, 5, 0) of "0.5.0", "v0.5.0", "0.5" or
+    "0.5.0rc1": a missing part is 0, a suffix is the release it precedes or follows, as
+    the engines' versions resolve), None when absent or not a release."""
+    m = re.fullmatch(r"v?(\d+)(?:\.(\d+))?(?:\.(\d+))?(?:[.+-]?[A-Za-z0-9.+-]*)?", (version or "").strip())
+    if not m:
         return None
+    return tuple(int(g or 0) for g in m.groups())  # type: ignore[return-value]
 
 
 def _untimed_load(opts: dict[str, list[str]], path: str, version: str | None) -> dict[str, Any]:

@@ -431,8 +431,20 @@ def single_node_row(row: dict[str, str]) -> tuple[dict[str, str], str]:
     a row whose ``tp_size`` × ``attention_dp_size`` exceeds it with both ``moe_tp_size``
     and ``moe_ep_size`` above 1 (the export's product of the two) takes its tensor parallel
     size from its id (``…_tp8_ep8_…``), its experts expert-parallel over those GPUs when
-    ``moe_ep_size`` > 1; and a note saying so ("" when the row is unchanged)."""
+    ``moe_ep_size`` > 1; and a note saying so ("" when the row is unchanged). Within a node
+    the same export is read from the id too (as :func:`trtllm.layout` does): an id
+    ``…_tpN_epM_…`` (M > 1 dividing N) whose columns give N × M GPUs without attention DP,
+    both MoE sizes above 1, is N GPUs with the experts over M of them (InferenceX's ``tp: 2,
+    ep: 2`` exported as ``tp_size`` 4, ``moe_tp_size`` 2, ``moe_ep_size`` 2): not a TP 4
+    server with ``--ep-size`` 2."""
     tp, adp = _int(row, "tp_size"), max(_int(row, "attention_dp_size", 0), 1)
+    both = min(max(_int(row, "moe_tp_size", 0), 1), max(_int(row, "moe_ep_size", 0), 1)) > 1
+    m = re.search(r"_tp(\d+)_ep(\d+)_", row.get("id") or "")
+    if m and both and adp == 1 and tp <= GPUS_PER_NODE:
+        id_tp, id_ep = int(m.group(1)), int(m.group(2))
+        if 1 < id_ep <= id_tp != tp == id_tp * id_ep and id_tp % id_ep == 0:
+            fixed = dict(row, tp_size=str(id_tp), moe_tp_size=str(id_tp // id_ep), moe_ep_size=str(id_ep))
+            return fixed, f"columns give {tp} × {adp} GPUs: the id's TP {id_tp}"
     if tp * adp <= GPUS_PER_NODE:
         return row, ""
     if min(max(_int(row, "moe_tp_size", 0), 1), max(_int(row, "moe_ep_size", 0), 1)) == 1:
