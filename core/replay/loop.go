@@ -361,10 +361,11 @@ func prepare(spec *config.Spec, opts []Option) (*sim, error) {
 			m.ipCap, _ = ip.InFlightCap()
 			m.ipBench = &ip
 		}
-		if bench.Name() == config.ToolVLLMBenchServe {
+		if n := bench.Name(); n == config.ToolVLLMBenchServe || n == config.ToolSGLangBenchServing {
 			// its duration runs from the benchmark's start (after the
 			// warm-ups) to the end of its last request, failed ones included
-			// (report.Accumulator.SetWindowStart)
+			// (report.Accumulator.SetWindowStart); sglang.bench_serving's
+			// benchmark_start_time likewise (benchmark(), bench_serving.py)
 			m.benchClock = true
 			m.acc.SetWindowRule(report.EveryRequestWindow)
 			m.acc.SetWindowStart(0)
