@@ -132,3 +132,23 @@ def test_peak_concurrency_as_its_one_second_buckets():
 def test_a_tool_version_is_refused(capsys, tmp_path):
     code, _, err = run_cli(capsys, tmp_path, SGLANG, "--tool-version", "0.5.9")
     assert code == 2 and "has no version" in err
+
+
+def test_a_rates_window_starts_at_its_first_send(capsys, tmp_path):
+    # get_request yields the first request at once and sleeps an exponential gap after each:
+    # the duration runs from the first measured send (not a gap before it) to the last end
+    code, out, err = run_cli(capsys, tmp_path, "python3 -m sglang.bench_serving --dataset-name random "
+                             "--random-input-len 256 --random-output-len 32 --random-range-ratio 1 --num-prompts 20 "
+                             "--request-rate 4 --warmup-requests 2", "--format", "json")
+    assert code == 0, err
+    doc = json.loads(out)
+    res = doc["result"]
+    assert res["completed"] == 20 and res["total_output_tokens"] == 20 * 32
+    load = doc["benchmark"]
+    assert load["request_rate"] == 4 and load["warmup_requests"] == 2
+    spec = aisimulate.load_config({"engine": {"model": "Qwen/Qwen3-8B", "system": "h100_sxm",
+                                              "backend_version": "0.15.1"}, "traffic": {"benchmark": load}})
+    rep = aisimulate.replay(spec, progress=False)
+    start = min(r["send_ms"] for r in rep.requests)
+    end = max(r["send_ms"] + r["e2e_ms"] for r in rep.requests)
+    assert res["duration"] == pytest.approx((end - start) / 1000, rel=1e-9)
