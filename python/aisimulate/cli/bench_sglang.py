@@ -32,7 +32,10 @@ Its rules, from the source:
 from __future__ import annotations
 
 import math
-from typing import Any, Sequence
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only (as bench.py: typing costs CPU at import)
+    from typing import Any, Sequence
 
 #: Options that say where the server is, which model and tokenizer, where the result
 #: goes or how the client prints: a value each (-1: any number), or none (0).
