@@ -33,6 +33,8 @@ from __future__ import annotations
 
 import math
 
+from .common import CommandError
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only (as bench.py: typing costs CPU at import)
     from typing import Any, Sequence
@@ -112,8 +114,10 @@ DATASETS = {"sharegpt": "the default dataset: its prompts and output lengths are
             "mooncake": "replay a mooncake trace with traffic.source type mooncake"}
 
 
-class UsageError(ValueError):
-    """A command line the simulation cannot run (the message names the option)."""
+class UsageError(CommandError, ValueError):
+    """A command line the simulation cannot run (the message names the option):
+    ``aisimulate bench`` reports it (as its own usage error), nothing raises it out of the
+    package."""
 
 
 def parse(options: Sequence[str], split) -> tuple[dict[str, Any], dict[str, Any]]:
