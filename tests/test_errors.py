@@ -21,6 +21,7 @@ import aisimulate
 from aisimulate.binding.args import GivenTwice
 from aisimulate.binding.strict_json import DuplicateKey
 from aisimulate.cli.bench_inference_perf import CommandLineError
+from aisimulate.cli.bench_sglang import UsageError as SGLangBenchUsageError
 from aisimulate.cli.common import CommandError, StdoutError, UsageError
 from aisimulate.io.files import ForeignFileError, IncompleteSaveError
 from aisimulate.sweep import UnknownFieldError
@@ -56,6 +57,7 @@ EXAMPLES = [
     UsageError("--slo ttft_ms=0: a bound is a number of ms > 0"),
     StdoutError("cannot write the result to stdout: No space left on device"),
     CommandLineError("--config_file c.yaml: not a mapping of sections"),
+    SGLangBenchUsageError("--dataset-name sharegpt: not simulated (a dataset file; random and random-ids are)"),
 ]
 
 

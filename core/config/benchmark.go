@@ -25,6 +25,8 @@ import (
 //	tool: inference_perf    → InferencePerfBenchmark (kubernetes-sigs/
 //	                          inference-perf's config file: load stages,
 //	                          random and shared-prefix data)
+//	tool: sglang_bench_serving → SGLangBenchServing (`python -m
+//	                          sglang.bench_serving`, random datasets)
 
 // Benchmark is traffic.benchmark.
 type Benchmark struct {
@@ -293,7 +295,7 @@ type GenAIPerfBenchmark struct {
 
 var benchmarkUnion = &union{key: "tool", variants: []variant{
 	{ToolAIPerf, AIPerfBenchmark{}}, {ToolVLLMBenchServe, VLLMBenchServe{}}, {ToolGenAIPerf, GenAIPerfBenchmark{}},
-	{ToolInferencePerf, InferencePerfBenchmark{}}}}
+	{ToolInferencePerf, InferencePerfBenchmark{}}, {ToolSGLangBenchServing, SGLangBenchServing{}}}}
 
 // Name is the tool of b ("aiperf", "vllm_bench_serve"), "" when unset.
 func (b Benchmark) Name() string { return benchmarkUnion.nameOf(b.Tool) }
@@ -416,6 +418,8 @@ func benchmarkDefaults(b *Benchmark, path string, present func(string) bool) {
 			}
 		}
 		b.Tool = t
+	case SGLangBenchServing:
+		b.Tool = sglangBenchDefaults(t, given)
 	case VLLMBenchServe:
 		if t.Variant == "" {
 			t.Variant = VariantVLLM

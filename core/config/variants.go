@@ -255,6 +255,9 @@ type RateLoad struct {
 	WarmupRequests    int    `json:"warmup_requests,omitempty"`
 	WarmupConcurrency int    `json:"warmup_concurrency,omitempty"`
 	WarmupPrompt      string `json:"warmup_prompt,omitempty"`
+	// WarmupMaxOutputTokens caps a warm-up copy's output length (as
+	// ConcurrencyLoad's).
+	WarmupMaxOutputTokens int `json:"warmup_max_output_tokens,omitempty"`
 	// MaxConcurrency caps the arrivals' requests in flight (sent, not yet
 	// acted on), as AIPerf's --request-rate with --concurrency does: a
 	// request whose time has come while MaxConcurrency are in flight waits
@@ -298,6 +301,18 @@ func (l Load) Warmup() (requests, concurrency int, prompt string) {
 	return 0, 0, ""
 }
 
+// WarmupMaxOutputTokens is the cap on a warm-up copy's output tokens of a
+// ConcurrencyLoad or RateLoad (0: none, and for other modes).
+func (l Load) WarmupMaxOutputTokens() int {
+	switch m := l.Mode.(type) {
+	case ConcurrencyLoad:
+		return m.WarmupMaxOutputTokens
+	case RateLoad:
+		return m.WarmupMaxOutputTokens
+	}
+	return 0
+}
+
 // ConcurrencyLoad (mode concurrency) is a closed loop of Concurrency clients:
 // each sends its next request when the client has acted on the previous one.
 type ConcurrencyLoad struct {
@@ -324,6 +339,11 @@ type ConcurrencyLoad struct {
 	// starts its data over); the last two a synthetic source only. With a
 	// prefix cache, a copy shares every block of its measured prompt.
 	WarmupPrompt string `json:"warmup_prompt,omitempty"`
+	// WarmupMaxOutputTokens caps the output length of each warm-up copy of
+	// WarmupPromptFirst at this many tokens (sglang.bench_serving's warm-up
+	// asks min(the first prompt's output length, 32)); 0 = the copied
+	// request's own.
+	WarmupMaxOutputTokens int `json:"warmup_max_output_tokens,omitempty"`
 }
 
 // StagedLoad (mode stages) runs Stages one after another, as inference-perf
@@ -648,6 +668,9 @@ func (l RateLoad) validate(path string) error {
 		checkFloat(path+".span_s", "RateLoad.span_s", l.SpanS)); err != nil {
 		return err
 	}
+	if err := checkWarmupCap(path, "RateLoad.warmup_max_output_tokens", l.WarmupMaxOutputTokens, l.WarmupPrompt); err != nil {
+		return err
+	}
 	if l.WarmupPrompt != "" {
 		if err := checkEnum(path+".warmup_prompt", "RateLoad.warmup_prompt", l.WarmupPrompt); err != nil {
 			return err
@@ -676,6 +699,9 @@ func (l ConcurrencyLoad) validate(path string) error {
 		checkInt(path+".warmup_requests", "ConcurrencyLoad.warmup_requests", l.WarmupRequests)); err != nil {
 		return err
 	}
+	if err := checkWarmupCap(path, "ConcurrencyLoad.warmup_max_output_tokens", l.WarmupMaxOutputTokens, l.WarmupPrompt); err != nil {
+		return err
+	}
 	if l.WarmupPrompt == "" {
 		return nil
 	}
@@ -684,6 +710,21 @@ func (l ConcurrencyLoad) validate(path string) error {
 	}
 	if l.WarmupRequests == 0 {
 		return errorf(path+".warmup_prompt", "needs warmup_requests > 0")
+	}
+	return nil
+}
+
+// checkWarmupCap checks a load's warmup_max_output_tokens: ≥ 0, and only
+// with warmup_prompt first (the copies it caps).
+func checkWarmupCap(path, key string, n int, prompt string) error {
+	if n == 0 {
+		return nil
+	}
+	if err := checkInt(path+".warmup_max_output_tokens", key, n); err != nil {
+		return err
+	}
+	if prompt != WarmupPromptFirst {
+		return errorf(path+".warmup_max_output_tokens", "caps the copies of warmup_prompt %s (give it)", WarmupPromptFirst)
 	}
 	return nil
 }

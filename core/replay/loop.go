@@ -361,13 +361,20 @@ func prepare(spec *config.Spec, opts []Option) (*sim, error) {
 			m.ipCap, _ = ip.InFlightCap()
 			m.ipBench = &ip
 		}
-		if bench.Name() == config.ToolVLLMBenchServe {
+		switch bench.Name() {
+		case config.ToolVLLMBenchServe:
 			// its duration runs from the benchmark's start (after the
 			// warm-ups) to the end of its last request, failed ones included
 			// (report.Accumulator.SetWindowStart)
 			m.benchClock = true
 			m.acc.SetWindowRule(report.EveryRequestWindow)
 			m.acc.SetWindowStart(0)
+		case config.ToolSGLangBenchServing:
+			// benchmark_start_time to the end of its last request, failed
+			// ones included (benchmark(), python/sglang/bench_serving.py);
+			// get_request yields the first request at once, so the start is
+			// the first measured send, not a gap before it
+			m.acc.SetWindowRule(report.EveryRequestWindow)
 		}
 	}
 	// sessions' later turns held to reach the next session's start: at most

@@ -147,7 +147,7 @@ func openTraffic(s *config.Spec) (*traffic, error) {
 		switch {
 		case err != nil:
 		case prompt == config.WarmupPromptFirst:
-			src = workload.RepeatFirst(src, warm)
+			src = workload.RepeatFirstCapped(src, warm, t.Load.WarmupMaxOutputTokens())
 		case prompt == config.WarmupPromptLeading:
 			src = workload.RepeatLeading(src, warm)
 		}

@@ -169,3 +169,23 @@ func TestDatasetSharedPrefix(t *testing.T) {
 	_, err = NewSynthetic(bad, NewStreams(1))
 	assert.ErrorContains(t, err, "dataset.prefix.groups: 2 groups for 1 entries")
 }
+
+// RepeatFirstCapped's copies ask at most the cap (sglang.bench_serving's
+// warm-up: min(output_len, 32)); the first request itself keeps its length.
+func TestRepeatFirstCapped(t *testing.T) {
+	spec := config.SyntheticSource{NumRequests: 2, ISL: config.Length{Kind: config.FixedLength{Value: 40}},
+		OSL: config.Length{Kind: config.FixedLength{Value: 100}}}
+	src, err := NewSynthetic(spec, NewStreams(1))
+	require.NoError(t, err)
+	src = RepeatFirstCapped(src, 2, 32)
+	var outs, ins []int
+	for {
+		var r Request
+		if src.Next(&r) != nil {
+			break
+		}
+		outs, ins = append(outs, r.OutputTokens), append(ins, r.InputTokens)
+	}
+	assert.Equal(t, []int{32, 32, 100, 100}, outs)
+	assert.Equal(t, []int{40, 40, 40, 40}, ins)
+}

@@ -13,12 +13,22 @@ import "io"
 // src's request i as n + i.
 func RepeatFirst(src Source, n int) Source { return &repeatFirst{src: src, n: n} }
 
+// RepeatFirstCapped is RepeatFirst whose n copies ask at most maxOut output
+// tokens each (0: the first request's own), as sglang.bench_serving's
+// warm-up asks min(the first prompt's output length, 32); the first request
+// itself keeps its length.
+func RepeatFirstCapped(src Source, n, maxOut int) Source {
+	return &repeatFirst{src: src, n: n, maxOut: maxOut}
+}
+
 type repeatFirst struct {
 	src   Source
 	n     int
 	first Request
 	read  bool // first holds src's first request
 	sent  int  // requests returned
+	// maxOut caps the copies' output tokens (0: none)
+	maxOut int
 }
 
 // Next implements Source.
@@ -36,6 +46,9 @@ func (s *repeatFirst) Next(r *Request) error {
 	case s.sent <= s.n: // the copies, then the first itself
 		*r = s.first
 		r.HashIDs = append([]int64(nil), s.first.HashIDs...)
+		if s.maxOut > 0 && s.sent < s.n {
+			r.OutputTokens = min(r.OutputTokens, s.maxOut)
+		}
 	default:
 		if err := s.src.Next(r); err != nil {
 			return err

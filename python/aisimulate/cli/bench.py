@@ -2,7 +2,8 @@
 
 The tool's own command line (``vllm bench serve …``, ``python benchmark_serving.py …``,
 InferenceX's ``utils/bench_serving/benchmark_serving.py …``, ``aiperf profile …``,
-``genai-perf profile …``, ``inference-perf --config_file …``) is
+``genai-perf profile …``, ``inference-perf --config_file …``, SGLang's
+``python -m sglang.bench_serving …``: :mod:`.bench_sglang`) is
 parsed with that tool's option names into ``traffic.benchmark`` (docs: README,
 "Benchmarks"), replayed against the deployment of ENGINE_CONFIG (its ``engine`` and
 ``execution``; the command line is its traffic), and the result is printed under the
@@ -119,9 +120,13 @@ def tool_of(words: Sequence[str]) -> tuple[str, str, list[str]]:
         return "inference_perf", "", w[1:]
     if len(w) > i + 1 and w[i:i + 2] == ["-m", "inference_perf"]:
         return "inference_perf", "", w[i + 2:]
+    if len(w) > i + 1 and w[i:i + 2] == ["-m", "sglang.bench_serving"]:
+        return "sglang_bench_serving", "", w[i + 2:]
+    if len(w) > i and os.path.basename(w[i]) == "bench_serving.py":  # python/sglang/bench_serving.py
+        return "sglang_bench_serving", "", w[i + 1:]
     raise _BenchUsageError(f"{' '.join(w[:3]) or '(empty)'}: not a benchmark command aisimulate simulates "
                           "(vllm bench serve …, python benchmark_serving.py …, aiperf profile …, genai-perf profile …, "
-                          "inference-perf --config_file …)")
+                          "inference-perf --config_file …, python -m sglang.bench_serving …)")
 
 
 class _Options(dict):
@@ -229,6 +234,9 @@ def benchmark_option(command: Sequence[str], field: str, version: str | None = N
         names = [n for n, k, _ in _VLLM_OPTIONS if k == field]
         names += {"request_rate": ["--request-rate"], "ignore_eos": ["--ignore-eos"]}.get(field, [])
         aliases: dict[str, str] = {}
+    elif tool == "sglang_bench_serving":
+        from . import bench_sglang
+        names, aliases = bench_sglang.option_of(field), {}
     elif tool in ("aiperf", "genai_perf"):
         aliases = _aiperf_aliases(version) if tool == "aiperf" else _aiperf_aliases(None)
         names = [n for n, (k, _) in _AIPERF_OPTIONS.items() if k == field]
@@ -808,6 +816,7 @@ def _first_row(path: str) -> Any:
 #: The options that name the model whose tokenizer the client counts tokens with, in the
 #: order each tool takes them (vLLM's --tokenizer defaults to --model; AIPerf's to -m).
 _MODEL_OPTIONS = {"vllm_bench_serve": ("--tokenizer", "--model"),
+                  "sglang_bench_serving": ("--tokenizer", "--model"),
                   "aiperf": ("--tokenizer", "-m", "--model", "--model-names"),
                   "genai_perf": ("--tokenizer", "-m", "--model", "--model-names")}
 
@@ -854,6 +863,12 @@ def parse_command(command: Sequence[str], version: str | None = None) -> tuple[d
         try:
             return ip.parse_config(ip.read_command(options))
         except ip.CommandLineError as exc:
+            raise _BenchUsageError(str(exc)) from None
+    if tool == "sglang_bench_serving":
+        from . import bench_sglang
+        try:
+            return bench_sglang.parse(options, (_options, _one))
+        except bench_sglang.UsageError as exc:
             raise _BenchUsageError(str(exc)) from None
     return parse_vllm(options, variant)
 
@@ -999,6 +1014,8 @@ def add_bench(sub: argparse._SubParsersAction) -> None:
         epilog="examples:\n"
                "  aisimulate bench engine.yaml -- vllm bench serve --model Qwen/Qwen3-8B --dataset-name random \\\n"
                "      --random-input-len 1024 --random-output-len 256 --num-prompts 200 --max-concurrency 16 --ignore-eos\n"
+               "  aisimulate bench engine.yaml -- python3 -m sglang.bench_serving --backend sglang --dataset-name random \\\n"
+               "      --random-input-len 1024 --random-output-len 256 --random-range-ratio 1 --num-prompts 200 --max-concurrency 16\n"
                "  aisimulate bench engine.yaml -- aiperf profile -m Qwen/Qwen3-8B --streaming --concurrency 8 \\\n"
                "      --request-count 100 --isl 1000 --osl 200 --extra-inputs ignore_eos:true\n"
                "  aisimulate bench engine.yaml -- aiperf profile -m Qwen/Qwen3-8B --streaming \\\n"
@@ -1121,6 +1138,10 @@ def run_bench(args: argparse.Namespace) -> int:
             for tag in _STREAMING_ONLY:
                 result.pop(tag, None)
         text = aiperf_text(result)
+    elif tool == "sglang_bench_serving":
+        from . import bench_sglang
+        result = bench_sglang.result(report)
+        text = bench_sglang.text(result)
     elif tool == "inference_perf":
         from . import bench_inference_perf as ip
         version = report.metadata.get("spec", {}).get("traffic", {}).get("benchmark", {}).get("version") \
