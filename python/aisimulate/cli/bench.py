@@ -1077,7 +1077,7 @@ def run_bench(args: argparse.Namespace) -> int:
     from .common import UsageError, config_source_from_args, progress_of, write
     from ..config import load_config, read_config
     from ..io.exports import aiperf_summary
-    from ..report_text import none_completed, some_not_completed
+    from ..report_text import none_completed, some_not_completed, version_notes
 
     command = list(args.command)
     if _config_is_command_word(args.config, command):
@@ -1130,6 +1130,9 @@ def run_bench(args: argparse.Namespace) -> int:
         print(f"aisimulate: warning: {why}", file=sys.stderr)
     elif not args.quiet and (why := some_not_completed(report)):  # the result counts them only
         print(f"aisimulate: note: {why}", file=sys.stderr)
+    if not args.quiet:  # the engine release's stand-ins, as `aisimulate replay` says them
+        for note in version_notes(report.metadata):
+            print(f"aisimulate: note: {note}", file=sys.stderr)
     tool = bench["tool"]
     if tool in ("aiperf", "genai_perf"):  # genai-perf prints AIPerf's table (AIPerf is its successor)
         result = aiperf_summary(report)
