@@ -1060,6 +1060,26 @@ def _own_options(args: argparse.Namespace, words: Sequence[str]) -> None:
     args.quiet = args.quiet or own.quiet
 
 
+#: aisimulate bench's own options (_own_options), which go before -- ; none is an option
+#: of a simulated tool, so after -- each is refused by the tool's parser.
+_OWN_OPTIONS = ("--set", "--format", "--tool-version", "--quiet", "-q")
+
+
+def _misplaced_own_option(message: str, command: Sequence[str]) -> str | None:
+    """For the refusal ``message`` of an option after --, where the benchmark's command
+    line is, that is one of aisimulate bench's own (``--tool-version 0.5.0`` appended to
+    an ``aiperf profile`` command): the message that says so and where it goes; else
+    None."""
+    name = message.split(":", 1)[0]
+    if name not in _OWN_OPTIONS or ": not simulated" not in message:
+        return None
+    words = _split(command)
+    tool = " ".join(words[:len(words) - len(tool_of(words)[2])])  # vllm bench serve, python3 -m sglang.bench_serving
+    value = "" if name in ("--quiet", "-q") else " …"
+    return (f"{name}: aisimulate bench's own option, written after -- among the benchmark's options: give it "
+            f"before -- (aisimulate bench ENGINE_CONFIG {name}{value} -- {tool} …)")
+
+
 def _config_is_command_word(config: str | None, command: Sequence[str]) -> bool:
     """Whether CONFIG is no file but the first word of a benchmark command whose rest is
     ``command`` (``vllm`` of ``vllm bench serve …``)."""
@@ -1097,7 +1117,7 @@ def run_bench(args: argparse.Namespace) -> int:
     try:
         bench, run = parse_command(command, getattr(args, "tool_version", None))
     except _BenchUsageError as exc:
-        raise UsageError(f"bench: {exc}") from None
+        raise UsageError(f"bench: {_misplaced_own_option(str(exc), command) or exc}") from None
     src, overrides = config_source_from_args(args)
     given = src if isinstance(src, dict) else read_config(src).data
     if isinstance(given, dict) and given.get("traffic") is not None:
