@@ -970,7 +970,9 @@ def vllm_text(result: dict[str, Any], percentiles: Sequence[float],
 
 def aiperf_text(doc: dict[str, Any]) -> str:
     """AIPerf's metric table (its headers, avg / min / max / p99 / p90 / p50 / std),
-    each metric with its tag and aisimulate's name beside it."""
+    each metric with its tag and aisimulate's name beside it; "Error Request Count" only
+    when a request did not complete, as AIPerf's console shows its error-only metric
+    (aiperf/metrics/types/error_request_count.py)."""
     from ..io.exports import AIPERF_HEADERS
 
     ours = {"time_to_first_token": "ttft_ms", "time_to_second_token": "ttst_ms", "request_latency": "e2e_ms",
@@ -978,6 +980,7 @@ def aiperf_text(doc: dict[str, Any]) -> str:
             "output_sequence_length": "output_tokens", "input_sequence_length": "input_tokens",
             "request_throughput": "request_throughput_rps", "output_token_throughput": "output_token_throughput_tps",
             "benchmark_duration": "duration_ms / 1000", "request_count": "completed",
+            "error_request_count": "rejected + failed + canceled",
             "good_request_count": "goodput.good_requests", "goodput": "goodput.goodput_rps"}
     stats = ("avg", "min", "max", "p99", "p90", "p50", "std")
     width = 52
@@ -989,6 +992,8 @@ def aiperf_text(doc: dict[str, Any]) -> str:
     for tag, b in doc.items():
         if not isinstance(b, dict) or "avg" not in b or tag not in ours:
             continue
+        if tag == "error_request_count" and not b["avg"]:
+            continue  # AIPerf's is an error-only metric (MetricFlags.ERROR_ONLY): no row without errors
         unit = b.get("unit") or ""
         head = AIPERF_HEADERS.get(tag, tag) + (f" ({unit})" if unit and unit not in ("requests", "count") else "")
         rows.append((head, [num(b.get(s)) if s in b else "" for s in stats], ours[tag]))
