@@ -9,7 +9,8 @@ one AIPerf could have written:
 - AIPerf's aggregate exports, ``profile_export_aiperf.json`` (one JSON document of
   statistics) and ``profile_export_aiperf.csv`` (their table), given in its place are
   named as what they are, with the records file beside them, where "not valid JSON"
-  was said of a valid JSON document."""
+  was said of a valid JSON document; a gzipped export is named as compressed, where it
+  was "not UTF-8 text (byte 2 of the line)"."""
 
 from __future__ import annotations
 
@@ -82,3 +83,15 @@ def test_a_line_that_is_no_json_in_a_records_file_says_only_that(tmp_path):
     with pytest.raises(DataError) as e:
         read_profile_export(p)
     assert e.value.line == 2 and "aggregate" not in str(e.value)
+
+
+def test_a_compressed_export_is_named(tmp_path):
+    import gzip
+
+    p = tmp_path / "profile_export.jsonl.gz"
+    p.write_bytes(gzip.compress(_record(T0_NS, 186.0, 2111.0).encode()))
+    with pytest.raises(DataError) as e:
+        read_profile_export(p)
+    assert e.value.line == 1
+    assert str(e.value).endswith(": the file is gzip-compressed: AIPerf's profile_export.jsonl is read as text; "
+                                 "decompress or convert it first")
