@@ -87,6 +87,23 @@ func unknownFieldHint(t reflect.Type, key string, known []string) string {
 		case "num_replicas", "replicas", "num_workers", "workers":
 			return "write it count (the number of servers in the pool)"
 		}
+	case reflect.TypeOf(Load{}):
+		switch key {
+		case "request_rate":
+			return "write it rate_rps (mode rate), the load generator's --request-rate"
+		case "burstiness":
+			return "vLLM's --burstiness is a gamma arrival's shape: give arrival: gamma with cv = 1/√burstiness " +
+				"(vllm/benchmarks/serve.py draws gaps of shape burstiness)"
+		}
+	case reflect.TypeOf(Source{}):
+		switch key {
+		case "num_prompts", "request_count":
+			return "write it num_requests (a synthetic source's), the load generator's --num-prompts / --request-count"
+		case "input_len", "random_input_len", "input_length", "synthetic_input_tokens_mean":
+			return "write it isl (a synthetic source's input length, a number or a distribution)"
+		case "output_len", "random_output_len", "output_length", "output_tokens_mean":
+			return "write it osl (a synthetic source's output length, a number or a distribution)"
+		}
 	case reflect.TypeOf(TRTLLMKVCacheConfig{}):
 		if key == "dtype" {
 			return hintKV

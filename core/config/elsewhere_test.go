@@ -88,3 +88,24 @@ func TestUnknownFieldNamesWhereTheOptionGoes(t *testing.T) {
 		assert.Contains(t, ce.Msg, "write it rate_rps")
 	})
 }
+
+// A load generator's option names written in traffic's blocks name the field.
+func TestUnknownLoadFieldsNameTheField(t *testing.T) {
+	cases := []struct{ traffic, field, hint string }{
+		{"{source: {type: synthetic, num_prompts: 10, isl: 8, osl: 8}, load: {mode: concurrency, concurrency: 1}}",
+			"traffic.source.num_prompts", "write it num_requests"},
+		{"{source: {type: synthetic, num_requests: 10, random_input_len: 8, osl: 8}, load: {mode: concurrency, concurrency: 1}}",
+			"traffic.source.random_input_len", "write it isl"},
+		{"{source: {type: synthetic, num_requests: 10, isl: 8, osl: 8}, load: {mode: rate, request_rate: 4}}",
+			"traffic.load.request_rate", "write it rate_rps"},
+		{"{source: {type: synthetic, num_requests: 10, isl: 8, osl: 8}, load: {mode: rate, rate_rps: 4, burstiness: 0.5}}",
+			"traffic.load.burstiness", "vLLM's --burstiness is a gamma arrival's shape: give arrival: gamma with cv = 1/√burstiness"},
+	}
+	for _, c := range cases {
+		_, err := DecodeYAML([]byte("engine: {model: m, system: h100_sxm}\ntraffic: " + c.traffic + "\n"))
+		var ce *Error
+		require.True(t, errors.As(err, &ce), "%s: got %v", c.traffic, err)
+		assert.Equal(t, c.field, ce.Field)
+		assert.Contains(t, ce.Msg, "unknown field: "+c.hint)
+	}
+}
