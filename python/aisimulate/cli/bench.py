@@ -1156,7 +1156,9 @@ def run_bench(args: argparse.Namespace) -> int:
     elif not args.quiet and (why := some_not_completed(report)):  # the result counts them only
         print(f"aisimulate: note: {why}", file=sys.stderr)
     if not args.quiet:  # the engine release's stand-ins, as `aisimulate replay` says them
-        for note in version_notes(report.metadata):
+        from .notes import acceptance_notes
+
+        for note in version_notes(report.metadata) + acceptance_notes(spec.given, spec.data):
             print(f"aisimulate: note: {note}", file=sys.stderr)
     tool = bench["tool"]
     if tool in ("aiperf", "genai_perf"):  # genai-perf prints AIPerf's table (AIPerf is its successor)

@@ -151,7 +151,9 @@ def _cmd_replay(args: argparse.Namespace) -> int:
     elif not args.quiet and (why := some_not_completed(report)):  # the table has the counts only
         print(f"{PROG}: note: {why}", file=sys.stderr)
     if not args.quiet:  # what stands in for the release named, which only metadata says otherwise
-        for note in version_notes(report.metadata):
+        from .notes import acceptance_notes
+
+        for note in version_notes(report.metadata) + acceptance_notes(spec.given, spec.data):
             print(f"{PROG}: note: {note}", file=sys.stderr)
     if args.format == "json":
         if price is None:
