@@ -9,7 +9,10 @@ model, its draft and the prompts, so the note asks for the measured one."""
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from typing import Any
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # the replay command's start-up loads no module it does not use (tests/test_import.py)
+    from typing import Any
 
 #: The speculative blocks, by the engine block that holds them: (the block's key, the
 #: speculative block's key in it or "" for the block itself, the acceptance fields).
