@@ -364,7 +364,7 @@ func (d *deployment) buildPool(s *config.Spec, pl *pool) error {
 	// engine's own (its batch holds the dummy requests).
 	cgTop := 0
 	if e.Backend == config.BackendVLLM {
-		cgTop = perf.CUDAGraphMaxTokens(lim.maxSeqs, lim.maxTokens)
+		cgTop = vllmCUDAGraphTop(e.BackendVersion, sys.SMVersion, lim.maxSeqs, lim.maxTokens)
 	}
 	maxTokens, overlap := lim.maxTokens, lim.async
 	in := engine.PoolInput{Spec: s, Arch: arch, Sys: sys, KVDtype: kvDtype, Name: pl.name, Field: pl.field, Pool: pl.spec,
@@ -712,6 +712,19 @@ func (d *deployment) metadata(s *config.Spec, m *sim) report.Metadata {
 		out.PerfMetadata = pm.Metadata()
 	}
 	return out
+}
+
+// vllmCUDAGraphTop is vLLM's largest default CUDA-graph capture size for a
+// pool of these limits on a GPU of compute capability sm: under the ceiling
+// of engine.backend_version's release (config.VersionDefaults.MaxCUDAGraphSize:
+// 1,024 on Blackwell from 0.28.0), or 512 when no version is given (as before
+// the ceiling depended on one).
+func vllmCUDAGraphTop(version string, sm, maxSeqs, maxTokens int) int {
+	ceiling := perf.DefaultCUDAGraphCeiling
+	if rel, _, err := config.ResolveBackendVersion(version); version != "" && err == nil {
+		ceiling = config.VLLMDefaults(rel).MaxCUDAGraphSize(sm)
+	}
+	return perf.CUDAGraphMaxTokensUpTo(maxSeqs, maxTokens, ceiling)
 }
 
 // backendVersionMetadata describes engine.backend_version v (which Validate
