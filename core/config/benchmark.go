@@ -218,7 +218,7 @@ type VLLMBenchServe struct {
 	// Variant is VariantVLLM (default) or VariantInferenceX.
 	Variant string `json:"variant"`
 	// Version is the vLLM release of the client (variant vllm); absent:
-	// engine.backend_version's release, else the newest known.
+	// engine.backend_version's release, else NewestVLLMBenchRelease.
 	Version string `json:"version,omitempty"`
 	// Date is the run's date, YYYY-MM-DD (variant inferencex; absent: on or
 	// after 2026-01-21, the in-repository client).
