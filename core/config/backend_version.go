@@ -181,6 +181,16 @@ type VersionDefaults struct {
 	// vllm/config/vllm.py: default_max_graph_size, by
 	// is_device_capability_family(100)); before it 512 on every GPU.
 	BlackwellCUDAGraphs bool
+	// HybridPrefixCaching: from 0.28.0 a hybrid model (recurrent-state
+	// layers) keeps prefix caching on by default, in align mode: 0.28.0's
+	// EngineArgs._set_default_chunked_prefill_and_prefix_caching_args
+	// (vllm/engine/arg_utils.py) takes is_prefix_caching_supported, true for
+	// generative hybrid models since 0.26.0, without 0.26.0–0.27.1's "and not
+	// model_config.is_hybrid", and MambaModelConfig.verify_and_update_config
+	// (vllm/model_executor/models/config.py) sets mamba_cache_mode "none" to
+	// "align" when prefix caching is on. Before it prefix caching was off for
+	// them unless asked for.
+	HybridPrefixCaching bool
 	// Notes say which defaults of that release are not modelled.
 	Notes []string
 }
@@ -202,7 +212,7 @@ var (
 	vllmBatchRuleSince = Release{0, 9, 0}
 	vllmAsyncSince     = Release{0, 14, 0}
 	vllmAPIServerPerDP = Release{0, 15, 0}
-	vllmHugeGPUSince   = Release{0, 28, 0}
+	vllmHugeGPUSince   = Release{0, 28, 0} // also the Blackwell capture ceiling and hybrid prefix caching
 	// vllmCaptureMaxSeqs: from 0.31.0 _set_cudagraph_sizes also captures
 	// max_num_seqs itself (uniform_decode_sizes = [max_num_seqs] when it fits
 	// the ceiling), not modelled: noted.
@@ -226,7 +236,8 @@ var (
 func VLLMDefaults(r Release) VersionDefaults {
 	d := VersionDefaults{Release: r, AsyncScheduling: !r.Before(vllmAsyncSince), EnablePrefixCaching: !r.Before(vllmV1Default),
 		SharedEventLoop: !r.Before(vllmV1Default), APIServerPerRank: !r.Before(vllmAPIServerPerDP),
-		HugeGPUBatchRule: !r.Before(vllmHugeGPUSince), BlackwellCUDAGraphs: !r.Before(vllmHugeGPUSince)}
+		HugeGPUBatchRule: !r.Before(vllmHugeGPUSince), BlackwellCUDAGraphs: !r.Before(vllmHugeGPUSince),
+		HybridPrefixCaching: !r.Before(vllmHugeGPUSince)}
 	if r.Before(vllmV1Default) {
 		d.Notes = append(d.Notes, fmt.Sprintf("vLLM %s runs the V0 engine by default, which is not modelled (the V1 scheduler stands in; prefix caching off, V0's default)", r))
 	}

@@ -267,6 +267,7 @@ func TestVLLMDefaultsFrom0280(t *testing.T) {
 		assert.Equal(t, c.seqs, seqs, "%s %s", c.rel, c.name)
 		assert.Equal(t, c.tokens, tokens, "%s %s", c.rel, c.name)
 		assert.Equal(t, c.cudaGraphLimit, d.MaxCUDAGraphSize(c.sm), "%s %s", c.rel, c.name)
+		assert.Equal(t, !c.rel.Before(Release{0, 28, 0}), d.HybridPrefixCaching, "%s: hybrid models' prefix caching", c.rel)
 	}
 	// the spec: b200_sxm at 0.30.0 resolves 16384 tokens; unset and 0.24.0 keep 8192
 	for _, c := range []struct {

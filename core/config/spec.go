@@ -264,8 +264,10 @@ type Scheduler struct {
 	// state (linear-attention or Mamba layers; ignored for others): "none",
 	// no prefix caching for them, or "align", prefix caching whose states
 	// are cached at block boundaries (MambaCacheMode*). Empty: vLLM's
-	// default, which turns prefix caching off for hybrid models
-	// (EngineArgs: is_hybrid), whatever enable_prefix_caching says.
+	// default, which before 0.28.0 turns prefix caching off for hybrid models
+	// (EngineArgs: is_hybrid), whatever enable_prefix_caching says, and from
+	// it (engine.backend_version ≥ 0.28.0) is align with prefix caching on
+	// (VersionDefaults.HybridPrefixCaching).
 	MambaCacheMode string `json:"mamba_cache_mode,omitempty"`
 	// SpeculativeConfig is vLLM's --speculative-config (vllm_spec.go;
 	// absent: no speculative decoding).

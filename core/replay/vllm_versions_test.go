@@ -83,3 +83,36 @@ traffic:
 		assert.Equal(t, c.later, later, "%s: %v", c.version, rep.Metadata.BackendVersion.Notes)
 	}
 }
+
+// A hybrid model (Qwen3.5-27B) keeps prefix caching on by default from vLLM
+// 0.28.0, in align mode (EngineArgs' default_prefix_caching is
+// is_prefix_caching_supported, and MambaModelConfig.verify_and_update_config
+// turns mamba_cache_mode "none" into "align"); 0.27.1 and an unset version
+// run it without; an explicit "none" or enable_prefix_caching false still
+// turn it off.
+func TestBackendVersionHybridPrefixCaching(t *testing.T) {
+	const sched = "  scheduler: {max_num_seqs: 64, max_num_batched_tokens: 8192, max_model_len: 8192%s}"
+	for _, c := range []struct {
+		version, extra string
+		mode           string
+		prefix, note   bool
+	}{
+		{"", "", "none", false, true},
+		{"0.27.1", "", "none", false, true},
+		{"0.28.0", "", "align", true, false},
+		{"0.34.0", "", "align", true, false},
+		{"0.28.0", ", mamba_cache_mode: none", "none", false, false},
+		{"0.28.0", ", enable_prefix_caching: false", "none", false, false},
+	} {
+		v := ""
+		if c.version != "" {
+			v = "\n  backend_version: " + c.version
+		}
+		rep := runYAML(t, hybridSpec(t, v, fmt.Sprintf(sched, c.extra)))
+		args := rep.Metadata.Pools[0].EngineArgs
+		assert.Equal(t, c.mode, args["mamba_cache_mode"], "%q%s", c.version, c.extra)
+		assert.Equal(t, c.prefix, args["enable_prefix_caching"], "%q%s", c.version, c.extra)
+		_, noted := args["note"]
+		assert.Equal(t, c.note, noted, "%q%s", c.version, c.extra)
+	}
+}
