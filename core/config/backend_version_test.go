@@ -90,8 +90,9 @@ func TestVLLMDefaultsByRelease(t *testing.T) {
 		{Release{0, 24, 0}, true, true, 0},
 		{Release{0, 30, 0}, true, true, 0},
 		{Release{0, 31, 0}, true, true, 1},
-		{Release{0, 34, 0}, true, true, 2},
-		{Release{1, 0, 0}, true, true, 2},
+		{Release{0, 33, 0}, true, true, 1},
+		{Release{0, 34, 0}, true, true, 3},
+		{Release{1, 0, 0}, true, true, 3},
 	} {
 		d := VLLMDefaults(c.r)
 		assert.Equal(t, c.async, d.AsyncScheduling, c.r.String())

@@ -53,7 +53,7 @@ traffic:
 		tokens, seqs int
 		later        bool
 	}{{"", 8192, 1024, false}, {"0.24.0", 8192, 1024, false}, {"0.27.1", 8192, 1024, false},
-		{"0.28.0", 16384, 1024, false}, {"0.34.0", 16384, 1024, false}, {"0.35.0", 16384, 1024, true}} {
+		{"0.28.0", 16384, 1024, false}, {"0.33.0", 16384, 1024, false}, {"0.34.0", 16384, 1024, true}} {
 		v := ""
 		if c.version != "" {
 			v = "\n  backend_version: " + c.version
@@ -78,7 +78,7 @@ traffic:
 		assert.Equal(t, c.version, rep.Metadata.BackendVersion.Release)
 		later := false
 		for _, n := range rep.Metadata.BackendVersion.Notes {
-			later = later || assert.ObjectsAreEqual(n, "vLLM 0.35.0 is newer than the newest release known here (0.34.0): that release's rules stand in")
+			later = later || assert.ObjectsAreEqual(n, "vLLM 0.34.0 is newer than the newest release known here (0.33.0): that release's rules stand in")
 		}
 		assert.Equal(t, c.later, later, "%s: %v", c.version, rep.Metadata.BackendVersion.Notes)
 	}
