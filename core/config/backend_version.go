@@ -193,6 +193,11 @@ type VersionDefaults struct {
 	// "align" when prefix caching is on. Before it prefix caching was off for
 	// them unless asked for.
 	HybridPrefixCaching bool
+	// GPUMemoryUtilization: --gpu-memory-utilization's default, 0.9 through
+	// 0.19.1 and 0.92 from 0.20.0 (CacheConfig.gpu_memory_utilization,
+	// Field(default=…), in each release's vllm/config/cache.py, which
+	// EngineArgs takes as its default in vllm/engine/arg_utils.py).
+	GPUMemoryUtilization float64
 	// Notes say which defaults of that release are not modelled.
 	Notes []string
 }
@@ -214,6 +219,7 @@ var (
 	vllmBatchRuleSince = Release{0, 9, 0}
 	vllmAsyncSince     = Release{0, 14, 0}
 	vllmAPIServerPerDP = Release{0, 15, 0}
+	vllmGPUMem092Since = Release{0, 20, 0}
 	vllmHugeGPUSince   = Release{0, 28, 0} // also the Blackwell capture ceiling and hybrid prefix caching
 	// vllmCaptureMaxSeqs: from 0.31.0 _set_cudagraph_sizes also captures
 	// max_num_seqs itself (uniform_decode_sizes = [max_num_seqs] when it fits
@@ -247,7 +253,10 @@ func VLLMDefaults(r Release) VersionDefaults {
 	d := VersionDefaults{Release: r, AsyncScheduling: !r.Before(vllmAsyncSince), EnablePrefixCaching: !r.Before(vllmV1Default),
 		SharedEventLoop: !r.Before(vllmV1Default), APIServerPerRank: !r.Before(vllmAPIServerPerDP),
 		HugeGPUBatchRule: !r.Before(vllmHugeGPUSince), BlackwellCUDAGraphs: !r.Before(vllmHugeGPUSince),
-		HybridPrefixCaching: !r.Before(vllmHugeGPUSince)}
+		HybridPrefixCaching: !r.Before(vllmHugeGPUSince), GPUMemoryUtilization: DefaultGPUMemoryUtilization}
+	if !r.Before(vllmGPUMem092Since) {
+		d.GPUMemoryUtilization = 0.92
+	}
 	if r.Before(vllmV1Default) {
 		d.Notes = append(d.Notes, fmt.Sprintf("vLLM %s runs the V0 engine by default, which is not modelled (the V1 scheduler stands in; prefix caching off, V0's default)", r))
 	}
@@ -287,6 +296,9 @@ func backendVersionDefaults(s *Spec, present func(string) bool) {
 	}
 	if !present("engine.scheduler.enable_prefix_caching") {
 		e.Scheduler.EnablePrefixCaching = d.EnablePrefixCaching
+	}
+	if !present("engine.scheduler.gpu_memory_utilization") {
+		e.Scheduler.GPUMemoryUtilization = d.GPUMemoryUtilization
 	}
 	if t := e.Tokenization; t != nil && !present("engine.tokenization.shared_event_loop") && d.SharedEventLoop {
 		on := true

@@ -283,3 +283,23 @@ func TestVLLMDefaultsFrom0280(t *testing.T) {
 		assert.Equal(t, 1024, s.Engine.Scheduler.MaxNumSeqs, c.version)
 	}
 }
+
+// --gpu-memory-utilization defaults to 0.9 through vLLM 0.19.1 and to 0.92
+// from 0.20.0 (vllm/config/cache.py of each wheel: Field(default=0.9) in
+// 0.19.1, Field(default=0.92) in 0.20.0); unset keeps 0.9, a given value
+// stands.
+func TestVLLMGPUMemoryUtilizationByRelease(t *testing.T) {
+	assert.Equal(t, 0.9, VLLMDefaults(Release{0, 19, 1}).GPUMemoryUtilization)
+	assert.Equal(t, 0.92, VLLMDefaults(Release{0, 20, 0}).GPUMemoryUtilization)
+	assert.Equal(t, 0.92, VLLMDefaults(Release{0, 33, 0}).GPUMemoryUtilization)
+	for _, c := range []struct {
+		extra string
+		want  float64
+	}{{"", 0.9}, {", backend_version: 0.19.1", 0.9}, {", backend_version: 0.20.0", 0.92}, {", backend_version: 0.24.0", 0.92},
+		{", backend_version: 0.24.0, scheduler: {gpu_memory_utilization: 0.8}", 0.8}} {
+		s, err := DecodeYAML([]byte("engine: {model: m, system: h100_sxm" + c.extra + "}\n" +
+			"traffic:\n  source: {type: synthetic, num_requests: 10, isl: 1024, osl: 128}\n  load: {mode: concurrency, concurrency: 4}\n"))
+		require.NoError(t, err, c.extra)
+		assert.Equal(t, c.want, s.Engine.Scheduler.GPUMemoryUtilization, c.extra)
+	}
+}
