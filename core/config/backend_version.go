@@ -198,6 +198,13 @@ type VersionDefaults struct {
 	// Field(default=…), in each release's vllm/config/cache.py, which
 	// EngineArgs takes as its default in vllm/engine/arg_utils.py).
 	GPUMemoryUtilization float64
+	// SchedulerReserveFullISL: from 0.19.0 scheduler_reserve_full_isl is
+	// True (SchedulerConfig in vllm/config/scheduler.py; vLLM pull request
+	// 37307): Scheduler.schedule (vllm/v1/core/sched/scheduler.py) admits a
+	// waiting request only if KVCacheManager.can_fit_full_sequence, its
+	// whole sequence's blocks (num_tokens, at most max_model_len, less its
+	// prefix-cache hit) free; before it only the first chunk's.
+	SchedulerReserveFullISL bool
 	// Notes say which defaults of that release are not modelled.
 	Notes []string
 }
@@ -219,6 +226,7 @@ var (
 	vllmBatchRuleSince = Release{0, 9, 0}
 	vllmAsyncSince     = Release{0, 14, 0}
 	vllmAPIServerPerDP = Release{0, 15, 0}
+	vllmReserveFullISL = Release{0, 19, 0}
 	vllmGPUMem092Since = Release{0, 20, 0}
 	vllmHugeGPUSince   = Release{0, 28, 0} // also the Blackwell capture ceiling and hybrid prefix caching
 	// vllmCaptureMaxSeqs: from 0.31.0 _set_cudagraph_sizes also captures
@@ -253,7 +261,8 @@ func VLLMDefaults(r Release) VersionDefaults {
 	d := VersionDefaults{Release: r, AsyncScheduling: !r.Before(vllmAsyncSince), EnablePrefixCaching: !r.Before(vllmV1Default),
 		SharedEventLoop: !r.Before(vllmV1Default), APIServerPerRank: !r.Before(vllmAPIServerPerDP),
 		HugeGPUBatchRule: !r.Before(vllmHugeGPUSince), BlackwellCUDAGraphs: !r.Before(vllmHugeGPUSince),
-		HybridPrefixCaching: !r.Before(vllmHugeGPUSince), GPUMemoryUtilization: DefaultGPUMemoryUtilization}
+		HybridPrefixCaching: !r.Before(vllmHugeGPUSince), GPUMemoryUtilization: DefaultGPUMemoryUtilization,
+		SchedulerReserveFullISL: !r.Before(vllmReserveFullISL)}
 	if !r.Before(vllmGPUMem092Since) {
 		d.GPUMemoryUtilization = 0.92
 	}
@@ -299,6 +308,9 @@ func backendVersionDefaults(s *Spec, present func(string) bool) {
 	}
 	if !present("engine.scheduler.gpu_memory_utilization") {
 		e.Scheduler.GPUMemoryUtilization = d.GPUMemoryUtilization
+	}
+	if !present("engine.scheduler.scheduler_reserve_full_isl") {
+		e.Scheduler.SchedulerReserveFullISL = d.SchedulerReserveFullISL
 	}
 	if t := e.Tokenization; t != nil && !present("engine.tokenization.shared_event_loop") && d.SharedEventLoop {
 		on := true

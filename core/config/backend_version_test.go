@@ -303,3 +303,21 @@ func TestVLLMGPUMemoryUtilizationByRelease(t *testing.T) {
 		assert.Equal(t, c.want, s.Engine.Scheduler.GPUMemoryUtilization, c.extra)
 	}
 }
+
+// scheduler_reserve_full_isl is True from vLLM 0.19.0 (SchedulerConfig in
+// vllm/config/scheduler.py of 0.19.0; absent in 0.18.0); unset version keeps
+// it off, a given value stands.
+func TestVLLMReserveFullISLByRelease(t *testing.T) {
+	assert.False(t, VLLMDefaults(Release{0, 18, 0}).SchedulerReserveFullISL)
+	assert.True(t, VLLMDefaults(Release{0, 19, 0}).SchedulerReserveFullISL)
+	for _, c := range []struct {
+		extra string
+		want  bool
+	}{{"", false}, {", backend_version: 0.18.0", false}, {", backend_version: 0.19.0", true},
+		{", backend_version: 0.24.0, scheduler: {scheduler_reserve_full_isl: false}", false}} {
+		s, err := DecodeYAML([]byte("engine: {model: m, system: h100_sxm" + c.extra + "}\n" +
+			"traffic:\n  source: {type: synthetic, num_requests: 10, isl: 1024, osl: 128}\n  load: {mode: concurrency, concurrency: 4}\n"))
+		require.NoError(t, err, c.extra)
+		assert.Equal(t, c.want, s.Engine.Scheduler.SchedulerReserveFullISL, c.extra)
+	}
+}
