@@ -160,7 +160,7 @@ func NewWorker(cfg Config, pm perf.Model) (*Worker, error) {
 	}
 	return &Worker{cfg: cfg, perf: pm, kv: newKVManager(cfg.NumBlocks, cfg.PrefixCaching), spec: opt.SpecTokens, drafts: drafts,
 		reserveFull: opt.ReserveFullISL,
-		steady: newSteadySet(cfg.BlockSize, cfg.DecodeWindows), chunked: perf.ChunkedWindows(cfg.DecodeWindows)}, nil
+		steady:      newSteadySet(cfg.BlockSize, cfg.DecodeWindows), chunked: perf.ChunkedWindows(cfg.DecodeWindows)}, nil
 }
 
 // Options are vLLM's settings beyond engine.Config (Config.Options; nil:
