@@ -272,8 +272,8 @@ func TestSGLangEAGLEAcceptanceByDraft(t *testing.T) {
 	}
 	for extra, field := range map[string]string{
 		", speculative_acceptance_rates: [0.9], speculative_acceptance_rate: 0.5": "engine.sglang.speculative_acceptance_rates",
-		", speculative_acceptance_rates: [0.9, 0.5, 0.2]":                        "engine.sglang.speculative_acceptance_rates",
-		", speculative_acceptance_rates: [0.9, 1.5]":                             "engine.sglang.speculative_acceptance_rates[1]",
+		", speculative_acceptance_rates: [0.9, 0.5, 0.2]":                         "engine.sglang.speculative_acceptance_rates",
+		", speculative_acceptance_rates: [0.9, 1.5]":                              "engine.sglang.speculative_acceptance_rates[1]",
 	} {
 		_, err := config.DecodeYAML([]byte(sglangLinear(trace, ", speculative_algorithm: EAGLE, speculative_num_steps: 2"+extra)))
 		require.Error(t, err, extra)
