@@ -282,11 +282,6 @@ const (
 	// DefaultTRTLLMStreamInterval: stream_interval's default, every
 	// iteration (TorchLlmArgs).
 	DefaultTRTLLMStreamInterval = 1
-	// DefaultMTPAcceptanceRate is SGLang's speculative_acceptance_rate when
-	// not given: DeepSeek-V3's technical report (arXiv 2412.19437, "the
-	// acceptance rate of the second token prediction ranges between 85%
-	// and 90%"), its lower end, taken for every draft position.
-	DefaultMTPAcceptanceRate = 0.85
 	// DefaultTRTLLMADPTimeoutIters and DefaultTRTLLMADPBatchingWaitIters:
 	// AttentionDpConfig's timeout_iters and batching_wait_iters.
 	DefaultTRTLLMADPTimeoutIters      = 50

@@ -150,7 +150,7 @@ func (Family) Plan(in engine.PoolInput) (engine.PoolPlan, error) {
 	// and the overlap scheduler off unless spec v2 (SGLANG_ENABLE_SPEC_V2)
 	overlap := !g.DisableOverlapSchedule
 	if spec {
-		opt.DraftSteps, opt.Acceptance = g.SpeculativeNumSteps, g.SpeculativeAcceptanceRate
+		opt.DraftSteps, opt.Acceptance = g.SpeculativeNumSteps, g.AcceptanceRates()
 		overlap = overlap && g.EnableSpecV2
 	}
 	opt.Overlap = overlap
@@ -215,7 +215,7 @@ func (Family) Plan(in engine.PoolInput) (engine.PoolPlan, error) {
 	}
 	if spec {
 		args["speculative_algorithm"], args["speculative_num_steps"] = g.SpeculativeAlgorithm, g.SpeculativeNumSteps
-		args["speculative_num_draft_tokens"], args["speculative_acceptance_rate"] = g.SpeculativeNumDraftTokens, g.SpeculativeAcceptanceRate
+		args["speculative_num_draft_tokens"], args["speculative_acceptance_rates"] = g.SpeculativeNumDraftTokens, opt.Acceptance
 	}
 	// One front end for all the server's data-parallel ranks, with or
 	// without DP attention, at every release: entrypoints/engine.py
