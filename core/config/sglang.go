@@ -121,7 +121,7 @@ type SGLang struct {
 	// that runs eagerly. SGLang replays CUDA graphs for decode passes
 	// (model_executor/cuda_graph_runner.py can_run: decode batches of at
 	// most cuda_graph_max_bs) and, from 0.5.10, piecewise ones for extend
-	// passes up to piecewise_cuda_graph_max_tokens (SGLangPiecewiseByDefault;
+	// passes up to their largest captured size (SGLangPiecewiseByDefault;
 	// through 0.5.9 off unless --enable-piecewise-cuda-graph), so any other
 	// extend pass, or a decode pass above cuda_graph_max_bs, launches every
 	// layer's kernels from Python, and the pass lasts at least
@@ -219,7 +219,7 @@ func SGLangEagerLaunchUsPerLayer(g *SGLang, architecture string) float64 {
 // (server_args.py disable_piecewise_cuda_graph = False, its
 // _handle_piecewise_cuda_graph auto-disabling; model_runner.py
 // forward_extend replays piecewise_cuda_graph_runner.py when can_run: the
-// pass's tokens at most piecewise_cuda_graph_max_tokens). Before, an extend
+// pass's tokens at most the largest captured size). Before, an extend
 // pass runs eagerly unless --enable-piecewise-cuda-graph: the wheels of
 // 0.5.6.post2 and 0.5.9 (enable_piecewise_cuda_graph = False); 0.5.1.post1
 // has no piecewise graphs (no piecewise_cuda_graph_runner.py).

@@ -543,6 +543,11 @@ func (t *TRTLLM) validate(p string) error {
 			return errorf(p+"force_alltoall_method", "is read by WideEPMoE: give it with moe_config.backend %s", TRTLLMMoEWideEP)
 		}
 	}
+	if t.MoEConfig.Backend == TRTLLMMoEWideEP && !t.EnableAttentionDP {
+		// WideEPMoE.__init__ asserts self.use_dp, the mapping's
+		// enable_attention_dp (fused_moe_wide_ep.py, every release read)
+		return errorf(p+"moe_config.backend", "%s needs enable_attention_dp: true (WideEPMoE asserts \"Attention DP should be used with WideEP\": TensorRT-LLM does not start without it)", TRTLLMMoEWideEP)
+	}
 	if sp := t.SpeculativeConfig; sp != nil {
 		q := p + "speculative_config."
 		if sp.DecodingType != TRTLLMDecodingMTP {

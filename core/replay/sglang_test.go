@@ -301,6 +301,10 @@ func TestSGLangPiecewiseGraphsByRelease(t *testing.T) {
 	assert.Equal(t, 4096, on["piecewise_cuda_graph_max_tokens"])
 	assert.NotContains(t, v("0.5.9", ""), "piecewise_cuda_graph_max_tokens")
 	assert.NotContains(t, v("0.5.10", ", speculative_algorithm: NEXTN, speculative_num_steps: 2"), "piecewise_cuda_graph_max_tokens")
+	// the graphs hold up to the largest captured size: 2816 of a 3000 chunk
+	// (_generate_piecewise_cuda_graph_tokens steps by 256 past 1280), none of a 2
+	assert.Equal(t, 2816, v("0.5.10", ", chunked_prefill_size: 3000")["piecewise_cuda_graph_max_tokens"])
+	assert.NotContains(t, v("0.5.10", ", chunked_prefill_size: 2"), "piecewise_cuda_graph_max_tokens")
 }
 
 // A P/D decode server's max_running_requests (its pool's server argument)
