@@ -85,10 +85,14 @@ type SGLang struct {
 	// tokens each decode verifies; with topk 1, speculative_num_steps + 1
 	// (server_args.py sets it so).
 	SpeculativeNumDraftTokens int `json:"speculative_num_draft_tokens,omitempty"`
-	// SpeculativeAcceptanceRate is the simulation's, not a flag SGLang
-	// takes: the probability that a draft token is accepted when every
-	// draft before it was (default DefaultMTPAcceptanceRate).
-	SpeculativeAcceptanceRate float64 `json:"speculative_acceptance_rate,omitempty"`
+	// SpeculativeAcceptanceRates and SpeculativeAcceptanceRate are the
+	// simulation's, not flags SGLang takes: the probability that draft i is
+	// accepted when every draft before it was, one per draft (a draft beyond
+	// the list is never accepted), or one rate for every draft; neither
+	// given, the first speculative_num_steps of DefaultMTPAcceptanceRates,
+	// as TensorRT-LLM's and vLLM's speculative blocks (speculative.go).
+	SpeculativeAcceptanceRates []float64 `json:"speculative_acceptance_rates,omitempty"`
+	SpeculativeAcceptanceRate  *float64  `json:"speculative_acceptance_rate,omitempty"`
 	// EnableSpecV2 is the environment's SGLANG_ENABLE_SPEC_V2=1: the EAGLE
 	// worker of spec v2, which keeps the overlap scheduler (without it
 	// speculative decoding turns the overlap scheduler off).
@@ -117,7 +121,7 @@ type SGLang struct {
 	// that runs eagerly. SGLang replays CUDA graphs for decode passes
 	// (model_executor/cuda_graph_runner.py can_run: decode batches of at
 	// most cuda_graph_max_bs) and, from 0.5.10, piecewise ones for extend
-	// passes up to piecewise_cuda_graph_max_tokens (SGLangPiecewiseByDefault;
+	// passes up to their largest captured size (SGLangPiecewiseByDefault;
 	// through 0.5.9 off unless --enable-piecewise-cuda-graph), so any other
 	// extend pass, or a decode pass above cuda_graph_max_bs, launches every
 	// layer's kernels from Python, and the pass lasts at least
@@ -215,7 +219,7 @@ func SGLangEagerLaunchUsPerLayer(g *SGLang, architecture string) float64 {
 // (server_args.py disable_piecewise_cuda_graph = False, its
 // _handle_piecewise_cuda_graph auto-disabling; model_runner.py
 // forward_extend replays piecewise_cuda_graph_runner.py when can_run: the
-// pass's tokens at most piecewise_cuda_graph_max_tokens). Before, an extend
+// pass's tokens at most the largest captured size). Before, an extend
 // pass runs eagerly unless --enable-piecewise-cuda-graph: the wheels of
 // 0.5.6.post2 and 0.5.9 (enable_piecewise_cuda_graph = False); 0.5.1.post1
 // has no piecewise graphs (no piecewise_cuda_graph_runner.py).
@@ -281,6 +285,12 @@ var sglangSpecAlgorithms = []string{SGLangSpecEAGLE, SGLangSpecNEXTN}
 
 // Speculative reports whether g runs EAGLE speculative decoding.
 func (g *SGLang) Speculative() bool { return g != nil && g.SpeculativeAlgorithm != "" }
+
+// AcceptanceRates is the acceptance of each of the speculative_num_steps
+// drafts of a validated, normalized block (0 beyond a shorter list).
+func (g *SGLang) AcceptanceRates() []float64 {
+	return acceptanceRates(g.SpeculativeNumSteps, g.SpeculativeAcceptanceRates, g.SpeculativeAcceptanceRate)
+}
 
 // BackendSGLang is engine.backend's value for SGLang.
 const BackendSGLang = "sglang"
@@ -556,7 +566,7 @@ func sglangFixedDefaults(g *SGLang, p string, present func(string) bool) {
 
 // sglangSpecDefaults fills EAGLE's defaults of block g: topk 1, its draft
 // tokens speculative_num_steps + 1 (server_args.py), the simulation's
-// acceptance rate; given(k) reports whether field k was given.
+// acceptance of each draft; given(k) reports whether field k was given.
 func sglangSpecDefaults(g *SGLang, given func(string) bool) {
 	if !g.Speculative() {
 		return
@@ -567,8 +577,11 @@ func sglangSpecDefaults(g *SGLang, given func(string) bool) {
 	if g.SpeculativeNumDraftTokens == 0 && g.SpeculativeEagleTopk == 1 {
 		g.SpeculativeNumDraftTokens = g.SpeculativeNumSteps + 1
 	}
-	if !given("speculative_acceptance_rate") {
-		g.SpeculativeAcceptanceRate = DefaultMTPAcceptanceRate
+	if !given("speculative_acceptance_rate") && !given("speculative_acceptance_rates") {
+		// a pool's block inherits engine.sglang's normalized list: the
+		// default follows the pool's own speculative_num_steps
+		g.SpeculativeAcceptanceRate = nil
+		g.SpeculativeAcceptanceRates = defaultAcceptance(g.SpeculativeNumSteps, nil, nil)
 	}
 }
 
@@ -683,7 +696,8 @@ func (g *SGLang) validateSpeculative(p string) error {
 			key string
 			set bool
 		}{{"speculative_num_steps", g.SpeculativeNumSteps != 0}, {"speculative_eagle_topk", g.SpeculativeEagleTopk != 0},
-			{"speculative_num_draft_tokens", g.SpeculativeNumDraftTokens != 0}, {"speculative_acceptance_rate", g.SpeculativeAcceptanceRate != 0},
+			{"speculative_num_draft_tokens", g.SpeculativeNumDraftTokens != 0}, {"speculative_acceptance_rate", g.SpeculativeAcceptanceRate != nil},
+			{"speculative_acceptance_rates", g.SpeculativeAcceptanceRates != nil},
 			{"enable_spec_v2", g.EnableSpecV2}} {
 			if f.set {
 				return errorf(p+f.key, "belongs to speculative decoding: give speculative_algorithm (%s)", strings.Join(sglangSpecAlgorithms, " or "))
@@ -698,7 +712,8 @@ func (g *SGLang) validateSpeculative(p string) error {
 		return errorf(p+"speculative_num_steps", "is required with speculative_algorithm %s (SGLang's automatic choice by model is not modelled)", g.SpeculativeAlgorithm)
 	}
 	if err := firstErr(checkInt(p+"speculative_num_steps", "SGLang.speculative_num_steps", g.SpeculativeNumSteps),
-		checkFloat(p+"speculative_acceptance_rate", "SGLang.speculative_acceptance_rate", g.SpeculativeAcceptanceRate)); err != nil {
+		validateAcceptance(p+"speculative_", "SGLang.speculative_acceptance_rate", "speculative_num_steps", g.SpeculativeNumSteps,
+			g.SpeculativeAcceptanceRates, g.SpeculativeAcceptanceRate)); err != nil {
 		return err
 	}
 	if g.SpeculativeEagleTopk != 1 {

@@ -282,11 +282,6 @@ const (
 	// DefaultTRTLLMStreamInterval: stream_interval's default, every
 	// iteration (TorchLlmArgs).
 	DefaultTRTLLMStreamInterval = 1
-	// DefaultMTPAcceptanceRate is SGLang's speculative_acceptance_rate when
-	// not given: DeepSeek-V3's technical report (arXiv 2412.19437, "the
-	// acceptance rate of the second token prediction ranges between 85%
-	// and 90%"), its lower end, taken for every draft position.
-	DefaultMTPAcceptanceRate = 0.85
 	// DefaultTRTLLMADPTimeoutIters and DefaultTRTLLMADPBatchingWaitIters:
 	// AttentionDpConfig's timeout_iters and batching_wait_iters.
 	DefaultTRTLLMADPTimeoutIters      = 50
@@ -547,6 +542,11 @@ func (t *TRTLLM) validate(p string) error {
 		if t.MoEConfig.Backend != TRTLLMMoEWideEP {
 			return errorf(p+"force_alltoall_method", "is read by WideEPMoE: give it with moe_config.backend %s", TRTLLMMoEWideEP)
 		}
+	}
+	if t.MoEConfig.Backend == TRTLLMMoEWideEP && !t.EnableAttentionDP {
+		// WideEPMoE.__init__ asserts self.use_dp, the mapping's
+		// enable_attention_dp (fused_moe_wide_ep.py, every release read)
+		return errorf(p+"moe_config.backend", "%s needs enable_attention_dp: true (WideEPMoE asserts \"Attention DP should be used with WideEP\": TensorRT-LLM does not start without it)", TRTLLMMoEWideEP)
 	}
 	if sp := t.SpeculativeConfig; sp != nil {
 		q := p + "speculative_config."

@@ -150,6 +150,11 @@ func TestTRTLLMRefusals(t *testing.T) {
 		{trtllmSpec(`, "trtllm": {"moe_config": {"backend": "WIDEEP"}, "force_alltoall_method": "MNNVL"}`),
 			"engine.trtllm.force_alltoall_method", "MNNVL, GB200's multi-node NVLink all-to-all, is not modelled"},
 		{trtllmSpec(`, "trtllm": {"moe_config": {"backend": "WideEP"}}`), "engine.trtllm.moe_config.backend", "one of CUTLASS"},
+		// WideEPMoE asserts attention DP (fused_moe_wide_ep.py: "Attention DP
+		// should be used with WideEP"): TensorRT-LLM does not start without it
+		{trtllmSpec(`, "trtllm": {"moe_config": {"backend": "WIDEEP"}}`), "engine.trtllm.moe_config.backend", "enable_attention_dp"},
+		{trtllmSpec(`, "trtllm": {"moe_config": {"backend": "WIDEEP"}, "force_alltoall_method": "DeepEP"}`),
+			"engine.trtllm.moe_config.backend", "Attention DP should be used with WideEP"},
 		{trtllmSpec(`, "trtllm": {"moe_config": {"max_num_tokens": -1}}`), "engine.trtllm.moe_config.max_num_tokens", "-1"},
 	} {
 		_, err := Decode(c.spec)

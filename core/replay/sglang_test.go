@@ -238,9 +238,50 @@ func TestSGLangEAGLE(t *testing.T) {
 	assert.Equal(t, false, args["overlap_schedule"])
 	assert.Equal(t, false, args["enable_mixed_chunk"])
 	assert.Equal(t, 3, args["speculative_num_draft_tokens"])
+	assert.Equal(t, []float64{0.5, 0.5}, args["speculative_acceptance_rates"])
 	rep = runYAML(t, sglangLinear(trace, ", speculative_algorithm: EAGLE, speculative_num_steps: 2, enable_spec_v2: true"))
 	assert.Equal(t, true, rep.Metadata.Pools[0].EngineArgs["overlap_schedule"])
-	assert.Equal(t, 0.85, rep.Metadata.Pools[0].EngineArgs["speculative_acceptance_rate"])
+}
+
+// The acceptance of each draft, as the other engines take it: with
+// speculative_acceptance_rates [1, 0.5] a decode keeps 1 + 1 × 0.5 = 1.5
+// drafts on average, so a 6-token output is the prefill's token (10 ms),
+// then 2 and 3 tokens (carry 1.5 → 1, then 0.5 + 1.5 = 2): done at 30 ms.
+// Neither given, speculative_num_steps 2 takes DefaultMTPAcceptanceRates'
+// first two, [0.85, 0.3] (AIConfigurator's default): 0.85 + 0.85 × 0.3 =
+// 1.105 a decode, so 2, 2, 2 tokens (carry 1.105, 1.21, 1.315): 40 ms. The
+// old default of 0.85 at every position (0.85 + 0.7225 = 1.5725) would end
+// at 30 ms. Both fields at once, or more rates than drafts, are refused.
+func TestSGLangEAGLEAcceptanceByDraft(t *testing.T) {
+	trace := writeTrace(t, []traceRow{{ts: 0, in: 100, out: 6}})
+	for _, tc := range []struct {
+		extra string
+		endMs float64
+		rates []float64
+	}{
+		{", speculative_acceptance_rates: [1, 0.5]", 30, []float64{1, 0.5}},
+		{"", 40, []float64{0.85, 0.3}},
+		{", speculative_acceptance_rate: 0.5", 40, []float64{0.5, 0.5}},
+		{", speculative_acceptance_rate: 0.85", 30, []float64{0.85, 0.85}},
+	} {
+		rep := runYAML(t, sglangLinear(trace, ", speculative_algorithm: EAGLE, speculative_num_steps: 2"+tc.extra))
+		r := rep.Records[0]
+		require.Equal(t, report.StatusCompleted, r.Status, tc.extra)
+		assert.InDelta(t, tc.endMs, float64(r.EndNs-r.SendNs)/1e6, 1e-9, tc.extra)
+		assert.Equal(t, tc.rates, rep.Metadata.Pools[0].EngineArgs["speculative_acceptance_rates"], tc.extra)
+	}
+	for extra, field := range map[string]string{
+		", speculative_acceptance_rates: [0.9], speculative_acceptance_rate: 0.5": "engine.sglang.speculative_acceptance_rates",
+		", speculative_acceptance_rates: [0.9, 0.5, 0.2]":                         "engine.sglang.speculative_acceptance_rates",
+		", speculative_acceptance_rates: [0.9, 1.5]":                              "engine.sglang.speculative_acceptance_rates[1]",
+	} {
+		_, err := config.DecodeYAML([]byte(sglangLinear(trace, ", speculative_algorithm: EAGLE, speculative_num_steps: 2"+extra)))
+		require.Error(t, err, extra)
+		assert.Contains(t, err.Error(), field, extra)
+	}
+	_, err := config.DecodeYAML([]byte(sglangLinear(trace, ", speculative_acceptance_rates: [0.9]")))
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "speculative_acceptance_rates")
 }
 
 // Piecewise CUDA graphs for extend passes are on by default from 0.5.10
@@ -260,6 +301,10 @@ func TestSGLangPiecewiseGraphsByRelease(t *testing.T) {
 	assert.Equal(t, 4096, on["piecewise_cuda_graph_max_tokens"])
 	assert.NotContains(t, v("0.5.9", ""), "piecewise_cuda_graph_max_tokens")
 	assert.NotContains(t, v("0.5.10", ", speculative_algorithm: NEXTN, speculative_num_steps: 2"), "piecewise_cuda_graph_max_tokens")
+	// the graphs hold up to the largest captured size: 2816 of a 3000 chunk
+	// (_generate_piecewise_cuda_graph_tokens steps by 256 past 1280), none of a 2
+	assert.Equal(t, 2816, v("0.5.10", ", chunked_prefill_size: 3000")["piecewise_cuda_graph_max_tokens"])
+	assert.NotContains(t, v("0.5.10", ", chunked_prefill_size: 2"), "piecewise_cuda_graph_max_tokens")
 }
 
 // A P/D decode server's max_running_requests (its pool's server argument)

@@ -150,7 +150,7 @@ func (Family) Plan(in engine.PoolInput) (engine.PoolPlan, error) {
 	// and the overlap scheduler off unless spec v2 (SGLANG_ENABLE_SPEC_V2)
 	overlap := !g.DisableOverlapSchedule
 	if spec {
-		opt.DraftSteps, opt.Acceptance = g.SpeculativeNumSteps, g.SpeculativeAcceptanceRate
+		opt.DraftSteps, opt.Acceptance = g.SpeculativeNumSteps, g.AcceptanceRates()
 		overlap = overlap && g.EnableSpecV2
 	}
 	opt.Overlap = overlap
@@ -215,7 +215,7 @@ func (Family) Plan(in engine.PoolInput) (engine.PoolPlan, error) {
 	}
 	if spec {
 		args["speculative_algorithm"], args["speculative_num_steps"] = g.SpeculativeAlgorithm, g.SpeculativeNumSteps
-		args["speculative_num_draft_tokens"], args["speculative_acceptance_rate"] = g.SpeculativeNumDraftTokens, g.SpeculativeAcceptanceRate
+		args["speculative_num_draft_tokens"], args["speculative_acceptance_rates"] = g.SpeculativeNumDraftTokens, opt.Acceptance
 	}
 	// One front end for all the server's data-parallel ranks, with or
 	// without DP attention, at every release: entrypoints/engine.py
@@ -340,28 +340,50 @@ func mambaPool(in engine.PoolInput, g *config.SGLang, rest float64, dp int) (mam
 }
 
 // piecewiseMaxTokens is the largest extend pass SGLang replays from
-// piecewise CUDA graphs (piecewise_cuda_graph_max_tokens), 0 when they are
-// off: before 0.5.10 (config.SGLangPiecewiseByDefault), and from it when
-// server_args.py _handle_piecewise_cuda_graph turns them off, for the
-// architecture (config.SGLangPiecewiseOff), speculative decoding, DP
-// attention, a MoE all-to-all backend, or P/D disaggregation. Its default
-// (server_args.py _handle_gpu_memory_settings) is
-// chunked_prefill_size, 2048 for an MLA model, at most max_total_tokens when
-// given; with chunked prefill off (-1) no size is captured and
-// model_runner.py init_piecewise_cuda_graphs turns them off.
+// piecewise CUDA graphs, 0 when they are off: before 0.5.10
+// (config.SGLangPiecewiseByDefault), and from it when server_args.py
+// _handle_piecewise_cuda_graph turns them off, for the architecture
+// (config.SGLangPiecewiseOff), DP attention, a MoE all-to-all backend, P/D
+// disaggregation or, at 0.5.10, speculative decoding (from 0.5.11 that rule
+// is gone, but an EAGLE or NEXTN target's extend pass asks for every hidden
+// state, CaptureHiddenMode.FULL in eagle_worker.py forward_target_extend and
+// eagle_worker_v2.py, which piecewise_cuda_graph_runner.py can_run refuses
+// against the graphs' NULL: still eager). The size is piecewiseCaptureMax's.
 func piecewiseMaxTokens(rel config.Release, g *config.SGLang, in engine.PoolInput, chunk int, spec bool, dp int, a2a string) int {
 	if !config.SGLangPiecewiseByDefault(rel) || config.SGLangPiecewiseOff(in.Arch.Architecture) || spec || dp > 1 ||
-		a2a != "" || in.Name == "prefill" || in.Name == "decode" || chunk <= 0 {
+		a2a != "" || in.Name == "prefill" || in.Name == "decode" {
 		return 0
 	}
+	return piecewiseCaptureMax(chunk, g.MaxTotalTokens, in.Arch.MLA != nil)
+}
+
+// piecewiseCaptureMax is the largest pass the piecewise CUDA graphs hold
+// (piecewise_cuda_graph_runner.py max_num_tokens: the largest captured size;
+// can_run takes a pass of at most that many input ids), 0 when none is
+// captured (model_runner.py init_piecewise_cuda_graphs turns them off).
+// server_args.py (0.5.10 to 0.5.12.post1) _handle_gpu_memory_settings sets
+// piecewise_cuda_graph_max_tokens to chunked_prefill_size (chunk; -1 when
+// chunked prefill is off), 2048 for an MLA model whatever the chunk, at most
+// a given max_total_tokens (maxTotal; 0: not given), and
+// _generate_piecewise_cuda_graph_tokens captures the sizes of 4…32 by 4,
+// 48…256 by 16, 288…512 by 32, 576…1024 by 64, 1280…4096 by 256, then from
+// 4608 by 512, that are at most that: a chunk of 3000 is captured up to 2816.
+func piecewiseCaptureMax(chunk, maxTotal int, mla bool) int {
 	n := chunk
-	if in.Arch.MLA != nil {
+	if mla {
 		n = 2048
 	}
-	if g.MaxTotalTokens > 0 {
-		n = min(n, g.MaxTotalTokens)
+	if maxTotal > 0 {
+		n = min(n, maxTotal)
 	}
-	return n
+	best := 0
+	for _, r := range [...]struct{ from, to, step int }{{4, 32, 4}, {48, 256, 16}, {288, 512, 32}, {576, 1024, 64},
+		{1280, 4096, 256}, {4608, n, 512}} {
+		for s := r.from; s <= min(r.to, n); s += r.step {
+			best = s
+		}
+	}
+	return best
 }
 
 // withEagerLaunch sets opt's eager launch: the launch time of each of the

@@ -2,6 +2,7 @@ package sglang
 
 import (
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -328,7 +329,8 @@ func TestRandomWorkloadsBalance(t *testing.T) {
 		opt.MaxPrefillTokens = 64 + rng.IntN(256)
 		opt.Overlap = trial%3 == 1
 		if trial%7 == 0 { // EAGLE
-			opt.DraftSteps, opt.Acceptance, opt.MixedChunk = 1+rng.IntN(3), 0.6, false
+			opt.DraftSteps, opt.MixedChunk = 1+rng.IntN(3), false
+			opt.Acceptance = slices.Repeat([]float64{0.6}, opt.DraftSteps)
 		}
 		w, _ := newTestWorker(t, 300+rng.IntN(300), opt)
 		var live []*engine.Request
@@ -376,7 +378,7 @@ func TestRandomWorkloadsBalance(t *testing.T) {
 // takes 6. The rejected drafts' KV is freed each pass: the pool balances.
 func TestEAGLEDecodeVerifiesDrafts(t *testing.T) {
 	opt := testOptions(0.1)
-	opt.DraftSteps, opt.Acceptance = 2, 0.5
+	opt.DraftSteps, opt.Acceptance = 2, []float64{0.5, 0.5}
 	w, rec := newTestWorker(t, 1000, opt)
 	r := newRequest(1, 10, 6)
 	w.Add(r)

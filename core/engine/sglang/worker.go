@@ -40,10 +40,11 @@ type Options struct {
 	// DraftSteps is EAGLE's speculative_num_steps (0: no speculative
 	// decoding): a decode verifies DraftSteps + 1 tokens
 	// (speculative_num_draft_tokens, topk 1) and the draft model runs
-	// DraftSteps steps after each pass; Acceptance the probability that a
-	// draft token is accepted when those before it were.
+	// DraftSteps steps after each pass; Acceptance[i] the probability that
+	// draft i + 1 is accepted when those before it were (a draft beyond the
+	// list never is).
 	DraftSteps int
-	Acceptance float64
+	Acceptance []float64
 	// Overlap is the overlap scheduler (event_loop_overlap): a pass is
 	// formed before the previous one's results are processed, so a decode
 	// pass also carries, once more, the requests that finished in the pass
@@ -216,15 +217,13 @@ func NewWorker(cfg engine.Config, pm perf.Model) (*Worker, error) {
 	case pm == nil:
 		return nil, fmt.Errorf("sglang: no perf model")
 	}
-	if opt.DraftSteps < 0 || !(opt.Acceptance >= 0 && opt.Acceptance <= 1) {
-		return nil, fmt.Errorf("sglang: invalid speculative options %+v", opt)
+	drafts, err := engine.NewDrafts(opt.DraftSteps, opt.Acceptance)
+	if err != nil {
+		return nil, fmt.Errorf("sglang: invalid speculative options: %w", err)
 	}
 	w := &Worker{cfg: cfg, opt: opt, perf: pm, capacity: cfg.NumBlocks * cfg.BlockSize, ratio: opt.InitNewTokenRatio,
 		verify: 1 + opt.DraftSteps}
-	for i, p := 0, 1.0; i < opt.DraftSteps; i++ {
-		p *= opt.Acceptance
-		w.meanAccepted += p
-	}
+	w.meanAccepted = drafts.Mean(opt.DraftSteps)
 	w.free = w.capacity
 	if opt.RadixCache {
 		w.tree = newRadixTree(opt.PageSize)
