@@ -128,7 +128,7 @@ var (
 	// those 1.3.0rc27's MoeConfig adds (its reference page).
 	trtllmMoEBackends = []string{TRTLLMMoECutlass, "CUTEDSL", TRTLLMMoEWideEP, "TRTLLM", "DEEPGEMM", "VANILLA", "TRITON",
 		TRTLLMMoEAuto, "DENSEGEMM", "MARLIN", "MEGAMOE_DEEPGEMM", "MEGAMOE_CUTEDSL"}
-	trtllmA2AMethods  = []string{TRTLLMAlltoallNotEnabled, TRTLLMAlltoallDeepEP, TRTLLMAlltoallDeepEPLowLatency}
+	trtllmA2AMethods = []string{TRTLLMAlltoallNotEnabled, TRTLLMAlltoallDeepEP, TRTLLMAlltoallDeepEPLowLatency}
 )
 
 // A2ABackend is the token exchange of a WideEPMoE pool with attention DP
