@@ -346,7 +346,11 @@ type TRTLLMVersionDefaults struct {
 // max_batch_size 2048, max_num_tokens 8192, GUARANTEED_NO_EVICT,
 // FIRST_COME_FIRST_SERVED chunking (chunked prefill off), block reuse on,
 // tokens_per_block 32 and free_gpu_memory_fraction 0.9; the overlap
-// scheduler is on from 0.20 and CUDA graphs from 1.0 (above).
+// scheduler is on from 0.20 and CUDA graphs from 1.0 (above). The later
+// releases read (1.3.0rc27, 1.4.0rc4) keep all of these; the rules that changed
+// inside the 1.3.0 candidates (a context charged less its reusable prefix, the
+// +64 CUDA-graph list with padding) are not modelled: docs/trtllm.md, "Releases
+// after 1.2.0rc6.post1".
 func TRTLLMDefaults(r Release) TRTLLMVersionDefaults {
 	d := TRTLLMVersionDefaults{Release: r, Overlap: !r.Before(trtllmOverlapSince), CUDAGraphs: !r.Before(trtllmCUDAGraphSince)}
 	if r.Before(trtllmCUDAGraphSince) {
