@@ -247,8 +247,15 @@ func TestSGLangEAGLE(t *testing.T) {
 // (server_args.py disable_piecewise_cuda_graph = False), up to
 // chunked_prefill_size tokens for a GQA model such as Qwen3-32B (8192 on an
 // H100), at most the given max_total_tokens (4096 here); off before
-// (0.5.9: enable_piecewise_cuda_graph = False) and, from 0.5.10, with
-// speculative decoding (_handle_piecewise_cuda_graph).
+// (0.5.9: enable_piecewise_cuda_graph = False) and, at 0.5.10 only, with
+// speculative decoding (_handle_piecewise_cuda_graph; 0.5.11 keeps them,
+// and runs EAGLE's spec v2 with the overlap scheduler by default). Their
+// memory enters mem_fraction_static (_handle_gpu_memory_settings), by hand
+// for the H100's 81,920 MiB at TP 1: 4096 tokens are 8 + 14 + 8 + 8 + 12 =
+// 50 capture sizes, 400 MiB, so reserved = 512 + 1.5 · 8192 + 2 · 256 +
+// 128 + 400 = 13,840: 68,080 / 81,920 = 0.8311 → 0.831 (0.5.9: 13,440,
+// 0.836); with NEXTN 4 GiB more: 0.786 at 0.5.10 (no graphs: 17,536) and
+// 0.781 at 0.5.11 (17,936).
 func TestSGLangPiecewiseGraphsByRelease(t *testing.T) {
 	trace := writeTrace(t, []traceRow{{ts: 0, in: 100, out: 2}})
 	v := func(rel, extra string) map[string]any {
@@ -259,7 +266,17 @@ func TestSGLangPiecewiseGraphsByRelease(t *testing.T) {
 	assert.Equal(t, 8192, on["chunked_prefill_size"])
 	assert.Equal(t, 4096, on["piecewise_cuda_graph_max_tokens"])
 	assert.NotContains(t, v("0.5.9", ""), "piecewise_cuda_graph_max_tokens")
-	assert.NotContains(t, v("0.5.10", ", speculative_algorithm: NEXTN, speculative_num_steps: 2"), "piecewise_cuda_graph_max_tokens")
+	assert.Equal(t, 0.831, on["mem_fraction_static"])
+	assert.Equal(t, 0.836, v("0.5.9", "")["mem_fraction_static"])
+	const nextn = ", speculative_algorithm: NEXTN, speculative_num_steps: 2"
+	spec10, spec11 := v("0.5.10", nextn), v("0.5.11", nextn)
+	assert.NotContains(t, spec10, "piecewise_cuda_graph_max_tokens")
+	assert.Equal(t, 0.786, spec10["mem_fraction_static"])
+	assert.Equal(t, false, spec10["overlap_schedule"])
+	assert.Equal(t, 4096, spec11["piecewise_cuda_graph_max_tokens"])
+	assert.Equal(t, 0.781, spec11["mem_fraction_static"])
+	assert.Equal(t, true, spec11["overlap_schedule"])
+	assert.Equal(t, false, v("0.5.11", nextn+", disable_overlap_schedule: true")["overlap_schedule"])
 }
 
 // A P/D decode server's max_running_requests (its pool's server argument)

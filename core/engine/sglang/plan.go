@@ -59,9 +59,12 @@ func (Family) Plan(in engine.PoolInput) (engine.PoolPlan, error) {
 	// most max_running_requests // dp requests (TpModelWorker).
 	dp := max(in.DP, 1)
 	rel := e.SGLangRelease()
-	d := config.SGLangDefaults(rel, in.Sys.MemCapacity, in.TP*dp, 1, dp, g)
-	kvBytes := in.Arch.KVBytesPerToken(in.TP, in.KVDtype.Bytes())
 	spec := g.Speculative()
+	// _handle_piecewise_cuda_graph runs before _handle_gpu_memory_settings,
+	// which reserves the graphs' memory (from 0.5.10)
+	pcg := piecewiseMemory(rel, in, g, spec, dp)
+	d := config.SGLangDefaultsPiecewise(rel, in.Sys.MemCapacity, in.TP*dp, 1, dp, g, pcg)
+	kvBytes := in.Arch.KVBytesPerToken(in.TP, in.KVDtype.Bytes())
 	if spec && in.Arch.Layers > 0 {
 		// EAGLE's draft model keeps its own KV pool of the same tokens
 		// (model_runner.py: the draft worker's token_to_kv_pool); the
@@ -147,11 +150,12 @@ func (Family) Plan(in engine.PoolInput) (engine.PoolPlan, error) {
 		RequestSlots: slots, PrefillServer: in.Name == "prefill", StreamInterval: g.StreamInterval,
 		StreamsFirstToken: config.SGLangStreamsFirstToken(rel)}
 	// EAGLE (server_args.py _handle_speculative_decoding): no mixed chunks,
-	// and the overlap scheduler off unless spec v2 (SGLANG_ENABLE_SPEC_V2)
+	// and the overlap scheduler off unless spec v2 (SGLANG_ENABLE_SPEC_V2,
+	// on by default from 0.5.11: config.SGLangSpecV2ByDefault)
 	overlap := !g.DisableOverlapSchedule
 	if spec {
 		opt.DraftSteps, opt.Acceptance = g.SpeculativeNumSteps, g.SpeculativeAcceptanceRate
-		overlap = overlap && g.EnableSpecV2
+		overlap = overlap && (g.EnableSpecV2 || config.SGLangSpecV2ByDefault(rel))
 	}
 	opt.Overlap = overlap
 	a2a, a2aPriced, err := deepEP(g, in, dp)
@@ -187,7 +191,7 @@ func (Family) Plan(in engine.PoolInput) (engine.PoolPlan, error) {
 	// model's mamba pool can hold fewer requests than cuda_graph_max_bs).
 	graphTokens := min(cuda*(1+opt.DraftSteps), passTokens)
 	opt = withEagerLaunch(opt, g, in.Arch, cuda)
-	opt.PiecewiseMaxTokens = piecewiseMaxTokens(rel, g, in, d.ChunkedPrefillSize, spec, dp, a2a)
+	opt.PiecewiseMaxTokens = piecewiseMaxTokens(rel, in, d, pcg, a2a != "")
 	cfg.Options = opt
 	args := map[string]any{"release": rel.String(), "defaults_rule": d.Rule,
 		"tp_size": in.TP * dp, "dp_size": dp, "enable_dp_attention": dp > 1,
@@ -337,31 +341,6 @@ func mambaPool(in engine.PoolInput, g *config.SGLang, rest float64, dp int) (mam
 			max(st.size, 1), float64(st.perReq)/(1<<20), rest/gib, in.Sys.Name, in.TP)}
 	}
 	return st, nil
-}
-
-// piecewiseMaxTokens is the largest extend pass SGLang replays from
-// piecewise CUDA graphs (piecewise_cuda_graph_max_tokens), 0 when they are
-// off: before 0.5.10 (config.SGLangPiecewiseByDefault), and from it when
-// server_args.py _handle_piecewise_cuda_graph turns them off, for the
-// architecture (config.SGLangPiecewiseOff), speculative decoding, DP
-// attention, a MoE all-to-all backend, or P/D disaggregation. Its default
-// (server_args.py _handle_gpu_memory_settings) is
-// chunked_prefill_size, 2048 for an MLA model, at most max_total_tokens when
-// given; with chunked prefill off (-1) no size is captured and
-// model_runner.py init_piecewise_cuda_graphs turns them off.
-func piecewiseMaxTokens(rel config.Release, g *config.SGLang, in engine.PoolInput, chunk int, spec bool, dp int, a2a string) int {
-	if !config.SGLangPiecewiseByDefault(rel) || config.SGLangPiecewiseOff(in.Arch.Architecture) || spec || dp > 1 ||
-		a2a != "" || in.Name == "prefill" || in.Name == "decode" || chunk <= 0 {
-		return 0
-	}
-	n := chunk
-	if in.Arch.MLA != nil {
-		n = 2048
-	}
-	if g.MaxTotalTokens > 0 {
-		n = min(n, g.MaxTotalTokens)
-	}
-	return n
 }
 
 // withEagerLaunch sets opt's eager launch: the launch time of each of the
