@@ -404,10 +404,13 @@ type SGLangGPUDefaults struct {
 	ChunkedPrefillSize int
 	CUDAGraphMaxBS     int
 	MemFractionStatic  float64
-	// PiecewiseMaxTokens is piecewise_cuda_graph_max_tokens and
+	// PiecewiseMaxTokens is piecewise_cuda_graph_max_tokens,
 	// PiecewiseSizes the count of piecewise_cuda_graph_tokens (its capture
-	// sizes) when SGLangPiecewiseMemory.On (0 otherwise).
-	PiecewiseMaxTokens, PiecewiseSizes int
+	// sizes) and PiecewiseLargest the largest of them, the most tokens a
+	// replayed extend pass holds (piecewise_cuda_graph_runner.py:
+	// max_num_tokens = max(capture_num_tokens), can_run), when
+	// SGLangPiecewiseMemory.On (0 otherwise).
+	PiecewiseMaxTokens, PiecewiseSizes, PiecewiseLargest int
 	// Rule names the release's rule (for the report).
 	Rule string
 }
@@ -516,7 +519,7 @@ func SGLangDefaultsPiecewise(r Release, memBytes int64, tp, pp, dp int, given *S
 		d.CUDAGraphMaxBS = given.CUDAGraphMaxBS
 	}
 	if pcg.On && !r.Before(sglangPiecewiseSince) {
-		d.PiecewiseMaxTokens, d.PiecewiseSizes = sglangPiecewiseTokens(r, d.ChunkedPrefillSize, given, pcg)
+		d.PiecewiseMaxTokens, d.PiecewiseSizes, d.PiecewiseLargest = sglangPiecewiseTokens(r, d.ChunkedPrefillSize, given, pcg)
 	}
 	if given != nil && given.MemFractionStatic != 0 {
 		d.MemFractionStatic = given.MemFractionStatic
@@ -587,10 +590,10 @@ func SGLangDefaultsPiecewise(r Release, memBytes int64, tp, pp, dp int, given *S
 	return d
 }
 
-// sglangPiecewiseTokens is piecewise_cuda_graph_max_tokens and the count of
-// its capture sizes (SGLangDefaultsPiecewise) for chunked_prefill_size
-// chunk.
-func sglangPiecewiseTokens(r Release, chunk int, given *SGLang, pcg SGLangPiecewiseMemory) (maxTokens, sizes int) {
+// sglangPiecewiseTokens is piecewise_cuda_graph_max_tokens, the count of its
+// capture sizes and the largest of them (SGLangDefaultsPiecewise) for
+// chunked_prefill_size chunk.
+func sglangPiecewiseTokens(r Release, chunk int, given *SGLang, pcg SGLangPiecewiseMemory) (maxTokens, sizes, largest int) {
 	n := chunk
 	if pcg.MLA {
 		n = 2048
@@ -606,10 +609,10 @@ func sglangPiecewiseTokens(r Release, chunk int, given *SGLang, pcg SGLangPiecew
 	}
 	for _, run := range [][3]int{{4, 32, 4}, {48, 256, 16}, {288, 512, 32}, {576, 1024, 64}, {1280, 4096, 256}, {4608, n, 512}} {
 		for s := run[0]; s <= min(run[1], n); s += run[2] {
-			sizes++
+			sizes, largest = sizes+1, s
 		}
 	}
-	return n, sizes
+	return n, sizes, largest
 }
 
 // SGLangRelease is the SGLang release a spec runs: engine.backend_version

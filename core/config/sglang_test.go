@@ -178,7 +178,8 @@ func TestSGLangReleaseRules(t *testing.T) {
 //   - EAGLE at 80 GiB, TP 1 (piecewise off at 0.5.10): 13,440 + 4,096 =
 //     17,536: 0.7859 → 0.786; 0.5.9's 2,048: 15,488, 0.8109 → 0.811;
 //   - 0.5.13 caps the piecewise max at a given context_length: 1000 leaves
-//     8 + 14 + 8 + 7 (576..960) = 37 sizes; 0.5.12 does not (8192, 58);
+//     8 + 14 + 8 + 7 (576..960) = 37 sizes, the largest 960; 0.5.12 does not
+//     (8192, 58);
 //   - 24 GiB at TP 1: cuda_graph_max_bs 24 from 0.5.10 (8 before); 16 GiB at
 //     TP 4: 8 from 0.5.10 (80 before).
 func TestSGLangDefaultsPiecewise(t *testing.T) {
@@ -202,7 +203,10 @@ func TestSGLangDefaultsPiecewise(t *testing.T) {
 	assert.Equal(t, 0.786, SGLangDefaultsPiecewise(r10, 80*gib, 1, 1, 1, eagle, SGLangPiecewiseMemory{}).MemFractionStatic)
 	assert.Equal(t, 0.811, SGLangDefaults(Release{0, 5, 9}, 80*gib, 1, 1, 1, eagle).MemFractionStatic)
 	ctx := SGLangPiecewiseMemory{On: true, ContextLength: 1000}
-	assert.Equal(t, 37, SGLangDefaultsPiecewise(Release{0, 5, 13}, 80*gib, 1, 1, 1, nil, ctx).PiecewiseSizes)
+	c13 := SGLangDefaultsPiecewise(Release{0, 5, 13}, 80*gib, 1, 1, 1, nil, ctx)
+	assert.Equal(t, 37, c13.PiecewiseSizes)
+	assert.Equal(t, 1000, c13.PiecewiseMaxTokens)
+	assert.Equal(t, 960, c13.PiecewiseLargest)
 	assert.Equal(t, 58, SGLangDefaultsPiecewise(Release{0, 5, 12}, 80*gib, 1, 1, 1, nil, ctx).PiecewiseSizes)
 	assert.Equal(t, 24, SGLangDefaults(r10, 24*gib, 1, 1, 1, nil).CUDAGraphMaxBS)
 	assert.Equal(t, 8, SGLangDefaults(Release{0, 5, 9}, 24*gib, 1, 1, 1, nil).CUDAGraphMaxBS)

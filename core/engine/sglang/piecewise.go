@@ -29,7 +29,8 @@ func piecewiseMemory(rel config.Release, in engine.PoolInput, g *config.SGLang, 
 }
 
 // piecewiseMaxTokens is the largest extend pass SGLang replays from
-// piecewise CUDA graphs (piecewise_cuda_graph_max_tokens, d's), 0 when they
+// piecewise CUDA graphs (the largest capture size, d's PiecewiseLargest: a
+// piecewise_cuda_graph_max_tokens of 4000 replays up to 3840), 0 when they
 // are off: off before memory is sized (piecewiseBeforeMemory), or no capture
 // size (chunked prefill off, -1, for a model without MLA:
 // model_runner.py init_piecewise_cuda_graphs), or, through 0.5.12, by the
@@ -41,7 +42,7 @@ func piecewiseMaxTokens(rel config.Release, in engine.PoolInput, d config.SGLang
 	if config.SGLangPiecewiseOffForTRTLLMMoE(rel) && trtllmMoERunner(in, a2a) {
 		return 0
 	}
-	return d.PiecewiseMaxTokens
+	return d.PiecewiseLargest
 }
 
 // trtllmMoERunner reports whether SGLang (0.5.10 to 0.5.12.post1) picks the

@@ -209,7 +209,9 @@ func (Family) Plan(in engine.PoolInput) (engine.PoolPlan, error) {
 		args["ep_size"] = g.EPSize // --ep-size as given (the experts' split: the pool's parallel layout)
 	}
 	if opt.PiecewiseMaxTokens > 0 {
-		args["piecewise_cuda_graph_max_tokens"] = opt.PiecewiseMaxTokens
+		// the server argument; the replay's bound is its largest capture
+		// size (opt.PiecewiseMaxTokens), the same when it is one
+		args["piecewise_cuda_graph_max_tokens"] = d.PiecewiseMaxTokens
 	}
 	if g.StreamInterval > 1 {
 		args["stream_interval"], args["stream_first_token"] = g.StreamInterval, opt.StreamsFirstToken
