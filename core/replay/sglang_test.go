@@ -469,3 +469,21 @@ traffic:
   load: {mode: concurrency, concurrency: 2}
 `, sharedModelConfigs, workers, sglang)
 }
+
+// The request pool from 0.5.10 (model_runner_kv_cache_mixin.py
+// _resolve_max_num_reqs) is max_running_requests, a given one capped at the
+// estimate: 4096 tokens of Qwen3-32B's 40,960-token context give int(4096 /
+// 40960 · 512) = 51, lifted to 2048, so a given 8192 runs 2048 requests at
+// 0.5.10 and 8192 at 0.5.9 (whose pool was the given value); left out, both
+// run min(2048, 4096 / 2) = 2048.
+func TestSGLangRequestPoolByRelease(t *testing.T) {
+	trace := writeTrace(t, []traceRow{{ts: 0, in: 100, out: 2}})
+	v := func(rel, extra string) any {
+		y := strings.Replace(sglangLinear(trace, extra), "backend: sglang", "backend: sglang\n  backend_version: "+rel, 1)
+		return runYAML(t, y).Metadata.Pools[0].EngineArgs["max_running_requests"]
+	}
+	assert.Equal(t, 8192, v("0.5.9", ", max_running_requests: 8192"))
+	assert.Equal(t, 2048, v("0.5.10", ", max_running_requests: 8192"))
+	assert.Equal(t, 2048, v("0.5.9", ""))
+	assert.Equal(t, 2048, v("0.5.10", ""))
+}

@@ -34,7 +34,8 @@ const (
 //	requests  the request pool min(max(⌊tokens / context_length · 512⌋,
 //	          2048), 4096) (or max_running_requests when given), and
 //	          max_running_requests = min(given, or tokens / 2, that pool)
-//	          (ModelRunner.init_memory_pool, TpModelWorker)
+//	          (ModelRunner.init_memory_pool, TpModelWorker); from 0.5.10 the
+//	          pool is max_running_requests (reqPoolRuleSince)
 //	lengths   max_req_len = min(context_length − 1, tokens − 1),
 //	          max_req_input_len = max_req_len − 5
 //
@@ -124,9 +125,24 @@ func (Family) Plan(in engine.PoolInput) (engine.PoolPlan, error) {
 		maxRunning = given / dp
 	}
 	maxRunning = max(min(maxRunning, reqPool), 1)
+	if !rel.Before(reqPoolRuleSince) {
+		// model_runner_kv_cache_mixin.py _resolve_max_num_reqs: the request
+		// pool is max_running_requests, and a given one is capped at the
+		// estimate (through 0.5.9 a given one sized the pool)
+		estimated := min(max(int(float64(t)/float64(ctx)*512), 2048), 4096)
+		if given > 0 {
+			maxRunning = min(given/dp, estimated)
+		} else {
+			maxRunning = min(estimated, t/2)
+		}
+		maxRunning = max(maxRunning, 1)
+	}
 	if mamba.size > 0 {
 		// a running request holds a mamba state slot (HybridReqToTokenPool)
 		maxRunning = min(maxRunning, mamba.size)
+	}
+	if !rel.Before(reqPoolRuleSince) {
+		reqPool = maxRunning
 	}
 	slots := 0
 	if in.Name == "decode" {
@@ -270,6 +286,13 @@ func deepEP(g *config.SGLang, in engine.PoolInput, dp int) (string, string, erro
 	}
 	return config.All2AllDeepEPLL, mode, nil
 }
+
+// reqPoolRuleSince is the first SGLang release whose request pool is
+// max_running_requests (model_runner_kv_cache_mixin.py _resolve_max_num_reqs
+// in the 0.5.10 wheel, the same through 0.5.13): min(given // dp, the
+// estimate min(max(tokens / context_length · 512, 2048), 4096)), or
+// min(the estimate, tokens / 2) when none is given.
+var reqPoolRuleSince = config.Release{Major: 0, Minor: 5, Patch: 10}
 
 // preAllocSince is the first SGLang release whose P/D decode server keeps
 // request slots for pre-allocated handoffs beside its request pool
