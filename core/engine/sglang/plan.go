@@ -164,7 +164,8 @@ func (Family) Plan(in engine.PoolInput) (engine.PoolPlan, error) {
 		InitNewTokenRatio: init, MinNewTokenRatio: minRatio, NewTokenRatioDecay: (init - minRatio) / newTokenRatioDecaySteps,
 		MixedChunk: g.EnableMixedChunk && chunk > 0 && !spec, RadixCache: radix, MaxReqLen: maxReqLen, MaxReqInputLen: maxReqLen - 5,
 		RequestSlots: slots, PrefillServer: in.Name == "prefill", StreamInterval: g.StreamInterval,
-		StreamsFirstToken: config.SGLangStreamsFirstToken(rel)}
+		StreamsFirstToken: config.SGLangStreamsFirstToken(rel), PageOverhead: !rel.Before(pageOverheadSince),
+		InputCapUnchunkedOnly: !rel.Before(inputCapUnchunkedSince)}
 	// EAGLE (server_args.py _handle_speculative_decoding): no mixed chunks,
 	// and the overlap scheduler off unless spec v2 (SGLANG_ENABLE_SPEC_V2,
 	// on by default from 0.5.11: config.SGLangSpecV2ByDefault)
@@ -286,6 +287,15 @@ func deepEP(g *config.SGLang, in engine.PoolInput, dp int) (string, string, erro
 	}
 	return config.All2AllDeepEPLL, mode, nil
 }
+
+// pageOverheadSince and inputCapUnchunkedSince: the releases whose
+// PrefillAdder (managers/schedule_policy.py) reserves a page per admission
+// (the 0.5.10 wheel) and stops at max_prefill_tokens only without chunked
+// prefill (the 0.5.13 wheel; Options.PageOverhead, InputCapUnchunkedOnly).
+var (
+	pageOverheadSince      = config.Release{Major: 0, Minor: 5, Patch: 10}
+	inputCapUnchunkedSince = config.Release{Major: 0, Minor: 5, Patch: 13}
+)
 
 // reqPoolRuleSince is the first SGLang release whose request pool is
 // max_running_requests (model_runner_kv_cache_mixin.py _resolve_max_num_reqs
