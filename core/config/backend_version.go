@@ -60,11 +60,11 @@ func ResolveBackendVersion(v string) (rel Release, note string, err error) {
 
 // NewestRelease is the newest release of backend's engine known here (its
 // defaults table and kernel tables): vLLM's NewestVLLMRelease, SGLang's
-// DefaultSGLangRelease, TensorRT-LLM's DefaultTRTLLMRelease.
+// NewestSGLangRelease, TensorRT-LLM's DefaultTRTLLMRelease.
 func NewestRelease(backend string) string {
 	switch backend {
 	case BackendSGLang:
-		return DefaultSGLangRelease
+		return NewestSGLangRelease
 	case BackendTRTLLM:
 		return DefaultTRTLLMRelease
 	}

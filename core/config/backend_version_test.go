@@ -44,11 +44,11 @@ func TestResolveEngineVersion(t *testing.T) {
 	for _, c := range []struct {
 		backend, in, release, note string
 	}{
-		{BackendSGLang, "nightly", "0.5.9", "the newest SGLang release known, 0.5.9"},
+		{BackendSGLang, "nightly", "0.5.13", "the newest SGLang release known, 0.5.13"},
 		{BackendTRTLLM, "nightly-1a2b3c", "1.2.0", "the newest TensorRT-LLM release known, 1.2.0"},
 		{BackendVLLM, "nightly", NewestVLLMRelease, "the newest release known, " + NewestVLLMRelease},
 		{BackendVLLM, "99.0.0", "99.0.0", "vLLM 99.0.0 is newer than the newest release known here (" + NewestVLLMRelease + ")"},
-		{BackendSGLang, "0.15.1", "0.15.1", "SGLang 0.15.1 is newer than the newest release known here (0.5.9)"},
+		{BackendSGLang, "0.15.1", "0.15.1", "SGLang 0.15.1 is newer than the newest release known here (0.5.13)"},
 		{BackendTRTLLM, "1.2.0rc5", "1.2.0", "resolves to release 1.2.0"},
 	} {
 		rel, note, err := ResolveEngineVersion(c.in, c.backend)

@@ -4,27 +4,58 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+
+	"github.com/aisimulate/aisimulate/core/config"
+	"github.com/aisimulate/aisimulate/core/engine"
+	"github.com/aisimulate/aisimulate/core/hardware"
+	"github.com/aisimulate/aisimulate/core/model"
 )
 
-// The piecewise CUDA graphs hold passes up to the largest captured size
-// (piecewise_cuda_graph_runner.py max_num_tokens), not up to
-// piecewise_cuda_graph_max_tokens itself: server_args.py
-// _generate_piecewise_cuda_graph_tokens steps by 256 up to 4096 and by 512
-// past it. Worked by hand: a chunk of 3000 is captured up to 2816 (the next
-// size is 3072); max_total_tokens 5000 caps an 8192 chunk at 5000, captured
-// to 4608; an MLA model's 2048 under max_total_tokens 1000 is 960 (576…1024
-// by 64); an MLA model keeps 2048 with chunked prefill off (-1), a GQA model
-// none; a chunk of 2 is below the smallest size (4): none.
-func TestPiecewiseCaptureMaxIsTheLargestCapturedSize(t *testing.T) {
-	for _, tc := range []struct {
-		chunk, maxTotal int
-		mla             bool
-		want            int
-	}{
-		{8192, 0, false, 8192}, {16384, 0, false, 16384}, {3000, 0, false, 2816}, {8192, 5000, false, 4608},
-		{8192, 4096, false, 4096}, {8192, 1000, true, 960}, {-1, 0, true, 2048}, {-1, 0, false, 0}, {2, 0, false, 0},
-		{4, 0, false, 4}, {100, 0, false, 96},
-	} {
-		assert.Equal(t, tc.want, piecewiseCaptureMax(tc.chunk, tc.maxTotal, tc.mla), "%+v", tc)
+// The flashinfer_trtllm MoE runner that _handle_model_specific_adjustments
+// picks on compute capability 10.x (0.5.10 to 0.5.12) turns piecewise CUDA
+// graphs off (_handle_moe_kernel_config, "bypassed topk"), after the memory
+// for them is reserved: DeepSeek-V3 FP8 on a B200 keeps none at 0.5.12 and
+// 2048 tokens at 0.5.13 (MLA: 2048), on an H200 2048 at both; a MoE
+// all-to-all backend keeps the auto runner (but has turned the graphs off
+// before). Qwen3-MoE takes the runner in bf16 too; Llama-4 only in FP8;
+// gpt-oss's flashinfer_mxfp4 is exempt; a dense model has no MoE runner.
+func TestTRTLLMMoERunnerTurnsPiecewiseOff(t *testing.T) {
+	moe := &model.MoE{Experts: 8, TopK: 2}
+	in := func(arch string, dt model.Dtype, sm int) engine.PoolInput {
+		a := &model.Arch{Name: "m", Architecture: arch, WeightDtype: dt, MoE: moe, MLA: &model.MLA{}}
+		return engine.PoolInput{Arch: a, Sys: &hardware.System{SMVersion: sm}, Name: "aggregated"}
 	}
+	const gib = int64(1) << 30
+	pcg := config.SGLangPiecewiseMemory{On: true, MLA: true}
+	d := config.SGLangDefaultsPiecewise(config.Release{Major: 0, Minor: 5, Patch: 12}, 180*gib, 8, 1, 1, nil, pcg)
+	dsv3 := in("DeepseekV3ForCausalLM", model.FP8Block, 100)
+	assert.Equal(t, 0, piecewiseMaxTokens(config.Release{Major: 0, Minor: 5, Patch: 12}, dsv3, d, pcg, false, false))
+	assert.Equal(t, 2048, piecewiseMaxTokens(config.Release{Major: 0, Minor: 5, Patch: 13}, dsv3, d, pcg, false, false))
+	assert.Equal(t, 2048, piecewiseMaxTokens(config.Release{Major: 0, Minor: 5, Patch: 12}, in("DeepseekV3ForCausalLM", model.FP8Block, 90), d, pcg, false, false))
+	for _, c := range []struct {
+		arch string
+		dt   model.Dtype
+		sm   int
+		a2a  bool
+		want bool
+	}{
+		{"DeepseekV3ForCausalLM", model.BF16, 100, false, true}, // no quantization_config: fp8
+		{"DeepseekV3ForCausalLM", model.NVFP4, 103, false, true},
+		{"DeepseekV3ForCausalLM", model.FP8Block, 100, true, false},
+		{"DeepseekV3ForCausalLM", model.FP8Block, 120, false, false},
+		{"DeepseekV2ForCausalLM", model.FP8Block, 100, false, false},
+		{"KimiK25ForConditionalGeneration", model.BF16, 100, false, false},
+		{"KimiK25ForConditionalGeneration", model.INT4, 100, false, true},
+		{"Qwen3MoeForCausalLM", model.BF16, 100, false, true},
+		{"Qwen3MoeForCausalLM", model.FP8Block, 100, false, true},
+		{"Llama4ForConditionalGeneration", model.BF16, 100, false, false},
+		{"Llama4ForConditionalGeneration", model.FP8, 100, false, true},
+		{"GptOssForCausalLM", model.MXFP4, 100, false, false},
+		{"MiniMaxM2ForCausalLM", model.FP8Block, 100, false, false},
+	} {
+		assert.Equal(t, c.want, trtllmMoERunner(in(c.arch, c.dt, c.sm), c.a2a), "%s %s sm%d", c.arch, c.dt, c.sm)
+	}
+	dense := in("Qwen3ForCausalLM", model.BF16, 100)
+	dense.Arch.MoE = nil
+	assert.False(t, trtllmMoERunner(dense, false))
 }

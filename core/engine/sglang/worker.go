@@ -74,6 +74,15 @@ type Options struct {
 	// CUDA graphs (piecewise_cuda_graph_max_tokens, piecewise_cuda_graph_runner.py
 	// can_run: the pass's tokens); 0: none, every extend pass runs eagerly.
 	PiecewiseMaxTokens int
+	// PageOverhead: each admission also reserves a page (page_size tokens)
+	// in both prefill budgets (schedule_policy.py _update_prefill_budget,
+	// "alloc_extend reserves an extra page_size per request": from 0.5.10).
+	PageOverhead bool
+	// InputCapUnchunkedOnly: a prompt that does not fit the pass's
+	// remaining max_prefill_tokens ends the admissions only without chunked
+	// prefill (add_one_req: "self.rem_chunk_tokens is None and ...", from
+	// 0.5.13); before, with chunked prefill too.
+	InputCapUnchunkedOnly bool
 	// StreamInterval is --stream-interval (0 or 1: every pass's tokens are
 	// sent), StreamsFirstToken the release's rule of which output lengths
 	// send (config.SGLangStreamsFirstToken; Worker.streams).
