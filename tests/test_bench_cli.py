@@ -565,14 +565,14 @@ def genai_perf_command(file, *more):
 
 
 def test_genai_perf_payload_file_is_its_trace_replay(tmp_path):
-    # genai-perf/README.md, "Use moon_cake file as input payload": --input-file payload:T sends
-    # each row at its timestamp (ms) with input_length and output_length (max_tokens)
+    # genai-perf/README.md, "Use moon_cake file as input payload": --input-file payload:T
+    # --fixed-schedule sends each row at its timestamp (ms) with input_length and
+    # output_length (max_tokens)
     trace = tmp_path / "trace.jsonl"
     trace.write_text(TRACE_ROWS)
     want = {"source": {"type": "mooncake", "path": str(trace)}, "load": {"mode": "trace", "speedup": 1.0}}
-    for more in ((), ("--fixed-schedule",)):
-        b, run = parse_command(genai_perf_command(f"payload:{trace}", *more))
-        assert b == {"tool": "genai_perf"} and run["traffic"] == want
+    b, run = parse_command(genai_perf_command(f"payload:{trace}", "--fixed-schedule"))
+    assert b == {"tool": "genai_perf"} and run["traffic"] == want
     rep = aisimulate.replay(aisimulate.load_config({"engine": {"model": "Qwen/Qwen3-8B", "system": "h100_sxm",
                                                                "backend_version": "0.15.1"},
                                                     "traffic": run["traffic"]}), progress=False)
@@ -591,7 +591,11 @@ def test_genai_perf_payload_file_is_its_trace_replay(tmp_path):
     # genai-perf's --request-rate takes the schedule's place as --concurrency does (it was dropped)
     ("payload:{trace}", ("--request-rate", "2"), "--request-rate: not simulated with --input-file payload:"),
     ("payload:{trace}", ("--request-count", "4"), "--request-count: not simulated with --input-file payload:"),
-    ("payload:{trace}", ("--isl", "100"), "--isl: not simulated with a payload: --input-file"),
+    ("payload:{trace}", ("--isl", "100", "--fixed-schedule"), "--isl: not simulated with a payload: --input-file"),
+    # genai-perf 0.0.15 on passes perf_analyzer no load option for a payload file without
+    # --fixed-schedule (perf_analyzer_config.py _add_inference_load_args): its default
+    # concurrency 1, the timestamps unused; it was replayed as the fixed schedule
+    ("payload:{trace}", (), r"payload:.*trace.jsonl: give --fixed-schedule \(genai-perf 0.0.15 and later"),
 ])
 def test_genai_perf_input_file_refusals_name_the_option(tmp_path, file, more, match):
     trace = tmp_path / "trace.jsonl"

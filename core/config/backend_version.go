@@ -11,10 +11,15 @@ import (
 // engine.perf (source aic) are chosen when engine.perf.backend_version is not
 // given. Unset: the defaults of defaults.go, as before the field existed.
 
-// NewestVLLMRelease is the newest vLLM release the defaults table knows (the
-// newest whose kernel tables the shared data holds, DefaultAICBackendVersion).
-// A nightly build resolves to it.
-const NewestVLLMRelease = DefaultAICBackendVersion
+// NewestVLLMRelease is the newest vLLM release the defaults table knows:
+// every rule VLLMDefaults names was read in the wheels of 0.25.0 to 0.33.0
+// against 0.24.0's. 0.34.0 (2026-12) was read too, but two rules the replay
+// prices changed there and are not modelled (vllmExtensibleKV,
+// vllmSplitCUDAGraphs): it is noted as a later release. A nightly build
+// resolves to it. The kernel tables are another choice:
+// engine.perf.backend_version (aic) reads the nearest release the database
+// holds, and without a version the newest measured, DefaultAICBackendVersion.
+const NewestVLLMRelease = "0.33.0"
 
 // Release is a resolved MAJOR.MINOR.PATCH release.
 type Release struct{ Major, Minor, Patch int }
@@ -55,11 +60,11 @@ func ResolveBackendVersion(v string) (rel Release, note string, err error) {
 
 // NewestRelease is the newest release of backend's engine known here (its
 // defaults table and kernel tables): vLLM's NewestVLLMRelease, SGLang's
-// DefaultSGLangRelease, TensorRT-LLM's DefaultTRTLLMRelease.
+// NewestSGLangRelease, TensorRT-LLM's DefaultTRTLLMRelease.
 func NewestRelease(backend string) string {
 	switch backend {
 	case BackendSGLang:
-		return DefaultSGLangRelease
+		return NewestSGLangRelease
 	case BackendTRTLLM:
 		return DefaultTRTLLMRelease
 	}
@@ -167,8 +172,52 @@ type VersionDefaults struct {
 	// specified"); before it --api-server-count defaulted to 1, one loop for
 	// every rank (Pool.APIServerCount).
 	APIServerPerRank bool
+	// HugeGPUBatchRule: from 0.28.0 a GPU of at least 160 GiB gets
+	// max_num_batched_tokens 16,384 for `vllm serve` (SchedulerDefaultsAt;
+	// get_batch_defaults in 0.28.0's vllm/engine/arg_utils.py; 0.27.1 gave
+	// it 8,192).
+	HugeGPUBatchRule bool
+	// BlackwellCUDAGraphs: from 0.28.0 the largest default CUDA-graph
+	// capture size is 1,024 tokens on a GPU of compute capability 10.x (B200,
+	// B300, GB200), 512 elsewhere (VllmConfig._set_cudagraph_sizes in 0.28.0's
+	// vllm/config/vllm.py: default_max_graph_size, by
+	// is_device_capability_family(100)); before it 512 on every GPU.
+	BlackwellCUDAGraphs bool
+	// HybridPrefixCaching: from 0.28.0 a hybrid model (recurrent-state
+	// layers) keeps prefix caching on by default, in align mode: 0.28.0's
+	// EngineArgs._set_default_chunked_prefill_and_prefix_caching_args
+	// (vllm/engine/arg_utils.py) takes is_prefix_caching_supported, true for
+	// generative hybrid models since 0.26.0, without 0.26.0–0.27.1's "and not
+	// model_config.is_hybrid", and MambaModelConfig.verify_and_update_config
+	// (vllm/model_executor/models/config.py) sets mamba_cache_mode "none" to
+	// "align" when prefix caching is on. Before it prefix caching was off for
+	// them unless asked for.
+	HybridPrefixCaching bool
+	// GPUMemoryUtilization: --gpu-memory-utilization's default, 0.9 through
+	// 0.19.1 and 0.92 from 0.20.0 (CacheConfig.gpu_memory_utilization,
+	// Field(default=…), in each release's vllm/config/cache.py, which
+	// EngineArgs takes as its default in vllm/engine/arg_utils.py).
+	GPUMemoryUtilization float64
+	// SchedulerReserveFullISL: from 0.19.0 scheduler_reserve_full_isl is
+	// True (SchedulerConfig in vllm/config/scheduler.py; vLLM pull request
+	// 37307): Scheduler.schedule (vllm/v1/core/sched/scheduler.py) admits a
+	// waiting request only if KVCacheManager.can_fit_full_sequence, its
+	// whole sequence's blocks (num_tokens, at most max_model_len, less its
+	// prefix-cache hit) free; before it only the first chunk's.
+	SchedulerReserveFullISL bool
 	// Notes say which defaults of that release are not modelled.
 	Notes []string
+}
+
+// MaxCUDAGraphSize is the ceiling of vLLM's default largest CUDA-graph
+// capture size on a GPU of compute capability smVersion (major·10 + minor):
+// 1,024 on 10.x with BlackwellCUDAGraphs, else 512 (the min(2 ×
+// max_num_seqs, ceiling, max_num_batched_tokens) of _set_cudagraph_sizes).
+func (d VersionDefaults) MaxCUDAGraphSize(smVersion int) int {
+	if d.BlackwellCUDAGraphs && smVersion/10 == 10 {
+		return 1024
+	}
+	return 512
 }
 
 // Releases at which a modelled default changed.
@@ -177,6 +226,26 @@ var (
 	vllmBatchRuleSince = Release{0, 9, 0}
 	vllmAsyncSince     = Release{0, 14, 0}
 	vllmAPIServerPerDP = Release{0, 15, 0}
+	vllmReserveFullISL = Release{0, 19, 0}
+	vllmGPUMem092Since = Release{0, 20, 0}
+	vllmHugeGPUSince   = Release{0, 28, 0} // also the Blackwell capture ceiling and hybrid prefix caching
+	// vllmCaptureMaxSeqs: from 0.31.0 _set_cudagraph_sizes also captures
+	// max_num_seqs itself (uniform_decode_sizes = [max_num_seqs] when it fits
+	// the ceiling), not modelled: noted.
+	vllmCaptureMaxSeqs = Release{0, 31, 0}
+	// vllmExtensibleKV: from 0.34.0 gpu_memory_utilization defaults to None,
+	// 1.0 with the extensible KV cache, on by default on CUDA, which sizes the
+	// cache from measured memory (CacheConfig.resolved_gpu_memory_utilization,
+	// vllm/config/cache.py of 0.34.0), not modelled: noted.
+	vllmExtensibleKV = Release{0, 34, 0}
+	// vllmSplitCUDAGraphs: from 0.34.0 the V1 model runner is gone (the V2
+	// runner, vllm/v1/worker/gpu, runs every model) and on compute capability
+	// 10.x the default capture sizes are split: mixed passes up to min(8192,
+	// max_num_batched_tokens) tokens on prefill_cudagraph_capture_grid, decode
+	// passes on decode_cudagraph_capture_grid(max_num_seqs) requests
+	// (VllmConfig._split_cudagraph_capture_sizes, vllm/config/vllm.py and
+	// vllm/config/compilation.py of 0.34.0), not modelled: noted.
+	vllmSplitCUDAGraphs = Release{0, 34, 0}
 )
 
 // VLLMDefaults is what vLLM release r sets by default among the settings the
@@ -184,16 +253,33 @@ var (
 // 16 on CUDA GPUs in every release (DefaultBlockSize); max_num_seqs and
 // max_num_batched_tokens by GPU from 0.9.0 (SchedulerDefaults; earlier
 // releases keyed them on other rules, which are not tabulated: the 0.9.0 rule
-// stands in, noted). CUDA-graph capture sizes are not priced (the perf models
-// price a pass as the graph-captured kernels at every batch size).
+// stands in, noted), and from 0.28.0 the 160 GiB rule (HugeGPUBatchRule);
+// the largest CUDA-graph capture size, whose ceiling is 1,024 on Blackwell
+// from 0.28.0 (BlackwellCUDAGraphs; the replay pads a MoE layer's tokens to
+// the capture sizes and runs a larger pass eagerly).
 func VLLMDefaults(r Release) VersionDefaults {
 	d := VersionDefaults{Release: r, AsyncScheduling: !r.Before(vllmAsyncSince), EnablePrefixCaching: !r.Before(vllmV1Default),
-		SharedEventLoop: !r.Before(vllmV1Default), APIServerPerRank: !r.Before(vllmAPIServerPerDP)}
+		SharedEventLoop: !r.Before(vllmV1Default), APIServerPerRank: !r.Before(vllmAPIServerPerDP),
+		HugeGPUBatchRule: !r.Before(vllmHugeGPUSince), BlackwellCUDAGraphs: !r.Before(vllmHugeGPUSince),
+		HybridPrefixCaching: !r.Before(vllmHugeGPUSince), GPUMemoryUtilization: DefaultGPUMemoryUtilization,
+		SchedulerReserveFullISL: !r.Before(vllmReserveFullISL)}
+	if !r.Before(vllmGPUMem092Since) {
+		d.GPUMemoryUtilization = 0.92
+	}
 	if r.Before(vllmV1Default) {
 		d.Notes = append(d.Notes, fmt.Sprintf("vLLM %s runs the V0 engine by default, which is not modelled (the V1 scheduler stands in; prefix caching off, V0's default)", r))
 	}
 	if r.Before(vllmBatchRuleSince) {
 		d.Notes = append(d.Notes, fmt.Sprintf("vLLM %s's default max_num_seqs and max_num_batched_tokens are not tabulated: the rule of 0.9.0 and later stands in", r))
+	}
+	if !r.Before(vllmCaptureMaxSeqs) {
+		d.Notes = append(d.Notes, fmt.Sprintf("vLLM %s also captures a CUDA graph at max_num_seqs tokens, which is not modelled (a pass pads to the 8- and 16-token strides)", r))
+	}
+	if !r.Before(vllmSplitCUDAGraphs) {
+		d.Notes = append(d.Notes, fmt.Sprintf("vLLM %s captures CUDA graphs of mixed passes up to 8192 tokens on Blackwell (split prefill and decode capture sizes), which is not modelled: the 0.28.0 capture sizes stand in", r))
+	}
+	if !r.Before(vllmExtensibleKV) {
+		d.Notes = append(d.Notes, fmt.Sprintf("vLLM %s sizes the KV cache from measured memory by default (the extensible KV cache, gpu_memory_utilization 1.0), which is not modelled: gpu_memory_utilization's default stands in", r))
 	}
 	return d
 }
@@ -219,6 +305,12 @@ func backendVersionDefaults(s *Spec, present func(string) bool) {
 	}
 	if !present("engine.scheduler.enable_prefix_caching") {
 		e.Scheduler.EnablePrefixCaching = d.EnablePrefixCaching
+	}
+	if !present("engine.scheduler.gpu_memory_utilization") {
+		e.Scheduler.GPUMemoryUtilization = d.GPUMemoryUtilization
+	}
+	if !present("engine.scheduler.scheduler_reserve_full_isl") {
+		e.Scheduler.SchedulerReserveFullISL = d.SchedulerReserveFullISL
 	}
 	if t := e.Tokenization; t != nil && !present("engine.tokenization.shared_event_loop") && d.SharedEventLoop {
 		on := true

@@ -44,11 +44,11 @@ func TestResolveEngineVersion(t *testing.T) {
 	for _, c := range []struct {
 		backend, in, release, note string
 	}{
-		{BackendSGLang, "nightly", "0.5.9", "the newest SGLang release known, 0.5.9"},
+		{BackendSGLang, "nightly", "0.5.13", "the newest SGLang release known, 0.5.13"},
 		{BackendTRTLLM, "nightly-1a2b3c", "1.2.0", "the newest TensorRT-LLM release known, 1.2.0"},
 		{BackendVLLM, "nightly", NewestVLLMRelease, "the newest release known, " + NewestVLLMRelease},
 		{BackendVLLM, "99.0.0", "99.0.0", "vLLM 99.0.0 is newer than the newest release known here (" + NewestVLLMRelease + ")"},
-		{BackendSGLang, "0.15.1", "0.15.1", "SGLang 0.15.1 is newer than the newest release known here (0.5.9)"},
+		{BackendSGLang, "0.15.1", "0.15.1", "SGLang 0.15.1 is newer than the newest release known here (0.5.13)"},
 		{BackendTRTLLM, "1.2.0rc5", "1.2.0", "resolves to release 1.2.0"},
 	} {
 		rel, note, err := ResolveEngineVersion(c.in, c.backend)
@@ -87,7 +87,12 @@ func TestVLLMDefaultsByRelease(t *testing.T) {
 		{Release{0, 13, 0}, false, true, 0},
 		{Release{0, 14, 0}, true, true, 0},
 		{Release{0, 15, 1}, true, true, 0},
-		{Release{1, 0, 0}, true, true, 0},
+		{Release{0, 24, 0}, true, true, 0},
+		{Release{0, 30, 0}, true, true, 0},
+		{Release{0, 31, 0}, true, true, 1},
+		{Release{0, 33, 0}, true, true, 1},
+		{Release{0, 34, 0}, true, true, 3},
+		{Release{1, 0, 0}, true, true, 3},
 	} {
 		d := VLLMDefaults(c.r)
 		assert.Equal(t, c.async, d.AsyncScheduling, c.r.String())
@@ -230,4 +235,89 @@ func TestAnUnquotedVersionSaysToQuoteIt(t *testing.T) {
 	ce = decodeErr(t, "engine: {model: m, system: h100_sxm, backend_version: true}\n"+
 		"traffic: {source: {type: synthetic, num_requests: 1, isl: 8, osl: 1}, load: {mode: concurrency, concurrency: 1}}\n")
 	assert.Equal(t, "expected a string, got the boolean true", ce.Msg) // no hint for what quoting does not explain
+}
+
+// vLLM 0.28.0's defaults against its source: get_batch_defaults
+// (vllm/engine/arg_utils.py) tests `device_memory >= 160 * GiB_bytes` first
+// and gives OPENAI_API_SERVER 16384 tokens and 1024 sequences, then the
+// 70 GiB non-A100 rule (8192 / 1024), else 2048 / 256; _set_cudagraph_sizes
+// (vllm/config/vllm.py) caps the largest capture size at 1024 when
+// is_device_capability_family(100), else 512. 0.27.1's source has neither
+// (one 70 GiB rule, 512 everywhere).
+func TestVLLMDefaultsFrom0280(t *testing.T) {
+	const gib = int64(1) << 30
+	for _, c := range []struct {
+		rel            Release
+		mem            int64
+		name           string
+		sm             int
+		seqs, tokens   int
+		cudaGraphLimit int
+	}{
+		{Release{0, 27, 1}, 180 * gib, "b200_sxm", 100, 1024, 8192, 512},
+		{Release{0, 28, 0}, 180 * gib, "b200_sxm", 100, 1024, 16384, 1024},
+		{Release{0, 28, 0}, 275040 << 20, "b300_sxm", 103, 1024, 16384, 1024},
+		{Release{0, 28, 0}, 160 * gib, "a100_big", 80, 1024, 16384, 512}, // 160 GiB tested before the name
+		{Release{0, 28, 0}, 160*gib - 1, "gpu", 90, 1024, 8192, 512},
+		{Release{0, 34, 0}, 141 * gib, "h200_sxm", 90, 1024, 8192, 512},
+		{Release{0, 34, 0}, 97887 << 20, "rtx_pro_6000_server", 120, 1024, 8192, 512}, // 12.x is not family 10
+		{Release{0, 34, 0}, 80 * gib, "a100_sxm", 80, 256, 2048, 512},
+	} {
+		d := VLLMDefaults(c.rel)
+		seqs, tokens := SchedulerDefaultsAt(c.mem, c.name, d.HugeGPUBatchRule)
+		assert.Equal(t, c.seqs, seqs, "%s %s", c.rel, c.name)
+		assert.Equal(t, c.tokens, tokens, "%s %s", c.rel, c.name)
+		assert.Equal(t, c.cudaGraphLimit, d.MaxCUDAGraphSize(c.sm), "%s %s", c.rel, c.name)
+		assert.Equal(t, !c.rel.Before(Release{0, 28, 0}), d.HybridPrefixCaching, "%s: hybrid models' prefix caching", c.rel)
+	}
+	// the spec: b200_sxm at 0.30.0 resolves 16384 tokens; unset and 0.24.0 keep 8192
+	for _, c := range []struct {
+		version string
+		tokens  int
+	}{{"", 8192}, {"0.24.0", 8192}, {"0.27.1", 8192}, {"0.30.0", 16384}, {"nightly", 16384}} {
+		s, err := DecodeYAML([]byte("engine: {model: m, system: b200_sxm" + map[bool]string{true: ", backend_version: " + c.version}[c.version != ""] + "}\n" +
+			"traffic:\n  source: {type: synthetic, num_requests: 10, isl: 1024, osl: 128}\n  load: {mode: concurrency, concurrency: 4}\n"))
+		require.NoError(t, err)
+		require.NoError(t, s.ResolveSchedulerDefaults(193273528320, "b200_sxm"))
+		assert.Equal(t, c.tokens, s.Engine.Scheduler.MaxNumBatchedTokens, c.version)
+		assert.Equal(t, 1024, s.Engine.Scheduler.MaxNumSeqs, c.version)
+	}
+}
+
+// --gpu-memory-utilization defaults to 0.9 through vLLM 0.19.1 and to 0.92
+// from 0.20.0 (vllm/config/cache.py of each wheel: Field(default=0.9) in
+// 0.19.1, Field(default=0.92) in 0.20.0); unset keeps 0.9, a given value
+// stands.
+func TestVLLMGPUMemoryUtilizationByRelease(t *testing.T) {
+	assert.Equal(t, 0.9, VLLMDefaults(Release{0, 19, 1}).GPUMemoryUtilization)
+	assert.Equal(t, 0.92, VLLMDefaults(Release{0, 20, 0}).GPUMemoryUtilization)
+	assert.Equal(t, 0.92, VLLMDefaults(Release{0, 33, 0}).GPUMemoryUtilization)
+	for _, c := range []struct {
+		extra string
+		want  float64
+	}{{"", 0.9}, {", backend_version: 0.19.1", 0.9}, {", backend_version: 0.20.0", 0.92}, {", backend_version: 0.24.0", 0.92},
+		{", backend_version: 0.24.0, scheduler: {gpu_memory_utilization: 0.8}", 0.8}} {
+		s, err := DecodeYAML([]byte("engine: {model: m, system: h100_sxm" + c.extra + "}\n" +
+			"traffic:\n  source: {type: synthetic, num_requests: 10, isl: 1024, osl: 128}\n  load: {mode: concurrency, concurrency: 4}\n"))
+		require.NoError(t, err, c.extra)
+		assert.Equal(t, c.want, s.Engine.Scheduler.GPUMemoryUtilization, c.extra)
+	}
+}
+
+// scheduler_reserve_full_isl is True from vLLM 0.19.0 (SchedulerConfig in
+// vllm/config/scheduler.py of 0.19.0; absent in 0.18.0); unset version keeps
+// it off, a given value stands.
+func TestVLLMReserveFullISLByRelease(t *testing.T) {
+	assert.False(t, VLLMDefaults(Release{0, 18, 0}).SchedulerReserveFullISL)
+	assert.True(t, VLLMDefaults(Release{0, 19, 0}).SchedulerReserveFullISL)
+	for _, c := range []struct {
+		extra string
+		want  bool
+	}{{"", false}, {", backend_version: 0.18.0", false}, {", backend_version: 0.19.0", true},
+		{", backend_version: 0.24.0, scheduler: {scheduler_reserve_full_isl: false}", false}} {
+		s, err := DecodeYAML([]byte("engine: {model: m, system: h100_sxm" + c.extra + "}\n" +
+			"traffic:\n  source: {type: synthetic, num_requests: 10, isl: 1024, osl: 128}\n  load: {mode: concurrency, concurrency: 4}\n"))
+		require.NoError(t, err, c.extra)
+		assert.Equal(t, c.want, s.Engine.Scheduler.SchedulerReserveFullISL, c.extra)
+	}
 }

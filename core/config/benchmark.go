@@ -218,7 +218,7 @@ type VLLMBenchServe struct {
 	// Variant is VariantVLLM (default) or VariantInferenceX.
 	Variant string `json:"variant"`
 	// Version is the vLLM release of the client (variant vllm); absent:
-	// engine.backend_version's release, else the newest known.
+	// engine.backend_version's release, else NewestVLLMBenchRelease.
 	Version string `json:"version,omitempty"`
 	// Date is the run's date, YYYY-MM-DD (variant inferencex; absent: on or
 	// after 2026-01-21, the in-repository client).
@@ -460,7 +460,7 @@ func (b *Benchmark) versionDefault(engineVersion string, rangeGiven bool) {
 		return
 	}
 	if t.Version == "" {
-		t.Version = NewestVLLMRelease
+		t.Version = NewestVLLMBenchRelease
 		if rel, _, err := ResolveBackendVersion(engineVersion); engineVersion != "" && err == nil {
 			t.Version = rel.String()
 		}
@@ -490,6 +490,12 @@ func (b *Benchmark) versionDefault(engineVersion string, rangeGiven bool) {
 // (vllm, openai — the default — and openai-chat), pull request 28227,
 // "Default ignore_eos True for random dataset", merged 2025-11-06; 0.11.0's
 // main_async has no such line, 0.11.1's has it.
+// NewestVLLMBenchRelease is the newest release whose `vllm bench serve`
+// client rules the ones here were read against, the version a benchmark
+// takes when neither it nor the engine names one: 0.24.0 (the engine defaults
+// know later releases, NewestVLLMRelease; the client's were not re-read).
+const NewestVLLMBenchRelease = "0.24.0"
+
 var vllmRandomIgnoresEOS = Release{0, 11, 1}
 
 // vllmReadyCheckOff is the vLLM release whose client skips the ready check

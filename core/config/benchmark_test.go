@@ -106,20 +106,20 @@ func TestVLLMBenchServeTraffic(t *testing.T) {
 		{"vllm 0.15.1 ready check", ", backend_version: 0.15.1", "{tool: vllm_bench_serve, num_prompts: 80, max_concurrency: 8, ready_check_timeout_sec: 60, ignore_eos: true}",
 			ConcurrencyLoad{Concurrency: 8, WarmupRequests: 1, WarmupPrompt: WarmupPromptFirst}, "0.15.1"},
 		{"vllm no ready check", "", "{tool: vllm_bench_serve, num_prompts: 80, max_concurrency: 8, ready_check_timeout_sec: 0, ignore_eos: true}",
-			ConcurrencyLoad{Concurrency: 8}, NewestVLLMRelease},
+			ConcurrencyLoad{Concurrency: 8}, NewestVLLMBenchRelease},
 		// no concurrency limit, rate inf: every prompt at once
 		{"all at once", "", "{tool: vllm_bench_serve, num_prompts: 50, ready_check_timeout_sec: 0, ignore_eos: true}",
-			ConcurrencyLoad{Concurrency: 50}, NewestVLLMRelease},
+			ConcurrencyLoad{Concurrency: 50}, NewestVLLMBenchRelease},
 		// a rate: Poisson; burstiness 4 is gamma of shape 4, cv 1/2
 		{"rate", "", "{tool: vllm_bench_serve, request_rate: 2, burstiness: 4, ready_check_timeout_sec: 0, ignore_eos: true}",
-			RateLoad{RateRPS: 2, Arrival: ArrivalGamma, CV: 0.5, SpanS: 500}, NewestVLLMRelease},
+			RateLoad{RateRPS: 2, Arrival: ArrivalGamma, CV: 0.5, SpanS: 500}, NewestVLLMBenchRelease},
 		// a rate behind max_concurrency: the arrivals queue at the client for a slot, the warm-ups 4 at once
 		{"rate capped", "", "{tool: vllm_bench_serve, request_rate: 2, max_concurrency: 4, num_warmups: 8, ready_check_timeout_sec: 0, ignore_eos: true}",
 			RateLoad{RateRPS: 2, Arrival: ArrivalPoisson, WarmupRequests: 8, WarmupPrompt: WarmupPromptFirst, WarmupConcurrency: 4,
-				MaxConcurrency: 4, CappedArrival: CappedQueue, SpanS: 500}, NewestVLLMRelease},
+				MaxConcurrency: 4, CappedArrival: CappedQueue, SpanS: 500}, NewestVLLMBenchRelease},
 		// a rate after the test request and 4 warm-ups, all at once, then Poisson arrivals
 		{"rate after warm-ups", "", "{tool: vllm_bench_serve, request_rate: 2, num_warmups: 4, ready_check_timeout_sec: 600, ignore_eos: true}",
-			RateLoad{RateRPS: 2, Arrival: ArrivalPoisson, WarmupRequests: 5, WarmupPrompt: WarmupPromptFirst, SpanS: 500}, NewestVLLMRelease},
+			RateLoad{RateRPS: 2, Arrival: ArrivalPoisson, WarmupRequests: 5, WarmupPrompt: WarmupPromptFirst, SpanS: 500}, NewestVLLMBenchRelease},
 		// before 0.10.0 the client sleeps each gap as drawn: no rescaling (1000 prompts at 2/s span 500 s from 0.10.0)
 		{"rate 0.9.2", "", "{tool: vllm_bench_serve, version: 0.9.2, request_rate: 2, ready_check_timeout_sec: 0, ignore_eos: true}",
 			RateLoad{RateRPS: 2, Arrival: ArrivalPoisson}, "0.9.2"},

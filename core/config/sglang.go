@@ -85,10 +85,14 @@ type SGLang struct {
 	// tokens each decode verifies; with topk 1, speculative_num_steps + 1
 	// (server_args.py sets it so).
 	SpeculativeNumDraftTokens int `json:"speculative_num_draft_tokens,omitempty"`
-	// SpeculativeAcceptanceRate is the simulation's, not a flag SGLang
-	// takes: the probability that a draft token is accepted when every
-	// draft before it was (default DefaultMTPAcceptanceRate).
-	SpeculativeAcceptanceRate float64 `json:"speculative_acceptance_rate,omitempty"`
+	// SpeculativeAcceptanceRates and SpeculativeAcceptanceRate are the
+	// simulation's, not flags SGLang takes: the probability that draft i is
+	// accepted when every draft before it was, one per draft (a draft beyond
+	// the list is never accepted), or one rate for every draft; neither
+	// given, the first speculative_num_steps of DefaultMTPAcceptanceRates,
+	// as TensorRT-LLM's and vLLM's speculative blocks (speculative.go).
+	SpeculativeAcceptanceRates []float64 `json:"speculative_acceptance_rates,omitempty"`
+	SpeculativeAcceptanceRate  *float64  `json:"speculative_acceptance_rate,omitempty"`
 	// EnableSpecV2 is the environment's SGLANG_ENABLE_SPEC_V2=1: the EAGLE
 	// worker of spec v2, which keeps the overlap scheduler (without it
 	// speculative decoding turns the overlap scheduler off).
@@ -117,7 +121,7 @@ type SGLang struct {
 	// that runs eagerly. SGLang replays CUDA graphs for decode passes
 	// (model_executor/cuda_graph_runner.py can_run: decode batches of at
 	// most cuda_graph_max_bs) and, from 0.5.10, piecewise ones for extend
-	// passes up to piecewise_cuda_graph_max_tokens (SGLangPiecewiseByDefault;
+	// passes up to their largest captured size (SGLangPiecewiseByDefault;
 	// through 0.5.9 off unless --enable-piecewise-cuda-graph), so any other
 	// extend pass, or a decode pass above cuda_graph_max_bs, launches every
 	// layer's kernels from Python, and the pass lasts at least
@@ -215,7 +219,7 @@ func SGLangEagerLaunchUsPerLayer(g *SGLang, architecture string) float64 {
 // (server_args.py disable_piecewise_cuda_graph = False, its
 // _handle_piecewise_cuda_graph auto-disabling; model_runner.py
 // forward_extend replays piecewise_cuda_graph_runner.py when can_run: the
-// pass's tokens at most piecewise_cuda_graph_max_tokens). Before, an extend
+// pass's tokens at most the largest captured size). Before, an extend
 // pass runs eagerly unless --enable-piecewise-cuda-graph: the wheels of
 // 0.5.6.post2 and 0.5.9 (enable_piecewise_cuda_graph = False); 0.5.1.post1
 // has no piecewise graphs (no piecewise_cuda_graph_runner.py).
@@ -225,23 +229,67 @@ func SGLangPiecewiseByDefault(r Release) bool { return !r.Before(sglangPiecewise
 // by default (SGLangPiecewiseByDefault).
 var sglangPiecewiseSince = Release{0, 5, 10}
 
-// SGLangPiecewiseOff reports whether SGLang 0.5.10's
+// SGLangPiecewiseOff reports whether SGLang release r's
 // _handle_piecewise_cuda_graph turns piecewise CUDA graphs off for a model
 // of the given architecture: configs/model_config.py
-// piecewise_cuda_graph_disabled_model_archs, and the multimodal
-// architectures (model_config.py multimodal_model_archs, is_multimodal with
-// enable_multimodal left out) that the simulator serves.
-func SGLangPiecewiseOff(architecture string) bool {
+// piecewise_cuda_graph_disabled_model_archs of that release, and the
+// multimodal architectures (model_config.py multimodal_model_archs, with
+// is_multimodal true: enable_multimodal left out, which turns it off only
+// for Llama-4 among the simulator's architectures) that the simulator
+// serves. The disabled list, in the wheels: DeepseekV32ForCausalLM,
+// Qwen3NextForCausalLM, GlmMoeDsaForCausalLM, BailingMoeV2_5ForCausalLM and
+// LLaDAModelLM in 0.5.10, 0.5.10.post1 and 0.5.11; DeepseekV4ForCausalLM
+// added in 0.5.12; DeepseekV32ForCausalLM and GlmMoeDsaForCausalLM (the
+// DSA models) removed in 0.5.13 (and 0.5.13.post1).
+func SGLangPiecewiseOff(r Release, architecture string) bool {
+	switch architecture {
+	case "DeepseekV32ForCausalLM", "GlmMoeDsaForCausalLM":
+		return r.Before(sglangPiecewiseDSASince)
+	case "DeepseekV4ForCausalLM":
+		return true // first served in 0.5.12, in the disabled list from it
+	}
 	return sglangPiecewiseOffArchitectures[architecture]
 }
 
+// sglangPiecewiseDSASince is the first release that keeps piecewise CUDA
+// graphs for the DSA architectures (SGLangPiecewiseOff).
+var sglangPiecewiseDSASince = Release{0, 5, 13}
+
 var sglangPiecewiseOffArchitectures = map[string]bool{
-	// piecewise_cuda_graph_disabled_model_archs
-	"DeepseekV32ForCausalLM": true, "Qwen3NextForCausalLM": true, "GlmMoeDsaForCausalLM": true,
-	"BailingMoeV2_5ForCausalLM": true, "LLaDAModelLM": true,
-	// multimodal_model_archs
+	// piecewise_cuda_graph_disabled_model_archs (0.5.10 to 0.5.13)
+	"Qwen3NextForCausalLM": true, "BailingMoeV2_5ForCausalLM": true, "LLaDAModelLM": true,
+	// multimodal_model_archs (0.5.10 to 0.5.13)
 	"Qwen3_5ForConditionalGeneration": true, "Qwen3_5MoeForConditionalGeneration": true,
 	"Qwen3VLForConditionalGeneration": true, "Qwen3VLMoeForConditionalGeneration": true,
+	"KimiK25ForConditionalGeneration": true,
+}
+
+// SGLangPiecewiseWithSpeculative reports whether release r keeps piecewise
+// CUDA graphs (the target model's extend passes) with speculative decoding:
+// from 0.5.11, whose _handle_piecewise_cuda_graph drops 0.5.10's rule "2.
+// Speculative decoding" (model_runner.py init_piecewise_cuda_graphs still
+// skips the draft worker).
+func SGLangPiecewiseWithSpeculative(r Release) bool { return !r.Before(sglangSpecV2DefaultSince) }
+
+// SGLangSpecV2ByDefault reports whether release r runs EAGLE's spec v2
+// worker, which keeps the overlap scheduler, unless the environment sets
+// SGLANG_ENABLE_SPEC_V2 to false or --disable-overlap-schedule is given:
+// from 0.5.11 (environ.py SGLANG_ENABLE_SPEC_V2 = EnvBool(True), False
+// through 0.5.10; server_args.py _handle_speculative_decoding, in 0.5.13
+// arg_groups/speculative_hook.py _handle_eagle_family).
+func SGLangSpecV2ByDefault(r Release) bool { return !r.Before(sglangSpecV2DefaultSince) }
+
+var sglangSpecV2DefaultSince = Release{0, 5, 11}
+
+// SGLangPiecewiseOffForTRTLLMMoE reports whether release r turns piecewise
+// CUDA graphs off when the MoE runner backend is flashinfer_trtllm or
+// flashinfer_mxfp4 for a model other than GptOssForCausalLM (server_args.py
+// _handle_moe_kernel_config, "bypassed topk is incompatible with
+// torch.compile"): 0.5.10 to 0.5.12.post1; the rule is gone in 0.5.13.
+// The rule runs after _handle_gpu_memory_settings, so the memory reserved
+// for the graphs stays reserved.
+func SGLangPiecewiseOffForTRTLLMMoE(r Release) bool {
+	return !r.Before(sglangPiecewiseSince) && r.Before(sglangPiecewiseDSASince)
 }
 
 // engine.sglang.moe_a2a_backend and deepep_mode values (server_args.py
@@ -282,6 +330,12 @@ var sglangSpecAlgorithms = []string{SGLangSpecEAGLE, SGLangSpecNEXTN}
 // Speculative reports whether g runs EAGLE speculative decoding.
 func (g *SGLang) Speculative() bool { return g != nil && g.SpeculativeAlgorithm != "" }
 
+// AcceptanceRates is the acceptance of each of the speculative_num_steps
+// drafts of a validated, normalized block (0 beyond a shorter list).
+func (g *SGLang) AcceptanceRates() []float64 {
+	return acceptanceRates(g.SpeculativeNumSteps, g.SpeculativeAcceptanceRates, g.SpeculativeAcceptanceRate)
+}
+
 // BackendSGLang is engine.backend's value for SGLang.
 const BackendSGLang = "sglang"
 
@@ -307,6 +361,12 @@ const (
 	// tables stand in when engine.backend_version is not given: the newest
 	// release of the dev measurements (../shared/data/silicon/sglang_dev.csv).
 	DefaultSGLangRelease = "0.5.9"
+	// NewestSGLangRelease is the newest SGLang release whose defaults and
+	// rules are read here (release by release from the wheels'
+	// server_args.py, 0.5.10.post1 to 0.5.13.post1: docs/design.md, "The
+	// SGLang engine"); a later release runs its rules, with a note. Kernel
+	// tables are chosen apart from it (the nearest measured version).
+	NewestSGLangRelease = "0.5.13"
 	// MaxSGLangPageSize bounds --page-size (SGLang's MLA kernels use 64 and
 	// 128).
 	MaxSGLangPageSize = 256
@@ -325,13 +385,42 @@ var (
 	// merged 2025-09-27): the reserved memory from chunked_prefill_size and
 	// cuda_graph_max_bs, themselves by GPU memory bucket.
 	sglangGeneralRuleSince = Release{0, 5, 3}
+	// sglangSmallGPURuleSince: the wheel of 0.5.10's
+	// _handle_gpu_memory_settings has a bucket below 20 GiB (chunked 2048,
+	// cuda_graph_max_bs 8) and gives 24 GPUs below 35 GiB at tp < 4, and
+	// reserves 4 GiB, not 2, for EAGLE's draft model (the 0.5.9 wheel has
+	// the same buckets and 2 GiB: the buckets are kept as they were for
+	// 0.5.9 and before, whose reports stay as they were).
+	sglangSmallGPURuleSince = Release{0, 5, 10}
+	// sglangContextClampSince: 0.5.13's _handle_gpu_memory_settings caps
+	// piecewise_cuda_graph_max_tokens at a given context_length.
+	sglangContextClampSince = Release{0, 5, 13}
 )
+
+// SGLangPiecewiseMemory is what release 0.5.10 and later's
+// _handle_gpu_memory_settings reads of the piecewise CUDA graphs: On, they
+// are still on when it runs (after _handle_piecewise_cuda_graph's rules;
+// the MoE runner rule, SGLangPiecewiseOffForTRTLLMMoE, comes after it and
+// leaves the memory reserved); MLA, the model runs the MLA attention
+// backend (use_mla_backend); Llama2, the model path names a Llama-2
+// ("llama-2" in it); ContextLength, --context-length as given (0: none).
+type SGLangPiecewiseMemory struct {
+	On, MLA, Llama2 bool
+	ContextLength   int
+}
 
 // SGLangGPUDefaults are the server arguments SGLang derives from the GPU.
 type SGLangGPUDefaults struct {
 	ChunkedPrefillSize int
 	CUDAGraphMaxBS     int
 	MemFractionStatic  float64
+	// PiecewiseMaxTokens is piecewise_cuda_graph_max_tokens,
+	// PiecewiseSizes the count of piecewise_cuda_graph_tokens (its capture
+	// sizes) and PiecewiseLargest the largest of them, the most tokens a
+	// replayed extend pass holds (piecewise_cuda_graph_runner.py:
+	// max_num_tokens = max(capture_num_tokens), can_run), when
+	// SGLangPiecewiseMemory.On (0 otherwise).
+	PiecewiseMaxTokens, PiecewiseSizes, PiecewiseLargest int
 	// Rule names the release's rule (for the report).
 	Rule string
 }
@@ -359,9 +448,28 @@ type SGLangGPUDefaults struct {
 // the later rule reserves 3 · cuda_graph_max_bs · dp MiB more, and 1.5 ·
 // cuda_graph_max_bs · dp more above a cuda_graph_max_bs of 300 (server_args.py:
 // "DP attention needs more padding"). tp is SGLang's --tp-size, every GPU of
-// the server. Speculative decoding, which adds to the reserve, is not
-// modelled.
+// the server. EAGLE's draft model adds 2 GiB to the later rule's reserve,
+// after the floor (4 GiB from 0.5.10: SGLangDefaultsPiecewise).
 func SGLangDefaults(r Release, memBytes int64, tp, pp, dp int, given *SGLang) SGLangGPUDefaults {
+	return SGLangDefaultsPiecewise(r, memBytes, tp, pp, dp, given, SGLangPiecewiseMemory{})
+}
+
+// SGLangDefaultsPiecewise is SGLangDefaults with the piecewise CUDA graphs
+// of pcg (release 0.5.10 and later; SGLangPiecewiseByDefault). From 0.5.10
+// the buckets below 35 GiB are chunked 2048 with cuda_graph_max_bs 8 (g <
+// 20 GiB) and 24/80 (tp < 4 / ≥ 4, g < 35 GiB), and, when pcg.On,
+//
+//	piecewise_cuda_graph_max_tokens = 2048 (MLA) or chunked_prefill_size,
+//	    at most max_total_tokens when given, 4096 for a Llama-2, and (from
+//	    0.5.13) context_length when given
+//	piecewise_cuda_graph_tokens = 4..32 step 4, 48..256 step 16, 288..512
+//	    step 32, 576..1024 step 64, 1280..4096 step 256, 4608.. step 512,
+//	    those at most the max (_generate_piecewise_cuda_graph_tokens)
+//	reserved += 1.5 GiB (MLA) or 8 MiB per capture size, before the
+//	    10 GiB floor
+//
+// and EAGLE's draft model reserves 4 GiB (2 GiB through 0.5.9), after it.
+func SGLangDefaultsPiecewise(r Release, memBytes int64, tp, pp, dp int, given *SGLang, pcg SGLangPiecewiseMemory) SGLangGPUDefaults {
 	g := float64(memBytes) / (1 << 20) // MiB, as SGLang's get_nvgpu_memory_capacity
 	const gib = 1024.0
 	par := float64(tp * pp)
@@ -369,8 +477,15 @@ func SGLangDefaults(r Release, memBytes int64, tp, pp, dp int, given *SGLang) SG
 	switch {
 	case !r.Before(sglangGeneralRuleSince):
 		d.Rule = "sglang>=0.5.3 (pull request 10975)"
+		if !r.Before(sglangSmallGPURuleSince) {
+			d.Rule = "sglang>=0.5.10 (pull request 10975, piecewise CUDA graphs)"
+		}
 		small, large := 0, 0
 		switch {
+		case g < 20*gib && !r.Before(sglangSmallGPURuleSince):
+			d.ChunkedPrefillSize, small, large = 2048, 8, 8
+		case g < 35*gib && !r.Before(sglangSmallGPURuleSince):
+			d.ChunkedPrefillSize, small, large = 2048, 24, 80
 		case g < 35*gib:
 			d.ChunkedPrefillSize, small, large = 2048, 8, 80
 		case g < 60*gib:
@@ -413,6 +528,9 @@ func SGLangDefaults(r Release, memBytes int64, tp, pp, dp int, given *SGLang) SG
 	if given != nil && given.CUDAGraphMaxBS != 0 {
 		d.CUDAGraphMaxBS = given.CUDAGraphMaxBS
 	}
+	if pcg.On && !r.Before(sglangPiecewiseSince) {
+		d.PiecewiseMaxTokens, d.PiecewiseSizes, d.PiecewiseLargest = sglangPiecewiseTokens(r, d.ChunkedPrefillSize, given, pcg)
+	}
 	if given != nil && given.MemFractionStatic != 0 {
 		d.MemFractionStatic = given.MemFractionStatic
 		return d
@@ -435,11 +553,22 @@ func SGLangDefaults(r Release, memBytes int64, tp, pp, dp int, given *SGLang) SG
 				reserved += bs * float64(dp) * 1.5
 			}
 		}
+		if pcg.On && !r.Before(sglangPiecewiseSince) {
+			if pcg.MLA {
+				reserved += 1.5 * gib // "the memory overhead is much higher than expected with fa3"
+			} else {
+				reserved += float64(d.PiecewiseSizes) * 8
+			}
+		}
 		if g > 60*gib {
 			reserved = math.Max(reserved, 10*gib)
 		}
 		if given.Speculative() {
-			reserved += 2 * gib // "eagle draft models and cuda graphs"
+			if r.Before(sglangSmallGPURuleSince) {
+				reserved += 2 * gib // "eagle draft models and cuda graphs"
+			} else {
+				reserved += 4 * gib
+			}
 		}
 	case !r.Before(sglangReservedRuleSince):
 		switch {
@@ -469,6 +598,31 @@ func SGLangDefaults(r Release, memBytes int64, tp, pp, dp int, given *SGLang) SG
 	}
 	d.MemFractionStatic = math.Round((g-reserved)/g*1000) / 1000
 	return d
+}
+
+// sglangPiecewiseTokens is piecewise_cuda_graph_max_tokens, the count of its
+// capture sizes and the largest of them (SGLangDefaultsPiecewise) for
+// chunked_prefill_size chunk.
+func sglangPiecewiseTokens(r Release, chunk int, given *SGLang, pcg SGLangPiecewiseMemory) (maxTokens, sizes, largest int) {
+	n := chunk
+	if pcg.MLA {
+		n = 2048
+	}
+	if given != nil && given.MaxTotalTokens > 0 {
+		n = min(n, given.MaxTotalTokens)
+	}
+	if pcg.Llama2 {
+		n = min(n, 4096)
+	}
+	if pcg.ContextLength > 0 && !r.Before(sglangContextClampSince) {
+		n = min(n, pcg.ContextLength)
+	}
+	for _, run := range [][3]int{{4, 32, 4}, {48, 256, 16}, {288, 512, 32}, {576, 1024, 64}, {1280, 4096, 256}, {4608, n, 512}} {
+		for s := run[0]; s <= min(run[1], n); s += run[2] {
+			sizes, largest = sizes+1, s
+		}
+	}
+	return n, sizes, largest
 }
 
 // SGLangRelease is the SGLang release a spec runs: engine.backend_version
@@ -556,7 +710,7 @@ func sglangFixedDefaults(g *SGLang, p string, present func(string) bool) {
 
 // sglangSpecDefaults fills EAGLE's defaults of block g: topk 1, its draft
 // tokens speculative_num_steps + 1 (server_args.py), the simulation's
-// acceptance rate; given(k) reports whether field k was given.
+// acceptance of each draft; given(k) reports whether field k was given.
 func sglangSpecDefaults(g *SGLang, given func(string) bool) {
 	if !g.Speculative() {
 		return
@@ -567,8 +721,11 @@ func sglangSpecDefaults(g *SGLang, given func(string) bool) {
 	if g.SpeculativeNumDraftTokens == 0 && g.SpeculativeEagleTopk == 1 {
 		g.SpeculativeNumDraftTokens = g.SpeculativeNumSteps + 1
 	}
-	if !given("speculative_acceptance_rate") {
-		g.SpeculativeAcceptanceRate = DefaultMTPAcceptanceRate
+	if !given("speculative_acceptance_rate") && !given("speculative_acceptance_rates") {
+		// a pool's block inherits engine.sglang's normalized list: the
+		// default follows the pool's own speculative_num_steps
+		g.SpeculativeAcceptanceRate = nil
+		g.SpeculativeAcceptanceRates = defaultAcceptance(g.SpeculativeNumSteps, nil, nil)
 	}
 }
 
@@ -683,7 +840,8 @@ func (g *SGLang) validateSpeculative(p string) error {
 			key string
 			set bool
 		}{{"speculative_num_steps", g.SpeculativeNumSteps != 0}, {"speculative_eagle_topk", g.SpeculativeEagleTopk != 0},
-			{"speculative_num_draft_tokens", g.SpeculativeNumDraftTokens != 0}, {"speculative_acceptance_rate", g.SpeculativeAcceptanceRate != 0},
+			{"speculative_num_draft_tokens", g.SpeculativeNumDraftTokens != 0}, {"speculative_acceptance_rate", g.SpeculativeAcceptanceRate != nil},
+			{"speculative_acceptance_rates", g.SpeculativeAcceptanceRates != nil},
 			{"enable_spec_v2", g.EnableSpecV2}} {
 			if f.set {
 				return errorf(p+f.key, "belongs to speculative decoding: give speculative_algorithm (%s)", strings.Join(sglangSpecAlgorithms, " or "))
@@ -698,7 +856,8 @@ func (g *SGLang) validateSpeculative(p string) error {
 		return errorf(p+"speculative_num_steps", "is required with speculative_algorithm %s (SGLang's automatic choice by model is not modelled)", g.SpeculativeAlgorithm)
 	}
 	if err := firstErr(checkInt(p+"speculative_num_steps", "SGLang.speculative_num_steps", g.SpeculativeNumSteps),
-		checkFloat(p+"speculative_acceptance_rate", "SGLang.speculative_acceptance_rate", g.SpeculativeAcceptanceRate)); err != nil {
+		validateAcceptance(p+"speculative_", "SGLang.speculative_acceptance_rate", "speculative_num_steps", g.SpeculativeNumSteps,
+			g.SpeculativeAcceptanceRates, g.SpeculativeAcceptanceRate)); err != nil {
 		return err
 	}
 	if g.SpeculativeEagleTopk != 1 {

@@ -129,8 +129,87 @@ func TestSGLangPiecewiseByDefault(t *testing.T) {
 		assert.Equal(t, want, SGLangPiecewiseByDefault(r), v)
 	}
 	for a, want := range map[string]bool{"GlmMoeDsaForCausalLM": true, "DeepseekV32ForCausalLM": true,
-		"Qwen3_5MoeForConditionalGeneration": true, "DeepseekV3ForCausalLM": false, "LlamaForCausalLM": false,
-		"Qwen3ForCausalLM": false, "Qwen3MoeForCausalLM": false} {
-		assert.Equal(t, want, SGLangPiecewiseOff(a), a)
+		"Qwen3_5MoeForConditionalGeneration": true, "KimiK25ForConditionalGeneration": true, "DeepseekV4ForCausalLM": true,
+		"DeepseekV3ForCausalLM": false, "LlamaForCausalLM": false, "Qwen3ForCausalLM": false, "Qwen3MoeForCausalLM": false,
+		"Llama4ForConditionalGeneration": false} {
+		assert.Equal(t, want, SGLangPiecewiseOff(Release{0, 5, 12}, a), a)
 	}
+	// 0.5.13 drops the DSA models from piecewise_cuda_graph_disabled_model_archs
+	for a, want := range map[string]bool{"GlmMoeDsaForCausalLM": false, "DeepseekV32ForCausalLM": false,
+		"DeepseekV4ForCausalLM": true, "Qwen3NextForCausalLM": true, "KimiK25ForConditionalGeneration": true} {
+		assert.Equal(t, want, SGLangPiecewiseOff(Release{0, 5, 13}, a), a)
+	}
+}
+
+// The rules of the later releases, each from its wheel: speculative decoding
+// keeps piecewise graphs and spec v2 from 0.5.11; the flashinfer_trtllm MoE
+// runner turns them off from 0.5.10 through 0.5.12.
+func TestSGLangReleaseRules(t *testing.T) {
+	for _, c := range []struct {
+		r                   Release
+		spec, v2, trtllmOff bool
+	}{
+		{Release{0, 5, 9}, false, false, false},
+		{Release{0, 5, 10}, false, false, true},
+		{Release{0, 5, 11}, true, true, true},
+		{Release{0, 5, 12}, true, true, true},
+		{Release{0, 5, 13}, true, true, false},
+	} {
+		assert.Equal(t, c.spec, SGLangPiecewiseWithSpeculative(c.r), c.r.String())
+		assert.Equal(t, c.v2, SGLangSpecV2ByDefault(c.r), c.r.String())
+		assert.Equal(t, c.trtllmOff, SGLangPiecewiseOffForTRTLLMMoE(c.r), c.r.String())
+	}
+}
+
+// _handle_gpu_memory_settings from 0.5.10, by hand (MiB; an 80 GiB GPU is
+// 81,920, 141 GiB 144,384, B200's 180 GiB 184,320):
+//   - 80 GiB, TP 1, piecewise on, no MLA: chunked 8192, cuda_graph_max_bs
+//     256, piecewise max 8192 with 8 + 14 + 8 + 8 + 12 + 8 = 58 capture
+//     sizes (4..32/4, 48..256/16, 288..512/32, 576..1024/64, 1280..4096/256,
+//     4608..8192/512); reserved 512 + 12,288 + 512 + 128 + 58 · 8 = 13,904:
+//     68,016 / 81,920 = 0.8303 → 0.830 (piecewise off: 13,440, 0.836);
+//   - 141 GiB, TP 8, MLA: 512 + 12,288 + 1,024 + 1,024 + 1,536 = 16,384:
+//     128,000 / 144,384 = 0.8865 → 0.887; piecewise max 2048 (42 sizes);
+//   - B200, TP 8, MLA: chunked 16384, 512 + 24,576 + 1,024 + 1,024 + 1,536
+//     = 28,672: 155,648 / 184,320 = 0.8444 → 0.844;
+//   - 80 GiB, TP 1, chunked 2048 given: max 2048, 42 sizes, 512 + 3,072 +
+//     512 + 128 + 336 = 4,560, lifted to the 10,240 floor: 0.875 (the
+//     reservation comes before the floor);
+//   - EAGLE at 80 GiB, TP 1 (piecewise off at 0.5.10): 13,440 + 4,096 =
+//     17,536: 0.7859 → 0.786; 0.5.9's 2,048: 15,488, 0.8109 → 0.811;
+//   - 0.5.13 caps the piecewise max at a given context_length: 1000 leaves
+//     8 + 14 + 8 + 7 (576..960) = 37 sizes, the largest 960; 0.5.12 does not
+//     (8192, 58);
+//   - 24 GiB at TP 1: cuda_graph_max_bs 24 from 0.5.10 (8 before); 16 GiB at
+//     TP 4: 8 from 0.5.10 (80 before).
+func TestSGLangDefaultsPiecewise(t *testing.T) {
+	const gib = int64(1) << 30
+	r10, on := Release{0, 5, 10}, SGLangPiecewiseMemory{On: true}
+	d := SGLangDefaultsPiecewise(r10, 80*gib, 1, 1, 1, nil, on)
+	assert.Equal(t, 8192, d.PiecewiseMaxTokens)
+	assert.Equal(t, 58, d.PiecewiseSizes)
+	assert.Equal(t, 0.830, d.MemFractionStatic)
+	assert.Equal(t, 0.836, SGLangDefaultsPiecewise(r10, 80*gib, 1, 1, 1, nil, SGLangPiecewiseMemory{}).MemFractionStatic)
+	assert.Equal(t, 0.836, SGLangDefaultsPiecewise(Release{0, 5, 9}, 80*gib, 1, 1, 1, nil, on).MemFractionStatic)
+	mla := SGLangDefaultsPiecewise(r10, 141*gib, 8, 1, 1, nil, SGLangPiecewiseMemory{On: true, MLA: true})
+	assert.Equal(t, 0.887, mla.MemFractionStatic)
+	assert.Equal(t, 2048, mla.PiecewiseMaxTokens)
+	assert.Equal(t, 42, mla.PiecewiseSizes)
+	assert.Equal(t, 0.844, SGLangDefaultsPiecewise(r10, 193273528320, 8, 1, 1, nil, SGLangPiecewiseMemory{On: true, MLA: true}).MemFractionStatic)
+	small := SGLangDefaultsPiecewise(r10, 80*gib, 1, 1, 1, &SGLang{ChunkedPrefillSize: 2048}, on)
+	assert.Equal(t, 42, small.PiecewiseSizes)
+	assert.Equal(t, 0.875, small.MemFractionStatic)
+	eagle := &SGLang{SpeculativeAlgorithm: SGLangSpecEAGLE}
+	assert.Equal(t, 0.786, SGLangDefaultsPiecewise(r10, 80*gib, 1, 1, 1, eagle, SGLangPiecewiseMemory{}).MemFractionStatic)
+	assert.Equal(t, 0.811, SGLangDefaults(Release{0, 5, 9}, 80*gib, 1, 1, 1, eagle).MemFractionStatic)
+	ctx := SGLangPiecewiseMemory{On: true, ContextLength: 1000}
+	c13 := SGLangDefaultsPiecewise(Release{0, 5, 13}, 80*gib, 1, 1, 1, nil, ctx)
+	assert.Equal(t, 37, c13.PiecewiseSizes)
+	assert.Equal(t, 1000, c13.PiecewiseMaxTokens)
+	assert.Equal(t, 960, c13.PiecewiseLargest)
+	assert.Equal(t, 58, SGLangDefaultsPiecewise(Release{0, 5, 12}, 80*gib, 1, 1, 1, nil, ctx).PiecewiseSizes)
+	assert.Equal(t, 24, SGLangDefaults(r10, 24*gib, 1, 1, 1, nil).CUDAGraphMaxBS)
+	assert.Equal(t, 8, SGLangDefaults(Release{0, 5, 9}, 24*gib, 1, 1, 1, nil).CUDAGraphMaxBS)
+	assert.Equal(t, 8, SGLangDefaults(r10, 16*gib, 4, 1, 1, nil).CUDAGraphMaxBS)
+	assert.Equal(t, 80, SGLangDefaults(Release{0, 5, 9}, 16*gib, 4, 1, 1, nil).CUDAGraphMaxBS)
 }

@@ -260,12 +260,21 @@ type Scheduler struct {
 	// that reaches the engine during a pass first runs in the pass after
 	// next. Default false (the replay's behaviour before the option existed).
 	AsyncScheduling bool `json:"async_scheduling,omitempty"`
+	// SchedulerReserveFullISL is vLLM's scheduler_reserve_full_isl (on by
+	// default from vLLM 0.19.0, VersionDefaults.SchedulerReserveFullISL): a
+	// waiting request is admitted only if the free KV blocks hold its whole
+	// sequence, not only its first chunk (Scheduler.schedule's
+	// kv_cache_manager.can_fit_full_sequence gate). Default false without
+	// engine.backend_version (the replay's behaviour before the option).
+	SchedulerReserveFullISL bool `json:"scheduler_reserve_full_isl,omitempty"`
 	// MambaCacheMode is vLLM's --mamba-cache-mode for models with recurrent
 	// state (linear-attention or Mamba layers; ignored for others): "none",
 	// no prefix caching for them, or "align", prefix caching whose states
 	// are cached at block boundaries (MambaCacheMode*). Empty: vLLM's
-	// default, which turns prefix caching off for hybrid models
-	// (EngineArgs: is_hybrid), whatever enable_prefix_caching says.
+	// default, which before 0.28.0 turns prefix caching off for hybrid models
+	// (EngineArgs: is_hybrid), whatever enable_prefix_caching says, and from
+	// it (engine.backend_version ≥ 0.28.0) is align with prefix caching on
+	// (VersionDefaults.HybridPrefixCaching).
 	MambaCacheMode string `json:"mamba_cache_mode,omitempty"`
 	// SpeculativeConfig is vLLM's --speculative-config (vllm_spec.go;
 	// absent: no speculative decoding).

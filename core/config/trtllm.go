@@ -96,6 +96,12 @@ type TRTLLMMoEConfig struct {
 	// TRTLLMMoEWideEP (WideEPMoE), or another of TRTLLMMoEBackends, priced as
 	// CUTLASS's. Only WIDEEP changes what the simulation prices: its
 	// attention-DP token exchange may be an all-to-all (A2ABackend).
+	// TRTLLMMoEAuto is MoeConfig's default in the 1.3.0 candidates read
+	// (1.3.0rc27's MoeConfig reference: backend 'AUTO', "selects default
+	// backend based on model", from "Make TRTLLM MOE the default one for
+	// GPTOSS on Blackwell", NVIDIA/TensorRT-LLM pull request 11074), CUTLASS
+	// in 1.2; which module AUTO picks for a model and GPU is not modelled:
+	// it is priced as CUTLASS's, as the other non-WIDEEP modules are.
 	Backend string `json:"backend,omitempty"`
 	// MaxNumTokens is max_num_tokens (0: unset): the most tokens, summed over
 	// the attention-DP ranks, one fused-MoE call takes; more are split in
@@ -109,6 +115,7 @@ type TRTLLMMoEConfig struct {
 const (
 	TRTLLMMoECutlass = "CUTLASS"
 	TRTLLMMoEWideEP  = "WIDEEP"
+	TRTLLMMoEAuto    = "AUTO"
 
 	TRTLLMAlltoallNotEnabled       = "NotEnabled"
 	TRTLLMAlltoallMNNVL            = "MNNVL"
@@ -117,8 +124,11 @@ const (
 )
 
 var (
-	trtllmMoEBackends = []string{TRTLLMMoECutlass, "CUTEDSL", TRTLLMMoEWideEP, "TRTLLM", "DEEPGEMM", "VANILLA", "TRITON"}
-	trtllmA2AMethods  = []string{TRTLLMAlltoallNotEnabled, TRTLLMAlltoallDeepEP, TRTLLMAlltoallDeepEPLowLatency}
+	// trtllmMoEBackends: MoeConfig.backend's names in 1.2 and, from AUTO on,
+	// those 1.3.0rc27's MoeConfig adds (its reference page).
+	trtllmMoEBackends = []string{TRTLLMMoECutlass, "CUTEDSL", TRTLLMMoEWideEP, "TRTLLM", "DEEPGEMM", "VANILLA", "TRITON",
+		TRTLLMMoEAuto, "DENSEGEMM", "MARLIN", "MEGAMOE_DEEPGEMM", "MEGAMOE_CUTEDSL"}
+	trtllmA2AMethods = []string{TRTLLMAlltoallNotEnabled, TRTLLMAlltoallDeepEP, TRTLLMAlltoallDeepEPLowLatency}
 )
 
 // A2ABackend is the token exchange of a WideEPMoE pool with attention DP
@@ -282,11 +292,6 @@ const (
 	// DefaultTRTLLMStreamInterval: stream_interval's default, every
 	// iteration (TorchLlmArgs).
 	DefaultTRTLLMStreamInterval = 1
-	// DefaultMTPAcceptanceRate is SGLang's speculative_acceptance_rate when
-	// not given: DeepSeek-V3's technical report (arXiv 2412.19437, "the
-	// acceptance rate of the second token prediction ranges between 85%
-	// and 90%"), its lower end, taken for every draft position.
-	DefaultMTPAcceptanceRate = 0.85
 	// DefaultTRTLLMADPTimeoutIters and DefaultTRTLLMADPBatchingWaitIters:
 	// AttentionDpConfig's timeout_iters and batching_wait_iters.
 	DefaultTRTLLMADPTimeoutIters      = 50
@@ -341,7 +346,11 @@ type TRTLLMVersionDefaults struct {
 // max_batch_size 2048, max_num_tokens 8192, GUARANTEED_NO_EVICT,
 // FIRST_COME_FIRST_SERVED chunking (chunked prefill off), block reuse on,
 // tokens_per_block 32 and free_gpu_memory_fraction 0.9; the overlap
-// scheduler is on from 0.20 and CUDA graphs from 1.0 (above).
+// scheduler is on from 0.20 and CUDA graphs from 1.0 (above). The later
+// releases read (1.3.0rc27, 1.4.0rc4) keep all of these; the rules that changed
+// inside the 1.3.0 candidates (a context charged less its reusable prefix, the
+// +64 CUDA-graph list with padding) are not modelled: docs/trtllm.md, "Releases
+// after 1.2.0rc6.post1".
 func TRTLLMDefaults(r Release) TRTLLMVersionDefaults {
 	d := TRTLLMVersionDefaults{Release: r, Overlap: !r.Before(trtllmOverlapSince), CUDAGraphs: !r.Before(trtllmCUDAGraphSince)}
 	if r.Before(trtllmCUDAGraphSince) {
@@ -547,6 +556,11 @@ func (t *TRTLLM) validate(p string) error {
 		if t.MoEConfig.Backend != TRTLLMMoEWideEP {
 			return errorf(p+"force_alltoall_method", "is read by WideEPMoE: give it with moe_config.backend %s", TRTLLMMoEWideEP)
 		}
+	}
+	if t.MoEConfig.Backend == TRTLLMMoEWideEP && !t.EnableAttentionDP {
+		// WideEPMoE.__init__ asserts self.use_dp, the mapping's
+		// enable_attention_dp (fused_moe_wide_ep.py, every release read)
+		return errorf(p+"moe_config.backend", "%s needs enable_attention_dp: true (WideEPMoE asserts \"Attention DP should be used with WideEP\": TensorRT-LLM does not start without it)", TRTLLMMoEWideEP)
 	}
 	if sp := t.SpeculativeConfig; sp != nil {
 		q := p + "speculative_config."

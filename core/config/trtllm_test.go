@@ -150,6 +150,11 @@ func TestTRTLLMRefusals(t *testing.T) {
 		{trtllmSpec(`, "trtllm": {"moe_config": {"backend": "WIDEEP"}, "force_alltoall_method": "MNNVL"}`),
 			"engine.trtllm.force_alltoall_method", "MNNVL, GB200's multi-node NVLink all-to-all, is not modelled"},
 		{trtllmSpec(`, "trtllm": {"moe_config": {"backend": "WideEP"}}`), "engine.trtllm.moe_config.backend", "one of CUTLASS"},
+		// WideEPMoE asserts attention DP (fused_moe_wide_ep.py: "Attention DP
+		// should be used with WideEP"): TensorRT-LLM does not start without it
+		{trtllmSpec(`, "trtllm": {"moe_config": {"backend": "WIDEEP"}}`), "engine.trtllm.moe_config.backend", "enable_attention_dp"},
+		{trtllmSpec(`, "trtllm": {"moe_config": {"backend": "WIDEEP"}, "force_alltoall_method": "DeepEP"}`),
+			"engine.trtllm.moe_config.backend", "Attention DP should be used with WideEP"},
 		{trtllmSpec(`, "trtllm": {"moe_config": {"max_num_tokens": -1}}`), "engine.trtllm.moe_config.max_num_tokens", "-1"},
 	} {
 		_, err := Decode(c.spec)
@@ -188,4 +193,42 @@ func TestTRTLLMA2ABackend(t *testing.T) {
 	assert.Equal(t, 4096, tt.MoEMaxTokens(16)) // 256 × 16
 	tt.MoEConfig.MaxNumTokens = 16384
 	assert.Equal(t, 16384, tt.MoEMaxTokens(16))
+}
+
+// The releases after 1.2.0rc6.post1 whose defaults were read (docs/trtllm.md,
+// "Defaults by release") set every default the simulation prices as 1.2.0rc6.post1
+// does: 1.3.0rc27's and 1.4.0rc4's KvCacheConfig (free_gpu_memory_fraction 0.9,
+// enable_block_reuse true, tokens_per_block 32), DecodeCudaGraphConfig
+// (max_batch_size 128 when neither it nor batch_sizes is given, enable_padding
+// false), SchedulerConfig (GUARANTEED_NO_EVICT), AttentionDpConfig (50, 10) and
+// TorchLlmArgs (enable_chunked_prefill false) reference pages: so a spec naming
+// one of them decodes to the engine.trtllm block of the default release.
+func TestTRTLLMDefaultsOfLaterReleases(t *testing.T) {
+	base, err := Decode(trtllmSpec(""))
+	require.NoError(t, err)
+	for _, v := range []string{"1.3.0rc27", "1.4.0rc4"} {
+		s, err := Decode(trtllmSpec(`, "backend_version": "` + v + `"`))
+		require.NoError(t, err, v)
+		assert.Equal(t, base.Engine.TRTLLM, s.Engine.TRTLLM, v)
+		assert.Equal(t, TRTLLMVersionDefaults{Release: s.Engine.TRTLLMRelease(), Overlap: true, CUDAGraphs: true},
+			TRTLLMDefaults(s.Engine.TRTLLMRelease()), v)
+	}
+}
+
+// moe_config.backend AUTO (MoeConfig's default in the 1.3.0 candidates) and the
+// modules 1.3.0rc27 adds are taken and priced as CUTLASS's: with attention DP
+// the tokens are all-gathered and reduce-scattered (A2ABackend ""), as for
+// CUTLASS; WIDEEP forced to DeepEP stays an all-to-all.
+func TestTRTLLMMoEBackendAuto(t *testing.T) {
+	for _, b := range []string{"AUTO", "DENSEGEMM", "MARLIN", "MEGAMOE_DEEPGEMM", "MEGAMOE_CUTEDSL"} {
+		s, err := Decode(trtllmSpec(`, "backend_version": "1.3.0rc27", "trtllm": {"enable_attention_dp": true, "moe_config": {"backend": "` + b + `"}}`))
+		require.NoError(t, err, b)
+		assert.Equal(t, b, s.Engine.TRTLLM.MoEConfig.Backend)
+		assert.Equal(t, "", s.Engine.TRTLLM.A2ABackend(), b)
+	}
+	_, err := Decode(trtllmSpec(`, "trtllm": {"moe_config": {"backend": "auto"}}`))
+	var ce *Error
+	require.ErrorAs(t, err, &ce)
+	assert.Equal(t, "engine.trtllm.moe_config.backend", ce.Field)
+	assert.Contains(t, ce.Error(), "AUTO")
 }

@@ -42,8 +42,15 @@ func For(backend string) (engine.Family, error) {
 // settings from its block, the pool's own when it has one (nil for vLLM,
 // whose settings engine.Config holds, but for speculative decoding).
 func Options(e *config.Engine, p *config.Pool) any {
-	if sp := e.Scheduler.SpeculativeConfig; e.Backend == config.BackendVLLM && sp != nil {
-		return vllm.Options{SpecTokens: sp.NumSpeculativeTokens, Acceptance: sp.Rates()}
+	if e.Backend == config.BackendVLLM {
+		o := vllm.Options{ReserveFullISL: e.Scheduler.SchedulerReserveFullISL}
+		if sp := e.Scheduler.SpeculativeConfig; sp != nil {
+			o.SpecTokens, o.Acceptance = sp.NumSpeculativeTokens, sp.Rates()
+		}
+		if o.SpecTokens == 0 && !o.ReserveFullISL {
+			return nil
+		}
+		return o
 	}
 	t := e.TRTLLMOf(p)
 	if e.Backend != config.BackendTRTLLM || t == nil {

@@ -54,10 +54,21 @@ func DPMoETokens(dp int, maxRankTokens int) float64 {
 // (VllmConfig._set_cudagraph_sizes, without speculative decoding). 0 when
 // either limit is not positive.
 func CUDAGraphMaxTokens(maxNumSeqs, maxNumBatchedTokens int) int {
+	return CUDAGraphMaxTokensUpTo(maxNumSeqs, maxNumBatchedTokens, DefaultCUDAGraphCeiling)
+}
+
+// DefaultCUDAGraphCeiling is the ceiling of vLLM's default largest capture
+// size, tokens: 512 (on Blackwell 1,024 from vLLM 0.28.0,
+// config.VersionDefaults.MaxCUDAGraphSize).
+const DefaultCUDAGraphCeiling = 512
+
+// CUDAGraphMaxTokensUpTo is CUDAGraphMaxTokens under a ceiling other than
+// 512: min(2 × max_num_seqs, ceiling, max_num_batched_tokens).
+func CUDAGraphMaxTokensUpTo(maxNumSeqs, maxNumBatchedTokens, ceiling int) int {
 	if maxNumSeqs <= 0 || maxNumBatchedTokens <= 0 {
 		return 0
 	}
-	return min(2*maxNumSeqs, 512, maxNumBatchedTokens)
+	return min(2*maxNumSeqs, ceiling, maxNumBatchedTokens)
 }
 
 // CUDAGraphTokens is the token count vLLM runs a pass of x tokens at when

@@ -89,6 +89,10 @@ func TestCUDAGraphTokens(t *testing.T) {
 	assert.Equal(t, 20, CUDAGraphMaxTokens(16, 20))      // the token budget
 	assert.Equal(t, 512, CUDAGraphMaxTokens(1024, 8192)) // at most 512
 	assert.Equal(t, 0, CUDAGraphMaxTokens(0, 8192))
+	// vLLM 0.28.0 on compute capability 10.x: a ceiling of 1024
+	assert.Equal(t, 1024, CUDAGraphMaxTokensUpTo(1024, 16384, 1024)) // min(2048, 1024, 16384)
+	assert.Equal(t, 600, CUDAGraphMaxTokensUpTo(300, 16384, 1024))   // 2·300
+	assert.Equal(t, 512, CUDAGraphMaxTokensUpTo(1024, 8192, 512))
 	for _, c := range []struct{ x, top, want int }{
 		{1, 512, 1}, {2, 512, 2}, {3, 512, 4}, {4, 512, 4}, {5, 512, 8}, {9, 512, 16}, {17, 512, 24},
 		{249, 512, 256}, {256, 512, 256}, {257, 512, 272}, {500, 512, 512}, {512, 512, 512},

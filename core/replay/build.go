@@ -364,7 +364,7 @@ func (d *deployment) buildPool(s *config.Spec, pl *pool) error {
 	// engine's own (its batch holds the dummy requests).
 	cgTop := 0
 	if e.Backend == config.BackendVLLM {
-		cgTop = perf.CUDAGraphMaxTokens(lim.maxSeqs, lim.maxTokens)
+		cgTop = vllmCUDAGraphTop(e.BackendVersion, sys.SMVersion, lim.maxSeqs, lim.maxTokens)
 	}
 	maxTokens, overlap := lim.maxTokens, lim.async
 	in := engine.PoolInput{Spec: s, Arch: arch, Sys: sys, KVDtype: kvDtype, Name: pl.name, Field: pl.field, Pool: pl.spec,
@@ -512,7 +512,7 @@ func (d *deployment) buildPool(s *config.Spec, pl *pool) error {
 	}
 	prefix, align := lim.prefixCaching, false
 	if hybrid {
-		prefix, align, pl.args = vllmHybridArgs(e.Scheduler.MambaCacheMode, prefix, hy, stateBlocks)
+		prefix, align, pl.args = vllmHybridArgs(e.Scheduler.MambaCacheMode, prefix, e.Backend == config.BackendVLLM && vllmHybridPrefixDefault(e.BackendVersion), hy, stateBlocks)
 	}
 	pl.cfg = engine.Config{
 		MaxNumSeqs: lim.maxSeqs, MaxNumBatchedTokens: lim.maxTokens, BlockSize: blockSize,
@@ -525,17 +525,28 @@ func (d *deployment) buildPool(s *config.Spec, pl *pool) error {
 	return nil
 }
 
+// vllmHybridPrefixDefault reports whether engine.backend_version's release
+// keeps prefix caching on for hybrid models by default (vLLM 0.28.0 and
+// later, config.VersionDefaults.HybridPrefixCaching); false without a
+// version, as before.
+func vllmHybridPrefixDefault(version string) bool {
+	rel, _, err := config.ResolveBackendVersion(version)
+	return version != "" && err == nil && config.VLLMDefaults(rel).HybridPrefixCaching
+}
+
 // vllmHybridArgs resolves how vLLM caches a hybrid model (one with
 // recurrent state): engine.scheduler.mamba_cache_mode "align" with prefix
-// caching caches its states at block boundaries (align true); any other
-// setting runs without prefix caching, as vLLM does by default for hybrid
-// models (EngineArgs._set_default_args: enable_prefix_caching False when
+// caching caches its states at block boundaries (align true), and so does a
+// mode left out when the release keeps prefix caching on for hybrid models
+// (hybridDefault: vLLM 0.28.0 and later turn the default "none" into
+// "align"); any other setting runs without prefix caching, as vLLM before
+// 0.28.0 does by default for hybrid models (enable_prefix_caching False when
 // model_config.is_hybrid) and in "none" mode. It returns the prefix caching
 // and align mode the worker runs with and the engine arguments the report
 // gives (metadata.pools[].engine_args): the block size and KV cache groups
 // of vLLM's hybrid manager (perf.HybridKV).
-func vllmHybridArgs(mode string, prefix bool, hy perf.HybridKV, stateBlocks int) (bool, bool, map[string]any) {
-	align := mode == config.MambaCacheModeAlign && prefix
+func vllmHybridArgs(mode string, prefix, hybridDefault bool, hy perf.HybridKV, stateBlocks int) (bool, bool, map[string]any) {
+	align := (mode == config.MambaCacheModeAlign || mode == "" && hybridDefault) && prefix
 	resolved := config.MambaCacheModeNone
 	if align {
 		resolved = config.MambaCacheModeAlign
@@ -543,7 +554,7 @@ func vllmHybridArgs(mode string, prefix bool, hy perf.HybridKV, stateBlocks int)
 	args := map[string]any{"block_size": hy.BlockSize, "enable_prefix_caching": align, "mamba_cache_mode": resolved,
 		"kv_cache_groups": map[string]any{"layers_per_group": hy.GroupSize, "attention": hy.AttnGroups, "state": hy.StateGroups},
 		"page_bytes":      hy.PageBytes, "state_bytes_per_layer": hy.StateBytesPerLayer, "state_blocks_per_request": stateBlocks}
-	if mode == "" && prefix {
+	if mode == "" && prefix && !hybridDefault {
 		args["note"] = "vLLM turns prefix caching off by default for hybrid models; engine.scheduler.mamba_cache_mode: align serves them with --enable-prefix-caching (align mode)"
 	}
 	return align, align, args
@@ -712,6 +723,19 @@ func (d *deployment) metadata(s *config.Spec, m *sim) report.Metadata {
 		out.PerfMetadata = pm.Metadata()
 	}
 	return out
+}
+
+// vllmCUDAGraphTop is vLLM's largest default CUDA-graph capture size for a
+// pool of these limits on a GPU of compute capability sm: under the ceiling
+// of engine.backend_version's release (config.VersionDefaults.MaxCUDAGraphSize:
+// 1,024 on Blackwell from 0.28.0), or 512 when no version is given (as before
+// the ceiling depended on one).
+func vllmCUDAGraphTop(version string, sm, maxSeqs, maxTokens int) int {
+	ceiling := perf.DefaultCUDAGraphCeiling
+	if rel, _, err := config.ResolveBackendVersion(version); version != "" && err == nil {
+		ceiling = config.VLLMDefaults(rel).MaxCUDAGraphSize(sm)
+	}
+	return perf.CUDAGraphMaxTokensUpTo(maxSeqs, maxTokens, ceiling)
 }
 
 // backendVersionMetadata describes engine.backend_version v (which Validate

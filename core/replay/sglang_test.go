@@ -238,17 +238,65 @@ func TestSGLangEAGLE(t *testing.T) {
 	assert.Equal(t, false, args["overlap_schedule"])
 	assert.Equal(t, false, args["enable_mixed_chunk"])
 	assert.Equal(t, 3, args["speculative_num_draft_tokens"])
+	assert.Equal(t, []float64{0.5, 0.5}, args["speculative_acceptance_rates"])
 	rep = runYAML(t, sglangLinear(trace, ", speculative_algorithm: EAGLE, speculative_num_steps: 2, enable_spec_v2: true"))
 	assert.Equal(t, true, rep.Metadata.Pools[0].EngineArgs["overlap_schedule"])
-	assert.Equal(t, 0.85, rep.Metadata.Pools[0].EngineArgs["speculative_acceptance_rate"])
+}
+
+// The acceptance of each draft, as the other engines take it: with
+// speculative_acceptance_rates [1, 0.5] a decode keeps 1 + 1 × 0.5 = 1.5
+// drafts on average, so a 6-token output is the prefill's token (10 ms),
+// then 2 and 3 tokens (carry 1.5 → 1, then 0.5 + 1.5 = 2): done at 30 ms.
+// Neither given, speculative_num_steps 2 takes DefaultMTPAcceptanceRates'
+// first two, [0.85, 0.3] (AIConfigurator's default): 0.85 + 0.85 × 0.3 =
+// 1.105 a decode, so 2, 2, 2 tokens (carry 1.105, 1.21, 1.315): 40 ms. The
+// old default of 0.85 at every position (0.85 + 0.7225 = 1.5725) would end
+// at 30 ms. Both fields at once, or more rates than drafts, are refused.
+func TestSGLangEAGLEAcceptanceByDraft(t *testing.T) {
+	trace := writeTrace(t, []traceRow{{ts: 0, in: 100, out: 6}})
+	for _, tc := range []struct {
+		extra string
+		endMs float64
+		rates []float64
+	}{
+		{", speculative_acceptance_rates: [1, 0.5]", 30, []float64{1, 0.5}},
+		{"", 40, []float64{0.85, 0.3}},
+		{", speculative_acceptance_rate: 0.5", 40, []float64{0.5, 0.5}},
+		{", speculative_acceptance_rate: 0.85", 30, []float64{0.85, 0.85}},
+	} {
+		rep := runYAML(t, sglangLinear(trace, ", speculative_algorithm: EAGLE, speculative_num_steps: 2"+tc.extra))
+		r := rep.Records[0]
+		require.Equal(t, report.StatusCompleted, r.Status, tc.extra)
+		assert.InDelta(t, tc.endMs, float64(r.EndNs-r.SendNs)/1e6, 1e-9, tc.extra)
+		assert.Equal(t, tc.rates, rep.Metadata.Pools[0].EngineArgs["speculative_acceptance_rates"], tc.extra)
+	}
+	for extra, field := range map[string]string{
+		", speculative_acceptance_rates: [0.9], speculative_acceptance_rate: 0.5": "engine.sglang.speculative_acceptance_rates",
+		", speculative_acceptance_rates: [0.9, 0.5, 0.2]":                         "engine.sglang.speculative_acceptance_rates",
+		", speculative_acceptance_rates: [0.9, 1.5]":                              "engine.sglang.speculative_acceptance_rates[1]",
+	} {
+		_, err := config.DecodeYAML([]byte(sglangLinear(trace, ", speculative_algorithm: EAGLE, speculative_num_steps: 2"+extra)))
+		require.Error(t, err, extra)
+		assert.Contains(t, err.Error(), field, extra)
+	}
+	_, err := config.DecodeYAML([]byte(sglangLinear(trace, ", speculative_acceptance_rates: [0.9]")))
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "speculative_acceptance_rates")
 }
 
 // Piecewise CUDA graphs for extend passes are on by default from 0.5.10
 // (server_args.py disable_piecewise_cuda_graph = False), up to
 // chunked_prefill_size tokens for a GQA model such as Qwen3-32B (8192 on an
 // H100), at most the given max_total_tokens (4096 here); off before
-// (0.5.9: enable_piecewise_cuda_graph = False) and, from 0.5.10, with
-// speculative decoding (_handle_piecewise_cuda_graph).
+// (0.5.9: enable_piecewise_cuda_graph = False) and, at 0.5.10 only, with
+// speculative decoding (_handle_piecewise_cuda_graph; 0.5.11 keeps them,
+// and runs EAGLE's spec v2 with the overlap scheduler by default). Their
+// memory enters mem_fraction_static (_handle_gpu_memory_settings), by hand
+// for the H100's 81,920 MiB at TP 1: 4096 tokens are 8 + 14 + 8 + 8 + 12 =
+// 50 capture sizes, 400 MiB, so reserved = 512 + 1.5 · 8192 + 2 · 256 +
+// 128 + 400 = 13,840: 68,080 / 81,920 = 0.8311 → 0.831 (0.5.9: 13,440,
+// 0.836); with NEXTN 4 GiB more: 0.786 at 0.5.10 (no graphs: 17,536) and
+// 0.781 at 0.5.11 (17,936).
 func TestSGLangPiecewiseGraphsByRelease(t *testing.T) {
 	trace := writeTrace(t, []traceRow{{ts: 0, in: 100, out: 2}})
 	v := func(rel, extra string) map[string]any {
@@ -259,7 +307,25 @@ func TestSGLangPiecewiseGraphsByRelease(t *testing.T) {
 	assert.Equal(t, 8192, on["chunked_prefill_size"])
 	assert.Equal(t, 4096, on["piecewise_cuda_graph_max_tokens"])
 	assert.NotContains(t, v("0.5.9", ""), "piecewise_cuda_graph_max_tokens")
-	assert.NotContains(t, v("0.5.10", ", speculative_algorithm: NEXTN, speculative_num_steps: 2"), "piecewise_cuda_graph_max_tokens")
+	// the report keeps the server argument (3000); the graphs replay up to the
+	// largest captured size, 2816 (TestPiecewiseLargestIsTheLargestCapturedSize);
+	// a chunk of 2 captures none
+	assert.Equal(t, 3000, v("0.5.10", ", chunked_prefill_size: 3000")["piecewise_cuda_graph_max_tokens"])
+	assert.NotContains(t, v("0.5.10", ", chunked_prefill_size: 2"), "piecewise_cuda_graph_max_tokens")
+	assert.Equal(t, 0.831, on["mem_fraction_static"])
+	assert.Equal(t, 0.836, v("0.5.9", "")["mem_fraction_static"])
+	const nextn = ", speculative_algorithm: NEXTN, speculative_num_steps: 2"
+	spec10, spec11 := v("0.5.10", nextn), v("0.5.11", nextn)
+	assert.NotContains(t, spec10, "piecewise_cuda_graph_max_tokens")
+	assert.Equal(t, 0.786, spec10["mem_fraction_static"])
+	assert.Equal(t, false, spec10["overlap_schedule"])
+	// from 0.5.11 speculative decoding keeps the graphs on (their memory is
+	// reserved), but an EAGLE target's extend pass asks for every hidden
+	// state (CaptureHiddenMode.FULL), which can_run refuses: never replayed
+	assert.NotContains(t, spec11, "piecewise_cuda_graph_max_tokens")
+	assert.Equal(t, 0.781, spec11["mem_fraction_static"])
+	assert.Equal(t, true, spec11["overlap_schedule"])
+	assert.Equal(t, false, v("0.5.11", nextn+", disable_overlap_schedule: true")["overlap_schedule"])
 }
 
 // A P/D decode server's max_running_requests (its pool's server argument)
@@ -451,4 +517,22 @@ traffic:
   source: {type: synthetic, num_requests: 4, isl: 100, osl: 5}
   load: {mode: concurrency, concurrency: 2}
 `, sharedModelConfigs, workers, sglang)
+}
+
+// The request pool from 0.5.10 (model_runner_kv_cache_mixin.py
+// _resolve_max_num_reqs) is max_running_requests, a given one capped at the
+// estimate: 4096 tokens of Qwen3-32B's 40,960-token context give int(4096 /
+// 40960 · 512) = 51, lifted to 2048, so a given 8192 runs 2048 requests at
+// 0.5.10 and 8192 at 0.5.9 (whose pool was the given value); left out, both
+// run min(2048, 4096 / 2) = 2048.
+func TestSGLangRequestPoolByRelease(t *testing.T) {
+	trace := writeTrace(t, []traceRow{{ts: 0, in: 100, out: 2}})
+	v := func(rel, extra string) any {
+		y := strings.Replace(sglangLinear(trace, extra), "backend: sglang", "backend: sglang\n  backend_version: "+rel, 1)
+		return runYAML(t, y).Metadata.Pools[0].EngineArgs["max_running_requests"]
+	}
+	assert.Equal(t, 8192, v("0.5.9", ", max_running_requests: 8192"))
+	assert.Equal(t, 2048, v("0.5.10", ", max_running_requests: 8192"))
+	assert.Equal(t, 2048, v("0.5.9", ""))
+	assert.Equal(t, 2048, v("0.5.10", ""))
 }

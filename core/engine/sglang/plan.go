@@ -34,7 +34,8 @@ const (
 //	requests  the request pool min(max(⌊tokens / context_length · 512⌋,
 //	          2048), 4096) (or max_running_requests when given), and
 //	          max_running_requests = min(given, or tokens / 2, that pool)
-//	          (ModelRunner.init_memory_pool, TpModelWorker)
+//	          (ModelRunner.init_memory_pool, TpModelWorker); from 0.5.10 the
+//	          pool is max_running_requests (reqPoolRuleSince)
 //	lengths   max_req_len = min(context_length − 1, tokens − 1),
 //	          max_req_input_len = max_req_len − 5
 //
@@ -59,9 +60,12 @@ func (Family) Plan(in engine.PoolInput) (engine.PoolPlan, error) {
 	// most max_running_requests // dp requests (TpModelWorker).
 	dp := max(in.DP, 1)
 	rel := e.SGLangRelease()
-	d := config.SGLangDefaults(rel, in.Sys.MemCapacity, in.TP*dp, 1, dp, g)
-	kvBytes := in.Arch.KVBytesPerToken(in.TP, in.KVDtype.Bytes())
 	spec := g.Speculative()
+	// _handle_piecewise_cuda_graph runs before _handle_gpu_memory_settings,
+	// which reserves the graphs' memory (from 0.5.10)
+	pcg := piecewiseMemory(rel, in, g, spec, dp)
+	d := config.SGLangDefaultsPiecewise(rel, in.Sys.MemCapacity, in.TP*dp, 1, dp, g, pcg)
+	kvBytes := in.Arch.KVBytesPerToken(in.TP, in.KVDtype.Bytes())
 	if spec && in.Arch.Layers > 0 {
 		// EAGLE's draft model keeps its own KV pool of the same tokens
 		// (model_runner.py: the draft worker's token_to_kv_pool); the
@@ -121,9 +125,24 @@ func (Family) Plan(in engine.PoolInput) (engine.PoolPlan, error) {
 		maxRunning = given / dp
 	}
 	maxRunning = max(min(maxRunning, reqPool), 1)
+	if !rel.Before(reqPoolRuleSince) {
+		// model_runner_kv_cache_mixin.py _resolve_max_num_reqs: the request
+		// pool is max_running_requests, and a given one is capped at the
+		// estimate (through 0.5.9 a given one sized the pool)
+		estimated := min(max(int(float64(t)/float64(ctx)*512), 2048), 4096)
+		if given > 0 {
+			maxRunning = min(given/dp, estimated)
+		} else {
+			maxRunning = min(estimated, t/2)
+		}
+		maxRunning = max(maxRunning, 1)
+	}
 	if mamba.size > 0 {
 		// a running request holds a mamba state slot (HybridReqToTokenPool)
 		maxRunning = min(maxRunning, mamba.size)
+	}
+	if !rel.Before(reqPoolRuleSince) {
+		reqPool = maxRunning
 	}
 	slots := 0
 	if in.Name == "decode" {
@@ -145,13 +164,15 @@ func (Family) Plan(in engine.PoolInput) (engine.PoolPlan, error) {
 		InitNewTokenRatio: init, MinNewTokenRatio: minRatio, NewTokenRatioDecay: (init - minRatio) / newTokenRatioDecaySteps,
 		MixedChunk: g.EnableMixedChunk && chunk > 0 && !spec, RadixCache: radix, MaxReqLen: maxReqLen, MaxReqInputLen: maxReqLen - 5,
 		RequestSlots: slots, PrefillServer: in.Name == "prefill", StreamInterval: g.StreamInterval,
-		StreamsFirstToken: config.SGLangStreamsFirstToken(rel)}
+		StreamsFirstToken: config.SGLangStreamsFirstToken(rel), PageOverhead: !rel.Before(pageOverheadSince),
+		InputCapUnchunkedOnly: !rel.Before(inputCapUnchunkedSince)}
 	// EAGLE (server_args.py _handle_speculative_decoding): no mixed chunks,
-	// and the overlap scheduler off unless spec v2 (SGLANG_ENABLE_SPEC_V2)
+	// and the overlap scheduler off unless spec v2 (SGLANG_ENABLE_SPEC_V2,
+	// on by default from 0.5.11: config.SGLangSpecV2ByDefault)
 	overlap := !g.DisableOverlapSchedule
 	if spec {
-		opt.DraftSteps, opt.Acceptance = g.SpeculativeNumSteps, g.SpeculativeAcceptanceRate
-		overlap = overlap && g.EnableSpecV2
+		opt.DraftSteps, opt.Acceptance = g.SpeculativeNumSteps, g.AcceptanceRates()
+		overlap = overlap && (g.EnableSpecV2 || config.SGLangSpecV2ByDefault(rel))
 	}
 	opt.Overlap = overlap
 	a2a, a2aPriced, err := deepEP(g, in, dp)
@@ -187,7 +208,7 @@ func (Family) Plan(in engine.PoolInput) (engine.PoolPlan, error) {
 	// model's mamba pool can hold fewer requests than cuda_graph_max_bs).
 	graphTokens := min(cuda*(1+opt.DraftSteps), passTokens)
 	opt = withEagerLaunch(opt, g, in.Arch, cuda)
-	opt.PiecewiseMaxTokens = piecewiseMaxTokens(rel, g, in, d.ChunkedPrefillSize, spec, dp, a2a)
+	opt.PiecewiseMaxTokens = piecewiseMaxTokens(rel, in, d, pcg, a2a != "", spec)
 	cfg.Options = opt
 	args := map[string]any{"release": rel.String(), "defaults_rule": d.Rule,
 		"tp_size": in.TP * dp, "dp_size": dp, "enable_dp_attention": dp > 1,
@@ -205,7 +226,9 @@ func (Family) Plan(in engine.PoolInput) (engine.PoolPlan, error) {
 		args["ep_size"] = g.EPSize // --ep-size as given (the experts' split: the pool's parallel layout)
 	}
 	if opt.PiecewiseMaxTokens > 0 {
-		args["piecewise_cuda_graph_max_tokens"] = opt.PiecewiseMaxTokens
+		// the server argument; the replay's bound is its largest capture
+		// size (opt.PiecewiseMaxTokens), the same when it is one
+		args["piecewise_cuda_graph_max_tokens"] = d.PiecewiseMaxTokens
 	}
 	if g.StreamInterval > 1 {
 		args["stream_interval"], args["stream_first_token"] = g.StreamInterval, opt.StreamsFirstToken
@@ -215,7 +238,7 @@ func (Family) Plan(in engine.PoolInput) (engine.PoolPlan, error) {
 	}
 	if spec {
 		args["speculative_algorithm"], args["speculative_num_steps"] = g.SpeculativeAlgorithm, g.SpeculativeNumSteps
-		args["speculative_num_draft_tokens"], args["speculative_acceptance_rate"] = g.SpeculativeNumDraftTokens, g.SpeculativeAcceptanceRate
+		args["speculative_num_draft_tokens"], args["speculative_acceptance_rates"] = g.SpeculativeNumDraftTokens, opt.Acceptance
 	}
 	// One front end for all the server's data-parallel ranks, with or
 	// without DP attention, at every release: entrypoints/engine.py
@@ -264,6 +287,22 @@ func deepEP(g *config.SGLang, in engine.PoolInput, dp int) (string, string, erro
 	}
 	return config.All2AllDeepEPLL, mode, nil
 }
+
+// pageOverheadSince and inputCapUnchunkedSince: the releases whose
+// PrefillAdder (managers/schedule_policy.py) reserves a page per admission
+// (the 0.5.10 wheel) and stops at max_prefill_tokens only without chunked
+// prefill (the 0.5.13 wheel; Options.PageOverhead, InputCapUnchunkedOnly).
+var (
+	pageOverheadSince      = config.Release{Major: 0, Minor: 5, Patch: 10}
+	inputCapUnchunkedSince = config.Release{Major: 0, Minor: 5, Patch: 13}
+)
+
+// reqPoolRuleSince is the first SGLang release whose request pool is
+// max_running_requests (model_runner_kv_cache_mixin.py _resolve_max_num_reqs
+// in the 0.5.10 wheel, the same through 0.5.13): min(given // dp, the
+// estimate min(max(tokens / context_length · 512, 2048), 4096)), or
+// min(the estimate, tokens / 2) when none is given.
+var reqPoolRuleSince = config.Release{Major: 0, Minor: 5, Patch: 10}
 
 // preAllocSince is the first SGLang release whose P/D decode server keeps
 // request slots for pre-allocated handoffs beside its request pool
@@ -337,31 +376,6 @@ func mambaPool(in engine.PoolInput, g *config.SGLang, rest float64, dp int) (mam
 			max(st.size, 1), float64(st.perReq)/(1<<20), rest/gib, in.Sys.Name, in.TP)}
 	}
 	return st, nil
-}
-
-// piecewiseMaxTokens is the largest extend pass SGLang replays from
-// piecewise CUDA graphs (piecewise_cuda_graph_max_tokens), 0 when they are
-// off: before 0.5.10 (config.SGLangPiecewiseByDefault), and from it when
-// server_args.py _handle_piecewise_cuda_graph turns them off, for the
-// architecture (config.SGLangPiecewiseOff), speculative decoding, DP
-// attention, a MoE all-to-all backend, or P/D disaggregation. Its default
-// (server_args.py _handle_gpu_memory_settings) is
-// chunked_prefill_size, 2048 for an MLA model, at most max_total_tokens when
-// given; with chunked prefill off (-1) no size is captured and
-// model_runner.py init_piecewise_cuda_graphs turns them off.
-func piecewiseMaxTokens(rel config.Release, g *config.SGLang, in engine.PoolInput, chunk int, spec bool, dp int, a2a string) int {
-	if !config.SGLangPiecewiseByDefault(rel) || config.SGLangPiecewiseOff(in.Arch.Architecture) || spec || dp > 1 ||
-		a2a != "" || in.Name == "prefill" || in.Name == "decode" || chunk <= 0 {
-		return 0
-	}
-	n := chunk
-	if in.Arch.MLA != nil {
-		n = 2048
-	}
-	if g.MaxTotalTokens > 0 {
-		n = min(n, g.MaxTotalTokens)
-	}
-	return n
 }
 
 // withEagerLaunch sets opt's eager launch: the launch time of each of the

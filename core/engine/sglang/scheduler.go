@@ -183,8 +183,12 @@ func (w *Worker) budgetState() addResult {
 func (w *Worker) update(extend, maxNew int) {
 	a := &w.adder
 	extend = w.pages(extend)
-	a.remTotalOffset += float64(extend + maxNew)
-	a.curRemOffset += float64(extend)
+	overhead := 0
+	if w.opt.PageOverhead {
+		overhead = w.opt.PageSize
+	}
+	a.remTotalOffset += float64(extend + maxNew + overhead)
+	a.curRemOffset += float64(extend + overhead)
 	a.remInput -= extend
 	if a.chunking {
 		a.remChunk -= extend
@@ -332,12 +336,13 @@ func (w *Worker) addOne(r *Request) addResult {
 		w.forgetMatch(r)
 		return addNoToken
 	}
-	if input >= a.remInput && len(a.canRun) > 0 {
+	overInput := input >= a.remInput && len(a.canRun) > 0 && (!a.chunking || !w.opt.InputCapUnchunkedOnly)
+	if overInput {
 		w.forgetMatch(r)
 		return addOther
 	}
 	reused := w.lockPrefix(r) // locking the prefix takes it out of the evictable tokens
-	if float64(total) >= w.remTotal() || input >= a.remInput && len(a.canRun) > 0 {
+	if float64(total) >= w.remTotal() || overInput {
 		res := addOther
 		if float64(total) >= w.remTotal() {
 			res = addNoToken

@@ -2,6 +2,7 @@ package sglang
 
 import (
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -328,7 +329,8 @@ func TestRandomWorkloadsBalance(t *testing.T) {
 		opt.MaxPrefillTokens = 64 + rng.IntN(256)
 		opt.Overlap = trial%3 == 1
 		if trial%7 == 0 { // EAGLE
-			opt.DraftSteps, opt.Acceptance, opt.MixedChunk = 1+rng.IntN(3), 0.6, false
+			opt.DraftSteps, opt.MixedChunk = 1+rng.IntN(3), false
+			opt.Acceptance = slices.Repeat([]float64{0.6}, opt.DraftSteps)
 		}
 		w, _ := newTestWorker(t, 300+rng.IntN(300), opt)
 		var live []*engine.Request
@@ -376,7 +378,7 @@ func TestRandomWorkloadsBalance(t *testing.T) {
 // takes 6. The rejected drafts' KV is freed each pass: the pool balances.
 func TestEAGLEDecodeVerifiesDrafts(t *testing.T) {
 	opt := testOptions(0.1)
-	opt.DraftSteps, opt.Acceptance = 2, 0.5
+	opt.DraftSteps, opt.Acceptance = 2, []float64{0.5, 0.5}
 	w, rec := newTestWorker(t, 1000, opt)
 	r := newRequest(1, 10, 6)
 	w.Add(r)
@@ -606,4 +608,45 @@ func prefillTokens(b perf.Batch) []int {
 		out[i] = c.NewTokens
 	}
 	return out
+}
+
+// From 0.5.10 each admission reserves a page more in both budgets
+// (_update_prefill_budget's page_overhead): in a 1,000-token pool R1 (300
+// prompt, 200 output) takes 500 of the total budget, R2 (299, 200) needs
+// 499 < 500 and joins the pass; with the page it needs 499 ≥ 1,000 − 501 =
+// 499 and waits for the next pass.
+func TestAdmissionReservesAPagePerRequest(t *testing.T) {
+	for _, c := range []struct {
+		overhead bool
+		first    []int
+	}{{false, []int{300, 299}}, {true, []int{300}}} {
+		opt := testOptions(0.1)
+		opt.PageOverhead = c.overhead
+		w, rec := newTestWorker(t, 1000, opt)
+		w.Add(newRequest(1, 300, 200))
+		w.Add(newRequest(2, 299, 200))
+		require.True(t, step(w))
+		assert.Equal(t, c.first, prefillTokens(rec.batches[0]), "overhead %v", c.overhead)
+	}
+}
+
+// With chunked prefill a prompt past the pass's remaining max_prefill_tokens
+// ends the admissions through 0.5.12, not from 0.5.13 (add_one_req's
+// "rem_chunk_tokens is None" condition): max_prefill_tokens 100, chunks of
+// 1,000, two 60-token prompts: R2's 60 ≥ 100 − 60 stops the pass at [60]
+// before; from 0.5.13 both run, [60 60], and the negative budget then ends
+// it.
+func TestMaxPrefillTokensWithChunkedPrefill(t *testing.T) {
+	for _, c := range []struct {
+		unchunkedOnly bool
+		first         []int
+	}{{false, []int{60}}, {true, []int{60, 60}}} {
+		opt := testOptions(0.1)
+		opt.MaxPrefillTokens, opt.ChunkedPrefillSize, opt.InputCapUnchunkedOnly = 100, 1000, c.unchunkedOnly
+		w, rec := newTestWorker(t, 10000, opt)
+		w.Add(newRequest(1, 60, 2))
+		w.Add(newRequest(2, 60, 2))
+		require.True(t, step(w))
+		assert.Equal(t, c.first, prefillTokens(rec.batches[0]), "unchunked only %v", c.unchunkedOnly)
+	}
 }

@@ -73,7 +73,7 @@ func TestStreamIntervalSendsAtTheReleasesLengths(t *testing.T) {
 // its finish.
 func TestEAGLEDecodesStepOverSendingLengths(t *testing.T) {
 	opt := testOptions(0.1)
-	opt.DraftSteps, opt.Acceptance = 2, 0.5
+	opt.DraftSteps, opt.Acceptance = 2, []float64{0.5, 0.5}
 	opt.StreamInterval, opt.StreamsFirstToken = 3, true
 	w, _ := newTestWorker(t, 1000, opt)
 	lens, sent := tokensSent(w, newRequest(1, 10, 12))

@@ -40,10 +40,11 @@ type Options struct {
 	// DraftSteps is EAGLE's speculative_num_steps (0: no speculative
 	// decoding): a decode verifies DraftSteps + 1 tokens
 	// (speculative_num_draft_tokens, topk 1) and the draft model runs
-	// DraftSteps steps after each pass; Acceptance the probability that a
-	// draft token is accepted when those before it were.
+	// DraftSteps steps after each pass; Acceptance[i] the probability that
+	// draft i + 1 is accepted when those before it were (a draft beyond the
+	// list never is).
 	DraftSteps int
-	Acceptance float64
+	Acceptance []float64
 	// Overlap is the overlap scheduler (event_loop_overlap): a pass is
 	// formed before the previous one's results are processed, so a decode
 	// pass also carries, once more, the requests that finished in the pass
@@ -73,6 +74,15 @@ type Options struct {
 	// CUDA graphs (piecewise_cuda_graph_max_tokens, piecewise_cuda_graph_runner.py
 	// can_run: the pass's tokens); 0: none, every extend pass runs eagerly.
 	PiecewiseMaxTokens int
+	// PageOverhead: each admission also reserves a page (page_size tokens)
+	// in both prefill budgets (schedule_policy.py _update_prefill_budget,
+	// "alloc_extend reserves an extra page_size per request": from 0.5.10).
+	PageOverhead bool
+	// InputCapUnchunkedOnly: a prompt that does not fit the pass's
+	// remaining max_prefill_tokens ends the admissions only without chunked
+	// prefill (add_one_req: "self.rem_chunk_tokens is None and ...", from
+	// 0.5.13); before, with chunked prefill too.
+	InputCapUnchunkedOnly bool
 	// StreamInterval is --stream-interval (0 or 1: every pass's tokens are
 	// sent), StreamsFirstToken the release's rule of which output lengths
 	// send (config.SGLangStreamsFirstToken; Worker.streams).
@@ -216,15 +226,13 @@ func NewWorker(cfg engine.Config, pm perf.Model) (*Worker, error) {
 	case pm == nil:
 		return nil, fmt.Errorf("sglang: no perf model")
 	}
-	if opt.DraftSteps < 0 || !(opt.Acceptance >= 0 && opt.Acceptance <= 1) {
-		return nil, fmt.Errorf("sglang: invalid speculative options %+v", opt)
+	drafts, err := engine.NewDrafts(opt.DraftSteps, opt.Acceptance)
+	if err != nil {
+		return nil, fmt.Errorf("sglang: invalid speculative options: %w", err)
 	}
 	w := &Worker{cfg: cfg, opt: opt, perf: pm, capacity: cfg.NumBlocks * cfg.BlockSize, ratio: opt.InitNewTokenRatio,
 		verify: 1 + opt.DraftSteps}
-	for i, p := 0, 1.0; i < opt.DraftSteps; i++ {
-		p *= opt.Acceptance
-		w.meanAccepted += p
-	}
+	w.meanAccepted = drafts.Mean(opt.DraftSteps)
 	w.free = w.capacity
 	if opt.RadixCache {
 		w.tree = newRadixTree(opt.PageSize)

@@ -131,7 +131,14 @@ func (w *Worker) schedule() bool {
 			n = w.alignChunk(r, computed, n)
 		}
 		need := w.blocksFor(computed+n) - hits
-		if n == 0 || need+w.cfg.StateBlocks > w.kv.available()-idle {
+		gate := need
+		if w.reserveFull {
+			// scheduler_reserve_full_isl: the whole sequence's blocks must be
+			// free now (KVCacheManager.can_fit_full_sequence), though only
+			// this chunk's are taken
+			gate = max(need, w.blocksFor(min(r.tokens(), w.cfg.MaxModelLen))-hits)
+		}
+		if n == 0 || gate+w.cfg.StateBlocks > w.kv.available()-idle {
 			break
 		}
 		w.waiting.PopFront()

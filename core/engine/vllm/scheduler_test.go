@@ -372,3 +372,42 @@ func TestFinHeapOrder(t *testing.T) {
 	}
 	require.Equal(t, want, popped)
 }
+
+// scheduler_reserve_full_isl (vLLM 0.19.0 on by default): 10 blocks of 16
+// tokens, a 64-token budget. r1 (48 tokens, 3 blocks) prefills whole; r2's
+// first chunk of 16 tokens needs 1 of the 7 blocks left, so without the gate
+// it joins pass 0, but its whole 128-token prompt needs 8 blocks: with the
+// gate it waits. r1 decodes to 48 + 19 KV tokens (5 blocks, 5 free < 8), so
+// r2 is admitted only once r1 has finished and released its blocks.
+func TestReserveFullISLAdmitsOnlyWhatFitsWhole(t *testing.T) {
+	for _, reserve := range []bool{false, true} {
+		cfg := Config{MaxNumSeqs: 4, MaxNumBatchedTokens: 64, BlockSize: 16, NumBlocks: 10, MaxModelLen: 4096}
+		if reserve {
+			cfg.Options = Options{ReserveFullISL: true}
+		}
+		w, rec := newTestWorker(t, cfg)
+		r1, r2 := newRequest(1, 48, 20), newRequest(2, 128, 2)
+		w.Add(r1)
+		w.Add(r2)
+		outs := run(w)
+		if !reserve {
+			assert.Equal(t, []perf.Chunk{{NewTokens: 48}, {NewTokens: 16}}, rec.batches[0].Prefill)
+			continue
+		}
+		assert.Equal(t, []perf.Chunk{{NewTokens: 48}}, rec.batches[0].Prefill)
+		finished1, first2 := -1, -1
+		for i, o := range outs {
+			for _, x := range o {
+				if x.Req == r1 && x.Kind == OutFinished {
+					finished1 = i
+				}
+			}
+			if first2 < 0 && i > 0 && len(rec.batches[i].Prefill) > 0 {
+				first2 = i
+			}
+		}
+		require.GreaterOrEqual(t, finished1, 0)
+		assert.Equal(t, finished1+1, first2, "r2 prefills in the pass after r1 finishes")
+		assert.Equal(t, []perf.Chunk{{NewTokens: 64}}, rec.batches[first2].Prefill)
+	}
+}

@@ -72,6 +72,8 @@ type Worker struct {
 	// 0: none), drafts their acceptance.
 	spec   int
 	drafts engine.Drafts
+	// reserveFull is Options.ReserveFullISL.
+	reserveFull bool
 
 	waiting deque
 	// The P/D decode side's handoffs, in their order of life: awaitingBlocks
@@ -157,7 +159,8 @@ func NewWorker(cfg Config, pm perf.Model) (*Worker, error) {
 		cfg.PerTokenDecode = true
 	}
 	return &Worker{cfg: cfg, perf: pm, kv: newKVManager(cfg.NumBlocks, cfg.PrefixCaching), spec: opt.SpecTokens, drafts: drafts,
-		steady: newSteadySet(cfg.BlockSize, cfg.DecodeWindows), chunked: perf.ChunkedWindows(cfg.DecodeWindows)}, nil
+		reserveFull: opt.ReserveFullISL,
+		steady:      newSteadySet(cfg.BlockSize, cfg.DecodeWindows), chunked: perf.ChunkedWindows(cfg.DecodeWindows)}, nil
 }
 
 // Options are vLLM's settings beyond engine.Config (Config.Options; nil:
@@ -168,6 +171,10 @@ type Options struct {
 	// accepted when every draft before it was (at most SpecTokens rates).
 	SpecTokens int
 	Acceptance []float64
+	// ReserveFullISL is scheduler_reserve_full_isl: a waiting request is
+	// admitted only if the free blocks hold its whole sequence
+	// (config.VersionDefaults.SchedulerReserveFullISL).
+	ReserveFullISL bool
 }
 
 // kvTokens is the tokens whose KV slots r needs for a step computing n of

@@ -15,8 +15,8 @@ AIPerf's trace replay (``--input-file T --custom-dataset-type mooncake_trace
 --fixed-schedule``) is the traffic ``source: {type: mooncake}``, ``load: {mode: trace}``
 (:func:`_aiperf_trace`; a session's rows as the ``--tool-version`` release sends them,
 :func:`_session_rules`), an untimed trace the rows under ``--concurrency`` or
-``--request-rate`` (:func:`_untimed_load`), and genai-perf's ``--input-file payload:T``
-the same fixed schedule (:func:`_genai_perf_payload`). Without ``--streaming`` the run is
+``--request-rate`` (:func:`_untimed_load`), and genai-perf's ``--input-file payload:T
+--fixed-schedule`` the same fixed schedule (:func:`_genai_perf_payload`). Without ``--streaming`` the run is
 the same and the tool's streaming-only metrics are left out of its result
 (:data:`_STREAMING_ONLY`).
 """
@@ -752,7 +752,7 @@ def _rows_have_sessions(path: str) -> bool:
 
 
 def _genai_perf_payload(opts: dict[str, list[str]]) -> dict[str, Any] | None:
-    """``traffic`` of genai-perf's trace replay, ``--input-file payload:T [--fixed-schedule]``
+    """``traffic`` of genai-perf's trace replay, ``--input-file payload:T --fixed-schedule``
     (triton-inference-server/perf_analyzer, genai-perf/README.md "Use moon_cake file as
     input payload"; inputs/retrievers/payload_input_retriever.py): each row's timestamp
     (ms) is its send, input_length with its hash_ids of 512 tokens (SyntheticPromptGenerator's
@@ -761,8 +761,14 @@ def _genai_perf_payload(opts: dict[str, list[str]]) -> dict[str, Any] | None:
     schedule runs the file once (its request count is the file's rows: --request-count is
     refused, as perf_analyzer refuses it), and genai-perf's --concurrency or --request-rate
     would take the place of the schedule (CreateConfig._convert_args_to_stimulus): refused.
-    A file without ``payload:`` is text prompts, whose lengths need the tokenizer, and
-    ``synthetic:`` files feed other converters: both refused."""
+    ``payload:`` without ``--fixed-schedule`` is refused: genai-perf 0.0.14 and before
+    implied the schedule (config/generate/perf_analyzer_config.py passed --fixed-schedule for
+    a payload source, and had no such option), but 0.0.15 and later pass perf_analyzer no
+    load option then (_add_inference_load_args: the stimulus not set by the user), so
+    perf_analyzer runs its default --concurrency-range 1 over the rows, their timestamps
+    unused, for as long as its stability windows take. A file without ``payload:`` is text
+    prompts, whose lengths need the tokenizer, and ``synthetic:`` files feed other
+    converters: both refused."""
     path = _one(opts, "--input-file", str)
     fixed = _one(opts, "--fixed-schedule", bool, False)
     if path is None:
@@ -773,7 +779,7 @@ def _genai_perf_payload(opts: dict[str, list[str]]) -> dict[str, Any] | None:
         what = ("synthetic files for a converter" if path.startswith("synthetic:")
                 else "a file of text prompts, whose token counts need the tokenizer")
         row = _first_row(path) if os.path.isfile(path) else None
-        hint = (f"this file's rows are a trace: write --input-file payload:{path}"
+        hint = (f"this file's rows are a trace: write --input-file payload:{path} --fixed-schedule"
                 if isinstance(row, dict) and "input_length" in row else
                 "a trace of timestamp, input_length and output_length rows is --input-file payload:FILE")
         raise _BenchUsageError(f"--input-file {path}: not simulated without payload: (genai-perf reads it as {what}); "
@@ -786,6 +792,10 @@ def _genai_perf_payload(opts: dict[str, list[str]]) -> dict[str, Any] | None:
                    "perf_analyzer's fixed schedule sends the file's rows once" if name == "--request-count" else
                    "the replay sends every row of the file as measured")
             raise _BenchUsageError(f"{_written(opts, name)}: not simulated with --input-file payload: ({why})")
+    if not fixed:
+        raise _BenchUsageError(f"--input-file payload:{path}: give --fixed-schedule (genai-perf 0.0.15 and later "
+                              "send the rows at perf_analyzer's default concurrency 1 without it, their timestamps "
+                              "unused, which is not simulated; 0.0.14 and before implied it)")
     return {"source": {"type": "mooncake", "path": os.path.abspath(path)}, "load": {"mode": "trace", "speedup": 1.0}}
 
 

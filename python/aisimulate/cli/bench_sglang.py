@@ -25,8 +25,15 @@ Its rules, from the source:
   measured requests wait on.
 - ignore_eos is sent true unless ``--disable-ignore-eos``.
 - calculate_metrics: over the successful requests; TPOT per request
-  (latency − ttft) / (output_len − 1) for output_len > 1 only; ITL pools the chunk
+  (latency − ttft) / (output_len − 1) for output_len > 1 only; ITL pools per-request
   gaps; the duration runs from the benchmark's start to its last request's end.
+
+Its ITL is printed from aisimulate's ``itl_ms`` (a gap per token, 0 between the tokens of
+one streamed chunk). The tool's is the same while every chunk after the first holds one
+token; with several (``stream_interval`` > 1, or an EAGLE/NEXTN verify pass's accepted
+tokens) its default ``--backend sglang`` (async_request_sglang_generate) counts a chunk of
+k new tokens as k gaps of chunk_gap / k, and the OpenAI backends (async_request_openai_*)
+one gap per chunk: same mean as here for the first, not the percentiles; not modelled.
 """
 
 from __future__ import annotations
