@@ -45,7 +45,8 @@ def test_trtllm_and_sglang_blocks():
                       "load": {"mode": "concurrency", "concurrency": 1}}}
     spec = aisimulate.load_config(sg)
     assert acceptance_notes(spec.given, spec.data) == [
-        "engine.sglang: no speculative_acceptance_rate given: speculative_acceptance_rate 0.85 stands in "
+        "engine.sglang: no speculative_acceptance_rates or speculative_acceptance_rate given: "
+        "speculative_acceptance_rates [0.85, 0.3, 0] stands in "
         "(AIConfigurator's MTP default, DeepSeek-V3's; a draft's acceptance depends on the model, its draft and "
         "the prompts: give the measured one)"]
     sg["engine"]["sglang"]["speculative_acceptance_rate"] = 0.7

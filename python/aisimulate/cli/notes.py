@@ -3,7 +3,7 @@ left out and that moves the prediction much: the acceptance of speculative decod
 drafts. vLLM's ``speculative_config`` and TensorRT-LLM's without ``acceptance_rates``
 take AIConfigurator's MTP defaults (core/config/trtllm.go, DefaultMTPAcceptanceRates:
 DeepSeek-V3's MTP, arXiv 2412.19437), SGLang's ``speculative_algorithm`` without
-``speculative_acceptance_rate`` its first rate; a draft's acceptance depends on the
+``speculative_acceptance_rates`` / ``_rate`` the same; a draft's acceptance depends on the
 model, its draft and the prompts, so the note asks for the measured one."""
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ if TYPE_CHECKING:  # the replay command's start-up loads no module it does not u
 #: speculative block's key in it or "" for the block itself, the acceptance fields).
 _BLOCKS = (("scheduler", "speculative_config", ("acceptance_rates", "acceptance_rate")),
            ("trtllm", "speculative_config", ("acceptance_rates", "acceptance_rate")),
-           ("sglang", "", ("speculative_acceptance_rate",)))
+           ("sglang", "", ("speculative_acceptance_rates", "speculative_acceptance_rate")))
 
 
 def _engine_blocks(engine: Mapping[str, Any]) -> Iterator[tuple[str, Mapping[str, Any]]]:
