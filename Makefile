@@ -13,7 +13,7 @@ export PATH := $(TOOLS):$(PATH)
 export CGO_LDFLAGS_ALLOW := -fwrapv
 export PYTHONPATH := $(CURDIR)/python
 
-.PHONY: build venv testdeps tools test gotest fuzz pytest installcheck demo quickstart bench bench-10m goldens accuracy clean
+.PHONY: build venv testdeps tools test gotest fuzz pytest installcheck demo demo-data quickstart bench bench-10m goldens accuracy clean
 
 build: $(SO_STAMP)
 
@@ -82,8 +82,18 @@ pytest: build testdeps
 
 test: gotest fuzz pytest installcheck
 
-demo: build
-	$(VENV)/bin/aisimulate replay examples/mooncake-qwen3-32b-h100.yaml
+# The demo reads the Mooncake trace from the shared data next to the checkout
+# (../shared/data), or from AISIMULATE_DATA, the data folder README.md's "Models and
+# systems" names (`make demo AISIMULATE_DATA=/path/to/shared/data` in a clone elsewhere).
+# demo-data looks for the trace before the build: a clone without it learns so at once,
+# not after compiling the native core.
+AISIMULATE_DATA ?= $(CURDIR)/../shared/data
+DEMO_TRACE := $(abspath $(AISIMULATE_DATA))/traces/mooncake/conversation_trace.jsonl
+demo: demo-data build
+	$(VENV)/bin/aisimulate replay examples/mooncake-qwen3-32b-h100.yaml --set traffic.source.path=$(DEMO_TRACE)
+
+demo-data:
+	@test -f "$(DEMO_TRACE)" || { echo "make demo: the Mooncake trace is not at $(DEMO_TRACE): give the folder of the shared data (make demo AISIMULATE_DATA=/path/to/shared/data), or run make quickstart, which needs no data files" >&2; exit 2; }
 
 quickstart: build
 	$(VENV)/bin/aisimulate replay examples/quickstart.yaml

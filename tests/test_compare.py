@@ -603,7 +603,8 @@ def test_latency_units_are_converted_to_ms(tmp_path):
                          inter_chunk_latency={"value": [500, 2000], "unit": "us"}) +
                  _record(T0_NS, time_to_first_token={"value": 41_000, "unit": "us"},
                          request_latency={"value": 0.5, "unit": "sec"}) +
-                 _record(T0_NS, time_to_first_token={"value": 0.041, "unit": "s"}))
+                 _record(T0_NS, time_to_first_token={"value": 0.041, "unit": "s"},
+                         request_latency={"value": 0.05, "unit": "s"}))  # not below the TTFT
     recs = read_profile_export(p)
     assert [r["ttft_ms"] for r in recs] == [2.0, 41.0, 41.0, 41.0]
     assert recs[1]["icl_ms"] == [0.5, 2.0] and recs[2]["e2e_ms"] == 500.0

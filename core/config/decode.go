@@ -261,7 +261,7 @@ func decodeValue(raw any, v reflect.Value, path string, seen map[string]bool) er
 		for _, k := range keys {
 			i, ok := fields[k]
 			if !ok {
-				return errorf(join(path, clip(k)), "unknown field (known: %s)", strings.Join(names, ", "))
+				return unknownField(v.Type(), path, k, names)
 			}
 			if nullEnum(v.Type(), k, m[k]) {
 				continue

@@ -182,7 +182,7 @@ func decodeUnion(m map[string]any, b unionBlock, v reflect.Value, path string, s
 			return errorf(p, "belongs to %s %s, not %s", u.key, orList(owners), name)
 		}
 		known := append(append([]string{u.key}, ownNames...), commonNames...)
-		return errorf(join(path, clip(k)), "unknown field (known: %s)", strings.Join(known, ", "))
+		return unknownField(v.Type(), path, k, known)
 	}
 	for i := 0; i < vt.NumField(); i++ {
 		f := vt.Field(i)

@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"math"
 	"strings"
 )
 
@@ -416,6 +417,15 @@ func (l StagedLoad) validate(path string) error {
 		if s.Arrival == StageSpread {
 			if !(s.DurationS > 0 && s.DurationS <= MaxDelayMs/1e3) {
 				return errorf(p+".duration_s", "must be in (0, %g] s, got %v", MaxDelayMs/1e3, s.DurationS)
+			}
+			// a spread stage sends its requests over duration_s, so its rate is
+			// requests / duration_s: inference-perf's constant stage sends
+			// int(rate × duration) (benchmark_inferenceperf.go, stageRequests);
+			// a rate off by a request or more would be silently not the one sent
+			if want := s.RateRPS * s.DurationS; math.Abs(float64(s.Requests)-want) >= 1 {
+				return errorf(p+".rate_rps", "%v requests/s over duration_s %v s is %.6g requests, but requests is %d: "+
+					"a spread stage sends its requests over duration_s (give requests = int(rate_rps × duration_s), %d)",
+					s.RateRPS, s.DurationS, want, s.Requests, int64(math.Floor(want)))
 			}
 		} else if s.DurationS != 0 {
 			return errorf(p+".duration_s", "belongs to arrival %s (a %s stage runs until its requests are sent)", StageSpread, StagePerSecondPoisson)

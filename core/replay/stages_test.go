@@ -93,3 +93,21 @@ func TestInferencePerfSharedPrefixReplay(t *testing.T) {
 	assert.Equal(t, []int{0, 64, 96, 96}, cached)
 	assert.Equal(t, int64(1_000_000_000), rep.Records[0].SendNs, "sent from 1 s after the stage begins")
 }
+
+// A spread stage's rate is its requests over its duration: one whose rate_rps
+// says another count (500 requests at 1e-6 requests/s over 1 s was sent at
+// 500 requests/s, rate_rps unread) is refused naming rate_rps and the count
+// it makes; a rate within a request of the count is the stage's (inference-
+// perf's int(rate × duration): 0.29 × 100 = 28.999… sends 28).
+func TestStagesSpreadRateMustMatchItsRequests(t *testing.T) {
+	_, err := runYAMLErr(stagesSpec(500, `{mode: stages, stages: [{requests: 500, rate_rps: 1e-6, arrival: spread, duration_s: 1}]}`))
+	assert.ErrorContains(t, err, "traffic.load.stages[0].rate_rps: 1e-06 requests/s over duration_s 1 s is 1e-06 requests, "+
+		"but requests is 500: a spread stage sends its requests over duration_s (give requests = int(rate_rps × duration_s), 0)")
+	// 10 requests/s over 60 s is 600, not 100
+	_, err = runYAMLErr(stagesSpec(100, `{mode: stages, stages: [{requests: 100, rate_rps: 10, arrival: spread, duration_s: 60}]}`))
+	assert.ErrorContains(t, err, "is 600 requests, but requests is 100")
+	for _, n := range []int{28, 29} { // 0.29 × 100 = 28.999999999999996: both within one request
+		rep := runYAML(t, stagesSpec(n, `{mode: stages, stages: [{requests: `+itoa(n)+`, rate_rps: 0.29, arrival: spread, duration_s: 100}]}`))
+		assert.Len(t, rep.Records, n)
+	}
+}

@@ -81,7 +81,10 @@ func NewAzureSource(r io.Reader, name string) (Source, error) {
 	if err != nil {
 		err = s.csvError(err)
 		var de *DataError
-		if errors.As(err, &de) && looksLikeJSON(head) {
+		switch {
+		case errors.As(err, &de) && binaryKind(head) != "":
+			de.Msg += binaryHint(binaryKind(head))
+		case errors.As(err, &de) && looksLikeJSON(head):
 			de.Msg += jsonHint
 		}
 		return nil, err
@@ -106,7 +109,10 @@ func NewAzureSource(r io.Reader, name string) (Source, error) {
 	for c, want := range cols {
 		if idx[c] < 0 {
 			msg := "column missing from the header"
-			if looksLikeJSON(head) {
+			switch {
+			case binaryKind(head) != "":
+				msg += binaryHint(binaryKind(head))
+			case looksLikeJSON(head):
 				msg += jsonHint
 			}
 			return nil, &DataError{File: name, Line: line, Field: want, Msg: msg}

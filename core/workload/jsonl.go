@@ -32,10 +32,13 @@ type jsonlLines struct {
 	line int     // physical lines consumed so far (the 1-based line of the last one returned)
 	rows int     // non-blank lines returned so far
 	ids  []int64 // readRow's scratch for a row's ids
+	kind string  // binaryKind of the file's first bytes: "" for a text file
 }
 
 func newJSONLLines(r io.Reader, name string) jsonlLines {
-	return jsonlLines{name: name, br: bufio.NewReaderSize(r, 64<<10)}
+	br := bufio.NewReaderSize(r, 64<<10)
+	head, _ := br.Peek(8) // the format hint's evidence; a short or failing read leaves it empty
+	return jsonlLines{name: name, br: br, kind: binaryKind(head)}
 }
 
 // next returns the next non-blank line, trimmed, valid until the next call;
@@ -48,7 +51,11 @@ func (l *jsonlLines) next() ([]byte, error) {
 			return nil, io.EOF
 		}
 		if err == errLineTooLong {
-			return nil, lineTooLong(l.name, l.line+1)
+			derr := lineTooLong(l.name, l.line+1)
+			if l.rows == 0 && l.kind != "" { // a compressed file need not hold a newline in 16 MiB
+				derr.Msg += binaryHint(l.kind)
+			}
+			return nil, derr
 		}
 		if err != nil {
 			return nil, fmt.Errorf("workload: read %s after line %d: %w", l.name, l.line, err)
@@ -128,7 +135,10 @@ func (l *jsonlLines) decodeRow(line []byte, f *rowFormat, row *jsonRow) *DataErr
 			return l.fail("", "row is not a JSON object")
 		}
 		msg := "invalid JSON: " + err.Error()
-		if l.rows == 1 && looksLikeCSV(line) {
+		switch {
+		case l.rows == 1 && l.kind != "":
+			msg += binaryHint(l.kind)
+		case l.rows == 1 && looksLikeCSV(line):
 			msg += csvHint
 		}
 		return l.fail("", msg)

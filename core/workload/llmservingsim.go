@@ -98,15 +98,15 @@ func (s *llmServingSimSource) parse(line []byte) (Request, *DataError) {
 	row := llmServingSimRow{v[0], v[1], v[2], v[3]}
 	ts, msg := parseNsLiteral(row.Arrival)
 	if msg != "" {
-		return Request{}, s.src.fail("arrival_time_ns", msg)
+		return Request{}, s.src.fail("arrival_time_ns", absentMsg(&llmServingSimFormat, line, row.Arrival, msg))
 	}
 	in, msg := parseCountLiteral(row.Input, 1)
 	if msg != "" {
-		return Request{}, s.src.fail("input_toks", msg)
+		return Request{}, s.src.fail("input_toks", absentMsg(&llmServingSimFormat, line, row.Input, msg))
 	}
 	out, msg := parseOutputLiteral(row.Output)
 	if msg != "" {
-		return Request{}, s.src.fail("output_toks", msg)
+		return Request{}, s.src.fail("output_toks", absentMsg(&llmServingSimFormat, line, row.Output, msg))
 	}
 	if !present(row.InputIDs) {
 		return Request{}, s.src.fail("input_tok_ids", "missing: the prompt's token ids are required")

@@ -105,6 +105,11 @@ func TestLLMServingSim_Errors(t *testing.T) {
 		{"arrival going backwards", ok + `{"input_toks": 1, "output_toks": 1, "arrival_time_ns": 9, "input_tok_ids": [1]}`,
 			"w.jsonl:2: arrival_time_ns: goes backwards: 9 ns is before 10 ns on line 1"},
 		{"not an object", "[1, 2]", "w.jsonl:1: row is not a JSON object"},
+		// a Mooncake row given as an LLMServingSim trace: its format is named
+		{"a Mooncake row", `{"timestamp": 0, "input_length": 6758, "output_length": 500, "hash_ids": [0, 1]}`,
+			`w.jsonl:1: arrival_time_ns: missing; the row has "hash_ids", "input_length", "output_length", "timestamp", ` +
+				"which this format does not read (its keys: arrival_time_ns, input_toks, output_toks, input_tok_ids) " +
+				"(the row is a Mooncake trace's: traffic.source.type mooncake)"},
 		{"duplicate arrival", `{"input_toks": 1, "output_toks": 1, "arrival_time_ns": 0, "arrival_time_ns": 5, "input_tok_ids": [1]}`,
 			`w.jsonl:1: arrival_time_ns: given twice in the row ("arrival_time_ns" and "arrival_time_ns"): JSON leaves which one counts undefined; keep one`},
 	}

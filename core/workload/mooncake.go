@@ -178,11 +178,11 @@ func (s *mooncakeSource) parse(line []byte) (Request, *DataError) {
 	}
 	in, msg := parseCountLiteral(row.InputLength, 1)
 	if msg != "" {
-		return Request{}, s.src.fail("input_length", absentMsg(line, row.InputLength, msg))
+		return Request{}, s.src.fail("input_length", absentMsg(&mooncakeFormat, line, row.InputLength, msg))
 	}
 	out, msg := parseOutputLiteral(row.OutputLength)
 	if msg != "" {
-		return Request{}, s.src.fail("output_length", absentMsg(line, row.OutputLength, msg))
+		return Request{}, s.src.fail("output_length", absentMsg(&mooncakeFormat, line, row.OutputLength, msg))
 	}
 	ids := raw.ids
 	if msg := raw.idsMsg; msg != "" {
@@ -268,11 +268,11 @@ func (s *mooncakeSource) parse(line []byte) (Request, *DataError) {
 	return req, nil
 }
 
-// absentMsg is msg, or for a required key the row leaves out, the format's
+// absentMsg is msg, or for a required key the row leaves out, format f's
 // message naming the keys the row has instead (rowFormat.missing).
-func absentMsg(line []byte, raw rawRef, msg string) string {
+func absentMsg(f *rowFormat, line []byte, raw rawRef, msg string) string {
 	if len(raw) == 0 {
-		return mooncakeFormat.missing(line)
+		return f.missing(line)
 	}
 	return msg
 }

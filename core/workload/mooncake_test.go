@@ -180,6 +180,11 @@ func TestMooncake_Errors(t *testing.T) {
 		{"misspelt input_length", `{"timestamp": 0, "input_len": 100, "output_length": 1, "extra": {"a": 1}}`,
 			`:1: input_length: missing; the row has "extra", "input_len", which this format does not read ` +
 				"(its keys: timestamp, input_length, output_length, hash_ids, session_id, delay)"},
+		// an LLMServingSim row given as a Mooncake trace: its format is named
+		{"an LLMServingSim row", `{"input_toks": 2, "output_toks": 1, "arrival_time_ns": 10, "input_tok_ids": [1, 2]}`,
+			`:1: input_length: missing; the row has "arrival_time_ns", "input_tok_ids", "input_toks", "output_toks", ` +
+				"which this format does not read (its keys: timestamp, input_length, output_length, hash_ids, session_id, delay) " +
+				"(the row is an LLMServingSim trace's: traffic.source.type llmservingsim)"},
 		{"misspelt output_length", `{"timestamp": 0, "input_length": 100, "output_tokens": 1}`,
 			`:1: output_length: missing; the row has "output_tokens", which this format does not read ` +
 				"(its keys: timestamp, input_length, output_length, hash_ids, session_id, delay)"},

@@ -467,7 +467,38 @@ func (f *rowFormat) missing(line []byte) string {
 	}
 	slices.Sort(other)
 	return "missing; the row has " + strings.Join(quoteAll(other), ", ") +
-		", which this format does not read (its keys: " + strings.Join(f.keys, ", ") + ")"
+		", which this format does not read (its keys: " + strings.Join(f.keys, ", ") + ")" + f.otherFormat(all)
+}
+
+// rowFormats are the JSON-lines trace formats, each by the keys every row of
+// it has (mooncake.go, llmservingsim.go), for the hint of a row that has
+// another format's keys.
+var rowFormats = []struct {
+	keys []string
+	name string
+}{
+	{[]string{"input_length", "output_length"}, "a Mooncake trace's: traffic.source.type mooncake"},
+	{[]string{"input_toks", "output_toks", "arrival_time_ns"}, "an LLMServingSim trace's: traffic.source.type llmservingsim"},
+}
+
+// otherFormat is " (the row is … trace's: traffic.source.type …)" when row
+// has every key of another JSON-lines format than f (an LLMServingSim trace
+// given as type mooncake), else "": the likelier mistake is the source type.
+func (f *rowFormat) otherFormat(row map[string]json.RawMessage) string {
+	for _, o := range rowFormats {
+		if slices.Contains(f.keys, o.keys[0]) {
+			continue // f itself
+		}
+		all := true
+		for _, k := range o.keys {
+			_, ok := row[k]
+			all = all && ok
+		}
+		if all {
+			return " (the row is " + o.name + ")"
+		}
+	}
+	return ""
 }
 
 // quoteAll is each of keys as a JSON string (%q), for messages.

@@ -165,7 +165,10 @@ def list_systems() -> list[dict[str, Any]]:
     Each is a dict: ``name``, ``source``, ``supported``, ``reason``, and
     ``mem_capacity_bytes``, ``mem_bw_bytes_per_s``, ``bf16_flops``, ``fp8_flops``
     (FLOP/s, dense tensor-core peaks), ``gpus_per_node``; plus ``kernel_tables``, whether
-    measured kernel tables for it were found (``perf: {source: aic}``).
+    measured kernel tables for it were found (``perf: {source: aic}``), and
+    ``kernel_table_engines``, the engines (``engine.backend``: vllm, sglang, trtllm) whose
+    GEMM tables were found for it, sorted ([] without tables): ``perf: {source: aic}``
+    with another engine is refused.
 
     Raises:
         ConfigError: a data setting names a folder that does not exist.
@@ -173,7 +176,12 @@ def list_systems() -> list[dict[str, Any]]:
     systems = sorted(_catalogue()["systems"], key=lambda s: (s["source"] != "built-in", s["name"]))
     dbs = perf_databases()
     for s in systems:
-        s["kernel_tables"] = any((db / "data" / s["name"]).is_dir() for db in dbs)
+        found = [db / "data" / s["name"] for db in dbs if (db / "data" / s["name"]).is_dir()]
+        s["kernel_tables"] = bool(found)
+        # the engines of the first database that has the system, the one a replay reads
+        gemm = found[0] / "gemm" if found else None
+        s["kernel_table_engines"] = sorted(e.name for e in gemm.iterdir() if e.is_dir()) \
+            if gemm is not None and gemm.is_dir() else []
     return systems
 
 

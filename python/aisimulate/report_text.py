@@ -138,6 +138,18 @@ def none_completed(report: Any) -> str | None:
     return f"no request completed ({counts}); request {first['request_id']} was {first['status']}: {first['reason']}"
 
 
+def version_notes(metadata: Mapping[str, Any] | None) -> list[str]:
+    """The notes on ``engine.backend_version`` (``metadata.backend_version.notes``: the
+    release it resolves to, and what stands in for what that release does and is not
+    modelled, such as vLLM's V0 engine before 0.8.0 or a release newer than the newest
+    known), each prefixed with the field and the version given; [] without any. The
+    commands print them (``aisimulate: note: …``) so that a stand-in is not silent."""
+    bv = metadata.get("backend_version") if isinstance(metadata, Mapping) else None
+    if not isinstance(bv, Mapping):
+        return []
+    return [f"engine.backend_version {bv.get('given')}: {n}" for n in bv.get("notes") or ()]
+
+
 def some_not_completed(report: Any) -> str | None:
     """For a replay in which some requests completed and others were rejected, failed or
     canceled, the counts and the first such request's reason (the table shows only the

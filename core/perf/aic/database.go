@@ -3,9 +3,11 @@ package aic
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 
 	"gopkg.in/yaml.v3"
 )
@@ -141,6 +143,9 @@ func locateExcept(sysDir, system, backend, want, table string, exclude map[strin
 	familyDir := filepath.Join(sysDir, tableFamily[table], backend)
 	entries, err := os.ReadDir(familyDir)
 	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return src, missingFamily(sysDir, system, backend, tableFamily[table])
+		}
 		return src, fmt.Errorf("aic: no %s tables for %s/%s: %w", tableFamily[table], system, backend, err)
 	}
 	type cand struct {
@@ -218,4 +223,27 @@ func joinNote(a, b string) string {
 		return b
 	}
 	return a + "; " + b
+}
+
+// missingFamily is the error of a system whose database has no folder of
+// family's tables for backend (sysDir/family/backend): the engines whose
+// tables of that family it has, and the ways on (the roofline, which needs no
+// tables, or a system that has them: `aisimulate systems`).
+func missingFamily(sysDir, system, backend, family string) error {
+	var have []string
+	if entries, err := os.ReadDir(filepath.Join(sysDir, family)); err == nil {
+		for _, e := range entries {
+			if e.IsDir() {
+				have = append(have, e.Name())
+			}
+		}
+	}
+	sort.Strings(have)
+	has := "none of any engine"
+	if len(have) > 0 {
+		has = "only " + strings.Join(have, ", ") + "'s"
+	}
+	return fmt.Errorf("aic: the kernel tables of %s have no %s tables of engine %s (%s, in %s): "+
+		"use engine.perf.source roofline, which needs no tables, or a system whose tables have them",
+		system, family, backend, has, filepath.Join(sysDir, family))
 }

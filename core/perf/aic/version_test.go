@@ -102,3 +102,19 @@ func TestReuseRedirectWinsOverLocalFile(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, filepath.Join(fam, "0.2.0", "gemm_perf.parquet"), src.Path)
 }
+
+// A database without an engine's tables of a family (TensorRT-LLM's GEMMs on a
+// system measured for vLLM only) is named with the engines it has and the
+// ways on, not as the operating system's "open …: no such file or directory".
+func TestMissingEngineTablesNameTheEnginesThere(t *testing.T) {
+	root := t.TempDir()
+	sys := filepath.Join(root, "data", "toy")
+	require.NoError(t, os.MkdirAll(filepath.Join(sys, "gemm", "vllm", "0.1.0"), 0o755))
+	_, err := locate(sys, "toy", "trtllm", "1.0.0", TableGEMM)
+	require.Error(t, err)
+	assert.Equal(t, "aic: the kernel tables of toy have no gemm tables of engine trtllm (only vllm's, in "+
+		filepath.Join(sys, "gemm")+"): use engine.perf.source roofline, which needs no tables, "+
+		"or a system whose tables have them", err.Error())
+	_, err = locate(sys, "toy", "vllm", "0.1.0", TableContextAttention) // no attention folder at all
+	assert.ErrorContains(t, err, "have no attention tables of engine vllm (none of any engine, in ")
+}

@@ -980,7 +980,9 @@ def vllm_text(result: dict[str, Any], percentiles: Sequence[float],
 
 def aiperf_text(doc: dict[str, Any]) -> str:
     """AIPerf's metric table (its headers, avg / min / max / p99 / p90 / p50 / std),
-    each metric with its tag and aisimulate's name beside it."""
+    each metric with its tag and aisimulate's name beside it; "Error Request Count" only
+    when a request did not complete, as AIPerf's console shows its error-only metric
+    (aiperf/metrics/types/error_request_count.py)."""
     from ..io.exports import AIPERF_HEADERS
 
     ours = {"time_to_first_token": "ttft_ms", "time_to_second_token": "ttst_ms", "request_latency": "e2e_ms",
@@ -988,6 +990,7 @@ def aiperf_text(doc: dict[str, Any]) -> str:
             "output_sequence_length": "output_tokens", "input_sequence_length": "input_tokens",
             "request_throughput": "request_throughput_rps", "output_token_throughput": "output_token_throughput_tps",
             "benchmark_duration": "duration_ms / 1000", "request_count": "completed",
+            "error_request_count": "rejected + failed + canceled",
             "good_request_count": "goodput.good_requests", "goodput": "goodput.goodput_rps"}
     stats = ("avg", "min", "max", "p99", "p90", "p50", "std")
     width = 52
@@ -999,6 +1002,8 @@ def aiperf_text(doc: dict[str, Any]) -> str:
     for tag, b in doc.items():
         if not isinstance(b, dict) or "avg" not in b or tag not in ours:
             continue
+        if tag == "error_request_count" and not b["avg"]:
+            continue  # AIPerf's is an error-only metric (MetricFlags.ERROR_ONLY): no row without errors
         unit = b.get("unit") or ""
         head = AIPERF_HEADERS.get(tag, tag) + (f" ({unit})" if unit and unit not in ("requests", "count") else "")
         rows.append((head, [num(b.get(s)) if s in b else "" for s in stats], ours[tag]))
@@ -1070,6 +1075,26 @@ def _own_options(args: argparse.Namespace, words: Sequence[str]) -> None:
     args.quiet = args.quiet or own.quiet
 
 
+#: aisimulate bench's own options (_own_options), which go before -- ; none is an option
+#: of a simulated tool, so after -- each is refused by the tool's parser.
+_OWN_OPTIONS = ("--set", "--format", "--tool-version", "--quiet", "-q")
+
+
+def _misplaced_own_option(message: str, command: Sequence[str]) -> str | None:
+    """For the refusal ``message`` of an option after --, where the benchmark's command
+    line is, that is one of aisimulate bench's own (``--tool-version 0.5.0`` appended to
+    an ``aiperf profile`` command): the message that says so and where it goes; else
+    None."""
+    name = message.split(":", 1)[0]
+    if name not in _OWN_OPTIONS or ": not simulated" not in message:
+        return None
+    words = _split(command)
+    tool = " ".join(words[:len(words) - len(tool_of(words)[2])])  # vllm bench serve, python3 -m sglang.bench_serving
+    value = "" if name in ("--quiet", "-q") else " …"
+    return (f"{name}: aisimulate bench's own option, written after -- among the benchmark's options: give it "
+            f"before -- (aisimulate bench ENGINE_CONFIG {name}{value} -- {tool} …)")
+
+
 def _config_is_command_word(config: str | None, command: Sequence[str]) -> bool:
     """Whether CONFIG is no file but the first word of a benchmark command whose rest is
     ``command`` (``vllm`` of ``vllm bench serve …``)."""
@@ -1087,7 +1112,7 @@ def run_bench(args: argparse.Namespace) -> int:
     from .common import UsageError, config_source_from_args, progress_of, write
     from ..config import load_config, read_config
     from ..io.exports import aiperf_summary
-    from ..report_text import none_completed, some_not_completed
+    from ..report_text import none_completed, some_not_completed, version_notes
 
     command = list(args.command)
     if _config_is_command_word(args.config, command):
@@ -1107,7 +1132,7 @@ def run_bench(args: argparse.Namespace) -> int:
     try:
         bench, run = parse_command(command, getattr(args, "tool_version", None))
     except _BenchUsageError as exc:
-        raise UsageError(f"bench: {exc}") from None
+        raise UsageError(f"bench: {_misplaced_own_option(str(exc), command) or exc}") from None
     src, overrides = config_source_from_args(args)
     given = src if isinstance(src, dict) else read_config(src).data
     if isinstance(given, dict) and given.get("traffic") is not None:
@@ -1140,6 +1165,11 @@ def run_bench(args: argparse.Namespace) -> int:
         print(f"aisimulate: warning: {why}", file=sys.stderr)
     elif not args.quiet and (why := some_not_completed(report)):  # the result counts them only
         print(f"aisimulate: note: {why}", file=sys.stderr)
+    if not args.quiet:  # the engine release's stand-ins, as `aisimulate replay` says them
+        from .notes import acceptance_notes
+
+        for note in version_notes(report.metadata) + acceptance_notes(spec.given, spec.data):
+            print(f"aisimulate: note: {note}", file=sys.stderr)
     tool = bench["tool"]
     if tool in ("aiperf", "genai_perf"):  # genai-perf prints AIPerf's table (AIPerf is its successor)
         result = aiperf_summary(report)

@@ -46,7 +46,8 @@ def _emit(rows: list[dict[str, Any]], fmt: str, columns) -> None:
         keys = list(dict.fromkeys(k for r in rows for k in r))
         w = csv.DictWriter(buf, keys, lineterminator="\n")
         w.writeheader()
-        w.writerows(rows)
+        # a list (a system's kernel_table_engines) as one cell of its items, not Python's repr
+        w.writerows({k: ",".join(map(str, v)) if isinstance(v, list) else v for k, v in r.items()} for r in rows)
         write(buf.getvalue())
     else:
         write(_table(rows, columns))
@@ -81,7 +82,7 @@ def _cmd_systems(args: argparse.Namespace) -> int:
     _emit(rows, args.format, [("name", "name", _text), ("hbm_gib", "mem_capacity_bytes", gib),
                               ("hbm_gb_per_s", "mem_bw_bytes_per_s", gb),
                               ("bf16_tflops", "bf16_flops", tflops), ("fp8_tflops", "fp8_flops", tflops),
-                              ("kernel_tables", "kernel_tables", lambda v: "yes" if v else "no"),
+                              ("kernel_tables", "kernel_table_engines", lambda v: ",".join(v) if v else "no"),
                               ("source", "source", _text)]
           + ([("reason", "reason", _text)] if args.all else []))
     if args.format == "table" and not args.quiet:  # a note for a reader; -q silences it

@@ -360,8 +360,10 @@ def read_profile_export(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
             ``output_sequence_length``, ``time_to_first_token`` or ``request_latency``, or
             whose ``inter_chunk_latency`` does not fit it (a gap not finite and ≥ 0, more
             than ``output_sequence_length`` − 1 gaps, a sum off ``request_latency`` −
-            ``time_to_first_token`` by more than :data:`ICL_SUM_TOLERANCE`)
-            (``.file``, ``.line`` and ``.field`` say where); a file without records; a
+            ``time_to_first_token`` by more than :data:`ICL_SUM_TOLERANCE`), or whose
+            ``request_latency`` is below its ``time_to_first_token``
+            (``.file``, ``.line`` and ``.field`` say where); AIPerf's aggregate export
+            (``profile_export_aiperf.json`` or ``.csv``) given in its place, said so; a file without records; a
             file that cannot be read (missing, a folder, no permission: ``.file`` names
             it, the ``OSError`` is its ``__cause__``).
     """
@@ -372,71 +374,125 @@ def read_profile_export(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
     except OSError as exc:
         raise DataError(f"cannot read the AIPerf export: {exc.strerror or exc}", file=file) from exc
     out: list[dict[str, Any]] = []
-    for line, obj in json_objects(file):
-        if not isinstance(obj.get("metadata"), dict):
-            raise DataError("expected an AIPerf record: a JSON object with 'metadata'", file=file,
-                            line=line, field="metadata")
-        md = obj["metadata"]
-        metrics = obj.get("metrics") if isinstance(obj.get("metrics"), dict) else {}
-        start_ns, end_ns = record_timestamps(md, file, line)
-        rec: dict[str, Any] = {
-            "line": line, "start_ns": start_ns, "end_ns": end_ns,
-            "conversation": md.get("conversation_id") or md.get("x_correlation_id") or f"line{line}",
-            "session": md.get("x_correlation_id") or md.get("conversation_id") or f"line{line}",
-            "turn": int(md.get("turn_index") or 0), "error": None,
-            "phase": benchmark_phase(md, file, line),
-        }
-        if obj.get("error") is not None:
-            err = obj["error"]
-            rec["error"] = str((err.get("type") if isinstance(err, dict) else None) or "error")
-            # canceled by the client (AIPerf's RequestCancellationError, code 499): it loaded
-            # the server from its send to its cancel, so compare replays it
-            rec["canceled"] = bool(md.get("was_cancelled")) or (isinstance(err, dict) and err.get("code") == 499)
-            if rec["canceled"]:
-                name = "error_isl" if metrics.get("error_isl") is not None else "input_sequence_length"
-                if metrics.get(name) is None:
-                    raise DataError("missing field 'metrics.error_isl' in a canceled record: its prompt length "
-                                    "is needed to replay it", file=file, line=line, field="metrics.error_isl")
-                rec["isl"] = _token_count(metric_value(metrics[name], f"metrics.{name}", file, line),
-                                          f"metrics.{name}", file, line)
-                cancel = md.get("cancellation_time_ns")
-                rec["cancel_ns"] = cancel if isinstance(cancel, int) and not isinstance(cancel, bool) else end_ns
-            out.append(rec)
-            continue
-
-        def need(name: str, what: str) -> Any:
-            if metrics.get(name) is None:
-                raise DataError(f"missing field 'metrics.{name}' in a record without an error",
-                                file=file, line=line, field=f"metrics.{name}")
-            return metric_value(metrics[name], f"metrics.{name}", file, line, what)
-
-        def latency(name: str, required: bool = True) -> float | None:
-            """A latency metric in ms, converted from its unit."""
-            if metrics.get(name) is None:
-                return need(name, "") if required else None  # need raises
-            unit, factor = time_unit(metrics[name], f"metrics.{name}", file, line)
-            return float(need(name, f"a latency in {unit}")) * factor
-
-        tokens = "a token count"
-        rec["isl"], rec["osl"] = (_token_count(need(name, tokens), f"metrics.{name}", file, line)
-                                  for name in ("input_sequence_length", "output_sequence_length"))
-        rec["ttft_ms"], rec["e2e_ms"] = latency("time_to_first_token"), latency("request_latency")
-        rec["tpot_ms"] = latency("inter_token_latency", required=False)
-        icl = metrics.get("inter_chunk_latency")
-        icl_ms = time_unit(icl, "metrics.inter_chunk_latency", file, line)[1]
-        icl = icl.get("value") if isinstance(icl, dict) else icl
-        if icl is not None and not isinstance(icl, list):
-            raise DataError(f"field 'metrics.inter_chunk_latency.value' must be a list of latencies "
-                            f"in ms ≥ 0, got {icl!r}", file=file, line=line, field="metrics.inter_chunk_latency")
-        bad = next((i for i, x in enumerate(icl or ()) if isinstance(x, bool) or not isinstance(x, (int, float))
-                    or not math.isfinite(x) or x < 0), None)
-        if bad is not None:
-            raise DataError(f"field 'metrics.inter_chunk_latency.value' must be a list of latencies in ms "
-                            f"≥ 0, got {icl[bad]!r} at index {bad}", file=file, line=line,
-                            field="metrics.inter_chunk_latency")
-        rec["icl_ms"] = [float(x) * icl_ms for x in icl or ()]
-        _check_chunk_gaps(rec, file, line)
-        out.append(rec)
+    try:
+        for line, obj in json_objects(file):
+            if not isinstance(obj.get("metadata"), dict):
+                raise DataError("expected an AIPerf record: a JSON object with 'metadata'" + _aggregate_hint(file),
+                                file=file, line=line, field="metadata")
+            out.append(_profile_record(obj, file, line))
+    except DataError as exc:
+        if exc.line == 1 and exc.reason.startswith(("not valid JSON", "not UTF-8")) and (hint := _aggregate_hint(file)):
+            raise DataError(exc.reason + hint, file=file, line=1) from None
+        raise
     if not out:
         raise DataError("no AIPerf records in the file", file=file)
     return out
+
+
+#: Magic numbers of the binary files an export may have become (as the core's trace readers
+#: name them, core/workload/format_hint.go): gzip (RFC 1952), zstd (RFC 8878), xz, ZIP, Parquet.
+_BINARY_MAGIC = ((b"\x1f\x8b", "gzip-compressed"), (b"\x28\xb5\x2f\xfd", "zstd-compressed"),
+                 (b"\xfd7zXZ\x00", "xz-compressed"), (b"PK\x03\x04", "a ZIP archive"), (b"PAR1", "Parquet"))
+
+
+def _aggregate_hint(file: str) -> str:
+    """``": …"`` saying that ``file`` is a compressed or Parquet file (by its magic
+    number, :data:`_BINARY_MAGIC`), or AIPerf's aggregate export, not its per-request
+    records, when it looks like one (and naming the records file beside it when it is
+    there), else "". AIPerf writes both into its artifact folder: ``profile_export_aiperf.json``
+    is one JSON document of statistics (a metric's ``avg``, ``p50`` …; AIPerf's
+    ``JsonExporter``), ``profile_export_aiperf.csv`` their table under a ``Metric`` header
+    (``CsvExporter``), and ``profile_export.jsonl`` one record per request, the file compare
+    and the calibration fits read."""
+    try:
+        with open(file, "rb") as handle:
+            head = handle.read(1 << 16)
+    except OSError:
+        return ""
+    text = head.lstrip(b"\xef\xbb\xbf").lstrip()
+    for magic, what in _BINARY_MAGIC:
+        if head.startswith(magic):
+            return f": the file is {what}: AIPerf's {PROFILE_EXPORT} is read as text; decompress or convert it first"
+    if text.startswith(b"Metric,"):
+        kind = "AIPerf's aggregate statistics table (profile_export_aiperf.csv)"
+    elif text.startswith(b"{") and (b'"avg"' in head or b'"records"' in head or b'"input_config"' in head) \
+            and b'"metadata"' not in head:
+        kind = "AIPerf's aggregate statistics (profile_export_aiperf.json)"
+    else:
+        return ""
+    beside = os.path.join(os.path.dirname(file), PROFILE_EXPORT)
+    where = f" ({beside} is there)" if os.path.isfile(beside) and os.path.abspath(beside) != os.path.abspath(file) else ""
+    return (f": the file is {kind}, not its per-request records; give the {PROFILE_EXPORT} "
+            f"AIPerf wrote beside it{where}, or the artifact folder")
+
+
+def _profile_record(obj: dict[str, Any], file: str, line: int) -> dict[str, Any]:
+    """One line of :func:`read_profile_export` (its object ``obj``) as its record."""
+    md = obj["metadata"]
+    metrics = obj.get("metrics") if isinstance(obj.get("metrics"), dict) else {}
+    start_ns, end_ns = record_timestamps(md, file, line)
+    rec: dict[str, Any] = {
+        "line": line, "start_ns": start_ns, "end_ns": end_ns,
+        "conversation": md.get("conversation_id") or md.get("x_correlation_id") or f"line{line}",
+        "session": md.get("x_correlation_id") or md.get("conversation_id") or f"line{line}",
+        "turn": int(md.get("turn_index") or 0), "error": None,
+        "phase": benchmark_phase(md, file, line),
+    }
+    if obj.get("error") is not None:
+        err = obj["error"]
+        rec["error"] = str((err.get("type") if isinstance(err, dict) else None) or "error")
+        # canceled by the client (AIPerf's RequestCancellationError, code 499): it loaded
+        # the server from its send to its cancel, so compare replays it
+        rec["canceled"] = bool(md.get("was_cancelled")) or (isinstance(err, dict) and err.get("code") == 499)
+        if rec["canceled"]:
+            name = "error_isl" if metrics.get("error_isl") is not None else "input_sequence_length"
+            if metrics.get(name) is None:
+                raise DataError("missing field 'metrics.error_isl' in a canceled record: its prompt length "
+                                "is needed to replay it", file=file, line=line, field="metrics.error_isl")
+            rec["isl"] = _token_count(metric_value(metrics[name], f"metrics.{name}", file, line),
+                                      f"metrics.{name}", file, line)
+            cancel = md.get("cancellation_time_ns")
+            rec["cancel_ns"] = cancel if isinstance(cancel, int) and not isinstance(cancel, bool) else end_ns
+        return rec
+
+    def need(name: str, what: str) -> Any:
+        if metrics.get(name) is None:
+            raise DataError(f"missing field 'metrics.{name}' in a record without an error",
+                            file=file, line=line, field=f"metrics.{name}")
+        return metric_value(metrics[name], f"metrics.{name}", file, line, what)
+
+    def latency(name: str, required: bool = True) -> float | None:
+        """A latency metric in ms, converted from its unit."""
+        if metrics.get(name) is None:
+            return need(name, "") if required else None  # need raises
+        unit, factor = time_unit(metrics[name], f"metrics.{name}", file, line)
+        return float(need(name, f"a latency in {unit}")) * factor
+
+    tokens = "a token count"
+    rec["isl"], rec["osl"] = (_token_count(need(name, tokens), f"metrics.{name}", file, line)
+                              for name in ("input_sequence_length", "output_sequence_length"))
+    rec["ttft_ms"], rec["e2e_ms"] = latency("time_to_first_token"), latency("request_latency")
+    # AIPerf takes both from the same responses: TTFT the first's time less the send,
+    # request latency the last's (ttft_metric.py, request_latency_metric.py), so a
+    # latency below the TTFT is a damaged record (a tolerance of 1e-9 for unit rounding)
+    if rec["e2e_ms"] < rec["ttft_ms"] * (1 - 1e-9):
+        raise DataError(f"field 'metrics.request_latency.value' ({rec['e2e_ms']:.6g} ms) is below "
+                        f"'metrics.time_to_first_token' ({rec['ttft_ms']:.6g} ms): AIPerf measures both from "
+                        f"the send, to the last response and to the first", file=file, line=line,
+                        field="metrics.request_latency")
+    rec["tpot_ms"] = latency("inter_token_latency", required=False)
+    icl = metrics.get("inter_chunk_latency")
+    icl_ms = time_unit(icl, "metrics.inter_chunk_latency", file, line)[1]
+    icl = icl.get("value") if isinstance(icl, dict) else icl
+    if icl is not None and not isinstance(icl, list):
+        raise DataError(f"field 'metrics.inter_chunk_latency.value' must be a list of latencies "
+                        f"in ms ≥ 0, got {icl!r}", file=file, line=line, field="metrics.inter_chunk_latency")
+    bad = next((i for i, x in enumerate(icl or ()) if isinstance(x, bool) or not isinstance(x, (int, float))
+                or not math.isfinite(x) or x < 0), None)
+    if bad is not None:
+        raise DataError(f"field 'metrics.inter_chunk_latency.value' must be a list of latencies in ms "
+                        f"≥ 0, got {icl[bad]!r} at index {bad}", file=file, line=line,
+                        field="metrics.inter_chunk_latency")
+    rec["icl_ms"] = [float(x) * icl_ms for x in icl or ()]
+    _check_chunk_gaps(rec, file, line)
+    return rec

@@ -28,7 +28,10 @@ def render(res: SearchResult, front_rows: int = 10) -> str:
              f"not enumerated; {res.elapsed_s:.1f} s"
              + (f", {res.resumed:,} resumed from the journal" if res.resumed else "")]
     b = res.best
-    if b is None:
+    if b is None and not c["candidates"]:  # nothing to simulate: the space was empty, not the SLO missed
+        why = "every layout asked for is invalid (below)" if res.invalid else "the space asked for is empty"
+        lines += ["", f"no candidate to search: {why}."]
+    elif b is None:
         lines += ["", "no candidate met the SLO."]
     else:
         r = b.result
