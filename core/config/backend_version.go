@@ -284,6 +284,20 @@ func VLLMDefaults(r Release) VersionDefaults {
 	return d
 }
 
+// VLLMReleaseDefaults is the defaults of the vLLM release engine.backend_version
+// names (VLLMDefaults), ok false when none is named or it does not resolve
+// (then the rules of before the field existed stand).
+func (e *Engine) VLLMReleaseDefaults() (d VersionDefaults, ok bool) {
+	if e.BackendVersion == "" {
+		return VersionDefaults{}, false
+	}
+	rel, _, err := ResolveBackendVersion(e.BackendVersion)
+	if err != nil {
+		return VersionDefaults{}, false
+	}
+	return VLLMDefaults(rel), true
+}
+
 // backendVersionDefaults fills, for a spec that names engine.backend_version,
 // the defaults of that release wherever the input was silent: the scheduler's
 // async_scheduling and enable_prefix_caching, a given engine.tokenization's

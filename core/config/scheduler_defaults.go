@@ -69,11 +69,8 @@ func (s *Spec) ResolveSchedulerDefaults(memBytes int64, systemName string) error
 		return nil // another engine's limits are its own block's (engine.trtllm, engine.sglang)
 	}
 	sc := &s.Engine.Scheduler
-	huge := false
-	if rel, _, err := ResolveBackendVersion(s.Engine.BackendVersion); s.Engine.BackendVersion != "" && err == nil {
-		huge = VLLMDefaults(rel).HugeGPUBatchRule
-	}
-	seqs, tokens := SchedulerDefaultsAt(memBytes, systemName, huge)
+	d, _ := s.Engine.VLLMReleaseDefaults()
+	seqs, tokens := SchedulerDefaultsAt(memBytes, systemName, d.HugeGPUBatchRule)
 	tokensDefault := sc.MaxNumBatchedTokens == 0
 	if tokensDefault {
 		sc.MaxNumBatchedTokens = tokens

@@ -528,7 +528,8 @@ func SGLangDefaultsPiecewise(r Release, memBytes int64, tp, pp, dp int, given *S
 	if given != nil && given.CUDAGraphMaxBS != 0 {
 		d.CUDAGraphMaxBS = given.CUDAGraphMaxBS
 	}
-	if pcg.On && !r.Before(sglangPiecewiseSince) {
+	piecewise := pcg.On && !r.Before(sglangPiecewiseSince)
+	if piecewise {
 		d.PiecewiseMaxTokens, d.PiecewiseSizes, d.PiecewiseLargest = sglangPiecewiseTokens(r, d.ChunkedPrefillSize, given, pcg)
 	}
 	if given != nil && given.MemFractionStatic != 0 {
@@ -553,7 +554,7 @@ func SGLangDefaultsPiecewise(r Release, memBytes int64, tp, pp, dp int, given *S
 				reserved += bs * float64(dp) * 1.5
 			}
 		}
-		if pcg.On && !r.Before(sglangPiecewiseSince) {
+		if piecewise {
 			if pcg.MLA {
 				reserved += 1.5 * gib // "the memory overhead is much higher than expected with fa3"
 			} else {

@@ -364,7 +364,7 @@ func (d *deployment) buildPool(s *config.Spec, pl *pool) error {
 	// engine's own (its batch holds the dummy requests).
 	cgTop := 0
 	if e.Backend == config.BackendVLLM {
-		cgTop = vllmCUDAGraphTop(e.BackendVersion, sys.SMVersion, lim.maxSeqs, lim.maxTokens)
+		cgTop = vllmCUDAGraphTop(e, sys.SMVersion, lim.maxSeqs, lim.maxTokens)
 	}
 	maxTokens, overlap := lim.maxTokens, lim.async
 	in := engine.PoolInput{Spec: s, Arch: arch, Sys: sys, KVDtype: kvDtype, Name: pl.name, Field: pl.field, Pool: pl.spec,
@@ -512,7 +512,7 @@ func (d *deployment) buildPool(s *config.Spec, pl *pool) error {
 	}
 	prefix, align := lim.prefixCaching, false
 	if hybrid {
-		prefix, align, pl.args = vllmHybridArgs(e.Scheduler.MambaCacheMode, prefix, e.Backend == config.BackendVLLM && vllmHybridPrefixDefault(e.BackendVersion), hy, stateBlocks)
+		prefix, align, pl.args = vllmHybridArgs(e.Scheduler.MambaCacheMode, prefix, e.Backend == config.BackendVLLM && vllmHybridPrefixDefault(e), hy, stateBlocks)
 	}
 	pl.cfg = engine.Config{
 		MaxNumSeqs: lim.maxSeqs, MaxNumBatchedTokens: lim.maxTokens, BlockSize: blockSize,
@@ -529,9 +529,9 @@ func (d *deployment) buildPool(s *config.Spec, pl *pool) error {
 // keeps prefix caching on for hybrid models by default (vLLM 0.28.0 and
 // later, config.VersionDefaults.HybridPrefixCaching); false without a
 // version, as before.
-func vllmHybridPrefixDefault(version string) bool {
-	rel, _, err := config.ResolveBackendVersion(version)
-	return version != "" && err == nil && config.VLLMDefaults(rel).HybridPrefixCaching
+func vllmHybridPrefixDefault(e *config.Engine) bool {
+	d, _ := e.VLLMReleaseDefaults()
+	return d.HybridPrefixCaching
 }
 
 // vllmHybridArgs resolves how vLLM caches a hybrid model (one with
@@ -730,10 +730,10 @@ func (d *deployment) metadata(s *config.Spec, m *sim) report.Metadata {
 // of engine.backend_version's release (config.VersionDefaults.MaxCUDAGraphSize:
 // 1,024 on Blackwell from 0.28.0), or 512 when no version is given (as before
 // the ceiling depended on one).
-func vllmCUDAGraphTop(version string, sm, maxSeqs, maxTokens int) int {
+func vllmCUDAGraphTop(e *config.Engine, sm, maxSeqs, maxTokens int) int {
 	ceiling := perf.DefaultCUDAGraphCeiling
-	if rel, _, err := config.ResolveBackendVersion(version); version != "" && err == nil {
-		ceiling = config.VLLMDefaults(rel).MaxCUDAGraphSize(sm)
+	if d, ok := e.VLLMReleaseDefaults(); ok {
+		ceiling = d.MaxCUDAGraphSize(sm)
 	}
 	return perf.CUDAGraphMaxTokensUpTo(maxSeqs, maxTokens, ceiling)
 }

@@ -7,6 +7,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/aisimulate/aisimulate/core/config"
 )
 
 // The largest CUDA-graph capture size by release and GPU, as vLLM 0.28.0's
@@ -29,7 +31,7 @@ func TestVLLMCUDAGraphTopByRelease(t *testing.T) {
 		{"0.34.0", 120, 1024, 8192, 512},   // RTX PRO 6000: family 12
 		{"nightly", 100, 1024, 16384, 1024},
 	} {
-		assert.Equal(t, c.wantTop, vllmCUDAGraphTop(c.version, c.sm, c.seqs, c.tokens), "%q sm %d", c.version, c.sm)
+		assert.Equal(t, c.wantTop, vllmCUDAGraphTop(&config.Engine{BackendVersion: c.version}, c.sm, c.seqs, c.tokens), "%q sm %d", c.version, c.sm)
 	}
 }
 

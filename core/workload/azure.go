@@ -81,11 +81,8 @@ func NewAzureSource(r io.Reader, name string) (Source, error) {
 	if err != nil {
 		err = s.csvError(err)
 		var de *DataError
-		switch {
-		case errors.As(err, &de) && binaryKind(head) != "":
-			de.Msg += binaryHint(binaryKind(head))
-		case errors.As(err, &de) && looksLikeJSON(head):
-			de.Msg += jsonHint
+		if errors.As(err, &de) {
+			de.Msg += azureFormatHint(head)
 		}
 		return nil, err
 	}
@@ -108,13 +105,7 @@ func NewAzureSource(r io.Reader, name string) (Source, error) {
 	}
 	for c, want := range cols {
 		if idx[c] < 0 {
-			msg := "column missing from the header"
-			switch {
-			case binaryKind(head) != "":
-				msg += binaryHint(binaryKind(head))
-			case looksLikeJSON(head):
-				msg += jsonHint
-			}
+			msg := "column missing from the header" + azureFormatHint(head)
 			return nil, &DataError{File: name, Line: line, Field: want, Msg: msg}
 		}
 	}
@@ -275,4 +266,17 @@ func parseAzureTime(text string) (time.Time, string) {
 		return time.Time{}, fmt.Sprintf("cannot parse %s: want YYYY-MM-DD hh:mm:ss[.fraction][+hh:mm]", quoteShort(text))
 	}
 	return t.UTC(), ""
+}
+
+// azureFormatHint follows an error on a file that is no CSV, by its first
+// bytes head: a binary file's kind (binaryHint), else a JSON-lines file's
+// (jsonHint), else nothing.
+func azureFormatHint(head []byte) string {
+	if kind := binaryKind(head); kind != "" {
+		return binaryHint(kind)
+	}
+	if looksLikeJSON(head) {
+		return jsonHint
+	}
+	return ""
 }

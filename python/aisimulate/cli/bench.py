@@ -1112,7 +1112,7 @@ def run_bench(args: argparse.Namespace) -> int:
     from .common import UsageError, config_source_from_args, progress_of, write
     from ..config import load_config, read_config
     from ..io.exports import aiperf_summary
-    from ..report_text import none_completed, some_not_completed, version_notes
+    from ..report_text import none_completed, some_not_completed
 
     command = list(args.command)
     if _config_is_command_word(args.config, command):
@@ -1166,9 +1166,9 @@ def run_bench(args: argparse.Namespace) -> int:
     elif not args.quiet and (why := some_not_completed(report)):  # the result counts them only
         print(f"aisimulate: note: {why}", file=sys.stderr)
     if not args.quiet:  # the engine release's stand-ins, as `aisimulate replay` says them
-        from .notes import acceptance_notes
+        from .notes import stand_in_notes
 
-        for note in version_notes(report.metadata) + acceptance_notes(spec.given, spec.data):
+        for note in stand_in_notes(report.metadata, spec):
             print(f"aisimulate: note: {note}", file=sys.stderr)
     tool = bench["tool"]
     if tool in ("aiperf", "genai_perf"):  # genai-perf prints AIPerf's table (AIPerf is its successor)

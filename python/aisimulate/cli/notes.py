@@ -66,3 +66,13 @@ def acceptance_notes(given: Mapping[str, Any] | None, data: Mapping[str, Any]) -
                        f"(AIConfigurator's MTP default, DeepSeek-V3's; a draft's acceptance depends on the "
                        f"model, its draft and the prompts: give the measured one)")
     return out
+
+
+def stand_in_notes(metadata: Mapping[str, Any] | None, spec: Any) -> list[str]:
+    """What the commands (replay, bench, validate) say stands in: the notes on
+    ``engine.backend_version`` in ``metadata`` (report_text.version_notes), then one per
+    speculative block of ``spec`` (the config with ``given`` and ``data``) that leaves its
+    acceptance out (:func:`acceptance_notes`)."""
+    from ..report_text import version_notes
+
+    return version_notes(metadata) + acceptance_notes(spec.given, spec.data)

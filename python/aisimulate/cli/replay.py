@@ -19,7 +19,7 @@ from .common import (EXAMPLES, PROG, UsageError, add_config_arguments, add_perce
                      check_gpu_hour_price, config_from_args, error, parse_exports, parse_percentiles,
                      parse_records, parse_slos, progress_of, write)
 from .outputs import check_apart, check_output_dir, check_output_file
-from ..report_text import none_completed, some_not_completed, version_notes
+from ..report_text import none_completed, some_not_completed
 from ..config import Spec
 
 
@@ -151,9 +151,9 @@ def _cmd_replay(args: argparse.Namespace) -> int:
     elif not args.quiet and (why := some_not_completed(report)):  # the table has the counts only
         print(f"{PROG}: note: {why}", file=sys.stderr)
     if not args.quiet:  # what stands in for the release named, which only metadata says otherwise
-        from .notes import acceptance_notes
+        from .notes import stand_in_notes
 
-        for note in version_notes(report.metadata) + acceptance_notes(spec.given, spec.data):
+        for note in stand_in_notes(report.metadata, spec):
             print(f"{PROG}: note: {note}", file=sys.stderr)
     if args.format == "json":
         if price is None:

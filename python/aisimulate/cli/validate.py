@@ -6,7 +6,6 @@ import argparse
 import json
 
 from .. import check
-from ..report_text import version_notes
 from .common import add_config_arguments, add_progress_argument, config_from_args, write
 
 
@@ -52,8 +51,8 @@ def _cmd_validate(args: argparse.Namespace) -> int:
     lines.append(f"  model {meta.get('model')} ({experts}{meta.get('weight_dtype')}{others} weights, "
                  f"{meta.get('kv_cache_dtype')} KV cache) on {meta.get('system')}; "
                  f"max_model_len {meta.get('max_model_len')}, block_size {meta.get('block_size')}")
-    from .notes import acceptance_notes
+    from .notes import stand_in_notes
 
-    lines += [f"  note: {n}" for n in version_notes(meta) + acceptance_notes(spec.given, spec.data)]
+    lines += [f"  note: {n}" for n in stand_in_notes(meta, spec)]
     write("\n".join(lines) + "\n")
     return 0
