@@ -740,17 +740,18 @@ func (d *deployment) metadata(s *config.Spec, m *sim) report.Metadata {
 // on a GPU of compute capability sm: with engine.backend_version, the
 // release's capture rule (perf.VLLMGraphs from config.VersionDefaults, with
 // speculative_config's 1 + num_speculative_tokens per decode) and its
-// largest graph; without one, the largest size min(2 × max_num_seqs, 512,
-// max_num_batched_tokens) and the zero rule (perf.CUDAGraphTokens' padding,
-// as before the rules depended on the release).
+// largest graph; without one, the largest size min(2 × max_num_seqs × q,
+// 512, max_num_batched_tokens), q = 1 + num_speculative_tokens as in every
+// release from 0.13.0, and the zero rule (perf.CUDAGraphTokens' padding, as
+// before the rules depended on the release).
 func vllmCUDAGraphs(e *config.Engine, sm, maxSeqs, maxTokens int) (top int, graphs perf.VLLMGraphs) {
-	d, ok := e.VLLMReleaseDefaults()
-	if !ok {
-		return perf.CUDAGraphMaxTokensUpTo(maxSeqs, maxTokens, perf.DefaultCUDAGraphCeiling), graphs
-	}
 	q := 1
 	if sp := e.Scheduler.SpeculativeConfig; sp != nil {
 		q += sp.NumSpeculativeTokens
+	}
+	d, ok := e.VLLMReleaseDefaults()
+	if !ok {
+		return perf.CUDAGraphMaxTokensUpTo(maxSeqs*q, maxTokens, perf.DefaultCUDAGraphCeiling), graphs
 	}
 	graphs = perf.VLLMGraphs{MaxNumSeqs: maxSeqs, MaxNumBatchedTokens: maxTokens, QueryLen: q,
 		Ceiling: d.MaxCUDAGraphSize(sm), SpecCeiling: d.SpecCUDAGraphCeiling, CaptureTokenBudget: d.CaptureTokenBudget,

@@ -62,7 +62,7 @@ func TestVLLMCUDAGraphTopByRelease(t *testing.T) {
 	top, _ = vllmCUDAGraphs(spec("0.12.0"), 90, 4, 8192)
 	assert.Equal(t, 6, top)
 	top, _ = vllmCUDAGraphs(spec(""), 90, 4, 8192)
-	assert.Equal(t, 8, top, "no version: min(2 × 4, 512, 8192) as before")
+	assert.Equal(t, 24, top, "no version: min(2 × 4 × 3, 512, 8192), the limit of every release from 0.13.0")
 }
 
 // On b200_sxm (180 GiB) `vllm serve` defaults max_num_batched_tokens to
