@@ -791,3 +791,48 @@ def test_an_aiperf_release_written_short_or_suffixed_is_that_release():
     assert _release("v0.5.0") == _release("0.5.0rc1") == _release("0.5") == (0, 5, 0)
     assert _release("0.13.0") == (0, 13, 0) and _release("1") == (1, 0, 0)
     assert _release("latest") is None and _release(None) is None and _release("") is None
+
+
+def test_aiperf_warmup_isolation_by_release(capsys, tmp_path):
+    # 4 entries in sequence, 4 warm-ups at concurrency 4: before 0.11.0 (and from 0.13.0 with
+    # --cache-bust none) the warm-up caches every entry and each measured TTFT is the same;
+    # 0.11.0-0.12.x mark the warm-up prompts, so the first measured wave computes its prompts
+    # whole, as 0.13.0 does with --cache-bust warmup_isolation_first_turn
+    cmd = ("aiperf profile -m Qwen/Qwen3-8B --streaming --concurrency 4 --request-count 24 --warmup-request-count 4 "
+           "--isl 600 --osl 50 --num-dataset-entries 4 --dataset-sampling-strategy sequential "
+           "--extra-inputs ignore_eos:true --network-latency-automatic")
+    ttft = {}
+    for version, more in (("0.10.0", ""), ("0.12.0", ""), ("0.13.0", ""),
+                          ("0.13.0", " --cache-bust warmup_isolation_first_turn")):
+        code, out, err = run_cli(capsys, tmp_path, cmd + more, "--tool-version", version, "--format", "json")
+        assert code == 0, err
+        doc = json.loads(out)
+        ttft[version + more] = (doc["result"]["time_to_first_token"]["min"], doc["result"]["time_to_first_token"]["max"])
+        assert doc["benchmark"].get("cache_bust") == (more.split()[-1] if more else None)
+    assert ttft["0.10.0"][0] == ttft["0.10.0"][1] == ttft["0.13.0"][1]
+    isolated = ttft["0.12.0"]
+    assert isolated[1] > 2 * isolated[0] and isolated == ttft["0.13.0 --cache-bust warmup_isolation_first_turn"]
+    assert isolated[0] == ttft["0.10.0"][0]
+
+
+@pytest.mark.parametrize("version, more, match", [
+    ("0.11.0", "--cache-bust none", "--cache-bust: is an option of AIPerf 0.12.0 and later"),
+    ("0.12.0", "--cache-bust warmup_isolation_first_turn", "a target of AIPerf 0.13.0 and later"),
+    ("0.13.0", "--cache-bust first_turn_prefix", "--cache-bust: first_turn_prefix is not simulated"),
+    ("0.13.0", "--cache-bust warmup_isolation_system", "shared system prompt"),
+    ("0.11.0", "--request-rate 4 --vllm-burstiness 2", "--vllm-burstiness: belongs to request_rate_mode gamma"),
+])
+def test_aiperf_release_refusals_name_the_option(capsys, tmp_path, version, more, match):
+    cmd = ("aiperf profile -m Qwen/Qwen3-8B --streaming --request-count 8 --isl 100 --osl 4 "
+           "--extra-inputs ignore_eos:true " + more)
+    code, _, err = run_cli(capsys, tmp_path, cmd, "--tool-version", version)
+    assert code == 2 and match in err, err
+
+
+def test_aiperf_smoothness_alone_is_gamma_from_0_12(capsys, tmp_path):
+    cmd = ("aiperf profile -m Qwen/Qwen3-8B --streaming --request-count 8 --isl 100 --osl 4 "
+           "--extra-inputs ignore_eos:true --request-rate 4 --vllm-burstiness 4")
+    code, out, err = run_cli(capsys, tmp_path, cmd, "--tool-version", "0.12.0", "--format", "json")
+    assert code == 0, err
+    b = json.loads(out)["benchmark"]
+    assert (b["request_rate_mode"], b["arrival_smoothness"]) == ("gamma", 4.0)

@@ -144,6 +144,11 @@ type AIPerfBenchmark struct {
 	// aiperf/timing/intervals.py: a coefficient of variation 1/√shape.
 	RequestRateMode   string  `json:"request_rate_mode,omitempty"`
 	ArrivalSmoothness float64 `json:"arrival_smoothness,omitempty"`
+	// CacheBust is --cache-bust (AIPerf 0.12.0 and later; absent: none,
+	// its default): none, or warmup_isolation_first_turn (0.13.0 and later:
+	// a "[warmup]" marker at the start of each warm-up prompt, none on the
+	// measured ones). Its other targets are refused (cacheBustTargets).
+	CacheBust string `json:"cache_bust,omitempty"`
 }
 
 // AIPerf's releases whose rules differ, read from their wheels' sources.
@@ -173,7 +178,97 @@ var (
 	aiperfEntriesFollowCounts = Release{0, 9, 0}
 	// aiperfOldest: the rules of an AIPerf benchmark without a version.
 	aiperfOldest = Release{0, 2, 0}
+	// aiperfWarmupIsolated: from 0.11.0 every warm-up request's system
+	// message (chat) or prompt (completions) starts with "warmup"
+	// (WARMUP_SYSTEM_MESSAGE_PREFIX, aiperf/common/constants.py;
+	// Worker._system_message_for_phase, aiperf/workers/worker.py;
+	// OpenAICompletionsEndpoint.format_payload), so the warm-up shares no
+	// prefix with the profiling requests (WarmupPromptIsolated); 0.10.0's
+	// worker sends the conversation's own system message.
+	aiperfWarmupIsolated = Release{0, 11, 0}
+	// aiperfCacheBust: the release that adds --cache-bust (CacheBustTarget,
+	// aiperf/common/enums/enums.py: none, system_prefix, system_suffix,
+	// first_turn_prefix, first_turn_suffix).
+	aiperfCacheBust = Release{0, 12, 0}
+	// aiperfWarmupIsolationOptIn: from 0.13.0 the warm-up is isolated only
+	// under --cache-bust warmup_isolation_system or
+	// warmup_isolation_first_turn (the "[warmup]" marker); with none, the
+	// default, it sends the dataset's prompts as they are, as before 0.11.0
+	// (0.13.0's worker has no WARMUP_SYSTEM_MESSAGE_PREFIX).
+	aiperfWarmupIsolationOptIn = Release{0, 13, 0}
+	// aiperfSmoothnessRefused and aiperfSmoothnessAloneBack: the releases where --arrival-smoothness
+	// (--vllm-burstiness) with a rate and no --arrival-pattern runs the gamma
+	// pattern: 0.5.0 to 0.8.x (UserConfig's validator, "Setting arrival
+	// pattern to gamma by default", aiperf/common/config/user_config.py) and
+	// from 0.12.0 (_profiling_phase_type, aiperf/config/flags/
+	// _converter_profiling.py, "v1 parity"); 0.9.0 to 0.11.x refuse it
+	// ("--arrival-smoothness is only supported with --arrival-pattern gamma").
+	aiperfSmoothnessRefused   = Release{0, 9, 0}
+	aiperfSmoothnessAloneBack = Release{0, 12, 0}
 )
+
+// The values of --cache-bust the simulation takes.
+const (
+	CacheBustNone                     = "none"
+	CacheBustWarmupIsolationFirstTurn = "warmup_isolation_first_turn"
+)
+
+// cacheBustRefused: --cache-bust targets that are not simulated, with why.
+var cacheBustRefused = map[string]string{
+	"system_prefix":           "a marker of each conversation's own ahead of its system message",
+	"system_suffix":           "a marker of each conversation's own after its system message",
+	"first_turn_prefix":       "a marker of each conversation's own ahead of its first prompt",
+	"first_turn_suffix":       "a marker of each conversation's own after its first prompt",
+	"warmup_isolation_system": "AIPerf takes it only with a shared system prompt, which the simulation does not send (validate_warmup_isolation_system_requires_shared_system_prompt); warmup_isolation_first_turn is simulated",
+}
+
+// warmupIsolated reports whether t's warm-up prompts share no prefix with
+// its measured ones (aiperfWarmupIsolated, aiperfWarmupIsolationOptIn).
+func (t AIPerfBenchmark) warmupIsolated() bool {
+	switch rel := t.release(); {
+	case rel.Before(aiperfWarmupIsolated):
+		return false
+	case rel.Before(aiperfWarmupIsolationOptIn):
+		return true
+	}
+	return t.CacheBust == CacheBustWarmupIsolationFirstTurn
+}
+
+// isolationName names what isolates t's warm-up, for a note.
+func (t AIPerfBenchmark) isolationName() string {
+	if t.CacheBust == CacheBustWarmupIsolationFirstTurn {
+		return "--cache-bust " + CacheBustWarmupIsolationFirstTurn
+	}
+	return `"warmup" ahead of its system message or prompt`
+}
+
+// validateCacheBust checks t's --cache-bust against its release.
+func (t AIPerfBenchmark) validateCacheBust(path string) error {
+	rel, v := t.release(), t.CacheBust
+	switch {
+	case v == "":
+		return nil
+	case rel.Before(aiperfCacheBust):
+		return errorf(path, "is an option of AIPerf 0.12.0 and later (this is %s)", t.versionName())
+	case v == CacheBustNone:
+		return nil
+	case v == CacheBustWarmupIsolationFirstTurn && rel.Before(aiperfWarmupIsolationOptIn):
+		return errorf(path, "%s is a target of AIPerf 0.13.0 and later (this is %s)", v, t.versionName())
+	case v == CacheBustWarmupIsolationFirstTurn:
+		return nil
+	}
+	if why, ok := cacheBustRefused[v]; ok {
+		return errorf(path, "%s is not simulated (%s)", v, why)
+	}
+	return errorf(path, "%s is not a target of AIPerf's --cache-bust (the simulation takes %s and %s)", quote(v), CacheBustNone, CacheBustWarmupIsolationFirstTurn)
+}
+
+// smoothnessAlone reports whether t's release runs --arrival-smoothness
+// without --arrival-pattern as the gamma pattern (aiperfSmoothnessRefused).
+func (t AIPerfBenchmark) smoothnessAlone() bool {
+	rel := t.release()
+	return !rel.Before(aiperfGamma) && rel.Before(aiperfSmoothnessRefused) || !rel.Before(aiperfSmoothnessAloneBack)
+}
 
 // release is t's AIPerf release (aiperfOldest's rules without a version).
 func (t AIPerfBenchmark) release() Release {
@@ -358,6 +453,9 @@ func benchmarkDefaults(b *Benchmark, path string, present func(string) bool) {
 		if !given("concurrency") && t.RequestRate == nil {
 			t.Concurrency = 1
 		}
+		if t.RequestRateMode == "" && t.ArrivalSmoothness != 0 && t.RequestRate != nil && t.smoothnessAlone() {
+			t.RequestRateMode = ArrivalGamma // a smoothness is a gamma shape (aiperfSmoothnessRefused)
+		}
 		if t.RequestRateMode == ArrivalGamma && !given("arrival_smoothness") {
 			t.ArrivalSmoothness = 1 // GammaIntervalGenerator: smoothness or 1.0
 		}
@@ -541,6 +639,9 @@ func (t AIPerfBenchmark) validate(path string) error {
 			return errorf(p+"request_count", "cannot be given with num_conversations: AIPerf %s refuses it (\"Both a request-count and number of conversations are set\"): the conversations are the count", t.versionName())
 		}
 	}
+	if err := t.validateCacheBust(p + "cache_bust"); err != nil {
+		return err
+	}
 	if t.RequestRateMode != "" || t.ArrivalSmoothness != 0 {
 		switch {
 		case t.RequestRate == nil:
@@ -554,7 +655,7 @@ func (t AIPerfBenchmark) validate(path string) error {
 		case gamma && rel.Before(aiperfGamma):
 			return errorf(p+"request_rate_mode", "gamma is an arrival pattern of AIPerf 0.5.0 and later (this is %s)", t.versionName())
 		case !gamma && t.ArrivalSmoothness != 0:
-			return errorf(p+"arrival_smoothness", "belongs to request_rate_mode gamma")
+			return errorf(p+"arrival_smoothness", "belongs to request_rate_mode gamma (AIPerf 0.5.0–0.8.x and 0.12.0 and later take it alone as gamma; this is %s)", t.versionName())
 		case gamma:
 			if err := checkFloat(p+"arrival_smoothness", "AIPerfBenchmark.arrival_smoothness", t.ArrivalSmoothness); err != nil {
 				return err
@@ -805,10 +906,17 @@ func (t AIPerfBenchmark) traffic() (Traffic, []string) {
 		}
 		tr.Load.Mode = l
 	} else {
-		tr.Load.Mode = ConcurrencyLoad{Concurrency: t.Concurrency, WarmupRequests: t.WarmupRequestCount}
+		l := ConcurrencyLoad{Concurrency: t.Concurrency, WarmupRequests: t.WarmupRequestCount}
+		if l.WarmupRequests > 0 && t.warmupIsolated() {
+			l.WarmupPrompt = WarmupPromptIsolated
+		}
+		tr.Load.Mode = l
 	}
 	tr.Stop.MaxDurationS = t.BenchmarkDuration
 	var notes []string
+	if l, ok := tr.Load.Mode.(ConcurrencyLoad); ok && l.WarmupPrompt == WarmupPromptIsolated {
+		notes = append(notes, fmt.Sprintf("AIPerf %s marks each warm-up prompt at its start (%s): the warm-up fills no prefix the measured requests find (the marker's few tokens are not added)", t.Version, t.isolationName()))
+	}
 	if n == durationRunRequests {
 		notes = append(notes, fmt.Sprintf("requests sent until benchmark_duration (%g s) ends; the ones in flight then finish and count (AIPerf's --benchmark-grace-period, 30 s by default, bounds that wait)", t.BenchmarkDuration))
 	}

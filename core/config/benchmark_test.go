@@ -356,3 +356,56 @@ func TestAIPerfRequestRateMode(t *testing.T) {
 		assert.Equal(t, field, benchErr(t, bench+", output_tokens_mean: 10, ignore_eos: true}").Field, bench)
 	}
 }
+
+// --arrival-smoothness with a rate and no --arrival-pattern: gamma in AIPerf
+// 0.5.0–0.8.x and from 0.12.0 (smoothness 4: CV 1/√4 = 0.5), refused by
+// 0.9.0–0.11.x and without a version (before 0.5.0 there is no gamma).
+func TestAIPerfSmoothnessAloneByVersion(t *testing.T) {
+	for _, version := range []string{"0.5.0", "0.8.0", "0.12.0", "0.13.0"} {
+		tr, _ := benchSpec(t, "", "{tool: aiperf, version: "+version+", request_rate: 5, arrival_smoothness: 4, output_tokens_mean: 10, ignore_eos: true}").Traffic.Benchmark.Traffic()
+		assert.Equal(t, RateLoad{RateRPS: 5, Arrival: ArrivalGamma, CV: 0.5, CappedArrival: ""}, tr.Load.Mode, version)
+	}
+	for _, version := range []string{"", "version: 0.4.0, ", "version: 0.9.0, ", "version: 0.11.0, "} {
+		e := benchErr(t, "{tool: aiperf, "+version+"request_rate: 5, arrival_smoothness: 4, output_tokens_mean: 10, ignore_eos: true}")
+		assert.Equal(t, "traffic.benchmark.arrival_smoothness", e.Field, version)
+	}
+	// an explicit other pattern is refused in every release
+	e := benchErr(t, "{tool: aiperf, version: 0.12.0, request_rate: 5, request_rate_mode: constant, arrival_smoothness: 4, output_tokens_mean: 10, ignore_eos: true}")
+	assert.Equal(t, "traffic.benchmark.arrival_smoothness", e.Field)
+}
+
+// The warm-up's prompts: the dataset's own before 0.11.0 and from 0.13.0
+// (--cache-bust none, the default); marked "warmup" at their start in
+// 0.11.0 and 0.12.x, and in 0.13.0 under --cache-bust
+// warmup_isolation_first_turn: WarmupPromptIsolated.
+func TestAIPerfWarmupIsolationByVersion(t *testing.T) {
+	for bench, want := range map[string]string{
+		"":                                    "",
+		"version: 0.10.0, ":                   "",
+		"version: 0.11.0, ":                   WarmupPromptIsolated,
+		"version: 0.12.0, ":                   WarmupPromptIsolated,
+		"version: 0.12.0, cache_bust: none, ": WarmupPromptIsolated,
+		"version: 0.13.0, ":                   "",
+		"version: 0.13.0, cache_bust: none, ": "",
+		"version: 0.13.0, cache_bust: warmup_isolation_first_turn, ": WarmupPromptIsolated,
+	} {
+		tr, notes := benchSpec(t, "", "{tool: aiperf, "+bench+"concurrency: 4, request_count: 40, warmup_request_count: 8, output_tokens_mean: 10, ignore_eos: true}").Traffic.Benchmark.Traffic()
+		assert.Equal(t, ConcurrencyLoad{Concurrency: 4, WarmupRequests: 8, WarmupPrompt: want}, tr.Load.Mode, bench)
+		assert.Equal(t, want != "", len(notes) > 0, bench)
+	}
+	// without a warm-up there is nothing to isolate
+	tr, _ := benchSpec(t, "", "{tool: aiperf, version: 0.11.0, concurrency: 4, request_count: 40, output_tokens_mean: 10, ignore_eos: true}").Traffic.Benchmark.Traffic()
+	assert.Equal(t, ConcurrencyLoad{Concurrency: 4}, tr.Load.Mode)
+	for bench, why := range map[string]string{
+		"version: 0.11.0, cache_bust: none":                        "0.12.0 and later",
+		"cache_bust: none":                                         "0.12.0 and later",
+		"version: 0.12.0, cache_bust: warmup_isolation_first_turn": "0.13.0 and later",
+		"version: 0.13.0, cache_bust: warmup_isolation_system":     "shared system prompt",
+		"version: 0.13.0, cache_bust: first_turn_prefix":           "not simulated",
+		"version: 0.13.0, cache_bust: sometimes":                   "not a target",
+	} {
+		e := benchErr(t, "{tool: aiperf, "+bench+", concurrency: 4, output_tokens_mean: 10, ignore_eos: true}")
+		assert.Equal(t, "traffic.benchmark.cache_bust", e.Field, bench)
+		assert.Contains(t, e.Error(), why, bench)
+	}
+}

@@ -82,6 +82,34 @@ traffic:
 	assert.Equal(t, 2, rep.Metadata.WarmupRequests)
 }
 
+// AIPerf 0.11.0 and 0.12.x mark each warm-up prompt at its start ("warmup"
+// ahead of its system message or prompt), as 0.13.0 does under --cache-bust
+// warmup_isolation_first_turn: the same run as TestAIPerfWarmsUpFromItsDataset
+// then finds nothing of the warm-up's: measured requests 0 and 1 (entries 0
+// and 1, sent together) compute their 100 tokens, 2 and 3 find 0's and 1's
+// 6 full blocks (96 tokens). 0.13.0 with --cache-bust none is as before 0.11.0.
+func TestAIPerfIsolatedWarmupByVersion(t *testing.T) {
+	for extra, want := range map[string][]int{
+		"version: 0.11.0": {0, 0, 96, 96},
+		"version: 0.12.0": {0, 0, 96, 96},
+		"version: 0.13.0": {96, 96, 96, 96},
+		"version: 0.13.0, cache_bust: warmup_isolation_first_turn": {0, 0, 96, 96},
+	} {
+		rep := runYAML(t, linearEngineFor(100)+`
+traffic:
+  benchmark: {tool: aiperf, concurrency: 2, request_count: 4, warmup_request_count: 2, synthetic_input_tokens_mean: 100,
+              output_tokens_mean: 2, num_dataset_entries: 2, dataset_sampling_strategy: sequential, ignore_eos: true, `+extra+`}
+`)
+		require.Len(t, rep.Records, 4, extra)
+		cached := make([]int, 4)
+		for i, r := range rep.Records {
+			cached[i] = r.CachedTokens
+		}
+		assert.Equal(t, want, cached, extra)
+		assert.Equal(t, 2, rep.Metadata.WarmupRequests, extra)
+	}
+}
+
 // A rate after a warm-up (vLLM's benchmark with --request-rate: the test
 // request and the warm-ups at once, gathered, then the arrivals), on the
 // linear engine, constant arrivals at 100 req/s (every 10 ms), 3 requests of

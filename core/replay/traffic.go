@@ -138,7 +138,7 @@ func openTraffic(s *config.Spec) (*traffic, error) {
 		tr.path = v.Path
 	case config.SyntheticSource:
 		warm, _, prompt := t.Load.Warmup()
-		if prompt == "" || prompt == config.WarmupPromptSource {
+		if prompt == "" || prompt == config.WarmupPromptSource || prompt == config.WarmupPromptIsolated {
 			// AIPerf's --warmup-request-count W --request-count N sends W
 			// warm-up requests, then N measured ones: W more from the source
 			v.NumRequests += warm
@@ -150,6 +150,8 @@ func openTraffic(s *config.Spec) (*traffic, error) {
 			src = workload.RepeatFirstCapped(src, warm, t.Load.WarmupMaxOutputTokens())
 		case prompt == config.WarmupPromptLeading:
 			src = workload.RepeatLeading(src, warm)
+		case prompt == config.WarmupPromptIsolated:
+			src = workload.IsolateLeading(src, warm)
 		}
 	case config.SessionsSource:
 		src, err = workload.NewSessions(v, streams)

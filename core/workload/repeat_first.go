@@ -107,3 +107,29 @@ func (s *repeatLeading) Next(r *Request) error {
 	s.sent++
 	return nil
 }
+
+// IsolateLeading returns a Source that sends src's requests with the first n
+// of them (the warm-up) each on a prompt of its own: their HashIDs dropped,
+// so no block of theirs is found by any other request nor theirs by it (a
+// load generator that writes a marker at the start of every warm-up prompt,
+// as AIPerf 0.11.0–0.12.x do: Worker._system_message_for_phase). Lengths,
+// order and IDs are src's.
+func IsolateLeading(src Source, n int) Source { return &isolateLeading{src: src, n: n} }
+
+type isolateLeading struct {
+	src  Source
+	n    int
+	sent int
+}
+
+// Next implements Source.
+func (s *isolateLeading) Next(r *Request) error {
+	if err := s.src.Next(r); err != nil {
+		return err
+	}
+	if s.sent < s.n {
+		r.HashIDs, r.HashBlockTokens = nil, 0
+	}
+	s.sent++
+	return nil
+}

@@ -55,7 +55,12 @@ _AIPERF_INERT = {"-m": 1, "--model": 1, "--model-names": 1, "-u": 1, "--url": 1,
                  "--log-level": 1, "--workers-max": 1, "--max-workers": 1, "--record-processor-service-count": 1,
                  "--record-processors": 1, "--tokenizer-trust-remote-code": 0, "--api-key": 1, "--header": 1,
                  "-H": 1, "--server-metrics": -1, "--no-server-metrics": 0, "--gpu-telemetry": -1,
-                 "--no-gpu-telemetry": 0, "--use-legacy-max-tokens": 0, "--use-server-token-count": 0}
+                 "--no-gpu-telemetry": 0, "--use-legacy-max-tokens": 0, "--use-server-token-count": 0,
+                 # TCP-handshake probes of the server's port (NetworkLatencyProbeCollector,
+                 # aiperf/network_latency/probe.py, 0.11.0 and later): they add
+                 # network_adjusted_* metrics and leave the raw ones as they are
+                 "--network-latency-automatic": 0, "--network-latency-mean": 1,
+                 "--network-latency-ping-interval": 1}
 #: AIPerf's other names of one option (its CLIParameter names): name → the name parsed
 #: here. --conversation-num and --num-sessions are --num-conversations; before AIPerf 0.3.0
 #: (and without --tool-version) all three are --num-dataset-entries too, as its one field
@@ -366,10 +371,11 @@ _AIPERF_OPTIONS = {"--concurrency": ("concurrency", int), "--request-rate": ("re
                    "--num-dataset-entries": ("num_dataset_entries", int),
                    "--dataset-sampling-strategy": ("dataset_sampling_strategy", str),
                    "--request-rate-mode": ("request_rate_mode", str),
-                   "--arrival-smoothness": ("arrival_smoothness", float)}
+                   "--arrival-smoothness": ("arrival_smoothness", float),
+                   "--cache-bust": ("cache_bust", str)}
 _GENAI_PERF_OPTIONS = {k: v for k, v in _AIPERF_OPTIONS.items()
                        if k not in ("--request-rate", "--benchmark-duration", "--dataset-sampling-strategy",
-                                    "--request-rate-mode", "--arrival-smoothness")}
+                                    "--request-rate-mode", "--arrival-smoothness", "--cache-bust")}
 
 
 def _extra_inputs(items: Sequence[str]) -> list[tuple[str, str]]:
