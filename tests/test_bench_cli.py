@@ -240,8 +240,18 @@ def test_percentile_metrics_choose_the_sections(capsys, tmp_path):
     recs = aisimulate.replay(spec, progress=False).requests
     assert res["p25_ttft_ms"] == pytest.approx(np.percentile([r["ttft_ms"] for r in recs], 25))
     assert res["p75_e2el_ms"] == pytest.approx(np.percentile([r["e2e_ms"] for r in recs], 75))
+    # client_queue_time is a section of vLLM 0.30.0 and later: the engine's 0.15.1 client
+    # prints none (and says so); a 0.30.0 client's is the wait on the semaphore, each send
+    # less the first one (every task is created at once at rate inf)
+    assert "mean_client_queue_time_ms" not in res
+    code, out, err = run_cli(capsys, tmp_path, base + " --percentile-metrics ttft,client_queue_time")
+    assert code == 0 and "client_queue_time: a metric of vllm bench serve 0.30.0 and later, not of 0.15.1" in out
+    code, out, err = run_cli(capsys, tmp_path, base + " --percentile-metrics ttft,e2el,client_queue_time",
+                             "--tool-version", "0.30.0", "--format", "json")
+    assert code == 0, err
+    res30 = json.loads(out)["result"]
     sends = sorted(r["send_ms"] for r in recs)
-    assert sends[0] == sends[1] and res["mean_client_queue_time_ms"] == pytest.approx(np.mean(sends) - sends[0])
+    assert sends[0] == sends[1] and res30["mean_client_queue_time_ms"] == pytest.approx(np.mean(sends) - sends[0])
     # any percentile of the inter-token latency too: the replay is asked for it, and its
     # summary computes it over the pooled gaps (core/report: TestChosenPercentiles)
     code, out, err = run_cli(capsys, tmp_path, base + " --metric-percentiles 25,99.9", "--format", "json")
@@ -836,3 +846,30 @@ def test_aiperf_smoothness_alone_is_gamma_from_0_12(capsys, tmp_path):
     assert code == 0, err
     b = json.loads(out)["benchmark"]
     assert (b["request_rate_mode"], b["arrival_smoothness"]) == ("gamma", 4.0)
+
+
+def test_vllm_options_of_later_releases(capsys, tmp_path):
+    base = ("vllm bench serve --ignore-eos --random-input-len 256 --random-output-len 16 --num-prompts 6 "
+            "--max-concurrency 2")
+    # --probe-request-rate (0.27.0 and later): 0, the default, sends no probe and is taken
+    code, out, err = run_cli(capsys, tmp_path, base + " --probe-request-rate 0", "--tool-version", "0.34.0",
+                             "--format", "json")
+    assert code == 0, err
+    doc = json.loads(out)
+    assert doc["benchmark"]["probe_request_rate"] == 0 and doc["benchmark"]["version"] == "0.34.0"
+    assert doc["summary"]["completed"] == 6
+    for more, version, match in [
+        (" --probe-request-rate 2", "0.34.0", "--probe-request-rate: 2 is not simulated"),
+        (" --probe-request-rate 0", "0.26.0", "--probe-request-rate: is an option of vLLM 0.27.0 and later"),
+        (" --max-concurrency 0", "0.30.0", "--max-concurrency 0: vLLM 0.30.0 refuses it"),
+        (" --request-rate 4 --percentile-metrics ttft,e2el_including_client_queue", "0.34.0",
+         "e2el_including_client_queue: not simulated with --request-rate and --max-concurrency"),
+    ]:
+        code, _, err = run_cli(capsys, tmp_path, base + more, "--tool-version", version)
+        assert code == 2 and match in err, (more, err)
+    # before 0.30.0 --max-concurrency 0 is no limit: every prompt at once, as without it
+    zero = run_cli(capsys, tmp_path, base.replace("--max-concurrency 2", "--max-concurrency 0"),
+                   "--tool-version", "0.29.0", "--format", "json")
+    none = run_cli(capsys, tmp_path, base.replace(" --max-concurrency 2", ""), "--tool-version", "0.29.0",
+                   "--format", "json")
+    assert zero[0] == none[0] == 0 and json.loads(zero[1])["result"] == json.loads(none[1])["result"]

@@ -352,6 +352,12 @@ type VLLMBenchServe struct {
 	// Variant vllm from 0.11.1 sets it itself for the random dataset
 	// (vllmRandomIgnoresEOS): true whatever is given.
 	IgnoreEOS bool `json:"ignore_eos"`
+	// ProbeRequestRate is --probe-request-rate (variant vllm from 0.27.0,
+	// vllmProbeRequests; default 0: none). Above 0 the client sends
+	// one-token "Hi" requests at that rate beside the prompts, past
+	// --max-concurrency (probe_loop in benchmark(), vllm/benchmarks/
+	// serve.py), which is not simulated: only 0 (or below) is taken.
+	ProbeRequestRate *float64 `json:"probe_request_rate,omitempty"`
 }
 
 // GenAIPerfBenchmark (tool genai_perf) is `genai-perf profile` with its
@@ -590,9 +596,20 @@ func (b *Benchmark) versionDefault(engineVersion string, rangeGiven bool) {
 // main_async has no such line, 0.11.1's has it.
 // NewestVLLMBenchRelease is the newest release whose `vllm bench serve`
 // client rules the ones here were read against, the version a benchmark
-// takes when neither it nor the engine names one: 0.24.0 (the engine defaults
-// know later releases, NewestVLLMRelease; the client's were not re-read).
-const NewestVLLMBenchRelease = "0.24.0"
+// takes when neither it nor the engine names one: 0.34.0. From 0.24.0 to
+// 0.34.0 RandomDataset (vllm/benchmarks/datasets/datasets.py: the length
+// window, the prefix, the special-token offset), the warm-up and the
+// initial test request, get_request's delays and ramp-up, calculate_metrics'
+// TTFT, TPOT, ITL and goodput and the percentiles read the same; what
+// changed is --probe-request-rate (0.27.0, vllmProbeRequests), the
+// client_queue_time and e2el_including_client_queue sections and the
+// refusal of --max-concurrency ≤ 0 (0.30.0: the command line's parser,
+// python/aisimulate/cli/bench.py).
+const NewestVLLMBenchRelease = "0.34.0"
+
+// vllmProbeRequests is the vLLM release that adds --probe-request-rate
+// (0.27.0's vllm/benchmarks/serve.py; 0.26.0's has no such option).
+var vllmProbeRequests = Release{0, 27, 0}
 
 var vllmRandomIgnoresEOS = Release{0, 11, 1}
 
@@ -769,6 +786,11 @@ func (t VLLMBenchServe) validate(path string) error {
 	if t.RequestRate == nil && t.MaxConcurrency == 0 && t.NumPrompts > MaxConcurrency {
 		return errorf(p+"num_prompts", "must be ≤ %d without max_concurrency or request_rate (every prompt is sent at once, a client each: traffic.load.concurrency's limit), got %d", MaxConcurrency, t.NumPrompts)
 	}
+	if t.ProbeRequestRate != nil {
+		if err := t.validateProbes(p + "probe_request_rate"); err != nil {
+			return err
+		}
+	}
 	if t.RequestRate != nil {
 		if r := *t.RequestRate; r <= 0 {
 			return errorf(p+"request_rate", "must be > 0 (vLLM's get_request asserts a positive request rate; leave it out for inf, every prompt at once), got %g", r)
@@ -776,6 +798,24 @@ func (t VLLMBenchServe) validate(path string) error {
 		if err := checkFloat(p+"request_rate", "VLLMBenchServe.request_rate", *t.RequestRate); err != nil {
 			return err
 		}
+	}
+	return nil
+}
+
+// validateProbes checks t's --probe-request-rate (vllmProbeRequests).
+func (t VLLMBenchServe) validateProbes(path string) error {
+	r := *t.ProbeRequestRate
+	if math.IsNaN(r) || math.IsInf(r, 0) || r < 0 {
+		return errorf(path, "must be a number ≥ 0, got %g", r)
+	}
+	if t.Variant != VariantVLLM {
+		return errorf(path, "belongs to variant %s (vLLM 0.27.0 and later)", VariantVLLM)
+	}
+	if rel, _, err := ResolveBackendVersion(t.Version); err == nil && rel.Before(vllmProbeRequests) {
+		return errorf(path, "is an option of vLLM 0.27.0 and later (this is %s)", t.clientName())
+	}
+	if r > 0 {
+		return errorf(path, "%g is not simulated: the client would send one-token probe requests at that rate beside the prompts, past max_concurrency (give 0, the default: none)", r)
 	}
 	return nil
 }

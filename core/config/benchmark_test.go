@@ -409,3 +409,24 @@ func TestAIPerfWarmupIsolationByVersion(t *testing.T) {
 		assert.Contains(t, e.Error(), why, bench)
 	}
 }
+
+// vLLM's --probe-request-rate (0.27.0 and later): 0, its default, sends no
+// probes and is taken; above 0 the probes are refused, and so is the option
+// under an older client or the InferenceX fork. A benchmark naming no
+// version and no engine release is the newest read client, 0.34.0.
+func TestVLLMProbeRequestRate(t *testing.T) {
+	s := benchSpec(t, "", "{tool: vllm_bench_serve, version: 0.27.0, probe_request_rate: 0, ignore_eos: true}")
+	require.NotNil(t, s.Traffic.Benchmark.Tool.(VLLMBenchServe).ProbeRequestRate)
+	for bench, why := range map[string]string{
+		"version: 0.26.0, probe_request_rate: 0":     "vLLM 0.27.0 and later (this is vLLM 0.26.0)",
+		"version: 0.34.0, probe_request_rate: 2":     "2 is not simulated",
+		"version: 0.34.0, probe_request_rate: -1":    "≥ 0",
+		"variant: inferencex, probe_request_rate: 0": "belongs to variant vllm",
+	} {
+		e := benchErr(t, "{tool: vllm_bench_serve, "+bench+", max_concurrency: 4, ignore_eos: true}")
+		assert.Equal(t, "traffic.benchmark.probe_request_rate", e.Field, bench)
+		assert.Contains(t, e.Error(), why, bench)
+	}
+	s = benchSpec(t, "", "{tool: vllm_bench_serve, ignore_eos: true}")
+	assert.Equal(t, "0.34.0", s.Traffic.Benchmark.Tool.(VLLMBenchServe).Version)
+}

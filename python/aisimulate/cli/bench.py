@@ -223,6 +223,7 @@ _VLLM_OPTIONS = (("--dataset-name", "dataset_name", str), ("--random-input-len",
                  ("--max-concurrency", "max_concurrency", int), ("--burstiness", "burstiness", float),
                  ("--num-warmups", "num_warmups", int),
                  ("--ready-check-timeout-sec", "ready_check_timeout_sec", float),
+                 ("--probe-request-rate", "probe_request_rate", float),
                  # the general lengths map onto the dataset's, whatever the order (main_async)
                  ("--input-len", "random_input_len", int), ("--output-len", "random_output_len", int))
 
@@ -273,9 +274,19 @@ def parse_vllm(options: Sequence[str], variant: str) -> tuple[dict[str, Any], di
     rate = _one(opts, "--request-rate", float)
     if rate is not None and not math.isinf(rate):
         b["request_rate"] = rate
+    run: dict[str, Any] = {}
+    if b.get("max_concurrency", 1) <= 0:
+        # vLLM before 0.30.0 runs 0 as no limit (a null semaphore; a negative one fails as
+        # asyncio.Semaphore does); from 0.30.0 main_async refuses either: checked against the
+        # client's release once the config names it (_check_vllm_release)
+        if b["max_concurrency"] < 0:
+            raise _BenchUsageError(f"{_written(opts, '--max-concurrency')} {b['max_concurrency']}: must be > 0 "
+                                  "(vLLM: \"--max-concurrency must be greater than 0\"; before 0.30.0 the semaphore "
+                                  "refuses a negative value)")
+        del b["max_concurrency"]
+        run["max_concurrency_zero"] = _written(opts, "--max-concurrency")
     if _one(opts, "--ignore-eos", bool, False):
         b["ignore_eos"] = True
-    run: dict[str, Any] = {}
     # InferenceX's benchmark_serving.py has no sampling options (its requests send temperature 0)
     taken = _VLLM_SAMPLING if variant == "vllm" else {}
     sampling = []
@@ -353,7 +364,7 @@ _SAMPLING_NOTE = ("{}: taken, and not changing the prediction (the outputs have 
 
 _VLLM_KNOWN = ("--dataset-name", "--random-input-len", "--random-output-len", "--random-range-ratio",
                "--random-prefix-len", "--num-prompts", "--max-concurrency", "--request-rate", "--burstiness",
-               "--num-warmups", "--ready-check-timeout-sec", "--ignore-eos", "--seed", "--goodput",
+               "--num-warmups", "--ready-check-timeout-sec", "--probe-request-rate", "--ignore-eos", "--seed", "--goodput",
                "--metric-percentiles", "--percentile-metrics", "--input-len", "--output-len", *_VLLM_SAMPLING)
 
 
@@ -672,6 +683,41 @@ def _check_input_file(shown: str, path: str) -> None:
                               "by the replay)")
     if not os.path.isfile(path):
         raise _BenchUsageError(f"{shown}: no such file")
+
+
+#: vLLM's --percentile-metrics names of its client-side queueing (0.30.0 and later:
+#: limited_request_func records client_queue_time = start_time − request_arrival_time,
+#: benchmark() in vllm/benchmarks/serve.py; 0.29.0's has neither).
+_VLLM_QUEUE_METRICS = ("client_queue_time", "e2el_including_client_queue")
+#: The vLLM release of those metrics and of main_async's "--max-concurrency must be
+#: greater than 0".
+_VLLM_QUEUE_RELEASE = (0, 30, 0)
+
+
+def _check_vllm_release(version: str | None, bench: dict[str, Any], run: dict[str, Any]) -> None:
+    """Check the options of ``vllm bench serve`` whose meaning is the client release's
+    (``version``, as the config resolved it; not a release: the newest rules): from
+    0.30.0 ``--max-concurrency 0`` is refused and the client-queue sections exist;
+    before, 0 is no limit and those names print nothing (recorded in ``run`` as
+    ``metrics_of_later_releases``). With ``--request-rate`` and ``--max-concurrency``
+    vLLM times a request's client queue from its scheduled arrival, which the replay
+    does not record: refused.
+
+    Raises:
+        _BenchUsageError: an option the release refuses, or a queue metric not simulated."""
+    rel = _release(version)
+    later = rel is None or rel >= _VLLM_QUEUE_RELEASE
+    if run.get("max_concurrency_zero") and later:
+        raise _BenchUsageError(f"{run['max_concurrency_zero']} 0: vLLM {version} refuses it (\"--max-concurrency must "
+                              "be greater than 0\", from 0.30.0; before, 0 was no limit): leave it out for no limit")
+    queue = [m for m in run.get("percentile_metrics") or () if m in _VLLM_QUEUE_METRICS]
+    if queue and not later:
+        run["metrics_of_later_releases"] = queue  # vLLM before 0.30.0 prints no such section
+        run["client_version"] = version
+    elif queue and "request_rate" in bench and bench.get("max_concurrency"):
+        raise _BenchUsageError(f"--percentile-metrics {queue[0]}: not simulated with --request-rate and "
+                              "--max-concurrency (vLLM times the client queue from each request's scheduled "
+                              "arrival, which the replay does not record)")
 
 
 def _release(version: str | None) -> tuple[int, int, int] | None:
@@ -1154,6 +1200,12 @@ def run_bench(args: argparse.Namespace) -> int:
         overrides["execution.seed"] = run["seed"]
     try:
         spec = load_config(src, overrides=overrides)
+        if tool_of(_split(command))[:2] == ("vllm_bench_serve", "vllm"):
+            version = ((spec.data.get("traffic") or {}).get("benchmark") or {}).get("version")
+            try:
+                _check_vllm_release(version, bench, run)
+            except _BenchUsageError as exc:
+                raise UsageError(f"bench: {exc}") from None
         model = (spec.data.get("engine") or {}).get("model")
         if isinstance(model, str) and (why := model_mismatch(command, model)):
             print(f"aisimulate: warning: {why}", file=sys.stderr)
@@ -1197,11 +1249,15 @@ def run_bench(args: argparse.Namespace) -> int:
     else:
         pcts = run.get("percentiles") or [99.0]
         metrics = run.get("percentile_metrics") or list(_VLLM_DEFAULT_METRICS)
+        metrics = [m for m in metrics if m not in run.get("metrics_of_later_releases", ())]
         result = vllm_result(report, pcts, metrics, bench.get("max_concurrency"))
         text = vllm_text(result, pcts, metrics)
         unknown = [m for m in metrics if m not in {n for n, *_ in _VLLM_METRICS} | {"e2el_including_client_queue"}]
         if unknown:  # vLLM prints no section for a name it does not know
             text = f"  --percentile-metrics {','.join(unknown)}: no metric of vllm bench serve (none printed)\n" + text
+        if later := run.get("metrics_of_later_releases"):
+            text = (f"  --percentile-metrics {','.join(later)}: a metric of vllm bench serve 0.30.0 and later, not "
+                    f"of {run['client_version']} (none printed)\n") + text
     if args.format == "json":
         traffic = report.metadata.get("spec", {}).get("traffic", {})
         write(json.dumps({"tool": tool, "benchmark": traffic.get("benchmark"),
