@@ -873,3 +873,25 @@ def test_vllm_options_of_later_releases(capsys, tmp_path):
     none = run_cli(capsys, tmp_path, base.replace(" --max-concurrency 2", ""), "--tool-version", "0.29.0",
                    "--format", "json")
     assert zero[0] == none[0] == 0 and json.loads(zero[1])["result"] == json.loads(none[1])["result"]
+
+
+def test_aiperf_grace_period_by_release(capsys, tmp_path):
+    # a closed loop of 4 for 1 s: when the duration ends, 4 requests are in flight. AIPerf
+    # 0.11.0 routes no default grace period and cancels them (they count as errors, in no
+    # metric); 0.12.0 waits its 30 s default and counts them; --benchmark-grace-period sets it
+    cmd = ("aiperf profile -m Qwen/Qwen3-8B --streaming --concurrency 4 --benchmark-duration 1 --isl 600 --osl 50 "
+           "--extra-inputs ignore_eos:true")
+    got = {}
+    for version, more in (("0.11.0", ""), ("0.12.0", ""), ("0.12.0", " --benchmark-grace-period 0")):
+        code, out, err = run_cli(capsys, tmp_path, cmd + more, "--tool-version", version, "--format", "json")
+        assert code == 0, err
+        doc = json.loads(out)
+        s = doc["summary"]
+        got[version + more] = (s["completed"], s["canceled"])
+        assert doc["result"].get("error_request_count", {}).get("avg", 0) == s["canceled"]
+    sent = sum(got["0.12.0"])
+    assert got["0.11.0"] == (sent - 4, 4) == got["0.12.0 --benchmark-grace-period 0"]
+    assert got["0.12.0"] == (sent, 0)
+    code, _, err = run_cli(capsys, tmp_path, cmd.replace("--benchmark-duration 1", "--request-count 8")
+                           + " --benchmark-grace-period 5", "--tool-version", "0.12.0")
+    assert code == 2 and "--benchmark-grace-period: needs benchmark_duration" in err, err

@@ -105,9 +105,13 @@ type AIPerfBenchmark struct {
 	// WarmupRequestCount is --warmup-request-count (default 0).
 	WarmupRequestCount int `json:"warmup_request_count,omitempty"`
 	// BenchmarkDuration is --benchmark-duration, s: requests are sent until
-	// it ends, none after (0: none; requests in flight then finish and
-	// count, as within AIPerf's --benchmark-grace-period, 30 s by default).
+	// it ends, none after (0: none); the requests in flight then count if
+	// they end within the grace period (graceS).
 	BenchmarkDuration float64 `json:"benchmark_duration,omitempty"`
+	// BenchmarkGracePeriod is --benchmark-grace-period, s (with
+	// BenchmarkDuration only, as AIPerf refuses it without one); absent:
+	// the release's default (graceS).
+	BenchmarkGracePeriod *float64 `json:"benchmark_grace_period,omitempty"`
 	// SyntheticInputTokensMean and SyntheticInputTokensStddev are
 	// --synthetic-input-tokens-mean (default 550) and -stddev (default 0).
 	SyntheticInputTokensMean   int     `json:"synthetic_input_tokens_mean"`
@@ -232,6 +236,39 @@ func (t AIPerfBenchmark) warmupIsolated() bool {
 		return true
 	}
 	return t.CacheBust == CacheBustWarmupIsolationFirstTurn
+}
+
+// aiperfNoDefaultGrace and aiperfDefaultGraceBack: AIPerf's duration runs
+// wait DefaultAIPerfGracePeriod for the requests in flight unless
+// --benchmark-grace-period says otherwise (LoadGeneratorDefaults.
+// BENCHMARK_GRACE_PERIOD, aiperf/common/config/config_defaults.py, 0.2.0
+// to 0.8.x: a request ending later is left out, RecordsManager.
+// _should_include_request_by_duration in 0.2.0), except 0.9.0 to 0.11.x,
+// whose config converter routes the grace period to the profiling phase
+// only when given (_PROF_FIELD_ROUTES, aiperf/config/flags/
+// _converter_profiling.py), so the phase's wait for returns ends with the
+// duration and cancels what is in flight (PhaseRunner, aiperf/timing/phase/
+// runner.py: time_left_in_seconds plus grace_period_sec or 0); 0.12.0's
+// build_profiling routes the default again.
+var (
+	aiperfNoDefaultGrace   = Release{0, 9, 0}
+	aiperfDefaultGraceBack = Release{0, 12, 0}
+)
+
+// DefaultAIPerfGracePeriod is AIPerf's --benchmark-grace-period default, s
+// (BENCHMARK_GRACE_PERIOD = 30.0 from 0.2.0; CLIConfig's default in 0.12.0).
+const DefaultAIPerfGracePeriod = 30.0
+
+// graceS is how long t's duration run waits for the requests in flight
+// once the duration has ended (aiperfNoDefaultGrace).
+func (t AIPerfBenchmark) graceS() float64 {
+	if t.BenchmarkGracePeriod != nil {
+		return *t.BenchmarkGracePeriod
+	}
+	if rel := t.release(); !rel.Before(aiperfNoDefaultGrace) && rel.Before(aiperfDefaultGraceBack) {
+		return 0
+	}
+	return DefaultAIPerfGracePeriod
 }
 
 // isolationName names what isolates t's warm-up, for a note.
@@ -679,6 +716,14 @@ func (t AIPerfBenchmark) validate(path string) error {
 			}
 		}
 	}
+	if g := t.BenchmarkGracePeriod; g != nil {
+		if t.BenchmarkDuration == 0 {
+			return errorf(p+"benchmark_grace_period", "needs benchmark_duration (AIPerf: \"--benchmark-grace-period can only be used with duration-based benchmarking\")")
+		}
+		if err := checkFloat(p+"benchmark_grace_period", "Stop.grace_s", *g); err != nil {
+			return err
+		}
+	}
 	if t.BenchmarkDuration != 0 && t.RequestCount != 0 {
 		return errorf(p+"request_count", "cannot be given with benchmark_duration: AIPerf refuses it (\"Count-based and duration-based benchmarking cannot be used together\"): a duration run sends until the duration ends")
 	}
@@ -953,12 +998,16 @@ func (t AIPerfBenchmark) traffic() (Traffic, []string) {
 		tr.Load.Mode = l
 	}
 	tr.Stop.MaxDurationS = t.BenchmarkDuration
+	if t.BenchmarkDuration > 0 {
+		g := t.graceS()
+		tr.Stop.GraceS = &g
+	}
 	var notes []string
 	if l, ok := tr.Load.Mode.(ConcurrencyLoad); ok && l.WarmupPrompt == WarmupPromptIsolated {
 		notes = append(notes, fmt.Sprintf("AIPerf %s marks each warm-up prompt at its start (%s): the warm-up fills no prefix the measured requests find (the marker's few tokens are not added)", t.Version, t.isolationName()))
 	}
 	if n == durationRunRequests {
-		notes = append(notes, fmt.Sprintf("requests sent until benchmark_duration (%g s) ends; the ones in flight then finish and count (AIPerf's --benchmark-grace-period, 30 s by default, bounds that wait)", t.BenchmarkDuration))
+		notes = append(notes, fmt.Sprintf("requests sent until benchmark_duration (%g s) ends; the ones in flight then count if they end within the grace period (%g s), and are canceled if not", t.BenchmarkDuration, t.graceS()))
 	}
 	if t.SyntheticInputTokensStddev > 0 || t.OutputTokensStddev > 0 {
 		notes = append(notes, "a length with a stddev is drawn as round(x + 0.5), x ~ N(mean, std²) clamped to [1, mean + 8·std] (AIPerf: ceil(x), x rejected below 0)")

@@ -158,7 +158,8 @@ func TestAIPerfTraffic(t *testing.T) {
 	s = benchSpec(t, "", "{tool: aiperf, request_rate: 3, benchmark_duration: 60, output_tokens_mean: 20, ignore_eos: true}")
 	tr, _ = s.Traffic.Benchmark.Traffic()
 	assert.Equal(t, RateLoad{RateRPS: 3, Arrival: ArrivalPoisson}, tr.Load.Mode)
-	assert.Equal(t, Stop{MaxDurationS: 60}, tr.Stop)
+	grace := DefaultAIPerfGracePeriod // 30 s: AIPerf waits that long for the requests in flight
+	assert.Equal(t, Stop{MaxDurationS: 60, GraceS: &grace}, tr.Stop)
 	// a rate with a concurrency: the arrivals capped at 4 in flight
 	capped := benchSpec(t, "", "{tool: aiperf, request_rate: 50, concurrency: 4, request_count: 20, output_tokens_mean: 20, ignore_eos: true}")
 	tr2, _ := capped.Traffic.Benchmark.Traffic()
@@ -429,4 +430,30 @@ func TestVLLMProbeRequestRate(t *testing.T) {
 	}
 	s = benchSpec(t, "", "{tool: vllm_bench_serve, ignore_eos: true}")
 	assert.Equal(t, "0.34.0", s.Traffic.Benchmark.Tool.(VLLMBenchServe).Version)
+}
+
+// A duration run's grace period: 30 s unless given (--benchmark-grace-period),
+// except AIPerf 0.9.0–0.11.x, which route no default and so cancel what is in
+// flight when the duration ends (0); a grace period without a duration is
+// refused, as AIPerf refuses it.
+func TestAIPerfGracePeriodByVersion(t *testing.T) {
+	for bench, want := range map[string]float64{
+		"":                  30,
+		"version: 0.8.0, ":  30,
+		"version: 0.9.0, ":  0,
+		"version: 0.11.0, ": 0,
+		"version: 0.11.0, benchmark_grace_period: 5, ": 5,
+		"version: 0.12.0, ":                            30,
+		"version: 0.13.0, benchmark_grace_period: 0, ": 0,
+	} {
+		tr, notes := benchSpec(t, "", "{tool: aiperf, "+bench+"concurrency: 2, benchmark_duration: 60, output_tokens_mean: 20, ignore_eos: true}").Traffic.Benchmark.Traffic()
+		require.NotNil(t, tr.Stop.GraceS, bench)
+		assert.Equal(t, want, *tr.Stop.GraceS, bench)
+		assert.Contains(t, notes[0], fmt.Sprintf("grace period (%g s)", want), bench)
+	}
+	tr, _ := benchSpec(t, "", "{tool: aiperf, concurrency: 2, request_count: 5, output_tokens_mean: 20, ignore_eos: true}").Traffic.Benchmark.Traffic()
+	assert.Nil(t, tr.Stop.GraceS, "a count run has no grace period")
+	e := benchErr(t, "{tool: aiperf, concurrency: 2, benchmark_grace_period: 5, output_tokens_mean: 20, ignore_eos: true}")
+	assert.Equal(t, "traffic.benchmark.benchmark_grace_period", e.Field)
+	assert.Contains(t, e.Error(), "needs benchmark_duration")
 }

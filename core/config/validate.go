@@ -247,7 +247,16 @@ func (s *Spec) validateTraffic() error {
 	if err := checkInt("traffic.stop.max_requests", "Stop.max_requests", t.Stop.MaxRequests); err != nil {
 		return err
 	}
-	return checkFloat("traffic.stop.max_duration_s", "Stop.max_duration_s", t.Stop.MaxDurationS)
+	if err := checkFloat("traffic.stop.max_duration_s", "Stop.max_duration_s", t.Stop.MaxDurationS); err != nil {
+		return err
+	}
+	if g := t.Stop.GraceS; g != nil {
+		if t.Stop.MaxDurationS == 0 {
+			return errorf("traffic.stop.grace_s", "needs max_duration_s (the grace runs from its end)")
+		}
+		return checkFloat("traffic.stop.grace_s", "Stop.grace_s", *g)
+	}
+	return nil
 }
 
 func (s *Spec) validateExecution() error {

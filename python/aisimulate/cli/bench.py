@@ -375,6 +375,7 @@ _AIPERF_OPTIONS = {"--concurrency": ("concurrency", int), "--request-rate": ("re
                    "--request-count": ("request_count", int),
                    "--warmup-request-count": ("warmup_request_count", int),
                    "--benchmark-duration": ("benchmark_duration", float),
+                   "--benchmark-grace-period": ("benchmark_grace_period", float),
                    "--synthetic-input-tokens-mean": ("synthetic_input_tokens_mean", int),
                    "--synthetic-input-tokens-stddev": ("synthetic_input_tokens_stddev", float),
                    "--output-tokens-mean": ("output_tokens_mean", int),
@@ -385,7 +386,8 @@ _AIPERF_OPTIONS = {"--concurrency": ("concurrency", int), "--request-rate": ("re
                    "--arrival-smoothness": ("arrival_smoothness", float),
                    "--cache-bust": ("cache_bust", str)}
 _GENAI_PERF_OPTIONS = {k: v for k, v in _AIPERF_OPTIONS.items()
-                       if k not in ("--request-rate", "--benchmark-duration", "--dataset-sampling-strategy",
+                       if k not in ("--request-rate", "--benchmark-duration", "--benchmark-grace-period",
+                                    "--dataset-sampling-strategy",
                                     "--request-rate-mode", "--arrival-smoothness", "--cache-bust")}
 
 
