@@ -895,3 +895,30 @@ def test_aiperf_grace_period_by_release(capsys, tmp_path):
     code, _, err = run_cli(capsys, tmp_path, cmd.replace("--benchmark-duration 1", "--request-count 8")
                            + " --benchmark-grace-period 5", "--tool-version", "0.12.0")
     assert code == 2 and "--benchmark-grace-period: needs benchmark_duration" in err, err
+
+
+def test_aiperf_random_range_ratio(capsys, tmp_path):
+    # AIPerf 0.13.0's window: vllm style [⌊L(1−r)⌋, ⌈L(1+r)⌉] = [800, 1200] and [80, 120]
+    # for --isl 1000 --osl 100 -r 0.2; sglang style [max(1, ⌊L·r⌋), L] = [200, 1000], [20, 100]
+    cmd = ("aiperf profile -m Qwen/Qwen3-8B --streaming --concurrency 4 --request-count 40 --isl 1000 --osl 100 "
+           "--random-range-ratio 0.2 --extra-inputs ignore_eos:true")
+    for more, isl, osl in (("", (800, 1200), (80, 120)), (" --random-corpus-style sglang", (200, 1000), (20, 100))):
+        code, out, err = run_cli(capsys, tmp_path, cmd + more, "--tool-version", "0.13.0", "--format", "json")
+        assert code == 0, err
+        doc = json.loads(out)
+        assert doc["benchmark"]["random_range_ratio"] == 0.2
+        res = doc["result"]
+        assert isl[0] <= res["input_sequence_length"]["min"] <= res["input_sequence_length"]["max"] <= isl[1]
+        assert osl[0] <= res["output_sequence_length"]["min"] <= res["output_sequence_length"]["max"] <= osl[1]
+        assert res["input_sequence_length"]["std"] > 0
+    for more, version, match in [
+        ("", "0.12.0", "--random-range-ratio: is an option of AIPerf 0.13.0 and later"),
+        (" --random-corpus-style lmbench", "0.13.0", "--random-corpus-style: \"lmbench\" is not a style"),
+    ]:
+        code, _, err = run_cli(capsys, tmp_path, cmd + more, "--tool-version", version)
+        assert code == 2 and match in err, err
+    with pytest.raises(BenchUsageError, match="give --isl too"):
+        parse_command(["aiperf profile --streaming --osl 10 --random-range-ratio 0.2 --extra-inputs ignore_eos:true"])
+    with pytest.raises(BenchUsageError, match="one ratio for both lengths"):
+        parse_command(['aiperf profile --streaming --isl 9 --osl 10 --extra-inputs ignore_eos:true '
+                       '--random-range-ratio={"input":0.1,"output":0.2}'])

@@ -153,6 +153,14 @@ type AIPerfBenchmark struct {
 	// a "[warmup]" marker at the start of each warm-up prompt, none on the
 	// measured ones). Its other targets are refused (cacheBustTargets).
 	CacheBust string `json:"cache_bust,omitempty"`
+	// RandomRangeRatio is --random-range-ratio r (AIPerf 0.13.0 and later;
+	// absent: the normal draws above): each dataset entry's input and output
+	// lengths drawn uniformly in a window around their means, the stddevs
+	// unused, as RandomCorpusStyle shapes it (aiperfRangeWindow).
+	RandomRangeRatio *float64 `json:"random_range_ratio,omitempty"`
+	// RandomCorpusStyle is --random-corpus-style: vllm (absent, AIPerf's
+	// default) or sglang.
+	RandomCorpusStyle string `json:"random_corpus_style,omitempty"`
 }
 
 // AIPerf's releases whose rules differ, read from their wheels' sources.
@@ -269,6 +277,82 @@ func (t AIPerfBenchmark) graceS() float64 {
 		return 0
 	}
 	return DefaultAIPerfGracePeriod
+}
+
+// aiperfRangeWindow is the release that adds --random-range-ratio and
+// --random-corpus-style (0.13.0's aiperf/common/models/
+// sequence_distribution.py: VLLMRatioConfig's window [⌊L(1−r)⌋, ⌈L(1+r)⌉],
+// r in [0, 1), an output of at least 1; SGLangRatioConfig's [max(1,
+// ⌊L·r⌋), L], r in [0, 1]; an input draw of 0 is sent as 1 token,
+// SyntheticDatasetComposer._generate_text_payloads). The vllm window's L is
+// the mean less the tokenizer's special tokens, which the server adds back:
+// the window here is the server's, as VLLMBenchServe.Lengths' is.
+var aiperfRangeWindow = Release{0, 13, 0}
+
+// The values of --random-corpus-style.
+const (
+	AIPerfCorpusVLLM   = "vllm"
+	AIPerfCorpusSGLang = "sglang"
+)
+
+// rangeLengths are t's input and output lengths under --random-range-ratio
+// (aiperfRangeWindow); ok false without it.
+func (t AIPerfBenchmark) rangeLengths() (isl, osl Length, ok bool) {
+	if t.RandomRangeRatio == nil {
+		return isl, osl, false
+	}
+	r, L, O := *t.RandomRangeRatio, t.SyntheticInputTokensMean, t.OutputTokensMean
+	if t.RandomCorpusStyle == AIPerfCorpusSGLang {
+		lo := func(n int) int { return max(1, int(math.Floor(float64(n)*r))) }
+		return window(lo(L), L), window(lo(O), O), true
+	}
+	lo := func(n int) int { return max(1, int(math.Floor(float64(n)*(1-r)))) }
+	hi := func(n int) int { return max(1, int(math.Ceil(float64(n)*(1+r)))) }
+	return window(lo(L), hi(L)), window(lo(O), hi(O)), true
+}
+
+// corpusStyle is t's --random-corpus-style (vllm when absent).
+func (t AIPerfBenchmark) corpusStyle() string {
+	if t.RandomCorpusStyle == "" {
+		return AIPerfCorpusVLLM
+	}
+	return t.RandomCorpusStyle
+}
+
+// validateRange checks t's --random-range-ratio and --random-corpus-style.
+func (t AIPerfBenchmark) validateRange(p string) error {
+	if t.RandomRangeRatio == nil && t.RandomCorpusStyle == "" {
+		return nil
+	}
+	field := p + "random_range_ratio"
+	if t.RandomRangeRatio == nil {
+		field = p + "random_corpus_style"
+	}
+	if t.release().Before(aiperfRangeWindow) {
+		return errorf(field, "is an option of AIPerf 0.13.0 and later (this is %s)", t.versionName())
+	}
+	switch t.RandomCorpusStyle {
+	case "", AIPerfCorpusVLLM, AIPerfCorpusSGLang:
+	default:
+		return errorf(p+"random_corpus_style", "%s is not a style of AIPerf's (vllm or sglang)", quote(t.RandomCorpusStyle))
+	}
+	if t.RandomRangeRatio == nil {
+		return nil
+	}
+	r := *t.RandomRangeRatio
+	if t.RandomCorpusStyle == AIPerfCorpusSGLang {
+		if !(r >= 0 && r <= 1) {
+			return errorf(field, "must be in [0, 1] for random_corpus_style sglang (SGLangRatioConfig), got %g", r)
+		}
+		return nil
+	}
+	if !(r >= 0 && r < 1) {
+		return errorf(field, "must be in [0, 1) (VLLMRatioConfig: \"ISL range_ratio must be in [0.0, 1.0)\"), got %g", r)
+	}
+	if math.Floor(float64(t.SyntheticInputTokensMean)*(1-r)) < 1 {
+		return errorf(field, "%g leaves a window of prompts from 0 tokens for a mean of %d, which AIPerf refuses (_reject_degenerate_range_ratio, as vLLM's RandomDataset does)", r, t.SyntheticInputTokensMean)
+	}
+	return nil
 }
 
 // isolationName names what isolates t's warm-up, for a note.
@@ -696,6 +780,9 @@ func (t AIPerfBenchmark) validate(path string) error {
 	if err := t.validateCacheBust(p + "cache_bust"); err != nil {
 		return err
 	}
+	if err := t.validateRange(p); err != nil {
+		return err
+	}
 	if t.RequestRateMode != "" || t.ArrivalSmoothness != 0 {
 		switch {
 		case t.RequestRate == nil:
@@ -970,6 +1057,10 @@ func (b Benchmark) Traffic() (Traffic, []string) {
 func (t AIPerfBenchmark) traffic() (Traffic, []string) {
 	isl := aiperfLength(t.SyntheticInputTokensMean, t.SyntheticInputTokensStddev)
 	osl := aiperfLength(t.OutputTokensMean, t.OutputTokensStddev)
+	ranged := false
+	if i, o, ok := t.rangeLengths(); ok {
+		isl, osl, ranged = i, o, true
+	}
 	n := t.measured()
 	if n == 0 { // a duration run: the duration alone stops the sending
 		n = durationRunRequests
@@ -1009,7 +1100,10 @@ func (t AIPerfBenchmark) traffic() (Traffic, []string) {
 	if n == durationRunRequests {
 		notes = append(notes, fmt.Sprintf("requests sent until benchmark_duration (%g s) ends; the ones in flight then count if they end within the grace period (%g s), and are canceled if not", t.BenchmarkDuration, t.graceS()))
 	}
-	if t.SyntheticInputTokensStddev > 0 || t.OutputTokensStddev > 0 {
+	if ranged {
+		notes = append(notes, fmt.Sprintf("random_range_ratio %g (%s): lengths input %s, output %s, one draw per dataset entry (the stddevs unused)",
+			*t.RandomRangeRatio, t.corpusStyle(), lengthText(isl), lengthText(osl)))
+	} else if t.SyntheticInputTokensStddev > 0 || t.OutputTokensStddev > 0 {
 		notes = append(notes, "a length with a stddev is drawn as round(x + 0.5), x ~ N(mean, std²) clamped to [1, mean + 8·std] (AIPerf: ceil(x), x rejected below 0)")
 	}
 	return tr, notes

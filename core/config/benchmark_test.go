@@ -457,3 +457,36 @@ func TestAIPerfGracePeriodByVersion(t *testing.T) {
 	assert.Equal(t, "traffic.benchmark.benchmark_grace_period", e.Field)
 	assert.Contains(t, e.Error(), "needs benchmark_duration")
 }
+
+// AIPerf 0.13.0's --random-range-ratio: vllm style [⌊L(1−r)⌋, ⌈L(1+r)⌉]
+// (r = 0.1, L = 1000: [900, 1100]; O = 5: [⌊4.5⌋, ⌈5.5⌉] = [4, 6]); sglang
+// style [max(1, ⌊L·r⌋), L] (r = 0.25: [250, 1000]; O = 10: [⌊2.5⌋, 10] =
+// [2, 10]); r = 0 (vllm) and r = 1 (sglang) are fixed lengths.
+func TestAIPerfRandomRangeRatio(t *testing.T) {
+	u := func(lo, hi int) Length { return Length{Kind: UniformLength{Min: lo, Max: hi}} }
+	f := func(n int) Length { return Length{Kind: FixedLength{Value: n}} }
+	for bench, want := range map[string][2]Length{
+		"synthetic_input_tokens_mean: 1000, output_tokens_mean: 5, random_range_ratio: 0.1":                                    {u(900, 1100), u(4, 6)},
+		"synthetic_input_tokens_mean: 1000, output_tokens_mean: 5, random_range_ratio: 0.1, synthetic_input_tokens_stddev: 50": {u(900, 1100), u(4, 6)},
+		"synthetic_input_tokens_mean: 1000, output_tokens_mean: 10, random_range_ratio: 0.25, random_corpus_style: sglang":     {u(250, 1000), u(2, 10)},
+		"synthetic_input_tokens_mean: 1000, output_tokens_mean: 10, random_range_ratio: 0":                                     {f(1000), f(10)},
+		"synthetic_input_tokens_mean: 1000, output_tokens_mean: 10, random_range_ratio: 1, random_corpus_style: sglang":        {f(1000), f(10)},
+	} {
+		tr, notes := benchSpec(t, "", "{tool: aiperf, version: 0.13.0, "+bench+", ignore_eos: true}").Traffic.Benchmark.Traffic()
+		src := tr.Source.Type.(SyntheticSource)
+		assert.Equal(t, want[0], src.ISL, bench)
+		assert.Equal(t, want[1], src.OSL, bench)
+		require.NotEmpty(t, notes, bench)
+		assert.Contains(t, notes[0], "one draw per dataset entry", bench)
+	}
+	for bench, field := range map[string]string{
+		"version: 0.12.0, random_range_ratio: 0.1":                                 "traffic.benchmark.random_range_ratio",
+		"version: 0.12.0, random_corpus_style: vllm":                               "traffic.benchmark.random_corpus_style",
+		"version: 0.13.0, random_range_ratio: 1":                                   "traffic.benchmark.random_range_ratio",
+		"version: 0.13.0, random_range_ratio: 1.5, random_corpus_style: sglang":    "traffic.benchmark.random_range_ratio",
+		"version: 0.13.0, random_corpus_style: sharegpt":                           "traffic.benchmark.random_corpus_style",
+		"version: 0.13.0, synthetic_input_tokens_mean: 1, random_range_ratio: 0.5": "traffic.benchmark.random_range_ratio",
+	} {
+		assert.Equal(t, field, benchErr(t, "{tool: aiperf, "+bench+", output_tokens_mean: 10, ignore_eos: true}").Field, bench)
+	}
+}

@@ -384,11 +384,14 @@ _AIPERF_OPTIONS = {"--concurrency": ("concurrency", int), "--request-rate": ("re
                    "--dataset-sampling-strategy": ("dataset_sampling_strategy", str),
                    "--request-rate-mode": ("request_rate_mode", str),
                    "--arrival-smoothness": ("arrival_smoothness", float),
-                   "--cache-bust": ("cache_bust", str)}
+                   "--cache-bust": ("cache_bust", str),
+                   "--random-range-ratio": ("random_range_ratio", float),
+                   "--random-corpus-style": ("random_corpus_style", str)}
 _GENAI_PERF_OPTIONS = {k: v for k, v in _AIPERF_OPTIONS.items()
                        if k not in ("--request-rate", "--benchmark-duration", "--benchmark-grace-period",
                                     "--dataset-sampling-strategy",
-                                    "--request-rate-mode", "--arrival-smoothness", "--cache-bust")}
+                                    "--request-rate-mode", "--arrival-smoothness", "--cache-bust",
+                                    "--random-range-ratio", "--random-corpus-style")}
 
 
 def _extra_inputs(items: Sequence[str]) -> list[tuple[str, str]]:
@@ -454,6 +457,12 @@ def parse_aiperf(options: Sequence[str], tool: str = "aiperf",
         why = ("its responses are no generated tokens, so there is no TTFT, ITL or output to simulate"
                if endpoint in ("embeddings", "rankings") else "not an endpoint the simulation serves")
         raise _BenchUsageError(f"--endpoint-type {endpoint}: not simulated ({why}; chat and completions are)")
+    ratio = opts.get("--random-range-ratio")
+    if ratio and ratio[0].lstrip().startswith("{"):  # AIPerf's {"input": r, "output": r} form
+        raise _BenchUsageError(f"--random-range-ratio {ratio[0]}: not simulated (one ratio for both lengths is)")
+    if ratio is not None and "--synthetic-input-tokens-mean" not in opts:
+        # AIPerf 0.13.0: "Requires both --isl and --osl to be set explicitly"
+        raise _BenchUsageError("--random-range-ratio: give --isl too (AIPerf takes no default mean for its window)")
     for name, (key, kind) in known.items():
         v = _one(opts, name, kind)
         if v is not None:
