@@ -105,7 +105,8 @@ const (
 	// genai-perf's engine, restarts its data steps after the warm-up).
 	WarmupPromptLeading = "leading"
 	// WarmupPromptIsolated: the source's next requests, as WarmupPromptSource,
-	// each prompt sharing no block with any other request's: AIPerf 0.11.0
+	// their prompts sharing no block with any measured request's (two
+	// warm-ups of one entry still share theirs): AIPerf 0.11.0
 	// and 0.12.x write "warmup" ahead of every warm-up request's system
 	// message (chat) or prompt (completions) so that the warm-up cannot fill
 	// the prefix cache profiling reads (Worker._system_message_for_phase,
