@@ -240,8 +240,18 @@ def test_percentile_metrics_choose_the_sections(capsys, tmp_path):
     recs = aisimulate.replay(spec, progress=False).requests
     assert res["p25_ttft_ms"] == pytest.approx(np.percentile([r["ttft_ms"] for r in recs], 25))
     assert res["p75_e2el_ms"] == pytest.approx(np.percentile([r["e2e_ms"] for r in recs], 75))
+    # client_queue_time is a section of vLLM 0.30.0 and later: the engine's 0.15.1 client
+    # prints none (and says so); a 0.30.0 client's is the wait on the semaphore, each send
+    # less the first one (every task is created at once at rate inf)
+    assert "mean_client_queue_time_ms" not in res
+    code, out, err = run_cli(capsys, tmp_path, base + " --percentile-metrics ttft,client_queue_time")
+    assert code == 0 and "client_queue_time: a metric of vllm bench serve 0.30.0 and later, not of 0.15.1" in out
+    code, out, err = run_cli(capsys, tmp_path, base + " --percentile-metrics ttft,e2el,client_queue_time",
+                             "--tool-version", "0.30.0", "--format", "json")
+    assert code == 0, err
+    res30 = json.loads(out)["result"]
     sends = sorted(r["send_ms"] for r in recs)
-    assert sends[0] == sends[1] and res["mean_client_queue_time_ms"] == pytest.approx(np.mean(sends) - sends[0])
+    assert sends[0] == sends[1] and res30["mean_client_queue_time_ms"] == pytest.approx(np.mean(sends) - sends[0])
     # any percentile of the inter-token latency too: the replay is asked for it, and its
     # summary computes it over the pooled gaps (core/report: TestChosenPercentiles)
     code, out, err = run_cli(capsys, tmp_path, base + " --metric-percentiles 25,99.9", "--format", "json")
@@ -791,3 +801,124 @@ def test_an_aiperf_release_written_short_or_suffixed_is_that_release():
     assert _release("v0.5.0") == _release("0.5.0rc1") == _release("0.5") == (0, 5, 0)
     assert _release("0.13.0") == (0, 13, 0) and _release("1") == (1, 0, 0)
     assert _release("latest") is None and _release(None) is None and _release("") is None
+
+
+def test_aiperf_warmup_isolation_by_release(capsys, tmp_path):
+    # 4 entries in sequence, 4 warm-ups at concurrency 4: before 0.11.0 (and from 0.13.0 with
+    # --cache-bust none) the warm-up caches every entry and each measured TTFT is the same;
+    # 0.11.0-0.12.x mark the warm-up prompts, so the first measured wave computes its prompts
+    # whole, as 0.13.0 does with --cache-bust warmup_isolation_first_turn
+    cmd = ("aiperf profile -m Qwen/Qwen3-8B --streaming --concurrency 4 --request-count 24 --warmup-request-count 4 "
+           "--isl 600 --osl 50 --num-dataset-entries 4 --dataset-sampling-strategy sequential "
+           "--extra-inputs ignore_eos:true --network-latency-automatic")
+    ttft = {}
+    for version, more in (("0.10.0", ""), ("0.12.0", ""), ("0.13.0", ""),
+                          ("0.13.0", " --cache-bust warmup_isolation_first_turn")):
+        code, out, err = run_cli(capsys, tmp_path, cmd + more, "--tool-version", version, "--format", "json")
+        assert code == 0, err
+        doc = json.loads(out)
+        ttft[version + more] = (doc["result"]["time_to_first_token"]["min"], doc["result"]["time_to_first_token"]["max"])
+        assert doc["benchmark"].get("cache_bust") == (more.split()[-1] if more else None)
+    assert ttft["0.10.0"][0] == ttft["0.10.0"][1] == ttft["0.13.0"][1]
+    isolated = ttft["0.12.0"]
+    assert isolated[1] > 2 * isolated[0] and isolated == ttft["0.13.0 --cache-bust warmup_isolation_first_turn"]
+    assert isolated[0] == ttft["0.10.0"][0]
+
+
+@pytest.mark.parametrize("version, more, match", [
+    ("0.11.0", "--cache-bust none", "--cache-bust: is an option of AIPerf 0.12.0 and later"),
+    ("0.12.0", "--cache-bust warmup_isolation_first_turn", "a target of AIPerf 0.13.0 and later"),
+    ("0.13.0", "--cache-bust first_turn_prefix", "--cache-bust: first_turn_prefix is not simulated"),
+    ("0.13.0", "--cache-bust warmup_isolation_system", "shared system prompt"),
+    ("0.11.0", "--request-rate 4 --vllm-burstiness 2", "--vllm-burstiness: belongs to request_rate_mode gamma"),
+])
+def test_aiperf_release_refusals_name_the_option(capsys, tmp_path, version, more, match):
+    cmd = ("aiperf profile -m Qwen/Qwen3-8B --streaming --request-count 8 --isl 100 --osl 4 "
+           "--extra-inputs ignore_eos:true " + more)
+    code, _, err = run_cli(capsys, tmp_path, cmd, "--tool-version", version)
+    assert code == 2 and match in err, err
+
+
+def test_aiperf_smoothness_alone_is_gamma_from_0_12(capsys, tmp_path):
+    cmd = ("aiperf profile -m Qwen/Qwen3-8B --streaming --request-count 8 --isl 100 --osl 4 "
+           "--extra-inputs ignore_eos:true --request-rate 4 --vllm-burstiness 4")
+    code, out, err = run_cli(capsys, tmp_path, cmd, "--tool-version", "0.12.0", "--format", "json")
+    assert code == 0, err
+    b = json.loads(out)["benchmark"]
+    assert (b["request_rate_mode"], b["arrival_smoothness"]) == ("gamma", 4.0)
+
+
+def test_vllm_options_of_later_releases(capsys, tmp_path):
+    base = ("vllm bench serve --ignore-eos --random-input-len 256 --random-output-len 16 --num-prompts 6 "
+            "--max-concurrency 2")
+    # --probe-request-rate (0.27.0 and later): 0, the default, sends no probe and is taken
+    code, out, err = run_cli(capsys, tmp_path, base + " --probe-request-rate 0", "--tool-version", "0.34.0",
+                             "--format", "json")
+    assert code == 0, err
+    doc = json.loads(out)
+    assert doc["benchmark"]["probe_request_rate"] == 0 and doc["benchmark"]["version"] == "0.34.0"
+    assert doc["summary"]["completed"] == 6
+    for more, version, match in [
+        (" --probe-request-rate 2", "0.34.0", "--probe-request-rate: 2 is not simulated"),
+        (" --probe-request-rate 0", "0.26.0", "--probe-request-rate: is an option of vLLM 0.27.0 and later"),
+        (" --max-concurrency 0", "0.30.0", "--max-concurrency 0: vLLM 0.30.0 refuses it"),
+        (" --request-rate 4 --percentile-metrics ttft,e2el_including_client_queue", "0.34.0",
+         "e2el_including_client_queue: not simulated with --request-rate and --max-concurrency"),
+    ]:
+        code, _, err = run_cli(capsys, tmp_path, base + more, "--tool-version", version)
+        assert code == 2 and match in err, (more, err)
+    # before 0.30.0 --max-concurrency 0 is no limit: every prompt at once, as without it
+    zero = run_cli(capsys, tmp_path, base.replace("--max-concurrency 2", "--max-concurrency 0"),
+                   "--tool-version", "0.29.0", "--format", "json")
+    none = run_cli(capsys, tmp_path, base.replace(" --max-concurrency 2", ""), "--tool-version", "0.29.0",
+                   "--format", "json")
+    assert zero[0] == none[0] == 0 and json.loads(zero[1])["result"] == json.loads(none[1])["result"]
+
+
+def test_aiperf_grace_period_by_release(capsys, tmp_path):
+    # a closed loop of 4 for 1 s: when the duration ends, 4 requests are in flight. AIPerf
+    # 0.11.0 routes no default grace period and cancels them (they count as errors, in no
+    # metric); 0.12.0 waits its 30 s default and counts them; --benchmark-grace-period sets it
+    cmd = ("aiperf profile -m Qwen/Qwen3-8B --streaming --concurrency 4 --benchmark-duration 1 --isl 600 --osl 50 "
+           "--extra-inputs ignore_eos:true")
+    got = {}
+    for version, more in (("0.11.0", ""), ("0.12.0", ""), ("0.12.0", " --benchmark-grace-period 0")):
+        code, out, err = run_cli(capsys, tmp_path, cmd + more, "--tool-version", version, "--format", "json")
+        assert code == 0, err
+        doc = json.loads(out)
+        s = doc["summary"]
+        got[version + more] = (s["completed"], s["canceled"])
+        assert doc["result"].get("error_request_count", {}).get("avg", 0) == s["canceled"]
+    sent = sum(got["0.12.0"])
+    assert got["0.11.0"] == (sent - 4, 4) == got["0.12.0 --benchmark-grace-period 0"]
+    assert got["0.12.0"] == (sent, 0)
+    code, _, err = run_cli(capsys, tmp_path, cmd.replace("--benchmark-duration 1", "--request-count 8")
+                           + " --benchmark-grace-period 5", "--tool-version", "0.12.0")
+    assert code == 2 and "--benchmark-grace-period: needs benchmark_duration" in err, err
+
+
+def test_aiperf_random_range_ratio(capsys, tmp_path):
+    # AIPerf 0.13.0's window: vllm style [⌊L(1−r)⌋, ⌈L(1+r)⌉] = [800, 1200] and [80, 120]
+    # for --isl 1000 --osl 100 -r 0.2; sglang style [max(1, ⌊L·r⌋), L] = [200, 1000], [20, 100]
+    cmd = ("aiperf profile -m Qwen/Qwen3-8B --streaming --concurrency 4 --request-count 40 --isl 1000 --osl 100 "
+           "--random-range-ratio 0.2 --extra-inputs ignore_eos:true")
+    for more, isl, osl in (("", (800, 1200), (80, 120)), (" --random-corpus-style sglang", (200, 1000), (20, 100))):
+        code, out, err = run_cli(capsys, tmp_path, cmd + more, "--tool-version", "0.13.0", "--format", "json")
+        assert code == 0, err
+        doc = json.loads(out)
+        assert doc["benchmark"]["random_range_ratio"] == 0.2
+        res = doc["result"]
+        assert isl[0] <= res["input_sequence_length"]["min"] <= res["input_sequence_length"]["max"] <= isl[1]
+        assert osl[0] <= res["output_sequence_length"]["min"] <= res["output_sequence_length"]["max"] <= osl[1]
+        assert res["input_sequence_length"]["std"] > 0
+    for more, version, match in [
+        ("", "0.12.0", "--random-range-ratio: is an option of AIPerf 0.13.0 and later"),
+        (" --random-corpus-style lmbench", "0.13.0", "--random-corpus-style: \"lmbench\" is not a style"),
+    ]:
+        code, _, err = run_cli(capsys, tmp_path, cmd + more, "--tool-version", version)
+        assert code == 2 and match in err, err
+    with pytest.raises(BenchUsageError, match="give --isl too"):
+        parse_command(["aiperf profile --streaming --osl 10 --random-range-ratio 0.2 --extra-inputs ignore_eos:true"])
+    with pytest.raises(BenchUsageError, match="one ratio for both lengths"):
+        parse_command(['aiperf profile --streaming --isl 9 --osl 10 --extra-inputs ignore_eos:true '
+                       '--random-range-ratio={"input":0.1,"output":0.2}'])

@@ -12,14 +12,12 @@ import (
 // given. Unset: the defaults of defaults.go, as before the field existed.
 
 // NewestVLLMRelease is the newest vLLM release the defaults table knows:
-// every rule VLLMDefaults names was read in the wheels of 0.25.0 to 0.33.0
-// against 0.24.0's. 0.34.0 (2026-12) was read too, but two rules the replay
-// prices changed there and are not modelled (vllmExtensibleKV,
-// vllmSplitCUDAGraphs): it is noted as a later release. A nightly build
-// resolves to it. The kernel tables are another choice:
+// every rule VLLMDefaults names was read in the wheels of 0.25.0 to 0.34.0
+// against 0.24.0's (and the CUDA-graph rules in those of 0.12.0 to 0.23.0).
+// A nightly build resolves to it. The kernel tables are another choice:
 // engine.perf.backend_version (aic) reads the nearest release the database
 // holds, and without a version the newest measured, DefaultAICBackendVersion.
-const NewestVLLMRelease = "0.33.0"
+const NewestVLLMRelease = "0.34.0"
 
 // Release is a resolved MAJOR.MINOR.PATCH release.
 type Release struct{ Major, Minor, Patch int }
@@ -205,6 +203,23 @@ type VersionDefaults struct {
 	// whole sequence's blocks (num_tokens, at most max_model_len, less its
 	// prefix-cache hit) free; before it only the first chunk's.
 	SchedulerReserveFullISL bool
+	// CUDA-graph capture rules (perf.VLLMGraphs, whose fields cite the
+	// source): SpecCUDAGraphCeiling from 0.13.0, CaptureTokenBudget from
+	// 0.21.0, ModelRunnerV2 and UniformDecodeGraphs from 0.29.0,
+	// CaptureMaxNumSeqs from 0.31.0, SplitCUDAGraphs from 0.34.0.
+	SpecCUDAGraphCeiling, CaptureTokenBudget, ModelRunnerV2, UniformDecodeGraphs, CaptureMaxNumSeqs, SplitCUDAGraphs bool
+	// BlockSize is --block-size's default on a CUDA GPU: 16, and 64 from
+	// 0.34.0 (CacheConfig.DEFAULT_BLOCK_SIZE in vllm/config/cache.py), which
+	// Platform.update_block_size_for_backend (vllm/platforms/interface.py)
+	// keeps when the attention backend supports it (FlashAttention: multiples
+	// of 16; FlashInfer: 16, 32, 64; FlashMLA: 64).
+	BlockSize int
+	// ExtensibleKVCache: from 0.34.0 the KV cache is sized from the memory
+	// measured after warmup and CUDA-graph capture (enable_extensible_kv_cache,
+	// on by default on CUDA; vllm/v1/worker/extensible_kv_cache.py,
+	// measure_kv_cache_bytes), and gpu_memory_utilization defaults to 1.0
+	// with it (CacheConfig.resolved_gpu_memory_utilization): perf.PlanMemoryExtensible.
+	ExtensibleKVCache bool
 	// Notes say which defaults of that release are not modelled.
 	Notes []string
 }
@@ -229,42 +244,47 @@ var (
 	vllmReserveFullISL = Release{0, 19, 0}
 	vllmGPUMem092Since = Release{0, 20, 0}
 	vllmHugeGPUSince   = Release{0, 28, 0} // also the Blackwell capture ceiling and hybrid prefix caching
-	// vllmCaptureMaxSeqs: from 0.31.0 _set_cudagraph_sizes also captures
-	// max_num_seqs itself (uniform_decode_sizes = [max_num_seqs] when it fits
-	// the ceiling), not modelled: noted.
-	vllmCaptureMaxSeqs = Release{0, 31, 0}
-	// vllmExtensibleKV: from 0.34.0 gpu_memory_utilization defaults to None,
-	// 1.0 with the extensible KV cache, on by default on CUDA, which sizes the
-	// cache from measured memory (CacheConfig.resolved_gpu_memory_utilization,
-	// vllm/config/cache.py of 0.34.0), not modelled: noted.
-	vllmExtensibleKV = Release{0, 34, 0}
-	// vllmSplitCUDAGraphs: from 0.34.0 the V1 model runner is gone (the V2
-	// runner, vllm/v1/worker/gpu, runs every model) and on compute capability
-	// 10.x the default capture sizes are split: mixed passes up to min(8192,
-	// max_num_batched_tokens) tokens on prefill_cudagraph_capture_grid, decode
-	// passes on decode_cudagraph_capture_grid(max_num_seqs) requests
-	// (VllmConfig._split_cudagraph_capture_sizes, vllm/config/vllm.py and
-	// vllm/config/compilation.py of 0.34.0), not modelled: noted.
-	vllmSplitCUDAGraphs = Release{0, 34, 0}
+	// the CUDA-graph capture rules (VersionDefaults, perf.VLLMGraphs);
+	// vllmCUDAGraphsRead is the oldest release whose rules were read
+	vllmCUDAGraphsRead   = Release{0, 12, 0}
+	vllmSpecCeiling      = Release{0, 13, 0}
+	vllmCaptureBudget    = Release{0, 21, 0}
+	vllmV2RunnerSome     = Release{0, 24, 0} // the V2 runner for DEFAULT_V2_MODEL_RUNNER_ARCHITECTURES only
+	vllmV2RunnerDefault  = Release{0, 29, 0}
+	vllmCaptureMaxSeqs   = Release{0, 31, 0}
+	vllmSplitCUDAGraphs  = Release{0, 34, 0}
+	vllmBlockSize64Since = Release{0, 34, 0}
+	vllmExtensibleKV     = Release{0, 34, 0}
 )
 
 // VLLMDefaults is what vLLM release r sets by default among the settings the
 // simulation prices: async scheduling and prefix caching (above); block size
-// 16 on CUDA GPUs in every release (DefaultBlockSize); max_num_seqs and
+// 16 on CUDA GPUs, 64 from 0.34.0 (BlockSize); max_num_seqs and
 // max_num_batched_tokens by GPU from 0.9.0 (SchedulerDefaults; earlier
 // releases keyed them on other rules, which are not tabulated: the 0.9.0 rule
 // stands in, noted), and from 0.28.0 the 160 GiB rule (HugeGPUBatchRule);
 // the largest CUDA-graph capture size, whose ceiling is 1,024 on Blackwell
-// from 0.28.0 (BlackwellCUDAGraphs; the replay pads a MoE layer's tokens to
-// the capture sizes and runs a larger pass eagerly).
+// from 0.28.0 (BlackwellCUDAGraphs), and the capture sizes under each
+// release's rules (the replay pads a MoE layer's tokens to them and runs a
+// larger pass eagerly: perf.VLLMGraphs); from 0.34.0 the extensible KV cache.
 func VLLMDefaults(r Release) VersionDefaults {
 	d := VersionDefaults{Release: r, AsyncScheduling: !r.Before(vllmAsyncSince), EnablePrefixCaching: !r.Before(vllmV1Default),
 		SharedEventLoop: !r.Before(vllmV1Default), APIServerPerRank: !r.Before(vllmAPIServerPerDP),
 		HugeGPUBatchRule: !r.Before(vllmHugeGPUSince), BlackwellCUDAGraphs: !r.Before(vllmHugeGPUSince),
 		HybridPrefixCaching: !r.Before(vllmHugeGPUSince), GPUMemoryUtilization: DefaultGPUMemoryUtilization,
-		SchedulerReserveFullISL: !r.Before(vllmReserveFullISL)}
+		SchedulerReserveFullISL: !r.Before(vllmReserveFullISL), SpecCUDAGraphCeiling: !r.Before(vllmSpecCeiling),
+		CaptureTokenBudget: !r.Before(vllmCaptureBudget), ModelRunnerV2: !r.Before(vllmV2RunnerDefault),
+		UniformDecodeGraphs: !r.Before(vllmV2RunnerDefault), CaptureMaxNumSeqs: !r.Before(vllmCaptureMaxSeqs),
+		SplitCUDAGraphs: !r.Before(vllmSplitCUDAGraphs), BlockSize: DefaultBlockSize,
+		ExtensibleKVCache: !r.Before(vllmExtensibleKV)}
 	if !r.Before(vllmGPUMem092Since) {
 		d.GPUMemoryUtilization = 0.92
+	}
+	if d.ExtensibleKVCache {
+		d.GPUMemoryUtilization = 1 // resolved_gpu_memory_utilization with the extensible KV cache
+	}
+	if !r.Before(vllmBlockSize64Since) {
+		d.BlockSize = 64
 	}
 	if r.Before(vllmV1Default) {
 		d.Notes = append(d.Notes, fmt.Sprintf("vLLM %s runs the V0 engine by default, which is not modelled (the V1 scheduler stands in; prefix caching off, V0's default)", r))
@@ -272,14 +292,17 @@ func VLLMDefaults(r Release) VersionDefaults {
 	if r.Before(vllmBatchRuleSince) {
 		d.Notes = append(d.Notes, fmt.Sprintf("vLLM %s's default max_num_seqs and max_num_batched_tokens are not tabulated: the rule of 0.9.0 and later stands in", r))
 	}
-	if !r.Before(vllmCaptureMaxSeqs) {
-		d.Notes = append(d.Notes, fmt.Sprintf("vLLM %s also captures a CUDA graph at max_num_seqs tokens, which is not modelled (a pass pads to the 8- and 16-token strides)", r))
+	if r.Before(vllmCUDAGraphsRead) {
+		d.Notes = append(d.Notes, fmt.Sprintf("vLLM %s's default CUDA-graph capture sizes are not tabulated: those of 0.12.0 stand in", r))
 	}
-	if !r.Before(vllmSplitCUDAGraphs) {
-		d.Notes = append(d.Notes, fmt.Sprintf("vLLM %s captures CUDA graphs of mixed passes up to 8192 tokens on Blackwell (split prefill and decode capture sizes), which is not modelled: the 0.28.0 capture sizes stand in", r))
+	if !r.Before(vllmV2RunnerSome) && r.Before(vllmV2RunnerDefault) {
+		d.Notes = append(d.Notes, fmt.Sprintf("vLLM %s runs the V2 model runner for some architectures (DEFAULT_V2_MODEL_RUNNER_ARCHITECTURES), whose CUDA graphs under speculative decoding are not modelled: the V1 runner's stand in", r))
 	}
-	if !r.Before(vllmExtensibleKV) {
-		d.Notes = append(d.Notes, fmt.Sprintf("vLLM %s sizes the KV cache from measured memory by default (the extensible KV cache, gpu_memory_utilization 1.0), which is not modelled: gpu_memory_utilization's default stands in", r))
+	if d.BlockSize != DefaultBlockSize {
+		d.Notes = append(d.Notes, fmt.Sprintf("vLLM %s defaults block_size to %d where the attention backend takes it; a backend that needs larger blocks (CUTLASS MLA, FlashAttention 4 at head size 256 on Blackwell) is not modelled", r, d.BlockSize))
+	}
+	if d.ExtensibleKVCache {
+		d.Notes = append(d.Notes, fmt.Sprintf("vLLM %s sizes the KV cache from measured memory (the extensible KV cache, on unless a KV connector lacks an IMEX channel, which is not modelled): the activation estimate stands for the measured transient peak", r))
 	}
 	return d
 }
@@ -300,7 +323,8 @@ func (e *Engine) VLLMReleaseDefaults() (d VersionDefaults, ok bool) {
 
 // backendVersionDefaults fills, for a spec that names engine.backend_version,
 // the defaults of that release wherever the input was silent: the scheduler's
-// async_scheduling and enable_prefix_caching, a given engine.tokenization's
+// async_scheduling, enable_prefix_caching, gpu_memory_utilization,
+// block_size and scheduler_reserve_full_isl, a given engine.tokenization's
 // shared_event_loop, a data-parallel pool's api_server_count, and engine.perf.backend_version
 // of source aic (the kernel tables of the release that ran). A version that
 // does not resolve is left for Validate to refuse.
@@ -322,6 +346,9 @@ func backendVersionDefaults(s *Spec, present func(string) bool) {
 	}
 	if !present("engine.scheduler.gpu_memory_utilization") {
 		e.Scheduler.GPUMemoryUtilization = d.GPUMemoryUtilization
+	}
+	if !present("engine.scheduler.block_size") {
+		e.Scheduler.BlockSize = d.BlockSize
 	}
 	if !present("engine.scheduler.scheduler_reserve_full_isl") {
 		e.Scheduler.SchedulerReserveFullISL = d.SchedulerReserveFullISL

@@ -80,19 +80,19 @@ func TestVLLMDefaultsByRelease(t *testing.T) {
 		async, prefix bool
 		notes         int
 	}{
-		{Release{0, 7, 3}, false, false, 2},
-		{Release{0, 8, 0}, false, true, 1},
-		{Release{0, 9, 0}, false, true, 0},
+		{Release{0, 7, 3}, false, false, 3}, // V0, the batch rule, the capture sizes
+		{Release{0, 8, 0}, false, true, 2},
+		{Release{0, 9, 0}, false, true, 1},
 		{Release{0, 12, 0}, false, true, 0},
 		{Release{0, 13, 0}, false, true, 0},
 		{Release{0, 14, 0}, true, true, 0},
 		{Release{0, 15, 1}, true, true, 0},
-		{Release{0, 24, 0}, true, true, 0},
-		{Release{0, 30, 0}, true, true, 0},
-		{Release{0, 31, 0}, true, true, 1},
-		{Release{0, 33, 0}, true, true, 1},
-		{Release{0, 34, 0}, true, true, 3},
-		{Release{1, 0, 0}, true, true, 3},
+		{Release{0, 24, 0}, true, true, 1}, // the V2 runner for some architectures
+		{Release{0, 28, 0}, true, true, 1},
+		{Release{0, 29, 0}, true, true, 0},
+		{Release{0, 33, 0}, true, true, 0},
+		{Release{0, 34, 0}, true, true, 2}, // block size 64's backends, the extensible KV cache's connectors
+		{Release{1, 0, 0}, true, true, 2},
 	} {
 		d := VLLMDefaults(c.r)
 		assert.Equal(t, c.async, d.AsyncScheduling, c.r.String())
@@ -100,6 +100,50 @@ func TestVLLMDefaultsByRelease(t *testing.T) {
 		assert.Len(t, d.Notes, c.notes, c.r.String())
 		assert.Equal(t, c.prefix, d.SharedEventLoop, "the V1 front end, from 0.8.0: "+c.r.String())
 	}
+}
+
+// The CUDA-graph rules and the cache defaults against the wheels that
+// introduced them: _set_cudagraph_sizes (vllm/config/vllm.py) scales its
+// limit by 1 + num_speculative_tokens from 0.13.0 (0.12.0 has no
+// decode_query_len), captures max_num_batched_tokens from 0.21.0, the
+// uniform decode sizes from 0.29.0 (when the V2 model runner became the
+// default for every architecture: DEFAULT_V2_MODEL_RUNNER_ARCHITECTURES is
+// gone), max_num_seqs from 0.31.0, and splits prefill and decode sizes in
+// 0.34.0, whose CacheConfig.DEFAULT_BLOCK_SIZE is 64 (16 in 0.33.0) and
+// whose gpu_memory_utilization resolves to 1.0 with the extensible KV cache
+// (0.92 from 0.20.0, 0.9 before).
+func TestVLLMCUDAGraphAndCacheDefaultsByRelease(t *testing.T) {
+	for _, c := range []struct {
+		r                                       Release
+		spec, budget, v2, maxSeqs, split, extKV bool
+		block                                   int
+		util                                    float64
+	}{
+		{Release{0, 12, 0}, false, false, false, false, false, false, 16, 0.9},
+		{Release{0, 13, 0}, true, false, false, false, false, false, 16, 0.9},
+		{Release{0, 20, 0}, true, false, false, false, false, false, 16, 0.92},
+		{Release{0, 21, 0}, true, true, false, false, false, false, 16, 0.92},
+		{Release{0, 28, 0}, true, true, false, false, false, false, 16, 0.92},
+		{Release{0, 29, 0}, true, true, true, false, false, false, 16, 0.92},
+		{Release{0, 31, 0}, true, true, true, true, false, false, 16, 0.92},
+		{Release{0, 33, 0}, true, true, true, true, false, false, 16, 0.92},
+		{Release{0, 34, 0}, true, true, true, true, true, true, 64, 1},
+	} {
+		d := VLLMDefaults(c.r)
+		got := []bool{d.SpecCUDAGraphCeiling, d.CaptureTokenBudget, d.ModelRunnerV2, d.UniformDecodeGraphs, d.CaptureMaxNumSeqs, d.SplitCUDAGraphs, d.ExtensibleKVCache}
+		assert.Equal(t, []bool{c.spec, c.budget, c.v2, c.v2, c.maxSeqs, c.split, c.extKV}, got, c.r.String())
+		assert.Equal(t, c.block, d.BlockSize, c.r.String())
+		assert.Equal(t, c.util, d.GPUMemoryUtilization, c.r.String())
+	}
+	// backend_version 0.34.0 fills block_size 64 and gpu_memory_utilization
+	// 1.0 where the spec is silent; a given value wins
+	s := decodeWith(t, "backend_version: 0.34.0")
+	assert.Equal(t, 64, s.Engine.Scheduler.BlockSize)
+	assert.Equal(t, 1.0, s.Engine.Scheduler.GPUMemoryUtilization)
+	s = decodeWith(t, "backend_version: 0.34.0, scheduler: {block_size: 16, gpu_memory_utilization: 0.9}")
+	assert.Equal(t, 16, s.Engine.Scheduler.BlockSize)
+	assert.Equal(t, 0.9, s.Engine.Scheduler.GPUMemoryUtilization)
+	assert.Equal(t, DefaultBlockSize, decodeWith(t, "backend_version: 0.33.0").Engine.Scheduler.BlockSize)
 }
 
 // A given engine.tokenization shares the API server's event loop with the

@@ -105,9 +105,13 @@ type AIPerfBenchmark struct {
 	// WarmupRequestCount is --warmup-request-count (default 0).
 	WarmupRequestCount int `json:"warmup_request_count,omitempty"`
 	// BenchmarkDuration is --benchmark-duration, s: requests are sent until
-	// it ends, none after (0: none; requests in flight then finish and
-	// count, as within AIPerf's --benchmark-grace-period, 30 s by default).
+	// it ends, none after (0: none); the requests in flight then count if
+	// they end within the grace period (graceS).
 	BenchmarkDuration float64 `json:"benchmark_duration,omitempty"`
+	// BenchmarkGracePeriod is --benchmark-grace-period, s (with
+	// BenchmarkDuration only, as AIPerf refuses it without one); absent:
+	// the release's default (graceS).
+	BenchmarkGracePeriod *float64 `json:"benchmark_grace_period,omitempty"`
 	// SyntheticInputTokensMean and SyntheticInputTokensStddev are
 	// --synthetic-input-tokens-mean (default 550) and -stddev (default 0).
 	SyntheticInputTokensMean   int     `json:"synthetic_input_tokens_mean"`
@@ -144,6 +148,19 @@ type AIPerfBenchmark struct {
 	// aiperf/timing/intervals.py: a coefficient of variation 1/√shape.
 	RequestRateMode   string  `json:"request_rate_mode,omitempty"`
 	ArrivalSmoothness float64 `json:"arrival_smoothness,omitempty"`
+	// CacheBust is --cache-bust (AIPerf 0.12.0 and later; absent: none,
+	// its default): none, or warmup_isolation_first_turn (0.13.0 and later:
+	// a "[warmup]" marker at the start of each warm-up prompt, none on the
+	// measured ones). Its other targets are refused (cacheBustTargets).
+	CacheBust string `json:"cache_bust,omitempty"`
+	// RandomRangeRatio is --random-range-ratio r (AIPerf 0.13.0 and later;
+	// absent: the normal draws above): each dataset entry's input and output
+	// lengths drawn uniformly in a window around their means, the stddevs
+	// unused, as RandomCorpusStyle shapes it (aiperfRangeWindow).
+	RandomRangeRatio *float64 `json:"random_range_ratio,omitempty"`
+	// RandomCorpusStyle is --random-corpus-style: vllm (absent, AIPerf's
+	// default) or sglang.
+	RandomCorpusStyle string `json:"random_corpus_style,omitempty"`
 }
 
 // AIPerf's releases whose rules differ, read from their wheels' sources.
@@ -173,7 +190,206 @@ var (
 	aiperfEntriesFollowCounts = Release{0, 9, 0}
 	// aiperfOldest: the rules of an AIPerf benchmark without a version.
 	aiperfOldest = Release{0, 2, 0}
+	// aiperfWarmupIsolated: from 0.11.0 every warm-up request's system
+	// message (chat) or prompt (completions) starts with "warmup"
+	// (WARMUP_SYSTEM_MESSAGE_PREFIX, aiperf/common/constants.py;
+	// Worker._system_message_for_phase, aiperf/workers/worker.py;
+	// OpenAICompletionsEndpoint.format_payload), so the warm-up shares no
+	// prefix with the profiling requests (WarmupPromptIsolated); 0.10.0's
+	// worker sends the conversation's own system message.
+	aiperfWarmupIsolated = Release{0, 11, 0}
+	// aiperfCacheBust: the release that adds --cache-bust (CacheBustTarget,
+	// aiperf/common/enums/enums.py: none, system_prefix, system_suffix,
+	// first_turn_prefix, first_turn_suffix).
+	aiperfCacheBust = Release{0, 12, 0}
+	// aiperfWarmupIsolationOptIn: from 0.13.0 the warm-up is isolated only
+	// under --cache-bust warmup_isolation_system or
+	// warmup_isolation_first_turn (the "[warmup]" marker); with none, the
+	// default, it sends the dataset's prompts as they are, as before 0.11.0
+	// (0.13.0's worker has no WARMUP_SYSTEM_MESSAGE_PREFIX).
+	aiperfWarmupIsolationOptIn = Release{0, 13, 0}
+	// aiperfSmoothnessRefused and aiperfSmoothnessAloneBack: the releases where --arrival-smoothness
+	// (--vllm-burstiness) with a rate and no --arrival-pattern runs the gamma
+	// pattern: 0.5.0 to 0.8.x (UserConfig's validator, "Setting arrival
+	// pattern to gamma by default", aiperf/common/config/user_config.py) and
+	// from 0.12.0 (_profiling_phase_type, aiperf/config/flags/
+	// _converter_profiling.py, "v1 parity"); 0.9.0 to 0.11.x refuse it
+	// ("--arrival-smoothness is only supported with --arrival-pattern gamma").
+	aiperfSmoothnessRefused   = Release{0, 9, 0}
+	aiperfSmoothnessAloneBack = Release{0, 12, 0}
 )
+
+// The values of --cache-bust the simulation takes.
+const (
+	CacheBustNone                     = "none"
+	CacheBustWarmupIsolationFirstTurn = "warmup_isolation_first_turn"
+)
+
+// cacheBustRefused: --cache-bust targets that are not simulated, with why.
+var cacheBustRefused = map[string]string{
+	"system_prefix":           "a marker of each conversation's own ahead of its system message",
+	"system_suffix":           "a marker of each conversation's own after its system message",
+	"first_turn_prefix":       "a marker of each conversation's own ahead of its first prompt",
+	"first_turn_suffix":       "a marker of each conversation's own after its first prompt",
+	"warmup_isolation_system": "AIPerf takes it only with a shared system prompt, which the simulation does not send (validate_warmup_isolation_system_requires_shared_system_prompt); warmup_isolation_first_turn is simulated",
+}
+
+// warmupIsolated reports whether t's warm-up prompts share no prefix with
+// its measured ones (aiperfWarmupIsolated, aiperfWarmupIsolationOptIn).
+func (t AIPerfBenchmark) warmupIsolated() bool {
+	switch rel := t.release(); {
+	case rel.Before(aiperfWarmupIsolated):
+		return false
+	case rel.Before(aiperfWarmupIsolationOptIn):
+		return true
+	}
+	return t.CacheBust == CacheBustWarmupIsolationFirstTurn
+}
+
+// aiperfNoDefaultGrace and aiperfDefaultGraceBack: AIPerf's duration runs
+// wait DefaultAIPerfGracePeriod for the requests in flight unless
+// --benchmark-grace-period says otherwise (LoadGeneratorDefaults.
+// BENCHMARK_GRACE_PERIOD, aiperf/common/config/config_defaults.py, 0.2.0
+// to 0.8.x: a request ending later is left out, RecordsManager.
+// _should_include_request_by_duration in 0.2.0), except 0.9.0 to 0.11.x,
+// whose config converter routes the grace period to the profiling phase
+// only when given (_PROF_FIELD_ROUTES, aiperf/config/flags/
+// _converter_profiling.py), so the phase's wait for returns ends with the
+// duration and cancels what is in flight (PhaseRunner, aiperf/timing/phase/
+// runner.py: time_left_in_seconds plus grace_period_sec or 0); 0.12.0's
+// build_profiling routes the default again.
+var (
+	aiperfNoDefaultGrace   = Release{0, 9, 0}
+	aiperfDefaultGraceBack = Release{0, 12, 0}
+)
+
+// DefaultAIPerfGracePeriod is AIPerf's --benchmark-grace-period default, s
+// (BENCHMARK_GRACE_PERIOD = 30.0 from 0.2.0; CLIConfig's default in 0.12.0).
+const DefaultAIPerfGracePeriod = 30.0
+
+// graceS is how long t's duration run waits for the requests in flight
+// once the duration has ended (aiperfNoDefaultGrace).
+func (t AIPerfBenchmark) graceS() float64 {
+	if t.BenchmarkGracePeriod != nil {
+		return *t.BenchmarkGracePeriod
+	}
+	if rel := t.release(); !rel.Before(aiperfNoDefaultGrace) && rel.Before(aiperfDefaultGraceBack) {
+		return 0
+	}
+	return DefaultAIPerfGracePeriod
+}
+
+// aiperfRangeWindow is the release that adds --random-range-ratio and
+// --random-corpus-style (0.13.0's aiperf/common/models/
+// sequence_distribution.py: VLLMRatioConfig's window [⌊L(1−r)⌋, ⌈L(1+r)⌉],
+// r in [0, 1), an output of at least 1; SGLangRatioConfig's [max(1,
+// ⌊L·r⌋), L], r in [0, 1]; an input draw of 0 is sent as 1 token,
+// SyntheticDatasetComposer._generate_text_payloads). The vllm window's L is
+// the mean less the tokenizer's special tokens, which the server adds back:
+// the window here is the server's, as VLLMBenchServe.Lengths' is.
+var aiperfRangeWindow = Release{0, 13, 0}
+
+// The values of --random-corpus-style.
+const (
+	AIPerfCorpusVLLM   = "vllm"
+	AIPerfCorpusSGLang = "sglang"
+)
+
+// rangeLengths are t's input and output lengths under --random-range-ratio
+// (aiperfRangeWindow); ok false without it.
+func (t AIPerfBenchmark) rangeLengths() (isl, osl Length, ok bool) {
+	if t.RandomRangeRatio == nil {
+		return isl, osl, false
+	}
+	r, L, O := *t.RandomRangeRatio, t.SyntheticInputTokensMean, t.OutputTokensMean
+	if t.RandomCorpusStyle == AIPerfCorpusSGLang {
+		lo := func(n int) int { return max(1, int(math.Floor(float64(n)*r))) }
+		return window(lo(L), L), window(lo(O), O), true
+	}
+	lo := func(n int) int { return max(1, int(math.Floor(float64(n)*(1-r)))) }
+	hi := func(n int) int { return max(1, int(math.Ceil(float64(n)*(1+r)))) }
+	return window(lo(L), hi(L)), window(lo(O), hi(O)), true
+}
+
+// corpusStyle is t's --random-corpus-style (vllm when absent).
+func (t AIPerfBenchmark) corpusStyle() string {
+	if t.RandomCorpusStyle == "" {
+		return AIPerfCorpusVLLM
+	}
+	return t.RandomCorpusStyle
+}
+
+// validateRange checks t's --random-range-ratio and --random-corpus-style.
+func (t AIPerfBenchmark) validateRange(p string) error {
+	if t.RandomRangeRatio == nil && t.RandomCorpusStyle == "" {
+		return nil
+	}
+	field := p + "random_range_ratio"
+	if t.RandomRangeRatio == nil {
+		field = p + "random_corpus_style"
+	}
+	if t.release().Before(aiperfRangeWindow) {
+		return errorf(field, "is an option of AIPerf 0.13.0 and later (this is %s)", t.versionName())
+	}
+	switch t.RandomCorpusStyle {
+	case "", AIPerfCorpusVLLM, AIPerfCorpusSGLang:
+	default:
+		return errorf(p+"random_corpus_style", "%s is not a style of AIPerf's (vllm or sglang)", quote(t.RandomCorpusStyle))
+	}
+	if t.RandomRangeRatio == nil {
+		return nil
+	}
+	r := *t.RandomRangeRatio
+	if t.RandomCorpusStyle == AIPerfCorpusSGLang {
+		if !(r >= 0 && r <= 1) {
+			return errorf(field, "must be in [0, 1] for random_corpus_style sglang (SGLangRatioConfig), got %g", r)
+		}
+		return nil
+	}
+	if !(r >= 0 && r < 1) {
+		return errorf(field, "must be in [0, 1) (VLLMRatioConfig: \"ISL range_ratio must be in [0.0, 1.0)\"), got %g", r)
+	}
+	if math.Floor(float64(t.SyntheticInputTokensMean)*(1-r)) < 1 {
+		return errorf(field, "%g leaves a window of prompts from 0 tokens for a mean of %d, which AIPerf refuses (_reject_degenerate_range_ratio, as vLLM's RandomDataset does)", r, t.SyntheticInputTokensMean)
+	}
+	return nil
+}
+
+// isolationName names what isolates t's warm-up, for a note.
+func (t AIPerfBenchmark) isolationName() string {
+	if t.CacheBust == CacheBustWarmupIsolationFirstTurn {
+		return "--cache-bust " + CacheBustWarmupIsolationFirstTurn
+	}
+	return `"warmup" ahead of its system message or prompt`
+}
+
+// validateCacheBust checks t's --cache-bust against its release.
+func (t AIPerfBenchmark) validateCacheBust(path string) error {
+	rel, v := t.release(), t.CacheBust
+	switch {
+	case v == "":
+		return nil
+	case rel.Before(aiperfCacheBust):
+		return errorf(path, "is an option of AIPerf 0.12.0 and later (this is %s)", t.versionName())
+	case v == CacheBustNone:
+		return nil
+	case v == CacheBustWarmupIsolationFirstTurn && rel.Before(aiperfWarmupIsolationOptIn):
+		return errorf(path, "%s is a target of AIPerf 0.13.0 and later (this is %s)", v, t.versionName())
+	case v == CacheBustWarmupIsolationFirstTurn:
+		return nil
+	}
+	if why, ok := cacheBustRefused[v]; ok {
+		return errorf(path, "%s is not simulated (%s)", v, why)
+	}
+	return errorf(path, "%s is not a target of AIPerf's --cache-bust (the simulation takes %s and %s)", quote(v), CacheBustNone, CacheBustWarmupIsolationFirstTurn)
+}
+
+// smoothnessAlone reports whether t's release runs --arrival-smoothness
+// without --arrival-pattern as the gamma pattern (aiperfSmoothnessRefused).
+func (t AIPerfBenchmark) smoothnessAlone() bool {
+	rel := t.release()
+	return !rel.Before(aiperfGamma) && rel.Before(aiperfSmoothnessRefused) || !rel.Before(aiperfSmoothnessAloneBack)
+}
 
 // release is t's AIPerf release (aiperfOldest's rules without a version).
 func (t AIPerfBenchmark) release() Release {
@@ -257,6 +473,12 @@ type VLLMBenchServe struct {
 	// Variant vllm from 0.11.1 sets it itself for the random dataset
 	// (vllmRandomIgnoresEOS): true whatever is given.
 	IgnoreEOS bool `json:"ignore_eos"`
+	// ProbeRequestRate is --probe-request-rate (variant vllm from 0.27.0,
+	// vllmProbeRequests; default 0: none). Above 0 the client sends
+	// one-token "Hi" requests at that rate beside the prompts, past
+	// --max-concurrency (probe_loop in benchmark(), vllm/benchmarks/
+	// serve.py), which is not simulated: only 0 (or below) is taken.
+	ProbeRequestRate *float64 `json:"probe_request_rate,omitempty"`
 }
 
 // GenAIPerfBenchmark (tool genai_perf) is `genai-perf profile` with its
@@ -357,6 +579,9 @@ func benchmarkDefaults(b *Benchmark, path string, present func(string) bool) {
 		}
 		if !given("concurrency") && t.RequestRate == nil {
 			t.Concurrency = 1
+		}
+		if t.RequestRateMode == "" && t.ArrivalSmoothness != 0 && t.RequestRate != nil && t.smoothnessAlone() {
+			t.RequestRateMode = ArrivalGamma // a smoothness is a gamma shape (aiperfSmoothnessRefused)
 		}
 		if t.RequestRateMode == ArrivalGamma && !given("arrival_smoothness") {
 			t.ArrivalSmoothness = 1 // GammaIntervalGenerator: smoothness or 1.0
@@ -492,9 +717,20 @@ func (b *Benchmark) versionDefault(engineVersion string, rangeGiven bool) {
 // main_async has no such line, 0.11.1's has it.
 // NewestVLLMBenchRelease is the newest release whose `vllm bench serve`
 // client rules the ones here were read against, the version a benchmark
-// takes when neither it nor the engine names one: 0.24.0 (the engine defaults
-// know later releases, NewestVLLMRelease; the client's were not re-read).
-const NewestVLLMBenchRelease = "0.24.0"
+// takes when neither it nor the engine names one: 0.34.0. From 0.24.0 to
+// 0.34.0 RandomDataset (vllm/benchmarks/datasets/datasets.py: the length
+// window, the prefix, the special-token offset), the warm-up and the
+// initial test request, get_request's delays and ramp-up, calculate_metrics'
+// TTFT, TPOT, ITL and goodput and the percentiles read the same; what
+// changed is --probe-request-rate (0.27.0, vllmProbeRequests), the
+// client_queue_time and e2el_including_client_queue sections and the
+// refusal of --max-concurrency ≤ 0 (0.30.0: the command line's parser,
+// python/aisimulate/cli/bench.py).
+const NewestVLLMBenchRelease = "0.34.0"
+
+// vllmProbeRequests is the vLLM release that adds --probe-request-rate
+// (0.27.0's vllm/benchmarks/serve.py; 0.26.0's has no such option).
+var vllmProbeRequests = Release{0, 27, 0}
 
 var vllmRandomIgnoresEOS = Release{0, 11, 1}
 
@@ -541,6 +777,12 @@ func (t AIPerfBenchmark) validate(path string) error {
 			return errorf(p+"request_count", "cannot be given with num_conversations: AIPerf %s refuses it (\"Both a request-count and number of conversations are set\"): the conversations are the count", t.versionName())
 		}
 	}
+	if err := t.validateCacheBust(p + "cache_bust"); err != nil {
+		return err
+	}
+	if err := t.validateRange(p); err != nil {
+		return err
+	}
 	if t.RequestRateMode != "" || t.ArrivalSmoothness != 0 {
 		switch {
 		case t.RequestRate == nil:
@@ -554,11 +796,19 @@ func (t AIPerfBenchmark) validate(path string) error {
 		case gamma && rel.Before(aiperfGamma):
 			return errorf(p+"request_rate_mode", "gamma is an arrival pattern of AIPerf 0.5.0 and later (this is %s)", t.versionName())
 		case !gamma && t.ArrivalSmoothness != 0:
-			return errorf(p+"arrival_smoothness", "belongs to request_rate_mode gamma")
+			return errorf(p+"arrival_smoothness", "belongs to request_rate_mode gamma (AIPerf 0.5.0–0.8.x and 0.12.0 and later take it alone as gamma; this is %s)", t.versionName())
 		case gamma:
 			if err := checkFloat(p+"arrival_smoothness", "AIPerfBenchmark.arrival_smoothness", t.ArrivalSmoothness); err != nil {
 				return err
 			}
+		}
+	}
+	if g := t.BenchmarkGracePeriod; g != nil {
+		if t.BenchmarkDuration == 0 {
+			return errorf(p+"benchmark_grace_period", "needs benchmark_duration (AIPerf: \"--benchmark-grace-period can only be used with duration-based benchmarking\")")
+		}
+		if err := checkFloat(p+"benchmark_grace_period", "Stop.grace_s", *g); err != nil {
+			return err
 		}
 	}
 	if t.BenchmarkDuration != 0 && t.RequestCount != 0 {
@@ -668,6 +918,11 @@ func (t VLLMBenchServe) validate(path string) error {
 	if t.RequestRate == nil && t.MaxConcurrency == 0 && t.NumPrompts > MaxConcurrency {
 		return errorf(p+"num_prompts", "must be ≤ %d without max_concurrency or request_rate (every prompt is sent at once, a client each: traffic.load.concurrency's limit), got %d", MaxConcurrency, t.NumPrompts)
 	}
+	if t.ProbeRequestRate != nil {
+		if err := t.validateProbes(p + "probe_request_rate"); err != nil {
+			return err
+		}
+	}
 	if t.RequestRate != nil {
 		if r := *t.RequestRate; r <= 0 {
 			return errorf(p+"request_rate", "must be > 0 (vLLM's get_request asserts a positive request rate; leave it out for inf, every prompt at once), got %g", r)
@@ -675,6 +930,24 @@ func (t VLLMBenchServe) validate(path string) error {
 		if err := checkFloat(p+"request_rate", "VLLMBenchServe.request_rate", *t.RequestRate); err != nil {
 			return err
 		}
+	}
+	return nil
+}
+
+// validateProbes checks t's --probe-request-rate (vllmProbeRequests).
+func (t VLLMBenchServe) validateProbes(path string) error {
+	r := *t.ProbeRequestRate
+	if math.IsNaN(r) || math.IsInf(r, 0) || r < 0 {
+		return errorf(path, "must be a number ≥ 0, got %g", r)
+	}
+	if t.Variant != VariantVLLM {
+		return errorf(path, "belongs to variant %s (vLLM 0.27.0 and later)", VariantVLLM)
+	}
+	if rel, _, err := ResolveBackendVersion(t.Version); err == nil && rel.Before(vllmProbeRequests) {
+		return errorf(path, "is an option of vLLM 0.27.0 and later (this is %s)", t.clientName())
+	}
+	if r > 0 {
+		return errorf(path, "%g is not simulated: the client would send one-token probe requests at that rate beside the prompts, past max_concurrency (give 0, the default: none)", r)
 	}
 	return nil
 }
@@ -784,6 +1057,10 @@ func (b Benchmark) Traffic() (Traffic, []string) {
 func (t AIPerfBenchmark) traffic() (Traffic, []string) {
 	isl := aiperfLength(t.SyntheticInputTokensMean, t.SyntheticInputTokensStddev)
 	osl := aiperfLength(t.OutputTokensMean, t.OutputTokensStddev)
+	ranged := false
+	if i, o, ok := t.rangeLengths(); ok {
+		isl, osl, ranged = i, o, true
+	}
 	n := t.measured()
 	if n == 0 { // a duration run: the duration alone stops the sending
 		n = durationRunRequests
@@ -805,14 +1082,28 @@ func (t AIPerfBenchmark) traffic() (Traffic, []string) {
 		}
 		tr.Load.Mode = l
 	} else {
-		tr.Load.Mode = ConcurrencyLoad{Concurrency: t.Concurrency, WarmupRequests: t.WarmupRequestCount}
+		l := ConcurrencyLoad{Concurrency: t.Concurrency, WarmupRequests: t.WarmupRequestCount}
+		if l.WarmupRequests > 0 && t.warmupIsolated() {
+			l.WarmupPrompt = WarmupPromptIsolated
+		}
+		tr.Load.Mode = l
 	}
 	tr.Stop.MaxDurationS = t.BenchmarkDuration
-	var notes []string
-	if n == durationRunRequests {
-		notes = append(notes, fmt.Sprintf("requests sent until benchmark_duration (%g s) ends; the ones in flight then finish and count (AIPerf's --benchmark-grace-period, 30 s by default, bounds that wait)", t.BenchmarkDuration))
+	if t.BenchmarkDuration > 0 {
+		g := t.graceS()
+		tr.Stop.GraceS = &g
 	}
-	if t.SyntheticInputTokensStddev > 0 || t.OutputTokensStddev > 0 {
+	var notes []string
+	if l, ok := tr.Load.Mode.(ConcurrencyLoad); ok && l.WarmupPrompt == WarmupPromptIsolated {
+		notes = append(notes, fmt.Sprintf("AIPerf %s marks each warm-up prompt at its start (%s): the warm-up fills no prefix the measured requests find (the marker's few tokens are not added)", t.Version, t.isolationName()))
+	}
+	if n == durationRunRequests {
+		notes = append(notes, fmt.Sprintf("requests sent until benchmark_duration (%g s) ends; the ones in flight then count if they end within the grace period (%g s), and are canceled if not", t.BenchmarkDuration, t.graceS()))
+	}
+	if ranged {
+		notes = append(notes, fmt.Sprintf("random_range_ratio %g (%s): lengths input %s, output %s, one draw per dataset entry (the stddevs unused)",
+			*t.RandomRangeRatio, t.corpusStyle(), lengthText(isl), lengthText(osl)))
+	} else if t.SyntheticInputTokensStddev > 0 || t.OutputTokensStddev > 0 {
 		notes = append(notes, "a length with a stddev is drawn as round(x + 0.5), x ~ N(mean, std²) clamped to [1, mean + 8·std] (AIPerf: ceil(x), x rejected below 0)")
 	}
 	return tr, notes

@@ -158,7 +158,8 @@ func TestAIPerfTraffic(t *testing.T) {
 	s = benchSpec(t, "", "{tool: aiperf, request_rate: 3, benchmark_duration: 60, output_tokens_mean: 20, ignore_eos: true}")
 	tr, _ = s.Traffic.Benchmark.Traffic()
 	assert.Equal(t, RateLoad{RateRPS: 3, Arrival: ArrivalPoisson}, tr.Load.Mode)
-	assert.Equal(t, Stop{MaxDurationS: 60}, tr.Stop)
+	grace := DefaultAIPerfGracePeriod // 30 s: AIPerf waits that long for the requests in flight
+	assert.Equal(t, Stop{MaxDurationS: 60, GraceS: &grace}, tr.Stop)
 	// a rate with a concurrency: the arrivals capped at 4 in flight
 	capped := benchSpec(t, "", "{tool: aiperf, request_rate: 50, concurrency: 4, request_count: 20, output_tokens_mean: 20, ignore_eos: true}")
 	tr2, _ := capped.Traffic.Benchmark.Traffic()
@@ -354,5 +355,138 @@ func TestAIPerfRequestRateMode(t *testing.T) {
 		"{tool: aiperf, version: 0.5.0, request_rate: 5, request_rate_mode: gamma, arrival_smoothness: -1": "traffic.benchmark.arrival_smoothness",
 	} {
 		assert.Equal(t, field, benchErr(t, bench+", output_tokens_mean: 10, ignore_eos: true}").Field, bench)
+	}
+}
+
+// --arrival-smoothness with a rate and no --arrival-pattern: gamma in AIPerf
+// 0.5.0–0.8.x and from 0.12.0 (smoothness 4: CV 1/√4 = 0.5), refused by
+// 0.9.0–0.11.x and without a version (before 0.5.0 there is no gamma).
+func TestAIPerfSmoothnessAloneByVersion(t *testing.T) {
+	for _, version := range []string{"0.5.0", "0.8.0", "0.12.0", "0.13.0"} {
+		tr, _ := benchSpec(t, "", "{tool: aiperf, version: "+version+", request_rate: 5, arrival_smoothness: 4, output_tokens_mean: 10, ignore_eos: true}").Traffic.Benchmark.Traffic()
+		assert.Equal(t, RateLoad{RateRPS: 5, Arrival: ArrivalGamma, CV: 0.5, CappedArrival: ""}, tr.Load.Mode, version)
+	}
+	for _, version := range []string{"", "version: 0.4.0, ", "version: 0.9.0, ", "version: 0.11.0, "} {
+		e := benchErr(t, "{tool: aiperf, "+version+"request_rate: 5, arrival_smoothness: 4, output_tokens_mean: 10, ignore_eos: true}")
+		assert.Equal(t, "traffic.benchmark.arrival_smoothness", e.Field, version)
+	}
+	// an explicit other pattern is refused in every release
+	e := benchErr(t, "{tool: aiperf, version: 0.12.0, request_rate: 5, request_rate_mode: constant, arrival_smoothness: 4, output_tokens_mean: 10, ignore_eos: true}")
+	assert.Equal(t, "traffic.benchmark.arrival_smoothness", e.Field)
+}
+
+// The warm-up's prompts: the dataset's own before 0.11.0 and from 0.13.0
+// (--cache-bust none, the default); marked "warmup" at their start in
+// 0.11.0 and 0.12.x, and in 0.13.0 under --cache-bust
+// warmup_isolation_first_turn: WarmupPromptIsolated.
+func TestAIPerfWarmupIsolationByVersion(t *testing.T) {
+	for bench, want := range map[string]string{
+		"":                                    "",
+		"version: 0.10.0, ":                   "",
+		"version: 0.11.0, ":                   WarmupPromptIsolated,
+		"version: 0.12.0, ":                   WarmupPromptIsolated,
+		"version: 0.12.0, cache_bust: none, ": WarmupPromptIsolated,
+		"version: 0.13.0, ":                   "",
+		"version: 0.13.0, cache_bust: none, ": "",
+		"version: 0.13.0, cache_bust: warmup_isolation_first_turn, ": WarmupPromptIsolated,
+	} {
+		tr, notes := benchSpec(t, "", "{tool: aiperf, "+bench+"concurrency: 4, request_count: 40, warmup_request_count: 8, output_tokens_mean: 10, ignore_eos: true}").Traffic.Benchmark.Traffic()
+		assert.Equal(t, ConcurrencyLoad{Concurrency: 4, WarmupRequests: 8, WarmupPrompt: want}, tr.Load.Mode, bench)
+		assert.Equal(t, want != "", len(notes) > 0, bench)
+	}
+	// without a warm-up there is nothing to isolate
+	tr, _ := benchSpec(t, "", "{tool: aiperf, version: 0.11.0, concurrency: 4, request_count: 40, output_tokens_mean: 10, ignore_eos: true}").Traffic.Benchmark.Traffic()
+	assert.Equal(t, ConcurrencyLoad{Concurrency: 4}, tr.Load.Mode)
+	for bench, why := range map[string]string{
+		"version: 0.11.0, cache_bust: none":                        "0.12.0 and later",
+		"cache_bust: none":                                         "0.12.0 and later",
+		"version: 0.12.0, cache_bust: warmup_isolation_first_turn": "0.13.0 and later",
+		"version: 0.13.0, cache_bust: warmup_isolation_system":     "shared system prompt",
+		"version: 0.13.0, cache_bust: first_turn_prefix":           "not simulated",
+		"version: 0.13.0, cache_bust: sometimes":                   "not a target",
+	} {
+		e := benchErr(t, "{tool: aiperf, "+bench+", concurrency: 4, output_tokens_mean: 10, ignore_eos: true}")
+		assert.Equal(t, "traffic.benchmark.cache_bust", e.Field, bench)
+		assert.Contains(t, e.Error(), why, bench)
+	}
+}
+
+// vLLM's --probe-request-rate (0.27.0 and later): 0, its default, sends no
+// probes and is taken; above 0 the probes are refused, and so is the option
+// under an older client or the InferenceX fork. A benchmark naming no
+// version and no engine release is the newest read client, 0.34.0.
+func TestVLLMProbeRequestRate(t *testing.T) {
+	s := benchSpec(t, "", "{tool: vllm_bench_serve, version: 0.27.0, probe_request_rate: 0, ignore_eos: true}")
+	require.NotNil(t, s.Traffic.Benchmark.Tool.(VLLMBenchServe).ProbeRequestRate)
+	for bench, why := range map[string]string{
+		"version: 0.26.0, probe_request_rate: 0":     "vLLM 0.27.0 and later (this is vLLM 0.26.0)",
+		"version: 0.34.0, probe_request_rate: 2":     "2 is not simulated",
+		"version: 0.34.0, probe_request_rate: -1":    "≥ 0",
+		"variant: inferencex, probe_request_rate: 0": "belongs to variant vllm",
+	} {
+		e := benchErr(t, "{tool: vllm_bench_serve, "+bench+", max_concurrency: 4, ignore_eos: true}")
+		assert.Equal(t, "traffic.benchmark.probe_request_rate", e.Field, bench)
+		assert.Contains(t, e.Error(), why, bench)
+	}
+	s = benchSpec(t, "", "{tool: vllm_bench_serve, ignore_eos: true}")
+	assert.Equal(t, "0.34.0", s.Traffic.Benchmark.Tool.(VLLMBenchServe).Version)
+}
+
+// A duration run's grace period: 30 s unless given (--benchmark-grace-period),
+// except AIPerf 0.9.0–0.11.x, which route no default and so cancel what is in
+// flight when the duration ends (0); a grace period without a duration is
+// refused, as AIPerf refuses it.
+func TestAIPerfGracePeriodByVersion(t *testing.T) {
+	for bench, want := range map[string]float64{
+		"":                  30,
+		"version: 0.8.0, ":  30,
+		"version: 0.9.0, ":  0,
+		"version: 0.11.0, ": 0,
+		"version: 0.11.0, benchmark_grace_period: 5, ": 5,
+		"version: 0.12.0, ":                            30,
+		"version: 0.13.0, benchmark_grace_period: 0, ": 0,
+	} {
+		tr, notes := benchSpec(t, "", "{tool: aiperf, "+bench+"concurrency: 2, benchmark_duration: 60, output_tokens_mean: 20, ignore_eos: true}").Traffic.Benchmark.Traffic()
+		require.NotNil(t, tr.Stop.GraceS, bench)
+		assert.Equal(t, want, *tr.Stop.GraceS, bench)
+		assert.Contains(t, notes[0], fmt.Sprintf("grace period (%g s)", want), bench)
+	}
+	tr, _ := benchSpec(t, "", "{tool: aiperf, concurrency: 2, request_count: 5, output_tokens_mean: 20, ignore_eos: true}").Traffic.Benchmark.Traffic()
+	assert.Nil(t, tr.Stop.GraceS, "a count run has no grace period")
+	e := benchErr(t, "{tool: aiperf, concurrency: 2, benchmark_grace_period: 5, output_tokens_mean: 20, ignore_eos: true}")
+	assert.Equal(t, "traffic.benchmark.benchmark_grace_period", e.Field)
+	assert.Contains(t, e.Error(), "needs benchmark_duration")
+}
+
+// AIPerf 0.13.0's --random-range-ratio: vllm style [⌊L(1−r)⌋, ⌈L(1+r)⌉]
+// (r = 0.1, L = 1000: [900, 1100]; O = 5: [⌊4.5⌋, ⌈5.5⌉] = [4, 6]); sglang
+// style [max(1, ⌊L·r⌋), L] (r = 0.25: [250, 1000]; O = 10: [⌊2.5⌋, 10] =
+// [2, 10]); r = 0 (vllm) and r = 1 (sglang) are fixed lengths.
+func TestAIPerfRandomRangeRatio(t *testing.T) {
+	u := func(lo, hi int) Length { return Length{Kind: UniformLength{Min: lo, Max: hi}} }
+	f := func(n int) Length { return Length{Kind: FixedLength{Value: n}} }
+	for bench, want := range map[string][2]Length{
+		"synthetic_input_tokens_mean: 1000, output_tokens_mean: 5, random_range_ratio: 0.1":                                    {u(900, 1100), u(4, 6)},
+		"synthetic_input_tokens_mean: 1000, output_tokens_mean: 5, random_range_ratio: 0.1, synthetic_input_tokens_stddev: 50": {u(900, 1100), u(4, 6)},
+		"synthetic_input_tokens_mean: 1000, output_tokens_mean: 10, random_range_ratio: 0.25, random_corpus_style: sglang":     {u(250, 1000), u(2, 10)},
+		"synthetic_input_tokens_mean: 1000, output_tokens_mean: 10, random_range_ratio: 0":                                     {f(1000), f(10)},
+		"synthetic_input_tokens_mean: 1000, output_tokens_mean: 10, random_range_ratio: 1, random_corpus_style: sglang":        {f(1000), f(10)},
+	} {
+		tr, notes := benchSpec(t, "", "{tool: aiperf, version: 0.13.0, "+bench+", ignore_eos: true}").Traffic.Benchmark.Traffic()
+		src := tr.Source.Type.(SyntheticSource)
+		assert.Equal(t, want[0], src.ISL, bench)
+		assert.Equal(t, want[1], src.OSL, bench)
+		require.NotEmpty(t, notes, bench)
+		assert.Contains(t, notes[0], "one draw per dataset entry", bench)
+	}
+	for bench, field := range map[string]string{
+		"version: 0.12.0, random_range_ratio: 0.1":                                 "traffic.benchmark.random_range_ratio",
+		"version: 0.12.0, random_corpus_style: vllm":                               "traffic.benchmark.random_corpus_style",
+		"version: 0.13.0, random_range_ratio: 1":                                   "traffic.benchmark.random_range_ratio",
+		"version: 0.13.0, random_range_ratio: 1.5, random_corpus_style: sglang":    "traffic.benchmark.random_range_ratio",
+		"version: 0.13.0, random_corpus_style: sharegpt":                           "traffic.benchmark.random_corpus_style",
+		"version: 0.13.0, synthetic_input_tokens_mean: 1, random_range_ratio: 0.5": "traffic.benchmark.random_range_ratio",
+	} {
+		assert.Equal(t, field, benchErr(t, "{tool: aiperf, "+bench+", output_tokens_mean: 10, ignore_eos: true}").Field, bench)
 	}
 }

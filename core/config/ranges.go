@@ -217,6 +217,7 @@ var ranges = map[string]fieldRange{
 	"Stop.max_requests":                                atLeastInt(0),
 	"MooncakeSource.isl_block_size":                    atLeastInt(1),
 	"Stop.max_duration_s":                              costUpTo(MaxDurationS),
+	"Stop.grace_s":                                     costUpTo(MaxDurationS),
 	"Execution.max_memory_gb":                          {kind: numberRange, min: MinMemoryGB, max: MaxMemoryGB, unit: " GB"},
 	"FixedLength.value":                                {kind: ownCheck, min: 1, noMax: true},
 	"UniformLength.min":                                {kind: ownCheck, min: 1, noMax: true},

@@ -150,6 +150,9 @@ func rangeCases() map[string]rangeCase {
 			}
 		case "Stop":
 			c = rangeCase{plain, "traffic.stop." + field}
+			if field == "grace_s" { // it needs max_duration_s, a condition of Validate's own
+				c.base = spec(engine(""), `"traffic": {"source": `+synth+`, "load": `+conc+`, "stop": {"max_duration_s": 10}}`)
+			}
 		case "Execution":
 			c = rangeCase{plain, "execution." + field}
 		case "FixedLength":

@@ -318,6 +318,14 @@ type ResponseOverhead struct {
 type Stop struct {
 	MaxRequests  int     `json:"max_requests"`
 	MaxDurationS float64 `json:"max_duration_s"`
+	// GraceS (with MaxDurationS) is how long the client waits, once
+	// MaxDurationS has passed, for the measured requests still in flight:
+	// those not ended GraceS later are canceled by it (status canceled, in
+	// no metric), as AIPerf's --benchmark-grace-period cancels a duration
+	// phase's credits (PhaseRunner's wait for returns, aiperf/timing/phase/
+	// runner.py: time left plus the grace). Absent: every request in flight
+	// finishes, however long it takes.
+	GraceS *float64 `json:"grace_s,omitempty"`
 }
 
 // Execution says how to run the replay.

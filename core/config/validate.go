@@ -194,10 +194,10 @@ func (s *Spec) validateTraffic() error {
 	if err := variantOf(loadUnion, "traffic.load", l.Mode); err != nil {
 		return err
 	}
-	if n, _, prompt := l.Warmup(); prompt == WarmupPromptFirst || prompt == WarmupPromptLeading || n > 0 && l.Name() == LoadRate {
+	if n, _, prompt := l.Warmup(); prompt == WarmupPromptFirst || prompt == WarmupPromptLeading || prompt == WarmupPromptIsolated || n > 0 && l.Name() == LoadRate {
 		if _, synthetic := t.Source.Type.(SyntheticSource); !synthetic {
 			if prompt != "" && prompt != WarmupPromptSource {
-				return errorf("traffic.load.warmup_prompt", "%s copies a synthetic source's first requests; a %s source's warm-up is its first rows", prompt, t.Source.Name())
+				return errorf("traffic.load.warmup_prompt", "%s belongs to a synthetic source's warm-up; a %s source's warm-up is its first rows", prompt, t.Source.Name())
 			}
 			return errorf("traffic.load.warmup_requests", "a warm-up before a rate belongs to a synthetic source (a %s source's requests keep their own order)", t.Source.Name())
 		}
@@ -247,7 +247,16 @@ func (s *Spec) validateTraffic() error {
 	if err := checkInt("traffic.stop.max_requests", "Stop.max_requests", t.Stop.MaxRequests); err != nil {
 		return err
 	}
-	return checkFloat("traffic.stop.max_duration_s", "Stop.max_duration_s", t.Stop.MaxDurationS)
+	if err := checkFloat("traffic.stop.max_duration_s", "Stop.max_duration_s", t.Stop.MaxDurationS); err != nil {
+		return err
+	}
+	if g := t.Stop.GraceS; g != nil {
+		if t.Stop.MaxDurationS == 0 {
+			return errorf("traffic.stop.grace_s", "needs max_duration_s (the grace runs from its end)")
+		}
+		return checkFloat("traffic.stop.grace_s", "Stop.grace_s", *g)
+	}
+	return nil
 }
 
 func (s *Spec) validateExecution() error {

@@ -104,6 +104,15 @@ const (
 	// requests: the measured phase starts the source over (perf_analyzer,
 	// genai-perf's engine, restarts its data steps after the warm-up).
 	WarmupPromptLeading = "leading"
+	// WarmupPromptIsolated: the source's next requests, as WarmupPromptSource,
+	// their prompts sharing no block with any measured request's (two
+	// warm-ups of one entry still share theirs): AIPerf 0.11.0
+	// and 0.12.x write "warmup" ahead of every warm-up request's system
+	// message (chat) or prompt (completions) so that the warm-up cannot fill
+	// the prefix cache profiling reads (Worker._system_message_for_phase,
+	// aiperf/workers/worker.py; OpenAICompletionsEndpoint.format_payload), as
+	// 0.13.0's --cache-bust warmup_isolation_first_turn does on request.
+	WarmupPromptIsolated = "isolated"
 )
 
 // traffic.source.context_mode of a Mooncake trace: what a session's rows
@@ -222,7 +231,7 @@ var (
 	samplings      = []string{SamplingSequential, SamplingRandom, SamplingShuffle}
 	contextModes   = []string{ContextDeltasWithoutResponses, ContextMessageArrayWithResponses}
 	placements     = []string{PlacementRoundRobin, PlacementLeastOutstanding, PlacementKVRouter, PlacementPrefixAffinity}
-	warmupPrompts  = []string{WarmupPromptSource, WarmupPromptFirst, WarmupPromptLeading}
+	warmupPrompts  = []string{WarmupPromptSource, WarmupPromptFirst, WarmupPromptLeading, WarmupPromptIsolated}
 	cappedArrivals = []string{CappedWait, CappedSkip, CappedQueue}
 	backends       = []string{BackendVLLM, BackendTRTLLM, BackendSGLang}
 	moeBackends    = []string{MoEBackendAuto, MoEBackendTriton, MoEBackendMarlin, MoEBackendFlashInferCutlass, MoEBackendFlashInferTRTLLM,

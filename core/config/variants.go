@@ -337,8 +337,11 @@ type ConcurrencyLoad struct {
 	// request, prompt and output length, as vLLM's benchmark warms up with
 	// its first prompt) or WarmupPromptLeading (copies of the first
 	// WarmupRequests measured requests: perf_analyzer's measured phase
-	// starts its data over); the last two a synthetic source only. With a
-	// prefix cache, a copy shares every block of its measured prompt.
+	// starts its data over) or WarmupPromptIsolated (the source's next
+	// requests behind a marker: AIPerf 0.11.0–0.12.x); the last three a
+	// synthetic source only. With a prefix cache, a copy shares every block
+	// of its measured prompt; an isolated warm-up prompt shares none with a
+	// measured one.
 	WarmupPrompt string `json:"warmup_prompt,omitempty"`
 	// WarmupMaxOutputTokens caps the output length of each warm-up copy of
 	// WarmupPromptFirst at this many tokens (sglang.bench_serving's warm-up

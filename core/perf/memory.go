@@ -34,8 +34,12 @@ func activationFactor(tp int) float64 {
 // blocks it leaves (docs/design.md, "The KV capacity"; vLLM
 // Worker.determine_available_memory and get_kv_cache_config).
 type MemoryPlan struct {
-	// UsableBytes is floor(gpu_memory_utilization × MemCapacity).
+	// UsableBytes is floor(gpu_memory_utilization × MemCapacity); with the
+	// extensible KV cache at most MemCapacity − MarginBytes.
 	UsableBytes int64
+	// MarginBytes is the extensible KV cache's margin (PlanMemoryExtensible;
+	// 0 otherwise).
+	MarginBytes int64
 	// WeightBytes is model.Arch.WeightBytesPerGPU.
 	WeightBytes int64
 	// ActivationBytes is the peak activation estimate of a
@@ -116,6 +120,43 @@ func PlanMemory(arch *model.Arch, sys *hardware.System, tp int, kvDtype model.Dt
 // at DP 1 gives exactly PlanMemory's plan.
 func PlanMemoryParallel(arch *model.Arch, sys *hardware.System, par model.Parallel, kvDtype model.Dtype,
 	maxNumBatchedTokens, maxNumSeqs int, gpuMemoryUtilization float64, blockSize int) (MemoryPlan, error) {
+	return planMemory(arch, sys, par, kvDtype, maxNumBatchedTokens, maxNumSeqs, gpuMemoryUtilization, blockSize, false)
+}
+
+// Extensible KV cache margins of vLLM 0.34.0 on CUDA
+// (vllm/v1/worker/extensible_kv_cache.py): KV_CACHE_MARGIN_FLOOR_BYTES 1 GiB
+// and KV_CACHE_MARGIN_FRACTION 0.75 of the transient peak.
+const (
+	ExtensibleKVMarginFloorBytes = 1 << 30
+	ExtensibleKVMarginFraction   = 0.75
+)
+
+// PlanMemoryExtensible is PlanMemoryParallel for vLLM's extensible KV cache
+// (0.34.0's default on CUDA), sized from the memory measured after warmup
+// and CUDA-graph capture (measure_kv_cache_bytes in
+// vllm/v1/worker/extensible_kv_cache.py):
+//
+//	available = min(requested − non_kv_used, headroom − margin) − peak
+//	margin    = max(1 GiB, 0.75 · peak)
+//
+// requested ⌈u · C⌉ (request_memory, vllm/v1/worker/utils.py), headroom the
+// device's free memory plus the cache's own, C − non_kv_used; non_kv_used is
+// W + nccl + other here and the transient peak the activation estimate A,
+// so
+//
+//	usable = min(⌊u · C⌋, C − max(1 GiB, ⌊0.75 · A⌋))
+//	budget = usable − W − A − nccl − other − S
+//
+// With u = 1 (the resolved default) the margin decides; with an explicit
+// u below 1 the plan is PlanMemoryParallel's unless the margin is larger
+// than the memory u leaves.
+func PlanMemoryExtensible(arch *model.Arch, sys *hardware.System, par model.Parallel, kvDtype model.Dtype,
+	maxNumBatchedTokens, maxNumSeqs int, gpuMemoryUtilization float64, blockSize int) (MemoryPlan, error) {
+	return planMemory(arch, sys, par, kvDtype, maxNumBatchedTokens, maxNumSeqs, gpuMemoryUtilization, blockSize, true)
+}
+
+func planMemory(arch *model.Arch, sys *hardware.System, par model.Parallel, kvDtype model.Dtype,
+	maxNumBatchedTokens, maxNumSeqs int, gpuMemoryUtilization float64, blockSize int, extensible bool) (MemoryPlan, error) {
 	if arch == nil || sys == nil {
 		return MemoryPlan{}, fmt.Errorf("perf: memory plan needs a model and a system")
 	}
@@ -165,6 +206,10 @@ func PlanMemoryParallel(arch *model.Arch, sys *hardware.System, par model.Parall
 		KVBytesPerToken: arch.KVBytesPerToken(tp, kvDtype.Bytes()),
 		BlockSize:       blockSize,
 	}
+	if extensible {
+		p.MarginBytes = max(ExtensibleKVMarginFloorBytes, int64(math.Floor(ExtensibleKVMarginFraction*float64(act))))
+		p.UsableBytes = min(p.UsableBytes, sys.MemCapacity-p.MarginBytes)
+	}
 	p.KVBudgetBytes = p.UsableBytes - p.WeightBytes - p.ActivationBytes - p.NCCLBytes - p.OtherBytes - p.SlidingBytes
 	blockBytes := p.KVBytesPerToken * int64(blockSize)
 	hy, hybrid, err := VLLMHybridKV(arch, sys, tp, kvDtype, blockSize)
@@ -191,9 +236,13 @@ func PlanMemoryParallel(arch *model.Arch, sys *hardware.System, par model.Parall
 		if p.SlidingBytes > 0 {
 			sliding = fmt.Sprintf(" − sliding windows %.2f GiB", float64(p.SlidingBytes)/gib)
 		}
-		return p, doesNotFit{fmt.Sprintf("perf: model %s does not fit on %s at %s: usable %.2f GiB (%.2f × %.2f GiB) − weights %.2f GiB − activations %.2f GiB − nccl %.2f GiB − other %.2f GiB%s = KV budget %.2f GiB, less than one block of %d tokens (%d bytes)",
+		usable := fmt.Sprintf("%.2f × %.2f GiB", gpuMemoryUtilization, float64(sys.MemCapacity)/gib)
+		if p.MarginBytes > 0 {
+			usable = fmt.Sprintf("at most %s and the capacity less the extensible KV cache's margin %.2f GiB", usable, float64(p.MarginBytes)/gib)
+		}
+		return p, doesNotFit{fmt.Sprintf("perf: model %s does not fit on %s at %s: usable %.2f GiB (%s) − weights %.2f GiB − activations %.2f GiB − nccl %.2f GiB − other %.2f GiB%s = KV budget %.2f GiB, less than one block of %d tokens (%d bytes)",
 			arch.Name, sys.Name, layout,
-			float64(p.UsableBytes)/gib, gpuMemoryUtilization, float64(sys.MemCapacity)/gib,
+			float64(p.UsableBytes)/gib, usable,
 			float64(p.WeightBytes)/gib, float64(p.ActivationBytes)/gib, float64(p.NCCLBytes)/gib,
 			float64(p.OtherBytes)/gib, sliding, float64(p.KVBudgetBytes)/gib, p.BlockSize, blockBytes)}
 	}

@@ -67,6 +67,42 @@ func TestPlanMemoryByHand(t *testing.T) {
 		Blocks: 1_797_372, BlockSize: 4}, p)
 }
 
+// TestPlanMemoryExtensibleByHand: vLLM 0.34.0's extensible KV cache keeps
+// max(1 GiB, 0.75 × peak) of the capacity free beyond the peak
+// (measure_kv_cache_bytes, vllm/v1/worker/extensible_kv_cache.py).
+func TestPlanMemoryExtensibleByHand(t *testing.T) {
+	arch := &model.Arch{Name: "tiny", Layers: 2, Hidden: 64, Heads: 8, KVHeads: 2, HeadDim: 8,
+		Intermediate: 128, Vocab: 1000, WeightDtype: model.BF16}
+	sys := &hardware.System{Name: "toy", MemCapacity: 4 << 30, OtherMem: 1 << 20,
+		NCCLMem: map[int]int64{1: 0, 2: 2 << 20}}
+	par := model.Parallel{TP: 2, DP: 1}
+	// the terms of TestPlanMemoryByHand: weights 197,632, activations
+	// 73,400,320 (0.75 × that < 1 GiB: margin 1,073,741,824), nccl 2,097,152,
+	// other 1,048,576; KV 64 B per token.
+	// u = 1: usable min(4,294,967,296, 4,294,967,296 − 1,073,741,824) = 3,221,225,472;
+	// budget 3,221,225,472 − 76,743,680 = 3,144,481,792; blocks ⌊/256⌋ = 12,283,132.
+	p, err := PlanMemoryExtensible(arch, sys, par, model.BF16, 100, 0, 1, 4)
+	require.NoError(t, err)
+	assert.Equal(t, int64(1<<30), p.MarginBytes)
+	assert.Equal(t, int64(3_221_225_472), p.UsableBytes)
+	assert.Equal(t, int64(3_144_481_792), p.KVBudgetBytes)
+	assert.Equal(t, 12_283_132, p.Blocks)
+	// u = 0.5 leaves 2 GiB, more than the margin: PlanMemoryParallel's plan
+	half, err := PlanMemoryExtensible(arch, sys, par, model.BF16, 100, 0, 0.5, 4)
+	require.NoError(t, err)
+	want, err := PlanMemoryParallel(arch, sys, par, model.BF16, 100, 0, 0.5, 4)
+	require.NoError(t, err)
+	want.MarginBytes = 1 << 30
+	assert.Equal(t, want, half)
+	// max_num_batched_tokens 4,000,000: A = 2·4·10⁶·64·6.5 = 3,328,000,000,
+	// margin 0.75·A = 2,496,000,000, above the floor
+	big, err := PlanMemoryExtensible(arch, &hardware.System{Name: "big", MemCapacity: 16 << 30, OtherMem: 1 << 20,
+		NCCLMem: map[int]int64{2: 2 << 20}}, par, model.BF16, 4_000_000, 0, 1, 4)
+	require.NoError(t, err)
+	assert.Equal(t, int64(2_496_000_000), big.MarginBytes)
+	assert.Equal(t, int64(16<<30)-2_496_000_000, big.UsableBytes)
+}
+
 func TestKVCapacityDoesNotFit(t *testing.T) {
 	// Llama-3.1-70B bf16 on one H100: weights ≈ 141 GB > 0.9 · 80 GiB.
 	arch, _ := model.Builtin("meta-llama/Llama-3.1-70B-Instruct")

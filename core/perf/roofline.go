@@ -99,6 +99,10 @@ type RooflineOptions struct {
 	// MoE layer computes a pass's tokens padded to the next capture size
 	// (CUDAGraphTokens).
 	CUDAGraphMaxTokens int
+	// CUDAGraphs, when given, is the vLLM release's capture rule: the MoE
+	// layers compute the tokens padded to its graphs (PadBatch), and
+	// CUDAGraphMaxTokens is taken as their largest (CUDAGraphs.Max).
+	CUDAGraphs VLLMGraphs
 	// All2AllBackend is vLLM's --all2all-backend (All2All*; "" = the
 	// all-gather and reduce-scatter); with DP > 1 and EP a point-to-point
 	// backend (IsAll2All) prices the MoE layers' dispatch and combine (A2A).
@@ -318,6 +322,9 @@ func NewRoofline(arch *model.Arch, sys *hardware.System, opt RooflineOptions) (*
 			r.hy.a2aMaxX = float64(opt.All2AllMaxTokens)
 		}
 		r.hy.cgTop = opt.CUDAGraphMaxTokens
+		if r.hy.cg = GraphsOf(opt.CUDAGraphs); r.hy.cg != nil {
+			r.hy.cgTop = r.hy.cg.Max()
+		}
 		r.approx = append([]string(nil), arch.Approximations...)
 	}
 	return r, nil
@@ -500,7 +507,7 @@ func (b Breakdown) PassNs(overlapCPU bool) float64 {
 func (r *Roofline) Breakdown(b *Batch) Breakdown {
 	if r.hy != nil {
 		// one batch stands for every DP rank (GroupPassTime prices them apart)
-		return r.hybridBreakdown(b, DPMoETokens(r.hy.dp, CUDAGraphTokens(b.Tokens(), r.hy.cgTop)))
+		return r.hybridBreakdown(b, DPMoETokens(r.hy.dp, PadBatch(r.hy.cg, b, r.hy.cgTop)))
 	}
 	var out Breakdown
 	out.OverheadNs, out.HostLaunchNs = OverheadNs(r.passOverheadNs, r.seqOverheadNs, b), b.HostLaunchNs

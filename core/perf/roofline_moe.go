@@ -45,7 +45,8 @@ type hybrid struct {
 	actBytesTok  float64 // expert activations per (token, expert) pair, bytes
 	sliding      bool
 	sparseLayers bool
-	cgTop        int // RooflineOptions.CUDAGraphMaxTokens
+	cgTop        int         // RooflineOptions.CUDAGraphMaxTokens
+	cg           *CUDAGraphs // RooflineOptions.CUDAGraphs' graphs (nil: CUDAGraphTokens under cgTop)
 	// decodeWindows: the windows whose Σ min(kv+1, W) a pass reads
 	// (DecodeWindows): the sliding window at winIdx, the kept keys at
 	// keptIdx, each present only for a model with such layers
@@ -515,11 +516,11 @@ func (r *Roofline) hybridBreakdown(b *Batch, X float64) Breakdown {
 // the pass ends with the slowest rank. Without data parallelism it is
 // PassTime of the one batch.
 func (r *Roofline) GroupPassTime(bs []Batch) int64 {
-	cgTop := 0
+	cgTop, cg := 0, (*CUDAGraphs)(nil)
 	if r.hy != nil {
-		cgTop = r.hy.cgTop
+		cgTop, cg = r.hy.cgTop, r.hy.cg
 	}
-	return groupPassTime(bs, r.dp(), cgTop, r.PassTime, func(b *Batch, X float64) float64 {
+	return groupPassTime(bs, r.dp(), cg, cgTop, r.PassTime, func(b *Batch, X float64) float64 {
 		return r.hybridBreakdown(b, X).PassNs(r.overlapCPU)
 	})
 }
@@ -534,8 +535,8 @@ func (r *Roofline) dp() int {
 
 // groupPassTime is GroupPassTime for any source: rankNs(b, X) prices rank
 // b's pass when the MoE layers see X tokens (every rank padded to the
-// largest, then to its CUDA-graph size under cgTop: CUDAGraphTokens).
-func groupPassTime(bs []Batch, dp, cgTop int, single func(*Batch) int64, rankNs func(*Batch, float64) float64) int64 {
+// largest, then to its CUDA-graph size: PadGroup).
+func groupPassTime(bs []Batch, dp int, cg *CUDAGraphs, cgTop int, single func(*Batch) int64, rankNs func(*Batch, float64) float64) int64 {
 	if dp <= 1 && len(bs) == 1 {
 		return single(&bs[0])
 	}
@@ -543,7 +544,7 @@ func groupPassTime(bs []Batch, dp, cgTop int, single func(*Batch) int64, rankNs 
 	for i := range bs {
 		maxX = max(maxX, bs[i].Tokens())
 	}
-	X := DPMoETokens(dp, CUDAGraphTokens(maxX, cgTop))
+	X := DPMoETokens(dp, PadGroup(cg, bs, maxX, cgTop))
 	var worst float64
 	for i := range bs {
 		worst = math.Max(worst, rankNs(&bs[i], X))

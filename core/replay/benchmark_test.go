@@ -82,6 +82,34 @@ traffic:
 	assert.Equal(t, 2, rep.Metadata.WarmupRequests)
 }
 
+// AIPerf 0.11.0 and 0.12.x mark each warm-up prompt at its start ("warmup"
+// ahead of its system message or prompt), as 0.13.0 does under --cache-bust
+// warmup_isolation_first_turn: the same run as TestAIPerfWarmsUpFromItsDataset
+// then finds nothing of the warm-up's: measured requests 0 and 1 (entries 0
+// and 1, sent together) compute their 100 tokens, 2 and 3 find 0's and 1's
+// 6 full blocks (96 tokens). 0.13.0 with --cache-bust none is as before 0.11.0.
+func TestAIPerfIsolatedWarmupByVersion(t *testing.T) {
+	for extra, want := range map[string][]int{
+		"version: 0.11.0": {0, 0, 96, 96},
+		"version: 0.12.0": {0, 0, 96, 96},
+		"version: 0.13.0": {96, 96, 96, 96},
+		"version: 0.13.0, cache_bust: warmup_isolation_first_turn": {0, 0, 96, 96},
+	} {
+		rep := runYAML(t, linearEngineFor(100)+`
+traffic:
+  benchmark: {tool: aiperf, concurrency: 2, request_count: 4, warmup_request_count: 2, synthetic_input_tokens_mean: 100,
+              output_tokens_mean: 2, num_dataset_entries: 2, dataset_sampling_strategy: sequential, ignore_eos: true, `+extra+`}
+`)
+		require.Len(t, rep.Records, 4, extra)
+		cached := make([]int, 4)
+		for i, r := range rep.Records {
+			cached[i] = r.CachedTokens
+		}
+		assert.Equal(t, want, cached, extra)
+		assert.Equal(t, 2, rep.Metadata.WarmupRequests, extra)
+	}
+}
+
 // A rate after a warm-up (vLLM's benchmark with --request-rate: the test
 // request and the warm-ups at once, gathered, then the arrivals), on the
 // linear engine, constant arrivals at 100 req/s (every 10 ms), 3 requests of
@@ -204,4 +232,44 @@ traffic:
 	assert.Zero(t, rep.Metadata.WindowStartMs)
 	assert.InDelta(t, msOf(last), rep.Summary.DurationMs, 1e-9)
 	assert.InDelta(t, 3/(msOf(last)/1e3), *rep.Summary.RequestThroughputRPS, 1e-9)
+}
+
+// AIPerf's grace period on the linear engine (pass ms = 2 + 0.01 × prompt
+// tokens + 0.1 × decodes): concurrency 1, prompts of 100 tokens (distinct
+// entries), 2 output tokens, benchmark_duration 6 ms. Request 0: [0, 3.0]
+// prefill, [3.0, 5.1] decode, ends 5.1; request 1 is sent at 5.1 (before
+// 6 ms), first token 8.1, end 10.2; no request is sent after 6 ms.
+//
+//	0.11.0 (no default grace): request 1 is canceled at 6.0 ms, in prefill.
+//	0.11.0 with benchmark_grace_period 0.003: canceled at 9.0, after its
+//	       first token.
+//	0.12.0 (30 s): request 1 ends at 10.2 and counts.
+func TestAIPerfGracePeriodCancels(t *testing.T) {
+	for extra, want := range map[string]struct {
+		completed, canceled int
+		cancelMs            float64
+	}{
+		"version: 0.11.0": {1, 1, 6.0},
+		"version: 0.11.0, benchmark_grace_period: 0.003": {1, 1, 9.0},
+		"version: 0.12.0": {2, 0, 0},
+	} {
+		rep := runYAML(t, linearEngineFor(100)+`
+traffic:
+  benchmark: {tool: aiperf, concurrency: 1, benchmark_duration: 0.006, synthetic_input_tokens_mean: 100,
+              output_tokens_mean: 2, num_dataset_entries: 100, dataset_sampling_strategy: sequential, ignore_eos: true, `+extra+`}
+`)
+		assert.Equal(t, want.completed, rep.Summary.Completed, extra)
+		assert.Equal(t, want.canceled, rep.Summary.Canceled, extra)
+		require.Len(t, rep.Records, 2, extra)
+		r := rep.Records[1]
+		assert.InDelta(t, 5.1, msOf(r.SendNs), 1e-9, extra)
+		if want.canceled > 0 {
+			assert.Equal(t, "canceled", r.Status, extra)
+			assert.InDelta(t, want.cancelMs, msOf(r.EndNs), 1e-9, extra)
+			assert.Contains(t, r.Reason, "traffic.stop.grace_s", extra)
+		} else {
+			assert.InDelta(t, 10.2, msOf(r.EndNs), 1e-9, extra)
+		}
+		assert.InDelta(t, 5.1, rep.Summary.E2E.Mean, 1e-9, "request 0 is the only one timed, or both at 5.1: %s", extra)
+	}
 }

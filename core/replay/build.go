@@ -362,9 +362,16 @@ func (d *deployment) buildPool(s *config.Spec, pl *pool) error {
 	// vLLM's CUDA graphs (on by default): a MoE layer computes the padded
 	// token count (perf.CUDAGraphTokens). TensorRT-LLM's padding is the
 	// engine's own (its batch holds the dummy requests).
-	cgTop := 0
+	cgTop, graphs := 0, perf.VLLMGraphs{}
 	if e.Backend == config.BackendVLLM {
-		cgTop = vllmCUDAGraphTop(e, sys.SMVersion, lim.maxSeqs, lim.maxTokens)
+		cgTop, graphs = vllmCUDAGraphs(e, sys.SMVersion, lim.maxSeqs, lim.maxTokens)
+		if !graphs.IsZero() && cgTop == 0 {
+			// adjust_cudagraph_sizes_for_spec_decode raises "No valid
+			// cudagraph sizes after rounding to multiple of" 1 + k
+			return cfgErr("engine.scheduler.speculative_config.num_speculative_tokens", fmt.Errorf(
+				"vLLM %s refuses to start: its largest CUDA-graph size under max_num_seqs %d and max_num_batched_tokens %d is below one decode step of %d tokens (1 + num_speculative_tokens); lower it or raise the limits",
+				e.BackendVersion, lim.maxSeqs, lim.maxTokens, graphs.QueryLen))
+		}
 	}
 	maxTokens, overlap := lim.maxTokens, lim.async
 	in := engine.PoolInput{Spec: s, Arch: arch, Sys: sys, KVDtype: kvDtype, Name: pl.name, Field: pl.field, Pool: pl.spec,
@@ -404,7 +411,7 @@ func (d *deployment) buildPool(s *config.Spec, pl *pool) error {
 		m, err := d.cache.aicModel(e, arch, sys, aic.Options{Database: p.Database, Backend: e.Backend,
 			Version: p.BackendVersion, TP: pl.tp, DP: pl.dp, EP: pl.ep, MoEEP: pl.moeEP, WeightDtype: arch.WeightDtype, KVDtype: kvDtype,
 			MaxTokens: maxTokens, PassOverheadUs: p.PassOverheadUs, SequenceOverheadUs: p.PerSequenceOverheadUs,
-			OverlapCPU: overlap, CUDAGraphMaxTokens: cgTop, All2AllBackend: pl.a2a, MoEBackend: e.MoEBackend,
+			OverlapCPU: overlap, CUDAGraphMaxTokens: cgTop, CUDAGraphs: graphs, All2AllBackend: pl.a2a, MoEBackend: e.MoEBackend,
 			MoERouting: p.Routing(), All2AllBF16Dispatch: a2aBF16, All2AllMaxTokens: a2aMax})
 		if err != nil {
 			return cfgErr("engine.perf", err)
@@ -419,7 +426,7 @@ func (d *deployment) buildPool(s *config.Spec, pl *pool) error {
 			MoELatencyUs: p.MoELatency()}
 		rl, err := perf.NewRoofline(arch, sys, perf.RooflineOptions{TP: pl.tp, DP: pl.dp, EP: pl.ep, MoEEP: pl.moeEP,
 			WeightDtype: arch.WeightDtype, KVDtype: kvDtype, Params: params, OverlapCPU: overlap,
-			CUDAGraphMaxTokens: cgTop, All2AllBackend: pl.a2a, All2AllBF16Dispatch: a2aBF16, All2AllMaxTokens: a2aMax})
+			CUDAGraphMaxTokens: cgTop, CUDAGraphs: graphs, All2AllBackend: pl.a2a, All2AllBF16Dispatch: a2aBF16, All2AllMaxTokens: a2aMax})
 		if err != nil {
 			return cfgErr("engine.perf", err)
 		}
@@ -461,7 +468,11 @@ func (d *deployment) buildPool(s *config.Spec, pl *pool) error {
 		if lim.ofFree {
 			util = 1 // TensorRT-LLM: its fraction is of what the rest leaves (kvBlocksOfFree)
 		}
-		plan, err := perf.PlanMemoryParallel(arch, sys, pl.parallel(), kvDtype, lim.maxTokens, lim.maxSeqs,
+		planMemory := perf.PlanMemoryParallel
+		if d, ok := e.VLLMReleaseDefaults(); ok && d.ExtensibleKVCache && e.Backend == config.BackendVLLM {
+			planMemory = perf.PlanMemoryExtensible // vLLM 0.34.0's default sizing (config.VersionDefaults.ExtensibleKVCache)
+		}
+		plan, err := planMemory(arch, sys, pl.parallel(), kvDtype, lim.maxTokens, lim.maxSeqs,
 			util, lim.blockSize)
 		if states != nil && errors.Is(err, perf.ErrDoesNotFit) {
 			err = nil // vLLM's enlarged hybrid block did not fit: TensorRT-LLM's tokens_per_block decides below
@@ -725,17 +736,29 @@ func (d *deployment) metadata(s *config.Spec, m *sim) report.Metadata {
 	return out
 }
 
-// vllmCUDAGraphTop is vLLM's largest default CUDA-graph capture size for a
-// pool of these limits on a GPU of compute capability sm: under the ceiling
-// of engine.backend_version's release (config.VersionDefaults.MaxCUDAGraphSize:
-// 1,024 on Blackwell from 0.28.0), or 512 when no version is given (as before
-// the ceiling depended on one).
-func vllmCUDAGraphTop(e *config.Engine, sm, maxSeqs, maxTokens int) int {
-	ceiling := perf.DefaultCUDAGraphCeiling
-	if d, ok := e.VLLMReleaseDefaults(); ok {
-		ceiling = d.MaxCUDAGraphSize(sm)
+// vllmCUDAGraphs is vLLM's default CUDA graphs for a pool of these limits
+// on a GPU of compute capability sm: with engine.backend_version, the
+// release's capture rule (perf.VLLMGraphs from config.VersionDefaults, with
+// speculative_config's 1 + num_speculative_tokens per decode) and its
+// largest graph; without one, the largest size min(2 × max_num_seqs × q,
+// 512, max_num_batched_tokens), q = 1 + num_speculative_tokens as in every
+// release from 0.13.0, and the zero rule (perf.CUDAGraphTokens' padding, as
+// before the rules depended on the release).
+func vllmCUDAGraphs(e *config.Engine, sm, maxSeqs, maxTokens int) (top int, graphs perf.VLLMGraphs) {
+	q := 1
+	if sp := e.Scheduler.SpeculativeConfig; sp != nil {
+		q += sp.NumSpeculativeTokens
 	}
-	return perf.CUDAGraphMaxTokensUpTo(maxSeqs, maxTokens, ceiling)
+	d, ok := e.VLLMReleaseDefaults()
+	if !ok {
+		return perf.CUDAGraphMaxTokensUpTo(maxSeqs*q, maxTokens, perf.DefaultCUDAGraphCeiling), graphs
+	}
+	graphs = perf.VLLMGraphs{MaxNumSeqs: maxSeqs, MaxNumBatchedTokens: maxTokens, QueryLen: q,
+		Ceiling: d.MaxCUDAGraphSize(sm), SpecCeiling: d.SpecCUDAGraphCeiling, CaptureTokenBudget: d.CaptureTokenBudget,
+		UniformDecodeSizes: d.UniformDecodeGraphs, CaptureMaxNumSeqs: d.CaptureMaxNumSeqs, RunnerV2: d.ModelRunnerV2,
+		SplitSizes: d.SplitCUDAGraphs, WideGrids: d.SplitCUDAGraphs && sm/10 == 10}
+	sizes := graphs.Sizes()
+	return sizes.Max(), graphs
 }
 
 // backendVersionMetadata describes engine.backend_version v (which Validate

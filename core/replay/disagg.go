@@ -122,10 +122,11 @@ func (m *sim) transferEnd(idx int32) {
 	m.workers[f.dw].KVArrived(f.dec)
 }
 
-// cancel: the client gives up on a request in flight (request_timeout_ms). The
+// cancel: the client gives up on a request in flight (request_timeout_ms, or
+// grace: the end of traffic.stop.grace_s). The
 // engine drops it wherever it is, its KV blocks are released (on both pools in
 // P/D), and it ends now as canceled, with whatever tokens were received.
-func (m *sim) cancel(idx int32) {
+func (m *sim) cancel(idx int32, grace bool) {
 	f := m.flights[idx]
 	switch f.stage {
 	case stageEngine:
@@ -138,5 +139,8 @@ func (m *sim) cancel(idx int32) {
 	}
 	rec := m.rec(f.rec)
 	rec.Reason = fmt.Sprintf("canceled by the client after request_timeout_ms (%g ms)", float64(m.path.TimeoutNs)/1e6)
+	if grace {
+		rec.Reason = fmt.Sprintf("canceled by the client at the end of traffic.stop.grace_s, %g s after max_duration_s", float64(m.tr.graceNs)/1e9)
+	}
 	m.end(idx, report.StatusCanceled)
 }

@@ -12,6 +12,7 @@ const (
 	evTimeout           // the client cancels a request still in flight
 	evIntakeDone        // a request's input processing on its API server's loop is done
 	evStageStart        // a load stage starts sending (traffic.load mode stages)
+	evGraceEnd          // the client cancels a measured request still in flight at traffic.stop.grace_s's end
 )
 
 type event struct {

@@ -43,6 +43,8 @@ func (m *sim) horizonError(t int64, kind uint8, idx int32) error {
 		field, what = "engine.tokenization", fmt.Sprintf("worker %d's API server event loop is busy until %s", m.flights[idx].pw, human(t))
 	case evTimeout:
 		field, what = "traffic.load.request_timeout_ms", fmt.Sprintf("a request's timeout is %s", human(m.path.TimeoutNs))
+	case evGraceEnd:
+		field, what = "traffic.stop.grace_s", fmt.Sprintf("the grace period ends at %s", human(t))
 	case evReceive:
 		field, what = "engine.detokenization", fmt.Sprintf("worker %d's output processor is busy until %s", idx, human(t))
 	case evRelease:

@@ -424,7 +424,7 @@ func prepare(spec *config.Spec, opts []Option) (*sim, error) {
 		rt := &poolRT{pool: p, first: len(m.workers), index: uint8(pi)}
 		cfg := p.cfg
 		// a request's gaps are pooled once it completes; its chunks are seen one by one
-		cfg.PerTokenDecode = o.perToken || path.TimeoutNs > 0 || o.chunks
+		cfg.PerTokenDecode = o.perToken || mayCancel(path, tr) || o.chunks
 		cfg.DecodeWindows = perf.DecodeWindows(p.perf) // windowed attention: Σ min(kv+1, W), kept in aggregate
 		for i := 0; i < p.count*p.dp; i++ {
 			w, err := dep.family.NewWorker(cfg, p.perf)
@@ -669,9 +669,9 @@ func (m *sim) dispatch(e *event) error {
 		if m.flights[e.idx].gen == e.gen {
 			m.transferEnd(e.idx)
 		}
-	case evTimeout:
+	case evTimeout, evGraceEnd:
 		if f := m.flights[e.idx]; f.gen == e.gen && !f.ended {
-			m.cancel(e.idx)
+			m.cancel(e.idx, e.kind == evGraceEnd)
 		}
 	case evStageStart:
 		return m.startStage()
@@ -812,6 +812,9 @@ func (m *sim) send(idx int32) {
 	}
 	if m.path.TimeoutNs > 0 {
 		m.at(m.now+m.path.TimeoutNs, phaseClientAction, evTimeout, idx, f.gen)
+	}
+	if g := m.tr.graceEndNs(); g != math.MaxInt64 && !f.warmup {
+		m.at(g, phaseClientAction, evGraceEnd, idx, f.gen)
 	}
 }
 
@@ -1228,7 +1231,7 @@ func (m *sim) token(idx int32) {
 				p.kv.prefillDone(&f.routed[len(m.pools)-1])
 			}
 		}
-	} else if m.path.TimeoutNs > 0 { // the request may yet be canceled: pool at completion
+	} else if mayCancel(m.path, m.tr) { // the request may yet be canceled: pool at completion
 		f.gaps = append(f.gaps, m.now-f.lastNs)
 	} else if !f.warmup {
 		m.acc.AddGap(m.now - f.lastNs)
@@ -1262,7 +1265,7 @@ func (m *sim) end(idx int32, status string) {
 		for _, g := range f.gaps {
 			m.acc.AddGap(g)
 		}
-	case f.lastNs != report.NoTime && m.path.TimeoutNs == 0 && status != report.StatusCompleted:
+	case f.lastNs != report.NoTime && !mayCancel(m.path, m.tr) && status != report.StatusCompleted:
 		panic("replay: a request that received tokens ended " + status + "; its ITL gaps are pooled")
 	}
 	if !f.warmup {

@@ -27,7 +27,10 @@ type traffic struct {
 	concurrency int
 	maxRequests int   // 0: no limit
 	stopNs      int64 // no send this long after the warm-up's end (or 0) or later; math.MaxInt64: no limit
-	sent        int
+	// graceNs (stop.grace_s): a measured request still in flight this long
+	// after the stop time is canceled; -1: none is
+	graceNs int64
+	sent    int
 	// jitter is the client_jitter stream (client.StreamJitter) that the
 	// response-overhead noise draws from.
 	jitter *rand.Rand
@@ -118,9 +121,12 @@ func (tr *traffic) nextStageAt(now int64) int64 {
 
 func openTraffic(s *config.Spec) (*traffic, error) {
 	t := &s.Traffic
-	tr := &traffic{maxRequests: t.Stop.MaxRequests, stopNs: math.MaxInt64}
+	tr := &traffic{maxRequests: t.Stop.MaxRequests, stopNs: math.MaxInt64, graceNs: -1}
 	if t.Stop.MaxDurationS > 0 {
 		tr.stopNs = max(1, int64(math.Round(t.Stop.MaxDurationS*1e9))) // a positive limit is never "no limit"
+		if g := t.Stop.GraceS; g != nil {
+			tr.graceNs = int64(math.Round(*g * 1e9))
+		}
 	}
 	streams := workload.NewStreams(s.Execution.Seed)
 	tr.jitter = streams.Get(client.StreamJitter)
@@ -138,7 +144,7 @@ func openTraffic(s *config.Spec) (*traffic, error) {
 		tr.path = v.Path
 	case config.SyntheticSource:
 		warm, _, prompt := t.Load.Warmup()
-		if prompt == "" || prompt == config.WarmupPromptSource {
+		if prompt == "" || prompt == config.WarmupPromptSource || prompt == config.WarmupPromptIsolated {
 			// AIPerf's --warmup-request-count W --request-count N sends W
 			// warm-up requests, then N measured ones: W more from the source
 			v.NumRequests += warm
@@ -150,6 +156,8 @@ func openTraffic(s *config.Spec) (*traffic, error) {
 			src = workload.RepeatFirstCapped(src, warm, t.Load.WarmupMaxOutputTokens())
 		case prompt == config.WarmupPromptLeading:
 			src = workload.RepeatLeading(src, warm)
+		case prompt == config.WarmupPromptIsolated:
+			src = workload.IsolateLeading(src, warm)
 		}
 	case config.SessionsSource:
 		src, err = workload.NewSessions(v, streams)
@@ -227,6 +235,23 @@ func (tr *traffic) close() {
 func (tr *traffic) allowed(sendNs int64) bool {
 	return (tr.maxRequests == 0 || tr.sent-tr.warmSent < tr.maxRequests) &&
 		(tr.inWarmup || sendNs-tr.warmEndNs < tr.stopNs)
+}
+
+// mayCancel reports whether a request of the replay may be canceled by its
+// client (request_timeout_ms, or stop.grace_s): its gaps are then pooled
+// only once it completes.
+func mayCancel(path client.Path, tr *traffic) bool {
+	return path.TimeoutNs > 0 || tr.graceNs >= 0 && tr.stopNs != math.MaxInt64
+}
+
+// graceEndNs is when the client cancels the measured requests still in
+// flight (stop.grace_s after the stop time), math.MaxInt64 for never; only
+// once the measured phase has begun.
+func (tr *traffic) graceEndNs() int64 {
+	if tr.graceNs < 0 || tr.stopNs == math.MaxInt64 || tr.inWarmup {
+		return math.MaxInt64
+	}
+	return clock.Add(clock.Add(tr.warmEndNs, tr.stopNs), tr.graceNs)
 }
 
 // stopAtNs is the time (ns) from which no request is sent by

@@ -109,3 +109,33 @@ traffic:
 	rep := runYAML(t, spec(r1, "vllm", `method: mtp, num_speculative_tokens: 2`))
 	assert.Equal(t, 2, rep.Summary.Completed)
 }
+
+// vLLM 0.12.0 captures CUDA graphs up to 2 × max_num_seqs tokens whatever
+// the drafts, and with max_num_seqs 1 and 2 drafts no size rounds to a
+// multiple of 3 within 2: CompilationConfig.adjust_cudagraph_sizes_for_spec_decode
+// raises "No valid cudagraph sizes after rounding", and so is the spec
+// refused; 0.13.0's limit, 1 × 3 × 2 = 6, holds 3 and 6.
+func TestVLLMSpecDecodeNoCUDAGraphSize(t *testing.T) {
+	needSharedConfigs(t)
+	const spec = `
+engine:
+  model: deepseek-ai/DeepSeek-R1
+  model_config_dir: %s
+  system: h200_sxm
+  backend_version: %s
+  perf: {source: linear, base_ms: 2.0, per_prefill_token_ms: 0.01, per_decode_seq_ms: 0.1}
+  workers: {aggregated: {count: 1, tp: 8}}
+  scheduler: {max_num_seqs: 1, speculative_config: {method: mtp, num_speculative_tokens: 2}}
+traffic:
+  source: {type: synthetic, num_requests: 1, isl: 100, osl: 12}
+  load: {mode: concurrency, concurrency: 1}
+`
+	s, err := config.DecodeYAML([]byte(fmt.Sprintf(spec, sharedModelConfigs, "0.12.0")))
+	require.NoError(t, err)
+	_, err = Run(s)
+	var ce *config.Error
+	require.ErrorAs(t, err, &ce)
+	assert.Equal(t, "engine.scheduler.speculative_config.num_speculative_tokens", ce.Field)
+	assert.Contains(t, ce.Msg, "refuses to start")
+	runYAML(t, fmt.Sprintf(spec, sharedModelConfigs, "0.13.0"))
+}

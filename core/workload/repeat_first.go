@@ -107,3 +107,46 @@ func (s *repeatLeading) Next(r *Request) error {
 	s.sent++
 	return nil
 }
+
+// IsolateLeading returns a Source that sends src's requests with the first n
+// of them (the warm-up) on prompts that share no block with any later
+// request's: a load generator that writes one marker at the start of every
+// warm-up prompt, as AIPerf 0.11.0–0.12.x do (Worker._system_message_for_phase).
+// Each warm-up request's HashIDs move into an id space of their own
+// (isolatedBase | id), so two warm-ups of one dataset entry still share
+// their blocks, as two prompts behind the same marker do; a request without
+// HashIDs (a prompt of its own) or with a ContentKey stream is as src gives
+// it, a ContentKey moved the same way. Lengths, order and IDs are src's.
+func IsolateLeading(src Source, n int) Source { return &isolateLeading{src: src, n: n} }
+
+// isolatedBase marks the block ids of an isolated warm-up prompt: far above
+// any id a source gives (a dataset's prefix blocks start at prefixBase,
+// 2^40).
+const isolatedBase = int64(1) << 62
+
+type isolateLeading struct {
+	src  Source
+	n    int
+	sent int
+}
+
+// Next implements Source.
+func (s *isolateLeading) Next(r *Request) error {
+	if err := s.src.Next(r); err != nil {
+		return err
+	}
+	if s.sent < s.n {
+		ids := make([]int64, len(r.HashIDs))
+		for i, id := range r.HashIDs {
+			ids[i] = isolatedBase | id
+		}
+		if r.HashIDs != nil {
+			r.HashIDs = ids
+		}
+		if r.ContentKey != 0 {
+			r.ContentKey ^= uint64(isolatedBase)
+		}
+	}
+	s.sent++
+	return nil
+}

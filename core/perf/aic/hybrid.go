@@ -882,7 +882,7 @@ func (m *Model) GroupPassTime(bs []perf.Batch) int64 {
 	for i := range bs {
 		maxX = max(maxX, bs[i].Tokens())
 	}
-	X := int(perf.DPMoETokens(m.dp(), perf.CUDAGraphTokens(maxX, m.cgTop)))
+	X := int(perf.DPMoETokens(m.dp(), perf.PadGroup(m.cg, bs, maxX, m.cgTop)))
 	var worst float64
 	for i := range bs {
 		worst = math.Max(worst, m.hybridBreakdown(&bs[i], X).PassNs(m.overlapCPU))

@@ -65,6 +65,10 @@ type Options struct {
 	// A MoE layer computes a pass's tokens padded to the next capture size
 	// (perf.CUDAGraphTokens).
 	CUDAGraphMaxTokens int
+	// CUDAGraphs, when given, is the vLLM release's capture rule: the MoE
+	// layers compute the tokens padded to its graphs (perf.PadBatch), and
+	// CUDAGraphMaxTokens is taken as their largest (perf.CUDAGraphs.Max).
+	CUDAGraphs perf.VLLMGraphs
 	// MoEBackend is vLLM's --moe-backend ("" or "auto": the kernel the
 	// tables list first for the dtype; "marlin", "triton",
 	// "flashinfer_cutlass", "flashinfer_trtllm", "flashinfer_trtllm_afp8":
@@ -118,7 +122,8 @@ type Options struct {
 // PassTime does two attention lookups and a few array reads; it does not
 // allocate. A Model is immutable after New and safe for concurrent use.
 type Model struct {
-	cgTop     int // Options.CUDAGraphMaxTokens
+	cgTop     int              // Options.CUDAGraphMaxTokens, or the largest of cg
+	cg        *perf.CUDAGraphs // Options.CUDAGraphs' graphs (nil: perf.CUDAGraphTokens under cgTop)
 	layers    float64
 	hidden    float64
 	gemms     [4]model.GEMMShape
@@ -207,12 +212,17 @@ func New(arch *model.Arch, sys *hardware.System, opt Options) (*Model, error) {
 		return nil, err
 	}
 	m := &Model{
-		system: sys.Name, cgTop: opt.CUDAGraphMaxTokens,
+		system: sys.Name, cgTop: opt.CUDAGraphMaxTokens, cg: perf.GraphsOf(opt.CUDAGraphs),
 		layers: float64(arch.Layers), hidden: float64(arch.Hidden), gemms: arch.LayerGEMMs(opt.TP),
 		logitsN:    float64((arch.Vocab + opt.TP - 1) / opt.TP),
 		overheadNs: opt.PassOverheadUs * 1e3, seqOverheadNs: opt.SequenceOverheadUs * 1e3,
 		overlapCPU: opt.OverlapCPU, noNVLS: opt.Backend == sglangBackend,
 		capAttention: opt.Backend == trtllmBackend,
+	}
+	if m.cg != nil {
+		if m.cgTop = m.cg.Max(); m.cgTop > opt.MaxTokens {
+			return nil, fmt.Errorf("aic: the largest CUDA graph, %d tokens, is above max tokens %d", m.cgTop, opt.MaxTokens)
+		}
 	}
 	find := func(table string) (string, error) {
 		src, err := locate(sysDir, sys.Name, opt.Backend, opt.Version, table)
@@ -618,7 +628,7 @@ func generationOn(b *perf.Batch, g *attnGrid) float64 {
 func (m *Model) Breakdown(b *perf.Batch) perf.Breakdown {
 	if m.hy != nil {
 		// one batch stands for every DP rank (GroupPassTime prices them apart)
-		return m.hybridBreakdown(b, int(perf.DPMoETokens(m.dp(), perf.CUDAGraphTokens(b.Tokens(), m.cgTop))))
+		return m.hybridBreakdown(b, int(perf.DPMoETokens(m.dp(), perf.PadBatch(m.cg, b, m.cgTop))))
 	}
 	out, ok := m.tokenBreakdown(b, m.tokenCosts)
 	if !ok {

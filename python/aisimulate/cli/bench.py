@@ -51,11 +51,16 @@ _VLLM_INERT = {"--model": 1, "--tokenizer": 1, "--backend": 1, "--base-url": 1, 
 _AIPERF_INERT = {"-m": 1, "--model": 1, "--model-names": 1, "-u": 1, "--url": 1, "--endpoint": 1,
                  "--custom-endpoint": 1, "--tokenizer": 1, "--tokenizer-revision": 1, "--artifact-dir": 1,
                  "--output-artifact-dir": 1, "--ui-type": 1, "--ui": 1, "--export-level": 1,
-                 "--profile-export-file": 1, "-v": 0, "--verbose": 0, "-vv": 0, "--extra-verbose": 0,
+                 "--profile-export-level": 1, "--profile-export-file": 1, "--profile-export-prefix": 1, "-v": 0, "--verbose": 0, "-vv": 0, "--extra-verbose": 0,
                  "--log-level": 1, "--workers-max": 1, "--max-workers": 1, "--record-processor-service-count": 1,
                  "--record-processors": 1, "--tokenizer-trust-remote-code": 0, "--api-key": 1, "--header": 1,
                  "-H": 1, "--server-metrics": -1, "--no-server-metrics": 0, "--gpu-telemetry": -1,
-                 "--no-gpu-telemetry": 0, "--use-legacy-max-tokens": 0, "--use-server-token-count": 0}
+                 "--no-gpu-telemetry": 0, "--use-legacy-max-tokens": 0, "--use-server-token-count": 0,
+                 # TCP-handshake probes of the server's port (NetworkLatencyProbeCollector,
+                 # aiperf/network_latency/probe.py, 0.11.0 and later): they add
+                 # network_adjusted_* metrics and leave the raw ones as they are
+                 "--network-latency-automatic": 0, "--network-latency-mean": 1,
+                 "--network-latency-ping-interval": 1}
 #: AIPerf's other names of one option (its CLIParameter names): name → the name parsed
 #: here. --conversation-num and --num-sessions are --num-conversations; before AIPerf 0.3.0
 #: (and without --tool-version) all three are --num-dataset-entries too, as its one field
@@ -218,6 +223,7 @@ _VLLM_OPTIONS = (("--dataset-name", "dataset_name", str), ("--random-input-len",
                  ("--max-concurrency", "max_concurrency", int), ("--burstiness", "burstiness", float),
                  ("--num-warmups", "num_warmups", int),
                  ("--ready-check-timeout-sec", "ready_check_timeout_sec", float),
+                 ("--probe-request-rate", "probe_request_rate", float),
                  # the general lengths map onto the dataset's, whatever the order (main_async)
                  ("--input-len", "random_input_len", int), ("--output-len", "random_output_len", int))
 
@@ -268,9 +274,19 @@ def parse_vllm(options: Sequence[str], variant: str) -> tuple[dict[str, Any], di
     rate = _one(opts, "--request-rate", float)
     if rate is not None and not math.isinf(rate):
         b["request_rate"] = rate
+    run: dict[str, Any] = {}
+    if b.get("max_concurrency", 1) <= 0:
+        # vLLM before 0.30.0 runs 0 as no limit (a null semaphore; a negative one fails as
+        # asyncio.Semaphore does); from 0.30.0 main_async refuses either: checked against the
+        # client's release once the config names it (_check_vllm_release)
+        if b["max_concurrency"] < 0:
+            raise _BenchUsageError(f"{_written(opts, '--max-concurrency')} {b['max_concurrency']}: must be > 0 "
+                                  "(vLLM: \"--max-concurrency must be greater than 0\"; before 0.30.0 the semaphore "
+                                  "refuses a negative value)")
+        del b["max_concurrency"]
+        run["max_concurrency_zero"] = _written(opts, "--max-concurrency")
     if _one(opts, "--ignore-eos", bool, False):
         b["ignore_eos"] = True
-    run: dict[str, Any] = {}
     # InferenceX's benchmark_serving.py has no sampling options (its requests send temperature 0)
     taken = _VLLM_SAMPLING if variant == "vllm" else {}
     sampling = []
@@ -348,7 +364,7 @@ _SAMPLING_NOTE = ("{}: taken, and not changing the prediction (the outputs have 
 
 _VLLM_KNOWN = ("--dataset-name", "--random-input-len", "--random-output-len", "--random-range-ratio",
                "--random-prefix-len", "--num-prompts", "--max-concurrency", "--request-rate", "--burstiness",
-               "--num-warmups", "--ready-check-timeout-sec", "--ignore-eos", "--seed", "--goodput",
+               "--num-warmups", "--ready-check-timeout-sec", "--probe-request-rate", "--ignore-eos", "--seed", "--goodput",
                "--metric-percentiles", "--percentile-metrics", "--input-len", "--output-len", *_VLLM_SAMPLING)
 
 
@@ -359,6 +375,7 @@ _AIPERF_OPTIONS = {"--concurrency": ("concurrency", int), "--request-rate": ("re
                    "--request-count": ("request_count", int),
                    "--warmup-request-count": ("warmup_request_count", int),
                    "--benchmark-duration": ("benchmark_duration", float),
+                   "--benchmark-grace-period": ("benchmark_grace_period", float),
                    "--synthetic-input-tokens-mean": ("synthetic_input_tokens_mean", int),
                    "--synthetic-input-tokens-stddev": ("synthetic_input_tokens_stddev", float),
                    "--output-tokens-mean": ("output_tokens_mean", int),
@@ -366,10 +383,15 @@ _AIPERF_OPTIONS = {"--concurrency": ("concurrency", int), "--request-rate": ("re
                    "--num-dataset-entries": ("num_dataset_entries", int),
                    "--dataset-sampling-strategy": ("dataset_sampling_strategy", str),
                    "--request-rate-mode": ("request_rate_mode", str),
-                   "--arrival-smoothness": ("arrival_smoothness", float)}
+                   "--arrival-smoothness": ("arrival_smoothness", float),
+                   "--cache-bust": ("cache_bust", str),
+                   "--random-range-ratio": ("random_range_ratio", float),
+                   "--random-corpus-style": ("random_corpus_style", str)}
 _GENAI_PERF_OPTIONS = {k: v for k, v in _AIPERF_OPTIONS.items()
-                       if k not in ("--request-rate", "--benchmark-duration", "--dataset-sampling-strategy",
-                                    "--request-rate-mode", "--arrival-smoothness")}
+                       if k not in ("--request-rate", "--benchmark-duration", "--benchmark-grace-period",
+                                    "--dataset-sampling-strategy",
+                                    "--request-rate-mode", "--arrival-smoothness", "--cache-bust",
+                                    "--random-range-ratio", "--random-corpus-style")}
 
 
 def _extra_inputs(items: Sequence[str]) -> list[tuple[str, str]]:
@@ -435,6 +457,12 @@ def parse_aiperf(options: Sequence[str], tool: str = "aiperf",
         why = ("its responses are no generated tokens, so there is no TTFT, ITL or output to simulate"
                if endpoint in ("embeddings", "rankings") else "not an endpoint the simulation serves")
         raise _BenchUsageError(f"--endpoint-type {endpoint}: not simulated ({why}; chat and completions are)")
+    ratio = opts.get("--random-range-ratio")
+    if ratio and ratio[0].lstrip().startswith("{"):  # AIPerf's {"input": r, "output": r} form
+        raise _BenchUsageError(f"--random-range-ratio {ratio[0]}: not simulated (one ratio for both lengths is)")
+    if ratio is not None and "--synthetic-input-tokens-mean" not in opts:
+        # AIPerf 0.13.0: "Requires both --isl and --osl to be set explicitly"
+        raise _BenchUsageError("--random-range-ratio: give --isl too (AIPerf takes no default mean for its window)")
     for name, (key, kind) in known.items():
         v = _one(opts, name, kind)
         if v is not None:
@@ -666,6 +694,41 @@ def _check_input_file(shown: str, path: str) -> None:
                               "by the replay)")
     if not os.path.isfile(path):
         raise _BenchUsageError(f"{shown}: no such file")
+
+
+#: vLLM's --percentile-metrics names of its client-side queueing (0.30.0 and later:
+#: limited_request_func records client_queue_time = start_time − request_arrival_time,
+#: benchmark() in vllm/benchmarks/serve.py; 0.29.0's has neither).
+_VLLM_QUEUE_METRICS = ("client_queue_time", "e2el_including_client_queue")
+#: The vLLM release of those metrics and of main_async's "--max-concurrency must be
+#: greater than 0".
+_VLLM_QUEUE_RELEASE = (0, 30, 0)
+
+
+def _check_vllm_release(version: str | None, bench: dict[str, Any], run: dict[str, Any]) -> None:
+    """Check the options of ``vllm bench serve`` whose meaning is the client release's
+    (``version``, as the config resolved it; not a release: the newest rules): from
+    0.30.0 ``--max-concurrency 0`` is refused and the client-queue sections exist;
+    before, 0 is no limit and those names print nothing (recorded in ``run`` as
+    ``metrics_of_later_releases``). With ``--request-rate`` and ``--max-concurrency``
+    vLLM times a request's client queue from its scheduled arrival, which the replay
+    does not record: refused.
+
+    Raises:
+        _BenchUsageError: an option the release refuses, or a queue metric not simulated."""
+    rel = _release(version)
+    later = rel is None or rel >= _VLLM_QUEUE_RELEASE
+    if run.get("max_concurrency_zero") and later:
+        raise _BenchUsageError(f"{run['max_concurrency_zero']} 0: vLLM {version} refuses it (\"--max-concurrency must "
+                              "be greater than 0\", from 0.30.0; before, 0 was no limit): leave it out for no limit")
+    queue = [m for m in run.get("percentile_metrics") or () if m in _VLLM_QUEUE_METRICS]
+    if queue and not later:
+        run["metrics_of_later_releases"] = queue  # vLLM before 0.30.0 prints no such section
+        run["client_version"] = version
+    elif queue and "request_rate" in bench and bench.get("max_concurrency"):
+        raise _BenchUsageError(f"--percentile-metrics {queue[0]}: not simulated with --request-rate and "
+                              "--max-concurrency (vLLM times the client queue from each request's scheduled "
+                              "arrival, which the replay does not record)")
 
 
 def _release(version: str | None) -> tuple[int, int, int] | None:
@@ -1148,6 +1211,12 @@ def run_bench(args: argparse.Namespace) -> int:
         overrides["execution.seed"] = run["seed"]
     try:
         spec = load_config(src, overrides=overrides)
+        if tool_of(_split(command))[:2] == ("vllm_bench_serve", "vllm"):
+            version = ((spec.data.get("traffic") or {}).get("benchmark") or {}).get("version")
+            try:
+                _check_vllm_release(version, bench, run)
+            except _BenchUsageError as exc:
+                raise UsageError(f"bench: {exc}") from None
         model = (spec.data.get("engine") or {}).get("model")
         if isinstance(model, str) and (why := model_mismatch(command, model)):
             print(f"aisimulate: warning: {why}", file=sys.stderr)
@@ -1191,11 +1260,15 @@ def run_bench(args: argparse.Namespace) -> int:
     else:
         pcts = run.get("percentiles") or [99.0]
         metrics = run.get("percentile_metrics") or list(_VLLM_DEFAULT_METRICS)
+        metrics = [m for m in metrics if m not in run.get("metrics_of_later_releases", ())]
         result = vllm_result(report, pcts, metrics, bench.get("max_concurrency"))
         text = vllm_text(result, pcts, metrics)
         unknown = [m for m in metrics if m not in {n for n, *_ in _VLLM_METRICS} | {"e2el_including_client_queue"}]
         if unknown:  # vLLM prints no section for a name it does not know
             text = f"  --percentile-metrics {','.join(unknown)}: no metric of vllm bench serve (none printed)\n" + text
+        if later := run.get("metrics_of_later_releases"):
+            text = (f"  --percentile-metrics {','.join(later)}: a metric of vllm bench serve 0.30.0 and later, not "
+                    f"of {run['client_version']} (none printed)\n") + text
     if args.format == "json":
         traffic = report.metadata.get("spec", {}).get("traffic", {})
         write(json.dumps({"tool": tool, "benchmark": traffic.get("benchmark"),
