@@ -89,6 +89,16 @@ func (Family) Plan(in engine.PoolInput) (engine.PoolPlan, error) {
 		tokens = min(tokens, int64(g.MaxTotalTokens))
 	}
 	page := g.PageSize
+	dsaPage := config.SGLangDSAPageSize(rel, in.Arch.Architecture, in.Arch.MLA != nil && in.Arch.MLA.Indexer != nil)
+	if dsaPage > 0 {
+		page = dsaPage // whatever --page-size says
+		if c := g.ChunkedPrefillSize; c > 0 && c%page != 0 {
+			// server_args.py check_server_args: assert
+			// chunked_prefill_size % page_size == 0, after the DSA rule
+			return engine.PoolPlan{}, &config.Error{Field: "engine.sglang.chunked_prefill_size", Msg: fmt.Sprintf(
+				"must be a multiple of the page SGLang %s sets for %s's sparse attention (%d), got %d", rel, in.Arch.Architecture, page, c)}
+		}
+	}
 	tokens -= tokens % int64(page)
 	if tokens <= 0 {
 		const gib = 1 << 30
@@ -216,6 +226,9 @@ func (Family) Plan(in engine.PoolInput) (engine.PoolPlan, error) {
 		"cuda_graph_max_bs": cuda, "max_total_num_tokens": t, "max_running_requests": maxRunning,
 		"context_length": ctx, "page_size": page, "schedule_policy": g.SchedulePolicy, "radix_cache": radix,
 		"enable_mixed_chunk": opt.MixedChunk, "overlap_schedule": overlap}
+	if dsaPage > 0 {
+		args["page_size_rule"] = "DeepSeek DSA on CUDA: 64 (server_args.py)"
+	}
 	if a2a != "" {
 		args["moe_a2a_backend"], args["deepep_mode"], args["deepep_mode_priced"] = g.MoEA2ABackend, g.DeepEPMode, a2aPriced
 		if g.DeepEPMode == "" {

@@ -536,15 +536,7 @@ func (w *Worker) formDecode() bool {
 // decodeMem makes room for one token per running request
 // (check_decode_mem, then retract_decode when it fails).
 func (w *Worker) decodeMem() {
-	need := w.pages(len(w.running) * w.verify) // page_size 1: one token each (EAGLE: the drafts verified too)
-	if w.opt.PageSize > 1 {
-		need = 0
-		for _, r := range w.running {
-			if r.computed()%w.opt.PageSize+w.verify > w.opt.PageSize {
-				need += w.opt.PageSize
-			}
-		}
-	}
+	need := w.decodeNeed(w.running)
 	if w.free < need && w.tree != nil {
 		w.evict(need)
 	}
@@ -570,7 +562,7 @@ func (w *Worker) retract() {
 		}
 		return rs[i].Prompt < rs[j].Prompt
 	})
-	for first := true; first || !w.decodeFits(len(rs)); first = false {
+	for first := true; first || !w.decodeFits(rs); first = false {
 		if len(rs) == 1 {
 			break
 		}
@@ -597,10 +589,31 @@ func (w *Worker) retract() {
 	}
 }
 
-// decodeFits reports whether n requests can each take a decode's tokens
+// decodeNeed is the KV tokens the next decode of requests rs takes
+// (ScheduleBatch.new_tokens_required_next_decode): each writes w.verify
+// tokens (one; EAGLE: the drafts verified too), and with page_size > 1
+// SGLang asks for the new pages they open, a page for each request whose
+// tokens [kv, kv + verify) pass its last page's end (kv_committed_len %
+// page_size == 0 for one token). The pool here counts tokens, not pages (a
+// request's last page is not rounded up), so the need is the larger of the
+// two.
+func (w *Worker) decodeNeed(rs []*Request) int {
+	need := len(rs) * w.verify
+	if p := w.opt.PageSize; p > 1 {
+		pages := 0
+		for _, r := range rs {
+			kv := r.computed()
+			pages += (kv+w.verify+p-1)/p - (kv+p-1)/p
+		}
+		need = max(need, pages*p)
+	}
+	return need
+}
+
+// decodeFits reports whether requests rs can each take a decode's tokens
 // (evicting).
-func (w *Worker) decodeFits(n int) bool {
-	n *= w.verify
+func (w *Worker) decodeFits(rs []*Request) bool {
+	n := w.decodeNeed(rs)
 	if w.free < n && w.tree != nil {
 		w.evict(n)
 	}
