@@ -397,6 +397,20 @@ var (
 	sglangContextClampSince = Release{0, 5, 13}
 )
 
+// SGLangDraftWeightsInKV reports whether release r charges EAGLE's draft
+// weights to the KV pool's budget rather than to a reserve: from 0.5.14,
+// whose Scheduler.init_model_worker loads the target's and the draft's
+// weights before it sizes the KV pools (init_memory_pools, after
+// maybe_init_draft_worker; model_runner_kv_cache_mixin.py
+// _profile_available_bytes: "Loaded weights (target + draft)"), and whose
+// _handle_gpu_memory_settings drops the draft's reserve (4 GiB in 0.5.10 to
+// 0.5.13, 2 GiB before: "eagle draft models and cuda graphs"). Through
+// 0.5.13 the target's pool was sized before the draft loaded
+// (ModelRunner.init_memory_pool from the target's own initialize).
+func SGLangDraftWeightsInKV(r Release) bool { return !r.Before(sglangDraftInKVSince) }
+
+var sglangDraftInKVSince = Release{0, 5, 14}
+
 // SGLangPiecewiseMemory is what release 0.5.10 and later's
 // _handle_gpu_memory_settings reads of the piecewise CUDA graphs: On, they
 // are still on when it runs (after _handle_piecewise_cuda_graph's rules;
@@ -468,7 +482,8 @@ func SGLangDefaults(r Release, memBytes int64, tp, pp, dp int, given *SGLang) SG
 //	reserved += 1.5 GiB (MLA) or 8 MiB per capture size, before the
 //	    10 GiB floor
 //
-// and EAGLE's draft model reserves 4 GiB (2 GiB through 0.5.9), after it.
+// and EAGLE's draft model reserves 4 GiB (2 GiB through 0.5.9), after it,
+// through 0.5.13: from 0.5.14 nothing (SGLangDraftWeightsInKV).
 func SGLangDefaultsPiecewise(r Release, memBytes int64, tp, pp, dp int, given *SGLang, pcg SGLangPiecewiseMemory) SGLangGPUDefaults {
 	g := float64(memBytes) / (1 << 20) // MiB, as SGLang's get_nvgpu_memory_capacity
 	const gib = 1024.0
@@ -564,7 +579,7 @@ func SGLangDefaultsPiecewise(r Release, memBytes int64, tp, pp, dp int, given *S
 		if g > 60*gib {
 			reserved = math.Max(reserved, 10*gib)
 		}
-		if given.Speculative() {
+		if given.Speculative() && r.Before(sglangDraftInKVSince) {
 			if r.Before(sglangSmallGPURuleSince) {
 				reserved += 2 * gib // "eagle draft models and cuda graphs"
 			} else {

@@ -31,3 +31,19 @@ func TestSGLangDSAPageSizeByRelease(t *testing.T) {
 		assert.Equal(t, c.want, SGLangDSAPageSize(c.r, c.arch, c.dsa), "%s %s dsa %v", c.r, c.arch, c.dsa)
 	}
 }
+
+// EAGLE's reserve by release (server_args.py _handle_gpu_memory_settings):
+// H200 (144,384 MiB), TP 8, defaults chunked 8192 and cuda_graph_max_bs 512:
+// reserved = 512 + 1.5 · 8192 + 2 · 512 + 8/8 · 1024 = 14,848 MiB (above the
+// 10 GiB floor); 0.5.13 adds the draft's 4,096, so mem_fraction_static =
+// round((144,384 − 18,944) / 144,384, 3) = 0.869; 0.5.14 charges the draft
+// to the KV budget instead: round(129,536 / 144,384, 3) = 0.897.
+func TestSGLangEAGLEReserveGoneIn0514(t *testing.T) {
+	const h200 = 151397597184
+	spec := &SGLang{SpeculativeAlgorithm: SGLangSpecEAGLE, SpeculativeNumSteps: 3}
+	assert.Equal(t, 0.869, SGLangDefaults(Release{0, 5, 13}, h200, 8, 1, 1, spec).MemFractionStatic)
+	assert.Equal(t, 0.897, SGLangDefaults(Release{0, 5, 14}, h200, 8, 1, 1, spec).MemFractionStatic)
+	assert.Equal(t, 0.897, SGLangDefaults(Release{0, 5, 14}, h200, 8, 1, 1, nil).MemFractionStatic)
+	assert.False(t, SGLangDraftWeightsInKV(Release{0, 5, 13}))
+	assert.True(t, SGLangDraftWeightsInKV(Release{0, 5, 14}))
+}

@@ -74,6 +74,15 @@ func (Family) Plan(in engine.PoolInput) (engine.PoolPlan, error) {
 		kvBytes += kvBytes / int64(in.Arch.Layers)
 	}
 	weights := in.Arch.WeightBytesPerGPUParallel(model.Parallel{TP: in.TP, DP: dp, EP: in.EP})
+	if spec && in.Arch.Layers > 0 && config.SGLangDraftWeightsInKV(rel) {
+		// the draft's weights come out of the KV budget (from 0.5.14): one
+		// decoder layer of the target's shape, as its KV above, its
+		// embedding and lm_head the target's (eagle_worker_v2.py
+		// set_embed_and_head); the target's weights over its layers, which
+		// counts 1/layers of the embedding and lm_head too (DeepSeek-V3 at
+		// TP 8: 2 × 129,280 × 7,168 × 2 B / 8 / 61, about 8 MB)
+		weights += weights / int64(in.Arch.Layers)
+	}
 	pre := int64(cudaContextBytes) + in.Sys.NCCLMemFor(in.TP*dp)
 	rest := d.MemFractionStatic*float64(in.Sys.MemCapacity) - float64(weights) - float64(pre)
 	mamba, err := mambaPool(in, g, rest, dp)
