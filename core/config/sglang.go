@@ -393,9 +393,98 @@ var (
 	// 0.5.9 and before, whose reports stay as they were).
 	sglangSmallGPURuleSince = Release{0, 5, 10}
 	// sglangContextClampSince: 0.5.13's _handle_gpu_memory_settings caps
-	// piecewise_cuda_graph_max_tokens at a given context_length.
+	// piecewise_cuda_graph_max_tokens at a given context_length, through
+	// 0.5.16 (sglangContextClampUntil: gone in 0.5.17).
 	sglangContextClampSince = Release{0, 5, 13}
+	sglangContextClampUntil = Release{0, 5, 17}
+	// sglangRoleReserveSince: 0.5.15's reserve by the server's role
+	// (sglangRoleReserve).
+	sglangRoleReserveSince = Release{0, 5, 15}
+	// sglang32GiBRuleSince: 0.5.20's bucket of 20 to 35 GiB, chunked 4096
+	// and cuda_graph_max_bs 48 (tp < 4) or 160 ("32GB Blackwell (RTX 5090)
+	// can hold decode cuda graphs well past bs=24").
+	sglang32GiBRuleSince = Release{0, 5, 20}
+	// sglangGraphCapSince: 0.5.22 cuts a default decode max_bs to a given
+	// max_running_requests.
+	sglangGraphCapSince = Release{0, 5, 22}
+	// sglangMLAGraph8KSince: 0.5.23's MLA prefill graphs capture up to
+	// min(8192, chunked_prefill_size) tokens, not 2048.
+	sglangMLAGraph8KSince = Release{0, 5, 23}
+	// sglangBreakableDeepEPSince: 0.5.19 reserves 1 GiB more for breakable
+	// prefill graphs with DeepEP ("Prefill-BCG DeepEP delta").
+	sglangBreakableDeepEPSince = Release{0, 5, 19}
 )
+
+// sglangRoleReserve is the reserved memory, MiB, of release 0.5.15 and
+// later (_handle_gpu_memory_settings, from 0.5.16 reserve_for_graph_mb and
+// reserve_for_deepep_a2a_mb; arg_groups/memory_hook.py from 0.5.19), for a
+// server of role pcg.Mode without post-capture KV sizing
+// (SGLANG_ENABLE_POST_CAPTURE_KV_SIZING, false by default):
+//
+//	512 + 1.5 · activation + tp·pp/8 · 1024 + graphs, at least 10 GiB
+//	    when g > 60 GiB, + 2 GiB with DeepEP (not on a prefill server)
+//	activation  decode server: max(max_running_requests (given, else
+//	            cuda_graph_max_bs) · (speculative_num_draft_tokens or 1),
+//	            2048); else max(chunked_prefill_size (max_prefill_tokens
+//	            without chunking), 2048)
+//	graphs      2 · cuda_graph_max_bs (not on a prefill server, whose
+//	            decode graphs are off), DP attention's 3 · max_bs · dp (and
+//	            1.5 · max_bs · dp above 300; not on a prefill server), the
+//	            prefill graphs' 1.5 GiB (MLA) or 8 MiB per capture size
+//	            (not on a decode server), and from 0.5.19 1 GiB for
+//	            breakable prefill graphs with DeepEP
+func sglangRoleReserve(r Release, g, par float64, dp int, d SGLangGPUDefaults, given *SGLang, pcg SGLangPiecewiseMemory, piecewise bool) float64 {
+	const gib = 1024.0
+	var act float64
+	switch {
+	case pcg.Mode == "decode":
+		running := d.CUDAGraphMaxBS
+		if given != nil && given.MaxRunningRequests > 0 {
+			running = given.MaxRunningRequests
+		}
+		draft := 1
+		if given != nil && given.SpeculativeNumDraftTokens > 0 {
+			draft = given.SpeculativeNumDraftTokens
+		}
+		act = math.Max(float64(max(running, 1)*draft), 2048)
+	case d.ChunkedPrefillSize > 0:
+		act = math.Max(float64(d.ChunkedPrefillSize), 2048)
+	default:
+		prefill := DefaultSGLangMaxPrefillTokens
+		if given != nil && given.MaxPrefillTokens > 0 {
+			prefill = given.MaxPrefillTokens
+		}
+		act = math.Max(float64(prefill), 2048)
+	}
+	reserved := 512 + act*1.5 + par/8*1024
+	bs := float64(d.CUDAGraphMaxBS)
+	if pcg.Mode != "prefill" {
+		reserved += bs * 2
+		if dp > 1 {
+			reserved += bs * float64(dp) * 3
+			if bs > 300 {
+				reserved += bs * float64(dp) * 1.5
+			}
+		}
+	}
+	if piecewise && pcg.Mode != "decode" {
+		if pcg.MLA {
+			reserved += 1.5 * gib
+		} else {
+			reserved += float64(d.PiecewiseSizes) * 8
+		}
+		if pcg.Breakable && given.DeepEP() && !r.Before(sglangBreakableDeepEPSince) {
+			reserved += gib
+		}
+	}
+	if g > 60*gib {
+		reserved = math.Max(reserved, 10*gib)
+	}
+	if given.DeepEP() && pcg.Mode != "prefill" {
+		reserved += 2 * gib
+	}
+	return reserved
+}
 
 // SGLangDraftWeightsInKV reports whether release r charges EAGLE's draft
 // weights to the KV pool's budget rather than to a reserve: from 0.5.14,
@@ -418,9 +507,15 @@ var sglangDraftInKVSince = Release{0, 5, 14}
 // leaves the memory reserved); MLA, the model runs the MLA attention
 // backend (use_mla_backend); Llama2, the model path names a Llama-2
 // ("llama-2" in it); ContextLength, --context-length as given (0: none).
+//
+// From 0.5.15 it also reads the server's role, Mode ("aggregated",
+// "prefill", "decode": --disaggregation-mode), and Breakable, whether the
+// prefill graphs on are breakable ones (SGLangPrefillGraphs).
 type SGLangPiecewiseMemory struct {
 	On, MLA, Llama2 bool
 	ContextLength   int
+	Mode            string
+	Breakable       bool
 }
 
 // SGLangGPUDefaults are the server arguments SGLang derives from the GPU.
@@ -495,10 +590,15 @@ func SGLangDefaultsPiecewise(r Release, memBytes int64, tp, pp, dp int, given *S
 		if !r.Before(sglangSmallGPURuleSince) {
 			d.Rule = "sglang>=0.5.10 (pull request 10975, piecewise CUDA graphs)"
 		}
+		if !r.Before(sglangRoleReserveSince) {
+			d.Rule = "sglang>=0.5.15 (reserve by server role, breakable prefill CUDA graphs)"
+		}
 		small, large := 0, 0
 		switch {
 		case g < 20*gib && !r.Before(sglangSmallGPURuleSince):
 			d.ChunkedPrefillSize, small, large = 2048, 8, 8
+		case g < 35*gib && !r.Before(sglang32GiBRuleSince):
+			d.ChunkedPrefillSize, small, large = 4096, 48, 160
 		case g < 35*gib && !r.Before(sglangSmallGPURuleSince):
 			d.ChunkedPrefillSize, small, large = 2048, 24, 80
 		case g < 35*gib:
@@ -542,6 +642,10 @@ func SGLangDefaultsPiecewise(r Release, memBytes int64, tp, pp, dp int, given *S
 	}
 	if given != nil && given.CUDAGraphMaxBS != 0 {
 		d.CUDAGraphMaxBS = given.CUDAGraphMaxBS
+	} else if given != nil && given.MaxRunningRequests > 0 && !r.Before(sglangGraphCapSince) {
+		// 0.5.22: a default decode max_bs above a given
+		// max_running_requests is cut to it
+		d.CUDAGraphMaxBS = min(d.CUDAGraphMaxBS, given.MaxRunningRequests)
 	}
 	piecewise := pcg.On && !r.Before(sglangPiecewiseSince)
 	if piecewise {
@@ -553,6 +657,8 @@ func SGLangDefaultsPiecewise(r Release, memBytes int64, tp, pp, dp int, given *S
 	}
 	var reserved float64
 	switch {
+	case !r.Before(sglangRoleReserveSince):
+		reserved = sglangRoleReserve(r, g, par, dp, d, given, pcg, piecewise)
 	case !r.Before(sglangGeneralRuleSince):
 		prefill := float64(d.ChunkedPrefillSize)
 		if d.ChunkedPrefillSize < 0 {
@@ -623,6 +729,9 @@ func sglangPiecewiseTokens(r Release, chunk int, given *SGLang, pcg SGLangPiecew
 	n := chunk
 	if pcg.MLA {
 		n = 2048
+		if !r.Before(sglangMLAGraph8KSince) {
+			n = min(8192, chunk)
+		}
 	}
 	if given != nil && given.MaxTotalTokens > 0 {
 		n = min(n, given.MaxTotalTokens)
@@ -630,7 +739,7 @@ func sglangPiecewiseTokens(r Release, chunk int, given *SGLang, pcg SGLangPiecew
 	if pcg.Llama2 {
 		n = min(n, 4096)
 	}
-	if pcg.ContextLength > 0 && !r.Before(sglangContextClampSince) {
+	if pcg.ContextLength > 0 && !r.Before(sglangContextClampSince) && r.Before(sglangContextClampUntil) {
 		n = min(n, pcg.ContextLength)
 	}
 	for _, run := range [][3]int{{4, 32, 4}, {48, 256, 16}, {288, 512, 32}, {576, 1024, 64}, {1280, 4096, 256}, {4608, n, 512}} {

@@ -6,7 +6,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/aisimulate/aisimulate/core/config"
 	"github.com/aisimulate/aisimulate/core/engine"
+	"github.com/aisimulate/aisimulate/core/perf"
 )
 
 // A decode that opens a page needs the page (page_size 64; ScheduleBatch.
@@ -39,4 +41,28 @@ func TestDecodeOpeningAPageNeedsIt(t *testing.T) {
 	c := w.Counters()
 	assert.Equal(t, c.KV.Allocated+c.KV.Reused, c.KV.Released, "%+v", c.KV)
 	assert.Equal(t, 5, c.KVFree)
+}
+
+// A P/D decode server's request slots (decodeRequestSlots): through 0.5.13
+// a pool of at most 32 gets twice itself more (20 → 60); from 0.5.14 the
+// extra slots come from a given max_running_requests only (none: 20), two
+// per request of a rank's share at most 32 (64 over dp 4: 16 → 64 + 32), none
+// above it (128 → 64).
+func TestDecodeRequestSlotsByRelease(t *testing.T) {
+	r13, r14 := config.Release{Major: 0, Minor: 5, Patch: 13}, config.Release{Major: 0, Minor: 5, Patch: 14}
+	assert.Equal(t, 60, decodeRequestSlots(r13, 20, 0, 1))
+	assert.Equal(t, 20, decodeRequestSlots(r14, 20, 0, 1))
+	assert.Equal(t, 96, decodeRequestSlots(r14, 64, 64, 4))
+	assert.Equal(t, 64, decodeRequestSlots(r14, 64, 128, 1))
+}
+
+// From 0.5.16 a 1-token extend pass runs eagerly (it would pad to the
+// smallest capture size, 4 > 2 × 1): PiecewiseMinTokens 2; a 2-token one
+// replays (4 ≤ 4).
+func TestOneTokenExtendRunsEagerly(t *testing.T) {
+	o := Options{EagerLaunchNs: 1000, PiecewiseMaxTokens: 8192, PiecewiseMinTokens: 2}
+	one, two := perf.Batch{Prefill: []perf.Chunk{{NewTokens: 1}}}, perf.Batch{Prefill: []perf.Chunk{{NewTokens: 2}}}
+	o.ShapePass(&one)
+	o.ShapePass(&two)
+	assert.Equal(t, [2]float64{1000, 0}, [2]float64{one.HostLaunchNs, two.HostLaunchNs})
 }

@@ -165,7 +165,7 @@ func (Family) Plan(in engine.PoolInput) (engine.PoolPlan, error) {
 	}
 	slots := 0
 	if in.Name == "decode" {
-		slots = decodeRequestSlots(rel, reqPool)
+		slots = decodeRequestSlots(rel, reqPool, g.MaxRunningRequests, dp)
 	}
 	maxReqLen := min(ctx-1, t-1)
 	chunk := d.ChunkedPrefillSize
@@ -175,6 +175,13 @@ func (Family) Plan(in engine.PoolInput) (engine.PoolPlan, error) {
 			chunk = max(chunk/dp, 1)
 		}
 		conservativeness *= 0.3
+	}
+	if spec && g.EnableMixedChunk && chunk > 0 && !rel.Before(specMixedChunkSince) {
+		// arg_groups/speculative_hook.py _handle_eagle_family keeps
+		// --enable-mixed-chunk with EAGLE from 0.5.19, its running requests
+		// decoding one token, without drafts, in a mixed pass: not modelled
+		return engine.PoolPlan{}, &config.Error{Field: "engine.sglang.enable_mixed_chunk", Msg: fmt.Sprintf(
+			"with speculative decoding is not modelled for SGLang %s (from 0.5.19 a mixed pass decodes the running requests without their drafts)", rel)}
 	}
 	radix := !g.DisableRadixCache && in.Name != "decode"
 	init := math.Min(initNewTokenRatio*conservativeness, 1)
@@ -228,6 +235,12 @@ func (Family) Plan(in engine.PoolInput) (engine.PoolPlan, error) {
 	graphTokens := min(cuda*(1+opt.DraftSteps), passTokens)
 	opt = withEagerLaunch(opt, g, in.Arch, cuda)
 	opt.PiecewiseMaxTokens = piecewiseMaxTokens(rel, in, d, pcg, a2a != "", spec)
+	if opt.PiecewiseMaxTokens > 0 && !rel.Before(prefillPaddingSince) {
+		// can_run_graph refuses a pass padded to more than twice its
+		// tokens (_MAX_PREFILL_CUDA_GRAPH_PADDING_FACTOR = 2): a 1-token
+		// extend pads to the smallest capture size, 4
+		opt.PiecewiseMinTokens = 2
+	}
 	cfg.Options = opt
 	args := map[string]any{"release": rel.String(), "defaults_rule": d.Rule,
 		"tp_size": in.TP * dp, "dp_size": dp, "enable_dp_attention": dp > 1,
@@ -319,6 +332,16 @@ var (
 	inputCapUnchunkedSince = config.Release{Major: 0, Minor: 5, Patch: 13}
 )
 
+// specMixedChunkSince is the first release that keeps mixed chunks with
+// EAGLE (SpeculativeAlgorithm.supports_mixed_chunk).
+var specMixedChunkSince = config.Release{Major: 0, Minor: 5, Patch: 19}
+
+// prefillPaddingSince is the first release whose prefill graph runner
+// refuses a pass padded past twice its tokens (runner/
+// prefill_cuda_graph_runner.py can_run_graph, the 0.5.16 wheel): with the
+// capture sizes 4, 8, … only a 1-token pass.
+var prefillPaddingSince = config.Release{Major: 0, Minor: 5, Patch: 16}
+
 // reqPoolRuleSince is the first SGLang release whose request pool is
 // max_running_requests (model_runner_kv_cache_mixin.py _resolve_max_num_reqs
 // in the 0.5.10 wheel, the same through 0.5.13): min(given // dp, the
@@ -334,13 +357,31 @@ var preAllocSince = config.Release{Major: 0, Minor: 4, Patch: 7}
 
 // decodeRequestSlots is a P/D decode server's request slots
 // (model_runner.py: DecodeReqToTokenPool(size=max_num_reqs,
-// pre_alloc_size=max_num_reqs × 2 if max_num_reqs ≤ 32 else 0)).
-func decodeRequestSlots(rel config.Release, reqPool int) int {
-	if rel.Before(preAllocSince) || reqPool > 32 {
+// pre_alloc_size=max_num_reqs × 2 if max_num_reqs ≤ 32 else 0)). From
+// 0.5.14 the extra slots are --disaggregation-decode-extra-slots, which
+// arg_groups/pd_disaggregation_hook.py sets, when left out, from the given
+// max_running_requests only: 2 × (given // dp) if that is at most 32, else
+// 0, and 0 without one (given: engine.sglang.max_running_requests as given,
+// before EAGLE's 48, which a later hook sets).
+func decodeRequestSlots(rel config.Release, reqPool, given, dp int) int {
+	if rel.Before(preAllocSince) {
+		return reqPool
+	}
+	if !rel.Before(extraSlotsSince) {
+		if per := given / max(dp, 1); given > 0 && per <= 32 {
+			return reqPool + 2*per
+		}
+		return reqPool
+	}
+	if reqPool > 32 {
 		return reqPool
 	}
 	return 3 * reqPool
 }
+
+// extraSlotsSince is the first release whose decode server's extra request
+// slots follow --disaggregation-decode-extra-slots (decodeRequestSlots).
+var extraSlotsSince = config.Release{Major: 0, Minor: 5, Patch: 14}
 
 // mambaState is a hybrid model's mamba pool on one GPU: size states of
 // perReq bytes, the recurrent state in dtype.

@@ -83,7 +83,7 @@ func (w *Worker) eagerLaunch() { w.opt.ShapePass(&w.batch) }
 // GraphMaxBS requests (engine.PassShaper; see Worker.eagerLaunch).
 func (o Options) ShapePass(b *perf.Batch) {
 	if len(b.Prefill) > 0 {
-		if b.Tokens() > o.PiecewiseMaxTokens {
+		if n := b.Tokens(); n > o.PiecewiseMaxTokens || n < o.PiecewiseMinTokens {
 			b.HostLaunchNs = o.EagerLaunchNs
 		}
 	} else if b.Decodes > o.GraphMaxBS {

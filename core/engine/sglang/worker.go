@@ -74,6 +74,10 @@ type Options struct {
 	// CUDA graphs (piecewise_cuda_graph_max_tokens, piecewise_cuda_graph_runner.py
 	// can_run: the pass's tokens); 0: none, every extend pass runs eagerly.
 	PiecewiseMaxTokens int
+	// PiecewiseMinTokens is the smallest extend pass the graphs replay
+	// (from 0.5.16, 2: a pass padded past twice its tokens runs eagerly);
+	// 0: any up to PiecewiseMaxTokens.
+	PiecewiseMinTokens int
 	// PageOverhead: each admission also reserves a page (page_size tokens)
 	// in both prefill budgets (schedule_policy.py _update_prefill_budget,
 	// "alloc_extend reserves an extra page_size per request": from 0.5.10).
