@@ -66,3 +66,35 @@ func TestOneTokenExtendRunsEagerly(t *testing.T) {
 	o.ShapePass(&two)
 	assert.Equal(t, [2]float64{1000, 0}, [2]float64{one.HostLaunchNs, two.HostLaunchNs})
 }
+
+// From 0.5.22 a running ignore_eos request reserves all its tokens left,
+// not × new_token_ratio (IgnoreEOSFullRoom): a pool of 1,000 tokens at ratio
+// 0.1, R1 (200 + 400) running after pass 1 and R2 (200 + 400) waiting. R1's
+// room is 0.1 × min(399, 4096) = 39.9 before (800 − 39.9 ≥ 600: R2 prefills
+// at pass 2) and 399 from 0.5.22 (800 − 399 < 600: R2 waits, R1 decodes).
+func TestIgnoreEOSRunningRoomAtRatioOne(t *testing.T) {
+	for _, full := range []bool{false, true} {
+		opt := testOptions(0.1)
+		opt.IgnoreEOSFullRoom = full
+		w, rec := newTestWorker(t, 1000, opt)
+		w.Add(newRequest(1, 200, 400))
+		require.True(t, step(w))
+		w.Add(newRequest(2, 200, 400))
+		require.True(t, step(w))
+		assert.Equal(t, !full, len(rec.batches[1].Prefill) == 1, "full room %v: R2 prefills at pass 2", full)
+		assert.Equal(t, full, rec.batches[1].Decodes == 1, "full room %v: R1 decodes at pass 2", full)
+	}
+}
+
+// From 0.5.11 add_one_req's check counts a page more (PageInAdmitCheck):
+// a pool of 1,000 tokens at page 1 and R1 of 499 + 500: 999 < 1,000 is
+// admitted before, and 999 + 1 ≥ 1,000 is not.
+func TestAdmitCheckCountsAPage(t *testing.T) {
+	for _, page := range []bool{false, true} {
+		opt := testOptions(0.1)
+		opt.PageInAdmitCheck = page
+		w, _ := newTestWorker(t, 1000, opt)
+		w.Add(newRequest(1, 499, 500))
+		assert.Equal(t, !page, step(w), "page in the check %v", page)
+	}
+}

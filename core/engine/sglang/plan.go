@@ -191,6 +191,7 @@ func (Family) Plan(in engine.PoolInput) (engine.PoolPlan, error) {
 		MixedChunk: g.EnableMixedChunk && chunk > 0 && !spec, RadixCache: radix, MaxReqLen: maxReqLen, MaxReqInputLen: maxReqLen - 5,
 		RequestSlots: slots, PrefillServer: in.Name == "prefill", StreamInterval: g.StreamInterval,
 		StreamsFirstToken: config.SGLangStreamsFirstToken(rel), PageOverhead: !rel.Before(pageOverheadSince),
+		PageInAdmitCheck: !rel.Before(pageInAdmitCheckSince), IgnoreEOSFullRoom: !rel.Before(ignoreEOSFullRoomSince),
 		InputCapUnchunkedOnly: !rel.Before(inputCapUnchunkedSince)}
 	// EAGLE (server_args.py _handle_speculative_decoding): no mixed chunks,
 	// and the overlap scheduler off unless spec v2 (SGLANG_ENABLE_SPEC_V2,
@@ -330,6 +331,13 @@ func deepEP(g *config.SGLang, in engine.PoolInput, dp int) (string, string, erro
 var (
 	pageOverheadSince      = config.Release{Major: 0, Minor: 5, Patch: 10}
 	inputCapUnchunkedSince = config.Release{Major: 0, Minor: 5, Patch: 13}
+	// pageInAdmitCheckSince: add_one_req checks extend + max_new +
+	// page_size against rem_total_tokens (the 0.5.11 wheel; 0.5.10's
+	// check has no page)
+	pageInAdmitCheckSince = config.Release{Major: 0, Minor: 5, Patch: 11}
+	// ignoreEOSFullRoomSince: the running ignore_eos requests' decode room
+	// at ratio 1 (the 0.5.22 wheel; Options.IgnoreEOSFullRoom)
+	ignoreEOSFullRoomSince = config.Release{Major: 0, Minor: 5, Patch: 22}
 )
 
 // specMixedChunkSince is the first release that keeps mixed chunks with

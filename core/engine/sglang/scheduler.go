@@ -162,8 +162,13 @@ func (w *Worker) remTotal() float64 { return float64(w.available()) - w.adder.re
 func (w *Worker) curRem() float64   { return float64(w.available()) - w.adder.curRemOffset }
 
 // runningOffset is a running request's reserved decode room:
-// min(max_new_tokens − output, CLIP) × new_token_ratio.
+// min(max_new_tokens − output, CLIP) × new_token_ratio (× 1 with
+// Options.IgnoreEOSFullRoom: the simulated requests run to their output
+// length, ignore_eos).
 func (w *Worker) runningOffset(r *Request) float64 {
+	if w.opt.IgnoreEOSFullRoom {
+		return float64(min(r.remaining(), clipMaxNewTokens))
+	}
 	return float64(min(r.remaining(), clipMaxNewTokens)) * w.ratio
 }
 
@@ -331,6 +336,9 @@ func (w *Worker) addOne(r *Request) addResult {
 	w.match(r)
 	ext := r.fill() - r.prefix
 	total := ext + min(r.remaining(), clipMaxNewTokens)
+	if w.opt.PageInAdmitCheck {
+		total += w.opt.PageSize
+	}
 	input := w.pages(ext)
 	if float64(total) >= w.remTotal() {
 		w.forgetMatch(r)

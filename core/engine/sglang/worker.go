@@ -82,6 +82,16 @@ type Options struct {
 	// in both prefill budgets (schedule_policy.py _update_prefill_budget,
 	// "alloc_extend reserves an extra page_size per request": from 0.5.10).
 	PageOverhead bool
+	// PageInAdmitCheck: add_one_req's total_tokens, checked against
+	// rem_total_tokens, counts a page more (extend + max_new + page_size:
+	// from 0.5.11).
+	PageInAdmitCheck bool
+	// IgnoreEOSFullRoom: a running request's reserved decode room is its
+	// tokens left, not × new_token_ratio, for an ignore_eos request
+	// (_get_running_request_total_token_offset: ratio 1.0 if
+	// sampling_params.ignore_eos, from 0.5.22); every simulated request runs
+	// to its output length.
+	IgnoreEOSFullRoom bool
 	// InputCapUnchunkedOnly: a prompt that does not fit the pass's
 	// remaining max_prefill_tokens ends the admissions only without chunked
 	// prefill (add_one_req: "self.rem_chunk_tokens is None and ...", from
