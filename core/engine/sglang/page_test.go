@@ -98,3 +98,28 @@ func TestAdmitCheckCountsAPage(t *testing.T) {
 		assert.Equal(t, !page, step(w), "page in the check %v", page)
 	}
 }
+
+// retract_decode's order with EAGLE: R1 (40-token prompt) and R2 (30) run
+// with equal outputs after one prefill pass; a retraction sorts them
+// (fewest outputs, then longest prompt, out first: R1 goes) from 0.5.17,
+// and through 0.5.16 takes the batch's last (R2) without sorting.
+func TestEAGLERetractionOrderByRelease(t *testing.T) {
+	for _, sorts := range []bool{false, true} {
+		opt := testOptions(0.1)
+		opt.DraftSteps, opt.Acceptance, opt.RetractSortsSpec = 1, []float64{0}, sorts
+		w, _ := newTestWorker(t, 1000, opt)
+		r1, r2 := newRequest(1, 40, 40), newRequest(2, 30, 40)
+		w.Add(r1)
+		w.Add(r2)
+		require.True(t, step(w))
+		require.True(t, step(w))
+		require.Len(t, w.running, 2)
+		w.retract()
+		require.Len(t, w.running, 1)
+		kept := int64(1)
+		if sorts {
+			kept = 2
+		}
+		assert.Equal(t, kept, w.running[0].ID, "sorted %v", sorts)
+	}
+}

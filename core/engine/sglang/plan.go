@@ -192,6 +192,7 @@ func (Family) Plan(in engine.PoolInput) (engine.PoolPlan, error) {
 		RequestSlots: slots, PrefillServer: in.Name == "prefill", StreamInterval: g.StreamInterval,
 		StreamsFirstToken: config.SGLangStreamsFirstToken(rel), PageOverhead: !rel.Before(pageOverheadSince),
 		PageInAdmitCheck: !rel.Before(pageInAdmitCheckSince), IgnoreEOSFullRoom: !rel.Before(ignoreEOSFullRoomSince),
+		RetractSortsSpec:      !rel.Before(retractSortsSpecSince),
 		InputCapUnchunkedOnly: !rel.Before(inputCapUnchunkedSince)}
 	// EAGLE (server_args.py _handle_speculative_decoding): no mixed chunks,
 	// and the overlap scheduler off unless spec v2 (SGLANG_ENABLE_SPEC_V2,
@@ -338,6 +339,10 @@ var (
 	// ignoreEOSFullRoomSince: the running ignore_eos requests' decode room
 	// at ratio 1 (the 0.5.22 wheel; Options.IgnoreEOSFullRoom)
 	ignoreEOSFullRoomSince = config.Release{Major: 0, Minor: 5, Patch: 22}
+	// retractSortsSpecSince: retract_decode sorts EAGLE's requests too
+	// (schedule_batch.py, the 0.5.17 wheel; through 0.5.16 "if not
+	// server_args.speculative_algorithm", and allow_policy_sort in 0.5.16)
+	retractSortsSpecSince = config.Release{Major: 0, Minor: 5, Patch: 17}
 )
 
 // specMixedChunkSince is the first release that keeps mixed chunks with

@@ -562,14 +562,21 @@ func (w *Worker) decodeMem() {
 // holds of their prompt stays, unlocked). The new ratio is what the kept
 // requests have decoded plus retract_decode_steps each, over their
 // max_new_tokens.
+//
+// With EAGLE, through 0.5.16, the requests are not sorted: the batch's last
+// goes first ("filter_batch API can only filter requests from the back";
+// from 0.5.17 _get_decode_retraction_order sorts them too:
+// Options.RetractSortsSpec).
 func (w *Worker) retract() {
 	rs := w.running
-	sort.SliceStable(rs, func(i, j int) bool { // descending by (output, −prompt): the last is retracted first
-		if rs[i].Generated != rs[j].Generated {
-			return rs[i].Generated > rs[j].Generated
-		}
-		return rs[i].Prompt < rs[j].Prompt
-	})
+	if w.opt.DraftSteps == 0 || w.opt.RetractSortsSpec {
+		sort.SliceStable(rs, func(i, j int) bool { // descending by (output, −prompt): the last is retracted first
+			if rs[i].Generated != rs[j].Generated {
+				return rs[i].Generated > rs[j].Generated
+			}
+			return rs[i].Prompt < rs[j].Prompt
+		})
+	}
 	for first := true; first || !w.decodeFits(rs); first = false {
 		if len(rs) == 1 {
 			break

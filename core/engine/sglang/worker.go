@@ -92,6 +92,10 @@ type Options struct {
 	// sampling_params.ignore_eos, from 0.5.22); every simulated request runs
 	// to its output length.
 	IgnoreEOSFullRoom bool
+	// RetractSortsSpec: retract_decode sorts the requests (fewest outputs,
+	// then longest prompts, out first) with EAGLE too (from 0.5.17; through
+	// 0.5.16 it retracts the batch's last first).
+	RetractSortsSpec bool
 	// InputCapUnchunkedOnly: a prompt that does not fit the pass's
 	// remaining max_prefill_tokens ends the admissions only without chunked
 	// prefill (add_one_req: "self.rem_chunk_tokens is None and ...", from
