@@ -192,7 +192,7 @@ func (Family) Plan(in engine.PoolInput) (engine.PoolPlan, error) {
 		RequestSlots: slots, PrefillServer: in.Name == "prefill", StreamInterval: g.StreamInterval,
 		StreamsFirstToken: config.SGLangStreamsFirstToken(rel), PageOverhead: !rel.Before(pageOverheadSince),
 		PageInAdmitCheck: !rel.Before(pageInAdmitCheckSince), IgnoreEOSFullRoom: !rel.Before(ignoreEOSFullRoomSince),
-		RetractSortsSpec:      !rel.Before(retractSortsSpecSince),
+		RetractSortsSpec: !rel.Before(retractSortsSpecSince), StreamByUnsent: !rel.Before(streamByUnsentSince),
 		InputCapUnchunkedOnly: !rel.Before(inputCapUnchunkedSince)}
 	// EAGLE (server_args.py _handle_speculative_decoding): no mixed chunks,
 	// and the overlap scheduler off unless spec v2 (SGLANG_ENABLE_SPEC_V2,
@@ -343,6 +343,10 @@ var (
 	// (schedule_batch.py, the 0.5.17 wheel; through 0.5.16 "if not
 	// server_args.speculative_algorithm", and allow_policy_sort in 0.5.16)
 	retractSortsSpecSince = config.Release{Major: 0, Minor: 5, Patch: 17}
+	// streamByUnsentSince: output_streamer.py sends at once and then when
+	// stream_interval tokens are unsent (the 0.5.22 wheel; through 0.5.21
+	// len(output_ids) % stream_interval == 1)
+	streamByUnsentSince = config.Release{Major: 0, Minor: 5, Patch: 22}
 )
 
 // specMixedChunkSince is the first release that keeps mixed chunks with

@@ -707,7 +707,7 @@ func (w *Worker) FinishPass() ([]engine.Out, int) {
 		k = min(k, max(r.Output-r.Generated, 0))
 		r.Generated += k
 		r.held += k
-		if r.Generated >= r.Output || w.streams(r.Generated, first) {
+		if r.Generated >= r.Output || w.streamsHeld(r, first) {
 			for ; r.held > 0; r.held-- {
 				w.outs = append(w.outs, engine.Out{Req: &r.Request, Kind: engine.OutToken})
 			}
@@ -750,6 +750,22 @@ func (w *Worker) FinishPass() ([]engine.Out, int) {
 // the length after the pass is tested, so a speculative decode that
 // accepts several tokens may step over a sending length.
 func (w *Worker) streams(n int, first bool) bool {
+	return w.streamsAt(n, first)
+}
+
+// streamsHeld reports whether r's held tokens go out after a pass: from
+// 0.5.22 (Options.StreamByUnsent; scheduler_components/output_streamer.py
+// accept) when none was sent yet or at least the interval's tokens are
+// held, so a speculative decode that accepts several tokens no longer steps
+// over a sending length; before, streams at r's output length.
+func (w *Worker) streamsHeld(r *Request, first bool) bool {
+	if iv := w.opt.StreamInterval; w.opt.StreamByUnsent && iv > 1 {
+		return r.held >= iv || r.held > 0 && r.held == r.Generated
+	}
+	return w.streams(r.Generated, first)
+}
+
+func (w *Worker) streamsAt(n int, first bool) bool {
 	iv := w.opt.StreamInterval
 	switch {
 	case iv <= 1:

@@ -96,6 +96,10 @@ type Options struct {
 	// then longest prompts, out first) with EAGLE too (from 0.5.17; through
 	// 0.5.16 it retracts the batch's last first).
 	RetractSortsSpec bool
+	// StreamByUnsent: with an interval above 1 a request's tokens go out
+	// when none was sent yet or at least the interval's are held (from
+	// 0.5.22), not at the output lengths StreamsFirstToken names.
+	StreamByUnsent bool
 	// InputCapUnchunkedOnly: a prompt that does not fit the pass's
 	// remaining max_prefill_tokens ends the admissions only without chunked
 	// prefill (add_one_req: "self.rem_chunk_tokens is None and ...", from
