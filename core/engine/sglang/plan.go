@@ -149,9 +149,14 @@ func (Family) Plan(in engine.PoolInput) (engine.PoolPlan, error) {
 		// pool is max_running_requests, and a given one is capped at the
 		// estimate (through 0.5.9 a given one sized the pool)
 		estimated := min(max(int(float64(t)/float64(ctx)*512), 2048), 4096)
-		if given > 0 {
+		switch {
+		case given > 0 && !rel.Before(givenRunningUncappedSince):
+			// from 0.5.14 a given one is capped at half the tokens, not
+			// at the estimate
+			maxRunning = min(given/dp, t/2)
+		case given > 0:
 			maxRunning = min(given/dp, estimated)
-		} else {
+		default:
 			maxRunning = min(estimated, t/2)
 		}
 		maxRunning = max(maxRunning, 1)
@@ -358,6 +363,12 @@ var specMixedChunkSince = config.Release{Major: 0, Minor: 5, Patch: 19}
 // prefill_cuda_graph_runner.py can_run_graph, the 0.5.16 wheel): with the
 // capture sizes 4, 8, … only a 1-token pass.
 var prefillPaddingSince = config.Release{Major: 0, Minor: 5, Patch: 16}
+
+// givenRunningUncappedSince is the first release whose
+// _resolve_max_num_reqs caps a given max_running_requests // dp at
+// max_total_num_tokens // 2 rather than the estimate (the 0.5.14 wheel;
+// mem_cache/kv_cache_configurator.py resolve_max_num_reqs from 0.5.17).
+var givenRunningUncappedSince = config.Release{Major: 0, Minor: 5, Patch: 14}
 
 // reqPoolRuleSince is the first SGLang release whose request pool is
 // max_running_requests (model_runner_kv_cache_mixin.py _resolve_max_num_reqs
