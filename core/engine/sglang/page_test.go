@@ -123,3 +123,18 @@ func TestEAGLERetractionOrderByRelease(t *testing.T) {
 		assert.Equal(t, kept, w.running[0].ID, "sorted %v", sorts)
 	}
 }
+
+// From 0.5.22 the overlap scheduler skips the extra decode of a request
+// whose queued result finishes it (SkipFinishingDecode): R1 (10 prompt
+// tokens, 3 output) takes 3 passes under the overlap scheduler, not the 4
+// of TestOverlapDecodesAFinishedRequestOnce.
+func TestOverlapSkipsTheFinishingDecodeFrom0522(t *testing.T) {
+	opt := testOptions(0.1)
+	opt.Overlap, opt.SkipFinishingDecode = true, true
+	w, rec := newTestWorker(t, 1000, opt)
+	w.Add(newRequest(1, 10, 3))
+	for step(w) {
+	}
+	assert.Len(t, rec.batches, 3)
+	checkBalanced(t, w)
+}

@@ -208,6 +208,7 @@ func (Family) Plan(in engine.PoolInput) (engine.PoolPlan, error) {
 		overlap = overlap && (g.EnableSpecV2 || config.SGLangSpecV2ByDefault(rel))
 	}
 	opt.Overlap = overlap
+	opt.SkipFinishingDecode = overlap && in.Name != "prefill" && in.Name != "decode" && !rel.Before(skipFinishingDecodeSince)
 	a2a, a2aPriced, err := deepEP(g, in, dp)
 	if err != nil {
 		return engine.PoolPlan{}, err
@@ -352,6 +353,9 @@ var (
 	// stream_interval tokens are unsent (the 0.5.22 wheel; through 0.5.21
 	// len(output_ids) % stream_interval == 1)
 	streamByUnsentSince = config.Release{Major: 0, Minor: 5, Patch: 22}
+	// skipFinishingDecodeSince: event_loop_overlap skips the finishing
+	// requests' extra decode (the 0.5.22 wheel; Options.SkipFinishingDecode)
+	skipFinishingDecodeSince = config.Release{Major: 0, Minor: 5, Patch: 22}
 )
 
 // specMixedChunkSince is the first release that keeps mixed chunks with

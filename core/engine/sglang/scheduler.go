@@ -713,7 +713,11 @@ func (w *Worker) FinishPass() ([]engine.Out, int) {
 			}
 		}
 		if r.Generated >= r.Output {
-			if r.decode && w.opt.Overlap {
+			// from 0.5.22 the next batch leaves out a request whose
+			// next output was known to finish it (Options.SkipFinishingDecode:
+			// its output before this pass one short of the length)
+			skipped := w.opt.SkipFinishingDecode && r.Generated-k+1 >= r.Output
+			if r.decode && w.opt.Overlap && !skipped {
 				w.late = append(w.late, r.computed())
 			}
 			w.finish(r)

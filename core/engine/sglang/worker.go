@@ -100,6 +100,12 @@ type Options struct {
 	// when none was sent yet or at least the interval's are held (from
 	// 0.5.22), not at the output lengths StreamsFirstToken names.
 	StreamByUnsent bool
+	// SkipFinishingDecode: the overlap scheduler of an aggregated server
+	// leaves out of the next decode batch the requests whose queued result
+	// finishes them by length (scheduler.py _reqs_finishing_inflight,
+	// enable_skip_finishing_decode set by event_loop_overlap: from 0.5.22),
+	// so they take no extra decode.
+	SkipFinishingDecode bool
 	// InputCapUnchunkedOnly: a prompt that does not fit the pass's
 	// remaining max_prefill_tokens ends the admissions only without chunked
 	// prefill (add_one_req: "self.rem_chunk_tokens is None and ...", from
