@@ -367,12 +367,21 @@ const (
 	// SGLang engine"); a later release runs its rules, with a note. Kernel
 	// tables are chosen apart from it (the nearest measured version).
 	NewestSGLangRelease = "0.5.13"
+	// SGLangNewestPartlyRead is the newest release whose wheel was read in
+	// part: the rules that decide the simulated quantities, read in the
+	// wheels of 0.5.14 to 0.5.23, apply by release; the rest of each
+	// (docs/design.md, "The SGLang engine", says what was not read) is
+	// NewestSGLangRelease's.
+	SGLangNewestPartlyRead = "0.5.23"
 	// MaxSGLangPageSize bounds --page-size (SGLang's MLA kernels use 64 and
 	// 128).
 	MaxSGLangPageSize = 256
 )
 
 var sglangPolicies = []string{SGLangPolicyFCFS, SGLangPolicyLPM, SGLangPolicyLOF}
+
+// newestSGLangRead is SGLangNewestPartlyRead resolved.
+var newestSGLangRead = Release{0, 5, 23}
 
 // Releases at which SGLang's GPU-memory defaults changed.
 var (

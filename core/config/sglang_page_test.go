@@ -47,3 +47,16 @@ func TestSGLangEAGLEReserveGoneIn0514(t *testing.T) {
 	assert.False(t, SGLangDraftWeightsInKV(Release{0, 5, 13}))
 	assert.True(t, SGLangDraftWeightsInKV(Release{0, 5, 14}))
 }
+
+// A release read in part (0.5.14 to SGLangNewestPartlyRead) is noted as such;
+// one past it as unknown, 0.5.13's rules standing in.
+func TestSGLangPartlyReadReleaseNote(t *testing.T) {
+	_, note, err := ResolveEngineVersion("0.5.15", BackendSGLang)
+	assert.NoError(t, err)
+	assert.Contains(t, note, "the rules read in its wheel apply, 0.5.13's stand in for the rest")
+	_, note, err = ResolveEngineVersion("0.5.24", BackendSGLang)
+	assert.NoError(t, err)
+	assert.Equal(t, "SGLang 0.5.24 is newer than the newest release known here (0.5.13): that release's rules stand in", note)
+	r, _, _ := ResolveEngineVersion(SGLangNewestPartlyRead, BackendSGLang)
+	assert.Equal(t, newestSGLangRead, r)
+}
