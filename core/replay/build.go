@@ -457,11 +457,24 @@ func (d *deployment) buildPool(s *config.Spec, pl *pool) error {
 		blockSize, stateBlocks = hy.BlockSize, (hy.StateGroups+hy.AttnGroups-1)/hy.AttnGroups
 	}
 	if blocks == 0 {
-		util := lim.memFraction
+		util, slidingSeqs := lim.memFraction, lim.maxSeqs
+		var windows trtllmWindows
+		windowed := false
 		if lim.ofFree {
 			util = 1 // TensorRT-LLM: its fraction is of what the rest leaves (kvBlocksOfFree)
+			maxLen := lim.maxModelLen
+			if maxLen == 0 {
+				maxLen = arch.MaxPositionEmbeddings
+			}
+			if windows, windowed, err = planTRTLLMWindows(e.TRTLLMRelease(), e.TRTLLMOf(pl.spec), arch, pl.tp, kvDtype.Bytes(), maxLen,
+				lim.fieldOf("kv_cache_config")); err != nil {
+				return err
+			}
+			if windowed {
+				slidingSeqs = 0 // no window reserved apart: the sliding layers' KV is in the blocks (trtllmWindows)
+			}
 		}
-		plan, err := perf.PlanMemoryParallel(arch, sys, pl.parallel(), kvDtype, lim.maxTokens, lim.maxSeqs,
+		plan, err := perf.PlanMemoryParallel(arch, sys, pl.parallel(), kvDtype, lim.maxTokens, slidingSeqs,
 			util, lim.blockSize)
 		if states != nil && errors.Is(err, perf.ErrDoesNotFit) {
 			err = nil // vLLM's enlarged hybrid block did not fit: TensorRT-LLM's tokens_per_block decides below
@@ -470,7 +483,12 @@ func (d *deployment) buildPool(s *config.Spec, pl *pool) error {
 			if states != nil {
 				states.apply(&plan, lim.blockSize)
 			}
-			plan.Blocks = lim.kvBlocksOfFree(plan.KVBudgetBytes, plan.KVBytesPerToken)
+			if windowed {
+				plan.KVBytesPerToken = windows.tokenBytes
+				plan.Blocks = windows.blocks(lim, plan.KVBudgetBytes)
+			} else {
+				plan.Blocks = lim.kvBlocksOfFree(plan.KVBudgetBytes, plan.KVBytesPerToken)
+			}
 			if plan.Blocks < 1 {
 				err = fmt.Errorf("%w: %s on %s leaves %.2f GiB for the KV cache (free_gpu_memory_fraction %g of %.2f GiB), less than one block of %d tokens",
 					perf.ErrDoesNotFit, arch.Name, sys.Name, float64(plan.KVBudgetBytes)*lim.memFraction/(1<<30), lim.memFraction,
@@ -695,6 +713,9 @@ func (d *deployment) metadata(s *config.Spec, m *sim) report.Metadata {
 		out.WorkerBusyMs, out.WorkerPasses = p.WorkerBusyMs, p.WorkerPasses
 		out.NumGPUBlocks, out.Workers, out.TP = &p.NumGPUBlocks, &p.Workers, &p.TP
 		kvb := d.arch.KVBytesPerToken(first.tp, d.kvDtype.Bytes())
+		if first.memory != nil && s.Engine.Backend == config.BackendTRTLLM {
+			kvb = first.memory.KVBytesPerToken // TensorRT-LLM's layout (trtllmWindows)
+		}
 		out.KVBytesPerToken = &kvb
 		out.DataParallelSize, out.EnableExpertParallel = p.DataParallelSize, p.EnableExpertParallel
 	} else {
