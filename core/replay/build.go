@@ -203,11 +203,11 @@ func newPool(name, field string, p *config.Pool) *pool {
 // and writes its own KV buffers); transfers sharing a NIC do not slow each
 // other here.
 func (d *deployment) planTransfer(e *config.Engine, t *config.KVTransfer) error {
-	arch, kvBytes := d.arch, d.kvDtype.Bytes()
+	arch := d.arch
 	d.transferLatencyNs = int64(math.Round(t.LatencyMs * 1e6))
 	d.transferBytesTok = t.KVBytesPerToken
 	if d.transferBytesTok == 0 {
-		d.transferBytesTok = arch.KVBytesPerToken(1, kvBytes) // every layer and head
+		d.transferBytesTok = d.transferTokenBytes(e, 1) // every layer and head
 	}
 	const field = "engine.workers.disaggregated.kv_transfer"
 	d.transferBytesPerNs = t.BandwidthGBPerS // 1 GB/s = 1e9 B/s = 1 B/ns
@@ -217,7 +217,7 @@ func (d *deployment) planTransfer(e *config.Engine, t *config.KVTransfer) error 
 				"not given, and system %s has no network bandwidth (node.inter_node_bw) to take it from", d.sys.Name)}
 		}
 		links := min(d.pools[0].tp, d.pools[1].tp)
-		whole, share := arch.KVBytesPerToken(1, kvBytes), arch.KVBytesPerToken(links, kvBytes)
+		whole, share := d.transferTokenBytes(e, 1), d.transferTokenBytes(e, links)
 		d.transferBytesPerNs = d.sys.InterNodeBW / 1e9 * float64(whole) / float64(max(share, 1))
 	}
 	// A hybrid model's recurrent state moves with the KV, once per request
@@ -251,6 +251,31 @@ func (d *deployment) planTransfer(e *config.Engine, t *config.KVTransfer) error 
 			Msg: fmt.Sprintf("a %d-token prompt would take %.3g s to move: raise bandwidth_gb_per_s or lower kv_bytes_per_token", longest, ns/1e9)}
 	}
 	return nil
+}
+
+// transferTokenBytes is the KV of one prompt token held on each of tp
+// attention ranks, bytes, as the transfer moves it: model.Arch.KVBytesPerToken,
+// but under TensorRT-LLM with one attention window every layer's
+// (trtllmWindows: the context server's one pool holds a sliding-window layer's
+// KV full-length too, and its cache transceiver sends the request's blocks of
+// the pool). With two windows or more the full-attention layers' KV alone, as
+// before (which of the windows' blocks move is not modelled).
+func (d *deployment) transferTokenBytes(e *config.Engine, tp int) int64 {
+	kvBytes := d.kvDtype.Bytes()
+	b := d.arch.KVBytesPerToken(tp, kvBytes)
+	if e.Backend != config.BackendTRTLLM {
+		return b
+	}
+	ctx := d.pools[0]
+	maxLen := limitsFor(e, ctx.spec, ctx.field).maxModelLen
+	if maxLen == 0 {
+		maxLen = d.arch.MaxPositionEmbeddings
+	}
+	w, ok, err := planTRTLLMWindows(e.TRTLLMRelease(), e.TRTLLMOf(ctx.spec), d.arch, tp, kvBytes, maxLen, "")
+	if err != nil || !ok || w.pools > 1 {
+		return b // an error is the pool's, reported when it is built
+	}
+	return w.tokenBytes
 }
 
 // moeSplit applies the pool's expert-parallel size where the engine takes

@@ -2,6 +2,7 @@ package replay
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -95,6 +96,17 @@ func TestTRTLLMWindowsGPTOSS(t *testing.T) {
 		for _, w := range []string{"", ", max_attention_window: [128, 131072]"} {
 			rep := runYAML(t, gptOSSTRTLLMSpec(t, "1.2.0rc6.post1", ", max_tokens: 100000"+w))
 			assert.Equal(t, 3_125, *rep.Metadata.NumGPUBlocks, w)
+		}
+	})
+	t.Run("P/D: a prompt token moves every layer", func(t *testing.T) {
+		// one window: the context server's pool holds all 36 layers,
+		// 73,728 bytes a token (the transfer at 50 GB/s); two windows: the
+		// full-attention layers' 36,864, as before
+		for w, want := range map[string]int64{"": 73_728, ", max_attention_window: [128, 131072]": 36_864} {
+			yml := strings.Replace(gptOSSTRTLLMSpec(t, "1.2.0rc6.post1", w), "workers: {aggregated: {count: 1, tp: 1}}",
+				"workers: {disaggregated: {prefill: {count: 1, tp: 1}, decode: {count: 1, tp: 1}, kv_transfer: {bandwidth_gb_per_s: 50}}}", 1)
+			rep := runYAML(t, yml)
+			assert.Equal(t, want, *rep.Metadata.KVTransferBytesPerToken, w)
 		}
 	})
 	t.Run("two sizes before 1.2: refused", func(t *testing.T) {
