@@ -247,7 +247,7 @@ type TRTLLMKVCacheConfig struct {
 	// Absent, or one size: every layer keeps full-length KV, a model's
 	// sliding-window layers too (the window is the attention op's alone).
 	// Two sizes or more: variable sliding-window attention, a block pool per
-	// window (TRTLLMWindowPools).
+	// window (trtllmWindows, core/replay/trtllmwindows.go).
 	MaxAttentionWindow []int `json:"max_attention_window,omitempty"`
 }
 

@@ -32,10 +32,11 @@ import (
 //     T = L_max · b tokens' bytes, N · T the memory a token of it takes.
 //
 // b = ceil(kv/t) · d · 2 · b_kv (one layer's K and V of a token on one GPU).
-// The smaller windows' pools are not simulated: from 1.2 each holds as many
-// tokens as the largest's pool or more (its layers are as many or fewer), of
-// which a sequence keeps about its window. Before 1.2 the memory was split
-// by window × layers (BlockManager::calculateWindowSizeToShare, used by
+// The smaller windows' pools are not simulated: from 1.2 each holds
+// 1/N of the memory in tokens of its layers, of which a running sequence keeps
+// about its window (gpt-oss at TP 1 on an H200: as many tokens as the full
+// pool, some 6,000 sequences of a 128-token window and a block). Before 1.2
+// the memory was split by window × layers (BlockManager::calculateWindowSizeToShare, used by
 // calculateMaxNumBlocks then), which leaves a 128-token window's pool a few
 // sequences at a 131,072-token max_seq_len; that rule is refused, not
 // modelled, as are windows on a model without plain attention layers.
