@@ -425,3 +425,16 @@ def test_disagg_columns_of_a_hybrid_model_turn_block_reuse_off():
     assert pool["trtllm"]["kv_cache_config"] == {"enable_block_reuse": False}
     pool = td.side_pool(cols, "prefill", str(d / "deepseek-ai--DeepSeek-R1_config.json"))
     assert "kv_cache_config" not in pool["trtllm"]
+
+
+def test_fp8_row_of_an_mxfp4_checkpoint_serves_the_checkpoint():
+    """AIConfigurator's H100 gpt-oss-120b rows say fp8 of a checkpoint whose experts are
+    MXFP4 (its config.json: quant_method mxfp4): the weights stay the checkpoint's, the KV
+    cache fp8 as the row says; a bf16 checkpoint's fp8 row (Qwen3-32B) keeps fp8 weights."""
+    oss = CONFIGS / "openai--gpt-oss-120b_config.json"
+    assert trtllm.checkpoint_quantization({"kv_cache": "fp8", "weights": "fp8"}, oss) == {"kv_cache": "fp8"}
+    assert trtllm.checkpoint_quantization({"kv_cache": "fp8", "weights": "fp8_block"}, oss) == {"kv_cache": "fp8"}
+    assert trtllm.checkpoint_quantization({"kv_cache": "auto"}, oss) == {"kv_cache": "auto"}
+    qwen = CONFIGS / "Qwen--Qwen3-32B_config.json"
+    fp8 = {"kv_cache": "fp8", "weights": "fp8"}
+    assert trtllm.checkpoint_quantization(fp8, qwen) == fp8

@@ -92,6 +92,11 @@ func ResolveEngineVersion(v, backend string) (rel Release, note string, err erro
 	rel, note, err = parseRelease(s)
 	if err == nil && newest.Before(rel) {
 		later := fmt.Sprintf("%s %s is newer than the newest release known here (%s): that release's rules stand in", engineNames[backend], rel, newest)
+		if backend == BackendSGLang && !newestSGLangRead.Before(rel) {
+			// read in part: SGLangNewestPartlyRead
+			later = fmt.Sprintf("SGLang %s is newer than the newest release whose rules are all read here (%s): the rules read in its wheel apply, %s's stand in for the rest (docs/design.md, \"The SGLang engine\")",
+				rel, newest, newest)
+		}
 		if note != "" {
 			note += "; " + later
 		} else {

@@ -367,12 +367,21 @@ const (
 	// SGLang engine"); a later release runs its rules, with a note. Kernel
 	// tables are chosen apart from it (the nearest measured version).
 	NewestSGLangRelease = "0.5.13"
+	// SGLangNewestPartlyRead is the newest release whose wheel was read in
+	// part: the rules that decide the simulated quantities, read in the
+	// wheels of 0.5.14 to 0.5.23, apply by release; the rest of each
+	// (docs/design.md, "The SGLang engine", says what was not read) is
+	// NewestSGLangRelease's.
+	SGLangNewestPartlyRead = "0.5.23"
 	// MaxSGLangPageSize bounds --page-size (SGLang's MLA kernels use 64 and
 	// 128).
 	MaxSGLangPageSize = 256
 )
 
 var sglangPolicies = []string{SGLangPolicyFCFS, SGLangPolicyLPM, SGLangPolicyLOF}
+
+// newestSGLangRead is SGLangNewestPartlyRead resolved.
+var newestSGLangRead = Release{0, 5, 23}
 
 // Releases at which SGLang's GPU-memory defaults changed.
 var (
@@ -393,8 +402,26 @@ var (
 	// 0.5.9 and before, whose reports stay as they were).
 	sglangSmallGPURuleSince = Release{0, 5, 10}
 	// sglangContextClampSince: 0.5.13's _handle_gpu_memory_settings caps
-	// piecewise_cuda_graph_max_tokens at a given context_length.
+	// piecewise_cuda_graph_max_tokens at a given context_length, through
+	// 0.5.16 (sglangContextClampUntil: gone in 0.5.17).
 	sglangContextClampSince = Release{0, 5, 13}
+	sglangContextClampUntil = Release{0, 5, 17}
+	// sglangRoleReserveSince: 0.5.15's reserve by the server's role
+	// (sglangRoleReserve).
+	sglangRoleReserveSince = Release{0, 5, 15}
+	// sglang32GiBRuleSince: 0.5.20's bucket of 20 to 35 GiB, chunked 4096
+	// and cuda_graph_max_bs 48 (tp < 4) or 160 ("32GB Blackwell (RTX 5090)
+	// can hold decode cuda graphs well past bs=24").
+	sglang32GiBRuleSince = Release{0, 5, 20}
+	// sglangGraphCapSince: 0.5.22 cuts a default decode max_bs to a given
+	// max_running_requests.
+	sglangGraphCapSince = Release{0, 5, 22}
+	// sglangMLAGraph8KSince: 0.5.23's MLA prefill graphs capture up to
+	// min(8192, chunked_prefill_size) tokens, not 2048.
+	sglangMLAGraph8KSince = Release{0, 5, 23}
+	// sglangBreakableDeepEPSince: 0.5.19 reserves 1 GiB more for breakable
+	// prefill graphs with DeepEP ("Prefill-BCG DeepEP delta").
+	sglangBreakableDeepEPSince = Release{0, 5, 19}
 )
 
 // SGLangPiecewiseMemory is what release 0.5.10 and later's
@@ -404,9 +431,15 @@ var (
 // leaves the memory reserved); MLA, the model runs the MLA attention
 // backend (use_mla_backend); Llama2, the model path names a Llama-2
 // ("llama-2" in it); ContextLength, --context-length as given (0: none).
+//
+// From 0.5.15 it also reads the server's role, Mode ("aggregated",
+// "prefill", "decode": --disaggregation-mode), and Breakable, whether the
+// prefill graphs on are breakable ones (SGLangPrefillGraphs).
 type SGLangPiecewiseMemory struct {
 	On, MLA, Llama2 bool
 	ContextLength   int
+	Mode            string
+	Breakable       bool
 }
 
 // SGLangGPUDefaults are the server arguments SGLang derives from the GPU.
@@ -449,7 +482,9 @@ type SGLangGPUDefaults struct {
 // cuda_graph_max_bs · dp more above a cuda_graph_max_bs of 300 (server_args.py:
 // "DP attention needs more padding"). tp is SGLang's --tp-size, every GPU of
 // the server. EAGLE's draft model adds 2 GiB to the later rule's reserve,
-// after the floor (4 GiB from 0.5.10: SGLangDefaultsPiecewise).
+// after the floor (4 GiB from 0.5.10: SGLangDefaultsPiecewise; none from
+// 0.5.14, SGLangDraftWeightsInKV). From 0.5.15 the reserve follows the
+// server's role (sglangRoleReserve).
 func SGLangDefaults(r Release, memBytes int64, tp, pp, dp int, given *SGLang) SGLangGPUDefaults {
 	return SGLangDefaultsPiecewise(r, memBytes, tp, pp, dp, given, SGLangPiecewiseMemory{})
 }
@@ -468,7 +503,8 @@ func SGLangDefaults(r Release, memBytes int64, tp, pp, dp int, given *SGLang) SG
 //	reserved += 1.5 GiB (MLA) or 8 MiB per capture size, before the
 //	    10 GiB floor
 //
-// and EAGLE's draft model reserves 4 GiB (2 GiB through 0.5.9), after it.
+// and EAGLE's draft model reserves 4 GiB (2 GiB through 0.5.9), after it,
+// through 0.5.13: from 0.5.14 nothing (SGLangDraftWeightsInKV).
 func SGLangDefaultsPiecewise(r Release, memBytes int64, tp, pp, dp int, given *SGLang, pcg SGLangPiecewiseMemory) SGLangGPUDefaults {
 	g := float64(memBytes) / (1 << 20) // MiB, as SGLang's get_nvgpu_memory_capacity
 	const gib = 1024.0
@@ -480,10 +516,15 @@ func SGLangDefaultsPiecewise(r Release, memBytes int64, tp, pp, dp int, given *S
 		if !r.Before(sglangSmallGPURuleSince) {
 			d.Rule = "sglang>=0.5.10 (pull request 10975, piecewise CUDA graphs)"
 		}
+		if !r.Before(sglangRoleReserveSince) {
+			d.Rule = "sglang>=0.5.15 (reserve by server role, breakable prefill CUDA graphs)"
+		}
 		small, large := 0, 0
 		switch {
 		case g < 20*gib && !r.Before(sglangSmallGPURuleSince):
 			d.ChunkedPrefillSize, small, large = 2048, 8, 8
+		case g < 35*gib && !r.Before(sglang32GiBRuleSince):
+			d.ChunkedPrefillSize, small, large = 4096, 48, 160
 		case g < 35*gib && !r.Before(sglangSmallGPURuleSince):
 			d.ChunkedPrefillSize, small, large = 2048, 24, 80
 		case g < 35*gib:
@@ -527,6 +568,10 @@ func SGLangDefaultsPiecewise(r Release, memBytes int64, tp, pp, dp int, given *S
 	}
 	if given != nil && given.CUDAGraphMaxBS != 0 {
 		d.CUDAGraphMaxBS = given.CUDAGraphMaxBS
+	} else if given != nil && given.MaxRunningRequests > 0 && !r.Before(sglangGraphCapSince) {
+		// 0.5.22: a default decode max_bs above a given
+		// max_running_requests is cut to it
+		d.CUDAGraphMaxBS = min(d.CUDAGraphMaxBS, given.MaxRunningRequests)
 	}
 	piecewise := pcg.On && !r.Before(sglangPiecewiseSince)
 	if piecewise {
@@ -538,6 +583,8 @@ func SGLangDefaultsPiecewise(r Release, memBytes int64, tp, pp, dp int, given *S
 	}
 	var reserved float64
 	switch {
+	case !r.Before(sglangRoleReserveSince):
+		reserved = sglangRoleReserve(r, g, par, dp, d, given, pcg, piecewise)
 	case !r.Before(sglangGeneralRuleSince):
 		prefill := float64(d.ChunkedPrefillSize)
 		if d.ChunkedPrefillSize < 0 {
@@ -564,7 +611,7 @@ func SGLangDefaultsPiecewise(r Release, memBytes int64, tp, pp, dp int, given *S
 		if g > 60*gib {
 			reserved = math.Max(reserved, 10*gib)
 		}
-		if given.Speculative() {
+		if given.Speculative() && r.Before(sglangDraftInKVSince) {
 			if r.Before(sglangSmallGPURuleSince) {
 				reserved += 2 * gib // "eagle draft models and cuda graphs"
 			} else {
@@ -608,6 +655,9 @@ func sglangPiecewiseTokens(r Release, chunk int, given *SGLang, pcg SGLangPiecew
 	n := chunk
 	if pcg.MLA {
 		n = 2048
+		if !r.Before(sglangMLAGraph8KSince) {
+			n = min(8192, chunk)
+		}
 	}
 	if given != nil && given.MaxTotalTokens > 0 {
 		n = min(n, given.MaxTotalTokens)
@@ -615,7 +665,7 @@ func sglangPiecewiseTokens(r Release, chunk int, given *SGLang, pcg SGLangPiecew
 	if pcg.Llama2 {
 		n = min(n, 4096)
 	}
-	if pcg.ContextLength > 0 && !r.Before(sglangContextClampSince) {
+	if pcg.ContextLength > 0 && !r.Before(sglangContextClampSince) && r.Before(sglangContextClampUntil) {
 		n = min(n, pcg.ContextLength)
 	}
 	for _, run := range [][3]int{{4, 32, 4}, {48, 256, 16}, {288, 512, 32}, {576, 1024, 64}, {1280, 4096, 256}, {4608, n, 512}} {

@@ -239,6 +239,16 @@ type TRTLLMKVCacheConfig struct {
 	// MaxTokens is max_tokens: caps the KV cache, tokens (0: what
 	// free_gpu_memory_fraction leaves).
 	MaxTokens int `json:"max_tokens,omitempty"`
+	// MaxAttentionWindow is max_attention_window: the KV cache manager's
+	// attention window of each layer, tokens, layer i taking
+	// MaxAttentionWindow[i mod len] (BaseKVCacheManager::
+	// groupLayersByWindowSize, cpp/tensorrt_llm/batch_manager/
+	// kvCacheManager.cpp); a window of max_seq_len or more is full attention.
+	// Absent, or one size: every layer keeps full-length KV, a model's
+	// sliding-window layers too (the window is the attention op's alone).
+	// Two sizes or more: variable sliding-window attention, a block pool per
+	// window (trtllmWindows, core/replay/trtllmwindows.go).
+	MaxAttentionWindow []int `json:"max_attention_window,omitempty"`
 }
 
 // TRTLLMCUDAGraphConfig is engine.trtllm.cuda_graph_config.
@@ -511,6 +521,11 @@ func (t *TRTLLM) validate(p string) error {
 		checkEnum(p+"scheduler_config.context_chunking_policy", "TRTLLMSchedulerConfig.context_chunking_policy",
 			t.SchedulerConfig.ContextChunkingPolicy)); err != nil {
 		return err
+	}
+	for i, w := range kv.MaxAttentionWindow { // a window is tokens of a sequence: max_seq_len's range
+		if err := checkInt(fmt.Sprintf("%skv_cache_config.max_attention_window[%d]", p, i), "TRTLLM.max_seq_len", w); err != nil {
+			return err
+		}
 	}
 	if g := t.CUDAGraphConfig; g != nil {
 		// batch_sizes first: a max_batch_size left out is the largest of them

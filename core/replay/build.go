@@ -203,11 +203,11 @@ func newPool(name, field string, p *config.Pool) *pool {
 // and writes its own KV buffers); transfers sharing a NIC do not slow each
 // other here.
 func (d *deployment) planTransfer(e *config.Engine, t *config.KVTransfer) error {
-	arch, kvBytes := d.arch, d.kvDtype.Bytes()
+	arch := d.arch
 	d.transferLatencyNs = int64(math.Round(t.LatencyMs * 1e6))
 	d.transferBytesTok = t.KVBytesPerToken
 	if d.transferBytesTok == 0 {
-		d.transferBytesTok = arch.KVBytesPerToken(1, kvBytes) // every layer and head
+		d.transferBytesTok = d.transferTokenBytes(e, 1) // every layer and head
 	}
 	const field = "engine.workers.disaggregated.kv_transfer"
 	d.transferBytesPerNs = t.BandwidthGBPerS // 1 GB/s = 1e9 B/s = 1 B/ns
@@ -217,7 +217,7 @@ func (d *deployment) planTransfer(e *config.Engine, t *config.KVTransfer) error 
 				"not given, and system %s has no network bandwidth (node.inter_node_bw) to take it from", d.sys.Name)}
 		}
 		links := min(d.pools[0].tp, d.pools[1].tp)
-		whole, share := arch.KVBytesPerToken(1, kvBytes), arch.KVBytesPerToken(links, kvBytes)
+		whole, share := d.transferTokenBytes(e, 1), d.transferTokenBytes(e, links)
 		d.transferBytesPerNs = d.sys.InterNodeBW / 1e9 * float64(whole) / float64(max(share, 1))
 	}
 	// A hybrid model's recurrent state moves with the KV, once per request
@@ -251,6 +251,31 @@ func (d *deployment) planTransfer(e *config.Engine, t *config.KVTransfer) error 
 			Msg: fmt.Sprintf("a %d-token prompt would take %.3g s to move: raise bandwidth_gb_per_s or lower kv_bytes_per_token", longest, ns/1e9)}
 	}
 	return nil
+}
+
+// transferTokenBytes is the KV of one prompt token held on each of tp
+// attention ranks, bytes, as the transfer moves it: model.Arch.KVBytesPerToken,
+// but under TensorRT-LLM with one attention window every layer's
+// (trtllmWindows: the context server's one pool holds a sliding-window layer's
+// KV full-length too, and its cache transceiver sends the request's blocks of
+// the pool). With two windows or more the full-attention layers' KV alone, as
+// before (which of the windows' blocks move is not modelled).
+func (d *deployment) transferTokenBytes(e *config.Engine, tp int) int64 {
+	kvBytes := d.kvDtype.Bytes()
+	b := d.arch.KVBytesPerToken(tp, kvBytes)
+	if e.Backend != config.BackendTRTLLM {
+		return b
+	}
+	ctx := d.pools[0]
+	maxLen := limitsFor(e, ctx.spec, ctx.field).maxModelLen
+	if maxLen == 0 {
+		maxLen = d.arch.MaxPositionEmbeddings
+	}
+	w, ok, err := planTRTLLMWindows(e.TRTLLMRelease(), e.TRTLLMOf(ctx.spec), d.arch, tp, kvBytes, maxLen, "")
+	if err != nil || !ok || w.pools > 1 {
+		return b // an error is the pool's, reported when it is built
+	}
+	return w.tokenBytes
 }
 
 // moeSplit applies the pool's expert-parallel size where the engine takes
@@ -464,15 +489,28 @@ func (d *deployment) buildPool(s *config.Spec, pl *pool) error {
 		blockSize, stateBlocks = hy.BlockSize, (hy.StateGroups+hy.AttnGroups-1)/hy.AttnGroups
 	}
 	if blocks == 0 {
-		util := lim.memFraction
+		util, slidingSeqs := lim.memFraction, lim.maxSeqs
+		var windows trtllmWindows
+		windowed := false
 		if lim.ofFree {
 			util = 1 // TensorRT-LLM: its fraction is of what the rest leaves (kvBlocksOfFree)
+			maxLen := lim.maxModelLen
+			if maxLen == 0 {
+				maxLen = arch.MaxPositionEmbeddings
+			}
+			if windows, windowed, err = planTRTLLMWindows(e.TRTLLMRelease(), e.TRTLLMOf(pl.spec), arch, pl.tp, kvDtype.Bytes(), maxLen,
+				lim.fieldOf("kv_cache_config")); err != nil {
+				return err
+			}
+			if windowed {
+				slidingSeqs = 0 // no window reserved apart: the sliding layers' KV is in the blocks (trtllmWindows)
+			}
 		}
 		planMemory := perf.PlanMemoryParallel
 		if d, ok := e.VLLMReleaseDefaults(); ok && d.ExtensibleKVCache && e.Backend == config.BackendVLLM {
 			planMemory = perf.PlanMemoryExtensible // vLLM 0.34.0's default sizing (config.VersionDefaults.ExtensibleKVCache)
 		}
-		plan, err := planMemory(arch, sys, pl.parallel(), kvDtype, lim.maxTokens, lim.maxSeqs,
+		plan, err := planMemory(arch, sys, pl.parallel(), kvDtype, lim.maxTokens, slidingSeqs,
 			util, lim.blockSize)
 		if states != nil && errors.Is(err, perf.ErrDoesNotFit) {
 			err = nil // vLLM's enlarged hybrid block did not fit: TensorRT-LLM's tokens_per_block decides below
@@ -481,7 +519,12 @@ func (d *deployment) buildPool(s *config.Spec, pl *pool) error {
 			if states != nil {
 				states.apply(&plan, lim.blockSize)
 			}
-			plan.Blocks = lim.kvBlocksOfFree(plan.KVBudgetBytes, plan.KVBytesPerToken)
+			if windowed {
+				plan.KVBytesPerToken = windows.tokenBytes
+				plan.Blocks = windows.blocks(lim, plan.KVBudgetBytes)
+			} else {
+				plan.Blocks = lim.kvBlocksOfFree(plan.KVBudgetBytes, plan.KVBytesPerToken)
+			}
 			if plan.Blocks < 1 {
 				err = fmt.Errorf("%w: %s on %s leaves %.2f GiB for the KV cache (free_gpu_memory_fraction %g of %.2f GiB), less than one block of %d tokens",
 					perf.ErrDoesNotFit, arch.Name, sys.Name, float64(plan.KVBudgetBytes)*lim.memFraction/(1<<30), lim.memFraction,
@@ -706,6 +749,9 @@ func (d *deployment) metadata(s *config.Spec, m *sim) report.Metadata {
 		out.WorkerBusyMs, out.WorkerPasses = p.WorkerBusyMs, p.WorkerPasses
 		out.NumGPUBlocks, out.Workers, out.TP = &p.NumGPUBlocks, &p.Workers, &p.TP
 		kvb := d.arch.KVBytesPerToken(first.tp, d.kvDtype.Bytes())
+		if first.memory != nil && s.Engine.Backend == config.BackendTRTLLM {
+			kvb = first.memory.KVBytesPerToken // TensorRT-LLM's layout (trtllmWindows)
+		}
 		out.KVBytesPerToken = &kvb
 		out.DataParallelSize, out.EnableExpertParallel = p.DataParallelSize, p.EnableExpertParallel
 	} else {

@@ -50,7 +50,7 @@ func limitsFor(e *config.Engine, pl *config.Pool, field string) limits {
 			field: map[string]string{"max_num_seqs": p + "max_batch_size", "max_num_batched_tokens": p + "max_num_tokens",
 				"max_model_len": p + "max_seq_len", "memory": p + "kv_cache_config.free_gpu_memory_fraction",
 				"num_gpu_blocks": p + "kv_cache_config.max_tokens", "block_size": p + "kv_cache_config.tokens_per_block",
-				"block_reuse": p + "kv_cache_config.enable_block_reuse"}}
+				"block_reuse": p + "kv_cache_config.enable_block_reuse", "kv_cache_config": p + "kv_cache_config."}}
 	}
 	if g := e.SGLang; e.Backend == config.BackendSGLang && g != nil {
 		// the pools are sized by the family's plan (sglang.Family.Plan, an

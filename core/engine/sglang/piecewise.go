@@ -16,16 +16,30 @@ import (
 // DP attention, a MoE all-to-all backend, or P/D disaggregation (the
 // simulator's pools run one pipeline stage, no EPLB, LoRA or torch.compile).
 func piecewiseBeforeMemory(rel config.Release, in engine.PoolInput, spec bool, dp int, a2a bool) bool {
+	if config.SGLangBreakableByDefault(rel) {
+		return prefillGraphs(rel, in, dp, a2a) != config.SGLangPrefillGraphsOff
+	}
 	return config.SGLangPiecewiseByDefault(rel) && !config.SGLangPiecewiseOff(rel, in.Arch.Architecture) &&
 		(!spec || config.SGLangPiecewiseWithSpeculative(rel)) && dp <= 1 && !a2a &&
 		in.Name != "prefill" && in.Name != "decode"
 }
 
+// prefillGraphs is the prefill CUDA graph backend of pool in from 0.5.15
+// (config.SGLangPrefillGraphs).
+func prefillGraphs(rel config.Release, in engine.PoolInput, dp int, a2a bool) string {
+	return config.SGLangPrefillGraphs(rel, config.SGLangPrefillGraphInput{Architecture: in.Arch.Architecture,
+		MLA: in.Arch.MLA != nil, DSA: in.Arch.MLA != nil && in.Arch.MLA.Indexer != nil, DP: dp, DeepEP: a2a, Mode: in.Name})
+}
+
 // piecewiseMemory is what _handle_gpu_memory_settings reads of the piecewise
 // CUDA graphs of pool in (config.SGLangPiecewiseMemory).
 func piecewiseMemory(rel config.Release, in engine.PoolInput, g *config.SGLang, spec bool, dp int) config.SGLangPiecewiseMemory {
-	return config.SGLangPiecewiseMemory{On: piecewiseBeforeMemory(rel, in, spec, dp, g.DeepEP()), MLA: in.Arch.MLA != nil,
-		Llama2: strings.Contains(strings.ToLower(in.Arch.Name), "llama-2"), ContextLength: g.ContextLength}
+	m := config.SGLangPiecewiseMemory{On: piecewiseBeforeMemory(rel, in, spec, dp, g.DeepEP()), MLA: in.Arch.MLA != nil,
+		Llama2: strings.Contains(strings.ToLower(in.Arch.Name), "llama-2"), ContextLength: g.ContextLength, Mode: in.Name}
+	if config.SGLangBreakableByDefault(rel) {
+		m.Breakable = prefillGraphs(rel, in, dp, g.DeepEP()) == config.SGLangBreakableGraphs
+	}
+	return m
 }
 
 // piecewiseMaxTokens is the largest extend pass SGLang replays from
@@ -40,8 +54,14 @@ func piecewiseMemory(rel config.Release, in engine.PoolInput, g *config.SGLang, 
 // forward_target_extend and eagle_worker_v2.py), and
 // piecewise_cuda_graph_runner.py can_run refuses a batch whose hidden mode
 // is not the graphs' NULL: it runs eagerly.
+//
+// From 0.5.15 breakable graphs (config.SGLangPrefillGraphs) capture the
+// EAGLE target's full hidden states (runner/prefill_cuda_graph_runner.py:
+// capture_hidden_mode FULL for the target under Backend.BREAKABLE), so
+// speculative decoding keeps them; tc_piecewise ones still leave an EAGLE
+// target eager.
 func piecewiseMaxTokens(rel config.Release, in engine.PoolInput, d config.SGLangGPUDefaults, pcg config.SGLangPiecewiseMemory, a2a, spec bool) int {
-	if !pcg.On || d.PiecewiseSizes == 0 || spec {
+	if !pcg.On || d.PiecewiseSizes == 0 || spec && !pcg.Breakable {
 		return 0
 	}
 	if config.SGLangPiecewiseOffForTRTLLMMoE(rel) && trtllmMoERunner(in, a2a) {

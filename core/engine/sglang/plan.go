@@ -74,6 +74,15 @@ func (Family) Plan(in engine.PoolInput) (engine.PoolPlan, error) {
 		kvBytes += kvBytes / int64(in.Arch.Layers)
 	}
 	weights := in.Arch.WeightBytesPerGPUParallel(model.Parallel{TP: in.TP, DP: dp, EP: in.EP})
+	if spec && in.Arch.Layers > 0 && config.SGLangDraftWeightsInKV(rel) {
+		// the draft's weights come out of the KV budget (from 0.5.14): one
+		// decoder layer of the target's shape, as its KV above, its
+		// embedding and lm_head the target's (eagle_worker_v2.py
+		// set_embed_and_head); the target's weights over its layers, which
+		// counts 1/layers of the embedding and lm_head too (DeepSeek-V3 at
+		// TP 8: 2 × 129,280 × 7,168 × 2 B / 8 / 61, about 8 MB)
+		weights += weights / int64(in.Arch.Layers)
+	}
 	pre := int64(cudaContextBytes) + in.Sys.NCCLMemFor(in.TP*dp)
 	rest := d.MemFractionStatic*float64(in.Sys.MemCapacity) - float64(weights) - float64(pre)
 	mamba, err := mambaPool(in, g, rest, dp)
@@ -89,6 +98,16 @@ func (Family) Plan(in engine.PoolInput) (engine.PoolPlan, error) {
 		tokens = min(tokens, int64(g.MaxTotalTokens))
 	}
 	page := g.PageSize
+	dsaPage := config.SGLangDSAPageSize(rel, in.Arch.Architecture, in.Arch.MLA != nil && in.Arch.MLA.Indexer != nil)
+	if dsaPage > 0 {
+		page = dsaPage // whatever --page-size says
+		if c := g.ChunkedPrefillSize; c > 0 && c%page != 0 {
+			// server_args.py check_server_args: assert
+			// chunked_prefill_size % page_size == 0, after the DSA rule
+			return engine.PoolPlan{}, &config.Error{Field: "engine.sglang.chunked_prefill_size", Msg: fmt.Sprintf(
+				"must be a multiple of the page SGLang %s sets for %s's sparse attention (%d), got %d", rel, in.Arch.Architecture, page, c)}
+		}
+	}
 	tokens -= tokens % int64(page)
 	if tokens <= 0 {
 		const gib = 1 << 30
@@ -130,9 +149,14 @@ func (Family) Plan(in engine.PoolInput) (engine.PoolPlan, error) {
 		// pool is max_running_requests, and a given one is capped at the
 		// estimate (through 0.5.9 a given one sized the pool)
 		estimated := min(max(int(float64(t)/float64(ctx)*512), 2048), 4096)
-		if given > 0 {
+		switch {
+		case given > 0 && !rel.Before(givenRunningUncappedSince):
+			// from 0.5.14 a given one is capped at half the tokens, not
+			// at the estimate
+			maxRunning = min(given/dp, t/2)
+		case given > 0:
 			maxRunning = min(given/dp, estimated)
-		} else {
+		default:
 			maxRunning = min(estimated, t/2)
 		}
 		maxRunning = max(maxRunning, 1)
@@ -146,7 +170,7 @@ func (Family) Plan(in engine.PoolInput) (engine.PoolPlan, error) {
 	}
 	slots := 0
 	if in.Name == "decode" {
-		slots = decodeRequestSlots(rel, reqPool)
+		slots = decodeRequestSlots(rel, reqPool, g.MaxRunningRequests, dp)
 	}
 	maxReqLen := min(ctx-1, t-1)
 	chunk := d.ChunkedPrefillSize
@@ -157,6 +181,13 @@ func (Family) Plan(in engine.PoolInput) (engine.PoolPlan, error) {
 		}
 		conservativeness *= 0.3
 	}
+	if spec && g.EnableMixedChunk && chunk > 0 && !rel.Before(specMixedChunkSince) {
+		// arg_groups/speculative_hook.py _handle_eagle_family keeps
+		// --enable-mixed-chunk with EAGLE from 0.5.19, its running requests
+		// decoding one token, without drafts, in a mixed pass: not modelled
+		return engine.PoolPlan{}, &config.Error{Field: "engine.sglang.enable_mixed_chunk", Msg: fmt.Sprintf(
+			"with speculative decoding is not modelled for SGLang %s (from 0.5.19 a mixed pass decodes the running requests without their drafts)", rel)}
+	}
 	radix := !g.DisableRadixCache && in.Name != "decode"
 	init := math.Min(initNewTokenRatio*conservativeness, 1)
 	minRatio := math.Min(init*minNewTokenRatioFactor, 1)
@@ -165,6 +196,8 @@ func (Family) Plan(in engine.PoolInput) (engine.PoolPlan, error) {
 		MixedChunk: g.EnableMixedChunk && chunk > 0 && !spec, RadixCache: radix, MaxReqLen: maxReqLen, MaxReqInputLen: maxReqLen - 5,
 		RequestSlots: slots, PrefillServer: in.Name == "prefill", StreamInterval: g.StreamInterval,
 		StreamsFirstToken: config.SGLangStreamsFirstToken(rel), PageOverhead: !rel.Before(pageOverheadSince),
+		PageInAdmitCheck: !rel.Before(pageInAdmitCheckSince), IgnoreEOSFullRoom: !rel.Before(ignoreEOSFullRoomSince),
+		RetractSortsSpec: !rel.Before(retractSortsSpecSince), StreamByUnsent: !rel.Before(streamByUnsentSince),
 		InputCapUnchunkedOnly: !rel.Before(inputCapUnchunkedSince)}
 	// EAGLE (server_args.py _handle_speculative_decoding): no mixed chunks,
 	// and the overlap scheduler off unless spec v2 (SGLANG_ENABLE_SPEC_V2,
@@ -175,6 +208,7 @@ func (Family) Plan(in engine.PoolInput) (engine.PoolPlan, error) {
 		overlap = overlap && (g.EnableSpecV2 || config.SGLangSpecV2ByDefault(rel))
 	}
 	opt.Overlap = overlap
+	opt.SkipFinishingDecode = overlap && in.Name != "prefill" && in.Name != "decode" && !rel.Before(skipFinishingDecodeSince)
 	a2a, a2aPriced, err := deepEP(g, in, dp)
 	if err != nil {
 		return engine.PoolPlan{}, err
@@ -209,6 +243,12 @@ func (Family) Plan(in engine.PoolInput) (engine.PoolPlan, error) {
 	graphTokens := min(cuda*(1+opt.DraftSteps), passTokens)
 	opt = withEagerLaunch(opt, g, in.Arch, cuda)
 	opt.PiecewiseMaxTokens = piecewiseMaxTokens(rel, in, d, pcg, a2a != "", spec)
+	if opt.PiecewiseMaxTokens > 0 && !rel.Before(prefillPaddingSince) {
+		// can_run_graph refuses a pass padded to more than twice its
+		// tokens (_MAX_PREFILL_CUDA_GRAPH_PADDING_FACTOR = 2): a 1-token
+		// extend pads to the smallest capture size, 4
+		opt.PiecewiseMinTokens = 2
+	}
 	cfg.Options = opt
 	args := map[string]any{"release": rel.String(), "defaults_rule": d.Rule,
 		"tp_size": in.TP * dp, "dp_size": dp, "enable_dp_attention": dp > 1,
@@ -216,6 +256,9 @@ func (Family) Plan(in engine.PoolInput) (engine.PoolPlan, error) {
 		"cuda_graph_max_bs": cuda, "max_total_num_tokens": t, "max_running_requests": maxRunning,
 		"context_length": ctx, "page_size": page, "schedule_policy": g.SchedulePolicy, "radix_cache": radix,
 		"enable_mixed_chunk": opt.MixedChunk, "overlap_schedule": overlap}
+	if dsaPage > 0 {
+		args["page_size_rule"] = "DeepSeek DSA on CUDA: 64 (server_args.py)"
+	}
 	if a2a != "" {
 		args["moe_a2a_backend"], args["deepep_mode"], args["deepep_mode_priced"] = g.MoEA2ABackend, g.DeepEPMode, a2aPriced
 		if g.DeepEPMode == "" {
@@ -295,7 +338,41 @@ func deepEP(g *config.SGLang, in engine.PoolInput, dp int) (string, string, erro
 var (
 	pageOverheadSince      = config.Release{Major: 0, Minor: 5, Patch: 10}
 	inputCapUnchunkedSince = config.Release{Major: 0, Minor: 5, Patch: 13}
+	// pageInAdmitCheckSince: add_one_req checks extend + max_new +
+	// page_size against rem_total_tokens (the 0.5.11 wheel; 0.5.10's
+	// check has no page)
+	pageInAdmitCheckSince = config.Release{Major: 0, Minor: 5, Patch: 11}
+	// ignoreEOSFullRoomSince: the running ignore_eos requests' decode room
+	// at ratio 1 (the 0.5.22 wheel; Options.IgnoreEOSFullRoom)
+	ignoreEOSFullRoomSince = config.Release{Major: 0, Minor: 5, Patch: 22}
+	// retractSortsSpecSince: retract_decode sorts EAGLE's requests too
+	// (schedule_batch.py, the 0.5.17 wheel; through 0.5.16 "if not
+	// server_args.speculative_algorithm", and allow_policy_sort in 0.5.16)
+	retractSortsSpecSince = config.Release{Major: 0, Minor: 5, Patch: 17}
+	// streamByUnsentSince: output_streamer.py sends at once and then when
+	// stream_interval tokens are unsent (the 0.5.22 wheel; through 0.5.21
+	// len(output_ids) % stream_interval == 1)
+	streamByUnsentSince = config.Release{Major: 0, Minor: 5, Patch: 22}
+	// skipFinishingDecodeSince: event_loop_overlap skips the finishing
+	// requests' extra decode (the 0.5.22 wheel; Options.SkipFinishingDecode)
+	skipFinishingDecodeSince = config.Release{Major: 0, Minor: 5, Patch: 22}
 )
+
+// specMixedChunkSince is the first release that keeps mixed chunks with
+// EAGLE (SpeculativeAlgorithm.supports_mixed_chunk).
+var specMixedChunkSince = config.Release{Major: 0, Minor: 5, Patch: 19}
+
+// prefillPaddingSince is the first release whose prefill graph runner
+// refuses a pass padded past twice its tokens (runner/
+// prefill_cuda_graph_runner.py can_run_graph, the 0.5.16 wheel): with the
+// capture sizes 4, 8, … only a 1-token pass.
+var prefillPaddingSince = config.Release{Major: 0, Minor: 5, Patch: 16}
+
+// givenRunningUncappedSince is the first release whose
+// _resolve_max_num_reqs caps a given max_running_requests // dp at
+// max_total_num_tokens // 2 rather than the estimate (the 0.5.14 wheel;
+// mem_cache/kv_cache_configurator.py resolve_max_num_reqs from 0.5.17).
+var givenRunningUncappedSince = config.Release{Major: 0, Minor: 5, Patch: 14}
 
 // reqPoolRuleSince is the first SGLang release whose request pool is
 // max_running_requests (model_runner_kv_cache_mixin.py _resolve_max_num_reqs
@@ -312,13 +389,31 @@ var preAllocSince = config.Release{Major: 0, Minor: 4, Patch: 7}
 
 // decodeRequestSlots is a P/D decode server's request slots
 // (model_runner.py: DecodeReqToTokenPool(size=max_num_reqs,
-// pre_alloc_size=max_num_reqs × 2 if max_num_reqs ≤ 32 else 0)).
-func decodeRequestSlots(rel config.Release, reqPool int) int {
-	if rel.Before(preAllocSince) || reqPool > 32 {
+// pre_alloc_size=max_num_reqs × 2 if max_num_reqs ≤ 32 else 0)). From
+// 0.5.14 the extra slots are --disaggregation-decode-extra-slots, which
+// arg_groups/pd_disaggregation_hook.py sets, when left out, from the given
+// max_running_requests only: 2 × (given // dp) if that is at most 32, else
+// 0, and 0 without one (given: engine.sglang.max_running_requests as given,
+// before EAGLE's 48, which a later hook sets).
+func decodeRequestSlots(rel config.Release, reqPool, given, dp int) int {
+	if rel.Before(preAllocSince) {
+		return reqPool
+	}
+	if !rel.Before(extraSlotsSince) {
+		if per := given / max(dp, 1); given > 0 && per <= 32 {
+			return reqPool + 2*per
+		}
+		return reqPool
+	}
+	if reqPool > 32 {
 		return reqPool
 	}
 	return 3 * reqPool
 }
+
+// extraSlotsSince is the first release whose decode server's extra request
+// slots follow --disaggregation-decode-extra-slots (decodeRequestSlots).
+var extraSlotsSince = config.Release{Major: 0, Minor: 5, Patch: 14}
 
 // mambaState is a hybrid model's mamba pool on one GPU: size states of
 // perReq bytes, the recurrent state in dtype.

@@ -83,7 +83,7 @@ func (w *Worker) eagerLaunch() { w.opt.ShapePass(&w.batch) }
 // GraphMaxBS requests (engine.PassShaper; see Worker.eagerLaunch).
 func (o Options) ShapePass(b *perf.Batch) {
 	if len(b.Prefill) > 0 {
-		if b.Tokens() > o.PiecewiseMaxTokens {
+		if n := b.Tokens(); n > o.PiecewiseMaxTokens || n < o.PiecewiseMinTokens {
 			b.HostLaunchNs = o.EagerLaunchNs
 		}
 	} else if b.Decodes > o.GraphMaxBS {
@@ -162,8 +162,13 @@ func (w *Worker) remTotal() float64 { return float64(w.available()) - w.adder.re
 func (w *Worker) curRem() float64   { return float64(w.available()) - w.adder.curRemOffset }
 
 // runningOffset is a running request's reserved decode room:
-// min(max_new_tokens − output, CLIP) × new_token_ratio.
+// min(max_new_tokens − output, CLIP) × new_token_ratio (× 1 with
+// Options.IgnoreEOSFullRoom: the simulated requests run to their output
+// length, ignore_eos).
 func (w *Worker) runningOffset(r *Request) float64 {
+	if w.opt.IgnoreEOSFullRoom {
+		return float64(min(r.remaining(), clipMaxNewTokens))
+	}
 	return float64(min(r.remaining(), clipMaxNewTokens)) * w.ratio
 }
 
@@ -331,6 +336,9 @@ func (w *Worker) addOne(r *Request) addResult {
 	w.match(r)
 	ext := r.fill() - r.prefix
 	total := ext + min(r.remaining(), clipMaxNewTokens)
+	if w.opt.PageInAdmitCheck {
+		total += w.opt.PageSize
+	}
 	input := w.pages(ext)
 	if float64(total) >= w.remTotal() {
 		w.forgetMatch(r)
@@ -536,15 +544,7 @@ func (w *Worker) formDecode() bool {
 // decodeMem makes room for one token per running request
 // (check_decode_mem, then retract_decode when it fails).
 func (w *Worker) decodeMem() {
-	need := w.pages(len(w.running) * w.verify) // page_size 1: one token each (EAGLE: the drafts verified too)
-	if w.opt.PageSize > 1 {
-		need = 0
-		for _, r := range w.running {
-			if r.computed()%w.opt.PageSize+w.verify > w.opt.PageSize {
-				need += w.opt.PageSize
-			}
-		}
-	}
+	need := w.decodeNeed(w.running)
 	if w.free < need && w.tree != nil {
 		w.evict(need)
 	}
@@ -562,15 +562,22 @@ func (w *Worker) decodeMem() {
 // holds of their prompt stays, unlocked). The new ratio is what the kept
 // requests have decoded plus retract_decode_steps each, over their
 // max_new_tokens.
+//
+// With EAGLE, through 0.5.16, the requests are not sorted: the batch's last
+// goes first ("filter_batch API can only filter requests from the back";
+// from 0.5.17 _get_decode_retraction_order sorts them too:
+// Options.RetractSortsSpec).
 func (w *Worker) retract() {
 	rs := w.running
-	sort.SliceStable(rs, func(i, j int) bool { // descending by (output, −prompt): the last is retracted first
-		if rs[i].Generated != rs[j].Generated {
-			return rs[i].Generated > rs[j].Generated
-		}
-		return rs[i].Prompt < rs[j].Prompt
-	})
-	for first := true; first || !w.decodeFits(len(rs)); first = false {
+	if w.opt.DraftSteps == 0 || w.opt.RetractSortsSpec {
+		sort.SliceStable(rs, func(i, j int) bool { // descending by (output, −prompt): the last is retracted first
+			if rs[i].Generated != rs[j].Generated {
+				return rs[i].Generated > rs[j].Generated
+			}
+			return rs[i].Prompt < rs[j].Prompt
+		})
+	}
+	for first := true; first || !w.decodeFits(rs); first = false {
 		if len(rs) == 1 {
 			break
 		}
@@ -597,10 +604,31 @@ func (w *Worker) retract() {
 	}
 }
 
-// decodeFits reports whether n requests can each take a decode's tokens
+// decodeNeed is the KV tokens the next decode of requests rs takes
+// (ScheduleBatch.new_tokens_required_next_decode): each writes w.verify
+// tokens (one; EAGLE: the drafts verified too), and with page_size > 1
+// SGLang asks for the new pages they open, a page for each request whose
+// tokens [kv, kv + verify) pass its last page's end (kv_committed_len %
+// page_size == 0 for one token). The pool here counts tokens, not pages (a
+// request's last page is not rounded up), so the need is the larger of the
+// two.
+func (w *Worker) decodeNeed(rs []*Request) int {
+	need := len(rs) * w.verify
+	if p := w.opt.PageSize; p > 1 {
+		pages := 0
+		for _, r := range rs {
+			kv := r.computed()
+			pages += (kv+w.verify+p-1)/p - (kv+p-1)/p
+		}
+		need = max(need, pages*p)
+	}
+	return need
+}
+
+// decodeFits reports whether requests rs can each take a decode's tokens
 // (evicting).
-func (w *Worker) decodeFits(n int) bool {
-	n *= w.verify
+func (w *Worker) decodeFits(rs []*Request) bool {
+	n := w.decodeNeed(rs)
 	if w.free < n && w.tree != nil {
 		w.evict(n)
 	}
@@ -679,13 +707,17 @@ func (w *Worker) FinishPass() ([]engine.Out, int) {
 		k = min(k, max(r.Output-r.Generated, 0))
 		r.Generated += k
 		r.held += k
-		if r.Generated >= r.Output || w.streams(r.Generated, first) {
+		if r.Generated >= r.Output || w.streamsHeld(r, first) {
 			for ; r.held > 0; r.held-- {
 				w.outs = append(w.outs, engine.Out{Req: &r.Request, Kind: engine.OutToken})
 			}
 		}
 		if r.Generated >= r.Output {
-			if r.decode && w.opt.Overlap {
+			// from 0.5.22 the next batch leaves out a request whose
+			// next output was known to finish it (Options.SkipFinishingDecode:
+			// its output before this pass one short of the length)
+			skipped := w.opt.SkipFinishingDecode && r.Generated-k+1 >= r.Output
+			if r.decode && w.opt.Overlap && !skipped {
 				w.late = append(w.late, r.computed())
 			}
 			w.finish(r)
@@ -722,6 +754,22 @@ func (w *Worker) FinishPass() ([]engine.Out, int) {
 // the length after the pass is tested, so a speculative decode that
 // accepts several tokens may step over a sending length.
 func (w *Worker) streams(n int, first bool) bool {
+	return w.streamsAt(n, first)
+}
+
+// streamsHeld reports whether r's held tokens go out after a pass: from
+// 0.5.22 (Options.StreamByUnsent; scheduler_components/output_streamer.py
+// accept) when none was sent yet or at least the interval's tokens are
+// held, so a speculative decode that accepts several tokens no longer steps
+// over a sending length; before, streams at r's output length.
+func (w *Worker) streamsHeld(r *Request, first bool) bool {
+	if iv := w.opt.StreamInterval; w.opt.StreamByUnsent && iv > 1 {
+		return r.held >= iv || r.held > 0 && r.held == r.Generated
+	}
+	return w.streams(r.Generated, first)
+}
+
+func (w *Worker) streamsAt(n int, first bool) bool {
 	iv := w.opt.StreamInterval
 	switch {
 	case iv <= 1:

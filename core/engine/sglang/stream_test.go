@@ -80,3 +80,16 @@ func TestEAGLEDecodesStepOverSendingLengths(t *testing.T) {
 	assert.Equal(t, []int{1, 2, 4, 6, 8, 9, 11, 12}, lens)
 	assert.Equal(t, []int{1, 0, 3, 0, 0, 0, 0, 8}, sent)
 }
+
+// From 0.5.22 (StreamByUnsent) the same EAGLE lengths 1, 2, 4, 6, 8, 9, 11,
+// 12 at interval 3 send token 1 at once, then whenever 3 or more are held:
+// at 4 (tokens 2–4), 8 (5–8; 6 holds 2), 11 (9–11) and 12 with the finish.
+func TestEAGLEDecodesSendByHeldTokensFrom0522(t *testing.T) {
+	opt := testOptions(0.1)
+	opt.DraftSteps, opt.Acceptance = 2, []float64{0.5, 0.5}
+	opt.StreamInterval, opt.StreamsFirstToken, opt.StreamByUnsent = 3, true, true
+	w, _ := newTestWorker(t, 1000, opt)
+	lens, sent := tokensSent(w, newRequest(1, 10, 12))
+	assert.Equal(t, []int{1, 2, 4, 6, 8, 9, 11, 12}, lens)
+	assert.Equal(t, []int{1, 0, 3, 0, 4, 0, 3, 1}, sent)
+}

@@ -74,10 +74,38 @@ type Options struct {
 	// CUDA graphs (piecewise_cuda_graph_max_tokens, piecewise_cuda_graph_runner.py
 	// can_run: the pass's tokens); 0: none, every extend pass runs eagerly.
 	PiecewiseMaxTokens int
+	// PiecewiseMinTokens is the smallest extend pass the graphs replay
+	// (from 0.5.16, 2: a pass padded past twice its tokens runs eagerly);
+	// 0: any up to PiecewiseMaxTokens.
+	PiecewiseMinTokens int
 	// PageOverhead: each admission also reserves a page (page_size tokens)
 	// in both prefill budgets (schedule_policy.py _update_prefill_budget,
 	// "alloc_extend reserves an extra page_size per request": from 0.5.10).
 	PageOverhead bool
+	// PageInAdmitCheck: add_one_req's total_tokens, checked against
+	// rem_total_tokens, counts a page more (extend + max_new + page_size:
+	// from 0.5.11).
+	PageInAdmitCheck bool
+	// IgnoreEOSFullRoom: a running request's reserved decode room is its
+	// tokens left, not × new_token_ratio, for an ignore_eos request
+	// (_get_running_request_total_token_offset: ratio 1.0 if
+	// sampling_params.ignore_eos, from 0.5.22); every simulated request runs
+	// to its output length.
+	IgnoreEOSFullRoom bool
+	// RetractSortsSpec: retract_decode sorts the requests (fewest outputs,
+	// then longest prompts, out first) with EAGLE too (from 0.5.17; through
+	// 0.5.16 it retracts the batch's last first).
+	RetractSortsSpec bool
+	// StreamByUnsent: with an interval above 1 a request's tokens go out
+	// when none was sent yet or at least the interval's are held (from
+	// 0.5.22), not at the output lengths StreamsFirstToken names.
+	StreamByUnsent bool
+	// SkipFinishingDecode: the overlap scheduler of an aggregated server
+	// leaves out of the next decode batch the requests whose queued result
+	// finishes them by length (scheduler.py _reqs_finishing_inflight,
+	// enable_skip_finishing_decode set by event_loop_overlap: from 0.5.22),
+	// so they take no extra decode.
+	SkipFinishingDecode bool
 	// InputCapUnchunkedOnly: a prompt that does not fit the pass's
 	// remaining max_prefill_tokens ends the admissions only without chunked
 	// prefill (add_one_req: "self.rem_chunk_tokens is None and ...", from

@@ -307,6 +307,8 @@ def row_spec(row: dict[str, str], *, perf: str, aliases: dict[str, str],
     quant: dict[str, str] = {"kv_cache": kv}
     if weights:
         quant["weights"] = weights
+    if backend == "trtllm":
+        quant = trtllm.checkpoint_quantization(quant, Path(config))
     engine["quantization"] = quant
     load: dict[str, Any] = {"mode": "concurrency", "concurrency": c}
     if client == "aiperf":

@@ -148,6 +148,25 @@ def layout(row: dict[str, str], config: Path) -> Layout:
     return Layout(gpus, adp > 1, moe_ep > 1, note)
 
 
+def checkpoint_quantization(quant: dict[str, str], config: Path) -> dict[str, str]:
+    """``engine.quantization`` of a row whose precision names fp8 weights of a checkpoint
+    that stores MXFP4 experts (``openai/gpt-oss-120b``: ``quantization_config``
+    ``quant_method: mxfp4``; OpenAI released no fp8 one): TensorRT-LLM's PyTorch backend
+    loads the quantization a checkpoint was exported with and converts none (its
+    quantization guide, "ModelOpt Integration"; the tech blog "Deploying GPT-OSS on
+    TensorRT-LLM" serves the MXFP4 experts as they are on Hopper), so the weights are the
+    checkpoint's, with the KV cache the row names (AIConfigurator's five H100 rows of it
+    say fp8). Any other row's ``quant`` is returned as it is."""
+    if quant.get("weights") not in ("fp8", "fp8_block"):
+        return quant
+    with open(config, encoding="utf-8") as f:
+        top = json.load(f)
+    q = top.get("quantization_config") or (top.get("text_config") or {}).get("quantization_config") or {}
+    if q.get("quant_method") != "mxfp4":
+        return quant
+    return {k: v for k, v in quant.items() if k != "weights"}
+
+
 def aic_generator(c: int, isl: int, measured: datetime | None, lay: Layout) -> dict[str, Any]:
     """``engine.trtllm`` as AIConfigurator's generator launches an aggregated worker of
     batch size ``c`` (one attention rank's): v0.5/v0.6 (before
