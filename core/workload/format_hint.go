@@ -29,14 +29,16 @@ func looksLikeJSON(head []byte) bool {
 	return len(head) > 0 && (head[0] == '{' || head[0] == '[')
 }
 
-// binaryKind names the binary format whose magic number opens head, the
+// BinaryKind names the binary format whose magic number opens head, the
 // first bytes of a file given as a text trace (a trace compressed or
 // converted to a columnar file), or "". The magic numbers: gzip's ID1 ID2
 // 0x1f 0x8b (RFC 1952, 2.3.1), zstd's frame magic 0xFD2FB528 little-endian
 // (RFC 8878, 3.1.1), bzip2's "BZh" and a block-size digit, xz's FD 37 7A 58
 // 5A 00 (the .xz file format, 2.1.1.1), a ZIP local file header's "PK\x03\x04"
 // (APPNOTE.TXT, 4.3.7) and Parquet's "PAR1" (the Parquet file format).
-func binaryKind(head []byte) string {
+// The one table of them: the Python package asks it through
+// pybind.BinaryKind (python/aisimulate/io/aiperf.py's AIPerf export hint).
+func BinaryKind(head []byte) string {
 	switch {
 	case bytes.HasPrefix(head, []byte{0x1f, 0x8b}):
 		return "gzip-compressed"
@@ -54,7 +56,7 @@ func binaryKind(head []byte) string {
 	return ""
 }
 
-// binaryHint follows a reader's first error when the file is of binaryKind
+// binaryHint follows a reader's first error when the file is of BinaryKind
 // kind: the readers take text, which the file is not.
 func binaryHint(kind string) string {
 	return " (the file is " + kind + ": a trace is read as text, JSON lines or CSV; decompress or convert it first)"

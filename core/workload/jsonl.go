@@ -32,13 +32,13 @@ type jsonlLines struct {
 	line int     // physical lines consumed so far (the 1-based line of the last one returned)
 	rows int     // non-blank lines returned so far
 	ids  []int64 // readRow's scratch for a row's ids
-	kind string  // binaryKind of the file's first bytes: "" for a text file
+	kind string  // BinaryKind of the file's first bytes: "" for a text file
 }
 
 func newJSONLLines(r io.Reader, name string) jsonlLines {
 	br := bufio.NewReaderSize(r, 64<<10)
 	head, _ := br.Peek(8) // the format hint's evidence; a short or failing read leaves it empty
-	return jsonlLines{name: name, br: br, kind: binaryKind(head)}
+	return jsonlLines{name: name, br: br, kind: BinaryKind(head)}
 }
 
 // next returns the next non-blank line, trimmed, valid until the next call;
