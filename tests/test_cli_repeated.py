@@ -107,3 +107,11 @@ def test_a_sweep_point_that_would_replace_a_set_is_exit_2(tmp_path, grid):
                    cwd=tmp_path)
     field = grid.split("=")[0]
     assert_usage_error(proc, f"aisimulate: error: --grid {field}: also given by --set engine.workers.aggregated.count")
+
+
+@pytest.mark.parametrize("slo, message", [("ttft=200", "--slo ttft: is not an SLO bound: use ttft_ms, tpot_ms, e2e_ms"),
+                                          ("e2e_ms=0", "--slo e2e_ms: must be a finite number of ms > 0, got 0.0")])
+def test_a_bad_slo_bound_names_the_option(tmp_path, slo, message):
+    # it named the API's dotted field, slo.ttft, which no command line has
+    proc = run_cli("replay", QUICKSTART, "-q", "--slo", slo, cwd=tmp_path)
+    assert_usage_error(proc, f"aisimulate: error: {message}")

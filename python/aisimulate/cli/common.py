@@ -242,13 +242,22 @@ def parse_slos(items: Sequence[str] | None) -> dict[str, float] | None:
     set of bounds: ``["ttft_ms=200", "e2e_ms=3000"]`` → ``{"ttft_ms": 200.0, "e2e_ms": 3000.0}``.
 
     Raises:
-        UsageError: an item without ``=`` or a value that is not a number, or a bound
-            given twice, within one value or across them (:func:`_given_once`).
+        UsageError: an item without ``=`` or a value that is not a number, a bound
+            given twice, within one value or across them (:func:`_given_once`), or the
+            refusal of :func:`aisimulate.run.replay.check_slo` (the API's rule and
+            message: a metric that is no SLO bound, a bound ≤ 0), naming the option.
     """
     if not items:
         return None
+    from ..run.replay import check_slo
+
     bounds = [bound for item in items for bound in _slo_bounds(item)]
     _given_once("--slo", [key for key, _ in bounds], items, "bound")
+    try:
+        check_slo(dict(bounds))
+    except ConfigError as exc:
+        name = exc.field.removeprefix("slo").removeprefix(".")
+        raise UsageError(f"--slo{' ' + name if name else ''}: {exc.reason}") from None
     return dict(bounds)
 
 
