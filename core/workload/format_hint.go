@@ -5,8 +5,12 @@ import "bytes"
 // csvHint and jsonHint follow a reader's first error when the file has the
 // other trace format: the likelier mistake is the source type, not the data.
 const (
-	csvHint  = " (the file looks like CSV: an Azure trace is traffic.source.type azure)"
-	jsonHint = " (the file looks like JSON lines: a Mooncake or LLMServingSim trace is traffic.source.type mooncake or llmservingsim)"
+	csvHint = " (the file looks like CSV: an Azure trace is traffic.source.type azure)"
+	// arrayHint follows the first row's error when it opens a JSON array: a
+	// file of one array of rows (or one pretty-printed document) for a
+	// format that takes one object per line.
+	arrayHint = " (the file starts with a JSON array: a trace is JSON lines, one object per line)"
+	jsonHint  = " (the file looks like JSON lines: a Mooncake or LLMServingSim trace is traffic.source.type mooncake or llmservingsim)"
 )
 
 // looksLikeCSV reports whether a JSON-lines reader's first row is a CSV

@@ -131,7 +131,11 @@ func (l *jsonlLines) readRow(line []byte, f *rowFormat, row *jsonRow) *DataError
 func (l *jsonlLines) decodeRow(line []byte, f *rowFormat, row *jsonRow) *DataError {
 	if err := json.Unmarshal(line, &struct{}{}); err != nil {
 		var te *json.UnmarshalTypeError
+		first := l.rows == 1 && bytes.HasPrefix(bytes.TrimLeft(line, " \t\r"), []byte("["))
 		if errors.As(err, &te) {
+			if first {
+				return l.fail("", "row is not a JSON object"+arrayHint)
+			}
 			return l.fail("", "row is not a JSON object")
 		}
 		msg := "invalid JSON: " + err.Error()
@@ -140,6 +144,8 @@ func (l *jsonlLines) decodeRow(line []byte, f *rowFormat, row *jsonRow) *DataErr
 			msg += binaryHint(l.kind)
 		case l.rows == 1 && looksLikeCSV(line):
 			msg += csvHint
+		case first:
+			msg += arrayHint
 		}
 		return l.fail("", msg)
 	}
