@@ -24,7 +24,8 @@ type loadStats struct {
 	runStartNs      int64 // the first send of any request, warm-up included
 	// servedNs is the end of the first pass after the first measured send (0:
 	// none yet): the waiting queues shrink only when a pass ends and the
-	// scheduler admits again (vLLM's engine core runs one schedule() a step).
+	// scheduler admits again (vLLM's vllm/v1/engine/core.py EngineCore.step
+	// calls scheduler.schedule() once a step).
 	servedNs int64
 
 	// Bucket b holds the sends in [originNs + b·widthNs, originNs + (b+1)·widthNs):
