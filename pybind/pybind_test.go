@@ -1,6 +1,7 @@
 package pybind
 
 import (
+	"encoding/hex"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -263,4 +264,16 @@ func TestRunControl(t *testing.T) {
 
 	e = envelope(t, Replay(spec, `{"bogus": 1}`, data))
 	assert.Contains(t, e["error"]["message"], "replay options")
+}
+
+// BinaryKind names a head given in hexadecimal as the trace readers do, and
+// refuses bad hex or a head longer than BinaryKindHeadBytes.
+func TestBinaryKind(t *testing.T) {
+	assert.JSONEq(t, `{"binary": {"kind": "gzip-compressed"}}`, BinaryKind("1f8b0800"))
+	assert.JSONEq(t, `{"binary": {"kind": ""}}`, BinaryKind(hex.EncodeToString([]byte(`{"timestamp": 0}`))))
+	assert.JSONEq(t, `{"binary": {"kind": "xz-compressed"}}`, BinaryKind(hex.EncodeToString([]byte("\xfd7zXZ\x00"))))
+	for _, bad := range []string{"1f8", "zz", strings.Repeat("00", BinaryKindHeadBytes+1)} {
+		assert.Contains(t, BinaryKind(bad), `"kind":"config"`, bad)
+		assert.Contains(t, BinaryKind(bad), `"field":"head"`, bad)
+	}
 }

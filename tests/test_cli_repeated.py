@@ -70,3 +70,48 @@ def test_records_without_output_dir_is_exit_2(tmp_path):
     proc = run_cli("replay", QUICKSTART, "-q", "--records", "csv", cwd=tmp_path)
     assert_usage_error(proc, "aisimulate: error: --records", "--output-dir")
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_set_field_given_twice_is_exit_2_naming_it(tmp_path):
+    # the second value silently won
+    proc = run_cli("replay", QUICKSTART, "-q", "--set", "engine.workers.aggregated.count=4",
+                   "--set", "engine.workers.aggregated.count=2", cwd=tmp_path)
+    assert_usage_error(proc, "aisimulate: error: --set engine.workers.aggregated.count: given twice",
+                       "count=4 and 2")
+
+
+def test_a_set_that_would_replace_an_earlier_one_inside_it_is_refused():
+    from aisimulate.cli.common import UsageError, parse_sets
+
+    with pytest.raises(UsageError, match=r"^--set engine.scheduler: would replace the earlier --set "
+                                         r"engine.scheduler.block_size; give engine.scheduler first"):
+        parse_sets(["engine.scheduler.block_size=32", "engine.scheduler={block_size: 16}"])
+    # the other order changes one field of the mapping, in the order given
+    assert list(parse_sets(["engine.scheduler={block_size: 16}", "engine.scheduler.block_size=32"]).items()) == [
+        ("engine.scheduler", {"block_size": 16}), ("engine.scheduler.block_size", 32)]
+    # a field that only starts like another is a field of its own
+    assert parse_sets(["engine.model=a", "engine.modelx=b"]) == {"engine.model": "a", "engine.modelx": "b"}
+
+
+def test_a_set_mapping_then_a_field_inside_it_replays_with_both(tmp_path):
+    proc = run_cli("replay", QUICKSTART, "-q", "--format", "json", "--set", "engine.scheduler={block_size: 16}",
+                   "--set", "engine.scheduler.block_size=32", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["metadata"]["block_size"] == 32
+
+
+@pytest.mark.parametrize("grid", ["engine.workers.aggregated.count=1,2", "engine.workers.aggregated={count: 1, tp: 1}"])
+def test_a_sweep_point_that_would_replace_a_set_is_exit_2(tmp_path, grid):
+    # the grid's values silently replaced the --set's
+    proc = run_cli("sweep", QUICKSTART, "-q", "--set", "engine.workers.aggregated.count=4", "--grid", grid,
+                   cwd=tmp_path)
+    field = grid.split("=")[0]
+    assert_usage_error(proc, f"aisimulate: error: --grid {field}: also given by --set engine.workers.aggregated.count")
+
+
+@pytest.mark.parametrize("slo, message", [("ttft=200", "--slo ttft: is not an SLO bound: use ttft_ms, tpot_ms, e2e_ms"),
+                                          ("e2e_ms=0", "--slo e2e_ms: must be a finite number of ms > 0, got 0.0")])
+def test_a_bad_slo_bound_names_the_option(tmp_path, slo, message):
+    # it named the API's dotted field, slo.ttft, which no command line has
+    proc = run_cli("replay", QUICKSTART, "-q", "--slo", slo, cwd=tmp_path)
+    assert_usage_error(proc, f"aisimulate: error: {message}")

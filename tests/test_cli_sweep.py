@@ -151,10 +151,10 @@ def test_out_never_overwrites_the_config_and_makes_its_folder(tmp_path, base_spe
     (["--grid", "a,b=1:2,3"], "needs 2 values"),
     (["--grid", "traffic.source.osl=4", "--out", "r.xlsx"], "use a .parquet, .csv or .jsonl"),
     (["--grid", "traffic.source.osl=4", "--slo", "ttft_ms"], "expected METRIC=MS"),
-    (["--grid", "traffic.source.osl=4", "--slo", "ttft=5"], "slo.ttft: is not an SLO bound"),
+    (["--grid", "traffic.source.osl=4", "--slo", "ttft=5"], "error: --slo ttft: is not an SLO bound"),
     # as replay's --slo (check_slo): a bound is finite, and an SLO has one
-    (["--grid", "traffic.source.osl=4", "--slo", "ttft_ms=inf"], "slo.ttft_ms: must be a finite number of ms > 0"),
-    (["--grid", "traffic.source.osl=4", "--slo", ""], "slo: has no bound"),
+    (["--grid", "traffic.source.osl=4", "--slo", "ttft_ms=inf"], "error: --slo ttft_ms: must be a finite number of ms > 0"),
+    (["--grid", "traffic.source.osl=4", "--slo", ""], "error: --slo: has no bound"),
 ])
 def test_bad_sweep_arguments_exit_2(cfg, capsys, args, message):
     assert main(["sweep", str(cfg), "--no-progress", *args]) == 2

@@ -104,6 +104,7 @@ func (m *sim) land(w int) {
 // tokens, unmeasured of them from warm-up requests.
 func (m *sim) touchDown(w, steady, unmeasured int) {
 	m.busy[w], m.cruiseEnd[w] = false, math.MaxInt64
+	m.load.passEnded(m.now)
 	m.nCruise--
 	m.landed++
 	m.steadyTokens(w, steady, steady-unmeasured, false)

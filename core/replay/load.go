@@ -22,6 +22,11 @@ type loadStats struct {
 	spanNs          float64 // Σ (end − send) of the measured requests ended
 	runStarted      bool
 	runStartNs      int64 // the first send of any request, warm-up included
+	// servedNs is the end of the first pass after the first measured send (0:
+	// none yet): the waiting queues shrink only when a pass ends and the
+	// scheduler admits again (vLLM's vllm/v1/engine/core.py EngineCore.step
+	// calls scheduler.schedule() once a step).
+	servedNs int64
 
 	// Bucket b holds the sends in [originNs + b·widthNs, originNs + (b+1)·widthNs):
 	// their count and the sum of the waiting requests each saw. When a send
@@ -63,6 +68,13 @@ func (l *loadStats) sent(nowNs int64, tokens int64, waiting int) {
 	l.sum[b] += int64(waiting)
 }
 
+// passEnded counts a pass that ended at nowNs on any worker.
+func (l *loadStats) passEnded(nowNs int64) {
+	if l.servedNs == 0 && l.sends > 0 && nowNs > l.firstNs {
+		l.servedNs = nowNs
+	}
+}
+
 // ended counts the end of a measured request sent at sendNs, at nowNs.
 func (l *loadStats) ended(sendNs, nowNs int64) {
 	l.inFlight--
@@ -98,12 +110,21 @@ func utilization(busyMs []float64, spanNs int64) *report.WorkerUtilization {
 // saturation is the summary's saturation (nil when the deployment kept up, or
 // the sends had no window to tell): s is the closed summary, with its
 // worker_utilization.
+//
+// The growth between the halves is the excess of the offered over the served
+// rate only when the deployment served within the window: a window with no
+// pass end in its first half (a burst sent within one pass) shows a queue
+// that grows at the offered rate whatever the deployment's capacity, so it is
+// not judged (docs/metrics.md, "Saturation").
 func (l *loadStats) saturation(s *report.Summary) *report.Saturation {
 	windowNs := l.lastNs - l.firstNs
 	if l.sends < 2 || windowNs <= 0 || s.DurationMs <= 0 {
 		return nil
 	}
 	half := float64(windowNs) / 2
+	if l.servedNs == 0 || float64(l.servedNs-l.firstNs) >= half {
+		return nil
+	}
 	var n [2]int64
 	var sum, at [2]float64 // waiting seen; sum of bucket centres (ns), weighted by sends
 	for b := 0; b < queueBuckets; b++ {

@@ -11,11 +11,14 @@ import (
 
 // sends64 is 64 sends 2^31 ns apart, the k-th seeing waiting(k) requests: the
 // buckets end 2^31 ns wide (the narrowest power of two whose 64 buckets hold
-// 63 × 2^31 ns), one send each.
+// 63 × 2^31 ns), one send each. A pass ends between the first two sends.
 func sends64(waiting func(k int) int) *loadStats {
 	var l loadStats
 	for k := 0; k < 64; k++ {
 		l.sent(int64(k)<<31, 10, waiting(k))
+		if k == 0 {
+			l.passEnded(1 << 30)
+		}
 	}
 	return &l
 }
@@ -62,6 +65,59 @@ func TestSaturationNeedsTheQueueToGrowByFivePercentOfTheLoad(t *testing.T) {
 	var one loadStats
 	one.sent(5, 1, 100) // a single send has no window
 	assert.Nil(t, one.saturation(s))
+}
+
+// The queue can shrink only when a pass ends: sends with no pass end in the
+// first half of their window (the first at 0, the window 63 × 2^31 ns, its
+// half 31.5 × 2^31 ns) show a queue that grows at the offered rate whatever
+// the deployment serves, and are not judged; a pass end at the first send's
+// own instant is not one after it.
+func TestSaturationNeedsAPassEndInTheFirstHalf(t *testing.T) {
+	s := &report.Summary{Completed: 10, DurationMs: 200_000}
+	grows := func(pass int64) *loadStats {
+		var l loadStats
+		l.passEnded(0) // before any send: not counted
+		for k := 0; k < 64; k++ {
+			l.sent(int64(k)<<31, 10, k)
+			l.passEnded(pass)
+		}
+		return &l
+	}
+	assert.Nil(t, grows(0).saturation(s))                   // at the first send only
+	assert.Nil(t, grows(int64(63)<<30*2).saturation(s))     // at the last send
+	assert.Nil(t, grows(int64(63)<<30).saturation(s))       // at the half exactly
+	require.NotNil(t, grows(int64(63)<<30-1).saturation(s)) // 1 ns before it
+	var none loadStats
+	for k := 0; k < 64; k++ {
+		none.sent(int64(k)<<31, 10, k)
+	}
+	assert.Nil(t, none.saturation(s))
+}
+
+// A burst: 200 requests of 100 prompt and 100 output tokens sent 5 µs apart
+// (all within 1 ms) to the worked-example engine, whose first pass (request 0's
+// prefill, 2 + 0.01 × 100 = 3 ms) ends after the last send: every send sees the
+// queue it found plus the sends since, 199 → 0 requests waiting at the last,
+// whatever the deployment serves, so the summary has no saturation. The same
+// requests 5 ms apart (200 req/s for 1 s) against at most 4 running requests
+// whose 100 tokens take 100 passes of at least 2.4 ms (under 17 req/s) do
+// saturate it.
+func TestABurstWithinOnePassIsNotSaturation(t *testing.T) {
+	rows := func(gapMs float64) []traceRow {
+		r := make([]traceRow, 200)
+		for i := range r {
+			r[i] = traceRow{float64(i) * gapMs, 100, 100, nil}
+		}
+		return r
+	}
+	burst := runYAML(t, linearEngineFor(1000)+traceTraffic(t, rows(0.005), "{mode: trace}"))
+	require.Equal(t, 200, burst.Summary.Completed)
+	assert.Nil(t, burst.Summary.Saturation)
+	spread := runYAML(t, linearEngineFor(1000)+traceTraffic(t, rows(5), "{mode: trace}"))
+	require.Equal(t, 200, spread.Summary.Completed)
+	require.NotNil(t, spread.Summary.Saturation)
+	assert.InDelta(t, 200*1000/995.0, spread.Summary.Saturation.OfferedRequestRateRPS, 1e-9)
+	assert.Less(t, spread.Summary.Saturation.ServedRequestRateRPS, 17.0)
 }
 
 // Two workers busy 10 and 30 ms in a run of 40 ms: a quarter and three

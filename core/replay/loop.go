@@ -1135,6 +1135,7 @@ func (m *sim) recordPass(w int, d int64) {
 // processor and reach the client when the job completes.
 func (m *sim) passEnd(w int) {
 	m.busy[w] = false
+	m.load.passEnded(m.now)
 	outs, steady := m.workers[w].FinishPass()
 	measured := steady - m.workers[w].SteadyUnmeasured()
 	if m.dep.disagg {

@@ -272,7 +272,7 @@ func parseAzureTime(text string) (time.Time, string) {
 // bytes head: a binary file's kind (binaryHint), else a JSON-lines file's
 // (jsonHint), else nothing.
 func azureFormatHint(head []byte) string {
-	if kind := binaryKind(head); kind != "" {
+	if kind := BinaryKind(head); kind != "" {
 		return binaryHint(kind)
 	}
 	if looksLikeJSON(head) {

@@ -5,8 +5,12 @@ import "bytes"
 // csvHint and jsonHint follow a reader's first error when the file has the
 // other trace format: the likelier mistake is the source type, not the data.
 const (
-	csvHint  = " (the file looks like CSV: an Azure trace is traffic.source.type azure)"
-	jsonHint = " (the file looks like JSON lines: a Mooncake or LLMServingSim trace is traffic.source.type mooncake or llmservingsim)"
+	csvHint = " (the file looks like CSV: an Azure trace is traffic.source.type azure)"
+	// arrayHint follows the first row's error when it opens a JSON array: a
+	// file of one array of rows (or one pretty-printed document) for a
+	// format that takes one object per line.
+	arrayHint = " (the file starts with a JSON array: a trace is JSON lines, one object per line)"
+	jsonHint  = " (the file looks like JSON lines: a Mooncake or LLMServingSim trace is traffic.source.type mooncake or llmservingsim)"
 )
 
 // looksLikeCSV reports whether a JSON-lines reader's first row is a CSV
@@ -29,14 +33,16 @@ func looksLikeJSON(head []byte) bool {
 	return len(head) > 0 && (head[0] == '{' || head[0] == '[')
 }
 
-// binaryKind names the binary format whose magic number opens head, the
+// BinaryKind names the binary format whose magic number opens head, the
 // first bytes of a file given as a text trace (a trace compressed or
 // converted to a columnar file), or "". The magic numbers: gzip's ID1 ID2
 // 0x1f 0x8b (RFC 1952, 2.3.1), zstd's frame magic 0xFD2FB528 little-endian
 // (RFC 8878, 3.1.1), bzip2's "BZh" and a block-size digit, xz's FD 37 7A 58
 // 5A 00 (the .xz file format, 2.1.1.1), a ZIP local file header's "PK\x03\x04"
 // (APPNOTE.TXT, 4.3.7) and Parquet's "PAR1" (the Parquet file format).
-func binaryKind(head []byte) string {
+// The one table of them: the Python package asks it through
+// pybind.BinaryKind (python/aisimulate/io/aiperf.py's AIPerf export hint).
+func BinaryKind(head []byte) string {
 	switch {
 	case bytes.HasPrefix(head, []byte{0x1f, 0x8b}):
 		return "gzip-compressed"
@@ -54,7 +60,7 @@ func binaryKind(head []byte) string {
 	return ""
 }
 
-// binaryHint follows a reader's first error when the file is of binaryKind
+// binaryHint follows a reader's first error when the file is of BinaryKind
 // kind: the readers take text, which the file is not.
 func binaryHint(kind string) string {
 	return " (the file is " + kind + ": a trace is read as text, JSON lines or CSV; decompress or convert it first)"

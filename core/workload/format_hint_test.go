@@ -57,6 +57,6 @@ func TestBinaryTraceFilesAreNamed(t *testing.T) {
 		}
 	}
 	// a text file that starts with the letters of a magic is no binary file
-	assert.Equal(t, "", binaryKind([]byte("BZh,ContextTokens")))
-	assert.Equal(t, "", binaryKind([]byte(`{"timestamp": 0}`)))
+	assert.Equal(t, "", BinaryKind([]byte("BZh,ContextTokens")))
+	assert.Equal(t, "", BinaryKind([]byte(`{"timestamp": 0}`)))
 }

@@ -32,13 +32,13 @@ type jsonlLines struct {
 	line int     // physical lines consumed so far (the 1-based line of the last one returned)
 	rows int     // non-blank lines returned so far
 	ids  []int64 // readRow's scratch for a row's ids
-	kind string  // binaryKind of the file's first bytes: "" for a text file
+	kind string  // BinaryKind of the file's first bytes: "" for a text file
 }
 
 func newJSONLLines(r io.Reader, name string) jsonlLines {
 	br := bufio.NewReaderSize(r, 64<<10)
 	head, _ := br.Peek(8) // the format hint's evidence; a short or failing read leaves it empty
-	return jsonlLines{name: name, br: br, kind: binaryKind(head)}
+	return jsonlLines{name: name, br: br, kind: BinaryKind(head)}
 }
 
 // next returns the next non-blank line, trimmed, valid until the next call;
@@ -131,7 +131,11 @@ func (l *jsonlLines) readRow(line []byte, f *rowFormat, row *jsonRow) *DataError
 func (l *jsonlLines) decodeRow(line []byte, f *rowFormat, row *jsonRow) *DataError {
 	if err := json.Unmarshal(line, &struct{}{}); err != nil {
 		var te *json.UnmarshalTypeError
+		first := l.rows == 1 && bytes.HasPrefix(bytes.TrimLeft(line, " \t\r"), []byte("["))
 		if errors.As(err, &te) {
+			if first {
+				return l.fail("", "row is not a JSON object"+arrayHint)
+			}
 			return l.fail("", "row is not a JSON object")
 		}
 		msg := "invalid JSON: " + err.Error()
@@ -140,6 +144,8 @@ func (l *jsonlLines) decodeRow(line []byte, f *rowFormat, row *jsonRow) *DataErr
 			msg += binaryHint(l.kind)
 		case l.rows == 1 && looksLikeCSV(line):
 			msg += csvHint
+		case first:
+			msg += arrayHint
 		}
 		return l.fail("", msg)
 	}

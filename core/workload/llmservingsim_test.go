@@ -104,7 +104,7 @@ func TestLLMServingSim_Errors(t *testing.T) {
 			"w.jsonl:1: arrival_time_ns: out of range: 99999999999999999999"},
 		{"arrival going backwards", ok + `{"input_toks": 1, "output_toks": 1, "arrival_time_ns": 9, "input_tok_ids": [1]}`,
 			"w.jsonl:2: arrival_time_ns: goes backwards: 9 ns is before 10 ns on line 1"},
-		{"not an object", "[1, 2]", "w.jsonl:1: row is not a JSON object"},
+		{"not an object", "[1, 2]", "w.jsonl:1: row is not a JSON object (the file starts with a JSON array: a trace is JSON lines, one object per line)"},
 		// a Mooncake row given as an LLMServingSim trace: its format is named
 		{"a Mooncake row", `{"timestamp": 0, "input_length": 6758, "output_length": 500, "hash_ids": [0, 1]}`,
 			`w.jsonl:1: arrival_time_ns: missing; the row has "hash_ids", "input_length", "output_length", "timestamp", ` +

@@ -221,7 +221,13 @@ func TestMooncake_Errors(t *testing.T) {
 		{"bad JSON after blank lines", "\n\n{bad}\n",
 			":3: invalid JSON: invalid character 'b' looking for beginning of object key string"},
 		{"array row", `[1, 2]`,
-			":1: row is not a JSON object"},
+			":1: row is not a JSON object (the file starts with a JSON array: a trace is JSON lines, one object per line)"},
+		{"array row after the first", ok + `[1, 2]`, ":2: row is not a JSON object"},
+		// a JSON document of rows, on one line or pretty-printed, given as a JSON-lines trace
+		{"one JSON array of rows", `[{"timestamp": 0, "input_length": 1, "output_length": 1}]`,
+			":1: row is not a JSON object (the file starts with a JSON array: a trace is JSON lines, one object per line)"},
+		{"a pretty-printed JSON array", "[\n  {\"timestamp\": 0, \"input_length\": 1, \"output_length\": 1}\n]\n",
+			":1: invalid JSON: unexpected end of JSON input (the file starts with a JSON array: a trace is JSON lines, one object per line)"},
 		// an Azure CSV given as a JSON-lines trace: the first row says which type reads it
 		{"an Azure CSV", "\nTIMESTAMP,ContextTokens,GeneratedTokens\n2023-11-16 18:17:03,10,1\n",
 			":2: invalid JSON: invalid character 'T' looking for beginning of value (the file looks like CSV: an Azure trace is traffic.source.type azure)"},

@@ -35,7 +35,7 @@ DERIVED: tuple[str, ...] = ("gpus", "output_tps_per_gpu", "output_tps_per_user")
 
 #: The load columns (docs/metrics.md): the summary's in_flight mean and peak, its
 #: worker_utilization mean, min and max, and its saturation diagnosis (the one line;
-#: null when the deployment kept up).
+#: null when the deployment kept up, or a burst sent within one pass was not judged).
 LOAD_COLUMNS: tuple[str, ...] = ("in_flight.mean", "in_flight.peak", "worker_utilization.mean",
                                  "worker_utilization.min", "worker_utilization.max", "saturation")
 

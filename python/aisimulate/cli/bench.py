@@ -332,9 +332,11 @@ def parse_vllm(options: Sequence[str], variant: str) -> tuple[dict[str, Any], di
         if name in _OTHER_TOOLS["vllm_bench_serve"]:
             raise _BenchUsageError(f"{name}: not an option of vllm bench serve (its name there is "
                                   f"{_OTHER_TOOLS['vllm_bench_serve'][name]})")
-        raise _BenchUsageError(f"{name}: not simulated (an option that changes what "
-                              "vllm bench serve sends or measures; aisimulate bench takes "
-                              + ", ".join(sorted(k for k in _VLLM_KNOWN if k in taken or k not in _VLLM_SAMPLING)) + ")")
+        from .bench_unknown import unknown_option
+
+        raise _BenchUsageError(unknown_option(
+            name, "vllm bench serve", [*_VLLM_KNOWN, *_VLLM_INERT],
+            ", ".join(sorted(k for k in _VLLM_KNOWN if k in taken or k not in _VLLM_SAMPLING))))
     return b, run
 
 
@@ -367,6 +369,12 @@ _VLLM_KNOWN = ("--dataset-name", "--random-input-len", "--random-output-len", "-
                "--num-warmups", "--ready-check-timeout-sec", "--probe-request-rate", "--ignore-eos", "--seed", "--goodput",
                "--metric-percentiles", "--percentile-metrics", "--input-len", "--output-len", *_VLLM_SAMPLING)
 
+
+#: The other options of ``aiperf profile`` and ``genai-perf profile`` read here (beside
+#: :data:`_AIPERF_OPTIONS`, their aliases and the inert ones), for a typo's message.
+_AIPERF_KNOWN = ("--streaming", "--extra-inputs", "--goodput", "--random-seed", "--endpoint-type",
+                 "--input-file", "--custom-dataset-type", "--fixed-schedule", "--fixed-schedule-auto-offset",
+                 "--isl-block-size")
 
 #: The options of ``aiperf profile`` and ``genai-perf profile`` the simulation takes:
 #: option → (benchmark key, type); genai-perf has neither a rate without perf_analyzer's
@@ -535,8 +543,11 @@ def parse_aiperf(options: Sequence[str], tool: str = "aiperf",
         if name in _OTHER_TOOLS["aiperf"]:
             raise _BenchUsageError(f"{name}: not an option of {tool.replace('_', '-')} profile (its name there is "
                                   f"{_OTHER_TOOLS['aiperf'][name]})")
-        raise _BenchUsageError(f"{name}: not simulated (an option that changes what "
-                              f"{tool.replace('_', '-')} profile sends or measures)")
+        from .bench_unknown import unknown_option
+
+        raise _BenchUsageError(unknown_option(
+            name, f"{tool.replace('_', '-')} profile",
+            [*_AIPERF_OPTIONS, *_AIPERF_ALIASES, *_AIPERF_INERT, *_AIPERF_KNOWN]))
     if traffic is not None:
         run["traffic"] = traffic
     if not streaming:

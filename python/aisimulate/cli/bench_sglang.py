@@ -157,9 +157,10 @@ def parse(options: Sequence[str], split) -> tuple[dict[str, Any], dict[str, Any]
         if name in OTHER_TOOLS:
             raise UsageError(f"{name}: not an option of sglang.bench_serving (its name there is "
                              f"{OTHER_TOOLS[name]})")
-        raise UsageError(f"{name}: not simulated (an option that changes what sglang.bench_serving sends or "
-                         "measures; aisimulate bench takes " + ", ".join(n for n, *_ in OPTIONS)
-                         + ", --backend, --seed)")
+        from .bench_unknown import unknown_option
+
+        raise UsageError(unknown_option(name, "sglang.bench_serving", [*(n for n, *_ in OPTIONS), *INERT, *REFUSED],
+                                        ", ".join(n for n, *_ in OPTIONS) + ", --backend, --seed"))
     return b, run
 
 
@@ -261,3 +262,4 @@ def text(res: dict[str, Any]) -> str:
             lines.append(f"{f'{word} {short} (ms):':40s}{fmt(res.get(key)):>10s}  {key:26s} {ours}.{stat}")
     lines.append("=" * 78)
     return "\n".join(lines)
+

@@ -72,16 +72,21 @@ def add_config_arguments(p: argparse.ArgumentParser) -> None:
                         "--set engine.workers.aggregated.count=4; VALUE is read as YAML "
                         "(4 is a number, true a boolean, {kind: uniform, min: 1, max: 8} a "
                         "mapping); a relative file path in VALUE resolves against the working "
-                        "directory (those in the config file against its folder); repeatable")
+                        "directory (those in the config file against its folder); repeatable, "
+                        "each field once (a field given twice is exit 2; a field inside a mapping "
+                        "an earlier --set gave changes that field of it)")
 
 
 def parse_sets(sets: Sequence[str]) -> dict[str, Any]:
     """``["a.b=4", …]`` → ``{"a.b": 4, …}``, each value read as a YAML scalar or flow
-    collection (a later ``--set`` of the same field wins).
+    collection, set in the order given: a field inside a mapping an earlier ``--set``
+    gave (``engine.scheduler={…}`` then ``engine.scheduler.block_size=32``) changes that
+    field of it; nothing given is silently replaced.
 
     Raises:
-        UsageError: an item without ``=`` or with an empty field, or a value that is not
-            valid YAML.
+        UsageError: an item without ``=`` or with an empty field, a value that is not
+            valid YAML, a field given twice, or a field that would replace a field inside
+            it given earlier (``engine.scheduler.block_size=32`` then ``engine.scheduler={…}``).
     """
     out: dict[str, Any] = {}
     for item in sets:
@@ -90,12 +95,23 @@ def parse_sets(sets: Sequence[str]) -> dict[str, Any]:
         if not sep or not field:
             raise UsageError(f"--set {item!r}: expected FIELD=VALUE, e.g. "
                              "engine.workers.aggregated.count=4")
+        if field in out:
+            raise UsageError(f"--set {field}: given twice ({field}={_shown(sets, field)}); give each field once")
+        inner = next((f for f in out if f.startswith(field + ".")), None)
+        if inner is not None:
+            raise UsageError(f"--set {field}: would replace the earlier --set {inner}; give {field} first, "
+                             f"then the fields inside it")
         try:
             value = parse_config_text(text, name=f"--set {field}") if text.strip() else ""
         except ConfigError as exc:
             raise UsageError(f"--set {field}: {exc.reason}") from None
         out[field] = value
     return out
+
+
+def _shown(sets: Sequence[str], field: str) -> str:
+    """The values ``sets`` gives ``field``, joined by " and " (each as typed)."""
+    return " and ".join(t.strip() for f, _, t in (s.partition("=") for s in sets) if f.strip() == field)
 
 
 def config_from_args(args: argparse.Namespace) -> Spec:
@@ -226,13 +242,22 @@ def parse_slos(items: Sequence[str] | None) -> dict[str, float] | None:
     set of bounds: ``["ttft_ms=200", "e2e_ms=3000"]`` → ``{"ttft_ms": 200.0, "e2e_ms": 3000.0}``.
 
     Raises:
-        UsageError: an item without ``=`` or a value that is not a number, or a bound
-            given twice, within one value or across them (:func:`_given_once`).
+        UsageError: an item without ``=`` or a value that is not a number, a bound
+            given twice, within one value or across them (:func:`_given_once`), or the
+            refusal of :func:`aisimulate.run.replay.check_slo` (the API's rule and
+            message: a metric that is no SLO bound, a bound ≤ 0), naming the option.
     """
     if not items:
         return None
+    from ..run.replay import check_slo
+
     bounds = [bound for item in items for bound in _slo_bounds(item)]
     _given_once("--slo", [key for key, _ in bounds], items, "bound")
+    try:
+        check_slo(dict(bounds))
+    except ConfigError as exc:
+        name = exc.field.removeprefix("slo").removeprefix(".")
+        raise UsageError(f"--slo{' ' + name if name else ''}: {exc.reason}") from None
     return dict(bounds)
 
 

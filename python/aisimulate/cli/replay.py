@@ -208,14 +208,14 @@ def flatten_summary(summary: Mapping[str, Any], percentiles: Sequence[float] = (
             row[prefix] = value
 
     for key, value in summary.items():
-        if key == "saturation":  # one column: the diagnosis line (empty when it kept up)
+        if key == "saturation":  # one column: the diagnosis line (empty when it kept up or was not judged)
             row[key] = value.get("diagnosis") if isinstance(value, Mapping) else None
         elif value is None and key in _SUMMARY_STATS:
             for stat in stat_fields(percentiles):
                 row[f"{key}.{stat}"] = None
         else:
             put(key, value)
-    row.setdefault("saturation", None)  # a column of every row: empty when the deployment kept up
+    row.setdefault("saturation", None)  # a column of every row: empty when no saturation was found
     return row
 
 
@@ -229,7 +229,7 @@ def _summary_columns(percentiles: Sequence[float] = ()) -> tuple[str, ...]:
     statistics flattened as ``metric.stat``, the goodput's columns (present with an
     SLO: ``--slo``) and the load columns (``in_flight.mean``, ``in_flight.peak``,
     ``worker_utilization.mean/min/max``, the ``saturation`` line, empty when the
-    deployment kept up)."""
+    deployment kept up or a burst was not judged)."""
     from .._sweep.point import LOAD_COLUMNS, SUMMARY_SCALARS
     from ..report import SLO_FIELDS, stat_fields
 

@@ -14,11 +14,20 @@ import os
 
 from ..errors import ConfigError
 from ..io.files import input_files
-from .common import (UsageError, add_config_arguments, check_gpu_hour_price, config_from_args, parse_slos,
-                     progress_of, write)
+from .common import (UsageError, add_config_arguments, check_gpu_hour_price, config_from_args, error,
+                     parse_slos, progress_of, write)
 from .outputs import check_output_file, figure_suffixes, write_figure
 
+#: The exit code of a search that ran and recommends nothing: no candidate met the SLO,
+#: or the space held none (docs/search.md, "Exit codes").
+EXIT_NONE_MET = 3
+
 _EXAMPLES = """\
+exit codes: 0 a deployment is recommended; 3 the search ran and none met the SLO (or the
+  space held no candidate): the answer is still printed (and written to --out), and a line
+  on stderr names the bounds no candidate met; 2 a bad question or argument; 1 a
+  simulation error; 130 interrupted (Ctrl-C), 143 terminated.
+
 examples:
   aisimulate search question.yaml --gpus 8 --slo ttft_ms=500,tpot_ms=30
   aisimulate search question.yaml --gpus 8,16 --slo ttft_ms=1000,tpot_ms=50 --percentile 99 \\
@@ -171,6 +180,9 @@ def _cmd_search(args: argparse.Namespace) -> int:
         write(buf.getvalue())
     else:
         write(res.table() + "\n")
+    if res.best is None:  # the answer is written, and a script must not take it for a recommendation
+        error(f"no deployment to recommend: {res.unmet()}")
+        return EXIT_NONE_MET
     return 0
 
 

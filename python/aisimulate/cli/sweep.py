@@ -170,6 +170,25 @@ def add_sweep(sub: argparse._SubParsersAction) -> None:
     s.set_defaults(run=_cmd_sweep)
 
 
+def _check_sets_apart(sets: Sequence[str], points: Any, option: str) -> None:
+    """Refuse a ``--set`` field that a point sets too, or that lies inside a mapping a
+    point sets: the point would replace it without a word (a point's field inside a
+    mapping ``--set`` gave changes that field of it, as a later ``--set`` does).
+
+    Raises:
+        UsageError: naming the point's field and the ``--set``.
+    """
+    given = [s.partition("=")[0].strip() for s in sets]
+    seen: dict[str, None] = {}
+    for p in expand(points):
+        seen.update(dict.fromkeys(p))
+    for field in seen:
+        for f in given:
+            if f == field or f.startswith(field + "."):
+                raise UsageError(f"{option} {field}: also given by --set {f}, which each point would replace; "
+                                 f"a swept field takes its values from {option.split()[0]} alone")
+
+
 def _read_points(path: str) -> list[Any]:
     try:
         with open(path, "rb") as fh:  # bounded, like a config: a device never ends
@@ -267,6 +286,7 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
     if bool(args.grid) == bool(args.points):
         raise UsageError("give the points as --grid FIELD=V1,V2 (repeatable) or as --points FILE, one of the two")
     points = parse_grid(args.grid) if args.grid else _read_points(args.points)
+    _check_sets_apart(args.sets, points, "--grid" if args.grid else f"--points {args.points}")
     slo = parse_slos(args.slo)  # repeatable, and each may be a comma list, as replay's
     percentiles = parse_percentiles(args.percentiles)  # likewise
     columns = _parse_columns(args.columns)

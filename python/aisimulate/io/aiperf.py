@@ -389,15 +389,23 @@ def read_profile_export(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
     return out
 
 
-#: Magic numbers of the binary files an export may have become (as the core's trace readers
-#: name them, core/workload/format_hint.go): gzip (RFC 1952), zstd (RFC 8878), xz, ZIP, Parquet.
-_BINARY_MAGIC = ((b"\x1f\x8b", "gzip-compressed"), (b"\x28\xb5\x2f\xfd", "zstd-compressed"),
-                 (b"\xfd7zXZ\x00", "xz-compressed"), (b"PK\x03\x04", "a ZIP archive"), (b"PAR1", "Parquet"))
+def binary_kind(head: bytes) -> str:
+    """The binary format whose magic number opens ``head`` (a file's first bytes:
+    ``"gzip-compressed"``, ``"Parquet"``, …) or ``""``, as the core's trace readers name
+    it: the one table of them is the core's (``core/workload/format_hint.go``
+    ``BinaryKind``, through ``pybind.BinaryKind``)."""
+    from ..binding import native
+
+    return native.call("BinaryKind", head[:_BINARY_HEAD_BYTES].hex(), "binary")["kind"]
+
+
+#: The first bytes ``pybind.BinaryKind`` reads (its ``BinaryKindHeadBytes``).
+_BINARY_HEAD_BYTES = 16
 
 
 def _aggregate_hint(file: str) -> str:
     """``": …"`` saying that ``file`` is a compressed or Parquet file (by its magic
-    number, :data:`_BINARY_MAGIC`), or AIPerf's aggregate export, not its per-request
+    number, :func:`binary_kind`), or AIPerf's aggregate export, not its per-request
     records, when it looks like one (and naming the records file beside it when it is
     there), else "". AIPerf writes both into its artifact folder: ``profile_export_aiperf.json``
     is one JSON document of statistics (a metric's ``avg``, ``p50`` …; AIPerf's
@@ -410,9 +418,8 @@ def _aggregate_hint(file: str) -> str:
     except OSError:
         return ""
     text = head.lstrip(b"\xef\xbb\xbf").lstrip()
-    for magic, what in _BINARY_MAGIC:
-        if head.startswith(magic):
-            return f": the file is {what}: AIPerf's {PROFILE_EXPORT} is read as text; decompress or convert it first"
+    if what := binary_kind(head):
+        return f": the file is {what}: AIPerf's {PROFILE_EXPORT} is read as text; decompress or convert it first"
     if text.startswith(b"Metric,"):
         kind = "AIPerf's aggregate statistics table (profile_export_aiperf.csv)"
     elif text.startswith(b"{") and (b'"avg"' in head or b'"records"' in head or b'"input_config"' in head) \

@@ -34,7 +34,7 @@ from collections.abc import Mapping
 from ...binding import native as _native
 from ...errors import ConfigError
 from ...io.names import percentile_key
-from . import _front
+from . import _front, _unmet
 from ._run import JOURNAL, Journal, digest, progress_bar, run_local, run_ray
 from .flags import launch_commands
 
@@ -160,6 +160,11 @@ class SearchResult:
             out[r["fate"]] = out.get(r["fate"], 0) + 1
             out["met"] += r.get("meets") is True
         return out
+
+    def unmet(self) -> str:
+        """Why no candidate met the SLO, one sentence naming the bounds none met
+        (:func:`_unmet.unmet`); ``""`` when one did."""
+        return _unmet.unmet(self.results, self.slo, len(self.invalid))
 
     def families(self) -> list[dict[str, Any]]:
         """Why each family (mode, pools, formats) of pruned or stopped candidates was
