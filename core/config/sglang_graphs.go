@@ -81,9 +81,7 @@ func SGLangPrefillGraphs(r Release, in SGLangPrefillGraphInput) string {
 	}
 	off := a == "DeepseekV4ForCausalLM" || multimodal && !sglangBreakableMultimodal(r, a)
 	switch {
-	case r.Before(sglangRolesSince): // 0.5.15
-		off = off || in.MLA || in.DeepEP || in.DP > 1
-	case r.Before(sglangBreakableDPSince): // 0.5.16
+	case r.Before(sglangBreakableDPSince): // 0.5.15 and 0.5.16
 		off = off || in.MLA || in.DeepEP || in.DP > 1
 	case r.Before(sglangBreakableMLASince): // 0.5.17
 		off = off || in.MLA && !in.DSA || a == "NemotronHForCausalLM"

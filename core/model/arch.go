@@ -201,11 +201,18 @@ func (a *Arch) KVBytesPerToken(tp int, kvBytes float64) int64 {
 	if a.DSV4 != nil {
 		return a.dsv4KVBytesPerToken(kvBytes)
 	}
-	b := int64(float64(a.KVHeadsPerGPU(tp)*a.HeadDim*a.FullKVLayers()*2) * kvBytes)
+	b := a.LayersKVBytesPerToken(tp, a.FullKVLayers(), kvBytes)
 	if a.Sparse != nil {
 		b += int64(a.SparseLayers() * a.Sparse.IndexDim * 2)
 	}
 	return b
+}
+
+// LayersKVBytesPerToken is one token's K and V in layers attention layers
+// on one GPU, bytes: ceil(kv/t) · d · layers · 2 · b_kv (KVBytesPerToken's
+// term for a model without MLA).
+func (a *Arch) LayersKVBytesPerToken(tp, layers int, kvBytes float64) int64 {
+	return int64(float64(a.KVHeadsPerGPU(tp)*a.HeadDim*layers*2) * kvBytes)
 }
 
 // SlidingKVBytesPerSequence is the KV cache one running sequence holds in

@@ -267,10 +267,7 @@ func (d *deployment) transferTokenBytes(e *config.Engine, tp int) int64 {
 		return b
 	}
 	ctx := d.pools[0]
-	maxLen := limitsFor(e, ctx.spec, ctx.field).maxModelLen
-	if maxLen == 0 {
-		maxLen = d.arch.MaxPositionEmbeddings
-	}
+	maxLen := trtllmMaxSeqLen(limitsFor(e, ctx.spec, ctx.field), d.arch)
 	w, ok, err := planTRTLLMWindows(e.TRTLLMRelease(), e.TRTLLMOf(ctx.spec), d.arch, tp, kvBytes, maxLen, "")
 	if err != nil || !ok || w.pools > 1 {
 		return b // an error is the pool's, reported when it is built
@@ -494,11 +491,7 @@ func (d *deployment) buildPool(s *config.Spec, pl *pool) error {
 		windowed := false
 		if lim.ofFree {
 			util = 1 // TensorRT-LLM: its fraction is of what the rest leaves (kvBlocksOfFree)
-			maxLen := lim.maxModelLen
-			if maxLen == 0 {
-				maxLen = arch.MaxPositionEmbeddings
-			}
-			if windows, windowed, err = planTRTLLMWindows(e.TRTLLMRelease(), e.TRTLLMOf(pl.spec), arch, pl.tp, kvDtype.Bytes(), maxLen,
+			if windows, windowed, err = planTRTLLMWindows(e.TRTLLMRelease(), e.TRTLLMOf(pl.spec), arch, pl.tp, kvDtype.Bytes(), trtllmMaxSeqLen(lim, arch),
 				lim.fieldOf("kv_cache_config")); err != nil {
 				return err
 			}

@@ -71,10 +71,8 @@ func planTRTLLMWindows(rel config.Release, t *config.TRTLLM, arch *model.Arch, t
 		return trtllmWindows{}, false, &config.Error{Field: f, Msg: fmt.Sprintf(
 			"%s's attention layers are not plain full or sliding-window attention: TensorRT-LLM's attention windows are modelled for those alone", arch.Name)}
 	}
-	layerBytes := func(layers int) int64 {
-		return int64(float64(arch.KVHeadsPerGPU(tp)*arch.HeadDim*layers*2) * kvBytes)
-	}
-	w = trtllmWindows{pools: 1, tokenBytes: layerBytes(arch.Layers), allBytes: layerBytes(arch.Layers)}
+	all := arch.LayersKVBytesPerToken(tp, arch.Layers, kvBytes)
+	w = trtllmWindows{pools: 1, tokenBytes: all, allBytes: all}
 	if len(windows) == 0 {
 		return w, true, nil
 	}
@@ -94,8 +92,17 @@ func planTRTLLMWindows(rel config.Release, t *config.TRTLLM, arch *model.Arch, t
 	for s := range perWindow {
 		sizes = append(sizes, s)
 	}
-	w.pools, w.tokenBytes = len(perWindow), layerBytes(perWindow[slices.Max(sizes)])
+	w.pools, w.tokenBytes = len(perWindow), arch.LayersKVBytesPerToken(tp, perWindow[slices.Max(sizes)], kvBytes)
 	return w, true, nil
+}
+
+// trtllmMaxSeqLen is the max_seq_len the windows are clamped to: the
+// pool's max_model_len, else the model's max_position_embeddings.
+func trtllmMaxSeqLen(lim limits, arch *model.Arch) int {
+	if lim.maxModelLen != 0 {
+		return lim.maxModelLen
+	}
+	return arch.MaxPositionEmbeddings
 }
 
 // blocks is the simulated pool's blocks of tokensPerBlock tokens from the

@@ -9,16 +9,14 @@ import (
 )
 
 // piecewiseBeforeMemory reports whether piecewise CUDA graphs are still on
-// when server_args.py _handle_gpu_memory_settings runs (release 0.5.10 and
-// later), so that it reserves memory for them: _handle_piecewise_cuda_graph
+// when server_args.py _handle_gpu_memory_settings runs (release 0.5.10 to
+// 0.5.14; from 0.5.15 the prefill graph backend decides, piecewiseMemory),
+// so that it reserves memory for them: _handle_piecewise_cuda_graph
 // has turned them off for the architecture (config.SGLangPiecewiseOff),
 // speculative decoding (0.5.10 only: config.SGLangPiecewiseWithSpeculative),
 // DP attention, a MoE all-to-all backend, or P/D disaggregation (the
 // simulator's pools run one pipeline stage, no EPLB, LoRA or torch.compile).
 func piecewiseBeforeMemory(rel config.Release, in engine.PoolInput, spec bool, dp int, a2a bool) bool {
-	if config.SGLangBreakableByDefault(rel) {
-		return prefillGraphs(rel, in, dp, a2a) != config.SGLangPrefillGraphsOff
-	}
 	return config.SGLangPiecewiseByDefault(rel) && !config.SGLangPiecewiseOff(rel, in.Arch.Architecture) &&
 		(!spec || config.SGLangPiecewiseWithSpeculative(rel)) && dp <= 1 && !a2a &&
 		in.Name != "prefill" && in.Name != "decode"
@@ -34,10 +32,13 @@ func prefillGraphs(rel config.Release, in engine.PoolInput, dp int, a2a bool) st
 // piecewiseMemory is what _handle_gpu_memory_settings reads of the piecewise
 // CUDA graphs of pool in (config.SGLangPiecewiseMemory).
 func piecewiseMemory(rel config.Release, in engine.PoolInput, g *config.SGLang, spec bool, dp int) config.SGLangPiecewiseMemory {
-	m := config.SGLangPiecewiseMemory{On: piecewiseBeforeMemory(rel, in, spec, dp, g.DeepEP()), MLA: in.Arch.MLA != nil,
+	m := config.SGLangPiecewiseMemory{MLA: in.Arch.MLA != nil,
 		Llama2: strings.Contains(strings.ToLower(in.Arch.Name), "llama-2"), ContextLength: g.ContextLength, Mode: in.Name}
 	if config.SGLangBreakableByDefault(rel) {
-		m.Breakable = prefillGraphs(rel, in, dp, g.DeepEP()) == config.SGLangBreakableGraphs
+		b := prefillGraphs(rel, in, dp, g.DeepEP())
+		m.On, m.Breakable = b != config.SGLangPrefillGraphsOff, b == config.SGLangBreakableGraphs
+	} else {
+		m.On = piecewiseBeforeMemory(rel, in, spec, dp, g.DeepEP())
 	}
 	return m
 }

@@ -128,12 +128,14 @@ func (Family) Plan(in engine.PoolInput) (engine.PoolPlan, error) {
 			Msg: fmt.Sprintf("%d exceeds %s's max_position_embeddings (%d)", ctx, in.Arch.Name, in.Arch.MaxPositionEmbeddings)}
 	}
 	t := int(tokens)
+	// the request pool's estimate from the tokens and the context
+	estimated := min(max(int(float64(t)/float64(ctx)*512), 2048), 4096)
 	reqPool := g.MaxRunningRequests
 	if reqPool == 0 && spec {
 		reqPool = config.DefaultSGLangSpeculativeMaxRunningRequests
 	}
 	if reqPool == 0 {
-		reqPool = min(max(int(float64(t)/float64(ctx)*512), 2048), 4096)
+		reqPool = estimated
 	}
 	maxRunning := t / 2
 	given := g.MaxRunningRequests
@@ -148,7 +150,6 @@ func (Family) Plan(in engine.PoolInput) (engine.PoolPlan, error) {
 		// model_runner_kv_cache_mixin.py _resolve_max_num_reqs: the request
 		// pool is max_running_requests, and a given one is capped at the
 		// estimate (through 0.5.9 a given one sized the pool)
-		estimated := min(max(int(float64(t)/float64(ctx)*512), 2048), 4096)
 		switch {
 		case given > 0 && !rel.Before(givenRunningUncappedSince):
 			// from 0.5.14 a given one is capped at half the tokens, not

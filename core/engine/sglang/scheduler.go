@@ -754,7 +754,14 @@ func (w *Worker) FinishPass() ([]engine.Out, int) {
 // the length after the pass is tested, so a speculative decode that
 // accepts several tokens may step over a sending length.
 func (w *Worker) streams(n int, first bool) bool {
-	return w.streamsAt(n, first)
+	iv := w.opt.StreamInterval
+	switch {
+	case iv <= 1:
+		return true
+	case w.opt.StreamsFirstToken:
+		return first || n%iv == 1
+	}
+	return n%iv == 0
 }
 
 // streamsHeld reports whether r's held tokens go out after a pass: from
@@ -767,17 +774,6 @@ func (w *Worker) streamsHeld(r *Request, first bool) bool {
 		return r.held >= iv || r.held > 0 && r.held == r.Generated
 	}
 	return w.streams(r.Generated, first)
-}
-
-func (w *Worker) streamsAt(n int, first bool) bool {
-	iv := w.opt.StreamInterval
-	switch {
-	case iv <= 1:
-		return true
-	case w.opt.StreamsFirstToken:
-		return first || n%iv == 1
-	}
-	return n%iv == 0
 }
 
 // keepRunning drops from rs the requests no longer running (finished or
